@@ -1,0 +1,618 @@
+/*
+ * tvmnode/c_api.h: the stable C ABI of tvmnode.
+ *
+ * Every language binding is written against this header and nothing else, so
+ * it depends only on <stdint.h>, <stddef.h> and the DLPack structs, and every
+ * size and offset it fixes is checked by a static assertion at the end. It is
+ * versioned by TN_ABI_VERSION: a change that moves a byte bumps the major.
+ *
+ * Conventions, stated once:
+ *  - Names are tn_<noun>_<verb>; types TnXxx; constants TN_XXX.
+ *  - Status-returning functions give 0 on success and -1 on failure, with the
+ *    error object left in the calling thread's "raised" slot (see Errors).
+ *    Functions returning a pointer give NULL on failure; functions returning a
+ *    count or index give -1. Nothing aborts on bad input.
+ *  - Ownership is written on every prototype:
+ *      (transfer full)  the caller receives, or gives away, one strong
+ *                       reference and must release it / may no longer use it;
+ *      (transfer none)  borrowed: valid while the owner keeps it alive.
+ *    A function that steals a reference steals it even when it fails.
+ *  - TnAny arguments are borrowed unless said otherwise; a TnAny written to an
+ *    out-parameter is owned by the caller (release it with tn_any_clear).
+ */
+#ifndef TVMNODE_C_API_H_
+#define TVMNODE_C_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tvmnode/dlpack.h"
+
+#define TN_ABI_VERSION_MAJOR 1
+#define TN_ABI_VERSION_MINOR 0
+#define TN_ABI_VERSION (TN_ABI_VERSION_MAJOR * 1000 + TN_ABI_VERSION_MINOR)
+
+#if defined(TN_BUILDING_LIBRARY) && (defined(__GNUC__) || defined(__clang__))
+#define TN_API __attribute__((visibility("default")))
+#else
+#define TN_API
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TN_PRINTF(fmt_idx, first_arg) \
+  __attribute__((format(printf, fmt_idx, first_arg)))
+#else
+#define TN_PRINTF(fmt_idx, first_arg)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Type indices                                                              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * 0..63 are plain values carried inline in a TnAny; 64..127 are the built-in
+ * object types; indices from 128 are handed out at run time by type key, from
+ * any language, by tn_type_register.
+ */
+enum {
+  TN_TYPE_NONE = 0,
+  TN_TYPE_INT = 1,
+  TN_TYPE_BOOL = 2,
+  TN_TYPE_FLOAT = 3,
+  TN_TYPE_OPAQUE_PTR = 4,
+  TN_TYPE_DATA_TYPE = 5,
+  TN_TYPE_DEVICE = 6,
+  TN_TYPE_DLTENSOR_PTR = 7,
+  TN_TYPE_RAW_STR = 8,   /* borrowed `const char *`, NUL-terminated */
+  TN_TYPE_RAW_BYTES = 9, /* borrowed `const TnByteArray *` */
+  TN_TYPE_SMALL_STR = 10, /* up to 7 bytes inline, length in small_len */
+  TN_TYPE_SMALL_BYTES = 11,
+  TN_TYPE_STATIC_OBJECT_BEGIN = 64,
+  TN_TYPE_OBJECT = 64,
+  TN_TYPE_STRING = 65,
+  TN_TYPE_BYTES = 66,
+  TN_TYPE_ERROR = 67,
+  TN_TYPE_FUNCTION = 68,
+  TN_TYPE_SHAPE = 69,
+  TN_TYPE_TENSOR = 70,
+  TN_TYPE_ARRAY = 71,
+  TN_TYPE_LIST = 72,
+  TN_TYPE_MAP = 73,
+  TN_TYPE_DICT = 74,
+  TN_TYPE_MODULE = 75,
+  TN_TYPE_OPAQUE_OBJECT = 76, /* wraps a foreign handle with a release hook */
+  TN_TYPE_DYNAMIC_BEGIN = 128
+};
+
+/* Largest inline small string or bytes value, in bytes (a NUL follows). */
+#define TN_SMALL_STR_MAX 7
+
+/* ------------------------------------------------------------------------ */
+/* Objects                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Flags passed to an object's deleter. */
+enum {
+  TN_DELETER_DESTRUCT = 1, /* release what the object holds */
+  TN_DELETER_FREE = 2,     /* give back the object's own memory */
+  TN_DELETER_BOTH = 3
+};
+
+struct TnObject;
+typedef void (*TnDeleter)(struct TnObject *self, int flags);
+
+/*
+ * The 24-byte header at the start of every object.
+ *
+ * `ref_counter` packs the strong count (low 32 bits) and the weak count (high
+ * 32 bits); all strong references together hold one weak reference, so a new
+ * object starts at strong = 1, weak = 1. It is only ever touched atomically,
+ * through tn_object_retain/release and friends. When the strong count drops
+ * to zero the deleter runs with TN_DELETER_DESTRUCT; when the weak count
+ * drops to zero it runs with TN_DELETER_FREE (both at once when no weak
+ * reference was ever taken). A NULL deleter marks static or arena storage
+ * that is never freed.
+ */
+typedef struct TnObject {
+  uint64_t ref_counter;
+  int32_t type_index;
+  uint32_t flags; /* reserved; zero */
+  TnDeleter deleter;
+} TnObject;
+
+/* ------------------------------------------------------------------------ */
+/* Any                                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* A borrowed byte range, carried by pointer in a TN_TYPE_RAW_BYTES any. */
+typedef struct {
+  const char *data;
+  size_t size;
+} TnByteArray;
+
+/*
+ * A 16-byte tagged value: the universal argument, return and element type.
+ * Bytes that the active member does not use are zero, so two anys holding the
+ * same plain value are bytewise equal. Bool lives in v_int64 as 0 or 1.
+ */
+typedef struct TnAny {
+  int32_t type_index;
+  uint32_t small_len; /* length of an inline small string/bytes, else 0 */
+  union {
+    int64_t v_int64;
+    double v_float64;
+    void *v_ptr;
+    TnObject *v_obj;
+    const char *v_c_str;
+    const TnByteArray *v_bytes_ptr;
+    DLTensor *v_dltensor;
+    DLDataType v_dtype;
+    DLDevice v_device;
+    char v_small[8];
+  };
+} TnAny;
+
+/* Inline constructors. None of them takes a reference: an any made with
+ * tn_any_obj borrows the object (use tn_any_copy to own it). */
+static inline TnAny tn_any_none(void) {
+  TnAny a = {TN_TYPE_NONE, 0, {0}};
+  return a;
+}
+static inline TnAny tn_any_int(int64_t v) {
+  TnAny a = {TN_TYPE_INT, 0, {0}};
+  a.v_int64 = v;
+  return a;
+}
+static inline TnAny tn_any_bool(int v) {
+  TnAny a = {TN_TYPE_BOOL, 0, {0}};
+  a.v_int64 = v ? 1 : 0;
+  return a;
+}
+static inline TnAny tn_any_float(double v) {
+  TnAny a = {TN_TYPE_FLOAT, 0, {0}};
+  a.v_float64 = v;
+  return a;
+}
+static inline TnAny tn_any_ptr(void *v) {
+  TnAny a = {v ? TN_TYPE_OPAQUE_PTR : TN_TYPE_NONE, 0, {0}};
+  a.v_ptr = v;
+  return a;
+}
+static inline TnAny tn_any_dtype(DLDataType v) {
+  TnAny a = {TN_TYPE_DATA_TYPE, 0, {0}};
+  a.v_dtype = v;
+  return a;
+}
+static inline TnAny tn_any_device(DLDevice v) {
+  TnAny a = {TN_TYPE_DEVICE, 0, {0}};
+  a.v_device = v;
+  return a;
+}
+static inline TnAny tn_any_cstr(const char *v) {
+  TnAny a = {v ? TN_TYPE_RAW_STR : TN_TYPE_NONE, 0, {0}};
+  a.v_c_str = v;
+  return a;
+}
+static inline TnAny tn_any_obj(TnObject *v) {
+  TnAny a = {v ? v->type_index : TN_TYPE_NONE, 0, {0}};
+  a.v_obj = v;
+  return a;
+}
+/* True when the any holds an object (and so may own a reference). */
+static inline int tn_any_is_object(const TnAny *a) {
+  return a->type_index >= TN_TYPE_STATIC_OBJECT_BEGIN;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Packed functions (the calling convention; the API is in the Functions     */
+/* section)                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The type-erased calling convention every function in every language
+ * implements. `self` is the context given when the function was made. `args`
+ * are borrowed. `*ret` is owned by the caller, who sets it to None before the
+ * call. Returns 0, or -1 with the error in the thread-local raised slot.
+ */
+typedef int (*TnPackedFn)(void *self, const TnAny *args, int32_t nargs,
+                          TnAny *ret);
+
+/* ------------------------------------------------------------------------ */
+/* Built-in object layouts that bindings may read directly                   */
+/* ------------------------------------------------------------------------ */
+
+/* tn.String and tn.Bytes: `data` points at `size` bytes followed by a NUL. */
+typedef struct {
+  TnObject header;
+  const char *data;
+  int64_t size;
+  uint64_t hash; /* cached by tn_string_hash; 0 until computed */
+} TnStringObj;
+
+/* tn.Shape: an immutable list of dimensions. */
+typedef struct {
+  TnObject header;
+  const int64_t *data;
+  int64_t ndim;
+} TnShapeObj;
+
+/* tn.Tensor: a DLTensor inside an object (so `(DLTensor *)(obj + 1)`). */
+typedef struct {
+  TnObject header;
+  DLTensor dl;
+} TnTensorObj;
+
+/* ------------------------------------------------------------------------ */
+/* Library                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The ABI version the library was built with (compare with TN_ABI_VERSION). */
+TN_API int32_t tn_abi_version(void);
+/* The library's release version, "MAJOR.MINOR.PATCH". (transfer none) */
+TN_API const char *tn_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Object life cycle                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Take a strong reference. NULL is ignored. */
+TN_API void tn_object_retain(TnObject *obj);
+/* Drop a strong reference (transfer full). NULL is ignored. */
+TN_API void tn_object_release(TnObject *obj);
+/* Take / drop a weak reference: it keeps the memory, not the object, alive. */
+TN_API void tn_object_weak_retain(TnObject *obj);
+TN_API void tn_object_weak_release(TnObject *obj);
+/* From a weak reference, a strong one if the object is still alive, else
+ * NULL (no error is raised for NULL). (transfer full) */
+TN_API TnObject *tn_object_weak_upgrade(TnObject *obj);
+/* Current counts, for tests and debugging; 0 for NULL. */
+TN_API uint32_t tn_object_strong_count(const TnObject *obj);
+TN_API uint32_t tn_object_weak_count(const TnObject *obj);
+
+/*
+ * Allocate `size` zeroed bytes (at least sizeof(TnObject)) for an object of a
+ * registered object type, with the header set up: strong = weak = 1. This is
+ * how objects declared in other languages are made. `deleter` must end its
+ * TN_DELETER_FREE step by calling tn_object_free. (transfer full)
+ */
+TN_API TnObject *tn_object_alloc(int32_t type_index, size_t size,
+                                 TnDeleter deleter);
+/* Give back memory from tn_object_alloc; only a deleter calls this. */
+TN_API void tn_object_free(TnObject *obj);
+
+/* Number of objects alive now, over all threads and types. Tests assert that
+ * it returns to its starting value. */
+TN_API int64_t tn_object_live_count(void);
+/* Alive objects of one exact type; -1 with an error unless the library was
+ * built with --enable-debug. */
+TN_API int64_t tn_object_live_count_by_type(int32_t type_index);
+
+/* Whether `obj` is an instance of `type_index` or of a subtype; O(1). 0 for
+ * NULL or an unknown type index. */
+TN_API int tn_object_is_instance(const TnObject *obj, int32_t type_index);
+/* The type key of an object ("tn.Array"); "NULL" for NULL. (transfer none) */
+TN_API const char *tn_object_type_key(const TnObject *obj);
+
+/* ------------------------------------------------------------------------ */
+/* Type registry                                                             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Register an object type by key under `parent_index` (TN_TYPE_OBJECT for a
+ * root type) and return its index. Registering the same key with the same
+ * parent again returns the same index; with a different parent it is a
+ * ValueError. Thread-safe; callable from any language at any time.
+ */
+TN_API int32_t tn_type_register(const char *type_key, int32_t parent_index);
+/* Index of a registered key; -1 with a KeyError if there is none. */
+TN_API int32_t tn_type_index(const char *type_key);
+/* Key of a registered index, or NULL with a KeyError. (transfer none) */
+TN_API const char *tn_type_key(int32_t type_index);
+/* Parent index (-1 for roots and plain values) and inheritance depth; -1 with
+ * a KeyError for an unknown index (tn_type_parent: -2 on error). */
+TN_API int32_t tn_type_parent(int32_t type_index);
+TN_API int32_t tn_type_depth(int32_t type_index);
+/* Whether `child` is `parent` or derives from it; 0 for unknown indices. */
+TN_API int tn_type_is_subtype(int32_t child, int32_t parent);
+/* One past the largest type index handed out so far. */
+TN_API int32_t tn_type_count(void);
+
+/* ------------------------------------------------------------------------ */
+/* Any: ownership, checked casts, equality                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Copy `src` into `dst`, taking a reference if it holds an object. `dst` is
+ * overwritten without being released. */
+TN_API void tn_any_copy(TnAny *dst, const TnAny *src);
+/* Like tn_any_copy, but turn borrowed forms into owned ones: a raw string or
+ * raw bytes becomes a small inline value (up to 7 bytes) or a tn.String /
+ * tn.Bytes object. This is what containers do with what they store. */
+TN_API int tn_any_to_owned(TnAny *dst, const TnAny *src);
+/* Release what `a` owns and set it to None. */
+TN_API void tn_any_clear(TnAny *a);
+
+/* The type key of the value an any holds: "int", "tn.String", ...
+ * (transfer none) */
+TN_API const char *tn_any_type_key(const TnAny *a);
+
+/*
+ * Checked casts. Each returns 0 and writes `*out`, or returns -1 with a
+ * TypeError naming the function, the expected and the received type.
+ * Bool converts to int; int converts to float; None converts to a NULL ptr.
+ */
+TN_API int tn_any_as_int(const TnAny *a, int64_t *out);
+TN_API int tn_any_as_bool(const TnAny *a, int *out);
+TN_API int tn_any_as_float(const TnAny *a, double *out);
+TN_API int tn_any_as_ptr(const TnAny *a, void **out);
+TN_API int tn_any_as_dtype(const TnAny *a, DLDataType *out);
+TN_API int tn_any_as_device(const TnAny *a, DLDevice *out);
+/* A string's bytes from a raw string, a small string or a tn.String; `*data`
+ * is borrowed from `a` (and NUL-terminated); `size` may be NULL. */
+TN_API int tn_any_as_str(const TnAny *a, const char **data, size_t *size);
+/* Bytes from raw or small bytes, tn.Bytes, or any string form. */
+TN_API int tn_any_as_bytes(const TnAny *a, const char **data, size_t *size);
+/* An object that is an instance of `type_index` (TN_TYPE_OBJECT for any);
+ * None is rejected. (transfer none) */
+TN_API int tn_any_as_object(const TnAny *a, int32_t type_index,
+                            TnObject **out);
+
+/*
+ * Key equality and hashing, as Map and Dict use them: strings and bytes by
+ * content (whatever their form), numbers by value (1 == 1.0 == true, as in
+ * Python), other plain values bytewise, objects by identity.
+ */
+TN_API int tn_any_equal(const TnAny *a, const TnAny *b);
+TN_API uint64_t tn_any_hash(const TnAny *a);
+
+/* ------------------------------------------------------------------------ */
+/* DataType and Device                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Parse "float32", "int8", "uint8x4", "bool", "bfloat16", "handle", "void".
+ * ValueError naming the string on bad input. */
+TN_API int tn_dtype_parse(const char *text, DLDataType *out);
+/* Print into `buf`; returns the length (not counting the NUL) it needed, or
+ * -1 with an error. Output is truncated to `size` like snprintf. */
+TN_API int tn_dtype_print(DLDataType dtype, char *buf, size_t size);
+/* Parse "cpu", "cpu:0", "cuda:1", ... ValueError on bad input. */
+TN_API int tn_device_parse(const char *text, DLDevice *out);
+TN_API int tn_device_print(DLDevice device, char *buf, size_t size);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * An error is a tn.Error object: a kind (a Python-style class name such as
+ * "TypeError", "ValueError", "IndexError", "KeyError", "RuntimeError",
+ * "MemoryError"), a message, backtrace frames (C frames captured when it was
+ * made, then a frame per language layer it crossed, each appended by that
+ * layer), and an optional cause. A failing call leaves it in the calling
+ * thread's raised slot; the caller takes it from there (or leaves it for the
+ * next failure to replace). Set TN_BACKTRACE=0 to skip C frame capture.
+ */
+
+/* A new error; captures the C frames of the caller. (transfer full) */
+TN_API TnObject *tn_error_new(const char *kind, const char *message);
+/* Make an error from a printf format and put it in the raised slot.
+ * Always returns -1, so `return tn_error_raise(...)` reads naturally. */
+TN_API int tn_error_raise(const char *kind, const char *fmt, ...)
+    TN_PRINTF(2, 3);
+/* Put `err` in the raised slot, replacing (and releasing) what was there.
+ * NULL clears the slot. (transfer full) */
+TN_API void tn_error_set_raised(TnObject *err);
+/* Take the raised error out of the slot; NULL if none. (transfer full) */
+TN_API TnObject *tn_error_take_raised(void);
+/* Look at the raised error without taking it; NULL if none.
+ * (transfer none) */
+TN_API TnObject *tn_error_peek_raised(void);
+
+/* Accessors; NULL (with no error) if `err` is not a tn.Error.
+ * (transfer none) */
+TN_API const char *tn_error_kind(const TnObject *err);
+TN_API const char *tn_error_message(const TnObject *err);
+TN_API TnObject *tn_error_cause(const TnObject *err);
+/* Attach a cause (borrowed; a reference is taken). */
+TN_API int tn_error_set_cause(TnObject *err, TnObject *cause);
+/* Append one frame of text, e.g. `File "x.py", line 3, in f`. */
+TN_API int tn_error_append_frame(TnObject *err, const char *frame);
+/* Number of frames, and one frame as text (C frames are symbolised on first
+ * use). Frames are ordered innermost first. (transfer none) */
+TN_API int64_t tn_error_frame_count(const TnObject *err);
+TN_API const char *tn_error_frame(const TnObject *err, int64_t i);
+/* The whole error as text: frames, then "Kind: message", then the causes.
+ * (transfer full: a tn.String) */
+TN_API TnObject *tn_error_format(const TnObject *err);
+
+/* ------------------------------------------------------------------------ */
+/* String and Bytes                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* A new tn.String / tn.Bytes holding a copy of `size` bytes. (transfer full) */
+TN_API TnObject *tn_string_new(const char *data, size_t size);
+TN_API TnObject *tn_string_from_cstr(const char *cstr);
+TN_API TnObject *tn_bytes_new(const char *data, size_t size);
+/* Content hash, computed once and cached. 0 with an error for a non-string. */
+TN_API uint64_t tn_string_hash(TnObject *str);
+
+/* ------------------------------------------------------------------------ */
+/* Array (immutable, copy-on-write) and List (mutable)                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * tn.Array has value semantics: the "mutators" take the address of the
+ * caller's reference and write in place only when that reference is the
+ * sole one (no other strong or weak reference); otherwise they copy first and
+ * replace the caller's reference with the copy. tn.List is an ordinary shared
+ * mutable list. The readers below accept either. Items are stored owned
+ * (raw strings are copied in, see tn_any_to_owned).
+ */
+
+/* A new array / list of `n` items copied from `items`. (transfer full) */
+TN_API TnObject *tn_array_new(const TnAny *items, int64_t n);
+TN_API TnObject *tn_list_new(const TnAny *items, int64_t n);
+
+/* Readers, for tn.Array and tn.List. */
+TN_API int64_t tn_array_size(const TnObject *seq);
+/* Borrowed pointer to item `i` (negative counts from the end), valid until
+ * the sequence is changed or freed; NULL with an IndexError. */
+TN_API const TnAny *tn_array_at(const TnObject *seq, int64_t i);
+/* Item `i` as an owned copy in `*out`. */
+TN_API int tn_array_get(const TnObject *seq, int64_t i, TnAny *out);
+
+/* Copy-on-write changes to the tn.Array in `*arr`. On failure `*arr` is left
+ * exactly as it was. */
+TN_API int tn_array_push(TnObject **arr, const TnAny *item);
+TN_API int tn_array_set(TnObject **arr, int64_t i, const TnAny *item);
+TN_API int tn_array_pop(TnObject **arr, TnAny *out);
+
+/* In-place changes to a tn.List. */
+TN_API int tn_list_append(TnObject *list, const TnAny *item);
+TN_API int tn_list_set(TnObject *list, int64_t i, const TnAny *item);
+TN_API int tn_list_insert(TnObject *list, int64_t i, const TnAny *item);
+/* Remove item `i` (negative counts from the end); `out` (may be NULL)
+ * receives it. */
+TN_API int tn_list_pop(TnObject *list, int64_t i, TnAny *out);
+TN_API int tn_list_clear(TnObject *list);
+TN_API int tn_list_reserve(TnObject *list, int64_t capacity);
+
+/* ------------------------------------------------------------------------ */
+/* Map (immutable, copy-on-write) and Dict (mutable)                          */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Insertion-ordered hash maps; keys compare as tn_any_equal says. tn.Map has
+ * the value semantics of tn.Array; tn.Dict is shared and mutable. Readers
+ * accept either.
+ */
+
+/* A new map / dict from `n` key/value pairs (later duplicates win).
+ * (transfer full) */
+TN_API TnObject *tn_map_new(const TnAny *keys, const TnAny *values,
+                            int64_t n);
+TN_API TnObject *tn_dict_new(const TnAny *keys, const TnAny *values,
+                             int64_t n);
+
+/* Readers, for tn.Map and tn.Dict. */
+TN_API int64_t tn_map_size(const TnObject *map);
+/* The value for `key` borrowed, or NULL when absent. No error is raised for
+ * an absent key (one is for a bad `map`). */
+TN_API const TnAny *tn_map_find(const TnObject *map, const TnAny *key);
+/* The value for `key` as an owned copy; KeyError naming the key if absent. */
+TN_API int tn_map_get(const TnObject *map, const TnAny *key, TnAny *out);
+/* Iterate in insertion order: returns the position of the first entry at or
+ * after `pos` and points `*key` / `*value` (either may be NULL) at it, or -1
+ * at the end. Loop with `p = tn_map_next(m, p + 1, ...)` starting from 0. */
+TN_API int64_t tn_map_next(const TnObject *map, int64_t pos,
+                           const TnAny **key, const TnAny **value);
+
+/* Copy-on-write changes to the tn.Map in `*map`; unchanged on failure. */
+TN_API int tn_map_set(TnObject **map, const TnAny *key, const TnAny *value);
+/* KeyError if absent. */
+TN_API int tn_map_erase(TnObject **map, const TnAny *key);
+
+/* In-place changes to a tn.Dict. */
+TN_API int tn_dict_set(TnObject *dict, const TnAny *key, const TnAny *value);
+TN_API int tn_dict_erase(TnObject *dict, const TnAny *key);
+TN_API int tn_dict_clear(TnObject *dict);
+
+/* ------------------------------------------------------------------------ */
+/* Shape                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* A new shape; dimensions must be >= 0. (transfer full) */
+TN_API TnObject *tn_shape_new(const int64_t *dims, int64_t ndim);
+/* Product of the dimensions (1 for a scalar); -1 with an error on overflow
+ * or a bad argument. */
+TN_API int64_t tn_shape_numel(const TnObject *shape);
+
+/* ------------------------------------------------------------------------ */
+/* Tensor                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Byte alignment of tensor storage allocated by tvmnode. */
+#define TN_TENSOR_ALIGNMENT 64
+
+/* A new compact tensor with zeroed storage on `device` (CPU only for now).
+ * (transfer full) */
+TN_API TnObject *tn_tensor_empty(const int64_t *shape, int32_t ndim,
+                                 DLDataType dtype, DLDevice device);
+/*
+ * A view of `base`'s storage with its own shape, strides (NULL for compact)
+ * and byte offset; it keeps `base` alive. Every element the view can reach
+ * must lie inside the base's storage. (transfer full)
+ */
+TN_API TnObject *tn_tensor_view(TnObject *base, const int64_t *shape,
+                                const int64_t *strides, int32_t ndim,
+                                DLDataType dtype, uint64_t byte_offset);
+/* Borrowed DLTensor of a tn.Tensor; NULL with an error for anything else. */
+TN_API DLTensor *tn_tensor_dltensor(TnObject *tensor);
+/* Size in bytes of the elements (product of shape times element size). */
+TN_API int64_t tn_tensor_nbytes(const TnObject *tensor);
+/* Whether the tensor is compact row-major. */
+TN_API int tn_tensor_is_contiguous(const TnObject *tensor);
+
+/* Wrap a DLPack tensor without copying. The tensor takes over `managed`
+ * (transfer full): its deleter runs when the tn.Tensor dies, or right away
+ * if this call fails. (transfer full) */
+TN_API TnObject *tn_tensor_from_dlpack(DLManagedTensorVersioned *managed);
+TN_API TnObject *tn_tensor_from_dlpack_legacy(DLManagedTensor *managed);
+/* Export without copying: the managed tensor holds a strong reference to the
+ * tn.Tensor until its deleter is called. (transfer full) */
+TN_API DLManagedTensorVersioned *tn_tensor_to_dlpack(TnObject *tensor);
+TN_API DLManagedTensor *tn_tensor_to_dlpack_legacy(TnObject *tensor);
+
+/* ------------------------------------------------------------------------ */
+/* Layout checks: this ABI is frozen                                         */
+/* ------------------------------------------------------------------------ */
+
+#if defined(__cplusplus)
+#define TN_STATIC_ASSERT static_assert
+#else
+#define TN_STATIC_ASSERT _Static_assert
+#endif
+
+TN_STATIC_ASSERT(sizeof(void *) == 8, "tvmnode's ABI assumes 64-bit pointers");
+TN_STATIC_ASSERT(sizeof(TnObject) == 24, "TnObject is 24 bytes");
+TN_STATIC_ASSERT(offsetof(TnObject, ref_counter) == 0, "TnObject layout");
+TN_STATIC_ASSERT(offsetof(TnObject, type_index) == 8, "TnObject layout");
+TN_STATIC_ASSERT(offsetof(TnObject, flags) == 12, "TnObject layout");
+TN_STATIC_ASSERT(offsetof(TnObject, deleter) == 16, "TnObject layout");
+TN_STATIC_ASSERT(sizeof(TnAny) == 16, "TnAny is 16 bytes");
+TN_STATIC_ASSERT(offsetof(TnAny, type_index) == 0, "TnAny layout");
+TN_STATIC_ASSERT(offsetof(TnAny, small_len) == 4, "TnAny layout");
+TN_STATIC_ASSERT(offsetof(TnAny, v_int64) == 8, "TnAny layout");
+TN_STATIC_ASSERT(offsetof(TnAny, v_small) == 8, "TnAny layout");
+TN_STATIC_ASSERT(sizeof(TnByteArray) == 16, "TnByteArray is 16 bytes");
+TN_STATIC_ASSERT(sizeof(TnStringObj) == 48, "TnStringObj is 48 bytes");
+TN_STATIC_ASSERT(offsetof(TnStringObj, data) == 24, "TnStringObj layout");
+TN_STATIC_ASSERT(offsetof(TnStringObj, size) == 32, "TnStringObj layout");
+TN_STATIC_ASSERT(offsetof(TnStringObj, hash) == 40, "TnStringObj layout");
+TN_STATIC_ASSERT(sizeof(TnShapeObj) == 40, "TnShapeObj is 40 bytes");
+TN_STATIC_ASSERT(offsetof(TnShapeObj, data) == 24, "TnShapeObj layout");
+TN_STATIC_ASSERT(offsetof(TnShapeObj, ndim) == 32, "TnShapeObj layout");
+TN_STATIC_ASSERT(offsetof(TnTensorObj, dl) == 24, "TnTensorObj layout");
+TN_STATIC_ASSERT(sizeof(DLDataType) == 4, "DLDataType is 4 bytes");
+TN_STATIC_ASSERT(sizeof(DLDevice) == 8, "DLDevice is 8 bytes");
+TN_STATIC_ASSERT(sizeof(DLTensor) == 48, "DLTensor is 48 bytes");
+TN_STATIC_ASSERT(offsetof(DLTensor, device) == 8, "DLTensor layout");
+TN_STATIC_ASSERT(offsetof(DLTensor, ndim) == 16, "DLTensor layout");
+TN_STATIC_ASSERT(offsetof(DLTensor, dtype) == 20, "DLTensor layout");
+TN_STATIC_ASSERT(offsetof(DLTensor, shape) == 24, "DLTensor layout");
+TN_STATIC_ASSERT(offsetof(DLTensor, strides) == 32, "DLTensor layout");
+TN_STATIC_ASSERT(offsetof(DLTensor, byte_offset) == 40, "DLTensor layout");
+TN_STATIC_ASSERT(sizeof(DLManagedTensor) == 64, "DLManagedTensor layout");
+TN_STATIC_ASSERT(sizeof(DLManagedTensorVersioned) == 80,
+                 "DLManagedTensorVersioned layout");
+TN_STATIC_ASSERT(offsetof(DLManagedTensorVersioned, dl_tensor) == 32,
+                 "DLManagedTensorVersioned layout");
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TVMNODE_C_API_H_ */

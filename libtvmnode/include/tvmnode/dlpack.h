@@ -1,0 +1,129 @@
+/*
+ * tvmnode/dlpack.h: the DLPack 1.0 tensor-exchange structs, as tvmnode uses
+ * them in its ABI.
+ *
+ * DLPack is a layout convention, not a library: every framework that speaks it
+ * declares the same handful of C structs. tvmnode declares them here so that
+ * its public headers depend on nothing outside the C standard library. The
+ * include guard is DLPack's own, so whichever declaration a translation unit
+ * sees first wins and a later `#include <dlpack/dlpack.h>` is a no-op (or the
+ * other way round). If a pre-1.0 dlpack.h was included first we stop, because
+ * the versioned structs would be missing. The layout is frozen by static
+ * assertions in c_api.h.
+ */
+#ifndef DLPACK_DLPACK_H_
+#define DLPACK_DLPACK_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DLPACK_MAJOR_VERSION 1
+#define DLPACK_MINOR_VERSION 0
+
+#ifndef DLPACK_EXTERN_C
+#ifdef __cplusplus
+#define DLPACK_EXTERN_C extern "C"
+#else
+#define DLPACK_EXTERN_C
+#endif
+#endif
+
+#ifndef DLPACK_DLL
+#define DLPACK_DLL
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the DLPack ABI carried by a versioned managed tensor. */
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} DLPackVersion;
+
+/* Kind of device that holds a tensor's memory; the numbering is DLPack's. */
+#ifdef __cplusplus
+typedef enum : int32_t {
+#else
+typedef enum {
+#endif
+  kDLCPU = 1,
+  kDLCUDA = 2,
+  kDLCUDAHost = 3,
+  kDLOpenCL = 4,
+  kDLVulkan = 7,
+  kDLMetal = 8,
+  kDLVPI = 9,
+  kDLROCM = 10,
+  kDLROCMHost = 11,
+  kDLExtDev = 12,
+  kDLCUDAManaged = 13,
+  kDLOneAPI = 14,
+  kDLWebGPU = 15,
+  kDLHexagon = 16,
+  kDLMAIA = 17,
+} DLDeviceType;
+
+typedef struct {
+  DLDeviceType device_type;
+  int32_t device_id;
+} DLDevice;
+
+/* Element kind of a tensor; the numbering is DLPack's. */
+typedef enum {
+  kDLInt = 0U,
+  kDLUInt = 1U,
+  kDLFloat = 2U,
+  kDLOpaqueHandle = 3U,
+  kDLBfloat = 4U,
+  kDLComplex = 5U,
+  kDLBool = 6U,
+} DLDataTypeCode;
+
+/* A scalar or short-vector element type: "float32" is {kDLFloat, 32, 1}. */
+typedef struct {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+} DLDataType;
+
+/* A strided view of memory. `strides` may be NULL for a compact row-major
+ * tensor; `byte_offset` is added to `data` before indexing. */
+typedef struct {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides;
+  uint64_t byte_offset;
+} DLTensor;
+
+/* Pre-1.0 ("legacy") managed tensor: a DLTensor plus the producer's context
+ * and the function the consumer calls when it no longer needs the memory. */
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+
+#define DLPACK_FLAG_BITMASK_READ_ONLY (1UL << 0UL)
+#define DLPACK_FLAG_BITMASK_IS_COPIED (1UL << 1UL)
+
+/* The 1.0 managed tensor: versioned, with read-only and copied flags. */
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned *self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+
+#ifdef __cplusplus
+}
+#endif
+
+#elif !defined(DLPACK_MAJOR_VERSION) || DLPACK_MAJOR_VERSION < 1
+#error "tvmnode needs DLPack >= 1.0; an older dlpack.h was included first"
+#endif /* DLPACK_DLPACK_H_ */

@@ -1,0 +1,189 @@
+/*
+ * dtype.c: text forms of DataType ("float32", "int8", "uint8x4", "bool",
+ * "bfloat16", "handle", "void") and Device ("cpu:0", "cuda:1").
+ *
+ * The grammar is small and closed, so it is parsed by hand: a code name,
+ * optional bits, optional "x<lanes>". Every rejection says what was wrong
+ * and quotes the input, because these strings usually come from users.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct {
+  const char *name;
+  uint8_t code;
+  int default_bits; /* 0: bits are required */
+} CodeName;
+
+/* Longest names first so "bfloat" wins over "float" and "uint" over "int". */
+static const CodeName kCodes[] = {
+    {"bfloat", kDLBfloat, 16}, {"complex", kDLComplex, 64},
+    {"float", kDLFloat, 32},   {"uint", kDLUInt, 32},
+    {"int", kDLInt, 32},
+};
+
+static int parse_error(const char *text, const char *why) {
+  return tn_error_raise("ValueError",
+                        "tn_dtype_parse: cannot parse '%s' as a DataType: %s",
+                        text, why);
+}
+
+/* Parse a positive decimal at *p (advancing it); -1 if none or too large. */
+static long parse_uint(const char **p, long max) {
+  const char *s = *p;
+  if (*s < '0' || *s > '9') return -1;
+  long v = 0;
+  while (*s >= '0' && *s <= '9') {
+    v = v * 10 + (*s - '0');
+    if (v > max) return -1;
+    s++;
+  }
+  *p = s;
+  return v;
+}
+
+TN_API int tn_dtype_parse(const char *text, DLDataType *out) {
+  if (text == NULL) return tn__raise_null("tn_dtype_parse", "text");
+  if (out == NULL) return tn__raise_null("tn_dtype_parse", "out");
+  DLDataType t;
+  const char *p = text;
+  if (strcmp(text, "void") == 0) {
+    t.code = kDLOpaqueHandle, t.bits = 0, t.lanes = 0;
+    *out = t;
+    return 0;
+  }
+  if (strncmp(text, "handle", 6) == 0) {
+    t.code = kDLOpaqueHandle, t.bits = 64, t.lanes = 1;
+    p += 6;
+  } else if (strncmp(text, "bool", 4) == 0) {
+    t.code = kDLBool, t.bits = 8, t.lanes = 1;
+    p += 4;
+  } else {
+    const CodeName *cn = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(kCodes); i++) {
+      size_t n = strlen(kCodes[i].name);
+      if (strncmp(text, kCodes[i].name, n) == 0 &&
+          (text[n] == '\0' || text[n] == 'x' ||
+           (text[n] >= '0' && text[n] <= '9'))) {
+        cn = &kCodes[i];
+        p += n;
+        break;
+      }
+    }
+    if (cn == NULL)
+      return parse_error(text,
+                         "unknown type code (expected int, uint, float, "
+                         "bfloat, complex, bool, handle or void)");
+    t.code = cn->code;
+    t.lanes = 1;
+    long bits = cn->default_bits;
+    if (*p >= '0' && *p <= '9') {
+      bits = parse_uint(&p, 255);
+      if (bits <= 0) return parse_error(text, "bits must be in [1, 255]");
+    }
+    if (cn->code == kDLFloat && bits != 8 && bits != 16 && bits != 32 &&
+        bits != 64)
+      return parse_error(text, "float bits must be 8, 16, 32 or 64");
+    if (cn->code == kDLBfloat && bits != 16)
+      return parse_error(text, "bfloat bits must be 16");
+    if (cn->code == kDLComplex && bits != 64 && bits != 128)
+      return parse_error(text, "complex bits must be 64 or 128");
+    t.bits = (uint8_t)bits;
+  }
+  if (*p == 'x') {
+    p++;
+    long lanes = parse_uint(&p, 65535);
+    if (lanes <= 0) return parse_error(text, "lanes must be in [1, 65535]");
+    t.lanes = (uint16_t)lanes;
+  }
+  if (*p != '\0') return parse_error(text, "unexpected trailing characters");
+  *out = t;
+  return 0;
+}
+
+TN_API int tn_dtype_print(DLDataType t, char *buf, size_t size) {
+  if (buf == NULL && size != 0) return tn__raise_null("tn_dtype_print", "buf");
+  const char *name = NULL;
+  int n;
+  if (t.code == kDLOpaqueHandle && t.bits == 0 && t.lanes == 0)
+    return snprintf(buf, size, "void");
+  switch (t.code) {
+    case kDLInt: name = "int"; break;
+    case kDLUInt: name = "uint"; break;
+    case kDLFloat: name = "float"; break;
+    case kDLBfloat: name = "bfloat"; break;
+    case kDLComplex: name = "complex"; break;
+    case kDLBool: name = "bool"; break;
+    case kDLOpaqueHandle: name = "handle"; break;
+    default:
+      return tn_error_raise("ValueError",
+                            "tn_dtype_print: unknown type code %u (bits %u, "
+                            "lanes %u)",
+                            t.code, t.bits, t.lanes);
+  }
+  bool implicit_bits = (t.code == kDLBool && t.bits == 8) ||
+                       (t.code == kDLOpaqueHandle && t.bits == 64);
+  if (implicit_bits) n = snprintf(buf, size, "%s", name);
+  else n = snprintf(buf, size, "%s%u", name, t.bits);
+  if (t.lanes != 1) {
+    size_t used = (size_t)n < size ? (size_t)n : size;
+    n += snprintf(buf ? buf + used : NULL, size - used, "x%u", t.lanes);
+  }
+  return n;
+}
+
+static const struct {
+  const char *name;
+  int type;
+} kDevices[] = {
+    {"cpu", kDLCPU},          {"cuda", kDLCUDA},
+    {"cuda_host", kDLCUDAHost}, {"opencl", kDLOpenCL},
+    {"vulkan", kDLVulkan},    {"metal", kDLMetal},
+    {"vpi", kDLVPI},          {"rocm", kDLROCM},
+    {"rocm_host", kDLROCMHost}, {"ext_dev", kDLExtDev},
+    {"cuda_managed", kDLCUDAManaged}, {"oneapi", kDLOneAPI},
+    {"webgpu", kDLWebGPU},    {"hexagon", kDLHexagon},
+    {"maia", kDLMAIA},
+};
+
+TN_API int tn_device_parse(const char *text, DLDevice *out) {
+  if (text == NULL) return tn__raise_null("tn_device_parse", "text");
+  if (out == NULL) return tn__raise_null("tn_device_parse", "out");
+  const char *colon = strchr(text, ':');
+  size_t n = colon ? (size_t)(colon - text) : strlen(text);
+  for (size_t i = 0; i < G_N_ELEMENTS(kDevices); i++) {
+    if (strlen(kDevices[i].name) != n || strncmp(text, kDevices[i].name, n))
+      continue;
+    long id = 0;
+    if (colon) {
+      const char *p = colon + 1;
+      id = parse_uint(&p, INT32_MAX);
+      if (id < 0 || *p != '\0')
+        return tn_error_raise("ValueError",
+                              "tn_device_parse: cannot parse '%s' as a "
+                              "Device: the id after ':' must be a "
+                              "non-negative integer",
+                              text);
+    }
+    out->device_type = (DLDeviceType)kDevices[i].type;
+    out->device_id = (int32_t)id;
+    return 0;
+  }
+  return tn_error_raise("ValueError",
+                        "tn_device_parse: cannot parse '%s' as a Device: "
+                        "unknown device type '%.*s'",
+                        text, (int)n, text);
+}
+
+TN_API int tn_device_print(DLDevice d, char *buf, size_t size) {
+  if (buf == NULL && size != 0) return tn__raise_null("tn_device_print", "buf");
+  for (size_t i = 0; i < G_N_ELEMENTS(kDevices); i++)
+    if (kDevices[i].type == (int)d.device_type)
+      return snprintf(buf, size, "%s:%d", kDevices[i].name, d.device_id);
+  return tn_error_raise("ValueError",
+                        "tn_device_print: unknown device type %d",
+                        (int)d.device_type);
+}

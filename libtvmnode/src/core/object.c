@@ -1,0 +1,211 @@
+/*
+ * object.c: the object life cycle (strong and weak counts, allocation) and the
+ * per-thread state that backs the live-object count and the raised slot.
+ *
+ * The live count is kept per thread with plain (relaxed) stores rather than
+ * one shared atomic, because every allocation and free passes through it: a
+ * locked add on a shared cache line would cost more than the allocation
+ * itself. Reading the global figure walks the list of thread states under a
+ * mutex, which only tests and diagnostics do. When a thread exits, its count
+ * is folded into a retired total and its raised error is released.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+TN_TLS TnThreadState *tn__tls_state;
+
+static GMutex g_threads_lock;
+static TnThreadState *g_threads;   /* doubly linked, guarded by the lock */
+static int64_t g_retired_live;     /* counts of exited threads */
+static pthread_key_t g_thread_key; /* runs thread_state_free at exit */
+static GOnce g_thread_key_once = G_ONCE_INIT;
+
+#ifdef TN_DEBUG
+static _Atomic int64_t g_live_by_type[TN__MAX_TYPES];
+void tn__live_by_type_add(int32_t type_index, int64_t delta) {
+  if (type_index >= 0 && type_index < TN__MAX_TYPES)
+    atomic_fetch_add_explicit(&g_live_by_type[type_index], delta,
+                              memory_order_relaxed);
+}
+#endif
+
+static void thread_state_free(void *p) {
+  TnThreadState *s = p;
+  /* Releasing the raised error may free objects and so touch the state. */
+  TnObject *raised = s->raised;
+  s->raised = NULL;
+  if (raised) tn__release(raised);
+  g_mutex_lock(&g_threads_lock);
+  g_retired_live += atomic_load_explicit(&s->live, memory_order_relaxed);
+  if (s->prev) s->prev->next = s->next;
+  else g_threads = s->next;
+  if (s->next) s->next->prev = s->prev;
+  g_mutex_unlock(&g_threads_lock);
+  if (tn__tls_state == s) tn__tls_state = NULL;
+  free(s);
+}
+
+static gpointer make_thread_key(gpointer unused) {
+  (void)unused;
+  if (pthread_key_create(&g_thread_key, thread_state_free) != 0) return NULL;
+  return GINT_TO_POINTER(1);
+}
+
+TnThreadState *tn__thread_state_slow(void) {
+  static TnThreadState fallback; /* if even this tiny malloc fails */
+  g_once(&g_thread_key_once, make_thread_key, NULL);
+  TnThreadState *s = calloc(1, sizeof *s);
+  if (s == NULL) return &fallback;
+  g_mutex_lock(&g_threads_lock);
+  s->next = g_threads;
+  if (g_threads) g_threads->prev = s;
+  g_threads = s;
+  g_mutex_unlock(&g_threads_lock);
+  pthread_setspecific(g_thread_key, s);
+  tn__tls_state = s;
+  return s;
+}
+
+TN_API int64_t tn_object_live_count(void) {
+  g_mutex_lock(&g_threads_lock);
+  int64_t total = g_retired_live;
+  for (TnThreadState *s = g_threads; s; s = s->next)
+    total += atomic_load_explicit(&s->live, memory_order_relaxed);
+  g_mutex_unlock(&g_threads_lock);
+  return total;
+}
+
+TN_API int64_t tn_object_live_count_by_type(int32_t type_index) {
+#ifdef TN_DEBUG
+  if (type_index < 0 || type_index >= TN__MAX_TYPES)
+    return tn_error_raise("IndexError",
+                          "tn_object_live_count_by_type: type index %d is "
+                          "out of range [0, %d)",
+                          type_index, TN__MAX_TYPES);
+  return atomic_load_explicit(&g_live_by_type[type_index],
+                              memory_order_relaxed);
+#else
+  (void)type_index;
+  return tn_error_raise("RuntimeError",
+                        "tn_object_live_count_by_type: per-type counts need "
+                        "a build configured with --enable-debug");
+#endif
+}
+
+/* ------------------------------------------------------------------------ */
+
+void *tn__object_malloc(size_t size, size_t align, int32_t type_index,
+                        const char *who) {
+  void *p;
+  if (align <= 16) {
+    p = malloc(size);
+  } else if (posix_memalign(&p, align, size) != 0) {
+    p = NULL;
+  }
+  if (TN_UNLIKELY(p == NULL)) {
+    tn__raise_memory(who, size);
+    return NULL;
+  }
+  tn__live_add(type_index, 1);
+  return p;
+}
+
+void tn__object_mfree(TnObject *obj) {
+  tn__live_add(obj->type_index, -1);
+  free(obj);
+}
+
+void tn__object_weak_drop(TnObject *obj) {
+  uint64_t old = atomic_fetch_sub_explicit(tn__rc(obj), TN__RC_WEAK_ONE,
+                                           memory_order_release);
+  if ((old >> 32) == 1) {
+    atomic_thread_fence(memory_order_acquire);
+    if (obj->deleter) obj->deleter(obj, TN_DELETER_FREE);
+  }
+}
+
+TN_API void tn_object_retain(TnObject *obj) {
+  if (obj) tn__retain(obj);
+}
+
+TN_API void tn_object_release(TnObject *obj) {
+  if (obj) tn__release(obj);
+}
+
+TN_API void tn_object_weak_retain(TnObject *obj) {
+  if (obj)
+    atomic_fetch_add_explicit(tn__rc(obj), TN__RC_WEAK_ONE,
+                              memory_order_relaxed);
+}
+
+TN_API void tn_object_weak_release(TnObject *obj) {
+  if (obj) tn__object_weak_drop(obj);
+}
+
+TN_API TnObject *tn_object_weak_upgrade(TnObject *obj) {
+  if (obj == NULL) return NULL;
+  uint64_t cur = atomic_load_explicit(tn__rc(obj), memory_order_relaxed);
+  do {
+    if ((uint32_t)cur == 0) return NULL;
+  } while (!atomic_compare_exchange_weak_explicit(
+      tn__rc(obj), &cur, cur + TN__RC_STRONG_ONE, memory_order_acquire,
+      memory_order_relaxed));
+  return obj;
+}
+
+TN_API uint32_t tn_object_strong_count(const TnObject *obj) {
+  if (obj == NULL) return 0;
+  return (uint32_t)atomic_load_explicit(tn__rc((TnObject *)obj),
+                                        memory_order_acquire);
+}
+
+TN_API uint32_t tn_object_weak_count(const TnObject *obj) {
+  if (obj == NULL) return 0;
+  return (uint32_t)(atomic_load_explicit(tn__rc((TnObject *)obj),
+                                         memory_order_acquire) >>
+                    32);
+}
+
+TN_API TnObject *tn_object_alloc(int32_t type_index, size_t size,
+                                 TnDeleter deleter) {
+  const TnTypeInfo *info = tn__type_info(type_index);
+  if (info == NULL || !info->is_object) {
+    tn_error_raise("TypeError",
+                   "tn_object_alloc: type index %d is not a registered "
+                   "object type",
+                   type_index);
+    return NULL;
+  }
+  if (size < sizeof(TnObject)) {
+    tn_error_raise("ValueError",
+                   "tn_object_alloc: size %zu is smaller than the %zu-byte "
+                   "object header",
+                   size, sizeof(TnObject));
+    return NULL;
+  }
+  TnObject *obj = tn__object_malloc(size, 0, type_index, "tn_object_alloc");
+  if (obj == NULL) return NULL;
+  memset(obj, 0, size);
+  tn__object_init(obj, type_index, deleter);
+  return obj;
+}
+
+TN_API void tn_object_free(TnObject *obj) {
+  if (obj) tn__object_mfree(obj);
+}
+
+TN_API int tn_object_is_instance(const TnObject *obj, int32_t type_index) {
+  return tn__is_instance(obj, type_index);
+}
+
+TN_API const char *tn_object_type_key(const TnObject *obj) {
+  if (obj == NULL) return "NULL";
+  return tn__type_key_or(obj->type_index, "<unregistered type>");
+}
+
+TN_API int32_t tn_abi_version(void) { return TN_ABI_VERSION; }
+
+TN_API const char *tn_version(void) { return PACKAGE_VERSION; }

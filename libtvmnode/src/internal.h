@@ -1,0 +1,303 @@
+/*
+ * internal.h: what the library's own source files share and nobody else sees.
+ *
+ * It holds the pieces that are hot enough to be inlined everywhere (the
+ * atomic reference count, the per-thread state behind the live-object count
+ * and the raised-error slot, the lock-free type table look-up) and the layouts
+ * of the container objects, which several modules walk directly. It refuses to
+ * be included from outside the build so that nothing here leaks into the ABI.
+ */
+#ifndef TVMNODE_INTERNAL_H_
+#define TVMNODE_INTERNAL_H_
+
+#ifndef TN_BUILDING_LIBRARY
+#error "internal.h is private to libtvmnode; include <tvmnode/c_api.h>"
+#endif
+
+#include "config.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "tvmnode/c_api.h"
+
+#define TN_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TN_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Initial-exec TLS: one %fs-relative load instead of a __tls_get_addr call.
+ * The library keeps its static TLS to two pointers, well inside the surplus
+ * glibc reserves for libraries that are dlopen'ed (a Python extension). */
+#define TN_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+
+/* ------------------------------------------------------------------------ */
+/* Reference counts                                                          */
+/* ------------------------------------------------------------------------ */
+
+#define TN__RC_STRONG_ONE UINT64_C(1)
+#define TN__RC_WEAK_ONE (UINT64_C(1) << 32)
+#define TN__RC_INIT (TN__RC_STRONG_ONE | TN__RC_WEAK_ONE)
+
+_Static_assert(sizeof(_Atomic uint64_t) == sizeof(uint64_t),
+               "atomic counter has the plain layout");
+_Static_assert(_Alignof(_Atomic uint64_t) == _Alignof(uint64_t),
+               "atomic counter has the plain alignment");
+
+static inline _Atomic uint64_t *tn__rc(TnObject *obj) {
+  return (_Atomic uint64_t *)&obj->ref_counter;
+}
+
+static inline void tn__retain(TnObject *obj) {
+  atomic_fetch_add_explicit(tn__rc(obj), TN__RC_STRONG_ONE,
+                            memory_order_relaxed);
+}
+
+void tn__object_weak_drop(TnObject *obj);
+
+static inline void tn__release(TnObject *obj) {
+  /* Sole reference and no weak ones: nobody else can touch the count, so
+   * skip the locked decrement (most temporaries die this way). */
+  if (atomic_load_explicit(tn__rc(obj), memory_order_relaxed) ==
+          TN__RC_INIT &&
+      obj->deleter != NULL) {
+    atomic_thread_fence(memory_order_acquire);
+    obj->deleter(obj, TN_DELETER_BOTH);
+    return;
+  }
+  uint64_t old = atomic_fetch_sub_explicit(tn__rc(obj), TN__RC_STRONG_ONE,
+                                           memory_order_release);
+  if ((uint32_t)old != 1) return;
+  atomic_thread_fence(memory_order_acquire);
+  if (obj->deleter == NULL) return;
+  if (old == TN__RC_INIT) {
+    /* No weak reference exists, so nobody can revive or observe it. */
+    obj->deleter(obj, TN_DELETER_BOTH);
+  } else {
+    obj->deleter(obj, TN_DELETER_DESTRUCT);
+    tn__object_weak_drop(obj);
+  }
+}
+
+/* The caller's reference is the only one, strong or weak: a copy-on-write
+ * container may then change in place. */
+static inline bool tn__object_unique(TnObject *obj) {
+  return atomic_load_explicit(tn__rc(obj), memory_order_acquire) ==
+         TN__RC_INIT;
+}
+
+static inline void tn__object_init(TnObject *obj, int32_t type_index,
+                                   TnDeleter deleter) {
+  obj->ref_counter = TN__RC_INIT;
+  obj->type_index = type_index;
+  obj->flags = 0;
+  obj->deleter = deleter;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Per-thread state: live-object count and the raised-error slot             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct TnThreadState {
+  /* Objects allocated minus objects freed by this thread. Only this thread
+   * writes it (relaxed load + store, no locked instruction); any thread may
+   * read it to sum the global count. */
+  _Atomic int64_t live;
+  TnObject *raised;
+  struct TnThreadState *prev, *next;
+} TnThreadState;
+
+extern TN_TLS TnThreadState *tn__tls_state;
+TnThreadState *tn__thread_state_slow(void);
+
+static inline TnThreadState *tn__thread_state(void) {
+  TnThreadState *s = tn__tls_state;
+  return TN_LIKELY(s != NULL) ? s : tn__thread_state_slow();
+}
+
+#ifdef TN_DEBUG
+void tn__live_by_type_add(int32_t type_index, int64_t delta);
+#endif
+
+static inline void tn__live_add(int32_t type_index, int64_t delta) {
+  TnThreadState *s = tn__thread_state();
+  int64_t v = atomic_load_explicit(&s->live, memory_order_relaxed);
+  atomic_store_explicit(&s->live, v + delta, memory_order_relaxed);
+#ifdef TN_DEBUG
+  tn__live_by_type_add(type_index, delta);
+#else
+  (void)type_index;
+#endif
+}
+
+/* Allocate an object's memory (uninitialised) and count it alive; raises a
+ * MemoryError naming `who` on failure. The FREE step of the deleter gives it
+ * back with tn__object_mfree. `align` of 0 means malloc's own alignment. */
+void *tn__object_malloc(size_t size, size_t align, int32_t type_index,
+                        const char *who);
+void tn__object_mfree(TnObject *obj);
+
+/* ------------------------------------------------------------------------ */
+/* Type table                                                                */
+/* ------------------------------------------------------------------------ */
+
+#define TN__MAX_TYPES (1 << 16)
+
+typedef struct TnTypeInfo {
+  int32_t index;
+  int32_t parent; /* -1 for roots and plain values */
+  int32_t depth;  /* 0 for roots */
+  bool is_object;
+  char *key;
+  /* ancestors[d] is this type's ancestor at depth d, for d < depth. */
+  int32_t *ancestors;
+} TnTypeInfo;
+
+extern _Atomic(TnTypeInfo *) tn__type_table[TN__MAX_TYPES];
+
+static inline const TnTypeInfo *tn__type_info(int32_t index) {
+  if (TN_UNLIKELY(index < 0 || index >= TN__MAX_TYPES)) return NULL;
+  return atomic_load_explicit(&tn__type_table[index], memory_order_acquire);
+}
+
+static inline bool tn__is_instance_index(int32_t have, int32_t want) {
+  if (have == want) return true;
+  const TnTypeInfo *h = tn__type_info(have);
+  const TnTypeInfo *w = tn__type_info(want);
+  if (h == NULL || w == NULL) return false;
+  return w->depth < h->depth && h->ancestors[w->depth] == want;
+}
+
+static inline bool tn__is_instance(const TnObject *obj, int32_t want) {
+  return obj != NULL && tn__is_instance_index(obj->type_index, want);
+}
+
+/* Register a type at a fixed index (built-ins, at start-up). */
+void tn__type_register_static(int32_t index, const char *key, int32_t parent,
+                              bool is_object);
+const char *tn__type_key_or(int32_t index, const char *fallback);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+int tn__check_object_fail(const TnObject *obj, int32_t type_index,
+                          const char *func, const char *arg);
+int tn__check_object2_fail(const TnObject *obj, int32_t t1, int32_t t2,
+                           const char *func, const char *arg);
+
+/* Check an object argument of a public function: NULL is a ValueError, the
+ * wrong type a TypeError, both naming the function and the argument. The
+ * exact-type test is inline; subtypes and failures go out of line. */
+static inline int tn__check_object(const TnObject *obj, int32_t type_index,
+                                   const char *func, const char *arg) {
+  if (TN_LIKELY(obj != NULL && obj->type_index == type_index)) return 0;
+  return tn__check_object_fail(obj, type_index, func, arg);
+}
+
+/* Same, accepting either of two types (Array/List, Map/Dict). */
+static inline int tn__check_object2(const TnObject *obj, int32_t t1,
+                                    int32_t t2, const char *func,
+                                    const char *arg) {
+  if (TN_LIKELY(obj != NULL &&
+                (obj->type_index == t1 || obj->type_index == t2)))
+    return 0;
+  return tn__check_object2_fail(obj, t1, t2, func, arg);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Any ownership, inline for the plain and object cases                      */
+/* ------------------------------------------------------------------------ */
+
+int tn__any_to_owned_slow(TnAny *dst, const TnAny *src);
+
+/* tn_any_to_owned without argument checks: raw strings/bytes and borrowed
+ * DLTensor pointers (7..9) take the slow path. */
+static inline int tn__any_own(TnAny *dst, const TnAny *src) {
+  int32_t t = src->type_index;
+  if (TN_LIKELY(t < TN_TYPE_DLTENSOR_PTR || t > TN_TYPE_RAW_BYTES)) {
+    *dst = *src;
+    if (t >= TN_TYPE_STATIC_OBJECT_BEGIN) tn__retain(dst->v_obj);
+    return 0;
+  }
+  return tn__any_to_owned_slow(dst, src);
+}
+
+static inline void tn__any_clear(TnAny *a) {
+  if (a->type_index >= TN_TYPE_STATIC_OBJECT_BEGIN) tn__release(a->v_obj);
+  a->type_index = TN_TYPE_NONE;
+  a->small_len = 0;
+  a->v_int64 = 0;
+}
+int tn__raise_null(const char *func, const char *arg);
+int tn__raise_memory(const char *func, size_t bytes);
+
+/* A short, human readable rendering of a value for error messages. */
+void tn__any_repr(GString *out, const TnAny *a);
+
+/* ------------------------------------------------------------------------ */
+/* Hashing                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static inline uint64_t tn__mix64(uint64_t x) {
+  /* A 64-bit finaliser: every input bit reaches every output bit. */
+  x ^= x >> 30;
+  x *= UINT64_C(0xbf58476d1ce4e5b9);
+  x ^= x >> 27;
+  x *= UINT64_C(0x94d049bb133111eb);
+  x ^= x >> 31;
+  return x;
+}
+
+uint64_t tn__hash_bytes(const char *data, size_t size);
+
+/* ------------------------------------------------------------------------ */
+/* Container layouts                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* tn.String / tn.Bytes are TnStringObj (public) with the bytes inline. */
+TnObject *tn__string_new(int32_t type_index, const char *data, size_t size,
+                         const char *who);
+
+/* tn.Array and tn.List share one layout: items start inline after the
+ * header and move to a heap buffer if they outgrow it. */
+typedef struct {
+  TnObject header;
+  int64_t size;
+  int64_t capacity;
+  TnAny *data;
+} TnArrayObj;
+
+static inline TnAny *tn__array_inline(TnArrayObj *a) {
+  return (TnAny *)(a + 1);
+}
+
+/* tn.Map and tn.Dict: an insertion-ordered table of entries plus an open-
+ * addressing index of entry numbers (the compact layout CPython's dict uses). */
+typedef struct {
+  TnAny key; /* type_index TN__MAP_DELETED marks a removed entry */
+  TnAny value;
+  uint64_t hash;
+} TnMapEntry;
+
+#define TN__MAP_DELETED (-1)
+
+typedef struct {
+  TnObject header;
+  int64_t size;     /* live entries */
+  int64_t used;     /* entries[0, used) are live or deleted */
+  int64_t capacity; /* room in entries[] */
+  uint64_t mask;    /* index slots - 1 */
+  TnMapEntry *entries;
+  int32_t *index; /* -1 empty, -2 deleted, else an entry number */
+} TnMapObj;
+
+/* ------------------------------------------------------------------------ */
+/* Start-up hooks, called once in order by the library constructor          */
+/* ------------------------------------------------------------------------ */
+
+void tn__types_init(void);
+
+#endif /* TVMNODE_INTERNAL_H_ */
