@@ -57,8 +57,8 @@ TN_API void tn_any_copy(TnAny *dst, const TnAny *src) {
 }
 
 int tn__any_to_owned_slow(TnAny *dst, const TnAny *src) {
-  const char *data;
-  size_t size;
+  const char *data = NULL;
+  size_t size = 0;
   if (src->type_index == TN_TYPE_DLTENSOR_PTR)
     return tn_error_raise("TypeError",
                           "tn_any_to_owned: a borrowed DLTensor* cannot be "
