@@ -144,7 +144,7 @@ static TensorImpl *impl_alloc(int32_t ndim, size_t extra, size_t align,
   TensorImpl *t =
       tn__object_malloc(head + extra, align, TN_TYPE_TENSOR, who);
   if (t == NULL) return NULL;
-  memset(t, 0, sizeof(TensorImpl));
+  tn__object_zero_body(t, sizeof(TensorImpl));
   tn__object_init(&t->t.header, TN_TYPE_TENSOR, tensor_deleter);
   t->t.dl.ndim = ndim;
   t->t.dl.shape = t->dims;

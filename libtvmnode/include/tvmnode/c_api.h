@@ -120,7 +120,7 @@ typedef void (*TnDeleter)(struct TnObject *self, int flags);
 typedef struct TnObject {
   uint64_t ref_counter;
   int32_t type_index;
-  uint32_t flags; /* reserved; zero */
+  uint32_t flags; /* owned by the library (allocation class); leave alone */
   TnDeleter deleter;
 } TnObject;
 

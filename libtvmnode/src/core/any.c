@@ -52,7 +52,7 @@ TN_API void tn_any_copy(TnAny *dst, const TnAny *src) {
     *dst = tn_any_none();
     return;
   }
-  *dst = *src;
+  tn__any_move(dst, src);
   if (tn_any_is_object(dst)) tn__retain(dst->v_obj);
 }
 
@@ -245,7 +245,7 @@ TN_API int tn_any_equal(const TnAny *a, const TnAny *b) {
       ta != TN_TYPE_RAW_BYTES && ta != TN_TYPE_STRING &&
       ta != TN_TYPE_BYTES) {
     /* Same plain type or same object type: bytewise / identity. */
-    return memcmp(a, b, sizeof(TnAny)) == 0;
+    return tn__any_same_bits(a, b);
   }
   if (is_number(ta) && is_number(tb)) {
     if (ta != TN_TYPE_FLOAT && tb != TN_TYPE_FLOAT)

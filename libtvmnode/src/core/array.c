@@ -134,32 +134,48 @@ TN_API int tn_array_get(const TnObject *seq, int64_t i, TnAny *out) {
 
 /* Make room for `need` items in total; the container is untouched on
  * failure. */
-static int reserve(TnArrayObj *a, int64_t need, const char *who) {
-  if (need <= a->capacity) return 0;
+static int grow(TnArrayObj *a, int64_t need, const char *who) {
   if (need > MAX_ITEMS)
     return tn_error_raise("ValueError",
                           "%s: %" PRId64 " items is more than a %s can hold",
                           who, need, kind_name(&a->header));
   int64_t cap = a->capacity < 4 ? 4 : a->capacity;
   while (cap < need) cap *= 2;
-  TnAny *buf = malloc((size_t)cap * sizeof(TnAny));
-  if (buf == NULL) return tn__raise_memory(who, (size_t)cap * sizeof(TnAny));
-  memcpy(buf, a->data, (size_t)a->size * sizeof(TnAny));
-  if (a->data != tn__array_inline(a)) free(a->data);
+  size_t bytes = (size_t)cap * sizeof(TnAny);
+  TnAny *buf;
+  if (a->data == tn__array_inline(a)) {
+    buf = malloc(bytes);
+    if (buf) memcpy(buf, a->data, (size_t)a->size * sizeof(TnAny));
+  } else {
+    buf = realloc(a->data, bytes); /* often grows in place */
+  }
+  if (buf == NULL) return tn__raise_memory(who, bytes);
   a->data = buf;
   a->capacity = cap;
   return 0;
 }
 
+static inline int reserve(TnArrayObj *a, int64_t need, const char *who) {
+  return TN_LIKELY(need <= a->capacity) ? 0 : grow(a, need, who);
+}
+
+static TnArrayObj *copy_for_write(TnObject **arr, int64_t extra,
+                                  const char *who);
+
 /* Return a tn.Array that only the caller holds, with room for `extra` more
  * items: `*arr` itself if it is unique, else a copy that replaces the
  * caller's reference. NULL (and `*arr` unchanged) on failure. */
-static TnArrayObj *make_unique(TnObject **arr, int64_t extra,
-                               const char *who) {
+static inline TnArrayObj *make_unique(TnObject **arr, int64_t extra,
+                                      const char *who) {
   TnArrayObj *a = (TnArrayObj *)*arr;
-  if (tn__object_unique(*arr)) {
+  if (TN_LIKELY(tn__object_unique(*arr)))
     return reserve(a, a->size + extra, who) == 0 ? a : NULL;
-  }
+  return copy_for_write(arr, extra, who);
+}
+
+static TnArrayObj *copy_for_write(TnObject **arr, int64_t extra,
+                                  const char *who) {
+  TnArrayObj *a = (TnArrayObj *)*arr;
   int64_t cap = a->size + extra;
   if (extra > 0 && cap < 2 * a->size) cap = 2 * a->size; /* amortise pushes */
   TnArrayObj *b = array_alloc(TN_TYPE_ARRAY, cap, who);
@@ -236,8 +252,7 @@ TN_API int tn_list_append(TnObject *list, const TnAny *item) {
   TnArrayObj *a = (TnArrayObj *)list;
   TnAny v;
   if (tn__any_own(&v, item)) return -1;
-  if (TN_UNLIKELY(a->size == a->capacity) &&
-      reserve(a, a->size + 1, "tn_list_append")) {
+  if (reserve(a, a->size + 1, "tn_list_append")) {
     tn__any_clear(&v);
     return -1;
   }

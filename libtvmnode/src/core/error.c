@@ -60,7 +60,7 @@ static bool capture_enabled(void) {
 static TnObject *error_make(const char *kind, const char *message, int skip) {
   ErrorObj *e = tn__object_malloc(sizeof *e, 0, TN_TYPE_ERROR, "tn_error_new");
   if (e == NULL) return NULL;
-  memset(e, 0, sizeof *e);
+  tn__object_zero_body(e, sizeof *e);
   tn__object_init(&e->header, TN_TYPE_ERROR, error_deleter);
   e->kind = tn_string_from_cstr(kind ? kind : "RuntimeError");
   e->message = tn_string_from_cstr(message ? message : "");

@@ -56,16 +56,17 @@ static inline uint64_t key_hash(const TnAny *k) {
 }
 
 static inline bool key_equal(const TnAny *a, const TnAny *b) {
-  if (memcmp(a, b, sizeof(TnAny)) == 0) return a->type_index != TN_TYPE_FLOAT
-                                            || a->v_float64 == a->v_float64;
-  if (a->type_index == b->type_index && a->type_index < TN_TYPE_RAW_STR &&
-      a->type_index != TN_TYPE_FLOAT)
+  if (tn__any_same_bits(a, b))
+    return a->type_index != TN_TYPE_FLOAT || a->v_float64 == a->v_float64;
+  if (TN_LIKELY(a->type_index == b->type_index &&
+                a->type_index < TN_TYPE_RAW_STR &&
+                a->type_index != TN_TYPE_FLOAT))
     return false; /* same simple plain type, different bits */
   return tn_any_equal(a, b);
 }
 
 /* Entry number of `key`, or -1. */
-static int64_t find(const TnMapObj *m, const TnAny *key, uint64_t h) {
+static inline int64_t find(const TnMapObj *m, const TnAny *key, uint64_t h) {
   if (m->index == NULL) return -1;
   for (uint64_t i = h & m->mask;; i = (i + 1) & m->mask) {
     int32_t ix = m->index[i];
@@ -110,28 +111,44 @@ static int rebuild(TnMapObj *m, int64_t capacity, const char *who) {
   return 0;
 }
 
-/* Insert or replace; takes ownership of `k` and `v` only on success. */
-static int insert_owned(TnMapObj *m, TnAny *k, TnAny *v, const char *who) {
+/* Insert or replace; takes ownership of `k` and `v` only on success. One
+ * probe finds either the key or the slot a new entry goes into (the first
+ * tombstone passed, else the empty slot that ended the probe). */
+static inline int insert_owned(TnMapObj *m, TnAny *k, TnAny *v,
+                               const char *who) {
   uint64_t h = key_hash(k);
-  int64_t ix = find(m, k, h);
-  if (ix >= 0) {
-    TnAny old = m->entries[ix].value;
-    m->entries[ix].value = *v;
-    tn__any_clear(k); /* keep the first key, as Python does */
-    tn__any_clear(&old);
-    return 0;
+  uint64_t slot = UINT64_MAX;
+  if (TN_LIKELY(m->index != NULL)) {
+    uint64_t i = h & m->mask;
+    for (;; i = (i + 1) & m->mask) {
+      int32_t ix = m->index[i];
+      if (ix == SLOT_EMPTY) break;
+      if (ix == SLOT_DELETED) {
+        if (slot == UINT64_MAX) slot = i;
+        continue;
+      }
+      TnMapEntry *e = &m->entries[ix];
+      if (e->hash == h && key_equal(&e->key, k)) {
+        TnAny old = e->value;
+        tn__any_move(&e->value, v);
+        tn__any_clear(k); /* keep the first key, as Python does */
+        tn__any_clear(&old);
+        return 0;
+      }
+    }
+    if (slot == UINT64_MAX) slot = i;
   }
-  if (m->used == m->capacity) {
+  if (TN_UNLIKELY(m->used == m->capacity)) {
     int64_t want = m->size < 4 ? 8 : m->size * 2;
     if (rebuild(m, want, who)) return -1;
+    slot = h & m->mask; /* fresh index: no tombstones */
+    while (m->index[slot] != SLOT_EMPTY) slot = (slot + 1) & m->mask;
   }
-  uint64_t s = h & m->mask;
-  while (m->index[s] >= 0) s = (s + 1) & m->mask; /* empty or deleted */
   TnMapEntry *e = &m->entries[m->used];
-  e->key = *k;
-  e->value = *v;
+  tn__any_move(&e->key, k);
+  tn__any_move(&e->value, v);
   e->hash = h;
-  m->index[s] = (int32_t)m->used++;
+  m->index[slot] = (int32_t)m->used++;
   m->size++;
   return 0;
 }
@@ -184,7 +201,7 @@ static TnMapObj *map_alloc(int32_t type_index, int64_t capacity,
                            const char *who) {
   TnMapObj *m = tn__object_malloc(sizeof *m, 0, type_index, who);
   if (m == NULL) return NULL;
-  memset(m, 0, sizeof *m);
+  tn__object_zero_body(m, sizeof *m);
   tn__object_init(&m->header, type_index, map_deleter);
   if (capacity > 0 && rebuild(m, capacity, who)) {
     tn__release(&m->header);
@@ -280,11 +297,20 @@ TN_API int64_t tn_map_next(const TnObject *map, int64_t pos,
 /* Map: copy-on-write                                                        */
 /* ------------------------------------------------------------------------ */
 
+static TnMapObj *copy_for_write(TnObject **map, int64_t extra,
+                                const char *who);
+
 /* A tn.Map only the caller holds: `*map` if unique, else a compacted copy
  * replacing the caller's reference (with room for `extra` entries). */
-static TnMapObj *make_unique(TnObject **map, int64_t extra, const char *who) {
+static inline TnMapObj *make_unique(TnObject **map, int64_t extra,
+                                    const char *who) {
+  if (TN_LIKELY(tn__object_unique(*map))) return (TnMapObj *)*map;
+  return copy_for_write(map, extra, who);
+}
+
+static TnMapObj *copy_for_write(TnObject **map, int64_t extra,
+                                const char *who) {
   TnMapObj *m = (TnMapObj *)*map;
-  if (tn__object_unique(*map)) return m;
   TnMapObj *c = map_alloc(TN_TYPE_MAP, m->size + extra, who);
   if (c == NULL) return NULL;
   for (int64_t i = 0; i < m->used; i++) {

@@ -38,6 +38,13 @@ static void thread_state_free(void *p) {
   TnObject *raised = s->raised;
   s->raised = NULL;
   if (raised) tn__release(raised);
+  for (int c = 0; c < TN__CACHE_CLASSES; c++) {
+    while (s->cached[c] > 0) {
+      void *block = s->cache[c][--s->cached[c]];
+      tn__cache_unpoison(block, (size_t)c << 4);
+      free(block);
+    }
+  }
   g_mutex_lock(&g_threads_lock);
   g_retired_live += atomic_load_explicit(&s->live, memory_order_relaxed);
   if (s->prev) s->prev->next = s->next;
@@ -97,25 +104,22 @@ TN_API int64_t tn_object_live_count_by_type(int32_t type_index) {
 
 /* ------------------------------------------------------------------------ */
 
-void *tn__object_malloc(size_t size, size_t align, int32_t type_index,
-                        const char *who) {
-  void *p;
-  if (align <= 16) {
-    p = malloc(size);
-  } else if (posix_memalign(&p, align, size) != 0) {
+void *tn__object_malloc_slow(size_t size, size_t align, int32_t type_index,
+                             const char *who) {
+  void *p = NULL;
+  if (align == 0) {
+    p = malloc(size); /* the inline path failed once; try again */
+  } else if (posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align,
+                            size) != 0) {
     p = NULL;
   }
   if (TN_UNLIKELY(p == NULL)) {
     tn__raise_memory(who, size);
     return NULL;
   }
+  ((TnObject *)p)->flags = 0; /* not a cache class: free() it */
   tn__live_add(type_index, 1);
   return p;
-}
-
-void tn__object_mfree(TnObject *obj) {
-  tn__live_add(obj->type_index, -1);
-  free(obj);
 }
 
 void tn__object_weak_drop(TnObject *obj) {
@@ -188,7 +192,7 @@ TN_API TnObject *tn_object_alloc(int32_t type_index, size_t size,
   }
   TnObject *obj = tn__object_malloc(size, 0, type_index, "tn_object_alloc");
   if (obj == NULL) return NULL;
-  memset(obj, 0, size);
+  tn__object_zero_body(obj, size);
   tn__object_init(obj, type_index, deleter);
   return obj;
 }

@@ -33,8 +33,8 @@ static void string_deleter(TnObject *self, int flags) {
   if (flags & TN_DELETER_FREE) tn__object_mfree(self);
 }
 
-TnObject *tn__string_new(int32_t type_index, const char *data, size_t size,
-                         const char *who) {
+static inline TnObject *string_new(int32_t type_index, const char *data,
+                                   size_t size, const char *who) {
   if (TN_UNLIKELY(size > (size_t)INT64_MAX - sizeof(TnStringObj) - 1)) {
     tn_error_raise("ValueError", "%s: size %zu is too large", who, size);
     return NULL;
@@ -52,12 +52,17 @@ TnObject *tn__string_new(int32_t type_index, const char *data, size_t size,
   return &s->header;
 }
 
+TnObject *tn__string_new(int32_t type_index, const char *data, size_t size,
+                         const char *who) {
+  return string_new(type_index, data, size, who);
+}
+
 TN_API TnObject *tn_string_new(const char *data, size_t size) {
   if (data == NULL && size != 0) {
     tn__raise_null("tn_string_new", "data");
     return NULL;
   }
-  return tn__string_new(TN_TYPE_STRING, data, size, "tn_string_new");
+  return string_new(TN_TYPE_STRING, data, size, "tn_string_new");
 }
 
 TN_API TnObject *tn_string_from_cstr(const char *cstr) {
@@ -65,8 +70,7 @@ TN_API TnObject *tn_string_from_cstr(const char *cstr) {
     tn__raise_null("tn_string_from_cstr", "cstr");
     return NULL;
   }
-  return tn__string_new(TN_TYPE_STRING, cstr, strlen(cstr),
-                        "tn_string_from_cstr");
+  return string_new(TN_TYPE_STRING, cstr, strlen(cstr), "tn_string_from_cstr");
 }
 
 TN_API TnObject *tn_bytes_new(const char *data, size_t size) {
@@ -74,7 +78,7 @@ TN_API TnObject *tn_bytes_new(const char *data, size_t size) {
     tn__raise_null("tn_bytes_new", "data");
     return NULL;
   }
-  return tn__string_new(TN_TYPE_BYTES, data, size, "tn_bytes_new");
+  return string_new(TN_TYPE_BYTES, data, size, "tn_bytes_new");
 }
 
 TN_API uint64_t tn_string_hash(TnObject *str) {
