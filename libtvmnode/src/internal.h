@@ -26,6 +26,26 @@
 
 #include "tvmnode/c_api.h"
 
+/*
+ * Locks are GLib's GMutex. ThreadSanitizer cannot see GMutex on Linux (it is
+ * built on raw futexes), so TSan builds use pthread mutexes instead; the
+ * zero-initialised static form works for both.
+ */
+#if defined(__SANITIZE_THREAD__)
+#include <pthread.h>
+typedef pthread_mutex_t TnMutex;
+#define tn__mutex_lock pthread_mutex_lock
+#define tn__mutex_unlock pthread_mutex_unlock
+#define tn__mutex_init(m) pthread_mutex_init((m), NULL)
+#define tn__mutex_clear pthread_mutex_destroy
+#else
+typedef GMutex TnMutex;
+#define tn__mutex_lock g_mutex_lock
+#define tn__mutex_unlock g_mutex_unlock
+#define tn__mutex_init g_mutex_init
+#define tn__mutex_clear g_mutex_clear
+#endif
+
 #define TN_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TN_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -60,18 +80,20 @@ void tn__object_weak_drop(TnObject *obj);
 
 static inline void tn__release(TnObject *obj) {
   /* Sole reference and no weak ones: nobody else can touch the count, so
-   * skip the locked decrement (most temporaries die this way). */
-  if (atomic_load_explicit(tn__rc(obj), memory_order_relaxed) ==
+   * skip the locked decrement (most temporaries die this way). Functions are
+   * the exception: the registry's lock-free look-up may increment a
+   * function's count speculatively (see func/registry.c). */
+  if (atomic_load_explicit(tn__rc(obj), memory_order_acquire) ==
           TN__RC_INIT &&
-      obj->deleter != NULL) {
-    atomic_thread_fence(memory_order_acquire);
+      obj->deleter != NULL && obj->type_index != TN_TYPE_FUNCTION) {
     obj->deleter(obj, TN_DELETER_BOTH);
     return;
   }
+  /* acq_rel: the thread that drops the last reference must see every write
+   * the others made before dropping theirs. */
   uint64_t old = atomic_fetch_sub_explicit(tn__rc(obj), TN__RC_STRONG_ONE,
-                                           memory_order_release);
+                                           memory_order_acq_rel);
   if ((uint32_t)old != 1) return;
-  atomic_thread_fence(memory_order_acquire);
   if (obj->deleter == NULL) return;
   if (old == TN__RC_INIT) {
     /* No weak reference exists, so nobody can revive or observe it. */
@@ -421,10 +443,24 @@ typedef struct {
   int32_t *index; /* -1 empty, -2 deleted, else an entry number */
 } TnMapObj;
 
+/* Take a strong reference only if the object is still alive (strong > 0).
+ * Used on type-stable memory, where a dead object's header stays readable. */
+static inline bool tn__try_retain(TnObject *obj) {
+  uint64_t cur = atomic_load_explicit(tn__rc(obj), memory_order_relaxed);
+  do {
+    if ((uint32_t)cur == 0) return false;
+  } while (!atomic_compare_exchange_weak_explicit(
+      tn__rc(obj), &cur, cur + TN__RC_STRONG_ONE, memory_order_acquire,
+      memory_order_relaxed));
+  return true;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Start-up hooks, called once in order by the library constructor          */
 /* ------------------------------------------------------------------------ */
 
+void tn__threads_init(void);
 void tn__types_init(void);
+void tn__func_builtins_init(void);
 
 #endif /* TVMNODE_INTERNAL_H_ */

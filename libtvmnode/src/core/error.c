@@ -30,7 +30,7 @@ typedef struct {
   GPtrArray *frames; /* char*, innermost first; C frames come first */
 } ErrorObj;
 
-static GMutex g_frames_lock;
+static TnMutex g_frames_lock;
 static int g_capture = -1; /* -1 unknown, else whether TN_BACKTRACE allows */
 
 static void error_deleter(TnObject *self, int flags) {
@@ -214,9 +214,9 @@ TN_API int tn_error_append_frame(TnObject *err, const char *frame) {
   ErrorObj *e = (ErrorObj *)err;
   if (e->frames == NULL) return 0; /* the static out-of-memory error */
   char *copy = g_strdup(frame);
-  g_mutex_lock(&g_frames_lock);
+  tn__mutex_lock(&g_frames_lock);
   g_ptr_array_add(e->frames, copy);
-  g_mutex_unlock(&g_frames_lock);
+  tn__mutex_unlock(&g_frames_lock);
   return 0;
 }
 
@@ -224,9 +224,9 @@ TN_API int64_t tn_error_frame_count(const TnObject *err) {
   ErrorObj *e = as_error(err);
   if (e == NULL)
     return tn__check_object(err, TN_TYPE_ERROR, "tn_error_frame_count", "err");
-  g_mutex_lock(&g_frames_lock);
+  tn__mutex_lock(&g_frames_lock);
   int64_t n = (e->frames ? (int64_t)e->frames->len : 0) + e->n_pcs;
-  g_mutex_unlock(&g_frames_lock);
+  tn__mutex_unlock(&g_frames_lock);
   return n;
 }
 
@@ -236,12 +236,12 @@ TN_API const char *tn_error_frame(const TnObject *err, int64_t i) {
     tn__check_object(err, TN_TYPE_ERROR, "tn_error_frame", "err");
     return NULL;
   }
-  g_mutex_lock(&g_frames_lock);
+  tn__mutex_lock(&g_frames_lock);
   symbolise(e);
   int64_t n = e->frames ? (int64_t)e->frames->len : 0;
   const char *f =
       (i >= 0 && i < n) ? g_ptr_array_index(e->frames, (guint)i) : NULL;
-  g_mutex_unlock(&g_frames_lock);
+  tn__mutex_unlock(&g_frames_lock);
   if (f == NULL)
     tn_error_raise("IndexError",
                    "tn_error_frame: frame %" PRId64 " out of range for an "
@@ -251,7 +251,7 @@ TN_API const char *tn_error_frame(const TnObject *err, int64_t i) {
 }
 
 static void format_one(GString *out, ErrorObj *e) {
-  g_mutex_lock(&g_frames_lock);
+  tn__mutex_lock(&g_frames_lock);
   symbolise(e);
   if (e->frames && e->frames->len > 0) {
     g_string_append(out, "Traceback (most recent call last):\n");
@@ -259,7 +259,7 @@ static void format_one(GString *out, ErrorObj *e) {
       g_string_append_printf(out, "  %s\n",
                              (char *)g_ptr_array_index(e->frames, i));
   }
-  g_mutex_unlock(&g_frames_lock);
+  tn__mutex_unlock(&g_frames_lock);
   g_string_append_printf(out, "%s: %s", ((TnStringObj *)e->kind)->data,
                          ((TnStringObj *)e->message)->data);
 }

@@ -6,5 +6,7 @@
 #include "internal.h"
 
 __attribute__((constructor)) static void tn_library_init(void) {
+  tn__threads_init();
   tn__types_init();
+  tn__func_builtins_init();
 }

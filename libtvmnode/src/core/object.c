@@ -17,11 +17,10 @@
 
 TN_TLS TnThreadState *tn__tls_state;
 
-static GMutex g_threads_lock;
+static TnMutex g_threads_lock;
 static TnThreadState *g_threads;   /* doubly linked, guarded by the lock */
 static int64_t g_retired_live;     /* counts of exited threads */
 static pthread_key_t g_thread_key; /* runs thread_state_free at exit */
-static GOnce g_thread_key_once = G_ONCE_INIT;
 
 #ifdef TN_DEBUG
 static _Atomic int64_t g_live_by_type[TN__MAX_TYPES];
@@ -45,43 +44,42 @@ static void thread_state_free(void *p) {
       free(block);
     }
   }
-  g_mutex_lock(&g_threads_lock);
+  tn__mutex_lock(&g_threads_lock);
   g_retired_live += atomic_load_explicit(&s->live, memory_order_relaxed);
   if (s->prev) s->prev->next = s->next;
   else g_threads = s->next;
   if (s->next) s->next->prev = s->prev;
-  g_mutex_unlock(&g_threads_lock);
+  tn__mutex_unlock(&g_threads_lock);
   if (tn__tls_state == s) tn__tls_state = NULL;
   free(s);
 }
 
-static gpointer make_thread_key(gpointer unused) {
-  (void)unused;
-  if (pthread_key_create(&g_thread_key, thread_state_free) != 0) return NULL;
-  return GINT_TO_POINTER(1);
+/* Called once by the library constructor, before any other thread can
+ * exist in the library. */
+void tn__threads_init(void) {
+  if (pthread_key_create(&g_thread_key, thread_state_free) != 0) abort();
 }
 
 TnThreadState *tn__thread_state_slow(void) {
   static TnThreadState fallback; /* if even this tiny malloc fails */
-  g_once(&g_thread_key_once, make_thread_key, NULL);
   TnThreadState *s = calloc(1, sizeof *s);
   if (s == NULL) return &fallback;
-  g_mutex_lock(&g_threads_lock);
+  tn__mutex_lock(&g_threads_lock);
   s->next = g_threads;
   if (g_threads) g_threads->prev = s;
   g_threads = s;
-  g_mutex_unlock(&g_threads_lock);
+  tn__mutex_unlock(&g_threads_lock);
   pthread_setspecific(g_thread_key, s);
   tn__tls_state = s;
   return s;
 }
 
 TN_API int64_t tn_object_live_count(void) {
-  g_mutex_lock(&g_threads_lock);
+  tn__mutex_lock(&g_threads_lock);
   int64_t total = g_retired_live;
   for (TnThreadState *s = g_threads; s; s = s->next)
     total += atomic_load_explicit(&s->live, memory_order_relaxed);
-  g_mutex_unlock(&g_threads_lock);
+  tn__mutex_unlock(&g_threads_lock);
   return total;
 }
 
@@ -124,11 +122,8 @@ void *tn__object_malloc_slow(size_t size, size_t align, int32_t type_index,
 
 void tn__object_weak_drop(TnObject *obj) {
   uint64_t old = atomic_fetch_sub_explicit(tn__rc(obj), TN__RC_WEAK_ONE,
-                                           memory_order_release);
-  if ((old >> 32) == 1) {
-    atomic_thread_fence(memory_order_acquire);
-    if (obj->deleter) obj->deleter(obj, TN_DELETER_FREE);
-  }
+                                           memory_order_acq_rel);
+  if ((old >> 32) == 1 && obj->deleter) obj->deleter(obj, TN_DELETER_FREE);
 }
 
 TN_API void tn_object_retain(TnObject *obj) {

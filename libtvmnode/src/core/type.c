@@ -15,7 +15,7 @@
 
 _Atomic(TnTypeInfo *) tn__type_table[TN__MAX_TYPES];
 
-static GMutex g_type_lock;
+static TnMutex g_type_lock;
 static GHashTable *g_type_by_key; /* char* key -> TnTypeInfo*, under lock */
 static int32_t g_next_dynamic = TN_TYPE_DYNAMIC_BEGIN; /* under lock */
 static _Atomic int32_t g_type_count;
@@ -57,13 +57,13 @@ static void publish(TnTypeInfo *info) {
 
 void tn__type_register_static(int32_t index, const char *key, int32_t parent,
                               bool is_object) {
-  g_mutex_lock(&g_type_lock);
+  tn__mutex_lock(&g_type_lock);
   if (g_type_by_key == NULL)
     g_type_by_key = g_hash_table_new(g_str_hash, g_str_equal);
   TnTypeInfo *info = make_info(index, key, parent, is_object);
   g_assert(info != NULL); /* start-up; nothing sensible to do without it */
   publish(info);
-  g_mutex_unlock(&g_type_lock);
+  tn__mutex_unlock(&g_type_lock);
 }
 
 TN_API int32_t tn_type_register(const char *type_key, int32_t parent_index) {
@@ -78,7 +78,7 @@ TN_API int32_t tn_type_register(const char *type_key, int32_t parent_index) {
                           "registered object type",
                           parent_index, type_key);
   int32_t result;
-  g_mutex_lock(&g_type_lock);
+  tn__mutex_lock(&g_type_lock);
   TnTypeInfo *have = g_hash_table_lookup(g_type_by_key, type_key);
   if (have != NULL) {
     if (have->parent == parent_index) {
@@ -107,16 +107,16 @@ TN_API int32_t tn_type_register(const char *type_key, int32_t parent_index) {
       result = info->index;
     }
   }
-  g_mutex_unlock(&g_type_lock);
+  tn__mutex_unlock(&g_type_lock);
   return result;
 }
 
 TN_API int32_t tn_type_index(const char *type_key) {
   if (type_key == NULL) return tn__raise_null("tn_type_index", "type_key");
-  g_mutex_lock(&g_type_lock);
+  tn__mutex_lock(&g_type_lock);
   TnTypeInfo *info = g_hash_table_lookup(g_type_by_key, type_key);
   int32_t index = info ? info->index : -1;
-  g_mutex_unlock(&g_type_lock);
+  tn__mutex_unlock(&g_type_lock);
   if (index < 0)
     return tn_error_raise("KeyError",
                           "tn_type_index: no type is registered with key '%s'",
@@ -193,6 +193,7 @@ void tn__types_init(void) {
       {TN_TYPE_ARRAY, "tn.Array"},     {TN_TYPE_LIST, "tn.List"},
       {TN_TYPE_MAP, "tn.Map"},         {TN_TYPE_DICT, "tn.Dict"},
       {TN_TYPE_MODULE, "tn.Module"},   {TN_TYPE_OPAQUE_OBJECT, "tn.OpaqueObject"},
+      {TN_TYPE_CCLOSURE, "tn.CClosure"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(plain); i++)
     tn__type_register_static(plain[i].index, plain[i].key, -1, false);
