@@ -145,14 +145,7 @@ TN_API void tn_object_weak_release(TnObject *obj) {
 }
 
 TN_API TnObject *tn_object_weak_upgrade(TnObject *obj) {
-  if (obj == NULL) return NULL;
-  uint64_t cur = atomic_load_explicit(tn__rc(obj), memory_order_relaxed);
-  do {
-    if ((uint32_t)cur == 0) return NULL;
-  } while (!atomic_compare_exchange_weak_explicit(
-      tn__rc(obj), &cur, cur + TN__RC_STRONG_ONE, memory_order_acquire,
-      memory_order_relaxed));
-  return obj;
+  return obj && tn__try_retain(obj) ? obj : NULL;
 }
 
 TN_API uint32_t tn_object_strong_count(const TnObject *obj) {

@@ -229,6 +229,15 @@ static int range_error(const char *fname, int32_t index, int64_t v,
                         name_or_anon(fname), index, v, tn__sig_kind_name(k));
 }
 
+/* A float, int or bool as a double; false for anything else. */
+static bool number_as_double(const TnAny *a, double *d) {
+  if (a->type_index == TN_TYPE_FLOAT) *d = a->v_float64;
+  else if (a->type_index == TN_TYPE_INT || a->type_index == TN_TYPE_BOOL)
+    *d = (double)a->v_int64;
+  else return false;
+  return true;
+}
+
 static bool int_fits(TnSigKind k, int64_t v) {
   switch (k) {
     case TN_SIG_I8: return v >= INT8_MIN && v <= INT8_MAX;
@@ -268,9 +277,7 @@ int tn__sig_arg_from_any(const TnSigType *t, const TnAny *a, TnSigValue *out,
     }
     case TN_SIG_F32: case TN_SIG_F64: {
       double d;
-      if (ti == TN_TYPE_FLOAT) d = a->v_float64;
-      else if (ti == TN_TYPE_INT || ti == TN_TYPE_BOOL) d = (double)a->v_int64;
-      else break;
+      if (!number_as_double(a, &d)) break;
       if (t->kind == TN_SIG_F32) out->f32 = (float)d;
       else out->f64 = d;
       return 0;
@@ -501,9 +508,7 @@ int tn__sig_ret_from_any(const TnSigType *t, const TnAny *a, void *ret,
     }
     case TN_SIG_F32: case TN_SIG_F64: {
       double d;
-      if (ti == TN_TYPE_FLOAT) d = a->v_float64;
-      else if (ti == TN_TYPE_INT || ti == TN_TYPE_BOOL) d = (double)a->v_int64;
-      else break;
+      if (!number_as_double(a, &d)) break;
       if (t->kind == TN_SIG_F32) *(float *)ret = (float)d;
       else *(double *)ret = d;
       return 0;
