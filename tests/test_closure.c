@@ -207,6 +207,40 @@ START_TEST(test_bad_input) {
 }
 END_TEST
 
+static int fail_on_negative(void *self, const TnAny *args, int32_t nargs,
+                            TnAny *ret) {
+  (void)self;
+  if (args[0].v_int64 < 0)
+    return tn_error_raise("ValueError", "negative: %lld",
+                          (long long)args[0].v_int64);
+  if (args[0].v_int64 == 7) { /* the wrong type of result */
+    *ret = tn_any_float(7.5);
+    return 0;
+  }
+  *ret = tn_any_int(args[0].v_int64 + (nargs > 1 ? args[1].v_int64 : 0));
+  return 0;
+}
+
+/* The all-i64 signatures take a specialised path; its error handling must
+ * match the general one. */
+START_TEST(test_i64_fast_handler) {
+  TnObject *f = TN_NONNULL(tn_func_new(fail_on_negative, NULL, NULL));
+  int64_t (*fp)(int64_t, int64_t) = NULL;
+  TnObject *h = TN_NONNULL(tn_func_to_c(f, "i64(i64,i64)", (void **)&fp));
+  ck_assert_int_eq(fp(40, 2), 42);
+  ck_assert_int_eq(fp(-1, 2), 0);
+  TN_EXPECT_ERROR("ValueError", "negative: -1");
+  ck_assert_int_eq(fp(7, 0), 0);
+  TN_EXPECT_ERROR("TypeError", "returned float", "does not convert to i64");
+  ck_assert_int_eq(tn_cclosure_error_count(h), 2);
+  TnObject *err = TN_NONNULL(tn_cclosure_take_error(h));
+  ck_assert_str_eq(tn_error_kind(err), "TypeError");
+  tn_object_release(err);
+  tn_object_release(h);
+  tn_object_release(f);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("closure");
   TCase *tc = tn_test_case(s, "packed-to-typed");
@@ -214,6 +248,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_callback_from_another_thread);
   tcase_add_test(tc, test_error_channel_same_thread);
   tcase_add_test(tc, test_types_round_trip);
+  tcase_add_test(tc, test_i64_fast_handler);
   tcase_add_test(tc, test_bad_input);
   return s;
 }

@@ -9,22 +9,34 @@
 
 #include <stdlib.h>
 
-/* A word-at-a-time multiplicative hash; strings are hashed once and cached,
- * so this favours simplicity over the last cycle. */
+/* A word-at-a-time multiplicative hash: one multiply and shift per 8 bytes,
+ * the tail read with overlapping fixed-size loads (no memcpy call), and one
+ * full mix at the end. The length seeds it, so overlapping tail reads of
+ * different lengths differ. Used for strings, bytes and registry names. */
 uint64_t tn__hash_bytes(const char *data, size_t size) {
   const uint64_t k = UINT64_C(0x9e3779b97f4a7c15);
-  uint64_t h = UINT64_C(0x6a09e667f3bcc909) ^ (size * k);
-  size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
+  uint64_t h = (uint64_t)size * k ^ UINT64_C(0x6a09e667f3bcc909);
+  const char *p = data;
+  size_t n = size;
+  for (; n >= 8; p += 8, n -= 8) {
     uint64_t w;
-    memcpy(&w, data + i, 8);
-    h = (h ^ tn__mix64(w)) * k;
-    h = (h << 29) | (h >> 35);
+    memcpy(&w, p, 8);
+    h = (h ^ w) * k;
+    h ^= h >> 32;
   }
-  if (i < size) {
-    uint64_t w = 0;
-    memcpy(&w, data + i, size - i);
-    h = (h ^ tn__mix64(w ^ (uint64_t)(size - i))) * k;
+  if (n > 0) {
+    uint64_t w;
+    if (n >= 4) {
+      uint32_t a, b;
+      memcpy(&a, p, 4);
+      memcpy(&b, p + n - 4, 4);
+      w = a | (uint64_t)b << 32;
+    } else {
+      w = (uint64_t)(uint8_t)p[0] | (uint64_t)(uint8_t)p[n / 2] << 8 |
+          (uint64_t)(uint8_t)p[n - 1] << 16;
+    }
+    h = (h ^ w) * k;
+    h ^= h >> 32;
   }
   return tn__mix64(h);
 }

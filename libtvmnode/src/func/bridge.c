@@ -48,42 +48,30 @@ static int bridge_call(void *self, const TnAny *args, int32_t nargs,
   TnSigValue values[TN__SIG_MAX_ARGS];
   void *ptrs[TN__SIG_MAX_ARGS];
   for (int32_t i = 0; i < nargs; i++) {
-    if (tn__sig_arg_from_any(&b->sig.args[i], &args[i], &values[i], b->name, i))
+    const TnSigType *t = &b->sig.args[i];
+    /* The commonest conversions inline; everything else out of line. */
+    if (t->kind == TN_SIG_I64 && args[i].type_index == TN_TYPE_INT)
+      values[i].i64 = args[i].v_int64;
+    else if (t->kind == TN_SIG_F64 && args[i].type_index == TN_TYPE_FLOAT)
+      values[i].f64 = args[i].v_float64;
+    else if (tn__sig_arg_from_any(t, &args[i], &values[i], b->name, i))
       return -1;
     ptrs[i] = &values[i];
   }
   TnSigValue rv;
-  rv.any = tn_any_none();
+  rv.u64 = 0;
   ffi_call(&b->cif, FFI_FN(b->fnptr), &rv, ptrs);
-  return tn__sig_ret_to_any(&b->sig.ret, &rv, ret, b->name);
+  switch (b->sig.ret.kind) {
+    case TN_SIG_I64: *ret = tn_any_int(rv.i64); return 0;
+    case TN_SIG_F64: *ret = tn_any_float(rv.f64); return 0;
+    case TN_SIG_VOID: return 0;
+    default: return tn__sig_ret_to_any(&b->sig.ret, &rv, ret, b->name);
+  }
 }
 
 /* ------------------------------------------------------------------------ */
 /* The libffi-free fast path                                                  */
 /* ------------------------------------------------------------------------ */
-
-static inline int fast_int(const Bridge *b, const TnAny *a, int32_t i,
-                           int64_t *out) {
-  if (TN_LIKELY(a->type_index == TN_TYPE_INT ||
-                a->type_index == TN_TYPE_BOOL)) {
-    *out = a->v_int64;
-    return 0;
-  }
-  TnSigValue v;
-  return tn__sig_arg_from_any(&b->sig.args[i], a, &v, b->name, i);
-}
-
-static inline int fast_float(const Bridge *b, const TnAny *a, int32_t i,
-                             double *out) {
-  if (TN_LIKELY(a->type_index == TN_TYPE_FLOAT)) {
-    *out = a->v_float64;
-    return 0;
-  }
-  TnSigValue v;
-  if (tn__sig_arg_from_any(&b->sig.args[i], a, &v, b->name, i)) return -1;
-  *out = v.f64;
-  return 0;
-}
 
 typedef int64_t (*FnI0)(void);
 typedef int64_t (*FnI1)(int64_t);
@@ -96,49 +84,78 @@ typedef double (*FnF2)(double, double);
 typedef double (*FnF3)(double, double, double);
 typedef double (*FnF4)(double, double, double, double);
 
-#define FAST_BODY(T, conv, box, call)                                     \
-  Bridge *b = self;                                                       \
-  if (TN_UNLIKELY(nargs != b->sig.nargs)) return arity_error(b, nargs);   \
-  T x[4] = {0, 0, 0, 0};                                                  \
-  for (int32_t i = 0; i < nargs; i++)                                     \
-    if (conv(b, &args[i], i, &x[i])) return -1;                           \
-  *ret = box(call);                                                       \
+/* Arguments that are not exactly int (or float) go through the general
+ * conversion (bool -> int, int -> float, errors) and then the same call. */
+static __attribute__((noinline)) int fast_general(const Bridge *b,
+                                                  const TnAny *args,
+                                                  int32_t nargs, TnAny *ret) {
+  if (nargs != b->sig.nargs) return arity_error(b, nargs);
+  TnSigValue v[4];
+  for (int32_t i = 0; i < nargs; i++)
+    if (tn__sig_arg_from_any(&b->sig.args[i], &args[i], &v[i], b->name, i))
+      return -1;
+  if (b->sig.ret.kind == TN_SIG_I64) {
+    int64_t r = 0;
+    switch (nargs) {
+      case 0: r = ((FnI0)b->fnptr)(); break;
+      case 1: r = ((FnI1)b->fnptr)(v[0].i64); break;
+      case 2: r = ((FnI2)b->fnptr)(v[0].i64, v[1].i64); break;
+      case 3: r = ((FnI3)b->fnptr)(v[0].i64, v[1].i64, v[2].i64); break;
+      default:
+        r = ((FnI4)b->fnptr)(v[0].i64, v[1].i64, v[2].i64, v[3].i64);
+        break;
+    }
+    *ret = tn_any_int(r);
+  } else {
+    double r = 0;
+    switch (nargs) {
+      case 0: r = ((FnF0)b->fnptr)(); break;
+      case 1: r = ((FnF1)b->fnptr)(v[0].f64); break;
+      case 2: r = ((FnF2)b->fnptr)(v[0].f64, v[1].f64); break;
+      case 3: r = ((FnF3)b->fnptr)(v[0].f64, v[1].f64, v[2].f64); break;
+      default:
+        r = ((FnF4)b->fnptr)(v[0].f64, v[1].f64, v[2].f64, v[3].f64);
+        break;
+    }
+    *ret = tn_any_float(r);
+  }
   return 0;
+}
 
-static int fast_i0(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
-  FAST_BODY(int64_t, fast_int, tn_any_int, ((FnI0)b->fnptr)())
-}
-static int fast_i1(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
-  FAST_BODY(int64_t, fast_int, tn_any_int, ((FnI1)b->fnptr)(x[0]))
-}
-static int fast_i2(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
-  FAST_BODY(int64_t, fast_int, tn_any_int, ((FnI2)b->fnptr)(x[0], x[1]))
-}
-static int fast_i3(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
-  FAST_BODY(int64_t, fast_int, tn_any_int,
-            ((FnI3)b->fnptr)(x[0], x[1], x[2]))
-}
-static int fast_i4(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
-  FAST_BODY(int64_t, fast_int, tn_any_int,
-            ((FnI4)b->fnptr)(x[0], x[1], x[2], x[3]))
-}
-static int fast_f0(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
-  FAST_BODY(double, fast_float, tn_any_float, ((FnF0)b->fnptr)())
-}
-static int fast_f1(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
-  FAST_BODY(double, fast_float, tn_any_float, ((FnF1)b->fnptr)(x[0]))
-}
-static int fast_f2(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
-  FAST_BODY(double, fast_float, tn_any_float, ((FnF2)b->fnptr)(x[0], x[1]))
-}
-static int fast_f3(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
-  FAST_BODY(double, fast_float, tn_any_float,
-            ((FnF3)b->fnptr)(x[0], x[1], x[2]))
-}
-static int fast_f4(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
-  FAST_BODY(double, fast_float, tn_any_float,
-            ((FnF4)b->fnptr)(x[0], x[1], x[2], x[3]))
-}
+#define I(k) (args[k].type_index == TN_TYPE_INT)
+#define F(k) (args[k].type_index == TN_TYPE_FLOAT)
+#define VI(k) args[k].v_int64
+#define VF(k) args[k].v_float64
+#define FAST(name, n, test, box, call)                                    \
+  static int name(void *self, const TnAny *args, int32_t nargs,           \
+                  TnAny *ret) {                                           \
+    const Bridge *b = self;                                               \
+    if (TN_LIKELY(nargs == n && (test))) {                                \
+      *ret = box(call);                                                   \
+      return 0;                                                           \
+    }                                                                     \
+    return fast_general(b, args, nargs, ret);                             \
+  }
+
+FAST(fast_i0, 0, 1, tn_any_int, ((FnI0)b->fnptr)())
+FAST(fast_i1, 1, I(0), tn_any_int, ((FnI1)b->fnptr)(VI(0)))
+FAST(fast_i2, 2, I(0) && I(1), tn_any_int, ((FnI2)b->fnptr)(VI(0), VI(1)))
+FAST(fast_i3, 3, I(0) && I(1) && I(2), tn_any_int,
+     ((FnI3)b->fnptr)(VI(0), VI(1), VI(2)))
+FAST(fast_i4, 4, I(0) && I(1) && I(2) && I(3), tn_any_int,
+     ((FnI4)b->fnptr)(VI(0), VI(1), VI(2), VI(3)))
+FAST(fast_f0, 0, 1, tn_any_float, ((FnF0)b->fnptr)())
+FAST(fast_f1, 1, F(0), tn_any_float, ((FnF1)b->fnptr)(VF(0)))
+FAST(fast_f2, 2, F(0) && F(1), tn_any_float, ((FnF2)b->fnptr)(VF(0), VF(1)))
+FAST(fast_f3, 3, F(0) && F(1) && F(2), tn_any_float,
+     ((FnF3)b->fnptr)(VF(0), VF(1), VF(2)))
+FAST(fast_f4, 4, F(0) && F(1) && F(2) && F(3), tn_any_float,
+     ((FnF4)b->fnptr)(VF(0), VF(1), VF(2), VF(3)))
+#undef I
+#undef F
+#undef VI
+#undef VF
+#undef FAST
 
 static TnPackedFn fast_path(const TnSignature *sig) {
   static const TnPackedFn ints[] = {fast_i0, fast_i1, fast_i2, fast_i3,

@@ -62,8 +62,14 @@ static void handler(ffi_cif *cif, void *ret, void **args, void *user_data) {
   CClosure *c = user_data;
   TnAny packed[TN__SIG_MAX_ARGS];
   for (int32_t i = 0; i < c->sig.nargs; i++) {
-    if (tn__sig_arg_to_any(&c->sig.args[i], args[i], &packed[i], c->name,
-                           i)) {
+    TnSigKind k = c->sig.args[i].kind;
+    /* The commonest conversions inline; everything else out of line. */
+    if (k == TN_SIG_I64) {
+      packed[i] = tn_any_int(*(const int64_t *)args[i]);
+    } else if (k == TN_SIG_F64) {
+      packed[i] = tn_any_float(*(const double *)args[i]);
+    } else if (tn__sig_arg_to_any(&c->sig.args[i], args[i], &packed[i],
+                                  c->name, i)) {
       record_error(c);
       tn__sig_ret_zero(&c->sig.ret, ret);
       return;
@@ -71,12 +77,50 @@ static void handler(ffi_cif *cif, void *ret, void **args, void *user_data) {
   }
   TnAny result = tn_any_none();
   TnFunctionObj *f = (TnFunctionObj *)c->func;
-  if (f->fn(f->self, packed, c->sig.nargs, &result) != 0 ||
-      tn__sig_ret_from_any(&c->sig.ret, &result, ret, c->name) != 0) {
+  if (TN_UNLIKELY(f->fn(f->self, packed, c->sig.nargs, &result) != 0)) {
+    record_error(c);
+    tn__sig_ret_zero(&c->sig.ret, ret);
+  } else if (c->sig.ret.kind == TN_SIG_I64 &&
+             result.type_index == TN_TYPE_INT) {
+    *(ffi_sarg *)ret = (ffi_sarg)result.v_int64;
+    return; /* an int holds nothing to release */
+  } else if (tn__sig_ret_from_any(&c->sig.ret, &result, ret, c->name) != 0) {
     record_error(c);
     tn__sig_ret_zero(&c->sig.ret, ret);
   }
   tn__any_clear(&result);
+}
+
+/* All-i64 signatures with up to four arguments (the commonest callbacks):
+ * no per-argument dispatch. */
+static void handler_i64(ffi_cif *cif, void *ret, void **args,
+                        void *user_data) {
+  (void)cif;
+  CClosure *c = user_data;
+  TnAny packed[4];
+  int32_t n = c->sig.nargs;
+  for (int32_t i = 0; i < n; i++)
+    packed[i] = tn_any_int(*(const int64_t *)args[i]);
+  TnAny result = tn_any_none();
+  TnFunctionObj *f = (TnFunctionObj *)c->func;
+  if (TN_UNLIKELY(f->fn(f->self, packed, n, &result) != 0)) {
+    record_error(c);
+    *(ffi_sarg *)ret = 0;
+  } else if (TN_LIKELY(result.type_index == TN_TYPE_INT)) {
+    *(ffi_sarg *)ret = (ffi_sarg)result.v_int64;
+    return;
+  } else if (tn__sig_ret_from_any(&c->sig.ret, &result, ret, c->name) != 0) {
+    record_error(c);
+    *(ffi_sarg *)ret = 0;
+  }
+  tn__any_clear(&result);
+}
+
+static bool all_i64(const TnSignature *sig) {
+  if (sig->ret.kind != TN_SIG_I64 || sig->nargs > 4) return false;
+  for (int32_t i = 0; i < sig->nargs; i++)
+    if (sig->args[i].kind != TN_SIG_I64) return false;
+  return true;
 }
 
 TN_API TnObject *tn_func_to_c(TnObject *func, const char *signature,
@@ -122,8 +166,9 @@ TN_API TnObject *tn_func_to_c(TnObject *func, const char *signature,
     tn__raise_memory(who, sizeof(ffi_closure));
     goto fail;
   }
-  ffi_status st = ffi_prep_closure_loc(c->closure, &c->cif, handler, c,
-                                       c->code);
+  ffi_status st = ffi_prep_closure_loc(
+      c->closure, &c->cif, all_i64(&c->sig) ? handler_i64 : handler, c,
+      c->code);
   if (st != FFI_OK) {
     tn_error_raise("RuntimeError", "%s: ffi_prep_closure_loc failed (%d)",
                    who, (int)st);
