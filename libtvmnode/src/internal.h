@@ -78,6 +78,10 @@ static inline void tn__retain(TnObject *obj) {
 
 void tn__object_weak_drop(TnObject *obj);
 
+/* The last strong reference is gone: destroy (and, when `both`, free) the
+ * object. Out of line, and iterative past a nesting limit (see object.c). */
+void tn__object_destroy(TnObject *obj, bool both);
+
 static inline void tn__release(TnObject *obj) {
   /* Sole reference and no weak ones: nobody else can touch the count, so
    * skip the locked decrement (most temporaries die this way). Functions are
@@ -86,22 +90,16 @@ static inline void tn__release(TnObject *obj) {
   if (atomic_load_explicit(tn__rc(obj), memory_order_acquire) ==
           TN__RC_INIT &&
       obj->deleter != NULL && obj->type_index != TN_TYPE_FUNCTION) {
-    obj->deleter(obj, TN_DELETER_BOTH);
+    tn__object_destroy(obj, true);
     return;
   }
   /* acq_rel: the thread that drops the last reference must see every write
    * the others made before dropping theirs. */
   uint64_t old = atomic_fetch_sub_explicit(tn__rc(obj), TN__RC_STRONG_ONE,
                                            memory_order_acq_rel);
-  if ((uint32_t)old != 1) return;
-  if (obj->deleter == NULL) return;
-  if (old == TN__RC_INIT) {
-    /* No weak reference exists, so nobody can revive or observe it. */
-    obj->deleter(obj, TN_DELETER_BOTH);
-  } else {
-    obj->deleter(obj, TN_DELETER_DESTRUCT);
-    tn__object_weak_drop(obj);
-  }
+  if ((uint32_t)old != 1 || obj->deleter == NULL) return;
+  /* No weak reference exists when the count was exactly one and one. */
+  tn__object_destroy(obj, old == TN__RC_INIT);
 }
 
 /* The caller's reference is the only one, strong or weak: a copy-on-write
@@ -150,6 +148,11 @@ typedef struct TnThreadState {
   _Atomic int64_t live;
   TnObject *raised;
   struct TnThreadState *prev, *next;
+  /* Nested object destructions in progress, and those put off until the
+   * outermost one finishes (tagged pointers: low bit set = "both"). */
+  int32_t destroying;
+  uintptr_t *pending;
+  size_t npending, cap_pending;
   /* Free blocks by class, in arrays here rather than linked through the
    * blocks, so leak checkers see them as reachable while they are poisoned. */
   uint32_t cached[TN__CACHE_CLASSES];
@@ -267,6 +270,24 @@ static inline void tn__object_mfree(TnObject *obj) {
 
 #define TN__MAX_TYPES (1 << 16)
 
+/* A reflected field: the public description plus what is resolved once. */
+typedef struct {
+  TnFieldDesc desc;  /* strings and default owned by the library */
+  int32_t obj_type;  /* TN_FIELD_OBJ: required type index (TN_TYPE_OBJECT) */
+} TnFieldInfo;
+
+/* What tn_node_register adds to a type; immutable once published. */
+typedef struct TnNodeInfo {
+  int32_t kind;  /* TN_NODE_TREE ... */
+  int32_t flags; /* TN_NODE_NO_CREATE */
+  int64_t size;
+  int32_t nfields; /* inherited first */
+  TnFieldInfo *fields;
+  TnDeleter deleter;
+  char *doc;
+  uint64_t key_hash; /* of the type key: stable across processes */
+} TnNodeInfo;
+
 typedef struct TnTypeInfo {
   int32_t index;
   int32_t parent; /* -1 for roots and plain values */
@@ -275,6 +296,8 @@ typedef struct TnTypeInfo {
   char *key;
   /* ancestors[d] is this type's ancestor at depth d, for d < depth. */
   int32_t *ancestors;
+  /* Set once by tn_node_register, with release order. */
+  _Atomic(TnNodeInfo *) node;
 } TnTypeInfo;
 
 extern _Atomic(TnTypeInfo *) tn__type_table[TN__MAX_TYPES];
@@ -295,6 +318,33 @@ static inline bool tn__is_instance_index(int32_t have, int32_t want) {
 static inline bool tn__is_instance(const TnObject *obj, int32_t want) {
   return obj != NULL && tn__is_instance_index(obj->type_index, want);
 }
+
+static inline const TnNodeInfo *tn__node_info(int32_t index) {
+  const TnTypeInfo *t = tn__type_info(index);
+  return t ? atomic_load_explicit(&((TnTypeInfo *)t)->node,
+                                  memory_order_acquire)
+           : NULL;
+}
+
+/* Size in bytes of a field of `kind`. */
+static inline size_t tn__field_size(int32_t kind) {
+  switch (kind) {
+    case TN_FIELD_ANY: return sizeof(TnAny);
+    case TN_FIELD_BOOL: return 1;
+    case TN_FIELD_DTYPE: return sizeof(DLDataType);
+    case TN_FIELD_DEVICE: return sizeof(DLDevice);
+    default: return 8;
+  }
+}
+
+/* Store `v` into a field (checked, converted, owned; the old value is
+ * released) or read it into an owned any. `who` names the caller. */
+int tn__field_store(TnObject *obj, const TnFieldInfo *f, const TnAny *v,
+                    const char *who);
+void tn__field_load(const TnObject *obj, const TnFieldInfo *f, TnAny *out);
+/* A borrowed view of a field as an any (objects not retained). */
+void tn__field_view(const TnObject *obj, const TnFieldInfo *f, TnAny *out);
+const char *tn__field_kind_name(int32_t kind);
 
 /* Register a type at a fixed index (built-ins, at start-up). */
 void tn__type_register_static(int32_t index, const char *key, int32_t parent,
@@ -454,6 +504,13 @@ static inline bool tn__try_retain(TnObject *obj) {
       memory_order_relaxed));
   return true;
 }
+
+/* Tensor elements (CPU): walk them in row-major order, or copy them out
+ * compactly. */
+int tn__tensor_walk(const DLTensor *t,
+                    int (*fn)(const char *elem, size_t size, void *ctx),
+                    void *ctx);
+void tn__tensor_copy_compact(const DLTensor *t, void *dst);
 
 /* ------------------------------------------------------------------------ */
 /* Start-up hooks, called once in order by the library constructor          */

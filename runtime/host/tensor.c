@@ -254,20 +254,23 @@ TN_API int64_t tn_tensor_nbytes(const TnObject *tensor) {
   return bytes;
 }
 
+static bool dl_is_contiguous(const DLTensor *dl) {
+  if (dl->strides == NULL) return true;
+  int64_t expect = 1;
+  for (int32_t i = dl->ndim; i-- > 0;) {
+    if (dl->shape[i] == 1) continue;
+    if (dl->shape[i] == 0) return true;
+    if (dl->strides[i] != expect) return false;
+    expect *= dl->shape[i];
+  }
+  return true;
+}
+
 TN_API int tn_tensor_is_contiguous(const TnObject *tensor) {
   if (tn__check_object(tensor, TN_TYPE_TENSOR, "tn_tensor_is_contiguous",
                        "tensor"))
     return 0;
-  const DLTensor *dl = &((const TnTensorObj *)tensor)->dl;
-  if (dl->strides == NULL) return 1;
-  int64_t expect = 1;
-  for (int32_t i = dl->ndim; i-- > 0;) {
-    if (dl->shape[i] == 1) continue;
-    if (dl->shape[i] == 0) return 1;
-    if (dl->strides[i] != expect) return 0;
-    expect *= dl->shape[i];
-  }
-  return 1;
+  return dl_is_contiguous(&((const TnTensorObj *)tensor)->dl);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -374,4 +377,55 @@ TN_API DLManagedTensor *tn_tensor_to_dlpack_legacy(TnObject *tensor) {
   m->deleter = export_deleter_legacy;
   m->dl_tensor = ((TnTensorObj *)tensor)->dl;
   return m;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Element bytes, for structural equality, hashing and serialisation          */
+/* ------------------------------------------------------------------------ */
+
+/* Call `fn` on each element's bytes in row-major order; stops early when it
+ * returns non-zero and returns that. CPU tensors only. */
+int tn__tensor_walk(const DLTensor *t,
+                    int (*fn)(const char *elem, size_t size, void *ctx),
+                    void *ctx) {
+  size_t eb = (size_t)elem_bytes(t->dtype);
+  int64_t n = 1;
+  for (int32_t i = 0; i < t->ndim; i++) n *= t->shape[i];
+  if (n == 0) return 0;
+  const char *base = (const char *)t->data + t->byte_offset;
+  int64_t idx[MAX_NDIM] = {0};
+  for (int64_t k = 0; k < n; k++) {
+    int64_t off = k;
+    if (t->strides) {
+      off = 0;
+      for (int32_t i = 0; i < t->ndim; i++) off += idx[i] * t->strides[i];
+    }
+    int rc = fn(base + off * (int64_t)eb, eb, ctx);
+    if (rc) return rc;
+    for (int32_t i = t->ndim; i-- > 0;) {
+      if (++idx[i] < t->shape[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return 0;
+}
+
+static int copy_elem(const char *elem, size_t size, void *ctx) {
+  char **dst = ctx;
+  memcpy(*dst, elem, size);
+  *dst += size;
+  return 0;
+}
+
+/* Copy the elements, compact and row-major, into `dst` (nbytes long). */
+void tn__tensor_copy_compact(const DLTensor *t, void *dst) {
+  if (dl_is_contiguous(t)) {
+    int64_t n = 1;
+    for (int32_t i = 0; i < t->ndim; i++) n *= t->shape[i];
+    memcpy(dst, (const char *)t->data + t->byte_offset,
+           (size_t)(n * elem_bytes(t->dtype)));
+    return;
+  }
+  char *p = dst;
+  tn__tensor_walk(t, copy_elem, &p);
 }

@@ -37,6 +37,9 @@ static void thread_state_free(void *p) {
   TnObject *raised = s->raised;
   s->raised = NULL;
   if (raised) tn__release(raised);
+  free(s->pending);
+  s->pending = NULL;
+  s->npending = s->cap_pending = 0;
   for (int c = 0; c < TN__CACHE_CLASSES; c++) {
     while (s->cached[c] > 0) {
       void *block = s->cache[c][--s->cached[c]];
@@ -118,6 +121,51 @@ void *tn__object_malloc_slow(size_t size, size_t align, int32_t type_index,
   ((TnObject *)p)->flags = 0; /* not a cache class: free() it */
   tn__live_add(type_index, 1);
   return p;
+}
+
+/*
+ * Destroying an object releases what it holds, which may destroy those, and
+ * so on: a long chain would recurse once per link and overflow the stack.
+ * Past DESTROY_DEPTH nested destructions on a thread, further ones are
+ * queued on the thread and run by the outermost destruction as it
+ * finishes, so the stack stays bounded whatever the graph's depth.
+ */
+#define DESTROY_DEPTH 64
+
+static void destroy_now(TnObject *obj, bool both) {
+  if (both) {
+    obj->deleter(obj, TN_DELETER_BOTH);
+  } else {
+    obj->deleter(obj, TN_DELETER_DESTRUCT);
+    tn__object_weak_drop(obj);
+  }
+}
+
+void tn__object_destroy(TnObject *obj, bool both) {
+  TnThreadState *s = tn__thread_state();
+  if (s->destroying >= DESTROY_DEPTH) {
+    if (s->npending == s->cap_pending) {
+      size_t cap = s->cap_pending ? s->cap_pending * 2 : 256;
+      uintptr_t *p = realloc(s->pending, cap * sizeof *p);
+      if (p == NULL) { /* no room to put it off: recurse after all */
+        destroy_now(obj, both);
+        return;
+      }
+      s->pending = p;
+      s->cap_pending = cap;
+    }
+    s->pending[s->npending++] = (uintptr_t)obj | (both ? 1u : 0u);
+    return;
+  }
+  s->destroying++;
+  destroy_now(obj, both);
+  if (s->destroying == 1) {
+    while (s->npending > 0) {
+      uintptr_t tagged = s->pending[--s->npending];
+      destroy_now((TnObject *)(tagged & ~(uintptr_t)1), tagged & 1);
+    }
+  }
+  s->destroying--;
 }
 
 void tn__object_weak_drop(TnObject *obj) {

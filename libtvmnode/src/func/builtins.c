@@ -128,12 +128,35 @@ static int type_info(void *self, const TnAny *args, int32_t nargs,
   const TnTypeInfo *info = tn__type_info(t);
   TnObject *fields = tn_array_new(NULL, 0);
   if (fields == NULL) return -1;
+  const TnNodeInfo *node = tn__node_info(t);
+  for (int32_t i = 0; node && i < node->nfields; i++) {
+    const TnFieldDesc *d = &node->fields[i].desc;
+    TnAny fk[] = {tn_any_cstr("name"), tn_any_cstr("kind"),
+                  tn_any_cstr("flags"), tn_any_cstr("type_key"),
+                  tn_any_cstr("offset"), tn_any_cstr("doc")};
+    TnAny fv[] = {tn_any_cstr(d->name),
+                  tn_any_cstr(tn__field_kind_name(d->kind)),
+                  tn_any_int(d->flags), tn_any_cstr(d->type_key),
+                  tn_any_int(d->offset), tn_any_cstr(d->doc)};
+    TnObject *fm = tn_map_new(fk, fv, G_N_ELEMENTS(fk));
+    TnAny item = tn_any_obj(fm);
+    int rc = fm ? tn_array_push(&fields, &item) : -1;
+    tn_object_release(fm);
+    if (rc) {
+      tn__release(fields);
+      return -1;
+    }
+  }
+  static const char *kinds[] = {"tree", "dag", "var", "unique"};
   TnAny keys[] = {tn_any_cstr("type_key"), tn_any_cstr("type_index"),
                   tn_any_cstr("parent_index"), tn_any_cstr("depth"),
-                  tn_any_cstr("is_object"), tn_any_cstr("fields")};
+                  tn_any_cstr("is_object"), tn_any_cstr("node_kind"),
+                  tn_any_cstr("fields")};
   TnAny vals[] = {tn_any_cstr(info->key), tn_any_int(t),
                   tn_any_int(info->parent), tn_any_int(info->depth),
-                  tn_any_bool(info->is_object), tn_any_obj(fields)};
+                  tn_any_bool(info->is_object),
+                  node ? tn_any_cstr(kinds[node->kind]) : tn_any_none(),
+                  tn_any_obj(fields)};
   TnObject *m = tn_map_new(keys, vals, G_N_ELEMENTS(keys));
   tn__release(fields);
   if (m == NULL) return -1;

@@ -190,7 +190,8 @@ TN_API TnObject *tn_func_list_global_names(void) {
       g_ptr_array_add(names, s->name); /* slot names are never freed */
   }
   tn__mutex_unlock(&g_lock);
-  qsort(names->pdata, names->len, sizeof(char *), compare_names);
+  if (names->len > 1)
+    qsort(names->pdata, names->len, sizeof(char *), compare_names);
   TnObject *arr = tn_array_new(NULL, 0);
   for (guint i = 0; arr && i < names->len; i++) {
     TnAny v = tn_any_cstr(g_ptr_array_index(names, i));

@@ -1,0 +1,753 @@
+/*
+ * json.c: object graphs to and from JSON (format: docs/json.md).
+ *
+ * Saving numbers every object once, children before parents (an iterative
+ * post-order walk, so depth costs no C stack), and writes each node with
+ * references to earlier nodes only; that is what preserves sharing and what
+ * lets the loader refuse cycles and dangling references with one
+ * comparison. JSON text is written directly. Loading parses with jansson
+ * (which reports line and column, and bounds nesting) and then validates
+ * every node against the type table before building it; any failure
+ * releases what was built and raises a ValueError naming the place
+ * ("nodes[3].fields.value").
+ */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+
+#define FORMAT_KEY "tvmnode.json"
+#define FORMAT_VERSION 1
+
+/* ======================================================================== */
+/* Save                                                                      */
+/* ======================================================================== */
+
+typedef struct {
+  GHashTable *index; /* object -> index + 1 (done) or 0 marker (in progress) */
+  GPtrArray *order;  /* objects in post-order */
+  GString *out;
+  int indent;
+  bool failed; /* a value could not be written; the error is raised */
+} Saver;
+
+/* Strings and bytes are values, not nodes. */
+static bool is_node_object(const TnAny *a) {
+  return tn_any_is_object(a) && a->type_index != TN_TYPE_STRING &&
+         a->type_index != TN_TYPE_BYTES;
+}
+
+typedef struct {
+  TnObject *obj;
+  int64_t next;
+} SFrame;
+
+/* The object children of `o`, one at a time: returns false when done. */
+static bool next_child(TnObject *o, int64_t *pos, TnAny *child) {
+  int32_t t = o->type_index;
+  if (t == TN_TYPE_ARRAY || t == TN_TYPE_LIST) {
+    const TnArrayObj *a = (const TnArrayObj *)o;
+    if (*pos >= a->size) return false;
+    *child = a->data[(*pos)++];
+    return true;
+  }
+  if (t == TN_TYPE_MAP || t == TN_TYPE_DICT) {
+    const TnMapObj *m = (const TnMapObj *)o;
+    for (;;) { /* even positions: keys, odd: values */
+      int64_t e = *pos / 2;
+      if (e >= m->used) return false;
+      const TnMapEntry *ent = &m->entries[e];
+      bool key = (*pos)++ % 2 == 0;
+      if (ent->key.type_index == TN__MAP_DELETED) continue;
+      *child = key ? ent->key : ent->value;
+      return true;
+    }
+  }
+  const TnNodeInfo *n = tn__node_info(t);
+  if (n == NULL || *pos >= n->nfields) return false;
+  tn__field_view(o, &n->fields[(*pos)++], child);
+  return true;
+}
+
+static int check_serialisable(TnObject *o) {
+  int32_t t = o->type_index;
+  if (t == TN_TYPE_ARRAY || t == TN_TYPE_LIST || t == TN_TYPE_MAP ||
+      t == TN_TYPE_DICT || t == TN_TYPE_SHAPE || tn__node_info(t))
+    return 0;
+  if (t == TN_TYPE_TENSOR) {
+    if (((TnTensorObj *)o)->dl.device.device_type == kDLCPU) return 0;
+    return tn_error_raise("ValueError", "tn_json_save: only CPU tensors can "
+                          "be saved");
+  }
+  return tn_error_raise("TypeError", "tn_json_save: a %s cannot be saved "
+                        "(no reflected fields)", tn_object_type_key(o));
+}
+
+static int number_nodes(Saver *s, const TnAny *root) {
+  if (!is_node_object(root)) return 0;
+  GArray *stack = g_array_new(FALSE, FALSE, sizeof(SFrame));
+  int rc = 0;
+  if ((rc = check_serialisable(root->v_obj)) == 0) {
+    SFrame f = {root->v_obj, 0};
+    g_array_append_val(stack, f);
+    g_hash_table_insert(s->index, root->v_obj, GINT_TO_POINTER(0));
+  }
+  while (rc == 0 && stack->len > 0) {
+    SFrame *f = &g_array_index(stack, SFrame, stack->len - 1);
+    TnAny child;
+    if (!next_child(f->obj, &f->next, &child)) {
+      g_ptr_array_add(s->order, f->obj);
+      g_hash_table_insert(s->index, f->obj,
+                          GSIZE_TO_POINTER((gsize)s->order->len));
+      g_array_set_size(stack, stack->len - 1);
+      continue;
+    }
+    if (child.type_index == TN_TYPE_OPAQUE_PTR ||
+        child.type_index == TN_TYPE_DLTENSOR_PTR) {
+      rc = tn_error_raise("TypeError", "tn_json_save: a %s inside a %s "
+                          "cannot be saved", tn_any_type_key(&child),
+                          tn_object_type_key(f->obj));
+      break;
+    }
+    if (!is_node_object(&child)) continue;
+    gpointer mark;
+    if (g_hash_table_lookup_extended(s->index, child.v_obj, NULL, &mark)) {
+      if (mark == NULL) /* still on the stack: a cycle */
+        rc = tn_error_raise("ValueError", "tn_json_save: the graph has a "
+                            "cycle through a %s", tn_object_type_key(child.v_obj));
+      continue;
+    }
+    if ((rc = check_serialisable(child.v_obj))) break;
+    g_hash_table_insert(s->index, child.v_obj, NULL);
+    SFrame nf = {child.v_obj, 0};
+    g_array_append_val(stack, nf);
+  }
+  g_array_free(stack, TRUE);
+  return rc;
+}
+
+static void put_string(GString *out, const char *d, size_t n) {
+  if (!g_utf8_validate(d, (gssize)n, NULL)) {
+    gchar *b64 = g_base64_encode((const guchar *)d, n);
+    g_string_append_printf(out, "{\"$strb64\": \"%s\"}", b64);
+    g_free(b64);
+    return;
+  }
+  g_string_append_c(out, '"');
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)d[i];
+    switch (c) {
+      case '"': g_string_append(out, "\\\""); break;
+      case '\\': g_string_append(out, "\\\\"); break;
+      case '\n': g_string_append(out, "\\n"); break;
+      case '\t': g_string_append(out, "\\t"); break;
+      case '\r': g_string_append(out, "\\r"); break;
+      default:
+        if (c < 0x20) g_string_append_printf(out, "\\u%04x", c);
+        else g_string_append_c(out, (char)c);
+    }
+  }
+  g_string_append_c(out, '"');
+}
+
+static void put_float(GString *out, double d) {
+  if (isnan(d)) {
+    g_string_append(out, "{\"$float\": \"nan\"}");
+  } else if (isinf(d)) {
+    g_string_append_printf(out, "{\"$float\": \"%sinf\"}", d < 0 ? "-" : "");
+  } else {
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.17g", d);
+    g_string_append(out, buf);
+    if (!strpbrk(buf, ".eE")) g_string_append(out, ".0"); /* stay a float */
+  }
+}
+
+static void put_value(Saver *s, const TnAny *v) {
+  GString *out = s->out;
+  char buf[64] = "";
+  const char *d;
+  size_t n;
+  switch (v->type_index) {
+    case TN_TYPE_NONE: g_string_append(out, "null"); return;
+    case TN_TYPE_BOOL: g_string_append(out, v->v_int64 ? "true" : "false"); return;
+    case TN_TYPE_INT:
+      g_string_append_printf(out, "%" PRId64, v->v_int64);
+      return;
+    case TN_TYPE_FLOAT: put_float(out, v->v_float64); return;
+    case TN_TYPE_DATA_TYPE:
+      if (tn_dtype_print(v->v_dtype, buf, sizeof buf) < 0) s->failed = true;
+      g_string_append_printf(out, "{\"$dtype\": \"%s\"}", buf);
+      return;
+    case TN_TYPE_DEVICE:
+      if (tn_device_print(v->v_device, buf, sizeof buf) < 0) s->failed = true;
+      g_string_append_printf(out, "{\"$device\": \"%s\"}", buf);
+      return;
+    default:
+      break;
+  }
+  if (tn_any_as_str(v, &d, &n) == 0) {
+    put_string(out, d, n);
+    return;
+  }
+  tn_error_set_raised(NULL);
+  if (tn_any_as_bytes(v, &d, &n) == 0) {
+    gchar *b64 = g_base64_encode((const guchar *)d, n);
+    g_string_append_printf(out, "{\"$bytes\": \"%s\"}", b64);
+    g_free(b64);
+    return;
+  }
+  tn_error_set_raised(NULL);
+  gsize idx = GPOINTER_TO_SIZE(g_hash_table_lookup(s->index, v->v_obj));
+  g_string_append_printf(out, "{\"$node\": %" G_GSIZE_FORMAT "}", idx - 1);
+}
+
+static void put_node(Saver *s, TnObject *o) {
+  GString *out = s->out;
+  int32_t t = o->type_index;
+  g_string_append(out, "{\"type\": ");
+  put_string(out, tn_object_type_key(o), strlen(tn_object_type_key(o)));
+  if (t == TN_TYPE_ARRAY || t == TN_TYPE_LIST) {
+    const TnArrayObj *a = (const TnArrayObj *)o;
+    g_string_append(out, ", \"items\": [");
+    for (int64_t i = 0; i < a->size; i++) {
+      if (i) g_string_append(out, ", ");
+      put_value(s, &a->data[i]);
+    }
+    g_string_append(out, "]}");
+  } else if (t == TN_TYPE_MAP || t == TN_TYPE_DICT) {
+    const TnMapObj *m = (const TnMapObj *)o;
+    g_string_append(out, ", \"items\": [");
+    bool first = true;
+    for (int64_t i = 0; i < m->used; i++) {
+      const TnMapEntry *e = &m->entries[i];
+      if (e->key.type_index == TN__MAP_DELETED) continue;
+      g_string_append(out, first ? "[" : ", [");
+      first = false;
+      put_value(s, &e->key);
+      g_string_append(out, ", ");
+      put_value(s, &e->value);
+      g_string_append_c(out, ']');
+    }
+    g_string_append(out, "]}");
+  } else if (t == TN_TYPE_SHAPE) {
+    const TnShapeObj *sh = (const TnShapeObj *)o;
+    g_string_append(out, ", \"dims\": [");
+    for (int64_t i = 0; i < sh->ndim; i++)
+      g_string_append_printf(out, "%s%" PRId64, i ? ", " : "", sh->data[i]);
+    g_string_append(out, "]}");
+  } else if (t == TN_TYPE_TENSOR) {
+    const DLTensor *dl = &((TnTensorObj *)o)->dl;
+    char dt[64] = "";
+    if (tn_dtype_print(dl->dtype, dt, sizeof dt) < 0) s->failed = true;
+    g_string_append_printf(out, ", \"dtype\": \"%s\", \"shape\": [", dt);
+    for (int32_t i = 0; i < dl->ndim; i++)
+      g_string_append_printf(out, "%s%" PRId64, i ? ", " : "", dl->shape[i]);
+    int64_t bytes = tn_tensor_nbytes(o);
+    char *tmp = g_malloc(bytes > 0 ? (gsize)bytes : 1);
+    tn__tensor_copy_compact(dl, tmp);
+    gchar *b64 = g_base64_encode((const guchar *)tmp, (gsize)bytes);
+    g_string_append_printf(out, "], \"data\": \"%s\"}", b64);
+    g_free(b64);
+    g_free(tmp);
+  } else {
+    const TnNodeInfo *n = tn__node_info(t);
+    g_string_append(out, ", \"fields\": {");
+    for (int32_t i = 0; i < n->nfields; i++) {
+      TnAny v;
+      tn__field_view(o, &n->fields[i], &v);
+      if (i) g_string_append(out, ", ");
+      put_string(out, n->fields[i].desc.name, strlen(n->fields[i].desc.name));
+      g_string_append(out, ": ");
+      put_value(s, &v);
+    }
+    g_string_append(out, "}}");
+  }
+}
+
+TN_API TnObject *tn_json_save(const TnAny *value, int indent) {
+  if (value == NULL) return tn__raise_null("tn_json_save", "value"), NULL;
+  if (value->type_index == TN_TYPE_OPAQUE_PTR ||
+      value->type_index == TN_TYPE_DLTENSOR_PTR) {
+    tn_error_raise("TypeError", "tn_json_save: a %s cannot be saved",
+                   tn_any_type_key(value));
+    return NULL;
+  }
+  Saver s = {g_hash_table_new(g_direct_hash, g_direct_equal),
+             g_ptr_array_new(), g_string_new(NULL), indent, false};
+  TnObject *result = NULL;
+  if (number_nodes(&s, value) == 0) {
+    const char *nl = indent > 0 ? "\n" : "";
+    g_string_append_printf(s.out, "{\"%s\": %d,%s \"root\": ", FORMAT_KEY,
+                           FORMAT_VERSION, nl);
+    put_value(&s, value);
+    g_string_append_printf(s.out, ",%s \"nodes\": [", nl);
+    for (guint i = 0; i < s.order->len; i++) {
+      if (i) g_string_append_c(s.out, ',');
+      if (indent > 0) g_string_append(s.out, "\n  ");
+      else if (i) g_string_append_c(s.out, ' ');
+      put_node(&s, g_ptr_array_index(s.order, i));
+    }
+    g_string_append_printf(s.out, "%s]}%s", nl, nl);
+    if (!s.failed) result = tn_string_new(s.out->str, s.out->len);
+  }
+  g_hash_table_destroy(s.index);
+  g_ptr_array_free(s.order, TRUE);
+  g_string_free(s.out, TRUE);
+  return result;
+}
+
+/* ======================================================================== */
+/* Load                                                                      */
+/* ======================================================================== */
+
+typedef struct {
+  TnObject **objs; /* nodes built so far */
+  size_t nbuilt;
+  GString *where; /* the place being read, e.g. "nodes[3].fields.value" */
+} Loader;
+
+static int bad(Loader *l, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static int bad(Loader *l, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *why = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  tn_error_raise("ValueError", "tn_json_load: %s: %s", l->where->str, why);
+  g_free(why);
+  return -1;
+}
+
+static const char *json_kind(const json_t *j) {
+  switch (json_typeof(j)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a float";
+    case JSON_TRUE: case JSON_FALSE: return "a bool";
+    default: return "null";
+  }
+}
+
+static int decode_base64(Loader *l, const json_t *j, guchar **data,
+                         gsize *len) {
+  if (!json_is_string(j)) return bad(l, "expected base64 text, got %s", json_kind(j));
+  const char *t = json_string_value(j);
+  size_t n = json_string_length(j);
+  for (size_t i = 0; i < n; i++) {
+    char c = t[i];
+    if (!(g_ascii_isalnum(c) || c == '+' || c == '/' || c == '='))
+      return bad(l, "invalid base64 character at offset %zu", i);
+  }
+  if (n % 4 != 0) return bad(l, "base64 text of length %zu is truncated", n);
+  *data = g_base64_decode(t, len);
+  return 0;
+}
+
+/* A single-key tagged object {"$tag": x}: returns the tag's value. */
+static const json_t *tagged(const json_t *j, const char **tag) {
+  if (!json_is_object(j) || json_object_size(j) != 1) return NULL;
+  void *it = json_object_iter((json_t *)j);
+  *tag = json_object_iter_key(it);
+  return (*tag)[0] == '$' ? json_object_iter_value(it) : NULL;
+}
+
+/* Decode a value into an owned any; node references must point before
+ * `limit`. */
+static int decode_value(Loader *l, const json_t *j, size_t limit, TnAny *out) {
+  *out = tn_any_none();
+  switch (json_typeof(j)) {
+    case JSON_NULL: return 0;
+    case JSON_TRUE: *out = tn_any_bool(1); return 0;
+    case JSON_FALSE: *out = tn_any_bool(0); return 0;
+    case JSON_INTEGER: *out = tn_any_int(json_integer_value(j)); return 0;
+    case JSON_REAL: *out = tn_any_float(json_real_value(j)); return 0;
+    case JSON_STRING: {
+      TnAny raw = tn_any_none();
+      TnByteArray ba = {json_string_value(j), json_string_length(j)};
+      if (memchr(ba.data, '\0', ba.size)) { /* embedded NUL: not a C string */
+        TnObject *so = tn_string_new(ba.data, ba.size);
+        if (so == NULL) return -1;
+        *out = tn_any_obj(so);
+        return 0;
+      }
+      raw = tn_any_cstr(ba.data);
+      return tn_any_to_owned(out, &raw);
+    }
+    case JSON_ARRAY:
+      return bad(l, "an array is not a value (arrays are nodes)");
+    case JSON_OBJECT:
+      break;
+  }
+  const char *tag;
+  const json_t *v = tagged(j, &tag);
+  if (v == NULL) return bad(l, "expected a value, got an object that is not "
+                            "{\"$node\": ...} or another tagged value");
+  if (strcmp(tag, "$node") == 0) {
+    if (!json_is_integer(v)) return bad(l, "$node must be an integer");
+    json_int_t k = json_integer_value(v);
+    if (k < 0 || (size_t)k >= limit)
+      return bad(l, "node reference %" JSON_INTEGER_FORMAT " is out of range "
+                 "(must be below %zu: references point to earlier nodes)",
+                 k, limit);
+    *out = tn_any_obj(l->objs[k]);
+    tn_object_retain(l->objs[k]);
+    return 0;
+  }
+  if (strcmp(tag, "$dtype") == 0 || strcmp(tag, "$device") == 0) {
+    if (!json_is_string(v)) return bad(l, "%s must be a string", tag);
+    if (tag[2] == 't') {
+      DLDataType dt;
+      if (tn_dtype_parse(json_string_value(v), &dt)) {
+        TnObject *e = tn_error_take_raised();
+        bad(l, "%s", tn_error_message(e));
+        tn_object_release(e);
+        return -1;
+      }
+      *out = tn_any_dtype(dt);
+    } else {
+      DLDevice dv;
+      if (tn_device_parse(json_string_value(v), &dv)) {
+        TnObject *e = tn_error_take_raised();
+        bad(l, "%s", tn_error_message(e));
+        tn_object_release(e);
+        return -1;
+      }
+      *out = tn_any_device(dv);
+    }
+    return 0;
+  }
+  if (strcmp(tag, "$float") == 0) {
+    const char *s = json_is_string(v) ? json_string_value(v) : "";
+    if (strcmp(s, "nan") == 0) *out = tn_any_float(NAN);
+    else if (strcmp(s, "inf") == 0) *out = tn_any_float(INFINITY);
+    else if (strcmp(s, "-inf") == 0) *out = tn_any_float(-INFINITY);
+    else return bad(l, "$float must be \"nan\", \"inf\" or \"-inf\"");
+    return 0;
+  }
+  if (strcmp(tag, "$bytes") == 0 || strcmp(tag, "$strb64") == 0) {
+    guchar *data;
+    gsize n;
+    if (decode_base64(l, v, &data, &n)) return -1;
+    TnObject *o = tag[1] == 'b' ? tn_bytes_new((const char *)data, n)
+                                : tn_string_new((const char *)data, n);
+    g_free(data);
+    if (o == NULL) return -1;
+    *out = tn_any_obj(o);
+    return 0;
+  }
+  return bad(l, "unknown tag '%s'", tag);
+}
+
+static const json_t *member(Loader *l, const json_t *obj, const char *key,
+                            json_type want) {
+  const json_t *m = json_object_get(obj, key);
+  if (m == NULL) {
+    bad(l, "missing \"%s\"", key);
+    return NULL;
+  }
+  if (json_typeof(m) != want) {
+    bad(l, "\"%s\" has the wrong JSON type (%s)", key, json_kind(m));
+    return NULL;
+  }
+  return m;
+}
+
+static int check_keys(Loader *l, const json_t *obj, const char *const *allowed,
+                      int n) {
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)obj, k, v) {
+    bool ok = false;
+    for (int i = 0; i < n; i++) ok |= strcmp(k, allowed[i]) == 0;
+    if (!ok) return bad(l, "unexpected key \"%s\"", k);
+  }
+  return 0;
+}
+
+static TnObject *build_seq(Loader *l, int32_t t, const json_t *node, size_t i) {
+  static const char *const keys[] = {"type", "items"};
+  if (check_keys(l, node, keys, 2)) return NULL;
+  const json_t *items = member(l, node, "items", JSON_ARRAY);
+  if (items == NULL) return NULL;
+  TnObject *seq = t == TN_TYPE_LIST ? tn_list_new(NULL, 0) : tn_array_new(NULL, 0);
+  size_t k;
+  json_t *item;
+  size_t base = l->where->len;
+  json_array_foreach((json_t *)items, k, item) {
+    g_string_append_printf(l->where, ".items[%zu]", k);
+    TnAny v;
+    int rc = decode_value(l, item, i, &v);
+    g_string_truncate(l->where, base);
+    if (rc == 0) {
+      rc = t == TN_TYPE_LIST ? tn_list_append(seq, &v) : tn_array_push(&seq, &v);
+      tn_any_clear(&v);
+    }
+    if (rc) {
+      tn_object_release(seq);
+      return NULL;
+    }
+  }
+  return seq;
+}
+
+static TnObject *build_map(Loader *l, int32_t t, const json_t *node, size_t i) {
+  static const char *const keys[] = {"type", "items"};
+  if (check_keys(l, node, keys, 2)) return NULL;
+  const json_t *items = member(l, node, "items", JSON_ARRAY);
+  if (items == NULL) return NULL;
+  TnObject *m = t == TN_TYPE_DICT ? tn_dict_new(NULL, NULL, 0)
+                                  : tn_map_new(NULL, NULL, 0);
+  size_t k;
+  json_t *pair;
+  size_t base = l->where->len;
+  json_array_foreach((json_t *)items, k, pair) {
+    g_string_append_printf(l->where, ".items[%zu]", k);
+    int rc = 0;
+    TnAny kv[2] = {tn_any_none(), tn_any_none()};
+    if (!json_is_array(pair) || json_array_size(pair) != 2) {
+      rc = bad(l, "a map entry must be a [key, value] pair");
+    } else if ((rc = decode_value(l, json_array_get(pair, 0), i, &kv[0])) == 0 &&
+               (rc = decode_value(l, json_array_get(pair, 1), i, &kv[1])) == 0) {
+      if (tn_map_find(m, &kv[0])) rc = bad(l, "duplicate key");
+      else rc = t == TN_TYPE_DICT ? tn_dict_set(m, &kv[0], &kv[1])
+                                  : tn_map_set(&m, &kv[0], &kv[1]);
+    }
+    tn_any_clear(&kv[0]);
+    tn_any_clear(&kv[1]);
+    g_string_truncate(l->where, base);
+    if (rc) {
+      tn_object_release(m);
+      return NULL;
+    }
+  }
+  return m;
+}
+
+static int read_dims(Loader *l, const json_t *arr, int64_t **dims,
+                     int32_t *ndim) {
+  size_t n = json_array_size(arr);
+  if (n > 1024) return bad(l, "%zu dimensions is too many", n);
+  *dims = g_new0(int64_t, n ? n : 1);
+  *ndim = (int32_t)n;
+  for (size_t k = 0; k < n; k++) {
+    const json_t *d = json_array_get(arr, k);
+    if (!json_is_integer(d) || json_integer_value(d) < 0) {
+      g_free(*dims);
+      return bad(l, "dimension %zu must be a non-negative integer", k);
+    }
+    (*dims)[k] = json_integer_value(d);
+  }
+  return 0;
+}
+
+static TnObject *build_shape(Loader *l, const json_t *node) {
+  static const char *const keys[] = {"type", "dims"};
+  if (check_keys(l, node, keys, 2)) return NULL;
+  const json_t *arr = member(l, node, "dims", JSON_ARRAY);
+  int64_t *dims;
+  int32_t ndim;
+  if (arr == NULL || read_dims(l, arr, &dims, &ndim)) return NULL;
+  TnObject *s = tn_shape_new(dims, ndim);
+  g_free(dims);
+  return s;
+}
+
+static TnObject *build_tensor(Loader *l, const json_t *node) {
+  static const char *const keys[] = {"type", "dtype", "shape", "data"};
+  if (check_keys(l, node, keys, 4)) return NULL;
+  const json_t *dt = member(l, node, "dtype", JSON_STRING);
+  const json_t *sh = dt ? member(l, node, "shape", JSON_ARRAY) : NULL;
+  const json_t *data = sh ? member(l, node, "data", JSON_STRING) : NULL;
+  if (data == NULL) return NULL;
+  DLDataType dtype;
+  if (tn_dtype_parse(json_string_value(dt), &dtype)) {
+    TnObject *e = tn_error_take_raised();
+    bad(l, "%s", tn_error_message(e));
+    tn_object_release(e);
+    return NULL;
+  }
+  int64_t *dims;
+  int32_t ndim;
+  if (read_dims(l, sh, &dims, &ndim)) return NULL;
+  /* Check the size the data must have before allocating anything. */
+  int64_t want = ((int64_t)dtype.bits * dtype.lanes + 7) / 8;
+  for (int32_t k = 0; k < ndim; k++) {
+    if (__builtin_mul_overflow(want, dims[k], &want) || want > (INT64_C(1) << 40)) {
+      g_free(dims);
+      bad(l, "the tensor's size is absurd");
+      return NULL;
+    }
+  }
+  size_t b64 = json_string_length(data);
+  if ((int64_t)(b64 / 4 * 3) < want || (int64_t)(b64 / 4 * 3) > want + 2) {
+    g_free(dims);
+    bad(l, "\"data\" holds about %zu bytes; the shape and dtype need %" PRId64,
+        b64 / 4 * 3, want);
+    return NULL;
+  }
+  guchar *bytes;
+  gsize n;
+  if (decode_base64(l, data, &bytes, &n)) {
+    g_free(dims);
+    return NULL;
+  }
+  TnObject *t = NULL;
+  if ((int64_t)n != want) {
+    bad(l, "\"data\" holds %" G_GSIZE_FORMAT " bytes; the shape and dtype "
+        "need %" PRId64, n, want);
+  } else {
+    DLDevice cpu = {kDLCPU, 0};
+    t = tn_tensor_empty(dims, ndim, dtype, cpu);
+    if (t) memcpy(tn_tensor_dltensor(t)->data, bytes, n);
+  }
+  g_free(bytes);
+  g_free(dims);
+  return t;
+}
+
+static TnObject *build_node(Loader *l, int32_t t, const TnNodeInfo *n,
+                            const json_t *node, size_t i) {
+  static const char *const keys[] = {"type", "fields"};
+  if (check_keys(l, node, keys, 2)) return NULL;
+  if (n->flags & TN_NODE_NO_CREATE) {
+    bad(l, "%s cannot be made generically, so it cannot be loaded",
+        tn__type_key_or(t, "?"));
+    return NULL;
+  }
+  const json_t *fields = member(l, node, "fields", JSON_OBJECT);
+  if (fields == NULL) return NULL;
+  TnObject *obj = tn_node_alloc(t);
+  if (obj == NULL) return NULL;
+  size_t base = l->where->len;
+  const char *k;
+  json_t *jv;
+  json_object_foreach((json_t *)fields, k, jv) {
+    g_string_append_printf(l->where, ".fields.%s", k);
+    int32_t f = -1;
+    for (int32_t q = 0; q < n->nfields; q++)
+      if (strcmp(n->fields[q].desc.name, k) == 0) f = q;
+    int rc;
+    TnAny v;
+    if (f < 0) {
+      rc = bad(l, "%s has no such field", tn__type_key_or(t, "?"));
+    } else if ((rc = decode_value(l, jv, i, &v)) == 0) {
+      rc = tn__field_store(obj, &n->fields[f], &v, "tn_json_load");
+      tn_any_clear(&v);
+      if (rc) { /* turn the TypeError into a ValueError that says where */
+        TnObject *e = tn_error_take_raised();
+        bad(l, "%s", tn_error_message(e));
+        tn_object_release(e);
+      }
+    }
+    g_string_truncate(l->where, base);
+    if (rc) {
+      tn_object_release(obj);
+      return NULL;
+    }
+  }
+  for (int32_t q = 0; q < n->nfields; q++) {
+    const TnFieldDesc *d = &n->fields[q].desc;
+    if (!(d->flags & (TN_FIELD_HAS_DEFAULT | TN_FIELD_OPTIONAL)) &&
+        json_object_get(fields, d->name) == NULL) {
+      bad(l, "required field '%s' of %s is missing", d->name,
+          tn__type_key_or(t, "?"));
+      tn_object_release(obj);
+      return NULL;
+    }
+  }
+  return obj;
+}
+
+static TnObject *build(Loader *l, const json_t *node, size_t i) {
+  if (!json_is_object(node)) {
+    bad(l, "a node must be an object, got %s", json_kind(node));
+    return NULL;
+  }
+  const json_t *type = member(l, node, "type", JSON_STRING);
+  if (type == NULL) return NULL;
+  const char *key = json_string_value(type);
+  int32_t t = tn_type_index(key);
+  if (t < 0) {
+    tn_error_set_raised(NULL);
+    bad(l, "unknown type key '%s'", key);
+    return NULL;
+  }
+  switch (t) {
+    case TN_TYPE_ARRAY:
+    case TN_TYPE_LIST: return build_seq(l, t, node, i);
+    case TN_TYPE_MAP:
+    case TN_TYPE_DICT: return build_map(l, t, node, i);
+    case TN_TYPE_SHAPE: return build_shape(l, node);
+    case TN_TYPE_TENSOR: return build_tensor(l, node);
+    default: break;
+  }
+  const TnNodeInfo *n = tn__node_info(t);
+  if (n == NULL) {
+    bad(l, "type '%s' has no reflected fields and cannot be loaded", key);
+    return NULL;
+  }
+  return build_node(l, t, n, node, i);
+}
+
+TN_API int tn_json_load(const char *text, size_t size, TnAny *out) {
+  if (text == NULL && size) return tn__raise_null("tn_json_load", "text");
+  if (out == NULL) return tn__raise_null("tn_json_load", "out");
+  *out = tn_any_none();
+  json_error_t err;
+  json_t *doc = json_loadb(text ? text : "", size,
+                           JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
+  if (doc == NULL)
+    return tn_error_raise("ValueError",
+                          "tn_json_load: invalid JSON at line %d, column %d "
+                          "(byte %d): %s",
+                          err.line, err.column, err.position, err.text);
+  Loader l = {NULL, 0, g_string_new("document")};
+  int rc = -1;
+  const json_t *version, *nodes, *root;
+  if (!json_is_object(doc)) {
+    bad(&l, "expected a JSON object, got %s", json_kind(doc));
+    goto done;
+  }
+  version = json_object_get(doc, FORMAT_KEY);
+  if (version == NULL || !json_is_integer(version)) {
+    bad(&l, "missing \"%s\": not a tvmnode JSON graph", FORMAT_KEY);
+    goto done;
+  }
+  if (json_integer_value(version) != FORMAT_VERSION) {
+    bad(&l, "format version %" JSON_INTEGER_FORMAT " is not supported "
+        "(this library reads version %d)", json_integer_value(version),
+        FORMAT_VERSION);
+    goto done;
+  }
+  static const char *const keys[] = {FORMAT_KEY, "root", "nodes"};
+  if (check_keys(&l, doc, keys, 3)) goto done;
+  if ((nodes = member(&l, doc, "nodes", JSON_ARRAY)) == NULL) goto done;
+  if ((root = json_object_get(doc, "root")) == NULL) {
+    bad(&l, "missing \"root\"");
+    goto done;
+  }
+  size_t count = json_array_size(nodes);
+  l.objs = g_new0(TnObject *, count ? count : 1);
+  for (size_t i = 0; i < count; i++) {
+    g_string_printf(l.where, "nodes[%zu]", i);
+    TnObject *o = build(&l, json_array_get(nodes, i), i);
+    if (o == NULL) goto done;
+    l.objs[l.nbuilt++] = o;
+  }
+  g_string_assign(l.where, "root");
+  TnAny v;
+  if (decode_value(&l, root, count, &v) == 0) {
+    *out = v;
+    rc = 0;
+  }
+done:
+  for (size_t i = 0; i < l.nbuilt; i++) tn_object_release(l.objs[i]);
+  g_free(l.objs);
+  g_string_free(l.where, TRUE);
+  json_decref(doc);
+  return rc;
+}
