@@ -62,4 +62,13 @@ static inline double bench_run(const char *group, const char *name, bench_fn fn,
   return med;
 }
 
+/* Report a derived figure (e.g. MB/s) that is not a time per operation. */
+static inline void bench_report(const char *group, const char *name,
+                                double value, const char *unit) {
+  printf("{\"group\": \"%s\", \"name\": \"%s\", \"value\": %.3f, "
+         "\"unit\": \"%s\"}\n",
+         group, name, value, unit);
+  fflush(stdout);
+}
+
 #endif /* TVMNODE_BENCH_UTIL_H_ */

@@ -473,6 +473,14 @@ static inline TnAny *tn__array_inline(TnArrayObj *a) {
   return (TnAny *)(a + 1);
 }
 
+/* Sort C strings in place and return them as a tn.Array of strings. */
+TnObject *tn__sorted_string_array(GPtrArray *names);
+
+/* The children of an object graph node (items of an array or list, keys
+ * and values of a map or dict, reflected fields of a node), one per call
+ * from position *pos; false when there are no more. */
+bool tn__object_next_child(const TnObject *o, int64_t *pos, TnAny *child);
+
 /* tn.Map and tn.Dict: an insertion-ordered table of entries plus an open-
  * addressing index of entry numbers (the compact layout CPython's dict uses). */
 typedef struct {

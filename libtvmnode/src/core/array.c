@@ -340,3 +340,25 @@ TN_API int tn_list_reserve(TnObject *list, int64_t capacity) {
                           capacity);
   return reserve((TnArrayObj *)list, capacity, "tn_list_reserve");
 }
+
+/* ------------------------------------------------------------------------ */
+
+static int compare_cstr(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+TnObject *tn__sorted_string_array(GPtrArray *names) {
+  if (names->len > 1)
+    qsort(names->pdata, names->len, sizeof(char *), compare_cstr);
+  TnArrayObj *a = array_alloc(TN_TYPE_ARRAY, names->len, "list of names");
+  if (a == NULL) return NULL;
+  for (guint i = 0; i < names->len; i++) {
+    TnAny raw = tn_any_cstr(g_ptr_array_index(names, i));
+    if (tn__any_own(&a->data[i], &raw)) {
+      tn__release(&a->header);
+      return NULL;
+    }
+    a->size = i + 1;
+  }
+  return &a->header;
+}

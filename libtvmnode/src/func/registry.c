@@ -176,10 +176,6 @@ TN_API int tn_func_remove_global(const char *name) {
   return 0;
 }
 
-static int compare_names(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 TN_API TnObject *tn_func_list_global_names(void) {
   tn__mutex_lock(&g_lock);
   Table *t = atomic_load_explicit(&g_table, memory_order_relaxed);
@@ -190,16 +186,7 @@ TN_API TnObject *tn_func_list_global_names(void) {
       g_ptr_array_add(names, s->name); /* slot names are never freed */
   }
   tn__mutex_unlock(&g_lock);
-  if (names->len > 1)
-    qsort(names->pdata, names->len, sizeof(char *), compare_names);
-  TnObject *arr = tn_array_new(NULL, 0);
-  for (guint i = 0; arr && i < names->len; i++) {
-    TnAny v = tn_any_cstr(g_ptr_array_index(names, i));
-    if (tn_array_push(&arr, &v)) {
-      tn_object_release(arr);
-      arr = NULL;
-    }
-  }
+  TnObject *arr = tn__sorted_string_array(names);
   g_ptr_array_free(names, TRUE);
   return arr;
 }

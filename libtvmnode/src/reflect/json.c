@@ -44,33 +44,6 @@ typedef struct {
   int64_t next;
 } SFrame;
 
-/* The object children of `o`, one at a time: returns false when done. */
-static bool next_child(TnObject *o, int64_t *pos, TnAny *child) {
-  int32_t t = o->type_index;
-  if (t == TN_TYPE_ARRAY || t == TN_TYPE_LIST) {
-    const TnArrayObj *a = (const TnArrayObj *)o;
-    if (*pos >= a->size) return false;
-    *child = a->data[(*pos)++];
-    return true;
-  }
-  if (t == TN_TYPE_MAP || t == TN_TYPE_DICT) {
-    const TnMapObj *m = (const TnMapObj *)o;
-    for (;;) { /* even positions: keys, odd: values */
-      int64_t e = *pos / 2;
-      if (e >= m->used) return false;
-      const TnMapEntry *ent = &m->entries[e];
-      bool key = (*pos)++ % 2 == 0;
-      if (ent->key.type_index == TN__MAP_DELETED) continue;
-      *child = key ? ent->key : ent->value;
-      return true;
-    }
-  }
-  const TnNodeInfo *n = tn__node_info(t);
-  if (n == NULL || *pos >= n->nfields) return false;
-  tn__field_view(o, &n->fields[(*pos)++], child);
-  return true;
-}
-
 static int check_serialisable(TnObject *o) {
   int32_t t = o->type_index;
   if (t == TN_TYPE_ARRAY || t == TN_TYPE_LIST || t == TN_TYPE_MAP ||
@@ -97,7 +70,7 @@ static int number_nodes(Saver *s, const TnAny *root) {
   while (rc == 0 && stack->len > 0) {
     SFrame *f = &g_array_index(stack, SFrame, stack->len - 1);
     TnAny child;
-    if (!next_child(f->obj, &f->next, &child)) {
+    if (!tn__object_next_child(f->obj, &f->next, &child)) {
       g_ptr_array_add(s->order, f->obj);
       g_hash_table_insert(s->index, f->obj,
                           GSIZE_TO_POINTER((gsize)s->order->len));

@@ -613,3 +613,32 @@ TN_API int tn_node_set_at(TnObject *obj, int32_t field, const TnAny *value) {
                           tn_object_type_key(obj), n->nfields);
   return set_checked(obj, n, field, value, who);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Walking a graph                                                           */
+/* ------------------------------------------------------------------------ */
+
+bool tn__object_next_child(const TnObject *o, int64_t *pos, TnAny *child) {
+  int32_t t = o->type_index;
+  if (t == TN_TYPE_ARRAY || t == TN_TYPE_LIST) {
+    const TnArrayObj *a = (const TnArrayObj *)o;
+    if (*pos >= a->size) return false;
+    *child = a->data[(*pos)++];
+    return true;
+  }
+  if (t == TN_TYPE_MAP || t == TN_TYPE_DICT) {
+    const TnMapObj *m = (const TnMapObj *)o;
+    for (;;) { /* even positions are keys, odd ones values */
+      int64_t e = *pos / 2;
+      if (e >= m->used) return false;
+      bool key = (*pos)++ % 2 == 0;
+      if (m->entries[e].key.type_index == TN__MAP_DELETED) continue;
+      *child = key ? m->entries[e].key : m->entries[e].value;
+      return true;
+    }
+  }
+  const TnNodeInfo *n = tn__node_info(t);
+  if (n == NULL || *pos >= n->nfields) return false;
+  tn__field_view(o, &n->fields[(*pos)++], child);
+  return true;
+}

@@ -31,32 +31,6 @@ static bool is_container(const TnObject *o) {
          t == TN_TYPE_DICT || tn__node_info(t) != NULL;
 }
 
-/* The next child of a container, from position *pos (false when done). */
-static bool child_at(const TnObject *o, int64_t *pos, TnAny *child) {
-  int32_t t = o->type_index;
-  if (t == TN_TYPE_ARRAY || t == TN_TYPE_LIST) {
-    const TnArrayObj *a = (const TnArrayObj *)o;
-    if (*pos >= a->size) return false;
-    *child = a->data[(*pos)++];
-    return true;
-  }
-  if (t == TN_TYPE_MAP || t == TN_TYPE_DICT) {
-    const TnMapObj *m = (const TnMapObj *)o;
-    for (;;) {
-      int64_t e = *pos / 2;
-      if (e >= m->used) return false;
-      bool key = (*pos)++ % 2 == 0;
-      if (m->entries[e].key.type_index == TN__MAP_DELETED) continue;
-      *child = key ? m->entries[e].key : m->entries[e].value;
-      return true;
-    }
-  }
-  const TnNodeInfo *n = tn__node_info(t);
-  if (n == NULL || *pos >= n->nfields) return false;
-  tn__field_view(o, &n->fields[(*pos)++], child);
-  return true;
-}
-
 /* Count how many times each object is reached (children of an object are
  * walked once, on its first visit). */
 static void count_refs(Printer *p, const TnAny *root) {
@@ -72,7 +46,7 @@ static void count_refs(Printer *p, const TnAny *root) {
   while (stack->len > 0) {
     F *f = &g_array_index(stack, F, stack->len - 1);
     TnAny c;
-    if (!child_at(f->obj, &f->pos, &c)) {
+    if (!tn__object_next_child(f->obj, &f->pos, &c)) {
       g_array_set_size(stack, stack->len - 1);
       continue;
     }
@@ -317,7 +291,7 @@ TN_API TnObject *tn_to_dot(const TnAny *value) {
     GString *edges = g_string_new(NULL);
     int64_t pos = 0, k = 0;
     TnAny c;
-    while (child_at(o, &pos, &c)) {
+    while (tn__object_next_child(o, &pos, &c)) {
       GString *name = g_string_new(NULL);
       if (n) {
         dot_escape(name, n->fields[k].desc.name);

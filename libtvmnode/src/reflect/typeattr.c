@@ -98,10 +98,6 @@ TN_API int tn_type_remove_method(int32_t type_index, const char *name) {
   return 0;
 }
 
-static int compare_names(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 TN_API TnObject *tn_type_list_methods(int32_t type_index) {
   if (tn__type_info(type_index) == NULL) {
     tn_error_raise("KeyError", "tn_type_list_methods: no type has index %d",
@@ -121,16 +117,7 @@ TN_API TnObject *tn_type_list_methods(int32_t type_index) {
       g_ptr_array_add(names, g_strdup(k));
   }
   tn__mutex_unlock(&g_method_lock);
-  if (names->len > 1)
-    qsort(names->pdata, names->len, sizeof(char *), compare_names);
-  TnObject *arr = tn_array_new(NULL, 0);
-  for (guint i = 0; arr && i < names->len; i++) {
-    TnAny v = tn_any_cstr(g_ptr_array_index(names, i));
-    if (tn_array_push(&arr, &v)) {
-      tn_object_release(arr);
-      arr = NULL;
-    }
-  }
+  TnObject *arr = tn__sorted_string_array(names);
   g_ptr_array_free(names, TRUE);
   return arr;
 }
