@@ -433,6 +433,11 @@ static inline void tn__any_clear(TnAny *a) {
 int tn__raise_null(const char *func, const char *arg);
 int tn__raise_memory(const char *func, size_t bytes);
 
+/* The bytes of a string or bytes value in any of its forms, without
+ * raising: use this to ask "is it text?", not the raising casts. */
+typedef enum { TN_TEXT_NONE, TN_TEXT_STR, TN_TEXT_BYTES } TnTextKind;
+TnTextKind tn__any_text(const TnAny *a, const char **data, size_t *size);
+
 /* A short, human readable rendering of a value for error messages. */
 void tn__any_repr(GString *out, const TnAny *a);
 

@@ -23,46 +23,50 @@
 
 #include "tvmnode/c_api.h"
 
-#define TN__FIELD(S, m, kind, flags, key, dflt, doc) \
-  { #m, (int64_t)offsetof(S, m), (kind), (flags), (key), dflt, (doc) }
+/* The default value comes last, as a brace initializer of TnAny (plain C
+ * designated initializers, so a static field table is a constant
+ * expression for every C compiler). */
+#define TN__FIELD(S, m, kind, flags, key, doc, ...) \
+  { #m, (int64_t)offsetof(S, m), (kind), (flags), (key), __VA_ARGS__, (doc) }
 
-#define TN__NO_DEFAULT {TN_TYPE_NONE, 0, {0}}
+#define TN__NO_DEFAULT {.type_index = TN_TYPE_NONE}
 
 /* Fields without defaults. `flags` is a mask of TN_FIELD_READONLY,
  * TN_FIELD_NO_SEQ, TN_FIELD_OPTIONAL and TN_FIELD_DEF. */
 #define TN_FIELD_ANY(S, m, flags, doc) \
-  TN__FIELD(S, m, TN_FIELD_ANY, flags, NULL, TN__NO_DEFAULT, doc)
+  TN__FIELD(S, m, TN_FIELD_ANY, flags, NULL, doc, TN__NO_DEFAULT)
 #define TN_FIELD_OBJ(S, m, type_key, flags, doc) \
-  TN__FIELD(S, m, TN_FIELD_OBJ, flags, type_key, TN__NO_DEFAULT, doc)
+  TN__FIELD(S, m, TN_FIELD_OBJ, flags, type_key, doc, TN__NO_DEFAULT)
 #define TN_FIELD_INT(S, m, flags, doc) \
-  TN__FIELD(S, m, TN_FIELD_INT, flags, NULL, TN__NO_DEFAULT, doc)
+  TN__FIELD(S, m, TN_FIELD_INT, flags, NULL, doc, TN__NO_DEFAULT)
 #define TN_FIELD_FLOAT(S, m, flags, doc) \
-  TN__FIELD(S, m, TN_FIELD_FLOAT, flags, NULL, TN__NO_DEFAULT, doc)
+  TN__FIELD(S, m, TN_FIELD_FLOAT, flags, NULL, doc, TN__NO_DEFAULT)
 #define TN_FIELD_BOOL(S, m, flags, doc) \
-  TN__FIELD(S, m, TN_FIELD_BOOL, flags, NULL, TN__NO_DEFAULT, doc)
+  TN__FIELD(S, m, TN_FIELD_BOOL, flags, NULL, doc, TN__NO_DEFAULT)
 #define TN_FIELD_STR(S, m, flags, doc) \
-  TN__FIELD(S, m, TN_FIELD_STR, flags, NULL, TN__NO_DEFAULT, doc)
+  TN__FIELD(S, m, TN_FIELD_STR, flags, NULL, doc, TN__NO_DEFAULT)
 #define TN_FIELD_DTYPE(S, m, flags, doc) \
-  TN__FIELD(S, m, TN_FIELD_DTYPE, flags, NULL, TN__NO_DEFAULT, doc)
+  TN__FIELD(S, m, TN_FIELD_DTYPE, flags, NULL, doc, TN__NO_DEFAULT)
 #define TN_FIELD_DEVICE(S, m, flags, doc) \
-  TN__FIELD(S, m, TN_FIELD_DEVICE, flags, NULL, TN__NO_DEFAULT, doc)
+  TN__FIELD(S, m, TN_FIELD_DEVICE, flags, NULL, doc, TN__NO_DEFAULT)
 
 /* Fields with defaults. */
-#define TN_FIELD_INT_D(S, m, value, flags, doc)                         \
-  TN__FIELD(S, m, TN_FIELD_INT, (flags) | TN_FIELD_HAS_DEFAULT, NULL,   \
-            ((TnAny){.type_index = TN_TYPE_INT, .v_int64 = (value)}), doc)
-#define TN_FIELD_FLOAT_D(S, m, value, flags, doc)                         \
-  TN__FIELD(S, m, TN_FIELD_FLOAT, (flags) | TN_FIELD_HAS_DEFAULT, NULL,   \
-            ((TnAny){.type_index = TN_TYPE_FLOAT, .v_float64 = (value)}), \
-            doc)
-#define TN_FIELD_BOOL_D(S, m, value, flags, doc)                        \
-  TN__FIELD(S, m, TN_FIELD_BOOL, (flags) | TN_FIELD_HAS_DEFAULT, NULL,  \
-            ((TnAny){.type_index = TN_TYPE_BOOL, .v_int64 = !!(value)}), doc)
-#define TN_FIELD_STR_D(S, m, cstr, flags, doc)                          \
-  TN__FIELD(S, m, TN_FIELD_STR, (flags) | TN_FIELD_HAS_DEFAULT, NULL,   \
-            ((TnAny){.type_index = TN_TYPE_RAW_STR, .v_c_str = (cstr)}), doc)
-#define TN_FIELD_ANY_D(S, m, any, flags, doc) \
-  TN__FIELD(S, m, TN_FIELD_ANY, (flags) | TN_FIELD_HAS_DEFAULT, NULL, any, doc)
+#define TN_FIELD_INT_D(S, m, value, flags, doc)                       \
+  TN__FIELD(S, m, TN_FIELD_INT, (flags) | TN_FIELD_HAS_DEFAULT, NULL, \
+            doc, {.type_index = TN_TYPE_INT, .v_int64 = (value)})
+#define TN_FIELD_FLOAT_D(S, m, value, flags, doc)                       \
+  TN__FIELD(S, m, TN_FIELD_FLOAT, (flags) | TN_FIELD_HAS_DEFAULT, NULL, \
+            doc, {.type_index = TN_TYPE_FLOAT, .v_float64 = (value)})
+#define TN_FIELD_BOOL_D(S, m, value, flags, doc)                       \
+  TN__FIELD(S, m, TN_FIELD_BOOL, (flags) | TN_FIELD_HAS_DEFAULT, NULL, \
+            doc, {.type_index = TN_TYPE_BOOL, .v_int64 = !!(value)})
+#define TN_FIELD_STR_D(S, m, cstr, flags, doc)                        \
+  TN__FIELD(S, m, TN_FIELD_STR, (flags) | TN_FIELD_HAS_DEFAULT, NULL, \
+            doc, {.type_index = TN_TYPE_RAW_STR, .v_c_str = (cstr)})
+/* `...` is a TnAny brace initializer, e.g. {.type_index = TN_TYPE_NONE}. */
+#define TN_FIELD_ANY_D(S, m, flags, doc, ...) \
+  TN__FIELD(S, m, TN_FIELD_ANY, (flags) | TN_FIELD_HAS_DEFAULT, NULL, doc, \
+            __VA_ARGS__)
 
 /* Register `S` as node type `key` under `parent` with its own `fields`
  * (a static array); returns the type index or -1 with an error. */

@@ -12,10 +12,13 @@
 #include <math.h>
 #include <stdio.h>
 
-typedef enum { VIEW_NONE, VIEW_STR, VIEW_BYTES } ViewKind;
+typedef TnTextKind ViewKind;
+#define VIEW_NONE TN_TEXT_NONE
+#define VIEW_STR TN_TEXT_STR
+#define VIEW_BYTES TN_TEXT_BYTES
 
 /* The bytes of a string or bytes value in any form. */
-static ViewKind view(const TnAny *a, const char **data, size_t *size) {
+TnTextKind tn__any_text(const TnAny *a, const char **data, size_t *size) {
   switch (a->type_index) {
     case TN_TYPE_RAW_STR:
       *data = a->v_c_str;
@@ -63,7 +66,7 @@ int tn__any_to_owned_slow(TnAny *dst, const TnAny *src) {
     return tn_error_raise("TypeError",
                           "tn_any_to_owned: a borrowed DLTensor* cannot be "
                           "stored; wrap it in a tn.Tensor first");
-  ViewKind k = view(src, &data, &size);
+  ViewKind k = tn__any_text(src, &data, &size);
   if (size <= TN_SMALL_STR_MAX) {
     TnAny a = {k == VIEW_STR ? TN_TYPE_SMALL_STR : TN_TYPE_SMALL_BYTES,
                (uint32_t)size,
@@ -161,7 +164,7 @@ TN_API int tn_any_as_dtype(const TnAny *a, DLDataType *out) {
   }
   const char *s;
   size_t n;
-  if (view(a, &s, &n) == VIEW_STR) {
+  if (tn__any_text(a, &s, &n) == VIEW_STR) {
     if (tn_dtype_parse(s, out) == 0) return 0;
     TnObject *cause = tn_error_take_raised();
     int rc = tn_error_raise("TypeError",
@@ -189,7 +192,7 @@ TN_API int tn_any_as_str(const TnAny *a, const char **data, size_t *size) {
   if (data == NULL) return tn__raise_null("tn_any_as_str", "data");
   const char *d;
   size_t n;
-  if (view(a, &d, &n) != VIEW_STR) return cast_error("tn_any_as_str", "str", a);
+  if (tn__any_text(a, &d, &n) != VIEW_STR) return cast_error("tn_any_as_str", "str", a);
   *data = d;
   if (size) *size = n;
   return 0;
@@ -200,7 +203,7 @@ TN_API int tn_any_as_bytes(const TnAny *a, const char **data, size_t *size) {
   if (data == NULL) return tn__raise_null("tn_any_as_bytes", "data");
   const char *d;
   size_t n;
-  if (view(a, &d, &n) == VIEW_NONE)
+  if (tn__any_text(a, &d, &n) == VIEW_NONE)
     return cast_error("tn_any_as_bytes", "bytes", a);
   *data = d;
   if (size) *size = n;
@@ -257,7 +260,7 @@ TN_API int tn_any_equal(const TnAny *a, const TnAny *b) {
   }
   const char *da, *db;
   size_t na, nb;
-  ViewKind ka = view(a, &da, &na), kb = view(b, &db, &nb);
+  ViewKind ka = tn__any_text(a, &da, &na), kb = tn__any_text(b, &db, &nb);
   if (ka != VIEW_NONE && ka == kb)
     return na == nb && (da == db || memcmp(da, db, na) == 0);
   return 0;
@@ -283,7 +286,7 @@ TN_API uint64_t tn_any_hash(const TnAny *a) {
     default: {
       const char *d;
       size_t n;
-      if (view(a, &d, &n) != VIEW_NONE) return str_hash(d, n);
+      if (tn__any_text(a, &d, &n) != VIEW_NONE) return str_hash(d, n);
       if (tn_any_is_object(a)) return tn__mix64((uint64_t)(uintptr_t)a->v_obj);
       return tn__mix64((uint64_t)a->v_int64 ^
                        ((uint64_t)a->type_index << 56));
@@ -342,7 +345,7 @@ void tn__any_repr(GString *out, const TnAny *a) {
     default:
       break;
   }
-  ViewKind k = view(a, &d, &n);
+  ViewKind k = tn__any_text(a, &d, &n);
   if (k == VIEW_STR) {
     repr_text(out, d, n, '\'');
   } else if (k == VIEW_BYTES) {

@@ -246,6 +246,16 @@ TN_API const char *tn_object_type_key(const TnObject *obj) {
   return tn__type_key_or(obj->type_index, "<unregistered type>");
 }
 
+/* Library start-up. Built-in types get their fixed indices before any user
+ * code runs, so no entry point needs an "initialised yet?" check. It lives
+ * here, in the file every program that uses the library links, so that a
+ * static link cannot leave it out. */
+__attribute__((constructor)) static void tn_library_init(void) {
+  tn__threads_init();
+  tn__types_init();
+  tn__func_builtins_init();
+}
+
 TN_API int32_t tn_abi_version(void) { return TN_ABI_VERSION; }
 
 TN_API const char *tn_version(void) { return PACKAGE_VERSION; }

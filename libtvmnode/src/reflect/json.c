@@ -101,6 +101,19 @@ static int number_nodes(Saver *s, const TnAny *root) {
   return rc;
 }
 
+/* Integers are most of a graph's text: format them without printf. */
+static void put_int(GString *out, int64_t v) {
+  char buf[24];
+  char *p = buf + sizeof buf;
+  uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+  do {
+    *--p = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) *--p = '-';
+  g_string_append_len(out, p, buf + sizeof buf - p);
+}
+
 static void put_string(GString *out, const char *d, size_t n) {
   if (!g_utf8_validate(d, (gssize)n, NULL)) {
     gchar *b64 = g_base64_encode((const guchar *)d, n);
@@ -109,7 +122,12 @@ static void put_string(GString *out, const char *d, size_t n) {
     return;
   }
   g_string_append_c(out, '"');
-  for (size_t i = 0; i < n; i++) {
+  size_t plain = 0; /* copy runs that need no escaping in one go */
+  while (plain < n && (unsigned char)d[plain] >= 0x20 && d[plain] != '"' &&
+         d[plain] != '\\')
+    plain++;
+  g_string_append_len(out, d, (gssize)plain);
+  for (size_t i = plain; i < n; i++) {
     unsigned char c = (unsigned char)d[i];
     switch (c) {
       case '"': g_string_append(out, "\\\""); break;
@@ -147,7 +165,7 @@ static void put_value(Saver *s, const TnAny *v) {
     case TN_TYPE_NONE: g_string_append(out, "null"); return;
     case TN_TYPE_BOOL: g_string_append(out, v->v_int64 ? "true" : "false"); return;
     case TN_TYPE_INT:
-      g_string_append_printf(out, "%" PRId64, v->v_int64);
+      put_int(out, v->v_int64);
       return;
     case TN_TYPE_FLOAT: put_float(out, v->v_float64); return;
     case TN_TYPE_DATA_TYPE:
@@ -161,20 +179,21 @@ static void put_value(Saver *s, const TnAny *v) {
     default:
       break;
   }
-  if (tn_any_as_str(v, &d, &n) == 0) {
+  TnTextKind text = tn__any_text(v, &d, &n);
+  if (text == TN_TEXT_STR) {
     put_string(out, d, n);
     return;
   }
-  tn_error_set_raised(NULL);
-  if (tn_any_as_bytes(v, &d, &n) == 0) {
+  if (text == TN_TEXT_BYTES) {
     gchar *b64 = g_base64_encode((const guchar *)d, n);
     g_string_append_printf(out, "{\"$bytes\": \"%s\"}", b64);
     g_free(b64);
     return;
   }
-  tn_error_set_raised(NULL);
   gsize idx = GPOINTER_TO_SIZE(g_hash_table_lookup(s->index, v->v_obj));
-  g_string_append_printf(out, "{\"$node\": %" G_GSIZE_FORMAT "}", idx - 1);
+  g_string_append(out, "{\"$node\": ");
+  put_int(out, (int64_t)idx - 1);
+  g_string_append_c(out, '}');
 }
 
 static void put_node(Saver *s, TnObject *o) {

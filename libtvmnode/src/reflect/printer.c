@@ -202,17 +202,12 @@ static void print_value(Printer *p, const TnAny *v, int depth) {
     default:
       break;
   }
-  if (tn_any_as_str(v, &d, &n) == 0) {
+  TnTextKind text = tn__any_text(v, &d, &n);
+  if (text != TN_TEXT_NONE) {
+    if (text == TN_TEXT_BYTES) g_string_append_c(out, 'b');
     print_text(out, d, n, '"');
     return;
   }
-  tn_error_set_raised(NULL);
-  if (tn_any_as_bytes(v, &d, &n) == 0) {
-    g_string_append_c(out, 'b');
-    print_text(out, d, n, '"');
-    return;
-  }
-  tn_error_set_raised(NULL);
   TnObject *o = v->v_obj;
   bool shared = GPOINTER_TO_INT(g_hash_table_lookup(p->refs, o)) > 1;
   if (shared) {

@@ -51,8 +51,8 @@ static bool plain_equal(const TnAny *l, const TnAny *r, int32_t t) {
     case TN_TYPE_BYTES: {
       const char *a, *b;
       size_t na, nb;
-      tn_any_as_bytes(l, &a, &na);
-      tn_any_as_bytes(r, &b, &nb);
+      tn__any_text(l, &a, &na);
+      tn__any_text(r, &b, &nb);
       return na == nb && memcmp(a, b, na) == 0;
     }
     default:
@@ -343,7 +343,7 @@ static uint64_t plain_hash(const TnAny *a, int32_t t) {
     case TN_TYPE_BYTES: {
       const char *d;
       size_t n;
-      tn_any_as_bytes(a, &d, &n);
+      tn__any_text(a, &d, &n);
       return combine((uint64_t)t, tn__hash_bytes(d, n));
     }
     default:
