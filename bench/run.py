@@ -33,6 +33,12 @@ TARGETS = {
         ("map_insert_int", "tvm-ffi", "map_insert_int", 0.2),
         ("map_lookup_int", "tvm-ffi", "map_lookup_int", 0.8),
     ],
+    "node": [
+        # "At least tvm-ffi's throughput": time per node no more than theirs.
+        (f"{op}_{g}", "tvm-ffi", f"{op}_{g}", 1.0)
+        for g in ("tree_1m", "dag_1m")
+        for op in ("shash", "sequal", "json_save", "json_load")
+    ],
     "func": [
         ("packed_call_add", "tvm-ffi", "packed_call_add", 0.7),
         ("global_lookup", "tvm-ffi", "global_lookup", 0.25),
@@ -46,7 +52,11 @@ TARGETS = {
 SUITES = {
     "core": ("bench/bench_core", "bench/peers/tvmffi_core.cc"),
     "func": ("bench/bench_func", "bench/peers/tvmffi_func.cc"),
+    "node": ("bench/bench_node", "bench/peers/tvmffi_node.cc"),
 }
+
+# The node suite builds million-node graphs: three rounds are enough.
+DEFAULT_ROUNDS = {"node": 3}
 
 
 def sh(cmd, **kw):
@@ -76,10 +86,13 @@ def build_peer(source, version, root):
 
 
 def run_program(cmd, env=None):
+    """Timings (ns/op) and derived figures (MB/s, bytes) a program prints."""
     out = subprocess.run(cmd, check=True, text=True, capture_output=True,
                          env=env).stdout
-    return {(d["group"], d["name"]): d for d in map(json.loads, out.splitlines())
-            if d}
+    rows = {}
+    for d in map(json.loads, out.splitlines()):
+        rows[(d["group"], d["name"])] = d.get("ns_per_op", d.get("value"))
+    return rows
 
 
 def machine():
@@ -101,7 +114,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--build", default="build-bench", help="configured build tree")
     ap.add_argument("--out", default="build-bench/bench", help="output directory")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="interleaved rounds (default 5; 3 for node)")
     ap.add_argument("--suite", action="append", help="only these suites")
     ap.add_argument("--no-peers", action="store_true")
     args = ap.parse_args()
@@ -123,11 +137,12 @@ def main():
                     print(f"peer tvm-ffi {v} unavailable: {e.stderr.strip()[:300]}",
                           file=sys.stderr)
         samples = {name: {} for name in programs}
-        for r in range(args.rounds):
+        rounds = args.rounds or DEFAULT_ROUNDS.get(suite, 5)
+        for r in range(rounds):
             for name, cmd in programs.items():
-                for key, d in run_program(cmd).items():
-                    samples[name].setdefault(key, []).append(d["ns_per_op"])
-            print(f"[{suite}] round {r + 1}/{args.rounds} done", file=sys.stderr)
+                for key, value in run_program(cmd).items():
+                    samples[name].setdefault(key, []).append(value)
+            print(f"[{suite}] round {r + 1}/{rounds} done", file=sys.stderr)
         results[suite] = samples
 
     # Tables.
@@ -140,7 +155,7 @@ def main():
             keys += [k for k in samples[n] if k not in keys]
         med = {n: {k[1]: statistics.median(v) for k, v in samples[n].items()}
                for n in names}
-        head = f"{'benchmark (ns/op, median)':30s}" + "".join(
+        head = f"{'benchmark (ns/op; MB/s, bytes)':30s}" + "".join(
             f"{n:>22s}" for n in names)
         print(f"\n== {suite}\n{head}\n" + "-" * len(head))
         rows = {}

@@ -213,7 +213,7 @@ START_TEST(test_bad_input) {
   bad_load(DOC("{\"type\": \"tn.Function\", \"fields\": {}}", "null"),
            "ValueError", "nodes[0]", "cannot be loaded");
   bad_load("{\"tvmnode.json\": 1, \"root\": 99999999999999999999, "
-           "\"nodes\": []}", "ValueError", "invalid JSON", "too big");
+           "\"nodes\": []}", "ValueError", "invalid JSON", "int64 range");
   bad_load("{\"tvmnode.json\": 1, \"tvmnode.json\": 1, \"root\": 1, "
            "\"nodes\": []}", "ValueError", "invalid JSON", "duplicate");
   bad_load(DOC("5", "null"), "ValueError", "nodes[0]", "must be an object");

@@ -5,16 +5,17 @@
  * post-order walk, so depth costs no C stack), and writes each node with
  * references to earlier nodes only; that is what preserves sharing and what
  * lets the loader refuse cycles and dangling references with one
- * comparison. JSON text is written directly. Loading parses with jansson
- * (which reports line and column, and bounds nesting) and then validates
- * every node against the type table before building it; any failure
+ * comparison. JSON text is written directly. Loading parses with YAJL
+ * (which reports where bad text is) and then validates every node against
+ * the type table before building it; any failure
  * releases what was built and raises a ValueError naming the place
- * ("nodes[3].fields.value").
+ * ("nodes[3].fields.value"). Reading streams (json_reader.c): each node is
+ * built as soon as its JSON element closes.
  */
 #include "internal.h"
 
 #include <inttypes.h>
-#include <jansson.h>
+#include "json_reader.h"
 #include <math.h>
 #include <stdio.h>
 
@@ -297,8 +298,13 @@ TN_API TnObject *tn_json_save(const TnAny *value, int indent) {
 
 typedef struct {
   TnObject **objs; /* nodes built so far */
-  size_t nbuilt;
-  GString *where; /* the place being read, e.g. "nodes[3].fields.value" */
+  size_t nbuilt, cap;
+  /* The place being read, e.g. "nodes[3].fields.value", kept in parts:
+   * only an error formats it. */
+  const char *where; /* "document" or "root", or NULL for nodes[node] */
+  size_t node;
+  const char *field; /* ".fields.<field>", or NULL */
+  int64_t item;      /* ".items[<item>]", or -1 */
 } Loader;
 
 static int bad(Loader *l, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -307,28 +313,29 @@ static int bad(Loader *l, const char *fmt, ...) {
   va_start(ap, fmt);
   char *why = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  tn_error_raise("ValueError", "tn_json_load: %s: %s", l->where->str, why);
+  GString *place = g_string_new(l->where);
+  if (l->where == NULL) g_string_printf(place, "nodes[%zu]", l->node);
+  if (l->field) g_string_append_printf(place, ".fields.%s", l->field);
+  if (l->item >= 0) g_string_append_printf(place, ".items[%" PRId64 "]", l->item);
+  tn_error_raise("ValueError", "tn_json_load: %s: %s", place->str, why);
+  g_string_free(place, TRUE);
   g_free(why);
   return -1;
 }
 
-static const char *json_kind(const json_t *j) {
-  switch (json_typeof(j)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a float";
-    case JSON_TRUE: case JSON_FALSE: return "a bool";
-    default: return "null";
-  }
+/* Re-raise the pending error as a ValueError that says where. */
+static int bad_from_raised(Loader *l) {
+  TnObject *e = tn_error_take_raised();
+  bad(l, "%s", e ? tn_error_message(e) : "error");
+  tn_object_release(e);
+  return -1;
 }
 
-static int decode_base64(Loader *l, const json_t *j, guchar **data,
-                         gsize *len) {
-  if (!json_is_string(j)) return bad(l, "expected base64 text, got %s", json_kind(j));
-  const char *t = json_string_value(j);
-  size_t n = json_string_length(j);
+static int decode_base64(Loader *l, const JVal *j, guchar **data, gsize *len) {
+  if (j->kind != J_STR)
+    return bad(l, "expected base64 text, got %s", tn__jkind_name(j));
+  const char *t = j->u.str.s;
+  size_t n = j->u.str.n;
   for (size_t i = 0; i < n; i++) {
     char c = t[i];
     if (!(g_ascii_isalnum(c) || c == '+' || c == '/' || c == '='))
@@ -340,80 +347,65 @@ static int decode_base64(Loader *l, const json_t *j, guchar **data,
 }
 
 /* A single-key tagged object {"$tag": x}: returns the tag's value. */
-static const json_t *tagged(const json_t *j, const char **tag) {
-  if (!json_is_object(j) || json_object_size(j) != 1) return NULL;
-  void *it = json_object_iter((json_t *)j);
-  *tag = json_object_iter_key(it);
-  return (*tag)[0] == '$' ? json_object_iter_value(it) : NULL;
+static const JVal *tagged(const JVal *j, const char **tag) {
+  if (j->kind != J_OBJ || j->u.obj.n != 1) return NULL;
+  *tag = j->u.obj.members[0].key;
+  return (*tag)[0] == '$' ? j->u.obj.members[0].val : NULL;
 }
 
 /* Decode a value into an owned any; node references must point before
  * `limit`. */
-static int decode_value(Loader *l, const json_t *j, size_t limit, TnAny *out) {
+static int decode_value(Loader *l, const JVal *j, size_t limit, TnAny *out) {
   *out = tn_any_none();
-  switch (json_typeof(j)) {
-    case JSON_NULL: return 0;
-    case JSON_TRUE: *out = tn_any_bool(1); return 0;
-    case JSON_FALSE: *out = tn_any_bool(0); return 0;
-    case JSON_INTEGER: *out = tn_any_int(json_integer_value(j)); return 0;
-    case JSON_REAL: *out = tn_any_float(json_real_value(j)); return 0;
-    case JSON_STRING: {
-      TnAny raw = tn_any_none();
-      TnByteArray ba = {json_string_value(j), json_string_length(j)};
-      if (memchr(ba.data, '\0', ba.size)) { /* embedded NUL: not a C string */
-        TnObject *so = tn_string_new(ba.data, ba.size);
+  switch (j->kind) {
+    case J_NULL: return 0;
+    case J_BOOL: *out = tn_any_bool(j->u.b); return 0;
+    case J_INT: *out = tn_any_int(j->u.i); return 0;
+    case J_FLOAT: *out = tn_any_float(j->u.f); return 0;
+    case J_STR: {
+      if (memchr(j->u.str.s, '\0', j->u.str.n)) { /* not a C string */
+        TnObject *so = tn_string_new(j->u.str.s, j->u.str.n);
         if (so == NULL) return -1;
         *out = tn_any_obj(so);
         return 0;
       }
-      raw = tn_any_cstr(ba.data);
+      TnAny raw = tn_any_cstr(j->u.str.s);
       return tn_any_to_owned(out, &raw);
     }
-    case JSON_ARRAY:
+    case J_ARR:
       return bad(l, "an array is not a value (arrays are nodes)");
-    case JSON_OBJECT:
+    case J_OBJ:
       break;
   }
   const char *tag;
-  const json_t *v = tagged(j, &tag);
+  const JVal *v = tagged(j, &tag);
   if (v == NULL) return bad(l, "expected a value, got an object that is not "
                             "{\"$node\": ...} or another tagged value");
   if (strcmp(tag, "$node") == 0) {
-    if (!json_is_integer(v)) return bad(l, "$node must be an integer");
-    json_int_t k = json_integer_value(v);
-    if (k < 0 || (size_t)k >= limit)
-      return bad(l, "node reference %" JSON_INTEGER_FORMAT " is out of range "
-                 "(must be below %zu: references point to earlier nodes)",
-                 k, limit);
-    *out = tn_any_obj(l->objs[k]);
-    tn_object_retain(l->objs[k]);
+    if (v->kind != J_INT) return bad(l, "$node must be an integer");
+    if (v->u.i < 0 || (uint64_t)v->u.i >= limit)
+      return bad(l, "node reference %" PRId64 " is out of range (must be "
+                 "below %zu: references point to earlier nodes)",
+                 v->u.i, limit);
+    *out = tn_any_obj(l->objs[v->u.i]);
+    tn_object_retain(l->objs[v->u.i]);
     return 0;
   }
   if (strcmp(tag, "$dtype") == 0 || strcmp(tag, "$device") == 0) {
-    if (!json_is_string(v)) return bad(l, "%s must be a string", tag);
+    if (v->kind != J_STR) return bad(l, "%s must be a string", tag);
     if (tag[2] == 't') {
       DLDataType dt;
-      if (tn_dtype_parse(json_string_value(v), &dt)) {
-        TnObject *e = tn_error_take_raised();
-        bad(l, "%s", tn_error_message(e));
-        tn_object_release(e);
-        return -1;
-      }
+      if (tn_dtype_parse(v->u.str.s, &dt)) return bad_from_raised(l);
       *out = tn_any_dtype(dt);
     } else {
       DLDevice dv;
-      if (tn_device_parse(json_string_value(v), &dv)) {
-        TnObject *e = tn_error_take_raised();
-        bad(l, "%s", tn_error_message(e));
-        tn_object_release(e);
-        return -1;
-      }
+      if (tn_device_parse(v->u.str.s, &dv)) return bad_from_raised(l);
       *out = tn_any_device(dv);
     }
     return 0;
   }
   if (strcmp(tag, "$float") == 0) {
-    const char *s = json_is_string(v) ? json_string_value(v) : "";
+    const char *s = v->kind == J_STR ? v->u.str.s : "";
     if (strcmp(s, "nan") == 0) *out = tn_any_float(NAN);
     else if (strcmp(s, "inf") == 0) *out = tn_any_float(INFINITY);
     else if (strcmp(s, "-inf") == 0) *out = tn_any_float(-INFINITY);
@@ -434,46 +426,48 @@ static int decode_value(Loader *l, const json_t *j, size_t limit, TnAny *out) {
   return bad(l, "unknown tag '%s'", tag);
 }
 
-static const json_t *member(Loader *l, const json_t *obj, const char *key,
-                            json_type want) {
-  const json_t *m = json_object_get(obj, key);
+static const JVal *member(Loader *l, const JVal *obj, const char *key,
+                          JKind want) {
+  const JVal *m = tn__jobj_get(obj, key);
   if (m == NULL) {
     bad(l, "missing \"%s\"", key);
     return NULL;
   }
-  if (json_typeof(m) != want) {
-    bad(l, "\"%s\" has the wrong JSON type (%s)", key, json_kind(m));
+  if (m->kind != want) {
+    bad(l, "\"%s\" has the wrong JSON type (%s)", key, tn__jkind_name(m));
     return NULL;
   }
   return m;
 }
 
-static int check_keys(Loader *l, const json_t *obj, const char *const *allowed,
+static int check_keys(Loader *l, const JVal *obj, const char *const *allowed,
                       int n) {
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)obj, k, v) {
+  for (size_t k = 0; k < obj->u.obj.n; k++) {
+    const char *key = obj->u.obj.members[k].key;
     bool ok = false;
-    for (int i = 0; i < n; i++) ok |= strcmp(k, allowed[i]) == 0;
-    if (!ok) return bad(l, "unexpected key \"%s\"", k);
+    for (int i = 0; i < n; i++) ok |= strcmp(key, allowed[i]) == 0;
+    if (!ok) return bad(l, "unexpected key \"%s\"", key);
   }
   return 0;
 }
 
-static TnObject *build_seq(Loader *l, int32_t t, const json_t *node, size_t i) {
+static TnObject *build_seq(Loader *l, int32_t t, const JVal *node, size_t i) {
   static const char *const keys[] = {"type", "items"};
   if (check_keys(l, node, keys, 2)) return NULL;
-  const json_t *items = member(l, node, "items", JSON_ARRAY);
+  const JVal *items = member(l, node, "items", J_ARR);
   if (items == NULL) return NULL;
+  int64_t n = (int64_t)items->u.arr.n;
   TnObject *seq = t == TN_TYPE_LIST ? tn_list_new(NULL, 0) : tn_array_new(NULL, 0);
-  size_t k;
-  json_t *item;
-  size_t base = l->where->len;
-  json_array_foreach((json_t *)items, k, item) {
-    g_string_append_printf(l->where, ".items[%zu]", k);
+  if (seq == NULL) return NULL;
+  if (t == TN_TYPE_LIST && tn_list_reserve(seq, n)) {
+    tn_object_release(seq);
+    return NULL;
+  }
+  for (int64_t k = 0; k < n; k++) {
     TnAny v;
-    int rc = decode_value(l, item, i, &v);
-    g_string_truncate(l->where, base);
+    l->item = k;
+    int rc = decode_value(l, items->u.arr.items[k], i, &v);
+    l->item = -1;
     if (rc == 0) {
       rc = t == TN_TYPE_LIST ? tn_list_append(seq, &v) : tn_array_push(&seq, &v);
       tn_any_clear(&v);
@@ -486,31 +480,30 @@ static TnObject *build_seq(Loader *l, int32_t t, const json_t *node, size_t i) {
   return seq;
 }
 
-static TnObject *build_map(Loader *l, int32_t t, const json_t *node, size_t i) {
+static TnObject *build_map(Loader *l, int32_t t, const JVal *node, size_t i) {
   static const char *const keys[] = {"type", "items"};
   if (check_keys(l, node, keys, 2)) return NULL;
-  const json_t *items = member(l, node, "items", JSON_ARRAY);
+  const JVal *items = member(l, node, "items", J_ARR);
   if (items == NULL) return NULL;
   TnObject *m = t == TN_TYPE_DICT ? tn_dict_new(NULL, NULL, 0)
                                   : tn_map_new(NULL, NULL, 0);
-  size_t k;
-  json_t *pair;
-  size_t base = l->where->len;
-  json_array_foreach((json_t *)items, k, pair) {
-    g_string_append_printf(l->where, ".items[%zu]", k);
+  if (m == NULL) return NULL;
+  for (size_t k = 0; k < items->u.arr.n; k++) {
+    const JVal *pair = items->u.arr.items[k];
+    l->item = (int64_t)k;
     int rc = 0;
     TnAny kv[2] = {tn_any_none(), tn_any_none()};
-    if (!json_is_array(pair) || json_array_size(pair) != 2) {
+    if (pair->kind != J_ARR || pair->u.arr.n != 2) {
       rc = bad(l, "a map entry must be a [key, value] pair");
-    } else if ((rc = decode_value(l, json_array_get(pair, 0), i, &kv[0])) == 0 &&
-               (rc = decode_value(l, json_array_get(pair, 1), i, &kv[1])) == 0) {
+    } else if ((rc = decode_value(l, pair->u.arr.items[0], i, &kv[0])) == 0 &&
+               (rc = decode_value(l, pair->u.arr.items[1], i, &kv[1])) == 0) {
       if (tn_map_find(m, &kv[0])) rc = bad(l, "duplicate key");
       else rc = t == TN_TYPE_DICT ? tn_dict_set(m, &kv[0], &kv[1])
                                   : tn_map_set(&m, &kv[0], &kv[1]);
     }
     tn_any_clear(&kv[0]);
     tn_any_clear(&kv[1]);
-    g_string_truncate(l->where, base);
+    l->item = -1;
     if (rc) {
       tn_object_release(m);
       return NULL;
@@ -519,27 +512,27 @@ static TnObject *build_map(Loader *l, int32_t t, const json_t *node, size_t i) {
   return m;
 }
 
-static int read_dims(Loader *l, const json_t *arr, int64_t **dims,
+static int read_dims(Loader *l, const JVal *arr, int64_t **dims,
                      int32_t *ndim) {
-  size_t n = json_array_size(arr);
+  size_t n = arr->u.arr.n;
   if (n > 1024) return bad(l, "%zu dimensions is too many", n);
   *dims = g_new0(int64_t, n ? n : 1);
   *ndim = (int32_t)n;
   for (size_t k = 0; k < n; k++) {
-    const json_t *d = json_array_get(arr, k);
-    if (!json_is_integer(d) || json_integer_value(d) < 0) {
+    const JVal *d = arr->u.arr.items[k];
+    if (d->kind != J_INT || d->u.i < 0) {
       g_free(*dims);
       return bad(l, "dimension %zu must be a non-negative integer", k);
     }
-    (*dims)[k] = json_integer_value(d);
+    (*dims)[k] = d->u.i;
   }
   return 0;
 }
 
-static TnObject *build_shape(Loader *l, const json_t *node) {
+static TnObject *build_shape(Loader *l, const JVal *node) {
   static const char *const keys[] = {"type", "dims"};
   if (check_keys(l, node, keys, 2)) return NULL;
-  const json_t *arr = member(l, node, "dims", JSON_ARRAY);
+  const JVal *arr = member(l, node, "dims", J_ARR);
   int64_t *dims;
   int32_t ndim;
   if (arr == NULL || read_dims(l, arr, &dims, &ndim)) return NULL;
@@ -548,33 +541,29 @@ static TnObject *build_shape(Loader *l, const json_t *node) {
   return s;
 }
 
-static TnObject *build_tensor(Loader *l, const json_t *node) {
+static TnObject *build_tensor(Loader *l, const JVal *node) {
   static const char *const keys[] = {"type", "dtype", "shape", "data"};
   if (check_keys(l, node, keys, 4)) return NULL;
-  const json_t *dt = member(l, node, "dtype", JSON_STRING);
-  const json_t *sh = dt ? member(l, node, "shape", JSON_ARRAY) : NULL;
-  const json_t *data = sh ? member(l, node, "data", JSON_STRING) : NULL;
+  const JVal *dt = member(l, node, "dtype", J_STR);
+  const JVal *sh = dt ? member(l, node, "shape", J_ARR) : NULL;
+  const JVal *data = sh ? member(l, node, "data", J_STR) : NULL;
   if (data == NULL) return NULL;
   DLDataType dtype;
-  if (tn_dtype_parse(json_string_value(dt), &dtype)) {
-    TnObject *e = tn_error_take_raised();
-    bad(l, "%s", tn_error_message(e));
-    tn_object_release(e);
-    return NULL;
-  }
+  if (tn_dtype_parse(dt->u.str.s, &dtype)) return bad_from_raised(l), NULL;
   int64_t *dims;
   int32_t ndim;
   if (read_dims(l, sh, &dims, &ndim)) return NULL;
   /* Check the size the data must have before allocating anything. */
   int64_t want = ((int64_t)dtype.bits * dtype.lanes + 7) / 8;
   for (int32_t k = 0; k < ndim; k++) {
-    if (__builtin_mul_overflow(want, dims[k], &want) || want > (INT64_C(1) << 40)) {
+    if (__builtin_mul_overflow(want, dims[k], &want) ||
+        want > (INT64_C(1) << 40)) {
       g_free(dims);
       bad(l, "the tensor's size is absurd");
       return NULL;
     }
   }
-  size_t b64 = json_string_length(data);
+  size_t b64 = data->u.str.n;
   if ((int64_t)(b64 / 4 * 3) < want || (int64_t)(b64 / 4 * 3) > want + 2) {
     g_free(dims);
     bad(l, "\"data\" holds about %zu bytes; the shape and dtype need %" PRId64,
@@ -602,7 +591,7 @@ static TnObject *build_tensor(Loader *l, const json_t *node) {
 }
 
 static TnObject *build_node(Loader *l, int32_t t, const TnNodeInfo *n,
-                            const json_t *node, size_t i) {
+                            const JVal *node, size_t i) {
   static const char *const keys[] = {"type", "fields"};
   if (check_keys(l, node, keys, 2)) return NULL;
   if (n->flags & TN_NODE_NO_CREATE) {
@@ -610,59 +599,72 @@ static TnObject *build_node(Loader *l, int32_t t, const TnNodeInfo *n,
         tn__type_key_or(t, "?"));
     return NULL;
   }
-  const json_t *fields = member(l, node, "fields", JSON_OBJECT);
+  const JVal *fields = member(l, node, "fields", J_OBJ);
   if (fields == NULL) return NULL;
   TnObject *obj = tn_node_alloc(t);
   if (obj == NULL) return NULL;
-  size_t base = l->where->len;
-  const char *k;
-  json_t *jv;
-  json_object_foreach((json_t *)fields, k, jv) {
-    g_string_append_printf(l->where, ".fields.%s", k);
+  int32_t given = 0;
+  for (size_t k = 0; k < fields->u.obj.n; k++) {
+    const JMember *m = &fields->u.obj.members[k];
     int32_t f = -1;
-    for (int32_t q = 0; q < n->nfields; q++)
-      if (strcmp(n->fields[q].desc.name, k) == 0) f = q;
+    for (int32_t q = 0; q < n->nfields && f < 0; q++)
+      if (strcmp(n->fields[q].desc.name, m->key) == 0) f = q;
     int rc;
     TnAny v;
+    l->field = m->key;
     if (f < 0) {
       rc = bad(l, "%s has no such field", tn__type_key_or(t, "?"));
-    } else if ((rc = decode_value(l, jv, i, &v)) == 0) {
+    } else if ((rc = decode_value(l, m->val, i, &v)) == 0) {
       rc = tn__field_store(obj, &n->fields[f], &v, "tn_json_load");
       tn_any_clear(&v);
-      if (rc) { /* turn the TypeError into a ValueError that says where */
-        TnObject *e = tn_error_take_raised();
-        bad(l, "%s", tn_error_message(e));
-        tn_object_release(e);
-      }
+      if (rc) bad_from_raised(l); /* the TypeError, with its place */
+      given++;
     }
-    g_string_truncate(l->where, base);
+    l->field = NULL;
     if (rc) {
       tn_object_release(obj);
       return NULL;
     }
   }
-  for (int32_t q = 0; q < n->nfields; q++) {
-    const TnFieldDesc *d = &n->fields[q].desc;
-    if (!(d->flags & (TN_FIELD_HAS_DEFAULT | TN_FIELD_OPTIONAL)) &&
-        json_object_get(fields, d->name) == NULL) {
-      bad(l, "required field '%s' of %s is missing", d->name,
-          tn__type_key_or(t, "?"));
-      tn_object_release(obj);
-      return NULL;
+  if (given < n->nfields) {
+    for (int32_t q = 0; q < n->nfields; q++) {
+      const TnFieldDesc *d = &n->fields[q].desc;
+      if (!(d->flags & (TN_FIELD_HAS_DEFAULT | TN_FIELD_OPTIONAL)) &&
+          tn__jobj_get(fields, d->name) == NULL) {
+        bad(l, "required field '%s' of %s is missing", d->name,
+            tn__type_key_or(t, "?"));
+        tn_object_release(obj);
+        return NULL;
+      }
     }
   }
   return obj;
 }
 
-static TnObject *build(Loader *l, const json_t *node, size_t i) {
-  if (!json_is_object(node)) {
-    bad(l, "a node must be an object, got %s", json_kind(node));
+/* The type index of a node's "type", cached for the run of one load: most
+ * graphs use a handful of types over and over. */
+static int32_t lookup_type(const char *key) {
+  static TN_TLS const char *last_key;
+  static TN_TLS int32_t last_index;
+  if (last_key && strcmp(last_key, key) == 0 && tn__type_info(last_index))
+    return last_index;
+  int32_t t = tn_type_index(key);
+  if (t >= 0) {
+    last_key = tn__type_key_or(t, NULL); /* type keys live for the process */
+    last_index = t;
+  }
+  return t;
+}
+
+static TnObject *build(Loader *l, const JVal *node, size_t i) {
+  if (node->kind != J_OBJ) {
+    bad(l, "a node must be an object, got %s", tn__jkind_name(node));
     return NULL;
   }
-  const json_t *type = member(l, node, "type", JSON_STRING);
+  const JVal *type = member(l, node, "type", J_STR);
   if (type == NULL) return NULL;
-  const char *key = json_string_value(type);
-  int32_t t = tn_type_index(key);
+  const char *key = type->u.str.s;
+  int32_t t = lookup_type(key);
   if (t < 0) {
     tn_error_set_raised(NULL);
     bad(l, "unknown type key '%s'", key);
@@ -685,61 +687,61 @@ static TnObject *build(Loader *l, const json_t *node, size_t i) {
   return build_node(l, t, n, node, i);
 }
 
+static int on_node(void *ctx, const JVal *node, size_t i) {
+  Loader *l = ctx;
+  l->where = NULL;
+  l->node = i;
+  TnObject *o = build(l, node, i);
+  if (o == NULL) return -1;
+  if (l->nbuilt == l->cap) {
+    l->cap = l->cap ? l->cap * 2 : 256;
+    l->objs = g_renew(TnObject *, l->objs, l->cap);
+  }
+  l->objs[l->nbuilt++] = o;
+  return 0;
+}
+
 TN_API int tn_json_load(const char *text, size_t size, TnAny *out) {
   if (text == NULL && size) return tn__raise_null("tn_json_load", "text");
   if (out == NULL) return tn__raise_null("tn_json_load", "out");
   *out = tn_any_none();
-  json_error_t err;
-  json_t *doc = json_loadb(text ? text : "", size,
-                           JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
-  if (doc == NULL)
-    return tn_error_raise("ValueError",
-                          "tn_json_load: invalid JSON at line %d, column %d "
-                          "(byte %d): %s",
-                          err.line, err.column, err.position, err.text);
-  Loader l = {NULL, 0, g_string_new("document")};
+  Loader l = {NULL, 0, 0, "document", 0, NULL, -1};
   int rc = -1;
-  const json_t *version, *nodes, *root;
-  if (!json_is_object(doc)) {
-    bad(&l, "expected a JSON object, got %s", json_kind(doc));
+  JDoc *doc = tn__json_read(text ? text : "", size, on_node, &l);
+  const JVal *top = doc ? tn__jdoc_root(doc) : NULL;
+  const JVal *version, *root;
+  if (doc == NULL) goto done;
+  l.where = "document";
+  if (top->kind != J_OBJ) {
+    bad(&l, "expected a JSON object, got %s", tn__jkind_name(top));
     goto done;
   }
-  version = json_object_get(doc, FORMAT_KEY);
-  if (version == NULL || !json_is_integer(version)) {
+  version = tn__jobj_get(top, FORMAT_KEY);
+  if (version == NULL || version->kind != J_INT) {
     bad(&l, "missing \"%s\": not a tvmnode JSON graph", FORMAT_KEY);
     goto done;
   }
-  if (json_integer_value(version) != FORMAT_VERSION) {
-    bad(&l, "format version %" JSON_INTEGER_FORMAT " is not supported "
-        "(this library reads version %d)", json_integer_value(version),
-        FORMAT_VERSION);
+  if (version->u.i != FORMAT_VERSION) {
+    bad(&l, "format version %" PRId64 " is not supported (this library "
+        "reads version %d)", version->u.i, FORMAT_VERSION);
     goto done;
   }
   static const char *const keys[] = {FORMAT_KEY, "root", "nodes"};
-  if (check_keys(&l, doc, keys, 3)) goto done;
-  if ((nodes = member(&l, doc, "nodes", JSON_ARRAY)) == NULL) goto done;
-  if ((root = json_object_get(doc, "root")) == NULL) {
+  if (check_keys(&l, top, keys, 3)) goto done;
+  if (member(&l, top, "nodes", J_ARR) == NULL) goto done;
+  if ((root = tn__jobj_get(top, "root")) == NULL) {
     bad(&l, "missing \"root\"");
     goto done;
   }
-  size_t count = json_array_size(nodes);
-  l.objs = g_new0(TnObject *, count ? count : 1);
-  for (size_t i = 0; i < count; i++) {
-    g_string_printf(l.where, "nodes[%zu]", i);
-    TnObject *o = build(&l, json_array_get(nodes, i), i);
-    if (o == NULL) goto done;
-    l.objs[l.nbuilt++] = o;
-  }
-  g_string_assign(l.where, "root");
+  l.where = "root";
   TnAny v;
-  if (decode_value(&l, root, count, &v) == 0) {
+  if (decode_value(&l, root, l.nbuilt, &v) == 0) {
     *out = v;
     rc = 0;
   }
 done:
   for (size_t i = 0; i < l.nbuilt; i++) tn_object_release(l.objs[i]);
   g_free(l.objs);
-  g_string_free(l.where, TRUE);
-  json_decref(doc);
+  tn__jdoc_free(doc);
   return rc;
 }
