@@ -486,6 +486,13 @@ TnObject *tn__sorted_string_array(GPtrArray *names);
  * from position *pos; false when there are no more. */
 bool tn__object_next_child(const TnObject *o, int64_t *pos, TnAny *child);
 
+/* A TN_NODE_NO_CREATE type may have a "__make__" type attribute, a
+ * function from a tn.Map of field values to the object (how ir.Op finds the
+ * registered operator by name). NULL with an error if the type has none or
+ * it fails. (transfer full) */
+TnObject *tn__node_make(int32_t type_index, const char *const *names,
+                        const TnAny *values, int32_t n, const char *who);
+
 /* tn.Map and tn.Dict: an insertion-ordered table of entries plus an open-
  * addressing index of entry numbers (the compact layout CPython's dict uses). */
 typedef struct {
@@ -532,5 +539,6 @@ void tn__tensor_copy_compact(const DLTensor *t, void *dst);
 void tn__threads_init(void);
 void tn__types_init(void);
 void tn__func_builtins_init(void);
+void tn__ir_init(void);
 
 #endif /* TVMNODE_INTERNAL_H_ */

@@ -691,8 +691,10 @@ enum {
   TN_FIELD_NO_SEQ = 2,      /* left out of structural equality and hashing  */
   TN_FIELD_HAS_DEFAULT = 4, /* default_value is used when not given         */
   TN_FIELD_OPTIONAL = 8,    /* OBJ/STR may be NULL (None); ANY may be None  */
-  TN_FIELD_DEF = 16         /* variables met here are defined (bound) by    */
+  TN_FIELD_DEF = 16,        /* variables met here are defined (bound) by    */
                             /* structural equality: function params, lets   */
+  TN_FIELD_NO_SAVE = 32     /* left out of JSON: the type's "__make__"       */
+                            /* rebuilds it from the saved fields            */
 };
 
 /* How structural equality and hashing treat a node type. */

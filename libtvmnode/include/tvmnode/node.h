@@ -63,6 +63,10 @@
 #define TN_FIELD_STR_D(S, m, cstr, flags, doc)                        \
   TN__FIELD(S, m, TN_FIELD_STR, (flags) | TN_FIELD_HAS_DEFAULT, NULL, \
             doc, {.type_index = TN_TYPE_RAW_STR, .v_c_str = (cstr)})
+#define TN_FIELD_DTYPE_D(S, m, code, bits, lanes, flags, doc)             \
+  TN__FIELD(S, m, TN_FIELD_DTYPE, (flags) | TN_FIELD_HAS_DEFAULT, NULL,   \
+            doc, {.type_index = TN_TYPE_DATA_TYPE,                        \
+                  .v_dtype = {(code), (bits), (lanes)}})
 /* `...` is a TnAny brace initializer, e.g. {.type_index = TN_TYPE_NONE}. */
 #define TN_FIELD_ANY_D(S, m, flags, doc, ...) \
   TN__FIELD(S, m, TN_FIELD_ANY, (flags) | TN_FIELD_HAS_DEFAULT, NULL, doc, \

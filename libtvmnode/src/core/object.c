@@ -254,6 +254,7 @@ __attribute__((constructor)) static void tn_library_init(void) {
   tn__threads_init();
   tn__types_init();
   tn__func_builtins_init();
+  tn__ir_init();
 }
 
 TN_API int32_t tn_abi_version(void) { return TN_ABI_VERSION; }

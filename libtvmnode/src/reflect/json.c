@@ -78,6 +78,9 @@ static int number_nodes(Saver *s, const TnAny *root) {
       g_array_set_size(stack, stack->len - 1);
       continue;
     }
+    const TnNodeInfo *info = tn__node_info(f->obj->type_index);
+    if (info && (info->fields[f->next - 1].desc.flags & TN_FIELD_NO_SAVE))
+      continue;
     if (child.type_index == TN_TYPE_OPAQUE_PTR ||
         child.type_index == TN_TYPE_DLTENSOR_PTR) {
       rc = tn_error_raise("TypeError", "tn_json_save: a %s inside a %s "
@@ -248,10 +251,13 @@ static void put_node(Saver *s, TnObject *o) {
   } else {
     const TnNodeInfo *n = tn__node_info(t);
     g_string_append(out, ", \"fields\": {");
+    bool first = true;
     for (int32_t i = 0; i < n->nfields; i++) {
+      if (n->fields[i].desc.flags & TN_FIELD_NO_SAVE) continue;
       TnAny v;
       tn__field_view(o, &n->fields[i], &v);
-      if (i) g_string_append(out, ", ");
+      if (!first) g_string_append(out, ", ");
+      first = false;
       put_string(out, n->fields[i].desc.name, strlen(n->fields[i].desc.name));
       g_string_append(out, ": ");
       put_value(s, &v);
@@ -590,17 +596,39 @@ static TnObject *build_tensor(Loader *l, const JVal *node) {
   return t;
 }
 
+/* A type only its own code may make (it has a "__make__" hook, or cannot
+ * be loaded at all). */
+static TnObject *build_via_make(Loader *l, int32_t t, const JVal *fields,
+                                size_t i) {
+  size_t n = fields->u.obj.n;
+  const char **names = g_new(const char *, n ? n : 1);
+  TnAny *values = g_new0(TnAny, n ? n : 1);
+  TnObject *obj = NULL;
+  size_t k = 0;
+  for (; k < n; k++) {
+    names[k] = fields->u.obj.members[k].key;
+    l->field = names[k];
+    if (decode_value(l, fields->u.obj.members[k].val, i, &values[k])) break;
+    l->field = NULL;
+  }
+  if (k == n) {
+    obj = tn__node_make(t, names, values, (int32_t)n, "tn_json_load");
+    if (obj == NULL) bad_from_raised(l);
+  }
+  l->field = NULL;
+  for (size_t q = 0; q < k; q++) tn_any_clear(&values[q]);
+  g_free(names);
+  g_free(values);
+  return obj;
+}
+
 static TnObject *build_node(Loader *l, int32_t t, const TnNodeInfo *n,
                             const JVal *node, size_t i) {
   static const char *const keys[] = {"type", "fields"};
   if (check_keys(l, node, keys, 2)) return NULL;
-  if (n->flags & TN_NODE_NO_CREATE) {
-    bad(l, "%s cannot be made generically, so it cannot be loaded",
-        tn__type_key_or(t, "?"));
-    return NULL;
-  }
   const JVal *fields = member(l, node, "fields", J_OBJ);
   if (fields == NULL) return NULL;
+  if (n->flags & TN_NODE_NO_CREATE) return build_via_make(l, t, fields, i);
   TnObject *obj = tn_node_alloc(t);
   if (obj == NULL) return NULL;
   int32_t given = 0;

@@ -223,7 +223,7 @@ static int add_field(const char *key, const TnFieldDesc *d, int64_t size,
     return reg_error(key, "field '%s' at offset %" PRId64 " is not aligned",
                      d->name, d->offset);
   if (d->flags & ~(TN_FIELD_READONLY | TN_FIELD_NO_SEQ | TN_FIELD_HAS_DEFAULT |
-                   TN_FIELD_OPTIONAL | TN_FIELD_DEF))
+                   TN_FIELD_OPTIONAL | TN_FIELD_DEF | TN_FIELD_NO_SAVE))
     return reg_error(key, "field '%s' has unknown flags 0x%x", d->name,
                      d->flags);
   if ((d->flags & TN_FIELD_DEF) && d->kind != TN_FIELD_OBJ &&
@@ -475,11 +475,8 @@ TN_API TnObject *tn_node_new(int32_t type_index, const char *const *names,
   const char *who = "tn_node_new";
   const TnNodeInfo *n = node_or_raise(type_index, who);
   if (n == NULL) return NULL;
-  if (n->flags & TN_NODE_NO_CREATE) {
-    tn_error_raise("TypeError", "%s: %s cannot be made generically; use its "
-                   "own constructor", who, type_key(type_index));
-    return NULL;
-  }
+  if (n->flags & TN_NODE_NO_CREATE)
+    return tn__node_make(type_index, names, values, count, who);
   if (count < 0 || (count > 0 && (names == NULL || values == NULL))) {
     tn_error_raise("ValueError", "%s: %d values given with names = %p, "
                    "values = %p", who, count, (const void *)names,
@@ -641,4 +638,30 @@ bool tn__object_next_child(const TnObject *o, int64_t *pos, TnAny *child) {
   if (n == NULL || *pos >= n->nfields) return false;
   tn__field_view(o, &n->fields[(*pos)++], child);
   return true;
+}
+
+TnObject *tn__node_make(int32_t type_index, const char *const *names,
+                        const TnAny *values, int32_t n, const char *who) {
+  const TnAny *make = tn_type_attr_get("__make__", type_index);
+  if (make == NULL || make->type_index != TN_TYPE_FUNCTION) {
+    tn_error_raise("TypeError", "%s: %s cannot be made generically; use its "
+                   "own constructor", who, type_key(type_index));
+    return NULL;
+  }
+  TnAny *keys = g_new(TnAny, n > 0 ? n : 1);
+  for (int32_t i = 0; i < n; i++) keys[i] = tn_any_cstr(names[i]);
+  TnObject *fields = tn_map_new(keys, values, n);
+  g_free(keys);
+  if (fields == NULL) return NULL;
+  TnAny arg = tn_any_obj(fields), ret = tn_any_none();
+  int rc = tn_func_call(make->v_obj, &arg, 1, &ret);
+  tn_object_release(fields);
+  if (rc) return NULL;
+  if (!tn_any_is_object(&ret) || !tn__is_instance(ret.v_obj, type_index)) {
+    tn_error_raise("TypeError", "%s: __make__ of %s returned %s", who,
+                   type_key(type_index), tn_any_type_key(&ret));
+    tn_any_clear(&ret);
+    return NULL;
+  }
+  return ret.v_obj;
 }

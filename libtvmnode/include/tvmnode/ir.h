@@ -1,0 +1,336 @@
+/*
+ * tvmnode/ir.h: the graph-level tensor IR, its operators, and passes.
+ *
+ * IR nodes are ordinary reflected node types (so every language reads and
+ * builds them, and structural equality, JSON and printing work on them);
+ * their C layouts are public here for C code such as passes and code
+ * generators. Expressions are immutable once built, with one exception that
+ * does not take part in structural equality: `checked_type`, the type that
+ * type inference gave them.
+ *
+ * Ownership: builders take their object arguments borrowed (a reference is
+ * taken) and return a new reference (transfer full).
+ */
+#ifndef TVMNODE_IR_H_
+#define TVMNODE_IR_H_
+
+#include "tvmnode/c_api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Node layouts                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* ir.Type: the base of types. */
+typedef struct {
+  TnObject header;
+} TnIrType;
+
+/* ir.TensorType: Tensor[(d0, d1, ...), dtype]. */
+typedef struct {
+  TnIrType base;
+  TnObject *shape; /* tn.Shape */
+  DLDataType dtype;
+} TnIrTensorType;
+
+/* ir.TupleType: (T0, T1, ...). */
+typedef struct {
+  TnIrType base;
+  TnObject *fields; /* tn.Array of ir.Type */
+} TnIrTupleType;
+
+/* ir.FuncType: fn (T0, T1, ...) -> R. */
+typedef struct {
+  TnIrType base;
+  TnObject *arg_types; /* tn.Array of ir.Type */
+  TnObject *ret_type;  /* ir.Type */
+} TnIrFuncType;
+
+/* ir.Expr: the base of expressions. */
+typedef struct {
+  TnObject header;
+  TnObject *checked_type; /* ir.Type, or NULL before type inference */
+} TnIrExpr;
+
+typedef struct {
+  TnIrExpr base;
+  TnObject *name_hint;       /* tn.String; not part of its identity */
+  TnObject *type_annotation; /* ir.Type or NULL */
+} TnIrVar;
+
+typedef struct {
+  TnIrExpr base;
+  TnObject *data; /* tn.Tensor */
+} TnIrConstant;
+
+/* ir.Op: a registered operator (see the operator registry). */
+typedef struct {
+  TnIrExpr base;
+  TnObject *name;       /* tn.String */
+  int64_t num_inputs;   /* -1: any number */
+  TnObject *attrs_type; /* tn.String type key of its attrs node, or NULL */
+  int64_t pattern;      /* TN_OP_* fusion pattern */
+  TnObject *infer;      /* tn.Function: infer(arg_types, attrs) -> type */
+  TnObject *doc;        /* tn.String or NULL */
+} TnIrOp;
+
+typedef struct {
+  TnIrExpr base;
+  TnObject *op;    /* ir.Op, ir.GlobalVar or ir.Function */
+  TnObject *args;  /* tn.Array of ir.Expr */
+  TnObject *attrs; /* the op's attrs node, or NULL */
+} TnIrCall;
+
+typedef struct {
+  TnIrExpr base;
+  TnObject *fields; /* tn.Array of ir.Expr */
+} TnIrTuple;
+
+typedef struct {
+  TnIrExpr base;
+  TnObject *tuple;
+  int64_t index;
+} TnIrTupleGetItem;
+
+typedef struct {
+  TnIrExpr base;
+  TnObject *var; /* ir.Var, defined here */
+  TnObject *value;
+  TnObject *body;
+} TnIrLet;
+
+typedef struct {
+  TnIrExpr base;
+  TnObject *params;   /* tn.Array of ir.Var, defined here */
+  TnObject *body;     /* ir.Expr */
+  TnObject *ret_type; /* ir.Type or NULL */
+  TnObject *attrs;    /* tn.Map (e.g. {"Primitive": 1}) or NULL */
+} TnIrFunction;
+
+typedef struct {
+  TnIrExpr base;
+  TnObject *name_hint; /* tn.String: global functions are named */
+} TnIrGlobalVar;
+
+/* ir.IRModule: named global functions and module attributes. */
+typedef struct {
+  TnObject header;
+  TnObject *functions; /* tn.Map: name (str) -> ir.Function */
+  TnObject *attrs;     /* tn.Map */
+} TnIrModule;
+
+/* The type indices of the IR node types (valid after the library loads). */
+typedef struct {
+  int32_t type, tensor_type, tuple_type, func_type;
+  int32_t expr, var, constant, op, call, tuple, tuple_get_item, let,
+      function, global_var;
+  int32_t module, attrs;
+} TnIrTypes;
+TN_API const TnIrTypes *tn_ir_types(void);
+
+/* ------------------------------------------------------------------------ */
+/* Building                                                                  */
+/* ------------------------------------------------------------------------ */
+
+TN_API TnObject *tn_ir_tensor_type(const int64_t *shape, int32_t ndim,
+                                   DLDataType dtype);
+TN_API TnObject *tn_ir_tuple_type(TnObject *const *fields, int32_t n);
+TN_API TnObject *tn_ir_func_type(TnObject *const *arg_types, int32_t n,
+                                 TnObject *ret_type);
+
+/* A variable; `type_annotation` may be NULL. */
+TN_API TnObject *tn_ir_var(const char *name_hint, TnObject *type_annotation);
+/* A constant holding a tensor (borrowed; a reference is taken). */
+TN_API TnObject *tn_ir_constant(TnObject *tensor);
+/* A 0-d constant, for scales, zero points and scalars. */
+TN_API TnObject *tn_ir_scalar(double value, DLDataType dtype);
+/* The registered operator named `name`; KeyError for an unknown one. */
+TN_API TnObject *tn_ir_op(const char *name);
+/*
+ * A call. `op` is an ir.Op, ir.GlobalVar or ir.Function. For an operator,
+ * the number of arguments is checked, `attrs` (may be NULL: the defaults)
+ * must be of the op's attrs type, and when every argument's type is known
+ * the call's type is inferred at once, so a shape or dtype mismatch is a
+ * TypeError here that names the operator, the argument and both types.
+ */
+TN_API TnObject *tn_ir_call(TnObject *op, TnObject *const *args, int32_t nargs,
+                            TnObject *attrs);
+/* A call of the operator `op_name` with attributes given by name (the
+ * attrs node is built and checked from them). */
+TN_API TnObject *tn_ir_call_op(const char *op_name, TnObject *const *args,
+                               int32_t nargs, const char *const *attr_names,
+                               const TnAny *attr_values, int32_t nattrs);
+TN_API TnObject *tn_ir_tuple(TnObject *const *fields, int32_t n);
+TN_API TnObject *tn_ir_tuple_get_item(TnObject *tuple, int64_t index);
+TN_API TnObject *tn_ir_let(TnObject *var, TnObject *value, TnObject *body);
+/* `ret_type` and `attrs` may be NULL. */
+TN_API TnObject *tn_ir_function(TnObject *const *params, int32_t nparams,
+                                TnObject *body, TnObject *ret_type,
+                                TnObject *attrs);
+TN_API TnObject *tn_ir_global_var(const char *name);
+
+/* The type inference gave an expression, or NULL. (transfer none) */
+TN_API TnObject *tn_ir_checked_type(const TnObject *expr);
+
+/* An empty module, and modules changed functionally: each returns a new
+ * module and leaves its argument as it was. */
+TN_API TnObject *tn_ir_module_new(void);
+TN_API TnObject *tn_ir_module_with(const TnObject *mod, const char *name,
+                                   TnObject *func);
+/* A module whose "main" is `expr` (a function, or an expression whose free
+ * variables become the parameters, in order of first use). */
+TN_API TnObject *tn_ir_module_from_expr(TnObject *expr);
+/* A function by name; KeyError if absent. (transfer full) */
+TN_API TnObject *tn_ir_module_get(const TnObject *mod, const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* Operators                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* How an operator fuses (as FuseOps sees it). */
+enum {
+  TN_OP_ELEMWISE = 0,   /* one output element from the same input element */
+  TN_OP_BROADCAST = 1,  /* elementwise with broadcasting */
+  TN_OP_INJECTIVE = 2,  /* each output element from one input element */
+  TN_OP_REDUCE = 3,     /* reductions */
+  TN_OP_OUT_FUSABLE = 4, /* conv2d, dense: elementwise ops fuse after them */
+  TN_OP_OPAQUE = 8      /* fuses with nothing */
+};
+
+/*
+ * Register an operator. `infer` is a function infer(arg_types, attrs) ->
+ * type (arg_types a tn.Array of types; attrs the call's attrs node or
+ * None), so operators can be declared from any language. `attrs_type_key`
+ * names the node type of its attributes (NULL: none).
+ */
+TN_API int tn_ir_op_register(const char *name, int32_t num_inputs,
+                             const char *attrs_type_key, int32_t pattern,
+                             TnObject *infer, const char *doc);
+/* Remove an operator from the registry (calls that use it keep it);
+ * KeyError if there is none by that name. */
+TN_API int tn_ir_op_unregister(const char *name);
+/* Names of all registered operators, sorted. (transfer full) */
+TN_API TnObject *tn_ir_op_list(void);
+
+/* ------------------------------------------------------------------------ */
+/* Visiting and rewriting                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Call `fn` on every expression under `expr` (nested functions included),
+ * children before parents, each node once. -1 if `fn` fails. */
+typedef int (*TnIrVisitFn)(void *ctx, TnObject *expr);
+TN_API int tn_ir_post_order_visit(TnObject *expr, TnIrVisitFn fn, void *ctx);
+
+/*
+ * Rewrite bottom-up, each node once. For every node, `fn(ctx, orig,
+ * rebuilt)` gets the node and the same node rebuilt over its rewritten
+ * children (`rebuilt` is `orig` itself when no child changed) and returns
+ * the replacement (transfer full; NULL with an error raised to stop). The
+ * result is the original graph itself when nothing changed anywhere.
+ * Replacing a variable replaces its uses; where it is defined (a let, a
+ * function parameter) a replacement that is not itself a variable leaves
+ * the definition as it was, so a pass can substitute values for variables.
+ * (transfer full)
+ */
+typedef TnObject *(*TnIrRewriteFn)(void *ctx, TnObject *orig,
+                                   TnObject *rebuilt);
+TN_API TnObject *tn_ir_mutate(TnObject *expr, TnIrRewriteFn fn, void *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Text                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Print a module, an expression or a type in the text format:
+ *   def @main(%x: Tensor[(1, 10), float32]) -> Tensor[(1, 10), float32] {
+ *     %0 = nn.relu(%x);
+ *     %0
+ *   }
+ * Non-scalar constants print as meta[i]; with `show_meta` the constants
+ * follow after a "#[metadata]" line, which tn_ir_parse reads back.
+ * (transfer full: a tn.String)
+ */
+TN_API TnObject *tn_ir_astext(TnObject *node, int show_meta);
+/* Parse the text format into a module; a ValueError gives the line and
+ * column of what is wrong. (transfer full) */
+TN_API TnObject *tn_ir_parse(const char *text, size_t size);
+
+/* ------------------------------------------------------------------------ */
+/* Passes                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A pass turns a module into a module. Module passes call
+ * func(mod, ctx) -> mod; function passes call func(function, mod, ctx) ->
+ * function for every function that is not primitive. Passes are built from
+ * any tn.Function, so they can be written in any language. `required`
+ * (NULL or a tn.Array of pass names) run first.
+ */
+TN_API TnObject *tn_pass_module(const char *name, int32_t opt_level,
+                                TnObject *required, TnObject *func);
+TN_API TnObject *tn_pass_function(const char *name, int32_t opt_level,
+                                  TnObject *required, TnObject *func);
+/* Run passes in order. (transfer full) */
+TN_API TnObject *tn_pass_sequential(TnObject *const *passes, int32_t n,
+                                    const char *name, int32_t opt_level);
+/* A sequential of registered passes named in `names`. */
+TN_API TnObject *tn_pass_sequential_named(const char *const *names,
+                                          int32_t n, const char *name);
+
+/*
+ * Run `pass` on `mod` under `ctx` (NULL: the current context, or the
+ * default one). The pass is skipped when its opt_level is above the
+ * context's, or when the context disables it (unless it requires it). A
+ * failing pass raises an error naming it, with the original as its cause;
+ * `mod` is never changed. (transfer full: the new module)
+ */
+TN_API TnObject *tn_pass_run(TnObject *pass, TnObject *mod, TnObject *ctx);
+
+/* The pass registry: register a pass under its name (ValueError if the
+ * name is taken, unless `override`); remove one; look one up; list names. */
+TN_API int tn_pass_register(TnObject *pass, int override);
+TN_API int tn_pass_unregister(const char *name);
+TN_API TnObject *tn_pass_get(const char *name);
+TN_API TnObject *tn_pass_list(void);
+
+/* Options a PassContext's config may set, with their value type. */
+TN_API int tn_pass_config_register(const char *key, int32_t type_index);
+
+/*
+ * A pass context: opt level (default 2), config (a map checked against the
+ * registered options), required and disabled pass names, instruments.
+ * Any argument may be NULL. (transfer full)
+ */
+TN_API TnObject *tn_pass_context_new(int32_t opt_level, TnObject *config,
+                                     TnObject *required, TnObject *disabled,
+                                     TnObject *instruments);
+/* Make `ctx` the current context of this thread until the matching exit;
+ * contexts nest. */
+TN_API int tn_pass_context_enter(TnObject *ctx);
+TN_API int tn_pass_context_exit(void);
+/* The current context (or the default). (transfer full) */
+TN_API TnObject *tn_pass_context_current(void);
+
+/* An instrument with hooks (each may be NULL) called as before(mod, info)
+ * and after(mod, info), where info is the pass's ir.PassInfo. */
+TN_API TnObject *tn_pass_instrument(const char *name, TnObject *before,
+                                    TnObject *after);
+/* An instrument that times every pass it sees; its report is a table. */
+TN_API TnObject *tn_pass_timing_instrument(void);
+TN_API TnObject *tn_pass_timing_report(TnObject *timing);
+
+/* The built-in passes. */
+TN_API TnObject *tn_pass_infer_type(void);
+TN_API TnObject *tn_pass_simplify_expr(void);
+TN_API TnObject *tn_pass_fold_constant(void);
+TN_API TnObject *tn_pass_dead_code_elimination(void);
+TN_API TnObject *tn_pass_fuse_ops(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TVMNODE_IR_H_ */

@@ -1,0 +1,116 @@
+/*
+ * ir_internal.h: what the IR's source files share. Private to the library.
+ */
+#ifndef TVMNODE_IR_INTERNAL_H_
+#define TVMNODE_IR_INTERNAL_H_
+
+#ifndef TN_BUILDING_LIBRARY
+#error "ir_internal.h is private to libtvmnode"
+#endif
+
+#include "internal.h"
+#include "tvmnode/ir.h"
+#include "tvmnode/node.h"
+
+#define TN_IR (tn_ir_types())
+
+/* The text of a string map key (module function names): a small string
+ * lives inside the TnAny, so read it through the any. */
+static inline const char *tn__ir_key(const TnAny *k) {
+  const char *s = "";
+  size_t n;
+  tn__any_text(k, &s, &n);
+  return s;
+}
+
+bool tn__ir_is(const TnObject *o, int32_t type_index);
+/* A tn.Array of the objects (borrowed). */
+TnObject *tn__ir_array(TnObject *const *items, int32_t n);
+TnObject *tn__ir_type_of_tensor(TnObject *tensor);
+TnObject *tn__ir_module_make(TnObject *functions, TnObject *attrs);
+/* Variables used but not defined under `expr`, in order of first use. */
+TnObject *tn__ir_free_vars(TnObject *expr);
+/* Call an operator's inference function; NULL with the error. */
+TnObject *tn__ir_infer_call(TnObject *op, TnObject *arg_types,
+                            TnObject *attrs);
+
+/* Write `value` as one element of `dtype`; ValueError for kinds that have
+ * no scalars. */
+int tn__ir_store_scalar(void *dst, DLDataType dtype, double value);
+
+/* ---- types in messages and checks ---------------------------------------- */
+
+/* Append a type as the text format writes it: Tensor[(1, 10), float32]. */
+void tn__ir_print_type(GString *out, const TnObject *type);
+/* TypeError: "<who>: argument <i> has type <got>, expected <want>" (i < 0:
+ * no argument). Returns -1. */
+int tn__ir_type_mismatch(const char *who, int32_t index, const TnObject *want,
+                         const TnObject *got);
+
+/* ---- what operator inference functions use ------------------------------- */
+
+/* A C inference function: the argument types and the attrs (may be NULL);
+ * returns the result type (transfer full), or NULL with a TypeError that
+ * names the operator and the argument. */
+typedef TnObject *(*TnIrInferC)(const char *op, TnObject *const *types,
+                                int32_t n, TnObject *attrs);
+
+void tn__ir_op_define(const char *name, int32_t num_inputs,
+                      const char *attrs_key, int32_t pattern, TnIrInferC infer,
+                      const char *doc);
+
+/* Argument `i` as a tensor type, or NULL with a TypeError naming it. */
+const TnIrTensorType *tn__ir_tensor_arg(const char *op, TnObject *const *types,
+                                        int32_t i, const char *role);
+static inline int64_t tn__ir_ndim(const TnIrTensorType *t) {
+  return ((const TnShapeObj *)t->shape)->ndim;
+}
+static inline const int64_t *tn__ir_dims(const TnIrTensorType *t) {
+  return ((const TnShapeObj *)t->shape)->data;
+}
+static inline bool tn__ir_dtype_eq(DLDataType a, DLDataType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+static inline bool tn__ir_is_float(DLDataType t) {
+  return t.code == kDLFloat || t.code == kDLBfloat;
+}
+static inline bool tn__ir_is_void(DLDataType t) {
+  return t.code == kDLOpaqueHandle && t.bits == 0;
+}
+
+/* TypeError: "<op>: argument <i> (<role>) has type <T>: <why>". */
+int tn__ir_arg_error(const char *op, int32_t i, const char *role,
+                     const TnObject *type, const char *fmt, ...)
+    G_GNUC_PRINTF(5, 6);
+
+/* Numpy broadcasting of two shapes into `out` (room for 16 dims); -1 with
+ * a TypeError naming both argument types. */
+int tn__ir_broadcast(const char *op, const TnIrTensorType *a,
+                     const TnIrTensorType *b, int64_t *out, int32_t *ndim);
+
+/* Read an attrs field of kind any/obj holding ints (tn.Array or tn.Shape
+ * or None) into `out` (at most `cap`); returns the count or -1. */
+int32_t tn__ir_attr_ints(const TnObject *attrs, const char *field,
+                         int64_t *out, int32_t cap, const char *op);
+
+#define TN_IR_MAX_DIMS 16
+
+/*
+ * Evaluate operator `op` on constant tensors `inputs` (at most 8) into a new
+ * tensor of `out_type`. When the operator or a dtype is not one the
+ * evaluator knows, returns NULL with `*supported` false and no error.
+ */
+TnObject *tn__ir_eval(const char *op, TnObject *const *inputs, int32_t n,
+                      const TnObject *attrs, const TnObject *out_type,
+                      bool *supported);
+/* Whether `expr` is a constant every element of which equals `value`. */
+bool tn__ir_const_all(const TnObject *expr, double value);
+/* The operator name of a call of an ir.Op, or NULL. */
+const char *tn__ir_call_op_name(const TnObject *expr);
+
+/* Start-up. */
+void tn__ir_nodes_init(void);
+void tn__ir_ops_init(void);
+void tn__ir_passes_init(void);
+
+#endif /* TVMNODE_IR_INTERNAL_H_ */

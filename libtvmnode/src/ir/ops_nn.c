@@ -1,0 +1,451 @@
+/*
+ * ops_nn.c: neural-network operators: nn.dense, matmul, nn.conv2d (NCHW
+ * and NHWC, groups and depthwise, strides, padding, dilation),
+ * nn.max_pool2d, nn.avg_pool2d, nn.global_avg_pool2d, nn.softmax,
+ * nn.bias_add and nn.pad, with their attribute types and type inference.
+ * The shared layout arithmetic (tn__ir_conv2d_out, tn__ir_pool2d_out) is
+ * also what the quantized operators use.
+ */
+#include "ops_nn.h"
+
+#include <inttypes.h>
+
+static const TnFieldDesc dense_fields[] = {
+    TN_FIELD_INT_D(TnIrDenseAttrs, units, 0, 0,
+                   "output units; 0 takes them from the weight"),
+    TN_FIELD_DTYPE_D(TnIrDenseAttrs, out_dtype, kDLOpaqueHandle, 0, 0, 0,
+                     "void: the input's type (int32 for qnn.dense)"),
+};
+static const TnFieldDesc matmul_fields[] = {
+    TN_FIELD_BOOL_D(TnIrMatmulAttrs, transpose_a, false, 0, NULL),
+    TN_FIELD_BOOL_D(TnIrMatmulAttrs, transpose_b, false, 0, NULL),
+};
+static const TnFieldDesc conv_fields[] = {
+    TN_FIELD_ANY(TnIrConv2DAttrs, strides, TN_FIELD_OPTIONAL,
+                 "(sh, sw); None is (1, 1)"),
+    TN_FIELD_ANY(TnIrConv2DAttrs, padding, TN_FIELD_OPTIONAL,
+                 "(p), (ph, pw) or (top, left, bottom, right); None is 0"),
+    TN_FIELD_ANY(TnIrConv2DAttrs, dilation, TN_FIELD_OPTIONAL,
+                 "(dh, dw); None is (1, 1)"),
+    TN_FIELD_INT_D(TnIrConv2DAttrs, groups, 1, 0,
+                   "input channels / groups per output; depthwise: groups = C"),
+    TN_FIELD_INT_D(TnIrConv2DAttrs, channels, 0, 0,
+                   "output channels; 0 takes them from the weight"),
+    TN_FIELD_ANY(TnIrConv2DAttrs, kernel_size, TN_FIELD_OPTIONAL,
+                 "(kh, kw), checked against the weight when given"),
+    TN_FIELD_STR_D(TnIrConv2DAttrs, data_layout, "NCHW", 0, "NCHW or NHWC"),
+    TN_FIELD_STR_D(TnIrConv2DAttrs, kernel_layout, "OIHW", 0,
+                   "OIHW or HWIO"),
+    TN_FIELD_DTYPE_D(TnIrConv2DAttrs, out_dtype, kDLOpaqueHandle, 0, 0, 0,
+                     "void: the input's type (int32 for qnn.conv2d)"),
+};
+static const TnFieldDesc pool_fields[] = {
+    TN_FIELD_ANY(TnIrPool2DAttrs, pool_size, 0, "(kh, kw)"),
+    TN_FIELD_ANY(TnIrPool2DAttrs, strides, TN_FIELD_OPTIONAL,
+                 "(sh, sw); None is (1, 1)"),
+    TN_FIELD_ANY(TnIrPool2DAttrs, padding, TN_FIELD_OPTIONAL,
+                 "as for conv2d; None is 0"),
+    TN_FIELD_STR_D(TnIrPool2DAttrs, layout, "NCHW", 0, "NCHW or NHWC"),
+    TN_FIELD_BOOL_D(TnIrPool2DAttrs, ceil_mode, false, 0, NULL),
+    TN_FIELD_BOOL_D(TnIrPool2DAttrs, count_include_pad, false, 0,
+                    "avg_pool2d: divide by the full window"),
+};
+static const TnFieldDesc global_pool_fields[] = {
+    TN_FIELD_STR_D(TnIrGlobalPool2DAttrs, layout, "NCHW", 0, "NCHW or NHWC"),
+};
+static const TnFieldDesc softmax_fields[] = {
+    TN_FIELD_INT_D(TnIrAxisAttrs, axis, -1, 0, NULL),
+};
+static const TnFieldDesc bias_add_fields[] = {
+    TN_FIELD_INT_D(TnIrAxisAttrs, axis, 1, 0, "the channel axis"),
+};
+static const TnFieldDesc pad_fields[] = {
+    TN_FIELD_ANY(TnIrPadAttrs, pad_width, 0,
+                 "per dimension (before, after), nested or flat"),
+    TN_FIELD_FLOAT_D(TnIrPadAttrs, pad_value, 0.0, 0, NULL),
+};
+
+/* ---- layouts ---------------------------------------------------------------- */
+
+static const char *str_of(const TnObject *s) {
+  return s ? ((const TnStringObj *)s)->data : "";
+}
+
+/* Positions of N, C, H, W in a 4-d data layout; false if it is not one of
+ * ours. */
+static bool data_layout(const char *l, int *n, int *c, int *h, int *w) {
+  if (strcmp(l, "NCHW") == 0) *n = 0, *c = 1, *h = 2, *w = 3;
+  else if (strcmp(l, "NHWC") == 0) *n = 0, *h = 1, *w = 2, *c = 3;
+  else return false;
+  return true;
+}
+
+/* (top, left, bottom, right) from 0, 1, 2 or 4 values. */
+static int padding4(const char *op, const TnObject *attrs, int64_t pad[4]) {
+  int64_t p[4];
+  int32_t n = tn__ir_attr_ints(attrs, "padding", p, 4, op);
+  if (n < 0) return -1;
+  switch (n) {
+    case 0: pad[0] = pad[1] = pad[2] = pad[3] = 0; break;
+    case 1: pad[0] = pad[1] = pad[2] = pad[3] = p[0]; break;
+    case 2: pad[0] = pad[2] = p[0], pad[1] = pad[3] = p[1]; break;
+    case 4: memcpy(pad, p, sizeof p); break;
+    default:
+      return tn_error_raise("TypeError", "%s: padding has %d values; give 1, "
+                            "2 or 4", op, n);
+  }
+  for (int i = 0; i < 4; i++)
+    if (pad[i] < 0)
+      return tn_error_raise("TypeError", "%s: padding is negative", op);
+  return 0;
+}
+
+/* A pair attribute with a default; -1 with an error. */
+static int pair(const char *op, const TnObject *attrs, const char *field,
+                int64_t dflt, int64_t out[2]) {
+  int64_t p[2];
+  int32_t n = tn__ir_attr_ints(attrs, field, p, 2, op);
+  if (n < 0) return -1;
+  if (n == 0) out[0] = out[1] = dflt;
+  else if (n == 1) out[0] = out[1] = p[0];
+  else out[0] = p[0], out[1] = p[1];
+  if (out[0] < 1 || out[1] < 1)
+    return tn_error_raise("TypeError", "%s: %s must be positive", op, field);
+  return 0;
+}
+
+TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
+                            const TnObject *attrs, DLDataType out_dtype) {
+  const TnIrConv2DAttrs *a = (const TnIrConv2DAttrs *)attrs;
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  const TnIrTensorType *k = d ? tn__ir_tensor_arg(op, types, 1, "weight") : NULL;
+  if (k == NULL) return NULL;
+  int n_, c_, h_, w_;
+  const char *dl = str_of(a->data_layout), *kl = str_of(a->kernel_layout);
+  if (!data_layout(dl, &n_, &c_, &h_, &w_)) {
+    tn_error_raise("TypeError", "%s: data_layout '%s' is not NCHW or NHWC",
+                   op, dl);
+    return NULL;
+  }
+  int ko, ki, kh, kw;
+  if (strcmp(kl, "OIHW") == 0) ko = 0, ki = 1, kh = 2, kw = 3;
+  else if (strcmp(kl, "HWIO") == 0) kh = 0, kw = 1, ki = 2, ko = 3;
+  else {
+    tn_error_raise("TypeError", "%s: kernel_layout '%s' is not OIHW or HWIO",
+                   op, kl);
+    return NULL;
+  }
+  if (tn__ir_ndim(d) != 4)
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected 4 dimensions "
+                            "(%s)", dl), NULL;
+  if (tn__ir_ndim(k) != 4)
+    return tn__ir_arg_error(op, 1, "weight", types[1], "expected 4 "
+                            "dimensions (%s)", kl), NULL;
+  const int64_t *dd = tn__ir_dims(d), *kd = tn__ir_dims(k);
+  int64_t groups = a->groups, cin = dd[c_], cout = kd[ko];
+  if (groups < 1 || cin % groups != 0 || cout % groups != 0)
+    return tn__ir_arg_error(op, 1, "weight", types[1], "groups = %" PRId64
+                            " does not divide %" PRId64 " input and %" PRId64
+                            " output channels", groups, cin, cout), NULL;
+  if (kd[ki] != cin / groups)
+    return tn__ir_arg_error(op, 1, "weight", types[1], "expected %" PRId64
+                            " input channels per group to match data of "
+                            "%" PRId64 " channels in %" PRId64 " groups",
+                            cin / groups, cin, groups), NULL;
+  if (a->channels && a->channels != cout)
+    return tn__ir_arg_error(op, 1, "weight", types[1], "channels = %" PRId64
+                            " but the weight has %" PRId64, a->channels,
+                            cout), NULL;
+  int64_t ks[2];
+  int32_t nks = tn__ir_attr_ints(attrs, "kernel_size", ks, 2, op);
+  if (nks < 0) return NULL;
+  if (nks == 1) ks[1] = ks[0];
+  if (nks >= 1 && (ks[0] != kd[kh] || ks[1] != kd[kw]))
+    return tn__ir_arg_error(op, 1, "weight", types[1], "kernel_size is (%"
+                            PRId64 ", %" PRId64 ")", ks[0], ks[1]), NULL;
+  int64_t stride[2], dil[2], pad[4];
+  if (pair(op, attrs, "strides", 1, stride) || pair(op, attrs, "dilation", 1, dil) ||
+      padding4(op, attrs, pad))
+    return NULL;
+  /* the room the dilated kernel leaves in the padded input; negative when
+   * it does not fit (checked before dividing: C rounds toward zero) */
+  int64_t hroom = dd[h_] + pad[0] + pad[2] - dil[0] * (kd[kh] - 1) - 1;
+  int64_t wroom = dd[w_] + pad[1] + pad[3] - dil[1] * (kd[kw] - 1) - 1;
+  int64_t oh = hroom < 0 ? 0 : hroom / stride[0] + 1;
+  int64_t ow = wroom < 0 ? 0 : wroom / stride[1] + 1;
+  if (oh < 1 || ow < 1)
+    return tn__ir_arg_error(op, 1, "weight", types[1], "the kernel does not "
+                            "fit the padded %" PRId64 "x%" PRId64 " input",
+                            dd[h_], dd[w_]), NULL;
+  int64_t out[4];
+  out[n_] = dd[n_], out[c_] = cout, out[h_] = oh, out[w_] = ow;
+  return tn_ir_tensor_type(out, 4, out_dtype);
+}
+
+static TnObject *infer_conv2d(const char *op, TnObject *const *types,
+                              int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  const TnIrTensorType *k = d ? tn__ir_tensor_arg(op, types, 1, "weight") : NULL;
+  if (k == NULL) return NULL;
+  if (!tn__ir_dtype_eq(d->dtype, k->dtype))
+    return tn__ir_type_mismatch(op, 1, types[0], types[1]), NULL;
+  DLDataType od = ((const TnIrConv2DAttrs *)attrs)->out_dtype;
+  return tn__ir_conv2d_out(op, types, attrs, tn__ir_is_void(od) ? d->dtype : od);
+}
+
+TnObject *tn__ir_dense_out(const char *op, TnObject *const *types,
+                           const TnObject *attrs, DLDataType out_dtype) {
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  const TnIrTensorType *w = d ? tn__ir_tensor_arg(op, types, 1, "weight") : NULL;
+  if (w == NULL) return NULL;
+  int64_t nd = tn__ir_ndim(d);
+  if (nd < 1)
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected at least 1 "
+                            "dimension"), NULL;
+  if (tn__ir_ndim(w) != 2)
+    return tn__ir_arg_error(op, 1, "weight", types[1], "expected 2 "
+                            "dimensions (units, in)"), NULL;
+  int64_t in = tn__ir_dims(d)[nd - 1], units = tn__ir_dims(w)[0];
+  if (tn__ir_dims(w)[1] != in) {
+    GString *dt = g_string_new(NULL);
+    tn__ir_print_type(dt, types[0]);
+    tn__ir_arg_error(op, 1, "weight", types[1], "expected inner dimension %"
+                     PRId64 " to match data of type %s", in, dt->str);
+    g_string_free(dt, TRUE);
+    return NULL;
+  }
+  int64_t u = ((const TnIrDenseAttrs *)attrs)->units;
+  if (u && u != units)
+    return tn__ir_arg_error(op, 1, "weight", types[1], "units = %" PRId64
+                            " but the weight has %" PRId64, u, units), NULL;
+  int64_t out[TN_IR_MAX_DIMS];
+  memcpy(out, tn__ir_dims(d), sizeof(int64_t) * (size_t)nd);
+  out[nd - 1] = units;
+  return tn_ir_tensor_type(out, (int32_t)nd, out_dtype);
+}
+
+static TnObject *infer_dense(const char *op, TnObject *const *types, int32_t n,
+                             TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  const TnIrTensorType *w = d ? tn__ir_tensor_arg(op, types, 1, "weight") : NULL;
+  if (w == NULL) return NULL;
+  if (!tn__ir_dtype_eq(d->dtype, w->dtype))
+    return tn__ir_type_mismatch(op, 1, types[0], types[1]), NULL;
+  DLDataType od = ((const TnIrDenseAttrs *)attrs)->out_dtype;
+  return tn__ir_dense_out(op, types, attrs, tn__ir_is_void(od) ? d->dtype : od);
+}
+
+static TnObject *infer_matmul(const char *op, TnObject *const *types,
+                              int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrMatmulAttrs *m = (const TnIrMatmulAttrs *)attrs;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "a");
+  const TnIrTensorType *b = a ? tn__ir_tensor_arg(op, types, 1, "b") : NULL;
+  if (b == NULL) return NULL;
+  if (!tn__ir_dtype_eq(a->dtype, b->dtype))
+    return tn__ir_type_mismatch(op, 1, types[0], types[1]), NULL;
+  int64_t na = tn__ir_ndim(a);
+  if (na < 2)
+    return tn__ir_arg_error(op, 0, "a", types[0], "expected at least 2 "
+                            "dimensions"), NULL;
+  if (tn__ir_ndim(b) != 2)
+    return tn__ir_arg_error(op, 1, "b", types[1], "expected 2 dimensions"),
+           NULL;
+  const int64_t *da = tn__ir_dims(a), *db = tn__ir_dims(b);
+  int64_t mm = m->transpose_a ? da[na - 1] : da[na - 2];
+  int64_t ka = m->transpose_a ? da[na - 2] : da[na - 1];
+  int64_t kb = m->transpose_b ? db[1] : db[0];
+  int64_t nn = m->transpose_b ? db[0] : db[1];
+  if (ka != kb)
+    return tn__ir_arg_error(op, 1, "b", types[1], "inner dimension %" PRId64
+                            " does not match a's %" PRId64, kb, ka), NULL;
+  int64_t out[TN_IR_MAX_DIMS];
+  memcpy(out, da, sizeof(int64_t) * (size_t)na);
+  out[na - 2] = mm;
+  out[na - 1] = nn;
+  return tn_ir_tensor_type(out, (int32_t)na, a->dtype);
+}
+
+static TnObject *infer_pool2d(const char *op, TnObject *const *types,
+                              int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrPool2DAttrs *p = (const TnIrPool2DAttrs *)attrs;
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  if (d == NULL) return NULL;
+  int n_, c_, h_, w_;
+  const char *l = str_of(p->layout);
+  if (!data_layout(l, &n_, &c_, &h_, &w_)) {
+    tn_error_raise("TypeError", "%s: layout '%s' is not NCHW or NHWC", op, l);
+    return NULL;
+  }
+  if (tn__ir_ndim(d) != 4)
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected 4 dimensions "
+                            "(%s)", l), NULL;
+  int64_t size[2], stride[2], pad[4];
+  int32_t ns = tn__ir_attr_ints(attrs, "pool_size", size, 2, op);
+  if (ns < 0) return NULL;
+  if (ns == 1) size[1] = size[0];
+  else if (ns != 2) {
+    tn_error_raise("TypeError", "%s: pool_size must be (kh, kw)", op);
+    return NULL;
+  }
+  if (pair(op, attrs, "strides", 1, stride) || padding4(op, attrs, pad))
+    return NULL;
+  const int64_t *dd = tn__ir_dims(d);
+  int64_t hin = dd[h_] + pad[0] + pad[2] - size[0];
+  int64_t win = dd[w_] + pad[1] + pad[3] - size[1];
+  if (size[0] < 1 || size[1] < 1 || hin < 0 || win < 0)
+    return tn__ir_arg_error(op, 0, "data", types[0], "a %" PRId64 "x%" PRId64
+                            " window does not fit", size[0], size[1]), NULL;
+  int64_t oh = (p->ceil_mode ? (hin + stride[0] - 1) : hin) / stride[0] + 1;
+  int64_t ow = (p->ceil_mode ? (win + stride[1] - 1) : win) / stride[1] + 1;
+  int64_t out[4];
+  out[n_] = dd[n_], out[c_] = dd[c_], out[h_] = oh, out[w_] = ow;
+  return tn_ir_tensor_type(out, 4, d->dtype);
+}
+
+static TnObject *infer_global_pool(const char *op, TnObject *const *types,
+                                   int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  if (d == NULL) return NULL;
+  int n_, c_, h_, w_;
+  const char *l = str_of(((const TnIrGlobalPool2DAttrs *)attrs)->layout);
+  if (!data_layout(l, &n_, &c_, &h_, &w_)) {
+    tn_error_raise("TypeError", "%s: layout '%s' is not NCHW or NHWC", op, l);
+    return NULL;
+  }
+  if (tn__ir_ndim(d) != 4)
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected 4 dimensions "
+                            "(%s)", l), NULL;
+  int64_t out[4];
+  memcpy(out, tn__ir_dims(d), sizeof out);
+  out[h_] = out[w_] = 1;
+  return tn_ir_tensor_type(out, 4, d->dtype);
+}
+
+static TnObject *infer_softmax(const char *op, TnObject *const *types,
+                               int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  if (d == NULL) return NULL;
+  if (!tn__ir_is_float(d->dtype))
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected a "
+                            "floating-point tensor"), NULL;
+  int64_t axis = ((const TnIrAxisAttrs *)attrs)->axis, nd = tn__ir_ndim(d);
+  if (axis < -nd || axis >= nd)
+    return tn__ir_arg_error(op, 0, "data", types[0], "axis %" PRId64 " is out "
+                            "of range", axis), NULL;
+  tn_object_retain(types[0]);
+  return types[0];
+}
+
+static TnObject *infer_bias_add(const char *op, TnObject *const *types,
+                                int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  const TnIrTensorType *b = d ? tn__ir_tensor_arg(op, types, 1, "bias") : NULL;
+  if (b == NULL) return NULL;
+  int64_t nd = tn__ir_ndim(d), axis = ((const TnIrAxisAttrs *)attrs)->axis;
+  int64_t ax = axis < 0 ? axis + nd : axis;
+  if (ax < 0 || ax >= nd)
+    return tn__ir_arg_error(op, 0, "data", types[0], "axis %" PRId64 " is out "
+                            "of range", axis), NULL;
+  if (!tn__ir_dtype_eq(d->dtype, b->dtype))
+    return tn__ir_type_mismatch(op, 1, types[0], types[1]), NULL;
+  if (tn__ir_ndim(b) != 1 || tn__ir_dims(b)[0] != tn__ir_dims(d)[ax])
+    return tn__ir_arg_error(op, 1, "bias", types[1], "expected one dimension "
+                            "of %" PRId64 " (the data's axis %" PRId64 ")",
+                            tn__ir_dims(d)[ax], ax), NULL;
+  tn_object_retain(types[0]);
+  return types[0];
+}
+
+/* pad_width as nested pairs or a flat list of 2 * ndim integers. */
+static int pad_width(const char *op, const TnObject *attrs, int64_t nd,
+                     int64_t *before, int64_t *after) {
+  TnAny v;
+  if (tn_node_get(attrs, "pad_width", &v)) return -1;
+  int rc = -1;
+  if (v.type_index == TN_TYPE_ARRAY || v.type_index == TN_TYPE_LIST) {
+    int64_t n = tn_array_size(v.v_obj);
+    bool nested = n > 0 && tn_any_is_object(tn_array_at(v.v_obj, 0));
+    if (nested && n == nd) {
+      rc = 0;
+      for (int64_t i = 0; i < nd && rc == 0; i++) {
+        const TnAny *p = tn_array_at(v.v_obj, i);
+        if (!tn_any_is_object(p) || tn_array_size(p->v_obj) != 2 ||
+            tn_any_as_int(tn_array_at(p->v_obj, 0), &before[i]) ||
+            tn_any_as_int(tn_array_at(p->v_obj, 1), &after[i]))
+          rc = -1;
+      }
+    } else if (!nested && n == 2 * nd) {
+      rc = 0;
+      for (int64_t i = 0; i < nd && rc == 0; i++)
+        if (tn_any_as_int(tn_array_at(v.v_obj, 2 * i), &before[i]) ||
+            tn_any_as_int(tn_array_at(v.v_obj, 2 * i + 1), &after[i]))
+          rc = -1;
+    }
+  }
+  tn_any_clear(&v);
+  for (int64_t i = 0; rc == 0 && i < nd; i++)
+    if (before[i] < 0 || after[i] < 0) rc = -1;
+  if (rc) {
+    tn_error_set_raised(NULL);
+    return tn_error_raise("TypeError", "%s: pad_width must give (before, "
+                          "after) >= 0 for each of the %" PRId64
+                          " dimensions", op, nd);
+  }
+  return 0;
+}
+
+static TnObject *infer_pad(const char *op, TnObject *const *types, int32_t n,
+                           TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  if (d == NULL) return NULL;
+  int64_t nd = tn__ir_ndim(d), before[TN_IR_MAX_DIMS], after[TN_IR_MAX_DIMS];
+  if (pad_width(op, attrs, nd, before, after)) return NULL;
+  int64_t out[TN_IR_MAX_DIMS];
+  for (int64_t i = 0; i < nd; i++)
+    out[i] = tn__ir_dims(d)[i] + before[i] + after[i];
+  return tn_ir_tensor_type(out, (int32_t)nd, d->dtype);
+}
+
+#define ATTRS(S, key, fields)                                                 \
+  do {                                                                        \
+    TnNodeDesc desc = {key, TN_IR->attrs, TN_NODE_TREE, 0, (int64_t)sizeof(S), \
+                       fields, (int32_t)G_N_ELEMENTS(fields), NULL, NULL};    \
+    g_assert(tn_node_register(&desc) > 0);                                    \
+  } while (0)
+
+void tn__ir_ops_nn_init(void) {
+  ATTRS(TnIrDenseAttrs, "ir.DenseAttrs", dense_fields);
+  ATTRS(TnIrMatmulAttrs, "ir.MatmulAttrs", matmul_fields);
+  ATTRS(TnIrConv2DAttrs, "ir.Conv2DAttrs", conv_fields);
+  ATTRS(TnIrPool2DAttrs, "ir.Pool2DAttrs", pool_fields);
+  ATTRS(TnIrGlobalPool2DAttrs, "ir.GlobalPool2DAttrs", global_pool_fields);
+  ATTRS(TnIrAxisAttrs, "ir.SoftmaxAttrs", softmax_fields);
+  ATTRS(TnIrAxisAttrs, "ir.BiasAddAttrs", bias_add_fields);
+  ATTRS(TnIrPadAttrs, "ir.PadAttrs", pad_fields);
+  tn__ir_op_define("nn.dense", 2, "ir.DenseAttrs", TN_OP_OUT_FUSABLE,
+                   infer_dense, "data [.., K] x weight [N, K] -> [.., N]");
+  tn__ir_op_define("matmul", 2, "ir.MatmulAttrs", TN_OP_OUT_FUSABLE,
+                   infer_matmul, "a [.., M, K] x b [K, N] -> [.., M, N]");
+  tn__ir_op_define("nn.conv2d", 2, "ir.Conv2DAttrs", TN_OP_OUT_FUSABLE,
+                   infer_conv2d, NULL);
+  tn__ir_op_define("nn.max_pool2d", 1, "ir.Pool2DAttrs", TN_OP_OUT_FUSABLE,
+                   infer_pool2d, NULL);
+  tn__ir_op_define("nn.avg_pool2d", 1, "ir.Pool2DAttrs", TN_OP_OUT_FUSABLE,
+                   infer_pool2d, NULL);
+  tn__ir_op_define("nn.global_avg_pool2d", 1, "ir.GlobalPool2DAttrs",
+                   TN_OP_OUT_FUSABLE, infer_global_pool, NULL);
+  tn__ir_op_define("nn.softmax", 1, "ir.SoftmaxAttrs", TN_OP_OPAQUE,
+                   infer_softmax, NULL);
+  tn__ir_op_define("nn.bias_add", 2, "ir.BiasAddAttrs", TN_OP_BROADCAST,
+                   infer_bias_add, "add a per-channel bias on axis");
+  tn__ir_op_define("nn.pad", 1, "ir.PadAttrs", TN_OP_INJECTIVE, infer_pad,
+                   NULL);
+}

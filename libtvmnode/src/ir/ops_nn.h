@@ -1,0 +1,65 @@
+/*
+ * ops_nn.h: the attribute layouts of the neural-network operators, shared by
+ * their type inference, the quantized operators, constant folding and code
+ * generation. Private to the library.
+ */
+#ifndef TVMNODE_IR_OPS_NN_H_
+#define TVMNODE_IR_OPS_NN_H_
+
+#include "ir_internal.h"
+
+typedef struct {
+  TnObject header;
+  int64_t units;
+  DLDataType out_dtype;
+} TnIrDenseAttrs;
+
+typedef struct {
+  TnObject header;
+  bool transpose_a, transpose_b;
+} TnIrMatmulAttrs;
+
+typedef struct {
+  TnObject header;
+  TnAny strides, padding, dilation;
+  int64_t groups, channels;
+  TnAny kernel_size;
+  TnObject *data_layout, *kernel_layout;
+  DLDataType out_dtype;
+} TnIrConv2DAttrs;
+
+typedef struct {
+  TnObject header;
+  TnAny pool_size, strides, padding;
+  TnObject *layout;
+  bool ceil_mode, count_include_pad;
+} TnIrPool2DAttrs;
+
+typedef struct {
+  TnObject header;
+  TnObject *layout;
+} TnIrGlobalPool2DAttrs;
+
+typedef struct {
+  TnObject header;
+  int64_t axis;
+} TnIrAxisAttrs;
+
+typedef struct {
+  TnObject header;
+  TnAny pad_width;
+  double pad_value;
+} TnIrPadAttrs;
+
+/* Output types of conv2d and dense for the given out dtype (shared with
+ * their quantized forms, which check dtypes differently). */
+TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
+                            const TnObject *attrs, DLDataType out_dtype);
+TnObject *tn__ir_dense_out(const char *op, TnObject *const *types,
+                           const TnObject *attrs, DLDataType out_dtype);
+
+void tn__ir_ops_tensor_init(void);
+void tn__ir_ops_nn_init(void);
+void tn__ir_ops_qnn_init(void);
+
+#endif /* TVMNODE_IR_OPS_NN_H_ */

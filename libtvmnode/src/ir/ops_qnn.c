@@ -1,0 +1,268 @@
+/*
+ * ops_qnn.c: the int8 operators: qnn.quantize, qnn.dequantize,
+ * qnn.requantize, qnn.conv2d, qnn.dense and qnn.add.
+ *
+ * Scales and zero points are arguments (so constant folding and the code
+ * generator see them as constants): a scale is float32, a zero point int32,
+ * each either a scalar (per-tensor) or a vector whose length is the data's
+ * size along `axis` (per-channel). Convolutions and dense layers accumulate
+ * in int32; requantize brings results back to int8.
+ */
+#include "ops_nn.h"
+
+#include <inttypes.h>
+
+typedef struct {
+  TnObject header;
+  int64_t axis;
+  DLDataType out_dtype;
+} QuantizeAttrs;
+
+typedef struct {
+  TnObject header;
+  int64_t axis;
+} DequantizeAttrs;
+
+typedef struct {
+  TnObject header;
+  int64_t axis;
+  TnObject *rounding;
+  DLDataType out_dtype;
+} RequantizeAttrs;
+
+static const TnFieldDesc quantize_fields[] = {
+    TN_FIELD_INT_D(QuantizeAttrs, axis, -1, 0, "the channel axis"),
+    TN_FIELD_DTYPE_D(QuantizeAttrs, out_dtype, kDLInt, 8, 1, 0, NULL),
+};
+static const TnFieldDesc dequantize_fields[] = {
+    TN_FIELD_INT_D(DequantizeAttrs, axis, -1, 0, "the channel axis"),
+};
+static const TnFieldDesc requantize_fields[] = {
+    TN_FIELD_INT_D(RequantizeAttrs, axis, -1, 0, "the channel axis"),
+    TN_FIELD_STR_D(RequantizeAttrs, rounding, "UPWARD", 0,
+                   "UPWARD or TONEAREST"),
+    TN_FIELD_DTYPE_D(RequantizeAttrs, out_dtype, kDLInt, 8, 1, 0, NULL),
+};
+
+static const DLDataType kF32 = {kDLFloat, 32, 1};
+static const DLDataType kI32 = {kDLInt, 32, 1};
+
+static bool is_q(DLDataType t) {
+  return (t.code == kDLInt || t.code == kDLUInt) && t.lanes == 1 &&
+         (t.bits == 8 || t.bits == 16 || t.bits == 32);
+}
+
+/* A scale (float32) or zero point (int32) for `data` along `axis` (-1 when
+ * only per-tensor values make sense). */
+static int check_qparam(const char *op, TnObject *const *types, int32_t i,
+                        const char *role, DLDataType want,
+                        const TnIrTensorType *data, int64_t axis) {
+  const TnIrTensorType *p = tn__ir_tensor_arg(op, types, i, role);
+  if (p == NULL) return -1;
+  char buf[32];
+  tn_dtype_print(want, buf, sizeof buf);
+  if (!tn__ir_dtype_eq(p->dtype, want))
+    return tn__ir_arg_error(op, i, role, types[i], "expected %s", buf);
+  if (tn__ir_ndim(p) == 0) return 0;
+  if (tn__ir_ndim(p) == 1 && data && axis >= 0) {
+    int64_t c = tn__ir_dims(data)[axis];
+    if (tn__ir_dims(p)[0] == c) return 0;
+    return tn__ir_arg_error(op, i, role, types[i], "a per-channel %s needs "
+                            "%" PRId64 " values (axis %" PRId64 " of the %s)",
+                            role, c, axis,
+                            strncmp(role, "kernel", 6) == 0 ? "weight"
+                                                             : "data");
+  }
+  return tn__ir_arg_error(op, i, role, types[i], "expected a scalar %s%s",
+                          buf, data && axis >= 0 ? " or one per channel" : "");
+}
+
+/* The axis normalised against `data`, or -1 with an error. */
+static int64_t norm_axis(const char *op, TnObject *type,
+                         const TnIrTensorType *data, int64_t axis) {
+  int64_t nd = tn__ir_ndim(data), a = axis < 0 ? axis + nd : axis;
+  if (nd == 0) return -1; /* a scalar: per-tensor values only */
+  if (a < 0 || a >= nd) {
+    tn__ir_arg_error(op, 0, "data", type, "axis %" PRId64 " is out of range",
+                     axis);
+    return -2;
+  }
+  return a;
+}
+
+static TnObject *infer_quantize(const char *op, TnObject *const *types,
+                                int32_t n, TnObject *attrs) {
+  (void)n;
+  const QuantizeAttrs *a = (const QuantizeAttrs *)attrs;
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  if (d == NULL) return NULL;
+  if (!tn__ir_dtype_eq(d->dtype, kF32))
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected float32"), NULL;
+  if (!is_q(a->out_dtype)) {
+    tn_error_raise("TypeError", "%s: out_dtype must be an 8, 16 or 32-bit "
+                   "integer type", op);
+    return NULL;
+  }
+  int64_t axis = norm_axis(op, types[0], d, a->axis);
+  if (axis < -1 ||
+      check_qparam(op, types, 1, "output_scale", kF32, d, axis) ||
+      check_qparam(op, types, 2, "output_zero_point", kI32, d, axis))
+    return NULL;
+  return tn_ir_tensor_type(tn__ir_dims(d), (int32_t)tn__ir_ndim(d),
+                           a->out_dtype);
+}
+
+static TnObject *infer_dequantize(const char *op, TnObject *const *types,
+                                  int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  if (d == NULL) return NULL;
+  if (!is_q(d->dtype))
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected int8, uint8, "
+                            "int16 or int32"), NULL;
+  int64_t axis = norm_axis(op, types[0], d, ((const DequantizeAttrs *)attrs)->axis);
+  if (axis < -1 ||
+      check_qparam(op, types, 1, "input_scale", kF32, d, axis) ||
+      check_qparam(op, types, 2, "input_zero_point", kI32, d, axis))
+    return NULL;
+  return tn_ir_tensor_type(tn__ir_dims(d), (int32_t)tn__ir_ndim(d), kF32);
+}
+
+static TnObject *infer_requantize(const char *op, TnObject *const *types,
+                                  int32_t n, TnObject *attrs) {
+  (void)n;
+  const RequantizeAttrs *a = (const RequantizeAttrs *)attrs;
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  if (d == NULL) return NULL;
+  if (!is_q(d->dtype))
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected a quantized "
+                            "integer tensor"), NULL;
+  const char *r = ((TnStringObj *)a->rounding)->data;
+  if (strcmp(r, "UPWARD") != 0 && strcmp(r, "TONEAREST") != 0) {
+    tn_error_raise("TypeError", "%s: rounding '%s' is not UPWARD or "
+                   "TONEAREST", op, r);
+    return NULL;
+  }
+  if (!is_q(a->out_dtype)) {
+    tn_error_raise("TypeError", "%s: out_dtype must be a quantized integer "
+                   "type", op);
+    return NULL;
+  }
+  int64_t axis = norm_axis(op, types[0], d, a->axis);
+  if (axis < -1 ||
+      check_qparam(op, types, 1, "input_scale", kF32, d, axis) ||
+      check_qparam(op, types, 2, "input_zero_point", kI32, d, axis) ||
+      check_qparam(op, types, 3, "output_scale", kF32, d, -1) ||
+      check_qparam(op, types, 4, "output_zero_point", kI32, d, -1))
+    return NULL;
+  return tn_ir_tensor_type(tn__ir_dims(d), (int32_t)tn__ir_ndim(d),
+                           a->out_dtype);
+}
+
+/* qnn.conv2d and qnn.dense: int8 (or uint8) data and weight, scalar input
+ * quantisation, per-tensor or per-output-channel weight quantisation. */
+static TnObject *infer_qnn_linear(const char *op, TnObject *const *types,
+                                  bool conv, TnObject *attrs) {
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  const TnIrTensorType *w = d ? tn__ir_tensor_arg(op, types, 1, "weight") : NULL;
+  if (w == NULL) return NULL;
+  if (!is_q(d->dtype) || d->dtype.bits != 8)
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected int8 or "
+                            "uint8"), NULL;
+  if (!is_q(w->dtype) || w->dtype.bits != 8)
+    return tn__ir_arg_error(op, 1, "weight", types[1], "expected int8 or "
+                            "uint8"), NULL;
+  DLDataType od = conv ? ((const TnIrConv2DAttrs *)attrs)->out_dtype
+                       : ((const TnIrDenseAttrs *)attrs)->out_dtype;
+  if (tn__ir_is_void(od)) od = kI32;
+  TnObject *out = conv ? tn__ir_conv2d_out(op, types, attrs, od)
+                       : tn__ir_dense_out(op, types, attrs, od);
+  if (out == NULL) return NULL;
+  /* Output channels: where conv2d's kernel layout keeps O, or dense's
+   * weight rows. */
+  int64_t oc_axis = 0;
+  if (conv) {
+    const char *kl = ((TnStringObj *)((const TnIrConv2DAttrs *)attrs)
+                          ->kernel_layout)->data;
+    oc_axis = strcmp(kl, "HWIO") == 0 ? 3 : 0;
+  }
+  if (check_qparam(op, types, 2, "input_zero_point", kI32, NULL, -1) ||
+      check_qparam(op, types, 3, "kernel_zero_point", kI32, w, oc_axis) ||
+      check_qparam(op, types, 4, "input_scale", kF32, NULL, -1) ||
+      check_qparam(op, types, 5, "kernel_scale", kF32, w, oc_axis)) {
+    tn_object_release(out);
+    return NULL;
+  }
+  return out;
+}
+
+static TnObject *infer_qnn_conv2d(const char *op, TnObject *const *types,
+                                  int32_t n, TnObject *attrs) {
+  (void)n;
+  return infer_qnn_linear(op, types, true, attrs);
+}
+
+static TnObject *infer_qnn_dense(const char *op, TnObject *const *types,
+                                 int32_t n, TnObject *attrs) {
+  (void)n;
+  return infer_qnn_linear(op, types, false, attrs);
+}
+
+static TnObject *infer_qnn_add(const char *op, TnObject *const *types,
+                               int32_t n, TnObject *attrs) {
+  (void)n, (void)attrs;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "lhs");
+  const TnIrTensorType *b = a ? tn__ir_tensor_arg(op, types, 1, "rhs") : NULL;
+  if (b == NULL) return NULL;
+  if (!is_q(a->dtype) || a->dtype.bits != 8)
+    return tn__ir_arg_error(op, 0, "lhs", types[0], "expected int8 or uint8"),
+           NULL;
+  if (!tn__ir_dtype_eq(a->dtype, b->dtype))
+    return tn__ir_type_mismatch(op, 1, types[0], types[1]), NULL;
+  static const char *roles[] = {"lhs_scale", "lhs_zero_point", "rhs_scale",
+                                "rhs_zero_point", "output_scale",
+                                "output_zero_point"};
+  for (int32_t i = 0; i < 6; i++)
+    if (check_qparam(op, types, 2 + i, roles[i], i % 2 ? kI32 : kF32, NULL, -1))
+      return NULL;
+  int64_t dims[TN_IR_MAX_DIMS];
+  int32_t nd;
+  if (tn__ir_broadcast(op, a, b, dims, &nd)) return NULL;
+  return tn_ir_tensor_type(dims, nd, a->dtype);
+}
+
+void tn__ir_ops_qnn_init(void) {
+  TnNodeDesc q = {"ir.QuantizeAttrs", TN_IR->attrs, TN_NODE_TREE, 0,
+                  sizeof(QuantizeAttrs), quantize_fields,
+                  G_N_ELEMENTS(quantize_fields), NULL, NULL};
+  TnNodeDesc dq = {"ir.DequantizeAttrs", TN_IR->attrs, TN_NODE_TREE, 0,
+                   sizeof(DequantizeAttrs), dequantize_fields,
+                   G_N_ELEMENTS(dequantize_fields), NULL, NULL};
+  TnNodeDesc rq = {"ir.RequantizeAttrs", TN_IR->attrs, TN_NODE_TREE, 0,
+                   sizeof(RequantizeAttrs), requantize_fields,
+                   G_N_ELEMENTS(requantize_fields), NULL, NULL};
+  g_assert(tn_node_register(&q) > 0);
+  g_assert(tn_node_register(&dq) > 0);
+  g_assert(tn_node_register(&rq) > 0);
+  tn__ir_op_define("qnn.quantize", 3, "ir.QuantizeAttrs", TN_OP_ELEMWISE,
+                   infer_quantize,
+                   "(data, output_scale, output_zero_point): float32 -> int8");
+  tn__ir_op_define("qnn.dequantize", 3, "ir.DequantizeAttrs", TN_OP_ELEMWISE,
+                   infer_dequantize,
+                   "(data, input_scale, input_zero_point): int8 -> float32");
+  tn__ir_op_define("qnn.requantize", 5, "ir.RequantizeAttrs", TN_OP_ELEMWISE,
+                   infer_requantize,
+                   "(data, input_scale, input_zero_point, output_scale, "
+                   "output_zero_point): int32 -> int8");
+  tn__ir_op_define("qnn.conv2d", 6, "ir.Conv2DAttrs", TN_OP_OUT_FUSABLE,
+                   infer_qnn_conv2d,
+                   "(data, weight, input_zero_point, kernel_zero_point, "
+                   "input_scale, kernel_scale) -> int32");
+  tn__ir_op_define("qnn.dense", 6, "ir.DenseAttrs", TN_OP_OUT_FUSABLE,
+                   infer_qnn_dense,
+                   "(data, weight, input_zero_point, kernel_zero_point, "
+                   "input_scale, kernel_scale) -> int32");
+  tn__ir_op_define("qnn.add", 8, NULL, TN_OP_BROADCAST, infer_qnn_add,
+                   "(lhs, rhs, lhs_scale, lhs_zero_point, rhs_scale, "
+                   "rhs_zero_point, output_scale, output_zero_point)");
+}

@@ -1,0 +1,376 @@
+/*
+ * ops_tensor.c: elementwise, broadcasting and shape operators, with their
+ * attribute node types and type inference: add, subtract, multiply,
+ * divide, maximum, minimum, negative, exp, sigmoid, tanh, clip, cast,
+ * reshape, transpose, concatenate, squeeze, expand_dims.
+ *
+ * Each inference function checks every argument it reads and names the
+ * operator, the argument and its type in the error; shapes are static.
+ */
+#include "ops_nn.h"
+
+#include <inttypes.h>
+
+/* ---- attribute node types ------------------------------------------------- */
+
+typedef struct {
+  TnObject header;
+  double a_min, a_max;
+} ClipAttrs;
+
+typedef struct {
+  TnObject header;
+  DLDataType dtype;
+} CastAttrs;
+
+typedef struct {
+  TnObject header;
+  TnAny newshape;
+} ReshapeAttrs;
+
+typedef struct {
+  TnObject header;
+  TnAny axes;
+} TransposeAttrs;
+
+typedef struct {
+  TnObject header;
+  int64_t axis;
+} AxisAttrs;
+
+typedef struct {
+  TnObject header;
+  TnAny axis;
+} SqueezeAttrs;
+
+typedef struct {
+  TnObject header;
+  int64_t axis, num_newaxis;
+} ExpandDimsAttrs;
+
+static const TnFieldDesc clip_fields[] = {
+    TN_FIELD_FLOAT(ClipAttrs, a_min, 0, "lower bound"),
+    TN_FIELD_FLOAT(ClipAttrs, a_max, 0, "upper bound"),
+};
+static const TnFieldDesc cast_fields[] = {
+    TN_FIELD_DTYPE(CastAttrs, dtype, 0, "the target type"),
+};
+static const TnFieldDesc reshape_fields[] = {
+    TN_FIELD_ANY(ReshapeAttrs, newshape, 0,
+                 "the new dimensions; -1 is inferred, 0 copies the input's"),
+};
+static const TnFieldDesc transpose_fields[] = {
+    TN_FIELD_ANY(TransposeAttrs, axes, TN_FIELD_OPTIONAL,
+                 "the permutation; None reverses the axes"),
+};
+static const TnFieldDesc concat_fields[] = {
+    TN_FIELD_INT_D(AxisAttrs, axis, 0, 0, NULL),
+};
+static const TnFieldDesc squeeze_fields[] = {
+    TN_FIELD_ANY(SqueezeAttrs, axis, TN_FIELD_OPTIONAL,
+                 "the axes to drop (each of size 1); None drops every 1"),
+};
+static const TnFieldDesc expand_fields[] = {
+    TN_FIELD_INT(ExpandDimsAttrs, axis, 0, NULL),
+    TN_FIELD_INT_D(ExpandDimsAttrs, num_newaxis, 1, 0, NULL),
+};
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static TnObject *tensor(const int64_t *dims, int32_t ndim, DLDataType dtype) {
+  return tn_ir_tensor_type(dims, ndim, dtype);
+}
+
+static TnObject *same_type(const TnIrTensorType *t) {
+  tn_object_retain((TnObject *)t);
+  return (TnObject *)t;
+}
+
+/* Normalise an axis in [-ndim, ndim) to [0, ndim); -1 with a TypeError. */
+static int64_t axis_of(const char *op, int64_t axis, int64_t ndim,
+                       TnObject *type, int32_t arg) {
+  int64_t a = axis < 0 ? axis + ndim : axis;
+  if (a < 0 || a >= ndim) {
+    tn__ir_arg_error(op, arg, "data", type, "axis %" PRId64 " is out of "
+                     "range for %" PRId64 " dimensions", axis, ndim);
+    return -1;
+  }
+  return a;
+}
+
+/* ---- elementwise and broadcasting ----------------------------------------- */
+
+static TnObject *infer_broadcast(const char *op, TnObject *const *types,
+                                 int32_t n, TnObject *attrs) {
+  (void)n, (void)attrs;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "lhs");
+  const TnIrTensorType *b = a ? tn__ir_tensor_arg(op, types, 1, "rhs") : NULL;
+  if (b == NULL) return NULL;
+  if (!tn__ir_dtype_eq(a->dtype, b->dtype))
+    return tn__ir_type_mismatch(op, 1, types[0], types[1]), NULL;
+  int64_t dims[TN_IR_MAX_DIMS];
+  int32_t nd;
+  if (tn__ir_broadcast(op, a, b, dims, &nd)) return NULL;
+  return tensor(dims, nd, a->dtype);
+}
+
+static TnObject *infer_unary(const char *op, TnObject *const *types,
+                             int32_t n, TnObject *attrs) {
+  (void)n, (void)attrs;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "data");
+  return a ? same_type(a) : NULL;
+}
+
+static TnObject *infer_unary_float(const char *op, TnObject *const *types,
+                                   int32_t n, TnObject *attrs) {
+  (void)n, (void)attrs;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "data");
+  if (a == NULL) return NULL;
+  if (!tn__ir_is_float(a->dtype))
+    return tn__ir_arg_error(op, 0, "data", types[0],
+                            "expected a floating-point tensor"), NULL;
+  return same_type(a);
+}
+
+static TnObject *infer_clip(const char *op, TnObject *const *types, int32_t n,
+                            TnObject *attrs) {
+  const ClipAttrs *c = (const ClipAttrs *)attrs;
+  if (c->a_min > c->a_max) {
+    tn_error_raise("TypeError", "%s: a_min %g is above a_max %g", op,
+                   c->a_min, c->a_max);
+    return NULL;
+  }
+  return infer_unary(op, types, n, attrs);
+}
+
+static TnObject *infer_cast(const char *op, TnObject *const *types, int32_t n,
+                            TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "data");
+  if (a == NULL) return NULL;
+  DLDataType to = ((const CastAttrs *)attrs)->dtype;
+  if (tn__ir_is_void(to) || to.bits == 0) {
+    tn_error_raise("TypeError", "%s: attribute 'dtype' must be a value type",
+                   op);
+    return NULL;
+  }
+  return tensor(tn__ir_dims(a), (int32_t)tn__ir_ndim(a), to);
+}
+
+/* ---- shapes --------------------------------------------------------------- */
+
+static TnObject *infer_reshape(const char *op, TnObject *const *types,
+                               int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "data");
+  if (a == NULL) return NULL;
+  int64_t want[TN_IR_MAX_DIMS];
+  int32_t nd = tn__ir_attr_ints(attrs, "newshape", want, TN_IR_MAX_DIMS, op);
+  if (nd < 0) return NULL;
+  int64_t in_n = 1, known = 1, infer_at = -1;
+  for (int64_t i = 0; i < tn__ir_ndim(a); i++) in_n *= tn__ir_dims(a)[i];
+  for (int32_t i = 0; i < nd; i++) {
+    if (want[i] == 0) {
+      if (i >= tn__ir_ndim(a))
+        return tn__ir_arg_error(op, 0, "data", types[0], "newshape[%d] = 0 "
+                                "copies a dimension the input does not have",
+                                i), NULL;
+      want[i] = tn__ir_dims(a)[i];
+    }
+    if (want[i] == -1) {
+      if (infer_at >= 0) {
+        tn_error_raise("TypeError", "%s: newshape has more than one -1", op);
+        return NULL;
+      }
+      infer_at = i;
+    } else if (want[i] < 0) {
+      tn_error_raise("TypeError", "%s: newshape[%d] = %" PRId64 " is invalid",
+                     op, i, want[i]);
+      return NULL;
+    } else {
+      known *= want[i];
+    }
+  }
+  if (infer_at >= 0) {
+    if (known == 0 || in_n % known != 0)
+      return tn__ir_arg_error(op, 0, "data", types[0], "%" PRId64 " elements "
+                              "do not reshape with -1 into a multiple of %"
+                              PRId64, in_n, known), NULL;
+    want[infer_at] = in_n / known;
+    known = in_n;
+  }
+  if (known != in_n)
+    return tn__ir_arg_error(op, 0, "data", types[0], "%" PRId64 " elements "
+                            "cannot reshape to %" PRId64, in_n, known), NULL;
+  return tensor(want, nd, a->dtype);
+}
+
+static TnObject *infer_transpose(const char *op, TnObject *const *types,
+                                 int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "data");
+  if (a == NULL) return NULL;
+  int64_t nd = tn__ir_ndim(a), axes[TN_IR_MAX_DIMS], out[TN_IR_MAX_DIMS];
+  int32_t na = tn__ir_attr_ints(attrs, "axes", axes, TN_IR_MAX_DIMS, op);
+  if (na < 0) return NULL;
+  if (na == 0) {
+    for (int64_t i = 0; i < nd; i++) axes[i] = nd - 1 - i;
+    na = (int32_t)nd;
+  }
+  if (na != nd)
+    return tn__ir_arg_error(op, 0, "data", types[0], "axes has %d entries for "
+                            "%" PRId64 " dimensions", na, nd), NULL;
+  bool seen[TN_IR_MAX_DIMS] = {0};
+  for (int32_t i = 0; i < na; i++) {
+    int64_t ax = axis_of(op, axes[i], nd, types[0], 0);
+    if (ax < 0) return NULL;
+    if (seen[ax]) {
+      tn_error_raise("TypeError", "%s: axes is not a permutation (axis %"
+                     PRId64 " twice)", op, ax);
+      return NULL;
+    }
+    seen[ax] = true;
+    out[i] = tn__ir_dims(a)[ax];
+  }
+  return tensor(out, na, a->dtype);
+}
+
+static TnObject *infer_concatenate(const char *op, TnObject *const *types,
+                                   int32_t n, TnObject *attrs) {
+  (void)n;
+  if (!tn__ir_is(types[0], TN_IR->tuple_type))
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected a tuple of "
+                            "tensors"), NULL;
+  const TnObject *fields = ((const TnIrTupleType *)types[0])->fields;
+  int64_t count = tn_array_size(fields);
+  if (count == 0)
+    return tn__ir_arg_error(op, 0, "data", types[0], "nothing to "
+                            "concatenate"), NULL;
+  TnObject *first = tn_array_at(fields, 0)->v_obj;
+  if (!tn__ir_is(first, TN_IR->tensor_type))
+    return tn__ir_arg_error(op, 0, "data", types[0], "element 0 is not a "
+                            "tensor"), NULL;
+  const TnIrTensorType *t0 = (const TnIrTensorType *)first;
+  int64_t nd = tn__ir_ndim(t0);
+  if (nd > TN_IR_MAX_DIMS)
+    return tn__ir_arg_error(op, 0, "data", types[0], "%" PRId64 " dimensions "
+                            "is more than the %d operators support", nd,
+                            TN_IR_MAX_DIMS), NULL;
+  int64_t axis = axis_of(op, ((const AxisAttrs *)attrs)->axis, nd, types[0], 0);
+  if (axis < 0) return NULL;
+  int64_t out[TN_IR_MAX_DIMS];
+  memcpy(out, tn__ir_dims(t0), sizeof(int64_t) * (size_t)nd);
+  for (int64_t k = 1; k < count; k++) {
+    TnObject *fk = tn_array_at(fields, k)->v_obj;
+    const TnIrTensorType *tk = (const TnIrTensorType *)fk;
+    if (!tn__ir_is(fk, TN_IR->tensor_type) || tn__ir_ndim(tk) != nd ||
+        !tn__ir_dtype_eq(tk->dtype, t0->dtype))
+      return tn__ir_arg_error(op, 0, "data", types[0], "element %" PRId64
+                              " does not match element 0 in rank and dtype",
+                              k), NULL;
+    for (int64_t d = 0; d < nd; d++) {
+      if (d == axis) continue;
+      if (tn__ir_dims(tk)[d] != out[d])
+        return tn__ir_arg_error(op, 0, "data", types[0], "element %" PRId64
+                                " has dimension %" PRId64 " = %" PRId64
+                                ", element 0 has %" PRId64, k, d,
+                                tn__ir_dims(tk)[d], out[d]), NULL;
+    }
+    out[axis] += tn__ir_dims(tk)[axis];
+  }
+  return tensor(out, (int32_t)nd, t0->dtype);
+}
+
+static TnObject *infer_squeeze(const char *op, TnObject *const *types,
+                               int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "data");
+  if (a == NULL) return NULL;
+  int64_t nd = tn__ir_ndim(a), axes[TN_IR_MAX_DIMS], out[TN_IR_MAX_DIMS];
+  int32_t na = tn__ir_attr_ints(attrs, "axis", axes, TN_IR_MAX_DIMS, op);
+  if (na < 0) return NULL;
+  bool drop[TN_IR_MAX_DIMS] = {0};
+  if (na == 0) {
+    for (int64_t i = 0; i < nd; i++) drop[i] = tn__ir_dims(a)[i] == 1;
+  }
+  for (int32_t i = 0; i < na; i++) {
+    int64_t ax = axis_of(op, axes[i], nd, types[0], 0);
+    if (ax < 0) return NULL;
+    if (tn__ir_dims(a)[ax] != 1)
+      return tn__ir_arg_error(op, 0, "data", types[0], "axis %" PRId64
+                              " has size %" PRId64 ", not 1", ax,
+                              tn__ir_dims(a)[ax]), NULL;
+    drop[ax] = true;
+  }
+  int32_t k = 0;
+  for (int64_t i = 0; i < nd; i++)
+    if (!drop[i]) out[k++] = tn__ir_dims(a)[i];
+  return tensor(out, k, a->dtype);
+}
+
+static TnObject *infer_expand_dims(const char *op, TnObject *const *types,
+                                   int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "data");
+  if (a == NULL) return NULL;
+  const ExpandDimsAttrs *e = (const ExpandDimsAttrs *)attrs;
+  int64_t nd = tn__ir_ndim(a), out[TN_IR_MAX_DIMS];
+  if (e->num_newaxis < 0 || nd + e->num_newaxis > TN_IR_MAX_DIMS) {
+    tn_error_raise("TypeError", "%s: num_newaxis %" PRId64 " is out of range",
+                   op, e->num_newaxis);
+    return NULL;
+  }
+  /* The axis counts in the output's dimensions, as numpy does. */
+  int64_t axis = e->axis < 0 ? e->axis + nd + 1 : e->axis;
+  if (axis < 0 || axis > nd)
+    return tn__ir_arg_error(op, 0, "data", types[0], "axis %" PRId64 " is out "
+                            "of range", e->axis), NULL;
+  int32_t k = 0;
+  for (int64_t i = 0; i < axis; i++) out[k++] = tn__ir_dims(a)[i];
+  for (int64_t i = 0; i < e->num_newaxis; i++) out[k++] = 1;
+  for (int64_t i = axis; i < nd; i++) out[k++] = tn__ir_dims(a)[i];
+  return tensor(out, k, a->dtype);
+}
+
+#define ATTRS(S, key, fields)                                                 \
+  do {                                                                        \
+    TnNodeDesc d = {key, TN_IR->attrs, TN_NODE_TREE, 0, (int64_t)sizeof(S),   \
+                    fields, (int32_t)G_N_ELEMENTS(fields), NULL, NULL};       \
+    g_assert(tn_node_register(&d) > 0);                                       \
+  } while (0)
+
+void tn__ir_ops_tensor_init(void) {
+  ATTRS(ClipAttrs, "ir.ClipAttrs", clip_fields);
+  ATTRS(CastAttrs, "ir.CastAttrs", cast_fields);
+  ATTRS(ReshapeAttrs, "ir.ReshapeAttrs", reshape_fields);
+  ATTRS(TransposeAttrs, "ir.TransposeAttrs", transpose_fields);
+  ATTRS(AxisAttrs, "ir.ConcatenateAttrs", concat_fields);
+  ATTRS(SqueezeAttrs, "ir.SqueezeAttrs", squeeze_fields);
+  ATTRS(ExpandDimsAttrs, "ir.ExpandDimsAttrs", expand_fields);
+
+  static const char *binary[] = {"add", "subtract", "multiply", "divide",
+                                 "maximum", "minimum"};
+  for (size_t i = 0; i < G_N_ELEMENTS(binary); i++)
+    tn__ir_op_define(binary[i], 2, NULL, TN_OP_BROADCAST, infer_broadcast,
+                     "elementwise, with numpy broadcasting");
+  tn__ir_op_define("negative", 1, NULL, TN_OP_ELEMWISE, infer_unary, NULL);
+  tn__ir_op_define("exp", 1, NULL, TN_OP_ELEMWISE, infer_unary_float, NULL);
+  tn__ir_op_define("sigmoid", 1, NULL, TN_OP_ELEMWISE, infer_unary_float,
+                   NULL);
+  tn__ir_op_define("tanh", 1, NULL, TN_OP_ELEMWISE, infer_unary_float, NULL);
+  tn__ir_op_define("nn.relu", 1, NULL, TN_OP_ELEMWISE, infer_unary, NULL);
+  tn__ir_op_define("clip", 1, "ir.ClipAttrs", TN_OP_ELEMWISE, infer_clip,
+                   "clamp to [a_min, a_max]");
+  tn__ir_op_define("cast", 1, "ir.CastAttrs", TN_OP_ELEMWISE, infer_cast,
+                   NULL);
+  tn__ir_op_define("reshape", 1, "ir.ReshapeAttrs", TN_OP_INJECTIVE,
+                   infer_reshape, NULL);
+  tn__ir_op_define("transpose", 1, "ir.TransposeAttrs", TN_OP_INJECTIVE,
+                   infer_transpose, NULL);
+  tn__ir_op_define("concatenate", 1, "ir.ConcatenateAttrs", TN_OP_INJECTIVE,
+                   infer_concatenate, "joins a tuple of tensors");
+  tn__ir_op_define("squeeze", 1, "ir.SqueezeAttrs", TN_OP_INJECTIVE,
+                   infer_squeeze, NULL);
+  tn__ir_op_define("expand_dims", 1, "ir.ExpandDimsAttrs", TN_OP_INJECTIVE,
+                   infer_expand_dims, NULL);
+}

@@ -1,0 +1,52 @@
+/*
+ * pass_internal.h: what the pass sources share. Private to the library.
+ */
+#ifndef TVMNODE_PASS_INTERNAL_H_
+#define TVMNODE_PASS_INTERNAL_H_
+
+#include "../ir/ir_internal.h"
+
+int32_t tn__pass_type(void);
+int32_t tn__pass_context_type(void);
+int32_t tn__pass_instrument_type(void);
+
+/* Whether a function is a fused primitive function (attrs "Primitive"). */
+bool tn__pass_is_primitive(const TnObject *func);
+
+/* A module pass implemented in C: fn(mod, ctx) -> new module (or NULL with
+ * an error). */
+typedef TnObject *(*TnModulePassC)(TnObject *mod, TnObject *ctx);
+TnObject *tn__pass_from_c(const char *name, int32_t opt_level,
+                          const char *const *required, int32_t nrequired,
+                          TnModulePassC fn);
+
+/* An integer option of a pass context's config (`ctx` may be NULL), or
+ * `fallback` when it is not set. */
+int64_t tn__pass_config_int(const TnObject *ctx, const char *key,
+                            int64_t fallback);
+
+/* Rewrite every function of a module that is not primitive: fn returns the
+ * new function (transfer full; the same one when unchanged) or NULL with an
+ * error. Returns the new module, or `mod` itself (a new reference) when no
+ * function changed. */
+typedef TnObject *(*TnFunctionRewriteC)(void *ctx, const char *name,
+                                        TnObject *func);
+TnObject *tn__pass_map_functions(TnObject *mod, TnFunctionRewriteC fn,
+                                 void *ctx);
+
+/* The built-in module passes. */
+TnObject *tn__infer_type_module(TnObject *mod, TnObject *ctx);
+TnObject *tn__simplify_module(TnObject *mod, TnObject *ctx);
+TnObject *tn__fold_constant_module(TnObject *mod, TnObject *ctx);
+TnObject *tn__dce_module(TnObject *mod, TnObject *ctx);
+TnObject *tn__fuse_ops_module(TnObject *mod, TnObject *ctx);
+
+/* The function pass bodies of the built-in passes, shared with tests of the
+ * rewrites in isolation. */
+TnObject *tn__simplify_expr(TnObject *expr);
+TnObject *tn__fold_constant_expr(TnObject *expr, int64_t max_elements);
+
+void tn__pass_types_init(void);
+void tn__passes_builtin_init(void);
+
+#endif /* TVMNODE_PASS_INTERNAL_H_ */
