@@ -30,6 +30,14 @@ TnObject *tn__ir_type_of_tensor(TnObject *tensor);
 TnObject *tn__ir_module_make(TnObject *functions, TnObject *attrs);
 /* Variables used but not defined under `expr`, in order of first use. */
 TnObject *tn__ir_free_vars(TnObject *expr);
+/* Type equality, fast for tensor types (the common case). */
+bool tn__ir_type_equal(const TnObject *a, const TnObject *b);
+/* A call of `op` like `orig` (a call): when the operator, the attrs and
+ * the argument types are those of `orig`, its type is reused instead of
+ * inferred again; otherwise the same as tn_ir_call. (transfer full) */
+TnObject *tn__ir_call_like(const TnObject *orig, TnObject *op,
+                           TnObject *const *args, int32_t nargs,
+                           TnObject *attrs);
 /* Call an operator's inference function; NULL with the error. */
 TnObject *tn__ir_infer_call(TnObject *op, TnObject *arg_types,
                             TnObject *attrs);

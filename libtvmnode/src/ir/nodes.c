@@ -365,10 +365,10 @@ static TnObject *infer_function_call(const TnIrFunction *f,
     return NULL;
   }
   for (int32_t i = 0; i < nargs; i++) {
-    TnAny want = *tn_array_at(ft->arg_types, i);
-    TnAny got = tn_any_obj(((TnIrExpr *)args[i])->checked_type);
-    if (!tn_structural_equal(&want, &got, 0)) {
-      tn__ir_type_mismatch("call of a function", i, want.v_obj, got.v_obj);
+    TnObject *want = tn_array_at(ft->arg_types, i)->v_obj;
+    TnObject *got = ((TnIrExpr *)args[i])->checked_type;
+    if (!tn__ir_type_equal(want, got)) {
+      tn__ir_type_mismatch("call of a function", i, want, got);
       return NULL;
     }
   }
@@ -450,6 +450,50 @@ TN_API TnObject *tn_ir_call(TnObject *op, TnObject *const *args, int32_t nargs,
 fail:
   tn_object_release(call);
   return NULL;
+}
+
+bool tn__ir_type_equal(const TnObject *a, const TnObject *b) {
+  if (a == b) return true;
+  if (a == NULL || b == NULL || a->type_index != b->type_index) return false;
+  if (a->type_index == g_types.tensor_type) {
+    const TnIrTensorType *x = (const TnIrTensorType *)a;
+    const TnIrTensorType *y = (const TnIrTensorType *)b;
+    const TnShapeObj *sx = (const TnShapeObj *)x->shape;
+    const TnShapeObj *sy = (const TnShapeObj *)y->shape;
+    return x->dtype.code == y->dtype.code && x->dtype.bits == y->dtype.bits &&
+           x->dtype.lanes == y->dtype.lanes && sx->ndim == sy->ndim &&
+           memcmp(sx->data, sy->data, sizeof(int64_t) * (size_t)sx->ndim) == 0;
+  }
+  TnAny u = tn_any_obj((TnObject *)a), v = tn_any_obj((TnObject *)b);
+  return tn_structural_equal(&u, &v, 0) == 1;
+}
+
+TnObject *tn__ir_call_like(const TnObject *orig, TnObject *op,
+                           TnObject *const *args, int32_t nargs,
+                           TnObject *attrs) {
+  const TnIrCall *o = (const TnIrCall *)orig;
+  TnObject *type = o->base.checked_type;
+  bool same = type != NULL && op == o->op && attrs == o->attrs &&
+              nargs == tn_array_size(o->args);
+  for (int32_t i = 0; same && i < nargs; i++)
+    same = tn__ir_is(args[i], g_types.expr) &&
+           tn__ir_type_equal(((TnIrExpr *)args[i])->checked_type,
+                             tn_ir_checked_type(tn_array_at(o->args, i)->v_obj));
+  if (!same) return tn_ir_call(op, args, nargs, attrs);
+  /* The same operator and attrs on arguments of the same types: the same
+   * type, with no need to infer it again. */
+  TnObject *arr = tn__ir_array(args, nargs);
+  TnObject *call = arr ? tn_node_alloc(g_types.call) : NULL;
+  if (call == NULL) {
+    tn_object_release(arr);
+    return NULL;
+  }
+  TnIrCall *c = (TnIrCall *)call;
+  c->op = retained(op);
+  c->args = arr;
+  c->attrs = retained(attrs);
+  c->base.checked_type = retained(type);
+  return call;
 }
 
 TN_API TnObject *tn_ir_call_op(const char *op_name, TnObject *const *args,
@@ -551,12 +595,9 @@ TN_API TnObject *tn_ir_let(TnObject *var, TnObject *value, TnObject *body) {
     return NULL;
   TnObject *vt = ((TnIrExpr *)var)->checked_type;
   TnObject *xt = ((TnIrExpr *)value)->checked_type;
-  if (vt && xt) {
-    TnAny a = tn_any_obj(vt), b = tn_any_obj(xt);
-    if (!tn_structural_equal(&a, &b, 0)) {
-      tn__ir_type_mismatch("let", 0, vt, xt);
-      return NULL;
-    }
+  if (vt && xt && !tn__ir_type_equal(vt, xt)) {
+    tn__ir_type_mismatch("let", 0, vt, xt);
+    return NULL;
   }
   TnObject *l = tn_node_alloc(g_types.let);
   if (l == NULL) return NULL;
@@ -584,12 +625,9 @@ TN_API TnObject *tn_ir_function(TnObject *const *params, int32_t nparams,
   if (attrs && tn__check_object2(attrs, TN_TYPE_MAP, TN_TYPE_DICT, who, "attrs"))
     return NULL;
   TnObject *bt = ((TnIrExpr *)body)->checked_type;
-  if (ret_type && bt) {
-    TnAny a = tn_any_obj(ret_type), b = tn_any_obj(bt);
-    if (!tn_structural_equal(&a, &b, 0)) {
-      tn__ir_type_mismatch("function body", -1, ret_type, bt);
-      return NULL;
-    }
+  if (ret_type && bt && !tn__ir_type_equal(ret_type, bt)) {
+    tn__ir_type_mismatch("function body", -1, ret_type, bt);
+    return NULL;
   }
   TnObject *arr = tn__ir_array(params, nparams);
   TnObject *f = arr ? tn_node_alloc(g_types.function) : NULL;

@@ -113,7 +113,7 @@ static TnObject *rebuild(TnObject *e, TnObject **kids, int32_t n) {
   const TnIrTypes *T = TN_IR;
   int32_t t = e->type_index;
   if (t == T->call)
-    return tn_ir_call(kids[0], kids + 1, n - 1, ((TnIrCall *)e)->attrs);
+    return tn__ir_call_like(e, kids[0], kids + 1, n - 1, ((TnIrCall *)e)->attrs);
   if (t == T->tuple) return tn_ir_tuple(kids, n);
   if (t == T->tuple_get_item)
     return tn_ir_tuple_get_item(kids[0], ((TnIrTupleGetItem *)e)->index);

@@ -181,7 +181,8 @@ static TnObject *clone_group(Build *b, TnObject *orig, TnObject *rebuilt) {
                          tn_array_at(rc->args, made)->v_obj);
       if (args[made] == NULL) break;
     }
-    if (made == n) out = tn_ir_call(rc->op, args, (int32_t)n, rc->attrs);
+    if (made == n) out = tn__ir_call_like(orig, rc->op, args, (int32_t)n,
+                                          rc->attrs);
     for (int64_t i = 0; i < made; i++) tn_object_release(args[i]);
     if (args != small) g_free(args);
     return out;

@@ -53,11 +53,11 @@ static TnObject *type_global_call(Ctx *c, TnObject *call) {
     return NULL;
   }
   for (int64_t i = 0; i < n; i++) {
-    TnAny want = *tn_array_at(ft->arg_types, i);
-    TnAny got = tn_any_obj(tn_ir_checked_type(tn_array_at(k->args, i)->v_obj));
-    if (got.type_index == TN_TYPE_NONE || !tn_structural_equal(&want, &got, 0)) {
+    TnObject *want = tn_array_at(ft->arg_types, i)->v_obj;
+    TnObject *got = tn_ir_checked_type(tn_array_at(k->args, i)->v_obj);
+    if (got == NULL || !tn__ir_type_equal(want, got)) {
       char *who = g_strdup_printf("call of @%s", callee);
-      tn__ir_type_mismatch(who, (int32_t)i, want.v_obj, got.v_obj);
+      tn__ir_type_mismatch(who, (int32_t)i, want, got);
       g_free(who);
       return NULL;
     }

@@ -14,9 +14,7 @@
 
 static bool same_type(const TnObject *a, const TnObject *b) {
   TnObject *ta = tn_ir_checked_type(a), *tb = tn_ir_checked_type(b);
-  if (ta == NULL || tb == NULL) return false;
-  TnAny x = tn_any_obj(ta), y = tn_any_obj(tb);
-  return tn_structural_equal(&x, &y, 0);
+  return ta != NULL && tb != NULL && tn__ir_type_equal(ta, tb);
 }
 
 static bool is_reshape_like(const char *name) {
