@@ -583,6 +583,13 @@ START_TEST(test_fuse_needs_types) {
   /* FuseOps requires InferType, which the pass infrastructure runs */
   TnObject *out = run("FuseOps", mod);
   ck_assert_str_eq(groups_of(out), "exp");
+  /* when that fails, the error names both passes */
+  TnObject *u = var("u", NULL);
+  TnObject *bad = module_of(K(tn_ir_function(&u, 1, CALL("exp", 1, u), NULL,
+                                             NULL)));
+  ck_assert_ptr_null(tn_pass_run(K(tn_pass_fuse_ops()), bad, NULL));
+  TN_EXPECT_ERROR("TypeError", "pass 'FuseOps' failed", "pass 'InferType' "
+                  "failed", "%u", "no type annotation");
 }
 END_TEST
 

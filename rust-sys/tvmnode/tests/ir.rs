@@ -1,0 +1,255 @@
+//! The tensor IR from Rust: reading fields, building calls, visiting and
+//! rewriting, and a Rust pass registered by name in a mixed pipeline.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use tvmnode::ir::{self, Call, Constant, Expr, Module, Op, Pass, PassContext, TensorType, Var};
+use tvmnode::prelude::*;
+use tvmnode::{Array, DataType, Tensor};
+
+fn tensor_var(name: &str, shape: &[i64]) -> Var {
+    let ty = TensorType::new(shape, DataType::F32).unwrap();
+    Var::new(name, Some(&ty)).unwrap()
+}
+
+/// `relu(x + c) * 1`, with x: [2, 3] and c a constant.
+fn small_graph() -> (Var, Call) {
+    let x = tensor_var("x", &[2, 3]);
+    let c = Constant::new(&Tensor::from_slice(&[2, 3], &[1.0f32; 6]).unwrap()).unwrap();
+    let add = Call::op("add", &[&x, &c], &[]).unwrap();
+    let relu = Call::op("nn.relu", &[&add], &[]).unwrap();
+    let one = Constant::scalar(1.0, DataType::F32).unwrap();
+    let mul = Call::op("multiply", &[&relu, &one], &[]).unwrap();
+    (x, mul)
+}
+
+#[test]
+fn build_and_read_ir() {
+    let _leaks = common::leak_check();
+    let (x, mul) = small_graph();
+    assert_eq!(x.name_hint(), "x");
+    let ann: TensorType = x.type_annotation().unwrap().into_object().downcast().unwrap();
+    assert_eq!(ann.shape().as_slice(), &[2, 3]);
+    assert_eq!(ann.dtype(), DataType::F32);
+    // Calls of typed arguments are typed as they are built.
+    let ty: TensorType = mul.checked_type().unwrap().into_object().downcast().unwrap();
+    assert_eq!(ty.shape().as_slice(), &[2, 3]);
+    let op = mul.callee_op().unwrap();
+    assert_eq!(op.name(), "multiply");
+    assert_eq!(op.num_inputs(), 2);
+    let args = mul.args().unwrap();
+    assert_eq!(args.len(), 2);
+    let relu: Call = args[0].clone().into_object().downcast().unwrap();
+    assert_eq!(relu.callee_op().unwrap().name(), "nn.relu");
+    // Generic reflection on IR nodes works too.
+    let args_by_name: Array = mul.get_as("args").unwrap();
+    assert_eq!(args_by_name.len(), 2);
+    assert!(Op::list().unwrap().iter().any(|n| n == "nn.conv2d"));
+    assert_eq!(Op::lookup("no.such.op").unwrap_err().kind(), ErrorKind::KeyError);
+}
+
+#[test]
+fn builders_check_types_at_once() {
+    let _leaks = common::leak_check();
+    let a = tensor_var("a", &[2, 3]);
+    let b = tensor_var("b", &[4, 3]);
+    let e = Call::op("add", &[&a, &b], &[]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TypeError);
+    assert!(e.message().contains("do not broadcast"), "{e}");
+    let e = Call::op("nn.relu", &[&a, &b], &[]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TypeError);
+    // Attributes by name, checked.
+    let r = Call::op(
+        "reshape",
+        &[&a],
+        &[("newshape", Array::from_values([3i64, 2]).unwrap().into())],
+    )
+    .unwrap();
+    let ty: TensorType = r.checked_type().unwrap().into_object().downcast().unwrap();
+    assert_eq!(ty.shape().as_slice(), &[3, 2]);
+    assert!(r.attrs().is_some());
+    let e = Call::op("reshape", &[&a], &[("no_such_attr", 1i64.into())]).unwrap_err();
+    assert!(e.message().contains("no_such_attr"), "{e}");
+}
+
+#[test]
+fn functions_modules_and_text() {
+    let _leaks = common::leak_check();
+    let (x, mul) = small_graph();
+    let f = ir::Function::new(&[&x], &mul, None, None).unwrap();
+    assert_eq!(f.params().unwrap().len(), 1);
+    assert!(f.body().same_as(&mul));
+    let m = Module::new().unwrap().with("main", &f).unwrap();
+    assert!(m.function("main").unwrap().same_as(&f));
+    assert_eq!(m.function("other").unwrap_err().kind(), ErrorKind::KeyError);
+    let text = m.astext(true).unwrap();
+    assert!(text.contains("def @main") && text.contains("nn.relu"), "{text}");
+    let parsed = Module::parse(&text).unwrap();
+    assert!(tvmnode::structural_equal(&Any::from(&parsed), &Any::from(&m), false).unwrap());
+    let e = Module::parse("def @main(%x: Tensor[(2), float32]) { nn.relu(%x, }").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ValueError);
+    assert!(e.message().contains("line 1"), "{e}");
+    let from_expr = Module::from_expr(&mul).unwrap();
+    assert_eq!(from_expr.function("main").unwrap().params().unwrap().len(), 1);
+    assert_eq!(m.functions().len(), 1);
+}
+
+#[test]
+fn visit_and_mutate() {
+    let _leaks = common::leak_check();
+    let (_x, mul) = small_graph();
+    let mut kinds = Vec::new();
+    ir::post_order_visit(&mul, |e| {
+        kinds.push(e.type_key());
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(kinds.last(), Some(&"ir.Call"), "parents after children");
+    assert!(kinds.contains(&"ir.Var") && kinds.contains(&"ir.Constant"));
+    // An error stops the walk and comes back as is.
+    let e = ir::post_order_visit(&mul, |_| Err(Error::new(ErrorKind::ValueError, "stop"))).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ValueError);
+    // Identity rewrite gives back the very same graph.
+    let same = ir::mutate(&mul, |_, rebuilt| Ok(rebuilt.clone())).unwrap();
+    assert!(same.same_as(&mul));
+    // Replace nn.relu with sigmoid.
+    let out = ir::mutate(&mul, |_, rebuilt| {
+        if let Some(call) = rebuilt.downcast_ref::<Call>() {
+            if call.callee_op().map(|o| o.name()) == Some("nn.relu".into()) {
+                return Ok(
+                    Call::op("sigmoid", &call.args()?.iter().collect::<Vec<_>>(), &[])?
+                        .into_object()
+                        .downcast::<Expr>()
+                        .unwrap(),
+                );
+            }
+        }
+        Ok(rebuilt.clone())
+    })
+    .unwrap();
+    assert!(out.astext().unwrap().contains("sigmoid"));
+    assert!(!out.astext().unwrap().contains("nn.relu"));
+}
+
+/// A function pass written in Rust: replace every `nn.relu` by `sigmoid`.
+fn relu_to_sigmoid(runs: Arc<AtomicUsize>) -> Pass {
+    Pass::function("RustReluToSigmoid", 1, &["InferType"], move |f, _module, _ctx| {
+        runs.fetch_add(1, Ordering::SeqCst);
+        let body = ir::mutate(&f.body(), |_, rebuilt| {
+            if let Some(call) = rebuilt.downcast_ref::<Call>() {
+                if call.callee_op().is_some_and(|o| o.name() == "nn.relu") {
+                    let sig = Call::op("sigmoid", &call.args()?.iter().collect::<Vec<_>>(), &[])?;
+                    return Ok((*sig).clone());
+                }
+            }
+            Ok(rebuilt.clone())
+        })?;
+        ir::Function::new(
+            &f.params()?.iter().collect::<Vec<_>>(),
+            &body,
+            f.ret_type().as_ref(),
+            f.attrs().as_ref(),
+        )
+    })
+    .unwrap()
+}
+
+#[test]
+fn rust_pass_in_a_mixed_named_pipeline() {
+    let _leaks = common::leak_check();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let pass = relu_to_sigmoid(runs.clone());
+    assert_eq!(pass.name().unwrap(), "RustReluToSigmoid");
+    pass.register(false).unwrap();
+    assert!(Pass::list().unwrap().iter().any(|n| n == "RustReluToSigmoid"));
+    assert!(Pass::lookup("RustReluToSigmoid").unwrap().same_as(&pass));
+
+    let (_x, mul) = small_graph();
+    let m = Module::from_expr(&mul).unwrap();
+    // C passes and the Rust pass, looked up by name by the C pipeline.
+    let seq = Pass::sequential_named(
+        &[
+            "InferType",
+            "SimplifyExpr",
+            "RustReluToSigmoid",
+            "FoldConstant",
+            "FuseOps",
+        ],
+        "mixed",
+    )
+    .unwrap();
+    let out = seq.run(&m, None).unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let text = out.astext(false).unwrap();
+    assert!(text.contains("sigmoid"), "{text}");
+    assert!(!text.contains("nn.relu"), "{text}");
+    assert!(!text.contains("multiply"), "SimplifyExpr removed x*1: {text}");
+    assert!(text.contains("Primitive"), "FuseOps grouped the calls: {text}");
+    // The input module is unchanged.
+    assert!(m.astext(false).unwrap().contains("nn.relu"));
+
+    // Opt level: a context at level 0 skips the level-1 Rust pass.
+    let ctx = PassContext::new(0, None, &[], &[], &[]).unwrap();
+    let skipped = Pass::sequential_named(&["RustReluToSigmoid"], "only_rust")
+        .unwrap()
+        .run(&m, Some(&ctx))
+        .unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert!(skipped.astext(false).unwrap().contains("nn.relu"));
+    {
+        let _guard = PassContext::new(3, None, &[], &["RustReluToSigmoid"], &[])
+            .unwrap()
+            .enter()
+            .unwrap();
+        assert_eq!(PassContext::current().unwrap().opt_level().unwrap(), 3);
+        let out = Pass::sequential_named(&["RustReluToSigmoid"], "disabled")
+            .unwrap()
+            .run(&m, None)
+            .unwrap();
+        assert!(out.astext(false).unwrap().contains("nn.relu"));
+    }
+    assert_eq!(PassContext::current().unwrap().opt_level().unwrap(), 2);
+
+    Pass::unregister("RustReluToSigmoid").unwrap();
+    assert!(Pass::lookup("RustReluToSigmoid").is_err());
+}
+
+#[test]
+fn rust_module_pass_errors_and_panics_name_the_pass() {
+    let _leaks = common::leak_check();
+    let (_x, mul) = small_graph();
+    let m = Module::from_expr(&mul).unwrap();
+    let failing = Pass::module("RustFailing", 0, &[], |_m, _ctx| -> Result<Module> {
+        Err(Error::new(ErrorKind::ValueError, "not today"))
+    })
+    .unwrap();
+    let e = failing.run(&m, None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ValueError);
+    assert!(e.message().contains("pass 'RustFailing' failed"), "{e}");
+    assert_eq!(e.cause().unwrap().message(), "not today");
+
+    let panicking = Pass::module("RustPanicking", 0, &[], |_m, _ctx| -> Result<Module> {
+        panic!("pass exploded")
+    })
+    .unwrap();
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let e = panicking.run(&m, None).unwrap_err();
+    std::panic::set_hook(prev);
+    assert_eq!(e.kind(), ErrorKind::RuntimeError);
+    assert!(e.message().contains("RustPanicking"), "{e}");
+    assert!(e.format().contains("pass exploded"), "{}", e.format());
+
+    // A module pass that adds a function, in a sequential with C passes.
+    let add_fn = Pass::module("RustAddCopy", 0, &[], |m: Module, _ctx| {
+        let main = m.function("main")?;
+        m.with("copy", &main)
+    })
+    .unwrap();
+    let seq = Pass::sequential(&[&Pass::infer_type().unwrap(), &add_fn], "seq", 2).unwrap();
+    let out = seq.run(&m, None).unwrap();
+    assert_eq!(out.functions().len(), 2);
+}
