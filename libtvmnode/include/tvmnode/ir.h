@@ -75,6 +75,7 @@ typedef struct {
   int64_t pattern;      /* TN_OP_* fusion pattern */
   TnObject *infer;      /* tn.Function: infer(arg_types, attrs) -> type */
   TnObject *doc;        /* tn.String or NULL */
+  int32_t attrs_index;  /* type index of attrs_type, or -1 (not reflected) */
 } TnIrOp;
 
 typedef struct {

@@ -38,6 +38,11 @@ bool tn__ir_type_equal(const TnObject *a, const TnObject *b);
 TnObject *tn__ir_call_like(const TnObject *orig, TnObject *op,
                            TnObject *const *args, int32_t nargs,
                            TnObject *attrs);
+/* Run the inference of an operator defined in C directly on `types`
+ * (checked, `attrs` of the op's type); `*handled` false when the op's
+ * inference is not a C one (call tn__ir_infer_call then). */
+TnObject *tn__ir_infer_direct(const TnObject *op, TnObject *const *types,
+                              int32_t n, TnObject *attrs, bool *handled);
 /* Call an operator's inference function; NULL with the error. */
 TnObject *tn__ir_infer_call(TnObject *op, TnObject *arg_types,
                             TnObject *attrs);

@@ -397,9 +397,7 @@ TN_API TnObject *tn_ir_call(TnObject *op, TnObject *const *args, int32_t nargs,
       return tn_error_raise("TypeError", "%s takes %" PRId64 " argument%s, "
                             "got %d", name, o->num_inputs,
                             o->num_inputs == 1 ? "" : "s", nargs), NULL;
-    int32_t at = o->attrs_type
-                     ? tn_type_index(((TnStringObj *)o->attrs_type)->data)
-                     : -1;
+    int32_t at = o->attrs_index;
     if (at < 0 && attrs)
       return tn_error_raise("TypeError", "%s takes no attributes, got a %s",
                             name, tn_object_type_key(attrs)), NULL;
@@ -430,12 +428,22 @@ TN_API TnObject *tn_ir_call(TnObject *op, TnObject *const *args, int32_t nargs,
   /* Infer the type now when every part's type is known. */
   TnObject *type = NULL;
   if (is_op) {
-    TnObject *types = arg_types(args, nargs);
-    if (types) {
-      type = tn__ir_infer_call(op, types, c->attrs);
-      tn_object_release(types);
-      if (type == NULL) goto fail;
+    TnObject *stack[16];
+    TnObject **ts = nargs <= 16 ? stack : g_new(TnObject *, nargs);
+    int32_t known = 0;
+    while (known < nargs && (ts[known] = ((TnIrExpr *)args[known])->checked_type))
+      known++;
+    bool handled = false;
+    if (known == nargs) {
+      type = tn__ir_infer_direct(op, ts, nargs, c->attrs, &handled);
+      if (!handled) {
+        TnObject *types = tn__ir_array(ts, nargs);
+        type = types ? tn__ir_infer_call(op, types, c->attrs) : NULL;
+        tn_object_release(types);
+      }
     }
+    if (ts != stack) g_free(ts);
+    if (known == nargs && type == NULL) goto fail;
   } else if (tn__ir_is(op, g_types.function) &&
              ((TnIrExpr *)op)->checked_type) {
     TnObject *types = arg_types(args, nargs);
@@ -511,7 +519,7 @@ TN_API TnObject *tn_ir_call_op(const char *op_name, TnObject *const *args,
     return NULL;
   }
   if (o->attrs_type) {
-    int32_t at = tn_type_index(((TnStringObj *)o->attrs_type)->data);
+    int32_t at = o->attrs_index;
     attrs = at >= 0 ? tn_node_new(at, attr_names, attr_values, nattrs) : NULL;
     if (attrs == NULL) {
       /* Name the operator in the message about its attributes. */

@@ -59,6 +59,7 @@ TN_API int tn_ir_op_register(const char *name, int32_t num_inputs,
   o->name = tn_string_from_cstr(name);
   o->num_inputs = num_inputs;
   o->attrs_type = attrs_type_key ? tn_string_from_cstr(attrs_type_key) : NULL;
+  o->attrs_index = attrs_type_key ? tn_type_index(attrs_type_key) : -1;
   o->pattern = pattern;
   tn_object_retain(infer);
   o->infer = infer;
@@ -177,6 +178,29 @@ void tn__ir_op_define(const char *name, int32_t num_inputs,
     g_error("defining %s: %s", name,
             tn_error_message(tn_error_peek_raised()));
   tn_object_release(f);
+}
+
+TnObject *tn__ir_infer_direct(const TnObject *op, TnObject *const *types,
+                              int32_t n, TnObject *attrs, bool *handled) {
+  const TnFunctionObj *f = (const TnFunctionObj *)((const TnIrOp *)op)->infer;
+  *handled = f->fn == c_infer_call;
+  if (!*handled) return NULL;
+  /* A C inference function, with arguments tn_ir_call has checked: call it
+   * without packing the types into an array. */
+  const CInfer *c = f->self;
+  for (int32_t i = 0; i < n; i++)
+    if (!tn__ir_is(types[i], TN_IR->type)) {
+      *handled = false;
+      return NULL;
+    }
+  TnObject *out = c->fn(c->name, types, n, attrs);
+  if (out && !tn__ir_is(out, TN_IR->type)) {
+    tn_error_raise("TypeError", "%s: type inference returned a %s", c->name,
+                   tn_object_type_key(out));
+    tn_object_release(out);
+    return NULL;
+  }
+  return out;
 }
 
 /* ---- messages -------------------------------------------------------------- */

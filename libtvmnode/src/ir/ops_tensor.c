@@ -111,6 +111,13 @@ static TnObject *infer_broadcast(const char *op, TnObject *const *types,
   int64_t dims[TN_IR_MAX_DIMS];
   int32_t nd;
   if (tn__ir_broadcast(op, a, b, dims, &nd)) return NULL;
+  /* Most often the result is one of the operands' types: share it. */
+  for (int i = 0; i < 2; i++) {
+    const TnIrTensorType *t = i ? b : a;
+    if (tn__ir_ndim(t) == nd &&
+        memcmp(tn__ir_dims(t), dims, sizeof(int64_t) * (size_t)nd) == 0)
+      return same_type(t);
+  }
   return tensor(dims, nd, a->dtype);
 }
 

@@ -422,6 +422,8 @@ pub struct TnIrOp {
     pub infer: *mut TnObject,
     /// tn.String or NULL.
     pub doc: *mut TnObject,
+    /// Type index of the attrs type, or -1 (a cache, not a reflected field).
+    pub attrs_index: i32,
 }
 
 /// ir.Call.

@@ -61,7 +61,7 @@ fn rust_layouts() -> Vec<(String, usize)> {
         TnIrConstant as TnIrConstant { base => base, data => data }
         TnIrOp as TnIrOp {
             base => base, name => name, num_inputs => num_inputs, attrs_type => attrs_type,
-            pattern => pattern, infer => infer, doc => doc,
+            pattern => pattern, infer => infer, doc => doc, attrs_index => attrs_index,
         }
         TnIrCall as TnIrCall { base => base, op => op, args => args, attrs => attrs }
         TnIrTuple as TnIrTuple { base => base, fields => fields }
