@@ -1,0 +1,918 @@
+/*
+ * object.c: proxies of tvmnode objects, their classes, and field access.
+ *
+ * One Python class stands for each registered type key. The classes are
+ * made by the Python layer (which knows about register_object and the
+ * metaclass-free class layout) the first time an object of that type is
+ * seen, and kept here in a table indexed by type index, so wrapping an
+ * object is an array load and one small allocation. Fields are descriptors
+ * built from the reflection table: a read goes straight to the field's
+ * offset in the C object and converts what it finds, with no name lookup in
+ * C. Containers (Array, Map, Shape) are C types so `call.args[0]` costs one
+ * indexed read.
+ */
+#include "tnpy.h"
+
+#include <string.h>
+
+/* ---- the class table --------------------------------------------------- */
+
+static PyObject **g_classes; /* type index -> class (strong refs) */
+static int32_t g_nclasses;
+
+static int table_reserve(int32_t t) {
+  if (t < g_nclasses) return 0;
+  int32_t n = g_nclasses ? g_nclasses : 256;
+  while (n <= t) n *= 2;
+  PyObject **c = PyMem_Realloc(g_classes, sizeof(PyObject *) * (size_t)n);
+  if (c == NULL) return PyErr_NoMemory(), -1;
+  memset(c + g_nclasses, 0, sizeof(PyObject *) * (size_t)(n - g_nclasses));
+  g_classes = c;
+  g_nclasses = n;
+  return 0;
+}
+
+PyTypeObject *tnpy_class_for(int32_t t) {
+  if (TNPY_LIKELY(t >= 0 && t < g_nclasses && g_classes[t]))
+    return (PyTypeObject *)g_classes[t];
+  if (tnpy_class_factory == NULL) return &TnPyObject_Type;
+  PyObject *cls = PyObject_CallFunction(tnpy_class_factory, "i", (int)t);
+  if (cls == NULL) return NULL;
+  Py_DECREF(cls); /* the factory registered it: the table holds it */
+  if (t < g_nclasses && g_classes[t]) return (PyTypeObject *)g_classes[t];
+  PyErr_Format(PyExc_RuntimeError, "the class factory did not register a "
+               "class for type index %d", (int)t);
+  return NULL;
+}
+
+/*
+ * Heap classes made by `class` statements and type() are always GC types in
+ * CPython, although a proxy holds no Python references and can never be
+ * part of a cycle. A GC allocation costs a header, tracking and
+ * untracking, about a third of a field read that returns a proxy. So a
+ * class that adds nothing to the proxy layout (no __dict__, no
+ * __weakref__, no slots, no finalizer) is turned into a plain type when it
+ * is registered, before it has instances, with a dealloc that frees through
+ * the instance's own type (so a GC subclass deriving from it still frees
+ * correctly).
+ */
+static void fast_dealloc(PyObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  TnObject *h = ((TnPyObject *)self)->handle;
+  tp->tp_free(self);
+  tn_object_release(h);
+  if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) Py_DECREF(tp);
+}
+
+static void make_plain(PyTypeObject *cls) {
+  if (!(cls->tp_flags & Py_TPFLAGS_HEAPTYPE) ||
+      !(cls->tp_flags & Py_TPFLAGS_HAVE_GC) ||
+      cls->tp_basicsize != sizeof(TnPyObject) || cls->tp_itemsize != 0 ||
+      cls->tp_dictoffset != 0 || cls->tp_weaklistoffset != 0 ||
+      cls->tp_finalize != NULL || cls->tp_del != NULL)
+    return;
+  for (PyTypeObject *b = cls->tp_base; b && b != &TnPyObject_Type;
+       b = b->tp_base)
+    if (b->tp_flags & Py_TPFLAGS_HAVE_GC) return;
+  cls->tp_flags &= ~Py_TPFLAGS_HAVE_GC;
+  cls->tp_free = PyObject_Free;
+  cls->tp_dealloc = fast_dealloc;
+  cls->tp_traverse = NULL;
+  cls->tp_clear = NULL;
+  PyType_Modified(cls);
+}
+
+/* _register_class(type_index, cls): make `cls` the class of that type.
+ * Generated classes of subtypes are forgotten so that they are made again
+ * on top of the new class. */
+static PyObject *register_class(PyObject *mod, PyObject *args) {
+  (void)mod;
+  int t;
+  PyObject *cls;
+  if (!PyArg_ParseTuple(args, "iO!:_register_class", &t, &PyType_Type, &cls))
+    return NULL;
+  if (!PyType_IsSubtype((PyTypeObject *)cls, &TnPyObject_Type))
+    return PyErr_Format(PyExc_TypeError, "_register_class: %R is not a "
+                        "subclass of tvmnode.Object", cls);
+  if (t < 0 || table_reserve(t)) {
+    if (!PyErr_Occurred())
+      PyErr_Format(PyExc_ValueError, "bad type index %d", t);
+    return NULL;
+  }
+  for (int32_t i = 0; i < g_nclasses; i++) {
+    if (i == t || g_classes[i] == NULL || !tn_type_is_subtype(i, t)) continue;
+    if (PyDict_GetItemString(((PyTypeObject *)g_classes[i])->tp_dict,
+                             "_tn_generated"))
+      Py_CLEAR(g_classes[i]);
+  }
+  make_plain((PyTypeObject *)cls);
+  Py_INCREF(cls);
+  Py_XSETREF(g_classes[t], cls);
+  Py_RETURN_NONE;
+}
+
+static PyObject *registered_class(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  long t = PyLong_AsLong(arg);
+  if (t == -1 && PyErr_Occurred()) return NULL;
+  if (t >= 0 && t < g_nclasses && g_classes[t]) {
+    Py_INCREF(g_classes[t]);
+    return g_classes[t];
+  }
+  Py_RETURN_NONE;
+}
+
+static PyObject *class_for(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  long t = PyLong_AsLong(arg);
+  if (t == -1 && PyErr_Occurred()) return NULL;
+  PyTypeObject *c = tnpy_class_for((int32_t)t);
+  Py_XINCREF(c);
+  return (PyObject *)c;
+}
+
+/* ---- wrapping ------------------------------------------------------------ */
+
+static void init_function(TnPyFunction *f);
+
+PyObject *tnpy_wrap(TnObject *obj) {
+  PyTypeObject *cls = tnpy_class_for(obj->type_index);
+  if (TNPY_UNLIKELY(cls == NULL)) {
+    tn_object_release(obj);
+    return NULL;
+  }
+  TnPyObject *p;
+  if (TNPY_LIKELY(cls->tp_basicsize == sizeof(TnPyObject) &&
+                  !(cls->tp_flags & Py_TPFLAGS_HAVE_GC))) {
+    /* what tp_alloc would do, without the memset and the checks */
+    p = PyObject_Malloc(sizeof(TnPyObject));
+    if (p == NULL) {
+      tn_object_release(obj);
+      return PyErr_NoMemory();
+    }
+    PyObject_Init((PyObject *)p, cls);
+  } else {
+    p = (TnPyObject *)cls->tp_alloc(cls, 0);
+    if (p == NULL) {
+      tn_object_release(obj);
+      return NULL;
+    }
+    if (PyType_IsSubtype(cls, &TnPyFunction_Type))
+      init_function((TnPyFunction *)p);
+  }
+  p->handle = obj;
+  return (PyObject *)p;
+}
+
+TnObject *tnpy_get_handle(PyObject *o, const char *who) {
+  if (!PyObject_TypeCheck(o, &TnPyObject_Type)) {
+    PyErr_Format(PyExc_TypeError, "%s: expected a tvmnode object, got %s",
+                 who, Py_TYPE(o)->tp_name);
+    return NULL;
+  }
+  TnObject *h = ((TnPyObject *)o)->handle;
+  if (h == NULL)
+    PyErr_Format(PyExc_ValueError, "%s: the %s object has no handle", who,
+                 Py_TYPE(o)->tp_name);
+  return h;
+}
+
+/* ---- Object ---------------------------------------------------------------- */
+
+static PyObject *object_new(PyTypeObject *type, PyObject *args,
+                            PyObject *kw) {
+  (void)args, (void)kw;
+  TnPyObject *p = (TnPyObject *)type->tp_alloc(type, 0);
+  if (p) p->handle = NULL;
+  return (PyObject *)p;
+}
+
+/* Subclasses define __init__; the base accepts and ignores anything, so a
+ * proxy class without a constructor can still be instantiated empty and
+ * filled with _move_handle_from. */
+static int object_init(PyObject *self, PyObject *args, PyObject *kw) {
+  (void)self, (void)args, (void)kw;
+  return 0;
+}
+
+static void object_dealloc(PyObject *self) {
+  TnObject *h = ((TnPyObject *)self)->handle;
+  ((TnPyObject *)self)->handle = NULL;
+  Py_TYPE(self)->tp_free(self);
+  tn_object_release(h);
+}
+
+static PyObject *object_richcompare(PyObject *a, PyObject *b, int op) {
+  if ((op != Py_EQ && op != Py_NE) || !tnpy_is_object(b))
+    Py_RETURN_NOTIMPLEMENTED;
+  int same = tnpy_handle(a) == tnpy_handle(b);
+  return PyBool_FromLong(op == Py_EQ ? same : !same);
+}
+
+static Py_hash_t object_hash(PyObject *self) {
+  uintptr_t p = (uintptr_t)tnpy_handle(self);
+  Py_hash_t h = (Py_hash_t)((p >> 4) | (p << (8 * sizeof(void *) - 4)));
+  return h == -1 ? -2 : h;
+}
+
+static PyObject *object_repr(PyObject *self) {
+  TnObject *h = tnpy_handle(self);
+  if (h == NULL)
+    return PyUnicode_FromFormat("<%s without a handle>", Py_TYPE(self)->tp_name);
+  TnAny a = tn_any_obj(h);
+  TnObject *s = tn_repr(&a);
+  if (s == NULL) return tnpy_raise_tn();
+  PyObject *r = tnpy_obj_to_py(s);
+  tn_object_release(s);
+  return r;
+}
+
+static PyObject *object_same_as(PyObject *self, PyObject *other) {
+  return PyBool_FromLong(tnpy_is_object(other) &&
+                         tnpy_handle(self) == tnpy_handle(other));
+}
+
+/* _move_handle_from(other): take `other`'s handle (TVM's
+ * __init_handle_by_constructor__): how a constructor written in Python
+ * fills `self` with what a builder returned. */
+static PyObject *object_move_handle(PyObject *self, PyObject *other) {
+  TnObject *h = tnpy_get_handle(other, "_move_handle_from");
+  if (h == NULL) return NULL;
+  PyObject *ti = PyObject_GetAttrString((PyObject *)Py_TYPE(self),
+                                        "_tn_type_index");
+  if (ti == NULL) return NULL;
+  long want = PyLong_AsLong(ti);
+  Py_DECREF(ti);
+  if (want == -1 && PyErr_Occurred()) return NULL;
+  if (!tn_object_is_instance(h, (int32_t)want))
+    return PyErr_Format(PyExc_TypeError, "%s: the constructor made a %s",
+                        Py_TYPE(self)->tp_name, tn_object_type_key(h));
+  tn_object_retain(h);
+  TnObject *old = ((TnPyObject *)self)->handle;
+  ((TnPyObject *)self)->handle = h;
+  tn_object_release(old);
+  Py_RETURN_NONE;
+}
+
+static PyObject *object_type_index(PyObject *self, void *c) {
+  (void)c;
+  TnObject *h = tnpy_get_handle(self, "_type_index");
+  return h ? PyLong_FromLong(h->type_index) : NULL;
+}
+
+static PyObject *object_type_key(PyObject *self, void *c) {
+  (void)c;
+  TnObject *h = tnpy_get_handle(self, "_type_key");
+  return h ? PyUnicode_FromString(tn_object_type_key(h)) : NULL;
+}
+
+static PyObject *object_handle_addr(PyObject *self, void *c) {
+  (void)c;
+  return PyLong_FromVoidPtr(tnpy_handle(self));
+}
+
+static PyObject *object_use_count(PyObject *self, void *c) {
+  (void)c;
+  return PyLong_FromUnsignedLong(tn_object_strong_count(tnpy_handle(self)));
+}
+
+/* Pickling goes through the JSON graph format: (load_json, (text,)). */
+static PyObject *object_reduce(PyObject *self, PyObject *u) {
+  (void)u;
+  TnObject *h = tnpy_get_handle(self, "__reduce__");
+  if (h == NULL) return NULL;
+  TnAny a = tn_any_obj(h);
+  TnObject *s;
+  TNPY_NOGIL(s = tn_json_save(&a, 0));
+  if (s == NULL) return tnpy_raise_tn();
+  PyObject *text = tnpy_obj_to_py(s);
+  tn_object_release(s);
+  PyObject *mod = text ? PyImport_ImportModule("tvmnode._ffi") : NULL;
+  PyObject *load = mod ? PyObject_GetAttrString(mod, "load_json") : NULL;
+  PyObject *r = load ? Py_BuildValue("(O(O))", load, text) : NULL;
+  Py_XDECREF(mod);
+  Py_XDECREF(load);
+  Py_XDECREF(text);
+  return r;
+}
+
+static PyMethodDef object_methods[] = {
+    {"__reduce__", object_reduce, METH_NOARGS,
+     "Pickle through the JSON graph format."},
+    {"same_as", object_same_as, METH_O,
+     "Whether both proxies stand for the same C object."},
+    {"_move_handle_from", object_move_handle, METH_O,
+     "Take the handle of another proxy (constructors use this)."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef object_getset[] = {
+    {"_type_index", object_type_index, NULL, "the C type index", NULL},
+    {"_type_key", object_type_key, NULL, "the C type key", NULL},
+    {"_handle", object_handle_addr, NULL, "address of the C object", NULL},
+    {"_use_count", object_use_count, NULL, "strong references to the C "
+     "object", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+PyTypeObject TnPyObject_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tvmnode.Object",
+    .tp_basicsize = sizeof(TnPyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Base of every proxy of a tvmnode object. `==` is identity of "
+              "the C object; structural comparison is "
+              "tvmnode.ir.structural_equal.",
+    .tp_new = object_new,
+    .tp_init = object_init,
+    .tp_dealloc = object_dealloc,
+    .tp_richcompare = object_richcompare,
+    .tp_hash = object_hash,
+    .tp_repr = object_repr,
+    .tp_methods = object_methods,
+    .tp_getset = object_getset,
+};
+
+/* ---- fields ------------------------------------------------------------------ */
+
+typedef struct {
+  PyObject_HEAD
+  const TnFieldDesc *desc;
+  int32_t type_index; /* the type that declares the field */
+  int32_t index;      /* in tn_type_field_at order */
+  PyTypeObject *checked; /* last instance type seen to be a proxy */
+  int32_t last_index;    /* last handle type seen to have the field */
+} FieldDescr;
+
+PyObject *tnpy_field_read(const TnObject *obj, const TnFieldDesc *d) {
+  const char *at = (const char *)obj + d->offset;
+  switch (d->kind) {
+    case TN_FIELD_OBJ:
+    case TN_FIELD_STR: {
+      TnObject *v = *(TnObject *const *)at;
+      if (v == NULL) Py_RETURN_NONE;
+      return tnpy_obj_to_py(v);
+    }
+    case TN_FIELD_ANY:
+      return tnpy_any_to_py((const TnAny *)at);
+    case TN_FIELD_INT:
+      return PyLong_FromLongLong(*(const int64_t *)at);
+    case TN_FIELD_FLOAT:
+      return PyFloat_FromDouble(*(const double *)at);
+    case TN_FIELD_BOOL:
+      return PyBool_FromLong(*(const unsigned char *)at != 0);
+    case TN_FIELD_DTYPE:
+      return tnpy_dtype_to_py(*(const DLDataType *)at);
+    case TN_FIELD_DEVICE:
+      return tnpy_device_to_py(*(const DLDevice *)at);
+    default:
+      return PyErr_Format(PyExc_RuntimeError, "field '%s' has unknown kind %d",
+                          d->name, (int)d->kind);
+  }
+}
+
+static PyObject *field_get(PyObject *self, PyObject *obj, PyObject *type) {
+  (void)type;
+  FieldDescr *f = (FieldDescr *)self;
+  if (obj == NULL || obj == Py_None) {
+    Py_INCREF(self);
+    return self;
+  }
+  if (TNPY_UNLIKELY(Py_TYPE(obj) != f->checked)) {
+    if (!PyObject_TypeCheck(obj, &TnPyObject_Type))
+      return PyErr_Format(PyExc_TypeError, "field '%s' read from a %s",
+                          f->desc->name, Py_TYPE(obj)->tp_name);
+    f->checked = Py_TYPE(obj);
+  }
+  TnObject *h = ((TnPyObject *)obj)->handle;
+  if (TNPY_UNLIKELY(h == NULL))
+    return PyErr_Format(PyExc_ValueError, "%s object has no handle",
+                        Py_TYPE(obj)->tp_name);
+  /* A proxy's class stands for its handle's type (wrapping picks the class
+   * by type index, _move_handle_from checks), so the field is there; the
+   * check is kept for hand-made descriptors on unrelated classes. */
+  if (TNPY_UNLIKELY(h->type_index != f->last_index)) {
+    if (!tn_object_is_instance(h, f->type_index))
+      return PyErr_Format(PyExc_TypeError, "field '%s' of %s read from a %s",
+                          f->desc->name, tn_type_key(f->type_index),
+                          tn_object_type_key(h));
+    f->last_index = h->type_index;
+  }
+  return tnpy_field_read(h, f->desc);
+}
+
+static int field_set(PyObject *self, PyObject *obj, PyObject *value) {
+  FieldDescr *f = (FieldDescr *)self;
+  TnObject *h = tnpy_get_handle(obj, f->desc->name);
+  if (h == NULL) return -1;
+  if (value == NULL) {
+    PyErr_Format(PyExc_AttributeError, "field '%s' of %s cannot be deleted",
+                 f->desc->name, tn_object_type_key(h));
+    return -1;
+  }
+  if (f->desc->flags & TN_FIELD_READONLY) {
+    PyErr_Format(PyExc_AttributeError, "field '%s' of %s is read-only",
+                 f->desc->name, tn_object_type_key(h));
+    return -1;
+  }
+  TnAny a;
+  TnObject *temp;
+  if (tnpy_arg_from_py(value, &a, &temp)) {
+    tnpy_blame_arg(f->desc->name, 0);
+    return -1;
+  }
+  int rc = tn_node_set_at(h, f->index, &a);
+  tn_object_release(temp);
+  if (rc) {
+    tnpy_raise_tn();
+    return -1;
+  }
+  return 0;
+}
+
+static PyObject *field_repr(PyObject *self) {
+  FieldDescr *f = (FieldDescr *)self;
+  return PyUnicode_FromFormat("<field '%s' of %s>", f->desc->name,
+                              tn_type_key(f->type_index));
+}
+
+static PyObject *field_name(PyObject *self, void *c) {
+  (void)c;
+  return PyUnicode_FromString(((FieldDescr *)self)->desc->name);
+}
+
+static PyObject *field_doc(PyObject *self, void *c) {
+  (void)c;
+  const char *d = ((FieldDescr *)self)->desc->doc;
+  if (d == NULL) Py_RETURN_NONE;
+  return PyUnicode_FromString(d);
+}
+
+static PyObject *field_kind(PyObject *self, void *c) {
+  (void)c;
+  return PyLong_FromLong(((FieldDescr *)self)->desc->kind);
+}
+
+static PyObject *field_flags(PyObject *self, void *c) {
+  (void)c;
+  return PyLong_FromLong(((FieldDescr *)self)->desc->flags);
+}
+
+static PyObject *field_type_key(PyObject *self, void *c) {
+  (void)c;
+  const char *k = ((FieldDescr *)self)->desc->type_key;
+  if (k == NULL) Py_RETURN_NONE;
+  return PyUnicode_FromString(k);
+}
+
+static PyObject *field_default(PyObject *self, void *c) {
+  (void)c;
+  const TnFieldDesc *d = ((FieldDescr *)self)->desc;
+  if (!(d->flags & TN_FIELD_HAS_DEFAULT)) Py_RETURN_NONE;
+  return tnpy_any_to_py(&d->default_value);
+}
+
+static PyObject *field_has_default(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(
+      (((FieldDescr *)self)->desc->flags & TN_FIELD_HAS_DEFAULT) != 0);
+}
+
+static PyObject *field_index(PyObject *self, void *c) {
+  (void)c;
+  return PyLong_FromLong(((FieldDescr *)self)->index);
+}
+
+static PyGetSetDef field_getset[] = {
+    {"name", field_name, NULL, NULL, NULL},
+    {"__doc__", field_doc, NULL, NULL, NULL},
+    {"kind", field_kind, NULL, NULL, NULL},
+    {"flags", field_flags, NULL, NULL, NULL},
+    {"type_key", field_type_key, NULL, NULL, NULL},
+    {"default", field_default, NULL, NULL, NULL},
+    {"has_default", field_has_default, NULL, NULL, NULL},
+    {"index", field_index, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+PyTypeObject TnPyFieldDescr_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tvmnode._ffi.Field",
+    .tp_basicsize = sizeof(FieldDescr),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A reflected field: reads and writes the C object directly.",
+    .tp_descr_get = field_get,
+    .tp_descr_set = field_set,
+    .tp_repr = field_repr,
+    .tp_getset = field_getset,
+};
+
+/* _type_fields(type_index) -> list of Field descriptors, inherited first;
+ * each reports the type that declares it through .index ordering. */
+static PyObject *type_fields(PyObject *mod, PyObject *arg) {
+  (void)mod;
+  long t = PyLong_AsLong(arg);
+  if (t == -1 && PyErr_Occurred()) return NULL;
+  int32_t n = tn_type_field_count((int32_t)t);
+  if (n < 0) {
+    tn_error_set_raised(NULL);
+    return PyList_New(0);
+  }
+  int32_t parent = tn_type_parent((int32_t)t);
+  PyObject *out = PyList_New(n);
+  if (out == NULL) return NULL;
+  for (int32_t i = 0; i < n; i++) {
+    FieldDescr *f = PyObject_New(FieldDescr, &TnPyFieldDescr_Type);
+    if (f == NULL) {
+      Py_DECREF(out);
+      return NULL;
+    }
+    f->desc = tn_type_field_at((int32_t)t, i);
+    /* the declaring type: walk up while the ancestor still has field i */
+    int32_t decl = (int32_t)t;
+    for (int32_t p = parent; p >= 0 && tn_type_field_count(p) > i;
+         p = tn_type_parent(p))
+      decl = p;
+    tn_error_set_raised(NULL);
+    f->type_index = decl;
+    f->index = i;
+    f->checked = NULL;
+    f->last_index = -1;
+    PyList_SET_ITEM(out, i, (PyObject *)f);
+  }
+  return out;
+}
+
+/* ---- Array ------------------------------------------------------------------- */
+
+static Py_ssize_t array_len(PyObject *self) {
+  TnObject *h = tnpy_get_handle(self, "len");
+  if (h == NULL) return -1;
+  int64_t n = tn_array_size(h);
+  if (n < 0) tnpy_raise_tn();
+  return (Py_ssize_t)n;
+}
+
+static PyObject *array_item(PyObject *self, Py_ssize_t i) {
+  TnObject *h = ((TnPyObject *)self)->handle;
+  if (h == NULL) return tnpy_get_handle(self, "getitem"), NULL;
+  int64_t n = tn_array_size(h);
+  if (i < 0 || i >= n)
+    return PyErr_Format(PyExc_IndexError, "array index %zd out of range for "
+                        "an array of %lld", i, (long long)n);
+  return tnpy_any_to_py(tn_array_at(h, i));
+}
+
+static PyObject *array_subscript(PyObject *self, PyObject *key) {
+  if (PyIndex_Check(key)) {
+    Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0) i += array_len(self);
+    return array_item(self, i);
+  }
+  if (PySlice_Check(key)) {
+    Py_ssize_t start, stop, step, len = array_len(self);
+    if (len < 0 || PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
+    Py_ssize_t n = PySlice_AdjustIndices(len, &start, &stop, step);
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t k = 0; out && k < n; k++) {
+      PyObject *v = array_item(self, start + k * step);
+      if (v == NULL) Py_CLEAR(out);
+      else PyList_SET_ITEM(out, k, v);
+    }
+    return out;
+  }
+  return PyErr_Format(PyExc_TypeError, "array indices must be integers or "
+                      "slices, not %s", Py_TYPE(key)->tp_name);
+}
+
+static int array_ass_item(PyObject *self, Py_ssize_t i, PyObject *v) {
+  TnObject *h = tnpy_get_handle(self, "setitem");
+  if (h == NULL) return -1;
+  if (h->type_index != TN_TYPE_LIST) {
+    PyErr_SetString(PyExc_TypeError, "tn.Array is immutable (use a tn.List, "
+                    "or build a new array)");
+    return -1;
+  }
+  int rc;
+  if (v == NULL) {
+    rc = tn_list_pop(h, i, NULL);
+  } else {
+    TnAny a;
+    TnObject *temp;
+    if (tnpy_arg_from_py(v, &a, &temp)) return -1;
+    rc = tn_list_set(h, i, &a);
+    tn_object_release(temp);
+  }
+  if (rc) tnpy_raise_tn();
+  return rc;
+}
+
+static PyObject *array_append(PyObject *self, PyObject *v) {
+  TnObject *h = tnpy_get_handle(self, "append");
+  if (h == NULL) return NULL;
+  if (h->type_index != TN_TYPE_LIST)
+    return PyErr_Format(PyExc_TypeError, "tn.Array is immutable: append "
+                        "needs a tn.List");
+  TnAny a;
+  TnObject *temp;
+  if (tnpy_arg_from_py(v, &a, &temp)) return NULL;
+  int rc = tn_list_append(h, &a);
+  tn_object_release(temp);
+  if (rc) return tnpy_raise_tn();
+  Py_RETURN_NONE;
+}
+
+static PySequenceMethods array_as_sequence = {
+    .sq_length = array_len,
+    .sq_item = array_item,
+    .sq_ass_item = array_ass_item,
+};
+static PyMappingMethods array_as_mapping = {
+    .mp_length = array_len,
+    .mp_subscript = array_subscript,
+};
+static PyMethodDef array_methods[] = {
+    {"append", array_append, METH_O, "Append to a tn.List."},
+    {NULL, NULL, 0, NULL}};
+
+PyTypeObject TnPyArray_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tvmnode.Array",
+    .tp_basicsize = sizeof(TnPyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "tn.Array (immutable) and tn.List (mutable): a sequence.",
+    .tp_as_sequence = &array_as_sequence,
+    .tp_as_mapping = &array_as_mapping,
+    .tp_methods = array_methods,
+};
+
+/* ---- Map --------------------------------------------------------------------- */
+
+static Py_ssize_t map_len(PyObject *self) {
+  TnObject *h = tnpy_get_handle(self, "len");
+  if (h == NULL) return -1;
+  int64_t n = tn_map_size(h);
+  if (n < 0) tnpy_raise_tn();
+  return (Py_ssize_t)n;
+}
+
+/* The value for `key` (borrowed), NULL without an exception if absent. */
+static const TnAny *map_find(PyObject *self, PyObject *key) {
+  TnObject *h = tnpy_get_handle(self, "map lookup");
+  if (h == NULL) return NULL;
+  TnAny k;
+  TnObject *temp;
+  if (tnpy_arg_from_py(key, &k, &temp)) return NULL;
+  const TnAny *v = tn_map_find(h, &k);
+  tn_object_release(temp);
+  return v;
+}
+
+static PyObject *map_subscript(PyObject *self, PyObject *key) {
+  const TnAny *v = map_find(self, key);
+  if (v) return tnpy_any_to_py(v);
+  if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, key);
+  return NULL;
+}
+
+static int map_contains(PyObject *self, PyObject *key) {
+  const TnAny *v = map_find(self, key);
+  if (v) return 1;
+  return PyErr_Occurred() ? -1 : 0;
+}
+
+static int map_ass_subscript(PyObject *self, PyObject *key, PyObject *v) {
+  TnObject *h = tnpy_get_handle(self, "setitem");
+  if (h == NULL) return -1;
+  if (h->type_index != TN_TYPE_DICT) {
+    PyErr_SetString(PyExc_TypeError, "tn.Map is immutable (use a tn.Dict)");
+    return -1;
+  }
+  TnAny k, a;
+  TnObject *kt, *vt = NULL;
+  if (tnpy_arg_from_py(key, &k, &kt)) return -1;
+  int rc;
+  if (v == NULL) {
+    rc = tn_dict_erase(h, &k);
+  } else if (tnpy_arg_from_py(v, &a, &vt)) {
+    tn_object_release(kt);
+    return -1;
+  } else {
+    rc = tn_dict_set(h, &k, &a);
+  }
+  tn_object_release(kt);
+  tn_object_release(vt);
+  if (rc) tnpy_raise_tn();
+  return rc;
+}
+
+/* which: 0 keys, 1 values, 2 items */
+static PyObject *map_list(PyObject *self, int which) {
+  TnObject *h = tnpy_get_handle(self, "map");
+  if (h == NULL) return NULL;
+  PyObject *out = PyList_New(0);
+  const TnAny *k, *v;
+  for (int64_t pos = tn_map_next(h, 0, &k, &v); out && pos >= 0;
+       pos = tn_map_next(h, pos + 1, &k, &v)) {
+    PyObject *item;
+    if (which == 0) {
+      item = tnpy_any_to_py(k);
+    } else if (which == 1) {
+      item = tnpy_any_to_py(v);
+    } else {
+      PyObject *pk = tnpy_any_to_py(k), *pv = pk ? tnpy_any_to_py(v) : NULL;
+      item = pv ? PyTuple_Pack(2, pk, pv) : NULL;
+      Py_XDECREF(pk);
+      Py_XDECREF(pv);
+    }
+    if (item == NULL || PyList_Append(out, item)) Py_CLEAR(out);
+    Py_XDECREF(item);
+  }
+  return out;
+}
+
+static PyObject *map_keys(PyObject *self, PyObject *u) {
+  (void)u;
+  return map_list(self, 0);
+}
+static PyObject *map_values(PyObject *self, PyObject *u) {
+  (void)u;
+  return map_list(self, 1);
+}
+static PyObject *map_items(PyObject *self, PyObject *u) {
+  (void)u;
+  return map_list(self, 2);
+}
+static PyObject *map_iter(PyObject *self) {
+  PyObject *keys = map_list(self, 0);
+  if (keys == NULL) return NULL;
+  PyObject *it = PyObject_GetIter(keys);
+  Py_DECREF(keys);
+  return it;
+}
+
+static PyObject *map_get(PyObject *self, PyObject *const *args,
+                         Py_ssize_t n) {
+  if (n < 1 || n > 2)
+    return PyErr_Format(PyExc_TypeError, "get expected 1 or 2 arguments, "
+                        "got %zd", n);
+  const TnAny *v = map_find(self, args[0]);
+  if (v) return tnpy_any_to_py(v);
+  if (PyErr_Occurred()) return NULL;
+  PyObject *d = n == 2 ? args[1] : Py_None;
+  Py_INCREF(d);
+  return d;
+}
+
+static PySequenceMethods map_as_sequence = {.sq_contains = map_contains};
+static PyMappingMethods map_as_mapping = {
+    .mp_length = map_len,
+    .mp_subscript = map_subscript,
+    .mp_ass_subscript = map_ass_subscript,
+};
+static PyMethodDef map_methods[] = {
+    {"keys", map_keys, METH_NOARGS, "The keys, in insertion order."},
+    {"values", map_values, METH_NOARGS, "The values, in insertion order."},
+    {"items", map_items, METH_NOARGS, "(key, value) pairs."},
+    {"get", (PyCFunction)(void (*)(void))map_get, METH_FASTCALL,
+     "get(key, default=None)"},
+    {NULL, NULL, 0, NULL}};
+
+PyTypeObject TnPyMap_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tvmnode.Map",
+    .tp_basicsize = sizeof(TnPyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "tn.Map (immutable) and tn.Dict (mutable): a mapping in "
+              "insertion order.",
+    .tp_as_sequence = &map_as_sequence,
+    .tp_as_mapping = &map_as_mapping,
+    .tp_iter = map_iter,
+    .tp_methods = map_methods,
+};
+
+/* ---- Shape ------------------------------------------------------------------ */
+
+static Py_ssize_t shape_len(PyObject *self) {
+  TnObject *h = tnpy_get_handle(self, "len");
+  return h ? (Py_ssize_t)((TnShapeObj *)h)->ndim : -1;
+}
+
+static PyObject *shape_item(PyObject *self, Py_ssize_t i) {
+  TnObject *h = tnpy_get_handle(self, "getitem");
+  if (h == NULL) return NULL;
+  const TnShapeObj *s = (const TnShapeObj *)h;
+  if (i < 0 || i >= s->ndim)
+    return PyErr_Format(PyExc_IndexError, "shape index %zd out of range", i);
+  return PyLong_FromLongLong(s->data[i]);
+}
+
+static PyObject *shape_tuple(PyObject *self) {
+  TnObject *h = tnpy_get_handle(self, "shape");
+  if (h == NULL) return NULL;
+  const TnShapeObj *s = (const TnShapeObj *)h;
+  PyObject *t = PyTuple_New((Py_ssize_t)s->ndim);
+  for (int64_t i = 0; t && i < s->ndim; i++) {
+    PyObject *v = PyLong_FromLongLong(s->data[i]);
+    if (v == NULL) Py_CLEAR(t);
+    else PyTuple_SET_ITEM(t, (Py_ssize_t)i, v);
+  }
+  return t;
+}
+
+/* Shapes compare by value with other shapes, tuples and lists: that is
+ * how tests and passes read them (`ty.shape == (1, 640)`). */
+static PyObject *shape_richcompare(PyObject *a, PyObject *b, int op) {
+  if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
+  PyObject *ta = shape_tuple(a), *tb = NULL;
+  if (ta == NULL) return NULL;
+  if (PyObject_TypeCheck(b, &TnPyShape_Type)) {
+    tb = shape_tuple(b);
+  } else if (PyTuple_Check(b) || PyList_Check(b)) {
+    tb = PySequence_Tuple(b);
+  } else {
+    Py_DECREF(ta);
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  PyObject *r = tb ? PyObject_RichCompare(ta, tb, op) : NULL;
+  Py_DECREF(ta);
+  Py_XDECREF(tb);
+  return r;
+}
+
+static Py_hash_t shape_hash(PyObject *self) {
+  PyObject *t = shape_tuple(self);
+  if (t == NULL) return -1;
+  Py_hash_t h = PyObject_Hash(t);
+  Py_DECREF(t);
+  return h;
+}
+
+static PyObject *shape_repr(PyObject *self) {
+  PyObject *t = shape_tuple(self);
+  if (t == NULL) return NULL;
+  PyObject *r = PyUnicode_FromFormat("Shape(%R)", t);
+  Py_DECREF(t);
+  return r;
+}
+
+static PySequenceMethods shape_as_sequence = {
+    .sq_length = shape_len,
+    .sq_item = shape_item,
+};
+
+PyTypeObject TnPyShape_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tvmnode.Shape",
+    .tp_basicsize = sizeof(TnPyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "tn.Shape: immutable dimensions; compares by value with "
+              "tuples and lists.",
+    .tp_as_sequence = &shape_as_sequence,
+    .tp_richcompare = shape_richcompare,
+    .tp_hash = shape_hash,
+    .tp_repr = shape_repr,
+};
+
+/* ---- module hooks -------------------------------------------------------- */
+
+static PyMethodDef object_module_methods[] = {
+    {"_register_class", register_class, METH_VARARGS,
+     "_register_class(type_index, cls): the class for a type index."},
+    {"_registered_class", registered_class, METH_O,
+     "The class registered for a type index, or None."},
+    {"class_for", class_for, METH_O,
+     "The class for a type index, made if needed."},
+    {"_type_fields", type_fields, METH_O,
+     "Field descriptors of a node type, inherited first."},
+    {NULL, NULL, 0, NULL}};
+
+static void init_function(TnPyFunction *f) {
+  f->vectorcall = tnpy_function_vectorcall;
+  f->name = NULL;
+  f->release_gil = 0;
+}
+
+int tnpy_object_init_types(PyObject *module) {
+  TnPyArray_Type.tp_base = &TnPyObject_Type;
+  TnPyMap_Type.tp_base = &TnPyObject_Type;
+  TnPyShape_Type.tp_base = &TnPyObject_Type;
+  PyTypeObject *types[] = {&TnPyObject_Type, &TnPyArray_Type, &TnPyMap_Type,
+                           &TnPyShape_Type, &TnPyFieldDescr_Type};
+  const char *names[] = {"Object", "Array", "Map", "Shape", "Field"};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+    if (PyType_Ready(types[i])) return -1;
+    Py_INCREF(types[i]);
+    if (PyModule_AddObject(module, names[i], (PyObject *)types[i])) return -1;
+  }
+  if (PyModule_AddFunctions(module, object_module_methods)) return -1;
+  /* Built-in container types have fixed classes. */
+  if (table_reserve(TN_TYPE_DYNAMIC_BEGIN)) return -1;
+  struct {
+    int32_t t;
+    PyTypeObject *c;
+  } fixed[] = {{TN_TYPE_OBJECT, &TnPyObject_Type},
+               {TN_TYPE_ARRAY, &TnPyArray_Type},
+               {TN_TYPE_LIST, &TnPyArray_Type},
+               {TN_TYPE_MAP, &TnPyMap_Type},
+               {TN_TYPE_DICT, &TnPyMap_Type},
+               {TN_TYPE_SHAPE, &TnPyShape_Type}};
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+    Py_INCREF(fixed[i].c);
+    Py_XSETREF(g_classes[fixed[i].t], (PyObject *)fixed[i].c);
+  }
+  return 0;
+}

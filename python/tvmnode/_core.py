@@ -1,0 +1,393 @@
+"""The pure-Python half of the binding: policy on top of the _ffi mechanism.
+
+_ffi (the C extension) converts values, calls functions and reads fields; it
+asks this module which Python class stands for a type index it has not seen
+yet, which exception class an error kind maps to, and what DataType and
+Device values look like. Classes for C types are made here from the
+reflection table (one per type key, subclassing the class of the parent
+type, a descriptor per field), and `register_object` lets Python code attach
+its own class to a C type, or declare a new node type whose fields live in
+C so C code can build and read it.
+"""
+from __future__ import annotations
+
+import builtins
+import ctypes
+import sys
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Type, TypeVar, Union, overload
+
+if sys.version_info >= (3, 8):
+    from typing import Literal
+else:  # pragma: no cover
+    from typing_extensions import Literal
+
+from . import _ffi
+
+Object = _ffi.Object
+Function = _ffi.Function
+Array = _ffi.Array
+Map = _ffi.Map
+Shape = _ffi.Shape
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+# ---------------------------------------------------------------------------
+# Values
+
+class DataType(str):
+    """An element type such as "float32"; a str, so it compares with strings."""
+
+    __slots__ = ()
+
+    @property
+    def bits(self) -> int:
+        """Bits per lane."""
+        return _dtype_parts(self)[1]
+
+    @property
+    def lanes(self) -> int:
+        """Vector lanes (1 for scalars)."""
+        return _dtype_parts(self)[2]
+
+    @property
+    def type_code(self) -> str:
+        """"int", "uint", "float", "bfloat", "bool", ..."""
+        return _dtype_parts(self)[0]
+
+    def __repr__(self) -> str:
+        return "DataType(%r)" % str(self)
+
+
+def _dtype_parts(s: str) -> Tuple[str, int, int]:
+    base, _, lanes = s.partition("x")
+    for code in ("bfloat", "float", "uint", "int", "bool", "handle", "void"):
+        if base.startswith(code):
+            rest = base[len(code):]
+            bits = int(rest) if rest else (8 if code == "bool" else 64 if code == "handle" else 0)
+            return code, bits, int(lanes) if lanes else 1
+    raise ValueError("not a data type: %r" % s)
+
+
+_DEVICE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal",
+                 9: "vpi", 10: "rocm", 11: "rocm_host", 12: "ext_dev", 13: "cuda_managed",
+                 14: "oneapi", 15: "webgpu", 16: "hexagon", 17: "maia"}
+
+
+class Device:
+    """A DLPack device: (device_type, device_id)."""
+
+    __slots__ = ("device_type", "device_id")
+
+    def __init__(self, device_type: Union[int, str], device_id: int = 0) -> None:
+        if isinstance(device_type, str):
+            names = {v: k for k, v in _DEVICE_NAMES.items()}
+            if device_type not in names:
+                raise ValueError("unknown device %r" % device_type)
+            device_type = names[device_type]
+        self.device_type = int(device_type)
+        self.device_id = int(device_id)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Device) and other.device_type == self.device_type
+                and other.device_id == self.device_id)
+
+    def __hash__(self) -> int:
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self) -> str:
+        name = _DEVICE_NAMES.get(self.device_type, str(self.device_type))
+        return "%s:%d" % (name, self.device_id)
+
+
+def cpu(device_id: int = 0) -> Device:
+    """The CPU device."""
+    return Device(1, device_id)
+
+
+# ---------------------------------------------------------------------------
+# Errors
+
+class TVMNodeError(RuntimeError):
+    """Base of the exception classes for error kinds that are not Python
+    builtins (a C library may raise any kind it likes)."""
+
+    _tn_kind = "TVMNodeError"
+
+
+_ERROR_CLASSES: Dict[str, type] = {}
+
+
+def register_error(kind: Union[str, type, None] = None,
+                   cls: Optional[type] = None) -> Any:
+    """Map an error kind to an exception class, both ways: a C error of that
+    kind is raised as `cls`, and `cls` raised in a callback crosses C with
+    that kind. Usable as a decorator: @register_error or
+    @register_error("MyKind")."""
+    def attach(c: type, name: str) -> type:
+        if not (isinstance(c, type) and issubclass(c, BaseException)):
+            raise TypeError("register_error: %r is not an exception class" % (c,))
+        _ERROR_CLASSES[name] = c
+        c._tn_kind = name  # type: ignore[attr-defined]
+        return c
+
+    if isinstance(kind, type):
+        return attach(kind, kind.__name__)
+    if cls is not None:
+        return attach(cls, kind or cls.__name__)
+    return lambda c: attach(c, kind or c.__name__)
+
+
+def _kind_to_class(kind: str) -> type:
+    cls = _ERROR_CLASSES.get(kind)
+    if cls is not None:
+        return cls
+    b = getattr(builtins, kind, None)
+    if isinstance(b, type) and issubclass(b, BaseException):
+        return b
+    if not kind.isidentifier():
+        return TVMNodeError
+    cls = type(kind, (TVMNodeError,), {"_tn_kind": kind, "__module__": "tvmnode.error"})
+    _ERROR_CLASSES[kind] = cls
+    return cls
+
+
+# ---------------------------------------------------------------------------
+# Classes for type keys
+
+_NODE_KINDS = {"tree": _ffi.NODE_TREE, "dag": _ffi.NODE_DAG, "var": _ffi.NODE_VAR,
+               "unique": _ffi.NODE_UNIQUE}
+
+
+def _fields(type_index: int) -> list:
+    return _ffi._type_fields(type_index)
+
+
+def _generic_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    """Build the C node from field values: positional in field order
+    (inherited first), or by name. Defaults fill the rest."""
+    cls = type(self)
+    t = cls._tn_type_index
+    fields = [f.name for f in _fields(t)]
+    if len(args) > len(fields):
+        raise TypeError("%s takes at most %d field values, got %d"
+                        % (cls.__name__, len(fields), len(args)))
+    values = dict(zip(fields, args))
+    for k, v in kwargs.items():
+        if k in values:
+            raise TypeError("%s: field '%s' given twice" % (cls.__name__, k))
+        values[k] = v
+    defaults = cls.__dict__.get("_tn_py_defaults")
+    if defaults is not None:
+        # declared from Python: C stores Any slots without defaults, so the
+        # defaults and the required fields are enforced here
+        for k, v in defaults.items():
+            values.setdefault(k, v)
+        for k in fields:
+            if k not in values:
+                raise TypeError("%s: missing required field '%s'" % (cls._tn_type_key, k))
+        _check_annotations(cls, values)
+    obj = _ffi.node_new(t, tuple(values), tuple(values.values()))
+    self._move_handle_from(obj)
+
+
+_SIMPLE_TYPES: Dict[Any, Any] = {"int": int, "float": (int, float), "str": str, "bool": bool,
+                                 int: int, float: (int, float), str: str, bool: bool}
+
+
+def _check_annotations(cls: type, values: Dict[str, Any]) -> None:
+    ann = cls.__dict__.get("_tn_py_types") or {}
+    for k, v in values.items():
+        a = ann.get(k)
+        want = _SIMPLE_TYPES.get(a)
+        if want is not None and v is not None and not isinstance(v, want):
+            raise TypeError("%s: field '%s' expects %s, got %s"
+                            % (getattr(cls, "_tn_type_key"), k, getattr(a, "__name__", a),
+                               type(v).__name__))
+
+
+def _method(name: str, func: Any) -> Callable[..., Any]:
+    def call(self: Any, *args: Any) -> Any:
+        return func(self, *args)
+    call.__name__ = name
+    return call
+
+
+def _add_fields(cls: type, type_index: int) -> None:
+    """Give `cls` a descriptor for every field not yet reachable from it."""
+    for f in _fields(type_index):
+        found = None
+        for base in cls.__mro__:
+            if f.name in base.__dict__:
+                found = base.__dict__[f.name]
+                break
+        if found is None or (isinstance(found, _ffi.Field) and found.index != f.index):
+            setattr(cls, f.name, f)
+
+
+def _make_class(type_index: int) -> type:
+    """The class factory _ffi calls for a type index it has no class for."""
+    key = _ffi.type_key(type_index)
+    parent = _ffi.type_parent(type_index)
+    base = _ffi.class_for(parent) if parent >= 0 else Object
+    name = key.rsplit(".", 1)[-1]
+    ns: Dict[str, Any] = {
+        "__slots__": (),
+        "__module__": "tvmnode." + key.rsplit(".", 1)[0] if "." in key else "tvmnode",
+        "__qualname__": name,
+        "_tn_type_index": type_index,
+        "_tn_type_key": key,
+        "_tn_generated": True,
+    }
+    if _ffi.type_is_node(type_index) and "__init__" not in base.__dict__:
+        ns["__init__"] = _generic_init
+    try:
+        for m in _ffi.type_methods(type_index):
+            ns.setdefault(m, _method(m, _ffi.type_get_method(type_index, m)))
+    except Exception:
+        pass
+    cls = type(name, (base,), ns)
+    _add_fields(cls, type_index)
+    _ffi._register_class(type_index, cls)
+    return cls
+
+
+def _declare(cls: type, type_key: str, kind: str) -> int:
+    """Declare a new node type from a Python class's annotations."""
+    parent = None
+    for b in cls.__mro__[1:]:
+        if "_tn_type_index" in b.__dict__ or b is Object:
+            parent = b.__dict__.get("_tn_type_index", _ffi.TYPE_OBJECT)
+            break
+    if parent is None:
+        raise TypeError("register_object: %s does not derive from tvmnode.Object" % cls.__name__)
+    ann = cls.__dict__.get("__annotations__", {})
+    names = list(ann)
+    defaults = {n: cls.__dict__[n] for n in names if n in cls.__dict__}
+    if kind not in _NODE_KINDS:
+        raise ValueError("register_object: kind must be one of %s" % sorted(_NODE_KINDS))
+    t = _ffi.node_register(type_key, parent, _NODE_KINDS[kind], names)
+    for n in names:
+        if n in cls.__dict__:
+            delattr(cls, n)
+    setattr(cls, "_tn_py_defaults", defaults)
+    setattr(cls, "_tn_py_types", dict(ann))
+    if "__init__" not in cls.__dict__:
+        cls.__init__ = _generic_init  # type: ignore[misc]
+    return t
+
+
+@overload
+def register_object(type_key: str, *, kind: str = ...) -> Callable[[Type[T]], Type[T]]: ...
+@overload
+def register_object(type_key: Type[T]) -> Type[T]: ...
+
+
+def register_object(type_key: Any = None, *, kind: str = "tree") -> Any:
+    """Attach a Python class to a C type key: every object of that type (or
+    of a subtype without a class of its own) comes to Python as an instance
+    of it, fields included. When the key is not registered yet, the class
+    declares it: its annotated attributes become fields stored in C (values
+    given as class attributes are their defaults), so C code, JSON and
+    structural equality see it like any other node type.
+
+        @register_object("my.Point")
+        class Point(tvmnode.Object):
+            x: int
+            y: float = 0.0
+    """
+    def attach(cls: Type[T]) -> Type[T]:
+        key = type_key if isinstance(type_key, str) else cls.__name__
+        if not (isinstance(cls, type) and issubclass(cls, Object)):
+            raise TypeError("register_object: %r is not a subclass of tvmnode.Object" % (cls,))
+        try:
+            t = _ffi.type_index(key)
+            declared = _ffi.type_is_node(t) or t < 128
+        except KeyError:
+            t, declared = -1, False
+        if not declared:
+            t = _declare(cls, key, kind)
+        cls._tn_type_index = t
+        cls._tn_type_key = key
+        _add_fields(cls, t)
+        _ffi._register_class(t, cls)
+        return cls
+
+    if isinstance(type_key, type):
+        return attach(type_key)
+    return attach
+
+
+# ---------------------------------------------------------------------------
+# Functions
+
+@overload
+def get_global_func(name: str, allow_missing: Literal[False] = ...) -> Function: ...
+@overload
+def get_global_func(name: str, allow_missing: bool) -> Optional[Function]: ...
+
+
+def get_global_func(name: str, allow_missing: bool = False) -> Optional[Function]:
+    """The function registered as `name`; None if absent and allow_missing,
+    else ValueError."""
+    return _ffi.get_global_func(name, allow_missing)
+
+
+def register_func(func_name: Union[str, Callable[..., Any], None] = None,
+                  f: Optional[Callable[..., Any]] = None,
+                  override: bool = False) -> Any:
+    """Register a Python callable as a global function C code can call:
+    register_func("my.add", f), @register_func("my.add") or @register_func
+    (the function's own name). Returns the callable (so it stays usable
+    from Python as it was)."""
+    if callable(func_name) and f is None:
+        fn = func_name
+        _ffi._register_func(fn.__name__, fn, override)
+        return fn
+    if not isinstance(func_name, str):
+        raise TypeError("register_func: expected a name or a callable, got %s"
+                        % type(func_name).__name__)
+    name = func_name
+
+    def register(fn: F) -> F:
+        _ffi._register_func(name, fn, override)
+        return fn
+
+    if f is not None:
+        return register(f)
+    return register
+
+
+def remove_global_func(name: str) -> None:
+    """Unregister a global function (KeyError if absent)."""
+    _ffi.remove_global_func(name)
+
+
+def list_global_func_names() -> list:
+    """Every registered global function name, sorted."""
+    return _ffi.list_global_func_names()
+
+
+def convert(value: Any) -> Any:
+    """A Python value as tvmnode holds it: lists and tuples become Array,
+    dicts Map, callables Function, numpy arrays and other DLPack producers
+    Tensor (zero copy); numbers, strings and None stay what they are."""
+    return _ffi.convert(value)
+
+
+def save_json(value: Any, indent: int = 0) -> str:
+    """The JSON graph of a value (docs/json.md); sharing is kept."""
+    return _ffi.save_json(value, indent)
+
+
+def load_json(text: str) -> Any:
+    """A value from its JSON graph."""
+    return _ffi.load_json(text)
+
+
+def _object_reduce(self: Any) -> Tuple[Any, Tuple[str]]:
+    return (load_json, (save_json(self),))
+
+
+_ffi._set_hooks(class_factory=_make_class, error_hook=_kind_to_class,
+                dtype_class=DataType, device_class=Device, opaque_class=ctypes.c_void_p)

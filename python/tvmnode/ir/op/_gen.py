@@ -1,0 +1,166 @@
+"""Operator functions, generated from the C operator registry.
+
+For every registered operator this makes a Python function whose
+parameters are the operator's inputs followed by the fields of its attrs
+node type, with the defaults the reflection table declares (attributes the
+table declares without a default are required keywords, optional ones
+default to None). The function calls the C builder once, so the call is
+typed and checked as it is made. Input names are TVM's where we know them;
+the registry only knows how many inputs an operator takes.
+
+`stub_text` writes the matching .pyi, which is checked in so mypy sees the
+functions; tests compare it with what the registry says today.
+"""
+from __future__ import annotations
+
+import keyword
+from typing import Any, Dict, List, Tuple
+
+from ... import _ffi
+
+_BINARY = ("lhs", "rhs")
+INPUT_NAMES: Dict[str, Tuple[str, ...]] = {
+    "add": _BINARY, "subtract": _BINARY, "multiply": _BINARY, "divide": _BINARY,
+    "maximum": _BINARY, "minimum": _BINARY,
+    "clip": ("a",),
+    "matmul": ("tensor_a", "tensor_b"),
+    "nn.dense": ("data", "weight"),
+    "nn.conv2d": ("data", "weight"),
+    "nn.bias_add": ("data", "bias"),
+    "qnn.quantize": ("data", "output_scale", "output_zero_point"),
+    "qnn.dequantize": ("data", "input_scale", "input_zero_point"),
+    "qnn.requantize": ("data", "input_scale", "input_zero_point", "output_scale",
+                       "output_zero_point"),
+    "qnn.conv2d": ("data", "kernel", "input_zero_point", "kernel_zero_point", "input_scale",
+                   "kernel_scale"),
+    "qnn.dense": ("data", "weight", "input_zero_point", "kernel_zero_point", "input_scale",
+                  "kernel_scale"),
+    "qnn.add": ("lhs", "rhs", "lhs_scale", "lhs_zero_point", "rhs_scale", "rhs_zero_point",
+                "output_scale", "output_zero_point"),
+}
+# Operators whose (single) input is a tuple: a list of expressions is
+# accepted and made into an ir.Tuple, as TVM's concatenate does.
+TUPLE_INPUT = {"concatenate"}
+
+
+class OpSpec:
+    """What the registry says about one operator."""
+
+    def __init__(self, name: str) -> None:
+        op = _ffi.ir_op(name)
+        self.name = name
+        self.short = name.rsplit(".", 1)[-1]
+        self.num_inputs: int = op.num_inputs
+        names = INPUT_NAMES.get(name)
+        if self.num_inputs < 0:
+            self.inputs: List[str] = []
+        elif names is not None and len(names) == self.num_inputs:
+            self.inputs = list(names)
+        elif self.num_inputs == 1:
+            self.inputs = ["data"]
+        else:
+            self.inputs = ["arg%d" % i for i in range(self.num_inputs)]
+        self.required: List[str] = []
+        self.optional: List[Tuple[str, Any]] = []
+        self.attrs_type = op.attrs_type
+        if op.attrs_type:
+            for f in _ffi._type_fields(_ffi.type_index(op.attrs_type)):
+                if f.has_default:
+                    self.optional.append((f.name, f.default))
+                elif f.flags & _ffi.FIELD_OPTIONAL:
+                    self.optional.append((f.name, None))
+                else:
+                    self.required.append(f.name)
+        self.attr_names = tuple(self.required + [n for n, _ in self.optional])
+        for n in self.inputs + list(self.attr_names):
+            if keyword.iskeyword(n) or not n.isidentifier():
+                raise ValueError("operator %s: %r is not a usable parameter name" % (name, n))
+
+
+def _doc(spec: OpSpec) -> str:
+    lines = ["The %s operator (%d input%s)." % (
+        spec.name, spec.num_inputs, "" if spec.num_inputs == 1 else "s")]
+    if spec.attrs_type:
+        lines.append("")
+        lines.append("Attributes (%s):" % spec.attrs_type)
+        for n in spec.required:
+            lines.append("    %s: required" % n)
+        for n, d in spec.optional:
+            lines.append("    %s: default %r" % (n, d))
+    return "\n".join(lines)
+
+
+def make_function(spec: OpSpec) -> Any:
+    ns: Dict[str, Any] = {"_call_op": _ffi.ir_call_op, "_NAME": spec.name,
+                          "_ATTRS": spec.attr_names, "_Tuple": _ffi.ir_tuple}
+    params = list(spec.inputs) if spec.num_inputs >= 0 else ["*args"]
+    params += spec.required
+    for i, (n, d) in enumerate(spec.optional):
+        ns["_d%d" % i] = d
+        params.append("%s=_d%d" % (n, i))
+    if spec.num_inputs >= 0:
+        inputs = "(" + "".join(n + ", " for n in spec.inputs) + ")"
+    else:
+        inputs = "tuple(args)"
+    body = []
+    if spec.name in TUPLE_INPUT:
+        body.append("    if type(data) in (list, tuple): data = _Tuple(list(data))")
+    values = "(" + "".join(n + ", " for n in spec.attr_names) + ")"
+    body.append("    return _call_op(_NAME, %s, _ATTRS, %s)" % (inputs, values))
+    src = "def %s(%s):\n%s\n" % (spec.short, ", ".join(params), "\n".join(body))
+    exec(compile(src, "<tvmnode op %s>" % spec.name, "exec"), ns)
+    fn = ns[spec.short]
+    fn.__doc__ = _doc(spec)
+    fn.__qualname__ = spec.short
+    fn.__module__ = "tvmnode.ir.op" + ("." + spec.name.rsplit(".", 1)[0] if "." in spec.name else "")
+    return fn
+
+
+def specs(prefix: str) -> List[OpSpec]:
+    """The operators in one namespace ("" for top-level ones, "nn", "qnn")."""
+    out = []
+    for name in _ffi.op_list():
+        ns = name.rsplit(".", 1)[0] if "." in name else ""
+        if ns == prefix:
+            out.append(OpSpec(name))
+    return out
+
+
+def populate(namespace: Dict[str, Any], prefix: str) -> List[str]:
+    """Define the functions of one namespace in a module's globals."""
+    names = []
+    for spec in specs(prefix):
+        namespace[spec.short] = make_function(spec)
+        names.append(spec.short)
+    return names
+
+
+def namespaces() -> List[str]:
+    return sorted({n.rsplit(".", 1)[0] if "." in n else "" for n in _ffi.op_list()})
+
+
+def _stub_default(d: Any) -> str:
+    return "..."
+
+
+def stub_text(prefix: str) -> str:
+    """The .pyi for one namespace."""
+    lines = ['"""Generated from the operator registry by tvmnode.ir.op._gen.stub_text'
+             '("%s"); do not edit."""' % prefix,
+             "from typing import Any, Optional, Sequence, Union",
+             "from tvmnode.ir import Call, Expr", ""]
+    if prefix == "":
+        subs = [n for n in namespaces() if n]
+        for s in subs:
+            lines.append("from . import %s as %s" % (s, s))
+        lines.append("")
+    for spec in specs(prefix):
+        ptype = "Union[Expr, Sequence[Expr]]" if spec.name in TUPLE_INPUT else "Expr"
+        params = ["%s: %s" % (n, ptype) for n in spec.inputs] if spec.num_inputs >= 0 \
+            else ["*args: Expr"]
+        params += ["%s: Any" % n for n in spec.required]
+        params += ["%s: Any = ..." % n for n, _ in spec.optional]
+        lines.append("def %s(%s) -> Call: ..." % (spec.short, ", ".join(params)))
+    if prefix == "":
+        lines.append("def refresh() -> None: ...")
+    return "\n".join(lines) + "\n"
