@@ -417,6 +417,33 @@ static PyObject *op_list(PyObject *m, PyObject *u) {
   return list_of_strings(tn_ir_op_list());
 }
 
+/* op_register(name, num_inputs, attrs_type_key or None, pattern, infer,
+ * doc): infer is any callable (or tvmnode.Function) taking (arg_types,
+ * attrs) and returning a type. */
+static PyObject *op_register(PyObject *m, PyObject *args) {
+  (void)m;
+  const char *name, *attrs_key = NULL, *doc = NULL;
+  int num_inputs, pattern;
+  PyObject *infer;
+  if (!PyArg_ParseTuple(args, "siziO|z:op_register", &name, &num_inputs,
+                        &attrs_key, &pattern, &infer, &doc))
+    return NULL;
+  TnObject *f = tnpy_func_from_callable(infer);
+  if (f == NULL) return NULL;
+  int rc = tn_ir_op_register(name, num_inputs, attrs_key, pattern, f, doc);
+  tn_object_release(f);
+  if (rc) return tnpy_raise_tn();
+  Py_RETURN_NONE;
+}
+
+static PyObject *op_unregister(PyObject *m, PyObject *arg) {
+  (void)m;
+  const char *name = PyUnicode_AsUTF8(arg);
+  if (name == NULL) return NULL;
+  if (tn_ir_op_unregister(name)) return tnpy_raise_tn();
+  Py_RETURN_NONE;
+}
+
 static PyObject *astext(PyObject *m, PyObject *args) {
   (void)m;
   PyObject *node;
@@ -966,6 +993,10 @@ PyMethodDef tnpy_ir_methods[] = {
     FN("module_from_expr", module_from_expr, METH_O, "IRModule.from_expr"),
     FN("module_get", module_get, METH_VARARGS, "a function by name"),
     FN("op_list", op_list, METH_NOARGS, "registered operator names"),
+    FN("op_register", op_register, METH_VARARGS,
+       "register an operator: (name, num_inputs, attrs_type_key, pattern, "
+       "infer, doc)"),
+    FN("op_unregister", op_unregister, METH_O, "remove an operator"),
     FN("astext", astext, METH_VARARGS, "astext(node, show_meta=False)"),
     FN("parse", parse, METH_O, "parse(text) -> IRModule"),
     FN("structural_equal", structural_equal, METH_VARARGS,

@@ -441,11 +441,66 @@ def post_order_visit(expr: Expr, fvisit: Callable[[Expr], Any]) -> None:
     v.visit(expr)
 
 
+# Fusion patterns of operators (Op.pattern), as FuseOps reads them.
+OP_PATTERNS: Dict[str, int] = {
+    "elemwise": 0, "broadcast": 1, "injective": 2, "reduce": 3, "out_fusable": 4,
+    "opaque": 8,
+}
+
+
+def register_op(name: str, num_inputs: int, infer: Optional[Callable[..., Any]] = None, *,
+                pattern: Union[str, int] = "opaque", attrs_type: Optional[str] = None,
+                doc: Optional[str] = None) -> Any:
+    """Register an operator whose type inference is written in Python.
+
+    `infer(arg_types, attrs)` gets the argument types (an Array of types)
+    and the call's attrs node (or None) and returns the call's type; raise
+    TypeError for arguments it does not accept. `num_inputs` is the arity
+    (-1: any), `pattern` how FuseOps may group it (a key of OP_PATTERNS or
+    its value), `attrs_type` the type key of an `ir.Attrs` node type whose
+    fields are the attributes. Usable as a decorator on `infer`:
+
+        @tvmnode.ir.register_op("custom.double", 1, pattern="elemwise")
+        def _(arg_types, attrs):
+            return arg_types[0]
+
+    The operator is then built with `tvmnode.ir.op.custom.double(x)` (or
+    `Call(Op.get(name), args, attrs)`), printed and parsed by name, and seen
+    by passes in every language. A taken name is a ValueError.
+    """
+    if isinstance(pattern, str):
+        if pattern not in OP_PATTERNS:
+            raise ValueError("register_op: unknown pattern %r (known: %s)"
+                             % (pattern, ", ".join(OP_PATTERNS)))
+        pattern = OP_PATTERNS[pattern]
+
+    op.check_name(name)
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        _ffi.op_register(name, num_inputs, attrs_type, pattern, fn,
+                         doc if doc is not None else getattr(fn, "__doc__", None))
+        op.refresh()
+        return fn
+
+    if infer is None:
+        return register
+    register(infer)
+    return None
+
+
+def unregister_op(name: str) -> None:
+    """Remove an operator from the registry (KeyError if there is none);
+    calls already built keep it."""
+    _ffi.op_unregister(name)
+    op.refresh()
+
+
 from . import op  # noqa: E402  (the op functions need the classes above)
 
 __all__ = [
     "Attrs", "Call", "Constant", "Expr", "ExprMutator", "ExprVisitor", "FuncType", "Function",
-    "GlobalVar", "IRModule", "Let", "Op", "TensorType", "Tuple", "TupleGetItem", "TupleType",
-    "Type", "Var", "assert_structural_equal", "astext", "const", "op", "parse",
-    "post_order_visit", "structural_equal", "structural_hash", "tuple_get_item", "var",
+    "GlobalVar", "IRModule", "Let", "OP_PATTERNS", "Op", "TensorType", "Tuple", "TupleGetItem",
+    "TupleType", "Type", "Var", "assert_structural_equal", "astext", "const", "op", "parse",
+    "post_order_visit", "register_op", "structural_equal", "structural_hash",
+    "tuple_get_item", "unregister_op", "var",
 ]

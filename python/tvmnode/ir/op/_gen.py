@@ -14,7 +14,7 @@ functions; tests compare it with what the registry says today.
 from __future__ import annotations
 
 import keyword
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
 from ... import _ffi
 
@@ -43,6 +43,20 @@ INPUT_NAMES: Dict[str, Tuple[str, ...]] = {
 TUPLE_INPUT = {"concatenate"}
 
 
+def _python_fields(type_index: int) -> Tuple[Set[str], Dict[str, Any]]:
+    """For an attrs type declared from Python (tvmnode.register_object):
+    the names of its fields declared there and their defaults, which live
+    in Python (C keeps those fields as Any slots without defaults)."""
+    cls = _ffi._registered_class(type_index)
+    declared: Set[str] = set()
+    defaults: Dict[str, Any] = {}
+    for c in reversed(getattr(cls, "__mro__", ())):
+        if "_tn_py_defaults" in c.__dict__:
+            declared.update(c.__dict__["_tn_py_types"])
+            defaults.update(c.__dict__["_tn_py_defaults"])
+    return declared, defaults
+
+
 class OpSpec:
     """What the registry says about one operator."""
 
@@ -64,8 +78,13 @@ class OpSpec:
         self.optional: List[Tuple[str, Any]] = []
         self.attrs_type = op.attrs_type
         if op.attrs_type:
+            declared, py_defaults = _python_fields(_ffi.type_index(op.attrs_type))
             for f in _ffi._type_fields(_ffi.type_index(op.attrs_type)):
-                if f.has_default:
+                if f.name in py_defaults:
+                    self.optional.append((f.name, py_defaults[f.name]))
+                elif f.name in declared:
+                    self.required.append(f.name)
+                elif f.has_default:
                     self.optional.append((f.name, f.default))
                 elif f.flags & _ffi.FIELD_OPTIONAL:
                     self.optional.append((f.name, None))
@@ -162,5 +181,6 @@ def stub_text(prefix: str) -> str:
         params += ["%s: Any = ..." % n for n, _ in spec.optional]
         lines.append("def %s(%s) -> Call: ..." % (spec.short, ", ".join(params)))
     if prefix == "":
+        lines.append("def check_name(name: str) -> None: ...")
         lines.append("def refresh() -> None: ...")
     return "\n".join(lines) + "\n"
