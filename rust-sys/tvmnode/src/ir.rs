@@ -255,6 +255,57 @@ impl Op {
         // SAFETY: ir.Op layout.
         unsafe { layout::<sys::TnIrOp>(self) }.pattern
     }
+    /// Register an operator whose type inference is a Rust closure:
+    /// `infer(arg_types, attrs)` gets the argument types and the call's
+    /// attrs node (if any) and returns the call's type, or an error (a
+    /// `TypeError` for arguments it does not accept), which the builder
+    /// raises where the call is made. `num_inputs` is the arity (`-1`:
+    /// any), `pattern` a `sys::TN_OP_*` fusion pattern, `attrs_type` the
+    /// type key of an `ir.Attrs` node type. The C builders, the text format
+    /// and every pass, in any language, then use it. A taken name is a
+    /// `ValueError`; a panic in `infer` becomes an error naming the
+    /// operator.
+    pub fn register<F>(
+        name: &str,
+        num_inputs: i32,
+        pattern: i32,
+        attrs_type: Option<&str>,
+        doc: Option<&str>,
+        infer: F,
+    ) -> Result<Op>
+    where
+        F: Fn(&[Type], Option<&Object>) -> Result<Type> + Send + Sync + 'static,
+    {
+        let cname = cstring(name)?;
+        let ckey = attrs_type.map(cstring).transpose()?;
+        let cdoc = doc.map(cstring).transpose()?;
+        let f = crate::Function::from_fn_named(name, move |types: Array, attrs: Option<Object>| {
+            let types: Vec<Type> = types.to_vec()?;
+            infer(&types, attrs.as_ref())
+        });
+        // SAFETY: NUL-terminated strings or NULL; `f` is borrowed (the
+        // registry takes its own reference).
+        check(unsafe {
+            sys::tn_ir_op_register(
+                cname.as_ptr(),
+                num_inputs,
+                ckey.as_ref().map_or(std::ptr::null(), |k| k.as_ptr()),
+                pattern,
+                f.as_ptr(),
+                cdoc.as_ref().map_or(std::ptr::null(), |d| d.as_ptr()),
+            )
+        })?;
+        Op::lookup(name)
+    }
+
+    /// Remove an operator from the registry (`KeyError` if there is none);
+    /// calls already built keep it.
+    pub fn unregister(name: &str) -> Result<()> {
+        let c = cstring(name)?;
+        // SAFETY: NUL-terminated name.
+        check(unsafe { sys::tn_ir_op_unregister(c.as_ptr()) })
+    }
+
     /// Names of every registered operator, sorted.
     pub fn list() -> Result<Vec<std::string::String>> {
         // SAFETY: transfer full.

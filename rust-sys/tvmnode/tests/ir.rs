@@ -253,3 +253,91 @@ fn rust_module_pass_errors_and_panics_name_the_pass() {
     let out = seq.run(&m, None).unwrap();
     assert_eq!(out.functions().len(), 2);
 }
+
+#[test]
+fn operator_with_rust_inference() {
+    let _leaks = common::leak_check();
+    Op::register(
+        "rusttest.double",
+        1,
+        tvmnode_sys::TN_OP_ELEMWISE,
+        None,
+        Some("x * 2"),
+        |types: &[ir::Type], attrs| {
+            assert!(attrs.is_none());
+            let t: TensorType = types[0].clone().into_object().downcast().map_err(|_| {
+                tvmnode::Error::new(tvmnode::ErrorKind::TypeError, "rusttest.double takes a tensor")
+            })?;
+            if t.dtype() != DataType::F32 {
+                return Err(tvmnode::Error::new(
+                    tvmnode::ErrorKind::TypeError,
+                    format!("rusttest.double takes float32, got {}", t.dtype()),
+                ));
+            }
+            Ok(types[0].clone())
+        },
+    )
+    .unwrap();
+    let x = tensor_var("x", &[2, 3]);
+    let d = Call::op("rusttest.double", &[&x], &[]).unwrap();
+    let ty: TensorType = d.checked_type().unwrap().into_object().downcast().unwrap();
+    assert_eq!(ty.shape().as_slice(), &[2, 3]);
+    // The closure's error is raised where the call is built.
+    let q = Var::new("q", Some(&TensorType::new(&[2], DataType::I8).unwrap())).unwrap();
+    let err = Call::op("rusttest.double", &[&q], &[]).unwrap_err();
+    assert_eq!(err.kind_str(), "TypeError");
+    assert!(
+        err.message().contains("rusttest.double takes float32, got int8"),
+        "{}",
+        err.message()
+    );
+    // Printed and parsed by name; FuseOps groups it with relu.
+    let relu = Call::op("nn.relu", &[&d], &[]).unwrap();
+    let f = ir::Function::new(&[&x], &relu, None, None).unwrap();
+    let m = Module::from_expr(&f).unwrap();
+    let text = m.astext(false).unwrap();
+    assert!(text.contains("rusttest.double(%x)"), "{text}");
+    let parsed = Module::parse(&text).unwrap();
+    assert!(tvmnode::structural_equal(&Any::from(&parsed), &Any::from(&m), false).unwrap());
+    let fused = Pass::fuse_ops().unwrap().run(&m, None).unwrap();
+    assert_eq!(fused.astext(false).unwrap().matches("Primitive=1").count(), 1);
+    // Taken names and unknown attrs types are refused; the name stays ours.
+    let same = |t: &[ir::Type], _: Option<&tvmnode::Object>| Ok(t[0].clone());
+    let err = Op::register("rusttest.double", 1, tvmnode_sys::TN_OP_OPAQUE, None, None, same).unwrap_err();
+    assert_eq!(err.kind_str(), "ValueError");
+    let err = Op::register(
+        "rusttest.other",
+        1,
+        tvmnode_sys::TN_OP_OPAQUE,
+        Some("no.Such"),
+        None,
+        same,
+    )
+    .unwrap_err();
+    assert_eq!(err.kind_str(), "TypeError");
+    drop((d, relu, f, m, parsed, fused));
+    Op::unregister("rusttest.double").unwrap();
+    assert_eq!(
+        Op::unregister("rusttest.double").unwrap_err().kind_str(),
+        "KeyError"
+    );
+    assert!(Op::lookup("rusttest.double").is_err());
+}
+
+#[test]
+fn operator_inference_panic_becomes_an_error() {
+    let _leaks = common::leak_check();
+    Op::register(
+        "rusttest.panics",
+        1,
+        tvmnode_sys::TN_OP_OPAQUE,
+        None,
+        None,
+        |_, _| panic!("inference blew up"),
+    )
+    .unwrap();
+    let x = tensor_var("x", &[1]);
+    let err = Call::op("rusttest.panics", &[&x], &[]).unwrap_err();
+    assert!(err.message().contains("inference blew up"), "{}", err.message());
+    Op::unregister("rusttest.panics").unwrap();
+}
