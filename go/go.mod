@@ -1,0 +1,3 @@
+module tvmnode.dev/go
+
+go 1.19

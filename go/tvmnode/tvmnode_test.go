@@ -1,0 +1,479 @@
+package tvmnode_test
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tn "tvmnode.dev/go/tvmnode"
+)
+
+// noLeaks records the live-object count and, at the end of the test,
+// checks that it is back (after the garbage collector has finalized the
+// handles the test did not release).
+func noLeaks(t *testing.T) {
+	t.Helper()
+	runtime.GC()
+	before := settle(-1)
+	t.Cleanup(func() {
+		if after := settle(before); after != before {
+			t.Errorf("%d tvmnode objects left alive", after-before)
+		}
+	})
+}
+
+// settle runs the collector until the count reaches want (or stops
+// moving) and returns it.
+func settle(want int64) int64 {
+	last, stable := tn.LiveObjects(), 0
+	for i := 0; i < 200; i++ {
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond)
+		n := tn.LiveObjects()
+		if n == last {
+			stable++
+		} else {
+			stable = 0
+		}
+		if (want >= 0 && n == want) || (want < 0 && stable >= 5) {
+			return n
+		}
+		last = n
+	}
+	return last
+}
+
+// must returns v, or fails the running test (by panicking, which the
+// testing package reports with the stack) when err is not nil.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(fmt.Sprintf("unexpected error: %v", err))
+	}
+	return v
+}
+
+func check(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+}
+
+func kindOf(err error) string {
+	var e *tn.Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return fmt.Sprintf("not a *tn.Error: %T", err)
+}
+
+func TestValuesRoundTripThroughC(t *testing.T) {
+	noLeaks(t)
+	echo := must(tn.GetGlobal("testing.echo"))
+	defer echo.Release()
+	long := strings.Repeat("tvmnode ", 10)
+	for _, v := range []interface{}{nil, true, false, int64(-7), 2.5, "", "short", long,
+		tn.Float32, tn.Int8, tn.CPU} {
+		got := must(echo.Call(v))
+		if got != v {
+			t.Errorf("echo(%#v) = %#v", v, got)
+		}
+	}
+	if got := must(echo.Call(42)); got != int64(42) {
+		t.Errorf("echo(int 42) = %#v", got)
+	}
+	if got := must(echo.Call(uint8(200))); got != int64(200) {
+		t.Errorf("echo(uint8 200) = %#v", got)
+	}
+	b := must(echo.Call([]byte{0, 1, 2, 255})).([]byte)
+	if string(b) != "\x00\x01\x02\xff" {
+		t.Errorf("bytes came back as %v", b)
+	}
+	arr := must(echo.Call([]interface{}{int64(1), "two", 3.0})).(tn.Array)
+	items := must(arr.Items())
+	if len(items) != 3 || items[0] != int64(1) || items[1] != "two" || items[2] != 3.0 {
+		t.Errorf("array items %#v", items)
+	}
+	arr.Release()
+	m := must(echo.Call(map[string]interface{}{"b": int64(2), "a": "x"})).(tn.Map)
+	if v := must(m.Get("a")); v != "x" || m.Len() != 2 {
+		t.Errorf("map get a = %#v, len %d", v, m.Len())
+	}
+	_, err := m.Get("missing")
+	if kindOf(err) != "KeyError" || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("missing key: %v", err)
+	}
+	m.Release()
+	dt := must(tn.ParseDataType("uint8x4"))
+	if dt != (tn.DataType{Code: 1, Bits: 8, Lanes: 4}) || dt.String() != "uint8x4" {
+		t.Errorf("uint8x4 parsed as %v", dt)
+	}
+	if _, err := tn.ParseDataType("float3x"); kindOf(err) != "ValueError" {
+		t.Errorf("bad dtype: %v", err)
+	}
+	if _, err := echo.Call(uint64(1) << 63); kindOf(err) != "TypeError" ||
+		!strings.Contains(err.Error(), "argument 0") {
+		t.Errorf("uint64 overflow: %v", err)
+	}
+	if _, err := echo.Call(struct{}{}); kindOf(err) != "TypeError" {
+		t.Errorf("struct argument: %v", err)
+	}
+}
+
+func TestCallCFunctionsAndErrors(t *testing.T) {
+	noLeaks(t)
+	add := must(tn.GetGlobal("testing.add_i64"))
+	defer add.Release()
+	if v := must(add.Call(40, 2)); v != int64(42) {
+		t.Errorf("add = %#v", v)
+	}
+	if v := must(add.CallInt64(40, 2)); v != 42 {
+		t.Errorf("CallInt64 = %d", v)
+	}
+	_, err := add.Call("x", 2)
+	if kindOf(err) != "TypeError" || !strings.Contains(err.Error(), "testing.add_i64") {
+		t.Errorf("wrong argument type: %v", err)
+	}
+	var e *tn.Error
+	if !errors.As(err, &e) || !strings.Contains(e.Frames[len(e.Frames)-1], "Go: Function.Call") ||
+		!strings.Contains(e.Frames[len(e.Frames)-1], "tvmnode_test.TestCallCFunctionsAndErrors") {
+		t.Errorf("frames do not name the Go caller: %q", e.Frames)
+	}
+	if _, err := tn.GetGlobal("no.such.function"); kindOf(err) != "KeyError" ||
+		!strings.Contains(err.Error(), "no.such.function") {
+		t.Errorf("missing function: %v", err)
+	}
+	raise := must(tn.GetGlobal("testing.raise"))
+	defer raise.Release()
+	if _, err := raise.Call("IndexError", "from C"); kindOf(err) != "IndexError" ||
+		!strings.Contains(err.Error(), "from C") {
+		t.Errorf("raised from C: %v", err)
+	}
+	gone := tn.Function{Object: add.Clone()}
+	gone.Release()
+	if _, err := gone.Call(1, 2); kindOf(err) != "ValueError" {
+		t.Errorf("released handle: %v", err)
+	}
+	if !add.IsInstance("tn.Function") || add.TypeKey() != "tn.Function" {
+		t.Errorf("type of add: %s", add.TypeKey())
+	}
+}
+
+func TestGoFunctionsCalledFromC(t *testing.T) {
+	noLeaks(t)
+	f := must(tn.RegisterGlobal("gotest.add", func(a, b int64) int64 { return a + b }, false))
+	defer f.Release()
+	defer func() { _ = tn.RemoveGlobal("gotest.add") }()
+	// C looks it up by name and calls it: Go -> C -> Go.
+	g := must(tn.GetGlobal("gotest.add"))
+	defer g.Release()
+	if !g.Same(f.Object) {
+		t.Error("the registry returned another function")
+	}
+	if s := must(tn.CLoopAddInt64(g, 100)); s != 99*100/2+2*100 {
+		t.Errorf("C loop over the Go function: %d", s)
+	}
+	call := must(tn.GetGlobal("testing.call"))
+	defer call.Release()
+	if v := must(call.Call(g, 1, 2)); v != int64(3) {
+		t.Errorf("testing.call = %#v", v)
+	}
+	_, err := call.Call(g, "one", 2)
+	if kindOf(err) != "TypeError" || !strings.Contains(err.Error(), "gotest.add: argument 0: expected int64, got") {
+		t.Errorf("bad argument: %v", err)
+	}
+	if _, err := call.Call(g, 1); kindOf(err) != "TypeError" ||
+		!strings.Contains(err.Error(), "takes 2 argument(s), got 1") {
+		t.Errorf("arity: %v", err)
+	}
+	if _, err := tn.RegisterGlobal("gotest.add", func() {}, false); kindOf(err) != "ValueError" {
+		t.Errorf("taken name: %v", err)
+	}
+	// Strings, objects and interface{} parameters; a Go func as argument.
+	greet := must(tn.FunctionOf(func(name string, n int, extra interface{}) (string, error) {
+		return fmt.Sprintf("%s x%d %v", name, n, extra), nil
+	}))
+	defer greet.Release()
+	if v := must(call.Call(greet, "hi", 3, nil)); v != "hi x3 <nil>" {
+		t.Errorf("greet = %#v", v)
+	}
+	if v := must(call.Call(func(a tn.Array) int { return a.Len() }, []interface{}{1, 2, 3})); v != int64(3) {
+		t.Errorf("array parameter: %#v", v)
+	}
+	if _, err := tn.FunctionOf(func(ch chan int) {}); kindOf(err) != "TypeError" {
+		t.Errorf("unsupported parameter: %v", err)
+	}
+}
+
+func TestErrorsAndPanicsCrossBothWays(t *testing.T) {
+	noLeaks(t)
+	call := must(tn.GetGlobal("testing.call"))
+	defer call.Release()
+	fail := must(tn.FunctionOfNamed("gotest.fail", func() error {
+		return &tn.Error{Kind: "ValueError", Message: "bad value from Go"}
+	}))
+	defer fail.Release()
+	_, err := call.Call(fail)
+	var e *tn.Error
+	if !errors.As(err, &e) || e.Kind != "ValueError" || e.Message != "bad value from Go" {
+		t.Fatalf("error through C: %v", err)
+	}
+	joined := strings.Join(e.Frames, "\n")
+	if !strings.Contains(joined, "Go: in function 'gotest.fail'") || !strings.Contains(joined, "Go: Function.Call") {
+		t.Errorf("frames: %q", e.Frames)
+	}
+	plain := must(tn.FunctionOf(func() (int, error) { return 0, errors.New("plain Go error") }))
+	defer plain.Release()
+	if _, err := call.Call(plain); kindOf(err) != "RuntimeError" || !strings.Contains(err.Error(), "plain Go error") {
+		t.Errorf("plain error: %v", err)
+	}
+	boom := must(tn.FunctionOfNamed("gotest.boom", func() int { panic("kaboom") }))
+	defer boom.Release()
+	if _, err := call.Call(boom); kindOf(err) != "RuntimeError" ||
+		!strings.Contains(err.Error(), "Go function 'gotest.boom' panicked: kaboom") {
+		t.Errorf("panic: %v", err)
+	}
+	// Returning something tvmnode cannot hold is a TypeError, not a crash.
+	odd := must(tn.FunctionOf(func() chan int { return nil }))
+	defer odd.Release()
+	if _, err := call.Call(odd); kindOf(err) != "TypeError" {
+		t.Errorf("unconvertible result: %v", err)
+	}
+}
+
+func TestGoFunctionsFromManyGoroutines(t *testing.T) {
+	noLeaks(t)
+	var calls int64
+	f := must(tn.FunctionOf(func(a, b int64) int64 { atomic.AddInt64(&calls, 1); return a * b }))
+	defer f.Release()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				s, err := tn.CLoopAddInt64(f, 3)
+				if err != nil || s != (0+1+2)*2 {
+					errs <- fmt.Errorf("goroutine %d: %d, %v", g, s, err)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if calls != 8*200*3 {
+		t.Errorf("%d calls", calls)
+	}
+}
+
+var pointOnce sync.Once
+
+func pointType(t *testing.T) {
+	pointOnce.Do(func() {
+		must(tn.RegisterNodeType("gotest.Point", "", tn.NodeTree, []string{"x", "y", "label"}))
+	})
+}
+
+func TestNodeTypeDeclaredInGo(t *testing.T) {
+	pointType(t)
+	noLeaks(t)
+	p := must(tn.NewNode("gotest.Point", map[string]interface{}{"x": 1, "y": 2.5, "label": "p"}))
+	defer p.Release()
+	if p.TypeKey() != "gotest.Point" || strings.Join(p.Fields(), ",") != "x,y,label" {
+		t.Errorf("type %s fields %v", p.TypeKey(), p.Fields())
+	}
+	if v := must(p.Get("y")); v != 2.5 {
+		t.Errorf("y = %#v", v)
+	}
+	if err := p.Set("x", int64(10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Get("z"); err == nil || !strings.Contains(err.Error(), "z") {
+		t.Errorf("missing field: %v", err)
+	}
+	text := must(tn.SaveJSON(p, 0))
+	back := must(tn.LoadJSON(text)).(tn.Object)
+	defer back.Release()
+	if back.Same(p) || !must(tn.StructuralEqual(back, p, false)) {
+		t.Errorf("JSON round trip differs: %s", text)
+	}
+	h1, h2 := must(tn.StructuralHash(p, false)), must(tn.StructuralHash(back, false))
+	if h1 != h2 {
+		t.Errorf("hashes %x %x", h1, h2)
+	}
+	if s := p.String(); !strings.Contains(s, "gotest.Point") || !strings.Contains(s, "10") {
+		t.Errorf("repr %q", s)
+	}
+	if _, err := tn.LoadJSON(`{"tvmnode.json": 1, "root": {"$node": 9}, "nodes": []}`); kindOf(err) != "ValueError" {
+		t.Errorf("bad JSON: %v", err)
+	}
+	if _, err := tn.NewNode("gotest.Nope", nil); kindOf(err) != "KeyError" {
+		t.Errorf("unknown type: %v", err)
+	}
+	if _, err := tn.NewNode("gotest.Point", map[string]interface{}{"w": 1}); err == nil ||
+		!strings.Contains(err.Error(), "w") {
+		t.Errorf("unknown field: %v", err)
+	}
+}
+
+// x: [2, 3]; relu(x + 1)
+func smallGraph(t *testing.T) (tn.Expr, tn.Expr) {
+	t.Helper()
+	x := must(tn.Var("x", []int64{2, 3}, tn.Float32))
+	one := must(tn.Scalar(1, tn.Float32))
+	defer one.Release()
+	add := must(tn.CallOp("add", []tn.Expr{x, one}, nil))
+	defer add.Release()
+	return x, must(tn.CallOp("nn.relu", []tn.Expr{add}, nil))
+}
+
+// smallModule is a module whose main is fn (%x) { relu(%x + 1) }.
+func smallModule(t *testing.T) tn.Module {
+	t.Helper()
+	x, relu := smallGraph(t)
+	defer x.Release()
+	defer relu.Release()
+	fn := must(tn.NewFunction([]tn.Expr{x}, relu))
+	defer fn.Release()
+	return must(tn.ModuleFromExpr(fn))
+}
+
+func TestBuildAndReadIR(t *testing.T) {
+	noLeaks(t)
+	x, relu := smallGraph(t)
+	defer x.Release()
+	defer relu.Release()
+	if relu.OpName() != "nn.relu" {
+		t.Errorf("op %q", relu.OpName())
+	}
+	ty := relu.CheckedType()
+	defer ty.Release()
+	if s := must(tn.AsText(ty, false)); s != "Tensor[(2, 3), float32]" {
+		t.Errorf("type %q", s)
+	}
+	args := must(relu.Args())
+	if len(args) != 1 || args[0].OpName() != "add" {
+		t.Errorf("args %v", args)
+	}
+	y := must(tn.Var("y", []int64{4, 3}, tn.Float32))
+	defer y.Release()
+	_, err := tn.CallOp("add", []tn.Expr{x, y}, nil)
+	if kindOf(err) != "TypeError" || !strings.Contains(err.Error(), "add: argument 0 has type Tensor[(2, 3), float32]") {
+		t.Errorf("shape mismatch: %v", err)
+	}
+	if _, err := tn.CallOp("nn.no_such_op", []tn.Expr{x}, nil); kindOf(err) != "KeyError" {
+		t.Errorf("unknown op: %v", err)
+	}
+	if _, err := tn.CallOp("nn.conv2d", []tn.Expr{x, x}, map[string]interface{}{"no_attr": 1}); err == nil ||
+		!strings.Contains(err.Error(), "no_attr") {
+		t.Errorf("unknown attribute: %v", err)
+	}
+	fn := must(tn.NewFunction([]tn.Expr{x}, relu))
+	defer fn.Release()
+	mod := must(tn.ModuleFromExpr(fn))
+	defer mod.Release()
+	text := must(tn.AsText(mod, true))
+	parsed := must(tn.ParseModule(text))
+	defer parsed.Release()
+	if !must(tn.StructuralEqual(parsed, mod, false)) {
+		t.Errorf("text round trip differs:\n%s", text)
+	}
+	if _, err := tn.ParseModule("def @main(%x: Tensor[(2), float32]) {\n  nn.relu(%x\n}"); kindOf(err) != "ValueError" ||
+		!strings.Contains(err.Error(), "line 3, column 1") {
+		t.Errorf("parse error: %v", err)
+	}
+	var seen []string
+	check(t, tn.PostOrderVisit(fn, func(e tn.Expr) error {
+		if name := e.OpName(); name != "" {
+			seen = append(seen, name)
+		}
+		return nil
+	}))
+	if strings.Join(seen, ",") != "add,nn.relu" {
+		t.Errorf("visit order %v", seen)
+	}
+}
+
+// reluToSigmoid rewrites every nn.relu call into sigmoid.
+func reluToSigmoid(runs *int64) func(f tn.Expr, mod tn.Module) (tn.Expr, error) {
+	return func(f tn.Expr, mod tn.Module) (tn.Expr, error) {
+		atomic.AddInt64(runs, 1)
+		return tn.Mutate(f, func(orig, rebuilt tn.Expr) (tn.Expr, error) {
+			if rebuilt.OpName() != "nn.relu" {
+				return rebuilt, nil
+			}
+			args, err := rebuilt.Args()
+			if err != nil {
+				return tn.Expr{}, err
+			}
+			return tn.CallOp("sigmoid", args, nil)
+		})
+	}
+}
+
+func TestGoPassInAMixedNamedPipeline(t *testing.T) {
+	noLeaks(t)
+	var runs int64
+	pass := must(tn.FunctionPass("GoReluToSigmoid", 1, []string{"InferType"}, reluToSigmoid(&runs)))
+	defer pass.Release()
+	check(t, pass.Register(false))
+	defer func() { _ = tn.UnregisterPass("GoReluToSigmoid") }()
+	mod := smallModule(t)
+	defer mod.Release()
+	seq := must(tn.SequentialNamed("go-mixed", "InferType", "SimplifyExpr", "GoReluToSigmoid", "FoldConstant", "FuseOps"))
+	defer seq.Release()
+	out := must(seq.Run(mod))
+	defer out.Release()
+	text := must(tn.AsText(out, false))
+	if runs != 1 || !strings.Contains(text, "sigmoid(") || strings.Contains(text, "nn.relu") ||
+		!strings.Contains(text, "Primitive=1") {
+		t.Errorf("runs %d, result:\n%s", runs, text)
+	}
+	if before := must(tn.AsText(mod, false)); !strings.Contains(before, "nn.relu") {
+		t.Errorf("the input module changed:\n%s", before)
+	}
+	// Python or Rust would find it the same way.
+	again := must(tn.GetPass("GoReluToSigmoid"))
+	defer again.Release()
+	if !again.Same(pass.Object) {
+		t.Error("the registry returned another pass")
+	}
+}
+
+func TestFailingGoPassesNameThePass(t *testing.T) {
+	noLeaks(t)
+	mod := smallModule(t)
+	defer mod.Release()
+	for _, c := range []struct {
+		name string
+		body func(tn.Module) (tn.Module, error)
+		kind string
+		text string
+	}{
+		{"GoFails", func(tn.Module) (tn.Module, error) {
+			return tn.Module{}, &tn.Error{Kind: "ValueError", Message: "no good"}
+		}, "ValueError", "no good"},
+		{"GoPanics", func(tn.Module) (tn.Module, error) { panic("pass blew up") }, "RuntimeError", "pass blew up"},
+	} {
+		p := must(tn.ModulePass(c.name, 0, nil, c.body))
+		_, err := p.Run(mod)
+		if kindOf(err) != c.kind || !strings.Contains(err.Error(), "pass '"+c.name+"' failed") ||
+			!strings.Contains(err.Error(), c.text) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		p.Release()
+	}
+	if text := must(tn.AsText(mod, false)); !strings.Contains(text, "nn.relu(") {
+		t.Errorf("module changed:\n%s", text)
+	}
+}
