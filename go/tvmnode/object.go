@@ -86,6 +86,25 @@ func (o Object) live(who string) (*C.TnObject, error) {
 	return nil, newError("ValueError", who+": the handle is nil or released")
 }
 
+// Pointer is the C object (a TnObject *), borrowed: valid while the handle
+// holds it; for handing objects to other C code (take a reference there,
+// tn_object_retain, to keep one). Nil for a nil or released handle.
+func (o Object) Pointer() unsafe.Pointer { return unsafe.Pointer(o.ptr()) }
+
+// Detach hands the handle's reference to the caller (transfer full, for C
+// code that will release it) and makes every copy of the handle nil.
+func (o Object) Detach() unsafe.Pointer {
+	if o.r == nil {
+		return nil
+	}
+	runtime.SetFinalizer(o.r, nil)
+	o.r.mu.Lock()
+	p := o.r.p
+	o.r.p = nil
+	o.r.mu.Unlock()
+	return unsafe.Pointer(p)
+}
+
 // IsNil reports whether the handle holds no object.
 func (o Object) IsNil() bool { return o.ptr() == nil }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	tn "tvmnode.dev/go/tvmnode"
+	"tvmnode.dev/go/tvmnode/internal/cthreads"
 )
 
 // noLeaks records the live-object count and, at the end of the test,
@@ -475,5 +476,37 @@ func TestFailingGoPassesNameThePass(t *testing.T) {
 	}
 	if text := must(tn.AsText(mod, false)); !strings.Contains(text, "nn.relu(") {
 		t.Errorf("module changed:\n%s", text)
+	}
+}
+
+func TestGoFunctionsCalledFromForeignCThreads(t *testing.T) {
+	noLeaks(t)
+	var calls int64
+	f := must(tn.FunctionOfNamed("gotest.threads", func(thread, i int64) (int64, error) {
+		atomic.AddInt64(&calls, 1)
+		if i == 7 {
+			return 0, &tn.Error{Kind: "ValueError", Message: "seven"}
+		}
+		return thread + i, nil
+	}))
+	defer f.Release()
+	const threads, each = 8, 100
+	sum, failures := cthreads.CallFromThreads(f.Pointer(), threads, each)
+	want := int64(0)
+	for th := int64(0); th < threads; th++ {
+		for i := int64(0); i < each; i++ {
+			if i != 7 {
+				want += th + i
+			}
+		}
+	}
+	if calls != threads*each || failures != threads || sum != want {
+		t.Errorf("calls %d, failures %d (want %d), sum %d (want %d)", calls, failures, threads, sum, want)
+	}
+	// The last reference dropped on a thread Go never saw: the Go side of
+	// the function is forgotten there.
+	g := must(tn.FunctionOf(func() int { return 1 }))
+	if !cthreads.ReleaseOnThread(g.Detach()) || !g.IsNil() {
+		t.Fatal("could not release on a C thread")
 	}
 }
