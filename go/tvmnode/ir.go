@@ -440,3 +440,65 @@ func (p Pass) Run(mod Module) (Module, error) {
 	runtime.KeepAlive(mod.r)
 	return Module{o}, err
 }
+
+// Fusion patterns of operators, as FuseOps reads them (RegisterOp).
+const (
+	PatternElemwise   = int32(C.TN_OP_ELEMWISE)
+	PatternBroadcast  = int32(C.TN_OP_BROADCAST)
+	PatternInjective  = int32(C.TN_OP_INJECTIVE)
+	PatternReduce     = int32(C.TN_OP_REDUCE)
+	PatternOutFusable = int32(C.TN_OP_OUT_FUSABLE)
+	PatternOpaque     = int32(C.TN_OP_OPAQUE)
+)
+
+// RegisterOp registers an operator whose type inference is a Go func:
+// infer gets the argument types and the call's attrs node (a nil Object
+// when there is none) and returns the call's type or an error (a
+// *Error of kind TypeError for arguments it does not accept), which the
+// builder raises where the call is made. numInputs is the arity (-1: any),
+// attrsType the type key of an ir.Attrs node type ("" for none). The C
+// builders, the text format and every pass, in any language, then use it;
+// a taken name is a ValueError.
+func RegisterOp(name string, numInputs int32, pattern int32, attrsType, doc string,
+	infer func(argTypes []Type, attrs Object) (Type, error)) error {
+	f, err := FunctionOfNamed(name, func(types Array, attrs interface{}) (Type, error) {
+		objs, err := types.Objects()
+		if err != nil {
+			return Type{}, err
+		}
+		ts := make([]Type, len(objs))
+		for i, o := range objs {
+			ts[i] = Type{o}
+		}
+		a, _ := attrs.(Object)
+		return infer(ts, a)
+	})
+	if err != nil {
+		return err
+	}
+	defer f.Release()
+	cname := C.CString(name)
+	defer C.free(unsafePointer(cname))
+	var ckey, cdoc *C.char
+	if attrsType != "" {
+		ckey = C.CString(attrsType)
+		defer C.free(unsafePointer(ckey))
+	}
+	if doc != "" {
+		cdoc = C.CString(doc)
+		defer C.free(unsafePointer(cdoc))
+	}
+	err = crc("RegisterOp", func() C.int {
+		return C.tn_ir_op_register(cname, C.int32_t(numInputs), ckey, C.int32_t(pattern), f.ptr(), cdoc)
+	})
+	runtime.KeepAlive(f.r)
+	return err
+}
+
+// UnregisterOp removes an operator (KeyError if none); calls already built
+// keep it.
+func UnregisterOp(name string) error {
+	c := C.CString(name)
+	defer C.free(unsafePointer(c))
+	return crc("UnregisterOp", func() C.int { return C.tn_ir_op_unregister(c) })
+}

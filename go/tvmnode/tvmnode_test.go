@@ -510,3 +510,66 @@ func TestGoFunctionsCalledFromForeignCThreads(t *testing.T) {
 		t.Fatal("could not release on a C thread")
 	}
 }
+
+func TestOperatorWithGoInference(t *testing.T) {
+	noLeaks(t)
+	check(t, tn.RegisterOp("gotest.double", 1, tn.PatternElemwise, "", "x * 2",
+		func(types []tn.Type, attrs tn.Object) (tn.Type, error) {
+			if !attrs.IsNil() {
+				return tn.Type{}, errors.New("gotest.double takes no attributes")
+			}
+			dt, err := types[0].Get("dtype")
+			if err != nil {
+				return tn.Type{}, err
+			}
+			if dt != tn.Float32 {
+				return tn.Type{}, &tn.Error{Kind: "TypeError", Message: fmt.Sprintf("gotest.double takes float32, got %v", dt)}
+			}
+			return types[0], nil
+		}))
+	defer func() { check(t, tn.UnregisterOp("gotest.double")) }()
+	x := must(tn.Var("x", []int64{2, 3}, tn.Float32))
+	defer x.Release()
+	d := must(tn.CallOp("gotest.double", []tn.Expr{x}, nil))
+	defer d.Release()
+	ty := d.CheckedType()
+	defer ty.Release()
+	if s := must(tn.AsText(ty, false)); s != "Tensor[(2, 3), float32]" {
+		t.Errorf("type %q", s)
+	}
+	q := must(tn.Var("q", []int64{2}, tn.Int8))
+	defer q.Release()
+	if _, err := tn.CallOp("gotest.double", []tn.Expr{q}, nil); kindOf(err) != "TypeError" ||
+		!strings.Contains(err.Error(), "gotest.double takes float32, got int8") {
+		t.Errorf("inference error: %v", err)
+	}
+	relu := must(tn.CallOp("nn.relu", []tn.Expr{d}, nil))
+	defer relu.Release()
+	fn := must(tn.NewFunction([]tn.Expr{x}, relu))
+	defer fn.Release()
+	mod := must(tn.ModuleFromExpr(fn))
+	defer mod.Release()
+	text := must(tn.AsText(mod, false))
+	parsed := must(tn.ParseModule(text))
+	defer parsed.Release()
+	if !strings.Contains(text, "gotest.double(%x)") || !must(tn.StructuralEqual(parsed, mod, false)) {
+		t.Errorf("text round trip:\n%s", text)
+	}
+	fuse := must(tn.GetPass("FuseOps"))
+	defer fuse.Release()
+	fused := must(fuse.Run(mod))
+	defer fused.Release()
+	if n := strings.Count(must(tn.AsText(fused, false)), "Primitive=1"); n != 1 {
+		t.Errorf("%d primitive functions", n)
+	}
+	same := func(types []tn.Type, _ tn.Object) (tn.Type, error) { return types[0], nil }
+	if err := tn.RegisterOp("gotest.double", 1, tn.PatternOpaque, "", "", same); kindOf(err) != "ValueError" {
+		t.Errorf("taken name: %v", err)
+	}
+	if err := tn.RegisterOp("gotest.other", 1, tn.PatternOpaque, "no.Such", "", same); kindOf(err) != "TypeError" {
+		t.Errorf("bad attrs type: %v", err)
+	}
+	if err := tn.UnregisterOp("gotest.other"); kindOf(err) != "KeyError" {
+		t.Errorf("unregister missing: %v", err)
+	}
+}
