@@ -72,6 +72,15 @@ void tn__ir_op_define(const char *name, int32_t num_inputs,
                       const char *attrs_key, int32_t pattern, TnIrInferC infer,
                       const char *doc);
 
+/* Register the attrs node type `key` (C layout S, a TnFieldDesc table). */
+#define TN__IR_ATTRS(S, key, fields)                                          \
+  do {                                                                        \
+    TnNodeDesc desc_ = {key, TN_IR->attrs, TN_NODE_TREE, 0,                   \
+                        (int64_t)sizeof(S), fields,                           \
+                        (int32_t)G_N_ELEMENTS(fields), NULL, NULL};           \
+    g_assert(tn_node_register(&desc_) > 0);                                   \
+  } while (0)
+
 /* Argument `i` as a tensor type, or NULL with a TypeError naming it. */
 const TnIrTensorType *tn__ir_tensor_arg(const char *op, TnObject *const *types,
                                         int32_t i, const char *role);

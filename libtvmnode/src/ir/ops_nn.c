@@ -73,10 +73,16 @@ static const char *str_of(const TnObject *s) {
 
 /* Positions of N, C, H, W in a 4-d data layout; false if it is not one of
  * ours. */
-static bool data_layout(const char *l, int *n, int *c, int *h, int *w) {
+/* The axes of a data layout attribute (`field`); false with a TypeError
+ * naming it unless it is NCHW or NHWC. */
+static bool data_layout(const char *op, const char *field, const char *l,
+                        int *n, int *c, int *h, int *w) {
   if (strcmp(l, "NCHW") == 0) *n = 0, *c = 1, *h = 2, *w = 3;
   else if (strcmp(l, "NHWC") == 0) *n = 0, *h = 1, *w = 2, *c = 3;
-  else return false;
+  else {
+    tn_error_raise("TypeError", "%s: %s '%s' is not NCHW or NHWC", op, field, l);
+    return false;
+  }
   return true;
 }
 
@@ -122,11 +128,7 @@ TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
   if (k == NULL) return NULL;
   int n_, c_, h_, w_;
   const char *dl = str_of(a->data_layout), *kl = str_of(a->kernel_layout);
-  if (!data_layout(dl, &n_, &c_, &h_, &w_)) {
-    tn_error_raise("TypeError", "%s: data_layout '%s' is not NCHW or NHWC",
-                   op, dl);
-    return NULL;
-  }
+  if (!data_layout(op, "data_layout", dl, &n_, &c_, &h_, &w_)) return NULL;
   int ko, ki, kh, kw;
   if (strcmp(kl, "OIHW") == 0) ko = 0, ki = 1, kh = 2, kw = 3;
   else if (strcmp(kl, "HWIO") == 0) kh = 0, kw = 1, ki = 2, ko = 3;
@@ -182,14 +184,23 @@ TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
   return tn_ir_tensor_type(out, 4, out_dtype);
 }
 
+/* The data of a float (data, weight) pair, which must share a dtype; NULL
+ * with the error otherwise. */
+static const TnIrTensorType *same_dtype_pair(const char *op,
+                                             TnObject *const *types) {
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  const TnIrTensorType *w = d ? tn__ir_tensor_arg(op, types, 1, "weight") : NULL;
+  if (w == NULL) return NULL;
+  if (!tn__ir_dtype_eq(d->dtype, w->dtype))
+    return tn__ir_type_mismatch(op, 1, types[0], types[1]), NULL;
+  return d;
+}
+
 static TnObject *infer_conv2d(const char *op, TnObject *const *types,
                               int32_t n, TnObject *attrs) {
   (void)n;
-  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
-  const TnIrTensorType *k = d ? tn__ir_tensor_arg(op, types, 1, "weight") : NULL;
-  if (k == NULL) return NULL;
-  if (!tn__ir_dtype_eq(d->dtype, k->dtype))
-    return tn__ir_type_mismatch(op, 1, types[0], types[1]), NULL;
+  const TnIrTensorType *d = same_dtype_pair(op, types);
+  if (d == NULL) return NULL;
   DLDataType od = ((const TnIrConv2DAttrs *)attrs)->out_dtype;
   return tn__ir_conv2d_out(op, types, attrs, tn__ir_is_void(od) ? d->dtype : od);
 }
@@ -228,11 +239,8 @@ TnObject *tn__ir_dense_out(const char *op, TnObject *const *types,
 static TnObject *infer_dense(const char *op, TnObject *const *types, int32_t n,
                              TnObject *attrs) {
   (void)n;
-  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
-  const TnIrTensorType *w = d ? tn__ir_tensor_arg(op, types, 1, "weight") : NULL;
-  if (w == NULL) return NULL;
-  if (!tn__ir_dtype_eq(d->dtype, w->dtype))
-    return tn__ir_type_mismatch(op, 1, types[0], types[1]), NULL;
+  const TnIrTensorType *d = same_dtype_pair(op, types);
+  if (d == NULL) return NULL;
   DLDataType od = ((const TnIrDenseAttrs *)attrs)->out_dtype;
   return tn__ir_dense_out(op, types, attrs, tn__ir_is_void(od) ? d->dtype : od);
 }
@@ -276,10 +284,7 @@ static TnObject *infer_pool2d(const char *op, TnObject *const *types,
   if (d == NULL) return NULL;
   int n_, c_, h_, w_;
   const char *l = str_of(p->layout);
-  if (!data_layout(l, &n_, &c_, &h_, &w_)) {
-    tn_error_raise("TypeError", "%s: layout '%s' is not NCHW or NHWC", op, l);
-    return NULL;
-  }
+  if (!data_layout(op, "layout", l, &n_, &c_, &h_, &w_)) return NULL;
   if (tn__ir_ndim(d) != 4)
     return tn__ir_arg_error(op, 0, "data", types[0], "expected 4 dimensions "
                             "(%s)", l), NULL;
@@ -313,10 +318,7 @@ static TnObject *infer_global_pool(const char *op, TnObject *const *types,
   if (d == NULL) return NULL;
   int n_, c_, h_, w_;
   const char *l = str_of(((const TnIrGlobalPool2DAttrs *)attrs)->layout);
-  if (!data_layout(l, &n_, &c_, &h_, &w_)) {
-    tn_error_raise("TypeError", "%s: layout '%s' is not NCHW or NHWC", op, l);
-    return NULL;
-  }
+  if (!data_layout(op, "layout", l, &n_, &c_, &h_, &w_)) return NULL;
   if (tn__ir_ndim(d) != 4)
     return tn__ir_arg_error(op, 0, "data", types[0], "expected 4 dimensions "
                             "(%s)", l), NULL;
@@ -414,22 +416,15 @@ static TnObject *infer_pad(const char *op, TnObject *const *types, int32_t n,
   return tn_ir_tensor_type(out, (int32_t)nd, d->dtype);
 }
 
-#define ATTRS(S, key, fields)                                                 \
-  do {                                                                        \
-    TnNodeDesc desc = {key, TN_IR->attrs, TN_NODE_TREE, 0, (int64_t)sizeof(S), \
-                       fields, (int32_t)G_N_ELEMENTS(fields), NULL, NULL};    \
-    g_assert(tn_node_register(&desc) > 0);                                    \
-  } while (0)
-
 void tn__ir_ops_nn_init(void) {
-  ATTRS(TnIrDenseAttrs, "ir.DenseAttrs", dense_fields);
-  ATTRS(TnIrMatmulAttrs, "ir.MatmulAttrs", matmul_fields);
-  ATTRS(TnIrConv2DAttrs, "ir.Conv2DAttrs", conv_fields);
-  ATTRS(TnIrPool2DAttrs, "ir.Pool2DAttrs", pool_fields);
-  ATTRS(TnIrGlobalPool2DAttrs, "ir.GlobalPool2DAttrs", global_pool_fields);
-  ATTRS(TnIrAxisAttrs, "ir.SoftmaxAttrs", softmax_fields);
-  ATTRS(TnIrAxisAttrs, "ir.BiasAddAttrs", bias_add_fields);
-  ATTRS(TnIrPadAttrs, "ir.PadAttrs", pad_fields);
+  TN__IR_ATTRS(TnIrDenseAttrs, "ir.DenseAttrs", dense_fields);
+  TN__IR_ATTRS(TnIrMatmulAttrs, "ir.MatmulAttrs", matmul_fields);
+  TN__IR_ATTRS(TnIrConv2DAttrs, "ir.Conv2DAttrs", conv_fields);
+  TN__IR_ATTRS(TnIrPool2DAttrs, "ir.Pool2DAttrs", pool_fields);
+  TN__IR_ATTRS(TnIrGlobalPool2DAttrs, "ir.GlobalPool2DAttrs", global_pool_fields);
+  TN__IR_ATTRS(TnIrAxisAttrs, "ir.SoftmaxAttrs", softmax_fields);
+  TN__IR_ATTRS(TnIrAxisAttrs, "ir.BiasAddAttrs", bias_add_fields);
+  TN__IR_ATTRS(TnIrPadAttrs, "ir.PadAttrs", pad_fields);
   tn__ir_op_define("nn.dense", 2, "ir.DenseAttrs", TN_OP_OUT_FUSABLE,
                    infer_dense, "data [.., K] x weight [N, K] -> [.., N]");
   tn__ir_op_define("matmul", 2, "ir.MatmulAttrs", TN_OP_OUT_FUSABLE,

@@ -232,18 +232,9 @@ static TnObject *infer_qnn_add(const char *op, TnObject *const *types,
 }
 
 void tn__ir_ops_qnn_init(void) {
-  TnNodeDesc q = {"ir.QuantizeAttrs", TN_IR->attrs, TN_NODE_TREE, 0,
-                  sizeof(QuantizeAttrs), quantize_fields,
-                  G_N_ELEMENTS(quantize_fields), NULL, NULL};
-  TnNodeDesc dq = {"ir.DequantizeAttrs", TN_IR->attrs, TN_NODE_TREE, 0,
-                   sizeof(DequantizeAttrs), dequantize_fields,
-                   G_N_ELEMENTS(dequantize_fields), NULL, NULL};
-  TnNodeDesc rq = {"ir.RequantizeAttrs", TN_IR->attrs, TN_NODE_TREE, 0,
-                   sizeof(RequantizeAttrs), requantize_fields,
-                   G_N_ELEMENTS(requantize_fields), NULL, NULL};
-  g_assert(tn_node_register(&q) > 0);
-  g_assert(tn_node_register(&dq) > 0);
-  g_assert(tn_node_register(&rq) > 0);
+  TN__IR_ATTRS(QuantizeAttrs, "ir.QuantizeAttrs", quantize_fields);
+  TN__IR_ATTRS(DequantizeAttrs, "ir.DequantizeAttrs", dequantize_fields);
+  TN__IR_ATTRS(RequantizeAttrs, "ir.RequantizeAttrs", requantize_fields);
   tn__ir_op_define("qnn.quantize", 3, "ir.QuantizeAttrs", TN_OP_ELEMWISE,
                    infer_quantize,
                    "(data, output_scale, output_zero_point): float32 -> int8");

@@ -339,21 +339,14 @@ static TnObject *infer_expand_dims(const char *op, TnObject *const *types,
   return tensor(out, k, a->dtype);
 }
 
-#define ATTRS(S, key, fields)                                                 \
-  do {                                                                        \
-    TnNodeDesc d = {key, TN_IR->attrs, TN_NODE_TREE, 0, (int64_t)sizeof(S),   \
-                    fields, (int32_t)G_N_ELEMENTS(fields), NULL, NULL};       \
-    g_assert(tn_node_register(&d) > 0);                                       \
-  } while (0)
-
 void tn__ir_ops_tensor_init(void) {
-  ATTRS(ClipAttrs, "ir.ClipAttrs", clip_fields);
-  ATTRS(CastAttrs, "ir.CastAttrs", cast_fields);
-  ATTRS(ReshapeAttrs, "ir.ReshapeAttrs", reshape_fields);
-  ATTRS(TransposeAttrs, "ir.TransposeAttrs", transpose_fields);
-  ATTRS(AxisAttrs, "ir.ConcatenateAttrs", concat_fields);
-  ATTRS(SqueezeAttrs, "ir.SqueezeAttrs", squeeze_fields);
-  ATTRS(ExpandDimsAttrs, "ir.ExpandDimsAttrs", expand_fields);
+  TN__IR_ATTRS(ClipAttrs, "ir.ClipAttrs", clip_fields);
+  TN__IR_ATTRS(CastAttrs, "ir.CastAttrs", cast_fields);
+  TN__IR_ATTRS(ReshapeAttrs, "ir.ReshapeAttrs", reshape_fields);
+  TN__IR_ATTRS(TransposeAttrs, "ir.TransposeAttrs", transpose_fields);
+  TN__IR_ATTRS(AxisAttrs, "ir.ConcatenateAttrs", concat_fields);
+  TN__IR_ATTRS(SqueezeAttrs, "ir.SqueezeAttrs", squeeze_fields);
+  TN__IR_ATTRS(ExpandDimsAttrs, "ir.ExpandDimsAttrs", expand_fields);
 
   static const char *binary[] = {"add", "subtract", "multiply", "divide",
                                  "maximum", "minimum"};

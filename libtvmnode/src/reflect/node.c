@@ -566,15 +566,25 @@ TN_API int tn_node_get(const TnObject *obj, const char *name, TnAny *out) {
   return 0;
 }
 
+/* The node info of `obj` when `field` is one of its field indices; NULL with
+ * the error otherwise. */
+static const TnNodeInfo *node_with_field(const TnObject *obj, int32_t field,
+                                         const char *who) {
+  const TnNodeInfo *n = node_of(obj, who);
+  if (n != NULL && (field < 0 || field >= n->nfields)) {
+    tn_error_raise("IndexError", "%s: field %d is out of range for %s, which "
+                   "has %d fields", who, field, tn_object_type_key(obj),
+                   n->nfields);
+    return NULL;
+  }
+  return n;
+}
+
 TN_API int tn_node_get_at(const TnObject *obj, int32_t field, TnAny *out) {
   const char *who = "tn_node_get_at";
   if (out == NULL) return tn__raise_null(who, "out");
-  const TnNodeInfo *n = node_of(obj, who);
+  const TnNodeInfo *n = node_with_field(obj, field, who);
   if (n == NULL) return -1;
-  if (field < 0 || field >= n->nfields)
-    return tn_error_raise("IndexError", "%s: field %d is out of range for %s, "
-                          "which has %d fields", who, field,
-                          tn_object_type_key(obj), n->nfields);
   tn__field_load(obj, &n->fields[field], out);
   return 0;
 }
@@ -602,12 +612,8 @@ TN_API int tn_node_set(TnObject *obj, const char *name, const TnAny *value) {
 
 TN_API int tn_node_set_at(TnObject *obj, int32_t field, const TnAny *value) {
   const char *who = "tn_node_set_at";
-  const TnNodeInfo *n = node_of(obj, who);
+  const TnNodeInfo *n = node_with_field(obj, field, who);
   if (n == NULL) return -1;
-  if (field < 0 || field >= n->nfields)
-    return tn_error_raise("IndexError", "%s: field %d is out of range for %s, "
-                          "which has %d fields", who, field,
-                          tn_object_type_key(obj), n->nfields);
   return set_checked(obj, n, field, value, who);
 }
 
