@@ -444,3 +444,16 @@ void tnpy_pack_clear(TnPyArgPack *p) {
   p->temps = p->small_temps;
   p->n = 0;
 }
+
+PyObject *tnpy_list_from_array(TnObject *a) {
+  if (a == NULL) return tnpy_raise_tn();
+  int64_t n = tn_array_size(a);
+  PyObject *out = PyList_New((Py_ssize_t)n);
+  for (int64_t i = 0; out && i < n; i++) {
+    PyObject *s = tnpy_any_to_py(tn_array_at(a, i));
+    if (s == NULL) Py_CLEAR(out);
+    else PyList_SET_ITEM(out, (Py_ssize_t)i, s);
+  }
+  tn_object_release(a);
+  return out;
+}

@@ -347,17 +347,7 @@ static PyObject *remove_global(PyObject *mod, PyObject *name) {
 
 static PyObject *list_global(PyObject *mod, PyObject *unused) {
   (void)mod, (void)unused;
-  TnObject *a = tn_func_list_global_names();
-  if (a == NULL) return tnpy_raise_tn();
-  int64_t n = tn_array_size(a);
-  PyObject *out = PyList_New((Py_ssize_t)n);
-  for (int64_t i = 0; out && i < n; i++) {
-    PyObject *s = tnpy_any_to_py(tn_array_at(a, i));
-    if (s == NULL) Py_CLEAR(out);
-    else PyList_SET_ITEM(out, (Py_ssize_t)i, s);
-  }
-  tn_object_release(a);
-  return out;
+  return tnpy_list_from_array(tn_func_list_global_names());
 }
 
 /* convert(value): any Python value as tvmnode sees it (owned), back as

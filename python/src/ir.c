@@ -399,22 +399,9 @@ static PyObject *module_get(PyObject *m, PyObject *args) {
   return wrap_or_raise(tn_ir_module_get(a, name));
 }
 
-static PyObject *list_of_strings(TnObject *a) {
-  if (a == NULL) return tnpy_raise_tn();
-  int64_t n = tn_array_size(a);
-  PyObject *out = PyList_New((Py_ssize_t)n);
-  for (int64_t i = 0; out && i < n; i++) {
-    PyObject *s = tnpy_any_to_py(tn_array_at(a, i));
-    if (s == NULL) Py_CLEAR(out);
-    else PyList_SET_ITEM(out, (Py_ssize_t)i, s);
-  }
-  tn_object_release(a);
-  return out;
-}
-
 static PyObject *op_list(PyObject *m, PyObject *u) {
   (void)m, (void)u;
-  return list_of_strings(tn_ir_op_list());
+  return tnpy_list_from_array(tn_ir_op_list());
 }
 
 /* op_register(name, num_inputs, attrs_type_key or None, pattern, infer,
@@ -675,7 +662,7 @@ static PyObject *pass_get(PyObject *m, PyObject *name) {
 
 static PyObject *pass_list(PyObject *m, PyObject *u) {
   (void)m, (void)u;
-  return list_of_strings(tn_pass_list());
+  return tnpy_list_from_array(tn_pass_list());
 }
 
 static PyObject *pass_config_register(PyObject *m, PyObject *args) {
@@ -924,7 +911,7 @@ static PyObject *type_methods(PyObject *m, PyObject *idx) {
   (void)m;
   long t = PyLong_AsLong(idx);
   if (t == -1 && PyErr_Occurred()) return NULL;
-  return list_of_strings(tn_type_list_methods((int32_t)t));
+  return tnpy_list_from_array(tn_type_list_methods((int32_t)t));
 }
 
 static PyObject *type_get_method(PyObject *m, PyObject *args) {

@@ -86,6 +86,9 @@ int tnpy_any_from_py(PyObject *o, TnAny *out);
 /* TnAny -> Python. The _steal form consumes an owned any. */
 PyObject *tnpy_any_to_py(const TnAny *a);
 PyObject *tnpy_any_to_py_steal(TnAny *a);
+/* A Python list of a tn.Array's items (takes the array: transfer full; NULL
+ * raises the pending tvmnode error). */
+PyObject *tnpy_list_from_array(TnObject *a);
 /* An object handle as Python: strings and bytes as str / bytes, everything
  * else as a proxy (a new reference is taken). */
 PyObject *tnpy_obj_to_py(TnObject *obj);

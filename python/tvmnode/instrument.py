@@ -9,11 +9,10 @@ PassTimingInstrument is the C timing instrument.
 """
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable, Optional, Type, TypeVar
 
 from . import _ffi
-from .transform import _PY_INSTRUMENTS, PassInstrument
+from .transform import _PY_INSTRUMENTS, PassInstrument, _present_as
 
 T = TypeVar("T")
 
@@ -59,12 +58,7 @@ def pass_instrument(pi_cls: Optional[type] = None, name: Optional[str] = None) -
                 # route to enter/exit hooks, dropped with the Python object
                 _PY_INSTRUMENTS.pop(self._handle, None)
 
-        functools.update_wrapper(PyPassInstrument.__init__, cls.__init__)  # type: ignore[misc]
-        PyPassInstrument.__name__ = cls.__name__
-        PyPassInstrument.__qualname__ = cls.__qualname__
-        PyPassInstrument.__doc__ = cls.__doc__
-        PyPassInstrument.__module__ = cls.__module__
-        return PyPassInstrument
+        return _present_as(PyPassInstrument, cls)
 
     if pi_cls is not None:
         return wrap(pi_cls)

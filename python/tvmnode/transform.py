@@ -179,12 +179,16 @@ def _wrap_class(pass_cls: type, kind: str, opt_level: int, name: str,
                 raise AttributeError(attr)
             return getattr(self._inst, attr)
 
-    functools.update_wrapper(PyPass.__init__, pass_cls.__init__)  # type: ignore[misc]
-    PyPass.__name__ = pass_cls.__name__
-    PyPass.__qualname__ = pass_cls.__qualname__
-    PyPass.__doc__ = pass_cls.__doc__
-    PyPass.__module__ = pass_cls.__module__
-    return PyPass
+    return _present_as(PyPass, pass_cls)
+
+
+def _present_as(wrapper: Any, cls: Any) -> Any:
+    """Give a wrapper class the name, docs, module and constructor signature
+    of the user's class it wraps; returns it."""
+    functools.update_wrapper(wrapper.__init__, cls.__init__)
+    for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
+        setattr(wrapper, attr, getattr(cls, attr))
+    return wrapper
 
 
 def _decorator(kind: str, pass_func: Any, opt_level: int, name: Optional[str],
