@@ -23,8 +23,12 @@ object_handle! {
     pub struct Dict: Object, key "tn.Dict", index sys::TN_TYPE_DICT, unsync;
 }
 
-fn split(pairs: Vec<(Any, Any)>) -> (Vec<Any>, Vec<Any>) {
-    pairs.into_iter().unzip()
+/// Keys and values of `pairs`, converted, as two arrays for C.
+fn split<K: IntoAny, V: IntoAny>(pairs: impl IntoIterator<Item = (K, V)>) -> (Vec<Any>, Vec<Any>) {
+    pairs
+        .into_iter()
+        .map(|(k, v)| (k.into_any(), v.into_any()))
+        .unzip()
 }
 
 macro_rules! map_readers {
@@ -106,12 +110,7 @@ map_readers!(Dict);
 impl Map {
     /// A new map from pairs (later duplicates win).
     pub fn new<K: IntoAny, V: IntoAny>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Map> {
-        let (keys, values) = split(
-            pairs
-                .into_iter()
-                .map(|(k, v)| (k.into_any(), v.into_any()))
-                .collect(),
-        );
+        let (keys, values) = split(pairs);
         // SAFETY: two arrays of `n` valid anys.
         check_typed(unsafe {
             sys::tn_map_new(keys.as_ptr().cast(), values.as_ptr().cast(), keys.len() as i64)
@@ -146,12 +145,7 @@ impl Map {
 impl Dict {
     /// A new dict from pairs.
     pub fn new<K: IntoAny, V: IntoAny>(pairs: impl IntoIterator<Item = (K, V)>) -> Result<Dict> {
-        let (keys, values) = split(
-            pairs
-                .into_iter()
-                .map(|(k, v)| (k.into_any(), v.into_any()))
-                .collect(),
-        );
+        let (keys, values) = split(pairs);
         // SAFETY: two arrays of `n` valid anys.
         check_typed(unsafe {
             sys::tn_dict_new(keys.as_ptr().cast(), values.as_ptr().cast(), keys.len() as i64)
