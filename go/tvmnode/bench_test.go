@@ -5,6 +5,7 @@ import (
 
 	tn "tvmnode.dev/go/tvmnode"
 	"tvmnode.dev/go/tvmnode/internal/cgofloor"
+	"tvmnode.dev/go/tvmnode/internal/cthreads"
 )
 
 // Every benchmark is one call of an add of two ints, so the rows compare
@@ -32,7 +33,7 @@ func BenchmarkCToC(b *testing.B) {
 	f := cAdd(b)
 	defer f.Release()
 	b.ResetTimer()
-	if _, err := tn.CLoopAddInt64(f, int64(b.N)); err != nil {
+	if _, err := cthreads.CallLoop(f.Pointer(), int64(b.N)); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -70,7 +71,7 @@ func BenchmarkCToGo(b *testing.B) {
 	f := goAdd(b)
 	defer f.Release()
 	b.ResetTimer()
-	if _, err := tn.CLoopAddInt64(f, int64(b.N)); err != nil {
+	if _, err := cthreads.CallLoop(f.Pointer(), int64(b.N)); err != nil {
 		b.Fatal(err)
 	}
 }

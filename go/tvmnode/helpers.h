@@ -83,16 +83,4 @@ static inline TngoResult tngo_call4(uintptr_t f, int32_t n, TnAny a0, TnAny a1,
   return r;
 }
 
-/* A C loop of n calls, for benchmarks that compare with Go's own loop. */
-static inline int64_t tngo_bench_c_calls(TnObject *f, int64_t n) {
-  TnAny args[2] = {tn_any_int(0), tn_any_int(2)}, ret;
-  int64_t sum = 0;
-  for (int64_t i = 0; i < n; i++) {
-    args[0].v_int64 = i;
-    if (tn_func_call(f, args, 2, &ret)) return -1;
-    sum += ret.v_int64;
-  }
-  return sum;
-}
-
 #endif

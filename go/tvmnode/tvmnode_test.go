@@ -176,7 +176,7 @@ func TestGoFunctionsCalledFromC(t *testing.T) {
 	if !g.Same(f.Object) {
 		t.Error("the registry returned another function")
 	}
-	if s := must(tn.CLoopAddInt64(g, 100)); s != 99*100/2+2*100 {
+	if s := must(cthreads.CallLoop(g.Pointer(), 100)); s != 99*100/2+2*100 {
 		t.Errorf("C loop over the Go function: %d", s)
 	}
 	call := must(tn.GetGlobal("testing.call"))
@@ -259,7 +259,7 @@ func TestGoFunctionsFromManyGoroutines(t *testing.T) {
 		go func(g int) {
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
-				s, err := tn.CLoopAddInt64(f, 3)
+				s, err := cthreads.CallLoop(f.Pointer(), 3)
 				if err != nil || s != (0+1+2)*2 {
 					errs <- fmt.Errorf("goroutine %d: %d, %v", g, s, err)
 					return

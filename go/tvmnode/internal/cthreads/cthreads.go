@@ -1,6 +1,6 @@
-// Package cthreads starts POSIX threads that Go never saw and has them call
-// a tvmnode function, for tests of Go functions called from foreign
-// threads.
+// Package cthreads calls tvmnode functions from C, for tests and
+// benchmarks: from a C loop on the calling thread, and from POSIX threads
+// that Go never saw.
 package cthreads
 
 /*
@@ -54,6 +54,26 @@ static int64_t call_from_threads(void *f, int n, int64_t calls, int64_t *failure
   return sum;
 }
 
+// f(i, 2) for i < n from one C loop (tn_func_call); the sum of the
+// results, *failed set when a call failed (its error cleared).
+static int64_t call_loop(void *f, int64_t n, int *failed) {
+  TnAny args[2] = {tn_any_int(0), tn_any_int(2)}, ret;
+  int64_t sum = 0;
+  *failed = 0;
+  for (int64_t i = 0; i < n; i++) {
+    args[0].v_int64 = i;
+    ret = tn_any_none();
+    if (tn_func_call((TnObject *)f, args, 2, &ret)) {
+      tn_error_set_raised(NULL);
+      *failed = 1;
+      return 0;
+    }
+    if (tn_any_is_object(&ret)) tn_any_clear(&ret);
+    else sum += ret.v_int64;
+  }
+  return sum;
+}
+
 static void release_on_thread_run(void *o) { tn_object_release((TnObject *)o); }
 static void *release_main(void *o) { release_on_thread_run(o); return NULL; }
 // Drop one reference to o on a new thread.
@@ -65,7 +85,21 @@ static int release_on_thread(void *o) {
 */
 import "C"
 
-import "unsafe"
+import (
+	"errors"
+	"unsafe"
+)
+
+// CallLoop calls f(i, 2) for i < n from one C loop on this thread (f is a
+// tn.Function, borrowed) and returns the sum of the int results.
+func CallLoop(f unsafe.Pointer, n int64) (int64, error) {
+	var failed C.int
+	s := C.call_loop(f, C.int64_t(n), &failed)
+	if failed != 0 {
+		return 0, errors.New("cthreads.CallLoop: a call failed")
+	}
+	return int64(s), nil
+}
 
 // CallFromThreads has n new C threads each call f(thread, i) for i < calls
 // (f is a tn.Function, borrowed). It returns the sum of the int results
