@@ -285,6 +285,10 @@ TN_API TnObject *tn_object_weak_upgrade(TnObject *obj);
 /* Current counts, for tests and debugging; 0 for NULL. */
 TN_API uint32_t tn_object_strong_count(const TnObject *obj);
 TN_API uint32_t tn_object_weak_count(const TnObject *obj);
+/* Whether the caller's reference is the only one, strong or weak, read in
+ * one atomic load: a copy-on-write container or a node may then be changed in
+ * place without anyone else seeing it. 0 for NULL. */
+TN_API int tn_object_is_unique(const TnObject *obj);
 
 /*
  * Allocate `size` zeroed bytes (at least sizeof(TnObject)) for an object of a

@@ -209,6 +209,10 @@ TN_API uint32_t tn_object_weak_count(const TnObject *obj) {
                     32);
 }
 
+TN_API int tn_object_is_unique(const TnObject *obj) {
+  return obj != NULL && tn__object_unique((TnObject *)obj);
+}
+
 TN_API TnObject *tn_object_alloc(int32_t type_index, size_t size,
                                  TnDeleter deleter) {
   const TnTypeInfo *info = tn__type_info(type_index);

@@ -32,6 +32,9 @@ unsafe extern "C" {
     pub fn tn_object_weak_count(obj: *const TnObject) -> u32;
 }
 unsafe extern "C" {
+    pub fn tn_object_is_unique(obj: *const TnObject) -> core::ffi::c_int;
+}
+unsafe extern "C" {
     pub fn tn_object_alloc(type_index: i32, size: usize, deleter: TnDeleter) -> *mut TnObject;
 }
 unsafe extern "C" {
