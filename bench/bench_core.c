@@ -3,7 +3,7 @@
  * boxing, containers). bench/peers/tvmffi_core.cc measures the same
  * operations on apache-tvm-ffi; bench/run.py puts them side by side.
  */
-#include <tvmnode/c_api.h>
+#include <tvmnode/tvmnode.h>
 
 #include "bench_util.h"
 

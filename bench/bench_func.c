@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include <tvmnode/c_api.h>
+#include <tvmnode/tvmnode.h>
 
 #include "bench_util.h"
 

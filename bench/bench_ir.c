@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include <tvmnode/ir.h>
+#include <tvmnode/tvmnode.h>
 
 #include "bench_util.h"
 #include "models/mlperf_tiny.h"

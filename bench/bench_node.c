@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include <tvmnode/node.h>
+#include <tvmnode/tvmnode.h>
 
 #include "bench_util.h"
 

@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include <tvmnode/c_api.h>
+#include <tvmnode/tvmnode.h>
 
 static void print_error(void) {
   TnObject *e = tn_error_take_raised();

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <tvmnode/c_api.h>
+#include <tvmnode/tvmnode.h>
 
 static void expect_value_error(void) {
   TnObject *e = tn_error_take_raised();

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <tvmnode/ir.h>
+#include <tvmnode/tvmnode.h>
 
 static int expected_kind(const char *k) {
   return strcmp(k, "ValueError") == 0 || strcmp(k, "TypeError") == 0 ||

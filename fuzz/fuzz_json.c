@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <tvmnode/node.h>
+#include <tvmnode/tvmnode.h>
 
 typedef struct {
   TnObject header;

@@ -29,7 +29,7 @@
 #ifndef TVMNODE_MODELS_MLPERF_TINY_H_
 #define TVMNODE_MODELS_MLPERF_TINY_H_
 
-#include <tvmnode/ir.h>
+#include <tvmnode/tvmnode.h>
 
 /* The model called `name` as a module whose "main" takes the input tensor;
  * NULL with a KeyError for an unknown name. (transfer full) */

@@ -13,7 +13,7 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include <tvmnode/ir.h>
+#include <tvmnode/tvmnode.h>
 
 #include "tn_test.h"
 

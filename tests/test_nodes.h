@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include <tvmnode/node.h>
+#include <tvmnode/tvmnode.h>
 
 #include "tn_test.h"
 

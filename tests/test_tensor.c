@@ -1,6 +1,12 @@
 /* test_tensor.c: tn.Tensor storage, views and DLPack exchange. */
 #include "tn_test.h"
 
+static int is_contiguous(const TnObject *t) {
+  int c = -1;
+  TN_OK(tn_tensor_is_contiguous(t, &c));
+  return c;
+}
+
 static const DLDataType kF32 = {kDLFloat, 32, 1};
 static const DLDevice kCPU = {kDLCPU, 0};
 
@@ -16,7 +22,7 @@ START_TEST(test_empty_is_aligned_zeroed_compact) {
   ck_assert_int_eq(dl->strides[1], 4);
   ck_assert_int_eq(dl->strides[2], 1);
   ck_assert_int_eq(tn_tensor_nbytes(t), 2 * 3 * 4 * 4);
-  ck_assert(tn_tensor_is_contiguous(t));
+  ck_assert(is_contiguous(t));
   float *f = dl->data;
   for (int i = 0; i < 24; i++) ck_assert(f[i] == 0.0f);
   f[23] = 1.0f; /* the whole range is writable */
@@ -36,7 +42,7 @@ START_TEST(test_views) {
   /* Transposed view: shape (6, 4), strides (1, 6). */
   int64_t tshape[] = {6, 4}, tstrides[] = {1, 6};
   TnObject *tv = TN_NONNULL(tn_tensor_view(base, tshape, tstrides, 2, kF32, 0));
-  ck_assert(!tn_tensor_is_contiguous(tv));
+  ck_assert(!is_contiguous(tv));
   DLTensor *dl = tn_tensor_dltensor(tv);
   float *p = (float *)((char *)dl->data + dl->byte_offset);
   ck_assert(p[2 * dl->strides[0] + 3 * dl->strides[1]] == 3 * 6 + 2);
@@ -107,6 +113,10 @@ START_TEST(test_bad_input) {
   TN_EXPECT_ERROR("TypeError", "tn_tensor_dltensor", "tn.Tensor", "tn.String");
   ck_assert_ptr_null(tn_tensor_view(s, shape, NULL, 1, kF32, 0));
   TN_EXPECT_ERROR("TypeError", "tn_tensor_view");
+  int contiguous = 7;
+  ck_assert_int_eq(tn_tensor_is_contiguous(s, &contiguous), -1);
+  ck_assert_int_eq(contiguous, 7); /* untouched on error */
+  TN_EXPECT_ERROR("TypeError", "tn_tensor_is_contiguous", "tn.String");
   ck_assert_ptr_null(tn_tensor_to_dlpack(NULL));
   TN_EXPECT_ERROR("ValueError", "tn_tensor_to_dlpack");
   ck_assert_ptr_null(tn_tensor_from_dlpack(NULL));

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <tvmnode/c_api.h>
+#include <tvmnode/tvmnode.h>
 
 static int64_t tn_test_baseline;
 

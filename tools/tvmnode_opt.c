@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <tvmnode/ir.h>
+#include <tvmnode/tvmnode.h>
 
 #include "models/mlperf_tiny.h"
 

@@ -8,8 +8,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
-#include <tvmnode/c_api.h>
-#include <tvmnode/ir.h>
+#include <tvmnode/tvmnode.h>
 
 /* Probes that fail quietly: the error they raise is cleared in the same C
  * call, on the same thread (a goroutine may move between threads between

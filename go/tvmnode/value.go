@@ -19,7 +19,7 @@ type anyLayout struct {
 	b         [8]byte
 }
 
-// TnAny must be 16 bytes, as c_api.h fixes it.
+// TnAny must be 16 bytes, as abi.h fixes it.
 var _ [16 - unsafe.Sizeof(C.TnAny{})]byte
 var _ [unsafe.Sizeof(C.TnAny{}) - 16]byte
 

@@ -797,8 +797,9 @@ static PyObject *type_parent(PyObject *m, PyObject *idx) {
   (void)m;
   long t = PyLong_AsLong(idx);
   if (t == -1 && PyErr_Occurred()) return NULL;
-  int32_t p = tn_type_parent((int32_t)t);
-  return p == -2 ? tnpy_raise_tn() : PyLong_FromLong(p);
+  int32_t p;
+  if (tn_type_parent((int32_t)t, &p) != 0) return tnpy_raise_tn();
+  return PyLong_FromLong(p);
 }
 
 static PyObject *type_is_node(PyObject *m, PyObject *idx) {

@@ -513,7 +513,8 @@ static PyObject *type_fields(PyObject *mod, PyObject *arg) {
     tn_error_set_raised(NULL);
     return PyList_New(0);
   }
-  int32_t parent = tn_type_parent((int32_t)t);
+  int32_t parent = -1;
+  if (tn_type_parent((int32_t)t, &parent) != 0) return tnpy_raise_tn();
   PyObject *out = PyList_New(n);
   if (out == NULL) return NULL;
   for (int32_t i = 0; i < n; i++) {
@@ -525,9 +526,10 @@ static PyObject *type_fields(PyObject *mod, PyObject *arg) {
     f->desc = tn_type_field_at((int32_t)t, i);
     /* the declaring type: walk up while the ancestor still has field i */
     int32_t decl = (int32_t)t;
-    for (int32_t p = parent; p >= 0 && tn_type_field_count(p) > i;
-         p = tn_type_parent(p))
+    for (int32_t p = parent; p >= 0 && tn_type_field_count(p) > i;) {
       decl = p;
+      if (tn_type_parent(p, &p) != 0) break;
+    }
     tn_error_set_raised(NULL);
     f->type_index = decl;
     f->index = i;

@@ -16,8 +16,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include <tvmnode/c_api.h>
-#include <tvmnode/ir.h>
+#include <tvmnode/tvmnode.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define TNPY_LIKELY(x) __builtin_expect(!!(x), 1)

@@ -9,7 +9,7 @@
  * sees first wins and a later `#include <dlpack/dlpack.h>` is a no-op (or the
  * other way round). If a pre-1.0 dlpack.h was included first we stop, because
  * the versioned structs would be missing. The layout is frozen by static
- * assertions in c_api.h.
+ * assertions in abi.h.
  */
 #ifndef DLPACK_DLPACK_H_
 #define DLPACK_DLPACK_H_

@@ -1,5 +1,5 @@
 /*
- * tvmnode/ir.h: the graph-level tensor IR, its operators, and passes.
+ * tvmnode/ir.h: the graph-level tensor IR and its operators.
  *
  * IR nodes are ordinary reflected node types (so every language reads and
  * builds them, and structural equality, JSON and printing work on them);
@@ -8,13 +8,19 @@
  * does not take part in structural equality: `checked_type`, the type that
  * type inference gave them.
  *
+ * The node layouts below are part of the frozen ABI: bindings read their
+ * fields directly, so TN_ABI_VERSION (abi.h) covers them and a change that
+ * moves a byte bumps its major. Passes are in pass.h.
+ *
  * Ownership: builders take their object arguments borrowed (a reference is
  * taken) and return a new reference (transfer full).
  */
 #ifndef TVMNODE_IR_H_
 #define TVMNODE_IR_H_
 
-#include "tvmnode/c_api.h"
+#include "tvmnode/containers.h"
+#include "tvmnode/function.h"
+#include "tvmnode/reflect.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -258,77 +264,6 @@ TN_API TnObject *tn_ir_astext(TnObject *node, int show_meta);
 /* Parse the text format into a module; a ValueError gives the line and
  * column of what is wrong. (transfer full) */
 TN_API TnObject *tn_ir_parse(const char *text, size_t size);
-
-/* ------------------------------------------------------------------------ */
-/* Passes                                                                    */
-/* ------------------------------------------------------------------------ */
-
-/*
- * A pass turns a module into a module. Module passes call
- * func(mod, ctx) -> mod; function passes call func(function, mod, ctx) ->
- * function for every function that is not primitive. Passes are built from
- * any tn.Function, so they can be written in any language. `required`
- * (NULL or a tn.Array of pass names) run first.
- */
-TN_API TnObject *tn_pass_module(const char *name, int32_t opt_level,
-                                TnObject *required, TnObject *func);
-TN_API TnObject *tn_pass_function(const char *name, int32_t opt_level,
-                                  TnObject *required, TnObject *func);
-/* Run passes in order. (transfer full) */
-TN_API TnObject *tn_pass_sequential(TnObject *const *passes, int32_t n,
-                                    const char *name, int32_t opt_level);
-/* A sequential of registered passes named in `names`. */
-TN_API TnObject *tn_pass_sequential_named(const char *const *names,
-                                          int32_t n, const char *name);
-
-/*
- * Run `pass` on `mod` under `ctx` (NULL: the current context, or the
- * default one). The pass is skipped when its opt_level is above the
- * context's, or when the context disables it (unless it requires it). A
- * failing pass raises an error naming it, with the original as its cause;
- * `mod` is never changed. (transfer full: the new module)
- */
-TN_API TnObject *tn_pass_run(TnObject *pass, TnObject *mod, TnObject *ctx);
-
-/* The pass registry: register a pass under its name (ValueError if the
- * name is taken, unless `override`); remove one; look one up; list names. */
-TN_API int tn_pass_register(TnObject *pass, int override);
-TN_API int tn_pass_unregister(const char *name);
-TN_API TnObject *tn_pass_get(const char *name);
-TN_API TnObject *tn_pass_list(void);
-
-/* Options a PassContext's config may set, with their value type. */
-TN_API int tn_pass_config_register(const char *key, int32_t type_index);
-
-/*
- * A pass context: opt level (default 2), config (a map checked against the
- * registered options), required and disabled pass names, instruments.
- * Any argument may be NULL. (transfer full)
- */
-TN_API TnObject *tn_pass_context_new(int32_t opt_level, TnObject *config,
-                                     TnObject *required, TnObject *disabled,
-                                     TnObject *instruments);
-/* Make `ctx` the current context of this thread until the matching exit;
- * contexts nest. */
-TN_API int tn_pass_context_enter(TnObject *ctx);
-TN_API int tn_pass_context_exit(void);
-/* The current context (or the default). (transfer full) */
-TN_API TnObject *tn_pass_context_current(void);
-
-/* An instrument with hooks (each may be NULL) called as before(mod, info)
- * and after(mod, info), where info is the pass's ir.PassInfo. */
-TN_API TnObject *tn_pass_instrument(const char *name, TnObject *before,
-                                    TnObject *after);
-/* An instrument that times every pass it sees; its report is a table. */
-TN_API TnObject *tn_pass_timing_instrument(void);
-TN_API TnObject *tn_pass_timing_report(TnObject *timing);
-
-/* The built-in passes. */
-TN_API TnObject *tn_pass_infer_type(void);
-TN_API TnObject *tn_pass_simplify_expr(void);
-TN_API TnObject *tn_pass_fold_constant(void);
-TN_API TnObject *tn_pass_dead_code_elimination(void);
-TN_API TnObject *tn_pass_fuse_ops(void);
 
 #ifdef __cplusplus
 }

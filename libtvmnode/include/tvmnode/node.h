@@ -13,7 +13,7 @@
  *   int32_t t = TN_NODE_REGISTER(MyVar, "my.Var", TN_TYPE_OBJECT,
  *                                TN_NODE_VAR, my_var_fields);
  *
- * Everything here expands to the plain ABI of c_api.h (TnFieldDesc,
+ * Everything here expands to the plain ABI of reflect.h (TnFieldDesc,
  * TnNodeDesc, tn_node_register), which other languages use directly.
  */
 #ifndef TVMNODE_NODE_H_
@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "tvmnode/c_api.h"
+#include "tvmnode/reflect.h"
 
 /* The default value comes last, as a brace initializer of TnAny (plain C
  * designated initializers, so a static field table is a constant

@@ -7,7 +7,7 @@
  * Numbers compare by value across int, bool and float, following Python,
  * because the Python binding is where most maps are built.
  */
-#include "internal.h"
+#include "core/glib_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -282,7 +282,7 @@ TN_API uint64_t tn_any_hash(const TnAny *a) {
     }
     case TN_TYPE_STRING:
     case TN_TYPE_BYTES:
-      return tn_string_hash(a->v_obj);
+      return tn__string_hash(a->v_obj);
     default: {
       const char *d;
       size_t n;

@@ -10,7 +10,7 @@
  * copy. Every change converts and allocates before it touches the container,
  * so a failure leaves the container exactly as it was.
  */
-#include "internal.h"
+#include "core/glib_internal.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * optional bits, optional "x<lanes>". Every rejection says what was wrong
  * and quotes the input, because these strings usually come from users.
  */
-#include "internal.h"
+#include "core/glib_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  * symbolisation, appends), so they are guarded by one library-wide mutex;
  * errors are not a hot path.
  */
-#include "internal.h"
+#include "core/glib_internal.h"
 
 #include <dlfcn.h>
 #include <execinfo.h>

@@ -10,7 +10,7 @@
  * an empty slot. Integer and identical-bits keys are compared inline before
  * falling back to tn_any_equal, which keeps the common look-ups short.
  */
-#include "internal.h"
+#include "core/glib_internal.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  * mutex, which only tests and diagnostics do. When a thread exits, its count
  * is folded into a retired total and its raised error is released.
  */
-#include "internal.h"
+#include "core/glib_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -250,16 +250,16 @@ TN_API const char *tn_object_type_key(const TnObject *obj) {
   return tn__type_key_or(obj->type_index, "<unregistered type>");
 }
 
-/* Library start-up. Built-in types get their fixed indices before any user
- * code runs, so no entry point needs an "initialised yet?" check. It lives
- * here, in the file every program that uses the library links, so that a
- * static link cannot leave it out. */
-__attribute__((constructor)) static void tn_library_init(void) {
+void tn__core_init(void) {
   tn__threads_init();
   tn__types_init();
-  tn__func_builtins_init();
-  tn__ir_init();
 }
+
+/* The library constructor lives in init.c. This reference from the file
+ * every program that uses the library links keeps a static link from
+ * leaving init.o (and so the constructor) out. */
+extern void tn__library_init(void);
+__attribute__((used)) static void (*const keep_init)(void) = tn__library_init;
 
 TN_API int32_t tn_abi_version(void) { return TN_ABI_VERSION; }
 

@@ -4,7 +4,7 @@
  * because shapes are everywhere in IR and tensors, and a flat int64 array is
  * both smaller and what DLPack wants.
  */
-#include "internal.h"
+#include "core/core_internal.h"
 
 #include <inttypes.h>
 

@@ -5,7 +5,7 @@
  * use and cached in the object: the cache is written with a relaxed store,
  * which is safe because every thread would compute the same value.
  */
-#include "internal.h"
+#include "core/core_internal.h"
 
 #include <stdlib.h>
 
@@ -93,10 +93,16 @@ TN_API TnObject *tn_bytes_new(const char *data, size_t size) {
   return string_new(TN_TYPE_BYTES, data, size, "tn_bytes_new");
 }
 
-TN_API uint64_t tn_string_hash(TnObject *str) {
+TN_API int tn_string_hash(TnObject *str, uint64_t *hash) {
   if (tn__check_object2(str, TN_TYPE_STRING, TN_TYPE_BYTES, "tn_string_hash",
                         "str"))
-    return 0;
+    return -1;
+  if (hash == NULL) return tn__raise_null("tn_string_hash", "hash");
+  *hash = tn__string_hash(str);
+  return 0;
+}
+
+uint64_t tn__string_hash(TnObject *str) {
   TnStringObj *s = (TnStringObj *)str;
   uint64_t h = __atomic_load_n(&s->hash, __ATOMIC_RELAXED);
   if (h == 0) {

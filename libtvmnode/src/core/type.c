@@ -9,7 +9,7 @@
  * serialise on one mutex; the key-to-index hash table is guarded by it too.
  * Entries are never removed, so a pointer read from the table stays valid.
  */
-#include "internal.h"
+#include "core/glib_internal.h"
 
 #include <stdlib.h>
 
@@ -61,7 +61,7 @@ void tn__type_register_static(int32_t index, const char *key, int32_t parent,
   if (g_type_by_key == NULL)
     g_type_by_key = g_hash_table_new(g_str_hash, g_str_equal);
   TnTypeInfo *info = make_info(index, key, parent, is_object);
-  g_assert(info != NULL); /* start-up; nothing sensible to do without it */
+  TN__INIT_CHECK(info != NULL); /* start-up; nothing sensible to do without it */
   publish(info);
   tn__mutex_unlock(&g_type_lock);
 }
@@ -139,14 +139,14 @@ TN_API const char *tn_type_key(int32_t type_index) {
   return info->key;
 }
 
-TN_API int32_t tn_type_parent(int32_t type_index) {
+TN_API int tn_type_parent(int32_t type_index, int32_t *parent) {
   const TnTypeInfo *info = tn__type_info(type_index);
-  if (info == NULL) {
-    tn_error_raise("KeyError", "tn_type_parent: no type has index %d",
-                   type_index);
-    return -2;
-  }
-  return info->parent;
+  if (info == NULL)
+    return tn_error_raise("KeyError", "tn_type_parent: no type has index %d",
+                          type_index);
+  if (parent == NULL) return tn__raise_null("tn_type_parent", "parent");
+  *parent = info->parent;
+  return 0;
 }
 
 TN_API int32_t tn_type_depth(int32_t type_index) {

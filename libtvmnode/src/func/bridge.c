@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "signature.h"
+#include "func/signature.h"
 
 typedef struct {
   ffi_cif cif;

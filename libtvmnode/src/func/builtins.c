@@ -4,7 +4,7 @@
  * registry and the type table (tn.*), so that any language can ask the same
  * questions through the same packed interface.
  */
-#include "internal.h"
+#include "func/func_internal.h"
 
 static int check_nargs(const char *name, int32_t nargs, int32_t want_min,
                        int32_t want_max) {
@@ -164,7 +164,7 @@ static int type_info(void *self, const TnAny *args, int32_t nargs,
   return 0;
 }
 
-void tn__func_builtins_init(void) {
+void tn__func_init(void) {
   static const struct {
     const char *name;
     TnPackedFn fn;
@@ -181,8 +181,8 @@ void tn__func_builtins_init(void) {
   };
   for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {
     TnObject *f = tn_func_new(table[i].fn, NULL, NULL);
-    g_assert(f != NULL);
-    g_assert(tn_func_register(table[i].name, f, 0) == 0);
+    TN__INIT_CHECK(f != NULL);
+    TN__INIT_CHECK(tn_func_register(table[i].name, f, 0) == 0);
     tn_object_release(f);
   }
 }

@@ -15,7 +15,7 @@
  */
 #include <stdlib.h>
 
-#include "signature.h"
+#include "func/signature.h"
 
 typedef struct {
   TnObject header;

@@ -9,7 +9,7 @@
  * bytes. A dead function's `fn` is replaced by a stub that raises, so a call
  * through a stale handle reports an error instead of running freed code.
  */
-#include "internal.h"
+#include "func/func_internal.h"
 
 #include <stdlib.h>
 

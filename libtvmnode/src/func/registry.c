@@ -15,7 +15,7 @@
  * died a moment ago; it is safe because function objects are type-stable
  * (function.c): their headers stay readable with a zero count.
  */
-#include "internal.h"
+#include "func/func_internal.h"
 
 #include <stdlib.h>
 

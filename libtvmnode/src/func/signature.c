@@ -3,9 +3,9 @@
  * conversions between C values and TnAny, for both directions (a C function
  * called through a packed call, and a packed function called through a C
  * function pointer). Keeping both directions here means a type means the
- * same thing wherever it appears. The grammar is documented in c_api.h.
+ * same thing wherever it appears. The grammar is documented in function.h.
  */
-#include "signature.h"
+#include "func/signature.h"
 
 #include <inttypes.h>
 #include <stdio.h>

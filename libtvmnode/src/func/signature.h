@@ -13,7 +13,7 @@
 #include <ffi.h>
 #include <stdbool.h>
 
-#include "internal.h"
+#include "func/func_internal.h"
 
 #define TN__SIG_MAX_ARGS 32
 

@@ -10,7 +10,7 @@
  * once at compile time). Anything else is reported as not foldable, and the
  * call is left as it is.
  */
-#include "ops_nn.h"
+#include "ir/ops_nn.h"
 
 #include <math.h>
 
@@ -318,7 +318,7 @@ fail:
 bool tn__ir_const_all(const TnObject *expr, double value) {
   if (!tn__ir_is(expr, TN_IR->constant)) return false;
   TnObject *data = ((const TnIrConstant *)expr)->data;
-  if (!tn_tensor_is_contiguous(data)) return false;
+  if (!tn__tensor_contiguous(data)) return false;
   View v;
   view_of(data, &v);
   if (!readable(v.dtype) || v.numel == 0) return false;

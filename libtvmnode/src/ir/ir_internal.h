@@ -1,16 +1,16 @@
 /*
- * ir_internal.h: what the IR's source files share. Private to the library.
+ * ir_internal.h: what the IR layer (nodes, operators, the evaluator, the text
+ * format) shares with the pass layer above it. Private to the library.
  */
 #ifndef TVMNODE_IR_INTERNAL_H_
 #define TVMNODE_IR_INTERNAL_H_
 
 #ifndef TN_BUILDING_LIBRARY
-#error "ir_internal.h is private to libtvmnode"
+#error "ir_internal.h is private to libtvmnode; include <tvmnode/tvmnode.h>"
 #endif
 
-#include "internal.h"
+#include "reflect/reflect_internal.h"
 #include "tvmnode/ir.h"
-#include "tvmnode/node.h"
 
 #define TN_IR (tn_ir_types())
 
@@ -78,7 +78,7 @@ void tn__ir_op_define(const char *name, int32_t num_inputs,
     TnNodeDesc desc_ = {key, TN_IR->attrs, TN_NODE_TREE, 0,                   \
                         (int64_t)sizeof(S), fields,                           \
                         (int32_t)G_N_ELEMENTS(fields), NULL, NULL};           \
-    g_assert(tn_node_register(&desc_) > 0);                                   \
+    TN__INIT_CHECK(tn_node_register(&desc_) > 0);                                   \
   } while (0)
 
 /* Argument `i` as a tensor type, or NULL with a TypeError naming it. */
@@ -132,7 +132,10 @@ const char *tn__ir_call_op_name(const TnObject *expr);
 
 /* Start-up. */
 void tn__ir_nodes_init(void);
-void tn__ir_ops_init(void);
-void tn__ir_passes_init(void);
+void tn__ir_ops_tensor_init(void);
+void tn__ir_ops_nn_init(void);
+void tn__ir_ops_qnn_init(void);
+/* Start-up of the IR layer: node types, then the operators (init.c). */
+void tn__ir_init(void);
 
 #endif /* TVMNODE_IR_INTERNAL_H_ */

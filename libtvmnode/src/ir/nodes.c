@@ -9,8 +9,8 @@
  * in whichever language, and InferType only has to fill in what could not
  * be known yet (through a global function, say).
  */
-#include "ir_internal.h"
-#include "ops_nn.h"
+#include "ir/ir_internal.h"
+#include "ir/ops_nn.h"
 
 #include <inttypes.h>
 
@@ -116,7 +116,7 @@ static int make_op(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
     TnNodeDesc d = {key, parent, kind, flags, (int64_t)sizeof(S), fields, n, \
                     NULL, NULL};                                             \
     g_types.var = tn_node_register(&d);                                      \
-    g_assert(g_types.var > 0);                                               \
+    TN__INIT_CHECK(g_types.var > 0);                                               \
   } while (0)
 #define N(a) ((int32_t)G_N_ELEMENTS(a))
 
@@ -155,7 +155,7 @@ void tn__ir_nodes_init(void) {
       module_fields, N(module_fields));
   TnObject *make = tn_func_new(make_op, NULL, NULL);
   TnAny mv = tn_any_obj(make);
-  g_assert(tn_type_attr_set("__make__", g_types.op, &mv) == 0);
+  TN__INIT_CHECK(tn_type_attr_set("__make__", g_types.op, &mv) == 0);
   tn_object_release(make);
 }
 
@@ -799,5 +799,4 @@ void tn__ir_init(void) {
   tn__ir_ops_tensor_init();
   tn__ir_ops_nn_init();
   tn__ir_ops_qnn_init();
-  tn__ir_passes_init();
 }

@@ -9,7 +9,7 @@
  * operator can be added from any language; operators defined here wrap a
  * C function in one.
  */
-#include "ir_internal.h"
+#include "ir/ir_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -171,12 +171,11 @@ void tn__ir_op_define(const char *name, int32_t num_inputs,
   c->name = g_strdup(name);
   c->attrs_type = attrs_key ? tn_type_index(attrs_key) : -1;
   c->num_inputs = num_inputs;
-  g_assert(attrs_key == NULL || c->attrs_type >= 0);
+  TN__INIT_CHECK(attrs_key == NULL || c->attrs_type >= 0);
   TnObject *f = tn_func_new(c_infer_call, c, c_infer_free);
-  g_assert(f != NULL);
-  if (tn_ir_op_register(name, num_inputs, attrs_key, pattern, f, doc) != 0)
-    g_error("defining %s: %s", name,
-            tn_error_message(tn_error_peek_raised()));
+  TN__INIT_CHECK(f != NULL);
+  TN__INIT_CHECK(
+      tn_ir_op_register(name, num_inputs, attrs_key, pattern, f, doc) == 0);
   tn_object_release(f);
 }
 

@@ -6,7 +6,7 @@
  * The shared layout arithmetic (tn__ir_conv2d_out, tn__ir_pool2d_out) is
  * also what the quantized operators use.
  */
-#include "ops_nn.h"
+#include "ir/ops_nn.h"
 
 #include <inttypes.h>
 

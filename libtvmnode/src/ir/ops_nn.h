@@ -6,7 +6,11 @@
 #ifndef TVMNODE_IR_OPS_NN_H_
 #define TVMNODE_IR_OPS_NN_H_
 
-#include "ir_internal.h"
+#ifndef TN_BUILDING_LIBRARY
+#error "ops_nn.h is private to libtvmnode; include <tvmnode/tvmnode.h>"
+#endif
+
+#include "ir/ir_internal.h"
 
 typedef struct {
   TnObject header;

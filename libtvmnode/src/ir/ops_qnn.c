@@ -8,7 +8,7 @@
  * size along `axis` (per-channel). Convolutions and dense layers accumulate
  * in int32; requantize brings results back to int8.
  */
-#include "ops_nn.h"
+#include "ir/ops_nn.h"
 
 #include <inttypes.h>
 

@@ -7,7 +7,7 @@
  * Each inference function checks every argument it reads and names the
  * operator, the argument and its type in the error; shapes are static.
  */
-#include "ops_nn.h"
+#include "ir/ops_nn.h"
 
 #include <inttypes.h>
 

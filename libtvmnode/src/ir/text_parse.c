@@ -11,7 +11,7 @@
  * Recursion follows the nesting of the text (parentheses, blocks,
  * functions), never the length of a chain of bindings; nesting is bounded.
  */
-#include "ir_internal.h"
+#include "ir/ir_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -13,7 +13,7 @@
  * The graph is walked with an explicit stack: only nesting of functions and
  * blocks recurses, never the length of a chain of calls.
  */
-#include "ir_internal.h"
+#include "ir/ir_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -273,7 +273,7 @@ static bool is_leaf(const TnObject *e) {
 static bool scalar_literal(GString *out, const TnObject *tensor) {
   const DLTensor *dl = tn_tensor_dltensor((TnObject *)tensor);
   if (dl->ndim != 0 || dl->dtype.lanes != 1 ||
-      !tn_tensor_is_contiguous(tensor) || dl->device.device_type != kDLCPU)
+      !tn__tensor_contiguous(tensor) || dl->device.device_type != kDLCPU)
     return false;
   const char *d = (const char *)dl->data + dl->byte_offset;
   DLDataType t = dl->dtype;

@@ -8,7 +8,7 @@
  * happens), and a node none of whose children changed is kept as it is, so
  * an unchanged graph comes back as the very same object.
  */
-#include "ir_internal.h"
+#include "ir/ir_internal.h"
 
 /* The expression children of `e`, in evaluation order. */
 static int32_t children(TnObject *e, TnObject **out, int32_t cap,

@@ -4,7 +4,7 @@
  * FuseOps), also reachable as global functions "transform.<Name>" so every
  * binding can get them by name.
  */
-#include "pass_internal.h"
+#include "pass/pass_internal.h"
 
 bool tn__pass_is_primitive(const TnObject *func) {
   const TnObject *attrs = ((const TnIrFunction *)func)->attrs;
@@ -43,9 +43,7 @@ TnObject *tn__pass_from_c(const char *name, int32_t opt_level,
 
 /* Built-in passes are made once and handed out by reference. */
 static TnObject *get(const char *name) {
-  TnObject *p = tn_pass_get(name);
-  g_assert(p != NULL);
-  return p;
+  return tn_pass_get(name); /* a KeyError if someone unregistered it */
 }
 
 TN_API TnObject *tn_pass_infer_type(void) { return get("InferType"); }
@@ -99,7 +97,7 @@ TnObject *tn__pass_map_functions(TnObject *mod, TnFunctionRewriteC fn,
   return res;
 }
 
-void tn__ir_passes_init(void) {
+void tn__pass_init(void) {
   tn__pass_types_init();
   tn__passes_builtin_init();
 }
@@ -121,15 +119,15 @@ void tn__passes_builtin_init(void) {
   for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {
     TnObject *p = tn__pass_from_c(table[i].name, table[i].opt_level, infer,
                                   table[i].needs_types ? 1 : 0, table[i].fn);
-    g_assert(p && tn_pass_register(p, 0) == 0);
+    TN__INIT_CHECK(p && tn_pass_register(p, 0) == 0);
     tn_object_release(p);
     char *gname = g_strdup_printf("transform.%s", table[i].name);
     TnObject *f = tn_func_new(pass_getter, (void *)table[i].name, NULL);
-    g_assert(f && tn_func_register(gname, f, 0) == 0);
+    TN__INIT_CHECK(f && tn_func_register(gname, f, 0) == 0);
     tn_object_release(f);
     g_free(gname);
   }
-  g_assert(tn_pass_config_register("FuseOps.max_depth", TN_TYPE_INT) == 0);
-  g_assert(tn_pass_config_register("FoldConstant.max_elements", TN_TYPE_INT) ==
+  TN__INIT_CHECK(tn_pass_config_register("FuseOps.max_depth", TN_TYPE_INT) == 0);
+  TN__INIT_CHECK(tn_pass_config_register("FoldConstant.max_elements", TN_TYPE_INT) ==
            0);
 }

@@ -8,7 +8,7 @@
  * global functions are removed. (A module without "main" keeps all its
  * functions: any of them may be an entry point.)
  */
-#include "pass_internal.h"
+#include "pass/pass_internal.h"
 
 typedef struct {
   GHashTable *used; /* variables that occur other than where defined */

@@ -10,7 +10,7 @@
  * not know, results larger than the "FoldConstant.max_elements" option, and
  * non-compact tensors are left alone.
  */
-#include "pass_internal.h"
+#include "pass/pass_internal.h"
 
 typedef struct {
   int64_t max_elements;
@@ -25,7 +25,7 @@ static TnObject *retained(TnObject *o) {
 
 static bool is_constant(const TnObject *e) {
   return tn_object_is_instance(e, TN_IR->constant) &&
-         tn_tensor_is_contiguous(((const TnIrConstant *)e)->data);
+         tn__tensor_contiguous(((const TnIrConstant *)e)->data);
 }
 
 /* The folded value of a call, NULL when it does not fold; *failed on error. */

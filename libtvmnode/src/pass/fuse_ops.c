@@ -20,7 +20,7 @@
  * already inside primitive functions are left alone, so the pass is
  * idempotent.
  */
-#include "pass_internal.h"
+#include "pass/pass_internal.h"
 
 #include <stdio.h>
 

@@ -9,7 +9,7 @@
  * by a let without an annotation, which take their value's type. A function
  * parameter without an annotation cannot be typed and is an error naming it.
  */
-#include "pass_internal.h"
+#include "pass/pass_internal.h"
 
 typedef struct {
   const TnIrModule *mod;

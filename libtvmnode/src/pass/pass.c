@@ -9,7 +9,7 @@
  * module, and when it fails the error names the pass (the original error is
  * its cause) and the caller still has the module it started with.
  */
-#include "pass_internal.h"
+#include "pass/pass_internal.h"
 
 #include <inttypes.h>
 
@@ -567,7 +567,7 @@ TN_API TnObject *tn_pass_run(TnObject *pass, TnObject *mod, TnObject *ctx) {
                     (int64_t)sizeof(S), fields,                               \
                     (int32_t)G_N_ELEMENTS(fields), NULL, NULL};               \
     var = tn_node_register(&d);                                               \
-    g_assert(var > 0);                                                        \
+    TN__INIT_CHECK(var > 0);                                                        \
   } while (0)
 
 int32_t tn__pass_type(void) { return g_pass_t; }

@@ -4,7 +4,12 @@
 #ifndef TVMNODE_PASS_INTERNAL_H_
 #define TVMNODE_PASS_INTERNAL_H_
 
-#include "../ir/ir_internal.h"
+#ifndef TN_BUILDING_LIBRARY
+#error "pass_internal.h is private to libtvmnode; include <tvmnode/tvmnode.h>"
+#endif
+
+#include "ir/ir_internal.h"
+#include "tvmnode/pass.h"
 
 int32_t tn__pass_type(void);
 int32_t tn__pass_context_type(void);
@@ -48,5 +53,8 @@ TnObject *tn__fold_constant_expr(TnObject *expr, int64_t max_elements);
 
 void tn__pass_types_init(void);
 void tn__passes_builtin_init(void);
+/* Start-up of the pass layer: its node types, then the built-in passes
+ * (init.c). */
+void tn__pass_init(void);
 
 #endif /* TVMNODE_PASS_INTERNAL_H_ */

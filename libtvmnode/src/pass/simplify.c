@@ -10,7 +10,7 @@
  * constant that broadcasts x to a larger shape or another dtype is kept.
  * The rewrite is bottom-up, so chains collapse in one pass.
  */
-#include "pass_internal.h"
+#include "pass/pass_internal.h"
 
 static bool same_type(const TnObject *a, const TnObject *b) {
   TnObject *ta = tn_ir_checked_type(a), *tb = tn_ir_checked_type(b);

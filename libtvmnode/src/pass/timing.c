@@ -3,7 +3,7 @@
  * functions sharing one record of start times and durations. Nested passes
  * (those a pass requires) are timed too and indented in the report.
  */
-#include "pass_internal.h"
+#include "pass/pass_internal.h"
 
 #include <stdio.h>
 

@@ -12,10 +12,10 @@
  * ("nodes[3].fields.value"). Reading streams (json_reader.c): each node is
  * built as soon as its JSON element closes.
  */
-#include "internal.h"
+#include "reflect/reflect_internal.h"
 
 #include <inttypes.h>
-#include "json_reader.h"
+#include "reflect/json_reader.h"
 #include <math.h>
 #include <stdio.h>
 

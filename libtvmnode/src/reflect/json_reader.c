@@ -10,7 +10,7 @@
  * (MAX_DEPTH) because a graph document never needs more, and duplicate keys
  * are refused because they would make a document ambiguous.
  */
-#include "json_reader.h"
+#include "reflect/json_reader.h"
 
 #include <errno.h>
 #include <math.h>

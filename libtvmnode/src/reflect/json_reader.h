@@ -16,7 +16,7 @@
 #error "json_reader.h is private to libtvmnode"
 #endif
 
-#include "internal.h"
+#include "reflect/reflect_internal.h"
 
 typedef enum { J_NULL, J_BOOL, J_INT, J_FLOAT, J_STR, J_ARR, J_OBJ } JKind;
 

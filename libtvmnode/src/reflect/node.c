@@ -10,7 +10,7 @@
  * duplicate names) because a wrong offset would otherwise corrupt memory
  * much later, far from the mistake. Node info is immutable once published.
  */
-#include "internal.h"
+#include "reflect/reflect_internal.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -11,7 +11,7 @@
  * MAX_DEPTH prints as "...", so a pathological chain cannot exhaust the
  * stack.
  */
-#include "internal.h"
+#include "reflect/reflect_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
  * alpha-equivalent graphs hash alike, and memoises shared nodes too. Maps
  * compare and hash without regard to entry order.
  */
-#include "internal.h"
+#include "reflect/reflect_internal.h"
 
 #include <math.h>
 

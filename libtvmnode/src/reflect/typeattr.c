@@ -12,7 +12,7 @@
  * without a lock. Methods are looked up far less often (a binding caches
  * them), so they sit in per-type hash tables under one mutex.
  */
-#include "internal.h"
+#include "reflect/reflect_internal.h"
 
 #include <stdlib.h>
 

@@ -208,7 +208,7 @@ fn c_values(name: &str, exprs: &[String]) -> BTreeMap<String, i64> {
     let src = out.join(format!("{name}.c"));
     let exe = out.join(name);
     let mut c = String::from(
-        "#include <stdio.h>\n#include <stddef.h>\n#include <tvmnode/c_api.h>\n#include <tvmnode/ir.h>\n\
+        "#include <stdio.h>\n#include <stddef.h>\n#include <tvmnode/tvmnode.h>\n\
          int main(void) {\n",
     );
     for e in exprs {

@@ -5,7 +5,7 @@
  */
 #include <stdint.h>
 
-#include <tvmnode/c_api.h>
+#include <tvmnode/tvmnode.h>
 
 #define KEEP(x) __asm__ __volatile__("" : : "g"(x) : "memory")
 

@@ -112,7 +112,10 @@ impl TypeInfo {
             if key.is_null() {
                 return Err(take_raised());
             }
-            let parent = sys::tn_type_parent(index);
+            let mut parent = -1;
+            if sys::tn_type_parent(index, &mut parent) != 0 {
+                return Err(take_raised());
+            }
             let n = sys::tn_type_field_count(index);
             if n < 0 {
                 // Not a node type: no fields (clear the error).

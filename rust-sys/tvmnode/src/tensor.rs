@@ -151,7 +151,9 @@ impl Tensor {
     /// Whether the tensor is compact row-major.
     pub fn is_contiguous(&self) -> bool {
         // SAFETY: live tensor.
-        unsafe { sys::tn_tensor_is_contiguous(self.as_ptr()) != 0 }
+        let mut contiguous = 0;
+        // A live tn.Tensor handle cannot fail the type check.
+        unsafe { sys::tn_tensor_is_contiguous(self.as_ptr(), &mut contiguous) == 0 && contiguous != 0 }
     }
 
     fn check_readable<T: Element>(&self) -> Result<usize> {

@@ -7,7 +7,7 @@ package cthreads
 #cgo LDFLAGS: -ltvmnode -lpthread
 #include <pthread.h>
 #include <stdlib.h>
-#include <tvmnode/c_api.h>
+#include <tvmnode/tvmnode.h>
 
 typedef struct {
   TnObject *f;

@@ -1,17 +1,22 @@
 /*
- * internal.h: what the library's own source files share and nobody else sees.
+ * core_internal.h: what the core layer shares with every layer above it,
+ * and nobody outside the library sees.
  *
  * It holds the pieces that are hot enough to be inlined everywhere (the
  * atomic reference count, the per-thread state behind the live-object count
  * and the raised-error slot, the lock-free type table look-up) and the layouts
- * of the container objects, which several modules walk directly. It refuses to
- * be included from outside the build so that nothing here leaks into the ABI.
+ * of the container objects, which several modules walk directly. It uses no
+ * GLib (glib_internal.h adds the GLib-typed helpers), and it refuses to be
+ * included from outside the build so that nothing here leaks into the ABI.
+ * Each layer has one header like it: func/func_internal.h,
+ * reflect/reflect_internal.h, ir/ir_internal.h, pass/pass_internal.h, each
+ * including the one below.
  */
-#ifndef TVMNODE_INTERNAL_H_
-#define TVMNODE_INTERNAL_H_
+#ifndef TVMNODE_CORE_INTERNAL_H_
+#define TVMNODE_CORE_INTERNAL_H_
 
 #ifndef TN_BUILDING_LIBRARY
-#error "internal.h is private to libtvmnode; include <tvmnode/c_api.h>"
+#error "core_internal.h is private to libtvmnode; include <tvmnode/tvmnode.h>"
 #endif
 
 #include "config.h"
@@ -22,29 +27,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <glib.h>
-
-#include "tvmnode/c_api.h"
-
-/*
- * Locks are GLib's GMutex. ThreadSanitizer cannot see GMutex on Linux (it is
- * built on raw futexes), so TSan builds use pthread mutexes instead; the
- * zero-initialised static form works for both.
- */
-#if defined(__SANITIZE_THREAD__)
-#include <pthread.h>
-typedef pthread_mutex_t TnMutex;
-#define tn__mutex_lock pthread_mutex_lock
-#define tn__mutex_unlock pthread_mutex_unlock
-#define tn__mutex_init(m) pthread_mutex_init((m), NULL)
-#define tn__mutex_clear pthread_mutex_destroy
-#else
-typedef GMutex TnMutex;
-#define tn__mutex_lock g_mutex_lock
-#define tn__mutex_unlock g_mutex_unlock
-#define tn__mutex_init g_mutex_init
-#define tn__mutex_clear g_mutex_clear
-#endif
+#include "tvmnode/abi.h"
+#include "tvmnode/containers.h"
+#include "tvmnode/function.h"
+#include "tvmnode/object.h"
+#include "tvmnode/reflect.h"
 
 #define TN_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TN_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -438,8 +425,6 @@ int tn__raise_memory(const char *func, size_t bytes);
 typedef enum { TN_TEXT_NONE, TN_TEXT_STR, TN_TEXT_BYTES } TnTextKind;
 TnTextKind tn__any_text(const TnAny *a, const char **data, size_t *size);
 
-/* A short, human readable rendering of a value for error messages. */
-void tn__any_repr(GString *out, const TnAny *a);
 
 /* ------------------------------------------------------------------------ */
 /* Hashing                                                                   */
@@ -456,6 +441,8 @@ static inline uint64_t tn__mix64(uint64_t x) {
 }
 
 uint64_t tn__hash_bytes(const char *data, size_t size);
+/* tn_string_hash of a known tn.String or tn.Bytes (cached in the object). */
+uint64_t tn__string_hash(TnObject *str);
 
 /* ------------------------------------------------------------------------ */
 /* Container layouts                                                         */
@@ -478,8 +465,6 @@ static inline TnAny *tn__array_inline(TnArrayObj *a) {
   return (TnAny *)(a + 1);
 }
 
-/* Sort C strings in place and return them as a tn.Array of strings. */
-TnObject *tn__sorted_string_array(GPtrArray *names);
 
 /* The children of an object graph node (items of an array or list, keys
  * and values of a map or dict, reflected fields of a node), one per call
@@ -531,14 +516,20 @@ int tn__tensor_walk(const DLTensor *t,
                     int (*fn)(const char *elem, size_t size, void *ctx),
                     void *ctx);
 void tn__tensor_copy_compact(const DLTensor *t, void *dst);
+/* tn_tensor_is_contiguous of a known tn.Tensor. */
+bool tn__tensor_contiguous(const TnObject *tensor);
 
-/* ------------------------------------------------------------------------ */
-/* Start-up hooks, called once in order by the library constructor          */
-/* ------------------------------------------------------------------------ */
-
+/* Start-up of the core layer: threads, then the built-in types (init.c). */
+void tn__core_init(void);
 void tn__threads_init(void);
 void tn__types_init(void);
-void tn__func_builtins_init(void);
-void tn__ir_init(void);
 
-#endif /* TVMNODE_INTERNAL_H_ */
+/* Registrations at start-up must succeed: a failure there is a broken build,
+ * not bad input. Unlike assert, the expression is always evaluated (the
+ * registration happens under G_DISABLE_ASSERT and NDEBUG too); a failure
+ * aborts, naming the expression and the raised error. */
+#define TN__INIT_CHECK(expr) \
+  ((expr) ? (void)0 : tn__init_failed(#expr, __FILE__, __LINE__))
+_Noreturn void tn__init_failed(const char *what, const char *file, int line);
+
+#endif /* TVMNODE_CORE_INTERNAL_H_ */

@@ -10,7 +10,7 @@
  * explicitly (compact tensors get row-major strides) because several DLPack
  * consumers mishandle NULL strides.
  */
-#include "internal.h"
+#include "core/core_internal.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -266,11 +266,18 @@ static bool dl_is_contiguous(const DLTensor *dl) {
   return true;
 }
 
-TN_API int tn_tensor_is_contiguous(const TnObject *tensor) {
+bool tn__tensor_contiguous(const TnObject *tensor) {
+  return dl_is_contiguous(&((const TnTensorObj *)tensor)->dl);
+}
+
+TN_API int tn_tensor_is_contiguous(const TnObject *tensor, int *contiguous) {
   if (tn__check_object(tensor, TN_TYPE_TENSOR, "tn_tensor_is_contiguous",
                        "tensor"))
-    return 0;
-  return dl_is_contiguous(&((const TnTensorObj *)tensor)->dl);
+    return -1;
+  if (contiguous == NULL)
+    return tn__raise_null("tn_tensor_is_contiguous", "contiguous");
+  *contiguous = tn__tensor_contiguous(tensor);
+  return 0;
 }
 
 /* ------------------------------------------------------------------------ */

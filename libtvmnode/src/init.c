@@ -1,0 +1,32 @@
+/*
+ * init.c: library start-up, one layer at a time in layer order.
+ *
+ * Each layer registers what it owns (types, functions, operators, passes)
+ * and may use everything below it, so the order here is the layer order of
+ * DESIGN.md: core, func, reflect, ir, pass. The reflection layer keeps no
+ * start-up state. Built-in types get their fixed indices before any user
+ * code runs, so no entry point needs an "initialised yet?" check. A
+ * registration that fails here aborts (TN__INIT_CHECK): the library would
+ * otherwise start with pieces silently missing.
+ */
+#include <stdio.h>
+
+#include "pass/pass_internal.h"
+
+_Noreturn void tn__init_failed(const char *what, const char *file, int line) {
+  TnObject *err = tn_error_peek_raised();
+  fprintf(stderr, "tvmnode: start-up failed at %s:%d: %s\n", file, line,
+          what);
+  if (err != NULL)
+    fprintf(stderr, "tvmnode: %s: %s\n", tn_error_kind(err),
+            tn_error_message(err));
+  abort();
+}
+
+__attribute__((constructor)) void tn__library_init(void);
+void tn__library_init(void) {
+  tn__core_init();
+  tn__func_init();
+  tn__ir_init();
+  tn__pass_init();
+}

@@ -1,0 +1,49 @@
+/*
+ * tvmnode/crt/status.h: the status codes of the freestanding runtime.
+ *
+ * Everything in runtime/crt reports failure as one of these codes, never by
+ * aborting or printing: a microcontroller has nowhere to print and nothing to
+ * unwind. The codes come from one X-macro table, as the library's error kinds
+ * do (TN_ERROR_KIND_MAP in tvmnode/abi.h), so the enum and the names cannot
+ * drift apart. Codes are stable: new ones are added at the end.
+ *
+ * This header, like all of the crt, needs only <stdint.h> and <stddef.h>.
+ */
+#ifndef TVMNODE_CRT_STATUS_H_
+#define TVMNODE_CRT_STATUS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(NAME, code, "description") */
+#define TN_CRT_STATUS_MAP(X)                                               \
+  X(OK, 0, "success")                                                      \
+  X(INVALID_ARGUMENT, 1, "an argument is invalid (NULL, out of range)")    \
+  X(SHAPE_MISMATCH, 2, "tensor shapes do not match what the call expects") \
+  X(DTYPE_MISMATCH, 3, "tensor element types do not match")                \
+  X(UNSUPPORTED, 4, "the parameters ask for something not implemented")    \
+  X(SCRATCH_TOO_SMALL, 5, "the caller's scratch buffer is too small")      \
+  X(POOL_TOO_SMALL, 6, "a memory pool is smaller than the model needs")    \
+  X(OVERFLOW, 7, "a size or index computation would overflow")
+
+typedef enum {
+#define TN_CRT_STATUS_ENUM_(name, code, doc) TN_CRT_##name = code,
+  TN_CRT_STATUS_MAP(TN_CRT_STATUS_ENUM_)
+#undef TN_CRT_STATUS_ENUM_
+} TnCrtStatus;
+
+/* The name of a status ("INVALID_ARGUMENT"), or "UNKNOWN" for a code not in
+ * the table. Static storage. */
+const char *tn_crt_status_name(int32_t status);
+/* A one-line description of a status, or "unknown status". */
+const char *tn_crt_status_doc(int32_t status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TVMNODE_CRT_STATUS_H_ */
