@@ -10,12 +10,35 @@
 //! array is changed in place only when this handle is its sole reference;
 //! otherwise the handle is pointed at a changed copy, and every other holder
 //! keeps seeing the old value. That is what makes arrays safe to share
-//! between threads. [`List`] is changed in place and seen by every holder,
-//! which is why its handle is neither `Send` nor `Sync`.
+//! between threads.
+//!
+//! [`List`] is the C list, changed in place for every holder. Its mutators
+//! also take `&mut self` and need the sole reference, but refuse
+//! (`RuntimeError`) rather than copy when the list is shared, since a copy
+//! would silently break the sharing a list is for. Another reference may be
+//! on another thread (an [`Object`], an [`Any`], C, Python), where reading
+//! while this thread changes the list would be a data race, and nothing in
+//! the types can rule that out; the count can. A list that is knowingly
+//! shared within one thread (a callback's argument from Python) is changed
+//! with the `unsafe` `*_shared` methods. The handle is neither `Send` nor
+//! `Sync`. See [`object`](crate::object#threads) for the whole rule.
+//!
+//! ```
+//! use tvmnode::{ErrorKind, List};
+//!
+//! let mut list = List::new(&[]).unwrap();
+//! list.push(1i64).unwrap(); // the only reference
+//! let alias = list.clone();
+//! let e = list.push(2i64).unwrap_err(); // shared now
+//! assert_eq!(e.kind(), ErrorKind::RuntimeError);
+//! drop(alias);
+//! list.push(2i64).unwrap();
+//! assert_eq!(list.to_vec::<i64>().unwrap(), [1, 2]);
+//! ```
 
 use tvmnode_sys as sys;
 
-use crate::error::{check, check_typed, Result};
+use crate::error::{check, check_typed, Error, ErrorKind, Result};
 use crate::object::ObjectType;
 use crate::{object_handle, Any, FromAny, IntoAny, Object};
 
@@ -25,8 +48,8 @@ object_handle! {
 }
 
 object_handle! {
-    /// A shared mutable list (`tn.List`). Not `Send`/`Sync`: see the module
-    /// docs.
+    /// A mutable list (`tn.List`), changed in place only through its sole
+    /// reference. Not `Send`/`Sync`: see the module docs.
     pub struct List: Object, key "tn.List", index sys::TN_TYPE_LIST, unsync;
 }
 
@@ -152,39 +175,110 @@ impl List {
         check_typed(unsafe { sys::tn_list_new(p, n) })
     }
 
-    /// Append an item; every holder of the list sees it.
-    pub fn push(&self, item: impl Into<Any>) -> Result<()> {
+    /// Append an item. Refused (`RuntimeError`) unless this handle is the
+    /// only reference: see the module docs.
+    pub fn push(&mut self, item: impl Into<Any>) -> Result<()> {
+        // Converted first: an item that is this very list is one more
+        // reference, and is refused.
         let item = item.into();
-        // SAFETY: live list; List handles stay on one thread.
-        check(unsafe { sys::tn_list_append(self.as_ptr(), item.as_raw()) })
+        exclusive(self, "append to")?;
+        // SAFETY: the only reference, borrowed mutably: no one else can see it.
+        unsafe { self.push_shared(item) }
     }
 
-    /// Replace item `i`.
-    pub fn set(&self, i: i64, item: impl Into<Any>) -> Result<()> {
+    /// Replace item `i`. Refused unless this handle is the only reference.
+    pub fn set(&mut self, i: i64, item: impl Into<Any>) -> Result<()> {
         let item = item.into();
+        exclusive(self, "set an item of")?;
         // SAFETY: as for push.
-        check(unsafe { sys::tn_list_set(self.as_ptr(), i, item.as_raw()) })
+        unsafe { self.set_shared(i, item) }
     }
 
-    /// Insert before item `i`.
-    pub fn insert(&self, i: i64, item: impl Into<Any>) -> Result<()> {
+    /// Insert before item `i`. Refused unless this handle is the only
+    /// reference.
+    pub fn insert(&mut self, i: i64, item: impl Into<Any>) -> Result<()> {
         let item = item.into();
+        exclusive(self, "insert into")?;
         // SAFETY: as for push.
-        check(unsafe { sys::tn_list_insert(self.as_ptr(), i, item.as_raw()) })
+        unsafe { self.insert_shared(i, item) }
     }
 
-    /// Remove and return item `i` (negative counts from the end).
-    pub fn remove(&self, i: i64) -> Result<Any> {
+    /// Remove and return item `i` (negative counts from the end). Refused
+    /// unless this handle is the only reference.
+    pub fn remove(&mut self, i: i64) -> Result<Any> {
+        exclusive(self, "remove from")?;
+        // SAFETY: as for push.
+        unsafe { self.remove_shared(i) }
+    }
+
+    /// Remove every item. Refused unless this handle is the only reference.
+    pub fn clear(&mut self) -> Result<()> {
+        exclusive(self, "clear")?;
+        // SAFETY: as for push.
+        unsafe { self.clear_shared() }
+    }
+
+    /// Append an item to a possibly shared list; every holder sees it.
+    ///
+    /// # Safety
+    /// No other thread may read or write this list during the call (C takes
+    /// no lock for lists); the same holds for every `*_shared` method.
+    pub unsafe fn push_shared(&self, item: impl Into<Any>) -> Result<()> {
+        let item = item.into();
+        check(sys::tn_list_append(self.as_ptr(), item.as_raw()))
+    }
+
+    /// Replace item `i` of a possibly shared list.
+    ///
+    /// # Safety
+    /// As for [`List::push_shared`].
+    pub unsafe fn set_shared(&self, i: i64, item: impl Into<Any>) -> Result<()> {
+        let item = item.into();
+        check(sys::tn_list_set(self.as_ptr(), i, item.as_raw()))
+    }
+
+    /// Insert before item `i` of a possibly shared list.
+    ///
+    /// # Safety
+    /// As for [`List::push_shared`].
+    pub unsafe fn insert_shared(&self, i: i64, item: impl Into<Any>) -> Result<()> {
+        let item = item.into();
+        check(sys::tn_list_insert(self.as_ptr(), i, item.as_raw()))
+    }
+
+    /// Remove and return item `i` of a possibly shared list.
+    ///
+    /// # Safety
+    /// As for [`List::push_shared`].
+    pub unsafe fn remove_shared(&self, i: i64) -> Result<Any> {
         let mut out = Any::none();
-        // SAFETY: as for push.
-        check(unsafe { sys::tn_list_pop(self.as_ptr(), i, out.as_mut_raw()) })?;
+        check(sys::tn_list_pop(self.as_ptr(), i, out.as_mut_raw()))?;
         Ok(out)
     }
 
-    /// Remove every item.
-    pub fn clear(&self) -> Result<()> {
-        // SAFETY: as for push.
-        check(unsafe { sys::tn_list_clear(self.as_ptr()) })
+    /// Remove every item of a possibly shared list.
+    ///
+    /// # Safety
+    /// As for [`List::push_shared`].
+    pub unsafe fn clear_shared(&self) -> Result<()> {
+        check(sys::tn_list_clear(self.as_ptr()))
+    }
+}
+
+/// The check before a List or Dict changes in place: this handle must be the
+/// only reference (the `&mut` borrow that leads here rules out borrows of it).
+pub(crate) fn exclusive(obj: &Object, what: &str) -> Result<()> {
+    if obj.is_unique() {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorKind::RuntimeError,
+            format!(
+                "cannot {what} a shared {} in place (it has other references; \
+                 the *_shared methods are the unsafe way)",
+                obj.type_key()
+            ),
+        ))
     }
 }
 

@@ -23,11 +23,51 @@ use crate::object::{Object, ObjectType};
 /// The result type of every fallible call in this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The kind of an error: the Python-style class name the C library and every
-/// binding use, so that kinds map one to one onto Python exceptions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ErrorKind {
+/// The one table of error kinds: each variant and the name the C library
+/// spells it with (the identifier itself). The enum, [`ErrorKind::as_str`],
+/// the name lookup behind [`Error::kind`] and [`ErrorKind::ALL`] are all
+/// generated from it, so a kind is added or renamed here and nowhere else
+/// (the C side's kind table is the other end of this list).
+macro_rules! error_kinds {
+    ($($(#[$doc:meta])* $kind:ident,)*) => {
+        /// The kind of an error: the Python-style class name the C library
+        /// and every binding use, so that kinds map one to one onto Python
+        /// exceptions.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ErrorKind {
+            $($(#[$doc])* $kind,)*
+            /// A kind this enum does not name; see [`Error::kind_str`].
+            Other,
+        }
+
+        impl ErrorKind {
+            /// Every named kind (all but [`ErrorKind::Other`]), in table
+            /// order.
+            pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$kind,)*];
+
+            /// The kind's name as the C library spells it (`"TypeError"`).
+            /// `Other` has no single name and gives `"RuntimeError"`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$kind => stringify!($kind),)*
+                    ErrorKind::Other => ErrorKind::RuntimeError.as_str(),
+                }
+            }
+
+            /// The kind a C kind name stands for; `Other` for names the
+            /// table does not have.
+            pub fn from_name(name: &str) -> ErrorKind {
+                match name {
+                    $(stringify!($kind) => ErrorKind::$kind,)*
+                    _ => ErrorKind::Other,
+                }
+            }
+        }
+    };
+}
+
+error_kinds! {
     /// A value of the wrong type (`TypeError`).
     TypeError,
     /// A value of the right type that is not acceptable (`ValueError`).
@@ -46,41 +86,6 @@ pub enum ErrorKind {
     OverflowError,
     /// Not supported (`NotImplementedError`).
     NotImplementedError,
-    /// A kind this enum does not name; see [`Error::kind_str`].
-    Other,
-}
-
-impl ErrorKind {
-    /// The kind's name as the C library spells it (`"TypeError"`). `Other`
-    /// has no single name and gives `"RuntimeError"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::TypeError => "TypeError",
-            ErrorKind::ValueError => "ValueError",
-            ErrorKind::IndexError => "IndexError",
-            ErrorKind::KeyError => "KeyError",
-            ErrorKind::AttributeError => "AttributeError",
-            ErrorKind::RuntimeError | ErrorKind::Other => "RuntimeError",
-            ErrorKind::MemoryError => "MemoryError",
-            ErrorKind::OverflowError => "OverflowError",
-            ErrorKind::NotImplementedError => "NotImplementedError",
-        }
-    }
-
-    fn from_name(name: &str) -> ErrorKind {
-        match name {
-            "TypeError" => ErrorKind::TypeError,
-            "ValueError" => ErrorKind::ValueError,
-            "IndexError" => ErrorKind::IndexError,
-            "KeyError" => ErrorKind::KeyError,
-            "AttributeError" => ErrorKind::AttributeError,
-            "RuntimeError" => ErrorKind::RuntimeError,
-            "MemoryError" => ErrorKind::MemoryError,
-            "OverflowError" => ErrorKind::OverflowError,
-            "NotImplementedError" => ErrorKind::NotImplementedError,
-            _ => ErrorKind::Other,
-        }
-    }
 }
 
 impl fmt::Display for ErrorKind {

@@ -548,20 +548,12 @@ unsafe extern "C" fn visit_cb(ctx: *mut c_void, expr: *mut sys::TnObject) -> c_i
         Ok(Err(err)) => {
             st.err = Some(err);
             // Raise a marker so the C walk stops; our error wins afterwards.
-            sys::tn_error_raise(
-                c"RuntimeError".as_ptr(),
-                c"%s".as_ptr(),
-                c"stopped by a Rust visitor".as_ptr(),
-            );
+            Error::new(ErrorKind::RuntimeError, "stopped by a Rust visitor").raise();
             -1
         }
         Err(p) => {
             st.err = Some(panic_error("visitor", &*p));
-            sys::tn_error_raise(
-                c"RuntimeError".as_ptr(),
-                c"%s".as_ptr(),
-                c"Rust visitor panicked".as_ptr(),
-            );
+            Error::new(ErrorKind::RuntimeError, "Rust visitor panicked").raise();
             -1
         }
     }
@@ -610,20 +602,12 @@ unsafe extern "C" fn mutate_cb(
         Ok(Ok(new)) => new.into_object().into_raw(),
         Ok(Err(err)) => {
             st.err = Some(err);
-            sys::tn_error_raise(
-                c"RuntimeError".as_ptr(),
-                c"%s".as_ptr(),
-                c"stopped by a Rust rewriter".as_ptr(),
-            );
+            Error::new(ErrorKind::RuntimeError, "stopped by a Rust rewriter").raise();
             std::ptr::null_mut()
         }
         Err(p) => {
             st.err = Some(panic_error("rewriter", &*p));
-            sys::tn_error_raise(
-                c"RuntimeError".as_ptr(),
-                c"%s".as_ptr(),
-                c"Rust rewriter panicked".as_ptr(),
-            );
+            Error::new(ErrorKind::RuntimeError, "Rust rewriter panicked").raise();
             std::ptr::null_mut()
         }
     }

@@ -43,9 +43,14 @@
 //!
 //! # Threads
 //!
-//! Handles to immutable objects are `Send + Sync` (counts are atomic in C);
-//! the shared mutable containers [`List`] and [`Dict`] are not. See
-//! [`object`] for the reasoning.
+//! Handles to immutable objects are `Send + Sync` (counts are atomic in C),
+//! and so are [`Object`] and [`Any`]. The mutable containers [`List`] and
+//! [`Dict`] are neither `Send` nor `Sync`, but since a generic handle may
+//! still hold one on another thread, what makes them sound is one rule: a
+//! list or dict is changed in place only through `&mut` on a handle that is
+//! its only reference ([`Object::is_unique`]), and is refused otherwise;
+//! changing a shared one is `unsafe`. See [`object`](object#threads) for the
+//! reasoning and the compile-fail examples.
 #![warn(missing_docs)]
 
 pub use tvmnode_sys as sys;

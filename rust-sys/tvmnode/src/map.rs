@@ -3,12 +3,17 @@
 //! (strings by content, numbers by value, objects by identity).
 //!
 //! As with arrays, [`Map`] changes take `&mut self` and copy when the map is
-//! shared, so map handles are `Send`/`Sync`; [`Dict`] is changed in place and
-//! its handle stays on one thread. Lookups take any key that converts into an
+//! shared, so map handles are `Send`/`Sync`. [`Dict`] changes in place for
+//! every holder, so, like [`List`](crate::List), its changes take `&mut self`
+//! and are refused unless the handle is the only reference (the `unsafe`
+//! `*_shared` methods change a dict knowingly shared within one thread), and
+//! its handle is neither `Send` nor `Sync`; see
+//! [`object`](crate::object#threads). Lookups take any key that converts into an
 //! [`Any`], so `map.get("name")` works without building a `tn.String`.
 
 use tvmnode_sys as sys;
 
+use crate::array::exclusive;
 use crate::error::{check, check_typed, Result};
 use crate::object::ObjectType;
 use crate::{object_handle, Any, FromAny, IntoAny, Object};
@@ -19,7 +24,8 @@ object_handle! {
 }
 
 object_handle! {
-    /// A shared mutable insertion-ordered map (`tn.Dict`). Not `Send`/`Sync`.
+    /// A mutable insertion-ordered map (`tn.Dict`), changed in place only
+    /// through its sole reference. Not `Send`/`Sync`.
     pub struct Dict: Object, key "tn.Dict", index sys::TN_TYPE_DICT, unsync;
 }
 
@@ -152,24 +158,58 @@ impl Dict {
         })
     }
 
-    /// Set `key` to `value`; every holder sees it.
-    pub fn insert(&self, key: impl IntoAny, value: impl IntoAny) -> Result<()> {
+    /// Set `key` to `value`. Refused (`RuntimeError`) unless this handle is
+    /// the only reference: see the module docs.
+    pub fn insert(&mut self, key: impl IntoAny, value: impl IntoAny) -> Result<()> {
+        // Converted first: a key or value that is this very dict is one more
+        // reference, and is refused.
         let (k, v) = (key.into_any(), value.into_any());
-        // SAFETY: live dict; Dict handles stay on one thread.
-        check(unsafe { sys::tn_dict_set(self.as_ptr(), k.as_raw(), v.as_raw()) })
+        exclusive(self, "insert into")?;
+        // SAFETY: the only reference, borrowed mutably: no one else can see it.
+        unsafe { self.insert_shared(k, v) }
     }
 
-    /// Remove `key`; `KeyError` if absent.
-    pub fn remove(&self, key: impl IntoAny) -> Result<()> {
+    /// Remove `key`; `KeyError` if absent. Refused unless this handle is the
+    /// only reference.
+    pub fn remove(&mut self, key: impl IntoAny) -> Result<()> {
         let k = key.into_any();
+        exclusive(self, "remove from")?;
         // SAFETY: as for insert.
-        check(unsafe { sys::tn_dict_erase(self.as_ptr(), k.as_raw()) })
+        unsafe { self.remove_shared(k) }
     }
 
-    /// Remove every entry.
-    pub fn clear(&self) -> Result<()> {
+    /// Remove every entry. Refused unless this handle is the only reference.
+    pub fn clear(&mut self) -> Result<()> {
+        exclusive(self, "clear")?;
         // SAFETY: as for insert.
-        check(unsafe { sys::tn_dict_clear(self.as_ptr()) })
+        unsafe { self.clear_shared() }
+    }
+
+    /// Set `key` to `value` in a possibly shared dict; every holder sees it.
+    ///
+    /// # Safety
+    /// No other thread may read or write this dict during the call (C takes
+    /// no lock for dicts); the same holds for every `*_shared` method.
+    pub unsafe fn insert_shared(&self, key: impl IntoAny, value: impl IntoAny) -> Result<()> {
+        let (k, v) = (key.into_any(), value.into_any());
+        check(sys::tn_dict_set(self.as_ptr(), k.as_raw(), v.as_raw()))
+    }
+
+    /// Remove `key` from a possibly shared dict; `KeyError` if absent.
+    ///
+    /// # Safety
+    /// As for [`Dict::insert_shared`].
+    pub unsafe fn remove_shared(&self, key: impl IntoAny) -> Result<()> {
+        let k = key.into_any();
+        check(sys::tn_dict_erase(self.as_ptr(), k.as_raw()))
+    }
+
+    /// Remove every entry of a possibly shared dict.
+    ///
+    /// # Safety
+    /// As for [`Dict::insert_shared`].
+    pub unsafe fn clear_shared(&self) -> Result<()> {
+        check(sys::tn_dict_clear(self.as_ptr()))
     }
 }
 

@@ -20,14 +20,98 @@
 //! function registry are safe to use from any thread, and objects that are
 //! immutable once built (strings, arrays, maps, shapes, functions, errors, IR
 //! nodes) may be read from many threads at once. Handles to those are `Send`
-//! and `Sync`. `tn.List` and `tn.Dict` are the exception: they are shared
-//! and mutable with no lock of their own, so [`List`](crate::List) and
-//! [`Dict`](crate::Dict) are neither `Send` nor `Sync`. (The same list reached
-//! through an [`Object`] or an [`Any`] on another thread, or from
-//! C or Python, is outside what Rust's types can see; the C rule then applies:
-//! a list changed by one thread must not be read by another at the same time.)
-//! Fields of shared nodes are changed only through [`Object::set`], which
-//! refuses unless the handle is the only reference.
+//! and `Sync`, and so are [`Object`] and [`Any`], which may hold anything.
+//!
+//! `tn.List` and `tn.Dict` are the exception: they are changed in place, for
+//! every holder, with no lock of their own. Rust's types cannot keep them on
+//! one thread, because they cannot see who else holds one: an [`Object`] or
+//! [`Any`] may hold a list, and so may an array item, a map value, a node
+//! field, a callback argument or a reference kept by C or Python, all of
+//! which cross threads freely and can be *read* there (printed, hashed,
+//! iterated by C) while another thread changes the list. Closing every such
+//! path in the types would mean that no `Send` value could ever contain a
+//! list. So the rule is about the change, not the handle:
+//!
+//! > **A list or dict is changed in place only through `&mut` on a handle
+//! > that is the only reference to it, strong or weak**
+//! > ([`Object::is_unique`]); otherwise the change is refused with a
+//! > `RuntimeError`.
+//!
+//! The reference count says no other handle, Rust, C or Python, exists on
+//! any thread, and `&mut` says no borrow of this one does (not even a
+//! `&Object` lent to a scoped thread through `Deref`); no one can take a new
+//! reference without already having one. This is the rule [`Object::set`]
+//! follows for node fields and the one copy-on-write [`Array`](crate::Array)
+//! and [`Map`](crate::Map) follow (which copy instead of refusing). It holds
+//! whatever path produced the handle, so every path that yields a
+//! [`List`](crate::List) or [`Dict`](crate::Dict) stays safe as it is:
+//! downcasting an [`Object`], converting an [`Any`], reading a field or an
+//! item, a callback argument. A list received from elsewhere (a callback
+//! argument from Python, a value read out of a node) has other references,
+//! so changing it is `unsafe` (`List::push_shared` and its siblings, like
+//! [`Object::set_shared`]): the caller promises the C rule, that no other
+//! thread reads or writes it meanwhile.
+//!
+//! On top of that, [`List`](crate::List) and [`Dict`](crate::Dict) handles
+//! are neither `Send` nor `Sync`, like `Rc`. Soundness does not rest on it
+//! (the rule above would make `Send` sound: a handle moved while unique is
+//! still unique, and clones sent to two threads make neither unique), but
+//! it keeps a mutable container, and every clone of its handle, on the
+//! thread that holds it, so the `unsafe` shared changes only have to reason
+//! about holders outside Rust's handles; moving one to another thread is an
+//! explicit conversion to [`Object`] or [`Any`] and a downcast back, and the
+//! list is changeable there only if it was handed over whole.
+//!
+//! ```compile_fail,E0277
+//! let list = tvmnode::List::new(&[]).unwrap();
+//! std::thread::spawn(move || list.len()); // List is not Send
+//! ```
+//!
+//! ```compile_fail,E0277
+//! let list = tvmnode::List::new(&[]).unwrap();
+//! std::thread::scope(|s| {
+//!     s.spawn(|| list.len()); // List is not Sync
+//! });
+//! ```
+//!
+//! ```compile_fail,E0277
+//! let dict = tvmnode::Dict::new([("k", 1i64)]).unwrap();
+//! std::thread::spawn(move || dict.len()); // Dict is not Send
+//! ```
+//!
+//! ```compile_fail,E0277
+//! let dict = tvmnode::Dict::new([("k", 1i64)]).unwrap();
+//! std::thread::scope(|s| {
+//!     s.spawn(|| dict.len()); // Dict is not Sync
+//! });
+//! ```
+//!
+//! ```compile_fail,E0596
+//! let list = tvmnode::List::new(&[]).unwrap();
+//! list.push(1i64).unwrap(); // changing needs `&mut`
+//! ```
+//!
+//! The same moves with an [`Array`](crate::Array), and a list handed over
+//! whole through an [`Object`], compile and run:
+//!
+//! ```
+//! use tvmnode::{Array, List, Object};
+//!
+//! let array: Array = (1..=3).collect();
+//! let sum = std::thread::spawn(move || array.to_vec::<i64>().unwrap().iter().sum::<i64>());
+//! assert_eq!(sum.join().unwrap(), 6);
+//!
+//! let mut list = List::new(&[]).unwrap();
+//! list.push(1i64).unwrap();
+//! let whole: Object = list.into();
+//! let back = std::thread::spawn(move || {
+//!     let mut list: List = whole.try_into().unwrap();
+//!     list.push(2i64).unwrap(); // the only reference: allowed
+//!     Object::from(list)
+//! });
+//! let list: List = back.join().unwrap().try_into().unwrap();
+//! assert_eq!(list.to_vec::<i64>().unwrap(), [1, 2]);
+//! ```
 
 use std::fmt;
 use std::ptr::NonNull;
@@ -43,8 +127,9 @@ pub struct Object {
     ptr: NonNull<sys::TnObject>,
 }
 
-// SAFETY: see the module docs: counts are atomic, and the object types that
-// are mutable in place have handles that are not Send/Sync.
+// SAFETY: see the module docs: counts are atomic, objects other than lists
+// and dicts are immutable once shared, and lists and dicts are changed in
+// place only through a unique handle borrowed mutably.
 unsafe impl Send for Object {}
 unsafe impl Sync for Object {}
 
@@ -139,13 +224,13 @@ impl Object {
         unsafe { sys::tn_object_strong_count(self.as_ptr()) }
     }
 
-    /// Whether this handle is the only reference of any kind, so the object
-    /// may be changed in place without anyone else seeing it.
+    /// Whether this handle is the only reference of any kind, strong or
+    /// weak, so the object may be changed in place without anyone else
+    /// seeing it. The C library reads both counts in one atomic load
+    /// (`tn_object_is_unique`), so the answer is never a mix of two moments.
     pub fn is_unique(&self) -> bool {
         // SAFETY: live object.
-        unsafe {
-            sys::tn_object_strong_count(self.as_ptr()) == 1 && sys::tn_object_weak_count(self.as_ptr()) == 1
-        }
+        unsafe { sys::tn_object_is_unique(self.as_ptr()) != 0 }
     }
 
     /// Whether two handles refer to the very same object.

@@ -278,3 +278,20 @@ fn functions_are_called_from_other_threads() {
     });
     assert_eq!(hits.load(Ordering::Relaxed), 4000);
 }
+
+#[test]
+fn error_kinds_map_one_to_one_onto_names() {
+    let _leaks = common::leak_check();
+    assert_eq!(ErrorKind::ALL.len(), 9);
+    for &kind in ErrorKind::ALL {
+        assert_eq!(ErrorKind::from_name(kind.as_str()), kind);
+        assert_eq!(kind.to_string(), kind.as_str());
+        // Through the C error object and back.
+        let e = Error::new(kind, "m");
+        assert_eq!(e.kind_str(), kind.as_str());
+        assert_eq!(e.kind(), kind);
+    }
+    assert_eq!(ErrorKind::from_name("MyCustomError"), ErrorKind::Other);
+    assert_eq!(ErrorKind::Other.as_str(), "RuntimeError");
+    assert!(!ErrorKind::ALL.contains(&ErrorKind::Other));
+}

@@ -113,19 +113,29 @@ fn array_reads_iterates_and_copies_on_write() {
 }
 
 #[test]
-fn list_is_shared_and_mutable() {
+fn list_changes_in_place_through_its_sole_reference() {
     let _leaks = common::leak_check();
-    let l = List::new(&[]).unwrap();
-    let alias = l.clone();
+    let mut l = List::new(&[]).unwrap();
+    let before = l.as_ptr();
     l.push(1i64).unwrap();
     l.push("two").unwrap();
     l.insert(0, 0i64).unwrap();
-    assert_eq!(alias.len(), 3, "every holder sees the change");
-    assert_eq!(alias.remove(-1).unwrap().as_str().unwrap(), "two");
+    assert_eq!(l.len(), 3);
+    assert_eq!(l.as_ptr(), before, "changed in place, never copied");
+    assert_eq!(l.remove(-1).unwrap().as_str().unwrap(), "two");
     l.set(1, 5i64).unwrap();
     assert_eq!(l.to_vec::<i64>().unwrap(), vec![0, 5]);
+    // Another holder sees the list, and makes changing it an error rather
+    // than a copy.
+    let alias = l.clone();
+    let e = l.push(6i64).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::RuntimeError);
+    assert!(e.message().contains("shared tn.List"), "{e}");
+    assert_eq!(l.clear().unwrap_err().kind(), ErrorKind::RuntimeError);
+    assert_eq!(alias.len(), 2, "a refused change changes nothing");
+    drop(alias);
     l.clear().unwrap();
-    assert!(alias.is_empty());
+    assert!(l.is_empty());
     // A List is not an Array.
     let as_obj: Object = l.clone().into();
     assert!(as_obj.clone().downcast::<Array>().is_err());
@@ -156,17 +166,22 @@ fn map_and_dict() {
     let collected: Map = [("k", 1i64)].into_iter().collect();
     assert_eq!(collected.len(), 1);
 
-    let d = Dict::new([("x", 1i64)]).unwrap();
-    let alias = d.clone();
+    let mut d = Dict::new([("x", 1i64)]).unwrap();
     d.insert("y", 2i64).unwrap();
-    assert_eq!(alias.len(), 2);
+    assert_eq!(d.len(), 2);
     d.remove("x").unwrap();
+    assert_eq!(d.remove("x").unwrap_err().kind(), ErrorKind::KeyError);
+    let alias = d.clone();
     assert!(!alias.contains_key("x"));
     for (k, v) in &alias {
         assert_eq!(k.as_str().unwrap(), "y");
         assert_eq!(v.to::<i64>().unwrap(), 2);
     }
+    assert_eq!(d.insert("z", 3i64).unwrap_err().kind(), ErrorKind::RuntimeError);
+    assert_eq!(d.clear().unwrap_err().kind(), ErrorKind::RuntimeError);
+    drop(alias);
     d.clear().unwrap();
+    assert!(d.is_empty());
 }
 
 #[test]
