@@ -53,7 +53,7 @@ static void packed_fnptr_add(int64_t n, void *ctx) {
 static void global_lookup(int64_t n, void *ctx) {
   (void)ctx;
   for (int64_t i = 0; i < n; i++) {
-    TnObject *f = tn_func_get_global("testing.add_i64");
+    TnObject *f = tn_func_get("testing.add_i64");
     BENCH_KEEP(f);
     tn_object_release(f);
   }
@@ -114,8 +114,8 @@ static void closure_call_add(int64_t n, void *ctx) {
 
 int main(void) {
   int64_t live0 = tn_object_live_count();
-  TnObject *add = tn_func_get_global("testing.add_i64");
-  TnObject *nop = tn_func_get_global("testing.nop");
+  TnObject *add = tn_func_get("testing.add_i64");
+  TnObject *nop = tn_func_get("testing.nop");
   bench_run("func", "packed_call_add", packed_call_add, add, 1);
   bench_run("func", "packed_call_nop", packed_call_nop, nop, 1);
   bench_run("func", "packed_fnptr_add", packed_fnptr_add, add, 1);

@@ -284,7 +284,7 @@ END_TEST
 
 START_TEST(test_register_c) {
   TN_OK(tn_func_register_c("test.add2", (void *)add2, "i64(i64,i64)", 0));
-  TnObject *f = TN_NONNULL(tn_func_get_global("test.add2"));
+  TnObject *f = TN_NONNULL(tn_func_get("test.add2"));
   TnAny a[] = {tn_any_int(1), tn_any_int(2)};
   ck_assert_int_eq(call(f, a, 2).v_int64, 3);
   ck_assert_int_eq(
@@ -292,8 +292,8 @@ START_TEST(test_register_c) {
   TN_EXPECT_ERROR("ValueError", "already registered");
   ck_assert_int_eq(tn_func_register_c("test.bad", (void *)add2, "i64(", 0), -1);
   TN_EXPECT_ERROR("ValueError", "position 4");
-  ck_assert_ptr_null(tn_func_find_global("test.bad"));
-  TN_OK(tn_func_remove_global("test.add2"));
+  ck_assert_ptr_null(tn_func_find("test.bad"));
+  TN_OK(tn_func_unregister("test.add2"));
   tn_object_release(f);
 }
 END_TEST

@@ -106,27 +106,27 @@ START_TEST(test_call_after_free) {
 END_TEST
 
 START_TEST(test_builtins) {
-  TnObject *echo = TN_NONNULL(tn_func_get_global("testing.echo"));
+  TnObject *echo = TN_NONNULL(tn_func_get("testing.echo"));
   TnAny arg = tn_any_cstr("a string long enough to be copied"), ret = tn_any_none();
   TN_OK(tn_func_call(echo, &arg, 1, &ret));
   ck_assert_int_eq(ret.type_index, TN_TYPE_STRING); /* owned copy */
   tn_any_clear(&ret);
-  TnObject *add = TN_NONNULL(tn_func_get_global("testing.add_i64"));
+  TnObject *add = TN_NONNULL(tn_func_get("testing.add_i64"));
   TnAny two[] = {tn_any_int(INT64_MAX), tn_any_int(1)};
   TN_OK(tn_func_call(add, two, 2, &ret));
   ck_assert_int_eq(ret.v_int64, INT64_MIN); /* wraps like the C add */
   two[1] = tn_any_float(1.0);
   ck_assert_int_eq(tn_func_call(add, two, 2, &ret), -1);
   TN_EXPECT_ERROR("TypeError", "testing.add_i64", "argument 1", "got float");
-  TnObject *raise = TN_NONNULL(tn_func_get_global("testing.raise"));
+  TnObject *raise = TN_NONNULL(tn_func_get("testing.raise"));
   TnAny ka[] = {tn_any_cstr("IndexError"), tn_any_cstr("from testing.raise")};
   ck_assert_int_eq(tn_func_call(raise, ka, 2, &ret), -1);
   TN_EXPECT_ERROR("IndexError", "from testing.raise");
-  TnObject *call = TN_NONNULL(tn_func_get_global("testing.call"));
+  TnObject *call = TN_NONNULL(tn_func_get("testing.call"));
   TnAny ca[] = {tn_any_obj(add), tn_any_int(2), tn_any_int(3)};
   TN_OK(tn_func_call(call, ca, 3, &ret));
   ck_assert_int_eq(ret.v_int64, 5);
-  TnObject *info = TN_NONNULL(tn_func_get_global("tn.type_info"));
+  TnObject *info = TN_NONNULL(tn_func_get("tn.type_info"));
   TnAny key = tn_any_cstr("tn.Array");
   TN_OK(tn_func_call(info, &key, 1, &ret));
   TnAny field = tn_any_cstr("type_index");
@@ -135,7 +135,7 @@ START_TEST(test_builtins) {
   TnAny bad = tn_any_cstr("no.such.Type");
   ck_assert_int_eq(tn_func_call(info, &bad, 1, &ret), -1);
   TN_EXPECT_ERROR("KeyError", "no.such.Type");
-  TnObject *i2k = TN_NONNULL(tn_func_get_global("tn.type_index_to_key"));
+  TnObject *i2k = TN_NONNULL(tn_func_get("tn.type_index_to_key"));
   TnAny idx = tn_any_int(TN_TYPE_MAP);
   TN_OK(tn_func_call(i2k, &idx, 1, &ret));
   const char *k;

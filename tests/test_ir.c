@@ -67,7 +67,7 @@ START_TEST(test_calls_type_eagerly_and_check_their_parts) {
   tn_any_clear(&args);
   /* bad parts name the operator and the argument */
   TnObject *str = K(tn_string_from_cstr("no"));
-  TnObject *op = K(tn_ir_op("add"));
+  TnObject *op = K(tn_ir_op_get("add"));
   TnObject *bad_args[] = {x, str};
   ck_assert_ptr_null(tn_ir_call(op, bad_args, 2, NULL));
   TN_EXPECT_ERROR("TypeError", "add", "argument 1", "ir.Expr", "tn.String");
@@ -77,15 +77,15 @@ START_TEST(test_calls_type_eagerly_and_check_their_parts) {
   TN_EXPECT_ERROR("ValueError", "tn_ir_call", "op");
   ck_assert_ptr_null(tn_ir_call(op, &x, 1, NULL));
   TN_EXPECT_ERROR("TypeError", "add takes 2 arguments, got 1");
-  ck_assert_ptr_null(tn_ir_op("nn.conv3d"));
+  ck_assert_ptr_null(tn_ir_op_get("nn.conv3d"));
   TN_EXPECT_ERROR("KeyError", "nn.conv3d");
   /* attrs: wrong node type, attrs for an op without, attrs on a non-op */
   TnObject *sm = CALL("nn.softmax", 1, x);
   TnObject *sm_attrs = ((TnIrCall *)sm)->attrs;
-  TnObject *relu = K(tn_ir_op("nn.relu"));
+  TnObject *relu = K(tn_ir_op_get("nn.relu"));
   ck_assert_ptr_null(tn_ir_call(relu, &x, 1, sm_attrs));
   TN_EXPECT_ERROR("TypeError", "nn.relu takes no attributes");
-  TnObject *dense = K(tn_ir_op("nn.dense"));
+  TnObject *dense = K(tn_ir_op_get("nn.dense"));
   TnObject *xx[] = {x, x};
   ck_assert_ptr_null(tn_ir_call(dense, xx, 2, sm_attrs));
   TN_EXPECT_ERROR("TypeError", "nn.dense", "attrs must be", "ir.DenseAttrs");
@@ -351,10 +351,18 @@ static int infer_nothing(void *self, const TnAny *args, int32_t nargs,
 START_TEST(test_operators_registered_from_outside) {
   TnObject *infer = K(tn_func_new(infer_first, NULL, NULL));
   TN_OK(tn_ir_op_register("test.identity", 1, NULL, TN_OP_ELEMWISE, infer,
-                          "returns its argument"));
+                          "returns its argument", 0));
   ck_assert_int_eq(tn_ir_op_register("test.identity", 1, NULL,
-                                     TN_OP_ELEMWISE, infer, NULL), -1);
-  TN_EXPECT_ERROR("ValueError", "test.identity", "already");
+                                     TN_OP_ELEMWISE, infer, NULL, 0), -1);
+  TN_EXPECT_ERROR("ValueError", "test.identity", "already", "override");
+  /* override replaces the operator; a call built before keeps the old one */
+  TnObject *before = K(tn_ir_op_get("test.identity"));
+  TN_OK(tn_ir_op_register("test.identity", 1, NULL, TN_OP_ELEMWISE, infer,
+                          "returns its argument", 1));
+  TnObject *after = K(tn_ir_op_find("test.identity"));
+  ck_assert_ptr_ne(before, after);
+  ck_assert_ptr_null(tn_ir_op_find("test.no_such_op"));
+  ck_assert_ptr_null(tn_error_peek_raised()); /* find raises nothing */
   TnObject *x = var("x", tt("float32", 2, 3, 3));
   TnObject *c = CALL("test.identity", 1, x);
   ck_assert_type(c, "Tensor[(3, 3), float32]");
@@ -373,7 +381,7 @@ START_TEST(test_operators_registered_from_outside) {
   ck_assert(found);
   /* an inference function that returns something else */
   TnObject *odd = K(tn_func_new(infer_nothing, NULL, NULL));
-  TN_OK(tn_ir_op_register("test.odd", -1, NULL, TN_OP_OPAQUE, odd, NULL));
+  TN_OK(tn_ir_op_register("test.odd", -1, NULL, TN_OP_OPAQUE, odd, NULL, 0));
   ck_assert_ptr_null(TRY_CALL("test.odd", 2, x, x));
   TN_EXPECT_ERROR("TypeError", "test.odd", "returned int", "ir.Type");
   TN_OK(tn_ir_op_unregister("test.odd"));
@@ -381,16 +389,17 @@ START_TEST(test_operators_registered_from_outside) {
   ck_assert_int_eq(tn_ir_op_unregister("test.identity"), -1);
   TN_EXPECT_ERROR("KeyError", "test.identity");
   ck_assert_type(c, "Tensor[(3, 3), float32]"); /* the call keeps its op */
-  ck_assert_ptr_null(tn_ir_op("test.identity"));
+  ck_assert_ptr_null(tn_ir_op_get("test.identity"));
   TN_EXPECT_ERROR("KeyError", "test.identity");
   /* bad registrations */
-  ck_assert_int_eq(tn_ir_op_register("test.bad", 1, NULL, 5, infer, NULL), -1);
+  ck_assert_int_eq(tn_ir_op_register("test.bad", 1, NULL, 5, infer, NULL, 0),
+                   -1);
   TN_EXPECT_ERROR("ValueError", "test.bad", "pattern");
   ck_assert_int_eq(tn_ir_op_register("test.bad", 1, "no.SuchAttrs",
-                                     TN_OP_ELEMWISE, infer, NULL), -1);
+                                     TN_OP_ELEMWISE, infer, NULL, 0), -1);
   TN_EXPECT_ERROR("TypeError", "no.SuchAttrs", "ir.Attrs");
   ck_assert_int_eq(tn_ir_op_register("test.bad", 1, NULL, TN_OP_ELEMWISE,
-                                     x, NULL), -1);
+                                     x, NULL, 0), -1);
   TN_EXPECT_ERROR("TypeError", "infer");
 }
 END_TEST

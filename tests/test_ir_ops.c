@@ -79,7 +79,7 @@ static TnObject *call_attrs(const char *op, TnObject *attrs, int32_t n, ...) {
   va_start(ap, n);
   for (int32_t i = 0; i < n; i++) args[i] = va_arg(ap, TnObject *);
   va_end(ap);
-  return pooled(tn_ir_call(K(tn_ir_op(op)), args, n, attrs));
+  return pooled(tn_ir_call(K(tn_ir_op_get(op)), args, n, attrs));
 }
 
 /* An attrs node of type `key` from (name, TnAny) pairs ending with NULL. */
@@ -164,7 +164,7 @@ START_TEST(test_op_list_has_every_operator) {
   for (size_t k = 0; k < G_N_ELEMENTS(kAllOps); k++) {
     ck_assert_msg(found[k], "%s is not in tn_ir_op_list", kAllOps[k]);
     /* One unique ir.Op per name, carrying that name. */
-    TnObject *a = K(tn_ir_op(kAllOps[k])), *b = K(tn_ir_op(kAllOps[k]));
+    TnObject *a = K(tn_ir_op_get(kAllOps[k])), *b = K(tn_ir_op_get(kAllOps[k]));
     ck_assert_ptr_eq(a, b);
     ck_assert_str_eq(((TnStringObj *)((TnIrOp *)a)->name)->data, kAllOps[k]);
   }
@@ -176,7 +176,7 @@ START_TEST(test_unknown_operator) {
   FAILS(TRY_CALL("nn.conv3d", 1, x), "KeyError",
         "no operator is registered as 'nn.conv3d'");
   FAILS(TRY_CALL("Add", 2, x, x), "KeyError", "'Add'");
-  FAILS(pooled(tn_ir_op("relu")), "KeyError", "tn_ir_op", "'relu'");
+  FAILS(pooled(tn_ir_op_get("relu")), "KeyError", "tn_ir_op_get", "'relu'");
   FAILS(TRY_CALL("", 1, x), "KeyError", "registered as ''");
 }
 END_TEST
@@ -201,7 +201,7 @@ START_TEST(test_arity) {
   TnObject *args[16];
   for (int i = 0; i < 16; i++) args[i] = x;
   for (size_t k = 0; k < G_N_ELEMENTS(kAllOps); k++) {
-    TnObject *op = K(tn_ir_op(kAllOps[k]));
+    TnObject *op = K(tn_ir_op_get(kAllOps[k]));
     int64_t want = ((TnIrOp *)op)->num_inputs;
     ck_assert_int_ge(want, 1);
     for (int64_t got = want - 1; got <= want + 1; got += 2) {
@@ -332,7 +332,7 @@ START_TEST(test_untyped_arguments_defer_inference) {
 END_TEST
 
 START_TEST(test_infer_function_directly) {
-  TnIrOp *add = (TnIrOp *)K(tn_ir_op("add"));
+  TnIrOp *add = (TnIrOp *)K(tn_ir_op_get("add"));
   TnAny ok[] = {tn_any_obj(tt("float32", 2, 4, 1)),
                 tn_any_obj(tt("float32", 1, 3))};
   TnAny args[] = {tn_any_obj(K(tn_array_new(ok, 2))), tn_any_none()};
@@ -355,7 +355,7 @@ START_TEST(test_infer_function_directly) {
                   "float32] and argument 1 has type Tensor[(3, 2), float32]",
                   "(dimension 0: 4 vs 3)");
   /* With an attrs node, as calls pass it. */
-  TnIrOp *tr = (TnIrOp *)K(tn_ir_op("transpose"));
+  TnIrOp *tr = (TnIrOp *)K(tn_ir_op_get("transpose"));
   TnAny one[] = {ok[0]};
   TnAny targs[] = {tn_any_obj(K(tn_array_new(one, 1))),
                    tn_any_obj(ATTRS("ir.TransposeAttrs", "axes",
@@ -1707,7 +1707,7 @@ static void infer_must_refuse(const char *op, TnAny attrs, ...) {
   TnAny one[] = {tn_any_obj(tt("float32", 2, 2, 3))};
   TnAny args[] = {tn_any_obj(K(tn_array_new(one, 1))), attrs};
   TnAny ret = tn_any_none();
-  TnIrOp *o = (TnIrOp *)K(tn_ir_op(op));
+  TnIrOp *o = (TnIrOp *)K(tn_ir_op_get(op));
   int rc = tn_func_call(o->infer, args, 2, &ret);
   if (rc == 0) tn_any_clear(&ret);
   ck_assert_msg(rc != 0, "%s: infer accepted the attrs", op);

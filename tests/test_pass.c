@@ -334,14 +334,21 @@ START_TEST(test_registry_and_composition_by_name) {
   TnObject *out = K(tn_pass_run(seq, small_module(), NULL));
   ck_assert_int_eq(runs, 1);
   ck_assert_int_eq(nfunctions(out), 2);
+  TnObject *found = K(tn_pass_find("test.Registered"));
+  ck_assert_ptr_eq(found, p);
   TN_OK(tn_pass_unregister("test.Registered"));
   ck_assert_int_eq(tn_pass_unregister("test.Registered"), -1);
-  TN_EXPECT_ERROR("KeyError", "test.Registered");
+  TN_EXPECT_ERROR("KeyError", "tn_pass_unregister", "no pass is registered",
+                  "test.Registered");
+  ck_assert_ptr_null(tn_pass_find("test.Registered"));
+  ck_assert_ptr_null(tn_error_peek_raised()); /* find raises nothing */
+  ck_assert_ptr_null(tn_pass_get("test.Registered"));
+  TN_EXPECT_ERROR("KeyError", "tn_pass_get", "test.Registered");
   const char *bad[] = {"InferType", "NoSuchPass"};
   ck_assert_ptr_null(tn_pass_sequential_named(bad, 2, NULL));
   TN_EXPECT_ERROR("KeyError", "NoSuchPass");
   /* the built-ins are also global functions, for the bindings */
-  TnObject *getter = K(tn_func_get_global("transform.FuseOps"));
+  TnObject *getter = K(tn_func_get("transform.FuseOps"));
   TnAny r = tn_any_none();
   TN_OK(tn_func_call(getter, NULL, 0, &r));
   ck_assert_ptr_eq(r.v_obj, K(tn_pass_fuse_ops()));

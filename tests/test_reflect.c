@@ -28,7 +28,7 @@ START_TEST(test_field_table) {
   ck_assert_int_eq(tn_type_field_count(99999), -1);
   TN_EXPECT_ERROR("KeyError", "99999");
   /* The introspection function reports fields too. */
-  TnObject *info = TN_NONNULL(tn_func_get_global("tn.type_info"));
+  TnObject *info = TN_NONNULL(tn_func_get("tn.type_info"));
   TnAny key = tn_any_cstr("test.All"), ret = tn_any_none();
   TN_OK(tn_func_call(info, &key, 1, &ret));
   TnAny fk = tn_any_cstr("fields");
@@ -285,12 +285,12 @@ static int describe(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
 
 START_TEST(test_methods) {
   TnObject *f = TN_NONNULL(tn_func_new(describe, NULL, NULL));
-  TN_OK(tn_type_register_method(tt.leaf, "describe", f, 0));
-  ck_assert_int_eq(tn_type_register_method(tt.leaf, "describe", f, 0), -1);
+  TN_OK(tn_type_method_register(tt.leaf, "describe", f, 0));
+  ck_assert_int_eq(tn_type_method_register(tt.leaf, "describe", f, 0), -1);
   TN_EXPECT_ERROR("ValueError", "already has a method 'describe'");
-  TN_OK(tn_type_register_method(tt.leaf, "describe", f, 1));
+  TN_OK(tn_type_method_register(tt.leaf, "describe", f, 1));
   /* Found on the derived type too. */
-  TnObject *m = TN_NONNULL(tn_type_get_method(tt.derived, "describe"));
+  TnObject *m = TN_NONNULL(tn_type_method_get(tt.derived, "describe"));
   TnObject *d = TN_NONNULL(tn_node_alloc(tt.derived));
   TnAny arg = tn_any_obj(d), ret = tn_any_none();
   TN_OK(tn_func_call(m, &arg, 1, &ret));
@@ -298,22 +298,28 @@ START_TEST(test_methods) {
   TN_OK(tn_any_as_str(&ret, &s, NULL));
   ck_assert_str_eq(s, "test.Derived");
   tn_any_clear(&ret);
-  ck_assert_ptr_null(tn_type_get_method(tt.derived, "missing"));
+  ck_assert_ptr_null(tn_type_method_get(tt.derived, "missing"));
   TN_EXPECT_ERROR("AttributeError", "test.Derived has no method 'missing'");
-  TnObject *names = TN_NONNULL(tn_type_list_methods(tt.leaf));
+  /* find: the same look-up (inherited too), without raising */
+  ck_assert_ptr_null(tn_type_method_find(tt.derived, "missing"));
+  ck_assert_ptr_null(tn_error_peek_raised());
+  TnObject *found = TN_NONNULL(tn_type_method_find(tt.derived, "describe"));
+  ck_assert_ptr_eq(found, m);
+  tn_object_release(found);
+  TnObject *names = TN_NONNULL(tn_type_method_list(tt.leaf));
   ck_assert_int_eq(tn_array_size(names), 1);
   tn_object_release(names);
-  names = TN_NONNULL(tn_type_list_methods(tt.derived));
+  names = TN_NONNULL(tn_type_method_list(tt.derived));
   ck_assert_int_eq(tn_array_size(names), 0); /* own methods only */
   tn_object_release(names);
   TnObject *s2 = TN_NONNULL(tn_string_from_cstr("x"));
-  ck_assert_int_eq(tn_type_register_method(tt.leaf, "bad", s2, 0), -1);
+  ck_assert_int_eq(tn_type_method_register(tt.leaf, "bad", s2, 0), -1);
   TN_EXPECT_ERROR("TypeError", "expected tn.Function");
   tn_object_release(s2);
-  TN_OK(tn_type_remove_method(tt.leaf, "describe"));
-  ck_assert_int_eq(tn_type_remove_method(tt.leaf, "describe"), -1);
+  TN_OK(tn_type_method_unregister(tt.leaf, "describe"));
+  ck_assert_int_eq(tn_type_method_unregister(tt.leaf, "describe"), -1);
   TN_EXPECT_ERROR("AttributeError", "no method 'describe' of its own");
-  ck_assert_ptr_null(tn_type_get_method(tt.derived, "describe"));
+  ck_assert_ptr_null(tn_type_method_get(tt.derived, "describe"));
   TN_EXPECT_ERROR("AttributeError", "no method 'describe'");
   tn_object_release(d);
   tn_object_release(m);

@@ -16,7 +16,7 @@ static TnObject *make_const(int64_t v) {
 }
 
 static int64_t call_global(const char *name) {
-  TnObject *f = tn_func_get_global(name);
+  TnObject *f = tn_func_get(name);
   ck_assert_msg(f != NULL, "%s: %s", name, tn_test_raised_text());
   TnAny ret = tn_any_none();
   TN_OK(tn_func_call(f, NULL, 0, &ret));
@@ -29,22 +29,22 @@ START_TEST(test_register_get_remove) {
   TN_OK(tn_func_register("test.seven", f, 0));
   ck_assert_uint_eq(tn_object_strong_count(f), 2); /* the registry's */
   ck_assert_int_eq(call_global("test.seven"), 7);
-  TnObject *held = TN_NONNULL(tn_func_get_global("test.seven"));
-  TN_OK(tn_func_remove_global("test.seven"));
+  TnObject *held = TN_NONNULL(tn_func_get("test.seven"));
+  TN_OK(tn_func_unregister("test.seven"));
   /* A handle taken earlier keeps working: it owns its reference. */
   TnAny ret = tn_any_none();
   TN_OK(tn_func_call(held, NULL, 0, &ret));
   ck_assert_int_eq(ret.v_int64, 7);
-  ck_assert_ptr_null(tn_func_get_global("test.seven"));
-  TN_EXPECT_ERROR("KeyError", "tn_func_get_global", "'test.seven'");
-  ck_assert_ptr_null(tn_func_find_global("test.seven"));
+  ck_assert_ptr_null(tn_func_get("test.seven"));
+  TN_EXPECT_ERROR("KeyError", "tn_func_get", "'test.seven'");
+  ck_assert_ptr_null(tn_func_find("test.seven"));
   ck_assert_ptr_null(tn_error_peek_raised()); /* find does not raise */
-  ck_assert_int_eq(tn_func_remove_global("test.seven"), -1);
-  TN_EXPECT_ERROR("KeyError", "tn_func_remove_global", "'test.seven'");
+  ck_assert_int_eq(tn_func_unregister("test.seven"), -1);
+  TN_EXPECT_ERROR("KeyError", "tn_func_unregister", "'test.seven'");
   /* The name can be registered again. */
   TN_OK(tn_func_register("test.seven", f, 0));
   ck_assert_int_eq(call_global("test.seven"), 7);
-  TN_OK(tn_func_remove_global("test.seven"));
+  TN_OK(tn_func_unregister("test.seven"));
   tn_object_release(held);
   tn_object_release(f);
 }
@@ -61,7 +61,7 @@ START_TEST(test_override) {
   TN_OK(tn_func_register("test.over", b, 1));
   ck_assert_int_eq(call_global("test.over"), 2);
   ck_assert_uint_eq(tn_object_strong_count(a), 1); /* released */
-  TN_OK(tn_func_remove_global("test.over"));
+  TN_OK(tn_func_unregister("test.over"));
   tn_object_release(a);
   tn_object_release(b);
 }
@@ -79,7 +79,7 @@ START_TEST(test_list_and_growth) {
     snprintf(name, sizeof name, "test.many.%04d", i);
     ck_assert_int_eq(call_global(name), i);
   }
-  TnObject *names = TN_NONNULL(tn_func_list_global_names());
+  TnObject *names = TN_NONNULL(tn_func_list());
   int64_t n = tn_array_size(names), seen = 0;
   const char *prev = "";
   for (int64_t i = 0; i < n; i++) {
@@ -93,10 +93,10 @@ START_TEST(test_list_and_growth) {
   tn_object_release(names);
   for (int i = 0; i < 1000; i++) {
     snprintf(name, sizeof name, "test.many.%04d", i);
-    TN_OK(tn_func_remove_global(name));
+    TN_OK(tn_func_unregister(name));
   }
   /* Removed names are not listed; built-ins are. */
-  names = TN_NONNULL(tn_func_list_global_names());
+  names = TN_NONNULL(tn_func_list());
   int found_nop = 0;
   for (int64_t i = 0; i < tn_array_size(names); i++) {
     const char *s;
@@ -120,13 +120,13 @@ START_TEST(test_bad_input) {
   TnObject *s = TN_NONNULL(tn_string_from_cstr("not a function"));
   ck_assert_int_eq(tn_func_register("test.x", s, 0), -1);
   TN_EXPECT_ERROR("TypeError", "expected tn.Function", "got tn.String");
-  ck_assert_ptr_null(tn_func_get_global(NULL));
-  TN_EXPECT_ERROR("ValueError", "tn_func_get_global");
-  ck_assert_ptr_null(tn_func_find_global(NULL));
-  TN_EXPECT_ERROR("ValueError", "tn_func_find_global");
-  ck_assert_int_eq(tn_func_remove_global(NULL), -1);
-  TN_EXPECT_ERROR("ValueError", "tn_func_remove_global");
-  ck_assert_ptr_null(tn_func_find_global("test.x"));
+  ck_assert_ptr_null(tn_func_get(NULL));
+  TN_EXPECT_ERROR("ValueError", "tn_func_get");
+  ck_assert_ptr_null(tn_func_find(NULL));
+  TN_EXPECT_ERROR("ValueError", "tn_func_find");
+  ck_assert_int_eq(tn_func_unregister(NULL), -1);
+  TN_EXPECT_ERROR("ValueError", "tn_func_unregister");
+  ck_assert_ptr_null(tn_func_find("test.x"));
   tn_object_release(s);
   tn_object_release(f);
 }
@@ -148,23 +148,23 @@ static void *worker(void *arg) {
     /* Everyone overrides the shared names and reads them at once. */
     if (tn_func_register(shared, f, 1) != 0) atomic_fetch_add(&g_failures, 1);
     tn_object_release(f);
-    TnObject *g = tn_func_find_global(shared);
+    TnObject *g = tn_func_find(shared);
     if (g) {
       TnAny ret = tn_any_none();
       if (tn_func_call(g, NULL, 0, &ret) != 0 || ret.v_int64 % 1000 >= kRounds)
         atomic_fetch_add(&g_failures, 1);
       tn_object_release(g);
     }
-    TnObject *mine = tn_func_find_global(own);
+    TnObject *mine = tn_func_find(own);
     TnAny ret = tn_any_none();
     if (!mine || tn_func_call(mine, NULL, 0, &ret) != 0 ||
         ret.v_int64 != id * 1000 + r)
       atomic_fetch_add(&g_failures, 1);
     tn_object_release(mine);
-    if (r % 5 == 0 && tn_func_remove_global(own) != 0)
+    if (r % 5 == 0 && tn_func_unregister(own) != 0)
       atomic_fetch_add(&g_failures, 1);
     /* A global look-up of a built-in never fails under all this. */
-    TnObject *nop = tn_func_get_global("testing.nop");
+    TnObject *nop = tn_func_get("testing.nop");
     if (!nop) atomic_fetch_add(&g_failures, 1);
     tn_object_release(nop);
   }
@@ -183,15 +183,15 @@ START_TEST(test_eight_threads) {
   for (int i = 0; i < kThreads; i++)
     for (int k = 0; k < 16; k++) {
       snprintf(name, sizeof name, "test.thread.%d.%d", i, k);
-      TnObject *f = tn_func_find_global(name);
+      TnObject *f = tn_func_find(name);
       if (f) {
         tn_object_release(f);
-        TN_OK(tn_func_remove_global(name));
+        TN_OK(tn_func_unregister(name));
       }
     }
   for (int k = 0; k < 8; k++) {
     snprintf(name, sizeof name, "test.shared.%d", k);
-    TN_OK(tn_func_remove_global(name));
+    TN_OK(tn_func_unregister(name));
   }
 }
 END_TEST

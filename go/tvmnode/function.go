@@ -19,13 +19,13 @@ type Function struct{ Object }
 func GetGlobal(name string) (Function, error) {
 	c := C.CString(name)
 	defer C.free(unsafePointer(c))
-	o, err := cobj("GetGlobal", func() *C.TnObject { return C.tn_func_get_global(c) })
+	o, err := cobj("GetGlobal", func() *C.TnObject { return C.tn_func_get(c) })
 	return Function{o}, err
 }
 
 // ListGlobalNames returns the registered names, sorted.
 func ListGlobalNames() ([]string, error) {
-	o, err := cobj("ListGlobalNames", func() *C.TnObject { return C.tn_func_list_global_names() })
+	o, err := cobj("ListGlobalNames", func() *C.TnObject { return C.tn_func_list() })
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func (f Function) Register(name string, override bool) error {
 func RemoveGlobal(name string) error {
 	c := C.CString(name)
 	defer C.free(unsafePointer(c))
-	return crc("RemoveGlobal", func() C.int { return C.tn_func_remove_global(c) })
+	return crc("RemoveGlobal", func() C.int { return C.tn_func_unregister(c) })
 }
 
 // RegisterGlobal makes a Function of a Go func (see FunctionOf) and

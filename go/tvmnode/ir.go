@@ -489,7 +489,7 @@ func RegisterOp(name string, numInputs int32, pattern int32, attrsType, doc stri
 		defer C.free(unsafePointer(cdoc))
 	}
 	err = crc("RegisterOp", func() C.int {
-		return C.tn_ir_op_register(cname, C.int32_t(numInputs), ckey, C.int32_t(pattern), f.ptr(), cdoc)
+		return C.tn_ir_op_register(cname, C.int32_t(numInputs), ckey, C.int32_t(pattern), f.ptr(), cdoc, 0)
 	})
 	runtime.KeepAlive(f.r)
 	return err

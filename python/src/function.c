@@ -308,7 +308,7 @@ static PyObject *get_global_func(PyObject *mod, PyObject *args,
     return NULL;
   const char *s = PyUnicode_AsUTF8(name);
   if (s == NULL) return NULL;
-  TnObject *h = tn_func_find_global(s);
+  TnObject *h = tn_func_find(s);
   if (h == NULL) {
     if (tn_error_peek_raised()) return tnpy_raise_tn();
     if (allow_missing) Py_RETURN_NONE;
@@ -341,13 +341,13 @@ static PyObject *remove_global(PyObject *mod, PyObject *name) {
   (void)mod;
   const char *s = PyUnicode_AsUTF8(name);
   if (s == NULL) return NULL;
-  if (tn_func_remove_global(s)) return tnpy_raise_tn();
+  if (tn_func_unregister(s)) return tnpy_raise_tn();
   Py_RETURN_NONE;
 }
 
 static PyObject *list_global(PyObject *mod, PyObject *unused) {
   (void)mod, (void)unused;
-  return tnpy_list_from_array(tn_func_list_global_names());
+  return tnpy_list_from_array(tn_func_list());
 }
 
 /* convert(value): any Python value as tvmnode sees it (owned), back as

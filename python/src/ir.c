@@ -203,7 +203,7 @@ static PyObject *ir_scalar(PyObject *m, PyObject *args) {
 static PyObject *ir_op(PyObject *m, PyObject *name) {
   (void)m;
   const char *s = PyUnicode_AsUTF8(name);
-  return s ? wrap_or_raise(tn_ir_op(s)) : NULL;
+  return s ? wrap_or_raise(tn_ir_op_get(s)) : NULL;
 }
 
 static PyObject *ir_call(PyObject *m, PyObject *args) {
@@ -417,7 +417,7 @@ static PyObject *op_register(PyObject *m, PyObject *args) {
     return NULL;
   TnObject *f = tnpy_func_from_callable(infer);
   if (f == NULL) return NULL;
-  int rc = tn_ir_op_register(name, num_inputs, attrs_key, pattern, f, doc);
+  int rc = tn_ir_op_register(name, num_inputs, attrs_key, pattern, f, doc, 0);
   tn_object_release(f);
   if (rc) return tnpy_raise_tn();
   Py_RETURN_NONE;
@@ -912,7 +912,7 @@ static PyObject *type_methods(PyObject *m, PyObject *idx) {
   (void)m;
   long t = PyLong_AsLong(idx);
   if (t == -1 && PyErr_Occurred()) return NULL;
-  return tnpy_list_from_array(tn_type_list_methods((int32_t)t));
+  return tnpy_list_from_array(tn_type_method_list((int32_t)t));
 }
 
 static PyObject *type_get_method(PyObject *m, PyObject *args) {
@@ -920,7 +920,7 @@ static PyObject *type_get_method(PyObject *m, PyObject *args) {
   int t;
   const char *name;
   if (!PyArg_ParseTuple(args, "is:type_get_method", &t, &name)) return NULL;
-  return wrap_or_raise(tn_type_get_method(t, name));
+  return wrap_or_raise(tn_type_method_get(t, name));
 }
 
 static PyObject *type_register_method(PyObject *m, PyObject *args) {
@@ -933,7 +933,7 @@ static PyObject *type_register_method(PyObject *m, PyObject *args) {
     return NULL;
   TnObject *f = tnpy_func_from_callable(func);
   if (f == NULL) return NULL;
-  int rc = tn_type_register_method(t, name, f, override);
+  int rc = tn_type_method_register(t, name, f, override);
   tn_object_release(f);
   if (rc) return tnpy_raise_tn();
   Py_RETURN_NONE;

@@ -43,15 +43,15 @@ TN_API int tn_func_call(TnObject *func, const TnAny *args, int32_t nargs,
 TN_API int tn_func_register(const char *name, TnObject *func, int override);
 /* The function registered as `name`, or NULL with a KeyError naming it.
  * (transfer full) */
-TN_API TnObject *tn_func_get_global(const char *name);
+TN_API TnObject *tn_func_get(const char *name);
 /* Same, but NULL without raising when `name` is not registered.
  * (transfer full) */
-TN_API TnObject *tn_func_find_global(const char *name);
+TN_API TnObject *tn_func_find(const char *name);
 /* Unregister `name`; KeyError if it is not registered. Handles already
  * taken keep working: they own their reference. */
-TN_API int tn_func_remove_global(const char *name);
+TN_API int tn_func_unregister(const char *name);
 /* The registered names, sorted, as a tn.Array of tn.String. (transfer full) */
-TN_API TnObject *tn_func_list_global_names(void);
+TN_API TnObject *tn_func_list(void);
 
 /*
  * The libffi bridge, typed to packed: wrap an existing C function, given

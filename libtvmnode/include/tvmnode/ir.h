@@ -155,7 +155,7 @@ TN_API TnObject *tn_ir_constant(TnObject *tensor);
 /* A 0-d constant, for scales, zero points and scalars. */
 TN_API TnObject *tn_ir_scalar(double value, DLDataType dtype);
 /* The registered operator named `name`; KeyError for an unknown one. */
-TN_API TnObject *tn_ir_op(const char *name);
+TN_API TnObject *tn_ir_op_get(const char *name);
 /*
  * A call. `op` is an ir.Op, ir.GlobalVar or ir.Function. For an operator,
  * the number of arguments is checked, `attrs` (may be NULL: the defaults)
@@ -211,14 +211,21 @@ enum {
  * Register an operator. `infer` is a function infer(arg_types, attrs) ->
  * type (arg_types a tn.Array of types; attrs the call's attrs node or
  * None), so operators can be declared from any language. `attrs_type_key`
- * names the node type of its attributes (NULL: none).
+ * names the node type of its attributes (NULL: none). A taken name is a
+ * ValueError unless `override`, which replaces the operator (calls built
+ * before keep the old one). `infer` is borrowed (a reference is taken).
+ * The registry follows the library's one pattern (core/registry.c):
+ * tn_ir_op_{register,unregister,get,find,list}.
  */
 TN_API int tn_ir_op_register(const char *name, int32_t num_inputs,
                              const char *attrs_type_key, int32_t pattern,
-                             TnObject *infer, const char *doc);
+                             TnObject *infer, const char *doc, int override);
 /* Remove an operator from the registry (calls that use it keep it);
  * KeyError if there is none by that name. */
 TN_API int tn_ir_op_unregister(const char *name);
+/* The operator registered as `name`, or NULL: tn_ir_op_get raises a
+ * KeyError, tn_ir_op_find raises nothing. (transfer full) */
+TN_API TnObject *tn_ir_op_find(const char *name);
 /* Names of all registered operators, sorted. (transfer full) */
 TN_API TnObject *tn_ir_op_list(void);
 

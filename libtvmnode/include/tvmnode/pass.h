@@ -49,11 +49,16 @@ TN_API TnObject *tn_pass_sequential_named(const char *const *names,
  */
 TN_API TnObject *tn_pass_run(TnObject *pass, TnObject *mod, TnObject *ctx);
 
-/* The pass registry: register a pass under its name (ValueError if the
- * name is taken, unless `override`); remove one; look one up; list names. */
+/* The pass registry, tn_pass_{register,unregister,get,find,list} like every
+ * registry of the library: register a pass under its name (borrowed, a
+ * reference is taken; ValueError if the name is taken, unless `override`);
+ * remove one (KeyError if absent); look one up (get raises a KeyError, find
+ * returns NULL without raising; transfer full); list the sorted names
+ * (transfer full). */
 TN_API int tn_pass_register(TnObject *pass, int override);
 TN_API int tn_pass_unregister(const char *name);
 TN_API TnObject *tn_pass_get(const char *name);
+TN_API TnObject *tn_pass_find(const char *name);
 TN_API TnObject *tn_pass_list(void);
 
 /* Options a PassContext's config may set, with their value type. */

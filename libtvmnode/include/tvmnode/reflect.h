@@ -130,17 +130,22 @@ TN_API int tn_node_get_at(const TnObject *obj, int32_t field, TnAny *out);
 TN_API int tn_node_set(TnObject *obj, const char *name, const TnAny *value);
 TN_API int tn_node_set_at(TnObject *obj, int32_t field, const TnAny *value);
 
-/* Methods: named functions attached to a type, found on subtypes too. */
-TN_API int tn_type_register_method(int32_t type_index, const char *name,
+/* Methods: named functions attached to a type, found on subtypes too, with
+ * the verbs of every registry (tn_type_method_{register,unregister,get,find,
+ * list}). Register takes `func` borrowed (a reference is taken); a taken name
+ * is a ValueError unless `override`. */
+TN_API int tn_type_method_register(int32_t type_index, const char *name,
                                    TnObject *func, int override);
 /* (transfer full) NULL with an AttributeError when neither the type nor an
  * ancestor has it. */
-TN_API TnObject *tn_type_get_method(int32_t type_index, const char *name);
+TN_API TnObject *tn_type_method_get(int32_t type_index, const char *name);
+/* Same without raising: NULL when there is none. (transfer full) */
+TN_API TnObject *tn_type_method_find(int32_t type_index, const char *name);
 /* Remove a method of this very type; AttributeError if it has none. */
-TN_API int tn_type_remove_method(int32_t type_index, const char *name);
+TN_API int tn_type_method_unregister(int32_t type_index, const char *name);
 /* The type's own method names, sorted (tn.Array of tn.String).
  * (transfer full) */
-TN_API TnObject *tn_type_list_methods(int32_t type_index);
+TN_API TnObject *tn_type_method_list(int32_t type_index);
 
 /*
  * Type attributes: named columns of values indexed by type index (a per-type

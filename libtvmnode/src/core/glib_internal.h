@@ -40,4 +40,29 @@ void tn__any_repr(GString *out, const TnAny *a);
 /* Sort C strings in place and return them as a tn.Array of strings. */
 TnObject *tn__sorted_string_array(GPtrArray *names);
 
+/*
+ * A named registry of objects (registry.c): the one implementation behind
+ * the function, pass, operator and method registries, with the same verbs
+ * and messages for all. `noun` names the kind of value in messages ("a pass
+ * named 'x' is already registered"). `lock_free_reads` only for values in
+ * type-stable memory (functions). Registries are made at start-up and live
+ * for the whole process. `who` is the public function to name in errors.
+ */
+typedef struct TnRegistry TnRegistry;
+TnRegistry *tn__registry_new(const char *noun, bool lock_free_reads);
+/* Register `value` (a reference is taken) as `name`; ValueError when the
+ * name is taken and not `override`. */
+int tn__registry_register(TnRegistry *r, const char *name, TnObject *value,
+                          int override, const char *who);
+/* Remove `name`; KeyError when it is not registered. */
+int tn__registry_unregister(TnRegistry *r, const char *name,
+                            const char *who);
+/* The value registered as `name`: get raises a KeyError when there is
+ * none, find returns NULL without raising. (transfer full) */
+TnObject *tn__registry_get(TnRegistry *r, const char *name, const char *who);
+TnObject *tn__registry_find(TnRegistry *r, const char *name);
+/* Sorted names starting with `prefix` (NULL: all), the prefix cut off.
+ * (transfer full: a tn.Array of strings) */
+TnObject *tn__registry_list(TnRegistry *r, const char *prefix);
+
 #endif /* TVMNODE_GLIB_INTERNAL_H_ */

@@ -71,7 +71,7 @@ static int list_names(void *self, const TnAny *args, int32_t nargs,
                       TnAny *ret) {
   (void)self, (void)args;
   if (check_nargs("tn.list_global_func_names", nargs, 0, 0)) return -1;
-  TnObject *a = tn_func_list_global_names();
+  TnObject *a = tn_func_list();
   if (a == NULL) return -1;
   *ret = tn_any_obj(a);
   return 0;
@@ -165,6 +165,7 @@ static int type_info(void *self, const TnAny *args, int32_t nargs,
 }
 
 void tn__func_init(void) {
+  tn__func_registry_init();
   static const struct {
     const char *name;
     TnPackedFn fn;

@@ -13,5 +13,7 @@
 
 /* Start-up of the function layer: the built-in functions (see init.c). */
 void tn__func_init(void);
+/* The global function registry, made first by tn__func_init. */
+void tn__func_registry_init(void);
 
 #endif /* TVMNODE_FUNC_INTERNAL_H_ */

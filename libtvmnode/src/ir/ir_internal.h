@@ -135,7 +135,9 @@ void tn__ir_nodes_init(void);
 void tn__ir_ops_tensor_init(void);
 void tn__ir_ops_nn_init(void);
 void tn__ir_ops_qnn_init(void);
-/* Start-up of the IR layer: node types, then the operators (init.c). */
+/* Start-up of the IR layer: node types, the operator registry, then the
+ * operators (init.c). */
 void tn__ir_init(void);
+void tn__ir_op_registry_init(void);
 
 #endif /* TVMNODE_IR_INTERNAL_H_ */

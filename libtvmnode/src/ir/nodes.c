@@ -105,7 +105,7 @@ static int make_op(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
   if (name == NULL || tn_any_as_str(name, &s, NULL))
     return tn_error_raise("TypeError", "ir.Op: only the name of a registered "
                           "operator makes an ir.Op");
-  TnObject *op = tn_ir_op(s);
+  TnObject *op = tn_ir_op_get(s);
   if (op == NULL) return -1;
   *ret = tn_any_obj(op);
   return 0;
@@ -508,7 +508,7 @@ TN_API TnObject *tn_ir_call_op(const char *op_name, TnObject *const *args,
                                int32_t nargs, const char *const *attr_names,
                                const TnAny *attr_values, int32_t nattrs) {
   if (op_name == NULL) return tn__raise_null("tn_ir_call_op", "op_name"), NULL;
-  TnObject *op = tn_ir_op(op_name);
+  TnObject *op = tn_ir_op_get(op_name);
   if (op == NULL) return NULL;
   TnIrOp *o = (TnIrOp *)op;
   TnObject *attrs = NULL;
@@ -796,6 +796,7 @@ TN_API TnObject *tn_ir_module_from_expr(TnObject *expr) {
 
 void tn__ir_init(void) {
   tn__ir_nodes_init();
+  tn__ir_op_registry_init();
   tn__ir_ops_tensor_init();
   tn__ir_ops_nn_init();
   tn__ir_ops_qnn_init();

@@ -4,7 +4,8 @@
  * type errors that name the operator, the argument and both types).
  *
  * An operator is a unique ir.Op node, so calls share it and compare it by
- * identity; the registry keeps every operator for the life of the process.
+ * identity; the registry (core/registry.c) holds one reference to each, and
+ * calls built before an operator is replaced or removed keep theirs.
  * Inference is a packed function infer(arg_types, attrs) -> type, so an
  * operator can be added from any language; operators defined here wrap a
  * C function in one.
@@ -15,24 +16,24 @@
 #include <math.h>
 #include <stdarg.h>
 
-static TnMutex g_ops_lock;
-static GHashTable *g_ops; /* name -> ir.Op (one reference each) */
+static TnRegistry *g_ops;
 
-TN_API TnObject *tn_ir_op(const char *name) {
-  if (name == NULL) return tn__raise_null("tn_ir_op", "name"), NULL;
-  tn__mutex_lock(&g_ops_lock);
-  TnObject *op = g_ops ? g_hash_table_lookup(g_ops, name) : NULL;
-  if (op) tn_object_retain(op);
-  tn__mutex_unlock(&g_ops_lock);
-  if (op == NULL)
-    tn_error_raise("KeyError", "tn_ir_op: no operator is registered as '%s'",
-                   name);
-  return op;
+void tn__ir_op_registry_init(void) {
+  g_ops = tn__registry_new("operator", false);
+}
+
+TN_API TnObject *tn_ir_op_get(const char *name) {
+  return tn__registry_get(g_ops, name, "tn_ir_op_get");
+}
+
+TN_API TnObject *tn_ir_op_find(const char *name) {
+  if (name == NULL) return tn__raise_null("tn_ir_op_find", "name"), NULL;
+  return tn__registry_find(g_ops, name);
 }
 
 TN_API int tn_ir_op_register(const char *name, int32_t num_inputs,
                              const char *attrs_type_key, int32_t pattern,
-                             TnObject *infer, const char *doc) {
+                             TnObject *infer, const char *doc, int override) {
   const char *who = "tn_ir_op_register";
   if (name == NULL) return tn__raise_null(who, "name");
   if (tn__check_object(infer, TN_TYPE_FUNCTION, who, "infer")) return -1;
@@ -64,47 +65,18 @@ TN_API int tn_ir_op_register(const char *name, int32_t num_inputs,
   tn_object_retain(infer);
   o->infer = infer;
   o->doc = doc ? tn_string_from_cstr(doc) : NULL;
-  int rc = 0;
-  tn__mutex_lock(&g_ops_lock);
-  if (g_ops == NULL) g_ops = g_hash_table_new(g_str_hash, g_str_equal);
-  if (g_hash_table_contains(g_ops, name)) {
-    rc = tn_error_raise("ValueError", "%s: an operator named '%s' is already "
-                        "registered", who, name);
-  } else {
-    g_hash_table_insert(g_ops, (gpointer)((TnStringObj *)o->name)->data, op);
-    op = NULL; /* the registry's now */
-  }
-  tn__mutex_unlock(&g_ops_lock);
+  int rc = tn__registry_register(g_ops, name, op, override, who);
   tn_object_release(op);
   return rc;
 }
 
 TN_API int tn_ir_op_unregister(const char *name) {
-  if (name == NULL) return tn__raise_null("tn_ir_op_unregister", "name");
-  tn__mutex_lock(&g_ops_lock);
-  TnObject *op = g_ops ? g_hash_table_lookup(g_ops, name) : NULL;
-  if (op) g_hash_table_remove(g_ops, name);
-  tn__mutex_unlock(&g_ops_lock);
-  if (op == NULL)
-    return tn_error_raise("KeyError", "tn_ir_op_unregister: no operator is "
-                          "registered as '%s'", name);
-  tn_object_release(op); /* calls that use it keep their own references */
-  return 0;
+  /* calls that use the operator keep their own references */
+  return tn__registry_unregister(g_ops, name, "tn_ir_op_unregister");
 }
 
 TN_API TnObject *tn_ir_op_list(void) {
-  GPtrArray *names = g_ptr_array_new();
-  tn__mutex_lock(&g_ops_lock);
-  if (g_ops) {
-    GHashTableIter it;
-    gpointer k;
-    g_hash_table_iter_init(&it, g_ops);
-    while (g_hash_table_iter_next(&it, &k, NULL)) g_ptr_array_add(names, k);
-  }
-  tn__mutex_unlock(&g_ops_lock);
-  TnObject *arr = tn__sorted_string_array(names);
-  g_ptr_array_free(names, TRUE);
-  return arr;
+  return tn__registry_list(g_ops, NULL);
 }
 
 /* ---- C inference functions as packed functions ---------------------------- */
@@ -175,7 +147,7 @@ void tn__ir_op_define(const char *name, int32_t num_inputs,
   TnObject *f = tn_func_new(c_infer_call, c, c_infer_free);
   TN__INIT_CHECK(f != NULL);
   TN__INIT_CHECK(
-      tn_ir_op_register(name, num_inputs, attrs_key, pattern, f, doc) == 0);
+      tn_ir_op_register(name, num_inputs, attrs_key, pattern, f, doc, 0) == 0);
   tn_object_release(f);
 }
 

@@ -836,7 +836,7 @@ static TnObject *parse_primary(Parser *p) {
       fail_at(p, &t, "'%s' is not an expression (an operator is called: "
               "%s(...))", name, name);
     } else {
-      TnObject *op = keep(p, tn_ir_op(name), &t);
+      TnObject *op = keep(p, tn_ir_op_get(name), &t);
       next(p);
       if (op) out = parse_call(p, op, name, &t);
     }

@@ -191,71 +191,30 @@ TN_API TnObject *tn_pass_sequential_named(const char *const *names,
 
 /* ---- the registry ----------------------------------------------------------- */
 
-static TnMutex g_reg_lock;
-static GHashTable *g_passes; /* name -> ir.Pass */
+static TnRegistry *g_passes;
 
 TN_API int tn_pass_register(TnObject *pass, int override) {
   if (tn__check_object(pass, g_pass_t, "tn_pass_register", "pass")) return -1;
   const char *name = str(((PassInfo *)((Pass *)pass)->info)->name);
-  int rc = 0;
-  TnObject *old = NULL;
-  tn__mutex_lock(&g_reg_lock);
-  if (g_passes == NULL)
-    g_passes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  if (!override && g_hash_table_contains(g_passes, name)) {
-    rc = tn_error_raise("ValueError", "tn_pass_register: a pass named '%s' is "
-                        "already registered; pass override=1 to replace it",
-                        name);
-  } else {
-    old = g_hash_table_lookup(g_passes, name);
-    g_hash_table_insert(g_passes, g_strdup(name), retained(pass));
-  }
-  tn__mutex_unlock(&g_reg_lock);
-  tn_object_release(old);
-  return rc;
+  return tn__registry_register(g_passes, name, pass, override,
+                               "tn_pass_register");
 }
 
 TN_API int tn_pass_unregister(const char *name) {
-  if (name == NULL) return tn__raise_null("tn_pass_unregister", "name");
-  tn__mutex_lock(&g_reg_lock);
-  gpointer key = NULL, pass = NULL;
-  bool found = g_passes &&
-               g_hash_table_lookup_extended(g_passes, name, &key, &pass);
-  if (found) g_hash_table_steal(g_passes, name);
-  tn__mutex_unlock(&g_reg_lock);
-  if (!found)
-    return tn_error_raise("KeyError", "tn_pass_unregister: no pass is "
-                          "registered as '%s'", name);
-  g_free(key);
-  tn_object_release(pass);
-  return 0;
+  return tn__registry_unregister(g_passes, name, "tn_pass_unregister");
 }
 
 TN_API TnObject *tn_pass_get(const char *name) {
-  if (name == NULL) return tn__raise_null("tn_pass_get", "name"), NULL;
-  tn__mutex_lock(&g_reg_lock);
-  TnObject *p = g_passes ? g_hash_table_lookup(g_passes, name) : NULL;
-  tn_object_retain(p);
-  tn__mutex_unlock(&g_reg_lock);
-  if (p == NULL)
-    tn_error_raise("KeyError", "tn_pass_get: no pass is registered as '%s'",
-                   name);
-  return p;
+  return tn__registry_get(g_passes, name, "tn_pass_get");
+}
+
+TN_API TnObject *tn_pass_find(const char *name) {
+  if (name == NULL) return tn__raise_null("tn_pass_find", "name"), NULL;
+  return tn__registry_find(g_passes, name);
 }
 
 TN_API TnObject *tn_pass_list(void) {
-  GPtrArray *names = g_ptr_array_new();
-  tn__mutex_lock(&g_reg_lock);
-  if (g_passes) {
-    GHashTableIter it;
-    gpointer k;
-    g_hash_table_iter_init(&it, g_passes);
-    while (g_hash_table_iter_next(&it, &k, NULL)) g_ptr_array_add(names, k);
-  }
-  TnObject *arr = tn__sorted_string_array(names);
-  tn__mutex_unlock(&g_reg_lock);
-  g_ptr_array_free(names, TRUE);
-  return arr;
+  return tn__registry_list(g_passes, NULL);
 }
 
 /* ---- config options --------------------------------------------------------- */
@@ -575,6 +534,7 @@ int32_t tn__pass_context_type(void) { return g_ctx_t; }
 int32_t tn__pass_instrument_type(void) { return g_instr_t; }
 
 void tn__pass_types_init(void) {
+  g_passes = tn__registry_new("pass", false);
   REG(g_info_t, PassInfo, "ir.PassInfo", info_fields);
   REG(g_pass_t, Pass, "ir.Pass", pass_fields);
   REG(g_ctx_t, PassContext, "ir.PassContext", ctx_fields);

@@ -10,116 +10,124 @@
  * may still be looking at it. Attributes are meant to be set at start-up.
  * Columns themselves are found by name in an append-only array, also
  * without a lock. Methods are looked up far less often (a binding caches
- * them), so they sit in per-type hash tables under one mutex.
+ * them), so they sit in one named registry (core/registry.c) keyed by type
+ * index and name.
  */
 #include "reflect/reflect_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* ---- methods ---------------------------------------------------------- */
 
-static TnMutex g_method_lock;
-static GHashTable *g_methods; /* type index -> GHashTable(name -> TnObject*) */
+/* One registry for all types, keyed "<type index>:<name>" so that a type's
+ * own methods list by prefix. Made on first use under a once guard, since
+ * types register methods from the core layer's start-up on. */
+static TnRegistry *methods(void) {
+  static TnRegistry *r;
+  static gsize once;
+  if (g_once_init_enter(&once)) {
+    r = tn__registry_new("type method", false);
+    g_once_init_leave(&once, 1);
+  }
+  return r;
+}
 
-static void release_func(gpointer p) { tn_object_release(p); }
+#define METHOD_KEY_MAX 256
 
-TN_API int tn_type_register_method(int32_t type_index, const char *name,
+/* The registry key of a method, or NULL with a ValueError naming `who`. */
+static const char *method_key(char *buf, int32_t type_index, const char *name,
+                              const char *who) {
+  int n = snprintf(buf, METHOD_KEY_MAX, "%d:%s", type_index, name);
+  if (n < 0 || n >= METHOD_KEY_MAX) {
+    tn_error_raise("ValueError", "%s: method name '%.40s...' is longer than "
+                   "%d bytes", who, name, METHOD_KEY_MAX - 16);
+    return NULL;
+  }
+  return buf;
+}
+
+TN_API int tn_type_method_register(int32_t type_index, const char *name,
                                    TnObject *func, int override) {
-  const char *who = "tn_type_register_method";
+  const char *who = "tn_type_method_register";
   if (name == NULL) return tn__raise_null(who, "name");
   if (tn__check_object(func, TN_TYPE_FUNCTION, who, "func")) return -1;
   const TnTypeInfo *t = tn__type_info(type_index);
   if (t == NULL || !t->is_object)
     return tn_error_raise("TypeError", "%s: type index %d is not an object "
                           "type", who, type_index);
-  int rc = 0;
-  tn__mutex_lock(&g_method_lock);
-  if (g_methods == NULL)
-    g_methods = g_hash_table_new_full(
-        g_direct_hash, g_direct_equal, NULL,
-        (GDestroyNotify)g_hash_table_unref);
-  GHashTable *table =
-      g_hash_table_lookup(g_methods, GINT_TO_POINTER(type_index));
-  if (table == NULL) {
-    table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                  release_func);
-    g_hash_table_insert(g_methods, GINT_TO_POINTER(type_index), table);
+  char buf[METHOD_KEY_MAX];
+  const char *key = method_key(buf, type_index, name, who);
+  if (key == NULL) return -1;
+  if (!override) {
+    TnObject *old = tn__registry_find(methods(), key);
+    if (old != NULL) {
+      tn_object_release(old);
+      return tn_error_raise("ValueError", "%s: %s already has a method '%s'; "
+                            "pass override=1 to replace it", who, t->key,
+                            name);
+    }
   }
-  if (!override && g_hash_table_contains(table, name)) {
-    rc = tn_error_raise("ValueError", "%s: %s already has a method '%s'; "
-                        "pass override=1 to replace it", who, t->key, name);
-  } else {
-    tn__retain(func);
-    g_hash_table_replace(table, g_strdup(name), func);
-  }
-  tn__mutex_unlock(&g_method_lock);
-  return rc;
+  return tn__registry_register(methods(), key, func, override, who);
 }
 
-TN_API TnObject *tn_type_get_method(int32_t type_index, const char *name) {
-  const char *who = "tn_type_get_method";
+/* The method `name` of `type_index` or its nearest ancestor, or NULL
+ * without raising. (transfer full) */
+static TnObject *method_lookup(int32_t type_index, const char *name,
+                               const char *who) {
+  char buf[METHOD_KEY_MAX];
+  for (int32_t cur = type_index; cur >= 0; cur = tn__type_info(cur)->parent) {
+    const char *key = method_key(buf, cur, name, who);
+    if (key == NULL) return NULL;
+    TnObject *f = tn__registry_find(methods(), key);
+    if (f) return f;
+  }
+  return NULL;
+}
+
+TN_API TnObject *tn_type_method_find(int32_t type_index, const char *name) {
+  const char *who = "tn_type_method_find";
+  if (name == NULL) return tn__raise_null(who, "name"), NULL;
+  if (tn__type_info(type_index) == NULL) return NULL;
+  return method_lookup(type_index, name, who);
+}
+
+TN_API TnObject *tn_type_method_get(int32_t type_index, const char *name) {
+  const char *who = "tn_type_method_get";
   if (name == NULL) return tn__raise_null(who, "name"), NULL;
   const TnTypeInfo *t = tn__type_info(type_index);
   if (t == NULL) {
     tn_error_raise("KeyError", "%s: no type has index %d", who, type_index);
     return NULL;
   }
-  TnObject *found = NULL;
-  tn__mutex_lock(&g_method_lock);
-  for (int32_t cur = type_index; cur >= 0 && !found;
-       cur = tn__type_info(cur)->parent) {
-    GHashTable *table =
-        g_methods ? g_hash_table_lookup(g_methods, GINT_TO_POINTER(cur)) : NULL;
-    found = table ? g_hash_table_lookup(table, name) : NULL;
-  }
-  if (found) tn__retain(found);
-  tn__mutex_unlock(&g_method_lock);
-  if (found == NULL)
+  TnObject *found = method_lookup(type_index, name, who);
+  if (found == NULL && tn_error_peek_raised() == NULL)
     tn_error_raise("AttributeError", "%s: %s has no method '%s'", who, t->key,
                    name);
   return found;
 }
 
-TN_API int tn_type_remove_method(int32_t type_index, const char *name) {
-  if (name == NULL) return tn__raise_null("tn_type_remove_method", "name");
-  tn__mutex_lock(&g_method_lock);
-  GHashTable *table =
-      g_methods ? g_hash_table_lookup(g_methods, GINT_TO_POINTER(type_index))
-                : NULL;
-  gpointer key = NULL, func = NULL;
-  bool found = table && g_hash_table_steal_extended(table, name, &key, &func);
-  tn__mutex_unlock(&g_method_lock);
-  if (!found)
-    return tn_error_raise("AttributeError", "tn_type_remove_method: %s has "
-                          "no method '%s' of its own",
-                          tn__type_key_or(type_index, "?"), name);
-  g_free(key);
-  tn_object_release(func); /* outside the lock: it may run a finaliser */
-  return 0;
+TN_API int tn_type_method_unregister(int32_t type_index, const char *name) {
+  const char *who = "tn_type_method_unregister";
+  if (name == NULL) return tn__raise_null(who, "name");
+  char buf[METHOD_KEY_MAX];
+  const char *key = method_key(buf, type_index, name, who);
+  if (key == NULL) return -1;
+  if (tn__registry_unregister(methods(), key, who) == 0) return 0;
+  tn_error_set_raised(NULL); /* say it in terms of types, not keys */
+  return tn_error_raise("AttributeError", "%s: %s has no method '%s' of its "
+                        "own", who, tn__type_key_or(type_index, "?"), name);
 }
 
-TN_API TnObject *tn_type_list_methods(int32_t type_index) {
+TN_API TnObject *tn_type_method_list(int32_t type_index) {
   if (tn__type_info(type_index) == NULL) {
-    tn_error_raise("KeyError", "tn_type_list_methods: no type has index %d",
+    tn_error_raise("KeyError", "tn_type_method_list: no type has index %d",
                    type_index);
     return NULL;
   }
-  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-  tn__mutex_lock(&g_method_lock);
-  GHashTable *table =
-      g_methods ? g_hash_table_lookup(g_methods, GINT_TO_POINTER(type_index))
-                : NULL;
-  if (table) {
-    GHashTableIter it;
-    gpointer k;
-    g_hash_table_iter_init(&it, table);
-    while (g_hash_table_iter_next(&it, &k, NULL))
-      g_ptr_array_add(names, g_strdup(k));
-  }
-  tn__mutex_unlock(&g_method_lock);
-  TnObject *arr = tn__sorted_string_array(names);
-  g_ptr_array_free(names, TRUE);
-  return arr;
+  char prefix[32];
+  snprintf(prefix, sizeof prefix, "%d:", type_index);
+  return tn__registry_list(methods(), prefix);
 }
 
 /* ---- type attributes --------------------------------------------------- */

@@ -344,16 +344,16 @@ unsafe extern "C" {
     ) -> core::ffi::c_int;
 }
 unsafe extern "C" {
-    pub fn tn_func_get_global(name: *const core::ffi::c_char) -> *mut TnObject;
+    pub fn tn_func_get(name: *const core::ffi::c_char) -> *mut TnObject;
 }
 unsafe extern "C" {
-    pub fn tn_func_find_global(name: *const core::ffi::c_char) -> *mut TnObject;
+    pub fn tn_func_find(name: *const core::ffi::c_char) -> *mut TnObject;
 }
 unsafe extern "C" {
-    pub fn tn_func_remove_global(name: *const core::ffi::c_char) -> core::ffi::c_int;
+    pub fn tn_func_unregister(name: *const core::ffi::c_char) -> core::ffi::c_int;
 }
 unsafe extern "C" {
-    pub fn tn_func_list_global_names() -> *mut TnObject;
+    pub fn tn_func_list() -> *mut TnObject;
 }
 unsafe extern "C" {
     pub fn tn_func_from_c(
@@ -442,7 +442,7 @@ unsafe extern "C" {
     pub fn tn_node_set_at(obj: *mut TnObject, field: i32, value: *const TnAny) -> core::ffi::c_int;
 }
 unsafe extern "C" {
-    pub fn tn_type_register_method(
+    pub fn tn_type_method_register(
         type_index: i32,
         name: *const core::ffi::c_char,
         func: *mut TnObject,
@@ -450,13 +450,16 @@ unsafe extern "C" {
     ) -> core::ffi::c_int;
 }
 unsafe extern "C" {
-    pub fn tn_type_get_method(type_index: i32, name: *const core::ffi::c_char) -> *mut TnObject;
+    pub fn tn_type_method_get(type_index: i32, name: *const core::ffi::c_char) -> *mut TnObject;
 }
 unsafe extern "C" {
-    pub fn tn_type_remove_method(type_index: i32, name: *const core::ffi::c_char) -> core::ffi::c_int;
+    pub fn tn_type_method_find(type_index: i32, name: *const core::ffi::c_char) -> *mut TnObject;
 }
 unsafe extern "C" {
-    pub fn tn_type_list_methods(type_index: i32) -> *mut TnObject;
+    pub fn tn_type_method_unregister(type_index: i32, name: *const core::ffi::c_char) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn tn_type_method_list(type_index: i32) -> *mut TnObject;
 }
 unsafe extern "C" {
     pub fn tn_type_attr_set(
@@ -528,7 +531,10 @@ unsafe extern "C" {
     pub fn tn_ir_scalar(value: f64, dtype: DLDataType) -> *mut TnObject;
 }
 unsafe extern "C" {
-    pub fn tn_ir_op(name: *const core::ffi::c_char) -> *mut TnObject;
+    pub fn tn_ir_op_get(name: *const core::ffi::c_char) -> *mut TnObject;
+}
+unsafe extern "C" {
+    pub fn tn_ir_op_find(name: *const core::ffi::c_char) -> *mut TnObject;
 }
 unsafe extern "C" {
     pub fn tn_ir_call(
@@ -596,6 +602,7 @@ unsafe extern "C" {
         pattern: i32,
         infer: *mut TnObject,
         doc: *const core::ffi::c_char,
+        override_: core::ffi::c_int,
     ) -> core::ffi::c_int;
 }
 unsafe extern "C" {
@@ -666,6 +673,9 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn tn_pass_get(name: *const core::ffi::c_char) -> *mut TnObject;
+}
+unsafe extern "C" {
+    pub fn tn_pass_find(name: *const core::ffi::c_char) -> *mut TnObject;
 }
 unsafe extern "C" {
     pub fn tn_pass_list() -> *mut TnObject;

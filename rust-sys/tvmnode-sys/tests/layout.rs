@@ -284,7 +284,7 @@ fn raw_packed_call() {
     // release, and nothing left alive.
     unsafe {
         let before = tn_object_live_count();
-        let f = tn_func_get_global(c"testing.add_i64".as_ptr());
+        let f = tn_func_get(c"testing.add_i64".as_ptr());
         assert!(!f.is_null());
         let args = [
             TnAny {

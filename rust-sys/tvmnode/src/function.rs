@@ -43,14 +43,14 @@ impl Function {
     pub fn get_global(name: &str) -> Result<Function> {
         let c = cstring(name)?;
         // SAFETY: NUL-terminated name; transfer full.
-        check_typed(unsafe { sys::tn_func_get_global(c.as_ptr()) })
+        check_typed(unsafe { sys::tn_func_get(c.as_ptr()) })
     }
 
     /// Like [`Function::get_global`], but `None` when the name is free.
     pub fn find_global(name: &str) -> Option<Function> {
         let c = cstring(name).ok()?;
         // SAFETY: NUL-terminated name; transfer full (NULL without error).
-        let p = unsafe { sys::tn_func_find_global(c.as_ptr()) };
+        let p = unsafe { sys::tn_func_find(c.as_ptr()) };
         unsafe { Object::from_raw(p) }.and_then(|o| o.downcast().ok())
     }
 
@@ -66,13 +66,13 @@ impl Function {
     pub fn remove_global(name: &str) -> Result<()> {
         let c = cstring(name)?;
         // SAFETY: NUL-terminated name.
-        check(unsafe { sys::tn_func_remove_global(c.as_ptr()) })
+        check(unsafe { sys::tn_func_unregister(c.as_ptr()) })
     }
 
     /// The registered names, sorted.
     pub fn list_global_names() -> Result<Vec<std::string::String>> {
         // SAFETY: transfer full.
-        let names: Array = check_typed(unsafe { sys::tn_func_list_global_names() })?;
+        let names: Array = check_typed(unsafe { sys::tn_func_list() })?;
         names.to_vec()
     }
 

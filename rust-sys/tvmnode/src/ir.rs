@@ -238,7 +238,7 @@ impl Op {
     pub fn lookup(name: &str) -> Result<Op> {
         let c = cstring(name)?;
         // SAFETY: NUL-terminated name.
-        check_typed(unsafe { sys::tn_ir_op(c.as_ptr()) })
+        check_typed(unsafe { sys::tn_ir_op_get(c.as_ptr()) })
     }
     /// Its name.
     pub fn name(&self) -> std::string::String {
@@ -293,6 +293,7 @@ impl Op {
                 pattern,
                 f.as_ptr(),
                 cdoc.as_ref().map_or(std::ptr::null(), |d| d.as_ptr()),
+                0,
             )
         })?;
         Op::lookup(name)
