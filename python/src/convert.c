@@ -412,7 +412,6 @@ void tnpy_blame_arg(const char *func, Py_ssize_t index) {
 int tnpy_pack_args(TnPyArgPack *p, PyObject *const *args, Py_ssize_t n,
                    const char *func) {
   p->n = 0;
-  p->callback = 0;
   p->args = p->small_args;
   p->temps = p->small_temps;
   if (n > TNPY_SMALL_ARGS) {
@@ -431,7 +430,6 @@ int tnpy_pack_args(TnPyArgPack *p, PyObject *const *args, Py_ssize_t n,
       return -1;
     }
     p->n = i + 1;
-    if (p->args[i].type_index == TN_TYPE_FUNCTION) p->callback = 1;
   }
   return 0;
 }

@@ -76,9 +76,7 @@ PyObject *tnpy_field_read(const TnObject *obj, const TnFieldDesc *d);
 /* Python -> TnAny for one call argument. The result may borrow from `o`
  * (strings, proxies) for as long as `o` lives; a new object made for it is
  * stored in `*temp` for the caller to release after the call. Returns 0, or
- * -1 with a Python exception that does not name the argument. `*callback`
- * is set when the value is (or contains) a function, which may call back
- * into Python from another thread. */
+ * -1 with a Python exception that does not name the argument. */
 int tnpy_arg_from_py(PyObject *o, TnAny *out, TnObject **temp);
 /* Python -> an owned TnAny (for containers and callback results). */
 int tnpy_any_from_py(PyObject *o, TnAny *out);
@@ -106,7 +104,6 @@ typedef struct {
   TnAny *args;
   TnObject **temps;
   Py_ssize_t n;
-  int callback;
   TnAny small_args[TNPY_SMALL_ARGS];
   TnObject *small_temps[TNPY_SMALL_ARGS];
 } TnPyArgPack;

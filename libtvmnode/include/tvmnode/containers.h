@@ -52,8 +52,11 @@ TN_API const TnAny *tn_array_at(const TnObject *seq, int64_t i);
 /* Item `i` as an owned copy in `*out`. */
 TN_API int tn_array_get(const TnObject *seq, int64_t i, TnAny *out);
 
-/* Copy-on-write changes to the tn.Array in `*arr`. On failure `*arr` is left
- * exactly as it was. */
+/* Copy-on-write changes to the tn.Array in `*arr`: the caller's reference in
+ * `*arr` is given up (transfer full) and replaced by one to the changed array
+ * (a new one when the old was shared). `item` is borrowed (the array takes its
+ * own reference). tn_array_pop writes the last item to `out`, owned by the
+ * caller (tn_any_clear it). On failure `*arr` is left exactly as it was. */
 TN_API int tn_array_push(TnObject **arr, const TnAny *item);
 TN_API int tn_array_set(TnObject **arr, int64_t i, const TnAny *item);
 TN_API int tn_array_pop(TnObject **arr, TnAny *out);

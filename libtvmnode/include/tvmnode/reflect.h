@@ -152,6 +152,9 @@ TN_API TnObject *tn_type_method_list(int32_t type_index);
  * printer, a fusion pattern). Reads take no lock. They are meant to be set
  * at start-up: a value stays alive until the process exits, even when it is
  * replaced, because a reader may still hold the pointer it got.
+ * tn_type_attr_set takes `value` borrowed and keeps an owned copy (a
+ * reference to an object); the getters lend the library's copy (transfer
+ * none), valid until the process exits.
  */
 TN_API int tn_type_attr_set(const char *attr, int32_t type_index,
                             const TnAny *value);

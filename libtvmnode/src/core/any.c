@@ -12,10 +12,6 @@
 #include <math.h>
 #include <stdio.h>
 
-typedef TnTextKind ViewKind;
-#define VIEW_NONE TN_TEXT_NONE
-#define VIEW_STR TN_TEXT_STR
-#define VIEW_BYTES TN_TEXT_BYTES
 
 /* The bytes of a string or bytes value in any form. */
 TnTextKind tn__any_text(const TnAny *a, const char **data, size_t *size) {
@@ -23,29 +19,29 @@ TnTextKind tn__any_text(const TnAny *a, const char **data, size_t *size) {
     case TN_TYPE_RAW_STR:
       *data = a->v_c_str;
       *size = strlen(a->v_c_str);
-      return VIEW_STR;
+      return TN_TEXT_STR;
     case TN_TYPE_SMALL_STR:
       *data = a->v_small;
       *size = a->small_len;
-      return VIEW_STR;
+      return TN_TEXT_STR;
     case TN_TYPE_STRING:
       *data = ((const TnStringObj *)a->v_obj)->data;
       *size = (size_t)((const TnStringObj *)a->v_obj)->size;
-      return VIEW_STR;
+      return TN_TEXT_STR;
     case TN_TYPE_RAW_BYTES:
       *data = a->v_bytes_ptr->data;
       *size = a->v_bytes_ptr->size;
-      return VIEW_BYTES;
+      return TN_TEXT_BYTES;
     case TN_TYPE_SMALL_BYTES:
       *data = a->v_small;
       *size = a->small_len;
-      return VIEW_BYTES;
+      return TN_TEXT_BYTES;
     case TN_TYPE_BYTES:
       *data = ((const TnStringObj *)a->v_obj)->data;
       *size = (size_t)((const TnStringObj *)a->v_obj)->size;
-      return VIEW_BYTES;
+      return TN_TEXT_BYTES;
     default:
-      return VIEW_NONE;
+      return TN_TEXT_NONE;
   }
 }
 
@@ -66,16 +62,16 @@ int tn__any_to_owned_slow(TnAny *dst, const TnAny *src) {
     return tn_error_raise("TypeError",
                           "tn_any_to_owned: a borrowed DLTensor* cannot be "
                           "stored; wrap it in a tn.Tensor first");
-  ViewKind k = tn__any_text(src, &data, &size);
+  TnTextKind k = tn__any_text(src, &data, &size);
   if (size <= TN_SMALL_STR_MAX) {
-    TnAny a = {k == VIEW_STR ? TN_TYPE_SMALL_STR : TN_TYPE_SMALL_BYTES,
+    TnAny a = {k == TN_TEXT_STR ? TN_TYPE_SMALL_STR : TN_TYPE_SMALL_BYTES,
                (uint32_t)size,
                {0}};
     if (size) memcpy(a.v_small, data, size);
     *dst = a;
     return 0;
   }
-  TnObject *o = tn__string_new(k == VIEW_STR ? TN_TYPE_STRING : TN_TYPE_BYTES,
+  TnObject *o = tn__string_new(k == TN_TEXT_STR ? TN_TYPE_STRING : TN_TYPE_BYTES,
                                data, size, "tn_any_to_owned");
   if (o == NULL) return -1;
   *dst = tn_any_obj(o);
@@ -164,7 +160,7 @@ TN_API int tn_any_as_dtype(const TnAny *a, DLDataType *out) {
   }
   const char *s;
   size_t n;
-  if (tn__any_text(a, &s, &n) == VIEW_STR) {
+  if (tn__any_text(a, &s, &n) == TN_TEXT_STR) {
     if (tn_dtype_parse(s, out) == 0) return 0;
     TnObject *cause = tn_error_take_raised();
     int rc = tn_error_raise("TypeError",
@@ -192,7 +188,7 @@ TN_API int tn_any_as_str(const TnAny *a, const char **data, size_t *size) {
   if (data == NULL) return tn__raise_null("tn_any_as_str", "data");
   const char *d;
   size_t n;
-  if (tn__any_text(a, &d, &n) != VIEW_STR) return cast_error("tn_any_as_str", "str", a);
+  if (tn__any_text(a, &d, &n) != TN_TEXT_STR) return cast_error("tn_any_as_str", "str", a);
   *data = d;
   if (size) *size = n;
   return 0;
@@ -203,7 +199,7 @@ TN_API int tn_any_as_bytes(const TnAny *a, const char **data, size_t *size) {
   if (data == NULL) return tn__raise_null("tn_any_as_bytes", "data");
   const char *d;
   size_t n;
-  if (tn__any_text(a, &d, &n) == VIEW_NONE)
+  if (tn__any_text(a, &d, &n) == TN_TEXT_NONE)
     return cast_error("tn_any_as_bytes", "bytes", a);
   *data = d;
   if (size) *size = n;
@@ -260,8 +256,8 @@ TN_API int tn_any_equal(const TnAny *a, const TnAny *b) {
   }
   const char *da, *db;
   size_t na, nb;
-  ViewKind ka = tn__any_text(a, &da, &na), kb = tn__any_text(b, &db, &nb);
-  if (ka != VIEW_NONE && ka == kb)
+  TnTextKind ka = tn__any_text(a, &da, &na), kb = tn__any_text(b, &db, &nb);
+  if (ka != TN_TEXT_NONE && ka == kb)
     return na == nb && (da == db || memcmp(da, db, na) == 0);
   return 0;
 }
@@ -286,7 +282,7 @@ TN_API uint64_t tn_any_hash(const TnAny *a) {
     default: {
       const char *d;
       size_t n;
-      if (tn__any_text(a, &d, &n) != VIEW_NONE) return str_hash(d, n);
+      if (tn__any_text(a, &d, &n) != TN_TEXT_NONE) return str_hash(d, n);
       if (tn_any_is_object(a)) return tn__mix64((uint64_t)(uintptr_t)a->v_obj);
       return tn__mix64((uint64_t)a->v_int64 ^
                        ((uint64_t)a->type_index << 56));
@@ -345,10 +341,10 @@ void tn__any_repr(GString *out, const TnAny *a) {
     default:
       break;
   }
-  ViewKind k = tn__any_text(a, &d, &n);
-  if (k == VIEW_STR) {
+  TnTextKind k = tn__any_text(a, &d, &n);
+  if (k == TN_TEXT_STR) {
     repr_text(out, d, n, '\'');
-  } else if (k == VIEW_BYTES) {
+  } else if (k == TN_TEXT_BYTES) {
     g_string_append_c(out, 'b');
     repr_text(out, d, n, '\'');
   } else if (tn_any_is_object(a)) {

@@ -37,8 +37,10 @@
 #define TN_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Initial-exec TLS: one %fs-relative load instead of a __tls_get_addr call.
- * The library keeps its static TLS to two pointers, well inside the surplus
- * glibc reserves for libraries that are dlopen'ed (a Python extension). */
+ * The library keeps its static TLS to a few words (the thread state, the
+ * pass-context stack, the JSON loader's error position), well inside the
+ * surplus glibc reserves for libraries that are dlopen'ed (a Python
+ * extension). */
 #define TN_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
 /* ------------------------------------------------------------------------ */

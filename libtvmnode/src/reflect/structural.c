@@ -319,7 +319,6 @@ typedef struct {
   int64_t nvars;
   GHashTable *memo; /* shared object -> hash */
   GArray *stack;
-  uint64_t result;
 } HashCtx;
 
 #define K_MUL UINT64_C(0x9e3779b97f4a7c15)
@@ -505,7 +504,7 @@ TN_API int tn_structural_hash(const TnAny *value, int map_free_vars,
   if (value == NULL) return tn__raise_null("tn_structural_hash", "value");
   if (out == NULL) return tn__raise_null("tn_structural_hash", "out");
   HashCtx c = {map_free_vars != 0, NULL, 0, NULL,
-               g_array_new(FALSE, FALSE, sizeof(HFrame)), 0};
+               g_array_new(FALSE, FALSE, sizeof(HFrame))};
   *out = h_run(&c, value);
   g_array_free(c.stack, TRUE);
   if (c.var_index) g_hash_table_destroy(c.var_index);

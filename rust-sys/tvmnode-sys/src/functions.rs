@@ -11,6 +11,49 @@ unsafe extern "C" {
     pub fn tn_version() -> *const core::ffi::c_char;
 }
 unsafe extern "C" {
+    pub fn tn_error_new(kind: *const core::ffi::c_char, message: *const core::ffi::c_char) -> *mut TnObject;
+}
+unsafe extern "C" {
+    pub fn tn_error_raise(
+        kind: *const core::ffi::c_char,
+        fmt: *const core::ffi::c_char,
+        ...
+    ) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn tn_error_set_raised(err: *mut TnObject);
+}
+unsafe extern "C" {
+    pub fn tn_error_take_raised() -> *mut TnObject;
+}
+unsafe extern "C" {
+    pub fn tn_error_peek_raised() -> *mut TnObject;
+}
+unsafe extern "C" {
+    pub fn tn_error_kind(err: *const TnObject) -> *const core::ffi::c_char;
+}
+unsafe extern "C" {
+    pub fn tn_error_message(err: *const TnObject) -> *const core::ffi::c_char;
+}
+unsafe extern "C" {
+    pub fn tn_error_cause(err: *const TnObject) -> *mut TnObject;
+}
+unsafe extern "C" {
+    pub fn tn_error_set_cause(err: *mut TnObject, cause: *mut TnObject) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn tn_error_append_frame(err: *mut TnObject, frame: *const core::ffi::c_char) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn tn_error_frame_count(err: *const TnObject) -> i64;
+}
+unsafe extern "C" {
+    pub fn tn_error_frame(err: *const TnObject, i: i64) -> *const core::ffi::c_char;
+}
+unsafe extern "C" {
+    pub fn tn_error_format(err: *const TnObject) -> *mut TnObject;
+}
+unsafe extern "C" {
     pub fn tn_object_retain(obj: *mut TnObject);
 }
 unsafe extern "C" {
@@ -137,49 +180,6 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn tn_device_print(device: DLDevice, buf: *mut core::ffi::c_char, size: usize) -> core::ffi::c_int;
-}
-unsafe extern "C" {
-    pub fn tn_error_new(kind: *const core::ffi::c_char, message: *const core::ffi::c_char) -> *mut TnObject;
-}
-unsafe extern "C" {
-    pub fn tn_error_raise(
-        kind: *const core::ffi::c_char,
-        fmt: *const core::ffi::c_char,
-        ...
-    ) -> core::ffi::c_int;
-}
-unsafe extern "C" {
-    pub fn tn_error_set_raised(err: *mut TnObject);
-}
-unsafe extern "C" {
-    pub fn tn_error_take_raised() -> *mut TnObject;
-}
-unsafe extern "C" {
-    pub fn tn_error_peek_raised() -> *mut TnObject;
-}
-unsafe extern "C" {
-    pub fn tn_error_kind(err: *const TnObject) -> *const core::ffi::c_char;
-}
-unsafe extern "C" {
-    pub fn tn_error_message(err: *const TnObject) -> *const core::ffi::c_char;
-}
-unsafe extern "C" {
-    pub fn tn_error_cause(err: *const TnObject) -> *mut TnObject;
-}
-unsafe extern "C" {
-    pub fn tn_error_set_cause(err: *mut TnObject, cause: *mut TnObject) -> core::ffi::c_int;
-}
-unsafe extern "C" {
-    pub fn tn_error_append_frame(err: *mut TnObject, frame: *const core::ffi::c_char) -> core::ffi::c_int;
-}
-unsafe extern "C" {
-    pub fn tn_error_frame_count(err: *const TnObject) -> i64;
-}
-unsafe extern "C" {
-    pub fn tn_error_frame(err: *const TnObject, i: i64) -> *const core::ffi::c_char;
-}
-unsafe extern "C" {
-    pub fn tn_error_format(err: *const TnObject) -> *mut TnObject;
 }
 unsafe extern "C" {
     pub fn tn_string_new(data: *const core::ffi::c_char, size: usize) -> *mut TnObject;
@@ -534,9 +534,6 @@ unsafe extern "C" {
     pub fn tn_ir_op_get(name: *const core::ffi::c_char) -> *mut TnObject;
 }
 unsafe extern "C" {
-    pub fn tn_ir_op_find(name: *const core::ffi::c_char) -> *mut TnObject;
-}
-unsafe extern "C" {
     pub fn tn_ir_call(
         op: *mut TnObject,
         args: *const *mut TnObject,
@@ -607,6 +604,9 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn tn_ir_op_unregister(name: *const core::ffi::c_char) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn tn_ir_op_find(name: *const core::ffi::c_char) -> *mut TnObject;
 }
 unsafe extern "C" {
     pub fn tn_ir_op_list() -> *mut TnObject;
