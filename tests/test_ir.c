@@ -348,6 +348,60 @@ static int infer_nothing(void *self, const TnAny *args, int32_t nargs,
   return 0;
 }
 
+START_TEST(test_operator_attributes) {
+  TnObject *infer = K(tn_func_new(infer_first, NULL, NULL));
+  TN_OK(tn_ir_op_register("test.attrs", 1, NULL, TN_OP_ELEMWISE, infer, NULL,
+                          0));
+  TnObject *op = K(tn_ir_op_get("test.attrs"));
+  ck_assert_ptr_null(tn_ir_op_get_attr(op, "kernel"));
+  ck_assert_ptr_null(tn_error_peek_raised()); /* absent is not an error */
+  TnAny v = tn_any_int(7);
+  TN_OK(tn_ir_op_set_attr(op, "kernel", &v, 0));
+  const TnAny *got = tn_ir_op_get_attr(op, "kernel");
+  ck_assert_ptr_nonnull(got);
+  ck_assert_int_eq(got->v_int64, 7);
+  /* a value that may be in use is never changed in place */
+  TnAny s = tn_any_cstr("input names");
+  TN_OK(tn_ir_op_set_attr(op, "doc", &s, 0));
+  ck_assert_int_eq(got->v_int64, 7); /* still readable, still 7 */
+  ck_assert_int_eq(tn_ir_op_get_attr(op, "kernel")->v_int64, 7);
+  TnAny w = tn_any_int(8);
+  ck_assert_int_eq(tn_ir_op_set_attr(op, "kernel", &w, 0), -1);
+  TN_EXPECT_ERROR("ValueError", "tn_ir_op_set_attr", "test.attrs", "kernel",
+                  "override");
+  TN_OK(tn_ir_op_set_attr(op, "kernel", &w, 1));
+  ck_assert_int_eq(tn_ir_op_get_attr(op, "kernel")->v_int64, 8);
+  ck_assert_int_eq(got->v_int64, 7); /* the old map lives with the op */
+  /* bad input */
+  ck_assert_int_eq(tn_ir_op_set_attr(op, NULL, &w, 0), -1);
+  TN_EXPECT_ERROR("ValueError", "tn_ir_op_set_attr", "attr");
+  ck_assert_int_eq(tn_ir_op_set_attr(op, "", &w, 0), -1);
+  TN_EXPECT_ERROR("ValueError", "empty");
+  ck_assert_int_eq(tn_ir_op_set_attr(infer, "kernel", &w, 0), -1);
+  TN_EXPECT_ERROR("TypeError", "tn_ir_op_set_attr", "op", "ir.Op");
+  ck_assert_ptr_null(tn_ir_op_get_attr(infer, "kernel"));
+  /* through the function registry, as bindings reach it */
+  TnObject *set = K(tn_func_get("ir.OpSetAttr"));
+  TnObject *get = K(tn_func_get("ir.OpGetAttr"));
+  TnAny args[4] = {tn_any_cstr("test.attrs"), tn_any_cstr("pattern"),
+                   tn_any_int(3), tn_any_int(0)};
+  TnAny ret = tn_any_none();
+  TN_OK(tn_func_call(set, args, 4, &ret));
+  TN_OK(tn_func_call(get, args, 2, &ret));
+  ck_assert_int_eq(ret.type_index, TN_TYPE_INT);
+  ck_assert_int_eq(ret.v_int64, 3);
+  args[1] = tn_any_cstr("missing");
+  TN_OK(tn_func_call(get, args, 2, &ret));
+  ck_assert_int_eq(ret.type_index, TN_TYPE_NONE);
+  args[0] = tn_any_cstr("test.no_such_op");
+  ck_assert_int_eq(tn_func_call(get, args, 2, &ret), -1);
+  TN_EXPECT_ERROR("KeyError", "test.no_such_op");
+  ck_assert_int_eq(tn_func_call(set, args, 2, &ret), -1);
+  TN_EXPECT_ERROR("TypeError", "ir.OpSetAttr", "2 arguments");
+  TN_OK(tn_ir_op_unregister("test.attrs"));
+}
+END_TEST
+
 START_TEST(test_operators_registered_from_outside) {
   TnObject *infer = K(tn_func_new(infer_first, NULL, NULL));
   TN_OK(tn_ir_op_register("test.identity", 1, NULL, TN_OP_ELEMWISE, infer,
@@ -418,6 +472,7 @@ static Suite *make_suite(void) {
   tc = ir_case(s, "modules");
   tcase_add_test(tc, test_modules);
   tcase_add_test(tc, test_operators_registered_from_outside);
+  tcase_add_test(tc, test_operator_attributes);
   return s;
 }
 

@@ -82,6 +82,12 @@ typedef struct {
   TnObject *infer;      /* tn.Function: infer(arg_types, attrs) -> type */
   TnObject *doc;        /* tn.String or NULL */
   int32_t attrs_index;  /* type index of attrs_type, or -1 (not reflected) */
+  /* Operator attributes (tn_ir_op_set_attr): a tn.Map from attribute name
+   * to value, replaced whole on every set, and the maps it replaced, kept
+   * until the operator dies because a reader may still be looking at one.
+   * New properties of operators go here, not into new fields. */
+  TnObject *attr_map;     /* tn.Map, or NULL when none is set */
+  TnObject *attr_retired; /* tn.List of replaced maps, or NULL */
 } TnIrOp;
 
 typedef struct {
@@ -228,6 +234,22 @@ TN_API int tn_ir_op_unregister(const char *name);
 TN_API TnObject *tn_ir_op_find(const char *name);
 /* Names of all registered operators, sorted. (transfer full) */
 TN_API TnObject *tn_ir_op_list(void);
+
+/*
+ * Operator attributes, as TVM's Op::GetAttrMap: named values attached to an
+ * operator (a kernel, a parameter builder, input names, a layout rule), so
+ * operators registered from any language can carry everything the C ones
+ * do and ir.Op keeps its layout. Set takes `value` borrowed and keeps an
+ * owned copy; a set attribute is a ValueError unless `override`. Setting
+ * takes a lock; reading takes none. Also reachable as the global functions
+ * "ir.OpSetAttr"(op_name, attr, value, override) and
+ * "ir.OpGetAttr"(op_name, attr) -> value or None.
+ */
+TN_API int tn_ir_op_set_attr(TnObject *op, const char *attr,
+                             const TnAny *value, int override);
+/* The value of `attr` on `op`, or NULL (no error) when it has none.
+ * (transfer none: valid while `op` lives) */
+TN_API const TnAny *tn_ir_op_get_attr(const TnObject *op, const char *attr);
 
 /* ------------------------------------------------------------------------ */
 /* Visiting and rewriting                                                    */

@@ -60,6 +60,10 @@ static const TnFieldDesc op_fields[] = {
     TN_FIELD_OBJ(TnIrOp, infer, "tn.Function", F_REG,
                  "infer(arg_types, attrs) -> type"),
     TN_FIELD_STR(TnIrOp, doc, F_REG | TN_FIELD_OPTIONAL, NULL),
+    TN_FIELD_OBJ(TnIrOp, attr_map, "tn.Map", F_REG | TN_FIELD_OPTIONAL,
+                 "operator attributes (tn_ir_op_set_attr)"),
+    TN_FIELD_OBJ(TnIrOp, attr_retired, "tn.List",
+                 F_REG | TN_FIELD_OPTIONAL, "replaced attribute maps"),
 };
 static const TnFieldDesc call_fields[] = {
     TN_FIELD_OBJ(TnIrCall, op, "ir.Expr", F_RO, NULL),

@@ -18,8 +18,122 @@
 
 static TnRegistry *g_ops;
 
+/* ---- operator attributes --------------------------------------------------- */
+
+static TnMutex g_attr_lock; /* writers only */
+
+static _Atomic(TnObject *) *attr_map_slot(const TnObject *op) {
+  return (_Atomic(TnObject *) *)&((TnIrOp *)op)->attr_map;
+}
+
+TN_API const TnAny *tn_ir_op_get_attr(const TnObject *op, const char *attr) {
+  if (op == NULL || attr == NULL || !tn__ir_is(op, TN_IR->op)) return NULL;
+  TnObject *m = atomic_load_explicit(attr_map_slot(op), memory_order_acquire);
+  if (m == NULL) return NULL;
+  TnAny key = tn_any_cstr(attr);
+  return tn_map_find(m, &key);
+}
+
+TN_API int tn_ir_op_set_attr(TnObject *op, const char *attr,
+                             const TnAny *value, int override) {
+  const char *who = "tn_ir_op_set_attr";
+  if (tn__check_object(op, TN_IR->op, who, "op")) return -1;
+  if (attr == NULL) return tn__raise_null(who, "attr");
+  if (value == NULL) return tn__raise_null(who, "value");
+  if (attr[0] == '\0')
+    return tn_error_raise("ValueError", "%s: attr is the empty string", who);
+  TnIrOp *o = (TnIrOp *)op;
+  TnAny key = tn_any_cstr(attr);
+  int rc = 0;
+  tn__mutex_lock(&g_attr_lock);
+  TnObject *old = atomic_load_explicit(attr_map_slot(op), memory_order_relaxed);
+  if (old && !override && tn_map_find(old, &key)) {
+    rc = tn_error_raise("ValueError", "%s: operator '%s' already has "
+                        "attribute '%s'; pass override=1 to replace it", who,
+                        ((TnStringObj *)o->name)->data, attr);
+  } else if (old == NULL) {
+    TnObject *m = tn_map_new(&key, value, 1);
+    if (m == NULL) rc = -1;
+    else atomic_store_explicit(attr_map_slot(op), m, memory_order_release);
+  } else {
+    /* Readers may be inside `old`: change a copy (the extra reference makes
+     * tn_map_set copy), publish it, and keep `old` until the op dies. */
+    TnObject *m = old;
+    tn_object_retain(m);
+    if (tn_map_set(&m, &key, value) != 0) {
+      rc = -1; /* m is still `old`, with our extra reference */
+      tn_object_release(m);
+    } else if (o->attr_retired == NULL &&
+               (o->attr_retired = tn_list_new(NULL, 0)) == NULL) {
+      rc = -1;
+      tn_object_release(m);
+    } else {
+      TnAny a = tn_any_obj(old);
+      if (tn_list_append(o->attr_retired, &a) != 0) {
+        rc = -1;
+        tn_object_release(m);
+      } else {
+        atomic_store_explicit(attr_map_slot(op), m, memory_order_release);
+        tn_object_release(old); /* the retired list holds it now */
+      }
+    }
+  }
+  tn__mutex_unlock(&g_attr_lock);
+  return rc;
+}
+
+/* "ir.OpSetAttr"(op_name, attr, value, override): the attribute API for
+ * bindings that reach the library through the function registry. */
+static int op_set_attr_packed(void *self, const TnAny *args, int32_t nargs,
+                              TnAny *ret) {
+  (void)self, (void)ret;
+  const char *name, *attr;
+  int64_t override = 0;
+  if (nargs < 3 || nargs > 4)
+    return tn_error_raise("TypeError", "ir.OpSetAttr: takes (op_name, attr, "
+                          "value[, override]), got %d arguments", nargs);
+  if (tn_any_as_str(&args[0], &name, NULL) ||
+      tn_any_as_str(&args[1], &attr, NULL) ||
+      (nargs == 4 && tn_any_as_int(&args[3], &override)))
+    return -1;
+  TnObject *op = tn_ir_op_get(name);
+  if (op == NULL) return -1;
+  int rc = tn_ir_op_set_attr(op, attr, &args[2], override != 0);
+  tn_object_release(op);
+  return rc;
+}
+
+/* "ir.OpGetAttr"(op_name, attr) -> the value, or None. */
+static int op_get_attr_packed(void *self, const TnAny *args, int32_t nargs,
+                              TnAny *ret) {
+  (void)self;
+  const char *name, *attr;
+  if (nargs != 2)
+    return tn_error_raise("TypeError", "ir.OpGetAttr: takes (op_name, attr), "
+                          "got %d arguments", nargs);
+  if (tn_any_as_str(&args[0], &name, NULL) ||
+      tn_any_as_str(&args[1], &attr, NULL))
+    return -1;
+  TnObject *op = tn_ir_op_get(name);
+  if (op == NULL) return -1;
+  const TnAny *v = tn_ir_op_get_attr(op, attr);
+  int rc = v ? tn_any_to_owned(ret, v) : 0;
+  tn_object_release(op);
+  return rc;
+}
+
 void tn__ir_op_registry_init(void) {
   g_ops = tn__registry_new("operator", false);
+  static const struct {
+    const char *name;
+    TnPackedFn fn;
+  } fns[] = {{"ir.OpSetAttr", op_set_attr_packed},
+             {"ir.OpGetAttr", op_get_attr_packed}};
+  for (size_t i = 0; i < G_N_ELEMENTS(fns); i++) {
+    TnObject *f = tn_func_new(fns[i].fn, NULL, NULL);
+    TN__INIT_CHECK(f != NULL && tn_func_register(fns[i].name, f, 0) == 0);
+    tn_object_release(f);
+  }
 }
 
 TN_API TnObject *tn_ir_op_get(const char *name) {

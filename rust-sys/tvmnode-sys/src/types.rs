@@ -424,6 +424,10 @@ pub struct TnIrOp {
     pub doc: *mut TnObject,
     /// Type index of the attrs type, or -1 (a cache, not a reflected field).
     pub attrs_index: i32,
+    /// tn.Map of operator attributes, or NULL (`tn_ir_op_set_attr`).
+    pub attr_map: *mut TnObject,
+    /// tn.List of replaced attribute maps, or NULL.
+    pub attr_retired: *mut TnObject,
 }
 
 /// ir.Call.
