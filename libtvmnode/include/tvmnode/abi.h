@@ -36,7 +36,7 @@
 
 #include "tvmnode/dlpack.h"
 
-#define TN_ABI_VERSION_MAJOR 1
+#define TN_ABI_VERSION_MAJOR 2
 #define TN_ABI_VERSION_MINOR 0
 #define TN_ABI_VERSION (TN_ABI_VERSION_MAJOR * 1000 + TN_ABI_VERSION_MINOR)
 

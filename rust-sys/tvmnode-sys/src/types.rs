@@ -13,7 +13,7 @@ use core::ffi::{c_char, c_int, c_void};
 // Versions
 
 /// `TN_ABI_VERSION_MAJOR`: these declarations were written for it.
-pub const TN_ABI_VERSION_MAJOR: i32 = 1;
+pub const TN_ABI_VERSION_MAJOR: i32 = 2;
 /// `TN_ABI_VERSION_MINOR`.
 pub const TN_ABI_VERSION_MINOR: i32 = 0;
 /// `TN_ABI_VERSION`: `major * 1000 + minor` (compare with `tn_abi_version()`).
