@@ -89,17 +89,14 @@ TN_API int64_t tn_object_live_count(void) {
 TN_API int64_t tn_object_live_count_by_type(int32_t type_index) {
 #ifdef TN_DEBUG
   if (type_index < 0 || type_index >= TN__MAX_TYPES)
-    return tn_error_raise("IndexError",
-                          "tn_object_live_count_by_type: type index %d is "
-                          "out of range [0, %d)",
-                          type_index, TN__MAX_TYPES);
+    return TN_RAISE(INDEX, "type index %d is out of range [0, %d)", type_index,
+                    TN__MAX_TYPES);
   return atomic_load_explicit(&g_live_by_type[type_index],
                               memory_order_relaxed);
 #else
   (void)type_index;
-  return tn_error_raise("RuntimeError",
-                        "tn_object_live_count_by_type: per-type counts need "
-                        "a build configured with --enable-debug");
+  return TN_RAISE(RUNTIME, "per-type counts need a build configured with "
+                  "--enable-debug");
 #endif
 }
 
@@ -217,17 +214,12 @@ TN_API TnObject *tn_object_alloc(int32_t type_index, size_t size,
                                  TnDeleter deleter) {
   const TnTypeInfo *info = tn__type_info(type_index);
   if (info == NULL || !info->is_object) {
-    tn_error_raise("TypeError",
-                   "tn_object_alloc: type index %d is not a registered "
-                   "object type",
-                   type_index);
+    TN_RAISE(TYPE, "type index %d is not a registered object type", type_index);
     return NULL;
   }
   if (size < sizeof(TnObject)) {
-    tn_error_raise("ValueError",
-                   "tn_object_alloc: size %zu is smaller than the %zu-byte "
-                   "object header",
-                   size, sizeof(TnObject));
+    TN_RAISE(VALUE, "size %zu is smaller than the %zu-byte object header", size,
+             sizeof(TnObject));
     return NULL;
   }
   TnObject *obj = tn__object_malloc(size, 0, type_index, "tn_object_alloc");

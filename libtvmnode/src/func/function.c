@@ -18,9 +18,8 @@ static TnFunctionObj *g_pool; /* free blocks, linked through `self` */
 
 static int dead_fn(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
   (void)self, (void)args, (void)nargs, (void)ret;
-  return tn_error_raise("RuntimeError",
-                        "tn_func_call: the function was called after it was "
-                        "freed");
+  return tn_error_raise_in(TN_ERR_RUNTIME, "tn_func_call",
+                           "the function was called after it was freed");
 }
 
 static void func_deleter(TnObject *obj, int flags) {
@@ -84,9 +83,8 @@ TN_API int tn_func_call(TnObject *func, const TnAny *args, int32_t nargs,
   }
   if (TN_UNLIKELY(ret == NULL)) return tn__raise_null("tn_func_call", "ret");
   if (TN_UNLIKELY(nargs < 0 || (nargs > 0 && args == NULL)))
-    return tn_error_raise("ValueError",
-                          "tn_func_call: %d arguments given with args = %p",
-                          nargs, (const void *)args);
+    return TN_RAISE(VALUE, "%d arguments given with args = %p", nargs,
+                    (const void *)args);
   TnFunctionObj *f = (TnFunctionObj *)func;
   ret->type_index = TN_TYPE_NONE;
   ret->small_len = 0;

@@ -97,8 +97,7 @@ TN_API int tn_func_register(const char *name, TnObject *func, int override) {
   if (tn__check_object(func, TN_TYPE_FUNCTION, "tn_func_register", "func"))
     return -1;
   if (name[0] == '\0')
-    return tn_error_raise("ValueError",
-                          "tn_func_register: name is the empty string");
+    return TN_RAISE(VALUE, "name is the empty string");
   size_t len = strlen(name);
   uint64_t h = tn__hash_bytes(name, len);
   int rc = 0;
@@ -111,10 +110,8 @@ TN_API int tn_func_register(const char *name, TnObject *func, int override) {
     rc = tn__raise_memory("tn_func_register", 0);
   } else if (atomic_load_explicit(&s->func, memory_order_relaxed) != NULL &&
              !override) {
-    rc = tn_error_raise("ValueError",
-                        "tn_func_register: a function named '%s' is already "
-                        "registered; pass override=1 to replace it",
-                        name);
+    rc = TN_RAISE(VALUE, "a function named '%s' is already registered; pass "
+                  "override=1 to replace it", name);
   } else {
     tn__retain(func);
     old = atomic_exchange_explicit(&s->func, func, memory_order_acq_rel);
@@ -150,10 +147,7 @@ TN_API TnObject *tn_func_get_global(const char *name) {
   if (name == NULL) return tn__raise_null("tn_func_get_global", "name"), NULL;
   TnObject *f = lookup(name);
   if (f == NULL)
-    tn_error_raise("KeyError",
-                   "tn_func_get_global: no global function is registered "
-                   "as '%s'",
-                   name);
+    TN_RAISE(KEY, "no global function is registered as '%s'", name);
   return f;
 }
 
@@ -168,10 +162,7 @@ TN_API int tn_func_remove_global(const char *name) {
       s ? atomic_exchange_explicit(&s->func, NULL, memory_order_acq_rel) : NULL;
   tn__mutex_unlock(&g_lock);
   if (old == NULL)
-    return tn_error_raise("KeyError",
-                          "tn_func_remove_global: no global function is "
-                          "registered as '%s'",
-                          name);
+    return TN_RAISE(KEY, "no global function is registered as '%s'", name);
   tn__release(old);
   return 0;
 }

@@ -30,8 +30,8 @@ TN_API int tn_type_register_method(int32_t type_index, const char *name,
   if (tn__check_object(func, TN_TYPE_FUNCTION, who, "func")) return -1;
   const TnTypeInfo *t = tn__type_info(type_index);
   if (t == NULL || !t->is_object)
-    return tn_error_raise("TypeError", "%s: type index %d is not an object "
-                          "type", who, type_index);
+    return tn_error_raise_in(TN_ERR_TYPE, who,
+                             "type index %d is not an object type", type_index);
   int rc = 0;
   tn__mutex_lock(&g_method_lock);
   if (g_methods == NULL)
@@ -46,8 +46,8 @@ TN_API int tn_type_register_method(int32_t type_index, const char *name,
     g_hash_table_insert(g_methods, GINT_TO_POINTER(type_index), table);
   }
   if (!override && g_hash_table_contains(table, name)) {
-    rc = tn_error_raise("ValueError", "%s: %s already has a method '%s'; "
-                        "pass override=1 to replace it", who, t->key, name);
+    rc = tn_error_raise_in(TN_ERR_VALUE, who, "%s already has a method '%s'; "
+                           "pass override=1 to replace it", t->key, name);
   } else {
     tn__retain(func);
     g_hash_table_replace(table, g_strdup(name), func);
@@ -61,7 +61,7 @@ TN_API TnObject *tn_type_get_method(int32_t type_index, const char *name) {
   if (name == NULL) return tn__raise_null(who, "name"), NULL;
   const TnTypeInfo *t = tn__type_info(type_index);
   if (t == NULL) {
-    tn_error_raise("KeyError", "%s: no type has index %d", who, type_index);
+    tn_error_raise_in(TN_ERR_KEY, who, "no type has index %d", type_index);
     return NULL;
   }
   TnObject *found = NULL;
@@ -75,8 +75,8 @@ TN_API TnObject *tn_type_get_method(int32_t type_index, const char *name) {
   if (found) tn__retain(found);
   tn__mutex_unlock(&g_method_lock);
   if (found == NULL)
-    tn_error_raise("AttributeError", "%s: %s has no method '%s'", who, t->key,
-                   name);
+    tn_error_raise_in(TN_ERR_ATTRIBUTE, who, "%s has no method '%s'", t->key,
+                      name);
   return found;
 }
 
@@ -90,9 +90,8 @@ TN_API int tn_type_remove_method(int32_t type_index, const char *name) {
   bool found = table && g_hash_table_steal_extended(table, name, &key, &func);
   tn__mutex_unlock(&g_method_lock);
   if (!found)
-    return tn_error_raise("AttributeError", "tn_type_remove_method: %s has "
-                          "no method '%s' of its own",
-                          tn__type_key_or(type_index, "?"), name);
+    return TN_RAISE(ATTRIBUTE, "%s has no method '%s' of its own",
+                    tn__type_key_or(type_index, "?"), name);
   g_free(key);
   tn_object_release(func); /* outside the lock: it may run a finaliser */
   return 0;
@@ -100,8 +99,7 @@ TN_API int tn_type_remove_method(int32_t type_index, const char *name) {
 
 TN_API TnObject *tn_type_list_methods(int32_t type_index) {
   if (tn__type_info(type_index) == NULL) {
-    tn_error_raise("KeyError", "tn_type_list_methods: no type has index %d",
-                   type_index);
+    TN_RAISE(KEY, "no type has index %d", type_index);
     return NULL;
   }
   GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
@@ -169,13 +167,13 @@ TN_API int tn_type_attr_set(const char *attr, int32_t type_index,
   if (attr == NULL) return tn__raise_null(who, "attr");
   if (value == NULL) return tn__raise_null(who, "value");
   if (tn__type_info(type_index) == NULL)
-    return tn_error_raise("KeyError", "%s: no type has index %d", who,
-                          type_index);
+    return tn_error_raise_in(TN_ERR_KEY, who, "no type has index %d",
+                             type_index);
   Column *c = column(attr, true);
   if (c == NULL)
-    return tn_error_raise("RuntimeError", "%s: cannot add attribute '%s' "
-                          "(out of memory, or more than %d attributes)",
-                          who, attr, MAX_COLUMNS);
+    return tn_error_raise_in(TN_ERR_RUNTIME, who, "cannot add attribute '%s' "
+                             "(out of memory, or more than %d attributes)",
+                             attr, MAX_COLUMNS);
   TnAny *cell = malloc(sizeof *cell);
   if (cell == NULL) return tn__raise_memory(who, sizeof *cell);
   if (tn_any_to_owned(cell, value)) {
