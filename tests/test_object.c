@@ -1,5 +1,8 @@
 /* test_object.c: reference counts, weak references, allocation, live counts. */
+#include "config.h" /* TN_DEBUG */
+
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 
 #include "tn_test.h"
@@ -251,6 +254,20 @@ START_TEST(test_version) {
 }
 END_TEST
 
+#ifdef TN_DEBUG
+/* Debug builds abort on a release that finds the strong count at 0. A weak
+ * reference keeps the memory, so the second release reads a live header
+ * (and ASan has nothing to say before the abort). */
+START_TEST(test_double_release_aborts) {
+  TnObject *s = TN_NONNULL(tn_string_from_cstr("released twice"));
+  tn_object_weak_retain(s);
+  tn_object_release(s);
+  ck_assert_uint_eq(tn_object_strong_count(s), 0);
+  tn_object_release(s); /* aborts */
+}
+END_TEST
+#endif
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("object");
   TCase *tc = tn_test_case(s, "lifecycle");
@@ -262,6 +279,13 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_alloc_bad_input);
   tcase_add_test(tc, test_is_instance_and_type_key);
   tcase_add_test(tc, test_version);
+#ifdef TN_DEBUG
+  /* Only in a forked child (CK_FORK=no, as under valgrind, would abort the
+   * whole suite). */
+  const char *fork = getenv("CK_FORK");
+  if (fork == NULL || strcmp(fork, "no") != 0)
+    tcase_add_test_raise_signal(tc, test_double_release_aborts, SIGABRT);
+#endif
   tc = tn_test_case(s, "threads");
   tcase_add_test(tc, test_refcount_race);
   tcase_add_test(tc, test_weak_upgrade_races_last_release);

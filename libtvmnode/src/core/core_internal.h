@@ -69,6 +69,12 @@ void tn__object_weak_drop(TnObject *obj);
  * object. Out of line, and iterative past a nesting limit (see object.c). */
 void tn__object_destroy(TnObject *obj, bool both);
 
+#ifdef TN_DEBUG
+/* Debug builds only: a release found the strong count already 0 (the object
+ * was released once too often). Prints the type key and aborts. */
+_Noreturn void tn__release_underflow(TnObject *obj);
+#endif
+
 static inline void tn__release(TnObject *obj) {
   /* Sole reference and no weak ones: nobody else can touch the count, so
    * skip the locked decrement (most temporaries die this way). Functions are
@@ -77,6 +83,12 @@ static inline void tn__release(TnObject *obj) {
   if (atomic_load_explicit(tn__rc(obj), memory_order_acquire) ==
           TN__RC_INIT &&
       obj->deleter != NULL && obj->type_index != TN_TYPE_FUNCTION) {
+#ifdef TN_DEBUG
+    /* Leave the count at strong 0, so that releasing the dead block again
+     * (it usually sits intact in the per-thread cache) is caught below
+     * instead of destroying it a second time. */
+    atomic_store_explicit(tn__rc(obj), TN__RC_WEAK_ONE, memory_order_relaxed);
+#endif
     tn__object_destroy(obj, true);
     return;
   }
@@ -84,6 +96,9 @@ static inline void tn__release(TnObject *obj) {
    * the others made before dropping theirs. */
   uint64_t old = atomic_fetch_sub_explicit(tn__rc(obj), TN__RC_STRONG_ONE,
                                            memory_order_acq_rel);
+#ifdef TN_DEBUG
+  if (TN_UNLIKELY((uint32_t)old == 0)) tn__release_underflow(obj);
+#endif
   if ((uint32_t)old != 1 || obj->deleter == NULL) return;
   /* No weak reference exists when the count was exactly one and one. */
   tn__object_destroy(obj, old == TN__RC_INIT);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 TN_TLS TnThreadState *tn__tls_state;
@@ -170,6 +171,16 @@ void tn__object_weak_drop(TnObject *obj) {
                                            memory_order_acq_rel);
   if ((old >> 32) == 1 && obj->deleter) obj->deleter(obj, TN_DELETER_FREE);
 }
+
+#ifdef TN_DEBUG
+_Noreturn void tn__release_underflow(TnObject *obj) {
+  fprintf(stderr,
+          "tvmnode: reference count underflow: a %s (%p) was released with "
+          "a strong count of 0 (released once too often)\n",
+          tn__type_key_or(obj->type_index, "?"), (void *)obj);
+  abort();
+}
+#endif
 
 TN_API void tn_object_retain(TnObject *obj) {
   if (obj) tn__retain(obj);
