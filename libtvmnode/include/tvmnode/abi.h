@@ -18,6 +18,11 @@
  *    Functions returning a pointer give NULL on failure. A function that
  *    must return both a value and a status returns the status and writes the
  *    value through an out-parameter. Nothing aborts on bad input.
+ *  - Out of memory: memory whose size the caller chooses (objects, tensor
+ *    data, container buffers) is checked, and running out raises a
+ *    MemoryError. Small internal bookkeeping (registries, error text, the
+ *    working tables of printing, JSON and structural equality) aborts as
+ *    GLib does; see "Out of memory" in docs/abi.md.
  *  - Ownership is written on every prototype:
  *      (transfer full)  the caller receives, or gives away, one strong
  *                       reference and must release it / may no longer use it;

@@ -143,10 +143,11 @@ static int grow(TnArrayObj *a, int64_t need, const char *who) {
   size_t bytes = (size_t)cap * sizeof(TnAny);
   TnAny *buf;
   if (a->data == tn__array_inline(a)) {
-    buf = malloc(bytes);
+    buf = tn__alloc_fails() ? NULL : malloc(bytes);
     if (buf) memcpy(buf, a->data, (size_t)a->size * sizeof(TnAny));
   } else {
-    buf = realloc(a->data, bytes); /* often grows in place */
+    /* realloc often grows in place */
+    buf = tn__alloc_fails() ? NULL : realloc(a->data, bytes);
   }
   if (buf == NULL) return tn__raise_memory(who, bytes);
   a->data = buf;
@@ -317,9 +318,9 @@ TN_API int tn_list_clear(TnObject *list) {
    * another language) that looks at or appends to this very list. */
   int64_t n = a->size;
   if (n == 0) return 0;
-  TnAny *items = malloc((size_t)n * sizeof(TnAny));
-  if (items == NULL)
-    return tn__raise_memory("tn_list_clear", (size_t)n * sizeof(TnAny));
+  size_t bytes = (size_t)n * sizeof(TnAny);
+  TnAny *items = tn__alloc_fails() ? NULL : malloc(bytes);
+  if (items == NULL) return tn__raise_memory("tn_list_clear", bytes);
   memcpy(items, a->data, (size_t)n * sizeof(TnAny));
   a->size = 0;
   for (int64_t i = 0; i < n; i++) tn__any_clear(&items[i]);

@@ -159,6 +159,11 @@ typedef struct TnThreadState {
    * blocks, so leak checkers see them as reachable while they are poisoned. */
   uint32_t cached[TN__CACHE_CLASSES];
   void *cache[TN__CACHE_CLASSES][TN__CACHE_LIMIT];
+#ifdef TN_DEBUG
+  /* tn_debug_set_alloc_fail: the object or buffer allocation that brings
+   * this to 0 fails; 0 when disarmed. */
+  int64_t alloc_countdown;
+#endif
 } TnThreadState;
 
 extern TN_TLS TnThreadState *tn__tls_state;
@@ -187,6 +192,22 @@ static inline void tn__live_add_to(TnThreadState *s, int32_t type_index,
 static inline void tn__live_add(int32_t type_index, int64_t delta) {
   tn__live_add_to(tn__thread_state(), type_index, delta);
 }
+
+/*
+ * Failure injection for tests (tn_debug_set_alloc_fail): every allocation
+ * that is reported as a MemoryError (object memory, container buffers)
+ * asks tn__alloc_fails() first, and fails as if malloc had returned NULL
+ * when it says so. Release builds compile it to `false`.
+ */
+#ifdef TN_DEBUG
+bool tn__alloc_fail_tick(TnThreadState *s);
+static inline bool tn__alloc_fails(void) {
+  TnThreadState *s = tn__thread_state();
+  return TN_UNLIKELY(s->alloc_countdown != 0) && tn__alloc_fail_tick(s);
+}
+#else
+#define tn__alloc_fails() false
+#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TN_HAVE_ASAN 1
@@ -224,6 +245,11 @@ static inline void tn__cache_unpoison(void *p, size_t n) {
   (void)p, (void)n;
 }
 
+/* Raise "func: argument 'arg' is NULL" (ValueError) / "func: out of memory
+ * allocating N bytes" (MemoryError); both return -1. */
+int tn__raise_null(const char *func, const char *arg);
+int tn__raise_memory(const char *func, size_t bytes);
+
 void *tn__object_malloc_slow(size_t size, size_t align, int32_t type_index,
                              const char *who);
 
@@ -233,6 +259,10 @@ void *tn__object_malloc_slow(size_t size, size_t align, int32_t type_index,
  * tn__object_mfree. `align` of 0 means malloc's own alignment. */
 static inline void *tn__object_malloc(size_t size, size_t align,
                                       int32_t type_index, const char *who) {
+  if (tn__alloc_fails()) {
+    tn__raise_memory(who, size);
+    return NULL;
+  }
   if (TN_LIKELY(align == 0 && size <= TN__CACHE_MAX_BYTES)) {
     uint32_t c = (uint32_t)((size + 15) >> 4);
     TnThreadState *s = tn__thread_state();
@@ -432,8 +462,6 @@ static inline void tn__any_clear(TnAny *a) {
   a->small_len = 0;
   a->v_int64 = 0;
 }
-int tn__raise_null(const char *func, const char *arg);
-int tn__raise_memory(const char *func, size_t bytes);
 
 /* The bytes of a string or bytes value in any of its forms, without
  * raising: use this to ask "is it text?", not the raising casts. */

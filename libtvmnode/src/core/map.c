@@ -87,7 +87,7 @@ static int rebuild(TnMapObj *m, int64_t capacity, const char *who) {
   uint64_t slots = slots_for(capacity);
   size_t bytes = (size_t)capacity * sizeof(TnMapEntry) +
                  (size_t)slots * sizeof(int32_t);
-  TnMapEntry *entries = malloc(bytes);
+  TnMapEntry *entries = tn__alloc_fails() ? NULL : malloc(bytes);
   if (entries == NULL) return tn__raise_memory(who, bytes);
   int32_t *index = (int32_t *)(entries + capacity);
   memset(index, 0xff, (size_t)slots * sizeof(int32_t)); /* SLOT_EMPTY */

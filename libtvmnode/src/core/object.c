@@ -12,6 +12,7 @@
 #include "core/glib_internal.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,25 @@ TN_API int64_t tn_object_live_count_by_type(int32_t type_index) {
   (void)type_index;
   return TN_RAISE(RUNTIME, "per-type counts need a build configured with "
                   "--enable-debug");
+#endif
+}
+
+#ifdef TN_DEBUG
+bool tn__alloc_fail_tick(TnThreadState *s) {
+  return --s->alloc_countdown == 0;
+}
+#endif
+
+TN_API int tn_debug_set_alloc_fail(int64_t countdown) {
+#ifdef TN_DEBUG
+  if (countdown < 0)
+    return TN_RAISE(VALUE, "countdown is negative (%" PRId64 ")", countdown);
+  tn__thread_state()->alloc_countdown = countdown;
+  return 0;
+#else
+  (void)countdown;
+  return TN_RAISE(NOT_IMPLEMENTED, "allocation failure injection needs a "
+                  "build configured with --enable-debug");
 #endif
 }
 

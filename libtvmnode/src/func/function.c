@@ -48,12 +48,18 @@ TN_API TnObject *tn_func_new(TnPackedFn fn, void *self,
     tn__raise_null("tn_func_new", "fn");
     return NULL;
   }
-  tn__mutex_lock(&g_pool_lock);
-  TnFunctionObj *f = g_pool;
-  if (f) g_pool = f->self;
-  tn__mutex_unlock(&g_pool_lock);
+  /* Failure injection counts the pool as an allocation too, so that tests
+   * need not know whether a pooled block is free. */
+  bool fail = tn__alloc_fails();
+  TnFunctionObj *f = NULL;
+  if (!fail) {
+    tn__mutex_lock(&g_pool_lock);
+    f = g_pool;
+    if (f) g_pool = f->self;
+    tn__mutex_unlock(&g_pool_lock);
+  }
   if (f == NULL) {
-    f = malloc(sizeof *f);
+    f = fail ? NULL : malloc(sizeof *f);
     if (f == NULL) {
       if (self_deleter) self_deleter(self);
       tn__raise_memory("tn_func_new", sizeof *f);

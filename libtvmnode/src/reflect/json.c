@@ -244,13 +244,21 @@ static void put_node(Saver *s, TnObject *o) {
     g_string_append_printf(out, ", \"dtype\": \"%s\", \"shape\": [", dt);
     for (int32_t i = 0; i < dl->ndim; i++)
       g_string_append_printf(out, "%s%" PRId64, i ? ", " : "", dl->shape[i]);
+    /* The copy is as large as the tensor: malloc it and report failure (see
+     * "Out of memory" in docs/abi.md). */
     int64_t bytes = tn_tensor_nbytes(o);
-    char *tmp = g_malloc(bytes > 0 ? (gsize)bytes : 1);
+    size_t size = bytes > 0 ? (size_t)bytes : 1;
+    char *tmp = tn__alloc_fails() ? NULL : malloc(size);
+    if (tmp == NULL) {
+      tn__raise_memory("tn_json_save", (size_t)bytes);
+      s->failed = true;
+      return;
+    }
     tn__tensor_copy_compact(dl, tmp);
     gchar *b64 = g_base64_encode((const guchar *)tmp, (gsize)bytes);
     g_string_append_printf(out, "], \"data\": \"%s\"}", b64);
     g_free(b64);
-    g_free(tmp);
+    free(tmp);
   } else {
     const TnNodeInfo *n = tn__node_info(t);
     g_string_append(out, ", \"fields\": {");
