@@ -47,6 +47,9 @@ unsafe extern "C" {
     pub fn tn_object_live_count_by_type(type_index: i32) -> i64;
 }
 unsafe extern "C" {
+    pub fn tn_debug_set_alloc_fail(countdown: i64) -> core::ffi::c_int;
+}
+unsafe extern "C" {
     pub fn tn_object_is_instance(obj: *const TnObject, type_index: i32) -> core::ffi::c_int;
 }
 unsafe extern "C" {
@@ -139,11 +142,28 @@ unsafe extern "C" {
     pub fn tn_device_print(device: DLDevice, buf: *mut core::ffi::c_char, size: usize) -> core::ffi::c_int;
 }
 unsafe extern "C" {
+    pub fn tn_error_kind_name(kind: TnErrorKind) -> *const core::ffi::c_char;
+}
+unsafe extern "C" {
+    pub fn tn_error_kind_code(err: *const TnObject) -> TnErrorKind;
+}
+unsafe extern "C" {
+    pub fn tn_error_kind_from_name(name: *const core::ffi::c_char) -> TnErrorKind;
+}
+unsafe extern "C" {
     pub fn tn_error_new(kind: *const core::ffi::c_char, message: *const core::ffi::c_char) -> *mut TnObject;
 }
 unsafe extern "C" {
     pub fn tn_error_raise(
         kind: *const core::ffi::c_char,
+        fmt: *const core::ffi::c_char,
+        ...
+    ) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn tn_error_raise_in(
+        kind: TnErrorKind,
+        func: *const core::ffi::c_char,
         fmt: *const core::ffi::c_char,
         ...
     ) -> core::ffi::c_int;
