@@ -7,7 +7,9 @@
  * and symbolising costs tens of microseconds. Frames appended by language
  * layers are plain strings. Frame lists change after creation (lazy
  * symbolisation, appends), so they are guarded by one library-wide mutex;
- * errors are not a hot path.
+ * errors are not a hot path. The kinds of abi.h's table are static strings
+ * shared by every error of that kind, so an error's kind code is read off
+ * the address of its kind string.
  */
 #include "core/glib_internal.h"
 
