@@ -366,7 +366,7 @@ START_TEST(test_oom_sweep) {
     TnObject *map = tn_map_new(NULL, NULL, 0);
     int rc = map ? 0 : -1;
     for (int i = 0; rc == 0 && i < 12; i++) {
-      char name[16];
+      char name[32];
       snprintf(name, sizeof name, "key-%d-long", i);
       TnObject *key = tn_string_from_cstr(name);
       TnObject *val = key ? tn_list_new(NULL, 0) : NULL;
