@@ -8,6 +8,7 @@ Two ways to find the C library:
   extension gets an rpath to it, so nothing needs installing.
 * otherwise pkg-config (tvmnode.pc): an installed libtvmnode.
 """
+import glob
 import os
 import re
 import shlex
@@ -79,7 +80,10 @@ setup(
         Extension(
             "tvmnode._ffi",
             sources=SOURCES,
-            depends=[os.path.join("src", "tnpy.h")],
+            # the library's headers too: a changed ABI must rebuild the module
+            depends=[os.path.join("src", "tnpy.h")] + sorted(
+                h for d in cfg.get("include_dirs", [])
+                for h in glob.glob(os.path.join(d, "tvmnode", "*.h"))),
             extra_compile_args=extra,
             **cfg,
         )

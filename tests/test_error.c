@@ -124,6 +124,101 @@ START_TEST(test_bad_input) {
 }
 END_TEST
 
+START_TEST(test_kind_table) {
+  /* Codes are ABI: these values never change. */
+  ck_assert_int_eq(TN_ERR_RUNTIME, 0);
+  ck_assert_int_eq(TN_ERR_TYPE, 1);
+  ck_assert_int_eq(TN_ERR_VALUE, 2);
+  ck_assert_int_eq(TN_ERR_INDEX, 3);
+  ck_assert_int_eq(TN_ERR_KEY, 4);
+  ck_assert_int_eq(TN_ERR_ATTRIBUTE, 5);
+  ck_assert_int_eq(TN_ERR_MEMORY, 6);
+  ck_assert_int_eq(TN_ERR_OVERFLOW, 7);
+  ck_assert_int_eq(TN_ERR_NOT_IMPLEMENTED, 8);
+  ck_assert_int_eq(TN_ERR_OTHER, -1);
+  int n = 0;
+#define CHECK_KIND(name, code, str)                                    \
+  ck_assert_str_eq(tn_error_kind_name(TN_ERR_##name), str);            \
+  ck_assert_int_eq(tn_error_kind_from_name(str), code);                \
+  n++;
+  TN_ERROR_KIND_MAP(CHECK_KIND)
+#undef CHECK_KIND
+  ck_assert_int_eq(n, 9);
+  ck_assert_str_eq(tn_error_kind_name(TN_ERR_NOT_IMPLEMENTED),
+                   "NotImplementedError");
+  ck_assert_ptr_null(tn_error_kind_name(TN_ERR_OTHER));
+  ck_assert_ptr_null(tn_error_kind_name((TnErrorKind)n));
+  ck_assert_ptr_null(tn_error_kind_name((TnErrorKind)-7));
+  ck_assert_int_eq(tn_error_kind_from_name("ZeroDivisionError"), TN_ERR_OTHER);
+  ck_assert_int_eq(tn_error_kind_from_name("typeerror"), TN_ERR_OTHER);
+  ck_assert_int_eq(tn_error_kind_from_name(""), TN_ERR_OTHER);
+  ck_assert_int_eq(tn_error_kind_from_name(NULL), TN_ERR_OTHER);
+}
+END_TEST
+
+START_TEST(test_kind_code) {
+  TnObject *e = TN_NONNULL(tn_error_new("KeyError", "k"));
+  ck_assert_int_eq(tn_error_kind_code(e), TN_ERR_KEY);
+  tn_object_release(e);
+  /* A kind the table does not have stays a free string. */
+  e = TN_NONNULL(tn_error_new("ZeroDivisionError", "from Python"));
+  ck_assert_int_eq(tn_error_kind_code(e), TN_ERR_OTHER);
+  ck_assert_str_eq(tn_error_kind(e), "ZeroDivisionError");
+  tn_object_release(e);
+  e = TN_NONNULL(tn_error_new(NULL, "no kind"));
+  ck_assert_int_eq(tn_error_kind_code(e), TN_ERR_RUNTIME);
+  tn_object_release(e);
+  tn_error_raise("OverflowError", "by name");
+  ck_assert_int_eq(tn_error_kind_code(tn_error_peek_raised()),
+                   TN_ERR_OVERFLOW);
+  TN_EXPECT_ERROR("OverflowError", "by name");
+  /* NULL and objects that are not errors. */
+  ck_assert_int_eq(tn_error_kind_code(NULL), TN_ERR_OTHER);
+  TnObject *s = TN_NONNULL(tn_string_from_cstr("TypeError"));
+  ck_assert_int_eq(tn_error_kind_code(s), TN_ERR_OTHER);
+  tn_object_release(s);
+  ck_assert_ptr_null(tn_error_peek_raised());
+}
+END_TEST
+
+static int raising_helper(int x) {
+  return TN_RAISE(VALUE, "argument 'x' is %d", x);
+}
+
+START_TEST(test_raise_in) {
+  ck_assert_int_eq(raising_helper(3), -1);
+  TnObject *e = tn_error_peek_raised();
+  ck_assert_int_eq(tn_error_kind_code(e), TN_ERR_VALUE);
+  ck_assert_str_eq(tn_error_kind(e), "ValueError");
+  ck_assert_str_eq(tn_error_message(e), "raising_helper: argument 'x' is 3");
+  ck_assert_int_eq(tn_error_raise_in(TN_ERR_INDEX, "tn_thing_get",
+                                     "index %d out of range", 9),
+                   -1);
+  e = tn_error_peek_raised();
+  ck_assert_str_eq(tn_error_kind(e), "IndexError");
+  ck_assert_str_eq(tn_error_message(e), "tn_thing_get: index 9 out of range");
+  /* No function: the message is just the formatted text. */
+  tn_error_raise_in(TN_ERR_KEY, NULL, "no key '%s'", "w");
+  ck_assert_str_eq(tn_error_message(tn_error_peek_raised()), "no key 'w'");
+  /* A code outside the table raises a RuntimeError. */
+  tn_error_raise_in(TN_ERR_OTHER, "f", "odd kind");
+  e = tn_error_peek_raised();
+  ck_assert_int_eq(tn_error_kind_code(e), TN_ERR_RUNTIME);
+  ck_assert_str_eq(tn_error_message(e), "f: odd kind");
+  tn_error_raise_in((TnErrorKind)1000, NULL, NULL);
+  e = tn_error_peek_raised();
+  ck_assert_str_eq(tn_error_kind(e), "RuntimeError");
+  ck_assert_str_eq(tn_error_message(e), "");
+  /* The library's own argument checks name the public function. */
+  ck_assert_int_eq(tn_error_append_frame(NULL, "x"), -1);
+  e = tn_error_peek_raised();
+  ck_assert_int_eq(tn_error_kind_code(e), TN_ERR_VALUE);
+  ck_assert_str_eq(tn_error_message(e),
+                   "tn_error_append_frame: argument 'err' is NULL");
+  tn_error_set_raised(NULL);
+}
+END_TEST
+
 static void *raise_in_thread(void *arg) {
   (void)arg;
   /* Each thread has its own slot: the main thread's error is not here. */
@@ -153,6 +248,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_cause_chain);
   tcase_add_test(tc, test_bad_input);
   tcase_add_test(tc, test_slot_is_thread_local);
+  tcase_add_test(tc, test_kind_table);
+  tcase_add_test(tc, test_kind_code);
+  tcase_add_test(tc, test_raise_in);
   return s;
 }
 

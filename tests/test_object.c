@@ -1,6 +1,10 @@
 /* test_object.c: reference counts, weak references, allocation, live counts. */
+#include "config.h" /* TN_DEBUG */
+
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #include "tn_test.h"
 
@@ -251,6 +255,166 @@ START_TEST(test_version) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* Out of memory, through tn_debug_set_alloc_fail                            */
+/* ------------------------------------------------------------------------ */
+
+/* Arm the n-th allocation to fail; false (nothing to test) in a release
+ * build, which refuses with a NotImplementedError. */
+static bool fail_alloc(int64_t n) {
+  if (tn_debug_set_alloc_fail(n) == 0) return true;
+  TN_EXPECT_ERROR("NotImplementedError", "tn_debug_set_alloc_fail",
+                  "--enable-debug");
+  return false;
+}
+
+/* The raised error is a MemoryError naming `func`, and nothing is alive
+ * that was not alive at `before` (the error itself is taken first). */
+static void expect_oom(const char *func, int64_t before) {
+  ck_assert_int_eq(tn_error_kind_code(tn_error_peek_raised()), TN_ERR_MEMORY);
+  TN_EXPECT_ERROR("MemoryError", func, "out of memory");
+  ck_assert_int_eq(tn_object_live_count(), before);
+  tn_debug_set_alloc_fail(0);
+}
+
+static int noop_fn(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
+  (void)self, (void)args, (void)nargs, (void)ret;
+  return 0;
+}
+
+static void count_self_delete(void *self) { (*(int *)self)++; }
+
+START_TEST(test_oom_entry_points) {
+  int64_t before = tn_object_live_count();
+  if (!fail_alloc(1)) return;
+
+  ck_assert_ptr_null(tn_string_from_cstr("a string that never was"));
+  expect_oom("tn_string_from_cstr", before);
+
+  TnAny items[3] = {tn_any_int(1), tn_any_int(2), tn_any_int(3)};
+  fail_alloc(1);
+  ck_assert_ptr_null(tn_array_new(items, 3));
+  expect_oom("tn_array_new", before);
+
+  TnAny keys[2] = {tn_any_int(1), tn_any_int(2)};
+  fail_alloc(1);
+  ck_assert_ptr_null(tn_map_new(keys, items, 2));
+  expect_oom("tn_map_new", before);
+
+  int64_t shape[2] = {64, 64};
+  DLDataType f32 = {kDLFloat, 32, 1};
+  DLDevice cpu = {kDLCPU, 0};
+  fail_alloc(1);
+  ck_assert_ptr_null(tn_tensor_empty(shape, 2, f32, cpu));
+  expect_oom("tn_tensor_empty", before);
+
+  /* A function that cannot be made still releases its context. */
+  int deleted = 0;
+  fail_alloc(1);
+  ck_assert_ptr_null(tn_func_new(noop_fn, &deleted, count_self_delete));
+  expect_oom("tn_func_new", before);
+  ck_assert_int_eq(deleted, 1);
+
+  /* Disarmed: the same calls succeed. */
+  TnObject *s = TN_NONNULL(tn_string_from_cstr("fine"));
+  tn_object_release(s);
+  ck_assert_int_eq(tn_object_live_count(), before);
+}
+END_TEST
+
+START_TEST(test_oom_growing_containers) {
+  int64_t before = tn_object_live_count();
+  if (!fail_alloc(1)) return;
+  tn_debug_set_alloc_fail(0);
+  /* A list's buffer outgrows its inline items: the growth fails, the list is
+   * left as it was. */
+  TnObject *list = TN_NONNULL(tn_list_new(NULL, 0));
+  int64_t n = 0;
+  TnAny v = tn_any_int(7);
+  TN_OK(tn_debug_set_alloc_fail(1));
+  while (tn_list_append(list, &v) == 0) n++;
+  ck_assert_int_ge(n, 1);
+  ck_assert_int_eq(tn_array_size(list), n);
+  TN_EXPECT_ERROR("MemoryError", "tn_list_append");
+  TN_OK(tn_list_append(list, &v));
+  ck_assert_int_eq(tn_array_size(list), n + 1);
+  tn_object_release(list);
+  /* A map's table must grow; the failed insertion leaves the map intact. */
+  TnObject *map = TN_NONNULL(tn_map_new(NULL, NULL, 0));
+  TN_OK(tn_debug_set_alloc_fail(1));
+  int64_t k = 0;
+  for (;; k++) {
+    TnAny key = tn_any_int(k);
+    if (tn_map_set(&map, &key, &v)) break;
+  }
+  TN_EXPECT_ERROR("MemoryError", "tn_map_set");
+  ck_assert_int_eq(tn_map_size(map), k);
+  tn_object_release(map);
+  ck_assert_int_eq(tn_object_live_count(), before);
+}
+END_TEST
+
+/* Fail each allocation of a compound operation in turn: every run either
+ * succeeds or raises a MemoryError, and none leaks. */
+START_TEST(test_oom_sweep) {
+  int64_t before = tn_object_live_count();
+  if (!fail_alloc(1)) return;
+  tn_debug_set_alloc_fail(0);
+  bool succeeded = false;
+  for (int64_t n = 1; n < 200 && !succeeded; n++) {
+    TN_OK(tn_debug_set_alloc_fail(n));
+    TnObject *map = tn_map_new(NULL, NULL, 0);
+    int rc = map ? 0 : -1;
+    for (int i = 0; rc == 0 && i < 12; i++) {
+      char name[32];
+      snprintf(name, sizeof name, "key-%d-long", i);
+      TnObject *key = tn_string_from_cstr(name);
+      TnObject *val = key ? tn_list_new(NULL, 0) : NULL;
+      if (key == NULL || val == NULL) {
+        rc = -1;
+      } else {
+        TnAny ka = tn_any_obj(key), va = tn_any_obj(val);
+        rc = tn_map_set(&map, &ka, &va);
+      }
+      tn_object_release(key);
+      tn_object_release(val);
+    }
+    tn_object_release(map);
+    if (rc == 0) {
+      succeeded = true;
+    } else {
+      ck_assert_int_eq(tn_error_kind_code(tn_error_peek_raised()),
+                       TN_ERR_MEMORY);
+      tn_error_set_raised(NULL);
+    }
+    ck_assert_int_eq(tn_object_live_count(), before);
+  }
+  tn_debug_set_alloc_fail(0);
+  ck_assert(succeeded);
+}
+END_TEST
+
+START_TEST(test_alloc_fail_bad_input) {
+  if (!fail_alloc(0)) return;
+  ck_assert_int_eq(tn_debug_set_alloc_fail(-1), -1);
+  TN_EXPECT_ERROR("ValueError", "tn_debug_set_alloc_fail", "negative");
+}
+END_TEST
+
+#ifdef TN_DEBUG
+/* Debug builds abort on a release that finds the strong count at 0. A weak
+ * reference keeps the memory, so the second release reads a live header
+ * (and ASan has nothing to say before the abort). */
+START_TEST(test_double_release_aborts) {
+  TnObject *s = TN_NONNULL(tn_string_from_cstr("released twice"));
+  tn_object_weak_retain(s);
+  tn_object_release(s);
+  ck_assert_uint_eq(tn_object_strong_count(s), 0);
+  tn_object_release(s); /* aborts */
+}
+END_TEST
+#endif
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("object");
   TCase *tc = tn_test_case(s, "lifecycle");
@@ -262,6 +426,18 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_alloc_bad_input);
   tcase_add_test(tc, test_is_instance_and_type_key);
   tcase_add_test(tc, test_version);
+#ifdef TN_DEBUG
+  /* Only in a forked child (CK_FORK=no, as under valgrind, would abort the
+   * whole suite). */
+  const char *fork = getenv("CK_FORK");
+  if (fork == NULL || strcmp(fork, "no") != 0)
+    tcase_add_test_raise_signal(tc, test_double_release_aborts, SIGABRT);
+#endif
+  tc = tn_test_case(s, "out of memory");
+  tcase_add_test(tc, test_oom_entry_points);
+  tcase_add_test(tc, test_oom_growing_containers);
+  tcase_add_test(tc, test_oom_sweep);
+  tcase_add_test(tc, test_alloc_fail_bad_input);
   tc = tn_test_case(s, "threads");
   tcase_add_test(tc, test_refcount_race);
   tcase_add_test(tc, test_weak_upgrade_races_last_release);

@@ -18,6 +18,11 @@
  *    Functions returning a pointer give NULL on failure. A function that
  *    must return both a value and a status returns the status and writes the
  *    value through an out-parameter. Nothing aborts on bad input.
+ *  - Out of memory: memory whose size the caller chooses (objects, tensor
+ *    data, container buffers) is checked, and running out raises a
+ *    MemoryError. Small internal bookkeeping (registries, error text, the
+ *    working tables of printing, JSON and structural equality) aborts as
+ *    GLib does; see "Out of memory" in docs/abi.md.
  *  - Ownership is written on every prototype:
  *      (transfer full)  the caller receives, or gives away, one strong
  *                       reference and must release it / may no longer use it;
@@ -290,12 +295,58 @@ TN_API const char *tn_version(void);
  * next failure to replace). Set TN_BACKTRACE=0 to skip C frame capture.
  */
 
+/*
+ * The kinds the library itself raises, as one table (the way libuv maps its
+ * error codes): X(NAME, code, "PythonName") gives TN_ERR_NAME = code and the
+ * kind's name. Codes are ABI: stable, and new kinds are only appended. Kinds
+ * stay free strings across the bindings (Python may raise ZeroDivisionError
+ * through C); a kind that is not in the table has the code TN_ERR_OTHER.
+ */
+#define TN_ERROR_KIND_MAP(X)                   \
+  X(RUNTIME, 0, "RuntimeError")                \
+  X(TYPE, 1, "TypeError")                      \
+  X(VALUE, 2, "ValueError")                    \
+  X(INDEX, 3, "IndexError")                    \
+  X(KEY, 4, "KeyError")                        \
+  X(ATTRIBUTE, 5, "AttributeError")            \
+  X(MEMORY, 6, "MemoryError")                  \
+  X(OVERFLOW, 7, "OverflowError")              \
+  X(NOT_IMPLEMENTED, 8, "NotImplementedError")
+
+typedef enum {
+  TN_ERR_OTHER = -1,
+#define TN__ERR_ENUM(name, code, str) TN_ERR_##name = code,
+  TN_ERROR_KIND_MAP(TN__ERR_ENUM)
+#undef TN__ERR_ENUM
+} TnErrorKind;
+
+/* The name of a kind code ("TypeError"); NULL for a code not in the table.
+ * (transfer none: a static string) */
+TN_API const char *tn_error_kind_name(TnErrorKind kind);
+/* The code of an error object's kind; TN_ERR_OTHER for a kind not in the
+ * table, for NULL and for an object that is not a tn.Error. */
+TN_API TnErrorKind tn_error_kind_code(const TnObject *err);
+/* The code of a kind name; TN_ERR_OTHER for NULL or a name not in the
+ * table. */
+TN_API TnErrorKind tn_error_kind_from_name(const char *name);
+
 /* A new error; captures the C frames of the caller. (transfer full) */
 TN_API TnObject *tn_error_new(const char *kind, const char *message);
 /* Make an error from a printf format and put it in the raised slot.
  * Always returns -1, so `return tn_error_raise(...)` reads naturally. */
 TN_API int tn_error_raise(const char *kind, const char *fmt, ...)
     TN_PRINTF(2, 3);
+/* The same for a kind from the table, the message prefixed with the name of
+ * the function it is raised in: "func: <formatted>" (just the formatted text
+ * when `func` is NULL). A kind not in the table raises a RuntimeError.
+ * Always returns -1. */
+TN_API int tn_error_raise_in(TnErrorKind kind, const char *func,
+                             const char *fmt, ...) TN_PRINTF(3, 4);
+/* Raise from the enclosing function, named by __func__:
+ * `return TN_RAISE(VALUE, "argument 'x' is %d", x);` raises a ValueError
+ * "my_function: argument 'x' is 3". */
+#define TN_RAISE(KIND, ...) \
+  tn_error_raise_in(TN_ERR_##KIND, __func__, __VA_ARGS__)
 /* Put `err` in the raised slot, replacing (and releasing) what was there.
  * NULL clears the slot. (transfer full) */
 TN_API void tn_error_set_raised(TnObject *err);

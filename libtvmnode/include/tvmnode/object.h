@@ -55,6 +55,13 @@ TN_API int64_t tn_object_live_count(void);
 /* Alive objects of one exact type; -1 with an error unless the library was
  * built with --enable-debug. */
 TN_API int64_t tn_object_live_count_by_type(int32_t type_index);
+/* For tests of out-of-memory paths: the `countdown`-th allocation of object
+ * memory or of a container's buffer made by the calling thread from now on
+ * fails, once, as if malloc had returned NULL (so the call raises a
+ * MemoryError); 0 disarms. Allocations that abort on failure (see "Out of
+ * memory" in docs/abi.md) are not counted. -1 with a NotImplementedError
+ * unless the library was built with --enable-debug. */
+TN_API int tn_debug_set_alloc_fail(int64_t countdown);
 
 /* Whether `obj` is an instance of `type_index` or of a subtype; O(1). 0 for
  * NULL or an unknown type index. */

@@ -59,9 +59,9 @@ int tn__any_to_owned_slow(TnAny *dst, const TnAny *src) {
   const char *data = NULL;
   size_t size = 0;
   if (src->type_index == TN_TYPE_DLTENSOR_PTR)
-    return tn_error_raise("TypeError",
-                          "tn_any_to_owned: a borrowed DLTensor* cannot be "
-                          "stored; wrap it in a tn.Tensor first");
+    return tn_error_raise_in(TN_ERR_TYPE, "tn_any_to_owned", "a borrowed "
+                             "DLTensor* cannot be stored; wrap it in a "
+                             "tn.Tensor first");
   TnTextKind k = tn__any_text(src, &data, &size);
   if (size <= TN_SMALL_STR_MAX) {
     TnAny a = {k == TN_TEXT_STR ? TN_TYPE_SMALL_STR : TN_TYPE_SMALL_BYTES,
@@ -94,8 +94,8 @@ TN_API const char *tn_any_type_key(const TnAny *a) {
 }
 
 static int cast_error(const char *func, const char *want, const TnAny *a) {
-  return tn_error_raise("TypeError", "%s: expected %s, got %s", func, want,
-                        tn_any_type_key(a));
+  return tn_error_raise_in(TN_ERR_TYPE, func, "expected %s, got %s", want,
+                           tn_any_type_key(a));
 }
 
 #define CHECK_ARGS(func)                                  \
@@ -163,10 +163,8 @@ TN_API int tn_any_as_dtype(const TnAny *a, DLDataType *out) {
   if (tn__any_text(a, &s, &n) == TN_TEXT_STR) {
     if (tn_dtype_parse(s, out) == 0) return 0;
     TnObject *cause = tn_error_take_raised();
-    int rc = tn_error_raise("TypeError",
-                            "tn_any_as_dtype: expected DataType, got the "
-                            "string '%s', which is not a DataType",
-                            s);
+    int rc = TN_RAISE(TYPE, "expected DataType, got the string '%s', which is "
+                      "not a DataType", s);
     tn_error_set_cause(tn_error_peek_raised(), cause);
     tn_object_release(cause);
     return rc;

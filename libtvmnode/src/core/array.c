@@ -35,8 +35,8 @@ static const char *kind_name(const TnObject *seq) {
 static TnArrayObj *array_alloc(int32_t type_index, int64_t capacity,
                                const char *who) {
   if (capacity < 0 || capacity > MAX_ITEMS) {
-    tn_error_raise("ValueError", "%s: size %" PRId64 " is out of range", who,
-                   capacity);
+    tn_error_raise_in(TN_ERR_VALUE, who, "size %" PRId64 " is out of range",
+                      capacity);
     return NULL;
   }
   TnArrayObj *a = tn__object_malloc(
@@ -62,8 +62,8 @@ static int array_fill(TnArrayObj *a, const TnAny *items, int64_t n) {
 static TnObject *seq_new(int32_t type_index, const TnAny *items, int64_t n,
                          const char *who) {
   if (n < 0)
-    return tn_error_raise("ValueError", "%s: n is negative (%" PRId64 ")", who,
-                          n),
+    return tn_error_raise_in(TN_ERR_VALUE, who, "n is negative (%" PRId64 ")",
+                             n),
            NULL;
   if (items == NULL && n > 0) return tn__raise_null(who, "items"), NULL;
   /* A list gets a little slack so the first appends do not reallocate. */
@@ -101,10 +101,9 @@ static int64_t norm_index(const TnObject *seq, int64_t size, int64_t i,
                           const char *who) {
   int64_t j = i < 0 ? i + size : i;
   if (TN_LIKELY(j >= 0 && j < size)) return j;
-  return tn_error_raise("IndexError",
-                        "%s: index %" PRId64 " is out of range for a %s of "
-                        "size %" PRId64,
-                        who, i, kind_name(seq), size);
+  return tn_error_raise_in(TN_ERR_INDEX, who, "index %" PRId64
+                           " is out of range for a %s of size %" PRId64, i,
+                           kind_name(seq), size);
 }
 
 TN_API const TnAny *tn_array_at(const TnObject *seq, int64_t i) {
@@ -136,18 +135,19 @@ TN_API int tn_array_get(const TnObject *seq, int64_t i, TnAny *out) {
  * failure. */
 static int grow(TnArrayObj *a, int64_t need, const char *who) {
   if (need > MAX_ITEMS)
-    return tn_error_raise("ValueError",
-                          "%s: %" PRId64 " items is more than a %s can hold",
-                          who, need, kind_name(&a->header));
+    return tn_error_raise_in(TN_ERR_VALUE, who, "%" PRId64
+                             " items is more than a %s can hold", need,
+                             kind_name(&a->header));
   int64_t cap = a->capacity < 4 ? 4 : a->capacity;
   while (cap < need) cap *= 2;
   size_t bytes = (size_t)cap * sizeof(TnAny);
   TnAny *buf;
   if (a->data == tn__array_inline(a)) {
-    buf = malloc(bytes);
+    buf = tn__alloc_fails() ? NULL : malloc(bytes);
     if (buf) memcpy(buf, a->data, (size_t)a->size * sizeof(TnAny));
   } else {
-    buf = realloc(a->data, bytes); /* often grows in place */
+    /* realloc often grows in place */
+    buf = tn__alloc_fails() ? NULL : realloc(a->data, bytes);
   }
   if (buf == NULL) return tn__raise_memory(who, bytes);
   a->data = buf;
@@ -227,8 +227,7 @@ TN_API int tn_array_set(TnObject **arr, int64_t i, const TnAny *item) {
 TN_API int tn_array_pop(TnObject **arr, TnAny *out) {
   if (check_cow_args(arr, "tn_array_pop")) return -1;
   if (((TnArrayObj *)*arr)->size == 0)
-    return tn_error_raise("IndexError", "tn_array_pop: pop from an empty "
-                                        "tn.Array");
+    return TN_RAISE(INDEX, "pop from an empty tn.Array");
   TnArrayObj *a = make_unique(arr, 0, "tn_array_pop");
   if (a == NULL) return -1;
   TnAny last = a->data[--a->size];
@@ -280,10 +279,9 @@ TN_API int tn_list_insert(TnObject *list, int64_t i, const TnAny *item) {
   TnArrayObj *a = (TnArrayObj *)list;
   int64_t j = i < 0 ? i + a->size : i;
   if (j < 0 || j > a->size)
-    return tn_error_raise("IndexError",
-                          "tn_list_insert: index %" PRId64 " is out of range "
-                          "for inserting into a tn.List of size %" PRId64,
-                          i, a->size);
+    return TN_RAISE(INDEX, "index %" PRId64
+                    " is out of range for inserting into a tn.List of size %"
+                    PRId64, i, a->size);
   TnAny v;
   if (tn__any_own(&v, item)) return -1;
   if (reserve(a, a->size + 1, "tn_list_insert")) {
@@ -301,8 +299,7 @@ TN_API int tn_list_pop(TnObject *list, int64_t i, TnAny *out) {
   LIST_OR_FAIL(list, "tn_list_pop");
   TnArrayObj *a = (TnArrayObj *)list;
   if (a->size == 0)
-    return tn_error_raise("IndexError", "tn_list_pop: pop from an empty "
-                                        "tn.List");
+    return TN_RAISE(INDEX, "pop from an empty tn.List");
   int64_t j = norm_index(list, a->size, i, "tn_list_pop");
   if (j < 0) return -1;
   TnAny v = a->data[j];
@@ -321,9 +318,9 @@ TN_API int tn_list_clear(TnObject *list) {
    * another language) that looks at or appends to this very list. */
   int64_t n = a->size;
   if (n == 0) return 0;
-  TnAny *items = malloc((size_t)n * sizeof(TnAny));
-  if (items == NULL)
-    return tn__raise_memory("tn_list_clear", (size_t)n * sizeof(TnAny));
+  size_t bytes = (size_t)n * sizeof(TnAny);
+  TnAny *items = tn__alloc_fails() ? NULL : malloc(bytes);
+  if (items == NULL) return tn__raise_memory("tn_list_clear", bytes);
   memcpy(items, a->data, (size_t)n * sizeof(TnAny));
   a->size = 0;
   for (int64_t i = 0; i < n; i++) tn__any_clear(&items[i]);
@@ -334,10 +331,7 @@ TN_API int tn_list_clear(TnObject *list) {
 TN_API int tn_list_reserve(TnObject *list, int64_t capacity) {
   LIST_OR_FAIL(list, "tn_list_reserve");
   if (capacity < 0)
-    return tn_error_raise("ValueError",
-                          "tn_list_reserve: capacity is negative (%" PRId64
-                          ")",
-                          capacity);
+    return TN_RAISE(VALUE, "capacity is negative (%" PRId64 ")", capacity);
   return reserve((TnArrayObj *)list, capacity, "tn_list_reserve");
 }
 

@@ -71,6 +71,12 @@ void tn__object_weak_drop(TnObject *obj);
  * object. Out of line, and iterative past a nesting limit (see object.c). */
 void tn__object_destroy(TnObject *obj, bool both);
 
+#ifdef TN_DEBUG
+/* Debug builds only: a release found the strong count already 0 (the object
+ * was released once too often). Prints the type key and aborts. */
+_Noreturn void tn__release_underflow(TnObject *obj);
+#endif
+
 static inline void tn__release(TnObject *obj) {
   /* Sole reference and no weak ones: nobody else can touch the count, so
    * skip the locked decrement (most temporaries die this way). Functions are
@@ -79,6 +85,12 @@ static inline void tn__release(TnObject *obj) {
   if (atomic_load_explicit(tn__rc(obj), memory_order_acquire) ==
           TN__RC_INIT &&
       obj->deleter != NULL && obj->type_index != TN_TYPE_FUNCTION) {
+#ifdef TN_DEBUG
+    /* Leave the count at strong 0, so that releasing the dead block again
+     * (it usually sits intact in the per-thread cache) is caught below
+     * instead of destroying it a second time. */
+    atomic_store_explicit(tn__rc(obj), TN__RC_WEAK_ONE, memory_order_relaxed);
+#endif
     tn__object_destroy(obj, true);
     return;
   }
@@ -86,6 +98,9 @@ static inline void tn__release(TnObject *obj) {
    * the others made before dropping theirs. */
   uint64_t old = atomic_fetch_sub_explicit(tn__rc(obj), TN__RC_STRONG_ONE,
                                            memory_order_acq_rel);
+#ifdef TN_DEBUG
+  if (TN_UNLIKELY((uint32_t)old == 0)) tn__release_underflow(obj);
+#endif
   if ((uint32_t)old != 1 || obj->deleter == NULL) return;
   /* No weak reference exists when the count was exactly one and one. */
   tn__object_destroy(obj, old == TN__RC_INIT);
@@ -146,6 +161,11 @@ typedef struct TnThreadState {
    * blocks, so leak checkers see them as reachable while they are poisoned. */
   uint32_t cached[TN__CACHE_CLASSES];
   void *cache[TN__CACHE_CLASSES][TN__CACHE_LIMIT];
+#ifdef TN_DEBUG
+  /* tn_debug_set_alloc_fail: the object or buffer allocation that brings
+   * this to 0 fails; 0 when disarmed. */
+  int64_t alloc_countdown;
+#endif
 } TnThreadState;
 
 extern TN_TLS TnThreadState *tn__tls_state;
@@ -174,6 +194,22 @@ static inline void tn__live_add_to(TnThreadState *s, int32_t type_index,
 static inline void tn__live_add(int32_t type_index, int64_t delta) {
   tn__live_add_to(tn__thread_state(), type_index, delta);
 }
+
+/*
+ * Failure injection for tests (tn_debug_set_alloc_fail): every allocation
+ * that is reported as a MemoryError (object memory, container buffers)
+ * asks tn__alloc_fails() first, and fails as if malloc had returned NULL
+ * when it says so. Release builds compile it to `false`.
+ */
+#ifdef TN_DEBUG
+bool tn__alloc_fail_tick(TnThreadState *s);
+static inline bool tn__alloc_fails(void) {
+  TnThreadState *s = tn__thread_state();
+  return TN_UNLIKELY(s->alloc_countdown != 0) && tn__alloc_fail_tick(s);
+}
+#else
+#define tn__alloc_fails() false
+#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TN_HAVE_ASAN 1
@@ -211,6 +247,11 @@ static inline void tn__cache_unpoison(void *p, size_t n) {
   (void)p, (void)n;
 }
 
+/* Raise "func: argument 'arg' is NULL" (ValueError) / "func: out of memory
+ * allocating N bytes" (MemoryError); both return -1. */
+int tn__raise_null(const char *func, const char *arg);
+int tn__raise_memory(const char *func, size_t bytes);
+
 void *tn__object_malloc_slow(size_t size, size_t align, int32_t type_index,
                              const char *who);
 
@@ -220,6 +261,10 @@ void *tn__object_malloc_slow(size_t size, size_t align, int32_t type_index,
  * tn__object_mfree. `align` of 0 means malloc's own alignment. */
 static inline void *tn__object_malloc(size_t size, size_t align,
                                       int32_t type_index, const char *who) {
+  if (tn__alloc_fails()) {
+    tn__raise_memory(who, size);
+    return NULL;
+  }
   if (TN_LIKELY(align == 0 && size <= TN__CACHE_MAX_BYTES)) {
     uint32_t c = (uint32_t)((size + 15) >> 4);
     TnThreadState *s = tn__thread_state();
@@ -419,8 +464,6 @@ static inline void tn__any_clear(TnAny *a) {
   a->small_len = 0;
   a->v_int64 = 0;
 }
-int tn__raise_null(const char *func, const char *arg);
-int tn__raise_memory(const char *func, size_t bytes);
 
 /* The bytes of a string or bytes value in any of its forms, without
  * raising: use this to ask "is it text?", not the raising casts. */

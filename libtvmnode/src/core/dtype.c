@@ -26,9 +26,8 @@ static const CodeName kCodes[] = {
 };
 
 static int parse_error(const char *text, const char *why) {
-  return tn_error_raise("ValueError",
-                        "tn_dtype_parse: cannot parse '%s' as a DataType: %s",
-                        text, why);
+  return tn_error_raise_in(TN_ERR_VALUE, "tn_dtype_parse",
+                           "cannot parse '%s' as a DataType: %s", text, why);
 }
 
 /* Parse a positive decimal at *p (advancing it); -1 if none or too large. */
@@ -119,10 +118,8 @@ TN_API int tn_dtype_print(DLDataType t, char *buf, size_t size) {
     case kDLBool: name = "bool"; break;
     case kDLOpaqueHandle: name = "handle"; break;
     default:
-      return tn_error_raise("ValueError",
-                            "tn_dtype_print: unknown type code %u (bits %u, "
-                            "lanes %u)",
-                            t.code, t.bits, t.lanes);
+      return TN_RAISE(VALUE, "unknown type code %u (bits %u, lanes %u)", t.code,
+                      t.bits, t.lanes);
   }
   bool implicit_bits = (t.code == kDLBool && t.bits == 8) ||
                        (t.code == kDLOpaqueHandle && t.bits == 64);
@@ -162,20 +159,16 @@ TN_API int tn_device_parse(const char *text, DLDevice *out) {
       const char *p = colon + 1;
       id = parse_uint(&p, INT32_MAX);
       if (id < 0 || *p != '\0')
-        return tn_error_raise("ValueError",
-                              "tn_device_parse: cannot parse '%s' as a "
-                              "Device: the id after ':' must be a "
-                              "non-negative integer",
-                              text);
+        return TN_RAISE(VALUE, "cannot parse '%s' as a Device: the id after "
+                        "':' must be a non-negative integer", text);
     }
     out->device_type = (DLDeviceType)kDevices[i].type;
     out->device_id = (int32_t)id;
     return 0;
   }
-  return tn_error_raise("ValueError",
-                        "tn_device_parse: cannot parse '%s' as a Device: "
-                        "unknown device type '%.*s'",
-                        text, (int)n, text);
+  return TN_RAISE(VALUE,
+                  "cannot parse '%s' as a Device: unknown device type '%.*s'",
+                  text, (int)n, text);
 }
 
 TN_API int tn_device_print(DLDevice d, char *buf, size_t size) {
@@ -183,7 +176,5 @@ TN_API int tn_device_print(DLDevice d, char *buf, size_t size) {
   for (size_t i = 0; i < G_N_ELEMENTS(kDevices); i++)
     if (kDevices[i].type == (int)d.device_type)
       return snprintf(buf, size, "%s:%d", kDevices[i].name, d.device_id);
-  return tn_error_raise("ValueError",
-                        "tn_device_print: unknown device type %d",
-                        (int)d.device_type);
+  return TN_RAISE(VALUE, "unknown device type %d", (int)d.device_type);
 }

@@ -7,7 +7,9 @@
  * and symbolising costs tens of microseconds. Frames appended by language
  * layers are plain strings. Frame lists change after creation (lazy
  * symbolisation, appends), so they are guarded by one library-wide mutex;
- * errors are not a hot path.
+ * errors are not a hot path. The kinds of abi.h's table are static strings
+ * shared by every error of that kind, so an error's kind code is read off
+ * the address of its kind string.
  */
 #include "core/glib_internal.h"
 
@@ -29,6 +31,17 @@ typedef struct {
   int n_pcs;
   GPtrArray *frames; /* char*, innermost first; C frames come first */
 } ErrorObj;
+
+/* One static tn.String per kind of the table (NULL deleters: never freed,
+ * never counted). Errors of those kinds share them instead of copying the
+ * name, and a kind's code is its string's place in this array. */
+static TnStringObj g_kinds[] = {
+#define KIND_STRING(name, code, str) \
+  [code] = {{TN__RC_INIT, TN_TYPE_STRING, 0, NULL}, str, sizeof(str) - 1, 0},
+    TN_ERROR_KIND_MAP(KIND_STRING)
+#undef KIND_STRING
+};
+#define N_KINDS ((int)(sizeof g_kinds / sizeof g_kinds[0]))
 
 static TnMutex g_frames_lock;
 static int g_capture = -1; /* -1 unknown, else whether TN_BACKTRACE allows */
@@ -55,14 +68,41 @@ static bool capture_enabled(void) {
   return c;
 }
 
+TN_API const char *tn_error_kind_name(TnErrorKind kind) {
+  if (kind < 0 || kind >= N_KINDS) return NULL;
+  return g_kinds[kind].data; /* NULL in a gap of the table */
+}
+
+TN_API TnErrorKind tn_error_kind_from_name(const char *name) {
+  if (name == NULL) return TN_ERR_OTHER;
+  for (int k = 0; k < N_KINDS; k++)
+    if (g_kinds[k].data && strcmp(g_kinds[k].data, name) == 0)
+      return (TnErrorKind)k;
+  return TN_ERR_OTHER;
+}
+
+/* The kind as a tn.String: the table's static one, or a new copy of a name
+ * the table does not have. NULL only when out of memory. (transfer full) */
+static TnObject *kind_string(TnErrorKind code, const char *name) {
+  if (code < 0 || code >= N_KINDS || g_kinds[code].data == NULL)
+    return tn_string_from_cstr(name);
+  tn__retain(&g_kinds[code].header);
+  return &g_kinds[code].header;
+}
+
 /* Make an error without touching the raised slot; `skip` frames of our own
- * are dropped from the capture. Returns NULL only when out of memory. */
-static TnObject *error_make(const char *kind, const char *message, int skip) {
+ * are dropped from the capture. `kind` is stolen. Returns NULL only when out
+ * of memory. */
+static TnObject *error_make(TnObject *kind, const char *message, int skip) {
+  if (kind == NULL) return NULL;
   ErrorObj *e = tn__object_malloc(sizeof *e, 0, TN_TYPE_ERROR, "tn_error_new");
-  if (e == NULL) return NULL;
+  if (e == NULL) {
+    tn__release(kind);
+    return NULL;
+  }
   tn__object_zero_body(e, sizeof *e);
   tn__object_init(&e->header, TN_TYPE_ERROR, error_deleter);
-  e->kind = tn_string_from_cstr(kind ? kind : "RuntimeError");
+  e->kind = kind;
   e->message = tn_string_from_cstr(message ? message : "");
   e->frames = g_ptr_array_new_with_free_func(g_free);
   if (e->kind == NULL || e->message == NULL) {
@@ -123,7 +163,8 @@ static ErrorObj *as_error(const TnObject *err) {
 }
 
 TN_API TnObject *tn_error_new(const char *kind, const char *message) {
-  TnObject *e = error_make(kind, message, 1);
+  TnErrorKind code = kind ? tn_error_kind_from_name(kind) : TN_ERR_RUNTIME;
+  TnObject *e = error_make(kind_string(code, kind), message, 1);
   if (e == NULL) tn__raise_memory("tn_error_new", sizeof(ErrorObj));
   return e;
 }
@@ -137,13 +178,11 @@ TN_API void tn_error_set_raised(TnObject *err) {
 
 /* Out of memory while reporting an error: hand out one static error whose
  * parts are static too (NULL deleters: never freed, never counted). */
-static TnStringObj g_oom_kind = {
-    {TN__RC_INIT, TN_TYPE_STRING, 0, NULL}, "MemoryError", 11, 0};
 static TnStringObj g_oom_message = {
     {TN__RC_INIT, TN_TYPE_STRING, 0, NULL}, "out of memory", 13, 0};
 static ErrorObj g_oom = {{TN__RC_INIT, TN_TYPE_ERROR, 0, NULL},
-                         &g_oom_kind.header, &g_oom_message.header, NULL,
-                         NULL, 0, NULL};
+                         &g_kinds[TN_ERR_MEMORY].header,
+                         &g_oom_message.header, NULL, NULL, 0, NULL};
 
 static TnObject *oom_error(void) {
   tn__retain(&g_oom.header);
@@ -155,8 +194,26 @@ TN_API int tn_error_raise(const char *kind, const char *fmt, ...) {
   va_start(ap, fmt);
   char *msg = fmt ? g_strdup_vprintf(fmt, ap) : NULL;
   va_end(ap);
-  TnObject *e = error_make(kind, msg, 1);
+  TnErrorKind code = kind ? tn_error_kind_from_name(kind) : TN_ERR_RUNTIME;
+  TnObject *e = error_make(kind_string(code, kind), msg, 1);
   g_free(msg);
+  tn_error_set_raised(e ? e : oom_error());
+  return -1;
+}
+
+TN_API int tn_error_raise_in(TnErrorKind kind, const char *func,
+                             const char *fmt, ...) {
+  GString *msg = g_string_new(func);
+  if (func) g_string_append(msg, ": ");
+  if (fmt) {
+    va_list ap;
+    va_start(ap, fmt);
+    g_string_append_vprintf(msg, fmt, ap);
+    va_end(ap);
+  }
+  if (tn_error_kind_name(kind) == NULL) kind = TN_ERR_RUNTIME;
+  TnObject *e = error_make(kind_string(kind, NULL), msg->str, 1);
+  g_string_free(msg, TRUE);
   tn_error_set_raised(e ? e : oom_error());
   return -1;
 }
@@ -175,6 +232,14 @@ TN_API TnObject *tn_error_peek_raised(void) {
 TN_API const char *tn_error_kind(const TnObject *err) {
   ErrorObj *e = as_error(err);
   return e ? ((TnStringObj *)e->kind)->data : NULL;
+}
+
+TN_API TnErrorKind tn_error_kind_code(const TnObject *err) {
+  ErrorObj *e = as_error(err);
+  if (e == NULL) return TN_ERR_OTHER;
+  TnStringObj *k = (TnStringObj *)e->kind;
+  return (k >= g_kinds && k < g_kinds + N_KINDS) ? (TnErrorKind)(k - g_kinds)
+                                                 : TN_ERR_OTHER;
 }
 
 TN_API const char *tn_error_message(const TnObject *err) {
@@ -196,9 +261,8 @@ TN_API int tn_error_set_cause(TnObject *err, TnObject *cause) {
   /* Refuse a cycle: `err` must not already be in `cause`'s chain. */
   for (TnObject *c = cause; c; c = ((ErrorObj *)c)->cause)
     if (c == err)
-      return tn_error_raise("ValueError",
-                            "tn_error_set_cause: the cause chain would loop "
-                            "back to the error itself");
+      return TN_RAISE(VALUE,
+                      "the cause chain would loop back to the error itself");
   ErrorObj *e = (ErrorObj *)err;
   if (cause) tn__retain(cause);
   TnObject *old = e->cause;
@@ -243,10 +307,8 @@ TN_API const char *tn_error_frame(const TnObject *err, int64_t i) {
       (i >= 0 && i < n) ? g_ptr_array_index(e->frames, (guint)i) : NULL;
   tn__mutex_unlock(&g_frames_lock);
   if (f == NULL)
-    tn_error_raise("IndexError",
-                   "tn_error_frame: frame %" PRId64 " out of range for an "
-                   "error with %" PRId64 " frames",
-                   i, n);
+    TN_RAISE(INDEX, "frame %" PRId64 " out of range for an error with %" PRId64
+             " frames", i, n);
   return f;
 }
 
@@ -291,23 +353,24 @@ TN_API TnObject *tn_error_format(const TnObject *err) {
 /* ------------------------------------------------------------------------ */
 
 int tn__raise_null(const char *func, const char *arg) {
-  return tn_error_raise("ValueError", "%s: argument '%s' is NULL", func, arg);
+  return tn_error_raise_in(TN_ERR_VALUE, func, "argument '%s' is NULL", arg);
 }
 
 int tn__raise_memory(const char *func, size_t bytes) {
   if (bytes)
-    return tn_error_raise("MemoryError", "%s: out of memory allocating %zu "
-                          "bytes", func, bytes);
-  return tn_error_raise("MemoryError", "%s: out of memory", func);
+    return tn_error_raise_in(TN_ERR_MEMORY, func,
+                             "out of memory allocating %zu bytes", bytes);
+  return tn_error_raise_in(TN_ERR_MEMORY, func, "out of memory");
 }
 
 int tn__check_object_fail(const TnObject *obj, int32_t type_index,
                           const char *func, const char *arg) {
   if (obj != NULL && tn__is_instance(obj, type_index)) return 0;
   if (obj == NULL) return tn__raise_null(func, arg);
-  return tn_error_raise("TypeError", "%s: argument '%s' expected %s, got %s",
-                        func, arg, tn__type_key_or(type_index, "?"),
-                        tn_object_type_key(obj));
+  return tn_error_raise_in(TN_ERR_TYPE, func,
+                           "argument '%s' expected %s, got %s", arg,
+                           tn__type_key_or(type_index, "?"),
+                           tn_object_type_key(obj));
 }
 
 int tn__check_object2_fail(const TnObject *obj, int32_t t1, int32_t t2,
@@ -315,8 +378,8 @@ int tn__check_object2_fail(const TnObject *obj, int32_t t1, int32_t t2,
   if (obj != NULL && (tn__is_instance(obj, t1) || tn__is_instance(obj, t2)))
     return 0;
   if (obj == NULL) return tn__raise_null(func, arg);
-  return tn_error_raise("TypeError",
-                        "%s: argument '%s' expected %s or %s, got %s", func,
-                        arg, tn__type_key_or(t1, "?"), tn__type_key_or(t2, "?"),
-                        tn_object_type_key(obj));
+  return tn_error_raise_in(TN_ERR_TYPE, func,
+                           "argument '%s' expected %s or %s, got %s", arg,
+                           tn__type_key_or(t1, "?"), tn__type_key_or(t2, "?"),
+                           tn_object_type_key(obj));
 }

@@ -81,14 +81,13 @@ static inline int64_t find(const TnMapObj *m, const TnAny *key, uint64_t h) {
  * is unchanged on failure. */
 static int rebuild(TnMapObj *m, int64_t capacity, const char *who) {
   if (capacity > MAX_ENTRIES)
-    return tn_error_raise("ValueError",
-                          "%s: %" PRId64 " entries is more than a %s can "
-                          "hold",
-                          who, capacity, kind_name(&m->header));
+    return tn_error_raise_in(TN_ERR_VALUE, who, "%" PRId64
+                             " entries is more than a %s can hold", capacity,
+                             kind_name(&m->header));
   uint64_t slots = slots_for(capacity);
   size_t bytes = (size_t)capacity * sizeof(TnMapEntry) +
                  (size_t)slots * sizeof(int32_t);
-  TnMapEntry *entries = malloc(bytes);
+  TnMapEntry *entries = tn__alloc_fails() ? NULL : malloc(bytes);
   if (entries == NULL) return tn__raise_memory(who, bytes);
   int32_t *index = (int32_t *)(entries + capacity);
   memset(index, 0xff, (size_t)slots * sizeof(int32_t)); /* SLOT_EMPTY */
@@ -175,8 +174,8 @@ static int erase(TnMapObj *m, const TnAny *key, const char *who) {
   if (ix < 0) {
     GString *r = g_string_new(NULL);
     tn__any_repr(r, key);
-    tn_error_raise("KeyError", "%s: key %s is not in the %s", who, r->str,
-                   kind_name(&m->header));
+    tn_error_raise_in(TN_ERR_KEY, who, "key %s is not in the %s", r->str,
+                      kind_name(&m->header));
     g_string_free(r, TRUE);
     return -1;
   }
@@ -213,8 +212,8 @@ static TnMapObj *map_alloc(int32_t type_index, int64_t capacity,
 static TnObject *map_new(int32_t type_index, const TnAny *keys,
                          const TnAny *values, int64_t n, const char *who) {
   if (n < 0)
-    return tn_error_raise("ValueError", "%s: n is negative (%" PRId64 ")", who,
-                          n),
+    return tn_error_raise_in(TN_ERR_VALUE, who, "n is negative (%" PRId64 ")",
+                             n),
            NULL;
   if (n > 0 && keys == NULL) return tn__raise_null(who, "keys"), NULL;
   if (n > 0 && values == NULL) return tn__raise_null(who, "values"), NULL;
@@ -271,8 +270,7 @@ TN_API int tn_map_get(const TnObject *map, const TnAny *key, TnAny *out) {
   if (ix < 0) {
     GString *r = g_string_new(NULL);
     tn__any_repr(r, key);
-    tn_error_raise("KeyError", "tn_map_get: key %s is not in the %s", r->str,
-                   kind_name(map));
+    TN_RAISE(KEY, "key %s is not in the %s", r->str, kind_name(map));
     g_string_free(r, TRUE);
     return -1;
   }

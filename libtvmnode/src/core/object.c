@@ -12,7 +12,9 @@
 #include "core/glib_internal.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 TN_TLS TnThreadState *tn__tls_state;
@@ -89,17 +91,33 @@ TN_API int64_t tn_object_live_count(void) {
 TN_API int64_t tn_object_live_count_by_type(int32_t type_index) {
 #ifdef TN_DEBUG
   if (type_index < 0 || type_index >= TN__MAX_TYPES)
-    return tn_error_raise("IndexError",
-                          "tn_object_live_count_by_type: type index %d is "
-                          "out of range [0, %d)",
-                          type_index, TN__MAX_TYPES);
+    return TN_RAISE(INDEX, "type index %d is out of range [0, %d)", type_index,
+                    TN__MAX_TYPES);
   return atomic_load_explicit(&g_live_by_type[type_index],
                               memory_order_relaxed);
 #else
   (void)type_index;
-  return tn_error_raise("RuntimeError",
-                        "tn_object_live_count_by_type: per-type counts need "
-                        "a build configured with --enable-debug");
+  return TN_RAISE(RUNTIME, "per-type counts need a build configured with "
+                  "--enable-debug");
+#endif
+}
+
+#ifdef TN_DEBUG
+bool tn__alloc_fail_tick(TnThreadState *s) {
+  return --s->alloc_countdown == 0;
+}
+#endif
+
+TN_API int tn_debug_set_alloc_fail(int64_t countdown) {
+#ifdef TN_DEBUG
+  if (countdown < 0)
+    return TN_RAISE(VALUE, "countdown is negative (%" PRId64 ")", countdown);
+  tn__thread_state()->alloc_countdown = countdown;
+  return 0;
+#else
+  (void)countdown;
+  return TN_RAISE(NOT_IMPLEMENTED, "allocation failure injection needs a "
+                  "build configured with --enable-debug");
 #endif
 }
 
@@ -174,6 +192,16 @@ void tn__object_weak_drop(TnObject *obj) {
   if ((old >> 32) == 1 && obj->deleter) obj->deleter(obj, TN_DELETER_FREE);
 }
 
+#ifdef TN_DEBUG
+_Noreturn void tn__release_underflow(TnObject *obj) {
+  fprintf(stderr,
+          "tvmnode: reference count underflow: a %s (%p) was released with "
+          "a strong count of 0 (released once too often)\n",
+          tn__type_key_or(obj->type_index, "?"), (void *)obj);
+  abort();
+}
+#endif
+
 TN_API void tn_object_retain(TnObject *obj) {
   if (obj) tn__retain(obj);
 }
@@ -217,17 +245,12 @@ TN_API TnObject *tn_object_alloc(int32_t type_index, size_t size,
                                  TnDeleter deleter) {
   const TnTypeInfo *info = tn__type_info(type_index);
   if (info == NULL || !info->is_object) {
-    tn_error_raise("TypeError",
-                   "tn_object_alloc: type index %d is not a registered "
-                   "object type",
-                   type_index);
+    TN_RAISE(TYPE, "type index %d is not a registered object type", type_index);
     return NULL;
   }
   if (size < sizeof(TnObject)) {
-    tn_error_raise("ValueError",
-                   "tn_object_alloc: size %zu is smaller than the %zu-byte "
-                   "object header",
-                   size, sizeof(TnObject));
+    TN_RAISE(VALUE, "size %zu is smaller than the %zu-byte object header", size,
+             sizeof(TnObject));
     return NULL;
   }
   TnObject *obj = tn__object_malloc(size, 0, type_index, "tn_object_alloc");

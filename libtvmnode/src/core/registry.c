@@ -119,7 +119,7 @@ int tn__registry_register(TnRegistry *r, const char *name, TnObject *value,
                           int override, const char *who) {
   if (name == NULL) return tn__raise_null(who, "name");
   if (name[0] == '\0')
-    return tn_error_raise("ValueError", "%s: name is the empty string", who);
+    return tn_error_raise_in(TN_ERR_VALUE, who, "name is the empty string");
   size_t len = strlen(name);
   uint64_t h = tn__hash_bytes(name, len);
   int rc = 0;
@@ -132,10 +132,9 @@ int tn__registry_register(TnRegistry *r, const char *name, TnObject *value,
     rc = tn__raise_memory(who, len);
   } else if (atomic_load_explicit(&s->value, memory_order_relaxed) != NULL &&
              !override) {
-    rc = tn_error_raise("ValueError",
-                        "%s: a %s named '%s' is already registered; pass "
-                        "override=1 to replace it",
-                        who, r->noun, name);
+    rc = tn_error_raise_in(TN_ERR_VALUE, who, "a %s named '%s' is already "
+                           "registered; pass override=1 to replace it", r->noun,
+                           name);
   } else {
     tn__retain(value);
     old = atomic_exchange_explicit(&s->value, value, memory_order_acq_rel);
@@ -169,8 +168,8 @@ TnObject *tn__registry_get(TnRegistry *r, const char *name, const char *who) {
   if (name == NULL) return tn__raise_null(who, "name"), NULL;
   TnObject *v = tn__registry_find(r, name);
   if (v == NULL)
-    tn_error_raise("KeyError", "%s: no %s is registered as '%s'", who,
-                   r->noun, name);
+    tn_error_raise_in(TN_ERR_KEY, who, "no %s is registered as '%s'", r->noun,
+                      name);
   return v;
 }
 
@@ -184,8 +183,8 @@ int tn__registry_unregister(TnRegistry *r, const char *name,
         : NULL;
   tn__mutex_unlock(&r->lock);
   if (old == NULL)
-    return tn_error_raise("KeyError", "%s: no %s is registered as '%s'", who,
-                          r->noun, name);
+    return tn_error_raise_in(TN_ERR_KEY, who, "no %s is registered as '%s'",
+                             r->noun, name);
   tn__release(old); /* outside the lock: it may run a finaliser */
   return 0;
 }

@@ -14,18 +14,13 @@ static void shape_deleter(TnObject *self, int flags) {
 
 TN_API TnObject *tn_shape_new(const int64_t *dims, int64_t ndim) {
   if (ndim < 0 || ndim > 1024)
-    return tn_error_raise("ValueError",
-                          "tn_shape_new: ndim %" PRId64 " is out of range "
-                          "[0, 1024]",
-                          ndim),
+    return TN_RAISE(VALUE, "ndim %" PRId64 " is out of range [0, 1024]", ndim),
            NULL;
   if (dims == NULL && ndim > 0) return tn__raise_null("tn_shape_new", "dims"), NULL;
   for (int64_t i = 0; i < ndim; i++)
     if (dims[i] < 0)
-      return tn_error_raise("ValueError",
-                            "tn_shape_new: dimension %" PRId64 " is negative "
-                            "(%" PRId64 ")",
-                            i, dims[i]),
+      return TN_RAISE(VALUE, "dimension %" PRId64 " is negative (%" PRId64 ")",
+                      i, dims[i]),
              NULL;
   TnShapeObj *s = tn__object_malloc(
       sizeof(TnShapeObj) + (size_t)ndim * sizeof(int64_t), 0, TN_TYPE_SHAPE,
@@ -46,10 +41,8 @@ TN_API int64_t tn_shape_numel(const TnObject *shape) {
   int64_t n = 1;
   for (int64_t i = 0; i < s->ndim; i++) {
     if (__builtin_mul_overflow(n, s->data[i], &n))
-      return tn_error_raise("OverflowError",
-                            "tn_shape_numel: the element count of a shape "
-                            "with %" PRId64 " dimensions overflows int64",
-                            s->ndim);
+      return TN_RAISE(OVERFLOW, "the element count of a shape with %" PRId64
+                      " dimensions overflows int64", s->ndim);
   }
   return n;
 }

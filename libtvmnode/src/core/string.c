@@ -48,7 +48,7 @@ static void string_deleter(TnObject *self, int flags) {
 static inline TnObject *string_new(int32_t type_index, const char *data,
                                    size_t size, const char *who) {
   if (TN_UNLIKELY(size > (size_t)INT64_MAX - sizeof(TnStringObj) - 1)) {
-    tn_error_raise("ValueError", "%s: size %zu is too large", who, size);
+    tn_error_raise_in(TN_ERR_VALUE, who, "size %zu is too large", size);
     return NULL;
   }
   TnStringObj *s =

@@ -65,22 +65,21 @@ static int64_t elem_bytes(DLDataType d) {
 
 static int check_dtype(DLDataType d, const char *who) {
   if (d.bits == 0 || d.lanes == 0)
-    return tn_error_raise("ValueError",
-                          "%s: dtype with %u bits and %u lanes has no size",
-                          who, d.bits, d.lanes);
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "dtype with %u bits and %u lanes has no size",
+                             d.bits, d.lanes);
   return 0;
 }
 
 static int check_shape(const int64_t *shape, int32_t ndim, const char *who) {
   if (ndim < 0 || ndim > MAX_NDIM)
-    return tn_error_raise("ValueError", "%s: ndim %d is out of range [0, %d]",
-                          who, ndim, MAX_NDIM);
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "ndim %d is out of range [0, %d]", ndim, MAX_NDIM);
   if (shape == NULL && ndim > 0) return tn__raise_null(who, "shape");
   for (int32_t i = 0; i < ndim; i++)
     if (shape[i] < 0)
-      return tn_error_raise("ValueError",
-                            "%s: dimension %d is negative (%" PRId64 ")", who,
-                            i, shape[i]);
+      return tn_error_raise_in(TN_ERR_VALUE, who, "dimension %d is negative (%"
+                               PRId64 ")", i, shape[i]);
   return 0;
 }
 
@@ -89,8 +88,8 @@ static int64_t numel(const int64_t *shape, int32_t ndim, const char *who) {
   int64_t n = 1;
   for (int32_t i = 0; i < ndim; i++)
     if (__builtin_mul_overflow(n, shape[i], &n))
-      return tn_error_raise("OverflowError",
-                            "%s: the element count overflows int64", who);
+      return tn_error_raise_in(TN_ERR_OVERFLOW, who,
+                               "the element count overflows int64");
   return n;
 }
 
@@ -123,13 +122,13 @@ static int reach(const int64_t *shape, const int64_t *strides, int32_t ndim,
         __builtin_mul_overflow(step, eb, &step) ||
         __builtin_add_overflow(step < 0 ? min : max, step,
                                step < 0 ? &min : &max))
-      return tn_error_raise("OverflowError",
-                            "%s: the strides reach beyond int64 bytes", who);
+      return tn_error_raise_in(TN_ERR_OVERFLOW, who,
+                               "the strides reach beyond int64 bytes");
   }
   *lo = min;
   if (__builtin_add_overflow(max, eb, hi))
-    return tn_error_raise("OverflowError",
-                          "%s: the strides reach beyond int64 bytes", who);
+    return tn_error_raise_in(TN_ERR_OVERFLOW, who,
+                             "the strides reach beyond int64 bytes");
   return 0;
 }
 
@@ -157,16 +156,15 @@ TN_API TnObject *tn_tensor_empty(const int64_t *shape, int32_t ndim,
                                  DLDataType dtype, DLDevice device) {
   const char *who = "tn_tensor_empty";
   if (device.device_type != kDLCPU)
-    return tn_error_raise("ValueError",
-                          "%s: only CPU storage can be allocated here, got "
-                          "device type %d",
-                          who, (int)device.device_type),
+    return tn_error_raise_in(TN_ERR_VALUE, who, "only CPU storage can be "
+                             "allocated here, got device type %d",
+                             (int)device.device_type),
            NULL;
   if (check_shape(shape, ndim, who) || check_dtype(dtype, who)) return NULL;
   int64_t n = numel(shape, ndim, who), nbytes;
   if (n < 0) return NULL;
   if (__builtin_mul_overflow(n, elem_bytes(dtype), &nbytes))
-    return tn_error_raise("OverflowError", "%s: the byte size overflows", who),
+    return tn_error_raise_in(TN_ERR_OVERFLOW, who, "the byte size overflows"),
            NULL;
   size_t head;
   TensorImpl *t =
@@ -211,12 +209,12 @@ TN_API TnObject *tn_tensor_view(TnObject *base, const int64_t *shape,
       __builtin_add_overflow(start, (intptr_t)hi, &last) ||
       (hi > lo && (first < (intptr_t)b->range_begin ||
                    last > (intptr_t)b->range_end))) {
-    tn_error_raise("ValueError",
-                   "%s: a view with byte_offset %" PRIu64 " reaches bytes "
-                   "[%" PRId64 ", %" PRId64 ") past the base's data pointer, "
-                   "outside the %td bytes of storage the base can reach",
-                   who, byte_offset, (int64_t)byte_offset + lo,
-                   (int64_t)byte_offset + hi, b->range_end - b->range_begin);
+    tn_error_raise_in(TN_ERR_VALUE, who, "a view with byte_offset %" PRIu64
+                      " reaches bytes [%" PRId64 ", %" PRId64 ") past the "
+                      "base's data pointer, outside the %td bytes of storage "
+                      "the base can reach", byte_offset,
+                      (int64_t)byte_offset + lo, (int64_t)byte_offset + hi,
+                      b->range_end - b->range_begin);
     goto fail;
   }
   t->kind = STORAGE_VIEW;
@@ -249,8 +247,7 @@ TN_API int64_t tn_tensor_nbytes(const TnObject *tensor) {
   int64_t n = numel(dl->shape, dl->ndim, "tn_tensor_nbytes"), bytes;
   if (n < 0) return -1;
   if (__builtin_mul_overflow(n, elem_bytes(dl->dtype), &bytes))
-    return tn_error_raise("OverflowError",
-                          "tn_tensor_nbytes: the byte size overflows int64");
+    return TN_RAISE(OVERFLOW, "the byte size overflows int64");
   return bytes;
 }
 
@@ -322,11 +319,10 @@ TN_API TnObject *tn_tensor_from_dlpack(DLManagedTensorVersioned *managed) {
   if (managed == NULL) return tn__raise_null(who, "managed"), NULL;
   TnObject *t = NULL;
   if (managed->version.major != DLPACK_MAJOR_VERSION) {
-    tn_error_raise("ValueError",
-                   "%s: DLPack major version %u is not supported (this "
-                   "library speaks %d.%d)",
-                   who, managed->version.major, DLPACK_MAJOR_VERSION,
-                   DLPACK_MINOR_VERSION);
+    tn_error_raise_in(TN_ERR_VALUE, who, "DLPack major version %u is not "
+                      "supported (this library speaks %d.%d)",
+                      managed->version.major, DLPACK_MAJOR_VERSION,
+                      DLPACK_MINOR_VERSION);
   } else {
     t = wrap_dltensor(&managed->dl_tensor, STORAGE_DLPACK, managed,
                       managed->flags, who);

@@ -69,14 +69,12 @@ void tn__type_register_static(int32_t index, const char *key, int32_t parent,
 TN_API int32_t tn_type_register(const char *type_key, int32_t parent_index) {
   if (type_key == NULL) return tn__raise_null("tn_type_register", "type_key");
   if (type_key[0] == '\0')
-    return tn_error_raise("ValueError",
-                          "tn_type_register: type_key is the empty string");
+    return TN_RAISE(VALUE, "type_key is the empty string");
   const TnTypeInfo *parent = tn__type_info(parent_index);
   if (parent == NULL || !parent->is_object)
-    return tn_error_raise("TypeError",
-                          "tn_type_register: parent index %d of '%s' is not a "
-                          "registered object type",
-                          parent_index, type_key);
+    return TN_RAISE(TYPE,
+                    "parent index %d of '%s' is not a registered object type",
+                    parent_index, type_key);
   int32_t result;
   tn__mutex_lock(&g_type_lock);
   TnTypeInfo *have = g_hash_table_lookup(g_type_by_key, type_key);
@@ -84,19 +82,15 @@ TN_API int32_t tn_type_register(const char *type_key, int32_t parent_index) {
     if (have->parent == parent_index) {
       result = have->index;
     } else {
-      result = tn_error_raise(
-          "ValueError",
-          "tn_type_register: type key '%s' is already registered with parent "
-          "'%s' (index %d); cannot register it again with parent '%s' "
-          "(index %d)",
-          type_key, tn__type_key_or(have->parent, "?"), have->parent,
-          parent->key, parent_index);
+      result = TN_RAISE(VALUE, "type key '%s' is already registered with "
+                        "parent '%s' (index %d); cannot register it again with "
+                        "parent '%s' (index %d)", type_key,
+                        tn__type_key_or(have->parent, "?"), have->parent,
+                        parent->key, parent_index);
     }
   } else if (g_next_dynamic >= TN__MAX_TYPES) {
-    result = tn_error_raise("RuntimeError",
-                            "tn_type_register: type table full (%d types) "
-                            "registering '%s'",
-                            TN__MAX_TYPES, type_key);
+    result = TN_RAISE(RUNTIME, "type table full (%d types) registering '%s'",
+                      TN__MAX_TYPES, type_key);
   } else {
     TnTypeInfo *info = make_info(g_next_dynamic, type_key, parent_index, true);
     if (info == NULL) {
@@ -118,9 +112,7 @@ TN_API int32_t tn_type_index(const char *type_key) {
   int32_t index = info ? info->index : -1;
   tn__mutex_unlock(&g_type_lock);
   if (index < 0)
-    return tn_error_raise("KeyError",
-                          "tn_type_index: no type is registered with key '%s'",
-                          type_key);
+    return TN_RAISE(KEY, "no type is registered with key '%s'", type_key);
   return index;
 }
 
@@ -132,8 +124,7 @@ const char *tn__type_key_or(int32_t index, const char *fallback) {
 TN_API const char *tn_type_key(int32_t type_index) {
   const TnTypeInfo *info = tn__type_info(type_index);
   if (info == NULL) {
-    tn_error_raise("KeyError", "tn_type_key: no type has index %d",
-                   type_index);
+    TN_RAISE(KEY, "no type has index %d", type_index);
     return NULL;
   }
   return info->key;
@@ -142,8 +133,7 @@ TN_API const char *tn_type_key(int32_t type_index) {
 TN_API int tn_type_parent(int32_t type_index, int32_t *parent) {
   const TnTypeInfo *info = tn__type_info(type_index);
   if (info == NULL)
-    return tn_error_raise("KeyError", "tn_type_parent: no type has index %d",
-                          type_index);
+    return TN_RAISE(KEY, "no type has index %d", type_index);
   if (parent == NULL) return tn__raise_null("tn_type_parent", "parent");
   *parent = info->parent;
   return 0;
@@ -152,8 +142,7 @@ TN_API int tn_type_parent(int32_t type_index, int32_t *parent) {
 TN_API int32_t tn_type_depth(int32_t type_index) {
   const TnTypeInfo *info = tn__type_info(type_index);
   if (info == NULL)
-    return tn_error_raise("KeyError", "tn_type_depth: no type has index %d",
-                          type_index);
+    return TN_RAISE(KEY, "no type has index %d", type_index);
   return info->depth;
 }
 

@@ -32,11 +32,10 @@ static void bridge_free(void *self) {
 static int arity_error(const Bridge *b, int32_t nargs) {
   GString *sig = g_string_new(NULL);
   tn__sig_format(&b->sig, sig);
-  int rc = tn_error_raise("TypeError",
-                          "tn_func_call: '%s' takes %d argument%s (%s), got "
-                          "%d",
-                          b->name, b->sig.nargs, b->sig.nargs == 1 ? "" : "s",
-                          sig->str, nargs);
+  int rc = tn_error_raise_in(TN_ERR_TYPE, "tn_func_call",
+                             "'%s' takes %d argument%s (%s), got %d", b->name,
+                             b->sig.nargs, b->sig.nargs == 1 ? "" : "s",
+                             sig->str, nargs);
   g_string_free(sig, TRUE);
   return rc;
 }

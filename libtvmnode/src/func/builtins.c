@@ -10,10 +10,12 @@ static int check_nargs(const char *name, int32_t nargs, int32_t want_min,
                        int32_t want_max) {
   if (nargs >= want_min && nargs <= want_max) return 0;
   if (want_min == want_max)
-    return tn_error_raise("TypeError", "%s takes %d argument%s, got %d", name,
-                          want_min, want_min == 1 ? "" : "s", nargs);
-  return tn_error_raise("TypeError", "%s takes %d to %d arguments, got %d",
-                        name, want_min, want_max, nargs);
+    return tn_error_raise_in(TN_ERR_TYPE, NULL,
+                             "%s takes %d argument%s, got %d", name, want_min,
+                             want_min == 1 ? "" : "s", nargs);
+  return tn_error_raise_in(TN_ERR_TYPE, NULL,
+                           "%s takes %d to %d arguments, got %d", name,
+                           want_min, want_max, nargs);
 }
 
 static int nop(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
@@ -35,10 +37,9 @@ static int add_i64(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
   for (int i = 0; i < 2; i++)
     if (TN_UNLIKELY(args[i].type_index != TN_TYPE_INT &&
                     args[i].type_index != TN_TYPE_BOOL))
-      return tn_error_raise("TypeError",
-                            "testing.add_i64: argument %d: expected int, got "
-                            "%s",
-                            i, tn_any_type_key(&args[i]));
+      return tn_error_raise_in(TN_ERR_TYPE, "testing.add_i64",
+                               "argument %d: expected int, got %s", i,
+                               tn_any_type_key(&args[i]));
   /* Wrap on overflow, as the C add it stands for would on real hardware. */
   *ret = tn_any_int((int64_t)((uint64_t)args[0].v_int64 +
                               (uint64_t)args[1].v_int64));
@@ -98,8 +99,8 @@ static int index_to_key(void *self, const TnAny *args, int32_t nargs,
       tn_any_as_int(&args[0], &t))
     return -1;
   if (t < INT32_MIN || t > INT32_MAX)
-    return tn_error_raise("KeyError", "tn.type_index_to_key: no type has "
-                          "index %lld", (long long)t);
+    return tn_error_raise_in(TN_ERR_KEY, "tn.type_index_to_key",
+                             "no type has index %lld", (long long)t);
   const char *key = tn_type_key((int32_t)t);
   if (key == NULL) return -1;
   TnAny raw = tn_any_cstr(key);
@@ -116,14 +117,16 @@ static int type_info(void *self, const TnAny *args, int32_t nargs,
   if (args[0].type_index == TN_TYPE_INT) {
     t = (int32_t)args[0].v_int64;
     if ((int64_t)t != args[0].v_int64 || tn_type_key(t) == NULL)
-      return tn_error_raise("KeyError", "tn.type_info: no type has index %lld",
-                            (long long)args[0].v_int64);
+      return tn_error_raise_in(TN_ERR_KEY, "tn.type_info",
+                               "no type has index %lld",
+                               (long long)args[0].v_int64);
   } else if (tn_any_as_str(&args[0], &key, NULL) == 0) {
     t = tn_type_index(key);
     if (t < 0) return -1;
   } else {
-    return tn_error_raise("TypeError", "tn.type_info: argument 0: expected "
-                          "str or int, got %s", tn_any_type_key(&args[0]));
+    return tn_error_raise_in(TN_ERR_TYPE, "tn.type_info",
+                             "argument 0: expected str or int, got %s",
+                             tn_any_type_key(&args[0]));
   }
   const TnTypeInfo *info = tn__type_info(t);
   TnObject *fields = tn_array_new(NULL, 0);

@@ -132,19 +132,16 @@ TN_API TnObject *tn_func_to_c(TnObject *func, const char *signature,
   if (tn__sig_parse(signature, &sig, who)) return NULL;
   TnSigKind rk = sig.ret.kind;
   if (rk == TN_SIG_STR || rk == TN_SIG_OBJ || rk == TN_SIG_DLTENSOR) {
-    tn_error_raise("ValueError",
-                   "%s: a C function pointer cannot return '%s' (a borrowed "
-                   "pointer that nothing would keep alive); return 'obj+' "
-                   "or 'any' instead",
-                   who, tn__sig_kind_name(rk));
+    tn_error_raise_in(TN_ERR_VALUE, who, "a C function pointer cannot return "
+                      "'%s' (a borrowed pointer that nothing would keep "
+                      "alive); return 'obj+' or 'any' instead",
+                      tn__sig_kind_name(rk));
     return NULL;
   }
   for (int32_t i = 0; i < sig.nargs; i++) {
     if (sig.args[i].kind == TN_SIG_ANY_PTR) {
-      tn_error_raise("ValueError",
-                     "%s: argument %d: 'any*' is not supported for C function "
-                     "pointers; use 'any'",
-                     who, i);
+      tn_error_raise_in(TN_ERR_VALUE, who, "argument %d: 'any*' is not "
+                        "supported for C function pointers; use 'any'", i);
       return NULL;
     }
   }
@@ -170,8 +167,8 @@ TN_API TnObject *tn_func_to_c(TnObject *func, const char *signature,
       c->closure, &c->cif, all_i64(&c->sig) ? handler_i64 : handler, c,
       c->code);
   if (st != FFI_OK) {
-    tn_error_raise("RuntimeError", "%s: ffi_prep_closure_loc failed (%d)",
-                   who, (int)st);
+    tn_error_raise_in(TN_ERR_RUNTIME, who, "ffi_prep_closure_loc failed (%d)",
+                      (int)st);
     goto fail;
   }
   *out_fnptr = c->code;

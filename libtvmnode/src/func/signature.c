@@ -79,9 +79,9 @@ typedef struct {
 } Parser;
 
 static int parse_error(Parser *ps, const char *what) {
-  return tn_error_raise("ValueError",
-                        "%s: cannot parse signature '%s' at position %td: %s",
-                        ps->who, ps->text, ps->p - ps->text, what);
+  return tn_error_raise_in(TN_ERR_VALUE, ps->who,
+                           "cannot parse signature '%s' at position %td: %s",
+                           ps->text, ps->p - ps->text, what);
 }
 
 static void skip_space(Parser *ps) {
@@ -195,8 +195,8 @@ int tn__sig_prep_cif(const TnSignature *sig, ffi_cif *cif, ffi_type **types,
   ffi_status st = ffi_prep_cif(cif, FFI_DEFAULT_ABI, (unsigned)sig->nargs,
                                tn__sig_ffi_type(sig->ret.kind), types);
   if (st != FFI_OK)
-    return tn_error_raise("RuntimeError", "%s: ffi_prep_cif failed (%d)", who,
-                          (int)st);
+    return tn_error_raise_in(TN_ERR_RUNTIME, who, "ffi_prep_cif failed (%d)",
+                             (int)st);
   return 0;
 }
 
@@ -212,21 +212,19 @@ static int arg_type_error(const TnSigType *t, const TnAny *a,
                           const char *fname, int32_t index) {
   GString *want = g_string_new(NULL);
   format_type(t, want);
-  int rc = tn_error_raise("TypeError",
-                          "tn_func_call: '%s' argument %d: expected %s, got "
-                          "%s",
-                          name_or_anon(fname), index, want->str,
-                          tn_any_type_key(a));
+  int rc = tn_error_raise_in(TN_ERR_TYPE, "tn_func_call",
+                             "'%s' argument %d: expected %s, got %s",
+                             name_or_anon(fname), index, want->str,
+                             tn_any_type_key(a));
   g_string_free(want, TRUE);
   return rc;
 }
 
 static int range_error(const char *fname, int32_t index, int64_t v,
                        TnSigKind k) {
-  return tn_error_raise("OverflowError",
-                        "tn_func_call: '%s' argument %d: %" PRId64
-                        " does not fit in %s",
-                        name_or_anon(fname), index, v, tn__sig_kind_name(k));
+  return tn_error_raise_in(TN_ERR_OVERFLOW, "tn_func_call",
+                           "'%s' argument %d: %" PRId64 " does not fit in %s",
+                           name_or_anon(fname), index, v, tn__sig_kind_name(k));
 }
 
 /* A float, int or bool as a double; false for anything else. */
@@ -356,10 +354,10 @@ int tn__sig_ret_to_any(const TnSigType *t, const TnSigValue *v, TnAny *out,
     case TN_SIG_U32: *out = tn_any_int((uint32_t)v->arg); return 0;
     case TN_SIG_U64:
       if (v->u64 > (uint64_t)INT64_MAX)
-        return tn_error_raise("OverflowError",
-                              "tn_func_call: '%s' returned %" PRIu64
-                              ", which does not fit in int64",
-                              name_or_anon(fname), v->u64);
+        return tn_error_raise_in(TN_ERR_OVERFLOW, "tn_func_call",
+                                 "'%s' returned %" PRIu64
+                                 ", which does not fit in int64",
+                                 name_or_anon(fname), v->u64);
       *out = tn_any_int((int64_t)v->u64);
       return 0;
     case TN_SIG_F32: *out = tn_any_float(v->f32); return 0;
@@ -397,9 +395,9 @@ int tn__sig_ret_to_any(const TnSigType *t, const TnSigValue *v, TnAny *out,
     case TN_SIG_DTYPE: *out = tn_any_dtype(v->dtype); return 0;
     case TN_SIG_DEVICE: *out = tn_any_device(v->device); return 0;
     default:
-      return tn_error_raise("TypeError", "tn_func_call: '%s' has return type "
-                            "%s, which cannot be returned",
-                            name_or_anon(fname), tn__sig_kind_name(t->kind));
+      return tn_error_raise_in(TN_ERR_TYPE, "tn_func_call", "'%s' has return "
+                               "type %s, which cannot be returned",
+                               name_or_anon(fname), tn__sig_kind_name(t->kind));
   }
 }
 
@@ -421,10 +419,10 @@ int tn__sig_arg_to_any(const TnSigType *t, const void *v, TnAny *out,
     case TN_SIG_U64: {
       uint64_t u = *(const uint64_t *)v;
       if (u > (uint64_t)INT64_MAX)
-        return tn_error_raise("OverflowError",
-                              "C call of '%s': argument %d is %" PRIu64
-                              ", which does not fit in int64",
-                              name_or_anon(fname), index, u);
+        return tn_error_raise_in(TN_ERR_OVERFLOW, NULL,
+                                 "C call of '%s': argument %d is %" PRIu64
+                                 ", which does not fit in int64",
+                                 name_or_anon(fname), index, u);
       *out = tn_any_int((int64_t)u);
       return 0;
     }
@@ -435,12 +433,10 @@ int tn__sig_arg_to_any(const TnSigType *t, const void *v, TnAny *out,
     case TN_SIG_OBJ: {
       TnObject *o = *(TnObject *const *)v;
       if (o && !tn__is_instance(o, t->obj_type))
-        return tn_error_raise("TypeError",
-                              "C call of '%s': argument %d: expected %s, got "
-                              "%s",
-                              name_or_anon(fname), index,
-                              tn__type_key_or(t->obj_type, "?"),
-                              tn_object_type_key(o));
+        return tn_error_raise_in(TN_ERR_TYPE, NULL, "C call of '%s': argument "
+                                 "%d: expected %s, got %s", name_or_anon(fname),
+                                 index, tn__type_key_or(t->obj_type, "?"),
+                                 tn_object_type_key(o));
       *out = tn_any_obj(o);
       return 0;
     }
@@ -457,19 +453,18 @@ int tn__sig_arg_to_any(const TnSigType *t, const void *v, TnAny *out,
     case TN_SIG_DTYPE: *out = tn_any_dtype(*(const DLDataType *)v); return 0;
     case TN_SIG_DEVICE: *out = tn_any_device(*(const DLDevice *)v); return 0;
     default:
-      return tn_error_raise("TypeError", "C call of '%s': argument type %s "
-                            "is not supported here",
-                            name_or_anon(fname), tn__sig_kind_name(t->kind));
+      return tn_error_raise_in(TN_ERR_TYPE, NULL, "C call of '%s': argument "
+                               "type %s is not supported here",
+                               name_or_anon(fname), tn__sig_kind_name(t->kind));
   }
 }
 
 static int ret_type_error(const TnSigType *t, const TnAny *a,
                           const char *fname) {
-  return tn_error_raise("TypeError",
-                        "C call of '%s': the function returned %s, which "
-                        "does not convert to %s",
-                        name_or_anon(fname), tn_any_type_key(a),
-                        tn__sig_kind_name(t->kind));
+  return tn_error_raise_in(TN_ERR_TYPE, NULL, "C call of '%s': the function "
+                           "returned %s, which does not convert to %s",
+                           name_or_anon(fname), tn_any_type_key(a),
+                           tn__sig_kind_name(t->kind));
 }
 
 void tn__sig_ret_zero(const TnSigType *t, void *ret) {
@@ -493,11 +488,10 @@ int tn__sig_ret_from_any(const TnSigType *t, const TnAny *a, void *ret,
       if (ti != TN_TYPE_INT && ti != TN_TYPE_BOOL) break;
       int64_t v = a->v_int64;
       if (!int_fits(t->kind, v))
-        return tn_error_raise("OverflowError",
-                              "C call of '%s': the result %" PRId64
-                              " does not fit in %s",
-                              name_or_anon(fname), v,
-                              tn__sig_kind_name(t->kind));
+        return tn_error_raise_in(TN_ERR_OVERFLOW, NULL,
+                                 "C call of '%s': the result %" PRId64
+                                 " does not fit in %s", name_or_anon(fname), v,
+                                 tn__sig_kind_name(t->kind));
       /* libffi wants narrow integers widened to a full ffi_arg. */
       if (t->kind == TN_SIG_I8 || t->kind == TN_SIG_I16 ||
           t->kind == TN_SIG_I32 || t->kind == TN_SIG_I64)

@@ -107,8 +107,8 @@ static int make_op(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
   const TnAny *name = nargs == 1 ? tn_map_find(args[0].v_obj, &key) : NULL;
   const char *s;
   if (name == NULL || tn_any_as_str(name, &s, NULL))
-    return tn_error_raise("TypeError", "ir.Op: only the name of a registered "
-                          "operator makes an ir.Op");
+    return tn_error_raise_in(TN_ERR_TYPE, "ir.Op", "only the name of a "
+                             "registered operator makes an ir.Op");
   TnObject *op = tn_ir_op_get(s);
   if (op == NULL) return -1;
   *ret = tn_any_obj(op);
@@ -189,16 +189,17 @@ static int check_expr(const TnObject *e, const char *who, const char *what,
                       int32_t index) {
   if (tn__ir_is(e, g_types.expr)) return 0;
   if (index >= 0)
-    return tn_error_raise("TypeError", "%s: %s %d must be an ir.Expr, got %s",
-                          who, what, index, tn_object_type_key(e));
-  return tn_error_raise("TypeError", "%s: %s must be an ir.Expr, got %s", who,
-                        what, tn_object_type_key(e));
+    return tn_error_raise_in(TN_ERR_TYPE, who,
+                             "%s %d must be an ir.Expr, got %s", what, index,
+                             tn_object_type_key(e));
+  return tn_error_raise_in(TN_ERR_TYPE, who, "%s must be an ir.Expr, got %s",
+                           what, tn_object_type_key(e));
 }
 
 static int check_type(const TnObject *t, const char *who, const char *what) {
   if (t == NULL || tn__ir_is(t, g_types.type)) return 0;
-  return tn_error_raise("TypeError", "%s: %s must be an ir.Type, got %s", who,
-                        what, tn_object_type_key(t));
+  return tn_error_raise_in(TN_ERR_TYPE, who, "%s must be an ir.Type, got %s",
+                           what, tn_object_type_key(t));
 }
 
 TN_API TnObject *tn_ir_checked_type(const TnObject *expr) {
@@ -298,8 +299,7 @@ TN_API TnObject *tn_ir_constant(TnObject *tensor) {
 TN_API TnObject *tn_ir_scalar(double value, DLDataType dtype) {
   DLDevice cpu = {kDLCPU, 0};
   if (dtype.lanes != 1)
-    return tn_error_raise("ValueError", "tn_ir_scalar: a scalar has one lane, "
-                          "got %u", dtype.lanes), NULL;
+    return TN_RAISE(VALUE, "a scalar has one lane, got %u", dtype.lanes), NULL;
   TnObject *t = tn_tensor_empty(NULL, 0, dtype, cpu);
   if (t == NULL) return NULL;
   if (tn__ir_store_scalar(tn_tensor_dltensor(t)->data, dtype, value)) {
@@ -348,9 +348,9 @@ TnObject *tn__ir_infer_call(TnObject *op, TnObject *types, TnObject *attrs) {
   TnAny a[2] = {tn_any_obj(types), tn_any_obj(attrs)}, ret = tn_any_none();
   if (tn_func_call(o->infer, a, 2, &ret)) return NULL;
   if (!tn_any_is_object(&ret) || !tn__ir_is(ret.v_obj, g_types.type)) {
-    tn_error_raise("TypeError", "%s: type inference returned %s, not an "
-                   "ir.Type", ((TnStringObj *)o->name)->data,
-                   tn_any_type_key(&ret));
+    tn_error_raise_in(TN_ERR_TYPE, ((TnStringObj *)o->name)->data,
+                      "type inference returned %s, not an ir.Type",
+                      tn_any_type_key(&ret));
     tn_any_clear(&ret);
     return NULL;
   }
@@ -364,8 +364,8 @@ static TnObject *infer_function_call(const TnIrFunction *f,
   const TnIrFuncType *ft = (const TnIrFuncType *)f->base.checked_type;
   int64_t n = tn_array_size(ft->arg_types);
   if (n != nargs) {
-    tn_error_raise("TypeError", "call of a function: it takes %" PRId64
-                   " arguments, got %d", n, nargs);
+    tn_error_raise_in(TN_ERR_TYPE, NULL, "call of a function: it takes %" PRId64
+                      " arguments, got %d", n, nargs);
     return NULL;
   }
   for (int32_t i = 0; i < nargs; i++) {
@@ -386,9 +386,9 @@ TN_API TnObject *tn_ir_call(TnObject *op, TnObject *const *args, int32_t nargs,
   bool is_op = tn__ir_is(op, g_types.op);
   if (!is_op && !tn__ir_is(op, g_types.global_var) &&
       !tn__ir_is(op, g_types.function))
-    return tn_error_raise("TypeError", "%s: op must be an ir.Op, ir.GlobalVar "
-                          "or ir.Function, got %s", who,
-                          tn_object_type_key(op)), NULL;
+    return tn_error_raise_in(TN_ERR_TYPE, who, "op must be an ir.Op, "
+                             "ir.GlobalVar or ir.Function, got %s",
+                             tn_object_type_key(op)), NULL;
   if (nargs < 0 || (nargs > 0 && args == NULL))
     return tn__raise_null(who, "args"), NULL;
   const char *name = is_op ? ((TnStringObj *)((TnIrOp *)op)->name)->data : who;
@@ -398,25 +398,27 @@ TN_API TnObject *tn_ir_call(TnObject *op, TnObject *const *args, int32_t nargs,
   if (is_op) {
     TnIrOp *o = (TnIrOp *)op;
     if (o->num_inputs >= 0 && nargs != o->num_inputs)
-      return tn_error_raise("TypeError", "%s takes %" PRId64 " argument%s, "
-                            "got %d", name, o->num_inputs,
-                            o->num_inputs == 1 ? "" : "s", nargs), NULL;
+      return tn_error_raise_in(TN_ERR_TYPE, NULL, "%s takes %" PRId64
+                               " argument%s, got %d", name, o->num_inputs,
+                               o->num_inputs == 1 ? "" : "s", nargs), NULL;
     int32_t at = o->attrs_index;
     if (at < 0 && attrs)
-      return tn_error_raise("TypeError", "%s takes no attributes, got a %s",
-                            name, tn_object_type_key(attrs)), NULL;
+      return tn_error_raise_in(TN_ERR_TYPE, NULL,
+                               "%s takes no attributes, got a %s", name,
+                               tn_object_type_key(attrs)), NULL;
     if (at >= 0 && attrs && !tn_object_is_instance(attrs, at))
-      return tn_error_raise("TypeError", "%s: attrs must be a %s, got a %s",
-                            name, tn__type_key_or(at, "?"),
-                            tn_object_type_key(attrs)), NULL;
+      return tn_error_raise_in(TN_ERR_TYPE, name,
+                               "attrs must be a %s, got a %s",
+                               tn__type_key_or(at, "?"),
+                               tn_object_type_key(attrs)), NULL;
     if (at >= 0 && attrs == NULL) {
       own_attrs = tn_node_alloc(at); /* every attribute at its default */
       if (own_attrs == NULL) return NULL;
       attrs = own_attrs;
     }
   } else if (attrs) {
-    return tn_error_raise("TypeError", "%s: only operator calls take attrs",
-                          who), NULL;
+    return tn_error_raise_in(TN_ERR_TYPE, who,
+                             "only operator calls take attrs"), NULL;
   }
   TnObject *arr = tn__ir_array(args, nargs);
   TnObject *call = arr ? tn_node_alloc(g_types.call) : NULL;
@@ -517,8 +519,8 @@ TN_API TnObject *tn_ir_call_op(const char *op_name, TnObject *const *args,
   TnIrOp *o = (TnIrOp *)op;
   TnObject *attrs = NULL;
   if (nattrs > 0 && o->attrs_type == NULL) {
-    tn_error_raise("TypeError", "%s takes no attributes, got '%s'", op_name,
-                   attr_names[0]);
+    tn_error_raise_in(TN_ERR_TYPE, NULL, "%s takes no attributes, got '%s'",
+                      op_name, attr_names[0]);
     tn_object_release(op);
     return NULL;
   }
@@ -528,8 +530,9 @@ TN_API TnObject *tn_ir_call_op(const char *op_name, TnObject *const *args,
     if (attrs == NULL) {
       /* Name the operator in the message about its attributes. */
       TnObject *cause = tn_error_take_raised();
-      tn_error_raise(cause ? tn_error_kind(cause) : "TypeError", "%s: %s",
-                     op_name, cause ? tn_error_message(cause) : "bad attrs");
+      tn_error_raise(
+          cause ? tn_error_kind(cause) : tn_error_kind_name(TN_ERR_TYPE),
+          "%s: %s", op_name, cause ? tn_error_message(cause) : "bad attrs");
       tn_object_release(cause);
       tn_object_release(op);
       return NULL;
@@ -572,19 +575,18 @@ TN_API TnObject *tn_ir_tuple_get_item(TnObject *tuple, int64_t index) {
   TnObject *type = NULL, *tt = ((TnIrExpr *)tuple)->checked_type;
   if (tt) {
     if (!tn__ir_is(tt, g_types.tuple_type))
-      return tn_error_raise("TypeError", "tn_ir_tuple_get_item: the value has "
-                            "type %s, not a tuple type", tn_object_type_key(tt)),
+      return TN_RAISE(TYPE, "the value has type %s, not a tuple type",
+                      tn_object_type_key(tt)),
              NULL;
     TnObject *fields = ((TnIrTupleType *)tt)->fields;
     int64_t n = tn_array_size(fields);
     if (index < 0 || index >= n)
-      return tn_error_raise("IndexError", "tn_ir_tuple_get_item: index %"
-                            PRId64 " is out of range for a tuple of %" PRId64,
-                            index, n), NULL;
+      return TN_RAISE(INDEX, "index %" PRId64
+                      " is out of range for a tuple of %" PRId64, index,
+                      n), NULL;
     type = retained(tn_array_at(fields, index)->v_obj);
   } else if (index < 0) {
-    return tn_error_raise("IndexError", "tn_ir_tuple_get_item: index %" PRId64
-                          " is negative", index), NULL;
+    return TN_RAISE(INDEX, "index %" PRId64 " is negative", index), NULL;
   }
   TnObject *g = tn_node_alloc(g_types.tuple_get_item);
   if (g == NULL) {
@@ -601,8 +603,8 @@ TN_API TnObject *tn_ir_tuple_get_item(TnObject *tuple, int64_t index) {
 TN_API TnObject *tn_ir_let(TnObject *var, TnObject *value, TnObject *body) {
   const char *who = "tn_ir_let";
   if (!tn__ir_is(var, g_types.var))
-    return tn_error_raise("TypeError", "%s: var must be an ir.Var, got %s",
-                          who, tn_object_type_key(var)), NULL;
+    return tn_error_raise_in(TN_ERR_TYPE, who, "var must be an ir.Var, got %s",
+                             tn_object_type_key(var)), NULL;
   if (check_expr(value, who, "value", -1) || check_expr(body, who, "body", -1))
     return NULL;
   TnObject *vt = ((TnIrExpr *)var)->checked_type;
@@ -629,8 +631,9 @@ TN_API TnObject *tn_ir_function(TnObject *const *params, int32_t nparams,
     return tn__raise_null(who, "params"), NULL;
   for (int32_t i = 0; i < nparams; i++)
     if (!tn__ir_is(params[i], g_types.var))
-      return tn_error_raise("TypeError", "%s: parameter %d must be an ir.Var, "
-                            "got %s", who, i, tn_object_type_key(params[i])),
+      return tn_error_raise_in(TN_ERR_TYPE, who,
+                               "parameter %d must be an ir.Var, got %s", i,
+                               tn_object_type_key(params[i])),
              NULL;
   if (check_expr(body, who, "body", -1) || check_type(ret_type, who, "ret_type"))
     return NULL;
@@ -695,8 +698,9 @@ TN_API TnObject *tn_ir_module_with(const TnObject *mod, const char *name,
   if (tn__check_object(mod, g_types.module, who, "mod")) return NULL;
   if (name == NULL) return tn__raise_null(who, "name"), NULL;
   if (!tn__ir_is(func, g_types.function))
-    return tn_error_raise("TypeError", "%s: '%s' must be an ir.Function, got "
-                          "%s", who, name, tn_object_type_key(func)), NULL;
+    return tn_error_raise_in(TN_ERR_TYPE, who,
+                             "'%s' must be an ir.Function, got %s", name,
+                             tn_object_type_key(func)), NULL;
   const TnIrModule *m = (const TnIrModule *)mod;
   TnObject *fns = retained(m->functions);
   TnAny k = tn_any_cstr(name), v = tn_any_obj(func);
@@ -716,8 +720,7 @@ TN_API TnObject *tn_ir_module_get(const TnObject *mod, const char *name) {
   TnAny k = tn_any_cstr(name);
   const TnAny *f = tn_map_find(((const TnIrModule *)mod)->functions, &k);
   if (f == NULL)
-    return tn_error_raise("KeyError", "tn_ir_module_get: the module has no "
-                          "function '%s'", name), NULL;
+    return TN_RAISE(KEY, "the module has no function '%s'", name), NULL;
   return retained(f->v_obj);
 }
 
@@ -773,9 +776,8 @@ TN_API TnObject *tn_ir_module_from_expr(TnObject *expr) {
     int64_t nfree = tn_array_size(free);
     if (nfree > 0) {
       const TnIrVar *v = (const TnIrVar *)tn_array_at(free, 0)->v_obj;
-      tn_error_raise("ValueError", "tn_ir_module_from_expr: the function "
-                     "uses %%%s, which is neither its parameter nor bound "
-                     "inside it", ((TnStringObj *)v->name_hint)->data);
+      TN_RAISE(VALUE, "the function uses %%%s, which is neither its parameter "
+               "nor bound inside it", ((TnStringObj *)v->name_hint)->data);
     }
     tn_object_release(free);
     if (nfree > 0) return NULL;

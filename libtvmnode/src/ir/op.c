@@ -41,16 +41,16 @@ TN_API int tn_ir_op_set_attr(TnObject *op, const char *attr,
   if (attr == NULL) return tn__raise_null(who, "attr");
   if (value == NULL) return tn__raise_null(who, "value");
   if (attr[0] == '\0')
-    return tn_error_raise("ValueError", "%s: attr is the empty string", who);
+    return tn_error_raise_in(TN_ERR_VALUE, who, "attr is the empty string");
   TnIrOp *o = (TnIrOp *)op;
   TnAny key = tn_any_cstr(attr);
   int rc = 0;
   tn__mutex_lock(&g_attr_lock);
   TnObject *old = atomic_load_explicit(attr_map_slot(op), memory_order_relaxed);
   if (old && !override && tn_map_find(old, &key)) {
-    rc = tn_error_raise("ValueError", "%s: operator '%s' already has "
-                        "attribute '%s'; pass override=1 to replace it", who,
-                        ((TnStringObj *)o->name)->data, attr);
+    rc = tn_error_raise_in(TN_ERR_VALUE, who, "operator '%s' already has "
+                           "attribute '%s'; pass override=1 to replace it",
+                           ((TnStringObj *)o->name)->data, attr);
   } else if (old == NULL) {
     TnObject *m = tn_map_new(&key, value, 1);
     if (m == NULL) rc = -1;
@@ -90,8 +90,9 @@ static int op_set_attr_packed(void *self, const TnAny *args, int32_t nargs,
   const char *name, *attr;
   int64_t override = 0;
   if (nargs < 3 || nargs > 4)
-    return tn_error_raise("TypeError", "ir.OpSetAttr: takes (op_name, attr, "
-                          "value[, override]), got %d arguments", nargs);
+    return tn_error_raise_in(TN_ERR_TYPE, "ir.OpSetAttr", "takes (op_name, "
+                             "attr, value[, override]), got %d arguments",
+                             nargs);
   if (tn_any_as_str(&args[0], &name, NULL) ||
       tn_any_as_str(&args[1], &attr, NULL) ||
       (nargs == 4 && tn_any_as_int(&args[3], &override)))
@@ -109,8 +110,8 @@ static int op_get_attr_packed(void *self, const TnAny *args, int32_t nargs,
   (void)self;
   const char *name, *attr;
   if (nargs != 2)
-    return tn_error_raise("TypeError", "ir.OpGetAttr: takes (op_name, attr), "
-                          "got %d arguments", nargs);
+    return tn_error_raise_in(TN_ERR_TYPE, "ir.OpGetAttr",
+                             "takes (op_name, attr), got %d arguments", nargs);
   if (tn_any_as_str(&args[0], &name, NULL) ||
       tn_any_as_str(&args[1], &attr, NULL))
     return -1;
@@ -152,20 +153,21 @@ TN_API int tn_ir_op_register(const char *name, int32_t num_inputs,
   if (name == NULL) return tn__raise_null(who, "name");
   if (tn__check_object(infer, TN_TYPE_FUNCTION, who, "infer")) return -1;
   if (num_inputs < -1)
-    return tn_error_raise("ValueError", "%s: '%s': num_inputs %d is invalid",
-                          who, name, num_inputs);
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "'%s': num_inputs %d is invalid", name,
+                             num_inputs);
   if (pattern != TN_OP_ELEMWISE && pattern != TN_OP_BROADCAST &&
       pattern != TN_OP_INJECTIVE && pattern != TN_OP_REDUCE &&
       pattern != TN_OP_OUT_FUSABLE && pattern != TN_OP_OPAQUE)
-    return tn_error_raise("ValueError", "%s: '%s': unknown pattern %d", who,
-                          name, pattern);
+    return tn_error_raise_in(TN_ERR_VALUE, who, "'%s': unknown pattern %d",
+                             name, pattern);
   if (attrs_type_key) {
     int32_t at = tn_type_index(attrs_type_key);
     if (at < 0 || !tn_type_is_subtype(at, TN_IR->attrs)) {
       tn_error_set_raised(NULL);
-      return tn_error_raise("TypeError", "%s: '%s': attrs type '%s' is not a "
-                            "registered ir.Attrs node type", who, name,
-                            attrs_type_key);
+      return tn_error_raise_in(TN_ERR_TYPE, who, "'%s': attrs type '%s' is not "
+                               "a registered ir.Attrs node type", name,
+                               attrs_type_key);
     }
   }
   TnObject *op = tn_node_alloc(TN_IR->op);
@@ -213,22 +215,22 @@ static int c_infer_call(void *self, const TnAny *args, int32_t nargs,
   CInfer *c = self;
   if (nargs != 2 || !tn_any_is_object(&args[0]) ||
       (args[0].type_index != TN_TYPE_ARRAY && args[0].type_index != TN_TYPE_LIST))
-    return tn_error_raise("TypeError", "%s: type inference takes (arg_types: "
-                          "tn.Array, attrs)", c->name);
+    return tn_error_raise_in(TN_ERR_TYPE, c->name, "type inference takes "
+                             "(arg_types: tn.Array, attrs)");
   const TnArrayObj *types = (const TnArrayObj *)args[0].v_obj;
   if (c->num_inputs >= 0 && types->size != c->num_inputs)
-    return tn_error_raise("TypeError", "%s: type inference takes %d argument "
-                          "types, got %" PRId64, c->name, c->num_inputs,
-                          types->size);
+    return tn_error_raise_in(TN_ERR_TYPE, c->name,
+                             "type inference takes %d argument types, got %"
+                             PRId64, c->num_inputs, types->size);
   TnObject *stack[32];
   TnObject **t = types->size <= 32 ? stack : g_new(TnObject *, types->size);
   for (int64_t i = 0; i < types->size; i++) {
     if (!tn_any_is_object(&types->data[i]) ||
         !tn__ir_is(types->data[i].v_obj, TN_IR->type)) {
       if (t != stack) g_free(t);
-      return tn_error_raise("TypeError", "%s: argument %" PRId64 " has no "
-                            "type (got %s)", c->name, i,
-                            tn_any_type_key(&types->data[i]));
+      return tn_error_raise_in(TN_ERR_TYPE, c->name, "argument %" PRId64
+                               " has no type (got %s)", i,
+                               tn_any_type_key(&types->data[i]));
     }
     t[i] = types->data[i].v_obj;
   }
@@ -237,10 +239,10 @@ static int c_infer_call(void *self, const TnAny *args, int32_t nargs,
   if (c->attrs_type >= 0 &&
       (attrs == NULL || !tn_object_is_instance(attrs, c->attrs_type))) {
     if (t != stack) g_free(t);
-    return tn_error_raise("TypeError", "%s: type inference needs attrs of "
-                          "type %s, got %s", c->name,
-                          tn__type_key_or(c->attrs_type, "?"),
-                          tn_any_type_key(&args[1]));
+    return tn_error_raise_in(TN_ERR_TYPE, c->name,
+                             "type inference needs attrs of type %s, got %s",
+                             tn__type_key_or(c->attrs_type, "?"),
+                             tn_any_type_key(&args[1]));
   }
   TnObject *r = c->fn(c->name, t, (int32_t)types->size, attrs);
   if (t != stack) g_free(t);
@@ -280,8 +282,8 @@ TnObject *tn__ir_infer_direct(const TnObject *op, TnObject *const *types,
     }
   TnObject *out = c->fn(c->name, types, n, attrs);
   if (out && !tn__ir_is(out, TN_IR->type)) {
-    tn_error_raise("TypeError", "%s: type inference returned a %s", c->name,
-                   tn_object_type_key(out));
+    tn_error_raise_in(TN_ERR_TYPE, c->name, "type inference returned a %s",
+                      tn_object_type_key(out));
     tn_object_release(out);
     return NULL;
   }
@@ -332,11 +334,11 @@ int tn__ir_type_mismatch(const char *who, int32_t index, const TnObject *want,
   tn__ir_print_type(w, want);
   tn__ir_print_type(g, got);
   if (index >= 0)
-    tn_error_raise("TypeError", "%s: argument %d has type %s, expected %s",
-                   who, index, g->str, w->str);
+    tn_error_raise_in(TN_ERR_TYPE, who, "argument %d has type %s, expected %s",
+                      index, g->str, w->str);
   else
-    tn_error_raise("TypeError", "%s: got type %s, expected %s", who, g->str,
-                   w->str);
+    tn_error_raise_in(TN_ERR_TYPE, who, "got type %s, expected %s", g->str,
+                      w->str);
   g_string_free(w, TRUE);
   g_string_free(g, TRUE);
   return -1;
@@ -350,8 +352,8 @@ int tn__ir_arg_error(const char *op, int32_t i, const char *role,
   va_end(ap);
   GString *t = g_string_new(NULL);
   tn__ir_print_type(t, type);
-  tn_error_raise("TypeError", "%s: argument %d (%s) has type %s: %s", op, i,
-                 role, t->str, why);
+  tn_error_raise_in(TN_ERR_TYPE, op, "argument %d (%s) has type %s: %s", i,
+                    role, t->str, why);
   g_string_free(t, TRUE);
   g_free(why);
   return -1;
@@ -376,8 +378,8 @@ int tn__ir_broadcast(const char *op, const TnIrTensorType *a,
   int64_t na = tn__ir_ndim(a), nb = tn__ir_ndim(b);
   int64_t n = na > nb ? na : nb;
   if (n > TN_IR_MAX_DIMS)
-    return tn_error_raise("TypeError", "%s: %" PRId64 " dimensions is more "
-                          "than %d", op, n, TN_IR_MAX_DIMS);
+    return tn_error_raise_in(TN_ERR_TYPE, op, "%" PRId64
+                             " dimensions is more than %d", n, TN_IR_MAX_DIMS);
   const int64_t *da = tn__ir_dims(a), *db = tn__ir_dims(b);
   for (int64_t i = 0; i < n; i++) {
     int64_t x = i < n - na ? 1 : da[i - (n - na)];
@@ -386,10 +388,10 @@ int tn__ir_broadcast(const char *op, const TnIrTensorType *a,
       GString *ta = g_string_new(NULL), *tb = g_string_new(NULL);
       tn__ir_print_type(ta, (const TnObject *)a);
       tn__ir_print_type(tb, (const TnObject *)b);
-      tn_error_raise("TypeError", "%s: argument 0 has type %s and argument 1 "
-                     "has type %s: shapes do not broadcast (dimension %" PRId64
-                     ": %" PRId64 " vs %" PRId64 ")",
-                     op, ta->str, tb->str, i, x, y);
+      tn_error_raise_in(TN_ERR_TYPE, op, "argument 0 has type %s and argument "
+                        "1 has type %s: shapes do not broadcast (dimension %"
+                        PRId64 ": %" PRId64 " vs %" PRId64 ")", ta->str,
+                        tb->str, i, x, y);
       g_string_free(ta, TRUE);
       g_string_free(tb, TRUE);
       return -1;
@@ -429,9 +431,9 @@ int32_t tn__ir_attr_ints(const TnObject *attrs, const char *field,
     n = 1;
   }
   if (n < 0) {
-    tn_error_raise("TypeError", "%s: attribute '%s' must be a list of at "
-                   "most %d integers, got %s", op, field, cap,
-                   tn_any_type_key(&v));
+    tn_error_raise_in(TN_ERR_TYPE, op, "attribute '%s' must be a list of at "
+                      "most %d integers, got %s", field, cap,
+                      tn_any_type_key(&v));
     n = -1;
   }
   tn_any_clear(&v);
@@ -473,6 +475,6 @@ int tn__ir_store_scalar(void *dst, DLDataType t, double v) {
   }
   char buf[64];
   tn_dtype_print(t, buf, sizeof buf);
-  return tn_error_raise("ValueError", "cannot store %g as a scalar of type %s",
-                        v, buf);
+  return tn_error_raise_in(TN_ERR_VALUE, NULL,
+                           "cannot store %g as a scalar of type %s", v, buf);
 }

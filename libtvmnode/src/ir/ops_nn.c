@@ -80,7 +80,7 @@ static bool data_layout(const char *op, const char *field, const char *l,
   if (strcmp(l, "NCHW") == 0) *n = 0, *c = 1, *h = 2, *w = 3;
   else if (strcmp(l, "NHWC") == 0) *n = 0, *h = 1, *w = 2, *c = 3;
   else {
-    tn_error_raise("TypeError", "%s: %s '%s' is not NCHW or NHWC", op, field, l);
+    tn_error_raise_in(TN_ERR_TYPE, op, "%s '%s' is not NCHW or NHWC", field, l);
     return false;
   }
   return true;
@@ -97,12 +97,12 @@ static int padding4(const char *op, const TnObject *attrs, int64_t pad[4]) {
     case 2: pad[0] = pad[2] = p[0], pad[1] = pad[3] = p[1]; break;
     case 4: memcpy(pad, p, sizeof p); break;
     default:
-      return tn_error_raise("TypeError", "%s: padding has %d values; give 1, "
-                            "2 or 4", op, n);
+      return tn_error_raise_in(TN_ERR_TYPE, op,
+                               "padding has %d values; give 1, 2 or 4", n);
   }
   for (int i = 0; i < 4; i++)
     if (pad[i] < 0)
-      return tn_error_raise("TypeError", "%s: padding is negative", op);
+      return tn_error_raise_in(TN_ERR_TYPE, op, "padding is negative");
   return 0;
 }
 
@@ -116,7 +116,7 @@ static int pair(const char *op, const TnObject *attrs, const char *field,
   else if (n == 1) out[0] = out[1] = p[0];
   else out[0] = p[0], out[1] = p[1];
   if (out[0] < 1 || out[1] < 1)
-    return tn_error_raise("TypeError", "%s: %s must be positive", op, field);
+    return tn_error_raise_in(TN_ERR_TYPE, op, "%s must be positive", field);
   return 0;
 }
 
@@ -133,8 +133,8 @@ TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
   if (strcmp(kl, "OIHW") == 0) ko = 0, ki = 1, kh = 2, kw = 3;
   else if (strcmp(kl, "HWIO") == 0) kh = 0, kw = 1, ki = 2, ko = 3;
   else {
-    tn_error_raise("TypeError", "%s: kernel_layout '%s' is not OIHW or HWIO",
-                   op, kl);
+    tn_error_raise_in(TN_ERR_TYPE, op, "kernel_layout '%s' is not OIHW or HWIO",
+                      kl);
     return NULL;
   }
   if (tn__ir_ndim(d) != 4)
@@ -293,7 +293,7 @@ static TnObject *infer_pool2d(const char *op, TnObject *const *types,
   if (ns < 0) return NULL;
   if (ns == 1) size[1] = size[0];
   else if (ns != 2) {
-    tn_error_raise("TypeError", "%s: pool_size must be (kh, kw)", op);
+    tn_error_raise_in(TN_ERR_TYPE, op, "pool_size must be (kh, kw)");
     return NULL;
   }
   if (pair(op, attrs, "strides", 1, stride) || padding4(op, attrs, pad))
@@ -396,9 +396,9 @@ static int pad_width(const char *op, const TnObject *attrs, int64_t nd,
     if (before[i] < 0 || after[i] < 0) rc = -1;
   if (rc) {
     tn_error_set_raised(NULL);
-    return tn_error_raise("TypeError", "%s: pad_width must give (before, "
-                          "after) >= 0 for each of the %" PRId64
-                          " dimensions", op, nd);
+    return tn_error_raise_in(TN_ERR_TYPE, op, "pad_width must give (before, "
+                             "after) >= 0 for each of the %" PRId64
+                             " dimensions", nd);
   }
   return 0;
 }

@@ -99,8 +99,8 @@ static TnObject *infer_quantize(const char *op, TnObject *const *types,
   if (!tn__ir_dtype_eq(d->dtype, kF32))
     return tn__ir_arg_error(op, 0, "data", types[0], "expected float32"), NULL;
   if (!is_q(a->out_dtype)) {
-    tn_error_raise("TypeError", "%s: out_dtype must be an 8, 16 or 32-bit "
-                   "integer type", op);
+    tn_error_raise_in(TN_ERR_TYPE, op,
+                      "out_dtype must be an 8, 16 or 32-bit integer type");
     return NULL;
   }
   int64_t axis = norm_axis(op, types[0], d, a->axis);
@@ -139,13 +139,13 @@ static TnObject *infer_requantize(const char *op, TnObject *const *types,
                             "integer tensor"), NULL;
   const char *r = ((TnStringObj *)a->rounding)->data;
   if (strcmp(r, "UPWARD") != 0 && strcmp(r, "TONEAREST") != 0) {
-    tn_error_raise("TypeError", "%s: rounding '%s' is not UPWARD or "
-                   "TONEAREST", op, r);
+    tn_error_raise_in(TN_ERR_TYPE, op,
+                      "rounding '%s' is not UPWARD or TONEAREST", r);
     return NULL;
   }
   if (!is_q(a->out_dtype)) {
-    tn_error_raise("TypeError", "%s: out_dtype must be a quantized integer "
-                   "type", op);
+    tn_error_raise_in(TN_ERR_TYPE, op,
+                      "out_dtype must be a quantized integer type");
     return NULL;
   }
   int64_t axis = norm_axis(op, types[0], d, a->axis);

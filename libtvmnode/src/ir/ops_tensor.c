@@ -143,8 +143,8 @@ static TnObject *infer_clip(const char *op, TnObject *const *types, int32_t n,
                             TnObject *attrs) {
   const ClipAttrs *c = (const ClipAttrs *)attrs;
   if (c->a_min > c->a_max) {
-    tn_error_raise("TypeError", "%s: a_min %g is above a_max %g", op,
-                   c->a_min, c->a_max);
+    tn_error_raise_in(TN_ERR_TYPE, op, "a_min %g is above a_max %g", c->a_min,
+                      c->a_max);
     return NULL;
   }
   return infer_unary(op, types, n, attrs);
@@ -157,8 +157,8 @@ static TnObject *infer_cast(const char *op, TnObject *const *types, int32_t n,
   if (a == NULL) return NULL;
   DLDataType to = ((const CastAttrs *)attrs)->dtype;
   if (tn__ir_is_void(to) || to.bits == 0) {
-    tn_error_raise("TypeError", "%s: attribute 'dtype' must be a value type",
-                   op);
+    tn_error_raise_in(TN_ERR_TYPE, op,
+                      "attribute 'dtype' must be a value type");
     return NULL;
   }
   return tensor(tn__ir_dims(a), (int32_t)tn__ir_ndim(a), to);
@@ -186,13 +186,13 @@ static TnObject *infer_reshape(const char *op, TnObject *const *types,
     }
     if (want[i] == -1) {
       if (infer_at >= 0) {
-        tn_error_raise("TypeError", "%s: newshape has more than one -1", op);
+        tn_error_raise_in(TN_ERR_TYPE, op, "newshape has more than one -1");
         return NULL;
       }
       infer_at = i;
     } else if (want[i] < 0) {
-      tn_error_raise("TypeError", "%s: newshape[%d] = %" PRId64 " is invalid",
-                     op, i, want[i]);
+      tn_error_raise_in(TN_ERR_TYPE, op, "newshape[%d] = %" PRId64
+                        " is invalid", i, want[i]);
       return NULL;
     } else {
       known *= want[i];
@@ -232,8 +232,8 @@ static TnObject *infer_transpose(const char *op, TnObject *const *types,
     int64_t ax = axis_of(op, axes[i], nd, types[0], 0);
     if (ax < 0) return NULL;
     if (seen[ax]) {
-      tn_error_raise("TypeError", "%s: axes is not a permutation (axis %"
-                     PRId64 " twice)", op, ax);
+      tn_error_raise_in(TN_ERR_TYPE, op, "axes is not a permutation (axis %"
+                        PRId64 " twice)", ax);
       return NULL;
     }
     seen[ax] = true;
@@ -323,8 +323,8 @@ static TnObject *infer_expand_dims(const char *op, TnObject *const *types,
   const ExpandDimsAttrs *e = (const ExpandDimsAttrs *)attrs;
   int64_t nd = tn__ir_ndim(a), out[TN_IR_MAX_DIMS];
   if (e->num_newaxis < 0 || nd + e->num_newaxis > TN_IR_MAX_DIMS) {
-    tn_error_raise("TypeError", "%s: num_newaxis %" PRId64 " is out of range",
-                   op, e->num_newaxis);
+    tn_error_raise_in(TN_ERR_TYPE, op, "num_newaxis %" PRId64
+                      " is out of range", e->num_newaxis);
     return NULL;
   }
   /* The axis counts in the output's dimensions, as numpy does. */

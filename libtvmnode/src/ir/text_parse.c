@@ -61,8 +61,8 @@ static void fail_at(Parser *p, const Tok *t, const char *fmt, ...) {
   va_start(ap, fmt);
   char *msg = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  tn_error_raise("ValueError", "tn_ir_parse: line %d, column %d: %s", t->line,
-                 t->col, msg);
+  tn_error_raise_in(TN_ERR_VALUE, "tn_ir_parse", "line %d, column %d: %s",
+                    t->line, t->col, msg);
   g_free(msg);
   p->error = tn_error_take_raised();
 }
@@ -75,9 +75,10 @@ static void blame_at(Parser *p, const Tok *t) {
     return;
   }
   p->failed = true;
-  tn_error_raise(cause ? tn_error_kind(cause) : "ValueError",
-                 "tn_ir_parse: line %d, column %d: %s", t->line, t->col,
-                 cause ? tn_error_message(cause) : "failed");
+  tn_error_raise(
+      cause ? tn_error_kind(cause) : tn_error_kind_name(TN_ERR_VALUE),
+      "tn_ir_parse: line %d, column %d: %s", t->line, t->col,
+      cause ? tn_error_message(cause) : "failed");
   tn_error_set_cause(tn_error_peek_raised(), cause);
   tn_object_release(cause);
   p->error = tn_error_take_raised();
@@ -1070,8 +1071,7 @@ TN_API TnObject *tn_ir_parse(const char *text, size_t size) {
       blame_at(&p, &at);
     } else if (m.type_index != TN_TYPE_ARRAY) {
       tn_any_clear(&m);
-      tn_error_raise("ValueError", "tn_ir_parse: the #[metadata] section must "
-                     "hold a JSON array");
+      TN_RAISE(VALUE, "the #[metadata] section must hold a JSON array");
       p.failed = true;
       p.error = tn_error_take_raised();
     } else {

@@ -546,9 +546,9 @@ TN_API TnObject *tn_ir_astext(TnObject *node, int show_meta) {
     return s;
   }
   if (!is_mod && !tn_object_is_instance(node, TN_IR->expr))
-    return tn_error_raise("TypeError", "%s: expected an ir.IRModule, an "
-                          "ir.Expr or an ir.Type, got %s", who,
-                          tn_object_type_key(node)),
+    return tn_error_raise_in(TN_ERR_TYPE, who, "expected an ir.IRModule, an "
+                             "ir.Expr or an ir.Type, got %s",
+                             tn_object_type_key(node)),
            NULL;
   P p = {g_string_new(NULL),
          g_hash_table_new(g_direct_hash, g_direct_equal),

@@ -78,8 +78,8 @@ static void pop(GArray *stack) {
 
 TN_API int tn_ir_post_order_visit(TnObject *expr, TnIrVisitFn fn, void *ctx) {
   if (!tn__ir_is(expr, TN_IR->expr))
-    return tn_error_raise("TypeError", "tn_ir_post_order_visit: expected an "
-                          "ir.Expr, got %s", tn_object_type_key(expr));
+    return TN_RAISE(TYPE, "expected an ir.Expr, got %s",
+                    tn_object_type_key(expr));
   if (fn == NULL) return tn__raise_null("tn_ir_post_order_visit", "fn");
   GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
   GArray *stack = g_array_new(FALSE, FALSE, sizeof(Frame));
@@ -138,8 +138,8 @@ static TnObject *rebuild(TnObject *e, TnObject **kids, int32_t n) {
 
 TN_API TnObject *tn_ir_mutate(TnObject *expr, TnIrRewriteFn fn, void *ctx) {
   if (!tn__ir_is(expr, TN_IR->expr))
-    return tn_error_raise("TypeError", "tn_ir_mutate: expected an ir.Expr, "
-                          "got %s", tn_object_type_key(expr)), NULL;
+    return TN_RAISE(TYPE, "expected an ir.Expr, got %s",
+                    tn_object_type_key(expr)), NULL;
   if (fn == NULL) return tn__raise_null("tn_ir_mutate", "fn"), NULL;
   /* old node -> its replacement (one reference each) */
   GHashTable *done = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,

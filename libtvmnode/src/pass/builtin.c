@@ -19,7 +19,8 @@ static int c_pass_call(void *self, const TnAny *args, int32_t nargs,
                        TnAny *ret) {
   TnModulePassC fn = (TnModulePassC)self;
   if (nargs != 2 || !tn_any_is_object(&args[0]))
-    return tn_error_raise("TypeError", "a module pass takes (mod, ctx)");
+    return tn_error_raise_in(TN_ERR_TYPE, NULL,
+                             "a module pass takes (mod, ctx)");
   TnObject *ctx = tn_any_is_object(&args[1]) ? args[1].v_obj : NULL;
   TnObject *out = fn(args[0].v_obj, ctx);
   if (out == NULL) return -1;

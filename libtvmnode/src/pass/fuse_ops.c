@@ -195,9 +195,9 @@ static TnObject *clone_group(Build *b, TnObject *orig, TnObject *rebuilt) {
   if (p == NULL) {
     TnObject *type = tn_ir_checked_type(rebuilt);
     if (type == NULL) {
-      tn_error_raise("TypeError", "FuseOps: an input of a fused group (a %s) "
-                     "has no type; run InferType first",
-                     tn_object_type_key(rebuilt));
+      tn_error_raise_in(TN_ERR_TYPE, "FuseOps", "an input of a fused group (a "
+                        "%s) has no type; run InferType first",
+                        tn_object_type_key(rebuilt));
       return NULL;
     }
     char name[24];

@@ -42,14 +42,14 @@ static TnObject *type_global_call(Ctx *c, TnObject *call) {
   const TnIrFuncType *ft = (const TnIrFuncType *)((TnIrExpr *)f)->checked_type;
   tn_object_release(f);
   if (ft == NULL) {
-    tn_error_raise("TypeError", "InferType: @%s has no type", callee);
+    tn_error_raise_in(TN_ERR_TYPE, "InferType", "@%s has no type", callee);
     return NULL;
   }
   int64_t n = tn_array_size(k->args);
   if (n != tn_array_size(ft->arg_types)) {
-    tn_error_raise("TypeError", "InferType: @%s takes %" G_GINT64_FORMAT
-                   " arguments, got %" G_GINT64_FORMAT " (in function '%s')",
-                   callee, tn_array_size(ft->arg_types), n, c->fn_name);
+    tn_error_raise_in(TN_ERR_TYPE, "InferType", "@%s takes %" G_GINT64_FORMAT
+                      " arguments, got %" G_GINT64_FORMAT " (in function '%s')",
+                      callee, tn_array_size(ft->arg_types), n, c->fn_name);
     return NULL;
   }
   for (int64_t i = 0; i < n; i++) {
@@ -123,10 +123,10 @@ static TnObject *infer_node(void *vctx, TnObject *orig, TnObject *rebuilt) {
     TnObject *value = let ? g_hash_table_lookup(c->results, let->value) : NULL;
     TnObject *vt = value ? tn_ir_checked_type(value) : NULL;
     if (vt == NULL) {
-      tn_error_raise("TypeError", "InferType: variable %%%s in function '%s' "
-                     "has no type annotation",
-                     ((TnStringObj *)((TnIrVar *)rebuilt)->name_hint)->data,
-                     c->fn_name);
+      tn_error_raise_in(TN_ERR_TYPE, "InferType",
+                        "variable %%%s in function '%s' has no type annotation",
+                        ((TnStringObj *)((TnIrVar *)rebuilt)->name_hint)->data,
+                        c->fn_name);
       return NULL;
     }
     /* A cache no comparison reads: every use of this variable sees it. */
@@ -139,8 +139,9 @@ static TnObject *infer_node(void *vctx, TnObject *orig, TnObject *rebuilt) {
     out = force(c, rebuilt);
     if (out && tn_ir_checked_type(out) == NULL &&
         !tn_object_is_instance(out, TN_IR->function)) {
-      tn_error_raise("TypeError", "InferType: cannot infer the type of a %s "
-                     "in function '%s'", tn_object_type_key(out), c->fn_name);
+      tn_error_raise_in(TN_ERR_TYPE, "InferType",
+                        "cannot infer the type of a %s in function '%s'",
+                        tn_object_type_key(out), c->fn_name);
       tn_object_release(out);
       return NULL;
     }
@@ -155,13 +156,15 @@ static TnObject *type_function(Ctx *c, const char *name) {
   if (done) return retained(done->v_obj);
   const TnAny *fv = tn_map_find(c->mod->functions, &key);
   if (fv == NULL) {
-    tn_error_raise("KeyError", "InferType: a call refers to @%s, which the "
-                   "module does not have", name);
+    tn_error_raise_in(TN_ERR_KEY, "InferType",
+                      "a call refers to @%s, which the module does not have",
+                      name);
     return NULL;
   }
   if (g_hash_table_contains(c->in_progress, name)) {
-    tn_error_raise("TypeError", "InferType: @%s calls itself; recursive "
-                   "functions are not supported", name);
+    tn_error_raise_in(TN_ERR_TYPE, "InferType",
+                      "@%s calls itself; recursive functions are not supported",
+                      name);
     return NULL;
   }
   g_hash_table_add(c->in_progress, (gpointer)name);
@@ -172,9 +175,9 @@ static TnObject *type_function(Ctx *c, const char *name) {
   for (int64_t i = 0; i < tn_array_size(f->params); i++) {
     TnIrVar *p = (TnIrVar *)tn_array_at(f->params, i)->v_obj;
     if (p->base.checked_type == NULL) {
-      tn_error_raise("TypeError", "InferType: parameter %%%s of function '%s' "
-                     "has no type annotation",
-                     ((TnStringObj *)p->name_hint)->data, name);
+      tn_error_raise_in(TN_ERR_TYPE, "InferType", "parameter %%%s of function "
+                        "'%s' has no type annotation",
+                        ((TnStringObj *)p->name_hint)->data, name);
       g_hash_table_remove(c->in_progress, name);
       c->fn_name = saved;
       return NULL;

@@ -95,9 +95,9 @@ static TnObject *string_array(TnObject *names, const char *who,
     const char *s;
     if (tn_any_as_str(tn_array_at(names, i), &s, NULL)) {
       tn_error_set_raised(NULL);
-      tn_error_raise("TypeError", "%s: %s[%" PRId64 "] must be a pass name, "
-                     "got %s", who, what, i,
-                     tn_any_type_key(tn_array_at(names, i)));
+      tn_error_raise_in(TN_ERR_TYPE, who, "%s[%" PRId64
+                        "] must be a pass name, got %s", what, i,
+                        tn_any_type_key(tn_array_at(names, i)));
       return NULL;
     }
   }
@@ -163,8 +163,9 @@ TN_API TnObject *tn_pass_sequential(TnObject *const *passes, int32_t n,
   if (n < 0 || (n > 0 && passes == NULL)) return tn__raise_null(who, "passes"), NULL;
   for (int32_t i = 0; i < n; i++)
     if (!tn_object_is_instance(passes[i], g_pass_t))
-      return tn_error_raise("TypeError", "%s: passes[%d] must be an ir.Pass, "
-                            "got %s", who, i, tn_object_type_key(passes[i])),
+      return tn_error_raise_in(TN_ERR_TYPE, who,
+                               "passes[%d] must be an ir.Pass, got %s", i,
+                               tn_object_type_key(passes[i])),
              NULL;
   TnObject *arr = tn__ir_array(passes, n);
   if (arr == NULL) return NULL;
@@ -240,8 +241,9 @@ static int check_config(TnObject *config) {
     const char *key;
     if (tn_any_as_str(k, &key, NULL)) {
       tn_error_set_raised(NULL);
-      return tn_error_raise("TypeError", "tn_pass_context_new: config keys "
-                            "are option names, got %s", tn_any_type_key(k));
+      return tn_error_raise_in(TN_ERR_TYPE, "tn_pass_context_new",
+                               "config keys are option names, got %s",
+                               tn_any_type_key(k));
     }
     tn__mutex_lock(&g_opt_lock);
     gpointer t;
@@ -249,9 +251,9 @@ static int check_config(TnObject *config) {
                  g_hash_table_lookup_extended(g_options, key, NULL, &t);
     tn__mutex_unlock(&g_opt_lock);
     if (!known)
-      return tn_error_raise("ValueError", "tn_pass_context_new: unknown config "
-                            "option '%s' (register it with "
-                            "tn_pass_config_register)", key);
+      return tn_error_raise_in(TN_ERR_VALUE, "tn_pass_context_new",
+                               "unknown config option '%s' (register it with "
+                               "tn_pass_config_register)", key);
     int32_t want = GPOINTER_TO_INT(t);
     int32_t got = v->type_index == TN_TYPE_SMALL_STR ||
                           v->type_index == TN_TYPE_RAW_STR
@@ -260,10 +262,10 @@ static int check_config(TnObject *config) {
     bool ok = got == want || (want == TN_TYPE_FLOAT && got == TN_TYPE_INT) ||
               (got >= TN_TYPE_STATIC_OBJECT_BEGIN && tn_type_is_subtype(got, want));
     if (!ok)
-      return tn_error_raise("TypeError", "tn_pass_context_new: config option "
-                            "'%s' expects %s, got %s", key,
-                            tn__type_key_or(want, "?"),
-                            tn__type_key_or(got, "?"));
+      return tn_error_raise_in(TN_ERR_TYPE, "tn_pass_context_new",
+                               "config option '%s' expects %s, got %s", key,
+                               tn__type_key_or(want, "?"),
+                               tn__type_key_or(got, "?"));
   }
   return 0;
 }
@@ -284,9 +286,9 @@ TN_API TnObject *tn_pass_context_new(int32_t opt_level, TnObject *config,
   for (int64_t i = 0; instruments && i < tn_array_size(instruments); i++) {
     const TnAny *a = tn_array_at(instruments, i);
     if (!tn_any_is_object(a) || !tn_object_is_instance(a->v_obj, g_instr_t))
-      return tn_error_raise("TypeError", "%s: instruments[%" PRId64 "] must "
-                            "be an ir.PassInstrument, got %s", who, i,
-                            tn_any_type_key(a)), NULL;
+      return tn_error_raise_in(TN_ERR_TYPE, who, "instruments[%" PRId64
+                               "] must be an ir.PassInstrument, got %s", i,
+                               tn_any_type_key(a)), NULL;
   }
   TnObject *req = string_array(required, who, "required");
   TnObject *dis = req ? string_array(disabled, who, "disabled") : NULL;
@@ -322,8 +324,7 @@ TN_API int tn_pass_context_enter(TnObject *ctx) {
 
 TN_API int tn_pass_context_exit(void) {
   if (tl_contexts == NULL || tl_contexts->len == 0)
-    return tn_error_raise("RuntimeError", "tn_pass_context_exit: no pass "
-                          "context was entered on this thread");
+    return TN_RAISE(RUNTIME, "no pass context was entered on this thread");
   TnObject *c = g_ptr_array_remove_index(tl_contexts, tl_contexts->len - 1);
   if (tl_contexts->len == 0) {
     g_ptr_array_free(tl_contexts, TRUE);
@@ -368,11 +369,11 @@ static int call_hooks(const PassContext *c, bool before, TnObject *mod,
     tn_any_clear(&ret);
     if (rc) {
       TnObject *cause = tn_error_take_raised();
-      tn_error_raise(cause ? tn_error_kind(cause) : "RuntimeError",
-                     "instrument '%s' failed %s pass '%s': %s", str(in->name),
-                     before ? "before" : "after",
-                     str(((PassInfo *)info)->name),
-                     cause ? tn_error_message(cause) : "");
+      tn_error_raise(
+          cause ? tn_error_kind(cause) : tn_error_kind_name(TN_ERR_RUNTIME),
+          "instrument '%s' failed %s pass '%s': %s", str(in->name),
+          before ? "before" : "after", str(((PassInfo *)info)->name),
+          cause ? tn_error_message(cause) : "");
       tn_error_set_cause(tn_error_peek_raised(), cause);
       tn_object_release(cause);
       return -1;
@@ -393,9 +394,10 @@ static bool should_run(const PassContext *c, const PassInfo *info) {
 /* Wrap the raised error so it names the pass (the original is the cause). */
 static void blame(const char *pass) {
   TnObject *cause = tn_error_take_raised();
-  tn_error_raise(cause ? tn_error_kind(cause) : "RuntimeError",
-                 "pass '%s' failed: %s", pass,
-                 cause ? tn_error_message(cause) : "no error was raised");
+  tn_error_raise(
+      cause ? tn_error_kind(cause) : tn_error_kind_name(TN_ERR_RUNTIME),
+      "pass '%s' failed: %s", pass,
+      cause ? tn_error_message(cause) : "no error was raised");
   tn_error_set_cause(tn_error_peek_raised(), cause);
   tn_object_release(cause);
 }
@@ -415,9 +417,9 @@ static TnObject *run_function_pass(Pass *p, TnObject *mod, PassContext *ctx) {
     if (tn_func_call(p->func, args, 3, &ret)) goto fail;
     if (!tn_any_is_object(&ret) ||
         !tn_object_is_instance(ret.v_obj, TN_IR->function)) {
-      tn_error_raise("TypeError", "the pass returned %s for function %s, not "
-                     "an ir.Function", tn_any_type_key(&ret),
-                     tn__ir_key(k));
+      tn_error_raise_in(TN_ERR_TYPE, NULL, "the pass returned %s for function "
+                        "%s, not an ir.Function", tn_any_type_key(&ret),
+                        tn__ir_key(k));
       tn_any_clear(&ret);
       goto fail;
     }
@@ -443,8 +445,8 @@ static TnObject *run(TnObject *pass, TnObject *mod, PassContext *ctx,
   PassInfo *info = (PassInfo *)p->info;
   const char *name = str(info->name);
   if (depth > 64) {
-    tn_error_raise("RuntimeError", "pass '%s': required passes nest more than "
-                   "64 deep (a cycle?)", name);
+    tn_error_raise_in(TN_ERR_RUNTIME, NULL, "pass '%s': required passes nest "
+                      "more than 64 deep (a cycle?)", name);
     return NULL;
   }
   if (p->kind != KIND_SEQUENTIAL && !should_run(ctx, info)) return retained(mod);
@@ -484,8 +486,9 @@ static TnObject *run(TnObject *pass, TnObject *mod, PassContext *ctx,
           tn_object_is_instance(ret.v_obj, TN_IR->module)) {
         out = ret.v_obj;
       } else {
-        tn_error_raise("TypeError", "the pass returned %s, not an "
-                       "ir.IRModule", tn_any_type_key(&ret));
+        tn_error_raise_in(TN_ERR_TYPE, NULL,
+                          "the pass returned %s, not an ir.IRModule",
+                          tn_any_type_key(&ret));
         tn_any_clear(&ret);
       }
     }

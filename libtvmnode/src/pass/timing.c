@@ -83,8 +83,7 @@ TN_API TnObject *tn_pass_timing_report(TnObject *timing) {
   TnFunctionObj *f = tn_any_is_object(&b) ? (TnFunctionObj *)b.v_obj : NULL;
   if (f == NULL || f->fn != before) {
     tn_any_clear(&b);
-    return tn_error_raise("TypeError", "tn_pass_timing_report: not a timing "
-                          "instrument"), NULL;
+    return TN_RAISE(TYPE, "not a timing instrument"), NULL;
   }
   Timing *t = f->self;
   GString *out = g_string_new(NULL);

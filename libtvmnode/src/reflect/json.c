@@ -52,11 +52,12 @@ static int check_serialisable(TnObject *o) {
     return 0;
   if (t == TN_TYPE_TENSOR) {
     if (((TnTensorObj *)o)->dl.device.device_type == kDLCPU) return 0;
-    return tn_error_raise("ValueError", "tn_json_save: only CPU tensors can "
-                          "be saved");
+    return tn_error_raise_in(TN_ERR_VALUE, "tn_json_save",
+                             "only CPU tensors can be saved");
   }
-  return tn_error_raise("TypeError", "tn_json_save: a %s cannot be saved "
-                        "(no reflected fields)", tn_object_type_key(o));
+  return tn_error_raise_in(TN_ERR_TYPE, "tn_json_save",
+                           "a %s cannot be saved (no reflected fields)",
+                           tn_object_type_key(o));
 }
 
 static int number_nodes(Saver *s, const TnAny *root) {
@@ -83,17 +84,19 @@ static int number_nodes(Saver *s, const TnAny *root) {
       continue;
     if (child.type_index == TN_TYPE_OPAQUE_PTR ||
         child.type_index == TN_TYPE_DLTENSOR_PTR) {
-      rc = tn_error_raise("TypeError", "tn_json_save: a %s inside a %s "
-                          "cannot be saved", tn_any_type_key(&child),
-                          tn_object_type_key(f->obj));
+      rc = tn_error_raise_in(TN_ERR_TYPE, "tn_json_save",
+                             "a %s inside a %s cannot be saved",
+                             tn_any_type_key(&child),
+                             tn_object_type_key(f->obj));
       break;
     }
     if (!is_node_object(&child)) continue;
     gpointer mark;
     if (g_hash_table_lookup_extended(s->index, child.v_obj, NULL, &mark)) {
       if (mark == NULL) /* still on the stack: a cycle */
-        rc = tn_error_raise("ValueError", "tn_json_save: the graph has a "
-                            "cycle through a %s", tn_object_type_key(child.v_obj));
+        rc = tn_error_raise_in(TN_ERR_VALUE, "tn_json_save",
+                               "the graph has a cycle through a %s",
+                               tn_object_type_key(child.v_obj));
       continue;
     }
     if ((rc = check_serialisable(child.v_obj))) break;
@@ -241,13 +244,21 @@ static void put_node(Saver *s, TnObject *o) {
     g_string_append_printf(out, ", \"dtype\": \"%s\", \"shape\": [", dt);
     for (int32_t i = 0; i < dl->ndim; i++)
       g_string_append_printf(out, "%s%" PRId64, i ? ", " : "", dl->shape[i]);
+    /* The copy is as large as the tensor: malloc it and report failure (see
+     * "Out of memory" in docs/abi.md). */
     int64_t bytes = tn_tensor_nbytes(o);
-    char *tmp = g_malloc(bytes > 0 ? (gsize)bytes : 1);
+    size_t size = bytes > 0 ? (size_t)bytes : 1;
+    char *tmp = tn__alloc_fails() ? NULL : malloc(size);
+    if (tmp == NULL) {
+      tn__raise_memory("tn_json_save", (size_t)bytes);
+      s->failed = true;
+      return;
+    }
     tn__tensor_copy_compact(dl, tmp);
     gchar *b64 = g_base64_encode((const guchar *)tmp, (gsize)bytes);
     g_string_append_printf(out, "], \"data\": \"%s\"}", b64);
     g_free(b64);
-    g_free(tmp);
+    free(tmp);
   } else {
     const TnNodeInfo *n = tn__node_info(t);
     g_string_append(out, ", \"fields\": {");
@@ -270,8 +281,7 @@ TN_API TnObject *tn_json_save(const TnAny *value, int indent) {
   if (value == NULL) return tn__raise_null("tn_json_save", "value"), NULL;
   if (value->type_index == TN_TYPE_OPAQUE_PTR ||
       value->type_index == TN_TYPE_DLTENSOR_PTR) {
-    tn_error_raise("TypeError", "tn_json_save: a %s cannot be saved",
-                   tn_any_type_key(value));
+    TN_RAISE(TYPE, "a %s cannot be saved", tn_any_type_key(value));
     return NULL;
   }
   Saver s = {g_hash_table_new(g_direct_hash, g_direct_equal),
@@ -323,7 +333,7 @@ static int bad(Loader *l, const char *fmt, ...) {
   if (l->where == NULL) g_string_printf(place, "nodes[%zu]", l->node);
   if (l->field) g_string_append_printf(place, ".fields.%s", l->field);
   if (l->item >= 0) g_string_append_printf(place, ".items[%" PRId64 "]", l->item);
-  tn_error_raise("ValueError", "tn_json_load: %s: %s", place->str, why);
+  tn_error_raise_in(TN_ERR_VALUE, "tn_json_load", "%s: %s", place->str, why);
   g_string_free(place, TRUE);
   g_free(why);
   return -1;

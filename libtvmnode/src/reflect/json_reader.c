@@ -306,10 +306,9 @@ static void text_error(const char *text, size_t size, size_t at,
       col++;
     }
   }
-  tn_error_raise("ValueError",
-                 "tn_json_load: invalid JSON at line %d, column %d (byte "
-                 "%zu): %s",
-                 line, col, at, what);
+  tn_error_raise_in(TN_ERR_VALUE, "tn_json_load",
+                    "invalid JSON at line %d, column %d (byte %zu): %s", line,
+                    col, at, what);
 }
 
 JDoc *tn__json_read(const char *text, size_t size, JNodeFn on_node,

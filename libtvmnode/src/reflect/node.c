@@ -41,11 +41,11 @@ static int store_error(const TnObject *obj, const TnFieldInfo *f,
   const char *want = tn__field_kind_name(f->desc.kind);
   if (f->desc.kind == TN_FIELD_OBJ && f->obj_type != TN_TYPE_OBJECT)
     want = type_key(f->obj_type);
-  return tn_error_raise("TypeError",
-                        "%s: field '%s' of %s expects %s%s, got %s", who,
-                        f->desc.name, tn_object_type_key(obj), want,
-                        (f->desc.flags & TN_FIELD_OPTIONAL) ? " or None" : "",
-                        tn_any_type_key(v));
+  const char *or_none = (f->desc.flags & TN_FIELD_OPTIONAL) ? " or None" : "";
+  return tn_error_raise_in(TN_ERR_TYPE, who,
+                           "field '%s' of %s expects %s%s, got %s",
+                           f->desc.name, tn_object_type_key(obj), want,
+                           or_none, tn_any_type_key(v));
 }
 
 int tn__field_store(TnObject *obj, const TnFieldInfo *f, const TnAny *v,
@@ -200,7 +200,7 @@ static int reg_error(const char *key, const char *fmt, ...) {
   va_start(ap, fmt);
   char *why = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  tn_error_raise("ValueError", "tn_node_register: '%s': %s", key, why);
+  tn_error_raise_in(TN_ERR_VALUE, "tn_node_register", "'%s': %s", key, why);
   g_free(why);
   return -1;
 }
@@ -291,10 +291,9 @@ TN_API int32_t tn_node_register(const TnNodeDesc *desc) {
   const TnNodeInfo *pnode = tn__node_info(desc->parent_index);
   if (parent == NULL || !parent->is_object ||
       (pnode == NULL && desc->parent_index != TN_TYPE_OBJECT))
-    return tn_error_raise("TypeError",
-                          "tn_node_register: parent index %d of '%s' is "
-                          "not tn.Object or a node type",
-                          desc->parent_index, key);
+    return TN_RAISE(TYPE,
+                    "parent index %d of '%s' is not tn.Object or a node type",
+                    desc->parent_index, key);
   int64_t psize = pnode ? pnode->size : (int64_t)sizeof(TnObject);
   if (desc->size < psize)
     return reg_error(key, "size %" PRId64 " is smaller than the parent's %"
@@ -357,10 +356,8 @@ TN_API int32_t tn_node_register_any_slots(const char *type_key,
                                           const char *const *names,
                                           int32_t nfields) {
   if (nfields < 0 || (nfields > 0 && names == NULL))
-    return tn_error_raise("ValueError",
-                          "tn_node_register_any_slots: %d fields given with "
-                          "names = %p",
-                          nfields, (const void *)names);
+    return TN_RAISE(VALUE, "%d fields given with names = %p", nfields,
+                    (const void *)names);
   const TnNodeInfo *pnode = tn__node_info(parent_index);
   int64_t base = pnode ? pnode->size : (int64_t)sizeof(TnObject);
   base = (base + 7) / 8 * 8;
@@ -387,10 +384,11 @@ static const TnNodeInfo *node_or_raise(int32_t type_index, const char *who) {
   const TnNodeInfo *n = tn__node_info(type_index);
   if (n == NULL) {
     if (tn__type_info(type_index) == NULL)
-      tn_error_raise("KeyError", "%s: no type has index %d", who, type_index);
+      tn_error_raise_in(TN_ERR_KEY, who, "no type has index %d", type_index);
     else
-      tn_error_raise("TypeError", "%s: %s is not a node type (it has no "
-                     "fields)", who, type_key(type_index));
+      tn_error_raise_in(TN_ERR_TYPE, who,
+                        "%s is not a node type (it has no fields)",
+                        type_key(type_index));
   }
   return n;
 }
@@ -404,9 +402,8 @@ TN_API const TnFieldDesc *tn_type_field_at(int32_t type_index, int32_t i) {
   const TnNodeInfo *n = node_or_raise(type_index, "tn_type_field_at");
   if (n == NULL) return NULL;
   if (i < 0 || i >= n->nfields) {
-    tn_error_raise("IndexError", "tn_type_field_at: field %d is out of range "
-                   "for %s, which has %d fields", i, type_key(type_index),
-                   n->nfields);
+    TN_RAISE(INDEX, "field %d is out of range for %s, which has %d fields", i,
+             type_key(type_index), n->nfields);
     return NULL;
   }
   return &n->fields[i].desc;
@@ -419,8 +416,8 @@ static int32_t find_field(const TnNodeInfo *n, const char *name) {
 }
 
 static int no_field(int32_t type_index, const char *name, const char *who) {
-  return tn_error_raise("AttributeError", "%s: %s has no field '%s'", who,
-                        type_key(type_index), name);
+  return tn_error_raise_in(TN_ERR_ATTRIBUTE, who, "%s has no field '%s'",
+                           type_key(type_index), name);
 }
 
 TN_API int32_t tn_type_field_index(int32_t type_index, const char *name) {
@@ -433,8 +430,7 @@ TN_API int32_t tn_type_field_index(int32_t type_index, const char *name) {
 
 TN_API int32_t tn_type_node_kind(int32_t type_index) {
   if (tn__type_info(type_index) == NULL)
-    return tn_error_raise("KeyError", "tn_type_node_kind: no type has index "
-                          "%d", type_index);
+    return TN_RAISE(KEY, "no type has index %d", type_index);
   const TnNodeInfo *n = tn__node_info(type_index);
   return n ? n->kind : TN_NODE_UNIQUE;
 }
@@ -478,9 +474,9 @@ TN_API TnObject *tn_node_new(int32_t type_index, const char *const *names,
   if (n->flags & TN_NODE_NO_CREATE)
     return tn__node_make(type_index, names, values, count, who);
   if (count < 0 || (count > 0 && (names == NULL || values == NULL))) {
-    tn_error_raise("ValueError", "%s: %d values given with names = %p, "
-                   "values = %p", who, count, (const void *)names,
-                   (const void *)values);
+    tn_error_raise_in(TN_ERR_VALUE, who,
+                      "%d values given with names = %p, values = %p", count,
+                      (const void *)names, (const void *)values);
     return NULL;
   }
   TnObject *obj = alloc_node(type_index, n, who);
@@ -499,8 +495,8 @@ TN_API TnObject *tn_node_new(int32_t type_index, const char *const *names,
     }
     bool dup = seen ? seen[i] : (seen_small >> i) & 1;
     if (dup) {
-      tn_error_raise("TypeError", "%s: field '%s' of %s is given twice", who,
-                     names[k], type_key(type_index));
+      tn_error_raise_in(TN_ERR_TYPE, who, "field '%s' of %s is given twice",
+                        names[k], type_key(type_index));
       goto fail;
     }
     if (seen) seen[i] = true;
@@ -511,8 +507,8 @@ TN_API TnObject *tn_node_new(int32_t type_index, const char *const *names,
     const TnFieldDesc *d = &n->fields[i].desc;
     bool given = seen ? seen[i] : (seen_small >> i) & 1;
     if (!given && !(d->flags & (TN_FIELD_HAS_DEFAULT | TN_FIELD_OPTIONAL))) {
-      tn_error_raise("TypeError", "%s: %s is missing required field '%s'",
-                     who, type_key(type_index), d->name);
+      tn_error_raise_in(TN_ERR_TYPE, who, "%s is missing required field '%s'",
+                        type_key(type_index), d->name);
       goto fail;
     }
   }
@@ -572,9 +568,9 @@ static const TnNodeInfo *node_with_field(const TnObject *obj, int32_t field,
                                          const char *who) {
   const TnNodeInfo *n = node_of(obj, who);
   if (n != NULL && (field < 0 || field >= n->nfields)) {
-    tn_error_raise("IndexError", "%s: field %d is out of range for %s, which "
-                   "has %d fields", who, field, tn_object_type_key(obj),
-                   n->nfields);
+    tn_error_raise_in(TN_ERR_INDEX, who,
+                      "field %d is out of range for %s, which has %d fields",
+                      field, tn_object_type_key(obj), n->nfields);
     return NULL;
   }
   return n;
@@ -594,9 +590,9 @@ static int set_checked(TnObject *obj, const TnNodeInfo *n, int32_t i,
   const TnFieldInfo *f = &n->fields[i];
   if (value == NULL) return tn__raise_null(who, "value");
   if (f->desc.flags & TN_FIELD_READONLY)
-    return tn_error_raise("AttributeError", "%s: field '%s' of %s is "
-                          "read-only", who, f->desc.name,
-                          tn_object_type_key(obj));
+    return tn_error_raise_in(TN_ERR_ATTRIBUTE, who,
+                             "field '%s' of %s is read-only", f->desc.name,
+                             tn_object_type_key(obj));
   return tn__field_store(obj, f, value, who);
 }
 
@@ -650,8 +646,9 @@ TnObject *tn__node_make(int32_t type_index, const char *const *names,
                         const TnAny *values, int32_t n, const char *who) {
   const TnAny *make = tn_type_attr_get("__make__", type_index);
   if (make == NULL || make->type_index != TN_TYPE_FUNCTION) {
-    tn_error_raise("TypeError", "%s: %s cannot be made generically; use its "
-                   "own constructor", who, type_key(type_index));
+    tn_error_raise_in(TN_ERR_TYPE, who,
+                      "%s cannot be made generically; use its own constructor",
+                      type_key(type_index));
     return NULL;
   }
   TnAny *keys = g_new(TnAny, n > 0 ? n : 1);
@@ -664,8 +661,8 @@ TnObject *tn__node_make(int32_t type_index, const char *const *names,
   tn_object_release(fields);
   if (rc) return NULL;
   if (!tn_any_is_object(&ret) || !tn__is_instance(ret.v_obj, type_index)) {
-    tn_error_raise("TypeError", "%s: __make__ of %s returned %s", who,
-                   type_key(type_index), tn_any_type_key(&ret));
+    tn_error_raise_in(TN_ERR_TYPE, who, "__make__ of %s returned %s",
+                      type_key(type_index), tn_any_type_key(&ret));
     tn_any_clear(&ret);
     return NULL;
   }

@@ -40,8 +40,9 @@ static const char *method_key(char *buf, int32_t type_index, const char *name,
                               const char *who) {
   int n = snprintf(buf, METHOD_KEY_MAX, "%d:%s", type_index, name);
   if (n < 0 || n >= METHOD_KEY_MAX) {
-    tn_error_raise("ValueError", "%s: method name '%.40s...' is longer than "
-                   "%d bytes", who, name, METHOD_KEY_MAX - 16);
+    tn_error_raise_in(TN_ERR_VALUE, who,
+                      "method name '%.40s...' is longer than %d bytes", name,
+                      METHOD_KEY_MAX - 16);
     return NULL;
   }
   return buf;
@@ -54,8 +55,8 @@ TN_API int tn_type_method_register(int32_t type_index, const char *name,
   if (tn__check_object(func, TN_TYPE_FUNCTION, who, "func")) return -1;
   const TnTypeInfo *t = tn__type_info(type_index);
   if (t == NULL || !t->is_object)
-    return tn_error_raise("TypeError", "%s: type index %d is not an object "
-                          "type", who, type_index);
+    return tn_error_raise_in(TN_ERR_TYPE, who,
+                             "type index %d is not an object type", type_index);
   char buf[METHOD_KEY_MAX];
   const char *key = method_key(buf, type_index, name, who);
   if (key == NULL) return -1;
@@ -63,9 +64,9 @@ TN_API int tn_type_method_register(int32_t type_index, const char *name,
     TnObject *old = tn__registry_find(methods(), key);
     if (old != NULL) {
       tn_object_release(old);
-      return tn_error_raise("ValueError", "%s: %s already has a method '%s'; "
-                            "pass override=1 to replace it", who, t->key,
-                            name);
+      return tn_error_raise_in(TN_ERR_VALUE, who, "%s already has a method "
+                               "'%s'; pass override=1 to replace it", t->key,
+                               name);
     }
   }
   return tn__registry_register(methods(), key, func, override, who);
@@ -97,13 +98,13 @@ TN_API TnObject *tn_type_method_get(int32_t type_index, const char *name) {
   if (name == NULL) return tn__raise_null(who, "name"), NULL;
   const TnTypeInfo *t = tn__type_info(type_index);
   if (t == NULL) {
-    tn_error_raise("KeyError", "%s: no type has index %d", who, type_index);
+    tn_error_raise_in(TN_ERR_KEY, who, "no type has index %d", type_index);
     return NULL;
   }
   TnObject *found = method_lookup(type_index, name, who);
   if (found == NULL && tn_error_peek_raised() == NULL)
-    tn_error_raise("AttributeError", "%s: %s has no method '%s'", who, t->key,
-                   name);
+    tn_error_raise_in(TN_ERR_ATTRIBUTE, who, "%s has no method '%s'", t->key,
+                      name);
   return found;
 }
 
@@ -115,14 +116,14 @@ TN_API int tn_type_method_unregister(int32_t type_index, const char *name) {
   if (key == NULL) return -1;
   if (tn__registry_unregister(methods(), key, who) == 0) return 0;
   tn_error_set_raised(NULL); /* say it in terms of types, not keys */
-  return tn_error_raise("AttributeError", "%s: %s has no method '%s' of its "
-                        "own", who, tn__type_key_or(type_index, "?"), name);
+  return tn_error_raise_in(TN_ERR_ATTRIBUTE, who,
+                           "%s has no method '%s' of its own",
+                           tn__type_key_or(type_index, "?"), name);
 }
 
 TN_API TnObject *tn_type_method_list(int32_t type_index) {
   if (tn__type_info(type_index) == NULL) {
-    tn_error_raise("KeyError", "tn_type_method_list: no type has index %d",
-                   type_index);
+    TN_RAISE(KEY, "no type has index %d", type_index);
     return NULL;
   }
   char prefix[32];
@@ -177,13 +178,13 @@ TN_API int tn_type_attr_set(const char *attr, int32_t type_index,
   if (attr == NULL) return tn__raise_null(who, "attr");
   if (value == NULL) return tn__raise_null(who, "value");
   if (tn__type_info(type_index) == NULL)
-    return tn_error_raise("KeyError", "%s: no type has index %d", who,
-                          type_index);
+    return tn_error_raise_in(TN_ERR_KEY, who, "no type has index %d",
+                             type_index);
   Column *c = column(attr, true);
   if (c == NULL)
-    return tn_error_raise("RuntimeError", "%s: cannot add attribute '%s' "
-                          "(out of memory, or more than %d attributes)",
-                          who, attr, MAX_COLUMNS);
+    return tn_error_raise_in(TN_ERR_RUNTIME, who, "cannot add attribute '%s' "
+                             "(out of memory, or more than %d attributes)",
+                             attr, MAX_COLUMNS);
   TnAny *cell = malloc(sizeof *cell);
   if (cell == NULL) return tn__raise_memory(who, sizeof *cell);
   if (tn_any_to_owned(cell, value)) {

@@ -11,11 +11,28 @@ unsafe extern "C" {
     pub fn tn_version() -> *const core::ffi::c_char;
 }
 unsafe extern "C" {
+    pub fn tn_error_kind_name(kind: TnErrorKind) -> *const core::ffi::c_char;
+}
+unsafe extern "C" {
+    pub fn tn_error_kind_code(err: *const TnObject) -> TnErrorKind;
+}
+unsafe extern "C" {
+    pub fn tn_error_kind_from_name(name: *const core::ffi::c_char) -> TnErrorKind;
+}
+unsafe extern "C" {
     pub fn tn_error_new(kind: *const core::ffi::c_char, message: *const core::ffi::c_char) -> *mut TnObject;
 }
 unsafe extern "C" {
     pub fn tn_error_raise(
         kind: *const core::ffi::c_char,
+        fmt: *const core::ffi::c_char,
+        ...
+    ) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn tn_error_raise_in(
+        kind: TnErrorKind,
+        func: *const core::ffi::c_char,
         fmt: *const core::ffi::c_char,
         ...
     ) -> core::ffi::c_int;
@@ -88,6 +105,9 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn tn_object_live_count_by_type(type_index: i32) -> i64;
+}
+unsafe extern "C" {
+    pub fn tn_debug_set_alloc_fail(countdown: i64) -> core::ffi::c_int;
 }
 unsafe extern "C" {
     pub fn tn_object_is_instance(obj: *const TnObject, type_index: i32) -> core::ffi::c_int;
@@ -610,6 +630,17 @@ unsafe extern "C" {
 }
 unsafe extern "C" {
     pub fn tn_ir_op_list() -> *mut TnObject;
+}
+unsafe extern "C" {
+    pub fn tn_ir_op_set_attr(
+        op: *mut TnObject,
+        attr: *const core::ffi::c_char,
+        value: *const TnAny,
+        override_: core::ffi::c_int,
+    ) -> core::ffi::c_int;
+}
+unsafe extern "C" {
+    pub fn tn_ir_op_get_attr(op: *const TnObject, attr: *const core::ffi::c_char) -> *const TnAny;
 }
 unsafe extern "C" {
     pub fn tn_ir_post_order_visit(

@@ -83,6 +83,32 @@ pub const TN_TYPE_DYNAMIC_BEGIN: i32 = 128;
 pub const TN_SMALL_STR_MAX: i32 = 7;
 
 // ---------------------------------------------------------------------------
+// Error kinds (`TN_ERROR_KIND_MAP` in abi.h; codes are stable, appended only)
+
+/// `TnErrorKind`: the code of an error kind.
+pub type TnErrorKind = i32;
+/// A kind that is not in the table (any other name).
+pub const TN_ERR_OTHER: TnErrorKind = -1;
+/// `RuntimeError`.
+pub const TN_ERR_RUNTIME: TnErrorKind = 0;
+/// `TypeError`.
+pub const TN_ERR_TYPE: TnErrorKind = 1;
+/// `ValueError`.
+pub const TN_ERR_VALUE: TnErrorKind = 2;
+/// `IndexError`.
+pub const TN_ERR_INDEX: TnErrorKind = 3;
+/// `KeyError`.
+pub const TN_ERR_KEY: TnErrorKind = 4;
+/// `AttributeError`.
+pub const TN_ERR_ATTRIBUTE: TnErrorKind = 5;
+/// `MemoryError`.
+pub const TN_ERR_MEMORY: TnErrorKind = 6;
+/// `OverflowError`.
+pub const TN_ERR_OVERFLOW: TnErrorKind = 7;
+/// `NotImplementedError`.
+pub const TN_ERR_NOT_IMPLEMENTED: TnErrorKind = 8;
+
+// ---------------------------------------------------------------------------
 // Objects
 
 /// Deleter flag: release what the object holds.

@@ -23,13 +23,13 @@ use crate::object::{Object, ObjectType};
 /// The result type of every fallible call in this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// The one table of error kinds: each variant and the name the C library
-/// spells it with (the identifier itself). The enum, [`ErrorKind::as_str`],
-/// the name lookup behind [`Error::kind`] and [`ErrorKind::ALL`] are all
-/// generated from it, so a kind is added or renamed here and nowhere else
-/// (the C side's kind table is the other end of this list).
+/// The error kinds: each variant and its code in the C library's kind table
+/// (`TN_ERROR_KIND_MAP` in abi.h, where the names live). The enum,
+/// [`ErrorKind::code`], [`ErrorKind::from_code`] and [`ErrorKind::ALL`] are
+/// generated from this list; names and look-ups by name go through the C
+/// table, so a kind is named in one place only.
 macro_rules! error_kinds {
-    ($($(#[$doc:meta])* $kind:ident,)*) => {
+    ($($(#[$doc:meta])* $kind:ident = $code:ident,)*) => {
         /// The kind of an error: the Python-style class name the C library
         /// and every binding use, so that kinds map one to one onto Python
         /// exceptions.
@@ -46,20 +46,19 @@ macro_rules! error_kinds {
             /// order.
             pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$kind,)*];
 
-            /// The kind's name as the C library spells it (`"TypeError"`).
-            /// `Other` has no single name and gives `"RuntimeError"`.
-            pub fn as_str(self) -> &'static str {
+            /// The kind's code in the C table (`TN_ERR_OTHER` for `Other`).
+            pub fn code(self) -> sys::TnErrorKind {
                 match self {
-                    $(ErrorKind::$kind => stringify!($kind),)*
-                    ErrorKind::Other => ErrorKind::RuntimeError.as_str(),
+                    $(ErrorKind::$kind => sys::$code,)*
+                    ErrorKind::Other => sys::TN_ERR_OTHER,
                 }
             }
 
-            /// The kind a C kind name stands for; `Other` for names the
-            /// table does not have.
-            pub fn from_name(name: &str) -> ErrorKind {
-                match name {
-                    $(stringify!($kind) => ErrorKind::$kind,)*
+            /// The kind a C code stands for; `Other` for codes this enum
+            /// does not name.
+            pub fn from_code(code: sys::TnErrorKind) -> ErrorKind {
+                match code {
+                    $(sys::$code => ErrorKind::$kind,)*
                     _ => ErrorKind::Other,
                 }
             }
@@ -69,23 +68,51 @@ macro_rules! error_kinds {
 
 error_kinds! {
     /// A value of the wrong type (`TypeError`).
-    TypeError,
+    TypeError = TN_ERR_TYPE,
     /// A value of the right type that is not acceptable (`ValueError`).
-    ValueError,
+    ValueError = TN_ERR_VALUE,
     /// An index out of range (`IndexError`).
-    IndexError,
+    IndexError = TN_ERR_INDEX,
     /// A missing key or name (`KeyError`).
-    KeyError,
+    KeyError = TN_ERR_KEY,
     /// A missing field or method (`AttributeError`).
-    AttributeError,
+    AttributeError = TN_ERR_ATTRIBUTE,
     /// Any other failure at run time, including Rust panics (`RuntimeError`).
-    RuntimeError,
+    RuntimeError = TN_ERR_RUNTIME,
     /// An allocation failed (`MemoryError`).
-    MemoryError,
+    MemoryError = TN_ERR_MEMORY,
     /// A number does not fit (`OverflowError`).
-    OverflowError,
+    OverflowError = TN_ERR_OVERFLOW,
     /// Not supported (`NotImplementedError`).
-    NotImplementedError,
+    NotImplementedError = TN_ERR_NOT_IMPLEMENTED,
+}
+
+impl ErrorKind {
+    /// The kind's name as the C library spells it (`"TypeError"`).
+    /// `Other` has no single name and gives `"RuntimeError"`.
+    pub fn as_str(self) -> &'static str {
+        let code = match self {
+            ErrorKind::Other => sys::TN_ERR_RUNTIME,
+            k => k.code(),
+        };
+        // SAFETY: the C table's names are static NUL-terminated strings;
+        // every code of this enum is in it.
+        let p = unsafe { sys::tn_error_kind_name(code) };
+        if p.is_null() {
+            return "RuntimeError";
+        }
+        unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("RuntimeError")
+    }
+
+    /// The kind a C kind name stands for; `Other` for names the table does
+    /// not have.
+    pub fn from_name(name: &str) -> ErrorKind {
+        match CString::new(name) {
+            // SAFETY: a NUL-terminated string that outlives the call.
+            Ok(c) => ErrorKind::from_code(unsafe { sys::tn_error_kind_from_name(c.as_ptr()) }),
+            Err(_) => ErrorKind::Other,
+        }
+    }
 }
 
 impl fmt::Display for ErrorKind {
@@ -149,7 +176,8 @@ impl Error {
 
     /// The kind, as an enum.
     pub fn kind(&self) -> ErrorKind {
-        ErrorKind::from_name(self.kind_str())
+        // SAFETY: the object is a live tn.Error.
+        ErrorKind::from_code(unsafe { sys::tn_error_kind_code(self.obj.as_ptr()) })
     }
 
     /// The kind's name exactly as stored (`"TypeError"`, or any other name).

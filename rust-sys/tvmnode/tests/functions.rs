@@ -290,8 +290,18 @@ fn error_kinds_map_one_to_one_onto_names() {
         let e = Error::new(kind, "m");
         assert_eq!(e.kind_str(), kind.as_str());
         assert_eq!(e.kind(), kind);
+        // The codes are the C table's.
+        assert!(kind.code() >= 0);
+        assert_eq!(ErrorKind::from_code(kind.code()), kind);
     }
+    assert_eq!(ErrorKind::TypeError.code(), tvmnode_sys::TN_ERR_TYPE);
+    assert_eq!(ErrorKind::Other.code(), tvmnode_sys::TN_ERR_OTHER);
+    assert_eq!(ErrorKind::from_code(1000), ErrorKind::Other);
+    let e = Error::with_kind_name("ZeroDivisionError", "m");
+    assert_eq!(e.kind(), ErrorKind::Other);
+    assert_eq!(e.kind_str(), "ZeroDivisionError");
     assert_eq!(ErrorKind::from_name("MyCustomError"), ErrorKind::Other);
+    assert_eq!(ErrorKind::from_name("Type\0Error"), ErrorKind::Other);
     assert_eq!(ErrorKind::Other.as_str(), "RuntimeError");
     assert!(!ErrorKind::ALL.contains(&ErrorKind::Other));
 }
