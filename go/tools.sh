@@ -1,6 +1,8 @@
-# go/tools.sh BUILD_DIR: sourced by run_tests.sh and run_bench.sh. Points cgo
-# at the headers in the source tree and the library in BUILD_DIR (an
-# autotools build tree), and keeps Go's caches inside it.
+# go/tools.sh BUILD_DIR: sourced by run_tests.sh and run_bench.sh. The
+# package finds the library with pkg-config (#cgo pkg-config: tvmnode); this
+# points pkg-config at the headers in the source tree and the library in
+# BUILD_DIR (an autotools build tree) through a tvmnode-uninstalled.pc,
+# which pkg-config prefers to tvmnode.pc, and keeps Go's caches in BUILD_DIR.
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [[ $# -lt 1 || ! -d "$1" ]]; then
   echo "usage: $0 BUILD_DIR" >&2
@@ -16,9 +18,23 @@ if ! command -v go >/dev/null; then
   echo "go tests: 0 passed, 1 failed"
   exit 1
 fi
+# BUILD_DIR/tvmnode.pc names the install prefix; the uninstalled one is
+# the same with the directories of the trees (and an rpath, so that the
+# test binaries find the library where it was built).
+if [[ ! -f $build/tvmnode.pc || ! -d $build/libtvmnode/.libs ]]; then
+  echo "$build: no tvmnode.pc or libtvmnode/.libs (configure and make it first)" >&2
+  echo "go tests: 0 passed, 1 failed"
+  exit 1
+fi
+mkdir -p "$build/go/pkgconfig"
+sed -e "s|^prefix=.*|prefix=$build|" \
+    -e "s|^libdir=.*|libdir=$build/libtvmnode/.libs|" \
+    -e "s|^includedir=.*|includedir=$(cd "$here/../libtvmnode/include" && pwd)|" \
+    -e 's|^Libs: -L${libdir}|Libs: -L${libdir} -Wl,-rpath,${libdir}|' \
+    "$build/tvmnode.pc" >"$build/go/pkgconfig/tvmnode-uninstalled.pc"
+export PKG_CONFIG_PATH="$build/go/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export CGO_ENABLED=1
-export CGO_CFLAGS="-O2 -g -I$here/../libtvmnode/include"
-export CGO_LDFLAGS="-L$build/libtvmnode/.libs -Wl,-rpath,$build/libtvmnode/.libs"
+export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g}"
 export GOCACHE="${GOCACHE:-$build/go/cache}"
 export GOPATH="${GOPATH:-$build/go/path}"
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"

@@ -88,7 +88,7 @@ func (a *args) free() {
 func (a *args) add(v interface{}, who string, i int) error {
 	x, tmp, err := toAny(v)
 	if err != nil {
-		return newError("TypeError", fmt.Sprintf("%s: argument %d: %s", who, i, err.Error()))
+		return Errorf(TypeError, "%s: argument %d: %s", who, i, err.Error())
 	}
 	if tmp != nil {
 		a.temps = append(a.temps, tmp)
@@ -152,6 +152,12 @@ func toAny(v interface{}) (x C.TnAny, tmp *C.TnObject, err error) {
 		return anyDType(t), nil, nil
 	case Device:
 		return anyDevice(t), nil, nil
+	case *Error:
+		p := t.ptr()
+		if p == nil {
+			return x, nil, fmt.Errorf("a nil or empty *tvmnode.Error")
+		}
+		return anyObj(p), nil, nil
 	case Handle:
 		o := t.AsObject()
 		p := o.ptr()
@@ -245,8 +251,9 @@ func newMap(m map[string]interface{}) (*C.TnObject, error) {
 }
 
 // fromAny converts a borrowed C value to Go: nil, bool, int64, float64,
-// string, []byte, DataType, Device, or a handle (Function, Array, Map, or
-// Object for every other type; IR nodes as Object, see the ir helpers).
+// string, []byte, DataType, Device, *Error for an error object, or a handle
+// (Function, Array, Map, or Object for every other type; IR nodes as
+// Object, see the ir helpers).
 func fromAny(a *C.TnAny) interface{} {
 	switch t := int32(a.type_index); t {
 	case C.TN_TYPE_NONE:
@@ -298,9 +305,7 @@ func typed(o Object) interface{} {
 	case C.TN_TYPE_MAP, C.TN_TYPE_DICT:
 		return Map{o}
 	case C.TN_TYPE_ERROR:
-		e := fromErrorObject(o.ptr())
-		o.Release()
-		return e
+		return wrapError(o)
 	}
 	return o
 }

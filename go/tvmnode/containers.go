@@ -4,7 +4,6 @@ package tvmnode
 import "C"
 
 import (
-	"fmt"
 	"runtime"
 )
 
@@ -16,7 +15,7 @@ type Array struct{ Object }
 func NewArray(items ...interface{}) (Array, error) {
 	p, err := newArray(items)
 	if err != nil {
-		return Array{}, newError("TypeError", "NewArray: "+err.Error())
+		return Array{}, NewError(TypeError, "NewArray: "+err.Error())
 	}
 	return Array{wrap(p)}, nil
 }
@@ -71,7 +70,7 @@ func (a Array) Objects() ([]Object, error) {
 	for i, v := range items {
 		h, ok := v.(Handle)
 		if !ok {
-			return nil, newError("TypeError", fmt.Sprintf("Array.Objects: item %d is %T, not an object", i, v))
+			return nil, Errorf(TypeError, "Array.Objects: item %d is %T, not an object", i, v)
 		}
 		out[i] = h.AsObject()
 	}
@@ -88,7 +87,7 @@ func (a Array) Strings() ([]string, error) {
 	for i, v := range items {
 		s, ok := v.(string)
 		if !ok {
-			return nil, newError("TypeError", fmt.Sprintf("Array.Strings: item %d is %T, not a string", i, v))
+			return nil, Errorf(TypeError, "Array.Strings: item %d is %T, not a string", i, v)
 		}
 		out[i] = s
 	}
@@ -102,7 +101,7 @@ type Map struct{ Object }
 func NewMap(m map[string]interface{}) (Map, error) {
 	p, err := newMap(m)
 	if err != nil {
-		return Map{}, newError("TypeError", "NewMap: "+err.Error())
+		return Map{}, NewError(TypeError, "NewMap: "+err.Error())
 	}
 	return Map{wrap(p)}, nil
 }
@@ -126,7 +125,7 @@ func (m Map) Get(key interface{}) (interface{}, error) {
 	}
 	k, tmp, cerr := toAny(key)
 	if cerr != nil {
-		return nil, newError("TypeError", "Map.Get: key: "+cerr.Error())
+		return nil, NewError(TypeError, "Map.Get: key: "+cerr.Error())
 	}
 	var out C.TnAny
 	err = crc("Map.Get", func() C.int { return C.tn_map_get(p, &k, &out) })

@@ -49,17 +49,15 @@ func (f Function) Call(vs ...interface{}) (interface{}, error) {
 			x, tmp, cerr := toAny(v)
 			if cerr != nil {
 				releaseTemps(temps[:i])
-				return nil, newError("TypeError", fmt.Sprintf("Function.Call: argument %d: %s", i, cerr.Error()))
+				return nil, Errorf(TypeError, "Function.Call: argument %d: %s", i, cerr.Error())
 			}
 			a[i], temps[i] = x, tmp
 		}
-		runtime.LockOSThread()
-		r := C.tngo_call4(C.uintptr_t(uintptr(unsafe.Pointer(p))), C.int32_t(len(vs)), a[0], a[1], a[2], a[3])
-		var cerr error
-		if r.rc != 0 {
-			cerr = takeRaised("Function.Call")
-		}
-		runtime.UnlockOSThread()
+		var r C.TngoResult
+		cerr := ccall("Function.Call", func() bool {
+			r = C.tngo_call4(C.uintptr_t(uintptr(unsafe.Pointer(p))), C.int32_t(len(vs)), a[0], a[1], a[2], a[3])
+			return r.rc == 0
+		})
 		releaseTemps(temps[:len(vs)])
 		runtime.KeepAlive(f.r)
 		runtime.KeepAlive(vs)
@@ -74,13 +72,9 @@ func (f Function) Call(vs ...interface{}) (interface{}, error) {
 	}
 	defer a.free()
 	var ret C.TnAny
-	runtime.LockOSThread()
-	rc := C.tngo_call(p, a.ptr(), C.int32_t(len(a.vals)), &ret)
-	var cerr error
-	if rc != 0 {
-		cerr = takeRaised("Function.Call")
-	}
-	runtime.UnlockOSThread()
+	cerr := ccall("Function.Call", func() bool {
+		return C.tngo_call(p, a.ptr(), C.int32_t(len(a.vals)), &ret) == 0
+	})
 	runtime.KeepAlive(f.r)
 	runtime.KeepAlive(vs)
 	if cerr != nil {
@@ -121,14 +115,12 @@ func (f Function) CallInt64(vs ...int64) (int64, error) {
 	if len(vs) <= 4 {
 		var a [4]int64
 		copy(a[:], vs)
-		runtime.LockOSThread()
-		r := C.tngo_call_ints(C.uintptr_t(uintptr(unsafe.Pointer(p))), C.int32_t(len(vs)), C.int64_t(a[0]), C.int64_t(a[1]),
-			C.int64_t(a[2]), C.int64_t(a[3]))
-		var cerr error
-		if r.rc != 0 {
-			cerr = takeRaised("Function.CallInt64")
-		}
-		runtime.UnlockOSThread()
+		var r C.TngoResult
+		cerr := ccall("Function.CallInt64", func() bool {
+			r = C.tngo_call_ints(C.uintptr_t(uintptr(unsafe.Pointer(p))), C.int32_t(len(vs)), C.int64_t(a[0]),
+				C.int64_t(a[1]), C.int64_t(a[2]), C.int64_t(a[3]))
+			return r.rc == 0
+		})
 		runtime.KeepAlive(f.r)
 		if cerr != nil {
 			return 0, cerr
@@ -151,13 +143,9 @@ func (f Function) CallInt64(vs ...int64) (int64, error) {
 		buf[i] = anyInt(v)
 	}
 	ret := &buf[len(vs)]
-	runtime.LockOSThread()
-	rc := C.tngo_call(p, &buf[0], C.int32_t(len(vs)), ret)
-	var cerr error
-	if rc != 0 {
-		cerr = takeRaised("Function.CallInt64")
-	}
-	runtime.UnlockOSThread()
+	cerr := ccall("Function.CallInt64", func() bool {
+		return C.tngo_call(p, &buf[0], C.int32_t(len(vs)), ret) == 0
+	})
 	runtime.KeepAlive(f.r)
 	if cerr != nil {
 		return 0, cerr
@@ -170,7 +158,7 @@ func (f Function) CallInt64(vs ...int64) (int64, error) {
 func int64Result(ret C.TnAny) (int64, error) {
 	if lay(&ret).typeIndex != C.TN_TYPE_INT {
 		v := fromOwned(&ret)
-		return 0, newError("TypeError", fmt.Sprintf("Function.CallInt64: the result is %T, not an int", v))
+		return 0, Errorf(TypeError, "Function.CallInt64: the result is %T, not an int", v)
 	}
 	return anyI64(&ret), nil
 }
@@ -303,33 +291,33 @@ func reflectCall(name string, fn interface{}) (func([]C.TnAny) (interface{}, err
 	fv := reflect.ValueOf(fn)
 	ft := fv.Type()
 	if ft.Kind() != reflect.Func {
-		return nil, newError("TypeError", fmt.Sprintf("FunctionOf: expected a func, got %T", fn))
+		return nil, Errorf(TypeError, "FunctionOf: expected a func, got %T", fn)
 	}
 	if ft.IsVariadic() {
-		return nil, newError("TypeError", fmt.Sprintf("FunctionOf: %s: variadic funcs are not supported (use PackedFunc)", ft))
+		return nil, Errorf(TypeError, "FunctionOf: %s: variadic funcs are not supported (use PackedFunc)", ft)
 	}
 	nout := ft.NumOut()
 	if nout > 2 || (nout == 2 && ft.Out(1) != errorType) {
-		return nil, newError("TypeError", fmt.Sprintf("FunctionOf: %s: return a value, an error, or (value, error)", ft))
+		return nil, Errorf(TypeError, "FunctionOf: %s: return a value, an error, or (value, error)", ft)
 	}
 	nin := ft.NumIn()
 	convs := make([]func(*C.TnAny) (reflect.Value, error), nin)
 	for i := 0; i < nin; i++ {
 		c, err := converter(ft.In(i))
 		if err != nil {
-			return nil, newError("TypeError", fmt.Sprintf("FunctionOf: %s: parameter %d: %s", ft, i, err.Error()))
+			return nil, Errorf(TypeError, "FunctionOf: %s: parameter %d: %s", ft, i, err.Error())
 		}
 		convs[i] = c
 	}
 	return func(args []C.TnAny) (interface{}, error) {
 		if len(args) != nin {
-			return nil, newError("TypeError", fmt.Sprintf("%s takes %d argument(s), got %d", name, nin, len(args)))
+			return nil, Errorf(TypeError, "%s takes %d argument(s), got %d", name, nin, len(args))
 		}
 		in := make([]reflect.Value, nin)
 		for i := range args {
 			v, err := convs[i](&args[i])
 			if err != nil {
-				return nil, newError("TypeError", fmt.Sprintf("%s: argument %d: %s", name, i, err.Error()))
+				return nil, Errorf(TypeError, "%s: argument %d: %s", name, i, err.Error())
 			}
 			in[i] = v
 		}
@@ -491,7 +479,7 @@ func tngoCall(h C.uintptr_t, args *C.TnAny, nargs C.int32_t, ret *C.TnAny) (rc C
 	g := cgo.Handle(h).Value().(*goFunc)
 	defer func() {
 		if r := recover(); r != nil {
-			e := newError("RuntimeError", fmt.Sprintf("Go function '%s' panicked: %v", g.name, r))
+			e := Errorf(RuntimeError, "Go function '%s' panicked: %v", g.name, r)
 			raise(e, g.name)
 			rc = -1
 		}
@@ -510,7 +498,7 @@ func tngoCall(h C.uintptr_t, args *C.TnAny, nargs C.int32_t, ret *C.TnAny) (rc C
 	}
 	x, tmp, cerr := toAny(out)
 	if cerr != nil {
-		raise(newError("TypeError", fmt.Sprintf("%s returned a value tvmnode cannot hold: %s", g.name, cerr.Error())), g.name)
+		raise(Errorf(TypeError, "%s returned a value tvmnode cannot hold: %s", g.name, cerr.Error()), g.name)
 		return -1
 	}
 	if tmp == nil && isObject(&x) {

@@ -4,7 +4,6 @@ package tvmnode
 import "C"
 
 import (
-	"fmt"
 	"reflect"
 	"runtime"
 	"runtime/cgo"
@@ -41,11 +40,11 @@ func AsModule(o Object) (Module, error) {
 	return Module{o}, checkType(o, "ir.IRModule", "AsModule")
 }
 
-func ptrs(hs []Expr) ([]*C.TnObject, error) {
+func ptrs(who string, hs []Expr) ([]*C.TnObject, error) {
 	out := make([]*C.TnObject, len(hs))
 	for i, h := range hs {
 		if out[i] = h.ptr(); out[i] == nil {
-			return nil, newError("ValueError", fmt.Sprintf("argument %d is a nil or released handle", i))
+			return nil, Errorf(ValueError, "%s: argument %d is a nil or released handle", who, i)
 		}
 	}
 	return out, nil
@@ -99,9 +98,9 @@ func Scalar(value float64, dtype DataType) (Expr, error) {
 // arguments are typed (a TypeError naming the operator, the argument and
 // both types otherwise).
 func CallOp(op string, args []Expr, attrs map[string]interface{}) (Expr, error) {
-	ps, err := ptrs(args)
+	ps, err := ptrs("CallOp "+op, args)
 	if err != nil {
-		return Expr{}, newError("ValueError", "CallOp "+op+": "+err.(*Error).Message)
+		return Expr{}, err
 	}
 	keys := sortedKeys(attrs)
 	vals := make([]interface{}, len(keys))
@@ -134,7 +133,7 @@ func CallOp(op string, args []Expr, attrs map[string]interface{}) (Expr, error) 
 
 // NewFunction is fn(params) { body }.
 func NewFunction(params []Expr, body Expr) (Expr, error) {
-	ps, err := ptrs(params)
+	ps, err := ptrs("NewFunction", params)
 	if err != nil {
 		return Expr{}, err
 	}
@@ -282,7 +281,7 @@ func tngoRewrite(h C.uintptr_t, orig, rebuilt *C.TnObject) (out *C.TnObject) {
 	r := cgo.Handle(h).Value().(*rewriter)
 	defer func() {
 		if x := recover(); x != nil {
-			raise(newError("RuntimeError", fmt.Sprintf("Mutate: the Go rewrite panicked: %v", x)), "Mutate")
+			raise(Errorf(RuntimeError, "Mutate: the Go rewrite panicked: %v", x), "Mutate")
 			out = nil
 		}
 	}()
@@ -296,7 +295,7 @@ func tngoRewrite(h C.uintptr_t, orig, rebuilt *C.TnObject) (out *C.TnObject) {
 	}
 	p := res.ptr()
 	if p == nil {
-		raise(newError("TypeError", "Mutate: the rewrite returned a nil expression"), "Mutate")
+		raise(NewError(TypeError, "Mutate: the rewrite returned a nil expression"), "Mutate")
 		return nil
 	}
 	C.tn_object_retain(p)
@@ -309,7 +308,7 @@ func tngoVisit(h C.uintptr_t, expr *C.TnObject) (rc C.int) {
 	v := cgo.Handle(h).Value().(*visitor)
 	defer func() {
 		if x := recover(); x != nil {
-			raise(newError("RuntimeError", fmt.Sprintf("PostOrderVisit: the Go visitor panicked: %v", x)), "PostOrderVisit")
+			raise(Errorf(RuntimeError, "PostOrderVisit: the Go visitor panicked: %v", x), "PostOrderVisit")
 			rc = -1
 		}
 	}()

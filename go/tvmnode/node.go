@@ -4,7 +4,6 @@ package tvmnode
 import "C"
 
 import (
-	"fmt"
 	"runtime"
 	"unsafe"
 )
@@ -35,7 +34,7 @@ func (o Object) GetObject(field string) (Object, error) {
 	}
 	h, ok := v.(Handle)
 	if !ok {
-		return Object{}, newError("TypeError", fmt.Sprintf("Object.GetObject: %s.%s is %T, not an object", o.TypeKey(), field, v))
+		return Object{}, Errorf(TypeError, "Object.GetObject: %s.%s is %T, not an object", o.TypeKey(), field, v)
 	}
 	return h.AsObject(), nil
 }
@@ -48,7 +47,7 @@ func (o Object) Set(field string, value interface{}) error {
 	}
 	x, tmp, cerr := toAny(value)
 	if cerr != nil {
-		return newError("TypeError", fmt.Sprintf("Object.Set: %s: %s", field, cerr.Error()))
+		return Errorf(TypeError, "Object.Set: %s: %s", field, cerr.Error())
 	}
 	c := C.CString(field)
 	defer C.free(unsafePointer(c))
@@ -93,7 +92,7 @@ func RegisterNodeType(typeKey, parent string, kind int32, fields []string) (int3
 	parentIndex := int32(C.TN_TYPE_OBJECT)
 	if parent != "" {
 		if parentIndex = TypeIndex(parent); parentIndex < 0 {
-			return -1, newError("KeyError", fmt.Sprintf("RegisterNodeType: %s: no parent type '%s'", typeKey, parent))
+			return -1, Errorf(KeyError, "RegisterNodeType: %s: no parent type '%s'", typeKey, parent)
 		}
 	}
 	ckey := C.CString(typeKey)
@@ -126,7 +125,7 @@ func RegisterNodeType(typeKey, parent string, kind int32, fields []string) (int3
 func NewNode(typeKey string, fields map[string]interface{}) (Object, error) {
 	t := TypeIndex(typeKey)
 	if t < 0 {
-		return Object{}, newError("KeyError", fmt.Sprintf("NewNode: no type '%s'", typeKey))
+		return Object{}, Errorf(KeyError, "NewNode: no type '%s'", typeKey)
 	}
 	keys := sortedKeys(fields)
 	vals := make([]interface{}, len(keys))
@@ -157,12 +156,12 @@ func NewNode(typeKey string, fields map[string]interface{}) (Object, error) {
 func StructuralEqual(a, b interface{}, mapFreeVars bool) (bool, error) {
 	xa, ta, err := toAny(a)
 	if err != nil {
-		return false, newError("TypeError", "StructuralEqual: lhs: "+err.Error())
+		return false, NewError(TypeError, "StructuralEqual: lhs: "+err.Error())
 	}
 	xb, tb, err := toAny(b)
 	if err != nil {
 		releaseTemp(ta)
-		return false, newError("TypeError", "StructuralEqual: rhs: "+err.Error())
+		return false, NewError(TypeError, "StructuralEqual: rhs: "+err.Error())
 	}
 	defer releaseTemp(ta)
 	defer releaseTemp(tb)
@@ -184,7 +183,7 @@ func StructuralEqual(a, b interface{}, mapFreeVars bool) (bool, error) {
 func StructuralHash(v interface{}, mapFreeVars bool) (uint64, error) {
 	x, tmp, err := toAny(v)
 	if err != nil {
-		return 0, newError("TypeError", "StructuralHash: "+err.Error())
+		return 0, NewError(TypeError, "StructuralHash: "+err.Error())
 	}
 	defer releaseTemp(tmp)
 	var h C.uint64_t
@@ -197,7 +196,7 @@ func StructuralHash(v interface{}, mapFreeVars bool) (uint64, error) {
 func SaveJSON(v interface{}, indent int) (string, error) {
 	x, tmp, err := toAny(v)
 	if err != nil {
-		return "", newError("TypeError", "SaveJSON: "+err.Error())
+		return "", NewError(TypeError, "SaveJSON: "+err.Error())
 	}
 	defer releaseTemp(tmp)
 	o, err := cobj("SaveJSON", func() *C.TnObject { return C.tn_json_save(&x, C.int(indent)) })
@@ -221,7 +220,7 @@ func LoadJSON(text string) (interface{}, error) {
 func Repr(v interface{}) (string, error) {
 	x, tmp, err := toAny(v)
 	if err != nil {
-		return "", newError("TypeError", "Repr: "+err.Error())
+		return "", NewError(TypeError, "Repr: "+err.Error())
 	}
 	defer releaseTemp(tmp)
 	o, err := cobj("Repr", func() *C.TnObject { return C.tn_repr(&x) })
@@ -239,7 +238,7 @@ func stringOf(o Object, err error) (string, error) {
 	var size C.size_t
 	x := anyObj(o.ptr())
 	if C.tngo_as_str(&x, &data, &size) != 0 {
-		return "", newError("TypeError", "expected a string, got "+o.TypeKey())
+		return "", NewError(TypeError, "expected a string, got "+o.TypeKey())
 	}
 	return C.GoStringN(data, C.int(size)), nil
 }

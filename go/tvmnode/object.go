@@ -9,16 +9,19 @@
 // other copy is used after it (as with *os.File). Clone takes a new
 // reference.
 //
-// Errors from C come back as *Error (kind, message, frames); Go functions
-// called from C may return an error or panic, and either crosses C as an
-// error object, never as an unwinding panic.
+// Errors from C come back as *Error, which holds the C error object itself
+// (kind, message, frames, cause); find it with errors.As, test its kind
+// with errors.Is(err, KeyError). Go functions called from C may return an
+// error or panic, and either crosses C as an error object, never as an
+// unwinding panic; an *Error returned goes back into C as the same object.
 //
-// Building: the package links with -ltvmnode. Against an installed library
-// nothing else is needed; for a build tree set CGO_CFLAGS to its include
-// directory and CGO_LDFLAGS to its library directory (go/run_tests.sh does).
+// Building: cgo finds the library with pkg-config (tvmnode.pc). Against an
+// installed library nothing else is needed; for a build tree put a
+// tvmnode-uninstalled.pc that points into it on PKG_CONFIG_PATH
+// (go/tools.sh writes one; go/run_tests.sh uses it).
 package tvmnode
 
-// #cgo LDFLAGS: -ltvmnode
+// #cgo pkg-config: tvmnode
 // #include "helpers.h"
 import "C"
 
@@ -83,7 +86,7 @@ func (o Object) live(who string) (*C.TnObject, error) {
 	if p := o.ptr(); p != nil {
 		return p, nil
 	}
-	return nil, newError("ValueError", who+": the handle is nil or released")
+	return nil, NewError(ValueError, who+": the handle is nil or released")
 }
 
 // Pointer is the C object (a TnObject *), borrowed: valid while the handle
@@ -209,10 +212,10 @@ type Handle interface {
 // an error naming who wanted it and both types.
 func checkType(o Object, typeKey, who string) error {
 	if o.ptr() == nil {
-		return newError("ValueError", who+": the handle is nil or released")
+		return NewError(ValueError, who+": the handle is nil or released")
 	}
 	if !o.IsInstance(typeKey) {
-		return newError("TypeError", fmt.Sprintf("%s: expected %s, got %s", who, typeKey, o.TypeKey()))
+		return Errorf(TypeError, "%s: expected %s, got %s", who, typeKey, o.TypeKey())
 	}
 	return nil
 }

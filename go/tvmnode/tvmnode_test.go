@@ -68,9 +68,26 @@ func check(t *testing.T, err error) {
 func kindOf(err error) string {
 	var e *tn.Error
 	if errors.As(err, &e) {
-		return e.Kind
+		return string(e.Kind())
 	}
 	return fmt.Sprintf("not a *tn.Error: %T", err)
+}
+
+func last(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	return ss[len(ss)-1]
+}
+
+// indexOf is the index of the first of ss containing sub, or -1.
+func indexOf(ss []string, sub string) int {
+	for i, s := range ss {
+		if strings.Contains(s, sub) {
+			return i
+		}
+	}
+	return -1
 }
 
 func TestValuesRoundTripThroughC(t *testing.T) {
@@ -141,9 +158,9 @@ func TestCallCFunctionsAndErrors(t *testing.T) {
 		t.Errorf("wrong argument type: %v", err)
 	}
 	var e *tn.Error
-	if !errors.As(err, &e) || !strings.Contains(e.Frames[len(e.Frames)-1], "Go: Function.Call") ||
-		!strings.Contains(e.Frames[len(e.Frames)-1], "tvmnode_test.TestCallCFunctionsAndErrors") {
-		t.Errorf("frames do not name the Go caller: %q", e.Frames)
+	if !errors.As(err, &e) || !strings.Contains(last(e.Frames()), "Go: Function.Call") ||
+		!strings.Contains(last(e.Frames()), "tvmnode_test.TestCallCFunctionsAndErrors") {
+		t.Errorf("frames do not name the Go caller: %q", e.Frames())
 	}
 	if _, err := tn.GetGlobal("no.such.function"); kindOf(err) != "KeyError" ||
 		!strings.Contains(err.Error(), "no.such.function") {
@@ -216,17 +233,17 @@ func TestErrorsAndPanicsCrossBothWays(t *testing.T) {
 	call := must(tn.GetGlobal("testing.call"))
 	defer call.Release()
 	fail := must(tn.FunctionOfNamed("gotest.fail", func() error {
-		return &tn.Error{Kind: "ValueError", Message: "bad value from Go"}
+		return tn.NewError(tn.ValueError, "bad value from Go")
 	}))
 	defer fail.Release()
 	_, err := call.Call(fail)
 	var e *tn.Error
-	if !errors.As(err, &e) || e.Kind != "ValueError" || e.Message != "bad value from Go" {
+	if !errors.As(err, &e) || e.Kind() != tn.ValueError || e.Message() != "bad value from Go" {
 		t.Fatalf("error through C: %v", err)
 	}
-	joined := strings.Join(e.Frames, "\n")
+	joined := strings.Join(e.Frames(), "\n")
 	if !strings.Contains(joined, "Go: in function 'gotest.fail'") || !strings.Contains(joined, "Go: Function.Call") {
-		t.Errorf("frames: %q", e.Frames)
+		t.Errorf("frames: %q", e.Frames())
 	}
 	plain := must(tn.FunctionOf(func() (int, error) { return 0, errors.New("plain Go error") }))
 	defer plain.Release()
@@ -462,7 +479,7 @@ func TestFailingGoPassesNameThePass(t *testing.T) {
 		text string
 	}{
 		{"GoFails", func(tn.Module) (tn.Module, error) {
-			return tn.Module{}, &tn.Error{Kind: "ValueError", Message: "no good"}
+			return tn.Module{}, tn.NewError(tn.ValueError, "no good")
 		}, "ValueError", "no good"},
 		{"GoPanics", func(tn.Module) (tn.Module, error) { panic("pass blew up") }, "RuntimeError", "pass blew up"},
 	} {
@@ -485,7 +502,7 @@ func TestGoFunctionsCalledFromForeignCThreads(t *testing.T) {
 	f := must(tn.FunctionOfNamed("gotest.threads", func(thread, i int64) (int64, error) {
 		atomic.AddInt64(&calls, 1)
 		if i == 7 {
-			return 0, &tn.Error{Kind: "ValueError", Message: "seven"}
+			return 0, tn.NewError(tn.ValueError, "seven")
 		}
 		return thread + i, nil
 	}))
@@ -523,7 +540,7 @@ func TestOperatorWithGoInference(t *testing.T) {
 				return tn.Type{}, err
 			}
 			if dt != tn.Float32 {
-				return tn.Type{}, &tn.Error{Kind: "TypeError", Message: fmt.Sprintf("gotest.double takes float32, got %v", dt)}
+				return tn.Type{}, tn.Errorf(tn.TypeError, "gotest.double takes float32, got %v", dt)
 			}
 			return types[0], nil
 		}))
@@ -571,5 +588,153 @@ func TestOperatorWithGoInference(t *testing.T) {
 	}
 	if err := tn.UnregisterOp("gotest.other"); kindOf(err) != "KeyError" {
 		t.Errorf("unregister missing: %v", err)
+	}
+}
+
+func TestCErrorKeepsItsIdentityThroughAGoFunction(t *testing.T) {
+	noLeaks(t)
+	raise := must(tn.GetGlobal("testing.raise"))
+	defer raise.Release()
+	call := must(tn.GetGlobal("testing.call"))
+	defer call.Release()
+	// Go -> C (testing.call) -> Go (gotest.relay) -> C (testing.raise): the
+	// error raised in C comes to relay, which returns it into C as it is.
+	var inner *tn.Error
+	relay := must(tn.FunctionOfNamed("gotest.relay", func() error {
+		_, err := raise.Call("KeyError", "from C")
+		if !errors.As(err, &inner) {
+			return fmt.Errorf("testing.raise gave %v", err)
+		}
+		return err
+	}))
+	defer relay.Release()
+	_, err := call.Call(relay)
+	var outer *tn.Error
+	if !errors.As(err, &outer) || inner == nil {
+		t.Fatalf("relayed error: %v", err)
+	}
+	if outer == inner || !outer.Same(inner) || !errors.Is(err, inner) {
+		t.Errorf("another error object came back: %v", err)
+	}
+	if outer.Kind() != tn.KeyError || outer.Message() != "from C" || outer.Cause() != nil {
+		t.Errorf("relayed error changed: %s (cause %v)", outer.Format(), outer.Cause())
+	}
+	if !errors.Is(err, tn.KeyError) || errors.Is(err, tn.TypeError) || !errors.Is(inner, tn.KeyError) {
+		t.Errorf("errors.Is with kinds: %v", err)
+	}
+	// One frame per crossing, appended in order to the one object, which
+	// both Errors see.
+	frames := outer.Frames()
+	first := indexOf(frames, "tvmnode_test.TestCErrorKeepsItsIdentityThroughAGoFunction.func")
+	relayed := indexOf(frames, "Go: in function 'gotest.relay'")
+	back := indexOf(frames, "tvmnode_test.TestCErrorKeepsItsIdentityThroughAGoFunction at ")
+	if first < 0 || relayed != first+1 || back != relayed+1 || back != len(frames)-1 {
+		t.Errorf("frames (%d, %d, %d): %q", first, relayed, back, frames)
+	}
+	if got := inner.Frames(); strings.Join(got, "\n") != strings.Join(frames, "\n") {
+		t.Errorf("the first holder sees other frames: %q", got)
+	}
+	// An *Error passed as a value is the object too.
+	echo := must(tn.GetGlobal("testing.echo"))
+	defer echo.Release()
+	if v, ok := must(echo.Call(inner)).(*tn.Error); !ok || !v.Same(inner) {
+		t.Errorf("echo(*Error) = %#v", v)
+	}
+	// So is one made in Go.
+	made := tn.NewError(tn.IndexError, "made in Go")
+	relayMade := must(tn.FunctionOf(func() error { return made }))
+	defer relayMade.Release()
+	if _, err := call.Call(relayMade); !errors.Is(err, made) || !errors.Is(err, tn.IndexError) ||
+		indexOf(made.Frames(), "Go: in function") < 0 {
+		t.Errorf("Go-made error through C: %v, frames %q", err, made.Frames())
+	}
+}
+
+func TestErrorsAsAndIsThroughWrapping(t *testing.T) {
+	noLeaks(t)
+	_, cerr := tn.GetGlobal("no.such.function")
+	wrapped := fmt.Errorf("loading the model: %w", cerr)
+	var e *tn.Error
+	if !errors.As(wrapped, &e) || e.Kind() != tn.KeyError || !errors.Is(wrapped, tn.KeyError) ||
+		!errors.Is(wrapped, cerr) || errors.Is(wrapped, tn.ValueError) {
+		t.Fatalf("errors.As / errors.Is through fmt.Errorf: %v", wrapped)
+	}
+	// The wrapped error returned into C: a new error of the same kind with
+	// the whole message, caused by the C error (the same object).
+	call := must(tn.GetGlobal("testing.call"))
+	defer call.Release()
+	f := must(tn.FunctionOfNamed("gotest.wrap", func() error { return wrapped }))
+	defer f.Release()
+	_, err := call.Call(f)
+	var got *tn.Error
+	if !errors.As(err, &got) || got.Kind() != tn.KeyError ||
+		got.Message() != "loading the model: KeyError: "+e.Message() {
+		t.Fatalf("wrapped error through C: %v", err)
+	}
+	if got.Same(e) || !got.Cause().Same(e) || !errors.Is(err, e) || !errors.Is(err, tn.KeyError) {
+		t.Errorf("cause of the wrapped error: %v", got.Cause())
+	}
+	if text := got.Format(); !strings.Contains(text, "direct cause") || !strings.Contains(text, "no.such.function") ||
+		!strings.Contains(text, "Go: in function 'gotest.wrap'") {
+		t.Errorf("format:\n%s", text)
+	}
+	// Kinds as Go errors: wrapped, bare, or none.
+	for _, c := range []struct {
+		err  error
+		kind tn.ErrorKind
+		msg  string
+	}{
+		{fmt.Errorf("%w: no entry %q", tn.IndexError, "k"), tn.IndexError, `IndexError: no entry "k"`},
+		{tn.AttributeError, tn.AttributeError, ""},
+		{errors.New("plain"), tn.RuntimeError, "plain"},
+		{&tn.Error{}, tn.RuntimeError, "RuntimeError: "},
+	} {
+		err := c.err
+		g := must(tn.FunctionOf(func() error { return err }))
+		_, out := call.Call(g)
+		g.Release()
+		if !errors.As(out, &got) || got.Kind() != c.kind || got.Message() != c.msg || !errors.Is(out, c.kind) {
+			t.Errorf("%#v through C: %v", c.err, out)
+		}
+	}
+	// Causes set from Go.
+	outer := tn.Errorf(tn.ValueError, "bad %s", "input")
+	check(t, outer.SetCause(e))
+	if !errors.Is(outer, e) || !errors.Is(outer, tn.KeyError) || outer.Kind() != tn.ValueError {
+		t.Errorf("SetCause: %s", outer.Format())
+	}
+	if err := e.SetCause(outer); kindOf(err) != "ValueError" {
+		t.Errorf("a cause loop: %v", err)
+	}
+	check(t, outer.SetCause(nil))
+	if outer.Cause() != nil || errors.Is(outer, tn.KeyError) {
+		t.Errorf("cause not removed: %v", outer.Cause())
+	}
+}
+
+func TestErrorObjectsAreReleased(t *testing.T) {
+	runtime.GC()
+	base := settle(-1)
+	call := must(tn.GetGlobal("testing.call"))
+	func() {
+		_, err := tn.GetGlobal("no.such.function")
+		var e *tn.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("not a *tn.Error: %v", err)
+		}
+		held := tn.LiveObjects()
+		if held <= base+1 { // call and at least the error
+			t.Errorf("%d live objects with an error held, %d before", held, base)
+		}
+		for i := 0; i < 50; i++ {
+			e.Object().Release()
+			_, _ = call.Call(func() error { return fmt.Errorf("wrapped: %w", e) })
+			_, _ = call.Call(func() error { return e })
+		}
+		runtime.KeepAlive(e)
+	}()
+	call.Release()
+	if n := settle(base); n != base {
+		t.Errorf("%d tvmnode objects left alive once the errors were dropped", n-base)
 	}
 }

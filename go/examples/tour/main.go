@@ -38,8 +38,8 @@ func main() {
 	fmt.Println("C called tour.scale(1.5, 4) =", v)
 	_, err = call.Call(scale, "x", 4)
 	var te *tn.Error
-	if errors.As(err, &te) {
-		fmt.Println("as expected:", te.Kind+":", te.Message)
+	if errors.As(err, &te) && errors.Is(err, tn.TypeError) {
+		fmt.Printf("as expected: %s: %s\n", te.Kind(), te.Message())
 	}
 
 	// IR: fn (%x: Tensor[(1, 8), float32]) { nn.relu(add(%x, 1f)) }

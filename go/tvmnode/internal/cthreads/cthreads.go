@@ -4,7 +4,8 @@
 package cthreads
 
 /*
-#cgo LDFLAGS: -ltvmnode -lpthread
+#cgo pkg-config: tvmnode
+#cgo LDFLAGS: -lpthread
 #include <pthread.h>
 #include <stdlib.h>
 #include <tvmnode/tvmnode.h>
