@@ -81,7 +81,7 @@ static inline void tn__release(TnObject *obj) {
   /* Sole reference and no weak ones: nobody else can touch the count, so
    * skip the locked decrement (most temporaries die this way). Functions are
    * the exception: the registry's lock-free look-up may increment a
-   * function's count speculatively (see func/registry.c). */
+   * function's count speculatively (see core/registry.c). */
   if (atomic_load_explicit(tn__rc(obj), memory_order_acquire) ==
           TN__RC_INIT &&
       obj->deleter != NULL && obj->type_index != TN_TYPE_FUNCTION) {

@@ -4,7 +4,7 @@
  * Function objects live in type-stable memory: their blocks are recycled
  * through a pool of function blocks and never handed back to malloc. That is
  * what lets the global registry hand out references without a lock (see
- * registry.c): a reader may touch the header of a function that has just
+ * core/registry.c): a reader may touch the header of a function that has just
  * died, and must find a count of zero there rather than someone else's
  * bytes. A dead function's `fn` is replaced by a stub that raises, so a call
  * through a stale handle reports an error instead of running freed code.
