@@ -361,8 +361,8 @@ START_TEST(test_operator_attributes) {
   ck_assert_ptr_nonnull(got);
   ck_assert_int_eq(got->v_int64, 7);
   /* a value that may be in use is never changed in place */
-  TnAny s = tn_any_cstr("input names");
-  TN_OK(tn_ir_op_set_attr(op, "doc", &s, 0));
+  TnAny s = tn_any_cstr("NHWC");
+  TN_OK(tn_ir_op_set_attr(op, "layout", &s, 0));
   ck_assert_int_eq(got->v_int64, 7); /* still readable, still 7 */
   ck_assert_int_eq(tn_ir_op_get_attr(op, "kernel")->v_int64, 7);
   TnAny w = tn_any_int(8);
@@ -383,7 +383,7 @@ START_TEST(test_operator_attributes) {
   /* through the function registry, as bindings reach it */
   TnObject *set = K(tn_func_get("ir.OpSetAttr"));
   TnObject *get = K(tn_func_get("ir.OpGetAttr"));
-  TnAny args[4] = {tn_any_cstr("test.attrs"), tn_any_cstr("pattern"),
+  TnAny args[4] = {tn_any_cstr("test.attrs"), tn_any_cstr("scratch_bytes"),
                    tn_any_int(3), tn_any_int(0)};
   TnAny ret = tn_any_none();
   TN_OK(tn_func_call(set, args, 4, &ret));
@@ -399,6 +399,70 @@ START_TEST(test_operator_attributes) {
   ck_assert_int_eq(tn_func_call(set, args, 2, &ret), -1);
   TN_EXPECT_ERROR("TypeError", "ir.OpSetAttr", "2 arguments");
   TN_OK(tn_ir_op_unregister("test.attrs"));
+}
+END_TEST
+
+/* The attributes the library reads: set by registration, checked when
+ * set, and the only place type inference, pattern and doc live. */
+START_TEST(test_operator_known_attributes) {
+  TnObject *conv = K(tn_ir_op_get("nn.conv2d"));
+  const TnAny *p = tn_ir_op_get_attr(conv, TN_OP_ATTR_PATTERN);
+  ck_assert_ptr_nonnull(p);
+  ck_assert_int_eq(p->v_int64, TN_OP_OUT_FUSABLE);
+  const char *s;
+  TN_OK(tn_any_as_str(tn_ir_op_get_attr(conv, TN_OP_ATTR_DOC), &s, NULL));
+  ck_assert(strstr(s, "convolution") != NULL);
+  const TnAny *names = tn_ir_op_get_attr(conv, TN_OP_ATTR_INPUT_NAMES);
+  ck_assert_ptr_nonnull(names);
+  ck_assert_int_eq(tn_array_size(names->v_obj), 2);
+  TN_OK(tn_any_as_str(tn_array_at(names->v_obj, 1), &s, NULL));
+  ck_assert_str_eq(s, "weight");
+  ck_assert_int_eq(tn_ir_op_get_attr(conv, TN_OP_ATTR_INFER_TYPE)->type_index,
+                   TN_TYPE_FUNCTION);
+  /* every built-in operator names each of its inputs */
+  TnObject *ops = K(tn_ir_op_list());
+  for (int64_t i = 0; i < tn_array_size(ops); i++) {
+    const char *name;
+    TN_OK(tn_any_as_str(tn_array_at(ops, i), &name, NULL));
+    TnObject *o = K(tn_ir_op_get(name));
+    const TnAny *n = tn_ir_op_get_attr(o, TN_OP_ATTR_INPUT_NAMES);
+    ck_assert_msg(n != NULL, "%s has no input names", name);
+    ck_assert_int_eq(tn_array_size(n->v_obj), ((TnIrOp *)o)->num_inputs);
+    ck_assert_msg(tn_ir_op_get_attr(o, TN_OP_ATTR_DOC) != NULL, "%s: no doc",
+                  name);
+  }
+
+  TnObject *infer = K(tn_func_new(infer_first, NULL, NULL));
+  TN_OK(tn_ir_op_register("test.known", 2, NULL, TN_OP_ELEMWISE, infer, NULL,
+                          0));
+  TnObject *op = K(tn_ir_op_get("test.known"));
+  ck_assert_ptr_null(tn_ir_op_get_attr(op, TN_OP_ATTR_DOC));
+  TnAny bad = tn_any_cstr("elemwise");
+  ck_assert_int_eq(tn_ir_op_set_attr(op, TN_OP_ATTR_PATTERN, &bad, 1), -1);
+  TN_EXPECT_ERROR("TypeError", "tn_ir_op_set_attr", "test.known", "pattern",
+                  "int", "const char*");
+  bad = tn_any_int(6);
+  ck_assert_int_eq(tn_ir_op_set_attr(op, TN_OP_ATTR_PATTERN, &bad, 1), -1);
+  TN_EXPECT_ERROR("ValueError", "unknown pattern 6");
+  bad = tn_any_int(1);
+  ck_assert_int_eq(tn_ir_op_set_attr(op, TN_OP_ATTR_INFER_TYPE, &bad, 1), -1);
+  TN_EXPECT_ERROR("TypeError", "infer_type", "tn.Function", "int");
+  ck_assert_int_eq(tn_ir_op_set_attr(op, TN_OP_ATTR_DOC, &bad, 0), -1);
+  TN_EXPECT_ERROR("TypeError", "doc", "str", "int");
+  TnAny one[] = {tn_any_cstr("x")}, mixed[] = {tn_any_cstr("x"), tn_any_int(2)};
+  TnAny v = tn_any_obj(K(tn_array_new(one, 1)));
+  ck_assert_int_eq(tn_ir_op_set_attr(op, TN_OP_ATTR_INPUT_NAMES, &v, 0), -1);
+  TN_EXPECT_ERROR("ValueError", "input_names", "needs 2 names, got 1");
+  v = tn_any_obj(K(tn_array_new(mixed, 2)));
+  ck_assert_int_eq(tn_ir_op_set_attr(op, TN_OP_ATTR_INPUT_NAMES, &v, 0), -1);
+  TN_EXPECT_ERROR("TypeError", "input_names", "item 1 is a int");
+  ck_assert_ptr_null(tn_ir_op_get_attr(op, TN_OP_ATTR_INPUT_NAMES));
+  /* a changed pattern is what FuseOps and everyone else read */
+  TnAny pv = tn_any_int(TN_OP_OPAQUE);
+  TN_OK(tn_ir_op_set_attr(op, TN_OP_ATTR_PATTERN, &pv, 1));
+  ck_assert_int_eq(tn_ir_op_get_attr(op, TN_OP_ATTR_PATTERN)->v_int64,
+                   TN_OP_OPAQUE);
+  TN_OK(tn_ir_op_unregister("test.known"));
 }
 END_TEST
 
@@ -473,6 +537,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_modules);
   tcase_add_test(tc, test_operators_registered_from_outside);
   tcase_add_test(tc, test_operator_attributes);
+  tcase_add_test(tc, test_operator_known_attributes);
   return s;
 }
 

@@ -332,35 +332,37 @@ START_TEST(test_untyped_arguments_defer_inference) {
 END_TEST
 
 START_TEST(test_infer_function_directly) {
-  TnIrOp *add = (TnIrOp *)K(tn_ir_op_get("add"));
+  TnObject *add = tn_ir_op_get_attr(K(tn_ir_op_get("add")),
+                                    TN_OP_ATTR_INFER_TYPE)->v_obj;
   TnAny ok[] = {tn_any_obj(tt("float32", 2, 4, 1)),
                 tn_any_obj(tt("float32", 1, 3))};
   TnAny args[] = {tn_any_obj(K(tn_array_new(ok, 2))), tn_any_none()};
   TnAny ret = tn_any_none();
-  TN_OK(tn_func_call(add->infer, args, 2, &ret));
+  TN_OK(tn_func_call(add, args, 2, &ret));
   ck_assert(tn_any_is_object(&ret));
   ck_assert_str_eq(astext(K(ret.v_obj), 0), "Tensor[(4, 3), float32]");
   ret = tn_any_none();
-  ck_assert_int_ne(tn_func_call(add->infer, args, 1, &ret), 0);
+  ck_assert_int_ne(tn_func_call(add, args, 1, &ret), 0);
   TN_EXPECT_ERROR("TypeError",
                   "add: type inference takes (arg_types: tn.Array, attrs)");
   TnAny not_types[] = {ok[0], tn_any_int(3)};
   args[0] = tn_any_obj(K(tn_array_new(not_types, 2)));
-  ck_assert_int_ne(tn_func_call(add->infer, args, 2, &ret), 0);
+  ck_assert_int_ne(tn_func_call(add, args, 2, &ret), 0);
   TN_EXPECT_ERROR("TypeError", "add: argument 1 has no type (got int)");
   TnAny bad[] = {ok[0], tn_any_obj(tt("float32", 2, 3, 2))};
   args[0] = tn_any_obj(K(tn_array_new(bad, 2)));
-  ck_assert_int_ne(tn_func_call(add->infer, args, 2, &ret), 0);
+  ck_assert_int_ne(tn_func_call(add, args, 2, &ret), 0);
   TN_EXPECT_ERROR("TypeError", "add: argument 0 has type Tensor[(4, 1), "
                   "float32] and argument 1 has type Tensor[(3, 2), float32]",
                   "(dimension 0: 4 vs 3)");
   /* With an attrs node, as calls pass it. */
-  TnIrOp *tr = (TnIrOp *)K(tn_ir_op_get("transpose"));
+  TnObject *tr = tn_ir_op_get_attr(K(tn_ir_op_get("transpose")),
+                                   TN_OP_ATTR_INFER_TYPE)->v_obj;
   TnAny one[] = {ok[0]};
   TnAny targs[] = {tn_any_obj(K(tn_array_new(one, 1))),
                    tn_any_obj(ATTRS("ir.TransposeAttrs", "axes",
                                     ints(2, 1, 0)))};
-  TN_OK(tn_func_call(tr->infer, targs, 2, &ret));
+  TN_OK(tn_func_call(tr, targs, 2, &ret));
   ck_assert_str_eq(astext(K(ret.v_obj), 0), "Tensor[(1, 4), float32]");
 }
 END_TEST
@@ -1707,8 +1709,9 @@ static void infer_must_refuse(const char *op, TnAny attrs, ...) {
   TnAny one[] = {tn_any_obj(tt("float32", 2, 2, 3))};
   TnAny args[] = {tn_any_obj(K(tn_array_new(one, 1))), attrs};
   TnAny ret = tn_any_none();
-  TnIrOp *o = (TnIrOp *)K(tn_ir_op_get(op));
-  int rc = tn_func_call(o->infer, args, 2, &ret);
+  TnObject *o = K(tn_ir_op_get(op));
+  int rc = tn_func_call(tn_ir_op_get_attr(o, TN_OP_ATTR_INFER_TYPE)->v_obj,
+                        args, 2, &ret);
   if (rc == 0) tn_any_clear(&ret);
   ck_assert_msg(rc != 0, "%s: infer accepted the attrs", op);
   TnObject *e = tn_error_take_raised();

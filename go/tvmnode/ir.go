@@ -501,3 +501,59 @@ func UnregisterOp(name string) error {
 	defer C.free(unsafePointer(c))
 	return crc("UnregisterOp", func() C.int { return C.tn_ir_op_unregister(c) })
 }
+
+// Names of the operator attributes the library reads (OpGetAttr, OpSetAttr).
+const (
+	OpAttrInferType  = "infer_type"  // Function infer(argTypes, attrs) -> Type
+	OpAttrPattern    = "pattern"     // int64, a Pattern* value
+	OpAttrDoc        = "doc"         // string, one line on what it computes
+	OpAttrInputNames = "input_names" // Array of string, one per input
+)
+
+// OpGetAttr returns attribute attr of the operator registered as op, or
+// nil when it has none (a KeyError when there is no such operator). The
+// value is converted as function results are (int64, string, Array, ...).
+func OpGetAttr(op, attr string) (interface{}, error) {
+	cop := C.CString(op)
+	defer C.free(unsafePointer(cop))
+	cattr := C.CString(attr)
+	defer C.free(unsafePointer(cattr))
+	o, err := cobj("OpGetAttr", func() *C.TnObject { return C.tn_ir_op_get(cop) })
+	if err != nil {
+		return nil, err
+	}
+	defer o.Release()
+	v := C.tn_ir_op_get_attr(o.ptr(), cattr)
+	if v == nil {
+		return nil, nil
+	}
+	return fromAny(v), nil // fromAny copies what it keeps
+}
+
+// OpSetAttr attaches value as attribute attr of the operator registered as
+// op, visible from every language. A set attribute is a ValueError unless
+// override; values of the attributes the library reads (OpAttr*) are
+// checked.
+func OpSetAttr(op, attr string, value interface{}, override bool) error {
+	a, err := makeArgs("OpSetAttr", []interface{}{value})
+	if err != nil {
+		return err
+	}
+	defer a.free()
+	cop := C.CString(op)
+	defer C.free(unsafePointer(cop))
+	cattr := C.CString(attr)
+	defer C.free(unsafePointer(cattr))
+	o, err := cobj("OpSetAttr", func() *C.TnObject { return C.tn_ir_op_get(cop) })
+	if err != nil {
+		return err
+	}
+	defer o.Release()
+	ov := C.int(0)
+	if override {
+		ov = 1
+	}
+	return crc("OpSetAttr", func() C.int {
+		return C.tn_ir_op_set_attr(o.ptr(), cattr, a.ptr(), ov)
+	})
+}

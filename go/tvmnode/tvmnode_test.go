@@ -738,3 +738,47 @@ func TestErrorObjectsAreReleased(t *testing.T) {
 		t.Errorf("%d tvmnode objects left alive once the errors were dropped", n-base)
 	}
 }
+
+func TestOperatorAttributesAreSharedWithC(t *testing.T) {
+	noLeaks(t)
+	names := must(tn.OpGetAttr("nn.conv2d", tn.OpAttrInputNames)).(tn.Array)
+	defer names.Release()
+	if s := must(names.Strings()); strings.Join(s, ",") != "data,weight" {
+		t.Errorf("conv2d input names %v", s)
+	}
+	if p := must(tn.OpGetAttr("nn.conv2d", tn.OpAttrPattern)); p != int64(tn.PatternOutFusable) {
+		t.Errorf("conv2d pattern %v", p)
+	}
+	if v := must(tn.OpGetAttr("nn.conv2d", "no_such_attribute")); v != nil {
+		t.Errorf("missing attribute: %v", v)
+	}
+	if _, err := tn.OpGetAttr("gotest.no_such_op", "doc"); kindOf(err) != "KeyError" {
+		t.Errorf("missing op: %v", err)
+	}
+	same := func(types []tn.Type, _ tn.Object) (tn.Type, error) { return types[0], nil }
+	check(t, tn.RegisterOp("gotest.attrs", 2, tn.PatternElemwise, "", "", same))
+	defer func() { check(t, tn.UnregisterOp("gotest.attrs")) }()
+	check(t, tn.OpSetAttr("gotest.attrs", tn.OpAttrInputNames, []interface{}{"base", "overlay"}, false))
+	check(t, tn.OpSetAttr("gotest.attrs", "layout", "NHWC", false))
+	if err := tn.OpSetAttr("gotest.attrs", "layout", "NCHW", false); kindOf(err) != "ValueError" {
+		t.Errorf("set twice: %v", err)
+	}
+	check(t, tn.OpSetAttr("gotest.attrs", "layout", "NCHW", true))
+	if err := tn.OpSetAttr("gotest.attrs", tn.OpAttrPattern, "opaque", true); kindOf(err) != "TypeError" {
+		t.Errorf("pattern as a string: %v", err)
+	}
+	if err := tn.OpSetAttr("gotest.attrs", tn.OpAttrInputNames, []interface{}{"x"}, true); kindOf(err) != "ValueError" {
+		t.Errorf("one name for two inputs: %v", err)
+	}
+	// What Go set, C reads through the function registry.
+	get := must(tn.GetGlobal("ir.OpGetAttr"))
+	defer get.Release()
+	if v := must(get.Call("gotest.attrs", "layout")); v != "NCHW" {
+		t.Errorf("layout through C: %v", v)
+	}
+	in := must(tn.OpGetAttr("gotest.attrs", tn.OpAttrInputNames)).(tn.Array)
+	defer in.Release()
+	if s := must(in.Strings()); strings.Join(s, ",") != "base,overlay" {
+		t.Errorf("input names %v", s)
+	}
+}

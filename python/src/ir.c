@@ -423,6 +423,43 @@ static PyObject *op_register(PyObject *m, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* op_get_attr(op, attr) -> the attribute's value, or None. */
+static PyObject *op_get_attr(PyObject *m, PyObject *args) {
+  (void)m;
+  PyObject *op;
+  const char *attr;
+  TnObject *o;
+  if (!PyArg_ParseTuple(args, "Os:Op.get_attr", &op, &attr) ||
+      get_obj(op, IR->op, 0, "Op.get_attr", "self", &o))
+    return NULL;
+  const TnAny *v = tn_ir_op_get_attr(o, attr);
+  if (v == NULL) Py_RETURN_NONE;
+  return tnpy_any_to_py(v);
+}
+
+/* op_set_attr(op, attr, value, override) */
+static PyObject *op_set_attr(PyObject *m, PyObject *args) {
+  (void)m;
+  PyObject *op, *value;
+  const char *attr;
+  int override = 0;
+  TnObject *o;
+  if (!PyArg_ParseTuple(args, "OsO|p:Op.set_attr", &op, &attr, &value,
+                        &override) ||
+      get_obj(op, IR->op, 0, "Op.set_attr", "self", &o))
+    return NULL;
+  TnAny v;
+  TnObject *temp = NULL;
+  if (tnpy_arg_from_py(value, &v, &temp)) {
+    tnpy_blame_arg("Op.set_attr", 2);
+    return NULL;
+  }
+  int rc = tn_ir_op_set_attr(o, attr, &v, override);
+  if (temp) tn_object_release(temp);
+  if (rc) return tnpy_raise_tn();
+  Py_RETURN_NONE;
+}
+
 static PyObject *op_unregister(PyObject *m, PyObject *arg) {
   (void)m;
   const char *name = PyUnicode_AsUTF8(arg);
@@ -981,6 +1018,8 @@ PyMethodDef tnpy_ir_methods[] = {
     FN("module_from_expr", module_from_expr, METH_O, "IRModule.from_expr"),
     FN("module_get", module_get, METH_VARARGS, "a function by name"),
     FN("op_list", op_list, METH_NOARGS, "registered operator names"),
+    FN("op_get_attr", op_get_attr, METH_VARARGS, "an operator attribute"),
+    FN("op_set_attr", op_set_attr, METH_VARARGS, "set an operator attribute"),
     FN("op_register", op_register, METH_VARARGS,
        "register an operator: (name, num_inputs, attrs_type_key, pattern, "
        "infer, doc)"),

@@ -108,3 +108,47 @@ def test_inference_returning_a_non_type_is_a_type_error() -> None:
             getattr(op, "pytest").broken(ir.var("x", shape=(1,)))
     finally:
         ir.unregister_op("pytest.broken")
+
+
+def test_operator_attributes_from_python() -> None:
+    """Input names, doc and pattern are operator attributes: the generated
+    functions take their parameter names and docstrings from them, and any
+    attribute set from Python is what C (and every other binding) reads."""
+    conv = ir.Op.get("nn.conv2d")
+    assert conv.input_names == ["data", "weight"]
+    assert "convolution" in (conv.description or "")
+    assert conv.get_attr("pattern") == ir.OP_PATTERNS["out_fusable"]
+    assert callable(conv.get_attr("infer_type"))
+    assert conv.get_attr("no_such_attribute") is None
+    assert (op.nn.conv2d.__doc__ or "").startswith("2-D convolution")
+    assert "data, weight" in (op.nn.conv2d.__doc__ or "")
+
+    ir.register_op("pytest.blend", 2, lambda ts, a: ts[0], pattern="broadcast",
+                   input_names=("base", "overlay"), doc="mix two images")
+    try:
+        o = ir.Op.get("pytest.blend")
+        assert o.input_names == ["base", "overlay"]
+        ops: Any = getattr(op, "pytest")
+        x = ir.var("x", shape=(4,))
+        assert ops.blend(base=x, overlay=x).op.same_as(o)
+        o.set_attr("layout", "NHWC")
+        assert o.get_attr("layout") == "NHWC"
+        assert tn.get_global_func("ir.OpGetAttr")("pytest.blend", "layout") == "NHWC"
+        with pytest.raises(ValueError, match="already has attribute 'layout'"):
+            o.set_attr("layout", "NCHW")
+        o.set_attr("layout", "NCHW", override=True)
+        assert o.get_attr("layout") == "NCHW"
+        with pytest.raises(TypeError, match="'pattern' takes an int"):
+            o.set_attr("pattern", "opaque", override=True)
+        with pytest.raises(ValueError, match="needs 2 names, got 1"):
+            o.set_attr("input_names", ["only"], override=True)
+        o.set_attr("pattern", ir.OP_PATTERNS["opaque"], override=True)
+        assert o.pattern == ir.OP_PATTERNS["opaque"]
+    finally:
+        ir.unregister_op("pytest.blend")
+    with pytest.raises(ValueError, match="takes 2 inputs but input_names has 1"):
+        ir.register_op("pytest.bad", 2, lambda ts, a: ts[0], input_names=["x"])
+    with pytest.raises(ValueError, match="not an identifier"):
+        ir.register_op("pytest.bad", 1, lambda ts, a: ts[0], input_names=["class"])
+    with pytest.raises(KeyError):
+        ir.Op.get("pytest.bad")

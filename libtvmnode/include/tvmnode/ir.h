@@ -78,14 +78,13 @@ typedef struct {
   TnObject *name;       /* tn.String */
   int64_t num_inputs;   /* -1: any number */
   TnObject *attrs_type; /* tn.String type key of its attrs node, or NULL */
-  int64_t pattern;      /* TN_OP_* fusion pattern */
-  TnObject *infer;      /* tn.Function: infer(arg_types, attrs) -> type */
-  TnObject *doc;        /* tn.String or NULL */
   int32_t attrs_index;  /* type index of attrs_type, or -1 (not reflected) */
   /* Operator attributes (tn_ir_op_set_attr): a tn.Map from attribute name
    * to value, replaced whole on every set, and the maps it replaced, kept
    * until the operator dies because a reader may still be looking at one.
-   * New properties of operators go here, not into new fields. */
+   * Everything else an operator has (type inference, fusion pattern, doc,
+   * input names, kernels) is an attribute: new properties go there, never
+   * into new fields. */
   TnObject *attr_map;     /* tn.Map, or NULL when none is set */
   TnObject *attr_retired; /* tn.List of replaced maps, or NULL */
 } TnIrOp;
@@ -214,13 +213,31 @@ enum {
 };
 
 /*
- * Register an operator. `infer` is a function infer(arg_types, attrs) ->
- * type (arg_types a tn.Array of types; attrs the call's attrs node or
- * None), so operators can be declared from any language. `attrs_type_key`
- * names the node type of its attributes (NULL: none). A taken name is a
- * ValueError unless `override`, which replaces the operator (calls built
- * before keep the old one). `infer` is borrowed (a reference is taken).
- * The registry follows the library's one pattern (core/registry.c):
+ * The operator attributes the library itself reads (tn_ir_op_set_attr
+ * checks their values):
+ *   TN_OP_ATTR_INFER_TYPE  tn.Function infer(arg_types, attrs) -> ir.Type
+ *                          (arg_types a tn.Array of types; attrs the call's
+ *                          attrs node or None). Without it a call of the
+ *                          operator cannot be built.
+ *   TN_OP_ATTR_PATTERN     int, a TN_OP_* fusion pattern (default opaque)
+ *   TN_OP_ATTR_DOC         str, one line on what the operator computes
+ *   TN_OP_ATTR_INPUT_NAMES tn.Array of num_inputs str, the names bindings
+ *                          give its inputs ("data", "weight", ...)
+ */
+#define TN_OP_ATTR_INFER_TYPE "infer_type"
+#define TN_OP_ATTR_PATTERN "pattern"
+#define TN_OP_ATTR_DOC "doc"
+#define TN_OP_ATTR_INPUT_NAMES "input_names"
+
+/*
+ * Register an operator: its identity (name, number of inputs, the node type
+ * of its attributes, NULL for none) and, as attributes set before it is
+ * published, its type inference `infer` (TN_OP_ATTR_INFER_TYPE), `pattern`
+ * and `doc` (NULL: none). More attributes (input names, kernels) are set
+ * with tn_ir_op_set_attr. A taken name is a ValueError unless `override`,
+ * which replaces the operator (calls built before keep the old one).
+ * `infer` is borrowed (a reference is taken). The registry follows the
+ * library's one pattern (core/registry.c):
  * tn_ir_op_{register,unregister,get,find,list}.
  */
 TN_API int tn_ir_op_register(const char *name, int32_t num_inputs,
@@ -240,7 +257,9 @@ TN_API TnObject *tn_ir_op_list(void);
  * operator (a kernel, a parameter builder, input names, a layout rule), so
  * operators registered from any language can carry everything the C ones
  * do and ir.Op keeps its layout. Set takes `value` borrowed and keeps an
- * owned copy; a set attribute is a ValueError unless `override`. Setting
+ * owned copy; a set attribute is a ValueError unless `override`; a value
+ * of the wrong kind for one of the TN_OP_ATTR_* attributes above is a
+ * TypeError (ValueError for an unknown pattern or a wrong count). Setting
  * takes a lock; reading takes none. Also reachable as the global functions
  * "ir.OpSetAttr"(op_name, attr, value, override) and
  * "ir.OpGetAttr"(op_name, attr) -> value or None.

@@ -68,9 +68,17 @@ int tn__ir_type_mismatch(const char *who, int32_t index, const TnObject *want,
 typedef TnObject *(*TnIrInferC)(const char *op, TnObject *const *types,
                                 int32_t n, TnObject *attrs);
 
-void tn__ir_op_define(const char *name, int32_t num_inputs,
+/* Define a built-in operator (aborts on failure: start-up only). `inputs`
+ * names its inputs, comma-separated ("data,weight"); their count is its
+ * arity and they become its TN_OP_ATTR_INPUT_NAMES. */
+void tn__ir_op_define(const char *name, const char *inputs,
                       const char *attrs_key, int32_t pattern, TnIrInferC infer,
                       const char *doc);
+/* An operator's fusion pattern (TN_OP_OPAQUE when it has none). */
+int32_t tn__ir_op_pattern(const TnObject *op);
+/* Its type inference function, or NULL with a TypeError raised.
+ * (transfer none) */
+const TnObject *tn__ir_op_infer(const TnObject *op);
 
 /* Register the attrs node type `key` (C layout S, a TnFieldDesc table). */
 #define TN__IR_ATTRS(S, key, fields)                                          \

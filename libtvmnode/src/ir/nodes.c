@@ -56,10 +56,6 @@ static const TnFieldDesc op_fields[] = {
     TN_FIELD_INT(TnIrOp, num_inputs, F_REG, "-1: any"),
     TN_FIELD_STR(TnIrOp, attrs_type, F_REG | TN_FIELD_OPTIONAL,
                  "type key of its attrs"),
-    TN_FIELD_INT(TnIrOp, pattern, F_REG, "fusion pattern"),
-    TN_FIELD_OBJ(TnIrOp, infer, "tn.Function", F_REG,
-                 "infer(arg_types, attrs) -> type"),
-    TN_FIELD_STR(TnIrOp, doc, F_REG | TN_FIELD_OPTIONAL, NULL),
     TN_FIELD_OBJ(TnIrOp, attr_map, "tn.Map", F_REG | TN_FIELD_OPTIONAL,
                  "operator attributes (tn_ir_op_set_attr)"),
     TN_FIELD_OBJ(TnIrOp, attr_retired, "tn.List",
@@ -345,8 +341,10 @@ static TnObject *arg_types(TnObject *const *args, int32_t n) {
 
 TnObject *tn__ir_infer_call(TnObject *op, TnObject *types, TnObject *attrs) {
   TnIrOp *o = (TnIrOp *)op;
+  const TnObject *infer = tn__ir_op_infer(op);
+  if (infer == NULL) return NULL;
   TnAny a[2] = {tn_any_obj(types), tn_any_obj(attrs)}, ret = tn_any_none();
-  if (tn_func_call(o->infer, a, 2, &ret)) return NULL;
+  if (tn_func_call((TnObject *)infer, a, 2, &ret)) return NULL;
   if (!tn_any_is_object(&ret) || !tn__ir_is(ret.v_obj, g_types.type)) {
     tn_error_raise_in(TN_ERR_TYPE, ((TnStringObj *)o->name)->data,
                       "type inference returned %s, not an ir.Type",

@@ -6,9 +6,10 @@
  * An operator is a unique ir.Op node, so calls share it and compare it by
  * identity; the registry (core/registry.c) holds one reference to each, and
  * calls built before an operator is replaced or removed keep theirs.
- * Inference is a packed function infer(arg_types, attrs) -> type, so an
- * operator can be added from any language; operators defined here wrap a
- * C function in one.
+ * Everything beyond its identity is an operator attribute (a copy-on-write
+ * tn.Map read without locks): inference is the attribute "infer_type", a
+ * packed function infer(arg_types, attrs) -> type, so an operator can be
+ * added from any language; operators defined here wrap a C function in one.
  */
 #include "ir/ir_internal.h"
 
@@ -34,6 +35,60 @@ TN_API const TnAny *tn_ir_op_get_attr(const TnObject *op, const char *attr) {
   return tn_map_find(m, &key);
 }
 
+static bool valid_pattern(int64_t p) {
+  return p == TN_OP_ELEMWISE || p == TN_OP_BROADCAST || p == TN_OP_INJECTIVE ||
+         p == TN_OP_REDUCE || p == TN_OP_OUT_FUSABLE || p == TN_OP_OPAQUE;
+}
+
+static bool is_str(const TnAny *a) {
+  const char *d;
+  size_t n;
+  return tn__any_text(a, &d, &n) == TN_TEXT_STR;
+}
+
+/* The attributes the library reads must hold what it expects. */
+static int check_known_attr(const TnIrOp *o, const char *attr,
+                            const TnAny *value) {
+  const char *who = "tn_ir_op_set_attr", *name = ((TnStringObj *)o->name)->data;
+  if (strcmp(attr, TN_OP_ATTR_INFER_TYPE) == 0) {
+    if (value->type_index != TN_TYPE_FUNCTION)
+      return tn_error_raise_in(TN_ERR_TYPE, who, "'%s': attribute '%s' takes "
+                               "a tn.Function, got %s", name, attr,
+                               tn_any_type_key(value));
+  } else if (strcmp(attr, TN_OP_ATTR_PATTERN) == 0) {
+    if (value->type_index != TN_TYPE_INT)
+      return tn_error_raise_in(TN_ERR_TYPE, who, "'%s': attribute '%s' takes "
+                               "an int, got %s", name, attr,
+                               tn_any_type_key(value));
+    if (!valid_pattern(value->v_int64))
+      return tn_error_raise_in(TN_ERR_VALUE, who, "'%s': unknown pattern %"
+                               PRId64, name, value->v_int64);
+  } else if (strcmp(attr, TN_OP_ATTR_DOC) == 0) {
+    if (!is_str(value))
+      return tn_error_raise_in(TN_ERR_TYPE, who, "'%s': attribute '%s' takes "
+                               "a str, got %s", name, attr,
+                               tn_any_type_key(value));
+  } else if (strcmp(attr, TN_OP_ATTR_INPUT_NAMES) == 0) {
+    const TnArrayObj *a = value->type_index == TN_TYPE_ARRAY
+                              ? (const TnArrayObj *)value->v_obj
+                              : NULL;
+    if (a == NULL)
+      return tn_error_raise_in(TN_ERR_TYPE, who, "'%s': attribute '%s' takes "
+                               "a tn.Array of str, got %s", name, attr,
+                               tn_any_type_key(value));
+    if (o->num_inputs >= 0 && a->size != o->num_inputs)
+      return tn_error_raise_in(TN_ERR_VALUE, who, "'%s': attribute '%s' needs "
+                               "%" PRId64 " names, got %" PRId64, name, attr,
+                               o->num_inputs, a->size);
+    for (int64_t i = 0; i < a->size; i++)
+      if (!is_str(&a->data[i]))
+        return tn_error_raise_in(TN_ERR_TYPE, who, "'%s': attribute '%s': "
+                                 "item %" PRId64 " is a %s, not a str", name,
+                                 attr, i, tn_any_type_key(&a->data[i]));
+  }
+  return 0;
+}
+
 TN_API int tn_ir_op_set_attr(TnObject *op, const char *attr,
                              const TnAny *value, int override) {
   const char *who = "tn_ir_op_set_attr";
@@ -43,6 +98,7 @@ TN_API int tn_ir_op_set_attr(TnObject *op, const char *attr,
   if (attr[0] == '\0')
     return tn_error_raise_in(TN_ERR_VALUE, who, "attr is the empty string");
   TnIrOp *o = (TnIrOp *)op;
+  if (check_known_attr(o, attr, value)) return -1;
   TnAny key = tn_any_cstr(attr);
   int rc = 0;
   tn__mutex_lock(&g_attr_lock);
@@ -156,9 +212,7 @@ TN_API int tn_ir_op_register(const char *name, int32_t num_inputs,
     return tn_error_raise_in(TN_ERR_VALUE, who,
                              "'%s': num_inputs %d is invalid", name,
                              num_inputs);
-  if (pattern != TN_OP_ELEMWISE && pattern != TN_OP_BROADCAST &&
-      pattern != TN_OP_INJECTIVE && pattern != TN_OP_REDUCE &&
-      pattern != TN_OP_OUT_FUSABLE && pattern != TN_OP_OPAQUE)
+  if (!valid_pattern(pattern))
     return tn_error_raise_in(TN_ERR_VALUE, who, "'%s': unknown pattern %d",
                              name, pattern);
   if (attrs_type_key) {
@@ -177,13 +231,32 @@ TN_API int tn_ir_op_register(const char *name, int32_t num_inputs,
   o->num_inputs = num_inputs;
   o->attrs_type = attrs_type_key ? tn_string_from_cstr(attrs_type_key) : NULL;
   o->attrs_index = attrs_type_key ? tn_type_index(attrs_type_key) : -1;
-  o->pattern = pattern;
-  tn_object_retain(infer);
-  o->infer = infer;
-  o->doc = doc ? tn_string_from_cstr(doc) : NULL;
-  int rc = tn__registry_register(g_ops, name, op, override, who);
+  /* The attributes are in place before anyone can find the operator. */
+  TnAny fv = tn_any_obj(infer), pv = tn_any_int(pattern);
+  int rc = tn_ir_op_set_attr(op, TN_OP_ATTR_INFER_TYPE, &fv, 0);
+  if (rc == 0) rc = tn_ir_op_set_attr(op, TN_OP_ATTR_PATTERN, &pv, 0);
+  if (rc == 0 && doc) {
+    TnAny dv = tn_any_cstr(doc);
+    rc = tn_ir_op_set_attr(op, TN_OP_ATTR_DOC, &dv, 0);
+  }
+  if (rc == 0) rc = tn__registry_register(g_ops, name, op, override, who);
   tn_object_release(op);
   return rc;
+}
+
+int32_t tn__ir_op_pattern(const TnObject *op) {
+  const TnAny *p = tn_ir_op_get_attr(op, TN_OP_ATTR_PATTERN);
+  return p ? (int32_t)p->v_int64 : TN_OP_OPAQUE;
+}
+
+const TnObject *tn__ir_op_infer(const TnObject *op) {
+  const TnAny *f = tn_ir_op_get_attr(op, TN_OP_ATTR_INFER_TYPE);
+  if (f == NULL)
+    tn_error_raise_in(TN_ERR_TYPE, ((TnStringObj *)((const TnIrOp *)op)->name)
+                                       ->data,
+                      "the operator has no type inference (attribute '%s')",
+                      TN_OP_ATTR_INFER_TYPE);
+  return f ? f->v_obj : NULL;
 }
 
 TN_API int tn_ir_op_unregister(const char *name) {
@@ -251,9 +324,11 @@ static int c_infer_call(void *self, const TnAny *args, int32_t nargs,
   return 0;
 }
 
-void tn__ir_op_define(const char *name, int32_t num_inputs,
+void tn__ir_op_define(const char *name, const char *inputs,
                       const char *attrs_key, int32_t pattern, TnIrInferC infer,
                       const char *doc) {
+  gchar **names = g_strsplit(inputs, ",", -1);
+  int32_t num_inputs = (int32_t)g_strv_length(names);
   CInfer *c = g_new0(CInfer, 1);
   c->fn = infer;
   c->name = g_strdup(name);
@@ -265,12 +340,24 @@ void tn__ir_op_define(const char *name, int32_t num_inputs,
   TN__INIT_CHECK(
       tn_ir_op_register(name, num_inputs, attrs_key, pattern, f, doc, 0) == 0);
   tn_object_release(f);
+  TnAny items[16];
+  TN__INIT_CHECK(num_inputs <= 16);
+  for (int32_t i = 0; i < num_inputs; i++) items[i] = tn_any_cstr(names[i]);
+  TnObject *arr = tn_array_new(items, num_inputs);
+  TnObject *op = tn_ir_op_get(name);
+  TnAny av = tn_any_obj(arr);
+  TN__INIT_CHECK(arr && op &&
+                 tn_ir_op_set_attr(op, TN_OP_ATTR_INPUT_NAMES, &av, 0) == 0);
+  tn_object_release(op);
+  tn_object_release(arr);
+  g_strfreev(names);
 }
 
 TnObject *tn__ir_infer_direct(const TnObject *op, TnObject *const *types,
                               int32_t n, TnObject *attrs, bool *handled) {
-  const TnFunctionObj *f = (const TnFunctionObj *)((const TnIrOp *)op)->infer;
-  *handled = f->fn == c_infer_call;
+  const TnAny *fa = tn_ir_op_get_attr(op, TN_OP_ATTR_INFER_TYPE);
+  const TnFunctionObj *f = fa ? (const TnFunctionObj *)fa->v_obj : NULL;
+  *handled = f && f->fn == c_infer_call;
   if (!*handled) return NULL;
   /* A C inference function, with arguments tn_ir_call has checked: call it
    * without packing the types into an array. */

@@ -425,22 +425,29 @@ void tn__ir_ops_nn_init(void) {
   TN__IR_ATTRS(TnIrAxisAttrs, "ir.SoftmaxAttrs", softmax_fields);
   TN__IR_ATTRS(TnIrAxisAttrs, "ir.BiasAddAttrs", bias_add_fields);
   TN__IR_ATTRS(TnIrPadAttrs, "ir.PadAttrs", pad_fields);
-  tn__ir_op_define("nn.dense", 2, "ir.DenseAttrs", TN_OP_OUT_FUSABLE,
-                   infer_dense, "data [.., K] x weight [N, K] -> [.., N]");
-  tn__ir_op_define("matmul", 2, "ir.MatmulAttrs", TN_OP_OUT_FUSABLE,
-                   infer_matmul, "a [.., M, K] x b [K, N] -> [.., M, N]");
-  tn__ir_op_define("nn.conv2d", 2, "ir.Conv2DAttrs", TN_OP_OUT_FUSABLE,
-                   infer_conv2d, NULL);
-  tn__ir_op_define("nn.max_pool2d", 1, "ir.Pool2DAttrs", TN_OP_OUT_FUSABLE,
-                   infer_pool2d, NULL);
-  tn__ir_op_define("nn.avg_pool2d", 1, "ir.Pool2DAttrs", TN_OP_OUT_FUSABLE,
-                   infer_pool2d, NULL);
-  tn__ir_op_define("nn.global_avg_pool2d", 1, "ir.GlobalPool2DAttrs",
-                   TN_OP_OUT_FUSABLE, infer_global_pool, NULL);
-  tn__ir_op_define("nn.softmax", 1, "ir.SoftmaxAttrs", TN_OP_OPAQUE,
-                   infer_softmax, NULL);
-  tn__ir_op_define("nn.bias_add", 2, "ir.BiasAddAttrs", TN_OP_BROADCAST,
-                   infer_bias_add, "add a per-channel bias on axis");
-  tn__ir_op_define("nn.pad", 1, "ir.PadAttrs", TN_OP_INJECTIVE, infer_pad,
-                   NULL);
+  tn__ir_op_define("nn.dense", "data,weight", "ir.DenseAttrs",
+                   TN_OP_OUT_FUSABLE, infer_dense,
+                   "data [.., K] x weight [N, K] -> [.., N]");
+  tn__ir_op_define("matmul", "tensor_a,tensor_b", "ir.MatmulAttrs",
+                   TN_OP_OUT_FUSABLE, infer_matmul,
+                   "a [.., M, K] x b [K, N] -> [.., M, N]");
+  tn__ir_op_define("nn.conv2d", "data,weight", "ir.Conv2DAttrs",
+                   TN_OP_OUT_FUSABLE, infer_conv2d,
+                   "2-D convolution (NCHW or NHWC, grouped, dilated)");
+  tn__ir_op_define("nn.max_pool2d", "data", "ir.Pool2DAttrs",
+                   TN_OP_OUT_FUSABLE, infer_pool2d,
+                   "the maximum of each pool_size window");
+  tn__ir_op_define("nn.avg_pool2d", "data", "ir.Pool2DAttrs",
+                   TN_OP_OUT_FUSABLE, infer_pool2d,
+                   "the mean of each pool_size window");
+  tn__ir_op_define("nn.global_avg_pool2d", "data", "ir.GlobalPool2DAttrs",
+                   TN_OP_OUT_FUSABLE, infer_global_pool,
+                   "the mean over the spatial axes");
+  tn__ir_op_define("nn.softmax", "data", "ir.SoftmaxAttrs", TN_OP_OPAQUE,
+                   infer_softmax, "exp(x) / sum(exp(x)) along axis");
+  tn__ir_op_define("nn.bias_add", "data,bias", "ir.BiasAddAttrs",
+                   TN_OP_BROADCAST, infer_bias_add,
+                   "add a per-channel bias on axis");
+  tn__ir_op_define("nn.pad", "data", "ir.PadAttrs", TN_OP_INJECTIVE, infer_pad,
+                   "pad each axis by (before, after) with pad_value");
 }

@@ -235,25 +235,31 @@ void tn__ir_ops_qnn_init(void) {
   TN__IR_ATTRS(QuantizeAttrs, "ir.QuantizeAttrs", quantize_fields);
   TN__IR_ATTRS(DequantizeAttrs, "ir.DequantizeAttrs", dequantize_fields);
   TN__IR_ATTRS(RequantizeAttrs, "ir.RequantizeAttrs", requantize_fields);
-  tn__ir_op_define("qnn.quantize", 3, "ir.QuantizeAttrs", TN_OP_ELEMWISE,
-                   infer_quantize,
-                   "(data, output_scale, output_zero_point): float32 -> int8");
-  tn__ir_op_define("qnn.dequantize", 3, "ir.DequantizeAttrs", TN_OP_ELEMWISE,
-                   infer_dequantize,
-                   "(data, input_scale, input_zero_point): int8 -> float32");
-  tn__ir_op_define("qnn.requantize", 5, "ir.RequantizeAttrs", TN_OP_ELEMWISE,
-                   infer_requantize,
-                   "(data, input_scale, input_zero_point, output_scale, "
-                   "output_zero_point): int32 -> int8");
-  tn__ir_op_define("qnn.conv2d", 6, "ir.Conv2DAttrs", TN_OP_OUT_FUSABLE,
-                   infer_qnn_conv2d,
-                   "(data, weight, input_zero_point, kernel_zero_point, "
-                   "input_scale, kernel_scale) -> int32");
-  tn__ir_op_define("qnn.dense", 6, "ir.DenseAttrs", TN_OP_OUT_FUSABLE,
-                   infer_qnn_dense,
-                   "(data, weight, input_zero_point, kernel_zero_point, "
-                   "input_scale, kernel_scale) -> int32");
-  tn__ir_op_define("qnn.add", 8, NULL, TN_OP_BROADCAST, infer_qnn_add,
-                   "(lhs, rhs, lhs_scale, lhs_zero_point, rhs_scale, "
-                   "rhs_zero_point, output_scale, output_zero_point)");
+  tn__ir_op_define("qnn.quantize", "data,output_scale,output_zero_point",
+                   "ir.QuantizeAttrs", TN_OP_ELEMWISE, infer_quantize,
+                   "float32 -> int8: round(data / scale) + zero point, "
+                   "saturated");
+  tn__ir_op_define("qnn.dequantize", "data,input_scale,input_zero_point",
+                   "ir.DequantizeAttrs", TN_OP_ELEMWISE, infer_dequantize,
+                   "int8 -> float32: (data - zero point) * scale");
+  tn__ir_op_define("qnn.requantize",
+                   "data,input_scale,input_zero_point,output_scale,"
+                   "output_zero_point",
+                   "ir.RequantizeAttrs", TN_OP_ELEMWISE, infer_requantize,
+                   "int32 -> int8 from one quantization to another");
+  tn__ir_op_define("qnn.conv2d",
+                   "data,kernel,input_zero_point,kernel_zero_point,"
+                   "input_scale,kernel_scale",
+                   "ir.Conv2DAttrs", TN_OP_OUT_FUSABLE, infer_qnn_conv2d,
+                   "int8 2-D convolution with int32 accumulation");
+  tn__ir_op_define("qnn.dense",
+                   "data,weight,input_zero_point,kernel_zero_point,"
+                   "input_scale,kernel_scale",
+                   "ir.DenseAttrs", TN_OP_OUT_FUSABLE, infer_qnn_dense,
+                   "int8 data [.., K] x weight [N, K] -> int32 [.., N]");
+  tn__ir_op_define("qnn.add",
+                   "lhs,rhs,lhs_scale,lhs_zero_point,rhs_scale,"
+                   "rhs_zero_point,output_scale,output_zero_point",
+                   NULL, TN_OP_BROADCAST, infer_qnn_add,
+                   "int8 lhs + rhs, each in its own quantization");
 }

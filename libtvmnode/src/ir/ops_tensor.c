@@ -348,29 +348,42 @@ void tn__ir_ops_tensor_init(void) {
   TN__IR_ATTRS(SqueezeAttrs, "ir.SqueezeAttrs", squeeze_fields);
   TN__IR_ATTRS(ExpandDimsAttrs, "ir.ExpandDimsAttrs", expand_fields);
 
-  static const char *binary[] = {"add", "subtract", "multiply", "divide",
-                                 "maximum", "minimum"};
+  static const struct {
+    const char *name, *doc;
+  } binary[] = {{"add", "lhs + rhs, elementwise with numpy broadcasting"},
+                {"subtract", "lhs - rhs, elementwise with numpy broadcasting"},
+                {"multiply", "lhs * rhs, elementwise with numpy broadcasting"},
+                {"divide", "lhs / rhs, elementwise with numpy broadcasting"},
+                {"maximum", "the larger of lhs and rhs, with broadcasting"},
+                {"minimum", "the smaller of lhs and rhs, with broadcasting"}};
   for (size_t i = 0; i < G_N_ELEMENTS(binary); i++)
-    tn__ir_op_define(binary[i], 2, NULL, TN_OP_BROADCAST, infer_broadcast,
-                     "elementwise, with numpy broadcasting");
-  tn__ir_op_define("negative", 1, NULL, TN_OP_ELEMWISE, infer_unary, NULL);
-  tn__ir_op_define("exp", 1, NULL, TN_OP_ELEMWISE, infer_unary_float, NULL);
-  tn__ir_op_define("sigmoid", 1, NULL, TN_OP_ELEMWISE, infer_unary_float,
-                   NULL);
-  tn__ir_op_define("tanh", 1, NULL, TN_OP_ELEMWISE, infer_unary_float, NULL);
-  tn__ir_op_define("nn.relu", 1, NULL, TN_OP_ELEMWISE, infer_unary, NULL);
-  tn__ir_op_define("clip", 1, "ir.ClipAttrs", TN_OP_ELEMWISE, infer_clip,
+    tn__ir_op_define(binary[i].name, "lhs,rhs", NULL, TN_OP_BROADCAST,
+                     infer_broadcast, binary[i].doc);
+  tn__ir_op_define("negative", "data", NULL, TN_OP_ELEMWISE, infer_unary,
+                   "-data, elementwise");
+  tn__ir_op_define("exp", "data", NULL, TN_OP_ELEMWISE, infer_unary_float,
+                   "e to the power data, elementwise (float)");
+  tn__ir_op_define("sigmoid", "data", NULL, TN_OP_ELEMWISE, infer_unary_float,
+                   "1 / (1 + exp(-data)), elementwise (float)");
+  tn__ir_op_define("tanh", "data", NULL, TN_OP_ELEMWISE, infer_unary_float,
+                   "hyperbolic tangent, elementwise (float)");
+  tn__ir_op_define("nn.relu", "data", NULL, TN_OP_ELEMWISE, infer_unary,
+                   "max(data, 0), elementwise");
+  tn__ir_op_define("clip", "a", "ir.ClipAttrs", TN_OP_ELEMWISE, infer_clip,
                    "clamp to [a_min, a_max]");
-  tn__ir_op_define("cast", 1, "ir.CastAttrs", TN_OP_ELEMWISE, infer_cast,
-                   NULL);
-  tn__ir_op_define("reshape", 1, "ir.ReshapeAttrs", TN_OP_INJECTIVE,
-                   infer_reshape, NULL);
-  tn__ir_op_define("transpose", 1, "ir.TransposeAttrs", TN_OP_INJECTIVE,
-                   infer_transpose, NULL);
-  tn__ir_op_define("concatenate", 1, "ir.ConcatenateAttrs", TN_OP_INJECTIVE,
-                   infer_concatenate, "joins a tuple of tensors");
-  tn__ir_op_define("squeeze", 1, "ir.SqueezeAttrs", TN_OP_INJECTIVE,
-                   infer_squeeze, NULL);
-  tn__ir_op_define("expand_dims", 1, "ir.ExpandDimsAttrs", TN_OP_INJECTIVE,
-                   infer_expand_dims, NULL);
+  tn__ir_op_define("cast", "data", "ir.CastAttrs", TN_OP_ELEMWISE, infer_cast,
+                   "convert to another dtype, elementwise");
+  tn__ir_op_define("reshape", "data", "ir.ReshapeAttrs", TN_OP_INJECTIVE,
+                   infer_reshape,
+                   "the same elements in a new shape (0 copies, -1 infers)");
+  tn__ir_op_define("transpose", "data", "ir.TransposeAttrs", TN_OP_INJECTIVE,
+                   infer_transpose, "permute the axes (reverse them by default)");
+  tn__ir_op_define("concatenate", "data", "ir.ConcatenateAttrs",
+                   TN_OP_INJECTIVE, infer_concatenate,
+                   "join a tuple of tensors along axis");
+  tn__ir_op_define("squeeze", "data", "ir.SqueezeAttrs", TN_OP_INJECTIVE,
+                   infer_squeeze, "drop axes of extent 1 (all by default)");
+  tn__ir_op_define("expand_dims", "data", "ir.ExpandDimsAttrs",
+                   TN_OP_INJECTIVE, infer_expand_dims,
+                   "insert num_newaxis axes of extent 1 at axis");
 }

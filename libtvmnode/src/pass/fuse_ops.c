@@ -56,7 +56,7 @@ static int32_t group_of(Fuse *f, const TnObject *call) {
 }
 
 static int32_t op_pattern(const TnObject *call) {
-  return (int32_t)((const TnIrOp *)((const TnIrCall *)call)->op)->pattern;
+  return tn__ir_op_pattern(((const TnIrCall *)call)->op);
 }
 
 /* ---- analysis ---------------------------------------------------------------- */

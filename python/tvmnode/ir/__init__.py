@@ -9,6 +9,7 @@ Operators are functions generated from the operator registry, in
 """
 from __future__ import annotations
 
+import keyword
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 from .. import _ffi
@@ -177,7 +178,6 @@ class Op(Expr):
     name: str
     num_inputs: int
     attrs_type: Optional[str]
-    pattern: int
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("operators come from the registry: use Op.get(name)")
@@ -186,6 +186,41 @@ class Op(Expr):
     def get(name: str) -> "Op":
         """The operator registered as `name` (KeyError if none)."""
         return _ffi.ir_op(name)
+
+    def get_attr(self, attr: str) -> Any:
+        """The operator attribute `attr` (its type inference, pattern, doc,
+        input names, or anything a binding attached), or None."""
+        return _ffi.op_get_attr(self, attr)
+
+    def set_attr(self, attr: str, value: Any, override: bool = False) -> None:
+        """Attach `value` as attribute `attr`, visible from every language.
+        A set attribute is a ValueError unless `override`; the attributes
+        the library reads ("infer_type", "pattern", "doc", "input_names")
+        are checked."""
+        _ffi.op_set_attr(self, attr, value, override)
+
+    @property
+    def pattern(self) -> int:
+        """How FuseOps may group it (a value of OP_PATTERNS)."""
+        p = self.get_attr("pattern")
+        return OP_PATTERNS["opaque"] if p is None else int(p)
+
+    @property
+    def input_names(self) -> List[str]:
+        """The names of its inputs (the "input_names" attribute; arg0,
+        arg1, ... when it has none)."""
+        names = self.get_attr("input_names")
+        if names is not None:
+            return [str(n) for n in names]
+        if self.num_inputs == 1:
+            return ["data"]
+        return ["arg%d" % i for i in range(max(self.num_inputs, 0))]
+
+    @property
+    def description(self) -> Optional[str]:
+        """Its one-line doc (the "doc" attribute), or None."""
+        d = self.get_attr("doc")
+        return None if d is None else str(d)
 
 
 @register_object("ir.Call")
@@ -450,7 +485,8 @@ OP_PATTERNS: Dict[str, int] = {
 
 def register_op(name: str, num_inputs: int, infer: Optional[Callable[..., Any]] = None, *,
                 pattern: Union[str, int] = "opaque", attrs_type: Optional[str] = None,
-                doc: Optional[str] = None) -> Any:
+                doc: Optional[str] = None,
+                input_names: Optional[Sequence[str]] = None) -> Any:
     """Register an operator whose type inference is written in Python.
 
     `infer(arg_types, attrs)` gets the argument types (an Array of types)
@@ -467,7 +503,17 @@ def register_op(name: str, num_inputs: int, infer: Optional[Callable[..., Any]] 
     The operator is then built with `tvmnode.ir.op.custom.double(x)` (or
     `Call(Op.get(name), args, attrs)`), printed and parsed by name, and seen
     by passes in every language. A taken name is a ValueError.
+    `input_names` name its inputs (the generated function's parameters);
+    without them one input is "data" and several are arg0, arg1, ...
     """
+    if input_names is not None:
+        input_names = list(input_names)
+        if num_inputs >= 0 and len(input_names) != num_inputs:
+            raise ValueError("register_op: %s takes %d inputs but input_names has %d"
+                             % (name, num_inputs, len(input_names)))
+        for n in input_names:
+            if not isinstance(n, str) or not n.isidentifier() or keyword.iskeyword(n):
+                raise ValueError("register_op: input name %r is not an identifier" % (n,))
     if isinstance(pattern, str):
         if pattern not in OP_PATTERNS:
             raise ValueError("register_op: unknown pattern %r (known: %s)"
@@ -479,6 +525,12 @@ def register_op(name: str, num_inputs: int, infer: Optional[Callable[..., Any]] 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         _ffi.op_register(name, num_inputs, attrs_type, pattern, fn,
                          doc if doc is not None else getattr(fn, "__doc__", None))
+        if input_names is not None:
+            try:
+                Op.get(name).set_attr("input_names", input_names)
+            except BaseException:
+                _ffi.op_unregister(name)
+                raise
         op.refresh()
         return fn
 

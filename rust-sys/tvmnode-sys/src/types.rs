@@ -442,12 +442,6 @@ pub struct TnIrOp {
     pub num_inputs: i64,
     /// tn.String type key of its attrs node, or NULL.
     pub attrs_type: *mut TnObject,
-    /// `TN_OP_*` fusion pattern.
-    pub pattern: i64,
-    /// tn.Function: infer(arg_types, attrs) -> type.
-    pub infer: *mut TnObject,
-    /// tn.String or NULL.
-    pub doc: *mut TnObject,
     /// Type index of the attrs type, or -1 (a cache, not a reflected field).
     pub attrs_index: i32,
     /// tn.Map of operator attributes, or NULL (`tn_ir_op_set_attr`).
@@ -579,6 +573,15 @@ pub const TN_OP_REDUCE: i32 = 3;
 pub const TN_OP_OUT_FUSABLE: i32 = 4;
 /// Fusion pattern: fuses with nothing.
 pub const TN_OP_OPAQUE: i32 = 8;
+
+/// Operator attribute: its type inference, a tn.Function.
+pub const TN_OP_ATTR_INFER_TYPE: &core::ffi::CStr = c"infer_type";
+/// Operator attribute: its fusion pattern (`TN_OP_*`), an int.
+pub const TN_OP_ATTR_PATTERN: &core::ffi::CStr = c"pattern";
+/// Operator attribute: one line on what it computes, a str.
+pub const TN_OP_ATTR_DOC: &core::ffi::CStr = c"doc";
+/// Operator attribute: the names of its inputs, a tn.Array of str.
+pub const TN_OP_ATTR_INPUT_NAMES: &core::ffi::CStr = c"input_names";
 
 /// `tn_ir_post_order_visit` callback.
 pub type TnIrVisitFn = Option<unsafe extern "C" fn(ctx: *mut c_void, expr: *mut TnObject) -> c_int>;

@@ -61,7 +61,7 @@ fn rust_layouts() -> Vec<(String, usize)> {
         TnIrConstant as TnIrConstant { base => base, data => data }
         TnIrOp as TnIrOp {
             base => base, name => name, num_inputs => num_inputs, attrs_type => attrs_type,
-            pattern => pattern, infer => infer, doc => doc, attrs_index => attrs_index,
+            attrs_index => attrs_index,
             attr_map => attr_map, attr_retired => attr_retired,
         }
         TnIrCall as TnIrCall { base => base, op => op, args => args, attrs => attrs }

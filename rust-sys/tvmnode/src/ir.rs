@@ -21,7 +21,7 @@ use tvmnode_sys as sys;
 
 use crate::error::{check, check_typed, cstring, take_raised, Error, ErrorKind, Result};
 use crate::object::ObjectType;
-use crate::{object_handle, Any, Array, DataType, Map, Object, Shape, Tensor};
+use crate::{object_handle, Any, Array, DataType, FromAny, IntoAny, Map, Object, Shape, Tensor};
 
 fn types() -> &'static sys::TnIrTypes {
     // SAFETY: a static table, valid once the library is loaded.
@@ -250,10 +250,56 @@ impl Op {
         // SAFETY: ir.Op layout.
         unsafe { layout::<sys::TnIrOp>(self) }.num_inputs
     }
-    /// Fusion pattern (`sys::TN_OP_*`).
+    /// Fusion pattern (`sys::TN_OP_*`; opaque when it has none): its
+    /// `"pattern"` attribute.
     pub fn pattern(&self) -> i64 {
-        // SAFETY: ir.Op layout.
-        unsafe { layout::<sys::TnIrOp>(self) }.pattern
+        self.attr_c(sys::TN_OP_ATTR_PATTERN)
+            .and_then(|a| i64::from_any(&a).ok())
+            .unwrap_or(sys::TN_OP_OPAQUE as i64)
+    }
+    /// The names of its inputs (its `"input_names"` attribute; empty when
+    /// it has none).
+    pub fn input_names(&self) -> Vec<std::string::String> {
+        self.attr_c(sys::TN_OP_ATTR_INPUT_NAMES)
+            .and_then(|a| Array::from_any(&a).ok())
+            .and_then(|a| a.to_vec().ok())
+            .unwrap_or_default()
+    }
+    /// Its one-line description (its `"doc"` attribute), if any.
+    pub fn doc(&self) -> Option<std::string::String> {
+        self.attr_c(sys::TN_OP_ATTR_DOC)
+            .and_then(|a| std::string::String::from_any(&a).ok())
+    }
+    /// The operator attribute `attr` (a copy), or `None` when it has none.
+    /// Attributes are shared by every language: type inference
+    /// (`"infer_type"`), `"pattern"`, `"doc"`, `"input_names"`, and
+    /// whatever a binding attached.
+    pub fn attr(&self, attr: &str) -> Result<Option<Any>> {
+        let c = cstring(attr)?;
+        Ok(self.attr_c(&c))
+    }
+    fn attr_c(&self, attr: &std::ffi::CStr) -> Option<Any> {
+        // SAFETY: `self` is an ir.Op; the result is borrowed from it and
+        // copied at once.
+        let p = unsafe { sys::tn_ir_op_get_attr(self.as_ptr(), attr.as_ptr()) };
+        if p.is_null() {
+            return None;
+        }
+        let mut out = Any::none();
+        // SAFETY: `p` is a valid any while `self` lives; `out` is None.
+        check(unsafe { sys::tn_any_to_owned(out.as_mut_raw(), p) }).ok()?;
+        Some(out)
+    }
+    /// Attach `value` as attribute `attr`, visible from every language. A
+    /// set attribute is a `ValueError` unless `overwrite`; the attributes
+    /// the library reads are checked (`TypeError`/`ValueError`).
+    pub fn set_attr(&self, attr: &str, value: impl IntoAny, overwrite: bool) -> Result<()> {
+        let c = cstring(attr)?;
+        let v = value.into_any();
+        // SAFETY: `self` is an ir.Op; `v` is borrowed (the op keeps a copy).
+        check(unsafe {
+            sys::tn_ir_op_set_attr(self.as_ptr(), c.as_ptr(), v.as_raw(), c_int::from(overwrite))
+        })
     }
     /// Register an operator whose type inference is a Rust closure:
     /// `infer(arg_types, attrs)` gets the argument types and the call's

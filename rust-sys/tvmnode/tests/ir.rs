@@ -341,3 +341,38 @@ fn operator_inference_panic_becomes_an_error() {
     assert!(err.message().contains("inference blew up"), "{}", err.message());
     Op::unregister("rusttest.panics").unwrap();
 }
+
+#[test]
+fn operator_attributes_are_shared_with_c() {
+    let _leaks = common::leak_check();
+    let conv = Op::lookup("nn.conv2d").unwrap();
+    assert_eq!(conv.input_names(), vec!["data", "weight"]);
+    assert_eq!(conv.pattern(), tvmnode_sys::TN_OP_OUT_FUSABLE as i64);
+    assert!(conv.doc().unwrap().contains("convolution"));
+    assert!(conv.attr("no_such_attribute").unwrap().is_none());
+
+    let same = |t: &[ir::Type], _: Option<&tvmnode::Object>| Ok(t[0].clone());
+    let op = Op::register("rusttest.attrs", 2, tvmnode_sys::TN_OP_ELEMWISE, None, None, same).unwrap();
+    assert!(op.input_names().is_empty());
+    let names: tvmnode::Array = ["base", "overlay"].into_iter().collect();
+    op.set_attr("input_names", names, false).unwrap();
+    assert_eq!(op.input_names(), vec!["base", "overlay"]);
+    op.set_attr("layout", "NHWC", false).unwrap();
+    let err = op.set_attr("layout", "NCHW", false).unwrap_err();
+    assert_eq!(err.kind_str(), "ValueError");
+    op.set_attr("layout", "NCHW", true).unwrap();
+    let got: String = tvmnode::FromAny::from_any(&op.attr("layout").unwrap().unwrap()).unwrap();
+    assert_eq!(got, "NCHW");
+    // The attributes the library reads are checked.
+    let err = op.set_attr("pattern", "opaque", true).unwrap_err();
+    assert_eq!(err.kind_str(), "TypeError");
+    op.set_attr("pattern", tvmnode_sys::TN_OP_OPAQUE as i64, true)
+        .unwrap();
+    assert_eq!(op.pattern(), tvmnode_sys::TN_OP_OPAQUE as i64);
+    // What Rust set, C reads through the function registry.
+    let get = tvmnode::Function::get_global("ir.OpGetAttr").unwrap();
+    let got: String = get.call(("rusttest.attrs", "layout")).unwrap();
+    assert_eq!(got, "NCHW");
+    drop((op, get));
+    Op::unregister("rusttest.attrs").unwrap();
+}

@@ -5,8 +5,8 @@ parameters are the operator's inputs followed by the fields of its attrs
 node type, with the defaults the reflection table declares (attributes the
 table declares without a default are required keywords, optional ones
 default to None). The function calls the C builder once, so the call is
-typed and checked as it is made. Input names are TVM's where we know them;
-the registry only knows how many inputs an operator takes.
+typed and checked as it is made. Input names and the one-line doc are the
+operator's "input_names" and "doc" attributes.
 
 `stub_text` writes the matching .pyi, which is checked in so mypy sees the
 functions; tests compare it with what the registry says today.
@@ -18,26 +18,6 @@ from typing import Any, Dict, List, Set, Tuple
 
 from ... import _ffi
 
-_BINARY = ("lhs", "rhs")
-INPUT_NAMES: Dict[str, Tuple[str, ...]] = {
-    "add": _BINARY, "subtract": _BINARY, "multiply": _BINARY, "divide": _BINARY,
-    "maximum": _BINARY, "minimum": _BINARY,
-    "clip": ("a",),
-    "matmul": ("tensor_a", "tensor_b"),
-    "nn.dense": ("data", "weight"),
-    "nn.conv2d": ("data", "weight"),
-    "nn.bias_add": ("data", "bias"),
-    "qnn.quantize": ("data", "output_scale", "output_zero_point"),
-    "qnn.dequantize": ("data", "input_scale", "input_zero_point"),
-    "qnn.requantize": ("data", "input_scale", "input_zero_point", "output_scale",
-                       "output_zero_point"),
-    "qnn.conv2d": ("data", "kernel", "input_zero_point", "kernel_zero_point", "input_scale",
-                   "kernel_scale"),
-    "qnn.dense": ("data", "weight", "input_zero_point", "kernel_zero_point", "input_scale",
-                  "kernel_scale"),
-    "qnn.add": ("lhs", "rhs", "lhs_scale", "lhs_zero_point", "rhs_scale", "rhs_zero_point",
-                "output_scale", "output_zero_point"),
-}
 # Operators whose (single) input is a tuple: a list of expressions is
 # accepted and made into an ir.Tuple, as TVM's concatenate does.
 TUPLE_INPUT = {"concatenate"}
@@ -65,15 +45,8 @@ class OpSpec:
         self.name = name
         self.short = name.rsplit(".", 1)[-1]
         self.num_inputs: int = op.num_inputs
-        names = INPUT_NAMES.get(name)
-        if self.num_inputs < 0:
-            self.inputs: List[str] = []
-        elif names is not None and len(names) == self.num_inputs:
-            self.inputs = list(names)
-        elif self.num_inputs == 1:
-            self.inputs = ["data"]
-        else:
-            self.inputs = ["arg%d" % i for i in range(self.num_inputs)]
+        self.inputs: List[str] = op.input_names if self.num_inputs >= 0 else []
+        self.description = op.description
         self.required: List[str] = []
         self.optional: List[Tuple[str, Any]] = []
         self.attrs_type = op.attrs_type
@@ -97,8 +70,15 @@ class OpSpec:
 
 
 def _doc(spec: OpSpec) -> str:
-    lines = ["The %s operator (%d input%s)." % (
-        spec.name, spec.num_inputs, "" if spec.num_inputs == 1 else "s")]
+    lines = []
+    if spec.description:
+        lines += [spec.description[:1].upper() + spec.description[1:] + ".", ""]
+    if spec.num_inputs >= 0:
+        lines.append("The %s operator (%d input%s: %s)." % (
+            spec.name, spec.num_inputs, "" if spec.num_inputs == 1 else "s",
+            ", ".join(spec.inputs)))
+    else:
+        lines.append("The %s operator (any number of inputs)." % spec.name)
     if spec.attrs_type:
         lines.append("")
         lines.append("Attributes (%s):" % spec.attrs_type)
