@@ -510,19 +510,24 @@ const (
 	OpAttrInputNames = "input_names" // Array of string, one per input
 )
 
+// lookupOp returns the operator registered as name (KeyError if none).
+func lookupOp(who, name string) (Object, error) {
+	c := C.CString(name)
+	defer C.free(unsafePointer(c))
+	return cobj(who, func() *C.TnObject { return C.tn_ir_op_get(c) })
+}
+
 // OpGetAttr returns attribute attr of the operator registered as op, or
 // nil when it has none (a KeyError when there is no such operator). The
 // value is converted as function results are (int64, string, Array, ...).
 func OpGetAttr(op, attr string) (interface{}, error) {
-	cop := C.CString(op)
-	defer C.free(unsafePointer(cop))
-	cattr := C.CString(attr)
-	defer C.free(unsafePointer(cattr))
-	o, err := cobj("OpGetAttr", func() *C.TnObject { return C.tn_ir_op_get(cop) })
+	o, err := lookupOp("OpGetAttr", op)
 	if err != nil {
 		return nil, err
 	}
 	defer o.Release()
+	cattr := C.CString(attr)
+	defer C.free(unsafePointer(cattr))
 	v := C.tn_ir_op_get_attr(o.ptr(), cattr)
 	if v == nil {
 		return nil, nil
@@ -540,15 +545,13 @@ func OpSetAttr(op, attr string, value interface{}, override bool) error {
 		return err
 	}
 	defer a.free()
-	cop := C.CString(op)
-	defer C.free(unsafePointer(cop))
-	cattr := C.CString(attr)
-	defer C.free(unsafePointer(cattr))
-	o, err := cobj("OpSetAttr", func() *C.TnObject { return C.tn_ir_op_get(cop) })
+	o, err := lookupOp("OpSetAttr", op)
 	if err != nil {
 		return err
 	}
 	defer o.Release()
+	cattr := C.CString(attr)
+	defer C.free(unsafePointer(cattr))
 	ov := C.int(0)
 	if override {
 		ov = 1
