@@ -176,6 +176,19 @@ START_TEST(test_key_equality_and_hash) {
   ck_assert(tn_any_equal(&z, &nz));
   ck_assert_uint_eq(tn_any_hash(&z), tn_any_hash(&nz));
   ck_assert_uint_eq(tn_any_hash(&zi), tn_any_hash(&nz));
+  /* Floats with no int64 value hash without a cast (UB): past 2^63, huge,
+   * infinite, NaN. A whole number in range hashes as the int. */
+  const double odd[] = {1e300, -1e300, 9223372036854775808.0, INFINITY,
+                        -INFINITY, NAN, 2.77778e+25};
+  for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++) {
+    TnAny f = tn_any_float(odd[k]);
+    (void)tn_any_hash(&f);
+  }
+  TnAny p62 = tn_any_float(4611686018427387904.0);
+  TnAny i62 = tn_any_int(INT64_C(1) << 62);
+  ck_assert_uint_eq(tn_any_hash(&p62), tn_any_hash(&i62));
+  TnAny m63 = tn_any_float(-9223372036854775808.0), i63 = tn_any_int(INT64_MIN);
+  ck_assert_uint_eq(tn_any_hash(&m63), tn_any_hash(&i63));
 
   /* Strings by content across forms; str is not bytes. */
   TnObject *so = TN_NONNULL(tn_string_from_cstr("content"));

@@ -223,11 +223,19 @@ static bool is_number(int32_t t) {
 }
 
 /* Exact int/float comparison: 2^53 + 1 is not equal to 2^53 as a double. */
-static bool int_equals_float(int64_t i, double d) {
+/* d as an int64 when it is a whole number in range (NaN, infinities and
+ * values past 2^63 are not: casting those is undefined behaviour). */
+static bool float_as_int(double d, int64_t *out) {
   if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
     return false;
   if (d != floor(d)) return false;
-  return (int64_t)d == i;
+  *out = (int64_t)d;
+  return true;
+}
+
+static bool int_equals_float(int64_t i, double d) {
+  int64_t v;
+  return float_as_int(d, &v) && v == i;
 }
 
 static uint64_t str_hash(const char *data, size_t size) {
@@ -268,7 +276,8 @@ TN_API uint64_t tn_any_hash(const TnAny *a) {
       return tn__mix64((uint64_t)a->v_int64);
     case TN_TYPE_FLOAT: {
       double d = a->v_float64;
-      if (int_equals_float((int64_t)d, d)) return tn__mix64((uint64_t)(int64_t)d);
+      int64_t whole;
+      if (float_as_int(d, &whole)) return tn__mix64((uint64_t)whole);
       if (d == 0.0) return tn__mix64(0); /* -0.0 == 0.0 */
       uint64_t bits;
       memcpy(&bits, &d, 8);
