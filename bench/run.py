@@ -64,6 +64,9 @@ SUITES = {
     "ir": ("bench/bench_ir", "bench/peers/tvm_relax_ir.py"),
     # The MLPerf Tiny models (the peer has ported only "ad").
     "models": ("bench/bench_ir", "bench/peers/tvm_relax_ir.py"),
+    # The host executor on the models, and the kernels on their layers;
+    # numpy runs the dense-chain model (the embedded peers come later).
+    "exec": ("bench/bench_exec", "bench/peers/numpy_exec.py"),
 }
 
 # Arguments both programs of a suite are run with.
@@ -79,10 +82,11 @@ PY_PEERS = {
            ["apache-tvm==0.27.0.post1", "apache-tvm-ffi==0.1.14.post1"]),
 }
 PY_PEERS["models"] = PY_PEERS["ir"]
+PY_PEERS["exec"] = ("numpy", "2.4.6", "numpy", ["numpy==2.4.6"])
 
 # The node suite builds million-node graphs: three rounds are enough, and
 # only the current tvm-ffi (whose JSON takes minutes at a million nodes).
-DEFAULT_ROUNDS = {"node": 3, "ir": 3, "models": 3}
+DEFAULT_ROUNDS = {"node": 3, "ir": 3, "models": 3, "exec": 3}
 PEER_VERSIONS = {"node": TVM_FFI_VERSIONS[:1]}
 
 

@@ -384,13 +384,24 @@ START_TEST(test_fold_lets_tuples_and_limits) {
   TnObject *fields[] = {x, c};
   TnObject *item = K(tn_ir_tuple_get_item(K(tn_ir_tuple(fields, 2)), 0));
   ck_assert_ptr_eq(arg(apply("FoldConstant", CALL("exp", 1, item)), 0), x);
-  /* unknown to the evaluator: left alone */
-  TnObject *w = fconst(NULL, 2, 2, 3);
-  TnObject *d = CALL("nn.dense", 2, fconst(NULL, 2, 1, 3), w);
-  ck_assert_str_eq(op_name(apply("FoldConstant", d)), "nn.dense");
+  /* every operator folds through its kernel, dense included:
+   * [[1, 2, 3]] x [[1, 2, 3], [4, 5, 6]]^T = [[14, 32]] */
+  TnObject *w = fconst((float[]){1, 2, 3, 4, 5, 6}, 2, 2, 3);
+  TnObject *d = CALL("nn.dense", 2, fconst((float[]){1, 2, 3}, 2, 1, 3), w);
+  assert_floats(apply("FoldConstant", d), (float[]){14, 32}, 2);
   TnObject *ci = K(tn_ir_scalar(7, ir_dtype("int32")));
+  TnObject *q = apply("FoldConstant", CALL("divide", 2, ci, ci));
+  ck_assert(tn_object_is_instance(q, tn_type_index("ir.Constant")));
+  ck_assert_int_eq(*(int32_t *)tn_tensor_dltensor(
+                       ((const TnIrConstant *)q)->data)->data, 1);
+  /* a kernel that refuses its inputs (an integer division by zero) leaves
+   * the call for run time; no kernel for the dtype (exp of float64) too */
+  TnObject *zero = K(tn_ir_scalar(0, ir_dtype("int32")));
   ck_assert_str_eq(op_name(apply("FoldConstant",
-                                 CALL("divide", 2, ci, ci))), "divide");
+                                 CALL("divide", 2, ci, zero))), "divide");
+  TnObject *f64 = K(tn_ir_scalar(1.5, ir_dtype("float64")));
+  ck_assert_str_eq(op_name(apply("FoldConstant", CALL("exp", 1, f64))),
+                   "exp");
   /* results above FoldConstant.max_elements are not folded */
   TnObject *big = CALL("negative", 1, fconst(NULL, 2, 2, 3));
   TnObject *mod = run("InferType", module_of(big));

@@ -15,5 +15,6 @@
 #include "tvmnode/node.h"       /* macros to declare node types from C */
 #include "tvmnode/ir.h"         /* the tensor IR and its operators */
 #include "tvmnode/pass.h"       /* passes, contexts, instruments */
+#include "tvmnode/kernel.h"     /* lowering to kernels, programs */
 
 #endif /* TVMNODE_TVMNODE_H_ */

@@ -125,14 +125,6 @@ int32_t tn__ir_attr_ints(const TnObject *attrs, const char *field,
 
 #define TN_IR_MAX_DIMS 16
 
-/*
- * Evaluate operator `op` on constant tensors `inputs` (at most 8) into a new
- * tensor of `out_type`. When the operator or a dtype is not one the
- * evaluator knows, returns NULL with `*supported` false and no error.
- */
-TnObject *tn__ir_eval(const char *op, TnObject *const *inputs, int32_t n,
-                      const TnObject *attrs, const TnObject *out_type,
-                      bool *supported);
 /* Whether `expr` is a constant every element of which equals `value`. */
 bool tn__ir_const_all(const TnObject *expr, double value);
 /* The operator name of a call of an ir.Op, or NULL. */

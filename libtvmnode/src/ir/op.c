@@ -565,3 +565,47 @@ int tn__ir_store_scalar(void *dst, DLDataType t, double v) {
   return tn_error_raise_in(TN_ERR_VALUE, NULL,
                            "cannot store %g as a scalar of type %s", v, buf);
 }
+
+/* Element i of compact data of type t as a double (exact for integers up
+ * to 2^53 and for float32/64); false for a type it cannot read. */
+static bool load_scalar(const void *data, DLDataType t, int64_t i,
+                        double *out) {
+  if (t.lanes != 1) return false;
+  switch (t.code * 100 + t.bits) {
+    case kDLFloat * 100 + 32: *out = ((const float *)data)[i]; return true;
+    case kDLFloat * 100 + 64: *out = ((const double *)data)[i]; return true;
+    case kDLInt * 100 + 8: *out = ((const int8_t *)data)[i]; return true;
+    case kDLInt * 100 + 16: *out = ((const int16_t *)data)[i]; return true;
+    case kDLInt * 100 + 32: *out = ((const int32_t *)data)[i]; return true;
+    case kDLInt * 100 + 64: *out = (double)((const int64_t *)data)[i]; return true;
+    case kDLUInt * 100 + 8:
+    case kDLBool * 100 + 8: *out = ((const uint8_t *)data)[i]; return true;
+    case kDLUInt * 100 + 16: *out = ((const uint16_t *)data)[i]; return true;
+    case kDLUInt * 100 + 32: *out = ((const uint32_t *)data)[i]; return true;
+    case kDLUInt * 100 + 64: *out = (double)((const uint64_t *)data)[i]; return true;
+  }
+  return false;
+}
+
+bool tn__ir_const_all(const TnObject *expr, double value) {
+  if (!tn__ir_is(expr, TN_IR->constant)) return false;
+  TnObject *data = ((const TnIrConstant *)expr)->data;
+  if (!tn__tensor_contiguous(data)) return false;
+  const DLTensor *dl = tn_tensor_dltensor(data);
+  int64_t n = 1;
+  for (int32_t d = 0; d < dl->ndim; d++) n *= dl->shape[d];
+  if (n == 0) return false;
+  const char *p = (const char *)dl->data + dl->byte_offset;
+  for (int64_t i = 0; i < n; i++) {
+    double x;
+    if (!load_scalar(p, dl->dtype, i, &x) || x != value) return false;
+  }
+  return true;
+}
+
+const char *tn__ir_call_op_name(const TnObject *expr) {
+  if (!tn__ir_is(expr, TN_IR->call)) return NULL;
+  const TnObject *op = ((const TnIrCall *)expr)->op;
+  if (!tn__ir_is(op, TN_IR->op)) return NULL;
+  return ((const TnStringObj *)((const TnIrOp *)op)->name)->data;
+}

@@ -71,11 +71,9 @@ static const char *str_of(const TnObject *s) {
   return s ? ((const TnStringObj *)s)->data : "";
 }
 
-/* Positions of N, C, H, W in a 4-d data layout; false if it is not one of
- * ours. */
 /* The axes of a data layout attribute (`field`); false with a TypeError
  * naming it unless it is NCHW or NHWC. */
-static bool data_layout(const char *op, const char *field, const char *l,
+bool tn__ir_data_layout(const char *op, const char *field, const char *l,
                         int *n, int *c, int *h, int *w) {
   if (strcmp(l, "NCHW") == 0) *n = 0, *c = 1, *h = 2, *w = 3;
   else if (strcmp(l, "NHWC") == 0) *n = 0, *h = 1, *w = 2, *c = 3;
@@ -87,7 +85,7 @@ static bool data_layout(const char *op, const char *field, const char *l,
 }
 
 /* (top, left, bottom, right) from 0, 1, 2 or 4 values. */
-static int padding4(const char *op, const TnObject *attrs, int64_t pad[4]) {
+int tn__ir_padding4(const char *op, const TnObject *attrs, int64_t pad[4]) {
   int64_t p[4];
   int32_t n = tn__ir_attr_ints(attrs, "padding", p, 4, op);
   if (n < 0) return -1;
@@ -107,7 +105,7 @@ static int padding4(const char *op, const TnObject *attrs, int64_t pad[4]) {
 }
 
 /* A pair attribute with a default; -1 with an error. */
-static int pair(const char *op, const TnObject *attrs, const char *field,
+int tn__ir_pair(const char *op, const TnObject *attrs, const char *field,
                 int64_t dflt, int64_t out[2]) {
   int64_t p[2];
   int32_t n = tn__ir_attr_ints(attrs, field, p, 2, op);
@@ -128,7 +126,7 @@ TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
   if (k == NULL) return NULL;
   int n_, c_, h_, w_;
   const char *dl = str_of(a->data_layout), *kl = str_of(a->kernel_layout);
-  if (!data_layout(op, "data_layout", dl, &n_, &c_, &h_, &w_)) return NULL;
+  if (!tn__ir_data_layout(op, "data_layout", dl, &n_, &c_, &h_, &w_)) return NULL;
   int ko, ki, kh, kw;
   if (strcmp(kl, "OIHW") == 0) ko = 0, ki = 1, kh = 2, kw = 3;
   else if (strcmp(kl, "HWIO") == 0) kh = 0, kw = 1, ki = 2, ko = 3;
@@ -166,8 +164,8 @@ TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
     return tn__ir_arg_error(op, 1, "weight", types[1], "kernel_size is (%"
                             PRId64 ", %" PRId64 ")", ks[0], ks[1]), NULL;
   int64_t stride[2], dil[2], pad[4];
-  if (pair(op, attrs, "strides", 1, stride) || pair(op, attrs, "dilation", 1, dil) ||
-      padding4(op, attrs, pad))
+  if (tn__ir_pair(op, attrs, "strides", 1, stride) || tn__ir_pair(op, attrs, "dilation", 1, dil) ||
+      tn__ir_padding4(op, attrs, pad))
     return NULL;
   /* the room the dilated kernel leaves in the padded input; negative when
    * it does not fit (checked before dividing: C rounds toward zero) */
@@ -284,7 +282,7 @@ static TnObject *infer_pool2d(const char *op, TnObject *const *types,
   if (d == NULL) return NULL;
   int n_, c_, h_, w_;
   const char *l = str_of(p->layout);
-  if (!data_layout(op, "layout", l, &n_, &c_, &h_, &w_)) return NULL;
+  if (!tn__ir_data_layout(op, "layout", l, &n_, &c_, &h_, &w_)) return NULL;
   if (tn__ir_ndim(d) != 4)
     return tn__ir_arg_error(op, 0, "data", types[0], "expected 4 dimensions "
                             "(%s)", l), NULL;
@@ -296,7 +294,7 @@ static TnObject *infer_pool2d(const char *op, TnObject *const *types,
     tn_error_raise_in(TN_ERR_TYPE, op, "pool_size must be (kh, kw)");
     return NULL;
   }
-  if (pair(op, attrs, "strides", 1, stride) || padding4(op, attrs, pad))
+  if (tn__ir_pair(op, attrs, "strides", 1, stride) || tn__ir_padding4(op, attrs, pad))
     return NULL;
   const int64_t *dd = tn__ir_dims(d);
   int64_t hin = dd[h_] + pad[0] + pad[2] - size[0];
@@ -318,7 +316,7 @@ static TnObject *infer_global_pool(const char *op, TnObject *const *types,
   if (d == NULL) return NULL;
   int n_, c_, h_, w_;
   const char *l = str_of(((const TnIrGlobalPool2DAttrs *)attrs)->layout);
-  if (!data_layout(op, "layout", l, &n_, &c_, &h_, &w_)) return NULL;
+  if (!tn__ir_data_layout(op, "layout", l, &n_, &c_, &h_, &w_)) return NULL;
   if (tn__ir_ndim(d) != 4)
     return tn__ir_arg_error(op, 0, "data", types[0], "expected 4 dimensions "
                             "(%s)", l), NULL;

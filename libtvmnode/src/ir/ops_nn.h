@@ -62,6 +62,17 @@ TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
 TnObject *tn__ir_dense_out(const char *op, TnObject *const *types,
                            const TnObject *attrs, DLDataType out_dtype);
 
+/* The axes of a 4-d data layout attribute `field` (NCHW or NHWC); false
+ * with a TypeError naming it otherwise. */
+bool tn__ir_data_layout(const char *op, const char *field, const char *l,
+                        int *n, int *c, int *h, int *w);
+/* (top, left, bottom, right) from the "padding" attribute's 0, 1, 2 or 4
+ * values; -1 with a TypeError. */
+int tn__ir_padding4(const char *op, const TnObject *attrs, int64_t pad[4]);
+/* A positive pair attribute (strides, dilation) with a default. */
+int tn__ir_pair(const char *op, const TnObject *attrs, const char *field,
+                int64_t dflt, int64_t out[2]);
+
 void tn__ir_ops_tensor_init(void);
 void tn__ir_ops_nn_init(void);
 void tn__ir_ops_qnn_init(void);

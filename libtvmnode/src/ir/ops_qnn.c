@@ -1,6 +1,7 @@
 /*
  * ops_qnn.c: the int8 operators: qnn.quantize, qnn.dequantize,
- * qnn.requantize, qnn.conv2d, qnn.dense and qnn.add.
+ * qnn.requantize, qnn.conv2d, qnn.dense, qnn.add and qnn.mul, and the
+ * int8 activations TFLite models need: qnn.softmax, qnn.sigmoid, qnn.tanh.
  *
  * Scales and zero points are arguments (so constant folding and the code
  * generator see them as constants): a scale is float32, a zero point int32,
@@ -29,6 +30,19 @@ typedef struct {
   TnObject *rounding;
   DLDataType out_dtype;
 } RequantizeAttrs;
+
+typedef struct {
+  TnObject header;
+  int64_t axis;
+  double beta;
+} QSoftmaxAttrs;
+
+static const TnFieldDesc qsoftmax_fields[] = {
+    TN_FIELD_INT_D(QSoftmaxAttrs, axis, -1, 0,
+                   "the axis to normalise (the last one: the kernel's)"),
+    TN_FIELD_FLOAT_D(QSoftmaxAttrs, beta, 1.0, 0,
+                     "softmax(beta * x), as TFLite's SOFTMAX"),
+};
 
 static const TnFieldDesc quantize_fields[] = {
     TN_FIELD_INT_D(QuantizeAttrs, axis, -1, 0, "the channel axis"),
@@ -208,8 +222,10 @@ static TnObject *infer_qnn_dense(const char *op, TnObject *const *types,
   return infer_qnn_linear(op, types, false, attrs);
 }
 
-static TnObject *infer_qnn_add(const char *op, TnObject *const *types,
-                               int32_t n, TnObject *attrs) {
+/* qnn.add and qnn.mul: two int8 operands, each with its own scale and
+ * zero point, broadcast. */
+static TnObject *infer_qnn_binary(const char *op, TnObject *const *types,
+                                  int32_t n, TnObject *attrs) {
   (void)n, (void)attrs;
   const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "lhs");
   const TnIrTensorType *b = a ? tn__ir_tensor_arg(op, types, 1, "rhs") : NULL;
@@ -229,6 +245,37 @@ static TnObject *infer_qnn_add(const char *op, TnObject *const *types,
   int32_t nd;
   if (tn__ir_broadcast(op, a, b, dims, &nd)) return NULL;
   return tn_ir_tensor_type(dims, nd, a->dtype);
+}
+
+/* qnn.softmax, qnn.sigmoid, qnn.tanh: int8 data with per-tensor input and
+ * output quantization; the result has the data's type. */
+static TnObject *infer_qnn_unary(const char *op, TnObject *const *types,
+                                 int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  if (d == NULL) return NULL;
+  if (!is_q(d->dtype) || d->dtype.bits != 8)
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected int8 or "
+                            "uint8"), NULL;
+  static const char *roles[] = {"input_scale", "input_zero_point",
+                                "output_scale", "output_zero_point"};
+  for (int32_t i = 0; i < 4; i++)
+    if (check_qparam(op, types, 1 + i, roles[i], i % 2 ? kI32 : kF32, NULL, -1))
+      return NULL;
+  if (attrs && tn_object_is_instance(attrs, tn_type_index("ir.QnnSoftmaxAttrs"))) {
+    int64_t nd = tn__ir_ndim(d), axis = ((const QSoftmaxAttrs *)attrs)->axis;
+    if (axis != -1 && axis != nd - 1) {
+      tn_error_raise_in(TN_ERR_VALUE, op, "axis %" PRId64 ": only the last "
+                        "axis is supported (TFLite's SOFTMAX)", axis);
+      return NULL;
+    }
+    if (!(((const QSoftmaxAttrs *)attrs)->beta > 0)) {
+      tn_error_raise_in(TN_ERR_VALUE, op, "beta must be positive, got %g",
+                        ((const QSoftmaxAttrs *)attrs)->beta);
+      return NULL;
+    }
+  }
+  return tn_ir_tensor_type(tn__ir_dims(d), (int32_t)tn__ir_ndim(d), d->dtype);
 }
 
 void tn__ir_ops_qnn_init(void) {
@@ -260,6 +307,29 @@ void tn__ir_ops_qnn_init(void) {
   tn__ir_op_define("qnn.add",
                    "lhs,rhs,lhs_scale,lhs_zero_point,rhs_scale,"
                    "rhs_zero_point,output_scale,output_zero_point",
-                   NULL, TN_OP_BROADCAST, infer_qnn_add,
+                   NULL, TN_OP_BROADCAST, infer_qnn_binary,
                    "int8 lhs + rhs, each in its own quantization");
+  tn__ir_op_define("qnn.mul",
+                   "lhs,rhs,lhs_scale,lhs_zero_point,rhs_scale,"
+                   "rhs_zero_point,output_scale,output_zero_point",
+                   NULL, TN_OP_BROADCAST, infer_qnn_binary,
+                   "int8 lhs * rhs, each in its own quantization");
+  TN__IR_ATTRS(QSoftmaxAttrs, "ir.QnnSoftmaxAttrs", qsoftmax_fields);
+  tn__ir_op_define("qnn.softmax",
+                   "data,input_scale,input_zero_point,output_scale,"
+                   "output_zero_point",
+                   "ir.QnnSoftmaxAttrs", TN_OP_OPAQUE, infer_qnn_unary,
+                   "int8 softmax over the last axis, TFLite's fixed-point "
+                   "algorithm (output scale 1/256, zero point -128)");
+  tn__ir_op_define("qnn.sigmoid",
+                   "data,input_scale,input_zero_point,output_scale,"
+                   "output_zero_point",
+                   NULL, TN_OP_ELEMWISE, infer_qnn_unary,
+                   "int8 logistic, TFLite's (output scale 1/256, zero "
+                   "point -128)");
+  tn__ir_op_define("qnn.tanh",
+                   "data,input_scale,input_zero_point,output_scale,"
+                   "output_zero_point",
+                   NULL, TN_OP_ELEMWISE, infer_qnn_unary,
+                   "int8 tanh, TFLite's (output scale 1/128, zero point 0)");
 }

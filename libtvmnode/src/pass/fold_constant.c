@@ -4,11 +4,14 @@
  *
  * Bottom-up, a call of an operator whose arguments are all constants (for
  * concatenate: a tuple of constants) is replaced by a constant holding its
- * value, computed by the reference evaluator (eval.c); an item of a literal
+ * value, computed by the operator's kernel (tn_kernel_eval, the same
+ * lowering the executor and the code generator use); an item of a literal
  * tuple is replaced by the field; a let whose value became a constant is
- * dropped and the constant used in its place. Operators the evaluator does
- * not know, results larger than the "FoldConstant.max_elements" option, and
- * non-compact tensors are left alone.
+ * dropped and the constant used in its place. Calls with no kernel for their
+ * types, calls whose kernel refuses the constants (an integer division by
+ * zero: run time reports it), results larger than the
+ * "FoldConstant.max_elements" option, and non-compact tensors are left
+ * alone.
  */
 #include "pass/pass_internal.h"
 
@@ -46,18 +49,20 @@ static TnObject *fold_call(Ctx *c, TnObject *e, bool *failed) {
       tn_object_is_instance(tn_array_at(args, 0)->v_obj, TN_IR->tuple))
     args = ((const TnIrTuple *)tn_array_at(args, 0)->v_obj)->fields;
   int64_t n = tn_array_size(args);
-  if (n == 0 || n > 8) return NULL;
-  TnObject *inputs[8];
-  for (int64_t i = 0; i < n; i++) {
-    TnObject *a = tn_array_at(args, i)->v_obj;
-    if (!is_constant(a)) return NULL;
-    inputs[i] = ((const TnIrConstant *)a)->data;
-  }
-  bool supported;
-  TnObject *value = tn__ir_eval(op, inputs, (int32_t)n, call->attrs, type,
-                                &supported);
+  if (n == 0) return NULL;
+  for (int64_t i = 0; i < n; i++)
+    if (!is_constant(tn_array_at(args, i)->v_obj)) return NULL;
+  int supported;
+  TnObject *value = tn_kernel_eval(e, &supported);
   if (value == NULL) {
-    *failed = supported;
+    /* A kernel that refuses its constant inputs (ValueError: an integer
+     * division by zero) leaves the call for run time to report. */
+    if (supported &&
+        tn_error_kind_code(tn_error_peek_raised()) == TN_ERR_VALUE) {
+      tn_error_set_raised(NULL);
+      supported = 0;
+    }
+    *failed = supported != 0;
     return NULL;
   }
   TnObject *out = tn_ir_constant(value);

@@ -8,7 +8,7 @@
 #error "pass_internal.h is private to libtvmnode; include <tvmnode/tvmnode.h>"
 #endif
 
-#include "ir/ir_internal.h"
+#include "kernel/kernel_internal.h"
 #include "tvmnode/pass.h"
 
 int32_t tn__pass_type(void);

@@ -64,6 +64,7 @@ pub mod ir;
 pub mod map;
 pub mod node;
 pub mod object;
+pub mod runtime;
 pub mod string;
 pub mod tensor;
 

@@ -1,0 +1,872 @@
+/*
+ * program.c: a typed function lowered to a flat sequence of kernel calls
+ * over planned memory, and running it.
+ *
+ * Building walks the function's body once: lets bind, tuples are lists of
+ * values, calls of global functions and of function literals are inlined,
+ * and a fused primitive function becomes one fused kernel call when its
+ * body has a form the kernels compute in one go (lower.c), or its calls one
+ * by one otherwise. Every tensor value is an input, a constant, a view of
+ * another value (reshape and friends) or an intermediate in one arena.
+ * Intermediates are placed by liveness: greedy by size, each at the lowest
+ * offset free over its lifetime, so the arena is reused as soon as a value
+ * dies. Outputs are copied into new tensors at the end of a run.
+ */
+#include "kernel/kernel_internal.h"
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#define ALIGN 64
+#define MAX_DEPTH 10000
+
+typedef enum { V_INPUT, V_CONST, V_ARENA, V_VIEW } VKind;
+
+typedef struct {
+  VKind kind;
+  int32_t index; /* input index, const index, or the viewed root value */
+  int64_t offset;
+  int64_t nbytes;
+  const TnIrTensorType *type; /* borrowed: the program keeps its IR alive */
+  int32_t def, last;
+} Value;
+
+typedef struct {
+  TnKernCall k;
+  const char *op; /* for messages (borrowed from the operator's name) */
+  int32_t in[TN_KERN_MAX_IN];
+  int32_t out;
+} Step;
+
+typedef struct {
+  TnObject header;
+  TnObject *fn, *mod; /* kept alive: values borrow their types */
+  GArray *values;     /* Value */
+  GArray *steps;      /* Step */
+  GPtrArray *consts;  /* tn.Tensor, owned */
+  GPtrArray *inputs;  /* names, g_strdup'd */
+  GArray *outputs;    /* int32 value ids */
+  int64_t arena_bytes, lower_bound, scratch_bytes, macs;
+  /* atomics: stats may be read while another thread runs the program */
+  atomic_int profiling;
+  atomic_llong runs, run_ns, kernel_ns;
+  char *arena_block, *arena, *scratch;
+  const void **ptrs; /* one per value, per run */
+  atomic_int busy;
+} Program;
+
+static int32_t g_program_type = -1;
+
+static void program_deleter(TnObject *obj, int flags) {
+  Program *p = (Program *)obj;
+  if (flags & TN_DELETER_DESTRUCT) {
+    if (p->steps) {
+      for (guint i = 0; i < p->steps->len; i++) {
+        Step *s = &g_array_index(p->steps, Step, i);
+        g_free(s->k.params);
+        tn_object_release(s->k.compute);
+      }
+      g_array_free(p->steps, TRUE);
+    }
+    if (p->values) g_array_free(p->values, TRUE);
+    if (p->consts) g_ptr_array_free(p->consts, TRUE);
+    if (p->inputs) g_ptr_array_free(p->inputs, TRUE);
+    if (p->outputs) g_array_free(p->outputs, TRUE);
+    g_free(p->arena_block);
+    g_free(p->ptrs);
+    tn_object_release(p->fn);
+    tn_object_release(p->mod);
+  }
+  if (flags & TN_DELETER_FREE) tn__object_mfree(obj);
+}
+
+static const Program *as_program(const TnObject *o, const char *who) {
+  if (o == NULL || o->type_index != g_program_type) {
+    tn_error_raise_in(TN_ERR_TYPE, who, "expected a kernel.Program, got %s",
+                      tn_object_type_key(o));
+    return NULL;
+  }
+  return (const Program *)o;
+}
+
+/* ---- building ------------------------------------------------------------- */
+
+typedef struct Scope {
+  GHashTable *memo; /* expr -> ref, stored non-zero (see scope_bind) */
+  struct Scope *parent;
+} Scope;
+
+typedef struct {
+  Program *p;
+  const TnObject *mod;
+  GPtrArray *tuples; /* GArray of int32 refs */
+  int depth;
+} Builder;
+
+/* A ref is a value id (>= 0) or a tuple (-2 - its index); ERR is failure. */
+#define ERR INT32_MIN
+static bool is_tuple(int32_t r) { return r < -1 && r != ERR; }
+static GArray *tuple_at(Builder *b, int32_t r) {
+  return g_ptr_array_index(b->tuples, -2 - r);
+}
+
+/* Value ids (>= 0) are stored plus one and tuple refs (<= -2) as they
+ * are, so no ref is stored as NULL, which the table reads as "absent". */
+static void scope_bind(Scope *s, const TnObject *e, int32_t ref) {
+  g_hash_table_insert(s->memo, (gpointer)e,
+                      GINT_TO_POINTER(ref >= 0 ? ref + 1 : ref));
+}
+static bool scope_find(const Scope *s, const TnObject *e, bool up,
+                       int32_t *ref) {
+  for (; s; s = up ? s->parent : NULL) {
+    gpointer v = g_hash_table_lookup(s->memo, e);
+    if (v) {
+      int32_t x = GPOINTER_TO_INT(v);
+      *ref = x > 0 ? x - 1 : x;
+      return true;
+    }
+  }
+  return false;
+}
+
+static Value *val(Builder *b, int32_t id) {
+  return &g_array_index(b->p->values, Value, id);
+}
+
+static const TnIrTensorType *tensor_type(const TnObject *e) {
+  const TnObject *t = ((const TnIrExpr *)e)->checked_type;
+  if (t == NULL && tn__ir_is(e, TN_IR->var))
+    t = ((const TnIrVar *)e)->type_annotation;
+  return t && tn__ir_is(t, TN_IR->tensor_type) ? (const TnIrTensorType *)t
+                                               : NULL;
+}
+
+static int64_t nbytes_of(const TnIrTensorType *t) {
+  int64_t n = (t->dtype.bits * t->dtype.lanes + 7) / 8;
+  for (int64_t i = 0; i < tn__ir_ndim(t); i++) n *= tn__ir_dims(t)[i];
+  return n;
+}
+
+static int32_t add_value(Builder *b, VKind kind, int32_t index,
+                         const TnIrTensorType *t) {
+  Value v = {kind, index, 0, nbytes_of(t), t, -1, -1};
+  g_array_append_val(b->p->values, v);
+  return (int32_t)b->p->values->len - 1;
+}
+
+static int untyped(const TnObject *e, const char *what) {
+  GString *s = g_string_new(NULL);
+  const TnObject *t = ((const TnIrExpr *)e)->checked_type;
+  if (t) tn__ir_print_type(s, t);
+  tn_error_raise_in(TN_ERR_TYPE, "tn_program_new", "%s has %s%s; run "
+                    "InferType first (only tensor values are supported)",
+                    what, t ? "type " : "no type", s->str);
+  g_string_free(s, TRUE);
+  return ERR;
+}
+
+static int32_t lower_expr(Builder *b, Scope *s, const TnObject *e);
+
+/* The constant tensor an expression stands for, or NULL. */
+typedef struct {
+  Builder *b;
+  Scope *s;
+} ConstCtx;
+
+static TnObject *const_of(void *ctx, const TnObject *e) {
+  ConstCtx *c = ctx;
+  if (tn__ir_is(e, TN_IR->constant)) return ((const TnIrConstant *)e)->data;
+  int32_t r;
+  if (tn__ir_is(e, TN_IR->var) && scope_find(c->s, e, true, &r) && r >= 0 &&
+      val(c->b, r)->kind == V_CONST)
+    return g_ptr_array_index(c->b->p->consts, val(c->b, r)->index);
+  return NULL;
+}
+
+static const TnKernEntry *kernel_entry(const TnObject *op);
+
+/* Append a step for `k` reading values `ins` (k->in indexes them) and
+ * producing a value of type `out`; returns the output ref. Takes `k`'s
+ * params. */
+static int32_t add_step(Builder *b, TnKernCall *k, const char *op,
+                        const int32_t *ins, const TnIrTensorType *out) {
+  Step st = {0};
+  st.k = *k;
+  st.op = op;
+  for (int32_t i = 0; i < k->nin; i++) st.in[i] = ins[k->in[i]];
+  int32_t id;
+  if (k->run == NULL && k->compute == NULL) {
+    int32_t src = st.in[0];
+    Value *sv = val(b, src);
+    int32_t root = sv->kind == V_VIEW ? sv->index : src;
+    if (val(b, root)->nbytes != nbytes_of(out)) {
+      g_free(k->params);
+      return tn_error_raise_in(TN_ERR_VALUE, op, "a view changes the size "
+                               "of its input"), ERR;
+    }
+    g_free(k->params);
+    return add_value(b, V_VIEW, root, out);
+  }
+  id = add_value(b, V_ARENA, -1, out);
+  st.out = id;
+  g_array_append_val(b->p->steps, st);
+  return id;
+}
+
+/* Lower a call of an operator whose arguments are the refs `args`. */
+static int32_t lower_op_call(Builder *b, const TnIrCall *c,
+                             const int32_t *args, int32_t nargs) {
+  const TnIrOp *op = (const TnIrOp *)c->op;
+  const char *name = ((const TnStringObj *)op->name)->data;
+  const TnIrTensorType *out = tensor_type((const TnObject *)c);
+  if (out == NULL) return untyped((const TnObject *)c, name);
+  /* flatten tuple arguments (concatenate takes one) */
+  int32_t flat[TN_KERN_MAX_IN], n = 0;
+  for (int32_t i = 0; i < nargs; i++) {
+    if (is_tuple(args[i])) {
+      GArray *t = tuple_at(b, args[i]);
+      for (guint j = 0; j < t->len; j++) {
+        int32_t r = g_array_index(t, int32_t, j);
+        if (is_tuple(r) || n == TN_KERN_MAX_IN)
+          return tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, name, "nested "
+                                   "tuples or more than %d inputs",
+                                   TN_KERN_MAX_IN), ERR;
+        flat[n++] = r;
+      }
+    } else {
+      if (n == TN_KERN_MAX_IN)
+        return tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, name, "more than %d "
+                                 "inputs", TN_KERN_MAX_IN), ERR;
+      flat[n++] = args[i];
+    }
+  }
+  TnKernArgs a = {.op = name, .attrs = c->attrs, .nargs = n, .out = out};
+  for (int32_t i = 0; i < n; i++) {
+    Value *v = val(b, flat[i]);
+    a.types[i] = v->type;
+    a.consts[i] = v->kind == V_CONST
+                      ? g_ptr_array_index(b->p->consts, v->index)
+                      : NULL;
+  }
+  TnKernCall k = {0};
+  const TnKernEntry *entry = kernel_entry(c->op);
+  if (entry) {
+    if (entry->lower(&a, &k)) {
+      g_free(k.params);
+      return ERR;
+    }
+  } else if (tn_error_peek_raised()) {
+    return ERR;
+  } else {
+    const TnAny *f = tn_ir_op_get_attr(c->op, TN_OP_ATTR_COMPUTE);
+    if (f == NULL || f->type_index != TN_TYPE_FUNCTION)
+      return tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, name, "the operator "
+                               "has no kernel (attribute '%s') and no host "
+                               "compute function (attribute '%s')",
+                               TN_OP_ATTR_KERNEL, TN_OP_ATTR_COMPUTE), ERR;
+    k.compute = f->v_obj;
+    tn_object_retain(k.compute);
+    k.attrs = c->attrs;
+    k.kernel = "compute";
+    k.nin = n;
+    for (int32_t i = 0; i < n; i++) k.in[i] = i;
+  }
+  return add_step(b, &k, name, flat, out);
+}
+
+static bool is_primitive(const TnIrFunction *f) {
+  if (f->attrs == NULL) return false;
+  TnAny key = tn_any_cstr("Primitive");
+  const TnAny *v = tn_map_find(f->attrs, &key);
+  return v && v->type_index == TN_TYPE_INT && v->v_int64 != 0;
+}
+
+/* Inline a call of function `fn` with argument refs `args`. */
+static int32_t inline_call(Builder *b, Scope *s, const TnIrFunction *fn,
+                           const int32_t *args, int32_t nargs) {
+  int64_t np = tn_array_size(fn->params);
+  if (np != nargs)
+    return tn_error_raise_in(TN_ERR_TYPE, "tn_program_new", "a function of "
+                             "%" PRId64 " parameters called with %d "
+                             "arguments", np, nargs), ERR;
+  Scope inner = {g_hash_table_new(NULL, NULL), s};
+  for (int32_t i = 0; i < nargs; i++)
+    scope_bind(&inner, tn_array_at(fn->params, i)->v_obj, args[i]);
+  int32_t r = ERR;
+  if (is_primitive(fn)) {
+    TnKernCall k = {0};
+    const TnObject *leaves[TN_KERN_MAX_IN];
+    int32_t nleaves = 0;
+    ConstCtx cc = {b, &inner};
+    int m = tn__kernel_lower_fused(fn->body, &k, leaves, &nleaves, const_of,
+                                   &cc);
+    if (m < 0) {
+      g_free(k.params);
+      goto done;
+    }
+    if (m > 0) {
+      int32_t ins[TN_KERN_MAX_IN];
+      for (int32_t i = 0; i < nleaves; i++) {
+        ins[i] = lower_expr(b, &inner, leaves[i]);
+        if (ins[i] == ERR || is_tuple(ins[i])) {
+          g_free(k.params);
+          if (ins[i] != ERR)
+            tn_error_raise_in(TN_ERR_TYPE, "tn_program_new", "a tuple where "
+                              "a tensor is expected");
+          goto done;
+        }
+      }
+      const TnIrTensorType *out = tensor_type(fn->body);
+      r = out ? add_step(b, &k, k.kernel, ins, out)
+              : (g_free(k.params), untyped(fn->body, "a fused function"));
+      goto done;
+    }
+  }
+  r = lower_expr(b, &inner, fn->body);
+done:
+  g_hash_table_destroy(inner.memo);
+  return r;
+}
+
+static int32_t lower_call(Builder *b, Scope *s, const TnIrCall *c) {
+  int64_t nargs = tn_array_size(c->args);
+  if (nargs > TN_KERN_MAX_IN)
+    return tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, "tn_program_new",
+                             "a call with %" PRId64 " arguments", nargs), ERR;
+  int32_t args[TN_KERN_MAX_IN];
+  for (int64_t i = 0; i < nargs; i++) {
+    args[i] = lower_expr(b, s, tn_array_at(c->args, i)->v_obj);
+    if (args[i] == ERR) return ERR;
+  }
+  const TnObject *op = c->op;
+  if (tn__ir_is(op, TN_IR->op)) {
+    for (int64_t i = 0; i < nargs; i++)
+      if (is_tuple(args[i]) &&
+          strcmp(tn__ir_call_op_name((const TnObject *)c), "concatenate"))
+        return tn_error_raise_in(TN_ERR_TYPE, tn__ir_call_op_name(
+                                     (const TnObject *)c),
+                                 "argument %" PRId64 " is a tuple", i), ERR;
+    return lower_op_call(b, c, args, (int32_t)nargs);
+  }
+  if (tn__ir_is(op, TN_IR->global_var)) {
+    const char *name = ((const TnStringObj *)((const TnIrGlobalVar *)op)
+                            ->name_hint)->data;
+    TnObject *fn = b->mod ? tn_ir_module_get(b->mod, name) : NULL;
+    if (fn == NULL) {
+      if (!tn_error_peek_raised())
+        tn_error_raise_in(TN_ERR_KEY, "tn_program_new", "no global function "
+                          "'%s'", name);
+      return ERR;
+    }
+    /* the module holds the function: the reference taken here can go */
+    tn_object_release(fn);
+    return inline_call(b, s, (const TnIrFunction *)fn, args, (int32_t)nargs);
+  }
+  if (tn__ir_is(op, TN_IR->function))
+    return inline_call(b, s, (const TnIrFunction *)op, args, (int32_t)nargs);
+  return tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, "tn_program_new", "calling "
+                           "a %s is not supported", tn_object_type_key(op)),
+         ERR;
+}
+
+static int32_t lower_expr(Builder *b, Scope *s, const TnObject *e) {
+  int32_t r;
+  if (scope_find(s, e, tn__ir_is(e, TN_IR->var), &r)) return r;
+  if (tn__ir_is(e, TN_IR->var)) {
+    const TnObject *n = ((const TnIrVar *)e)->name_hint;
+    return tn_error_raise_in(TN_ERR_VALUE, "tn_program_new", "free variable "
+                             "%%%s", n ? ((const TnStringObj *)n)->data : "?"),
+           ERR;
+  }
+  if (++b->depth > MAX_DEPTH) {
+    b->depth--;
+    return tn_error_raise_in(TN_ERR_VALUE, "tn_program_new", "expressions "
+                             "nest deeper than %d", MAX_DEPTH), ERR;
+  }
+  r = ERR;
+  if (tn__ir_is(e, TN_IR->constant)) {
+    const TnIrTensorType *t = tensor_type(e);
+    TnObject *data = ((const TnIrConstant *)e)->data;
+    int contiguous = 0;
+    tn_tensor_is_contiguous(data, &contiguous);
+    if (t == NULL) {
+      r = untyped(e, "a constant");
+    } else if (!contiguous ||
+               tn_tensor_dltensor(data)->device.device_type != kDLCPU) {
+      tn_error_raise_in(TN_ERR_VALUE, "tn_program_new", "a constant is not "
+                        "a compact CPU tensor");
+    } else {
+      tn_object_retain(data);
+      g_ptr_array_add(b->p->consts, data);
+      r = add_value(b, V_CONST, (int32_t)b->p->consts->len - 1, t);
+    }
+  } else if (tn__ir_is(e, TN_IR->call)) {
+    r = lower_call(b, s, (const TnIrCall *)e);
+  } else if (tn__ir_is(e, TN_IR->tuple)) {
+    const TnIrTuple *t = (const TnIrTuple *)e;
+    GArray *refs = g_array_new(FALSE, FALSE, sizeof(int32_t));
+    for (int64_t i = 0; i < tn_array_size(t->fields); i++) {
+      int32_t f = lower_expr(b, s, tn_array_at(t->fields, i)->v_obj);
+      if (f == ERR) {
+        g_array_free(refs, TRUE);
+        refs = NULL;
+        break;
+      }
+      g_array_append_val(refs, f);
+    }
+    if (refs) {
+      g_ptr_array_add(b->tuples, refs);
+      r = -2 - (int32_t)(b->tuples->len - 1);
+    }
+  } else if (tn__ir_is(e, TN_IR->tuple_get_item)) {
+    const TnIrTupleGetItem *g = (const TnIrTupleGetItem *)e;
+    int32_t t = lower_expr(b, s, g->tuple);
+    if (t != ERR) {
+      if (!is_tuple(t) || g->index < 0 ||
+          g->index >= (int64_t)tuple_at(b, t)->len)
+        tn_error_raise_in(TN_ERR_INDEX, "tn_program_new", "tuple index %"
+                          PRId64 " is out of range", g->index);
+      else
+        r = g_array_index(tuple_at(b, t), int32_t, g->index);
+    }
+  } else if (tn__ir_is(e, TN_IR->let)) {
+    const TnIrLet *l = (const TnIrLet *)e;
+    int32_t v = lower_expr(b, s, l->value);
+    if (v != ERR) {
+      scope_bind(s, l->var, v);
+      r = lower_expr(b, s, l->body);
+    }
+  } else {
+    tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, "tn_program_new", "a %s as a "
+                      "value is not supported (only tensors and tuples of "
+                      "them)", tn_object_type_key(e));
+  }
+  b->depth--;
+  if (r != ERR) scope_bind(s, e, r);
+  return r;
+}
+
+static void flatten_outputs(Builder *b, int32_t r) {
+  if (!is_tuple(r)) {
+    g_array_append_val(b->p->outputs, r);
+    return;
+  }
+  GArray *t = tuple_at(b, r);
+  for (guint i = 0; i < t->len; i++)
+    flatten_outputs(b, g_array_index(t, int32_t, i));
+}
+
+/* ---- planning ------------------------------------------------------------- */
+
+static int32_t root_of(const Program *p, int32_t v) {
+  const Value *x = &g_array_index(p->values, Value, v);
+  return x->kind == V_VIEW ? x->index : v;
+}
+
+typedef struct {
+  int32_t id;
+  int64_t nbytes;
+} BySize;
+
+static gint by_size_desc(gconstpointer a, gconstpointer b) {
+  const BySize *x = a, *y = b;
+  if (x->nbytes != y->nbytes) return x->nbytes > y->nbytes ? -1 : 1;
+  return x->id - y->id;
+}
+
+static int64_t align_up(int64_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
+
+static void plan(Program *p) {
+  int32_t nsteps = (int32_t)p->steps->len;
+  for (int32_t s = 0; s < nsteps; s++) {
+    Step *st = &g_array_index(p->steps, Step, s);
+    for (int32_t i = 0; i < st->k.nin; i++)
+      g_array_index(p->values, Value, root_of(p, st->in[i])).last = s;
+    g_array_index(p->values, Value, st->out).def = s;
+    if ((int64_t)st->k.scratch > p->scratch_bytes)
+      p->scratch_bytes = (int64_t)st->k.scratch;
+    p->macs += st->k.macs;
+  }
+  for (guint i = 0; i < p->outputs->len; i++)
+    g_array_index(p->values, Value,
+                  root_of(p, g_array_index(p->outputs, int32_t, i)))
+        .last = nsteps;
+  GArray *order = g_array_new(FALSE, FALSE, sizeof(BySize));
+  for (guint v = 0; v < p->values->len; v++) {
+    Value *x = &g_array_index(p->values, Value, v);
+    if (x->kind != V_ARENA) continue;
+    if (x->last < x->def) x->last = x->def; /* computed, never read */
+    BySize e = {(int32_t)v, align_up(x->nbytes)};
+    g_array_append_val(order, e);
+  }
+  g_array_sort(order, by_size_desc);
+  /* lowest offset free over the value's lifetime among those placed */
+  GArray *placed = g_array_new(FALSE, FALSE, sizeof(int32_t));
+  for (guint i = 0; i < order->len; i++) {
+    BySize e = g_array_index(order, BySize, i);
+    Value *x = &g_array_index(p->values, Value, e.id);
+    int64_t off = 0;
+    bool moved = true;
+    while (moved) {
+      moved = false;
+      for (guint j = 0; j < placed->len; j++) {
+        Value *y = &g_array_index(p->values, Value,
+                                  g_array_index(placed, int32_t, j));
+        bool live = x->def <= y->last && y->def <= x->last;
+        if (live && off < y->offset + align_up(y->nbytes) &&
+            y->offset < off + e.nbytes) {
+          off = y->offset + align_up(y->nbytes);
+          moved = true;
+        }
+      }
+    }
+    x->offset = off;
+    if (off + e.nbytes > p->arena_bytes) p->arena_bytes = off + e.nbytes;
+    g_array_append_val(placed, e.id);
+  }
+  for (int32_t s = 0; s < nsteps; s++) {
+    int64_t live = 0;
+    for (guint j = 0; j < placed->len; j++) {
+      Value *y = &g_array_index(p->values, Value,
+                                g_array_index(placed, int32_t, j));
+      if (y->def <= s && s <= y->last) live += y->nbytes;
+    }
+    if (live > p->lower_bound) p->lower_bound = live;
+  }
+  g_array_free(placed, TRUE);
+  g_array_free(order, TRUE);
+}
+
+/* ---- public ---------------------------------------------------------------- */
+
+TN_API TnObject *tn_program_new(const TnObject *mod, const TnObject *fn) {
+  const char *who = "tn_program_new";
+  if (tn__check_object(fn, TN_IR->function, who, "fn")) return NULL;
+  if (mod && tn__check_object(mod, TN_IR->module, who, "mod")) return NULL;
+  Program *p = tn__object_malloc(sizeof(Program), 0, g_program_type, who);
+  if (p == NULL) return NULL;
+  tn__object_init(&p->header, g_program_type, program_deleter);
+  tn__object_zero_body(p, sizeof(Program));
+  tn_object_retain((TnObject *)fn);
+  p->fn = (TnObject *)fn;
+  if (mod) tn_object_retain((TnObject *)mod);
+  p->mod = (TnObject *)mod;
+  p->values = g_array_new(FALSE, FALSE, sizeof(Value));
+  p->steps = g_array_new(FALSE, FALSE, sizeof(Step));
+  p->consts = g_ptr_array_new_with_free_func((GDestroyNotify)tn_object_release);
+  p->inputs = g_ptr_array_new_with_free_func(g_free);
+  p->outputs = g_array_new(FALSE, FALSE, sizeof(int32_t));
+  Builder b = {p, mod, g_ptr_array_new_with_free_func(
+                           (GDestroyNotify)g_array_unref), 0};
+  Scope top = {g_hash_table_new(NULL, NULL), NULL};
+  const TnIrFunction *f = (const TnIrFunction *)fn;
+  int32_t r = 0;
+  for (int64_t i = 0; i < tn_array_size(f->params); i++) {
+    const TnObject *v = tn_array_at(f->params, i)->v_obj;
+    const TnIrTensorType *t = tensor_type(v);
+    const TnObject *nm = ((const TnIrVar *)v)->name_hint;
+    char *name = g_strdup(nm ? ((const TnStringObj *)nm)->data : "");
+    g_ptr_array_add(p->inputs, name);
+    if (t == NULL) {
+      r = untyped(v, "parameter");
+      break;
+    }
+    scope_bind(&top, v, add_value(&b, V_INPUT, (int32_t)i, t));
+  }
+  if (r != ERR) r = lower_expr(&b, &top, f->body);
+  if (r != ERR) flatten_outputs(&b, r);
+  g_hash_table_destroy(top.memo);
+  g_ptr_array_free(b.tuples, TRUE);
+  if (r == ERR) {
+    tn_object_release((TnObject *)p);
+    return NULL;
+  }
+  plan(p);
+  return (TnObject *)p;
+}
+
+TN_API int32_t tn_program_num_inputs(const TnObject *prog) {
+  const Program *p = as_program(prog, "tn_program_num_inputs");
+  return p ? (int32_t)p->inputs->len : -1;
+}
+
+TN_API int32_t tn_program_num_outputs(const TnObject *prog) {
+  const Program *p = as_program(prog, "tn_program_num_outputs");
+  return p ? (int32_t)p->outputs->len : -1;
+}
+
+static const Value *io_value(const TnObject *prog, int32_t i, bool input,
+                             const char *who) {
+  const Program *p = as_program(prog, who);
+  if (p == NULL) return NULL;
+  int32_t n = input ? (int32_t)p->inputs->len : (int32_t)p->outputs->len;
+  if (i < 0 || i >= n) {
+    tn_error_raise_in(TN_ERR_INDEX, who, "index %d out of range for %d %s", i,
+                      n, input ? "inputs" : "outputs");
+    return NULL;
+  }
+  int32_t v = input ? i : g_array_index(p->outputs, int32_t, i);
+  return &g_array_index(p->values, Value, v);
+}
+
+TN_API const TnObject *tn_program_input_type(const TnObject *prog,
+                                             int32_t i) {
+  const Value *v = io_value(prog, i, true, "tn_program_input_type");
+  return v ? (const TnObject *)v->type : NULL;
+}
+
+TN_API const TnObject *tn_program_output_type(const TnObject *prog,
+                                              int32_t i) {
+  const Value *v = io_value(prog, i, false, "tn_program_output_type");
+  return v ? (const TnObject *)v->type : NULL;
+}
+
+TN_API const char *tn_program_input_name(const TnObject *prog, int32_t i) {
+  if (io_value(prog, i, true, "tn_program_input_name") == NULL) return NULL;
+  return g_ptr_array_index(((const Program *)prog)->inputs, i);
+}
+
+TN_API int tn_program_stats(const TnObject *prog, TnProgramStats *out) {
+  const Program *p = as_program(prog, "tn_program_stats");
+  if (p == NULL) return -1;
+  if (out == NULL) return tn__raise_null("tn_program_stats", "out");
+  out->steps = (int32_t)p->steps->len;
+  out->arena_bytes = p->arena_bytes;
+  out->arena_lower_bound = p->lower_bound;
+  out->scratch_bytes = p->scratch_bytes;
+  out->macs = p->macs;
+  out->runs = atomic_load_explicit(&p->runs, memory_order_relaxed);
+  out->run_ns = atomic_load_explicit(&p->run_ns, memory_order_relaxed);
+  out->kernel_ns = atomic_load_explicit(&p->kernel_ns, memory_order_relaxed);
+  return 0;
+}
+
+TN_API int tn_program_set_profiling(TnObject *prog, int on) {
+  Program *p = (Program *)as_program(prog, "tn_program_set_profiling");
+  if (p == NULL) return -1;
+  atomic_store(&p->profiling, on != 0);
+  atomic_store(&p->runs, 0);
+  atomic_store(&p->run_ns, 0);
+  atomic_store(&p->kernel_ns, 0);
+  return 0;
+}
+
+/* ---- running --------------------------------------------------------------- */
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int check_input(const Program *p, int32_t i, TnObject *t) {
+  const char *who = "tn_program_run";
+  const char *name = g_ptr_array_index(p->inputs, i);
+  const Value *v = &g_array_index(p->values, Value, i);
+  if (t == NULL || !tn_object_is_instance(t, TN_TYPE_TENSOR))
+    return tn_error_raise_in(TN_ERR_TYPE, who, "input %d ('%s'): expected a "
+                             "tn.Tensor, got %s", i, name,
+                             tn_object_type_key(t));
+  const DLTensor *dl = tn_tensor_dltensor(t);
+  bool same = dl->ndim == tn__ir_ndim(v->type) &&
+              tn__ir_dtype_eq(dl->dtype, v->type->dtype);
+  for (int32_t d = 0; same && d < dl->ndim; d++)
+    same = dl->shape[d] == tn__ir_dims(v->type)[d];
+  if (!same) {
+    TnObject *got = tn__ir_type_of_tensor(t);
+    GString *w = g_string_new(NULL), *g = g_string_new(NULL);
+    tn__ir_print_type(w, (const TnObject *)v->type);
+    tn__ir_print_type(g, got);
+    tn_error_raise_in(TN_ERR_TYPE, who, "input %d ('%s'): expected %s, got "
+                      "%s", i, name, w->str, g->str);
+    g_string_free(w, TRUE), g_string_free(g, TRUE);
+    tn_object_release(got);
+    return -1;
+  }
+  int contiguous = 0;
+  tn_tensor_is_contiguous(t, &contiguous);
+  if (!contiguous || dl->device.device_type != kDLCPU)
+    return tn_error_raise_in(TN_ERR_VALUE, who, "input %d ('%s') is not a "
+                             "compact CPU tensor", i, name);
+  return 0;
+}
+
+/* A host compute function's step: tensors in, a tensor out, copied. */
+static int run_compute(Program *p, const Step *st, const void *const *in) {
+  TnAny items[TN_KERN_MAX_IN];
+  int32_t n = 0;
+  int rc = -1;
+  TnObject *out = NULL, *arr = NULL;
+  DLDevice cpu = {kDLCPU, 0};
+  for (; n < st->k.nin; n++) {
+    const Value *v = &g_array_index(p->values, Value, st->in[n]);
+    TnObject *t = tn_tensor_empty(tn__ir_dims(v->type),
+                                  (int32_t)tn__ir_ndim(v->type),
+                                  v->type->dtype, cpu);
+    if (t == NULL) goto done;
+    memcpy(tn_tensor_dltensor(t)->data, in[n], (size_t)v->nbytes);
+    items[n] = tn_any_obj(t);
+  }
+  const Value *ov = &g_array_index(p->values, Value, st->out);
+  out = tn_tensor_empty(tn__ir_dims(ov->type), (int32_t)tn__ir_ndim(ov->type),
+                        ov->type->dtype, cpu);
+  arr = out ? tn_array_new(items, n) : NULL;
+  if (arr) {
+    TnAny args[3] = {tn_any_obj(arr), tn_any_obj(out),
+                     st->k.attrs ? tn_any_obj(st->k.attrs) : tn_any_none()};
+    TnAny ret = tn_any_none();
+    rc = tn_func_call(st->k.compute, args, 3, &ret);
+    tn_any_clear(&ret);
+    if (rc == 0)
+      memcpy((void *)p->ptrs[st->out], tn_tensor_dltensor(out)->data,
+             (size_t)ov->nbytes);
+  }
+done:
+  for (int32_t i = 0; i < n; i++) tn_object_release(items[i].v_obj);
+  tn_object_release(arr);
+  tn_object_release(out);
+  return rc;
+}
+
+static int run_steps(Program *p, TnObject *const *inputs, bool profiling) {
+  if (p->ptrs == NULL) {
+    p->ptrs = g_new0(const void *, p->values->len);
+    p->arena_block = g_malloc((size_t)(p->arena_bytes + p->scratch_bytes) +
+                              2 * ALIGN);
+    uintptr_t a = ((uintptr_t)p->arena_block + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1);
+    p->arena = (char *)a;
+    p->scratch = p->arena + align_up(p->arena_bytes);
+  }
+  for (guint v = 0; v < p->values->len; v++) {
+    const Value *x = &g_array_index(p->values, Value, v);
+    if (x->kind == V_INPUT)
+      p->ptrs[v] = (char *)tn_tensor_dltensor(inputs[x->index])->data +
+                   tn_tensor_dltensor(inputs[x->index])->byte_offset;
+    else if (x->kind == V_CONST) {
+      DLTensor *dl = tn_tensor_dltensor(g_ptr_array_index(p->consts, x->index));
+      p->ptrs[v] = (char *)dl->data + dl->byte_offset;
+    } else if (x->kind == V_ARENA) {
+      p->ptrs[v] = p->arena + x->offset;
+    }
+  }
+  for (guint v = 0; v < p->values->len; v++) {
+    const Value *x = &g_array_index(p->values, Value, v);
+    if (x->kind == V_VIEW) p->ptrs[v] = p->ptrs[x->index];
+  }
+  for (guint s = 0; s < p->steps->len; s++) {
+    const Step *st = &g_array_index(p->steps, Step, s);
+    const void *in[TN_KERN_MAX_IN];
+    for (int32_t i = 0; i < st->k.nin; i++) in[i] = p->ptrs[st->in[i]];
+    if (st->k.compute) {
+      if (run_compute(p, st, in)) return -1;
+      continue;
+    }
+    int64_t t0 = profiling ? now_ns() : 0;
+    int32_t status = st->k.run(st->k.params, in, (void *)p->ptrs[st->out],
+                               p->scratch, (size_t)p->scratch_bytes);
+    if (profiling)
+      atomic_fetch_add_explicit(&p->kernel_ns, now_ns() - t0,
+                                memory_order_relaxed);
+    if (status != TN_CRT_OK) {
+      char who[128];
+      g_snprintf(who, sizeof who, "%s (%s)", st->op, st->k.kernel);
+      return tn__kernel_status(status, who);
+    }
+  }
+  return 0;
+}
+
+TN_API int tn_program_run(TnObject *prog, TnObject *const *inputs, int32_t n,
+                          TnObject **outputs) {
+  const char *who = "tn_program_run";
+  Program *p = (Program *)as_program(prog, who);
+  if (p == NULL) return -1;
+  bool profiling = atomic_load_explicit(&p->profiling, memory_order_relaxed);
+  int64_t t0 = profiling ? now_ns() : 0;
+  if (outputs == NULL) return tn__raise_null(who, "outputs");
+  if (n != (int32_t)p->inputs->len)
+    return tn_error_raise_in(TN_ERR_TYPE, who, "expected %u inputs, got %d",
+                             p->inputs->len, n);
+  if (n > 0 && inputs == NULL) return tn__raise_null(who, "inputs");
+  for (int32_t i = 0; i < n; i++)
+    if (check_input(p, i, inputs[i])) return -1;
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&p->busy, &expected, 1))
+    return tn_error_raise_in(TN_ERR_RUNTIME, who, "the program is already "
+                             "running in another thread; use one program "
+                             "per thread");
+  int rc = run_steps(p, inputs, profiling);
+  guint i = 0;
+  DLDevice cpu = {kDLCPU, 0};
+  for (; rc == 0 && i < p->outputs->len; i++) {
+    int32_t v = g_array_index(p->outputs, int32_t, i);
+    const Value *x = &g_array_index(p->values, Value, v);
+    outputs[i] = tn_tensor_empty(tn__ir_dims(x->type),
+                                 (int32_t)tn__ir_ndim(x->type), x->type->dtype,
+                                 cpu);
+    if (outputs[i] == NULL) {
+      rc = -1;
+      break;
+    }
+    memcpy(tn_tensor_dltensor(outputs[i])->data, p->ptrs[v],
+           (size_t)x->nbytes);
+  }
+  if (rc)
+    for (guint j = 0; j < i; j++) {
+      tn_object_release(outputs[j]);
+      outputs[j] = NULL;
+    }
+  if (profiling && rc == 0) {
+    atomic_fetch_add_explicit(&p->runs, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->run_ns, now_ns() - t0, memory_order_relaxed);
+  }
+  atomic_store(&p->busy, 0);
+  return rc;
+}
+
+TN_API TnObject *tn_kernel_eval(const TnObject *call, int *supported) {
+  const char *who = "tn_kernel_eval";
+  if (supported) *supported = 1;
+  if (tn__check_object(call, TN_IR->call, who, "call")) return NULL;
+  TnObject *fn = tn_ir_function(NULL, 0, (TnObject *)call, NULL, NULL);
+  if (fn == NULL) return NULL;
+  TnObject *prog = tn_program_new(NULL, fn);
+  tn_object_release(fn);
+  if (prog == NULL) {
+    TnObject *e = tn_error_peek_raised();
+    if (supported && e && tn_error_kind_code(e) == TN_ERR_NOT_IMPLEMENTED) {
+      tn_error_set_raised(NULL);
+      *supported = 0;
+    }
+    return NULL;
+  }
+  TnObject *out = NULL;
+  int rc = tn_program_num_outputs(prog) == 1
+               ? tn_program_run(prog, NULL, 0, &out)
+               : tn_error_raise_in(TN_ERR_TYPE, who, "the call does not give "
+                                   "one tensor");
+  tn_object_release(prog);
+  return rc ? NULL : out;
+}
+
+/* ---- the table's entries ----------------------------------------------------- */
+
+static const TnKernEntry *kernel_entry(const TnObject *op) {
+  const TnAny *k = tn_ir_op_get_attr(op, TN_OP_ATTR_KERNEL);
+  if (k == NULL) return NULL;
+  const TnKernEntry *e = k->type_index == TN_TYPE_OPAQUE_PTR ? k->v_ptr : NULL;
+  if (e == NULL || !tn__kernel_entry_known(e)) {
+    tn_error_raise_in(TN_ERR_TYPE, ((const TnStringObj *)((const TnIrOp *)op)
+                                        ->name)->data,
+                      "attribute '%s' was not set by the library's lowering "
+                      "table", TN_OP_ATTR_KERNEL);
+    return NULL;
+  }
+  return e;
+}
+
+void tn__kernel_program_init(void) {
+  g_program_type = tn_type_register("kernel.Program", TN_TYPE_OBJECT);
+  TN__INIT_CHECK(g_program_type > 0);
+}

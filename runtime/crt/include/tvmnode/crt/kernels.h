@@ -1,0 +1,407 @@
+/*
+ * tvmnode/crt/kernels.h: the operator kernels of the freestanding runtime.
+ *
+ * One kernel (or a small family) per operator of the IR registry, float32
+ * and int8. They are what the host executor, FoldConstant and the generated
+ * code all call; nothing computes an operator a second way.
+ *
+ * Rules every kernel follows:
+ *  - Freestanding C11: no allocation, no stdio, nothing of libtvmnode; only
+ *    <stdint.h>, <stddef.h>, <string.h> (memcpy/memset) and <math.h>.
+ *  - Plain typed signatures: data pointers, a parameter struct filled in by
+ *    the caller (on the host, once, by the lowering table; on a device, by
+ *    generated `static const` initialisers), a caller-provided scratch
+ *    buffer where one is needed (its size from the matching *_scratch_size
+ *    function), and a TnCrtStatus as result.
+ *  - Sizes and strides are int32_t: a tensor a kernel sees has fewer than
+ *    2^31 elements (the lowering checks it).
+ *  - A kernel checks what is cheap to check (NULL pointers, non-positive
+ *    sizes, scratch size) and returns TN_CRT_INVALID_ARGUMENT or
+ *    TN_CRT_SCRATCH_TOO_SMALL; it trusts the shapes it is given to match the
+ *    buffers (the lowering checked them against the IR's types).
+ *  - Outputs never alias inputs unless the kernel's comment says so.
+ *
+ * int8 arithmetic is TFLite's reference arithmetic, bit for bit: real
+ * multipliers become a Q31 multiplier and a shift (tn_crt_quantize_multiplier,
+ * computed on the host; the device only sees integers), products use the
+ * saturating rounding doubling high multiply, and shifts round to nearest
+ * with ties away from zero.
+ */
+#ifndef TVMNODE_CRT_KERNELS_H_
+#define TVMNODE_CRT_KERNELS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tvmnode/crt/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TN_CRT_MAX_DIMS 8
+
+/* ------------------------------------------------------------------------ */
+/* Fixed-point helpers (TFLite semantics)                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The Q31 multiplier and shift of a real multiplier `m` (>= 0): m ==
+ * multiplier * 2^(shift - 31), multiplier in [2^30, 2^31) or 0, as TFLite's
+ * QuantizeMultiplier in its default (double-rounding) build: multipliers
+ * below 2^-32 give 0 (shift 0). TN_CRT_INVALID_ARGUMENT for a negative, NaN
+ * or infinite m, TN_CRT_UNSUPPORTED for m >= 2^31 (a shift above 31).
+ * Host side: uses frexp. */
+TnCrtStatus tn_crt_quantize_multiplier(double m, int32_t *multiplier,
+                                       int32_t *shift);
+/* a * b / 2^31 rounded to nearest, ties toward +infinity, saturated
+ * (INT32_MIN * INT32_MIN gives INT32_MAX): TFLite's
+ * SaturatingRoundingDoublingHighMul. */
+int32_t tn_crt_srdhm(int32_t a, int32_t b);
+/* x / 2^exponent rounded to nearest, ties away from zero (TFLite's range
+ * is 0 <= exponent <= 31; below it x is returned, above it 0). */
+int32_t tn_crt_rounding_divide_by_pot(int32_t x, int32_t exponent);
+/* x * multiplier * 2^(shift - 31), TFLite's (double-rounding)
+ * MultiplyByQuantizedMultiplier: a positive shift is a left shift of x
+ * (wrapping on overflow) before the high multiply, a negative one a
+ * rounding right shift after it. */
+int32_t tn_crt_multiply_by_quantized_multiplier(int32_t x, int32_t multiplier,
+                                                int32_t shift);
+
+/* ------------------------------------------------------------------------ */
+/* Elementwise and broadcasting                                              */
+/* ------------------------------------------------------------------------ */
+
+/* A broadcast of two operands to an output of `ndim` dims: element strides
+ * of each operand per output dim (0 where the operand is broadcast). The
+ * lowering merges adjacent dims, so most calls have ndim 1 or 2. */
+typedef struct {
+  int32_t ndim; /* 1..TN_CRT_MAX_DIMS */
+  int32_t dims[TN_CRT_MAX_DIMS];
+  int32_t lhs_strides[TN_CRT_MAX_DIMS];
+  int32_t rhs_strides[TN_CRT_MAX_DIMS];
+} TnCrtBroadcast;
+
+typedef enum {
+  TN_CRT_ADD = 0,
+  TN_CRT_SUB = 1,
+  TN_CRT_MUL = 2,
+  TN_CRT_DIV = 3, /* integer: C division, and TN_CRT_INVALID_ARGUMENT on 0 */
+  TN_CRT_MAX = 4,
+  TN_CRT_MIN = 5
+} TnCrtBinaryOp;
+
+/* out = lhs (op) rhs with broadcasting; out is dense in `b->dims`. */
+TnCrtStatus tn_crt_binary_f32(TnCrtBinaryOp op, const TnCrtBroadcast *b,
+                              const float *lhs, const float *rhs, float *out);
+TnCrtStatus tn_crt_binary_i32(TnCrtBinaryOp op, const TnCrtBroadcast *b,
+                              const int32_t *lhs, const int32_t *rhs,
+                              int32_t *out);
+
+typedef enum {
+  TN_CRT_NEGATIVE = 0,
+  TN_CRT_EXP = 1,
+  TN_CRT_SIGMOID = 2,
+  TN_CRT_TANH = 3,
+  TN_CRT_RELU = 4
+} TnCrtUnaryOp;
+
+/* out[i] = op(in[i]) for n elements; out may be in. */
+TnCrtStatus tn_crt_unary_f32(TnCrtUnaryOp op, int32_t n, const float *in,
+                             float *out);
+/* Negative and relu on int32 (the other ops are float only). */
+TnCrtStatus tn_crt_unary_i32(TnCrtUnaryOp op, int32_t n, const int32_t *in,
+                             int32_t *out);
+
+/* out[i] = min(max(in[i], lo), hi); out may be in. */
+TnCrtStatus tn_crt_clip_f32(int32_t n, const float *in, float lo, float hi,
+                            float *out);
+TnCrtStatus tn_crt_clip_i32(int32_t n, const int32_t *in, int32_t lo,
+                            int32_t hi, int32_t *out);
+TnCrtStatus tn_crt_clip_s8(int32_t n, const int8_t *in, int32_t lo, int32_t hi,
+                           int8_t *out);
+
+/* Element types the shape kernels and cast know. */
+typedef enum {
+  TN_CRT_F32 = 0,
+  TN_CRT_I32 = 1,
+  TN_CRT_I8 = 2,
+  TN_CRT_U8 = 3,
+  TN_CRT_I64 = 4,
+  TN_CRT_F64 = 5,
+  TN_CRT_I16 = 6,
+  TN_CRT_BOOL = 7 /* one byte, 0 or 1 */
+} TnCrtDType;
+
+/* out[i] = (to) in[i] for n elements. Float to integer truncates toward
+ * zero and saturates (NaN becomes 0); integer to narrower integer
+ * saturates; anything to bool is (x != 0). */
+TnCrtStatus tn_crt_cast(TnCrtDType from, TnCrtDType to, int32_t n,
+                        const void *in, void *out);
+
+/* out[outer][c][inner] = in[...] + bias[c], float32 and int32 (the
+ * accumulator of an int8 convolution); out may be in. */
+TnCrtStatus tn_crt_bias_add_f32(int32_t outer, int32_t channels,
+                                int32_t inner, const float *in,
+                                const float *bias, float *out);
+TnCrtStatus tn_crt_bias_add_i32(int32_t outer, int32_t channels,
+                                int32_t inner, const int32_t *in,
+                                const int32_t *bias, int32_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Data movement (any element type, by element size in bytes: 1, 2, 4, 8)    */
+/* ------------------------------------------------------------------------ */
+
+/* out = transpose(in): out dim i is in dim perm[i]. */
+typedef struct {
+  int32_t ndim;
+  int32_t in_dims[TN_CRT_MAX_DIMS];
+  int32_t perm[TN_CRT_MAX_DIMS];
+  int32_t elem_size;
+} TnCrtTranspose;
+TnCrtStatus tn_crt_transpose(const TnCrtTranspose *p, const void *in,
+                             void *out);
+
+/* Concatenation along one axis seen as [outer, axis_i * inner] blocks:
+ * input i contributes sizes[i] bytes per outer row (axis extent x inner x
+ * element size); out rows are the sum. */
+TnCrtStatus tn_crt_concatenate(int32_t n_inputs, const void *const *inputs,
+                               const int32_t *sizes, int32_t outer,
+                               void *out);
+
+/* Constant padding: out dims = in dims + before + after per dim; the pad
+ * element is the elem_size bytes at `pad_value`. */
+typedef struct {
+  int32_t ndim;
+  int32_t in_dims[TN_CRT_MAX_DIMS];
+  int32_t before[TN_CRT_MAX_DIMS];
+  int32_t after[TN_CRT_MAX_DIMS];
+  int32_t elem_size;
+} TnCrtPad;
+TnCrtStatus tn_crt_pad(const TnCrtPad *p, const void *in,
+                       const void *pad_value, void *out);
+
+/* ------------------------------------------------------------------------ */
+/* Convolution, dense, pooling                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The geometry of a 2-D convolution, in any layout: each tensor is
+ * addressed through element strides of its logical axes, so NHWC/HWIO
+ * (TFLite's layout, the fast path: unit channel strides) and NCHW/OIHW use
+ * the same kernels. Groups split the input and output channels; depthwise
+ * is groups == in_c (with a channel multiplier out_c / in_c >= 1). The
+ * weight's input-channel axis has in_c / groups entries.
+ */
+typedef struct {
+  int32_t batch, in_h, in_w, in_c;
+  int32_t out_h, out_w, out_c;
+  int32_t k_h, k_w;
+  int32_t stride_h, stride_w;
+  int32_t dilation_h, dilation_w;
+  int32_t pad_top, pad_left; /* bottom/right follow from the output size */
+  int32_t groups;
+  int32_t in_strides[4];  /* n, h, w, c */
+  int32_t w_strides[4];   /* kh, kw, ci (within its group), co */
+  int32_t out_strides[4]; /* n, h, w, c */
+} TnCrtConv2d;
+
+/* out = act(conv(in, w) + bias); bias (out_c) may be NULL; act clamps to
+ * [act_min, act_max] (pass -INFINITY/INFINITY for none). */
+TnCrtStatus tn_crt_conv2d_f32(const TnCrtConv2d *p, const float *in,
+                              const float *w, const float *bias,
+                              float act_min, float act_max, float *out);
+
+/* Quantization of an int8 convolution or dense layer's output, TFLite's:
+ * out = clamp(mbqm(acc + bias, multiplier[c], shift[c]) + output_offset,
+ *             act_min, act_max)
+ * with acc = sum((x + input_offset) * (w + filter_offset)). Per-tensor
+ * when per_channel is 0 (one multiplier and shift). */
+typedef struct {
+  int32_t input_offset;  /* minus the input zero point */
+  int32_t filter_offset; /* minus the weight zero point (0: symmetric) */
+  int32_t output_offset; /* the output zero point */
+  int32_t act_min, act_max;
+  int32_t per_channel;
+  const int32_t *multiplier; /* out_c entries, or 1 */
+  const int32_t *shift;
+} TnCrtQuant;
+
+/* Scratch bytes the int8 convolutions need (0 when none). */
+size_t tn_crt_conv2d_s8_scratch_size(const TnCrtConv2d *p);
+/* int8 in, int8 weights, int32 bias (may be NULL), int8 out. */
+TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
+                             const int8_t *in, const int8_t *w,
+                             const int32_t *bias, int8_t *out, void *scratch,
+                             size_t scratch_size);
+/* The int32 accumulators alone (qnn.conv2d unfused): out = acc + bias,
+ * ignoring q's output fields. */
+TnCrtStatus tn_crt_conv2d_s8_s32(const TnCrtConv2d *p, int32_t input_offset,
+                                 int32_t filter_offset, const int8_t *in,
+                                 const int8_t *w, const int32_t *bias,
+                                 int32_t *out);
+
+/* out[m][n] = sum_k in[m][k] * w[n*w_stride_n + k*w_stride_k] (+ bias[n]):
+ * nn.dense has w [N, K] (w_stride_n = K, w_stride_k = 1), matmul [K, N]. */
+typedef struct {
+  int32_t batch; /* M: rows of in and out */
+  int32_t in_features, out_features; /* K, N */
+  int32_t w_stride_n, w_stride_k;
+} TnCrtDense;
+TnCrtStatus tn_crt_dense_f32(const TnCrtDense *p, const float *in,
+                             const float *w, const float *bias, float act_min,
+                             float act_max, float *out);
+size_t tn_crt_dense_s8_scratch_size(const TnCrtDense *p);
+TnCrtStatus tn_crt_dense_s8(const TnCrtDense *p, const TnCrtQuant *q,
+                            const int8_t *in, const int8_t *w,
+                            const int32_t *bias, int8_t *out, void *scratch,
+                            size_t scratch_size);
+TnCrtStatus tn_crt_dense_s8_s32(const TnCrtDense *p, int32_t input_offset,
+                                int32_t filter_offset, const int8_t *in,
+                                const int8_t *w, const int32_t *bias,
+                                int32_t *out);
+/* Batched matmul: `batches` independent products, each in [M, K] x w[K, N]
+ * (w addressed by the strides), with batch strides in elements (0: shared). */
+TnCrtStatus tn_crt_batch_matmul_f32(const TnCrtDense *p, int32_t batches,
+                                    int32_t in_batch_stride,
+                                    int32_t w_batch_stride,
+                                    int32_t in_stride_m, int32_t in_stride_k,
+                                    const float *in, const float *w,
+                                    float *out);
+
+/* 2-D pooling geometry (any layout, through strides as for convolution). */
+typedef struct {
+  int32_t batch, in_h, in_w, channels;
+  int32_t out_h, out_w;
+  int32_t k_h, k_w;
+  int32_t stride_h, stride_w;
+  int32_t pad_top, pad_left;
+  int32_t count_include_pad; /* average: divide by the full window */
+  int32_t in_strides[4];     /* n, h, w, c */
+  int32_t out_strides[4];
+} TnCrtPool2d;
+TnCrtStatus tn_crt_max_pool2d_f32(const TnCrtPool2d *p, const float *in,
+                                  float act_min, float act_max, float *out);
+TnCrtStatus tn_crt_avg_pool2d_f32(const TnCrtPool2d *p, const float *in,
+                                  float act_min, float act_max, float *out);
+/* int8 pooling, TFLite's: max, and the average rounded half away from
+ * zero ((sum +- count/2) / count); clamp to [act_min, act_max]. Input and
+ * output share one quantization. An average over a window with no input
+ * element (padding covering a whole window) is TN_CRT_INVALID_ARGUMENT
+ * unless count_include_pad, as TFLite fails it; the max of such a window is
+ * -128 before the clamp. */
+TnCrtStatus tn_crt_max_pool2d_s8(const TnCrtPool2d *p, const int8_t *in,
+                                 int32_t act_min, int32_t act_max,
+                                 int8_t *out);
+TnCrtStatus tn_crt_avg_pool2d_s8(const TnCrtPool2d *p, const int8_t *in,
+                                 int32_t act_min, int32_t act_max,
+                                 int8_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Softmax and quantization                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Softmax over the middle axis of [outer, n, inner]; max-subtracted. */
+TnCrtStatus tn_crt_softmax_f32(int32_t outer, int32_t n, int32_t inner,
+                               const float *in, float *out);
+
+/* int8 softmax over the last axis of [outer, n], TFLite's fixed-point
+ * algorithm (input_beta_multiplier/left_shift and diff_min from
+ * tn_crt_softmax_s8_params on the host); output scale 1/256, zero point
+ * -128. tn_crt_softmax_s8_params rounds beta and the scale to float (TFLite
+ * holds them as float) and returns TN_CRT_UNSUPPORTED when beta * scale *
+ * 2^26 <= 1 (TFLite refuses it too). A row whose sum of exps reaches 512,
+ * where TFLite aborts, comes out all -128 (every output rounds to 0). */
+typedef struct {
+  int32_t input_multiplier;
+  int32_t input_left_shift;
+  int32_t diff_min;
+} TnCrtSoftmaxS8;
+TnCrtStatus tn_crt_softmax_s8_params(double beta, double input_scale,
+                                     TnCrtSoftmaxS8 *out);
+TnCrtStatus tn_crt_softmax_s8(const TnCrtSoftmaxS8 *p, int32_t outer,
+                              int32_t n, const int8_t *in, int8_t *out);
+
+/* float32 -> int8: clamp(round(in / scale) + zero_point, -128, 127), round
+ * half away from zero, the division in float as TFLite does. Per channel
+ * over [outer, channels, inner] when channels > 1 (scale and zero_point
+ * have `channels` entries), else one of each. Values beyond the int32
+ * range saturate and NaN gives the zero point (undefined in TFLite). */
+TnCrtStatus tn_crt_quantize_f32_s8(int32_t outer, int32_t channels,
+                                   int32_t inner, const float *in,
+                                   const float *scale,
+                                   const int32_t *zero_point, int8_t *out);
+/* int8 -> float32: (float)(scale * (in - zero_point)), the product in
+ * double as TFLite does. */
+TnCrtStatus tn_crt_dequantize_s8_f32(int32_t outer, int32_t channels,
+                                     int32_t inner, const int8_t *in,
+                                     const float *scale,
+                                     const int32_t *zero_point, float *out);
+/* int32 (or int8) -> int8 with a new scale: per channel over [outer,
+ * channels, inner], out = clamp(mbqm(x - in_zp, multiplier[c], shift[c]) +
+ * out_zp, act_min, act_max). */
+typedef struct {
+  int32_t input_zero_point;
+  int32_t output_zero_point;
+  int32_t act_min, act_max;
+  const int32_t *multiplier; /* channels entries */
+  const int32_t *shift;
+} TnCrtRequant;
+TnCrtStatus tn_crt_requantize_s32_s8(const TnCrtRequant *p, int32_t outer,
+                                     int32_t channels, int32_t inner,
+                                     const int32_t *in, int8_t *out);
+TnCrtStatus tn_crt_requantize_s8_s8(const TnCrtRequant *p, int32_t outer,
+                                    int32_t channels, int32_t inner,
+                                    const int8_t *in, int8_t *out);
+
+/* int8 add and mul with broadcasting, TFLite's (ADD: both inputs rescaled
+ * to twice the larger scale with a left shift of 20; MUL: one multiplier
+ * for s_lhs * s_rhs / s_out). Parameters from tn_crt_qadd_params /
+ * tn_crt_qmul_params on the host. The params functions round the scales to
+ * float and need int8 zero points (else TN_CRT_INVALID_ARGUMENT);
+ * TN_CRT_UNSUPPORTED when a multiplier TFLite requires below one is not
+ * (ADD: 2 max(s_lhs, s_rhs) >= 2^20 s_out). act_min/act_max come out as
+ * -128/127: narrow them for a fused activation. */
+typedef struct {
+  int32_t lhs_offset, rhs_offset, output_offset; /* -zp, -zp, +zp */
+  int32_t left_shift;
+  int32_t lhs_multiplier, lhs_shift;
+  int32_t rhs_multiplier, rhs_shift;
+  int32_t output_multiplier, output_shift;
+  int32_t act_min, act_max;
+} TnCrtQBinary;
+TnCrtStatus tn_crt_qadd_params(double lhs_scale, int32_t lhs_zp,
+                               double rhs_scale, int32_t rhs_zp,
+                               double out_scale, int32_t out_zp,
+                               TnCrtQBinary *out);
+TnCrtStatus tn_crt_qmul_params(double lhs_scale, int32_t lhs_zp,
+                               double rhs_scale, int32_t rhs_zp,
+                               double out_scale, int32_t out_zp,
+                               TnCrtQBinary *out);
+TnCrtStatus tn_crt_qadd_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
+                           const int8_t *lhs, const int8_t *rhs, int8_t *out);
+TnCrtStatus tn_crt_qmul_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
+                           const int8_t *lhs, const int8_t *rhs, int8_t *out);
+
+/* int8 logistic and tanh, TFLite's (a 256-entry table computed on the host
+ * from the input and output quantization, as TFLite builds it for int8;
+ * the device only looks it up). The input scale is rounded to float and the
+ * zero point must be int8 (else TN_CRT_INVALID_ARGUMENT);
+ * TN_CRT_UNSUPPORTED unless the output is 1/256, -128 (logistic) or 1/128,
+ * 0 (tanh), or for input scales below 2^-28. */
+typedef struct {
+  int8_t table[256]; /* indexed by (uint8_t)input */
+} TnCrtLut8;
+TnCrtStatus tn_crt_logistic_s8_table(double in_scale, int32_t in_zp,
+                                     double out_scale, int32_t out_zp,
+                                     TnCrtLut8 *out);
+TnCrtStatus tn_crt_tanh_s8_table(double in_scale, int32_t in_zp,
+                                 double out_scale, int32_t out_zp,
+                                 TnCrtLut8 *out);
+TnCrtStatus tn_crt_lut_s8(const TnCrtLut8 *t, int32_t n, const int8_t *in,
+                          int8_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TVMNODE_CRT_KERNELS_H_ */

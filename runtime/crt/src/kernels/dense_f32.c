@@ -1,0 +1,153 @@
+/*
+ * dense_f32.c: float32 dense (nn.dense, matmul) and batched matmul for the
+ * crt. Both are a loop of row-times-matrix products, and the row kernel is
+ * chosen by which dimension of the weight is contiguous, so the innermost
+ * loop always walks contiguous memory:
+ *  - w [N, K] (stride_k 1, nn.dense): each output is a dot product of two
+ *    contiguous vectors, summed in 8 interleaved partial sums, because a
+ *    compiler may not reorder a single float sum and so would not vectorise
+ *    it;
+ *  - w [K, N] (stride_n 1, matmul): the output row is built 16 (8, 4)
+ *    columns at a time in registers, each k adding a broadcast input value
+ *    times a contiguous run of weights;
+ *  - any other strides: plain strided loops.
+ * Bias and the fused clamp are applied as each output is stored.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tvmnode/crt/kernels.h"
+#include "../crt_libc.h"
+
+static inline float clamp(float v, float lo, float hi) {
+  v = v < lo ? lo : v;
+  return v > hi ? hi : v;
+}
+
+/* Accumulators are named scalars rather than arrays so that a compiler
+ * keeps them in registers (as in conv_f32.c). */
+#define R4(M) M(0) M(1) M(2) M(3)
+#define R8(M) R4(M) M(4) M(5) M(6) M(7)
+#define R16(M) R8(M) M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15)
+
+/* sum_i a[i] * b[i] in eight interleaved partial sums. */
+static float dot(const float *restrict a, const float *restrict b,
+                 int32_t k) {
+#define ZERO(i) float s##i = 0.0f;
+#define LANE(i) s##i += a[i] * b[i];
+  R8(ZERO)
+  int32_t i = 0;
+  for (; i + 8 <= k; i += 8, a += 8, b += 8) {
+    R8(LANE)
+  }
+  float t = ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7));
+  for (; i < k; i++, a++, b++) t += *a * *b;
+  return t;
+#undef ZERO
+#undef LANE
+}
+
+/* acc[j] += sum_k x[k * xs] * w[k * ws + j] for one block of columns. */
+#define LOAD_ACC(i) float a##i = acc[i];
+#define STORE_ACC(i) acc[i] = a##i;
+#define MAC(i) a##i += xv * w[i];
+#define DEFINE_AXPY(NAME, R)                                                \
+  static void NAME(const float *restrict x, ptrdiff_t xs,                   \
+                   const float *restrict w, ptrdiff_t ws, int32_t n,        \
+                   float *restrict acc) {                                   \
+    R(LOAD_ACC)                                                             \
+    for (int32_t k = 0; k < n; k++, x += xs, w += ws) {                     \
+      const float xv = *x;                                                  \
+      R(MAC)                                                                \
+    }                                                                       \
+    R(STORE_ACC)                                                            \
+  }
+DEFINE_AXPY(axpy16, R16)
+DEFINE_AXPY(axpy8, R8)
+DEFINE_AXPY(axpy4, R4)
+
+static void axpy(const float *restrict x, ptrdiff_t xs,
+                 const float *restrict w, ptrdiff_t ws, int32_t n, int32_t nb,
+                 float *restrict acc) {
+  switch (nb) {
+    case 16: axpy16(x, xs, w, ws, n, acc); return;
+    case 8: axpy8(x, xs, w, ws, n, acc); return;
+    case 4: axpy4(x, xs, w, ws, n, acc); return;
+    default:
+      for (int32_t k = 0; k < n; k++, x += xs, w += ws)
+        for (int32_t j = 0; j < nb; j++) acc[j] += *x * w[j];
+  }
+}
+
+/* One output row: o[n] = clamp(sum_k x[k*xk] * w[n*sn + k*sk] + bias[n]). */
+static void row(const TnCrtDense *p, const float *restrict x, ptrdiff_t xk,
+                const float *restrict w, const float *restrict bias, float lo,
+                float hi, float *restrict o) {
+  const int32_t K = p->in_features, N = p->out_features;
+  const ptrdiff_t sn = p->w_stride_n, sk = p->w_stride_k;
+  if (sk == 1 && xk == 1) {
+    for (int32_t n = 0; n < N; n++) {
+      float v = dot(x, w + n * sn, K);
+      o[n] = clamp(bias ? v + bias[n] : v, lo, hi);
+    }
+  } else if (sn == 1) {
+    for (int32_t n0 = 0, nb; n0 < N; n0 += nb) {
+      const int32_t rem = N - n0;
+      nb = rem >= 16 ? 16 : rem >= 8 ? 8 : rem >= 4 ? 4 : rem;
+      float acc[16];
+      for (int32_t j = 0; j < nb; j++) acc[j] = bias ? bias[n0 + j] : 0.0f;
+      axpy(x, xk, w + n0, sk, K, nb, acc);
+      for (int32_t j = 0; j < nb; j++) o[n0 + j] = clamp(acc[j], lo, hi);
+    }
+  } else {
+    for (int32_t n = 0; n < N; n++) {
+      const float *wn = w + n * sn;
+      float v = bias ? bias[n] : 0.0f;
+      for (int32_t k = 0; k < K; k++) v += x[k * xk] * wn[k * sk];
+      o[n] = clamp(v, lo, hi);
+    }
+  }
+}
+
+static TnCrtStatus check(const TnCrtDense *p) {
+  if (p->batch <= 0 || p->in_features <= 0 || p->out_features <= 0)
+    return TN_CRT_INVALID_ARGUMENT;
+  if ((int64_t)p->batch * p->out_features > INT32_MAX ||
+      (int64_t)p->batch * p->in_features > INT32_MAX)
+    return TN_CRT_OVERFLOW;
+  return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_dense_f32(const TnCrtDense *p, const float *in,
+                             const float *w, const float *bias, float act_min,
+                             float act_max, float *out) {
+  if (!p || !in || !w || !out) return TN_CRT_INVALID_ARGUMENT;
+  TnCrtStatus st = check(p);
+  if (st != TN_CRT_OK) return st;
+  const int32_t K = p->in_features, N = p->out_features;
+  for (int32_t m = 0; m < p->batch; m++)
+    row(p, in + (ptrdiff_t)m * K, 1, w, bias, act_min, act_max,
+        out + (ptrdiff_t)m * N);
+  return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_batch_matmul_f32(const TnCrtDense *p, int32_t batches,
+                                    int32_t in_batch_stride,
+                                    int32_t w_batch_stride,
+                                    int32_t in_stride_m, int32_t in_stride_k,
+                                    const float *in, const float *w,
+                                    float *out) {
+  if (!p || !in || !w || !out || batches <= 0) return TN_CRT_INVALID_ARGUMENT;
+  TnCrtStatus st = check(p);
+  if (st != TN_CRT_OK) return st;
+  const int32_t M = p->batch, N = p->out_features;
+  if ((int64_t)batches * M * N > INT32_MAX) return TN_CRT_OVERFLOW;
+  for (int32_t b = 0; b < batches; b++) {
+    const float *x = in + (ptrdiff_t)b * in_batch_stride;
+    const float *wb = w + (ptrdiff_t)b * w_batch_stride;
+    for (int32_t m = 0; m < M; m++, out += N)
+      row(p, x + (ptrdiff_t)m * in_stride_m, in_stride_k, wb, NULL,
+          -INFINITY, INFINITY, out);
+  }
+  return TN_CRT_OK;
+}

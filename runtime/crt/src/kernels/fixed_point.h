@@ -1,0 +1,20 @@
+/*
+ * fixed_point.h: gemmlowp's fixed-point functions, as TFLite's int8
+ * softmax, logistic and tanh use them; defined in fixed_point.c and shared
+ * by softmax_s8.c and quant.c (which fills the logistic/tanh tables).
+ * Private to runtime/crt.
+ *
+ * `a` is a raw fixed-point value with `integer_bits` integer bits
+ * (gemmlowp's FixedPoint<int32_t, integer_bits>); results are Q0.31.
+ */
+#ifndef TVMNODE_CRT_FIXED_POINT_H_
+#define TVMNODE_CRT_FIXED_POINT_H_
+
+#include <stdint.h>
+
+int32_t tn__crt_exp_on_negative_values(int32_t a, int32_t integer_bits);
+int32_t tn__crt_one_over_one_plus_x(int32_t a);
+int32_t tn__crt_logistic(int32_t a, int32_t integer_bits);
+int32_t tn__crt_tanh(int32_t a, int32_t integer_bits);
+
+#endif /* TVMNODE_CRT_FIXED_POINT_H_ */

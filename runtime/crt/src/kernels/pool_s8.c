@@ -1,0 +1,119 @@
+/*
+ * pool_s8.c: int8 max and average pooling, TFLite Micro's reference
+ * (integer_ops/pooling.h) bit for bit: the window is cut to the input (the
+ * padding contributes nothing), the average divides by the number of input
+ * elements it covered and rounds half away from zero, and both clamp to the
+ * activation range. The geometry is read through element strides, so any
+ * layout works; for the fast one (NHWC, unit channel stride) the loops run
+ * over contiguous channels in the innermost position. The per-channel
+ * accumulators live in a fixed block on the stack (the pooling API has no
+ * scratch buffer), so channels are processed in chunks of that size, and
+ * the window bounds are computed once per output pixel, never per element.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tvmnode/crt/kernels.h"
+
+/* Channels per chunk: 256 bytes of int32 accumulators on the stack. */
+enum { CHUNK = 64 };
+
+static TnCrtStatus check_pool(const TnCrtPool2d *p, const int8_t *in,
+                              const int8_t *out, int32_t act_min,
+                              int32_t act_max, int32_t *lo, int32_t *hi) {
+  if (p == NULL || in == NULL || out == NULL) return TN_CRT_INVALID_ARGUMENT;
+  if (p->batch <= 0 || p->in_h <= 0 || p->in_w <= 0 || p->channels <= 0 ||
+      p->out_h <= 0 || p->out_w <= 0 || p->k_h <= 0 || p->k_w <= 0 ||
+      p->stride_h <= 0 || p->stride_w <= 0 || p->pad_top < 0 ||
+      p->pad_left < 0)
+    return TN_CRT_INVALID_ARGUMENT;
+  if (act_min > act_max) return TN_CRT_INVALID_ARGUMENT;
+  *lo = act_min < -128 ? -128 : act_min;
+  *hi = act_max > 127 ? 127 : act_max;
+  if (*lo > *hi) return TN_CRT_INVALID_ARGUMENT;
+  return TN_CRT_OK;
+}
+
+/* The part [*k0, *k1) of a window of k taps starting at input index
+ * `origin` that lies inside [0, size) (TFLite's filter_*_start/end). */
+static void window(int32_t origin, int32_t k, int32_t size, int32_t *k0,
+                   int32_t *k1) {
+  *k0 = origin < 0 ? -origin : 0;
+  *k1 = size - origin < k ? size - origin : k;
+  if (*k1 < *k0) *k1 = *k0;
+}
+
+static TnCrtStatus pool(const TnCrtPool2d *p, const int8_t *in,
+                        int32_t act_min, int32_t act_max, int8_t *out,
+                        int is_max) {
+  int32_t lo, hi;
+  TnCrtStatus st = check_pool(p, in, out, act_min, act_max, &lo, &hi);
+  if (st != TN_CRT_OK) return st;
+  const int32_t *is = p->in_strides, *os = p->out_strides;
+  const int32_t cs = is[3];
+  int32_t acc[CHUNK];
+  for (int32_t n = 0; n < p->batch; n++) {
+    for (int32_t oy = 0; oy < p->out_h; oy++) {
+      const int32_t iy = oy * p->stride_h - p->pad_top;
+      int32_t ky0, ky1;
+      window(iy, p->k_h, p->in_h, &ky0, &ky1);
+      for (int32_t ox = 0; ox < p->out_w; ox++) {
+        const int32_t ix = ox * p->stride_w - p->pad_left;
+        int32_t kx0, kx1;
+        window(ix, p->k_w, p->in_w, &kx0, &kx1);
+        const int32_t count = (ky1 - ky0) * (kx1 - kx0);
+        /* TFLite fails an average over no input element; Relay's
+         * count_include_pad divides by the whole window instead. */
+        const int32_t div = p->count_include_pad ? p->k_h * p->k_w : count;
+        if (!is_max && div == 0) return TN_CRT_INVALID_ARGUMENT;
+        int8_t *dst = out + (ptrdiff_t)n * os[0] + (ptrdiff_t)oy * os[1] +
+                      (ptrdiff_t)ox * os[2];
+        for (int32_t c0 = 0; c0 < p->channels; c0 += CHUNK) {
+          const int32_t len =
+              p->channels - c0 < CHUNK ? p->channels - c0 : CHUNK;
+          for (int32_t c = 0; c < len; c++) acc[c] = is_max ? -128 : 0;
+          for (int32_t ky = ky0; ky < ky1; ky++) {
+            const int8_t *row = in + (ptrdiff_t)n * is[0] +
+                                (ptrdiff_t)(iy + ky) * is[1] +
+                                (ptrdiff_t)c0 * cs;
+            for (int32_t kx = kx0; kx < kx1; kx++) {
+              const int8_t *px = row + (ptrdiff_t)(ix + kx) * is[2];
+              if (is_max && cs == 1) {
+                for (int32_t c = 0; c < len; c++)
+                  acc[c] = px[c] > acc[c] ? px[c] : acc[c];
+              } else if (is_max) {
+                for (int32_t c = 0; c < len; c++)
+                  acc[c] = px[c * cs] > acc[c] ? px[c * cs] : acc[c];
+              } else if (cs == 1) {
+                for (int32_t c = 0; c < len; c++) acc[c] += px[c];
+              } else {
+                for (int32_t c = 0; c < len; c++) acc[c] += px[c * cs];
+              }
+            }
+          }
+          for (int32_t c = 0; c < len; c++) {
+            int32_t v = acc[c];
+            /* TFLite's rounding: half away from zero, C's truncating
+             * division doing the rest. */
+            if (!is_max) v = v > 0 ? (v + div / 2) / div : (v - div / 2) / div;
+            v = v < lo ? lo : v > hi ? hi : v;
+            dst[(ptrdiff_t)(c0 + c) * os[3]] = (int8_t)v;
+          }
+        }
+      }
+    }
+  }
+  return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_max_pool2d_s8(const TnCrtPool2d *p, const int8_t *in,
+                                 int32_t act_min, int32_t act_max,
+                                 int8_t *out) {
+  return pool(p, in, act_min, act_max, out, 1);
+}
+
+TnCrtStatus tn_crt_avg_pool2d_s8(const TnCrtPool2d *p, const int8_t *in,
+                                 int32_t act_min, int32_t act_max,
+                                 int8_t *out) {
+  return pool(p, in, act_min, act_max, out, 0);
+}

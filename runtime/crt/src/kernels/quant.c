@@ -1,0 +1,412 @@
+/*
+ * quant.c: the int8 kernels that are elementwise: quantize, dequantize and
+ * requantize, ADD and MUL with broadcasting, clip, and the 256-entry tables
+ * of logistic and tanh. Each reproduces TFLite Micro's reference kernel bit
+ * for bit (reference/quantize.h, dequantize.h, requantize.h,
+ * integer_ops/add.h, mul.h, logistic.h, tanh.h), and the *_params / *_table
+ * functions reproduce what TFLite's Prepare computes from the tensors'
+ * quantization, so a device only sees integers. TFLite stores scales as
+ * float: the host functions round their double arguments to float first,
+ * which is exact for scales read from a .tflite file and makes the derived
+ * multipliers TFLite's. Logistic and tanh are table look-ups because an
+ * int8 input has only 256 values: the table is filled by running TFLM's
+ * fixed-point algorithm once per value, so the look-up gives its outputs.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tvmnode/crt/kernels.h"
+#include "../crt_libc.h"
+#include "fixed_point.h"
+
+/* TFLite's int32 arithmetic on offsets and zero points, whose overflow C++
+ * leaves undefined: wrapping, as the hardware does. */
+static int32_t wadd(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+static int32_t wsub(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a - (uint32_t)b);
+}
+
+static int8_t clamp8(int32_t v, int32_t lo, int32_t hi) {
+  return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* An activation range narrowed to int8 (a wider one clamps nothing more). */
+static TnCrtStatus act_range(int32_t act_min, int32_t act_max, int32_t *lo,
+                             int32_t *hi) {
+  if (act_min > act_max) return TN_CRT_INVALID_ARGUMENT;
+  *lo = act_min < -128 ? -128 : act_min;
+  *hi = act_max > 127 ? 127 : act_max;
+  if (*lo > *hi) return TN_CRT_INVALID_ARGUMENT;
+  return TN_CRT_OK;
+}
+
+static int is_int8(int32_t v) { return v >= -128 && v <= 127; }
+
+/* A tensor scale as TFLite holds it: a positive finite float. */
+static int tensor_scale(double s, float *f) {
+  if (!(s > 0.0) || s - s != 0.0) return 0;
+  *f = (float)s;
+  return *f > 0.0f && *f - *f == 0.0f;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Quantize, dequantize, requantize, clip                                    */
+/* ------------------------------------------------------------------------ */
+
+static TnCrtStatus check_axis(int32_t outer, int32_t channels, int32_t inner,
+                              const void *in, const void *out) {
+  if (in == NULL || out == NULL) return TN_CRT_INVALID_ARGUMENT;
+  if (outer <= 0 || channels <= 0 || inner <= 0)
+    return TN_CRT_INVALID_ARGUMENT;
+  return TN_CRT_OK;
+}
+
+/* round() to int32 without the undefined behaviour of converting an
+ * out-of-range float: saturate (NaN becomes 0). TFLite converts directly,
+ * so only values beyond +-2^31 quantization steps can differ. */
+static int32_t round_to_i32(float v) {
+  float r = roundf(v);
+  if (r != r) return 0;
+  if (r >= 2147483648.0f) return INT32_MAX;
+  if (r <= -2147483648.0f) return INT32_MIN;
+  return (int32_t)r;
+}
+
+TnCrtStatus tn_crt_quantize_f32_s8(int32_t outer, int32_t channels,
+                                   int32_t inner, const float *in,
+                                   const float *scale,
+                                   const int32_t *zero_point, int8_t *out) {
+  TnCrtStatus st = check_axis(outer, channels, inner, in, out);
+  if (st != TN_CRT_OK) return st;
+  if (scale == NULL || zero_point == NULL) return TN_CRT_INVALID_ARGUMENT;
+  for (int32_t o = 0; o < outer; o++) {
+    for (int32_t c = 0; c < channels; c++) {
+      /* TFLite's AffineQuantize: the division in float, std::round (half
+       * away from zero), then the zero point, then the int8 clamp. */
+      const float s = scale[c];
+      const int32_t zp = zero_point[c];
+      const float *x = in + ((size_t)o * channels + c) * inner;
+      int8_t *y = out + ((size_t)o * channels + c) * inner;
+      for (int32_t i = 0; i < inner; i++) {
+        int64_t v = (int64_t)round_to_i32(x[i] / s) + zp;
+        y[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+      }
+    }
+  }
+  return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_dequantize_s8_f32(int32_t outer, int32_t channels,
+                                     int32_t inner, const int8_t *in,
+                                     const float *scale,
+                                     const int32_t *zero_point, float *out) {
+  TnCrtStatus st = check_axis(outer, channels, inner, in, out);
+  if (st != TN_CRT_OK) return st;
+  if (scale == NULL || zero_point == NULL) return TN_CRT_INVALID_ARGUMENT;
+  for (int32_t o = 0; o < outer; o++) {
+    for (int32_t c = 0; c < channels; c++) {
+      /* TFLite's Dequantize: the float scale widened to double, the
+       * product in double, rounded once to float. */
+      const double s = (double)scale[c];
+      const int32_t zp = zero_point[c];
+      const int8_t *x = in + ((size_t)o * channels + c) * inner;
+      float *y = out + ((size_t)o * channels + c) * inner;
+      for (int32_t i = 0; i < inner; i++)
+        y[i] = (float)(s * (double)((int64_t)x[i] - zp));
+    }
+  }
+  return TN_CRT_OK;
+}
+
+static TnCrtStatus check_requant(const TnCrtRequant *p, int32_t outer,
+                                 int32_t channels, int32_t inner,
+                                 const void *in, const void *out,
+                                 int32_t *lo, int32_t *hi) {
+  if (p == NULL || p->multiplier == NULL || p->shift == NULL)
+    return TN_CRT_INVALID_ARGUMENT;
+  TnCrtStatus st = check_axis(outer, channels, inner, in, out);
+  if (st != TN_CRT_OK) return st;
+  return act_range(p->act_min, p->act_max, lo, hi);
+}
+
+/* TFLite's Requantize (the QUANTIZE op between integer types):
+ * MultiplyByQuantizedMultiplier(x - in_zp) + out_zp, clamped. The int8 and
+ * int32 inputs share the loop through this macro, which keeps the inner loop
+ * free of a per-element type test. */
+#define REQUANT_LOOP(T)                                                     \
+  for (int32_t o = 0; o < outer; o++) {                                     \
+    for (int32_t c = 0; c < channels; c++) {                                \
+      const int32_t m = p->multiplier[c], s = p->shift[c];                  \
+      const T *x = in + ((size_t)o * channels + c) * inner;                 \
+      int8_t *y = out + ((size_t)o * channels + c) * inner;                 \
+      for (int32_t i = 0; i < inner; i++) {                                 \
+        int32_t v = tn_crt_multiply_by_quantized_multiplier(                \
+            wsub(x[i], p->input_zero_point), m, s);                         \
+        y[i] = clamp8(wadd(v, p->output_zero_point), lo, hi);               \
+      }                                                                     \
+    }                                                                       \
+  }
+
+TnCrtStatus tn_crt_requantize_s32_s8(const TnCrtRequant *p, int32_t outer,
+                                     int32_t channels, int32_t inner,
+                                     const int32_t *in, int8_t *out) {
+  int32_t lo, hi;
+  TnCrtStatus st = check_requant(p, outer, channels, inner, in, out, &lo, &hi);
+  if (st != TN_CRT_OK) return st;
+  REQUANT_LOOP(int32_t)
+  return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_requantize_s8_s8(const TnCrtRequant *p, int32_t outer,
+                                    int32_t channels, int32_t inner,
+                                    const int8_t *in, int8_t *out) {
+  int32_t lo, hi;
+  TnCrtStatus st = check_requant(p, outer, channels, inner, in, out, &lo, &hi);
+  if (st != TN_CRT_OK) return st;
+  REQUANT_LOOP(int8_t)
+  return TN_CRT_OK;
+}
+
+#undef REQUANT_LOOP
+
+TnCrtStatus tn_crt_clip_s8(int32_t n, const int8_t *in, int32_t lo,
+                           int32_t hi, int8_t *out) {
+  if (in == NULL || out == NULL || n <= 0) return TN_CRT_INVALID_ARGUMENT;
+  /* min(max(x, lo), hi) with lo and hi narrowed to int8 first, which gives
+   * the same result and lets the loop stay in 8 bits. */
+  const int8_t l = (int8_t)(lo < -128 ? -128 : lo > 127 ? 127 : lo);
+  const int8_t h = (int8_t)(hi < -128 ? -128 : hi > 127 ? 127 : hi);
+  for (int32_t i = 0; i < n; i++) {
+    int8_t v = in[i] < l ? l : in[i];
+    out[i] = v > h ? h : v;
+  }
+  return TN_CRT_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* ADD and MUL                                                               */
+/* ------------------------------------------------------------------------ */
+
+TnCrtStatus tn_crt_qadd_params(double lhs_scale, int32_t lhs_zp,
+                               double rhs_scale, int32_t rhs_zp,
+                               double out_scale, int32_t out_zp,
+                               TnCrtQBinary *out) {
+  float sl, sr, so;
+  if (out == NULL || !tensor_scale(lhs_scale, &sl) ||
+      !tensor_scale(rhs_scale, &sr) || !tensor_scale(out_scale, &so) ||
+      !is_int8(lhs_zp) || !is_int8(rhs_zp) || !is_int8(out_zp))
+    return TN_CRT_INVALID_ARGUMENT;
+  /* TFLite's CalculateOpDataAdd for int8: both inputs scaled by
+   * s_in / (2 * max s_in) after a left shift of 20, the sum by
+   * 2 * max s_in / (2^20 s_out); every real multiplier must be below one
+   * (QuantizeMultiplierSmallerThanOneExp), so the shifts are <= 0. */
+  const int32_t left_shift = 20;
+  const double twice_max = 2 * (double)(sl > sr ? sl : sr);
+  const double real[3] = {
+      (double)sl / twice_max, (double)sr / twice_max,
+      twice_max / ((double)(1 << left_shift) * (double)so)};
+  int32_t m[3], s[3];
+  for (int i = 0; i < 3; i++) {
+    if (!(real[i] < 1.0)) return TN_CRT_UNSUPPORTED;
+    TnCrtStatus st = tn_crt_quantize_multiplier(real[i], &m[i], &s[i]);
+    if (st != TN_CRT_OK) return st;
+    if (s[i] > 0) return TN_CRT_UNSUPPORTED;
+  }
+  out->lhs_offset = -lhs_zp;
+  out->rhs_offset = -rhs_zp;
+  out->output_offset = out_zp;
+  out->left_shift = left_shift;
+  out->lhs_multiplier = m[0], out->lhs_shift = s[0];
+  out->rhs_multiplier = m[1], out->rhs_shift = s[1];
+  out->output_multiplier = m[2], out->output_shift = s[2];
+  out->act_min = -128, out->act_max = 127;
+  return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_qmul_params(double lhs_scale, int32_t lhs_zp,
+                               double rhs_scale, int32_t rhs_zp,
+                               double out_scale, int32_t out_zp,
+                               TnCrtQBinary *out) {
+  float sl, sr, so;
+  if (out == NULL || !tensor_scale(lhs_scale, &sl) ||
+      !tensor_scale(rhs_scale, &sr) || !tensor_scale(out_scale, &so) ||
+      !is_int8(lhs_zp) || !is_int8(rhs_zp) || !is_int8(out_zp))
+    return TN_CRT_INVALID_ARGUMENT;
+  /* TFLite's CalculateOpDataMul: one multiplier s_lhs * s_rhs / s_out,
+   * products of the float scales taken in double. */
+  int32_t m, s;
+  TnCrtStatus st = tn_crt_quantize_multiplier(
+      (double)sl * (double)sr / (double)so, &m, &s);
+  if (st != TN_CRT_OK) return st;
+  out->lhs_offset = -lhs_zp;
+  out->rhs_offset = -rhs_zp;
+  out->output_offset = out_zp;
+  out->left_shift = 0;
+  out->lhs_multiplier = 0, out->lhs_shift = 0;
+  out->rhs_multiplier = 0, out->rhs_shift = 0;
+  out->output_multiplier = m, out->output_shift = s;
+  out->act_min = -128, out->act_max = 127;
+  return TN_CRT_OK;
+}
+
+/* TFLite's AddFunc. Its MultiplyByQuantizedMultiplierSmallerThanOneExp is
+ * MultiplyByQuantizedMultiplier restricted to shifts <= 0, where the two
+ * compute the same thing. With int8 zero points nothing here overflows;
+ * with others, the arithmetic wraps as TFLite's does in practice. */
+static int8_t add_one(const TnCrtQBinary *p, int32_t lo, int32_t hi,
+                      int32_t x, int32_t y) {
+  const int32_t a =
+      (int32_t)((uint32_t)wadd(x, p->lhs_offset) << p->left_shift);
+  const int32_t b =
+      (int32_t)((uint32_t)wadd(y, p->rhs_offset) << p->left_shift);
+  const int32_t sa = tn_crt_multiply_by_quantized_multiplier(
+      a, p->lhs_multiplier, p->lhs_shift);
+  const int32_t sb = tn_crt_multiply_by_quantized_multiplier(
+      b, p->rhs_multiplier, p->rhs_shift);
+  const int32_t r = tn_crt_multiply_by_quantized_multiplier(
+      wadd(sa, sb), p->output_multiplier, p->output_shift);
+  return clamp8(wadd(r, p->output_offset), lo, hi);
+}
+
+/* TFLite's MulElementwise. */
+static int8_t mul_one(const TnCrtQBinary *p, int32_t lo, int32_t hi,
+                      int32_t x, int32_t y) {
+  const int32_t prod = (int32_t)((uint32_t)wadd(x, p->lhs_offset) *
+                                 (uint32_t)wadd(y, p->rhs_offset));
+  const int32_t r = tn_crt_multiply_by_quantized_multiplier(
+      prod, p->output_multiplier, p->output_shift);
+  return clamp8(wadd(r, p->output_offset), lo, hi);
+}
+
+typedef int8_t (*BinaryFn)(const TnCrtQBinary *, int32_t, int32_t, int32_t,
+                           int32_t);
+
+/* Walks the output densely: the last dim is a strided inner loop, the
+ * others an odometer that steps each operand's offset by its stride (0
+ * where it is broadcast) and rewinds it on wrap-around. */
+static TnCrtStatus broadcast_run(const TnCrtQBinary *p,
+                                 const TnCrtBroadcast *b, const int8_t *lhs,
+                                 const int8_t *rhs, int8_t *out,
+                                 BinaryFn fn) {
+  if (p == NULL || b == NULL || lhs == NULL || rhs == NULL || out == NULL)
+    return TN_CRT_INVALID_ARGUMENT;
+  if (b->ndim < 1 || b->ndim > TN_CRT_MAX_DIMS) return TN_CRT_INVALID_ARGUMENT;
+  for (int32_t d = 0; d < b->ndim; d++)
+    if (b->dims[d] <= 0) return TN_CRT_INVALID_ARGUMENT;
+  if (p->left_shift < 0 || p->left_shift > 30) return TN_CRT_INVALID_ARGUMENT;
+  int32_t lo, hi;
+  TnCrtStatus st = act_range(p->act_min, p->act_max, &lo, &hi);
+  if (st != TN_CRT_OK) return st;
+
+  const int32_t last = b->ndim - 1, n = b->dims[last];
+  const int32_t ls = b->lhs_strides[last], rs = b->rhs_strides[last];
+  int32_t idx[TN_CRT_MAX_DIMS] = {0};
+  int32_t lo_off = 0, ro_off = 0;
+  for (;;) {
+    const int8_t *l = lhs + lo_off, *r = rhs + ro_off;
+    for (int32_t i = 0; i < n; i++) *out++ = fn(p, lo, hi, l[i * ls], r[i * rs]);
+    int32_t d = last - 1;
+    for (; d >= 0; d--) {
+      if (++idx[d] < b->dims[d]) {
+        lo_off += b->lhs_strides[d];
+        ro_off += b->rhs_strides[d];
+        break;
+      }
+      idx[d] = 0;
+      lo_off -= b->lhs_strides[d] * (b->dims[d] - 1);
+      ro_off -= b->rhs_strides[d] * (b->dims[d] - 1);
+    }
+    if (d < 0) return TN_CRT_OK;
+  }
+}
+
+TnCrtStatus tn_crt_qadd_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
+                           const int8_t *lhs, const int8_t *rhs,
+                           int8_t *out) {
+  return broadcast_run(p, b, lhs, rhs, out, add_one);
+}
+
+TnCrtStatus tn_crt_qmul_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
+                           const int8_t *lhs, const int8_t *rhs,
+                           int8_t *out) {
+  return broadcast_run(p, b, lhs, rhs, out, mul_one);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Logistic and tanh tables                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* TFLM's int8 LOGISTIC and TANH (logistic_common.cc, tanh.cc; integer_ops/
+ * logistic.h, tanh.h), run for each of the 256 inputs. Prepare: the input
+ * scale times 2^27 (a Q4.27 input) split by frexp into a Q31 multiplier and
+ * a left shift, with no rounding fix-up (a float scale has 24 significant
+ * bits, so q * 2^31 rounds to no more than 2^31 - 2^7), and the radius
+ * beyond which the output saturates, CalculateInputRadius(4, shift). Eval:
+ * saturate outside the radius, else the gemmlowp function on the rescaled
+ * input and a rounding shift to the output scale (2^-8 for logistic with
+ * zero point -128, 2^-7 for tanh). */
+static TnCrtStatus unary_table(double in_scale, int32_t in_zp, int is_tanh,
+                               TnCrtLut8 *out) {
+  float s;
+  if (!tensor_scale(in_scale, &s) || !is_int8(in_zp))
+    return TN_CRT_INVALID_ARGUMENT;
+  int shift = 0;
+  const double q = frexp((double)s * (double)(1 << 27), &shift);
+  const int32_t mult = (int32_t)round(q * 2147483648.0);
+  /* TFLite computes the radius with 1LL << shift: a scale below 2^-28 would
+   * make that shift negative (undefined), so such scales are refused. */
+  if (shift < 0) return TN_CRT_UNSUPPORTED;
+  double pow2 = 1.0;
+  for (int i = 0; i < shift; i++) pow2 *= 2.0;
+  const int32_t radius = (int32_t)floor(15.0 * (double)(1 << 27) / pow2);
+  for (int32_t v = -128; v <= 127; v++) {
+    const int32_t x = v - in_zp;
+    int32_t y;
+    if (x <= -radius) {
+      y = -128;
+    } else if (x >= radius) {
+      y = 127;
+    } else {
+      const int32_t x_q4 = tn_crt_multiply_by_quantized_multiplier(x, mult,
+                                                                   shift);
+      if (is_tanh) {
+        y = tn_crt_rounding_divide_by_pot(tn__crt_tanh(x_q4, 4), 31 - 7);
+      } else {
+        y = tn_crt_rounding_divide_by_pot(tn__crt_logistic(x_q4, 4), 31 - 8);
+        y -= 128;
+      }
+      y = y < -128 ? -128 : y > 127 ? 127 : y;
+    }
+    out->table[(uint8_t)(int8_t)v] = (int8_t)y;
+  }
+  return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_logistic_s8_table(double in_scale, int32_t in_zp,
+                                     double out_scale, int32_t out_zp,
+                                     TnCrtLut8 *out) {
+  if (out == NULL) return TN_CRT_INVALID_ARGUMENT;
+  /* TFLite's int8 logistic has one output quantization: 1/256, -128. */
+  if (out_zp != -128 || (float)out_scale != 1.0f / 256)
+    return TN_CRT_UNSUPPORTED;
+  return unary_table(in_scale, in_zp, 0, out);
+}
+
+TnCrtStatus tn_crt_tanh_s8_table(double in_scale, int32_t in_zp,
+                                 double out_scale, int32_t out_zp,
+                                 TnCrtLut8 *out) {
+  if (out == NULL) return TN_CRT_INVALID_ARGUMENT;
+  /* And tanh one too: 1/128, 0. */
+  if (out_zp != 0 || (float)out_scale != 1.0f / 128) return TN_CRT_UNSUPPORTED;
+  return unary_table(in_scale, in_zp, 1, out);
+}
+
+TnCrtStatus tn_crt_lut_s8(const TnCrtLut8 *t, int32_t n, const int8_t *in,
+                          int8_t *out) {
+  if (t == NULL || in == NULL || out == NULL || n <= 0)
+    return TN_CRT_INVALID_ARGUMENT;
+  for (int32_t i = 0; i < n; i++) out[i] = t->table[(uint8_t)in[i]];
+  return TN_CRT_OK;
+}

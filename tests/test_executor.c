@@ -1,0 +1,223 @@
+/*
+ * test_executor.c: the host executor and the lowering table.
+ *
+ * Every model of models/ runs, and gives the same outputs before and after
+ * the whole pass pipeline (float: within 1e-5 relative; int8 networks,
+ * whose outputs are dequantized int8, bit for bit). Hand-written modules
+ * cover lets, tuples and calls of global functions; bad inputs and
+ * operators without a kernel give errors that name what was wrong.
+ */
+#include <math.h>
+
+#include <tvmnode/executor.h>
+
+#include "ir_test.h"
+#include "models/mlperf_tiny.h"
+
+static TnObject *run_pass(const char *pass, TnObject *mod) {
+  TnObject *out = tn_pass_run(K(tn_pass_get(pass)), mod, NULL);
+  ck_assert_msg(out != NULL, "%s failed: %s", pass, tn_test_raised_text());
+  return K(out);
+}
+
+static TnObject *executor(TnObject *mod) {
+  TnObject *e = tn_executor_new(mod, "main");
+  ck_assert_msg(e != NULL, "executor: %s", tn_test_raised_text());
+  return K(e);
+}
+
+/* A tensor of the program's input `i` filled with a fixed pseudo-random
+ * sequence in [-1, 1). */
+static TnObject *random_input(TnObject *prog, int32_t i, uint32_t seed) {
+  const TnIrTensorType *t =
+      (const TnIrTensorType *)tn_program_input_type(prog, i);
+  const TnShapeObj *s = (const TnShapeObj *)t->shape;
+  DLDevice cpu = {kDLCPU, 0};
+  TnObject *x = K(tn_tensor_empty(s->data, (int32_t)s->ndim, t->dtype, cpu));
+  float *d = tn_tensor_dltensor(x)->data;
+  int64_t n = tn_tensor_nbytes(x) / 4;
+  for (int64_t k = 0; k < n; k++) {
+    seed = seed * 1664525u + 1013904223u;
+    d[k] = (float)((seed >> 8) / 16777216.0 * 2.0 - 1.0);
+  }
+  return x;
+}
+
+static TnObject *run1(TnObject *prog, TnObject *x) {
+  TnObject *out[4] = {NULL};
+  int rc = tn_program_run(prog, &x, 1, out);
+  ck_assert_msg(rc == 0, "run: %s", tn_test_raised_text());
+  return K(out[0]);
+}
+
+START_TEST(test_models_before_and_after_the_pipeline) {
+  static const char *const pipeline[] = {"InferType", "SimplifyExpr",
+                                         "FoldConstant",
+                                         "DeadCodeElimination", "FuseOps"};
+  for (const char *const *n = tn_model_names(); *n; n++) {
+    if (strchr(*n, ':')) continue; /* the synthetic and untyped variants */
+    TnObject *mod = K(tn_model_build(*n));
+    TnObject *before = executor(mod);
+    TnObject *opt = mod;
+    for (size_t i = 0; i < G_N_ELEMENTS(pipeline); i++)
+      opt = run_pass(pipeline[i], opt);
+    TnObject *after = executor(opt);
+    TnProgramStats sb, sa;
+    TN_OK(tn_program_stats(before, &sb));
+    TN_OK(tn_program_stats(after, &sa));
+    ck_assert_int_gt(sb.steps, 0);
+    ck_assert_int_le(sa.steps, sb.steps); /* fused and folded */
+    ck_assert_int_ge(sa.arena_bytes, sa.arena_lower_bound);
+    bool q = strstr(*n, "int8") != NULL;
+    for (uint32_t seed = 1; seed <= 3; seed++) {
+      TnObject *x = random_input(before, 0, seed);
+      TnObject *y0 = run1(before, x), *y1 = run1(after, x);
+      ck_assert_int_eq(tn_tensor_nbytes(y0), tn_tensor_nbytes(y1));
+      const float *a = tn_tensor_dltensor(y0)->data;
+      const float *b = tn_tensor_dltensor(y1)->data;
+      int64_t count = tn_tensor_nbytes(y0) / 4;
+      double energy = 0;
+      for (int64_t k = 0; k < count; k++) {
+        ck_assert_msg(isfinite(a[k]), "%s: output %lld is not finite", *n,
+                      (long long)k);
+        energy += fabs(a[k]);
+        if (q)
+          ck_assert_msg(a[k] == b[k], "%s: output %lld differs after the "
+                        "pipeline: %.9g vs %.9g", *n, (long long)k, a[k], b[k]);
+        else
+          ck_assert_msg(fabs(a[k] - b[k]) <= 1e-5 * fmax(1.0, fabs(a[k])),
+                        "%s: output %lld: %.9g vs %.9g", *n, (long long)k,
+                        a[k], b[k]);
+      }
+      ck_assert_msg(energy > 0, "%s: all outputs are zero", *n);
+    }
+  }
+}
+END_TEST
+
+/* fn (%x: Tensor[(2, 3), float32]) with lets, a tuple and a global call. */
+static const char *kProgram =
+    "def @double(%a: Tensor[(2, 3), float32]) {\n"
+    "  add(%a, %a)\n"
+    "}\n"
+    "def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(3,), float32]) {\n"
+    "  let %t = (@double(%x), nn.relu(%y));\n"
+    "  let %s = add(%t.0, %t.1);\n"
+    "  (%s, reshape(%s, newshape=[3, 2]), %t.1)\n"
+    "}\n";
+
+START_TEST(test_lets_tuples_and_global_calls) {
+  TnObject *mod = K(tn_ir_parse(kProgram, strlen(kProgram)));
+  ck_assert_ptr_nonnull(mod);
+  TnObject *prog = executor(mod);
+  ck_assert_int_eq(tn_program_num_inputs(prog), 2);
+  ck_assert_int_eq(tn_program_num_outputs(prog), 3);
+  ck_assert_str_eq(tn_program_input_name(prog, 1), "y");
+  DLDevice cpu = {kDLCPU, 0};
+  int64_t s23[2] = {2, 3}, s3[1] = {3};
+  DLDataType f32 = {kDLFloat, 32, 1};
+  TnObject *x = K(tn_tensor_empty(s23, 2, f32, cpu));
+  TnObject *y = K(tn_tensor_empty(s3, 1, f32, cpu));
+  float *xd = tn_tensor_dltensor(x)->data, *yd = tn_tensor_dltensor(y)->data;
+  for (int i = 0; i < 6; i++) xd[i] = (float)i - 2.5f;
+  yd[0] = -1, yd[1] = 0.5f, yd[2] = 2;
+  TnObject *in[2] = {x, y}, *out[3];
+  TN_OK(tn_program_run(prog, in, 2, out));
+  for (int i = 0; i < 3; i++) K(out[i]);
+  const float *s = tn_tensor_dltensor(out[0])->data;
+  const float *r = tn_tensor_dltensor(out[1])->data;
+  const float *t1 = tn_tensor_dltensor(out[2])->data;
+  for (int i = 0; i < 6; i++) {
+    float want = 2 * xd[i] + fmaxf(yd[i % 3], 0);
+    ck_assert_float_eq(s[i], want);
+    ck_assert_float_eq(r[i], want); /* the reshape sees the same values */
+  }
+  ck_assert_int_eq(tn_tensor_dltensor(out[1])->shape[0], 3);
+  ck_assert_float_eq(t1[0], 0);
+  ck_assert_float_eq(t1[2], 2);
+  /* outputs are new tensors: running again does not change them */
+  xd[0] = 100;
+  TnObject *again[3];
+  TN_OK(tn_program_run(prog, in, 2, again));
+  for (int i = 0; i < 3; i++) K(again[i]);
+  ck_assert_float_eq(s[0], -5);
+  ck_assert_float_eq(((float *)tn_tensor_dltensor(again[0])->data)[0], 200);
+}
+END_TEST
+
+START_TEST(test_bad_inputs_name_what_is_wrong) {
+  TnObject *mod = K(tn_ir_parse(kProgram, strlen(kProgram)));
+  TnObject *prog = executor(mod);
+  DLDevice cpu = {kDLCPU, 0};
+  int64_t s23[2] = {2, 3}, s3[1] = {3}, s4[1] = {4};
+  DLDataType f32 = {kDLFloat, 32, 1}, i32 = {kDLInt, 32, 1};
+  TnObject *x = K(tn_tensor_empty(s23, 2, f32, cpu));
+  TnObject *y = K(tn_tensor_empty(s3, 1, f32, cpu));
+  TnObject *out[3];
+  TnObject *one[1] = {x};
+  ck_assert_int_eq(tn_program_run(prog, one, 1, out), -1);
+  TN_EXPECT_ERROR("TypeError", "tn_program_run", "expected 2 inputs, got 1");
+  TnObject *wrong_shape[2] = {x, K(tn_tensor_empty(s4, 1, f32, cpu))};
+  ck_assert_int_eq(tn_program_run(prog, wrong_shape, 2, out), -1);
+  TN_EXPECT_ERROR("TypeError", "input 1 ('y')", "Tensor[(3,), float32]",
+                  "Tensor[(4,), float32]");
+  TnObject *wrong_dtype[2] = {K(tn_tensor_empty(s23, 2, i32, cpu)), y};
+  ck_assert_int_eq(tn_program_run(prog, wrong_dtype, 2, out), -1);
+  TN_EXPECT_ERROR("TypeError", "input 0 ('x')", "int32");
+  TnObject *not_tensor[2] = {mod, y};
+  ck_assert_int_eq(tn_program_run(prog, not_tensor, 2, out), -1);
+  TN_EXPECT_ERROR("TypeError", "input 0", "tn.Tensor", "ir.IRModule");
+  ck_assert_int_eq(tn_program_run(mod, not_tensor, 2, out), -1);
+  TN_EXPECT_ERROR("TypeError", "kernel.Program", "ir.IRModule");
+  /* a module that does not type-check */
+  const char *bad = "def @main(%x: Tensor[(2, 3), float32]) {\n"
+                    "  add(%x, cast(%x, dtype=\"int32\"))\n}\n";
+  TnObject *bm = tn_ir_parse(bad, strlen(bad));
+  if (bm == NULL) {
+    TN_EXPECT_ERROR("TypeError", "add");
+  } else {
+    K(bm);
+    ck_assert_ptr_null(tn_executor_new(bm, "main"));
+    TN_EXPECT_ERROR("TypeError", "add");
+  }
+  ck_assert_ptr_null(tn_executor_new(mod, "nothing"));
+  TN_EXPECT_ERROR("KeyError", "nothing");
+}
+END_TEST
+
+START_TEST(test_no_kernel_for_a_dtype) {
+  const char *text = "def @main(%x: Tensor[(4,), float64]) {\n"
+                     "  exp(%x)\n}\n";
+  TnObject *mod = K(tn_ir_parse(text, strlen(text)));
+  ck_assert_ptr_null(tn_executor_new(mod, "main"));
+  TN_EXPECT_ERROR("NotImplementedError", "exp", "no kernel",
+                  "Tensor[(4,), float64]");
+}
+END_TEST
+
+START_TEST(test_fold_constant_folds_conv_and_dense) {
+  /* every weight transpose and constant subexpression of the int8 and
+   * float models folds: what is left are calls on the input's path */
+  for (const char *const *n = tn_model_names(); *n; n++) {
+    if (strchr(*n, ':')) continue;
+    TnObject *mod = run_pass("FoldConstant", run_pass("InferType",
+                                                      K(tn_model_build(*n))));
+    TnObject *text = K(tn_ir_astext(mod, 0));
+    ck_assert_msg(strstr(((TnStringObj *)text)->data, "transpose(meta") == NULL,
+                  "%s: a transpose of a constant is left", *n);
+  }
+}
+END_TEST
+
+static Suite *executor_suite(void) {
+  Suite *s = suite_create("executor");
+  TCase *tc = ir_case(s, "executor");
+  tcase_add_test(tc, test_models_before_and_after_the_pipeline);
+  tcase_add_test(tc, test_lets_tuples_and_global_calls);
+  tcase_add_test(tc, test_bad_inputs_name_what_is_wrong);
+  tcase_add_test(tc, test_no_kernel_for_a_dtype);
+  tcase_add_test(tc, test_fold_constant_folds_conv_and_dense);
+  return s;
+}
+
+TN_TEST_MAIN(executor_suite)

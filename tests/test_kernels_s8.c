@@ -1,0 +1,1136 @@
+/*
+ * test_kernels_s8.c: the crt's int8 kernels against references written here
+ * as plain loops from TFLite's published semantics (a seven-loop
+ * convolution with explicit bounds checks accumulating in int64, dense and
+ * pooling likewise, the ADD/MUL/QUANTIZE formulas, and TFLite's softmax,
+ * logistic and tanh with gemmlowp's fixed-point exp and reciprocal written
+ * again below), on shapes drawn from fixed seeds so that a failure names a
+ * case to replay. The fixed-point helpers are checked on hand-computed
+ * cases and against exact int64 formulas, and the references use them only
+ * where TFLite's semantics do (the requantization of an accumulator).
+ * Golden vectors produced by TFLite Micro's own reference kernels pin the
+ * transcendental ops, and float versions bound them (softmax within 1/256,
+ * logistic and tanh within one step). Every layout and edge a kernel
+ * distinguishes is drawn, and bad arguments come back as the right status.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "kernel_test.h"
+
+/* Per-element checks must not go through ck_assert (it records a mark
+ * point per call); this fails only when the condition does. */
+#define EXPECT(cond, ...)                   \
+  do {                                      \
+    if (!(cond)) ck_abort_msg(__VA_ARGS__); \
+  } while (0)
+#define EXPECT_ST(expr, st)                                                \
+  do {                                                                     \
+    TnCrtStatus st_ = (expr);                                              \
+    ck_assert_msg(st_ == (st), "%s returned %s, expected %s", #expr,       \
+                  tn_crt_status_name(st_), tn_crt_status_name(st));        \
+  } while (0)
+
+static void *xalloc(size_t n) {
+  void *p = calloc(n ? n : 1, 1);
+  ck_assert_ptr_nonnull(p);
+  return p;
+}
+static int8_t *rand_s8(KtRng *r, int64_t n, int lo, int hi) {
+  int8_t *p = xalloc((size_t)n);
+  for (int64_t i = 0; i < n; i++) p[i] = (int8_t)kt_int(r, lo, hi);
+  return p;
+}
+static int32_t clamp_i(int64_t v, int32_t lo, int32_t hi) {
+  return (int32_t)(v < lo ? lo : v > hi ? hi : v);
+}
+/* A zero point, now and then at the extremes. */
+static int32_t rand_zp(KtRng *r) {
+  int k = kt_int(r, 0, 5);
+  return k == 0 ? -128 : k == 1 ? 127 : kt_int(r, -128, 127);
+}
+static double rand_log2(KtRng *r, double lo, double hi) {
+  return exp2(lo + (hi - lo) * kt_float(r, 0, 1));
+}
+static void quantize(double m, int32_t *mult, int32_t *shift) {
+  KT_CHECK_OK(tn_crt_quantize_multiplier(m, mult, shift));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Fixed point                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* floor(a / 2^k) for int64 a. */
+static int64_t floor_pot(int64_t a, int k) {
+  return a >= 0 ? a >> k : -((-a + ((INT64_C(1) << k) - 1)) >> k);
+}
+/* round(a * b / 2^31), ties upward (ARM's VQRDMULH), saturated. */
+static int32_t exact_srdhm(int32_t a, int32_t b) {
+  if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
+  return (int32_t)floor_pot((int64_t)a * b + (INT64_C(1) << 30), 31);
+}
+/* round(x / 2^e), ties away from zero. */
+static int32_t exact_rdbpot(int32_t x, int e) {
+  if (e == 0) return x;
+  int64_t h = INT64_C(1) << (e - 1);
+  return (int32_t)(x >= 0 ? floor_pot((int64_t)x + h, e)
+                          : -floor_pot(-(int64_t)x + h, e));
+}
+
+START_TEST(test_fixed_point_hand) {
+  /* SRDHM: the one saturating product, and ties (0.5 up to 1, -0.5 up to
+   * 0, 1.5 to 2, -1.5 to -1). */
+  static const int32_t srdhm[][3] = {
+      {INT32_MIN, INT32_MIN, INT32_MAX}, {INT32_MIN, INT32_MAX, -INT32_MAX},
+      {1 << 15, 1 << 15, 1}, {-(1 << 15), 1 << 15, 0}, {3 << 14, 1 << 16, 2},
+      {-(3 << 14), 1 << 16, -1}, {1 << 30, 1 << 30, 1 << 29}};
+  for (size_t i = 0; i < sizeof srdhm / sizeof srdhm[0]; i++)
+    EXPECT(tn_crt_srdhm(srdhm[i][0], srdhm[i][1]) == srdhm[i][2],
+           "srdhm(%d, %d)", srdhm[i][0], srdhm[i][1]);
+  /* RoundingDivideByPOT: ties away from zero on both sides; exponents 0
+   * and 31. */
+  static const int32_t rdbpot[][3] = {
+      {5, 1, 3}, {-5, 1, -3}, {6, 2, 2}, {-6, 2, -2}, {-7, 2, -2},
+      {-5, 2, -1}, {12345, 0, 12345}, {INT32_MIN, 0, INT32_MIN},
+      {INT32_MAX, 31, 1}, {1 << 30, 31, 1}, {(1 << 30) - 1, 31, 0},
+      {-(1 << 30), 31, -1}, {-(1 << 30) + 1, 31, 0}, {INT32_MIN, 31, -1}};
+  for (size_t i = 0; i < sizeof rdbpot / sizeof rdbpot[0]; i++)
+    EXPECT(tn_crt_rounding_divide_by_pot(rdbpot[i][0], rdbpot[i][1]) ==
+               rdbpot[i][2], "rdbpot(%d, %d)", rdbpot[i][0], rdbpot[i][1]);
+  /* MultiplyByQuantizedMultiplier, TFLite's results: left shift first,
+   * rounding right shift after. */
+  static const int32_t mbqm[][4] = {
+      {100, 1 << 30, 1, 100}, {100, 1 << 30, 0, 50}, {3, 1 << 30, -1, 1},
+      {-3, 1 << 30, -1, -1}, {-12345, 1518500250, -5, -273},
+      {77777, 1073741825, 3, 311108}};
+  for (size_t i = 0; i < sizeof mbqm / sizeof mbqm[0]; i++)
+    EXPECT(tn_crt_multiply_by_quantized_multiplier(mbqm[i][0], mbqm[i][1],
+                                                   mbqm[i][2]) == mbqm[i][3],
+           "mbqm(%d, %d, %d)", mbqm[i][0], mbqm[i][1], mbqm[i][2]);
+  /* QuantizeMultiplier, with TFLite's own results for the same inputs. */
+  static const struct {
+    double m;
+    int32_t mult, shift;
+  } qm[] = {
+      {0.0, 0, 0}, {1.0, 1073741824, 1}, {0.5, 1073741824, 0},
+      {0.75, 1610612736, 0}, {3.0, 1610612736, 2},
+      {1234.5, 1294467072, 11}, {0.0037, 2034096511, -8},
+      {0x1p-32, 1073741824, -31}, /* the smallest kept */
+      {0x1p-33, 0, 0}, {1e-10, 0, 0}, /* below 2^-32: flushed to zero */
+      {1.0 - 0x1p-40, 1073741824, 1}, /* q * 2^31 rounds to 2^31 */
+  };
+  for (size_t i = 0; i < sizeof qm / sizeof qm[0]; i++) {
+    int32_t m = -1, s = -1;
+    KT_CHECK_OK(tn_crt_quantize_multiplier(qm[i].m, &m, &s));
+    EXPECT(m == qm[i].mult && s == qm[i].shift, "QuantizeMultiplier(%.17g) = "
+           "%d, %d, expected %d, %d", qm[i].m, m, s, qm[i].mult, qm[i].shift);
+  }
+  int32_t m, s;
+  EXPECT_ST(tn_crt_quantize_multiplier(0x1p31, &m, &s), TN_CRT_UNSUPPORTED);
+  const double bad[] = {-0.5, NAN, INFINITY};
+  for (int i = 0; i < 3; i++)
+    EXPECT_ST(tn_crt_quantize_multiplier(bad[i], &m, &s),
+              TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(tn_crt_quantize_multiplier(0.5, NULL, &s),
+            TN_CRT_INVALID_ARGUMENT);
+}
+END_TEST
+
+START_TEST(test_fixed_point_random) {
+  KtRng r = kt_rng(1);
+  for (int i = 0; i < 20000; i++) {
+    int32_t a = (int32_t)kt_next(&r), b = (int32_t)kt_next(&r);
+    if (i % 5 == 0) b = a;
+    EXPECT(tn_crt_srdhm(a, b) == exact_srdhm(a, b), "srdhm(%d, %d)", a, b);
+    int e = kt_int(&r, 0, 31);
+    EXPECT(tn_crt_rounding_divide_by_pot(a, e) == exact_rdbpot(a, e),
+           "rdbpot(%d, %d)", a, e);
+    /* Multipliers: within half a unit of the last place of m. */
+    double v = rand_log2(&r, -31.5, 30.5);
+    int32_t m, s;
+    quantize(v, &m, &s);
+    EXPECT(m >= (1 << 30) && s >= -31 && s <= 31, "QM(%g) = %d, %d", v, m, s);
+    EXPECT(fabs(ldexp((double)m, s - 31) - v) <= ldexp(1.0, s - 32),
+           "QM(%.17g) = %d, %d", v, m, s);
+    /* MBQM is SRDHM after the left shift and RDBPOT after: the composition
+     * as TFLite writes it, on values whose left shift does not overflow. */
+    int32_t x = (int32_t)(kt_next(&r) >> 33) - (1 << 30);
+    const int64_t pot = INT64_C(1) << (s > 0 ? s : 0);
+    x = (int32_t)(x / pot);
+    int32_t want = exact_rdbpot(exact_srdhm((int32_t)(x * pot), m),
+                                s > 0 ? 0 : -s);
+    EXPECT(tn_crt_multiply_by_quantized_multiplier(x, m, s) == want,
+           "mbqm(%d, %d, %d)", x, m, s);
+  }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Convolution and dense                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* The 7-loop convolution, straight from TFLite's ConvPerChannel /
+ * DepthwiseConvPerChannel: out channel co of group co / fpg reads that
+ * group's input channels; taps outside the input are skipped. */
+static void ref_conv(const TnCrtConv2d *p, const TnCrtQuant *q, int32_t io,
+                     int32_t fo, const int8_t *in, const int8_t *w,
+                     const int32_t *bias, int8_t *out8, int32_t *out32) {
+  const int32_t cpg = p->in_c / p->groups, fpg = p->out_c / p->groups;
+  const int32_t *is = p->in_strides, *ws = p->w_strides, *os = p->out_strides;
+  for (int32_t n = 0; n < p->batch; n++)
+    for (int32_t oy = 0; oy < p->out_h; oy++)
+      for (int32_t ox = 0; ox < p->out_w; ox++)
+        for (int32_t co = 0; co < p->out_c; co++) {
+          int64_t acc = 0;
+          for (int32_t ky = 0; ky < p->k_h; ky++)
+            for (int32_t kx = 0; kx < p->k_w; kx++)
+              for (int32_t ci = 0; ci < cpg; ci++) {
+                int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dilation_h;
+                int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dilation_w;
+                if (iy < 0 || iy >= p->in_h || ix < 0 || ix >= p->in_w)
+                  continue;
+                int32_t c = co / fpg * cpg + ci;
+                int64_t xv = in[n * is[0] + iy * is[1] + ix * is[2] + c * is[3]];
+                int64_t wv = w[ky * ws[0] + kx * ws[1] + ci * ws[2] + co * ws[3]];
+                acc += (xv + io) * (wv + fo);
+              }
+          if (bias) acc += bias[co];
+          int64_t o = n * os[0] + oy * os[1] + ox * os[2] + co * os[3];
+          if (out32) {
+            out32[o] = (int32_t)acc;
+            continue;
+          }
+          int32_t k = q->per_channel ? co : 0;
+          int64_t v = tn_crt_multiply_by_quantized_multiplier(
+                          (int32_t)acc, q->multiplier[k], q->shift[k]) +
+                      (int64_t)q->output_offset;
+          out8[o] = (int8_t)clamp_i(v, q->act_min, q->act_max);
+        }
+}
+
+/* Strides of a compact 4-d tensor stored in the order `order` (a
+ * permutation of the logical axes 0..3, outermost first) with logical
+ * extents d. */
+static void strides(const int32_t d[4], const int order[4], int32_t st[4]) {
+  int32_t s = 1;
+  for (int i = 3; i >= 0; i--) {
+    st[order[i]] = s;
+    s *= d[order[i]];
+  }
+}
+
+/* Random requantization parameters for `n` channels: multipliers of real
+ * scales 2^lo .. 2^hi (large ones saturate the output). */
+static void rand_quant(KtRng *r, TnCrtQuant *q, int32_t n, int32_t *mult,
+                       int32_t *shift, double lo, double hi) {
+  q->per_channel = kt_int(r, 0, 1);
+  for (int32_t c = 0; c < (q->per_channel ? n : 1); c++)
+    quantize(rand_log2(r, lo, hi), &mult[c], &shift[c]);
+  q->multiplier = mult, q->shift = shift;
+  q->input_offset = -rand_zp(r);
+  q->filter_offset = q->per_channel || kt_int(r, 0, 2) ? 0 : -rand_zp(r);
+  q->output_offset = rand_zp(r);
+  q->act_min = kt_int(r, 0, 3) ? -128 : kt_int(r, -128, 0);
+  q->act_max = kt_int(r, 0, 3) ? 127 : kt_int(r, q->act_min, 127);
+}
+
+START_TEST(test_conv_random) {
+  KtRng r = kt_rng(2);
+  int cases = 0;
+  while (cases < 600) {
+    TnCrtConv2d p;
+    memset(&p, 0, sizeof p);
+    int kind = kt_int(&r, 0, 3); /* regular, grouped, depthwise, 1x1 */
+    p.batch = kt_int(&r, 1, 2);
+    p.in_h = kt_int(&r, 1, 7), p.in_w = kt_int(&r, 1, 7);
+    p.k_h = kind == 3 ? 1 : kt_int(&r, 1, 4);
+    p.k_w = kind == 3 ? 1 : kt_int(&r, 1, 4);
+    p.stride_h = kt_int(&r, 1, 3), p.stride_w = kt_int(&r, 1, 3);
+    p.dilation_h = kt_int(&r, 1, 2), p.dilation_w = kt_int(&r, 1, 2);
+    int32_t cpg, fpg;
+    if (kind == 1) {
+      p.groups = kt_int(&r, 2, 3), cpg = kt_int(&r, 2, 5);
+      fpg = kt_int(&r, 1, 20);
+    } else if (kind == 2) {
+      p.groups = kt_int(&r, 1, 20), cpg = 1, fpg = kt_int(&r, 1, 3);
+    } else {
+      p.groups = 1, cpg = kt_int(&r, 1, 12), fpg = kt_int(&r, 1, 40);
+    }
+    p.in_c = p.groups * cpg, p.out_c = p.groups * fpg;
+    int32_t eh = (p.k_h - 1) * p.dilation_h + 1;
+    int32_t ew = (p.k_w - 1) * p.dilation_w + 1;
+    p.pad_top = kt_int(&r, 0, eh - 1), p.pad_left = kt_int(&r, 0, ew - 1);
+    p.out_h = (p.in_h + p.pad_top + kt_int(&r, 0, eh - 1) - eh) / p.stride_h + 1;
+    p.out_w = (p.in_w + p.pad_left + kt_int(&r, 0, ew - 1) - ew) / p.stride_w + 1;
+    if (p.out_h < 1 || p.out_w < 1) continue;
+    cases++;
+    /* NHWC or NCHW data; HWIO, OIHW or OHWI weights. */
+    static const int nhwc[4] = {0, 1, 2, 3}, nchw[4] = {0, 3, 1, 2};
+    static const int hwio[4] = {0, 1, 2, 3}, oihw[4] = {3, 2, 0, 1},
+                     ohwi[4] = {3, 0, 1, 2};
+    const int *dl = kt_int(&r, 0, 2) ? nhwc : nchw;
+    int wk = kt_int(&r, 0, 2);
+    const int *wl = wk == 0 ? hwio : wk == 1 ? oihw : ohwi;
+    int32_t di[4] = {p.batch, p.in_h, p.in_w, p.in_c};
+    int32_t dw[4] = {p.k_h, p.k_w, cpg, p.out_c};
+    int32_t dout[4] = {p.batch, p.out_h, p.out_w, p.out_c};
+    strides(di, dl, p.in_strides);
+    strides(dw, wl, p.w_strides);
+    strides(dout, dl, p.out_strides);
+    int64_t ni = (int64_t)di[0] * di[1] * di[2] * di[3];
+    int64_t nw = (int64_t)dw[0] * dw[1] * dw[2] * dw[3];
+    int64_t no = (int64_t)dout[0] * dout[1] * dout[2] * dout[3];
+    int8_t *in = rand_s8(&r, ni, -128, 127), *w = rand_s8(&r, nw, -127, 127);
+    int32_t *bias = NULL;
+    if (kt_int(&r, 0, 3)) {
+      bias = xalloc((size_t)p.out_c * sizeof *bias);
+      for (int32_t c = 0; c < p.out_c; c++) bias[c] = kt_int(&r, -30000, 30000);
+    }
+    int32_t mult[120], shift[120];
+    TnCrtQuant q;
+    rand_quant(&r, &q, p.out_c, mult, shift, -14, kt_int(&r, 0, 3) ? -7 : -2);
+    int8_t *got = xalloc((size_t)no), *want = xalloc((size_t)no);
+    int32_t *got32 = xalloc((size_t)no * 4), *want32 = xalloc((size_t)no * 4);
+    KT_CHECK_OK(tn_crt_conv2d_s8(&p, &q, in, w, bias, got, NULL,
+                                 tn_crt_conv2d_s8_scratch_size(&p)));
+    ref_conv(&p, &q, q.input_offset, q.filter_offset, in, w, bias, want, NULL);
+    for (int64_t i = 0; i < no; i++)
+      EXPECT(got[i] == want[i], "conv case %d (kind %d): element %lld is %d, "
+             "expected %d", cases, kind, (long long)i, got[i], want[i]);
+    KT_CHECK_OK(tn_crt_conv2d_s8_s32(&p, q.input_offset, q.filter_offset, in,
+                                     w, bias, got32));
+    ref_conv(&p, NULL, q.input_offset, q.filter_offset, in, w, bias, NULL,
+             want32);
+    for (int64_t i = 0; i < no; i++)
+      EXPECT(got32[i] == want32[i], "conv_s32 case %d: element %lld is %d, "
+             "expected %d", cases, (long long)i, got32[i], want32[i]);
+    free(in), free(w), free(bias), free(got), free(want), free(got32);
+    free(want32);
+  }
+}
+END_TEST
+
+/* Saturation at both ends and an activation range, on a case small enough
+ * to compute by hand: one 1x1 input channel of value 100, zero point -28
+ * (so x + input_offset = 128), weights 127 and -128. */
+START_TEST(test_conv_saturation) {
+  TnCrtConv2d p = {1, 1, 1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1,
+                   {1, 1, 1, 1}, {3, 3, 3, 1}, {3, 3, 3, 1}};
+  const int8_t in[1] = {100}, w[3] = {127, -128, 1};
+  int32_t mult[1], shift[1];
+  quantize(1.0, mult, shift); /* the output is the accumulator itself */
+  TnCrtQuant q = {28, 0, 0, -128, 127, 0, mult, shift};
+  int8_t out[3];
+  KT_CHECK_OK(tn_crt_conv2d_s8(&p, &q, in, w, NULL, out, NULL, 0));
+  ck_assert_int_eq(out[0], 127); /* 128 * 127 */
+  ck_assert_int_eq(out[1], -128); /* 128 * -128 */
+  ck_assert_int_eq(out[2], 127);  /* 128 */
+  q.act_min = -5, q.act_max = 10, q.output_offset = -200;
+  KT_CHECK_OK(tn_crt_conv2d_s8(&p, &q, in, w, NULL, out, NULL, 0));
+  ck_assert_int_eq(out[0], 10);
+  ck_assert_int_eq(out[1], -5);
+  ck_assert_int_eq(out[2], -5); /* 128 - 200 */
+}
+END_TEST
+
+static void ref_dense(const TnCrtDense *p, const TnCrtQuant *q, int32_t io,
+                      int32_t fo, const int8_t *in, const int8_t *w,
+                      const int32_t *bias, int8_t *out8, int32_t *out32) {
+  for (int32_t m = 0; m < p->batch; m++)
+    for (int32_t n = 0; n < p->out_features; n++) {
+      int64_t acc = 0;
+      for (int32_t k = 0; k < p->in_features; k++)
+        acc += ((int64_t)in[m * p->in_features + k] + io) *
+               ((int64_t)w[n * p->w_stride_n + k * p->w_stride_k] + fo);
+      if (bias) acc += bias[n];
+      int32_t o = m * p->out_features + n;
+      if (out32) {
+        out32[o] = (int32_t)acc;
+        continue;
+      }
+      int32_t c = q->per_channel ? n : 0;
+      int64_t v = tn_crt_multiply_by_quantized_multiplier(
+                      (int32_t)acc, q->multiplier[c], q->shift[c]) +
+                  (int64_t)q->output_offset;
+      out8[o] = (int8_t)clamp_i(v, q->act_min, q->act_max);
+    }
+}
+
+START_TEST(test_dense_random) {
+  KtRng r = kt_rng(3);
+  for (int it = 0; it < 300; it++) {
+    TnCrtDense p;
+    p.batch = kt_int(&r, 1, 3);
+    p.in_features = kt_int(&r, 1, it % 10 == 0 ? 700 : 70);
+    p.out_features = kt_int(&r, 1, 40);
+    int matmul = kt_int(&r, 0, 1); /* w [K, N] rather than [N, K] */
+    p.w_stride_n = matmul ? 1 : p.in_features;
+    p.w_stride_k = matmul ? p.out_features : 1;
+    int64_t nw = (int64_t)p.in_features * p.out_features;
+    int64_t no = (int64_t)p.batch * p.out_features;
+    int8_t *in = rand_s8(&r, (int64_t)p.batch * p.in_features, -128, 127);
+    int8_t *w = rand_s8(&r, nw, -128, 127);
+    int32_t *bias = NULL;
+    if (kt_int(&r, 0, 3)) {
+      bias = xalloc((size_t)p.out_features * sizeof *bias);
+      for (int32_t c = 0; c < p.out_features; c++)
+        bias[c] = kt_int(&r, -60000, 60000);
+    }
+    int32_t mult[40], shift[40];
+    TnCrtQuant q;
+    rand_quant(&r, &q, p.out_features, mult, shift, -15, -6);
+    int8_t *got = xalloc((size_t)no), *want = xalloc((size_t)no);
+    int32_t *got32 = xalloc((size_t)no * 4), *want32 = xalloc((size_t)no * 4);
+    KT_CHECK_OK(tn_crt_dense_s8(&p, &q, in, w, bias, got, NULL,
+                                tn_crt_dense_s8_scratch_size(&p)));
+    ref_dense(&p, &q, q.input_offset, q.filter_offset, in, w, bias, want,
+              NULL);
+    for (int64_t i = 0; i < no; i++)
+      EXPECT(got[i] == want[i], "dense case %d: element %lld is %d, expected "
+             "%d", it, (long long)i, got[i], want[i]);
+    KT_CHECK_OK(tn_crt_dense_s8_s32(&p, q.input_offset, q.filter_offset, in,
+                                    w, bias, got32));
+    ref_dense(&p, NULL, q.input_offset, q.filter_offset, in, w, bias, NULL,
+              want32);
+    for (int64_t i = 0; i < no; i++)
+      EXPECT(got32[i] == want32[i], "dense_s32 case %d: element %lld", it,
+             (long long)i);
+    free(in), free(w), free(bias), free(got), free(want), free(got32);
+    free(want32);
+  }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Pooling                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static void ref_pool(const TnCrtPool2d *p, const int8_t *in, int32_t lo,
+                     int32_t hi, int is_max, int8_t *out) {
+  const int32_t *is = p->in_strides, *os = p->out_strides;
+  for (int32_t n = 0; n < p->batch; n++)
+    for (int32_t oy = 0; oy < p->out_h; oy++)
+      for (int32_t ox = 0; ox < p->out_w; ox++)
+        for (int32_t c = 0; c < p->channels; c++) {
+          int32_t sum = 0, count = 0, max = -128;
+          for (int32_t ky = 0; ky < p->k_h; ky++)
+            for (int32_t kx = 0; kx < p->k_w; kx++) {
+              int32_t iy = oy * p->stride_h - p->pad_top + ky;
+              int32_t ix = ox * p->stride_w - p->pad_left + kx;
+              if (iy < 0 || iy >= p->in_h || ix < 0 || ix >= p->in_w)
+                continue;
+              int32_t v = in[n * is[0] + iy * is[1] + ix * is[2] + c * is[3]];
+              sum += v, count++;
+              max = v > max ? v : max;
+            }
+          int32_t d = p->count_include_pad ? p->k_h * p->k_w : count;
+          int32_t v = is_max ? max
+                             : sum > 0 ? (sum + d / 2) / d : (sum - d / 2) / d;
+          out[n * os[0] + oy * os[1] + ox * os[2] + c * os[3]] =
+              (int8_t)clamp_i(v, lo, hi);
+        }
+}
+
+START_TEST(test_pool_random) {
+  KtRng r = kt_rng(4);
+  int cases = 0;
+  while (cases < 400) {
+    TnCrtPool2d p;
+    memset(&p, 0, sizeof p);
+    p.batch = kt_int(&r, 1, 2);
+    p.in_h = kt_int(&r, 1, 8), p.in_w = kt_int(&r, 1, 8);
+    p.channels = kt_int(&r, 1, cases % 8 == 0 ? 150 : 20);
+    p.k_h = kt_int(&r, 1, 4), p.k_w = kt_int(&r, 1, 4);
+    p.stride_h = kt_int(&r, 1, 3), p.stride_w = kt_int(&r, 1, 3);
+    p.pad_top = kt_int(&r, 0, p.k_h - 1), p.pad_left = kt_int(&r, 0, p.k_w - 1);
+    p.out_h = (p.in_h + p.pad_top + kt_int(&r, 0, p.k_h - 1) - p.k_h) /
+                  p.stride_h + 1;
+    p.out_w = (p.in_w + p.pad_left + kt_int(&r, 0, p.k_w - 1) - p.k_w) /
+                  p.stride_w + 1;
+    if (p.out_h < 1 || p.out_w < 1) continue;
+    cases++;
+    p.count_include_pad = kt_int(&r, 0, 3) == 0;
+    static const int nhwc[4] = {0, 1, 2, 3}, nchw[4] = {0, 3, 1, 2};
+    const int *lay = kt_int(&r, 0, 1) ? nhwc : nchw;
+    int32_t di[4] = {p.batch, p.in_h, p.in_w, p.channels};
+    int32_t dout[4] = {p.batch, p.out_h, p.out_w, p.channels};
+    strides(di, lay, p.in_strides);
+    strides(dout, lay, p.out_strides);
+    int64_t ni = (int64_t)di[0] * di[1] * di[2] * di[3];
+    int64_t no = (int64_t)dout[0] * dout[1] * dout[2] * dout[3];
+    /* Mostly negative data, so that averages round below zero. */
+    int8_t *in = rand_s8(&r, ni, -128, kt_int(&r, 0, 1) ? 127 : 5);
+    int32_t lo = kt_int(&r, 0, 2) ? -128 : kt_int(&r, -128, 0);
+    int32_t hi = kt_int(&r, 0, 2) ? 127 : kt_int(&r, lo, 127);
+    int8_t *got = xalloc((size_t)no), *want = xalloc((size_t)no);
+    for (int is_max = 0; is_max < 2; is_max++) {
+      KT_CHECK_OK(is_max ? tn_crt_max_pool2d_s8(&p, in, lo, hi, got)
+                         : tn_crt_avg_pool2d_s8(&p, in, lo, hi, got));
+      ref_pool(&p, in, lo, hi, is_max, want);
+      for (int64_t i = 0; i < no; i++)
+        EXPECT(got[i] == want[i], "%s pool case %d: element %lld is %d, "
+               "expected %d", is_max ? "max" : "avg", cases, (long long)i,
+               got[i], want[i]);
+    }
+    free(in), free(got), free(want);
+  }
+}
+END_TEST
+
+/* Rounding of averages by hand: a 2x2 window with stride 2 over a 3x3
+ * input padded by one on top and left, so windows are cut to 1, 2 and 4
+ * elements. */
+START_TEST(test_pool_rounding) {
+  TnCrtPool2d p = {1, 3, 3, 1, 2, 2, 2, 2, 2, 2, 1, 1, 0,
+                   {9, 3, 1, 1}, {4, 2, 1, 1}};
+  const int8_t in[9] = {-5, -3, -4, /* row 0 */
+                        -6, 7, 2,   /* row 1 */
+                        -7, 0, 1};
+  int8_t out[4];
+  KT_CHECK_OK(tn_crt_avg_pool2d_s8(&p, in, -128, 127, out));
+  ck_assert_int_eq(out[0], -5); /* -5 / 1 */
+  ck_assert_int_eq(out[1], -4); /* -7 / 2 = -3.5: away from zero */
+  ck_assert_int_eq(out[2], -7); /* -13 / 2 = -6.5 */
+  ck_assert_int_eq(out[3], 3);  /* 10 / 4 = 2.5 */
+  KT_CHECK_OK(tn_crt_max_pool2d_s8(&p, in, -128, 127, out));
+  ck_assert_int_eq(out[0], -5);
+  ck_assert_int_eq(out[1], -3);
+  ck_assert_int_eq(out[2], -6);
+  ck_assert_int_eq(out[3], 7);
+  p.count_include_pad = 1; /* every window divided by 4 */
+  KT_CHECK_OK(tn_crt_avg_pool2d_s8(&p, in, -128, 127, out));
+  ck_assert_int_eq(out[0], -1); /* -5 / 4 = -1.25 */
+  ck_assert_int_eq(out[1], -2); /* -7 / 4 = -1.75 */
+  ck_assert_int_eq(out[2], -3); /* -13 / 4 = -3.25 */
+  ck_assert_int_eq(out[3], 3);
+  /* A window entirely in the padding has no average (TFLite fails too). */
+  TnCrtPool2d e = {1, 1, 1, 1, 1, 2, 1, 1, 1, 1, 0, 1, 0,
+                   {1, 1, 1, 1}, {2, 2, 1, 1}};
+  const int8_t one[1] = {9};
+  int8_t two[2];
+  EXPECT_ST(tn_crt_avg_pool2d_s8(&e, one, -128, 127, two),
+            TN_CRT_INVALID_ARGUMENT);
+  KT_CHECK_OK(tn_crt_max_pool2d_s8(&e, one, -128, 127, two));
+  ck_assert_int_eq(two[0], -128);
+  ck_assert_int_eq(two[1], 9);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Quantize, dequantize, requantize, clip                                     */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(test_quantize_dequantize) {
+  KtRng r = kt_rng(5);
+  for (int it = 0; it < 200; it++) {
+    int32_t outer = kt_int(&r, 1, 3), ch = kt_int(&r, 1, 4);
+    int32_t inner = kt_int(&r, 1, 50);
+    int64_t n = (int64_t)outer * ch * inner;
+    float scale[4];
+    int32_t zp[4];
+    for (int c = 0; c < ch; c++)
+      scale[c] = (float)rand_log2(&r, -10, 2), zp[c] = rand_zp(&r);
+    float *f = xalloc((size_t)n * sizeof *f), *back = xalloc((size_t)n * 4);
+    int8_t *q = xalloc((size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+      int32_t c = (int32_t)(i / inner % ch);
+      /* Exact ties (k + 0.5 steps) a quarter of the time, on both sides. */
+      f[i] = kt_int(&r, 0, 3) ? kt_float(&r, -300, 300) * scale[c]
+                              : ((float)kt_int(&r, -200, 200) + 0.5f) * scale[c];
+    }
+    KT_CHECK_OK(tn_crt_quantize_f32_s8(outer, ch, inner, f, scale, zp, q));
+    KT_CHECK_OK(tn_crt_dequantize_s8_f32(outer, ch, inner, q, scale, zp, back));
+    for (int64_t i = 0; i < n; i++) {
+      int32_t c = (int32_t)(i / inner % ch);
+      /* TFLite: round(x / scale) with the division in float, half away
+       * from zero, plus the zero point, clamped. */
+      int8_t want = (int8_t)clamp_i((int64_t)roundf(f[i] / scale[c]) + zp[c],
+                                    -128, 127);
+      EXPECT(q[i] == want, "quantize(%a / %a) + %d = %d, expected %d",
+             (double)f[i], (double)scale[c], zp[c], q[i], want);
+      float fb = (float)((double)scale[c] * (double)(q[i] - zp[c]));
+      EXPECT(back[i] == fb, "dequantize(%d)", q[i]);
+    }
+    free(f), free(back), free(q);
+  }
+  /* Values beyond the int32 range and NaN saturate instead of wrapping. */
+  const float big[4] = {3e38f, -3e38f, INFINITY, NAN};
+  const float one = 1.0f;
+  const int32_t z = 5;
+  int8_t out[4];
+  KT_CHECK_OK(tn_crt_quantize_f32_s8(1, 1, 4, big, &one, &z, out));
+  ck_assert_int_eq(out[0], 127);
+  ck_assert_int_eq(out[1], -128);
+  ck_assert_int_eq(out[2], 127);
+  ck_assert_int_eq(out[3], 5);
+}
+END_TEST
+
+START_TEST(test_requantize) {
+  KtRng r = kt_rng(6);
+  for (int it = 0; it < 200; it++) {
+    int32_t outer = kt_int(&r, 1, 3), ch = kt_int(&r, 1, 5);
+    int32_t inner = kt_int(&r, 1, 40);
+    int64_t n = (int64_t)outer * ch * inner;
+    int32_t mult[5], shift[5];
+    int wide = kt_int(&r, 0, 1);
+    for (int c = 0; c < ch; c++)
+      quantize(rand_log2(&r, wide ? -16 : -4, wide ? -4 : 4), &mult[c],
+               &shift[c]);
+    TnCrtRequant p = {wide ? kt_int(&r, -1000, 1000) : rand_zp(&r),
+                      rand_zp(&r), -128, 127, mult, shift};
+    if (kt_int(&r, 0, 3) == 0) p.act_min = -20, p.act_max = 90;
+    int32_t *x32 = xalloc((size_t)n * 4);
+    int8_t *x8 = rand_s8(&r, n, -128, 127), *got = xalloc((size_t)n);
+    for (int64_t i = 0; i < n; i++) x32[i] = kt_int(&r, -200000, 200000);
+    if (wide)
+      KT_CHECK_OK(tn_crt_requantize_s32_s8(&p, outer, ch, inner, x32, got));
+    else
+      KT_CHECK_OK(tn_crt_requantize_s8_s8(&p, outer, ch, inner, x8, got));
+    for (int64_t i = 0; i < n; i++) {
+      int32_t c = (int32_t)(i / inner % ch);
+      int32_t x = wide ? x32[i] : x8[i];
+      int64_t v = tn_crt_multiply_by_quantized_multiplier(
+                      x - p.input_zero_point, mult[c], shift[c]) +
+                  (int64_t)p.output_zero_point;
+      EXPECT(got[i] == clamp_i(v, p.act_min, p.act_max), "requantize(%d)", x);
+    }
+    free(x32), free(x8), free(got);
+  }
+}
+END_TEST
+
+START_TEST(test_clip_lut) {
+  const int8_t in[6] = {-128, -3, 0, 5, 100, 127};
+  int8_t out[6];
+  KT_CHECK_OK(tn_crt_clip_s8(6, in, -3, 99, out));
+  const int8_t want[6] = {-3, -3, 0, 5, 99, 99};
+  ck_assert_mem_eq(out, want, 6);
+  KT_CHECK_OK(tn_crt_clip_s8(6, in, -1000, 1000, out)); /* wider than int8 */
+  ck_assert_mem_eq(out, in, 6);
+  memcpy(out, in, 6);
+  KT_CHECK_OK(tn_crt_clip_s8(6, out, 0, 0, out)); /* in place */
+  for (int i = 0; i < 6; i++) ck_assert_int_eq(out[i], 0);
+  TnCrtLut8 t;
+  for (int i = 0; i < 256; i++) t.table[i] = (int8_t)(255 - i);
+  memcpy(out, in, 6);
+  KT_CHECK_OK(tn_crt_lut_s8(&t, 6, out, out));
+  for (int i = 0; i < 6; i++)
+    ck_assert_int_eq(out[i], (int8_t)(255 - (uint8_t)in[i]));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* ADD and MUL                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* A broadcast over `nd` random dims where each operand is dense over its
+ * own shape, with extent 1 (stride 0) along a random subset of dims. */
+static void rand_broadcast(KtRng *r, TnCrtBroadcast *b, int64_t *ln,
+                           int64_t *rn, int64_t *on) {
+  memset(b, 0, sizeof *b);
+  b->ndim = kt_int(r, 1, 4);
+  int64_t ls = 1, rs = 1, os = 1;
+  for (int d = b->ndim - 1; d >= 0; d--) {
+    b->dims[d] = kt_int(r, 1, 5);
+    int lb = kt_int(r, 0, 3) == 0, rb = !lb && kt_int(r, 0, 3) == 0;
+    b->lhs_strides[d] = lb ? 0 : (int32_t)ls;
+    b->rhs_strides[d] = rb ? 0 : (int32_t)rs;
+    ls *= lb ? 1 : b->dims[d], rs *= rb ? 1 : b->dims[d];
+    os *= b->dims[d];
+  }
+  *ln = ls, *rn = rs, *on = os;
+}
+/* The operands' offsets of output element i. */
+static void bc_offsets(const TnCrtBroadcast *b, int64_t i, int64_t *l,
+                       int64_t *r) {
+  *l = *r = 0;
+  for (int d = b->ndim - 1; d >= 0; d--) {
+    int64_t k = i % b->dims[d];
+    i /= b->dims[d];
+    *l += k * b->lhs_strides[d], *r += k * b->rhs_strides[d];
+  }
+}
+
+START_TEST(test_qadd_qmul) {
+  /* TFLite's Prepare by hand for equal scales s: inputs scaled by 1/2, the
+   * sum by 2s / (2^20 s) = 2^-19. */
+  TnCrtQBinary p;
+  KT_CHECK_OK(tn_crt_qadd_params(0.05, 3, 0.05, -4, 0.05, 7, &p));
+  ck_assert_int_eq(p.lhs_multiplier, 1 << 30);
+  ck_assert_int_eq(p.lhs_shift, 0);
+  ck_assert_int_eq(p.rhs_multiplier, 1 << 30);
+  ck_assert_int_eq(p.output_multiplier, 1 << 30);
+  ck_assert_int_eq(p.output_shift, -18);
+  ck_assert_int_eq(p.left_shift, 20);
+  ck_assert_int_eq(p.lhs_offset, -3);
+  ck_assert_int_eq(p.rhs_offset, 4);
+  ck_assert_int_eq(p.output_offset, 7);
+
+  KtRng r = kt_rng(7);
+  for (int it = 0; it < 600; it++) {
+    /* TFLite holds the scales as float: the reference starts from them. */
+    float sl = (float)rand_log2(&r, -9, 0), sr = (float)rand_log2(&r, -9, 0);
+    float so = (float)rand_log2(&r, -8, 1);
+    if (it % 4 == 0) sr = sl;
+    int32_t zl = rand_zp(&r), zr = rand_zp(&r), zo = rand_zp(&r);
+    int is_mul = it % 2;
+    TnCrtQBinary q;
+    TnCrtBroadcast b;
+    int64_t ln, rn, on;
+    rand_broadcast(&r, &b, &ln, &rn, &on);
+    int8_t *lhs = rand_s8(&r, ln, -128, 127), *rhs = rand_s8(&r, rn, -128, 127);
+    int8_t *got = xalloc((size_t)on);
+    int32_t m[3], s[3];
+    if (is_mul) {
+      KT_CHECK_OK(tn_crt_qmul_params(sl, zl, sr, zr, so, zo, &q));
+      quantize((double)sl * (double)sr / (double)so, &m[2], &s[2]);
+    } else {
+      KT_CHECK_OK(tn_crt_qadd_params(sl, zl, sr, zr, so, zo, &q));
+      double twice_max = 2.0 * (double)(sl > sr ? sl : sr);
+      quantize((double)sl / twice_max, &m[0], &s[0]);
+      quantize((double)sr / twice_max, &m[1], &s[1]);
+      quantize(twice_max / (1048576.0 * (double)so), &m[2], &s[2]);
+      EXPECT(q.lhs_multiplier == m[0] && q.lhs_shift == s[0] &&
+             q.rhs_multiplier == m[1] && q.rhs_shift == s[1],
+             "qadd params for %a %a", (double)sl, (double)sr);
+    }
+    EXPECT(q.output_multiplier == m[2] && q.output_shift == s[2],
+           "params for %a %a %a", (double)sl, (double)sr, (double)so);
+    if (it % 5 == 0) q.act_min = -100, q.act_max = 50;
+    KT_CHECK_OK(is_mul ? tn_crt_qmul_s8(&q, &b, lhs, rhs, got)
+                       : tn_crt_qadd_s8(&q, &b, lhs, rhs, got));
+    for (int64_t i = 0; i < on; i++) {
+      int64_t lo, ro;
+      bc_offsets(&b, i, &lo, &ro);
+      int32_t x = lhs[lo] - zl, y = rhs[ro] - zr, raw;
+      if (is_mul) {
+        raw = tn_crt_multiply_by_quantized_multiplier(x * y, m[2], s[2]);
+      } else {
+        int32_t a = tn_crt_multiply_by_quantized_multiplier(x * (1 << 20),
+                                                            m[0], s[0]);
+        int32_t c = tn_crt_multiply_by_quantized_multiplier(y * (1 << 20),
+                                                            m[1], s[1]);
+        raw = tn_crt_multiply_by_quantized_multiplier(a + c, m[2], s[2]);
+      }
+      int32_t want = clamp_i((int64_t)raw + zo, q.act_min, q.act_max);
+      EXPECT(got[i] == want, "%s case %d element %lld: %d, expected %d",
+             is_mul ? "mul" : "add", it, (long long)i, got[i], want);
+      /* And the real-number result, to within one step of the output. */
+      double real = is_mul ? (double)sl * x * ((double)sr * y)
+                           : (double)sl * x + (double)sr * y;
+      int64_t fq = clamp_i(llround(real / so) + zo, q.act_min, q.act_max);
+      EXPECT(llabs(fq - got[i]) <= 1, "%s case %d: %d, float says %lld",
+             is_mul ? "mul" : "add", it, got[i], (long long)fq);
+    }
+    free(lhs), free(rhs), free(got);
+  }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Softmax, logistic, tanh                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* gemmlowp's fixed-point exp, reciprocal, logistic and tanh, from its
+ * definitions, on raw int32 values with `ib` integer bits: the reference
+ * semantics of TFLite's int8 softmax, logistic and tanh. */
+static int32_t g_mul_pot(int32_t x, int e) { /* saturating, e > 0 */
+  int64_t lim = (INT64_C(1) << (31 - e)) - 1;
+  return x > lim ? INT32_MAX : x < -lim ? INT32_MIN : (int32_t)(x * (INT64_C(1) << e));
+}
+static int32_t g_exp_neg(int32_t a, int ib) {
+  static const int32_t k[7] = {1672461947, 1302514674, 790015084, 290630308,
+                               39332535,   720401,     242};
+  int fb = 31 - ib;
+  int32_t quarter = 1 << (fb - 2);
+  int32_t am = (a & (quarter - 1)) - quarter; /* in [-1/4, 0) */
+  int32_t x = (ib ? g_mul_pot(am, ib) : am) + (1 << 28);
+  int32_t x2 = tn_crt_srdhm(x, x), x3 = tn_crt_srdhm(x2, x);
+  int32_t x4 = tn_crt_srdhm(x2, x2);
+  int32_t t = tn_crt_rounding_divide_by_pot(
+      tn_crt_srdhm(tn_crt_rounding_divide_by_pot(x4, 2) + x3, 715827883) + x2,
+      1);
+  int32_t res = 1895147668 + tn_crt_srdhm(1895147668, x + t);
+  int64_t rem = (int64_t)am - a;
+  for (int e = -2; e <= 4; e++)
+    if (ib > e && (rem >> (fb + e) & 1)) res = tn_crt_srdhm(res, k[e + 2]);
+  if (ib > 5 && a < -(INT64_C(1) << (36 - ib))) res = 0;
+  return a == 0 ? INT32_MAX : res;
+}
+/* 1 / half_denominator in Q2.29, three Newton steps from 48/17 - 32/17 d. */
+static int32_t g_recip(int32_t a) {
+  int32_t d = (int32_t)(((int64_t)a + INT32_MAX + 1) / 2); /* a >= 0 here */
+  int32_t x = 1515870810 + tn_crt_srdhm(d, -1010580540);
+  for (int i = 0; i < 3; i++)
+    x += g_mul_pot(tn_crt_srdhm(x, (1 << 29) - tn_crt_srdhm(d, x)), 2);
+  return x;
+}
+static int32_t g_logistic_q4(int32_t a) {
+  if (a == 0) return 1 << 30;
+  int32_t pos = g_mul_pot(g_recip(g_exp_neg(a > 0 ? -a : a, 4)), 1);
+  return a > 0 ? pos : INT32_MAX - pos;
+}
+static int32_t g_tanh_q4(int32_t a) {
+  if (a == 0) return 0;
+  int32_t t = g_mul_pot(g_recip(g_exp_neg(a < 0 ? a : -a, 5)) - (1 << 29), 2);
+  return a < 0 ? -t : t;
+}
+
+/* TFLite's int8 softmax of one row, Prepare included. */
+static void ref_softmax(double beta, double scale, int32_t n, const int8_t *x,
+                        int8_t *y) {
+  double real = (double)(float)beta * (double)(float)scale * 67108864.0;
+  int32_t m, s;
+  quantize(real < 2147483647.0 ? real : 2147483647.0, &m, &s);
+  int32_t diff_min = -(int32_t)floor(31.0 * 67108864.0 / ldexp(1.0, s));
+  int32_t max = -128;
+  for (int32_t i = 0; i < n; i++) max = x[i] > max ? x[i] : max;
+  int64_t sum = 0;
+  for (int32_t i = 0; i < n; i++)
+    if (x[i] - max >= diff_min)
+      sum += tn_crt_rounding_divide_by_pot(
+          g_exp_neg(tn_crt_srdhm((x[i] - max) * (1 << s), m), 5), 12);
+  int hp1 = 0; /* leading zeros of the Q12.19 sum */
+  while (hp1 < 32 && !(sum & (INT64_C(1) << (31 - hp1)))) hp1++;
+  int32_t recip = g_mul_pot(g_recip((int32_t)((sum << hp1) - (INT64_C(1) << 31))), 1);
+  int e = 12 - hp1 + 31 - 8;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t v = -128;
+    if (x[i] - max >= diff_min) {
+      int32_t ex = g_exp_neg(tn_crt_srdhm((x[i] - max) * (1 << s), m), 5);
+      v = clamp_i(exact_rdbpot(tn_crt_srdhm(recip, ex), e) - 128, -128, 127);
+    }
+    y[i] = (int8_t)v;
+  }
+}
+
+static void check_softmax_row(double beta, double scale, int32_t n,
+                              const int8_t *x, const char *what) {
+  TnCrtSoftmaxS8 p;
+  KT_CHECK_OK(tn_crt_softmax_s8_params(beta, scale, &p));
+  int8_t *got = xalloc((size_t)n), *want = xalloc((size_t)n);
+  KT_CHECK_OK(tn_crt_softmax_s8(&p, 1, n, x, got));
+  ref_softmax(beta, scale, n, x, want);
+  double sum = 0, max = -1e30;
+  for (int32_t i = 0; i < n; i++) max = fmax(max, (double)x[i]);
+  for (int32_t i = 0; i < n; i++) sum += exp(beta * scale * (x[i] - max));
+  for (int32_t i = 0; i < n; i++) {
+    EXPECT(got[i] == want[i], "softmax %s (n %d, scale %g) element %d: %d, "
+           "expected %d", what, n, scale, i, got[i], want[i]);
+    double pr = exp(beta * scale * (x[i] - max)) / sum;
+    EXPECT(fabs((got[i] + 128) / 256.0 - pr) <= 1.0 / 256, "softmax %s "
+           "element %d: %d for %g", what, i, got[i], pr);
+  }
+  free(got), free(want);
+}
+
+START_TEST(test_softmax) {
+  /* TFLite Micro's outputs for one row under three quantizations. */
+  static const int8_t row[12] = {-128, -90, -30, 0, 1, 2, 50, 100, 126, 127,
+                                 127, -1};
+  static const struct {
+    double scale, beta;
+    int32_t mult, shift, diff_min;
+    int8_t out[12];
+  } golden[] = {
+      {0.0625, 1.0, 1073741824, 23, -248,
+       {-128, -128, -128, -128, -128, -128, -127, -113, -51, -46, -46, -128}},
+      {0.00390625, 1.0, 1073741824, 19, -3968,
+       {-117, -115, -112, -109, -109, -109, -105, -101, -98, -98, -98, -110}},
+      {0.2f, 0.5, 1717986944, 23, -248,
+       {-128, -128, -128, -128, -128, -128, -128, -122, -50, -42, -42, -128}},
+  };
+  for (size_t g = 0; g < sizeof golden / sizeof golden[0]; g++) {
+    TnCrtSoftmaxS8 p;
+    int8_t out[12];
+    KT_CHECK_OK(tn_crt_softmax_s8_params(golden[g].beta, golden[g].scale, &p));
+    ck_assert_int_eq(p.input_multiplier, golden[g].mult);
+    ck_assert_int_eq(p.input_left_shift, golden[g].shift);
+    ck_assert_int_eq(p.diff_min, golden[g].diff_min);
+    KT_CHECK_OK(tn_crt_softmax_s8(&p, 1, 12, row, out));
+    ck_assert_mem_eq(out, golden[g].out, 12);
+  }
+  /* n = 1: probability one, the largest output. */
+  const int8_t one[1] = {-7};
+  int8_t o1[1];
+  TnCrtSoftmaxS8 p;
+  KT_CHECK_OK(tn_crt_softmax_s8_params(1.0, 0.1, &p));
+  KT_CHECK_OK(tn_crt_softmax_s8(&p, 1, 1, one, o1));
+  ck_assert_int_eq(o1[0], 127);
+  /* Equal values: 1/n each (n = 4: 64/256, zero point -128). */
+  int8_t eq[1500], oe[1500];
+  memset(eq, 33, sizeof eq);
+  KT_CHECK_OK(tn_crt_softmax_s8(&p, 1, 4, eq, oe));
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(oe[i], -64);
+  check_softmax_row(1.0, 0.1, 7, eq, "equal");
+  check_softmax_row(1.0, 0.1, 300, eq, "equal, n 300");
+  /* One dominant value takes (almost) everything. */
+  int8_t dom[40];
+  memset(dom, -100, sizeof dom);
+  dom[17] = 120;
+  check_softmax_row(1.0, 0.1, 40, dom, "dominant");
+  KT_CHECK_OK(tn_crt_softmax_s8(&p, 1, 40, dom, oe));
+  ck_assert_int_eq(oe[17], 127);
+  ck_assert_int_eq(oe[0], -128);
+  /* Large n (TFLite itself stops at a sum of 512: every output rounds to
+   * zero there, which is what comes out). */
+  KT_CHECK_OK(tn_crt_softmax_s8(&p, 1, 1500, eq, oe));
+  for (int i = 0; i < 1500; i++) ck_assert_int_eq(oe[i], -128);
+  KtRng r = kt_rng(8);
+  for (int it = 0; it < 300; it++) {
+    int32_t n = kt_int(&r, 1, it % 20 == 0 ? 1000 : 40);
+    int8_t *x = rand_s8(&r, n, kt_int(&r, 0, 1) ? -128 : 90, 127);
+    double scale = rand_log2(&r, -8, 0);
+    double beta = kt_int(&r, 0, 3) ? 1.0 : kt_float(&r, 0.2f, 2.0f);
+    check_softmax_row(beta, scale, n, x, "random");
+    /* Several rows at once are the rows one by one. */
+    int8_t *y = xalloc((size_t)n * 2), *x2 = xalloc((size_t)n * 2);
+    memcpy(x2, x, (size_t)n), memcpy(x2 + n, x, (size_t)n);
+    KT_CHECK_OK(tn_crt_softmax_s8_params(beta, scale, &p));
+    KT_CHECK_OK(tn_crt_softmax_s8(&p, 2, n, x2, y));
+    ck_assert_mem_eq(y, y + n, (size_t)n);
+    free(x), free(y), free(x2);
+  }
+}
+END_TEST
+
+/* TFLM's int8 logistic (tanh) of v, Prepare included. */
+static int8_t ref_lut(double in_scale, int32_t zp, int32_t v, int tanh_) {
+  int sh;
+  double q = frexp((double)(float)in_scale * 134217728.0, &sh);
+  int32_t mult = (int32_t)round(q * 2147483648.0);
+  int32_t radius = (int32_t)floor(15.0 * 134217728.0 / ldexp(1.0, sh));
+  int32_t x = v - zp;
+  if (x <= -radius) return -128;
+  if (x >= radius) return 127;
+  int32_t xq = tn_crt_multiply_by_quantized_multiplier(x, mult, sh);
+  if (tanh_) return (int8_t)clamp_i(exact_rdbpot(g_tanh_q4(xq), 24), -128, 127);
+  return (int8_t)clamp_i(exact_rdbpot(g_logistic_q4(xq), 23) - 128, -128, 127);
+}
+
+START_TEST(test_logistic_tanh) {
+  /* TFLite Micro's tables for one quantization of each, as a run of the
+   * first value, the values between, and a run of the last value. */
+  static const struct {
+    int tanh;
+    double scale;
+    int32_t zp;
+    int8_t first, last;
+    int n_first, n_mid;
+    int8_t mid[219];
+  } golden[] = {
+      {0, 0.1, -5, -128, 127, 61, 114,
+       {
+          -127, -127, -127, -127, -127, -127, -127, -127, -127, -127, -127,
+          -126, -126, -126, -126, -126, -125, -125, -125, -125, -124, -124,
+          -123, -123, -122, -122, -121, -120, -120, -119, -118, -117, -116,
+          -115, -113, -112, -110, -109, -107, -105, -102, -100, -97, -95, -92,
+          -88, -85, -81, -77, -73, -69, -64, -59, -54, -49, -43, -37, -31,
+          -25, -19, -13, -6, 0, 6, 13, 19, 25, 31, 37, 43, 49, 54, 59, 64, 69,
+          73, 77, 81, 85, 88, 92, 95, 97, 100, 102, 105, 107, 109, 110, 112,
+          113, 115, 116, 117, 118, 119, 120, 120, 121, 122, 122, 123, 123,
+          124, 124, 125, 125, 125, 125, 126, 126, 126, 126, 126,}},
+      {1, 0.0235294122, 3, -127, 127, 22, 219,
+       {
+          -126, -126, -126, -126, -126, -126, -126, -126, -126, -126, -126,
+          -125, -125, -125, -125, -125, -125, -125, -125, -124, -124, -124,
+          -124, -124, -123, -123, -123, -123, -122, -122, -122, -122, -121,
+          -121, -121, -120, -120, -120, -119, -119, -118, -118, -118, -117,
+          -117, -116, -115, -115, -114, -114, -113, -112, -112, -111, -110,
+          -109, -108, -108, -107, -106, -105, -104, -103, -102, -101, -99,
+          -98, -97, -96, -94, -93, -91, -90, -88, -87, -85, -83, -82, -80,
+          -78, -76, -74, -72, -70, -68, -65, -63, -61, -59, -56, -54, -51,
+          -49, -46, -43, -41, -38, -35, -32, -30, -27, -24, -21, -18, -15,
+          -12, -9, -6, -3, 0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30, 32, 35, 38,
+          41, 43, 46, 49, 51, 54, 56, 59, 61, 63, 65, 68, 70, 72, 74, 76, 78,
+          80, 82, 83, 85, 87, 88, 90, 91, 93, 94, 96, 97, 98, 99, 101, 102,
+          103, 104, 105, 106, 107, 108, 108, 109, 110, 111, 112, 112, 113,
+          114, 114, 115, 115, 116, 117, 117, 118, 118, 118, 119, 119, 120,
+          120, 120, 121, 121, 121, 122, 122, 122, 122, 123, 123, 123, 123,
+          124, 124, 124, 124, 124, 125, 125, 125, 125, 125, 125, 125, 125,
+          126, 126, 126, 126, 126, 126, 126, 126, 126, 126, 126,}},
+  };
+  TnCrtLut8 t;
+  for (int g = 0; g < 2; g++) {
+    KT_CHECK_OK(golden[g].tanh ? tn_crt_tanh_s8_table(golden[g].scale,
+                                                      golden[g].zp, 1.0 / 128,
+                                                      0, &t)
+                               : tn_crt_logistic_s8_table(golden[g].scale,
+                                                          golden[g].zp,
+                                                          1.0 / 256, -128,
+                                                          &t));
+    for (int i = 0; i < 256; i++) {
+      int k = i - golden[g].n_first;
+      int8_t want = k < 0 ? golden[g].first
+                    : k < golden[g].n_mid ? golden[g].mid[k] : golden[g].last;
+      EXPECT(t.table[(uint8_t)(i - 128)] == want, "%s(%d) = %d, TFLite says "
+             "%d", golden[g].tanh ? "tanh" : "logistic", i - 128,
+             t.table[(uint8_t)(i - 128)], want);
+    }
+  }
+  /* Many quantizations: TFLM's algorithm, and float within one step. */
+  KtRng r = kt_rng(9);
+  for (int it = 0; it < 60; it++) {
+    double s = rand_log2(&r, -9, 1);
+    int32_t zp = rand_zp(&r);
+    TnCrtLut8 lg, th;
+    KT_CHECK_OK(tn_crt_logistic_s8_table(s, zp, 1.0 / 256, -128, &lg));
+    KT_CHECK_OK(tn_crt_tanh_s8_table(s, zp, 0.0078125, 0, &th));
+    for (int v = -128; v < 128; v++) {
+      int8_t l = lg.table[(uint8_t)v], h = th.table[(uint8_t)v];
+      EXPECT(l == ref_lut(s, zp, v, 0), "logistic(%d), scale %g zp %d", v, s,
+             zp);
+      EXPECT(h == ref_lut(s, zp, v, 1), "tanh(%d), scale %g zp %d", v, s, zp);
+      double x = (double)(float)s * (v - zp);
+      EXPECT(fabs((l + 128) / 256.0 - 1 / (1 + exp(-x))) <= 1.0 / 256,
+             "logistic(%g) = %d", x, l);
+      EXPECT(fabs(h / 128.0 - tanh(x)) <= 1.0 / 128, "tanh(%g) = %d", x, h);
+    }
+  }
+  /* Only TFLite's output quantizations. */
+  EXPECT_ST(tn_crt_logistic_s8_table(0.1, 0, 1.0 / 128, -128, &t),
+            TN_CRT_UNSUPPORTED);
+  EXPECT_ST(tn_crt_logistic_s8_table(0.1, 0, 1.0 / 256, 0, &t),
+            TN_CRT_UNSUPPORTED);
+  EXPECT_ST(tn_crt_tanh_s8_table(0.1, 0, 1.0 / 256, 0, &t),
+            TN_CRT_UNSUPPORTED);
+  EXPECT_ST(tn_crt_tanh_s8_table(0.1, -128, 1.0 / 128, -128, &t),
+            TN_CRT_UNSUPPORTED);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Bad arguments                                                              */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(test_bad_arguments) {
+  const TnCrtStatus BAD = TN_CRT_INVALID_ARGUMENT;
+  int8_t b8[64] = {0};
+  int32_t b32[64] = {0}, one = 1 << 30, zero = 0;
+  float f[64] = {0}, fs = 1.0f;
+  TnCrtConv2d c = {1, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1,
+                   {8, 4, 2, 1}, {4, 4, 2, 1}, {8, 4, 2, 1}};
+  TnCrtQuant q = {0, 0, 0, -128, 127, 0, &one, &zero};
+  KT_CHECK_OK(tn_crt_conv2d_s8(&c, &q, b8, b8, NULL, b8, NULL, 0));
+  ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size(&c), 0);
+  EXPECT_ST(tn_crt_conv2d_s8(NULL, &q, b8, b8, NULL, b8, NULL, 0), BAD);
+  EXPECT_ST(tn_crt_conv2d_s8(&c, NULL, b8, b8, NULL, b8, NULL, 0), BAD);
+  EXPECT_ST(tn_crt_conv2d_s8(&c, &q, NULL, b8, NULL, b8, NULL, 0), BAD);
+  EXPECT_ST(tn_crt_conv2d_s8(&c, &q, b8, NULL, NULL, b8, NULL, 0), BAD);
+  EXPECT_ST(tn_crt_conv2d_s8(&c, &q, b8, b8, NULL, NULL, NULL, 0), BAD);
+  EXPECT_ST(tn_crt_conv2d_s8_s32(&c, 0, 0, b8, b8, NULL, NULL), BAD);
+  TnCrtConv2d c2 = c;
+  c2.groups = 3; /* does not divide the channels */
+  EXPECT_ST(tn_crt_conv2d_s8(&c2, &q, b8, b8, NULL, b8, NULL, 0), BAD);
+  c2 = c, c2.out_h = 0;
+  EXPECT_ST(tn_crt_conv2d_s8_s32(&c2, 0, 0, b8, b8, NULL, b32), BAD);
+  c2 = c, c2.stride_w = 0;
+  EXPECT_ST(tn_crt_conv2d_s8(&c2, &q, b8, b8, NULL, b8, NULL, 0), BAD);
+  c2 = c, c2.dilation_h = -1;
+  EXPECT_ST(tn_crt_conv2d_s8(&c2, &q, b8, b8, NULL, b8, NULL, 0), BAD);
+  c2 = c, c2.pad_left = -1;
+  EXPECT_ST(tn_crt_conv2d_s8(&c2, &q, b8, b8, NULL, b8, NULL, 0), BAD);
+  c2 = c, c2.out_h = INT32_MAX, c2.stride_h = 2;
+  EXPECT_ST(tn_crt_conv2d_s8(&c2, &q, b8, b8, NULL, b8, NULL, 0),
+            TN_CRT_OVERFLOW);
+  TnCrtQuant q2 = q;
+  q2.act_min = 5, q2.act_max = 4;
+  EXPECT_ST(tn_crt_conv2d_s8(&c, &q2, b8, b8, NULL, b8, NULL, 0), BAD);
+  q2 = q, q2.shift = NULL;
+  EXPECT_ST(tn_crt_conv2d_s8(&c, &q2, b8, b8, NULL, b8, NULL, 0), BAD);
+
+  TnCrtDense d = {2, 3, 4, 3, 1};
+  KT_CHECK_OK(tn_crt_dense_s8(&d, &q, b8, b8, b32, b8, NULL, 0));
+  ck_assert_uint_eq(tn_crt_dense_s8_scratch_size(&d), 0);
+  EXPECT_ST(tn_crt_dense_s8(NULL, &q, b8, b8, NULL, b8, NULL, 0), BAD);
+  EXPECT_ST(tn_crt_dense_s8(&d, NULL, b8, b8, NULL, b8, NULL, 0), BAD);
+  EXPECT_ST(tn_crt_dense_s8(&d, &q2, b8, b8, NULL, b8, NULL, 0), BAD);
+  EXPECT_ST(tn_crt_dense_s8_s32(&d, 0, 0, NULL, b8, NULL, b32), BAD);
+  TnCrtDense d2 = d;
+  d2.in_features = 0;
+  EXPECT_ST(tn_crt_dense_s8_s32(&d2, 0, 0, b8, b8, NULL, b32), BAD);
+
+  TnCrtPool2d p = {1, 2, 2, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0,
+                   {4, 2, 1, 1}, {1, 1, 1, 1}};
+  KT_CHECK_OK(tn_crt_avg_pool2d_s8(&p, b8, -128, 127, b8 + 8));
+  EXPECT_ST(tn_crt_avg_pool2d_s8(NULL, b8, -128, 127, b8), BAD);
+  EXPECT_ST(tn_crt_max_pool2d_s8(&p, NULL, -128, 127, b8), BAD);
+  EXPECT_ST(tn_crt_max_pool2d_s8(&p, b8, 1, 0, b8 + 8), BAD);
+  TnCrtPool2d p2 = p;
+  p2.k_w = 0;
+  EXPECT_ST(tn_crt_max_pool2d_s8(&p2, b8, -128, 127, b8 + 8), BAD);
+
+  EXPECT_ST(tn_crt_quantize_f32_s8(1, 1, 0, f, &fs, &zero, b8), BAD);
+  EXPECT_ST(tn_crt_quantize_f32_s8(1, 1, 4, f, NULL, &zero, b8), BAD);
+  EXPECT_ST(tn_crt_dequantize_s8_f32(1, 1, 4, b8, &fs, NULL, f), BAD);
+  EXPECT_ST(tn_crt_dequantize_s8_f32(-1, 1, 4, b8, &fs, &zero, f), BAD);
+  TnCrtRequant rq = {0, 0, -128, 127, &one, &zero};
+  KT_CHECK_OK(tn_crt_requantize_s8_s8(&rq, 1, 1, 4, b8, b8 + 8));
+  EXPECT_ST(tn_crt_requantize_s8_s8(&rq, 1, 0, 4, b8, b8), BAD);
+  EXPECT_ST(tn_crt_requantize_s32_s8(NULL, 1, 1, 4, b32, b8), BAD);
+  rq.multiplier = NULL;
+  EXPECT_ST(tn_crt_requantize_s32_s8(&rq, 1, 1, 4, b32, b8), BAD);
+  EXPECT_ST(tn_crt_clip_s8(0, b8, 0, 1, b8), BAD);
+  EXPECT_ST(tn_crt_clip_s8(4, NULL, 0, 1, b8), BAD);
+  EXPECT_ST(tn_crt_lut_s8(NULL, 4, b8, b8), BAD);
+
+  TnCrtQBinary qb;
+  TnCrtBroadcast bc = {1, {4}, {1}, {0}};
+  KT_CHECK_OK(tn_crt_qadd_params(0.1, 0, 0.2, 0, 0.3, 0, &qb));
+  KT_CHECK_OK(tn_crt_qadd_s8(&qb, &bc, b8, b8, b8 + 8));
+  EXPECT_ST(tn_crt_qadd_s8(&qb, &bc, b8, NULL, b8), BAD);
+  EXPECT_ST(tn_crt_qmul_s8(NULL, &bc, b8, b8, b8), BAD);
+  bc.ndim = 0;
+  EXPECT_ST(tn_crt_qadd_s8(&qb, &bc, b8, b8, b8), BAD);
+  bc.ndim = 1, bc.dims[0] = 0;
+  EXPECT_ST(tn_crt_qmul_s8(&qb, &bc, b8, b8, b8), BAD);
+  EXPECT_ST(tn_crt_qadd_params(0.0, 0, 0.2, 0, 0.3, 0, &qb), BAD);
+  EXPECT_ST(tn_crt_qadd_params(0.1, 0, 0.2, 300, 0.3, 0, &qb), BAD);
+  EXPECT_ST(tn_crt_qmul_params(0.1, 0, NAN, 0, 0.3, 0, &qb), BAD);
+  EXPECT_ST(tn_crt_qmul_params(0.1, 0, 0.2, 0, 0.3, 0, NULL), BAD);
+  /* An output scale so fine that TFLite's ADD cannot express it. */
+  EXPECT_ST(tn_crt_qadd_params(1.0, 0, 1.0, 0, 1e-7, 0, &qb),
+            TN_CRT_UNSUPPORTED);
+
+  TnCrtSoftmaxS8 sp;
+  EXPECT_ST(tn_crt_softmax_s8_params(1.0, 0.0, &sp), BAD);
+  EXPECT_ST(tn_crt_softmax_s8_params(-1.0, 0.1, &sp), BAD);
+  EXPECT_ST(tn_crt_softmax_s8_params(1.0, 0.1, NULL), BAD);
+  /* beta * scale so small that the multiplier is below one: TFLite
+   * refuses it too. */
+  EXPECT_ST(tn_crt_softmax_s8_params(1.0, 1e-9, &sp), TN_CRT_UNSUPPORTED);
+  KT_CHECK_OK(tn_crt_softmax_s8_params(1.0, 0.1, &sp));
+  EXPECT_ST(tn_crt_softmax_s8(&sp, 1, 0, b8, b8), BAD);
+  EXPECT_ST(tn_crt_softmax_s8(&sp, 1, 4, NULL, b8), BAD);
+  EXPECT_ST(tn_crt_softmax_s8(NULL, 1, 4, b8, b8), BAD);
+  TnCrtLut8 t;
+  EXPECT_ST(tn_crt_logistic_s8_table(0.1, 0, 1.0 / 256, -128, NULL), BAD);
+  EXPECT_ST(tn_crt_logistic_s8_table(-0.1, 0, 1.0 / 256, -128, &t), BAD);
+  EXPECT_ST(tn_crt_tanh_s8_table(0.1, 200, 1.0 / 128, 0, &t), BAD);
+}
+END_TEST
+
+static Suite *make_suite(void) {
+  Suite *s = suite_create("kernels_s8");
+  TCase *tc = tcase_create("kernels_s8");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_fixed_point_hand);
+  tcase_add_test(tc, test_fixed_point_random);
+  tcase_add_test(tc, test_conv_random);
+  tcase_add_test(tc, test_conv_saturation);
+  tcase_add_test(tc, test_dense_random);
+  tcase_add_test(tc, test_pool_random);
+  tcase_add_test(tc, test_pool_rounding);
+  tcase_add_test(tc, test_quantize_dequantize);
+  tcase_add_test(tc, test_requantize);
+  tcase_add_test(tc, test_clip_lut);
+  tcase_add_test(tc, test_qadd_qmul);
+  tcase_add_test(tc, test_softmax);
+  tcase_add_test(tc, test_logistic_tanh);
+  tcase_add_test(tc, test_bad_arguments);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+KT_MAIN(make_suite)
