@@ -23,23 +23,8 @@
 
 #include "tvmnode/crt/kernels.h"
 #include "../crt_libc.h"
+#include "unroll.h"
 
-/* for (i = 0; i < n; i++) { body }, eight bodies per iteration. */
-#define EACH(n, i, ...)                                                     \
-  do {                                                                      \
-    int32_t i##0_ = 0, i;                                                   \
-    for (; i##0_ + 8 <= (n); i##0_ += 8) {                                  \
-      i = i##0_ + 0; { __VA_ARGS__; }                                       \
-      i = i##0_ + 1; { __VA_ARGS__; }                                       \
-      i = i##0_ + 2; { __VA_ARGS__; }                                       \
-      i = i##0_ + 3; { __VA_ARGS__; }                                       \
-      i = i##0_ + 4; { __VA_ARGS__; }                                       \
-      i = i##0_ + 5; { __VA_ARGS__; }                                       \
-      i = i##0_ + 6; { __VA_ARGS__; }                                       \
-      i = i##0_ + 7; { __VA_ARGS__; }                                       \
-    }                                                                       \
-    for (i = i##0_; i < (n); i++) { __VA_ARGS__; }                          \
-  } while (0)
 
 /* ------------------------------------------------------------------------ */
 /* Broadcast normalisation and the row walk                                   */

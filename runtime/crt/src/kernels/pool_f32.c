@@ -15,25 +15,7 @@
 
 #include "tvmnode/crt/kernels.h"
 #include "../crt_libc.h"
-
-/* for (i = 0; i < n; i++) { body }, eight bodies per iteration: gcc's -O2
- * vectoriser takes these where it would not take the plain loop (see
- * elementwise.c). */
-#define EACH(n, i, ...)                                                     \
-  do {                                                                      \
-    int32_t i##0_ = 0, i;                                                   \
-    for (; i##0_ + 8 <= (n); i##0_ += 8) {                                  \
-      i = i##0_ + 0; { __VA_ARGS__; }                                       \
-      i = i##0_ + 1; { __VA_ARGS__; }                                       \
-      i = i##0_ + 2; { __VA_ARGS__; }                                       \
-      i = i##0_ + 3; { __VA_ARGS__; }                                       \
-      i = i##0_ + 4; { __VA_ARGS__; }                                       \
-      i = i##0_ + 5; { __VA_ARGS__; }                                       \
-      i = i##0_ + 6; { __VA_ARGS__; }                                       \
-      i = i##0_ + 7; { __VA_ARGS__; }                                       \
-    }                                                                       \
-    for (i = i##0_; i < (n); i++) { __VA_ARGS__; }                          \
-  } while (0)
+#include "unroll.h"
 
 /* As in conv_f32.c: t in [*lo, *hi) (<= limit) with base + t in [0, size). */
 static void in_bounds(int32_t base, int32_t size, int32_t limit, int32_t *lo,

@@ -163,13 +163,15 @@ TnCrtStatus tn_crt_transpose(const TnCrtTranspose *p, const void *in,
 
 /* Concatenation along one axis seen as [outer, axis_i * inner] blocks:
  * input i contributes sizes[i] bytes per outer row (axis extent x inner x
- * element size); out rows are the sum. */
+ * element size); out rows are the sum. sizes[i] may be 0 (inputs[i] may
+ * then be NULL). */
 TnCrtStatus tn_crt_concatenate(int32_t n_inputs, const void *const *inputs,
                                const int32_t *sizes, int32_t outer,
                                void *out);
 
 /* Constant padding: out dims = in dims + before + after per dim; the pad
- * element is the elem_size bytes at `pad_value`. */
+ * element is the elem_size bytes at `pad_value`. before and after are
+ * >= 0. */
 typedef struct {
   int32_t ndim;
   int32_t in_dims[TN_CRT_MAX_DIMS];
@@ -198,7 +200,8 @@ typedef struct {
   int32_t k_h, k_w;
   int32_t stride_h, stride_w;
   int32_t dilation_h, dilation_w;
-  int32_t pad_top, pad_left; /* bottom/right follow from the output size */
+  int32_t pad_top, pad_left; /* >= 0; bottom/right follow from the output
+                                size */
   int32_t groups;
   int32_t in_strides[4];  /* n, h, w, c */
   int32_t w_strides[4];   /* kh, kw, ci (within its group), co */
@@ -260,7 +263,8 @@ TnCrtStatus tn_crt_dense_s8_s32(const TnCrtDense *p, int32_t input_offset,
                                 const int8_t *w, const int32_t *bias,
                                 int32_t *out);
 /* Batched matmul: `batches` independent products, each in [M, K] x w[K, N]
- * (w addressed by the strides), with batch strides in elements (0: shared). */
+ * (w addressed by the strides), with batch strides in elements (0: shared).
+ * out is [batches, M, N], dense; no bias, no clamp. */
 TnCrtStatus tn_crt_batch_matmul_f32(const TnCrtDense *p, int32_t batches,
                                     int32_t in_batch_stride,
                                     int32_t w_batch_stride,
@@ -275,7 +279,10 @@ typedef struct {
   int32_t k_h, k_w;
   int32_t stride_h, stride_w;
   int32_t pad_top, pad_left;
-  int32_t count_include_pad; /* average: divide by the full window */
+  int32_t count_include_pad; /* average: 0 divides by the in-bounds taps
+                                (TFLite), 1 by k_h * k_w. A window with no
+                                in-bounds tap gives -INFINITY (max) or 0
+                                (average) before the clamp (float). */
   int32_t in_strides[4];     /* n, h, w, c */
   int32_t out_strides[4];
 } TnCrtPool2d;
