@@ -209,6 +209,149 @@ START_TEST(test_fold_constant_folds_conv_and_dense) {
 }
 END_TEST
 
+
+START_TEST(test_fold_constant_computes_a_conv2d) {
+  /* a 3x3 image of 1..9 (NHWC, one channel) convolved with the 2x2 weight
+   * [[1, 0], [0, -1]] (HWIO): x[i][j] - x[i+1][j+1] = -4 everywhere */
+  const float xv[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, wv[4] = {1, 0, 0, -1};
+  TnObject *conv = CALL("nn.conv2d", 2, fconst(xv, 4, 1, 3, 3, 1),
+                        fconst(wv, 4, 2, 2, 1, 1), "data_layout",
+                        tn_any_cstr("NHWC"), "kernel_layout",
+                        tn_any_cstr("HWIO"));
+  TnObject *fn = K(tn_ir_function(NULL, 0, conv, NULL, NULL));
+  TnObject *mod = K(tn_ir_module_from_expr(fn));
+  TnObject *folded = run_pass("FoldConstant", run_pass("InferType", mod));
+  TnObject *main_fn = K(tn_ir_module_get(folded, "main"));
+  const TnObject *body = ((const TnIrFunction *)main_fn)->body;
+  ck_assert(tn_object_is_instance(body, tn_type_index("ir.Constant")));
+  const DLTensor *dl = tn_tensor_dltensor(((const TnIrConstant *)body)->data);
+  ck_assert_int_eq(dl->ndim, 4);
+  ck_assert_int_eq(dl->shape[1], 2);
+  ck_assert_int_eq(dl->shape[2], 2);
+  for (int i = 0; i < 4; i++) ck_assert_float_eq(((float *)dl->data)[i], -4);
+}
+END_TEST
+
+START_TEST(test_kernel_errors_at_run_time_name_the_call) {
+  const char *text = "def @main(%a: Tensor[(3,), int32], %b: Tensor[(3,), "
+                     "int32]) {\n  divide(%a, %b)\n}\n";
+  TnObject *prog = executor(K(tn_ir_parse(text, strlen(text))));
+  DLDevice cpu = {kDLCPU, 0};
+  int64_t s3[1] = {3};
+  DLDataType i32 = {kDLInt, 32, 1};
+  TnObject *a = K(tn_tensor_empty(s3, 1, i32, cpu));
+  TnObject *b = K(tn_tensor_empty(s3, 1, i32, cpu));
+  int32_t *ad = tn_tensor_dltensor(a)->data, *bd = tn_tensor_dltensor(b)->data;
+  for (int i = 0; i < 3; i++) ad[i] = 7 * (i + 1), bd[i] = i + 1;
+  TnObject *in[2] = {a, b}, *out[1] = {NULL};
+  TN_OK(tn_program_run(prog, in, 2, out));
+  for (int i = 0; i < 3; i++)
+    ck_assert_int_eq(((int32_t *)tn_tensor_dltensor(K(out[0]))->data)[i], 7);
+  bd[1] = 0;
+  out[0] = NULL;
+  ck_assert_int_eq(tn_program_run(prog, in, 2, out), -1);
+  ck_assert_ptr_null(out[0]);
+  TN_EXPECT_ERROR("ValueError", "divide (tn_crt_binary_i32)",
+                  "INVALID_ARGUMENT");
+  /* the program is usable again after a failed run */
+  bd[1] = 2;
+  TN_OK(tn_program_run(prog, in, 2, out));
+  ck_assert_int_eq(((int32_t *)tn_tensor_dltensor(K(out[0]))->data)[1], 7);
+}
+END_TEST
+
+START_TEST(test_stats_count_macs_and_profile_runs) {
+  const char *text =
+      "def @main(%x: Tensor[(2, 16), float32], %w: Tensor[(8, 16), "
+      "float32]) {\n  nn.relu(nn.dense(%x, %w))\n}\n";
+  TnObject *prog = executor(K(tn_ir_parse(text, strlen(text))));
+  TnProgramStats st;
+  TN_OK(tn_program_stats(prog, &st));
+  ck_assert_int_eq(st.steps, 2);
+  ck_assert_int_eq(st.macs, 2 * 16 * 8);
+  ck_assert_int_eq(st.runs, 0);
+  DLDevice cpu = {kDLCPU, 0};
+  DLDataType f32 = {kDLFloat, 32, 1};
+  int64_t sx[2] = {2, 16}, sw[2] = {8, 16};
+  TnObject *in[2] = {K(tn_tensor_empty(sx, 2, f32, cpu)),
+                     K(tn_tensor_empty(sw, 2, f32, cpu))};
+  memset(tn_tensor_dltensor(in[0])->data, 0, 2 * 16 * 4);
+  memset(tn_tensor_dltensor(in[1])->data, 0, 8 * 16 * 4);
+  TnObject *out[1];
+  TN_OK(tn_program_run(prog, in, 2, out)); /* not timed */
+  K(out[0]);
+  TN_OK(tn_program_set_profiling(prog, 1));
+  for (int r = 0; r < 3; r++) {
+    TN_OK(tn_program_run(prog, in, 2, out));
+    K(out[0]);
+  }
+  TN_OK(tn_program_stats(prog, &st));
+  ck_assert_int_eq(st.runs, 3);
+  ck_assert_int_gt(st.kernel_ns, 0);
+  ck_assert_int_ge(st.run_ns, st.kernel_ns);
+  TN_OK(tn_program_set_profiling(prog, 0));
+  TN_OK(tn_program_stats(prog, &st));
+  ck_assert_int_eq(st.runs, 0);
+  ck_assert_int_eq(tn_program_set_profiling(NULL, 1), -1);
+  TN_EXPECT_ERROR("TypeError", "tn_program_set_profiling");
+}
+END_TEST
+
+/* A host compute function that tries to run the program it is part of:
+ * the second run must be refused while the first is in progress. */
+typedef struct {
+  TnObject *prog;
+  int refused;
+} Reenter;
+
+static int reenter_compute(void *self, const TnAny *args, int32_t n,
+                           TnAny *ret) {
+  (void)n, (void)ret;
+  Reenter *r = self;
+  TnObject *in = tn_array_at(args[0].v_obj, 0)->v_obj, *out = NULL;
+  if (tn_program_run(r->prog, &in, 1, &out) == -1 &&
+      tn_error_kind_code(tn_error_peek_raised()) == TN_ERR_RUNTIME &&
+      strstr(tn_error_message(tn_error_peek_raised()), "already running"))
+    r->refused = 1;
+  tn_error_set_raised(NULL);
+  tn_object_release(out);
+  const DLTensor *src = tn_tensor_dltensor(in);
+  memcpy(tn_tensor_dltensor(args[1].v_obj)->data, src->data, 4 * 4);
+  return 0;
+}
+
+static int same_type(void *self, const TnAny *args, int32_t n, TnAny *ret) {
+  (void)self, (void)n;
+  TnObject *t = tn_array_at(args[0].v_obj, 0)->v_obj;
+  tn_object_retain(t);
+  *ret = tn_any_obj(t);
+  return 0;
+}
+
+START_TEST(test_a_second_run_while_running_is_refused) {
+  Reenter r = {NULL, 0};
+  TnObject *infer = K(tn_func_new(same_type, NULL, NULL));
+  TN_OK(tn_ir_op_register("test.reenter", 1, NULL, TN_OP_ELEMWISE, infer,
+                          "runs its own program again", 0));
+  TnObject *op = K(tn_ir_op_get("test.reenter"));
+  TnObject *compute = K(tn_func_new(reenter_compute, &r, NULL));
+  TnAny cv = tn_any_obj(compute);
+  TN_OK(tn_ir_op_set_attr(op, TN_OP_ATTR_COMPUTE, &cv, 0));
+  const char *text = "def @main(%x: Tensor[(4,), float32]) {\n"
+                     "  test.reenter(%x)\n}\n";
+  r.prog = executor(K(tn_ir_parse(text, strlen(text))));
+  DLDevice cpu = {kDLCPU, 0};
+  DLDataType f32 = {kDLFloat, 32, 1};
+  int64_t s4[1] = {4};
+  TnObject *x = K(tn_tensor_empty(s4, 1, f32, cpu)), *out[1];
+  for (int i = 0; i < 4; i++) ((float *)tn_tensor_dltensor(x)->data)[i] = i;
+  TN_OK(tn_program_run(r.prog, &x, 1, out));
+  ck_assert_int_eq(r.refused, 1);
+  ck_assert_float_eq(((float *)tn_tensor_dltensor(K(out[0]))->data)[3], 3);
+  TN_OK(tn_ir_op_unregister("test.reenter"));
+}
+END_TEST
+
 static Suite *executor_suite(void) {
   Suite *s = suite_create("executor");
   TCase *tc = ir_case(s, "executor");
@@ -217,6 +360,10 @@ static Suite *executor_suite(void) {
   tcase_add_test(tc, test_bad_inputs_name_what_is_wrong);
   tcase_add_test(tc, test_no_kernel_for_a_dtype);
   tcase_add_test(tc, test_fold_constant_folds_conv_and_dense);
+  tcase_add_test(tc, test_fold_constant_computes_a_conv2d);
+  tcase_add_test(tc, test_kernel_errors_at_run_time_name_the_call);
+  tcase_add_test(tc, test_stats_count_macs_and_profile_runs);
+  tcase_add_test(tc, test_a_second_run_while_running_is_refused);
   return s;
 }
 
