@@ -360,6 +360,7 @@ TN_API TnObject *tn_error_peek_raised(void);
  * (transfer none) */
 TN_API const char *tn_error_kind(const TnObject *err);
 TN_API const char *tn_error_message(const TnObject *err);
+/* The error's cause, or NULL. (transfer none: valid while `err` lives) */
 TN_API TnObject *tn_error_cause(const TnObject *err);
 /* Attach a cause (borrowed; a reference is taken). */
 TN_API int tn_error_set_cause(TnObject *err, TnObject *cause);

@@ -21,7 +21,9 @@ extern "C" {
 
 /* A new tn.String / tn.Bytes holding a copy of `size` bytes. (transfer full) */
 TN_API TnObject *tn_string_new(const char *data, size_t size);
+/* (transfer full) */
 TN_API TnObject *tn_string_from_cstr(const char *cstr);
+/* (transfer full) */
 TN_API TnObject *tn_bytes_new(const char *data, size_t size);
 /* Content hash into `*hash`, computed once and cached in the object (the
  * same as tn_any_hash of the string); -1 with a TypeError for a non-string. */
@@ -42,6 +44,7 @@ TN_API int tn_string_hash(TnObject *str, uint64_t *hash);
 
 /* A new array / list of `n` items copied from `items`. (transfer full) */
 TN_API TnObject *tn_array_new(const TnAny *items, int64_t n);
+/* (transfer full) */
 TN_API TnObject *tn_list_new(const TnAny *items, int64_t n);
 
 /* Readers, for tn.Array and tn.List. */
@@ -85,6 +88,7 @@ TN_API int tn_list_reserve(TnObject *list, int64_t capacity);
  * (transfer full) */
 TN_API TnObject *tn_map_new(const TnAny *keys, const TnAny *values,
                             int64_t n);
+/* (transfer full) */
 TN_API TnObject *tn_dict_new(const TnAny *keys, const TnAny *values,
                              int64_t n);
 
@@ -152,6 +156,7 @@ TN_API int tn_tensor_is_contiguous(const TnObject *tensor, int *contiguous);
  * (transfer full): its deleter runs when the tn.Tensor dies, or right away
  * if this call fails. (transfer full) */
 TN_API TnObject *tn_tensor_from_dlpack(DLManagedTensorVersioned *managed);
+/* (transfer full) */
 TN_API TnObject *tn_tensor_from_dlpack_legacy(DLManagedTensor *managed);
 /* Export without copying: the managed tensor holds a strong reference to the
  * tn.Tensor until its deleter is called. (transfer full) */

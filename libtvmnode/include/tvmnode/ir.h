@@ -147,19 +147,24 @@ TN_API const TnIrTypes *tn_ir_types(void);
 /* Building                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* (transfer full) */
 TN_API TnObject *tn_ir_tensor_type(const int64_t *shape, int32_t ndim,
                                    DLDataType dtype);
+/* (transfer full) */
 TN_API TnObject *tn_ir_tuple_type(TnObject *const *fields, int32_t n);
+/* (transfer full) */
 TN_API TnObject *tn_ir_func_type(TnObject *const *arg_types, int32_t n,
                                  TnObject *ret_type);
 
-/* A variable; `type_annotation` may be NULL. */
+/* A variable; `type_annotation` may be NULL. (transfer full) */
 TN_API TnObject *tn_ir_var(const char *name_hint, TnObject *type_annotation);
-/* A constant holding a tensor (borrowed; a reference is taken). */
+/* A constant holding a tensor (borrowed; a reference is taken).
+ * (transfer full) */
 TN_API TnObject *tn_ir_constant(TnObject *tensor);
-/* A 0-d constant, for scales, zero points and scalars. */
+/* A 0-d constant, for scales, zero points and scalars. (transfer full) */
 TN_API TnObject *tn_ir_scalar(double value, DLDataType dtype);
-/* The registered operator named `name`; KeyError for an unknown one. */
+/* The registered operator named `name`; KeyError for an unknown one.
+ * (transfer full) */
 TN_API TnObject *tn_ir_op_get(const char *name);
 /*
  * A call. `op` is an ir.Op, ir.GlobalVar or ir.Function. For an operator,
@@ -167,33 +172,38 @@ TN_API TnObject *tn_ir_op_get(const char *name);
  * must be of the op's attrs type, and when every argument's type is known
  * the call's type is inferred at once, so a shape or dtype mismatch is a
  * TypeError here that names the operator, the argument and both types.
- */
+ * (transfer full) */
 TN_API TnObject *tn_ir_call(TnObject *op, TnObject *const *args, int32_t nargs,
                             TnObject *attrs);
 /* A call of the operator `op_name` with attributes given by name (the
- * attrs node is built and checked from them). */
+ * attrs node is built and checked from them). (transfer full) */
 TN_API TnObject *tn_ir_call_op(const char *op_name, TnObject *const *args,
                                int32_t nargs, const char *const *attr_names,
                                const TnAny *attr_values, int32_t nattrs);
+/* (transfer full) */
 TN_API TnObject *tn_ir_tuple(TnObject *const *fields, int32_t n);
+/* (transfer full) */
 TN_API TnObject *tn_ir_tuple_get_item(TnObject *tuple, int64_t index);
+/* (transfer full) */
 TN_API TnObject *tn_ir_let(TnObject *var, TnObject *value, TnObject *body);
-/* `ret_type` and `attrs` may be NULL. */
+/* `ret_type` and `attrs` may be NULL. (transfer full) */
 TN_API TnObject *tn_ir_function(TnObject *const *params, int32_t nparams,
                                 TnObject *body, TnObject *ret_type,
                                 TnObject *attrs);
+/* (transfer full) */
 TN_API TnObject *tn_ir_global_var(const char *name);
 
 /* The type inference gave an expression, or NULL. (transfer none) */
 TN_API TnObject *tn_ir_checked_type(const TnObject *expr);
 
 /* An empty module, and modules changed functionally: each returns a new
- * module and leaves its argument as it was. */
+ * module and leaves its argument as it was. (transfer full) */
 TN_API TnObject *tn_ir_module_new(void);
+/* `mod` with function `name` set to `func` (both borrowed). (transfer full) */
 TN_API TnObject *tn_ir_module_with(const TnObject *mod, const char *name,
                                    TnObject *func);
 /* A module whose "main" is `expr` (a function, or an expression whose free
- * variables become the parameters, in order of first use). */
+ * variables become the parameters, in order of first use). (transfer full) */
 TN_API TnObject *tn_ir_module_from_expr(TnObject *expr);
 /* A function by name; KeyError if absent. (transfer full) */
 TN_API TnObject *tn_ir_module_get(const TnObject *mod, const char *name);
@@ -292,6 +302,7 @@ TN_API int tn_ir_post_order_visit(TnObject *expr, TnIrVisitFn fn, void *ctx);
  */
 typedef TnObject *(*TnIrRewriteFn)(void *ctx, TnObject *orig,
                                    TnObject *rebuilt);
+/* (transfer full) */
 TN_API TnObject *tn_ir_mutate(TnObject *expr, TnIrRewriteFn fn, void *ctx);
 
 /* ------------------------------------------------------------------------ */

@@ -52,6 +52,7 @@ TN_API int32_t tn_program_num_outputs(const TnObject *prog);
 /* The ir.TensorType of input / output `i`, or NULL with an IndexError.
  * (transfer none: valid while `prog` lives) */
 TN_API const TnObject *tn_program_input_type(const TnObject *prog, int32_t i);
+/* (transfer none: valid while `prog` lives) */
 TN_API const TnObject *tn_program_output_type(const TnObject *prog,
                                               int32_t i);
 /* The name of input `i` (its parameter's name hint), or NULL with an

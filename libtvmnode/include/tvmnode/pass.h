@@ -27,16 +27,16 @@ extern "C" {
  * func(mod, ctx) -> mod; function passes call func(function, mod, ctx) ->
  * function for every function that is not primitive. Passes are built from
  * any tn.Function, so they can be written in any language. `required`
- * (NULL or a tn.Array of pass names) run first.
- */
+ * (NULL or a tn.Array of pass names) run first. (transfer full) */
 TN_API TnObject *tn_pass_module(const char *name, int32_t opt_level,
                                 TnObject *required, TnObject *func);
+/* (transfer full) */
 TN_API TnObject *tn_pass_function(const char *name, int32_t opt_level,
                                   TnObject *required, TnObject *func);
 /* Run passes in order. (transfer full) */
 TN_API TnObject *tn_pass_sequential(TnObject *const *passes, int32_t n,
                                     const char *name, int32_t opt_level);
-/* A sequential of registered passes named in `names`. */
+/* A sequential of registered passes named in `names`. (transfer full) */
 TN_API TnObject *tn_pass_sequential_named(const char *const *names,
                                           int32_t n, const char *name);
 
@@ -57,8 +57,11 @@ TN_API TnObject *tn_pass_run(TnObject *pass, TnObject *mod, TnObject *ctx);
  * (transfer full). */
 TN_API int tn_pass_register(TnObject *pass, int override);
 TN_API int tn_pass_unregister(const char *name);
+/* (transfer full) */
 TN_API TnObject *tn_pass_get(const char *name);
+/* (transfer full) */
 TN_API TnObject *tn_pass_find(const char *name);
+/* (transfer full) */
 TN_API TnObject *tn_pass_list(void);
 
 /* Options a PassContext's config may set, with their value type. */
@@ -80,18 +83,25 @@ TN_API int tn_pass_context_exit(void);
 TN_API TnObject *tn_pass_context_current(void);
 
 /* An instrument with hooks (each may be NULL) called as before(mod, info)
- * and after(mod, info), where info is the pass's ir.PassInfo. */
+ * and after(mod, info), where info is the pass's ir.PassInfo.
+ * (transfer full) */
 TN_API TnObject *tn_pass_instrument(const char *name, TnObject *before,
                                     TnObject *after);
-/* An instrument that times every pass it sees; its report is a table. */
+/* An instrument that times every pass it sees; its report is a table.
+ * (transfer full) */
 TN_API TnObject *tn_pass_timing_instrument(void);
+/* (transfer full) */
 TN_API TnObject *tn_pass_timing_report(TnObject *timing);
 
-/* The built-in passes. */
+/* The built-in passes. (transfer full) */
 TN_API TnObject *tn_pass_infer_type(void);
+/* (transfer full) */
 TN_API TnObject *tn_pass_simplify_expr(void);
+/* (transfer full) */
 TN_API TnObject *tn_pass_fold_constant(void);
+/* (transfer full) */
 TN_API TnObject *tn_pass_dead_code_elimination(void);
+/* (transfer full) */
 TN_API TnObject *tn_pass_fuse_ops(void);
 
 #ifdef __cplusplus
