@@ -16,12 +16,11 @@
 //!
 //! An [`Executor`] is `Send` and `Sync`: share one between threads with an
 //! `Arc`. The C program runs one call at a time (a second concurrent run is
-//! a `RuntimeError` there, not a race), and its profiling counters are plain
-//! fields that a run writes and [`Executor::stats`] reads. So the handle
-//! takes its own lock around every call into the program: runs from several
-//! Rust threads take turns instead of failing, and reading the statistics
-//! never overlaps a run. For runs in parallel, make one executor per thread
-//! (each lowers the module again and has its own memory).
+//! a `RuntimeError` there, not a race). So the handle takes its own lock
+//! around every call into the program: runs from several Rust threads take
+//! turns instead of failing, and the statistics read after a run count it.
+//! For runs in parallel, make one executor per thread (each lowers the
+//! module again and has its own memory).
 
 use std::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError};
