@@ -248,7 +248,9 @@ func cString(s string) *C.char {
 	return C.CString(s)
 }
 
-// ccall is how every C call that may fail is made: call makes the call and
+// ccall is how every C call that may fail is made (but for Function.Call
+// and CallInt64, whose C helpers take the error themselves: callResult):
+// call makes the call and
 // reports whether it succeeded. The raised error of a failing call is in a
 // thread-local slot, so the goroutine stays on its OS thread from the call
 // until the error is taken. On failure the error gains a frame naming who
@@ -282,7 +284,22 @@ func crc(who string, f func() C.int) error {
 // takeRaised takes the thread's raised error (see ccall) and appends a
 // frame naming the Go caller.
 func takeRaised(who string) *Error {
-	p := C.tn_error_take_raised()
+	return raisedError(who, C.tn_error_take_raised())
+}
+
+// callResult is the error of a TngoResult: the C helpers of the hot call
+// paths take a failing call's error on the thread that raised it, so those
+// paths need neither ccall's thread lock nor its closure.
+func callResult(who string, r *C.TngoResult) error {
+	if r.rc == 0 {
+		return nil
+	}
+	return raisedError(who, r.err)
+}
+
+// raisedError wraps a taken error (a new reference, or nil) and appends a
+// frame naming the Go caller.
+func raisedError(who string, p *C.TnObject) *Error {
 	var e *Error
 	if p == nil || C.tn_error_kind(p) == nil {
 		if p != nil {

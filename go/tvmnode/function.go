@@ -53,11 +53,8 @@ func (f Function) Call(vs ...interface{}) (interface{}, error) {
 			}
 			a[i], temps[i] = x, tmp
 		}
-		var r C.TngoResult
-		cerr := ccall("Function.Call", func() bool {
-			r = C.tngo_call4(C.uintptr_t(uintptr(unsafe.Pointer(p))), C.int32_t(len(vs)), a[0], a[1], a[2], a[3])
-			return r.rc == 0
-		})
+		r := C.tngo_call4(C.uintptr_t(uintptr(unsafe.Pointer(p))), C.int32_t(len(vs)), a[0], a[1], a[2], a[3])
+		cerr := callResult("Function.Call", &r)
 		releaseTemps(temps[:len(vs)])
 		runtime.KeepAlive(f.r)
 		runtime.KeepAlive(vs)
@@ -115,12 +112,9 @@ func (f Function) CallInt64(vs ...int64) (int64, error) {
 	if len(vs) <= 4 {
 		var a [4]int64
 		copy(a[:], vs)
-		var r C.TngoResult
-		cerr := ccall("Function.CallInt64", func() bool {
-			r = C.tngo_call_ints(C.uintptr_t(uintptr(unsafe.Pointer(p))), C.int32_t(len(vs)), C.int64_t(a[0]),
-				C.int64_t(a[1]), C.int64_t(a[2]), C.int64_t(a[3]))
-			return r.rc == 0
-		})
+		r := C.tngo_call_ints(C.uintptr_t(uintptr(unsafe.Pointer(p))), C.int32_t(len(vs)), C.int64_t(a[0]),
+			C.int64_t(a[1]), C.int64_t(a[2]), C.int64_t(a[3]))
+		cerr := callResult("Function.CallInt64", &r)
 		runtime.KeepAlive(f.r)
 		if cerr != nil {
 			return 0, cerr

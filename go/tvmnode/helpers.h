@@ -60,16 +60,21 @@ static inline int tngo_call(TnObject *f, const TnAny *args, int32_t n, TnAny *re
 
 /* A call with up to four int arguments passed by value and the result
  * returned by value, the function as an integer: with no pointer among
- * its arguments, cgo neither allocates the call's frame nor checks it. */
+ * its arguments, cgo neither allocates the call's frame nor checks it. A
+ * failing call's raised error is taken here, on the thread that raised it,
+ * and returned in `err` (transfer full), so the Go side needs no thread
+ * lock around the call (see callResult). */
 typedef struct {
   int rc;
   TnAny ret;
+  TnObject *err;
 } TngoResult;
 static inline TngoResult tngo_call_ints(uintptr_t f, int32_t n, int64_t a0,
                                         int64_t a1, int64_t a2, int64_t a3) {
   TnAny args[4] = {tn_any_int(a0), tn_any_int(a1), tn_any_int(a2), tn_any_int(a3)};
   TngoResult r;
   r.rc = tngo_call((TnObject *)f, args, n, &r.ret);
+  r.err = r.rc ? tn_error_take_raised() : NULL;
   return r;
 }
 
@@ -79,6 +84,7 @@ static inline TngoResult tngo_call4(uintptr_t f, int32_t n, TnAny a0, TnAny a1,
   TnAny args[4] = {a0, a1, a2, a3};
   TngoResult r;
   r.rc = tngo_call((TnObject *)f, args, n, &r.ret);
+  r.err = r.rc ? tn_error_take_raised() : NULL;
   return r;
 }
 
