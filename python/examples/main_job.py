@@ -145,8 +145,8 @@ def run(print_what: str = "after", out: Any = sys.stdout) -> ir.IRModule:
     # and it runs: the host executor on one input, before and after the
     # pipeline (Python's rewrite included), beside numpy's own dense chain
     x = np.sin(np.arange(640, dtype="float32") * 0.37).reshape(1, 640)
-    y0 = tn.runtime.Executor(mod)(x)
-    y1 = tn.runtime.Executor(result)(x)
+    y0: Any = tn.runtime.Executor(mod)(x)
+    y1: Any = tn.runtime.Executor(result)(x)
     print("== run ==", file=out)
     print("outputs before and after the pipeline: max |difference| %.3g"
           % float(np.abs(y0 - y1).max()), file=out)
