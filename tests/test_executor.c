@@ -245,8 +245,8 @@ START_TEST(test_kernel_errors_at_run_time_name_the_call) {
   for (int i = 0; i < 3; i++) ad[i] = 7 * (i + 1), bd[i] = i + 1;
   TnObject *in[2] = {a, b}, *out[1] = {NULL};
   TN_OK(tn_program_run(prog, in, 2, out));
-  for (int i = 0; i < 3; i++)
-    ck_assert_int_eq(((int32_t *)tn_tensor_dltensor(K(out[0]))->data)[i], 7);
+  const int32_t *q = tn_tensor_dltensor(K(out[0]))->data;
+  for (int i = 0; i < 3; i++) ck_assert_int_eq(q[i], 7);
   bd[1] = 0;
   out[0] = NULL;
   ck_assert_int_eq(tn_program_run(prog, in, 2, out), -1);
