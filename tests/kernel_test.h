@@ -45,6 +45,27 @@ static inline float kt_float(KtRng *r, float lo, float hi) {
                   tn_crt_status_name(kt_st_));                              \
   } while (0)
 
+/* Per-element checks must not go through ck_assert, which records a mark
+ * point on every call; this fails only when the condition does. */
+#define EXPECT(cond, ...)                   \
+  do {                                      \
+    if (!(cond)) ck_abort_msg(__VA_ARGS__); \
+  } while (0)
+/* `expr` returns status `st`. */
+#define EXPECT_ST(expr, st)                                                \
+  do {                                                                     \
+    TnCrtStatus st_ = (expr);                                              \
+    ck_assert_msg(st_ == (st), "%s returned %s, expected %s", #expr,       \
+                  tn_crt_status_name(st_), tn_crt_status_name(st));        \
+  } while (0)
+
+/* Zeroed memory for a test buffer (never NULL, even for 0 bytes). */
+static inline void *xalloc(size_t n) {
+  void *p = calloc(n ? n : 1, 1);
+  ck_assert_ptr_nonnull(p);
+  return p;
+}
+
 /* main() for a suite built by `make_suite`. */
 #define KT_MAIN(make_suite)                                                 \
   int main(void) {                                                          \

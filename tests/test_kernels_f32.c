@@ -17,25 +17,8 @@
 
 #include "kernel_test.h"
 
-/* Per-element checks must not go through ck_assert, which records a mark
- * point on every call; this fails only when the condition does. */
-#define EXPECT(cond, ...)                     \
-  do {                                        \
-    if (!(cond)) ck_abort_msg(__VA_ARGS__);   \
-  } while (0)
-#define EXPECT_ST(expr, st)                                          \
-  do {                                                               \
-    TnCrtStatus st_ = (expr);                                        \
-    ck_assert_msg(st_ == (st), "%s returned %s, expected %s", #expr, \
-                  tn_crt_status_name(st_), tn_crt_status_name(st));  \
-  } while (0)
 #define BAD(expr) EXPECT_ST(expr, TN_CRT_INVALID_ARGUMENT)
 
-static void *xalloc(size_t n) {
-  void *p = calloc(n ? n : 1, 1);
-  ck_assert_ptr_nonnull(p);
-  return p;
-}
 static float *rand_f32(KtRng *r, int64_t n, float lo, float hi) {
   float *p = xalloc((size_t)n * sizeof *p);
   for (int64_t i = 0; i < n; i++) p[i] = kt_float(r, lo, hi);

@@ -18,24 +18,7 @@
 
 #include "kernel_test.h"
 
-/* Per-element checks must not go through ck_assert (it records a mark
- * point per call); this fails only when the condition does. */
-#define EXPECT(cond, ...)                   \
-  do {                                      \
-    if (!(cond)) ck_abort_msg(__VA_ARGS__); \
-  } while (0)
-#define EXPECT_ST(expr, st)                                                \
-  do {                                                                     \
-    TnCrtStatus st_ = (expr);                                              \
-    ck_assert_msg(st_ == (st), "%s returned %s, expected %s", #expr,       \
-                  tn_crt_status_name(st_), tn_crt_status_name(st));        \
-  } while (0)
 
-static void *xalloc(size_t n) {
-  void *p = calloc(n ? n : 1, 1);
-  ck_assert_ptr_nonnull(p);
-  return p;
-}
 static int8_t *rand_s8(KtRng *r, int64_t n, int lo, int hi) {
   int8_t *p = xalloc((size_t)n);
   for (int64_t i = 0; i < n; i++) p[i] = (int8_t)kt_int(r, lo, hi);

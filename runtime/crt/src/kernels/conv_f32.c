@@ -27,6 +27,7 @@
 
 #include "tvmnode/crt/kernels.h"
 #include "../crt_libc.h"
+#include "unroll.h"
 
 /* The widest register block (see below). */
 #define BLK 16
@@ -69,24 +70,15 @@ static TnCrtStatus check(const TnCrtConv2d *p) {
   return TN_CRT_OK;
 }
 
-static inline float clamp(float v, float lo, float hi) {
-  v = v < lo ? lo : v;
-  return v > hi ? hi : v;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Register blocks                                                            */
 /* ------------------------------------------------------------------------ */
 
-/* The accumulators of a block are named scalars, not an array: a compiler
- * keeps those in registers (packed into SSE or NEON vectors, or in the
- * Cortex-M4's 32 single registers), where an array's elements would be
- * loaded and stored around every multiply-add. Blocks are 16, 8 or 4 wide
- * so that the channel counts of small models (8, 24, ...) get them too;
- * only a tail of 1 to 3 channels takes the plain loop. */
-#define R4(M) M(0) M(1) M(2) M(3)
-#define R8(M) R4(M) M(4) M(5) M(6) M(7)
-#define R16(M) R8(M) M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15)
+/* The accumulators of a block are named scalars (R4/R8/R16, unroll.h).
+ * Blocks are 16, 8 or 4 wide so that the channel counts of small models
+ * (8, 24, ...) get them too; only a tail of 1 to 3 channels takes the
+ * plain loop. */
 #define LOAD_ACC(i) float a##i = acc[i];
 #define STORE_ACC(i) acc[i] = a##i;
 #define MAC_BCAST(i) a##i += xv * w[i];
@@ -156,7 +148,7 @@ static void init_block(float *restrict acc, const float *restrict bias,
 }
 static void store_block(float *restrict o, const float *restrict acc,
                         int32_t nb, float lo, float hi) {
-  for (int32_t j = 0; j < nb; j++) o[j] = clamp(acc[j], lo, hi);
+  for (int32_t j = 0; j < nb; j++) o[j] = clamp_f32(acc[j], lo, hi);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -314,7 +306,7 @@ static void row_strided(const Row *r, int32_t c0, int32_t c1, float lo,
     }
   }
   for (int32_t ow = c0; ow < c1; ow++)
-    orow[ow * os2] = clamp(orow[ow * os2], lo, hi);
+    orow[ow * os2] = clamp_f32(orow[ow * os2], lo, hi);
 }
 
 /* Output columns [c0, c1), all of whose taps are in bounds, of a row whose

@@ -18,17 +18,8 @@
 
 #include "tvmnode/crt/kernels.h"
 #include "../crt_libc.h"
+#include "unroll.h"
 
-static inline float clamp(float v, float lo, float hi) {
-  v = v < lo ? lo : v;
-  return v > hi ? hi : v;
-}
-
-/* Accumulators are named scalars rather than arrays so that a compiler
- * keeps them in registers (as in conv_f32.c). */
-#define R4(M) M(0) M(1) M(2) M(3)
-#define R8(M) R4(M) M(4) M(5) M(6) M(7)
-#define R16(M) R8(M) M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15)
 
 /* sum_i a[i] * b[i] in eight interleaved partial sums. */
 static float dot(const float *restrict a, const float *restrict b,
@@ -88,7 +79,7 @@ static void row(const TnCrtDense *p, const float *restrict x, ptrdiff_t xk,
   if (sk == 1 && xk == 1) {
     for (int32_t n = 0; n < N; n++) {
       float v = dot(x, w + n * sn, K);
-      o[n] = clamp(bias ? v + bias[n] : v, lo, hi);
+      o[n] = clamp_f32(bias ? v + bias[n] : v, lo, hi);
     }
   } else if (sn == 1) {
     for (int32_t n0 = 0, nb; n0 < N; n0 += nb) {
@@ -97,14 +88,14 @@ static void row(const TnCrtDense *p, const float *restrict x, ptrdiff_t xk,
       float acc[16];
       for (int32_t j = 0; j < nb; j++) acc[j] = bias ? bias[n0 + j] : 0.0f;
       axpy(x, xk, w + n0, sk, K, nb, acc);
-      for (int32_t j = 0; j < nb; j++) o[n0 + j] = clamp(acc[j], lo, hi);
+      for (int32_t j = 0; j < nb; j++) o[n0 + j] = clamp_f32(acc[j], lo, hi);
     }
   } else {
     for (int32_t n = 0; n < N; n++) {
       const float *wn = w + n * sn;
       float v = bias ? bias[n] : 0.0f;
       for (int32_t k = 0; k < K; k++) v += x[k * xk] * wn[k * sk];
-      o[n] = clamp(v, lo, hi);
+      o[n] = clamp_f32(v, lo, hi);
     }
   }
 }

@@ -189,14 +189,23 @@ TnCrtStatus tn_crt_clip_s8(int32_t n, const int8_t *in, int32_t lo,
 /* ADD and MUL                                                               */
 /* ------------------------------------------------------------------------ */
 
+/* The scales of an int8 ADD or MUL as TFLite holds them (float), and
+ * whether they and the zero points are valid. */
+static int binary_quant(double lhs_scale, int32_t lhs_zp, double rhs_scale,
+                        int32_t rhs_zp, double out_scale, int32_t out_zp,
+                        float *sl, float *sr, float *so) {
+  return tensor_scale(lhs_scale, sl) && tensor_scale(rhs_scale, sr) &&
+         tensor_scale(out_scale, so) && is_int8(lhs_zp) && is_int8(rhs_zp) &&
+         is_int8(out_zp);
+}
+
 TnCrtStatus tn_crt_qadd_params(double lhs_scale, int32_t lhs_zp,
                                double rhs_scale, int32_t rhs_zp,
                                double out_scale, int32_t out_zp,
                                TnCrtQBinary *out) {
   float sl, sr, so;
-  if (out == NULL || !tensor_scale(lhs_scale, &sl) ||
-      !tensor_scale(rhs_scale, &sr) || !tensor_scale(out_scale, &so) ||
-      !is_int8(lhs_zp) || !is_int8(rhs_zp) || !is_int8(out_zp))
+  if (out == NULL || !binary_quant(lhs_scale, lhs_zp, rhs_scale, rhs_zp,
+                                   out_scale, out_zp, &sl, &sr, &so))
     return TN_CRT_INVALID_ARGUMENT;
   /* TFLite's CalculateOpDataAdd for int8: both inputs scaled by
    * s_in / (2 * max s_in) after a left shift of 20, the sum by
@@ -230,9 +239,8 @@ TnCrtStatus tn_crt_qmul_params(double lhs_scale, int32_t lhs_zp,
                                double out_scale, int32_t out_zp,
                                TnCrtQBinary *out) {
   float sl, sr, so;
-  if (out == NULL || !tensor_scale(lhs_scale, &sl) ||
-      !tensor_scale(rhs_scale, &sr) || !tensor_scale(out_scale, &so) ||
-      !is_int8(lhs_zp) || !is_int8(rhs_zp) || !is_int8(out_zp))
+  if (out == NULL || !binary_quant(lhs_scale, lhs_zp, rhs_scale, rhs_zp,
+                                   out_scale, out_zp, &sl, &sr, &so))
     return TN_CRT_INVALID_ARGUMENT;
   /* TFLite's CalculateOpDataMul: one multiplier s_lhs * s_rhs / s_out,
    * products of the float scales taken in double. */
