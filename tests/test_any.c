@@ -224,6 +224,186 @@ START_TEST(test_key_equality_and_hash) {
 }
 END_TEST
 
+/* ---- invalid values ---------------------------------------------------- */
+
+/* Values no constructor makes: an unassigned plain type index, a small
+ * string or bytes longer than its 7 inline bytes or not NUL-terminated, a
+ * NULL raw string. */
+static TnAny with_index(int32_t type_index) {
+  TnAny a = {type_index, 0, {0}};
+  a.v_int64 = 0x0102030405060708;
+  return a;
+}
+static TnAny small_of(int32_t type_index, uint32_t len, const char *bytes) {
+  TnAny a = {type_index, len, {0}};
+  memcpy(a.v_small, bytes, 8);
+  return a;
+}
+
+typedef struct {
+  TnAny value;
+  const char *message;
+} Invalid;
+
+static int invalid_values(Invalid *out) {
+  int n = 0;
+  static const int32_t unassigned[] = {12, 13, 40, 63, -1, -5, INT32_MIN};
+  static char text[7][64];
+  for (size_t i = 0; i < sizeof unassigned / sizeof *unassigned; i++) {
+    out[n].value = with_index(unassigned[i]);
+    snprintf(text[i], sizeof text[i], "type index %d is not assigned",
+             (int)unassigned[i]);
+    out[n++].message = text[i];
+  }
+  out[n].value = small_of(TN_TYPE_SMALL_STR, 9, "abcdefgh");
+  out[n++].message = "small string of length 9 (at most 7)";
+  out[n].value = small_of(TN_TYPE_SMALL_STR, 4000000000u, "abcdefgh");
+  out[n++].message = "small string of length 4000000000";
+  out[n].value = small_of(TN_TYPE_SMALL_BYTES, 8, "abcdefgh");
+  out[n++].message = "small bytes of length 8 (at most 7)";
+  out[n].value = small_of(TN_TYPE_SMALL_STR, 3, "abcdefgh");
+  out[n++].message = "not followed by a NUL";
+  TnAny raw = {TN_TYPE_RAW_STR, 0, {0}};
+  out[n].value = raw;
+  out[n++].message = "const char* that is NULL";
+  return n;
+}
+
+/* Everything that stores, prints or saves a value refuses an invalid one
+ * with a TypeError naming itself; comparing and hashing stay safe. */
+START_TEST(test_invalid_values_are_refused) {
+  Invalid bad[16];
+  int nbad = invalid_values(bad);
+  TnObject *arr = TN_NONNULL(tn_array_new(NULL, 0));
+  TnObject *list = TN_NONNULL(tn_list_new(NULL, 0));
+  TnObject *map = TN_NONNULL(tn_map_new(NULL, NULL, 0));
+  TnObject *dict = TN_NONNULL(tn_dict_new(NULL, NULL, 0));
+  TnAny one = tn_any_int(1), out;
+  TN_OK(tn_list_append(list, &one));
+  TN_OK(tn_array_push(&arr, &one));
+  for (int i = 0; i < nbad; i++) {
+    const TnAny *v = &bad[i].value;
+    const char *m = bad[i].message;
+    ck_assert_ptr_null(tn_array_new(v, 1));
+    TN_EXPECT_ERROR("TypeError", "tn_array_new: invalid value", m);
+    ck_assert_ptr_null(tn_list_new(v, 1));
+    TN_EXPECT_ERROR("TypeError", "tn_list_new: invalid value", m);
+    ck_assert_int_eq(tn_array_push(&arr, v), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_array_push: invalid value", m);
+    ck_assert_int_eq(tn_array_set(&arr, 0, v), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_array_set: invalid value", m);
+    ck_assert_int_eq(tn_list_append(list, v), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_list_append: invalid value", m);
+    ck_assert_int_eq(tn_list_set(list, 0, v), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_list_set: invalid value", m);
+    ck_assert_int_eq(tn_list_insert(list, 0, v), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_list_insert: invalid value", m);
+    ck_assert_ptr_null(tn_map_new(v, &one, 1));
+    TN_EXPECT_ERROR("TypeError", "tn_map_new: invalid value", m);
+    ck_assert_ptr_null(tn_map_new(&one, v, 1));
+    TN_EXPECT_ERROR("TypeError", "tn_map_new: invalid value", m);
+    ck_assert_ptr_null(tn_dict_new(&one, v, 1));
+    TN_EXPECT_ERROR("TypeError", "tn_dict_new: invalid value", m);
+    ck_assert_int_eq(tn_map_set(&map, v, &one), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_map_set: invalid value", m);
+    ck_assert_int_eq(tn_map_set(&map, &one, v), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_map_set: invalid value", m);
+    ck_assert_int_eq(tn_dict_set(dict, v, &one), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_dict_set: invalid value", m);
+    ck_assert_int_eq(tn_dict_set(dict, &one, v), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_dict_set: invalid value", m);
+    ck_assert_int_eq(tn_any_to_owned(&out, v), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_any_to_owned: invalid value", m);
+    /* printing, structural comparison, saving */
+    ck_assert_ptr_null(tn_repr(v));
+    TN_EXPECT_ERROR("TypeError", "tn_repr: invalid value", m);
+    ck_assert_ptr_null(tn_to_dot(v));
+    TN_EXPECT_ERROR("TypeError", "tn_to_dot: invalid value", m);
+    uint64_t h;
+    ck_assert_int_eq(tn_structural_hash(v, 0, &h), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_structural_hash: invalid value", m);
+    ck_assert_int_eq(tn_structural_equal(v, &one, 0), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_structural_equal: invalid value", m);
+    ck_assert_int_eq(tn_structural_equal(&one, v, 0), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_structural_equal: invalid value", m);
+    TnObject *path = NULL;
+    ck_assert_int_eq(tn_structural_equal_path(v, v, 0, &path), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_structural_equal: invalid value", m);
+    ck_assert_ptr_null(path);
+    ck_assert_ptr_null(tn_json_save(v, 0));
+    TN_EXPECT_ERROR("TypeError", "tn_json_save: invalid value", m);
+    /* hash and equality: equal only to the same bits, never read past
+     * the value (ASan checks) */
+    TnAny copy = *v, differ = *v;
+    differ.v_int64 ^= 1 << 8; /* (a NULL raw string: a bad pointer) */
+    ck_assert(tn_any_equal(v, &copy));
+    ck_assert_uint_eq(tn_any_hash(v), tn_any_hash(&copy));
+    if (v->type_index != TN_TYPE_RAW_STR) ck_assert(!tn_any_equal(v, &differ));
+    TnAny s = tn_any_cstr("abcdefgh"), s3 = tn_any_cstr("abc");
+    ck_assert(!tn_any_equal(v, &s) && !tn_any_equal(&s, v));
+    ck_assert(!tn_any_equal(v, &s3) && !tn_any_equal(&s3, v));
+    ck_assert(!tn_any_equal(v, &one));
+    /* a look-up finds nothing, and the container is unchanged */
+    ck_assert_ptr_null(tn_map_find(map, v));
+    ck_assert_int_eq(tn_error_peek_raised() == NULL, 1);
+    const char *d;
+    ck_assert_int_eq(tn_any_as_str(v, &d, NULL), -1);
+    tn_error_set_raised(NULL);
+  }
+  ck_assert_int_eq(tn_array_size(arr), 1);
+  ck_assert_int_eq(tn_array_size(list), 1);
+  ck_assert_int_eq(tn_map_size(map), 0);
+  ck_assert_int_eq(tn_map_size(dict), 0);
+  /* a valid small string still goes in, with its unused bytes zeroed */
+  TnAny ok = small_of(TN_TYPE_SMALL_STR, 2, "hi\0\0\0\0\0\0");
+  TN_OK(tn_list_append(list, &ok));
+  const char *d;
+  size_t n;
+  TN_OK(tn_any_as_str(tn_array_at(list, 1), &d, &n));
+  ck_assert_uint_eq(n, 2);
+  ck_assert_str_eq(d, "hi");
+  tn_object_release(arr);
+  tn_object_release(list);
+  tn_object_release(map);
+  tn_object_release(dict);
+}
+END_TEST
+
+/* A node field of kind any stores through the same check. */
+typedef struct {
+  TnObject header;
+  TnAny value;
+} Holder;
+
+START_TEST(test_invalid_value_in_node_field) {
+  static const TnFieldDesc fields[] = {
+      TN_FIELD_ANY(Holder, value, TN_FIELD_OPTIONAL, "anything"),
+  };
+  static int32_t index = -1;
+  if (index < 0) {
+    TnNodeDesc desc = {"test_any.Holder", TN_TYPE_OBJECT, TN_NODE_TREE, 0,
+                       (int64_t)sizeof(Holder), fields, 1, NULL, NULL};
+    index = tn_node_register(&desc);
+    ck_assert_msg(index > 0, "%s", tn_test_raised_text());
+  }
+  TnObject *h = TN_NONNULL(tn_node_new(index, NULL, NULL, 0));
+  Invalid bad[16];
+  int nbad = invalid_values(bad);
+  for (int i = 0; i < nbad; i++) {
+    ck_assert_int_eq(tn_node_set(h, "value", &bad[i].value), -1);
+    TN_EXPECT_ERROR("TypeError", "tn_node_set", "invalid value",
+                    bad[i].message);
+    const char *names[] = {"value"};
+    ck_assert_ptr_null(tn_node_new(index, names, &bad[i].value, 1));
+    TN_EXPECT_ERROR("TypeError", "tn_node_new", "invalid value",
+                    bad[i].message);
+  }
+  TnAny v = tn_any_int(3);
+  TN_OK(tn_node_set(h, "value", &v));
+  tn_object_release(h);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("any");
   TCase *tc = tn_test_case(s, "any");
@@ -233,6 +413,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_strings_in_three_forms);
   tcase_add_test(tc, test_objects_copy_clear);
   tcase_add_test(tc, test_key_equality_and_hash);
+  tcase_add_test(tc, test_invalid_values_are_refused);
+  tcase_add_test(tc, test_invalid_value_in_node_field);
   return s;
 }
 

@@ -276,6 +276,291 @@ START_TEST(test_bad_input) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* Values that contain themselves                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Hashing fails with a ValueError whose message has `where`. */
+static void expect_hash_cycle(TnAny v, const char *where) {
+  uint64_t h = 0;
+  ck_assert_int_eq(tn_structural_hash(&v, 0, &h), -1);
+  TN_EXPECT_ERROR("ValueError", "tn_structural_hash: ", where);
+}
+
+/* Comparing fails likewise, with and without a path asked for. */
+static void expect_equal_cycle(TnAny a, TnAny b, int map_free,
+                               const char *where) {
+  TnObject *path = NULL;
+  ck_assert_int_eq(tn_structural_equal_path(&a, &b, map_free, &path), -1);
+  ck_assert_ptr_null(path);
+  TN_EXPECT_ERROR("ValueError", "tn_structural_equal: ", where);
+  ck_assert_int_eq(tn_structural_equal(&a, &b, map_free), -1);
+  TN_EXPECT_ERROR("ValueError", "tn_structural_equal: ", where);
+}
+
+/* A new tn.List [first, itself]. */
+static TnObject *self_list(int64_t first) {
+  TnAny v = I(first);
+  TnObject *l = TN_NONNULL(tn_list_new(&v, 1));
+  TnAny self = O(l);
+  TN_OK(tn_list_append(l, &self));
+  return l;
+}
+
+START_TEST(test_list_contains_itself) {
+  TnObject *l = self_list(1), *m = self_list(1), *n = self_list(2);
+  expect_hash_cycle(O(l), "value contains itself at root[1] (the tn.List "
+                          "at root)");
+  expect_equal_cycle(O(l), O(m), 0, "lhs contains itself at root[1] (the "
+                                    "tn.List at root)");
+  /* The same object is equal to itself without a walk (as l == l is in
+   * Python); mapping free variables makes it walk, and meet the cycle. */
+  TnAny la = O(l);
+  ck_assert_int_eq(tn_structural_equal(&la, &la, 0), 1);
+  expect_equal_cycle(O(l), O(l), 1, "lhs contains itself at root[1]");
+  /* A difference met before the cycle is still a difference. */
+  expect_differ(O(l), O(n), 0, "root[0]");
+  /* Nothing was broken: once the cycles are gone all works as before. */
+  TN_OK(tn_list_pop(l, 1, NULL));
+  TN_OK(tn_list_pop(m, -1, NULL));
+  TN_OK(tn_list_pop(n, 1, NULL));
+  expect_equal(O(l), O(m), 0);
+  expect_differ(O(l), O(n), 0, "root[0]");
+  TnAny two = I(2);
+  TN_OK(tn_list_append(l, &two));
+  ck_assert_int_eq(tn_array_size(l), 2);
+  tn_object_release(l);
+  tn_object_release(m);
+  tn_object_release(n);
+}
+END_TEST
+
+START_TEST(test_dict_contains_itself) {
+  TnObject *d[3];
+  for (int i = 0; i < 3; i++) {
+    TnAny k = tn_any_cstr("a"), v = I(i == 2 ? 5 : 1);
+    d[i] = TN_NONNULL(tn_dict_new(&k, &v, 1));
+    TnAny self_key = tn_any_cstr("self"), self = O(d[i]);
+    TN_OK(tn_dict_set(d[i], &self_key, &self));
+  }
+  expect_hash_cycle(O(d[0]), "value contains itself at root['self'] (the "
+                             "tn.Dict at root)");
+  expect_equal_cycle(O(d[0]), O(d[1]), 0, "lhs contains itself at "
+                                          "root['self'] (the tn.Dict at root)");
+  expect_differ(O(d[0]), O(d[2]), 0, "root['a']");
+  for (int i = 0; i < 3; i++) {
+    TnAny self_key = tn_any_cstr("self");
+    TN_OK(tn_dict_erase(d[i], &self_key));
+  }
+  expect_equal(O(d[0]), O(d[1]), 0);
+  TnAny k = tn_any_cstr("b"), v = I(2);
+  TN_OK(tn_dict_set(d[0], &k, &v));
+  ck_assert_int_eq(tn_map_size(d[0]), 2);
+  for (int i = 0; i < 3; i++) tn_object_release(d[i]);
+}
+END_TEST
+
+START_TEST(test_cycle_through_two_containers) {
+  /* a = [b], b = {"back": a} */
+  TnObject *a = TN_NONNULL(tn_list_new(NULL, 0));
+  TnAny key = tn_any_cstr("back"), av = O(a);
+  TnObject *b = TN_NONNULL(tn_dict_new(&key, &av, 1));
+  TnAny bv = O(b);
+  TN_OK(tn_list_append(a, &bv));
+  expect_hash_cycle(O(a), "value contains itself at root[0]['back'] (the "
+                          "tn.List at root)");
+  expect_hash_cycle(O(b), "value contains itself at root['back'][0] (the "
+                          "tn.Dict at root)");
+  /* Inside an immutable array, the repeat is named from the array. */
+  TnAny items[] = {I(0), O(a)};
+  TnObject *outer = TN_NONNULL(tn_array_new(items, 2));
+  expect_hash_cycle(O(outer), "value contains itself at root[1][0]['back'] "
+                              "(the tn.List at root[1])");
+  /* Cycles of different lengths on the two sides: l = [l] against
+   * r = [r1], r1 = [r]; whichever side repeats first is named. */
+  TnObject *l = TN_NONNULL(tn_list_new(NULL, 0));
+  TnAny lv = O(l);
+  TN_OK(tn_list_append(l, &lv));
+  TnObject *r = TN_NONNULL(tn_list_new(NULL, 0));
+  TnAny rv = O(r);
+  TnObject *r1 = TN_NONNULL(tn_list_new(&rv, 1));
+  TnAny r1v = O(r1);
+  TN_OK(tn_list_append(r, &r1v));
+  expect_equal_cycle(O(l), O(r), 0, "lhs contains itself at root[0] (the "
+                                    "tn.List at root)");
+  expect_equal_cycle(O(r), O(l), 0, "rhs contains itself at root[0] (the "
+                                    "tn.List at root)");
+  /* l and [l] unfold alike: the walk meets l on both sides and stops. */
+  TnObject *wrap = TN_NONNULL(tn_list_new(&lv, 1));
+  TnAny wv = O(wrap);
+  ck_assert_int_eq(tn_structural_equal(&lv, &wv, 0), 1);
+  TN_OK(tn_dict_erase(b, &key));
+  TN_OK(tn_list_clear(l));
+  TN_OK(tn_list_clear(r1));
+  uint64_t h;
+  TnAny ov = O(outer);
+  TN_OK(tn_structural_hash(&ov, 0, &h));
+  TnObject *all[] = {a, b, outer, l, r, r1, wrap};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) tn_object_release(all[i]);
+}
+END_TEST
+
+START_TEST(test_cycle_through_node_fields) {
+  /* A node whose ANY field holds the node itself... */
+  TnObject *x = mk_add(I(1), I(2)), *x2 = mk_add(I(1), I(2));
+  TnAny xv = O(x), x2v = O(x2);
+  TN_OK(tn_node_set(x, "b", &xv));
+  TN_OK(tn_node_set(x2, "b", &x2v));
+  expect_hash_cycle(O(x), "value contains itself at root.b (the test.Add at "
+                          "root)");
+  expect_equal_cycle(O(x), O(x2), 0, "lhs contains itself at root.b");
+  /* ...or a list that holds the node. */
+  TnObject *y = mk_add(I(1), I(2));
+  TnAny yv = O(y);
+  TnObject *l = TN_NONNULL(tn_list_new(&yv, 1));
+  TnAny lv = O(l);
+  TN_OK(tn_node_set(y, "b", &lv));
+  expect_hash_cycle(O(y), "value contains itself at root.b[0] (the test.Add "
+                          "at root)");
+  expect_hash_cycle(O(l), "value contains itself at root[0].b (the tn.List "
+                          "at root)");
+  /* DAG nodes are matched once proven equal, which a cycle never is. */
+  TnObject *p = mk_pair(I(0), I(0)), *q = mk_pair(I(0), I(0));
+  TnAny pv = O(p), qv = O(q);
+  TN_OK(tn_node_set(p, "second", &pv));
+  TN_OK(tn_node_set(q, "second", &qv));
+  expect_equal_cycle(O(p), O(q), 0, "lhs contains itself at root.second "
+                                    "(the test.Pair at root)");
+  expect_hash_cycle(O(p), "value contains itself at root.second");
+  TnAny zero = I(0);
+  TN_OK(tn_node_set(x, "b", &zero));
+  TN_OK(tn_node_set(x2, "b", &zero));
+  TN_OK(tn_node_set(y, "b", &zero));
+  TN_OK(tn_node_set(p, "second", &zero));
+  TN_OK(tn_node_set(q, "second", &zero));
+  expect_equal(O(x), O(y), 0);
+  expect_equal(O(p), O(q), 0);
+  TnObject *all[] = {x, x2, y, l, p, q};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) tn_object_release(all[i]);
+}
+END_TEST
+
+/* A list nested `depth` deep: [[[...[inner]...]]], where the innermost
+ * list holds `n` copies of 7 and is lent out in `*inner`. */
+static TnObject *nested_lists(int depth, int n, TnObject **inner) {
+  TnAny sevens[] = {I(7), I(7)};
+  TnObject *cur = TN_NONNULL(tn_list_new(sevens, n));
+  *inner = cur;
+  for (int i = 0; i < depth; i++) {
+    TnAny v = O(cur);
+    TnObject *next = TN_NONNULL(tn_list_new(&v, 1));
+    tn_object_release(cur);
+    cur = next;
+  }
+  return cur;
+}
+
+/* How many times `what` occurs in `s`. */
+static int count_of(const char *s, const char *what) {
+  int n = 0;
+  for (const char *p = strstr(s, what); p; p = strstr(p + 1, what)) n++;
+  return n;
+}
+
+START_TEST(test_deep_nesting_and_deep_cycles) {
+  enum { DEPTH = 100000 };
+  TnObject *ia, *ib, *ic;
+  TnObject *a = nested_lists(DEPTH, 1, &ia), *b = nested_lists(DEPTH, 1, &ib);
+  TnObject *c = nested_lists(DEPTH, 2, &ic);
+  expect_equal(O(a), O(b), 0); /* an explicit stack: no C recursion */
+  TnObject *path = NULL;
+  TnAny av = O(a), cv = O(c);
+  ck_assert_int_eq(tn_structural_equal_path(&av, &cv, 0, &path), 0);
+  ck_assert_int_eq(((TnStringObj *)path)->size, 4 + 3 * DEPTH);
+  tn_object_release(path);
+  uint64_t ha, hc;
+  TN_OK(tn_structural_hash(&av, 0, &ha));
+  TN_OK(tn_structural_hash(&cv, 0, &hc));
+  ck_assert_uint_ne(ha, hc);
+  /* Close a cycle at the bottom: a is met again at root[0]...[0][1]. */
+  TN_OK(tn_list_append(ia, &av));
+  TnAny bv = O(b);
+  TN_OK(tn_list_append(ib, &bv));
+  TnObject *e = NULL;
+  ck_assert_int_eq(tn_structural_hash(&av, 0, &ha), -1);
+  e = tn_error_take_raised();
+  ck_assert_str_eq(tn_error_kind(e), "ValueError");
+  ck_assert_int_eq(count_of(tn_error_message(e), "[0]"), DEPTH);
+  ck_assert_ptr_nonnull(
+      strstr(tn_error_message(e), "[0][1] (the tn.List at root)"));
+  tn_object_release(e);
+  ck_assert_int_eq(tn_structural_equal(&av, &bv, 0), -1);
+  e = tn_error_take_raised();
+  ck_assert_int_eq(count_of(tn_error_message(e), "[0]"), DEPTH);
+  ck_assert_ptr_nonnull(strstr(tn_error_message(e), "lhs contains itself"));
+  ck_assert_ptr_nonnull(
+      strstr(tn_error_message(e), "[0][1] (the tn.List at root)"));
+  tn_object_release(e);
+  /* A cycle met after a deep acyclic part has been walked and left. */
+  TnObject *self = self_list(3);
+  TnAny items[] = {cv, O(self)};
+  TnObject *top = TN_NONNULL(tn_list_new(items, 2));
+  expect_hash_cycle(O(top), "value contains itself at root[1][1] (the tn.List "
+                            "at root[1])");
+  TN_OK(tn_list_pop(ia, -1, NULL));
+  TN_OK(tn_list_pop(ib, -1, NULL));
+  TN_OK(tn_list_pop(self, -1, NULL));
+  expect_equal(O(a), O(b), 0);
+  tn_object_release(a);
+  tn_object_release(b);
+  tn_object_release(c);
+  tn_object_release(self);
+  tn_object_release(top);
+}
+END_TEST
+
+/* Each level holds the previous one twice: 2^depth paths, depth lists. */
+static TnObject *doubling_lists(int depth, int64_t seed) {
+  TnAny v = I(seed);
+  TnObject *cur = TN_NONNULL(tn_list_new(&v, 1));
+  for (int i = 0; i < depth; i++) {
+    TnAny two[] = {O(cur), O(cur)};
+    TnObject *next = TN_NONNULL(tn_list_new(two, 2));
+    tn_object_release(cur);
+    cur = next;
+  }
+  return cur;
+}
+
+START_TEST(test_shared_lists_are_not_cycles) {
+  TnObject *a = doubling_lists(80, 1), *b = doubling_lists(80, 1);
+  TnObject *c = doubling_lists(80, 2);
+  expect_equal(O(a), O(b), 0); /* 2^80 paths: shared, memoised, no cycle */
+  TnAny av = O(a), cv = O(c);
+  ck_assert_int_eq(tn_structural_equal(&av, &cv, 0), 0);
+  uint64_t ha, hc;
+  TN_OK(tn_structural_hash(&av, 0, &ha));
+  TN_OK(tn_structural_hash(&cv, 0, &hc));
+  ck_assert_uint_ne(ha, hc);
+  /* One list at many places, at many depths, is not a cycle either. */
+  TnObject *x = TN_NONNULL(tn_list_new(NULL, 0));
+  TnAny xv = O(x);
+  TnObject *nest = TN_NONNULL(tn_list_new(&xv, 1));
+  for (int i = 0; i < 40; i++) {
+    TnAny two[] = {xv, O(nest)};
+    TnObject *next = TN_NONNULL(tn_list_new(two, 2));
+    tn_object_release(nest);
+    nest = next;
+  }
+  expect_equal(O(nest), O(nest), 1);
+  tn_object_release(a);
+  tn_object_release(b);
+  tn_object_release(c);
+  tn_object_release(x);
+  tn_object_release(nest);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("structural");
   TCase *tc = tn_node_case(s, "structural");
@@ -289,6 +574,12 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_deep_chain_no_stack_overflow);
   tcase_add_test(tc, test_hash_agrees_with_equality);
   tcase_add_test(tc, test_bad_input);
+  tcase_add_test(tc, test_list_contains_itself);
+  tcase_add_test(tc, test_dict_contains_itself);
+  tcase_add_test(tc, test_cycle_through_two_containers);
+  tcase_add_test(tc, test_cycle_through_node_fields);
+  tcase_add_test(tc, test_deep_nesting_and_deep_cycles);
+  tcase_add_test(tc, test_shared_lists_are_not_cycles);
   return s;
 }
 

@@ -63,7 +63,12 @@ typedef struct {
   int64_t offset;       /* byte offset of the field in the object */
   int32_t kind;         /* TN_FIELD_ANY ... */
   int32_t flags;        /* TN_FIELD_READONLY | ... */
-  const char *type_key; /* TN_FIELD_OBJ: required type (NULL: any object) */
+  /* TN_FIELD_OBJ: the required type (NULL: any object), or a typed
+   * immutable container, "tn.Array<T>" or "tn.Map<K, V>", whose elements
+   * every store checks (JSON loading, tn_node_new, tn_node_set, every
+   * binding): T, K and V are type keys ("ir.Var", "tn.String", "int",
+   * "float", ...) or "any". */
+  const char *type_key;
   TnAny default_value;  /* with TN_FIELD_HAS_DEFAULT */
   const char *doc;
 } TnFieldDesc;
@@ -173,7 +178,10 @@ TN_API const TnAny *tn_type_attr_find(const char *attr, int32_t type_index);
  * (TN_NODE_VAR) met in TN_FIELD_DEF fields are bound to each other, so
  * alpha-equivalent functions are equal; other variables compare by identity
  * unless `map_free_vars`, which binds them on first sight. Linear in the
- * number of distinct nodes (shared sub-graphs are compared once).
+ * number of distinct nodes (shared sub-graphs are compared once). A value
+ * that contains itself (a tn.List or tn.Dict, or a node through a writable
+ * field) is a ValueError naming the path to the repeat, here and in
+ * tn_structural_hash; nesting depth uses no C stack.
  */
 TN_API int tn_structural_equal(const TnAny *lhs, const TnAny *rhs,
                                int map_free_vars);

@@ -13,35 +13,94 @@
 #include <stdio.h>
 
 
-/* The bytes of a string or bytes value in any form. */
+/* The bytes of a string or bytes value in any form. An invalid one (a
+ * small value longer than its inline room or with no NUL after it, a NULL
+ * pointer) is not text: nothing reads past what the value holds. */
 TnTextKind tn__any_text(const TnAny *a, const char **data, size_t *size) {
   switch (a->type_index) {
     case TN_TYPE_RAW_STR:
+      if (a->v_c_str == NULL) return TN_TEXT_NONE;
       *data = a->v_c_str;
       *size = strlen(a->v_c_str);
       return TN_TEXT_STR;
     case TN_TYPE_SMALL_STR:
+      if (a->small_len > TN_SMALL_STR_MAX || a->v_small[a->small_len] != 0)
+        return TN_TEXT_NONE;
       *data = a->v_small;
       *size = a->small_len;
       return TN_TEXT_STR;
     case TN_TYPE_STRING:
+      if (a->v_obj == NULL) return TN_TEXT_NONE;
       *data = ((const TnStringObj *)a->v_obj)->data;
       *size = (size_t)((const TnStringObj *)a->v_obj)->size;
       return TN_TEXT_STR;
     case TN_TYPE_RAW_BYTES:
+      if (a->v_bytes_ptr == NULL ||
+          (a->v_bytes_ptr->data == NULL && a->v_bytes_ptr->size > 0))
+        return TN_TEXT_NONE;
       *data = a->v_bytes_ptr->data;
       *size = a->v_bytes_ptr->size;
       return TN_TEXT_BYTES;
     case TN_TYPE_SMALL_BYTES:
+      if (a->small_len > TN_SMALL_STR_MAX || a->v_small[a->small_len] != 0)
+        return TN_TEXT_NONE;
       *data = a->v_small;
       *size = a->small_len;
       return TN_TEXT_BYTES;
     case TN_TYPE_BYTES:
+      if (a->v_obj == NULL) return TN_TEXT_NONE;
       *data = ((const TnStringObj *)a->v_obj)->data;
       *size = (size_t)((const TnStringObj *)a->v_obj)->size;
       return TN_TEXT_BYTES;
     default:
       return TN_TEXT_NONE;
+  }
+}
+
+int tn__any_check(const TnAny *a, const char *who) {
+  int32_t t = a->type_index;
+  if (t >= TN_TYPE_STATIC_OBJECT_BEGIN) {
+    if (a->v_obj == NULL)
+      return tn_error_raise_in(TN_ERR_TYPE, who, "invalid value: type index "
+                               "%d (an object) with a NULL object", t);
+    return 0;
+  }
+  switch (t) {
+    case TN_TYPE_NONE:
+    case TN_TYPE_INT:
+    case TN_TYPE_BOOL:
+    case TN_TYPE_FLOAT:
+    case TN_TYPE_OPAQUE_PTR:
+    case TN_TYPE_DATA_TYPE:
+    case TN_TYPE_DEVICE:
+    case TN_TYPE_DLTENSOR_PTR:
+      return 0;
+    case TN_TYPE_RAW_STR:
+      if (a->v_c_str != NULL) return 0;
+      return tn_error_raise_in(TN_ERR_TYPE, who, "invalid value: a const "
+                               "char* that is NULL");
+    case TN_TYPE_RAW_BYTES:
+      if (a->v_bytes_ptr != NULL &&
+          (a->v_bytes_ptr->data != NULL || a->v_bytes_ptr->size == 0))
+        return 0;
+      return tn_error_raise_in(TN_ERR_TYPE, who, "invalid value: a "
+                               "TnByteArray* that is NULL or has NULL data");
+    case TN_TYPE_SMALL_STR:
+    case TN_TYPE_SMALL_BYTES:
+      if (a->small_len > TN_SMALL_STR_MAX)
+        return tn_error_raise_in(TN_ERR_TYPE, who, "invalid value: small %s "
+                                 "of length %u (at most %d)",
+                                 t == TN_TYPE_SMALL_STR ? "string" : "bytes",
+                                 a->small_len, TN_SMALL_STR_MAX);
+      if (a->v_small[a->small_len] != 0) /* readers rely on the NUL */
+        return tn_error_raise_in(TN_ERR_TYPE, who, "invalid value: small %s "
+                                 "of length %u is not followed by a NUL",
+                                 t == TN_TYPE_SMALL_STR ? "string" : "bytes",
+                                 a->small_len);
+      return 0;
+    default:
+      return tn_error_raise_in(TN_ERR_TYPE, who, "invalid value: type index "
+                               "%d is not assigned", t);
   }
 }
 
@@ -55,14 +114,26 @@ TN_API void tn_any_copy(TnAny *dst, const TnAny *src) {
   if (tn_any_is_object(dst)) tn__retain(dst->v_obj);
 }
 
-int tn__any_to_owned_slow(TnAny *dst, const TnAny *src) {
+/* Everything tn__any_own does not copy inline: small strings and bytes
+ * (their length checked), raw strings and bytes (copied), and the values
+ * that cannot be stored (a borrowed DLTensor*, an invalid value). */
+int tn__any_to_owned_slow(TnAny *dst, const TnAny *src, const char *who) {
+  int32_t t = src->type_index;
+  if (t == TN_TYPE_DLTENSOR_PTR)
+    return tn_error_raise_in(TN_ERR_TYPE, who, "a borrowed DLTensor* cannot "
+                             "be stored; wrap it in a tn.Tensor first");
+  if (tn__any_check(src, who)) return -1;
+  if (t == TN_TYPE_SMALL_STR || t == TN_TYPE_SMALL_BYTES) {
+    /* rebuilt, so the unused bytes are zero (a NUL ends the text, and equal
+     * values are bytewise equal, as map keys need) */
+    TnAny a = {t, src->small_len, {0}};
+    memcpy(a.v_small, src->v_small, src->small_len);
+    *dst = a;
+    return 0;
+  }
   const char *data = NULL;
   size_t size = 0;
-  if (src->type_index == TN_TYPE_DLTENSOR_PTR)
-    return tn_error_raise_in(TN_ERR_TYPE, "tn_any_to_owned", "a borrowed "
-                             "DLTensor* cannot be stored; wrap it in a "
-                             "tn.Tensor first");
-  TnTextKind k = tn__any_text(src, &data, &size);
+  TnTextKind k = tn__any_text(src, &data, &size); /* raw str or bytes */
   if (size <= TN_SMALL_STR_MAX) {
     TnAny a = {k == TN_TEXT_STR ? TN_TYPE_SMALL_STR : TN_TYPE_SMALL_BYTES,
                (uint32_t)size,
@@ -72,7 +143,7 @@ int tn__any_to_owned_slow(TnAny *dst, const TnAny *src) {
     return 0;
   }
   TnObject *o = tn__string_new(k == TN_TEXT_STR ? TN_TYPE_STRING : TN_TYPE_BYTES,
-                               data, size, "tn_any_to_owned");
+                               data, size, who);
   if (o == NULL) return -1;
   *dst = tn_any_obj(o);
   return 0;
@@ -169,6 +240,7 @@ TN_API int tn_any_as_dtype(const TnAny *a, DLDataType *out) {
     tn_object_release(cause);
     return rc;
   }
+  if (tn__any_check(a, "tn_any_as_dtype")) return -1;
   return cast_error("tn_any_as_dtype", "DataType", a);
 }
 
@@ -186,7 +258,10 @@ TN_API int tn_any_as_str(const TnAny *a, const char **data, size_t *size) {
   if (data == NULL) return tn__raise_null("tn_any_as_str", "data");
   const char *d;
   size_t n;
-  if (tn__any_text(a, &d, &n) != TN_TEXT_STR) return cast_error("tn_any_as_str", "str", a);
+  if (tn__any_text(a, &d, &n) != TN_TEXT_STR) {
+    if (tn__any_check(a, "tn_any_as_str")) return -1;
+    return cast_error("tn_any_as_str", "str", a);
+  }
   *data = d;
   if (size) *size = n;
   return 0;
@@ -197,8 +272,10 @@ TN_API int tn_any_as_bytes(const TnAny *a, const char **data, size_t *size) {
   if (data == NULL) return tn__raise_null("tn_any_as_bytes", "data");
   const char *d;
   size_t n;
-  if (tn__any_text(a, &d, &n) == TN_TEXT_NONE)
+  if (tn__any_text(a, &d, &n) == TN_TEXT_NONE) {
+    if (tn__any_check(a, "tn_any_as_bytes")) return -1;
     return cast_error("tn_any_as_bytes", "bytes", a);
+  }
   *data = d;
   if (size) *size = n;
   return 0;
@@ -243,6 +320,13 @@ static uint64_t str_hash(const char *data, size_t size) {
   return h ? h : 1;
 }
 
+/*
+ * Equality and hash take any bits and never fail: an invalid value (see
+ * tn__any_check: an unassigned type index, a small string or bytes longer
+ * than 7, a NULL pointer where text or an object belongs) equals only a
+ * value with the very same bits, and hashes by its type and bits. Nothing
+ * reads beyond the 16 bytes of such a value.
+ */
 TN_API int tn_any_equal(const TnAny *a, const TnAny *b) {
   if (a == NULL || b == NULL) return a == b;
   int32_t ta = a->type_index, tb = b->type_index;
@@ -265,7 +349,9 @@ TN_API int tn_any_equal(const TnAny *a, const TnAny *b) {
   TnTextKind ka = tn__any_text(a, &da, &na), kb = tn__any_text(b, &db, &nb);
   if (ka != TN_TEXT_NONE && ka == kb)
     return na == nb && (da == db || memcmp(da, db, na) == 0);
-  return 0;
+  /* an invalid text value (a NULL pointer) equals only its own bits */
+  return ta == tb && ka == TN_TEXT_NONE && kb == TN_TEXT_NONE &&
+         tn__any_same_bits(a, b);
 }
 
 TN_API uint64_t tn_any_hash(const TnAny *a) {
@@ -285,16 +371,19 @@ TN_API uint64_t tn_any_hash(const TnAny *a) {
     }
     case TN_TYPE_STRING:
     case TN_TYPE_BYTES:
+      if (a->v_obj == NULL) break;
       return tn__string_hash(a->v_obj);
     default: {
       const char *d;
       size_t n;
       if (tn__any_text(a, &d, &n) != TN_TEXT_NONE) return str_hash(d, n);
-      if (tn_any_is_object(a)) return tn__mix64((uint64_t)(uintptr_t)a->v_obj);
-      return tn__mix64((uint64_t)a->v_int64 ^
-                       ((uint64_t)a->type_index << 56));
+      if (tn_any_is_object(a) && a->v_obj != NULL)
+        return tn__mix64((uint64_t)(uintptr_t)a->v_obj);
+      break;
     }
   }
+  /* other plain values, and invalid ones: by type and bits */
+  return tn__mix64((uint64_t)a->v_int64 ^ ((uint64_t)a->type_index << 56));
 }
 
 /* ------------------------------------------------------------------------ */

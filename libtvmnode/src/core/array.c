@@ -51,9 +51,10 @@ static TnArrayObj *array_alloc(int32_t type_index, int64_t capacity,
 }
 
 /* Append owned conversions of `items` to a fresh `a` with room for them. */
-static int array_fill(TnArrayObj *a, const TnAny *items, int64_t n) {
+static int array_fill(TnArrayObj *a, const TnAny *items, int64_t n,
+                      const char *who) {
   for (int64_t i = 0; i < n; i++) {
-    if (tn__any_own(&a->data[i], &items[i]) != 0) return -1;
+    if (tn__any_own_in(&a->data[i], &items[i], who) != 0) return -1;
     a->size = i + 1;
   }
   return 0;
@@ -70,7 +71,7 @@ static TnObject *seq_new(int32_t type_index, const TnAny *items, int64_t n,
   int64_t cap = type_index == TN_TYPE_LIST && n < 4 ? 4 : n;
   TnArrayObj *a = array_alloc(type_index, cap, who);
   if (a == NULL) return NULL;
-  if (array_fill(a, items, n) != 0) {
+  if (array_fill(a, items, n, who) != 0) {
     tn__release(&a->header);
     return NULL;
   }
@@ -196,7 +197,7 @@ TN_API int tn_array_push(TnObject **arr, const TnAny *item) {
   if (check_cow_args(arr, "tn_array_push")) return -1;
   if (item == NULL) return tn__raise_null("tn_array_push", "item");
   TnAny v;
-  if (tn__any_own(&v, item)) return -1;
+  if (tn__any_own_in(&v, item, "tn_array_push")) return -1;
   TnArrayObj *a = make_unique(arr, 1, "tn_array_push");
   if (a == NULL) {
     tn__any_clear(&v);
@@ -212,7 +213,7 @@ TN_API int tn_array_set(TnObject **arr, int64_t i, const TnAny *item) {
   int64_t j = norm_index(*arr, ((TnArrayObj *)*arr)->size, i, "tn_array_set");
   if (j < 0) return -1;
   TnAny v;
-  if (tn__any_own(&v, item)) return -1;
+  if (tn__any_own_in(&v, item, "tn_array_set")) return -1;
   TnArrayObj *a = make_unique(arr, 0, "tn_array_set");
   if (a == NULL) {
     tn__any_clear(&v);
@@ -250,7 +251,7 @@ TN_API int tn_list_append(TnObject *list, const TnAny *item) {
   if (item == NULL) return tn__raise_null("tn_list_append", "item");
   TnArrayObj *a = (TnArrayObj *)list;
   TnAny v;
-  if (tn__any_own(&v, item)) return -1;
+  if (tn__any_own_in(&v, item, "tn_list_append")) return -1;
   if (reserve(a, a->size + 1, "tn_list_append")) {
     tn__any_clear(&v);
     return -1;
@@ -266,7 +267,7 @@ TN_API int tn_list_set(TnObject *list, int64_t i, const TnAny *item) {
   int64_t j = norm_index(list, a->size, i, "tn_list_set");
   if (j < 0) return -1;
   TnAny v;
-  if (tn__any_own(&v, item)) return -1;
+  if (tn__any_own_in(&v, item, "tn_list_set")) return -1;
   TnAny old = a->data[j];
   a->data[j] = v;
   tn__any_clear(&old);
@@ -283,7 +284,7 @@ TN_API int tn_list_insert(TnObject *list, int64_t i, const TnAny *item) {
                     " is out of range for inserting into a tn.List of size %"
                     PRId64, i, a->size);
   TnAny v;
-  if (tn__any_own(&v, item)) return -1;
+  if (tn__any_own_in(&v, item, "tn_list_insert")) return -1;
   if (reserve(a, a->size + 1, "tn_list_insert")) {
     tn__any_clear(&v);
     return -1;

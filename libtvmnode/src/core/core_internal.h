@@ -33,6 +33,8 @@
 #include "tvmnode/object.h"
 #include "tvmnode/reflect.h"
 
+#include "core/checked.h"
+
 #define TN_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TN_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -308,6 +310,10 @@ static inline void tn__object_mfree(TnObject *obj) {
 typedef struct {
   TnFieldDesc desc;  /* strings and default owned by the library */
   int32_t obj_type;  /* TN_FIELD_OBJ: required type index (TN_TYPE_OBJECT) */
+  /* A typed container ("tn.Array<ir.Var>", "tn.Map<tn.String, ir.Function>"):
+   * the element (value) and key type indices; TN_TYPE_NONE when unchecked. */
+  int32_t elem_type;
+  int32_t key_type;
 } TnFieldInfo;
 
 /* What tn_node_register adds to a type; immutable once published. */
@@ -380,6 +386,14 @@ void tn__field_load(const TnObject *obj, const TnFieldInfo *f, TnAny *out);
 void tn__field_view(const TnObject *obj, const TnFieldInfo *f, TnAny *out);
 const char *tn__field_kind_name(int32_t kind);
 
+/* A dtype's name, or "DataType(code, bits, lanes)" when it has none; never
+ * raises. Returns buf. */
+const char *tn__dtype_text(DLDataType t, char *buf, size_t size);
+/* The same for a device: "cpu:0", or "Device(type, id)". */
+const char *tn__device_text(DLDevice d, char *buf, size_t size);
+/* Whether the text forms name `t` and read it back unchanged (void too). */
+bool tn__dtype_valid(DLDataType t);
+
 /* Register a type at a fixed index (built-ins, at start-up). */
 void tn__type_register_static(int32_t index, const char *key, int32_t parent,
                               bool is_object);
@@ -417,7 +431,15 @@ static inline int tn__check_object2(const TnObject *obj, int32_t t1,
 /* Any ownership, inline for the plain and object cases                      */
 /* ------------------------------------------------------------------------ */
 
-int tn__any_to_owned_slow(TnAny *dst, const TnAny *src);
+int tn__any_to_owned_slow(TnAny *dst, const TnAny *src, const char *who);
+
+/* 0 if `a` is a value the library can store, print and hash; otherwise -1
+ * with a TypeError "who: invalid value: ..." (a plain type index that is
+ * not assigned, a small string or bytes longer than 7, a NULL pointer in a
+ * raw string, raw bytes or object value). Objects are trusted beyond that.
+ * Values that come from outside are checked where they are stored (the
+ * slow path of tn__any_own) or printed. */
+int tn__any_check(const TnAny *a, const char *who);
 
 /*
  * Copy an any as two 8-byte words. Callers usually build a TnAny on the stack
@@ -446,16 +468,25 @@ static inline bool tn__any_same_bits(const TnAny *a, const TnAny *b) {
   return a0 == b0 && a1 == b1;
 }
 
-/* tn_any_to_owned without argument checks: raw strings/bytes and borrowed
- * DLTensor pointers (7..9) take the slow path. */
-static inline int tn__any_own(TnAny *dst, const TnAny *src) {
+/* tn_any_to_owned without argument checks: objects and the plain values
+ * 0..6 are copied inline; everything else (raw strings/bytes, borrowed
+ * DLTensor pointers, small strings/bytes, whose length is checked, and
+ * invalid type indices, refused) takes the slow path. `who` names the
+ * caller in its errors. */
+static inline int tn__any_own_in(TnAny *dst, const TnAny *src,
+                                 const char *who) {
   int32_t t = src->type_index;
-  if (TN_LIKELY(t < TN_TYPE_DLTENSOR_PTR || t > TN_TYPE_RAW_BYTES)) {
+  if (TN_LIKELY(t >= TN_TYPE_STATIC_OBJECT_BEGIN ||
+                (uint32_t)t < TN_TYPE_DLTENSOR_PTR)) {
     tn__any_move(dst, src);
     if (t >= TN_TYPE_STATIC_OBJECT_BEGIN) tn__retain(dst->v_obj);
     return 0;
   }
-  return tn__any_to_owned_slow(dst, src);
+  return tn__any_to_owned_slow(dst, src, who);
+}
+
+static inline int tn__any_own(TnAny *dst, const TnAny *src) {
+  return tn__any_own_in(dst, src, "tn_any_to_owned");
 }
 
 static inline void tn__any_clear(TnAny *a) {

@@ -132,6 +132,34 @@ TN_API int tn_dtype_print(DLDataType t, char *buf, size_t size) {
   return n;
 }
 
+const char *tn__dtype_text(DLDataType t, char *buf, size_t size) {
+  int n = tn_dtype_print(t, buf, size);
+  if (n < 0 || (size_t)n >= size) {
+    if (n < 0) tn_error_set_raised(NULL);
+    snprintf(buf, size, "DataType(%u, %u, %u)", t.code, t.bits, t.lanes);
+  }
+  return buf;
+}
+
+const char *tn__device_text(DLDevice d, char *buf, size_t size) {
+  if (tn_device_print(d, buf, size) < 0) {
+    tn_error_set_raised(NULL);
+    snprintf(buf, size, "Device(%d, %d)", (int)d.device_type, d.device_id);
+  }
+  return buf;
+}
+
+/* Whether a DLDataType is one the text forms name and read back. */
+bool tn__dtype_valid(DLDataType t) {
+  char buf[64];
+  DLDataType back;
+  int n = tn_dtype_print(t, buf, sizeof buf);
+  bool ok = n > 0 && (size_t)n < sizeof buf && tn_dtype_parse(buf, &back) == 0 &&
+            back.code == t.code && back.bits == t.bits && back.lanes == t.lanes;
+  if (!ok) tn_error_set_raised(NULL);
+  return ok;
+}
+
 static const struct {
   const char *name;
   int type;

@@ -155,8 +155,8 @@ static inline int insert_owned(TnMapObj *m, TnAny *k, TnAny *v,
 static int insert(TnMapObj *m, const TnAny *key, const TnAny *value,
                   const char *who) {
   TnAny k, v;
-  if (tn__any_own(&k, key)) return -1;
-  if (tn__any_own(&v, value)) {
+  if (tn__any_own_in(&k, key, who)) return -1;
+  if (tn__any_own_in(&v, value, who)) {
     tn__any_clear(&k);
     return -1;
   }
@@ -339,8 +339,8 @@ TN_API int tn_map_set(TnObject **map, const TnAny *key, const TnAny *value) {
   if (key == NULL) return tn__raise_null("tn_map_set", "key");
   if (value == NULL) return tn__raise_null("tn_map_set", "value");
   TnAny k, v;
-  if (tn__any_own(&k, key)) return -1;
-  if (tn__any_own(&v, value)) {
+  if (tn__any_own_in(&k, key, "tn_map_set")) return -1;
+  if (tn__any_own_in(&v, value, "tn_map_set")) {
     tn__any_clear(&k);
     return -1;
   }

@@ -83,16 +83,39 @@ static int check_shape(const int64_t *shape, int32_t ndim, const char *who) {
   return 0;
 }
 
+/*
+ * Numpy's rule, which every tensor keeps: the product of the dimensions (a
+ * 0 counted as 1) times the element size fits int64. An empty shape needs
+ * it too: its row-major strides are those partial products. Then the
+ * element count, the byte size and the compact strides of the shape never
+ * overflow. OverflowError naming the dimension that breaks it.
+ */
+static int check_size(const int64_t *shape, int32_t ndim, DLDataType dtype,
+                      const char *who) {
+  int64_t bytes, at;
+  if (!tn__ckd_span_bytes(&bytes, shape, ndim, elem_bytes(dtype), &at))
+    return 0;
+  char dt[32];
+  tn_dtype_print(dtype, dt, sizeof dt);
+  if (at >= 0)
+    return tn_error_raise_in(TN_ERR_OVERFLOW, who, "shape: dimension %"
+                             PRId64 " (%" PRId64 ") takes the size of the "
+                             "%s tensor past int64 bytes (a 0 dimension "
+                             "counted as 1)", at, shape[at], dt);
+  return tn_error_raise_in(TN_ERR_OVERFLOW, who, "shape: the size of the %s "
+                           "tensor is more than int64 bytes", dt);
+}
+
 /* Number of elements, -1 with an OverflowError. */
 static int64_t numel(const int64_t *shape, int32_t ndim, const char *who) {
-  int64_t n = 1;
-  for (int32_t i = 0; i < ndim; i++)
-    if (__builtin_mul_overflow(n, shape[i], &n))
-      return tn_error_raise_in(TN_ERR_OVERFLOW, who,
-                               "the element count overflows int64");
+  int64_t n;
+  if (tn__ckd_numel(&n, shape, ndim, NULL))
+    return tn_error_raise_in(TN_ERR_OVERFLOW, who,
+                             "the element count overflows int64");
   return n;
 }
 
+/* (check_size holds for the shape, so these products fit) */
 static void compact_strides(const int64_t *shape, int32_t ndim,
                             int64_t *strides) {
   int64_t s = 1;
@@ -160,7 +183,9 @@ TN_API TnObject *tn_tensor_empty(const int64_t *shape, int32_t ndim,
                              "allocated here, got device type %d",
                              (int)device.device_type),
            NULL;
-  if (check_shape(shape, ndim, who) || check_dtype(dtype, who)) return NULL;
+  if (check_shape(shape, ndim, who) || check_dtype(dtype, who) ||
+      check_size(shape, ndim, dtype, who))
+    return NULL;
   int64_t n = numel(shape, ndim, who), nbytes;
   if (n < 0) return NULL;
   if (__builtin_mul_overflow(n, elem_bytes(dtype), &nbytes))
@@ -189,7 +214,9 @@ TN_API TnObject *tn_tensor_view(TnObject *base, const int64_t *shape,
                                 DLDataType dtype, uint64_t byte_offset) {
   const char *who = "tn_tensor_view";
   if (tn__check_object(base, TN_TYPE_TENSOR, who, "base")) return NULL;
-  if (check_shape(shape, ndim, who) || check_dtype(dtype, who)) return NULL;
+  if (check_shape(shape, ndim, who) || check_dtype(dtype, who) ||
+      check_size(shape, ndim, dtype, who))
+    return NULL;
   TensorImpl *b = (TensorImpl *)base;
   TensorImpl *t = impl_alloc(ndim, 0, 0, NULL, who);
   if (t == NULL) return NULL;
@@ -284,7 +311,8 @@ TN_API int tn_tensor_is_contiguous(const TnObject *tensor, int *contiguous) {
 static TnObject *wrap_dltensor(const DLTensor *src, int kind, void *owner,
                                uint64_t flags, const char *who) {
   if (check_shape(src->shape, src->ndim, who) ||
-      check_dtype(src->dtype, who))
+      check_dtype(src->dtype, who) ||
+      check_size(src->shape, src->ndim, src->dtype, who))
     return NULL;
   TensorImpl *t = impl_alloc(src->ndim, 0, 0, NULL, who);
   if (t == NULL) return NULL;
@@ -392,9 +420,8 @@ int tn__tensor_walk(const DLTensor *t,
                     int (*fn)(const char *elem, size_t size, void *ctx),
                     void *ctx) {
   size_t eb = (size_t)elem_bytes(t->dtype);
-  int64_t n = 1;
-  for (int32_t i = 0; i < t->ndim; i++) n *= t->shape[i];
-  if (n == 0) return 0;
+  int64_t n; /* (cannot overflow for a tensor: check_size) */
+  if (tn__ckd_numel(&n, t->shape, t->ndim, NULL) || n == 0) return 0;
   const char *base = (const char *)t->data + t->byte_offset;
   int64_t idx[MAX_NDIM] = {0};
   for (int64_t k = 0; k < n; k++) {
@@ -423,8 +450,8 @@ static int copy_elem(const char *elem, size_t size, void *ctx) {
 /* Copy the elements, compact and row-major, into `dst` (nbytes long). */
 void tn__tensor_copy_compact(const DLTensor *t, void *dst) {
   if (dl_is_contiguous(t)) {
-    int64_t n = 1;
-    for (int32_t i = 0; i < t->ndim; i++) n *= t->shape[i];
+    int64_t n;
+    if (tn__ckd_numel(&n, t->shape, t->ndim, NULL)) return;
     memcpy(dst, (const char *)t->data + t->byte_offset,
            (size_t)(n * elem_bytes(t->dtype)));
     return;

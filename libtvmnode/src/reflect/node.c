@@ -40,12 +40,59 @@ static int store_error(const TnObject *obj, const TnFieldInfo *f,
                        const TnAny *v, const char *who) {
   const char *want = tn__field_kind_name(f->desc.kind);
   if (f->desc.kind == TN_FIELD_OBJ && f->obj_type != TN_TYPE_OBJECT)
-    want = type_key(f->obj_type);
+    want = f->desc.type_key ? f->desc.type_key : type_key(f->obj_type);
   const char *or_none = (f->desc.flags & TN_FIELD_OPTIONAL) ? " or None" : "";
   return tn_error_raise_in(TN_ERR_TYPE, who,
                            "field '%s' of %s expects %s%s, got %s",
                            f->desc.name, tn_object_type_key(obj), want,
                            or_none, tn_any_type_key(v));
+}
+
+/* Whether an element stored in a container is of type `t` (see
+ * tn_node_register: TN_TYPE_NONE takes anything). */
+static bool elem_is(const TnAny *e, int32_t t) {
+  switch (t) {
+    case TN_TYPE_NONE: return true;
+    case TN_TYPE_STRING:
+      return e->type_index == TN_TYPE_STRING ||
+             e->type_index == TN_TYPE_SMALL_STR;
+    case TN_TYPE_FLOAT:
+      return e->type_index == TN_TYPE_FLOAT || e->type_index == TN_TYPE_INT;
+    default:
+      if (t >= TN_TYPE_STATIC_OBJECT_BEGIN)
+        return tn_any_is_object(e) && tn__is_instance(e->v_obj, t);
+      return e->type_index == t;
+  }
+}
+
+/* The elements (and keys) of a typed container field; a TypeError naming
+ * the field, the first element that does not fit and its type. */
+static int check_elements(const TnObject *obj, const TnFieldInfo *f,
+                          const TnObject *c, const char *who) {
+  if (f->obj_type == TN_TYPE_ARRAY) {
+    int64_t n = tn_array_size(c);
+    for (int64_t i = 0; i < n; i++) {
+      const TnAny *e = tn_array_at(c, i);
+      if (!elem_is(e, f->elem_type))
+        return tn_error_raise_in(TN_ERR_TYPE, who, "field '%s' of %s expects "
+                                 "%s: element %" PRId64 " is %s",
+                                 f->desc.name, tn_object_type_key(obj),
+                                 f->desc.type_key, i, tn_any_type_key(e));
+    }
+    return 0;
+  }
+  const TnAny *k, *v;
+  for (int64_t p = tn_map_next(c, 0, &k, &v); p >= 0;
+       p = tn_map_next(c, p + 1, &k, &v)) {
+    bool key_ok = elem_is(k, f->key_type);
+    if (!key_ok || !elem_is(v, f->elem_type))
+      return tn_error_raise_in(TN_ERR_TYPE, who, "field '%s' of %s expects "
+                               "%s: entry %" PRId64 " has a %s %s",
+                               f->desc.name, tn_object_type_key(obj),
+                               f->desc.type_key, p, key_ok ? "value" : "key",
+                               tn_any_type_key(key_ok ? v : k));
+  }
+  return 0;
 }
 
 int tn__field_store(TnObject *obj, const TnFieldInfo *f, const TnAny *v,
@@ -56,7 +103,7 @@ int tn__field_store(TnObject *obj, const TnFieldInfo *f, const TnAny *v,
   switch (f->desc.kind) {
     case TN_FIELD_ANY: {
       TnAny owned;
-      if (tn__any_own(&owned, v)) return -1;
+      if (tn__any_own_in(&owned, v, who)) return -1;
       TnAny old;
       memcpy(&old, p, sizeof old);
       memcpy(p, &owned, sizeof owned);
@@ -83,6 +130,9 @@ int tn__field_store(TnObject *obj, const TnFieldInfo *f, const TnAny *v,
         }
       } else if (tn_any_is_object(v) && tn__is_instance(v->v_obj, f->obj_type)) {
         o = v->v_obj;
+        if ((f->elem_type != TN_TYPE_NONE || f->key_type != TN_TYPE_NONE) &&
+            check_elements(obj, f, o, who))
+          return -1;
         tn__retain(o);
       } else {
         break;
@@ -205,6 +255,53 @@ static int reg_error(const char *key, const char *fmt, ...) {
   return -1;
 }
 
+/* One type key of a field's type, [s, e) with spaces trimmed: "any" is
+ * TN_TYPE_NONE (not checked). */
+static int32_t parse_type_name(const char *key, const TnFieldDesc *d,
+                               const char *s, const char *e) {
+  while (s < e && *s == ' ') s++;
+  while (e > s && e[-1] == ' ') e--;
+  char *name = g_strndup(s, (gsize)(e - s));
+  int32_t t = strcmp(name, "any") == 0 ? TN_TYPE_NONE : tn_type_index(name);
+  if (t < 0) {
+    tn_error_set_raised(NULL);
+    reg_error(key, "field '%s' refers to unknown type '%s'", d->name, name);
+  } else if (strchr(name, '<')) {
+    t = -1;
+    reg_error(key, "field '%s': nested container types ('%s') are not "
+              "supported", d->name, d->type_key);
+  }
+  g_free(name);
+  return t;
+}
+
+/* The type of an obj field: a type key ("ir.Expr"), or a typed immutable
+ * container, "tn.Array<T>" or "tn.Map<K, V>", whose elements are checked
+ * whenever the field is stored. */
+static int parse_field_type(const char *key, const TnFieldDesc *d,
+                            int32_t *obj, int32_t *elem, int32_t *keyt) {
+  const char *tk = d->type_key, *lt = strchr(tk, '<');
+  if (lt == NULL)
+    return (*obj = parse_type_name(key, d, tk, tk + strlen(tk))) < 0 ? -1 : 0;
+  const char *end = tk + strlen(tk);
+  if (end[-1] != '>')
+    return reg_error(key, "field '%s': type '%s' does not end with '>'",
+                     d->name, tk);
+  if ((*obj = parse_type_name(key, d, tk, lt)) < 0) return -1;
+  const char *comma = memchr(lt + 1, ',', (size_t)(end - 1 - (lt + 1)));
+  int32_t want = *obj == TN_TYPE_ARRAY ? 1 : *obj == TN_TYPE_MAP ? 2 : 0;
+  if (want == 0)
+    return reg_error(key, "field '%s': only tn.Array<T> and tn.Map<K, V> "
+                     "take element types, got '%s'", d->name, tk);
+  if ((comma != NULL) != (want == 2))
+    return reg_error(key, "field '%s': '%s' needs %d element type%s",
+                     d->name, tk, want, want == 1 ? "" : "s");
+  if (want == 1)
+    return (*elem = parse_type_name(key, d, lt + 1, end - 1)) < 0 ? -1 : 0;
+  if ((*keyt = parse_type_name(key, d, lt + 1, comma)) < 0) return -1;
+  return (*elem = parse_type_name(key, d, comma + 1, end - 1)) < 0 ? -1 : 0;
+}
+
 /* Check one field and copy it into `out`; fields[0, n) are the ones
  * already accepted (inherited and own). */
 static int add_field(const char *key, const TnFieldDesc *d, int64_t size,
@@ -240,14 +337,10 @@ static int add_field(const char *key, const TnFieldDesc *d, int64_t size,
                        o->name);
   }
   int32_t obj_type = TN_TYPE_OBJECT;
-  if (d->type_key && d->kind == TN_FIELD_OBJ) {
-    obj_type = tn_type_index(d->type_key);
-    if (obj_type < 0) {
-      tn_error_set_raised(NULL);
-      return reg_error(key, "field '%s' refers to unknown type '%s'",
-                       d->name, d->type_key);
-    }
-  }
+  int32_t elem_type = TN_TYPE_NONE, key_type = TN_TYPE_NONE;
+  if (d->type_key && d->kind == TN_FIELD_OBJ &&
+      parse_field_type(key, d, &obj_type, &elem_type, &key_type))
+    return -1;
   memset(out, 0, sizeof *out);
   out->desc = *d;
   out->desc.name = g_strdup(d->name);
@@ -255,6 +348,8 @@ static int add_field(const char *key, const TnFieldDesc *d, int64_t size,
   out->desc.doc = d->doc ? g_strdup(d->doc) : NULL;
   out->desc.default_value = tn_any_none();
   out->obj_type = obj_type;
+  out->elem_type = elem_type;
+  out->key_type = key_type;
   if (d->flags & TN_FIELD_HAS_DEFAULT) {
     /* Check the default by storing it in a scratch object of the field's
      * shape, then keep the converted form. */

@@ -115,10 +115,10 @@ static void print_object(Printer *p, TnObject *o, int depth) {
     for (int32_t i = 0; i < dl->ndim; i++)
       g_string_append_printf(out, "%s%" PRId64, i ? ", " : "", dl->shape[i]);
     if (dl->ndim == 1) g_string_append_c(out, ',');
-    tn_dtype_print(dl->dtype, buf, sizeof buf);
-    g_string_append_printf(out, "), dtype=%s, device=", buf);
-    tn_device_print(dl->device, buf, sizeof buf);
-    g_string_append_printf(out, "%s)", buf);
+    g_string_append_printf(out, "), dtype=%s, device=",
+                           tn__dtype_text(dl->dtype, buf, sizeof buf));
+    g_string_append_printf(out, "%s)",
+                           tn__device_text(dl->device, buf, sizeof buf));
     return;
   }
   if (t == TN_TYPE_ERROR) {
@@ -188,12 +188,10 @@ static void print_value(Printer *p, const TnAny *v, int depth) {
       if (!strpbrk(buf, ".eEn")) g_string_append(out, ".0"); /* not "inf"/"nan" */
       return;
     case TN_TYPE_DATA_TYPE:
-      tn_dtype_print(v->v_dtype, buf, sizeof buf);
-      g_string_append(out, buf);
+      g_string_append(out, tn__dtype_text(v->v_dtype, buf, sizeof buf));
       return;
     case TN_TYPE_DEVICE:
-      tn_device_print(v->v_device, buf, sizeof buf);
-      g_string_append(out, buf);
+      g_string_append(out, tn__device_text(v->v_device, buf, sizeof buf));
       return;
     case TN_TYPE_OPAQUE_PTR:
     case TN_TYPE_DLTENSOR_PTR:
@@ -206,6 +204,10 @@ static void print_value(Printer *p, const TnAny *v, int depth) {
   if (text != TN_TEXT_NONE) {
     if (text == TN_TEXT_BYTES) g_string_append_c(out, 'b');
     print_text(out, d, n, '"');
+    return;
+  }
+  if (!tn_any_is_object(v) || v->v_obj == NULL) { /* not reached: checked */
+    g_string_append_printf(out, "<%s %p>", tn_any_type_key(v), v->v_ptr);
     return;
   }
   TnObject *o = v->v_obj;
@@ -225,6 +227,7 @@ static void print_value(Printer *p, const TnAny *v, int depth) {
 
 TN_API TnObject *tn_repr(const TnAny *value) {
   if (value == NULL) return tn__raise_null("tn_repr", "value"), NULL;
+  if (tn__any_check(value, "tn_repr")) return NULL;
   Printer p = {g_string_new(NULL),
                g_hash_table_new(g_direct_hash, g_direct_equal),
                g_hash_table_new(g_direct_hash, g_direct_equal), 0};
@@ -264,6 +267,7 @@ static void leaf_label(GString *out, const TnAny *v) {
 
 TN_API TnObject *tn_to_dot(const TnAny *value) {
   if (value == NULL) return tn__raise_null("tn_to_dot", "value"), NULL;
+  if (tn__any_check(value, "tn_to_dot")) return NULL;
   GString *out = g_string_new(
       "digraph tvmnode {\n  node [shape=box, fontname=\"monospace\"];\n");
   GHashTable *ids = g_hash_table_new(g_direct_hash, g_direct_equal);

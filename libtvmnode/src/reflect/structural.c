@@ -14,6 +14,13 @@
  * The hash gives a defined variable its definition order, so
  * alpha-equivalent graphs hash alike, and memoises shared nodes too. Maps
  * compare and hash without regard to entry order.
+ *
+ * A List, a Dict or a node with a writable object field can be made to
+ * contain itself; walking it would descend for ever. Both walks watch for
+ * that (Watch below) and raise a ValueError naming the path where the value
+ * recurs. Equality still reports a difference met before the cycle, and
+ * an object compared with itself is equal without being walked (as
+ * `l == l` is in Python), unless free variables are mapped.
  */
 #include "reflect/reflect_internal.h"
 
@@ -88,6 +95,81 @@ static bool tensor_equal(const DLTensor *a, const DLTensor *b) {
 }
 
 /* ======================================================================== */
+/* Cycles                                                                    */
+/* ======================================================================== */
+
+/*
+ * Brent's cycle finding on the walk's stack. Marking every object on the
+ * current path would cost a table insert and removal per object; instead
+ * the walk remembers the object of one frame (the lhs, for equality) and
+ * compares each new frame's with it. The remembered frame moves to the top
+ * of the stack when the stack has grown `span` past it, and `span` doubles,
+ * so this costs a comparison per frame. A walk that never ends descends
+ * through a sequence of frames that is eventually periodic (the graphs are
+ * finite, and the memo tables stop changing), so the remembered object
+ * comes round again within one `span` once `span` exceeds the period. Only
+ * then is the stack searched for its first repeat (on either side), which
+ * names the path in the error.
+ */
+typedef struct {
+  const TnObject *obj; /* the remembered frame's object */
+  int64_t at, next, span;
+} Watch;
+
+#define WATCH_INIT {NULL, -1, 0, 1}
+
+/* Returns true when the frame about to go at `depth` repeats the remembered
+ * one, which `on_stack` says is still on the stack (it may have been popped
+ * since: then the remembered frame becomes this one); otherwise moves the
+ * remembered frame up if it is time. */
+static bool watch_step(Watch *w, int64_t depth, const TnObject *o,
+                       bool on_stack) {
+  if (o == w->obj) {
+    if (on_stack) return true;
+  } else if (depth >= w->next) {
+    w->next = depth + w->span;
+    w->span *= 2;
+  } else {
+    return false;
+  }
+  w->obj = o;
+  w->at = depth;
+  return false;
+}
+
+/* The walks keep their stacks in plain arrays, pushed and popped inline
+ * (GArray's calls cost more per frame than the rest of the walk's work).
+ * One comparison per push, of the length against `limit` (the capacity, or
+ * the depth where the watch moves if that comes first), sends the push to
+ * the slow side, which grows the array and moves the watch. */
+#define STACK_FIRST_CAP 64
+
+/* The first of `n` objects that is an earlier one (`*earlier`), or -1. */
+static int64_t first_repeat(const TnObject *const *objs, int64_t n,
+                            int64_t *earlier) {
+  GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
+  int64_t at = -1;
+  for (int64_t i = 0; i < n && at < 0; i++) {
+    gpointer e;
+    if (g_hash_table_lookup_extended(seen, objs[i], NULL, &e)) {
+      at = i;
+      *earlier = (int64_t)(intptr_t)e;
+    } else {
+      g_hash_table_insert(seen, (gpointer)objs[i], (gpointer)(intptr_t)i);
+    }
+  }
+  g_hash_table_destroy(seen);
+  return at;
+}
+
+static int raise_cycle(const char *who, const char *what, const char *path,
+                       const TnObject *o, const char *earlier) {
+  return tn_error_raise_in(TN_ERR_VALUE, who,
+                           "%s contains itself at %s (the %s at %s)", what,
+                           path, tn_object_type_key(o), earlier);
+}
+
+/* ======================================================================== */
 /* Equality                                                                  */
 /* ======================================================================== */
 
@@ -105,20 +187,45 @@ typedef struct {
   GHashTable *lmap, *rmap; /* matched variables and DAG nodes */
   GHashTable *memo;        /* shared tree nodes proven equal: lhs -> rhs */
   int64_t nvars;           /* variables bound so far */
-  GArray *stack;
+  EqFrame *stack;
+  int64_t len, cap, limit;
+  Watch watch;
 } EqCtx;
 
-enum { NE = 0, EQ = 1, PUSHED = 2 };
+enum { ERR = -1, NE = 0, EQ = 1, PUSHED = 2 };
 
 static GHashTable *table(GHashTable **t) {
   if (*t == NULL) *t = g_hash_table_new(g_direct_hash, g_direct_equal);
   return *t;
 }
 
-static void push_eq(EqCtx *c, const TnAny *l, const TnAny *r, int32_t def,
-                    CKind k, const TnNodeInfo *node, int64_t count, Via via) {
-  EqFrame f = {*l, *r, def, k, node, 0, count, via};
-  g_array_append_val(c->stack, f);
+static int eq_cycle(EqCtx *c, const TnAny *l, const TnAny *r, const Via *via);
+
+/* The slow side of a push: ERR when (l, r) makes a cycle (raised), else
+ * room is made for it. */
+static __attribute__((noinline)) int eq_room(EqCtx *c, const TnAny *l,
+                                             const TnAny *r, const Via *via) {
+  const Watch *w = &c->watch;
+  bool on_stack = w->at >= 0 && w->at < c->len &&
+                  c->stack[w->at].l.v_obj == l->v_obj;
+  if (watch_step(&c->watch, c->len, l->v_obj, on_stack))
+    return eq_cycle(c, l, r, via);
+  if (c->len == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : STACK_FIRST_CAP;
+    c->stack = g_renew(EqFrame, c->stack, c->cap);
+  }
+  c->limit = MIN(c->cap, w->next);
+  return PUSHED;
+}
+
+static inline int push_eq(EqCtx *c, const TnAny *l, const TnAny *r,
+                          int32_t def, CKind k, const TnNodeInfo *node,
+                          int64_t count, Via via) {
+  if (TN_UNLIKELY(l->v_obj == c->watch.obj || c->len >= c->limit) &&
+      eq_room(c, l, r, &via) == ERR)
+    return ERR;
+  c->stack[c->len++] = (EqFrame){*l, *r, def, k, node, 0, count, via};
+  return PUSHED;
 }
 
 static int eq_start(EqCtx *c, const TnAny *l, const TnAny *r, int32_t def,
@@ -163,20 +270,17 @@ static int eq_start(EqCtx *c, const TnAny *l, const TnAny *r, int32_t def,
     case TN_TYPE_LIST: {
       const TnArrayObj *a = (const TnArrayObj *)L, *b = (const TnArrayObj *)R;
       if (a->size != b->size) return NE;
-      push_eq(c, l, r, def, C_SEQ, NULL, a->size, via);
-      return PUSHED;
+      return push_eq(c, l, r, def, C_SEQ, NULL, a->size, via);
     }
     case TN_TYPE_MAP:
     case TN_TYPE_DICT: {
       const TnMapObj *a = (const TnMapObj *)L, *b = (const TnMapObj *)R;
       if (a->size != b->size) return NE;
-      push_eq(c, l, r, def, C_MAP, NULL, a->used, via);
-      return PUSHED;
+      return push_eq(c, l, r, def, C_MAP, NULL, a->used, via);
     }
     default:
       if (n == NULL) return L == R ? EQ : NE; /* functions, errors, ... */
-      push_eq(c, l, r, def, C_NODE, n, n->nfields, via);
-      return PUSHED;
+      return push_eq(c, l, r, def, C_NODE, n, n->nfields, via);
   }
 }
 
@@ -204,14 +308,46 @@ static void append_via(GString *out, const Via *v) {
   }
 }
 
-static TnObject *mismatch_path(EqCtx *c, const Via *last) {
+/* The path to frame `depth`; `last` is how the frame at the stack's
+ * length (not pushed yet) is reached. */
+static GString *eq_path(EqCtx *c, int64_t depth, const Via *last) {
   GString *p = g_string_new("root");
-  for (guint i = 1; i < c->stack->len; i++)
-    append_via(p, &g_array_index(c->stack, EqFrame, i).via);
-  if (last) append_via(p, last);
+  for (int64_t i = 1; i <= depth; i++)
+    append_via(p, i < c->len ? &c->stack[i].via : last);
+  return p;
+}
+
+static TnObject *mismatch_path(EqCtx *c, const Via *last) {
+  GString *p = eq_path(c, c->len - (last ? 0 : 1), last);
   TnObject *s = tn_string_new(p->str, p->len);
   g_string_free(p, TRUE);
   return s;
+}
+
+/* The pair (l, r) about to be pushed repeats a frame on the stack (its lhs
+ * does): raise naming the first repeat there, on either side. */
+static int eq_cycle(EqCtx *c, const TnAny *l, const TnAny *r, const Via *via) {
+  int64_t n = c->len + 1, at[2], earlier[2] = {0, 0};
+  const TnObject **objs = g_new(const TnObject *, n);
+  for (int side = 0; side < 2; side++) {
+    for (int64_t i = 0; i + 1 < n; i++) {
+      const EqFrame *f = &c->stack[i];
+      objs[i] = side ? f->r.v_obj : f->l.v_obj;
+    }
+    objs[n - 1] = side ? r->v_obj : l->v_obj;
+    at[side] = first_repeat(objs, n, &earlier[side]);
+  }
+  g_free(objs);
+  int side = at[1] >= 0 && at[1] < at[0]; /* at[0] >= 0: l repeats */
+  GString *p = eq_path(c, at[side], via), *q = eq_path(c, earlier[side], via);
+  const TnAny *o = at[side] + 1 < n
+                       ? (side ? &c->stack[at[side]].r : &c->stack[at[side]].l)
+                       : (side ? r : l);
+  raise_cycle("tn_structural_equal", side ? "rhs" : "lhs", p->str, o->v_obj,
+              q->str);
+  g_string_free(p, TRUE);
+  g_string_free(q, TRUE);
+  return ERR;
 }
 
 /* The map value in `R` for a key of `L`, following matched objects. */
@@ -234,11 +370,11 @@ static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
     if (rc == NE && path) *path = mismatch_path(c, NULL);
     return rc;
   }
-  while (c->stack->len > 0) {
-    EqFrame *f = &g_array_index(c->stack, EqFrame, c->stack->len - 1);
+  while (c->len > 0) {
+    EqFrame *f = &c->stack[c->len - 1];
     if (f->next >= f->count) {
       eq_finish(c, f);
-      g_array_set_size(c->stack, c->stack->len - 1);
+      c->len--;
       continue;
     }
     int64_t i = f->next++;
@@ -270,9 +406,9 @@ static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
       cr = *other;
     }
     rc = eq_start(c, &cl, &cr, cdef, via);
-    if (rc == NE) {
-      if (path) *path = mismatch_path(c, &via);
-      return NE;
+    if (rc <= NE) {
+      if (rc == NE && path) *path = mismatch_path(c, &via);
+      return rc;
     }
   }
   return EQ;
@@ -282,15 +418,17 @@ TN_API int tn_structural_equal_path(const TnAny *lhs, const TnAny *rhs,
                                     int map_free_vars, TnObject **path) {
   if (lhs == NULL) return tn__raise_null("tn_structural_equal", "lhs");
   if (rhs == NULL) return tn__raise_null("tn_structural_equal", "rhs");
+  if (tn__any_check(lhs, "tn_structural_equal") ||
+      tn__any_check(rhs, "tn_structural_equal")) return -1;
   if (path) *path = NULL;
-  EqCtx c = {map_free_vars != 0, NULL, NULL, NULL, 0,
-             g_array_new(FALSE, FALSE, sizeof(EqFrame))};
+  EqCtx c = {map_free_vars != 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0,
+             WATCH_INIT};
   int rc = eq_run(&c, lhs, rhs, path);
-  g_array_free(c.stack, TRUE);
+  g_free(c.stack);
   if (c.lmap) g_hash_table_destroy(c.lmap);
   if (c.rmap) g_hash_table_destroy(c.rmap);
   if (c.memo) g_hash_table_destroy(c.memo);
-  return rc == EQ;
+  return rc == ERR ? -1 : rc == EQ;
 }
 
 TN_API int tn_structural_equal(const TnAny *lhs, const TnAny *rhs,
@@ -318,8 +456,12 @@ typedef struct {
   GHashTable *var_index; /* variable -> its definition order + 1 */
   int64_t nvars;
   GHashTable *memo; /* shared object -> hash */
-  GArray *stack;
+  HFrame *stack;
+  int64_t len, cap, limit;
+  Watch watch;
 } HashCtx;
+
+enum { H_ERR = -1, H_PUSHED = 0, H_DONE = 1 };
 
 #define K_MUL UINT64_C(0x9e3779b97f4a7c15)
 
@@ -350,15 +492,67 @@ static uint64_t plain_hash(const TnAny *a, int32_t t) {
   }
 }
 
+/* How the frame above `parent` was reached from it. */
+static void h_append_via(GString *p, const HFrame *parent) {
+  int64_t i = parent->next - 1;
+  if (parent->ckind == C_NODE) {
+    g_string_append_printf(p, ".%s", parent->node->fields[i].desc.name);
+  } else if (parent->ckind == C_SEQ) {
+    g_string_append_printf(p, "[%" G_GINT64_FORMAT "]", i);
+  } else {
+    g_string_append_c(p, '[');
+    tn__any_repr(p, &((const TnMapObj *)parent->obj)->entries[i].key);
+    g_string_append_c(p, ']');
+  }
+}
 
-/* Hash a value: either at once (returns true, *out set) or by pushing a
- * frame whose result arrives later. */
-static bool h_start(HashCtx *c, const TnAny *v, int32_t def, uint64_t *out) {
+static GString *h_path(HashCtx *c, int64_t depth) {
+  GString *p = g_string_new("root");
+  for (int64_t i = 1; i <= depth; i++)
+    h_append_via(p, &c->stack[i - 1]);
+  return p;
+}
+
+/* `o`, about to be pushed, is on the stack: raise naming the first repeat
+ * there. */
+static void h_cycle(HashCtx *c, TnObject *o) {
+  int64_t n = c->len + 1, earlier = 0;
+  const TnObject **objs = g_new(const TnObject *, n);
+  for (int64_t i = 0; i + 1 < n; i++) objs[i] = c->stack[i].obj;
+  objs[n - 1] = o;
+  int64_t at = first_repeat(objs, n, &earlier); /* >= 0: o repeats */
+  GString *p = h_path(c, at), *q = h_path(c, earlier);
+  raise_cycle("tn_structural_hash", "value", p->str, objs[at], q->str);
+  g_string_free(p, TRUE);
+  g_string_free(q, TRUE);
+  g_free(objs);
+}
+
+/* The slow side of a push: true when `o` makes a cycle (raised), else
+ * room is made for it. */
+static __attribute__((noinline)) bool h_room(HashCtx *c, TnObject *o) {
+  const Watch *w = &c->watch;
+  bool on_stack = w->at >= 0 && w->at < c->len && c->stack[w->at].obj == o;
+  if (watch_step(&c->watch, c->len, o, on_stack)) {
+    h_cycle(c, o);
+    return true;
+  }
+  if (c->len == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : STACK_FIRST_CAP;
+    c->stack = g_renew(HFrame, c->stack, c->cap);
+  }
+  c->limit = MIN(c->cap, w->next);
+  return false;
+}
+
+/* Hash a value: either at once (H_DONE, *out set) or by pushing a frame
+ * whose result arrives later (H_PUSHED); H_ERR on a cycle. */
+static int h_start(HashCtx *c, const TnAny *v, int32_t def, uint64_t *out) {
   int32_t t = norm_type(v);
   if (t < TN_TYPE_STATIC_OBJECT_BEGIN || t == TN_TYPE_STRING ||
       t == TN_TYPE_BYTES) {
     *out = plain_hash(v, t);
-    return true;
+    return H_DONE;
   }
   TnObject *o = v->v_obj;
   const TnNodeInfo *n = tn__node_info(t);
@@ -370,11 +564,11 @@ static bool h_start(HashCtx *c, const TnAny *v, int32_t def, uint64_t *out) {
     if (c->var_index &&
         g_hash_table_lookup_extended(c->var_index, o, NULL, &idx)) {
       *out = combine(UINT64_C(0x7a7), (uint64_t)(uintptr_t)idx);
-      return true;
+      return H_DONE;
     }
     if (!def && !c->map_free_vars) {
       *out = combine(UINT64_C(0xf4ee), (uint64_t)(uintptr_t)o);
-      return true;
+      return H_DONE;
     }
     g_hash_table_insert(table(&c->var_index), o,
                         (gpointer)(uintptr_t)(++c->nvars));
@@ -384,7 +578,7 @@ static bool h_start(HashCtx *c, const TnAny *v, int32_t def, uint64_t *out) {
     gpointer m;
     if (g_hash_table_lookup_extended(c->memo, o, NULL, &m)) {
       *out = (uint64_t)(uintptr_t)m;
-      return true;
+      return H_DONE;
     }
   }
   HFrame f = {o, def, C_NODE, n, 0, 0, h0, 0, shared};
@@ -394,7 +588,7 @@ static bool h_start(HashCtx *c, const TnAny *v, int32_t def, uint64_t *out) {
       uint64_t h = combine(t, (uint64_t)s->ndim);
       for (int64_t i = 0; i < s->ndim; i++) h = combine(h, (uint64_t)s->data[i]);
       *out = h;
-      return true;
+      return H_DONE;
     }
     case TN_TYPE_TENSOR: {
       const DLTensor *dl = &((TnTensorObj *)o)->dl;
@@ -418,7 +612,7 @@ static bool h_start(HashCtx *c, const TnAny *v, int32_t def, uint64_t *out) {
         h = combine(h, (uint64_t)(uintptr_t)o);
       }
       *out = h;
-      return true;
+      return H_DONE;
     }
     case TN_TYPE_ARRAY:
     case TN_TYPE_LIST:
@@ -435,13 +629,15 @@ static bool h_start(HashCtx *c, const TnAny *v, int32_t def, uint64_t *out) {
     default:
       if (n == NULL) {
         *out = combine((uint64_t)t, (uint64_t)(uintptr_t)o);
-        return true;
+        return H_DONE;
       }
       f.count = n->nfields;
       break;
   }
-  g_array_append_val(c->stack, f);
-  return false;
+  if (TN_UNLIKELY(o == c->watch.obj || c->len >= c->limit) && h_room(c, o))
+    return H_ERR;
+  c->stack[c->len++] = f;
+  return H_PUSHED;
 }
 
 /* A child's hash arrives at its parent frame. */
@@ -464,18 +660,22 @@ static uint64_t key_hash(HashCtx *c, const TnAny *k) {
   return combine(UINT64_C(0xf4ee), (uint64_t)(uintptr_t)k->v_obj);
 }
 
-static uint64_t h_run(HashCtx *c, const TnAny *root) {
+static int h_run(HashCtx *c, const TnAny *root, uint64_t *result) {
   uint64_t out;
-  if (h_start(c, root, 0, &out)) return out;
+  int rc = h_start(c, root, 0, &out);
+  if (rc == H_DONE) *result = out;
+  if (rc != H_PUSHED) return rc;
   for (;;) {
-    HFrame *f = &g_array_index(c->stack, HFrame, c->stack->len - 1);
+    HFrame *f = &c->stack[c->len - 1];
     if (f->next >= f->count) {
       uint64_t h = f->ckind == C_MAP ? combine(TN_TYPE_MAP, f->h)
                                      : combine(f->h, (uint64_t)f->count);
       if (f->memo) g_hash_table_insert(table(&c->memo), f->obj, (gpointer)h);
-      g_array_set_size(c->stack, c->stack->len - 1);
-      if (c->stack->len == 0) return h;
-      h_absorb(&g_array_index(c->stack, HFrame, c->stack->len - 1), h);
+      if (--c->len == 0) {
+        *result = h;
+        return H_DONE;
+      }
+      h_absorb(&c->stack[c->len - 1], h);
       continue;
     }
     int64_t i = f->next++;
@@ -494,8 +694,11 @@ static uint64_t h_run(HashCtx *c, const TnAny *root) {
       f->key_h = key_hash(c, &e->key);
       child = e->value;
     }
-    if (h_start(c, &child, cdef, &out))
-      h_absorb(&g_array_index(c->stack, HFrame, c->stack->len - 1), out);
+    rc = h_start(c, &child, cdef, &out);
+    if (rc == H_DONE)
+      h_absorb(&c->stack[c->len - 1], out);
+    else if (rc == H_ERR)
+      return H_ERR;
   }
 }
 
@@ -503,11 +706,11 @@ TN_API int tn_structural_hash(const TnAny *value, int map_free_vars,
                               uint64_t *out) {
   if (value == NULL) return tn__raise_null("tn_structural_hash", "value");
   if (out == NULL) return tn__raise_null("tn_structural_hash", "out");
-  HashCtx c = {map_free_vars != 0, NULL, 0, NULL,
-               g_array_new(FALSE, FALSE, sizeof(HFrame))};
-  *out = h_run(&c, value);
-  g_array_free(c.stack, TRUE);
+  if (tn__any_check(value, "tn_structural_hash")) return -1;
+  HashCtx c = {map_free_vars != 0, NULL, 0, NULL, NULL, 0, 0, 0, WATCH_INIT};
+  int rc = h_run(&c, value, out);
+  g_free(c.stack);
   if (c.var_index) g_hash_table_destroy(c.var_index);
   if (c.memo) g_hash_table_destroy(c.memo);
-  return 0;
+  return rc == H_ERR ? -1 : 0;
 }
