@@ -522,12 +522,120 @@ START_TEST(test_operators_registered_from_outside) {
 }
 END_TEST
 
+/* Every builder refuses NULL arrays, NULL items, items of the wrong kind
+ * and negative counts with an error naming itself and the argument. */
+START_TEST(test_builders_refuse_bad_arguments) {
+  TnObject *t = tt("float32", 1, 4);
+  TnObject *x = var("x", t);
+  TnObject *null_t[] = {t, NULL}, *null_e[] = {x, NULL}, *wrong[] = {t, x};
+  int64_t dims[] = {2, -3};
+  DLDataType f32 = ir_dtype("float32");
+  /* tensor types */
+  ck_assert_ptr_null(tn_ir_tensor_type(NULL, 2, f32));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_tensor_type", "'shape'", "NULL");
+  ck_assert_ptr_null(tn_ir_tensor_type(dims, -1, f32));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_tensor_type", "ndim is negative (-1)");
+  ck_assert_ptr_null(tn_ir_tensor_type(dims, 2, f32));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_tensor_type", "shape[1] is negative (-3)");
+  K(tn_ir_tensor_type(NULL, 0, f32));
+  /* tuple and function types */
+  ck_assert_ptr_null(tn_ir_tuple_type(NULL, 2));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_tuple_type", "'fields'", "NULL");
+  ck_assert_ptr_null(tn_ir_tuple_type(null_t, 2));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_tuple_type", "'fields[1]'", "NULL");
+  ck_assert_ptr_null(tn_ir_tuple_type(&t, -1));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_tuple_type", "n is negative (-1)");
+  ck_assert_ptr_null(tn_ir_tuple_type(wrong, 2));
+  TN_EXPECT_ERROR("TypeError", "tn_ir_tuple_type", "fields[1]", "ir.Type",
+                  "ir.Var");
+  K(tn_ir_tuple_type(NULL, 0));
+  ck_assert_ptr_null(tn_ir_func_type(NULL, 2, t));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_func_type", "'arg_types'", "NULL");
+  ck_assert_ptr_null(tn_ir_func_type(null_t, 2, t));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_func_type", "'arg_types[1]'", "NULL");
+  ck_assert_ptr_null(tn_ir_func_type(&t, -1, t));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_func_type", "n is negative (-1)");
+  ck_assert_ptr_null(tn_ir_func_type(wrong, 2, t));
+  TN_EXPECT_ERROR("TypeError", "tn_ir_func_type", "arg_types[1]", "ir.Var");
+  ck_assert_ptr_null(tn_ir_func_type(&t, 1, x));
+  TN_EXPECT_ERROR("TypeError", "tn_ir_func_type", "ret_type", "ir.Var");
+  K(tn_ir_func_type(NULL, 0, t));
+  /* calls */
+  TnObject *add = K(tn_ir_op_get("add"));
+  ck_assert_ptr_null(tn_ir_call(add, NULL, 2, NULL));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_call", "'args'", "NULL");
+  ck_assert_ptr_null(tn_ir_call(add, null_e, 2, NULL));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_call", "'args[1]'", "NULL");
+  ck_assert_ptr_null(tn_ir_call(add, &x, -1, NULL));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_call", "nargs is negative (-1)");
+  ck_assert_ptr_null(tn_ir_call_op("add", NULL, 2, NULL, NULL, 0));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_call_op", "'args'", "NULL");
+  ck_assert_ptr_null(tn_ir_call_op("add", null_e, 2, NULL, NULL, 0));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_call_op", "'args[1]'", "NULL");
+  ck_assert_ptr_null(tn_ir_call_op("add", &x, -1, NULL, NULL, 0));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_call_op", "nargs is negative (-1)");
+  /* attributes by name: the names, the values and their count */
+  TnAny one = tn_any_int(1), bad = {12, 0, {0}}, long_small = {TN_TYPE_SMALL_STR, 9, {0}};
+  const char *names[] = {"axis"}, *null_names[] = {NULL};
+  ck_assert_ptr_null(tn_ir_call_op("nn.relu", &x, 1, NULL, &one, 1));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_call_op", "'attr_names'", "NULL");
+  ck_assert_ptr_null(tn_ir_call_op("nn.softmax", &x, 1, NULL, &one, 1));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_call_op", "'attr_names'", "NULL");
+  ck_assert_ptr_null(tn_ir_call_op("nn.softmax", &x, 1, names, NULL, 1));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_call_op", "'attr_values'", "NULL");
+  ck_assert_ptr_null(tn_ir_call_op("nn.softmax", &x, 1, null_names, &one, 1));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_call_op", "'attr_names[0]'", "NULL");
+  ck_assert_ptr_null(tn_ir_call_op("nn.softmax", &x, 1, names, &one, -1));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_call_op", "nattrs is negative (-1)");
+  ck_assert_ptr_null(tn_ir_call_op("nn.softmax", &x, 1, names, &bad, 1));
+  TN_EXPECT_ERROR("TypeError", "tn_ir_call_op", "type index 12 is not assigned");
+  ck_assert_ptr_null(tn_ir_call_op("nn.softmax", &x, 1, names, &long_small, 1));
+  TN_EXPECT_ERROR("TypeError", "tn_ir_call_op", "small string of length 9");
+  TnAny zero = tn_any_int(0);
+  K(tn_ir_call_op("nn.softmax", &x, 1, names, &zero, 1));
+  /* tuples, lets, functions */
+  ck_assert_ptr_null(tn_ir_tuple(NULL, 2));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_tuple", "'fields'", "NULL");
+  ck_assert_ptr_null(tn_ir_tuple(null_e, 2));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_tuple", "'fields[1]'", "NULL");
+  ck_assert_ptr_null(tn_ir_tuple(&x, -1));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_tuple", "n is negative (-1)");
+  ck_assert_ptr_null(tn_ir_tuple(wrong, 2));
+  TN_EXPECT_ERROR("TypeError", "tn_ir_tuple", "field 0", "ir.TensorType");
+  ck_assert_ptr_null(tn_ir_tuple_get_item(NULL, 0));
+  TN_EXPECT_ERROR("TypeError", "tn_ir_tuple_get_item", "tuple", "NULL");
+  ck_assert_ptr_null(tn_ir_let(NULL, x, x));
+  TN_EXPECT_ERROR("TypeError", "tn_ir_let", "var", "NULL");
+  ck_assert_ptr_null(tn_ir_let(x, NULL, x));
+  TN_EXPECT_ERROR("TypeError", "tn_ir_let", "value", "NULL");
+  ck_assert_ptr_null(tn_ir_function(NULL, 1, x, NULL, NULL));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_function", "'params'", "NULL");
+  ck_assert_ptr_null(tn_ir_function(null_e, 2, x, NULL, NULL));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_function", "'params[1]'", "NULL");
+  ck_assert_ptr_null(tn_ir_function(&x, -1, x, NULL, NULL));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_function", "nparams is negative (-1)");
+  ck_assert_ptr_null(tn_ir_function(&x, 1, NULL, NULL, NULL));
+  TN_EXPECT_ERROR("TypeError", "tn_ir_function", "body", "NULL");
+  TnAny k7 = tn_any_int(7);
+  ck_assert_ptr_null(tn_ir_function(&x, 1, x, NULL, K(tn_map_new(&k7, &one, 1))));
+  TN_EXPECT_ERROR("TypeError", "tn_ir_function", "attrs", "int", "not a str");
+  /* an empty attribute map is no attributes (as the text reads it back) */
+  TnObject *f = K(tn_ir_function(&x, 1, x, NULL, K(tn_map_new(NULL, NULL, 0))));
+  ck_assert_ptr_null(((TnIrFunction *)f)->attrs);
+  /* operator attributes take valid values only */
+  ck_assert_int_eq(tn_ir_op_set_attr(add, "test.bad", &bad, 0), -1);
+  TN_EXPECT_ERROR("TypeError", "tn_ir_op_set_attr", "type index 12");
+  ck_assert_ptr_null(tn_ir_op_get_attr(add, "test.bad"));
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("ir");
   TCase *tc = ir_case(s, "nodes");
   tcase_add_test(tc, test_types_and_leaves);
   tcase_add_test(tc, test_calls_type_eagerly_and_check_their_parts);
   tcase_add_test(tc, test_tuples_lets_functions);
+  tcase_add_test(tc, test_builders_refuse_bad_arguments);
   tcase_add_test(tc, test_structural_equality_of_ir);
   tcase_add_test(tc, test_json_round_trip_of_models);
   tc = ir_case(s, "visit");

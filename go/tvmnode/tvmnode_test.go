@@ -782,3 +782,21 @@ func TestOperatorAttributesAreSharedWithC(t *testing.T) {
 		t.Errorf("input names %v", s)
 	}
 }
+
+// ir.Function.params is declared tn.Array<ir.Var>: the generic constructor
+// checks the elements, as JSON loading and every binding do.
+func TestTypedIRFieldsAreChecked(t *testing.T) {
+	noLeaks(t)
+	x := must(tn.Var("x", []int64{4}, tn.Float32))
+	defer x.Release()
+	ints := must(tn.NewArray(3))
+	defer ints.Release()
+	_, err := tn.NewNode("ir.Function", map[string]interface{}{"params": ints.Object, "body": x.Object})
+	if kindOf(err) != "TypeError" || !strings.Contains(err.Error(), "tn.Array<ir.Var>: element 0 is int") {
+		t.Fatalf("params of ints: %v", err)
+	}
+	vars := must(tn.NewArray(x.Object))
+	defer vars.Release()
+	f := must(tn.NewNode("ir.Function", map[string]interface{}{"params": vars.Object, "body": x.Object}))
+	f.Release()
+}

@@ -306,6 +306,22 @@ typedef TnObject *(*TnIrRewriteFn)(void *ctx, TnObject *orig,
 TN_API TnObject *tn_ir_mutate(TnObject *expr, TnIrRewriteFn fn, void *ctx);
 
 /* ------------------------------------------------------------------------ */
+/* Well-formedness                                                           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Check that `node` (a module, a function or an expression) is well formed:
+ * every array holds what its field declares, every call names a registered
+ * operator (or a function) with the operator's arity and attribute type,
+ * every variable is bound once and defined before it is used, and every
+ * saved checked_type equals the type inference derives. 0 if so; -1 with a
+ * ValueError (TypeError for a wrong kind of node) naming the function and
+ * the place, e.g. "@main: %x is used before it is defined". The JSON loader
+ * of an IRModule and the importers run it; passes assume it.
+ */
+TN_API int tn_ir_well_formed(TnObject *node);
+
+/* ------------------------------------------------------------------------ */
 /* Text                                                                      */
 /* ------------------------------------------------------------------------ */
 

@@ -93,7 +93,11 @@ TN_API TnObject *tn_pass_timing_instrument(void);
 /* (transfer full) */
 TN_API TnObject *tn_pass_timing_report(TnObject *timing);
 
-/* The built-in passes. (transfer full) */
+/*
+ * The built-in passes. They assume a well-formed module (tn_ir_well_formed:
+ * what the builders, the text parser and the JSON loader hand them), except
+ * InferType, which derives every type again and so also accepts a module
+ * whose saved types were set wrongly from outside. (transfer full) */
 TN_API TnObject *tn_pass_infer_type(void);
 /* (transfer full) */
 TN_API TnObject *tn_pass_simplify_expr(void);

@@ -24,6 +24,9 @@ static inline const char *tn__ir_key(const TnAny *k) {
 }
 
 bool tn__ir_is(const TnObject *o, int32_t type_index);
+/* Whether a global function name is one the text format writes as @name:
+ * letters, digits, '_' and '.', not empty. */
+bool tn__ir_global_name_ok(const char *s, size_t n);
 /* A tn.Array of the objects (borrowed). */
 TnObject *tn__ir_array(TnObject *const *items, int32_t n);
 TnObject *tn__ir_type_of_tensor(TnObject *tensor);
@@ -135,6 +138,15 @@ void tn__ir_nodes_init(void);
 void tn__ir_ops_tensor_init(void);
 void tn__ir_ops_nn_init(void);
 void tn__ir_ops_qnn_init(void);
+void tn__ir_well_formed_init(void);
+
+/* Whether the saved type of `e` is the one its parts give it (its
+ * children's saved types through its operator's inference, a constant's
+ * tensor, a parameter's annotation): 1 if so or it has none, 0 if not
+ * (`*why` says how, a static string), -1 with the inference error when
+ * the parts do not type at all. Calls of global functions answer 1: their
+ * callee's type is in the module (tn_ir_well_formed checks them). */
+int tn__ir_saved_type_agrees(TnObject *e, const char **why);
 /* Start-up of the IR layer: node types, the operator registry, then the
  * operators (init.c). */
 void tn__ir_init(void);

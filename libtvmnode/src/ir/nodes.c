@@ -29,10 +29,10 @@ static const TnFieldDesc tensor_type_fields[] = {
     TN_FIELD_DTYPE(TnIrTensorType, dtype, F_RO, "element type"),
 };
 static const TnFieldDesc tuple_type_fields[] = {
-    TN_FIELD_OBJ(TnIrTupleType, fields, "tn.Array", F_RO, "element types"),
+    TN_FIELD_OBJ(TnIrTupleType, fields, "tn.Array<ir.Type>", F_RO, "element types"),
 };
 static const TnFieldDesc func_type_fields[] = {
-    TN_FIELD_OBJ(TnIrFuncType, arg_types, "tn.Array", F_RO, NULL),
+    TN_FIELD_OBJ(TnIrFuncType, arg_types, "tn.Array<ir.Type>", F_RO, NULL),
     TN_FIELD_OBJ(TnIrFuncType, ret_type, "ir.Type", F_RO, NULL),
 };
 static const TnFieldDesc expr_fields[] = {
@@ -63,11 +63,11 @@ static const TnFieldDesc op_fields[] = {
 };
 static const TnFieldDesc call_fields[] = {
     TN_FIELD_OBJ(TnIrCall, op, "ir.Expr", F_RO, NULL),
-    TN_FIELD_OBJ(TnIrCall, args, "tn.Array", F_RO, NULL),
+    TN_FIELD_OBJ(TnIrCall, args, "tn.Array<ir.Expr>", F_RO, NULL),
     TN_FIELD_OBJ(TnIrCall, attrs, "ir.Attrs", F_RO | TN_FIELD_OPTIONAL, NULL),
 };
 static const TnFieldDesc tuple_fields[] = {
-    TN_FIELD_OBJ(TnIrTuple, fields, "tn.Array", F_RO, NULL),
+    TN_FIELD_OBJ(TnIrTuple, fields, "tn.Array<ir.Expr>", F_RO, NULL),
 };
 static const TnFieldDesc tgi_fields[] = {
     TN_FIELD_OBJ(TnIrTupleGetItem, tuple, "ir.Expr", F_RO, NULL),
@@ -79,18 +79,18 @@ static const TnFieldDesc let_fields[] = {
     TN_FIELD_OBJ(TnIrLet, body, "ir.Expr", F_RO, NULL),
 };
 static const TnFieldDesc function_fields[] = {
-    TN_FIELD_OBJ(TnIrFunction, params, "tn.Array", F_RO | TN_FIELD_DEF, NULL),
+    TN_FIELD_OBJ(TnIrFunction, params, "tn.Array<ir.Var>", F_RO | TN_FIELD_DEF, NULL),
     TN_FIELD_OBJ(TnIrFunction, body, "ir.Expr", F_RO, NULL),
     TN_FIELD_OBJ(TnIrFunction, ret_type, "ir.Type", F_RO | TN_FIELD_OPTIONAL,
                  NULL),
-    TN_FIELD_OBJ(TnIrFunction, attrs, "tn.Map", F_RO | TN_FIELD_OPTIONAL, NULL),
+    TN_FIELD_OBJ(TnIrFunction, attrs, "tn.Map<tn.String, any>", F_RO | TN_FIELD_OPTIONAL, NULL),
 };
 static const TnFieldDesc global_var_fields[] = {
     TN_FIELD_STR(TnIrGlobalVar, name_hint, F_RO, NULL),
 };
 static const TnFieldDesc module_fields[] = {
-    TN_FIELD_OBJ(TnIrModule, functions, "tn.Map", F_RO, "name -> function"),
-    TN_FIELD_OBJ(TnIrModule, attrs, "tn.Map", F_RO | TN_FIELD_OPTIONAL, NULL),
+    TN_FIELD_OBJ(TnIrModule, functions, "tn.Map<tn.String, ir.Function>", F_RO, "name -> function"),
+    TN_FIELD_OBJ(TnIrModule, attrs, "tn.Map<tn.String, any>", F_RO | TN_FIELD_OPTIONAL, NULL),
 };
 static const TnFieldDesc no_fields[] = {
     {NULL, 0, 0, 0, NULL, {.type_index = TN_TYPE_NONE}, NULL},
@@ -207,8 +207,48 @@ TN_API TnObject *tn_ir_checked_type(const TnObject *expr) {
 /* Types                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* An array argument `name` with its count `count_name` = n: not negative,
+ * not NULL when n > 0, and no NULL item. */
+static int check_items(TnObject *const *items, int32_t n, const char *who,
+                       const char *name, const char *count_name) {
+  if (n < 0)
+    return tn_error_raise_in(TN_ERR_VALUE, who, "%s is negative (%d)",
+                             count_name, n);
+  if (n > 0 && items == NULL) return tn__raise_null(who, name);
+  for (int32_t i = 0; i < n; i++)
+    if (items[i] == NULL)
+      return tn_error_raise_in(TN_ERR_VALUE, who, "argument '%s[%d]' is NULL",
+                               name, i);
+  return 0;
+}
+
+/* Each of `n` items is an ir.Type. */
+static int check_types(TnObject *const *items, int32_t n, const char *who,
+                       const char *name) {
+  for (int32_t i = 0; i < n; i++) {
+    char what[64];
+    g_snprintf(what, sizeof what, "%s[%d]", name, i);
+    if (check_type(items[i], who, what)) return -1;
+  }
+  return 0;
+}
+
 TN_API TnObject *tn_ir_tensor_type(const int64_t *shape, int32_t ndim,
                                    DLDataType dtype) {
+  const char *who = "tn_ir_tensor_type";
+  if (ndim < 0)
+    return tn_error_raise_in(TN_ERR_VALUE, who, "ndim is negative (%d)", ndim),
+           NULL;
+  if (ndim > 0 && shape == NULL) return tn__raise_null(who, "shape"), NULL;
+  for (int32_t i = 0; i < ndim; i++)
+    if (shape[i] < 0)
+      return tn_error_raise_in(TN_ERR_VALUE, who, "shape[%d] is negative (%"
+                               PRId64 ")", i, shape[i]), NULL;
+  if (!tn__dtype_valid(dtype) || dtype.lanes == 0 ||
+      (dtype.bits == 0 && dtype.code != kDLOpaqueHandle))
+    return tn_error_raise_in(TN_ERR_VALUE, who, "dtype (code %u, %u bits, %u "
+                             "lanes) is not a data type", dtype.code,
+                             dtype.bits, dtype.lanes), NULL;
   TnObject *s = tn_shape_new(shape, ndim);
   if (s == NULL) return NULL;
   TnObject *t = tn_node_alloc(g_types.tensor_type);
@@ -222,8 +262,10 @@ TN_API TnObject *tn_ir_tensor_type(const int64_t *shape, int32_t ndim,
 }
 
 TN_API TnObject *tn_ir_tuple_type(TnObject *const *fields, int32_t n) {
-  for (int32_t i = 0; i < n; i++)
-    if (check_type(fields[i], "tn_ir_tuple_type", "a field")) return NULL;
+  const char *who = "tn_ir_tuple_type";
+  if (check_items(fields, n, who, "fields", "n") ||
+      check_types(fields, n, who, "fields"))
+    return NULL;
   TnObject *arr = tn__ir_array(fields, n);
   TnObject *t = arr ? tn_node_alloc(g_types.tuple_type) : NULL;
   if (t == NULL) {
@@ -236,9 +278,10 @@ TN_API TnObject *tn_ir_tuple_type(TnObject *const *fields, int32_t n) {
 
 TN_API TnObject *tn_ir_func_type(TnObject *const *arg_types, int32_t n,
                                  TnObject *ret_type) {
-  for (int32_t i = 0; i < n; i++)
-    if (check_type(arg_types[i], "tn_ir_func_type", "an argument type"))
-      return NULL;
+  const char *who = "tn_ir_func_type";
+  if (check_items(arg_types, n, who, "arg_types", "n") ||
+      check_types(arg_types, n, who, "arg_types"))
+    return NULL;
   if (ret_type == NULL)
     return tn__raise_null("tn_ir_func_type", "ret_type"), NULL;
   if (check_type(ret_type, "tn_ir_func_type", "ret_type")) return NULL;
@@ -307,8 +350,22 @@ TN_API TnObject *tn_ir_scalar(double value, DLDataType dtype) {
   return c;
 }
 
+bool tn__ir_global_name_ok(const char *s, size_t n) {
+  if (n == 0) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!(g_ascii_isalnum(s[i]) || s[i] == '_' || s[i] == '.')) return false;
+  return true;
+}
+
+static int bad_global_name(const char *who, const char *name) {
+  return tn_error_raise_in(TN_ERR_VALUE, who, "'%s' is not a global name "
+                           "(letters, digits, '_' and '.')", name);
+}
+
 TN_API TnObject *tn_ir_global_var(const char *name) {
   if (name == NULL) return tn__raise_null("tn_ir_global_var", "name"), NULL;
+  if (!tn__ir_global_name_ok(name, strlen(name)))
+    return bad_global_name("tn_ir_global_var", name), NULL;
   TnObject *s = tn_string_from_cstr(name);
   TnObject *g = s ? tn_node_alloc(g_types.global_var) : NULL;
   if (g == NULL) {
@@ -387,8 +444,7 @@ TN_API TnObject *tn_ir_call(TnObject *op, TnObject *const *args, int32_t nargs,
     return tn_error_raise_in(TN_ERR_TYPE, who, "op must be an ir.Op, "
                              "ir.GlobalVar or ir.Function, got %s",
                              tn_object_type_key(op)), NULL;
-  if (nargs < 0 || (nargs > 0 && args == NULL))
-    return tn__raise_null(who, "args"), NULL;
+  if (check_items(args, nargs, who, "args", "nargs")) return NULL;
   const char *name = is_op ? ((TnStringObj *)((TnIrOp *)op)->name)->data : who;
   for (int32_t i = 0; i < nargs; i++)
     if (check_expr(args[i], name, "argument", i)) return NULL;
@@ -511,7 +567,22 @@ TnObject *tn__ir_call_like(const TnObject *orig, TnObject *op,
 TN_API TnObject *tn_ir_call_op(const char *op_name, TnObject *const *args,
                                int32_t nargs, const char *const *attr_names,
                                const TnAny *attr_values, int32_t nattrs) {
-  if (op_name == NULL) return tn__raise_null("tn_ir_call_op", "op_name"), NULL;
+  const char *who = "tn_ir_call_op";
+  if (op_name == NULL) return tn__raise_null(who, "op_name"), NULL;
+  if (check_items(args, nargs, who, "args", "nargs")) return NULL;
+  if (nattrs < 0)
+    return tn_error_raise_in(TN_ERR_VALUE, who, "nattrs is negative (%d)",
+                             nattrs), NULL;
+  if (nattrs > 0 && attr_names == NULL)
+    return tn__raise_null(who, "attr_names"), NULL;
+  if (nattrs > 0 && attr_values == NULL)
+    return tn__raise_null(who, "attr_values"), NULL;
+  for (int32_t i = 0; i < nattrs; i++) {
+    if (attr_names[i] == NULL)
+      return tn_error_raise_in(TN_ERR_VALUE, who, "argument 'attr_names[%d]' "
+                               "is NULL", i), NULL;
+    if (tn__any_check(&attr_values[i], who)) return NULL;
+  }
   TnObject *op = tn_ir_op_get(op_name);
   if (op == NULL) return NULL;
   TnIrOp *o = (TnIrOp *)op;
@@ -547,8 +618,7 @@ TN_API TnObject *tn_ir_call_op(const char *op_name, TnObject *const *args,
 /* ------------------------------------------------------------------------ */
 
 TN_API TnObject *tn_ir_tuple(TnObject *const *fields, int32_t n) {
-  if (n < 0 || (n > 0 && fields == NULL))
-    return tn__raise_null("tn_ir_tuple", "fields"), NULL;
+  if (check_items(fields, n, "tn_ir_tuple", "fields", "n")) return NULL;
   for (int32_t i = 0; i < n; i++)
     if (check_expr(fields[i], "tn_ir_tuple", "field", i)) return NULL;
   TnObject *arr = tn__ir_array(fields, n);
@@ -625,8 +695,7 @@ TN_API TnObject *tn_ir_function(TnObject *const *params, int32_t nparams,
                                 TnObject *body, TnObject *ret_type,
                                 TnObject *attrs) {
   const char *who = "tn_ir_function";
-  if (nparams < 0 || (nparams > 0 && params == NULL))
-    return tn__raise_null(who, "params"), NULL;
+  if (check_items(params, nparams, who, "params", "nparams")) return NULL;
   for (int32_t i = 0; i < nparams; i++)
     if (!tn__ir_is(params[i], g_types.var))
       return tn_error_raise_in(TN_ERR_TYPE, who,
@@ -637,6 +706,18 @@ TN_API TnObject *tn_ir_function(TnObject *const *params, int32_t nparams,
     return NULL;
   if (attrs && tn__check_object2(attrs, TN_TYPE_MAP, TN_TYPE_DICT, who, "attrs"))
     return NULL;
+  const TnAny *ak;
+  for (int64_t i = attrs ? tn_map_next(attrs, 0, &ak, NULL) : -1; i >= 0;
+       i = tn_map_next(attrs, i + 1, &ak, NULL)) {
+    const char *s;
+    size_t n;
+    if (tn__any_text(ak, &s, &n) != TN_TEXT_STR)
+      return tn_error_raise_in(TN_ERR_TYPE, who, "attrs: a key is a %s, not "
+                               "a str (attributes are named)",
+                               tn_any_type_key(ak)), NULL;
+  }
+  /* an empty map is no attributes (the text cannot tell them apart) */
+  if (attrs && tn_map_size(attrs) == 0) attrs = NULL;
   TnObject *bt = ((TnIrExpr *)body)->checked_type;
   if (ret_type && bt && !tn__ir_type_equal(ret_type, bt)) {
     tn__ir_type_mismatch("function body", -1, ret_type, bt);
@@ -695,6 +776,8 @@ TN_API TnObject *tn_ir_module_with(const TnObject *mod, const char *name,
   const char *who = "tn_ir_module_with";
   if (tn__check_object(mod, g_types.module, who, "mod")) return NULL;
   if (name == NULL) return tn__raise_null(who, "name"), NULL;
+  if (!tn__ir_global_name_ok(name, strlen(name)))
+    return bad_global_name(who, name), NULL;
   if (!tn__ir_is(func, g_types.function))
     return tn_error_raise_in(TN_ERR_TYPE, who,
                              "'%s' must be an ir.Function, got %s", name,
@@ -804,4 +887,5 @@ void tn__ir_init(void) {
   tn__ir_ops_tensor_init();
   tn__ir_ops_nn_init();
   tn__ir_ops_qnn_init();
+  tn__ir_well_formed_init();
 }

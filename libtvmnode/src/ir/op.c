@@ -95,6 +95,7 @@ TN_API int tn_ir_op_set_attr(TnObject *op, const char *attr,
   if (tn__check_object(op, TN_IR->op, who, "op")) return -1;
   if (attr == NULL) return tn__raise_null(who, "attr");
   if (value == NULL) return tn__raise_null(who, "value");
+  if (tn__any_check(value, who)) return -1;
   if (attr[0] == '\0')
     return tn_error_raise_in(TN_ERR_VALUE, who, "attr is the empty string");
   TnIrOp *o = (TnIrOp *)op;
@@ -390,8 +391,8 @@ void tn__ir_print_type(GString *out, const TnObject *type) {
     for (int64_t i = 0; i < s->ndim; i++)
       g_string_append_printf(out, "%s%" PRId64, i ? ", " : "", s->data[i]);
     if (s->ndim == 1) g_string_append_c(out, ',');
-    tn_dtype_print(t->dtype, buf, sizeof buf);
-    g_string_append_printf(out, "), %s]", buf);
+    g_string_append_printf(out, "), %s]",
+                           tn__dtype_text(t->dtype, buf, sizeof buf));
   } else if (tn__ir_is(type, TN_IR->tuple_type)) {
     const TnObject *f = ((const TnIrTupleType *)type)->fields;
     g_string_append_c(out, '(');
@@ -561,9 +562,9 @@ int tn__ir_store_scalar(void *dst, DLDataType t, double v) {
       return 0;
   }
   char buf[64];
-  tn_dtype_print(t, buf, sizeof buf);
   return tn_error_raise_in(TN_ERR_VALUE, NULL,
-                           "cannot store %g as a scalar of type %s", v, buf);
+                           "cannot store %g as a scalar of type %s", v,
+                           tn__dtype_text(t, buf, sizeof buf));
 }
 
 /* Element i of compact data of type t as a double (exact for integers up

@@ -118,6 +118,46 @@ int tn__ir_pair(const char *op, const TnObject *attrs, const char *field,
   return 0;
 }
 
+/*
+ * The room a window leaves in the padded input along one axis:
+ * in + pad_lo + pad_hi - extent, where extent = dilation * (k - 1) + 1 is
+ * what a dilated kernel covers. Negative when the window does not fit.
+ * Every step is checked (attributes and input dimensions come from
+ * files): -1 with a TypeError naming the attribute whose value overflowed
+ * int64. A pool window is a kernel of pool_size (>= 1) with dilation 1,
+ * whose extent cannot overflow.
+ */
+static int window_room(const char *op, int64_t in, const int64_t pad[2],
+                       int64_t dil, int64_t k, int64_t *room) {
+  int64_t padded, extent;
+  for (int i = 0; i < 2; i++) {
+    if (tn__ckd_add(&padded, i ? padded : in, pad[i]))
+      return tn__ckd_attr_error(op, "padding", pad[i], "the input of %"
+                                PRId64 " padded by (%" PRId64 ", %" PRId64
+                                ") is more than int64 holds", in, pad[0],
+                                pad[1]);
+  }
+  /* dims are >= 0 (tn_shape_new), so k - 1 >= -1 */
+  if (tn__ckd_mul(&extent, dil, k - 1) || tn__ckd_add(&extent, extent, 1) ||
+      tn__ckd_sub(room, padded, extent))
+    return tn__ckd_attr_error(op, "dilation", dil, "a kernel of %" PRId64
+                              " dilated by it spans more than int64 holds",
+                              k);
+  return 0;
+}
+
+/* Output positions along one axis: room / stride + 1, rounding the
+ * division up with ceil_mode (room >= 0, stride >= 1). -1 with a TypeError
+ * naming the data when it is more than int64 holds. */
+static int window_count(const char *op, TnObject *const *types, int64_t room,
+                        int64_t stride, bool ceil_mode, int64_t *out) {
+  int64_t q = room / stride + (ceil_mode && room % stride != 0);
+  if (tn__ckd_add(out, q, 1))
+    return tn__ir_arg_error(op, 0, "data", types[0], "the output has more "
+                            "than int64 positions along an axis");
+  return 0;
+}
+
 TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
                             const TnObject *attrs, DLDataType out_dtype) {
   const TnIrConv2DAttrs *a = (const TnIrConv2DAttrs *)attrs;
@@ -169,14 +209,22 @@ TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
     return NULL;
   /* the room the dilated kernel leaves in the padded input; negative when
    * it does not fit (checked before dividing: C rounds toward zero) */
-  int64_t hroom = dd[h_] + pad[0] + pad[2] - dil[0] * (kd[kh] - 1) - 1;
-  int64_t wroom = dd[w_] + pad[1] + pad[3] - dil[1] * (kd[kw] - 1) - 1;
-  int64_t oh = hroom < 0 ? 0 : hroom / stride[0] + 1;
-  int64_t ow = wroom < 0 ? 0 : wroom / stride[1] + 1;
-  if (oh < 1 || ow < 1)
+  int64_t hroom, wroom, oh, ow;
+  if (window_room(op, dd[h_], (int64_t[]){pad[0], pad[2]}, dil[0], kd[kh],
+                  &hroom) ||
+      window_room(op, dd[w_], (int64_t[]){pad[1], pad[3]}, dil[1], kd[kw],
+                  &wroom))
+    return NULL;
+  if (hroom < 0 || wroom < 0)
     return tn__ir_arg_error(op, 1, "weight", types[1], "the kernel does not "
-                            "fit the padded %" PRId64 "x%" PRId64 " input",
-                            dd[h_], dd[w_]), NULL;
+                            "fit the padded %" PRId64 "x%" PRId64 " input "
+                            "(dilation (%" PRId64 ", %" PRId64 "), padding "
+                            "(%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                            "))", dd[h_], dd[w_], dil[0], dil[1], pad[0],
+                            pad[1], pad[2], pad[3]), NULL;
+  if (window_count(op, types, hroom, stride[0], false, &oh) ||
+      window_count(op, types, wroom, stride[1], false, &ow))
+    return NULL;
   int64_t out[4];
   out[n_] = dd[n_], out[c_] = cout, out[h_] = oh, out[w_] = ow;
   return tn_ir_tensor_type(out, 4, out_dtype);
@@ -297,13 +345,24 @@ static TnObject *infer_pool2d(const char *op, TnObject *const *types,
   if (tn__ir_pair(op, attrs, "strides", 1, stride) || tn__ir_padding4(op, attrs, pad))
     return NULL;
   const int64_t *dd = tn__ir_dims(d);
-  int64_t hin = dd[h_] + pad[0] + pad[2] - size[0];
-  int64_t win = dd[w_] + pad[1] + pad[3] - size[1];
-  if (size[0] < 1 || size[1] < 1 || hin < 0 || win < 0)
+  int64_t hin, win, oh, ow;
+  if (size[0] < 1 || size[1] < 1)
     return tn__ir_arg_error(op, 0, "data", types[0], "a %" PRId64 "x%" PRId64
-                            " window does not fit", size[0], size[1]), NULL;
-  int64_t oh = (p->ceil_mode ? (hin + stride[0] - 1) : hin) / stride[0] + 1;
-  int64_t ow = (p->ceil_mode ? (win + stride[1] - 1) : win) / stride[1] + 1;
+                            " window does not fit (pool_size must be "
+                            "positive)", size[0], size[1]), NULL;
+  if (window_room(op, dd[h_], (int64_t[]){pad[0], pad[2]}, 1, size[0],
+                  &hin) ||
+      window_room(op, dd[w_], (int64_t[]){pad[1], pad[3]}, 1, size[1], &win))
+    return NULL;
+  if (hin < 0 || win < 0)
+    return tn__ir_arg_error(op, 0, "data", types[0], "a %" PRId64 "x%" PRId64
+                            " window does not fit (pool_size, with padding "
+                            "(%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                            "))", size[0], size[1], pad[0], pad[1], pad[2],
+                            pad[3]), NULL;
+  if (window_count(op, types, hin, stride[0], p->ceil_mode, &oh) ||
+      window_count(op, types, win, stride[1], p->ceil_mode, &ow))
+    return NULL;
   int64_t out[4];
   out[n_] = dd[n_], out[c_] = dd[c_], out[h_] = oh, out[w_] = ow;
   return tn_ir_tensor_type(out, 4, d->dtype);
@@ -409,8 +468,16 @@ static TnObject *infer_pad(const char *op, TnObject *const *types, int32_t n,
   int64_t nd = tn__ir_ndim(d), before[TN_IR_MAX_DIMS], after[TN_IR_MAX_DIMS];
   if (pad_width(op, attrs, nd, before, after)) return NULL;
   int64_t out[TN_IR_MAX_DIMS];
-  for (int64_t i = 0; i < nd; i++)
-    out[i] = tn__ir_dims(d)[i] + before[i] + after[i];
+  for (int64_t i = 0; i < nd; i++) {
+    int64_t in = tn__ir_dims(d)[i];
+    if (tn__ckd_add(&out[i], in, before[i]) ||
+        tn__ckd_add(&out[i], out[i], after[i]))
+      return tn__ckd_attr_error(op, "pad_width", before[i] > after[i] ?
+                                before[i] : after[i], "dimension %" PRId64
+                                " of %" PRId64 " padded by (%" PRId64 ", %"
+                                PRId64 ") is more than int64 holds", i, in,
+                                before[i], after[i]), NULL;
+  }
   return tn_ir_tensor_type(out, (int32_t)nd, d->dtype);
 }
 

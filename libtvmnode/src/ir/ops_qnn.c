@@ -73,8 +73,8 @@ static int check_qparam(const char *op, TnObject *const *types, int32_t i,
                         const TnIrTensorType *data, int64_t axis) {
   const TnIrTensorType *p = tn__ir_tensor_arg(op, types, i, role);
   if (p == NULL) return -1;
-  char buf[32];
-  tn_dtype_print(want, buf, sizeof buf);
+  char buf[64];
+  tn__dtype_text(want, buf, sizeof buf);
   if (!tn__ir_dtype_eq(p->dtype, want))
     return tn__ir_arg_error(op, i, role, types[i], "expected %s", buf);
   if (tn__ir_ndim(p) == 0) return 0;

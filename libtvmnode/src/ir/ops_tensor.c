@@ -174,8 +174,16 @@ static TnObject *infer_reshape(const char *op, TnObject *const *types,
   int64_t want[TN_IR_MAX_DIMS];
   int32_t nd = tn__ir_attr_ints(attrs, "newshape", want, TN_IR_MAX_DIMS, op);
   if (nd < 0) return NULL;
-  int64_t in_n = 1, known = 1, infer_at = -1;
-  for (int64_t i = 0; i < tn__ir_ndim(a); i++) in_n *= tn__ir_dims(a)[i];
+  /* Element counts are checked products (dimensions and attributes come
+   * from files); `known` counts a 0 as 1 until the end, so a shape whose
+   * other dimensions overflow is refused even when it is empty (it could
+   * not have row-major strides, see tn__ckd_span_bytes). */
+  int64_t in_n, known = 1, infer_at = -1, bad, next;
+  bool empty = false;
+  if (tn__ckd_numel(&in_n, tn__ir_dims(a), tn__ir_ndim(a), &bad))
+    return tn__ir_arg_error(op, 0, "data", types[0], "its element count "
+                            "overflows int64 (at dimension %" PRId64 ")",
+                            bad), NULL;
   for (int32_t i = 0; i < nd; i++) {
     if (want[i] == 0) {
       if (i >= tn__ir_ndim(a))
@@ -194,10 +202,20 @@ static TnObject *infer_reshape(const char *op, TnObject *const *types,
       tn_error_raise_in(TN_ERR_TYPE, op, "newshape[%d] = %" PRId64
                         " is invalid", i, want[i]);
       return NULL;
+    } else if (want[i] == 0) {
+      empty = true;
+    } else if (tn__ckd_mul(&next, known, want[i])) {
+      char attr[32];
+      snprintf(attr, sizeof attr, "newshape[%d]", i);
+      tn__ckd_attr_error(op, attr, want[i], "times the %" PRId64
+                         " elements before it is more than int64 holds",
+                         known);
+      return NULL;
     } else {
-      known *= want[i];
+      known = next;
     }
   }
+  if (empty) known = 0;
   if (infer_at >= 0) {
     if (known == 0 || in_n % known != 0)
       return tn__ir_arg_error(op, 0, "data", types[0], "%" PRId64 " elements "
@@ -208,7 +226,8 @@ static TnObject *infer_reshape(const char *op, TnObject *const *types,
   }
   if (known != in_n)
     return tn__ir_arg_error(op, 0, "data", types[0], "%" PRId64 " elements "
-                            "cannot reshape to %" PRId64, in_n, known), NULL;
+                            "cannot reshape to %" PRId64 " (the product of "
+                            "newshape)", in_n, known), NULL;
   return tensor(want, nd, a->dtype);
 }
 
@@ -283,7 +302,10 @@ static TnObject *infer_concatenate(const char *op, TnObject *const *types,
                                 ", element 0 has %" PRId64, k, d,
                                 tn__ir_dims(tk)[d], out[d]), NULL;
     }
-    out[axis] += tn__ir_dims(tk)[axis];
+    if (tn__ckd_add(&out[axis], out[axis], tn__ir_dims(tk)[axis]))
+      return tn__ir_arg_error(op, 0, "data", types[0], "the sizes along axis "
+                              "%" PRId64 " overflow int64 at element %"
+                              PRId64, axis, k), NULL;
   }
   return tensor(out, (int32_t)nd, t0->dtype);
 }
@@ -322,9 +344,15 @@ static TnObject *infer_expand_dims(const char *op, TnObject *const *types,
   if (a == NULL) return NULL;
   const ExpandDimsAttrs *e = (const ExpandDimsAttrs *)attrs;
   int64_t nd = tn__ir_ndim(a), out[TN_IR_MAX_DIMS];
-  if (e->num_newaxis < 0 || nd + e->num_newaxis > TN_IR_MAX_DIMS) {
-    tn_error_raise_in(TN_ERR_TYPE, op, "num_newaxis %" PRId64
-                      " is out of range", e->num_newaxis);
+  /* Compared with the room left (nd <= 16 here): nd + num_newaxis
+   * overflows for a huge value, and the loop below writes num_newaxis
+   * entries into out. */
+  if (e->num_newaxis < 0 || e->num_newaxis > TN_IR_MAX_DIMS - nd) {
+    tn_error_raise_in(TN_ERR_TYPE, op, "num_newaxis %" PRId64 " is out of "
+                      "range [0, %" PRId64 "]: the data has %" PRId64
+                      " of the %d dimensions operators take",
+                      e->num_newaxis, TN_IR_MAX_DIMS - nd, nd,
+                      TN_IR_MAX_DIMS);
     return NULL;
   }
   /* The axis counts in the output's dimensions, as numpy does. */

@@ -18,7 +18,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-enum { T_EOF, T_LOCAL, T_GLOBAL, T_IDENT, T_NUM, T_STR, T_PUNCT };
+enum { T_EOF, T_LOCAL, T_GLOBAL, T_IDENT, T_NUM, T_STR, T_BYTES, T_PUNCT };
 
 typedef struct {
   int kind;
@@ -185,7 +185,11 @@ static void lex_number(Parser *p, Tok *t) {
     }
     t->f = t->u64 ? (double)(uint64_t)t->i : (double)t->i;
   }
-  bool range = errno == ERANGE;
+  /* ERANGE also reports a result that underflowed into the denormals, which
+   * is exact (the printer writes those); only a float that overflowed or
+   * vanished to zero, or an integer past 64 bits, is out of range */
+  bool range = errno == ERANGE &&
+               (!is_float || isinf(t->f) || t->f == 0.0);
   g_free(text);
   /* a type suffix: f, f32, f64, i8 ... u64 */
   size_t s = 0;
@@ -241,6 +245,10 @@ static void next(Parser *p) {
     t->len = 4;
     return;
   }
+  if (c == 'b' && peekc(p, 1) == '"') { /* b"...": bytes */
+    advance_char(p);
+    c = '"';
+  }
   if (g_ascii_isalpha(c) || c == '_') {
     while (ident_char(peekc(p, 0), true)) advance_char(p);
     t->kind = T_IDENT;
@@ -258,7 +266,7 @@ static void next(Parser *p) {
       return;
     }
     advance_char(p);
-    t->kind = T_STR;
+    t->kind = *t->start == 'b' ? T_BYTES : T_STR;
     t->len = p->pos - start;
     return;
   }
@@ -372,7 +380,7 @@ static bool parse_value(Parser *p, TnAny *out);
 
 static char *unescape(Parser *p, const Tok *t, size_t *n) {
   GString *s = g_string_new(NULL);
-  for (size_t i = 1; i + 1 < t->len; i++) {
+  for (size_t i = t->kind == T_BYTES ? 2 : 1; i + 1 < t->len; i++) {
     char c = t->start[i];
     if (c != '\\') {
       g_string_append_c(s, c);
@@ -427,17 +435,71 @@ static TnObject *value_list(Parser *p, char close) {
   GArray *items = g_array_new(FALSE, FALSE, sizeof(TnAny));
   TnObject *arr = NULL;
   bool ok = true;
-  if (!is_punct(p, close)) {
-    do {
-      TnAny v;
-      if (!(ok = parse_value(p, &v))) break;
-      g_array_append_val(items, v);
-    } while (accept(p, ','));
+  while (!is_punct(p, close)) { /* a trailing comma is allowed: (3,) */
+    TnAny v;
+    if (!(ok = parse_value(p, &v))) break;
+    g_array_append_val(items, v);
+    if (!accept(p, ',')) break;
   }
   if (ok && expect(p, close))
     arr = keep(p, tn_array_new((TnAny *)items->data, items->len), &p->tok);
   g_array_free(items, TRUE);
   return arr;
+}
+
+/* An integer token in [lo, hi] for DataType(...) / Device(...). */
+static bool small_int(Parser *p, int64_t lo, int64_t hi, int64_t *out) {
+  if (p->tok.kind != T_NUM || p->tok.is_float || p->tok.suffix[0] ||
+      p->tok.u64 || p->tok.i < lo || p->tok.i > hi) {
+    char what[64];
+    g_snprintf(what, sizeof what, "an integer in [%" PRId64 ", %" PRId64 "]",
+               lo, hi);
+    expected(p, what);
+    return false;
+  }
+  *out = p->tok.i;
+  next(p);
+  return true;
+}
+
+/* DataType("float32") or DataType(code, bits, lanes); Device("cuda:1") or
+ * Device(type, id). The current token is the word. */
+static void plain_value(Parser *p, TnAny *out) {
+  bool dtype = is_word(p, "DataType");
+  next(p);
+  if (!expect(p, '(')) return;
+  if (p->tok.kind == T_STR) {
+    Tok st = p->tok;
+    size_t n;
+    char *s = unescape(p, &st, &n);
+    if (s == NULL) return;
+    next(p);
+    DLDataType d;
+    DLDevice dev;
+    if (strlen(s) != n) {
+      fail_at(p, &st, "a %s name cannot contain a NUL",
+              dtype ? "DataType" : "Device");
+    } else if (dtype ? tn_dtype_parse(s, &d) : tn_device_parse(s, &dev)) {
+      blame_at(p, &st);
+    } else {
+      *out = dtype ? tn_any_dtype(d) : tn_any_device(dev);
+    }
+    g_free(s);
+  } else if (dtype) {
+    int64_t code, bits, lanes;
+    if (small_int(p, 0, 255, &code) && expect(p, ',') &&
+        small_int(p, 0, 255, &bits) && expect(p, ',') &&
+        small_int(p, 0, 65535, &lanes))
+      *out = tn_any_dtype((DLDataType){(uint8_t)code, (uint8_t)bits,
+                                       (uint16_t)lanes});
+  } else {
+    int64_t type, id;
+    if (small_int(p, INT32_MIN, INT32_MAX, &type) && expect(p, ',') &&
+        small_int(p, INT32_MIN, INT32_MAX, &id))
+      *out = tn_any_device((DLDevice){(DLDeviceType)type, (int32_t)id});
+  }
+  if (!p->failed) expect(p, ')');
+  if (p->failed) *out = tn_any_none();
 }
 
 /* A value; an object in `out` is owned by the parser (borrowed). */
@@ -449,16 +511,21 @@ static bool parse_value(Parser *p, TnAny *out) {
   if (t.kind == T_NUM) {
     *out = t.is_float ? tn_any_float(t.f) : tn_any_int(t.i);
     if (t.suffix[0]) fail_at(p, &t, "an attribute value takes no type suffix");
+    if (t.u64) fail_at(p, &t, "%.*s is out of range for an int64", (int)t.len,
+                       t.start);
     next(p);
-  } else if (t.kind == T_STR) {
+  } else if (t.kind == T_STR || t.kind == T_BYTES) {
     size_t n;
     char *s = unescape(p, &t, &n);
     if (s) {
-      TnObject *str = keep(p, tn_string_new(s, n), &t);
+      TnObject *str = keep(p, t.kind == T_STR ? tn_string_new(s, n)
+                                              : tn_bytes_new(s, n), &t);
       if (str) *out = tn_any_obj(str);
       g_free(s);
     }
     next(p);
+  } else if (is_word(p, "DataType") || is_word(p, "Device")) {
+    plain_value(p, out);
   } else if (is_word(p, "true") || is_word(p, "false")) {
     *out = tn_any_bool(is_word(p, "true"));
     next(p);
@@ -513,28 +580,24 @@ static bool parse_value(Parser *p, TnAny *out) {
   return ok;
 }
 
-/* "name=value" pairs; on entry the current token is the name. */
-static bool parse_kv(Parser *p, GPtrArray *names, GArray *values) {
+/* "name=value" pairs into `keys` (tn.Strings) and `values`; objects in them
+ * belong to the parser. On entry the current token is the name, a word or a
+ * string (a key that is not a word: the printer quotes it). */
+static bool parse_kv(Parser *p, GArray *keys, GArray *values) {
   Tok t = p->tok;
-  char *name;
+  TnAny key;
   if (t.kind == T_STR) {
-    size_t n;
-    name = unescape(p, &t, &n);
-    if (name == NULL) return false;
+    if (!parse_value(p, &key)) return false;
   } else {
-    name = tok_text(&t);
+    TnObject *name = keep(p, tn_string_new(t.start, t.len), &t);
+    if (name == NULL) return false;
+    key = tn_any_obj(name);
+    next(p);
   }
-  next(p);
-  if (!expect(p, '=')) {
-    g_free(name);
-    return false;
-  }
+  if (!expect(p, '=')) return false;
   TnAny v;
-  if (!parse_value(p, &v)) {
-    g_free(name);
-    return false;
-  }
-  g_ptr_array_add(names, name);
+  if (!parse_value(p, &v)) return false;
+  g_array_append_val(keys, key);
   g_array_append_val(values, v);
   return true;
 }
@@ -545,14 +608,10 @@ static bool at_kv(Parser *p) {
   return after.kind == T_PUNCT && after.punct == '=';
 }
 
-static TnObject *kv_map(Parser *p, GPtrArray *names, GArray *values,
+static TnObject *kv_map(Parser *p, GArray *keys, GArray *values,
                         const Tok *at) {
-  TnAny *keys = g_new(TnAny, names->len ? names->len : 1);
-  for (guint i = 0; i < names->len; i++)
-    keys[i] = tn_any_cstr(g_ptr_array_index(names, i));
-  TnObject *m = keep(p, tn_map_new(keys, (TnAny *)values->data, names->len), at);
-  g_free(keys);
-  return m;
+  return keep(p, tn_map_new((TnAny *)keys->data, (TnAny *)values->data,
+                            keys->len), at);
 }
 
 /* ---- types -------------------------------------------------------------------- */
@@ -689,7 +748,7 @@ static TnObject *number_constant(Parser *p, const Tok *t) {
 
 /* Parameters and attributes up to ')': "%x: T" or "name=value". */
 static bool parse_params(Parser *p, GPtrArray *params, TnObject **attrs) {
-  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  GArray *keys = g_array_new(FALSE, FALSE, sizeof(TnAny));
   GArray *values = g_array_new(FALSE, FALSE, sizeof(TnAny));
   Tok at = p->tok;
   while (!p->failed && !is_punct(p, ')')) {
@@ -709,17 +768,17 @@ static bool parse_params(Parser *p, GPtrArray *params, TnObject **attrs) {
       }
       g_ptr_array_add(params, v);
     } else if (at_kv(p)) {
-      if (!parse_kv(p, names, values)) break;
+      if (!parse_kv(p, keys, values)) break;
     } else {
       expected(p, "a parameter (%name) or an attribute (name=value)");
       break;
     }
     if (!accept(p, ',')) break;
   }
-  if (!p->failed && expect(p, ')') && names->len > 0)
-    *attrs = kv_map(p, names, values, &at);
+  if (!p->failed && expect(p, ')') && keys->len > 0)
+    *attrs = kv_map(p, keys, values, &at);
   g_array_free(values, TRUE);
-  g_ptr_array_free(names, TRUE);
+  g_array_free(keys, TRUE);
   return !p->failed;
 }
 
@@ -743,13 +802,14 @@ static TnObject *parse_function_rest(Parser *p, const Tok *at) {
 static TnObject *parse_call(Parser *p, TnObject *callee, const char *op_name,
                             const Tok *at) {
   GPtrArray *args = g_ptr_array_new();
-  GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+  GArray *keys = g_array_new(FALSE, FALSE, sizeof(TnAny));
   GArray *values = g_array_new(FALSE, FALSE, sizeof(TnAny));
+  GPtrArray *names = g_ptr_array_new();
   TnObject *out = NULL;
   while (!p->failed && !is_punct(p, ')')) {
     if (at_kv(p)) {
-      if (!parse_kv(p, names, values)) break;
-    } else if (names->len > 0) {
+      if (!parse_kv(p, keys, values)) break;
+    } else if (keys->len > 0) {
       expected(p, "an attribute (name=value): arguments come first");
       break;
     } else {
@@ -758,6 +818,10 @@ static TnObject *parse_call(Parser *p, TnObject *callee, const char *op_name,
       g_ptr_array_add(args, a);
     }
     if (!accept(p, ',')) break;
+  }
+  for (guint i = 0; i < keys->len; i++) { /* the keys are tn.Strings */
+    const TnAny *k = &g_array_index(keys, TnAny, i);
+    g_ptr_array_add(names, (char *)((TnStringObj *)k->v_obj)->data);
   }
   if (!p->failed && expect(p, ')')) {
     if (op_name) {
@@ -774,6 +838,7 @@ static TnObject *parse_call(Parser *p, TnObject *callee, const char *op_name,
     }
   }
   g_array_free(values, TRUE);
+  g_array_free(keys, TRUE);
   g_ptr_array_free(names, TRUE);
   g_ptr_array_free(args, TRUE);
   return out;
@@ -982,7 +1047,7 @@ static TnObject *parse_module(Parser *p) {
     Tok t = p->tok;
     if (is_word(p, "attributes")) {
       next(p);
-      GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+      GArray *akeys = g_array_new(FALSE, FALSE, sizeof(TnAny));
       GArray *values = g_array_new(FALSE, FALSE, sizeof(TnAny));
       if (expect(p, '(')) {
         while (!p->failed && !is_punct(p, ')')) {
@@ -990,13 +1055,13 @@ static TnObject *parse_module(Parser *p) {
             expected(p, "an attribute (name=value)");
             break;
           }
-          if (!parse_kv(p, names, values) || !accept(p, ',')) break;
+          if (!parse_kv(p, akeys, values) || !accept(p, ',')) break;
         }
         if (!p->failed && expect(p, ')'))
-          attrs = kv_map(p, names, values, &t);
+          attrs = kv_map(p, akeys, values, &t);
       }
       g_array_free(values, TRUE);
-      g_ptr_array_free(names, TRUE);
+      g_array_free(akeys, TRUE);
       continue;
     }
     if (!is_word(p, "def")) {

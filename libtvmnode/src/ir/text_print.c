@@ -29,6 +29,8 @@ typedef struct {
   GHashTable *meta_idx; /* object -> i + 1 */
   int next_id;
   int indent;
+  bool strict;      /* show_meta: the text must read back, or fail */
+  TnObject *error;  /* why it cannot, raised at the end */
 } P;
 
 static void newline(P *p) {
@@ -99,34 +101,119 @@ static void text_float(GString *out, double v, int digits) {
   if (!strpbrk(buf, ".eE")) g_string_append(out, ".0");
 }
 
+/* A string literal. Valid UTF-8 is kept as it is; other bytes above 0x7f
+ * and control characters are escaped, so the text is always UTF-8 and the
+ * parser reads back the same bytes. */
+/* The escapes strings and bytes share: quote, backslash, newline, tab and
+ * the other control characters. False when `c` needs none of them. */
+static bool escape_control(GString *out, unsigned char c) {
+  if (c == '"' || c == '\\') {
+    g_string_append_c(out, '\\');
+    g_string_append_c(out, (char)c);
+  } else if (c == '\n') {
+    g_string_append(out, "\\n");
+  } else if (c == '\t') {
+    g_string_append(out, "\\t");
+  } else if (c < 0x20 || c == 0x7f) {
+    g_string_append_printf(out, "\\x%02x", c);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 static void text_string(GString *out, const char *s, size_t n) {
   g_string_append_c(out, '"');
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\') {
-      g_string_append_c(out, '\\');
+    size_t k = (size_t)g_utf8_skip[c];
+    if (escape_control(out, c)) continue;
+    if (c < 0x80) {
       g_string_append_c(out, (char)c);
-    } else if (c == '\n') {
-      g_string_append(out, "\\n");
-    } else if (c == '\t') {
-      g_string_append(out, "\\t");
-    } else if (c < 0x20 || c == 0x7f) {
-      g_string_append_printf(out, "\\x%02x", c);
+    } else if (k > 1 && k <= n - i && g_utf8_validate(s + i, (gssize)k, NULL)) {
+      g_string_append_len(out, s + i, (gssize)k);
+      i += k - 1;
     } else {
-      g_string_append_c(out, (char)c);
+      g_string_append_printf(out, "\\x%02x", c);
     }
   }
   g_string_append_c(out, '"');
 }
 
-static bool is_ident(const char *s) {
-  if (!g_ascii_isalpha(s[0]) && s[0] != '_') return false;
-  for (const char *c = s; *c; c++)
-    if (!g_ascii_isalnum(*c) && *c != '_') return false;
+/* A bytes literal b"...": printable ASCII as it is, the rest escaped. */
+static void text_bytes(GString *out, const char *s, size_t n) {
+  g_string_append(out, "b\"");
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (escape_control(out, c)) continue;
+    if (c >= 0x80) g_string_append_printf(out, "\\x%02x", c);
+    else g_string_append_c(out, (char)c);
+  }
+  g_string_append_c(out, '"');
+}
+
+/* Drop the error a failed probe (tn_dtype_print, tn_dtype_parse) raised. */
+static void drop_error(void) { tn_object_release(tn_error_take_raised()); }
+
+/* DataType("float32"), or DataType(code, bits, lanes) when no name reads
+ * back as the same dtype. `as_str`: a field of kind DataType, which takes
+ * the name as a string ("float32"), as TVM prints it. */
+static void dtype_text(GString *out, DLDataType d, bool as_str) {
+  char buf[64];
+  DLDataType back = {0, 0, 0};
+  int n = tn_dtype_print(d, buf, sizeof buf);
+  bool named = n > 0 && (size_t)n < sizeof buf;
+  if (n < 0) drop_error();
+  if (named && tn_dtype_parse(buf, &back) != 0) {
+    drop_error();
+    named = false;
+  }
+  named = named && back.code == d.code && back.bits == d.bits &&
+          back.lanes == d.lanes;
+  if (named && as_str) {
+    text_string(out, buf, strlen(buf));
+  } else if (named) {
+    g_string_append(out, "DataType(");
+    text_string(out, buf, strlen(buf));
+    g_string_append_c(out, ')');
+  } else {
+    g_string_append_printf(out, "DataType(%u, %u, %u)", (unsigned)d.code,
+                           (unsigned)d.bits, (unsigned)d.lanes);
+  }
+}
+
+/* Device("cuda:1"), or Device(type, id) when no name reads back. */
+static void device_text(GString *out, DLDevice d) {
+  char buf[64];
+  DLDevice back = {kDLCPU, 0};
+  int n = tn_device_print(d, buf, sizeof buf);
+  bool named = n > 0 && (size_t)n < sizeof buf;
+  if (n < 0) drop_error();
+  if (named && tn_device_parse(buf, &back) != 0) {
+    drop_error();
+    named = false;
+  }
+  if (named && back.device_type == d.device_type &&
+      back.device_id == d.device_id) {
+    g_string_append(out, "Device(");
+    text_string(out, buf, strlen(buf));
+    g_string_append_c(out, ')');
+  } else {
+    g_string_append_printf(out, "Device(%d, %d)", (int)d.device_type,
+                           (int)d.device_id);
+  }
+}
+
+static bool is_ident(const char *s, size_t n) {
+  if (n == 0 || (!g_ascii_isalpha(s[0]) && s[0] != '_')) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!g_ascii_isalnum(s[i]) && s[i] != '_') return false;
   return true;
 }
 
-static void value_text(P *p, const TnAny *v) {
+/* An attribute value; the parser reads each form back as the same value.
+ * `dtype_as_str`: the value of a DataType field (see dtype_text). */
+static void value_text(P *p, const TnAny *v, bool dtype_as_str) {
   GString *out = p->out;
   const char *s;
   size_t n;
@@ -135,24 +222,20 @@ static void value_text(P *p, const TnAny *v) {
     case TN_TYPE_BOOL: g_string_append(out, v->v_int64 ? "true" : "false"); return;
     case TN_TYPE_INT: g_string_append_printf(out, "%" PRId64, v->v_int64); return;
     case TN_TYPE_FLOAT: text_float(out, v->v_float64, 17); return;
-    case TN_TYPE_DATA_TYPE: {
-      char buf[64];
-      tn_dtype_print(v->v_dtype, buf, sizeof buf);
-      text_string(out, buf, strlen(buf));
-      return;
-    }
+    case TN_TYPE_DATA_TYPE: dtype_text(out, v->v_dtype, dtype_as_str); return;
+    case TN_TYPE_DEVICE: device_text(out, v->v_device); return;
     default: break;
   }
-  if (tn_any_as_str(v, &s, &n) == 0) {
+  TnTextKind text = tn__any_text(v, &s, &n);
+  if (text == TN_TEXT_STR) {
     text_string(out, s, n);
-    return;
-  }
-  tn_error_set_raised(NULL);
-  if (v->type_index == TN_TYPE_ARRAY) {
+  } else if (text == TN_TEXT_BYTES) {
+    text_bytes(out, s, n);
+  } else if (v->type_index == TN_TYPE_ARRAY) {
     g_string_append_c(out, '[');
     for (int64_t i = 0; i < tn_array_size(v->v_obj); i++) {
       if (i) g_string_append(out, ", ");
-      value_text(p, tn_array_at(v->v_obj, i));
+      value_text(p, tn_array_at(v->v_obj, i), false);
     }
     g_string_append_c(out, ']');
   } else if (v->type_index == TN_TYPE_SHAPE) {
@@ -170,19 +253,23 @@ static void value_text(P *p, const TnAny *v) {
          i = tn_map_next(v->v_obj, i + 1, &k, &x)) {
       if (!first) g_string_append(out, ", ");
       first = false;
-      value_text(p, k);
+      value_text(p, k, false);
       g_string_append(out, ": ");
-      value_text(p, x);
+      value_text(p, x, false);
     }
     g_string_append_c(out, '}');
   } else if (tn_any_is_object(v)) {
     g_string_append_printf(out, "meta[%d]", meta_index(p, v->v_obj));
   } else {
-    /* plain values with no literal (devices, pointers) */
-    TnObject *r = tn_repr(v);
-    const char *t = r ? ((TnStringObj *)r)->data : "?";
-    text_string(out, t, strlen(t));
-    tn_object_release(r);
+    /* a pointer has no text form: text that must read back fails; text
+     * for reading shows the pointer */
+    if (p->strict && p->error == NULL) {
+      tn_error_raise_in(TN_ERR_TYPE, "tn_ir_astext", "an attribute holds a "
+                        "%s, which has no text form (print without "
+                        "show_meta to see it)", tn_any_type_key(v));
+      p->error = tn_error_take_raised();
+    }
+    g_string_append_printf(out, "<%s %p>", tn_any_type_key(v), v->v_ptr);
   }
 }
 
@@ -206,7 +293,7 @@ static void attrs_text(P *p, const TnObject *attrs, bool *first) {
       if (!*first) g_string_append(p->out, ", ");
       *first = false;
       g_string_append_printf(p->out, "%s=", f->name);
-      value_text(p, &v);
+      value_text(p, &v, f->kind == TN_FIELD_DTYPE);
     }
     tn_any_clear(&v);
   }
@@ -220,10 +307,22 @@ static void map_attrs_text(P *p, const TnObject *map, bool *first) {
     if (!*first) g_string_append(p->out, ", ");
     *first = false;
     const char *s;
-    if (tn_any_as_str(k, &s, NULL) == 0 && is_ident(s)) g_string_append(p->out, s);
-    else value_text(p, k);
+    size_t n;
+    TnTextKind text = tn__any_text(k, &s, &n);
+    if (text == TN_TEXT_STR && is_ident(s, n)) {
+      g_string_append_len(p->out, s, (gssize)n);
+    } else {
+      /* attribute names are strings (a non-string key is refused when
+       * the text must read back) */
+      if (text != TN_TEXT_STR && p->strict && p->error == NULL) {
+        tn_error_raise_in(TN_ERR_TYPE, "tn_ir_astext", "an attribute name "
+                          "is a %s, not a str", tn_any_type_key(k));
+        p->error = tn_error_take_raised();
+      }
+      value_text(p, k, false);
+    }
     g_string_append_c(p->out, '=');
-    value_text(p, v);
+    value_text(p, v, false);
   }
 }
 
@@ -338,6 +437,7 @@ static void type_comment(P *p, const TnObject *e) {
 static void print_function(P *p, TnObject *fn, const char *def_name);
 static void print_block(P *p, TnObject *e);
 static void ensure_bound(P *p, TnObject *e);
+static void hoist_shared(P *p, TnObject *fn);
 
 /* Bind children of `e` that need it, so that inline() can refer to them. */
 static void ensure_children(P *p, TnObject *e) {
@@ -354,6 +454,8 @@ static void ensure_children(P *p, TnObject *e) {
       ensure_bound(p, tn_array_at(f, i)->v_obj);
   } else if (t == T->tuple_get_item) {
     ensure_bound(p, ((const TnIrTupleGetItem *)e)->tuple);
+  } else if (t == T->function) {
+    hoist_shared(p, e);
   }
 }
 
@@ -404,7 +506,37 @@ static void inline_expr(P *p, TnObject *e) {
   }
 }
 
+
+static int collect_node(void *ctx, TnObject *e) {
+  g_ptr_array_add(ctx, e);
+  return 0;
+}
+
+/* Nodes inside a nested function that are also used outside it are bound
+ * before it, in the enclosing scope. Bound inside, they would be forgotten
+ * when the function's scope closes and printed again outside, and the text
+ * would read back as two nodes (printing differently the second time). In
+ * well-formed IR such a node uses nothing the function binds. */
+static void hoist_shared(P *p, TnObject *fn) {
+  P local = {0};
+  local.uses = g_hash_table_new(NULL, NULL);
+  GPtrArray *order = g_ptr_array_new();
+  if (tn_ir_post_order_visit(fn, count_uses, &local) == 0 &&
+      tn_ir_post_order_visit(fn, collect_node, order) == 0) {
+    for (guint i = 0; i < order->len; i++) {
+      TnObject *n = g_ptr_array_index(order, i);
+      if (n != fn && !is_leaf(n) && !g_hash_table_contains(p->names, n) &&
+          !tn_object_is_instance(n, TN_IR->let) && uses(p, n) > uses(&local, n))
+        ensure_bound(p, n);
+    }
+  }
+  tn_error_set_raised(NULL); /* the walks cannot fail on IR already walked */
+  g_ptr_array_free(order, TRUE);
+  g_hash_table_destroy(local.uses);
+}
+
 static void bind(P *p, TnObject *e) {
+  if (tn_object_is_instance(e, TN_IR->function)) hoist_shared(p, e);
   char *name = g_strdup_printf("%%%d", p->next_id++);
   newline(p);
   g_string_append_printf(p->out, "%s = ", name);
@@ -556,14 +688,12 @@ TN_API TnObject *tn_ir_astext(TnObject *node, int show_meta) {
          g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
          g_ptr_array_new(),
          g_ptr_array_new_with_free_func((GDestroyNotify)tn_object_release),
-         g_hash_table_new(g_direct_hash, g_direct_equal), 0, 0};
+         g_hash_table_new(g_direct_hash, g_direct_equal), 0, 0,
+         show_meta != 0, NULL};
   int rc = 0;
   if (is_mod) {
     const TnIrModule *m = (const TnIrModule *)node;
     const TnAny *k, *v;
-    for (int64_t i = tn_map_next(m->functions, 0, &k, &v); rc == 0 && i >= 0;
-         i = tn_map_next(m->functions, i + 1, &k, &v))
-      rc = tn_ir_post_order_visit(v->v_obj, count_uses, &p);
     if (m->attrs && tn_map_size(m->attrs) > 0) {
       bool first = true;
       g_string_append(p.out, "attributes(");
@@ -576,7 +706,11 @@ TN_API TnObject *tn_ir_astext(TnObject *node, int show_meta) {
       if (!first) g_string_append_c(p.out, '\n');
       first = false;
       p.next_id = 0; /* names start afresh in each function */
-      print_function(&p, v->v_obj, tn__ir_key(k));
+      /* uses count per function: a node two functions share is printed
+       * in each, as each reads it back */
+      g_hash_table_remove_all(p.uses);
+      rc = tn_ir_post_order_visit(v->v_obj, count_uses, &p);
+      if (rc == 0) print_function(&p, v->v_obj, tn__ir_key(k));
       g_string_append_c(p.out, '\n');
     }
   } else {
@@ -592,6 +726,10 @@ TN_API TnObject *tn_ir_astext(TnObject *node, int show_meta) {
     }
   }
   TnObject *result = NULL;
+  if (p.error) {
+    tn_error_set_raised(p.error);
+    rc = -1;
+  }
   if (rc == 0 && p.meta->len > 0) {
     if (show_meta) {
       TnObject *arr = tn__ir_array((TnObject *const *)p.meta->pdata,

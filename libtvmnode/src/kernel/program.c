@@ -142,15 +142,28 @@ static const TnIrTensorType *tensor_type(const TnObject *e) {
                                                : NULL;
 }
 
+/* The bytes of a tensor of type `t`; -1 when that overflows (a type can
+ * name a tensor no memory holds). */
 static int64_t nbytes_of(const TnIrTensorType *t) {
-  int64_t n = (t->dtype.bits * t->dtype.lanes + 7) / 8;
-  for (int64_t i = 0; i < tn__ir_ndim(t); i++) n *= tn__ir_dims(t)[i];
+  int64_t n;
+  if (tn__ckd_numel(&n, tn__ir_dims(t), tn__ir_ndim(t), NULL) ||
+      tn__ckd_mul(&n, n, ((int64_t)t->dtype.bits * t->dtype.lanes + 7) / 8))
+    return -1;
   return n;
 }
 
 static int32_t add_value(Builder *b, VKind kind, int32_t index,
                          const TnIrTensorType *t) {
-  Value v = {kind, index, 0, nbytes_of(t), t, -1, -1};
+  int64_t nbytes = nbytes_of(t);
+  if (nbytes < 0) {
+    GString *s = g_string_new(NULL);
+    tn__ir_print_type(s, (const TnObject *)t);
+    tn_error_raise_in(TN_ERR_VALUE, "tn_program_new", "a value of type %s "
+                      "would not fit in memory", s->str);
+    g_string_free(s, TRUE);
+    return ERR;
+  }
+  Value v = {kind, index, 0, nbytes, t, -1, -1};
   g_array_append_val(b->p->values, v);
   return (int32_t)b->p->values->len - 1;
 }
@@ -209,6 +222,10 @@ static int32_t add_step(Builder *b, TnKernCall *k, const char *op,
     return add_value(b, V_VIEW, root, out);
   }
   id = add_value(b, V_ARENA, -1, out);
+  if (id == ERR) {
+    g_free(k->params);
+    return ERR;
+  }
   st.out = id;
   g_array_append_val(b->p->steps, st);
   return id;
@@ -544,6 +561,8 @@ TN_API TnObject *tn_program_new(const TnObject *mod, const TnObject *fn) {
   const char *who = "tn_program_new";
   if (tn__check_object(fn, TN_IR->function, who, "fn")) return NULL;
   if (mod && tn__check_object(mod, TN_IR->module, who, "mod")) return NULL;
+  /* Sizes and kernels come from the saved types: they must be the truth. */
+  if (tn_ir_well_formed(mod ? (TnObject *)mod : (TnObject *)fn)) return NULL;
   Program *p = tn__object_malloc(sizeof(Program), 0, g_program_type, who);
   if (p == NULL) return NULL;
   tn__object_init(&p->header, g_program_type, program_deleter);
@@ -572,7 +591,8 @@ TN_API TnObject *tn_program_new(const TnObject *mod, const TnObject *fn) {
       r = untyped(v, "parameter");
       break;
     }
-    scope_bind(&top, v, add_value(&b, V_INPUT, (int32_t)i, t));
+    if ((r = add_value(&b, V_INPUT, (int32_t)i, t)) == ERR) break;
+    scope_bind(&top, v, r);
   }
   if (r != ERR) r = lower_expr(&b, &top, f->body);
   if (r != ERR) flatten_outputs(&b, r);

@@ -41,9 +41,10 @@ static TnObject *fold_call(Ctx *c, TnObject *e, bool *failed) {
     return NULL;
   const TnShapeObj *shape =
       (const TnShapeObj *)((const TnIrTensorType *)type)->shape;
-  int64_t numel = 1;
-  for (int64_t i = 0; i < shape->ndim; i++) numel *= shape->data[i];
-  if (numel > c->max_elements) return NULL;
+  int64_t numel;
+  if (tn__ckd_numel(&numel, shape->data, shape->ndim, NULL) ||
+      numel > c->max_elements)
+    return NULL;
   TnObject *args = call->args;
   if (tn_array_size(args) == 1 &&
       tn_object_is_instance(tn_array_at(args, 0)->v_obj, TN_IR->tuple))

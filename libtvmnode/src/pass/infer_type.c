@@ -3,11 +3,14 @@
  * its type, and check that the types fit.
  *
  * The builders already type what they can when a node is made, so this pass
- * only forces, bottom-up, the nodes whose type is still missing: calls whose
+ * forces, bottom-up, the nodes whose type is still missing: calls whose
  * arguments were untyped when built, calls of global functions (typed on
  * demand, in dependency order; recursion is refused), and variables bound
  * by a let without an annotation, which take their value's type. A function
  * parameter without an annotation cannot be typed and is an error naming it.
+ * Saved types are not trusted: one that is not what the node's parts give
+ * it (a graph loaded from a file, a field set from a binding) is derived
+ * again, so the pass's result is typed correctly whatever it was given.
  */
 #include "pass/pass_internal.h"
 
@@ -95,6 +98,7 @@ static TnObject *force(Ctx *c, TnObject *e) {
     g_free(items);
     return out;
   }
+  if (t == T->constant) return tn_ir_constant(((TnIrConstant *)e)->data);
   if (t == T->tuple_get_item)
     return tn_ir_tuple_get_item(((TnIrTupleGetItem *)e)->tuple,
                                 ((TnIrTupleGetItem *)e)->index);
@@ -113,12 +117,53 @@ static TnObject *force(Ctx *c, TnObject *e) {
   return retained(e);
 }
 
+static bool is_global_call(const TnObject *e) {
+  return tn_object_is_instance(e, TN_IR->call) &&
+         tn_object_is_instance(((const TnIrCall *)e)->op, TN_IR->global_var);
+}
+
+/* Whether a typed call of a global function has the type its (typed)
+ * callee returns for arguments of these types; -1 with an error if the
+ * callee cannot be typed. */
+static int global_call_agrees(Ctx *c, TnObject *call) {
+  TnIrCall *k = (TnIrCall *)call;
+  TnObject *f = type_function(
+      c, ((TnStringObj *)((TnIrGlobalVar *)k->op)->name_hint)->data);
+  if (f == NULL) return -1;
+  const TnIrFuncType *ft = (const TnIrFuncType *)((TnIrExpr *)f)->checked_type;
+  int64_t n = tn_array_size(k->args);
+  bool ok = ft && tn__ir_type_equal(ft->ret_type, k->base.checked_type) &&
+            n == tn_array_size(ft->arg_types);
+  for (int64_t i = 0; ok && i < n; i++)
+    ok = tn__ir_type_equal(tn_array_at(ft->arg_types, i)->v_obj,
+                           tn_ir_checked_type(tn_array_at(k->args, i)->v_obj));
+  tn_object_release(f);
+  return ok;
+}
+
 static TnObject *infer_node(void *vctx, TnObject *orig, TnObject *rebuilt) {
   Ctx *c = vctx;
   TnObject *out = NULL;
-  if (tn_ir_checked_type(rebuilt)) {
+  /* A saved type is kept only when it is the one the node's (already
+   * checked) parts give it; anything else is derived again. */
+  const char *why;
+  bool is_var = tn_object_is_instance(rebuilt, TN_IR->var);
+  bool unannotated = is_var && ((TnIrVar *)rebuilt)->type_annotation == NULL;
+  int agrees = 0;
+  if (tn_ir_checked_type(rebuilt) && is_global_call(rebuilt))
+    agrees = global_call_agrees(c, rebuilt);
+  else if (tn_ir_checked_type(rebuilt) && !unannotated)
+    agrees = tn__ir_saved_type_agrees(rebuilt, &why);
+  if (agrees < 0) return NULL;
+  if (agrees) {
     out = retained(rebuilt);
-  } else if (tn_object_is_instance(rebuilt, TN_IR->var)) {
+  } else if (is_var && !unannotated) {
+    /* A parameter whose saved type is not its annotation. */
+    TnIrExpr *v = (TnIrExpr *)rebuilt;
+    tn_object_release(v->checked_type);
+    v->checked_type = retained(((TnIrVar *)rebuilt)->type_annotation);
+    out = retained(rebuilt);
+  } else if (is_var) {
     TnIrLet *let = g_hash_table_lookup(c->let_of, orig);
     TnObject *value = let ? g_hash_table_lookup(c->results, let->value) : NULL;
     TnObject *vt = value ? tn_ir_checked_type(value) : NULL;
@@ -130,6 +175,7 @@ static TnObject *infer_node(void *vctx, TnObject *orig, TnObject *rebuilt) {
       return NULL;
     }
     /* A cache no comparison reads: every use of this variable sees it. */
+    tn_object_release(((TnIrExpr *)rebuilt)->checked_type);
     ((TnIrExpr *)rebuilt)->checked_type = retained(vt);
     out = retained(rebuilt);
   } else if (tn_object_is_instance(rebuilt, TN_IR->op) ||

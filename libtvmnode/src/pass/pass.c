@@ -47,7 +47,7 @@ static int32_t g_info_t, g_pass_t, g_ctx_t, g_instr_t;
 static const TnFieldDesc info_fields[] = {
     TN_FIELD_STR(PassInfo, name, TN_FIELD_READONLY, NULL),
     TN_FIELD_INT(PassInfo, opt_level, TN_FIELD_READONLY, NULL),
-    TN_FIELD_OBJ(PassInfo, required, "tn.Array", TN_FIELD_READONLY,
+    TN_FIELD_OBJ(PassInfo, required, "tn.Array<tn.String>", TN_FIELD_READONLY,
                  "passes that must run first"),
 };
 static const TnFieldDesc pass_fields[] = {
@@ -61,10 +61,10 @@ static const TnFieldDesc pass_fields[] = {
 };
 static const TnFieldDesc ctx_fields[] = {
     TN_FIELD_INT_D(PassContext, opt_level, 2, TN_FIELD_READONLY, NULL),
-    TN_FIELD_OBJ(PassContext, config, "tn.Map", TN_FIELD_READONLY, NULL),
-    TN_FIELD_OBJ(PassContext, required, "tn.Array", TN_FIELD_READONLY, NULL),
-    TN_FIELD_OBJ(PassContext, disabled, "tn.Array", TN_FIELD_READONLY, NULL),
-    TN_FIELD_OBJ(PassContext, instruments, "tn.Array", TN_FIELD_READONLY, NULL),
+    TN_FIELD_OBJ(PassContext, config, "tn.Map<tn.String, any>", TN_FIELD_READONLY, NULL),
+    TN_FIELD_OBJ(PassContext, required, "tn.Array<tn.String>", TN_FIELD_READONLY, NULL),
+    TN_FIELD_OBJ(PassContext, disabled, "tn.Array<tn.String>", TN_FIELD_READONLY, NULL),
+    TN_FIELD_OBJ(PassContext, instruments, "tn.Array<ir.PassInstrument>", TN_FIELD_READONLY, NULL),
 };
 static const TnFieldDesc instr_fields[] = {
     TN_FIELD_STR(Instrument, name, TN_FIELD_READONLY, NULL),
@@ -540,8 +540,8 @@ void tn__pass_types_init(void) {
   g_passes = tn__registry_new("pass", false);
   REG(g_info_t, PassInfo, "ir.PassInfo", info_fields);
   REG(g_pass_t, Pass, "ir.Pass", pass_fields);
-  REG(g_ctx_t, PassContext, "ir.PassContext", ctx_fields);
   REG(g_instr_t, Instrument, "ir.PassInstrument", instr_fields);
+  REG(g_ctx_t, PassContext, "ir.PassContext", ctx_fields);
 }
 
 /* ---- helpers for C passes ------------------------------------------------------ */

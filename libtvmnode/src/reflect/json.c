@@ -279,6 +279,7 @@ static void put_node(Saver *s, TnObject *o) {
 
 TN_API TnObject *tn_json_save(const TnAny *value, int indent) {
   if (value == NULL) return tn__raise_null("tn_json_save", "value"), NULL;
+  if (tn__any_check(value, "tn_json_save")) return NULL;
   if (value->type_index == TN_TYPE_OPAQUE_PTR ||
       value->type_index == TN_TYPE_DLTENSOR_PTR) {
     TN_RAISE(TYPE, "a %s cannot be saved", tn_any_type_key(value));
@@ -731,6 +732,19 @@ static int on_node(void *ctx, const JVal *node, size_t i) {
   l->node = i;
   TnObject *o = build(l, node, i);
   if (o == NULL) return -1;
+  /* A type that must be valid as a whole before anything trusts it (an
+   * IRModule: well formed) says so with a "__check__" attribute. */
+  const TnAny *check = tn_type_attr_get("__check__", o->type_index);
+  if (check && tn_any_is_object(check)) {
+    TnAny arg = tn_any_obj(o), ret = tn_any_none();
+    int rc = tn_func_call(check->v_obj, &arg, 1, &ret);
+    tn_any_clear(&ret);
+    if (rc) {
+      bad_from_raised(l);
+      tn_object_release(o);
+      return -1;
+    }
+  }
   if (l->nbuilt == l->cap) {
     l->cap = l->cap ? l->cap * 2 : 256;
     l->objs = g_renew(TnObject *, l->objs, l->cap);

@@ -13,7 +13,7 @@ import keyword
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 from .. import _ffi
-from .._core import Array, DataType, Map, Object, Shape, register_object
+from .._core import Array, DataType, Map, Object, Shape, get_global_func, register_object
 from .._tensor import Tensor
 
 ExprVisitor = _ffi.ExprVisitor
@@ -385,6 +385,9 @@ class IRModule(Object):
         return _text(self)
 
 
+_well_formed = get_global_func("ir.WellFormed")
+
+
 def _gv_name(name: Any) -> str:
     if isinstance(name, GlobalVar):
         return name.name_hint
@@ -456,6 +459,14 @@ def parse(text: str) -> IRModule:
 def astext(node: Any, show_meta_data: bool = False) -> str:
     """The text format of a module, expression or type."""
     return _ffi.astext(node, show_meta_data)
+
+
+def well_formed(node: Any) -> None:
+    """Check that a module, function or expression is well formed (typed
+    arrays, operator arity and attrs, variables bound once and defined
+    before use, saved types equal to inferred ones); ValueError naming the
+    function and the place if not. Loading an IRModule from JSON runs it."""
+    _well_formed(node)
 
 
 def post_order_visit(expr: Expr, fvisit: Callable[[Expr], Any]) -> None:
@@ -554,5 +565,5 @@ __all__ = [
     "GlobalVar", "IRModule", "Let", "OP_PATTERNS", "Op", "TensorType", "Tuple", "TupleGetItem",
     "TupleType", "Type", "Var", "assert_structural_equal", "astext", "const", "op", "parse",
     "post_order_visit", "register_op", "structural_equal", "structural_hash",
-    "tuple_get_item", "unregister_op", "var",
+    "tuple_get_item", "unregister_op", "var", "well_formed",
 ]

@@ -376,3 +376,31 @@ fn operator_attributes_are_shared_with_c() {
     drop((op, get));
     Op::unregister("rusttest.attrs").unwrap();
 }
+
+#[test]
+fn typed_ir_fields_are_checked_from_rust() {
+    let _leaks = common::leak_check();
+    let x = tensor_var("x", &[4]);
+    let t = tvmnode::node::type_index_of("ir.Function").unwrap();
+    // ir.Function.params is declared tn.Array<ir.Var>: an int is refused
+    let ints = Array::new(&[Any::from(3i64)]).unwrap();
+    let e = tvmnode::node::node_new(
+        t,
+        &[
+            ("params", Any::from(ints.as_object())),
+            ("body", Any::from(x.as_object())),
+        ],
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TypeError);
+    assert!(e.message().contains("tn.Array<ir.Var>: element 0 is int"), "{e}");
+    let vars = Array::new(&[Any::from(x.as_object())]).unwrap();
+    let f = tvmnode::node::node_new(
+        t,
+        &[
+            ("params", Any::from(vars.as_object())),
+            ("body", Any::from(x.as_object())),
+        ],
+    );
+    assert!(f.is_ok());
+}

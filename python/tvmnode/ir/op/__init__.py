@@ -7,9 +7,11 @@ C operator registry when the module is imported (see _gen.py).
 from __future__ import annotations
 
 import sys
+import threading
 import types
 from typing import Any, Dict, List
 
+from ._gen import functions as _functions
 from ._gen import namespaces as _namespaces
 from ._gen import populate as _populate
 
@@ -20,6 +22,9 @@ from . import nn, qnn  # noqa: E402
 # What refresh() generated, per namespace, so it can drop the functions of
 # operators that were unregistered since.
 _made: Dict[str, List[str]] = {"": list(__all__), "nn": list(nn.__all__), "qnn": list(qnn.__all__)}
+
+# Held by refresh(), so refreshes from several threads do not interleave.
+_refresh_lock = threading.Lock()
 
 
 def _namespace(prefix: str, create: bool = True) -> Dict[str, Any]:
@@ -62,9 +67,19 @@ def refresh() -> None:
     """Generate the functions again, after operators were registered or
     removed at run time (tvmnode.ir.register_op calls this); the namespace
     `custom` of an operator `custom.scale` becomes the module
-    tvmnode.ir.op.custom."""
-    for prefix in sorted(set(_namespaces()) | set(_made)):
-        d = _namespace(prefix)
-        for stale in _made.get(prefix, []):
-            d.pop(stale, None)
-        _made[prefix] = d["__all__"] = _populate(d, prefix)
+    tvmnode.ir.op.custom.
+
+    Other threads may be calling operator functions meanwhile, so no name
+    that stays registered is ever missing: every function is made first,
+    then each namespace gets them (a name is replaced in one step), and
+    only then are the functions of removed operators deleted."""
+    with _refresh_lock:
+        made = {prefix: _functions(prefix)
+                for prefix in sorted(set(_namespaces()) | set(_made))}
+        for prefix, fns in made.items():
+            d = _namespace(prefix)
+            d.update(fns)
+            d["__all__"] = list(fns)
+            for stale in set(_made.get(prefix, [])) - set(fns):
+                d.pop(stale, None)
+            _made[prefix] = list(fns)

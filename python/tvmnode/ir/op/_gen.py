@@ -116,22 +116,32 @@ def make_function(spec: OpSpec) -> Any:
 
 
 def specs(prefix: str) -> List[OpSpec]:
-    """The operators in one namespace ("" for top-level ones, "nn", "qnn")."""
+    """The operators in one namespace ("" for top-level ones, "nn", "qnn").
+    An operator another thread removes while this runs is left out (that
+    thread's refresh() follows)."""
     out = []
     for name in _ffi.op_list():
         ns = name.rsplit(".", 1)[0] if "." in name else ""
         if ns == prefix:
-            out.append(OpSpec(name))
+            try:
+                out.append(OpSpec(name))
+            except KeyError:
+                if name in _ffi.op_list():
+                    raise
     return out
+
+
+def functions(prefix: str) -> Dict[str, Any]:
+    """The functions of one namespace, by short name, in registry order;
+    nothing is defined anywhere yet."""
+    return {spec.short: make_function(spec) for spec in specs(prefix)}
 
 
 def populate(namespace: Dict[str, Any], prefix: str) -> List[str]:
     """Define the functions of one namespace in a module's globals."""
-    names = []
-    for spec in specs(prefix):
-        namespace[spec.short] = make_function(spec)
-        names.append(spec.short)
-    return names
+    made = functions(prefix)
+    namespace.update(made)
+    return list(made)
 
 
 def namespaces() -> List[str]:
