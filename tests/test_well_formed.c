@@ -366,6 +366,28 @@ START_TEST(test_calls_of_global_functions) {
 }
 END_TEST
 
+START_TEST(test_function_code_is_not_shared_between_module_functions) {
+  /* found by fuzz_ir_pipeline: @f also used as a nested function of @main
+   * prints as two functions, which read back as two */
+  TnObject *t = tt("float32", 1, 4);
+  TnObject *a = var("a", t), *x = var("x", t);
+  TnObject *f = K(tn_ir_function(&a, 1, CALL("exp", 1, a), NULL, NULL));
+  TnObject *call = K(tn_ir_call(f, &x, 1, NULL));
+  TnObject *mod = K(tn_ir_module_with(K(tn_ir_module_new()), "f", f));
+  TnObject *bad = K(tn_ir_module_with(
+      mod, "main", K(tn_ir_function(&x, 1, call, NULL, NULL))));
+  ck_assert_int_eq(tn_ir_well_formed(bad), -1);
+  TN_EXPECT_ERROR("ValueError", "@main", "%a is bound in @f too");
+  /* one function under two names */
+  ck_assert_int_eq(tn_ir_well_formed(K(tn_ir_module_with(mod, "g", f))), -1);
+  TN_EXPECT_ERROR("ValueError", "@g", "%a is bound in @f too");
+  /* calling it by name is the way */
+  TnObject *by_name = K(tn_ir_call(K(tn_ir_global_var("f")), &x, 1, NULL));
+  TN_OK(tn_ir_well_formed(K(tn_ir_module_with(
+      mod, "main", K(tn_ir_function(&x, 1, by_name, NULL, NULL))))));
+}
+END_TEST
+
 START_TEST(test_every_model_is_well_formed) {
   for (const char *const *n = tn_model_names(); *n; n++) {
     TnObject *mod = K(tn_model_build(*n));
@@ -480,6 +502,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_arity_and_untyped_parts);
   tcase_add_test(tc, test_scoping);
   tcase_add_test(tc, test_calls_of_global_functions);
+  tcase_add_test(tc, test_function_code_is_not_shared_between_module_functions);
   tcase_add_test(tc, test_every_model_is_well_formed);
   tc = ir_case(s, "infer_type");
   tcase_add_test(tc, test_infer_type_derives_saved_types_again);

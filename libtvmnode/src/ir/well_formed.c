@@ -223,10 +223,15 @@ static VarSet *set_add(VarSet *acc, const VarSet *s, const VarSet *minus) {
 /* ------------------------------------------------------------------------ */
 
 typedef struct {
+  TnObject *site; /* the let or function that binds a variable */
+  const char *fn; /* in which module function (NULL: a lone expression) */
+} Binder;
+
+typedef struct {
   const TnIrModule *mod; /* NULL when checking a lone expression */
   const char *fn;        /* the function being checked, for messages */
   GHashTable *free;      /* expr -> VarSet* (absent: empty) */
-  GHashTable *binders;   /* var -> its binding node */
+  GHashTable *binders;   /* var -> Binder: where it is bound */
   GHashTable *singles;   /* var -> VarSet* {var} */
   GHashTable *derived;   /* expr -> the type inference gives it (owned) */
   GHashTable *let_of;    /* let-bound var -> its let */
@@ -271,11 +276,23 @@ static int bind(Check *c, TnObject *var, TnObject *site) {
   if (!tn__ir_is(var, TN_IR->var))
     return fail(c, "a %s binds a %s, not an ir.Var", what(site),
                 tn_object_type_key(var));
-  TnObject *prev = g_hash_table_lookup(c->binders, var);
+  Binder *prev = g_hash_table_lookup(c->binders, var);
+  if (prev && prev->fn != c->fn)
+    /* one function's code reached from another (a module function used
+     * as a nested one, two names for one function): the text gives each
+     * place its own copy, so it could not be read back as one */
+    return fail(c, "%%%s is bound in @%s too: a %s is shared between "
+                "module functions; give each its own copy or call it by "
+                "name", name_of(((TnIrVar *)var)->name_hint),
+                prev->fn ? prev->fn : "?", what(site));
   if (prev)
     return fail(c, "%%%s is bound twice (by a %s and a %s)",
-                name_of(((TnIrVar *)var)->name_hint), what(prev), what(site));
-  g_hash_table_insert(c->binders, var, site);
+                name_of(((TnIrVar *)var)->name_hint), what(prev->site),
+                what(site));
+  Binder *b = g_new(Binder, 1);
+  b->site = site;
+  b->fn = c->fn;
+  g_hash_table_insert(c->binders, var, b);
   return 0;
 }
 
@@ -736,7 +753,7 @@ TN_API int tn_ir_well_formed(TnObject *node) {
   if (node == NULL) return tn__raise_null(who, "node");
   const TnIrTypes *T = TN_IR;
   Check c = {NULL, NULL, NULL,
-             g_hash_table_new(g_direct_hash, g_direct_equal),
+             g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
              g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
                                    free_set),
              NULL, NULL};
@@ -748,7 +765,6 @@ TN_API int tn_ir_well_formed(TnObject *node) {
     for (int64_t p = tn_map_next(c.mod->functions, 0, &k, &v); rc == 0 && p >= 0;
          p = tn_map_next(c.mod->functions, p + 1, &k, &v)) {
       c.fn = tn__ir_key(k);
-      g_hash_table_remove_all(c.binders); /* scopes are per function */
       const char *kd;
       size_t kn;
       tn__any_text(k, &kd, &kn);
