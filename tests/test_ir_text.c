@@ -453,6 +453,20 @@ START_TEST(test_parse_survives_garbage) {
 }
 END_TEST
 
+START_TEST(test_bool_byte_that_is_not_0_or_1) {
+  /* found by fuzz_ir_pipeline: a bool scalar holding the byte 2 (from a
+   * JSON graph) printed as `true` and read back as 1 */
+  TnObject *t = K(tn_tensor_empty(NULL, 0, ir_dtype("bool"),
+                                  (DLDevice){kDLCPU, 0}));
+  *(uint8_t *)tn_tensor_dltensor(t)->data = 2;
+  TnObject *mod = module_of(K(tn_ir_constant(t)));
+  const char *text = astext(mod, 1);
+  ck_assert_ptr_null(strstr(text, "true"));
+  TnObject *back = K(tn_ir_parse(text, strlen(text)));
+  ck_assert_sequal(mod, back);
+}
+END_TEST
+
 START_TEST(test_astext_bad_input) {
   ck_assert_ptr_null(tn_ir_astext(NULL, 0));
   TN_EXPECT_ERROR("ValueError", "tn_ir_astext", "node");
@@ -482,6 +496,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_parse_errors_give_line_and_column);
   tcase_add_test(tc, test_parse_survives_garbage);
   tcase_add_test(tc, test_astext_bad_input);
+  tcase_add_test(tc, test_bool_byte_that_is_not_0_or_1);
   return s;
 }
 

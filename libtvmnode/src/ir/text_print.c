@@ -385,7 +385,9 @@ static bool scalar_literal(GString *out, const TnObject *tensor) {
     return true;
   }
   if (t.code == kDLBool && t.bits == 8) {
-    g_string_append(out, *(const uint8_t *)d ? "true" : "false");
+    uint8_t b = *(const uint8_t *)d;
+    if (b > 1) return false; /* a byte true/false would not read back */
+    g_string_append(out, b ? "true" : "false");
     return true;
   }
   if (sfx == 0) return false;
