@@ -1,6 +1,6 @@
 /*
- * well_formed.c: the well-formedness check, and the local type check that
- * InferType shares with it.
+ * well_formed.c: the well-formedness check, and the local type check
+ * InferType uses (tn__ir_saved_type_agrees).
  *
  * IR that comes from a file (JSON graphs, the text format, the importers)
  * or from a binding that sets fields directly is untrusted: its arrays may
@@ -10,11 +10,12 @@
  * evaluator, the code generator) trusts these, so they are checked once,
  * here, in one walk that visits each node once.
  *
- * Saved types are checked locally: a node's type must be the one its parts
- * give it (its children's types through the operator's inference, a
- * constant's tensor, a parameter's annotation). Since the leaves are checked
- * against what they hold, local agreement everywhere means every saved type
- * is the inferred one, without a second inference pass over the graph.
+ * Types: the walk derives a type for every node it can, bottom-up, from
+ * the derived types of its parts (a constant's tensor, a parameter's
+ * annotation, the operator's inference), and every saved type must equal
+ * it; a call whose arguments are typed must type even when nothing was
+ * saved on it. InferType, which rebuilds as it goes, needs only the local
+ * form: a node's saved type against its (already checked) children's.
  *
  * Scoping is checked through free-variable sets, computed bottom-up: a let
  * removes its variable from its body's set and must not find it in its
