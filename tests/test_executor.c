@@ -232,6 +232,58 @@ START_TEST(test_fold_constant_computes_a_conv2d) {
 }
 END_TEST
 
+START_TEST(test_mean_and_strided_slice_fold_and_run) {
+  /* FoldConstant reaches the new kernels through the lowering table:
+   * x = [[0, 1, 2], [3, 4, 5]]; mean over axis 1 is [1, 4]; x[:, ::-2]
+   * is [[2, 0], [5, 3]] */
+  TnObject *x = fconst(NULL, 2, 2, 3);
+  TnObject *m = CALL("mean", 1, x, "axis", ints(1, 1));
+  TnObject *s = CALL("strided_slice", 1, x, "begin", ints(1, -1), "end",
+                     ints(1, -100), "strides", ints(1, -2), "axes",
+                     ints(1, 1));
+  TnObject *t = K(tn_ir_tuple((TnObject *[]){m, s}, 2));
+  TnObject *mod = K(tn_ir_module_from_expr(
+      K(tn_ir_function(NULL, 0, t, NULL, NULL))));
+  TnObject *folded = run_pass("FoldConstant", run_pass("InferType", mod));
+  const TnObject *body =
+      ((const TnIrFunction *)K(tn_ir_module_get(folded, "main")))->body;
+  ck_assert(tn_object_is_instance(body, tn_type_index("ir.Tuple")));
+  const TnObject *fields = ((const TnIrTuple *)body)->fields;
+  const float *mv = const_data(tn_array_at(fields, 0)->v_obj);
+  const float *sv = const_data(tn_array_at(fields, 1)->v_obj);
+  ck_assert_float_eq(mv[0], 1);
+  ck_assert_float_eq(mv[1], 4);
+  const float want[4] = {2, 0, 5, 3};
+  for (int i = 0; i < 4; i++) ck_assert_float_eq(sv[i], want[i]);
+
+  /* qnn.mean, TFLite's rounding: (10 + 20 + 30 + 41) / 4 is 26 */
+  int64_t dims[4] = {1, 2, 2, 1};
+  TnObject *v = var("v", K(tn_ir_tensor_type(dims, 4, ir_dtype("int8"))));
+  TnObject *q = CALL("qnn.mean", 5, v, scalar(0.5, "float32"),
+                     scalar(0, "int32"), scalar(0.5, "float32"),
+                     scalar(0, "int32"), "axis", ints(2, 1, 2));
+  TnObject *prog = executor(K(tn_ir_module_from_expr(
+      K(tn_ir_function((TnObject *[]){v}, 1, q, NULL, NULL)))));
+  DLDevice cpu = {kDLCPU, 0};
+  TnObject *in = K(tn_tensor_empty(dims, 4, ir_dtype("int8"), cpu));
+  memcpy(tn_tensor_dltensor(in)->data, (int8_t[]){10, 20, 30, 41}, 4);
+  TnObject *out = run1(prog, in);
+  ck_assert_int_eq(tn_tensor_dltensor(out)->ndim, 2);
+  ck_assert_int_eq(((int8_t *)tn_tensor_dltensor(out)->data)[0], 26);
+  TnProgramStats st;
+  TN_OK(tn_program_stats(prog, &st));
+  ck_assert_int_ge(st.scratch_bytes, 4); /* the int32 sum */
+
+  /* float64 has no mean kernel */
+  const char *text = "def @main(%x: Tensor[(4,), float64]) {\n"
+                     "  mean(%x)\n}\n";
+  ck_assert_ptr_null(tn_executor_new(K(tn_ir_parse(text, strlen(text))),
+                                     "main"));
+  TN_EXPECT_ERROR("NotImplementedError", "mean", "no kernel",
+                  "float32 and int32 only");
+}
+END_TEST
+
 START_TEST(test_kernel_errors_at_run_time_name_the_call) {
   const char *text = "def @main(%a: Tensor[(3,), int32], %b: Tensor[(3,), "
                      "int32]) {\n  divide(%a, %b)\n}\n";
@@ -361,6 +413,7 @@ static Suite *executor_suite(void) {
   tcase_add_test(tc, test_no_kernel_for_a_dtype);
   tcase_add_test(tc, test_fold_constant_folds_conv_and_dense);
   tcase_add_test(tc, test_fold_constant_computes_a_conv2d);
+  tcase_add_test(tc, test_mean_and_strided_slice_fold_and_run);
   tcase_add_test(tc, test_kernel_errors_at_run_time_name_the_call);
   tcase_add_test(tc, test_stats_count_macs_and_profile_runs);
   tcase_add_test(tc, test_a_second_run_while_running_is_refused);

@@ -327,6 +327,27 @@ START_TEST(test_modules) {
   TN_EXPECT_ERROR("TypeError", "'bad'", "ir.Function", "ir.Var");
   ck_assert_ptr_null(tn_ir_module_with(a, "x", (TnObject *)f));
   TN_EXPECT_ERROR("TypeError", "tn_ir_module_with", "mod");
+
+  /* module attributes: functional too, and kept by tn_ir_module_with */
+  TnAny src = tn_any_cstr("tflite:model.tflite"), n = tn_any_int(3);
+  TnObject *m3 = K(tn_ir_module_with_attr(mod, "source", &src));
+  TnObject *m4 = K(tn_ir_module_with_attr(m3, "version", &n));
+  ck_assert_int_eq(tn_map_size(((TnIrModule *)mod)->attrs), 0);
+  ck_assert_int_eq(tn_map_size(((TnIrModule *)m3)->attrs), 1);
+  ck_assert_int_eq(tn_map_size(((TnIrModule *)m4)->attrs), 2);
+  ck_assert_ptr_eq(((TnIrModule *)m4)->functions, ((TnIrModule *)mod)->functions);
+  TnObject *m5 = K(tn_ir_module_with(m4, "main", (TnObject *)f));
+  ck_assert_int_eq(tn_map_size(((TnIrModule *)m5)->attrs), 2);
+  ck_assert_int_eq(tn_ir_well_formed(m5), 0);
+  /* an IR node as an attribute value: built, then refused by the check */
+  TnAny node = tn_any_obj(a);
+  TnObject *m6 = K(tn_ir_module_with_attr(m4, "bad", &node));
+  ck_assert_int_ne(tn_ir_well_formed(m6), 0);
+  TN_EXPECT_ERROR("ValueError", "the module", "ir.Var");
+  ck_assert_ptr_null(tn_ir_module_with_attr(m4, NULL, &n));
+  TN_EXPECT_ERROR("ValueError", "tn_ir_module_with_attr", "key");
+  ck_assert_ptr_null(tn_ir_module_with_attr(a, "k", &n));
+  TN_EXPECT_ERROR("TypeError", "tn_ir_module_with_attr", "mod");
 }
 END_TEST
 

@@ -398,6 +398,8 @@ static const Example kExamples[] = {
                     "axis=1, num_newaxis=2) }"},
     {"matmul", "fn (%a: Tensor[(2, 3), float32], %b: Tensor[(3, 4), "
                "float32]) { matmul(%a, %b) }"},
+    {"mean", "fn (%x: Tensor[(2, 3, 4), float32]) { mean(%x, axis=[0, 2], "
+             "keepdims=true) }"},
     {"nn.avg_pool2d", "fn (%x: Tensor[(1, 2, 8, 8), float32]) { "
                       "nn.avg_pool2d(%x, pool_size=[3, 3], strides=[2, 2], "
                       "padding=[1, 1, 1, 1]) }"},
@@ -444,12 +446,20 @@ static const Example kExamples[] = {
                        "float32], %z: Tensor[(3,), int32], %os: Tensor[(), "
                        "float32], %oz: Tensor[(), int32]) { "
                        "qnn.requantize(%x, %s, %z, %os, %oz, axis=1) }"},
+    {"qnn.mean", "fn (%x: Tensor[(1, 4, 4, 3), int8], " QUNARY_PARAMS ") { "
+                 "qnn.mean(%x, %is, %izp, %os, %ozp, axis=[1, 2], "
+                 "keepdims=true) }"},
     {"qnn.softmax", "fn (%x: Tensor[(2, 5), int8], " QUNARY_PARAMS ") { "
                     "qnn.softmax(%x, %is, %izp, %os, %ozp, axis=-1) }"},
     {"reshape", "fn (%x: Tensor[(2, 3, 4), float32]) { reshape(%x, "
                 "newshape=[0, -1, 2]) }"},
     {"squeeze", "fn (%x: Tensor[(1, 3, 1, 5), float32]) { squeeze(%x, "
                 "axis=[0, 2]) }"},
+    {"strided_slice", "fn (%x: Tensor[(5, 6, 7), float32]) { "
+                      "strided_slice(%x, begin=[1, -1, 0], end=[4, -5, 7], "
+                      "strides=[2, -2, 3], axes=[0, 1, 2]) }"},
+    {"strided_slice", "fn (%x: Tensor[(5, 6), float32]) { strided_slice(%x, "
+                      "begin=[-2], end=[100]) }"},
     {"transpose", "fn (%x: Tensor[(2, 3, 4), float32]) { transpose(%x, "
                   "axes=[1, 0, 2]) }"},
 };
@@ -658,6 +668,32 @@ static bool oracle(const Case *c, TnObject *const *args,
     for (int64_t i = 0; i < ind; i++)
       expect_dim(c, "a padded dimension", (i128)in[i] + w[2 * i] + w[2 * i + 1],
                  out[i]);
+    return true;
+  }
+  if (strcmp(op, "strided_slice") == 0) {
+    /* numpy's slice.indices, in 128 bits */
+    int64_t b[64], e[64], st[64], ax[64];
+    int32_t nb = flat_ints(attr_of(names, values, n, "begin"), b, 64);
+    flat_ints(attr_of(names, values, n, "end"), e, 64);
+    int32_t ns = flat_ints(attr_of(names, values, n, "strides"), st, 64);
+    int32_t na = flat_ints(attr_of(names, values, n, "axes"), ax, 64);
+    ck_assert_int_eq(ond, ind);
+    i128 want[16];
+    for (int64_t i = 0; i < ind; i++) want[i] = in[i];
+    for (int32_t i = 0; i < nb; i++) {
+      i128 a = na ? ax[i] : i, d, s = ns ? st[i] : 1, lo, hi;
+      if (a < 0) a += ind;
+      d = in[a];
+      lo = b[i] < 0 ? (i128)b[i] + d : b[i];
+      hi = e[i] < 0 ? (i128)e[i] + d : e[i];
+      i128 min = s > 0 ? 0 : -1, max = s > 0 ? d : d - 1;
+      lo = lo < min ? min : lo > max ? max : lo;
+      hi = hi < min ? min : hi > max ? max : hi;
+      i128 span = s > 0 ? hi - lo : lo - hi, step = s > 0 ? s : -s;
+      want[a] = span > 0 ? (span - 1) / step + 1 : 0;
+    }
+    for (int64_t i = 0; i < ind; i++)
+      expect_dim(c, "a sliced dimension", want[i], out[i]);
     return true;
   }
   bool conv = strcmp(op, "nn.conv2d") == 0 || strcmp(op, "qnn.conv2d") == 0;

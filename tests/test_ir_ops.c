@@ -140,7 +140,7 @@ static const char *const kAllOps[] = {
     "nn.dense", "matmul", "nn.conv2d", "nn.max_pool2d", "nn.avg_pool2d",
     "nn.global_avg_pool2d", "nn.softmax", "nn.bias_add", "nn.pad",
     "qnn.quantize", "qnn.dequantize", "qnn.requantize", "qnn.conv2d",
-    "qnn.dense", "qnn.add"};
+    "qnn.dense", "qnn.add", "strided_slice", "mean", "qnn.mean"};
 
 static const char *const kBinary[] = {"add", "subtract", "multiply",
                                       "divide", "maximum", "minimum"};
@@ -1585,6 +1585,156 @@ START_TEST(test_qnn_add) {
 }
 END_TEST
 
+START_TEST(test_strided_slice) {
+  const char *op = "strided_slice";
+  TnObject *x = tv("x", "float32", 3, 5, 6, 7);
+  ck_assert_type(CALL(op, 1, x, "begin", ints(1, 1), "end", ints(1, 4)),
+                 "Tensor[(3, 6, 7), float32]");
+  /* numpy: x[1:4:2, -1:-5:-2, ::3] */
+  ck_assert_type(CALL(op, 1, x, "begin", ints(3, 1, -1, 0), "end",
+                      ints(3, 4, -5, 7), "strides", ints(3, 2, -2, 3)),
+                 "Tensor[(2, 2, 3), float32]");
+  /* axes pick the dims; out-of-range ends clamp; empty ranges are 0 */
+  ck_assert_type(CALL(op, 1, x, "begin", ints(2, -100, 3), "end",
+                      ints(2, 100, 3), "axes", ints(2, 2, 0)),
+                 "Tensor[(0, 6, 7), float32]");
+  ck_assert_type(CALL(op, 1, x, "begin", ints(1, 100), "end", ints(1, -100),
+                      "strides", ints(1, -1), "axes", ints(1, -2)),
+                 "Tensor[(5, 6, 7), float32]");
+  ck_assert_type(CALL(op, 1, x, "begin", ints(1, 4), "end", ints(1, 1),
+                      "strides", ints(1, 1)),
+                 "Tensor[(0, 6, 7), float32]");
+  ck_assert_type(CALL(op, 1, x, "begin", ints(0), "end", ints(0)),
+                 "Tensor[(5, 6, 7), float32]");
+  ck_assert_type(CALL(op, 1, tv("i", "int8", 1, 9), "begin", ints(1, 0),
+                      "end", ints(1, 9), "strides", ints(1, 4)),
+                 "Tensor[(3,), int8]");
+  /* steps and ends at the extremes of int64 */
+  TnAny big = tn_any_obj(K(tn_array_new((TnAny[]){tn_any_int(INT64_MAX)}, 1)));
+  TnAny small =
+      tn_any_obj(K(tn_array_new((TnAny[]){tn_any_int(INT64_MIN)}, 1)));
+  ck_assert_type(CALL(op, 1, x, "begin", small, "end", big, "strides", big),
+                 "Tensor[(1, 6, 7), float32]");
+  ck_assert_type(CALL(op, 1, x, "begin", big, "end", small, "strides", small),
+                 "Tensor[(1, 6, 7), float32]");
+  ck_assert_type(CALL(op, 1, x, "begin", big, "end", small),
+                 "Tensor[(0, 6, 7), float32]");
+
+  FAILS(TRY_CALL(op, 1, x, "begin", ints(1, 0), "end", ints(1, 4), "strides",
+                 ints(1, 0)),
+        "TypeError", "strided_slice: attribute 'strides[0]' = 0: a slice "
+        "cannot step by 0");
+  FAILS(TRY_CALL(op, 1, x, "begin", ints(2, 0, 0), "end", ints(1, 4)),
+        "TypeError", "strided_slice: begin has 2 values but end has 1");
+  FAILS(TRY_CALL(op, 1, x, "begin", ints(2, 0, 0), "end", ints(2, 4, 4),
+                 "strides", ints(3, 1, 1, 1)),
+        "TypeError", "strided_slice: strides has 3 values for the 2 of begin");
+  FAILS(TRY_CALL(op, 1, x, "begin", ints(4, 0, 0, 0, 0), "end",
+                 ints(4, 1, 1, 1, 1)),
+        "TypeError", "strided_slice: argument 0 (data) has type Tensor[(5, 6, "
+        "7), float32]: begin has 4 values for 3 dimensions");
+  FAILS(TRY_CALL(op, 1, x, "begin", ints(1, 0), "end", ints(1, 1), "axes",
+                 ints(1, 3)),
+        "TypeError", "strided_slice: argument 0 (data)",
+        "axis 3 is out of range for 3 dimensions");
+  FAILS(TRY_CALL(op, 1, x, "begin", ints(2, 0, 0), "end", ints(2, 1, 1),
+                 "axes", ints(2, 1, -2)),
+        "TypeError", "strided_slice: attribute 'axes' lists axis 1 twice "
+        "(as -2)");
+  FAILS(TRY_CALL(op, 1, x, "begin", ints(2, 0, 0), "end", ints(2, 1, 1),
+                 "axes", ints(1, 1)),
+        "TypeError", "strided_slice: axes has 1 values for the 2 of begin");
+  FAILS(TRY_CALL(op, 1, x, "begin", tn_any_cstr("0"), "end", ints(1, 1)),
+        "TypeError", "strided_slice: attribute 'begin' must be a list");
+  FAILS(TRY_CALL(op, 1, x, "begin", ints_n(17, 0), "end", ints_n(17, 1)),
+        "TypeError", "strided_slice: attribute 'begin' must be a list of at "
+        "most 16 integers");
+  FAILS(TRY_CALL(op, 1, x, "end", ints(1, 1)), "TypeError",
+        "strided_slice", "begin");
+  FAILS(TRY_CALL(op, 1, tup(1, x), "begin", ints(1, 0), "end", ints(1, 1)),
+        "TypeError", "strided_slice: argument 0 (data)", "expected a tensor");
+}
+END_TEST
+
+START_TEST(test_mean) {
+  const char *op = "mean";
+  TnObject *x = tv("x", "float32", 3, 2, 3, 4);
+  ck_assert_type(CALL(op, 1, x), "Tensor[(), float32]");
+  ck_assert_type(CALL(op, 1, x, "keepdims", tn_any_bool(1)),
+                 "Tensor[(1, 1, 1), float32]");
+  ck_assert_type(CALL(op, 1, x, "axis", ints(0)), "Tensor[(), float32]");
+  ck_assert_type(CALL(op, 1, x, "axis", ints(2, 0, -1)),
+                 "Tensor[(3,), float32]");
+  ck_assert_type(CALL(op, 1, x, "axis", ints(2, 2, 0), "keepdims",
+                      tn_any_bool(1)),
+                 "Tensor[(1, 3, 1), float32]");
+  ck_assert_type(CALL(op, 1, x, "axis", tn_any_int(1)),
+                 "Tensor[(2, 4), float32]");
+  ck_assert_type(CALL(op, 1, x, "axis", ints(1, 1), "exclude", tn_any_bool(1)),
+                 "Tensor[(3,), float32]");
+  ck_assert_type(CALL(op, 1, x, "axis", ints(1, 1), "exclude", tn_any_bool(1),
+                      "keepdims", tn_any_bool(1)),
+                 "Tensor[(1, 3, 1), float32]");
+  ck_assert_type(CALL(op, 1, tv("i", "int32", 2, 5, 2), "axis", ints(1, 0)),
+                 "Tensor[(2,), int32]");
+  ck_assert_type(CALL(op, 1, f32s(1)), "Tensor[(), float32]");
+  ck_assert_type(CALL(op, 1, tv_big("float32", 16, 1), "axis", ints(1, 15)),
+                 "Tensor[(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1), "
+                 "float32]");
+
+  const char *x_is = "mean: argument 0 (data) has type Tensor[(2, 3, 4), "
+                     "float32]: ";
+  FAILS(TRY_CALL(op, 1, x, "axis", ints(1, 3)), "TypeError", x_is,
+        "axis 3 is out of range for 3 dimensions");
+  FAILS(TRY_CALL(op, 1, x, "axis", ints(1, -4)), "TypeError", x_is,
+        "axis -4 is out of range");
+  FAILS(TRY_CALL(op, 1, x, "axis", ints(2, 1, -2)), "TypeError",
+        "mean: attribute 'axis' lists axis 1 twice (as -2)");
+  FAILS(TRY_CALL(op, 1, f32s(1), "axis", ints(1, 0)), "TypeError",
+        "mean: argument 0 (data) has type Tensor[(), float32]: axis 0 is out "
+        "of range for 0 dimensions");
+  FAILS(TRY_CALL(op, 1, x, "axis", tn_any_cstr("all")), "TypeError",
+        "mean: attribute 'axis' must be a list");
+  FAILS(TRY_CALL(op, 1, tv("b", "bool", 1, 3)), "TypeError",
+        "mean: argument 0 (data) has type Tensor[(3,), bool]: expected a "
+        "float or integer tensor");
+  FAILS(TRY_CALL(op, 1, tup(1, x)), "TypeError", "mean: argument 0 (data)",
+        "expected a tensor");
+}
+END_TEST
+
+START_TEST(test_qnn_mean) {
+  const char *op = "qnn.mean";
+  TnObject *x = tv("x", "int8", 4, 1, 7, 7, 16);
+  TnObject *s = f32s(0.5), *z = i32s(-3);
+  ck_assert_type(CALL(op, 5, x, s, z, s, z, "axis", ints(2, 1, 2),
+                      "keepdims", tn_any_bool(1)),
+                 "Tensor[(1, 1, 1, 16), int8]");
+  ck_assert_type(CALL(op, 5, x, s, z, f32s(0.25), i32s(7), "axis",
+                      ints(2, 1, 2)),
+                 "Tensor[(1, 16), int8]");
+  ck_assert_type(CALL(op, 5, tv("u", "uint8", 2, 3, 4), s, z, s, z),
+                 "Tensor[(), uint8]");
+  FAILS(TRY_CALL(op, 5, tv("f", "float32", 1, 3), s, z, s, z), "TypeError",
+        "qnn.mean: argument 0 (data) has type Tensor[(3,), float32]: "
+        "expected int8 or uint8");
+  FAILS(TRY_CALL(op, 5, x, z, z, s, z), "TypeError",
+        "qnn.mean: argument 1 (input_scale) has type Tensor[(), int32]: "
+        "expected float32");
+  FAILS(TRY_CALL(op, 5, x, s, s, s, z), "TypeError",
+        "qnn.mean: argument 2 (input_zero_point)", "expected int32");
+  FAILS(TRY_CALL(op, 5, x, s, z, tv("os", "float32", 1, 16), z), "TypeError",
+        "qnn.mean: argument 3 (output_scale) has type Tensor[(16,), "
+        "float32]: expected a scalar float32");
+  FAILS(TRY_CALL(op, 5, x, s, z, s, tv("oz", "int32", 1, 16)), "TypeError",
+        "qnn.mean: argument 4 (output_zero_point)", "expected a scalar int32");
+  FAILS(TRY_CALL(op, 5, x, s, z, s, z, "axis", ints(1, 4)), "TypeError",
+        "qnn.mean: argument 0 (data)", "axis 4 is out of range");
+  FAILS(TRY_CALL(op, 5, x, s, z, s, z, "axis", ints(2, 3, 3)), "TypeError",
+        "qnn.mean: attribute 'axis' lists axis 3 twice");
+}
+END_TEST
+
 /* ---- regressions: bugs this suite found, each fixed ------------------------ */
 
 /*
@@ -1770,6 +1920,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_concatenate);
   tcase_add_test(tc, test_squeeze);
   tcase_add_test(tc, test_expand_dims);
+  tcase_add_test(tc, test_strided_slice);
+  tcase_add_test(tc, test_mean);
   tc = ir_case(s, "nn");
   tcase_add_test(tc, test_dense);
   tcase_add_test(tc, test_matmul);
@@ -1788,6 +1940,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_qnn_conv2d);
   tcase_add_test(tc, test_qnn_dense);
   tcase_add_test(tc, test_qnn_add);
+  tcase_add_test(tc, test_qnn_mean);
   tc = ir_case(s, "regressions");
   tcase_add_test(tc, test_bug_conv2d_kernel_too_big_with_stride);
   tcase_add_test(tc, test_bug_conv2d_single_kernel_size_unchecked);

@@ -980,11 +980,191 @@ START_TEST(test_softmax) {
 }
 END_TEST
 
+/* ---- Strided slice --------------------------------------------------- */
+
+/* A random valid slice of a random shape: begin and a non-zero step per
+ * dim, the output extent as large as the step allows or smaller. */
+static void rand_slice(KtRng *r, TnCrtStridedSlice *p) {
+  memset(p, 0, sizeof *p);
+  p->ndim = kt_int(r, 1, 6);
+  p->elem_size = kESize[kt_int(r, 0, 3)];
+  for (int32_t d = 0; d < p->ndim; d++) {
+    int32_t n = kt_int(r, 1, p->ndim > 4 ? 4 : 9);
+    int32_t s = kt_int(r, 1, 3) * (kt_int(r, 0, 2) == 0 ? -1 : 1);
+    int32_t b = kt_int(r, 0, n - 1);
+    int32_t room = s > 0 ? (n - 1 - b) / s + 1 : b / -s + 1;
+    p->in_dims[d] = n, p->begin[d] = b, p->strides[d] = s;
+    p->out_dims[d] = kt_int(r, 1, room);
+  }
+}
+
+static void check_slice(KtRng *r, const TnCrtStridedSlice *p, int tag) {
+  int64_t n = 1, m = 1, st[8];
+  for (int32_t d = p->ndim - 1; d >= 0; d--)
+    st[d] = n, n *= p->in_dims[d], m *= p->out_dims[d];
+  size_t es = (size_t)p->elem_size;
+  uint8_t *in = rand_bytes(r, (size_t)n * es), *out = xalloc((size_t)m * es);
+  KT_CHECK_OK(tn_crt_strided_slice(p, in, out));
+  for (int64_t i = 0; i < m; i++) {
+    int64_t rem = i, off = 0;
+    for (int32_t d = p->ndim - 1; d >= 0; d--) {
+      off += (p->begin[d] + rem % p->out_dims[d] * p->strides[d]) * st[d];
+      rem /= p->out_dims[d];
+    }
+    EXPECT(memcmp(out + i * es, in + off * es, es) == 0,
+           "strided slice case %d, element %lld", tag, (long long)i);
+  }
+  free(in), free(out);
+}
+
+START_TEST(test_strided_slice) {
+  KtRng r = kt_rng(13);
+  for (int c = 0; c < 400; c++) {
+    TnCrtStridedSlice p;
+    rand_slice(&r, &p);
+    check_slice(&r, &p, c);
+  }
+  /* whole rows (memcpy), a reversed row, one element, eight dims */
+  const TnCrtStridedSlice fixed[] = {
+      {2, {5, 40}, {1, 0}, {2, 1}, {2, 40}, 4},
+      {1, {33}, {32}, {-1}, {33}, 8},
+      {3, {2, 3, 4}, {1, 2, 3}, {5, 7, 9}, {1, 1, 1}, 2},
+      {8, {2, 2, 2, 2, 2, 2, 2, 3}, {1, 0, 1, 0, 1, 0, 1, 2},
+       {-1, 1, -1, 1, -1, 1, -1, -2}, {2, 2, 2, 2, 2, 2, 2, 2}, 1}};
+  for (int c = 0; c < 4; c++) check_slice(&r, &fixed[c], 1000 + c);
+
+  /* an empty result reads and writes nothing (NULL buffers are fine) */
+  TnCrtStridedSlice e = {2, {0, 3}, {0, 0}, {1, 1}, {0, 3}, 4};
+  KT_CHECK_OK(tn_crt_strided_slice(&e, NULL, NULL));
+
+  uint8_t buf[64];
+  TnCrtStridedSlice bad = {2, {2, 3}, {0, 0}, {1, 1}, {2, 3}, 4};
+  KT_CHECK_OK(tn_crt_strided_slice(&bad, buf, buf + 32));
+  BAD(tn_crt_strided_slice(NULL, buf, buf + 32));
+  BAD(tn_crt_strided_slice(&bad, NULL, buf + 32));
+  BAD(tn_crt_strided_slice(&bad, buf, NULL));
+  bad.elem_size = 3;
+  BAD(tn_crt_strided_slice(&bad, buf, buf + 32));
+  bad.elem_size = 4, bad.strides[1] = 0;
+  BAD(tn_crt_strided_slice(&bad, buf, buf + 32));
+  bad.strides[1] = 2; /* reads index 4 of 3 */
+  BAD(tn_crt_strided_slice(&bad, buf, buf + 32));
+  bad.strides[1] = -1; /* reads index -2 */
+  BAD(tn_crt_strided_slice(&bad, buf, buf + 32));
+  bad.strides[1] = 1, bad.begin[0] = 2; /* begins past the end */
+  BAD(tn_crt_strided_slice(&bad, buf, buf + 32));
+  bad.begin[0] = -1;
+  BAD(tn_crt_strided_slice(&bad, buf, buf + 32));
+  bad.begin[0] = 0, bad.out_dims[0] = -1;
+  BAD(tn_crt_strided_slice(&bad, buf, buf + 32));
+  bad.out_dims[0] = 2, bad.ndim = 0;
+  BAD(tn_crt_strided_slice(&bad, buf, buf + 32));
+  bad.ndim = 9;
+  BAD(tn_crt_strided_slice(&bad, buf, buf + 32));
+  TnCrtStridedSlice big = {2, {65536, 65536}, {0, 0}, {1, 1}, {1, 1}, 1};
+  EXPECT_ST(tn_crt_strided_slice(&big, buf, buf + 32), TN_CRT_OVERFLOW);
+}
+END_TEST
+
+/* ---- Mean ------------------------------------------------------------- */
+
+/* The reference: for each output, its elements in row-major order of the
+ * reduced coordinates, summed in float (as TFLite) and in int64. */
+static void ref_mean(const TnCrtReduce *p, const float *xf,
+                     const int32_t *xi, float *of, int32_t *oi) {
+  int64_t n = 1, outputs = 1, count = 1, st[8];
+  for (int32_t d = p->ndim - 1; d >= 0; d--) st[d] = n, n *= p->dims[d];
+  for (int32_t d = 0; d < p->ndim; d++)
+    if ((p->reduce_mask >> d) & 1) count *= p->dims[d];
+    else outputs *= p->dims[d];
+  for (int64_t o = 0; o < outputs; o++) {
+    float s = 0;
+    uint32_t si = 0;
+    for (int64_t k = 0; k < count; k++) {
+      /* output index o over kept dims, k over reduced dims, row-major */
+      int64_t ro = o, rk = k, off = 0;
+      for (int32_t d = p->ndim - 1; d >= 0; d--) {
+        int64_t e = p->dims[d];
+        if ((p->reduce_mask >> d) & 1) off += rk % e * st[d], rk /= e;
+        else off += ro % e * st[d], ro /= e;
+      }
+      s += xf[off];
+      si += (uint32_t)xi[off];
+    }
+    of[o] = s / (float)count;
+    oi[o] = count ? (int32_t)si / (int32_t)count : 0;
+  }
+}
+
+START_TEST(test_mean) {
+  KtRng r = kt_rng(14);
+  for (int c = 0; c < 300; c++) {
+    TnCrtReduce p = {0};
+    p.ndim = kt_int(&r, 1, 6);
+    int64_t n = 1;
+    for (int32_t d = 0; d < p.ndim; d++) {
+      p.dims[d] = kt_int(&r, 1, p.ndim > 3 ? 5 : 11);
+      n *= p.dims[d];
+      if (kt_int(&r, 0, 1)) p.reduce_mask |= 1u << d;
+    }
+    if (c % 7 == 0) p.reduce_mask = (1u << p.ndim) - 1; /* everything */
+    float *xf = rand_f32(&r, n, -4, 4);
+    int32_t *xi = xalloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++)
+      xi[i] = c % 5 == 0 ? (int32_t)(uint32_t)kt_next(&r) /* wraps */
+                         : kt_int(&r, -1000, 1000);
+    float *of = xalloc((size_t)n * 4), *wf = xalloc((size_t)n * 4);
+    int32_t *oi = xalloc((size_t)n * 4), *wi = xalloc((size_t)n * 4);
+    KT_CHECK_OK(tn_crt_mean_f32(&p, xf, of));
+    KT_CHECK_OK(tn_crt_mean_i32(&p, xi, oi));
+    ref_mean(&p, xf, xi, wf, wi);
+    int64_t outputs = 1;
+    for (int32_t d = 0; d < p.ndim; d++)
+      if (!((p.reduce_mask >> d) & 1)) outputs *= p.dims[d];
+    /* the same additions in the same order: the same bits */
+    EXPECT(memcmp(of, wf, (size_t)outputs * 4) == 0, "mean_f32 case %d", c);
+    EXPECT(memcmp(oi, wi, (size_t)outputs * 4) == 0, "mean_i32 case %d", c);
+    free(xf), free(xi), free(of), free(wf), free(oi), free(wi);
+  }
+  /* an empty reduction: NaN (0 / 0) and 0; empty outputs: nothing */
+  TnCrtReduce e = {2, {3, 0}, 2};
+  float f[3];
+  int32_t i3[3] = {7, 7, 7};
+  KT_CHECK_OK(tn_crt_mean_f32(&e, NULL, f));
+  KT_CHECK_OK(tn_crt_mean_i32(&e, NULL, i3));
+  for (int k = 0; k < 3; k++) ck_assert(isnan(f[k]) && i3[k] == 0);
+  e.reduce_mask = 1;
+  KT_CHECK_OK(tn_crt_mean_f32(&e, NULL, NULL));
+  /* truncation toward zero, the int32 way */
+  TnCrtReduce q = {1, {2}, 1};
+  int32_t xi[2] = {-3, 0}, yi;
+  KT_CHECK_OK(tn_crt_mean_i32(&q, xi, &yi));
+  ck_assert_int_eq(yi, -1);
+
+  TnCrtReduce bad = {2, {2, 3}, 1};
+  float buf[8] = {0};
+  BAD(tn_crt_mean_f32(NULL, buf, buf + 4));
+  BAD(tn_crt_mean_f32(&bad, NULL, buf + 4));
+  BAD(tn_crt_mean_f32(&bad, buf, NULL));
+  BAD(tn_crt_mean_i32(&bad, NULL, (int32_t *)(void *)buf));
+  bad.reduce_mask = 4; /* a dim it does not have */
+  BAD(tn_crt_mean_f32(&bad, buf, buf + 4));
+  bad.reduce_mask = 1, bad.dims[1] = -1;
+  BAD(tn_crt_mean_f32(&bad, buf, buf + 4));
+  bad.dims[1] = 3, bad.ndim = 0;
+  BAD(tn_crt_mean_f32(&bad, buf, buf + 4));
+  bad.ndim = 9;
+  BAD(tn_crt_mean_i32(&bad, (int32_t *)(void *)buf, (int32_t *)(void *)buf));
+  TnCrtReduce big = {2, {65536, 65536}, 1};
+  EXPECT_ST(tn_crt_mean_f32(&big, buf, buf), TN_CRT_OVERFLOW);
+}
+END_TEST
+
 #define TEST_CASES(X)                                                    \
   X(binary_directions) X(binary_random) X(binary_errors) X(unary)         \
   X(clip_bias) X(cast_all_pairs) X(cast_table) X(transpose)               \
   X(concatenate) X(pad) X(conv2d) X(conv2d_errors) X(dense)               \
-  X(batch_matmul) X(pool) X(softmax)
+  X(batch_matmul) X(pool) X(softmax) X(strided_slice) X(mean)
 
 static Suite *make_suite(void) {
   Suite *s = suite_create("kernels_f32");

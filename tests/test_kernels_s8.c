@@ -4,8 +4,8 @@
  * convolution with explicit bounds checks accumulating in int64, dense and
  * pooling likewise, the ADD/MUL/QUANTIZE formulas, and TFLite's softmax,
  * logistic and tanh with gemmlowp's fixed-point exp and reciprocal written
- * again below), on shapes drawn from fixed seeds so that a failure names a
- * case to replay. The fixed-point helpers are checked on hand-computed
+ * again below, and MEAN's QuantizedMeanOrSum), on shapes drawn from fixed
+ * seeds so that a failure names a case to replay. The fixed-point helpers are checked on hand-computed
  * cases and against exact int64 formulas, and the references use them only
  * where TFLite's semantics do (the requantization of an accumulator).
  * Golden vectors produced by TFLite Micro's own reference kernels pin the
@@ -987,6 +987,131 @@ END_TEST
 /* Bad arguments                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------------ */
+/* Mean (TFLite's int8 MEAN)                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* TFLite's QuantizedMeanOrSum written again: QuantizeMultiplier of the
+ * float scales' ratio, 1/count folded in with a shift of 63 - clz(count)
+ * (at most 32 and 31 + shift), the int64 sum less zp * count cast to
+ * int32, requantized, saturated. The elements of each output are found by
+ * decomposing indices, independently of the kernel's walk. */
+static void ref_mean_s8(const TnCrtReduce *p, const int8_t *x, float si,
+                        int32_t izp, float so, int32_t ozp, int8_t *out) {
+  int64_t n = 1, outputs = 1, count = 1, st[8];
+  for (int32_t d = p->ndim - 1; d >= 0; d--) st[d] = n, n *= p->dims[d];
+  for (int32_t d = 0; d < p->ndim; d++)
+    if ((p->reduce_mask >> d) & 1) count *= p->dims[d];
+    else outputs *= p->dims[d];
+  int32_t m, sh;
+  quantize((double)si / (double)so, &m, &sh);
+  int s = 63 - __builtin_clzll((unsigned long long)count);
+  s = s < 32 ? s : 32;
+  s = s < 31 + sh ? s : 31 + sh;
+  m = (int32_t)(((int64_t)m << s) / count);
+  sh -= s;
+  for (int64_t o = 0; o < outputs; o++) {
+    int64_t sum = 0;
+    for (int64_t k = 0; k < count; k++) {
+      int64_t ro = o, rk = k, off = 0;
+      for (int32_t d = p->ndim - 1; d >= 0; d--) {
+        int64_t e = p->dims[d];
+        if ((p->reduce_mask >> d) & 1) off += rk % e * st[d], rk /= e;
+        else off += ro % e * st[d], ro /= e;
+      }
+      sum += x[off];
+    }
+    int32_t shifted = (int32_t)(uint32_t)(uint64_t)(sum - izp * count);
+    out[o] = (int8_t)clamp_i(
+        (int64_t)tn_crt_multiply_by_quantized_multiplier(shifted, m, sh) +
+            ozp,
+        -128, 127);
+  }
+}
+
+START_TEST(test_mean) {
+  KtRng r = kt_rng(31);
+  for (int c = 0; c < 400; c++) {
+    TnCrtReduce p = {0};
+    p.ndim = kt_int(&r, 1, 5);
+    int64_t n = 1;
+    for (int32_t d = 0; d < p.ndim; d++) {
+      p.dims[d] = kt_int(&r, 1, c % 10 == 0 ? 40 : 7);
+      n *= p.dims[d];
+      if (kt_int(&r, 0, 1)) p.reduce_mask |= 1u << d;
+    }
+    if (c % 6 == 0) p.reduce_mask = (1u << p.ndim) - 1;
+    /* scales within 2^-12..2^12 of each other; equal ones a sixth of the
+     * time (TFLite Micro treats them like any other) */
+    float si = (float)rand_log2(&r, -10, 2);
+    float so = c % 6 == 1 ? si : (float)(si * rand_log2(&r, -12, 12));
+    int32_t izp = rand_zp(&r), ozp = c % 6 == 1 ? izp : rand_zp(&r);
+    TnCrtQMean q;
+    int64_t count = 1;
+    for (int32_t d = 0; d < p.ndim; d++)
+      if ((p.reduce_mask >> d) & 1) count *= p.dims[d];
+    KT_CHECK_OK(tn_crt_mean_s8_params(si, izp, so, ozp, (int32_t)count, &q));
+    int8_t *x = rand_s8(&r, n, -128, 127);
+    int8_t *y = xalloc((size_t)n), *want = xalloc((size_t)n);
+    size_t ss = tn_crt_mean_s8_scratch_size(&p);
+    void *scratch = xalloc(ss);
+    KT_CHECK_OK(tn_crt_mean_s8(&p, &q, x, y, scratch, ss));
+    ref_mean_s8(&p, x, si, izp, so, ozp, want);
+    EXPECT(memcmp(y, want, (size_t)(n / count)) == 0, "mean_s8 case %d", c);
+    free(x), free(y), free(want), free(scratch);
+  }
+  /* by hand: 101 / 4 with equal quantization is 26, not 25 (TFLite's
+   * double rounding: 101 * 2^30 / 2^31 rounds to 51, 51 / 2 to 26) */
+  TnCrtReduce p = {4, {1, 2, 2, 1}, 6};
+  TnCrtQMean q;
+  KT_CHECK_OK(tn_crt_mean_s8_params(0.5, 0, 0.5, 0, 4, &q));
+  ck_assert_int_eq(q.multiplier, 1 << 30);
+  ck_assert_int_eq(q.shift, -1);
+  int8_t x[4] = {10, 20, 30, 41}, y = 0;
+  int32_t acc[1];
+  KT_CHECK_OK(tn_crt_mean_s8(&p, &q, x, &y, acc, sizeof acc));
+  ck_assert_int_eq(y, 26);
+  /* saturation, and zero points far apart */
+  int8_t hi[4] = {127, 127, 127, 127};
+  KT_CHECK_OK(tn_crt_mean_s8_params(1.0, -128, 0.25, 100, 4, &q));
+  KT_CHECK_OK(tn_crt_mean_s8(&p, &q, hi, &y, acc, sizeof acc));
+  ck_assert_int_eq(y, 127);
+  /* an empty reduction gives 0s (TFLite's untouched output) */
+  TnCrtReduce e = {2, {3, 0}, 2};
+  int8_t z[3] = {5, 5, 5};
+  KT_CHECK_OK(tn_crt_mean_s8_params(1.0, 3, 1.0, 3, 0, &q));
+  KT_CHECK_OK(tn_crt_mean_s8(&e, &q, NULL, z, acc, sizeof acc));
+  ck_assert(z[0] == 0 && z[1] == 0 && z[2] == 0);
+  /* a count above 2^31 / 2 keeps the shift at 30 */
+  KT_CHECK_OK(tn_crt_mean_s8_params(1.0, 0, 1.0, 0, INT32_MAX, &q));
+  ck_assert_int_eq(q.shift, 1 - 30);
+
+  /* bad arguments */
+  const TnCrtStatus BAD = TN_CRT_INVALID_ARGUMENT;
+  KT_CHECK_OK(tn_crt_mean_s8_params(0.5, 0, 0.5, 0, 4, &q));
+  EXPECT_ST(tn_crt_mean_s8(NULL, &q, x, &y, acc, 4), BAD);
+  EXPECT_ST(tn_crt_mean_s8(&p, NULL, x, &y, acc, 4), BAD);
+  EXPECT_ST(tn_crt_mean_s8(&p, &q, NULL, &y, acc, 4), BAD);
+  EXPECT_ST(tn_crt_mean_s8(&p, &q, x, NULL, acc, 4), BAD);
+  EXPECT_ST(tn_crt_mean_s8(&p, &q, x, &y, NULL, 4), BAD);
+  EXPECT_ST(tn_crt_mean_s8(&p, &q, x, &y, acc, 3), TN_CRT_SCRATCH_TOO_SMALL);
+  q.count = 5; /* not the geometry's */
+  EXPECT_ST(tn_crt_mean_s8(&p, &q, x, &y, acc, 4), BAD);
+  EXPECT_ST(tn_crt_mean_s8_params(0.5, 0, 0.5, 0, 4, NULL), BAD);
+  EXPECT_ST(tn_crt_mean_s8_params(0.5, 0, 0.5, 0, -1, &q), BAD);
+  EXPECT_ST(tn_crt_mean_s8_params(0.0, 0, 0.5, 0, 4, &q), BAD);
+  EXPECT_ST(tn_crt_mean_s8_params(0.5, 0, -0.5, 0, 4, &q), BAD);
+  EXPECT_ST(tn_crt_mean_s8_params(NAN, 0, 0.5, 0, 4, &q), BAD);
+  EXPECT_ST(tn_crt_mean_s8_params(0.5, 0, INFINITY, 0, 4, &q), BAD);
+  EXPECT_ST(tn_crt_mean_s8_params(1e30, 0, 1e-30, 0, 4, &q),
+            TN_CRT_UNSUPPORTED);
+  ck_assert_uint_eq(tn_crt_mean_s8_scratch_size(NULL), 0);
+  TnCrtReduce big = {2, {65536, 65536}, 1};
+  ck_assert_uint_eq(tn_crt_mean_s8_scratch_size(&big), 0);
+  EXPECT_ST(tn_crt_mean_s8(&big, &q, x, &y, acc, 4), TN_CRT_OVERFLOW);
+}
+END_TEST
+
 START_TEST(test_bad_arguments) {
   const TnCrtStatus BAD = TN_CRT_INVALID_ARGUMENT;
   int8_t b8[64] = {0};
@@ -1111,6 +1236,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_qadd_qmul);
   tcase_add_test(tc, test_softmax);
   tcase_add_test(tc, test_logistic_tanh);
+  tcase_add_test(tc, test_mean);
   tcase_add_test(tc, test_bad_arguments);
   suite_add_tcase(s, tc);
   return s;

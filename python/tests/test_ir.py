@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tvmnode as tn
-from tvmnode import ir
+from tvmnode import ir, transform
 from tvmnode.ir import op
 from tvmnode.ir.op import _gen
 
@@ -343,3 +343,23 @@ def test_post_order_visit() -> None:
     seen: List[str] = []
     ir.post_order_visit(y, lambda n: seen.append(type(n).__name__))
     assert seen == ["Op", "Op", "Var", "Call", "Call"]
+
+
+def test_module_attributes() -> None:
+    x = ir.var("x", shape=(2,))
+    mod = ir.IRModule.from_expr(ir.Function([x], x))
+    m2 = mod.with_attr("inputs", [{"name": "x:0", "scale": [0.5], "zero_point": [3]}])
+    m2 = m2.with_attr("source", "test")
+    assert mod.attrs is None or len(mod.attrs) == 0
+    attrs = m2.attrs
+    assert attrs is not None
+    assert str(attrs["source"]) == "test"
+    assert float(attrs["inputs"][0]["scale"][0]) == 0.5
+    ir.assert_structural_equal(ir.parse(m2.astext()), m2)
+    ir.assert_structural_equal(tn.load_json(tn.save_json(m2)), m2)
+    m3 = transform.InferType()(m2)
+    assert m3.attrs is not None and str(m3.attrs["source"]) == "test"
+    # attributes are plain data: an IR node is refused by the check
+    bad = mod.with_attr("node", x)
+    with pytest.raises(ValueError, match="the module: an attribute value holds a ir.Var"):
+        ir.well_formed(bad)

@@ -5,14 +5,15 @@ in C check every kernel in depth; these check that the lowering hands the
 kernels the right parameters (scales, zero points, per-channel multipliers,
 fused activations), fused by FuseOps and unfused."""
 import math
-from typing import Any, Callable, Tuple
+from typing import Any, Tuple
 
 import numpy as np
 import pytest
 
-import tvmnode as tn
-from tvmnode import ir, transform
+from tvmnode import ir
 from tvmnode.ir import op
+
+from exec_util import executor, run_both
 
 RNG = np.random.default_rng(11)
 
@@ -55,22 +56,6 @@ def mbqm(x: np.ndarray, m: int, shift: int) -> np.ndarray:
 
 def qconst(v: Any, dtype: str = "float32") -> Any:
     return ir.const(np.array(v, dtype=dtype))
-
-
-def executor(build: Callable[..., Any], *arrays: np.ndarray, fuse: bool) -> Any:
-    params = [ir.var("x%d" % i, shape=a.shape, dtype=str(a.dtype)) for i, a in enumerate(arrays)]
-    mod = ir.IRModule.from_expr(ir.Function(params, build(*params)))
-    if fuse:
-        mod = transform.FuseOps()(transform.InferType()(mod))
-    return tn.runtime.Executor(mod)
-
-
-def run_both(build: Callable[..., Any], *arrays: np.ndarray) -> np.ndarray:
-    """Run unfused and fused; both must agree exactly."""
-    a = executor(build, *arrays, fuse=False)(*arrays)
-    f = executor(build, *arrays, fuse=True)(*arrays)
-    np.testing.assert_array_equal(a, f)
-    return np.asarray(a)
 
 
 def i8(*shape: int) -> np.ndarray:

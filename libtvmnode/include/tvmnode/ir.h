@@ -202,6 +202,11 @@ TN_API TnObject *tn_ir_module_new(void);
 /* `mod` with function `name` set to `func` (both borrowed). (transfer full) */
 TN_API TnObject *tn_ir_module_with(const TnObject *mod, const char *name,
                                    TnObject *func);
+/* `mod` with module attribute `key` set to `value` (plain data: numbers,
+ * strings, dtypes, arrays and maps of them; ir.WellFormed checks).
+ * (transfer full) */
+TN_API TnObject *tn_ir_module_with_attr(const TnObject *mod, const char *key,
+                                        const TnAny *value);
 /* A module whose "main" is `expr` (a function, or an expression whose free
  * variables become the parameters, in order of first use). (transfer full) */
 TN_API TnObject *tn_ir_module_from_expr(TnObject *expr);

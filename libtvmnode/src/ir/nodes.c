@@ -120,6 +120,9 @@ static int make_op(void *self, const TnAny *args, int32_t nargs, TnAny *ret) {
   } while (0)
 #define N(a) ((int32_t)G_N_ELEMENTS(a))
 
+static int module_with_attr_packed(void *self, const TnAny *args,
+                                   int32_t nargs, TnAny *ret);
+
 void tn__ir_nodes_init(void) {
   REG(attrs, TnObject, "ir.Attrs", TN_TYPE_OBJECT, TN_NODE_TREE,
       TN_NODE_NO_CREATE, no_fields, 0);
@@ -157,6 +160,10 @@ void tn__ir_nodes_init(void) {
   TnAny mv = tn_any_obj(make);
   TN__INIT_CHECK(tn_type_attr_set("__make__", g_types.op, &mv) == 0);
   tn_object_release(make);
+  TnObject *mwa = tn_func_new(module_with_attr_packed, NULL, NULL);
+  TN__INIT_CHECK(mwa != NULL &&
+                 tn_func_register("ir.ModuleWithAttr", mwa, 0) == 0);
+  tn_object_release(mwa);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -792,6 +799,41 @@ TN_API TnObject *tn_ir_module_with(const TnObject *mod, const char *name,
   TnObject *out = tn__ir_module_make(fns, m->attrs);
   tn_object_release(fns);
   return out;
+}
+
+TN_API TnObject *tn_ir_module_with_attr(const TnObject *mod, const char *key,
+                                        const TnAny *value) {
+  const char *who = "tn_ir_module_with_attr";
+  if (tn__check_object(mod, g_types.module, who, "mod")) return NULL;
+  if (key == NULL) return tn__raise_null(who, "key"), NULL;
+  if (value == NULL) return tn__raise_null(who, "value"), NULL;
+  const TnIrModule *m = (const TnIrModule *)mod;
+  TnObject *attrs = m->attrs ? retained(m->attrs) : tn_map_new(NULL, NULL, 0);
+  if (attrs == NULL) return NULL;
+  TnAny k = tn_any_cstr(key);
+  if (tn_map_set(&attrs, &k, value)) { /* copies: the module keeps its map */
+    tn_object_release(attrs);
+    return NULL;
+  }
+  TnObject *out = tn__ir_module_make(m->functions, attrs);
+  tn_object_release(attrs);
+  return out;
+}
+
+/* "ir.ModuleWithAttr"(mod, key, value) -> a new module. */
+static int module_with_attr_packed(void *self, const TnAny *args,
+                                   int32_t nargs, TnAny *ret) {
+  (void)self;
+  const char *key;
+  if (nargs != 3 || !tn_any_is_object(&args[0]))
+    return tn_error_raise_in(TN_ERR_TYPE, "ir.ModuleWithAttr",
+                             "takes (mod, key, value), got %d arguments",
+                             nargs);
+  if (tn_any_as_str(&args[1], &key, NULL)) return -1;
+  TnObject *out = tn_ir_module_with_attr(args[0].v_obj, key, &args[2]);
+  if (out == NULL) return -1;
+  *ret = tn_any_obj(out);
+  return 0;
 }
 
 TN_API TnObject *tn_ir_module_get(const TnObject *mod, const char *name) {

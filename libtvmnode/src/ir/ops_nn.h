@@ -55,6 +55,34 @@ typedef struct {
   double pad_value;
 } TnIrPadAttrs;
 
+/* mean and qnn.mean: Relay's ReduceAttrs. */
+typedef struct {
+  TnObject header;
+  TnAny axis;
+  bool keepdims, exclude;
+} TnIrReduceAttrs;
+
+/* Which axes of `data` (argument 0, of type `type`) a reduction folds,
+ * from its attrs: `axis` None or empty is every axis (Relay's rule),
+ * `exclude` folds the axes not listed. -1 with a TypeError naming the
+ * operator for an axis out of range or listed twice. */
+int tn__ir_reduce_axes(const char *op, TnObject *type,
+                       const TnIrTensorType *data, const TnObject *attrs,
+                       bool reduce[TN_IR_MAX_DIMS]);
+/* The type of a reduction of `data` with the same dtype (mean, qnn.mean);
+ * NULL with the error. */
+TnObject *tn__ir_reduce_out(const char *op, TnObject *type,
+                            const TnIrTensorType *data, const TnObject *attrs);
+
+/* strided_slice resolved against `data`: for each dimension the first
+ * index read, the step and the output extent (numpy's slicing: negative
+ * indices count from the end, then clamp; an empty range is extent 0, and
+ * begin is then 0). -1 with a TypeError naming the operator. */
+int tn__ir_strided_slice_plan(const char *op, TnObject *type,
+                              const TnIrTensorType *data,
+                              const TnObject *attrs, int64_t *begin,
+                              int64_t *stride, int64_t *out);
+
 /* Output types of conv2d and dense for the given out dtype (shared with
  * their quantized forms, which check dtypes differently). */
 TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,

@@ -1,7 +1,8 @@
 /*
  * ops_qnn.c: the int8 operators: qnn.quantize, qnn.dequantize,
  * qnn.requantize, qnn.conv2d, qnn.dense, qnn.add and qnn.mul, and the
- * int8 activations TFLite models need: qnn.softmax, qnn.sigmoid, qnn.tanh.
+ * int8 activations TFLite models need: qnn.softmax, qnn.sigmoid, qnn.tanh,
+ * and qnn.mean (TFLite's int8 MEAN; its axes as mean's).
  *
  * Scales and zero points are arguments (so constant folding and the code
  * generator see them as constants): a scale is float32, a zero point int32,
@@ -91,6 +92,16 @@ static int check_qparam(const char *op, TnObject *const *types, int32_t i,
                           buf, data && axis >= 0 ? " or one per channel" : "");
 }
 
+/* requantize's input scale may be float64 as well: an importer keeps
+ * TFLite's double product input_scale * filter_scale exactly. */
+static DLDataType scale_dtype(TnObject *type) {
+  static const DLDataType f64 = {kDLFloat, 64, 1};
+  const TnIrTensorType *t = tn__ir_is(type, TN_IR->tensor_type)
+                                ? (const TnIrTensorType *)type
+                                : NULL;
+  return t && tn__ir_dtype_eq(t->dtype, f64) ? f64 : kF32;
+}
+
 /* The axis normalised against `data`, or -1 with an error. */
 static int64_t norm_axis(const char *op, TnObject *type,
                          const TnIrTensorType *data, int64_t axis) {
@@ -164,7 +175,8 @@ static TnObject *infer_requantize(const char *op, TnObject *const *types,
   }
   int64_t axis = norm_axis(op, types[0], d, a->axis);
   if (axis < -1 ||
-      check_qparam(op, types, 1, "input_scale", kF32, d, axis) ||
+      check_qparam(op, types, 1, "input_scale", scale_dtype(types[1]), d,
+                   axis) ||
       check_qparam(op, types, 2, "input_zero_point", kI32, d, axis) ||
       check_qparam(op, types, 3, "output_scale", kF32, d, -1) ||
       check_qparam(op, types, 4, "output_zero_point", kI32, d, -1))
@@ -247,11 +259,11 @@ static TnObject *infer_qnn_binary(const char *op, TnObject *const *types,
   return tn_ir_tensor_type(dims, nd, a->dtype);
 }
 
-/* qnn.softmax, qnn.sigmoid, qnn.tanh: int8 data with per-tensor input and
- * output quantization; the result has the data's type. */
-static TnObject *infer_qnn_unary(const char *op, TnObject *const *types,
-                                 int32_t n, TnObject *attrs) {
-  (void)n;
+/* The data of a call (data, input_scale, input_zero_point, output_scale,
+ * output_zero_point): 8-bit, with per-tensor scales and zero points; NULL
+ * with an error naming the argument otherwise. */
+static const TnIrTensorType *int8_data_per_tensor(const char *op,
+                                                  TnObject *const *types) {
   const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
   if (d == NULL) return NULL;
   if (!is_q(d->dtype) || d->dtype.bits != 8)
@@ -262,6 +274,16 @@ static TnObject *infer_qnn_unary(const char *op, TnObject *const *types,
   for (int32_t i = 0; i < 4; i++)
     if (check_qparam(op, types, 1 + i, roles[i], i % 2 ? kI32 : kF32, NULL, -1))
       return NULL;
+  return d;
+}
+
+/* qnn.softmax, qnn.sigmoid, qnn.tanh: int8 data with per-tensor input and
+ * output quantization; the result has the data's type. */
+static TnObject *infer_qnn_unary(const char *op, TnObject *const *types,
+                                 int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *d = int8_data_per_tensor(op, types);
+  if (d == NULL) return NULL;
   if (attrs && tn_object_is_instance(attrs, tn_type_index("ir.QnnSoftmaxAttrs"))) {
     int64_t nd = tn__ir_ndim(d), axis = ((const QSoftmaxAttrs *)attrs)->axis;
     if (axis != -1 && axis != nd - 1) {
@@ -276,6 +298,16 @@ static TnObject *infer_qnn_unary(const char *op, TnObject *const *types,
     }
   }
   return tn_ir_tensor_type(tn__ir_dims(d), (int32_t)tn__ir_ndim(d), d->dtype);
+}
+
+/* qnn.mean: int8 data, per-tensor input and output quantization, the
+ * axes of mean (ir.ReduceAttrs). */
+static TnObject *infer_qnn_mean(const char *op, TnObject *const *types,
+                                int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *d = int8_data_per_tensor(op, types);
+  if (d == NULL) return NULL;
+  return tn__ir_reduce_out(op, types[0], d, attrs);
 }
 
 void tn__ir_ops_qnn_init(void) {
@@ -332,4 +364,10 @@ void tn__ir_ops_qnn_init(void) {
                    "output_zero_point",
                    NULL, TN_OP_ELEMWISE, infer_qnn_unary,
                    "int8 tanh, TFLite's (output scale 1/128, zero point 0)");
+  tn__ir_op_define("qnn.mean",
+                   "data,input_scale,input_zero_point,output_scale,"
+                   "output_zero_point",
+                   "ir.ReduceAttrs", TN_OP_REDUCE, infer_qnn_mean,
+                   "int8 mean over axis, TFLite's MEAN (requantized to the "
+                   "output scale and zero point)");
 }

@@ -2,7 +2,8 @@
  * ops_tensor.c: elementwise, broadcasting and shape operators, with their
  * attribute node types and type inference: add, subtract, multiply,
  * divide, maximum, minimum, negative, exp, sigmoid, tanh, clip, cast,
- * reshape, transpose, concatenate, squeeze, expand_dims.
+ * reshape, transpose, concatenate, squeeze, expand_dims, strided_slice,
+ * and the reduction mean (whose axis rules qnn.mean shares).
  *
  * Each inference function checks every argument it reads and names the
  * operator, the argument and its type in the error; shapes are static.
@@ -48,6 +49,11 @@ typedef struct {
   int64_t axis, num_newaxis;
 } ExpandDimsAttrs;
 
+typedef struct {
+  TnObject header;
+  TnAny begin, end, strides, axes;
+} StridedSliceAttrs;
+
 static const TnFieldDesc clip_fields[] = {
     TN_FIELD_FLOAT(ClipAttrs, a_min, 0, "lower bound"),
     TN_FIELD_FLOAT(ClipAttrs, a_max, 0, "upper bound"),
@@ -73,6 +79,26 @@ static const TnFieldDesc squeeze_fields[] = {
 static const TnFieldDesc expand_fields[] = {
     TN_FIELD_INT(ExpandDimsAttrs, axis, 0, NULL),
     TN_FIELD_INT_D(ExpandDimsAttrs, num_newaxis, 1, 0, NULL),
+};
+
+static const TnFieldDesc reduce_fields[] = {
+    TN_FIELD_ANY(TnIrReduceAttrs, axis, TN_FIELD_OPTIONAL,
+                 "the axes to reduce; None (or empty) reduces every axis"),
+    TN_FIELD_BOOL_D(TnIrReduceAttrs, keepdims, false, 0,
+                    "keep each reduced axis, with extent 1"),
+    TN_FIELD_BOOL_D(TnIrReduceAttrs, exclude, false, 0,
+                    "reduce the axes not listed in axis instead"),
+};
+static const TnFieldDesc strided_slice_fields[] = {
+    TN_FIELD_ANY(StridedSliceAttrs, begin, 0,
+                 "first index per sliced axis; negative counts from the end"),
+    TN_FIELD_ANY(StridedSliceAttrs, end, 0,
+                 "stop per sliced axis (excluded), as numpy's; clamped"),
+    TN_FIELD_ANY(StridedSliceAttrs, strides, TN_FIELD_OPTIONAL,
+                 "step per sliced axis, non-zero, may be negative; None is 1"),
+    TN_FIELD_ANY(StridedSliceAttrs, axes, TN_FIELD_OPTIONAL,
+                 "the axes begin/end/strides apply to; None: the first "
+                 "len(begin)"),
 };
 
 /* ---- helpers -------------------------------------------------------------- */
@@ -367,6 +393,145 @@ static TnObject *infer_expand_dims(const char *op, TnObject *const *types,
   return tensor(out, k, a->dtype);
 }
 
+/* ---- reductions ------------------------------------------------------------ */
+
+int tn__ir_reduce_axes(const char *op, TnObject *type,
+                       const TnIrTensorType *d, const TnObject *attrs,
+                       bool reduce[TN_IR_MAX_DIMS]) {
+  const TnIrReduceAttrs *r = (const TnIrReduceAttrs *)attrs;
+  int64_t nd = tn__ir_ndim(d), axes[TN_IR_MAX_DIMS];
+  int32_t na = tn__ir_attr_ints(attrs, "axis", axes, TN_IR_MAX_DIMS, op);
+  if (na < 0) return -1;
+  bool listed[TN_IR_MAX_DIMS] = {0};
+  for (int32_t i = 0; i < na; i++) {
+    int64_t ax = axis_of(op, axes[i], nd, type, 0);
+    if (ax < 0) return -1;
+    if (listed[ax])
+      return tn_error_raise_in(TN_ERR_TYPE, op, "attribute 'axis' lists "
+                               "axis %" PRId64 " twice (as %" PRId64 ")", ax,
+                               axes[i]);
+    listed[ax] = true;
+  }
+  for (int64_t i = 0; i < nd; i++)
+    reduce[i] = na == 0 || listed[i] != r->exclude;
+  return 0;
+}
+
+TnObject *tn__ir_reduce_out(const char *op, TnObject *type,
+                            const TnIrTensorType *d, const TnObject *attrs) {
+  bool reduce[TN_IR_MAX_DIMS];
+  if (tn__ir_reduce_axes(op, type, d, attrs, reduce)) return NULL;
+  bool keep = ((const TnIrReduceAttrs *)attrs)->keepdims;
+  int64_t out[TN_IR_MAX_DIMS];
+  int32_t k = 0;
+  for (int64_t i = 0; i < tn__ir_ndim(d); i++) {
+    if (!reduce[i]) out[k++] = tn__ir_dims(d)[i];
+    else if (keep) out[k++] = 1;
+  }
+  return tensor(out, k, d->dtype);
+}
+
+static TnObject *infer_mean(const char *op, TnObject *const *types, int32_t n,
+                            TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "data");
+  if (a == NULL) return NULL;
+  DLDataType t = a->dtype;
+  if (t.lanes != 1 || !(tn__ir_is_float(t) || t.code == kDLInt ||
+                        t.code == kDLUInt))
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected a float or "
+                            "integer tensor"), NULL;
+  return tn__ir_reduce_out(op, types[0], a, attrs);
+}
+
+/* ---- strided_slice --------------------------------------------------------- */
+
+static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) {
+  return x < lo ? lo : x > hi ? hi : x;
+}
+
+int tn__ir_strided_slice_plan(const char *op, TnObject *type,
+                              const TnIrTensorType *d, const TnObject *attrs,
+                              int64_t *begin, int64_t *stride, int64_t *out) {
+  int64_t nd = tn__ir_ndim(d), b[TN_IR_MAX_DIMS], e[TN_IR_MAX_DIMS];
+  int64_t s[TN_IR_MAX_DIMS], ax[TN_IR_MAX_DIMS];
+  int32_t nb = tn__ir_attr_ints(attrs, "begin", b, TN_IR_MAX_DIMS, op);
+  if (nb < 0) return -1;
+  int32_t ne = tn__ir_attr_ints(attrs, "end", e, TN_IR_MAX_DIMS, op);
+  if (ne < 0) return -1;
+  int32_t ns = tn__ir_attr_ints(attrs, "strides", s, TN_IR_MAX_DIMS, op);
+  if (ns < 0) return -1;
+  int32_t na = tn__ir_attr_ints(attrs, "axes", ax, TN_IR_MAX_DIMS, op);
+  if (na < 0) return -1;
+  if (ne != nb)
+    return tn_error_raise_in(TN_ERR_TYPE, op, "begin has %d values but end "
+                             "has %d", nb, ne);
+  if (ns != 0 && ns != nb)
+    return tn_error_raise_in(TN_ERR_TYPE, op, "strides has %d values for "
+                             "the %d of begin (give one per sliced axis, or "
+                             "None)", ns, nb);
+  bool seen[TN_IR_MAX_DIMS] = {0};
+  if (na == 0) {
+    if (nb > nd)
+      return tn__ir_arg_error(op, 0, "data", type, "begin has %d values for "
+                              "%" PRId64 " dimensions", nb, nd);
+    for (int32_t i = 0; i < nb; i++) ax[i] = i;
+  } else if (na != nb) {
+    return tn_error_raise_in(TN_ERR_TYPE, op, "axes has %d values for the %d "
+                             "of begin", na, nb);
+  } else {
+    for (int32_t i = 0; i < na; i++) {
+      int64_t a = axis_of(op, ax[i], nd, type, 0);
+      if (a < 0) return -1;
+      if (seen[a])
+        return tn_error_raise_in(TN_ERR_TYPE, op, "attribute 'axes' lists "
+                                 "axis %" PRId64 " twice (as %" PRId64 ")",
+                                 a, ax[i]);
+      seen[a] = true;
+      ax[i] = a;
+    }
+  }
+  for (int64_t i = 0; i < nd; i++)
+    begin[i] = 0, stride[i] = 1, out[i] = tn__ir_dims(d)[i];
+  /* numpy's slice.indices: a negative index has the extent added (which
+   * cannot overflow), then both ends clamp to the indices a step in that
+   * direction can start from; the lengths below are then at most n + 1
+   * and the divisions cannot overflow either, even for INT64_MIN steps. */
+  for (int32_t i = 0; i < nb; i++) {
+    int64_t a = ax[i], n = tn__ir_dims(d)[a], st = ns ? s[i] : 1, len;
+    if (st == 0) {
+      char attr[32];
+      snprintf(attr, sizeof attr, "strides[%d]", i);
+      return tn__ckd_attr_error(op, attr, 0, "a slice cannot step by 0");
+    }
+    int64_t bb = b[i] < 0 ? b[i] + n : b[i], ee = e[i] < 0 ? e[i] + n : e[i];
+    if (st > 0) {
+      bb = clamp64(bb, 0, n), ee = clamp64(ee, 0, n);
+      len = ee > bb ? (ee - bb - 1) / st + 1 : 0;
+    } else {
+      bb = clamp64(bb, -1, n - 1), ee = clamp64(ee, -1, n - 1);
+      int64_t m = st == INT64_MIN ? INT64_MAX : -st;
+      len = bb > ee ? (bb - ee - 1) / m + 1 : 0;
+    }
+    begin[a] = len ? bb : 0, stride[a] = st, out[a] = len;
+  }
+  return 0;
+}
+
+static TnObject *infer_strided_slice(const char *op, TnObject *const *types,
+                                     int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "data");
+  if (a == NULL) return NULL;
+  int64_t begin[TN_IR_MAX_DIMS], stride[TN_IR_MAX_DIMS], out[TN_IR_MAX_DIMS];
+  if (tn__ir_strided_slice_plan(op, types[0], a, attrs, begin, stride, out))
+    return NULL;
+  int64_t nd = tn__ir_ndim(a);
+  if (memcmp(out, tn__ir_dims(a), sizeof(int64_t) * (size_t)nd) == 0)
+    return same_type(a);
+  return tensor(out, (int32_t)nd, a->dtype);
+}
+
 void tn__ir_ops_tensor_init(void) {
   TN__IR_ATTRS(ClipAttrs, "ir.ClipAttrs", clip_fields);
   TN__IR_ATTRS(CastAttrs, "ir.CastAttrs", cast_fields);
@@ -375,6 +540,9 @@ void tn__ir_ops_tensor_init(void) {
   TN__IR_ATTRS(AxisAttrs, "ir.ConcatenateAttrs", concat_fields);
   TN__IR_ATTRS(SqueezeAttrs, "ir.SqueezeAttrs", squeeze_fields);
   TN__IR_ATTRS(ExpandDimsAttrs, "ir.ExpandDimsAttrs", expand_fields);
+  TN__IR_ATTRS(TnIrReduceAttrs, "ir.ReduceAttrs", reduce_fields);
+  TN__IR_ATTRS(StridedSliceAttrs, "ir.StridedSliceAttrs",
+               strided_slice_fields);
 
   static const struct {
     const char *name, *doc;
@@ -414,4 +582,9 @@ void tn__ir_ops_tensor_init(void) {
   tn__ir_op_define("expand_dims", "data", "ir.ExpandDimsAttrs",
                    TN_OP_INJECTIVE, infer_expand_dims,
                    "insert num_newaxis axes of extent 1 at axis");
+  tn__ir_op_define("strided_slice", "data", "ir.StridedSliceAttrs",
+                   TN_OP_INJECTIVE, infer_strided_slice,
+                   "data[begin:end:strides] on axes, numpy's slicing");
+  tn__ir_op_define("mean", "data", "ir.ReduceAttrs", TN_OP_REDUCE, infer_mean,
+                   "the mean over axis (every axis by default)");
 }

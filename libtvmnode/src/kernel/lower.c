@@ -565,6 +565,130 @@ static int lower_pad(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
+static int32_t run_strided_slice(const void *p, const void *const *in,
+                                 void *out, void *s, size_t n) {
+  (void)s, (void)n;
+  return tn_crt_strided_slice(p, in[0], out);
+}
+
+/* numpy's slice resolved by the operator's own rules (ops_tensor.c), then
+ * made small for the kernel: unit dims dropped, a step of 1 where one
+ * index is taken, and a dim taken whole merged into the one before it
+ * when that one steps by 1 (the pair is one contiguous run). */
+static int lower_strided_slice(const TnKernArgs *a, TnKernCall *k) {
+  const TnIrTensorType *t = a->types[0];
+  int32_t esz = elem_size(t->dtype);
+  if (t->dtype.lanes != 1 || (esz != 1 && esz != 2 && esz != 4 && esz != 8))
+    return no_kernel(a, "elements of 1, 2, 4 or 8 bytes only");
+  int64_t begin[TN_IR_MAX_DIMS], stride[TN_IR_MAX_DIMS], out[TN_IR_MAX_DIMS];
+  if (tn__ir_strided_slice_plan(a->op, (TnObject *)t, t, a->attrs, begin,
+                                stride, out))
+    return -1;
+  if (check_size(a, numel(t))) return -1;
+  TnCrtStridedSlice *p = params_new(k, sizeof *p);
+  p->elem_size = esz;
+  int32_t nd = 0;
+  bool empty = false;
+  for (int64_t d = 0; d < tn__ir_ndim(t); d++) empty |= out[d] == 0;
+  for (int64_t d = 0; !empty && d < tn__ir_ndim(t); d++) {
+    int32_t n = (int32_t)tn__ir_dims(t)[d], o = (int32_t)out[d];
+    int32_t b = (int32_t)begin[d], s = o == 1 ? 1 : (int32_t)stride[d];
+    if (n == 1) continue;
+    if (nd > 0 && b == 0 && s == 1 && o == n && p->strides[nd - 1] == 1) {
+      p->in_dims[nd - 1] *= n, p->begin[nd - 1] *= n, p->out_dims[nd - 1] *= n;
+      continue;
+    }
+    if (nd == TN_CRT_MAX_DIMS)
+      return no_kernel(a, "more than 8 dimensions remain after merging");
+    p->in_dims[nd] = n, p->begin[nd] = b, p->strides[nd] = s;
+    p->out_dims[nd] = o;
+    nd++;
+  }
+  if (nd == 0) { /* one element, or none */
+    p->in_dims[0] = empty ? 0 : 1, p->out_dims[0] = empty ? 0 : 1;
+    p->begin[0] = 0, p->strides[0] = 1;
+    nd = 1;
+  }
+  p->ndim = nd;
+  k->run = run_strided_slice, k->kernel = "tn_crt_strided_slice";
+  reads(k, 1);
+  return 0;
+}
+
+/* ---- reductions ------------------------------------------------------------------ */
+
+typedef struct {
+  TnCrtReduce r;
+  TnCrtQMean q;
+} MeanP;
+
+static int32_t run_mean_f32(const void *p, const void *const *in, void *out,
+                            void *s, size_t n) {
+  (void)s, (void)n;
+  return tn_crt_mean_f32(&((const MeanP *)p)->r, in[0], out);
+}
+static int32_t run_mean_i32(const void *p, const void *const *in, void *out,
+                            void *s, size_t n) {
+  (void)s, (void)n;
+  return tn_crt_mean_i32(&((const MeanP *)p)->r, in[0], out);
+}
+static int32_t run_mean_s8(const void *p, const void *const *in, void *out,
+                           void *s, size_t n) {
+  const MeanP *x = p;
+  return tn_crt_mean_s8(&x->r, &x->q, in[0], out, s, n);
+}
+
+/* The reduction of argument 0 as the kernels see it (unit dims dropped,
+ * neighbours both reduced or both kept merged) and the elements each
+ * output averages. An empty input becomes [outputs, 0] with the 0
+ * reduced, so every output sees a count of 0. */
+static int reduce_geom(const TnKernArgs *a, TnCrtReduce *r, int32_t *count) {
+  const TnIrTensorType *t = a->types[0];
+  bool red[TN_IR_MAX_DIMS];
+  if (tn__ir_reduce_axes(a->op, (TnObject *)t, t, a->attrs, red)) return -1;
+  int64_t total = numel(t), outputs = numel(a->out), cnt = 1;
+  if (check_size(a, total) || check_size(a, outputs)) return -1;
+  memset(r, 0, sizeof *r);
+  if (total == 0) {
+    r->ndim = 2, r->dims[0] = (int32_t)outputs, r->dims[1] = 0;
+    r->reduce_mask = 2;
+    *count = 0;
+    return 0;
+  }
+  for (int64_t d = 0; d < tn__ir_ndim(t); d++) {
+    int32_t e = (int32_t)tn__ir_dims(t)[d];
+    if (red[d]) cnt *= e;
+    if (e == 1) continue;
+    int32_t nd = r->ndim;
+    if (nd > 0 && (bool)((r->reduce_mask >> (nd - 1)) & 1) == red[d]) {
+      r->dims[nd - 1] *= e;
+      continue;
+    }
+    if (nd == TN_CRT_MAX_DIMS)
+      return no_kernel(a, "more than 8 alternating runs of reduced and "
+                       "kept dimensions");
+    r->dims[nd] = e;
+    if (red[d]) r->reduce_mask |= UINT32_C(1) << nd;
+    r->ndim = nd + 1;
+  }
+  if (r->ndim == 0) r->ndim = 1, r->dims[0] = 1; /* one element */
+  *count = (int32_t)cnt;
+  return 0;
+}
+
+static int lower_mean(const TnKernArgs *a, TnKernCall *k) {
+  bool f32 = is(a->types[0]->dtype, kF32);
+  if (!f32 && !is(a->types[0]->dtype, kI32))
+    return no_kernel(a, "float32 and int32 only");
+  MeanP *p = params_new(k, sizeof *p);
+  int32_t count;
+  if (reduce_geom(a, &p->r, &count)) return -1;
+  k->run = f32 ? run_mean_f32 : run_mean_i32;
+  k->kernel = f32 ? "tn_crt_mean_f32" : "tn_crt_mean_i32";
+  reads(k, 1);
+  return 0;
+}
+
 /* ---- convolution, dense, pooling ------------------------------------------------ */
 
 /* Element strides of the logical axes of a compact 4-d tensor whose
@@ -1164,6 +1288,31 @@ static int lower_qnn_tanh(const TnKernArgs *a, TnKernCall *k) {
   return lower_qnn_lut(a, k, true);
 }
 
+/* TFLite's int8 MEAN: the multiplier of input_scale / output_scale with
+ * 1/count folded in, on the host (tn_crt_mean_s8_params). */
+static int lower_qnn_mean(const TnKernArgs *a, TnKernCall *k) {
+  double q[4];
+  if (unary_qparams(a, q)) return -1;
+  MeanP *p = params_new(k, sizeof *p);
+  int32_t count;
+  if (reduce_geom(a, &p->r, &count)) return -1;
+  if (q[1] < INT32_MIN || q[1] > INT32_MAX || q[3] < INT32_MIN ||
+      q[3] > INT32_MAX)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "a zero point is out of "
+                             "the int32 range");
+  TnCrtStatus st = tn_crt_mean_s8_params(q[0], (int32_t)q[1], q[2],
+                                         (int32_t)q[3], count, &p->q);
+  if (st != TN_CRT_OK)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "input scale %g and output "
+                             "scale %g: their ratio cannot be represented "
+                             "as a quantized multiplier (%s)", q[0], q[2],
+                             tn_crt_status_name(st));
+  k->scratch = tn_crt_mean_s8_scratch_size(&p->r);
+  k->run = run_mean_s8, k->kernel = "tn_crt_mean_s8";
+  reads(k, 1);
+  return 0;
+}
+
 /* ---- fused forms ------------------------------------------------------------------ */
 
 typedef struct {
@@ -1354,6 +1503,8 @@ static const struct {
     {"transpose", {lower_transpose}},
     {"concatenate", {lower_concatenate}},
     {"nn.pad", {lower_pad}},
+    {"strided_slice", {lower_strided_slice}},
+    {"mean", {lower_mean}},
     {"nn.bias_add", {lower_bias_add}},
     {"nn.dense", {lower_dense}},
     {"matmul", {lower_matmul}},
@@ -1372,6 +1523,7 @@ static const struct {
     {"qnn.softmax", {lower_qnn_softmax}},
     {"qnn.sigmoid", {lower_qnn_sigmoid}},
     {"qnn.tanh", {lower_qnn_tanh}},
+    {"qnn.mean", {lower_qnn_mean}},
 };
 
 bool tn__kernel_entry_known(const TnKernEntry *e) {

@@ -373,6 +373,11 @@ class IRModule(Object):
         """A GlobalVar for each function, by name."""
         return [GlobalVar(n) for n in self.functions.keys()]
 
+    def with_attr(self, key: str, value: Any) -> "IRModule":
+        """A new module with module attribute `key` set to `value` (plain
+        data: numbers, strings, dtypes, lists and dicts of them)."""
+        return _module_with_attr(self, key, value)
+
     def astext(self, show_meta_data: bool = True) -> str:
         """The text format; with show_meta_data the constants follow, so
         `parse(mod.astext())` gives an equal module."""
@@ -386,6 +391,7 @@ class IRModule(Object):
 
 
 _well_formed = get_global_func("ir.WellFormed")
+_module_with_attr = get_global_func("ir.ModuleWithAttr")
 
 
 def _gv_name(name: Any) -> str:

@@ -1,9 +1,10 @@
 /*
- * movement.c: the data-movement kernels of the crt: transpose, concatenate
- * and constant pad, for any element type given by its size (1, 2, 4 or 8
- * bytes). They move bytes and compute nothing, so each first reduces its
- * problem to the fewest dims that describe it (unit dims dropped, dims that
- * stay adjacent merged), then moves the largest contiguous pieces it can:
+ * movement.c: the data-movement kernels of the crt: transpose, concatenate,
+ * constant pad and strided slice, for any element type given by its size
+ * (1, 2, 4 or 8 bytes). They move bytes and compute nothing, so each first
+ * reduces its problem to the fewest dims that describe it (unit dims
+ * dropped, dims that stay adjacent merged; for strided slice the lowering
+ * does it), then moves the largest contiguous pieces it can:
  * whole rows by memcpy when the innermost dim is kept, and otherwise a
  * transpose of the two innermost-in-memory dims in small square tiles, so
  * both the reads and the writes stay within a few cache lines. The
@@ -282,5 +283,84 @@ TnCrtStatus tn_crt_pad(const TnCrtPad *p, const void *in,
     out_s *= (size_t)q.dims[d] + (size_t)q.before[d] + (size_t)q.after[d];
   }
   pad_dim(&q, 0, in, out);
+  return TN_CRT_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Strided slice                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* out[j] = in[j * step] for j < n, elements of `esz` bytes. */
+static void gather(const uint8_t *src, uint8_t *dst, int32_t n,
+                   ptrdiff_t step, int32_t esz) {
+  switch (esz) {
+    case 1:
+      for (int32_t j = 0; j < n; j++) dst[j] = src[j * step];
+      break;
+    case 2: {
+      const u16a *s = (const u16a *)(const void *)src;
+      u16a *o = (u16a *)(void *)dst;
+      for (int32_t j = 0; j < n; j++) o[j] = s[j * step];
+      break;
+    }
+    case 4: {
+      const u32a *s = (const u32a *)(const void *)src;
+      u32a *o = (u32a *)(void *)dst;
+      for (int32_t j = 0; j < n; j++) o[j] = s[j * step];
+      break;
+    }
+    default: {
+      const u64a *s = (const u64a *)(const void *)src;
+      u64a *o = (u64a *)(void *)dst;
+      for (int32_t j = 0; j < n; j++) o[j] = s[j * step];
+      break;
+    }
+  }
+}
+
+TnCrtStatus tn_crt_strided_slice(const TnCrtStridedSlice *p, const void *in,
+                                 void *out) {
+  if (!p || p->ndim < 1 || p->ndim > TN_CRT_MAX_DIMS ||
+      !valid_elem_size(p->elem_size))
+    return TN_CRT_INVALID_ARGUMENT;
+  const int32_t nd = p->ndim, esz = p->elem_size;
+  int64_t in_total = 1, out_total = 1;
+  ptrdiff_t istr[TN_CRT_MAX_DIMS]; /* input strides, in elements */
+  for (int32_t d = nd - 1; d >= 0; d--) {
+    if (p->in_dims[d] < 0 || p->out_dims[d] < 0 || p->strides[d] == 0)
+      return TN_CRT_INVALID_ARGUMENT;
+    istr[d] = (ptrdiff_t)in_total;
+    in_total *= p->in_dims[d];
+    out_total *= p->out_dims[d];
+    if (in_total > INT32_MAX || out_total > INT32_MAX) return TN_CRT_OVERFLOW;
+  }
+  if (out_total == 0) return TN_CRT_OK;
+  if (!in || !out) return TN_CRT_INVALID_ARGUMENT;
+  /* every index read must be inside its dim: the first and the last of
+   * each dim are (the indices between lie between them) */
+  ptrdiff_t base = 0;
+  for (int32_t d = 0; d < nd; d++) {
+    int64_t first = p->begin[d];
+    int64_t last = first + (int64_t)(p->out_dims[d] - 1) * p->strides[d];
+    if (first < 0 || first >= p->in_dims[d] || last < 0 ||
+        last >= p->in_dims[d])
+      return TN_CRT_INVALID_ARGUMENT;
+    base += (ptrdiff_t)first * istr[d];
+  }
+  /* rows of the innermost dim, the outer dims walked by the odometer */
+  Walk w = {0};
+  w.n = nd - 1;
+  for (int32_t d = 0; d < nd - 1; d++)
+    w.dims[d] = p->out_dims[d], w.is[d] = (ptrdiff_t)p->strides[d] * istr[d];
+  const int32_t n = p->out_dims[nd - 1];
+  const ptrdiff_t step = (ptrdiff_t)p->strides[nd - 1];
+  const int32_t rows = (int32_t)(out_total / n);
+  const uint8_t *src = (const uint8_t *)in + base * esz;
+  uint8_t *dst = out;
+  const size_t row = (size_t)n * (size_t)esz;
+  for (int32_t r = 0; r < rows; r++, dst += row, walk_next(&w)) {
+    if (step == 1) memcpy(dst, src + w.ioff * esz, row);
+    else gather(src + w.ioff * esz, dst, n, step, esz);
+  }
   return TN_CRT_OK;
 }

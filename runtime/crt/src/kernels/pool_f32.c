@@ -9,12 +9,16 @@
  * (average) before the clamp. When channels are contiguous (NHWC) each
  * output pixel is built as a vector over channels, tap by tap, which a
  * compiler vectorises; other layouts walk each window with strides.
+ *
+ * Also mean, global average pooling's generalisation to any set of axes
+ * (float32 and int32; the int8 MEAN is in pool_s8.c).
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "tvmnode/crt/kernels.h"
 #include "../crt_libc.h"
+#include "reduce_walk.h"
 #include "unroll.h"
 
 /* As in conv_f32.c: t in [*lo, *hi) (<= limit) with base + t in [0, size). */
@@ -135,5 +139,60 @@ TnCrtStatus tn_crt_avg_pool2d_f32(const TnCrtPool2d *p, const float *in,
   TnCrtStatus st = check(p);
   if (st != TN_CRT_OK) return st;
   pool(p, 0, in, act_min, act_max, out);
+  return TN_CRT_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Mean (float32, int32)                                                     */
+/* ------------------------------------------------------------------------ */
+
+TnCrtStatus tn_crt_mean_f32(const TnCrtReduce *p, const float *in,
+                            float *out) {
+  MeanWalk w;
+  TnCrtStatus st = mean_walk(p, &w);
+  if (st != TN_CRT_OK) return st;
+  if (w.outputs > 0 && (out == NULL || (w.rows > 0 && in == NULL)))
+    return TN_CRT_INVALID_ARGUMENT;
+  for (int32_t i = 0; i < w.outputs; i++) out[i] = 0.0f;
+  const int32_t n = w.row;
+  for (int32_t r = 0; r < w.rows; r++, in += n, mean_next(&w)) {
+    float *o = out + w.off;
+    if (w.inner_reduced) {
+      float s = *o;
+      for (int32_t j = 0; j < n; j++) s += in[j];
+      *o = s;
+    } else {
+      EACH(n, j, o[j] += in[j]);
+    }
+  }
+  /* TFLite divides by the count converted to float (exact below 2^24) */
+  const float c = (float)w.count;
+  for (int32_t i = 0; i < w.outputs; i++) out[i] = out[i] / c;
+  return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_mean_i32(const TnCrtReduce *p, const int32_t *in,
+                            int32_t *out) {
+  MeanWalk w;
+  TnCrtStatus st = mean_walk(p, &w);
+  if (st != TN_CRT_OK) return st;
+  if (w.outputs > 0 && (out == NULL || (w.rows > 0 && in == NULL)))
+    return TN_CRT_INVALID_ARGUMENT;
+  /* sums wrap (unsigned arithmetic), as int32 addition does in TVM */
+  uint32_t *acc = (uint32_t *)(void *)out;
+  for (int32_t i = 0; i < w.outputs; i++) acc[i] = 0;
+  const int32_t n = w.row;
+  for (int32_t r = 0; r < w.rows; r++, in += n, mean_next(&w)) {
+    uint32_t *o = acc + w.off;
+    if (w.inner_reduced) {
+      uint32_t s = *o;
+      for (int32_t j = 0; j < n; j++) s += (uint32_t)in[j];
+      *o = s;
+    } else {
+      EACH(n, j, o[j] += (uint32_t)in[j]);
+    }
+  }
+  for (int32_t i = 0; i < w.outputs; i++)
+    out[i] = w.count ? (int32_t)acc[i] / w.count : 0;
   return TN_CRT_OK;
 }

@@ -9,11 +9,16 @@
  * accumulators live in a fixed block on the stack (the pooling API has no
  * scratch buffer), so channels are processed in chunks of that size, and
  * the window bounds are computed once per output pixel, never per element.
+ *
+ * Also TFLite's int8 MEAN (reference_ops::QuantizedMeanOrSum), global
+ * average pooling's generalisation to any set of axes: int32 sums in a
+ * scratch buffer, then one requantization per output.
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "tvmnode/crt/kernels.h"
+#include "reduce_walk.h"
 
 /* Channels per chunk: 256 bytes of int32 accumulators on the stack. */
 enum { CHUNK = 64 };
@@ -116,4 +121,85 @@ TnCrtStatus tn_crt_avg_pool2d_s8(const TnCrtPool2d *p, const int8_t *in,
                                  int32_t act_min, int32_t act_max,
                                  int8_t *out) {
   return pool(p, in, act_min, act_max, out, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Mean (TFLite's int8 MEAN)                                                 */
+/* ------------------------------------------------------------------------ */
+
+TnCrtStatus tn_crt_mean_s8_params(double input_scale, int32_t input_zp,
+                                  double output_scale, int32_t output_zp,
+                                  int32_t count, TnCrtQMean *out) {
+  if (out == NULL || count < 0) return TN_CRT_INVALID_ARGUMENT;
+  /* TFLite holds scales as float and divides them in double */
+  double si = (double)(float)input_scale, so = (double)(float)output_scale;
+  if (!(si > 0) || !(so > 0) || si - si != 0 || so - so != 0)
+    return TN_CRT_INVALID_ARGUMENT;
+  int32_t m, shift;
+  TnCrtStatus st = tn_crt_quantize_multiplier(si / so, &m, &shift);
+  if (st != TN_CRT_OK) return st;
+  /* QuantizedMeanOrSum folds 1/count into the multiplier: scaled up by
+   * 2^s first, s = floor(log2(count)) (so the quotient keeps 31 bits),
+   * at most 32 and at most 31 + shift (the result's right shift stays
+   * within 31); the quotient then fits in 31 bits. */
+  if (count > 0) {
+    int32_t s = 0;
+    while (s < 32 && (INT64_C(1) << (s + 1)) <= count) s++;
+    if (s > 31 + shift) s = 31 + shift;
+    m = (int32_t)(((int64_t)m << s) / count);
+    shift -= s;
+  }
+  out->input_zero_point = input_zp, out->output_zero_point = output_zp;
+  out->count = count, out->multiplier = m, out->shift = shift;
+  return TN_CRT_OK;
+}
+
+size_t tn_crt_mean_s8_scratch_size(const TnCrtReduce *p) {
+  MeanWalk w;
+  if (mean_walk(p, &w) != TN_CRT_OK) return 0;
+  return (size_t)w.outputs * sizeof(int32_t);
+}
+
+TnCrtStatus tn_crt_mean_s8(const TnCrtReduce *p, const TnCrtQMean *q,
+                           const int8_t *in, int8_t *out, void *scratch,
+                           size_t scratch_size) {
+  MeanWalk w;
+  TnCrtStatus st = mean_walk(p, &w);
+  if (st != TN_CRT_OK) return st;
+  if (q == NULL || q->count != w.count || q->shift > 31 || q->shift < -31)
+    return TN_CRT_INVALID_ARGUMENT;
+  if (w.outputs == 0) return TN_CRT_OK;
+  if (out == NULL) return TN_CRT_INVALID_ARGUMENT;
+  if (w.count == 0) { /* TFLite returns before writing anything but 0 */
+    for (int32_t i = 0; i < w.outputs; i++) out[i] = 0;
+    return TN_CRT_OK;
+  }
+  if (in == NULL || scratch == NULL) return TN_CRT_INVALID_ARGUMENT;
+  if (scratch_size < (size_t)w.outputs * sizeof(int32_t))
+    return TN_CRT_SCRATCH_TOO_SMALL;
+  /* int32 sums that wrap as TFLite's (AddTensorValuesWithExpectedOverflow) */
+  uint32_t *acc = scratch;
+  for (int32_t i = 0; i < w.outputs; i++) acc[i] = 0;
+  const int32_t n = w.row;
+  for (int32_t r = 0; r < w.rows; r++, in += n, mean_next(&w)) {
+    uint32_t *o = acc + w.off;
+    if (w.inner_reduced) {
+      uint32_t s = *o;
+      for (int32_t j = 0; j < n; j++) s += (uint32_t)(int32_t)in[j];
+      *o = s;
+    } else {
+      for (int32_t j = 0; j < n; j++) o[j] += (uint32_t)(int32_t)in[j];
+    }
+  }
+  /* sum - zp * count in int64, then cast to int32 (wrapping) as TFLite */
+  const uint32_t zp_count =
+      (uint32_t)((int64_t)q->input_zero_point * (int64_t)w.count);
+  for (int32_t i = 0; i < w.outputs; i++) {
+    int32_t shifted = (int32_t)(acc[i] - zp_count);
+    int32_t v = tn_crt_multiply_by_quantized_multiplier(
+                    shifted, q->multiplier, q->shift) +
+                q->output_zero_point;
+    out[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+  }
+  return TN_CRT_OK;
 }

@@ -182,6 +182,22 @@ typedef struct {
 TnCrtStatus tn_crt_pad(const TnCrtPad *p, const void *in,
                        const void *pad_value, void *out);
 
+/* Strided slice: out[i0, i1, ...] = in[begin[0] + i0 * strides[0], ...],
+ * out_dims[d] indices per dim. strides are non-zero and may be negative;
+ * every index read, begin[d] + (out_dims[d] - 1) * strides[d], lies in
+ * [0, in_dims[d]) (else TN_CRT_INVALID_ARGUMENT). An out dim of 0 is an
+ * empty result (nothing is read or written). */
+typedef struct {
+  int32_t ndim;
+  int32_t in_dims[TN_CRT_MAX_DIMS];
+  int32_t begin[TN_CRT_MAX_DIMS];
+  int32_t strides[TN_CRT_MAX_DIMS];
+  int32_t out_dims[TN_CRT_MAX_DIMS];
+  int32_t elem_size;
+} TnCrtStridedSlice;
+TnCrtStatus tn_crt_strided_slice(const TnCrtStridedSlice *p, const void *in,
+                                 void *out);
+
 /* ------------------------------------------------------------------------ */
 /* Convolution, dense, pooling                                               */
 /* ------------------------------------------------------------------------ */
@@ -302,6 +318,51 @@ TnCrtStatus tn_crt_max_pool2d_s8(const TnCrtPool2d *p, const int8_t *in,
 TnCrtStatus tn_crt_avg_pool2d_s8(const TnCrtPool2d *p, const int8_t *in,
                                  int32_t act_min, int32_t act_max,
                                  int8_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Reductions                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* The mean over the dims of `dims` whose bit is set in `reduce_mask`; out
+ * holds the other dims' elements in order (keepdims only changes the
+ * shape). dims may be 0 (no element reduced: float32 gives NaN, integers
+ * 0). Each output sums its elements in the input's order, then divides:
+ * float32 by (float)count, as TFLite's float MEAN does (so the float
+ * results are TFLite's bit for bit); int32 wraps on overflow and divides
+ * truncating toward zero, as TVM's integer mean. */
+typedef struct {
+  int32_t ndim; /* 1..TN_CRT_MAX_DIMS */
+  int32_t dims[TN_CRT_MAX_DIMS];
+  uint32_t reduce_mask; /* bit d: dim d is reduced */
+} TnCrtReduce;
+TnCrtStatus tn_crt_mean_f32(const TnCrtReduce *p, const float *in, float *out);
+TnCrtStatus tn_crt_mean_i32(const TnCrtReduce *p, const int32_t *in,
+                            int32_t *out);
+
+/* int8 mean, TFLite's MEAN (reference_ops::QuantizedMeanOrSum) bit for bit:
+ * the int32 sum of each output's elements (wrapping), less input_zp *
+ * count, times input_scale / output_scale / count as a multiplier and
+ * shift, plus output_zp, saturated to int8. tn_crt_mean_s8_params (host
+ * side) computes them as TFLite does: QuantizeMultiplier of the scales
+ * (rounded to float) ratio, then 1/count folded in with a shift of
+ * floor(log2(count)), at most 32 and at most 31 + that shift. It returns
+ * TN_CRT_INVALID_ARGUMENT for a scale that is not positive and finite or a
+ * count < 0, TN_CRT_UNSUPPORTED for a ratio of 2^31 or more. With count 0
+ * every output is 0 (TFLite leaves them so). TFLite Micro has no special
+ * case for equal input and output quantization (it had one until 2023);
+ * neither has this. The sums live in caller scratch (4 bytes per output). */
+typedef struct {
+  int32_t input_zero_point, output_zero_point;
+  int32_t count; /* elements per output (the reduced dims' product) */
+  int32_t multiplier, shift;
+} TnCrtQMean;
+TnCrtStatus tn_crt_mean_s8_params(double input_scale, int32_t input_zp,
+                                  double output_scale, int32_t output_zp,
+                                  int32_t count, TnCrtQMean *out);
+size_t tn_crt_mean_s8_scratch_size(const TnCrtReduce *p);
+TnCrtStatus tn_crt_mean_s8(const TnCrtReduce *p, const TnCrtQMean *q,
+                           const int8_t *in, int8_t *out, void *scratch,
+                           size_t scratch_size);
 
 /* ------------------------------------------------------------------------ */
 /* Softmax and quantization                                                  */
