@@ -73,70 +73,406 @@ static int int_arg(PyObject *o, TnAny *out) {
   return 0;
 }
 
-/* A list/tuple as a new tn.Array (items owned by the array). */
-static TnObject *array_from_seq(PyObject *seq) {
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-  PyObject **items = PySequence_Fast_ITEMS(seq);
-  TnAny small[16] = {{0}}, *vals = small;
-  if (n > 16) {
-    vals = PyMem_Malloc(sizeof(TnAny) * (size_t)n);
-    if (vals == NULL) return PyErr_NoMemory(), NULL;
-  }
-  Py_ssize_t done = 0;
-  TnObject *arr = NULL;
-  for (; done < n; done++) {
-    if (tnpy_any_from_py(items[done], &vals[done])) {
-      PyObject *t, *v, *tb;
-      PyErr_Fetch(&t, &v, &tb);
-      PyErr_NormalizeException(&t, &v, &tb);
-      PyObject *msg = v ? PyObject_Str(v) : NULL;
-      PyErr_Format(t, "item %zd: %U", done, msg ? msg : Py_None);
-      Py_XDECREF(msg);
-      Py_XDECREF(t), Py_XDECREF(v), Py_XDECREF(tb);
-      goto out;
-    }
-  }
-  arr = tn_array_new(vals, n);
-  if (arr == NULL) tnpy_raise_tn();
-out:
-  for (Py_ssize_t i = 0; i < done; i++) tn_any_clear(&vals[i]);
-  if (vals != small) PyMem_Free(vals);
-  return arr;
+/* ---- containers ------------------------------------------------------------
+ *
+ * Lists, tuples and dicts are converted with an explicit stack rather than
+ * by recursion, so nesting is limited by memory, not by the C stack. Each
+ * frame holds a strong reference to what it reads: the items of a dict, and
+ * of a list whose items may run Python code when converted, are first
+ * copied into a tuple, so code run by an item (__index__, __float__,
+ * __dlpack__, a Device attribute, a finalizer) can empty or grow the
+ * container without leaving us with freed items or a short buffer. A list
+ * of plain items (exact int, float, str, bool, None, bytes, proxies) runs no
+ * Python code while converting and is read in place. The containers on the
+ * current path are remembered, so one that contains itself is reported
+ * (ValueError naming the path) instead of recursing for ever. A long
+ * conversion checks for signals now and then, so Ctrl-C comes through.
+ */
+
+#define FRAME_SMALL 8
+#define PATH_SET_FROM 32 /* path depth from which a hash set is used */
+#define SIGNAL_EVERY 4096
+
+typedef struct {
+  PyObject *src;   /* the container (strong) */
+  PyObject *items; /* list or tuple read (strong): items, or k0, v0, k1, ... */
+  Py_ssize_t n;    /* entries in `items` */
+  Py_ssize_t i;    /* next entry to convert */
+  TnAny *vals;     /* the converted entries, owned up to i */
+  TnAny small[FRAME_SMALL];
+  int is_dict;
+  int mutable_;    /* build a tn.List / tn.Dict (outermost only) */
+} Frame;
+
+/* Pointers of the containers on the path, as an open-addressing set with
+ * linear probing (deletion shifts back, so no tombstones). */
+typedef struct {
+  PyObject **slots;
+  size_t mask, count;
+} PathSet;
+
+static size_t ptr_hash(PyObject *p) {
+  uintptr_t v = (uintptr_t)p >> 4;
+  v *= (uintptr_t)0x9E3779B97F4A7C15ull;
+  return (size_t)(v ^ (v >> 29));
 }
 
-static TnObject *map_from_dict(PyObject *d) {
-  Py_ssize_t n = PyDict_GET_SIZE(d), pos = 0, done = 0;
-  TnAny *keys = PyMem_Malloc(sizeof(TnAny) * (size_t)(n ? n : 1));
-  TnAny *vals = PyMem_Malloc(sizeof(TnAny) * (size_t)(n ? n : 1));
-  TnObject *map = NULL;
-  PyObject *k, *v;
-  if (keys == NULL || vals == NULL) {
-    PyErr_NoMemory();
-    goto out;
+static int pathset_add(PathSet *s, PyObject *p) {
+  if ((s->count + 1) * 2 > s->mask + 1 || s->slots == NULL) {
+    size_t cap = s->slots ? (s->mask + 1) * 2 : 128;
+    PyObject **ns = PyMem_Calloc(cap, sizeof(PyObject *));
+    if (ns == NULL) return PyErr_NoMemory(), -1;
+    for (size_t i = 0; s->slots && i <= s->mask; i++) {
+      if (s->slots[i] == NULL) continue;
+      size_t j = ptr_hash(s->slots[i]) & (cap - 1);
+      while (ns[j]) j = (j + 1) & (cap - 1);
+      ns[j] = s->slots[i];
+    }
+    PyMem_Free(s->slots);
+    s->slots = ns;
+    s->mask = cap - 1;
   }
-  while (PyDict_Next(d, &pos, &k, &v)) {
-    if (tnpy_any_from_py(k, &keys[done])) goto out;
-    if (tnpy_any_from_py(v, &vals[done])) {
-      tn_any_clear(&keys[done]);
+  size_t j = ptr_hash(p) & s->mask;
+  while (s->slots[j]) j = (j + 1) & s->mask;
+  s->slots[j] = p;
+  s->count++;
+  return 0;
+}
+
+static int pathset_has(const PathSet *s, PyObject *p) {
+  for (size_t j = ptr_hash(p) & s->mask; s->slots[j]; j = (j + 1) & s->mask)
+    if (s->slots[j] == p) return 1;
+  return 0;
+}
+
+static void pathset_remove(PathSet *s, PyObject *p) {
+  size_t j = ptr_hash(p) & s->mask;
+  while (s->slots[j] != p) {
+    if (s->slots[j] == NULL) return;
+    j = (j + 1) & s->mask;
+  }
+  s->slots[j] = NULL;
+  s->count--;
+  /* shift back the entries of the run that follows */
+  for (size_t k = (j + 1) & s->mask; s->slots[k]; k = (k + 1) & s->mask) {
+    size_t home = ptr_hash(s->slots[k]) & s->mask;
+    /* move k to j when home is not cyclically in (j, k] */
+    if ((k > j && (home <= j || home > k)) ||
+        (k < j && (home <= j && home > k))) {
+      s->slots[j] = s->slots[k];
+      s->slots[k] = NULL;
+      j = k;
+    }
+  }
+}
+
+typedef struct {
+  Frame *frames;
+  Py_ssize_t depth, cap;
+  PathSet path; /* used from PATH_SET_FROM frames on */
+  int use_set;
+  unsigned steps;
+  Frame small[4];
+} Conv;
+
+/* Items that convert without running Python code (see arg_slow). */
+static inline int plain_item(PyObject *o) {
+  PyTypeObject *t = Py_TYPE(o);
+  return t == &PyLong_Type || t == &PyFloat_Type || t == &PyUnicode_Type ||
+         o == Py_None || t == &PyBool_Type || t == &PyBytes_Type ||
+         PyObject_TypeCheck(o, &TnPyObject_Type);
+}
+
+static inline int is_container(PyObject *o) {
+  return PyList_Check(o) || PyTuple_Check(o) || PyDict_Check(o);
+}
+
+static void frame_clear(Frame *f) {
+  for (Py_ssize_t k = 0; k < f->i; k++) tn_any_clear(&f->vals[k]);
+  if (f->vals != f->small) PyMem_Free(f->vals);
+  f->vals = NULL;
+  f->i = 0;
+  Py_CLEAR(f->items);
+  Py_CLEAR(f->src);
+}
+
+/* The path to the current entry, as "item 1: key 'a': " (outermost first;
+ * long paths keep their two ends). */
+static PyObject *conv_path(Conv *c) {
+  PyObject *parts = PyList_New(0);
+  if (parts == NULL) return NULL;
+  for (Py_ssize_t d = 0; d < c->depth; d++) {
+    PyObject *s;
+    Frame *f = &c->frames[d];
+    if (c->depth > 24 && d == 10) {
+      s = PyUnicode_FromFormat("(%zd levels): ", c->depth - 20);
+      d = c->depth - 11;
+    } else if (!f->is_dict) {
+      s = PyUnicode_FromFormat("item %zd: ", f->i);
+    } else if (f->i % 2 == 0) {
+      s = PyUnicode_FromFormat("key #%zd: ", f->i / 2);
+    } else {
+      s = PyUnicode_FromFormat("key %.200R: ",
+                               PyTuple_GET_ITEM(f->items, f->i - 1));
+    }
+    if (s == NULL || PyList_Append(parts, s)) {
+      Py_XDECREF(s);
+      Py_DECREF(parts);
+      return NULL;
+    }
+    Py_DECREF(s);
+  }
+  PyObject *empty = PyUnicode_FromString("");
+  PyObject *r = empty ? PyUnicode_Join(empty, parts) : NULL;
+  Py_XDECREF(empty);
+  Py_DECREF(parts);
+  return r;
+}
+
+/* Prefix the pending exception's message with the path (same type). */
+static void conv_blame(Conv *c) {
+  PyObject *t, *v, *tb;
+  PyErr_Fetch(&t, &v, &tb);
+  PyErr_NormalizeException(&t, &v, &tb);
+  if (t == NULL) return;
+  /* An interrupt or a recursion error is passed on as it is. */
+  if (!PyErr_GivenExceptionMatches(t, PyExc_Exception) ||
+      PyErr_GivenExceptionMatches(t, PyExc_MemoryError)) {
+    PyErr_Restore(t, v, tb);
+    return;
+  }
+  PyObject *path = conv_path(c);
+  if (path == NULL) {
+    PyErr_Clear();
+    PyErr_Restore(t, v, tb);
+    return;
+  }
+  PyErr_Restore(t, v, tb);
+  tnpy_reraise_prefixed(path);
+  Py_DECREF(path);
+}
+
+static int conv_on_path(Conv *c, PyObject *o) {
+  if (c->use_set) return pathset_has(&c->path, o);
+  for (Py_ssize_t d = 0; d < c->depth; d++)
+    if (c->frames[d].src == o) return 1;
+  return 0;
+}
+
+/* Push a frame for container `o`; -1 with an exception (not yet blamed). */
+static int conv_push(Conv *c, PyObject *o, int mutable_) {
+  if (conv_on_path(c, o)) {
+    PyErr_Format(PyExc_ValueError, "cannot convert a %s that contains "
+                 "itself", Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  PyObject *items;
+  int is_dict = PyDict_Check(o);
+  if (is_dict) {
+    Py_ssize_t n = PyDict_GET_SIZE(o), pos = 0, k = 0;
+    PyObject *key, *val;
+    items = PyTuple_New(2 * n);
+    if (items == NULL) return -1;
+    /* PyDict_Next runs no Python code; the tuple holds what it saw */
+    while (k < n && PyDict_Next(o, &pos, &key, &val)) {
+      Py_INCREF(key);
+      Py_INCREF(val);
+      PyTuple_SET_ITEM(items, 2 * k, key);
+      PyTuple_SET_ITEM(items, 2 * k + 1, val);
+      k++;
+    }
+    if (k != n && _PyTuple_Resize(&items, 2 * k)) return -1;
+  } else if (PyTuple_Check(o)) {
+    Py_INCREF(o);
+    items = o;
+  } else {
+    /* a list: read in place only when its items run no Python code */
+    Py_ssize_t n = PyList_GET_SIZE(o), k = 0;
+    while (k < n && plain_item(PyList_GET_ITEM(o, k))) k++;
+    if (k == n) {
+      Py_INCREF(o);
+      items = o;
+    } else {
+      items = PyList_AsTuple(o);
+      if (items == NULL) return -1;
+    }
+  }
+  if (c->depth == c->cap) {
+    Py_ssize_t cap = c->cap * 2;
+    Frame *nf = PyMem_Malloc(sizeof(Frame) * (size_t)cap);
+    if (nf == NULL) {
+      Py_DECREF(items);
+      PyErr_NoMemory();
+      return -1;
+    }
+    memcpy(nf, c->frames, sizeof(Frame) * (size_t)c->depth);
+    /* frames hold pointers to their own `small` buffers */
+    for (Py_ssize_t d = 0; d < c->depth; d++)
+      if (c->frames[d].vals == c->frames[d].small) nf[d].vals = nf[d].small;
+    if (c->frames != c->small) PyMem_Free(c->frames);
+    c->frames = nf;
+    c->cap = cap;
+  }
+  Frame *f = &c->frames[c->depth];
+  f->n = PyList_Check(items) ? PyList_GET_SIZE(items) : PyTuple_GET_SIZE(items);
+  f->vals = f->small;
+  if (f->n > FRAME_SMALL) {
+    f->vals = PyMem_Malloc(sizeof(TnAny) * (size_t)f->n);
+    if (f->vals == NULL) {
+      Py_DECREF(items);
+      PyErr_NoMemory();
+      return -1;
+    }
+  }
+  Py_INCREF(o);
+  f->src = o;
+  f->items = items;
+  f->i = 0;
+  f->is_dict = is_dict;
+  f->mutable_ = mutable_;
+  if (!c->use_set && c->depth + 1 >= PATH_SET_FROM) {
+    for (Py_ssize_t d = 0; d < c->depth; d++)
+      if (pathset_add(&c->path, c->frames[d].src)) goto fail;
+    c->use_set = 1;
+  }
+  if (c->use_set && pathset_add(&c->path, o)) goto fail;
+  c->depth++;
+  return 0;
+fail:
+  frame_clear(f);
+  return -1;
+}
+
+static void conv_pop(Conv *c) {
+  Frame *f = &c->frames[--c->depth];
+  if (c->use_set) pathset_remove(&c->path, f->src);
+  frame_clear(f);
+}
+
+/* The object for the finished top frame (transfer full), or NULL with an
+ * exception. */
+static TnObject *conv_build(Frame *f) {
+  TnObject *r;
+  if (f->is_dict) {
+    if (PyDict_GET_SIZE(f->src) * 2 != f->n) {
+      PyErr_SetString(PyExc_RuntimeError, "dictionary changed size during "
+                      "conversion");
+      return NULL;
+    }
+    Py_ssize_t n = f->n / 2;
+    TnAny kb[FRAME_SMALL / 2], vb[FRAME_SMALL / 2], *ks = kb, *vs = vb;
+    if (n > FRAME_SMALL / 2) {
+      ks = PyMem_Malloc(sizeof(TnAny) * (size_t)n);
+      vs = PyMem_Malloc(sizeof(TnAny) * (size_t)n);
+      if (ks == NULL || vs == NULL) {
+        PyMem_Free(ks), PyMem_Free(vs);
+        PyErr_NoMemory();
+        return NULL;
+      }
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+      ks[k] = f->vals[2 * k];
+      vs[k] = f->vals[2 * k + 1];
+    }
+    r = f->mutable_ ? tn_dict_new(ks, vs, n) : tn_map_new(ks, vs, n);
+    if (ks != kb) PyMem_Free(ks), PyMem_Free(vs);
+  } else {
+    r = f->mutable_ ? tn_list_new(f->vals, f->n) : tn_array_new(f->vals, f->n);
+  }
+  if (r == NULL) tnpy_raise_tn();
+  return r;
+}
+
+/* A list, tuple or dict as a new tn.Array / tn.Map (tn.List / tn.Dict when
+ * `mutable_`; nested containers are always immutable). */
+static TnObject *container_from_py(PyObject *o, int mutable_) {
+  Conv c;
+  c.frames = c.small;
+  c.cap = (Py_ssize_t)(sizeof c.small / sizeof c.small[0]);
+  c.depth = 0;
+  c.path.slots = NULL;
+  c.path.mask = c.path.count = 0;
+  c.use_set = 0;
+  c.steps = 0;
+  TnObject *result = NULL;
+  if (conv_push(&c, o, mutable_)) goto out;
+  for (;;) {
+    Frame *f = &c.frames[c.depth - 1];
+    if (f->i == f->n) {
+      TnObject *r = conv_build(f);
+      if (r == NULL) {
+        if (c.depth > 1) { /* blame the parent's entry */
+          conv_pop(&c);
+          conv_blame(&c);
+        }
+        goto out;
+      }
+      conv_pop(&c);
+      if (c.depth == 0) {
+        result = r;
+        goto out;
+      }
+      Frame *p = &c.frames[c.depth - 1];
+      p->vals[p->i++] = tn_any_obj(r);
+      continue;
+    }
+    if (TNPY_UNLIKELY(++c.steps % SIGNAL_EVERY == 0) && PyErr_CheckSignals())
+      goto out;
+    PyObject *item;
+    if (PyTuple_Check(f->items)) {
+      item = PyTuple_GET_ITEM(f->items, f->i);
+    } else {
+      /* read in place: only a signal handler can have changed it */
+      if (TNPY_UNLIKELY(f->i >= PyList_GET_SIZE(f->items)) ||
+          TNPY_UNLIKELY(!plain_item(item = PyList_GET_ITEM(f->items, f->i)))) {
+        PyErr_SetString(PyExc_RuntimeError, "list changed during conversion");
+        conv_blame(&c);
+        goto out;
+      }
+    }
+    if (TNPY_UNLIKELY(is_container(item))) {
+      if (conv_push(&c, item, 0)) {
+        conv_blame(&c);
+        goto out;
+      }
+      continue;
+    }
+    /* a snapshot tuple, or a list of plain items, keeps `item` alive */
+    if (tnpy_any_from_py(item, &f->vals[f->i])) {
+      conv_blame(&c);
       goto out;
     }
-    done++;
+    f->i++;
   }
-  map = tn_map_new(keys, vals, n);
-  if (map == NULL) tnpy_raise_tn();
 out:
-  for (Py_ssize_t i = 0; i < done; i++) {
-    tn_any_clear(&keys[i]);
-    tn_any_clear(&vals[i]);
-  }
-  PyMem_Free(keys);
-  PyMem_Free(vals);
-  return map;
+  while (c.depth > 0) conv_pop(&c);
+  if (c.frames != c.small) PyMem_Free(c.frames);
+  PyMem_Free(c.path.slots);
+  return result;
+}
+
+TnObject *tnpy_container_from_py(PyObject *o, int mutable_) {
+  if (!is_container(o))
+    return PyErr_Format(PyExc_TypeError, "expected a list, tuple or dict, "
+                        "got %s", Py_TYPE(o)->tp_name), NULL;
+  return container_from_py(o, mutable_);
+}
+
+const char *tnpy_name_utf8(PyObject *o, const char *what) {
+  if (!PyUnicode_Check(o))
+    return PyErr_Format(PyExc_TypeError, "%s must be a str, not %s", what,
+                        Py_TYPE(o)->tp_name), NULL;
+  Py_ssize_t n;
+  const char *s = PyUnicode_AsUTF8AndSize(o, &n);
+  if (s && memchr(s, 0, (size_t)n))
+    return PyErr_Format(PyExc_ValueError, "%s must not contain a NUL "
+                        "character: %R", what, o), NULL;
+  return s;
 }
 
 /* DataType is a str subclass in the Python layer: parse its text. */
 static int dtype_arg(PyObject *o, TnAny *out) {
-  const char *s = PyUnicode_AsUTF8(o);
+  const char *s = tnpy_name_utf8(o, "a data type");
   if (s == NULL) return -1;
   DLDataType dt;
   if (tn_dtype_parse(s, &dt)) return tnpy_raise_tn(), -1;
@@ -147,10 +483,15 @@ static int dtype_arg(PyObject *o, TnAny *out) {
 static int device_arg(PyObject *o, TnAny *out) {
   PyObject *t = PyObject_GetAttrString(o, "device_type");
   PyObject *i = t ? PyObject_GetAttrString(o, "device_id") : NULL;
-  long tv = t ? PyLong_AsLong(t) : -1, iv = i ? PyLong_AsLong(i) : -1;
+  long long tv = t ? PyLong_AsLongLong(t) : -1, iv = i ? PyLong_AsLongLong(i) : -1;
   Py_XDECREF(t);
   Py_XDECREF(i);
   if (PyErr_Occurred()) return -1;
+  if (tv < 0 || tv > INT32_MAX || iv < 0 || iv > INT32_MAX) {
+    PyErr_Format(PyExc_ValueError, "device (%lld, %lld) out of range (type "
+                 "and id are 0 to 2**31-1)", tv, iv);
+    return -1;
+  }
   DLDevice d = {(DLDeviceType)tv, (int32_t)iv};
   *out = tn_any_device(d);
   return 0;
@@ -173,21 +514,11 @@ static int arg_slow(PyObject *o, TnAny *out, TnObject **temp) {
   if (tnpy_device_class &&
       PyObject_TypeCheck(o, (PyTypeObject *)tnpy_device_class))
     return device_arg(o, out);
-  if (PyList_Check(o) || PyTuple_Check(o)) {
-    PyObject *seq = PySequence_Fast(o, "expected a sequence");
-    if (seq == NULL) return -1;
-    TnObject *arr = array_from_seq(seq);
-    Py_DECREF(seq);
-    if (arr == NULL) return -1;
-    *temp = arr;
-    *out = tn_any_obj(arr);
-    return 0;
-  }
-  if (PyDict_Check(o)) {
-    TnObject *map = map_from_dict(o);
-    if (map == NULL) return -1;
-    *temp = map;
-    *out = tn_any_obj(map);
+  if (is_container(o)) {
+    TnObject *c = container_from_py(o, 0);
+    if (c == NULL) return -1;
+    *temp = c;
+    *out = tn_any_obj(c);
     return 0;
   }
   if (tnpy_opaque_class &&
@@ -208,7 +539,21 @@ static int arg_slow(PyObject *o, TnAny *out, TnObject **temp) {
     return 0;
   }
   if (!not_tensor) return -1;
-  /* numpy scalars and other number-likes */
+  /* numpy scalars and other number-likes; numpy.bool_ is a bool (it has
+   * __float__, and __index__ only on old numpy), a complex is refused
+   * rather than losing its imaginary part */
+  const char *tp = Py_TYPE(o)->tp_name;
+  if (strcmp(tp, "numpy.bool") == 0 || strcmp(tp, "numpy.bool_") == 0) {
+    int b = PyObject_IsTrue(o);
+    if (b < 0) return -1;
+    *out = tn_any_bool(b);
+    return 0;
+  }
+  if (PyComplex_Check(o) || strncmp(tp, "numpy.complex", 13) == 0) {
+    PyErr_Format(PyExc_TypeError, "cannot convert %s to a tvmnode value (no "
+                 "complex numbers)", tp);
+    return -1;
+  }
   if (PyIndex_Check(o)) {
     PyObject *i = PyNumber_Index(o);
     if (i == NULL) return -1;
@@ -395,18 +740,55 @@ PyObject *tnpy_any_to_py_steal(TnAny *a) {
   return tnpy_any_to_py(a); /* plain values own nothing */
 }
 
-void tnpy_blame_arg(const char *func, Py_ssize_t index) {
+void tnpy_reraise_prefixed(PyObject *prefix) {
   PyObject *t, *v, *tb;
   PyErr_Fetch(&t, &v, &tb);
   PyErr_NormalizeException(&t, &v, &tb);
-  PyObject *msg = v ? PyObject_Str(v) : NULL;
-  if (msg == NULL) PyErr_Clear();
-  PyErr_Format(t ? t : PyExc_TypeError, "%s: argument %zd: %U", func, index,
-               msg ? msg : Py_None);
+  if (t == NULL) return;
+  /* Interrupts, exits and memory errors pass unchanged. Exceptions whose
+   * constructor does not take one message (UnicodeEncodeError, say) are
+   * kept as they are, with the prefix as a note where notes exist. */
+  PyObject *nv = NULL, *msg = NULL;
+  if (PyErr_GivenExceptionMatches(t, PyExc_Exception) &&
+      !PyErr_GivenExceptionMatches(t, PyExc_MemoryError) &&
+      !PyErr_GivenExceptionMatches(t, PyExc_UnicodeError) &&
+      (msg = v ? PyObject_Str(v) : NULL) != NULL) {
+    PyObject *full = PyUnicode_Concat(prefix, msg);
+    nv = full ? PyObject_CallOneArg(t, full) : NULL;
+    Py_XDECREF(full);
+    if (nv && !PyExceptionInstance_Check(nv)) Py_CLEAR(nv);
+  }
   Py_XDECREF(msg);
-  Py_XDECREF(t);
-  Py_XDECREF(v);
+  if (nv == NULL) {
+    PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030B0000
+    if (v && PyUnicode_GET_LENGTH(prefix) > 2) {
+      PyObject *note = PyUnicode_Substring(prefix, 0,
+                                           PyUnicode_GET_LENGTH(prefix) - 2);
+      PyObject *r = note ? PyObject_CallMethod(v, "add_note", "O", note) : NULL;
+      Py_XDECREF(note);
+      Py_XDECREF(r);
+      PyErr_Clear();
+    }
+#endif
+    PyErr_Restore(t, v, tb);
+    return;
+  }
+  if (tb) PyException_SetTraceback(nv, tb);
+  PyException_SetCause(nv, v); /* steals v */
+  PyException_SetContext(nv, NULL);
+  ((PyBaseExceptionObject *)nv)->suppress_context = 1;
+  PyErr_SetObject(t, nv);
+  Py_DECREF(nv);
+  Py_DECREF(t);
   Py_XDECREF(tb);
+}
+
+void tnpy_blame_arg(const char *func, Py_ssize_t index) {
+  PyObject *prefix = PyUnicode_FromFormat("%s: argument %zd: ", func, index);
+  if (prefix == NULL) return;
+  tnpy_reraise_prefixed(prefix);
+  Py_DECREF(prefix);
 }
 
 int tnpy_pack_args(TnPyArgPack *p, PyObject *const *args, Py_ssize_t n,

@@ -121,6 +121,129 @@ static const char *func_name(TnPyFunction *f) {
   return "tvmnode.Function";
 }
 
+/* ---- interruptible calls ----------------------------------------------------
+ *
+ * A C call cannot be unwound, so a Function marked `interruptible` runs on a
+ * helper thread while the calling thread waits with the GIL released and
+ * looks for signals every 20 ms. On Ctrl-C (on the main thread) the caller
+ * raises KeyboardInterrupt at once and abandons the call: the helper owns
+ * copies of the arguments and drops the result when the call ends. The
+ * function runs on another thread, so C thread-local state (the current
+ * PassContext, for one) is that thread's: hence opt-in, not the default.
+ */
+
+#include <pthread.h>
+#include <time.h>
+
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done, abandoned;
+  TnObject *func;
+  TnAny *args;
+  int32_t nargs;
+  TnAny ret;
+  int rc;
+  TnObject *err;
+} Job;
+
+static void job_free(Job *j) {
+  for (int32_t i = 0; i < j->nargs; i++) tn_any_clear(&j->args[i]);
+  free(j->args);
+  tn_any_clear(&j->ret);
+  tn_object_release(j->err);
+  tn_object_release(j->func);
+  pthread_mutex_destroy(&j->mu);
+  pthread_cond_destroy(&j->cv);
+  free(j);
+}
+
+static void *job_run(void *p) {
+  Job *j = p;
+  TnFunctionObj *fo = (TnFunctionObj *)j->func;
+  j->rc = fo->fn(fo->self, j->args, j->nargs, &j->ret);
+  if (j->rc) j->err = tn_error_take_raised();
+  pthread_mutex_lock(&j->mu);
+  j->done = 1;
+  int abandoned = j->abandoned;
+  pthread_cond_signal(&j->cv);
+  pthread_mutex_unlock(&j->mu);
+  if (abandoned) job_free(j); /* the caller gave up: nobody wants it */
+  return NULL;
+}
+
+/* 0 or -1 as the packed call (error raised in tvmnode), or -2 with a Python
+ * exception (interrupted). */
+static int call_interruptible(TnFunctionObj *fo, const TnAny *args,
+                              int32_t n, TnAny *ret) {
+  Job *j = calloc(1, sizeof *j);
+  if (j == NULL || (n && (j->args = calloc((size_t)n, sizeof(TnAny))) == NULL)) {
+    free(j);
+    PyErr_NoMemory();
+    return -2;
+  }
+  for (; j->nargs < n; j->nargs++)
+    if (tn_any_to_owned(&j->args[j->nargs], &args[j->nargs])) {
+      job_free(j);
+      return -1;
+    }
+  j->ret = tn_any_none();
+  j->func = &fo->header;
+  tn_object_retain(j->func);
+  pthread_mutex_init(&j->mu, NULL);
+  pthread_cond_init(&j->cv, NULL);
+  pthread_attr_t attr;
+  pthread_t tid;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int started = pthread_create(&tid, &attr, job_run, j) == 0;
+  pthread_attr_destroy(&attr);
+  if (!started) { /* no thread: call here, not interruptible */
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = fo->fn(fo->self, j->args, j->nargs, ret);
+    Py_END_ALLOW_THREADS
+    job_free(j);
+    return rc;
+  }
+  for (;;) {
+    int done;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&j->mu);
+    if (!j->done) {
+      struct timespec dl;
+      clock_gettime(CLOCK_REALTIME, &dl);
+      dl.tv_nsec += 20 * 1000000L;
+      if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+      }
+      pthread_cond_timedwait(&j->cv, &j->mu, &dl);
+    }
+    done = j->done;
+    pthread_mutex_unlock(&j->mu);
+    Py_END_ALLOW_THREADS
+    if (done) break;
+    if (PyErr_CheckSignals()) {
+      pthread_mutex_lock(&j->mu);
+      done = j->done;
+      j->abandoned = !done;
+      pthread_mutex_unlock(&j->mu);
+      if (done) job_free(j);
+      return -2;
+    }
+  }
+  int rc = j->rc;
+  *ret = j->ret;
+  j->ret = tn_any_none();
+  if (rc) {
+    tn_error_set_raised(j->err);
+    j->err = NULL;
+  }
+  job_free(j);
+  return rc;
+}
+
 static PyObject *call_failed(TnPyFunction *f) {
   TnObject *err = tn_error_take_raised();
   if (err == NULL)
@@ -171,9 +294,13 @@ PyObject *tnpy_function_vectorcall(PyObject *self, PyObject *const *args,
   TnAny ret = {TN_TYPE_NONE, 0, {0}};
   int rc;
   if (release) {
-    Py_BEGIN_ALLOW_THREADS
-    rc = fo->fn(fo->self, a, (int32_t)n, &ret);
-    Py_END_ALLOW_THREADS
+    if (TNPY_UNLIKELY(release == 2)) {
+      rc = call_interruptible(fo, a, (int32_t)n, &ret);
+    } else {
+      Py_BEGIN_ALLOW_THREADS
+      rc = fo->fn(fo->self, a, (int32_t)n, &ret);
+      Py_END_ALLOW_THREADS
+    }
   } else {
     rc = fo->fn(fo->self, a, (int32_t)n, &ret);
   }
@@ -183,7 +310,7 @@ PyObject *tnpy_function_vectorcall(PyObject *self, PyObject *const *args,
     PyMem_Free(a);
     PyMem_Free(temps);
   }
-  if (TNPY_UNLIKELY(rc)) return call_failed(f);
+  if (TNPY_UNLIKELY(rc)) return rc == -2 ? NULL : call_failed(f);
   return tnpy_any_to_py_steal(&ret);
 fail:
   for (Py_ssize_t k = 0; k < i; k++) tn_object_release(temps[k]);
@@ -244,9 +371,11 @@ static int function_set_name(PyObject *self, PyObject *v, void *c) {
   return 0;
 }
 
+/* release_gil holds 0, 1 (release) or 2 (release and interruptible), so
+ * the call path tests one field. */
 static PyObject *function_get_release(PyObject *self, void *c) {
   (void)c;
-  return PyBool_FromLong(((TnPyFunction *)self)->release_gil);
+  return PyBool_FromLong(((TnPyFunction *)self)->release_gil != 0);
 }
 
 static int function_set_release(PyObject *self, PyObject *v, void *c) {
@@ -254,6 +383,20 @@ static int function_set_release(PyObject *self, PyObject *v, void *c) {
   int b = v ? PyObject_IsTrue(v) : 0;
   if (b < 0) return -1;
   ((TnPyFunction *)self)->release_gil = b;
+  return 0;
+}
+
+static PyObject *function_get_interruptible(PyObject *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(((TnPyFunction *)self)->release_gil == 2);
+}
+
+static int function_set_interruptible(PyObject *self, PyObject *v, void *c) {
+  (void)c;
+  int b = v ? PyObject_IsTrue(v) : 0;
+  if (b < 0) return -1;
+  TnPyFunction *f = (TnPyFunction *)self;
+  f->release_gil = b ? 2 : f->release_gil != 0;
   return 0;
 }
 
@@ -268,6 +411,9 @@ static PyGetSetDef function_getset[] = {
      "the name used in error messages", NULL},
     {"release_gil", function_get_release, function_set_release,
      "drop the GIL around every call (for long-running C functions)", NULL},
+    {"interruptible", function_get_interruptible, function_set_interruptible,
+     "run each call on a helper thread so that Ctrl-C interrupts the wait "
+     "(implies release_gil; C thread-locals are the helper's)", NULL},
     {"is_python", function_is_python, NULL,
      "whether the function is implemented by a Python callable", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
@@ -306,7 +452,7 @@ static PyObject *get_global_func(PyObject *mod, PyObject *args,
   if (!PyArg_ParseTupleAndKeywords(args, kw, "U|p:get_global_func", kwlist,
                                    &name, &allow_missing))
     return NULL;
-  const char *s = PyUnicode_AsUTF8(name);
+  const char *s = tnpy_name_utf8(name, "a function name");
   if (s == NULL) return NULL;
   TnObject *h = tn_func_find(s);
   if (h == NULL) {
@@ -327,7 +473,7 @@ static PyObject *register_global(PyObject *mod, PyObject *args,
   if (!PyArg_ParseTupleAndKeywords(args, kw, "UO|p:_register_func", kwlist,
                                    &name, &func, &override))
     return NULL;
-  const char *s = PyUnicode_AsUTF8(name);
+  const char *s = tnpy_name_utf8(name, "a function name");
   if (s == NULL) return NULL;
   TnObject *h = tnpy_func_from_callable(func);
   if (h == NULL) return NULL;
@@ -339,7 +485,7 @@ static PyObject *register_global(PyObject *mod, PyObject *args,
 
 static PyObject *remove_global(PyObject *mod, PyObject *name) {
   (void)mod;
-  const char *s = PyUnicode_AsUTF8(name);
+  const char *s = tnpy_name_utf8(name, "a function name");
   if (s == NULL) return NULL;
   if (tn_func_unregister(s)) return tnpy_raise_tn();
   Py_RETURN_NONE;

@@ -202,7 +202,7 @@ static PyObject *ir_scalar(PyObject *m, PyObject *args) {
 
 static PyObject *ir_op(PyObject *m, PyObject *name) {
   (void)m;
-  const char *s = PyUnicode_AsUTF8(name);
+  const char *s = tnpy_name_utf8(name, "a name");
   return s ? wrap_or_raise(tn_ir_op_get(s)) : NULL;
 }
 
@@ -228,7 +228,7 @@ static PyObject *ir_call_op(PyObject *m, PyObject *const *args, Py_ssize_t n) {
   (void)m;
   if (n != 4)
     return PyErr_Format(PyExc_TypeError, "_call_op takes 4 arguments");
-  const char *name = PyUnicode_AsUTF8(args[0]);
+  const char *name = tnpy_name_utf8(args[0], "a name");
   if (name == NULL) return NULL;
   if (!PyTuple_Check(args[1]) || !PyTuple_Check(args[2]) ||
       !PyTuple_Check(args[3]) ||
@@ -266,7 +266,7 @@ static PyObject *ir_call_op(PyObject *m, PyObject *const *args, Py_ssize_t n) {
     ops[i] = tnpy_handle(a);
   }
   for (; made < nattrs; made++) {
-    names[made] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(args[2], made));
+    names[made] = tnpy_name_utf8(PyTuple_GET_ITEM(args[2], made), "an attribute name");
     if (names[made] == NULL) goto out;
     if (tnpy_arg_from_py(PyTuple_GET_ITEM(args[3], made), &vals[made],
                          &temps[made])) {
@@ -359,7 +359,7 @@ static PyObject *ir_function(PyObject *m, PyObject *args) {
 
 static PyObject *ir_global_var(PyObject *m, PyObject *name) {
   (void)m;
-  const char *s = PyUnicode_AsUTF8(name);
+  const char *s = tnpy_name_utf8(name, "a name");
   return s ? wrap_or_raise(tn_ir_global_var(s)) : NULL;
 }
 
@@ -462,7 +462,7 @@ static PyObject *op_set_attr(PyObject *m, PyObject *args) {
 
 static PyObject *op_unregister(PyObject *m, PyObject *arg) {
   (void)m;
-  const char *name = PyUnicode_AsUTF8(arg);
+  const char *name = tnpy_name_utf8(arg, "a name");
   if (name == NULL) return NULL;
   if (tn_ir_op_unregister(name)) return tnpy_raise_tn();
   Py_RETURN_NONE;
@@ -508,9 +508,9 @@ static PyObject *structural_equal(PyObject *m, PyObject *args) {
   int r;
   TnObject *path = NULL;
   if (with_path)
-    TNPY_NOGIL(r = tn_structural_equal_path(&x, &y, map_free, &path));
+    TNPY_READ_NOGIL(r = tn_structural_equal_path(&x, &y, map_free, &path));
   else
-    TNPY_NOGIL(r = tn_structural_equal(&x, &y, map_free));
+    TNPY_READ_NOGIL(r = tn_structural_equal(&x, &y, map_free));
   tn_object_release(tx);
   tn_object_release(ty);
   if (r < 0) return tnpy_raise_tn();
@@ -530,7 +530,7 @@ static PyObject *structural_hash(PyObject *m, PyObject *args) {
   if (tnpy_arg_from_py(a, &x, &t)) return NULL;
   uint64_t h = 0;
   int r;
-  TNPY_NOGIL(r = tn_structural_hash(&x, map_free, &h));
+  TNPY_READ_NOGIL(r = tn_structural_hash(&x, map_free, &h));
   tn_object_release(t);
   if (r) return tnpy_raise_tn();
   return PyLong_FromUnsignedLongLong(h);
@@ -544,7 +544,7 @@ static PyObject *json_save(PyObject *m, PyObject *args) {
   TnAny x;
   TnObject *t, *s;
   if (tnpy_arg_from_py(a, &x, &t)) return NULL;
-  TNPY_NOGIL(s = tn_json_save(&x, indent));
+  TNPY_READ_NOGIL(s = tn_json_save(&x, indent));
   tn_object_release(t);
   return str_or_raise(s);
 }
@@ -685,7 +685,7 @@ static PyObject *pass_register(PyObject *m, PyObject *args) {
 
 static PyObject *pass_unregister(PyObject *m, PyObject *name) {
   (void)m;
-  const char *s = PyUnicode_AsUTF8(name);
+  const char *s = tnpy_name_utf8(name, "a name");
   if (s == NULL) return NULL;
   if (tn_pass_unregister(s)) return tnpy_raise_tn();
   Py_RETURN_NONE;
@@ -693,7 +693,7 @@ static PyObject *pass_unregister(PyObject *m, PyObject *name) {
 
 static PyObject *pass_get(PyObject *m, PyObject *name) {
   (void)m;
-  const char *s = PyUnicode_AsUTF8(name);
+  const char *s = tnpy_name_utf8(name, "a name");
   return s ? wrap_or_raise(tn_pass_get(s)) : NULL;
 }
 
@@ -816,7 +816,7 @@ static PyObject *pass_timing_report(PyObject *m, PyObject *t) {
 
 static PyObject *type_index(PyObject *m, PyObject *key) {
   (void)m;
-  const char *s = PyUnicode_AsUTF8(key);
+  const char *s = tnpy_name_utf8(key, "a type key");
   if (s == NULL) return NULL;
   int32_t t = tn_type_index(s);
   return t < 0 ? tnpy_raise_tn() : PyLong_FromLong(t);
@@ -883,7 +883,7 @@ static PyObject *node_register(PyObject *m, PyObject *args) {
     return PyErr_NoMemory();
   }
   for (Py_ssize_t i = 0; i < n; i++) {
-    cn[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
+    cn[i] = tnpy_name_utf8(PySequence_Fast_GET_ITEM(seq, i), "a field name");
     if (cn[i] == NULL) {
       PyMem_Free(cn);
       Py_DECREF(seq);
@@ -923,7 +923,7 @@ static PyObject *node_new(PyObject *m, PyObject *args) {
     goto out;
   }
   for (; made < n; made++) {
-    cn[made] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, made));
+    cn[made] = tnpy_name_utf8(PyTuple_GET_ITEM(names, made), "a field name");
     if (cn[made] == NULL) goto out;
     if (tnpy_arg_from_py(PyTuple_GET_ITEM(values, made), &cv[made],
                          &temps[made])) {

@@ -283,7 +283,7 @@ static PyObject *object_reduce(PyObject *self, PyObject *u) {
   if (h == NULL) return NULL;
   TnAny a = tn_any_obj(h);
   TnObject *s;
-  TNPY_NOGIL(s = tn_json_save(&a, 0));
+  TNPY_READ_NOGIL(s = tn_json_save(&a, 0));
   if (s == NULL) return tnpy_raise_tn();
   PyObject *text = tnpy_obj_to_py(s);
   tn_object_release(s);
@@ -540,6 +540,51 @@ static PyObject *type_fields(PyObject *mod, PyObject *arg) {
   return out;
 }
 
+/* ---- readers and writers of tn.List / tn.Dict (see tnpy.h) ------------------ */
+
+#include <stdatomic.h>
+#include <time.h>
+
+static atomic_long g_readers;     /* readers running without the GIL */
+static long g_writers_waiting;    /* changed with the GIL held */
+static _Thread_local int tl_reading;
+
+int tnpy_reader_begin(void) {
+  if (g_writers_waiting > 0) return 0;
+  atomic_fetch_add(&g_readers, 1);
+  tl_reading++;
+  return 1;
+}
+
+void tnpy_reader_end(void) {
+  tl_reading--;
+  atomic_fetch_sub(&g_readers, 1);
+}
+
+int tnpy_writer_wait(void) {
+  if (TNPY_LIKELY(atomic_load(&g_readers) == 0)) return 0;
+  if (tl_reading) {
+    PyErr_SetString(PyExc_RuntimeError, "cannot change a tn.List or tn.Dict "
+                    "while this thread reads it (structural hash, equality "
+                    "or JSON in progress)");
+    return -1;
+  }
+  g_writers_waiting++;
+  int rc = 0;
+  while (atomic_load(&g_readers) > 0) {
+    struct timespec ts = {0, 100000}; /* 0.1 ms */
+    Py_BEGIN_ALLOW_THREADS
+    nanosleep(&ts, NULL);
+    Py_END_ALLOW_THREADS
+    if (PyErr_CheckSignals()) {
+      rc = -1;
+      break;
+    }
+  }
+  g_writers_waiting--;
+  return rc;
+}
+
 /* ---- Array ------------------------------------------------------------------- */
 
 static Py_ssize_t array_len(PyObject *self) {
@@ -593,13 +638,15 @@ static int array_ass_item(PyObject *self, Py_ssize_t i, PyObject *v) {
   }
   int rc;
   if (v == NULL) {
+    if (tnpy_writer_wait()) return -1;
     rc = tn_list_pop(h, i, NULL);
   } else {
     TnAny a;
     TnObject *temp;
     if (tnpy_arg_from_py(v, &a, &temp)) return -1;
-    rc = tn_list_set(h, i, &a);
+    rc = tnpy_writer_wait() ? -2 : tn_list_set(h, i, &a);
     tn_object_release(temp);
+    if (rc == -2) return -1;
   }
   if (rc) tnpy_raise_tn();
   return rc;
@@ -614,9 +661,90 @@ static PyObject *array_append(PyObject *self, PyObject *v) {
   TnAny a;
   TnObject *temp;
   if (tnpy_arg_from_py(v, &a, &temp)) return NULL;
+  if (tnpy_writer_wait()) {
+    tn_object_release(temp);
+    return NULL;
+  }
   int rc = tn_list_append(h, &a);
   tn_object_release(temp);
   if (rc) return tnpy_raise_tn();
+  Py_RETURN_NONE;
+}
+
+static TnObject *list_handle(PyObject *self, const char *who) {
+  TnObject *h = tnpy_get_handle(self, who);
+  if (h && h->type_index != TN_TYPE_LIST)
+    return PyErr_Format(PyExc_TypeError, "tn.Array is immutable: %s needs a "
+                        "tn.List", who), NULL;
+  return h;
+}
+
+static PyObject *list_insert(PyObject *self, PyObject *const *args,
+                             Py_ssize_t n) {
+  TnObject *h = list_handle(self, "insert");
+  if (h == NULL) return NULL;
+  if (n != 2)
+    return PyErr_Format(PyExc_TypeError, "insert expected 2 arguments, got "
+                        "%zd", n);
+  Py_ssize_t i = PyNumber_AsSsize_t(args[0], PyExc_IndexError);
+  if (i == -1 && PyErr_Occurred()) return NULL;
+  TnAny a;
+  TnObject *temp;
+  if (tnpy_arg_from_py(args[1], &a, &temp)) return NULL;
+  int rc = -1;
+  if (tnpy_writer_wait() == 0) {
+    /* Python's clamping: insert(-100, x) on a short list goes first */
+    int64_t size = tn_array_size(h);
+    if (i < 0) i = i + size < 0 ? 0 : i + size;
+    if (i > size) i = size;
+    rc = tn_list_insert(h, i, &a);
+    if (rc) tnpy_raise_tn();
+  }
+  tn_object_release(temp);
+  if (rc) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *list_pop(PyObject *self, PyObject *const *args,
+                          Py_ssize_t n) {
+  TnObject *h = list_handle(self, "pop");
+  if (h == NULL) return NULL;
+  if (n > 1)
+    return PyErr_Format(PyExc_TypeError, "pop expected at most 1 argument, "
+                        "got %zd", n);
+  Py_ssize_t i = -1;
+  if (n == 1) {
+    i = PyNumber_AsSsize_t(args[0], PyExc_IndexError);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+  }
+  if (tnpy_writer_wait()) return NULL;
+  TnAny out = tn_any_none();
+  if (tn_list_pop(h, i, &out)) return tnpy_raise_tn();
+  return tnpy_any_to_py_steal(&out);
+}
+
+static PyObject *list_clear(PyObject *self, PyObject *u) {
+  (void)u;
+  TnObject *h = list_handle(self, "clear");
+  if (h == NULL || tnpy_writer_wait()) return NULL;
+  if (tn_list_clear(h)) return tnpy_raise_tn();
+  Py_RETURN_NONE;
+}
+
+static PyObject *list_extend(PyObject *self, PyObject *it) {
+  TnObject *h = list_handle(self, "extend");
+  if (h == NULL) return NULL;
+  /* convert everything first, so a failure changes nothing */
+  PyObject *t = PySequence_Tuple(it);
+  if (t == NULL) return NULL;
+  TnObject *arr = tnpy_container_from_py(t, 0);
+  Py_DECREF(t);
+  if (arr == NULL) return NULL;
+  int rc = tnpy_writer_wait();
+  for (int64_t i = 0, n = tn_array_size(arr); rc == 0 && i < n; i++)
+    if ((rc = tn_list_append(h, tn_array_at(arr, i))) != 0) tnpy_raise_tn();
+  tn_object_release(arr);
+  if (rc) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -633,14 +761,123 @@ static PyMethodDef array_methods[] = {
     {"append", array_append, METH_O, "Append to a tn.List."},
     {NULL, NULL, 0, NULL}};
 
+/* A new proxy of `type` holding `h` (transfer full). */
+static PyObject *new_proxy(PyTypeObject *type, TnObject *h) {
+  if (h == NULL) return NULL;
+  TnPyObject *p = (TnPyObject *)type->tp_alloc(type, 0);
+  if (p == NULL) {
+    tn_object_release(h);
+    return NULL;
+  }
+  p->handle = h;
+  return (PyObject *)p;
+}
+
+/* Array(iterable=()) / List(iterable=()): built at once from the items. */
+static PyObject *seq_new(PyTypeObject *type, PyObject *args, PyObject *kw,
+                         int mutable_) {
+  PyObject *src = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, mutable_ ? "|O:List" : "|O:Array",
+                                   (char *[]){"items", NULL}, &src))
+    return NULL;
+  PyObject *t = src ? PySequence_Tuple(src) : PyTuple_New(0);
+  if (t == NULL) {
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "%s() takes an iterable, not %s",
+                   mutable_ ? "List" : "Array", Py_TYPE(src)->tp_name);
+    }
+    return NULL;
+  }
+  TnObject *h = tnpy_container_from_py(t, mutable_);
+  Py_DECREF(t);
+  return new_proxy(type, h);
+}
+
+static PyObject *array_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  return seq_new(type, args, kw, 0);
+}
+
+static PyObject *list_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  return seq_new(type, args, kw, 1);
+}
+
+/* Array + Array (or list / tuple, either side): a new sequence of the
+ * left operand's kind (tn.Array unless it is a tn.List). */
+static PyObject *array_add(PyObject *a, PyObject *b) {
+  PyObject *parts[2] = {a, b};
+  TnObject *hs[2] = {NULL, NULL};
+  int mutable_ = 0;
+  PyObject *res = NULL;
+  for (int k = 0; k < 2; k++) {
+    PyObject *o = parts[k];
+    if (PyObject_TypeCheck(o, &TnPyArray_Type)) {
+      hs[k] = tnpy_get_handle(o, "+");
+      if (hs[k] == NULL) goto out;
+      tn_object_retain(hs[k]);
+      if (k == 0) mutable_ = hs[k]->type_index == TN_TYPE_LIST;
+    } else if (PyList_Check(o) || PyTuple_Check(o)) {
+      if ((hs[k] = tnpy_container_from_py(o, 0)) == NULL) goto out;
+    } else {
+      Py_INCREF(Py_NotImplemented);
+      res = Py_NotImplemented;
+      goto out;
+    }
+  }
+  int64_t n0 = tn_array_size(hs[0]), n1 = tn_array_size(hs[1]);
+  TnAny *items = PyMem_Malloc(sizeof(TnAny) * (size_t)(n0 + n1 + 1));
+  if (items == NULL) {
+    PyErr_NoMemory();
+    goto out;
+  }
+  for (int64_t i = 0; i < n0; i++) items[i] = *tn_array_at(hs[0], i);
+  for (int64_t i = 0; i < n1; i++) items[n0 + i] = *tn_array_at(hs[1], i);
+  TnObject *r = mutable_ ? tn_list_new(items, n0 + n1)
+                         : tn_array_new(items, n0 + n1);
+  PyMem_Free(items);
+  if (r == NULL) {
+    tnpy_raise_tn();
+    goto out;
+  }
+  res = tnpy_wrap(r);
+out:
+  tn_object_release(hs[0]);
+  tn_object_release(hs[1]);
+  return res;
+}
+
+static PyNumberMethods array_as_number = {.nb_add = array_add};
+
 PyTypeObject TnPyArray_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tvmnode.Array",
     .tp_basicsize = sizeof(TnPyObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "tn.Array (immutable) and tn.List (mutable): a sequence.",
+    .tp_doc = "tn.Array: an immutable sequence. Array(iterable) builds one "
+              "(nested lists become Arrays, dicts Maps); a + b concatenates.",
+    .tp_as_number = &array_as_number,
     .tp_as_sequence = &array_as_sequence,
     .tp_as_mapping = &array_as_mapping,
     .tp_methods = array_methods,
+    .tp_new = array_new,
+};
+
+static PyMethodDef list_methods[] = {
+    {"insert", (PyCFunction)(void (*)(void))list_insert, METH_FASTCALL,
+     "insert(index, value)"},
+    {"pop", (PyCFunction)(void (*)(void))list_pop, METH_FASTCALL,
+     "pop(index=-1): remove and return an item."},
+    {"clear", list_clear, METH_NOARGS, "Remove every item."},
+    {"extend", list_extend, METH_O, "Append every item of an iterable."},
+    {NULL, NULL, 0, NULL}};
+
+PyTypeObject TnPyList_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tvmnode.List",
+    .tp_basicsize = sizeof(TnPyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "tn.List: a mutable sequence shared by reference. "
+              "List(iterable=()) builds one.",
+    .tp_methods = list_methods,
+    .tp_new = list_new,
 };
 
 /* ---- Map --------------------------------------------------------------------- */
@@ -689,18 +926,71 @@ static int map_ass_subscript(PyObject *self, PyObject *key, PyObject *v) {
   TnObject *kt, *vt = NULL;
   if (tnpy_arg_from_py(key, &k, &kt)) return -1;
   int rc;
-  if (v == NULL) {
-    rc = tn_dict_erase(h, &k);
-  } else if (tnpy_arg_from_py(v, &a, &vt)) {
+  if (v != NULL && tnpy_arg_from_py(v, &a, &vt)) {
     tn_object_release(kt);
     return -1;
+  }
+  if (tnpy_writer_wait()) {
+    rc = -2;
+  } else if (v == NULL) {
+    rc = tn_dict_erase(h, &k);
   } else {
     rc = tn_dict_set(h, &k, &a);
   }
   tn_object_release(kt);
   tn_object_release(vt);
+  if (rc == -2) return -1;
   if (rc) tnpy_raise_tn();
   return rc;
+}
+
+static TnObject *dict_handle(PyObject *self, const char *who) {
+  TnObject *h = tnpy_get_handle(self, who);
+  if (h && h->type_index != TN_TYPE_DICT)
+    return PyErr_Format(PyExc_TypeError, "tn.Map is immutable: %s needs a "
+                        "tn.Dict", who), NULL;
+  return h;
+}
+
+static PyObject *dict_pop(PyObject *self, PyObject *const *args,
+                          Py_ssize_t n) {
+  TnObject *h = dict_handle(self, "pop");
+  if (h == NULL) return NULL;
+  if (n < 1 || n > 2)
+    return PyErr_Format(PyExc_TypeError, "pop expected 1 or 2 arguments, got "
+                        "%zd", n);
+  TnAny k;
+  TnObject *kt;
+  if (tnpy_arg_from_py(args[0], &k, &kt)) return NULL;
+  PyObject *res = NULL;
+  TnAny v;
+  if (tnpy_writer_wait() == 0) {
+    if (tn_map_get(h, &k, &v) == 0) {
+      res = tnpy_any_to_py_steal(&v);
+      if (res && tn_dict_erase(h, &k)) {
+        Py_CLEAR(res);
+        tnpy_raise_tn();
+      }
+    } else {
+      tn_error_set_raised(NULL);
+      if (n == 2) {
+        res = args[1];
+        Py_INCREF(res);
+      } else {
+        PyErr_SetObject(PyExc_KeyError, args[0]);
+      }
+    }
+  }
+  tn_object_release(kt);
+  return res;
+}
+
+static PyObject *dict_clear(PyObject *self, PyObject *u) {
+  (void)u;
+  TnObject *h = dict_handle(self, "clear");
+  if (h == NULL || tnpy_writer_wait()) return NULL;
+  if (tn_dict_clear(h)) return tnpy_raise_tn();
+  Py_RETURN_NONE;
 }
 
 /* which: 0 keys, 1 values, 2 items */
@@ -712,16 +1002,22 @@ static PyObject *map_list(PyObject *self, int which) {
   for (int64_t pos = tn_map_next(h, 0, &k, &v); out && pos >= 0;
        pos = tn_map_next(h, pos + 1, &k, &v)) {
     PyObject *item;
+    /* converting may run Python code that changes a tn.Dict: hold copies */
+    TnAny kc, vc;
+    tn_any_copy(&kc, k);
+    tn_any_copy(&vc, v);
     if (which == 0) {
-      item = tnpy_any_to_py(k);
+      item = tnpy_any_to_py(&kc);
     } else if (which == 1) {
-      item = tnpy_any_to_py(v);
+      item = tnpy_any_to_py(&vc);
     } else {
-      PyObject *pk = tnpy_any_to_py(k), *pv = pk ? tnpy_any_to_py(v) : NULL;
+      PyObject *pk = tnpy_any_to_py(&kc), *pv = pk ? tnpy_any_to_py(&vc) : NULL;
       item = pv ? PyTuple_Pack(2, pk, pv) : NULL;
       Py_XDECREF(pk);
       Py_XDECREF(pv);
     }
+    tn_any_clear(&kc);
+    tn_any_clear(&vc);
     if (item == NULL || PyList_Append(out, item)) Py_CLEAR(out);
     Py_XDECREF(item);
   }
@@ -775,16 +1071,69 @@ static PyMethodDef map_methods[] = {
      "get(key, default=None)"},
     {NULL, NULL, 0, NULL}};
 
+/* Map(mapping=(), **kw) / Dict(...): as dict(...) would take them. */
+static PyObject *mapping_new(PyTypeObject *type, PyObject *args, PyObject *kw,
+                             int mutable_) {
+  PyObject *src = NULL;
+  if (!PyArg_UnpackTuple(args, mutable_ ? "Dict" : "Map", 0, 1, &src))
+    return NULL;
+  PyObject *d = PyDict_New();
+  if (d == NULL) return NULL;
+  int rc = 0;
+  if (src != NULL) {
+    if (PyDict_Check(src) || PyObject_HasAttrString(src, "keys")) {
+      rc = PyDict_Merge(d, src, 1);
+    } else {
+      rc = PyDict_MergeFromSeq2(d, src, 1);
+      if (rc && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s() takes a mapping or an iterable "
+                     "of pairs, not %s", mutable_ ? "Dict" : "Map",
+                     Py_TYPE(src)->tp_name);
+      }
+    }
+  }
+  if (rc == 0 && kw) rc = PyDict_Merge(d, kw, 1);
+  TnObject *h = rc ? NULL : tnpy_container_from_py(d, mutable_);
+  Py_DECREF(d);
+  return new_proxy(type, h);
+}
+
+static PyObject *map_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  return mapping_new(type, args, kw, 0);
+}
+
+static PyObject *dict_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  return mapping_new(type, args, kw, 1);
+}
+
 PyTypeObject TnPyMap_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tvmnode.Map",
     .tp_basicsize = sizeof(TnPyObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "tn.Map (immutable) and tn.Dict (mutable): a mapping in "
-              "insertion order.",
+    .tp_doc = "tn.Map: an immutable mapping in insertion order. "
+              "Map(mapping_or_pairs=(), **kw) builds one.",
     .tp_as_sequence = &map_as_sequence,
     .tp_as_mapping = &map_as_mapping,
     .tp_iter = map_iter,
     .tp_methods = map_methods,
+    .tp_new = map_new,
+};
+
+static PyMethodDef dict_methods[] = {
+    {"pop", (PyCFunction)(void (*)(void))dict_pop, METH_FASTCALL,
+     "pop(key[, default]): remove a key and return its value."},
+    {"clear", dict_clear, METH_NOARGS, "Remove every entry."},
+    {NULL, NULL, 0, NULL}};
+
+PyTypeObject TnPyDict_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tvmnode.Dict",
+    .tp_basicsize = sizeof(TnPyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "tn.Dict: a mutable mapping shared by reference. "
+              "Dict(mapping_or_pairs=(), **kw) builds one.",
+    .tp_methods = dict_methods,
+    .tp_new = dict_new,
 };
 
 /* ---- Shape ------------------------------------------------------------------ */
@@ -852,6 +1201,52 @@ static PyObject *shape_repr(PyObject *self) {
   return r;
 }
 
+/* Shape(dims): built at once from integers. */
+static PyObject *shape_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  PyObject *src = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:Shape",
+                                   (char *[]){"dims", NULL}, &src))
+    return NULL;
+  if (src && PyIndex_Check(src))
+    return PyErr_Format(PyExc_TypeError, "Shape() takes an iterable of "
+                        "ints, not %s", Py_TYPE(src)->tp_name);
+  PyObject *t = src ? PySequence_Tuple(src) : PyTuple_New(0);
+  if (t == NULL) return NULL;
+  Py_ssize_t n = PyTuple_GET_SIZE(t);
+  int64_t *dims = PyMem_Malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+  if (dims == NULL) {
+    Py_DECREF(t);
+    return PyErr_NoMemory();
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *o = PyTuple_GET_ITEM(t, i);
+    int overflow = 0;
+    long long v = -1;
+    if (!PyIndex_Check(o) || PyBool_Check(o)) {
+      PyErr_Format(PyExc_TypeError, "Shape: dimension %zd is %s, not an int",
+                   i, Py_TYPE(o)->tp_name);
+    } else {
+      PyObject *iv = PyNumber_Index(o);
+      if (iv) v = PyLong_AsLongLongAndOverflow(iv, &overflow);
+      Py_XDECREF(iv);
+      if (overflow)
+        PyErr_Format(PyExc_OverflowError, "Shape: dimension %zd does not fit "
+                     "in 64 bits", i);
+    }
+    if (PyErr_Occurred()) {
+      PyMem_Free(dims);
+      Py_DECREF(t);
+      return NULL;
+    }
+    dims[i] = v;
+  }
+  Py_DECREF(t);
+  TnObject *h = tn_shape_new(dims, n);
+  PyMem_Free(dims);
+  if (h == NULL) return tnpy_raise_tn();
+  return new_proxy(type, h);
+}
+
 static PySequenceMethods shape_as_sequence = {
     .sq_length = shape_len,
     .sq_item = shape_item,
@@ -867,6 +1262,7 @@ PyTypeObject TnPyShape_Type = {
     .tp_richcompare = shape_richcompare,
     .tp_hash = shape_hash,
     .tp_repr = shape_repr,
+    .tp_new = shape_new,
 };
 
 /* ---- module hooks -------------------------------------------------------- */
@@ -892,9 +1288,13 @@ int tnpy_object_init_types(PyObject *module) {
   TnPyArray_Type.tp_base = &TnPyObject_Type;
   TnPyMap_Type.tp_base = &TnPyObject_Type;
   TnPyShape_Type.tp_base = &TnPyObject_Type;
+  TnPyList_Type.tp_base = &TnPyArray_Type;
+  TnPyDict_Type.tp_base = &TnPyMap_Type;
   PyTypeObject *types[] = {&TnPyObject_Type, &TnPyArray_Type, &TnPyMap_Type,
-                           &TnPyShape_Type, &TnPyFieldDescr_Type};
-  const char *names[] = {"Object", "Array", "Map", "Shape", "Field"};
+                           &TnPyShape_Type, &TnPyFieldDescr_Type,
+                           &TnPyList_Type, &TnPyDict_Type};
+  const char *names[] = {"Object", "Array", "Map", "Shape", "Field", "List",
+                         "Dict"};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
     if (PyType_Ready(types[i])) return -1;
     Py_INCREF(types[i]);
@@ -908,9 +1308,9 @@ int tnpy_object_init_types(PyObject *module) {
     PyTypeObject *c;
   } fixed[] = {{TN_TYPE_OBJECT, &TnPyObject_Type},
                {TN_TYPE_ARRAY, &TnPyArray_Type},
-               {TN_TYPE_LIST, &TnPyArray_Type},
+               {TN_TYPE_LIST, &TnPyList_Type},
                {TN_TYPE_MAP, &TnPyMap_Type},
-               {TN_TYPE_DICT, &TnPyMap_Type},
+               {TN_TYPE_DICT, &TnPyDict_Type},
                {TN_TYPE_SHAPE, &TnPyShape_Type}};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
     Py_INCREF(fixed[i].c);

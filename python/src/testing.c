@@ -108,7 +108,34 @@ static PyObject *release_in_thread(PyObject *m, PyObject *o) {
   Py_RETURN_NONE;
 }
 
+/* _sleep_function(): a tn.Function sleeping for its argument in ms, in C,
+ * for tests of long calls (it checks nothing and holds nothing). */
+#include <time.h>
+
+static int sleep_ms(void *self, const TnAny *args, int32_t nargs,
+                    TnAny *ret) {
+  (void)self;
+  int64_t ms = 0;
+  if (nargs != 1 || tn_any_as_int(&args[0], &ms)) {
+    tn_error_raise_in(TN_ERR_TYPE, "sleep_ms", "expected one int");
+    return -1;
+  }
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+  *ret = tn_any_int(ms);
+  return 0;
+}
+
+static PyObject *sleep_function(PyObject *m, PyObject *u) {
+  (void)m, (void)u;
+  TnObject *f = tn_func_new(sleep_ms, NULL, NULL);
+  return f ? tnpy_wrap(f) : tnpy_raise_tn();
+}
+
 PyMethodDef tnpy_testing_methods[] = {
+    {"_sleep_function", sleep_function, METH_NOARGS,
+     "A Function that sleeps for its argument in milliseconds, in C."},
     {"_call_from_threads", call_from_threads, METH_VARARGS,
      "_call_from_threads(func, nthreads, ncalls) -> (sum, failures, "
      "first_error)"},

@@ -45,6 +45,8 @@ extern PyTypeObject TnPyObject_Type;
 extern PyTypeObject TnPyFunction_Type;
 extern PyTypeObject TnPyArray_Type;
 extern PyTypeObject TnPyMap_Type;
+extern PyTypeObject TnPyList_Type;
+extern PyTypeObject TnPyDict_Type;
 extern PyTypeObject TnPyShape_Type;
 extern PyTypeObject TnPyTensor_Type;
 extern PyTypeObject TnPyFieldDescr_Type;
@@ -80,6 +82,15 @@ PyObject *tnpy_field_read(const TnObject *obj, const TnFieldDesc *d);
 int tnpy_arg_from_py(PyObject *o, TnAny *out, TnObject **temp);
 /* Python -> an owned TnAny (for containers and callback results). */
 int tnpy_any_from_py(PyObject *o, TnAny *out);
+/* A list, tuple or dict as a new tn.Array / tn.Map, or tn.List / tn.Dict
+ * when `mutable_` (transfer full); NULL with a Python exception. Nesting
+ * depth is bounded by memory only; a container that contains itself is a
+ * ValueError. */
+TnObject *tnpy_container_from_py(PyObject *o, int mutable_);
+/* A str's UTF-8 for use as a C string (a function, type, field or key
+ * name): TypeError if not a str, ValueError if it holds a NUL (C would see
+ * it cut short), UnicodeEncodeError if it cannot be encoded. */
+const char *tnpy_name_utf8(PyObject *o, const char *what);
 /* TnAny -> Python. The _steal form consumes an owned any. */
 PyObject *tnpy_any_to_py(const TnAny *a);
 PyObject *tnpy_any_to_py_steal(TnAny *a);
@@ -89,6 +100,11 @@ PyObject *tnpy_list_from_array(TnObject *a);
 /* An object handle as Python: strings and bytes as str / bytes, everything
  * else as a proxy (a new reference is taken). */
 PyObject *tnpy_obj_to_py(TnObject *obj);
+/* Raise the pending exception again with `prefix` before its message (same
+ * type, the original as __cause__); exceptions that cannot be rebuilt from a
+ * message (UnicodeError, BaseException that are not Exception) pass
+ * unchanged, with the prefix as a note. */
+void tnpy_reraise_prefixed(PyObject *prefix);
 /* Turn a conversion error into one that names the function and argument. */
 void tnpy_blame_arg(const char *func, Py_ssize_t index);
 /* A DLDataType as tvmnode.DataType, a DLDevice as tvmnode.Device. */
@@ -156,6 +172,31 @@ extern PyObject *tnpy_ndarray_type; /* numpy.ndarray once numpy is seen */
 extern PyMethodDef tnpy_ir_methods[];
 extern PyMethodDef tnpy_testing_methods[];
 int tnpy_functor_init(PyObject *module);
+
+/* ---- readers and writers of mutable containers (object.c) ---------------
+ *
+ * tn.List and tn.Dict have no lock of their own. Python changes them with
+ * the GIL held; the few long C algorithms that read whole graphs with the
+ * GIL released (structural hash and equality, JSON) count themselves as
+ * readers, and a change from Python waits (GIL released, Ctrl-C honoured)
+ * until no reader runs. A reader that finds a writer waiting keeps the GIL
+ * instead, so writers are not starved. A change made from the thread of a
+ * running reader (a callback of it) is a RuntimeError, not a deadlock. */
+int tnpy_reader_begin(void); /* 1: release the GIL (call _end after) */
+void tnpy_reader_end(void);
+int tnpy_writer_wait(void);  /* before changing a List/Dict; -1 raised */
+
+/* Run `stmt` as a reader: GIL released unless a writer waits. */
+#define TNPY_READ_NOGIL(stmt)          \
+  do {                                 \
+    if (tnpy_reader_begin()) {         \
+      Py_BEGIN_ALLOW_THREADS stmt;     \
+      Py_END_ALLOW_THREADS             \
+      tnpy_reader_end();               \
+    } else {                           \
+      stmt;                            \
+    }                                  \
+  } while (0)
 
 /* Run `stmt` with the GIL released. */
 #define TNPY_NOGIL(stmt)         \

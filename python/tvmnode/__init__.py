@@ -10,6 +10,7 @@ with `register_func`. The tensor IR and its passes are in `tvmnode.ir` and
 from __future__ import annotations
 
 from . import _ffi
+from ._ffi import Dict, List
 from ._core import (
     Array,
     DataType,
@@ -35,7 +36,8 @@ from ._tensor import Tensor, empty, from_dlpack
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array", "DataType", "Device", "Function", "Map", "Object", "Shape", "TVMNodeError",
+    "Array", "DataType", "Device", "Dict", "Function", "List", "Map", "Object", "Shape",
+    "TVMNodeError",
     "Tensor", "convert", "cpu", "empty", "from_dlpack", "get_global_func",
     "list_global_func_names", "load_json", "register_error", "register_func",
     "register_object", "remove_global_func", "save_json", "live_object_count", "ir",

@@ -79,14 +79,29 @@ class Device:
 
     __slots__ = ("device_type", "device_id")
 
-    def __init__(self, device_type: Union[int, str], device_id: int = 0) -> None:
+    def __init__(self, device_type: Union[int, str], device_id: Optional[int] = None) -> None:
         if isinstance(device_type, str):
+            # "cpu", "cuda:1", "ext_dev:0" (an id after ':' only if none is given)
+            name, sep, num = device_type.partition(":")
             names = {v: k for k, v in _DEVICE_NAMES.items()}
-            if device_type not in names:
+            names["llvm"] = names["c"] = 1
+            names["gpu"] = 2
+            if name.strip() not in names:
                 raise ValueError("unknown device %r" % device_type)
-            device_type = names[device_type]
-        self.device_type = int(device_type)
-        self.device_id = int(device_id)
+            if sep:
+                if device_id is not None:
+                    raise ValueError("device %r: the id is given twice" % device_type)
+                try:
+                    device_id = int(num)
+                except ValueError:
+                    raise ValueError("device %r: bad device id %r" % (device_type, num)) from None
+            device_type = names[name.strip()]
+        t, i = int(device_type), int(device_id or 0)
+        if not (0 <= t <= 0x7FFFFFFF and 0 <= i <= 0x7FFFFFFF):
+            raise ValueError("device (%d, %d) out of range (type and id are 0 to 2**31-1)"
+                             % (t, i))
+        self.device_type = t
+        self.device_id = i
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Device) and other.device_type == self.device_type
@@ -143,9 +158,12 @@ def _kind_to_class(kind: str) -> type:
     if cls is not None:
         return cls
     b = getattr(builtins, kind, None)
-    if isinstance(b, type) and issubclass(b, BaseException):
+    # Only Exception subclasses map by name: an error from C of kind
+    # SystemExit, KeyboardInterrupt or GeneratorExit must not end or
+    # interrupt the interpreter; it becomes a TVMNodeError with that kind.
+    if isinstance(b, type) and issubclass(b, Exception):
         return b
-    if not kind.isidentifier():
+    if not kind.isidentifier() or kind == "TVMNodeError":
         return TVMNodeError
     cls = type(kind, (TVMNodeError,), {"_tn_kind": kind, "__module__": "tvmnode.error"})
     _ERROR_CLASSES[kind] = cls
