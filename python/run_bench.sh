@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_bench.sh BUILD_DIR OUT_DIR [--samples N]: the Python binding's
 # benchmarks beside apache-tvm-ffi (pinned, from PyPI), ctypes and CPython
-# builtins, in one run. BUILD_DIR should be an optimised build tree
+# builtins, in one run; then the trained models' import time and latency
+# beside TFLite Micro and LiteRT (bench/bench_models.py). BUILD_DIR should be an optimised build tree
 # (../configure CFLAGS="-O2 -g"). Prints a table; writes
 # OUT_DIR/bench_python.json (every sample) and OUT_DIR/bench_python.md.
 set -u
@@ -9,7 +10,10 @@ BUILD=${1:-}
 OUT=${2:-}
 [ -n "$OUT" ] || { echo "usage: $0 BUILD_DIR OUT_DIR [--samples N]" >&2; exit 2; }
 shift 2
-TNPY_PACKAGES="numpy pytest apache-tvm-ffi==0.1.15.post2"  # tvm_ffi.testing imports pytest
+TNPY_PACKAGES="numpy pytest apache-tvm-ffi==0.1.15.post2 tflite tflite-micro ai-edge-litert"  # tvm_ffi.testing imports pytest
 . "$(dirname "$0")/tools/env.sh"
 mkdir -p "$OUT"
-exec "$VPY" "$HERE/bench/bench_python.py" --out "$(cd "$OUT" && pwd)" "$@"
+out_abs=$(cd "$OUT" && pwd)
+"$VPY" "$HERE/bench/bench_python.py" --out "$out_abs" "$@" || exit
+# the trained models beside TFLite Micro and LiteRT (bench_models.md/.json)
+exec "$VPY" "$HERE/bench/bench_models.py" --out "$out_abs"

@@ -8,7 +8,7 @@
 # anything failed.
 set -u
 BUILD=${1:-}
-TNPY_PACKAGES="pytest numpy mypy"
+TNPY_PACKAGES="pytest numpy mypy tflite tflite-micro ai-edge-litert onnx"
 . "$(dirname "$0")/tools/env.sh"
 
 junit="$BUILD/python/junit.xml"

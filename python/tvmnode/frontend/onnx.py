@@ -1,0 +1,1312 @@
+"""ONNX models -> IRModule, read with the `onnx` package (its protobuf
+classes and numpy_helper; no protobuf parsing here).
+
+float32 graphs at opsets 11 to 21 keep ONNX's layouts: NCHW data and OIHW
+kernels go to nn.conv2d and the pools as they are, so no transposes enter
+the graph. Initializers and Constant nodes become constants; values that
+parameterise an operator (Reshape's shape, Slice's starts, Squeeze's axes,
+Pad's pads, quantization parameters) must be constants and are read here.
+BatchNormalization is folded into a multiply and an add by constants.
+
+Quantized graphs come in two forms. The QDQ form (QuantizeLinear /
+DequantizeLinear around float operators) maps node by node onto
+qnn.quantize / qnn.dequantize and computes what ONNX's reference does; a
+DequantizeLinear of a constant is folded here. The QLinear operators
+(QLinearConv, QLinearMatMul) become qnn.conv2d / qnn.dense -> bias_add ->
+qnn.requantize, TFLite's integer arithmetic. The kernels are int8: uint8
+tensors are moved to int8 by subtracting 128 from the values and the zero
+point (exact), and moved back at the end.
+
+Every node is checked before anything is built (a first pass over the
+graph, using the types ONNX's shape inference gives): an operator,
+attribute value or element type that cannot be mapped is an
+UnsupportedOperatorError (a ModelImportError) naming the operator type,
+the node's name and its index.
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
+
+import numpy as np
+
+from .. import ir
+from .common import ModelImportError, TensorInfo, UnsupportedOperatorError, call, finish, scalar, var_name, vector_or_scalar
+
+WHO = "from_onnx"
+MIN_OPSET, MAX_OPSET = 11, 21
+
+
+# TensorProto.DataType -> our dtype name (None: no IR dtype)
+_ELEM = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+         11: "float64"}
+_ELEM_NAMES = {0: "UNDEFINED", 1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16",
+               6: "INT32", 7: "INT64", 8: "STRING", 9: "BOOL", 10: "FLOAT16", 11: "DOUBLE",
+               12: "UINT32", 13: "UINT64", 14: "COMPLEX64", 15: "COMPLEX128", 16: "BFLOAT16",
+               17: "FLOAT8E4M3FN", 18: "FLOAT8E4M3FNUZ", 19: "FLOAT8E5M2", 20: "FLOAT8E5M2FNUZ",
+               21: "UINT4", 22: "INT4"}
+
+F32 = ("float32",)
+F32_I32 = ("float32", "int32")
+ANY = ("float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool")
+Q8 = ("int8", "uint8")
+
+
+def _onnx() -> Any:
+    try:
+        import onnx
+        import onnx.numpy_helper  # noqa: F401
+    except ModuleNotFoundError as e:  # pragma: no cover - install hint
+        raise ModuleNotFoundError("from_onnx needs the 'onnx' package (pip install onnx)") from e
+    return onnx
+
+
+def _prod(xs: Sequence[int]) -> int:
+    n = 1
+    for x in xs:
+        n *= int(x)
+    return n
+
+
+# ---- reading the model -------------------------------------------------------
+
+class _Graph:
+    """The parts of a model this importer uses, read and checked once."""
+
+    def __init__(self, model: Any, shape: Optional[Dict[str, Sequence[int]]]) -> None:
+        onnx = _onnx()
+        self.onnx = onnx
+        self.model = model
+        g = model.graph
+        self.opset = None
+        self.domains: Dict[str, int] = {}
+        for o in model.opset_import:
+            self.domains[o.domain] = int(o.version)
+            if o.domain in ("", "ai.onnx"):
+                self.opset = int(o.version)
+        if self.opset is None:
+            # before IR version 3 the default domain was implied
+            self.opset = 1 if not model.opset_import else None
+        self.nodes = list(g.node)
+        if not g.output:
+            raise ModelImportError("%s: the graph has no outputs" % WHO)
+        self.values: Dict[str, np.ndarray] = {}
+        for t in g.initializer:
+            self.values[t.name] = self._tensor(t, "initializer")
+        for t in g.sparse_initializer:
+            raise UnsupportedOperatorError("%s: sparse initializer '%s' is not supported"
+                                           % (WHO, t.values.name))
+        # declared types: name -> (dtype or 'elem N', shape list with None for unknown)
+        self.declared: Dict[str, Tuple[str, Optional[List[Optional[int]]]]] = {}
+        for vi in list(g.input) + list(g.value_info) + list(g.output):
+            self.declared[vi.name] = self._vtype(vi)
+        self.inputs = [vi for vi in g.input if vi.name not in self.values]
+        self.outputs = list(g.output)
+        shape = dict(shape or {})
+        for k in shape:
+            if k not in {vi.name for vi in self.inputs}:
+                raise ModelImportError("%s: shape names '%s', which is not an input of the model "
+                                       "(inputs: %s)" % (WHO, k, ", ".join(
+                                           vi.name for vi in self.inputs)))
+        self.input_shapes: Dict[str, List[int]] = {}
+        for vi in self.inputs:
+            dt, shp = self.declared[vi.name]
+            if dt not in _ELEM.values():
+                raise UnsupportedOperatorError("%s: input '%s' has element type %s, which is not "
+                                               "supported" % (WHO, vi.name, dt))
+            if vi.name in shape:
+                fixed = [int(d) for d in shape[vi.name]]
+                if shp is not None and (len(fixed) != len(shp) or any(
+                        d is not None and d != f for d, f in zip(shp, fixed))):
+                    raise ModelImportError("%s: shape %s given for input '%s' does not fit its "
+                                           "declared shape %s" % (WHO, fixed, vi.name,
+                                                                  _fmt_shape(shp)))
+                self.input_shapes[vi.name] = fixed
+            elif shp is None or any(d is None for d in shp):
+                raise ModelImportError("%s: input '%s' has dynamic shape %s; fix it with "
+                                       "shape={'%s': [...]}" % (WHO, vi.name, _fmt_shape(shp),
+                                                                vi.name))
+            else:
+                self.input_shapes[vi.name] = [int(d) for d in shp if d is not None]
+        self.inferred = self._infer()
+
+    def _tensor(self, t: Any, what: str) -> np.ndarray:
+        name = t.name
+        if t.data_location == 1:  # EXTERNAL
+            raise UnsupportedOperatorError("%s: %s '%s' keeps its data in an external file, "
+                                           "which is not supported" % (WHO, what, name))
+        dt = _ELEM.get(t.data_type)
+        dims = [int(d) for d in t.dims]
+        if any(d < 0 for d in dims):
+            raise ModelImportError("%s: %s '%s' has negative dimensions %s" % (WHO, what, name,
+                                                                             dims))
+        if dt is None:
+            raise UnsupportedOperatorError("%s: %s '%s' has element type %s, which is not "
+                                           "supported" % (WHO, what, name,
+                                                          _ELEM_NAMES.get(t.data_type,
+                                                                          t.data_type)))
+        if t.HasField("raw_data"):
+            need = _prod(dims) * np.dtype(dt).itemsize
+            if len(t.raw_data) != need:
+                raise ModelImportError("%s: %s '%s' of shape %s %s needs %d bytes, its data has "
+                                       "%d" % (WHO, what, name, dims, dt, need, len(t.raw_data)))
+        try:
+            a = self.onnx.numpy_helper.to_array(t)
+        except Exception as e:
+            raise ModelImportError("%s: %s '%s' of shape %s %s cannot be read (%s: %s)"
+                                   % (WHO, what, name, dims, dt, type(e).__name__, e)) from None
+        if list(a.shape) != dims:
+            raise ModelImportError("%s: %s '%s' has %d values for shape %s"
+                                   % (WHO, what, name, a.size, dims))
+        return np.ascontiguousarray(a.astype(np.dtype(dt), copy=False))
+
+    @staticmethod
+    def _vtype(vi: Any) -> Tuple[str, Optional[List[Optional[int]]]]:
+        tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
+        if tt is None:
+            return "non-tensor", None
+        dt = _ELEM.get(tt.elem_type, _ELEM_NAMES.get(tt.elem_type, "elem %d" % tt.elem_type))
+        if not tt.HasField("shape"):
+            return dt, None
+        shp: List[Optional[int]] = []
+        for d in tt.shape.dim:
+            shp.append(int(d.dim_value) if d.HasField("dim_value") and d.dim_value >= 0 else None)
+        return dt, shp
+
+    def _infer(self) -> Dict[str, Tuple[str, Optional[List[Optional[int]]]]]:
+        """Element types (and shapes) of every tensor ONNX's shape inference
+        can give, for the first pass; empty when inference fails."""
+        out: Dict[str, Tuple[str, Optional[List[Optional[int]]]]] = dict(self.declared)
+        try:
+            m = self.onnx.ModelProto()
+            m.CopyFrom(self.model)
+            for vi in m.graph.input:
+                fixed = self.input_shapes.get(vi.name)
+                if fixed is not None and vi.type.HasField("tensor_type"):
+                    dims = vi.type.tensor_type.shape.dim
+                    del dims[:]
+                    for d in fixed:
+                        dims.add().dim_value = d
+            m = self.onnx.shape_inference.infer_shapes(m)
+            for vi in m.graph.value_info:
+                out.setdefault(vi.name, self._vtype(vi))
+        except Exception:
+            pass
+        for k, v in self.values.items():
+            out[k] = (str(v.dtype), list(v.shape))
+        return out
+
+
+def _fmt_shape(s: Optional[Sequence[Optional[int]]]) -> str:
+    if s is None:
+        return "(unknown)"
+    return "[%s]" % ", ".join("?" if d is None else str(d) for d in s)
+
+
+# ---- one node ------------------------------------------------------------------
+
+class _Ctx:
+    """One node being checked (imp.building False) or converted."""
+
+    def __init__(self, imp: "_Importer", k: int, node: Any) -> None:
+        self.imp, self.k, self.node = imp, k, node
+        self.op = node.op_type
+        self.opset = imp.g.opset or 0
+        self.ins = list(node.input)
+        self.outs = list(node.output)
+        self.attrs: Dict[str, Any] = {}
+        for a in node.attribute:
+            self.attrs[a.name] = a
+
+    # errors
+    def _where(self) -> str:
+        return "%s: node %d '%s' (%s)" % (WHO, self.k, self.node.name, self.op)
+
+    def error(self, msg: str) -> ModelImportError:
+        return ModelImportError("%s: %s" % (self._where(), msg))
+
+    def unsupported(self, msg: str) -> UnsupportedOperatorError:
+        return UnsupportedOperatorError("%s: %s" % (self._where(), msg))
+
+    # attributes
+    def attr(self, name: str, default: Any = None) -> Any:
+        a = self.attrs.get(name)
+        if a is None:
+            return default
+        helper = self.imp.g.onnx.helper
+        v = helper.get_attribute_value(a)
+        if isinstance(v, bytes):
+            v = v.decode("utf-8", "replace")
+        if isinstance(v, list):
+            v = [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in v]
+        return v
+
+    def ints(self, name: str, default: Optional[List[int]] = None) -> Optional[List[int]]:
+        v = self.attr(name)
+        return default if v is None else [int(x) for x in v]
+
+    def only(self, name: str, allowed: Sequence[Any], default: Any) -> Any:
+        v = self.attr(name, default)
+        if v not in allowed:
+            raise self.unsupported("attribute %s=%r is not supported (%s)"
+                                   % (name, v, " or ".join(repr(a) for a in allowed)))
+        return v
+
+    # inputs
+    def has(self, n: int) -> bool:
+        return n < len(self.ins) and self.ins[n] != ""
+
+    def need(self, n: int, what: str) -> str:
+        if not self.has(n):
+            raise self.error("input %d (%s) is missing" % (n, what))
+        return self.ins[n]
+
+    def is_const(self, n: int) -> bool:
+        return self.has(n) and self.ins[n] in self.imp.g.values
+
+    def value(self, n: int, what: str) -> np.ndarray:
+        """Input n's constant value; unsupported when it is computed."""
+        name = self.need(n, what)
+        v = self.imp.g.values.get(name)
+        if v is None:
+            raise self.unsupported("%s (input %d '%s') must be a constant" % (what, n, name))
+        return v
+
+    def dtype(self, n: int) -> Optional[str]:
+        """Element type of input n (inferred when checking; None if unknown)."""
+        if not self.has(n):
+            return None
+        if self.imp.building:
+            return str(self.expr(n).checked_type.dtype)
+        t = self.imp.g.inferred.get(self.ins[n])
+        return t[0] if t else None
+
+    def rank(self, n: int) -> Optional[int]:
+        if self.imp.building:
+            return len(self.shape(n))
+        t = self.imp.g.inferred.get(self.ins[n]) if self.has(n) else None
+        return len(t[1]) if t and t[1] is not None else None
+
+    def out_dtype(self, n: int = 0) -> Optional[str]:
+        t = self.imp.g.inferred.get(self.outs[n]) if n < len(self.outs) else None
+        return t[0] if t else None
+
+    def dtypes(self, allowed: Sequence[str], *inputs: int) -> None:
+        for n in inputs or range(len(self.ins)):
+            d = self.dtype(n)
+            if d is not None and d not in allowed:
+                raise self.unsupported("input %d '%s' of element type %s is not supported (%s)"
+                                       % (n, self.ins[n], d, ", ".join(allowed)))
+
+    def expr(self, n: int) -> ir.Expr:
+        return self.imp.expr(self.need(n, "input %d" % n))
+
+    def shape(self, n: int) -> List[int]:
+        return [int(d) for d in self.expr(n).checked_type.shape]
+
+    def used_outputs(self) -> List[int]:
+        """Indices of this node's outputs that something reads."""
+        used = self.imp.consumed
+        return [i for i, o in enumerate(self.outs) if o and o in used]
+
+    def single_output(self) -> None:
+        extra = [i for i in self.used_outputs() if i > 0]
+        if extra:
+            raise self.unsupported("output %d '%s' is not supported (only the first output)"
+                                   % (extra[0], self.outs[extra[0]]))
+
+
+def _norm_axis(ctx: _Ctx, axis: int, rank: int) -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise ctx.error("axis %d is out of range for rank %d" % (axis, rank))
+    return axis % rank if rank else 0
+
+
+def _op_exists(name: str) -> bool:
+    """Whether operator `name` is registered and can run (has a kernel or a
+    host compute function): `mean` and `strided_slice` are newer than this
+    importer."""
+    try:
+        o = ir.Op.get(name)
+        return o.get_attr("kernel") is not None or o.get_attr("compute") is not None
+    except Exception:
+        return False
+
+
+# ---- padding ---------------------------------------------------------------------
+
+def _auto_pad(ctx: _Ctx, in_hw: Sequence[int], k: Sequence[int], s: Sequence[int],
+              d: Sequence[int]) -> List[int]:
+    """[top, left, bottom, right] from auto_pad or pads."""
+    mode = ctx.attr("auto_pad", "NOTSET")
+    if mode == "NOTSET":
+        pads = ctx.ints("pads", [0, 0, 0, 0])
+        assert pads is not None
+        return [pads[0], pads[1], pads[2], pads[3]]
+    if mode == "VALID":
+        return [0, 0, 0, 0]
+    begin, end = [], []
+    for i in range(2):
+        eff = (k[i] - 1) * d[i] + 1
+        out = -(-in_hw[i] // s[i])
+        total = max((out - 1) * s[i] + eff - in_hw[i], 0)
+        small, big = total // 2, total - total // 2
+        if mode == "SAME_UPPER":
+            begin.append(small)
+            end.append(big)
+        else:
+            begin.append(big)
+            end.append(small)
+    return [begin[0], begin[1], end[0], end[1]]
+
+
+def _check_window(ctx: _Ctx, with_dilation: bool = True) -> None:
+    ctx.only("auto_pad", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"), "NOTSET")
+    r = ctx.rank(0)
+    if r is not None and r != 4:
+        raise ctx.unsupported("%d-d input is not supported (2-d windows on NCHW only)" % r)
+    for name, n in (("kernel_shape", 2), ("strides", 2), ("dilations", 2), ("pads", 4)):
+        v = ctx.ints(name)
+        if v is not None and len(v) != n:
+            raise ctx.unsupported("attribute %s=%s is not supported (2-d windows only)"
+                                  % (name, v))
+    d = ctx.ints("dilations")
+    if not with_dilation and d is not None and any(x != 1 for x in d):
+        raise ctx.unsupported("attribute dilations=%s is not supported (1 only)" % d)
+    p = ctx.ints("pads")
+    if p is not None and any(x < 0 for x in p):
+        raise ctx.unsupported("negative pads %s are not supported" % p)
+
+
+# ---- checks (first pass) and converters ---------------------------------------
+
+def _chk_conv(ctx: _Ctx) -> None:
+    _check_window(ctx)
+    ctx.dtypes(F32)
+    if not ctx.is_const(1) and ctx.rank(1) not in (None, 4):
+        raise ctx.unsupported("the weight must be 4-d")
+
+
+def _conv(ctx: _Ctx) -> ir.Expr:
+    x = ctx.shape(0)
+    w = ctx.shape(1)
+    if len(x) != 4 or len(w) != 4:
+        raise ctx.unsupported("expects 4-d NCHW data and OIHW weight, got %s and %s" % (x, w))
+    k = ctx.ints("kernel_shape") or w[2:]
+    if list(k) != w[2:]:
+        raise ctx.error("kernel_shape %s does not match the weight %s" % (k, w))
+    s = ctx.ints("strides", [1, 1]) or [1, 1]
+    d = ctx.ints("dilations", [1, 1]) or [1, 1]
+    group = int(ctx.attr("group", 1))
+    pad = _auto_pad(ctx, x[2:], k, s, d)
+    y = call("nn.conv2d", ctx.expr(0), ctx.expr(1), strides=s, padding=pad, dilation=d,
+             groups=group, channels=w[0], kernel_size=k)
+    if ctx.has(2):
+        y = call("nn.bias_add", y, ctx.expr(2), axis=1)
+    return y
+
+
+def _chk_gemm(ctx: _Ctx) -> None:
+    ctx.dtypes(F32)
+
+
+def _gemm(ctx: _Ctx) -> ir.Expr:
+    ta, tb = bool(ctx.attr("transA", 0)), bool(ctx.attr("transB", 0))
+    alpha, beta = float(ctx.attr("alpha", 1.0)), float(ctx.attr("beta", 1.0))
+    a, b = ctx.expr(0), ctx.expr(1)
+    if len(ctx.shape(0)) != 2 or len(ctx.shape(1)) != 2:
+        raise ctx.error("A and B must be 2-d, got %s and %s" % (ctx.shape(0), ctx.shape(1)))
+    if tb and not ta:
+        y = call("nn.dense", a, b, units=ctx.shape(1)[0])
+    else:
+        y = call("matmul", a, b, transpose_a=ta, transpose_b=tb)
+    if alpha != 1.0:
+        y = call("multiply", y, scalar(alpha, "float32"))
+    if ctx.has(2) and beta != 0.0:
+        if ctx.is_const(2):
+            cv = ctx.value(2, "C").astype(np.float32) * np.float32(beta)
+            y = call("add", y, ir.const(cv.astype(np.float32)))
+        else:
+            c = ctx.expr(2)
+            if beta != 1.0:
+                c = call("multiply", c, scalar(beta, "float32"))
+            y = call("add", y, c)
+    return y
+
+
+def _chk_matmul(ctx: _Ctx) -> None:
+    ctx.dtypes(F32)
+    t = ctx.imp.g.inferred.get(ctx.ins[1]) if ctx.has(1) else None
+    if t and t[1] is not None and len(t[1]) > 2 and _prod([d or 2 for d in t[1][:-2]]) > 1 \
+            and not _op_exists("strided_slice"):
+        raise ctx.unsupported("a batched right operand needs 'strided_slice', which this build "
+                              "cannot run")
+
+
+def _matmul(ctx: _Ctx) -> ir.Expr:
+    sa, sb = ctx.shape(0), ctx.shape(1)
+    a, b = ctx.expr(0), ctx.expr(1)
+    if not sa or not sb:
+        raise ctx.error("MatMul of a scalar")
+    a2 = [1] + sa if len(sa) == 1 else sa
+    b2 = sb + [1] if len(sb) == 1 else sb
+    if len(sa) == 1:
+        a = call("reshape", a, newshape=a2)
+    if len(sb) == 1:
+        b = call("reshape", b, newshape=b2)
+    ba, bb = a2[:-2], b2[:-2]
+    try:
+        batch = list(np.broadcast_shapes(tuple(ba), tuple(bb)))
+    except ValueError:
+        raise ctx.error("batch dimensions %s and %s do not broadcast" % (ba, bb)) from None
+    m, kk, n = a2[-2], a2[-1], b2[-1]
+    if _prod(bb) == 1:
+        if len(bb):
+            b = call("reshape", b, newshape=b2[-2:])
+        y = call("matmul", a, b)
+    else:
+        nb = _prod(batch)
+        if nb > 64:
+            raise ctx.unsupported("a batched right operand of %d matrices is not supported" % nb)
+        # the IR's matmul takes a 2-d right operand: one product per matrix
+        if list(ba) != batch:
+            raise ctx.unsupported("a left operand %s broadcast over the batch of %s is not "
+                                  "supported" % (sa, sb))
+        a3 = call("reshape", a, newshape=[nb, m, kk])
+        bfull = b if list(bb) == batch else None
+        if bfull is None:
+            raise ctx.unsupported("a right operand %s broadcast over the batch of %s is not "
+                                  "supported" % (sb, sa))
+        b3 = call("reshape", b, newshape=[nb, kk, n])
+        parts = []
+        for i in range(nb):
+            ai = call("reshape", call("strided_slice", a3, begin=[i], end=[i + 1]),
+                      newshape=[m, kk])
+            bi = call("reshape", call("strided_slice", b3, begin=[i], end=[i + 1]),
+                      newshape=[kk, n])
+            parts.append(call("reshape", call("matmul", ai, bi), newshape=[1, m, n]))
+        y = parts[0] if nb == 1 else call("concatenate", ir.Tuple(parts), axis=0)
+    want = batch + ([m] if len(sa) > 1 else []) + ([n] if len(sb) > 1 else [])
+    if [int(d) for d in y.checked_type.shape] != want:
+        y = call("reshape", y, newshape=want)
+    return y
+
+
+def _chk_binary(allowed: Sequence[str]) -> Callable[[_Ctx], None]:
+    def chk(ctx: _Ctx) -> None:
+        ctx.dtypes(allowed)
+    return chk
+
+
+def _binary(kind: str) -> Callable[[_Ctx], ir.Expr]:
+    return lambda ctx: call(kind, ctx.expr(0), ctx.expr(1))
+
+
+def _chk_variadic(allowed: Sequence[str]) -> Callable[[_Ctx], None]:
+    def chk(ctx: _Ctx) -> None:
+        if not any(ctx.has(i) for i in range(len(ctx.ins))):
+            raise ctx.error("needs at least one input")
+        ctx.dtypes(allowed)
+    return chk
+
+
+def _variadic(kind: str) -> Callable[[_Ctx], ir.Expr]:
+    def conv(ctx: _Ctx) -> ir.Expr:
+        xs = [ctx.expr(i) for i in range(len(ctx.ins)) if ctx.has(i)]
+        y = xs[0]
+        for x in xs[1:]:
+            y = call(kind, y, x)
+        return y
+    return conv
+
+
+def _unary(kind: str) -> Callable[[_Ctx], ir.Expr]:
+    return lambda ctx: call(kind, ctx.expr(0))
+
+
+def _chk_clip(ctx: _Ctx) -> None:
+    x = ctx.dtype(0)
+    if x in ("int8", "int32"):  # the clip kernel's integer forms: constant bounds only
+        for i in (1, 2):
+            if ctx.has(i):
+                ctx.value(i, "the bound of an integer clip")
+        return
+    ctx.dtypes(F32)
+
+
+def _clip(ctx: _Ctx) -> ir.Expr:
+    x = ctx.expr(0)
+    if ctx.opset < 11:
+        lo = float(ctx.attr("min", -np.inf))
+        hi = float(ctx.attr("max", np.inf))
+        return call("clip", x, a_min=lo, a_max=hi)
+    bounds: List[Optional[float]] = [None, None]
+    dynamic = False
+    for i in (1, 2):
+        if ctx.has(i):
+            if ctx.is_const(i):
+                v = ctx.value(i, "the bound").reshape(-1)
+                if v.size != 1:
+                    raise ctx.error("input %d must be a scalar, it has %d values" % (i, v.size))
+                bounds[i - 1] = float(v[0])
+            else:
+                dynamic = True
+    if not dynamic:
+        lo = -np.inf if bounds[0] is None else bounds[0]
+        hi = np.inf if bounds[1] is None else bounds[1]
+        # min(max(x, lo), hi): everything is hi when lo > hi
+        return call("clip", x, a_min=min(lo, hi), a_max=hi)
+    # computed bounds: min(max(x, lo), hi), as the operator defines it
+    if ctx.has(1):
+        x = call("maximum", x, ctx.expr(1))
+    if ctx.has(2):
+        x = call("minimum", x, ctx.expr(2))
+    return x
+
+
+def _chk_softmax(ctx: _Ctx) -> None:
+    ctx.dtypes(F32)
+
+
+def _softmax(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    r = len(shp)
+    if ctx.opset >= 13:
+        return call("nn.softmax", ctx.expr(0), axis=_norm_axis(ctx, int(ctx.attr("axis", -1)), r))
+    # before opset 13: the input is coerced to 2-d at axis, softmax over the rest
+    axis = _norm_axis(ctx, int(ctx.attr("axis", 1)), r) if r else 0
+    if axis == r - 1 or r <= 1:
+        return call("nn.softmax", ctx.expr(0), axis=-1)
+    flat = call("reshape", ctx.expr(0), newshape=[_prod(shp[:axis]), _prod(shp[axis:])])
+    return call("reshape", call("nn.softmax", flat, axis=-1), newshape=shp)
+
+
+def _chk_pool(ctx: _Ctx) -> None:
+    _check_window(ctx, with_dilation=False)
+    ctx.single_output()
+    ctx.only("storage_order", (0,), 0)
+    ctx.dtypes(("float32", "int8") if ctx.op == "MaxPool" else F32)
+
+
+def _pool(kind: str) -> Callable[[_Ctx], ir.Expr]:
+    def conv(ctx: _Ctx) -> ir.Expr:
+        x = ctx.shape(0)
+        if len(x) != 4:
+            raise ctx.unsupported("%d-d input is not supported (NCHW only)" % len(x))
+        k = ctx.ints("kernel_shape")
+        if k is None:
+            raise ctx.error("attribute kernel_shape is missing")
+        s = ctx.ints("strides", [1, 1]) or [1, 1]
+        pad = _auto_pad(ctx, x[2:], k, s, [1, 1])
+        attrs: Dict[str, Any] = dict(pool_size=k, strides=s, padding=pad, layout="NCHW",
+                                     ceil_mode=bool(ctx.attr("ceil_mode", 0)))
+        if kind == "avg_pool2d":
+            attrs["count_include_pad"] = bool(ctx.attr("count_include_pad", 0))
+        return call("nn." + kind, ctx.expr(0), **attrs)
+    return conv
+
+
+def _chk_gap(ctx: _Ctx) -> None:
+    ctx.dtypes(F32)
+    r = ctx.rank(0)
+    if r is not None and r != 4 and not _op_exists("mean"):
+        raise ctx.unsupported("%d-d input is not supported (NCHW only)" % r)
+
+
+def _gap(ctx: _Ctx) -> ir.Expr:
+    r = len(ctx.shape(0))
+    if r == 4:
+        return call("nn.global_avg_pool2d", ctx.expr(0), layout="NCHW")
+    if r < 3:
+        raise ctx.error("expects at least 3 dimensions, got %d" % r)
+    return call("mean", ctx.expr(0), axis=list(range(2, r)), keepdims=True)
+
+
+def _chk_reshape(ctx: _Ctx) -> None:
+    v = ctx.value(1, "the shape")
+    if int(ctx.attr("allowzero", 0)) and np.any(v == 0):
+        raise ctx.unsupported("allowzero=1 with a 0 in the shape is not supported")
+
+
+def _reshape(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    want = [int(d) for d in ctx.value(1, "the shape").reshape(-1)]
+    out = []
+    for i, d in enumerate(want):
+        if d == 0:
+            if i >= len(shp):
+                raise ctx.error("shape %s copies dimension %d of %s" % (want, i, shp))
+            out.append(shp[i])
+        else:
+            out.append(d)
+    if out.count(-1) > 1 or any(d < -1 for d in out):
+        raise ctx.error("shape %s is not valid" % want)
+    if -1 in out:
+        known = _prod([d for d in out if d != -1])
+        total = _prod(shp)
+        if known == 0 or total % known:
+            raise ctx.error("shape %s does not fit %s" % (want, shp))
+        out[out.index(-1)] = total // known
+    if _prod(out) != _prod(shp):
+        raise ctx.error("shape %s does not fit %s" % (want, shp))
+    return call("reshape", ctx.expr(0), newshape=out)
+
+
+def _flatten(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    r = len(shp)
+    axis = int(ctx.attr("axis", 1))
+    if not -r <= axis <= r:
+        raise ctx.error("axis %d is out of range for rank %d" % (axis, r))
+    if axis < 0:
+        axis += r
+    return call("reshape", ctx.expr(0), newshape=[_prod(shp[:axis]), _prod(shp[axis:])])
+
+
+def _transpose(ctx: _Ctx) -> ir.Expr:
+    perm = ctx.ints("perm")
+    r = len(ctx.shape(0))
+    if perm is None:
+        perm = list(range(r))[::-1]
+    return call("transpose", ctx.expr(0), axes=[_norm_axis(ctx, p, r) for p in perm])
+
+
+def _concat(ctx: _Ctx) -> ir.Expr:
+    xs = [ctx.expr(i) for i in range(len(ctx.ins)) if ctx.has(i)]
+    axis = ctx.attr("axis")
+    if axis is None:
+        raise ctx.error("attribute axis is missing")
+    r = len(xs[0].checked_type.shape)
+    return call("concatenate", ir.Tuple(xs), axis=_norm_axis(ctx, int(axis), r))
+
+
+def _axes(ctx: _Ctx, since: int) -> Optional[List[int]]:
+    """Axes from the attribute (before opset `since`) or input 1."""
+    if ctx.opset < since:
+        return ctx.ints("axes")
+    if ctx.has(1):
+        return [int(a) for a in ctx.value(1, "the axes").reshape(-1)]
+    return None
+
+
+def _chk_axes(since: int, allowed: Sequence[str] = ANY) -> Callable[[_Ctx], None]:
+    def chk(ctx: _Ctx) -> None:
+        _axes(ctx, since)
+        ctx.dtypes(allowed, 0)
+    return chk
+
+
+def _squeeze(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    axes = _axes(ctx, 13)
+    if axes is None:
+        return call("squeeze", ctx.expr(0))
+    ax = sorted({_norm_axis(ctx, a, len(shp)) for a in axes})
+    for a in ax:
+        if shp[a] != 1:
+            raise ctx.error("axis %d has extent %d, not 1" % (a, shp[a]))
+    return call("squeeze", ctx.expr(0), axis=ax)
+
+
+def _unsqueeze(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    axes = _axes(ctx, 13)
+    if not axes:
+        raise ctx.error("needs axes")
+    r = len(shp) + len(axes)
+    ax = sorted({_norm_axis(ctx, a, r) for a in axes})
+    if len(ax) != len(axes):
+        raise ctx.error("axes %s repeat an axis" % axes)
+    out = []
+    it = iter(shp)
+    for i in range(r):
+        out.append(1 if i in ax else next(it))
+    if len(ax) == 1:
+        return call("expand_dims", ctx.expr(0), axis=ax[0])
+    return call("reshape", ctx.expr(0), newshape=out)
+
+
+def _chk_pad(ctx: _Ctx) -> None:
+    ctx.only("mode", ("constant",), "constant")
+    if ctx.opset >= 11:
+        p = ctx.value(1, "the pads")
+        if ctx.has(2):
+            ctx.value(2, "the constant value")
+        if ctx.has(3):
+            ctx.value(3, "the axes")
+    else:
+        p = np.array(ctx.ints("pads", []))
+    if np.any(p < 0):
+        raise ctx.unsupported("negative pads %s are not supported" % list(p))
+    ctx.dtypes(("float32", "int32", "int8"), 0)
+
+
+def _pad(ctx: _Ctx) -> ir.Expr:
+    r = len(ctx.shape(0))
+    value = 0.0
+    if ctx.opset >= 11:
+        pads = [int(v) for v in ctx.value(1, "the pads").reshape(-1)]
+        if ctx.has(2):
+            cv = ctx.value(2, "the constant value").reshape(-1)
+            if cv.size != 1:
+                raise ctx.error("the constant value must be a scalar")
+            value = float(cv[0])
+        axes = ([int(a) for a in ctx.value(3, "the axes").reshape(-1)] if ctx.has(3)
+                else list(range(r)))
+    else:
+        pads = ctx.ints("pads", []) or []
+        value = float(ctx.attr("value", 0.0))
+        axes = list(range(r))
+    if len(pads) != 2 * len(axes):
+        raise ctx.error("%d pads for %d axes" % (len(pads), len(axes)))
+    width = [[0, 0] for _ in range(r)]
+    for i, a in enumerate(axes):
+        a = _norm_axis(ctx, a, r)
+        width[a] = [pads[i], pads[i + len(axes)]]
+    return call("nn.pad", ctx.expr(0), pad_width=width, pad_value=value)
+
+
+def _chk_cast(ctx: _Ctx) -> None:
+    to = int(ctx.attr("to", 0))
+    if to not in _ELEM:
+        raise ctx.unsupported("cast to %s is not supported" % _ELEM_NAMES.get(to, to))
+    ctx.dtypes(ANY, 0)
+
+
+def _cast(ctx: _Ctx) -> ir.Expr:
+    to = _ELEM[int(ctx.attr("to"))]
+    if ctx.dtype(0) == to:
+        return ctx.expr(0)
+    return call("cast", ctx.expr(0), dtype=to)
+
+
+def _chk_dropout(ctx: _Ctx) -> None:
+    ctx.single_output()
+    if ctx.opset >= 12 and ctx.has(2):
+        t = ctx.value(2, "training_mode").reshape(-1)
+        if t.size and bool(t[0]):
+            raise ctx.unsupported("training_mode=True is not supported (inference only)")
+    if ctx.attr("is_test") == 0 and ctx.opset < 7:
+        raise ctx.unsupported("is_test=0 is not supported (inference only)")
+
+
+def _identity(ctx: _Ctx) -> ir.Expr:
+    return ctx.expr(0)
+
+
+def _chk_bn(ctx: _Ctx) -> None:
+    ctx.only("training_mode", (0,), 0)
+    ctx.single_output()
+    for i, what in ((1, "scale"), (2, "bias"), (3, "mean"), (4, "var")):
+        ctx.value(i, what)
+    ctx.dtypes(F32, 0)
+
+
+def _batch_norm(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    if len(shp) < 2:
+        raise ctx.error("expects at least 2 dimensions, got %s" % shp)
+    c = shp[1]
+    vals = []
+    for i, what in ((1, "scale"), (2, "bias"), (3, "mean"), (4, "var")):
+        v = ctx.value(i, what).astype(np.float64).reshape(-1)
+        if v.size != c:
+            raise ctx.error("%s has %d values for %d channels" % (what, v.size, c))
+        vals.append(v)
+    scale, bias, mean, var = vals
+    eps = float(ctx.attr("epsilon", 1e-5))
+    mul = scale / np.sqrt(var + np.float64(np.float32(eps)))
+    add = bias - mean * mul
+    bshape = [c] + [1] * (len(shp) - 2)
+    y = call("multiply", ctx.expr(0), ir.const(mul.astype(np.float32).reshape(bshape)))
+    return call("add", y, ir.const(add.astype(np.float32).reshape(bshape)))
+
+
+def _chk_reduce_mean(ctx: _Ctx) -> None:
+    x = ctx.dtype(0)
+    if x not in (None, "float32"):
+        raise ctx.unsupported("input of element type %s is not supported (float32)" % x)
+    if not _op_exists("mean"):
+        raise ctx.unsupported("the IR's 'mean' operator is missing or cannot run in this build")
+    _axes(ctx, 18)
+
+
+def _reduce_mean(ctx: _Ctx) -> ir.Expr:
+    r = len(ctx.shape(0))
+    axes = _axes(ctx, 18)
+    keep = bool(ctx.attr("keepdims", 1))
+    if not axes:
+        if ctx.opset >= 18 and int(ctx.attr("noop_with_empty_axes", 0)):
+            return ctx.expr(0)
+        ax = list(range(r))
+    else:
+        ax = sorted({_norm_axis(ctx, a, r) for a in axes})
+    return call("mean", ctx.expr(0), axis=ax, keepdims=keep)
+
+
+def _chk_slice(ctx: _Ctx) -> None:
+    if not _op_exists("strided_slice"):
+        raise ctx.unsupported("the IR's 'strided_slice' operator is missing or cannot run in "
+                              "this build")
+    for i, what in ((1, "starts"), (2, "ends"), (3, "axes"), (4, "steps")):
+        if ctx.has(i):
+            ctx.value(i, what)
+
+
+def _slice(ctx: _Ctx) -> ir.Expr:
+    r = len(ctx.shape(0))
+    starts = [int(v) for v in ctx.value(1, "starts").reshape(-1)]
+    ends = [int(v) for v in ctx.value(2, "ends").reshape(-1)]
+    axes = ([int(v) for v in ctx.value(3, "axes").reshape(-1)] if ctx.has(3)
+            else list(range(len(starts))))
+    steps = ([int(v) for v in ctx.value(4, "steps").reshape(-1)] if ctx.has(4)
+             else [1] * len(starts))
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise ctx.error("starts, ends, axes and steps must have the same length")
+    axes = [_norm_axis(ctx, a, r) for a in axes]
+    return call("strided_slice", ctx.expr(0), begin=starts, end=ends, strides=steps, axes=axes)
+
+
+# ---- quantized operators -----------------------------------------------------------
+
+def _qparams(ctx: _Ctx, s: int, z: int, what: str, zdtype: Optional[str] = None
+             ) -> Tuple[np.ndarray, np.ndarray, str]:
+    """(scales float32, zero points int64, the quantized dtype) of inputs s, z."""
+    scale = ctx.value(s, "%s scale" % what).astype(np.float32).reshape(-1)
+    if ctx.has(z):
+        zv = ctx.value(z, "%s zero point" % what)
+        dt = str(zv.dtype)
+        zp = zv.astype(np.int64).reshape(-1)
+    else:
+        dt = zdtype or "uint8"
+        zp = np.zeros(scale.size, np.int64)
+    if dt not in Q8 and dt != "int32":
+        raise ctx.unsupported("%s of element type %s is not supported (int8, uint8)" % (what, dt))
+    if zp.size not in (1, scale.size):
+        raise ctx.error("%s has %d scales but %d zero points" % (what, scale.size, zp.size))
+    if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
+        raise ctx.error("%s scale must be positive and finite" % what)
+    if zp.size == 1 and scale.size > 1:
+        zp = np.full(scale.size, zp[0], np.int64)
+    return scale, zp, dt
+
+
+def _u8_to_s8(x: ir.Expr) -> ir.Expr:
+    """uint8 -> int8 by subtracting 128 (exact)."""
+    y = call("subtract", call("cast", x, dtype="int32"), scalar(128, "int32"))
+    return call("cast", y, dtype="int8")
+
+
+def _s8_to_u8(x: ir.Expr) -> ir.Expr:
+    y = call("add", call("cast", x, dtype="int32"), scalar(128, "int32"))
+    return call("cast", y, dtype="uint8")
+
+
+def _chk_quantize(ctx: _Ctx) -> None:
+    ctx.dtypes(F32, 0)
+    if int(ctx.attr("block_size", 0)):
+        raise ctx.unsupported("blocked quantization (block_size) is not supported")
+    out = ctx.attr("output_dtype", 0)
+    if out and _ELEM.get(int(out)) not in Q8:
+        raise ctx.unsupported("output_dtype %s is not supported (INT8, UINT8)"
+                              % _ELEM_NAMES.get(int(out), out))
+    _, _, dt = _qparams(ctx, 1, 2, "y", _ELEM.get(int(out)) if out else None)
+    if dt not in Q8:
+        raise ctx.unsupported("quantizing to %s is not supported (int8, uint8)" % dt)
+
+
+def _axis_for(ctx: _Ctx, n: int, rank: int) -> Tuple[int, int]:
+    """The IR's axis attribute for `n` scales (-1 per tensor) and the
+    normalised ONNX axis."""
+    if n == 1:
+        return -1, -1
+    a = _norm_axis(ctx, int(ctx.attr("axis", 1)), rank)
+    return a - rank, a
+
+
+def _quantize(ctx: _Ctx) -> ir.Expr:
+    out = ctx.attr("output_dtype", 0)
+    s, z, dt = _qparams(ctx, 1, 2, "y", _ELEM.get(int(out)) if out else None)
+    r = len(ctx.shape(0))
+    axis, _ = _axis_for(ctx, s.size, r)
+    shift = 128 if dt == "uint8" else 0
+    y = call("qnn.quantize", ctx.expr(0), vector_or_scalar(s, "float32"),
+             vector_or_scalar(z - shift, "int32"), axis=axis, out_dtype="int8")
+    return _s8_to_u8(y) if shift else y
+
+
+def _chk_dequantize(ctx: _Ctx) -> None:
+    if int(ctx.attr("block_size", 0)):
+        raise ctx.unsupported("blocked quantization (block_size) is not supported")
+    _, _, dt = _qparams(ctx, 1, 2, "x", ctx.dtype(0))
+    x = ctx.dtype(0)
+    if x is not None and x not in Q8 + ("int32",):
+        raise ctx.unsupported("dequantizing %s is not supported (int8, uint8, int32)" % x)
+
+
+def _dequantize(ctx: _Ctx) -> ir.Expr:
+    xd = ctx.dtype(0)
+    s, z, _ = _qparams(ctx, 1, 2, "x", xd)
+    shp = ctx.shape(0)
+    axis, a = _axis_for(ctx, s.size, len(shp))
+    bshape = [1] * len(shp)
+    if s.size > 1:
+        if shp[a] != s.size:
+            raise ctx.error("%d scales for %d channels on axis %d" % (s.size, shp[a], a))
+        bshape[a] = s.size
+    if ctx.is_const(0):  # a constant (QDQ weights): dequantized here
+        v = ctx.value(0, "x").astype(np.float32)
+        real = (v - z.reshape(bshape).astype(np.float32)) * s.reshape(bshape)
+        return ir.const(real.astype(np.float32))
+    if xd == "int8":
+        return call("qnn.dequantize", ctx.expr(0), vector_or_scalar(s, "float32"),
+                    vector_or_scalar(z, "int32"), axis=axis)
+    if xd == "uint8":
+        return call("qnn.dequantize", _u8_to_s8(ctx.expr(0)), vector_or_scalar(s, "float32"),
+                    vector_or_scalar(z - 128, "int32"), axis=axis)
+    # int32 (a bias): (x - zp) * scale in float
+    x = call("cast", ctx.expr(0), dtype="float32")
+    if np.any(z != 0):
+        x = call("subtract", x, ir.const(z.astype(np.float32).reshape(bshape if s.size > 1
+                                                                       else ())))
+    return call("multiply", x, ir.const(s.reshape(bshape) if s.size > 1 else s.reshape(())))
+
+
+def _to_s8(ctx: _Ctx, n: int, zp: np.ndarray, dt: str) -> Tuple[ir.Expr, np.ndarray]:
+    """Input n as int8 (uint8 moved by 128) and its zero points moved alike."""
+    if dt == "uint8":
+        if ctx.is_const(n):
+            v = ctx.value(n, "input").astype(np.int16) - 128
+            return ir.const(v.astype(np.int8)), zp - 128
+        return _u8_to_s8(ctx.expr(n)), zp - 128
+    return ctx.expr(n), zp
+
+
+def _chk_qlinear(ctx: _Ctx, conv: bool) -> None:
+    if conv:
+        _check_window(ctx)
+    x_dt = ctx.dtype(0)
+    if x_dt is not None and x_dt not in Q8:
+        raise ctx.unsupported("input of element type %s is not supported (int8, uint8)" % x_dt)
+    _qparams(ctx, 1, 2, "x", x_dt)
+    ctx.value(3, "the weight" if conv else "b")
+    _, wz, _ = _qparams(ctx, 4, 5, "w" if conv else "b", ctx.dtype(3))
+    if np.any(wz != wz[0]):
+        raise ctx.unsupported("per-channel weight zero points are not supported")
+    _qparams(ctx, 6, 7, "y", None)
+    if conv and ctx.has(8):
+        ctx.value(8, "the bias")
+
+
+def _requant_out(ctx: _Ctx, acc: ir.Expr, acc_scale: np.ndarray, axis: int) -> ir.Expr:
+    ys, yz, ydt = _qparams(ctx, 6, 7, "y", None)
+    if ys.size != 1:
+        raise ctx.unsupported("a per-channel output scale is not supported")
+    shift = 128 if ydt == "uint8" else 0
+    y = call("qnn.requantize", acc, vector_or_scalar(acc_scale, "float64"), scalar(0, "int32"),
+             scalar(ys[0], "float32"), scalar(int(yz[0]) - shift, "int32"), axis=axis,
+             out_dtype="int8")
+    return _s8_to_u8(y) if shift else y
+
+
+def _qlinear_conv(ctx: _Ctx) -> ir.Expr:
+    x = ctx.shape(0)
+    wv = ctx.value(3, "the weight")
+    if len(x) != 4 or wv.ndim != 4:
+        raise ctx.unsupported("expects 4-d NCHW data and OIHW weight, got %s and %s"
+                              % (x, list(wv.shape)))
+    xs, xz, xdt = _qparams(ctx, 1, 2, "x", ctx.dtype(0))
+    ws, wz, wdt = _qparams(ctx, 4, 5, "w", str(wv.dtype))
+    if xs.size != 1:
+        raise ctx.error("x must be quantized per tensor")
+    cout = wv.shape[0]
+    if ws.size not in (1, cout):
+        raise ctx.error("w has %d scales for %d output channels" % (ws.size, cout))
+    xe, xz = _to_s8(ctx, 0, xz, xdt)
+    we, wz = _to_s8(ctx, 3, wz, wdt)
+    k = ctx.ints("kernel_shape") or list(wv.shape[2:])
+    s = ctx.ints("strides", [1, 1]) or [1, 1]
+    d = ctx.ints("dilations", [1, 1]) or [1, 1]
+    pad = _auto_pad(ctx, x[2:], k, s, d)
+    y = call("qnn.conv2d", xe, we, scalar(int(xz[0]), "int32"), scalar(int(wz[0]), "int32"),
+             scalar(xs[0], "float32"), vector_or_scalar(ws, "float32"), strides=s, padding=pad,
+             dilation=d, groups=int(ctx.attr("group", 1)), channels=int(cout), kernel_size=k,
+             out_dtype="int32")
+    if ctx.has(8):
+        b = ctx.value(8, "the bias")
+        if b.dtype != np.int32 or b.size != cout:
+            raise ctx.error("the bias must be int32 with %d values" % cout)
+        y = call("nn.bias_add", y, ir.const(b.reshape(-1)), axis=1)
+    acc = np.float64(xs[0]) * ws.astype(np.float64)
+    return _requant_out(ctx, y, acc, 1 if acc.size > 1 else -1)
+
+
+def _qlinear_matmul(ctx: _Ctx) -> ir.Expr:
+    a = ctx.shape(0)
+    bv = ctx.value(3, "b")
+    if bv.ndim != 2 or len(a) < 2:
+        raise ctx.unsupported("expects a 2-d constant b and a left operand of rank >= 2, got "
+                              "%s and %s" % (a, list(bv.shape)))
+    as_, az, adt = _qparams(ctx, 1, 2, "a", ctx.dtype(0))
+    bs, bz, bdt = _qparams(ctx, 4, 5, "b", str(bv.dtype))
+    n = bv.shape[1]
+    if as_.size != 1 or bs.size not in (1, n):
+        raise ctx.error("a must be quantized per tensor and b per tensor or per column")
+    ae, az = _to_s8(ctx, 0, az, adt)
+    bt = np.ascontiguousarray(bv.T)
+    if bdt == "uint8":
+        bt = (bt.astype(np.int16) - 128).astype(np.int8)
+        bz = bz - 128
+    y = call("qnn.dense", ae, ir.const(bt), scalar(int(az[0]), "int32"),
+             scalar(int(bz[0]), "int32"), scalar(as_[0], "float32"),
+             vector_or_scalar(bs, "float32"), units=int(n), out_dtype="int32")
+    acc = np.float64(as_[0]) * bs.astype(np.float64)
+    return _requant_out(ctx, y, acc, -1)
+
+
+def _constant(ctx: _Ctx) -> ir.Expr:
+    raise AssertionError("Constant nodes are read in the first pass")
+
+
+# op type -> (converter, check for the first pass or None, allowed input dtypes or None)
+_Spec = Tuple[Callable[[_Ctx], ir.Expr], Optional[Callable[[_Ctx], None]]]
+_CONVERTERS: Dict[str, _Spec] = {
+    "Conv": (_conv, _chk_conv),
+    "Gemm": (_gemm, _chk_gemm),
+    "MatMul": (_matmul, _chk_matmul),
+    "Add": (_binary("add"), _chk_binary(F32_I32)),
+    "Sub": (_binary("subtract"), _chk_binary(F32_I32)),
+    "Mul": (_binary("multiply"), _chk_binary(F32_I32)),
+    "Div": (_binary("divide"), _chk_binary(F32)),
+    "Max": (_variadic("maximum"), _chk_variadic(F32_I32)),
+    "Min": (_variadic("minimum"), _chk_variadic(F32_I32)),
+    "Relu": (_unary("nn.relu"), _chk_binary(F32)),
+    "Clip": (_clip, _chk_clip),
+    "Sigmoid": (_unary("sigmoid"), _chk_binary(F32)),
+    "Tanh": (_unary("tanh"), _chk_binary(F32)),
+    "Exp": (_unary("exp"), _chk_binary(F32)),
+    "Neg": (_unary("negative"), _chk_binary(F32_I32)),
+    "Softmax": (_softmax, _chk_softmax),
+    "MaxPool": (_pool("max_pool2d"), _chk_pool),
+    "AveragePool": (_pool("avg_pool2d"), _chk_pool),
+    "GlobalAveragePool": (_gap, _chk_gap),
+    "Reshape": (_reshape, _chk_reshape),
+    "Flatten": (_flatten, _chk_binary(ANY)),
+    "Transpose": (_transpose, _chk_binary(ANY)),
+    "Concat": (_concat, _chk_binary(ANY)),
+    "Squeeze": (_squeeze, _chk_axes(13)),
+    "Unsqueeze": (_unsqueeze, _chk_axes(13)),
+    "Pad": (_pad, _chk_pad),
+    "Cast": (_cast, _chk_cast),
+    "Identity": (_identity, _chk_binary(ANY)),
+    "Dropout": (_identity, _chk_dropout),
+    "BatchNormalization": (_batch_norm, _chk_bn),
+    "ReduceMean": (_reduce_mean, _chk_reduce_mean),
+    "Slice": (_slice, _chk_slice),
+    "QuantizeLinear": (_quantize, _chk_quantize),
+    "DequantizeLinear": (_dequantize, _chk_dequantize),
+    "QLinearConv": (_qlinear_conv, lambda c: _chk_qlinear(c, True)),
+    "QLinearMatMul": (_qlinear_matmul, lambda c: _chk_qlinear(c, False)),
+    "Constant": (_constant, None),
+}
+
+# Inputs that parameterise an operator and must be constants (the node-test
+# runner freezes such graph inputs from the test data).
+PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
+    "Reshape": (1,), "Squeeze": (1,), "Clip": (1, 2), "Unsqueeze": (1,), "Pad": (1, 2, 3),
+    "ReduceMean": (1,), "Slice": (1, 2, 3, 4), "Dropout": (1, 2),
+    "BatchNormalization": (1, 2, 3, 4), "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2),
+    "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8), "QLinearMatMul": (1, 2, 3, 4, 5, 6, 7),
+}
+
+
+def supported_operators() -> List[str]:
+    """The ONNX operators (default domain) this importer maps."""
+    return sorted(_CONVERTERS)
+
+
+def _constant_value(ctx: _Ctx) -> np.ndarray:
+    """The value of a Constant node."""
+    if len(ctx.attrs) != 1:
+        raise ctx.error("needs exactly one value attribute, has %s" % sorted(ctx.attrs))
+    name = next(iter(ctx.attrs))
+    a = ctx.attrs[name]
+    if name == "value":
+        return ctx.imp.g._tensor(a.t, "constant")
+    v = ctx.attr(name)
+    if name == "value_float":
+        return np.array(v, np.float32)
+    if name == "value_floats":
+        return np.array(v, np.float32)
+    if name == "value_int":
+        return np.array(v, np.int64)
+    if name == "value_ints":
+        return np.array(v, np.int64)
+    raise ctx.unsupported("attribute %s is not supported" % name)
+
+
+class _Importer:
+    def __init__(self, g: _Graph) -> None:
+        self.g = g
+        self.exprs: Dict[str, ir.Expr] = {}
+        self.consts: Dict[str, ir.Expr] = {}
+        self.building = False
+        self.consumed: Set[str] = {o.name for o in g.outputs}
+        for node in g.nodes:
+            self.consumed.update(i for i in node.input if i)
+
+    def expr(self, name: str) -> ir.Expr:
+        e = self.exprs.get(name)
+        if e is not None:
+            return e
+        v = self.g.values.get(name)
+        if v is not None:
+            c = self.consts.get(name)
+            if c is None:
+                c = self.consts[name] = ir.const(v)
+            return c
+        raise ModelImportError("%s: tensor '%s' is read before any node computes it"
+                               % (WHO, name))
+
+    def _check_old_opset(self) -> None:
+        """A model below opset 11 is read when each of its operators is the
+        version it has at opset 11 (unchanged since), so that the opset 11
+        semantics apply."""
+        g = self.g
+        opset = g.opset or 0
+        defs = g.onnx.defs
+        for k, node in enumerate(g.nodes):
+            try:
+                old = defs.get_schema(node.op_type, opset, node.domain).since_version
+                new = defs.get_schema(node.op_type, MIN_OPSET, node.domain).since_version
+            except Exception:
+                old, new = None, -1
+            if old != new:
+                raise UnsupportedOperatorError(
+                    "%s: node %d '%s' (%s): opset %d is not supported (%d to %d; below %d only "
+                    "for operators unchanged since)" % (WHO, k, node.name, node.op_type, opset,
+                                                        MIN_OPSET, MAX_OPSET, MIN_OPSET))
+
+    def check(self) -> None:
+        """The first pass: every node, before anything is built."""
+        g = self.g
+        if g.opset is None or g.opset > MAX_OPSET or g.opset < 1:
+            raise UnsupportedOperatorError("%s: opset %s of the default domain is not supported "
+                                           "(%d to %d)" % (WHO, g.opset, MIN_OPSET, MAX_OPSET))
+        if g.opset < MIN_OPSET:
+            self._check_old_opset()
+        known: Set[str] = set(g.values) | {vi.name for vi in g.inputs}
+        for k, node in enumerate(g.nodes):
+            ctx = _Ctx(self, k, node)
+            if node.domain not in ("", "ai.onnx"):
+                raise ctx.unsupported("operators of domain '%s' are not supported" % node.domain)
+            spec = _CONVERTERS.get(node.op_type)
+            if spec is None:
+                raise ctx.unsupported("the operator is not supported; supported: %s"
+                                      % ", ".join(supported_operators()))
+            for i, name in enumerate(node.input):
+                if name and name not in known:
+                    raise ctx.error("input %d '%s' is not computed by any earlier node"
+                                    % (i, name))
+            if not node.output:
+                raise ctx.error("has no outputs")
+            if node.op_type == "Constant":
+                g.values[node.output[0]] = _constant_value(ctx)
+                g.inferred[node.output[0]] = (str(g.values[node.output[0]].dtype),
+                                              list(g.values[node.output[0]].shape))
+            elif spec[1] is not None:
+                try:
+                    spec[1](ctx)
+                except ModelImportError:
+                    raise
+                except (ValueError, TypeError, KeyError, IndexError) as e:
+                    raise ctx.error(str(e)) from None
+            known.update(o for o in node.output if o)
+        for i, o in enumerate(g.outputs):
+            if o.name not in known:
+                raise ModelImportError("%s: output %d '%s' is not computed by any node"
+                                       % (WHO, i, o.name))
+
+    def run(self, source: str) -> ir.IRModule:
+        g = self.g
+        self.check()
+        self.building = True
+        used: Dict[str, int] = {}
+        params = []
+        in_infos = []
+        for vi in g.inputs:
+            dt = g.declared[vi.name][0]
+            shp = g.input_shapes[vi.name]
+            v = ir.var(var_name(vi.name, used), shape=shp, dtype=dt)
+            self.exprs[vi.name] = v
+            params.append(v)
+            in_infos.append(TensorInfo(vi.name, list(shp), dt))
+        for k, node in enumerate(g.nodes):
+            if node.op_type == "Constant":
+                continue
+            ctx = _Ctx(self, k, node)
+            try:
+                y = _CONVERTERS[node.op_type][0](ctx)
+            except ModelImportError:
+                raise
+            except (ValueError, TypeError, NotImplementedError, KeyError, IndexError) as e:
+                raise ctx.error(str(e)) from None
+            self.exprs[node.output[0]] = y
+        outs = [self.expr(o.name) for o in g.outputs]
+        out_infos = []
+        for out, o in zip(outs, g.outputs):
+            dt, decl = g.declared[o.name]
+            if decl is None or any(d is None for d in decl):
+                shp = [int(d) for d in out.checked_type.shape]
+            else:
+                shp = [int(d) for d in decl if d is not None]
+            if dt not in _ELEM.values():
+                raise UnsupportedOperatorError("%s: output '%s' has element type %s, which is not "
+                                               "supported" % (WHO, o.name, dt))
+            out_infos.append(TensorInfo(o.name, [int(d) for d in shp], dt))
+        return finish(params, outs, in_infos, out_infos, source, WHO)
+
+
+def _parse(onnx: Any, buf: bytes) -> Any:
+    if not buf:
+        raise ModelImportError("%s: the file is empty" % WHO)
+    m = onnx.ModelProto()
+    try:
+        m.ParseFromString(buf)
+    except Exception as e:
+        raise ModelImportError("%s: the file is corrupt or truncated, or not an ONNX model "
+                               "(%s: %s)" % (WHO, type(e).__name__, e)) from None
+    if not m.HasField("graph"):
+        raise ModelImportError("%s: not an ONNX model (no graph)" % WHO)
+    return m
+
+
+def from_onnx(model: Union[str, bytes, bytearray, memoryview, Any],
+              shape: Optional[Dict[str, Sequence[int]]] = None) -> ir.IRModule:
+    """Import an ONNX model (an onnx.ModelProto, a path, or the file's
+    bytes) as an IRModule whose "main" takes the model's inputs (those that
+    are not initializers) and returns its outputs.
+
+    `shape` ({input name: shape}) fixes inputs whose shape the file leaves
+    dynamic. Raises ModelImportError (a ValueError) for a corrupt file, and
+    UnsupportedOperatorError (a ModelImportError) naming the node for an
+    operator, attribute or element type that cannot be mapped."""
+    onnx = _onnx()
+    if isinstance(model, onnx.ModelProto):
+        m, source = model, "onnx"
+    elif isinstance(model, (bytes, bytearray, memoryview)):
+        m, source = _parse(onnx, bytes(model)), "onnx"
+    else:
+        path = str(model)
+        with open(path, "rb") as f:
+            buf = f.read()
+        m, source = _parse(onnx, buf), "onnx:" + os.path.basename(path)
+    try:
+        g = _Graph(m, shape)
+    except ModelImportError:
+        raise
+    except Exception as e:  # a structurally broken model
+        raise ModelImportError("%s: the model cannot be read (%s: %s)"
+                               % (WHO, type(e).__name__, e)) from None
+    return _Importer(g).run(source)
