@@ -8,8 +8,14 @@
 # anything failed.
 set -u
 BUILD=${1:-}
-TNPY_PACKAGES="pytest numpy mypy tflite tflite-micro ai-edge-litert onnx"
+TNPY_PACKAGES="pytest numpy mypy wheel tflite tflite-micro ai-edge-litert onnx"
 . "$(dirname "$0")/tools/env.sh"
+
+# install the package into the venv too, so its console script `tvmnode`
+# exists as a user's pip install makes it (the extension against this tree)
+(cd "$HERE" && TVMNODE_BUILD_DIR="$BUILD" "$VPY" -m pip install -q --no-deps \
+   --no-build-isolation --disable-pip-version-check . >"$BUILD/python/install.log" 2>&1) ||
+  { cat "$BUILD/python/install.log" >&2; echo "pip install ./python failed" >&2; exit 2; }
 
 junit="$BUILD/python/junit.xml"
 rm -f "$junit"

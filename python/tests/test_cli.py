@@ -76,3 +76,17 @@ def test_module_entry_point() -> None:
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "float32 [1, 640]" in r.stdout
+
+
+def test_console_script() -> None:
+    """The `tvmnode` command that `pip install ./python` puts beside the
+    interpreter (python/run_tests.sh installs the package into its venv)."""
+    script = Path(sys.executable).parent / "tvmnode"
+    if not script.exists():
+        pytest.skip("the package is not installed in this interpreter's environment")
+    r = subprocess.run([str(script), "info", str(MODELS / "ad01_int8.tflite")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "input_1                      1x640            int8" in r.stdout
+    r = subprocess.run([str(script), "bogus"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "invalid choice: 'bogus'" in r.stderr
