@@ -1,6 +1,8 @@
 /* test_map.c: tn.Map (copy-on-write) and tn.Dict (mutable). */
 #include "tn_test.h"
 
+#include <math.h>
+
 static int64_t get_int(const TnObject *m, TnAny key) {
   const TnAny *v = tn_map_find(m, &key);
   ck_assert_msg(v != NULL, "key missing: %s", tn_test_raised_text());
@@ -180,6 +182,38 @@ START_TEST(test_bad_input) {
 }
 END_TEST
 
+/* A key must find itself, so every NaN is one key (sign and payload
+ * aside); tn_any_equal itself keeps IEEE NaN != NaN. */
+START_TEST(test_nan_is_one_key) {
+  double neg_nan = -NAN, payload;
+  uint64_t bits = UINT64_C(0x7ff8000000000123);
+  memcpy(&payload, &bits, 8);
+  TnAny nan = tn_any_float(NAN), other = tn_any_float(neg_nan),
+        odd = tn_any_float(payload), one = tn_any_float(1.0);
+  TnAny v1 = tn_any_int(1), v2 = tn_any_int(2), v3 = tn_any_int(3);
+  TnObject *d = TN_NONNULL(tn_dict_new(NULL, NULL, 0));
+  TN_OK(tn_dict_set(d, &nan, &v1));
+  ck_assert_int_eq(get_int(d, nan), 1);
+  ck_assert_int_eq(get_int(d, other), 1);
+  ck_assert_int_eq(get_int(d, odd), 1);
+  TN_OK(tn_dict_set(d, &odd, &v2)); /* replaces */
+  ck_assert_int_eq(tn_map_size(d), 1);
+  ck_assert_int_eq(get_int(d, nan), 2);
+  TN_OK(tn_dict_set(d, &one, &v3));
+  TN_OK(tn_dict_erase(d, &other));
+  ck_assert_int_eq(tn_map_size(d), 1);
+  ck_assert_ptr_null(tn_map_find(d, &nan));
+  ck_assert_int_eq(get_int(d, one), 3);
+  ck_assert(!tn_any_equal(&nan, &nan));
+  TnAny keys[] = {nan, odd}, vals[] = {v1, v2};
+  TnObject *m = TN_NONNULL(tn_map_new(keys, vals, 2));
+  ck_assert_int_eq(tn_map_size(m), 1); /* later duplicates win */
+  ck_assert_int_eq(get_int(m, other), 2);
+  tn_object_release(m);
+  tn_object_release(d);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("map");
   TCase *tc = tn_test_case(s, "map");
@@ -189,6 +223,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_insertion_order_and_rehash);
   tcase_add_test(tc, test_map_copy_on_write);
   tcase_add_test(tc, test_bad_input);
+  tcase_add_test(tc, test_nan_is_one_key);
   return s;
 }
 

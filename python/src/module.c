@@ -41,7 +41,56 @@ static PyObject *lib_version(PyObject *m, PyObject *u) {
   return PyUnicode_FromString(tn_version());
 }
 
+/* (text, code, bits, lanes) of a DLDataType the C library names; the text
+ * is the one tn_dtype_print writes (the canonical spelling). */
+static PyObject *dtype_tuple(DLDataType dt) {
+  char buf[64];
+  int n = tn_dtype_print(dt, buf, sizeof buf);
+  if (n < 0) return tnpy_raise_tn();
+  if ((size_t)n >= sizeof buf)
+    return PyErr_Format(PyExc_ValueError, "data type name too long");
+  return Py_BuildValue("(siii)", buf, (int)dt.code, (int)dt.bits,
+                       (int)dt.lanes);
+}
+
+/* _dtype_parse(text): ValueError naming the text when the C parser, the
+ * one every dtype string in tvmnode goes through, rejects it. */
+static PyObject *dtype_parse(PyObject *m, PyObject *o) {
+  (void)m;
+  const char *s = tnpy_name_utf8(o, "a data type");
+  if (s == NULL) return NULL;
+  DLDataType dt;
+  if (tn_dtype_parse(s, &dt)) return tnpy_raise_tn();
+  return dtype_tuple(dt);
+}
+
+/* _dtype_from_parts(code, bits, lanes): only what prints and reads back as
+ * itself (the rule the C library applies to values from outside). */
+static PyObject *dtype_from_parts(PyObject *m, PyObject *args) {
+  (void)m;
+  long code, bits, lanes;
+  if (!PyArg_ParseTuple(args, "lll:_dtype_from_parts", &code, &bits, &lanes))
+    return NULL;
+  if (code >= 0 && code <= 255 && bits >= 0 && bits <= 255 && lanes >= 0 &&
+      lanes <= 65535) {
+    DLDataType dt = {(uint8_t)code, (uint8_t)bits, (uint16_t)lanes}, back;
+    char buf[64];
+    int n = tn_dtype_print(dt, buf, sizeof buf);
+    if (n > 0 && (size_t)n < sizeof buf && tn_dtype_parse(buf, &back) == 0 &&
+        back.code == dt.code && back.bits == dt.bits && back.lanes == dt.lanes)
+      return dtype_tuple(dt);
+    tn_error_set_raised(NULL);
+  }
+  return PyErr_Format(PyExc_ValueError, "(code %ld, bits %ld, lanes %ld) is "
+                      "not a data type tvmnode can name", code, bits, lanes);
+}
+
 static PyMethodDef module_methods[] = {
+    {"_dtype_parse", dtype_parse, METH_O,
+     "_dtype_parse(text) -> (canonical text, code, bits, lanes)"},
+    {"_dtype_from_parts", dtype_from_parts, METH_VARARGS,
+     "_dtype_from_parts(code, bits, lanes) -> (canonical text, code, bits, "
+     "lanes)"},
     {"_set_hooks", (PyCFunction)(void (*)(void))set_hooks,
      METH_VARARGS | METH_KEYWORDS,
      "Install the Python layer's class factory, error hook and value "

@@ -890,6 +890,66 @@ static Py_ssize_t map_len(PyObject *self) {
   return (Py_ssize_t)n;
 }
 
+/*
+ * Array keys compare by value from Python. A tuple key becomes a new
+ * tn.Array each time it is converted, and the C map compares objects by
+ * identity (tn_any_equal), so m[(1, 2)] would never find the (1, 2) the map
+ * was built with. So when an Array key misses the hashed look-up, it is
+ * compared item by item with the map's Array keys: a linear scan, paid only
+ * by such a miss (str, int and other keys take the hashed path alone).
+ * Items compare as map keys do (the same bits are equal, so a NaN finds
+ * itself; then tn_any_equal), nested Arrays again by value. No Python code
+ * runs during the scan, so a tn.Dict cannot change under it.
+ */
+static int key_items_equal(const TnAny *a, const TnAny *b);
+
+static int arrays_equal(const TnObject *x, const TnObject *y) {
+  if (x == y) return 1;
+  int64_t n = tn_array_size(x);
+  if (n < 0 || n != tn_array_size(y)) {
+    tn_error_set_raised(NULL);
+    return 0;
+  }
+  if (Py_EnterRecursiveCall(" while comparing tn.Array map keys")) return -1;
+  int r = 1;
+  for (int64_t i = 0; r == 1 && i < n; i++)
+    r = key_items_equal(tn_array_at(x, i), tn_array_at(y, i));
+  Py_LeaveRecursiveCall();
+  return r;
+}
+
+static int key_items_equal(const TnAny *a, const TnAny *b) {
+  if (a == NULL || b == NULL) return 0;
+  if (memcmp(a, b, sizeof *a) == 0) return 1;
+  if (a->type_index == TN_TYPE_ARRAY && b->type_index == TN_TYPE_ARRAY)
+    return arrays_equal(a->v_obj, b->v_obj);
+  return tn_any_equal(a, b);
+}
+
+/* The entry of map `h` whose key equals `k`: found by hash, or for an Array
+ * `k` by value. NULL when absent (with an exception only on error);
+ * `*key_out` (may be NULL) is pointed at the map's own key. */
+static const TnAny *map_entry(TnObject *h, const TnAny *k,
+                              const TnAny **key_out) {
+  const TnAny *v = tn_map_find(h, k);
+  if (v || k->type_index != TN_TYPE_ARRAY) {
+    if (key_out) *key_out = k;
+    return v;
+  }
+  const TnAny *ek, *ev;
+  for (int64_t pos = tn_map_next(h, 0, &ek, &ev); pos >= 0;
+       pos = tn_map_next(h, pos + 1, &ek, &ev)) {
+    if (ek->type_index != TN_TYPE_ARRAY) continue;
+    int r = arrays_equal(ek->v_obj, k->v_obj);
+    if (r < 0) return NULL;
+    if (r) {
+      if (key_out) *key_out = ek;
+      return ev;
+    }
+  }
+  return NULL;
+}
+
 /* The value for `key` (borrowed), NULL without an exception if absent. */
 static const TnAny *map_find(PyObject *self, PyObject *key) {
   TnObject *h = tnpy_get_handle(self, "map lookup");
@@ -897,9 +957,25 @@ static const TnAny *map_find(PyObject *self, PyObject *key) {
   TnAny k;
   TnObject *temp;
   if (tnpy_arg_from_py(key, &k, &temp)) return NULL;
-  const TnAny *v = tn_map_find(h, &k);
+  const TnAny *v = map_entry(h, &k, NULL);
   tn_object_release(temp);
   return v;
+}
+
+/* `*k` replaced by an owned copy of the key of `h` it equals by value, when
+ * it is an Array that the map holds under another object (so a tn.Dict
+ * update or removal hits the entry the look-up finds). 0, or -1 with an
+ * exception. The caller releases `*held` (NULL when nothing was copied). */
+static int map_own_key(TnObject *h, TnAny *k, TnObject **held) {
+  *held = NULL;
+  const TnAny *mk = NULL;
+  if (map_entry(h, k, &mk) == NULL) return PyErr_Occurred() ? -1 : 0;
+  if (mk != k && tn_any_is_object(mk)) {
+    *held = mk->v_obj;
+    tn_object_retain(*held);
+    *k = *mk;
+  }
+  return 0;
 }
 
 static PyObject *map_subscript(PyObject *self, PyObject *key) {
@@ -930,13 +1006,17 @@ static int map_ass_subscript(PyObject *self, PyObject *key, PyObject *v) {
     tn_object_release(kt);
     return -1;
   }
+  TnObject *held = NULL;
   if (tnpy_writer_wait()) {
+    rc = -2;
+  } else if (map_own_key(h, &k, &held)) {
     rc = -2;
   } else if (v == NULL) {
     rc = tn_dict_erase(h, &k);
   } else {
     rc = tn_dict_set(h, &k, &a);
   }
+  tn_object_release(held);
   tn_object_release(kt);
   tn_object_release(vt);
   if (rc == -2) return -1;
@@ -964,7 +1044,8 @@ static PyObject *dict_pop(PyObject *self, PyObject *const *args,
   if (tnpy_arg_from_py(args[0], &k, &kt)) return NULL;
   PyObject *res = NULL;
   TnAny v;
-  if (tnpy_writer_wait() == 0) {
+  TnObject *held = NULL;
+  if (tnpy_writer_wait() == 0 && map_own_key(h, &k, &held) == 0) {
     if (tn_map_get(h, &k, &v) == 0) {
       res = tnpy_any_to_py_steal(&v);
       if (res && tn_dict_erase(h, &k)) {
@@ -981,6 +1062,7 @@ static PyObject *dict_pop(PyObject *self, PyObject *const *args,
       }
     }
   }
+  tn_object_release(held);
   tn_object_release(kt);
   return res;
 }

@@ -22,6 +22,7 @@
  */
 #include "tnpy.h"
 
+#include <stdio.h>
 #include <string.h>
 
 PyObject *tnpy_ndarray_type;
@@ -366,21 +367,40 @@ static DLTensor *dl_of(PyObject *self) {
   return h ? &((TnTensorObj *)h)->dl : NULL;
 }
 
+/* PyErr_Fetch is deprecated from 3.12 on; its replacement is new there. */
+#if PY_VERSION_HEX >= 0x030C0000
+#define SAVE_ERROR() PyObject *saved_ = PyErr_GetRaisedException()
+#define RESTORE_ERROR() PyErr_SetRaisedException(saved_)
+#else
+#define SAVE_ERROR()                       \
+  PyObject *st_, *sv_, *stb_;               \
+  PyErr_Fetch(&st_, &sv_, &stb_)
+#define RESTORE_ERROR() PyErr_Restore(st_, sv_, stb_)
+#endif
+
+/* A capsule nobody consumed frees its tensor. This often runs while the
+ * consumer's own error is being raised (numpy refusing a dtype drops the
+ * capsule on its way out), so that error is kept: clearing it would turn
+ * it into "SystemError: error return without exception set". */
 static void capsule_versioned_destructor(PyObject *cap) {
+  SAVE_ERROR();
   if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
     DLManagedTensorVersioned *m =
         PyCapsule_GetPointer(cap, "dltensor_versioned");
     if (m && m->deleter) m->deleter(m);
   }
   PyErr_Clear();
+  RESTORE_ERROR();
 }
 
 static void capsule_legacy_destructor(PyObject *cap) {
+  SAVE_ERROR();
   if (PyCapsule_IsValid(cap, "dltensor")) {
     DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
     if (m && m->deleter) m->deleter(m);
   }
   PyErr_Clear();
+  RESTORE_ERROR();
 }
 
 static PyObject *tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw) {
@@ -478,7 +498,8 @@ static PyObject *tensor_data_ptr(PyObject *self, void *c) {
 }
 
 /* The buffer protocol: numpy.asarray(t) and memoryview(t) without a copy,
- * for CPU tensors whose dtype has a struct format. */
+ * for CPU tensors whose dtype has a struct format (bool, int and uint of 8
+ * to 64 bits, float16/32/64, complex64/128, one lane). */
 static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags) {
   DLTensor *dl = dl_of(self);
   if (dl == NULL) return -1;
@@ -498,9 +519,21 @@ static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags) {
                                                       lg == 2 ? "f" : "d";
     else if (dl->dtype.code == kDLBool && lg == 0) fmt = "?";
   }
+  if (dl->dtype.lanes == 1 && dl->dtype.code == kDLComplex &&
+      (bits == 64 || bits == 128))
+    fmt = bits == 64 ? "Zf" : "Zd"; /* a pair of float32 / float64 */
   if (fmt == NULL) {
-    PyErr_SetString(PyExc_BufferError, "this tensor's dtype has no buffer "
-                    "format");
+    /* vector lanes, sub-byte widths, bfloat16, float8, handles: no struct
+     * format says what these are, and a consumer must not guess */
+    char name[64];
+    if (tn_dtype_print(dl->dtype, name, sizeof name) < 0) {
+      tn_error_set_raised(NULL);
+      snprintf(name, sizeof name, "(code %u, bits %u, lanes %u)",
+               dl->dtype.code, dl->dtype.bits, dl->dtype.lanes);
+    }
+    PyErr_Format(PyExc_BufferError, "a tvmnode.Tensor of dtype %s cannot be "
+                 "exported as a buffer: the buffer protocol has no format "
+                 "for it", name);
     return -1;
   }
   Py_ssize_t itemsize = bits / 8;

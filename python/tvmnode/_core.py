@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import builtins
 import ctypes
+import operator
+import re
 import sys
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Type, TypeVar, Union, overload
 
@@ -35,38 +37,113 @@ F = TypeVar("F", bound=Callable[..., Any])
 # ---------------------------------------------------------------------------
 # Values
 
+_DTYPE_CODE_NAMES = {0: "int", 1: "uint", 2: "float", 3: "handle", 4: "bfloat", 5: "complex",
+                     6: "bool"}
+# Short spellings count bits, as Rust, MLIR and TVMScript do: "i8" is int8
+# (not numpy's 8-byte "i8"), "f32" float32, "bf16" bfloat16, "c64" complex64;
+# lanes may follow ("f32x4"). The C parser reads only the long names, so the
+# alias is expanded here and the DataType holds the long name.
+_DTYPE_ALIASES = {"i": "int", "u": "uint", "f": "float", "bf": "bfloat", "c": "complex"}
+_DTYPE_ALIAS_RE = re.compile(r"(bf|i|u|f|c)([0-9]+(?:x[0-9]+)?)\Z")
+
+
 class DataType(str):
-    """An element type such as "float32"; a str, so it compares with strings."""
+    """An element type such as "float32"; a str, so it compares with strings.
+
+    DataType(text) checks the text at once (ValueError naming it) and holds
+    the canonical spelling, the one the C library prints: DataType("i8") ==
+    "int8", DataType("float") == "float32". Accepted: int<bits>, uint<bits>,
+    float8/16/32/64, bfloat16, complex64/128, bool, handle, void, each with
+    an optional "x<lanes>" ("float32x4", "int4", "uint8x16"); the short forms
+    i<bits>, u<bits>, f<bits>, bf16, c<bits>; a numpy dtype or scalar type.
+    """
 
     __slots__ = ()
 
+    def __new__(cls, dtype: Any) -> "DataType":
+        if type(dtype) is cls:
+            return dtype
+        if isinstance(dtype, str):
+            text = str(dtype)
+        else:
+            np = sys.modules.get("numpy")
+            if np is not None and (isinstance(dtype, np.dtype) or (
+                    isinstance(dtype, type) and issubclass(dtype, np.generic))):
+                text = np.dtype(dtype).name
+            else:
+                raise TypeError("DataType expects a str or a numpy dtype, not %s"
+                                % type(dtype).__name__)
+        m = _DTYPE_ALIAS_RE.match(text)
+        if m is None:
+            parts = _ffi._dtype_parse(text)
+        else:
+            long_form = _DTYPE_ALIASES[m.group(1)] + m.group(2)
+            try:
+                parts = _ffi._dtype_parse(long_form)
+            except ValueError as e:
+                raise ValueError("cannot parse %r (read as %r) as a DataType: %s"
+                                 % (text, long_form, e)) from None
+        return str.__new__(cls, parts[0])
+
+    @staticmethod
+    def from_dlpack_data_type(dltype: Tuple[int, int, int]) -> "DataType":
+        """The DataType of a DLPack (code, bits, lanes) triple; ValueError
+        for one tvmnode cannot name."""
+        code, bits, lanes = dltype
+        return DataType(_ffi._dtype_from_parts(code, bits, lanes)[0])
+
+    @property
+    def dlpack_data_type(self) -> Tuple[int, int, int]:
+        """The DLPack (code, bits, lanes) triple."""
+        _, code, bits, lanes = _ffi._dtype_parse(self)
+        return code, bits, lanes
+
     @property
     def bits(self) -> int:
-        """Bits per lane."""
-        return _dtype_parts(self)[1]
+        """Bits per lane (0 for void)."""
+        return int(_ffi._dtype_parse(self)[2])
 
     @property
     def lanes(self) -> int:
-        """Vector lanes (1 for scalars)."""
-        return _dtype_parts(self)[2]
+        """Vector lanes (1 for scalars, 0 for void)."""
+        return int(_ffi._dtype_parse(self)[3])
 
     @property
     def type_code(self) -> str:
-        """"int", "uint", "float", "bfloat", "bool", ..."""
-        return _dtype_parts(self)[0]
+        """The kind of element: "int", "uint", "float", "bfloat", "complex",
+        "bool", "handle" or "void" (a name; dlpack_data_type[0] is the
+        number)."""
+        if self == "void":
+            return "void"
+        return _DTYPE_CODE_NAMES[_ffi._dtype_parse(self)[1]]
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (all lanes): bits * lanes / 8. ValueError when
+        that is not a whole number of bytes (int4, uint1x4, ...: such
+        elements are packed, so no byte size describes one; use .bits and
+        .lanes) and for void."""
+        _, _, bits, lanes = _ffi._dtype_parse(self)
+        total = bits * lanes
+        if total == 0:
+            raise ValueError("DataType('void') has no size")
+        if total % 8:
+            raise ValueError("DataType(%r): an element is %d bits, not a whole number of bytes"
+                             % (str(self), total))
+        return int(total // 8)
+
+    def with_lanes(self, lanes: int) -> "DataType":
+        """The same element type with `lanes` lanes ("float32" -> "float32x4");
+        ValueError outside 1 to 65535 and for void."""
+        n = operator.index(lanes)
+        _, code, bits, old = _ffi._dtype_parse(self)
+        if old == 0 or not 1 <= n <= 65535:
+            raise ValueError("DataType(%r).with_lanes(%d): lanes must be 1 to 65535 "
+                             "(and void has none)" % (str(self), n))
+        return DataType(_ffi._dtype_from_parts(code, bits, n)[0])
 
     def __repr__(self) -> str:
         return "DataType(%r)" % str(self)
-
-
-def _dtype_parts(s: str) -> Tuple[str, int, int]:
-    base, _, lanes = s.partition("x")
-    for code in ("bfloat", "float", "uint", "int", "bool", "handle", "void"):
-        if base.startswith(code):
-            rest = base[len(code):]
-            bits = int(rest) if rest else (8 if code == "bool" else 64 if code == "handle" else 0)
-            return code, bits, int(lanes) if lanes else 1
-    raise ValueError("not a data type: %r" % s)
 
 
 _DEVICE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal",

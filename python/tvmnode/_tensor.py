@@ -6,10 +6,10 @@ what needs numpy, imported only when asked for.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from . import _ffi
-from ._core import register_object
+from ._core import DataType, register_object
 
 
 @register_object("tn.Tensor")
@@ -20,13 +20,43 @@ class Tensor(_ffi.Tensor):
     __slots__ = ()
 
     def numpy(self) -> Any:
-        """A numpy array over the same memory (no copy)."""
+        """A numpy array over the same memory (no copy). BufferError naming
+        the dtype for one numpy has no type for (see _check_numpy)."""
         import numpy
 
+        _check_numpy(self)
         return numpy.from_dlpack(self)
+
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> Any:
+        # numpy.asarray(t) reads the buffer protocol first; it gets here
+        # when that fails, and would otherwise wrap the tensor in a 0-d
+        # object array without a word.
+        a = self.numpy()
+        if dtype is not None:
+            a = a.astype(dtype, copy=False)
+        if copy:
+            a = a.copy()
+        return a
 
     def __repr__(self) -> str:
         return "tvmnode.Tensor(shape=%s, dtype=%s)" % (self.shape, self.dtype)
+
+
+# (code, bits) numpy has a type for: bool, int/uint 8 to 64, float16/32/64,
+# complex64/128. Not bfloat16 or float8 (those need ml_dtypes), handles,
+# sub-byte widths or vector lanes.
+_NUMPY_TYPES = {(6, 8)} | {(c, b) for c in (0, 1) for b in (8, 16, 32, 64)} | {
+    (2, 16), (2, 32), (2, 64), (5, 64), (5, 128)}
+
+
+def _check_numpy(t: "Tensor") -> None:
+    dtype = t.dtype
+    code, bits, lanes = dtype.dlpack_data_type
+    if lanes != 1 or (code, bits) not in _NUMPY_TYPES:
+        why = ("vector lanes" if lanes != 1 else "a sub-byte width" if bits % 8
+               else "no numpy type")
+        raise BufferError("a tvmnode.Tensor of dtype %s cannot be exported to numpy (%s)"
+                          % (dtype, why))
 
 
 def _numpy_layout_matches() -> bool:
@@ -68,4 +98,4 @@ def from_dlpack(x: Any) -> Tensor:
 
 def empty(shape: Sequence[int], dtype: str = "float32") -> Tensor:
     """A new zero-filled CPU tensor."""
-    return _ffi.empty(tuple(shape), dtype)
+    return _ffi.empty(tuple(shape), DataType(dtype))

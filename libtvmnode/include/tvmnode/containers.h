@@ -79,9 +79,10 @@ TN_API int tn_list_reserve(TnObject *list, int64_t capacity);
 /* ------------------------------------------------------------------------ */
 
 /*
- * Insertion-ordered hash maps; keys compare as tn_any_equal says. tn.Map has
- * the value semantics of tn.Array; tn.Dict is shared and mutable. Readers
- * accept either.
+ * Insertion-ordered hash maps; keys compare as tn_any_equal says, except
+ * that every NaN is one key (a key must find itself). tn.Map has the value
+ * semantics of tn.Array; tn.Dict is shared and mutable. Readers accept
+ * either.
  */
 
 /* A new map / dict from `n` key/value pairs (later duplicates win).

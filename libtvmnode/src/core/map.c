@@ -8,7 +8,8 @@
  * tombstone in both; the table is compacted when it is rebuilt. The index is
  * kept at most two-thirds full counting tombstones, so a probe always meets
  * an empty slot. Integer and identical-bits keys are compared inline before
- * falling back to tn_any_equal, which keeps the common look-ups short.
+ * falling back to tn_any_equal, which keeps the common look-ups short; the
+ * one difference from tn_any_equal is that every NaN key is the same key.
  */
 #include "core/glib_internal.h"
 
@@ -49,19 +50,29 @@ static uint64_t slots_for(int64_t capacity) {
   return s;
 }
 
+static inline bool is_nan_key(const TnAny *k) {
+  return k->type_index == TN_TYPE_FLOAT && k->v_float64 != k->v_float64;
+}
+
+/* Every NaN is one key, whatever its sign and payload: a key must equal
+ * itself or it can be stored but never found (IEEE NaN != NaN), and the
+ * JSON form writes every NaN the same way, so distinct NaN keys could not
+ * be read back. So NaN hashes as one value and equals any NaN here, unlike
+ * tn_any_equal, which compares numbers as IEEE does. */
 static inline uint64_t key_hash(const TnAny *k) {
   if (TN_LIKELY(k->type_index == TN_TYPE_INT))
     return tn__mix64((uint64_t)k->v_int64);
+  if (TN_UNLIKELY(is_nan_key(k))) return tn__mix64(UINT64_C(0x7ff8000000000000));
   return tn_any_hash(k);
 }
 
 static inline bool key_equal(const TnAny *a, const TnAny *b) {
-  if (tn__any_same_bits(a, b))
-    return a->type_index != TN_TYPE_FLOAT || a->v_float64 == a->v_float64;
+  if (tn__any_same_bits(a, b)) return true;
   if (TN_LIKELY(a->type_index == b->type_index &&
                 a->type_index < TN_TYPE_RAW_STR &&
                 a->type_index != TN_TYPE_FLOAT))
     return false; /* same simple plain type, different bits */
+  if (TN_UNLIKELY(is_nan_key(a))) return is_nan_key(b);
   return tn_any_equal(a, b);
 }
 
