@@ -27,6 +27,9 @@ START_TEST(test_field_table) {
   TN_EXPECT_ERROR("TypeError", "tn.String is not a node type");
   ck_assert_int_eq(tn_type_field_count(99999), -1);
   TN_EXPECT_ERROR("KeyError", "99999");
+  ck_assert_int_eq(tn_type_node_size(tt.all), (int64_t)sizeof(TAll));
+  ck_assert_int_eq(tn_type_node_size(TN_TYPE_STRING), -1);
+  TN_EXPECT_ERROR("TypeError", "tn.String is not a node type");
   /* The introspection function reports fields too. */
   TnObject *info = TN_NONNULL(tn_func_get("tn.type_info"));
   TnAny key = tn_any_cstr("test.All"), ret = tn_any_none();

@@ -13,6 +13,14 @@
  * Out of C, strings come back as str and bytes as bytes (TVM users expect
  * that), plain values as the Python scalar, and every other object as a
  * proxy of the class registered for its type index.
+ *
+ * Values of other classes cross by protocol, looked up on the type only
+ * after every built-in kind has been tried (so ints, floats, strings and
+ * proxies never pay for it): __tvmnode_object__() gives the object to pass,
+ * __tvmnode_int__() / __tvmnode_float__() a number, __tvmnode_value__() any
+ * convertible value. Whatever is left (no protocol, not a number, not
+ * callable, not a set or a complex) crosses as a tn.OpaquePyObject that
+ * holds a reference to it, and comes back out of C as the same object.
  */
 #include "tnpy.h"
 
@@ -497,6 +505,130 @@ static int device_arg(PyObject *o, TnAny *out) {
   return 0;
 }
 
+/* ---- opaque Python objects ------------------------------------------------ */
+
+typedef struct {
+  TnObject header;
+  PyObject *obj; /* strong */
+} OpaquePy;
+
+static int32_t g_opaque_type = -1;
+
+/* Runs on whatever thread drops the last reference: the GIL is taken for
+ * the decref (a no-op when held). After interpreter shutdown the Python
+ * object is left alone: a C registry may outlive Python. */
+static void opaque_deleter(TnObject *self, int flags) {
+  if (flags & TN_DELETER_DESTRUCT) {
+    PyObject *o = ((OpaquePy *)self)->obj;
+    ((OpaquePy *)self)->obj = NULL;
+    if (o && tnpy_interpreter_alive()) {
+      PyGILState_STATE st = PyGILState_Ensure();
+      Py_DECREF(o);
+      PyGILState_Release(st);
+    }
+  }
+  if (flags & TN_DELETER_FREE) tn_object_free(self);
+}
+
+static int32_t opaque_type_index(void) {
+  if (g_opaque_type < 0) {
+    int32_t t = tn_type_register("tn.OpaquePyObject", TN_TYPE_OBJECT);
+    if (t < 0) return tnpy_raise_tn(), -1;
+    g_opaque_type = t;
+  }
+  return g_opaque_type;
+}
+
+/* A tn.OpaquePyObject holding `o` (transfer full), or NULL raised. */
+static TnObject *opaque_new(PyObject *o) {
+  int32_t t = opaque_type_index();
+  if (t < 0) return NULL;
+  OpaquePy *p = (OpaquePy *)tn_object_alloc(t, sizeof(OpaquePy),
+                                            opaque_deleter);
+  if (p == NULL) return tnpy_raise_tn(), NULL;
+  Py_INCREF(o);
+  p->obj = o;
+  return &p->header;
+}
+
+/* ---- conversion protocols --------------------------------------------------- */
+
+static PyObject *g_proto_names[4];
+enum { PROTO_OBJECT, PROTO_INT, PROTO_FLOAT, PROTO_VALUE };
+
+static int proto_names_init(void) {
+  static const char *names[4] = {"__tvmnode_object__", "__tvmnode_int__",
+                                 "__tvmnode_float__", "__tvmnode_value__"};
+  for (int i = 0; i < 4; i++)
+    if (g_proto_names[i] == NULL &&
+        (g_proto_names[i] = PyUnicode_InternFromString(names[i])) == NULL)
+      return -1;
+  return 0;
+}
+
+/* 1 when `o`'s type has a protocol and `out` / `temp` are set, 0 when it
+ * has none, -1 raised. */
+static int protocol_arg(PyObject *o, TnAny *out, TnObject **temp) {
+  if (g_proto_names[0] == NULL && proto_names_init()) return -1;
+  PyTypeObject *tp = Py_TYPE(o);
+  int which = -1;
+  for (int i = 0; i < 4 && which < 0; i++)
+    if (_PyType_Lookup(tp, g_proto_names[i])) which = i;
+  if (which < 0) return 0;
+  PyObject *r = PyObject_CallMethodNoArgs(o, g_proto_names[which]);
+  if (r == NULL) return -1;
+  int rc = -1;
+  switch (which) {
+    case PROTO_OBJECT:
+      if (!tnpy_is_object(r)) {
+        PyErr_Format(PyExc_TypeError, "%s.__tvmnode_object__() returned %s, "
+                     "not a tvmnode object", tp->tp_name, Py_TYPE(r)->tp_name);
+      } else if (tnpy_handle(r) == NULL) {
+        PyErr_Format(PyExc_ValueError, "%s.__tvmnode_object__() returned an "
+                     "object without a handle", tp->tp_name);
+      } else {
+        /* `r` dies here: the call holds the handle itself */
+        *temp = tnpy_handle(r);
+        tn_object_retain(*temp);
+        *out = tn_any_obj(*temp);
+        rc = 1;
+      }
+      break;
+    case PROTO_INT: {
+      PyObject *i = PyNumber_Index(r);
+      if (i) {
+        rc = int_arg(i, out) ? -1 : 1;
+        Py_DECREF(i);
+      }
+      break;
+    }
+    case PROTO_FLOAT: {
+      double d = PyFloat_AsDouble(r);
+      if (!(d == -1.0 && PyErr_Occurred())) {
+        *out = tn_any_float(d);
+        rc = 1;
+      }
+      break;
+    }
+    default: /* PROTO_VALUE: converted as if passed itself */
+      if (Py_EnterRecursiveCall(" converting a __tvmnode_value__() result"))
+        break;
+      if (Py_TYPE(r) == tp) {
+        PyErr_Format(PyExc_TypeError, "%s.__tvmnode_value__() returned "
+                     "an object of its own type", tp->tp_name);
+      } else if (tnpy_any_from_py(r, out) == 0) {
+        /* owned: the call releases it through *temp when it is an object;
+         * a string is made an object so it outlives `r` */
+        if (tn_any_is_object(out)) *temp = out->v_obj;
+        rc = 1;
+      }
+      Py_LeaveRecursiveCall();
+      break;
+  }
+  Py_DECREF(r);
+  return rc;
+}
+
 static int arg_slow(PyObject *o, TnAny *out, TnObject **temp) {
   if (PyBytes_Check(o))
     return bytes_arg(PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o), out, temp);
@@ -521,6 +653,8 @@ static int arg_slow(PyObject *o, TnAny *out, TnObject **temp) {
     *out = tn_any_obj(c);
     return 0;
   }
+  int proto = protocol_arg(o, out, temp);
+  if (proto) return proto < 0 ? -1 : 0;
   if (tnpy_opaque_class &&
       PyObject_TypeCheck(o, (PyTypeObject *)tnpy_opaque_class)) {
     PyObject *v = PyObject_GetAttrString(o, "value");
@@ -574,9 +708,18 @@ static int arg_slow(PyObject *o, TnAny *out, TnObject **temp) {
     *out = tn_any_obj(f);
     return 0;
   }
-  PyErr_Format(PyExc_TypeError, "cannot convert %s to a tvmnode value",
-               Py_TYPE(o)->tp_name);
-  return -1;
+  /* A set has a natural reading (a collection) that tvmnode does not
+   * have: refusing it beats an opaque handle the caller did not mean. */
+  if (PyAnySet_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "cannot convert %s to a tvmnode value "
+                 "(convert it to a list or tuple)", Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  TnObject *h = opaque_new(o);
+  if (h == NULL) return -1;
+  *temp = h;
+  *out = tn_any_obj(h);
+  return 0;
 }
 
 int tnpy_arg_from_py(PyObject *o, TnAny *out, TnObject **temp) {
@@ -687,6 +830,11 @@ PyObject *tnpy_obj_to_py(TnObject *obj) {
     const TnStringObj *s = (const TnStringObj *)obj;
     return PyBytes_FromStringAndSize(s->data, (Py_ssize_t)s->size);
   }
+  if (TNPY_UNLIKELY(t == g_opaque_type)) {
+    PyObject *o = ((OpaquePy *)obj)->obj;
+    Py_INCREF(o);
+    return o;
+  }
   tn_object_retain(obj);
   return tnpy_wrap(obj);
 }
@@ -730,7 +878,8 @@ PyObject *tnpy_any_to_py_steal(TnAny *a) {
   if (tn_any_is_object(a)) {
     TnObject *obj = a->v_obj;
     *a = tn_any_none();
-    if (obj->type_index == TN_TYPE_STRING || obj->type_index == TN_TYPE_BYTES) {
+    if (obj->type_index == TN_TYPE_STRING || obj->type_index == TN_TYPE_BYTES ||
+        TNPY_UNLIKELY(obj->type_index == g_opaque_type)) {
       PyObject *r = tnpy_obj_to_py(obj);
       tn_object_release(obj);
       return r;

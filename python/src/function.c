@@ -67,19 +67,11 @@ done:
   return rc;
 }
 
-static int interpreter_alive(void) {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsInitialized() && !Py_IsFinalizing();
-#else
-  return Py_IsInitialized() && !_Py_IsFinalizing();
-#endif
-}
-
 /* Runs when the tn.Function dies, on whatever thread drops the last
  * reference. After interpreter shutdown the callable is left alone: the
  * registry may outlive Python. */
 static void py_release(void *self) {
-  if (!interpreter_alive()) return;
+  if (!tnpy_interpreter_alive()) return;
   PyGILState_STATE st = PyGILState_Ensure();
   Py_DECREF((PyObject *)self);
   PyGILState_Release(st);

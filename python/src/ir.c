@@ -896,6 +896,66 @@ static PyObject *node_register(PyObject *m, PyObject *args) {
   return t < 0 ? tnpy_raise_tn() : PyLong_FromLong(t);
 }
 
+/*
+ * node_register_fields(key, parent, kind, fields) -> type index: a node
+ * type with typed fields (py_class). Each field is (name, kind, flags,
+ * type_key or None, default, doc or None); the default is read only with
+ * TN_FIELD_HAS_DEFAULT. Every field gets an 8-aligned slot after the
+ * parent's object (tn_type_node_size), so a C parent's hidden trailing
+ * members are never overlaid.
+ */
+static PyObject *node_register_fields(PyObject *m, PyObject *args) {
+  (void)m;
+  PyObject *keyobj, *fields;
+  int parent, kind;
+  if (!PyArg_ParseTuple(args, "OiiO!:node_register_fields", &keyobj, &parent,
+                        &kind, &PyList_Type, &fields))
+    return NULL;
+  const char *key = tnpy_name_utf8(keyobj, "a type key");
+  if (key == NULL) return NULL;
+  Py_ssize_t n = PyList_GET_SIZE(fields);
+  int64_t base = (int64_t)sizeof(TnObject);
+  if (parent != TN_TYPE_OBJECT) {
+    base = tn_type_node_size(parent);
+    if (base < 0) return tnpy_raise_tn();
+  }
+  base = (base + 7) / 8 * 8;
+  TnFieldDesc *fd = PyMem_Calloc((size_t)(n ? n : 1), sizeof(TnFieldDesc));
+  if (fd == NULL) return PyErr_NoMemory();
+  PyObject *res = NULL;
+  Py_ssize_t made = 0;
+  int64_t off = base;
+  for (; made < n; made++) {
+    PyObject *t = PyList_GET_ITEM(fields, made), *name, *tk, *def, *doc;
+    int fkind, flags;
+    if (!PyArg_ParseTuple(t, "OiiOOO:node_register_fields", &name, &fkind,
+                          &flags, &tk, &def, &doc))
+      goto out;
+    TnFieldDesc *d = &fd[made];
+    if ((d->name = tnpy_name_utf8(name, "a field name")) == NULL) goto out;
+    if (tk != Py_None &&
+        (d->type_key = tnpy_name_utf8(tk, "a field type key")) == NULL)
+      goto out;
+    if (doc != Py_None && (d->doc = tnpy_name_utf8(doc, "a doc")) == NULL)
+      goto out;
+    d->kind = fkind;
+    d->flags = flags;
+    d->offset = off;
+    off += fkind == TN_FIELD_ANY ? 16 : 8;
+    d->default_value = tn_any_none();
+    if ((flags & TN_FIELD_HAS_DEFAULT) &&
+        tnpy_any_from_py(def, &d->default_value))
+      goto out;
+  }
+  TnNodeDesc desc = {key, parent, kind, 0, off, fd, (int32_t)n, NULL, NULL};
+  int32_t ti = tn_node_register(&desc);
+  res = ti < 0 ? tnpy_raise_tn() : PyLong_FromLong(ti);
+out:
+  for (Py_ssize_t i = 0; i < made; i++) tn_any_clear(&fd[i].default_value);
+  PyMem_Free(fd);
+  return res;
+}
+
 /* node_new(type_index, names, values) -> object */
 static PyObject *node_new(PyObject *m, PyObject *args) {
   (void)m;
@@ -1067,6 +1127,8 @@ PyMethodDef tnpy_ir_methods[] = {
     FN("type_register", type_register, METH_VARARGS, "register a type key"),
     FN("node_register", node_register, METH_VARARGS,
        "node_register(key, parent, kind, names): a node type with Any slots"),
+    FN("node_register_fields", node_register_fields, METH_VARARGS,
+       "node_register_fields(key, parent, kind, fields): a typed node type"),
     FN("node_new", node_new, METH_VARARGS, "node_new(type_index, names, values)"),
     FN("type_methods", type_methods, METH_O, "a type's own method names"),
     FN("type_get_method", type_get_method, METH_VARARGS,

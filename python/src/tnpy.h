@@ -205,4 +205,14 @@ int tnpy_writer_wait(void);  /* before changing a List/Dict; -1 raised */
     Py_END_ALLOW_THREADS         \
   } while (0)
 
+/* Whether Python objects may still be touched: false once the interpreter
+ * is finalizing (a C registry may outlive Python). */
+static inline int tnpy_interpreter_alive(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
 #endif /* TVMNODE_PY_TNPY_H_ */

@@ -176,8 +176,8 @@ def test_wrong_argument_count_from_c() -> None:
 
 
 def test_unconvertible_argument_names_index() -> None:
-    with pytest.raises(TypeError, match=r"testing\.nop: argument 2: cannot convert object"):
-        nop(1, 2, object())
+    with pytest.raises(TypeError, match=r"testing\.nop: argument 2: cannot convert set"):
+        nop(1, 2, {3})
     with pytest.raises(OverflowError, match=r"testing\.nop: argument 0:"):
         nop(2**64)
     with pytest.raises(TypeError, match="takes no keyword arguments"):
@@ -330,8 +330,7 @@ def test_python_objects_inside_callbacks_are_released() -> None:
     payload = object()
     f = tn.convert(lambda: payload)
     before = sys.getrefcount(payload)
-    with pytest.raises(TypeError):
-        call(f)  # object() cannot cross: the reference must not leak
+    assert call(f) is payload  # crosses as an opaque handle, comes back itself
     assert sys.getrefcount(payload) == before
     g = tn.convert(lambda x: seen.append(x))
     del f, g

@@ -41,7 +41,7 @@ __all__ = [
     "Tensor", "convert", "cpu", "empty", "from_dlpack", "get_global_func",
     "list_global_func_names", "load_json", "register_error", "register_func",
     "register_object", "remove_global_func", "save_json", "live_object_count", "ir",
-    "transform", "instrument", "runtime",
+    "transform", "instrument", "runtime", "dataclasses",
 ]
 
 
@@ -50,4 +50,4 @@ def live_object_count() -> int:
     return _ffi.live_object_count()
 
 
-from . import instrument, ir, runtime, transform  # noqa: E402
+from . import dataclasses, instrument, ir, runtime, transform  # noqa: E402

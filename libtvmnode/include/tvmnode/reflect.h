@@ -105,6 +105,10 @@ TN_API int32_t tn_node_register_any_slots(const char *type_key,
 /* Number of fields of a type, inherited first; -1 with an error if the
  * type is not a node type. */
 TN_API int32_t tn_type_field_count(int32_t type_index);
+/* The object size a node type was registered with (a subtype declared
+ * from outside lays its fields out after it); -1 with an error if the
+ * type is not a node type. */
+TN_API int64_t tn_type_node_size(int32_t type_index);
 /* Field `i` (transfer none: lives as long as the process). */
 TN_API const TnFieldDesc *tn_type_field_at(int32_t type_index, int32_t i);
 /* Index of a field by name; -1 with an AttributeError. */

@@ -493,6 +493,11 @@ TN_API int32_t tn_type_field_count(int32_t type_index) {
   return n ? n->nfields : -1;
 }
 
+TN_API int64_t tn_type_node_size(int32_t type_index) {
+  const TnNodeInfo *n = node_or_raise(type_index, "tn_type_node_size");
+  return n ? n->size : -1;
+}
+
 TN_API const TnFieldDesc *tn_type_field_at(int32_t type_index, int32_t i) {
   const TnNodeInfo *n = node_or_raise(type_index, "tn_type_field_at");
   if (n == NULL) return NULL;
