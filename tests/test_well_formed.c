@@ -366,6 +366,34 @@ START_TEST(test_calls_of_global_functions) {
 }
 END_TEST
 
+START_TEST(test_tuple_items_of_values_that_are_not_tuples) {
+  /* found by fuzz_ir_pipeline: item 0 of a global function passed the
+   * check (a global has no type of its own) and printed as "@helper.0",
+   * which reads back as a global named "helper.0" */
+  TnObject *t = tt("float32", 1, 4);
+  TnObject *a = var("a", t), *x = var("x", t);
+  TnObject *helper = K(tn_ir_function(&a, 1, CALL("exp", 1, a), NULL, NULL));
+  TnObject *mod = K(tn_ir_module_with(K(tn_ir_module_new()), "helper", helper));
+  TnObject *item = K(tn_ir_tuple_get_item(K(tn_ir_global_var("helper")), 0));
+  TnObject *pair[] = {x, item};
+  TnObject *body = K(tn_ir_tuple(pair, 2));
+  TnObject *bad = K(tn_ir_module_with(
+      mod, "main", K(tn_ir_function(&x, 1, body, NULL, NULL))));
+  ck_assert_int_eq(tn_ir_well_formed(bad), -1);
+  TN_EXPECT_ERROR("ValueError", "@main", "item 0 of a global function, which "
+                  "is not a tuple");
+  /* a function literal, even one without types */
+  TnObject *u = var("u", NULL);
+  TnObject *untyped = K(tn_ir_function(&u, 1, u, NULL, NULL));
+  pair[1] = K(tn_ir_tuple_get_item(untyped, 1));
+  ck_assert_int_eq(
+      tn_ir_well_formed(K(tn_ir_function(&x, 1, K(tn_ir_tuple(pair, 2)), NULL,
+                                         NULL))),
+      -1);
+  TN_EXPECT_ERROR("ValueError", "item 1 of a function, which is not a tuple");
+}
+END_TEST
+
 START_TEST(test_function_code_is_not_shared_between_module_functions) {
   /* found by fuzz_ir_pipeline: @f also used as a nested function of @main
    * prints as two functions, which read back as two */
@@ -503,6 +531,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_scoping);
   tcase_add_test(tc, test_calls_of_global_functions);
   tcase_add_test(tc, test_function_code_is_not_shared_between_module_functions);
+  tcase_add_test(tc, test_tuple_items_of_values_that_are_not_tuples);
   tcase_add_test(tc, test_every_model_is_well_formed);
   tc = ir_case(s, "infer_type");
   tcase_add_test(tc, test_infer_type_derives_saved_types_again);

@@ -257,7 +257,7 @@ static const char *what(const TnObject *e) {
   return t == T->call ? "call" : t == T->var ? "variable" : t == T->constant
        ? "constant" : t == T->tuple ? "tuple" : t == T->tuple_get_item
        ? "tuple index" : t == T->let ? "let" : t == T->function ? "function"
-       : tn_object_type_key(e);
+       : t == T->global_var ? "global function" : tn_object_type_key(e);
 }
 
 static const VarSet *free_of(Check *c, TnObject *e) {
@@ -665,6 +665,13 @@ static int visit(void *vctx, TnObject *e) {
     TnIrTupleGetItem *g = (TnIrTupleGetItem *)e;
     if (g->index < 0)
       return fail(c, "a tuple index is negative (%" PRId64 ")", g->index);
+    /* a global function, a function literal and a constant are never
+     * tuples, typed or not (and "@f.0" would read back as the global
+     * named "f.0") */
+    if (tn__ir_is(g->tuple, T->global_var) || tn__ir_is(g->tuple, T->function) ||
+        tn__ir_is(g->tuple, T->constant))
+      return fail(c, "item %" PRId64 " of a %s, which is not a tuple",
+                  g->index, what(g->tuple));
     if (value_child(c, g->tuple, e)) return -1;
     fv = set_add(fv, free_of(c, g->tuple), NULL);
   } else if (t == T->let) {
