@@ -269,6 +269,7 @@ PyObject *tnpy_function_vectorcall(PyObject *self, PyObject *const *args,
   }
   int release = f->release_gil, ntemps = 0;
   Py_ssize_t i = 0;
+  tnpy_call_enter();
   for (; i < n; i++) {
     PyObject *o = args[i];
     temps[i] = NULL;
@@ -302,6 +303,7 @@ PyObject *tnpy_function_vectorcall(PyObject *self, PyObject *const *args,
     PyMem_Free(a);
     PyMem_Free(temps);
   }
+  tnpy_call_leave();
   if (TNPY_UNLIKELY(rc)) return rc == -2 ? NULL : call_failed(f);
   return tnpy_any_to_py_steal(&ret);
 fail:
@@ -310,6 +312,7 @@ fail:
     PyMem_Free(a);
     PyMem_Free(temps);
   }
+  tnpy_call_leave();
   if (!PyErr_Occurred())
     PyErr_Format(PyExc_OverflowError,
                  "int does not fit in a 64-bit signed integer");

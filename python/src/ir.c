@@ -667,7 +667,9 @@ static PyObject *pass_run(PyObject *m, PyObject *args) {
       get_obj(mod, IR->module, 0, "Pass.__call__", "mod", &md) ||
       get_obj(ctx, ctx_type(), 1, "Pass.__call__", "ctx", &c))
     return NULL;
+  tnpy_call_enter();
   TNPY_NOGIL(out = tn_pass_run(p, md, c));
+  tnpy_call_leave();
   return wrap_or_raise(out);
 }
 

@@ -250,8 +250,33 @@ static PyObject *object_move_handle(PyObject *self, PyObject *other) {
   tn_object_retain(h);
   TnObject *old = ((TnPyObject *)self)->handle;
   ((TnPyObject *)self)->handle = h;
-  tn_object_release(old);
+  if (tnpy_calls_in_flight > 0) tnpy_release_later(old);
+  else tn_object_release(old);
   Py_RETURN_NONE;
+}
+
+Py_ssize_t tnpy_calls_in_flight, tnpy_deferred_count;
+static TnObject **g_deferred;
+static Py_ssize_t g_deferred_cap;
+
+void tnpy_release_later(TnObject *h) {
+  if (h == NULL) return;
+  if (tnpy_deferred_count == g_deferred_cap) {
+    Py_ssize_t cap = g_deferred_cap ? 2 * g_deferred_cap : 16;
+    TnObject **p = PyMem_Realloc(g_deferred, (size_t)cap * sizeof *p);
+    if (p == NULL) return; /* out of memory: kept alive (never freed early) */
+    g_deferred = p, g_deferred_cap = cap;
+  }
+  g_deferred[tnpy_deferred_count++] = h;
+}
+
+void tnpy_release_deferred(void) {
+  /* one at a time, the count updated first: a deleter may run Python that
+   * calls into C again and drains the rest */
+  while (tnpy_deferred_count > 0) {
+    TnObject *h = g_deferred[--tnpy_deferred_count];
+    tn_object_release(h);
+  }
 }
 
 static PyObject *object_type_index(PyObject *self, void *c) {

@@ -205,6 +205,23 @@ int tnpy_writer_wait(void);  /* before changing a List/Dict; -1 raised */
     Py_END_ALLOW_THREADS         \
   } while (0)
 
+/* Python -> C calls in flight, counted with the GIL held. C code borrows
+ * the handles of proxies passed to it, so a proxy whose handle is replaced
+ * (_move_handle_from, IRModule.__setitem__) while a call is in flight may
+ * have lent the old one to code that still runs: the old handle is then
+ * released when the last call returns. */
+#if defined(__GNUC__)
+__attribute__((visibility("hidden")))
+#endif
+extern Py_ssize_t tnpy_calls_in_flight, tnpy_deferred_count;
+void tnpy_release_later(TnObject *h);
+void tnpy_release_deferred(void);
+static inline void tnpy_call_enter(void) { tnpy_calls_in_flight++; }
+static inline void tnpy_call_leave(void) {
+  if (--tnpy_calls_in_flight == 0 && TNPY_UNLIKELY(tnpy_deferred_count))
+    tnpy_release_deferred();
+}
+
 /* Whether Python objects may still be touched: false once the interpreter
  * is finalizing (a C registry may outlive Python). */
 static inline int tnpy_interpreter_alive(void) {

@@ -323,3 +323,46 @@ def test_ctrl_c_during_a_long_call_that_releases_the_gil() -> None:
         print("OK")
     """)
     assert "interrupted" in out
+
+
+# -- a handle replaced while C borrows it ------------------------------------
+
+def test_handle_replaced_during_a_call_stays_alive_until_it_returns() -> None:
+    """C borrows the handle of every proxy argument; user code that runs
+    during the call (a later argument's protocol, a callback, a Python
+    pass) may replace that proxy's handle (IRModule.__setitem__ does). The
+    old handle lives until the outermost call returns."""
+    assert_ok("""
+        import tvmnode as tn
+        from tvmnode import ir, transform
+        echo = tn.get_global_func("testing.echo")
+        call = tn.get_global_func("testing.call")
+        base = tn.live_object_count()
+        for i in range(200):
+            x = ir.var("x", shape=(2,))
+            y = ir.var("y", shape=(3,))
+            mod = ir.IRModule.from_expr(ir.Function([x], x))
+            other = ir.IRModule.from_expr(ir.Function([y], y))
+            class Evil:
+                def __tvmnode_object__(self):
+                    mod._move_handle_from(other)  # drops what argument 0 lent
+                    return other
+            r = echo(mod, Evil())
+            assert r._type_key == "ir.IRModule" and "Tensor[(2,)" in r.astext()
+            mod = ir.IRModule.from_expr(ir.Function([x], x))
+            def cb(m):
+                mod["main"] = other["main"]  # replaces the module C holds
+                return m
+            r = call(cb, mod)
+            assert "Tensor[(2,)" in r.astext() and "Tensor[(3,)" in mod.astext()
+            mod = ir.IRModule.from_expr(ir.Function([x], x))
+            @transform.module_pass(opt_level=0)
+            def swap(m, ctx):
+                mod["main"] = other["main"]
+                return m
+            r = swap(mod)
+            assert "Tensor[(2,)" in r.astext()
+            del x, y, mod, other, Evil, r, cb, swap
+        assert tn.live_object_count() == base, tn.live_object_count() - base
+        print("OK")
+    """)
