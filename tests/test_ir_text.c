@@ -453,6 +453,28 @@ START_TEST(test_parse_survives_garbage) {
 }
 END_TEST
 
+START_TEST(test_no_attributes_is_one_value) {
+  /* found by fuzz_ir_pipeline: a module whose attrs are null (as JSON may
+   * give it) printed without attributes and read back with {} */
+  TnObject *null_attrs = attrs_module(NULL, NULL);
+  ck_assert_ptr_null(((TnIrModule *)null_attrs)->attrs);
+  round_trip(null_attrs);
+  TnObject *empty = attrs_module(NULL, K(tn_map_new(NULL, NULL, 0)));
+  ck_assert_sequal(null_attrs, empty);
+  TnAny a = tn_any_obj(null_attrs), b = tn_any_obj(empty);
+  uint64_t ha, hb;
+  TN_OK(tn_structural_hash(&a, 0, &ha));
+  TN_OK(tn_structural_hash(&b, 0, &hb));
+  ck_assert_uint_eq(ha, hb);
+  /* a non-empty map still differs from none */
+  TnAny k = tn_any_cstr("version"), v = tn_any_int(1);
+  TnObject *one = attrs_module(NULL, K(tn_map_new(&k, &v, 1)));
+  TnAny c = tn_any_obj(one);
+  ck_assert_int_eq(tn_structural_equal(&a, &c, 0), 0);
+  round_trip(one);
+}
+END_TEST
+
 START_TEST(test_bool_byte_that_is_not_0_or_1) {
   /* found by fuzz_ir_pipeline: a bool scalar holding the byte 2 (from a
    * JSON graph) printed as `true` and read back as 1 */
@@ -497,6 +519,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_parse_survives_garbage);
   tcase_add_test(tc, test_astext_bad_input);
   tcase_add_test(tc, test_bool_byte_that_is_not_0_or_1);
+  tcase_add_test(tc, test_no_attributes_is_one_value);
   return s;
 }
 

@@ -35,6 +35,17 @@ typedef struct {
   const TnAny *key;  /* "[key]" (map entries), or NULL */
 } Via;
 
+/* An optional field holding an empty map reads as None: "no attributes"
+ * has one meaning whether it is an empty map or left out (a module built
+ * in C has {}, one loaded from JSON may have null, and the text format
+ * writes neither). */
+static inline void empty_map_as_none(const TnFieldInfo *fi, TnAny *v) {
+  if ((fi->desc.flags & TN_FIELD_OPTIONAL) &&
+      (v->type_index == TN_TYPE_MAP || v->type_index == TN_TYPE_DICT) &&
+      tn_map_size(v->v_obj) == 0)
+    *v = tn_any_none();
+}
+
 static int32_t norm_type(const TnAny *a) {
   switch (a->type_index) {
     case TN_TYPE_RAW_STR:
@@ -387,6 +398,8 @@ static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
       if (fi->desc.flags & TN_FIELD_NO_SEQ) continue;
       tn__field_view(L, fi, &cl);
       tn__field_view(R, fi, &cr);
+      empty_map_as_none(fi, &cl);
+      empty_map_as_none(fi, &cr);
       cdef = (fi->desc.flags & TN_FIELD_DEF) != 0;
       via.field = fi->desc.name;
     } else if (f->ckind == C_SEQ) {
@@ -685,6 +698,7 @@ static int h_run(HashCtx *c, const TnAny *root, uint64_t *result) {
       const TnFieldInfo *fi = &f->node->fields[i];
       if (fi->desc.flags & TN_FIELD_NO_SEQ) continue;
       tn__field_view(f->obj, fi, &child);
+      empty_map_as_none(fi, &child);
       cdef = (fi->desc.flags & TN_FIELD_DEF) != 0;
     } else if (f->ckind == C_SEQ) {
       child = ((const TnArrayObj *)f->obj)->data[i];
