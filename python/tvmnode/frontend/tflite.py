@@ -691,10 +691,6 @@ def _strided_slice(ctx: _Ctx) -> ir.Expr:
     return y
 
 
-def _simple(kind: str) -> Callable[[_Ctx], ir.Expr]:
-    return lambda ctx: call(kind, ctx.expr(0))
-
-
 _CONVERTERS: Dict[str, Callable[[_Ctx], ir.Expr]] = {
     "CONV_2D": lambda c: _conv(c, False),
     "DEPTHWISE_CONV_2D": lambda c: _conv(c, True),
