@@ -16,4 +16,5 @@ mkdir -p "$OUT"
 out_abs=$(cd "$OUT" && pwd)
 "$VPY" "$HERE/bench/bench_python.py" --out "$out_abs" "$@" || exit
 # the trained models beside TFLite Micro and LiteRT (bench_models.md/.json)
-exec "$VPY" "$HERE/bench/bench_models.py" --out "$out_abs"
+"$VPY" "$HERE/bench/bench_models.py" --out "$out_abs" || exit
+exec "$VPY" "$HERE/bench/bench_aot.py" --out "$out_abs"

@@ -7,9 +7,18 @@
 #    stdio, nothing of libtvmnode or GLib.
 # 2. A link with -nostdlib and --no-undefined against stubs of exactly those
 #    allowed symbols succeeds (so nothing else is needed at link time).
-# 3. Where the cross compilers are installed, every crt source compiles with
-#    -Werror for Cortex-M4 (arm-none-eabi-gcc) and wasm32 (clang).
-# Prints one line per check and "crt freestanding: N passed, M failed".
+# 3. A bare firmware (tests/crt_firmware_link.c: a descriptor and a call of
+#    every function of tvmnode/crt/model.h) links the same way into an
+#    executable, and nm finds no malloc, free, calloc or realloc in it,
+#    defined or undefined.
+# 4. Where the cross compilers are installed, every crt source compiles with
+#    -Werror for Cortex-M4 (arm-none-eabi-gcc) and wasm32 (clang); for the
+#    Cortex-M4 the firmware then links with all of them into an ELF with
+#    -nostartfiles -nostdlib, libgcc and stubs of the allowed symbols, and
+#    arm-none-eabi-nm finds no allocator in it either.
+# 1 to 3 need the host build of the crt and are skipped when a sanitizer
+# instruments it. Prints one line per check and
+# "crt freestanding: N passed, M failed".
 set -u
 srcdir="${srcdir:-.}"
 top="$srcdir"
@@ -22,6 +31,31 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 allowed='^(memcpy|memset|memmove|memcmp|(exp|log|sqrt|tanh|floor|ceil|round|fabs|pow|fmin|fmax|lrint|lround|frexp|ldexp)f?)$'
+strict="-std=c11 -ffreestanding -Wall -Wextra -Werror -I$top/runtime/crt/include -I$top/runtime/crt/src"
+firmware="$top/tests/crt_firmware_link.c"
+
+# stubs OUT LIST...: a C file with a stub for each allowed symbol the lists
+# of undefined symbols name; the links below fail on anything else.
+stubs() {
+  out="$1"; shift
+  cat "$@" | grep -E "$allowed" | sort -u |
+    awk '{ printf "void %s(void); void %s(void) {}\n", $1, $1 }' >"$out"
+  echo "int tn_crt_link_check_anchor;" >>"$out"
+}
+# no_alloc NAME NM FILE: FILE (a linked firmware) has no allocator symbol,
+# defined or undefined.
+no_alloc() {
+  if ! "$2" "$3" >"$tmp/syms" 2>"$tmp/err"; then
+    bad "$1: $2 failed: $(head -5 "$tmp/err")"; return
+  fi
+  found=$(awk '{ print $NF }' "$tmp/syms" |
+    grep -E '^(malloc|free|calloc|realloc)$' | sort -u | tr '\n' ' ')
+  if [ -n "$found" ]; then
+    bad "$1: the link has $found"
+  else
+    ok "$1: no malloc/free/calloc/realloc in the link"
+  fi
+}
 
 if [ -f "$lib" ]; then
   # undefined in some object and defined in none (kernels call each other)
@@ -46,13 +80,20 @@ else
   for s in malloc free calloc realloc printf fprintf puts fwrite abort; do
     if grep -qx "$s" "$tmp/undef"; then bad "crt references $s"; fi
   done
-  # Stubs for the allowed symbols the crt really uses, then a link that
-  # fails on anything else.
-  : >"$tmp/stubs.c"
-  for s in $(grep -E "$allowed" "$tmp/undef"); do
-    echo "void $s(void); void $s(void) {}" >>"$tmp/stubs.c"
-  done
-  echo "int tn_crt_link_check_anchor;" >>"$tmp/stubs.c"
+  # The firmware, compiled as the crt is (a host compiler may protect the
+  # stack by default, which needs the C library).
+  : >"$tmp/fw.undef"
+  fw_built=no
+  if "$CC" $strict -fno-stack-protector -c "$firmware" -o "$tmp/fw.o" \
+       2>"$tmp/err"; then
+    fw_built=yes
+    nm -u "$tmp/fw.o" | awk '$1 == "U" { print $2 }' >"$tmp/fw.undef"
+  else
+    bad "firmware (host): $firmware: $(head -5 "$tmp/err")"
+  fi
+  # Stubs for the allowed symbols the crt and the firmware really use, then
+  # links that fail on anything else.
+  stubs "$tmp/stubs.c" "$tmp/undef" "$tmp/fw.undef"
   if "$CC" -fno-builtin -c "$tmp/stubs.c" -o "$tmp/stubs.o" 2>"$tmp/err" &&
      "$CC" -nostdlib -shared -Wl,--no-undefined -Wl,--whole-archive "$lib" \
        -Wl,--no-whole-archive "$tmp/stubs.o" -o "$tmp/crt.so" 2>>"$tmp/err"; then
@@ -60,25 +101,60 @@ else
   else
     bad "crt link with -nostdlib failed: $(head -5 "$tmp/err")"
   fi
+  if [ "$fw_built" = yes ]; then
+    if "$CC" -nostdlib -static -Wl,--no-undefined -Wl,-e,_start \
+         "$tmp/fw.o" "$lib" "$tmp/stubs.o" -o "$tmp/fw" 2>"$tmp/err"; then
+      ok "firmware (host) links with -nostdlib -static -Wl,--no-undefined"
+      no_alloc "firmware (host)" nm "$tmp/fw"
+    else
+      bad "firmware (host) link failed: $(head -5 "$tmp/err")"
+    fi
+  fi
 fi
 
-strict="-std=c11 -ffreestanding -Wall -Wextra -Werror -I$top/runtime/crt/include"
 srcs=$(find "$top"/runtime/crt/src -name "*.c" | sort)
-cross() { # cross NAME COMPILER ARGS...
+# cross NAME COMPILER ARGS...: true when every source compiled; the objects
+# are left in $tmp/objs.
+cross() {
   name="$1"; shift
+  rm -rf "$tmp/objs" && mkdir "$tmp/objs"
   if ! command -v "$1" >/dev/null 2>&1; then
-    echo "skip: $name ($1 not installed)"; return
+    echo "skip: $name ($1 not installed)"; return 1
   fi
+  n=0
   for s in $srcs; do
-    if ! "$@" $strict -c "$s" -o "$tmp/x.o" 2>"$tmp/err"; then
-      bad "$name: $s: $(head -5 "$tmp/err")"; return
+    n=$((n + 1))
+    if ! "$@" $strict -c "$s" -o "$tmp/objs/$n.o" 2>"$tmp/err"; then
+      bad "$name: $s: $(head -5 "$tmp/err")"; return 1
     fi
   done
   ok "$name: every crt source compiles with -Werror"
 }
 cross "host -ffreestanding" "$CC"
-cross "cortex-m4" arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb \
-  -mfloat-abi=hard -mfpu=fpv4-sp-d16
+m4="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
+if cross "cortex-m4" arm-none-eabi-gcc $m4; then
+  # The firmware with every crt object: what is still undefined must be an
+  # allowed symbol (stubbed here; a real firmware links newlib's or its own)
+  # or libgcc's (soft double arithmetic, division helpers).
+  if ! arm-none-eabi-gcc $m4 $strict -c "$firmware" -o "$tmp/fw-m4.o" \
+         2>"$tmp/err"; then
+    bad "firmware (cortex-m4): $firmware: $(head -5 "$tmp/err")"
+  else
+    arm-none-eabi-nm -u "$tmp/fw-m4.o" "$tmp"/objs/*.o |
+      awk '$1 == "U" { print $2 }' >"$tmp/m4.undef"
+    stubs "$tmp/m4-stubs.c" "$tmp/m4.undef"
+    if arm-none-eabi-gcc $m4 -ffreestanding -fno-builtin -c \
+         "$tmp/m4-stubs.c" -o "$tmp/m4-stubs.o" 2>"$tmp/err" &&
+       arm-none-eabi-gcc $m4 -nostartfiles -nostdlib -Wl,--no-undefined \
+         "$tmp/fw-m4.o" "$tmp"/objs/*.o "$tmp/m4-stubs.o" -lgcc \
+         -o "$tmp/fw-m4.elf" 2>>"$tmp/err"; then
+      ok "firmware (cortex-m4) links with -nostartfiles -nostdlib -lgcc"
+      no_alloc "firmware (cortex-m4)" arm-none-eabi-nm "$tmp/fw-m4.elf"
+    else
+      bad "firmware (cortex-m4) link failed: $(head -5 "$tmp/err")"
+    fi
+  fi
+fi
 cross "wasm32" clang --target=wasm32 -nostdlib
 
 echo "crt freestanding: $pass passed, $fail failed"

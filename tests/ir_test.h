@@ -68,6 +68,17 @@ static inline TnObject *var(const char *name, TnObject *type) {
   return K(tn_ir_var(name, type));
 }
 
+/* A type inference function for test operators: the call's type is its
+ * first argument's. */
+static inline int ir_infer_same_type(void *self, const TnAny *args,
+                                     int32_t n, TnAny *ret) {
+  (void)self, (void)n;
+  TnObject *t = tn_array_at(args[0].v_obj, 0)->v_obj;
+  tn_object_retain(t);
+  *ret = tn_any_obj(t);
+  return 0;
+}
+
 /* A call of `op` on `nargs` expressions, then (name, TnAny) attribute pairs
  * ending with NULL. Returns NULL (the error raised) when the builder
  * refuses; see CALL for the asserting form. */

@@ -372,17 +372,9 @@ static int reenter_compute(void *self, const TnAny *args, int32_t n,
   return 0;
 }
 
-static int same_type(void *self, const TnAny *args, int32_t n, TnAny *ret) {
-  (void)self, (void)n;
-  TnObject *t = tn_array_at(args[0].v_obj, 0)->v_obj;
-  tn_object_retain(t);
-  *ret = tn_any_obj(t);
-  return 0;
-}
-
 START_TEST(test_a_second_run_while_running_is_refused) {
   Reenter r = {NULL, 0};
-  TnObject *infer = K(tn_func_new(same_type, NULL, NULL));
+  TnObject *infer = K(tn_func_new(ir_infer_same_type, NULL, NULL));
   TN_OK(tn_ir_op_register("test.reenter", 1, NULL, TN_OP_ELEMWISE, infer,
                           "runs its own program again", 0));
   TnObject *op = K(tn_ir_op_get("test.reenter"));

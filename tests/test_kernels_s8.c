@@ -202,6 +202,12 @@ static void strides(const int32_t d[4], const int order[4], int32_t st[4]) {
   }
 }
 
+/* Storage orders for strides(): NHWC or NCHW data; HWIO, OIHW or OHWI
+ * weights. */
+static const int nhwc[4] = {0, 1, 2, 3}, nchw[4] = {0, 3, 1, 2};
+static const int hwio[4] = {0, 1, 2, 3}, oihw[4] = {3, 2, 0, 1},
+                 ohwi[4] = {3, 0, 1, 2};
+
 /* Random requantization parameters for `n` channels: multipliers of real
  * scales 2^lo .. 2^hi (large ones saturate the output). */
 static void rand_quant(KtRng *r, TnCrtQuant *q, int32_t n, int32_t *mult,
@@ -215,6 +221,34 @@ static void rand_quant(KtRng *r, TnCrtQuant *q, int32_t n, int32_t *mult,
   q->output_offset = rand_zp(r);
   q->act_min = kt_int(r, 0, 3) ? -128 : kt_int(r, -128, 0);
   q->act_max = kt_int(r, 0, 3) ? 127 : kt_int(r, q->act_min, 127);
+}
+
+/* A convolution's operands for the geometry p: random input and weights,
+ * a bias three times in four, and requantization parameters (q points
+ * into mult and shift). */
+typedef struct {
+  int8_t *in, *w;
+  int32_t *bias;
+  int32_t mult[120], shift[120];
+  TnCrtQuant q;
+} ConvArgs;
+
+static void rand_conv_args(KtRng *r, const TnCrtConv2d *p, ConvArgs *a) {
+  int64_t ni = (int64_t)p->batch * p->in_h * p->in_w * p->in_c;
+  int64_t nw = (int64_t)p->k_h * p->k_w * (p->in_c / p->groups) * p->out_c;
+  a->in = rand_s8(r, ni, -128, 127), a->w = rand_s8(r, nw, -127, 127);
+  a->bias = NULL;
+  if (kt_int(r, 0, 3)) {
+    a->bias = xalloc((size_t)p->out_c * sizeof *a->bias);
+    for (int32_t c = 0; c < p->out_c; c++)
+      a->bias[c] = kt_int(r, -30000, 30000);
+  }
+  rand_quant(r, &a->q, p->out_c, a->mult, a->shift, -14,
+             kt_int(r, 0, 3) ? -7 : -2);
+}
+
+static void free_conv_args(ConvArgs *a) {
+  free(a->in), free(a->w), free(a->bias);
 }
 
 START_TEST(test_conv_random) {
@@ -248,9 +282,6 @@ START_TEST(test_conv_random) {
     if (p.out_h < 1 || p.out_w < 1) continue;
     cases++;
     /* NHWC or NCHW data; HWIO, OIHW or OHWI weights. */
-    static const int nhwc[4] = {0, 1, 2, 3}, nchw[4] = {0, 3, 1, 2};
-    static const int hwio[4] = {0, 1, 2, 3}, oihw[4] = {3, 2, 0, 1},
-                     ohwi[4] = {3, 0, 1, 2};
     const int *dl = kt_int(&r, 0, 2) ? nhwc : nchw;
     int wk = kt_int(&r, 0, 2);
     const int *wl = wk == 0 ? hwio : wk == 1 ? oihw : ohwi;
@@ -260,18 +291,12 @@ START_TEST(test_conv_random) {
     strides(di, dl, p.in_strides);
     strides(dw, wl, p.w_strides);
     strides(dout, dl, p.out_strides);
-    int64_t ni = (int64_t)di[0] * di[1] * di[2] * di[3];
-    int64_t nw = (int64_t)dw[0] * dw[1] * dw[2] * dw[3];
     int64_t no = (int64_t)dout[0] * dout[1] * dout[2] * dout[3];
-    int8_t *in = rand_s8(&r, ni, -128, 127), *w = rand_s8(&r, nw, -127, 127);
-    int32_t *bias = NULL;
-    if (kt_int(&r, 0, 3)) {
-      bias = xalloc((size_t)p.out_c * sizeof *bias);
-      for (int32_t c = 0; c < p.out_c; c++) bias[c] = kt_int(&r, -30000, 30000);
-    }
-    int32_t mult[120], shift[120];
-    TnCrtQuant q;
-    rand_quant(&r, &q, p.out_c, mult, shift, -14, kt_int(&r, 0, 3) ? -7 : -2);
+    ConvArgs ca;
+    rand_conv_args(&r, &p, &ca);
+    const int8_t *in = ca.in, *w = ca.w;
+    const int32_t *bias = ca.bias;
+    const TnCrtQuant q = ca.q;
     int8_t *got = xalloc((size_t)no), *want = xalloc((size_t)no);
     int32_t *got32 = xalloc((size_t)no * 4), *want32 = xalloc((size_t)no * 4);
     KT_CHECK_OK(tn_crt_conv2d_s8(&p, &q, in, w, bias, got, NULL,
@@ -287,8 +312,7 @@ START_TEST(test_conv_random) {
     for (int64_t i = 0; i < no; i++)
       EXPECT(got32[i] == want32[i], "conv_s32 case %d: element %lld is %d, "
              "expected %d", cases, (long long)i, got32[i], want32[i]);
-    free(in), free(w), free(bias), free(got), free(want), free(got32);
-    free(want32);
+    free_conv_args(&ca), free(got), free(want), free(got32), free(want32);
   }
 }
 END_TEST
@@ -313,6 +337,263 @@ START_TEST(test_conv_saturation) {
   ck_assert_int_eq(out[0], 10);
   ck_assert_int_eq(out[1], -5);
   ck_assert_int_eq(out[2], -5); /* 128 - 200 */
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Convolution in place                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* A geometry tn_crt_conv2d_s8 runs in place: depthwise (kind 0, any
+ * kernel, dilation, pads and stride_w, SAME most of the time) or 1x1 with
+ * out_c <= in_c (kind 1, groups now and then), dense NHWC, the output the
+ * size of the input; weights in any of three layouts. big: images up to
+ * 49x10 (so that pointwise layers take many chunks). */
+static void rand_inplace_geom(KtRng *r, int kind, int big, TnCrtConv2d *p) {
+  memset(p, 0, sizeof *p);
+  p->batch = kt_int(r, 1, 2);
+  p->in_h = p->out_h = kt_int(r, 1, big ? 49 : 9);
+  p->in_w = p->out_w = kt_int(r, 1, big ? 10 : 9);
+  p->stride_h = p->stride_w = p->dilation_h = p->dilation_w = 1;
+  p->k_h = p->k_w = 1;
+  int32_t cpg = 1;
+  if (kind == 0) {
+    p->in_c = p->out_c = p->groups = kt_int(r, 1, 80);
+    p->k_h = kt_int(r, 1, 5), p->k_w = kt_int(r, 1, 5);
+    if (kt_int(r, 0, 3) == 0)
+      p->dilation_h = kt_int(r, 1, 3), p->dilation_w = kt_int(r, 1, 3);
+    if (kt_int(r, 0, 3) == 0) p->stride_w = 2;
+    int32_t eh = (p->k_h - 1) * p->dilation_h + 1;
+    int32_t ew = (p->k_w - 1) * p->dilation_w + 1;
+    /* SAME, or any top/left padding (beyond the window, too: the bottom
+     * padding is then negative). */
+    p->pad_top = kt_int(r, 0, 2) ? (eh - 1) / 2 : kt_int(r, 0, eh + 1);
+    p->pad_left = kt_int(r, 0, 2) ? (ew - 1) / 2 : kt_int(r, 0, ew + 1);
+  } else {
+    p->in_c = kt_int(r, 1, 80);
+    p->out_c = kt_int(r, 1, p->in_c);
+    p->groups = 1;
+    if (kt_int(r, 0, 3) == 0) {
+      int32_t g = kt_int(r, 1, p->out_c);
+      while (p->in_c % g || p->out_c % g) g--;
+      p->groups = g;
+    }
+    cpg = p->in_c / p->groups;
+  }
+  int wk = kt_int(r, 0, 2);
+  int32_t di[4] = {p->batch, p->in_h, p->in_w, p->in_c};
+  int32_t dw[4] = {p->k_h, p->k_w, cpg, p->out_c};
+  int32_t dout[4] = {p->batch, p->out_h, p->out_w, p->out_c};
+  strides(di, nhwc, p->in_strides);
+  strides(dw, wk == 0 ? hwio : wk == 1 ? oihw : ohwi, p->w_strides);
+  strides(dout, nhwc, p->out_strides);
+}
+
+/* In place, in a copy of the input, against out of place into another
+ * buffer (and that against the reference), byte for byte; the scratch is
+ * allocated at exactly the size asked for. */
+START_TEST(test_conv_inplace_random) {
+  KtRng r = kt_rng(31);
+  for (int cases = 0; cases < 800; cases++) {
+    int kind = cases % 2, big = kt_int(&r, 0, 7) == 0;
+    TnCrtConv2d p;
+    rand_inplace_geom(&r, kind, big, &p);
+    ck_assert_msg(tn_crt_conv2d_s8_inplace_ok(&p), "case %d (kind %d)", cases,
+                  kind);
+    size_t ss = tn_crt_conv2d_s8_inplace_scratch_size(&p);
+    ck_assert_uint_ge(ss, tn_crt_conv2d_s8_scratch_size(&p));
+    ck_assert_uint_gt(ss, 0);
+    int64_t ni = (int64_t)p.batch * p.in_h * p.in_w * p.in_c;
+    int64_t no = (int64_t)p.batch * p.out_h * p.out_w * p.out_c;
+    ConvArgs a;
+    rand_conv_args(&r, &p, &a);
+    const TnCrtQuant *q = &a.q;
+    int8_t *want = xalloc((size_t)no), *ref = xalloc((size_t)no);
+    int8_t *buf = xalloc((size_t)ni), *scratch = xalloc(ss);
+    KT_CHECK_OK(tn_crt_conv2d_s8(&p, q, a.in, a.w, a.bias, want, NULL, 0));
+    memcpy(buf, a.in, (size_t)ni);
+    KT_CHECK_OK(tn_crt_conv2d_s8(&p, q, buf, a.w, a.bias, buf, scratch, ss));
+    ref_conv(&p, q, q->input_offset, q->filter_offset, a.in, a.w, a.bias, ref,
+             NULL);
+    for (int64_t i = 0; i < no; i++) {
+      EXPECT(buf[i] == want[i], "in-place case %d (kind %d): element %lld "
+             "is %d, out of place %d", cases, kind, (long long)i, buf[i],
+             want[i]);
+      EXPECT(want[i] == ref[i], "in-place case %d (kind %d): element %lld "
+             "is %d, expected %d", cases, kind, (long long)i, want[i], ref[i]);
+    }
+    /* One byte short, and no scratch at all. */
+    EXPECT_ST(tn_crt_conv2d_s8(&p, q, buf, a.w, a.bias, buf, scratch, ss - 1),
+              TN_CRT_SCRATCH_TOO_SMALL);
+    EXPECT_ST(tn_crt_conv2d_s8(&p, q, buf, a.w, a.bias, buf, NULL, 0),
+              TN_CRT_SCRATCH_TOO_SMALL);
+    free_conv_args(&a), free(want), free(ref), free(buf), free(scratch);
+  }
+}
+END_TEST
+
+/* The layers of MLPerf Tiny's keyword-spotting DS-CNN (25x5x64: depthwise
+ * 3x3 SAME, then pointwise 64->64, four times) in one buffer, against the
+ * same layers ping-ponging between two. */
+START_TEST(test_conv_inplace_dscnn) {
+  KtRng r = kt_rng(32);
+  TnCrtConv2d dw = {1, 25, 5, 64, 25, 5, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64,
+                    {8000, 320, 64, 1}, {192, 64, 64, 1}, {8000, 320, 64, 1}};
+  TnCrtConv2d pw = {1, 25, 5, 64, 25, 5, 64, 1, 1, 1, 1, 1, 1, 0, 0, 1,
+                    {8000, 320, 64, 1}, {64, 64, 1, 64}, {8000, 320, 64, 1}};
+  ck_assert_int_eq(tn_crt_conv2d_s8_inplace_ok(&dw), 1);
+  ck_assert_int_eq(tn_crt_conv2d_s8_inplace_ok(&pw), 1);
+  ck_assert_uint_eq(tn_crt_conv2d_s8_inplace_scratch_size(&dw), 2 * 5 * 16);
+  ck_assert_uint_eq(tn_crt_conv2d_s8_inplace_scratch_size(&pw), 1024);
+  int8_t *a = rand_s8(&r, 8000, -128, 127), *b = xalloc(8000);
+  int8_t *one = xalloc(8000), *scratch = xalloc(1024);
+  memcpy(one, a, 8000);
+  for (int layer = 0; layer < 8; layer++) {
+    const TnCrtConv2d *p = layer % 2 ? &pw : &dw;
+    int32_t nw = p->k_h * p->k_w * (64 / p->groups) * 64;
+    int32_t bias[64], mult[64], shift[64];
+    int8_t *w = rand_s8(&r, nw, -127, 127);
+    for (int c = 0; c < 64; c++) bias[c] = kt_int(&r, -5000, 5000);
+    for (int c = 0; c < 64; c++)
+      quantize(rand_log2(&r, -10, -7), &mult[c], &shift[c]);
+    /* int8 input zero point -128, output -128, ReLU */
+    TnCrtQuant q = {128, 0, -128, -128, 127, 1, mult, shift};
+    KT_CHECK_OK(tn_crt_conv2d_s8(p, &q, a, w, bias, b, NULL, 0));
+    KT_CHECK_OK(tn_crt_conv2d_s8(p, &q, one, w, bias, one, scratch, 1024));
+    ck_assert_mem_eq(one, b, 8000);
+    int8_t *t = a;
+    a = b, b = t;
+    free(w);
+  }
+  free(a), free(b), free(one), free(scratch);
+}
+END_TEST
+
+/* Which geometries run in place, their scratch sizes, and the statuses of
+ * in == out calls that cannot. */
+START_TEST(test_conv_inplace_geometry) {
+  /* 6x5x8 depthwise 3x3 SAME, and 1x1 8 -> 8. */
+  const TnCrtConv2d dw = {1, 6, 5, 8, 6, 5, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8,
+                          {240, 40, 8, 1}, {24, 8, 8, 1}, {240, 40, 8, 1}};
+  const TnCrtConv2d pw = {2, 6, 5, 8, 6, 5, 8, 1, 1, 1, 1, 1, 1, 0, 0, 1,
+                          {240, 40, 8, 1}, {64, 64, 8, 1}, {240, 40, 8, 1}};
+  TnCrtConv2d p;
+#define OK_SIZE(g, ok, size)                                              \
+  do {                                                                    \
+    ck_assert_int_eq(tn_crt_conv2d_s8_inplace_ok(&(g)), (ok));           \
+    ck_assert_uint_eq(tn_crt_conv2d_s8_inplace_scratch_size(&(g)), size); \
+  } while (0)
+  OK_SIZE(dw, 1, 2 * 5 * 8);
+  OK_SIZE(pw, 1, 2 * 6 * 5 * 8); /* every pixel: fewer than 1024 / 8 */
+  p = dw, p.batch = 2, p.in_strides[0] = p.out_strides[0] = 240;
+  OK_SIZE(p, 1, 2 * 5 * 8);
+  /* Dilation 2 (5x5 window): pad 2, three rows held. */
+  p = dw, p.dilation_h = p.dilation_w = 2, p.pad_top = p.pad_left = 2;
+  OK_SIZE(p, 1, 3 * 5 * 8);
+  /* Padding from above beyond the image: every row held. */
+  p = dw, p.pad_top = 9;
+  OK_SIZE(p, 1, 6 * 5 * 8);
+  /* Stride 2 across (the output as wide as the input all the same). */
+  p = dw, p.stride_w = 2;
+  OK_SIZE(p, 1, 2 * 5 * 8);
+  /* 64 channels: blocks of 16. */
+  p = dw, p.in_c = p.out_c = p.groups = 64;
+  p.in_strides[0] = p.out_strides[0] = 6 * 5 * 64;
+  p.in_strides[1] = p.out_strides[1] = 5 * 64;
+  p.in_strides[2] = p.out_strides[2] = 64;
+  OK_SIZE(p, 1, 2 * 5 * 16);
+  /* 1x1 depthwise is (a). */
+  p = dw, p.k_h = p.k_w = 1, p.pad_top = p.pad_left = 0;
+  OK_SIZE(p, 1, 1 * 5 * 8);
+  /* Pointwise: fewer outputs, groups, wide channels, tiny images. */
+  p = pw, p.out_c = 3, p.out_strides[0] = 90, p.out_strides[1] = 15;
+  p.out_strides[2] = 3;
+  OK_SIZE(p, 1, 2 * 6 * 5 * 8);
+  p = pw, p.groups = 2;
+  OK_SIZE(p, 1, 2 * 6 * 5 * 8);
+  p = pw, p.in_h = p.out_h = 30; /* 300 pixels: chunks of 128 */
+  p.in_strides[0] = p.out_strides[0] = 30 * 5 * 8;
+  OK_SIZE(p, 1, 128 * 8);
+  p = pw, p.in_c = p.out_c = 2000;
+  p.in_strides[0] = p.out_strides[0] = 6 * 5 * 2000;
+  p.in_strides[1] = p.out_strides[1] = 5 * 2000;
+  p.in_strides[2] = p.out_strides[2] = 2000;
+  OK_SIZE(p, 1, 2000);
+  p = pw, p.batch = 1, p.in_h = p.out_h = 1, p.in_w = p.out_w = 3;
+  p.in_strides[0] = p.out_strides[0] = 24;
+  p.in_strides[1] = p.out_strides[1] = 24;
+  OK_SIZE(p, 1, 3 * 8);
+
+  /* Not in place: */
+  p = dw, p.stride_h = 2, p.out_h = 3; /* stride 2 */
+  OK_SIZE(p, 0, 0);
+  p = dw, p.stride_h = 2; /* ... even with the size kept */
+  OK_SIZE(p, 0, 0);
+  p = pw, p.stride_w = 2;
+  OK_SIZE(p, 0, 0);
+  p = dw, p.pad_top = p.pad_left = 0, p.out_h = 4, p.out_w = 3; /* VALID */
+  p.out_strides[0] = 96, p.out_strides[1] = 24;
+  OK_SIZE(p, 0, 0);
+  p = pw, p.pad_top = 1; /* padding on a 1x1 */
+  OK_SIZE(p, 0, 0);
+  p = pw, p.out_c = 16, p.out_strides[0] = 480, p.out_strides[1] = 80;
+  p.out_strides[2] = 16; /* out_c > in_c */
+  OK_SIZE(p, 0, 0);
+  p = dw, p.out_c = 16, p.out_strides[0] = 480, p.out_strides[1] = 80;
+  p.out_strides[2] = 16; /* channel multiplier 2 */
+  OK_SIZE(p, 0, 0);
+  p = dw, p.groups = 4; /* grouped, not depthwise */
+  OK_SIZE(p, 0, 0);
+  p = dw, p.groups = 1;
+  OK_SIZE(p, 0, 0);
+  p = dw; /* NCHW */
+  p.in_strides[1] = p.out_strides[1] = 5, p.in_strides[2] = 1;
+  p.out_strides[2] = 1, p.in_strides[3] = p.out_strides[3] = 30;
+  OK_SIZE(p, 0, 0);
+  p = dw, p.in_strides[1] = p.out_strides[1] = 48; /* padded rows */
+  p.in_strides[0] = p.out_strides[0] = 288;
+  OK_SIZE(p, 0, 0);
+  p = pw, p.out_strides[2] = 16; /* out pixels spaced wider than in */
+  p.out_strides[1] = 80, p.out_strides[0] = 480;
+  OK_SIZE(p, 0, 0);
+  p = pw, p.out_c = 4; /* out strides those of in_c */
+  OK_SIZE(p, 0, 0);
+  p = dw, p.groups = 3; /* invalid */
+  OK_SIZE(p, 0, 0);
+  ck_assert_int_eq(tn_crt_conv2d_s8_inplace_ok(NULL), 0);
+  ck_assert_uint_eq(tn_crt_conv2d_s8_inplace_scratch_size(NULL), 0);
+#undef OK_SIZE
+
+  int8_t buf[480] = {0}, w[128] = {0}, scratch[2048];
+  int32_t one = 1 << 30, zero = 0;
+  TnCrtQuant q = {0, 0, 0, -128, 127, 0, &one, &zero};
+  /* in == out where it cannot be: INVALID_ARGUMENT, whatever the scratch;
+   * in != out, even overlapping: not checked. */
+  p = dw, p.stride_h = 2, p.out_h = 3;
+  EXPECT_ST(tn_crt_conv2d_s8(&p, &q, buf, w, NULL, buf, scratch, 2048),
+            TN_CRT_INVALID_ARGUMENT);
+  p = dw, p.groups = 1;
+  EXPECT_ST(tn_crt_conv2d_s8(&p, &q, buf, w, NULL, buf, scratch, 2048),
+            TN_CRT_INVALID_ARGUMENT);
+  /* The scratch: enough, one byte short, none; NULL with a size. */
+  KT_CHECK_OK(tn_crt_conv2d_s8(&dw, &q, buf, w, NULL, buf, scratch, 80));
+  EXPECT_ST(tn_crt_conv2d_s8(&dw, &q, buf, w, NULL, buf, scratch, 79),
+            TN_CRT_SCRATCH_TOO_SMALL);
+  EXPECT_ST(tn_crt_conv2d_s8(&dw, &q, buf, w, NULL, buf, NULL, 0),
+            TN_CRT_SCRATCH_TOO_SMALL);
+  EXPECT_ST(tn_crt_conv2d_s8(&dw, &q, buf, w, NULL, buf, NULL, 80),
+            TN_CRT_INVALID_ARGUMENT);
+  KT_CHECK_OK(tn_crt_conv2d_s8(&pw, &q, buf, w, NULL, buf, scratch, 480));
+  EXPECT_ST(tn_crt_conv2d_s8(&pw, &q, buf, w, NULL, buf, scratch, 479),
+            TN_CRT_SCRATCH_TOO_SMALL);
+  /* Bad arguments are reported as such first. */
+  p = dw, p.stride_w = 0;
+  EXPECT_ST(tn_crt_conv2d_s8(&p, &q, buf, w, NULL, buf, NULL, 0),
+            TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(tn_crt_conv2d_s8(&dw, &q, buf, NULL, NULL, buf, scratch, 80),
+            TN_CRT_INVALID_ARGUMENT);
+  /* Out of place needs no scratch, in-place-able or not. */
+  KT_CHECK_OK(tn_crt_conv2d_s8(&dw, &q, buf, w, NULL, buf + 240, NULL, 0));
 }
 END_TEST
 
@@ -433,7 +714,6 @@ START_TEST(test_pool_random) {
     if (p.out_h < 1 || p.out_w < 1) continue;
     cases++;
     p.count_include_pad = kt_int(&r, 0, 3) == 0;
-    static const int nhwc[4] = {0, 1, 2, 3}, nchw[4] = {0, 3, 1, 2};
     const int *lay = kt_int(&r, 0, 1) ? nhwc : nchw;
     int32_t di[4] = {p.batch, p.in_h, p.in_w, p.channels};
     int32_t dout[4] = {p.batch, p.out_h, p.out_w, p.channels};
@@ -1120,7 +1400,8 @@ START_TEST(test_bad_arguments) {
   TnCrtConv2d c = {1, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1,
                    {8, 4, 2, 1}, {4, 4, 2, 1}, {8, 4, 2, 1}};
   TnCrtQuant q = {0, 0, 0, -128, 127, 0, &one, &zero};
-  KT_CHECK_OK(tn_crt_conv2d_s8(&c, &q, b8, b8, NULL, b8, NULL, 0));
+  /* (out == in would run in place, with a scratch) */
+  KT_CHECK_OK(tn_crt_conv2d_s8(&c, &q, b8, b8, NULL, b8 + 8, NULL, 0));
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size(&c), 0);
   EXPECT_ST(tn_crt_conv2d_s8(NULL, &q, b8, b8, NULL, b8, NULL, 0), BAD);
   EXPECT_ST(tn_crt_conv2d_s8(&c, NULL, b8, b8, NULL, b8, NULL, 0), BAD);
@@ -1227,6 +1508,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_fixed_point_random);
   tcase_add_test(tc, test_conv_random);
   tcase_add_test(tc, test_conv_saturation);
+  tcase_add_test(tc, test_conv_inplace_random);
+  tcase_add_test(tc, test_conv_inplace_dscnn);
+  tcase_add_test(tc, test_conv_inplace_geometry);
   tcase_add_test(tc, test_dense_random);
   tcase_add_test(tc, test_pool_random);
   tcase_add_test(tc, test_pool_rounding);

@@ -3,7 +3,7 @@
  *
  * Each layer registers what it owns (types, functions, operators, passes)
  * and may use everything below it, so the order here is the layer order of
- * DESIGN.md: core, func, reflect, ir, kernel, pass. The reflection layer keeps no
+ * DESIGN.md: core, func, reflect, ir, kernel, pass, codegen. The reflection layer keeps no
  * start-up state. Built-in types get their fixed indices before any user
  * code runs, so no entry point needs an "initialised yet?" check. A
  * registration that fails here aborts (TN__INIT_CHECK): the library would
@@ -11,6 +11,7 @@
  */
 #include <stdio.h>
 
+#include "codegen/codegen_internal.h"
 #include "kernel/kernel_internal.h"
 #include "pass/pass_internal.h"
 
@@ -33,5 +34,6 @@ void tn__library_init(void) {
   tn__ir_init();
   tn__kernel_init();
   tn__pass_init();
+  tn__codegen_init();
   TN__INIT_CHECK(tn__executor_init() == 0); /* runtime/host */
 }

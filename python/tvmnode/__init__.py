@@ -31,6 +31,7 @@ from ._core import (
     remove_global_func,
     save_json,
 )
+from ._paths import _crt_dir, _include_dir
 from ._tensor import Tensor, empty, from_dlpack
 
 __version__ = "0.1.0"

@@ -3,6 +3,8 @@
     tvmnode import MODEL -o OUT.tn      a model as the text format
     tvmnode info MODEL                  inputs, outputs, operators, MACs, bytes
     tvmnode run MODEL [--input X.npy]   run it through the host executor
+    tvmnode compile MODEL -o OUT/       C in the Model Library Format (or OUT.tar)
+    tvmnode plan MODEL --svg PLAN.svg   the static memory plan, drawn
 
 MODEL is a .tflite or .onnx file, or a module in the text format (.tn) or
 JSON (.json).
@@ -165,6 +167,109 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compile_options(args: argparse.Namespace) -> Dict[str, Any]:
+    pools = []
+    for spec in args.pool or []:
+        name, _, rest = spec.partition(":")
+        limit, _, kinds = rest.partition(":")
+        pool: Dict[str, Any] = {"name": name, "limit": _bytes(limit) if limit else 0}
+        if kinds:
+            pool["accepts"] = kinds.split(",")
+        pools.append(pool)
+    devices: Dict[str, List[str]] = {}
+    for spec in args.device or []:
+        name, sep, ops = spec.partition(":")
+        if not sep or not ops:
+            raise ValueError("--device expects NAME:OP[,OP...], got '%s'" % spec)
+        devices.setdefault(name, []).extend(o for o in ops.split(",") if o)
+    return {"name": args.name, "alignment": args.alignment, "interface": args.interface,
+            "io_in_pool": args.io_in_pool, "constants_in_pool": args.constants_in_pool,
+            "pools": pools or None, "devices": devices or None}
+
+
+def _bytes(text: str) -> int:
+    t = text.strip().lower()
+    mult = 1
+    for suffix, m in (("kib", 1024), ("kb", 1000), ("k", 1024), ("mib", 1 << 20), ("m", 1 << 20)):
+        if t.endswith(suffix):
+            t, mult = t[:-len(suffix)], m
+            break
+    return int(t) * mult
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from . import codegen
+
+    t0 = time.perf_counter()
+    arch = codegen.compile(load(args.model), **_compile_options(args))
+    arch.export(args.output)
+    elapsed = time.perf_counter() - t0
+    info = arch.info
+    mem = info["memory"]
+    for p in mem["pools"]:
+        limit = " (limit %d)" % p["limit_bytes"] if p["limit_bytes"] else ""
+        print("pool %-20s %8d bytes%s" % (p["name"], p["size_bytes"], limit))
+    print("lower bound          %8d bytes" % mem["workspace_lower_bound_bytes"])
+    print("constants            %8d bytes (%s)" % (
+        mem["functions"]["main"][0]["constants_size_bytes"],
+        "constant pool" if info["interface"]["constants_in_pool"] else "flash"))
+    print("inputs + outputs     %8d bytes%s" % (
+        sum(t["size_bytes"] for t in info["inputs"] + info["outputs"]),
+        " (in the workspace pool)" if info["interface"]["io_in_pool"] else ""))
+    print("operators            %8d" % len(mem["functions"]["operator_functions"]))
+    print("wrote %s in %.2f s" % (args.output, elapsed))
+    if args.svg:
+        _write_svg(arch, args.svg)
+    return 0
+
+
+def _write_svg(arch: Any, path: str) -> None:
+    from ._plan_svg import render_svg
+
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(render_svg(arch.plan))
+    print("wrote %s" % path)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from . import codegen
+
+    arch = codegen.compile(load(args.model), **_compile_options(args))
+    plan = arch.plan
+    names = plan["step_names"]
+    print("%-16s %-12s %8s %8s  %s" % ("buffer", "kind", "offset", "size", "steps"))
+    for b in sorted(plan["buffers"], key=lambda b: (b["pool"], b["offset"])):
+        span = "%d-%d" % (b["first"], b["last"])
+        first = names[b["first"]] if b["first"] < len(names) else "end"
+        print("%-16s %-12s %8d %8d  %s (%s)" % (b["name"], b["kind"], b["offset"], b["size"],
+                                              span, first))
+    for p in plan["pools"]:
+        print("pool %s: %d bytes%s" % (p["name"], p["size"],
+                                      ", limit %d" % p["limit"] if p["limit"] else ""))
+    print("lower bound: %d bytes" % plan["lower_bound"])
+    if args.svg:
+        _write_svg(arch, args.svg)
+    return 0
+
+
+def _add_compile_args(c: argparse.ArgumentParser) -> None:
+    c.add_argument("model")
+    c.add_argument("--name", default="default", help="model name, a C identifier")
+    c.add_argument("--alignment", type=int, default=16, help="bytes (a power of two)")
+    c.add_argument("--interface", default="c", help="c or c,rust")
+    c.add_argument("--io-in-pool", action="store_true",
+                   help="place inputs and outputs in the workspace pool")
+    c.add_argument("--constants-in-pool", action="store_true",
+                   help="constants in a pool the application supplies")
+    c.add_argument("--pool", action="append", metavar="NAME[:LIMIT[:KINDS]]",
+                   help="a workspace pool (in order of preference), e.g. sram:64k, or "
+                        "sram:8k:intermediate,scratch (the kinds of buffer it takes: "
+                        "intermediate, input, output, scratch)")
+    c.add_argument("--device", action="append", metavar="NAME:OP[,OP...]",
+                   help="hand these operators to an external device")
+    c.add_argument("--svg", metavar="PLAN.svg", help="draw the memory plan")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tvmnode", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -183,6 +288,13 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--repeat", type=int, default=0, help="time this many more runs")
     r.add_argument("--output", metavar="FILE.npy", help="save the output(s)")
     r.set_defaults(fn=cmd_run)
+    c = sub.add_parser("compile", help="compile to C in the Model Library Format")
+    _add_compile_args(c)
+    c.add_argument("-o", "--output", required=True, help="OUT/ (a folder) or OUT.tar")
+    c.set_defaults(fn=cmd_compile)
+    pl = sub.add_parser("plan", help="print (and draw) the static memory plan")
+    _add_compile_args(pl)
+    pl.set_defaults(fn=cmd_plan)
     return p
 
 
@@ -192,7 +304,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     try:
         return int(args.fn(args))
-    except (ModelImportError, OSError) as e:
+    except (ModelImportError, OSError, ValueError) as e:
         print("tvmnode %s: %s" % (args.command, e), file=sys.stderr)
         return 1
 

@@ -16,5 +16,6 @@
 #include "tvmnode/ir.h"         /* the tensor IR and its operators */
 #include "tvmnode/pass.h"       /* passes, contexts, instruments */
 #include "tvmnode/kernel.h"     /* lowering to kernels, programs */
+#include "tvmnode/codegen.h"    /* memory planning, ahead-of-time C */
 
 #endif /* TVMNODE_TVMNODE_H_ */

@@ -21,23 +21,12 @@
 #define ALIGN 64
 #define MAX_DEPTH 10000
 
-typedef enum { V_INPUT, V_CONST, V_ARENA, V_VIEW } VKind;
-
-typedef struct {
-  VKind kind;
-  int32_t index; /* input index, const index, or the viewed root value */
-  int64_t offset;
-  int64_t nbytes;
-  const TnIrTensorType *type; /* borrowed: the program keeps its IR alive */
-  int32_t def, last;
-} Value;
-
-typedef struct {
-  TnKernCall k;
-  const char *op; /* for messages (borrowed from the operator's name) */
-  int32_t in[TN_KERN_MAX_IN];
-  int32_t out;
-} Step;
+#define V_INPUT TN_KV_INPUT
+#define V_CONST TN_KV_CONST
+#define V_ARENA TN_KV_ARENA
+#define V_VIEW TN_KV_VIEW
+typedef TnKernValue Value;
+typedef TnKernStep Step;
 
 typedef struct {
   TnObject header;
@@ -102,6 +91,7 @@ typedef struct {
   const TnObject *mod;
   GPtrArray *tuples; /* GArray of int32 refs */
   int depth;
+  int in_primitive; /* lowering the body of a fused primitive function */
 } Builder;
 
 /* A ref is a value id (>= 0) or a tuple (-2 - its index); ERR is failure. */
@@ -152,7 +142,7 @@ static int64_t nbytes_of(const TnIrTensorType *t) {
   return n;
 }
 
-static int32_t add_value(Builder *b, VKind kind, int32_t index,
+static int32_t add_value(Builder *b, TnKernValueKind kind, int32_t index,
                          const TnIrTensorType *t) {
   int64_t nbytes = nbytes_of(t);
   if (nbytes < 0) {
@@ -299,6 +289,39 @@ static bool is_primitive(const TnIrFunction *f) {
   return v && v->type_index == TN_TYPE_INT && v->v_int64 != 0;
 }
 
+#define NO_MATCH (INT32_MIN + 1)
+
+/* `e` (in a primitive's scope `s`) as one fused kernel call: its ref, ERR
+ * on error, NO_MATCH when it has no fused form. */
+static int32_t lower_fused(Builder *b, Scope *s, const TnObject *e) {
+  TnKernCall k = {0};
+  const TnObject *leaves[TN_KERN_MAX_IN];
+  int32_t nleaves = 0;
+  ConstCtx cc = {b, s};
+  int m = tn__kernel_lower_fused(e, &k, leaves, &nleaves, const_of, &cc);
+  if (m <= 0) {
+    g_free(k.params);
+    return m < 0 ? ERR : NO_MATCH;
+  }
+  int32_t ins[TN_KERN_MAX_IN];
+  for (int32_t i = 0; i < nleaves; i++) {
+    ins[i] = lower_expr(b, s, leaves[i]);
+    if (ins[i] == ERR || is_tuple(ins[i])) {
+      g_free(k.params);
+      if (ins[i] != ERR)
+        tn_error_raise_in(TN_ERR_TYPE, "tn_program_new", "a tuple where a "
+                          "tensor is expected");
+      return ERR;
+    }
+  }
+  const TnIrTensorType *out = tensor_type(e);
+  if (out == NULL) {
+    g_free(k.params);
+    return untyped(e, "a fused function");
+  }
+  return add_step(b, &k, k.base_op ? k.base_op : k.kernel, ins, out);
+}
+
 /* Inline a call of function `fn` with argument refs `args`. */
 static int32_t inline_call(Builder *b, Scope *s, const TnIrFunction *fn,
                            const int32_t *args, int32_t nargs) {
@@ -310,38 +333,14 @@ static int32_t inline_call(Builder *b, Scope *s, const TnIrFunction *fn,
   Scope inner = {g_hash_table_new(NULL, NULL), s};
   for (int32_t i = 0; i < nargs; i++)
     scope_bind(&inner, tn_array_at(fn->params, i)->v_obj, args[i]);
-  int32_t r = ERR;
-  if (is_primitive(fn)) {
-    TnKernCall k = {0};
-    const TnObject *leaves[TN_KERN_MAX_IN];
-    int32_t nleaves = 0;
-    ConstCtx cc = {b, &inner};
-    int m = tn__kernel_lower_fused(fn->body, &k, leaves, &nleaves, const_of,
-                                   &cc);
-    if (m < 0) {
-      g_free(k.params);
-      goto done;
-    }
-    if (m > 0) {
-      int32_t ins[TN_KERN_MAX_IN];
-      for (int32_t i = 0; i < nleaves; i++) {
-        ins[i] = lower_expr(b, &inner, leaves[i]);
-        if (ins[i] == ERR || is_tuple(ins[i])) {
-          g_free(k.params);
-          if (ins[i] != ERR)
-            tn_error_raise_in(TN_ERR_TYPE, "tn_program_new", "a tuple where "
-                              "a tensor is expected");
-          goto done;
-        }
-      }
-      const TnIrTensorType *out = tensor_type(fn->body);
-      r = out ? add_step(b, &k, k.kernel, ins, out)
-              : (g_free(k.params), untyped(fn->body, "a fused function"));
-      goto done;
-    }
-  }
-  r = lower_expr(b, &inner, fn->body);
-done:
+  /* A primitive's body becomes one fused kernel, or else runs op by op
+   * with every part of it that has a fused form lowered as one (a residual
+   * add fused after a convolution leaves conv + bias + requantize inside);
+   * see lower_expr. */
+  bool prim = is_primitive(fn);
+  b->in_primitive += prim;
+  int32_t r = lower_expr(b, &inner, fn->body);
+  b->in_primitive -= prim;
   g_hash_table_destroy(inner.memo);
   return r;
 }
@@ -419,7 +418,8 @@ static int32_t lower_expr(Builder *b, Scope *s, const TnObject *e) {
       r = add_value(b, V_CONST, (int32_t)b->p->consts->len - 1, t);
     }
   } else if (tn__ir_is(e, TN_IR->call)) {
-    r = lower_call(b, s, (const TnIrCall *)e);
+    r = b->in_primitive ? lower_fused(b, s, e) : NO_MATCH;
+    if (r == NO_MATCH) r = lower_call(b, s, (const TnIrCall *)e);
   } else if (tn__ir_is(e, TN_IR->tuple)) {
     const TnIrTuple *t = (const TnIrTuple *)e;
     GArray *refs = g_array_new(FALSE, FALSE, sizeof(int32_t));
@@ -604,6 +604,14 @@ TN_API TnObject *tn_program_new(const TnObject *mod, const TnObject *fn) {
   }
   plan(p);
   return (TnObject *)p;
+}
+
+int tn__program_view(const TnObject *prog, TnKernProgramView *out) {
+  const Program *p = as_program(prog, "tn__program_view");
+  if (p == NULL) return -1;
+  out->values = p->values, out->steps = p->steps, out->consts = p->consts;
+  out->inputs = p->inputs, out->outputs = p->outputs;
+  return 0;
 }
 
 TN_API int32_t tn_program_num_inputs(const TnObject *prog) {

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "tvmnode/crt/kernels.h"
-#include "../crt_libc.h"
+#include "crt_libc.h"
 #include "unroll.h"
 
 /* The widest register block (see below). */

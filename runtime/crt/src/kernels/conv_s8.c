@@ -45,12 +45,19 @@
  * requantization whose doubtful lanes are redone exactly. Both forms
  * compute the same integers; other targets (Cortex-M, wasm) compile the
  * portable C alone.
+ *
+ * With out == in, the layers of small keyword-spotting CNNs (depthwise
+ * stride-1 SAME, and pointwise 1x1) run in place, so that a memory planner
+ * can give such a network about one activation buffer instead of two:
+ * the same loops and arithmetic, with a few output rows held back in
+ * scratch (depthwise) or a chunk of input pixels copied to scratch first
+ * (1x1); see "In place" below.
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "tvmnode/crt/kernels.h"
-#include "../crt_libc.h"
+#include "crt_libc.h"
 
 #if defined(__SSE2__) && defined(__GNUC__)
 #define CONV_SSE2 1
@@ -95,11 +102,8 @@ typedef struct {
   int32_t iy0, ix0, ky0, ky1, kx0, kx1, nx0, nx1;
 } Win;
 
-static TnCrtStatus conv_init(Conv *c, const TnCrtConv2d *p, int32_t io,
-                             int32_t fo, const int8_t *in, const int8_t *w,
-                             const void *out) {
-  if (p == NULL || in == NULL || w == NULL || out == NULL)
-    return TN_CRT_INVALID_ARGUMENT;
+/* The checks of a geometry that do not involve the data. */
+static TnCrtStatus geom_check(const TnCrtConv2d *p) {
   if (p->batch <= 0 || p->in_h <= 0 || p->in_w <= 0 || p->in_c <= 0 ||
       p->out_h <= 0 || p->out_w <= 0 || p->out_c <= 0 || p->k_h <= 0 ||
       p->k_w <= 0 || p->stride_h <= 0 || p->stride_w <= 0 ||
@@ -113,6 +117,16 @@ static TnCrtStatus conv_init(Conv *c, const TnCrtConv2d *p, int32_t io,
       (int64_t)(p->out_w - 1) * p->stride_w +
               (int64_t)(p->k_w - 1) * p->dilation_w > INT32_MAX)
     return TN_CRT_OVERFLOW;
+  return TN_CRT_OK;
+}
+
+static TnCrtStatus conv_init(Conv *c, const TnCrtConv2d *p, int32_t io,
+                             int32_t fo, const int8_t *in, const int8_t *w,
+                             const void *out) {
+  if (p == NULL || in == NULL || w == NULL || out == NULL)
+    return TN_CRT_INVALID_ARGUMENT;
+  const TnCrtStatus st = geom_check(p);
+  if (st != TN_CRT_OK) return st;
   c->p = p, c->in = in, c->w = w, c->io = io, c->fo = fo;
   c->cpg = p->in_c / p->groups;
   c->fpg = p->out_c / p->groups;
@@ -777,13 +791,43 @@ static void store32(const Requant *rq, const uint32_t *a, int npx,
       out[j * os3] = (int32_t)a[j];
 }
 
+/* Rows of output held back by an in-place depthwise convolution (see "In
+ * place" below): pad_top + 1, but no more than there are. */
+static int32_t ring_rows(const TnCrtConv2d *p) {
+  return p->pad_top < p->out_h ? p->pad_top + 1 : p->out_h;
+}
+
+/* A row of a block of len channels from its slot src of the ring (pixels
+ * len apart) to its place in out (pixels os2 apart, channels
+ * contiguous). */
+static void ring_flush(const TnCrtConv2d *p, const int8_t *src, int32_t len,
+                       int8_t *out) {
+  const int32_t w = p->out_w;
+  const ptrdiff_t os2 = p->out_strides[2];
+  if (os2 == len) { /* the block is every channel: one run */
+    memcpy(out, src, (size_t)w * (size_t)len);
+    return;
+  }
+  for (int32_t x = 0; x < w; x++, out += os2, src += len) {
+    if (len == 16)
+      memcpy(out, src, 16);
+    else if (len == 8)
+      memcpy(out, src, 8);
+    else
+      memcpy(out, src, (size_t)len);
+  }
+}
+
 /* Every output pixel, block by block; the block's accumulators (which
  * start from the bias) are requantized into out8 (with q) or stored into
  * out32. On the SSE2 path neighbouring pixels go in pairs, sharing the
- * widened weights: BCAST pixels with the same taps, any two for DW. */
+ * widened weights: BCAST pixels with the same taps, any two for DW. With a
+ * ring (in-place depthwise, out8 == the input), each output row of a block
+ * goes to the ring first and reaches out8 once no later row reads the input
+ * it replaces. */
 static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                      int32_t hi, const int32_t *bias, int8_t *out8,
-                     int32_t *out32) {
+                     int32_t *out32, int8_t *ring) {
   const TnCrtConv2d *p = c->p;
   const ptrdiff_t os0 = p->out_strides[0], os1 = p->out_strides[1],
                   os2 = p->out_strides[2], os3 = p->out_strides[3];
@@ -792,6 +836,9 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   const int64_t fx0 = ((int64_t)p->pad_left + p->stride_w - 1) / p->stride_w;
   const int64_t fxn = (int64_t)p->in_w - 1 + p->pad_left - last;
   const int64_t fx1 = fxn < 0 ? 0 : fxn / p->stride_w + 1;
+  const int32_t rows = ring ? ring_rows(p) : 1;
+  const ptrdiff_t slot_size =
+      ring ? (ptrdiff_t)p->out_w * (p->out_c < BLK ? p->out_c : BLK) : 0;
   Requant rq;
   for (int32_t co0 = 0, len; co0 < p->out_c; co0 += len) {
     /* The rest of the group for BCAST, of all channels otherwise. */
@@ -809,10 +856,19 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
 #else
     const int pairs = 0, fast_dw = 0;
 #endif
+    /* Where the output pixels of a row go: ps2 apart, channels ps3. */
+    const ptrdiff_t ps2 = ring ? len : os2, ps3 = ring ? 1 : os3;
     Win wn;
     for (int32_t n = 0; n < p->batch; n++) {
       wn.x = c->in + (ptrdiff_t)n * p->in_strides[0];
-      for (int32_t oy = 0; oy < p->out_h; oy++) {
+      int8_t *const out_n = out8 ? out8 + (ptrdiff_t)n * os0 + co0 : NULL;
+      for (int32_t oy = 0, slot = 0; oy < p->out_h; oy++) {
+        /* The row's first output (in place: in slot oy % rows). */
+        const ptrdiff_t ro =
+            (ptrdiff_t)n * os0 + (ptrdiff_t)oy * os1 + (ptrdiff_t)co0 * os3;
+        int8_t *const row8 = ring ? ring + slot * slot_size
+                                  : out8 ? out8 + ro : NULL;
+        int32_t *const row32 = out32 ? out32 + ro : NULL;
         wn.iy0 = oy * p->stride_h - p->pad_top;
         taps(wn.iy0, p->k_h, p->dilation_h, p->in_h, &wn.ky0, &wn.ky1);
         for (int32_t ox = 0, npx; ox < p->out_w; ox += npx) {
@@ -842,17 +898,135 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
           } else
 #endif
             accumulate(c, &wn, co0, len, npx, rq.bias, a);
-          const ptrdiff_t o = (ptrdiff_t)n * os0 + (ptrdiff_t)oy * os1 +
-                              (ptrdiff_t)ox * os2 + (ptrdiff_t)co0 * os3;
-          if (out32)
-            store32(&rq, a, npx, out32 + o, os2, os3);
+          if (row32)
+            store32(&rq, a, npx, row32 + (ptrdiff_t)ox * os2, os2, os3);
           else
-            requant_store(&rq, a, npx, out8 + o, os2, os3);
+            requant_store(&rq, a, npx, row8 + (ptrdiff_t)ox * ps2, ps2, ps3);
         }
+        if (!ring) continue;
+        slot = slot + 1 == rows ? 0 : slot + 1;
+        /* Input row oy - pad_top has had its last reader. Then rows is
+         * pad_top + 1, so that row's slot is the next one. */
+        if (oy >= p->pad_top)
+          ring_flush(p, ring + slot * slot_size, len,
+                     out_n + (ptrdiff_t)(oy - p->pad_top) * os1);
       }
+      /* The rows still in the ring: from out_h - pad_top on. */
+      if (ring)
+        for (int32_t r = p->out_h > p->pad_top ? p->out_h - p->pad_top : 0;
+             r < p->out_h; r++)
+          ring_flush(p, ring + (r % rows) * slot_size, len,
+                     out_n + (ptrdiff_t)r * os1);
     }
   }
 }
+
+/* ------------------------------------------------------------------------ */
+/* In place                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * out == in for two geometries, each of which writes an output element only
+ * where the input it replaces has been read for the last time, through a
+ * small scratch buffer:
+ *  - ROWS, depthwise with multiplier 1 and stride_h 1 (output channel c
+ *    reads input channel c alone; output row oy reads input rows
+ *    oy - pad_top + ky * dilation_h, so input row r is last read by output
+ *    row r + pad_top): the block loop stays outermost and the input is read
+ *    where it is, as out of place; a block's output rows go to a ring of
+ *    ring_rows() rows of that block's channels in scratch, and row r is
+ *    copied to its place once row r + pad_top is done (the last rows at
+ *    the end of each batch). The horizontal geometry does not matter: whole
+ *    rows wait in the ring.
+ *  - PIXELS, 1x1, stride 1, no padding, out_c <= in_c, both dense NHWC: an
+ *    output pixel reads its own input pixel alone. The N*H*W pixels are cut
+ *    into chunks of chunk_pixels(); a chunk's input is copied to scratch
+ *    and the chunk convolved from there (as a 1 x chunk image). Output
+ *    pixel p ends at byte (p + 1) * out_c <= (p + 1) * in_c, so a chunk's
+ *    output overwrites only inputs of this chunk or earlier ones, never one
+ *    still to be copied; batches are consecutive pixels like any others.
+ *    Chunks of PIXEL_CHUNK bytes make the once-per-block setup, repeated
+ *    per chunk, a small part of a chunk's work.
+ * Both need the same byte layout for input and output (dense NHWC strides,
+ * out_h == in_h and out_w == in_w), so that an output element's address is
+ * that of an input element already read (or about to be).
+ */
+enum { NOT_IN_PLACE, ROWS, PIXELS };
+enum { PIXEL_CHUNK = 1024 };
+
+/* Strides {h*w*c, w*c, c, 1}. */
+static int dense_nhwc(const int32_t s[4], int32_t h, int32_t w, int32_t c) {
+  return s[3] == 1 && s[2] == c && (int64_t)s[1] == (int64_t)w * c &&
+         (int64_t)s[0] == (int64_t)s[1] * h;
+}
+
+static int in_place_kind(const TnCrtConv2d *p) {
+  if (p == NULL || geom_check(p) != TN_CRT_OK || p->out_h != p->in_h ||
+      p->out_w != p->in_w ||
+      !dense_nhwc(p->in_strides, p->in_h, p->in_w, p->in_c) ||
+      !dense_nhwc(p->out_strides, p->out_h, p->out_w, p->out_c))
+    return NOT_IN_PLACE;
+  if (p->groups == p->in_c && p->out_c == p->in_c && p->stride_h == 1)
+    return ROWS;
+  if (p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 &&
+      p->pad_top == 0 && p->pad_left == 0 && p->out_c <= p->in_c)
+    return PIXELS;
+  return NOT_IN_PLACE;
+}
+
+/* Pixels per PIXELS chunk: PIXEL_CHUNK bytes of input (at least one
+ * pixel), no more than there are. */
+static int32_t chunk_pixels(const TnCrtConv2d *p) {
+  const int64_t all = (int64_t)p->batch * p->in_h * p->in_w;
+  const int32_t n = p->in_c < PIXEL_CHUNK ? PIXEL_CHUNK / p->in_c : 1;
+  return all < n ? (int32_t)all : n;
+}
+
+/* PIXELS: buf holds the input and receives the output. */
+static void conv_pixels(const TnCrtConv2d *p, const TnCrtQuant *q, int32_t lo,
+                        int32_t hi, const int8_t *w, const int32_t *bias,
+                        int8_t *buf, int8_t *scratch) {
+  const int64_t all = (int64_t)p->batch * p->in_h * p->in_w;
+  const int32_t chunk = chunk_pixels(p);
+  TnCrtConv2d g = *p;
+  g.batch = 1, g.in_h = g.out_h = 1;
+  for (int64_t p0 = 0; p0 < all; p0 += g.in_w) {
+    g.in_w = g.out_w = all - p0 < chunk ? (int32_t)(all - p0) : chunk;
+    g.in_strides[0] = g.in_strides[1] = g.in_w * p->in_c;
+    g.out_strides[0] = g.out_strides[1] = g.out_w * p->out_c;
+    memcpy(scratch, buf + p0 * p->in_c, (size_t)g.in_w * (size_t)p->in_c);
+    Conv c;
+    int8_t *out = buf + p0 * p->out_c;
+    /* A part of a valid geometry: conv_init succeeds. */
+    (void)conv_init(&c, &g, q->input_offset, q->filter_offset, scratch, w,
+                    out);
+    conv_run(&c, q, lo, hi, bias, out, NULL, NULL);
+  }
+}
+
+int32_t tn_crt_conv2d_s8_inplace_ok(const TnCrtConv2d *p) {
+  return in_place_kind(p) != NOT_IN_PLACE;
+}
+
+size_t tn_crt_conv2d_s8_inplace_scratch_size(const TnCrtConv2d *p) {
+  uint64_t n;
+  switch (in_place_kind(p)) {
+    case ROWS:
+      n = (uint64_t)ring_rows(p) * (uint64_t)p->out_w *
+          (uint64_t)(p->out_c < BLK ? p->out_c : BLK);
+      break;
+    case PIXELS:
+      n = (uint64_t)chunk_pixels(p) * (uint64_t)p->in_c;
+      break;
+    default:
+      return 0;
+  }
+  return n > SIZE_MAX ? SIZE_MAX : (size_t)n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Entry points                                                               */
+/* ------------------------------------------------------------------------ */
 
 size_t tn_crt_conv2d_s8_scratch_size(const TnCrtConv2d *p) {
   (void)p;
@@ -863,7 +1037,6 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
                              const int8_t *in, const int8_t *w,
                              const int32_t *bias, int8_t *out, void *scratch,
                              size_t scratch_size) {
-  (void)scratch, (void)scratch_size;
   if (q == NULL || q->multiplier == NULL || q->shift == NULL)
     return TN_CRT_INVALID_ARGUMENT;
   Conv c;
@@ -874,7 +1047,19 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
   const int32_t lo = q->act_min < -128 ? -128 : q->act_min;
   const int32_t hi = q->act_max > 127 ? 127 : q->act_max;
   if (q->act_min > q->act_max || lo > hi) return TN_CRT_INVALID_ARGUMENT;
-  conv_run(&c, q, lo, hi, bias, out, NULL);
+  if ((const void *)in != (const void *)out) {
+    conv_run(&c, q, lo, hi, bias, out, NULL, NULL);
+    return TN_CRT_OK;
+  }
+  const int kind = in_place_kind(p);
+  if (kind == NOT_IN_PLACE) return TN_CRT_INVALID_ARGUMENT;
+  if (scratch_size < tn_crt_conv2d_s8_inplace_scratch_size(p))
+    return TN_CRT_SCRATCH_TOO_SMALL;
+  if (scratch == NULL) return TN_CRT_INVALID_ARGUMENT;
+  if (kind == ROWS)
+    conv_run(&c, q, lo, hi, bias, out, NULL, scratch);
+  else
+    conv_pixels(p, q, lo, hi, w, bias, out, scratch);
   return TN_CRT_OK;
 }
 
@@ -885,6 +1070,6 @@ TnCrtStatus tn_crt_conv2d_s8_s32(const TnCrtConv2d *p, int32_t input_offset,
   Conv c;
   TnCrtStatus st = conv_init(&c, p, input_offset, filter_offset, in, w, out);
   if (st != TN_CRT_OK) return st;
-  conv_run(&c, NULL, 0, 0, bias, NULL, out);
+  conv_run(&c, NULL, 0, 0, bias, NULL, out, NULL);
   return TN_CRT_OK;
 }

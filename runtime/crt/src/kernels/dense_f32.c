@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "tvmnode/crt/kernels.h"
-#include "../crt_libc.h"
+#include "crt_libc.h"
 #include "unroll.h"
 
 

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "tvmnode/crt/kernels.h"
-#include "../crt_libc.h"
+#include "crt_libc.h"
 #include "fixed_point.h"
 
 /* An arithmetic right shift written so that it does not depend on the

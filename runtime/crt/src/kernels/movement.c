@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "tvmnode/crt/kernels.h"
-#include "../crt_libc.h"
+#include "crt_libc.h"
 
 #if defined(__GNUC__)
 #define MAY_ALIAS __attribute__((__may_alias__))

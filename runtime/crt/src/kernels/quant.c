@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "tvmnode/crt/kernels.h"
-#include "../crt_libc.h"
+#include "crt_libc.h"
 #include "fixed_point.h"
 
 /* TFLite's int32 arithmetic on offsets and zero points, whose overflow C++

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "tvmnode/crt/kernels.h"
-#include "../crt_libc.h"
+#include "crt_libc.h"
 
 #define CHUNK 32
 

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "tvmnode/crt/kernels.h"
-#include "../crt_libc.h"
+#include "crt_libc.h"
 #include "fixed_point.h"
 
 /* TFLite's kScaledDiffIntegerBits and kAccumulationIntegerBits. */

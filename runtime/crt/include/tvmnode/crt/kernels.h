@@ -252,6 +252,40 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
                              const int8_t *in, const int8_t *w,
                              const int32_t *bias, int8_t *out, void *scratch,
                              size_t scratch_size);
+/*
+ * In place: tn_crt_conv2d_s8 may be called with out == in (the same
+ * address) when tn_crt_conv2d_s8_inplace_ok(p), with a scratch of at least
+ * tn_crt_conv2d_s8_inplace_scratch_size(p) bytes (any alignment); the
+ * result is the out-of-place one, bit for bit. With out == in it returns
+ * TN_CRT_INVALID_ARGUMENT for a geometry that is not in-place-able,
+ * TN_CRT_SCRATCH_TOO_SMALL for a smaller scratch size (and
+ * TN_CRT_INVALID_ARGUMENT for a NULL scratch that should not be). Any
+ * other overlap of in and out (or of out with w, bias or scratch) is
+ * undefined. tn_crt_conv2d_s8_s32 never runs in place.
+ *
+ * In-place-able, besides a valid geometry: both tensors dense NHWC
+ * (in_strides {in_h*in_w*in_c, in_w*in_c, in_c, 1}, out_strides likewise
+ * with out_c), out_h == in_h, out_w == in_w, any batch, any quantization
+ * and bias, and one of
+ *  (a) depthwise with multiplier 1 (groups == in_c == out_c) and
+ *      stride_h == 1: any kernel size, dilation, pad_top, pad_left and
+ *      stride_w (SAME padding at stride 1 is the usual case). Scratch:
+ *      min(pad_top + 1, out_h) * out_w * min(out_c, 16) bytes (3x3 SAME
+ *      with 16 channels or more: 2 * out_w * 16).
+ *  (b) 1x1 kernel, stride 1 (both), pad_top == pad_left == 0,
+ *      out_c <= in_c, any groups (pointwise). Scratch: in_c * P bytes,
+ *      P = min(batch * in_h * in_w, max(1, floor(1024 / in_c))) pixels
+ *      (64 channels, 16 pixels or more: 1024). With out_c < in_c the
+ *      output is the buffer's first batch * in_h * in_w * out_c bytes;
+ *      the bytes after it are left unspecified.
+ * (A 1x1 depthwise layer is (a).) Everything else: 0.
+ * tn_crt_conv2d_s8_inplace_scratch_size is 0 where inplace_ok is 0; where
+ * it is 1 the size is at least tn_crt_conv2d_s8_scratch_size(p), so one
+ * scratch buffer serves both ways of calling. Both depend only on p and
+ * are the same on every target.
+ */
+int32_t tn_crt_conv2d_s8_inplace_ok(const TnCrtConv2d *p);
+size_t tn_crt_conv2d_s8_inplace_scratch_size(const TnCrtConv2d *p);
 /* The int32 accumulators alone (qnn.conv2d unfused): out = acc + bias,
  * ignoring q's output fields. */
 TnCrtStatus tn_crt_conv2d_s8_s32(const TnCrtConv2d *p, int32_t input_offset,

@@ -28,7 +28,14 @@ extern "C" {
   X(UNSUPPORTED, 4, "the parameters ask for something not implemented")    \
   X(SCRATCH_TOO_SMALL, 5, "the caller's scratch buffer is too small")      \
   X(POOL_TOO_SMALL, 6, "a memory pool is smaller than the model needs")    \
-  X(OVERFLOW, 7, "a size or index computation would overflow")
+  X(OVERFLOW, 7, "a size or index computation would overflow")          \
+  X(POOL_MISALIGNED, 8, "a memory pool is not aligned as the model needs") \
+  X(NULL_POINTER, 9, "a required pointer is NULL")                         \
+  X(MODEL_MISMATCH, 10,                                                    \
+    "the model descriptor is not one this runtime reads (another ABI "     \
+    "version, or not a descriptor)")                                       \
+  X(NOT_BOUND, 11, "an input or output has no buffer bound to it")         \
+  X(DEVICE_FAILED, 12, "an external device failed to compute an operator")
 
 typedef enum {
 #define TN_CRT_STATUS_ENUM_(name, code, doc) TN_CRT_##name = code,

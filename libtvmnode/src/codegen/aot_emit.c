@@ -1,0 +1,632 @@
+/*
+ * aot_emit.c: the C of a compiled model. <name>_lib0.c holds the constants
+ * and one function per kernel call (its parameters as static const data,
+ * written by the lowering table's emitters); <name>_lib1.c the entry point
+ * tvmgen_<name>_run, which checks its arguments and calls them in order
+ * over pool bases plus planned offsets, and the model descriptor for the
+ * crt's firmware API; tvmgen_<name>.h the interface. Only <stdint.h> and
+ * the crt's headers are included, so a bare toolchain builds them.
+ */
+#include "codegen/aot_internal.h"
+
+
+
+/* ---- C text ----------------------------------------------------------------- */
+
+static const char *ctype(DLDataType t) {
+  if (t.lanes != 1) return NULL;
+  if (t.code == kDLFloat && t.bits == 32) return "float";
+  if (t.code == kDLInt) {
+    switch (t.bits) {
+      case 8: return "int8_t";
+      case 16: return "int16_t";
+      case 32: return "int32_t";
+      case 64: return "int64_t";
+    }
+  }
+  if (t.code == kDLUInt && t.bits == 8) return "uint8_t";
+  return NULL;
+}
+
+int tn__aot_crt_dtype(DLDataType t) {
+  if (t.lanes != 1) return -1;
+  if (t.code == kDLFloat && t.bits == 32) return TN_CRT_F32;
+  if (t.code == kDLFloat && t.bits == 64) return TN_CRT_F64;
+  if (t.code == kDLInt && t.bits == 32) return TN_CRT_I32;
+  if (t.code == kDLInt && t.bits == 8) return TN_CRT_I8;
+  if (t.code == kDLInt && t.bits == 16) return TN_CRT_I16;
+  if (t.code == kDLInt && t.bits == 64) return TN_CRT_I64;
+  if (t.code == kDLUInt && t.bits == 8) return TN_CRT_U8;
+  if (t.code == kDLBool && t.bits == 8) return TN_CRT_BOOL;
+  return -1;
+}
+
+void tn__aot_dtype_str(DLDataType t, char *buf, size_t n) {
+  if (tn_dtype_print(t, buf, n) < 0) g_strlcpy(buf, "?", n);
+}
+
+/* The C expression of where value `v` lives (a void pointer). */
+static void where(Gen *g, GString *s, int32_t v) {
+  const TnKernValue *x = value(g, root(g, v));
+  Home h = g->home[root(g, v)];
+  switch (h.kind) {
+    case H_INPUT:
+      g_string_append_printf(s, "inputs->%s",
+                             g_array_index(g->ins, Io, h.index).name);
+      break;
+    case H_OUTPUT:
+      g_string_append_printf(s, "outputs->%s",
+                             g_array_index(g->outs, Io, h.index).name);
+      break;
+    case H_CONST:
+      if (g->o.consts_in_pool)
+        g_string_append_printf(s, "(cp + %" PRId64 ")",
+                               g->const_off[x->index]);
+      else
+        g_string_append_printf(s, "tvmgen_%s_const%d", g->o.name, x->index);
+      break;
+    case H_POOL: {
+      const TnPlanBuffer *p = &g->plan[h.index];
+      g_string_append_printf(s, "(ws%d + %" PRId64 ")", p->pool, p->offset);
+      break;
+    }
+  }
+}
+
+/* The constant arrays (definitions in lib0, declarations for lib1). */
+void tn__aot_emit_constants(Gen *g, GString *c, bool decl) {
+  if (g->o.consts_in_pool) return;
+  for (guint i = 0; i < g->v.consts->len; i++) {
+    if (!g->const_used[i]) continue;
+    TnObject *t = g_ptr_array_index(g->v.consts, i);
+    const DLTensor *dl = tn_tensor_dltensor(t);
+    int64_t nb = tn_tensor_nbytes(t), n = nb;
+    const char *ty = ctype(dl->dtype);
+    if (ty == NULL) ty = "uint8_t";
+    else n = nb / ((dl->dtype.bits + 7) / 8);
+    if (decl) {
+      g_string_append_printf(c, "extern TVMGEN_INTERNAL const %s tvmgen_%s_"
+                             "const%u[%" PRId64 "];\n", ty, g->o.name, i,
+                             n > 0 ? n : 1);
+      continue;
+    }
+    g_string_append_printf(c, "TVMGEN_INTERNAL const %s tvmgen_%s_const%u[%"
+                           PRId64 "] TVMGEN_ALIGNED(%" PRId64 ") = {", ty,
+                           g->o.name,
+                           i, n > 0 ? n : 1, g->o.align);
+    const uint8_t *base = (const uint8_t *)dl->data + dl->byte_offset;
+    for (int64_t k = 0; k < n; k++) {
+      g_string_append(c, k == 0 ? "" : (k % 16 ? ", " : ",\n    "));
+      if (strcmp(ty, "float") == 0) {
+        float f;
+        memcpy(&f, base + 4 * k, 4);
+        tn__emit_f32(c, f);
+      } else if (strcmp(ty, "int8_t") == 0) {
+        g_string_append_printf(c, "%d", (int)((const int8_t *)base)[k]);
+      } else if (strcmp(ty, "int16_t") == 0) {
+        int16_t x;
+        memcpy(&x, base + 2 * k, 2);
+        g_string_append_printf(c, "%d", (int)x);
+      } else if (strcmp(ty, "int32_t") == 0) {
+        int32_t x;
+        memcpy(&x, base + 4 * k, 4);
+        if (x == INT32_MIN) g_string_append(c, "(-2147483647 - 1)");
+        else g_string_append_printf(c, "%" PRId32, x);
+      } else if (strcmp(ty, "int64_t") == 0) {
+        int64_t x;
+        memcpy(&x, base + 8 * k, 8);
+        if (x == INT64_MIN) g_string_append(c, "(-INT64_C(9223372036854775807) - 1)");
+        else g_string_append_printf(c, "INT64_C(%" PRId64 ")", x);
+      } else {
+        g_string_append_printf(c, "%u", (unsigned)base[k]);
+      }
+    }
+    if (n == 0) g_string_append_c(c, '0');
+    g_string_append(c, "};\n");
+  }
+}
+
+char *tn__aot_step_name(const Gen *g, int32_t s) {
+  const TnKernStep *st = step(g, s);
+  const char *k = st->k.kernel;
+  if (g_str_has_prefix(k, "tn_crt_")) k += 7;
+  char *id = tn__aot_c_ident(k);
+  char *n = g_strdup_printf("tvmgen_%s_op%d_%s", g->o.name, s, id);
+  g_free(id);
+  return n;
+}
+
+int tn__aot_emit_operators(Gen *g, GString *c) {
+  for (int32_t s = 0; s < g->nsteps; s++) {
+    const TnKernStep *st = step(g, s);
+    TnKernEmitFn fn = tn__kernel_emitter(st->k.run);
+    if (fn == NULL)
+      return tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, st->op, "the operator "
+                               "has no crt kernel (%s), so it cannot be "
+                               "compiled to C", st->k.kernel);
+    char *prefix = g_strdup_printf("tvmgen_%s_op%d_", g->o.name, s);
+    TnKernEmit e = {g_string_new(NULL), g_string_new(NULL), prefix, 0};
+    e.scratch_size = g->scratch[s] >= 0
+                         ? (size_t)g_array_index(g->bufs, Buf,
+                                                 g->scratch[s]).size
+                         : 0;
+    fn(st->k.params, &e);
+    g_string_append_printf(c, "\n/* %s: %s%s */\n%s", st->op, st->k.kernel,
+                           tn__aot_in_place(g, s) ? ", in place" : "", e.decls->str);
+    g_string_append_printf(c, "TVMGEN_INTERNAL int32_t %s(const void *const "
+                           "*in, void *out, void *scratch) {\n",
+                           g->fn_names[s]);
+    for (int32_t i = 0; i < st->k.nin; i++)
+      g_string_append_printf(c, "  const void *in%d = in[%d];\n", i, i);
+    if (st->k.nin == 0) g_string_append(c, "  (void)in;\n");
+    if (e.scratch_size == 0) g_string_append(c, "  (void)scratch;\n");
+    g_string_append(c, e.body->str);
+    g_string_append(c, "}\n");
+    g_string_free(e.decls, TRUE), g_string_free(e.body, TRUE);
+    g_free(prefix);
+  }
+  return 0;
+}
+
+/* ---- the interface ---------------------------------------------------------- */
+
+static bool has_ws(const Gen *g) {
+  for (guint p = 0; p < g->o.pool_names->len; p++)
+    if (g->res.size[p] > 0) return true;
+  return false;
+}
+
+/* The parameter list of tvmgen_<m>_run. */
+static void run_params(Gen *g, GString *s) {
+  const char *m = g->o.name;
+  GPtrArray *ps = g_ptr_array_new_with_free_func(g_free);
+  if (!g->o.io_in_pool) {
+    g_ptr_array_add(ps, g_strdup_printf("struct tvmgen_%s_inputs *inputs", m));
+    g_ptr_array_add(ps, g_strdup_printf("struct tvmgen_%s_outputs *outputs",
+                                        m));
+  }
+  if (has_ws(g) || g->o.io_in_pool)
+    g_ptr_array_add(ps, g_strdup_printf("struct tvmgen_%s_workspace_pools "
+                                        "*workspace_pools", m));
+  if (g->o.consts_in_pool && g->const_pool > 0)
+    g_ptr_array_add(ps, g_strdup_printf("struct tvmgen_%s_constant_pools "
+                                        "*constant_pools", m));
+  if (g->o.devices->len)
+    g_ptr_array_add(ps, g_strdup_printf("struct tvmgen_%s_devices *devices",
+                                        m));
+  if (ps->len == 0) g_string_append(s, "void");
+  for (guint i = 0; i < ps->len; i++)
+    g_string_append_printf(s, "%s%s", i ? ", " : "",
+                           (char *)g_ptr_array_index(ps, i));
+  g_ptr_array_free(ps, TRUE);
+}
+
+void tn__aot_header(Gen *g, GString *h) {
+  const char *m = g->o.name, *M = g->M;
+  g_string_append_printf(h,
+      "/*\n * tvmgen_%s.h: the C interface of model '%s', generated by "
+      "tvmnode %s.\n *\n * Call tvmgen_%s_run with the application's "
+      "buffers; it allocates nothing\n * and returns 0 or a TnCrtStatus code "
+      "(tvmnode/crt/status.h).\n */\n#ifndef TVMGEN_%s_H_\n#define "
+      "TVMGEN_%s_H_\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
+      "#include \"tvmnode/crt/model.h\"\n\n#ifndef TVMGEN_API\n#if defined("
+      "__GNUC__) || defined(__clang__)\n#define TVMGEN_API __attribute__(("
+      "visibility(\"default\")))\n#else\n#define TVMGEN_API\n#endif\n#endif"
+      "\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", m, m, tn_version(),
+      m, M, M);
+  for (int pass = 0; pass < 2; pass++) {
+    GArray *ios = pass ? g->outs : g->ins;
+    for (guint i = 0; i < ios->len; i++) {
+      const Io *io = &g_array_index(ios, Io, i);
+      char *up = g_ascii_strup(io->name, -1);
+      g_string_append_printf(h, "#define TVMGEN_%s_%s_SIZE %" PRId64 "\n",
+                             M, up, io->nbytes);
+      g_free(up);
+    }
+  }
+  for (guint p = 0; p < g->o.pool_names->len; p++) {
+    if (g->res.size[p] == 0 && !(p == 0 && g->o.io_in_pool)) continue;
+    char *up = g_ascii_strup(g_ptr_array_index(g->o.pool_names, p), -1);
+    g_string_append_printf(h, "#define TVMGEN_%s_%s_WORKSPACE_POOL_SIZE %"
+                           PRId64 "\n", M, up, g->res.size[p]);
+    g_free(up);
+  }
+  if (g->o.consts_in_pool && g->const_pool > 0)
+    g_string_append_printf(h, "#define TVMGEN_%s_CONSTANT_POOL_SIZE %" PRId64
+                           "\n", M, g->const_pool);
+  g_string_append_printf(h, "#define TVMGEN_%s_ALIGNMENT %" PRId64 "\n\n", M,
+                         g->o.align);
+  g_string_append_printf(h, "struct tvmgen_%s_inputs {\n", m);
+  for (guint i = 0; i < g->ins->len; i++)
+    g_string_append_printf(h, "  void *%s;\n",
+                           g_array_index(g->ins, Io, i).name);
+  if (g->ins->len == 0) g_string_append(h, "  void *unused;\n");
+  g_string_append_printf(h, "};\n\nstruct tvmgen_%s_outputs {\n", m);
+  for (guint i = 0; i < g->outs->len; i++)
+    g_string_append_printf(h, "  void *%s;\n",
+                           g_array_index(g->outs, Io, i).name);
+  g_string_append(h, "};\n\n");
+  if (has_ws(g) || g->o.io_in_pool) {
+    g_string_append_printf(h, "struct tvmgen_%s_workspace_pools {\n", m);
+    for (guint p = 0; p < g->o.pool_names->len; p++)
+      if (g->res.size[p] > 0 || (p == 0 && g->o.io_in_pool))
+        g_string_append_printf(h, "  void *%s;\n",
+                               (char *)g_ptr_array_index(g->o.pool_names, p));
+    g_string_append(h, "};\n\n");
+  }
+  if (g->o.consts_in_pool && g->const_pool > 0) {
+    g_string_append_printf(h, "struct tvmgen_%s_constant_pools {\n  void "
+                           "*constants;\n};\n\n/* The initial contents of "
+                           "the constant pool: copy them in before the "
+                           "first run. */\nextern TVMGEN_API const uint8_t "
+                           "tvmgen_%s_constant_pool_data[%" PRId64 "];\n"
+                           "#define TVMGEN_%s_CONSTANT_POOL_DATA "
+                           "tvmgen_%s_constant_pool_data\n\n", m, m,
+                           g->const_pool, M, m);
+  }
+  if (g->o.devices->len) {
+    g_string_append_printf(h, "struct tvmgen_%s_devices {\n", m);
+    for (guint d = 0; d < g->o.devices->len; d++)
+      g_string_append_printf(h, "  void *%s;\n",
+                             (char *)g_ptr_array_index(g->o.devices, d));
+    g_string_append(h, "};\n\n");
+    for (guint d = 0; d < g->o.devices->len; d++)
+      g_string_append_printf(h, "/* Provided by the application: compute "
+                             "`call` on device '%s'\n * (`device` is the "
+                             "handle from struct tvmgen_%s_devices). */\n"
+                             "int32_t tvmgen_%s_%s_compute(void *device, "
+                             "const TnCrtDeviceCall *call);\n\n",
+                             (char *)g_ptr_array_index(g->o.devices, d), m,
+                             m, (char *)g_ptr_array_index(g->o.devices, d));
+  }
+  if (g->o.io_in_pool) {
+    g_string_append_printf(h, "/* Where the inputs and outputs live in the "
+                           "workspace pool. */\nTVMGEN_API struct tvmgen_%s_"
+                           "inputs tvmgen_%s_map_inputs(struct tvmgen_%s_"
+                           "workspace_pools *workspace_pools);\nTVMGEN_API "
+                           "struct tvmgen_%s_outputs tvmgen_%s_map_outputs(struct tvmgen_%s_"
+                           "workspace_pools *workspace_pools);\n\n", m, m, m,
+                           m, m, m);
+  }
+  g_string_append_printf(h, "/* One inference. */\nTVMGEN_API int32_t "
+                         "tvmgen_%s_run(", m);
+  run_params(g, h);
+  g_string_append_printf(h, ");\n\n/* The model's descriptor, for the generic "
+                         "firmware API (tvmnode/crt/model.h). */\nextern "
+                         "TVMGEN_API const TnCrtModel tvmgen_%s_model;\n\n#ifdef "
+                         "__cplusplus\n}\n#endif\n\n#endif /* TVMGEN_%s_H_ */"
+                         "\n", m, M);
+}
+
+/* The checks at the top of run: NULL and alignment. */
+static void run_checks(Gen *g, GString *c) {
+  if (!g->o.io_in_pool) {
+    g_string_append(c, "  if (!inputs || !outputs) return TN_CRT_NULL_POINTER;\n");
+    for (int pass = 0; pass < 2; pass++) {
+      GArray *ios = pass ? g->outs : g->ins;
+      for (guint i = 0; i < ios->len; i++)
+        g_string_append_printf(c, "  if (!%s->%s) return TN_CRT_NULL_POINTER;"
+                               "\n", pass ? "outputs" : "inputs",
+                               g_array_index(ios, Io, i).name);
+    }
+  }
+  if (has_ws(g) || g->o.io_in_pool) {
+    g_string_append(c, "  if (!workspace_pools) return TN_CRT_NULL_POINTER;\n");
+    for (guint p = 0; p < g->o.pool_names->len; p++) {
+      if (g->res.size[p] == 0 && !(p == 0 && g->o.io_in_pool)) continue;
+      const char *pn = g_ptr_array_index(g->o.pool_names, p);
+      g_string_append_printf(c, "  uint8_t *ws%u = (uint8_t *)workspace_pools"
+                             "->%s;\n  if (!ws%u) return TN_CRT_NULL_POINTER;"
+                             "\n  if ((uintptr_t)ws%u %% %" PRId64 " != 0) "
+                             "return TN_CRT_POOL_MISALIGNED;\n", p, pn, p, p,
+                             g->o.align);
+    }
+  }
+  if (g->o.consts_in_pool && g->const_pool > 0)
+    g_string_append_printf(c, "  if (!constant_pools || !constant_pools->"
+                           "constants) return TN_CRT_NULL_POINTER;\n  const "
+                           "uint8_t *cp = (const uint8_t *)constant_pools->"
+                           "constants;\n  if ((uintptr_t)cp %% %" PRId64
+                           " != 0) return TN_CRT_POOL_MISALIGNED;\n",
+                           g->o.align);
+  if (g->o.devices->len) {
+    g_string_append(c, "  if (!devices) return TN_CRT_NULL_POINTER;\n");
+    for (guint d = 0; d < g->o.devices->len; d++)
+      g_string_append_printf(c, "  if (!devices->%s) return "
+                             "TN_CRT_NULL_POINTER;\n",
+                             (char *)g_ptr_array_index(g->o.devices, d));
+  }
+}
+
+/* io in the pool: the inputs and outputs structs point into it */
+static void io_locals(Gen *g, GString *c) {
+  if (!g->o.io_in_pool) return;
+  g_string_append_printf(c, "  struct tvmgen_%s_inputs in_ = tvmgen_%s_map_"
+                         "inputs(workspace_pools), *inputs = &in_;\n  struct "
+                         "tvmgen_%s_outputs out_ = tvmgen_%s_map_outputs("
+                         "workspace_pools), *outputs = &out_;\n  (void)inputs, (void)outputs;"
+                         "\n", g->o.name, g->o.name, g->o.name, g->o.name);
+}
+
+void tn__aot_emit_run(Gen *g, GString *c) {
+  const char *m = g->o.name;
+  for (int32_t s = 0; s < g->nsteps; s++)
+    g_string_append_printf(c, "TVMGEN_INTERNAL int32_t %s(const void *const "
+                           "*in, void *out, void *scratch);\n",
+                           g->fn_names[s]);
+  if (g->o.io_in_pool) {
+    for (int pass = 0; pass < 2; pass++) {
+      GArray *ios = pass ? g->outs : g->ins;
+      const char *what = pass ? "outputs" : "inputs";
+      g_string_append_printf(c, "\nstruct tvmgen_%s_%s tvmgen_%s_map_%s("
+                             "struct tvmgen_%s_workspace_pools *workspace_"
+                             "pools) {\n  struct tvmgen_%s_%s r;\n  uint8_t "
+                             "*ws0 = workspace_pools ? (uint8_t *)workspace_"
+                             "pools->%s : 0;\n", m, what, m, what, m, m, what,
+                             (char *)g_ptr_array_index(g->o.pool_names, 0));
+      for (guint p = 1; p < g->o.pool_names->len; p++)
+        if (g->res.size[p] > 0)
+          g_string_append_printf(c, "  uint8_t *ws%u = workspace_pools ? "
+                                 "(uint8_t *)workspace_pools->%s : 0;\n", p,
+                                 (char *)g_ptr_array_index(g->o.pool_names,
+                                                           p));
+      if (ios->len == 0) g_string_append(c, "  r.unused = 0;\n");
+      for (guint i = 0; i < ios->len; i++) {
+        const Io *io = &g_array_index(ios, Io, i);
+        const TnPlanBuffer *p = &g->plan[io->buf];
+        g_string_append_printf(c, "  r.%s = ws%d ? ws%d + %" PRId64 " : 0;\n",
+                               io->name, p->pool, p->pool, p->offset);
+      }
+      for (guint p = 0; p < g->o.pool_names->len; p++)
+        if (p == 0 || g->res.size[p] > 0)
+          g_string_append_printf(c, "  (void)ws%u;\n", p);
+      g_string_append(c, "  return r;\n}\n");
+    }
+  }
+  g_string_append_printf(c, "\nint32_t tvmgen_%s_run(", m);
+  run_params(g, c);
+  g_string_append(c, ") {\n");
+  run_checks(g, c);
+  io_locals(g, c);
+  g_string_append(c, "  int32_t st;\n");
+  GString *w = g_string_new(NULL);
+  for (int32_t s = 0; s < g->nsteps; s++) {
+    const TnKernStep *st = step(g, s);
+    g_string_append_printf(c, "  {\n    const void *in[%d] = {",
+                           st->k.nin > 0 ? st->k.nin : 1);
+    for (int32_t i = 0; i < st->k.nin; i++) {
+      g_string_truncate(w, 0);
+      where(g, w, st->in[i]);
+      g_string_append_printf(c, "%s%s", i ? ", " : "", w->str);
+    }
+    if (st->k.nin == 0) g_string_append_c(c, '0');
+    g_string_truncate(w, 0);
+    where(g, w, st->out);
+    g_string_append_printf(c, "};\n    void *out = %s;\n", w->str);
+    if (g->scratch[s] >= 0) {
+      const TnPlanBuffer *p = &g->plan[g->scratch[s]];
+      g_string_append_printf(c, "    void *scratch = ws%d + %" PRId64 ";\n",
+                             p->pool, p->offset);
+    } else {
+      g_string_append(c, "    void *scratch = 0;\n");
+    }
+    const char *op = st->op;
+    gpointer dev = g_hash_table_lookup(g->o.device_of, op);
+    if (dev) {
+      const char *dn = g_ptr_array_index(g->o.devices,
+                                         GPOINTER_TO_INT(dev) - 1);
+      size_t ss = g->scratch[s] >= 0
+                      ? (size_t)g_array_index(g->bufs, Buf, g->scratch[s]).size
+                      : 0;
+      g_string_append_printf(c, "    const TnCrtDeviceCall call = {\"%s\", "
+                             "\"%s\", %d, in, out, scratch, %zuu, %s};\n    "
+                             "st = tvmgen_%s_%s_compute(devices->%s, &call);"
+                             "\n    if (st != 0) return TN_CRT_DEVICE_FAILED;"
+                             "\n  }\n", op, st->k.kernel, st->k.nin, ss,
+                             g->fn_names[s], m, dn, dn);
+    } else {
+      g_string_append_printf(c, "    st = %s(in, out, scratch);\n    if (st "
+                             "!= 0) return st;\n  }\n", g->fn_names[s]);
+    }
+  }
+  /* outputs not computed in place: copied */
+  for (guint i = 0; i < g->outs->len; i++) {
+    int32_t r = root(g, g_array_index(g->v.outputs, int32_t, i));
+    const Io *io = &g_array_index(g->outs, Io, i);
+    Home h = g->home[r];
+    bool direct = g->o.io_in_pool
+                      ? (h.kind == H_POOL && buf_root(g, h.index) ==
+                                                 buf_root(g, io->buf))
+                      : (h.kind == H_OUTPUT && h.index == (int32_t)i);
+    if (direct) continue;
+    g_string_truncate(w, 0);
+    where(g, w, r);
+    g_string_append_printf(c, "  TVMGEN_MEMCPY(outputs->%s, %s, %" PRId64
+                           ");\n",
+                           io->name, w->str, io->nbytes);
+  }
+  g_string_free(w, TRUE);
+  g_string_append(c, "  (void)st;\n  return 0;\n}\n");
+}
+
+static void tensor_infos(Gen *g, GString *c, bool outputs) {
+  GArray *ios = outputs ? g->outs : g->ins;
+  const char *m = g->o.name, *what = outputs ? "outputs" : "inputs";
+  for (guint i = 0; i < ios->len; i++) {
+    const Io *io = &g_array_index(ios, Io, i);
+    int32_t nd = (int32_t)tn__ir_ndim(io->type);
+    GString *dims = g_string_new(NULL);
+    for (int32_t d = 0; d < nd; d++)
+      g_string_append_printf(dims, "%s%" PRId64, d ? ", " : "",
+                             tn__ir_dims(io->type)[d]);
+    g_string_append_printf(c, "static const int32_t tvmgen_%s_%s%u_shape[%d]"
+                           " = {%s};\n", m, what, i, nd ? nd : 1,
+                           nd ? dims->str : "1");
+    g_string_free(dims, TRUE);
+  }
+  g_string_append_printf(c, "static const TnCrtTensorInfo tvmgen_%s_%s[%u] = "
+                         "{\n", m, what, ios->len ? ios->len : 1);
+  for (guint i = 0; i < ios->len; i++) {
+    const Io *io = &g_array_index(ios, Io, i);
+    GString *sc = g_string_new(NULL);
+    tn__emit_f32(sc, (float)io->scale);
+    const TnPlanBuffer *p = io->buf >= 0 ? &g->plan[io->buf] : NULL;
+    g_string_append_printf(c, "    {\"%s\", %d, %d, tvmgen_%s_%s%u_shape, %"
+                           PRId64 "u, %s, %" PRId64 ", %d, %" PRId64 "u},\n",
+                           io->name, tn__aot_crt_dtype(io->type->dtype),
+                           (int)tn__ir_ndim(io->type), m, what, i, io->nbytes,
+                           sc->str, io->zero_point, p ? p->pool : -1,
+                           p ? p->offset : 0);
+    g_string_free(sc, TRUE);
+  }
+  if (ios->len == 0) g_string_append(c, "    {0, 0, 0, 0, 0, 0, 0, -1, 0},\n");
+  g_string_append(c, "};\n");
+}
+
+int64_t tn__aot_macs(Gen *g) {
+  int64_t n = 0;
+  for (int32_t s = 0; s < g->nsteps; s++) n += step(g, s)->k.macs;
+  return n;
+}
+
+void tn__aot_emit_descriptor(Gen *g, GString *c) {
+  const char *m = g->o.name;
+  guint np = g->o.pool_names->len;
+  tensor_infos(g, c, false);
+  tensor_infos(g, c, true);
+  /* the pools the run function takes, in its struct's order */
+  GArray *used = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint p = 0; p < np; p++)
+    if (g->res.size[p] > 0 || (p == 0 && g->o.io_in_pool))
+      g_array_append_val(used, p);
+  g_string_append_printf(c, "static const TnCrtPoolInfo tvmgen_%s_workspace"
+                         "_pool_info[%u] = {\n", m, used->len ? used->len : 1);
+  for (guint i = 0; i < used->len; i++) {
+    guint p = g_array_index(used, guint, i);
+    g_string_append_printf(c, "    {\"%s\", %" PRId64 "u, %" PRId64 "u},\n",
+                           (char *)g_ptr_array_index(g->o.pool_names, p),
+                           g->res.size[p], g->o.align);
+  }
+  if (used->len == 0) g_string_append(c, "    {0, 0, 0},\n");
+  g_string_append(c, "};\n");
+  bool cp = g->o.consts_in_pool && g->const_pool > 0;
+  if (cp)
+    g_string_append_printf(c, "static const TnCrtPoolInfo tvmgen_%s_constant"
+                           "_pool_info[1] = {{\"constants\", %" PRId64 "u, %"
+                           PRId64 "u}};\nstatic const uint8_t *const "
+                           "tvmgen_%s_constant_pool_init[1] = {tvmgen_%s_"
+                           "constant_pool_data};\n", m, g->const_pool,
+                           g->o.align, m, m);
+  if (g->o.devices->len) {
+    g_string_append_printf(c, "static const char *const tvmgen_%s_device_"
+                           "names[%u] = {", m, g->o.devices->len);
+    for (guint d = 0; d < g->o.devices->len; d++)
+      g_string_append_printf(c, "%s\"%s\"", d ? ", " : "",
+                             (char *)g_ptr_array_index(g->o.devices, d));
+    g_string_append(c, "};\n");
+  }
+  /* the array form of run */
+  g_string_append_printf(c, "\nstatic int32_t tvmgen_%s_run_ptrs(void *const "
+                         "*inputs, void *const *outputs, void *const *ws, "
+                         "void *const *cps, void *const *devices) {\n", m);
+  GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
+  if (!g->o.io_in_pool) {
+    g_string_append_printf(c, "  struct tvmgen_%s_inputs in;\n  struct "
+                           "tvmgen_%s_outputs out;\n", m, m);
+    for (guint i = 0; i < g->ins->len; i++)
+      g_string_append_printf(c, "  in.%s = inputs[%u];\n",
+                             g_array_index(g->ins, Io, i).name, i);
+    if (g->ins->len == 0) g_string_append(c, "  in.unused = 0;\n");
+    for (guint i = 0; i < g->outs->len; i++)
+      g_string_append_printf(c, "  out.%s = outputs[%u];\n",
+                             g_array_index(g->outs, Io, i).name, i);
+    g_ptr_array_add(args, g_strdup("&in"));
+    g_ptr_array_add(args, g_strdup("&out"));
+  }
+  if (used->len) {
+    g_string_append_printf(c, "  struct tvmgen_%s_workspace_pools w;\n", m);
+    for (guint i = 0; i < used->len; i++)
+      g_string_append_printf(c, "  w.%s = ws[%u];\n",
+                             (char *)g_ptr_array_index(
+                                 g->o.pool_names, g_array_index(used, guint,
+                                                                i)), i);
+    g_ptr_array_add(args, g_strdup("&w"));
+  }
+  if (cp) {
+    g_string_append_printf(c, "  struct tvmgen_%s_constant_pools k;\n  "
+                           "k.constants = cps[0];\n", m);
+    g_ptr_array_add(args, g_strdup("&k"));
+  }
+  if (g->o.devices->len) {
+    g_string_append_printf(c, "  struct tvmgen_%s_devices d;\n", m);
+    for (guint d = 0; d < g->o.devices->len; d++)
+      g_string_append_printf(c, "  d.%s = devices[%u];\n",
+                             (char *)g_ptr_array_index(g->o.devices, d), d);
+    g_ptr_array_add(args, g_strdup("&d"));
+  }
+  g_string_append(c, "  (void)inputs, (void)outputs, (void)ws, (void)cps, "
+                  "(void)devices;\n");
+  g_string_append_printf(c, "  return tvmgen_%s_run(", m);
+  for (guint i = 0; i < args->len; i++)
+    g_string_append_printf(c, "%s%s", i ? ", " : "",
+                           (char *)g_ptr_array_index(args, i));
+  g_string_append(c, ");\n}\n\n");
+  g_ptr_array_free(args, TRUE);
+  g_string_append_printf(
+      c, "const TnCrtModel tvmgen_%s_model = {\n    TN_CRT_MODEL_MAGIC,\n    "
+      "TN_CRT_MODEL_ABI_VERSION,\n    \"%s\",\n    \"%s\",\n    %u, %u,\n    "
+      "tvmgen_%s_inputs, tvmgen_%s_outputs,\n    %u, tvmgen_%s_workspace_"
+      "pool_info,\n", m, m, tn_version(), g->ins->len, g->outs->len, m, m,
+      used->len, m);
+  if (cp)
+    g_string_append_printf(c, "    1, tvmgen_%s_constant_pool_info, "
+                           "tvmgen_%s_constant_pool_init,\n", m, m);
+  else
+    g_string_append(c, "    0, 0, 0,\n");
+  if (g->o.devices->len)
+    g_string_append_printf(c, "    %u, tvmgen_%s_device_names,\n",
+                           g->o.devices->len, m);
+  else
+    g_string_append(c, "    0, 0,\n");
+  g_string_append_printf(c, "    INT64_C(%" PRId64 "),\n    %" PRId64 "u,\n    "
+                         "tvmgen_%s_run_ptrs,\n};\n", tn__aot_macs(g), g->const_bytes,
+                         m);
+  g_array_free(used, TRUE);
+}
+
+void tn__aot_emit_pool_data(Gen *g, GString *c) {
+  if (!g->o.consts_in_pool || g->const_pool == 0) return;
+  g_string_append_printf(c, "const uint8_t tvmgen_%s_constant_pool_data[%"
+                         PRId64 "] TVMGEN_ALIGNED(%" PRId64 ") = {", g->o.name,
+                         g->const_pool, g->o.align);
+  int64_t at = 0;
+  for (guint i = 0; i < g->v.consts->len; i++) {
+    if (!g->const_used[i]) continue;
+    TnObject *t = g_ptr_array_index(g->v.consts, i);
+    const DLTensor *dl = tn_tensor_dltensor(t);
+    const uint8_t *b = (const uint8_t *)dl->data + dl->byte_offset;
+    int64_t nb = tn_tensor_nbytes(t);
+    for (; at < g->const_off[i]; at++)
+      g_string_append(c, at ? (at % 24 ? ", 0" : ",\n    0") : "0");
+    for (int64_t k = 0; k < nb; k++, at++)
+      g_string_append_printf(c, at ? (at % 24 ? ", %u" : ",\n    %u") : "%u",
+                             (unsigned)b[k]);
+  }
+  for (; at < g->const_pool; at++)
+    g_string_append(c, at ? (at % 24 ? ", 0" : ",\n    0") : "0");
+  g_string_append(c, "};\n");
+}
+
+/* Generated files include only <stdint.h> and the crt's headers: a bare
+ * toolchain (no C library headers) builds them. */
+const char tn__aot_preamble[] =
+    "#include <stdint.h>\n\n#include \"tvmnode/crt/kernels.h\"\n#include "
+    "\"tvmnode/crt/model.h\"\n#include \"tvmgen_%s.h\"\n\n#if "
+    "defined(__GNUC__) || defined(__clang__)\n#define TVMGEN_ALIGNED(n) "
+    "__attribute__((aligned(n)))\n#define TVMGEN_INTERNAL __attribute__(("
+    "visibility(\"hidden\")))\n#define TVMGEN_INF (__builtin_inff())\n"
+    "#define TVMGEN_NAN (__builtin_nanf(\"\"))\n#define TVMGEN_MEMCPY(d, s, n) "
+    "__builtin_memcpy((d), (s), (n))\n#else\n#include <math.h>\n#include "
+    "<string.h>\n#define TVMGEN_ALIGNED(n)\n#define TVMGEN_INTERNAL\n#define TVMGEN_INF INFINITY\n"
+    "#define TVMGEN_NAN NAN\n#define TVMGEN_MEMCPY memcpy\n#endif\n";
+

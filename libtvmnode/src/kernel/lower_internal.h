@@ -1,0 +1,124 @@
+/*
+ * lower_internal.h: what the two halves of the lowering table share. lower.c
+ * (the elementwise and data-movement operators, and the table itself) and
+ * lower_nn.c (the neural-network and quantized operators, and the fused
+ * forms) build their calls from the same small helpers, so those are here as
+ * static inline functions under the names both files have always used; the
+ * one larger shared piece (the broadcast geometry) and what lower.c needs of
+ * lower_nn.c (its part of the table and of the run-to-emitter map) are
+ * declared here as tn__lower_* functions defined once. Private to the
+ * library.
+ */
+#ifndef TVMNODE_KERNEL_LOWER_INTERNAL_H_
+#define TVMNODE_KERNEL_LOWER_INTERNAL_H_
+#ifndef TN_BUILDING_LIBRARY
+#error "lower_internal.h is private to libtvmnode; include <tvmnode/tvmnode.h>"
+#endif
+
+#include "kernel/kernel_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+static const DLDataType kF32 = {kDLFloat, 32, 1}, kI32 = {kDLInt, 32, 1},
+                        kI8 = {kDLInt, 8, 1};
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static inline bool is(DLDataType t, DLDataType u) {
+  return tn__ir_dtype_eq(t, u);
+}
+
+static inline int64_t numel(const TnIrTensorType *t) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < tn__ir_ndim(t); i++) n *= tn__ir_dims(t)[i];
+  return n;
+}
+
+static inline int no_kernel(const TnKernArgs *a, const char *why) {
+  GString *s = g_string_new(NULL);
+  for (int32_t i = 0; i < a->nargs; i++) {
+    if (i) g_string_append(s, ", ");
+    tn__ir_print_type(s, (const TnObject *)a->types[i]);
+  }
+  tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, a->op, "no kernel for (%s)%s%s",
+                    s->str, why ? ": " : "", why ? why : "");
+  g_string_free(s, TRUE);
+  return -1;
+}
+
+/* Sizes handed to the crt are int32. */
+static inline int check_size(const TnKernArgs *a, int64_t n) {
+  if (n > INT32_MAX)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "a tensor of %" PRId64
+                             " elements is too large for the kernels", n);
+  return 0;
+}
+
+static inline void *params_new(TnKernCall *k, size_t size) {
+  k->params = g_malloc0(size);
+  return k->params;
+}
+
+static inline int64_t attr_int(const TnObject *attrs, const char *f,
+                               int64_t dflt) {
+  TnAny v;
+  if (attrs == NULL || tn_node_get(attrs, f, &v)) {
+    tn_error_set_raised(NULL);
+    return dflt;
+  }
+  int64_t x = dflt;
+  if (v.type_index == TN_TYPE_INT || v.type_index == TN_TYPE_BOOL)
+    x = v.v_int64;
+  tn_any_clear(&v);
+  return x;
+}
+
+static inline double attr_float(const TnObject *attrs, const char *f,
+                                double dflt) {
+  TnAny v;
+  if (attrs == NULL || tn_node_get(attrs, f, &v)) {
+    tn_error_set_raised(NULL);
+    return dflt;
+  }
+  double x = dflt;
+  if (v.type_index == TN_TYPE_FLOAT) x = v.v_float64;
+  else if (v.type_index == TN_TYPE_INT) x = (double)v.v_int64;
+  tn_any_clear(&v);
+  return x;
+}
+
+static inline void reads(TnKernCall *k, int32_t n) {
+  k->nin = n;
+  for (int32_t i = 0; i < n; i++) k->in[i] = i;
+}
+
+static inline int32_t clamp_i32(double x, double lo, double hi) {
+  if (isnan(x)) return 0;
+  return (int32_t)(x < lo ? lo : x > hi ? hi : x);
+}
+
+/* The broadcast geometry of a binary call (lower.c, where its merging of
+ * dims is described); the float and the int8 binary operators share it. */
+int tn__lower_broadcast(const TnKernArgs *a, const TnIrTensorType *l,
+                        const TnIrTensorType *r, const TnIrTensorType *o,
+                        TnCrtBroadcast *b);
+
+/* ---- the table's two parts ---------------------------------------------------- */
+
+/* One row of the lowering table: an operator and its TN_OP_ATTR_KERNEL
+ * entry (whose address is what the attribute holds). */
+typedef struct {
+  const char *op;
+  TnKernEntry entry;
+} TnLowerRow;
+
+/* lower_nn.c's rows of the table (`*n` of them), which lower.c registers
+ * and recognises along with its own. */
+const TnLowerRow *tn__lower_nn_table(size_t *n);
+
+/* The emitter of one of lower_nn.c's run functions, or NULL when `run` is
+ * not one of them. */
+TnKernEmitFn tn__lower_nn_emitter(TnKernRun run);
+
+#endif /* TVMNODE_KERNEL_LOWER_INTERNAL_H_ */

@@ -1,0 +1,1231 @@
+/*
+ * lower_nn.c: the second part of the lowering table (lower.c has the first
+ * and registers both): the neural-network operators (bias_add, mean,
+ * conv2d, dense, matmul, pooling, softmax), the quantized operators (qnn.*)
+ * and the fused forms FuseOps produces that the kernels compute in one
+ * call: conv2d/dense + bias + activation (float32), and qnn.conv2d/
+ * qnn.dense + bias + requantize + clip (int8, TFLite's fused convolution).
+ * They are one file because they lean on each other: the fused forms reuse
+ * the convolution and dense geometry and the requantization multipliers,
+ * qnn.mean the reductions' geometry, softmax the [outer, channels, inner]
+ * split of bias_add. Requantization multipliers are computed here, on the
+ * host, in double, as TFLite computes them. Each run function's emitter is
+ * here beside it, and tn__lower_nn_emitter maps the one to the other.
+ */
+#include "kernel/lower_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+/* A string attribute into `buf` (empty when absent). */
+static const char *attr_str(const TnObject *attrs, const char *f, char *buf,
+                            size_t cap) {
+  buf[0] = '\0';
+  TnAny v;
+  if (attrs == NULL || tn_node_get(attrs, f, &v)) {
+    tn_error_set_raised(NULL);
+    return buf;
+  }
+  const char *s;
+  size_t n;
+  if (tn__any_text(&v, &s, &n) == TN_TEXT_STR) g_strlcpy(buf, s, cap);
+  tn_any_clear(&v);
+  return buf;
+}
+
+/* Values of a constant argument: its elements as double. -1 with an error
+ * naming the argument when it is not a constant. */
+static int const_values(const TnKernArgs *a, int32_t i, const char *role,
+                        double *out, int64_t cap, int64_t *n) {
+  TnObject *t = i < a->nargs ? a->consts[i] : NULL;
+  if (t == NULL)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "argument %d (%s) must be a "
+                             "constant to lower this call", i, role);
+  const DLTensor *dl = tn_tensor_dltensor(t);
+  int64_t m = 1;
+  for (int32_t d = 0; d < dl->ndim; d++) m *= dl->shape[d];
+  if (m > cap || m < 1)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "argument %d (%s) has %"
+                             PRId64 " values, expected 1 to %" PRId64, i, role,
+                             m, cap);
+  const char *p = (const char *)dl->data + dl->byte_offset;
+  for (int64_t k = 0; k < m; k++) {
+    if (is(dl->dtype, kF32)) out[k] = ((const float *)p)[k];
+    else if (is(dl->dtype, kI32)) out[k] = ((const int32_t *)p)[k];
+    else if (dl->dtype.code == kDLFloat && dl->dtype.bits == 64)
+      out[k] = ((const double *)p)[k];
+    else if (dl->dtype.code == kDLInt && dl->dtype.bits == 64)
+      out[k] = (double)((const int64_t *)p)[k];
+    else if (is(dl->dtype, kI8)) out[k] = ((const int8_t *)p)[k];
+    else
+      return tn_error_raise_in(TN_ERR_TYPE, a->op, "argument %d (%s) has an "
+                               "unsupported dtype", i, role);
+  }
+  *n = m;
+  return 0;
+}
+
+static int const_scalar(const TnKernArgs *a, int32_t i, const char *role,
+                        double *out) {
+  int64_t n;
+  return const_values(a, i, role, out, 1, &n);
+}
+
+/* The [outer, channels, inner] split of a tensor around `axis`. */
+static int split_axis(const TnKernArgs *a, const TnIrTensorType *t,
+                      int64_t axis, int32_t *outer, int32_t *ch,
+                      int32_t *inner) {
+  int64_t nd = tn__ir_ndim(t);
+  if (axis < 0) axis += nd;
+  if (axis < 0 || axis >= nd)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "axis %" PRId64 " is out of "
+                             "range for %" PRId64 " dimensions", axis, nd);
+  int64_t o = 1, in = 1;
+  for (int64_t d = 0; d < axis; d++) o *= tn__ir_dims(t)[d];
+  for (int64_t d = axis + 1; d < nd; d++) in *= tn__ir_dims(t)[d];
+  if (check_size(a, numel(t))) return -1;
+  *outer = (int32_t)o, *ch = (int32_t)tn__ir_dims(t)[axis];
+  *inner = (int32_t)in;
+  return 0;
+}
+
+/* ---- bias_add ------------------------------------------------------------------ */
+
+typedef struct {
+  int32_t outer, channels, inner;
+} AxisP;
+
+static int32_t run_bias_f32(const void *p, const void *const *in, void *out,
+                            void *s, size_t n) {
+  (void)s, (void)n;
+  const AxisP *x = p;
+  return tn_crt_bias_add_f32(x->outer, x->channels, x->inner, in[0], in[1],
+                             out);
+}
+static int32_t run_bias_i32(const void *p, const void *const *in, void *out,
+                            void *s, size_t n) {
+  (void)s, (void)n;
+  const AxisP *x = p;
+  return tn_crt_bias_add_i32(x->outer, x->channels, x->inner, in[0], in[1],
+                             out);
+}
+
+static int lower_bias_add(const TnKernArgs *a, TnKernCall *k) {
+  DLDataType t = a->types[0]->dtype;
+  if (!is(t, kF32) && !is(t, kI32)) return no_kernel(a, NULL);
+  AxisP *p = params_new(k, sizeof *p);
+  if (split_axis(a, a->types[0], attr_int(a->attrs, "axis", 1), &p->outer,
+                 &p->channels, &p->inner))
+    return -1;
+  k->run = is(t, kF32) ? run_bias_f32 : run_bias_i32;
+  k->kernel = is(t, kF32) ? "tn_crt_bias_add_f32" : "tn_crt_bias_add_i32";
+  reads(k, 2);
+  k->inplace = 1; /* "out may be in" */
+  return 0;
+}
+
+/* ---- reductions ------------------------------------------------------------------ */
+
+typedef struct {
+  TnCrtReduce r;
+  TnCrtQMean q;
+} MeanP;
+
+static int32_t run_mean_f32(const void *p, const void *const *in, void *out,
+                            void *s, size_t n) {
+  (void)s, (void)n;
+  return tn_crt_mean_f32(&((const MeanP *)p)->r, in[0], out);
+}
+static int32_t run_mean_i32(const void *p, const void *const *in, void *out,
+                            void *s, size_t n) {
+  (void)s, (void)n;
+  return tn_crt_mean_i32(&((const MeanP *)p)->r, in[0], out);
+}
+static int32_t run_mean_s8(const void *p, const void *const *in, void *out,
+                           void *s, size_t n) {
+  const MeanP *x = p;
+  return tn_crt_mean_s8(&x->r, &x->q, in[0], out, s, n);
+}
+
+/* The reduction of argument 0 as the kernels see it (unit dims dropped,
+ * neighbours both reduced or both kept merged) and the elements each
+ * output averages. An empty input becomes [outputs, 0] with the 0
+ * reduced, so every output sees a count of 0. */
+static int reduce_geom(const TnKernArgs *a, TnCrtReduce *r, int32_t *count) {
+  const TnIrTensorType *t = a->types[0];
+  bool red[TN_IR_MAX_DIMS];
+  if (tn__ir_reduce_axes(a->op, (TnObject *)t, t, a->attrs, red)) return -1;
+  int64_t total = numel(t), outputs = numel(a->out), cnt = 1;
+  if (check_size(a, total) || check_size(a, outputs)) return -1;
+  memset(r, 0, sizeof *r);
+  if (total == 0) {
+    r->ndim = 2, r->dims[0] = (int32_t)outputs, r->dims[1] = 0;
+    r->reduce_mask = 2;
+    *count = 0;
+    return 0;
+  }
+  for (int64_t d = 0; d < tn__ir_ndim(t); d++) {
+    int32_t e = (int32_t)tn__ir_dims(t)[d];
+    if (red[d]) cnt *= e;
+    if (e == 1) continue;
+    int32_t nd = r->ndim;
+    if (nd > 0 && (bool)((r->reduce_mask >> (nd - 1)) & 1) == red[d]) {
+      r->dims[nd - 1] *= e;
+      continue;
+    }
+    if (nd == TN_CRT_MAX_DIMS)
+      return no_kernel(a, "more than 8 alternating runs of reduced and "
+                       "kept dimensions");
+    r->dims[nd] = e;
+    if (red[d]) r->reduce_mask |= UINT32_C(1) << nd;
+    r->ndim = nd + 1;
+  }
+  if (r->ndim == 0) r->ndim = 1, r->dims[0] = 1; /* one element */
+  *count = (int32_t)cnt;
+  return 0;
+}
+
+static int lower_mean(const TnKernArgs *a, TnKernCall *k) {
+  bool f32 = is(a->types[0]->dtype, kF32);
+  if (!f32 && !is(a->types[0]->dtype, kI32))
+    return no_kernel(a, "float32 and int32 only");
+  MeanP *p = params_new(k, sizeof *p);
+  int32_t count;
+  if (reduce_geom(a, &p->r, &count)) return -1;
+  k->run = f32 ? run_mean_f32 : run_mean_i32;
+  k->kernel = f32 ? "tn_crt_mean_f32" : "tn_crt_mean_i32";
+  reads(k, 1);
+  return 0;
+}
+
+/* ---- convolution, dense, pooling ------------------------------------------------ */
+
+/* Element strides of the logical axes of a compact 4-d tensor whose
+ * positions of (a0, a1, a2, a3) are pos[]. */
+static void strides4(const int64_t *dims, const int pos[4], int32_t out[4]) {
+  int64_t st[4];
+  st[3] = 1;
+  for (int d = 2; d >= 0; d--) st[d] = st[d + 1] * dims[d + 1];
+  for (int i = 0; i < 4; i++) out[i] = (int32_t)st[pos[i]];
+}
+
+/* The geometry of a conv2d call with data a->types[0], weight types[1]. */
+static int conv_geom(const char *op, const TnObject *attrs,
+                     const TnIrTensorType *d, const TnIrTensorType *w,
+                     const TnIrTensorType *o, TnCrtConv2d *g) {
+  char dl[8], kl[8];
+  attr_str(attrs, "data_layout", dl, sizeof dl);
+  attr_str(attrs, "kernel_layout", kl, sizeof kl);
+  int n_, c_, h_, w_;
+  if (!tn__ir_data_layout(op, "data_layout", dl[0] ? dl : "NCHW", &n_, &c_,
+                          &h_, &w_))
+    return -1;
+  int ko, ki, kh, kw;
+  if (strcmp(kl, "HWIO") == 0) kh = 0, kw = 1, ki = 2, ko = 3;
+  else if (kl[0] == '\0' || strcmp(kl, "OIHW") == 0) ko = 0, ki = 1, kh = 2, kw = 3;
+  else
+    return tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, op, "no kernel for "
+                             "kernel_layout '%s' (OIHW or HWIO)", kl);
+  int64_t stride[2], dil[2], pad[4];
+  if (tn__ir_pair(op, attrs, "strides", 1, stride) ||
+      tn__ir_pair(op, attrs, "dilation", 1, dil) ||
+      tn__ir_padding4(op, attrs, pad))
+    return -1;
+  const int64_t *dd = tn__ir_dims(d), *wd = tn__ir_dims(w),
+                *od = tn__ir_dims(o);
+  int64_t big = numel(d) > numel(o) ? numel(d) : numel(o);
+  if (big > INT32_MAX || numel(w) > INT32_MAX)
+    return tn_error_raise_in(TN_ERR_VALUE, op, "too large for the kernels");
+  memset(g, 0, sizeof *g);
+  g->batch = (int32_t)dd[n_];
+  g->in_h = (int32_t)dd[h_], g->in_w = (int32_t)dd[w_];
+  g->in_c = (int32_t)dd[c_];
+  g->out_h = (int32_t)od[h_], g->out_w = (int32_t)od[w_];
+  g->out_c = (int32_t)od[c_];
+  g->k_h = (int32_t)wd[kh], g->k_w = (int32_t)wd[kw];
+  g->stride_h = (int32_t)stride[0], g->stride_w = (int32_t)stride[1];
+  g->dilation_h = (int32_t)dil[0], g->dilation_w = (int32_t)dil[1];
+  g->pad_top = (int32_t)pad[0], g->pad_left = (int32_t)pad[1];
+  g->groups = (int32_t)attr_int(attrs, "groups", 1);
+  int dpos[4] = {n_, h_, w_, c_}, wpos[4] = {kh, kw, ki, ko};
+  strides4(dd, dpos, g->in_strides);
+  strides4(wd, wpos, g->w_strides);
+  strides4(od, dpos, g->out_strides);
+  return 0;
+}
+
+/* Multiply-accumulates of a convolution and of a dense layer: what the
+ * executor's statistics and the benchmarks count. */
+static int64_t conv_macs(const TnCrtConv2d *g) {
+  return (int64_t)g->batch * g->out_h * g->out_w * g->out_c * g->k_h *
+         g->k_w * (g->in_c / (g->groups > 0 ? g->groups : 1));
+}
+static int64_t dense_macs(const TnCrtDense *d) {
+  return (int64_t)d->batch * d->in_features * d->out_features;
+}
+
+typedef struct {
+  TnCrtConv2d g;
+  float act_min, act_max;
+  bool has_bias;
+} ConvF32P;
+
+static int32_t run_conv_f32(const void *p, const void *const *in, void *out,
+                            void *s, size_t n) {
+  (void)s, (void)n;
+  const ConvF32P *c = p;
+  return tn_crt_conv2d_f32(&c->g, in[0], in[1], c->has_bias ? in[2] : NULL,
+                           c->act_min, c->act_max, out);
+}
+
+static int lower_conv2d(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kF32) || !is(a->out->dtype, kF32))
+    return no_kernel(a, NULL);
+  ConvF32P *p = params_new(k, sizeof *p);
+  if (conv_geom(a->op, a->attrs, a->types[0], a->types[1], a->out, &p->g))
+    return -1;
+  p->act_min = -INFINITY, p->act_max = INFINITY;
+  k->run = run_conv_f32, k->kernel = "tn_crt_conv2d_f32";
+  k->macs = conv_macs(&p->g);
+  reads(k, 2);
+  return 0;
+}
+
+typedef struct {
+  TnCrtDense d;
+  float act_min, act_max;
+  bool has_bias;
+} DenseF32P;
+
+static int32_t run_dense_f32(const void *p, const void *const *in, void *out,
+                             void *s, size_t n) {
+  (void)s, (void)n;
+  const DenseF32P *d = p;
+  return tn_crt_dense_f32(&d->d, in[0], in[1], d->has_bias ? in[2] : NULL,
+                          d->act_min, d->act_max, out);
+}
+
+static int dense_geom(const TnKernArgs *a, const TnIrTensorType *d,
+                      const TnIrTensorType *w, TnCrtDense *g) {
+  int64_t k = tn__ir_dims(w)[1], n = tn__ir_dims(w)[0];
+  if (check_size(a, numel(d)) || check_size(a, numel(w)) ||
+      check_size(a, numel(a->out)))
+    return -1;
+  g->batch = (int32_t)(numel(d) / (k ? k : 1));
+  g->in_features = (int32_t)k, g->out_features = (int32_t)n;
+  g->w_stride_n = (int32_t)k, g->w_stride_k = 1;
+  return 0;
+}
+
+static int lower_dense(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kF32) || !is(a->out->dtype, kF32))
+    return no_kernel(a, NULL);
+  DenseF32P *p = params_new(k, sizeof *p);
+  if (dense_geom(a, a->types[0], a->types[1], &p->d)) return -1;
+  p->act_min = -INFINITY, p->act_max = INFINITY;
+  k->run = run_dense_f32, k->kernel = "tn_crt_dense_f32";
+  k->macs = dense_macs(&p->d);
+  reads(k, 2);
+  return 0;
+}
+
+typedef struct {
+  TnCrtDense d;
+  int32_t batches, in_batch_stride, in_stride_m, in_stride_k;
+} MatmulP;
+
+static int32_t run_matmul(const void *p, const void *const *in, void *out,
+                          void *s, size_t n) {
+  (void)s, (void)n;
+  const MatmulP *m = p;
+  return tn_crt_batch_matmul_f32(&m->d, m->batches, m->in_batch_stride, 0,
+                                 m->in_stride_m, m->in_stride_k, in[0], in[1],
+                                 out);
+}
+
+static int lower_matmul(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kF32)) return no_kernel(a, NULL);
+  const TnIrTensorType *x = a->types[0], *w = a->types[1];
+  if (check_size(a, numel(x)) || check_size(a, numel(a->out))) return -1;
+  bool ta = attr_int(a->attrs, "transpose_a", 0) != 0;
+  bool tb = attr_int(a->attrs, "transpose_b", 0) != 0;
+  int64_t nd = tn__ir_ndim(x);
+  int64_t r = tn__ir_dims(x)[nd - 2], c = tn__ir_dims(x)[nd - 1];
+  MatmulP *p = params_new(k, sizeof *p);
+  p->d.batch = (int32_t)(ta ? c : r);
+  p->d.in_features = (int32_t)(ta ? r : c);
+  p->d.out_features = (int32_t)(tb ? tn__ir_dims(w)[0] : tn__ir_dims(w)[1]);
+  if (tb) p->d.w_stride_k = 1, p->d.w_stride_n = (int32_t)tn__ir_dims(w)[1];
+  else p->d.w_stride_k = (int32_t)tn__ir_dims(w)[1], p->d.w_stride_n = 1;
+  p->batches = (int32_t)(numel(x) / (r * c != 0 ? r * c : 1));
+  p->in_batch_stride = (int32_t)(r * c);
+  p->in_stride_m = ta ? 1 : (int32_t)c;
+  p->in_stride_k = ta ? (int32_t)c : 1;
+  k->run = run_matmul, k->kernel = "tn_crt_batch_matmul_f32";
+  k->macs = dense_macs(&p->d) * p->batches;
+  reads(k, 2);
+  return 0;
+}
+
+typedef struct {
+  TnCrtPool2d g;
+  float fmin, fmax;
+  int32_t imin, imax;
+} PoolP;
+
+#define POOL_RUN(name, call)                                            \
+  static int32_t name(const void *p, const void *const *in, void *out,  \
+                      void *s, size_t n) {                              \
+    (void)s, (void)n;                                                   \
+    const PoolP *x = p;                                                 \
+    return call;                                                        \
+  }
+POOL_RUN(run_max_f32, tn_crt_max_pool2d_f32(&x->g, in[0], x->fmin, x->fmax,
+                                            out))
+POOL_RUN(run_avg_f32, tn_crt_avg_pool2d_f32(&x->g, in[0], x->fmin, x->fmax,
+                                            out))
+POOL_RUN(run_max_s8, tn_crt_max_pool2d_s8(&x->g, in[0], x->imin, x->imax, out))
+POOL_RUN(run_avg_s8, tn_crt_avg_pool2d_s8(&x->g, in[0], x->imin, x->imax, out))
+
+static int lower_pool(const TnKernArgs *a, TnKernCall *k, bool max,
+                      bool global) {
+  DLDataType t = a->types[0]->dtype;
+  if (!is(t, kF32) && !is(t, kI8)) return no_kernel(a, NULL);
+  if (check_size(a, numel(a->types[0]))) return -1;
+  char l[8];
+  attr_str(a->attrs, "layout", l, sizeof l);
+  int n_, c_, h_, w_;
+  if (!tn__ir_data_layout(a->op, "layout", l[0] ? l : "NCHW", &n_, &c_, &h_,
+                          &w_))
+    return -1;
+  const int64_t *dd = tn__ir_dims(a->types[0]), *od = tn__ir_dims(a->out);
+  PoolP *p = params_new(k, sizeof *p);
+  TnCrtPool2d *g = &p->g;
+  g->batch = (int32_t)dd[n_], g->channels = (int32_t)dd[c_];
+  g->in_h = (int32_t)dd[h_], g->in_w = (int32_t)dd[w_];
+  g->out_h = (int32_t)od[h_], g->out_w = (int32_t)od[w_];
+  if (global) {
+    g->k_h = g->in_h, g->k_w = g->in_w, g->stride_h = g->stride_w = 1;
+  } else {
+    int64_t size[2] = {1, 1}, stride[2], pad[4];
+    int32_t ns = tn__ir_attr_ints(a->attrs, "pool_size", size, 2, a->op);
+    if (ns < 0) return -1;
+    if (ns == 1) size[1] = size[0];
+    if (tn__ir_pair(a->op, a->attrs, "strides", 1, stride) ||
+        tn__ir_padding4(a->op, a->attrs, pad))
+      return -1;
+    g->k_h = (int32_t)size[0], g->k_w = (int32_t)size[1];
+    g->stride_h = (int32_t)stride[0], g->stride_w = (int32_t)stride[1];
+    g->pad_top = (int32_t)pad[0], g->pad_left = (int32_t)pad[1];
+    g->count_include_pad =
+        (int32_t)attr_int(a->attrs, "count_include_pad", 0);
+  }
+  int pos[4] = {n_, h_, w_, c_};
+  strides4(dd, pos, g->in_strides);
+  strides4(od, pos, g->out_strides);
+  p->fmin = -INFINITY, p->fmax = INFINITY, p->imin = -128, p->imax = 127;
+  bool f = is(t, kF32);
+  k->run = max ? (f ? run_max_f32 : run_max_s8) : (f ? run_avg_f32 : run_avg_s8);
+  k->kernel = max ? (f ? "tn_crt_max_pool2d_f32" : "tn_crt_max_pool2d_s8")
+                  : (f ? "tn_crt_avg_pool2d_f32" : "tn_crt_avg_pool2d_s8");
+  reads(k, 1);
+  return 0;
+}
+
+static int lower_max_pool(const TnKernArgs *a, TnKernCall *k) {
+  return lower_pool(a, k, true, false);
+}
+static int lower_avg_pool(const TnKernArgs *a, TnKernCall *k) {
+  return lower_pool(a, k, false, false);
+}
+static int lower_global_pool(const TnKernArgs *a, TnKernCall *k) {
+  return lower_pool(a, k, false, true);
+}
+
+static int32_t run_softmax(const void *p, const void *const *in, void *out,
+                           void *s, size_t n) {
+  (void)s, (void)n;
+  const AxisP *x = p;
+  return tn_crt_softmax_f32(x->outer, x->channels, x->inner, in[0], out);
+}
+
+static int lower_softmax(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kF32)) return no_kernel(a, NULL);
+  AxisP *p = params_new(k, sizeof *p);
+  if (split_axis(a, a->types[0], attr_int(a->attrs, "axis", -1), &p->outer,
+                 &p->channels, &p->inner))
+    return -1;
+  k->run = run_softmax, k->kernel = "tn_crt_softmax_f32";
+  reads(k, 1);
+  return 0;
+}
+
+/* ---- quantized operators --------------------------------------------------------- */
+
+typedef struct {
+  int32_t outer, channels, inner;
+  float *scale;
+  int32_t *zp;
+} QuantP;
+
+static int32_t run_quantize(const void *p, const void *const *in, void *out,
+                            void *s, size_t n) {
+  (void)s, (void)n;
+  const QuantP *q = p;
+  return tn_crt_quantize_f32_s8(q->outer, q->channels, q->inner, in[0],
+                                q->scale, q->zp, out);
+}
+static int32_t run_dequantize(const void *p, const void *const *in, void *out,
+                              void *s, size_t n) {
+  (void)s, (void)n;
+  const QuantP *q = p;
+  return tn_crt_dequantize_s8_f32(q->outer, q->channels, q->inner, in[0],
+                                  q->scale, q->zp, out);
+}
+
+/* Per-tensor or per-channel (scale, zero point) args at 1 and 2. */
+static int lower_affine(const TnKernArgs *a, TnKernCall *k, bool quantize) {
+  const TnIrTensorType *t = a->types[0];
+  DLDataType want = quantize ? kF32 : kI8;
+  DLDataType res = quantize ? a->out->dtype : kF32;
+  if (!is(t->dtype, want) || (quantize && !is(res, kI8)))
+    return no_kernel(a, "int8 only");
+  int32_t outer, ch, inner;
+  if (split_axis(a, t, attr_int(a->attrs, "axis", -1), &outer, &ch, &inner))
+    return -1;
+  int64_t ns, nz;
+  double *sv = g_new(double, ch), *zv = g_new(double, ch);
+  int rc = const_values(a, 1, "scale", sv, ch, &ns);
+  if (rc == 0) rc = const_values(a, 2, "zero_point", zv, ch, &nz);
+  if (rc == 0 && ns != 1 && ns != ch)
+    rc = tn_error_raise_in(TN_ERR_VALUE, a->op, "%" PRId64 " scales for %d "
+                           "channels", ns, ch);
+  if (rc) {
+    g_free(sv), g_free(zv);
+    return -1;
+  }
+  int32_t m = ns == 1 && nz == 1 ? 1 : ch;
+  QuantP *p = g_malloc0(sizeof *p + (size_t)m * (sizeof(float) + 4));
+  k->params = p;
+  p->scale = (float *)(p + 1);
+  p->zp = (int32_t *)(p->scale + m);
+  for (int32_t c = 0; c < m; c++) {
+    p->scale[c] = (float)sv[ns == 1 ? 0 : c];
+    p->zp[c] = (int32_t)zv[nz == 1 ? 0 : c];
+  }
+  g_free(sv), g_free(zv);
+  p->outer = m == 1 ? 1 : outer;
+  p->channels = m;
+  p->inner = m == 1 ? (int32_t)numel(t) : inner;
+  k->run = quantize ? run_quantize : run_dequantize;
+  k->kernel = quantize ? "tn_crt_quantize_f32_s8" : "tn_crt_dequantize_s8_f32";
+  reads(k, 1);
+  return 0;
+}
+
+static int lower_quantize(const TnKernArgs *a, TnKernCall *k) {
+  return lower_affine(a, k, true);
+}
+static int lower_dequantize(const TnKernArgs *a, TnKernCall *k) {
+  return lower_affine(a, k, false);
+}
+
+typedef struct {
+  TnCrtRequant r;
+  int32_t outer, channels, inner;
+} RequantP;
+
+static int32_t run_requant_s32(const void *p, const void *const *in,
+                               void *out, void *s, size_t n) {
+  (void)s, (void)n;
+  const RequantP *r = p;
+  return tn_crt_requantize_s32_s8(&r->r, r->outer, r->channels, r->inner,
+                                  in[0], out);
+}
+static int32_t run_requant_s8(const void *p, const void *const *in, void *out,
+                              void *s, size_t n) {
+  (void)s, (void)n;
+  const RequantP *r = p;
+  return tn_crt_requantize_s8_s8(&r->r, r->outer, r->channels, r->inner,
+                                 in[0], out);
+}
+
+/* Multipliers for real scales in[c] / out into arrays of `m` entries. */
+static int multipliers(const char *op, const double *in, int64_t nin,
+                       double out, int32_t m, int32_t *mult, int32_t *shift) {
+  for (int32_t c = 0; c < m; c++) {
+    double real = in[nin == 1 ? 0 : c] / out;
+    if (!(real >= 0) || !isfinite(real) ||
+        tn_crt_quantize_multiplier(real, &mult[c], &shift[c]) != TN_CRT_OK)
+      return tn_error_raise_in(TN_ERR_VALUE, op, "scale ratio %g cannot be "
+                               "represented as a quantized multiplier", real);
+  }
+  return 0;
+}
+
+static int lower_requantize(const TnKernArgs *a, TnKernCall *k) {
+  const TnIrTensorType *t = a->types[0];
+  bool s32 = is(t->dtype, kI32);
+  if ((!s32 && !is(t->dtype, kI8)) || !is(a->out->dtype, kI8))
+    return no_kernel(a, "int32 or int8 to int8 only");
+  int32_t outer, ch, inner;
+  if (split_axis(a, t, attr_int(a->attrs, "axis", -1), &outer, &ch, &inner))
+    return -1;
+  double *isc = g_new(double, ch), izp, osc, ozp;
+  int64_t ns;
+  int rc = const_values(a, 1, "input_scale", isc, ch, &ns);
+  if (rc == 0) rc = const_scalar(a, 2, "input_zero_point", &izp);
+  if (rc == 0) rc = const_scalar(a, 3, "output_scale", &osc);
+  if (rc == 0) rc = const_scalar(a, 4, "output_zero_point", &ozp);
+  int32_t m = rc == 0 && ns == 1 ? 1 : ch;
+  RequantP *p = g_malloc0(sizeof *p + 2 * (size_t)m * sizeof(int32_t));
+  k->params = p;
+  int32_t *mult = (int32_t *)(p + 1), *shift = mult + m;
+  if (rc == 0) rc = multipliers(a->op, isc, ns, osc, m, mult, shift);
+  g_free(isc);
+  if (rc) return -1;
+  p->r.input_zero_point = (int32_t)izp;
+  p->r.output_zero_point = (int32_t)ozp;
+  p->r.act_min = -128, p->r.act_max = 127;
+  p->r.multiplier = mult, p->r.shift = shift;
+  p->outer = m == 1 ? 1 : outer, p->channels = m;
+  p->inner = m == 1 ? (int32_t)numel(t) : inner;
+  k->run = s32 ? run_requant_s32 : run_requant_s8;
+  k->kernel = s32 ? "tn_crt_requantize_s32_s8" : "tn_crt_requantize_s8_s8";
+  reads(k, 1);
+  return 0;
+}
+
+typedef struct {
+  TnCrtConv2d g;
+  int32_t input_offset, filter_offset;
+} QConvS32P;
+
+static int32_t run_qconv_s32(const void *p, const void *const *in, void *out,
+                             void *s, size_t n) {
+  (void)s, (void)n;
+  const QConvS32P *c = p;
+  return tn_crt_conv2d_s8_s32(&c->g, c->input_offset, c->filter_offset, in[0],
+                              in[1], NULL, out);
+}
+
+static int offsets(const TnKernArgs *a, int32_t *in_off, int32_t *f_off) {
+  double izp, kzp;
+  if (const_scalar(a, 2, "input_zero_point", &izp) ||
+      const_scalar(a, 3, "kernel_zero_point", &kzp))
+    return -1;
+  *in_off = -(int32_t)izp, *f_off = -(int32_t)kzp;
+  return 0;
+}
+
+static int lower_qnn_conv2d(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8) ||
+      !is(a->out->dtype, kI32))
+    return no_kernel(a, "int8 data and weight to int32 only");
+  QConvS32P *p = params_new(k, sizeof *p);
+  if (conv_geom(a->op, a->attrs, a->types[0], a->types[1], a->out, &p->g) ||
+      offsets(a, &p->input_offset, &p->filter_offset))
+    return -1;
+  k->run = run_qconv_s32, k->kernel = "tn_crt_conv2d_s8_s32";
+  k->macs = conv_macs(&p->g);
+  reads(k, 2);
+  return 0;
+}
+
+typedef struct {
+  TnCrtDense d;
+  int32_t input_offset, filter_offset;
+} QDenseS32P;
+
+static int32_t run_qdense_s32(const void *p, const void *const *in, void *out,
+                              void *s, size_t n) {
+  (void)s, (void)n;
+  const QDenseS32P *d = p;
+  return tn_crt_dense_s8_s32(&d->d, d->input_offset, d->filter_offset, in[0],
+                             in[1], NULL, out);
+}
+
+static int lower_qnn_dense(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8) ||
+      !is(a->out->dtype, kI32))
+    return no_kernel(a, "int8 data and weight to int32 only");
+  QDenseS32P *p = params_new(k, sizeof *p);
+  if (dense_geom(a, a->types[0], a->types[1], &p->d) ||
+      offsets(a, &p->input_offset, &p->filter_offset))
+    return -1;
+  k->run = run_qdense_s32, k->kernel = "tn_crt_dense_s8_s32";
+  k->macs = dense_macs(&p->d);
+  reads(k, 2);
+  return 0;
+}
+
+typedef struct {
+  TnCrtQBinary q;
+  TnCrtBroadcast b;
+} QAddP;
+
+static int32_t run_qadd(const void *p, const void *const *in, void *out,
+                        void *s, size_t n) {
+  (void)s, (void)n;
+  const QAddP *x = p;
+  return tn_crt_qadd_s8(&x->q, &x->b, in[0], in[1], out);
+}
+
+static int32_t run_qmul(const void *p, const void *const *in, void *out,
+                        void *s, size_t n) {
+  (void)s, (void)n;
+  const QAddP *x = p;
+  return tn_crt_qmul_s8(&x->q, &x->b, in[0], in[1], out);
+}
+
+/* qnn.add and qnn.mul: two int8 operands and six constant scales and zero
+ * points (arguments 2 to 7), TFLite's parameters computed here. */
+static int lower_qnn_binary(const TnKernArgs *a, TnKernCall *k, bool mul) {
+  if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8))
+    return no_kernel(a, "int8 only");
+  double v[6];
+  static const char *roles[] = {"lhs_scale", "lhs_zero_point", "rhs_scale",
+                                "rhs_zero_point", "output_scale",
+                                "output_zero_point"};
+  for (int i = 0; i < 6; i++)
+    if (const_scalar(a, 2 + i, roles[i], &v[i])) return -1;
+  QAddP *p = params_new(k, sizeof *p);
+  if (tn__lower_broadcast(a, a->types[0], a->types[1], a->out, &p->b))
+    return -1;
+  TnCrtStatus st = (mul ? tn_crt_qmul_params : tn_crt_qadd_params)(
+      v[0], (int32_t)v[1], v[2], (int32_t)v[3], v[4], (int32_t)v[5], &p->q);
+  if (st != TN_CRT_OK)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "scales %g, %g, %g with "
+                             "zero points %g, %g, %g cannot be represented "
+                             "(%s)", v[0], v[2], v[4], v[1], v[3], v[5],
+                             tn_crt_status_doc(st));
+  k->run = mul ? run_qmul : run_qadd;
+  k->kernel = mul ? "tn_crt_qmul_s8" : "tn_crt_qadd_s8";
+  reads(k, 2);
+  /* each output element is written right after the elements it reads, in
+   * order, so it may overwrite an operand that is not broadcast */
+  if (numel(a->types[0]) == numel(a->out)) k->inplace = 1;
+  else if (numel(a->types[1]) == numel(a->out)) k->inplace = 2;
+  return 0;
+}
+
+static int lower_qnn_add(const TnKernArgs *a, TnKernCall *k) {
+  return lower_qnn_binary(a, k, false);
+}
+static int lower_qnn_mul(const TnKernArgs *a, TnKernCall *k) {
+  return lower_qnn_binary(a, k, true);
+}
+
+/* The (input scale, input zero point, output scale, output zero point) of
+ * qnn.softmax/sigmoid/tanh, arguments 1 to 4. */
+static int unary_qparams(const TnKernArgs *a, double q[4]) {
+  static const char *roles[] = {"input_scale", "input_zero_point",
+                                "output_scale", "output_zero_point"};
+  if (!is(a->types[0]->dtype, kI8)) return no_kernel(a, "int8 only");
+  for (int i = 0; i < 4; i++)
+    if (const_scalar(a, 1 + i, roles[i], &q[i])) return -1;
+  if (check_size(a, numel(a->out))) return -1;
+  return 0;
+}
+
+typedef struct {
+  TnCrtSoftmaxS8 s;
+  int32_t outer, n;
+} QSoftmaxP;
+
+static int32_t run_qsoftmax(const void *p, const void *const *in, void *out,
+                            void *s, size_t n) {
+  (void)s, (void)n;
+  const QSoftmaxP *x = p;
+  return tn_crt_softmax_s8(&x->s, x->outer, x->n, in[0], out);
+}
+
+static int lower_qnn_softmax(const TnKernArgs *a, TnKernCall *k) {
+  double q[4];
+  if (unary_qparams(a, q)) return -1;
+  /* TFLite's int8 softmax has one output quantization: 1/256, -128 */
+  if ((float)q[2] != 1.0f / 256 || q[3] != -128)
+    return no_kernel(a, "the int8 softmax needs output scale 1/256 and "
+                     "zero point -128 (TFLite's)");
+  const TnIrTensorType *t = a->types[0];
+  int64_t nd = tn__ir_ndim(t);
+  int64_t n = nd ? tn__ir_dims(t)[nd - 1] : 1, total = numel(t);
+  QSoftmaxP *p = params_new(k, sizeof *p);
+  p->n = (int32_t)n;
+  p->outer = (int32_t)(n ? total / n : 0);
+  if (tn_crt_softmax_s8_params(attr_float(a->attrs, "beta", 1.0), q[0],
+                               &p->s) != TN_CRT_OK)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "beta %g with input scale "
+                             "%g cannot be represented",
+                             attr_float(a->attrs, "beta", 1.0), q[0]);
+  k->run = run_qsoftmax, k->kernel = "tn_crt_softmax_s8";
+  reads(k, 1);
+  return 0;
+}
+
+typedef struct {
+  TnCrtLut8 t;
+  int32_t n;
+} LutP;
+
+static int32_t run_lut(const void *p, const void *const *in, void *out,
+                       void *s, size_t n) {
+  (void)s, (void)n;
+  const LutP *x = p;
+  return tn_crt_lut_s8(&x->t, x->n, in[0], out);
+}
+
+static int lower_qnn_lut(const TnKernArgs *a, TnKernCall *k, bool tanh_) {
+  double q[4];
+  if (unary_qparams(a, q)) return -1;
+  LutP *p = params_new(k, sizeof *p);
+  p->n = (int32_t)numel(a->out);
+  TnCrtStatus st =
+      tanh_ ? tn_crt_tanh_s8_table(q[0], (int32_t)q[1], q[2], (int32_t)q[3],
+                                   &p->t)
+            : tn_crt_logistic_s8_table(q[0], (int32_t)q[1], q[2],
+                                       (int32_t)q[3], &p->t);
+  if (st != TN_CRT_OK)
+    return no_kernel(a, tanh_ ? "the int8 tanh needs output scale 1/128 and "
+                                "zero point 0 (TFLite's)"
+                              : "the int8 sigmoid needs output scale 1/256 "
+                                "and zero point -128 (TFLite's)");
+  k->run = run_lut, k->kernel = "tn_crt_lut_s8";
+  reads(k, 1);
+  return 0;
+}
+
+static int lower_qnn_sigmoid(const TnKernArgs *a, TnKernCall *k) {
+  return lower_qnn_lut(a, k, false);
+}
+static int lower_qnn_tanh(const TnKernArgs *a, TnKernCall *k) {
+  return lower_qnn_lut(a, k, true);
+}
+
+/* TFLite's int8 MEAN: the multiplier of input_scale / output_scale with
+ * 1/count folded in, on the host (tn_crt_mean_s8_params). */
+static int lower_qnn_mean(const TnKernArgs *a, TnKernCall *k) {
+  double q[4];
+  if (unary_qparams(a, q)) return -1;
+  MeanP *p = params_new(k, sizeof *p);
+  int32_t count;
+  if (reduce_geom(a, &p->r, &count)) return -1;
+  if (q[1] < INT32_MIN || q[1] > INT32_MAX || q[3] < INT32_MIN ||
+      q[3] > INT32_MAX)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "a zero point is out of "
+                             "the int32 range");
+  TnCrtStatus st = tn_crt_mean_s8_params(q[0], (int32_t)q[1], q[2],
+                                         (int32_t)q[3], count, &p->q);
+  if (st != TN_CRT_OK)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "input scale %g and output "
+                             "scale %g: their ratio cannot be represented "
+                             "as a quantized multiplier (%s)", q[0], q[2],
+                             tn_crt_status_name(st));
+  k->scratch = tn_crt_mean_s8_scratch_size(&p->r);
+  k->run = run_mean_s8, k->kernel = "tn_crt_mean_s8";
+  reads(k, 1);
+  return 0;
+}
+
+/* ---- fused forms ------------------------------------------------------------------ */
+
+typedef struct {
+  TnCrtConv2d g;
+  TnCrtDense d;
+  TnCrtQuant q;
+  bool dense, has_bias;
+} QFusedP;
+
+static int32_t run_qconv_fused(const void *p, const void *const *in,
+                               void *out, void *s, size_t n) {
+  const QFusedP *f = p;
+  return tn_crt_conv2d_s8(&f->g, &f->q, in[0], in[1],
+                          f->has_bias ? in[2] : NULL, out, s, n);
+}
+static int32_t run_qdense_fused(const void *p, const void *const *in,
+                                void *out, void *s, size_t n) {
+  const QFusedP *f = p;
+  return tn_crt_dense_s8(&f->d, &f->q, in[0], in[1],
+                         f->has_bias ? in[2] : NULL, out, s, n);
+}
+
+static const TnIrTensorType *type_of(const TnObject *e) {
+  const TnObject *t = ((const TnIrExpr *)e)->checked_type;
+  return t && tn__ir_is(t, TN_IR->tensor_type) ? (const TnIrTensorType *)t
+                                               : NULL;
+}
+
+/* `e` as a call of operator `name`, or NULL. */
+static const TnIrCall *call_of(const TnObject *e, const char *name) {
+  const char *n = tn__ir_call_op_name(e);
+  return n && strcmp(n, name) == 0 ? (const TnIrCall *)e : NULL;
+}
+
+static const TnObject *arg(const TnIrCall *c, int64_t i) {
+  return tn_array_at(c->args, i)->v_obj;
+}
+
+int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
+                           const TnObject **leaves, int32_t *nleaves,
+                           TnObject *(*const_of)(void *ctx,
+                                                 const TnObject *expr),
+                           void *ctx) {
+  const TnObject *e = body;
+  const TnIrCall *clip = call_of(e, "clip"), *relu = call_of(e, "nn.relu");
+  double lo = -INFINITY, hi = INFINITY;
+  if (clip) {
+    lo = attr_float(clip->attrs, "a_min", -INFINITY);
+    hi = attr_float(clip->attrs, "a_max", INFINITY);
+    e = arg(clip, 0);
+  } else if (relu) {
+    lo = 0;
+    e = arg(relu, 0);
+  }
+  const TnIrCall *rq = call_of(e, "qnn.requantize");
+  if (rq) e = arg(rq, 0);
+  const TnIrCall *bias = call_of(e, "nn.bias_add");
+  if (bias) e = arg(bias, 0);
+  const TnIrCall *base = NULL;
+  bool dense = false, q = false;
+  if ((base = call_of(e, "nn.conv2d"))) dense = false;
+  else if ((base = call_of(e, "nn.dense"))) dense = true;
+  else if ((base = call_of(e, "qnn.conv2d"))) q = true;
+  else if ((base = call_of(e, "qnn.dense"))) dense = q = true;
+  if (base == NULL || (q && rq == NULL) || (!q && rq != NULL)) return 0;
+  if (!clip && !relu && !rq && !bias) return 0; /* nothing to fuse */
+  const TnIrTensorType *d = type_of(arg(base, 0)), *w = type_of(arg(base, 1));
+  const TnIrTensorType *out = type_of(body), *acc = type_of((const TnObject *)base);
+  if (!d || !w || !out || !acc) return 0;
+  if (bias) {
+    /* the bias must lie on the output channel axis */
+    const TnIrTensorType *bt = type_of(arg(bias, 1));
+    int64_t ax = attr_int(bias->attrs, "axis", 1), nd = tn__ir_ndim(acc);
+    if (ax < 0) ax += nd;
+    if (!bt || tn__ir_ndim(bt) != 1) return 0;
+    if (dense && ax != nd - 1) return 0;
+    if (!dense) {
+      char dl[8];
+      attr_str(base->attrs, "data_layout", dl, sizeof dl);
+      int64_t cax = strcmp(dl, "NHWC") == 0 ? 3 : 1;
+      if (ax != cax) return 0;
+    }
+  }
+  TnKernArgs a = {.op = ((TnStringObj *)((TnIrOp *)base->op)->name)->data,
+                  .attrs = base->attrs, .nargs = 2, .types = {d, w},
+                  .out = acc};
+  leaves[0] = arg(base, 0), leaves[1] = arg(base, 1);
+  *nleaves = 2;
+  k->base_op = a.op;
+  if (bias) leaves[(*nleaves)++] = arg(bias, 1);
+  k->nin = *nleaves;
+  for (int32_t i = 0; i < k->nin; i++) k->in[i] = i;
+  if (!q) {
+    if (!is(d->dtype, kF32) || !is(out->dtype, kF32)) return 0;
+    if (dense) {
+      DenseF32P *p = params_new(k, sizeof *p);
+      if (dense_geom(&a, d, w, &p->d)) return -1;
+      p->act_min = (float)lo, p->act_max = (float)hi, p->has_bias = bias;
+      k->run = run_dense_f32, k->kernel = "tn_crt_dense_f32";
+      k->macs = dense_macs(&p->d);
+    } else {
+      ConvF32P *p = params_new(k, sizeof *p);
+      if (conv_geom(a.op, a.attrs, d, w, acc, &p->g)) return -1;
+      p->act_min = (float)lo, p->act_max = (float)hi, p->has_bias = bias;
+      k->run = run_conv_f32, k->kernel = "tn_crt_conv2d_f32";
+      k->macs = conv_macs(&p->g);
+    }
+    return 1;
+  }
+  /* int8: the multipliers are the requantize's, input_scale[c] /
+   * output_scale in double, exactly as the unfused requantize computes
+   * them (an importer that wants TFLite's double product stores the
+   * input scale as float64). */
+  if (!is(d->dtype, kI8) || !is(out->dtype, kI8)) return 0;
+  int32_t ch = (int32_t)tn__ir_dims(out)[dense ? tn__ir_ndim(out) - 1 : 0];
+  char dl[8];
+  attr_str(base->attrs, "data_layout", dl, sizeof dl);
+  if (!dense) ch = (int32_t)tn__ir_dims(out)[strcmp(dl, "NHWC") == 0 ? 3 : 1];
+  int64_t rax = attr_int(rq->attrs, "axis", -1), rnd = tn__ir_ndim(acc);
+  if (rax < 0) rax += rnd;
+  if (rax != (dense ? rnd - 1 : (strcmp(dl, "NHWC") == 0 ? 3 : 1))) return 0;
+  TnKernArgs sa = {.op = a.op, .nargs = 4};
+  for (int i = 2; i < 4; i++) sa.consts[i] = const_of(ctx, arg(base, i));
+  TnKernArgs ra = {.op = "qnn.requantize", .nargs = 5};
+  for (int i = 1; i < 5; i++) ra.consts[i] = const_of(ctx, arg(rq, i));
+  double izp, kzp, rzp, ozp, osc, *isc = g_new(double, ch);
+  int64_t ns;
+  int rc = const_scalar(&sa, 2, "input_zero_point", &izp);
+  if (rc == 0) rc = const_scalar(&sa, 3, "kernel_zero_point", &kzp);
+  if (rc == 0) rc = const_values(&ra, 1, "input_scale", isc, ch, &ns);
+  if (rc == 0) rc = const_scalar(&ra, 2, "input_zero_point", &rzp);
+  if (rc == 0) rc = const_scalar(&ra, 3, "output_scale", &osc);
+  if (rc == 0) rc = const_scalar(&ra, 4, "output_zero_point", &ozp);
+  if (rc == 0 && rzp != 0) {
+    g_free(isc);
+    return 0; /* the fused kernel has no accumulator offset */
+  }
+  int32_t m = rc == 0 && ns == 1 ? 1 : ch;
+  QFusedP *p = g_malloc0(sizeof *p + 2 * (size_t)m * sizeof(int32_t));
+  k->params = p;
+  int32_t *mult = (int32_t *)(p + 1), *shift = mult + m;
+  if (rc == 0) rc = multipliers(a.op, isc, ns, osc, m, mult, shift);
+  g_free(isc);
+  if (rc) return -1;
+  p->q.input_offset = -(int32_t)izp;
+  p->q.filter_offset = -(int32_t)kzp;
+  p->q.output_offset = (int32_t)ozp;
+  p->q.act_min = clamp_i32(ceil(lo), -128, 127);
+  p->q.act_max = clamp_i32(floor(hi), -128, 127);
+  p->q.per_channel = m > 1;
+  p->q.multiplier = mult, p->q.shift = shift;
+  p->dense = dense, p->has_bias = bias;
+  if (dense) {
+    if (dense_geom(&a, d, w, &p->d)) return -1;
+    k->scratch = tn_crt_dense_s8_scratch_size(&p->d);
+    k->run = run_qdense_fused, k->kernel = "tn_crt_dense_s8";
+    k->macs = dense_macs(&p->d);
+  } else {
+    if (conv_geom(a.op, a.attrs, d, w, acc, &p->g)) return -1;
+    k->scratch = tn_crt_conv2d_s8_scratch_size(&p->g);
+    if (tn_crt_conv2d_s8_inplace_ok(&p->g)) {
+      k->inplace = 1;
+      k->inplace_scratch = tn_crt_conv2d_s8_inplace_scratch_size(&p->g);
+    }
+    k->run = run_qconv_fused, k->kernel = "tn_crt_conv2d_s8";
+    k->macs = conv_macs(&p->g);
+  }
+  return 1;
+}
+
+/* ---- C forms -------------------------------------------------------------------- */
+
+/* Each run function's call written as C (see TnKernEmit): the same kernel
+ * with the same parameters, as static const data. */
+
+static void emit_axis(const void *p, TnKernEmit *e, const char *kernel,
+                      bool second) {
+  const AxisP *x = p;
+  tn__emit_return(e, "%s(%d, %d, %d, in0, %sout)", kernel, x->outer,
+                  x->channels, x->inner, second ? "in1, " : "");
+}
+static void emit_bias_f32(const void *p, TnKernEmit *e) {
+  emit_axis(p, e, "tn_crt_bias_add_f32", true);
+}
+static void emit_bias_i32(const void *p, TnKernEmit *e) {
+  emit_axis(p, e, "tn_crt_bias_add_i32", true);
+}
+static void emit_softmax(const void *p, TnKernEmit *e) {
+  emit_axis(p, e, "tn_crt_softmax_f32", false);
+}
+
+static void emit_mean_f32(const void *p, TnKernEmit *e) {
+  tn__emit_reduce(e, "r", &((const MeanP *)p)->r);
+  tn__emit_return(e, "tn_crt_mean_f32(&$r, in0, out)");
+}
+static void emit_mean_i32(const void *p, TnKernEmit *e) {
+  tn__emit_reduce(e, "r", &((const MeanP *)p)->r);
+  tn__emit_return(e, "tn_crt_mean_i32(&$r, in0, out)");
+}
+static void emit_mean_s8(const void *p, TnKernEmit *e) {
+  const MeanP *x = p;
+  tn__emit_reduce(e, "r", &x->r);
+  tn__emit_qmean(e, "q", &x->q);
+  tn__emit_return(e, "tn_crt_mean_s8(&$r, &$q, in0, out, scratch, %zu)",
+                  e->scratch_size);
+}
+
+/* act_min, act_max as C floats */
+static char *float_pair(float lo, float hi) {
+  GString *s = g_string_new(NULL);
+  tn__emit_f32(s, lo);
+  g_string_append(s, ", ");
+  tn__emit_f32(s, hi);
+  return g_string_free(s, FALSE);
+}
+
+static void emit_conv_f32(const void *p, TnKernEmit *e) {
+  const ConvF32P *c = p;
+  tn__emit_conv2d(e, "g", &c->g);
+  char *act = float_pair(c->act_min, c->act_max);
+  tn__emit_return(e, "tn_crt_conv2d_f32(&$g, in0, in1, %s, %s, out)",
+                  c->has_bias ? "in2" : "0", act);
+  g_free(act);
+}
+
+static void emit_dense_f32(const void *p, TnKernEmit *e) {
+  const DenseF32P *d = p;
+  tn__emit_dense(e, "d", &d->d);
+  char *act = float_pair(d->act_min, d->act_max);
+  tn__emit_return(e, "tn_crt_dense_f32(&$d, in0, in1, %s, %s, out)",
+                  d->has_bias ? "in2" : "0", act);
+  g_free(act);
+}
+
+static void emit_matmul(const void *p, TnKernEmit *e) {
+  const MatmulP *m = p;
+  tn__emit_dense(e, "d", &m->d);
+  tn__emit_return(e, "tn_crt_batch_matmul_f32(&$d, %d, %d, 0, %d, %d, in0, "
+                  "in1, out)", m->batches, m->in_batch_stride, m->in_stride_m,
+                  m->in_stride_k);
+}
+
+static void emit_pool(const void *p, TnKernEmit *e, const char *kernel,
+                      bool f32) {
+  const PoolP *x = p;
+  tn__emit_pool2d(e, "g", &x->g);
+  char *act = f32 ? float_pair(x->fmin, x->fmax)
+                  : g_strdup_printf("%d, %d", x->imin, x->imax);
+  tn__emit_return(e, "%s(&$g, in0, %s, out)", kernel, act);
+  g_free(act);
+}
+static void emit_max_f32(const void *p, TnKernEmit *e) {
+  emit_pool(p, e, "tn_crt_max_pool2d_f32", true);
+}
+static void emit_avg_f32(const void *p, TnKernEmit *e) {
+  emit_pool(p, e, "tn_crt_avg_pool2d_f32", true);
+}
+static void emit_max_s8(const void *p, TnKernEmit *e) {
+  emit_pool(p, e, "tn_crt_max_pool2d_s8", false);
+}
+static void emit_avg_s8(const void *p, TnKernEmit *e) {
+  emit_pool(p, e, "tn_crt_avg_pool2d_s8", false);
+}
+
+static void emit_affine(const void *p, TnKernEmit *e, const char *kernel) {
+  const QuantP *q = p;
+  tn__emit_f32s(e, "scale", q->scale, q->channels);
+  tn__emit_i32s(e, "zp", q->zp, q->channels);
+  tn__emit_return(e, "%s(%d, %d, %d, in0, $scale, $zp, out)", kernel,
+                  q->outer, q->channels, q->inner);
+}
+static void emit_quantize(const void *p, TnKernEmit *e) {
+  emit_affine(p, e, "tn_crt_quantize_f32_s8");
+}
+static void emit_dequantize(const void *p, TnKernEmit *e) {
+  emit_affine(p, e, "tn_crt_dequantize_s8_f32");
+}
+
+static void emit_requant(const void *p, TnKernEmit *e, const char *kernel) {
+  const RequantP *r = p;
+  tn__emit_requant(e, "r", &r->r, r->channels);
+  tn__emit_return(e, "%s(&$r, %d, %d, %d, in0, out)", kernel, r->outer,
+                  r->channels, r->inner);
+}
+static void emit_requant_s32(const void *p, TnKernEmit *e) {
+  emit_requant(p, e, "tn_crt_requantize_s32_s8");
+}
+static void emit_requant_s8(const void *p, TnKernEmit *e) {
+  emit_requant(p, e, "tn_crt_requantize_s8_s8");
+}
+
+static void emit_qconv_s32(const void *p, TnKernEmit *e) {
+  const QConvS32P *c = p;
+  tn__emit_conv2d(e, "g", &c->g);
+  tn__emit_return(e, "tn_crt_conv2d_s8_s32(&$g, %d, %d, in0, in1, 0, out)",
+                  c->input_offset, c->filter_offset);
+}
+
+static void emit_qdense_s32(const void *p, TnKernEmit *e) {
+  const QDenseS32P *d = p;
+  tn__emit_dense(e, "d", &d->d);
+  tn__emit_return(e, "tn_crt_dense_s8_s32(&$d, %d, %d, in0, in1, 0, out)",
+                  d->input_offset, d->filter_offset);
+}
+
+static void emit_qbin(const void *p, TnKernEmit *e, const char *kernel) {
+  const QAddP *x = p;
+  tn__emit_qbinary(e, "q", &x->q);
+  tn__emit_broadcast(e, "b", &x->b);
+  tn__emit_return(e, "%s(&$q, &$b, in0, in1, out)", kernel);
+}
+static void emit_qadd(const void *p, TnKernEmit *e) {
+  emit_qbin(p, e, "tn_crt_qadd_s8");
+}
+static void emit_qmul(const void *p, TnKernEmit *e) {
+  emit_qbin(p, e, "tn_crt_qmul_s8");
+}
+
+static void emit_qsoftmax(const void *p, TnKernEmit *e) {
+  const QSoftmaxP *x = p;
+  tn__emit_softmax_s8(e, "s", &x->s);
+  tn__emit_return(e, "tn_crt_softmax_s8(&$s, %d, %d, in0, out)", x->outer,
+                  x->n);
+}
+
+static void emit_lut(const void *p, TnKernEmit *e) {
+  const LutP *x = p;
+  tn__emit_lut8(e, "t", &x->t);
+  tn__emit_return(e, "tn_crt_lut_s8(&$t, %d, in0, out)", x->n);
+}
+
+static void emit_qconv_fused(const void *p, TnKernEmit *e) {
+  const QFusedP *f = p;
+  tn__emit_conv2d(e, "g", &f->g);
+  tn__emit_quant(e, "q", &f->q, f->g.out_c);
+  tn__emit_return(e, "tn_crt_conv2d_s8(&$g, &$q, in0, in1, %s, out, scratch, "
+                  "%zu)", f->has_bias ? "in2" : "0", e->scratch_size);
+}
+static void emit_qdense_fused(const void *p, TnKernEmit *e) {
+  const QFusedP *f = p;
+  tn__emit_dense(e, "d", &f->d);
+  tn__emit_quant(e, "q", &f->q, f->d.out_features);
+  tn__emit_return(e, "tn_crt_dense_s8(&$d, &$q, in0, in1, %s, out, scratch, "
+                  "%zu)", f->has_bias ? "in2" : "0", e->scratch_size);
+}
+static const struct {
+  TnKernRun run;
+  TnKernEmitFn emit;
+} g_emitters[] = {
+    {run_bias_f32, emit_bias_f32},       {run_bias_i32, emit_bias_i32},
+    {run_softmax, emit_softmax},
+    {run_mean_f32, emit_mean_f32},       {run_mean_i32, emit_mean_i32},
+    {run_mean_s8, emit_mean_s8},         {run_conv_f32, emit_conv_f32},
+    {run_dense_f32, emit_dense_f32},     {run_matmul, emit_matmul},
+    {run_max_f32, emit_max_f32},         {run_avg_f32, emit_avg_f32},
+    {run_max_s8, emit_max_s8},           {run_avg_s8, emit_avg_s8},
+    {run_quantize, emit_quantize},       {run_dequantize, emit_dequantize},
+    {run_requant_s32, emit_requant_s32}, {run_requant_s8, emit_requant_s8},
+    {run_qconv_s32, emit_qconv_s32},     {run_qdense_s32, emit_qdense_s32},
+    {run_qadd, emit_qadd},               {run_qmul, emit_qmul},
+    {run_qsoftmax, emit_qsoftmax},       {run_lut, emit_lut},
+    {run_qconv_fused, emit_qconv_fused}, {run_qdense_fused, emit_qdense_fused},
+};
+
+TnKernEmitFn tn__lower_nn_emitter(TnKernRun run) {
+  for (size_t i = 0; run && i < G_N_ELEMENTS(g_emitters); i++)
+    if (g_emitters[i].run == run) return g_emitters[i].emit;
+  return NULL;
+}
+
+/* ---- the table ---------------------------------------------------------------------- */
+
+/* The rows after lower.c's, in the table's order. */
+static const TnLowerRow g_table[] = {
+    {"mean", {lower_mean}},
+    {"nn.bias_add", {lower_bias_add}},
+    {"nn.dense", {lower_dense}},
+    {"matmul", {lower_matmul}},
+    {"nn.conv2d", {lower_conv2d}},
+    {"nn.max_pool2d", {lower_max_pool}},
+    {"nn.avg_pool2d", {lower_avg_pool}},
+    {"nn.global_avg_pool2d", {lower_global_pool}},
+    {"nn.softmax", {lower_softmax}},
+    {"qnn.quantize", {lower_quantize}},
+    {"qnn.dequantize", {lower_dequantize}},
+    {"qnn.requantize", {lower_requantize}},
+    {"qnn.conv2d", {lower_qnn_conv2d}},
+    {"qnn.dense", {lower_qnn_dense}},
+    {"qnn.add", {lower_qnn_add}},
+    {"qnn.mul", {lower_qnn_mul}},
+    {"qnn.softmax", {lower_qnn_softmax}},
+    {"qnn.sigmoid", {lower_qnn_sigmoid}},
+    {"qnn.tanh", {lower_qnn_tanh}},
+    {"qnn.mean", {lower_qnn_mean}},
+};
+
+const TnLowerRow *tn__lower_nn_table(size_t *n) {
+  *n = G_N_ELEMENTS(g_table);
+  return g_table;
+}

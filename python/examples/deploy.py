@@ -1,0 +1,275 @@
+"""The main job: a trained model from file to a C program that runs it.
+
+    python examples/deploy.py [--model kws_ref_model.tflite] [--out DIR]
+
+1. import the MLPerf Tiny keyword-spotting model (int8 TFLite);
+2. run the pipeline: InferType, SimplifyExpr, a Python pass (LayerAudit:
+   checks that every convolution and dense layer is int8 with per-channel
+   weights and records the MACs of each layer), FoldConstant, FuseOps,
+   under the timing instrument;
+3. compile to C in the Model Library Format (OUT/kws/) with the static
+   memory planner, and draw the plan (OUT/kws_plan.svg);
+4. build the generated C with the system compiler beside a small host
+   program (examples/deploy/main.c: static buffers, one call per
+   inference, nothing allocated);
+5. run it on the bundled sample inputs (examples/deploy/samples/*.npy) and
+   print its outputs beside LiteRT's (and whether they equal TFLite Micro's,
+   the int8 reference), then the RAM (pools, inputs and outputs, the
+   stack the run used) and the flash (code, constants, runtime) it needs.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+import tvmnode
+from tvmnode import codegen, frontend, ir, transform
+from tvmnode.instrument import PassTimingInstrument
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_MODELS = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "models"))
+
+
+@transform.module_pass(opt_level=0, name="LayerAudit")
+class LayerAudit:
+    """A Python pass: records each convolution and dense layer's MACs and
+    element type in the module attribute "layers" (a list of {op, macs,
+    dtype}); a layer whose data and weights differ in type is an error."""
+
+    def transform_module(self, mod: ir.IRModule, ctx: Any) -> ir.IRModule:
+        layers: List[Dict[str, Any]] = []
+
+        def visit(e: Any) -> None:
+            if not (isinstance(e, ir.Call) and isinstance(e.op, ir.Op)):
+                return
+            name = str(e.op.name)
+            if name not in ("qnn.conv2d", "qnn.dense", "nn.conv2d", "nn.dense"):
+                return
+            data, weight = e.args[0].checked_type, e.args[1].checked_type
+            if str(data.dtype) != str(weight.dtype):
+                raise ValueError("LayerAudit: %s has %s data and %s weights"
+                                 % (name, data.dtype, weight.dtype))
+            out = [int(d) for d in e.checked_type.shape]
+            w = [int(d) for d in weight.shape]
+            macs = int(np.prod(out)) * int(np.prod(w)) // max(out[-1] if name.endswith("dense")
+                                                               else w[0], 1)
+            layers.append({"op": name, "macs": macs, "dtype": str(data.dtype)})
+
+        ir.post_order_visit(mod["main"].body, visit)
+        return mod.with_attr("layers", layers)
+
+
+def sizes(objs: List[str]) -> Dict[str, int]:
+    """text, rodata (constants), data and bss bytes of object files (size -A)."""
+    out = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
+    for o in objs:
+        lines = subprocess.run(["size", "-A", o], capture_output=True, text=True,
+                               check=True).stdout.splitlines()
+        for line in lines:
+            parts = line.split()
+            if len(parts) < 2 or not parts[1].isdigit():
+                continue
+            sec, n = parts[0], int(parts[1])
+            if sec.startswith(".data.rel.ro"):  # pointers in constants: flash
+                sec = ".rodata"
+            for key in out:
+                if sec == "." + key or sec.startswith("." + key + "."):
+                    out[key] += n
+    return out
+
+
+def build(arch: codegen.Archive, d: str, cc: str) -> Dict[str, Any]:
+    """Compile the archive's C to objects (for sizes) and link the host
+    program. Returns the executable and the section sizes."""
+    info = arch.info
+    inp, outp = info["inputs"][0], info["outputs"][0]
+    name = arch.name
+    inc = ["-I" + os.path.join(d, "codegen", "host", "include"),
+           "-I" + os.path.join(d, "runtime", "include")]
+    objs: Dict[str, List[str]] = {"generated": [], "runtime": []}
+    flags = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-ffunction-sections",
+             "-fdata-sections"]
+    for kind, root in (("generated", os.path.join(d, "codegen", "host", "src")),
+                       ("runtime", os.path.join(d, "runtime", "src"))):
+        for src in sorted(glob.glob(os.path.join(root, "*.c"))):
+            obj = os.path.join(d, "obj", os.path.basename(src)[:-2] + ".o")
+            os.makedirs(os.path.dirname(obj), exist_ok=True)
+            subprocess.run([cc, *flags, *inc, "-c", src, "-o", obj], check=True)
+            objs[kind].append(obj)
+    pool = info["memory"]["functions"]["main"][0]["workspace_size_bytes"]
+    exe = os.path.join(d, name)
+    defs = ['-DMODEL_HEADER="tvmgen_%s.h"' % name, "-DNAME=%s" % name,
+            "-DINPUT_SIZE=%d" % inp["size_bytes"], "-DOUTPUT_SIZE=%d" % outp["size_bytes"],
+            "-DPOOL_SIZE=%d" % pool]
+    subprocess.run([cc, "-O2", "-Wall", "-Wextra", *defs, *inc,
+                    os.path.join(HERE, "deploy", "main.c"), *objs["generated"], *objs["runtime"],
+                    "-Wl,--gc-sections", "-o", exe, "-lm"], check=True)
+    return {"exe": exe, "generated": sizes(objs["generated"]), "runtime": sizes(objs["runtime"])}
+
+
+def reference_outputs(model_path: str, xs: List[np.ndarray]) -> Dict[str, List[np.ndarray]]:
+    """LiteRT's (XNNPACK, one thread) and TFLite Micro's outputs, when
+    those packages are installed."""
+    refs: Dict[str, List[np.ndarray]] = {}
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+
+        it = Interpreter(model_path=model_path, num_threads=1)
+        it.allocate_tensors()
+        i, o = it.get_input_details()[0]["index"], it.get_output_details()[0]["index"]
+        outs = []
+        for x in xs:
+            it.set_tensor(i, x)
+            it.invoke()
+            outs.append(it.get_tensor(o).copy())
+        refs["LiteRT"] = outs
+    except ImportError:
+        pass
+    try:
+        from tflite_micro.python.tflite_micro import runtime as tflm
+
+        interp = tflm.Interpreter.from_file(model_path)
+        outs = []
+        for x in xs:
+            interp.set_input(x, 0)
+            interp.invoke()
+            outs.append(interp.get_output(0).copy())
+        refs["TFLite Micro"] = outs
+    except ImportError:
+        pass
+    return refs
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", default=os.path.join(
+        os.environ.get("TVMNODE_MODELS", DEFAULT_MODELS), "kws_ref_model.tflite"))
+    p.add_argument("--name", default="kws")
+    p.add_argument("--out", default="deploy-out")
+    p.add_argument("--samples", default=os.path.join(HERE, "deploy", "samples"))
+    p.add_argument("--repeat", type=int, default=200)
+    args = p.parse_args(argv)
+    cc = os.environ.get("CC", "cc")
+    os.makedirs(args.out, exist_ok=True)
+
+    t0 = time.perf_counter()
+    mod = frontend.load_model(args.model)
+    t_import = time.perf_counter() - t0
+    print("model        %s (%d operator calls, imported in %.0f ms)"
+          % (args.model, sum(1 for _ in _calls(mod)), 1e3 * t_import))
+
+    timing = PassTimingInstrument()
+    audit: Any = LayerAudit()  # (mypy sees the class, not the decorated pass)
+    with transform.PassContext(opt_level=3, instruments=[timing]):
+        mod = transform.Sequential([transform.InferType(), transform.SimplifyExpr(),
+                                    audit, transform.FoldConstant(),
+                                    transform.FuseOps(), transform.InferType()])(mod)
+    assert mod.attrs is not None
+    layers = mod.attrs["layers"]
+    print("passes       InferType, SimplifyExpr, LayerAudit (Python), FoldConstant, FuseOps")
+    kinds = sorted({str(x["dtype"]) for x in layers})
+    print("LayerAudit   %d %s layers, %d MACs" % (len(layers), "/".join(kinds),
+                                                 sum(int(x["macs"]) for x in layers)))
+    print(timing.render().rstrip())
+
+    t0 = time.perf_counter()
+    arch = codegen.compile(mod, name=args.name, run_passes=False)
+    d = os.path.join(args.out, args.name)
+    shutil.rmtree(d, ignore_errors=True)
+    arch.export(d)
+    t_compile = time.perf_counter() - t0
+    svg = os.path.join(args.out, "%s_plan.svg" % args.name)
+    from tvmnode._plan_svg import render_svg
+
+    with open(svg, "w", encoding="utf-8") as f:
+        f.write(render_svg(arch.plan))
+    print("compiled     %s/ (Model Library Format) in %.0f ms; plan drawn in %s"
+          % (d, 1e3 * t_compile, svg))
+
+    built = build(arch, d, cc)
+    info = arch.info
+    inp, outp = info["inputs"][0], info["outputs"][0]
+    samples = sorted(glob.glob(os.path.join(args.samples, "*.npy")))
+    xs = [np.load(s) for s in samples]
+    if not xs or any(x.size != int(np.prod(inp["shape"])) for x in xs):
+        # another model: three deterministic random inputs of its shape
+        rng = np.random.default_rng(0)
+        info_i = np.iinfo(inp["dtype"]) if inp["dtype"].startswith("int") else None
+        samples = ["random%d" % k for k in range(3)]
+        xs = [rng.integers(info_i.min, info_i.max + 1, inp["shape"]) if info_i
+              else rng.standard_normal(inp["shape"]) for _ in samples]
+    xs = [np.asarray(x).astype(inp["dtype"]).reshape(inp["shape"]) for x in xs]
+    refs = reference_outputs(args.model, xs)
+    print("\nsample          ours (generated C, %s)%s" % (
+        os.path.basename(cc), "".join("  |  %s" % k for k in refs if k == "LiteRT")))
+    stack = 0
+    ns: List[float] = []
+    ys: List[np.ndarray] = []
+    for k, (s, x) in enumerate(zip(samples, xs)):
+        ib, ob = os.path.join(d, "in.bin"), os.path.join(d, "out.bin")
+        x.tofile(ib)
+        r = subprocess.run([built["exe"], ib, ob, str(args.repeat)], capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            print("the generated program failed: %s%s" % (r.stdout, r.stderr), file=sys.stderr)
+            return 1
+        fields = r.stdout.split()
+        stack = max(stack, int(fields[3]))
+        ns.append(float(fields[5]))
+        y = np.fromfile(ob, dtype=outp["dtype"]).reshape(outp["shape"])
+        ys.append(y)
+        line = "%-14s  %s" % (os.path.basename(s), np.array2string(y.reshape(-1)))
+        if "LiteRT" in refs:
+            line += "  |  %s" % np.array2string(refs["LiteRT"][k].reshape(-1))
+        print(line)
+        print("%-14s  class %d%s" % ("", int(np.argmax(y)),
+                                     ("  |  class %d" % int(np.argmax(refs["LiteRT"][k])))
+                                     if "LiteRT" in refs else ""))
+    def largest(ref: List[np.ndarray]) -> float:
+        return max(float(np.max(np.abs(y.astype(np.float64) - r.reshape(y.shape))))
+                   for y, r in zip(ys, ref))
+
+    if "TFLite Micro" in refs and outp["dtype"] == "int8":
+        same = all(np.array_equal(y, r.reshape(y.shape)) for y, r in zip(ys, refs["TFLite Micro"]))
+        print("outputs equal to TFLite Micro's (the int8 reference): %s"
+              % ("yes, bit for bit" if same else "NO"))
+    elif "TFLite Micro" in refs:
+        print("largest difference from TFLite Micro: %.3g" % largest(refs["TFLite Micro"]))
+    if "LiteRT" in refs:
+        print("largest difference from LiteRT: %.3g%s" % (
+            largest(refs["LiteRT"]), " (int8 steps)" if outp["dtype"] == "int8" else ""))
+
+    mem = info["memory"]
+    ws = mem["functions"]["main"][0]["workspace_size_bytes"]
+    io = inp["size_bytes"] + outp["size_bytes"]
+    gen, rt = built["generated"], built["runtime"]
+    print("\nRAM          %6d B workspace pool (lower bound %d B), %d B inputs + outputs,"
+          % (ws, mem["workspace_lower_bound_bytes"], io))
+    print("             %6d B stack used by one run (host, painted), %d B writable data"
+          % (stack, gen["data"] + gen["bss"]))
+    print("             %6d B in all" % (ws + io + stack + gen["data"] + gen["bss"]))
+    print("flash        %6d B generated code, %d B constants, %d B runtime code "
+          "(%d B runtime tables)" % (gen["text"], gen["rodata"], rt["text"], rt["rodata"]))
+    print("latency      %.3f ms per inference (median of %d, -O2)"
+          % (float(np.median(ns)) / 1e6, args.repeat))
+    print("deployed: %s ran %d samples from generated C" % (args.name, len(samples)))
+    return 0
+
+
+def _calls(mod: Any) -> List[Any]:
+    out: List[Any] = []
+    ir.post_order_visit(mod["main"].body,
+                        lambda e: out.append(e) if isinstance(e, ir.Call) else None)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

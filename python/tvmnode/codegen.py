@@ -1,0 +1,239 @@
+"""Ahead-of-time compilation to C and the Model Library Format.
+
+    arch = tvmnode.codegen.compile(mod, name="kws")
+    arch.export("out/")          # or "out.tar"
+    arch.plan                    # the memory plan, as data
+    arch.metadata                # metadata.json, parsed
+
+`compile` runs the standard pipeline (InferType, SimplifyExpr, FoldConstant,
+FuseOps) unless told not to, then the C code generator ("codegen.AOT"),
+which lowers the model to calls of the crt kernels over a static memory
+plan. `export` writes the archive: the generated C and header, metadata.json,
+the crt sources the code needs (runtime/), the constants as a parameter
+file and the IR as text. The layout is described in docs/mlf.md.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import struct
+import tarfile
+import zlib
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+
+import numpy as np
+
+from ._core import get_global_func
+from ._paths import _crt_dir
+
+__all__ = ["Archive", "compile", "build_library", "save_params", "load_params", "PARAMS_MAGIC"]
+
+PARAMS_MAGIC = b"TNPARAMS"
+PARAMS_VERSION = 1
+
+
+def _pipeline(mod: Any) -> Any:
+    from . import transform
+
+    seq = transform.Sequential([transform.InferType(), transform.SimplifyExpr(),
+                                transform.FoldConstant(), transform.FuseOps(),
+                                transform.InferType()])
+    return seq(mod)
+
+
+class Archive:
+    """A compiled model: the generated files and what the compiler knows
+    about them."""
+
+    def __init__(self, name: str, result: Any, mod: Any) -> None:
+        self.name = name
+        self.files: Dict[str, str] = {str(k): str(v) for k, v in result["files"].items()}
+        self.runtime_sources: List[str] = [str(s) for s in result["runtime_sources"]]
+        self.plan: Dict[str, Any] = _plain(result["plan"])
+        self.constants: Dict[str, np.ndarray] = {
+            str(k): np.asarray(t).copy() for k, t in result["constants"].items()}
+        self.metadata: Dict[str, Any] = json.loads(self.files["metadata.json"])
+        self.module = mod
+
+    @property
+    def info(self) -> Dict[str, Any]:
+        """The model's entry of metadata.json."""
+        return dict(self.metadata["modules"][self.name])
+
+    @property
+    def workspace_bytes(self) -> int:
+        return int(self.info["memory"]["functions"]["main"][0]["workspace_size_bytes"])
+
+    def all_files(self) -> Dict[str, bytes]:
+        """Every file of the archive, by path inside it."""
+        out: Dict[str, bytes] = {p: t.encode() for p, t in self.files.items()}
+        crt = _crt_dir()
+        for rel in self.runtime_sources:
+            with open(os.path.join(crt, rel), "rb") as f:
+                out[_archive_path(rel)] = f.read()
+        out["parameters/%s.params" % self.name] = save_params(self.constants)
+        out["src/%s.tn" % self.name] = self.module.astext(show_meta_data=True).encode()
+        return out
+
+    def export(self, path: str) -> str:
+        """Write the archive to a directory, or to a tar file when `path`
+        ends in .tar; returns `path`."""
+        files = self.all_files()
+        if path.endswith(".tar"):
+            with tarfile.open(path, "w") as tar:
+                for rel in sorted(files):
+                    data = files[rel]
+                    ti = tarfile.TarInfo("./" + rel)
+                    ti.size = len(data)
+                    ti.mode = 0o644
+                    tar.addfile(ti, io.BytesIO(data))
+            return path
+        if os.path.isdir(path):
+            for sub in ("codegen", "runtime", "parameters", "src"):
+                shutil.rmtree(os.path.join(path, sub), ignore_errors=True)
+        for rel, data in files.items():
+            dst = os.path.join(path, rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            with open(dst, "wb") as f:
+                f.write(data)
+        return path
+
+
+def build_library(archive: str, output: str, *, cc: Optional[str] = None,
+                  cflags: Sequence[str] = ("-O2",)) -> str:
+    """Compile an exported archive (a directory: the generated C and the
+    runtime sources it carries) into a shared library with the system C
+    compiler ($CC or cc). Returns `output`."""
+    import subprocess
+
+    cc = cc or os.environ.get("CC", "cc")
+    srcs = sorted(os.path.join(archive, "codegen", "host", "src", f)
+                  for f in os.listdir(os.path.join(archive, "codegen", "host", "src"))
+                  if f.endswith(".c"))
+    rt = os.path.join(archive, "runtime", "src")
+    for root, _, names in os.walk(rt):
+        srcs += sorted(os.path.join(root, n) for n in names if n.endswith(".c"))
+    # only the model's interface is exported (the caller's cflags come
+    # last and may say otherwise): two libraries, or a library and
+    # libtvmnode, never bind each other's kernels
+    cmd = [cc, "-std=c99", "-I" + os.path.join(archive, "codegen", "host", "include"),
+           "-I" + os.path.join(archive, "runtime", "include"), "-shared", "-fPIC",
+           "-fvisibility=hidden", *cflags]
+    cmd += srcs + ["-o", output, "-lm"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError("build_library: %s failed:\n%s" % (" ".join(cmd[:3]), proc.stderr))
+    return output
+
+
+def _archive_path(rel: str) -> str:
+    """Where a crt file goes in the archive: headers keep their include
+    path, sources and private headers sit flat in runtime/src, so that
+    `cc codegen/host/src/*.c runtime/src/*.c` builds the model."""
+    if rel.startswith("include/"):
+        return "runtime/" + rel
+    return "runtime/src/" + os.path.basename(rel)
+
+
+def _plain(v: Any) -> Any:
+    """tvmnode containers as Python dicts, lists and scalars."""
+    if hasattr(v, "items"):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (str, bytes, int, float, bool)) or v is None:
+        return v
+    if hasattr(v, "__iter__"):
+        return [_plain(x) for x in v]
+    return v
+
+
+def compile(mod: Any, name: str = "default", *, alignment: int = 16,
+            interface: str = "c", io_in_pool: bool = False,
+            constants_in_pool: bool = False,
+            pools: Optional[Sequence[Mapping[str, Any]]] = None,
+            devices: Optional[Mapping[str, Iterable[str]]] = None,
+            run_passes: bool = True) -> Archive:
+    """Compile the "main" function of `mod` to C; see the module docstring.
+
+    pools: workspace pools in order of preference, each {"name": str,
+    "limit": bytes (0: none), "accepts": kinds of buffer it holds
+    (intermediate, input, output, scratch; all when absent)}; devices: {device name: [operator names]}
+    whose calls go to the application's device hook."""
+    if run_passes:
+        mod = _pipeline(mod)
+    opts: Dict[str, Any] = {"name": name, "alignment": int(alignment), "interface": interface,
+                            "io_in_pool": bool(io_in_pool),
+                            "constants_in_pool": bool(constants_in_pool)}
+    if pools is not None:
+        opts["pools"] = [dict(p) for p in pools]
+    if devices is not None:
+        opts["devices"] = {str(k): [str(o) for o in v] for k, v in devices.items()}
+    result = get_global_func("codegen.AOT")(mod, opts)
+    return Archive(name.lower(), result, mod)
+
+
+# ---- parameter files -------------------------------------------------------------------
+
+_DTYPES = {"int8": (0, 8), "int16": (0, 16), "int32": (0, 32), "int64": (0, 64),
+           "uint8": (1, 8), "float32": (2, 32), "float64": (2, 64), "bool": (6, 8)}
+
+
+def save_params(params: Mapping[str, Any]) -> bytes:
+    """Tensors by name in the parameter file format (docs/mlf.md): the
+    magic, the version, the count, then per tensor its name, dtype, shape
+    and data; a CRC-32 of everything before it closes the file."""
+    out = bytearray(PARAMS_MAGIC)
+    out += struct.pack("<II", PARAMS_VERSION, len(params))
+    for name, value in params.items():
+        a = np.ascontiguousarray(np.asarray(value))
+        key = str(a.dtype)
+        if key not in _DTYPES:
+            raise TypeError("save_params: tensor '%s' has dtype %s, expected one of %s"
+                            % (name, key, ", ".join(sorted(_DTYPES))))
+        code, bits = _DTYPES[key]
+        nb = name.encode()
+        out += struct.pack("<I", len(nb)) + nb
+        out += struct.pack("<BBHI", code, bits, 1, a.ndim)
+        out += struct.pack("<%dq" % a.ndim, *a.shape)
+        raw = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+        out += struct.pack("<Q", len(raw)) + raw
+    out += struct.pack("<I", zlib.crc32(bytes(out)) & 0xFFFFFFFF)
+    return bytes(out)
+
+
+def load_params(data: bytes) -> Dict[str, np.ndarray]:
+    """The tensors of a parameter file; ValueError naming what is wrong
+    for a truncated or corrupted one."""
+    if len(data) < 20 or data[:8] != PARAMS_MAGIC:
+        raise ValueError("load_params: not a parameter file (bad magic)")
+    body, crc = data[:-4], struct.unpack("<I", data[-4:])[0]
+    if zlib.crc32(body) & 0xFFFFFFFF != crc:
+        raise ValueError("load_params: checksum mismatch (the file is corrupted or truncated)")
+    version, count = struct.unpack_from("<II", body, 8)
+    if version != PARAMS_VERSION:
+        raise ValueError("load_params: version %d, expected %d" % (version, PARAMS_VERSION))
+    rev = {v: k for k, v in _DTYPES.items()}
+    pos, out = 16, {}
+    try:
+        for _ in range(count):
+            (n,) = struct.unpack_from("<I", body, pos)
+            name = body[pos + 4:pos + 4 + n].decode()
+            pos += 4 + n
+            code, bits, lanes, ndim = struct.unpack_from("<BBHI", body, pos)
+            pos += 8
+            shape = struct.unpack_from("<%dq" % ndim, body, pos)
+            pos += 8 * ndim
+            (nbytes,) = struct.unpack_from("<Q", body, pos)
+            pos += 8
+            if (code, bits) not in rev or lanes != 1 or pos + nbytes > len(body):
+                raise ValueError("load_params: tensor '%s' is malformed" % name)
+            dt = np.dtype(rev[(code, bits)]).newbyteorder("<")
+            arr = np.frombuffer(body[pos:pos + nbytes], dtype=dt)
+            out[name] = arr.reshape(shape).astype(dt.newbyteorder("="))
+            pos += nbytes
+    except struct.error as e:
+        raise ValueError("load_params: truncated file (%s)" % e) from None
+    if pos != len(body):
+        raise ValueError("load_params: %d trailing bytes" % (len(body) - pos))
+    return out
