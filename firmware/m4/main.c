@@ -1,0 +1,185 @@
+/*
+ * main.c: runs one compiled model on the board, through its generated C
+ * interface, and prints what happened.
+ *
+ * Everything model-specific comes from fw_model.h, which run.py writes
+ * into its build folder: it includes tvmgen_<name>.h and names the run
+ * function, the structs, and X-macro lists of the inputs, outputs and pools
+ * with the header's size macros. The buffers are static arrays of those
+ * sizes, aligned as the header's TVMGEN_<NAME>_ALIGNMENT asks; the input
+ * bytes are a constant array (fw_input.c, also written by run.py) copied
+ * in before each run.
+ * The model runs once to warm up and once timed. Output, one fact a line:
+ *
+ *   model kws
+ *   warmup status 0
+ *   run status 0
+ *   output identity 12 <hex bytes>
+ *   instructions 123440 ticks=3086 (SysTick ticks x 40 under -icount shift=0, +-40)
+ *   stack 1880 run=1320 size=65536 (bytes, high-water mark of the painted stack)
+ *   done 0
+ *
+ * Built with FW_BAD_CALLS=1 it first makes the calls an application gets
+ * wrong (a NULL input buffer, a NULL input struct, a misaligned pool) and
+ * prints `bad <what> status <got> expected <code>`: the generated run must
+ * return the crt's error codes on the device, not fault. Exit code: 0 when
+ * every status is as it should be, 1 when the run failed, 2 when a bad call
+ * returned the wrong code (3 is a fault, from startup.c).
+ */
+#include <string.h>
+
+#include "fw_model.h"
+#include "measure.h"
+#include "semihost.h"
+
+#define FW_ALIGNED __attribute__((aligned(FW_ALIGNMENT)))
+
+#define DECLARE_INPUT(name, size)                  \
+  extern const uint8_t fw_input_##name[size];      \
+  static uint8_t in_##name[size] FW_ALIGNED;
+FW_INPUTS(DECLARE_INPUT)
+#define DECLARE_OUTPUT(name, size) static uint8_t out_##name[size] FW_ALIGNED;
+FW_OUTPUTS(DECLARE_OUTPUT)
+
+static FW_INPUTS_STRUCT inputs;
+static FW_OUTPUTS_STRUCT outputs;
+
+#if FW_HAS_POOLS
+/* FW_ALIGNMENT spare bytes: room for a misaligned base in the bad calls. */
+#define DECLARE_POOL(name, size) static uint8_t pool_##name[(size) + FW_ALIGNMENT] FW_ALIGNED;
+FW_POOLS(DECLARE_POOL)
+static FW_POOLS_STRUCT pools;
+#define POOLS_ARG , &pools
+#else
+#define POOLS_ARG
+#endif
+
+#if FW_HAS_CONSTANT_POOL
+static uint8_t constant_pool[FW_CONSTANT_POOL_SIZE] FW_ALIGNED;
+static FW_CONSTANT_POOLS_STRUCT constant_pools;
+#define CONSTANT_POOLS_ARG , &constant_pools
+#else
+#define CONSTANT_POOLS_ARG
+#endif
+
+static void bind(void) {
+#define BIND_INPUT(name, size) inputs.name = in_##name;
+  FW_INPUTS(BIND_INPUT)
+#define BIND_OUTPUT(name, size) outputs.name = out_##name;
+  FW_OUTPUTS(BIND_OUTPUT)
+#if FW_HAS_POOLS
+#define BIND_POOL(name, size) pools.name = pool_##name;
+  FW_POOLS(BIND_POOL)
+#endif
+#if FW_HAS_CONSTANT_POOL
+  memcpy(constant_pool, FW_CONSTANT_POOL_DATA, sizeof constant_pool);
+  constant_pools.constants = constant_pool;
+#endif
+}
+
+static void load_inputs(void) {
+#define LOAD_INPUT(name, size) memcpy(in_##name, fw_input_##name, size);
+  FW_INPUTS(LOAD_INPUT)
+}
+
+static int32_t run_model(FW_INPUTS_STRUCT *in) {
+  return FW_RUN(in, &outputs POOLS_ARG CONSTANT_POOLS_ARG);
+}
+
+static void line_status(const char *what, int32_t status) {
+  fw_str(what);
+  fw_str(" status ");
+  fw_i64(status);
+  fw_endl();
+}
+
+#if FW_BAD_CALLS
+/* One call made wrong on purpose; true when it returned `expected`. */
+static int bad_call(const char *what, int32_t got, int32_t expected) {
+  fw_str("bad ");
+  fw_str(what);
+  fw_str(" status ");
+  fw_i64(got);
+  fw_str(" expected ");
+  fw_i64(expected);
+  fw_endl();
+  return got == expected;
+}
+
+static int bad_calls(void) {
+  int ok = 1;
+#ifdef FW_FIRST_INPUT
+  void *input = inputs.FW_FIRST_INPUT;
+  inputs.FW_FIRST_INPUT = 0;
+  ok &= bad_call("null_input", run_model(&inputs),
+                 TN_CRT_NULL_POINTER);
+  inputs.FW_FIRST_INPUT = input;
+#endif
+  ok &= bad_call("null_inputs_struct", run_model(0),
+                 TN_CRT_NULL_POINTER);
+#if defined(FW_FIRST_POOL) && FW_ALIGNMENT > 1
+  void *pool = pools.FW_FIRST_POOL;
+  pools.FW_FIRST_POOL = (uint8_t *)pool + 1;
+  ok &= bad_call("misaligned_pool", run_model(&inputs),
+                 TN_CRT_POOL_MISALIGNED);
+  pools.FW_FIRST_POOL = pool;
+#endif
+  return ok;
+}
+#endif
+
+static void print_output(const char *name, const uint8_t *bytes, size_t n) {
+  fw_str("output ");
+  fw_str(name);
+  fw_str(" ");
+  fw_u64(n);
+  fw_str(" ");
+  fw_hex(bytes, n);
+  fw_endl();
+}
+
+int main(void) {
+  int code = 0;
+  fw_str("model " FW_MODEL_NAME);
+  fw_endl();
+  bind();
+#if FW_BAD_CALLS
+  if (!bad_calls()) code = 2;
+#endif
+
+  load_inputs();
+  int32_t status = run_model(&inputs);
+  line_status("warmup", status);
+
+  load_inputs();
+  fw_ticks_start();
+  uintptr_t sp = fw_stack_pointer();
+  fw_stack_paint();
+  uint64_t t0 = fw_ticks();
+  status = run_model(&inputs);
+  uint64_t ticks = fw_ticks() - t0;
+  uint32_t stack = fw_stack_used();
+  line_status("run", status);
+  if (status != 0 && code == 0) code = 1;
+
+#define PRINT_OUTPUT(name, size) print_output(#name, out_##name, size);
+  FW_OUTPUTS(PRINT_OUTPUT)
+  fw_str("instructions ");
+  fw_u64(ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_str(" ticks=");
+  fw_u64(ticks);
+  fw_str(" (SysTick ticks x 40 under -icount shift=0, +-40)");
+  fw_endl();
+  fw_str("stack ");
+  fw_u64(stack);
+  fw_str(" run=");
+  fw_i64((int64_t)stack - (int64_t)(fw_stack_top() - sp));
+  fw_str(" size=");
+  fw_u64(fw_stack_size());
+  fw_str(" (bytes, high-water mark of the painted stack)");
+  fw_endl();
+  fw_str("done ");
+  fw_i64(code);
+  fw_endl();
+  return code;
+}

@@ -1,0 +1,39 @@
+/*
+ * measure.h: counting executed instructions and measuring stack use.
+ *
+ * qemu models no cycles. Under -icount shift=0 each instruction advances
+ * virtual time by 1 ns, and mps2-an386's SysTick runs from its 25 MHz
+ * clock, so one tick is exactly 40 instructions: ticks x 40 counts the
+ * instructions between two readings, to within 40. The stack is painted
+ * with a pattern; the lowest word no longer holding it is the high-water
+ * mark. Both are measurements of this emulated board, not of a real M4's
+ * cycles or of another compiler's stack frames.
+ */
+#ifndef FW_MEASURE_H_
+#define FW_MEASURE_H_
+
+#include <stdint.h>
+
+#define FW_INSTRUCTIONS_PER_TICK 40u
+
+/* Start SysTick from its processor clock, free-running with wrap counting. */
+void fw_ticks_start(void);
+/* Ticks since fw_ticks_start. */
+uint64_t fw_ticks(void);
+
+/* The SysTick exception's handler (in the vector table): counts wraps. */
+void fw_systick_handler(void);
+
+/* Paint the stack below the caller's frame (from the bottom of the stack
+ * up to a little under the current stack pointer). */
+void fw_stack_paint(void);
+/* Bytes of stack ever used since the last paint, from the top of the stack. */
+uint32_t fw_stack_used(void);
+/* The stack's size, from the linker script. */
+uint32_t fw_stack_size(void);
+/* The current stack pointer, as an address. */
+uintptr_t fw_stack_pointer(void);
+/* Top of the stack (its highest address + 1). */
+uintptr_t fw_stack_top(void);
+
+#endif /* FW_MEASURE_H_ */

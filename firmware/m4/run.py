@@ -1,0 +1,482 @@
+#!/usr/bin/env python3
+"""run.py: build a compiled model into Cortex-M4 firmware and run it on
+qemu's mps2-an386.
+
+Given an exported Model Library Format archive (a directory), the model's
+name and its input files (.npy, or raw .bin bytes), this writes the model's
+glue for the harness (fw_model.h: X-macro lists over the generated header's
+size macros; fw_input.c: the input bytes as C arrays), compiles the harness
+with the archive's generated C and crt sources using arm-none-eabi-gcc,
+checks the link holds no allocator, runs the ELF under qemu with
+-icount shift=0, and reports as JSON: the outputs, the status, the
+instructions of one inference, the stack high-water mark, and the sizes of
+the firmware and of the crt alone. With --bad-calls the firmware first makes
+deliberately wrong calls and the report says which error codes came back.
+
+Standard library only, so that it runs anywhere the toolchain does:
+
+    python3 firmware/m4/run.py out/kws_mlf kws input.npy
+
+Other scripts import it and call build_and_run(); see README.md.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import concurrent.futures
+import hashlib
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HARNESS = ["main.c", "startup.c", "semihost.c", "measure.c"]
+LINKER_SCRIPT = os.path.join(HERE, "mps2_an386.ld")
+
+GCC = "arm-none-eabi-gcc"
+NM = "arm-none-eabi-nm"
+SIZE = "arm-none-eabi-size"
+QEMU = "qemu-system-arm"
+
+ARCH_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
+# -std=c11 already turns FMA contraction off; it is spelled out because
+# the float outputs are compared bit for bit with the host's.
+COMMON_FLAGS = ["-std=c11", "-ffp-contract=off", "-ffunction-sections",
+                "-fdata-sections", "-Wall", "-Wextra", "-Werror", "-g"]
+ALLOCATORS = ("malloc", "free", "calloc", "realloc",
+              "_malloc_r", "_free_r", "_calloc_r", "_realloc_r")
+INSTRUCTIONS_PER_TICK = 40
+DEFAULT_STACK = 64 * 1024
+
+# metadata dtype -> struct format character
+DTYPES = {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H",
+          "int32": "i", "uint32": "I", "int64": "q", "uint64": "Q",
+          "float32": "f", "float64": "d", "bool": "?"}
+# .npy descr (without byte order) -> metadata dtype
+NPY_DTYPES = {"i1": "int8", "u1": "uint8", "i2": "int16", "u2": "uint16",
+              "i4": "int32", "u4": "uint32", "i8": "int64", "u8": "uint64",
+              "f4": "float32", "f8": "float64", "b1": "bool"}
+
+
+class FirmwareError(RuntimeError):
+    """A step of building or running the firmware failed; the message says
+    which and carries the tool's own output."""
+
+
+def toolchain_missing() -> Optional[str]:
+    """None when every tool is on PATH, else a sentence naming what is not."""
+    missing = [t for t in (GCC, NM, SIZE, QEMU) if shutil.which(t) is None]
+    if not missing:
+        return None
+    return ("%s not installed (Debian: gcc-arm-none-eabi libnewlib-arm-none-eabi "
+            "qemu-system-arm)" % ", ".join(missing))
+
+
+# --- the archive ---------------------------------------------------------
+
+def read_metadata(archive: str, name: str) -> Dict[str, Any]:
+    with open(os.path.join(archive, "metadata.json")) as f:
+        meta = json.load(f)
+    modules = meta.get("modules", {})
+    if name not in modules:
+        raise FirmwareError("%s/metadata.json has no model %r (it has: %s)"
+                            % (archive, name, ", ".join(sorted(modules))))
+    info: Dict[str, Any] = modules[name]
+    iface = info["interface"]
+    if iface.get("io_in_pool"):
+        raise FirmwareError("the harness takes inputs and outputs as separate buffers; "
+                            "compile without io_in_pool")
+    if iface.get("devices"):
+        raise FirmwareError("the harness defines no device hooks; compile without devices")
+    return info
+
+
+def read_input(path: str, spec: Dict[str, Any]) -> bytes:
+    """The bytes of one input: a .npy file of the input's dtype and size, or
+    a raw file of exactly size_bytes bytes."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:6] == b"\x93NUMPY":
+        major = data[6]
+        hlen_size = 2 if major == 1 else 4
+        hlen = int.from_bytes(data[8:8 + hlen_size], "little")
+        start = 8 + hlen_size
+        header = ast.literal_eval(data[start:start + hlen].decode("latin-1"))
+        descr = header["descr"]
+        if not isinstance(descr, str) or descr[0] == ">" or header["fortran_order"]:
+            raise FirmwareError("%s: only little-endian C-order .npy arrays are read" % path)
+        dtype = NPY_DTYPES.get(descr.lstrip("<|="))
+        if dtype != spec["dtype"]:
+            raise FirmwareError("%s: dtype %s, but input %s is %s"
+                                % (path, descr, spec["name"], spec["dtype"]))
+        data = data[start + hlen:]
+    if len(data) != spec["size_bytes"]:
+        raise FirmwareError("%s: %d bytes, but input %s takes %d"
+                            % (path, len(data), spec["name"], spec["size_bytes"]))
+    return data
+
+
+def model_header(name: str, info: Dict[str, Any]) -> str:
+    """fw_model.h: what main.c needs to know of the model, in terms of the
+    generated header's own macros."""
+    up = "TVMGEN_%s" % name.upper()
+    pools = [p for p in info["memory"]["pools"]
+             if p["kind"] == "workspace" and p["size_bytes"] > 0]
+    const = info["interface"].get("constants_in_pool") and any(
+        p["kind"] == "constant" and p["size_bytes"] > 0 for p in info["memory"]["pools"])
+
+    def xlist(macro: str, items: Sequence[Tuple[str, str]]) -> str:
+        body = " ".join("X(%s, %s)" % it for it in items)
+        return "#define %s(X) %s\n" % (macro, body)
+
+    h = ["/* fw_model.h: model '%s' as firmware/m4/main.c sees it; written by run.py. */\n"
+         "#ifndef FW_MODEL_H_\n#define FW_MODEL_H_\n\n#include \"tvmgen_%s.h\"\n\n" % (name, name),
+         "#define FW_MODEL_NAME \"%s\"\n" % name,
+         "#define FW_RUN tvmgen_%s_run\n" % name,
+         "#define FW_ALIGNMENT %s_ALIGNMENT\n" % up,
+         "#define FW_INPUTS_STRUCT struct tvmgen_%s_inputs\n" % name,
+         "#define FW_OUTPUTS_STRUCT struct tvmgen_%s_outputs\n" % name,
+         xlist("FW_INPUTS", [(i["name"], "%s_%s_SIZE" % (up, i["name"].upper()))
+                             for i in info["inputs"]]),
+         xlist("FW_OUTPUTS", [(o["name"], "%s_%s_SIZE" % (up, o["name"].upper()))
+                              for o in info["outputs"]])]
+    if info["inputs"]:
+        h.append("#define FW_FIRST_INPUT %s\n" % info["inputs"][0]["name"])
+    h.append("#define FW_HAS_POOLS %d\n" % bool(pools))
+    if pools:
+        h += ["#define FW_POOLS_STRUCT struct tvmgen_%s_workspace_pools\n" % name,
+              xlist("FW_POOLS", [(p["name"], "%s_%s_WORKSPACE_POOL_SIZE"
+                                  % (up, p["name"].upper())) for p in pools]),
+              "#define FW_FIRST_POOL %s\n" % pools[0]["name"]]
+    h.append("#define FW_HAS_CONSTANT_POOL %d\n" % bool(const))
+    if const:
+        h += ["#define FW_CONSTANT_POOLS_STRUCT struct tvmgen_%s_constant_pools\n" % name,
+              "#define FW_CONSTANT_POOL_SIZE %s_CONSTANT_POOL_SIZE\n" % up,
+              "#define FW_CONSTANT_POOL_DATA %s_CONSTANT_POOL_DATA\n" % up]
+    h.append("\n#endif /* FW_MODEL_H_ */\n")
+    return "".join(h)
+
+
+def input_source(name: str, info: Dict[str, Any], data: Sequence[bytes]) -> str:
+    """fw_input.c: each input's bytes as a constant array (in flash)."""
+    out = ["/* fw_input.c: the input of model '%s'; written by run.py. */\n"
+           "#include <stdint.h>\n\n#include \"fw_model.h\"\n" % name]
+    for spec, raw in zip(info["inputs"], data):
+        out.append("\nextern const uint8_t fw_input_%s[%d];\nconst uint8_t fw_input_%s[%d] = {"
+                   % (spec["name"], len(raw), spec["name"], len(raw)))
+        for i in range(0, len(raw), 16):
+            out.append("\n  " + " ".join("%d," % b for b in raw[i:i + 16]))
+        out.append("\n};\n")
+    return "".join(out)
+
+
+# --- building ------------------------------------------------------------
+
+def _run(cmd: Sequence[str], what: str, timeout: Optional[float] = None) -> str:
+    try:
+        p = subprocess.run(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace")
+        raise FirmwareError("%s: no end after %s s\n%s" % (what, timeout, out[-2000:])) from None
+    text = p.stdout.decode(errors="replace")
+    if p.returncode != 0:
+        raise FirmwareError("%s failed (exit %d): %s\n%s"
+                            % (what, p.returncode, " ".join(cmd), text[-4000:]))
+    return text
+
+
+def _header_digest(include_dirs: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for d in include_dirs:
+        for root, _, names in sorted(os.walk(d)):
+            for n in sorted(names):
+                if n.endswith(".h"):
+                    path = os.path.join(root, n)
+                    h.update(os.path.relpath(path, d).encode() + b"\0")
+                    with open(path, "rb") as f:
+                        h.update(f.read())
+    return h.hexdigest()
+
+
+def _compile_all(sources: Sequence[str], flags: Sequence[str], include_dirs: Sequence[str],
+                 objdir: str, cache: Optional[str]) -> List[str]:
+    """Compile each source into objdir (in parallel). With a cache folder, an
+    object is reused when the source, every header in include_dirs and the
+    flags are what they were."""
+    os.makedirs(objdir, exist_ok=True)
+    if cache:
+        os.makedirs(cache, exist_ok=True)
+    cmd_flags = list(flags) + ["-I" + d for d in include_dirs]
+    headers = _header_digest(include_dirs) if cache else ""
+
+    def one(src: str) -> str:
+        base = os.path.splitext(os.path.basename(src))[0]
+        obj = os.path.join(objdir, base + ".o")
+        cached = None
+        if cache:
+            with open(src, "rb") as f:
+                key = hashlib.sha256(f.read() + b"\0" + headers.encode() + b"\0"
+                                     + "\0".join(flags).encode()).hexdigest()
+            cached = os.path.join(cache, "%s-%s.o" % (base, key[:24]))
+            if os.path.exists(cached):
+                shutil.copyfile(cached, obj)
+                return obj
+        _run([GCC] + cmd_flags + ["-c", src, "-o", obj], "compiling " + src)
+        if cached:
+            tmp = "%s.%d.tmp" % (cached, os.getpid())
+            shutil.copyfile(obj, tmp)
+            os.replace(tmp, cached)
+        return obj
+
+    names = [os.path.basename(s) for s in sources]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise FirmwareError("two sources share a file name: %s" % ", ".join(dup))
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        return list(pool.map(one, sources))
+
+
+def _c_files(folder: str) -> List[str]:
+    out = []
+    for root, _, names in os.walk(folder):
+        out += [os.path.join(root, n) for n in names if n.endswith(".c")]
+    return sorted(out)
+
+
+def section_sizes(path: str) -> Dict[str, int]:
+    """Bytes of .text, .rodata, .data and .bss (each with its
+    -ffunction-sections/-fdata-sections pieces) in an ELF or object, as
+    arm-none-eabi-size -A reports them."""
+    sizes = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
+    for line in _run([SIZE, "-A", path], "arm-none-eabi-size").splitlines():
+        parts = line.split()
+        if len(parts) != 3 or not parts[1].isdigit():
+            continue
+        for key in sizes:
+            if parts[0] == "." + key or parts[0].startswith("." + key + "."):
+                sizes[key] += int(parts[1])
+        if parts[0] == ".ARM.exidx":
+            sizes["text"] += int(parts[1])
+        if parts[0] == ".stack":
+            sizes["stack"] = int(parts[1])
+    return sizes
+
+
+def allocators_in(elf: str) -> List[str]:
+    """Allocator symbols (defined or undefined) in a linked ELF."""
+    found = set()
+    for line in _run([NM, elf], "arm-none-eabi-nm").splitlines():
+        parts = line.split()
+        if parts and parts[-1] in ALLOCATORS:
+            found.add(parts[-1])
+    return sorted(found)
+
+
+def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
+          opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
+          cache: Optional[str] = None, harness_flags: Sequence[str] = ()) -> Dict[str, Any]:
+    """Write the glue, compile and link fw.elf in workdir. inputs: one file
+    per model input (None: zeros); harness_flags: more flags for the
+    harness's own sources (-DFW_SYST_RELOAD=..., say). Returns the paths and
+    sizes; raises FirmwareError when the link holds an allocator."""
+    archive = os.path.abspath(archive)
+    info = read_metadata(archive, name)
+    if len(inputs) != len(info["inputs"]):
+        raise FirmwareError("model %s takes %d inputs (%s), %d files given"
+                            % (name, len(info["inputs"]),
+                               ", ".join(i["name"] for i in info["inputs"]), len(inputs)))
+    data = [bytes(spec["size_bytes"]) if path is None else read_input(path, spec)
+            for spec, path in zip(info["inputs"], inputs)]
+    os.makedirs(workdir, exist_ok=True)
+    gen = os.path.join(workdir, "gen")
+    os.makedirs(gen, exist_ok=True)
+    with open(os.path.join(gen, "fw_model.h"), "w") as f:
+        f.write(model_header(name, info))
+    with open(os.path.join(gen, "fw_input.c"), "w") as f:
+        f.write(input_source(name, info, data))
+
+    flags = ARCH_FLAGS + [opt] + COMMON_FLAGS
+    model_inc = [os.path.join(archive, "codegen", "host", "include"),
+                 os.path.join(archive, "runtime", "include")]
+    crt_src = os.path.join(archive, "runtime", "src")
+    crt_objs = _compile_all(_c_files(crt_src), flags, model_inc + [crt_src],
+                            os.path.join(workdir, "obj", "crt"), cache)
+    model_objs = _compile_all(_c_files(os.path.join(archive, "codegen", "host", "src")),
+                              flags, model_inc, os.path.join(workdir, "obj", "model"), cache)
+    harness_objs = _compile_all([os.path.join(HERE, s) for s in HARNESS]
+                                + [os.path.join(gen, "fw_input.c")],
+                                flags + ["-DFW_BAD_CALLS=%d" % bool(bad_calls)]
+                                + list(harness_flags), [gen, HERE] + model_inc,
+                                os.path.join(workdir, "obj", "harness"), cache)
+    elf = os.path.join(workdir, "fw.elf")
+    _run([GCC] + flags + ["-nostdlib", "-T", LINKER_SCRIPT, "-Wl,--gc-sections",
+                          "-Wl,--defsym=FW_STACK_SIZE=%d" % stack_size,
+                          "-Wl,-Map=" + os.path.join(workdir, "fw.map"), "-o", elf]
+         + harness_objs + model_objs + crt_objs
+         + ["-Wl,--start-group", "-lm", "-lc", "-lgcc", "-Wl,--end-group"], "linking fw.elf")
+    bad = allocators_in(elf)
+    if bad:
+        raise FirmwareError("the firmware links an allocator: %s" % ", ".join(bad))
+    crt_size = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
+    for obj in crt_objs:
+        for k, v in section_sizes(obj).items():
+            crt_size[k] += v
+    return {"elf": elf, "info": info, "size": section_sizes(elf), "crt_size": crt_size,
+            "crt_objects": len(crt_objs), "flags": flags}
+
+
+# --- running -------------------------------------------------------------
+
+def qemu_command(elf: str) -> List[str]:
+    return [QEMU, "-M", "mps2-an386", "-nographic", "-monitor", "none",
+            "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
+            "-kernel", elf]
+
+
+def _values(raw: bytes, dtype: str) -> List[Any]:
+    code = DTYPES.get(dtype)
+    if code is None:
+        raise FirmwareError("no reader for output dtype %s" % dtype)
+    return list(struct.unpack("<%d%s" % (len(raw) // struct.calcsize(code), code), raw))
+
+
+def _field(line: str, key: str) -> int:
+    """The integer after `key=` on a line of the firmware's output."""
+    m = re.search(r"\b%s=(-?\d+)" % key, line)
+    if m is None:
+        raise FirmwareError("no %s= in the firmware's line %r" % (key, line))
+    return int(m.group(1))
+
+
+def parse_output(text: str, info: Dict[str, Any]) -> Dict[str, Any]:
+    """The firmware's lines (main.c's header comment) as a dict."""
+    res: Dict[str, Any] = {"outputs": {}, "bad_calls": {}}
+    specs = {o["name"]: o for o in info["outputs"]}
+    for line in text.splitlines():
+        words = line.split()
+        if not words:
+            continue
+        key = words[0]
+        if key in ("warmup", "run") and len(words) == 3 and words[1] == "status":
+            res["warmup_status" if key == "warmup" else "status"] = int(words[2])
+        elif key == "output" and len(words) == 4 and words[1] in specs:
+            spec = specs[words[1]]
+            raw = bytes.fromhex(words[3])
+            if len(raw) != int(words[2]) or len(raw) != spec["size_bytes"]:
+                raise FirmwareError("output %s: %d bytes, expected %d"
+                                    % (words[1], len(raw), spec["size_bytes"]))
+            res["outputs"][words[1]] = {"dtype": spec["dtype"], "shape": spec["shape"],
+                                        "values": _values(raw, spec["dtype"])}
+        elif key == "instructions":
+            res["instructions"] = int(words[1])
+            res["systick_ticks"] = _field(line, "ticks")
+        elif key == "stack":
+            res["stack_bytes"] = int(words[1])
+            res["run_stack_bytes"] = _field(line, "run")
+            res["stack_size"] = _field(line, "size")
+        elif key == "bad" and len(words) == 6:
+            res["bad_calls"][words[1]] = {"status": int(words[3]), "expected": int(words[5])}
+        elif key == "fault":
+            res["fault"] = line.strip()
+        elif key == "done":
+            res["done"] = int(words[1])
+    return res
+
+
+def _no_core_dump() -> None:
+    # qemu aborts on a core lockup; the abort is the message, not a core file.
+    try:
+        import resource
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def run_elf(elf: str, info: Dict[str, Any], timeout: float = 120.0) -> Dict[str, Any]:
+    """Run fw.elf under qemu; the parsed report plus its exit code and text."""
+    cmd = qemu_command(elf)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, timeout=timeout,
+                           preexec_fn=_no_core_dump if os.name == "posix" else None)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace")
+        raise FirmwareError("qemu: no exit after %s s (a hang, or a lockup after a "
+                            "stack overflow)\n%s" % (timeout, out[-2000:])) from None
+    text = p.stdout.decode(errors="replace")
+    res = parse_output(text, info)
+    res["exit_code"] = p.returncode
+    res["log"] = text
+    if "Lockup" in text:
+        # A fault whose exception frame cannot be pushed: with the stack at
+        # the bottom of RAM, that is an overflow running off into unmapped
+        # memory.
+        raise FirmwareError("the core locked up, most likely a stack overflow "
+                            "(give it more: --stack-size)\n%s" % text[-2000:])
+    if "fault" in res:
+        raise FirmwareError("the firmware faulted: %s\n%s" % (res["fault"], text[-2000:]))
+    if "done" not in res:
+        raise FirmwareError("qemu exited with %d before the firmware finished\n%s"
+                            % (p.returncode, text[-2000:]))
+    return res
+
+
+def build_and_run(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
+                  opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
+                  cache: Optional[str] = None, timeout: float = 120.0,
+                  harness_flags: Sequence[str] = ()) -> Dict[str, Any]:
+    """build() then run_elf(): the whole report (see the module docstring)."""
+    b = build(archive, name, inputs, workdir, opt=opt, bad_calls=bad_calls,
+              stack_size=stack_size, cache=cache, harness_flags=harness_flags)
+    res = run_elf(b["elf"], b["info"], timeout)
+    res.update({"model": name, "elf": b["elf"], "size": b["size"], "crt_size": b["crt_size"],
+                "flags": b["flags"], "allocators": [], "command": qemu_command(b["elf"])})
+    res["ok"] = (res["exit_code"] == 0 and res.get("status") == 0
+                 and all(c["status"] == c["expected"] for c in res["bad_calls"].values()))
+    return res
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("archive", help="an exported archive directory")
+    ap.add_argument("name", help="the model name (as given to compile)")
+    ap.add_argument("inputs", nargs="*",
+                    help="one .npy or raw .bin file per model input (none: all zeros)")
+    ap.add_argument("--workdir", default=None, help="build folder (default: ARCHIVE/../fw-NAME)")
+    ap.add_argument("--opt", default="-Os", help="optimization flag (default -Os)")
+    ap.add_argument("--bad-calls", action="store_true",
+                    help="also make wrong calls and check their error codes")
+    ap.add_argument("--stack-size", type=int, default=DEFAULT_STACK)
+    ap.add_argument("--cache", default=None, help="a folder to reuse compiled objects from")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds qemu may run")
+    ap.add_argument("--log", action="store_true", help="keep the firmware's own text in the JSON")
+    args = ap.parse_args(argv)
+    missing = toolchain_missing()
+    if missing:
+        print(json.dumps({"ok": False, "error": missing}))
+        return 2
+    n_inputs = len(read_metadata(args.archive, args.name)["inputs"])
+    inputs: List[Optional[str]] = list(args.inputs) or [None] * n_inputs
+    workdir = args.workdir or os.path.join(os.path.dirname(os.path.abspath(args.archive)),
+                                           "fw-" + args.name)
+    try:
+        res = build_and_run(args.archive, args.name, inputs, workdir, opt=args.opt,
+                            bad_calls=args.bad_calls, stack_size=args.stack_size,
+                            cache=args.cache, timeout=args.timeout)
+    except FirmwareError as e:
+        print(json.dumps({"ok": False, "error": str(e)}, indent=1))
+        return 1
+    if not args.log:
+        res.pop("log")
+    print(json.dumps(res, indent=1))
+    return 0 if res["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+"""The compiled models on an emulated Cortex-M4 (qemu's mps2-an386), through
+firmware/m4: each archive is built into bare-metal firmware with
+arm-none-eabi-gcc, run under qemu, and its outputs compared with the host
+executor's. Also: no allocator in the link, the generated run's error codes
+on the device, and the report's instructions, stack and sizes.
+
+Skipped when arm-none-eabi-gcc, its newlib or qemu-system-arm is missing
+(Debian: gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm).
+Compiled objects are shared between the tests through a cache folder keyed
+by their sources and flags; models are compiled inside each test.
+"""
+from __future__ import annotations
+
+import importlib.machinery
+import json
+import os
+import subprocess
+import sys
+import types
+from typing import Any, Dict, Iterator, List, Tuple
+
+import numpy as np
+import pytest
+
+from tvmnode import codegen, frontend, runtime
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RUNNER = os.path.join(ROOT, "firmware", "m4", "run.py")
+MODELS = os.environ.get("TVMNODE_MODELS",
+                        os.path.join(os.path.dirname(ROOT), "shared", "models"))
+
+
+def _load_runner() -> Any:
+    """firmware/m4/run.py, a script outside any package."""
+    mod = types.ModuleType("firmware_m4_run")
+    mod.__file__ = RUNNER
+    importlib.machinery.SourceFileLoader(mod.__name__, RUNNER).exec_module(mod)
+    return mod
+
+
+fw = _load_runner()
+_missing = fw.toolchain_missing()
+if _missing is None and not os.path.exists(subprocess.run(
+        ["arm-none-eabi-gcc"] + fw.ARCH_FLAGS + ["-print-file-name=libc.a"],
+        capture_output=True, text=True).stdout.strip()):
+    _missing = "newlib for arm-none-eabi is not installed (libnewlib-arm-none-eabi)"
+if _missing:
+    pytest.skip("Cortex-M4 firmware: " + _missing, allow_module_level=True)
+
+TN_CRT_POOL_MISALIGNED = 8
+TN_CRT_NULL_POINTER = 9
+
+# file, model name (the benchmark's short name)
+INT8 = [("kws_ref_model.tflite", "kws"), ("ad01_int8.tflite", "ad"),
+        ("str_ww_ref_model.tflite", "ww"), ("pretrainedResnet_quant.tflite", "ic")]
+
+
+def _model(fname: str) -> str:
+    path = os.path.join(MODELS, fname)
+    if not os.path.exists(path):
+        pytest.skip("no %s" % path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def objects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield str(tmp_path_factory.mktemp("fw-objects"))
+
+
+def _inputs(info: Dict[str, Any], workdir: str) -> Tuple[List[np.ndarray], List[str]]:
+    """Seeded random inputs, and their .npy files."""
+    rng = np.random.default_rng(7)
+    arrays, paths = [], []
+    for spec in info["inputs"]:
+        dtype = np.dtype(spec["dtype"])
+        if dtype.kind in "iu":
+            lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+            x = rng.integers(lo, hi, spec["shape"], endpoint=True).astype(dtype)
+        else:
+            x = rng.standard_normal(spec["shape"]).astype(dtype)
+        path = os.path.join(workdir, "%s.npy" % spec["name"])
+        np.save(path, x)
+        arrays.append(x)
+        paths.append(path)
+    return arrays, paths
+
+
+def _prepare(fname: str, name: str, workdir: str) -> Tuple[str, Dict[str, Any], List[str],
+                                                            List[np.ndarray]]:
+    """Compile and export the model, write its inputs and compute the host
+    executor's outputs. Returns (archive dir, metadata, input files, host
+    outputs as plain numpy copies); no tvmnode object outlives the call."""
+    arch = codegen.compile(frontend.load_model(_model(fname)), name=name)
+    archive = arch.export(os.path.join(workdir, "mlf"))
+    info = arch.info
+    arrays, paths = _inputs(info, workdir)
+    outs = runtime.Executor(arch.module)(*arrays)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    ref = [np.array(o, copy=True) for o in outs]
+    del arch, outs
+    return archive, info, paths, ref
+
+
+def _device_outputs(res: Dict[str, Any], info: Dict[str, Any]) -> List[np.ndarray]:
+    out = []
+    for spec in info["outputs"]:
+        got = res["outputs"][spec["name"]]
+        out.append(np.array(got["values"], dtype=spec["dtype"]).reshape(spec["shape"]))
+    return out
+
+
+def _check_report(res: Dict[str, Any], info: Dict[str, Any]) -> None:
+    """The numbers are there and plausible (not exact: they move with the
+    compiler and the kernels)."""
+    assert res["status"] == 0 and res["warmup_status"] == 0 and res["exit_code"] == 0
+    macs = int(info["macs"])
+    assert res["systick_ticks"] > 0
+    assert res["instructions"] == res["systick_ticks"] * 40
+    # at least an instruction a multiply-accumulate, and not absurdly more
+    assert macs <= res["instructions"] <= 100 * macs + 10 ** 6, (res["instructions"], macs)
+    assert 0 < res["run_stack_bytes"] < res["stack_bytes"] < res["stack_size"]
+    assert res["stack_bytes"] < 16 * 1024, "a kernel keeps large arrays on the stack"
+    size, crt = res["size"], res["crt_size"]
+    mem = info["memory"]
+    assert size["text"] > 1000 and size["data"] < 4096
+    assert size["rodata"] >= mem["constants_in_flash_bytes"]
+    assert size["bss"] >= mem["functions"]["main"][0]["workspace_size_bytes"]
+    assert size["stack"] == res["stack_size"]
+    assert crt["text"] > 0 and crt["data"] == 0 and crt["bss"] == 0
+
+
+@pytest.mark.parametrize("fname,name", INT8, ids=[n for _, n in INT8])
+def test_int8_model_matches_host(tmp_path: Any, objects: str, fname: str, name: str) -> None:
+    archive, info, inputs, ref = _prepare(fname, name, str(tmp_path))
+    res = fw.build_and_run(archive, name, inputs, str(tmp_path / "fw"), cache=objects)
+    for got, want in zip(_device_outputs(res, info), ref):
+        np.testing.assert_array_equal(got, want)
+    _check_report(res, info)
+    assert res["allocators"] == []
+    print("\n%s: %s" % (name, json.dumps({k: res[k] for k in (
+        "instructions", "stack_bytes", "run_stack_bytes", "size", "crt_size")})))
+
+
+def test_float_model_matches_host_bit_for_bit(tmp_path: Any, objects: str) -> None:
+    # -ffp-contract=off: fused multiply-adds would round differently from
+    # the host's separate multiply and add (ad01 then differs in ~60% of
+    # its outputs).
+    archive, info, inputs, ref = _prepare("ad01_fp32.tflite", "adf", str(tmp_path))
+    res = fw.build_and_run(archive, "adf", inputs, str(tmp_path / "fw"), cache=objects)
+    for got, want in zip(_device_outputs(res, info), ref):
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    _check_report(res, info)
+
+
+def test_link_has_no_allocator(tmp_path: Any, objects: str) -> None:
+    archive, _, inputs, _ = _prepare("kws_ref_model.tflite", "kws", str(tmp_path))
+    b = fw.build(archive, "kws", inputs, str(tmp_path / "fw"), cache=objects)
+    assert fw.allocators_in(b["elf"]) == []
+    syms = subprocess.run(["arm-none-eabi-nm", b["elf"]], capture_output=True, text=True,
+                          check=True).stdout.split()
+    assert "tvmgen_kws_run" in syms
+    assert not {"malloc", "free", "calloc", "realloc"} & set(syms)
+    # The check sees an allocator when there is one (here, undefined).
+    src = tmp_path / "alloc.c"
+    src.write_text("#include <stdlib.h>\nvoid *f(void) { return malloc(4); }\n")
+    obj = str(tmp_path / "alloc.o")
+    subprocess.run(["arm-none-eabi-gcc"] + fw.ARCH_FLAGS + ["-c", str(src), "-o", obj],
+                   check=True)
+    assert fw.allocators_in(obj) == ["malloc"]
+
+
+def test_bad_calls_return_error_codes_on_device(tmp_path: Any, objects: str) -> None:
+    """Through the command line: run.py --bad-calls prints the JSON report."""
+    archive, info, inputs, ref = _prepare("kws_ref_model.tflite", "kws", str(tmp_path))
+    p = subprocess.run([sys.executable, RUNNER, archive, "kws"] + inputs
+                       + ["--bad-calls", "--cache", objects,
+                          "--workdir", str(tmp_path / "fw")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    res = json.loads(p.stdout)
+    assert res["ok"] is True
+    assert res["bad_calls"] == {
+        "null_input": {"status": TN_CRT_NULL_POINTER, "expected": TN_CRT_NULL_POINTER},
+        "null_inputs_struct": {"status": TN_CRT_NULL_POINTER,
+                               "expected": TN_CRT_NULL_POINTER},
+        "misaligned_pool": {"status": TN_CRT_POOL_MISALIGNED,
+                            "expected": TN_CRT_POOL_MISALIGNED},
+    }
+    # and the good call after them still computes the host's bits
+    np.testing.assert_array_equal(_device_outputs(res, info)[0], ref[0])
+
+
+def test_systick_wraps_are_counted(tmp_path: Any, objects: str) -> None:
+    """With a reload of 4096 ticks the timed run wraps ~150 times; the count
+    must agree with the free-running one up to the wrap handler's own few
+    instructions a wrap."""
+    archive, info, inputs, _ = _prepare("kws_ref_model.tflite", "kws", str(tmp_path))
+    plain = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "a"), cache=objects)
+    wrapped = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "b"), cache=objects,
+                               harness_flags=["-DFW_SYST_RELOAD=0xFFF"])
+    wraps = plain["systick_ticks"] // 4096
+    assert wraps > 100
+    extra = wrapped["instructions"] - plain["instructions"]
+    assert 0 <= extra <= 20 * wraps + 80, (extra, wraps)
+    assert wrapped["outputs"] == plain["outputs"]
+
+
+def test_stack_overflow_is_reported(tmp_path: Any, objects: str) -> None:
+    archive, _, inputs, _ = _prepare("kws_ref_model.tflite", "kws", str(tmp_path))
+    with pytest.raises(fw.FirmwareError, match="stack overflow"):
+        fw.build_and_run(archive, "kws", inputs, str(tmp_path / "fw"), cache=objects,
+                         stack_size=256, timeout=30)
+
+
+def test_input_must_match_the_model(tmp_path: Any) -> None:
+    archive, info, _, _ = _prepare("kws_ref_model.tflite", "kws", str(tmp_path))
+    bad = str(tmp_path / "bad.npy")
+    np.save(bad, np.zeros(info["inputs"][0]["shape"], np.float32))
+    with pytest.raises(fw.FirmwareError, match="dtype"):
+        fw.build(archive, "kws", [bad], str(tmp_path / "fw"))
+    short = tmp_path / "short.bin"
+    short.write_bytes(b"\0" * 10)
+    with pytest.raises(fw.FirmwareError, match="10 bytes"):
+        fw.build(archive, "kws", [str(short)], str(tmp_path / "fw"))
+    with pytest.raises(fw.FirmwareError, match="no model"):
+        fw.build(archive, "other", [str(short)], str(tmp_path / "fw"))
