@@ -15,7 +15,11 @@
 5. run it on the bundled sample inputs (examples/deploy/samples/*.npy) and
    print its outputs beside LiteRT's (and whether they equal TFLite Micro's,
    the int8 reference), then the RAM (pools, inputs and outputs, the
-   stack the run used) and the flash (code, constants, runtime) it needs.
+   stack the run used) and the flash (code, constants, runtime) it needs;
+6. when the Arm toolchain and qemu are installed, build the same archive
+   into Cortex-M4 firmware (firmware/m4/), run it on the emulated
+   mps2-an386 on the first sample and print its outputs (equal to the
+   host's), RAM, flash and instructions per inference beside the host run.
 """
 from __future__ import annotations
 
@@ -260,8 +264,54 @@ def main(argv: Optional[List[str]] = None) -> int:
           "(%d B runtime tables)" % (gen["text"], gen["rodata"], rt["text"], rt["rodata"]))
     print("latency      %.3f ms per inference (median of %d, -O2)"
           % (float(np.median(ns)) / 1e6, args.repeat))
+    m4 = run_on_m4(d, args.name, xs[0], ys[0])
+    if m4 is not None:
+        host_ram = ws + io + stack
+        print("\nCortex-M4 (qemu mps2-an386, -Os)            host (x86-64, -O2)")
+        print("  outputs     %-32s %s" % ("equal to the host's" if m4["equal"] else "DIFFER",
+                                          "(reference)"))
+        print("  RAM         %-32s %d B" % ("%d B (bss %d + stack %d)" % (
+            m4["bss"] + m4["stack"], m4["bss"], m4["stack"]), host_ram))
+        print("  flash       %-32s %d B" % ("%d B (text %d + rodata %d)" % (
+            m4["text"] + m4["rodata"], m4["text"], m4["rodata"]),
+            gen["text"] + gen["rodata"] + rt["text"] + rt["rodata"]))
+        print("  work        %-32s %.3f ms" % ("%d instructions" % m4["instructions"],
+                                               float(np.median(ns)) / 1e6))
+        print("  (instructions are counted by qemu, not cycles of a real core)")
+        if not m4["equal"]:
+            return 1
     print("deployed: %s ran %d samples from generated C" % (args.name, len(samples)))
     return 0
+
+
+def run_on_m4(archive: str, name: str, x: np.ndarray, y: np.ndarray) -> Optional[Dict[str, Any]]:
+    """The archive as Cortex-M4 firmware under qemu on input x: its report,
+    or None (with a line saying why) when the toolchain is missing."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "firmware", "m4"))
+    try:
+        import run as m4run  # firmware/m4/run.py
+    except ImportError:
+        print("\nCortex-M4: firmware/m4 not found, skipped")
+        return None
+    finally:
+        sys.path.pop(0)
+    why = m4run.toolchain_missing()
+    if why:
+        print("\nCortex-M4: skipped, %s" % why)
+        return None
+    inp = os.path.join(archive, "m4_input.npy")
+    np.save(inp, x)
+    res = m4run.build_and_run(archive, name, [inp], os.path.join(archive, "..", "fw-" + name))
+    if not res.get("ok"):
+        print("\nCortex-M4: the firmware failed: %s" % res.get("fault", res.get("exit_code")))
+        return {"equal": False, "bss": 0, "stack": 0, "text": 0, "rodata": 0,
+                "instructions": 0}
+    out = next(iter(res["outputs"].values()))
+    size = res["size"]
+    return {"equal": list(np.asarray(y).reshape(-1)) == list(out["values"]),
+            "bss": int(size.get("bss", 0)) + int(size.get("data", 0)),
+            "stack": int(res["run_stack_bytes"]), "text": int(size.get("text", 0)),
+            "rodata": int(size.get("rodata", 0)), "instructions": int(res["instructions"])}
 
 
 def _calls(mod: Any) -> List[Any]:
