@@ -20,9 +20,11 @@
  *   done 0
  *
  * Built with FW_BAD_CALLS=1 it first makes the calls an application gets
- * wrong (a NULL input buffer, a NULL input struct, a misaligned pool) and
- * prints `bad <what> status <got> expected <code>`: the generated run must
- * return the crt's error codes on the device, not fault. Exit code: 0 when
+ * wrong (a NULL input buffer, a NULL input struct, a misaligned pool; and
+ * through the firmware API, tvmnode/crt/model.h, a pool too small and a
+ * descriptor that is not one this runtime reads) and prints
+ * `bad <what> status <got> expected <code>`: the generated code and the
+ * crt must return their error codes on the device, not fault. Exit code: 0 when
  * every status is as it should be, 1 when the run failed, 2 when a bad call
  * returned the wrong code (3 is a fault, from startup.c).
  */
@@ -123,6 +125,28 @@ static int bad_calls(void) {
   ok &= bad_call("misaligned_pool", run_model(&inputs),
                  TN_CRT_POOL_MISALIGNED);
   pools.FW_FIRST_POOL = pool;
+#endif
+#if FW_HAS_POOLS && !FW_HAS_CONSTANT_POOL
+  /* the generic API: the same pools, the first one a byte short ... */
+  static TnCrtInstance inst;
+  TnCrtPool given[] = {
+#define GIVE_POOL(name, size) {pool_##name, size},
+      FW_POOLS(GIVE_POOL)};
+  given[0].size -= 1;
+  ok &= bad_call("pool_too_small",
+                 tn_crt_instance_init(&inst, &FW_MODEL, given,
+                                      (int32_t)(sizeof given / sizeof given[0]),
+                                      0, 0),
+                 TN_CRT_POOL_TOO_SMALL);
+  given[0].size += 1;
+  /* ... and a descriptor of another ABI version (or not a descriptor) */
+  TnCrtModel other = FW_MODEL;
+  other.abi_version += 1;
+  ok &= bad_call("foreign_descriptor",
+                 tn_crt_instance_init(&inst, &other, given,
+                                      (int32_t)(sizeof given / sizeof given[0]),
+                                      0, 0),
+                 TN_CRT_MODEL_MISMATCH);
 #endif
   return ok;
 }

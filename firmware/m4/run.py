@@ -138,6 +138,7 @@ def model_header(name: str, info: Dict[str, Any]) -> str:
          "#ifndef FW_MODEL_H_\n#define FW_MODEL_H_\n\n#include \"tvmgen_%s.h\"\n\n" % (name, name),
          "#define FW_MODEL_NAME \"%s\"\n" % name,
          "#define FW_RUN tvmgen_%s_run\n" % name,
+         "#define FW_MODEL tvmgen_%s_model\n" % name,
          "#define FW_ALIGNMENT %s_ALIGNMENT\n" % up,
          "#define FW_INPUTS_STRUCT struct tvmgen_%s_inputs\n" % name,
          "#define FW_OUTPUTS_STRUCT struct tvmgen_%s_outputs\n" % name,

@@ -186,6 +186,9 @@ def test_bad_calls_return_error_codes_on_device(tmp_path: Any, objects: str) -> 
                                "expected": TN_CRT_NULL_POINTER},
         "misaligned_pool": {"status": TN_CRT_POOL_MISALIGNED,
                             "expected": TN_CRT_POOL_MISALIGNED},
+        # through the firmware API (tvmnode/crt/model.h)
+        "pool_too_small": {"status": 6, "expected": 6},
+        "foreign_descriptor": {"status": 10, "expected": 10},
     }
     # and the good call after them still computes the host's bits
     np.testing.assert_array_equal(_device_outputs(res, info)[0], ref[0])

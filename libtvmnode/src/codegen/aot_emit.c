@@ -591,6 +591,16 @@ void tn__aot_emit_descriptor(Gen *g, GString *c) {
   g_string_append_printf(c, "    INT64_C(%" PRId64 "),\n    %" PRId64 "u,\n    "
                          "tvmgen_%s_run_ptrs,\n};\n", tn__aot_macs(g), g->const_bytes,
                          m);
+  /* Built into a host program with -DTVMGEN_SYSTEM_LIB, the model adds
+   * itself to the system library at start-up: a static list node, so no
+   * allocation, and a list head that needs no initialisation, so no
+   * constructor order to respect (tvmnode/module.h). */
+  g_string_append_printf(c, "\n#ifdef TVMGEN_SYSTEM_LIB\nvoid tn_module_register_"
+                         "system(TnCrtModelEntry *entry);\nstatic TnCrtModelEntry "
+                         "tvmgen_%s_entry = {&tvmgen_%s_model, 0};\n__attribute__(("
+                         "constructor)) static void tvmgen_%s_register(void) {\n  "
+                         "tn_module_register_system(&tvmgen_%s_entry);\n}\n#endif\n",
+                         m, m, m, m);
   g_array_free(used, TRUE);
 }
 

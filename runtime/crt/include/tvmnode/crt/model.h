@@ -106,6 +106,13 @@ typedef struct {
                        void *scratch);
 } TnCrtDeviceCall;
 
+/* A node of a list of descriptors: how generated code built as a host
+ * "system library" announces itself (static storage, never allocated). */
+typedef struct TnCrtModelEntry {
+  const TnCrtModel *model;
+  struct TnCrtModelEntry *next;
+} TnCrtModelEntry;
+
 /* A memory pool the application supplies. */
 typedef struct {
   void *base;
