@@ -17,4 +17,6 @@ out_abs=$(cd "$OUT" && pwd)
 "$VPY" "$HERE/bench/bench_python.py" --out "$out_abs" "$@" || exit
 # the trained models beside TFLite Micro and LiteRT (bench_models.md/.json)
 "$VPY" "$HERE/bench/bench_models.py" --out "$out_abs" || exit
-exec "$VPY" "$HERE/bench/bench_aot.py" --out "$out_abs"
+"$VPY" "$HERE/bench/bench_aot.py" --out "$out_abs" || exit
+# the same models on the emulated Cortex-M4 and in wasm32 (bench_device.md/.json)
+exec "$VPY" "$HERE/bench/bench_device.py" --out "$out_abs"
