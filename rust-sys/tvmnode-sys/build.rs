@@ -37,6 +37,12 @@ fn main() {
     if env::var_os("DOCS_RS").is_some() {
         return;
     }
+    // Nor has a bare-metal target (no operating system): the crate is
+    // `no_std`, and there it is the declarations alone, checked to build.
+    if env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "none") {
+        println!("cargo:rustc-env=TVMNODE_INCLUDE_DIR=");
+        return;
+    }
 
     let (lib_dir, include_dir) = if let Some(build) = env::var_os("TVMNODE_BUILD_DIR") {
         from_build_tree(Path::new(&build))
