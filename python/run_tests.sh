@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_tests.sh BUILD_DIR: build the Python binding against the C library of
 # BUILD_DIR (an autotools build tree) and run its tests: pytest over
-# python/tests, then mypy over the tests and the package (the .pyi stubs
+# python/tests (with the wheel test of tests/test_wheel.py), then mypy over the tests and the package (the .pyi stubs
 # must type-check the tests). The last line reads
 #   python tests: N passed, M failed
 # where the mypy run counts as one test; the exit status is non-zero when
@@ -20,29 +20,18 @@ TNPY_PACKAGES="pytest numpy mypy wheel tflite tflite-micro ai-edge-litert onnx"
 junit="$BUILD/python/junit.xml"
 rm -f "$junit"
 # run from the build tree so that the package found is the one built there
-# (python -m puts the working directory first on sys.path)
-(cd "$BUILD/python" && "$VPY" -m pytest -q -p no:cacheprovider -c "$HERE/pyproject.toml" \
+# (python -m puts the working directory first on sys.path). test_wheel.py
+# also builds the self-contained wheel and smoke-tests it in a fresh venv
+# (about half a minute; TVMNODE_TEST_WHEEL=0 skips it).
+(cd "$BUILD/python" && TVMNODE_TEST_WHEEL=${TVMNODE_TEST_WHEEL:-1} "$VPY" -m pytest -q \
+   -p no:cacheprovider -c "$HERE/pyproject.toml" \
    --rootdir "$HERE" --junit-xml="$junit" "$HERE/tests")
 pytest_rc=$?
 
 (cd "$HERE" && "$VPY" -m mypy --cache-dir "$BUILD/python/mypy_cache" tvmnode tests examples)
 mypy_rc=$?
 
-read -r passed failed < <("$VPY" - "$junit" <<'PYEOF'
-import sys
-import xml.etree.ElementTree as ET
-try:
-    root = ET.parse(sys.argv[1]).getroot()
-except Exception:
-    print(0, 1)
-    sys.exit()
-suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-total = sum(int(s.get("tests", 0)) for s in suites)
-bad = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
-skipped = sum(int(s.get("skipped", 0)) for s in suites)
-print(total - bad - skipped, bad)
-PYEOF
-)
+read -r passed failed _ < <("$VPY" "$HERE/tools/junit_count.py" "$junit")
 if [ "$pytest_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
 if [ "$mypy_rc" -eq 0 ]; then
   echo "mypy: no issues"

@@ -287,14 +287,15 @@ def main(argv: Optional[List[str]] = None) -> int:
 def run_on_m4(archive: str, name: str, x: np.ndarray, y: np.ndarray) -> Optional[Dict[str, Any]]:
     """The archive as Cortex-M4 firmware under qemu on input x: its report,
     or None (with a line saying why) when the toolchain is missing."""
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "firmware", "m4"))
-    try:
-        import run as m4run  # firmware/m4/run.py
-    except ImportError:
+    import importlib.util
+
+    runner = os.path.join(HERE, "..", "..", "firmware", "m4", "run.py")
+    spec = importlib.util.spec_from_file_location("firmware_m4_run", runner)
+    if spec is None or spec.loader is None or not os.path.exists(runner):
         print("\nCortex-M4: firmware/m4 not found, skipped")
         return None
-    finally:
-        sys.path.pop(0)
+    m4run: Any = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m4run)
     why = m4run.toolchain_missing()
     if why:
         print("\nCortex-M4: skipped, %s" % why)

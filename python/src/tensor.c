@@ -367,6 +367,14 @@ static DLTensor *dl_of(PyObject *self) {
   return h ? &((TnTensorObj *)h)->dl : NULL;
 }
 
+/* A dtype's name for an error message, even one tn_dtype_print refuses. */
+static void dtype_name(DLDataType t, char *name, size_t n) {
+  if (tn_dtype_print(t, name, n) < 0) {
+    tn_error_set_raised(NULL);
+    snprintf(name, n, "(code %u, bits %u, lanes %u)", t.code, t.bits, t.lanes);
+  }
+}
+
 /* PyErr_Fetch is deprecated from 3.12 on; its replacement is new there. */
 #if PY_VERSION_HEX >= 0x030C0000
 #define SAVE_ERROR() PyObject *saved_ = PyErr_GetRaisedException()
@@ -415,6 +423,19 @@ static PyObject *tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw) {
   if (copy == Py_True)
     return PyErr_Format(PyExc_BufferError, "Tensor.__dlpack__: copy=True is "
                         "not supported (the export is always zero-copy)");
+  /* Vector lanes and sub-byte widths are DLPack types, but the Python
+   * exchange protocol (the array API's __dlpack__) has no consumer for
+   * them: numpy would take the capsule and fail with a RuntimeError. The
+   * protocol's answer for a dtype that cannot be exported is BufferError,
+   * raised here before any capsule exists. */
+  DLDataType dt = ((TnTensorObj *)h)->dl.dtype;
+  if (dt.lanes != 1 || dt.bits % 8 != 0) {
+    char name[64];
+    dtype_name(dt, name, sizeof name);
+    return PyErr_Format(PyExc_BufferError, "a tvmnode.Tensor of dtype %s "
+                        "cannot be exported through __dlpack__: DLPack "
+                        "consumers take one lane of whole bytes", name);
+  }
   int major = 0;
   if (max_version != Py_None) {
     PyObject *m0 = PySequence_GetItem(max_version, 0);
@@ -526,11 +547,7 @@ static int tensor_getbuffer(PyObject *self, Py_buffer *view, int flags) {
     /* vector lanes, sub-byte widths, bfloat16, float8, handles: no struct
      * format says what these are, and a consumer must not guess */
     char name[64];
-    if (tn_dtype_print(dl->dtype, name, sizeof name) < 0) {
-      tn_error_set_raised(NULL);
-      snprintf(name, sizeof name, "(code %u, bits %u, lanes %u)",
-               dl->dtype.code, dl->dtype.bits, dl->dtype.lanes);
-    }
+    dtype_name(dl->dtype, name, sizeof name);
     PyErr_Format(PyExc_BufferError, "a tvmnode.Tensor of dtype %s cannot be "
                  "exported as a buffer: the buffer protocol has no format "
                  "for it", name);

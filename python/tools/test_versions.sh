@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# tools/test_versions.sh [WORK_DIR [PYTEST_ARGS...]]: the Python binding on
+# every CPython from 3.10 to 3.13 that pyenv has here (the newest patch
+# release of each minor; `pyenv versions --bare`, else ~/.pyenv/versions/*).
+# For each: a fresh virtual environment, the self-contained wheel built
+# from this checkout with that interpreter (`pip wheel ./python`, no
+# TVMNODE_BUILD_DIR), the wheel installed, the test packages from PyPI
+# (through pip's cache), and the whole pytest suite run against the
+# installed package from outside the checkout with no build tree on any
+# path. Prints per version
+#   python 3.X: N passed, M failed, S skipped
+# and last "python 3.10,...: N passed, M failed", the sum (only that line
+# ends in "failed", so a CI that adds such lines up counts once). The exit
+# status is non-zero when anything failed or no interpreter was found.
+# WORK_DIR (default build-pyversions/ at the top of the checkout) keeps the
+# venvs, wheels, logs and setuptools' build folders; the library build in
+# it is reused by the next run. PYTEST_ARGS go to each pytest run, which
+# runs in WORK_DIR/3.X (so paths in them are absolute).
+set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=$(dirname "$HERE")
+WORK=${1:-$ROOT/build-pyversions}
+shift $(($# > 0 ? 1 : 0))
+mkdir -p "$WORK" && WORK=$(cd "$WORK" && pwd)
+PACKAGES="pytest numpy tflite tflite-micro ai-edge-litert onnx"
+pip_q() { "$@" -q --disable-pip-version-check; }
+
+# the interpreters: newest patch release per minor, 3.10..3.13, no -dev/t builds
+root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+versions=$( { pyenv versions --bare 2>/dev/null || ls "$root/versions" 2>/dev/null; } |
+  grep -E '^3\.(10|11|12|13)\.[0-9]+$' | sort -t. -k1,1n -k2,2n -k3,3n |
+  awk -F. '{ last[$1"."$2] = $0 } END { for (m in last) print last[m] }' | sort -t. -k2,2n)
+[ -n "$versions" ] || { echo "no CPython 3.10..3.13 under pyenv ($root)" >&2; exit 2; }
+
+clean_env=(env -u TVMNODE_BUILD_DIR -u TVMNODE_SOURCE_DIR -u PYTHONPATH -u PYTHONHOME
+           -u LD_LIBRARY_PATH -u VIRTUAL_ENV)
+tot_p=0 tot_f=0
+fail() { echo "python $minor: $1 (see $log)" >&2; echo "python $minor: 0 passed, 1 failed, 0 skipped"; tot_f=$((tot_f + 1)); }
+for v in $versions; do
+  minor=${v%.*}
+  py="$root/versions/$v/bin/python3"
+  dir="$WORK/$minor" venv="$WORK/$minor/venv" log="$WORK/$minor/log"
+  mkdir -p "$dir" && : >"$log"
+  echo "== python $v" >&2
+  # the extension is always rebuilt (setuptools goes by file times, which a
+  # checkout or a copy can leave older than an old build); the library's
+  # make keeps its dependency tracking and is reused
+  rm -rf "$venv" "$dir/dist" "$dir"/build/lib.* "$dir"/build/temp.*/src "$dir"/build/bdist.*
+  if ! "$py" -m venv "$venv" >>"$log" 2>&1; then fail "no venv"; continue; fi
+  vpy="$venv/bin/python"
+  pip_q "$vpy" -m pip install --upgrade pip setuptools wheel >>"$log" 2>&1 || { fail "pip failed"; continue; }
+  # one at a time: a package without a wheel for this Python is skipped, and
+  # so are the tests that need it
+  for p in $PACKAGES; do
+    pip_q "$vpy" -m pip install "$p" >>"$log" 2>&1 || echo "python $minor: no $p (its tests skip)" >&2
+  done
+  if ! (cd "$dir" && "${clean_env[@]}" TVMNODE_PY_BUILD_BASE="$dir/build" \
+        "$vpy" -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation \
+        -w "$dir/dist" "$HERE") >>"$log" 2>&1; then
+    tail -30 "$log" >&2; fail "wheel build failed"; continue
+  fi
+  whl=$(ls "$dir"/dist/tvmnode-*.whl)
+  echo "python $minor: $(basename "$whl") $(du -k "$whl" | cut -f1) KiB" >&2
+  pip_q "$vpy" -m pip install --force-reinstall --no-deps "$whl" >>"$log" 2>&1 ||
+    { fail "installing the wheel failed"; continue; }
+  junit="$dir/junit.xml"
+  rm -f "$junit"
+  # from $dir: neither python/ nor a build tree is on sys.path
+  (cd "$dir" && "${clean_env[@]}" "$vpy" -m pytest -q -p no:cacheprovider -rfE \
+     -c "$HERE/pyproject.toml" --rootdir "$HERE" --junit-xml="$junit" "$HERE/tests" "$@") \
+     >"$dir/pytest.log" 2>&1
+  rc=$?
+  read -r p f s < <("$vpy" "$HERE/tools/junit_count.py" "$junit")
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  if [ "$f" -ne 0 ]; then
+    grep -E '^(FAILED|ERROR) ' "$dir/pytest.log" >&2 || tail -30 "$dir/pytest.log" >&2
+  fi
+  echo "python $minor: $p passed, $f failed, $s skipped"
+  tot_p=$((tot_p + p)) tot_f=$((tot_f + f))
+done
+echo "python $(for v in $versions; do printf '%s\n' "${v%.*}"; done | paste -sd,): $tot_p passed, $tot_f failed"
+[ "$tot_f" -eq 0 ]
