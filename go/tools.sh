@@ -27,10 +27,14 @@ if [[ ! -f $build/tvmnode.pc || ! -d $build/libtvmnode/.libs ]]; then
   exit 1
 fi
 mkdir -p "$build/go/pkgconfig"
+# Installed, the runtime's headers (tvmnode/module.h, tvmnode/crt/*.h) sit
+# beside the library's; in the source tree they have folders of their own.
+src="$(cd "$here/.." && pwd)"
 sed -e "s|^prefix=.*|prefix=$build|" \
     -e "s|^libdir=.*|libdir=$build/libtvmnode/.libs|" \
     -e "s|^includedir=.*|includedir=$(cd "$here/../libtvmnode/include" && pwd)|" \
     -e 's|^Libs: -L${libdir}|Libs: -L${libdir} -Wl,-rpath,${libdir}|' \
+    -e "s|^Cflags: -I\${includedir}|& -I$src/runtime/host/include -I$src/runtime/crt/include|" \
     "$build/tvmnode.pc" >"$build/go/pkgconfig/tvmnode-uninstalled.pc"
 export PKG_CONFIG_PATH="$build/go/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export CGO_ENABLED=1
@@ -39,4 +43,7 @@ export GOCACHE="${GOCACHE:-$build/go/cache}"
 export GOPATH="${GOPATH:-$build/go/path}"
 export GOFLAGS="${GOFLAGS:--buildvcs=false}"
 export GOTOOLCHAIN=local
+# The model tests compile models with the Python tooling of this build tree
+# (go/tvmnode/module_test.go; TVMNODE_PYTHON overrides).
+export TVMNODE_BUILD_DIR="$build"
 cd "$here"

@@ -252,8 +252,8 @@ func newMap(m map[string]interface{}) (*C.TnObject, error) {
 
 // fromAny converts a borrowed C value to Go: nil, bool, int64, float64,
 // string, []byte, DataType, Device, *Error for an error object, or a handle
-// (Function, Array, Map, or Object for every other type; IR nodes as
-// Object, see the ir helpers).
+// (Function, Array, Map, *Tensor, or Object for every other type; IR
+// nodes as Object, see the ir helpers).
 func fromAny(a *C.TnAny) interface{} {
 	switch t := int32(a.type_index); t {
 	case C.TN_TYPE_NONE:
@@ -306,6 +306,8 @@ func typed(o Object) interface{} {
 		return Map{o}
 	case C.TN_TYPE_ERROR:
 		return wrapError(o)
+	case C.TN_TYPE_TENSOR:
+		return &Tensor{o}
 	}
 	return o
 }

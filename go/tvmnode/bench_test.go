@@ -3,6 +3,7 @@ package tvmnode_test
 import (
 	"testing"
 
+	"tvmnode.dev/go/internal/modelfloor"
 	tn "tvmnode.dev/go/tvmnode"
 	"tvmnode.dev/go/tvmnode/internal/cgofloor"
 	"tvmnode.dev/go/tvmnode/internal/cthreads"
@@ -88,4 +89,76 @@ func BenchmarkCgoFloorGoToC(b *testing.B) {
 // BenchmarkCgoFloorCToGo: a C loop calling a plain exported Go add.
 func BenchmarkCgoFloorCToGo(b *testing.B) {
 	cgofloor.CallbackLoop(int64(b.N))
+}
+
+// The Module rows: one inference of the smallest bundled model (the int8
+// anomaly-detection autoencoder, ad01) through Module.Run, beside the same
+// run through the model's descriptor with one plain cgo call and nothing
+// of tvmnode (internal/modelfloor).
+
+func benchModule(b *testing.B) *tn.Module {
+	c := model(b, "ad01")
+	m, err := tn.LoadModule(c.lib)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := m.SetInput(m.Inputs()[0].Name, c.inputs[0].Data); err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkModuleRun: Module.Run of ad01.
+func BenchmarkModuleRun(b *testing.B) {
+	m := benchModule(b)
+	defer m.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := m.Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkModuleInference: SetInput, Run and CopyOutput of ad01, Go
+// slices in and out.
+func BenchmarkModuleInference(b *testing.B) {
+	m := benchModule(b)
+	defer m.Close()
+	c := model(b, "ad01")
+	x := c.inputs[0].Data.([]int8)
+	y := make([]int8, 640)
+	name := m.Inputs()[0].Name
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := m.SetInput(name, x); err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Run(); err != nil {
+			b.Fatal(err)
+		}
+		if err := m.CopyOutput(0, y); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCgoFloorModelRun: the model's own run function, one plain cgo
+// call each.
+func BenchmarkCgoFloorModelRun(b *testing.B) {
+	c := model(b, "ad01")
+	f, err := modelfloor.Open(c.lib)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if st := f.Run(); st != 0 {
+			b.Fatalf("status %d", st)
+		}
+	}
 }

@@ -59,6 +59,10 @@ type Error struct {
 
 	mu    sync.Mutex
 	cause *Error // the last Cause, kept while it is the object's cause
+	// classes are Go sentinel errors the binding classified this error as
+	// (ErrShape, ErrClosed, fs.ErrNotExist, ...; see module.go): errors.Is
+	// matches them. They belong to this *Error, not to the C object.
+	classes []error
 }
 
 // NewError makes an error of kind (one of the constants, or any other name)
@@ -180,14 +184,26 @@ func (e *Error) Unwrap() error {
 	return nil
 }
 
-// Is makes errors.Is(err, kind) true for an error of that kind, and
-// errors.Is(err, other) true when other wraps the same C object.
+// Is makes errors.Is(err, kind) true for an error of that kind,
+// errors.Is(err, other) true when other wraps the same C object, and
+// errors.Is(err, class) true for the sentinel errors the binding
+// classified it as (ErrShape, ErrDType, ErrName, ErrClosed, ...).
 func (e *Error) Is(target error) bool {
 	switch t := target.(type) {
 	case ErrorKind:
 		return e.Kind() == t
 	case *Error:
 		return e.Same(t)
+	}
+	if e == nil {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.classes {
+		if c == target {
+			return true
+		}
 	}
 	return false
 }
@@ -249,7 +265,8 @@ func cString(s string) *C.char {
 }
 
 // ccall is how every C call that may fail is made (but for Function.Call
-// and CallInt64, whose C helpers take the error themselves: callResult):
+// and CallInt64, whose C helpers take the error themselves, and the
+// Module's hot calls: callResult):
 // call makes the call and
 // reports whether it succeeded. The raised error of a failing call is in a
 // thread-local slot, so the goroutine stays on its OS thread from the call
@@ -287,14 +304,15 @@ func takeRaised(who string) *Error {
 	return raisedError(who, C.tn_error_take_raised())
 }
 
-// callResult is the error of a TngoResult: the C helpers of the hot call
-// paths take a failing call's error on the thread that raised it, so those
-// paths need neither ccall's thread lock nor its closure.
-func callResult(who string, r *C.TngoResult) error {
-	if r.rc == 0 {
+// callResult is the error of a hot call's result (helpers.h): nil, or the
+// error the C helper took on the thread that raised it when the result's
+// type index is TNGO_FAILED. Those paths need neither ccall's thread lock
+// nor its closure.
+func callResult(who string, r *C.TnAny) error {
+	if lay(r).typeIndex != C.TNGO_FAILED {
 		return nil
 	}
-	return raisedError(who, r.err)
+	return raisedError(who, anyObjPtr(r))
 }
 
 // raisedError wraps a taken error (a new reference, or nil) and appends a

@@ -53,7 +53,14 @@ func (f Function) Call(vs ...interface{}) (interface{}, error) {
 			}
 			a[i], temps[i] = x, tmp
 		}
-		r := C.tngo_call4(C.uintptr_t(uintptr(unsafe.Pointer(p))), C.int32_t(len(vs)), a[0], a[1], a[2], a[3])
+		fp := C.uintptr_t(uintptr(unsafe.Pointer(p)))
+		var w C.TngoAny
+		if len(vs) <= 2 {
+			w = C.tngo_call2(fp, C.int32_t(len(vs)), a[0], a[1])
+		} else {
+			w = C.tngo_call4(fp, C.int32_t(len(vs)), a[0], a[1], a[2], a[3])
+		}
+		r := anyOfWords(w)
 		cerr := callResult("Function.Call", &r)
 		releaseTemps(temps[:len(vs)])
 		runtime.KeepAlive(f.r)
@@ -61,7 +68,7 @@ func (f Function) Call(vs ...interface{}) (interface{}, error) {
 		if cerr != nil {
 			return nil, cerr
 		}
-		return resultOf(r.ret), nil
+		return resultOf(r), nil
 	}
 	a, err := makeArgs("Function.Call", vs)
 	if err != nil {
@@ -110,19 +117,25 @@ func (f Function) CallInt64(vs ...int64) (int64, error) {
 		return 0, err
 	}
 	if len(vs) <= 4 {
-		var a [4]int64
-		copy(a[:], vs)
-		r := C.tngo_call_ints(C.uintptr_t(uintptr(unsafe.Pointer(p))), C.int32_t(len(vs)), C.int64_t(a[0]),
-			C.int64_t(a[1]), C.int64_t(a[2]), C.int64_t(a[3]))
-		cerr := callResult("Function.CallInt64", &r)
+		fp := C.uintptr_t(uintptr(unsafe.Pointer(p)))
+		var w C.TngoAny
+		if len(vs) == 2 {
+			w = C.tngo_call_i2(fp, C.int64_t(vs[0]), C.int64_t(vs[1]))
+		} else {
+			var a [4]int64
+			copy(a[:], vs)
+			w = C.tngo_call_ints(fp, C.int32_t(len(vs)), C.int64_t(a[0]), C.int64_t(a[1]),
+				C.int64_t(a[2]), C.int64_t(a[3]))
+		}
 		runtime.KeepAlive(f.r)
-		if cerr != nil {
-			return 0, cerr
+		if int32(uint32(w.lo)) == C.TN_TYPE_INT {
+			return int64(w.hi), nil
 		}
-		if lay(&r.ret).typeIndex == C.TN_TYPE_INT {
-			return anyI64(&r.ret), nil
+		r := anyOfWords(w)
+		if err := callResult("Function.CallInt64", &r); err != nil {
+			return 0, err
 		}
-		return int64Result(r.ret)
+		return int64Result(r)
 	}
 	// Arguments and result in one buffer: one allocation (what C sees
 	// escapes to the heap), no cgo call to build the values.
@@ -208,13 +221,15 @@ type goFunc struct {
 	// direct, when set, handles the commonest argument kinds of a few
 	// signatures without reflection or boxing; false sends the call to call.
 	direct func(args []C.TnAny, ret *C.TnAny) bool
+	// instrument, for an instrument's hook, are all its hooks (passctx.go).
+	instrument *InstrumentHooks
 }
 
 // FunctionOf makes a Function of a Go func. A PackedFunc gets the
 // arguments as they come. Any other func is called with its arguments
 // converted to its parameter types (int and float kinds, bool, string,
 // []byte, DataType, Device, interface{}, and handle types such as Object,
-// Function, Array, Map, Expr, Module), a wrong count or type being a
+// Function, Array, Map, Expr, IRModule, Tensor), a wrong count or type being a
 // TypeError that names the argument; it may return nothing, a value, an
 // error, or a value and an error. A panic becomes a RuntimeError; it never
 // unwinds through C.
@@ -374,6 +389,21 @@ func converter(t reflect.Type) (func(*C.TnAny) (reflect.Value, error), error) {
 				v.Field(0).Set(reflect.ValueOf(o))
 			}
 			return v, nil
+		}, nil
+	case t.Kind() == reflect.Ptr && t.Elem().Kind() == reflect.Struct && t.Implements(handleType):
+		// A pointer to a handle type (*Tensor).
+		inner, err := converter(t.Elem())
+		if err != nil {
+			return nil, err
+		}
+		return func(a *C.TnAny) (reflect.Value, error) {
+			v, err := inner(a)
+			if err != nil {
+				return v, err
+			}
+			p := reflect.New(t.Elem())
+			p.Elem().Set(v)
+			return p, nil
 		}, nil
 	}
 	switch t.Kind() {

@@ -17,8 +17,8 @@ type Expr struct{ Object }
 // Type is an IR type (ir.TensorType, ir.TupleType, ir.FuncType).
 type Type struct{ Object }
 
-// Module is an ir.IRModule: global functions by name.
-type Module struct{ Object }
+// IRModule is an ir.IRModule: global functions by name.
+type IRModule struct{ Object }
 
 // Pass is an ir.Pass: C, Python, Rust and Go passes alike.
 type Pass struct{ Object }
@@ -26,7 +26,7 @@ type Pass struct{ Object }
 func init() {
 	registerHandleType(reflect.TypeOf(Expr{}), "ir.Expr")
 	registerHandleType(reflect.TypeOf(Type{}), "ir.Type")
-	registerHandleType(reflect.TypeOf(Module{}), "ir.IRModule")
+	registerHandleType(reflect.TypeOf(IRModule{}), "ir.IRModule")
 	registerHandleType(reflect.TypeOf(Pass{}), "ir.Pass")
 }
 
@@ -35,9 +35,9 @@ func AsExpr(o Object) (Expr, error) {
 	return Expr{o}, checkType(o, "ir.Expr", "AsExpr")
 }
 
-// AsModule checks that o is a module.
-func AsModule(o Object) (Module, error) {
-	return Module{o}, checkType(o, "ir.IRModule", "AsModule")
+// AsIRModule checks that o is an IR module (ir.IRModule).
+func AsIRModule(o Object) (IRModule, error) {
+	return IRModule{o}, checkType(o, "ir.IRModule", "AsIRModule")
 }
 
 func ptrs(who string, hs []Expr) ([]*C.TnObject, error) {
@@ -180,12 +180,7 @@ func (e Expr) OpName() string {
 
 // Args are a call's arguments.
 func (e Expr) Args() ([]Expr, error) {
-	a, err := e.GetObject("args")
-	if err != nil {
-		return nil, err
-	}
-	defer a.Release()
-	objs, err := Array{a}.Objects()
+	objs, err := e.fieldObjects("args")
 	if err != nil {
 		return nil, err
 	}
@@ -208,34 +203,34 @@ func AsText(node Handle, showMeta bool) (string, error) {
 }
 
 // ParseModule reads the text format (ValueError with line and column).
-func ParseModule(text string) (Module, error) {
+func ParseModule(text string) (IRModule, error) {
 	c := C.CString(text)
 	defer C.free(unsafePointer(c))
 	o, err := cobj("ParseModule", func() *C.TnObject { return C.tn_ir_parse(c, C.size_t(len(text))) })
-	return Module{o}, err
+	return IRModule{o}, err
 }
 
 // ModuleFromExpr makes a module whose "main" is expr (a function, or an
 // expression wrapped in one).
-func ModuleFromExpr(expr Expr) (Module, error) {
+func ModuleFromExpr(expr Expr) (IRModule, error) {
 	p, err := expr.live("ModuleFromExpr")
 	if err != nil {
-		return Module{}, err
+		return IRModule{}, err
 	}
 	o, err := cobj("ModuleFromExpr", func() *C.TnObject { return C.tn_ir_module_from_expr(p) })
 	runtime.KeepAlive(expr.r)
-	return Module{o}, err
+	return IRModule{o}, err
 }
 
 // Function is the module's global function name (KeyError if none).
-func (m Module) Function(name string) (Expr, error) {
-	p, err := m.live("Module.Function")
+func (m IRModule) Function(name string) (Expr, error) {
+	p, err := m.live("IRModule.Function")
 	if err != nil {
 		return Expr{}, err
 	}
 	c := C.CString(name)
 	defer C.free(unsafePointer(c))
-	o, err := cobj("Module.Function", func() *C.TnObject { return C.tn_ir_module_get(p, c) })
+	o, err := cobj("IRModule.Function", func() *C.TnObject { return C.tn_ir_module_get(p, c) })
 	runtime.KeepAlive(m.r)
 	return Expr{o}, err
 }
@@ -336,8 +331,8 @@ func stringArray(names []string) (*C.TnObject, error) {
 // panic fails the pass, and the pass infrastructure names the pass and
 // leaves the module unchanged.
 func FunctionPass(name string, optLevel int32, required []string,
-	fn func(f Expr, mod Module) (Expr, error)) (Pass, error) {
-	body, err := FunctionOfNamed(name, func(f Expr, mod Module, ctx interface{}) (Expr, error) {
+	fn func(f Expr, mod IRModule) (Expr, error)) (Pass, error) {
+	body, err := FunctionOfNamed(name, func(f Expr, mod IRModule, ctx interface{}) (Expr, error) {
 		return fn(f, mod)
 	})
 	if err != nil {
@@ -349,8 +344,8 @@ func FunctionPass(name string, optLevel int32, required []string,
 
 // ModulePass makes a pass over a whole module.
 func ModulePass(name string, optLevel int32, required []string,
-	fn func(mod Module) (Module, error)) (Pass, error) {
-	body, err := FunctionOfNamed(name, func(mod Module, ctx interface{}) (Module, error) {
+	fn func(mod IRModule) (IRModule, error)) (Pass, error) {
+	body, err := FunctionOfNamed(name, func(mod IRModule, ctx interface{}) (IRModule, error) {
 		return fn(mod)
 	})
 	if err != nil {
@@ -423,21 +418,28 @@ func UnregisterPass(name string) error {
 	return crc("UnregisterPass", func() C.int { return C.tn_pass_unregister(c) })
 }
 
-// Run runs the pass on a module under the current pass context; the input
-// module is never changed.
-func (p Pass) Run(mod Module) (Module, error) {
-	pp, err := p.live("Pass.Run")
+// Run runs the pass on a module under the current pass context (the one
+// PassContext.Do entered on this goroutine, or the default one; see
+// PassContext.Run); the input module is never changed.
+func (p Pass) Run(mod IRModule) (IRModule, error) {
+	return p.run("Pass.Run", mod, nil, nil)
+}
+
+// run runs under ctx (nil: the current context); keep holds ctx's handle.
+func (p Pass) run(who string, mod IRModule, ctx *C.TnObject, keep *ref) (IRModule, error) {
+	pp, err := p.live(who)
 	if err != nil {
-		return Module{}, err
+		return IRModule{}, err
 	}
-	mp, err := mod.live("Pass.Run")
+	mp, err := mod.live(who)
 	if err != nil {
-		return Module{}, err
+		return IRModule{}, err
 	}
-	o, err := cobj("Pass.Run", func() *C.TnObject { return C.tn_pass_run(pp, mp, nil) })
+	o, err := cobj(who, func() *C.TnObject { return C.tn_pass_run(pp, mp, ctx) })
 	runtime.KeepAlive(p.r)
 	runtime.KeepAlive(mod.r)
-	return Module{o}, err
+	runtime.KeepAlive(keep)
+	return IRModule{o}, err
 }
 
 // Fusion patterns of operators, as FuseOps reads them (RegisterOp).

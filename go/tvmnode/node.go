@@ -39,6 +39,17 @@ func (o Object) GetObject(field string) (Object, error) {
 	return h.AsObject(), nil
 }
 
+// fieldObjects reads a field that holds an array of objects (release
+// them when done).
+func (o Object) fieldObjects(field string) ([]Object, error) {
+	a, err := o.GetObject(field)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Release()
+	return Array{a}.Objects()
+}
+
 // Set writes a reflected field, checked against its declared kind.
 func (o Object) Set(field string, value interface{}) error {
 	p, err := o.live("Object.Set")

@@ -1,6 +1,7 @@
 // Package tvmnode is the Go binding of tvmnode: reference-counted C objects
-// and nodes, packed functions callable across languages, and the tensor IR
-// with its passes.
+// and nodes, packed functions callable across languages, tensors shared
+// with DLPack, the tensor IR with its passes, pass contexts and
+// instruments, and compiled models run as runtime Modules.
 //
 // Every handle (Object and the typed handles that embed it) owns one
 // reference to a C object. Release drops it at once; a handle that is never

@@ -21,11 +21,15 @@ import (
 	"unsafe"
 )
 
-// TensorInfo describes one input or output of an Executor.
+// TensorInfo describes one input or output of an Executor or a Module.
 type TensorInfo struct {
-	Name  string  // the parameter's name (inputs), or "output0", "output1", ... (outputs)
+	Name  string  // an executor's parameter name (inputs) or "output0", "output1", ... (outputs); a model's tensor name
 	Shape []int64 // the dimensions
 	DType DataType
+	// The quantization of a compiled model's tensor, real = Scale * (q -
+	// ZeroPoint); zero when it is not quantized (and for an Executor).
+	Scale     float64
+	ZeroPoint int32
 }
 
 // NumElements is the product of the dimensions (1 for a scalar).
@@ -79,7 +83,7 @@ type Executor struct {
 
 // NewExecutor makes an executor for function entry of mod ("main" when
 // entry is not given; KeyError if the module has no such function).
-func NewExecutor(mod Module, entry ...string) (*Executor, error) {
+func NewExecutor(mod IRModule, entry ...string) (*Executor, error) {
 	if len(entry) > 1 {
 		return nil, Errorf(TypeError, "NewExecutor: at most one entry, got %d", len(entry))
 	}
@@ -273,7 +277,13 @@ func describe(name string, prog Object) ([]TensorInfo, error) {
 		return nil, err
 	}
 	defer list.Release()
-	items, err := Array{list}.Objects()
+	return tensorInfos(Array{list})
+}
+
+// tensorInfos reads a list of {name, shape, dtype[, scale, zero_point]}
+// maps, as the executor and Modules describe their tensors.
+func tensorInfos(list Array) ([]TensorInfo, error) {
+	items, err := list.Objects()
 	if err != nil {
 		return nil, err
 	}
@@ -310,6 +320,13 @@ func describe(name string, prog Object) ([]TensorInfo, error) {
 		}
 		ns, _ := n.(string)
 		infos[i] = TensorInfo{Name: ns, Shape: dims, DType: dt}
+		if v, err := m.Get("scale"); err == nil {
+			infos[i].Scale, _ = v.(float64)
+		}
+		if v, err := m.Get("zero_point"); err == nil {
+			z, _ := v.(int64)
+			infos[i].ZeroPoint = int32(z)
+		}
 	}
 	return infos, nil
 }
@@ -331,7 +348,8 @@ func shapeDims(o Object) ([]int64, error) {
 func cloneInfos(in []TensorInfo) []TensorInfo {
 	out := make([]TensorInfo, len(in))
 	for i, t := range in {
-		out[i] = TensorInfo{t.Name, append([]int64(nil), t.Shape...), t.DType}
+		out[i] = t
+		out[i].Shape = append([]int64(nil), t.Shape...)
 	}
 	return out
 }

@@ -315,11 +315,11 @@ func TestExecutorModulesThatCannotRunFailWhenMade(t *testing.T) {
 	_, err := tn.NewExecutor(mod)
 	expectErr(t, err, "NotImplementedError", "exp", "no kernel", "Tensor[(4,), float64]")
 	// Not a module.
-	_, err = tn.NewExecutor(tn.Module{})
+	_, err = tn.NewExecutor(tn.IRModule{})
 	expectErr(t, err, "ValueError", "NewExecutor")
 	fn := must(mod.Function("main"))
 	defer fn.Release()
-	_, err = tn.NewExecutor(tn.Module{Object: fn.Object})
+	_, err = tn.NewExecutor(tn.IRModule{Object: fn.Object})
 	expectErr(t, err, "TypeError", "ir.IRModule", "ir.Function")
 }
 
@@ -356,11 +356,7 @@ func TestExecutorSharedBetweenGoroutinesTakesTurns(t *testing.T) {
 			}
 		}(k)
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	report(t, &wg, errs)
 	s := must(ex.Stats())
 	if s.Runs != 200 || s.KernelNs <= 0 || s.RunNs < s.KernelNs {
 		t.Errorf("stats %+v", s)

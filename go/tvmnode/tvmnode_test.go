@@ -58,11 +58,40 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-func check(t *testing.T, err error) {
+func check(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
+}
+
+// report waits for the goroutines of wg, then fails the test with every
+// error they sent on errs.
+func report(t *testing.T, wg *sync.WaitGroup, errs chan error) {
+	t.Helper()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// inParallel runs fn(0) ... fn(n-1) in n goroutines and fails the test
+// with every error they return.
+func inParallel(t *testing.T, n int, fn func(g int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for g := 0; g < n; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			if err := fn(g); err != nil {
+				errs <- err
+			}
+		}(g)
+	}
+	report(t, &wg, errs)
 }
 
 func kindOf(err error) string {
@@ -180,6 +209,55 @@ func TestCallCFunctionsAndErrors(t *testing.T) {
 	if !add.IsInstance("tn.Function") || add.TypeKey() != "tn.Function" {
 		t.Errorf("type of add: %s", add.TypeKey())
 	}
+	// Every arity of the by-value paths (0 to 4 arguments, then the
+	// buffer), their failures, and a result of the wrong type.
+	sum := must(tn.FunctionOf(tn.PackedFunc(func(args []interface{}) (interface{}, error) {
+		s := int64(0)
+		for _, a := range args {
+			n, ok := a.(int64)
+			if !ok {
+				return "not a sum", nil
+			}
+			s += n
+		}
+		return s, nil
+	})))
+	defer sum.Release()
+	for n := 0; n <= 6; n++ {
+		vs := make([]int64, n)
+		xs := make([]interface{}, n)
+		want := int64(0)
+		for i := range vs {
+			vs[i] = int64(i + 1)
+			xs[i] = i + 1
+			want += vs[i]
+		}
+		if got := must(sum.CallInt64(vs...)); got != want {
+			t.Errorf("CallInt64 with %d arguments = %d", n, got)
+		}
+		if got := must(sum.Call(xs...)); got != want {
+			t.Errorf("Call with %d arguments = %v", n, got)
+		}
+	}
+	for _, args := range [][]int64{{1}, {1, 2}, {1, 2, 3}} {
+		if _, err := raise.CallInt64(args...); kindOf(err) != "TypeError" {
+			t.Errorf("CallInt64 of raise%v: %v", args, err)
+		}
+	}
+	if v := must(sum.Call(1, "x")); v != "not a sum" {
+		t.Errorf("a string result: %#v", v)
+	}
+	strSum := must(tn.FunctionOf(func(a, b int64) string { return "nope" }))
+	defer strSum.Release()
+	if _, err := strSum.CallInt64(1, 2); kindOf(err) != "TypeError" || !strings.Contains(err.Error(), "not an int") {
+		t.Errorf("a string result of CallInt64: %v", err)
+	}
+	if _, err := raise.Call("KeyError", "two args"); kindOf(err) != "KeyError" {
+		t.Errorf("raise with two arguments: %v", err)
+	}
+	if _, err := raise.Call("KeyError", "three", 3); err == nil {
+		t.Errorf("raise with three arguments did not fail")
+	}
 }
 
 func TestGoFunctionsCalledFromC(t *testing.T) {
@@ -269,26 +347,15 @@ func TestGoFunctionsFromManyGoroutines(t *testing.T) {
 	var calls int64
 	f := must(tn.FunctionOf(func(a, b int64) int64 { atomic.AddInt64(&calls, 1); return a * b }))
 	defer f.Release()
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for g := 0; g < 8; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := 0; i < 200; i++ {
-				s, err := cthreads.CallLoop(f.Pointer(), 3)
-				if err != nil || s != (0+1+2)*2 {
-					errs <- fmt.Errorf("goroutine %d: %d, %v", g, s, err)
-					return
-				}
+	inParallel(t, 8, func(g int) error {
+		for i := 0; i < 200; i++ {
+			s, err := cthreads.CallLoop(f.Pointer(), 3)
+			if err != nil || s != (0+1+2)*2 {
+				return fmt.Errorf("goroutine %d: %d, %v", g, s, err)
 			}
-		}(g)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+		}
+		return nil
+	})
 	if calls != 8*200*3 {
 		t.Errorf("%d calls", calls)
 	}
@@ -356,7 +423,7 @@ func smallGraph(t *testing.T) (tn.Expr, tn.Expr) {
 }
 
 // smallModule is a module whose main is fn (%x) { relu(%x + 1) }.
-func smallModule(t *testing.T) tn.Module {
+func smallModule(t *testing.T) tn.IRModule {
 	t.Helper()
 	x, relu := smallGraph(t)
 	defer x.Release()
@@ -423,8 +490,8 @@ func TestBuildAndReadIR(t *testing.T) {
 }
 
 // reluToSigmoid rewrites every nn.relu call into sigmoid.
-func reluToSigmoid(runs *int64) func(f tn.Expr, mod tn.Module) (tn.Expr, error) {
-	return func(f tn.Expr, mod tn.Module) (tn.Expr, error) {
+func reluToSigmoid(runs *int64) func(f tn.Expr, mod tn.IRModule) (tn.Expr, error) {
+	return func(f tn.Expr, mod tn.IRModule) (tn.Expr, error) {
 		atomic.AddInt64(runs, 1)
 		return tn.Mutate(f, func(orig, rebuilt tn.Expr) (tn.Expr, error) {
 			if rebuilt.OpName() != "nn.relu" {
@@ -474,14 +541,14 @@ func TestFailingGoPassesNameThePass(t *testing.T) {
 	defer mod.Release()
 	for _, c := range []struct {
 		name string
-		body func(tn.Module) (tn.Module, error)
+		body func(tn.IRModule) (tn.IRModule, error)
 		kind string
 		text string
 	}{
-		{"GoFails", func(tn.Module) (tn.Module, error) {
-			return tn.Module{}, tn.NewError(tn.ValueError, "no good")
+		{"GoFails", func(tn.IRModule) (tn.IRModule, error) {
+			return tn.IRModule{}, tn.NewError(tn.ValueError, "no good")
 		}, "ValueError", "no good"},
-		{"GoPanics", func(tn.Module) (tn.Module, error) { panic("pass blew up") }, "RuntimeError", "pass blew up"},
+		{"GoPanics", func(tn.IRModule) (tn.IRModule, error) { panic("pass blew up") }, "RuntimeError", "pass blew up"},
 	} {
 		p := must(tn.ModulePass(c.name, 0, nil, c.body))
 		_, err := p.Run(mod)

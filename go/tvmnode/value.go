@@ -23,6 +23,15 @@ type anyLayout struct {
 var _ [16 - unsafe.Sizeof(C.TnAny{})]byte
 var _ [unsafe.Sizeof(C.TnAny{}) - 16]byte
 
+// anyOfWords is the TnAny a hot call returned as two words (helpers.h).
+func anyOfWords(w C.TngoAny) (a C.TnAny) {
+	l := lay(&a)
+	l.typeIndex = int32(uint32(w.lo))
+	l.smallLen = uint32(w.lo >> 32)
+	binary.LittleEndian.PutUint64(l.b[:], uint64(w.hi))
+	return a
+}
+
 func lay(a *C.TnAny) *anyLayout { return (*anyLayout)(unsafe.Pointer(a)) }
 
 func (l *anyLayout) v() uint64 { return binary.LittleEndian.Uint64(l.b[:]) }

@@ -16,6 +16,7 @@
 #include "pass/pass_internal.h"
 
 int tn__executor_init(void);
+int tn__module_init(void);
 
 _Noreturn void tn__init_failed(const char *what, const char *file, int line) {
   TnObject *err = tn_error_peek_raised();
@@ -36,4 +37,5 @@ void tn__library_init(void) {
   tn__pass_init();
   tn__codegen_init();
   TN__INIT_CHECK(tn__executor_init() == 0); /* runtime/host */
+  TN__INIT_CHECK(tn__module_init() == 0);   /* runtime/host: Modules, params */
 }

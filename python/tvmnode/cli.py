@@ -3,7 +3,10 @@
     tvmnode import MODEL -o OUT.tn      a model as the text format
     tvmnode info MODEL                  inputs, outputs, operators, MACs, bytes
     tvmnode run MODEL [--input X.npy]   run it through the host executor
-    tvmnode compile MODEL -o OUT/       C in the Model Library Format (or OUT.tar)
+    tvmnode compile MODEL -o OUT/       C in the Model Library Format (or OUT.tar);
+                                        --shared LIB.so also builds it
+    tvmnode build OUT/ -o LIB.so        an exported archive (or .tar) as a shared
+                                        library that tvmnode.runtime.load_module opens
     tvmnode plan MODEL --svg PLAN.svg   the static memory plan, drawn
 
 MODEL is a .tflite or .onnx file, or a module in the text format (.tn) or
@@ -220,7 +223,44 @@ def cmd_compile(args: argparse.Namespace) -> int:
     print("wrote %s in %.2f s" % (args.output, elapsed))
     if args.svg:
         _write_svg(arch, args.svg)
+    if args.shared:
+        return _build(args.output, args.shared, None, None)
     return 0
+
+
+def _build(archive: str, output: str, cc: Optional[str], cflags: Optional[str]) -> int:
+    """Build `archive` (a folder, or a .tar extracted to a temporary one)
+    into the shared library `output`."""
+    import shlex
+    import tarfile
+    import tempfile
+
+    from . import codegen
+
+    opts: Dict[str, Any] = {"cc": cc}
+    if cflags is not None:
+        opts["cflags"] = shlex.split(cflags)
+    t0 = time.perf_counter()
+    try:
+        if archive.endswith(".tar"):
+            with tempfile.TemporaryDirectory(prefix="tvmnode-build-") as tmp:
+                with tarfile.open(archive) as tar:
+                    if hasattr(tarfile, "data_filter"):  # no paths out of tmp
+                        tar.extractall(tmp, filter="data")
+                    else:  # pragma: no cover (Python before 3.8.17)
+                        tar.extractall(tmp)
+                codegen.build_library(tmp, output, **opts)
+        else:
+            codegen.build_library(archive, output, **opts)
+    except RuntimeError as e:
+        print("tvmnode build: %s" % e, file=sys.stderr)
+        return 1
+    print("wrote %s in %.2f s" % (output, time.perf_counter() - t0))
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    return _build(args.archive, args.output, args.cc, args.cflags)
 
 
 def _write_svg(arch: Any, path: str) -> None:
@@ -291,7 +331,16 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compile", help="compile to C in the Model Library Format")
     _add_compile_args(c)
     c.add_argument("-o", "--output", required=True, help="OUT/ (a folder) or OUT.tar")
+    c.add_argument("--shared", metavar="LIB.so",
+                   help="also build the archive into a shared library (see build)")
     c.set_defaults(fn=cmd_compile)
+    b = sub.add_parser("build", help="build an exported archive into a shared library "
+                                     "that tvmnode.runtime.load_module opens")
+    b.add_argument("archive", help="OUT/ or OUT.tar, as compile wrote it")
+    b.add_argument("-o", "--output", required=True, metavar="LIB.so")
+    b.add_argument("--cc", help="the C compiler (default: $CC or cc)")
+    b.add_argument("--cflags", help="compiler flags, one string (default: -O2)")
+    b.set_defaults(fn=cmd_build)
     pl = sub.add_parser("plan", help="print (and draw) the static memory plan")
     _add_compile_args(pl)
     pl.set_defaults(fn=cmd_plan)

@@ -1,17 +1,33 @@
-"""tvmnode.runtime: run IR modules on the host through the crt kernels.
+"""tvmnode.runtime: run models on the host.
 
-    ex = tvmnode.runtime.Executor(mod)          # types and lowers "main" once
+    ex = tvmnode.runtime.Executor(mod)          # an IRModule, through the crt kernels
     y = ex(x)                                   # numpy in, numpy out
     y = ex.run(input=x)                         # by parameter name
 
-Inputs reach the kernels without a copy when they are compact CPU arrays
-(DLPack); outputs are new numpy arrays over new tensors. An executor may be
-used from several threads, one run at a time (a second concurrent run is a
-RuntimeError).
+    with tvmnode.runtime.load_module("kws.so") as m:   # a compiled model
+        (y,) = m.run(x)                         # list of numpy arrays
+        m.benchmark(number=100, repeat=5)       # {"median_ms": ..., ...}
+
+Executor inputs reach the kernels without a copy when they are compact CPU
+arrays (DLPack); outputs are new numpy arrays over new tensors. An executor
+may be used from several threads, one run at a time (a second concurrent
+run is a RuntimeError).
+
+A Module runs a model compiled ahead of time (docs/mlf.md) from a shared
+library built by `tvmnode build` or tvmnode.codegen.build_library, or from
+the program's system library (system_module). It needs no compiler. Inputs
+are read without a copy when the array is compact and aligned for its
+dtype, else copied once; outputs live in the Module's buffers, which the
+next run overwrites, so run() and get_output() return copies unless
+copy=False (then the array views the buffer and keeps the Module's memory
+alive). One Module serves one thread at a time (another thread gets a
+RuntimeError); make a Module per thread to run in parallel: runs release
+the GIL. See docs/runtime.md, "Modules".
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple, Union
+import threading
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ._core import get_global_func
 
@@ -82,3 +98,175 @@ class Executor:
             args.append(a)
         return [numpy.from_dlpack(t) for t in _run(self._prog, *args)]
 
+
+
+# ---- compiled models ---------------------------------------------------------------
+
+_mod_load = get_global_func("runtime.ModuleLoad")
+_mod_system = get_global_func("runtime.ModuleSystem")
+_mod_describe = get_global_func("runtime.ModuleDescribe")
+_mod_set_input = get_global_func("runtime.ModuleSetInput")
+_mod_get_output = get_global_func("runtime.ModuleGetOutput")
+_mod_invoke = get_global_func("runtime.ModuleInvoke")
+_mod_time = get_global_func("runtime.ModuleTime")
+_mod_invoke.release_gil = True  # a model may run for milliseconds
+_mod_time.release_gil = True
+
+
+def load_module(path: str, name: Optional[str] = None) -> "Module":
+    """The model `name` (may be left out when there is one) of the shared
+    library at `path`. OSError when the library cannot be loaded or holds
+    no model; KeyError when it holds no model of that name. The library
+    stays loaded while the Module or an output array of it lives."""
+    return Module(_mod_load(str(path), name))
+
+
+def system_module(name: str) -> "Module":
+    """The model `name` of the system library: archives compiled with
+    -DTVMGEN_SYSTEM_LIB and linked into the program. KeyError naming the
+    models there when it has none of that name."""
+    return Module(_mod_system(name))
+
+
+def _tensor_infos(items: Any) -> List[Dict[str, Any]]:
+    return [dict(d, scale=float(m["scale"]), zero_point=int(m["zero_point"]))
+            for d, m in zip(_describe(items), items)]
+
+
+class Module:
+    """A compiled model with its own memory (see the module docstring).
+    `inputs` and `outputs` describe its tensors: name, shape, dtype and the
+    quantization scale and zero point (0.0 and 0 when not quantized)."""
+
+    def __init__(self, handle: Any) -> None:
+        d = _mod_describe(handle)
+        self._h: Any = handle
+        self._busy = threading.Lock()
+        self.name: str = str(d["name"])
+        self.inputs = _tensor_infos(d["inputs"])
+        self.outputs = _tensor_infos(d["outputs"])
+        self.macs = int(d["macs"])
+        self.workspace_bytes = int(d["workspace_bytes"])
+        self._names = [i["name"] for i in self.inputs]
+
+    def __repr__(self) -> str:
+        state = "closed" if self._h is None else "%d inputs, %d outputs" % (
+            len(self.inputs), len(self.outputs))
+        return "<tvmnode.runtime.Module '%s': %s>" % (self.name, state)
+
+    @property
+    def handle(self) -> Any:
+        """The tn.Module object (for the registry's runtime.Module* functions)."""
+        if self._h is None:
+            raise ValueError("Module '%s' is closed" % self.name)
+        return self._h
+
+    def close(self) -> None:
+        """Let go of the Module. Arrays returned with copy=False stay valid:
+        they keep its memory (and its library) alive."""
+        self._h = None
+
+    def __enter__(self) -> "Module":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _array(self, a: Any, info: Dict[str, Any]) -> Any:
+        import numpy
+
+        if isinstance(a, numpy.ndarray):
+            return numpy.ascontiguousarray(a)  # no copy when already compact
+        if hasattr(a, "__dlpack__") or isinstance(a, bytes):
+            return a
+        return numpy.asarray(a, dtype=info["dtype"])
+
+    def _info(self, key: Union[int, str]) -> Dict[str, Any]:
+        if isinstance(key, str):
+            if key not in self._names:
+                raise KeyError("model '%s' has no input '%s' (its inputs: %s)"
+                               % (self.name, key, ", ".join(self._names)))
+            return self.inputs[self._names.index(key)]
+        if not 0 <= int(key) < len(self.inputs):
+            raise IndexError("model '%s' has %d inputs, no input %d"
+                             % (self.name, len(self.inputs), key))
+        return self.inputs[int(key)]
+
+    def set_input(self, key: Union[int, str], array: Any) -> None:
+        """Set input `key` (an index or a name) from an array (numpy, any
+        DLPack producer, or bytes of the input's size). A compact array
+        aligned for its dtype is read in place at run(): changing it
+        before the run changes what the model sees."""
+        with self._claim():
+            _mod_set_input(self.handle, key, self._array(array, self._info(key)))
+
+    def run(self, *arrays: Any, copy: bool = True, **named: Any) -> List[Any]:
+        """Set the inputs given (positionally from the first, and/or by
+        name), run once, and return every output as a numpy array: copies,
+        or with copy=False views of the Module's buffers that the next run
+        overwrites. Inputs not given keep what was set before."""
+        import numpy
+
+        if len(arrays) > len(self.inputs):
+            raise TypeError("model '%s' has %d inputs (%s), got %d arrays"
+                            % (self.name, len(self.inputs), ", ".join(self._names),
+                               len(arrays)))
+        h = self.handle
+        with self._claim():
+            ins = [self._array(a, i) for a, i in zip(arrays, self.inputs)]
+            for key, a in named.items():
+                k = self._names.index(self._info(key)["name"])
+                if k < len(arrays):
+                    raise TypeError("input '%s' given twice" % key)
+                _mod_set_input(h, k, self._array(a, self.inputs[k]))
+            outs = _mod_invoke(h, *ins)
+            views = [numpy.from_dlpack(t) for t in outs]
+        return [v.copy() for v in views] if copy else views
+
+    __call__ = run
+
+    def get_output(self, i: int, copy: bool = True) -> Any:
+        """Output `i` of the last run (a copy, or with copy=False a view that
+        the next run overwrites)."""
+        import numpy
+
+        with self._claim():
+            v = numpy.from_dlpack(_mod_get_output(self.handle, i))
+        return v.copy() if copy else v
+
+    def benchmark(self, number: int = 10, repeat: int = 5) -> Dict[str, Any]:
+        """Time `repeat` rounds of `number` runs each on the inputs set
+        (inside C, without Python's overhead): milliseconds per run, as the
+        median, mean, min, max and standard deviation over the rounds, and
+        each round's value ("results_ms")."""
+        import numpy
+
+        with self._claim():
+            ms = numpy.array([float(x) for x in _mod_time(self.handle, number, repeat)])
+        return {"median_ms": float(numpy.median(ms)), "mean_ms": float(ms.mean()),
+                "min_ms": float(ms.min()), "max_ms": float(ms.max()),
+                "std_ms": float(ms.std()), "number": int(number), "repeat": int(repeat),
+                "results_ms": ms.tolist()}
+
+    def _claim(self) -> "_Claim":
+        return _Claim(self)
+
+
+class _Claim:
+    """Holds a Module's lock for one call; another thread that finds it
+    held gets the RuntimeError the C Module gives, instead of interleaving
+    its set_input and run with ours."""
+
+    __slots__ = ("_m",)
+
+    def __init__(self, m: Module) -> None:
+        self._m = m
+
+    def __enter__(self) -> None:
+        if not self._m._busy.acquire(blocking=False):
+            raise RuntimeError("model '%s': the Module is in use by another thread "
+                               "(a Module serves one thread at a time; make one "
+                               "Module per thread)" % self._m.name)
+
+    def __exit__(self, *exc: Any) -> None:
+        self._m._busy.release()

@@ -58,7 +58,7 @@ func main() {
 
 	// A Go pass (relu -> sigmoid), registered by name and run between C passes.
 	pass, err := tn.FunctionPass("TourReluToSigmoid", 1, []string{"InferType"},
-		func(f tn.Expr, _ tn.Module) (tn.Expr, error) {
+		func(f tn.Expr, _ tn.IRModule) (tn.Expr, error) {
 			return tn.Mutate(f, func(_, e tn.Expr) (tn.Expr, error) {
 				if e.OpName() != "nn.relu" {
 					return e, nil

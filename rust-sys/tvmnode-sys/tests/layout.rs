@@ -213,27 +213,55 @@ fn include_dir() -> Option<PathBuf> {
     here.exists().then_some(here)
 }
 
+/// Where `tvmnode/crt/model.h` is: beside the library's headers once
+/// installed, `runtime/crt/include` in the source tree.
+fn crt_include_dir() -> Option<PathBuf> {
+    let inc = include_dir()?;
+    if inc.join("tvmnode/crt/model.h").exists() {
+        return Some(inc);
+    }
+    let src = inc.join("../../runtime/crt/include");
+    src.join("tvmnode/crt/model.h").exists().then_some(src)
+}
+
 fn c_values(name: &str, exprs: &[String]) -> BTreeMap<String, i64> {
+    c_values_with(name, exprs, &["tvmnode/tvmnode.h"], &[])
+}
+
+/// Compile and run a C program that prints each expression of `exprs`,
+/// with `headers` included (the include directory the build script found,
+/// and `extra_include`, on the path).
+fn c_values_with(
+    name: &str,
+    exprs: &[String],
+    headers: &[&str],
+    extra_include: &[PathBuf],
+) -> BTreeMap<String, i64> {
     let inc = include_dir().expect("no include directory: set TVMNODE_INCLUDE_DIR");
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let src = out.join(format!("{name}.c"));
     let exe = out.join(name);
-    let mut c = String::from(
-        "#include <stdio.h>\n#include <stddef.h>\n#include <tvmnode/tvmnode.h>\n\
-         int main(void) {\n",
-    );
+    let mut c = String::from("#include <stdio.h>\n#include <stddef.h>\n");
+    for h in headers {
+        c.push_str(&format!("#include <{h}>\n"));
+    }
+    c.push_str("int main(void) {\n");
     for e in exprs {
         c.push_str(&format!("  printf(\"%s=%lld\\n\", \"{e}\", (long long)({e}));\n"));
     }
     c.push_str("  return 0;\n}\n");
     std::fs::write(&src, c).unwrap();
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let status = Command::new(&cc)
-        .args(["-std=c11", "-o"])
+    let mut cmd = Command::new(&cc);
+    cmd.args(["-std=c11", "-o"])
         .arg(&exe)
         .arg(&src)
         .arg("-I")
-        .arg(&inc)
+        .arg(&inc);
+    for dir in extra_include {
+        cmd.arg("-I").arg(dir);
+    }
+    let status = cmd
         .status()
         .unwrap_or_else(|e| panic!("cannot run the C compiler {cc}: {e}"));
     assert!(status.success(), "the layout probe did not compile");
@@ -274,12 +302,17 @@ fn constants_match_the_c_headers() {
     let rust = rust_constants();
     let exprs: Vec<String> = rust.iter().map(|(e, _)| e.clone()).collect();
     let c = c_values("constant_probe", &exprs);
+    assert_same("constant", &rust, &c);
+}
+
+/// Fail naming every entry whose Rust value differs from C's.
+fn assert_same(what: &str, rust: &[(String, i64)], c: &BTreeMap<String, i64>) {
     let bad: Vec<String> = rust
         .iter()
         .filter(|(e, r)| c[e] != *r)
         .map(|(e, r)| format!("{e}: C {}, Rust {r}", c[e]))
         .collect();
-    assert!(bad.is_empty(), "constant mismatches:\n{}", bad.join("\n"));
+    assert!(bad.is_empty(), "{what} mismatches:\n{}", bad.join("\n"));
 }
 
 #[test]
@@ -321,4 +354,54 @@ fn raw_packed_call() {
         tn_object_release(f);
         assert_eq!(tn_object_live_count(), before);
     }
+}
+
+#[test]
+fn model_descriptor_matches_crt_model_h() {
+    // The descriptor structs and constants of tvmnode/crt/model.h (and the
+    // element types of kernels.h), which tvmnode.h does not include.
+    let crt = crt_include_dir().expect("tvmnode/crt/model.h not found beside the library's headers");
+    let mut rust: Vec<(String, i64)> = layouts! {
+        TnCrtTensorInfo as TnCrtTensorInfo {
+            name => name, dtype => dtype, ndim => ndim, shape => shape, nbytes => nbytes,
+            scale => scale, zero_point => zero_point, pool => pool, offset => offset,
+        }
+        TnCrtPoolInfo as TnCrtPoolInfo { name => name, size => size, alignment => alignment }
+        TnCrtModel as TnCrtModel {
+            magic => magic, abi_version => abi_version, name => name, version => version,
+            num_inputs => num_inputs, num_outputs => num_outputs, inputs => inputs,
+            outputs => outputs, num_workspace_pools => num_workspace_pools,
+            workspace_pools => workspace_pools, num_constant_pools => num_constant_pools,
+            constant_pools => constant_pools, constant_pool_data => constant_pool_data,
+            num_devices => num_devices, devices => devices, macs => macs,
+            constant_bytes => constant_bytes, run => run,
+        }
+        TnCrtModelEntry as TnCrtModelEntry { model => model, next => next }
+    }
+    .into_iter()
+    .map(|(e, v)| (e, v as i64))
+    .collect();
+    rust.extend(constants![
+        TN_CRT_MODEL_MAGIC,
+        TN_CRT_MODEL_ABI_VERSION,
+        TN_CRT_MAX_IO,
+        TN_CRT_MAX_POOLS,
+        TN_CRT_F32,
+        TN_CRT_I32,
+        TN_CRT_I8,
+        TN_CRT_U8,
+        TN_CRT_I64,
+        TN_CRT_F64,
+        TN_CRT_I16,
+        TN_CRT_BOOL,
+    ]);
+    rust.push(("sizeof(TnCrtModelRun)".into(), size_of::<TnCrtModelRun>() as i64));
+    let exprs: Vec<String> = rust.iter().map(|(e, _)| e.clone()).collect();
+    let c = c_values_with(
+        "model_probe",
+        &exprs,
+        &["tvmnode/crt/model.h", "tvmnode/crt/kernels.h"],
+        &[crt],
+    );
+    assert_same("model descriptor", &rust, &c);
 }

@@ -19,12 +19,14 @@
 //!
 //! Usage: `cargo bench --bench calls [-- --json FILE]`.
 
+mod timing;
+
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Instant;
 
+use timing::Bench;
 use tvmnode::{sys, Function};
 
 type LoopFn = unsafe extern "C" fn(*mut sys::TnObject, i64);
@@ -84,42 +86,14 @@ fn load_harness() -> Harness {
     }
 }
 
-/// Iterations of `body` that take about 20 ms.
-fn calibrate(body: &mut dyn FnMut(i64)) -> i64 {
-    let mut iters: i64 = 1;
-    loop {
-        let t = Instant::now();
-        body(iters);
-        let dt = t.elapsed().as_secs_f64();
-        if dt > 0.02 || iters > 1 << 40 {
-            return iters;
-        }
-        iters *= if dt < 0.002 { 10 } else { 2 };
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
-}
-
-const ROUNDS: usize = 15;
-
 fn main() {
-    let mut json_out: Option<PathBuf> = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        if a == "--json" {
-            json_out = args.next().map(PathBuf::from);
-        }
-    }
+    let json_out = timing::json_arg();
     let live0 = tvmnode::live_object_count();
     let harness = load_harness();
     let add = Function::get_global("testing.add_i64").unwrap();
     let rust_add = Function::from_fn(|a: i64, b: i64| a.wrapping_add(b));
 
     // SAFETY (the C loops): live functions taking two ints.
-    type Bench<'a> = (&'static str, Box<dyn FnMut(i64) + 'a>);
     let mut benches: Vec<Bench<'_>> = vec![
         (
             "c_to_c_call",
@@ -158,35 +132,9 @@ fn main() {
             }),
         ),
     ];
-    // Samples are interleaved (one of each benchmark per round) so that a
-    // noisy stretch of time hits every benchmark alike; ratios are taken
-    // within a round, then the median over rounds.
-    let iters: Vec<i64> = benches.iter_mut().map(|(_, b)| calibrate(&mut **b)).collect();
-    let mut samples = vec![Vec::with_capacity(ROUNDS); benches.len()];
-    for _ in 0..ROUNDS {
-        for (k, (_, b)) in benches.iter_mut().enumerate() {
-            let t = Instant::now();
-            b(iters[k]);
-            samples[k].push(t.elapsed().as_secs_f64() * 1e9 / iters[k] as f64);
-        }
-    }
-    let names: Vec<&str> = benches.iter().map(|(n, _)| *n).collect();
+    let results = timing::run(&mut benches);
     drop(benches);
-    let idx = |name: &str| names.iter().position(|n| *n == name).unwrap();
-    let rows: Vec<(&str, (f64, f64, f64))> = names
-        .iter()
-        .enumerate()
-        .map(|(k, n)| {
-            let mut v = samples[k].clone();
-            let med = median(&mut v);
-            (*n, (med, v[0], v[v.len() - 1]))
-        })
-        .collect();
-    let ratio = |a: &str, b: &str| {
-        let (a, b) = (idx(a), idx(b));
-        let mut r: Vec<f64> = (0..ROUNDS).map(|i| samples[a][i] / samples[b][i]).collect();
-        median(&mut r)
-    };
+    let ratio = |a: &str, b: &str| results.ratio(a, b);
     let ratios = [
         (
             "rust_to_c_call / c_to_c_call",
@@ -206,37 +154,14 @@ fn main() {
         ),
     ];
 
-    println!(
-        "{:<28} {:>10} {:>10} {:>10}",
-        "benchmark", "median ns", "min", "max"
-    );
-    for (name, (med, min, max)) in &rows {
-        println!("{name:<28} {med:>10.2} {min:>10.2} {max:>10.2}");
-    }
-    println!();
+    results.print_table();
     for (name, r) in &ratios {
         let verdict = if *r <= 1.1 { "meets <= 1.1x" } else { "MISSES 1.1x" };
         println!("{name:<40} {r:>6.3}x  {verdict}");
     }
 
     if let Some(path) = json_out {
-        let mut s = String::from("{\"unit\": \"ns_per_call\", \"results\": [\n");
-        for (i, (name, (med, min, max))) in rows.iter().enumerate() {
-            s.push_str(&format!(
-                "  {{\"name\": \"{name}\", \"ns_per_op\": {med:.3}, \"min\": {min:.3}, \"max\": {max:.3}}}{}\n",
-                if i + 1 < rows.len() { "," } else { "" }
-            ));
-        }
-        s.push_str("], \"ratios\": {\n");
-        for (i, (name, r)) in ratios.iter().enumerate() {
-            s.push_str(&format!(
-                "  \"{name}\": {r:.4}{}\n",
-                if i + 1 < ratios.len() { "," } else { "" }
-            ));
-        }
-        s.push_str("}}\n");
-        std::fs::write(&path, s).unwrap();
-        println!("\nwrote {}", path.display());
+        results.write_json(&path, &ratios);
     }
 
     drop((add, rust_add));

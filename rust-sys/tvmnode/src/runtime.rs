@@ -1,5 +1,6 @@
-//! The host executor: run a function of an IR module on tensors, through
-//! the crt kernels.
+//! Running models: the host executor, which runs a function of an IR module
+//! on tensors through the crt kernels, and [`Module`], a model compiled
+//! ahead of time (see [`module`]).
 //!
 //! [`Executor`] is a thin handle on the C executor (a `kernel.Program`),
 //! reached, as from Python and Go, only through the registered functions
@@ -11,6 +12,10 @@
 //! running the kernels. The Rust side only converts: slices to tensors and
 //! back ([`Executor::run_slices`]), the description maps to [`TensorInfo`],
 //! the statistics map to [`Stats`].
+//!
+//! A [`Module`] runs generated C with no IR, no lowering and no packed
+//! calls on the way; it is `Send` but not `Sync`, and lends its outputs
+//! without a copy (see [`module`]).
 //!
 //! # Threads
 //!
@@ -26,8 +31,11 @@ use std::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::error::{Error, Result};
-use crate::ir::Module;
+use crate::ir::Module as IrModule;
 use crate::{Any, Array, DataType, Element, Function, IntoAny, List, Map, Object, Shape, Tensor};
+
+pub mod module;
+pub use module::{IoElement, IoInfo, IoKey, Module};
 
 /// What one input or output of an [`Executor`] is: its name (the
 /// parameter's name for an input, `output<i>` for an output), shape and
@@ -126,14 +134,14 @@ pub struct Executor {
 impl Executor {
     /// An executor for the module's function `main`.
     #[track_caller]
-    pub fn new(module: &Module) -> Result<Executor> {
+    pub fn new(module: &IrModule) -> Result<Executor> {
         Executor::make(module.into_any(), None)
     }
 
     /// An executor for the module's function `entry` (`KeyError` if there
     /// is none).
     #[track_caller]
-    pub fn with_entry(module: &Module, entry: &str) -> Result<Executor> {
+    pub fn with_entry(module: &IrModule, entry: &str) -> Result<Executor> {
         Executor::make(module.into_any(), Some(entry))
     }
 

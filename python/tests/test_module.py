@@ -1,0 +1,459 @@
+"""Compiled models as runtime Modules: every bundled model compiled,
+exported, built with the system C compiler and loaded with
+tvmnode.runtime.load_module gives the host executor's outputs bit for bit,
+with inputs and outputs in the pool and constants in a pool too; a C
+program with archives linked in statically finds them by name in the
+system library; errors are typed; an output keeps its library loaded; the
+parameter file reads and writes the same bytes in C and in Python; the
+command line builds libraries."""
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import threading
+from typing import Any, Dict, List
+
+import numpy as np
+import pytest
+
+import tvmnode
+from tvmnode import cli, codegen, frontend, runtime
+
+from test_codegen import MODELS, inputs_for
+
+BUNDLED = ["kws_ref_model.tflite", "ad01_int8.tflite", "str_ww_ref_model.tflite",
+           "pretrainedResnet_quant.tflite", "ad01_fp32.tflite"]
+
+
+def model_path(fname: str) -> str:
+    path = os.path.join(MODELS, fname)
+    if not os.path.exists(path):
+        pytest.skip("model %s not found" % path)
+    return path
+
+
+class Built:
+    """A model compiled, exported and built into a library, with the host
+    executor's outputs for two seeds: plain data only (the conftest fixture
+    wants no tvmnode object to outlive a test)."""
+
+    def __init__(self, fname: str, workdir: str, name: str, **opts: Any) -> None:
+        arch = codegen.compile(frontend.load_model(model_path(fname)), name=name, **opts)
+        self.info = arch.info
+        self.dir = arch.export(os.path.join(workdir, name))
+        self.so = codegen.build_library(self.dir, os.path.join(workdir, "lib%s.so" % name),
+                                        cflags=("-O2", "-Wall", "-Wextra", "-Werror"))
+        ex = runtime.Executor(arch.module)
+        self.cases = []
+        for seed in range(2):
+            xs = inputs_for(self.info["inputs"], seed)
+            r = ex(*xs)
+            self.cases.append((xs, [np.array(o, copy=True)
+                                    for o in (r if isinstance(r, tuple) else (r,))]))
+        del ex, arch, r
+
+
+_built: Dict[Any, Built] = {}
+
+
+def built(fname: str, tmp_path_factory: Any, name: str = "m", **opts: Any) -> Built:
+    key = (fname, name, tuple(sorted(opts.items())))
+    if key not in _built:
+        _built[key] = Built(fname, str(tmp_path_factory.mktemp(name)), name, **opts)
+    return _built[key]
+
+
+def check_runs(m: runtime.Module, b: Built) -> None:
+    for xs, want in b.cases:
+        got = m.run(*xs)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("fname", BUNDLED)
+def test_every_model_runs_as_a_module_like_the_executor(fname: str,
+                                                        tmp_path_factory: Any) -> None:
+    b = built(fname, tmp_path_factory, name=fname.split(".")[0].lower())
+    with runtime.load_module(b.so) as m:
+        assert m.name == b.info["model_name"]
+        for mine, theirs in ((m.inputs, b.info["inputs"]), (m.outputs, b.info["outputs"])):
+            for t, want in zip(mine, theirs):
+                assert (t["name"], list(t["shape"]), t["dtype"]) == (
+                    want["name"], want["shape"], want["dtype"])
+                assert t["scale"] == pytest.approx(want.get("scale", 0.0), rel=1e-6)
+                assert t["zero_point"] == want.get("zero_point", 0)
+        check_runs(m, b)
+        # again, by name and with views of the Module's buffers
+        xs, want = b.cases[0]
+        outs = m.run(copy=False, **{m.inputs[0]["name"]: xs[0]})
+        np.testing.assert_array_equal(outs[0], want[0])
+        np.testing.assert_array_equal(m.get_output(0), want[0])
+        del outs
+
+
+@pytest.mark.parametrize("opts", [{"io_in_pool": True}, {"constants_in_pool": True},
+                                  {"io_in_pool": True, "constants_in_pool": True,
+                                   "alignment": 64}])
+@pytest.mark.parametrize("fname", ["kws_ref_model.tflite", "ad01_fp32.tflite"])
+def test_pooled_archives(fname: str, opts: Dict[str, Any], tmp_path_factory: Any) -> None:
+    b = built(fname, tmp_path_factory, name="p", **opts)
+    assert all(("pool" in t) == bool(opts.get("io_in_pool"))
+               for t in b.info["inputs"] + b.info["outputs"])
+    with runtime.load_module(b.so, "p") as m:
+        check_runs(m, b)
+        for _ in range(3):  # the constant pool is filled once and stays right
+            check_runs(m, b)
+
+
+def test_set_input_then_run_and_benchmark(tmp_path_factory: Any) -> None:
+    b = built("ad01_int8.tflite", tmp_path_factory, name="ad")
+    (x,), (want,) = b.cases[0]
+    with runtime.load_module(b.so) as m:
+        m.set_input("input_1", x)
+        (y,) = m.run()
+        np.testing.assert_array_equal(y, want)
+        # zero copy: the array is read at run(), not at set_input()
+        x2 = x.copy()
+        m.set_input(0, x2)
+        (xs1,), (want1,) = b.cases[1]
+        x2[...] = xs1
+        np.testing.assert_array_equal(m.run()[0], want1)
+        # a strided array is made compact first; bytes are copied
+        wide = np.zeros((1, 1280), np.int8)
+        wide[:, ::2] = x
+        np.testing.assert_array_equal(m.run(wide[:, ::2])[0], want)
+        m.set_input(0, x.tobytes())
+        np.testing.assert_array_equal(m.run()[0], want)
+        stats = m.benchmark(number=20, repeat=3)
+        assert set(stats) >= {"median_ms", "mean_ms", "min_ms", "max_ms", "std_ms"}
+        assert len(stats["results_ms"]) == 3 and 0 < stats["median_ms"] < 1000
+        assert m.macs > 0 and m.workspace_bytes > 0
+
+
+def test_errors_are_typed(tmp_path_factory: Any, tmp_path: Any) -> None:
+    b = built("ad01_int8.tflite", tmp_path_factory, name="ad")
+    (x,), _ = b.cases[0]
+    with pytest.raises(OSError, match="cannot load"):
+        runtime.load_module(str(tmp_path / "missing.so"))
+    with pytest.raises(OSError, match="holds no model"):
+        runtime.load_module("libm.so.6")
+    with pytest.raises(KeyError, match="no model 'kws'.*'ad'"):
+        runtime.load_module(b.so, "kws")
+    with pytest.raises(KeyError, match="no model 'nothing_here'"):
+        runtime.system_module("nothing_here")
+    m = runtime.load_module(b.so)
+    with pytest.raises(RuntimeError, match="input 'input_1' \\(0\\) is not set"):
+        m.run()
+    with pytest.raises(RuntimeError, match="has not run"):
+        m.get_output(0)
+    with pytest.raises(KeyError, match="no input 'x'"):
+        m.set_input("x", x)
+    with pytest.raises(KeyError, match="no input 'x'"):
+        m.run(x=x)
+    with pytest.raises(IndexError, match="no input 3"):
+        m.set_input(3, x)
+    with pytest.raises(ValueError, match="input 'input_1' has shape \\[1, 640\\], got \\[640\\]"):
+        m.run(x.reshape(-1))
+    with pytest.raises(TypeError, match="input 'input_1' is int8, got float32"):
+        m.run(x.astype(np.float32))
+    with pytest.raises(ValueError, match="takes 640 bytes, got 3"):
+        m.set_input(0, b"abc")
+    with pytest.raises(TypeError, match="has 1 inputs"):
+        m.run(x, x)
+    with pytest.raises(TypeError, match="given twice"):
+        m.run(x, input_1=x)
+    m.close()
+    with pytest.raises(ValueError, match="closed"):
+        m.run(x)
+    assert "closed" in repr(m)
+
+
+def _maps() -> str:
+    with open("/proc/self/maps") as f:
+        return f.read()
+
+
+def test_an_output_keeps_the_library_loaded(tmp_path_factory: Any, tmp_path: Any) -> None:
+    b = built("ad01_int8.tflite", tmp_path_factory, name="ad")
+    so = str(tmp_path / "own.so")  # a library of this test's own
+    with open(b.so, "rb") as src, open(so, "wb") as dst:
+        dst.write(src.read())
+    (x,), (want,) = b.cases[0]
+    m = runtime.load_module(so)
+    assert so in _maps()
+    (y,) = m.run(x, copy=False)
+    m.close()
+    del m
+    gc.collect()
+    assert so in _maps()  # y views the Module's buffer: still loaded
+    np.testing.assert_array_equal(y, want)
+    del y
+    gc.collect()
+    assert so not in _maps()
+
+
+def test_one_module_one_thread_at_a_time(tmp_path_factory: Any) -> None:
+    b = built("pretrainedResnet_quant.tflite", tmp_path_factory,
+              name="pretrainedresnet_quant")
+    xs, want = b.cases[0]
+    run_c = tvmnode.get_global_func("runtime.ModuleRun")
+    with runtime.load_module(b.so) as m:
+        m.set_input(0, xs[0])
+        done = threading.Event()
+        timed: List[int] = []
+
+        def busy() -> None:  # until three benchmarks got through
+            while len(timed) < 3:
+                try:
+                    m.benchmark(number=10, repeat=1)  # in C, the GIL released
+                    timed.append(1)
+                except RuntimeError as e:  # the main thread got there first
+                    assert "in use by another thread" in str(e)
+            done.set()
+
+        t = threading.Thread(target=busy)
+        t.start()
+        refused = {"wrapper": 0, "C": 0}
+        while not done.is_set():
+            try:
+                m.run()
+            except RuntimeError as e:
+                assert "in use by another thread" in str(e)
+                refused["wrapper"] += 1
+            try:
+                run_c(m.handle)  # past the wrapper: the C Module's own flag
+            except RuntimeError as e:
+                assert "in use by another thread" in str(e)
+                refused["C"] += 1
+        t.join()
+        assert refused["wrapper"] > 0 and refused["C"] > 0, refused
+        np.testing.assert_array_equal(m.run(*xs)[0], want[0])
+
+
+def test_modules_of_one_library_on_many_threads(tmp_path_factory: Any) -> None:
+    b = built("kws_ref_model.tflite", tmp_path_factory, name="kws")
+    mods = [runtime.load_module(b.so) for _ in range(4)]
+    bad: List[str] = []
+
+    def work(m: runtime.Module, k: int) -> None:
+        xs, want = b.cases[k % 2]
+        for _ in range(20):
+            if not np.array_equal(m.run(*xs)[0], want[0]):
+                bad.append(m.name)
+
+    threads = [threading.Thread(target=work, args=(m, k)) for k, m in enumerate(mods)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
+    for m in mods:
+        m.close()
+
+
+def _c_paths() -> Dict[str, str]:
+    build = os.environ.get("TVMNODE_BUILD_DIR")
+    if not build:
+        pytest.skip("TVMNODE_BUILD_DIR is not set: no libtvmnode to link")
+    from tvmnode._paths import _crt_dir, _include_dir
+
+    inc = _include_dir()
+    host = inc if (inc / "tvmnode" / "module.h").exists() else \
+        inc.parent.parent / "runtime" / "host" / "include"
+    return {"lib": os.path.join(build, "libtvmnode", ".libs"), "inc": str(inc),
+            "host": str(host), "crt": str(_crt_dir() / "include")}
+
+
+SYSTEM_MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <tvmnode/module.h>
+
+static int fail(const char *what) {
+  TnObject *e = tn_error_take_raised();
+  fprintf(stderr, "%s: %s: %s\n", what, e ? tn_error_kind(e) : "?",
+          e ? tn_error_message(e) : "");
+  tn_object_release(e);
+  return 1;
+}
+
+/* argv: (model, input file, output file)... */
+int main(int argc, char **argv) {
+  if (tn_module_system("nope") != NULL) return 2;
+  TnObject *e = tn_error_take_raised();
+  printf("%s: %s\n", tn_error_kind(e), tn_error_message(e));
+  tn_object_release(e);
+  for (int a = 1; a + 2 < argc; a += 3) {
+    TnObject *mod = tn_module_system(argv[a]);
+    if (mod == NULL) return fail("tn_module_system");
+    const TnCrtTensorInfo *in = tn_module_input_info(mod, 0);
+    const TnCrtTensorInfo *out = tn_module_output_info(mod, 0);
+    char *x = malloc(in->nbytes), *y = malloc(out->nbytes);
+    FILE *f = fopen(argv[a + 1], "rb");
+    if (!f || fread(x, 1, in->nbytes, f) != in->nbytes) return 3;
+    fclose(f);
+    if (tn_module_set_input_bytes(mod, 0, x, in->nbytes) ||
+        tn_module_run(mod) || tn_module_copy_output(mod, 0, y, out->nbytes))
+      return fail(argv[a]);
+    f = fopen(argv[a + 2], "wb");
+    fwrite(y, 1, out->nbytes, f);
+    fclose(f);
+    printf("ran %s\n", tn_module_model(mod)->name);
+    free(x), free(y);
+    tn_object_release(mod);
+  }
+  return 0;
+}
+"""
+
+
+def test_archives_linked_into_a_program_are_found_by_name(tmp_path_factory: Any,
+                                                          tmp_path: Any) -> None:
+    paths = _c_paths()
+    models = [built("kws_ref_model.tflite", tmp_path_factory, name="kws"),
+              built("ad01_int8.tflite", tmp_path_factory, name="ad")]
+    srcs: List[str] = []
+    rt: Dict[str, str] = {}  # one copy of each crt source for both models
+    for b in models:
+        gen = os.path.join(b.dir, "codegen", "host", "src")
+        srcs += [os.path.join(gen, f) for f in sorted(os.listdir(gen)) if f.endswith(".c")]
+        rsrc = os.path.join(b.dir, "runtime", "src")
+        rt.update({f: os.path.join(rsrc, f) for f in os.listdir(rsrc) if f.endswith(".c")})
+    main = tmp_path / "main.c"
+    main.write_text(SYSTEM_MAIN)
+    exe = str(tmp_path / "prog")
+    incs = ["-I" + os.path.join(b.dir, "codegen", "host", "include") for b in models]
+    cmd = ["cc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-DTVMGEN_SYSTEM_LIB",
+           *incs, "-I" + paths["inc"], "-I" + paths["host"], "-I" + paths["crt"],
+           str(main), *srcs, *sorted(rt.values()), "-o", exe,
+           "-L" + paths["lib"], "-ltvmnode", "-Wl,-rpath," + paths["lib"], "-lm"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    args = []
+    for b in models:
+        name = b.info["model_name"]
+        (x,), _ = b.cases[0]
+        x.tofile(str(tmp_path / (name + ".in")))
+        args += [name, str(tmp_path / (name + ".in")), str(tmp_path / (name + ".out"))]
+    r = subprocess.run([exe, *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("KeyError: tn_module_system: no model 'nope'")
+    assert "'kws'" in lines[0] and "'ad'" in lines[0]
+    assert lines[1:] == ["ran kws", "ran ad"]
+    for b in models:
+        name, out = b.info["model_name"], b.info["outputs"][0]
+        got = np.fromfile(str(tmp_path / (name + ".out")), out["dtype"]).reshape(out["shape"])
+        np.testing.assert_array_equal(got, b.cases[0][1][0])
+
+
+def test_a_loaded_system_library_registers_and_stays(tmp_path_factory: Any,
+                                                     tmp_path: Any) -> None:
+    """A library built with -DTVMGEN_SYSTEM_LIB (and linked to libtvmnode)
+    registers its model when loaded; it is pinned, so the system library
+    never points into an unloaded one."""
+    paths = _c_paths()
+    b = built("ad01_int8.tflite", tmp_path_factory, name="pinned")
+    so = codegen.build_library(b.dir, str(tmp_path / "pinned.so"), cflags=(
+        "-O2", "-DTVMGEN_SYSTEM_LIB", "-Wl,--no-as-needed", "-L" + paths["lib"],
+        "-ltvmnode", "-Wl,-rpath," + paths["lib"]))
+    with runtime.load_module(so):
+        pass
+    gc.collect()
+    assert so in _maps()
+    with runtime.system_module("pinned") as m:
+        (x,), (want,) = b.cases[0]
+        np.testing.assert_array_equal(m.run(x)[0], want)
+
+
+def test_cli_compile_shared_and_build(tmp_path: Any, capsys: Any) -> None:
+    path = model_path("ad01_int8.tflite")
+    out, so = str(tmp_path / "ad"), str(tmp_path / "ad.so")
+    assert cli.main(["compile", path, "--name", "ad", "-o", out, "--shared", so]) == 0
+    assert "wrote %s" % so in capsys.readouterr().out
+    tar, so2 = str(tmp_path / "ad.tar"), str(tmp_path / "ad2.so")
+    assert cli.main(["compile", path, "--name", "ad", "-o", tar]) == 0
+    assert cli.main(["build", tar, "-o", so2, "--cflags", "-O1 -g"]) == 0
+    x = inputs_for([{"dtype": "int8", "shape": [1, 640]}])[0]
+    with runtime.load_module(so) as a, runtime.load_module(so2) as b:
+        np.testing.assert_array_equal(a.run(x)[0], b.run(x)[0])
+    capsys.readouterr()
+    assert cli.main(["build", str(tmp_path / "nothing"), "-o", so2]) == 1
+    assert cli.main(["build", out, "-o", so2, "--cc", "false"]) == 1
+    assert "build_library" in capsys.readouterr().err
+
+
+# ---- parameter files ----------------------------------------------------------------
+
+save_c = tvmnode.get_global_func("runtime.SaveParams")
+load_c = tvmnode.get_global_func("runtime.LoadParams")
+
+PARAMS: Dict[str, np.ndarray] = {
+    "w": np.arange(-12, 12, dtype=np.int8).reshape(2, 3, 4),
+    "b16": np.array([-300, 7], np.int16), "b32": np.array([1 << 30], np.int32),
+    "i64": np.array([[-(1 << 40)]], np.int64), "u8": np.array([0, 255], np.uint8),
+    "f": np.linspace(-1, 1, 7, dtype=np.float32), "d": np.array([np.pi, -0.0]),
+    "mask": np.array([True, False, True]), "empty": np.zeros((0, 3), np.float32),
+    "const7": np.ones((2, 2))[:, 1:],  # strided: written in C order
+    "ünïcode": np.array([1], np.int8),
+}
+
+
+def c_map(params: Dict[str, np.ndarray]) -> Any:
+    return {k: tvmnode.from_dlpack(v) for k, v in params.items()}
+
+
+def test_params_bytes_are_the_same_in_c_and_python() -> None:
+    blob = codegen.save_params(PARAMS)
+    assert save_c(c_map(PARAMS)) == blob
+    back = load_c(blob)
+    assert list(back.keys()) == list(PARAMS)
+    for k, v in back.items():
+        got = np.from_dlpack(v)
+        assert got.dtype == PARAMS[k].dtype and got.shape == PARAMS[k].shape
+        np.testing.assert_array_equal(got, PARAMS[k])
+    del back, got, v
+    py = codegen.load_params(save_c(c_map(PARAMS)))
+    for k in PARAMS:
+        np.testing.assert_array_equal(py[k], PARAMS[k])
+
+
+def test_params_scalars_are_the_same_in_c_and_python() -> None:
+    scalar = {"s": np.array(7, np.int32)}
+    same = save_c(c_map(scalar)) == codegen.save_params(scalar)
+    assert same
+
+
+def test_an_archive_parameter_file_loads_in_c(tmp_path_factory: Any) -> None:
+    b = built("ad01_int8.tflite", tmp_path_factory, name="ad")
+    with open(os.path.join(b.dir, "parameters", "ad.params"), "rb") as f:
+        blob = f.read()
+    py = codegen.load_params(blob)
+    back = load_c(blob)
+    assert list(back.keys()) == list(py) and len(py) > 3
+    for k, v in back.items():
+        np.testing.assert_array_equal(np.from_dlpack(v), py[k])
+    assert save_c(back) == blob
+    del back, v
+
+
+def test_damaged_parameter_files_are_refused_by_both() -> None:
+    blob = codegen.save_params(PARAMS)
+    for n in list(range(0, 40)) + list(range(40, len(blob), 17)):
+        with pytest.raises(ValueError, match="tn_params_load"):
+            load_c(blob[:n])
+        with pytest.raises(ValueError):
+            codegen.load_params(blob[:n])
+    rng = np.random.default_rng(1)
+    for i in rng.integers(0, len(blob), 60):
+        bad = bytearray(blob)
+        bad[i] ^= 1 << int(rng.integers(0, 8))
+        with pytest.raises(ValueError, match="bad magic|checksum mismatch"):
+            load_c(bytes(bad))
+        with pytest.raises(ValueError):
+            codegen.load_params(bytes(bad))
+    with pytest.raises(TypeError, match="dtype uint16"):
+        save_c({"h": tvmnode.from_dlpack(np.zeros(2, np.uint16))})

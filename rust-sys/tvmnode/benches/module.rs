@@ -1,0 +1,201 @@
+//! What `runtime::Module` adds to a compiled model's calls, on ad01_int8
+//! (the anomaly-detection autoencoder, int8 640 -> 640), against the same
+//! C functions called through the raw declarations of `tvmnode-sys`.
+//!
+//! Pairs compared, in nanoseconds per call (the timing harness of
+//! `timing/mod.rs`: medians over 15 round-robin samples of about 20 ms):
+//! * `module_run` (`Module::run`, `Result` checked) vs `ffi_run`
+//!   (`tn_module_run` on the same model): the target is `module_run <=
+//!   1.2 x ffi_run + ffi_call`, where `ffi_call` is one plain FFI call
+//!   (`tn_module_num_inputs`).
+//! * `module_set_input` (`set_input(0, &[i8])`: index, dtype and length
+//!   checked) and `module_set_input_by_name` vs `ffi_set_input_bytes`.
+//! * `module_output` (`output::<i8>(0)`, the borrowed slice) vs
+//!   `ffi_get_output` (`tn_module_get_output` and the release of the view).
+//! * `module_inference` (set_input, run, output) vs `ffi_inference` (the
+//!   same three C calls).
+//!
+//! The model library is built with the Python tooling, as the tests build
+//! it (`tests/model_lib`); without the tooling the bench says why and exits.
+//! Usage: `cargo bench --bench module [-- --json FILE]`.
+
+#[path = "../tests/model_lib/mod.rs"]
+mod model_lib;
+mod timing;
+
+use std::hint::black_box;
+
+use timing::Bench;
+use tvmnode::runtime::Module;
+use tvmnode::sys;
+
+fn main() {
+    let json_out = timing::json_arg();
+    if let Err(why) = model_lib::tooling() {
+        println!("module bench skipped: {why}");
+        return;
+    }
+    let live0 = tvmnode::live_object_count();
+    let b = model_lib::built("ad01_int8");
+    let x = b.input.as_i8();
+    let load = || {
+        let mut m = Module::load(&b.lib).unwrap();
+        m.set_input(0, &x).unwrap();
+        m.run().unwrap();
+        m
+    };
+    // One Module per Rust loop (each takes `&mut`), one for the raw loops.
+    let (mut run_m, mut set_m, mut name_m, out_m, mut inf_m) = (load(), load(), load(), load(), load());
+    let raw_m = load();
+    let raw = raw_m.as_ptr();
+
+    // SAFETY (the raw loops): `raw` is a live Module of ad01_int8, used by
+    // this thread only; the buffers are valid for their sizes.
+    let mut benches: Vec<Bench<'_>> = vec![
+        (
+            "ffi_call",
+            Box::new(|n| {
+                for _ in 0..n {
+                    black_box(unsafe { sys::tn_module_num_inputs(black_box(raw)) });
+                }
+            }),
+        ),
+        (
+            "ffi_run",
+            Box::new(|n| {
+                for _ in 0..n {
+                    assert_eq!(unsafe { sys::tn_module_run(raw) }, 0);
+                }
+            }),
+        ),
+        (
+            "module_run",
+            Box::new(|n| {
+                for _ in 0..n {
+                    run_m.run().unwrap();
+                }
+            }),
+        ),
+        (
+            "ffi_set_input_bytes",
+            Box::new(|n| {
+                for _ in 0..n {
+                    let rc = unsafe { sys::tn_module_set_input_bytes(raw, 0, x.as_ptr().cast(), x.len()) };
+                    assert_eq!(rc, 0);
+                }
+            }),
+        ),
+        (
+            "module_set_input",
+            Box::new(|n| {
+                for _ in 0..n {
+                    set_m.set_input(0, black_box(&x)).unwrap();
+                }
+            }),
+        ),
+        (
+            "module_set_input_by_name",
+            Box::new(|n| {
+                for _ in 0..n {
+                    name_m.set_input("input_1", black_box(&x)).unwrap();
+                }
+            }),
+        ),
+        (
+            "ffi_get_output",
+            Box::new(|n| {
+                for _ in 0..n {
+                    unsafe {
+                        let t = sys::tn_module_get_output(raw, 0);
+                        assert!(!t.is_null());
+                        black_box((*(t as *const sys::TnTensorObj)).dl.data);
+                        sys::tn_object_release(t);
+                    }
+                }
+            }),
+        ),
+        (
+            "module_output",
+            Box::new(|n| {
+                for _ in 0..n {
+                    black_box(out_m.output::<i8>(0).unwrap().as_ptr());
+                }
+            }),
+        ),
+        (
+            "ffi_inference",
+            Box::new(|n| {
+                let mut sum = 0i64;
+                for _ in 0..n {
+                    unsafe {
+                        assert_eq!(
+                            sys::tn_module_set_input_bytes(raw, 0, x.as_ptr().cast(), x.len()),
+                            0
+                        );
+                        assert_eq!(sys::tn_module_run(raw), 0);
+                        let t = sys::tn_module_get_output(raw, 0);
+                        assert!(!t.is_null());
+                        sum += *((*(t as *const sys::TnTensorObj)).dl.data as *const i8) as i64;
+                        sys::tn_object_release(t);
+                    }
+                }
+                black_box(sum);
+            }),
+        ),
+        (
+            "module_inference",
+            Box::new(|n| {
+                let mut sum = 0i64;
+                for _ in 0..n {
+                    inf_m.set_input(0, &x).unwrap();
+                    inf_m.run().unwrap();
+                    sum += inf_m.output::<i8>(0).unwrap()[0] as i64;
+                }
+                black_box(sum);
+            }),
+        ),
+    ];
+    let results = timing::run(&mut benches);
+    drop(benches);
+
+    let ratios = [
+        ("module_run / ffi_run", results.ratio("module_run", "ffi_run")),
+        (
+            "module_set_input / ffi_set_input_bytes",
+            results.ratio("module_set_input", "ffi_set_input_bytes"),
+        ),
+        (
+            "module_set_input_by_name / ffi_set_input_bytes",
+            results.ratio("module_set_input_by_name", "ffi_set_input_bytes"),
+        ),
+        (
+            "module_output / ffi_get_output",
+            results.ratio("module_output", "ffi_get_output"),
+        ),
+        (
+            "module_inference / ffi_inference",
+            results.ratio("module_inference", "ffi_inference"),
+        ),
+    ];
+    results.print_table();
+    for (name, r) in &ratios {
+        println!("{name:<48} {r:>6.3}x");
+    }
+    let (run, ffi_run, call) = (
+        results.median("module_run"),
+        results.median("ffi_run"),
+        results.median("ffi_call"),
+    );
+    let bound = 1.2 * ffi_run + call;
+    println!(
+        "\nModule::run {run:.1} ns, bound 1.2 x {ffi_run:.1} + {call:.1} = {bound:.1} ns: {}",
+        if run <= bound { "meets" } else { "MISSES" }
+    );
+    if let Some(path) = json_out {
+        results.write_json(&path, &ratios);
+    }
+
+    drop((run_m, set_m, name_m, out_m, inf_m, raw_m));
+    let leaked = tvmnode::live_object_count() - live0;
+    assert_eq!(leaked, 0, "the benchmark leaked {leaked} objects");
+}
