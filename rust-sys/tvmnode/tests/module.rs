@@ -142,7 +142,7 @@ fn describes_inputs_and_outputs_as_the_c_side_does() {
     assert_eq!(d.get_as::<std::string::String>("name").unwrap(), "ad");
     assert_eq!(d.get_as::<i64>("macs").unwrap(), m.macs());
     assert!(d.get_as::<i64>("workspace_bytes").unwrap() > 0);
-    let check = |list: tvmnode::List, infos: &[IoInfo]| {
+    let check = |list: tvmnode::Array, infos: &[IoInfo]| {
         assert_eq!(list.len(), infos.len());
         for (item, info) in list.iter_as::<Map>().zip(infos) {
             let item = item.unwrap();
