@@ -340,6 +340,80 @@ START_TEST(test_conv_saturation) {
 }
 END_TEST
 
+/* The requantization at its corners, through a 1x1 convolution of one
+ * input channel with weights 1, so that each accumulator is bias + x + io:
+ * biases near +-2^30 and +-2^31 (where doubling an accumulator, or adding
+ * the rounding to its high product, leaves the int32 range), multipliers
+ * from 2^30 to 2^31 - 1 and a few outside that range, every right shift
+ * and a few left ones, output offsets beyond int8 and narrowed activation
+ * ranges. Each form of the kernel's requantization (portable, SSE2's
+ * float estimate, the Cortex-M DSP's) has its own limits on these, and
+ * must hand the rest to the exact one; the reference adds the offset with
+ * wrap-around, as the kernels document. */
+START_TEST(test_conv_requant_corners) {
+  KtRng r = kt_rng(11);
+  for (int it = 0; it < 400; it++) {
+    TnCrtConv2d p;
+    memset(&p, 0, sizeof p);
+    p.batch = 1, p.in_h = 1, p.in_w = kt_int(&r, 1, 6), p.in_c = 1;
+    p.out_h = 1, p.out_w = p.in_w, p.out_c = kt_int(&r, 1, 40);
+    p.k_h = p.k_w = p.stride_h = p.stride_w = 1;
+    p.dilation_h = p.dilation_w = p.groups = 1;
+    int32_t di[4] = {1, 1, p.in_w, 1}, dw[4] = {1, 1, 1, p.out_c};
+    int32_t dout[4] = {1, 1, p.out_w, p.out_c};
+    strides(di, nhwc, p.in_strides);
+    strides(dw, hwio, p.w_strides);
+    strides(dout, nhwc, p.out_strides);
+    int32_t mult[40], shift[40], bias[40];
+    TnCrtQuant q;
+    q.per_channel = kt_int(&r, 0, 3) != 0;
+    q.multiplier = mult, q.shift = shift;
+    q.input_offset = kt_int(&r, -127, 128), q.filter_offset = 0;
+    q.output_offset = kt_int(&r, 0, 2) ? kt_int(&r, -128, 127)
+                                       : kt_int(&r, -600, 600);
+    q.act_min = kt_int(&r, 0, 3) ? -128 : kt_int(&r, -128, 0);
+    q.act_max = kt_int(&r, 0, 3) ? 127 : kt_int(&r, q.act_min, 127);
+    const int32_t common = kt_int(&r, -31, 1);
+    for (int32_t c = 0; c < p.out_c; c++) {
+      int k = kt_int(&r, 0, 9);
+      mult[c] = k < 6 ? kt_int(&r, 1 << 30, INT32_MAX)
+                : k < 7 ? INT32_MAX
+                : k < 8 ? 1 << 30
+                : k < 9 ? kt_int(&r, 0, (1 << 30) - 1)
+                        : (int32_t)(uint32_t)kt_next(&r);
+      shift[c] = kt_int(&r, 0, 4) ? common : kt_int(&r, -33, 3);
+      int32_t near = kt_int(&r, 0, 1) ? 1 << 30 : INT32_MAX;
+      int32_t dist = kt_int(&r, 0, 1 << kt_int(&r, 0, 24));
+      int32_t v = kt_int(&r, 0, 2) ? near - dist
+                                   : kt_int(&r, 1 << 30, INT32_MAX);
+      bias[c] = kt_int(&r, 0, 4) == 0 ? (int32_t)(uint32_t)kt_next(&r)
+                : kt_int(&r, 0, 1)    ? v
+                                      : -v;
+    }
+    int8_t *in = rand_s8(&r, p.in_w, -128, 127), w[40], got[240];
+    memset(w, 1, sizeof w);
+    KT_CHECK_OK(tn_crt_conv2d_s8(&p, &q, in, w, bias, got, NULL, 0));
+    for (int32_t ox = 0; ox < p.out_w; ox++)
+      for (int32_t c = 0; c < p.out_c; c++) {
+        const int32_t k = q.per_channel ? c : 0;
+        const uint32_t acc =
+            (uint32_t)bias[c] + (uint32_t)(in[ox] + q.input_offset);
+        const int32_t v = (int32_t)(
+            (uint32_t)tn_crt_multiply_by_quantized_multiplier(
+                (int32_t)acc, mult[k], shift[k]) +
+            (uint32_t)q.output_offset);
+        const int32_t want = clamp_i(v, q.act_min, q.act_max);
+        EXPECT(got[ox * p.out_c + c] == want,
+               "case %d, pixel %d channel %d: %d, expected %d (acc %d, "
+               "multiplier %d, shift %d, offset %d)",
+               it, ox, c, got[ox * p.out_c + c], want, (int32_t)acc, mult[k],
+               shift[k], q.output_offset);
+      }
+    free(in);
+  }
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Convolution in place                                                       */
 /* ------------------------------------------------------------------------ */
@@ -998,6 +1072,56 @@ END_TEST
 /* gemmlowp's fixed-point exp, reciprocal, logistic and tanh, from its
  * definitions, on raw int32 values with `ib` integer bits: the reference
  * semantics of TFLite's int8 softmax, logistic and tanh. */
+/* ADD with parameters tn_crt_qadd_params never makes (a left shift of a
+ * multiplier, a negative multiplier, another left_shift): the kernel's
+ * general loop, against the same formula. */
+START_TEST(test_qadd_any_params) {
+  KtRng r = kt_rng(13);
+  for (int it = 0; it < 200; it++) {
+    TnCrtQBinary q;
+    memset(&q, 0, sizeof q);
+    q.lhs_offset = kt_int(&r, -128, 127), q.rhs_offset = kt_int(&r, -128, 127);
+    q.output_offset = kt_int(&r, -128, 127);
+    q.left_shift = kt_int(&r, 0, 20);
+    int32_t *m[3] = {&q.lhs_multiplier, &q.rhs_multiplier,
+                     &q.output_multiplier};
+    int32_t *sh[3] = {&q.lhs_shift, &q.rhs_shift, &q.output_shift};
+    for (int i = 0; i < 3; i++) {
+      *m[i] = kt_int(&r, 0, 3) ? kt_int(&r, 1 << 30, INT32_MAX)
+                               : (int32_t)(uint32_t)kt_next(&r);
+      *sh[i] = kt_int(&r, -24, 0);
+    }
+    *sh[kt_int(&r, 0, 2)] = kt_int(&r, -33, 4); /* now and then out of line */
+    q.act_min = kt_int(&r, -128, 0), q.act_max = kt_int(&r, q.act_min, 127);
+    TnCrtBroadcast b;
+    int64_t ln, rn, on;
+    rand_broadcast(&r, &b, &ln, &rn, &on);
+    int8_t *lhs = rand_s8(&r, ln, -128, 127), *rhs = rand_s8(&r, rn, -128, 127);
+    int8_t *got = xalloc((size_t)on);
+    KT_CHECK_OK(tn_crt_qadd_s8(&q, &b, lhs, rhs, got));
+    for (int64_t i = 0; i < on; i++) {
+      int64_t lo, ro;
+      bc_offsets(&b, i, &lo, &ro);
+      int32_t a = (int32_t)((uint32_t)(lhs[lo] + q.lhs_offset) << q.left_shift);
+      int32_t c = (int32_t)((uint32_t)(rhs[ro] + q.rhs_offset) << q.left_shift);
+      a = tn_crt_multiply_by_quantized_multiplier(a, q.lhs_multiplier,
+                                                  q.lhs_shift);
+      c = tn_crt_multiply_by_quantized_multiplier(c, q.rhs_multiplier,
+                                                  q.rhs_shift);
+      int32_t raw = tn_crt_multiply_by_quantized_multiplier(
+          (int32_t)((uint32_t)a + (uint32_t)c), q.output_multiplier,
+          q.output_shift);
+      int32_t want = clamp_i(
+          (int32_t)((uint32_t)raw + (uint32_t)q.output_offset), q.act_min,
+          q.act_max);
+      EXPECT(got[i] == want, "case %d element %lld: %d, expected %d", it,
+             (long long)i, got[i], want);
+    }
+    free(lhs), free(rhs), free(got);
+  }
+}
+END_TEST
+
 static int32_t g_mul_pot(int32_t x, int e) { /* saturating, e > 0 */
   int64_t lim = (INT64_C(1) << (31 - e)) - 1;
   return x > lim ? INT32_MAX : x < -lim ? INT32_MIN : (int32_t)(x * (INT64_C(1) << e));
@@ -1508,6 +1632,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_fixed_point_random);
   tcase_add_test(tc, test_conv_random);
   tcase_add_test(tc, test_conv_saturation);
+  tcase_add_test(tc, test_conv_requant_corners);
   tcase_add_test(tc, test_conv_inplace_random);
   tcase_add_test(tc, test_conv_inplace_dscnn);
   tcase_add_test(tc, test_conv_inplace_geometry);
@@ -1518,6 +1643,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_requantize);
   tcase_add_test(tc, test_clip_lut);
   tcase_add_test(tc, test_qadd_qmul);
+  tcase_add_test(tc, test_qadd_any_params);
   tcase_add_test(tc, test_softmax);
   tcase_add_test(tc, test_logistic_tanh);
   tcase_add_test(tc, test_mean);

@@ -26,6 +26,7 @@ from tvmnode import codegen, frontend, runtime
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNNER = os.path.join(ROOT, "firmware", "m4", "run.py")
+KERNELS_CHECK = os.path.join(ROOT, "firmware", "m4", "kernels_check.py")
 MODELS = os.environ.get("TVMNODE_MODELS",
                         os.path.join(os.path.dirname(ROOT), "shared", "models"))
 
@@ -195,14 +196,14 @@ def test_bad_calls_return_error_codes_on_device(tmp_path: Any, objects: str) -> 
 
 
 def test_systick_wraps_are_counted(tmp_path: Any, objects: str) -> None:
-    """With a reload of 4096 ticks the timed run wraps ~150 times; the count
-    must agree with the free-running one up to the wrap handler's own few
-    instructions a wrap."""
+    """With a reload of 2048 ticks the timed run wraps a few hundred times;
+    the count must agree with the free-running one up to the wrap handler's
+    own few instructions a wrap."""
     archive, info, inputs, _ = _prepare("kws_ref_model.tflite", "kws", str(tmp_path))
     plain = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "a"), cache=objects)
     wrapped = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "b"), cache=objects,
-                               harness_flags=["-DFW_SYST_RELOAD=0xFFF"])
-    wraps = plain["systick_ticks"] // 4096
+                               harness_flags=["-DFW_SYST_RELOAD=0x7FF"])
+    wraps = plain["systick_ticks"] // 2048
     assert wraps > 100
     extra = wrapped["instructions"] - plain["instructions"]
     assert 0 <= extra <= 20 * wraps + 80, (extra, wraps)
@@ -228,3 +229,53 @@ def test_input_must_match_the_model(tmp_path: Any) -> None:
         fw.build(archive, "kws", [str(short)], str(tmp_path / "fw"))
     with pytest.raises(fw.FirmwareError, match="no model"):
         fw.build(archive, "other", [str(short)], str(tmp_path / "fw"))
+
+
+def _load_kernels_check() -> Any:
+    """firmware/m4/kernels_check.py, beside run.py."""
+    mod = types.ModuleType("firmware_m4_kernels_check")
+    mod.__file__ = KERNELS_CHECK
+    importlib.machinery.SourceFileLoader(mod.__name__, KERNELS_CHECK).exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("opt,seed", [("-O2", 1), ("-Os", 2)])
+def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, opt: str,
+                                                seed: int) -> None:
+    """firmware/m4/kernels_check.c: random convolution and dense geometries
+    (depthwise, 1x1, 3x3, strides, pads, dilations, per-channel
+    quantization, biases or none, odd channel counts, requantization
+    corners) through the kernels as the M4 compiles them (their Cortex-M
+    DSP forms) and through a plain C reference in the same firmware; every
+    output byte must be equal."""
+    kc = _load_kernels_check()
+    res = kc.check(str(tmp_path), opt=opt, cases=800, seed=seed, cache=objects)
+    assert res["failures"] == 0, "\n".join(res["mismatches"][:20])
+    assert res["ok"] and res["exit_code"] == 0
+    cases = res["cases"]
+    for kind in ("conv", "inplace", "conv_s32", "requant", "dense", "dense_s32"):
+        assert cases[kind] > 0, (kind, cases)
+    print("\nkernels_check %s: %s" % (opt, json.dumps(
+        {k: res[k] for k in ("cases", "instructions")})))
+
+
+def test_kernels_check_reports_a_mismatch(tmp_path: Any) -> None:
+    """The check fails when a kernel is wrong: the same firmware built with
+    a reference that is off by one in its requantization."""
+    kc = _load_kernels_check()
+    elf = kc.build(str(tmp_path), opt="-O2", cases=30, seed=1,
+                   extra_flags=["-DKC_BREAK_REFERENCE=1"])
+    res = kc.run_elf(elf, timeout=120)
+    assert res["exit_code"] == 1 and res["failures"] > 0 and not res["ok"]
+    assert any(m.startswith("mismatch case") for m in res["mismatches"])
+
+
+def test_int8_models_use_the_dsp_kernels(tmp_path: Any, objects: str) -> None:
+    """Keyword spotting at -O2 takes fewer than 5 instructions a
+    multiply-accumulate (the portable C took 9; the Cortex-M DSP forms
+    about 3): the firmware compiles the DSP kernels."""
+    archive, info, inputs, ref = _prepare("kws_ref_model.tflite", "kws", str(tmp_path))
+    res = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "fw"), opt="-O2",
+                           cache=objects)
+    np.testing.assert_array_equal(_device_outputs(res, info)[0], ref[0])
+    assert res["instructions"] < 5 * int(info["macs"]), (res["instructions"], info["macs"])

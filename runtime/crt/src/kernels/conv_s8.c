@@ -42,9 +42,17 @@
  * (pmaddwd, packssdw, packsswb, minps, maxps, movmskps; see "SSE2"
  * below), about twice as fast: pmaddwd on interleaved pairs of inputs,
  * two neighbouring pixels sharing the widened weights, and a float
- * requantization whose doubtful lanes are redone exactly. Both forms
- * compute the same integers; other targets (Cortex-M, wasm) compile the
- * portable C alone.
+ * requantization whose doubtful lanes are redone exactly. On a Cortex-M
+ * with the DSP extension (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33)
+ * gcc vectorises none of it, and BCAST, DW, DOT and the requantization
+ * have a third form ("Cortex-M DSP" below, about three times as fast as
+ * the portable C there): SXTB16/SXTAB16 unpack int8 into int16 pairs,
+ * SMLAD does two multiply-adds; BCAST and DW blocks have their weights
+ * unpacked into pairs once, on the stack (TN_CRT_DSP_PACK_BYTES), so that
+ * each pixel's inner loop only loads them; the requantization is TFLite's
+ * in seven instructions (SMMULR, QADD, SSAT). All forms compute the same
+ * integers; other targets (wasm, cores without DSP) compile the portable C
+ * alone.
  *
  * With out == in, the layers of small keyword-spotting CNNs (depthwise
  * stride-1 SAME, and pointwise 1x1) run in place, so that a memory planner
@@ -58,12 +66,14 @@
 
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
+#include "fixed_point.h"
 
 #if defined(__SSE2__) && defined(__GNUC__)
 #define CONV_SSE2 1
 #else
 #define CONV_SSE2 0
 #endif
+#define CONV_DSP TN__CRT_DSP /* fixed_point.h */
 
 /* Output channels per block (four SSE registers of int32 accumulators),
  * and accumulators per block: the SSE2 path does two pixels at once. */
@@ -73,8 +83,10 @@ enum { BLK = 16, ACC = CONV_SSE2 ? 2 * BLK : BLK };
  * (vectorisable) loops and constant array indices. */
 #if defined(__GNUC__)
 #define BLOCK_INLINE static inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
 #else
 #define BLOCK_INLINE static inline
+#define NOINLINE
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -205,6 +217,10 @@ typedef struct {
   float scale[BLK], tol[BLK]; /* see requant_sse */
   int fast;                   /* requant_sse applies */
 #endif
+#if CONV_DSP
+  int32_t round[BLK]; /* 2^(r-1) + the output offset * 2^r */
+  int dsp;            /* requant_dsp applies */
+#endif
   const TnCrtQuant *q;
   int32_t co0, len, off, lo, hi;
   int vec; /* every channel has M >= 0 and r in [0, 31] */
@@ -231,11 +247,25 @@ static void requant_init(Requant *rq, const TnCrtQuant *q, int32_t lo,
     /* 2^-31 and 2^-r are exact in float: scale = float(M) * 2^-(31+r). */
     const float pot = 1.0f / (float)(UINT32_C(1) << r);
     rq->scale[j] = (float)rq->m[j] * (1.0f / 2147483648.0f) * pot;
-    rq->tol[j] = 0.5f - (r > 0 ? 0.5f * pot : 0.0f) - 1.0f / 2048.0f;
+    rq->tol[j] = r > 0 ? 0.5f - 0.5f * pot - 1.0f / 2048.0f : -1.0f;
 #endif
   }
 #if CONV_SSE2
   rq->fast = rq->vec && rq->off >= -512 && rq->off <= 512;
+#endif
+#if CONV_DSP
+  /* tn__crt_requant_s8's conditions: a multiplier of 0 or at least 2^30
+   * (what tn_crt_quantize_multiplier gives), a right shift in [1, 20], an
+   * output offset in [-128, 127]. */
+  rq->dsp = rq->vec && rq->off >= -128 && rq->off <= 127;
+  for (int32_t j = 0; j < BLK; j++) {
+    const uint32_t r = rq->r[j];
+    rq->round[j] = (int32_t)(((UINT32_C(1) << r) >> 1) +
+                             ((uint32_t)rq->off << r));
+    if ((len <= 8 ? j % 8 : j) < len &&
+        ((rq->m[j] != 0 && rq->m[j] < UINT32_C(1) << 30) || r < 1 || r > 20))
+      rq->dsp = 0;
+  }
 #endif
 }
 
@@ -325,9 +355,16 @@ static void vec(uint32_t *restrict a, int32_t len, const int8_t *x,
  * contiguous narrow case multiplies int16s into the sum, in a multiple of
  * 16 iterations (gcc -O2 vectorises only loops that need no scalar
  * epilogue); the rest is plain uint32 arithmetic. */
+#if CONV_DSP
+static uint32_t dsp_dot(const int8_t *x, const int8_t *w, int32_t n,
+                        int32_t io, int32_t fo);
+#endif
 static uint32_t dot(const int8_t *x, ptrdiff_t xs, const int8_t *w,
                     ptrdiff_t ws, int32_t n, int32_t io, int32_t fo,
                     int narrow) {
+#if CONV_DSP
+  if (narrow && xs == 1 && ws == 1) return dsp_dot(x, w, n, io, fo);
+#endif
   uint32_t s = 0;
   int32_t i = 0;
   if (narrow && xs == 1 && ws == 1) {
@@ -608,11 +645,13 @@ static void dw(const DwWin *d, const Win *wn, int32_t len, int npx,
  * of y while |y| < 2^10. yf is clamped to the output range [lo - off,
  * hi - off] first (within +-640, as |off| <= 512): a y beyond a bound
  * rounds and clamps to that bound either way. If then yf lies within
- * tol = 1/2 - 2^-(r+1) - 2^-11 (1/2 - 2^-11 for r = 0) of an integer,
- * that integer is the exact result; the rare lanes that fail the test
- * (about 2^-r of them) are recomputed by requant_exact. The rest costs a
- * few float operations where the exact integer form takes two 64-bit
- * multiplies per lane.
+ * tol = 1/2 - 2^-(r+1) - 2^-11 of an integer, that integer is the exact
+ * result; the rare lanes that fail the test (about 2^-r of them) are
+ * recomputed by requant_exact. The rest costs a few float operations
+ * where the exact integer form takes two 64-bit multiplies per lane. For
+ * r = 0, where a product within |off| of the int32 range wraps around
+ * when the offset is added (TFLite's int32 addition, as two's complement
+ * does it), no lane is certain (tol < 0).
  */
 static inline v4f32 loadf(const float *p) {
   v4f32 v;
@@ -669,6 +708,332 @@ BLOCK_INLINE void requant_sse(const Requant *restrict rq,
 #endif /* CONV_SSE2 */
 
 /* ------------------------------------------------------------------------ */
+/* Cortex-M DSP                                                               */
+/* ------------------------------------------------------------------------ */
+
+#if CONV_DSP
+/*
+ * SMLAD does two multiply-adds of int16 pairs; SXTB16/SXTAB16 unpack a
+ * word of four int8 into the pairs (k, k + 2) and (k + 1, k + 3), adding
+ * the input offset on the way (fixed_point.h). A block's channels go four
+ * at a time, their sums named scalars (registers); a tail of 1 to 3
+ * channels takes the portable C. For BCAST a word of weights is four
+ * output channels of one input channel, and a sum pairs input channels k
+ * and k + 2: PKHBT/PKHTB join the halfwords of rows k and k + 2 into
+ * (w[k][j], w[k][j+1], w[k+2][j], w[k+2][j+1]), so that SXTB16 gives
+ * channel j's pair, and with the rotation channel j + 1's (bcast_pairs).
+ * Four input by four output channels then take 5 loads, 4 packs, 10
+ * unpacks and 8 SMLADs for 16 multiply-adds (the portable C: about 8
+ * instructions for one); dsp_packed below does that unpacking once a
+ * block. DOT unpacks both operands, the filter offset added by SXTAB16.
+ */
+typedef struct {
+  int32_t s[4];
+} Acc4;
+
+#define acc4_load(c, a) memcpy((c)->s, (a), sizeof(c)->s)
+#define acc4_store(a, c) memcpy((a), (c)->s, sizeof(c)->s)
+
+/* u[j] = (w0[j], w1[j]) for the four channels of the weight words w0 and
+ * w1 (two rows of BCAST weights). */
+BLOCK_INLINE void bcast_pairs(int32_t *u, uint32_t w0, uint32_t w1) {
+  const uint32_t lo = tn__crt_pack_lo(w0, w1), hi = tn__crt_pack_hi(w0, w1);
+  u[0] = __sxtb16((int32_t)lo), u[1] = tn__crt_sxtb16_ror8(lo);
+  u[2] = __sxtb16((int32_t)hi), u[3] = tn__crt_sxtb16_ror8(hi);
+}
+
+/* c[j] += u[j] . x for four pairs u and a pair of inputs x. */
+BLOCK_INLINE void smlad4(Acc4 *c, const int32_t *u, int32_t x) {
+  c->s[0] = __smlad(u[0], x, c->s[0]), c->s[1] = __smlad(u[1], x, c->s[1]);
+  c->s[2] = __smlad(u[2], x, c->s[2]), c->s[3] = __smlad(u[3], x, c->s[3]);
+}
+
+/* c[j] += w0[j] * x.lo + w1[j] * x.hi, x a pair of inputs. */
+BLOCK_INLINE void bcast_quad(Acc4 *c, uint32_t w0, uint32_t w1, int32_t x) {
+  int32_t u[4];
+  bcast_pairs(u, w0, w1), smlad4(c, u, x);
+}
+
+/* BCAST with contiguous inputs, for the window from its first in-bounds
+ * tap as accumulate walks it: a[j] += (x[k] + io) * w[k * ws2 + j] over
+ * rows (x dy, w ws0 apart) of runs (dx, ws1 apart) of n inputs, j < len. */
+static void dsp_bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
+                      const int8_t *w, const Conv *c, const Win *wn) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t nkx = wn->kx1 - wn->kx0, rows = wn->ky1 - wn->ky0;
+  const int32_t runs = c->merge ? 1 : nkx, n = c->merge ? nkx * c->cpg
+                                                        : c->cpg;
+  const ptrdiff_t dx = (ptrdiff_t)p->dilation_w * p->in_strides[2];
+  const ptrdiff_t dy = (ptrdiff_t)p->dilation_h * p->in_strides[1];
+  const ptrdiff_t ws0 = p->w_strides[0], ws1 = p->w_strides[1];
+  const ptrdiff_t ws = p->w_strides[2];
+  const int32_t io = c->io, io2 = tn__crt_pair(io, io);
+  int32_t j = 0;
+  for (; j + 4 <= len; j += 4) {
+    Acc4 s;
+    acc4_load(&s, a + j);
+    const int8_t *xr = x, *wr = w + j;
+    for (int32_t ky = 0; ky < rows; ky++, xr += dy, wr += ws0)
+      for (int32_t i = 0; i < runs; i++) {
+        const int8_t *xk = xr + i * dx, *wk = wr + i * ws1;
+        int32_t k = n;
+        for (; k >= 4; k -= 4, xk += 4) {
+          const uint32_t xv = tn__crt_load4(xk);
+          const uint32_t w0 = tn__crt_load4(wk), w1 = tn__crt_load4(wk + ws);
+          wk += 2 * ws;
+          const uint32_t w2 = tn__crt_load4(wk), w3 = tn__crt_load4(wk + ws);
+          wk += 2 * ws;
+          bcast_quad(&s, w0, w2, __sxtab16(io2, (int32_t)xv));
+          bcast_quad(&s, w1, w3, tn__crt_sxtab16_ror8(io2, xv));
+        }
+        if (k >= 2) {
+          bcast_quad(&s, tn__crt_load4(wk), tn__crt_load4(wk + ws),
+                     tn__crt_pair(xk[0] + io, xk[1] + io));
+          k -= 2, xk += 2, wk += 2 * ws;
+        }
+        if (k == 1) {
+          const uint32_t wv = tn__crt_load4(wk);
+          bcast_quad(&s, wv, wv, tn__crt_pair(xk[0] + io, 0));
+        }
+      }
+    acc4_store(a + j, &s);
+  }
+  for (int32_t ky = 0; j < len && ky < rows; ky++)
+    for (int32_t i = 0; i < runs; i++)
+      bcast(a + j, len - j, x + ky * dy + i * dx, 1, w + j + ky * ws0 + i * ws1,
+            ws, n, (int16_t)io);
+}
+
+/*
+ * dsp_bcast spends 12 of its 27 instructions a quad making pairs of
+ * weights, again at every pixel. So a BCAST block has them made once
+ * (pack_block), in the order the sums take them: per group of four
+ * channels, per run of the window, per quad of input channels k .. k + 3,
+ * the pairs (k, k + 2) of the four channels, then (k + 1, k + 3) (zero
+ * past the run); a quad then costs two unpacks, four LDRDs and eight
+ * SMLADs. dsp_bcast is left to blocks too large, and to pixels whose runs
+ * start inside a quad. The pairs live in a variable-length array on
+ * conv_run's stack, what the layer's widest block needs (16, 8 or 4
+ * channels, the widest that fits; 2 KiB for a 64-channel pointwise layer)
+ * and at most TN_CRT_DSP_PACK_BYTES (a 3x3 layer of 64 input channels in
+ * blocks of 4 by default; a firmware short of stack can lower it, trading
+ * speed; 0 packs nothing).
+ */
+#ifndef TN_CRT_DSP_PACK_BYTES
+#define TN_CRT_DSP_PACK_BYTES 4608
+#endif
+enum { PACK_WORDS = TN_CRT_DSP_PACK_BYTES / 4, DW_TAPS = 32 };
+typedef struct {
+  int32_t *w;             /* the pairs */
+  int32_t runs, n, quads; /* BCAST: the window's runs of n inputs */
+  int32_t taps;           /* DW: the window's taps, in pairs */
+  ptrdiff_t xo[DW_TAPS];  /* DW: each tap's input offset in the window */
+  uint32_t corr[BLK];     /* DW: bias + io * the sum of the weights */
+  int8_t pad[16];         /* DW: -io, the input outside the image */
+} Pack;
+
+static void pack_geometry(const Conv *c, Pack *pk) {
+  pk->runs = c->merge ? c->p->k_h : c->p->k_h * c->p->k_w;
+  pk->n = c->merge ? c->p->k_w * c->cpg : c->cpg;
+  pk->quads = (pk->n + 3) / 4;
+}
+
+/* The widest block (16, 8 or 4) whose pairs fit, or 0: no packing; and
+ * the words of pairs the layer's widest block takes. */
+static int32_t pack_width(const Conv *c, int32_t *words) {
+  Pack pk;
+  const int32_t taps = c->p->k_h * c->p->k_w;
+  int32_t w = 0;
+  *words = 1;
+  if (c->mode == DW && taps <= DW_TAPS) {
+    w = block_width(c->p->out_c < BLK ? c->p->out_c : BLK);
+    *words = w * ((taps + 1) / 2); /* 4 per group and tap pair */
+  } else if (c->mode == BCAST && c->p->in_strides[3] == 1) {
+    pack_geometry(c, &pk);
+    const int64_t group = (int64_t)pk.runs * pk.quads * 8;
+    w = block_width(c->fpg < BLK ? c->fpg : BLK);
+    while (w >= 4 && group * (w / 4) > PACK_WORDS) w /= 2;
+    *words = (int32_t)group * (w / 4);
+  }
+  if (w < 4 || *words > PACK_WORDS) return *words = 1, 0;
+  return w;
+}
+
+/* The pairs of the len (4, 8 or 16) channels at co0. Within a run, input
+ * channel k's weights are k * ws2 on (merge: ws1 == cpg * ws2). */
+static void pack_block(Pack *pk, const Conv *c, int32_t co0, int32_t len) {
+  const TnCrtConv2d *p = c->p;
+  const ptrdiff_t ws2 = p->w_strides[2];
+  int32_t *o = pk->w;
+  pack_geometry(c, pk);
+  for (int32_t j = 0; j < len; j += 4)
+    for (int32_t r = 0; r < pk->runs; r++) {
+      const int32_t ky = c->merge ? r : r / p->k_w;
+      const int32_t kx = c->merge ? 0 : r % p->k_w;
+      const int8_t *w = c->w + (ptrdiff_t)ky * p->w_strides[0] +
+                        (ptrdiff_t)kx * p->w_strides[1] +
+                        (ptrdiff_t)(co0 + j) * p->w_strides[3];
+      for (int32_t k = 0; k < pk->n; k += 4, o += 8) {
+        uint32_t v[4];
+        for (int32_t i = 0; i < 4; i++)
+          v[i] = k + i < pk->n ? tn__crt_load4(w + (k + i) * ws2) : 0;
+        bcast_pairs(o, v[0], v[2]);
+        bcast_pairs(o + 4, v[1], v[3]);
+      }
+    }
+}
+
+/* The accumulators (from the bias) of the block at the pixel of wn from
+ * the pairs of pk; 0 (a left untouched) when the pixel's runs do not start
+ * a quad (a left border, input channels not a multiple of 4). */
+static int dsp_packed(const Conv *c, const Pack *pk, const Win *wn,
+                      int32_t co0, int32_t len, const uint32_t *bias,
+                      uint32_t *restrict a) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t nkx = wn->kx1 - wn->kx0, nky = wn->ky1 - wn->ky0;
+  const int32_t k0 = c->merge ? wn->kx0 * c->cpg : 0;
+  if (k0 % 4 != 0) return 0;
+  for (int32_t j = 0; j < BLK; j++) a[j] = bias[j];
+  if (nkx <= 0 || nky <= 0) return 1;
+  const ptrdiff_t dx = (ptrdiff_t)p->dilation_w * p->in_strides[2];
+  const ptrdiff_t dy = (ptrdiff_t)p->dilation_h * p->in_strides[1];
+  const int8_t *x = wn->x + (ptrdiff_t)wn->iy0 * p->in_strides[1] +
+                    wn->ky0 * dy +
+                    (ptrdiff_t)(wn->ix0 + wn->kx0 * p->dilation_w) *
+                        p->in_strides[2] +
+                    (ptrdiff_t)(co0 / c->fpg) * c->cpg;
+  /* Runs of a row, their first one, and runs from a row to the next. */
+  const int32_t runs = c->merge ? 1 : nkx, n = c->merge ? nkx * c->cpg
+                                                        : c->cpg;
+  const int32_t r0 = c->merge ? wn->ky0 : wn->ky0 * p->k_w + wn->kx0;
+  const int32_t rstep = c->merge ? 1 : p->k_w;
+  const int32_t io = c->io, io2 = tn__crt_pair(io, io);
+  for (int32_t j = 0; j < len; j += 4) {
+    Acc4 s;
+    acc4_load(&s, a + j);
+    const int32_t *wg = pk->w + (ptrdiff_t)(j / 4) * pk->runs * pk->quads * 8;
+    for (int32_t ky = 0; ky < nky; ky++)
+      for (int32_t i = 0; i < runs; i++) {
+        const int8_t *xk = x + ky * dy + i * dx;
+        const int32_t *wp =
+            wg + ((ptrdiff_t)(r0 + ky * rstep + i) * pk->quads + k0 / 4) * 8;
+        int32_t k = n;
+        for (; k >= 4; k -= 4, xk += 4, wp += 8) {
+          const uint32_t xv = tn__crt_load4(xk);
+          tn__crt_smlad8(s.s, wp, __sxtab16(io2, (int32_t)xv),
+                         tn__crt_sxtab16_ror8(io2, xv));
+        }
+        if (k > 0) { /* the pairs past the run are zero: any input does */
+          smlad4(&s, wp, tn__crt_pair(xk[0] + io, k > 2 ? xk[2] + io : 0));
+          if (k > 1) smlad4(&s, wp + 4, tn__crt_pair(xk[1] + io, 0));
+        }
+      }
+    acc4_store(a + j, &s);
+  }
+  return 1;
+}
+
+/*
+ * DW sums pair taps t and t + 1 (the last of an odd count with zero), the
+ * weights' pairs made once a block (pack_dw). As in the SSE2 form, the
+ * input offset is folded out (sum((x + io) * w) = sum(x * w) + io *
+ * sum(w), a constant the sums start from) and every pixel takes the whole
+ * window, a tap outside the input reading pk->pad, bytes of -io that
+ * cancel their share of the constant, so that the pairs never shift. The
+ * inputs of a tap pair are paired as bcast_pairs pairs weights.
+ */
+static void pack_dw(Pack *pk, const Conv *c, int32_t co0, int32_t len,
+                    const uint32_t *bias) {
+  const TnCrtConv2d *p = c->p;
+  pk->taps = p->k_h * p->k_w;
+  memset(pk->pad, -c->io, sizeof pk->pad); /* io in [-127, 128] */
+  for (int32_t t = 0; t < pk->taps; t++)
+    pk->xo[t] = (ptrdiff_t)(t / p->k_w) * p->dilation_h * p->in_strides[1] +
+                (ptrdiff_t)(t % p->k_w) * p->dilation_w * p->in_strides[2];
+  int32_t *o = pk->w;
+  for (int32_t j = 0; j < BLK; j++) pk->corr[j] = bias[j];
+  for (int32_t j = 0; j < len; j += 4)
+    for (int32_t t = 0; t < pk->taps; t += 2, o += 4) {
+      uint32_t v[2] = {0, 0};
+      for (int32_t i = 0; i < 2 && t + i < pk->taps; i++) {
+        const int8_t *w = c->w + co0 + j +
+                          (ptrdiff_t)((t + i) / p->k_w) * p->w_strides[0] +
+                          (ptrdiff_t)((t + i) % p->k_w) * p->w_strides[1];
+        v[i] = tn__crt_load4(w);
+        for (int32_t k = 0; k < 4; k++)
+          pk->corr[j + k] += (uint32_t)c->io * (uint32_t)w[k];
+      }
+      bcast_pairs(o, v[0], v[1]);
+    }
+}
+
+static void dsp_dw_packed(const Conv *c, const Pack *pk, const Win *wn,
+                          int32_t co0, int32_t len, uint32_t *restrict a) {
+  const TnCrtConv2d *p = c->p;
+  const int8_t *tap[DW_TAPS + 1];
+  /* The window's origin (outside the input for a border pixel: only
+   * offsets of taps inside make pointers). */
+  const ptrdiff_t o = (ptrdiff_t)wn->iy0 * p->in_strides[1] +
+                      (ptrdiff_t)wn->ix0 * p->in_strides[2] + co0;
+  int32_t t = 0;
+  if (wn->ky0 == 0 && wn->ky1 == p->k_h && wn->kx0 == 0 && wn->kx1 == p->k_w)
+    for (; t < pk->taps; t++) tap[t] = wn->x + (o + pk->xo[t]);
+  else
+    for (int32_t ky = 0; ky < p->k_h; ky++) {
+      const int in = ky >= wn->ky0 && ky < wn->ky1;
+      for (int32_t kx = 0; kx < p->k_w; kx++, t++)
+        tap[t] = in && kx >= wn->kx0 && kx < wn->kx1 ? wn->x + (o + pk->xo[t])
+                                                     : pk->pad;
+    }
+  tap[t] = pk->pad;
+  const int32_t taps = pk->taps;
+  const int32_t *w = pk->w;
+  for (int32_t j = 0; j < BLK; j++) a[j] = pk->corr[j];
+  for (int32_t j = 0; j < len; j += 4) {
+    Acc4 s;
+    acc4_load(&s, a + j);
+    for (t = 0; t < taps; t += 2, w += 4) {
+      const uint32_t x0 = tn__crt_load4(tap[t] + j);
+      const uint32_t x1 = tn__crt_load4(tap[t + 1] + j);
+      tn__crt_smlad4_bytes(s.s, tn__crt_pack_lo(x0, x1),
+                           tn__crt_pack_hi(x0, x1), w);
+    }
+    acc4_store(a + j, &s);
+  }
+}
+
+/* dot for contiguous operands whose offset sums fit an int16. */
+static uint32_t dsp_dot(const int8_t *x, const int8_t *w, int32_t n,
+                        int32_t io, int32_t fo) {
+  const int32_t io2 = tn__crt_pair(io, io), fo2 = tn__crt_pair(fo, fo);
+  int32_t s0 = 0, s1 = 0, i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const uint32_t xv = tn__crt_load4(x + i), wv = tn__crt_load4(w + i);
+    s0 = __smlad(__sxtab16(io2, (int32_t)xv), __sxtab16(fo2, (int32_t)wv),
+                 s0);
+    s1 = __smlad(tn__crt_sxtab16_ror8(io2, xv),
+                 tn__crt_sxtab16_ror8(fo2, wv), s1);
+  }
+  uint32_t s = (uint32_t)s0 + (uint32_t)s1;
+  for (; i < n; i++) s += (uint32_t)((x[i] + io) * (w[i] + fo));
+  return s;
+}
+
+/* requant_exact for every lane when rq->dsp (tn__crt_requant_s8). */
+static void requant_dsp(const Requant *restrict rq,
+                        const uint32_t *restrict a, int32_t n,
+                        int8_t *restrict res) {
+  const int32_t lo = rq->lo, hi = rq->hi;
+  for (int32_t j = 0; j < n; j++)
+    res[j] = (int8_t)tn__crt_requant_s8((int32_t)a[j], (int32_t)rq->m[j],
+                                        rq->round[j], rq->r[j]);
+  if (lo != -128 || hi != 127)
+    for (int32_t j = 0; j < n; j++)
+      res[j] = (int8_t)(res[j] < lo ? lo : res[j] > hi ? hi : res[j]);
+}
+#endif /* CONV_DSP */
+
+/* ------------------------------------------------------------------------ */
 /* One block at one or two pixels                                            */
 /* ------------------------------------------------------------------------ */
 
@@ -709,7 +1074,7 @@ static void accumulate(const Conv *c, const Win *wn, int32_t co0, int32_t len,
 #endif
   for (int32_t j = 0; j < BLK; j++) a[j] = bias[j];
   switch (c->mode) {
-    case DW:
+    case DW: /* on the DSP path, what dsp_dw_packed does not take */
       xr += co0, wr += co0;
       for (int32_t ky = 0; ky < nky; ky++, xr += dy, wr += ws0)
         vec(a, len, xr, dx, wr, ws1, nkx, (int16_t)c->io);
@@ -719,6 +1084,12 @@ static void accumulate(const Conv *c, const Win *wn, int32_t co0, int32_t len,
       const int32_t runs = c->merge ? 1 : nkx;
       xr += (ptrdiff_t)(co0 / c->fpg) * c->cpg * is3;
       wr += (ptrdiff_t)co0 * ws3;
+#if CONV_DSP
+      if (is3 == 1) {
+        dsp_bcast(a, len, xr, wr, c, wn);
+        return;
+      }
+#endif
       for (int32_t ky = 0; ky < nky; ky++, xr += dy, wr += ws0)
         for (int32_t r = 0; r < runs; r++)
           bcast(a, len, xr + r * dx, is3, wr + r * ws1, ws2, run,
@@ -763,6 +1134,12 @@ static void requant_store(const Requant *rq, const uint32_t *a, int npx,
         requant_sse(rq, ai, 8, ri);
       else
         requant_sse(rq, ai, 16, ri);
+      continue;
+    }
+#endif
+#if CONV_DSP
+    if (rq->dsp) {
+      requant_dsp(rq, ai, lanes, ri);
       continue;
     }
 #endif
@@ -824,10 +1201,11 @@ static void ring_flush(const TnCrtConv2d *p, const int8_t *src, int32_t len,
  * widened weights: BCAST pixels with the same taps, any two for DW. With a
  * ring (in-place depthwise, out8 == the input), each output row of a block
  * goes to the ring first and reaches out8 once no later row reads the input
- * it replaces. */
-static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
-                     int32_t hi, const int32_t *bias, int8_t *out8,
-                     int32_t *out32, int8_t *ring) {
+ * it replaces. On the DSP path, pack_buf holds the pairs (see Pack). */
+static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
+                                 int32_t lo, int32_t hi, const int32_t *bias,
+                                 int8_t *out8, int32_t *out32, int8_t *ring,
+                                 int32_t *pack_buf) {
   const TnCrtConv2d *p = c->p;
   const ptrdiff_t os0 = p->out_strides[0], os1 = p->out_strides[1],
                   os2 = p->out_strides[2], os3 = p->out_strides[3];
@@ -840,11 +1218,29 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   const ptrdiff_t slot_size =
       ring ? (ptrdiff_t)p->out_w * (p->out_c < BLK ? p->out_c : BLK) : 0;
   Requant rq;
+#if CONV_DSP
+  Pack pk;
+  int32_t pack_words;
+  const int32_t pack_w = pack_width(c, &pack_words);
+  pk.w = pack_buf;
+#else
+  (void)pack_buf;
+#endif
   for (int32_t co0 = 0, len; co0 < p->out_c; co0 += len) {
     /* The rest of the group for BCAST, of all channels otherwise. */
-    len = block_width(c->mode == BCAST ? c->fpg - co0 % c->fpg
-                                       : p->out_c - co0);
+    int32_t rem = c->mode == BCAST ? c->fpg - co0 % c->fpg : p->out_c - co0;
+#if CONV_DSP
+    if (pack_w && rem > pack_w) rem = pack_w;
+#endif
+    len = block_width(rem);
     requant_init(&rq, q, lo, hi, bias, co0, len);
+#if CONV_DSP
+    const int packed = pack_w && len % 4 == 0;
+    if (packed && c->mode == DW)
+      pack_dw(&pk, c, co0, len, rq.bias);
+    else if (packed)
+      pack_block(&pk, c, co0, len);
+#endif
 #if CONV_SSE2
     /* The SSE2 forms: BCAST and DW blocks of 8 or 16 channels, the latter
      * with windows dw_init takes; they do pixels in pairs. */
@@ -897,6 +1293,11 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                (ptrdiff_t)p->stride_w * p->in_strides[2], a);
           } else
 #endif
+#if CONV_DSP
+          if (packed && c->mode == DW)
+            dsp_dw_packed(c, &pk, &wn, co0, len, a);
+          else if (!packed || !dsp_packed(c, &pk, &wn, co0, len, rq.bias, a))
+#endif
             accumulate(c, &wn, co0, len, npx, rq.bias, a);
           if (row32)
             store32(&rq, a, npx, row32 + (ptrdiff_t)ox * os2, os2, os3);
@@ -919,6 +1320,21 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                      out_n + (ptrdiff_t)r * os1);
     }
   }
+}
+
+/* conv_blocks with, on the DSP path, a variable-length array for the pairs:
+ * here, so that conv_blocks keeps the frame pointer's register. */
+static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                     int32_t hi, const int32_t *bias, int8_t *out8,
+                     int32_t *out32, int8_t *ring) {
+#if CONV_DSP
+  int32_t words;
+  (void)pack_width(c, &words);
+  int32_t pack_buf[words];
+  conv_blocks(c, q, lo, hi, bias, out8, out32, ring, pack_buf);
+#else
+  conv_blocks(c, q, lo, hi, bias, out8, out32, ring, NULL);
+#endif
 }
 
 /* ------------------------------------------------------------------------ */

@@ -8,6 +8,14 @@
  * Rules every kernel follows:
  *  - Freestanding C11: no allocation, no stdio, nothing of libtvmnode; only
  *    <stdint.h>, <stddef.h>, <string.h> (memcpy/memset) and <math.h>.
+ *    Two exceptions, both chosen by the compiler's target macros and both
+ *    bit-identical to the portable C: SSE2 intrinsics on x86-64, and on
+ *    Cortex-M cores with the DSP extension (__ARM_FEATURE_DSP) <arm_acle.h>
+ *    and a few lines of inline assembly (SMLAD, SXTB16) in the int8
+ *    convolution, dense and add kernels. Those DSP forms widen a window of
+ *    the input into 16-bit pairs in a stack array of at most
+ *    TN_CRT_DSP_PACK_BYTES (default 4608; larger windows take the portable
+ *    loop), so they need that much more stack.
  *  - Plain typed signatures: data pointers, a parameter struct filled in by
  *    the caller (on the host, once, by the lowering table; on a device, by
  *    generated `static const` initialisers), a caller-provided scratch

@@ -1,0 +1,558 @@
+/*
+ * kernels_check.c: the int8 convolution and dense kernels on the board,
+ * checked byte for byte against a plain C reference built into the same
+ * firmware.
+ *
+ * On a Cortex-M4 the kernels compile their "Cortex-M DSP" forms (SMLAD and
+ * friends, runtime/crt/src/kernels/conv_s8.c and dense_s8.c), which the
+ * host never runs; this program runs them where they run. It draws random
+ * geometries from a fixed seed (pointwise, depthwise with and without a
+ * channel multiplier, regular and grouped, a keyword-spotting first layer,
+ * OHWI and NCHW/OIHW layouts; strides, dilations, padding, odd channel
+ * counts for the tails), random quantizations (per channel or per tensor,
+ * TFLite's offsets and unusual ones, multipliers and shifts across their
+ * range, offsets and biases large enough to reach the requantization's
+ * corner cases, with or without a bias) and random data, runs each
+ * through tn_crt_conv2d_s8 (out of place, and in place where the geometry
+ * allows it), tn_crt_conv2d_s8_s32, tn_crt_dense_s8 and
+ * tn_crt_dense_s8_s32, and compares every output with the reference:
+ * TFLite's formula written as nested loops over the taps, with
+ * tn_crt_multiply_by_quantized_multiplier for the requantization. Output,
+ * one fact a line:
+ *
+ *   mismatch case 17 conv (description) at 203: got 12 want 13
+ *   cases 600 conv 300 inplace 40 conv_s32 90 requant 150 dense 150
+ *   dense_s32 45
+ *   instructions kernels 9123440 reference 80123000
+ *   failures 0
+ *   done 0
+ *
+ * The first few mismatches of a case are printed with the geometry; exit
+ * code 0 when every output matched, 1 otherwise. KC_CASES and KC_SEED
+ * (compile-time) set the number of cases and the seed. Built and run by
+ * kernels_check.py.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "measure.h"
+#include "semihost.h"
+#include "tvmnode/crt/kernels.h"
+
+#ifndef KC_CASES
+#define KC_CASES 600
+#endif
+#ifndef KC_SEED
+#define KC_SEED 1
+#endif
+
+enum {
+  MAX_IN = 8192,    /* bytes of input (and of an in-place buffer) */
+  MAX_W = 24576,    /* bytes of weights */
+  MAX_OUT = 8192,   /* output elements */
+  MAX_CH = 80,      /* output channels or features */
+  MAX_REPORT = 4,   /* mismatches printed per case */
+  SCRATCH = 4096
+};
+
+static int8_t in_buf[MAX_IN] __attribute__((aligned(16)));
+static int8_t w_buf[MAX_W] __attribute__((aligned(16)));
+static int8_t out_buf[MAX_IN > MAX_OUT ? MAX_IN : MAX_OUT]
+    __attribute__((aligned(16)));
+static int8_t ref_buf[MAX_OUT];
+static int32_t out32[MAX_OUT], ref32[MAX_OUT];
+static int32_t bias_buf[MAX_CH], mult_buf[MAX_CH], shift_buf[MAX_CH];
+static uint8_t scratch[SCRATCH] __attribute__((aligned(16)));
+
+static uint32_t failures;
+
+/* ------------------------------------------------------------------------ */
+/* Random numbers (xorshift32)                                                */
+/* ------------------------------------------------------------------------ */
+
+static uint32_t rng = KC_SEED * 2654435761u + 1u;
+
+static uint32_t rnd(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 17;
+  rng ^= rng << 5;
+  return rng;
+}
+/* Uniform in [lo, hi]. */
+static int32_t between(int32_t lo, int32_t hi) {
+  return (int32_t)((int64_t)lo + (int64_t)(rnd() % ((uint32_t)(hi - lo) + 1u)));
+}
+static int chance(int percent) { return (int)(rnd() % 100u) < percent; }
+
+static void fill(int8_t *p, int32_t n) {
+  for (int32_t i = 0; i < n; i++) p[i] = (int8_t)rnd();
+}
+
+static int corner; /* the last random_quant made a corner case */
+
+/* A quantization as a converter produces it, or one of the corners the
+ * kernels must also get right. */
+static void random_quant(TnCrtQuant *q, int32_t channels) {
+  const int k = (int)(rnd() % 10u);
+  q->input_offset = k < 7 ? between(-127, 128)
+                    : k < 9 ? between(-32640, 32640)
+                            : between(-100000, 100000);
+  q->filter_offset = chance(80) ? 0
+                     : chance(70) ? between(-127, 127)
+                                  : between(-70000, 70000);
+  const int o = (int)(rnd() % 20u);
+  q->output_offset = o < 15   ? between(-128, 127)
+                     : o < 17 ? between(-600, 600)
+                     : o < 19 ? between(-(1 << 21), 1 << 21)
+                              : (int32_t)rnd();
+  q->act_min = -128, q->act_max = 127;
+  if (chance(20)) {
+    q->act_min = between(-128, 20);
+    q->act_max = between(q->act_min, 127);
+  } else if (chance(5)) {
+    q->act_min = between(-1000, -128), q->act_max = between(127, 1000);
+  }
+  q->per_channel = chance(75);
+  q->multiplier = mult_buf, q->shift = shift_buf;
+  const int32_t n = q->per_channel ? channels : 1;
+  corner = chance(12);
+  if (corner) { /* the rounding's corners: sums near +-2^31 (random_bias) */
+    static const int32_t shifts[] = {-1,  -2,  -12, -16, -20, -20, 0,
+                                     -21, -29, -30, -31, -32, 1};
+    const int32_t shift = shifts[rnd() % 13u];
+    const int small = chance(40); /* multipliers below 2^30 too */
+    if (chance(50)) q->output_offset = between(-4, 4);
+    for (int32_t c = 0; c < n; c++) {
+      const int m = (int)(rnd() % 3u);
+      mult_buf[c] = small && chance(50) ? (int32_t)(rnd() >> between(2, 16))
+                    : m == 0            ? INT32_MAX - between(0, 1 << 24)
+                    : m == 1            ? (1 << 30) + between(0, 1 << 24)
+                                        : between(1 << 30, INT32_MAX);
+      shift_buf[c] = chance(90) ? shift : shifts[rnd() % 13u];
+    }
+    return;
+  }
+  for (int32_t c = 0; c < n; c++) {
+    const int m = (int)(rnd() % 20u);
+    mult_buf[c] = m < 17 ? between(1 << 30, INT32_MAX)
+                  : m < 18 ? 0
+                  : m < 19 ? between(0, 1 << 30)
+                           : (int32_t)rnd(); /* negative ones too */
+    const int s = (int)(rnd() % 20u);
+    shift_buf[c] = s < 14 ? between(-12, -1)
+                   : s < 16 ? between(-31, 0)
+                   : s < 18 ? between(-33, 4)
+                            : between(-2, 31);
+  }
+}
+
+/* Biases small or large, or none (NULL); near +-2^31 after a corner
+ * quantization. */
+static const int32_t *random_bias(int32_t channels) {
+  const int k = corner ? 9 : (int)(rnd() % 10u);
+  if (k < 2) return NULL;
+  for (int32_t c = 0; c < channels; c++)
+    bias_buf[c] = k < 7   ? between(-40000, 40000)
+                  : k < 9 ? (int32_t)rnd()
+                  : chance(50) ? INT32_MAX - between(0, 1 << 22)
+                               : INT32_MIN + between(0, 1 << 22);
+  return bias_buf;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The reference                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* TFLite's requantization of an accumulator, the offset added with
+ * wrap-around. KC_BREAK_REFERENCE (a test of this program) puts it off by
+ * one. */
+static int8_t requant(uint32_t acc, const TnCrtQuant *q, int32_t c) {
+  const int32_t k = q->per_channel ? c : 0;
+  const int32_t lo = q->act_min < -128 ? -128 : q->act_min;
+  const int32_t hi = q->act_max > 127 ? 127 : q->act_max;
+  int32_t v = (int32_t)(
+      (uint32_t)tn_crt_multiply_by_quantized_multiplier(
+          (int32_t)acc, q->multiplier[k], q->shift[k]) +
+      (uint32_t)q->output_offset);
+#if defined(KC_BREAK_REFERENCE) && KC_BREAK_REFERENCE
+  v = v < INT32_MAX ? v + 1 : v;
+#endif
+  return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* sum((x + io) * (w + fo)) over the taps inside the input, + bias: TFLite's
+ * ConvPerChannel as loops, mod 2^32. */
+static uint32_t conv_acc(const TnCrtConv2d *p, int32_t io, int32_t fo,
+                         const int32_t *bias, int32_t n, int32_t oy,
+                         int32_t ox, int32_t co) {
+  const int32_t cpg = p->in_c / p->groups, fpg = p->out_c / p->groups;
+  const int32_t g = co / fpg;
+  uint32_t acc = bias ? (uint32_t)bias[co] : 0;
+  for (int32_t ky = 0; ky < p->k_h; ky++) {
+    const int32_t iy = oy * p->stride_h - p->pad_top + ky * p->dilation_h;
+    if (iy < 0 || iy >= p->in_h) continue;
+    for (int32_t kx = 0; kx < p->k_w; kx++) {
+      const int32_t ix = ox * p->stride_w - p->pad_left + kx * p->dilation_w;
+      if (ix < 0 || ix >= p->in_w) continue;
+      for (int32_t ci = 0; ci < cpg; ci++) {
+        const int32_t x =
+            in_buf[n * p->in_strides[0] + iy * p->in_strides[1] +
+                   ix * p->in_strides[2] + (g * cpg + ci) * p->in_strides[3]];
+        const int32_t w =
+            w_buf[ky * p->w_strides[0] + kx * p->w_strides[1] +
+                  ci * p->w_strides[2] + co * p->w_strides[3]];
+        acc += ((uint32_t)x + (uint32_t)io) * ((uint32_t)w + (uint32_t)fo);
+      }
+    }
+  }
+  return acc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Checking                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* " key" and the value, on the current line. */
+static void kv(const char *key, int64_t v) {
+  fw_str(key);
+  fw_i64(v);
+}
+
+/* The line that names a convolution case with mismatches. */
+static void describe_conv(int32_t index, const TnCrtConv2d *p,
+                          const TnCrtQuant *q, const int32_t *bias) {
+  kv("case ", index);
+  kv(" n=", p->batch);
+  kv(" in=", p->in_h), kv("x", p->in_w), kv("x", p->in_c);
+  kv(" out=", p->out_h), kv("x", p->out_w), kv("x", p->out_c);
+  kv(" k=", p->k_h), kv("x", p->k_w);
+  kv(" stride=", p->stride_h), kv(",", p->stride_w);
+  kv(" dilation=", p->dilation_h), kv(",", p->dilation_w);
+  kv(" pad=", p->pad_top), kv(",", p->pad_left);
+  kv(" groups=", p->groups);
+  kv(" w_strides=", p->w_strides[0]), kv(",", p->w_strides[1]);
+  kv(",", p->w_strides[2]), kv(",", p->w_strides[3]);
+  kv(" in_c_stride=", p->in_strides[3]);
+  kv(" io=", q->input_offset), kv(" fo=", q->filter_offset);
+  kv(" off=", q->output_offset);
+  kv(" act=", q->act_min), kv(",", q->act_max);
+  kv(" per_channel=", q->per_channel);
+  fw_str(bias ? " bias" : " no-bias");
+  fw_endl();
+}
+
+/* Counts a case's mismatches and prints the first few; calls counts the
+ * kernel's calls. */
+typedef struct {
+  int32_t bad;
+  int32_t index;
+  const char *what;
+  int32_t *calls;
+} Compare;
+
+static void mismatch(Compare *cmp, int32_t i, int64_t got, int64_t want) {
+  if (cmp->bad++ == 0) failures++;
+  if (cmp->bad > MAX_REPORT) return;
+  fw_str("mismatch case ");
+  fw_i64(cmp->index);
+  fw_str(" ");
+  fw_str(cmp->what);
+  fw_str(" at ");
+  fw_i64(i);
+  fw_str(": got ");
+  fw_i64(got);
+  fw_str(" want ");
+  fw_i64(want);
+  fw_endl();
+}
+
+static uint64_t kernel_ticks, reference_ticks;
+static int32_t n_conv, n_inplace, n_conv32, n_requant, n_dense, n_dense32;
+
+/* A kernel's call, which started at tick t0 and returned st, and its n
+ * outputs against the reference's. */
+static void compare8(Compare *cmp, uint64_t t0, TnCrtStatus st,
+                     const int8_t *got, const int8_t *want, int32_t n) {
+  kernel_ticks += fw_ticks() - t0, ++*cmp->calls;
+  if (st != TN_CRT_OK) mismatch(cmp, -1, st, TN_CRT_OK);
+  for (int32_t i = 0; i < n && st == TN_CRT_OK; i++)
+    if (got[i] != want[i]) mismatch(cmp, i, got[i], want[i]);
+}
+static void compare32(Compare *cmp, uint64_t t0, TnCrtStatus st,
+                      const int32_t *got, const int32_t *want, int32_t n) {
+  kernel_ticks += fw_ticks() - t0, ++*cmp->calls;
+  if (st != TN_CRT_OK) mismatch(cmp, -1, st, TN_CRT_OK);
+  for (int32_t i = 0; i < n && st == TN_CRT_OK; i++)
+    if (got[i] != want[i]) mismatch(cmp, i, got[i], want[i]);
+}
+
+/* NHWC (layout 0) or NCHW (1) strides of a tensor. */
+static void tensor_strides(int32_t *s, int layout, int32_t h, int32_t w,
+                           int32_t c) {
+  s[0] = h * w * c;
+  if (layout == 0)
+    s[1] = w * c, s[2] = c, s[3] = 1;
+  else
+    s[1] = w, s[2] = 1, s[3] = h * w;
+}
+
+enum { POINTWISE, DEPTHWISE, DEPTHWISE_MULT, REGULAR, GROUPED, FIRST, KINDS };
+
+/* A random geometry that fits the buffers. The weights are HWIO (TFLite's
+ * as lowered: the kernels' BCAST and DW), OHWI (DOT), or OIHW with an NCHW
+ * input (DOT, strided). */
+static void random_conv(TnCrtConv2d *p) {
+  for (;;) {
+    memset(p, 0, sizeof *p);
+    const int kind = (int)(rnd() % KINDS);
+    p->batch = chance(85) ? 1 : 2;
+    p->in_h = between(1, 9), p->in_w = between(1, 9);
+    p->k_h = p->k_w = between(1, 3) * 2 - 1;
+    if (chance(20)) p->k_h = between(1, 5), p->k_w = between(1, 5);
+    p->stride_h = p->stride_w = chance(70) ? 1 : 2;
+    p->dilation_h = p->dilation_w = chance(85) ? 1 : 2;
+    p->groups = 1;
+    switch (kind) {
+      case POINTWISE:
+        p->k_h = p->k_w = 1, p->dilation_h = p->dilation_w = 1;
+        p->in_c = between(1, 72), p->out_c = between(1, 72);
+        break;
+      case DEPTHWISE:
+        p->in_c = p->out_c = p->groups = between(1, 70);
+        break;
+      case DEPTHWISE_MULT:
+        p->in_c = p->groups = between(1, 20);
+        p->out_c = p->in_c * between(2, 6);
+        break;
+      case REGULAR:
+        p->in_c = between(1, 40), p->out_c = between(1, 40);
+        break;
+      case GROUPED:
+        p->groups = between(2, 4);
+        p->in_c = p->groups * between(1, 12);
+        p->out_c = p->groups * between(1, 12);
+        break;
+      default: /* FIRST: a keyword-spotting first layer, 10x4 stride 2 */
+        p->in_h = between(8, 16), p->in_w = between(3, 8);
+        p->k_h = between(4, 10), p->k_w = between(1, 4);
+        p->stride_h = p->stride_w = 2, p->dilation_h = p->dilation_w = 1;
+        p->in_c = between(1, 3), p->out_c = between(4, 40);
+        break;
+    }
+    p->pad_top = between(0, p->k_h - 1);
+    p->pad_left = between(0, p->k_w - 1);
+    /* the input's extent with both pads, less the dilated kernel's */
+    const int32_t eh = p->in_h + p->pad_top + between(0, p->k_h - 1) -
+                       (p->k_h - 1) * p->dilation_h;
+    const int32_t ew = p->in_w + p->pad_left + between(0, p->k_w - 1) -
+                       (p->k_w - 1) * p->dilation_w;
+    if (eh < 1 || ew < 1) continue;
+    p->out_h = (eh - 1) / p->stride_h + 1;
+    p->out_w = (ew - 1) / p->stride_w + 1;
+    const int32_t cpg = p->in_c / p->groups;
+    const int32_t nw = p->k_h * p->k_w * cpg * p->out_c;
+    const int32_t nin = p->batch * p->in_h * p->in_w * p->in_c;
+    const int32_t nout = p->batch * p->out_h * p->out_w * p->out_c;
+    if (nw > MAX_W || nin > MAX_IN || nout > MAX_OUT || p->out_c > MAX_CH)
+      continue;
+    const int layout = chance(75) ? 0 : chance(60) ? 1 : 2;
+    tensor_strides(p->in_strides, layout == 2, p->in_h, p->in_w, p->in_c);
+    tensor_strides(p->out_strides, layout == 2, p->out_h, p->out_w, p->out_c);
+    int32_t *ws = p->w_strides;
+    if (layout == 0) { /* HWIO */
+      ws[3] = 1, ws[2] = p->out_c, ws[1] = cpg * p->out_c;
+      ws[0] = p->k_w * ws[1];
+    } else if (layout == 1) { /* OHWI */
+      ws[2] = 1, ws[1] = cpg, ws[0] = p->k_w * cpg, ws[3] = p->k_h * ws[0];
+    } else { /* OIHW */
+      ws[1] = 1, ws[0] = p->k_w, ws[2] = p->k_h * p->k_w, ws[3] = cpg * ws[2];
+    }
+    return;
+  }
+}
+
+static void check_conv(int32_t index) {
+  TnCrtConv2d p;
+  TnCrtQuant q;
+  random_conv(&p);
+  random_quant(&q, p.out_c);
+  const int32_t *bias = random_bias(p.out_c);
+  const int32_t nin = p.batch * p.in_h * p.in_w * p.in_c;
+  const int32_t nout = p.batch * p.out_h * p.out_w * p.out_c;
+  fill(in_buf, nin);
+  fill(w_buf, p.k_h * p.k_w * (p.in_c / p.groups) * p.out_c);
+
+  uint64_t t0 = fw_ticks();
+  for (int32_t n = 0; n < p.batch; n++)
+    for (int32_t oy = 0; oy < p.out_h; oy++)
+      for (int32_t ox = 0; ox < p.out_w; ox++)
+        for (int32_t co = 0; co < p.out_c; co++) {
+          const uint32_t acc = conv_acc(&p, q.input_offset, q.filter_offset,
+                                        bias, n, oy, ox, co);
+          const int32_t o = n * p.out_strides[0] + oy * p.out_strides[1] +
+                            ox * p.out_strides[2] + co * p.out_strides[3];
+          ref_buf[o] = requant(acc, &q, co);
+          ref32[o] = (int32_t)acc;
+        }
+  uint64_t t1 = fw_ticks();
+  reference_ticks += t1 - t0;
+
+  Compare cmp = {0, index, "conv", &n_conv};
+  memset(out_buf, 0x5a, (size_t)nout);
+  TnCrtStatus st = tn_crt_conv2d_s8(&p, &q, in_buf, w_buf, bias, out_buf,
+                                    NULL, 0);
+  compare8(&cmp, t1, st, out_buf, ref_buf, nout);
+
+  /* In place: the input in the output's buffer. */
+  Compare cip = {0, index, "conv-inplace", &n_inplace};
+  const size_t need = tn_crt_conv2d_s8_inplace_scratch_size(&p);
+  if (tn_crt_conv2d_s8_inplace_ok(&p) && need <= SCRATCH) {
+    memcpy(out_buf, in_buf, (size_t)nin);
+    t0 = fw_ticks();
+    st = tn_crt_conv2d_s8(&p, &q, out_buf, w_buf, bias, out_buf, scratch,
+                          need);
+    compare8(&cip, t0, st, out_buf, ref_buf, nout);
+  }
+
+  /* The int32 accumulators, for some. */
+  Compare c32 = {0, index, "conv-s32", &n_conv32};
+  if (chance(30)) {
+    t0 = fw_ticks();
+    st = tn_crt_conv2d_s8_s32(&p, q.input_offset, q.filter_offset, in_buf,
+                              w_buf, bias, out32);
+    compare32(&c32, t0, st, out32, ref32, nout);
+  }
+  if (cmp.bad || cip.bad || c32.bad) describe_conv(index, &p, &q, bias);
+}
+
+/* The requantization alone: a 1x1 convolution of one input channel with
+ * weights 1, so that the sums are bias + x + io, the biases drawn near the
+ * values where the rounding changes form (+-2^30, +-2^31). */
+static void check_requant(int32_t index) {
+  TnCrtConv2d p;
+  TnCrtQuant q;
+  memset(&p, 0, sizeof p);
+  p.batch = 1, p.in_h = 1, p.in_w = between(1, 8), p.in_c = 1;
+  p.out_h = 1, p.out_w = p.in_w, p.out_c = between(1, MAX_CH);
+  p.k_h = p.k_w = 1, p.stride_h = p.stride_w = 1;
+  p.dilation_h = p.dilation_w = 1, p.groups = 1;
+  tensor_strides(p.in_strides, 0, 1, p.in_w, 1);
+  tensor_strides(p.out_strides, 0, 1, p.out_w, p.out_c);
+  p.w_strides[0] = p.w_strides[1] = p.w_strides[2] = p.out_c;
+  p.w_strides[3] = 1;
+  random_quant(&q, p.out_c);
+  q.output_offset = chance(70) ? between(-600, 600) : between(-128, 127);
+  /* mostly one shift for all, often near requant_dsp's limit of 20 */
+  const int32_t shift = chance(50) ? between(-22, -18) : between(-31, 1);
+  for (int32_t c = 0; c < (q.per_channel ? p.out_c : 1); c++) {
+    const int m = (int)(rnd() % 10u);
+    mult_buf[c] = m < 7 ? between(1 << 30, INT32_MAX)
+                  : m < 9 ? (int32_t)(rnd() >> between(1, 20))
+                          : (int32_t)rnd();
+    shift_buf[c] = chance(80) ? shift : between(-33, 3);
+  }
+  for (int32_t c = 0; c < p.out_c; c++) {
+    const int32_t near = chance(50) ? 1 << 30 : INT32_MAX;
+    const int32_t v = chance(30) ? between(1 << 30, INT32_MAX)
+                                 : near - between(0, 1 << between(0, 24));
+    bias_buf[c] = chance(20) ? (int32_t)rnd() : chance(50) ? v : -v;
+  }
+  fill(in_buf, p.in_w);
+  memset(w_buf, 1, (size_t)p.out_c);
+  for (int32_t ox = 0; ox < p.out_w; ox++)
+    for (int32_t co = 0; co < p.out_c; co++)
+      ref_buf[ox * p.out_c + co] = requant(
+          conv_acc(&p, q.input_offset, q.filter_offset, bias_buf, 0, 0, ox, co),
+          &q, co);
+  Compare cmp = {0, index, "requant", &n_requant};
+  const uint64_t t0 = fw_ticks();
+  TnCrtStatus st = tn_crt_conv2d_s8(&p, &q, in_buf, w_buf, bias_buf,
+                                    out_buf, NULL, 0);
+  compare8(&cmp, t0, st, out_buf, ref_buf, p.out_w * p.out_c);
+  if (cmp.bad) describe_conv(index, &p, &q, bias_buf);
+}
+
+static void check_dense(int32_t index) {
+  TnCrtDense p;
+  TnCrtQuant q;
+  p.batch = chance(80) ? 1 : between(2, 3);
+  p.in_features = chance(70) ? between(1, 160) : between(160, 640);
+  p.out_features = between(1, MAX_CH);
+  while ((int64_t)p.in_features * p.out_features > MAX_W ||
+         p.batch * p.in_features > MAX_IN)
+    p.in_features /= 2;
+  const int nk = chance(75); /* nn.dense's [N, K], else matmul's [K, N] */
+  p.w_stride_n = nk ? p.in_features : 1;
+  p.w_stride_k = nk ? 1 : p.out_features;
+  random_quant(&q, p.out_features);
+  const int32_t *bias = random_bias(p.out_features);
+  fill(in_buf, p.batch * p.in_features);
+  fill(w_buf, p.in_features * p.out_features);
+
+  uint64_t t0 = fw_ticks();
+  for (int32_t m = 0; m < p.batch; m++)
+    for (int32_t n = 0; n < p.out_features; n++) {
+      uint32_t acc = bias ? (uint32_t)bias[n] : 0;
+      for (int32_t k = 0; k < p.in_features; k++)
+        acc += ((uint32_t)in_buf[m * p.in_features + k] +
+                (uint32_t)q.input_offset) *
+               ((uint32_t)w_buf[n * p.w_stride_n + k * p.w_stride_k] +
+                (uint32_t)q.filter_offset);
+      ref_buf[m * p.out_features + n] = requant(acc, &q, n);
+      ref32[m * p.out_features + n] = (int32_t)acc;
+    }
+  uint64_t t1 = fw_ticks();
+  reference_ticks += t1 - t0;
+
+  const int32_t nout = p.batch * p.out_features;
+  Compare cmp = {0, index, "dense", &n_dense};
+  TnCrtStatus st =
+      tn_crt_dense_s8(&p, &q, in_buf, w_buf, bias, out_buf, NULL, 0);
+  compare8(&cmp, t1, st, out_buf, ref_buf, nout);
+  Compare c32 = {0, index, "dense-s32", &n_dense32};
+  if (chance(30)) {
+    t0 = fw_ticks();
+    st = tn_crt_dense_s8_s32(&p, q.input_offset, q.filter_offset, in_buf,
+                             w_buf, bias, out32);
+    compare32(&c32, t0, st, out32, ref32, nout);
+  }
+  if (cmp.bad || c32.bad) {
+    kv("case ", index);
+    kv(" dense batch=", p.batch);
+    kv(" k=", p.in_features), kv(" n=", p.out_features);
+    fw_str(nk ? " [N,K]" : " [K,N]");
+    kv(" io=", q.input_offset), kv(" fo=", q.filter_offset);
+    kv(" off=", q.output_offset), kv(" per_channel=", q.per_channel);
+    fw_str(bias ? " bias" : " no-bias");
+    fw_endl();
+  }
+}
+
+int main(void) {
+  fw_ticks_start();
+  for (int32_t i = 0; i < KC_CASES; i++) {
+    if (i % 4 == 3)
+      check_dense(i);
+    else if (i % 4 == 2)
+      check_requant(i);
+    else
+      check_conv(i);
+  }
+  kv("cases ", KC_CASES);
+  kv(" conv ", n_conv), kv(" inplace ", n_inplace);
+  kv(" conv_s32 ", n_conv32), kv(" requant ", n_requant);
+  kv(" dense ", n_dense);
+  kv(" dense_s32 ", n_dense32);
+  fw_endl();
+  fw_str("instructions kernels ");
+  fw_u64(kernel_ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_str(" reference ");
+  fw_u64(reference_ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_endl();
+  kv("failures ", failures);
+  fw_endl();
+  const int code = failures ? 1 : 0;
+  kv("done ", code);
+  fw_endl();
+  return code;
+}
