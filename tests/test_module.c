@@ -289,6 +289,72 @@ START_TEST(test_a_failed_run_names_the_crt_status) {
 }
 END_TEST
 
+START_TEST(test_run_with_reads_inputs_for_one_call) {
+  int64_t live = tn_object_live_count();
+  TnObject *mod = TN_NONNULL(tn_module_system("inc"));
+  _Alignas(8) int32_t xs[5] = {10, 20, 30, 40, 50};
+  const void *data[] = {xs};
+  size_t nbytes[] = {16};
+  /* the first run reads xs in place, and the Module forgets it after */
+  TN_OK(tn_module_run_with(mod, 1, data, nbytes));
+  size_t n = 0;
+  const int32_t *y = tn_module_output_data(mod, 0, &n);
+  ck_assert_ptr_nonnull(y);
+  ck_assert_uint_eq(n, 16);
+  ck_assert_int_eq(y[0], 11);
+  ck_assert_int_eq(y[3], 41);
+  ck_assert_int_eq(tn_module_run(mod), -1);
+  TN_EXPECT_ERROR("RuntimeError", "input 'x' (0) is not set");
+  /* misaligned memory is copied, and so stays set */
+  const void *odd[] = {(const uint8_t *)xs + 2};
+  TN_OK(tn_module_run_with(mod, 1, odd, nbytes));
+  int32_t first;
+  memcpy(&first, (const uint8_t *)xs + 2, sizeof first);
+  ck_assert_int_eq(((const int32_t *)tn_module_output_data(mod, 0, NULL))[0],
+                   first + 1);
+  TN_OK(tn_module_run(mod));
+  /* none given: the inputs as set; a zero-copy tensor stays set */
+  TnObject *x = x_tensor(xs + 1);
+  TN_OK(tn_module_set_input(mod, 0, x));
+  ck_assert_uint_eq(tn_object_strong_count(x), 2);
+  TN_OK(tn_module_run_with(mod, 0, NULL, NULL));
+  ck_assert_int_eq(((const int32_t *)tn_module_output_data(mod, 0, NULL))[0], 21);
+  /* giving it in place replaces it: the tensor is let go */
+  TN_OK(tn_module_run_with(mod, 1, data, nbytes));
+  ck_assert_uint_eq(tn_object_strong_count(x), 1);
+  /* errors name the model, the input and the sizes */
+  size_t short_[] = {12};
+  ck_assert_int_eq(tn_module_run_with(mod, 1, data, short_), -1);
+  TN_EXPECT_ERROR("ValueError", "model 'inc', input 'x' takes 16 bytes, got 12");
+  const void *none[] = {NULL};
+  ck_assert_int_eq(tn_module_run_with(mod, 1, none, nbytes), -1);
+  TN_EXPECT_ERROR("ValueError", "got 16 (NULL)");
+  ck_assert_int_eq(tn_module_run_with(mod, 2, data, nbytes), -1);
+  TN_EXPECT_ERROR("ValueError", "model 'inc' has 1 inputs, got 2");
+  ck_assert_int_eq(tn_module_run_with(mod, 1, NULL, nbytes), -1);
+  TN_EXPECT_ERROR("ValueError", "NULL data");
+  ck_assert_int_eq(tn_module_run_with(x, 0, NULL, NULL), -1);
+  TN_EXPECT_ERROR("TypeError", "expected a tn.Module, got tn.Tensor");
+  /* a failed run leaves no output to read */
+  int32_t bad[4] = {0, INT32_MAX, 0, 0};
+  const void *bdata[] = {bad};
+  ck_assert_int_eq(tn_module_run_with(mod, 1, bdata, nbytes), -1);
+  TN_EXPECT_ERROR("RuntimeError", "run failed: OVERFLOW");
+  ck_assert_ptr_null(tn_module_output_data(mod, 0, &n));
+  TN_EXPECT_ERROR("RuntimeError", "the last run failed");
+  ck_assert_ptr_null(tn_module_output_data(mod, 1, &n));
+  TN_EXPECT_ERROR("IndexError", "no output 1");
+  tn_object_release(x);
+  tn_object_release(mod);
+  ck_assert_int_eq(tn_object_live_count(), live);
+  DLDataType dt = {0, 0, 0};
+  ck_assert_int_eq(tn_module_dtype(TN_CRT_I8, &dt), 1);
+  ck_assert(dt.code == kDLInt && dt.bits == 8 && dt.lanes == 1);
+  ck_assert_int_eq(tn_module_dtype(TN_CRT_BOOL + 1, &dt), 0);
+  ck_assert_int_eq(tn_module_dtype(-1, &dt), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Threads                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -824,6 +890,7 @@ static Suite *module_suite(void) {
   tcase_add_test(tc, test_outputs_keep_the_module_alive);
   tcase_add_test(tc, test_input_errors_name_the_model_and_input);
   tcase_add_test(tc, test_a_failed_run_names_the_crt_status);
+  tcase_add_test(tc, test_run_with_reads_inputs_for_one_call);
   tcase_add_test(tc, test_inputs_and_outputs_in_the_pool);
   tcase_add_test(tc, test_describe);
   tcase_add_test(tc, test_malformed_descriptors_are_refused);

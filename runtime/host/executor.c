@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "host_internal.h"
+
 #define RAISE(kind, ...) tn_error_raise_in(TN_ERR_##kind, __VA_ARGS__)
 
 TN_API TnObject *tn_executor_new(TnObject *mod, const char *entry) {
@@ -173,20 +175,11 @@ static int exec_stats(void *self, const TnAny *args, int32_t n, TnAny *ret) {
 /* Called once by the library's start-up (after the kernel layer). */
 int tn__executor_init(void);
 int tn__executor_init(void) {
-  static const struct {
-    const char *name;
-    TnPackedFn fn;
-  } fns[] = {{"runtime.Executor", exec_new},
+  static const TnHostFn fns[] = {{"runtime.Executor", exec_new},
              {"runtime.ExecutorRun", exec_run},
              {"runtime.ExecutorInputs", exec_inputs},
              {"runtime.ExecutorOutputs", exec_outputs},
              {"runtime.ExecutorStats", exec_stats},
              {"runtime.ExecutorProfile", exec_profile}};
-  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
-    TnObject *f = tn_func_new(fns[i].fn, NULL, NULL);
-    int rc = f ? tn_func_register(fns[i].name, f, 0) : -1;
-    tn_object_release(f);
-    if (rc) return -1;
-  }
-  return 0;
+  return tn__host_register(fns, sizeof fns / sizeof fns[0]);
 }

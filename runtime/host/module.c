@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "host_internal.h"
 #include "tvmnode/crt/kernels.h" /* TnCrtDType */
 
 #define RAISE(kind, ...) tn_error_raise_in(TN_ERR_##kind, __VA_ARGS__)
@@ -55,21 +56,21 @@ typedef struct {
 
 /* ---- descriptors ----------------------------------------------------------- */
 
-static bool dtype_of(int32_t crt, DLDataType *out) {
+TN_API int tn_module_dtype(int32_t crt, DLDataType *out) {
   static const DLDataType map[] = {
       [TN_CRT_F32] = {kDLFloat, 32, 1}, [TN_CRT_I32] = {kDLInt, 32, 1},
       [TN_CRT_I8] = {kDLInt, 8, 1},     [TN_CRT_U8] = {kDLUInt, 8, 1},
       [TN_CRT_I64] = {kDLInt, 64, 1},   [TN_CRT_F64] = {kDLFloat, 64, 1},
       [TN_CRT_I16] = {kDLInt, 16, 1},   [TN_CRT_BOOL] = {kDLBool, 8, 1}};
-  if (crt < 0 || crt > TN_CRT_BOOL) return false;
+  if (crt < 0 || crt > TN_CRT_BOOL) return 0;
   *out = map[crt];
-  return true;
+  return 1;
 }
 
 /* The alignment the crt asks of a bound buffer (tn_crt_bind_input). */
 static uintptr_t element_alignment(int32_t dtype) {
   DLDataType t;
-  return dtype_of(dtype, &t) ? (uintptr_t)t.bits / 8 : 1;
+  return tn_module_dtype(dtype, &t) ? (uintptr_t)t.bits / 8 : 1;
 }
 
 static bool tensors_ok(const TnCrtTensorInfo *t, int32_t n, int32_t npools) {
@@ -77,7 +78,7 @@ static bool tensors_ok(const TnCrtTensorInfo *t, int32_t n, int32_t npools) {
   for (int32_t i = 0; i < n; i++) {
     DLDataType dt;
     uint64_t bytes;
-    if (t[i].name == NULL || !dtype_of(t[i].dtype, &dt) || t[i].ndim < 0 ||
+    if (t[i].name == NULL || !tn_module_dtype(t[i].dtype, &dt) || t[i].ndim < 0 ||
         t[i].ndim > MAX_NDIM || (t[i].ndim > 0 && t[i].shape == NULL) ||
         t[i].pool < -1 || t[i].pool >= npools)
       return false;
@@ -406,7 +407,7 @@ static TnObject *describe_tensor(const TnCrtTensorInfo *t) {
   for (int32_t d = 0; d < t->ndim; d++) dims[d] = t->shape[d];
   DLDataType dt;
   char dts[32];
-  dtype_of(t->dtype, &dt);
+  tn_module_dtype(t->dtype, &dt);
   tn_dtype_print(dt, dts, sizeof dts);
   TnObject *shape = tn_shape_new(dims, t->ndim);
   if (shape == NULL) return NULL;
@@ -500,7 +501,7 @@ static int check_input(const Module *m, int32_t i, const TnCrtTensorInfo *t,
   const DLTensor *dl = tn_tensor_dltensor(tensor);
   DLDataType want;
   char a[32], b[32];
-  dtype_of(t->dtype, &want);
+  tn_module_dtype(t->dtype, &want);
   if (dl->dtype.code != want.code || dl->dtype.bits != want.bits ||
       dl->dtype.lanes != want.lanes) {
     tn_dtype_print(want, a, sizeof a);
@@ -617,6 +618,63 @@ TN_API int tn_module_run(TnObject *mod) {
   return rc;
 }
 
+/* Run once on the first `n` inputs given as caller memory: set and run
+ * under one claim. An input is read in place when it may be (aligned for
+ * its dtype, outside the pools, not overlapping what the run writes) and
+ * copied into its home otherwise; an input read in place is unset again
+ * before returning, so the Module never keeps a pointer into memory it
+ * does not own. */
+TN_API int tn_module_run_with(TnObject *mod, int32_t n,
+                              const void *const *data, const size_t *nbytes) {
+  const char *who = "tn_module_run_with";
+  Module *m = as_module(mod, who);
+  if (m == NULL) return -1;
+  const TnCrtModel *d = m->model;
+  if (n < 0 || n > d->num_inputs)
+    return RAISE(VALUE, who, "model '%s' has %d inputs, got %d", name_of(m),
+                 d->num_inputs, n);
+  if (n > 0 && (data == NULL || nbytes == NULL))
+    return RAISE(VALUE, who, "model '%s': %d inputs given with NULL %s",
+                 name_of(m), n, data == NULL ? "data" : "nbytes");
+  for (int32_t i = 0; i < n; i++)
+    if (data[i] == NULL || nbytes[i] != d->inputs[i].nbytes)
+      return RAISE(VALUE, who, "model '%s', input '%s' takes %u bytes, got "
+                   "%zu%s", name_of(m), d->inputs[i].name, d->inputs[i].nbytes,
+                   nbytes[i], data[i] ? "" : " (NULL)");
+  if (enter(m, who)) return -1;
+  TnObject *old[TN_CRT_MAX_IO] = {0};
+  uint32_t lent = 0; /* inputs read in place */
+  int rc = 0;
+  for (int32_t i = 0; i < n && rc == 0; i++) {
+    const TnCrtTensorInfo *t = &d->inputs[i];
+    const uint8_t *p = data[i];
+    if (t->pool >= 0 || (uintptr_t)p % element_alignment(t->dtype) != 0 ||
+        overlaps_module(m, p, t->nbytes)) {
+      rc = put_input(m, i, p, NULL, &old[i], who);
+      continue;
+    }
+    int32_t st = tn_crt_bind_input(&m->inst, i, (void *)p, t->nbytes);
+    if (st) {
+      rc = crt_error(m, st, who, "binding an input");
+      continue;
+    }
+    old[i] = m->in_tensor[i];
+    m->in_tensor[i] = NULL;
+    m->inputs_set |= 1u << i;
+    lent |= 1u << i;
+  }
+  if (rc == 0) rc = run_locked(m, who);
+  for (int32_t i = 0; i < n; i++)
+    if (lent & (1u << i)) {
+      m->inputs_set &= ~(1u << i);
+      if (m->in_copy[i])
+        tn_crt_bind_input(&m->inst, i, m->in_copy[i], d->inputs[i].nbytes);
+    }
+  leave(m);
+  for (int32_t i = 0; i < n; i++) tn_object_release(old[i]);
+  return rc;
+}
+
 static int64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -674,7 +732,7 @@ static TnObject *output_locked(Module *m, int32_t i, const char *who) {
   v->managed.dl_tensor.data = m->inst.outputs[i];
   v->managed.dl_tensor.device = (DLDevice){kDLCPU, 0};
   v->managed.dl_tensor.ndim = t->ndim;
-  dtype_of(t->dtype, &v->managed.dl_tensor.dtype);
+  tn_module_dtype(t->dtype, &v->managed.dl_tensor.dtype);
   v->managed.dl_tensor.shape = v->shape;
   tn_object_retain(&m->header);
   return tn_tensor_from_dlpack(&v->managed); /* deletes `v` on failure */
@@ -688,6 +746,18 @@ TN_API TnObject *tn_module_get_output(TnObject *mod, int32_t i) {
   TnObject *out = output_locked(m, i, who);
   leave(m);
   return out;
+}
+
+TN_API const void *tn_module_output_data(TnObject *mod, int32_t i,
+                                         size_t *nbytes) {
+  const char *who = "tn_module_output_data";
+  Module *m = as_module(mod, who);
+  const TnCrtTensorInfo *t = m ? info_at(m, true, i, who) : NULL;
+  if (t == NULL || enter(m, who)) return NULL;
+  const void *p = m->stale ? (no_outputs(m, who), NULL) : m->inst.outputs[i];
+  leave(m);
+  if (p && nbytes) *nbytes = t->nbytes;
+  return p;
 }
 
 TN_API int tn_module_copy_output(TnObject *mod, int32_t i, void *out,
@@ -917,10 +987,7 @@ int tn__params_save_fn(void *self, const TnAny *args, int32_t n, TnAny *ret);
 int tn__params_load_fn(void *self, const TnAny *args, int32_t n, TnAny *ret);
 int tn__module_init(void);
 int tn__module_init(void) {
-  static const struct {
-    const char *name;
-    TnPackedFn fn;
-  } fns[] = {{"runtime.ModuleLoad", fn_load},
+  static const TnHostFn fns[] = {{"runtime.ModuleLoad", fn_load},
              {"runtime.ModuleSystem", fn_system},
              {"runtime.ModuleDescribe", fn_describe},
              {"runtime.ModuleSetInput", fn_set_input},
@@ -930,11 +997,5 @@ int tn__module_init(void) {
              {"runtime.ModuleTime", fn_time},
              {"runtime.SaveParams", tn__params_save_fn}, /* params.c */
              {"runtime.LoadParams", tn__params_load_fn}};
-  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
-    TnObject *f = tn_func_new(fns[i].fn, NULL, NULL);
-    int rc = f ? tn_func_register(fns[i].name, f, 0) : -1;
-    tn_object_release(f);
-    if (rc) return -1;
-  }
-  return 0;
+  return tn__host_register(fns, sizeof fns / sizeof fns[0]);
 }

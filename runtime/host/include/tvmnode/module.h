@@ -78,6 +78,9 @@ TN_API const TnCrtTensorInfo *tn_module_input_info(const TnObject *mod,
 TN_API const TnCrtTensorInfo *tn_module_output_info(const TnObject *mod,
                                                     int32_t i);
 TN_API int32_t tn_module_input_index(const TnObject *mod, const char *name);
+/* The DLPack dtype of a TnCrtDType (a TnCrtTensorInfo's `dtype`): 1, or 0
+ * for a value that is none. */
+TN_API int tn_module_dtype(int32_t crt_dtype, DLDataType *out);
 
 /* The model's description as a tn.Map: "name", "version", "inputs" and
  * "outputs" (arrays of {name, shape, dtype, scale, zero_point}), "devices"
@@ -101,12 +104,33 @@ TN_API int tn_module_set_input_bytes(TnObject *mod, int32_t i,
 /* One inference; RuntimeError naming the crt status on failure, or the
  * input or device that was never set. */
 TN_API int tn_module_run(TnObject *mod);
+/*
+ * Set the first `n` inputs from caller memory and run once, under one
+ * claim of the Module: what a binding's run(inputs) uses, for one crossing
+ * per inference. data[i] holds nbytes[i] bytes, the input's size, of its
+ * dtype (unchecked: the caller knows it). An input is read in place during
+ * the call when its memory is aligned for its dtype, the input does not
+ * live in a pool and the memory does not overlap what the run writes, and
+ * copied into its home otherwise (as tn_module_set_input_bytes does). An
+ * input read in place is unset again when the call returns: the Module
+ * keeps no pointer into the caller's memory, so a later run needs that
+ * input set again. Inputs after the first `n` stay as they were set.
+ */
+TN_API int tn_module_run_with(TnObject *mod, int32_t n,
+                              const void *const *data, const size_t *nbytes);
 /* Output `i` of the last run as a tn.Tensor that views the Module's
  * output buffer (overwritten by the next run; copy it to keep it) and
  * keeps the Module alive. RuntimeError when there is no successful run
  * to show (none yet, the last one failed, or the workspace changed).
  * (transfer full) */
 TN_API TnObject *tn_module_get_output(TnObject *mod, int32_t i);
+/* The data of output `i` of the last run, in place (its size in
+ * `*nbytes` when not NULL): valid until the next run on the Module, a
+ * workspace change or the Module's end. The caller reads it outside the
+ * Module's claim, so it must not run the Module meanwhile (the Rust
+ * binding ties the slice to a borrow). NULL with a RuntimeError when there is no successful run. */
+TN_API const void *tn_module_output_data(TnObject *mod, int32_t i,
+                                         size_t *nbytes);
 /* Copy output `i` into `out` (`nbytes` must be the output's size). */
 TN_API int tn_module_copy_output(TnObject *mod, int32_t i, void *out,
                                  size_t nbytes);

@@ -1,0 +1,30 @@
+/*
+ * host_internal.h: what the host runtime's files share and nothing else
+ * sees.
+ */
+#ifndef TVMNODE_HOST_INTERNAL_H_
+#define TVMNODE_HOST_INTERNAL_H_
+
+#include <stddef.h>
+
+#include "tvmnode/tvmnode.h"
+
+/* A global function of the host runtime: its registry name and body. */
+typedef struct {
+  const char *name;
+  TnPackedFn fn;
+} TnHostFn;
+
+/* Register `n` global functions; -1 with the error raised at the first
+ * that fails. */
+static inline int tn__host_register(const TnHostFn *fns, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    TnObject *f = tn_func_new(fns[i].fn, NULL, NULL);
+    int rc = f ? tn_func_register(fns[i].name, f, 0) : -1;
+    tn_object_release(f);
+    if (rc) return -1;
+  }
+  return 0;
+}
+
+#endif /* TVMNODE_HOST_INTERNAL_H_ */
