@@ -24,6 +24,7 @@ import (
 // Python tooling for the expected outputs).
 type compiled struct {
 	lib    string
+	arch   string // the Model Library Format archive lib was built from
 	inputs []npy.Array
 	want   []npy.Array // the executor's output for each input
 }
@@ -83,7 +84,7 @@ func buildFixtures() error {
 		if err != nil {
 			return err
 		}
-		c := &compiled{lib: lib}
+		c := &compiled{lib: lib, arch: filepath.Join(dir, mf.name)}
 		mod, err := tn.LoadModule(lib)
 		if err != nil {
 			return err

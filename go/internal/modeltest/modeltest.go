@@ -103,11 +103,11 @@ func (t *Tooling) Tvmnode(args ...string) error {
 // Model is the path of a bundled model file.
 func (t *Tooling) Model(file string) string { return filepath.Join(t.Models, file) }
 
-// Compile compiles model (a file in the models folder) as name into dir
-// and builds dir/name.so, a library LoadModule opens: with `tvmnode
-// compile --shared` where the tooling has it, or else by compiling the
-// archive with cc and a list tvmnode_module_models naming the model's
-// descriptor (what --shared adds). Returns the library's path.
+// Compile compiles model (a file in the models folder) as name into the
+// archive dir/name and builds dir/name.so, a library LoadModule opens:
+// with `tvmnode compile --shared` where the tooling has it, or else by
+// compiling the archive with cc and a list tvmnode_module_models naming
+// the model's descriptor (what --shared adds). Returns the library's path.
 func (t *Tooling) Compile(model, name, dir string) (string, error) {
 	lib := filepath.Join(dir, name+".so")
 	arch := filepath.Join(dir, name)
