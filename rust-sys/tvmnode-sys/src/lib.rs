@@ -223,9 +223,22 @@ mod module {
         ) -> c_int;
         /// One inference.
         pub fn tn_module_run(module: *mut TnObject) -> c_int;
+        /// Set the first `n` inputs from caller memory (`data[i]` holds
+        /// `nbytes[i]` bytes, the input's size, of its dtype: unchecked) and
+        /// run once. An input read in place is unset again on return.
+        pub fn tn_module_run_with(
+            module: *mut TnObject,
+            n: i32,
+            data: *const *const c_void,
+            nbytes: *const usize,
+        ) -> c_int;
         /// Output `i` of the last run, a tensor viewing the Module's buffer.
         /// (transfer full)
         pub fn tn_module_get_output(module: *mut TnObject, i: i32) -> *mut TnObject;
+        /// The data of output `i` of the last run, in place (its size in
+        /// `*nbytes` when not NULL): valid until the next run, a workspace
+        /// change or the Module's end. NULL on error.
+        pub fn tn_module_output_data(module: *mut TnObject, i: i32, nbytes: *mut usize) -> *const c_void;
         /// Copy output `i` into `out` (`nbytes`: the output's size).
         pub fn tn_module_copy_output(module: *mut TnObject, i: i32, out: *mut c_void, nbytes: usize)
             -> c_int;

@@ -11,9 +11,14 @@
 //! * `module_set_input` (`set_input(0, &[i8])`: index, dtype and length
 //!   checked) and `module_set_input_by_name` vs `ffi_set_input_bytes`.
 //! * `module_output` (`output::<i8>(0)`, the borrowed slice) vs
-//!   `ffi_get_output` (`tn_module_get_output` and the release of the view).
+//!   `ffi_output_data` (`tn_module_output_data`, what it calls); and
+//!   `ffi_get_output` (`tn_module_get_output` and the release of the view,
+//!   a tensor per call) for reference.
 //! * `module_inference` (set_input, run, output) vs `ffi_inference` (the
 //!   same three C calls).
+//! * `module_run_with` (`run_with(&[&x])` and `output`, one call in and
+//!   one out per inference) vs `ffi_run_with` (`tn_module_run_with` and
+//!   `tn_module_output_data`).
 //!
 //! The model library is built with the Python tooling, as the tests build
 //! it (`tests/model_lib`); without the tooling the bench says why and exits.
@@ -46,11 +51,16 @@ fn main() {
     };
     // One Module per Rust loop (each takes `&mut`), one for the raw loops.
     let (mut run_m, mut set_m, mut name_m, out_m, mut inf_m) = (load(), load(), load(), load(), load());
+    let mut with_m = load();
     let raw_m = load();
     let raw = raw_m.as_ptr();
+    // run_with leaves its input unset (read in place): a Module of its own.
+    let raw_with_m = load();
+    let raw_with = raw_with_m.as_ptr();
 
-    // SAFETY (the raw loops): `raw` is a live Module of ad01_int8, used by
-    // this thread only; the buffers are valid for their sizes.
+    // SAFETY (the raw loops): `raw` and `raw_with` are live Modules of
+    // ad01_int8, used by this thread only; the buffers are valid for their
+    // sizes.
     let mut benches: Vec<Bench<'_>> = vec![
         (
             "ffi_call",
@@ -115,6 +125,17 @@ fn main() {
             }),
         ),
         (
+            "ffi_output_data",
+            Box::new(|n| {
+                for _ in 0..n {
+                    let mut nbytes = 0usize;
+                    let p = unsafe { sys::tn_module_output_data(raw, 0, &mut nbytes) };
+                    assert!(!p.is_null());
+                    black_box((p, nbytes));
+                }
+            }),
+        ),
+        (
             "module_output",
             Box::new(|n| {
                 for _ in 0..n {
@@ -154,6 +175,36 @@ fn main() {
                 black_box(sum);
             }),
         ),
+        (
+            "ffi_run_with",
+            Box::new(|n| {
+                let mut sum = 0i64;
+                let (data, nbytes) = ([x.as_ptr().cast::<std::ffi::c_void>()], [x.len()]);
+                for _ in 0..n {
+                    unsafe {
+                        assert_eq!(
+                            sys::tn_module_run_with(raw_with, 1, data.as_ptr(), nbytes.as_ptr()),
+                            0
+                        );
+                        let p = sys::tn_module_output_data(raw_with, 0, std::ptr::null_mut());
+                        assert!(!p.is_null());
+                        sum += *(p as *const i8) as i64;
+                    }
+                }
+                black_box(sum);
+            }),
+        ),
+        (
+            "module_run_with",
+            Box::new(|n| {
+                let mut sum = 0i64;
+                for _ in 0..n {
+                    with_m.run_with(&[&x]).unwrap();
+                    sum += with_m.output::<i8>(0).unwrap()[0] as i64;
+                }
+                black_box(sum);
+            }),
+        ),
     ];
     let results = timing::run(&mut benches);
     drop(benches);
@@ -169,12 +220,16 @@ fn main() {
             results.ratio("module_set_input_by_name", "ffi_set_input_bytes"),
         ),
         (
-            "module_output / ffi_get_output",
-            results.ratio("module_output", "ffi_get_output"),
+            "module_output / ffi_output_data",
+            results.ratio("module_output", "ffi_output_data"),
         ),
         (
             "module_inference / ffi_inference",
             results.ratio("module_inference", "ffi_inference"),
+        ),
+        (
+            "module_run_with / ffi_run_with",
+            results.ratio("module_run_with", "ffi_run_with"),
         ),
     ];
     results.print_table();
@@ -195,7 +250,7 @@ fn main() {
         results.write_json(&path, &ratios);
     }
 
-    drop((run_m, set_m, name_m, out_m, inf_m, raw_m));
+    drop((run_m, set_m, name_m, out_m, inf_m, with_m, raw_m, raw_with_m));
     let leaked = tvmnode::live_object_count() - live0;
     assert_eq!(leaked, 0, "the benchmark leaked {leaked} objects");
 }

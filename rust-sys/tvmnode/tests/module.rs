@@ -304,6 +304,153 @@ fn outputs_are_borrowed_without_a_copy() {
 }
 
 #[test]
+fn outputs_are_read_in_place_and_checked_before_they_are_read() {
+    let Some((_, leaks)) = start("outputs_are_read_in_place_and_checked_before_they_are_read") else {
+        return;
+    };
+    let b = built("ad01_int8");
+    let mut m = Module::load(&b.lib).unwrap();
+    // Before any run: nothing to read, whatever the key.
+    let e = expect_err(m.output::<i8>(0), ErrorKind::RuntimeError, &["'ad'", "not run"]);
+    assert!(
+        e.frames()
+            .iter()
+            .any(|f| f.contains("Module::output") && f.contains("module.rs")),
+        "{:?}",
+        e.frames()
+    );
+    drop(e);
+    expect_err(m.output::<i8>("identity"), ErrorKind::RuntimeError, &["not run"]);
+    // The key and the element type are checked first.
+    expect_err(m.output::<i8>(1), ErrorKind::IndexError, &["'ad'", "output 1"]);
+    expect_err(
+        m.output::<f32>(0),
+        ErrorKind::TypeError,
+        &["'ad'", "'identity'", "int8", "float32"],
+    );
+
+    m.set_input(0, &b.input.as_i8()).unwrap();
+    m.run().unwrap();
+    let want = b.expected.as_i8();
+    assert_eq!(m.output::<i8>(0).unwrap(), want.as_slice());
+    assert_eq!(m.output::<i8>("identity").unwrap(), want.as_slice());
+    // The slice is the buffer the C side reads out of.
+    let mut nbytes = 0usize;
+    // SAFETY: a live Module of this thread, with a run to read.
+    let p = unsafe { tvmnode::sys::tn_module_output_data(m.as_ptr(), 0, &mut nbytes) };
+    assert_eq!(m.output::<i8>(0).unwrap().as_ptr().cast(), p);
+    assert_eq!(nbytes, m.outputs()[0].nbytes);
+
+    // Wrong element types name both dtypes; every width is refused.
+    for (r, got) in [
+        (m.output::<u8>(0).map(|_| ()), "uint8"),
+        (m.output::<i16>(0).map(|_| ()), "int16"),
+        (m.output::<i32>(0).map(|_| ()), "int32"),
+        (m.output::<i64>(0).map(|_| ()), "int64"),
+        (m.output::<f32>(0).map(|_| ()), "float32"),
+        (m.output::<f64>("identity").map(|_| ()), "float64"),
+    ] {
+        expect_err(r, ErrorKind::TypeError, &["output 'identity' is int8", got]);
+    }
+    // Indices out of range, however given.
+    expect_err(
+        m.output::<i8>(1),
+        ErrorKind::IndexError,
+        &["1 outputs", "output 1"],
+    );
+    expect_err(m.output::<i8>(-1), ErrorKind::IndexError, &["'ad'"]);
+    expect_err(m.output::<i8>(usize::MAX), ErrorKind::IndexError, &["'ad'"]);
+    expect_err(
+        m.output::<i8>("nothing"),
+        ErrorKind::KeyError,
+        &["'nothing'", "'identity'"],
+    );
+    // None of that disturbed the run's output, and no object was made.
+    assert_eq!(m.output::<i8>(0).unwrap(), want.as_slice());
+    assert_eq!(leaks.leaked(), 1, "the Module alone");
+}
+
+#[test]
+fn run_with_sets_the_inputs_and_runs_in_one_call() {
+    let Some((_, leaks)) = start("run_with_sets_the_inputs_and_runs_in_one_call") else {
+        return;
+    };
+    let b = built("ad01_int8");
+    let x = b.input.as_i8();
+    let want = b.expected.as_i8();
+    let mut m = Module::load(&b.lib).unwrap();
+    m.run_with(&[&x]).unwrap();
+    assert_eq!(m.output::<i8>(0).unwrap(), want.as_slice());
+    // The same again, from an array, a slice, by another input.
+    let other = model_lib::input_for("int8", &[1, 640], 7).as_i8();
+    m.run_with(&[other.as_slice()]).unwrap();
+    assert_ne!(m.output::<i8>(0).unwrap(), want.as_slice());
+    m.run_with(&[&x[..]]).unwrap();
+    assert_eq!(m.output::<i8>(0).unwrap(), want.as_slice());
+
+    // The Module kept nothing of `x`: the input, outside the pools, was
+    // read in place and is unset again.
+    // SAFETY: the descriptor of a live Module, which has one input.
+    assert!(unsafe { (*m.model().inputs).pool } < 0);
+    expect_err(m.run(), ErrorKind::RuntimeError, &["'input_1'", "not set"]);
+    // No slice: the inputs as set.
+    m.set_input(0, &other).unwrap();
+    m.run_with::<i8>(&[]).unwrap();
+    let with_other = m.output::<i8>(0).unwrap().to_vec();
+    m.run().unwrap();
+    assert_eq!(m.output::<i8>(0).unwrap(), with_other.as_slice());
+
+    // Errors of the same kinds and words as set_input's, before any run.
+    expect_err(
+        m.run_with(&[&[0f32; 160]]),
+        ErrorKind::TypeError,
+        &["'ad'", "input 'input_1' is int8, got float32"],
+    );
+    expect_err(m.run_with(&[&[0u8; 640]]), ErrorKind::TypeError, &["uint8"]);
+    let e = expect_err(
+        m.run_with(&[&x[..639]]),
+        ErrorKind::ValueError,
+        &["'ad'", "'input_1'", "640", "639"],
+    );
+    assert!(
+        e.frames()
+            .iter()
+            .any(|f| f.contains("Module::run_with") && f.contains("module.rs")),
+        "{:?}",
+        e.frames()
+    );
+    drop(e);
+    expect_err(
+        m.run_with(&[&x, &x]),
+        ErrorKind::ValueError,
+        &["'ad'", "1 inputs, got 2"],
+    );
+    // A float model too.
+    let bf = built("ad01_fp32");
+    let mut mf = Module::load(&bf.lib).unwrap();
+    mf.run_with(&[&bf.input.as_f32()]).unwrap();
+    let got: Vec<u8> = mf
+        .output::<f32>(0)
+        .unwrap()
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    assert_eq!(got, bf.expected.data);
+    expect_err(mf.run_with(&[&x]), ErrorKind::TypeError, &["float32, got int8"]);
+    drop(mf);
+
+    // A zero-copy tensor input is let go once run_with replaces it.
+    assert_eq!(leaks.leaked(), 1);
+    let t = Tensor::from_slice(&[1, 640], &other).unwrap();
+    m.set_input_tensor(0, &t).unwrap();
+    drop(t);
+    assert_eq!(leaks.leaked(), 2, "the Module keeps its zero-copy input");
+    m.run_with(&[&x]).unwrap();
+    assert_eq!(leaks.leaked(), 1, "and lets it go when run_with gives another");
+    assert_eq!(m.output::<i8>(0).unwrap(), want.as_slice());
+}
+
+#[test]
 fn tensor_inputs_give_the_same_outputs() {
     let Some((_, _leaks)) = start("tensor_inputs_give_the_same_outputs") else {
         return;

@@ -19,11 +19,13 @@
 //! # Borrowed outputs
 //!
 //! [`Module::output`] is a slice of the Module's own output buffer: no copy,
-//! no allocation on the Rust side. The next run overwrites that buffer, so
-//! the slice borrows the Module, and [`Module::run`] (like every call that
-//! changes the Module) takes `&mut self`: while an output slice is alive the
-//! borrow checker refuses to run again. Copy what must outlive the next run
-//! ([`Module::copy_output`], `to_vec()`, [`Module::output_tensor`]).
+//! no allocation, no object made (the C side hands out the buffer's address,
+//! `tn_module_output_data`). The next run overwrites that buffer, so the
+//! slice borrows the Module, and [`Module::run`] and [`Module::run_with`]
+//! (like every call that changes the Module) take `&mut self`: while an
+//! output slice is alive the borrow checker refuses to run again. Copy what
+//! must outlive the next run ([`Module::copy_output`], `to_vec()`,
+//! [`Module::output_tensor`]).
 //!
 //! ```compile_fail
 //! # fn demo(module: &mut tvmnode::runtime::Module) -> tvmnode::Result<()> {
@@ -31,6 +33,17 @@
 //! let first = module.output::<i8>(0)?;
 //! module.run()?; // error[E0502]: `first` still borrows the Module
 //! assert_eq!(first.len(), 640);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Nor can an output be fed back as an input of the next run in place:
+//!
+//! ```compile_fail
+//! # fn demo(module: &mut tvmnode::runtime::Module) -> tvmnode::Result<()> {
+//! module.run()?;
+//! let y = module.output::<i8>(0)?;
+//! module.run_with(&[y])?; // error[E0502]: `y` borrows the Module
 //! # Ok(())
 //! # }
 //! ```
@@ -461,48 +474,92 @@ impl Module {
         done(rc, "Module::run", Location::caller())
     }
 
+    /// Set the first `inputs.len()` inputs from slices of their element
+    /// type and run once: one call into C per inference, where
+    /// [`set_input`](Module::set_input) and [`run`](Module::run) make one
+    /// each. The checks are theirs (`TypeError` when `T` is not an input's
+    /// dtype, `ValueError` for a wrong length or more slices than inputs,
+    /// `RuntimeError` for a failed run or an input left unset). Inputs
+    /// after the first `inputs.len()` stay as they were set, so a model
+    /// whose inputs differ in dtype sets the others with `set_input` first.
+    ///
+    /// The Module keeps nothing of the slices: a slice aligned for `T` is
+    /// read in place during the call, and that input is unset again when
+    /// it returns, so a later plain `run` needs it set again.
+    #[track_caller]
+    pub fn run_with<T: IoElement>(&mut self, inputs: &[&[T]]) -> Result<()> {
+        let caller = Location::caller();
+        let n = inputs.len();
+        if n > self.inputs.len() {
+            // The C side's ValueError, which names the model and both counts
+            // (it refuses before reading anything).
+            let n = i32::try_from(n).unwrap_or(i32::MAX);
+            // SAFETY: a live Module; `n` is above its number of inputs.
+            let rc =
+                unsafe { sys::tn_module_run_with(self.obj.as_ptr(), n, std::ptr::null(), std::ptr::null()) };
+            debug_assert_eq!(rc, -1);
+            return Err(failed("Module::run_with", caller));
+        }
+        // At most TN_CRT_MAX_IO inputs: no allocation.
+        let mut data = [std::ptr::null::<c_void>(); sys::TN_CRT_MAX_IO as usize];
+        let mut nbytes = [0usize; sys::TN_CRT_MAX_IO as usize];
+        for (i, input) in inputs.iter().enumerate() {
+            self.typed_index::<T>(&i, false, "Module::run_with", caller)?;
+            data[i] = input.as_ptr().cast();
+            nbytes[i] = std::mem::size_of_val(*input);
+        }
+        // SAFETY: a live Module; `data[i]` is valid for `nbytes[i]` bytes for
+        // the call, and the Module keeps no pointer into it after.
+        let rc =
+            unsafe { sys::tn_module_run_with(self.obj.as_ptr(), n as i32, data.as_ptr(), nbytes.as_ptr()) };
+        done(rc, "Module::run_with", caller)
+    }
+
     /// An output of the last run, borrowed from the Module's buffer (no
-    /// copy): `TypeError` when `T` is not its dtype, `RuntimeError` when
-    /// there is no run to read (none yet, or the last one failed). The
-    /// borrow keeps the Module from running again while the slice lives;
-    /// see the [module docs](self#borrowed-outputs).
+    /// copy, and no object made): `TypeError` when `T` is not its dtype,
+    /// `RuntimeError` when there is no run to read (none yet, or the last
+    /// one failed). The borrow keeps the Module from running again while
+    /// the slice lives; see the [module docs](self#borrowed-outputs).
     #[track_caller]
     pub fn output<T: IoElement>(&self, key: impl IoKey) -> Result<&[T]> {
         let caller = Location::caller();
         let i = self.typed_index::<T>(&key, true, "Module::output", caller)?;
-        // The C side hands out a tensor viewing the buffer (and refuses
-        // when there is no run to read); only its address is kept.
-        // SAFETY: a live Module; (transfer full).
-        let p = unsafe { sys::tn_module_get_output(self.obj.as_ptr(), i as i32) };
-        if p.is_null() {
+        let mut nbytes = 0usize;
+        // SAFETY: a live Module; `i` is in range. The C side refuses (NULL)
+        // when there is no run to read.
+        let data = unsafe { sys::tn_module_output_data(self.obj.as_ptr(), i as i32, &mut nbytes) };
+        if data.is_null() {
             return Err(failed("Module::output", caller));
         }
-        // SAFETY: a tn.Tensor, released at the end of this scope.
-        let view = unsafe { Object::from_raw(p) }.expect("non-NULL");
-        // SAFETY: the public TnTensorObj layout.
-        let dl = unsafe { &(*(view.as_ptr() as *const sys::TnTensorObj)).dl };
-        let data = (dl.data as *const u8).wrapping_add(dl.byte_offset as usize);
-        let n = self.outputs[i].nbytes / std::mem::size_of::<T>();
+        let n = nbytes / std::mem::size_of::<T>();
         if n == 0 {
             return Ok(&[]);
         }
-        if data.is_null() || data.align_offset(std::mem::align_of::<T>()) != 0 {
-            let e = Error::new(
-                ErrorKind::ValueError,
-                format!(
-                    "model '{}', output '{}': its buffer is not aligned for {}",
-                    self.name,
-                    self.outputs[i].name,
-                    T::DTYPE
-                ),
-            );
-            return Err(at_loc(e, "Module::output", caller));
+        if data.align_offset(std::mem::align_of::<T>()) != 0 {
+            return Err(self.misaligned::<T>(i, caller));
         }
         // SAFETY: `n` elements of T (dtype checked; every bit pattern is a
         // T) in memory the Module owns (its output buffer or workspace
-        // pool) and writes only in calls that take `&mut self`: valid, and
-        // unchanged, for as long as `&self` is borrowed.
+        // pool) and writes only in calls that take `&mut self` (run,
+        // run_with, time, set_input, set_workspace, ...): valid, and
+        // unchanged, for as long as `&self` is borrowed, which the returned
+        // slice's lifetime ties it to.
         Ok(unsafe { std::slice::from_raw_parts(data.cast::<T>(), n) })
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn misaligned<T: IoElement>(&self, i: usize, caller: &Location<'_>) -> Error {
+        let e = Error::new(
+            ErrorKind::ValueError,
+            format!(
+                "model '{}', output '{}': its buffer is not aligned for {}",
+                self.name,
+                self.outputs[i].name,
+                T::DTYPE
+            ),
+        );
+        at_loc(e, "Module::output", caller)
     }
 
     /// Copy an output of the last run into `out` (its dtype, and its
