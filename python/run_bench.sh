@@ -2,7 +2,9 @@
 # run_bench.sh BUILD_DIR OUT_DIR [--samples N]: the Python binding's
 # benchmarks beside apache-tvm-ffi (pinned, from PyPI), ctypes and CPython
 # builtins, in one run; then the trained models' import time and latency
-# beside TFLite Micro and LiteRT (bench/bench_models.py). BUILD_DIR should be an optimised build tree
+# beside TFLite Micro and LiteRT (bench/bench_models.py), compiled C
+# (bench_aot.py), a compiled model's per-call cost from Python beside LiteRT
+# (bench_module.py) and the emulated Cortex-M4 (bench_device.py). BUILD_DIR should be an optimised build tree
 # (../configure CFLAGS="-O2 -g"). Prints a table; writes
 # OUT_DIR/bench_python.json (every sample) and OUT_DIR/bench_python.md.
 set -u
@@ -18,5 +20,7 @@ out_abs=$(cd "$OUT" && pwd)
 # the trained models beside TFLite Micro and LiteRT (bench_models.md/.json)
 "$VPY" "$HERE/bench/bench_models.py" --out "$out_abs" || exit
 "$VPY" "$HERE/bench/bench_aot.py" --out "$out_abs" || exit
+# a compiled model run from Python beside LiteRT, per call (bench_module.md/.json)
+"$VPY" "$HERE/bench/bench_module.py" --out "$out_abs" || exit
 # the same models on the emulated Cortex-M4 and in wasm32 (bench_device.md/.json)
 exec "$VPY" "$HERE/bench/bench_device.py" --out "$out_abs"

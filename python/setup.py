@@ -78,7 +78,8 @@ def in_tree(build):
     if not os.path.exists(os.path.join(libdir, "libtvmnode.so")):
         raise SystemExit(f"TVMNODE_BUILD_DIR={build}: no libtvmnode.so in {libdir} (run make)")
     return {
-        "include_dirs": [os.path.join(src, "libtvmnode", "include")],
+        "include_dirs": [os.path.join(src, d, "include")
+                         for d in ("libtvmnode", "runtime/host", "runtime/crt")],
         "library_dirs": [libdir],
         "runtime_library_dirs": [libdir],
         "libraries": ["tvmnode"],
@@ -115,7 +116,8 @@ def bundled():
     # headers now; the library directory is filled in by build_ext once the
     # library is built (metadata-only runs of setup.py must not build it)
     src = source_dir(required=False)
-    inc = [os.path.join(src, "libtvmnode", "include")] if src else []
+    inc = [os.path.join(src, d, "include")
+           for d in ("libtvmnode", "runtime/host", "runtime/crt")] if src else []
     return {"include_dirs": inc, "library_dirs": [], "libraries": ["tvmnode"],
             "extra_link_args": ["-Wl,-rpath,$ORIGIN"]}
 

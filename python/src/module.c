@@ -119,7 +119,8 @@ PyMODINIT_FUNC PyInit__ffi(void) {
   if (tnpy_object_init_types(m) || tnpy_function_init(m) ||
       tnpy_tensor_init(m) || tnpy_error_init(m) || tnpy_functor_init(m) ||
       PyModule_AddFunctions(m, tnpy_ir_methods) ||
-      PyModule_AddFunctions(m, tnpy_testing_methods))
+      PyModule_AddFunctions(m, tnpy_testing_methods) ||
+      PyModule_AddFunctions(m, tnpy_runtime_methods))
     goto fail;
   /* Functions and tensors have C classes of their own. */
   PyObject *r1 = PyObject_CallMethod(m, "_register_class", "iO",

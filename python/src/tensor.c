@@ -197,7 +197,7 @@ static void buffer_tensor_delete(DLManagedTensorVersioned *m) {
 }
 
 /* DLDataType for a struct-module format string; 0 when not representable. */
-static int format_dtype(const char *fmt, Py_ssize_t itemsize, DLDataType *dt) {
+int tnpy_format_dtype(const char *fmt, Py_ssize_t itemsize, DLDataType *dt) {
   if (fmt == NULL) fmt = "B";
   /* native or little-endian only (DLPack data is in native order) */
   if (*fmt == '@' || *fmt == '=' || (!PY_BIG_ENDIAN && *fmt == '<')) fmt++;
@@ -241,7 +241,7 @@ static TnObject *tensor_from_buffer(PyObject *o) {
     return NULL;
   }
   DLDataType dt;
-  int ok = format_dtype(view.format, view.itemsize, &dt) && view.ndim <= 64;
+  int ok = tnpy_format_dtype(view.format, view.itemsize, &dt) && view.ndim <= 64;
   for (int i = 0; ok && i < view.ndim; i++)
     ok = view.strides[i] % view.itemsize == 0;
   if (!ok) {

@@ -163,6 +163,9 @@ extern PyMethodDef tnpy_function_methods[];
  * for numpy arrays, __dlpack__ for any other producer. (transfer full) NULL
  * with a Python exception; *not_tensor set when `o` offers neither. */
 TnObject *tnpy_tensor_from_py(PyObject *o, int *not_tensor);
+/* The DLDataType of a struct-module format string (native or little-endian
+ * order); 0 when it has none. */
+int tnpy_format_dtype(const char *fmt, Py_ssize_t itemsize, DLDataType *dt);
 int tnpy_tensor_init(PyObject *module);
 extern PyMethodDef tnpy_tensor_methods[];
 extern PyObject *tnpy_ndarray_type; /* numpy.ndarray once numpy is seen */
@@ -171,6 +174,7 @@ extern PyObject *tnpy_ndarray_type; /* numpy.ndarray once numpy is seen */
 
 extern PyMethodDef tnpy_ir_methods[];
 extern PyMethodDef tnpy_testing_methods[];
+extern PyMethodDef tnpy_runtime_methods[];
 int tnpy_functor_init(PyObject *module);
 
 /* ---- readers and writers of mutable containers (object.c) ---------------

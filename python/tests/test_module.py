@@ -133,6 +133,77 @@ def test_set_input_then_run_and_benchmark(tmp_path_factory: Any) -> None:
         assert m.macs > 0 and m.workspace_bytes > 0
 
 
+def test_run_with_every_input_is_one_call_that_keeps_them(tmp_path_factory: Any) -> None:
+    """run(x) with arrays that are exactly the inputs takes the one-call
+    path; what it read stays the input, in place, as set_input's would."""
+    b = built("ad01_int8.tflite", tmp_path_factory, name="ad")
+    (x,), (want,) = b.cases[0]
+    (x1,), (want1,) = b.cases[1]
+    with runtime.load_module(b.so) as m:
+        mine = x.copy()
+        np.testing.assert_array_equal(m.run(mine)[0], want)
+        # read in place and kept: a later run without inputs sees changes
+        mine[...] = x1
+        np.testing.assert_array_equal(m.run()[0], want1)
+        assert m.benchmark(number=3, repeat=1)["median_ms"] > 0
+        # set_input replaces what run(x) lent, and only that input
+        m.run(x)
+        m.set_input(0, x1)
+        np.testing.assert_array_equal(m.run()[0], want1)
+        # copy=False gives the same views every time: the Module's buffers
+        (v,) = m.run(x, copy=False)
+        (v2,) = m.run(x1, copy=False)
+        assert v is v2 and np.shares_memory(v, v2)
+        np.testing.assert_array_equal(v, want1)
+        (c,) = m.run(x)
+        assert not np.shares_memory(c, v)
+        np.testing.assert_array_equal(c, want)
+        # arrays that are not exactly the input take the checked path:
+        # lists, other dtypes that convert, read-only and misaligned memory
+        np.testing.assert_array_equal(m.run(x.tolist())[0], want)
+        ro = x.copy()
+        ro.flags.writeable = False
+        np.testing.assert_array_equal(m.run(ro)[0], want)
+        raw = np.zeros(641, np.int8)
+        odd = raw[1:].reshape(1, 640)
+        odd[...] = x1
+        np.testing.assert_array_equal(m.run(odd)[0], want1)
+        # an output view fed back as the input is copied before the run
+        np.testing.assert_array_equal(m.run(x)[0], want)
+        (out,) = m.run(x, copy=False)
+        assert out.shape == (1, 640) and out.dtype == np.int8
+        before = out.copy()
+        got = m.run(out)[0]
+        np.testing.assert_array_equal(got, m.run(before)[0])
+
+
+def test_the_one_call_path_refuses_another_thread(tmp_path_factory: Any) -> None:
+    """Two threads that share one Module, both with run(x): one runs, the
+    other gets the in-use error, and no run ever mixes their inputs."""
+    b = built("pretrainedResnet_quant.tflite", tmp_path_factory,
+              name="pretrainedresnet_quant")
+    (xa,), (wa,) = b.cases[0]
+    (xb,), (wb,) = b.cases[1]
+    refused, wrong = [0], [0]
+    with runtime.load_module(b.so) as m:
+        def loop(x: np.ndarray, want: np.ndarray) -> None:
+            for _ in range(40):
+                try:
+                    if not np.array_equal(m.run(x)[0], want):
+                        wrong[0] += 1
+                except RuntimeError as e:
+                    assert "in use by another thread" in str(e)
+                    refused[0] += 1
+
+        ts = [threading.Thread(target=loop, args=a) for a in ((xa, wa), (xb, wb))]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    assert wrong[0] == 0
+    assert refused[0] > 0
+
+
 def test_errors_are_typed(tmp_path_factory: Any, tmp_path: Any) -> None:
     b = built("ad01_int8.tflite", tmp_path_factory, name="ad")
     (x,), _ = b.cases[0]

@@ -17,7 +17,9 @@ A Module runs a model compiled ahead of time (docs/mlf.md) from a shared
 library built by `tvmnode build` or tvmnode.codegen.build_library, or from
 the program's system library (system_module). It needs no compiler. Inputs
 are read without a copy when the array is compact and aligned for its
-dtype, else copied once; outputs live in the Module's buffers, which the
+dtype, else copied once, and stay the inputs until set again. run(x, ...)
+with every input given, as arrays of exactly the inputs' dtypes and
+shapes, is one C call. Outputs live in the Module's buffers, which the
 next run overwrites, so run() and get_output() return copies unless
 copy=False (then the array views the buffer and keeps the Module's memory
 alive). One Module serves one thread at a time (another thread gets a
@@ -30,6 +32,7 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ._core import get_global_func
+from ._ffi import _module_run
 
 _new = get_global_func("runtime.Executor")
 _run = get_global_func("runtime.ExecutorRun")
@@ -142,6 +145,8 @@ class Module:
         d = _mod_describe(handle)
         self._h: Any = handle
         self._busy = threading.Lock()
+        self._views: List[Any] = []
+        self._lent: Optional[Tuple[Any, ...]] = None  # see _keep_lent
         self.name: str = str(d["name"])
         self.inputs = _tensor_infos(d["inputs"])
         self.outputs = _tensor_infos(d["outputs"])
@@ -165,6 +170,8 @@ class Module:
         """Let go of the Module. Arrays returned with copy=False stay valid:
         they keep its memory (and its library) alive."""
         self._h = None
+        self._views = []
+        self._lent = None
 
     def __enter__(self) -> "Module":
         return self
@@ -198,6 +205,7 @@ class Module:
         aligned for its dtype is read in place at run(): changing it
         before the run changes what the model sees."""
         with self._claim():
+            self._keep_lent()
             _mod_set_input(self.handle, key, self._array(array, self._info(key)))
 
     def run(self, *arrays: Any, copy: bool = True, **named: Any) -> List[Any]:
@@ -205,6 +213,22 @@ class Module:
         name), run once, and return every output as a numpy array: copies,
         or with copy=False views of the Module's buffers that the next run
         overwrites. Inputs not given keep what was set before."""
+        if len(arrays) == len(self.inputs) and not named:
+            # every input given: one C call that reads them in place when
+            # they are exactly the inputs' dtype and shape (else False, and
+            # the path below converts or names what is wrong)
+            h, busy = self.handle, self._busy
+            if not busy.acquire(False):
+                raise _in_use(self)
+            try:
+                ran = _module_run(h, arrays)
+                if ran:
+                    self._lent = arrays
+            finally:
+                busy.release()
+            if ran:
+                views = self._views or self._output_views()
+                return [v.copy() for v in views] if copy else list(views)
         import numpy
 
         if len(arrays) > len(self.inputs):
@@ -213,6 +237,7 @@ class Module:
                                len(arrays)))
         h = self.handle
         with self._claim():
+            self._keep_lent()
             ins = [self._array(a, i) for a, i in zip(arrays, self.inputs)]
             for key, a in named.items():
                 k = self._names.index(self._info(key)["name"])
@@ -224,6 +249,25 @@ class Module:
         return [v.copy() for v in views] if copy else views
 
     __call__ = run
+
+    def _keep_lent(self) -> None:
+        """The C Module forgets arrays that one run read in place; before
+        anything else reads or sets inputs, set them for good (in place,
+        as set_input does), so that they stay the inputs until replaced."""
+        lent, self._lent = self._lent, None
+        if lent is not None:
+            for k, a in enumerate(lent):
+                _mod_set_input(self.handle, k, a)
+
+    def _output_views(self) -> List[Any]:
+        """Views of the Module's output buffers, made once: the buffers do
+        not move, and each view keeps the Module's memory alive."""
+        import numpy
+
+        with self._claim():
+            self._views = [numpy.from_dlpack(_mod_get_output(self.handle, i))
+                           for i in range(len(self.outputs))]
+        return self._views
 
     def get_output(self, i: int, copy: bool = True) -> Any:
         """Output `i` of the last run (a copy, or with copy=False a view that
@@ -242,6 +286,7 @@ class Module:
         import numpy
 
         with self._claim():
+            self._keep_lent()
             ms = numpy.array([float(x) for x in _mod_time(self.handle, number, repeat)])
         return {"median_ms": float(numpy.median(ms)), "mean_ms": float(ms.mean()),
                 "min_ms": float(ms.min()), "max_ms": float(ms.max()),
@@ -264,9 +309,12 @@ class _Claim:
 
     def __enter__(self) -> None:
         if not self._m._busy.acquire(blocking=False):
-            raise RuntimeError("model '%s': the Module is in use by another thread "
-                               "(a Module serves one thread at a time; make one "
-                               "Module per thread)" % self._m.name)
+            raise _in_use(self._m)
 
     def __exit__(self, *exc: Any) -> None:
         self._m._busy.release()
+
+
+def _in_use(m: Module) -> RuntimeError:
+    return RuntimeError("model '%s': the Module is in use by another thread (a Module "
+                        "serves one thread at a time; make one Module per thread)" % m.name)
