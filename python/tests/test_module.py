@@ -177,6 +177,39 @@ def test_run_with_every_input_is_one_call_that_keeps_them(tmp_path_factory: Any)
         np.testing.assert_array_equal(got, m.run(before)[0])
 
 
+def test_run_with_buffers_that_change_after_the_run(tmp_path_factory: Any) -> None:
+    """Any buffer of the right dtype and shape takes the one-call path; one
+    that cannot be read any more when a later call needs it is named, and
+    nothing crashes."""
+    b = built("ad01_int8.tflite", tmp_path_factory, name="ad")
+    (x,), (want,) = b.cases[0]
+    (x1,), (want1,) = b.cases[1]
+    with runtime.load_module(b.so) as m:
+        mv = memoryview(bytearray(x.tobytes())).cast("b", [1, 640])
+        np.testing.assert_array_equal(m.run(mv)[0], want)
+        mv.release()  # the Module holds no export of it
+        with pytest.raises(ValueError, match=r"input 'input_1': the memoryview given to "
+                                             r"the last run\(\) can no longer be read"):
+            m.run()
+        with pytest.raises(RuntimeError, match=r"input 'input_1' \(0\) is not set"):
+            m.run()
+        gone = memoryview(bytearray(x.tobytes())).cast("b", [1, 640])
+        gone.release()
+        with pytest.raises(TypeError, match=r"input 'input_1': expected an array of int8 with "
+                                            r"shape \[1, 640\], got memoryview"):
+            m.run(gone)
+        with pytest.raises(TypeError, match="got NoneType"):
+            m.run(None)
+        # a bytearray read in place, then resized: read again at the next run
+        ba = bytearray(x1.tobytes())
+        np.testing.assert_array_equal(m.run(np.frombuffer(ba, np.int8).reshape(1, 640))[0],
+                                      want1)
+        class Sub(np.ndarray):
+            pass
+        np.testing.assert_array_equal(m.run(x.view(Sub))[0], want)
+        np.testing.assert_array_equal(m.run()[0], want)
+
+
 def test_the_one_call_path_refuses_another_thread(tmp_path_factory: Any) -> None:
     """Two threads that share one Module, both with run(x): one runs, the
     other gets the in-use error, and no run ever mixes their inputs."""

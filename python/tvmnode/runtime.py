@@ -186,7 +186,13 @@ class Module:
             return numpy.ascontiguousarray(a)  # no copy when already compact
         if hasattr(a, "__dlpack__") or isinstance(a, bytes):
             return a
-        return numpy.asarray(a, dtype=info["dtype"])
+        try:
+            return numpy.asarray(a, dtype=info["dtype"])
+        except (TypeError, ValueError) as e:
+            raise TypeError("model '%s', input '%s': expected an array of %s with shape "
+                            "%s, got %s (%s)" % (self.name, info["name"], info["dtype"],
+                                                 list(info["shape"]), type(a).__name__, e)
+                            ) from None
 
     def _info(self, key: Union[int, str]) -> Dict[str, Any]:
         if isinstance(key, str):
@@ -256,8 +262,14 @@ class Module:
         as set_input does), so that they stay the inputs until replaced."""
         lent, self._lent = self._lent, None
         if lent is not None:
-            for k, a in enumerate(lent):
-                _mod_set_input(self.handle, k, a)
+            for k, (a, info) in enumerate(zip(lent, self.inputs)):
+                try:
+                    _mod_set_input(self.handle, k, self._array(a, info))
+                except (TypeError, ValueError) as e:  # e.g. a memoryview released since
+                    raise ValueError("model '%s', input '%s': the %s given to the last "
+                                     "run() can no longer be read (%s); set the input "
+                                     "again" % (self.name, info["name"], type(a).__name__,
+                                                e)) from None
 
     def _output_views(self) -> List[Any]:
         """Views of the Module's output buffers, made once: the buffers do
