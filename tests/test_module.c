@@ -466,6 +466,57 @@ START_TEST(test_inputs_and_outputs_in_the_pool) {
 }
 END_TEST
 
+START_TEST(test_a_workspace_given_as_a_tensor) {
+  int64_t live = tn_object_live_count();
+  TnObject *mod = TN_NONNULL(tn_module_system("pooled"));
+  int calls = 0;
+  TN_OK(tn_module_set_device(mod, 0, &calls));
+  static const int64_t s64[] = {64}, s8[] = {8}, s24[] = {2, 4};
+  TnObject *pool = tensor_of(s64, 1, kDLUInt, 8, NULL);
+  ck_assert_uint_eq((uintptr_t)data_of(pool) % 32, 0);
+  TN_OK(tn_module_set_workspace_tensor(mod, 0, pool));
+  ck_assert_uint_eq(tn_object_strong_count(pool), 2); /* the Module's */
+  const int8_t q[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  TN_OK(tn_module_set_input_bytes(mod, 0, q, sizeof q));
+  ck_assert_mem_eq(data_of(pool), q, sizeof q); /* the input lives there */
+  TN_OK(tn_module_run(mod));
+  TnObject *y = TN_NONNULL(tn_module_get_output(mod, 0));
+  ck_assert_ptr_eq(data_of(y), (uint8_t *)data_of(pool) + 16);
+  ck_assert_uint_eq(tn_object_strong_count(pool), 3); /* and the view's */
+  /* back to the Module's own pool: the view still reads the tensor */
+  TN_OK(tn_module_set_workspace_tensor(mod, 0, NULL));
+  ck_assert_uint_eq(tn_object_strong_count(pool), 2);
+  ck_assert_int_eq(((int32_t *)data_of(y))[0], 17);
+  tn_object_release(y);
+  ck_assert_uint_eq(tn_object_strong_count(pool), 1);
+  /* checked: size, alignment, kind, index */
+  TnObject *small = tensor_of(s8, 1, kDLUInt, 8, NULL);
+  ck_assert_int_eq(tn_module_set_workspace_tensor(mod, 0, small), -1);
+  TN_EXPECT_ERROR("ValueError", "pool 'arena' needs 32 bytes, got 8");
+  ck_assert_int_eq(tn_module_set_workspace_tensor(mod, 0, mod), -1);
+  TN_EXPECT_ERROR("TypeError", "expected a tn.Tensor, got tn.Module");
+  ck_assert_int_eq(tn_module_set_workspace_tensor(mod, 1, pool), -1);
+  TN_EXPECT_ERROR("IndexError", "no pool 1");
+  static const int64_t every_other[] = {8, 2};
+  DLDataType i8 = {kDLInt, 8, 1};
+  TnObject *wide = tensor_of(s64, 1, kDLInt, 8, NULL);
+  TnObject *strided = TN_NONNULL(tn_tensor_view(wide, s24, every_other, 2, i8, 0));
+  ck_assert_int_eq(tn_module_set_workspace_tensor(mod, 0, strided), -1);
+  TN_EXPECT_ERROR("ValueError", "must be compact");
+  /* the pool tensor lives on while the Module does, and no longer */
+  TN_OK(tn_module_set_workspace_tensor(mod, 0, pool));
+  tn_object_release(pool);
+  TN_OK(tn_module_set_input_bytes(mod, 0, q, sizeof q));
+  TN_OK(tn_module_run(mod));
+  ck_assert_int_eq(calls, 2);
+  tn_object_release(strided);
+  tn_object_release(wide);
+  tn_object_release(small);
+  tn_object_release(mod);
+  ck_assert_int_eq(tn_object_live_count(), live);
+}
+END_TEST
+
 START_TEST(test_describe) {
   TnObject *mod = TN_NONNULL(tn_module_system("pooled"));
   TnObject *d = TN_NONNULL(tn_module_describe(mod));
@@ -892,6 +943,7 @@ static Suite *module_suite(void) {
   tcase_add_test(tc, test_a_failed_run_names_the_crt_status);
   tcase_add_test(tc, test_run_with_reads_inputs_for_one_call);
   tcase_add_test(tc, test_inputs_and_outputs_in_the_pool);
+  tcase_add_test(tc, test_a_workspace_given_as_a_tensor);
   tcase_add_test(tc, test_describe);
   tcase_add_test(tc, test_malformed_descriptors_are_refused);
   tcase_add_test(tc, test_loading_what_is_not_a_model_library);

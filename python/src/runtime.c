@@ -5,11 +5,13 @@
  * each array through the buffer protocol and, when each is exactly what its
  * input needs (C-contiguous, the input's dtype and shape), hands them all
  * to tn_module_run_with with the GIL released: one C call that sets the
- * inputs, reading them in place when their memory allows it, and runs. It
- * answers True after a run, False when an array is not of that kind
- * (another dtype, a list, a strided view, ...), without running: the
- * caller then takes the checked path, which converts what it can and
- * names what it cannot. Errors of the run itself are raised.
+ * inputs, reading them in place when their memory allows it, and runs.
+ * After a run it answers the inputs that may have been read in place (a
+ * bit mask of those outside the pools: the C Module forgot them, and the
+ * caller keeps them); None when an array is not of that kind (another
+ * dtype, a list, a strided view, ...), without running: the caller then
+ * takes the checked path, which converts what it can and names what it
+ * cannot. Errors of the run itself are raised.
  *
  * The outputs are not built here: the Python layer keeps one view per
  * output of the Module's buffers and copies from them.
@@ -44,7 +46,7 @@ static PyObject *module_run(PyObject *self, PyObject *const *args,
   Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
   int32_t nin = tn_module_num_inputs(mod);
   if (nin < 0) return tnpy_raise_tn();
-  if (n != nin || n > TN_CRT_MAX_IO) Py_RETURN_FALSE;
+  if (n != nin || n > TN_CRT_MAX_IO) Py_RETURN_NONE;
   Py_buffer views[TN_CRT_MAX_IO];
   const void *data[TN_CRT_MAX_IO];
   size_t nbytes[TN_CRT_MAX_IO];
@@ -66,6 +68,9 @@ static PyObject *module_run(PyObject *self, PyObject *const *args,
                        tn_module_input_info(mod, (int32_t)(held - 1)));
   }
   int rc = 0;
+  unsigned long lent = 0;
+  for (Py_ssize_t i = 0; fits && i < n; i++)
+    if (tn_module_input_info(mod, (int32_t)i)->pool < 0) lent |= 1ul << i;
   if (fits) {
     /* the proxy in args keeps `mod` alive; this keeps it alive even if the
      * proxy's handle is replaced by another thread meanwhile */
@@ -79,11 +84,13 @@ static PyObject *module_run(PyObject *self, PyObject *const *args,
   }
   while (held > 0) PyBuffer_Release(&views[--held]);
   if (rc) return tnpy_raise_tn();
-  return PyBool_FromLong(fits);
+  if (!fits) Py_RETURN_NONE;
+  return PyLong_FromUnsignedLong(lent);
 }
 
 PyMethodDef tnpy_runtime_methods[] = {
     {"_module_run", (PyCFunction)(void (*)(void))module_run, METH_FASTCALL,
-     "_module_run(module, arrays) -> True after a run on arrays that are "
-     "exactly the model's inputs, False (and no run) otherwise."},
+     "_module_run(module, arrays) -> after a run on arrays that are exactly "
+     "the model's inputs, the mask of those that may have been read in "
+     "place; None (and no run) otherwise."},
     {NULL, NULL, 0, NULL}};

@@ -108,6 +108,42 @@ def test_pooled_archives(fname: str, opts: Dict[str, Any], tmp_path_factory: Any
             check_runs(m, b)
 
 
+def test_a_workspace_of_the_callers(tmp_path_factory: Any) -> None:
+    """set_workspace runs the model in an array the caller gives, inputs and
+    outputs included when they live in the pool; outputs read from it stay
+    readable after the pool is given back; bad pools are named."""
+    b = built("ad01_int8.tflite", tmp_path_factory, name="adp", io_in_pool=True)
+    (x,), (want,) = b.cases[0]
+    (x1,), (want1,) = b.cases[1]
+    with runtime.load_module(b.so) as m:
+        (pool_info,) = m.pools
+        size, align = pool_info["size"], pool_info["alignment"]
+        assert size == m.workspace_bytes and align >= 16
+        raw = np.zeros(size + 2 * align, np.uint8)
+        off = -raw.ctypes.data % align
+        pool = raw[off:off + size]
+        m.set_workspace(0, pool)
+        (y,) = m.run(x, copy=False)
+        np.testing.assert_array_equal(y, want)
+        assert np.shares_memory(y, raw)  # the output lives in the caller's pool
+        m.set_workspace(0)  # the Module's own again
+        np.testing.assert_array_equal(y, want)  # the old view still reads it
+        np.testing.assert_array_equal(m.run(x1)[0], want1)
+        np.testing.assert_array_equal(y, want)  # and is not the Module's
+        with pytest.raises(ValueError, match="pool '.*' needs %d bytes, got %d"
+                           % (size, size - 1)):
+            m.set_workspace(0, pool[:-1])
+        with pytest.raises(ValueError, match="must be aligned to %d bytes" % align):
+            m.set_workspace(0, raw[off + 1:off + 1 + size])
+        with pytest.raises(IndexError, match="no pool 1"):
+            m.set_workspace(1, pool)
+        with pytest.raises(TypeError, match="expected a tn.Tensor or None"):
+            m.set_workspace(0, "pool")
+        # after the errors, the Module runs as before
+        np.testing.assert_array_equal(m.run(x)[0], want)
+        del y
+
+
 def test_set_input_then_run_and_benchmark(tmp_path_factory: Any) -> None:
     b = built("ad01_int8.tflite", tmp_path_factory, name="ad")
     (x,), (want,) = b.cases[0]

@@ -112,6 +112,7 @@ _mod_set_input = get_global_func("runtime.ModuleSetInput")
 _mod_get_output = get_global_func("runtime.ModuleGetOutput")
 _mod_invoke = get_global_func("runtime.ModuleInvoke")
 _mod_time = get_global_func("runtime.ModuleTime")
+_mod_set_workspace = get_global_func("runtime.ModuleSetWorkspace")
 _mod_invoke.release_gil = True  # a model may run for milliseconds
 _mod_time.release_gil = True
 
@@ -146,12 +147,15 @@ class Module:
         self._h: Any = handle
         self._busy = threading.Lock()
         self._views: List[Any] = []
-        self._lent: Optional[Tuple[Any, ...]] = None  # see _keep_lent
+        self._lent: Optional[Tuple[Tuple[Any, ...], int]] = None  # see _keep_lent
         self.name: str = str(d["name"])
         self.inputs = _tensor_infos(d["inputs"])
         self.outputs = _tensor_infos(d["outputs"])
         self.macs = int(d["macs"])
         self.workspace_bytes = int(d["workspace_bytes"])
+        self.pools: List[Dict[str, Any]] = [
+            {"name": str(p["name"]), "size": int(p["size"]), "alignment": int(p["alignment"])}
+            for p in d["workspace_pools"]]
         self._names = [i["name"] for i in self.inputs]
 
     def __repr__(self) -> str:
@@ -227,12 +231,12 @@ class Module:
             if not busy.acquire(False):
                 raise _in_use(self)
             try:
-                ran = _module_run(h, arrays)
-                if ran:
-                    self._lent = arrays
+                lent = _module_run(h, arrays)
+                if lent is not None:
+                    self._lent = (arrays, lent)
             finally:
                 busy.release()
-            if ran:
+            if lent is not None:
                 views = self._views or self._output_views()
                 return [v.copy() for v in views] if copy else list(views)
         import numpy
@@ -256,13 +260,29 @@ class Module:
 
     __call__ = run
 
+    def set_workspace(self, pool: int, array: Any = None) -> None:
+        """Run in the caller's memory for workspace pool `pool` (an index
+        into `pools`): a writable, compact array of at least the pool's
+        bytes, aligned as the pool says (numpy.zeros(n, numpy.uint8) is,
+        up to 16 bytes; larger alignments need an offset slice). The
+        Module keeps the array alive until the pool is set again; None
+        gives it back its own. Inputs that lived in the pool must be set
+        again, and so must outputs be read again after a run."""
+        with self._claim():
+            self._keep_lent()
+            self._views = []  # outputs in the pool move with it
+            _mod_set_workspace(self.handle, pool, None if array is None else array)
+
     def _keep_lent(self) -> None:
         """The C Module forgets arrays that one run read in place; before
         anything else reads or sets inputs, set them for good (in place,
         as set_input does), so that they stay the inputs until replaced."""
         lent, self._lent = self._lent, None
         if lent is not None:
-            for k, (a, info) in enumerate(zip(lent, self.inputs)):
+            arrays, mask = lent
+            for k, (a, info) in enumerate(zip(arrays, self.inputs)):
+                if not mask >> k & 1:  # copied into its pool: still set
+                    continue
                 try:
                     _mod_set_input(self.handle, k, self._array(a, info))
                 except (TypeError, ValueError) as e:  # e.g. a memoryview released since

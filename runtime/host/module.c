@@ -48,6 +48,8 @@ typedef struct {
   TnCrtInstance inst;
   void *ws[TN_CRT_MAX_POOLS];     /* the workspace pools in use */
   void *own_ws[TN_CRT_MAX_POOLS]; /* the Module's own (kept to the end) */
+  TnObject *ws_tensor[TN_CRT_MAX_POOLS]; /* a caller's pool given as a
+                                            tensor, kept alive */
   void *consts[TN_CRT_MAX_POOLS];
   void *in_copy[TN_CRT_MAX_IO];     /* where copied inputs go */
   TnObject *in_tensor[TN_CRT_MAX_IO]; /* zero-copy inputs, kept alive */
@@ -153,6 +155,7 @@ static void module_deleter(TnObject *self, int flags) {
       free(m->out_buf[i]);
     }
     for (int i = 0; i < TN_CRT_MAX_POOLS; i++) {
+      tn_object_release(m->ws_tensor[i]);
       free(m->own_ws[i]);
       free(m->consts[i]);
     }
@@ -432,6 +435,25 @@ static TnObject *describe_list(const TnCrtTensorInfo *t, int32_t n) {
   return arr;
 }
 
+/* [{"name", "size", "alignment"}] of the workspace pools. */
+static TnObject *describe_pools(const TnCrtModel *d) {
+  TnAny items[TN_CRT_MAX_POOLS] = {{0, 0, {0}}}; /* (may be none) */
+  int32_t n = 0;
+  for (; n < d->num_workspace_pools; n++) {
+    const TnCrtPoolInfo *p = &d->workspace_pools[n];
+    TnAny keys[3] = {tn_any_cstr("name"), tn_any_cstr("size"),
+                     tn_any_cstr("alignment")};
+    TnAny vals[3] = {tn_any_cstr(p->name ? p->name : ""),
+                     tn_any_int(p->size), tn_any_int(p->alignment)};
+    TnObject *one = tn_map_new(keys, vals, 3);
+    if (one == NULL) break;
+    items[n] = tn_any_obj(one);
+  }
+  TnObject *list = n == d->num_workspace_pools ? tn_array_new(items, n) : NULL;
+  for (int32_t k = 0; k < n; k++) tn_any_clear(&items[k]);
+  return list;
+}
+
 TN_API TnObject *tn_module_describe(const TnObject *mod) {
   const Module *m = as_module(mod, "tn_module_describe");
   if (m == NULL) return NULL;
@@ -445,23 +467,26 @@ TN_API TnObject *tn_module_describe(const TnObject *mod) {
   TnObject *ins = describe_list(d->inputs, d->num_inputs);
   TnObject *outs = ins ? describe_list(d->outputs, d->num_outputs) : NULL;
   TnObject *dev = outs ? tn_array_new(devs, d->num_devices) : NULL;
+  TnObject *pools = dev ? describe_pools(d) : NULL;
   TnObject *map = NULL;
-  if (dev) {
-    TnAny keys[8] = {tn_any_cstr("name"), tn_any_cstr("version"),
+  if (pools) {
+    TnAny keys[9] = {tn_any_cstr("name"), tn_any_cstr("version"),
                      tn_any_cstr("inputs"), tn_any_cstr("outputs"),
                      tn_any_cstr("devices"), tn_any_cstr("macs"),
                      tn_any_cstr("workspace_bytes"),
-                     tn_any_cstr("constant_bytes")};
-    TnAny vals[8] = {tn_any_cstr(d->name),
+                     tn_any_cstr("constant_bytes"),
+                     tn_any_cstr("workspace_pools")};
+    TnAny vals[9] = {tn_any_cstr(d->name),
                      tn_any_cstr(d->version ? d->version : ""),
                      tn_any_obj(ins), tn_any_obj(outs), tn_any_obj(dev),
                      tn_any_int(d->macs), tn_any_int(ws),
-                     tn_any_int(d->constant_bytes)};
-    map = tn_map_new(keys, vals, 8);
+                     tn_any_int(d->constant_bytes), tn_any_obj(pools)};
+    map = tn_map_new(keys, vals, 9);
   }
   tn_object_release(ins);
   tn_object_release(outs);
   tn_object_release(dev);
+  tn_object_release(pools);
   return map;
 }
 
@@ -704,11 +729,13 @@ TN_API int tn_module_time(TnObject *mod, int32_t number, int32_t repeat,
 
 typedef struct {
   DLManagedTensorVersioned managed;
+  TnObject *pool; /* the caller's pool tensor the output lives in, or NULL */
   int64_t shape[MAX_NDIM];
 } OutputView;
 
 static void output_view_delete(DLManagedTensorVersioned *self) {
   tn_object_release(self->manager_ctx);
+  tn_object_release(((OutputView *)self)->pool);
   free(self);
 }
 
@@ -734,6 +761,10 @@ static TnObject *output_locked(Module *m, int32_t i, const char *who) {
   v->managed.dl_tensor.ndim = t->ndim;
   tn_module_dtype(t->dtype, &v->managed.dl_tensor.dtype);
   v->managed.dl_tensor.shape = v->shape;
+  /* an output in a pool the caller gave as a tensor keeps that tensor, so
+   * the view stays readable after the pool is replaced */
+  v->pool = t->pool >= 0 ? m->ws_tensor[t->pool] : NULL;
+  tn_object_retain(v->pool);
   tn_object_retain(&m->header);
   return tn_tensor_from_dlpack(&v->managed); /* deletes `v` on failure */
 }
@@ -779,9 +810,10 @@ TN_API int tn_module_copy_output(TnObject *mod, int32_t i, void *out,
 
 /* ---- memory and devices -------------------------------------------------------- */
 
-TN_API int tn_module_set_workspace(TnObject *mod, int32_t i, void *base,
-                                   size_t nbytes) {
-  const char *who = "tn_module_set_workspace";
+/* Pool `i` (checked) becomes `base` (NULL: the Module's own), kept alive
+ * through `owner` when not NULL. */
+static int set_workspace(TnObject *mod, int32_t i, void *base, size_t nbytes,
+                         TnObject *owner, const char *who) {
   Module *m = as_module(mod, who);
   if (m == NULL) return -1;
   const TnCrtModel *d = m->model;
@@ -797,12 +829,39 @@ TN_API int tn_module_set_workspace(TnObject *mod, int32_t i, void *base,
                  "bytes", name_of(m), p->name ? p->name : "?", p->alignment);
   if (enter(m, who)) return -1;
   m->ws[i] = base ? base : m->own_ws[i];
+  TnObject *old = m->ws_tensor[i];
+  tn_object_retain(owner);
+  m->ws_tensor[i] = owner;
   m->stale = "its workspace changed since the last run";
   for (int32_t k = 0; k < d->num_inputs; k++) /* their data was in the pool */
     if (d->inputs[k].pool == i) m->inputs_set &= ~(1u << k);
   int rc = bind_all(m, who);
   leave(m);
+  tn_object_release(old);
   return rc;
+}
+
+TN_API int tn_module_set_workspace(TnObject *mod, int32_t i, void *base,
+                                   size_t nbytes) {
+  return set_workspace(mod, i, base, nbytes, NULL, "tn_module_set_workspace");
+}
+
+TN_API int tn_module_set_workspace_tensor(TnObject *mod, int32_t i,
+                                          TnObject *tensor) {
+  const char *who = "tn_module_set_workspace_tensor";
+  if (tensor == NULL) return set_workspace(mod, i, NULL, 0, NULL, who);
+  if (tensor->type_index != TN_TYPE_TENSOR)
+    return RAISE(TYPE, who, "pool %d: expected a tn.Tensor, got %s", i,
+                 tn_object_type_key(tensor));
+  const DLTensor *dl = tn_tensor_dltensor(tensor);
+  int compact = 0;
+  tn_tensor_is_contiguous(tensor, &compact);
+  if ((dl->device.device_type != kDLCPU &&
+       dl->device.device_type != kDLCUDAHost) || !compact)
+    return RAISE(VALUE, who, "pool %d: the tensor must be compact and in CPU "
+                 "memory", i);
+  return set_workspace(mod, i, (uint8_t *)dl->data + dl->byte_offset,
+                       (size_t)tn_tensor_nbytes(tensor), tensor, who);
 }
 
 TN_API int tn_module_set_device(TnObject *mod, int32_t i, void *device) {
@@ -981,6 +1040,23 @@ static int fn_time(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   return ret_obj(tn_array_new(items, repeat), ret);
 }
 
+/* (module, pool index, tensor or None) */
+static int fn_set_workspace(void *self, const TnAny *args, int32_t n,
+                            TnAny *ret) {
+  (void)self, (void)ret;
+  const char *who = "runtime.ModuleSetWorkspace";
+  int64_t i;
+  Module *m = module_arg(args, n, 3, who, "(module, pool index, tensor or None)");
+  if (m == NULL || tn_any_as_int(&args[1], &i)) return -1;
+  if (i < INT32_MIN || i > INT32_MAX) i = -1;
+  if (args[2].type_index == TN_TYPE_NONE)
+    return tn_module_set_workspace_tensor(&m->header, (int32_t)i, NULL);
+  if (args[2].type_index != TN_TYPE_TENSOR)
+    return RAISE(TYPE, who, "argument 2: expected a tn.Tensor or None, got %s",
+                 tn_any_type_key(&args[2]));
+  return tn_module_set_workspace_tensor(&m->header, (int32_t)i, args[2].v_obj);
+}
+
 /* Called once by the library's start-up (libtvmnode/src/init.c), after the
  * executor's functions. */
 int tn__params_save_fn(void *self, const TnAny *args, int32_t n, TnAny *ret);
@@ -995,6 +1071,7 @@ int tn__module_init(void) {
              {"runtime.ModuleGetOutput", fn_get_output},
              {"runtime.ModuleInvoke", fn_invoke},
              {"runtime.ModuleTime", fn_time},
+             {"runtime.ModuleSetWorkspace", fn_set_workspace},
              {"runtime.SaveParams", tn__params_save_fn}, /* params.c */
              {"runtime.LoadParams", tn__params_load_fn}};
   return tn__host_register(fns, sizeof fns / sizeof fns[0]);

@@ -147,6 +147,12 @@ TN_API int tn_module_time(TnObject *mod, int32_t number, int32_t repeat,
  * again. */
 TN_API int tn_module_set_workspace(TnObject *mod, int32_t i, void *base,
                                    size_t nbytes);
+/* The same with a tn.Tensor (CPU, compact, of any dtype: its bytes are the
+ * pool) that the Module keeps alive until the pool is set again, and that
+ * an output living in it keeps alive as long as the output's view: what
+ * the Python and Go bindings use. NULL: the Module's own pool again. */
+TN_API int tn_module_set_workspace_tensor(TnObject *mod, int32_t i,
+                                          TnObject *tensor);
 
 /* Hand device `i` (the handle the model's device hooks receive) to the
  * Module; a model with devices runs only once every device is set

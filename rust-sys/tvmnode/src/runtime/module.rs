@@ -419,7 +419,9 @@ impl Module {
     /// The description the C side gives every language (`"name"`,
     /// `"version"`, `"inputs"` and `"outputs"` as lists of maps with
     /// `"name"`, `"shape"`, `"dtype"`, `"scale"`, `"zero_point"`,
-    /// `"devices"`, `"macs"`, `"workspace_bytes"`, `"constant_bytes"`).
+    /// `"devices"`, `"macs"`, `"workspace_bytes"`, `"constant_bytes"`, and
+    /// `"workspace_pools"`, a list of maps with `"name"`, `"size"`,
+    /// `"alignment"`).
     #[track_caller]
     pub fn describe(&self) -> Result<Map> {
         let caller = Location::caller();
