@@ -40,6 +40,9 @@ static inline TngoStatus tngo_module_set_input_bytes(uintptr_t m, int32_t i,
 static inline TngoStatus tngo_module_set_input(uintptr_t m, int32_t i, uintptr_t t) {
   return tngo_status(tn_module_set_input((TnObject *)m, i, (TnObject *)t));
 }
+static inline TngoStatus tngo_module_set_workspace(uintptr_t m, int32_t i, uintptr_t t) {
+  return tngo_status(tn_module_set_workspace_tensor((TnObject *)m, i, (TnObject *)t));
+}
 static inline TngoStatus tngo_module_copy_output(uintptr_t m, int32_t i, void *out, size_t n) {
   return tngo_status(tn_module_copy_output((TnObject *)m, i, out, n));
 }
@@ -72,13 +75,16 @@ import (
 // error of that class (and errors.Is(err, tvmnode.ValueError) for its
 // kind, as always).
 var (
-	// ErrShape: an input of the wrong shape or number of elements
-	// (kind ValueError).
+	// ErrShape: an input of the wrong shape or number of elements, or
+	// a workspace tensor too small, misaligned or not compact CPU
+	// memory (kind ValueError).
 	ErrShape = errors.New("tvmnode: wrong shape")
-	// ErrDType: an input of the wrong element type (TypeError).
+	// ErrDType: an input of the wrong element type (TypeError), or a
+	// *Tensor argument that is not a live tensor (TypeError, or
+	// ValueError for a closed one).
 	ErrDType = errors.New("tvmnode: wrong element type")
-	// ErrName: no input, output or model of that name or index (KeyError
-	// or IndexError).
+	// ErrName: no input, output, workspace pool or model of that name or
+	// index (KeyError or IndexError).
 	ErrName = errors.New("tvmnode: no such name")
 	// ErrClosed: the Module is closed (ValueError).
 	ErrClosed = errors.New("tvmnode: the module is closed")
@@ -121,6 +127,15 @@ type ModelInfo struct {
 	Devices        []string
 }
 
+// PoolInfo describes a workspace pool of a compiled model: the memory
+// its intermediate tensors (and, compiled with --io-in-pool, its inputs
+// and outputs) live in during a run.
+type PoolInfo struct {
+	Name      string
+	Size      int64 // bytes
+	Alignment int64 // of the pool's start, in bytes
+}
+
 // Module is one instance of a compiled model: its pools, input and output
 // buffers, and the library it came from (kept loaded while the Module or
 // any output tensor of it lives).
@@ -138,6 +153,7 @@ type Module struct {
 	info  ModelInfo
 	ins   []TensorInfo
 	outs  []TensorInfo
+	pools []PoolInfo
 	inN   []int // bytes of each input
 	outN  []int
 }
@@ -270,9 +286,55 @@ func newModule(o Object) (*Module, error) {
 			*io.sizes = append(*io.sizes, int(t.NumElements())*int(t.DType.Bits/8)*int(t.DType.Lanes))
 		}
 	}
+	v, err := desc.Get("workspace_pools")
+	if err != nil {
+		return nil, err
+	}
+	list, ok := v.(Array)
+	if !ok {
+		return nil, Errorf(TypeError, "runtime.ModuleDescribe: \"workspace_pools\" is %T, not a list", v)
+	}
+	m.pools, err = poolInfos(list)
+	list.Release()
+	if err != nil {
+		return nil, err
+	}
 	m.p = (*C.TnObject)(o.Detach())
 	runtime.SetFinalizer(m, (*Module).finalize)
 	return m, nil
+}
+
+// poolInfos reads a list of {name, size, alignment} maps.
+func poolInfos(list Array) ([]PoolInfo, error) {
+	items, err := list.Objects()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, o := range items {
+			o.Release()
+		}
+	}()
+	pools := make([]PoolInfo, len(items))
+	for i, item := range items {
+		d := Map{item}
+		n, err := d.Get("name")
+		if err != nil {
+			return nil, err
+		}
+		pools[i].Name, _ = n.(string)
+		for _, f := range []struct {
+			key string
+			dst *int64
+		}{{"size", &pools[i].Size}, {"alignment", &pools[i].Alignment}} {
+			v, err := d.Get(f.key)
+			if err != nil {
+				return nil, err
+			}
+			*f.dst, _ = v.(int64)
+		}
+	}
+	return pools, nil
 }
 
 func (m *Module) finalize() {
@@ -347,6 +409,14 @@ func (m *Module) Inputs() []TensorInfo { return cloneInfos(m.ins) }
 
 // Outputs describes the outputs, in order.
 func (m *Module) Outputs() []TensorInfo { return cloneInfos(m.outs) }
+
+// Pools describes the workspace pools, in order (the indexes SetWorkspace
+// takes).
+func (m *Module) Pools() []PoolInfo {
+	out := make([]PoolInfo, len(m.pools))
+	copy(out, m.pools)
+	return out
+}
 
 // inputIndex finds an input by name (ErrName listing the inputs).
 func (m *Module) inputIndex(who, name string) (int, error) {
@@ -578,6 +648,46 @@ func (m *Module) Time(number, repeat int) ([]float64, error) {
 		out[k] = float64(v)
 	}
 	return out, nil
+}
+
+// SetWorkspace makes workspace pool number pool (an index into Pools) the
+// memory of t: a compact CPU tensor of any dtype whose bytes are at least the
+// pool's Size, starting at a multiple of its Alignment (NewTensor's memory
+// is aligned to 64 bytes; a TensorView of a Go slice is as aligned as the
+// slice). The Module keeps t alive until the pool is set again, and an
+// Output tensor that lives in the pool keeps t alive as long as the
+// output does. A nil t gives the Module its own pool back.
+//
+// What lived in the old pool is gone: inputs that live in that pool (a
+// model compiled with --io-in-pool) must be set again before the next
+// Run, and outputs are there to read only after the next Run (Output
+// fails with ErrNotReady until then; an Output tensor taken before keeps
+// viewing the memory it viewed). Do not write t while the Module runs.
+//
+// Errors: ErrName (no such pool; an IndexError), ErrShape (t too small,
+// misaligned, strided or not in CPU memory; a ValueError), ErrDType (t
+// is not a tensor, or is closed), ErrBusy, ErrClosed.
+func (m *Module) SetWorkspace(pool int, t *Tensor) error {
+	const who = "Module.SetWorkspace"
+	if m == nil {
+		return m.acquire(who)
+	}
+	var tp *C.TnObject
+	if t != nil {
+		p, err := t.tensorPtr(who)
+		if err != nil {
+			return tag(err, ErrDType)
+		}
+		tp = p
+	}
+	if err := m.acquire(who); err != nil {
+		return err
+	}
+	r := C.tngo_module_set_workspace(C.uintptr_t(uintptr(unsafe.Pointer(m.p))), C.int32_t(clampIndex(pool)),
+		C.uintptr_t(uintptr(unsafe.Pointer(tp))))
+	m.release()
+	runtime.KeepAlive(t)
+	return m.status(who, &r)
 }
 
 // Object is the C Module (a tn.Module) as a handle of its own, for

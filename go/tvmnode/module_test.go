@@ -9,10 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"tvmnode.dev/go/internal/modeltest"
 	"tvmnode.dev/go/internal/npy"
@@ -37,10 +39,16 @@ var fixtures struct {
 	models map[string]*compiled
 }
 
-var modelFiles = []struct{ file, name string }{
-	{"ad01_int8.tflite", "ad01"},
-	{"kws_ref_model.tflite", "kws"},
-	{"ad01_fp32.tflite", "ad01f"},
+// A model file compiled twice (other flags) is checked on the same inputs
+// as the first time.
+var modelFiles = []struct {
+	file, name string
+	flags      []string // more options of `tvmnode compile`
+}{
+	{"ad01_int8.tflite", "ad01", nil},
+	{"kws_ref_model.tflite", "kws", nil},
+	{"ad01_fp32.tflite", "ad01f", nil},
+	{"ad01_int8.tflite", "adp", []string{"--io-in-pool"}}, // inputs and outputs in the workspace
 }
 
 func TestMain(m *testing.M) {
@@ -79,12 +87,19 @@ func buildFixtures() error {
 	fixtures.dir = dir
 	fixtures.models = map[string]*compiled{}
 	rng := rand.New(rand.NewSource(7))
+	byFile := map[string]*compiled{}
 	for _, mf := range modelFiles {
-		lib, err := tool.Compile(mf.file, mf.name, dir)
+		lib, err := tool.Compile(mf.file, mf.name, dir, mf.flags...)
 		if err != nil {
 			return err
 		}
 		c := &compiled{lib: lib, arch: filepath.Join(dir, mf.name)}
+		if first := byFile[mf.file]; first != nil {
+			c.inputs, c.want = first.inputs, first.want
+			fixtures.models[mf.name] = c
+			continue
+		}
+		byFile[mf.file] = c
 		mod, err := tn.LoadModule(lib)
 		if err != nil {
 			return err
@@ -192,6 +207,9 @@ func TestModuleDescribesTheModel(t *testing.T) {
 	if info.Name != "kws" || m.Name() != "kws" || info.MACs <= 0 || info.WorkspaceBytes <= 0 ||
 		info.ConstantBytes <= 0 {
 		t.Errorf("info %+v", info)
+	}
+	if pools := m.Pools(); len(pools) != 1 || pools[0].Size != info.WorkspaceBytes || pools[0].Alignment < 1 {
+		t.Errorf("pools %+v (workspace %d bytes)", pools, info.WorkspaceBytes)
 	}
 	ins[0].Shape[0] = 99 // a copy
 	if m.Inputs()[0].Shape[0] != 1 {
@@ -342,6 +360,133 @@ func TestModuleErrorsAreTyped(t *testing.T) {
 	expectClass(t, err, tn.ErrClosed, tn.ValueError)
 	var nilModule *tn.Module
 	expectClass(t, nilModule.Run(), tn.ErrClosed, tn.ValueError)
+}
+
+// addressOf is where a slice's elements start.
+func addressOf[T any](s []T) uintptr { return uintptr(unsafe.Pointer(&s[0])) }
+
+// A model compiled with its inputs and outputs in the workspace pool runs
+// in a tensor the caller gives as the pool: the outputs are the
+// executor's and live in that tensor, and an output taken there keeps it
+// alive and unchanged after the Module has its own pool back and runs
+// again.
+func TestModuleRunsInTheCallersWorkspace(t *testing.T) {
+	c := model(t, "adp")
+	noLeaks(t)
+	m := must(tn.LoadModule(c.lib))
+	defer m.Close()
+	pools := m.Pools()
+	if len(pools) != 1 || pools[0].Name == "" || pools[0].Size != m.Info().WorkspaceBytes ||
+		pools[0].Alignment < 1 {
+		t.Fatalf("pools %+v (workspace %d bytes)", pools, m.Info().WorkspaceBytes)
+	}
+	pools[0].Size = 0 // a copy
+	p := m.Pools()[0]
+	if p.Size == 0 {
+		t.Fatal("Pools shares its slice")
+	}
+	name := m.Inputs()[0].Name
+	want0, want1 := c.want[0].Data.([]int8), c.want[1].Data.([]int8)
+
+	check(t, m.SetInput(name, c.inputs[0].Data))
+	check(t, m.Run())
+	pool := must(tn.NewTensor([]int64{p.Size}, tn.Uint8))
+	b := must(pool.Bytes())
+	start, end := addressOf(b), addressOf(b)+uintptr(len(b))
+	if start%uintptr(p.Alignment) != 0 {
+		t.Fatalf("NewTensor's memory is not aligned to %d bytes", p.Alignment)
+	}
+	check(t, m.SetWorkspace(0, pool))
+	// the input lived in the old pool, the outputs too
+	expectClass(t, m.Run(), tn.ErrNotReady, tn.RuntimeError, "not set")
+	_, err := m.Output(0)
+	expectClass(t, err, tn.ErrNotReady, tn.RuntimeError, "workspace")
+	check(t, m.SetInput(name, c.inputs[0].Data))
+	check(t, m.Run())
+	out := must(m.Output(0))
+	defer out.Close()
+	v := must(out.Int8s())
+	if !reflect.DeepEqual(v, want0) {
+		t.Fatal("output differs from the executor's in the caller's pool")
+	}
+	if a := addressOf(v); a < start || a+uintptr(len(v)) > end {
+		t.Fatal("the output does not live in the caller's pool")
+	}
+	check(t, pool.Close()) // the Module and the output hold it
+
+	check(t, m.SetWorkspace(0, nil)) // the Module's own again
+	check(t, m.SetInput(name, c.inputs[1].Data))
+	check(t, m.Run())
+	if got := outputOf(t, m); !reflect.DeepEqual(got, want1) {
+		t.Fatal("output differs from the executor's in the Module's own pool")
+	}
+	if !reflect.DeepEqual(v, want0) {
+		t.Fatal("the output taken in the caller's pool changed")
+	}
+
+	// a Go slice as the pool (pinned under a TensorView while the Module
+	// holds it), aligned by hand
+	align := uintptr(p.Alignment)
+	buf := make([]uint8, int(p.Size)+2*int(align))
+	off := int((align - addressOf(buf)%align) % align)
+	view := must(tn.TensorView(buf[off : off+int(p.Size)]))
+	defer view.Close()
+	check(t, m.SetWorkspace(0, view))
+	check(t, m.SetInput(name, c.inputs[1].Data))
+	check(t, m.Run())
+	if got := outputOf(t, m); !reflect.DeepEqual(got, want1) {
+		t.Fatal("output differs from the executor's in a Go slice's pool")
+	}
+	check(t, m.SetWorkspace(0, nil))
+	runtime.KeepAlive(buf)
+}
+
+func TestModuleWorkspaceErrorsAreTyped(t *testing.T) {
+	c := model(t, "adp")
+	noLeaks(t)
+	m := must(tn.LoadModule(c.lib))
+	defer m.Close()
+	p := m.Pools()[0]
+	name := m.Inputs()[0].Name
+	pool := must(tn.NewTensor([]int64{p.Size}, tn.Uint8))
+	defer pool.Close()
+
+	expectClass(t, m.SetWorkspace(1, pool), tn.ErrName, tn.IndexError, "no pool 1")
+	expectClass(t, m.SetWorkspace(-1, nil), tn.ErrName, tn.IndexError)
+	small := must(tn.NewTensor([]int64{p.Size - 1}, tn.Uint8))
+	defer small.Close()
+	expectClass(t, m.SetWorkspace(0, small), tn.ErrShape, tn.ValueError,
+		fmt.Sprintf("pool '%s' needs %d bytes, got %d", p.Name, p.Size, p.Size-1))
+	if p.Alignment > 1 {
+		// a view of a Go slice one byte past an aligned address (Go
+		// releases before 1.21 copy it into aligned memory instead)
+		align := uintptr(p.Alignment)
+		buf := make([]uint8, int(p.Size)+2*int(align))
+		off := int((align-addressOf(buf)%align)%align) + 1
+		view := must(tn.TensorView(buf[off : off+int(p.Size)]))
+		if addressOf(must(view.Bytes()))%align != 0 {
+			expectClass(t, m.SetWorkspace(0, view), tn.ErrShape, tn.ValueError,
+				fmt.Sprintf("must be aligned to %d bytes", p.Alignment))
+		}
+		view.Close()
+	}
+	// (the Go API makes no strided or non-CPU tensor to try)
+	closed := must(tn.NewTensor([]int64{p.Size}, tn.Uint8))
+	closed.Close()
+	expectClass(t, m.SetWorkspace(0, closed), tn.ErrDType, tn.ValueError, "released")
+
+	// after the errors, the Module runs in its own pool as before
+	check(t, m.SetInput(name, c.inputs[0].Data))
+	check(t, m.Run())
+	if got := outputOf(t, m); !reflect.DeepEqual(got, c.want[0].Data) {
+		t.Fatal("output differs after the workspace errors")
+	}
+
+	check(t, m.Close())
+	expectClass(t, m.SetWorkspace(0, pool), tn.ErrClosed, tn.ValueError, "closed")
+	expectClass(t, m.SetWorkspace(0, nil), tn.ErrClosed, tn.ValueError)
+	var nilModule *tn.Module
+	expectClass(t, nilModule.SetWorkspace(0, nil), tn.ErrClosed, tn.ValueError)
 }
 
 // notAModel is a shared library that exports no model list.

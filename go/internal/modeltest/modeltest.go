@@ -107,18 +107,20 @@ func (t *Tooling) Model(file string) string { return filepath.Join(t.Models, fil
 // archive dir/name and builds dir/name.so, a library LoadModule opens:
 // with `tvmnode compile --shared` where the tooling has it, or else by
 // compiling the archive with cc and a list tvmnode_module_models naming
-// the model's descriptor (what --shared adds). Returns the library's path.
-func (t *Tooling) Compile(model, name, dir string) (string, error) {
+// the model's descriptor (what --shared adds). Flags are more options of
+// `tvmnode compile` (e.g. --io-in-pool). Returns the library's path.
+func (t *Tooling) Compile(model, name, dir string, flags ...string) (string, error) {
 	lib := filepath.Join(dir, name+".so")
 	arch := filepath.Join(dir, name)
-	err := t.Tvmnode("compile", t.Model(model), "--name", name, "-o", arch, "--shared", lib)
+	args := append([]string{"compile", t.Model(model), "--name", name, "-o", arch}, flags...)
+	err := t.Tvmnode(append(args, "--shared", lib)...)
 	if err == nil {
 		return lib, nil
 	}
 	if !strings.Contains(err.Error(), "unrecognized arguments: --shared") {
 		return "", err
 	}
-	if err := t.Tvmnode("compile", t.Model(model), "--name", name, "-o", arch); err != nil {
+	if err := t.Tvmnode(args...); err != nil {
 		return "", err
 	}
 	return lib, buildLibrary(arch, name, lib)
