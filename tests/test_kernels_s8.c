@@ -694,8 +694,18 @@ static void ref_dense(const TnCrtDense *p, const TnCrtQuant *q, int32_t io,
     }
 }
 
-START_TEST(test_dense_random) {
-  KtRng r = kt_rng(3);
+#if defined(__x86_64__) && defined(__GNUC__)
+/* fixed_point.h (internal to the crt): whether the AVX2 forms run, and a
+ * switch to run the portable forms instead */
+int tn__crt_avx2(void);
+void tn__crt_avx2_allow(int allow);
+#define HAVE_AVX2_FORMS 1
+#else
+#define HAVE_AVX2_FORMS 0
+#endif
+
+static void dense_random(uint64_t seed) {
+  KtRng r = kt_rng(seed);
   for (int it = 0; it < 300; it++) {
     TnCrtDense p;
     p.batch = kt_int(&r, 1, 3);
@@ -736,6 +746,30 @@ START_TEST(test_dense_random) {
     free(in), free(w), free(bias), free(got), free(want), free(got32);
     free(want32);
   }
+}
+
+START_TEST(test_dense_random) {
+#if HAVE_AVX2_FORMS
+  /* the AVX2 forms run exactly where the CPU has AVX2 */
+  __builtin_cpu_init();
+  ck_assert_int_eq(tn__crt_avx2(), __builtin_cpu_supports("avx2") != 0);
+#endif
+  dense_random(3);
+}
+END_TEST
+
+/* The same cases through the portable forms (on x86 with AVX2, the forms
+ * the machine would not run otherwise). */
+START_TEST(test_dense_random_portable) {
+#if HAVE_AVX2_FORMS
+  tn__crt_avx2_allow(0);
+  ck_assert_int_eq(tn__crt_avx2(), 0);
+  dense_random(3);
+  dense_random(4);
+  tn__crt_avx2_allow(1);
+#else
+  dense_random(4);
+#endif
 }
 END_TEST
 
@@ -1637,6 +1671,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_inplace_dscnn);
   tcase_add_test(tc, test_conv_inplace_geometry);
   tcase_add_test(tc, test_dense_random);
+  tcase_add_test(tc, test_dense_random_portable);
   tcase_add_test(tc, test_pool_random);
   tcase_add_test(tc, test_pool_rounding);
   tcase_add_test(tc, test_quantize_dequantize);

@@ -20,6 +20,26 @@ int32_t tn__crt_logistic(int32_t a, int32_t integer_bits);
 int32_t tn__crt_tanh(int32_t a, int32_t integer_bits);
 
 /*
+ * AVX2 on x86-64 with GNU C: TN__CRT_AVX2 is 1 and kernels may carry a
+ * second form of a hot loop compiled for AVX2 (a function with
+ * __attribute__((target("avx2"))), intrinsics from <immintrin.h>, a header
+ * of the compiler), taken when tn__crt_avx2() says the CPU and the OS run
+ * it; it is found once with CPUID and XGETBV (<cpuid.h>, also a compiler
+ * header), so nothing is linked in. Integer forms are bit-identical to the
+ * portable ones: their sums wrap mod 2^32 like the portable uint32 sums,
+ * in any order. tn__crt_avx2_allow(0) makes tn__crt_avx2() answer 0 from
+ * then on (1: what the CPU says again), so that a test runs the portable
+ * forms on an AVX2 machine. -DTN_CRT_NO_AVX2 leaves the AVX2 forms out.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(TN_CRT_NO_AVX2)
+#define TN__CRT_AVX2 1
+int tn__crt_avx2(void);
+void tn__crt_avx2_allow(int allow);
+#else
+#define TN__CRT_AVX2 0
+#endif
+
+/*
  * The DSP extension of the Cortex-M4, M7 and M33 (__ARM_FEATURE_DSP, with
  * its SIMD32 instructions), with GNU C, little-endian (the byte order the
  * unpacking below assumes): TN__CRT_DSP is 1 and the int8 kernels compile

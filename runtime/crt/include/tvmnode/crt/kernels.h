@@ -8,8 +8,11 @@
  * Rules every kernel follows:
  *  - Freestanding C11: no allocation, no stdio, nothing of libtvmnode; only
  *    <stdint.h>, <stddef.h>, <string.h> (memcpy/memset) and <math.h>.
- *    Two exceptions, both chosen by the compiler's target macros and both
- *    bit-identical to the portable C: SSE2 intrinsics on x86-64, and on
+ *    Three exceptions, all bit-identical to the portable C: SSE2 builtins
+ *    on x86-64; AVX2 forms of hot loops there too, compiled with a
+ *    function-level target attribute and taken when CPUID says the CPU
+ *    runs AVX2 (<immintrin.h>, <cpuid.h>: compiler headers, nothing
+ *    linked; -DTN_CRT_NO_AVX2 leaves them out); and on
  *    Cortex-M cores with the DSP extension (__ARM_FEATURE_DSP) <arm_acle.h>
  *    and a few lines of inline assembly (SMLAD, SXTB16) in the int8
  *    convolution, dense and add kernels. Those DSP forms widen a window of
