@@ -296,7 +296,9 @@ START_TEST(test_run_with_reads_inputs_for_one_call) {
   const void *data[] = {xs};
   size_t nbytes[] = {16};
   /* the first run reads xs in place, and the Module forgets it after */
-  TN_OK(tn_module_run_with(mod, 1, data, nbytes));
+  uint32_t lent = 7;
+  TN_OK(tn_module_run_with(mod, 1, data, nbytes, &lent));
+  ck_assert_uint_eq(lent, 1);
   size_t n = 0;
   const int32_t *y = tn_module_output_data(mod, 0, &n);
   ck_assert_ptr_nonnull(y);
@@ -307,7 +309,8 @@ START_TEST(test_run_with_reads_inputs_for_one_call) {
   TN_EXPECT_ERROR("RuntimeError", "input 'x' (0) is not set");
   /* misaligned memory is copied, and so stays set */
   const void *odd[] = {(const uint8_t *)xs + 2};
-  TN_OK(tn_module_run_with(mod, 1, odd, nbytes));
+  TN_OK(tn_module_run_with(mod, 1, odd, nbytes, &lent));
+  ck_assert_uint_eq(lent, 0);
   int32_t first;
   memcpy(&first, (const uint8_t *)xs + 2, sizeof first);
   ck_assert_int_eq(((const int32_t *)tn_module_output_data(mod, 0, NULL))[0],
@@ -317,28 +320,29 @@ START_TEST(test_run_with_reads_inputs_for_one_call) {
   TnObject *x = x_tensor(xs + 1);
   TN_OK(tn_module_set_input(mod, 0, x));
   ck_assert_uint_eq(tn_object_strong_count(x), 2);
-  TN_OK(tn_module_run_with(mod, 0, NULL, NULL));
+  TN_OK(tn_module_run_with(mod, 0, NULL, NULL, NULL));
   ck_assert_int_eq(((const int32_t *)tn_module_output_data(mod, 0, NULL))[0], 21);
   /* giving it in place replaces it: the tensor is let go */
-  TN_OK(tn_module_run_with(mod, 1, data, nbytes));
+  TN_OK(tn_module_run_with(mod, 1, data, nbytes, NULL));
   ck_assert_uint_eq(tn_object_strong_count(x), 1);
   /* errors name the model, the input and the sizes */
   size_t short_[] = {12};
-  ck_assert_int_eq(tn_module_run_with(mod, 1, data, short_), -1);
+  ck_assert_int_eq(tn_module_run_with(mod, 1, data, short_, NULL), -1);
   TN_EXPECT_ERROR("ValueError", "model 'inc', input 'x' takes 16 bytes, got 12");
   const void *none[] = {NULL};
-  ck_assert_int_eq(tn_module_run_with(mod, 1, none, nbytes), -1);
+  ck_assert_int_eq(tn_module_run_with(mod, 1, none, nbytes, NULL), -1);
   TN_EXPECT_ERROR("ValueError", "got 16 (NULL)");
-  ck_assert_int_eq(tn_module_run_with(mod, 2, data, nbytes), -1);
+  ck_assert_int_eq(tn_module_run_with(mod, 2, data, nbytes, NULL), -1);
   TN_EXPECT_ERROR("ValueError", "model 'inc' has 1 inputs, got 2");
-  ck_assert_int_eq(tn_module_run_with(mod, 1, NULL, nbytes), -1);
+  ck_assert_int_eq(tn_module_run_with(mod, 1, NULL, nbytes, NULL), -1);
   TN_EXPECT_ERROR("ValueError", "NULL data");
-  ck_assert_int_eq(tn_module_run_with(x, 0, NULL, NULL), -1);
+  ck_assert_int_eq(tn_module_run_with(x, 0, NULL, NULL, NULL), -1);
   TN_EXPECT_ERROR("TypeError", "expected a tn.Module, got tn.Tensor");
   /* a failed run leaves no output to read */
   int32_t bad[4] = {0, INT32_MAX, 0, 0};
   const void *bdata[] = {bad};
-  ck_assert_int_eq(tn_module_run_with(mod, 1, bdata, nbytes), -1);
+  ck_assert_int_eq(tn_module_run_with(mod, 1, bdata, nbytes, &lent), -1);
+  ck_assert_uint_eq(lent, 1); /* read in place, and unset, though it failed */
   TN_EXPECT_ERROR("RuntimeError", "run failed: OVERFLOW");
   ck_assert_ptr_null(tn_module_output_data(mod, 0, &n));
   TN_EXPECT_ERROR("RuntimeError", "the last run failed");
@@ -514,6 +518,33 @@ START_TEST(test_a_workspace_given_as_a_tensor) {
   tn_object_release(small);
   tn_object_release(mod);
   ck_assert_int_eq(tn_object_live_count(), live);
+}
+END_TEST
+
+START_TEST(test_a_pool_may_not_overlap_what_a_run_reads) {
+  TnObject *mod = TN_NONNULL(tn_module_system("inc"));
+  static const int64_t s512[] = {512}, s14[] = {1, 4};
+  TnObject *big = tensor_of(s512, 1, kDLUInt, 8, NULL);
+  uint8_t *base = data_of(big);
+  uint64_t off = (uint64_t)(-(uintptr_t)base % 128); /* the pool's alignment */
+  DLDataType i32 = {kDLInt, 32, 1};
+  TnObject *x = TN_NONNULL(tn_tensor_view(big, s14, NULL, 2, i32, off));
+  TN_OK(tn_module_set_input(mod, 0, x)); /* read in place */
+  ck_assert_int_eq(tn_module_set_workspace(mod, 0, base + off, 16), -1);
+  TN_EXPECT_ERROR("ValueError", "model 'inc': pool 'scratch' overlaps an "
+                  "input the Module reads in place");
+  /* copied instead, the input no longer ties the memory */
+  const int32_t xs[4] = {1, 2, 3, 4};
+  TN_OK(tn_module_set_input_bytes(mod, 0, xs, sizeof xs));
+  TN_OK(tn_module_set_workspace(mod, 0, base + off, 16));
+  TN_OK(tn_module_run(mod));
+  int32_t ys[4];
+  TN_OK(tn_module_copy_output(mod, 0, ys, sizeof ys));
+  ck_assert_int_eq(ys[3], 5);
+  TN_OK(tn_module_set_workspace(mod, 0, NULL, 0));
+  tn_object_release(x);
+  tn_object_release(big);
+  tn_object_release(mod);
 }
 END_TEST
 
@@ -944,6 +975,7 @@ static Suite *module_suite(void) {
   tcase_add_test(tc, test_run_with_reads_inputs_for_one_call);
   tcase_add_test(tc, test_inputs_and_outputs_in_the_pool);
   tcase_add_test(tc, test_a_workspace_given_as_a_tensor);
+  tcase_add_test(tc, test_a_pool_may_not_overlap_what_a_run_reads);
   tcase_add_test(tc, test_describe);
   tcase_add_test(tc, test_malformed_descriptors_are_refused);
   tcase_add_test(tc, test_loading_what_is_not_a_model_library);

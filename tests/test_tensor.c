@@ -195,6 +195,25 @@ START_TEST(test_import_foreign) {
   DLManagedTensorVersioned *again = TN_NONNULL(tn_tensor_to_dlpack(t));
   ck_assert_uint_eq(again->flags & DLPACK_FLAG_BITMASK_READ_ONLY,
                     DLPACK_FLAG_BITMASK_READ_ONLY);
+  /* Read-only, and so is a view of it; a tensor of our own is not. */
+  int ro = -1;
+  TN_OK(tn_tensor_is_readonly(t, &ro));
+  ck_assert_int_eq(ro, 1);
+  int64_t two[] = {2};
+  TnObject *v = TN_NONNULL(tn_tensor_view(t, two, NULL, 1, kF32, 8));
+  TN_OK(tn_tensor_is_readonly(v, &ro));
+  ck_assert_int_eq(ro, 1);
+  TnObject *own = TN_NONNULL(tn_tensor_empty(two, 1, kF32, kCPU));
+  TN_OK(tn_tensor_is_readonly(own, &ro));
+  ck_assert_int_eq(ro, 0);
+  TnObject *s = TN_NONNULL(tn_string_new("x", 1));
+  ck_assert_int_eq(tn_tensor_is_readonly(s, &ro), -1);
+  TN_EXPECT_ERROR("TypeError", "tn_tensor_is_readonly");
+  ck_assert_int_eq(tn_tensor_is_readonly(own, NULL), -1);
+  TN_EXPECT_ERROR("ValueError", "readonly");
+  tn_object_release(s);
+  tn_object_release(own);
+  tn_object_release(v);
   /* A view of the imported tensor is bounded by the producer's extent. */
   int64_t too_big[] = {7};
   ck_assert_ptr_null(tn_tensor_view(t, too_big, NULL, 1, kF32, 0));

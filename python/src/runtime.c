@@ -6,9 +6,9 @@
  * input needs (C-contiguous, the input's dtype and shape), hands them all
  * to tn_module_run_with with the GIL released: one C call that sets the
  * inputs, reading them in place when their memory allows it, and runs.
- * After a run it answers the inputs that may have been read in place (a
- * bit mask of those outside the pools: the C Module forgot them, and the
- * caller keeps them); None when an array is not of that kind (another
+ * It answers True after a run, and puts into box[0] the mask of the inputs
+ * read in place (the C Module forgot them; the caller keeps them), also
+ * when the run failed; None when an array is not of that kind (another
  * dtype, a list, a strided view, ...), without running: the caller then
  * takes the checked path, which converts what it can and names what it
  * cannot. Errors of the run itself are raised.
@@ -34,30 +34,52 @@ static int buffer_fits(const Py_buffer *v, const TnCrtTensorInfo *t) {
   return 1;
 }
 
+/* Read array `a` as input `i`'s buffer into `view`: 1 when it is one, 0
+ * when it is not (no exception), -1 with an exception that is not about
+ * the buffer (raised by a __buffer__ method, or KeyboardInterrupt). */
+static int take_buffer(PyObject *a, Py_buffer *view) {
+  if (!PyObject_CheckBuffer(a)) return 0;
+  if (PyObject_GetBuffer(a, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) == 0)
+    return 1;
+  if (!PyErr_ExceptionMatches(PyExc_BufferError) &&
+      !PyErr_ExceptionMatches(PyExc_TypeError) &&
+      !PyErr_ExceptionMatches(PyExc_ValueError))
+    return -1;
+  PyErr_Clear();
+  return 0;
+}
+
 static PyObject *module_run(PyObject *self, PyObject *const *args,
                             Py_ssize_t nargs) {
   (void)self;
-  if (nargs != 2 || !PyTuple_Check(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "_module_run(module, arrays: tuple)");
+  if (nargs != 3 || !PyTuple_Check(args[1]) || !PyList_Check(args[2]) ||
+      PyList_GET_SIZE(args[2]) != 1) {
+    PyErr_SetString(PyExc_TypeError,
+                    "_module_run(module, arrays: tuple, mask: [None])");
     return NULL;
   }
   TnObject *mod = tnpy_get_handle(args[0], "_module_run");
   if (mod == NULL) return NULL;
-  Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
-  int32_t nin = tn_module_num_inputs(mod);
-  if (nin < 0) return tnpy_raise_tn();
-  if (n != nin || n > TN_CRT_MAX_IO) Py_RETURN_NONE;
+  /* Ours from here: reading a buffer may run Python code (a __buffer__
+   * method) that replaces the proxy's handle, and the run releases the
+   * GIL. */
+  tn_object_retain(mod);
+  tnpy_call_enter();
+  PyObject *result = NULL;
   Py_buffer views[TN_CRT_MAX_IO];
   const void *data[TN_CRT_MAX_IO];
   size_t nbytes[TN_CRT_MAX_IO];
-  Py_ssize_t held = 0;
-  int fits = 1;
+  Py_ssize_t held = 0, n = PyTuple_GET_SIZE(args[1]);
+  int32_t nin = tn_module_num_inputs(mod);
+  int fits = nin >= 0 && n == nin && n <= TN_CRT_MAX_IO;
+  if (nin < 0) {
+    tnpy_raise_tn();
+    goto done;
+  }
   while (held < n && fits) {
-    PyObject *a = PyTuple_GET_ITEM(args[1], held);
-    if (!PyObject_CheckBuffer(a) ||
-        PyObject_GetBuffer(a, &views[held],
-                           PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
-      PyErr_Clear();
+    int got = take_buffer(PyTuple_GET_ITEM(args[1], held), &views[held]);
+    if (got < 0) goto done;
+    if (got == 0) {
       fits = 0;
       break;
     }
@@ -67,30 +89,34 @@ static PyObject *module_run(PyObject *self, PyObject *const *args,
     fits = buffer_fits(&views[held - 1],
                        tn_module_input_info(mod, (int32_t)(held - 1)));
   }
-  int rc = 0;
-  unsigned long lent = 0;
-  for (Py_ssize_t i = 0; fits && i < n; i++)
-    if (tn_module_input_info(mod, (int32_t)i)->pool < 0) lent |= 1ul << i;
-  if (fits) {
-    /* the proxy in args keeps `mod` alive; this keeps it alive even if the
-     * proxy's handle is replaced by another thread meanwhile */
-    tn_object_retain(mod);
-    tnpy_call_enter();
-    Py_BEGIN_ALLOW_THREADS
-    rc = tn_module_run_with(mod, (int32_t)n, data, nbytes);
-    Py_END_ALLOW_THREADS
-    tnpy_call_leave();
-    tn_object_release(mod);
+  if (!fits) {
+    result = Py_NewRef(Py_None);
+    goto done;
   }
+  uint32_t lent = 0;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = tn_module_run_with(mod, (int32_t)n, data, nbytes, &lent);
+  Py_END_ALLOW_THREADS
+  /* what was read in place, for the caller to keep, whether or not the run
+   * succeeded (those inputs are unset either way) */
+  PyObject *mask = PyLong_FromUnsignedLong(lent);
+  if (mask == NULL) goto done;
+  PyList_SetItem(args[2], 0, mask); /* steals `mask` */
+  if (rc)
+    tnpy_raise_tn();
+  else
+    result = Py_NewRef(Py_True);
+done:
   while (held > 0) PyBuffer_Release(&views[--held]);
-  if (rc) return tnpy_raise_tn();
-  if (!fits) Py_RETURN_NONE;
-  return PyLong_FromUnsignedLong(lent);
+  tnpy_call_leave();
+  tn_object_release(mod);
+  return result;
 }
 
 PyMethodDef tnpy_runtime_methods[] = {
     {"_module_run", (PyCFunction)(void (*)(void))module_run, METH_FASTCALL,
-     "_module_run(module, arrays) -> after a run on arrays that are exactly "
-     "the model's inputs, the mask of those that may have been read in "
-     "place; None (and no run) otherwise."},
+     "_module_run(module, arrays, box) -> True after a run on arrays that "
+     "are exactly the model's inputs, None (and no run) otherwise; box[0] "
+     "gets the mask of the inputs read in place once a run was tried."},
     {NULL, NULL, 0, NULL}};

@@ -139,9 +139,38 @@ def test_a_workspace_of_the_callers(tmp_path_factory: Any) -> None:
             m.set_workspace(1, pool)
         with pytest.raises(TypeError, match="expected a tn.Tensor or None"):
             m.set_workspace(0, "pool")
+        # a run writes its pools: read-only memory is refused
+        frozen = pool.copy()
+        frozen.flags.writeable = False
+        with pytest.raises(ValueError, match="pool 0: the tensor is read-only"):
+            m.set_workspace(0, frozen)
+        with pytest.raises(ValueError, match="read-only"):
+            m.set_workspace(0, np.frombuffer(bytes(size), np.uint8))
         # after the errors, the Module runs as before
         np.testing.assert_array_equal(m.run(x)[0], want)
         del y
+
+
+def test_a_pool_may_not_overlap_what_a_run_reads_or_writes(tmp_path_factory: Any) -> None:
+    b = built("ad01_int8.tflite", tmp_path_factory, name="ad")
+    (x,), (want,) = b.cases[0]
+    with runtime.load_module(b.so) as m:
+        (info,) = m.pools
+        size, align = info["size"], info["alignment"]
+        (y,) = m.run(x, copy=False)
+        out = y.view(np.uint8).reshape(-1)
+        start = -out.ctypes.data % align
+        with pytest.raises(ValueError, match="overlaps an output buffer of the Module"):
+            m.set_workspace(0, out[start:start + size])
+        raw = np.zeros(max(size, 640) + 2 * align, np.int8)
+        off = -raw.ctypes.data % align
+        held = raw[off:off + 640].reshape(1, 640)
+        held[...] = x
+        m.set_input(0, held)  # read in place
+        with pytest.raises(ValueError, match="overlaps an input the Module reads in place"):
+            m.set_workspace(0, raw.view(np.uint8)[off:off + size])
+        np.testing.assert_array_equal(m.run()[0], want)  # nothing changed
+        del y, out
 
 
 def test_set_input_then_run_and_benchmark(tmp_path_factory: Any) -> None:
@@ -186,11 +215,14 @@ def test_run_with_every_input_is_one_call_that_keeps_them(tmp_path_factory: Any)
         m.run(x)
         m.set_input(0, x1)
         np.testing.assert_array_equal(m.run()[0], want1)
-        # copy=False gives the same views every time: the Module's buffers
+        # copy=False gives views of the Module's buffers, new ones each
+        # time: reshaping one changes no later result
         (v,) = m.run(x, copy=False)
         (v2,) = m.run(x1, copy=False)
-        assert v is v2 and np.shares_memory(v, v2)
+        assert v is not v2 and np.shares_memory(v, v2)
         np.testing.assert_array_equal(v, want1)
+        v.shape = (640,)
+        assert m.run(x1, copy=False)[0].shape == (1, 640)
         (c,) = m.run(x)
         assert not np.shares_memory(c, v)
         np.testing.assert_array_equal(c, want)
@@ -204,13 +236,16 @@ def test_run_with_every_input_is_one_call_that_keeps_them(tmp_path_factory: Any)
         odd = raw[1:].reshape(1, 640)
         odd[...] = x1
         np.testing.assert_array_equal(m.run(odd)[0], want1)
-        # an output view fed back as the input is copied before the run
+        # an output view fed back as the input is copied before the run,
+        # and that copy stays the input (the view changes with the run)
         np.testing.assert_array_equal(m.run(x)[0], want)
         (out,) = m.run(x, copy=False)
         assert out.shape == (1, 640) and out.dtype == np.int8
         before = out.copy()
         got = m.run(out)[0]
         np.testing.assert_array_equal(got, m.run(before)[0])
+        again = m.run(out)[0]
+        np.testing.assert_array_equal(m.run()[0], again)
 
 
 def test_run_with_buffers_that_change_after_the_run(tmp_path_factory: Any) -> None:
@@ -226,6 +261,22 @@ def test_run_with_buffers_that_change_after_the_run(tmp_path_factory: Any) -> No
         mv.release()  # the Module holds no export of it
         with pytest.raises(ValueError, match=r"input 'input_1': the memoryview given to "
                                              r"the last run\(\) can no longer be read"):
+            m.run()
+        # replacing such an input is no error
+        mv = memoryview(bytearray(x.tobytes())).cast("b", [1, 640])
+        m.run(mv)
+        mv.release()
+        m.set_input(0, x1)
+        np.testing.assert_array_equal(m.run()[0], want1)
+        mv = memoryview(bytearray(x.tobytes())).cast("b", [1, 640])
+        m.run(mv)
+        mv.release()
+        np.testing.assert_array_equal(m.run(x1.tolist())[0], want1)
+        # named once, and then simply not set
+        mv = memoryview(bytearray(x.tobytes())).cast("b", [1, 640])
+        m.run(mv)
+        mv.release()
+        with pytest.raises(ValueError, match="can no longer be read"):
             m.run()
         with pytest.raises(RuntimeError, match=r"input 'input_1' \(0\) is not set"):
             m.run()

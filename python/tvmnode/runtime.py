@@ -214,9 +214,10 @@ class Module:
         DLPack producer, or bytes of the input's size). A compact array
         aligned for its dtype is read in place at run(): changing it
         before the run changes what the model sees."""
+        info = self._info(key)
         with self._claim():
-            self._keep_lent()
-            _mod_set_input(self.handle, key, self._array(array, self._info(key)))
+            self._keep_lent(skip=(self._names.index(info["name"]),))
+            _mod_set_input(self.handle, key, self._array(array, info))
 
     def run(self, *arrays: Any, copy: bool = True, **named: Any) -> List[Any]:
         """Set the inputs given (positionally from the first, and/or by
@@ -225,20 +226,23 @@ class Module:
         overwrites. Inputs not given keep what was set before."""
         if len(arrays) == len(self.inputs) and not named:
             # every input given: one C call that reads them in place when
-            # they are exactly the inputs' dtype and shape (else False, and
+            # they are exactly the inputs' dtype and shape (else None, and
             # the path below converts or names what is wrong)
-            h, busy = self.handle, self._busy
+            h, busy, box = self.handle, self._busy, [None]
             if not busy.acquire(False):
                 raise _in_use(self)
             try:
-                lent = _module_run(h, arrays)
-                if lent is not None:
-                    self._lent = (arrays, lent)
+                try:
+                    ran = _module_run(h, arrays, box)
+                finally:
+                    if box[0] is not None:  # a run was tried: these were lent
+                        self._lent = (arrays, box[0])
+                if ran is not None:
+                    # the outputs are read before another thread may run
+                    views = self._views or self._output_views_held()
+                    return [v.copy() for v in views] if copy else [v[...] for v in views]
             finally:
                 busy.release()
-            if lent is not None:
-                views = self._views or self._output_views()
-                return [v.copy() for v in views] if copy else list(views)
         import numpy
 
         if len(arrays) > len(self.inputs):
@@ -246,8 +250,9 @@ class Module:
                             % (self.name, len(self.inputs), ", ".join(self._names),
                                len(arrays)))
         h = self.handle
+        given = {self._names.index(self._info(key)["name"]) for key in named}
         with self._claim():
-            self._keep_lent()
+            self._keep_lent(skip=given.union(range(len(arrays))))
             ins = [self._array(a, i) for a, i in zip(arrays, self.inputs)]
             for key, a in named.items():
                 k = self._names.index(self._info(key)["name"])
@@ -256,7 +261,7 @@ class Module:
                 _mod_set_input(h, k, self._array(a, self.inputs[k]))
             outs = _mod_invoke(h, *ins)
             views = [numpy.from_dlpack(t) for t in outs]
-        return [v.copy() for v in views] if copy else views
+            return [v.copy() for v in views] if copy else views
 
     __call__ = run
 
@@ -273,15 +278,16 @@ class Module:
             self._views = []  # outputs in the pool move with it
             _mod_set_workspace(self.handle, pool, None if array is None else array)
 
-    def _keep_lent(self) -> None:
+    def _keep_lent(self, skip: Any = ()) -> None:
         """The C Module forgets arrays that one run read in place; before
         anything else reads or sets inputs, set them for good (in place,
-        as set_input does), so that they stay the inputs until replaced."""
+        as set_input does), so that they stay the inputs until replaced.
+        Inputs in `skip` are about to be replaced: left alone."""
         lent, self._lent = self._lent, None
         if lent is not None:
             arrays, mask = lent
             for k, (a, info) in enumerate(zip(arrays, self.inputs)):
-                if not mask >> k & 1:  # copied into its pool: still set
+                if not mask >> k & 1 or k in skip:  # copied (still set), or replaced
                     continue
                 try:
                     _mod_set_input(self.handle, k, self._array(a, info))
@@ -291,14 +297,15 @@ class Module:
                                      "again" % (self.name, info["name"], type(a).__name__,
                                                 e)) from None
 
-    def _output_views(self) -> List[Any]:
-        """Views of the Module's output buffers, made once: the buffers do
-        not move, and each view keeps the Module's memory alive."""
+    def _output_views_held(self) -> List[Any]:
+        """Views of the Module's output buffers, made once (with the lock
+        held): the buffers move only with set_workspace, which drops them,
+        and each view keeps the Module's memory alive. Callers hand out
+        copies or new views of them, never these objects."""
         import numpy
 
-        with self._claim():
-            self._views = [numpy.from_dlpack(_mod_get_output(self.handle, i))
-                           for i in range(len(self.outputs))]
+        self._views = [numpy.from_dlpack(_mod_get_output(self.handle, i))
+                       for i in range(len(self.outputs))]
         return self._views
 
     def get_output(self, i: int, copy: bool = True) -> Any:
@@ -308,7 +315,7 @@ class Module:
 
         with self._claim():
             v = numpy.from_dlpack(_mod_get_output(self.handle, i))
-        return v.copy() if copy else v
+            return v.copy() if copy else v
 
     def benchmark(self, number: int = 10, repeat: int = 5) -> Dict[str, Any]:
         """Time `repeat` rounds of `number` runs each on the inputs set

@@ -650,8 +650,10 @@ TN_API int tn_module_run(TnObject *mod) {
  * before returning, so the Module never keeps a pointer into memory it
  * does not own. */
 TN_API int tn_module_run_with(TnObject *mod, int32_t n,
-                              const void *const *data, const size_t *nbytes) {
+                              const void *const *data, const size_t *nbytes,
+                              uint32_t *lent_out) {
   const char *who = "tn_module_run_with";
+  if (lent_out) *lent_out = 0;
   Module *m = as_module(mod, who);
   if (m == NULL) return -1;
   const TnCrtModel *d = m->model;
@@ -690,12 +692,12 @@ TN_API int tn_module_run_with(TnObject *mod, int32_t n,
   }
   if (rc == 0) rc = run_locked(m, who);
   for (int32_t i = 0; i < n; i++)
-    if (lent & (1u << i)) {
+    if (lent & (1u << i)) { /* forget the caller's memory */
       m->inputs_set &= ~(1u << i);
-      if (m->in_copy[i])
-        tn_crt_bind_input(&m->inst, i, m->in_copy[i], d->inputs[i].nbytes);
+      m->inst.inputs[i] = m->in_copy[i]; /* NULL when there is none */
     }
   leave(m);
+  if (lent_out) *lent_out = lent;
   for (int32_t i = 0; i < n; i++) tn_object_release(old[i]);
   return rc;
 }
@@ -810,6 +812,33 @@ TN_API int tn_module_copy_output(TnObject *mod, int32_t i, void *out,
 
 /* ---- memory and devices -------------------------------------------------------- */
 
+static bool overlap(const void *a, size_t na, const void *b, size_t nb) {
+  const uint8_t *x = a, *y = b;
+  return x < y + nb && y < x + na;
+}
+
+/* What memory `base` would overlap as pool `i` (with the flag held): the
+ * other pools, the output buffers outside the pools, the inputs read in
+ * place; NULL when nothing. A run writes its pools, so none of these may
+ * share memory with one. */
+static const char *pool_clash(const Module *m, int32_t i, const void *base) {
+  const TnCrtModel *d = m->model;
+  const size_t size = d->workspace_pools[i].size;
+  for (int32_t k = 0; k < d->num_workspace_pools; k++)
+    if (k != i && overlap(base, size, m->ws[k], d->workspace_pools[k].size))
+      return "another workspace pool";
+  for (int32_t k = 0; k < d->num_outputs; k++)
+    if (d->outputs[k].pool < 0 &&
+        overlap(base, size, m->inst.outputs[k], d->outputs[k].nbytes))
+      return "an output buffer of the Module";
+  for (int32_t k = 0; k < d->num_inputs; k++)
+    if (m->in_tensor[k] &&
+        overlap(base, size, m->inst.inputs[k], d->inputs[k].nbytes))
+      return "an input the Module reads in place (set the input again "
+             "first)";
+  return NULL;
+}
+
 /* Pool `i` (checked) becomes `base` (NULL: the Module's own), kept alive
  * through `owner` when not NULL. */
 static int set_workspace(TnObject *mod, int32_t i, void *base, size_t nbytes,
@@ -828,6 +857,12 @@ static int set_workspace(TnObject *mod, int32_t i, void *base, size_t nbytes,
     return RAISE(VALUE, who, "model '%s': pool '%s' must be aligned to %u "
                  "bytes", name_of(m), p->name ? p->name : "?", p->alignment);
   if (enter(m, who)) return -1;
+  const char *clash = base ? pool_clash(m, i, base) : NULL;
+  if (clash) {
+    leave(m);
+    return RAISE(VALUE, who, "model '%s': pool '%s' overlaps %s",
+                 name_of(m), p->name ? p->name : "?", clash);
+  }
   m->ws[i] = base ? base : m->own_ws[i];
   TnObject *old = m->ws_tensor[i];
   tn_object_retain(owner);
@@ -849,17 +884,23 @@ TN_API int tn_module_set_workspace(TnObject *mod, int32_t i, void *base,
 TN_API int tn_module_set_workspace_tensor(TnObject *mod, int32_t i,
                                           TnObject *tensor) {
   const char *who = "tn_module_set_workspace_tensor";
+  Module *m = as_module(mod, who);
+  if (m == NULL) return -1;
   if (tensor == NULL) return set_workspace(mod, i, NULL, 0, NULL, who);
   if (tensor->type_index != TN_TYPE_TENSOR)
-    return RAISE(TYPE, who, "pool %d: expected a tn.Tensor, got %s", i,
-                 tn_object_type_key(tensor));
+    return RAISE(TYPE, who, "model '%s', pool %d: expected a tn.Tensor, got "
+                 "%s", name_of(m), i, tn_object_type_key(tensor));
   const DLTensor *dl = tn_tensor_dltensor(tensor);
-  int compact = 0;
+  int compact = 0, readonly = 0;
   tn_tensor_is_contiguous(tensor, &compact);
+  tn_tensor_is_readonly(tensor, &readonly);
   if ((dl->device.device_type != kDLCPU &&
        dl->device.device_type != kDLCUDAHost) || !compact)
-    return RAISE(VALUE, who, "pool %d: the tensor must be compact and in CPU "
-                 "memory", i);
+    return RAISE(VALUE, who, "model '%s', pool %d: the tensor must be compact "
+                 "and in CPU memory", name_of(m), i);
+  if (readonly)
+    return RAISE(VALUE, who, "model '%s', pool %d: the tensor is read-only "
+                 "(a run writes its pools)", name_of(m), i);
   return set_workspace(mod, i, (uint8_t *)dl->data + dl->byte_offset,
                        (size_t)tn_tensor_nbytes(tensor), tensor, who);
 }
@@ -1052,7 +1093,8 @@ static int fn_set_workspace(void *self, const TnAny *args, int32_t n,
   if (args[2].type_index == TN_TYPE_NONE)
     return tn_module_set_workspace_tensor(&m->header, (int32_t)i, NULL);
   if (args[2].type_index != TN_TYPE_TENSOR)
-    return RAISE(TYPE, who, "argument 2: expected a tn.Tensor or None, got %s",
+    return RAISE(TYPE, who, "model '%s', pool %lld: expected a tn.Tensor or "
+                 "None, got %s", name_of(m), (long long)i,
                  tn_any_type_key(&args[2]));
   return tn_module_set_workspace_tensor(&m->header, (int32_t)i, args[2].v_obj);
 }

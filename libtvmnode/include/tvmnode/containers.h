@@ -152,6 +152,10 @@ TN_API int64_t tn_tensor_nbytes(const TnObject *tensor);
 /* Whether the tensor is compact row-major, into `*contiguous` (1 or 0);
  * -1 with a TypeError for a non-tensor. */
 TN_API int tn_tensor_is_contiguous(const TnObject *tensor, int *contiguous);
+/* Whether the tensor's data must not be written (it came through DLPack
+ * marked read-only, or views such a tensor), into `*readonly` (1 or 0); -1
+ * with a TypeError for a non-tensor. */
+TN_API int tn_tensor_is_readonly(const TnObject *tensor, int *readonly);
 
 /* Wrap a DLPack tensor without copying. The tensor takes over `managed`
  * (transfer full): its deleter runs when the tn.Tensor dies, or right away

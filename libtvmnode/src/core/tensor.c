@@ -304,6 +304,16 @@ TN_API int tn_tensor_is_contiguous(const TnObject *tensor, int *contiguous) {
   return 0;
 }
 
+TN_API int tn_tensor_is_readonly(const TnObject *tensor, int *readonly) {
+  if (tn__check_object(tensor, TN_TYPE_TENSOR, "tn_tensor_is_readonly",
+                       "tensor"))
+    return -1;
+  if (readonly == NULL) return tn__raise_null("tn_tensor_is_readonly", "readonly");
+  const TensorImpl *t = (const TensorImpl *)tensor;
+  *readonly = (t->dlpack_flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+  return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* DLPack import                                                             */
 /* ------------------------------------------------------------------------ */

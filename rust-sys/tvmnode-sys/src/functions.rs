@@ -330,6 +330,12 @@ unsafe extern "C" {
     ) -> core::ffi::c_int;
 }
 unsafe extern "C" {
+    pub fn tn_tensor_is_readonly(
+        tensor: *const TnObject,
+        readonly: *mut core::ffi::c_int,
+    ) -> core::ffi::c_int;
+}
+unsafe extern "C" {
     pub fn tn_tensor_from_dlpack(managed: *mut DLManagedTensorVersioned) -> *mut TnObject;
 }
 unsafe extern "C" {

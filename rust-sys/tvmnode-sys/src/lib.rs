@@ -225,12 +225,14 @@ mod module {
         pub fn tn_module_run(module: *mut TnObject) -> c_int;
         /// Set the first `n` inputs from caller memory (`data[i]` holds
         /// `nbytes[i]` bytes, the input's size, of its dtype: unchecked) and
-        /// run once. An input read in place is unset again on return.
+        /// run once. An input read in place is unset again on return; `lent`
+        /// (may be NULL) receives the mask of those inputs.
         pub fn tn_module_run_with(
             module: *mut TnObject,
             n: i32,
             data: *const *const c_void,
             nbytes: *const usize,
+            lent: *mut u32,
         ) -> c_int;
         /// Output `i` of the last run, a tensor viewing the Module's buffer.
         /// (transfer full)

@@ -183,7 +183,13 @@ fn main() {
                 for _ in 0..n {
                     unsafe {
                         assert_eq!(
-                            sys::tn_module_run_with(raw_with, 1, data.as_ptr(), nbytes.as_ptr()),
+                            sys::tn_module_run_with(
+                                raw_with,
+                                1,
+                                data.as_ptr(),
+                                nbytes.as_ptr(),
+                                std::ptr::null_mut()
+                            ),
                             0
                         );
                         let p = sys::tn_module_output_data(raw_with, 0, std::ptr::null_mut());

@@ -37,6 +37,12 @@
  *   "runtime.ModuleInvoke"(mod, tensor...) -> tn.Array of output tensors
  *       (sets the first inputs, runs, returns every output: one call)
  *   "runtime.ModuleTime"(mod, number, repeat) -> tn.Array of ms per run
+ *   "runtime.ModuleSetWorkspace"(mod, pool, tensor or None)
+ *
+ * Inputs and outputs placed in a pool (io_in_pool archives): the plan may
+ * reuse an input's place for later values once the input is read, so such
+ * an input holds what the last run left there afterwards; set it again
+ * before each run.
  */
 #ifndef TVMNODE_MODULE_H_
 #define TVMNODE_MODULE_H_
@@ -115,9 +121,12 @@ TN_API int tn_module_run(TnObject *mod);
  * input read in place is unset again when the call returns: the Module
  * keeps no pointer into the caller's memory, so a later run needs that
  * input set again. Inputs after the first `n` stay as they were set.
+ * `lent` (may be NULL) receives the mask of the inputs read in place (bit
+ * i: input i), also when the run fails.
  */
 TN_API int tn_module_run_with(TnObject *mod, int32_t n,
-                              const void *const *data, const size_t *nbytes);
+                              const void *const *data, const size_t *nbytes,
+                              uint32_t *lent);
 /* Output `i` of the last run as a tn.Tensor that views the Module's
  * output buffer (overwritten by the next run; copy it to keep it) and
  * keeps the Module alive. RuntimeError when there is no successful run
@@ -141,14 +150,16 @@ TN_API int tn_module_time(TnObject *mod, int32_t number, int32_t repeat,
                           double *ms_per_run);
 
 /* Use the caller's memory for workspace pool `i` (at least the pool's
- * size, aligned as the descriptor says) instead of the Module's own, or
- * the Module's own again for a NULL `base`; the caller keeps it alive
- * while the Module lives. Inputs that live in that pool must be set
- * again. */
+ * size, aligned as the descriptor says, overlapping neither the other
+ * pools nor the Module's output buffers nor an input it reads in place:
+ * ValueError) instead of the Module's own, or the Module's own again for
+ * a NULL `base`; the caller keeps it alive while the Module lives and
+ * while any output tensor taken from it does (outputs placed in the pool
+ * view it). Inputs that live in that pool must be set again. */
 TN_API int tn_module_set_workspace(TnObject *mod, int32_t i, void *base,
                                    size_t nbytes);
-/* The same with a tn.Tensor (CPU, compact, of any dtype: its bytes are the
- * pool) that the Module keeps alive until the pool is set again, and that
+/* The same with a tn.Tensor (CPU, compact, writable, of any dtype: its
+ * bytes are the pool) that the Module keeps alive until the pool is set again, and that
  * an output living in it keeps alive as long as the output's view: what
  * the Python and Go bindings use. NULL: the Module's own pool again. */
 TN_API int tn_module_set_workspace_tensor(TnObject *mod, int32_t i,

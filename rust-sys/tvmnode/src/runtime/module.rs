@@ -497,8 +497,15 @@ impl Module {
             // (it refuses before reading anything).
             let n = i32::try_from(n).unwrap_or(i32::MAX);
             // SAFETY: a live Module; `n` is above its number of inputs.
-            let rc =
-                unsafe { sys::tn_module_run_with(self.obj.as_ptr(), n, std::ptr::null(), std::ptr::null()) };
+            let rc = unsafe {
+                sys::tn_module_run_with(
+                    self.obj.as_ptr(),
+                    n,
+                    std::ptr::null(),
+                    std::ptr::null(),
+                    std::ptr::null_mut(),
+                )
+            };
             debug_assert_eq!(rc, -1);
             return Err(failed("Module::run_with", caller));
         }
@@ -512,16 +519,24 @@ impl Module {
         }
         // SAFETY: a live Module; `data[i]` is valid for `nbytes[i]` bytes for
         // the call, and the Module keeps no pointer into it after.
-        let rc =
-            unsafe { sys::tn_module_run_with(self.obj.as_ptr(), n as i32, data.as_ptr(), nbytes.as_ptr()) };
+        let rc = unsafe {
+            sys::tn_module_run_with(
+                self.obj.as_ptr(),
+                n as i32,
+                data.as_ptr(),
+                nbytes.as_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
         done(rc, "Module::run_with", caller)
     }
 
     /// An output of the last run, borrowed from the Module's buffer (no
     /// copy, and no object made): `TypeError` when `T` is not its dtype,
-    /// `RuntimeError` when there is no run to read (none yet, or the last
-    /// one failed). The borrow keeps the Module from running again while
-    /// the slice lives; see the [module docs](self#borrowed-outputs).
+    /// `RuntimeError` when there is no run to read (none yet, the last one
+    /// failed, or the workspace changed since). The borrow keeps the Module
+    /// from running again while the slice lives; see the
+    /// [module docs](self#borrowed-outputs).
     #[track_caller]
     pub fn output<T: IoElement>(&self, key: impl IoKey) -> Result<&[T]> {
         let caller = Location::caller();
