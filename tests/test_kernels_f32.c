@@ -829,6 +829,39 @@ START_TEST(test_dense) {
 }
 END_TEST
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* fixed_point.h (internal to the crt) */
+int tn__crt_avx2(void);
+void tn__crt_avx2_allow(int allow);
+#endif
+
+/* On x86 with AVX2, dense over [N, K] weights has a second form (four rows
+ * at once): the same bits as the portable form, which the random cases
+ * here run too. */
+START_TEST(test_dense_forms_agree_bit_for_bit) {
+  KtRng r = kt_rng(19);
+  for (int c = 0; c < 60; c++) {
+    int32_t M = kt_int(&r, 1, 3), K = kt_int(&r, 1, c % 6 ? 90 : 700);
+    int32_t N = kt_int(&r, 1, 23);
+    TnCrtDense p = {M, K, N, K, 1};
+    float *x = rand_f32(&r, M * K, -1, 1), *w = rand_f32(&r, K * N, -1, 1);
+    float *bias = c % 2 ? rand_f32(&r, N, -1, 1) : NULL;
+    float *fast = xalloc((size_t)(M * N) * 4), *plain = xalloc((size_t)(M * N) * 4);
+    KT_CHECK_OK(tn_crt_dense_f32(&p, x, w, bias, -INFINITY, INFINITY, fast));
+#if defined(__x86_64__) && defined(__GNUC__)
+    tn__crt_avx2_allow(0);
+#endif
+    KT_CHECK_OK(tn_crt_dense_f32(&p, x, w, bias, -INFINITY, INFINITY, plain));
+#if defined(__x86_64__) && defined(__GNUC__)
+    tn__crt_avx2_allow(1);
+#endif
+    EXPECT(memcmp(fast, plain, (size_t)(M * N) * 4) == 0,
+           "dense case %d (M %d K %d N %d): the forms differ", c, M, K, N);
+    free(x), free(w), free(bias), free(fast), free(plain);
+  }
+}
+END_TEST
+
 START_TEST(test_batch_matmul) {
   KtRng r = kt_rng(10);
   for (int c = 0; c < 60; c++) {
@@ -1164,6 +1197,7 @@ END_TEST
   X(binary_directions) X(binary_random) X(binary_errors) X(unary)         \
   X(clip_bias) X(cast_all_pairs) X(cast_table) X(transpose)               \
   X(concatenate) X(pad) X(conv2d) X(conv2d_errors) X(dense)               \
+  X(dense_forms_agree_bit_for_bit)                                        \
   X(batch_matmul) X(pool) X(softmax) X(strided_slice) X(mean)
 
 static Suite *make_suite(void) {

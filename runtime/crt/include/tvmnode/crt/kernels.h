@@ -9,7 +9,8 @@
  *  - Freestanding C11: no allocation, no stdio, nothing of libtvmnode; only
  *    <stdint.h>, <stddef.h>, <string.h> (memcpy/memset) and <math.h>.
  *    Three exceptions, all bit-identical to the portable C: SSE2 builtins
- *    on x86-64; AVX2 forms of hot loops there too, compiled with a
+ *    on x86-64; AVX2 forms of hot loops there too (the int8 and float32
+ *    dense dot products), compiled with a
  *    function-level target attribute and taken when CPUID says the CPU
  *    runs AVX2 (<immintrin.h>, <cpuid.h>: compiler headers, nothing
  *    linked; -DTN_CRT_NO_AVX2 leaves them out); and on
