@@ -306,21 +306,11 @@ func newModule(o Object) (*Module, error) {
 
 // poolInfos reads a list of {name, size, alignment} maps.
 func poolInfos(list Array) ([]PoolInfo, error) {
-	items, err := list.Objects()
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		for _, o := range items {
-			o.Release()
-		}
-	}()
-	pools := make([]PoolInfo, len(items))
-	for i, item := range items {
-		d := Map{item}
+	var pools []PoolInfo
+	err := eachMap(list, func(n int) { pools = make([]PoolInfo, n) }, func(i int, d Map) error {
 		n, err := d.Get("name")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		pools[i].Name, _ = n.(string)
 		for _, f := range []struct {
@@ -329,10 +319,14 @@ func poolInfos(list Array) ([]PoolInfo, error) {
 		}{{"size", &pools[i].Size}, {"alignment", &pools[i].Alignment}} {
 			v, err := d.Get(f.key)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			*f.dst, _ = v.(int64)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return pools, nil
 }

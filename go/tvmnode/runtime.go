@@ -283,40 +283,30 @@ func describe(name string, prog Object) ([]TensorInfo, error) {
 // tensorInfos reads a list of {name, shape, dtype[, scale, zero_point]}
 // maps, as the executor and Modules describe their tensors.
 func tensorInfos(list Array) ([]TensorInfo, error) {
-	items, err := list.Objects()
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		for _, o := range items {
-			o.Release()
-		}
-	}()
-	infos := make([]TensorInfo, len(items))
-	for i, item := range items {
-		m := Map{item}
+	var infos []TensorInfo
+	err := eachMap(list, func(n int) { infos = make([]TensorInfo, n) }, func(i int, m Map) error {
 		n, err := m.Get("name")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		d, err := m.Get("dtype")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s, err := m.Get("shape")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		shape, _ := s.(Object)
 		dims, err := shapeDims(shape)
 		shape.Release()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ds, _ := d.(string)
 		dt, err := ParseDataType(ds)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ns, _ := n.(string)
 		infos[i] = TensorInfo{Name: ns, Shape: dims, DType: dt}
@@ -327,8 +317,34 @@ func tensorInfos(list Array) ([]TensorInfo, error) {
 			z, _ := v.(int64)
 			infos[i].ZeroPoint = int32(z)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return infos, nil
+}
+
+// eachMap calls start with the number of items of a list of maps, then f
+// with each item and its index, stopping at the first error; the items
+// are released after.
+func eachMap(list Array, start func(n int), f func(i int, m Map) error) error {
+	items, err := list.Objects()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, o := range items {
+			o.Release()
+		}
+	}()
+	start(len(items))
+	for i, item := range items {
+		if err := f(i, Map{item}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // shapeDims copies a tn.Shape's dimensions (the public TnShapeObj layout).

@@ -494,16 +494,19 @@ TN_API TnObject *tn_module_describe(const TnObject *mod) {
 
 /* Whether [p, p + n) overlaps memory the Module writes during a run (its
  * output buffers and workspace pools): such an input must be copied. */
+static bool overlap(const void *a, size_t na, const void *b, size_t nb) {
+  const uint8_t *x = a, *y = b;
+  return x < y + nb && y < x + na;
+}
+
 static bool overlaps_module(const Module *m, const uint8_t *p, size_t n) {
   const TnCrtModel *d = m->model;
-  for (int32_t k = 0; k < d->num_workspace_pools; k++) {
-    const uint8_t *b = m->ws[k];
-    if (p < b + d->workspace_pools[k].size && b < p + n) return true;
-  }
-  for (int32_t i = 0; i < d->num_outputs; i++) {
-    const uint8_t *b = m->inst.outputs[i];
-    if (b && p < b + d->outputs[i].nbytes && b < p + n) return true;
-  }
+  for (int32_t k = 0; k < d->num_workspace_pools; k++)
+    if (overlap(p, n, m->ws[k], d->workspace_pools[k].size)) return true;
+  for (int32_t i = 0; i < d->num_outputs; i++)
+    if (m->inst.outputs[i] &&
+        overlap(p, n, m->inst.outputs[i], d->outputs[i].nbytes))
+      return true;
   return false;
 }
 
@@ -811,11 +814,6 @@ TN_API int tn_module_copy_output(TnObject *mod, int32_t i, void *out,
 }
 
 /* ---- memory and devices -------------------------------------------------------- */
-
-static bool overlap(const void *a, size_t na, const void *b, size_t nb) {
-  const uint8_t *x = a, *y = b;
-  return x < y + nb && y < x + na;
-}
 
 /* What memory `base` would overlap as pool `i` (with the flag held): the
  * other pools, the output buffers outside the pools, the inputs read in

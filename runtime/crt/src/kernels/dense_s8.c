@@ -66,6 +66,7 @@ typedef struct {
   int32_t io, fo;
   int narrow; /* x + io and w + fo fit an int16 */
   int small;  /* fo == 0 and |x + io| <= 255: products fit an int16 */
+  int avx2;   /* the AVX2 form runs here (asked once per call) */
 } Dense;
 
 /* s[r] = sum_k((x[k] + io) * (w[r * sn + k] + fo)) for r < rows (1 or 4, a
@@ -277,7 +278,7 @@ OUT_OF_LINE void dot4(const Dense *d, const int8_t *x, const int8_t *w,
   dsp_rows(d, x, w, 4, s);
 #else
 #if TN__CRT_AVX2
-  if (tn__crt_avx2()) {
+  if (d->avx2) {
     dot4_avx2(d, x, w, s);
     return;
   }
@@ -368,6 +369,11 @@ static void dense_init(Dense *d, const TnCrtDense *p, const int8_t *w,
   /* x in [-128, 127]: x + io fits an int16 for io in [-32640, 32640]. */
   d->narrow = io >= -32640 && io <= 32640 && fo >= -32640 && fo <= 32640;
   d->small = fo == 0 && io >= -127 && io <= 128;
+#if TN__CRT_AVX2
+  d->avx2 = tn__crt_avx2();
+#else
+  d->avx2 = 0;
+#endif
 }
 
 size_t tn_crt_dense_s8_scratch_size(const TnCrtDense *p) {
