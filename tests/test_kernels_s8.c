@@ -326,7 +326,7 @@ START_TEST(test_conv_saturation) {
   const int8_t in[1] = {100}, w[3] = {127, -128, 1};
   int32_t mult[1], shift[1];
   quantize(1.0, mult, shift); /* the output is the accumulator itself */
-  TnCrtQuant q = {28, 0, 0, -128, 127, 0, mult, shift};
+  TnCrtQuant q = {28, 0, 0, -128, 127, 0, 1, mult, shift};
   int8_t out[3];
   KT_CHECK_OK(tn_crt_conv2d_s8(&p, &q, in, w, NULL, out, NULL, 0));
   ck_assert_int_eq(out[0], 127); /* 128 * 127 */
@@ -531,7 +531,7 @@ START_TEST(test_conv_inplace_dscnn) {
     for (int c = 0; c < 64; c++)
       quantize(rand_log2(&r, -10, -7), &mult[c], &shift[c]);
     /* int8 input zero point -128, output -128, ReLU */
-    TnCrtQuant q = {128, 0, -128, -128, 127, 1, mult, shift};
+    TnCrtQuant q = {128, 0, -128, -128, 127, 1, 64, mult, shift};
     KT_CHECK_OK(tn_crt_conv2d_s8(p, &q, a, w, bias, b, NULL, 0));
     KT_CHECK_OK(tn_crt_conv2d_s8(p, &q, one, w, bias, one, scratch, 1024));
     ck_assert_mem_eq(one, b, 8000);
@@ -640,7 +640,7 @@ START_TEST(test_conv_inplace_geometry) {
 
   int8_t buf[480] = {0}, w[128] = {0}, scratch[2048];
   int32_t one = 1 << 30, zero = 0;
-  TnCrtQuant q = {0, 0, 0, -128, 127, 0, &one, &zero};
+  TnCrtQuant q = {0, 0, 0, -128, 127, 0, 1, &one, &zero};
   /* in == out where it cannot be: INVALID_ARGUMENT, whatever the scratch;
    * in != out, even overlapping: not checked. */
   p = dw, p.stride_h = 2, p.out_h = 3;
@@ -949,7 +949,7 @@ START_TEST(test_requantize) {
       quantize(rand_log2(&r, wide ? -16 : -4, wide ? -4 : 4), &mult[c],
                &shift[c]);
     TnCrtRequant p = {wide ? kt_int(&r, -1000, 1000) : rand_zp(&r),
-                      rand_zp(&r), -128, 127, mult, shift};
+                      rand_zp(&r), -128, 127, ch, mult, shift};
     if (kt_int(&r, 0, 3) == 0) p.act_min = -20, p.act_max = 90;
     int32_t *x32 = xalloc((size_t)n * 4);
     int8_t *x8 = rand_s8(&r, n, -128, 127), *got = xalloc((size_t)n);
@@ -1557,7 +1557,7 @@ START_TEST(test_bad_arguments) {
   float f[64] = {0}, fs = 1.0f;
   TnCrtConv2d c = {1, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1,
                    {8, 4, 2, 1}, {4, 4, 2, 1}, {8, 4, 2, 1}};
-  TnCrtQuant q = {0, 0, 0, -128, 127, 0, &one, &zero};
+  TnCrtQuant q = {0, 0, 0, -128, 127, 0, 1, &one, &zero};
   /* (out == in would run in place, with a scratch) */
   KT_CHECK_OK(tn_crt_conv2d_s8(&c, &q, b8, b8, NULL, b8 + 8, NULL, 0));
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size(&c), 0);
@@ -1612,7 +1612,7 @@ START_TEST(test_bad_arguments) {
   EXPECT_ST(tn_crt_quantize_f32_s8(1, 1, 4, f, NULL, &zero, b8), BAD);
   EXPECT_ST(tn_crt_dequantize_s8_f32(1, 1, 4, b8, &fs, NULL, f), BAD);
   EXPECT_ST(tn_crt_dequantize_s8_f32(-1, 1, 4, b8, &fs, &zero, f), BAD);
-  TnCrtRequant rq = {0, 0, -128, 127, &one, &zero};
+  TnCrtRequant rq = {0, 0, -128, 127, 1, &one, &zero};
   KT_CHECK_OK(tn_crt_requantize_s8_s8(&rq, 1, 1, 4, b8, b8 + 8));
   EXPECT_ST(tn_crt_requantize_s8_s8(&rq, 1, 0, 4, b8, b8), BAD);
   EXPECT_ST(tn_crt_requantize_s32_s8(NULL, 1, 1, 4, b32, b8), BAD);

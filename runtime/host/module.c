@@ -59,14 +59,13 @@ typedef struct {
 /* ---- descriptors ----------------------------------------------------------- */
 
 TN_API int tn_module_dtype(int32_t crt, DLDataType *out) {
-  static const DLDataType map[] = {
-      [TN_CRT_F32] = {kDLFloat, 32, 1}, [TN_CRT_I32] = {kDLInt, 32, 1},
-      [TN_CRT_I8] = {kDLInt, 8, 1},     [TN_CRT_U8] = {kDLUInt, 8, 1},
-      [TN_CRT_I64] = {kDLInt, 64, 1},   [TN_CRT_F64] = {kDLFloat, 64, 1},
-      [TN_CRT_I16] = {kDLInt, 16, 1},   [TN_CRT_BOOL] = {kDLBool, 8, 1}};
-  if (crt < 0 || crt > TN_CRT_BOOL) return 0;
-  *out = map[crt];
-  return 1;
+  switch (crt) {
+#define DTYPE(N, ID, DL, BITS, C, RS) \
+  case N: *out = (DLDataType){DL, BITS, 1}; return 1;
+    TN_CRT_DTYPES(DTYPE)
+#undef DTYPE
+    default: return 0;
+  }
 }
 
 /* The alignment the crt asks of a bound buffer (tn_crt_bind_input). */

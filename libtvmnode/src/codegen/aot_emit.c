@@ -1,7 +1,8 @@
 /*
  * aot_emit.c: the C of a compiled model. <name>_lib0.c holds the constants
- * and one function per kernel call (its parameters as static const data,
- * written by the lowering table's emitters); <name>_lib1.c the entry point
+ * and one function per kernel call (its form's parameter struct as static
+ * const data, and a call of the form's uniform entry: the struct and the
+ * entry the host executor uses); <name>_lib1.c the entry point
  * tvmgen_<name>_run, which checks its arguments and calls them in order
  * over pool bases plus planned offsets, and the model descriptor for the
  * crt's firmware API; tvmgen_<name>.h the interface. Only <stdint.h> and
@@ -28,18 +29,7 @@ static const char *ctype(DLDataType t) {
   return NULL;
 }
 
-int tn__aot_crt_dtype(DLDataType t) {
-  if (t.lanes != 1) return -1;
-  if (t.code == kDLFloat && t.bits == 32) return TN_CRT_F32;
-  if (t.code == kDLFloat && t.bits == 64) return TN_CRT_F64;
-  if (t.code == kDLInt && t.bits == 32) return TN_CRT_I32;
-  if (t.code == kDLInt && t.bits == 8) return TN_CRT_I8;
-  if (t.code == kDLInt && t.bits == 16) return TN_CRT_I16;
-  if (t.code == kDLInt && t.bits == 64) return TN_CRT_I64;
-  if (t.code == kDLUInt && t.bits == 8) return TN_CRT_U8;
-  if (t.code == kDLBool && t.bits == 8) return TN_CRT_BOOL;
-  return -1;
-}
+int tn__aot_crt_dtype(DLDataType t) { return tn__kernel_crt_dtype(t); }
 
 void tn__aot_dtype_str(DLDataType t, char *buf, size_t n) {
   if (tn_dtype_print(t, buf, n) < 0) g_strlcpy(buf, "?", n);
@@ -137,34 +127,34 @@ char *tn__aot_step_name(const Gen *g, int32_t s) {
 }
 
 int tn__aot_emit_operators(Gen *g, GString *c) {
+  GString *decls = g_string_new(NULL);
   for (int32_t s = 0; s < g->nsteps; s++) {
     const TnKernStep *st = step(g, s);
-    TnKernEmitFn fn = tn__kernel_emitter(st->k.run);
-    if (fn == NULL)
+    const TnKernForm *f = st->k.form;
+    if (f == NULL) {
+      g_string_free(decls, TRUE);
       return tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, st->op, "the operator "
                                "has no crt kernel (%s), so it cannot be "
                                "compiled to C", st->k.kernel);
-    char *prefix = g_strdup_printf("tvmgen_%s_op%d_", g->o.name, s);
-    TnKernEmit e = {g_string_new(NULL), g_string_new(NULL), prefix, 0};
-    e.scratch_size = g->scratch[s] >= 0
+    }
+    size_t scratch = g->scratch[s] >= 0
                          ? (size_t)g_array_index(g->bufs, Buf,
                                                  g->scratch[s]).size
                          : 0;
-    fn(st->k.params, &e);
+    /* named apart from the functions (tvmgen_<m>_op<k>_<kernel>) */
+    char *params = g_strdup_printf("tvmgen_%s_params%d", g->o.name, s);
+    g_string_truncate(decls, 0);
+    tn__emit_params(decls, params, f->params, st->k.params);
     g_string_append_printf(c, "\n/* %s: %s%s */\n%s", st->op, st->k.kernel,
-                           tn__aot_in_place(g, s) ? ", in place" : "", e.decls->str);
+                           tn__aot_in_place(g, s) ? ", in place" : "",
+                           decls->str);
     g_string_append_printf(c, "TVMGEN_INTERNAL int32_t %s(const void *const "
-                           "*in, void *out, void *scratch) {\n",
-                           g->fn_names[s]);
-    for (int32_t i = 0; i < st->k.nin; i++)
-      g_string_append_printf(c, "  const void *in%d = in[%d];\n", i, i);
-    if (st->k.nin == 0) g_string_append(c, "  (void)in;\n");
-    if (e.scratch_size == 0) g_string_append(c, "  (void)scratch;\n");
-    g_string_append(c, e.body->str);
-    g_string_append(c, "}\n");
-    g_string_free(e.decls, TRUE), g_string_free(e.body, TRUE);
-    g_free(prefix);
+                           "*in, void *out, void *scratch) {\n  return "
+                           "%s(&%s, in, out, scratch, %zu);\n}\n",
+                           g->fn_names[s], f->symbol, params, scratch);
+    g_free(params);
   }
+  g_string_free(decls, TRUE);
   return 0;
 }
 
@@ -630,7 +620,7 @@ void tn__aot_emit_pool_data(Gen *g, GString *c) {
 /* Generated files include only <stdint.h> and the crt's headers: a bare
  * toolchain (no C library headers) builds them. */
 const char tn__aot_preamble[] =
-    "#include <stdint.h>\n\n#include \"tvmnode/crt/kernels.h\"\n#include "
+    "#include <stdint.h>\n\n#include \"tvmnode/crt/calls.h\"\n#include "
     "\"tvmnode/crt/model.h\"\n#include \"tvmgen_%s.h\"\n\n#if "
     "defined(__GNUC__) || defined(__clang__)\n#define TVMGEN_ALIGNED(n) "
     "__attribute__((aligned(n)))\n#define TVMGEN_INTERNAL __attribute__(("

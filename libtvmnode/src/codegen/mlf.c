@@ -137,61 +137,21 @@ void tn__aot_metadata(Gen *g, GString *s, GPtrArray *sources) {
 
 /* ---- the runtime sources a model needs ----------------------------------------- */
 
-static const struct {
-  const char *prefix, *file;
-} g_sources[] = {
-    {"tn_crt_conv2d_s8", "src/kernels/conv_s8.c"},
-    {"tn_crt_conv2d_f32", "src/kernels/conv_f32.c"},
-    {"tn_crt_dense_s8", "src/kernels/dense_s8.c"},
-    {"tn_crt_dense_f32", "src/kernels/dense_f32.c"},
-    {"tn_crt_batch_matmul_f32", "src/kernels/dense_f32.c"},
-    {"tn_crt_max_pool2d_s8", "src/kernels/pool_s8.c"},
-    {"tn_crt_avg_pool2d_s8", "src/kernels/pool_s8.c"},
-    {"tn_crt_mean_s8", "src/kernels/pool_s8.c"},
-    {"tn_crt_max_pool2d_f32", "src/kernels/pool_f32.c"},
-    {"tn_crt_avg_pool2d_f32", "src/kernels/pool_f32.c"},
-    {"tn_crt_mean_f32", "src/kernels/pool_f32.c"},
-    {"tn_crt_mean_i32", "src/kernels/pool_f32.c"},
-    {"tn_crt_softmax_s8", "src/kernels/softmax_s8.c"},
-    {"tn_crt_softmax_f32", "src/kernels/softmax_f32.c"},
-    {"tn_crt_transpose", "src/kernels/movement.c"},
-    {"tn_crt_concatenate", "src/kernels/movement.c"},
-    {"tn_crt_pad", "src/kernels/movement.c"},
-    {"tn_crt_strided_slice", "src/kernels/movement.c"},
-    {"tn_crt_clip_s8", "src/kernels/quant.c"},
-    {"tn_crt_quantize", "src/kernels/quant.c"},
-    {"tn_crt_dequantize", "src/kernels/quant.c"},
-    {"tn_crt_requantize", "src/kernels/quant.c"},
-    {"tn_crt_qadd", "src/kernels/quant.c"},
-    {"tn_crt_qmul", "src/kernels/quant.c"},
-    {"tn_crt_lut_s8", "src/kernels/quant.c"},
-    {"tn_crt_", "src/kernels/elementwise.c"}, /* the rest */
-};
-
 /* Every source and header the generated code needs, relative to the crt's
- * folder: the kernels it calls, the fixed-point helpers they share, the
- * status table and the firmware API. */
+ * folder: what every model needs (TN_CRT_COMMON_SOURCES: the headers, the
+ * status table, the firmware API, the helpers the kernels share), then the
+ * source of each kernel form it calls, as TN_CRT_CALLS names it. */
 GPtrArray *tn__aot_runtime_sources(Gen *g) {
-  static const char *always[] = {
-      "include/tvmnode/crt/status.h", "include/tvmnode/crt/kernels.h",
-      "include/tvmnode/crt/model.h",  "src/crt_libc.h",
-      "src/status.c",                 "src/model.c",
-      "src/kernels/fixed_point.h",    "src/kernels/fixed_point.c",
-      "src/kernels/unroll.h",         "src/kernels/reduce_walk.h"};
+  static const char *always[] = {TN_CRT_COMMON_SOURCES};
   GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
   GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
   for (size_t i = 0; i < G_N_ELEMENTS(always); i++)
     g_ptr_array_add(out, g_strdup(always[i]));
   for (int32_t s = 0; s < g->nsteps; s++) {
-    const char *k = step(g, s)->k.kernel;
-    for (size_t i = 0; i < G_N_ELEMENTS(g_sources); i++) {
-      if (!g_str_has_prefix(k, g_sources[i].prefix)) continue;
-      if (!g_hash_table_contains(seen, g_sources[i].file)) {
-        g_hash_table_add(seen, (gpointer)g_sources[i].file);
-        g_ptr_array_add(out, g_strdup(g_sources[i].file));
-      }
-      break;
-    }
+    const TnKernForm *f = step(g, s)->k.form;
+    if (f == NULL || g_hash_table_contains(seen, f->source)) continue;
+    g_hash_table_add(seen, (gpointer)f->source);
+    g_ptr_array_add(out, g_strdup(f->source));
   }
   g_hash_table_destroy(seen);
   return out;

@@ -97,14 +97,10 @@ typedef struct {
 
 static Elem elem(const TnAotTensor *t) {
   switch (t->dtype) {
-    case TN_CRT_F32: return (Elem){"f32", t->numel};
-    case TN_CRT_I32: return (Elem){"i32", t->numel};
-    case TN_CRT_I8: return (Elem){"i8", t->numel};
-    case TN_CRT_U8: return (Elem){"u8", t->numel};
-    case TN_CRT_I64: return (Elem){"i64", t->numel};
-    case TN_CRT_F64: return (Elem){"f64", t->numel};
-    case TN_CRT_I16: return (Elem){"i16", t->numel};
-    case TN_CRT_BOOL: return (Elem){"u8", t->numel};
+#define DTYPE(N, ID, DL, BITS, C, RS) \
+  case N: return (Elem){#RS, t->numel};
+    TN_CRT_DTYPES(DTYPE)
+#undef DTYPE
     default: return (Elem){"u8", t->nbytes};
   }
 }

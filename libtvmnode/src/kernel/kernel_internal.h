@@ -10,39 +10,69 @@
 #endif
 
 #include "ir/ops_nn.h"
-#include "tvmnode/crt/kernels.h"
+#include "tvmnode/crt/calls.h"
 #include "tvmnode/kernel.h"
 
-/* Runs one kernel call: `in` the input pointers in the order the lowering
- * chose, `out` the output. Returns a TnCrtStatus. */
-typedef int32_t (*TnKernRun)(const void *params, const void *const *in,
-                             void *out, void *scratch, size_t scratch_size);
+/* ---- kernel forms ---------------------------------------------------------------- */
 
-#define TN_KERN_MAX_IN 16
+/* Runs one kernel call: `in` the input pointers in the order the form
+ * documents, `out` the output. Returns a TnCrtStatus. The crt's uniform
+ * entries (tvmnode/crt/calls.h) have this type. */
+typedef TnCrtCallFn TnKernRun;
 
-/*
- * Writing one kernel call as C, for the code generator. The call becomes
- * the body of a function whose parameters are `in0`..`inN` (const void *,
- * in the order of TnKernCall.in), `out` (void *) and `scratch` (void *,
- * `scratch_size` bytes). An emitter appends `static const` parameter
- * declarations to `decls` (every name it declares starts with `prefix`)
- * and the statement returning the kernel's status to `body`. The values
- * are the lowering's own parameters, so the generated call computes
- * exactly what the host executor computes.
- */
+#define TN_KERN_MAX_IN TN_CRT_MAX_INPUTS
+
+/* A parameter struct, described from its field list (params.c). */
+typedef enum { TN_PK_I32, TN_PK_U32, TN_PK_F32, TN_PK_I8, TN_PK_U8 } TnParamKind;
+typedef struct TnParamDesc TnParamDesc;
 typedef struct {
-  GString *decls;
-  GString *body;
-  const char *prefix;
-  size_t scratch_size;
-} TnKernEmit;
-typedef void (*TnKernEmitFn)(const void *params, TnKernEmit *e);
+  const char *name;
+  size_t offset;
+  char shape;                /* 'S' scalar, 'A' array, 'P' pointer, 'N' struct */
+  TnParamKind kind;          /* of the elements ('N': unused) */
+  int32_t count;             /* 'A': elements */
+  const char *count_field;   /* 'P': the int32 scalar counting them */
+  const TnParamDesc *nested; /* 'N' */
+} TnParamField;
+struct TnParamDesc {
+  const char *type;
+  size_t size;
+  const TnParamField *fields;
+  int32_t nfields;
+};
+#define TN__PARAM_DECL(T) extern const TnParamDesc tn__param_##T;
+TN_CRT_PARAM_TYPES(TN__PARAM_DECL)
+#undef TN__PARAM_DECL
+
+/* A kernel form: one row of TN_CRT_CALLS. */
+typedef struct {
+  const char *form;   /* "conv2d_s8" */
+  const char *kernel; /* the crt kernel it calls, "tn_crt_conv2d_s8" */
+  const char *symbol; /* its uniform entry, "tn_crt_call_conv2d_s8" */
+  TnKernRun run;      /* that entry */
+  const TnParamDesc *params;
+  const char *source; /* the crt source defining it */
+} TnKernForm;
+
+typedef enum {
+#define TN__FORM_ID(form, T, file) TN_KF_##form,
+  TN_CRT_CALLS(TN__FORM_ID)
+#undef TN__FORM_ID
+  TN_KF_COUNT
+} TnKernFormId;
+extern const TnKernForm tn__kernel_forms[TN_KF_COUNT];
+
+/* TnKernP_<form> is the form's parameter type. */
+#define TN__FORM_TYPE(form, T, file) typedef T TnKernP_##form;
+TN_CRT_CALLS(TN__FORM_TYPE)
+#undef TN__FORM_TYPE
 
 /* One lowered call: the kernel, its parameters and which of the call's
  * arguments it reads at run time (the others, scales and zero points, are
  * folded into the parameters). */
 typedef struct {
-  const char *kernel; /* the crt function it calls */
+  const TnKernForm *form; /* NULL: a view, or a host compute function */
+  const char *kernel;  /* the crt kernel it calls, for messages */
   const char *base_op; /* a fused form: the operator it is built on */
   TnKernRun run;      /* NULL: a view of input 0 (reshape and friends) */
   void *params;       /* g_malloc'd, owned */
@@ -59,51 +89,21 @@ typedef struct {
   size_t inplace_scratch;
 } TnKernCall;
 
-/* The C form of a lowered call (the emitter of its `run`), or NULL for
- * views and host compute functions, which have none. */
-TnKernEmitFn tn__kernel_emitter(TnKernRun run);
+/* Choose form `id` for `k`: its entry, and a zeroed parameter struct with
+ * `extra` bytes after it (for the arrays its pointer fields point to),
+ * owned by k. KERNEL_USE(k, form, extra) returns it typed. */
+void *tn__kernel_use(TnKernCall *k, TnKernFormId id, size_t extra);
+#define KERNEL_USE(k, form, extra) \
+  ((TnKernP_##form *)tn__kernel_use((k), TN_KF_##form, (extra)))
 
-/* Helpers for emitters (emit.c). Each declares `static const` data named
- * prefix + name in e->decls. */
-void tn__emit_i32s(TnKernEmit *e, const char *name, const int32_t *v,
-                   int64_t n);
-void tn__emit_f32s(TnKernEmit *e, const char *name, const float *v,
-                   int64_t n);
-void tn__emit_bytes(TnKernEmit *e, const char *name, const uint8_t *v,
-                    int64_t n);
+/* The C of a parameter struct: the arrays its pointers point to, then
+ * `static const <type> name = {...};`, appended to decls. */
+void tn__emit_params(GString *decls, const char *name, const TnParamDesc *d,
+                     const void *p);
 /* a float as a C literal that reads back exactly ("1.5f", "-TVMGEN_INF":
  * generated files define TVMGEN_INF and TVMGEN_NAN, so they need no
  * <math.h>) */
 void tn__emit_f32(GString *s, float v);
-void tn__emit_broadcast(TnKernEmit *e, const char *name,
-                        const TnCrtBroadcast *b);
-void tn__emit_conv2d(TnKernEmit *e, const char *name, const TnCrtConv2d *g);
-void tn__emit_dense(TnKernEmit *e, const char *name, const TnCrtDense *d);
-void tn__emit_pool2d(TnKernEmit *e, const char *name, const TnCrtPool2d *g);
-void tn__emit_reduce(TnKernEmit *e, const char *name, const TnCrtReduce *r);
-void tn__emit_transpose(TnKernEmit *e, const char *name,
-                        const TnCrtTranspose *t);
-void tn__emit_pad(TnKernEmit *e, const char *name, const TnCrtPad *p);
-void tn__emit_strided_slice(TnKernEmit *e, const char *name,
-                            const TnCrtStridedSlice *p);
-/* a TnCrtQuant with its multiplier and shift arrays (`channels` each) */
-void tn__emit_quant(TnKernEmit *e, const char *name, const TnCrtQuant *q,
-                    int32_t channels);
-void tn__emit_requant(TnKernEmit *e, const char *name, const TnCrtRequant *r,
-                      int32_t channels);
-void tn__emit_qbinary(TnKernEmit *e, const char *name, const TnCrtQBinary *q);
-void tn__emit_qmean(TnKernEmit *e, const char *name, const TnCrtQMean *q);
-void tn__emit_softmax_s8(TnKernEmit *e, const char *name,
-                         const TnCrtSoftmaxS8 *s);
-void tn__emit_lut8(TnKernEmit *e, const char *name, const TnCrtLut8 *t);
-/* `body` gets "  return " + the formatted call + ";\n"; "$" in the format
- * stands for the prefix (so "&$g" names the declaration "g"). */
-void tn__emit_return(TnKernEmit *e, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* C names of the crt's enum values */
-const char *tn__emit_binary_op(TnCrtBinaryOp op);
-const char *tn__emit_unary_op(TnCrtUnaryOp op);
-const char *tn__emit_dtype(TnCrtDType t);
 
 /* ---- programs, as the code generator reads them ---------------------------- */
 
@@ -171,6 +171,9 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
                                                  const TnObject *expr),
                            void *ctx);
 
+/* The crt's code of an element type (TN_CRT_DTYPES), or -1. */
+int tn__kernel_crt_dtype(DLDataType t);
+
 /* Turn a crt status into a raised error naming `who`; 0 for OK. */
 int tn__kernel_status(int32_t status, const char *who);
 
@@ -180,10 +183,12 @@ bool tn__kernel_entry_known(const TnKernEntry *e);
 
 void tn__kernel_lower_init(void);
 void tn__kernel_program_init(void);
+void tn__kernel_params_init(void);
 /* The kernel layer's start-up (after ir, before pass). */
 static inline void tn__kernel_init(void) {
   tn__kernel_program_init();
   tn__kernel_lower_init();
+  tn__kernel_params_init();
 }
 
 #endif /* TVMNODE_KERNEL_INTERNAL_H_ */

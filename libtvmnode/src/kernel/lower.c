@@ -3,10 +3,12 @@
  * dtype it has a kernel for), how a typed call becomes one call of a crt
  * kernel: which kernel, its parameter struct built from the call's
  * attributes, types and constant arguments, and which arguments it reads at
- * run time. Each entry is the operator's TN_OP_ATTR_KERNEL attribute. The
- * table is kept in two files so that neither grows past what one reads at
- * once, each with its lowerings, their C forms (an emitter beside the run
- * function and parameter struct it writes out) and its rows: this file has
+ * run time. Each entry is the operator's TN_OP_ATTR_KERNEL attribute. A
+ * lowering only chooses a kernel form (tvmnode/crt/calls.h) and fills its
+ * parameter struct: the executor calls the form's entry with it, and the
+ * code generator writes the same struct and the same call as C, so nothing
+ * here is spelled twice. The table is kept in two files so that neither
+ * grows past what one reads at once: this file has
  * the elementwise operators (broadcasting binary, unary, clip, cast) and
  * data movement, and registers both parts; lower_nn.c has the operators
  * built on convolution, pooling, reduction and quantization geometry, and
@@ -29,17 +31,19 @@ int tn__kernel_status(int32_t status, const char *who) {
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static int crt_dtype(DLDataType t, TnCrtDType *out) {
+int tn__kernel_crt_dtype(DLDataType t) {
   if (t.lanes != 1) return -1;
-  if (t.code == kDLFloat && t.bits == 32) *out = TN_CRT_F32;
-  else if (t.code == kDLFloat && t.bits == 64) *out = TN_CRT_F64;
-  else if (t.code == kDLInt && t.bits == 32) *out = TN_CRT_I32;
-  else if (t.code == kDLInt && t.bits == 8) *out = TN_CRT_I8;
-  else if (t.code == kDLInt && t.bits == 16) *out = TN_CRT_I16;
-  else if (t.code == kDLInt && t.bits == 64) *out = TN_CRT_I64;
-  else if (t.code == kDLUInt && t.bits == 8) *out = TN_CRT_U8;
-  else if (t.code == kDLBool && t.bits == 8) *out = TN_CRT_BOOL;
-  else return -1;
+#define DTYPE(N, ID, DL, BITS, C, RS) \
+  if (t.code == (DL) && t.bits == (BITS)) return N;
+  TN_CRT_DTYPES(DTYPE)
+#undef DTYPE
+  return -1;
+}
+
+static int crt_dtype(DLDataType t, TnCrtDType *out) {
+  int c = tn__kernel_crt_dtype(t);
+  if (c < 0) return -1;
+  *out = (TnCrtDType)c;
   return 0;
 }
 
@@ -92,33 +96,14 @@ int tn__lower_broadcast(const TnKernArgs *a, const TnIrTensorType *l,
   return 0;
 }
 
-typedef struct {
-  TnCrtBinaryOp op;
-  TnCrtBroadcast b;
-} BinaryP;
-
-static int32_t run_binary_f32(const void *p, const void *const *in, void *out,
-                              void *s, size_t n) {
-  (void)s, (void)n;
-  const BinaryP *b = p;
-  return tn_crt_binary_f32(b->op, &b->b, in[0], in[1], out);
-}
-static int32_t run_binary_i32(const void *p, const void *const *in, void *out,
-                              void *s, size_t n) {
-  (void)s, (void)n;
-  const BinaryP *b = p;
-  return tn_crt_binary_i32(b->op, &b->b, in[0], in[1], out);
-}
-
 static int lower_binary(const TnKernArgs *a, TnKernCall *k, TnCrtBinaryOp op) {
   DLDataType t = a->types[0]->dtype;
   if (!is(t, kF32) && !is(t, kI32)) return no_kernel(a, NULL);
-  BinaryP *p = params_new(k, sizeof *p);
+  TnCrtCallBinary *p = is(t, kF32) ? KERNEL_USE(k, binary_f32, 0)
+                                    : KERNEL_USE(k, binary_i32, 0);
   p->op = op;
   if (tn__lower_broadcast(a, a->types[0], a->types[1], a->out, &p->b))
     return -1;
-  k->run = is(t, kF32) ? run_binary_f32 : run_binary_i32;
-  k->kernel = is(t, kF32) ? "tn_crt_binary_f32" : "tn_crt_binary_i32";
   reads(k, 2);
   return 0;
 }
@@ -136,33 +121,14 @@ BINARY(minimum, TN_CRT_MIN)
 
 /* ---- unary, clip, cast -------------------------------------------------------- */
 
-typedef struct {
-  TnCrtUnaryOp op;
-  int32_t n;
-} UnaryP;
-
-static int32_t run_unary_f32(const void *p, const void *const *in, void *out,
-                             void *s, size_t n) {
-  (void)s, (void)n;
-  const UnaryP *u = p;
-  return tn_crt_unary_f32(u->op, u->n, in[0], out);
-}
-static int32_t run_unary_i32(const void *p, const void *const *in, void *out,
-                             void *s, size_t n) {
-  (void)s, (void)n;
-  const UnaryP *u = p;
-  return tn_crt_unary_i32(u->op, u->n, in[0], out);
-}
-
 static int lower_unary(const TnKernArgs *a, TnKernCall *k, TnCrtUnaryOp op) {
   DLDataType t = a->types[0]->dtype;
   bool int_ok = op == TN_CRT_NEGATIVE || op == TN_CRT_RELU;
   if (!is(t, kF32) && !(int_ok && is(t, kI32))) return no_kernel(a, NULL);
   if (check_size(a, numel(a->out))) return -1;
-  UnaryP *p = params_new(k, sizeof *p);
+  TnCrtCallUnary *p = is(t, kF32) ? KERNEL_USE(k, unary_f32, 0)
+                                   : KERNEL_USE(k, unary_i32, 0);
   p->op = op, p->n = (int32_t)numel(a->out);
-  k->run = is(t, kF32) ? run_unary_f32 : run_unary_i32;
-  k->kernel = is(t, kF32) ? "tn_crt_unary_f32" : "tn_crt_unary_i32";
   reads(k, 1);
   k->inplace = 1; /* "out may be in" */
   return 0;
@@ -178,49 +144,22 @@ UNARY(sigmoid, TN_CRT_SIGMOID)
 UNARY(tanh, TN_CRT_TANH)
 UNARY(relu, TN_CRT_RELU)
 
-typedef struct {
-  int32_t n;
-  float flo, fhi;
-  int32_t ilo, ihi;
-} ClipP;
-
-static int32_t run_clip_f32(const void *p, const void *const *in, void *out,
-                            void *s, size_t n) {
-  (void)s, (void)n;
-  const ClipP *c = p;
-  return tn_crt_clip_f32(c->n, in[0], c->flo, c->fhi, out);
-}
-static int32_t run_clip_i32(const void *p, const void *const *in, void *out,
-                            void *s, size_t n) {
-  (void)s, (void)n;
-  const ClipP *c = p;
-  return tn_crt_clip_i32(c->n, in[0], c->ilo, c->ihi, out);
-}
-static int32_t run_clip_s8(const void *p, const void *const *in, void *out,
-                           void *s, size_t n) {
-  (void)s, (void)n;
-  const ClipP *c = p;
-  return tn_crt_clip_s8(c->n, in[0], c->ilo, c->ihi, out);
-}
-
 static int lower_clip(const TnKernArgs *a, TnKernCall *k) {
   DLDataType t = a->types[0]->dtype;
   if (check_size(a, numel(a->out))) return -1;
   double lo = attr_float(a->attrs, "a_min", -INFINITY);
   double hi = attr_float(a->attrs, "a_max", INFINITY);
-  ClipP *p = params_new(k, sizeof *p);
-  p->n = (int32_t)numel(a->out);
-  p->flo = (float)lo, p->fhi = (float)hi;
+  int32_t n = (int32_t)numel(a->out);
   if (is(t, kF32)) {
-    k->run = run_clip_f32, k->kernel = "tn_crt_clip_f32";
-  } else if (is(t, kI32)) {
-    p->ilo = clamp_i32(ceil(lo), INT32_MIN, INT32_MAX);
-    p->ihi = clamp_i32(floor(hi), INT32_MIN, INT32_MAX);
-    k->run = run_clip_i32, k->kernel = "tn_crt_clip_i32";
-  } else if (is(t, kI8)) {
-    p->ilo = clamp_i32(ceil(lo), -128, 127);
-    p->ihi = clamp_i32(floor(hi), -128, 127);
-    k->run = run_clip_s8, k->kernel = "tn_crt_clip_s8";
+    TnCrtCallClipF32 *p = KERNEL_USE(k, clip_f32, 0);
+    p->n = n, p->lo = (float)lo, p->hi = (float)hi;
+  } else if (is(t, kI32) || is(t, kI8)) {
+    bool i8 = is(t, kI8);
+    TnCrtCallClip *p = i8 ? KERNEL_USE(k, clip_s8, 0)
+                          : KERNEL_USE(k, clip_i32, 0);
+    p->n = n;
+    p->lo = clamp_i32(ceil(lo), i8 ? -128 : INT32_MIN, i8 ? 127 : INT32_MAX);
+    p->hi = clamp_i32(floor(hi), i8 ? -128 : INT32_MIN, i8 ? 127 : INT32_MAX);
   } else {
     return no_kernel(a, NULL);
   }
@@ -229,26 +168,13 @@ static int lower_clip(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
-typedef struct {
-  TnCrtDType from, to;
-  int32_t n;
-} CastP;
-
-static int32_t run_cast(const void *p, const void *const *in, void *out,
-                        void *s, size_t n) {
-  (void)s, (void)n;
-  const CastP *c = p;
-  return tn_crt_cast(c->from, c->to, c->n, in[0], out);
-}
-
 static int lower_cast(const TnKernArgs *a, TnKernCall *k) {
   TnCrtDType from, to;
   if (crt_dtype(a->types[0]->dtype, &from) || crt_dtype(a->out->dtype, &to))
     return no_kernel(a, "no cast kernel between these dtypes");
   if (check_size(a, numel(a->out))) return -1;
-  CastP *p = params_new(k, sizeof *p);
+  TnCrtCallCast *p = KERNEL_USE(k, cast, 0);
   p->from = from, p->to = to, p->n = (int32_t)numel(a->out);
-  k->run = run_cast, k->kernel = "tn_crt_cast";
   reads(k, 1);
   return 0;
 }
@@ -263,12 +189,6 @@ static int lower_view(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
-static int32_t run_transpose(const void *p, const void *const *in, void *out,
-                             void *s, size_t n) {
-  (void)s, (void)n;
-  return tn_crt_transpose(p, in[0], out);
-}
-
 static int lower_transpose(const TnKernArgs *a, TnKernCall *k) {
   const TnIrTensorType *t = a->types[0];
   int64_t nd = tn__ir_ndim(t), axes[TN_IR_MAX_DIMS];
@@ -276,7 +196,7 @@ static int lower_transpose(const TnKernArgs *a, TnKernCall *k) {
   if (check_size(a, numel(t))) return -1;
   int32_t na = tn__ir_attr_ints(a->attrs, "axes", axes, TN_IR_MAX_DIMS, a->op);
   if (na < 0) return -1;
-  TnCrtTranspose *p = params_new(k, sizeof *p);
+  TnCrtTranspose *p = KERNEL_USE(k, transpose, 0);
   p->ndim = (int32_t)(nd ? nd : 1);
   p->elem_size = elem_size(t->dtype);
   p->in_dims[0] = 1, p->perm[0] = 0;
@@ -285,21 +205,8 @@ static int lower_transpose(const TnKernArgs *a, TnKernCall *k) {
     int64_t ax = na == 0 ? nd - 1 - d : axes[d];
     p->perm[d] = (int32_t)(ax < 0 ? ax + nd : ax);
   }
-  k->run = run_transpose, k->kernel = "tn_crt_transpose";
   reads(k, 1);
   return 0;
-}
-
-typedef struct {
-  int32_t n, outer;
-  int32_t sizes[TN_KERN_MAX_IN];
-} ConcatP;
-
-static int32_t run_concat(const void *p, const void *const *in, void *out,
-                          void *s, size_t n) {
-  (void)s, (void)n;
-  const ConcatP *c = p;
-  return tn_crt_concatenate(c->n, in, c->sizes, c->outer, out);
 }
 
 static int lower_concatenate(const TnKernArgs *a, TnKernCall *k) {
@@ -308,7 +215,7 @@ static int lower_concatenate(const TnKernArgs *a, TnKernCall *k) {
   if (axis < 0 || axis >= nd)
     return tn_error_raise_in(TN_ERR_VALUE, a->op, "axis out of range");
   if (check_size(a, numel(a->out) * elem_size(a->out->dtype))) return -1;
-  ConcatP *p = params_new(k, sizeof *p);
+  TnCrtCallConcat *p = KERNEL_USE(k, concatenate, 0);
   int64_t outer = 1;
   for (int64_t d = 0; d < axis; d++) outer *= tn__ir_dims(a->out)[d];
   p->outer = (int32_t)outer;
@@ -318,21 +225,8 @@ static int lower_concatenate(const TnKernArgs *a, TnKernCall *k) {
     for (int64_t d = axis; d < nd; d++) bytes *= tn__ir_dims(a->types[i])[d];
     p->sizes[i] = (int32_t)bytes;
   }
-  k->run = run_concat, k->kernel = "tn_crt_concatenate";
   reads(k, a->nargs);
   return 0;
-}
-
-typedef struct {
-  TnCrtPad pad;
-  uint8_t value[8];
-} PadP;
-
-static int32_t run_pad(const void *p, const void *const *in, void *out,
-                       void *s, size_t n) {
-  (void)s, (void)n;
-  const PadP *x = p;
-  return tn_crt_pad(&x->pad, in[0], x->value, out);
 }
 
 static int lower_pad(const TnKernArgs *a, TnKernCall *k) {
@@ -340,7 +234,7 @@ static int lower_pad(const TnKernArgs *a, TnKernCall *k) {
   int64_t nd = tn__ir_ndim(t);
   if (nd < 1 || nd > TN_CRT_MAX_DIMS) return no_kernel(a, "dimensions");
   if (check_size(a, numel(a->out))) return -1;
-  PadP *p = params_new(k, sizeof *p);
+  TnCrtCallPad *p = KERNEL_USE(k, pad, 0);
   p->pad.ndim = (int32_t)nd;
   p->pad.elem_size = elem_size(t->dtype);
   for (int64_t d = 0; d < nd; d++) {
@@ -387,15 +281,8 @@ static int lower_pad(const TnKernArgs *a, TnKernCall *k) {
     }
   double pv = attr_float(a->attrs, "pad_value", 0.0);
   if (tn__ir_store_scalar(p->value, t->dtype, pv)) return -1;
-  k->run = run_pad, k->kernel = "tn_crt_pad";
   reads(k, 1);
   return 0;
-}
-
-static int32_t run_strided_slice(const void *p, const void *const *in,
-                                 void *out, void *s, size_t n) {
-  (void)s, (void)n;
-  return tn_crt_strided_slice(p, in[0], out);
 }
 
 /* numpy's slice resolved by the operator's own rules (ops_tensor.c), then
@@ -412,7 +299,7 @@ static int lower_strided_slice(const TnKernArgs *a, TnKernCall *k) {
                                 stride, out))
     return -1;
   if (check_size(a, numel(t))) return -1;
-  TnCrtStridedSlice *p = params_new(k, sizeof *p);
+  TnCrtStridedSlice *p = KERNEL_USE(k, strided_slice, 0);
   p->elem_size = esz;
   int32_t nd = 0;
   bool empty = false;
@@ -437,111 +324,8 @@ static int lower_strided_slice(const TnKernArgs *a, TnKernCall *k) {
     nd = 1;
   }
   p->ndim = nd;
-  k->run = run_strided_slice, k->kernel = "tn_crt_strided_slice";
   reads(k, 1);
   return 0;
-}
-
-/* ---- C forms -------------------------------------------------------------------- */
-
-/* Each run function's call written as C (see TnKernEmit): the same kernel
- * with the same parameters, as static const data. */
-
-static void emit_binary(const void *p, TnKernEmit *e, const char *kernel) {
-  const BinaryP *b = p;
-  tn__emit_broadcast(e, "b", &b->b);
-  tn__emit_return(e, "%s(%s, &$b, in0, in1, out)", kernel,
-                  tn__emit_binary_op(b->op));
-}
-static void emit_binary_f32(const void *p, TnKernEmit *e) {
-  emit_binary(p, e, "tn_crt_binary_f32");
-}
-static void emit_binary_i32(const void *p, TnKernEmit *e) {
-  emit_binary(p, e, "tn_crt_binary_i32");
-}
-
-static void emit_unary_f32(const void *p, TnKernEmit *e) {
-  const UnaryP *u = p;
-  tn__emit_return(e, "tn_crt_unary_f32(%s, %d, in0, out)",
-                  tn__emit_unary_op(u->op), u->n);
-}
-static void emit_unary_i32(const void *p, TnKernEmit *e) {
-  const UnaryP *u = p;
-  tn__emit_return(e, "tn_crt_unary_i32(%s, %d, in0, out)",
-                  tn__emit_unary_op(u->op), u->n);
-}
-
-static void emit_clip_f32(const void *p, TnKernEmit *e) {
-  const ClipP *c = p;
-  GString *lo = g_string_new(NULL), *hi = g_string_new(NULL);
-  tn__emit_f32(lo, c->flo), tn__emit_f32(hi, c->fhi);
-  tn__emit_return(e, "tn_crt_clip_f32(%d, in0, %s, %s, out)", c->n, lo->str,
-                  hi->str);
-  g_string_free(lo, TRUE), g_string_free(hi, TRUE);
-}
-static void emit_clip_i32(const void *p, TnKernEmit *e) {
-  const ClipP *c = p;
-  tn__emit_return(e, "tn_crt_clip_i32(%d, in0, %d, %d, out)", c->n, c->ilo,
-                  c->ihi);
-}
-static void emit_clip_s8(const void *p, TnKernEmit *e) {
-  const ClipP *c = p;
-  tn__emit_return(e, "tn_crt_clip_s8(%d, in0, %d, %d, out)", c->n, c->ilo,
-                  c->ihi);
-}
-
-static void emit_cast(const void *p, TnKernEmit *e) {
-  const CastP *c = p;
-  tn__emit_return(e, "tn_crt_cast(%s, %s, %d, in0, out)",
-                  tn__emit_dtype(c->from), tn__emit_dtype(c->to), c->n);
-}
-
-static void emit_transpose(const void *p, TnKernEmit *e) {
-  tn__emit_transpose(e, "t", p);
-  tn__emit_return(e, "tn_crt_transpose(&$t, in0, out)");
-}
-
-static void emit_concat(const void *p, TnKernEmit *e) {
-  const ConcatP *c = p;
-  tn__emit_i32s(e, "sizes", c->sizes, c->n);
-  g_string_append(e->body, "  const void *const ins[] = {");
-  for (int32_t i = 0; i < c->n; i++)
-    g_string_append_printf(e->body, "%sin%d", i ? ", " : "", i);
-  g_string_append(e->body, "};\n");
-  tn__emit_return(e, "tn_crt_concatenate(%d, ins, $sizes, %d, out)", c->n,
-                  c->outer);
-}
-
-static void emit_pad(const void *p, TnKernEmit *e) {
-  const PadP *x = p;
-  tn__emit_pad(e, "pad", &x->pad);
-  tn__emit_bytes(e, "value", x->value, x->pad.elem_size);
-  tn__emit_return(e, "tn_crt_pad(&$pad, in0, $value, out)");
-}
-
-static void emit_strided_slice(const void *p, TnKernEmit *e) {
-  tn__emit_strided_slice(e, "s", p);
-  tn__emit_return(e, "tn_crt_strided_slice(&$s, in0, out)");
-}
-
-static const struct {
-  TnKernRun run;
-  TnKernEmitFn emit;
-} g_emitters[] = {
-    {run_binary_f32, emit_binary_f32},   {run_binary_i32, emit_binary_i32},
-    {run_unary_f32, emit_unary_f32},     {run_unary_i32, emit_unary_i32},
-    {run_clip_f32, emit_clip_f32},       {run_clip_i32, emit_clip_i32},
-    {run_clip_s8, emit_clip_s8},         {run_cast, emit_cast},
-    {run_transpose, emit_transpose},     {run_concat, emit_concat},
-    {run_pad, emit_pad},
-    {run_strided_slice, emit_strided_slice},
-};
-
-/* This file's run functions, then lower_nn.c's. */
-TnKernEmitFn tn__kernel_emitter(TnKernRun run) {
-  for (size_t i = 0; run && i < G_N_ELEMENTS(g_emitters); i++)
-    if (g_emitters[i].run == run) return g_emitters[i].emit;
-  return run ? tn__lower_nn_emitter(run) : NULL;
 }
 
 /* ---- the table ---------------------------------------------------------------------- */

@@ -55,11 +55,6 @@ static inline int check_size(const TnKernArgs *a, int64_t n) {
   return 0;
 }
 
-static inline void *params_new(TnKernCall *k, size_t size) {
-  k->params = g_malloc0(size);
-  return k->params;
-}
-
 static inline int64_t attr_int(const TnObject *attrs, const char *f,
                                int64_t dflt) {
   TnAny v;
@@ -117,8 +112,5 @@ typedef struct {
  * and recognises along with its own. */
 const TnLowerRow *tn__lower_nn_table(size_t *n);
 
-/* The emitter of one of lower_nn.c's run functions, or NULL when `run` is
- * not one of them. */
-TnKernEmitFn tn__lower_nn_emitter(TnKernRun run);
 
 #endif /* TVMNODE_KERNEL_LOWER_INTERNAL_H_ */

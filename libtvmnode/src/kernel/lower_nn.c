@@ -9,8 +9,7 @@
  * the convolution and dense geometry and the requantization multipliers,
  * qnn.mean the reductions' geometry, softmax the [outer, channels, inner]
  * split of bias_add. Requantization multipliers are computed here, on the
- * host, in double, as TFLite computes them. Each run function's emitter is
- * here beside it, and tn__lower_nn_emitter maps the one to the other.
+ * host, in double, as TFLite computes them.
  */
 #include "kernel/lower_internal.h"
 
@@ -93,61 +92,20 @@ static int split_axis(const TnKernArgs *a, const TnIrTensorType *t,
 
 /* ---- bias_add ------------------------------------------------------------------ */
 
-typedef struct {
-  int32_t outer, channels, inner;
-} AxisP;
-
-static int32_t run_bias_f32(const void *p, const void *const *in, void *out,
-                            void *s, size_t n) {
-  (void)s, (void)n;
-  const AxisP *x = p;
-  return tn_crt_bias_add_f32(x->outer, x->channels, x->inner, in[0], in[1],
-                             out);
-}
-static int32_t run_bias_i32(const void *p, const void *const *in, void *out,
-                            void *s, size_t n) {
-  (void)s, (void)n;
-  const AxisP *x = p;
-  return tn_crt_bias_add_i32(x->outer, x->channels, x->inner, in[0], in[1],
-                             out);
-}
-
 static int lower_bias_add(const TnKernArgs *a, TnKernCall *k) {
   DLDataType t = a->types[0]->dtype;
   if (!is(t, kF32) && !is(t, kI32)) return no_kernel(a, NULL);
-  AxisP *p = params_new(k, sizeof *p);
+  TnCrtCallAxis *p = is(t, kF32) ? KERNEL_USE(k, bias_add_f32, 0)
+                                  : KERNEL_USE(k, bias_add_i32, 0);
   if (split_axis(a, a->types[0], attr_int(a->attrs, "axis", 1), &p->outer,
                  &p->channels, &p->inner))
     return -1;
-  k->run = is(t, kF32) ? run_bias_f32 : run_bias_i32;
-  k->kernel = is(t, kF32) ? "tn_crt_bias_add_f32" : "tn_crt_bias_add_i32";
   reads(k, 2);
   k->inplace = 1; /* "out may be in" */
   return 0;
 }
 
 /* ---- reductions ------------------------------------------------------------------ */
-
-typedef struct {
-  TnCrtReduce r;
-  TnCrtQMean q;
-} MeanP;
-
-static int32_t run_mean_f32(const void *p, const void *const *in, void *out,
-                            void *s, size_t n) {
-  (void)s, (void)n;
-  return tn_crt_mean_f32(&((const MeanP *)p)->r, in[0], out);
-}
-static int32_t run_mean_i32(const void *p, const void *const *in, void *out,
-                            void *s, size_t n) {
-  (void)s, (void)n;
-  return tn_crt_mean_i32(&((const MeanP *)p)->r, in[0], out);
-}
-static int32_t run_mean_s8(const void *p, const void *const *in, void *out,
-                           void *s, size_t n) {
-  const MeanP *x = p;
-  return tn_crt_mean_s8(&x->r, &x->q, in[0], out, s, n);
-}
 
 /* The reduction of argument 0 as the kernels see it (unit dims dropped,
  * neighbours both reduced or both kept merged) and the elements each
@@ -191,11 +149,10 @@ static int lower_mean(const TnKernArgs *a, TnKernCall *k) {
   bool f32 = is(a->types[0]->dtype, kF32);
   if (!f32 && !is(a->types[0]->dtype, kI32))
     return no_kernel(a, "float32 and int32 only");
-  MeanP *p = params_new(k, sizeof *p);
+  TnCrtReduce *p = f32 ? KERNEL_USE(k, mean_f32, 0)
+                       : KERNEL_USE(k, mean_i32, 0);
   int32_t count;
-  if (reduce_geom(a, &p->r, &count)) return -1;
-  k->run = f32 ? run_mean_f32 : run_mean_i32;
-  k->kernel = f32 ? "tn_crt_mean_f32" : "tn_crt_mean_i32";
+  if (reduce_geom(a, p, &count)) return -1;
   reads(k, 1);
   return 0;
 }
@@ -266,45 +223,16 @@ static int64_t dense_macs(const TnCrtDense *d) {
   return (int64_t)d->batch * d->in_features * d->out_features;
 }
 
-typedef struct {
-  TnCrtConv2d g;
-  float act_min, act_max;
-  bool has_bias;
-} ConvF32P;
-
-static int32_t run_conv_f32(const void *p, const void *const *in, void *out,
-                            void *s, size_t n) {
-  (void)s, (void)n;
-  const ConvF32P *c = p;
-  return tn_crt_conv2d_f32(&c->g, in[0], in[1], c->has_bias ? in[2] : NULL,
-                           c->act_min, c->act_max, out);
-}
-
 static int lower_conv2d(const TnKernArgs *a, TnKernCall *k) {
   if (!is(a->types[0]->dtype, kF32) || !is(a->out->dtype, kF32))
     return no_kernel(a, NULL);
-  ConvF32P *p = params_new(k, sizeof *p);
+  TnCrtCallConvF32 *p = KERNEL_USE(k, conv2d_f32, 0);
   if (conv_geom(a->op, a->attrs, a->types[0], a->types[1], a->out, &p->g))
     return -1;
   p->act_min = -INFINITY, p->act_max = INFINITY;
-  k->run = run_conv_f32, k->kernel = "tn_crt_conv2d_f32";
   k->macs = conv_macs(&p->g);
   reads(k, 2);
   return 0;
-}
-
-typedef struct {
-  TnCrtDense d;
-  float act_min, act_max;
-  bool has_bias;
-} DenseF32P;
-
-static int32_t run_dense_f32(const void *p, const void *const *in, void *out,
-                             void *s, size_t n) {
-  (void)s, (void)n;
-  const DenseF32P *d = p;
-  return tn_crt_dense_f32(&d->d, in[0], in[1], d->has_bias ? in[2] : NULL,
-                          d->act_min, d->act_max, out);
 }
 
 static int dense_geom(const TnKernArgs *a, const TnIrTensorType *d,
@@ -322,27 +250,12 @@ static int dense_geom(const TnKernArgs *a, const TnIrTensorType *d,
 static int lower_dense(const TnKernArgs *a, TnKernCall *k) {
   if (!is(a->types[0]->dtype, kF32) || !is(a->out->dtype, kF32))
     return no_kernel(a, NULL);
-  DenseF32P *p = params_new(k, sizeof *p);
+  TnCrtCallDenseF32 *p = KERNEL_USE(k, dense_f32, 0);
   if (dense_geom(a, a->types[0], a->types[1], &p->d)) return -1;
   p->act_min = -INFINITY, p->act_max = INFINITY;
-  k->run = run_dense_f32, k->kernel = "tn_crt_dense_f32";
   k->macs = dense_macs(&p->d);
   reads(k, 2);
   return 0;
-}
-
-typedef struct {
-  TnCrtDense d;
-  int32_t batches, in_batch_stride, in_stride_m, in_stride_k;
-} MatmulP;
-
-static int32_t run_matmul(const void *p, const void *const *in, void *out,
-                          void *s, size_t n) {
-  (void)s, (void)n;
-  const MatmulP *m = p;
-  return tn_crt_batch_matmul_f32(&m->d, m->batches, m->in_batch_stride, 0,
-                                 m->in_stride_m, m->in_stride_k, in[0], in[1],
-                                 out);
 }
 
 static int lower_matmul(const TnKernArgs *a, TnKernCall *k) {
@@ -353,7 +266,7 @@ static int lower_matmul(const TnKernArgs *a, TnKernCall *k) {
   bool tb = attr_int(a->attrs, "transpose_b", 0) != 0;
   int64_t nd = tn__ir_ndim(x);
   int64_t r = tn__ir_dims(x)[nd - 2], c = tn__ir_dims(x)[nd - 1];
-  MatmulP *p = params_new(k, sizeof *p);
+  TnCrtCallMatmul *p = KERNEL_USE(k, batch_matmul_f32, 0);
   p->d.batch = (int32_t)(ta ? c : r);
   p->d.in_features = (int32_t)(ta ? r : c);
   p->d.out_features = (int32_t)(tb ? tn__ir_dims(w)[0] : tn__ir_dims(w)[1]);
@@ -363,31 +276,10 @@ static int lower_matmul(const TnKernArgs *a, TnKernCall *k) {
   p->in_batch_stride = (int32_t)(r * c);
   p->in_stride_m = ta ? 1 : (int32_t)c;
   p->in_stride_k = ta ? (int32_t)c : 1;
-  k->run = run_matmul, k->kernel = "tn_crt_batch_matmul_f32";
   k->macs = dense_macs(&p->d) * p->batches;
   reads(k, 2);
   return 0;
 }
-
-typedef struct {
-  TnCrtPool2d g;
-  float fmin, fmax;
-  int32_t imin, imax;
-} PoolP;
-
-#define POOL_RUN(name, call)                                            \
-  static int32_t name(const void *p, const void *const *in, void *out,  \
-                      void *s, size_t n) {                              \
-    (void)s, (void)n;                                                   \
-    const PoolP *x = p;                                                 \
-    return call;                                                        \
-  }
-POOL_RUN(run_max_f32, tn_crt_max_pool2d_f32(&x->g, in[0], x->fmin, x->fmax,
-                                            out))
-POOL_RUN(run_avg_f32, tn_crt_avg_pool2d_f32(&x->g, in[0], x->fmin, x->fmax,
-                                            out))
-POOL_RUN(run_max_s8, tn_crt_max_pool2d_s8(&x->g, in[0], x->imin, x->imax, out))
-POOL_RUN(run_avg_s8, tn_crt_avg_pool2d_s8(&x->g, in[0], x->imin, x->imax, out))
 
 static int lower_pool(const TnKernArgs *a, TnKernCall *k, bool max,
                       bool global) {
@@ -401,8 +293,8 @@ static int lower_pool(const TnKernArgs *a, TnKernCall *k, bool max,
                           &w_))
     return -1;
   const int64_t *dd = tn__ir_dims(a->types[0]), *od = tn__ir_dims(a->out);
-  PoolP *p = params_new(k, sizeof *p);
-  TnCrtPool2d *g = &p->g;
+  TnCrtPool2d g_, *g = &g_;
+  memset(g, 0, sizeof *g);
   g->batch = (int32_t)dd[n_], g->channels = (int32_t)dd[c_];
   g->in_h = (int32_t)dd[h_], g->in_w = (int32_t)dd[w_];
   g->out_h = (int32_t)od[h_], g->out_w = (int32_t)od[w_];
@@ -425,11 +317,15 @@ static int lower_pool(const TnKernArgs *a, TnKernCall *k, bool max,
   int pos[4] = {n_, h_, w_, c_};
   strides4(dd, pos, g->in_strides);
   strides4(od, pos, g->out_strides);
-  p->fmin = -INFINITY, p->fmax = INFINITY, p->imin = -128, p->imax = 127;
-  bool f = is(t, kF32);
-  k->run = max ? (f ? run_max_f32 : run_max_s8) : (f ? run_avg_f32 : run_avg_s8);
-  k->kernel = max ? (f ? "tn_crt_max_pool2d_f32" : "tn_crt_max_pool2d_s8")
-                  : (f ? "tn_crt_avg_pool2d_f32" : "tn_crt_avg_pool2d_s8");
+  if (is(t, kF32)) {
+    TnCrtCallPoolF32 *p = max ? KERNEL_USE(k, max_pool2d_f32, 0)
+                              : KERNEL_USE(k, avg_pool2d_f32, 0);
+    p->g = *g, p->act_min = -INFINITY, p->act_max = INFINITY;
+  } else {
+    TnCrtCallPoolS8 *p = max ? KERNEL_USE(k, max_pool2d_s8, 0)
+                             : KERNEL_USE(k, avg_pool2d_s8, 0);
+    p->g = *g, p->act_min = -128, p->act_max = 127;
+  }
   reads(k, 1);
   return 0;
 }
@@ -444,46 +340,17 @@ static int lower_global_pool(const TnKernArgs *a, TnKernCall *k) {
   return lower_pool(a, k, false, true);
 }
 
-static int32_t run_softmax(const void *p, const void *const *in, void *out,
-                           void *s, size_t n) {
-  (void)s, (void)n;
-  const AxisP *x = p;
-  return tn_crt_softmax_f32(x->outer, x->channels, x->inner, in[0], out);
-}
-
 static int lower_softmax(const TnKernArgs *a, TnKernCall *k) {
   if (!is(a->types[0]->dtype, kF32)) return no_kernel(a, NULL);
-  AxisP *p = params_new(k, sizeof *p);
+  TnCrtCallAxis *p = KERNEL_USE(k, softmax_f32, 0);
   if (split_axis(a, a->types[0], attr_int(a->attrs, "axis", -1), &p->outer,
                  &p->channels, &p->inner))
     return -1;
-  k->run = run_softmax, k->kernel = "tn_crt_softmax_f32";
   reads(k, 1);
   return 0;
 }
 
 /* ---- quantized operators --------------------------------------------------------- */
-
-typedef struct {
-  int32_t outer, channels, inner;
-  float *scale;
-  int32_t *zp;
-} QuantP;
-
-static int32_t run_quantize(const void *p, const void *const *in, void *out,
-                            void *s, size_t n) {
-  (void)s, (void)n;
-  const QuantP *q = p;
-  return tn_crt_quantize_f32_s8(q->outer, q->channels, q->inner, in[0],
-                                q->scale, q->zp, out);
-}
-static int32_t run_dequantize(const void *p, const void *const *in, void *out,
-                              void *s, size_t n) {
-  (void)s, (void)n;
-  const QuantP *q = p;
-  return tn_crt_dequantize_s8_f32(q->outer, q->channels, q->inner, in[0],
-                                  q->scale, q->zp, out);
-}
 
 /* Per-tensor or per-channel (scale, zero point) args at 1 and 2. */
 static int lower_affine(const TnKernArgs *a, TnKernCall *k, bool quantize) {
@@ -507,20 +374,20 @@ static int lower_affine(const TnKernArgs *a, TnKernCall *k, bool quantize) {
     return -1;
   }
   int32_t m = ns == 1 && nz == 1 ? 1 : ch;
-  QuantP *p = g_malloc0(sizeof *p + (size_t)m * (sizeof(float) + 4));
-  k->params = p;
-  p->scale = (float *)(p + 1);
-  p->zp = (int32_t *)(p->scale + m);
+  size_t extra = (size_t)m * (sizeof(float) + 4);
+  TnCrtCallAffine *p = quantize ? KERNEL_USE(k, quantize_f32_s8, extra)
+                                : KERNEL_USE(k, dequantize_s8_f32, extra);
+  float *scale = (float *)(p + 1);
+  int32_t *zp = (int32_t *)(scale + m);
   for (int32_t c = 0; c < m; c++) {
-    p->scale[c] = (float)sv[ns == 1 ? 0 : c];
-    p->zp[c] = (int32_t)zv[nz == 1 ? 0 : c];
+    scale[c] = (float)sv[ns == 1 ? 0 : c];
+    zp[c] = (int32_t)zv[nz == 1 ? 0 : c];
   }
+  p->scale = scale, p->zero_point = zp;
   g_free(sv), g_free(zv);
   p->outer = m == 1 ? 1 : outer;
   p->channels = m;
   p->inner = m == 1 ? (int32_t)numel(t) : inner;
-  k->run = quantize ? run_quantize : run_dequantize;
-  k->kernel = quantize ? "tn_crt_quantize_f32_s8" : "tn_crt_dequantize_s8_f32";
   reads(k, 1);
   return 0;
 }
@@ -530,26 +397,6 @@ static int lower_quantize(const TnKernArgs *a, TnKernCall *k) {
 }
 static int lower_dequantize(const TnKernArgs *a, TnKernCall *k) {
   return lower_affine(a, k, false);
-}
-
-typedef struct {
-  TnCrtRequant r;
-  int32_t outer, channels, inner;
-} RequantP;
-
-static int32_t run_requant_s32(const void *p, const void *const *in,
-                               void *out, void *s, size_t n) {
-  (void)s, (void)n;
-  const RequantP *r = p;
-  return tn_crt_requantize_s32_s8(&r->r, r->outer, r->channels, r->inner,
-                                  in[0], out);
-}
-static int32_t run_requant_s8(const void *p, const void *const *in, void *out,
-                              void *s, size_t n) {
-  (void)s, (void)n;
-  const RequantP *r = p;
-  return tn_crt_requantize_s8_s8(&r->r, r->outer, r->channels, r->inner,
-                                 in[0], out);
 }
 
 /* Multipliers for real scales in[c] / out into arrays of `m` entries. */
@@ -580,8 +427,9 @@ static int lower_requantize(const TnKernArgs *a, TnKernCall *k) {
   if (rc == 0) rc = const_scalar(a, 3, "output_scale", &osc);
   if (rc == 0) rc = const_scalar(a, 4, "output_zero_point", &ozp);
   int32_t m = rc == 0 && ns == 1 ? 1 : ch;
-  RequantP *p = g_malloc0(sizeof *p + 2 * (size_t)m * sizeof(int32_t));
-  k->params = p;
+  size_t extra = 2 * (size_t)m * sizeof(int32_t);
+  TnCrtCallRequant *p = s32 ? KERNEL_USE(k, requantize_s32_s8, extra)
+                            : KERNEL_USE(k, requantize_s8_s8, extra);
   int32_t *mult = (int32_t *)(p + 1), *shift = mult + m;
   if (rc == 0) rc = multipliers(a->op, isc, ns, osc, m, mult, shift);
   g_free(isc);
@@ -589,26 +437,11 @@ static int lower_requantize(const TnKernArgs *a, TnKernCall *k) {
   p->r.input_zero_point = (int32_t)izp;
   p->r.output_zero_point = (int32_t)ozp;
   p->r.act_min = -128, p->r.act_max = 127;
-  p->r.multiplier = mult, p->r.shift = shift;
+  p->r.channels = m, p->r.multiplier = mult, p->r.shift = shift;
   p->outer = m == 1 ? 1 : outer, p->channels = m;
   p->inner = m == 1 ? (int32_t)numel(t) : inner;
-  k->run = s32 ? run_requant_s32 : run_requant_s8;
-  k->kernel = s32 ? "tn_crt_requantize_s32_s8" : "tn_crt_requantize_s8_s8";
   reads(k, 1);
   return 0;
-}
-
-typedef struct {
-  TnCrtConv2d g;
-  int32_t input_offset, filter_offset;
-} QConvS32P;
-
-static int32_t run_qconv_s32(const void *p, const void *const *in, void *out,
-                             void *s, size_t n) {
-  (void)s, (void)n;
-  const QConvS32P *c = p;
-  return tn_crt_conv2d_s8_s32(&c->g, c->input_offset, c->filter_offset, in[0],
-                              in[1], NULL, out);
 }
 
 static int offsets(const TnKernArgs *a, int32_t *in_off, int32_t *f_off) {
@@ -624,60 +457,26 @@ static int lower_qnn_conv2d(const TnKernArgs *a, TnKernCall *k) {
   if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8) ||
       !is(a->out->dtype, kI32))
     return no_kernel(a, "int8 data and weight to int32 only");
-  QConvS32P *p = params_new(k, sizeof *p);
+  TnCrtCallConvS32 *p = KERNEL_USE(k, conv2d_s8_s32, 0);
   if (conv_geom(a->op, a->attrs, a->types[0], a->types[1], a->out, &p->g) ||
       offsets(a, &p->input_offset, &p->filter_offset))
     return -1;
-  k->run = run_qconv_s32, k->kernel = "tn_crt_conv2d_s8_s32";
   k->macs = conv_macs(&p->g);
   reads(k, 2);
   return 0;
-}
-
-typedef struct {
-  TnCrtDense d;
-  int32_t input_offset, filter_offset;
-} QDenseS32P;
-
-static int32_t run_qdense_s32(const void *p, const void *const *in, void *out,
-                              void *s, size_t n) {
-  (void)s, (void)n;
-  const QDenseS32P *d = p;
-  return tn_crt_dense_s8_s32(&d->d, d->input_offset, d->filter_offset, in[0],
-                             in[1], NULL, out);
 }
 
 static int lower_qnn_dense(const TnKernArgs *a, TnKernCall *k) {
   if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8) ||
       !is(a->out->dtype, kI32))
     return no_kernel(a, "int8 data and weight to int32 only");
-  QDenseS32P *p = params_new(k, sizeof *p);
+  TnCrtCallDenseS32 *p = KERNEL_USE(k, dense_s8_s32, 0);
   if (dense_geom(a, a->types[0], a->types[1], &p->d) ||
       offsets(a, &p->input_offset, &p->filter_offset))
     return -1;
-  k->run = run_qdense_s32, k->kernel = "tn_crt_dense_s8_s32";
   k->macs = dense_macs(&p->d);
   reads(k, 2);
   return 0;
-}
-
-typedef struct {
-  TnCrtQBinary q;
-  TnCrtBroadcast b;
-} QAddP;
-
-static int32_t run_qadd(const void *p, const void *const *in, void *out,
-                        void *s, size_t n) {
-  (void)s, (void)n;
-  const QAddP *x = p;
-  return tn_crt_qadd_s8(&x->q, &x->b, in[0], in[1], out);
-}
-
-static int32_t run_qmul(const void *p, const void *const *in, void *out,
-                        void *s, size_t n) {
-  (void)s, (void)n;
-  const QAddP *x = p;
-  return tn_crt_qmul_s8(&x->q, &x->b, in[0], in[1], out);
 }
 
 /* qnn.add and qnn.mul: two int8 operands and six constant scales and zero
@@ -691,7 +490,8 @@ static int lower_qnn_binary(const TnKernArgs *a, TnKernCall *k, bool mul) {
                                 "output_zero_point"};
   for (int i = 0; i < 6; i++)
     if (const_scalar(a, 2 + i, roles[i], &v[i])) return -1;
-  QAddP *p = params_new(k, sizeof *p);
+  TnCrtCallQBinary *p = mul ? KERNEL_USE(k, qmul_s8, 0)
+                            : KERNEL_USE(k, qadd_s8, 0);
   if (tn__lower_broadcast(a, a->types[0], a->types[1], a->out, &p->b))
     return -1;
   TnCrtStatus st = (mul ? tn_crt_qmul_params : tn_crt_qadd_params)(
@@ -701,8 +501,6 @@ static int lower_qnn_binary(const TnKernArgs *a, TnKernCall *k, bool mul) {
                              "zero points %g, %g, %g cannot be represented "
                              "(%s)", v[0], v[2], v[4], v[1], v[3], v[5],
                              tn_crt_status_doc(st));
-  k->run = mul ? run_qmul : run_qadd;
-  k->kernel = mul ? "tn_crt_qmul_s8" : "tn_crt_qadd_s8";
   reads(k, 2);
   /* each output element is written right after the elements it reads, in
    * order, so it may overwrite an operand that is not broadcast */
@@ -730,18 +528,6 @@ static int unary_qparams(const TnKernArgs *a, double q[4]) {
   return 0;
 }
 
-typedef struct {
-  TnCrtSoftmaxS8 s;
-  int32_t outer, n;
-} QSoftmaxP;
-
-static int32_t run_qsoftmax(const void *p, const void *const *in, void *out,
-                            void *s, size_t n) {
-  (void)s, (void)n;
-  const QSoftmaxP *x = p;
-  return tn_crt_softmax_s8(&x->s, x->outer, x->n, in[0], out);
-}
-
 static int lower_qnn_softmax(const TnKernArgs *a, TnKernCall *k) {
   double q[4];
   if (unary_qparams(a, q)) return -1;
@@ -752,7 +538,7 @@ static int lower_qnn_softmax(const TnKernArgs *a, TnKernCall *k) {
   const TnIrTensorType *t = a->types[0];
   int64_t nd = tn__ir_ndim(t);
   int64_t n = nd ? tn__ir_dims(t)[nd - 1] : 1, total = numel(t);
-  QSoftmaxP *p = params_new(k, sizeof *p);
+  TnCrtCallSoftmaxS8 *p = KERNEL_USE(k, softmax_s8, 0);
   p->n = (int32_t)n;
   p->outer = (int32_t)(n ? total / n : 0);
   if (tn_crt_softmax_s8_params(attr_float(a->attrs, "beta", 1.0), q[0],
@@ -760,27 +546,14 @@ static int lower_qnn_softmax(const TnKernArgs *a, TnKernCall *k) {
     return tn_error_raise_in(TN_ERR_VALUE, a->op, "beta %g with input scale "
                              "%g cannot be represented",
                              attr_float(a->attrs, "beta", 1.0), q[0]);
-  k->run = run_qsoftmax, k->kernel = "tn_crt_softmax_s8";
   reads(k, 1);
   return 0;
-}
-
-typedef struct {
-  TnCrtLut8 t;
-  int32_t n;
-} LutP;
-
-static int32_t run_lut(const void *p, const void *const *in, void *out,
-                       void *s, size_t n) {
-  (void)s, (void)n;
-  const LutP *x = p;
-  return tn_crt_lut_s8(&x->t, x->n, in[0], out);
 }
 
 static int lower_qnn_lut(const TnKernArgs *a, TnKernCall *k, bool tanh_) {
   double q[4];
   if (unary_qparams(a, q)) return -1;
-  LutP *p = params_new(k, sizeof *p);
+  TnCrtCallLut *p = KERNEL_USE(k, lut_s8, 0);
   p->n = (int32_t)numel(a->out);
   TnCrtStatus st =
       tanh_ ? tn_crt_tanh_s8_table(q[0], (int32_t)q[1], q[2], (int32_t)q[3],
@@ -792,7 +565,6 @@ static int lower_qnn_lut(const TnKernArgs *a, TnKernCall *k, bool tanh_) {
                                 "zero point 0 (TFLite's)"
                               : "the int8 sigmoid needs output scale 1/256 "
                                 "and zero point -128 (TFLite's)");
-  k->run = run_lut, k->kernel = "tn_crt_lut_s8";
   reads(k, 1);
   return 0;
 }
@@ -809,7 +581,7 @@ static int lower_qnn_tanh(const TnKernArgs *a, TnKernCall *k) {
 static int lower_qnn_mean(const TnKernArgs *a, TnKernCall *k) {
   double q[4];
   if (unary_qparams(a, q)) return -1;
-  MeanP *p = params_new(k, sizeof *p);
+  TnCrtCallMeanS8 *p = KERNEL_USE(k, mean_s8, 0);
   int32_t count;
   if (reduce_geom(a, &p->r, &count)) return -1;
   if (q[1] < INT32_MIN || q[1] > INT32_MAX || q[3] < INT32_MIN ||
@@ -824,32 +596,11 @@ static int lower_qnn_mean(const TnKernArgs *a, TnKernCall *k) {
                              "as a quantized multiplier (%s)", q[0], q[2],
                              tn_crt_status_name(st));
   k->scratch = tn_crt_mean_s8_scratch_size(&p->r);
-  k->run = run_mean_s8, k->kernel = "tn_crt_mean_s8";
   reads(k, 1);
   return 0;
 }
 
 /* ---- fused forms ------------------------------------------------------------------ */
-
-typedef struct {
-  TnCrtConv2d g;
-  TnCrtDense d;
-  TnCrtQuant q;
-  bool dense, has_bias;
-} QFusedP;
-
-static int32_t run_qconv_fused(const void *p, const void *const *in,
-                               void *out, void *s, size_t n) {
-  const QFusedP *f = p;
-  return tn_crt_conv2d_s8(&f->g, &f->q, in[0], in[1],
-                          f->has_bias ? in[2] : NULL, out, s, n);
-}
-static int32_t run_qdense_fused(const void *p, const void *const *in,
-                                void *out, void *s, size_t n) {
-  const QFusedP *f = p;
-  return tn_crt_dense_s8(&f->d, &f->q, in[0], in[1],
-                         f->has_bias ? in[2] : NULL, out, s, n);
-}
 
 static const TnIrTensorType *type_of(const TnObject *e) {
   const TnObject *t = ((const TnIrExpr *)e)->checked_type;
@@ -924,16 +675,16 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
   if (!q) {
     if (!is(d->dtype, kF32) || !is(out->dtype, kF32)) return 0;
     if (dense) {
-      DenseF32P *p = params_new(k, sizeof *p);
+      TnCrtCallDenseF32 *p = KERNEL_USE(k, dense_f32, 0);
       if (dense_geom(&a, d, w, &p->d)) return -1;
-      p->act_min = (float)lo, p->act_max = (float)hi, p->has_bias = bias;
-      k->run = run_dense_f32, k->kernel = "tn_crt_dense_f32";
+      p->act_min = (float)lo, p->act_max = (float)hi;
+      p->has_bias = bias != NULL;
       k->macs = dense_macs(&p->d);
     } else {
-      ConvF32P *p = params_new(k, sizeof *p);
+      TnCrtCallConvF32 *p = KERNEL_USE(k, conv2d_f32, 0);
       if (conv_geom(a.op, a.attrs, d, w, acc, &p->g)) return -1;
-      p->act_min = (float)lo, p->act_max = (float)hi, p->has_bias = bias;
-      k->run = run_conv_f32, k->kernel = "tn_crt_conv2d_f32";
+      p->act_min = (float)lo, p->act_max = (float)hi;
+      p->has_bias = bias != NULL;
       k->macs = conv_macs(&p->g);
     }
     return 1;
@@ -967,236 +718,45 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
     return 0; /* the fused kernel has no accumulator offset */
   }
   int32_t m = rc == 0 && ns == 1 ? 1 : ch;
-  QFusedP *p = g_malloc0(sizeof *p + 2 * (size_t)m * sizeof(int32_t));
-  k->params = p;
-  int32_t *mult = (int32_t *)(p + 1), *shift = mult + m;
+  size_t extra = 2 * (size_t)m * sizeof(int32_t);
+  TnCrtCallDenseS8 *pd = NULL;
+  TnCrtCallConvS8 *pc = NULL;
+  TnCrtQuant *qp;
+  int32_t *mult;
+  if (dense) {
+    pd = KERNEL_USE(k, dense_s8, extra);
+    qp = &pd->q, mult = (int32_t *)(pd + 1);
+    pd->has_bias = bias != NULL;
+  } else {
+    pc = KERNEL_USE(k, conv2d_s8, extra);
+    qp = &pc->q, mult = (int32_t *)(pc + 1);
+    pc->has_bias = bias != NULL;
+  }
+  int32_t *shift = mult + m;
   if (rc == 0) rc = multipliers(a.op, isc, ns, osc, m, mult, shift);
   g_free(isc);
   if (rc) return -1;
-  p->q.input_offset = -(int32_t)izp;
-  p->q.filter_offset = -(int32_t)kzp;
-  p->q.output_offset = (int32_t)ozp;
-  p->q.act_min = clamp_i32(ceil(lo), -128, 127);
-  p->q.act_max = clamp_i32(floor(hi), -128, 127);
-  p->q.per_channel = m > 1;
-  p->q.multiplier = mult, p->q.shift = shift;
-  p->dense = dense, p->has_bias = bias;
+  qp->input_offset = -(int32_t)izp;
+  qp->filter_offset = -(int32_t)kzp;
+  qp->output_offset = (int32_t)ozp;
+  qp->act_min = clamp_i32(ceil(lo), -128, 127);
+  qp->act_max = clamp_i32(floor(hi), -128, 127);
+  qp->per_channel = m > 1;
+  qp->channels = m, qp->multiplier = mult, qp->shift = shift;
   if (dense) {
-    if (dense_geom(&a, d, w, &p->d)) return -1;
-    k->scratch = tn_crt_dense_s8_scratch_size(&p->d);
-    k->run = run_qdense_fused, k->kernel = "tn_crt_dense_s8";
-    k->macs = dense_macs(&p->d);
+    if (dense_geom(&a, d, w, &pd->d)) return -1;
+    k->scratch = tn_crt_dense_s8_scratch_size(&pd->d);
+    k->macs = dense_macs(&pd->d);
   } else {
-    if (conv_geom(a.op, a.attrs, d, w, acc, &p->g)) return -1;
-    k->scratch = tn_crt_conv2d_s8_scratch_size(&p->g);
-    if (tn_crt_conv2d_s8_inplace_ok(&p->g)) {
+    if (conv_geom(a.op, a.attrs, d, w, acc, &pc->g)) return -1;
+    k->scratch = tn_crt_conv2d_s8_scratch_size(&pc->g);
+    if (tn_crt_conv2d_s8_inplace_ok(&pc->g)) {
       k->inplace = 1;
-      k->inplace_scratch = tn_crt_conv2d_s8_inplace_scratch_size(&p->g);
+      k->inplace_scratch = tn_crt_conv2d_s8_inplace_scratch_size(&pc->g);
     }
-    k->run = run_qconv_fused, k->kernel = "tn_crt_conv2d_s8";
-    k->macs = conv_macs(&p->g);
+    k->macs = conv_macs(&pc->g);
   }
   return 1;
-}
-
-/* ---- C forms -------------------------------------------------------------------- */
-
-/* Each run function's call written as C (see TnKernEmit): the same kernel
- * with the same parameters, as static const data. */
-
-static void emit_axis(const void *p, TnKernEmit *e, const char *kernel,
-                      bool second) {
-  const AxisP *x = p;
-  tn__emit_return(e, "%s(%d, %d, %d, in0, %sout)", kernel, x->outer,
-                  x->channels, x->inner, second ? "in1, " : "");
-}
-static void emit_bias_f32(const void *p, TnKernEmit *e) {
-  emit_axis(p, e, "tn_crt_bias_add_f32", true);
-}
-static void emit_bias_i32(const void *p, TnKernEmit *e) {
-  emit_axis(p, e, "tn_crt_bias_add_i32", true);
-}
-static void emit_softmax(const void *p, TnKernEmit *e) {
-  emit_axis(p, e, "tn_crt_softmax_f32", false);
-}
-
-static void emit_mean_f32(const void *p, TnKernEmit *e) {
-  tn__emit_reduce(e, "r", &((const MeanP *)p)->r);
-  tn__emit_return(e, "tn_crt_mean_f32(&$r, in0, out)");
-}
-static void emit_mean_i32(const void *p, TnKernEmit *e) {
-  tn__emit_reduce(e, "r", &((const MeanP *)p)->r);
-  tn__emit_return(e, "tn_crt_mean_i32(&$r, in0, out)");
-}
-static void emit_mean_s8(const void *p, TnKernEmit *e) {
-  const MeanP *x = p;
-  tn__emit_reduce(e, "r", &x->r);
-  tn__emit_qmean(e, "q", &x->q);
-  tn__emit_return(e, "tn_crt_mean_s8(&$r, &$q, in0, out, scratch, %zu)",
-                  e->scratch_size);
-}
-
-/* act_min, act_max as C floats */
-static char *float_pair(float lo, float hi) {
-  GString *s = g_string_new(NULL);
-  tn__emit_f32(s, lo);
-  g_string_append(s, ", ");
-  tn__emit_f32(s, hi);
-  return g_string_free(s, FALSE);
-}
-
-static void emit_conv_f32(const void *p, TnKernEmit *e) {
-  const ConvF32P *c = p;
-  tn__emit_conv2d(e, "g", &c->g);
-  char *act = float_pair(c->act_min, c->act_max);
-  tn__emit_return(e, "tn_crt_conv2d_f32(&$g, in0, in1, %s, %s, out)",
-                  c->has_bias ? "in2" : "0", act);
-  g_free(act);
-}
-
-static void emit_dense_f32(const void *p, TnKernEmit *e) {
-  const DenseF32P *d = p;
-  tn__emit_dense(e, "d", &d->d);
-  char *act = float_pair(d->act_min, d->act_max);
-  tn__emit_return(e, "tn_crt_dense_f32(&$d, in0, in1, %s, %s, out)",
-                  d->has_bias ? "in2" : "0", act);
-  g_free(act);
-}
-
-static void emit_matmul(const void *p, TnKernEmit *e) {
-  const MatmulP *m = p;
-  tn__emit_dense(e, "d", &m->d);
-  tn__emit_return(e, "tn_crt_batch_matmul_f32(&$d, %d, %d, 0, %d, %d, in0, "
-                  "in1, out)", m->batches, m->in_batch_stride, m->in_stride_m,
-                  m->in_stride_k);
-}
-
-static void emit_pool(const void *p, TnKernEmit *e, const char *kernel,
-                      bool f32) {
-  const PoolP *x = p;
-  tn__emit_pool2d(e, "g", &x->g);
-  char *act = f32 ? float_pair(x->fmin, x->fmax)
-                  : g_strdup_printf("%d, %d", x->imin, x->imax);
-  tn__emit_return(e, "%s(&$g, in0, %s, out)", kernel, act);
-  g_free(act);
-}
-static void emit_max_f32(const void *p, TnKernEmit *e) {
-  emit_pool(p, e, "tn_crt_max_pool2d_f32", true);
-}
-static void emit_avg_f32(const void *p, TnKernEmit *e) {
-  emit_pool(p, e, "tn_crt_avg_pool2d_f32", true);
-}
-static void emit_max_s8(const void *p, TnKernEmit *e) {
-  emit_pool(p, e, "tn_crt_max_pool2d_s8", false);
-}
-static void emit_avg_s8(const void *p, TnKernEmit *e) {
-  emit_pool(p, e, "tn_crt_avg_pool2d_s8", false);
-}
-
-static void emit_affine(const void *p, TnKernEmit *e, const char *kernel) {
-  const QuantP *q = p;
-  tn__emit_f32s(e, "scale", q->scale, q->channels);
-  tn__emit_i32s(e, "zp", q->zp, q->channels);
-  tn__emit_return(e, "%s(%d, %d, %d, in0, $scale, $zp, out)", kernel,
-                  q->outer, q->channels, q->inner);
-}
-static void emit_quantize(const void *p, TnKernEmit *e) {
-  emit_affine(p, e, "tn_crt_quantize_f32_s8");
-}
-static void emit_dequantize(const void *p, TnKernEmit *e) {
-  emit_affine(p, e, "tn_crt_dequantize_s8_f32");
-}
-
-static void emit_requant(const void *p, TnKernEmit *e, const char *kernel) {
-  const RequantP *r = p;
-  tn__emit_requant(e, "r", &r->r, r->channels);
-  tn__emit_return(e, "%s(&$r, %d, %d, %d, in0, out)", kernel, r->outer,
-                  r->channels, r->inner);
-}
-static void emit_requant_s32(const void *p, TnKernEmit *e) {
-  emit_requant(p, e, "tn_crt_requantize_s32_s8");
-}
-static void emit_requant_s8(const void *p, TnKernEmit *e) {
-  emit_requant(p, e, "tn_crt_requantize_s8_s8");
-}
-
-static void emit_qconv_s32(const void *p, TnKernEmit *e) {
-  const QConvS32P *c = p;
-  tn__emit_conv2d(e, "g", &c->g);
-  tn__emit_return(e, "tn_crt_conv2d_s8_s32(&$g, %d, %d, in0, in1, 0, out)",
-                  c->input_offset, c->filter_offset);
-}
-
-static void emit_qdense_s32(const void *p, TnKernEmit *e) {
-  const QDenseS32P *d = p;
-  tn__emit_dense(e, "d", &d->d);
-  tn__emit_return(e, "tn_crt_dense_s8_s32(&$d, %d, %d, in0, in1, 0, out)",
-                  d->input_offset, d->filter_offset);
-}
-
-static void emit_qbin(const void *p, TnKernEmit *e, const char *kernel) {
-  const QAddP *x = p;
-  tn__emit_qbinary(e, "q", &x->q);
-  tn__emit_broadcast(e, "b", &x->b);
-  tn__emit_return(e, "%s(&$q, &$b, in0, in1, out)", kernel);
-}
-static void emit_qadd(const void *p, TnKernEmit *e) {
-  emit_qbin(p, e, "tn_crt_qadd_s8");
-}
-static void emit_qmul(const void *p, TnKernEmit *e) {
-  emit_qbin(p, e, "tn_crt_qmul_s8");
-}
-
-static void emit_qsoftmax(const void *p, TnKernEmit *e) {
-  const QSoftmaxP *x = p;
-  tn__emit_softmax_s8(e, "s", &x->s);
-  tn__emit_return(e, "tn_crt_softmax_s8(&$s, %d, %d, in0, out)", x->outer,
-                  x->n);
-}
-
-static void emit_lut(const void *p, TnKernEmit *e) {
-  const LutP *x = p;
-  tn__emit_lut8(e, "t", &x->t);
-  tn__emit_return(e, "tn_crt_lut_s8(&$t, %d, in0, out)", x->n);
-}
-
-static void emit_qconv_fused(const void *p, TnKernEmit *e) {
-  const QFusedP *f = p;
-  tn__emit_conv2d(e, "g", &f->g);
-  tn__emit_quant(e, "q", &f->q, f->g.out_c);
-  tn__emit_return(e, "tn_crt_conv2d_s8(&$g, &$q, in0, in1, %s, out, scratch, "
-                  "%zu)", f->has_bias ? "in2" : "0", e->scratch_size);
-}
-static void emit_qdense_fused(const void *p, TnKernEmit *e) {
-  const QFusedP *f = p;
-  tn__emit_dense(e, "d", &f->d);
-  tn__emit_quant(e, "q", &f->q, f->d.out_features);
-  tn__emit_return(e, "tn_crt_dense_s8(&$d, &$q, in0, in1, %s, out, scratch, "
-                  "%zu)", f->has_bias ? "in2" : "0", e->scratch_size);
-}
-static const struct {
-  TnKernRun run;
-  TnKernEmitFn emit;
-} g_emitters[] = {
-    {run_bias_f32, emit_bias_f32},       {run_bias_i32, emit_bias_i32},
-    {run_softmax, emit_softmax},
-    {run_mean_f32, emit_mean_f32},       {run_mean_i32, emit_mean_i32},
-    {run_mean_s8, emit_mean_s8},         {run_conv_f32, emit_conv_f32},
-    {run_dense_f32, emit_dense_f32},     {run_matmul, emit_matmul},
-    {run_max_f32, emit_max_f32},         {run_avg_f32, emit_avg_f32},
-    {run_max_s8, emit_max_s8},           {run_avg_s8, emit_avg_s8},
-    {run_quantize, emit_quantize},       {run_dequantize, emit_dequantize},
-    {run_requant_s32, emit_requant_s32}, {run_requant_s8, emit_requant_s8},
-    {run_qconv_s32, emit_qconv_s32},     {run_qdense_s32, emit_qdense_s32},
-    {run_qadd, emit_qadd},               {run_qmul, emit_qmul},
-    {run_qsoftmax, emit_qsoftmax},       {run_lut, emit_lut},
-    {run_qconv_fused, emit_qconv_fused}, {run_qdense_fused, emit_qdense_fused},
-};
-
-TnKernEmitFn tn__lower_nn_emitter(TnKernRun run) {
-  for (size_t i = 0; run && i < G_N_ELEMENTS(g_emitters); i++)
-    if (g_emitters[i].run == run) return g_emitters[i].emit;
-  return NULL;
 }
 
 /* ---- the table ---------------------------------------------------------------------- */

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
 #include "unroll.h"
@@ -397,4 +398,11 @@ TnCrtStatus tn_crt_conv2d_f32(const TnCrtConv2d *p, const float *in,
   else
     conv_generic(p, in, w, bias, act_min, act_max, out);
   return TN_CRT_OK;
+}
+
+/* ---- the uniform entry (tvmnode/crt/calls.h) ------------------------------ */
+
+TN_CRT_CALL(conv2d_f32, TnCrtCallConvF32) {
+  return tn_crt_conv2d_f32(&p->g, in[0], in[1], p->has_bias ? in[2] : NULL,
+                           p->act_min, p->act_max, out);
 }

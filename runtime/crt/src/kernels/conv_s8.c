@@ -64,6 +64,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
 #include "fixed_point.h"
@@ -1488,4 +1489,16 @@ TnCrtStatus tn_crt_conv2d_s8_s32(const TnCrtConv2d *p, int32_t input_offset,
   if (st != TN_CRT_OK) return st;
   conv_run(&c, NULL, 0, 0, bias, NULL, out, NULL);
   return TN_CRT_OK;
+}
+
+/* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
+
+TN_CRT_CALL(conv2d_s8, TnCrtCallConvS8) {
+  return tn_crt_conv2d_s8(&p->g, &p->q, in[0], in[1],
+                          p->has_bias ? in[2] : NULL, out, scratch,
+                          scratch_size);
+}
+TN_CRT_CALL(conv2d_s8_s32, TnCrtCallConvS32) {
+  return tn_crt_conv2d_s8_s32(&p->g, p->input_offset, p->filter_offset,
+                              in[0], in[1], NULL, out);
 }

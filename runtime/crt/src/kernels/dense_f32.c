@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
 #include "fixed_point.h" /* TN__CRT_AVX2 */
@@ -198,4 +199,16 @@ TnCrtStatus tn_crt_batch_matmul_f32(const TnCrtDense *p, int32_t batches,
           -INFINITY, INFINITY, out);
   }
   return TN_CRT_OK;
+}
+
+/* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
+
+TN_CRT_CALL(dense_f32, TnCrtCallDenseF32) {
+  return tn_crt_dense_f32(&p->d, in[0], in[1], p->has_bias ? in[2] : NULL,
+                          p->act_min, p->act_max, out);
+}
+TN_CRT_CALL(batch_matmul_f32, TnCrtCallMatmul) {
+  return tn_crt_batch_matmul_f32(&p->d, p->batches, p->in_batch_stride, 0,
+                                 p->in_stride_m, p->in_stride_k, in[0], in[1],
+                                 out);
 }

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "tvmnode/crt/kernels.h"
 #include "fixed_point.h"
 
@@ -410,4 +411,16 @@ TnCrtStatus tn_crt_dense_s8_s32(const TnCrtDense *p, int32_t input_offset,
   dense_init(&d, p, w, input_offset, filter_offset);
   dense_run(&d, NULL, 0, 0, in, bias, NULL, out);
   return TN_CRT_OK;
+}
+
+/* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
+
+TN_CRT_CALL(dense_s8, TnCrtCallDenseS8) {
+  return tn_crt_dense_s8(&p->d, &p->q, in[0], in[1],
+                         p->has_bias ? in[2] : NULL, out, scratch,
+                         scratch_size);
+}
+TN_CRT_CALL(dense_s8_s32, TnCrtCallDenseS32) {
+  return tn_crt_dense_s8_s32(&p->d, p->input_offset, p->filter_offset, in[0],
+                             in[1], NULL, out);
 }

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
 #include "unroll.h"
@@ -464,4 +465,37 @@ TnCrtStatus tn_crt_cast(TnCrtDType from, TnCrtDType to, int32_t n,
     case TN_CRT_BOOL: return cast_from_bool(to, n, in, out);
   }
   return TN_CRT_INVALID_ARGUMENT;
+}
+
+/* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
+
+TN_CRT_CALL(binary_f32, TnCrtCallBinary) {
+  return tn_crt_binary_f32((TnCrtBinaryOp)p->op, &p->b, in[0], in[1], out);
+}
+TN_CRT_CALL(binary_i32, TnCrtCallBinary) {
+  return tn_crt_binary_i32((TnCrtBinaryOp)p->op, &p->b, in[0], in[1], out);
+}
+TN_CRT_CALL(unary_f32, TnCrtCallUnary) {
+  return tn_crt_unary_f32((TnCrtUnaryOp)p->op, p->n, in[0], out);
+}
+TN_CRT_CALL(unary_i32, TnCrtCallUnary) {
+  return tn_crt_unary_i32((TnCrtUnaryOp)p->op, p->n, in[0], out);
+}
+TN_CRT_CALL(clip_f32, TnCrtCallClipF32) {
+  return tn_crt_clip_f32(p->n, in[0], p->lo, p->hi, out);
+}
+TN_CRT_CALL(clip_i32, TnCrtCallClip) {
+  return tn_crt_clip_i32(p->n, in[0], p->lo, p->hi, out);
+}
+TN_CRT_CALL(cast, TnCrtCallCast) {
+  return tn_crt_cast((TnCrtDType)p->from, (TnCrtDType)p->to, p->n, in[0],
+                     out);
+}
+TN_CRT_CALL(bias_add_f32, TnCrtCallAxis) {
+  return tn_crt_bias_add_f32(p->outer, p->channels, p->inner, in[0], in[1],
+                             out);
+}
+TN_CRT_CALL(bias_add_i32, TnCrtCallAxis) {
+  return tn_crt_bias_add_i32(p->outer, p->channels, p->inner, in[0], in[1],
+                             out);
 }

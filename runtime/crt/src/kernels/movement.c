@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
 
@@ -363,4 +364,19 @@ TnCrtStatus tn_crt_strided_slice(const TnCrtStridedSlice *p, const void *in,
     else gather(src + w.ioff * esz, dst, n, step, esz);
   }
   return TN_CRT_OK;
+}
+
+/* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
+
+TN_CRT_CALL(transpose, TnCrtTranspose) {
+  return tn_crt_transpose(p, in[0], out);
+}
+TN_CRT_CALL(concatenate, TnCrtCallConcat) {
+  return tn_crt_concatenate(p->n, in, p->sizes, p->outer, out);
+}
+TN_CRT_CALL(pad, TnCrtCallPad) {
+  return tn_crt_pad(&p->pad, in[0], p->value, out);
+}
+TN_CRT_CALL(strided_slice, TnCrtStridedSlice) {
+  return tn_crt_strided_slice(p, in[0], out);
 }

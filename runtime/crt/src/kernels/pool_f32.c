@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
 #include "reduce_walk.h"
@@ -195,4 +196,15 @@ TnCrtStatus tn_crt_mean_i32(const TnCrtReduce *p, const int32_t *in,
   for (int32_t i = 0; i < w.outputs; i++)
     out[i] = w.count ? (int32_t)acc[i] / w.count : 0;
   return TN_CRT_OK;
+}
+
+/* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
+
+TN_CRT_CALL(mean_f32, TnCrtReduce) { return tn_crt_mean_f32(p, in[0], out); }
+TN_CRT_CALL(mean_i32, TnCrtReduce) { return tn_crt_mean_i32(p, in[0], out); }
+TN_CRT_CALL(max_pool2d_f32, TnCrtCallPoolF32) {
+  return tn_crt_max_pool2d_f32(&p->g, in[0], p->act_min, p->act_max, out);
+}
+TN_CRT_CALL(avg_pool2d_f32, TnCrtCallPoolF32) {
+  return tn_crt_avg_pool2d_f32(&p->g, in[0], p->act_min, p->act_max, out);
 }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "tvmnode/crt/kernels.h"
 #include "reduce_walk.h"
 
@@ -202,4 +203,16 @@ TnCrtStatus tn_crt_mean_s8(const TnCrtReduce *p, const TnCrtQMean *q,
     out[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
   }
   return TN_CRT_OK;
+}
+
+/* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
+
+TN_CRT_CALL(mean_s8, TnCrtCallMeanS8) {
+  return tn_crt_mean_s8(&p->r, &p->q, in[0], out, scratch, scratch_size);
+}
+TN_CRT_CALL(max_pool2d_s8, TnCrtCallPoolS8) {
+  return tn_crt_max_pool2d_s8(&p->g, in[0], p->act_min, p->act_max, out);
+}
+TN_CRT_CALL(avg_pool2d_s8, TnCrtCallPoolS8) {
+  return tn_crt_avg_pool2d_s8(&p->g, in[0], p->act_min, p->act_max, out);
 }

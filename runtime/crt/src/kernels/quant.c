@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
 #include "fixed_point.h"
@@ -480,4 +481,35 @@ TnCrtStatus tn_crt_lut_s8(const TnCrtLut8 *t, int32_t n, const int8_t *in,
     return TN_CRT_INVALID_ARGUMENT;
   for (int32_t i = 0; i < n; i++) out[i] = t->table[(uint8_t)in[i]];
   return TN_CRT_OK;
+}
+
+/* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
+
+TN_CRT_CALL(clip_s8, TnCrtCallClip) {
+  return tn_crt_clip_s8(p->n, in[0], p->lo, p->hi, out);
+}
+TN_CRT_CALL(quantize_f32_s8, TnCrtCallAffine) {
+  return tn_crt_quantize_f32_s8(p->outer, p->channels, p->inner, in[0],
+                                p->scale, p->zero_point, out);
+}
+TN_CRT_CALL(dequantize_s8_f32, TnCrtCallAffine) {
+  return tn_crt_dequantize_s8_f32(p->outer, p->channels, p->inner, in[0],
+                                  p->scale, p->zero_point, out);
+}
+TN_CRT_CALL(requantize_s32_s8, TnCrtCallRequant) {
+  return tn_crt_requantize_s32_s8(&p->r, p->outer, p->channels, p->inner,
+                                  in[0], out);
+}
+TN_CRT_CALL(requantize_s8_s8, TnCrtCallRequant) {
+  return tn_crt_requantize_s8_s8(&p->r, p->outer, p->channels, p->inner,
+                                 in[0], out);
+}
+TN_CRT_CALL(qadd_s8, TnCrtCallQBinary) {
+  return tn_crt_qadd_s8(&p->q, &p->b, in[0], in[1], out);
+}
+TN_CRT_CALL(qmul_s8, TnCrtCallQBinary) {
+  return tn_crt_qmul_s8(&p->q, &p->b, in[0], in[1], out);
+}
+TN_CRT_CALL(lut_s8, TnCrtCallLut) {
+  return tn_crt_lut_s8(&p->t, p->n, in[0], out);
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
 
@@ -69,4 +70,10 @@ TnCrtStatus tn_crt_softmax_f32(int32_t outer, int32_t n, int32_t inner,
                    y + j0);
   }
   return TN_CRT_OK;
+}
+
+/* ---- the uniform entry (tvmnode/crt/calls.h) ------------------------------ */
+
+TN_CRT_CALL(softmax_f32, TnCrtCallAxis) {
+  return tn_crt_softmax_f32(p->outer, p->channels, p->inner, in[0], out);
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "call.h"
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
 #include "fixed_point.h"
@@ -120,4 +121,10 @@ TnCrtStatus tn_crt_softmax_s8(const TnCrtSoftmaxS8 *p, int32_t outer,
     }
   }
   return TN_CRT_OK;
+}
+
+/* ---- the uniform entry (tvmnode/crt/calls.h) ------------------------------ */
+
+TN_CRT_CALL(softmax_s8, TnCrtCallSoftmaxS8) {
+  return tn_crt_softmax_s8(&p->s, p->outer, p->n, in[0], out);
 }

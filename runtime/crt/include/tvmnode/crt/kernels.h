@@ -53,6 +53,27 @@ extern "C" {
 
 #define TN_CRT_MAX_DIMS 8
 
+/*
+ * Parameter structs are declared from one field list each,
+ * TN_CRT_FIELDS_<Type>(F, T), whose entries are
+ *   F(T, S, type, name)         a scalar: int32_t, uint32_t or float
+ *   F(T, A, type, name, count)  an inline array of `count` elements
+ *   F(T, P, type, name, field)  a pointer to constant elements, as many as
+ *                               the int32_t scalar `field` of the struct
+ *   F(T, N, type, name)         a nested parameter struct
+ * TN_CRT_STRUCT(Type) makes the C struct of the list; the code generator
+ * walks the same list to write a struct as a `static const` initialiser
+ * (and the host's lowering table fills it), so a field cannot be added to
+ * the struct and be missed by the generated code.
+ */
+#define TN_CRT__FIELD(T, shape, ...) TN_CRT__FIELD_##shape(__VA_ARGS__)
+#define TN_CRT__FIELD_S(type, name) type name;
+#define TN_CRT__FIELD_A(type, name, n) type name[n];
+#define TN_CRT__FIELD_P(type, name, count) const type *name;
+#define TN_CRT__FIELD_N(type, name) type name;
+#define TN_CRT_STRUCT(Type) \
+  typedef struct { TN_CRT_FIELDS_##Type(TN_CRT__FIELD, Type) } Type
+
 /* ------------------------------------------------------------------------ */
 /* Fixed-point helpers (TFLite semantics)                                    */
 /* ------------------------------------------------------------------------ */
@@ -86,12 +107,12 @@ int32_t tn_crt_multiply_by_quantized_multiplier(int32_t x, int32_t multiplier,
 /* A broadcast of two operands to an output of `ndim` dims: element strides
  * of each operand per output dim (0 where the operand is broadcast). The
  * lowering merges adjacent dims, so most calls have ndim 1 or 2. */
-typedef struct {
-  int32_t ndim; /* 1..TN_CRT_MAX_DIMS */
-  int32_t dims[TN_CRT_MAX_DIMS];
-  int32_t lhs_strides[TN_CRT_MAX_DIMS];
-  int32_t rhs_strides[TN_CRT_MAX_DIMS];
-} TnCrtBroadcast;
+#define TN_CRT_FIELDS_TnCrtBroadcast(F, T)       \
+  F(T, S, int32_t, ndim) /* 1..TN_CRT_MAX_DIMS */ \
+  F(T, A, int32_t, dims, TN_CRT_MAX_DIMS)        \
+  F(T, A, int32_t, lhs_strides, TN_CRT_MAX_DIMS) \
+  F(T, A, int32_t, rhs_strides, TN_CRT_MAX_DIMS)
+TN_CRT_STRUCT(TnCrtBroadcast);
 
 typedef enum {
   TN_CRT_ADD = 0,
@@ -132,16 +153,23 @@ TnCrtStatus tn_crt_clip_i32(int32_t n, const int32_t *in, int32_t lo,
 TnCrtStatus tn_crt_clip_s8(int32_t n, const int8_t *in, int32_t lo, int32_t hi,
                            int8_t *out);
 
-/* Element types the shape kernels and cast know. */
+/* Element types the shape kernels and cast know, in the one table every
+ * mapping is made from: X(name, code, DLPack type code, bits, C type, Rust
+ * type). DLPack's codes: 0 int, 1 uint, 2 float, 6 bool (one byte, 0 or 1).
+ */
+#define TN_CRT_DTYPES(X)                      \
+  X(TN_CRT_F32, 0, 2, 32, float, f32)         \
+  X(TN_CRT_I32, 1, 0, 32, int32_t, i32)       \
+  X(TN_CRT_I8, 2, 0, 8, int8_t, i8)           \
+  X(TN_CRT_U8, 3, 1, 8, uint8_t, u8)          \
+  X(TN_CRT_I64, 4, 0, 64, int64_t, i64)       \
+  X(TN_CRT_F64, 5, 2, 64, double, f64)        \
+  X(TN_CRT_I16, 6, 0, 16, int16_t, i16)       \
+  X(TN_CRT_BOOL, 7, 6, 8, uint8_t, u8)
 typedef enum {
-  TN_CRT_F32 = 0,
-  TN_CRT_I32 = 1,
-  TN_CRT_I8 = 2,
-  TN_CRT_U8 = 3,
-  TN_CRT_I64 = 4,
-  TN_CRT_F64 = 5,
-  TN_CRT_I16 = 6,
-  TN_CRT_BOOL = 7 /* one byte, 0 or 1 */
+#define TN_CRT__DTYPE_ENUM(name, code, dl, bits, c, rs) name = code,
+  TN_CRT_DTYPES(TN_CRT__DTYPE_ENUM)
+#undef TN_CRT__DTYPE_ENUM
 } TnCrtDType;
 
 /* out[i] = (to) in[i] for n elements. Float to integer truncates toward
@@ -164,12 +192,12 @@ TnCrtStatus tn_crt_bias_add_i32(int32_t outer, int32_t channels,
 /* ------------------------------------------------------------------------ */
 
 /* out = transpose(in): out dim i is in dim perm[i]. */
-typedef struct {
-  int32_t ndim;
-  int32_t in_dims[TN_CRT_MAX_DIMS];
-  int32_t perm[TN_CRT_MAX_DIMS];
-  int32_t elem_size;
-} TnCrtTranspose;
+#define TN_CRT_FIELDS_TnCrtTranspose(F, T)   \
+  F(T, S, int32_t, ndim)                     \
+  F(T, A, int32_t, in_dims, TN_CRT_MAX_DIMS) \
+  F(T, A, int32_t, perm, TN_CRT_MAX_DIMS)    \
+  F(T, S, int32_t, elem_size)
+TN_CRT_STRUCT(TnCrtTranspose);
 TnCrtStatus tn_crt_transpose(const TnCrtTranspose *p, const void *in,
                              void *out);
 
@@ -184,13 +212,13 @@ TnCrtStatus tn_crt_concatenate(int32_t n_inputs, const void *const *inputs,
 /* Constant padding: out dims = in dims + before + after per dim; the pad
  * element is the elem_size bytes at `pad_value`. before and after are
  * >= 0. */
-typedef struct {
-  int32_t ndim;
-  int32_t in_dims[TN_CRT_MAX_DIMS];
-  int32_t before[TN_CRT_MAX_DIMS];
-  int32_t after[TN_CRT_MAX_DIMS];
-  int32_t elem_size;
-} TnCrtPad;
+#define TN_CRT_FIELDS_TnCrtPad(F, T)         \
+  F(T, S, int32_t, ndim)                     \
+  F(T, A, int32_t, in_dims, TN_CRT_MAX_DIMS) \
+  F(T, A, int32_t, before, TN_CRT_MAX_DIMS)  \
+  F(T, A, int32_t, after, TN_CRT_MAX_DIMS)   \
+  F(T, S, int32_t, elem_size)
+TN_CRT_STRUCT(TnCrtPad);
 TnCrtStatus tn_crt_pad(const TnCrtPad *p, const void *in,
                        const void *pad_value, void *out);
 
@@ -199,14 +227,14 @@ TnCrtStatus tn_crt_pad(const TnCrtPad *p, const void *in,
  * every index read, begin[d] + (out_dims[d] - 1) * strides[d], lies in
  * [0, in_dims[d]) (else TN_CRT_INVALID_ARGUMENT). An out dim of 0 is an
  * empty result (nothing is read or written). */
-typedef struct {
-  int32_t ndim;
-  int32_t in_dims[TN_CRT_MAX_DIMS];
-  int32_t begin[TN_CRT_MAX_DIMS];
-  int32_t strides[TN_CRT_MAX_DIMS];
-  int32_t out_dims[TN_CRT_MAX_DIMS];
-  int32_t elem_size;
-} TnCrtStridedSlice;
+#define TN_CRT_FIELDS_TnCrtStridedSlice(F, T) \
+  F(T, S, int32_t, ndim)                      \
+  F(T, A, int32_t, in_dims, TN_CRT_MAX_DIMS)  \
+  F(T, A, int32_t, begin, TN_CRT_MAX_DIMS)    \
+  F(T, A, int32_t, strides, TN_CRT_MAX_DIMS)  \
+  F(T, A, int32_t, out_dims, TN_CRT_MAX_DIMS) \
+  F(T, S, int32_t, elem_size)
+TN_CRT_STRUCT(TnCrtStridedSlice);
 TnCrtStatus tn_crt_strided_slice(const TnCrtStridedSlice *p, const void *in,
                                  void *out);
 
@@ -222,19 +250,20 @@ TnCrtStatus tn_crt_strided_slice(const TnCrtStridedSlice *p, const void *in,
  * is groups == in_c (with a channel multiplier out_c / in_c >= 1). The
  * weight's input-channel axis has in_c / groups entries.
  */
-typedef struct {
-  int32_t batch, in_h, in_w, in_c;
-  int32_t out_h, out_w, out_c;
-  int32_t k_h, k_w;
-  int32_t stride_h, stride_w;
-  int32_t dilation_h, dilation_w;
-  int32_t pad_top, pad_left; /* >= 0; bottom/right follow from the output
-                                size */
-  int32_t groups;
-  int32_t in_strides[4];  /* n, h, w, c */
-  int32_t w_strides[4];   /* kh, kw, ci (within its group), co */
-  int32_t out_strides[4]; /* n, h, w, c */
-} TnCrtConv2d;
+#define TN_CRT_FIELDS_TnCrtConv2d(F, T)                                 \
+  F(T, S, int32_t, batch) F(T, S, int32_t, in_h) F(T, S, int32_t, in_w)   \
+  F(T, S, int32_t, in_c)                                                \
+  F(T, S, int32_t, out_h) F(T, S, int32_t, out_w) F(T, S, int32_t, out_c) \
+  F(T, S, int32_t, k_h) F(T, S, int32_t, k_w)                           \
+  F(T, S, int32_t, stride_h) F(T, S, int32_t, stride_w)                 \
+  F(T, S, int32_t, dilation_h) F(T, S, int32_t, dilation_w)             \
+  /* >= 0; bottom/right follow from the output size */                  \
+  F(T, S, int32_t, pad_top) F(T, S, int32_t, pad_left)                  \
+  F(T, S, int32_t, groups)                                              \
+  F(T, A, int32_t, in_strides, 4)  /* n, h, w, c */                     \
+  F(T, A, int32_t, w_strides, 4)   /* kh, kw, ci (in its group), co */  \
+  F(T, A, int32_t, out_strides, 4) /* n, h, w, c */
+TN_CRT_STRUCT(TnCrtConv2d);
 
 /* out = act(conv(in, w) + bias); bias (out_c) may be NULL; act clamps to
  * [act_min, act_max] (pass -INFINITY/INFINITY for none). */
@@ -247,15 +276,17 @@ TnCrtStatus tn_crt_conv2d_f32(const TnCrtConv2d *p, const float *in,
  *             act_min, act_max)
  * with acc = sum((x + input_offset) * (w + filter_offset)). Per-tensor
  * when per_channel is 0 (one multiplier and shift). */
-typedef struct {
-  int32_t input_offset;  /* minus the input zero point */
-  int32_t filter_offset; /* minus the weight zero point (0: symmetric) */
-  int32_t output_offset; /* the output zero point */
-  int32_t act_min, act_max;
-  int32_t per_channel;
-  const int32_t *multiplier; /* out_c entries, or 1 */
-  const int32_t *shift;
-} TnCrtQuant;
+#define TN_CRT_FIELDS_TnCrtQuant(F, T)                                   \
+  F(T, S, int32_t, input_offset)  /* minus the input zero point */       \
+  F(T, S, int32_t, filter_offset) /* minus the weight zero point */      \
+  F(T, S, int32_t, output_offset) /* the output zero point */            \
+  F(T, S, int32_t, act_min) F(T, S, int32_t, act_max)                    \
+  F(T, S, int32_t, per_channel)                                          \
+  F(T, S, int32_t, channels) /* entries of multiplier and shift: out_c   \
+                                when per_channel, else 1 */              \
+  F(T, P, int32_t, multiplier, channels)                                 \
+  F(T, P, int32_t, shift, channels)
+TN_CRT_STRUCT(TnCrtQuant);
 
 /* Scratch bytes the int8 convolutions need (0 when none). */
 size_t tn_crt_conv2d_s8_scratch_size(const TnCrtConv2d *p);
@@ -307,11 +338,11 @@ TnCrtStatus tn_crt_conv2d_s8_s32(const TnCrtConv2d *p, int32_t input_offset,
 
 /* out[m][n] = sum_k in[m][k] * w[n*w_stride_n + k*w_stride_k] (+ bias[n]):
  * nn.dense has w [N, K] (w_stride_n = K, w_stride_k = 1), matmul [K, N]. */
-typedef struct {
-  int32_t batch; /* M: rows of in and out */
-  int32_t in_features, out_features; /* K, N */
-  int32_t w_stride_n, w_stride_k;
-} TnCrtDense;
+#define TN_CRT_FIELDS_TnCrtDense(F, T)                             \
+  F(T, S, int32_t, batch) /* M: rows of in and out */              \
+  F(T, S, int32_t, in_features) F(T, S, int32_t, out_features) /* K, N */ \
+  F(T, S, int32_t, w_stride_n) F(T, S, int32_t, w_stride_k)
+TN_CRT_STRUCT(TnCrtDense);
 TnCrtStatus tn_crt_dense_f32(const TnCrtDense *p, const float *in,
                              const float *w, const float *bias, float act_min,
                              float act_max, float *out);
@@ -335,19 +366,20 @@ TnCrtStatus tn_crt_batch_matmul_f32(const TnCrtDense *p, int32_t batches,
                                     float *out);
 
 /* 2-D pooling geometry (any layout, through strides as for convolution). */
-typedef struct {
-  int32_t batch, in_h, in_w, channels;
-  int32_t out_h, out_w;
-  int32_t k_h, k_w;
-  int32_t stride_h, stride_w;
-  int32_t pad_top, pad_left;
-  int32_t count_include_pad; /* average: 0 divides by the in-bounds taps
-                                (TFLite), 1 by k_h * k_w. A window with no
-                                in-bounds tap gives -INFINITY (max) or 0
-                                (average) before the clamp (float). */
-  int32_t in_strides[4];     /* n, h, w, c */
-  int32_t out_strides[4];
-} TnCrtPool2d;
+/* count_include_pad: an average divides by the in-bounds taps when 0
+ * (TFLite), by k_h * k_w when 1. A window with no in-bounds tap gives
+ * -INFINITY (max) or 0 (average) before the clamp (float). */
+#define TN_CRT_FIELDS_TnCrtPool2d(F, T)                                 \
+  F(T, S, int32_t, batch) F(T, S, int32_t, in_h) F(T, S, int32_t, in_w)   \
+  F(T, S, int32_t, channels)                                            \
+  F(T, S, int32_t, out_h) F(T, S, int32_t, out_w)                       \
+  F(T, S, int32_t, k_h) F(T, S, int32_t, k_w)                           \
+  F(T, S, int32_t, stride_h) F(T, S, int32_t, stride_w)                 \
+  F(T, S, int32_t, pad_top) F(T, S, int32_t, pad_left)                  \
+  F(T, S, int32_t, count_include_pad)                                   \
+  F(T, A, int32_t, in_strides, 4) /* n, h, w, c */                      \
+  F(T, A, int32_t, out_strides, 4)
+TN_CRT_STRUCT(TnCrtPool2d);
 TnCrtStatus tn_crt_max_pool2d_f32(const TnCrtPool2d *p, const float *in,
                                   float act_min, float act_max, float *out);
 TnCrtStatus tn_crt_avg_pool2d_f32(const TnCrtPool2d *p, const float *in,
@@ -376,11 +408,11 @@ TnCrtStatus tn_crt_avg_pool2d_s8(const TnCrtPool2d *p, const int8_t *in,
  * float32 by (float)count, as TFLite's float MEAN does (so the float
  * results are TFLite's bit for bit); int32 wraps on overflow and divides
  * truncating toward zero, as TVM's integer mean. */
-typedef struct {
-  int32_t ndim; /* 1..TN_CRT_MAX_DIMS */
-  int32_t dims[TN_CRT_MAX_DIMS];
-  uint32_t reduce_mask; /* bit d: dim d is reduced */
-} TnCrtReduce;
+#define TN_CRT_FIELDS_TnCrtReduce(F, T)        \
+  F(T, S, int32_t, ndim) /* 1..TN_CRT_MAX_DIMS */ \
+  F(T, A, int32_t, dims, TN_CRT_MAX_DIMS)        \
+  F(T, S, uint32_t, reduce_mask) /* bit d: dim d is reduced */
+TN_CRT_STRUCT(TnCrtReduce);
 TnCrtStatus tn_crt_mean_f32(const TnCrtReduce *p, const float *in, float *out);
 TnCrtStatus tn_crt_mean_i32(const TnCrtReduce *p, const int32_t *in,
                             int32_t *out);
@@ -397,11 +429,11 @@ TnCrtStatus tn_crt_mean_i32(const TnCrtReduce *p, const int32_t *in,
  * every output is 0 (TFLite leaves them so). TFLite Micro has no special
  * case for equal input and output quantization (it had one until 2023);
  * neither has this. The sums live in caller scratch (4 bytes per output). */
-typedef struct {
-  int32_t input_zero_point, output_zero_point;
-  int32_t count; /* elements per output (the reduced dims' product) */
-  int32_t multiplier, shift;
-} TnCrtQMean;
+#define TN_CRT_FIELDS_TnCrtQMean(F, T)                               \
+  F(T, S, int32_t, input_zero_point) F(T, S, int32_t, output_zero_point) \
+  F(T, S, int32_t, count) /* elements per output (the reduced dims) */ \
+  F(T, S, int32_t, multiplier) F(T, S, int32_t, shift)
+TN_CRT_STRUCT(TnCrtQMean);
 TnCrtStatus tn_crt_mean_s8_params(double input_scale, int32_t input_zp,
                                   double output_scale, int32_t output_zp,
                                   int32_t count, TnCrtQMean *out);
@@ -425,11 +457,11 @@ TnCrtStatus tn_crt_softmax_f32(int32_t outer, int32_t n, int32_t inner,
  * holds them as float) and returns TN_CRT_UNSUPPORTED when beta * scale *
  * 2^26 <= 1 (TFLite refuses it too). A row whose sum of exps reaches 512,
  * where TFLite aborts, comes out all -128 (every output rounds to 0). */
-typedef struct {
-  int32_t input_multiplier;
-  int32_t input_left_shift;
-  int32_t diff_min;
-} TnCrtSoftmaxS8;
+#define TN_CRT_FIELDS_TnCrtSoftmaxS8(F, T) \
+  F(T, S, int32_t, input_multiplier)       \
+  F(T, S, int32_t, input_left_shift)       \
+  F(T, S, int32_t, diff_min)
+TN_CRT_STRUCT(TnCrtSoftmaxS8);
 TnCrtStatus tn_crt_softmax_s8_params(double beta, double input_scale,
                                      TnCrtSoftmaxS8 *out);
 TnCrtStatus tn_crt_softmax_s8(const TnCrtSoftmaxS8 *p, int32_t outer,
@@ -453,13 +485,14 @@ TnCrtStatus tn_crt_dequantize_s8_f32(int32_t outer, int32_t channels,
 /* int32 (or int8) -> int8 with a new scale: per channel over [outer,
  * channels, inner], out = clamp(mbqm(x - in_zp, multiplier[c], shift[c]) +
  * out_zp, act_min, act_max). */
-typedef struct {
-  int32_t input_zero_point;
-  int32_t output_zero_point;
-  int32_t act_min, act_max;
-  const int32_t *multiplier; /* channels entries */
-  const int32_t *shift;
-} TnCrtRequant;
+#define TN_CRT_FIELDS_TnCrtRequant(F, T)                      \
+  F(T, S, int32_t, input_zero_point)                          \
+  F(T, S, int32_t, output_zero_point)                         \
+  F(T, S, int32_t, act_min) F(T, S, int32_t, act_max)         \
+  F(T, S, int32_t, channels) /* entries of multiplier, shift */ \
+  F(T, P, int32_t, multiplier, channels)                      \
+  F(T, P, int32_t, shift, channels)
+TN_CRT_STRUCT(TnCrtRequant);
 TnCrtStatus tn_crt_requantize_s32_s8(const TnCrtRequant *p, int32_t outer,
                                      int32_t channels, int32_t inner,
                                      const int32_t *in, int8_t *out);
@@ -475,14 +508,16 @@ TnCrtStatus tn_crt_requantize_s8_s8(const TnCrtRequant *p, int32_t outer,
  * TN_CRT_UNSUPPORTED when a multiplier TFLite requires below one is not
  * (ADD: 2 max(s_lhs, s_rhs) >= 2^20 s_out). act_min/act_max come out as
  * -128/127: narrow them for a fused activation. */
-typedef struct {
-  int32_t lhs_offset, rhs_offset, output_offset; /* -zp, -zp, +zp */
-  int32_t left_shift;
-  int32_t lhs_multiplier, lhs_shift;
-  int32_t rhs_multiplier, rhs_shift;
-  int32_t output_multiplier, output_shift;
-  int32_t act_min, act_max;
-} TnCrtQBinary;
+#define TN_CRT_FIELDS_TnCrtQBinary(F, T)                                  \
+  /* -zp, -zp, +zp */                                                     \
+  F(T, S, int32_t, lhs_offset) F(T, S, int32_t, rhs_offset)               \
+  F(T, S, int32_t, output_offset)                                         \
+  F(T, S, int32_t, left_shift)                                            \
+  F(T, S, int32_t, lhs_multiplier) F(T, S, int32_t, lhs_shift)            \
+  F(T, S, int32_t, rhs_multiplier) F(T, S, int32_t, rhs_shift)            \
+  F(T, S, int32_t, output_multiplier) F(T, S, int32_t, output_shift)      \
+  F(T, S, int32_t, act_min) F(T, S, int32_t, act_max)
+TN_CRT_STRUCT(TnCrtQBinary);
 TnCrtStatus tn_crt_qadd_params(double lhs_scale, int32_t lhs_zp,
                                double rhs_scale, int32_t rhs_zp,
                                double out_scale, int32_t out_zp,
@@ -502,9 +537,9 @@ TnCrtStatus tn_crt_qmul_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
  * zero point must be int8 (else TN_CRT_INVALID_ARGUMENT);
  * TN_CRT_UNSUPPORTED unless the output is 1/256, -128 (logistic) or 1/128,
  * 0 (tanh), or for input scales below 2^-28. */
-typedef struct {
-  int8_t table[256]; /* indexed by (uint8_t)input */
-} TnCrtLut8;
+#define TN_CRT_FIELDS_TnCrtLut8(F, T) \
+  F(T, A, int8_t, table, 256) /* indexed by (uint8_t)input */
+TN_CRT_STRUCT(TnCrtLut8);
 TnCrtStatus tn_crt_logistic_s8_table(double in_scale, int32_t in_zp,
                                      double out_scale, int32_t out_zp,
                                      TnCrtLut8 *out);

@@ -1,0 +1,296 @@
+"""Every operator's generated C, against the executor.
+
+For each operator that has a kernel, in each dtype its kernel takes, at
+least two one-operator modules with different attributes are compiled to
+an archive, built with -Wall -Wextra -Werror from nothing but the archive's
+own files, and run through their C interface: the outputs must equal the
+host executor's byte for byte (int8 and float alike: both run the same
+kernel with the same parameters). The tables below must name every
+operator with a kernel and, between them, reach every kernel form of the
+crt (kernel.Forms), so a new operator or form without a case fails here."""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from typing import Any, Callable, Dict, List, Sequence, Set, Tuple
+
+import numpy as np
+import pytest
+
+import tvmnode as tn
+from tvmnode import codegen, ir, runtime
+
+from aot_util import STRICT, HostModel
+
+R = np.random.default_rng(7)
+Build = Callable[..., Any]
+
+
+def f32(*shape: int) -> np.ndarray:
+    return R.standard_normal(shape).astype(np.float32)
+
+
+def s8(*shape: int) -> np.ndarray:
+    return R.integers(-128, 128, shape).astype(np.int8)
+
+
+def i32(*shape: int) -> np.ndarray:
+    return R.integers(-1000, 1000, shape).astype(np.int32)
+
+
+def c(v: Any, dtype: str = "float32") -> Any:
+    return ir.const(np.asarray(v, dtype=dtype))
+
+
+O, NN, Q = ir.op, ir.op.nn, ir.op.qnn
+
+# (case id, operator, inputs, build(*vars)); ids name operator, dtype and
+# variant.
+CASES: List[Tuple[str, str, Sequence[np.ndarray], Build]] = []
+
+
+def case(op: str, label: str, inputs: Sequence[np.ndarray], build: Build) -> None:
+    CASES.append(("%s-%s" % (op, label), op, inputs, build))
+
+
+for name in ("add", "subtract", "multiply", "maximum", "minimum"):
+    fn = getattr(O, name)
+    case(name, "f32-same", [f32(2, 3), f32(2, 3)], fn)
+    case(name, "f32-broadcast", [f32(2, 1, 4), f32(3, 1)], fn)
+    case(name, "i32-broadcast", [i32(4, 1), i32(1, 5)], fn)
+case("divide", "f32-same", [f32(2, 3), f32(2, 3) + 4], O.divide)
+case("divide", "f32-broadcast", [f32(2, 1, 4), f32(3, 1) + 4], O.divide)
+case("divide", "i32", [i32(3, 4), np.full((4,), 7, np.int32)], O.divide)
+for name in ("negative", "exp", "sigmoid", "tanh"):
+    case(name, "f32-vec", [f32(7)], getattr(O, name))
+    case(name, "f32-4d", [f32(1, 2, 3, 4)], getattr(O, name))
+case("negative", "i32", [i32(5)], O.negative)
+case("nn.relu", "f32", [f32(3, 5)], NN.relu)
+case("nn.relu", "i32", [i32(2, 6)], NN.relu)
+case("clip", "f32", [f32(4, 4)], lambda x: O.clip(x, -0.5, 0.75))
+case("clip", "f32-inf", [f32(9)], lambda x: O.clip(x, 0.0, float("inf")))
+case("clip", "i32", [i32(8)], lambda x: O.clip(x, -100, 300))
+case("clip", "s8", [s8(2, 8)], lambda x: O.clip(x, -20, 90))
+case("clip", "s8-wide", [s8(6)], lambda x: O.clip(x, -1000, 1000))
+case("cast", "f32-s8", [f32(10) * 50], lambda x: O.cast(x, "int8"))
+case("cast", "i32-f32", [i32(3, 3)], lambda x: O.cast(x, "float32"))
+case("cast", "s8-i32", [s8(6)], lambda x: O.cast(x, "int32"))
+case("reshape", "f32", [f32(2, 6)], lambda x: O.exp(O.reshape(x, [3, 4])))
+case("reshape", "s8", [s8(2, 6)], lambda x: O.clip(O.reshape(x, [12]), -5, 5))
+case("squeeze", "f32", [f32(1, 4, 1)], lambda x: O.exp(O.squeeze(x, [0, 2])))
+case("squeeze", "f32-all", [f32(1, 3)], lambda x: O.exp(O.squeeze(x)))
+case("expand_dims", "f32", [f32(4)], lambda x: O.exp(O.expand_dims(x, 0)))
+case("expand_dims", "f32-2", [f32(2, 3)], lambda x: O.exp(O.expand_dims(x, 1, 2)))
+case("transpose", "f32", [f32(2, 3, 4)], lambda x: O.transpose(x, [2, 0, 1]))
+case("transpose", "s8-rev", [s8(3, 5)], lambda x: O.transpose(x))
+case("concatenate", "f32-axis1", [f32(2, 3), f32(2, 5)], lambda a, b: O.concatenate([a, b], 1))
+case("concatenate", "s8-axis0", [s8(1, 4), s8(3, 4), s8(2, 4)],
+     lambda a, b, x: O.concatenate([a, b, x], 0))
+case("nn.pad", "f32", [f32(1, 3, 3, 2)],
+     lambda x: NN.pad(x, [[0, 0], [1, 2], [2, 1], [0, 0]], 0.5))
+case("nn.pad", "s8", [s8(2, 5)], lambda x: NN.pad(x, [[1, 0], [0, 3]], -7))
+case("strided_slice", "f32", [f32(4, 6)], lambda x: O.strided_slice(x, [1, 0], [3, 6], [1, 2]))
+case("strided_slice", "s8-neg", [s8(2, 8)], lambda x: O.strided_slice(x, [0, 7], [2, 0], [1, -3]))
+case("mean", "f32", [f32(2, 3, 4)], lambda x: O.mean(x, [1]))
+case("mean", "f32-keep", [f32(2, 3, 4)], lambda x: O.mean(x, [0, 2], keepdims=True))
+case("mean", "i32", [i32(3, 4)], lambda x: O.mean(x, [1]))
+case("nn.bias_add", "f32-nchw", [f32(1, 3, 2, 2)], lambda x: NN.bias_add(x, c(f32(3)), 1))
+case("nn.bias_add", "f32-last", [f32(2, 5)], lambda x: NN.bias_add(x, c(f32(5)), -1))
+case("nn.bias_add", "i32", [i32(2, 4)], lambda x: NN.bias_add(x, c(i32(4), "int32"), 1))
+case("nn.dense", "f32", [f32(2, 8)], lambda x: NN.dense(x, c(f32(5, 8))))
+case("nn.dense", "f32-fused", [f32(3, 6)],
+     lambda x: NN.relu(NN.bias_add(NN.dense(x, c(f32(4, 6))), c(f32(4)), -1)))
+case("matmul", "f32", [f32(3, 4), f32(4, 5)], lambda a, b: O.matmul(a, b))
+case("matmul", "f32-tt", [f32(2, 4, 3), f32(5, 4)],
+     lambda a, b: O.matmul(a, b, transpose_a=True, transpose_b=True))
+case("nn.conv2d", "f32-nchw", [f32(1, 2, 6, 6)],
+     lambda x: NN.conv2d(x, c(f32(3, 2, 3, 3)), strides=[2, 1], padding=[1, 0, 1, 2]))
+case("nn.conv2d", "f32-nhwc-dw-fused", [f32(1, 5, 5, 4)],
+     lambda x: O.clip(NN.bias_add(NN.conv2d(x, c(f32(3, 3, 1, 4)), padding=[1, 1], groups=4,
+                                            dilation=[1, 1], data_layout="NHWC",
+                                            kernel_layout="HWIO"), c(f32(4)), 3), 0.0, 6.0))
+for pool in ("max_pool2d", "avg_pool2d"):
+    case("nn." + pool, "f32", [f32(1, 2, 5, 5)], lambda x, p=pool: getattr(NN, p)(x, [2, 2], [2, 2]))
+    case("nn." + pool, "f32-nhwc-pad", [f32(1, 4, 4, 3)],
+         lambda x, p=pool: getattr(NN, p)(x, [3, 3], [1, 1], [1, 1, 1, 1], layout="NHWC"))
+    case("nn." + pool, "s8-nhwc", [s8(1, 6, 6, 2)],
+         lambda x, p=pool: getattr(NN, p)(x, [2, 2], [2, 2], layout="NHWC"))
+    case("nn." + pool, "s8-pad", [s8(1, 3, 5, 5)],
+         lambda x, p=pool: getattr(NN, p)(x, [3, 3], [2, 2], [1, 1, 1, 1]))
+case("nn.global_avg_pool2d", "f32", [f32(1, 3, 4, 4)], lambda x: NN.global_avg_pool2d(x))
+case("nn.global_avg_pool2d", "f32-nhwc", [f32(2, 3, 3, 5)],
+     lambda x: NN.global_avg_pool2d(x, layout="NHWC"))
+case("nn.global_avg_pool2d", "s8-nhwc", [s8(1, 4, 4, 8)],
+     lambda x: NN.global_avg_pool2d(x, layout="NHWC"))
+case("nn.global_avg_pool2d", "s8", [s8(1, 2, 3, 3)], lambda x: NN.global_avg_pool2d(x))
+case("nn.softmax", "f32", [f32(3, 10)], lambda x: NN.softmax(x))
+case("nn.softmax", "f32-axis1", [f32(2, 4, 3)], lambda x: NN.softmax(x, 1))
+
+S = lambda v: c(v, "float32")  # noqa: E731
+Z = lambda v: c(v, "int32")  # noqa: E731
+case("qnn.quantize", "tensor", [f32(4, 5)], lambda x: Q.quantize(x, S(0.02), Z(3)))
+case("qnn.quantize", "channel", [f32(2, 3)],
+     lambda x: Q.quantize(x, S([0.01, 0.02, 0.05]), Z([0, -4, 9]), axis=1))
+case("qnn.dequantize", "tensor", [s8(7)], lambda x: Q.dequantize(x, S(0.1), Z(-3)))
+case("qnn.dequantize", "channel", [s8(3, 2)],
+     lambda x: Q.dequantize(x, S([0.5, 0.25, 0.125]), Z([1, 2, 3]), axis=0))
+case("qnn.requantize", "s32", [i32(2, 6) * 40],
+     lambda x: Q.requantize(x, S(0.01), Z(0), S(0.3), Z(-5)))
+case("qnn.requantize", "s32-channel", [i32(1, 3) * 40],
+     lambda x: Q.requantize(x, S([0.01, 0.02, 0.004]), Z(0), S(0.2), Z(3), axis=1))
+case("qnn.requantize", "s8", [s8(10)], lambda x: Q.requantize(x, S(0.05), Z(4), S(0.1), Z(-2)))
+case("qnn.requantize", "s8-channel", [s8(2, 2)],
+     lambda x: Q.requantize(x, S([0.05, 0.5]), Z(1), S(0.1), Z(0), axis=1))
+
+
+def qconv(x: Any, w: np.ndarray, fused: bool, **kw: Any) -> Any:
+    acc = Q.conv2d(x, c(w, "int8"), Z(-3), Z(0), S(0.05), S(0.02), **kw)
+    if not fused:
+        return acc
+    co = w.shape[3] if kw.get("kernel_layout") == "HWIO" else w.shape[0]
+    axis = 3 if kw.get("data_layout") == "NHWC" else 1
+    acc = NN.bias_add(acc, c(i32(co), "int32"), axis)
+    scale = S(np.linspace(0.0005, 0.002, co).astype(np.float32))
+    return O.clip(Q.requantize(acc, scale, Z(0), S(0.05), Z(2), axis=axis), -128, 100)
+
+
+case("qnn.conv2d", "s32", [s8(1, 2, 5, 5)], lambda x: qconv(x, s8(3, 2, 3, 3), False))
+case("qnn.conv2d", "s32-stride", [s8(1, 6, 6, 2)],
+     lambda x: qconv(x, s8(2, 2, 2, 4), False, strides=[2, 2], data_layout="NHWC",
+                     kernel_layout="HWIO"))
+case("qnn.conv2d", "s8-fused-nhwc", [s8(1, 6, 6, 3)],
+     lambda x: qconv(x, s8(3, 3, 3, 5), True, padding=[1, 1], data_layout="NHWC",
+                     kernel_layout="HWIO"))
+case("qnn.conv2d", "s8-fused-dw", [s8(1, 5, 5, 4)],
+     lambda x: qconv(x, s8(3, 3, 1, 4), True, padding=[1, 1], groups=4, data_layout="NHWC",
+                     kernel_layout="HWIO"))
+
+
+def qdense(x: Any, w: np.ndarray, fused: bool) -> Any:
+    acc = Q.dense(x, c(w, "int8"), Z(5), Z(0), S(0.05), S(0.02))
+    if not fused:
+        return acc
+    acc = NN.bias_add(acc, c(i32(w.shape[0]), "int32"), -1)
+    return Q.requantize(acc, S(0.002), Z(0), S(0.04), Z(-10))
+
+
+case("qnn.dense", "s32", [s8(2, 9)], lambda x: qdense(x, s8(4, 9), False))
+case("qnn.dense", "s32-wide", [s8(1, 33)], lambda x: qdense(x, s8(7, 33), False))
+case("qnn.dense", "s8-fused", [s8(3, 16)], lambda x: qdense(x, s8(6, 16), True))
+case("qnn.dense", "s8-fused-odd", [s8(1, 5)], lambda x: qdense(x, s8(9, 5), True))
+for name in ("add", "mul"):
+    fn = getattr(Q, name)
+    case("qnn." + name, "same", [s8(3, 4), s8(3, 4)],
+         lambda a, b, f=fn: f(a, b, S(0.05), Z(2), S(0.04), Z(-3), S(0.08), Z(1)))
+    case("qnn." + name, "broadcast", [s8(2, 1, 4), s8(3, 1)],
+         lambda a, b, f=fn: f(a, b, S(0.1), Z(0), S(0.02), Z(5), S(0.2), Z(-7)))
+case("qnn.softmax", "rows", [s8(3, 10)],
+     lambda x: Q.softmax(x, S(0.1), Z(4), S(1 / 256), Z(-128)))
+case("qnn.softmax", "beta", [s8(1, 2, 7)],
+     lambda x: Q.softmax(x, S(0.05), Z(-10), S(1 / 256), Z(-128), beta=0.5))
+case("qnn.sigmoid", "a", [s8(20)], lambda x: Q.sigmoid(x, S(0.1), Z(3), S(1 / 256), Z(-128)))
+case("qnn.sigmoid", "b", [s8(2, 5)], lambda x: Q.sigmoid(x, S(0.02), Z(-9), S(1 / 256), Z(-128)))
+case("qnn.tanh", "a", [s8(20)], lambda x: Q.tanh(x, S(0.05), Z(0), S(1 / 128), Z(0)))
+case("qnn.tanh", "b", [s8(4, 3)], lambda x: Q.tanh(x, S(0.2), Z(12), S(1 / 128), Z(0)))
+case("qnn.mean", "axis", [s8(2, 3, 4)], lambda x: Q.mean(x, S(0.1), Z(1), S(0.05), Z(-2), [1]))
+case("qnn.mean", "keep", [s8(1, 4, 4, 3)],
+     lambda x: Q.mean(x, S(0.05), Z(-5), S(0.05), Z(-5), [1, 2], keepdims=True))
+
+
+def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:
+    params = [ir.var("x%d" % i, shape=a.shape, dtype=str(a.dtype)) for i, a in enumerate(inputs)]
+    return ir.IRModule.from_expr(ir.Function(params, build(*params)))
+
+
+class CachedBuild:
+    """codegen.build_library for many small archives: each crt source is
+    compiled once (by its text) with the same strict flags, and a model's
+    library links exactly the objects of the sources its archive carries,
+    with --no-undefined, so a form whose source the archive lacks fails to
+    link here as it would in a user's build."""
+
+    def __init__(self, workdir: str) -> None:
+        self.dir = workdir
+        self.objs: Dict[str, str] = {}
+
+    def obj(self, src: str, includes: List[str]) -> str:
+        with open(src, "rb") as f:
+            key = hashlib.sha1(f.read()).hexdigest()[:16]
+        if key not in self.objs:
+            out = os.path.join(self.dir, key + ".o")
+            subprocess.run(["cc", "-std=c99", "-c", "-fPIC", "-fvisibility=hidden", *STRICT,
+                            *includes, src, "-o", out], check=True, capture_output=True, text=True)
+            self.objs[key] = out
+        return self.objs[key]
+
+    def __call__(self, archive: str, output: str, cflags: Sequence[str] = STRICT,
+                 cc: Any = None) -> str:
+        inc = ["-I" + os.path.join(archive, "codegen", "host", "include"),
+               "-I" + os.path.join(archive, "runtime", "include")]
+        rt = os.path.join(archive, "runtime", "src")
+        objs = [self.obj(os.path.join(rt, n), inc) for n in sorted(os.listdir(rt))
+                if n.endswith(".c")]
+        gen = os.path.join(archive, "codegen", "host", "src")
+        models = os.path.join(archive, "models.c")
+        with open(models, "w") as f:
+            f.write(codegen.module_list_source(archive))
+        srcs = [os.path.join(gen, n) for n in sorted(os.listdir(gen)) if n.endswith(".c")]
+        proc = subprocess.run(["cc", "-std=c99", "-shared", "-fPIC", "-fvisibility=hidden",
+                               *cflags, *inc, *srcs, models, *objs, "-o", output,
+                               "-Wl,--no-undefined", "-lm"], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError("building %s failed:\n%s" % (archive, proc.stderr))
+        return output
+
+
+@pytest.fixture(scope="module")
+def builder(tmp_path_factory: Any) -> CachedBuild:
+    return CachedBuild(str(tmp_path_factory.mktemp("crt-objects")))
+
+
+@pytest.mark.parametrize("cid,op,inputs,build", CASES, ids=[x[0] for x in CASES])
+def test_generated_c_equals_the_executor(cid: str, op: str, inputs: Sequence[np.ndarray],
+                                         build: Build, tmp_path: Any,
+                                         builder: CachedBuild, monkeypatch: Any) -> None:
+    arch = codegen.compile(module_of(inputs, build), "m%d" % [x[0] for x in CASES].index(cid))
+    monkeypatch.setattr(codegen, "build_library", builder)
+    model = HostModel(arch, str(tmp_path))
+    want = runtime.Executor(arch.module)(*inputs)
+    got = model.run(*inputs)
+    want = [np.asarray(w) for w in (want if isinstance(want, tuple) else (want,))]
+    got = list(got) if isinstance(got, (list, tuple)) else [got]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert g.tobytes() == w.tobytes(), "%s: generated C differs from the executor" % cid
+    kernels = {f["kernel"] for fs in arch.info["memory"]["functions"]["operator_functions"].values()
+               for f in fs}
+    USED.update(kernels)
+    COVERED.add(op)
+
+
+USED: Set[str] = set()
+COVERED: Set[str] = set()
+
+
+def kernel_ops() -> List[str]:
+    from tvmnode import _ffi  # type: ignore[attr-defined]
+    return sorted(str(n) for n in _ffi.op_list()
+                  if ir.Op.get(str(n)).get_attr("kernel") is not None)
+
+
+def test_every_operator_with_a_kernel_has_cases() -> None:
+    ops = {x[1] for x in CASES}
+    missing = [o for o in kernel_ops() if o not in ops]
+    assert not missing, "operators with a kernel but no case here: %s" % missing
+    for o in ops:
+        assert sum(1 for x in CASES if x[1] == o) >= 2, o
+
+
+def test_every_kernel_form_is_reached() -> None:
+    if len(COVERED) < len({x[1] for x in CASES}):
+        pytest.skip("needs the whole table run (not a selection)")
+    forms = {str(f["kernel"]) for f in tn.get_global_func("kernel.Forms")()}
+    missing = sorted(forms - USED)
+    assert not missing, "kernel forms no case reaches: %s" % missing

@@ -1,0 +1,250 @@
+/*
+ * tvmnode/crt/calls.h: every kernel form the lowering table can choose,
+ * each behind one uniform entry point.
+ *
+ * A kernel form is a crt kernel called in one way: tn_crt_conv2d_s8 with
+ * its requantization and an optional bias is the form `conv2d_s8`. Each form
+ * has a parameter struct (declared from one field list, see kernels.h) and
+ * an entry
+ *
+ *   int32_t tn_crt_call_<form>(const void *params, const void *const *in,
+ *                              void *out, void *scratch,
+ *                              size_t scratch_size);
+ *
+ * that unpacks the struct and calls the kernel: `in` holds the form's
+ * inputs in its documented order, and the result is a TnCrtStatus. The host
+ * executor calls the entry through a pointer and generated code calls it by
+ * symbol with a `static const` struct, so both run exactly the same code
+ * with exactly the same parameters.
+ *
+ * TN_CRT_CALLS is the one list of forms: name, parameter type and the crt
+ * source file that defines the entry. The host's lowering table, the code
+ * generator's call and its archive's file list all come from it; a form
+ * missing from it cannot be chosen, and a wrong file fails the archive's
+ * link in the tests.
+ */
+#ifndef TVMNODE_CRT_CALLS_H_
+#define TVMNODE_CRT_CALLS_H_
+
+#include "tvmnode/crt/kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Inputs of one call at most (a concatenation's operands). */
+#define TN_CRT_MAX_INPUTS 16
+
+typedef int32_t (*TnCrtCallFn)(const void *params, const void *const *in,
+                               void *out, void *scratch, size_t scratch_size);
+
+/* ---- the forms' parameter structs ---------------------------------------- */
+
+/* binary_f32, binary_i32: in = {lhs, rhs}. `op` is a TnCrtBinaryOp. */
+#define TN_CRT_FIELDS_TnCrtCallBinary(F, T) \
+  F(T, S, int32_t, op) F(T, N, TnCrtBroadcast, b)
+TN_CRT_STRUCT(TnCrtCallBinary);
+
+/* unary_f32, unary_i32: in = {x}; `op` is a TnCrtUnaryOp, n elements. */
+#define TN_CRT_FIELDS_TnCrtCallUnary(F, T) \
+  F(T, S, int32_t, op) F(T, S, int32_t, n)
+TN_CRT_STRUCT(TnCrtCallUnary);
+
+/* clip_f32: in = {x}. */
+#define TN_CRT_FIELDS_TnCrtCallClipF32(F, T) \
+  F(T, S, int32_t, n) F(T, S, float, lo) F(T, S, float, hi)
+TN_CRT_STRUCT(TnCrtCallClipF32);
+
+/* clip_i32, clip_s8: in = {x}. */
+#define TN_CRT_FIELDS_TnCrtCallClip(F, T) \
+  F(T, S, int32_t, n) F(T, S, int32_t, lo) F(T, S, int32_t, hi)
+TN_CRT_STRUCT(TnCrtCallClip);
+
+/* cast: in = {x}; `from` and `to` are TnCrtDType. */
+#define TN_CRT_FIELDS_TnCrtCallCast(F, T) \
+  F(T, S, int32_t, from) F(T, S, int32_t, to) F(T, S, int32_t, n)
+TN_CRT_STRUCT(TnCrtCallCast);
+
+/* [outer, channels, inner] around an axis: bias_add_f32/i32 (in = {x,
+ * bias}) and softmax_f32 (in = {x}). */
+#define TN_CRT_FIELDS_TnCrtCallAxis(F, T) \
+  F(T, S, int32_t, outer) F(T, S, int32_t, channels) F(T, S, int32_t, inner)
+TN_CRT_STRUCT(TnCrtCallAxis);
+
+/* concatenate: in = the n operands, sizes[i] bytes of each per outer row. */
+#define TN_CRT_FIELDS_TnCrtCallConcat(F, T)     \
+  F(T, S, int32_t, n) F(T, S, int32_t, outer) \
+  F(T, A, int32_t, sizes, TN_CRT_MAX_INPUTS)
+TN_CRT_STRUCT(TnCrtCallConcat);
+
+/* pad: in = {x}; the pad element is the first elem_size bytes of value. */
+#define TN_CRT_FIELDS_TnCrtCallPad(F, T) \
+  F(T, N, TnCrtPad, pad) F(T, A, uint8_t, value, 8)
+TN_CRT_STRUCT(TnCrtCallPad);
+
+/* mean_s8: in = {x}; scratch of tn_crt_mean_s8_scratch_size(&r). */
+#define TN_CRT_FIELDS_TnCrtCallMeanS8(F, T) \
+  F(T, N, TnCrtReduce, r) F(T, N, TnCrtQMean, q)
+TN_CRT_STRUCT(TnCrtCallMeanS8);
+
+/* conv2d_f32: in = {data, weight[, bias]}, bias when has_bias. */
+#define TN_CRT_FIELDS_TnCrtCallConvF32(F, T)                       \
+  F(T, N, TnCrtConv2d, g) F(T, S, float, act_min) F(T, S, float, act_max) \
+  F(T, S, int32_t, has_bias)
+TN_CRT_STRUCT(TnCrtCallConvF32);
+
+/* dense_f32: in = {data, weight[, bias]}, bias when has_bias. */
+#define TN_CRT_FIELDS_TnCrtCallDenseF32(F, T)                      \
+  F(T, N, TnCrtDense, d) F(T, S, float, act_min) F(T, S, float, act_max) \
+  F(T, S, int32_t, has_bias)
+TN_CRT_STRUCT(TnCrtCallDenseF32);
+
+/* batch_matmul_f32: in = {a, b}; the weight's batch stride is 0. */
+#define TN_CRT_FIELDS_TnCrtCallMatmul(F, T)                     \
+  F(T, N, TnCrtDense, d) F(T, S, int32_t, batches)              \
+  F(T, S, int32_t, in_batch_stride) F(T, S, int32_t, in_stride_m) \
+  F(T, S, int32_t, in_stride_k)
+TN_CRT_STRUCT(TnCrtCallMatmul);
+
+/* max/avg_pool2d_f32: in = {x}. */
+#define TN_CRT_FIELDS_TnCrtCallPoolF32(F, T) \
+  F(T, N, TnCrtPool2d, g) F(T, S, float, act_min) F(T, S, float, act_max)
+TN_CRT_STRUCT(TnCrtCallPoolF32);
+
+/* max/avg_pool2d_s8: in = {x}. */
+#define TN_CRT_FIELDS_TnCrtCallPoolS8(F, T) \
+  F(T, N, TnCrtPool2d, g) F(T, S, int32_t, act_min) F(T, S, int32_t, act_max)
+TN_CRT_STRUCT(TnCrtCallPoolS8);
+
+/* quantize_f32_s8, dequantize_s8_f32: in = {x}; `channels` scales and
+ * zero points over [outer, channels, inner]. */
+#define TN_CRT_FIELDS_TnCrtCallAffine(F, T)                                  \
+  F(T, S, int32_t, outer) F(T, S, int32_t, channels) F(T, S, int32_t, inner) \
+  F(T, P, float, scale, channels) F(T, P, int32_t, zero_point, channels)
+TN_CRT_STRUCT(TnCrtCallAffine);
+
+/* requantize_s32_s8, requantize_s8_s8: in = {x}. */
+#define TN_CRT_FIELDS_TnCrtCallRequant(F, T)                     \
+  F(T, N, TnCrtRequant, r) F(T, S, int32_t, outer)               \
+  F(T, S, int32_t, channels) F(T, S, int32_t, inner)
+TN_CRT_STRUCT(TnCrtCallRequant);
+
+/* conv2d_s8_s32: in = {data, weight}; int32 accumulators out. */
+#define TN_CRT_FIELDS_TnCrtCallConvS32(F, T) \
+  F(T, N, TnCrtConv2d, g) F(T, S, int32_t, input_offset) \
+  F(T, S, int32_t, filter_offset)
+TN_CRT_STRUCT(TnCrtCallConvS32);
+
+/* dense_s8_s32: in = {data, weight}; int32 accumulators out. */
+#define TN_CRT_FIELDS_TnCrtCallDenseS32(F, T) \
+  F(T, N, TnCrtDense, d) F(T, S, int32_t, input_offset) \
+  F(T, S, int32_t, filter_offset)
+TN_CRT_STRUCT(TnCrtCallDenseS32);
+
+/* qadd_s8, qmul_s8: in = {lhs, rhs}. */
+#define TN_CRT_FIELDS_TnCrtCallQBinary(F, T) \
+  F(T, N, TnCrtQBinary, q) F(T, N, TnCrtBroadcast, b)
+TN_CRT_STRUCT(TnCrtCallQBinary);
+
+/* softmax_s8: in = {x}, rows of n. */
+#define TN_CRT_FIELDS_TnCrtCallSoftmaxS8(F, T) \
+  F(T, N, TnCrtSoftmaxS8, s) F(T, S, int32_t, outer) F(T, S, int32_t, n)
+TN_CRT_STRUCT(TnCrtCallSoftmaxS8);
+
+/* lut_s8: in = {x}. */
+#define TN_CRT_FIELDS_TnCrtCallLut(F, T) \
+  F(T, N, TnCrtLut8, t) F(T, S, int32_t, n)
+TN_CRT_STRUCT(TnCrtCallLut);
+
+/* conv2d_s8 (the fused int8 convolution): in = {data, weight[, bias]};
+ * scratch of tn_crt_conv2d_s8_scratch_size(&g) (or the in-place size). */
+#define TN_CRT_FIELDS_TnCrtCallConvS8(F, T) \
+  F(T, N, TnCrtConv2d, g) F(T, N, TnCrtQuant, q) F(T, S, int32_t, has_bias)
+TN_CRT_STRUCT(TnCrtCallConvS8);
+
+/* dense_s8 (the fused int8 dense layer): in = {data, weight[, bias]};
+ * scratch of tn_crt_dense_s8_scratch_size(&d). */
+#define TN_CRT_FIELDS_TnCrtCallDenseS8(F, T) \
+  F(T, N, TnCrtDense, d) F(T, N, TnCrtQuant, q) F(T, S, int32_t, has_bias)
+TN_CRT_STRUCT(TnCrtCallDenseS8);
+
+/* Every parameter struct, nested ones before those that hold them (the
+ * host describes each for the code generator). */
+#define TN_CRT_PARAM_TYPES(X)                                               \
+  X(TnCrtBroadcast) X(TnCrtTranspose) X(TnCrtPad) X(TnCrtStridedSlice)      \
+  X(TnCrtConv2d) X(TnCrtQuant) X(TnCrtDense) X(TnCrtPool2d) X(TnCrtReduce)  \
+  X(TnCrtQMean) X(TnCrtSoftmaxS8) X(TnCrtRequant) X(TnCrtQBinary)           \
+  X(TnCrtLut8) X(TnCrtCallBinary) X(TnCrtCallUnary) X(TnCrtCallClipF32)     \
+  X(TnCrtCallClip) X(TnCrtCallCast) X(TnCrtCallAxis) X(TnCrtCallConcat)     \
+  X(TnCrtCallPad) X(TnCrtCallMeanS8) X(TnCrtCallConvF32)                    \
+  X(TnCrtCallDenseF32) X(TnCrtCallMatmul) X(TnCrtCallPoolF32)               \
+  X(TnCrtCallPoolS8) X(TnCrtCallAffine) X(TnCrtCallRequant)                 \
+  X(TnCrtCallConvS32) X(TnCrtCallDenseS32) X(TnCrtCallQBinary)              \
+  X(TnCrtCallSoftmaxS8) X(TnCrtCallLut) X(TnCrtCallConvS8)                  \
+  X(TnCrtCallDenseS8)
+
+/* ---- the forms ------------------------------------------------------------ */
+
+/* X(form, parameter type, the source file of tn_crt_call_<form>, relative
+ * to the crt's folder) */
+#define TN_CRT_CALLS(X)                                                     \
+  X(binary_f32, TnCrtCallBinary, "src/kernels/elementwise.c")               \
+  X(binary_i32, TnCrtCallBinary, "src/kernels/elementwise.c")               \
+  X(unary_f32, TnCrtCallUnary, "src/kernels/elementwise.c")                 \
+  X(unary_i32, TnCrtCallUnary, "src/kernels/elementwise.c")                 \
+  X(clip_f32, TnCrtCallClipF32, "src/kernels/elementwise.c")                \
+  X(clip_i32, TnCrtCallClip, "src/kernels/elementwise.c")                   \
+  X(clip_s8, TnCrtCallClip, "src/kernels/quant.c")                          \
+  X(cast, TnCrtCallCast, "src/kernels/elementwise.c")                       \
+  X(bias_add_f32, TnCrtCallAxis, "src/kernels/elementwise.c")               \
+  X(bias_add_i32, TnCrtCallAxis, "src/kernels/elementwise.c")               \
+  X(transpose, TnCrtTranspose, "src/kernels/movement.c")                    \
+  X(concatenate, TnCrtCallConcat, "src/kernels/movement.c")                 \
+  X(pad, TnCrtCallPad, "src/kernels/movement.c")                            \
+  X(strided_slice, TnCrtStridedSlice, "src/kernels/movement.c")             \
+  X(mean_f32, TnCrtReduce, "src/kernels/pool_f32.c")                        \
+  X(mean_i32, TnCrtReduce, "src/kernels/pool_f32.c")                        \
+  X(mean_s8, TnCrtCallMeanS8, "src/kernels/pool_s8.c")                      \
+  X(conv2d_f32, TnCrtCallConvF32, "src/kernels/conv_f32.c")                 \
+  X(dense_f32, TnCrtCallDenseF32, "src/kernels/dense_f32.c")                \
+  X(batch_matmul_f32, TnCrtCallMatmul, "src/kernels/dense_f32.c")           \
+  X(max_pool2d_f32, TnCrtCallPoolF32, "src/kernels/pool_f32.c")             \
+  X(avg_pool2d_f32, TnCrtCallPoolF32, "src/kernels/pool_f32.c")             \
+  X(max_pool2d_s8, TnCrtCallPoolS8, "src/kernels/pool_s8.c")                \
+  X(avg_pool2d_s8, TnCrtCallPoolS8, "src/kernels/pool_s8.c")                \
+  X(softmax_f32, TnCrtCallAxis, "src/kernels/softmax_f32.c")                \
+  X(quantize_f32_s8, TnCrtCallAffine, "src/kernels/quant.c")                \
+  X(dequantize_s8_f32, TnCrtCallAffine, "src/kernels/quant.c")              \
+  X(requantize_s32_s8, TnCrtCallRequant, "src/kernels/quant.c")             \
+  X(requantize_s8_s8, TnCrtCallRequant, "src/kernels/quant.c")              \
+  X(conv2d_s8_s32, TnCrtCallConvS32, "src/kernels/conv_s8.c")               \
+  X(dense_s8_s32, TnCrtCallDenseS32, "src/kernels/dense_s8.c")              \
+  X(qadd_s8, TnCrtCallQBinary, "src/kernels/quant.c")                       \
+  X(qmul_s8, TnCrtCallQBinary, "src/kernels/quant.c")                       \
+  X(softmax_s8, TnCrtCallSoftmaxS8, "src/kernels/softmax_s8.c")             \
+  X(lut_s8, TnCrtCallLut, "src/kernels/quant.c")                            \
+  X(conv2d_s8, TnCrtCallConvS8, "src/kernels/conv_s8.c")                    \
+  X(dense_s8, TnCrtCallDenseS8, "src/kernels/dense_s8.c")
+
+/* What every compiled model needs of the crt besides its forms' sources,
+ * relative to the crt's folder: the headers, the status table, the
+ * firmware API and the helpers the kernels share. */
+#define TN_CRT_COMMON_SOURCES                                                \
+  "include/tvmnode/crt/status.h", "include/tvmnode/crt/kernels.h",           \
+      "include/tvmnode/crt/calls.h", "include/tvmnode/crt/model.h",          \
+      "src/crt_libc.h", "src/status.c", "src/model.c",                       \
+      "src/kernels/call.h", "src/kernels/fixed_point.h",                     \
+      "src/kernels/fixed_point.c", "src/kernels/unroll.h",                   \
+      "src/kernels/reduce_walk.h"
+
+#define TN_CRT__CALL_DECL(form, Type, file)                                \
+  int32_t tn_crt_call_##form(const void *params, const void *const *in,   \
+                             void *out, void *scratch, size_t scratch_size);
+TN_CRT_CALLS(TN_CRT__CALL_DECL)
+#undef TN_CRT__CALL_DECL
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TVMNODE_CRT_CALLS_H_ */
