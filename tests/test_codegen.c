@@ -4,7 +4,8 @@
  * Every model of models/ compiles after the pipeline, in every interface
  * variant; each plan is valid (the planner's validator and an independent
  * overlap check here), keyword spotting runs its separable blocks in place
- * and needs one activation buffer, and the files are there. Bad options
+ * and needs one activation buffer, the executor plans alike (the one
+ * planner), and the files are there. Bad options
  * and models that cannot be compiled give errors naming what was wrong.
  * (Building and running the generated C is python/tests/test_codegen.py.)
  */
@@ -212,7 +213,8 @@ END_TEST
 
 /* Written with the big value first, the program holds exp(x) and
  * negative(x) (16 KiB each) at once; run in the other order, one at a
- * time. The code generator picks the order with the lower peak. */
+ * time. The program is built in the order with the lower peak, so the
+ * executor and the code generator both run it that way. */
 START_TEST(test_branch_order_lowers_the_peak) {
   const char *text =
       "def @main(%x: Tensor[(64, 64), float32]) {\n"
@@ -228,11 +230,11 @@ START_TEST(test_branch_order_lowers_the_peak) {
   check_plan(plan, 16);
   ck_assert_int_lt(get_int(plan, "lower_bound"), 2 * 16384);
   ck_assert_int_ge(get_int(plan, "lower_bound"), 16384);
-  /* the executor's own plan keeps the program's order */
   TnObject *prog = K(tn_program_new(mod, K(tn_ir_module_get(mod, "main"))));
   TnProgramStats st;
   TN_OK(tn_program_stats(prog, &st));
-  ck_assert_int_ge(st.arena_lower_bound, 2 * 16384);
+  ck_assert_int_eq(st.arena_lower_bound, get_int(plan, "lower_bound"));
+  ck_assert_int_lt(st.arena_bytes, 2 * 16384);
 }
 END_TEST
 
@@ -245,6 +247,60 @@ static int half_compute(void *self, const TnAny *args, int32_t nargs,
 
 /* An operator with only a host compute function runs in the executor but
  * has no C form. */
+static int64_t pool_size(const TnObject *res, int64_t p) {
+  const TnObject *pools = get(get(res, "plan")->v_obj, "pools")->v_obj;
+  return get_int(tn_array_at(pools, p)->v_obj, "size");
+}
+
+/* One planner: the executor's arena is the generated code's workspace
+ * pool, for every model, before and after the pipeline; and planning again
+ * under options that change nothing (a pool with a limit it never reaches)
+ * gives the same plan the executor made. */
+START_TEST(test_executor_and_code_generator_plan_alike) {
+  for (const char *const *n = tn_model_names(); *n; n++) {
+    if (strchr(*n, ':')) continue;
+    TnObject *raw = K(tn_pass_run(K(tn_pass_get("InferType")),
+                                  K(tn_model_build(*n)), NULL));
+    TnObject *mods[2] = {raw, pipeline(K(tn_model_build(*n)))};
+    for (int m = 0; m < 2; m++) {
+      TnObject *prog = K(tn_program_new(mods[m],
+                                        K(tn_ir_module_get(mods[m], "main"))));
+      TnProgramStats st;
+      TN_OK(tn_program_stats(prog, &st));
+      TnObject *res = K(tn_codegen_aot(mods[m], NULL));
+      ck_assert_msg(st.arena_bytes == pool_size(res, 0),
+                    "%s: executor %lld, code %lld", *n,
+                    (long long)st.arena_bytes, (long long)pool_size(res, 0));
+      ck_assert_int_eq(st.arena_lower_bound,
+                       get_int(get(res, "plan")->v_obj, "lower_bound"));
+      TnObject *pool = K(tn_map_new(
+          (TnAny[]){tn_any_cstr("name"), tn_any_cstr("limit")},
+          (TnAny[]){tn_any_cstr("big"), tn_any_int(INT64_C(1) << 40)}, 2));
+      TnAny item = tn_any_obj(pool);
+      TnObject *list = K(tn_array_new(&item, 1));
+      TnObject *o = K(tn_map_new((TnAny[]){tn_any_cstr("pools")},
+                                 (TnAny[]){tn_any_obj(list)}, 1));
+      TnObject *again = K(tn_codegen_aot(mods[m], o));
+      ck_assert_int_eq(pool_size(again, 0), st.arena_bytes);
+    }
+  }
+}
+END_TEST
+
+/* Keyword spotting: the executor runs the same eight steps in place as the
+ * generated code and needs its 9,024 B, not the 16,000 B of two
+ * activations. */
+START_TEST(test_keyword_spotting_executor_arena) {
+  TnObject *mod = pipeline(K(tn_model_build("kws-int8")));
+  TnObject *prog = K(tn_program_new(mod, K(tn_ir_module_get(mod, "main"))));
+  TnProgramStats st;
+  TN_OK(tn_program_stats(prog, &st));
+  ck_assert_int_eq(st.arena_bytes, 9024);
+  TnObject *res = K(tn_codegen_aot(mod, NULL));
+  ck_assert_int_eq(pool_size(res, 0), 9024);
+}
+END_TEST
+
 START_TEST(test_an_operator_without_a_kernel_is_refused) {
   TnObject *infer = K(tn_func_new(ir_infer_same_type, NULL, NULL));
   TN_OK(tn_ir_op_register("test.codegen_half", 1, NULL, TN_OP_ELEMWISE, infer,
@@ -272,6 +328,8 @@ static Suite *codegen_suite(void) {
   tcase_add_test(tc, test_branch_order_lowers_the_peak);
   tcase_add_test(tc, test_bad_options_name_what_is_wrong);
   tcase_add_test(tc, test_an_operator_without_a_kernel_is_refused);
+  tcase_add_test(tc, test_executor_and_code_generator_plan_alike);
+  tcase_add_test(tc, test_keyword_spotting_executor_arena);
   return s;
 }
 

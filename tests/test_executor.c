@@ -4,7 +4,8 @@
  * Every model of models/ runs, and gives the same outputs before and after
  * the whole pass pipeline (float: within 1e-5 relative; int8 networks,
  * whose outputs are dequantized int8, bit for bit). Hand-written modules
- * cover lets, tuples and calls of global functions; bad inputs and
+ * cover lets, tuples and calls of global functions, and in-place steps of
+ * the one memory plan that spare inputs and constants; bad inputs and
  * operators without a kernel give errors that name what was wrong.
  */
 #include <math.h>
@@ -396,12 +397,71 @@ START_TEST(test_a_second_run_while_running_is_refused) {
 }
 END_TEST
 
+static TnObject *run_all(TnObject *prog, TnObject *x, TnObject **out,
+                         int32_t n) {
+  ck_assert_int_eq(tn_program_num_outputs(prog), n);
+  int rc = tn_program_run(prog, &x, 1, out);
+  ck_assert_msg(rc == 0, "run: %s", tn_test_raised_text());
+  for (int32_t i = 0; i < n; i++) K(out[i]);
+  return out[0];
+}
+
+/* The one plan, as the executor runs it: a chain of elementwise steps runs
+ * in place in one arena buffer, which never holds the caller's input or a
+ * constant (both are only read), and outputs are computed straight into
+ * the tensors a run returns, or copied when an output repeats or is an
+ * input. Runs give the same bits every time. */
+START_TEST(test_in_place_steps_spare_inputs_and_constants) {
+  TnObject *x = var("x", tt("float32", 1, 64));
+  TnObject *chain = CALL("exp", 1, CALL("negative", 1, CALL("exp", 1,
+                         CALL("negative", 1, x))));
+  TnObject *prog = executor(K(tn_ir_module_from_expr(
+      K(tn_ir_function((TnObject *[]){x}, 1, chain, NULL, NULL)))));
+  TnProgramStats st;
+  TN_OK(tn_program_stats(prog, &st));
+  ck_assert_int_eq(st.steps, 4);
+  ck_assert_int_eq(st.arena_bytes, 64 * 4); /* one buffer, three steps */
+  TnObject *in = random_input(prog, 0, 7), *out[3];
+  float x0[64];
+  memcpy(x0, tn_tensor_dltensor(in)->data, sizeof x0);
+  const float *y = tn_tensor_dltensor(run_all(prog, in, out, 1))->data;
+  for (int i = 0; i < 64; i++)
+    ck_assert_float_eq_tol(y[i], expf(-expf(-x0[i])), 1e-6);
+  ck_assert_mem_eq(tn_tensor_dltensor(in)->data, x0, sizeof x0);
+
+  /* a constant read by a step that may run in place, an output repeated
+   * and an input returned */
+  TnObject *k = fconst(NULL, 1, 64);
+  TnObject *sum = CALL("add", 2, CALL("exp", 1, CALL("negative", 1, x)),
+                       CALL("negative", 1, k));
+  TnObject *tuple = K(tn_ir_tuple((TnObject *[]){sum, sum, x}, 3));
+  prog = executor(K(tn_ir_module_from_expr(
+      K(tn_ir_function((TnObject *[]){x}, 1, tuple, NULL, NULL)))));
+  TN_OK(tn_program_stats(prog, &st));
+  ck_assert_int_le(st.arena_bytes, 2 * 64 * 4);
+  for (int run = 0; run < 2; run++) {
+    run_all(prog, in, out, 3);
+    const float *s0 = tn_tensor_dltensor(out[0])->data;
+    ck_assert_mem_eq(s0, tn_tensor_dltensor(out[1])->data, sizeof x0);
+    ck_assert_mem_eq(tn_tensor_dltensor(out[2])->data, x0, sizeof x0);
+    ck_assert_ptr_ne(tn_tensor_dltensor(out[2])->data,
+                     tn_tensor_dltensor(in)->data);
+    for (int i = 0; i < 64; i++)
+      ck_assert_float_eq_tol(s0[i], expf(-x0[i]) - (float)i, 1e-5);
+  }
+  ck_assert_mem_eq(tn_tensor_dltensor(in)->data, x0, sizeof x0);
+  const float *kd = const_data(k);
+  for (int i = 0; i < 64; i++) ck_assert_float_eq(kd[i], (float)i);
+}
+END_TEST
+
 static Suite *executor_suite(void) {
   Suite *s = suite_create("executor");
   TCase *tc = ir_case(s, "executor");
   tcase_add_test(tc, test_models_before_and_after_the_pipeline);
   tcase_add_test(tc, test_lets_tuples_and_global_calls);
   tcase_add_test(tc, test_bad_inputs_name_what_is_wrong);
+  tcase_add_test(tc, test_in_place_steps_spare_inputs_and_constants);
   tcase_add_test(tc, test_no_kernel_for_a_dtype);
   tcase_add_test(tc, test_fold_constant_folds_conv_and_dense);
   tcase_add_test(tc, test_fold_constant_computes_a_conv2d);

@@ -46,9 +46,9 @@ func (t TensorInfo) NumElements() int64 {
 // on (SetProfiling).
 type ExecutorStats struct {
 	Steps           int64 // kernel calls per run
-	ArenaBytes      int64 // bytes of the arena holding the intermediates (the plan's size)
+	ArenaBytes      int64 // bytes of the arena holding the intermediates and kernel scratch (the plan's size)
 	ArenaLowerBound int64 // the largest total of intermediates alive at one step
-	ScratchBytes    int64 // scratch bytes the kernels need
+	ScratchBytes    int64 // the most scratch bytes one kernel call takes (inside the arena)
 	MACs            int64 // multiply-accumulates per run (convolutions and dense layers)
 	Runs            int64 // runs timed since profiling was switched on
 	RunNs           int64 // their total time, in nanoseconds

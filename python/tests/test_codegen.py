@@ -132,6 +132,18 @@ def test_keyword_spotting_runs_in_place_in_under_70_percent_of_two_buffers() -> 
     assert arch.plan["lower_bound"] <= arch.workspace_bytes
 
 
+@pytest.mark.parametrize("fname", ALL)
+def test_the_executor_plans_as_the_code_generator(fname: str) -> None:
+    """One planner: the executor's arena is the generated code's workspace
+    pool (keyword spotting: 9,024 B, where TFLite Micro needs 16,000 B)."""
+    arch = codegen.compile(model(fname), name="m")
+    st = runtime.Executor(arch.module).stats()
+    assert st["arena_bytes"] == arch.workspace_bytes
+    assert st["arena_lower_bound"] == arch.plan["lower_bound"]
+    if fname == "kws_ref_model.tflite":
+        assert st["arena_bytes"] == 9024
+
+
 def test_the_generated_code_builds_warning_free_everywhere(tmp_path: Any) -> None:
     """gcc and clang on the host, arm-none-eabi-gcc for a Cortex-M4, and the
     header as C++, each with -Wall -Wextra -Werror, for a plain and a
@@ -412,6 +424,24 @@ def test_parameter_files_round_trip_and_reject_damage() -> None:
             codegen.load_params(bytes(bad))
     with pytest.raises(TypeError, match="complex"):
         codegen.save_params({"c": np.zeros(2, np.complex64)})
+
+
+def test_parameter_files_are_written_by_c_whatever_the_array() -> None:
+    """Python hands the tensors to the C writer: read-only and big-endian
+    arrays give the bytes of the plain ones, and C reads back what Python
+    wrote and the other way round."""
+    save_c = tvmnode.get_global_func("runtime.SaveParams")
+    plain: Dict[str, np.ndarray] = {"w": np.arange(-6, 6, dtype=np.int8).reshape(3, 4),
+             "f": np.array([1.5, -2.25], np.float32), "s": np.array(7, np.int32)}
+    ro = np.frombuffer(plain["f"].tobytes(), np.float32)  # read only
+    odd: Dict[str, np.ndarray] = {"w": plain["w"], "f": ro.astype(">f4"), "s": plain["s"]}
+    blob = codegen.save_params(plain)
+    assert codegen.save_params(odd) == blob
+    assert codegen.save_params({"f": ro}) == codegen.save_params({"f": plain["f"]})
+    assert bytes(save_c({k: tvmnode.from_dlpack(v) for k, v in plain.items()})) == blob
+    back = codegen.load_params(blob)
+    assert codegen.save_params(back) == blob
+    assert [v.dtype for v in back.values()] == [v.dtype for v in plain.values()]
 
 
 def test_compile_errors_name_what_is_wrong() -> None:

@@ -18,9 +18,7 @@ import io
 import json
 import os
 import shutil
-import struct
 import tarfile
-import zlib
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import numpy as np
@@ -32,7 +30,6 @@ __all__ = ["Archive", "compile", "build_library", "module_list_source", "save_pa
            "load_params", "PARAMS_MAGIC"]
 
 PARAMS_MAGIC = b"TNPARAMS"
-PARAMS_VERSION = 1
 
 
 def _pipeline(mod: Any) -> Any:
@@ -199,67 +196,33 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
 
 
 # ---- parameter files -------------------------------------------------------------------
-
-_DTYPES = {"int8": (0, 8), "int16": (0, 16), "int32": (0, 32), "int64": (0, 64),
-           "uint8": (1, 8), "float32": (2, 32), "float64": (2, 64), "bool": (6, 8)}
+# The format (docs/mlf.md) is written and read in C only (runtime/host/params.c,
+# through the registry's runtime.SaveParams / runtime.LoadParams), so the bytes
+# Python writes are the bytes C writes.
 
 
 def save_params(params: Mapping[str, Any]) -> bytes:
     """Tensors by name in the parameter file format (docs/mlf.md): the
     magic, the version, the count, then per tensor its name, dtype, shape
-    and data; a CRC-32 of everything before it closes the file."""
-    out = bytearray(PARAMS_MAGIC)
-    out += struct.pack("<II", PARAMS_VERSION, len(params))
+    and data; a CRC-32 of everything before it closes the file. TypeError
+    for a dtype the format does not carry."""
+    from . import from_dlpack
+    tensors = {}
     for name, value in params.items():
         a = np.asarray(value)
-        a = np.ascontiguousarray(a) if a.ndim else a  # keeps a 0-d array 0-d
-        key = str(a.dtype)
-        if key not in _DTYPES:
-            raise TypeError("save_params: tensor '%s' has dtype %s, expected one of %s"
-                            % (name, key, ", ".join(sorted(_DTYPES))))
-        code, bits = _DTYPES[key]
-        nb = name.encode()
-        out += struct.pack("<I", len(nb)) + nb
-        out += struct.pack("<BBHI", code, bits, 1, a.ndim)
-        out += struct.pack("<%dq" % a.ndim, *a.shape)
-        raw = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
-        out += struct.pack("<Q", len(raw)) + raw
-    out += struct.pack("<I", zlib.crc32(bytes(out)) & 0xFFFFFFFF)
-    return bytes(out)
+        if not a.flags.writeable or not a.dtype.isnative:  # DLPack exports neither
+            a = a.astype(a.dtype.newbyteorder("="), copy=True)
+        if a.dtype.kind == "c":
+            raise TypeError("save_params: tensor '%s' has dtype %s, which the format "
+                            "does not carry" % (name, a.dtype))
+        tensors[str(name)] = from_dlpack(a)
+    return bytes(get_global_func("runtime.SaveParams")(tensors))
 
 
 def load_params(data: bytes) -> Dict[str, np.ndarray]:
-    """The tensors of a parameter file; ValueError naming what is wrong
-    for a truncated or corrupted one."""
-    if len(data) < 20 or data[:8] != PARAMS_MAGIC:
-        raise ValueError("load_params: not a parameter file (bad magic)")
-    body, crc = data[:-4], struct.unpack("<I", data[-4:])[0]
-    if zlib.crc32(body) & 0xFFFFFFFF != crc:
-        raise ValueError("load_params: checksum mismatch (the file is corrupted or truncated)")
-    version, count = struct.unpack_from("<II", body, 8)
-    if version != PARAMS_VERSION:
-        raise ValueError("load_params: version %d, expected %d" % (version, PARAMS_VERSION))
-    rev = {v: k for k, v in _DTYPES.items()}
-    pos, out = 16, {}
-    try:
-        for _ in range(count):
-            (n,) = struct.unpack_from("<I", body, pos)
-            name = body[pos + 4:pos + 4 + n].decode()
-            pos += 4 + n
-            code, bits, lanes, ndim = struct.unpack_from("<BBHI", body, pos)
-            pos += 8
-            shape = struct.unpack_from("<%dq" % ndim, body, pos)
-            pos += 8 * ndim
-            (nbytes,) = struct.unpack_from("<Q", body, pos)
-            pos += 8
-            if (code, bits) not in rev or lanes != 1 or pos + nbytes > len(body):
-                raise ValueError("load_params: tensor '%s' is malformed" % name)
-            dt = np.dtype(rev[(code, bits)]).newbyteorder("<")
-            arr = np.frombuffer(body[pos:pos + nbytes], dtype=dt)
-            out[name] = arr.reshape(shape).astype(dt.newbyteorder("="))
-            pos += nbytes
-    except struct.error as e:
-        raise ValueError("load_params: truncated file (%s)" % e) from None
-    if pos != len(body):
-        raise ValueError("load_params: %d trailing bytes" % (len(body) - pos))
+    """The tensors of a parameter file, as NumPy arrays; ValueError naming
+    what is wrong for a truncated or corrupted one."""
+    loaded = get_global_func("runtime.LoadParams")(bytes(data))
+    out = {str(k): np.from_dlpack(t).copy() for k, t in loaded.items()}
+    del loaded
     return out

@@ -5,12 +5,13 @@
  * The module's "main" is lowered to a kernel program exactly as the host
  * executor lowers it (kernel/program.c), so the generated code calls the
  * same crt kernels with the same parameters and computes the same bits.
- * What is new here is where every tensor lives: each value gets a home (an
- * input or output buffer of the application, a constant array, or a
- * buffer in a workspace pool), buffers get live ranges over the execution
- * order, views share their base's buffer and an operator that may run in
- * place takes over the buffer of an input that dies at it; the memory
- * planner (memory_plan.c) then places the buffers. The result is a set of
+ * Where every tensor lives is the kernel layer's one plan (kernel/plan.c,
+ * the executor's too): each value gets a home (an input or output buffer
+ * of the application, a constant array, or a buffer in a workspace pool),
+ * views share their base's buffer and an operator that may run in place
+ * takes over the buffer of an input that dies at it. With the default
+ * options the executor's plan is taken as it is; other options (pools,
+ * limits, alignment, I/O in the pool) plan again. The result is a set of
  * files (the Model Library Format's C part, its header and metadata) as a
  * tn.Map from path to text, so every binding can write an archive and
  * nothing here touches the file system.
@@ -290,25 +291,133 @@ void tn__aot_io_info(const Gen *g, bool input, int32_t i, Io *io,
   io->name = g_strdup(name);
 }
 
+/* ---- the plan ------------------------------------------------------------------- */
+
+bool tn__aot_in_place(Gen *g, int32_t s) {
+  return tn__kernel_plan_in_place(&g->pin, &g->kp, s);
+}
+
+/* Whether the options ask for the plan the executor made: one workspace
+ * pool without a limit taking every buffer, the default alignment, and
+ * inputs and outputs in the application's own buffers. */
+static bool executor_plan_fits(const Gen *g) {
+  return g->o.pool_names->len == 1 &&
+         g_array_index(g->o.pool_limits, int64_t, 0) == 0 &&
+         (g_array_index(g->o.pool_kinds, uint32_t, 0) & 15u) == 15u &&
+         g->o.align == TN_KERN_PLAN_ALIGN && !g->o.io_in_pool;
+}
+
+/* The interface's inputs and outputs, then the plan. */
+static int analyse(Gen *g) {
+  GHashTable *used = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                           NULL);
+  for (guint i = 0; i < g->v.inputs->len; i++) {
+    Io io = {0};
+    io.buf = -1;
+    tn__aot_io_info(g, true, (int32_t)i, &io, used);
+    g_array_append_val(g->ins, io);
+  }
+  for (guint i = 0; i < g->v.outputs->len; i++) {
+    Io io = {0};
+    io.buf = -1;
+    tn__aot_io_info(g, false, (int32_t)i, &io, used);
+    g_array_append_val(g->outs, io);
+  }
+  g_hash_table_destroy(used);
+  if (g->ins->len > TN_CRT_MAX_IO || g->outs->len > TN_CRT_MAX_IO)
+    return tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, WHO, "the model has %u "
+                             "inputs and %u outputs; the firmware API holds "
+                             "at most %d of each", g->ins->len, g->outs->len,
+                             TN_CRT_MAX_IO);
+  for (int32_t v = 0; v < g->nvalues; v++) {
+    const TnKernValue *x = value(g, v);
+    if (x->kind != TN_KV_INPUT) continue;
+    Io *io = &g_array_index(g->ins, Io, x->index);
+    io->type = x->type, io->nbytes = x->nbytes;
+  }
+  for (guint i = 0; i < g->outs->len; i++) {
+    int32_t ov = g_array_index(g->v.outputs, int32_t, i);
+    Io *io = &g_array_index(g->outs, Io, i);
+    io->type = value(g, ov)->type, io->nbytes = value(g, ov)->nbytes;
+  }
+  const TnKernPlan *exec;
+  TnKernPlanInput same;
+  if (executor_plan_fits(g) && tn__program_plan(g->prog, &exec, &same) == 0) {
+    tn__kernel_plan_copy(&g->kp, exec);
+  } else {
+    int32_t np = (int32_t)g->o.pool_names->len;
+    TnPlanPool pools[TN_CRT_MAX_POOLS];
+    for (int32_t p = 0; p < np; p++) {
+      pools[p].name = g_ptr_array_index(g->o.pool_names, p);
+      pools[p].limit = g_array_index(g->o.pool_limits, int64_t, p);
+    }
+    const char **in_names = g_new0(const char *, g->ins->len + 1);
+    const char **out_names = g_new0(const char *, g->outs->len + 1);
+    for (guint i = 0; i < g->ins->len; i++)
+      in_names[i] = g_array_index(g->ins, Io, i).name;
+    for (guint i = 0; i < g->outs->len; i++)
+      out_names[i] = g_array_index(g->outs, Io, i).name;
+    TnKernPlanOptions po = {
+        .align = g->o.align, .io_in_pool = g->o.io_in_pool, .npools = np,
+        .pools = pools,
+        .pool_kinds = (const uint32_t *)(void *)g->o.pool_kinds->data,
+        .in_names = in_names, .out_names = out_names, .who = WHO,
+        .accepts_hint = " (option 'pools', 'accepts')"};
+    int rc = tn__kernel_plan(&g->pin, &po, &g->kp);
+    g_free(in_names), g_free(out_names);
+    if (rc) return -1;
+  }
+  g->home = g->kp.home, g->bufs = g->kp.bufs, g->scratch = g->kp.scratch;
+  g->plan = g->kp.plan, g->res = g->kp.res;
+  for (guint i = 0; i < g->ins->len; i++)
+    g_array_index(g->ins, Io, i).buf = g->kp.in_buf[i];
+  for (guint i = 0; i < g->outs->len; i++)
+    g_array_index(g->outs, Io, i).buf = g->kp.out_buf[i];
+  return 0;
+}
+
+/* The pools' sizes checked, and the constants laid out in one constant
+ * pool when asked. */
+static int layout(Gen *g) {
+  for (guint p = 0; p < g->o.pool_names->len; p++)
+    if (g->res.size[p] > UINT32_MAX)
+      return tn_error_raise_in(TN_ERR_VALUE, WHO, "pool '%s' would need %"
+                               PRId64 " bytes, more than 4 GiB",
+                               (const char *)g_ptr_array_index(
+                                   g->o.pool_names, p),
+                               g->res.size[p]);
+  g->const_off = g_new0(int64_t, g->v.consts->len + 1);
+  g->const_used = g_new0(bool, g->v.consts->len + 1);
+  for (int32_t s = 0; s < g->nsteps; s++)
+    for (int32_t i = 0; i < step(g, s)->k.nin; i++) {
+      const TnKernValue *x = value(g, root(g, step(g, s)->in[i]));
+      if (x->kind == TN_KV_CONST) g->const_used[x->index] = true;
+    }
+  for (guint i = 0; i < g->v.outputs->len; i++) {
+    const TnKernValue *x = value(g, root(g, g_array_index(g->v.outputs,
+                                                         int32_t, i)));
+    if (x->kind == TN_KV_CONST) g->const_used[x->index] = true;
+  }
+  for (guint c = 0; c < g->v.consts->len; c++) {
+    if (!g->const_used[c]) continue;
+    int64_t nb = tn_tensor_nbytes(g_ptr_array_index(g->v.consts, c));
+    g->const_off[c] = g->const_pool;
+    g->const_pool += (nb + g->o.align - 1) / g->o.align * g->o.align;
+    g->const_bytes += nb;
+  }
+  return 0;
+}
+
 /* ---- entry ------------------------------------------------------------------- */
 
 static void gen_clear(Gen *g) {
   opts_clear(&g->o);
   tn_object_release(g->prog);
-  g_free(g->steps);
-  g_free(g->vals);
-  g_free(g->home);
-  g_free(g->scratch);
-  if (g->bufs) {
-    for (guint b = 0; b < g->bufs->len; b++)
-      g_free(g_array_index(g->bufs, Buf, b).name);
-    g_array_free(g->bufs, TRUE);
-  }
+  tn__kernel_plan_clear(&g->kp);
   if (g->ins) g_array_free(g->ins, TRUE);
   if (g->outs) g_array_free(g->outs, TRUE);
   g_free(g->const_off);
   g_free(g->const_used);
-  g_free(g->plan);
   if (g->fn_names) g_strfreev(g->fn_names);
   g_free(g->M);
 }
@@ -326,7 +435,6 @@ TN_API TnObject *tn_codegen_aot(const TnObject *mod, const TnObject *options) {
   Gen g = {0};
   TnObject *result = NULL;
   g.mod = mod;
-  g.bufs = g_array_new(FALSE, FALSE, sizeof(Buf));
   g.ins = g_array_new(FALSE, FALSE, sizeof(Io));
   g.outs = g_array_new(FALSE, FALSE, sizeof(Io));
   g_array_set_clear_func(g.ins, tn__aot_io_clear);
@@ -340,14 +448,17 @@ TN_API TnObject *tn_codegen_aot(const TnObject *mod, const TnObject *options) {
   if (g.prog == NULL || tn__program_view(g.prog, &g.v)) goto done;
   g.nsteps = (int32_t)g.v.steps->len;
   g.nvalues = (int32_t)g.v.values->len;
-  tn__aot_reorder(&g);
+  g.steps = (const TnKernStep *)(void *)g.v.steps->data;
+  g.vals = (const TnKernValue *)(void *)g.v.values->data;
+  if (tn__program_plan(g.prog, &(const TnKernPlan *){NULL}, &g.pin))
+    goto done;
   for (int32_t s = 0; s < g.nsteps; s++)
     if (step(&g, s)->k.compute)
       (void)tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, step(&g, s)->op,
                               "the operator has only a host compute "
                               "function, so it cannot be compiled to C");
   if (tn_error_peek_raised()) goto done;
-  if (tn__aot_analyse(&g) || tn__aot_plan(&g)) goto done;
+  if (analyse(&g) || layout(&g)) goto done;
   g.fn_names = g_new0(char *, g.nsteps + 1);
   for (int32_t s = 0; s < g.nsteps; s++) g.fn_names[s] = tn__aot_step_name(&g, s);
 

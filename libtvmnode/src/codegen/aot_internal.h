@@ -1,11 +1,11 @@
 /*
  * aot_internal.h: what the ahead-of-time generator's files share: the
- * options, where each value lives (its home), the buffers the planner
- * places, the interface's inputs and outputs, and the generator's state.
- * aot.c parses options and assembles the files; aot_plan.c chooses the
- * execution order, homes and live ranges and calls the planner;
- * aot_emit.c writes the C and the header; mlf.c writes metadata.json and
- * the plan as data. Private to the library.
+ * options, the interface's inputs and outputs, and the generator's state,
+ * which holds the plan of the kernel layer's one planner (where each value
+ * lives, its home, and the buffers placed in the pools:
+ * kernel/plan_internal.h). aot.c parses options, plans and assembles the
+ * files; aot_emit.c writes the C and the header; mlf.c writes
+ * metadata.json and the plan as data. Private to the library.
  */
 #ifndef TVMNODE_AOT_INTERNAL_H_
 #define TVMNODE_AOT_INTERNAL_H_
@@ -14,7 +14,7 @@
 #endif
 
 #include "codegen/codegen_internal.h"
-#include "kernel/kernel_internal.h"
+#include "kernel/plan_internal.h"
 
 #include <inttypes.h>
 
@@ -33,22 +33,19 @@ typedef struct {
 } Opts;
 
 
-typedef enum { H_INPUT, H_OUTPUT, H_CONST, H_POOL } HomeKind;
-
-typedef struct {
-  HomeKind kind;
-  int32_t index; /* input, output, constant, or buffer */
-} Home;
-
-typedef enum { B_INTERMEDIATE, B_INPUT, B_OUTPUT, B_SCRATCH } BufKind;
-
-typedef struct {
-  BufKind kind;
-  char *name;
-  int64_t size;
-  int32_t first, last;
-  int32_t merged; /* -1, or the buffer it was merged into (in place) */
-} Buf;
+/* the planner's homes and buffers, by the names the generator uses */
+typedef TnKernHomeKind HomeKind;
+typedef TnKernHome Home;
+#define H_INPUT TN_KH_INPUT
+#define H_OUTPUT TN_KH_OUTPUT
+#define H_CONST TN_KH_CONST
+#define H_POOL TN_KH_POOL
+typedef TnKernBufKind BufKind;
+typedef TnKernBuf Buf;
+#define B_INTERMEDIATE TN_KB_INTERMEDIATE
+#define B_INPUT TN_KB_INPUT
+#define B_OUTPUT TN_KB_OUTPUT
+#define B_SCRATCH TN_KB_SCRATCH
 
 /* What a tensor of the interface is. */
 typedef struct {
@@ -66,11 +63,12 @@ typedef struct {
   TnObject *prog;
   TnKernProgramView v;
   int32_t nsteps, nvalues;
-  /* the program's steps in the order chosen (see "execution order") and
-   * its values with their steps renumbered to match */
-  TnKernStep *steps;
-  TnKernValue *vals;
-  Home *home;      /* per value (views resolved to their base) */
+  /* the program's steps (in execution order) and values, borrowed */
+  const TnKernStep *steps;
+  const TnKernValue *vals;
+  TnKernPlanInput pin; /* the same, as the planner reads them */
+  TnKernPlan kp;       /* the plan; the next four alias its parts */
+  Home *home;      /* per value (a view's is its base's) */
   GArray *bufs;    /* Buf */
   int32_t *scratch; /* per step: its scratch buffer or -1 */
   GArray *ins, *outs; /* Io */
@@ -90,26 +88,12 @@ static inline const TnKernValue *value(const Gen *g, int32_t v) {
 static inline const TnKernStep *step(const Gen *g, int32_t s) {
   return &g->steps[s];
 }
-static inline Buf *buf(Gen *g, int32_t b) {
-  while (g_array_index(g->bufs, Buf, b).merged >= 0)
-    b = g_array_index(g->bufs, Buf, b).merged;
-  return &g_array_index(g->bufs, Buf, b);
-}
 static inline int32_t buf_root(Gen *g, int32_t b) {
-  while (g_array_index(g->bufs, Buf, b).merged >= 0)
-    b = g_array_index(g->bufs, Buf, b).merged;
-  return b;
+  return tn__kernel_buf_root(g->bufs, b);
 }
 static inline int32_t root(const Gen *g, int32_t v) {
   const TnKernValue *x = value(g, v);
   return x->kind == TN_KV_VIEW ? x->index : v;
-}
-
-static inline int32_t new_buf(Gen *g, BufKind kind, char *name, int64_t size,
-                       int32_t first, int32_t last) {
-  Buf b = {kind, name, size, first, last, -1};
-  g_array_append_val(g->bufs, b);
-  return (int32_t)g->bufs->len - 1;
 }
 
 /* aot.c */
@@ -122,10 +106,7 @@ void tn__aot_io_info(const Gen *g, bool input, int32_t i, Io *io,
                      GHashTable *used);
 void tn__aot_io_clear(gpointer p);
 
-/* aot_plan.c */
-void tn__aot_reorder(Gen *g);
-int tn__aot_analyse(Gen *g);
-int tn__aot_plan(Gen *g);
+/* aot.c: whether step `s` runs in place */
 bool tn__aot_in_place(Gen *g, int32_t s);
 
 /* aot_emit.c */

@@ -7,18 +7,20 @@
  * and a fused primitive function becomes one fused kernel call when its
  * body has a form the kernels compute in one go (lower.c), or its calls one
  * by one otherwise. Every tensor value is an input, a constant, a view of
- * another value (reshape and friends) or an intermediate in one arena.
- * Intermediates are placed by liveness: greedy by size, each at the lowest
- * offset free over its lifetime, so the arena is reused as soon as a value
- * dies. Outputs are copied into new tensors at the end of a run.
+ * another value (reshape and friends) or an intermediate. The steps are
+ * then put in the execution order with the lowest peak and planned once by
+ * the planner the code generator uses (plan.c), so that the executor runs
+ * in the arena the generated code would: intermediates and kernel scratch
+ * in one arena, in-place steps writing over their dying input, outputs
+ * computed straight into the new tensors a run returns. Inputs and
+ * constants are only ever read.
  */
-#include "kernel/kernel_internal.h"
+#include "kernel/plan_internal.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <time.h>
 
-#define ALIGN 64
 #define MAX_DEPTH 10000
 
 #define V_INPUT TN_KV_INPUT
@@ -36,11 +38,12 @@ typedef struct {
   GPtrArray *consts;  /* tn.Tensor, owned */
   GPtrArray *inputs;  /* names, g_strdup'd */
   GArray *outputs;    /* int32 value ids */
+  TnKernPlan plan;    /* where every value lives */
   int64_t arena_bytes, lower_bound, scratch_bytes, macs;
   /* atomics: stats may be read while another thread runs the program */
   atomic_int profiling;
   atomic_llong runs, run_ns, kernel_ns;
-  char *arena_block, *arena, *scratch;
+  char *arena_block, *arena;
   const void **ptrs; /* one per value, per run */
   atomic_int busy;
 } Program;
@@ -62,6 +65,7 @@ static void program_deleter(TnObject *obj, int flags) {
     if (p->consts) g_ptr_array_free(p->consts, TRUE);
     if (p->inputs) g_ptr_array_free(p->inputs, TRUE);
     if (p->outputs) g_array_free(p->outputs, TRUE);
+    tn__kernel_plan_clear(&p->plan);
     g_free(p->arena_block);
     g_free(p->ptrs);
     tn_object_release(p->fn);
@@ -481,78 +485,74 @@ static int32_t root_of(const Program *p, int32_t v) {
   return x->kind == V_VIEW ? x->index : v;
 }
 
-typedef struct {
-  int32_t id;
-  int64_t nbytes;
-} BySize;
-
-static gint by_size_desc(gconstpointer a, gconstpointer b) {
-  const BySize *x = a, *y = b;
-  if (x->nbytes != y->nbytes) return x->nbytes > y->nbytes ? -1 : 1;
-  return x->id - y->id;
+static void plan_input(const Program *p, TnKernPlanInput *in) {
+  *in = (TnKernPlanInput){(const TnKernValue *)(void *)p->values->data,
+                          (int32_t)p->values->len,
+                          (const TnKernStep *)(void *)p->steps->data,
+                          (int32_t)p->steps->len,
+                          (const int32_t *)(void *)p->outputs->data,
+                          (int32_t)p->outputs->len, (int32_t)p->inputs->len};
 }
 
-static int64_t align_up(int64_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
-
-static void plan(Program *p) {
+/* Each value's step: the one computing it, and the last reading it. */
+static void def_last(Program *p) {
   int32_t nsteps = (int32_t)p->steps->len;
+  for (guint v = 0; v < p->values->len; v++)
+    g_array_index(p->values, Value, v).def =
+        g_array_index(p->values, Value, v).last = -1;
   for (int32_t s = 0; s < nsteps; s++) {
     Step *st = &g_array_index(p->steps, Step, s);
     for (int32_t i = 0; i < st->k.nin; i++)
       g_array_index(p->values, Value, root_of(p, st->in[i])).last = s;
     g_array_index(p->values, Value, st->out).def = s;
-    if ((int64_t)st->k.scratch > p->scratch_bytes)
-      p->scratch_bytes = (int64_t)st->k.scratch;
-    p->macs += st->k.macs;
   }
   for (guint i = 0; i < p->outputs->len; i++)
     g_array_index(p->values, Value,
                   root_of(p, g_array_index(p->outputs, int32_t, i)))
         .last = nsteps;
-  GArray *order = g_array_new(FALSE, FALSE, sizeof(BySize));
   for (guint v = 0; v < p->values->len; v++) {
     Value *x = &g_array_index(p->values, Value, v);
-    if (x->kind != V_ARENA) continue;
-    if (x->last < x->def) x->last = x->def; /* computed, never read */
-    BySize e = {(int32_t)v, align_up(x->nbytes)};
-    g_array_append_val(order, e);
+    if (x->kind == V_ARENA && x->last < x->def)
+      x->last = x->def; /* computed, never read */
   }
-  g_array_sort(order, by_size_desc);
-  /* lowest offset free over the value's lifetime among those placed */
-  GArray *placed = g_array_new(FALSE, FALSE, sizeof(int32_t));
-  for (guint i = 0; i < order->len; i++) {
-    BySize e = g_array_index(order, BySize, i);
-    Value *x = &g_array_index(p->values, Value, e.id);
-    int64_t off = 0;
-    bool moved = true;
-    while (moved) {
-      moved = false;
-      for (guint j = 0; j < placed->len; j++) {
-        Value *y = &g_array_index(p->values, Value,
-                                  g_array_index(placed, int32_t, j));
-        bool live = x->def <= y->last && y->def <= x->last;
-        if (live && off < y->offset + align_up(y->nbytes) &&
-            y->offset < off + e.nbytes) {
-          off = y->offset + align_up(y->nbytes);
-          moved = true;
-        }
-      }
-    }
-    x->offset = off;
-    if (off + e.nbytes > p->arena_bytes) p->arena_bytes = off + e.nbytes;
-    g_array_append_val(placed, e.id);
-  }
+}
+
+/* Order the steps, then plan where every value lives, once. */
+static int plan(Program *p) {
+  int32_t nsteps = (int32_t)p->steps->len;
+  TnKernPlanInput in;
+  plan_input(p, &in);
+  int32_t *order = g_new(int32_t, nsteps > 0 ? nsteps : 1);
+  tn__kernel_schedule(&in, order);
+  GArray *steps = g_array_sized_new(FALSE, FALSE, sizeof(Step),
+                                    (guint)nsteps);
+  for (int32_t k = 0; k < nsteps; k++)
+    g_array_append_val(steps, g_array_index(p->steps, Step, order[k]));
+  g_free(order);
+  g_array_free(p->steps, TRUE);
+  p->steps = steps;
+  def_last(p);
   for (int32_t s = 0; s < nsteps; s++) {
-    int64_t live = 0;
-    for (guint j = 0; j < placed->len; j++) {
-      Value *y = &g_array_index(p->values, Value,
-                                g_array_index(placed, int32_t, j));
-      if (y->def <= s && s <= y->last) live += y->nbytes;
-    }
-    if (live > p->lower_bound) p->lower_bound = live;
+    Step *st = &g_array_index(p->steps, Step, s);
+    p->macs += st->k.macs;
   }
-  g_array_free(placed, TRUE);
-  g_array_free(order, TRUE);
+  plan_input(p, &in);
+  TnKernPlanOptions o = {.who = "tn_program_new"};
+  if (tn__kernel_plan(&in, &o, &p->plan)) return -1;
+  p->arena_bytes = p->plan.res.size[0];
+  p->lower_bound = p->plan.res.lower_bound;
+  for (guint b = 0; b < p->plan.bufs->len; b++) {
+    const TnKernBuf *x = &g_array_index(p->plan.bufs, TnKernBuf, b);
+    if (x->kind == TN_KB_SCRATCH && x->size > p->scratch_bytes)
+      p->scratch_bytes = x->size;
+  }
+  for (guint v = 0; v < p->values->len; v++) {
+    Value *x = &g_array_index(p->values, Value, v);
+    TnKernHome h = p->plan.home[v];
+    if (x->kind == V_ARENA && h.kind == TN_KH_POOL)
+      x->offset = p->plan.plan[h.index].offset;
+  }
+  return 0;
 }
 
 /* ---- public ---------------------------------------------------------------- */
@@ -598,12 +598,20 @@ TN_API TnObject *tn_program_new(const TnObject *mod, const TnObject *fn) {
   if (r != ERR) flatten_outputs(&b, r);
   g_hash_table_destroy(top.memo);
   g_ptr_array_free(b.tuples, TRUE);
-  if (r == ERR) {
+  if (r == ERR || plan(p)) {
     tn_object_release((TnObject *)p);
     return NULL;
   }
-  plan(p);
   return (TnObject *)p;
+}
+
+int tn__program_plan(const TnObject *prog, const TnKernPlan **plan,
+                     TnKernPlanInput *in) {
+  const Program *p = as_program(prog, "tn__program_plan");
+  if (p == NULL) return -1;
+  *plan = &p->plan;
+  plan_input(p, in);
+  return 0;
 }
 
 int tn__program_view(const TnObject *prog, TnKernProgramView *out) {
@@ -757,31 +765,43 @@ done:
   return rc;
 }
 
-static int run_steps(Program *p, TnObject *const *inputs, bool profiling) {
+static void *tensor_data(TnObject *t) {
+  DLTensor *dl = tn_tensor_dltensor(t);
+  return (char *)dl->data + dl->byte_offset;
+}
+
+/* Point every value at its storage for this run: the caller's inputs,
+ * the constants, the arena at planned offsets, and the new output tensors
+ * for outputs the plan computes in place of the caller's. */
+static void bind_values(Program *p, TnObject *const *inputs,
+                        TnObject *const *outputs) {
   if (p->ptrs == NULL) {
     p->ptrs = g_new0(const void *, p->values->len);
-    p->arena_block = g_malloc((size_t)(p->arena_bytes + p->scratch_bytes) +
-                              2 * ALIGN);
-    uintptr_t a = ((uintptr_t)p->arena_block + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1);
+    p->arena_block = g_malloc((size_t)p->arena_bytes + TN_KERN_PLAN_ALIGN);
+    uintptr_t a = ((uintptr_t)p->arena_block + TN_KERN_PLAN_ALIGN - 1) &
+                  ~(uintptr_t)(TN_KERN_PLAN_ALIGN - 1);
     p->arena = (char *)a;
-    p->scratch = p->arena + align_up(p->arena_bytes);
   }
   for (guint v = 0; v < p->values->len; v++) {
     const Value *x = &g_array_index(p->values, Value, v);
-    if (x->kind == V_INPUT)
-      p->ptrs[v] = (char *)tn_tensor_dltensor(inputs[x->index])->data +
-                   tn_tensor_dltensor(inputs[x->index])->byte_offset;
-    else if (x->kind == V_CONST) {
-      DLTensor *dl = tn_tensor_dltensor(g_ptr_array_index(p->consts, x->index));
-      p->ptrs[v] = (char *)dl->data + dl->byte_offset;
-    } else if (x->kind == V_ARENA) {
-      p->ptrs[v] = p->arena + x->offset;
+    TnKernHome h = p->plan.home[v];
+    if (x->kind == V_VIEW) continue;
+    switch (h.kind) {
+      case TN_KH_INPUT: p->ptrs[v] = tensor_data(inputs[h.index]); break;
+      case TN_KH_CONST:
+        p->ptrs[v] = tensor_data(g_ptr_array_index(p->consts, h.index));
+        break;
+      case TN_KH_OUTPUT: p->ptrs[v] = tensor_data(outputs[h.index]); break;
+      case TN_KH_POOL: p->ptrs[v] = p->arena + p->plan.plan[h.index].offset;
     }
   }
   for (guint v = 0; v < p->values->len; v++) {
     const Value *x = &g_array_index(p->values, Value, v);
     if (x->kind == V_VIEW) p->ptrs[v] = p->ptrs[x->index];
   }
+}
+
+static int run_steps(Program *p, bool profiling) {
   for (guint s = 0; s < p->steps->len; s++) {
     const Step *st = &g_array_index(p->steps, Step, s);
     const void *in[TN_KERN_MAX_IN];
@@ -790,9 +810,13 @@ static int run_steps(Program *p, TnObject *const *inputs, bool profiling) {
       if (run_compute(p, st, in)) return -1;
       continue;
     }
+    int32_t sb = p->plan.scratch[s];
+    void *scratch = sb >= 0 ? p->arena + p->plan.plan[sb].offset : NULL;
+    size_t scratch_size =
+        sb >= 0 ? (size_t)g_array_index(p->plan.bufs, TnKernBuf, sb).size : 0;
     int64_t t0 = profiling ? now_ns() : 0;
     int32_t status = st->k.run(st->k.params, in, (void *)p->ptrs[st->out],
-                               p->scratch, (size_t)p->scratch_bytes);
+                               scratch, scratch_size);
     if (profiling)
       atomic_fetch_add_explicit(&p->kernel_ns, now_ns() - t0,
                                 memory_order_relaxed);
@@ -824,10 +848,10 @@ TN_API int tn_program_run(TnObject *prog, TnObject *const *inputs, int32_t n,
     return tn_error_raise_in(TN_ERR_RUNTIME, who, "the program is already "
                              "running in another thread; use one program "
                              "per thread");
-  int rc = run_steps(p, inputs, profiling);
-  guint i = 0;
+  int rc = 0;
+  guint no = p->outputs->len, i = 0;
   DLDevice cpu = {kDLCPU, 0};
-  for (; rc == 0 && i < p->outputs->len; i++) {
+  for (; i < no; i++) {
     int32_t v = g_array_index(p->outputs, int32_t, i);
     const Value *x = &g_array_index(p->values, Value, v);
     outputs[i] = tn_tensor_empty(tn__ir_dims(x->type),
@@ -837,8 +861,18 @@ TN_API int tn_program_run(TnObject *prog, TnObject *const *inputs, int32_t n,
       rc = -1;
       break;
     }
-    memcpy(tn_tensor_dltensor(outputs[i])->data, p->ptrs[v],
-           (size_t)x->nbytes);
+  }
+  if (rc == 0) {
+    bind_values(p, inputs, outputs);
+    rc = run_steps(p, profiling);
+  }
+  /* outputs not computed in place of the caller's: copied */
+  for (guint j = 0; rc == 0 && j < no; j++) {
+    int32_t v = g_array_index(p->outputs, int32_t, j);
+    TnKernHome h = p->plan.home[v];
+    if (h.kind == TN_KH_OUTPUT && h.index == (int32_t)j) continue;
+    memcpy(tensor_data(outputs[j]), p->ptrs[v],
+           (size_t)g_array_index(p->values, Value, v).nbytes);
   }
   if (rc)
     for (guint j = 0; j < i; j++) {

@@ -72,12 +72,13 @@ impl TensorInfo {
 pub struct Stats {
     /// Kernel calls per run.
     pub steps: i64,
-    /// Bytes of the arena that holds the intermediates (the plan's size).
+    /// Bytes of the arena that holds the intermediates and kernel scratch
+    /// (the plan's size: the generated code's workspace pool).
     pub arena_bytes: i64,
     /// The lower bound of that size: the largest total of intermediates
     /// alive at one step.
     pub arena_lower_bound: i64,
-    /// Scratch bytes the kernels need.
+    /// The most scratch bytes one kernel call takes (inside the arena).
     pub scratch_bytes: i64,
     /// Multiply-accumulates per run (convolutions and dense layers).
     pub macs: i64,

@@ -1,5 +1,7 @@
 /*
- * memory_plan.c: the static memory planner of tvmnode/codegen.h.
+ * memory_plan.c: the static memory planner of tvmnode/kernel.h, which
+ * places the buffers of the host executor's arena and of the generated
+ * code's workspace pools (plan.c decides what the buffers are).
  *
  * Placing buffers with known lifetimes in the least memory is dynamic
  * storage allocation, which is NP-hard, so the planner works in tiers
@@ -19,7 +21,8 @@
  * hundred buffers plans in milliseconds and thousands in a fraction of a
  * second.
  */
-#include "codegen/codegen_internal.h"
+#include "core/core_internal.h"
+#include "tvmnode/kernel.h"
 
 #include <assert.h>
 #include <inttypes.h>
