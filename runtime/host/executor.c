@@ -172,8 +172,7 @@ static int exec_stats(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   return 0;
 }
 
-/* Called once by the library's start-up (after the kernel layer). */
-int tn__executor_init(void);
+/* Called once by the host runtime's start-up (init.c). */
 int tn__executor_init(void) {
   static const TnHostFn fns[] = {{"runtime.Executor", exec_new},
              {"runtime.ExecutorRun", exec_run},

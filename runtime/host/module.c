@@ -1097,11 +1097,10 @@ static int fn_set_workspace(void *self, const TnAny *args, int32_t n,
   return tn_module_set_workspace_tensor(&m->header, (int32_t)i, args[2].v_obj);
 }
 
-/* Called once by the library's start-up (libtvmnode/src/init.c), after the
+/* Called once by the host runtime's start-up (init.c), after the
  * executor's functions. */
 int tn__params_save_fn(void *self, const TnAny *args, int32_t n, TnAny *ret);
 int tn__params_load_fn(void *self, const TnAny *args, int32_t n, TnAny *ret);
-int tn__module_init(void);
 int tn__module_init(void) {
   static const TnHostFn fns[] = {{"runtime.ModuleLoad", fn_load},
              {"runtime.ModuleSystem", fn_system},
