@@ -3,12 +3,12 @@
  *
  * Each layer registers what it owns (types, functions, operators, passes)
  * and may use everything below it, so the order here is the layer order of
- * DESIGN.md: core, func, reflect, ir, kernel, pass, codegen. The reflection layer keeps no
- * start-up state. Built-in types get their fixed indices before any user
- * code runs, so no entry point needs an "initialised yet?" check. A
- * registration that fails here aborts (TN__INIT_CHECK): the library would
- * otherwise start with pieces silently missing. Nothing here starts
- * runtime/host: it registers its functions itself, after this.
+ * DESIGN.md: core, func, reflect, ir, kernel, pass, codegen
+ * (tests/layering.sh checks it). Built-in types get their fixed indices
+ * before any user code runs, so no entry point needs an "initialised yet?"
+ * check. A registration that fails here aborts (TN__INIT_CHECK): the
+ * library would otherwise start with pieces silently missing. Nothing here
+ * starts runtime/host: it registers its functions itself, after this.
  */
 #include <stdio.h>
 
@@ -34,6 +34,7 @@ __attribute__((constructor(101))) void tn__library_init(void);
 void tn__library_init(void) {
   tn__core_init();
   tn__func_init();
+  tn__reflect_init();
   tn__ir_init();
   tn__kernel_init();
   tn__pass_init();
