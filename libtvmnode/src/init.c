@@ -10,21 +10,9 @@
  * library would otherwise start with pieces silently missing. Nothing here
  * starts runtime/host: it registers its functions itself, after this.
  */
-#include <stdio.h>
-
 #include "codegen/codegen_internal.h"
 #include "kernel/kernel_internal.h"
 #include "pass/pass_internal.h"
-
-_Noreturn void tn__init_failed(const char *what, const char *file, int line) {
-  TnObject *err = tn_error_peek_raised();
-  fprintf(stderr, "tvmnode: start-up failed at %s:%d: %s\n", file, line,
-          what);
-  if (err != NULL)
-    fprintf(stderr, "tvmnode: %s: %s\n", tn_error_kind(err),
-            tn_error_message(err));
-  abort();
-}
 
 /* Priority 101, the first an application may use: the library starts
  * before every other constructor of the program or of this library, so the
