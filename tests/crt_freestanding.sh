@@ -20,15 +20,8 @@
 # instruments it. Prints one line per check and
 # "crt freestanding: N passed, M failed".
 set -u
-srcdir="${srcdir:-.}"
-top="$srcdir"
+. "${srcdir:-.}/tests/script_util.sh"
 lib="runtime/crt/.libs/libtvmnode_crt.a"
-CC="${CC:-cc}"
-pass=0 fail=0
-ok() { echo "ok: $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 allowed='^(memcpy|memset|memmove|memcmp|(exp|log|sqrt|tanh|floor|ceil|round|fabs|pow|fmin|fmax|lrint|lround|frexp|ldexp)f?)$'
 strict="-std=c11 -ffreestanding -Wall -Wextra -Werror -I$top/runtime/crt/include -I$top/runtime/crt/src"
@@ -157,5 +150,4 @@ if cross "cortex-m4" arm-none-eabi-gcc $m4; then
 fi
 cross "wasm32" clang --target=wasm32 -nostdlib
 
-echo "crt freestanding: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary "crt freestanding"

@@ -319,6 +319,54 @@ START_TEST(test_an_operator_without_a_kernel_is_refused) {
 }
 END_TEST
 
+/* Out of memory anywhere in the code generator, the metadata and file maps
+ * included: each allocation in turn fails (tn_debug_set_alloc_fail), and
+ * every failed compilation raises and leaves nothing alive (the fixture
+ * checks the end too); valgrind and ASan check the memory that is not
+ * objects. A small model with a constant and both interfaces, so that the
+ * constants map and the Rust file are made too. */
+START_TEST(test_out_of_memory_leaves_nothing_behind) {
+  const char *text = "def @main(%x: Tensor[(2, 4), float32]) {\n"
+                     "  nn.relu(add(%x, 1.5f))\n}\n";
+  TnObject *mod = K(tn_pass_run(K(tn_pass_get("InferType")),
+                                K(tn_ir_parse(text, strlen(text))), NULL));
+  TnAny keys[2] = {tn_any_cstr("name"), tn_any_cstr("interface")};
+  TnAny vals[2] = {tn_any_cstr("oom"), tn_any_cstr("c,rust")};
+  TnObject *opts = K(tn_map_new(keys, vals, 2));
+  if (tn_debug_set_alloc_fail(1) != 0) { /* a release build: nothing to do */
+    TN_EXPECT_ERROR("NotImplementedError", "--enable-debug");
+    return;
+  }
+  tn_debug_set_alloc_fail(0);
+  /* A first compilation leaves what the module caches (it goes with it). */
+  K(tn_codegen_aot(mod, opts));
+  int64_t before = tn_object_live_count();
+  int failures = 0;
+  for (int64_t n = 1;; n++) {
+    ck_assert_msg(n < 100000, "the code generator never succeeded");
+    tn_debug_set_alloc_fail(n);
+    TnObject *res = tn_codegen_aot(mod, opts);
+    tn_debug_set_alloc_fail(0);
+    if (res == NULL) {
+      ck_assert_msg(tn_error_peek_raised() != NULL,
+                    "allocation %lld failed, nothing was raised",
+                    (long long)n);
+      failures++;
+    }
+    /* An error may be left raised after a success too (one recovered
+     * from): the slot is cleared either way before counting. */
+    tn_error_set_raised(NULL);
+    tn_object_release(res);
+    ck_assert_msg(tn_object_live_count() == before,
+                  "allocation %lld failed: %lld objects left alive",
+                  (long long)n,
+                  (long long)(tn_object_live_count() - before));
+    if (res != NULL) break;
+  }
+  ck_assert_int_gt(failures, 0);
+}
+END_TEST
+
 static Suite *codegen_suite(void) {
   Suite *s = suite_create("codegen");
   TCase *tc = ir_case(s, "codegen");
@@ -330,6 +378,7 @@ static Suite *codegen_suite(void) {
   tcase_add_test(tc, test_an_operator_without_a_kernel_is_refused);
   tcase_add_test(tc, test_executor_and_code_generator_plan_alike);
   tcase_add_test(tc, test_keyword_spotting_executor_arena);
+  tcase_add_test(tc, test_out_of_memory_leaves_nothing_behind);
   return s;
 }
 

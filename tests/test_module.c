@@ -19,6 +19,7 @@
 #include <tvmnode/module.h>
 #include <tvmnode/params.h>
 
+#include "host_functions.h"
 #include "tn_test.h"
 
 /* ------------------------------------------------------------------------ */
@@ -652,6 +653,20 @@ static int call(const char *name, const TnAny *args, int32_t n, TnAny *ret) {
   return rc;
 }
 
+/* The host runtime registers itself at start-up (runtime/host/init.c):
+ * every one of its functions is there before main, though nothing here
+ * has called into it yet. tests/host_registers.sh checks the same from a
+ * statically linked program. */
+START_TEST(test_the_runtime_registers_itself) {
+  size_t n = sizeof tn_test_host_functions / sizeof tn_test_host_functions[0];
+  for (size_t i = 0; i < n; i++) {
+    TnObject *f = tn_func_find(tn_test_host_functions[i]);
+    ck_assert_msg(f != NULL, "%s is not registered", tn_test_host_functions[i]);
+    tn_object_release(f);
+  }
+}
+END_TEST
+
 START_TEST(test_global_functions) {
   TnAny ret, args[3];
   args[0] = tn_any_cstr("inc");
@@ -979,6 +994,7 @@ static Suite *module_suite(void) {
   tcase_add_test(tc, test_describe);
   tcase_add_test(tc, test_malformed_descriptors_are_refused);
   tcase_add_test(tc, test_loading_what_is_not_a_model_library);
+  tcase_add_test(tc, test_the_runtime_registers_itself);
   tcase_add_test(tc, test_global_functions);
   tc = tn_test_case(s, "threads");
   tcase_add_test(tc, test_a_second_thread_gets_an_error_not_a_race);

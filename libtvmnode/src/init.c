@@ -3,39 +3,28 @@
  *
  * Each layer registers what it owns (types, functions, operators, passes)
  * and may use everything below it, so the order here is the layer order of
- * DESIGN.md: core, func, reflect, ir, kernel, pass, codegen. The reflection layer keeps no
- * start-up state. Built-in types get their fixed indices before any user
- * code runs, so no entry point needs an "initialised yet?" check. A
- * registration that fails here aborts (TN__INIT_CHECK): the library would
- * otherwise start with pieces silently missing.
+ * DESIGN.md: core, func, reflect, ir, kernel, pass, codegen
+ * (tests/layering.sh checks it). Built-in types get their fixed indices
+ * before any user code runs, so no entry point needs an "initialised yet?"
+ * check. A registration that fails here aborts (TN__INIT_CHECK): the
+ * library would otherwise start with pieces silently missing. Nothing here
+ * starts runtime/host: it registers its functions itself, after this.
  */
-#include <stdio.h>
-
 #include "codegen/codegen_internal.h"
 #include "kernel/kernel_internal.h"
 #include "pass/pass_internal.h"
 
-int tn__executor_init(void);
-int tn__module_init(void);
-
-_Noreturn void tn__init_failed(const char *what, const char *file, int line) {
-  TnObject *err = tn_error_peek_raised();
-  fprintf(stderr, "tvmnode: start-up failed at %s:%d: %s\n", file, line,
-          what);
-  if (err != NULL)
-    fprintf(stderr, "tvmnode: %s: %s\n", tn_error_kind(err),
-            tn_error_message(err));
-  abort();
-}
-
-__attribute__((constructor)) void tn__library_init(void);
+/* Priority 101, the first an application may use: the library starts
+ * before every other constructor of the program or of this library, so the
+ * host runtime's (runtime/host/init.c, which registers itself) and an
+ * application's may use it, whatever order the linker put them in. */
+__attribute__((constructor(101))) void tn__library_init(void);
 void tn__library_init(void) {
   tn__core_init();
   tn__func_init();
+  tn__reflect_init();
   tn__ir_init();
   tn__kernel_init();
   tn__pass_init();
   tn__codegen_init();
-  TN__INIT_CHECK(tn__executor_init() == 0); /* runtime/host */
-  TN__INIT_CHECK(tn__module_init() == 0);   /* runtime/host: Modules, params */
 }

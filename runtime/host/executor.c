@@ -14,12 +14,11 @@
 
 #include "host_internal.h"
 
-#define RAISE(kind, ...) tn_error_raise_in(TN_ERR_##kind, __VA_ARGS__)
-
 TN_API TnObject *tn_executor_new(TnObject *mod, const char *entry) {
   const char *who = "tn_executor_new";
   if (mod == NULL || entry == NULL)
-    return RAISE(VALUE, who, "%s is NULL", mod ? "entry" : "mod"), NULL;
+    return tn_error_raise_in(TN_ERR_VALUE, who, "%s is NULL",
+                             mod ? "entry" : "mod"), NULL;
   TnObject *infer = tn_pass_infer_type();
   if (infer == NULL) return NULL;
   TnObject *typed = tn_pass_run(infer, mod, NULL);
@@ -39,8 +38,8 @@ static int exec_new(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   const char *entry = "main";
   TnObject *mod;
   if (n < 1 || n > 2)
-    return RAISE(TYPE, "runtime.Executor", "takes (mod[, entry]), got %d "
-                 "arguments", n);
+    return tn_error_raise_in(TN_ERR_TYPE, "runtime.Executor",
+                             "takes (mod[, entry]), got %d arguments", n);
   if (tn_any_as_object(&args[0], tn_type_index("ir.IRModule"), &mod) ||
       (n == 2 && tn_any_as_str(&args[1], &entry, NULL)))
     return -1;
@@ -55,7 +54,8 @@ static int program_arg(const TnAny *args, int32_t n, const char *who,
   if (n < 1 || !tn_any_is_object(&args[0]) ||
       tn_program_num_inputs(args[0].v_obj) < 0) {
     if (!tn_error_peek_raised())
-      RAISE(TYPE, who, "the first argument must be an executor");
+      tn_error_raise_in(TN_ERR_TYPE, who,
+                        "the first argument must be an executor");
     return -1;
   }
   *out = args[0].v_obj;
@@ -70,14 +70,17 @@ static int exec_run(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   int32_t nin = n - 1, nout = tn_program_num_outputs(prog);
   TnObject *in[64], *out[64];
   if (nin > 64 || nout > 64)
-    return RAISE(VALUE, who, "more than 64 inputs or outputs");
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "more than 64 inputs or outputs");
   for (int32_t i = 0; i < nin; i++) {
     if (args[1 + i].type_index != TN_TYPE_TENSOR) {
       const char *name = i < tn_program_num_inputs(prog)
                              ? tn_program_input_name(prog, i)
                              : NULL;
-      return RAISE(TYPE, who, "input %d ('%s'): expected a tn.Tensor, got %s",
-                   i, name ? name : "?", tn_any_type_key(&args[1 + i]));
+      return tn_error_raise_in(TN_ERR_TYPE, who,
+                               "input %d ('%s'): expected a tn.Tensor, got %s",
+                               i, name ? name : "?",
+                               tn_any_type_key(&args[1 + i]));
     }
     in[i] = args[1 + i].v_obj;
   }
@@ -172,8 +175,7 @@ static int exec_stats(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   return 0;
 }
 
-/* Called once by the library's start-up (after the kernel layer). */
-int tn__executor_init(void);
+/* Called once by the host runtime's start-up (init.c). */
 int tn__executor_init(void) {
   static const TnHostFn fns[] = {{"runtime.Executor", exec_new},
              {"runtime.ExecutorRun", exec_run},

@@ -15,6 +15,12 @@ typedef struct {
   TnPackedFn fn;
 } TnHostFn;
 
+/* The host runtime's functions, registered by its start-up (init.c):
+ * executor.c's, then module.c's (Modules and params.c's). 0, or -1 with the
+ * error raised. */
+int tn__executor_init(void);
+int tn__module_init(void);
+
 /* Register `n` global functions; -1 with the error raised at the first
  * that fails. */
 static inline int tn__host_register(const TnHostFn *fns, size_t n) {

@@ -33,7 +33,6 @@
 #include "host_internal.h"
 #include "tvmnode/crt/kernels.h" /* TnCrtDType */
 
-#define RAISE(kind, ...) tn_error_raise_in(TN_ERR_##kind, __VA_ARGS__)
 #define BUF_ALIGN 64 /* of every buffer the Module allocates */
 #define MAX_NDIM 32  /* of a model's input or output */
 
@@ -107,13 +106,16 @@ static bool pools_ok(const TnCrtPoolInfo *p, int32_t n) {
  * agree with the byte sizes). Raises a ValueError naming `what`. */
 static int check_model(const TnCrtModel *m, const char *who,
                        const char *what) {
-  if (m == NULL) return RAISE(VALUE, who, "%s: the descriptor is NULL", what);
+  if (m == NULL)
+    return tn_error_raise_in(TN_ERR_VALUE, who, "%s: the descriptor is NULL",
+                             what);
   if (m->magic != TN_CRT_MODEL_MAGIC ||
       m->abi_version != TN_CRT_MODEL_ABI_VERSION || m->run == NULL)
-    return RAISE(VALUE, who, "%s is not a model descriptor this runtime "
-                 "reads (magic 0x%08x, ABI version %u; expected 0x%08x and "
-                 "%d)", what, m->magic, m->abi_version, TN_CRT_MODEL_MAGIC,
-                 TN_CRT_MODEL_ABI_VERSION);
+    return tn_error_raise_in(TN_ERR_VALUE, who, "%s is not a model descriptor "
+                             "this runtime reads (magic 0x%08x, ABI version "
+                             "%u; expected 0x%08x and %d)", what, m->magic,
+                             m->abi_version, TN_CRT_MODEL_MAGIC,
+                             TN_CRT_MODEL_ABI_VERSION);
   if (m->name == NULL ||
       !pools_ok(m->workspace_pools, m->num_workspace_pools) ||
       !pools_ok(m->constant_pools, m->num_constant_pools) ||
@@ -121,9 +123,10 @@ static int check_model(const TnCrtModel *m, const char *who,
       !tensors_ok(m->outputs, m->num_outputs, m->num_workspace_pools) ||
       m->num_devices < 0 || m->num_devices > TN_CRT_MAX_POOLS ||
       (m->num_devices > 0 && m->devices == NULL))
-    return RAISE(VALUE, who, "%s: the descriptor of model '%s' is malformed "
-                 "(counts, shapes, dtypes or sizes out of range)", what,
-                 m->name ? m->name : "?");
+    return tn_error_raise_in(TN_ERR_VALUE, who, "%s: the descriptor of model "
+                             "'%s' is malformed (counts, shapes, dtypes or "
+                             "sizes out of range)", what,
+                             m->name ? m->name : "?");
   return 0;
 }
 
@@ -169,8 +172,9 @@ static const char *name_of(const Module *m) { return m->model->name; }
 
 static int crt_error(const Module *m, int32_t st, const char *who,
                      const char *what) {
-  return RAISE(RUNTIME, who, "model '%s': %s: %s (%s)", name_of(m), what,
-               tn_crt_status_name(st), tn_crt_status_doc(st));
+  return tn_error_raise_in(TN_ERR_RUNTIME, who, "model '%s': %s: %s (%s)",
+                           name_of(m), what, tn_crt_status_name(st),
+                           tn_crt_status_doc(st));
 }
 
 /* (Re)initialise the instance over the pools in m->ws and bind every
@@ -232,8 +236,8 @@ static TnObject *module_new(const TnCrtModel *model, void *library,
       ok = ok && (m->out_buf[i] = aligned_alloc_zeroed(
                       model->outputs[i].nbytes, BUF_ALIGN));
   if (!ok) {
-    RAISE(MEMORY, who, "model '%s': out of memory for its pools",
-          model->name);
+    tn_error_raise_in(TN_ERR_MEMORY, who,
+                      "model '%s': out of memory for its pools", model->name);
   } else if (bind_all(m, who) == 0) {
     return &m->header;
   }
@@ -243,8 +247,8 @@ static TnObject *module_new(const TnCrtModel *model, void *library,
 
 static Module *as_module(const TnObject *obj, const char *who) {
   if (obj == NULL || obj->type_index != TN_TYPE_MODULE)
-    return RAISE(TYPE, who, "expected a tn.Module, got %s",
-                 tn_object_type_key(obj)), NULL;
+    return tn_error_raise_in(TN_ERR_TYPE, who, "expected a tn.Module, got %s",
+                             tn_object_type_key(obj)), NULL;
   return (Module *)obj;
 }
 
@@ -252,9 +256,10 @@ static Module *as_module(const TnObject *obj, const char *who) {
 static int enter(Module *m, const char *who) {
   int idle = 0;
   if (atomic_compare_exchange_strong(&m->busy, &idle, 1)) return 0;
-  return RAISE(RUNTIME, who, "model '%s': the Module is in use by another "
-               "thread (a Module serves one thread at a time; make one "
-               "Module per thread)", name_of(m));
+  return tn_error_raise_in(TN_ERR_RUNTIME, who, "model '%s': the Module is in "
+                           "use by another thread (a Module serves one thread "
+                           "at a time; make one Module per thread)",
+                           name_of(m));
 }
 
 static void leave(Module *m) { atomic_store(&m->busy, 0); }
@@ -283,7 +288,8 @@ TN_API void tn_module_register_system(TnCrtModelEntry *entry) {
 
 TN_API TnObject *tn_module_system(const char *name) {
   const char *who = "tn_module_system";
-  if (name == NULL) return RAISE(VALUE, who, "name is NULL"), NULL;
+  if (name == NULL)
+    return tn_error_raise_in(TN_ERR_VALUE, who, "name is NULL"), NULL;
   const TnCrtModel *found = NULL;
   char names[512] = "";
   size_t len = 0;
@@ -296,15 +302,18 @@ TN_API TnObject *tn_module_system(const char *name) {
   pthread_mutex_unlock(&g_system_lock);
   if (found) return module_new(found, NULL, who, "the system library");
   if (len == 0)
-    return RAISE(KEY, who, "no model '%s': the system library is empty (link "
-                 "in archives compiled with -DTVMGEN_SYSTEM_LIB)", name), NULL;
-  return RAISE(KEY, who, "no model '%s' in the system library (it holds %s)",
-               name, names), NULL;
+    return tn_error_raise_in(TN_ERR_KEY, who, "no model '%s': the system "
+                             "library is empty (link in archives compiled with "
+                             "-DTVMGEN_SYSTEM_LIB)", name), NULL;
+  return tn_error_raise_in(TN_ERR_KEY, who,
+                           "no model '%s' in the system library (it holds %s)",
+                           name, names), NULL;
 }
 
 TN_API TnObject *tn_module_load(const char *path, const char *name) {
   const char *who = "tn_module_load";
-  if (path == NULL) return RAISE(VALUE, who, "path is NULL"), NULL;
+  if (path == NULL)
+    return tn_error_raise_in(TN_ERR_VALUE, who, "path is NULL"), NULL;
   void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (lib == NULL) {
     const char *why = dlerror();
@@ -335,10 +344,11 @@ TN_API TnObject *tn_module_load(const char *path, const char *name) {
       tn_error_raise("OSError", "%s: '%s' holds no model (its "
                      "tvmnode_module_models is empty)", who, path);
     else if (name == NULL)
-      RAISE(KEY, who, "'%s' holds %d models (%s): name one", path, n, names);
+      tn_error_raise_in(TN_ERR_KEY, who, "'%s' holds %d models (%s): name one",
+                        path, n, names);
     else
-      RAISE(KEY, who, "no model '%s' in '%s' (it holds %s)", name, path,
-            names);
+      tn_error_raise_in(TN_ERR_KEY, who, "no model '%s' in '%s' (it holds %s)",
+                        name, path, names);
     dlclose(lib);
     return NULL;
   }
@@ -371,9 +381,10 @@ static const TnCrtTensorInfo *info_at(const Module *m, bool output, int32_t i,
                                       const char *who) {
   int32_t n = output ? m->model->num_outputs : m->model->num_inputs;
   if (i < 0 || i >= n)
-    return RAISE(INDEX, who, "model '%s' has %d %s, no %s %d", name_of(m), n,
-                 output ? "outputs" : "inputs", output ? "output" : "input",
-                 i), NULL;
+    return tn_error_raise_in(TN_ERR_INDEX, who,
+                             "model '%s' has %d %s, no %s %d", name_of(m), n,
+                             output ? "outputs" : "inputs",
+                             output ? "output" : "input", i), NULL;
   return output ? &m->model->outputs[i] : &m->model->inputs[i];
 }
 
@@ -399,8 +410,9 @@ TN_API int32_t tn_module_input_index(const TnObject *mod, const char *name) {
   size_t len = 0;
   for (int32_t k = 0; k < m->model->num_inputs; k++)
     add_name(names, sizeof names, &len, m->model->inputs[k].name);
-  return RAISE(KEY, who, "model '%s' has no input '%s' (its inputs: %s)",
-               name_of(m), name ? name : "(NULL)", names);
+  return tn_error_raise_in(TN_ERR_KEY, who,
+                           "model '%s' has no input '%s' (its inputs: %s)",
+                           name_of(m), name ? name : "(NULL)", names);
 }
 
 /* {name, shape, dtype, scale, zero_point} of one tensor. */
@@ -522,9 +534,9 @@ static void format_shape(const int64_t *s64, const int32_t *s32, int32_t n,
 static int check_input(const Module *m, int32_t i, const TnCrtTensorInfo *t,
                        TnObject *tensor, const char *who) {
   if (tensor == NULL || tensor->type_index != TN_TYPE_TENSOR)
-    return RAISE(TYPE, who, "model '%s', input '%s' (%d): expected a "
-                 "tn.Tensor, got %s", name_of(m), t->name, i,
-                 tn_object_type_key(tensor));
+    return tn_error_raise_in(TN_ERR_TYPE, who, "model '%s', input '%s' (%d): "
+                             "expected a tn.Tensor, got %s", name_of(m),
+                             t->name, i, tn_object_type_key(tensor));
   const DLTensor *dl = tn_tensor_dltensor(tensor);
   DLDataType want;
   char a[32], b[32];
@@ -533,8 +545,9 @@ static int check_input(const Module *m, int32_t i, const TnCrtTensorInfo *t,
       dl->dtype.lanes != want.lanes) {
     tn_dtype_print(want, a, sizeof a);
     tn_dtype_print(dl->dtype, b, sizeof b);
-    return RAISE(TYPE, who, "model '%s', input '%s' is %s, got %s",
-                 name_of(m), t->name, a, b);
+    return tn_error_raise_in(TN_ERR_TYPE, who,
+                             "model '%s', input '%s' is %s, got %s", name_of(m),
+                             t->name, a, b);
   }
   bool same = dl->ndim == t->ndim;
   for (int32_t d = 0; same && d < t->ndim; d++)
@@ -543,18 +556,21 @@ static int check_input(const Module *m, int32_t i, const TnCrtTensorInfo *t,
     char sa[256], sb[256];
     format_shape(NULL, t->shape, t->ndim, sa, sizeof sa);
     format_shape(dl->shape, NULL, dl->ndim, sb, sizeof sb);
-    return RAISE(VALUE, who, "model '%s', input '%s' has shape %s, got %s",
-                 name_of(m), t->name, sa, sb);
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "model '%s', input '%s' has shape %s, got %s",
+                             name_of(m), t->name, sa, sb);
   }
   if (dl->device.device_type != kDLCPU &&
       dl->device.device_type != kDLCUDAHost)
-    return RAISE(VALUE, who, "model '%s', input '%s': the tensor is not in "
-                 "CPU memory", name_of(m), t->name);
+    return tn_error_raise_in(TN_ERR_VALUE, who, "model '%s', input '%s': the "
+                             "tensor is not in CPU memory", name_of(m),
+                             t->name);
   int compact = 0;
   tn_tensor_is_contiguous(tensor, &compact);
   if (!compact)
-    return RAISE(VALUE, who, "model '%s', input '%s': the tensor is not "
-                 "compact (make a compact copy first)", name_of(m), t->name);
+    return tn_error_raise_in(TN_ERR_VALUE, who, "model '%s', input '%s': the "
+                             "tensor is not compact (make a compact copy "
+                             "first)", name_of(m), t->name);
   return 0;
 }
 
@@ -569,7 +585,8 @@ static int put_input(Module *m, int32_t i, const void *data, TnObject *keep,
   void *dst = keep ? (void *)data : m->inst.inputs[i];
   if (t->pool < 0 && !keep && m->in_copy[i] == NULL &&
       (m->in_copy[i] = aligned_alloc_zeroed(t->nbytes, BUF_ALIGN)) == NULL)
-    return RAISE(MEMORY, who, "model '%s': out of memory", name_of(m));
+    return tn_error_raise_in(TN_ERR_MEMORY, who, "model '%s': out of memory",
+                             name_of(m));
   if (t->pool < 0 && !keep) dst = m->in_copy[i];
   int32_t st = t->pool < 0 ? tn_crt_bind_input(&m->inst, i, dst, t->nbytes)
                            : TN_CRT_OK;
@@ -607,9 +624,10 @@ TN_API int tn_module_set_input_bytes(TnObject *mod, int32_t i,
   const TnCrtTensorInfo *t = m ? info_at(m, false, i, who) : NULL;
   if (t == NULL) return -1;
   if (data == NULL || nbytes != t->nbytes)
-    return RAISE(VALUE, who, "model '%s', input '%s' takes %u bytes, got %zu%s",
-                 name_of(m), t->name, t->nbytes, nbytes,
-                 data ? "" : " (NULL)");
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "model '%s', input '%s' takes %u bytes, got %zu%s",
+                             name_of(m), t->name, t->nbytes, nbytes,
+                             data ? "" : " (NULL)");
   if (enter(m, who)) return -1;
   TnObject *old = NULL;
   int rc = put_input(m, i, data, NULL, &old, who);
@@ -625,12 +643,14 @@ static int run_locked(Module *m, const char *who) {
   const TnCrtModel *d = m->model;
   for (int32_t i = 0; i < d->num_inputs; i++)
     if (!(m->inputs_set & (1u << i)))
-      return RAISE(RUNTIME, who, "model '%s': input '%s' (%d) is not set",
-                   name_of(m), d->inputs[i].name, i);
+      return tn_error_raise_in(TN_ERR_RUNTIME, who,
+                               "model '%s': input '%s' (%d) is not set",
+                               name_of(m), d->inputs[i].name, i);
   for (int32_t k = 0; k < d->num_devices; k++)
     if (m->inst.devices[k] == NULL)
-      return RAISE(RUNTIME, who, "model '%s': device '%s' (%d) is not set "
-                   "(tn_module_set_device)", name_of(m), d->devices[k], k);
+      return tn_error_raise_in(TN_ERR_RUNTIME, who, "model '%s': device '%s' "
+                               "(%d) is not set (tn_module_set_device)",
+                               name_of(m), d->devices[k], k);
   int32_t st = tn_crt_run(&m->inst);
   m->stale = st ? "the last run failed" : NULL;
   return st ? crt_error(m, st, who, "run failed") : 0;
@@ -660,16 +680,19 @@ TN_API int tn_module_run_with(TnObject *mod, int32_t n,
   if (m == NULL) return -1;
   const TnCrtModel *d = m->model;
   if (n < 0 || n > d->num_inputs)
-    return RAISE(VALUE, who, "model '%s' has %d inputs, got %d", name_of(m),
-                 d->num_inputs, n);
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "model '%s' has %d inputs, got %d", name_of(m),
+                             d->num_inputs, n);
   if (n > 0 && (data == NULL || nbytes == NULL))
-    return RAISE(VALUE, who, "model '%s': %d inputs given with NULL %s",
-                 name_of(m), n, data == NULL ? "data" : "nbytes");
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "model '%s': %d inputs given with NULL %s",
+                             name_of(m), n, data == NULL ? "data" : "nbytes");
   for (int32_t i = 0; i < n; i++)
     if (data[i] == NULL || nbytes[i] != d->inputs[i].nbytes)
-      return RAISE(VALUE, who, "model '%s', input '%s' takes %u bytes, got "
-                   "%zu%s", name_of(m), d->inputs[i].name, d->inputs[i].nbytes,
-                   nbytes[i], data[i] ? "" : " (NULL)");
+      return tn_error_raise_in(TN_ERR_VALUE, who, "model '%s', input '%s' "
+                               "takes %u bytes, got %zu%s", name_of(m),
+                               d->inputs[i].name, d->inputs[i].nbytes,
+                               nbytes[i], data[i] ? "" : " (NULL)");
   if (enter(m, who)) return -1;
   TnObject *old[TN_CRT_MAX_IO] = {0};
   uint32_t lent = 0; /* inputs read in place */
@@ -716,8 +739,9 @@ TN_API int tn_module_time(TnObject *mod, int32_t number, int32_t repeat,
   Module *m = as_module(mod, who);
   if (m == NULL) return -1;
   if (number < 1 || repeat < 1 || ms_per_run == NULL)
-    return RAISE(VALUE, who, "number and repeat must be at least 1 and "
-                 "ms_per_run not NULL (got %d, %d)", number, repeat);
+    return tn_error_raise_in(TN_ERR_VALUE, who, "number and repeat must be at "
+                             "least 1 and ms_per_run not NULL (got %d, %d)",
+                             number, repeat);
   if (enter(m, who)) return -1;
   int rc = 0;
   for (int32_t r = 0; r < repeat && rc == 0; r++) {
@@ -744,8 +768,9 @@ static void output_view_delete(DLManagedTensorVersioned *self) {
 }
 
 static int no_outputs(const Module *m, const char *who) {
-  return RAISE(RUNTIME, who, "model '%s' has no outputs to give: %s",
-               name_of(m), m->stale);
+  return tn_error_raise_in(TN_ERR_RUNTIME, who,
+                           "model '%s' has no outputs to give: %s", name_of(m),
+                           m->stale);
 }
 
 /* Output `i` (checked) with the flag held: a tensor over its buffer that
@@ -754,7 +779,8 @@ static TnObject *output_locked(Module *m, int32_t i, const char *who) {
   const TnCrtTensorInfo *t = &m->model->outputs[i];
   if (m->stale) return no_outputs(m, who), NULL;
   OutputView *v = calloc(1, sizeof *v);
-  if (v == NULL) return RAISE(MEMORY, who, "out of memory"), NULL;
+  if (v == NULL)
+    return tn_error_raise_in(TN_ERR_MEMORY, who, "out of memory"), NULL;
   for (int32_t d = 0; d < t->ndim; d++) v->shape[d] = t->shape[d];
   v->managed.version.major = DLPACK_MAJOR_VERSION;
   v->managed.version.minor = DLPACK_MINOR_VERSION;
@@ -802,9 +828,9 @@ TN_API int tn_module_copy_output(TnObject *mod, int32_t i, void *out,
   const TnCrtTensorInfo *t = m ? info_at(m, true, i, who) : NULL;
   if (t == NULL) return -1;
   if (out == NULL || nbytes != t->nbytes)
-    return RAISE(VALUE, who, "model '%s', output '%s' has %u bytes, got a "
-                 "buffer of %zu%s", name_of(m), t->name, t->nbytes, nbytes,
-                 out ? "" : " (NULL)");
+    return tn_error_raise_in(TN_ERR_VALUE, who, "model '%s', output '%s' has "
+                             "%u bytes, got a buffer of %zu%s", name_of(m),
+                             t->name, t->nbytes, nbytes, out ? "" : " (NULL)");
   if (enter(m, who)) return -1;
   int rc = m->stale ? no_outputs(m, who) : 0;
   if (rc == 0) memcpy(out, m->inst.outputs[i], nbytes);
@@ -844,21 +870,26 @@ static int set_workspace(TnObject *mod, int32_t i, void *base, size_t nbytes,
   if (m == NULL) return -1;
   const TnCrtModel *d = m->model;
   if (i < 0 || i >= d->num_workspace_pools)
-    return RAISE(INDEX, who, "model '%s' has %d workspace pools, no pool %d",
-                 name_of(m), d->num_workspace_pools, i);
+    return tn_error_raise_in(TN_ERR_INDEX, who,
+                             "model '%s' has %d workspace pools, no pool %d",
+                             name_of(m), d->num_workspace_pools, i);
   const TnCrtPoolInfo *p = &d->workspace_pools[i];
   if (base && nbytes < p->size)
-    return RAISE(VALUE, who, "model '%s': pool '%s' needs %u bytes, got %zu",
-                 name_of(m), p->name ? p->name : "?", p->size, nbytes);
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "model '%s': pool '%s' needs %u bytes, got %zu",
+                             name_of(m), p->name ? p->name : "?", p->size,
+                             nbytes);
   if (base && p->alignment > 1 && (uintptr_t)base % p->alignment)
-    return RAISE(VALUE, who, "model '%s': pool '%s' must be aligned to %u "
-                 "bytes", name_of(m), p->name ? p->name : "?", p->alignment);
+    return tn_error_raise_in(TN_ERR_VALUE, who, "model '%s': pool '%s' must be "
+                             "aligned to %u bytes", name_of(m),
+                             p->name ? p->name : "?", p->alignment);
   if (enter(m, who)) return -1;
   const char *clash = base ? pool_clash(m, i, base) : NULL;
   if (clash) {
     leave(m);
-    return RAISE(VALUE, who, "model '%s': pool '%s' overlaps %s",
-                 name_of(m), p->name ? p->name : "?", clash);
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "model '%s': pool '%s' overlaps %s", name_of(m),
+                             p->name ? p->name : "?", clash);
   }
   m->ws[i] = base ? base : m->own_ws[i];
   TnObject *old = m->ws_tensor[i];
@@ -885,19 +916,22 @@ TN_API int tn_module_set_workspace_tensor(TnObject *mod, int32_t i,
   if (m == NULL) return -1;
   if (tensor == NULL) return set_workspace(mod, i, NULL, 0, NULL, who);
   if (tensor->type_index != TN_TYPE_TENSOR)
-    return RAISE(TYPE, who, "model '%s', pool %d: expected a tn.Tensor, got "
-                 "%s", name_of(m), i, tn_object_type_key(tensor));
+    return tn_error_raise_in(TN_ERR_TYPE, who, "model '%s', pool %d: expected "
+                             "a tn.Tensor, got %s", name_of(m), i,
+                             tn_object_type_key(tensor));
   const DLTensor *dl = tn_tensor_dltensor(tensor);
   int compact = 0, readonly = 0;
   tn_tensor_is_contiguous(tensor, &compact);
   tn_tensor_is_readonly(tensor, &readonly);
   if ((dl->device.device_type != kDLCPU &&
        dl->device.device_type != kDLCUDAHost) || !compact)
-    return RAISE(VALUE, who, "model '%s', pool %d: the tensor must be compact "
-                 "and in CPU memory", name_of(m), i);
+    return tn_error_raise_in(TN_ERR_VALUE, who, "model '%s', pool %d: the "
+                             "tensor must be compact and in CPU memory",
+                             name_of(m), i);
   if (readonly)
-    return RAISE(VALUE, who, "model '%s', pool %d: the tensor is read-only "
-                 "(a run writes its pools)", name_of(m), i);
+    return tn_error_raise_in(TN_ERR_VALUE, who, "model '%s', pool %d: the "
+                             "tensor is read-only (a run writes its pools)",
+                             name_of(m), i);
   return set_workspace(mod, i, (uint8_t *)dl->data + dl->byte_offset,
                        (size_t)tn_tensor_nbytes(tensor), tensor, who);
 }
@@ -907,10 +941,12 @@ TN_API int tn_module_set_device(TnObject *mod, int32_t i, void *device) {
   Module *m = as_module(mod, who);
   if (m == NULL) return -1;
   if (i < 0 || i >= m->model->num_devices)
-    return RAISE(INDEX, who, "model '%s' has %d devices, no device %d",
-                 name_of(m), m->model->num_devices, i);
+    return tn_error_raise_in(TN_ERR_INDEX, who,
+                             "model '%s' has %d devices, no device %d",
+                             name_of(m), m->model->num_devices, i);
   if (device == NULL)
-    return RAISE(VALUE, who, "model '%s': device %d is NULL", name_of(m), i);
+    return tn_error_raise_in(TN_ERR_VALUE, who, "model '%s': device %d is NULL",
+                             name_of(m), i);
   if (enter(m, who)) return -1;
   int32_t st = tn_crt_set_device(&m->inst, i, device);
   leave(m);
@@ -923,10 +959,13 @@ TN_API int tn_module_set_device(TnObject *mod, int32_t i, void *device) {
 static Module *module_arg(const TnAny *args, int32_t n, int32_t want,
                           const char *who, const char *usage) {
   if (n < 1 || args[0].type_index != TN_TYPE_MODULE)
-    return RAISE(TYPE, who, "the first argument must be a tn.Module, got %s",
-                 n < 1 ? "nothing" : tn_any_type_key(&args[0])), NULL;
+    return tn_error_raise_in(TN_ERR_TYPE, who,
+                             "the first argument must be a tn.Module, got %s",
+                             n < 1 ? "nothing" : tn_any_type_key(&args[0])),
+           NULL;
   if (want >= 0 && n != want)
-    return RAISE(TYPE, who, "takes %s, got %d arguments", usage, n), NULL;
+    return tn_error_raise_in(TN_ERR_TYPE, who, "takes %s, got %d arguments",
+                             usage, n), NULL;
   return (Module *)args[0].v_obj;
 }
 
@@ -940,8 +979,8 @@ static int fn_load(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   (void)self;
   const char *path, *name = NULL;
   if (n < 1 || n > 2)
-    return RAISE(TYPE, "runtime.ModuleLoad", "takes (path[, name]), got %d "
-                 "arguments", n);
+    return tn_error_raise_in(TN_ERR_TYPE, "runtime.ModuleLoad",
+                             "takes (path[, name]), got %d arguments", n);
   if (tn_any_as_str(&args[0], &path, NULL) ||
       (n == 2 && args[1].type_index != TN_TYPE_NONE &&
        tn_any_as_str(&args[1], &name, NULL)))
@@ -953,8 +992,8 @@ static int fn_system(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   (void)self;
   const char *name;
   if (n != 1)
-    return RAISE(TYPE, "runtime.ModuleSystem", "takes (name), got %d "
-                 "arguments", n);
+    return tn_error_raise_in(TN_ERR_TYPE, "runtime.ModuleSystem",
+                             "takes (name), got %d arguments", n);
   if (tn_any_as_str(&args[0], &name, NULL)) return -1;
   return ret_obj(tn_module_system(name), ret);
 }
@@ -976,8 +1015,8 @@ static int input_arg(Module *m, const TnAny *a, const char *who,
   }
   if (tn_any_as_str(a, &name, NULL)) {
     tn_error_set_raised(NULL);
-    return RAISE(TYPE, who, "an input is named by its index or its name, "
-                 "got %s", tn_any_type_key(a));
+    return tn_error_raise_in(TN_ERR_TYPE, who, "an input is named by its index "
+                             "or its name, got %s", tn_any_type_key(a));
   }
   *out = tn_module_input_index(&m->header, name);
   return *out < 0 ? -1 : 0;
@@ -996,9 +1035,9 @@ static int set_from_any(Module *m, int32_t i, const TnAny *v,
     return tn_module_set_input_bytes(&m->header, i, data, size);
   }
   const TnCrtTensorInfo *t = info_at(m, false, i, who);
-  return t ? RAISE(TYPE, who, "model '%s', input '%s': expected a tn.Tensor "
-                   "or bytes, got %s", name_of(m), t->name,
-                   tn_any_type_key(v))
+  return t ? tn_error_raise_in(TN_ERR_TYPE, who, "model '%s', input '%s': "
+                               "expected a tn.Tensor or bytes, got %s",
+                               name_of(m), t->name, tn_any_type_key(v))
            : -1;
 }
 
@@ -1039,8 +1078,9 @@ static int fn_invoke(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   if (m == NULL) return -1;
   const TnCrtModel *d = m->model;
   if (n - 1 > d->num_inputs)
-    return RAISE(TYPE, who, "model '%s' has %d inputs, got %d", name_of(m),
-                 d->num_inputs, n - 1);
+    return tn_error_raise_in(TN_ERR_TYPE, who,
+                             "model '%s' has %d inputs, got %d", name_of(m),
+                             d->num_inputs, n - 1);
   for (int32_t i = 0; i + 1 < n; i++)
     if (set_from_any(m, i, &args[i + 1], who)) return -1;
   if (enter(m, who)) return -1;
@@ -1069,9 +1109,9 @@ static int fn_time(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   double ms[1000];
   TnAny items[1000];
   if (number < 1 || number > INT32_MAX || repeat < 1 || repeat > 1000)
-    return RAISE(VALUE, who, "number must be in [1, 2^31) and repeat in [1, "
-                 "1000], got %lld and %lld", (long long)number,
-                 (long long)repeat);
+    return tn_error_raise_in(TN_ERR_VALUE, who, "number must be in [1, 2^31) "
+                             "and repeat in [1, 1000], got %lld and %lld",
+                             (long long)number, (long long)repeat);
   if (tn_module_time(&m->header, (int32_t)number, (int32_t)repeat, ms))
     return -1;
   for (int64_t r = 0; r < repeat; r++) items[r] = tn_any_float(ms[r]);
@@ -1090,17 +1130,16 @@ static int fn_set_workspace(void *self, const TnAny *args, int32_t n,
   if (args[2].type_index == TN_TYPE_NONE)
     return tn_module_set_workspace_tensor(&m->header, (int32_t)i, NULL);
   if (args[2].type_index != TN_TYPE_TENSOR)
-    return RAISE(TYPE, who, "model '%s', pool %lld: expected a tn.Tensor or "
-                 "None, got %s", name_of(m), (long long)i,
-                 tn_any_type_key(&args[2]));
+    return tn_error_raise_in(TN_ERR_TYPE, who, "model '%s', pool %lld: "
+                             "expected a tn.Tensor or None, got %s", name_of(m),
+                             (long long)i, tn_any_type_key(&args[2]));
   return tn_module_set_workspace_tensor(&m->header, (int32_t)i, args[2].v_obj);
 }
 
-/* Called once by the library's start-up (libtvmnode/src/init.c), after the
+/* Called once by the host runtime's start-up (init.c), after the
  * executor's functions. */
 int tn__params_save_fn(void *self, const TnAny *args, int32_t n, TnAny *ret);
 int tn__params_load_fn(void *self, const TnAny *args, int32_t n, TnAny *ret);
-int tn__module_init(void);
 int tn__module_init(void) {
   static const TnHostFn fns[] = {{"runtime.ModuleLoad", fn_load},
              {"runtime.ModuleSystem", fn_system},

@@ -19,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RAISE(kind, ...) tn_error_raise_in(TN_ERR_##kind, __VA_ARGS__)
-
 static const char kMagic[8] = {'T', 'N', 'P', 'A', 'R', 'A', 'M', 'S'};
 enum {
   kVersion = 1,
@@ -112,7 +110,8 @@ static int gather(const DLTensor *dl, uint8_t *out, size_t nbytes,
     return 0;
   }
   int64_t *idx = calloc((size_t)dl->ndim, sizeof *idx);
-  if (idx == NULL) return RAISE(MEMORY, who, "out of memory");
+  if (idx == NULL)
+    return tn_error_raise_in(TN_ERR_MEMORY, who, "out of memory");
   for (size_t o = 0; o < nbytes; o += elem) {
     int64_t off = 0;
     for (int32_t d = 0; d < dl->ndim; d++) off += idx[d] * dl->strides[d];
@@ -135,24 +134,27 @@ static int entry_of(const TnObject *params, int64_t pos, const char **name,
   tn_map_next(params, pos, &k, &v);
   if (tn_any_as_str(k, name, name_len)) {
     tn_error_set_raised(NULL); /* the cast's own message names no key */
-    return RAISE(TYPE, who, "keys must be strings, got %s",
-                 tn_any_type_key(k));
+    return tn_error_raise_in(TN_ERR_TYPE, who, "keys must be strings, got %s",
+                             tn_any_type_key(k));
   }
   if (v->type_index != TN_TYPE_TENSOR)
-    return RAISE(TYPE, who, "'%s': expected a tn.Tensor, got %s", *name,
-                 tn_any_type_key(v));
+    return tn_error_raise_in(TN_ERR_TYPE, who,
+                             "'%s': expected a tn.Tensor, got %s", *name,
+                             tn_any_type_key(v));
   const DLTensor *t = tn_tensor_dltensor(v->v_obj);
   if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost)
-    return RAISE(VALUE, who, "'%s': the tensor is not on the CPU", *name);
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "'%s': the tensor is not on the CPU", *name);
   if (!dtype_supported(t->dtype.code, t->dtype.bits, t->dtype.lanes)) {
     char dt[32];
     tn_dtype_print(t->dtype, dt, sizeof dt);
-    return RAISE(TYPE, who, "'%s' has dtype %s; the format carries int8, "
-                 "int16, int32, int64, uint8, float32, float64 and bool",
-                 *name, dt);
+    return tn_error_raise_in(TN_ERR_TYPE, who, "'%s' has dtype %s; the format "
+                             "carries int8, int16, int32, int64, uint8, "
+                             "float32, float64 and bool", *name, dt);
   }
   if (*name_len > UINT32_MAX)
-    return RAISE(VALUE, who, "a name of %zu bytes is too long", *name_len);
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "a name of %zu bytes is too long", *name_len);
   *dl = t;
   *total += 12 + *name_len + 8 * (uint64_t)t->ndim + 8 +
             (uint64_t)tn_tensor_nbytes(v->v_obj);
@@ -163,7 +165,9 @@ TN_API TnObject *tn_params_save(const TnObject *params) {
   const char *who = "tn_params_save";
   int64_t n = tn_map_size(params);
   if (n < 0) return NULL;
-  if (n > UINT32_MAX) return RAISE(VALUE, who, "%lld tensors", (long long)n), NULL;
+  if (n > UINT32_MAX)
+    return tn_error_raise_in(TN_ERR_VALUE, who, "%lld tensors",
+                             (long long)n), NULL;
   uint64_t total = kHeader + 4;
   for (int64_t pos = tn_map_next(params, 0, NULL, NULL); pos >= 0;
        pos = tn_map_next(params, pos + 1, NULL, NULL)) {
@@ -172,11 +176,12 @@ TN_API TnObject *tn_params_save(const TnObject *params) {
     const DLTensor *dl;
     if (entry_of(params, pos, &name, &len, &dl, &total, who)) return NULL;
   }
-  if (total > SIZE_MAX) return RAISE(MEMORY, who, "out of memory"), NULL;
+  if (total > SIZE_MAX)
+    return tn_error_raise_in(TN_ERR_MEMORY, who, "out of memory"), NULL;
   uint8_t *buf = malloc((size_t)total), *p = buf;
   if (buf == NULL)
-    return RAISE(MEMORY, who, "out of memory (%llu bytes)",
-                 (unsigned long long)total), NULL;
+    return tn_error_raise_in(TN_ERR_MEMORY, who, "out of memory (%llu bytes)",
+                             (unsigned long long)total), NULL;
   memcpy(p, kMagic, 8);
   put_le(p + 8, kVersion, 4);
   put_le(p + 12, (uint64_t)n, 4);
@@ -227,10 +232,11 @@ static size_t left(const Cursor *c) { return (size_t)(c->end - c->p); }
 
 /* Raise "entry i ('name'): <what>" for the current entry. */
 #define ENTRY_ERROR(c, fmt, ...)                                             \
-  ((c)->name ? RAISE(VALUE, "tn_params_load", "entry %u ('%s'): " fmt,       \
-                     (c)->entry, (c)->name, __VA_ARGS__)                     \
-             : RAISE(VALUE, "tn_params_load", "entry %u: " fmt, (c)->entry,  \
-                     __VA_ARGS__))
+  ((c)->name ? tn_error_raise_in(TN_ERR_VALUE, "tn_params_load",             \
+                                 "entry %u ('%s'): " fmt, (c)->entry,        \
+                                 (c)->name, __VA_ARGS__)                     \
+             : tn_error_raise_in(TN_ERR_VALUE, "tn_params_load",             \
+                                 "entry %u: " fmt, (c)->entry, __VA_ARGS__))
 
 static int take(Cursor *c, size_t n, const char *field, const uint8_t **out) {
   if (left(c) < n)
@@ -340,32 +346,37 @@ static int read_entry(Cursor *c, int64_t *dims, TnAny *key, TnAny *value) {
 TN_API TnObject *tn_params_load(const void *data, size_t size) {
   const char *who = "tn_params_load";
   const uint8_t *p = data;
-  if (p == NULL && size > 0) return RAISE(VALUE, who, "data is NULL"), NULL;
+  if (p == NULL && size > 0)
+    return tn_error_raise_in(TN_ERR_VALUE, who, "data is NULL"), NULL;
   if (size < 8 || memcmp(p, kMagic, 8) != 0)
-    return RAISE(VALUE, who, "not a parameter file (bad magic)"), NULL;
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "not a parameter file (bad magic)"), NULL;
   if (size < kHeader + 4)
-    return RAISE(VALUE, who, "truncated: %zu bytes, a parameter file has at "
-                 "least %d", size, kHeader + 4), NULL;
+    return tn_error_raise_in(TN_ERR_VALUE, who, "truncated: %zu bytes, a "
+                             "parameter file has at least %d", size,
+                             kHeader + 4), NULL;
   size_t body = size - 4;
   uint32_t stored = (uint32_t)get_le(p + body, 4);
   uint32_t crc = tn_params_crc32(0, p, body);
   if (stored != crc)
-    return RAISE(VALUE, who, "checksum mismatch: the file says 0x%08x, its "
-                 "bytes give 0x%08x (the file is corrupted or truncated)",
-                 stored, crc), NULL;
+    return tn_error_raise_in(TN_ERR_VALUE, who, "checksum mismatch: the file "
+                             "says 0x%08x, its bytes give 0x%08x (the file is "
+                             "corrupted or truncated)", stored, crc), NULL;
   uint32_t version = (uint32_t)get_le(p + 8, 4);
   uint32_t count = (uint32_t)get_le(p + 12, 4);
   if (version != kVersion)
-    return RAISE(VALUE, who, "version %u, expected %d", version, kVersion),
-           NULL;
+    return tn_error_raise_in(TN_ERR_VALUE, who, "version %u, expected %d",
+                             version, kVersion), NULL;
   if (count > (body - kHeader) / kMinEntry)
-    return RAISE(VALUE, who, "%u tensors, but %zu bytes hold at most %zu",
-                 count, body - kHeader, (body - kHeader) / kMinEntry), NULL;
+    return tn_error_raise_in(TN_ERR_VALUE, who,
+                             "%u tensors, but %zu bytes hold at most %zu",
+                             count, body - kHeader,
+                             (body - kHeader) / kMinEntry), NULL;
   TnAny *keys = calloc(count ? count : 1, 2 * sizeof(TnAny));
   int64_t *dims = malloc(kMaxNdim * sizeof *dims);
   TnObject *out = NULL;
   if (keys == NULL || dims == NULL) {
-    RAISE(MEMORY, who, "out of memory");
+    tn_error_raise_in(TN_ERR_MEMORY, who, "out of memory");
     goto done;
   }
   TnAny *values = keys + count;
@@ -375,7 +386,8 @@ TN_API TnObject *tn_params_load(const void *data, size_t size) {
     if (read_entry(&c, dims, &keys[c.entry], &values[c.entry])) goto done;
   }
   if (left(&c) != 0) {
-    RAISE(VALUE, who, "%zu trailing bytes after %u tensors", left(&c), count);
+    tn_error_raise_in(TN_ERR_VALUE, who, "%zu trailing bytes after %u tensors",
+                      left(&c), count);
     goto done;
   }
   out = tn_map_new(keys, values, count);
@@ -393,10 +405,12 @@ int tn__params_save_fn(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   (void)self;
   const char *who = "runtime.SaveParams";
   if (n != 1)
-    return RAISE(TYPE, who, "takes (params), got %d arguments", n);
+    return tn_error_raise_in(TN_ERR_TYPE, who,
+                             "takes (params), got %d arguments", n);
   if (args[0].type_index != TN_TYPE_MAP && args[0].type_index != TN_TYPE_DICT)
-    return RAISE(TYPE, who, "expected a map of name -> tensor, got %s",
-                 tn_any_type_key(&args[0]));
+    return tn_error_raise_in(TN_ERR_TYPE, who,
+                             "expected a map of name -> tensor, got %s",
+                             tn_any_type_key(&args[0]));
   TnObject *b = tn_params_save(args[0].v_obj);
   *ret = tn_any_obj(b);
   return b ? 0 : -1;
@@ -408,8 +422,8 @@ int tn__params_load_fn(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   const char *data;
   size_t size;
   if (n != 1)
-    return RAISE(TYPE, "runtime.LoadParams", "takes (data), got %d "
-                 "arguments", n);
+    return tn_error_raise_in(TN_ERR_TYPE, "runtime.LoadParams",
+                             "takes (data), got %d arguments", n);
   if (tn_any_as_bytes(&args[0], &data, &size)) return -1;
   TnObject *m = tn_params_load(data, size);
   *ret = tn_any_obj(m);

@@ -71,7 +71,10 @@ fn main() {
 fn link_dir(lib: &Path, statik: bool) {
     println!("cargo:rustc-link-search=native={}", lib.display());
     if statik {
-        println!("cargo:rustc-link-lib=static=tvmnode");
+        // Whole: runtime/host registers its functions (runtime.Executor, ...)
+        // from a constructor that nothing references, which a plain archive
+        // link would leave out (C links name it: -Wl,-u,tn__host_init).
+        println!("cargo:rustc-link-lib=static:+whole-archive=tvmnode");
         // The archive's own dependencies (GLib, libffi, YAJL).
         for dep in ["glib-2.0", "libffi", "yajl"] {
             if pkg_config::Config::new().probe(dep).is_err() && dep != "yajl" {

@@ -487,6 +487,7 @@ TN_API TnObject *tn_codegen_aot(const TnObject *mod, const TnObject *options) {
   char *p0 = g_strdup_printf("codegen/host/src/%s_lib0.c", g.o.name);
   char *p1 = g_strdup_printf("codegen/host/src/%s_lib1.c", g.o.name);
   char *ph = g_strdup_printf("codegen/host/include/tvmgen_%s.h", g.o.name);
+  if (files == NULL || srcs == NULL) rc = -1; /* the MemoryError is raised */
   if (rc == 0)
     rc = add_file(&files, p0, lib0) || add_file(&files, p1, lib1) ||
          add_file(&files, ph, hdr) ||
@@ -509,23 +510,29 @@ TN_API TnObject *tn_codegen_aot(const TnObject *mod, const TnObject *options) {
   g_string_free(lib0, TRUE), g_string_free(lib1, TRUE);
   g_string_free(hdr, TRUE), g_string_free(meta, TRUE);
   TnObject *pm = rc == 0 ? tn__aot_plan_map(&g) : NULL;
-  TnObject *consts = tn_map_new(NULL, NULL, 0);
-  for (guint c = 0; pm && c < g.v.consts->len; c++) {
+  TnObject *consts = pm ? tn_map_new(NULL, NULL, 0) : NULL;
+  for (guint c = 0; consts && rc == 0 && c < g.v.consts->len; c++) {
     if (!g.const_used[c]) continue;
     char key[32];
     g_snprintf(key, sizeof key, "const%u", c);
     TnAny k = tn_any_cstr(key), v = tn_any_obj(g_ptr_array_index(g.v.consts, c));
     if (tn_map_set(&consts, &k, &v)) rc = -1;
   }
-  result = tn_map_new(NULL, NULL, 0);
-  if (rc || pm == NULL || tn__aot_map_put(&result, "files", tn_any_obj(files)) ||
-      tn__aot_map_put(&result, "runtime_sources", tn_any_obj(srcs)) ||
-      tn__aot_map_put(&result, "plan", tn_any_obj(pm)) ||
-      tn__aot_map_put(&result, "constants", tn_any_obj(consts))) {
-    tn_object_release(result);
-    result = NULL;
+  /* Each part goes into the result or is released, exactly once, whichever
+   * step failed (a file, the metadata, the plan, a constant or the result
+   * itself): tn__aot_map_put takes its value even when it fails. */
+  static const char *const keys[] = {"files", "runtime_sources", "plan",
+                                     "constants"};
+  TnObject *parts[] = {files, srcs, pm, consts};
+  result = rc == 0 && pm && consts ? tn_map_new(NULL, NULL, 0) : NULL;
+  for (size_t i = 0; i < G_N_ELEMENTS(parts); i++) {
+    if (result == NULL) {
+      tn_object_release(parts[i]);
+    } else if (tn__aot_map_put(&result, keys[i], tn_any_obj(parts[i]))) {
+      tn_object_release(result);
+      result = NULL;
+    }
   }
-  files = srcs = pm = consts = NULL;
 done:
   gen_clear(&g);
   return result;

@@ -377,14 +377,6 @@ static inline size_t tn__field_size(int32_t kind) {
   }
 }
 
-/* Store `v` into a field (checked, converted, owned; the old value is
- * released) or read it into an owned any. `who` names the caller. */
-int tn__field_store(TnObject *obj, const TnFieldInfo *f, const TnAny *v,
-                    const char *who);
-void tn__field_load(const TnObject *obj, const TnFieldInfo *f, TnAny *out);
-/* A borrowed view of a field as an any (objects not retained). */
-void tn__field_view(const TnObject *obj, const TnFieldInfo *f, TnAny *out);
-const char *tn__field_kind_name(int32_t kind);
 
 /* A dtype's name, or "DataType(code, bits, lanes)" when it has none; never
  * raises. Returns buf. */

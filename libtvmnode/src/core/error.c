@@ -352,6 +352,19 @@ TN_API TnObject *tn_error_format(const TnObject *err) {
 /* Helpers for argument checks across the library                            */
 /* ------------------------------------------------------------------------ */
 
+/* TN__INIT_CHECK's failure, for the start-up of every layer: here in core,
+ * below them all, so no layer reaches up to init.c for it. */
+_Noreturn void tn__init_failed(const char *what, const char *file, int line) {
+  TnObject *err = tn_error_peek_raised();
+  fprintf(stderr, "tvmnode: start-up failed at %s:%d: %s\n", file, line,
+          what);
+  if (err != NULL)
+    fprintf(stderr, "tvmnode: %s: %s\n", tn_error_kind(err),
+            tn_error_message(err));
+  abort();
+}
+
+
 int tn__raise_null(const char *func, const char *arg) {
   return tn_error_raise_in(TN_ERR_VALUE, func, "argument '%s' is NULL", arg);
 }

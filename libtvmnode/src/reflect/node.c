@@ -768,3 +768,77 @@ TnObject *tn__node_make(int32_t type_index, const char *const *names,
   }
   return ret.v_obj;
 }
+
+/* ------------------------------------------------------------------------ */
+/* The registry's view                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* tn.type_info(key or index) -> Map of what the type table knows of a
+ * type, its reflected fields included. */
+static int type_info(void *self, const TnAny *args, int32_t nargs,
+                     TnAny *ret) {
+  (void)self;
+  if (nargs != 1)
+    return tn_error_raise_in(TN_ERR_TYPE, NULL, "tn.type_info takes 1 "
+                             "argument, got %d", nargs);
+  int32_t t;
+  const char *key;
+  if (args[0].type_index == TN_TYPE_INT) {
+    t = (int32_t)args[0].v_int64;
+    if ((int64_t)t != args[0].v_int64 || tn_type_key(t) == NULL)
+      return tn_error_raise_in(TN_ERR_KEY, "tn.type_info",
+                               "no type has index %lld",
+                               (long long)args[0].v_int64);
+  } else if (tn_any_as_str(&args[0], &key, NULL) == 0) {
+    t = tn_type_index(key);
+    if (t < 0) return -1;
+  } else {
+    return tn_error_raise_in(TN_ERR_TYPE, "tn.type_info",
+                             "argument 0: expected str or int, got %s",
+                             tn_any_type_key(&args[0]));
+  }
+  const TnTypeInfo *info = tn__type_info(t);
+  TnObject *fields = tn_array_new(NULL, 0);
+  if (fields == NULL) return -1;
+  const TnNodeInfo *node = tn__node_info(t);
+  for (int32_t i = 0; node && i < node->nfields; i++) {
+    const TnFieldDesc *d = &node->fields[i].desc;
+    TnAny fk[] = {tn_any_cstr("name"), tn_any_cstr("kind"),
+                  tn_any_cstr("flags"), tn_any_cstr("type_key"),
+                  tn_any_cstr("offset"), tn_any_cstr("doc")};
+    TnAny fv[] = {tn_any_cstr(d->name),
+                  tn_any_cstr(tn__field_kind_name(d->kind)),
+                  tn_any_int(d->flags), tn_any_cstr(d->type_key),
+                  tn_any_int(d->offset), tn_any_cstr(d->doc)};
+    TnObject *fm = tn_map_new(fk, fv, G_N_ELEMENTS(fk));
+    TnAny item = tn_any_obj(fm);
+    int rc = fm ? tn_array_push(&fields, &item) : -1;
+    tn_object_release(fm);
+    if (rc) {
+      tn__release(fields);
+      return -1;
+    }
+  }
+  static const char *kinds[] = {"tree", "dag", "var", "unique"};
+  TnAny keys[] = {tn_any_cstr("type_key"), tn_any_cstr("type_index"),
+                  tn_any_cstr("parent_index"), tn_any_cstr("depth"),
+                  tn_any_cstr("is_object"), tn_any_cstr("node_kind"),
+                  tn_any_cstr("fields")};
+  TnAny vals[] = {tn_any_cstr(info->key), tn_any_int(t),
+                  tn_any_int(info->parent), tn_any_int(info->depth),
+                  tn_any_bool(info->is_object),
+                  node ? tn_any_cstr(kinds[node->kind]) : tn_any_none(),
+                  tn_any_obj(fields)};
+  TnObject *m = tn_map_new(keys, vals, G_N_ELEMENTS(keys));
+  tn__release(fields);
+  if (m == NULL) return -1;
+  *ret = tn_any_obj(m);
+  return 0;
+}
+
+void tn__reflect_init(void) {
+  TnObject *f = tn_func_new(type_info, NULL, NULL);
+  TN__INIT_CHECK(f != NULL);
+  TN__INIT_CHECK(tn_func_register("tn.type_info", f, 0) == 0);
+  tn_object_release(f);
+}

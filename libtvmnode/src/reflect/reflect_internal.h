@@ -13,4 +13,17 @@
 
 #include "tvmnode/node.h"
 
+/* Start-up of the reflection layer: its built-in function tn.type_info
+ * (see init.c). */
+void tn__reflect_init(void);
+
+/* Store `v` into a field (checked, converted, owned; the old value is
+ * released) or read it into an owned any. `who` names the caller. */
+int tn__field_store(TnObject *obj, const TnFieldInfo *f, const TnAny *v,
+                    const char *who);
+void tn__field_load(const TnObject *obj, const TnFieldInfo *f, TnAny *out);
+/* A borrowed view of a field as an any (objects not retained). */
+void tn__field_view(const TnObject *obj, const TnFieldInfo *f, TnAny *out);
+const char *tn__field_kind_name(int32_t kind);
+
 #endif /* TVMNODE_REFLECT_INTERNAL_H_ */
