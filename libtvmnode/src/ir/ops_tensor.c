@@ -21,6 +21,11 @@ typedef struct {
 
 typedef struct {
   TnObject header;
+  double alpha;
+} LeakyReluAttrs;
+
+typedef struct {
+  TnObject header;
   DLDataType dtype;
 } CastAttrs;
 
@@ -54,6 +59,10 @@ typedef struct {
   TnAny begin, end, strides, axes;
 } StridedSliceAttrs;
 
+static const TnFieldDesc leaky_relu_fields[] = {
+    TN_FIELD_FLOAT_D(LeakyReluAttrs, alpha, 0.01, 0,
+                     "the slope below zero"),
+};
 static const TnFieldDesc clip_fields[] = {
     TN_FIELD_FLOAT(ClipAttrs, a_min, 0, "lower bound"),
     TN_FIELD_FLOAT(ClipAttrs, a_max, 0, "upper bound"),
@@ -534,6 +543,7 @@ static TnObject *infer_strided_slice(const char *op, TnObject *const *types,
 
 void tn__ir_ops_tensor_init(void) {
   TN__IR_ATTRS(ClipAttrs, "ir.ClipAttrs", clip_fields);
+  TN__IR_ATTRS(LeakyReluAttrs, "ir.LeakyReluAttrs", leaky_relu_fields);
   TN__IR_ATTRS(CastAttrs, "ir.CastAttrs", cast_fields);
   TN__IR_ATTRS(ReshapeAttrs, "ir.ReshapeAttrs", reshape_fields);
   TN__IR_ATTRS(TransposeAttrs, "ir.TransposeAttrs", transpose_fields);
@@ -565,6 +575,9 @@ void tn__ir_ops_tensor_init(void) {
                    "hyperbolic tangent, elementwise (float)");
   tn__ir_op_define("nn.relu", "data", NULL, TN_OP_ELEMWISE, infer_unary,
                    "max(data, 0), elementwise");
+  tn__ir_op_define("nn.leaky_relu", "data", "ir.LeakyReluAttrs",
+                   TN_OP_ELEMWISE, infer_unary_float,
+                   "data where above 0, else alpha * data (float)");
   tn__ir_op_define("clip", "a", "ir.ClipAttrs", TN_OP_ELEMWISE, infer_clip,
                    "clamp to [a_min, a_max]");
   tn__ir_op_define("cast", "data", "ir.CastAttrs", TN_OP_ELEMWISE, infer_cast,

@@ -168,6 +168,17 @@ static int lower_clip(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
+static int lower_leaky_relu(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kF32)) return no_kernel(a, NULL);
+  if (check_size(a, numel(a->out))) return -1;
+  TnCrtCallLeakyRelu *p = KERNEL_USE(k, leaky_relu_f32, 0);
+  p->n = (int32_t)numel(a->out);
+  p->alpha = (float)attr_float(a->attrs, "alpha", 0.01);
+  reads(k, 1);
+  k->inplace = 1; /* "out may be in" */
+  return 0;
+}
+
 static int lower_cast(const TnKernArgs *a, TnKernCall *k) {
   TnCrtDType from, to;
   if (crt_dtype(a->types[0]->dtype, &from) || crt_dtype(a->out->dtype, &to))
@@ -344,6 +355,7 @@ static const TnLowerRow g_table[] = {
     {"tanh", {lower_tanh}},
     {"nn.relu", {lower_relu}},
     {"clip", {lower_clip}},
+    {"nn.leaky_relu", {lower_leaky_relu}},
     {"cast", {lower_cast}},
     {"reshape", {lower_view}},
     {"squeeze", {lower_view}},

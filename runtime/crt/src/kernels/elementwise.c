@@ -499,3 +499,12 @@ TN_CRT_CALL(bias_add_i32, TnCrtCallAxis) {
   return tn_crt_bias_add_i32(p->outer, p->channels, p->inner, in[0], in[1],
                              out);
 }
+
+/* TFLite's float LEAKY_RELU: x where x > 0, else x * alpha; out may be in. */
+TN_CRT_CALL(leaky_relu_f32, TnCrtCallLeakyRelu) {
+  const float *x = in[0];
+  float *y = out;
+  if (x == NULL || y == NULL || p->n < 0) return TN_CRT_INVALID_ARGUMENT;
+  for (int32_t i = 0; i < p->n; i++) y[i] = x[i] > 0 ? x[i] : x[i] * p->alpha;
+  return TN_CRT_OK;
+}

@@ -60,6 +60,11 @@ TN_CRT_STRUCT(TnCrtCallClipF32);
   F(T, S, int32_t, n) F(T, S, int32_t, lo) F(T, S, int32_t, hi)
 TN_CRT_STRUCT(TnCrtCallClip);
 
+/* leaky_relu_f32: in = {x}, n elements. */
+#define TN_CRT_FIELDS_TnCrtCallLeakyRelu(F, T) \
+  F(T, S, int32_t, n) F(T, S, float, alpha)
+TN_CRT_STRUCT(TnCrtCallLeakyRelu);
+
 /* cast: in = {x}; `from` and `to` are TnCrtDType. */
 #define TN_CRT_FIELDS_TnCrtCallCast(F, T) \
   F(T, S, int32_t, from) F(T, S, int32_t, to) F(T, S, int32_t, n)
@@ -175,7 +180,7 @@ TN_CRT_STRUCT(TnCrtCallDenseS8);
   X(TnCrtConv2d) X(TnCrtQuant) X(TnCrtDense) X(TnCrtPool2d) X(TnCrtReduce)  \
   X(TnCrtQMean) X(TnCrtSoftmaxS8) X(TnCrtRequant) X(TnCrtQBinary)           \
   X(TnCrtLut8) X(TnCrtCallBinary) X(TnCrtCallUnary) X(TnCrtCallClipF32)     \
-  X(TnCrtCallClip) X(TnCrtCallCast) X(TnCrtCallAxis) X(TnCrtCallConcat)     \
+  X(TnCrtCallClip) X(TnCrtCallLeakyRelu) X(TnCrtCallCast) X(TnCrtCallAxis) X(TnCrtCallConcat)     \
   X(TnCrtCallPad) X(TnCrtCallMeanS8) X(TnCrtCallConvF32)                    \
   X(TnCrtCallDenseF32) X(TnCrtCallMatmul) X(TnCrtCallPoolF32)               \
   X(TnCrtCallPoolS8) X(TnCrtCallAffine) X(TnCrtCallRequant)                 \
@@ -195,6 +200,7 @@ TN_CRT_STRUCT(TnCrtCallDenseS8);
   X(clip_f32, TnCrtCallClipF32, "src/kernels/elementwise.c")                \
   X(clip_i32, TnCrtCallClip, "src/kernels/elementwise.c")                   \
   X(clip_s8, TnCrtCallClip, "src/kernels/quant.c")                          \
+  X(leaky_relu_f32, TnCrtCallLeakyRelu, "src/kernels/elementwise.c")        \
   X(cast, TnCrtCallCast, "src/kernels/elementwise.c")                       \
   X(bias_add_f32, TnCrtCallAxis, "src/kernels/elementwise.c")               \
   X(bias_add_i32, TnCrtCallAxis, "src/kernels/elementwise.c")               \
