@@ -17,8 +17,8 @@
  * (print, tn_ir_parse) and JSON (save, load, InferType). Each way must give
  * a sound type or a clean error naming the operator, the three must agree,
  * and where the size can be computed independently (padding, windows) it
- * is, in 128 bits. An operator with attributes but no example in kExamples
- * fails the sweep, so a new operator cannot skip it.
+ * is, in 128 bits. An operator with integer or tuple attributes but no
+ * example in kExamples fails the sweep, so a new operator cannot skip it.
  */
 #include "ir_test.h"
 
@@ -926,6 +926,14 @@ START_TEST(test_sweep_every_operator) {
     TN_OK(tn_any_as_str(tn_array_at(list, i), &name, NULL));
     TnObject *op = K(tn_ir_op_get(name));
     if (((TnIrOp *)op)->attrs_type == NULL) continue;
+    /* the sweep varies integer and tuple attributes: an operator with
+     * none (only floats, strings or dtypes) has nothing to sweep */
+    int32_t at = ((const TnIrOp *)op)->attrs_index;
+    bool sweepable = false;
+    for (int32_t j = 0; j < tn_type_field_count(at); j++) {
+      int32_t kind = tn_type_field_at(at, j)->kind;
+      sweepable |= kind == TN_FIELD_INT || kind == TN_FIELD_ANY;
+    }
     bool found = false;
     for (size_t k = 0; k < G_N_ELEMENTS(kExamples); k++) {
       if (strcmp(kExamples[k].op, name) != 0) continue;
@@ -933,7 +941,7 @@ START_TEST(test_sweep_every_operator) {
       sweep_example(&kExamples[k], &st);
     }
     if (found) swept++;
-    else g_string_append_printf(missing, " %s", name);
+    else if (sweepable) g_string_append_printf(missing, " %s", name);
   }
   bool none_missing = missing->len == 0;
   ck_assert_msg(none_missing, "operators with attributes but no example in "

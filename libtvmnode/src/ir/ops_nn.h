@@ -1,7 +1,8 @@
 /*
- * ops_nn.h: the attribute layouts of the neural-network operators, shared by
- * their type inference, the quantized operators, constant folding and code
- * generation. Private to the library.
+ * ops_nn.h: the attribute layouts of the operators whose attributes the
+ * lowering table reads (it reads them through these structs, never by
+ * field name), shared by their type inference, the quantized operators,
+ * constant folding and code generation. Private to the library.
  */
 #ifndef TVMNODE_IR_OPS_NN_H_
 #define TVMNODE_IR_OPS_NN_H_
@@ -54,6 +55,38 @@ typedef struct {
   TnAny pad_width;
   double pad_value;
 } TnIrPadAttrs;
+
+typedef struct {
+  TnObject header;
+  double a_min, a_max;
+} TnIrClipAttrs;
+
+typedef struct {
+  TnObject header;
+  double alpha;
+} TnIrLeakyReluAttrs;
+
+/* qnn.quantize */
+typedef struct {
+  TnObject header;
+  int64_t axis;
+  DLDataType out_dtype;
+} TnIrQuantizeAttrs;
+
+/* qnn.requantize */
+typedef struct {
+  TnObject header;
+  int64_t axis;
+  TnObject *rounding;
+  DLDataType out_dtype;
+} TnIrRequantizeAttrs;
+
+/* qnn.softmax */
+typedef struct {
+  TnObject header;
+  int64_t axis;
+  double beta;
+} TnIrQSoftmaxAttrs;
 
 /* mean and qnn.mean: Relay's ReduceAttrs. */
 typedef struct {

@@ -14,29 +14,10 @@
 
 #include <inttypes.h>
 
-typedef struct {
-  TnObject header;
-  int64_t axis;
-  DLDataType out_dtype;
-} QuantizeAttrs;
-
-typedef struct {
-  TnObject header;
-  int64_t axis;
-} DequantizeAttrs;
-
-typedef struct {
-  TnObject header;
-  int64_t axis;
-  TnObject *rounding;
-  DLDataType out_dtype;
-} RequantizeAttrs;
-
-typedef struct {
-  TnObject header;
-  int64_t axis;
-  double beta;
-} QSoftmaxAttrs;
+typedef TnIrQuantizeAttrs QuantizeAttrs;
+typedef TnIrAxisAttrs DequantizeAttrs;
+typedef TnIrRequantizeAttrs RequantizeAttrs;
+typedef TnIrQSoftmaxAttrs QSoftmaxAttrs;
 
 static const TnFieldDesc qsoftmax_fields[] = {
     TN_FIELD_INT_D(QSoftmaxAttrs, axis, -1, 0,

@@ -14,15 +14,8 @@
 
 /* ---- attribute node types ------------------------------------------------- */
 
-typedef struct {
-  TnObject header;
-  double a_min, a_max;
-} ClipAttrs;
-
-typedef struct {
-  TnObject header;
-  double alpha;
-} LeakyReluAttrs;
+typedef TnIrClipAttrs ClipAttrs;
+typedef TnIrLeakyReluAttrs LeakyReluAttrs;
 
 typedef struct {
   TnObject header;
@@ -39,10 +32,7 @@ typedef struct {
   TnAny axes;
 } TransposeAttrs;
 
-typedef struct {
-  TnObject header;
-  int64_t axis;
-} AxisAttrs;
+typedef TnIrAxisAttrs AxisAttrs;
 
 typedef struct {
   TnObject header;

@@ -147,8 +147,9 @@ UNARY(relu, TN_CRT_RELU)
 static int lower_clip(const TnKernArgs *a, TnKernCall *k) {
   DLDataType t = a->types[0]->dtype;
   if (check_size(a, numel(a->out))) return -1;
-  double lo = attr_float(a->attrs, "a_min", -INFINITY);
-  double hi = attr_float(a->attrs, "a_max", INFINITY);
+  const TnIrClipAttrs *c = ATTRS(a->op, a->attrs, TnIrClipAttrs, "ir.ClipAttrs");
+  if (c == NULL) return -1;
+  double lo = c->a_min, hi = c->a_max;
   int32_t n = (int32_t)numel(a->out);
   if (is(t, kF32)) {
     TnCrtCallClipF32 *p = KERNEL_USE(k, clip_f32, 0);
@@ -170,10 +171,12 @@ static int lower_clip(const TnKernArgs *a, TnKernCall *k) {
 
 static int lower_leaky_relu(const TnKernArgs *a, TnKernCall *k) {
   if (!is(a->types[0]->dtype, kF32)) return no_kernel(a, NULL);
-  if (check_size(a, numel(a->out))) return -1;
+  const TnIrLeakyReluAttrs *x =
+      ATTRS(a->op, a->attrs, TnIrLeakyReluAttrs, "ir.LeakyReluAttrs");
+  if (x == NULL || check_size(a, numel(a->out))) return -1;
   TnCrtCallLeakyRelu *p = KERNEL_USE(k, leaky_relu_f32, 0);
   p->n = (int32_t)numel(a->out);
-  p->alpha = (float)attr_float(a->attrs, "alpha", 0.01);
+  p->alpha = (float)x->alpha;
   reads(k, 1);
   k->inplace = 1; /* "out may be in" */
   return 0;
@@ -221,7 +224,10 @@ static int lower_transpose(const TnKernArgs *a, TnKernCall *k) {
 }
 
 static int lower_concatenate(const TnKernArgs *a, TnKernCall *k) {
-  int64_t nd = tn__ir_ndim(a->out), axis = attr_int(a->attrs, "axis", 0);
+  const TnIrAxisAttrs *x =
+      ATTRS(a->op, a->attrs, TnIrAxisAttrs, "ir.ConcatenateAttrs");
+  if (x == NULL) return -1;
+  int64_t nd = tn__ir_ndim(a->out), axis = x->axis;
   if (axis < 0) axis += nd;
   if (axis < 0 || axis >= nd)
     return tn_error_raise_in(TN_ERR_VALUE, a->op, "axis out of range");
@@ -244,7 +250,8 @@ static int lower_pad(const TnKernArgs *a, TnKernCall *k) {
   const TnIrTensorType *t = a->types[0];
   int64_t nd = tn__ir_ndim(t);
   if (nd < 1 || nd > TN_CRT_MAX_DIMS) return no_kernel(a, "dimensions");
-  if (check_size(a, numel(a->out))) return -1;
+  const TnIrPadAttrs *x = ATTRS(a->op, a->attrs, TnIrPadAttrs, "ir.PadAttrs");
+  if (x == NULL || check_size(a, numel(a->out))) return -1;
   TnCrtCallPad *p = KERNEL_USE(k, pad, 0);
   p->pad.ndim = (int32_t)nd;
   p->pad.elem_size = elem_size(t->dtype);
@@ -257,8 +264,7 @@ static int lower_pad(const TnKernArgs *a, TnKernCall *k) {
   /* pad_width: (before, after) per dim, nested or flat; type inference has
    * checked it, so the flat form is enough here. */
   int64_t w[2 * TN_IR_MAX_DIMS];
-  TnAny v;
-  if (tn_node_get(a->attrs, "pad_width", &v)) return -1;
+  const TnAny v = x->pad_width;
   int64_t m = 0;
   if (v.type_index == TN_TYPE_ARRAY || v.type_index == TN_TYPE_LIST) {
     for (int64_t i = 0; i < tn_array_size(v.v_obj) && m < 2 * nd; i++) {
@@ -284,14 +290,12 @@ static int lower_pad(const TnKernArgs *a, TnKernCall *k) {
     const TnShapeObj *s = (const TnShapeObj *)v.v_obj;
     for (int64_t i = 0; i < s->ndim && m < 2 * nd; i++) w[m++] = s->data[i];
   }
-  tn_any_clear(&v);
   if (m == 2 * nd)
     for (int64_t d = 0; d < nd; d++) {
       p->pad.before[d] = (int32_t)w[2 * d];
       p->pad.after[d] = (int32_t)w[2 * d + 1];
     }
-  double pv = attr_float(a->attrs, "pad_value", 0.0);
-  if (tn__ir_store_scalar(p->value, t->dtype, pv)) return -1;
+  if (tn__ir_store_scalar(p->value, t->dtype, x->pad_value)) return -1;
   reads(k, 1);
   return 0;
 }

@@ -55,32 +55,25 @@ static inline int check_size(const TnKernArgs *a, int64_t n) {
   return 0;
 }
 
-static inline int64_t attr_int(const TnObject *attrs, const char *f,
-                               int64_t dflt) {
-  TnAny v;
-  if (attrs == NULL || tn_node_get(attrs, f, &v)) {
-    tn_error_set_raised(NULL);
-    return dflt;
-  }
-  int64_t x = dflt;
-  if (v.type_index == TN_TYPE_INT || v.type_index == TN_TYPE_BOOL)
-    x = v.v_int64;
-  tn_any_clear(&v);
-  return x;
+/* The call's attributes as the struct of their node type `key` (the
+ * layouts are in ir/ops_nn.h), or NULL with a TypeError naming the
+ * operator and both types. The lowering reads attributes only this way: a
+ * misspelled field does not compile, and attributes of another type are an
+ * error, never defaults. */
+static inline const void *attrs_as(const char *op, const TnObject *attrs,
+                                   const char *key) {
+  int32_t t = tn_type_index(key);
+  if (attrs != NULL && t >= 0 && tn_object_is_instance(attrs, t))
+    return attrs;
+  tn_error_raise_in(TN_ERR_TYPE, op, "expected attributes of type %s, got %s",
+                    key, attrs ? tn_object_type_key(attrs) : "none");
+  return NULL;
 }
+#define ATTRS(op, attrs, T, key) ((const T *)attrs_as((op), (attrs), (key)))
 
-static inline double attr_float(const TnObject *attrs, const char *f,
-                                double dflt) {
-  TnAny v;
-  if (attrs == NULL || tn_node_get(attrs, f, &v)) {
-    tn_error_set_raised(NULL);
-    return dflt;
-  }
-  double x = dflt;
-  if (v.type_index == TN_TYPE_FLOAT) x = v.v_float64;
-  else if (v.type_index == TN_TYPE_INT) x = (double)v.v_int64;
-  tn_any_clear(&v);
-  return x;
+/* A string attribute's text ("" for none). */
+static inline const char *attr_text(const TnObject *s) {
+  return s ? ((const TnStringObj *)s)->data : "";
 }
 
 static inline void reads(TnKernCall *k, int32_t n) {

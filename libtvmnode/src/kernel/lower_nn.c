@@ -19,21 +19,6 @@
 /* ---- helpers ---------------------------------------------------------------- */
 
 /* A string attribute into `buf` (empty when absent). */
-static const char *attr_str(const TnObject *attrs, const char *f, char *buf,
-                            size_t cap) {
-  buf[0] = '\0';
-  TnAny v;
-  if (attrs == NULL || tn_node_get(attrs, f, &v)) {
-    tn_error_set_raised(NULL);
-    return buf;
-  }
-  const char *s;
-  size_t n;
-  if (tn__any_text(&v, &s, &n) == TN_TEXT_STR) g_strlcpy(buf, s, cap);
-  tn_any_clear(&v);
-  return buf;
-}
-
 /* Values of a constant argument: its elements as double. -1 with an error
  * naming the argument when it is not a constant. */
 static int const_values(const TnKernArgs *a, int32_t i, const char *role,
@@ -97,8 +82,10 @@ static int lower_bias_add(const TnKernArgs *a, TnKernCall *k) {
   if (!is(t, kF32) && !is(t, kI32)) return no_kernel(a, NULL);
   TnCrtCallAxis *p = is(t, kF32) ? KERNEL_USE(k, bias_add_f32, 0)
                                   : KERNEL_USE(k, bias_add_i32, 0);
-  if (split_axis(a, a->types[0], attr_int(a->attrs, "axis", 1), &p->outer,
-                 &p->channels, &p->inner))
+  const TnIrAxisAttrs *x =
+      ATTRS(a->op, a->attrs, TnIrAxisAttrs, "ir.BiasAddAttrs");
+  if (x == NULL || split_axis(a, a->types[0], x->axis, &p->outer,
+                              &p->channels, &p->inner))
     return -1;
   reads(k, 2);
   k->inplace = 1; /* "out may be in" */
@@ -172,9 +159,10 @@ static void strides4(const int64_t *dims, const int pos[4], int32_t out[4]) {
 static int conv_geom(const char *op, const TnObject *attrs,
                      const TnIrTensorType *d, const TnIrTensorType *w,
                      const TnIrTensorType *o, TnCrtConv2d *g) {
-  char dl[8], kl[8];
-  attr_str(attrs, "data_layout", dl, sizeof dl);
-  attr_str(attrs, "kernel_layout", kl, sizeof kl);
+  const TnIrConv2DAttrs *ca = ATTRS(op, attrs, TnIrConv2DAttrs,
+                                    "ir.Conv2DAttrs");
+  if (ca == NULL) return -1;
+  const char *dl = attr_text(ca->data_layout), *kl = attr_text(ca->kernel_layout);
   int n_, c_, h_, w_;
   if (!tn__ir_data_layout(op, "data_layout", dl[0] ? dl : "NCHW", &n_, &c_,
                           &h_, &w_))
@@ -205,7 +193,7 @@ static int conv_geom(const char *op, const TnObject *attrs,
   g->stride_h = (int32_t)stride[0], g->stride_w = (int32_t)stride[1];
   g->dilation_h = (int32_t)dil[0], g->dilation_w = (int32_t)dil[1];
   g->pad_top = (int32_t)pad[0], g->pad_left = (int32_t)pad[1];
-  g->groups = (int32_t)attr_int(attrs, "groups", 1);
+  g->groups = (int32_t)ca->groups;
   int dpos[4] = {n_, h_, w_, c_}, wpos[4] = {kh, kw, ki, ko};
   strides4(dd, dpos, g->in_strides);
   strides4(wd, wpos, g->w_strides);
@@ -262,8 +250,10 @@ static int lower_matmul(const TnKernArgs *a, TnKernCall *k) {
   if (!is(a->types[0]->dtype, kF32)) return no_kernel(a, NULL);
   const TnIrTensorType *x = a->types[0], *w = a->types[1];
   if (check_size(a, numel(x)) || check_size(a, numel(a->out))) return -1;
-  bool ta = attr_int(a->attrs, "transpose_a", 0) != 0;
-  bool tb = attr_int(a->attrs, "transpose_b", 0) != 0;
+  const TnIrMatmulAttrs *ma =
+      ATTRS(a->op, a->attrs, TnIrMatmulAttrs, "ir.MatmulAttrs");
+  if (ma == NULL) return -1;
+  bool ta = ma->transpose_a, tb = ma->transpose_b;
   int64_t nd = tn__ir_ndim(x);
   int64_t r = tn__ir_dims(x)[nd - 2], c = tn__ir_dims(x)[nd - 1];
   TnCrtCallMatmul *p = KERNEL_USE(k, batch_matmul_f32, 0);
@@ -286,8 +276,18 @@ static int lower_pool(const TnKernArgs *a, TnKernCall *k, bool max,
   DLDataType t = a->types[0]->dtype;
   if (!is(t, kF32) && !is(t, kI8)) return no_kernel(a, NULL);
   if (check_size(a, numel(a->types[0]))) return -1;
-  char l[8];
-  attr_str(a->attrs, "layout", l, sizeof l);
+  const TnIrPool2DAttrs *pa = NULL;
+  const char *l;
+  if (global) {
+    const TnIrGlobalPool2DAttrs *ga = ATTRS(
+        a->op, a->attrs, TnIrGlobalPool2DAttrs, "ir.GlobalPool2DAttrs");
+    if (ga == NULL) return -1;
+    l = attr_text(ga->layout);
+  } else {
+    pa = ATTRS(a->op, a->attrs, TnIrPool2DAttrs, "ir.Pool2DAttrs");
+    if (pa == NULL) return -1;
+    l = attr_text(pa->layout);
+  }
   int n_, c_, h_, w_;
   if (!tn__ir_data_layout(a->op, "layout", l[0] ? l : "NCHW", &n_, &c_, &h_,
                           &w_))
@@ -311,8 +311,7 @@ static int lower_pool(const TnKernArgs *a, TnKernCall *k, bool max,
     g->k_h = (int32_t)size[0], g->k_w = (int32_t)size[1];
     g->stride_h = (int32_t)stride[0], g->stride_w = (int32_t)stride[1];
     g->pad_top = (int32_t)pad[0], g->pad_left = (int32_t)pad[1];
-    g->count_include_pad =
-        (int32_t)attr_int(a->attrs, "count_include_pad", 0);
+    g->count_include_pad = pa->count_include_pad;
   }
   int pos[4] = {n_, h_, w_, c_};
   strides4(dd, pos, g->in_strides);
@@ -343,8 +342,10 @@ static int lower_global_pool(const TnKernArgs *a, TnKernCall *k) {
 static int lower_softmax(const TnKernArgs *a, TnKernCall *k) {
   if (!is(a->types[0]->dtype, kF32)) return no_kernel(a, NULL);
   TnCrtCallAxis *p = KERNEL_USE(k, softmax_f32, 0);
-  if (split_axis(a, a->types[0], attr_int(a->attrs, "axis", -1), &p->outer,
-                 &p->channels, &p->inner))
+  const TnIrAxisAttrs *x =
+      ATTRS(a->op, a->attrs, TnIrAxisAttrs, "ir.SoftmaxAttrs");
+  if (x == NULL || split_axis(a, a->types[0], x->axis, &p->outer,
+                              &p->channels, &p->inner))
     return -1;
   reads(k, 1);
   return 0;
@@ -359,8 +360,14 @@ static int lower_affine(const TnKernArgs *a, TnKernCall *k, bool quantize) {
   DLDataType res = quantize ? a->out->dtype : kF32;
   if (!is(t->dtype, want) || (quantize && !is(res, kI8)))
     return no_kernel(a, "int8 only");
+  /* qnn.quantize's attrs start as qnn.dequantize's (the axis) */
+  const TnIrAxisAttrs *x =
+      quantize ? (const TnIrAxisAttrs *)ATTRS(a->op, a->attrs,
+                                              TnIrQuantizeAttrs,
+                                              "ir.QuantizeAttrs")
+               : ATTRS(a->op, a->attrs, TnIrAxisAttrs, "ir.DequantizeAttrs");
   int32_t outer, ch, inner;
-  if (split_axis(a, t, attr_int(a->attrs, "axis", -1), &outer, &ch, &inner))
+  if (x == NULL || split_axis(a, t, x->axis, &outer, &ch, &inner))
     return -1;
   int64_t ns, nz;
   double *sv = g_new(double, ch), *zv = g_new(double, ch);
@@ -417,8 +424,10 @@ static int lower_requantize(const TnKernArgs *a, TnKernCall *k) {
   bool s32 = is(t->dtype, kI32);
   if ((!s32 && !is(t->dtype, kI8)) || !is(a->out->dtype, kI8))
     return no_kernel(a, "int32 or int8 to int8 only");
+  const TnIrRequantizeAttrs *x =
+      ATTRS(a->op, a->attrs, TnIrRequantizeAttrs, "ir.RequantizeAttrs");
   int32_t outer, ch, inner;
-  if (split_axis(a, t, attr_int(a->attrs, "axis", -1), &outer, &ch, &inner))
+  if (x == NULL || split_axis(a, t, x->axis, &outer, &ch, &inner))
     return -1;
   double *isc = g_new(double, ch), izp, osc, ozp;
   int64_t ns;
@@ -538,14 +547,15 @@ static int lower_qnn_softmax(const TnKernArgs *a, TnKernCall *k) {
   const TnIrTensorType *t = a->types[0];
   int64_t nd = tn__ir_ndim(t);
   int64_t n = nd ? tn__ir_dims(t)[nd - 1] : 1, total = numel(t);
+  const TnIrQSoftmaxAttrs *x =
+      ATTRS(a->op, a->attrs, TnIrQSoftmaxAttrs, "ir.QnnSoftmaxAttrs");
+  if (x == NULL) return -1;
   TnCrtCallSoftmaxS8 *p = KERNEL_USE(k, softmax_s8, 0);
   p->n = (int32_t)n;
   p->outer = (int32_t)(n ? total / n : 0);
-  if (tn_crt_softmax_s8_params(attr_float(a->attrs, "beta", 1.0), q[0],
-                               &p->s) != TN_CRT_OK)
+  if (tn_crt_softmax_s8_params(x->beta, q[0], &p->s) != TN_CRT_OK)
     return tn_error_raise_in(TN_ERR_VALUE, a->op, "beta %g with input scale "
-                             "%g cannot be represented",
-                             attr_float(a->attrs, "beta", 1.0), q[0]);
+                             "%g cannot be represented", x->beta, q[0]);
   reads(k, 1);
   return 0;
 }
@@ -627,8 +637,10 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
   const TnIrCall *clip = call_of(e, "clip"), *relu = call_of(e, "nn.relu");
   double lo = -INFINITY, hi = INFINITY;
   if (clip) {
-    lo = attr_float(clip->attrs, "a_min", -INFINITY);
-    hi = attr_float(clip->attrs, "a_max", INFINITY);
+    const TnIrClipAttrs *ca =
+        ATTRS("clip", clip->attrs, TnIrClipAttrs, "ir.ClipAttrs");
+    if (ca == NULL) return -1;
+    lo = ca->a_min, hi = ca->a_max;
     e = arg(clip, 0);
   } else if (relu) {
     lo = 0;
@@ -649,19 +661,24 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
   const TnIrTensorType *d = type_of(arg(base, 0)), *w = type_of(arg(base, 1));
   const TnIrTensorType *out = type_of(body), *acc = type_of((const TnObject *)base);
   if (!d || !w || !out || !acc) return 0;
+  /* the output channel axis */
+  int64_t cax = tn__ir_ndim(acc) - 1;
+  if (!dense) {
+    const TnIrConv2DAttrs *ca =
+        ATTRS(tn__ir_call_op_name((const TnObject *)base), base->attrs,
+              TnIrConv2DAttrs, "ir.Conv2DAttrs");
+    if (ca == NULL) return -1;
+    cax = strcmp(attr_text(ca->data_layout), "NHWC") == 0 ? 3 : 1;
+  }
   if (bias) {
     /* the bias must lie on the output channel axis */
+    const TnIrAxisAttrs *ba =
+        ATTRS("nn.bias_add", bias->attrs, TnIrAxisAttrs, "ir.BiasAddAttrs");
+    if (ba == NULL) return -1;
     const TnIrTensorType *bt = type_of(arg(bias, 1));
-    int64_t ax = attr_int(bias->attrs, "axis", 1), nd = tn__ir_ndim(acc);
+    int64_t ax = ba->axis, nd = tn__ir_ndim(acc);
     if (ax < 0) ax += nd;
-    if (!bt || tn__ir_ndim(bt) != 1) return 0;
-    if (dense && ax != nd - 1) return 0;
-    if (!dense) {
-      char dl[8];
-      attr_str(base->attrs, "data_layout", dl, sizeof dl);
-      int64_t cax = strcmp(dl, "NHWC") == 0 ? 3 : 1;
-      if (ax != cax) return 0;
-    }
+    if (!bt || tn__ir_ndim(bt) != 1 || ax != cax) return 0;
   }
   TnKernArgs a = {.op = ((TnStringObj *)((TnIrOp *)base->op)->name)->data,
                   .attrs = base->attrs, .nargs = 2, .types = {d, w},
@@ -694,13 +711,14 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
    * them (an importer that wants TFLite's double product stores the
    * input scale as float64). */
   if (!is(d->dtype, kI8) || !is(out->dtype, kI8)) return 0;
-  int32_t ch = (int32_t)tn__ir_dims(out)[dense ? tn__ir_ndim(out) - 1 : 0];
-  char dl[8];
-  attr_str(base->attrs, "data_layout", dl, sizeof dl);
-  if (!dense) ch = (int32_t)tn__ir_dims(out)[strcmp(dl, "NHWC") == 0 ? 3 : 1];
-  int64_t rax = attr_int(rq->attrs, "axis", -1), rnd = tn__ir_ndim(acc);
+  int32_t ch = (int32_t)tn__ir_dims(out)[cax];
+  const TnIrRequantizeAttrs *ra_ = ATTRS("qnn.requantize", rq->attrs,
+                                         TnIrRequantizeAttrs,
+                                         "ir.RequantizeAttrs");
+  if (ra_ == NULL) return -1;
+  int64_t rax = ra_->axis, rnd = tn__ir_ndim(acc);
   if (rax < 0) rax += rnd;
-  if (rax != (dense ? rnd - 1 : (strcmp(dl, "NHWC") == 0 ? 3 : 1))) return 0;
+  if (rax != cax) return 0;
   TnKernArgs sa = {.op = a.op, .nargs = 4};
   for (int i = 2; i < 4; i++) sa.consts[i] = const_of(ctx, arg(base, i));
   TnKernArgs ra = {.op = "qnn.requantize", .nargs = 5};
