@@ -78,7 +78,9 @@ class Executor:
 
     def stats(self) -> Dict[str, int]:
         """Kernel calls per run ("steps"), arena bytes (planned and lower
-        bound), kernel scratch bytes, multiply-accumulates per run ("macs"),
+        bound; intermediates and kernel scratch, as the generated code's
+        workspace pool), the most scratch one kernel call takes
+        ("scratch_bytes", inside the arena), multiply-accumulates per run ("macs"),
         and with profiling on the runs timed, their total time and the time
         inside kernels ("runs", "run_ns", "kernel_ns")."""
         return {str(k): int(v) for k, v in _stats(self._prog).items()}
