@@ -43,10 +43,10 @@ kernel_rank=$(rank kernel)
 
 # ---- 0. init.c starts the layers in this order --------------------------------
 order=$(grep -oE 'tn__[a-z]+_init\(\)' "$top/libtvmnode/src/init.c" |
-  sed -E 's/tn__([a-z]+)_init\(\)/\1/' | tr '\n' ' ')
+  sed -E 's/tn__([a-z]+)_init\(\)/\1/' | tr '\n' ' ' | sed 's/ $//')
 want=""
 for l in $layers; do
-  case " $order " in *" $l "*) want="$want$l " ;; esac
+  case " $order " in *" $l "*) want="${want:+$want }$l" ;; esac
 done
 if [ "$order" = "$want" ]; then
   ok "init.c starts the layers in layer order ($order)"
