@@ -33,7 +33,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 allowed='^(memcpy|memset|memmove|memcmp|(exp|log|sqrt|tanh|floor|ceil|round|fabs|pow|fmin|fmax|lrint|lround|frexp|ldexp)f?)$'
-strict="-std=c11 -ffreestanding -Wall -Wextra -Werror -I$top/runtime/crt/include -I$top/runtime/crt/src"
+strict="-std=c11 -ffreestanding -Wall -Wextra -Werror -I$top/runtime/crt/include -I$top/runtime/crt/src -I$top/runtime/crt/src/kernels"
 firmware="$top/tests/crt_firmware_link.c"
 
 # stubs OUT LIST...: a C file with a stub for each allowed symbol the lists

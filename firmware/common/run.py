@@ -425,7 +425,8 @@ def build_program(sources: Sequence[str], workdir: str, *, target: str = DEFAULT
     objs: List[str] = []
     inc = list(include_dirs)
     if crt:
-        inc += [os.path.join(crt, "include"), os.path.join(crt, "src")]
+        inc += [os.path.join(crt, "include"), os.path.join(crt, "src"),
+                os.path.join(crt, "src", "kernels")]
         objs += _compile_all(_c_files(os.path.join(crt, "src")), tflags, inc,
                              os.path.join(workdir, "obj", "crt"), cache)
     own = [os.path.join(HERE, s) for s in sources]

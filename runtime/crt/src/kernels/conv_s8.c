@@ -242,8 +242,8 @@ BLOCK_INLINE void mac_vec(uint32_t *restrict a, int32_t len,
 }
 
 void tn__crt_conv_bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
-                  ptrdiff_t xs, const int8_t *w, ptrdiff_t ws, int32_t n,
-                  int16_t io) {
+                        ptrdiff_t xs, const int8_t *w, ptrdiff_t ws, int32_t n,
+                        int16_t io) {
   switch (len) {
     case 16: mac_bcast(a, 16, x, xs, w, ws, n, io); return;
     case 8: mac_bcast(a, 8, x, xs, w, ws, n, io); return;
@@ -271,7 +271,8 @@ static uint32_t dot(const int8_t *x, ptrdiff_t xs, const int8_t *w,
                     ptrdiff_t ws, int32_t n, int32_t io, int32_t fo,
                     int narrow) {
 #if TN_CRT_HAVE_ARM_DSP
-  if (narrow && xs == 1 && ws == 1) return tn__crt_conv_dsp_dot(x, w, n, io, fo);
+  if (narrow && xs == 1 && ws == 1)
+    return tn__crt_conv_dsp_dot(x, w, n, io, fo);
 #endif
   uint32_t s = 0;
   int32_t i = 0;
@@ -463,6 +464,10 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
   const ptrdiff_t slot_size =
       ring ? (ptrdiff_t)p->out_w * (p->out_c < BLK ? p->out_c : BLK) : 0;
   Requant rq;
+  /* The accumulators of a block at one or two pixels. Zeroed once: the
+   * DSP forms leave the lanes past a block's channels as they are (the
+   * requantization computes them, and nothing stores them). */
+  uint32_t a[ACC] = {0};
 #if TN_CRT_HAVE_ARM_DSP
   Pack pk;
   int32_t pack_words;
@@ -492,7 +497,8 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
     const int sse = len == 8 || len == 16;
     DwWin dwin;
     const int fast_dw =
-        sse && c->mode == DW && tn__crt_conv_dw_init(&dwin, c, co0, len / 8, rq.bias);
+        sse && c->mode == DW &&
+        tn__crt_conv_dw_init(&dwin, c, co0, len / 8, rq.bias);
     const int pairs = fast_dw || (sse && c->mode == BCAST);
 #else
     const int pairs = 0, fast_dw = 0;
@@ -526,7 +532,6 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
               if (fast_dw || (wn.nx0 == wn.kx0 && wn.nx1 == wn.kx1)) npx = 2;
             }
           }
-          uint32_t a[ACC];
 #if TN_CRT_HAVE_SSE2
           if (fast_dw) {
             const int full = wn.ky0 == 0 && wn.ky1 == p->k_h &&
@@ -541,7 +546,8 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
 #if TN_CRT_HAVE_ARM_DSP
           if (packed && c->mode == DW)
             tn__crt_conv_dsp_dw_packed(c, &pk, &wn, co0, len, a);
-          else if (!packed || !tn__crt_conv_dsp_packed(c, &pk, &wn, co0, len, rq.bias, a))
+          else if (!packed ||
+                   !tn__crt_conv_dsp_packed(c, &pk, &wn, co0, len, rq.bias, a))
 #endif
             accumulate(c, &wn, co0, len, npx, rq.bias, a);
           if (row32)

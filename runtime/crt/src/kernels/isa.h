@@ -7,6 +7,11 @@
  * header says its ISA is absent, so that an archive can always carry them
  * all. The portable file calls a form only under its switch here.
  *
+ * An ISA file includes the headers beside its portable file by name alone
+ * ("conv_s8.h", not "../conv_s8.h"): the source tree compiles the crt with
+ * -I src/kernels, and an exported archive has every crt source flat in
+ * runtime/src (x86/conv_s8.c as x86_conv_s8.c), the headers beside them.
+ *
  *  - TN_CRT_HAVE_SSE2: x86 with SSE2 (every x86-64), GNU C. Compile-time.
  *  - TN_CRT_HAVE_AVX2: x86-64 with GNU C, unless -DTN_CRT_NO_AVX2. The
  *    forms are compiled for AVX2 and taken at run time where

@@ -7,7 +7,7 @@
  * (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33, M55); elsewhere this
  * file compiles to nothing, so that an archive can always carry it.
  */
-#include "../conv_s8.h"
+#include "conv_s8.h"
 
 #if TN_CRT_HAVE_ARM_DSP
 #include "crt_libc.h"
@@ -32,8 +32,16 @@ typedef struct {
   int32_t s[4];
 } Acc4;
 
-#define acc4_load(c, a) memcpy((c)->s, (a), sizeof(c)->s)
-#define acc4_store(a, c) memcpy((a), (c)->s, sizeof(c)->s)
+/* Element by element rather than memcpy: so gcc keeps a block's four sums
+ * in registers across the SMLAD assembly (with memcpy, in a file of its
+ * own, it kept them on the stack, a fifth more instructions for keyword
+ * spotting). */
+#define acc4_load(c, a)                                            \
+  ((c)->s[0] = (int32_t)(a)[0], (c)->s[1] = (int32_t)(a)[1],       \
+   (c)->s[2] = (int32_t)(a)[2], (c)->s[3] = (int32_t)(a)[3])
+#define acc4_store(a, c)                                           \
+  ((a)[0] = (uint32_t)(c)->s[0], (a)[1] = (uint32_t)(c)->s[1],     \
+   (a)[2] = (uint32_t)(c)->s[2], (a)[3] = (uint32_t)(c)->s[3])
 
 /* u[j] = (w0[j], w1[j]) for the four channels of the weight words w0 and
  * w1 (two rows of BCAST weights). */
@@ -59,7 +67,7 @@ BLOCK_INLINE void bcast_quad(Acc4 *c, uint32_t w0, uint32_t w1, int32_t x) {
  * tap as accumulate walks it: a[j] += (x[k] + io) * w[k * ws2 + j] over
  * rows (x dy, w ws0 apart) of runs (dx, ws1 apart) of n inputs, j < len. */
 void tn__crt_conv_dsp_bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
-                      const int8_t *w, const Conv *c, const Win *wn) {
+                            const int8_t *w, const Conv *c, const Win *wn) {
   const TnCrtConv2d *p = c->p;
   const int32_t nkx = wn->kx1 - wn->kx0, rows = wn->ky1 - wn->ky0;
   const int32_t runs = c->merge ? 1 : nkx, n = c->merge ? nkx * c->cpg
@@ -101,8 +109,8 @@ void tn__crt_conv_dsp_bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
   }
   for (int32_t ky = 0; j < len && ky < rows; ky++)
     for (int32_t i = 0; i < runs; i++)
-      tn__crt_conv_bcast(a + j, len - j, x + ky * dy + i * dx, 1, w + j + ky * ws0 + i * ws1,
-            ws, n, (int16_t)io);
+      tn__crt_conv_bcast(a + j, len - j, x + ky * dy + i * dx, 1,
+                         w + j + ky * ws0 + i * ws1, ws, n, (int16_t)io);
 }
 
 /*
@@ -150,7 +158,8 @@ int32_t tn__crt_conv_pack_width(const Conv *c, int32_t *words) {
 
 /* The pairs of the len (4, 8 or 16) channels at co0. Within a run, input
  * channel k's weights are k * ws2 on (merge: ws1 == cpg * ws2). */
-void tn__crt_conv_pack_block(Pack *pk, const Conv *c, int32_t co0, int32_t len) {
+void tn__crt_conv_pack_block(Pack *pk, const Conv *c, int32_t co0,
+                             int32_t len) {
   const TnCrtConv2d *p = c->p;
   const ptrdiff_t ws2 = p->w_strides[2];
   int32_t *o = pk->w;
@@ -176,14 +185,23 @@ void tn__crt_conv_pack_block(Pack *pk, const Conv *c, int32_t co0, int32_t len) 
  * the pairs of pk; 0 (a left untouched) when the pixel's runs do not start
  * a quad (a left border, input channels not a multiple of 4). */
 int tn__crt_conv_dsp_packed(const Conv *c, const Pack *pk, const Win *wn,
-                      int32_t co0, int32_t len, const uint32_t *bias,
-                      uint32_t *restrict a) {
+                            int32_t co0, int32_t len, const uint32_t *bias,
+                            uint32_t *restrict a) {
   const TnCrtConv2d *p = c->p;
   const int32_t nkx = wn->kx1 - wn->kx0, nky = wn->ky1 - wn->ky0;
   const int32_t k0 = c->merge ? wn->kx0 * c->cpg : 0;
   if (k0 % 4 != 0) return 0;
-  for (int32_t j = 0; j < BLK; j++) a[j] = bias[j];
-  if (nkx <= 0 || nky <= 0) return 1;
+  /* The sums start from the bias, loaded straight into registers: a copy
+   * into a, which conv_s8.c owns, would be a call of memmove. The lanes
+   * past len are conv_s8.c's (it never reads them as results). */
+  if (nkx <= 0 || nky <= 0) {
+    for (int32_t j = 0; j < len; j += 4) {
+      Acc4 s;
+      acc4_load(&s, bias + j);
+      acc4_store(a + j, &s);
+    }
+    return 1;
+  }
   const ptrdiff_t dx = (ptrdiff_t)p->dilation_w * p->in_strides[2];
   const ptrdiff_t dy = (ptrdiff_t)p->dilation_h * p->in_strides[1];
   const int8_t *x = wn->x + (ptrdiff_t)wn->iy0 * p->in_strides[1] +
@@ -199,7 +217,7 @@ int tn__crt_conv_dsp_packed(const Conv *c, const Pack *pk, const Win *wn,
   const int32_t io = c->io, io2 = tn__crt_pair(io, io);
   for (int32_t j = 0; j < len; j += 4) {
     Acc4 s;
-    acc4_load(&s, a + j);
+    acc4_load(&s, bias + j);
     const int32_t *wg = pk->w + (ptrdiff_t)(j / 4) * pk->runs * pk->quads * 8;
     for (int32_t ky = 0; ky < nky; ky++)
       for (int32_t i = 0; i < runs; i++) {
@@ -232,7 +250,7 @@ int tn__crt_conv_dsp_packed(const Conv *c, const Pack *pk, const Win *wn,
  * inputs of a tap pair are paired as bcast_pairs pairs weights.
  */
 void tn__crt_conv_pack_dw(Pack *pk, const Conv *c, int32_t co0, int32_t len,
-                    const uint32_t *bias) {
+                          const uint32_t *bias) {
   const TnCrtConv2d *p = c->p;
   pk->taps = p->k_h * p->k_w;
   memset(pk->pad, -c->io, sizeof pk->pad); /* io in [-127, 128] */
@@ -257,7 +275,8 @@ void tn__crt_conv_pack_dw(Pack *pk, const Conv *c, int32_t co0, int32_t len,
 }
 
 void tn__crt_conv_dsp_dw_packed(const Conv *c, const Pack *pk, const Win *wn,
-                          int32_t co0, int32_t len, uint32_t *restrict a) {
+                                int32_t co0, int32_t len,
+                                uint32_t *restrict a) {
   const TnCrtConv2d *p = c->p;
   const int8_t *tap[DW_TAPS + 1];
   /* The window's origin (outside the input for a border pixel: only
@@ -277,10 +296,9 @@ void tn__crt_conv_dsp_dw_packed(const Conv *c, const Pack *pk, const Win *wn,
   tap[t] = pk->pad;
   const int32_t taps = pk->taps;
   const int32_t *w = pk->w;
-  for (int32_t j = 0; j < BLK; j++) a[j] = pk->corr[j];
-  for (int32_t j = 0; j < len; j += 4) {
+  for (int32_t j = 0; j < len; j += 4) { /* from the constant, as above */
     Acc4 s;
-    acc4_load(&s, a + j);
+    acc4_load(&s, pk->corr + j);
     for (t = 0; t < taps; t += 2, w += 4) {
       const uint32_t x0 = tn__crt_load4(tap[t] + j);
       const uint32_t x1 = tn__crt_load4(tap[t + 1] + j);
@@ -293,7 +311,7 @@ void tn__crt_conv_dsp_dw_packed(const Conv *c, const Pack *pk, const Win *wn,
 
 /* dot for contiguous operands whose offset sums fit an int16. */
 uint32_t tn__crt_conv_dsp_dot(const int8_t *x, const int8_t *w, int32_t n,
-                        int32_t io, int32_t fo) {
+                              int32_t io, int32_t fo) {
   const int32_t io2 = tn__crt_pair(io, io), fo2 = tn__crt_pair(fo, fo);
   int32_t s0 = 0, s1 = 0, i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -310,8 +328,8 @@ uint32_t tn__crt_conv_dsp_dot(const int8_t *x, const int8_t *w, int32_t n,
 
 /* requant_exact for every lane when rq->dsp (tn__crt_requant_s8). */
 void tn__crt_conv_requant_dsp(const Requant *restrict rq,
-                        const uint32_t *restrict a, int32_t n,
-                        int8_t *restrict res) {
+                              const uint32_t *restrict a, int32_t n,
+                              int8_t *restrict res) {
   const int32_t lo = rq->lo, hi = rq->hi;
   for (int32_t j = 0; j < n; j++)
     res[j] = (int8_t)tn__crt_requant_s8((int32_t)a[j], (int32_t)rq->m[j],

@@ -6,7 +6,7 @@
  * as the portable C on a Cortex-M4, bit for bit the same sums. Compiles
  * to nothing where isa.h says the DSP extension is absent.
  */
-#include "../dense_s8.h"
+#include "dense_s8.h"
 
 #if TN_CRT_HAVE_ARM_DSP
 #include "dsp.h"

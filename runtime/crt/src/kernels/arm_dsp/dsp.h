@@ -1,26 +1,26 @@
 /*
- * arm_dsp/dsp.h: the Cortex-M DSP extension's operations that the
- * arm_dsp/ forms of the int8 kernels are written with; included by those
- * files only, under TN_CRT_HAVE_ARM_DSP (isa.h: the DSP extension of the
- * Cortex-M4, M7, M33 and M55, with its SIMD32 instructions, GNU C,
- * little-endian, the byte order the unpacking below assumes). SMLAD multiplies two int16 pairs and adds
- * both products to an int32 (wrapping, as the portable uint32 sums do);
- * SXTB16 sign-extends bytes 0 and 2 of a word into such a pair, and
+ * arm_dsp/dsp.h: the Cortex-M DSP extension's operations that the arm_dsp/
+ * forms of the int8 kernels are written with; included by those files only,
+ * under TN_CRT_HAVE_ARM_DSP (isa.h: the DSP extension of the Cortex-M4, M7,
+ * M33 and M55, with its SIMD32 instructions, GNU C, little-endian, the byte
+ * order the unpacking below assumes). SMLAD multiplies two int16 pairs and
+ * adds both products to an int32 (wrapping, as the portable uint32 sums
+ * do); SXTB16 sign-extends bytes 0 and 2 of a word into such a pair, and
  * SXTAB16 adds the result to a pair (an input or filter offset, for free).
- * With a rotation by 8 they take bytes 1 and 3, so a word of four int8 at
- * k .. k + 3 unpacks into the pairs (k, k + 2) and (k + 1, k + 3), and a
- * sum pairs its terms that way. The intrinsics come from <arm_acle.h>, a
- * header of the compiler (freestanding, like <stdint.h>); gcc 12 has no
- * rotated forms, no PKHBT/PKHTB and no SMMULR, and does not fold a
- * rotation into SXTB16, so those are one instruction of inline assembly
- * each (not volatile: the compiler still schedules and combines them).
+ * With a rotation by 8 they take bytes 1 and 3, so a word of four int8 at k
+ * .. k + 3 unpacks into the pairs (k, k + 2) and (k + 1, k + 3), and a sum
+ * pairs its terms that way. The intrinsics come from <arm_acle.h>, a header
+ * of the compiler (freestanding, like <stdint.h>); gcc 12 has no rotated
+ * forms, no PKHBT/PKHTB and no SMMULR, and does not fold a rotation into
+ * SXTB16, so those are one instruction of inline assembly each (not
+ * volatile: the compiler still schedules and combines them).
  */
 #ifndef TVMNODE_CRT_ARM_DSP_DSP_H_
 #define TVMNODE_CRT_ARM_DSP_DSP_H_
 
 #include <stdint.h>
 
-#include "../isa.h"
+#include "isa.h"
 
 #if TN_CRT_HAVE_ARM_DSP
 #include <arm_acle.h>

@@ -6,7 +6,7 @@
  * C: every x86-64); elsewhere this file compiles to nothing, so that an
  * archive can always carry it.
  */
-#include "../conv_s8.h"
+#include "conv_s8.h"
 
 #if TN_CRT_HAVE_SSE2
 #include "crt_libc.h"
@@ -166,7 +166,7 @@ BLOCK_INLINE void sse_bcast(const Conv *c, const Win *wn, int32_t co0, int u,
 /* Sets d up for the block of 8 * u channels at co0 with the given bias; 0
  * if the window is too large. */
 int tn__crt_conv_dw_init(DwWin *d, const Conv *c, int32_t co0, int u,
-                   const uint32_t *bias) {
+                         const uint32_t *bias) {
   static const int8_t zero[16] = {0};
   const TnCrtConv2d *p = c->p;
   const int32_t taps = p->k_h * p->k_w;
@@ -232,8 +232,8 @@ BLOCK_INLINE void dw_pixels(const DwWin *d, const Win *wn, int u, int npx,
 }
 
 void tn__crt_conv_dw(const DwWin *d, const Win *wn, int32_t len, int npx,
-               int full, const int8_t *x, ptrdiff_t o, ptrdiff_t xp,
-               uint32_t *a) {
+                     int full, const int8_t *x, ptrdiff_t o, ptrdiff_t xp,
+                     uint32_t *a) {
   switch ((len == 16) * 4 + (npx == 2) * 2 + full) {
     case 0: dw_pixels(d, wn, 1, 1, 0, x, o, xp, a); return;
     case 1: dw_pixels(d, wn, 1, 1, 1, x, o, xp, a); return;

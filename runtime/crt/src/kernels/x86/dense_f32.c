@@ -7,7 +7,7 @@
  * tn__crt_avx2() says the CPU runs it; compiles to nothing where isa.h
  * says AVX2 forms are out (not x86-64, or -DTN_CRT_NO_AVX2).
  */
-#include "../dense_f32.h"
+#include "dense_f32.h"
 
 #if TN_CRT_HAVE_AVX2
 #include <immintrin.h>

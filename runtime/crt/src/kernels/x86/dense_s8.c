@@ -7,7 +7,7 @@
  * says the CPU runs it; compiles to nothing where isa.h says AVX2 forms
  * are out (not x86-64, or -DTN_CRT_NO_AVX2).
  */
-#include "../dense_s8.h"
+#include "dense_s8.h"
 
 #if TN_CRT_HAVE_AVX2
 #include <immintrin.h>

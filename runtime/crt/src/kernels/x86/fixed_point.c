@@ -6,7 +6,7 @@
  * forms are out (not x86-64, or -DTN_CRT_NO_AVX2). It sits beside
  * fixed_point.c, which every archive carries, so that it comes with it.
  */
-#include "../isa.h"
+#include "isa.h"
 
 #if TN_CRT_HAVE_AVX2
 #include <cpuid.h>
