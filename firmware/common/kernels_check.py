@@ -26,7 +26,6 @@ import importlib.machinery
 import json
 import os
 import re
-import subprocess
 import sys
 import types
 from typing import Any, Dict, List, Optional, Sequence
