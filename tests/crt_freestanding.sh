@@ -11,9 +11,11 @@
 #    every function of tvmnode/crt/model.h) links the same way into an
 #    executable, and nm finds no malloc, free, calloc or realloc in it,
 #    defined or undefined.
-# 4. Where the cross compilers are installed, every crt source compiles with
-#    -Werror for Cortex-M4 (arm-none-eabi-gcc) and wasm32 (clang); for the
-#    Cortex-M4 the firmware then links with all of them into an ELF with
+# 4. Where the cross compilers are installed, every crt source (the ISA
+#    forms in src/kernels/<isa>/ included) compiles with -Werror for every
+#    Cortex-M target of the target table, firmware/targets.txt, with its
+#    flags (arm-none-eabi-gcc), and for wasm32 (clang); for each Cortex-M
+#    target the firmware then links with all of them into an ELF with
 #    -nostartfiles -nostdlib, libgcc and stubs of the allowed symbols, and
 #    arm-none-eabi-nm finds no allocator in it either.
 # 1 to 3 need the host build of the crt and are skipped when a sanitizer
@@ -24,7 +26,7 @@ set -u
 lib="runtime/crt/.libs/libtvmnode_crt.a"
 
 allowed='^(memcpy|memset|memmove|memcmp|(exp|log|sqrt|tanh|floor|ceil|round|fabs|pow|fmin|fmax|lrint|lround|frexp|ldexp)f?)$'
-strict="-std=c11 -ffreestanding -Wall -Wextra -Werror -I$top/runtime/crt/include -I$top/runtime/crt/src"
+strict="-std=c11 -ffreestanding -Wall -Wextra -Werror -I$top/runtime/crt/include -I$top/runtime/crt/src -I$top/runtime/crt/src/kernels"
 firmware="$top/tests/crt_firmware_link.c"
 
 # stubs OUT LIST...: a C file with a stub for each allowed symbol the lists
@@ -124,30 +126,32 @@ cross() {
   ok "$name: every crt source compiles with -Werror"
 }
 cross "host -ffreestanding" "$CC"
-m4="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
-if cross "cortex-m4" arm-none-eabi-gcc $m4; then
+# One Cortex-M target a row: name machine cpu ipt ld flags...
+grep -v '^[[:space:]]*#' "$top/firmware/targets.txt" | grep -v '^[[:space:]]*$' >"$tmp/targets"
+while read -r tname _machine _cpu _ipt _ld tflags; do
+  if ! cross "$tname" arm-none-eabi-gcc $tflags; then continue; fi
   # The firmware with every crt object: what is still undefined must be an
   # allowed symbol (stubbed here; a real firmware links newlib's or its own)
   # or libgcc's (soft double arithmetic, division helpers).
-  if ! arm-none-eabi-gcc $m4 $strict -c "$firmware" -o "$tmp/fw-m4.o" \
+  if ! arm-none-eabi-gcc $tflags $strict -c "$firmware" -o "$tmp/fw-t.o" \
          2>"$tmp/err"; then
-    bad "firmware (cortex-m4): $firmware: $(head -5 "$tmp/err")"
-  else
-    arm-none-eabi-nm -u "$tmp/fw-m4.o" "$tmp"/objs/*.o |
-      awk '$1 == "U" { print $2 }' >"$tmp/m4.undef"
-    stubs "$tmp/m4-stubs.c" "$tmp/m4.undef"
-    if arm-none-eabi-gcc $m4 -ffreestanding -fno-builtin -c \
-         "$tmp/m4-stubs.c" -o "$tmp/m4-stubs.o" 2>"$tmp/err" &&
-       arm-none-eabi-gcc $m4 -nostartfiles -nostdlib -Wl,--no-undefined \
-         "$tmp/fw-m4.o" "$tmp"/objs/*.o "$tmp/m4-stubs.o" -lgcc \
-         -o "$tmp/fw-m4.elf" 2>>"$tmp/err"; then
-      ok "firmware (cortex-m4) links with -nostartfiles -nostdlib -lgcc"
-      no_alloc "firmware (cortex-m4)" arm-none-eabi-nm "$tmp/fw-m4.elf"
-    else
-      bad "firmware (cortex-m4) link failed: $(head -5 "$tmp/err")"
-    fi
+    bad "firmware ($tname): $firmware: $(head -5 "$tmp/err")"
+    continue
   fi
-fi
+  arm-none-eabi-nm -u "$tmp/fw-t.o" "$tmp"/objs/*.o |
+    awk '$1 == "U" { print $2 }' >"$tmp/t.undef"
+  stubs "$tmp/t-stubs.c" "$tmp/t.undef"
+  if arm-none-eabi-gcc $tflags -ffreestanding -fno-builtin -c \
+       "$tmp/t-stubs.c" -o "$tmp/t-stubs.o" 2>"$tmp/err" &&
+     arm-none-eabi-gcc $tflags -nostartfiles -nostdlib -Wl,--no-undefined \
+       "$tmp/fw-t.o" "$tmp"/objs/*.o "$tmp/t-stubs.o" -lgcc \
+       -o "$tmp/fw-t.elf" 2>>"$tmp/err"; then
+    ok "firmware ($tname) links with -nostartfiles -nostdlib -lgcc"
+    no_alloc "firmware ($tname)" arm-none-eabi-nm "$tmp/fw-t.elf"
+  else
+    bad "firmware ($tname) link failed: $(head -5 "$tmp/err")"
+  fi
+done <"$tmp/targets"
 cross "wasm32" clang --target=wasm32 -nostdlib
 
 summary "crt freestanding"

@@ -830,7 +830,7 @@ START_TEST(test_dense) {
 END_TEST
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* fixed_point.h (internal to the crt) */
+/* isa.h (internal to the crt) */
 int tn__crt_avx2(void);
 void tn__crt_avx2_allow(int allow);
 #endif

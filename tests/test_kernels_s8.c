@@ -695,7 +695,7 @@ static void ref_dense(const TnCrtDense *p, const TnCrtQuant *q, int32_t io,
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* fixed_point.h (internal to the crt): whether the AVX2 forms run, and a
+/* isa.h (internal to the crt): whether the AVX2 forms run, and a
  * switch to run the portable forms instead */
 int tn__crt_avx2(void);
 void tn__crt_avx2_allow(int allow);

@@ -3,9 +3,9 @@ published figures of other tools on a real Cortex-M4.
 
 Per bundled model (int8, and the float anomaly detector):
 
-- Cortex-M4 (qemu mps2-an386, firmware/m4): the firmware's RAM (.data +
-  .bss, which hold the pools and buffers, plus the stack one inference
-  used, painted and scanned), its flash (.text + .rodata: code and
+- Cortex-M4 (qemu mps2-an386, firmware/common and firmware/m4): the
+  firmware's RAM (.data + .bss, which hold the pools and buffers, plus
+  the stack one inference used, painted and scanned), its flash (.text + .rodata: code and
   constants) and the crt's code alone, and the instructions one inference
   executes (SysTick ticks x 40 under `-icount shift=0`), at -Os and -O2.
   Instructions are not cycles: qemu has no timing model, and a real M4
@@ -132,7 +132,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--models", default=str(DEFAULT_MODELS))
     args = ap.parse_args()
-    m4 = load(ROOT / "firmware" / "m4" / "run.py", "fw_m4_run")
+    m4 = load(ROOT / "firmware" / "common" / "run.py", "fw_common_run")
     wasm_path = ROOT / "firmware" / "wasm" / "run.py"
     wasm = load(wasm_path, "fw_wasm_run") if wasm_path.exists() else None
     rows = []

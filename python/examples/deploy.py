@@ -17,8 +17,8 @@
    the int8 reference), then the RAM (pools, inputs and outputs, the
    stack the run used) and the flash (code, constants, runtime) it needs;
 6. when the Arm toolchain and qemu are installed, build the same archive
-   into Cortex-M4 firmware (firmware/m4/), run it on the emulated
-   mps2-an386 on the first sample and print its outputs (equal to the
+   into Cortex-M4 firmware (firmware/common/, firmware/m4/), run it on
+   the emulated mps2-an386 on the first sample and print its outputs (equal to the
    host's), RAM, flash and instructions per inference beside the host run.
 """
 from __future__ import annotations
@@ -289,10 +289,10 @@ def run_on_m4(archive: str, name: str, x: np.ndarray, y: np.ndarray) -> Optional
     or None (with a line saying why) when the toolchain is missing."""
     import importlib.util
 
-    runner = os.path.join(HERE, "..", "..", "firmware", "m4", "run.py")
-    spec = importlib.util.spec_from_file_location("firmware_m4_run", runner)
+    runner = os.path.join(HERE, "..", "..", "firmware", "common", "run.py")
+    spec = importlib.util.spec_from_file_location("firmware_common_run", runner)
     if spec is None or spec.loader is None or not os.path.exists(runner):
-        print("\nCortex-M4: firmware/m4 not found, skipped")
+        print("\nCortex-M4: firmware/common not found, skipped")
         return None
     m4run: Any = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m4run)

@@ -38,7 +38,7 @@ from conftest import live
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLE = os.path.join(REPO, "rust-sys", "examples", "embedded")
-FIRMWARE = os.path.join(REPO, "firmware", "m4")
+FIRMWARE = os.path.join(REPO, "firmware")
 # a source tree may be read-only (make distcheck): then a temporary folder
 TARGET_DIR = os.environ.get("TVMNODE_RUSTEMB_DIR") or (
     os.path.join(REPO, "build-rustemb") if os.access(REPO, os.W_OK)
@@ -406,8 +406,8 @@ def test_the_example_runs_on_the_host(archives: str) -> None:
 def test_the_example_runs_on_a_cortex_m4_under_qemu(archives: str) -> None:
     need_target(M4)
     need("cargo", "arm-none-eabi-gcc", "arm-none-eabi-nm", "arm-none-eabi-size", QEMU[0])
-    if not os.path.exists(os.path.join(FIRMWARE, "mps2_an386.ld")):
-        pytest.skip("the firmware harness (firmware/m4) is not there")
+    if not os.path.exists(os.path.join(FIRMWARE, "m4", "mps2_an386.ld")):
+        pytest.skip("the firmware harness (firmware/common, firmware/m4) is not there")
     cargo(["build", "--locked", "--release", "--target", M4], archives)
     elf = os.path.join(TARGET_DIR, M4, "release", "tvmgen-embedded")
     syms = run(["arm-none-eabi-nm", elf]).stdout.split()

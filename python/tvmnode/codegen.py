@@ -69,8 +69,11 @@ class Archive:
         out: Dict[str, bytes] = {p: t.encode() for p, t in self.files.items()}
         crt = _crt_dir()
         for rel in self.runtime_sources:
+            dst = _archive_path(rel)
+            if dst in out:  # two crt files flattened onto one name
+                raise RuntimeError("crt files %s and another both go to %s" % (rel, dst))
             with open(os.path.join(crt, rel), "rb") as f:
-                out[_archive_path(rel)] = f.read()
+                out[dst] = f.read()
         out["parameters/%s.params" % self.name] = save_params(self.constants)
         out["src/%s.tn" % self.name] = self.module.astext(show_meta_data=True).encode()
         return out
@@ -153,9 +156,14 @@ def module_list_source(archive: str) -> str:
 def _archive_path(rel: str) -> str:
     """Where a crt file goes in the archive: headers keep their include
     path, sources and private headers sit flat in runtime/src, so that
-    `cc codegen/host/src/*.c runtime/src/*.c` builds the model."""
+    `cc codegen/host/src/*.c runtime/src/*.c` builds the model. An ISA form
+    of a kernel (src/kernels/<isa>/F.c, which has its portable file's name)
+    is runtime/src/<isa>_F.c."""
     if rel.startswith("include/"):
         return "runtime/" + rel
+    parts = rel.split("/")
+    if len(parts) == 4 and parts[:2] == ["src", "kernels"] and parts[3].endswith(".c"):
+        return "runtime/src/%s_%s" % (parts[2], parts[3])
     return "runtime/src/" + os.path.basename(rel)
 
 

@@ -2,9 +2,10 @@
 //! generated code (`codegen/host/src/*.c`) and the crt sources the archives
 //! carry (`runtime/src`, compiled once: the archives of one tvmnode hold the
 //! same files), and for a Cortex-M4 also the firmware harness of
-//! `firmware/m4` (its vector table and reset code, semihosting output and
-//! instruction counter) with its linker script. It also writes
-//! `$OUT_DIR/models.rs`, which `src/lib.rs` includes: one
+//! `firmware/common` (its vector table and reset code, semihosting output
+//! and instruction counter) with the board's linker script,
+//! `firmware/m4/mps2_an386.ld` (which includes `common/sections.ld`). It
+//! also writes `$OUT_DIR/models.rs`, which `src/lib.rs` includes: one
 //! `#[path = ".../tvmgen_<name>.rs"] pub mod tvmgen_<name>;` per model, the
 //! RFC's way of using the generated module, with the path made absolute.
 //!
@@ -15,8 +16,8 @@
 //!   `--interface c,rust`, and `input.bin` / `expected.bin`: the model's
 //!   input and the C run's output. python/tests/test_rust_iface.py writes
 //!   it; docs/embedded-rust.md shows the commands.
-//! * `TVMGEN_FIRMWARE_DIR`: the harness, by default `firmware/m4` of this
-//!   repository.
+//! * `TVMGEN_FIRMWARE_DIR`: the firmware folder (`common/` and `m4/`), by
+//!   default `firmware` of this repository.
 //!
 //! For `thumbv7em-none-eabihf` the C compiler is cc's default for the
 //! target, `arm-none-eabi-gcc` (`CC_thumbv7em_none_eabihf` overrides it);
@@ -130,14 +131,15 @@ fn main() {
     }
 }
 
-/// Compiles firmware/m4's startup, semihosting and measuring code and
-/// links the firmware with its linker script. The archive is linked whole:
+/// Compiles firmware/common's startup, semihosting and measuring code and
+/// links the firmware with the M4 board's linker script. The archive is linked whole:
 /// nothing in Rust names the vector table or the reset handler.
 fn harness(out: &Path) {
     let fw = env::var_os("TVMGEN_FIRMWARE_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../firmware/m4"));
-    let ld = fw.join("mps2_an386.ld");
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../firmware"));
+    let common = fw.join("common");
+    let ld = fw.join("m4").join("mps2_an386.ld");
     if !ld.is_file() {
         panic!(
             "{}: the firmware harness is missing (set TVMGEN_FIRMWARE_DIR)",
@@ -151,10 +153,10 @@ fn harness(out: &Path) {
         .flag("-mthumb")
         .flag("-mfloat-abi=hard")
         .flag("-mfpu=fpv4-sp-d16")
-        .include(&fw)
+        .include(&common)
         .cargo_metadata(false);
     for f in HARNESS {
-        let p = fw.join(f);
+        let p = common.join(f);
         println!("cargo:rerun-if-changed={}", p.display());
         build.file(p);
     }
@@ -166,6 +168,9 @@ fn harness(out: &Path) {
     println!("cargo:rustc-link-arg-bins={}", lib.display());
     println!("cargo:rustc-link-arg-bins=--no-whole-archive");
     println!("cargo:rerun-if-changed={}", ld.display());
+    println!("cargo:rerun-if-changed={}", common.join("sections.ld").display());
+    // the board's script includes sections.ld, found on the search path
+    println!("cargo:rustc-link-arg-bins=-L{}", common.display());
     println!("cargo:rustc-link-arg-bins=-T{}", ld.display());
     println!("cargo:rustc-link-arg-bins=--defsym=FW_STACK_SIZE={FW_STACK_SIZE}");
 }

@@ -6,8 +6,8 @@
  *  - w [N, K] (stride_k 1, nn.dense): each output is a dot product of two
  *    contiguous vectors, summed in 8 interleaved partial sums, because a
  *    compiler may not reorder a single float sum and so would not vectorise
- *    it; on x86-64 CPUs with AVX2 (found at run time, fixed_point.h) four
- *    rows at a time take a second form whose registers hold exactly those
+ *    it; on x86-64 CPUs with AVX2 (found at run time, isa.h) four
+ *    rows at a time take a second form (x86/dense_f32.c) whose registers hold exactly those
  *    partial sums, so the bits are the same and four rows' additions
  *    overlap (the anomaly detector's float model: 22.5 -> 13 us);
  *  - w [K, N] (stride_n 1, matmul): the output row is built 16 (8, 4)
@@ -22,7 +22,7 @@
 #include "call.h"
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
-#include "fixed_point.h" /* TN__CRT_AVX2 */
+#include "dense_f32.h"
 #include "unroll.h"
 
 
@@ -43,48 +43,6 @@ static float dot(const float *restrict a, const float *restrict b,
 #undef LANE
 }
 
-#if TN__CRT_AVX2
-#include <immintrin.h>
-
-#define AVX2 __attribute__((target("avx2")))
-
-/* dot()'s closing sum of its eight partial sums, lanes 0..7 of s:
- * ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7)). */
-AVX2 static inline float close8(__m256 s) {
-  const __m128 t = _mm_add_ps(_mm256_castps256_ps128(s),
-                              _mm256_extractf128_ps(s, 1));
-  const __m128 u = _mm_add_ps(t, _mm_shuffle_ps(t, t, 0xb1)); /* t0+t1, t2+t3 */
-  return _mm_cvtss_f32(_mm_add_ss(u, _mm_movehl_ps(u, u)));
-}
-
-/* dot() for four rows at once, bit for bit: lane i of row r's register is
- * dot()'s partial sum s_i (the same products, added in the same order;
- * no fused multiply-add), closed and finished the same way. The four
- * rows' sums are four independent chains of additions, where one row
- * alone waits on one. */
-AVX2 __attribute__((noinline)) static void dot4_f32_avx2(
-    const float *restrict x, const float *restrict w, ptrdiff_t sn, int32_t k,
-    float *v) {
-  const float *w0 = w, *w1 = w + sn, *w2 = w + 2 * sn, *w3 = w + 3 * sn;
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  int32_t i = 0;
-  for (; i + 8 <= k; i += 8) {
-    const __m256 xv = _mm256_loadu_ps(x + i);
-    a0 = _mm256_add_ps(a0, _mm256_mul_ps(xv, _mm256_loadu_ps(w0 + i)));
-    a1 = _mm256_add_ps(a1, _mm256_mul_ps(xv, _mm256_loadu_ps(w1 + i)));
-    a2 = _mm256_add_ps(a2, _mm256_mul_ps(xv, _mm256_loadu_ps(w2 + i)));
-    a3 = _mm256_add_ps(a3, _mm256_mul_ps(xv, _mm256_loadu_ps(w3 + i)));
-  }
-  float t0 = close8(a0), t1 = close8(a1), t2 = close8(a2), t3 = close8(a3);
-  for (; i < k; i++) {
-    t0 += x[i] * w0[i];
-    t1 += x[i] * w1[i];
-    t2 += x[i] * w2[i];
-    t3 += x[i] * w3[i];
-  }
-  v[0] = t0, v[1] = t1, v[2] = t2, v[3] = t3;
-}
-#endif /* TN__CRT_AVX2 */
 
 /* acc[j] += sum_k x[k * xs] * w[k * ws + j] for one block of columns. */
 #define LOAD_ACC(i) float a##i = acc[i];
@@ -126,11 +84,11 @@ static void row(const TnCrtDense *p, const float *restrict x, ptrdiff_t xk,
   const ptrdiff_t sn = p->w_stride_n, sk = p->w_stride_k;
   if (sk == 1 && xk == 1) {
     int32_t n = 0;
-#if TN__CRT_AVX2
+#if TN_CRT_HAVE_AVX2
     if (tn__crt_avx2())
       for (; n + 4 <= N; n += 4) {
         float v[4];
-        dot4_f32_avx2(x, w + n * sn, sn, K, v);
+        tn__crt_dot4_f32_avx2(x, w + n * sn, sn, K, v);
         for (int32_t j = 0; j < 4; j++)
           o[n + j] = clamp_f32(bias ? v[j] + bias[n + j] : v[j], lo, hi);
       }

@@ -2,7 +2,7 @@
 //! (after a warm-up), then every check of the library.
 //!
 //! On a Cortex-M4 (`thumbv7em-none-eabihf`) this is firmware for qemu's
-//! mps2-an386, linked with firmware/m4's harness (build.rs): its reset code
+//! mps2-an386, linked with firmware/common's harness (build.rs): its reset code
 //! enables the FPU, sets up memory and calls `main` below, which prints a
 //! line per fact through the harness's semihosting output and returns the
 //! exit code qemu exits with. Run it with
@@ -31,7 +31,7 @@ mod firmware {
 
     use tvmgen_embedded::{check_all, run_plain, EXPECTED, INPUT};
 
-    // firmware/m4's semihost.h and measure.h
+    // firmware/common's semihost.h and measure.h
     extern "C" {
         fn fw_str(s: *const c_char);
         fn fw_u64(v: u64);
@@ -69,7 +69,7 @@ mod firmware {
         text(c"model kws (rust)");
         end_line();
         // SAFETY: the harness's SysTick counter, on a single core. As in
-        // firmware/m4's main.c, a warm-up run comes first: the counter
+        // firmware/common's main.c, a warm-up run comes first: the counter
         // reads its reload value until its first tick, so a reading right
         // after the start is not a time.
         let (run, ticks) = unsafe {

@@ -1,13 +1,19 @@
-"""The compiled models on an emulated Cortex-M4 (qemu's mps2-an386), through
-firmware/m4: each archive is built into bare-metal firmware with
-arm-none-eabi-gcc, run under qemu, and its outputs compared with the host
-executor's. Also: no allocator in the link, the generated run's error codes
-on the device, and the report's instructions, stack and sizes.
+"""The compiled models on emulated Cortex-M boards, one per row of the
+target table (firmware/targets.txt: the M4 on qemu's mps2-an386, the M33 on
+mps2-an505), through firmware/common: each archive is built into bare-metal
+firmware with arm-none-eabi-gcc, run under qemu, and its outputs compared
+with the host executor's. Also: the crt's int8 kernels against a reference
+on each board, the SysTick counter's readings, and, on the M4, no allocator
+in the link, the generated run's error codes on the device and the report's
+instructions, stack and sizes.
 
-Skipped when arm-none-eabi-gcc, its newlib or qemu-system-arm is missing
-(Debian: gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm).
-Compiled objects are shared between the tests through a cache folder keyed
-by their sources and flags; models are compiled inside each test.
+Every model runs once on every target; the checks of the harness itself
+(bad calls, wraps, input files) run on the default target only, to keep
+the suite's time down. Skipped when arm-none-eabi-gcc, its newlib or
+qemu-system-arm is missing (Debian: gcc-arm-none-eabi libnewlib-arm-none-eabi
+qemu-system-arm). Compiled objects are shared between the tests through a
+cache folder keyed by their sources and flags, and each model is compiled
+and run by the host executor once for the whole module.
 """
 from __future__ import annotations
 
@@ -17,7 +23,7 @@ import os
 import subprocess
 import sys
 import types
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import numpy as np
 import pytest
@@ -25,15 +31,15 @@ import pytest
 from tvmnode import codegen, frontend, runtime
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-RUNNER = os.path.join(ROOT, "firmware", "m4", "run.py")
-KERNELS_CHECK = os.path.join(ROOT, "firmware", "m4", "kernels_check.py")
+RUNNER = os.path.join(ROOT, "firmware", "common", "run.py")
+KERNELS_CHECK = os.path.join(ROOT, "firmware", "common", "kernels_check.py")
 MODELS = os.environ.get("TVMNODE_MODELS",
                         os.path.join(os.path.dirname(ROOT), "shared", "models"))
 
 
 def _load_runner() -> Any:
-    """firmware/m4/run.py, a script outside any package."""
-    mod = types.ModuleType("firmware_m4_run")
+    """firmware/common/run.py, a script outside any package."""
+    mod = types.ModuleType("firmware_common_run")
     mod.__file__ = RUNNER
     importlib.machinery.SourceFileLoader(mod.__name__, RUNNER).exec_module(mod)
     return mod
@@ -46,7 +52,10 @@ if _missing is None and not os.path.exists(subprocess.run(
         capture_output=True, text=True).stdout.strip()):
     _missing = "newlib for arm-none-eabi is not installed (libnewlib-arm-none-eabi)"
 if _missing:
-    pytest.skip("Cortex-M4 firmware: " + _missing, allow_module_level=True)
+    pytest.skip("Cortex-M firmware: " + _missing, allow_module_level=True)
+
+TARGETS = list(fw.targets())
+DEFAULT = fw.DEFAULT_TARGET
 
 TN_CRT_POOL_MISALIGNED = 8
 TN_CRT_NULL_POINTER = 9
@@ -66,6 +75,24 @@ def _model(fname: str) -> str:
 @pytest.fixture(scope="module")
 def objects(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield str(tmp_path_factory.mktemp("fw-objects"))
+
+
+Prepared = Tuple[str, Dict[str, Any], List[str], List[np.ndarray]]
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str, str],
+                                                                               Prepared]]:
+    """_prepare, once per model for the module: every target builds the
+    same archive and compares with the same host outputs."""
+    done: Dict[Tuple[str, str], Prepared] = {}
+
+    def get(fname: str, name: str) -> Prepared:
+        if (fname, name) not in done:
+            done[(fname, name)] = _prepare(fname, name,
+                                           str(tmp_path_factory.mktemp("model-" + name)))
+        return done[(fname, name)]
+    yield get
 
 
 def _inputs(info: Dict[str, Any], workdir: str) -> Tuple[List[np.ndarray], List[str]]:
@@ -110,13 +137,14 @@ def _device_outputs(res: Dict[str, Any], info: Dict[str, Any]) -> List[np.ndarra
     return out
 
 
-def _check_report(res: Dict[str, Any], info: Dict[str, Any]) -> None:
+def _check_report(res: Dict[str, Any], info: Dict[str, Any], target: str) -> None:
     """The numbers are there and plausible (not exact: they move with the
     compiler and the kernels)."""
     assert res["status"] == 0 and res["warmup_status"] == 0 and res["exit_code"] == 0
     macs = int(info["macs"])
     assert res["systick_ticks"] > 0
-    assert res["instructions"] == res["systick_ticks"] * 40
+    ipt = fw.get_target(target).instructions_per_tick
+    assert res["instructions"] == res["systick_ticks"] * ipt
     # at least an instruction a multiply-accumulate, and not absurdly more
     assert macs <= res["instructions"] <= 100 * macs + 10 ** 6, (res["instructions"], macs)
     assert 0 < res["run_stack_bytes"] < res["stack_bytes"] < res["stack_size"]
@@ -130,32 +158,38 @@ def _check_report(res: Dict[str, Any], info: Dict[str, Any]) -> None:
     assert crt["text"] > 0 and crt["data"] == 0 and crt["bss"] == 0
 
 
+@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fname,name", INT8, ids=[n for _, n in INT8])
-def test_int8_model_matches_host(tmp_path: Any, objects: str, fname: str, name: str) -> None:
-    archive, info, inputs, ref = _prepare(fname, name, str(tmp_path))
-    res = fw.build_and_run(archive, name, inputs, str(tmp_path / "fw"), cache=objects)
+def test_int8_model_matches_host(tmp_path: Any, objects: str, prepared: Any, fname: str,
+                                 name: str, target: str) -> None:
+    archive, info, inputs, ref = prepared(fname, name)
+    res = fw.build_and_run(archive, name, inputs, str(tmp_path / "fw"), cache=objects,
+                           target=target)
     for got, want in zip(_device_outputs(res, info), ref):
         np.testing.assert_array_equal(got, want)
-    _check_report(res, info)
+    _check_report(res, info, target)
     assert res["allocators"] == []
-    print("\n%s: %s" % (name, json.dumps({k: res[k] for k in (
+    print("\n%s on %s: %s" % (name, target, json.dumps({k: res[k] for k in (
         "instructions", "stack_bytes", "run_stack_bytes", "size", "crt_size")})))
 
 
-def test_float_model_matches_host_bit_for_bit(tmp_path: Any, objects: str) -> None:
+@pytest.mark.parametrize("target", TARGETS)
+def test_float_model_matches_host_bit_for_bit(tmp_path: Any, objects: str, prepared: Any,
+                                              target: str) -> None:
     # -ffp-contract=off: fused multiply-adds would round differently from
     # the host's separate multiply and add (ad01 then differs in ~60% of
     # its outputs).
-    archive, info, inputs, ref = _prepare("ad01_fp32.tflite", "adf", str(tmp_path))
-    res = fw.build_and_run(archive, "adf", inputs, str(tmp_path / "fw"), cache=objects)
+    archive, info, inputs, ref = prepared("ad01_fp32.tflite", "adf")
+    res = fw.build_and_run(archive, "adf", inputs, str(tmp_path / "fw"), cache=objects,
+                           target=target)
     for got, want in zip(_device_outputs(res, info), ref):
         assert got.dtype == np.float32
         np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
-    _check_report(res, info)
+    _check_report(res, info, target)
 
 
-def test_link_has_no_allocator(tmp_path: Any, objects: str) -> None:
-    archive, _, inputs, _ = _prepare("kws_ref_model.tflite", "kws", str(tmp_path))
+def test_link_has_no_allocator(tmp_path: Any, objects: str, prepared: Any) -> None:
+    archive, _, inputs, _ = prepared("kws_ref_model.tflite", "kws")
     b = fw.build(archive, "kws", inputs, str(tmp_path / "fw"), cache=objects)
     assert fw.allocators_in(b["elf"]) == []
     syms = subprocess.run(["arm-none-eabi-nm", b["elf"]], capture_output=True, text=True,
@@ -171,9 +205,10 @@ def test_link_has_no_allocator(tmp_path: Any, objects: str) -> None:
     assert fw.allocators_in(obj) == ["malloc"]
 
 
-def test_bad_calls_return_error_codes_on_device(tmp_path: Any, objects: str) -> None:
+def test_bad_calls_return_error_codes_on_device(tmp_path: Any, objects: str,
+                                               prepared: Any) -> None:
     """Through the command line: run.py --bad-calls prints the JSON report."""
-    archive, info, inputs, ref = _prepare("kws_ref_model.tflite", "kws", str(tmp_path))
+    archive, info, inputs, ref = prepared("kws_ref_model.tflite", "kws")
     p = subprocess.run([sys.executable, RUNNER, archive, "kws"] + inputs
                        + ["--bad-calls", "--cache", objects,
                           "--workdir", str(tmp_path / "fw")],
@@ -195,11 +230,11 @@ def test_bad_calls_return_error_codes_on_device(tmp_path: Any, objects: str) -> 
     np.testing.assert_array_equal(_device_outputs(res, info)[0], ref[0])
 
 
-def test_systick_wraps_are_counted(tmp_path: Any, objects: str) -> None:
+def test_systick_wraps_are_counted(tmp_path: Any, objects: str, prepared: Any) -> None:
     """With a reload of 2048 ticks the timed run wraps a few hundred times;
     the count must agree with the free-running one up to the wrap handler's
     own few instructions a wrap."""
-    archive, info, inputs, _ = _prepare("kws_ref_model.tflite", "kws", str(tmp_path))
+    archive, info, inputs, _ = prepared("kws_ref_model.tflite", "kws")
     plain = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "a"), cache=objects)
     wrapped = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "b"), cache=objects,
                                harness_flags=["-DFW_SYST_RELOAD=0x7FF"])
@@ -210,15 +245,39 @@ def test_systick_wraps_are_counted(tmp_path: Any, objects: str) -> None:
     assert wrapped["outputs"] == plain["outputs"]
 
 
-def test_stack_overflow_is_reported(tmp_path: Any, objects: str) -> None:
-    archive, _, inputs, _ = _prepare("kws_ref_model.tflite", "kws", str(tmp_path))
+@pytest.mark.parametrize("target", TARGETS)
+def test_stack_overflow_is_reported(tmp_path: Any, objects: str, prepared: Any,
+                                    target: str) -> None:
+    """Below each board's RAM nothing is mapped (its linker script)."""
+    archive, _, inputs, _ = prepared("kws_ref_model.tflite", "kws")
     with pytest.raises(fw.FirmwareError, match="stack overflow"):
         fw.build_and_run(archive, "kws", inputs, str(tmp_path / "fw"), cache=objects,
-                         stack_size=256, timeout=30)
+                         stack_size=256, timeout=30, target=target)
 
 
-def test_input_must_match_the_model(tmp_path: Any) -> None:
-    archive, info, _, _ = _prepare("kws_ref_model.tflite", "kws", str(tmp_path))
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("reload", ["0x3F", "0xFFFFFF"])
+def test_ticks_right_after_start_and_at_wraps(tmp_path: Any, target: str,
+                                              reload: str) -> None:
+    """firmware/common/ticks_check.c: the counter reads 0 (or 1) right after
+    it is started, never goes backwards and never jumps across back-to-back
+    reads, wraps or not. SysTick's CURRENT reads 0 for the tick after a
+    start and after each wrap; counting that as RELOAD - 0 ticks once put
+    the first reading 2^24 ticks ahead and made every wrap jump."""
+    elf = fw.build_program(["ticks_check.c"], str(tmp_path), target=target,
+                           flags=["-DFW_SYST_RELOAD=%s" % reload])
+    code, text = fw.run_program(elf, target, timeout=60)
+    line = next(ln for ln in text.splitlines() if ln.startswith("ticks "))
+    fields = dict(w.split("=") for w in line.split()[1:])
+    assert int(fields["first"]) <= 1, line
+    assert int(fields["backwards"]) == 0 and int(fields["maxstep"]) <= 1, line
+    # 200,000 reads of about 30 instructions each
+    assert 10 ** 5 < int(fields["last"]) < 10 ** 6, line
+    assert code == 0, text
+
+
+def test_input_must_match_the_model(tmp_path: Any, prepared: Any) -> None:
+    archive, info, _, _ = prepared("kws_ref_model.tflite", "kws")
     bad = str(tmp_path / "bad.npy")
     np.save(bad, np.zeros(info["inputs"][0]["shape"], np.float32))
     with pytest.raises(fw.FirmwareError, match="dtype"):
@@ -232,30 +291,37 @@ def test_input_must_match_the_model(tmp_path: Any) -> None:
 
 
 def _load_kernels_check() -> Any:
-    """firmware/m4/kernels_check.py, beside run.py."""
-    mod = types.ModuleType("firmware_m4_kernels_check")
+    """firmware/common/kernels_check.py, beside run.py."""
+    mod = types.ModuleType("firmware_common_kernels_check")
     mod.__file__ = KERNELS_CHECK
     importlib.machinery.SourceFileLoader(mod.__name__, KERNELS_CHECK).exec_module(mod)
     return mod
 
 
-@pytest.mark.parametrize("opt,seed", [("-O2", 1), ("-Os", 2)])
-def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, opt: str,
-                                                seed: int) -> None:
-    """firmware/m4/kernels_check.c: random convolution and dense geometries
-    (depthwise, 1x1, 3x3, strides, pads, dilations, per-channel
+# Both optimisation levels on the default target; one seed and half the
+# cases on the others (the same C for another core).
+KERNEL_CHECKS = [(DEFAULT, "-O2", 1, 800), (DEFAULT, "-Os", 2, 800)] + [
+    (t, "-O2", 3, 400) for t in TARGETS if t != DEFAULT]
+
+
+@pytest.mark.parametrize("target,opt,seed,cases", KERNEL_CHECKS)
+def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, target: str,
+                                                opt: str, seed: int, cases: int) -> None:
+    """firmware/common/kernels_check.c: random convolution and dense
+    geometries (depthwise, 1x1, 3x3, strides, pads, dilations, per-channel
     quantization, biases or none, odd channel counts, requantization
-    corners) through the kernels as the M4 compiles them (their Cortex-M
+    corners) through the kernels as the core compiles them (their Cortex-M
     DSP forms) and through a plain C reference in the same firmware; every
     output byte must be equal."""
     kc = _load_kernels_check()
-    res = kc.check(str(tmp_path), opt=opt, cases=800, seed=seed, cache=objects)
+    res = kc.check(str(tmp_path), opt=opt, cases=cases, seed=seed, cache=objects,
+                   target=target)
     assert res["failures"] == 0, "\n".join(res["mismatches"][:20])
     assert res["ok"] and res["exit_code"] == 0
-    cases = res["cases"]
+    ran = res["cases"]
     for kind in ("conv", "inplace", "conv_s32", "requant", "dense", "dense_s32"):
-        assert cases[kind] > 0, (kind, cases)
-    print("\nkernels_check %s: %s" % (opt, json.dumps(
+        assert ran[kind] > 0, (kind, ran)
+    print("\nkernels_check %s %s: %s" % (target, opt, json.dumps(
         {k: res[k] for k in ("cases", "instructions")})))
 
 
@@ -270,12 +336,14 @@ def test_kernels_check_reports_a_mismatch(tmp_path: Any) -> None:
     assert any(m.startswith("mismatch case") for m in res["mismatches"])
 
 
-def test_int8_models_use_the_dsp_kernels(tmp_path: Any, objects: str) -> None:
+@pytest.mark.parametrize("target", TARGETS)
+def test_int8_models_use_the_dsp_kernels(tmp_path: Any, objects: str, prepared: Any,
+                                         target: str) -> None:
     """Keyword spotting at -O2 takes fewer than 5 instructions a
     multiply-accumulate (the portable C took 9; the Cortex-M DSP forms
     about 3): the firmware compiles the DSP kernels."""
-    archive, info, inputs, ref = _prepare("kws_ref_model.tflite", "kws", str(tmp_path))
+    archive, info, inputs, ref = prepared("kws_ref_model.tflite", "kws")
     res = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "fw"), opt="-O2",
-                           cache=objects)
+                           cache=objects, target=target)
     np.testing.assert_array_equal(_device_outputs(res, info)[0], ref[0])
     assert res["instructions"] < 5 * int(info["macs"]), (res["instructions"], info["macs"])

@@ -15,7 +15,7 @@
  *   warmup status 0
  *   run status 0
  *   output identity 12 <hex bytes>
- *   instructions 123440 ticks=3086 (SysTick ticks x 40 under -icount shift=0, +-40)
+ *   instructions 123440 ticks=3086 (SysTick ticks x 40 under -icount shift=0, +-1 tick)
  *   stack 1880 run=1320 size=65536 (bytes, high-water mark of the painted stack)
  *   done 0
  *
@@ -192,7 +192,9 @@ int main(void) {
   fw_u64(ticks * FW_INSTRUCTIONS_PER_TICK);
   fw_str(" ticks=");
   fw_u64(ticks);
-  fw_str(" (SysTick ticks x 40 under -icount shift=0, +-40)");
+  fw_str(" (SysTick ticks x ");
+  fw_u64(FW_INSTRUCTIONS_PER_TICK);
+  fw_str(" under -icount shift=0, +-1 tick)");
   fw_endl();
   fw_str("stack ");
   fw_u64(stack);

@@ -4,6 +4,16 @@
  *
  * SysTick is a 24-bit down-counter; its interrupt counts wraps so that a
  * long inference (hundreds of millions of instructions) is still measured.
+ * The counter's period is RELOAD + 1 ticks: RELOAD, RELOAD - 1, ..., 1, 0,
+ * then RELOAD again, and the exception is raised as it reaches 0 (ARMv7-M
+ * ARM, B3.3.1). A write to CURRENT sets it to 0, and it loads RELOAD only
+ * at the next tick: so right after fw_ticks_start, and for one tick after
+ * each wrap, CURRENT reads 0 and its wrap has already been counted. Ticks
+ * are therefore wraps x (RELOAD + 1) plus RELOAD + 1 - CURRENT, and nothing
+ * when CURRENT is 0; reading RELOAD - CURRENT instead (as this file once
+ * did) put a reading taken in the first tick after the start RELOAD ticks
+ * (2^24, 671 million instructions) ahead, and one at a wrap RELOAD ahead of
+ * the next reading.
  * The painting is done a word at a time from the bottom of the stack up to
  * a margin below the painter's own frame, so it never writes over a live
  * frame.
@@ -41,12 +51,14 @@ void fw_ticks_start(void) {
 
 uint64_t fw_ticks(void) {
   uint32_t w, v;
-  /* A wrap between the two reads shows as a changed count: read again. */
+  /* A wrap between the two reads shows as a changed count: read again.
+   * (The SysTick exception must be able to run: thread mode, unmasked.) */
   do {
     w = wraps;
     v = SYST_CVR;
   } while (w != wraps);
-  return (uint64_t)w * (SYST_RELOAD + 1u) + (SYST_RELOAD - v);
+  /* v == 0: at the start or at a wrap, which w already counts. */
+  return (uint64_t)w * (SYST_RELOAD + 1u) + (v ? SYST_RELOAD + 1u - v : 0u);
 }
 
 uintptr_t fw_stack_pointer(void) {

@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
 """kernels_check.py: build kernels_check.c with the crt's int8 kernels into
-Cortex-M4 firmware, run it on qemu's mps2-an386 and report as JSON.
+firmware for a Cortex-M target of firmware/targets.txt (the M4 on qemu's
+mps2-an386 by default), run it under qemu and report as JSON.
 
 The firmware (see kernels_check.c) runs random convolution and dense
-geometries through the kernels as the M4 compiles them (their Cortex-M DSP
-forms) and through a plain C reference in the same image, and compares every
-output byte. The crt sources come from the source tree (runtime/crt), not
-from an exported archive, so a kernel change is checked without exporting a
-model. The build is run.py's (same flags, linker script and libraries):
+geometries through the kernels as the core compiles them (their Cortex-M DSP
+forms, runtime/crt/src/kernels/arm_dsp/) and through a plain C reference in
+the same image, and compares every output byte. The crt sources come from
+the source tree (runtime/crt), not from an exported archive, so a kernel
+change is checked without exporting a model. The build is run.py's (same
+flags, linker script and libraries):
 
-    python3 firmware/m4/kernels_check.py --opt=-O2 --cases 600 --seed 1
+    python3 firmware/common/kernels_check.py --opt=-O2 --cases 600 --seed 1
+    python3 firmware/common/kernels_check.py --target m33
 
 Exit code 0 when the firmware reports no mismatch; the JSON has `failures`,
 `cases` (per entry point), `instructions` (the kernels' and the
 reference's), the `mismatches` lines and `ok`. Standard library only;
-python/tests/test_firmware_m4.py imports it and calls check().
+python/tests/test_firmware_device.py imports it and calls check().
 """
 from __future__ import annotations
 
@@ -23,7 +26,6 @@ import importlib.machinery
 import json
 import os
 import re
-import subprocess
 import sys
 import types
 from typing import Any, Dict, List, Optional, Sequence
@@ -31,13 +33,12 @@ from typing import Any, Dict, List, Optional, Sequence
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CRT = os.path.join(ROOT, "runtime", "crt")
-HARNESS = ["kernels_check.c", "startup.c", "semihost.c", "measure.c"]
 
 
 def _load_run() -> Any:
     """run.py, the model runner beside this file, for its build helpers."""
     path = os.path.join(HERE, "run.py")
-    mod = types.ModuleType("firmware_m4_run")
+    mod = types.ModuleType("firmware_common_run")
     mod.__file__ = path
     importlib.machinery.SourceFileLoader(mod.__name__, path).exec_module(mod)
     return mod
@@ -49,26 +50,15 @@ toolchain_missing = fw.toolchain_missing
 
 
 def build(workdir: str, *, opt: str = "-O2", cases: int = 600, seed: int = 1,
-          cache: Optional[str] = None, extra_flags: Sequence[str] = ()) -> str:
+          cache: Optional[str] = None, extra_flags: Sequence[str] = (),
+          target: str = fw.DEFAULT_TARGET) -> str:
     """Compile and link the firmware in workdir; returns the ELF's path.
     extra_flags: more flags for kernels_check.c and the harness
     (-DKC_BREAK_REFERENCE=1, say)."""
-    flags = fw.ARCH_FLAGS + [opt] + fw.COMMON_FLAGS
-    inc = [os.path.join(CRT, "include"), os.path.join(CRT, "src")]
-    crt_objs = fw._compile_all(fw._c_files(os.path.join(CRT, "src")), flags, inc,
-                               os.path.join(workdir, "obj", "crt"), cache)
-    harness_objs = fw._compile_all(
-        [os.path.join(HERE, s) for s in HARNESS],
-        flags + ["-DKC_CASES=%d" % cases, "-DKC_SEED=%d" % seed] + list(extra_flags),
-        [HERE] + inc,
-        os.path.join(workdir, "obj", "harness"), None)
-    elf = os.path.join(workdir, "kernels_check.elf")
-    fw._run([fw.GCC] + flags + ["-nostdlib", "-T", fw.LINKER_SCRIPT, "-Wl,--gc-sections",
-                                "-Wl,--defsym=FW_STACK_SIZE=%d" % fw.DEFAULT_STACK,
-                                "-o", elf] + harness_objs + crt_objs
-            + ["-Wl,--start-group", "-lm", "-lc", "-lgcc", "-Wl,--end-group"],
-            "linking kernels_check.elf")
-    return elf
+    return fw.build_program(
+        ["kernels_check.c"], workdir, target=target, opt=opt, crt=CRT, cache=cache,
+        flags=["-DKC_CASES=%d" % cases, "-DKC_SEED=%d" % seed] + list(extra_flags),
+        elf_name="kernels_check.elf")
 
 
 def parse(text: str) -> Dict[str, Any]:
@@ -96,36 +86,34 @@ def parse(text: str) -> Dict[str, Any]:
     return res
 
 
-def run_elf(elf: str, timeout: float = 600.0) -> Dict[str, Any]:
+def run_elf(elf: str, timeout: float = 600.0,
+            target: str = fw.DEFAULT_TARGET) -> Dict[str, Any]:
     """Run the firmware under qemu: the parsed report with the exit code and
     `ok`."""
-    try:
-        p = subprocess.run(fw.qemu_command(elf), stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                           timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode(errors="replace")
-        raise FirmwareError("qemu: no exit after %s s\n%s" % (timeout, out[-2000:])) from None
-    text = p.stdout.decode(errors="replace")
+    code, text = fw.run_program(elf, target, timeout)
     res = parse(text)
     if "done" not in res:
         raise FirmwareError("qemu exited with %d before the firmware finished\n%s"
-                            % (p.returncode, text[-2000:]))
-    res.update({"exit_code": p.returncode, "elf": elf})
-    res["ok"] = p.returncode == 0 and res.get("failures") == 0
+                            % (code, text[-2000:]))
+    res.update({"exit_code": code, "elf": elf, "target": target})
+    res["ok"] = code == 0 and res.get("failures") == 0
     return res
 
 
 def check(workdir: str, *, opt: str = "-O2", cases: int = 600, seed: int = 1,
-          cache: Optional[str] = None, timeout: float = 600.0) -> Dict[str, Any]:
+          cache: Optional[str] = None, timeout: float = 600.0,
+          target: str = fw.DEFAULT_TARGET) -> Dict[str, Any]:
     """build(), then run_elf()."""
-    res = run_elf(build(workdir, opt=opt, cases=cases, seed=seed, cache=cache), timeout)
+    res = run_elf(build(workdir, opt=opt, cases=cases, seed=seed, cache=cache,
+                        target=target), timeout, target)
     res.update({"opt": opt, "seed": seed})
     return res
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--target", default=fw.DEFAULT_TARGET,
+                    help="a target of firmware/targets.txt (default %s)" % fw.DEFAULT_TARGET)
     ap.add_argument("--opt", default="-O2", help="optimization flag (default -O2)")
     ap.add_argument("--cases", type=int, default=600)
     ap.add_argument("--seed", type=int, default=1)
@@ -141,7 +129,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         try:
             res = check(args.workdir or tmp, opt=args.opt, cases=args.cases, seed=args.seed,
-                        cache=args.cache, timeout=args.timeout)
+                        cache=args.cache, timeout=args.timeout, target=args.target)
         except FirmwareError as e:
             print(json.dumps({"ok": False, "error": str(e)}, indent=1))
             return 1

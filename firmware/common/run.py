@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""run.py: build a compiled model into Cortex-M4 firmware and run it on
-qemu's mps2-an386.
+"""run.py: build a compiled model into bare-metal Cortex-M firmware and run
+it on the target's qemu board (the target table, firmware/targets.txt: the
+Cortex-M4 on mps2-an386 by default, the Cortex-M33 on mps2-an505, ...).
 
 Given an exported Model Library Format archive (a directory), the model's
 name and its input files (.npy, or raw .bin bytes), this writes the model's
@@ -15,7 +16,8 @@ deliberately wrong calls and the report says which error codes came back.
 
 Standard library only, so that it runs anywhere the toolchain does:
 
-    python3 firmware/m4/run.py out/kws_mlf kws input.npy
+    python3 firmware/common/run.py out/kws_mlf kws input.npy
+    python3 firmware/common/run.py --target m33 out/kws_mlf kws input.npy
 
 Other scripts import it and call build_and_run(); see README.md.
 """
@@ -32,25 +34,66 @@ import shutil
 import struct
 import subprocess
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+FIRMWARE = os.path.dirname(HERE)
+TARGETS_FILE = os.path.join(FIRMWARE, "targets.txt")
 HARNESS = ["main.c", "startup.c", "semihost.c", "measure.c"]
-LINKER_SCRIPT = os.path.join(HERE, "mps2_an386.ld")
+DEFAULT_TARGET = "m4"
 
 GCC = "arm-none-eabi-gcc"
 NM = "arm-none-eabi-nm"
 SIZE = "arm-none-eabi-size"
 QEMU = "qemu-system-arm"
 
-ARCH_FLAGS = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
+
+
+class Target(NamedTuple):
+    """One row of firmware/targets.txt (its header says what the columns
+    mean)."""
+    name: str
+    folder: str
+    machine: str
+    cpu: str
+    instructions_per_tick: int
+    linker_script: str
+    flags: List[str]
+
+
+def targets() -> Dict[str, Target]:
+    """The target table, by name, in the file's order."""
+    out: Dict[str, Target] = {}
+    with open(TARGETS_FILE) as f:
+        for line in f:
+            words = line.split("#", 1)[0].split()
+            if not words:
+                continue
+            if len(words) < 6:
+                raise ValueError("%s: a row needs name, machine, cpu, ipt, ld and flags: %r"
+                                 % (TARGETS_FILE, line))
+            name, machine, cpu, ipt, ld = words[:5]
+            folder = os.path.join(FIRMWARE, name)
+            out[name] = Target(name, folder, machine, cpu, int(ipt),
+                               os.path.join(folder, ld), words[5:])
+    return out
+
+
+def get_target(name: str = DEFAULT_TARGET) -> Target:
+    """One target of the table; FirmwareError names the others."""
+    table = targets()
+    if name not in table:
+        raise FirmwareError("no target %r in %s (there are: %s)"
+                            % (name, TARGETS_FILE, ", ".join(table)))
+    return table[name]
+
+
 # -std=c11 already turns FMA contraction off; it is spelled out because
 # the float outputs are compared bit for bit with the host's.
 COMMON_FLAGS = ["-std=c11", "-ffp-contract=off", "-ffunction-sections",
                 "-fdata-sections", "-Wall", "-Wextra", "-Werror", "-g"]
 ALLOCATORS = ("malloc", "free", "calloc", "realloc",
               "_malloc_r", "_free_r", "_calloc_r", "_realloc_r")
-INSTRUCTIONS_PER_TICK = 40
 DEFAULT_STACK = 64 * 1024
 
 # metadata dtype -> struct format character
@@ -66,6 +109,12 @@ NPY_DTYPES = {"i1": "int8", "u1": "uint8", "i2": "int16", "u2": "uint16",
 class FirmwareError(RuntimeError):
     """A step of building or running the firmware failed; the message says
     which and carries the tool's own output."""
+
+
+# The default target's flags and linker script, for callers that predate
+# the table.
+ARCH_FLAGS = targets()[DEFAULT_TARGET].flags
+LINKER_SCRIPT = targets()[DEFAULT_TARGET].linker_script
 
 
 def toolchain_missing() -> Optional[str]:
@@ -134,7 +183,7 @@ def model_header(name: str, info: Dict[str, Any]) -> str:
         body = " ".join("X(%s, %s)" % it for it in items)
         return "#define %s(X) %s\n" % (macro, body)
 
-    h = ["/* fw_model.h: model '%s' as firmware/m4/main.c sees it; written by run.py. */\n"
+    h = ["/* fw_model.h: model '%s' as firmware/common/main.c sees it; written by run.py. */\n"
          "#ifndef FW_MODEL_H_\n#define FW_MODEL_H_\n\n#include \"tvmgen_%s.h\"\n\n" % (name, name),
          "#define FW_MODEL_NAME \"%s\"\n" % name,
          "#define FW_RUN tvmgen_%s_run\n" % name,
@@ -216,8 +265,15 @@ def _compile_all(sources: Sequence[str], flags: Sequence[str], include_dirs: Seq
     cmd_flags = list(flags) + ["-I" + d for d in include_dirs]
     headers = _header_digest(include_dirs) if cache else ""
 
+    # Objects are named by their path below the sources' common folder
+    # (kernels/x86/conv_s8.c -> kernels__x86__conv_s8.o): an ISA form has
+    # its portable file's name.
+    top = os.path.commonpath([os.path.dirname(os.path.abspath(s)) for s in sources]) \
+        if sources else ""
+
     def one(src: str) -> str:
-        base = os.path.splitext(os.path.basename(src))[0]
+        rel = os.path.relpath(os.path.abspath(src), top)
+        base = os.path.splitext(rel)[0].replace(os.sep, "__")
         obj = os.path.join(objdir, base + ".o")
         cached = None
         if cache:
@@ -235,10 +291,6 @@ def _compile_all(sources: Sequence[str], flags: Sequence[str], include_dirs: Seq
             os.replace(tmp, cached)
         return obj
 
-    names = [os.path.basename(s) for s in sources]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise FirmwareError("two sources share a file name: %s" % ", ".join(dup))
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
         return list(pool.map(one, sources))
 
@@ -279,13 +331,41 @@ def allocators_in(elf: str) -> List[str]:
     return sorted(found)
 
 
+def target_flags(t: Target, opt: str) -> List[str]:
+    """Every flag a source of target t is compiled with."""
+    return t.flags + [opt] + COMMON_FLAGS
+
+
+def harness_defines(t: Target) -> List[str]:
+    """What the harness's own sources learn of the board."""
+    return ["-DFW_INSTRUCTIONS_PER_TICK=%du" % t.instructions_per_tick,
+            "-DFW_TARGET=\"%s\"" % t.name]
+
+
+def link(t: Target, objects: Sequence[str], elf: str, stack_size: int = DEFAULT_STACK,
+         opt: str = "-Os", map_file: Optional[str] = None) -> str:
+    """Link objects into elf with the target's linker script, newlib's libm
+    and libc and libgcc; returns elf."""
+    cmd = [GCC] + target_flags(t, opt) + [
+        "-nostdlib", "-L", HERE, "-T", t.linker_script, "-Wl,--gc-sections",
+        "-Wl,--defsym=FW_STACK_SIZE=%d" % stack_size, "-o", elf]
+    if map_file:
+        cmd.append("-Wl,-Map=" + map_file)
+    _run(cmd + list(objects) + ["-Wl,--start-group", "-lm", "-lc", "-lgcc",
+                                "-Wl,--end-group"], "linking " + os.path.basename(elf))
+    return elf
+
+
 def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
           opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
-          cache: Optional[str] = None, harness_flags: Sequence[str] = ()) -> Dict[str, Any]:
-    """Write the glue, compile and link fw.elf in workdir. inputs: one file
-    per model input (None: zeros); harness_flags: more flags for the
-    harness's own sources (-DFW_SYST_RELOAD=..., say). Returns the paths and
-    sizes; raises FirmwareError when the link holds an allocator."""
+          cache: Optional[str] = None, harness_flags: Sequence[str] = (),
+          target: str = DEFAULT_TARGET) -> Dict[str, Any]:
+    """Write the glue, compile and link fw.elf in workdir for a target of
+    the table. inputs: one file per model input (None: zeros);
+    harness_flags: more flags for the harness's own sources
+    (-DFW_SYST_RELOAD=..., say). Returns the paths and sizes; raises
+    FirmwareError when the link holds an allocator."""
+    t = get_target(target)
     archive = os.path.abspath(archive)
     info = read_metadata(archive, name)
     if len(inputs) != len(info["inputs"]):
@@ -302,7 +382,7 @@ def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str
     with open(os.path.join(gen, "fw_input.c"), "w") as f:
         f.write(input_source(name, info, data))
 
-    flags = ARCH_FLAGS + [opt] + COMMON_FLAGS
+    flags = target_flags(t, opt)
     model_inc = [os.path.join(archive, "codegen", "host", "include"),
                  os.path.join(archive, "runtime", "include")]
     crt_src = os.path.join(archive, "runtime", "src")
@@ -313,14 +393,12 @@ def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str
     harness_objs = _compile_all([os.path.join(HERE, s) for s in HARNESS]
                                 + [os.path.join(gen, "fw_input.c")],
                                 flags + ["-DFW_BAD_CALLS=%d" % bool(bad_calls)]
-                                + list(harness_flags), [gen, HERE] + model_inc,
+                                + harness_defines(t) + list(harness_flags),
+                                [gen, HERE] + model_inc,
                                 os.path.join(workdir, "obj", "harness"), cache)
     elf = os.path.join(workdir, "fw.elf")
-    _run([GCC] + flags + ["-nostdlib", "-T", LINKER_SCRIPT, "-Wl,--gc-sections",
-                          "-Wl,--defsym=FW_STACK_SIZE=%d" % stack_size,
-                          "-Wl,-Map=" + os.path.join(workdir, "fw.map"), "-o", elf]
-         + harness_objs + model_objs + crt_objs
-         + ["-Wl,--start-group", "-lm", "-lc", "-lgcc", "-Wl,--end-group"], "linking fw.elf")
+    link(t, harness_objs + model_objs + crt_objs, elf, stack_size, opt,
+         os.path.join(workdir, "fw.map"))
     bad = allocators_in(elf)
     if bad:
         raise FirmwareError("the firmware links an allocator: %s" % ", ".join(bad))
@@ -329,13 +407,55 @@ def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str
         for k, v in section_sizes(obj).items():
             crt_size[k] += v
     return {"elf": elf, "info": info, "size": section_sizes(elf), "crt_size": crt_size,
-            "crt_objects": len(crt_objs), "flags": flags}
+            "crt_objects": len(crt_objs), "flags": flags, "target": t.name}
+
+
+def build_program(sources: Sequence[str], workdir: str, *, target: str = DEFAULT_TARGET,
+                  opt: str = "-O2", flags: Sequence[str] = (),
+                  include_dirs: Sequence[str] = (), crt: Optional[str] = None,
+                  cache: Optional[str] = None, elf_name: str = "program.elf",
+                  stack_size: int = DEFAULT_STACK) -> str:
+    """A firmware that is not a model (kernels_check.c, ticks_check.c):
+    sources (names in firmware/common, or paths) with startup, semihosting
+    and measuring, plus, with crt (a crt folder with include/ and src/),
+    every crt source, all for the target; flags go to the sources only.
+    Returns the ELF's path."""
+    t = get_target(target)
+    tflags = target_flags(t, opt)
+    objs: List[str] = []
+    inc = list(include_dirs)
+    if crt:
+        inc += [os.path.join(crt, "include"), os.path.join(crt, "src"),
+                os.path.join(crt, "src", "kernels")]
+        objs += _compile_all(_c_files(os.path.join(crt, "src")), tflags, inc,
+                             os.path.join(workdir, "obj", "crt"), cache)
+    own = [os.path.join(HERE, s) for s in sources]
+    own += [os.path.join(HERE, s) for s in ("startup.c", "semihost.c", "measure.c")
+            if s not in sources]
+    objs = _compile_all(own, tflags + harness_defines(t) + list(flags), [HERE] + inc,
+                        os.path.join(workdir, "obj", "harness"), None) + objs
+    return link(t, objs, os.path.join(workdir, elf_name), stack_size, opt)
+
+
+def run_program(elf: str, target: str = DEFAULT_TARGET,
+                timeout: float = 120.0) -> Tuple[int, str]:
+    """Run a firmware under qemu: its exit code and its text."""
+    try:
+        p = subprocess.run(qemu_command(elf, target), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                           timeout=timeout,
+                           preexec_fn=_no_core_dump if os.name == "posix" else None)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace")
+        raise FirmwareError("qemu: no exit after %s s\n%s" % (timeout, out[-2000:])) from None
+    return p.returncode, p.stdout.decode(errors="replace")
 
 
 # --- running -------------------------------------------------------------
 
-def qemu_command(elf: str) -> List[str]:
-    return [QEMU, "-M", "mps2-an386", "-nographic", "-monitor", "none",
+def qemu_command(elf: str, target: str = DEFAULT_TARGET) -> List[str]:
+    t = get_target(target)
+    return [QEMU, "-M", t.machine, "-cpu", t.cpu, "-nographic", "-monitor", "none",
             "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
             "-kernel", elf]
 
@@ -399,9 +519,10 @@ def _no_core_dump() -> None:
         pass
 
 
-def run_elf(elf: str, info: Dict[str, Any], timeout: float = 120.0) -> Dict[str, Any]:
+def run_elf(elf: str, info: Dict[str, Any], timeout: float = 120.0,
+            target: str = DEFAULT_TARGET) -> Dict[str, Any]:
     """Run fw.elf under qemu; the parsed report plus its exit code and text."""
-    cmd = qemu_command(elf)
+    cmd = qemu_command(elf, target)
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            stdin=subprocess.DEVNULL, timeout=timeout,
@@ -431,13 +552,16 @@ def run_elf(elf: str, info: Dict[str, Any], timeout: float = 120.0) -> Dict[str,
 def build_and_run(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
                   opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
                   cache: Optional[str] = None, timeout: float = 120.0,
-                  harness_flags: Sequence[str] = ()) -> Dict[str, Any]:
+                  harness_flags: Sequence[str] = (),
+                  target: str = DEFAULT_TARGET) -> Dict[str, Any]:
     """build() then run_elf(): the whole report (see the module docstring)."""
     b = build(archive, name, inputs, workdir, opt=opt, bad_calls=bad_calls,
-              stack_size=stack_size, cache=cache, harness_flags=harness_flags)
-    res = run_elf(b["elf"], b["info"], timeout)
-    res.update({"model": name, "elf": b["elf"], "size": b["size"], "crt_size": b["crt_size"],
-                "flags": b["flags"], "allocators": [], "command": qemu_command(b["elf"])})
+              stack_size=stack_size, cache=cache, harness_flags=harness_flags,
+              target=target)
+    res = run_elf(b["elf"], b["info"], timeout, target)
+    res.update({"model": name, "target": target, "elf": b["elf"], "size": b["size"],
+                "crt_size": b["crt_size"], "flags": b["flags"], "allocators": [],
+                "command": qemu_command(b["elf"], target)})
     res["ok"] = (res["exit_code"] == 0 and res.get("status") == 0
                  and all(c["status"] == c["expected"] for c in res["bad_calls"].values()))
     return res
@@ -450,6 +574,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("inputs", nargs="*",
                     help="one .npy or raw .bin file per model input (none: all zeros)")
     ap.add_argument("--workdir", default=None, help="build folder (default: ARCHIVE/../fw-NAME)")
+    ap.add_argument("--target", default=DEFAULT_TARGET,
+                    help="a target of firmware/targets.txt (default %s; there are: %s)"
+                    % (DEFAULT_TARGET, ", ".join(targets())))
     ap.add_argument("--opt", default="-Os", help="optimization flag (default -Os)")
     ap.add_argument("--bad-calls", action="store_true",
                     help="also make wrong calls and check their error codes")
@@ -469,7 +596,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         res = build_and_run(args.archive, args.name, inputs, workdir, opt=args.opt,
                             bad_calls=args.bad_calls, stack_size=args.stack_size,
-                            cache=args.cache, timeout=args.timeout)
+                            cache=args.cache, timeout=args.timeout, target=args.target)
     except FirmwareError as e:
         print(json.dumps({"ok": False, "error": str(e)}, indent=1))
         return 1

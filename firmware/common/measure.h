@@ -2,9 +2,11 @@
  * measure.h: counting executed instructions and measuring stack use.
  *
  * qemu models no cycles. Under -icount shift=0 each instruction advances
- * virtual time by 1 ns, and mps2-an386's SysTick runs from its 25 MHz
- * clock, so one tick is exactly 40 instructions: ticks x 40 counts the
- * instructions between two readings, to within 40. The stack is painted
+ * virtual time by 1 ns, and SysTick runs from the board's processor clock
+ * (mps2-an386: 25 MHz, 40 instructions a tick; mps2-an505: 20 MHz, 50), so
+ * ticks x FW_INSTRUCTIONS_PER_TICK (the target table's ipt column, passed
+ * by run.py) counts the instructions between two readings, to within one
+ * tick. The stack is painted
  * with a pattern; the lowest word no longer holding it is the high-water
  * mark. Both are measurements of this emulated board, not of a real M4's
  * cycles or of another compiler's stack frames.
@@ -14,11 +16,13 @@
 
 #include <stdint.h>
 
+#ifndef FW_INSTRUCTIONS_PER_TICK
 #define FW_INSTRUCTIONS_PER_TICK 40u
+#endif
 
 /* Start SysTick from its processor clock, free-running with wrap counting. */
 void fw_ticks_start(void);
-/* Ticks since fw_ticks_start. */
+/* Ticks since fw_ticks_start: 0 right after it. */
 uint64_t fw_ticks(void);
 
 /* The SysTick exception's handler (in the vector table): counts wraps. */

@@ -1,0 +1,360 @@
+/*
+ * arm_dsp/conv_s8.c: the Cortex-M DSP form of the int8 convolution
+ * (conv_s8.c): BCAST, DW, DOT and the requantization with SXTB16/SXTAB16,
+ * SMLAD, SMMULR, QADD and SSAT (arm_dsp/dsp.h), about three times as fast
+ * as the portable C on a Cortex-M4, bit for bit the same integers.
+ * conv_s8.c calls it wherever isa.h says the DSP extension is there
+ * (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33, M55); elsewhere this
+ * file compiles to nothing, so that an archive can always carry it.
+ */
+#include "conv_s8.h"
+
+#if TN_CRT_HAVE_ARM_DSP
+#include "crt_libc.h"
+#include "dsp.h"
+
+/*
+ * SMLAD does two multiply-adds of int16 pairs; SXTB16/SXTAB16 unpack a
+ * word of four int8 into the pairs (k, k + 2) and (k + 1, k + 3), adding
+ * the input offset on the way (dsp.h). A block's channels go four
+ * at a time, their sums named scalars (registers); a tail of 1 to 3
+ * channels takes the portable C. For BCAST a word of weights is four
+ * output channels of one input channel, and a sum pairs input channels k
+ * and k + 2: PKHBT/PKHTB join the halfwords of rows k and k + 2 into
+ * (w[k][j], w[k][j+1], w[k+2][j], w[k+2][j+1]), so that SXTB16 gives
+ * channel j's pair, and with the rotation channel j + 1's (bcast_pairs).
+ * Four input by four output channels then take 5 loads, 4 packs, 10
+ * unpacks and 8 SMLADs for 16 multiply-adds (the portable C: about 8
+ * instructions for one); dsp_packed below does that unpacking once a
+ * block. DOT unpacks both operands, the filter offset added by SXTAB16.
+ */
+typedef struct {
+  int32_t s[4];
+} Acc4;
+
+/* Element by element rather than memcpy: so gcc keeps a block's four sums
+ * in registers across the SMLAD assembly (with memcpy, in a file of its
+ * own, it kept them on the stack, a fifth more instructions for keyword
+ * spotting). */
+#define acc4_load(c, a)                                            \
+  ((c)->s[0] = (int32_t)(a)[0], (c)->s[1] = (int32_t)(a)[1],       \
+   (c)->s[2] = (int32_t)(a)[2], (c)->s[3] = (int32_t)(a)[3])
+#define acc4_store(a, c)                                           \
+  ((a)[0] = (uint32_t)(c)->s[0], (a)[1] = (uint32_t)(c)->s[1],     \
+   (a)[2] = (uint32_t)(c)->s[2], (a)[3] = (uint32_t)(c)->s[3])
+
+/* u[j] = (w0[j], w1[j]) for the four channels of the weight words w0 and
+ * w1 (two rows of BCAST weights). */
+BLOCK_INLINE void bcast_pairs(int32_t *u, uint32_t w0, uint32_t w1) {
+  const uint32_t lo = tn__crt_pack_lo(w0, w1), hi = tn__crt_pack_hi(w0, w1);
+  u[0] = __sxtb16((int32_t)lo), u[1] = tn__crt_sxtb16_ror8(lo);
+  u[2] = __sxtb16((int32_t)hi), u[3] = tn__crt_sxtb16_ror8(hi);
+}
+
+/* c[j] += u[j] . x for four pairs u and a pair of inputs x. */
+BLOCK_INLINE void smlad4(Acc4 *c, const int32_t *u, int32_t x) {
+  c->s[0] = __smlad(u[0], x, c->s[0]), c->s[1] = __smlad(u[1], x, c->s[1]);
+  c->s[2] = __smlad(u[2], x, c->s[2]), c->s[3] = __smlad(u[3], x, c->s[3]);
+}
+
+/* c[j] += w0[j] * x.lo + w1[j] * x.hi, x a pair of inputs. */
+BLOCK_INLINE void bcast_quad(Acc4 *c, uint32_t w0, uint32_t w1, int32_t x) {
+  int32_t u[4];
+  bcast_pairs(u, w0, w1), smlad4(c, u, x);
+}
+
+/* BCAST with contiguous inputs, for the window from its first in-bounds
+ * tap as accumulate walks it: a[j] += (x[k] + io) * w[k * ws2 + j] over
+ * rows (x dy, w ws0 apart) of runs (dx, ws1 apart) of n inputs, j < len. */
+void tn__crt_conv_dsp_bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
+                            const int8_t *w, const Conv *c, const Win *wn) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t nkx = wn->kx1 - wn->kx0, rows = wn->ky1 - wn->ky0;
+  const int32_t runs = c->merge ? 1 : nkx, n = c->merge ? nkx * c->cpg
+                                                        : c->cpg;
+  const ptrdiff_t dx = (ptrdiff_t)p->dilation_w * p->in_strides[2];
+  const ptrdiff_t dy = (ptrdiff_t)p->dilation_h * p->in_strides[1];
+  const ptrdiff_t ws0 = p->w_strides[0], ws1 = p->w_strides[1];
+  const ptrdiff_t ws = p->w_strides[2];
+  const int32_t io = c->io, io2 = tn__crt_pair(io, io);
+  int32_t j = 0;
+  for (; j + 4 <= len; j += 4) {
+    Acc4 s;
+    acc4_load(&s, a + j);
+    const int8_t *xr = x, *wr = w + j;
+    for (int32_t ky = 0; ky < rows; ky++, xr += dy, wr += ws0)
+      for (int32_t i = 0; i < runs; i++) {
+        const int8_t *xk = xr + i * dx, *wk = wr + i * ws1;
+        int32_t k = n;
+        for (; k >= 4; k -= 4, xk += 4) {
+          const uint32_t xv = tn__crt_load4(xk);
+          const uint32_t w0 = tn__crt_load4(wk), w1 = tn__crt_load4(wk + ws);
+          wk += 2 * ws;
+          const uint32_t w2 = tn__crt_load4(wk), w3 = tn__crt_load4(wk + ws);
+          wk += 2 * ws;
+          bcast_quad(&s, w0, w2, __sxtab16(io2, (int32_t)xv));
+          bcast_quad(&s, w1, w3, tn__crt_sxtab16_ror8(io2, xv));
+        }
+        if (k >= 2) {
+          bcast_quad(&s, tn__crt_load4(wk), tn__crt_load4(wk + ws),
+                     tn__crt_pair(xk[0] + io, xk[1] + io));
+          k -= 2, xk += 2, wk += 2 * ws;
+        }
+        if (k == 1) {
+          const uint32_t wv = tn__crt_load4(wk);
+          bcast_quad(&s, wv, wv, tn__crt_pair(xk[0] + io, 0));
+        }
+      }
+    acc4_store(a + j, &s);
+  }
+  for (int32_t ky = 0; j < len && ky < rows; ky++)
+    for (int32_t i = 0; i < runs; i++)
+      tn__crt_conv_bcast(a + j, len - j, x + ky * dy + i * dx, 1,
+                         w + j + ky * ws0 + i * ws1, ws, n, (int16_t)io);
+}
+
+/*
+ * dsp_bcast spends 12 of its 27 instructions a quad making pairs of
+ * weights, again at every pixel. So a BCAST block has them made once
+ * (pack_block), in the order the sums take them: per group of four
+ * channels, per run of the window, per quad of input channels k .. k + 3,
+ * the pairs (k, k + 2) of the four channels, then (k + 1, k + 3) (zero
+ * past the run); a quad then costs two unpacks, four LDRDs and eight
+ * SMLADs. dsp_bcast is left to blocks too large, and to pixels whose runs
+ * start inside a quad. The pairs live in a variable-length array on
+ * conv_run's stack, what the layer's widest block needs (16, 8 or 4
+ * channels, the widest that fits; 2 KiB for a 64-channel pointwise layer)
+ * and at most TN_CRT_DSP_PACK_BYTES (a 3x3 layer of 64 input channels in
+ * blocks of 4 by default; a firmware short of stack can lower it, trading
+ * speed; 0 packs nothing).
+ */
+
+static void pack_geometry(const Conv *c, Pack *pk) {
+  pk->runs = c->merge ? c->p->k_h : c->p->k_h * c->p->k_w;
+  pk->n = c->merge ? c->p->k_w * c->cpg : c->cpg;
+  pk->quads = (pk->n + 3) / 4;
+}
+
+/* The widest block (16, 8 or 4) whose pairs fit, or 0: no packing; and
+ * the words of pairs the layer's widest block takes. */
+int32_t tn__crt_conv_pack_width(const Conv *c, int32_t *words) {
+  Pack pk;
+  const int32_t taps = c->p->k_h * c->p->k_w;
+  int32_t w = 0;
+  *words = 1;
+  if (c->mode == DW && taps <= DW_TAPS) {
+    w = block_width(c->p->out_c < BLK ? c->p->out_c : BLK);
+    *words = w * ((taps + 1) / 2); /* 4 per group and tap pair */
+  } else if (c->mode == BCAST && c->p->in_strides[3] == 1) {
+    pack_geometry(c, &pk);
+    const int64_t group = (int64_t)pk.runs * pk.quads * 8;
+    w = block_width(c->fpg < BLK ? c->fpg : BLK);
+    while (w >= 4 && group * (w / 4) > PACK_WORDS) w /= 2;
+    *words = (int32_t)group * (w / 4);
+  }
+  if (w < 4 || *words > PACK_WORDS) return *words = 1, 0;
+  return w;
+}
+
+/* The pairs of the len (4, 8 or 16) channels at co0. Within a run, input
+ * channel k's weights are k * ws2 on (merge: ws1 == cpg * ws2). */
+void tn__crt_conv_pack_block(Pack *pk, const Conv *c, int32_t co0,
+                             int32_t len) {
+  const TnCrtConv2d *p = c->p;
+  const ptrdiff_t ws2 = p->w_strides[2];
+  int32_t *o = pk->w;
+  pack_geometry(c, pk);
+  for (int32_t j = 0; j < len; j += 4)
+    for (int32_t r = 0; r < pk->runs; r++) {
+      const int32_t ky = c->merge ? r : r / p->k_w;
+      const int32_t kx = c->merge ? 0 : r % p->k_w;
+      const int8_t *w = c->w + (ptrdiff_t)ky * p->w_strides[0] +
+                        (ptrdiff_t)kx * p->w_strides[1] +
+                        (ptrdiff_t)(co0 + j) * p->w_strides[3];
+      for (int32_t k = 0; k < pk->n; k += 4, o += 8) {
+        uint32_t v[4];
+        for (int32_t i = 0; i < 4; i++)
+          v[i] = k + i < pk->n ? tn__crt_load4(w + (k + i) * ws2) : 0;
+        bcast_pairs(o, v[0], v[2]);
+        bcast_pairs(o + 4, v[1], v[3]);
+      }
+    }
+}
+
+/* The accumulators (from the bias) of the block at the pixel of wn from
+ * the pairs of pk; 0 (a left untouched) when the pixel's runs do not start
+ * a quad (a left border, input channels not a multiple of 4). */
+int tn__crt_conv_dsp_packed(const Conv *c, const Pack *pk, const Win *wn,
+                            int32_t co0, int32_t len, const uint32_t *bias,
+                            uint32_t *restrict a) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t nkx = wn->kx1 - wn->kx0, nky = wn->ky1 - wn->ky0;
+  const int32_t k0 = c->merge ? wn->kx0 * c->cpg : 0;
+  if (k0 % 4 != 0) return 0;
+  /* The sums start from the bias, loaded straight into registers: a copy
+   * into a, which conv_s8.c owns, would be a call of memmove. The lanes
+   * past len are conv_s8.c's (it never reads them as results). */
+  if (nkx <= 0 || nky <= 0) {
+    for (int32_t j = 0; j < len; j += 4) {
+      Acc4 s;
+      acc4_load(&s, bias + j);
+      acc4_store(a + j, &s);
+    }
+    return 1;
+  }
+  const ptrdiff_t dx = (ptrdiff_t)p->dilation_w * p->in_strides[2];
+  const ptrdiff_t dy = (ptrdiff_t)p->dilation_h * p->in_strides[1];
+  const int8_t *x = wn->x + (ptrdiff_t)wn->iy0 * p->in_strides[1] +
+                    wn->ky0 * dy +
+                    (ptrdiff_t)(wn->ix0 + wn->kx0 * p->dilation_w) *
+                        p->in_strides[2] +
+                    (ptrdiff_t)(co0 / c->fpg) * c->cpg;
+  /* Runs of a row, their first one, and runs from a row to the next. */
+  const int32_t runs = c->merge ? 1 : nkx, n = c->merge ? nkx * c->cpg
+                                                        : c->cpg;
+  const int32_t r0 = c->merge ? wn->ky0 : wn->ky0 * p->k_w + wn->kx0;
+  const int32_t rstep = c->merge ? 1 : p->k_w;
+  const int32_t io = c->io, io2 = tn__crt_pair(io, io);
+  for (int32_t j = 0; j < len; j += 4) {
+    Acc4 s;
+    acc4_load(&s, bias + j);
+    const int32_t *wg = pk->w + (ptrdiff_t)(j / 4) * pk->runs * pk->quads * 8;
+    for (int32_t ky = 0; ky < nky; ky++)
+      for (int32_t i = 0; i < runs; i++) {
+        const int8_t *xk = x + ky * dy + i * dx;
+        const int32_t *wp =
+            wg + ((ptrdiff_t)(r0 + ky * rstep + i) * pk->quads + k0 / 4) * 8;
+        int32_t k = n;
+        for (; k >= 4; k -= 4, xk += 4, wp += 8) {
+          const uint32_t xv = tn__crt_load4(xk);
+          tn__crt_smlad8(s.s, wp, __sxtab16(io2, (int32_t)xv),
+                         tn__crt_sxtab16_ror8(io2, xv));
+        }
+        if (k > 0) { /* the pairs past the run are zero: any input does */
+          smlad4(&s, wp, tn__crt_pair(xk[0] + io, k > 2 ? xk[2] + io : 0));
+          if (k > 1) smlad4(&s, wp + 4, tn__crt_pair(xk[1] + io, 0));
+        }
+      }
+    acc4_store(a + j, &s);
+  }
+  return 1;
+}
+
+/*
+ * DW sums pair taps t and t + 1 (the last of an odd count with zero), the
+ * weights' pairs made once a block (pack_dw). As in the SSE2 form, the
+ * input offset is folded out (sum((x + io) * w) = sum(x * w) + io *
+ * sum(w), a constant the sums start from) and every pixel takes the whole
+ * window, a tap outside the input reading pk->pad, bytes of -io that
+ * cancel their share of the constant, so that the pairs never shift. The
+ * inputs of a tap pair are paired as bcast_pairs pairs weights.
+ */
+void tn__crt_conv_pack_dw(Pack *pk, const Conv *c, int32_t co0, int32_t len,
+                          const uint32_t *bias) {
+  const TnCrtConv2d *p = c->p;
+  pk->taps = p->k_h * p->k_w;
+  memset(pk->pad, -c->io, sizeof pk->pad); /* io in [-127, 128] */
+  for (int32_t t = 0; t < pk->taps; t++)
+    pk->xo[t] = (ptrdiff_t)(t / p->k_w) * p->dilation_h * p->in_strides[1] +
+                (ptrdiff_t)(t % p->k_w) * p->dilation_w * p->in_strides[2];
+  int32_t *o = pk->w;
+  for (int32_t j = 0; j < BLK; j++) pk->corr[j] = bias[j];
+  for (int32_t j = 0; j < len; j += 4)
+    for (int32_t t = 0; t < pk->taps; t += 2, o += 4) {
+      uint32_t v[2] = {0, 0};
+      for (int32_t i = 0; i < 2 && t + i < pk->taps; i++) {
+        const int8_t *w = c->w + co0 + j +
+                          (ptrdiff_t)((t + i) / p->k_w) * p->w_strides[0] +
+                          (ptrdiff_t)((t + i) % p->k_w) * p->w_strides[1];
+        v[i] = tn__crt_load4(w);
+        for (int32_t k = 0; k < 4; k++)
+          pk->corr[j + k] += (uint32_t)c->io * (uint32_t)w[k];
+      }
+      bcast_pairs(o, v[0], v[1]);
+    }
+}
+
+void tn__crt_conv_dsp_dw_packed(const Conv *c, const Pack *pk, const Win *wn,
+                                int32_t co0, int32_t len,
+                                uint32_t *restrict a) {
+  const TnCrtConv2d *p = c->p;
+  const int8_t *tap[DW_TAPS + 1];
+  /* The window's origin (outside the input for a border pixel: only
+   * offsets of taps inside make pointers). */
+  const ptrdiff_t o = (ptrdiff_t)wn->iy0 * p->in_strides[1] +
+                      (ptrdiff_t)wn->ix0 * p->in_strides[2] + co0;
+  int32_t t = 0;
+  if (wn->ky0 == 0 && wn->ky1 == p->k_h && wn->kx0 == 0 && wn->kx1 == p->k_w)
+    for (; t < pk->taps; t++) tap[t] = wn->x + (o + pk->xo[t]);
+  else
+    for (int32_t ky = 0; ky < p->k_h; ky++) {
+      const int in = ky >= wn->ky0 && ky < wn->ky1;
+      for (int32_t kx = 0; kx < p->k_w; kx++, t++)
+        tap[t] = in && kx >= wn->kx0 && kx < wn->kx1 ? wn->x + (o + pk->xo[t])
+                                                     : pk->pad;
+    }
+  tap[t] = pk->pad;
+  const int32_t taps = pk->taps;
+  const int32_t *w = pk->w;
+  for (int32_t j = 0; j < len; j += 4) { /* from the constant, as above */
+    Acc4 s;
+    acc4_load(&s, pk->corr + j);
+    for (t = 0; t < taps; t += 2, w += 4) {
+      const uint32_t x0 = tn__crt_load4(tap[t] + j);
+      const uint32_t x1 = tn__crt_load4(tap[t + 1] + j);
+      tn__crt_smlad4_bytes(s.s, tn__crt_pack_lo(x0, x1),
+                           tn__crt_pack_hi(x0, x1), w);
+    }
+    acc4_store(a + j, &s);
+  }
+}
+
+/* dot for contiguous operands whose offset sums fit an int16. */
+uint32_t tn__crt_conv_dsp_dot(const int8_t *x, const int8_t *w, int32_t n,
+                              int32_t io, int32_t fo) {
+  const int32_t io2 = tn__crt_pair(io, io), fo2 = tn__crt_pair(fo, fo);
+  int32_t s0 = 0, s1 = 0, i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const uint32_t xv = tn__crt_load4(x + i), wv = tn__crt_load4(w + i);
+    s0 = __smlad(__sxtab16(io2, (int32_t)xv), __sxtab16(fo2, (int32_t)wv),
+                 s0);
+    s1 = __smlad(tn__crt_sxtab16_ror8(io2, xv),
+                 tn__crt_sxtab16_ror8(fo2, wv), s1);
+  }
+  uint32_t s = (uint32_t)s0 + (uint32_t)s1;
+  for (; i < n; i++) s += (uint32_t)((x[i] + io) * (w[i] + fo));
+  return s;
+}
+
+/* requant_exact for every lane when rq->dsp (tn__crt_requant_s8). */
+void tn__crt_conv_requant_dsp(const Requant *restrict rq,
+                              const uint32_t *restrict a, int32_t n,
+                              int8_t *restrict res) {
+  const int32_t lo = rq->lo, hi = rq->hi;
+  for (int32_t j = 0; j < n; j++)
+    res[j] = (int8_t)tn__crt_requant_s8((int32_t)a[j], (int32_t)rq->m[j],
+                                        rq->round[j], rq->r[j]);
+  if (lo != -128 || hi != 127)
+    for (int32_t j = 0; j < n; j++)
+      res[j] = (int8_t)(res[j] < lo ? lo : res[j] > hi ? hi : res[j]);
+}
+
+/* requant_dsp's constants of the block rq (its multipliers and shifts set
+ * by requant_init). */
+void tn__crt_conv_requant_init_dsp(Requant *rq) {
+  /* tn__crt_requant_s8's conditions: a multiplier of 0 or at least 2^30
+   * (what tn_crt_quantize_multiplier gives), a right shift in [1, 20], an
+   * output offset in [-128, 127]. */
+  rq->dsp = rq->vec && rq->off >= -128 && rq->off <= 127;
+  for (int32_t j = 0; j < BLK; j++) {
+    const uint32_t r = rq->r[j];
+    rq->round[j] = (int32_t)(((UINT32_C(1) << r) >> 1) +
+                             ((uint32_t)rq->off << r));
+    if ((rq->len <= 8 ? j % 8 : j) < rq->len &&
+        ((rq->m[j] != 0 && rq->m[j] < UINT32_C(1) << 30) || r < 1 || r > 20))
+      rq->dsp = 0;
+  }
+}
+#else
+typedef int tn__crt_unused_arm_dsp_conv_s8; /* no DSP extension */
+#endif

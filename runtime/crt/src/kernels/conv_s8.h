@@ -1,0 +1,169 @@
+/*
+ * conv_s8.h: what the int8 convolution (conv_s8.c, portable C) shares with
+ * its ISA forms, x86/conv_s8.c (SSE2) and arm_dsp/conv_s8.c (the Cortex-M
+ * DSP extension): the geometry, the window of a pixel, a block's
+ * requantization constants, and the entry points of each form, which
+ * conv_s8.c calls where isa.h says the form is compiled in. Private to
+ * runtime/crt; conv_s8.c's opening comment describes the forms.
+ */
+#ifndef TVMNODE_CRT_CONV_S8_H_
+#define TVMNODE_CRT_CONV_S8_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tvmnode/crt/kernels.h"
+#include "isa.h"
+
+/* Output channels per block (four SSE registers of int32 accumulators),
+ * and accumulators per block: the SSE2 path does two pixels at once. */
+enum { BLK = 16, ACC = TN_CRT_HAVE_SSE2 ? 2 * BLK : BLK };
+
+/* Inlined with constant arguments, so that each copy gets fixed-length
+ * (vectorisable) loops and constant array indices. */
+#if defined(__GNUC__)
+#define BLOCK_INLINE static inline __attribute__((always_inline))
+#define NOINLINE __attribute__((noinline))
+#else
+#define BLOCK_INLINE static inline
+#define NOINLINE
+#endif
+
+enum { BCAST, DW, DOT };
+
+typedef struct {
+  const TnCrtConv2d *p;
+  const int8_t *in, *w;
+  int32_t io, fo;   /* input and filter offsets */
+  int32_t cpg, fpg; /* input and output channels per group */
+  int mode;
+  int narrow; /* x + io and w + fo fit an int16 (DOT's pmaddwd form) */
+  int merge;  /* a row of taps and their channels is one run in both the
+                 input and the weights (undilated channels-last, HWIO or
+                 OHWI, whole groups) */
+} Conv;
+
+/* One output pixel: its batch's input and the in-bounds taps; with a
+ * second pixel (the next one in the row), that one's kernel columns. */
+typedef struct {
+  const int8_t *x;
+  int32_t iy0, ix0, ky0, ky1, kx0, kx1, nx0, nx1;
+} Win;
+
+/* The widths the loops are specialised for (see conv_f32.c): a block is
+ * 16, 8 or 4 wide, and only a tail of 1 to 3 takes the plain loop. */
+static inline int32_t block_width(int32_t rem) {
+  return rem >= 16 ? 16 : rem >= 8 ? 8 : rem >= 4 ? 4 : rem;
+}
+
+/* The requantization constants of a block (see "Requantization of a
+ * block" in conv_s8.c). */
+typedef struct {
+  uint32_t bias[BLK], m[BLK];
+  uint8_t r[BLK];
+#if TN_CRT_HAVE_SSE2
+  float scale[BLK], tol[BLK]; /* see requant_sse */
+  int fast;                   /* requant_sse applies */
+#endif
+#if TN_CRT_HAVE_ARM_DSP
+  int32_t round[BLK]; /* 2^(r-1) + the output offset * 2^r */
+  int dsp;            /* requant_dsp applies */
+#endif
+  const TnCrtQuant *q;
+  int32_t co0, len, off, lo, hi;
+  int vec; /* every channel has M >= 0 and r in [0, 31] */
+} Requant;
+
+/* Lane j for the accumulator x when rq->vec. */
+static inline int32_t requant_exact(const Requant *rq, int32_t j,
+                                    uint32_t x) {
+  const uint32_t r = rq->r[j];
+  const uint32_t half = r > 0 ? UINT32_C(1) << (r - 1) : 0;
+  const uint32_t neg = x >> 31, s = 0u - neg; /* s: all ones if x < 0 */
+  const uint32_t ax = (x ^ s) - s;            /* |x| */
+  const uint32_t h = (uint32_t)(
+      ((uint64_t)ax * rq->m[j] + (UINT64_C(1) << 30) - neg) >> 31);
+  const uint32_t mg = (h + half) >> r;
+  const int32_t o = (int32_t)(((mg ^ s) - s) + (uint32_t)rq->off);
+  return o < rq->lo ? rq->lo : o > rq->hi ? rq->hi : o;
+}
+
+/* a[j] += (x[k * xs] + io) * w[k * ws + j] for k < n, j < len: the
+ * portable BCAST accumulation (the DSP form's tail). */
+void tn__crt_conv_bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
+                        ptrdiff_t xs, const int8_t *w, ptrdiff_t ws, int32_t n,
+                        int16_t io);
+
+#if TN_CRT_HAVE_SSE2
+/* x86/conv_s8.c. GNU C vectors of 16 bytes (SSE2 registers). */
+typedef int8_t v16i8 __attribute__((vector_size(16)));
+typedef int16_t v8i16 __attribute__((vector_size(16)));
+typedef int32_t v4i32 __attribute__((vector_size(16)));
+typedef uint32_t v4u32 __attribute__((vector_size(16)));
+typedef uint64_t v2u64 __attribute__((vector_size(16)));
+typedef float v4f32 __attribute__((vector_size(16)));
+
+enum { DW_PAIRS = 13 };
+typedef struct {
+  v8i16 w[DW_PAIRS][4];
+  ptrdiff_t xo[2 * DW_PAIRS]; /* each tap's input offset in the window */
+  int32_t ky[2 * DW_PAIRS], kx[2 * DW_PAIRS];
+  v4u32 corr[4]; /* bias + io * sum(w) per channel */
+  int8_t pad[16];
+  int32_t pairs;
+} DwWin;
+
+void tn__crt_conv_requant_init_sse2(Requant *rq);
+/* BCAST: the block of 8 * u channels at co0 (u 1 or 2) for npx pixels. */
+void tn__crt_conv_sse_bcast(const Conv *c, const Win *wn, int32_t co0, int u,
+                            int npx, const int8_t *xr, const int8_t *wr,
+                            const uint32_t *bias, uint32_t *restrict a);
+int tn__crt_conv_dw_init(DwWin *d, const Conv *c, int32_t co0, int u,
+                         const uint32_t *bias);
+void tn__crt_conv_dw(const DwWin *d, const Win *wn, int32_t len, int npx,
+                     int full, const int8_t *x, ptrdiff_t o, ptrdiff_t step,
+                     uint32_t *restrict a);
+/* requant_exact for n (8 or 16) lanes when rq->fast. */
+void tn__crt_conv_requant_sse(const Requant *restrict rq,
+                              const uint32_t *restrict a, int32_t n,
+                              int8_t *restrict res);
+#endif
+
+#if TN_CRT_HAVE_ARM_DSP
+/* arm_dsp/conv_s8.c. */
+#ifndef TN_CRT_DSP_PACK_BYTES
+#define TN_CRT_DSP_PACK_BYTES 4608
+#endif
+enum { PACK_WORDS = TN_CRT_DSP_PACK_BYTES / 4, DW_TAPS = 32 };
+typedef struct {
+  int32_t *w;             /* the pairs */
+  int32_t runs, n, quads; /* BCAST: the window's runs of n inputs */
+  int32_t taps;           /* DW: the window's taps, in pairs */
+  ptrdiff_t xo[DW_TAPS];  /* DW: each tap's input offset in the window */
+  uint32_t corr[BLK];     /* DW: bias + io * the sum of the weights */
+  int8_t pad[16];         /* DW: -io, the input outside the image */
+} Pack;
+
+void tn__crt_conv_requant_init_dsp(Requant *rq);
+uint32_t tn__crt_conv_dsp_dot(const int8_t *x, const int8_t *w, int32_t n,
+                              int32_t io, int32_t fo);
+void tn__crt_conv_dsp_bcast(uint32_t *restrict a, int32_t len,
+                            const int8_t *x, const int8_t *w, const Conv *c,
+                            const Win *wn);
+int32_t tn__crt_conv_pack_width(const Conv *c, int32_t *words);
+void tn__crt_conv_pack_block(Pack *pk, const Conv *c, int32_t co0,
+                             int32_t len);
+int tn__crt_conv_dsp_packed(const Conv *c, const Pack *pk, const Win *wn,
+                            int32_t co0, int32_t len, const uint32_t *bias,
+                            uint32_t *restrict a);
+void tn__crt_conv_pack_dw(Pack *pk, const Conv *c, int32_t co0, int32_t len,
+                          const uint32_t *bias);
+void tn__crt_conv_dsp_dw_packed(const Conv *c, const Pack *pk, const Win *wn,
+                                int32_t co0, int32_t len,
+                                uint32_t *restrict a);
+void tn__crt_conv_requant_dsp(const Requant *restrict rq,
+                              const uint32_t *restrict a, int32_t n,
+                              int8_t *restrict res);
+#endif
+
+#endif /* TVMNODE_CRT_CONV_S8_H_ */

@@ -1,0 +1,51 @@
+/*
+ * dense_s8.h: what the int8 dense layer (dense_s8.c, portable C) shares
+ * with its ISA forms, x86/dense_s8.c (AVX2) and arm_dsp/dense_s8.c (the
+ * Cortex-M DSP extension): the layer as the row kernels see it, and their
+ * entry points, which dense_s8.c calls where isa.h says the form is
+ * compiled in. Private to runtime/crt.
+ */
+#ifndef TVMNODE_CRT_DENSE_S8_H_
+#define TVMNODE_CRT_DENSE_S8_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tvmnode/crt/kernels.h"
+#include "isa.h"
+
+/* Inlined with constant arguments, so that each copy gets fixed-length
+ * (vectorisable) loops; or kept out of line: gcc 12 does not vectorise the
+ * dot products once they are inlined into the loop over outputs. */
+#if defined(__GNUC__)
+#define BLOCK_INLINE static inline __attribute__((always_inline))
+#define OUT_OF_LINE static __attribute__((noinline))
+#else
+#define BLOCK_INLINE static inline
+#define OUT_OF_LINE static
+#endif
+
+typedef struct {
+  const TnCrtDense *p;
+  const int8_t *w;
+  int32_t io, fo;
+  int narrow; /* x + io and w + fo fit an int16 */
+  int small;  /* fo == 0 and |x + io| <= 255: products fit an int16 */
+  int avx2;   /* the AVX2 form runs here (asked once per call) */
+} Dense;
+
+#if TN_CRT_HAVE_AVX2
+/* s[r] = sum_k((x[k] + io) * (w[r * sn + k] + fo)) for the four rows at w,
+ * when d->narrow and d->avx2. */
+void tn__crt_dense_dot4_avx2(const Dense *d, const int8_t *x, const int8_t *w,
+                             uint32_t *s);
+#endif
+#if TN_CRT_HAVE_ARM_DSP
+/* The same for four rows and for one, when d->narrow. */
+void tn__crt_dense_dot4_dsp(const Dense *d, const int8_t *x, const int8_t *w,
+                            uint32_t *s);
+void tn__crt_dense_dot1_dsp(const Dense *d, const int8_t *x, const int8_t *w,
+                            uint32_t *s);
+#endif
+
+#endif /* TVMNODE_CRT_DENSE_S8_H_ */

@@ -1,0 +1,65 @@
+/*
+ * isa.h: which ISA forms of the kernels are compiled in, decided once from
+ * the compiler's own macros. A kernel's portable C (src/kernels/F.c) is
+ * the reference and is always there; its ISA forms live in
+ * src/kernels/x86/F.c (SSE2 and AVX2) and src/kernels/arm_dsp/F.c (the
+ * Cortex-M DSP extension), each of which compiles to nothing where this
+ * header says its ISA is absent, so that an archive can always carry them
+ * all. The portable file calls a form only under its switch here.
+ *
+ * An ISA file includes the headers beside its portable file by name alone
+ * ("conv_s8.h", not "../conv_s8.h"): the source tree compiles the crt with
+ * -I src/kernels, and an exported archive has every crt source flat in
+ * runtime/src (x86/conv_s8.c as x86_conv_s8.c), the headers beside them.
+ *
+ *  - TN_CRT_HAVE_SSE2: x86 with SSE2 (every x86-64), GNU C. Compile-time.
+ *  - TN_CRT_HAVE_AVX2: x86-64 with GNU C, unless -DTN_CRT_NO_AVX2. The
+ *    forms are compiled for AVX2 and taken at run time where
+ *    tn__crt_avx2() says the CPU runs them (x86/fixed_point.c).
+ *  - TN_CRT_HAVE_ARM_DSP: the DSP extension of the Cortex-M4, M7, M33 and
+ *    M55 (__ARM_FEATURE_DSP with its SIMD32 instructions), GNU C,
+ *    little-endian (the byte order the unpacking assumes). Compile-time.
+ *
+ * Private to runtime/crt.
+ */
+#ifndef TVMNODE_CRT_ISA_H_
+#define TVMNODE_CRT_ISA_H_
+
+#if defined(__SSE2__) && defined(__GNUC__)
+#define TN_CRT_HAVE_SSE2 1
+#else
+#define TN_CRT_HAVE_SSE2 0
+#endif
+
+/*
+ * AVX2 on x86-64 with GNU C: TN_CRT_HAVE_AVX2 is 1 and kernels may carry a
+ * second form of a hot loop compiled for AVX2 (a function with
+ * __attribute__((target("avx2"))), intrinsics from <immintrin.h>, a header
+ * of the compiler), taken when tn__crt_avx2() says the CPU and the OS run
+ * it; it is found once with CPUID and XGETBV (<cpuid.h>, also a compiler
+ * header), so nothing is linked in. Integer forms are bit-identical to the
+ * portable ones: their sums wrap mod 2^32 like the portable uint32 sums,
+ * in any order. tn__crt_avx2_allow(0) makes tn__crt_avx2() answer 0 from
+ * then on (1: what the CPU says again), so that a test runs the portable
+ * forms on an AVX2 machine. -DTN_CRT_NO_AVX2 leaves the AVX2 forms out.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(TN_CRT_NO_AVX2)
+#define TN_CRT_HAVE_AVX2 1
+int tn__crt_avx2(void);
+void tn__crt_avx2_allow(int allow);
+#else
+#define TN_CRT_HAVE_AVX2 0
+#endif
+
+#if defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32) && \
+    defined(__GNUC__) && !defined(__ARM_BIG_ENDIAN)
+#define TN_CRT_HAVE_ARM_DSP 1
+#else
+#define TN_CRT_HAVE_ARM_DSP 0
+#endif
+
+/* The names these switches had before. */
+#define TN__CRT_AVX2 TN_CRT_HAVE_AVX2
+#define TN__CRT_DSP TN_CRT_HAVE_ARM_DSP
+
+#endif /* TVMNODE_CRT_ISA_H_ */

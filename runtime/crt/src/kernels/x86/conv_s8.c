@@ -1,0 +1,357 @@
+/*
+ * x86/conv_s8.c: the SSE2 form of the int8 convolution (conv_s8.c): BCAST,
+ * DW and the requantization in GNU C vectors and six SSE2 builtins, about
+ * twice as fast as the portable C on x86, bit for bit the same integers.
+ * conv_s8.c calls it wherever isa.h says SSE2 is there (__SSE2__ with GNU
+ * C: every x86-64); elsewhere this file compiles to nothing, so that an
+ * archive can always carry it.
+ */
+#include "conv_s8.h"
+
+#if TN_CRT_HAVE_SSE2
+#include "crt_libc.h"
+
+/*
+ * pmaddwd multiplies eight int16 pairs and adds each pair into an int32:
+ * fed with two inputs (input channels, or taps) and the matching two
+ * weights per output channel, it does two multiply-adds per lane with no
+ * widening of the products. The byte operands are interleaved (zip) and
+ * sign-extended to int16 (widen). Lanes keep their channel order, so the
+ * accumulators come out as a plain array. Arrays of vectors stay in
+ * registers only when every index is a constant, hence the code written
+ * out per width (u: 8 * u channels, 1 or 2) and pixel count (npx: 1, or 2
+ * neighbouring pixels with the same taps sharing the widened weights).
+ */
+
+static inline v16i8 load16(const int8_t *p) {
+  v16i8 v;
+  memcpy(&v, p, 16);
+  return v;
+}
+static inline v16i8 load8(const int8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return (v16i8)(v2u64){v, 0};
+}
+/* Bytes 0-7 (lo) or 8-15 (hi) of a and b, interleaved. */
+static inline v16i8 zip_lo(v16i8 a, v16i8 b) {
+  return __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5,
+                                 21, 6, 22, 7, 23);
+}
+static inline v16i8 zip_hi(v16i8 a, v16i8 b) {
+  return __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28,
+                                 13, 29, 14, 30, 15, 31);
+}
+/* Bytes 0-7 (lo) or 8-15 (hi), sign-extended to int16. */
+static inline v8i16 widen_lo(v16i8 t) {
+  return (v8i16)__builtin_shufflevector(t, t, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5,
+                                        5, 6, 6, 7, 7) >> 8;
+}
+static inline v8i16 widen_hi(v16i8 t) {
+  return (v8i16)__builtin_shufflevector(t, t, 8, 8, 9, 9, 10, 10, 11, 11, 12,
+                                        12, 13, 13, 14, 14, 15, 15) >> 8;
+}
+static inline v4i32 madd(v8i16 a, v8i16 b) {
+  return __builtin_ia32_pmaddwd128(a, b);
+}
+/* The pair (x0, x1) in every two int16 lanes. */
+static inline v8i16 pair(int32_t x0, int32_t x1) {
+  const uint32_t v = (uint16_t)x0 | (uint32_t)(uint16_t)x1 << 16;
+  return (v8i16)(v4u32){v, v, v, v};
+}
+
+/* q = the rows a and b for 8 * u channels, interleaved and widened:
+ * q[i] covers channels 4i .. 4i + 3. */
+BLOCK_INLINE void zip_widen(v8i16 *q, int u, const int8_t *a,
+                            const int8_t *b) {
+  if (u == 2) {
+    const v16i8 va = load16(a), vb = load16(b);
+    const v16i8 l = zip_lo(va, vb), h = zip_hi(va, vb);
+    q[0] = widen_lo(l), q[1] = widen_hi(l);
+    q[2] = widen_lo(h), q[3] = widen_hi(h);
+  } else {
+    const v16i8 l = zip_lo(load8(a), load8(b));
+    q[0] = widen_lo(l), q[1] = widen_hi(l);
+  }
+}
+
+/* acc[0 .. 8) = c[0 .. 4) twice (two pixels). */
+static inline void acc_init(v4u32 *acc, const v4u32 *c) {
+  acc[0] = acc[4] = c[0], acc[1] = acc[5] = c[1];
+  acc[2] = acc[6] = c[2], acc[3] = acc[7] = c[3];
+}
+
+/* acc[i] += pmaddwd(q[i], x[i]) for the 2u vectors of a pixel; x[i] all
+ * the same for BCAST (a broadcast pair of inputs). */
+BLOCK_INLINE void madd_block(v4u32 *acc, int u, const v8i16 *q,
+                             const v8i16 *x) {
+  acc[0] += (v4u32)madd(q[0], x[0]), acc[1] += (v4u32)madd(q[1], x[1]);
+  if (u == 2)
+    acc[2] += (v4u32)madd(q[2], x[2]), acc[3] += (v4u32)madd(q[3], x[3]);
+}
+
+/* The accumulators of npx pixels into a, pixel i at a + 8 * u * i
+ * (memcpys of constant size are plain stores). */
+BLOCK_INLINE void store_acc(uint32_t *a, const v4u32 *acc, int u, int npx) {
+  memcpy(a, acc, 8 * (size_t)u * sizeof *a);
+  if (npx == 2) memcpy(a + 8 * u, acc + 4, 8 * (size_t)u * sizeof *a);
+}
+
+/* BCAST: acc += sum over k < n of (x[k * xs] + io) * w[k * ws + j], two
+ * input channels per step, for npx pixels (the second xp further on, its
+ * accumulators at acc + 4). */
+BLOCK_INLINE void sse_bcast_run(v4u32 *acc, int u, int npx, const int8_t *x,
+                                ptrdiff_t xs, ptrdiff_t xp, const int8_t *w,
+                                ptrdiff_t ws, int32_t n, int32_t io) {
+  v8i16 q[4], x0[4], x1[4];
+  int32_t k = 0;
+  for (; k + 2 <= n; k += 2, x += 2 * xs, w += 2 * ws) {
+    zip_widen(q, u, w, w + ws);
+    x0[0] = x0[1] = x0[2] = x0[3] = pair(x[0] + io, x[xs] + io);
+    madd_block(acc, u, q, x0);
+    if (npx == 2) {
+      x1[0] = x1[1] = x1[2] = x1[3] = pair(x[xp] + io, x[xp + xs] + io);
+      madd_block(acc + 4, u, q, x1);
+    }
+  }
+  if (k < n) { /* an odd channel out: paired with 0 */
+    zip_widen(q, u, w, w);
+    x0[0] = x0[1] = x0[2] = x0[3] = pair(x[0] + io, 0);
+    madd_block(acc, u, q, x0);
+    if (npx == 2) {
+      x1[0] = x1[1] = x1[2] = x1[3] = pair(x[xp] + io, 0);
+      madd_block(acc + 4, u, q, x1);
+    }
+  }
+}
+
+/* BCAST: the block of 8 * u channels at co0 for npx pixels into a, as
+ * store_acc leaves it. xr, wr: the first in-bounds tap. */
+BLOCK_INLINE void sse_bcast(const Conv *c, const Win *wn, int32_t co0, int u,
+                            int npx, const int8_t *xr, const int8_t *wr,
+                            const uint32_t *bias, uint32_t *restrict a) {
+  const TnCrtConv2d *p = c->p;
+  const ptrdiff_t is2 = p->in_strides[2], is3 = p->in_strides[3];
+  const ptrdiff_t ws0 = p->w_strides[0], ws1 = p->w_strides[1],
+                  ws2 = p->w_strides[2];
+  const ptrdiff_t dx = (ptrdiff_t)p->dilation_w * is2;
+  const ptrdiff_t dy = (ptrdiff_t)p->dilation_h * p->in_strides[1];
+  const ptrdiff_t xp = (ptrdiff_t)p->stride_w * is2; /* the next pixel */
+  const int32_t nkx = wn->kx1 - wn->kx0, nky = wn->ky1 - wn->ky0;
+  const int32_t run = c->merge ? nkx * c->cpg : c->cpg;
+  const int32_t runs = c->merge ? 1 : nkx;
+  v4u32 acc[8], init[4];
+  memcpy(init, bias, sizeof init);
+  acc_init(acc, init);
+  xr += (ptrdiff_t)(co0 / c->fpg) * c->cpg * is3;
+  wr += (ptrdiff_t)co0 * p->w_strides[3];
+  for (int32_t ky = 0; ky < nky; ky++, xr += dy, wr += ws0)
+    for (int32_t r = 0; r < runs; r++)
+      sse_bcast_run(acc, u, npx, xr + r * dx, is3, xp, wr + r * ws1, ws2, run,
+                    c->io);
+  store_acc(a, acc, u, npx);
+}
+
+/*
+ * DW: the window's weights are interleaved and widened once per block, two
+ * taps per pmaddwd operand (an odd last tap pairs with zero weights), and
+ * the input offset is folded out: sum((x + io) * w) = sum(x * w) +
+ * io * sum(w), the second term a constant of the block that the
+ * accumulators start from. A tap outside the input reads a row of -io
+ * instead, which cancels its share of that constant, so border pixels take
+ * the same path. Windows of up to 2 * DW_PAIRS taps (5x5); larger ones take
+ * the portable form.
+ */
+
+/* Sets d up for the block of 8 * u channels at co0 with the given bias; 0
+ * if the window is too large. */
+int tn__crt_conv_dw_init(DwWin *d, const Conv *c, int32_t co0, int u,
+                         const uint32_t *bias) {
+  static const int8_t zero[16] = {0};
+  const TnCrtConv2d *p = c->p;
+  const int32_t taps = p->k_h * p->k_w;
+  if (taps > 2 * DW_PAIRS) return 0;
+  uint32_t sum[BLK] = {0};
+  const int8_t *w[2];
+  d->pairs = (taps + 1) / 2;
+  for (int32_t t = 0; t < 2 * d->pairs; t++) {
+    const int32_t ky = t < taps ? t / p->k_w : 0;
+    const int32_t kx = t < taps ? t % p->k_w : 0;
+    d->ky[t] = ky, d->kx[t] = kx;
+    d->xo[t] = (ptrdiff_t)ky * p->dilation_h * p->in_strides[1] +
+               (ptrdiff_t)kx * p->dilation_w * p->in_strides[2];
+    w[t % 2] = zero;
+    if (t < taps) {
+      w[t % 2] = c->w + (ptrdiff_t)ky * p->w_strides[0] +
+                 (ptrdiff_t)kx * p->w_strides[1] + co0;
+      for (int32_t j = 0; j < 8 * u; j++) sum[j] += (uint32_t)w[t % 2][j];
+    }
+    if (t % 2) zip_widen(d->w[t / 2], u, w[0], w[1]);
+  }
+  for (int32_t j = 0; j < BLK; j++) sum[j] = sum[j] * (uint32_t)c->io + bias[j];
+  memcpy(d->corr, sum, sizeof d->corr);
+  memset(d->pad, -c->io, sizeof d->pad); /* io in [-127, 128] */
+  return 1;
+}
+
+/* The input of tap t for the window at offset o from x whose kernel
+ * columns [kx0, kx1) are in bounds: the row of -io if the tap is outside
+ * the input (never, when both windows are wholly inside: full). Written as
+ * two selects (no branch on the tap, no pointer formed outside the
+ * input). */
+BLOCK_INLINE const int8_t *dw_tap(const DwWin *d, const Win *wn, int32_t kx0,
+                                  int32_t kx1, int full, int32_t t,
+                                  const int8_t *x, ptrdiff_t o) {
+  const int in =
+      full || ((uint32_t)(d->ky[t] - wn->ky0) < (uint32_t)(wn->ky1 - wn->ky0) &&
+               (uint32_t)(d->kx[t] - kx0) < (uint32_t)(kx1 - kx0));
+  const int8_t *xt = x + (in ? o + d->xo[t] : 0);
+  return in ? xt : d->pad;
+}
+
+/* DW: the block for npx pixels into a, as store_acc leaves it; the first
+ * window at offset o from x, the second xp further on. */
+BLOCK_INLINE void dw_pixels(const DwWin *d, const Win *wn, int u, int npx,
+                            int full, const int8_t *x, ptrdiff_t o,
+                            ptrdiff_t xp, uint32_t *a) {
+  v4u32 acc[8];
+  v8i16 r[4];
+  acc_init(acc, d->corr);
+  for (int32_t i = 0; i < d->pairs; i++) {
+    const int32_t t = 2 * i;
+    zip_widen(r, u, dw_tap(d, wn, wn->kx0, wn->kx1, full, t, x, o),
+              dw_tap(d, wn, wn->kx0, wn->kx1, full, t + 1, x, o));
+    madd_block(acc, u, d->w[i], r);
+    if (npx == 2) {
+      zip_widen(r, u, dw_tap(d, wn, wn->nx0, wn->nx1, full, t, x, o + xp),
+                dw_tap(d, wn, wn->nx0, wn->nx1, full, t + 1, x, o + xp));
+      madd_block(acc + 4, u, d->w[i], r);
+    }
+  }
+  store_acc(a, acc, u, npx);
+}
+
+void tn__crt_conv_dw(const DwWin *d, const Win *wn, int32_t len, int npx,
+                     int full, const int8_t *x, ptrdiff_t o, ptrdiff_t xp,
+                     uint32_t *a) {
+  switch ((len == 16) * 4 + (npx == 2) * 2 + full) {
+    case 0: dw_pixels(d, wn, 1, 1, 0, x, o, xp, a); return;
+    case 1: dw_pixels(d, wn, 1, 1, 1, x, o, xp, a); return;
+    case 2: dw_pixels(d, wn, 1, 2, 0, x, o, xp, a); return;
+    case 3: dw_pixels(d, wn, 1, 2, 1, x, o, xp, a); return;
+    case 4: dw_pixels(d, wn, 2, 1, 0, x, o, xp, a); return;
+    case 5: dw_pixels(d, wn, 2, 1, 1, x, o, xp, a); return;
+    case 6: dw_pixels(d, wn, 2, 2, 0, x, o, xp, a); return;
+    default: dw_pixels(d, wn, 2, 2, 1, x, o, xp, a); return;
+  }
+}
+
+/*
+ * The requantization in float, checked. Let y = x * M / 2^(31+r), the
+ * exact quotient. SaturatingRoundingDoublingHighMul rounds x * M / 2^31 to
+ * within 1/2, so the value RoundingDivideByPOT rounds lies within
+ * 2^-(r+1) of y (is y itself for r = 0): whenever y is farther than that
+ * from a half-integer, both roundings agree with y's nearest integer. The
+ * float estimate yf = float(x) * float(M / 2^(31+r)) has three roundings
+ * of at most 2^-23 relative (in any rounding mode), so it is within 2^-11
+ * of y while |y| < 2^10. yf is clamped to the output range [lo - off,
+ * hi - off] first (within +-640, as |off| <= 512): a y beyond a bound
+ * rounds and clamps to that bound either way. If then yf lies within
+ * tol = 1/2 - 2^-(r+1) - 2^-11 of an integer, that integer is the exact
+ * result; the rare lanes that fail the test (about 2^-r of them) are
+ * recomputed by requant_exact. The rest costs a few float operations
+ * where the exact integer form takes two 64-bit multiplies per lane. For
+ * r = 0, where a product within |off| of the int32 range wraps around
+ * when the offset is added (TFLite's int32 addition, as two's complement
+ * does it), no lane is certain (tol < 0).
+ */
+static inline v4f32 loadf(const float *p) {
+  v4f32 v;
+  memcpy(&v, p, 16);
+  return v;
+}
+
+/* Four lanes: the results in *q (output offset added), and a bit per lane
+ * whose result is not certain. */
+static inline int sse_requant4(v4i32 x, v4f32 scale, v4f32 tol, v4f32 lo,
+                               v4f32 hi, v4u32 magic_off, v4i32 *q) {
+  /* Adding 1.5 * 2^23 rounds a float of magnitude < 2^22 to an integer,
+   * which is then the low bits of the sum; the test on |y - integer|
+   * accepts it only if it is the nearest one, whatever the rounding
+   * mode. */
+  const v4f32 magic = {12582912.0f, 12582912.0f, 12582912.0f, 12582912.0f};
+  const v4i32 abs_mask = {INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX};
+  v4f32 y = __builtin_convertvector(x, v4f32) * scale;
+  y = __builtin_ia32_minps(__builtin_ia32_maxps(y, lo), hi);
+  const v4f32 t = y + magic;
+  *q = (v4i32)((v4u32)t - magic_off);
+  const v4f32 d = (v4f32)((v4i32)(y - (t - magic)) & abs_mask);
+  return __builtin_ia32_movmskps((v4f32)(d > tol));
+}
+
+/* requant_c's results for n = 8 or 16 lanes when rq->fast (the clamped
+ * results fit int8, so the saturating packs only narrow). */
+BLOCK_INLINE void requant_sse(const Requant *restrict rq,
+                              const uint32_t *restrict a, int32_t n,
+                              int8_t *restrict res) {
+  /* magic's bit pattern, less the output offset */
+  const uint32_t mo = 0x4b400000u - (uint32_t)rq->off;
+  const v4u32 magic_off = {mo, mo, mo, mo};
+  const float l = (float)(rq->lo - rq->off), h = (float)(rq->hi - rq->off);
+  const v4f32 lo = {l, l, l, l}, hi = {h, h, h, h};
+  v4i32 v[4];
+  int unsure = 0;
+  for (int i = 0; i < n / 4; i++) {
+    v4i32 x;
+    memcpy(&x, a + 4 * i, 16);
+    unsure |= sse_requant4(x, loadf(rq->scale + 4 * i),
+                           loadf(rq->tol + 4 * i), lo, hi, magic_off, &v[i])
+              << 4 * i;
+  }
+  const v8i16 s0 = __builtin_ia32_packssdw128(v[0], v[1]);
+  const v8i16 s1 = n == 16 ? __builtin_ia32_packssdw128(v[2], v[3]) : s0;
+  const v16i8 r = (v16i8)__builtin_ia32_packsswb128(s0, s1);
+  memcpy(res, &r, (size_t)n);
+  for (; unsure != 0; unsure &= unsure - 1) {
+    const int j = __builtin_ctz((unsigned)unsure);
+    res[j] = (int8_t)requant_exact(rq, j, a[j]);
+  }
+}
+
+void tn__crt_conv_sse_bcast(const Conv *c, const Win *wn, int32_t co0, int u,
+                            int npx, const int8_t *xr, const int8_t *wr,
+                            const uint32_t *bias, uint32_t *restrict a) {
+  if (u == 2 && npx == 2)
+    sse_bcast(c, wn, co0, 2, 2, xr, wr, bias, a);
+  else if (u == 2)
+    sse_bcast(c, wn, co0, 2, 1, xr, wr, bias, a);
+  else if (npx == 2)
+    sse_bcast(c, wn, co0, 1, 2, xr, wr, bias, a);
+  else
+    sse_bcast(c, wn, co0, 1, 1, xr, wr, bias, a);
+}
+
+void tn__crt_conv_requant_sse(const Requant *restrict rq,
+                              const uint32_t *restrict a, int32_t n,
+                              int8_t *restrict res) {
+  if (n == 8)
+    requant_sse(rq, a, 8, res);
+  else
+    requant_sse(rq, a, 16, res);
+}
+
+/* requant_sse's constants of the block rq (its multipliers and shifts set
+ * by requant_init). */
+void tn__crt_conv_requant_init_sse2(Requant *rq) {
+  for (int32_t j = 0; j < BLK; j++) {
+    const int32_t r = rq->r[j];
+    /* 2^-31 and 2^-r are exact in float: scale = float(M) * 2^-(31+r). */
+    const float pot = 1.0f / (float)(UINT32_C(1) << r);
+    rq->scale[j] = (float)rq->m[j] * (1.0f / 2147483648.0f) * pot;
+    rq->tol[j] = r > 0 ? 0.5f - 0.5f * pot - 1.0f / 2048.0f : -1.0f;
+  }
+  rq->fast = rq->vec && rq->off >= -512 && rq->off <= 512;
+}
+#else
+typedef int tn__crt_unused_x86_conv_s8; /* no SSE2: nothing here */
+#endif
