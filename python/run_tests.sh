@@ -8,7 +8,7 @@
 # anything failed.
 set -u
 BUILD=${1:-}
-TNPY_PACKAGES="pytest numpy mypy wheel tflite tflite-micro ai-edge-litert onnx"
+TNPY_PACKAGES="pytest pytest-xdist numpy mypy wheel tflite tflite-micro ai-edge-litert onnx"
 . "$(dirname "$0")/tools/env.sh"
 
 # install the package into the venv too, so its console script `tvmnode`
@@ -23,7 +23,10 @@ rm -f "$junit"
 # (python -m puts the working directory first on sys.path). test_wheel.py
 # also builds the self-contained wheel and smoke-tests it in a fresh venv
 # (about half a minute; TVMNODE_TEST_WHEEL=0 skips it).
+# Two workers (the machines have two cores), each taking whole files so
+# that a file's module-scoped fixtures (a model compiled once) run once.
 (cd "$BUILD/python" && TVMNODE_TEST_WHEEL=${TVMNODE_TEST_WHEEL:-1} "$VPY" -m pytest -q \
+   -n "${TNPY_WORKERS:-2}" --dist loadfile \
    -p no:cacheprovider -c "$HERE/pyproject.toml" \
    --rootdir "$HERE" --junit-xml="$junit" "$HERE/tests")
 pytest_rc=$?

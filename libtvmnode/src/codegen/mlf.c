@@ -140,18 +140,27 @@ void tn__aot_metadata(Gen *g, GString *s, GPtrArray *sources) {
 /* Every source and header the generated code needs, relative to the crt's
  * folder: what every model needs (TN_CRT_COMMON_SOURCES: the headers, the
  * status table, the firmware API, the helpers the kernels share), then the
- * source of each kernel form it calls, as TN_CRT_CALLS names it. */
+ * source of each kernel form it calls, as TN_CRT_CALLS names it, with what
+ * that source brings (TN_CRT_SOURCE_COMPANIONS). */
 GPtrArray *tn__aot_runtime_sources(Gen *g) {
   static const char *always[] = {TN_CRT_COMMON_SOURCES};
   GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
   GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
   for (size_t i = 0; i < G_N_ELEMENTS(always); i++)
     g_ptr_array_add(out, g_strdup(always[i]));
+  static const char *companions[][2] = {
+#define COMPANION(src, other) {src, other},
+      TN_CRT_SOURCE_COMPANIONS(COMPANION)
+#undef COMPANION
+  };
   for (int32_t s = 0; s < g->nsteps; s++) {
     const TnKernForm *f = step(g, s)->k.form;
     if (f == NULL || g_hash_table_contains(seen, f->source)) continue;
     g_hash_table_add(seen, (gpointer)f->source);
     g_ptr_array_add(out, g_strdup(f->source));
+    for (size_t i = 0; i < G_N_ELEMENTS(companions); i++)
+      if (strcmp(companions[i][0], f->source) == 0)
+        g_ptr_array_add(out, g_strdup(companions[i][1]));
   }
   g_hash_table_destroy(seen);
   return out;

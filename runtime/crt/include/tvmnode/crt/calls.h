@@ -239,9 +239,23 @@ TN_CRT_STRUCT(TnCrtCallDenseS8);
   "include/tvmnode/crt/status.h", "include/tvmnode/crt/kernels.h",           \
       "include/tvmnode/crt/calls.h", "include/tvmnode/crt/model.h",          \
       "src/crt_libc.h", "src/status.c", "src/model.c",                       \
-      "src/kernels/call.h", "src/kernels/fixed_point.h",                     \
-      "src/kernels/fixed_point.c", "src/kernels/unroll.h",                   \
-      "src/kernels/reduce_walk.h"
+      "src/kernels/call.h", "src/kernels/isa.h",                             \
+      "src/kernels/fixed_point.h", "src/kernels/fixed_point.c",              \
+      "src/kernels/x86/fixed_point.c", "src/kernels/arm_dsp/dsp.h",          \
+      "src/kernels/unroll.h", "src/kernels/reduce_walk.h"
+
+/* What a form's source brings along: its private header and its ISA forms
+ * (src/kernels/<isa>/, each compiling to nothing where its ISA is absent).
+ * X(source, companion) */
+#define TN_CRT_SOURCE_COMPANIONS(X)                                          \
+  X("src/kernels/conv_s8.c", "src/kernels/conv_s8.h")                        \
+  X("src/kernels/conv_s8.c", "src/kernels/x86/conv_s8.c")                    \
+  X("src/kernels/conv_s8.c", "src/kernels/arm_dsp/conv_s8.c")                \
+  X("src/kernels/dense_s8.c", "src/kernels/dense_s8.h")                      \
+  X("src/kernels/dense_s8.c", "src/kernels/x86/dense_s8.c")                  \
+  X("src/kernels/dense_s8.c", "src/kernels/arm_dsp/dense_s8.c")              \
+  X("src/kernels/dense_f32.c", "src/kernels/dense_f32.h")                    \
+  X("src/kernels/dense_f32.c", "src/kernels/x86/dense_f32.c")
 
 #define TN_CRT__CALL_DECL(form, Type, file)                                \
   int32_t tn_crt_call_##form(const void *params, const void *const *in,   \
