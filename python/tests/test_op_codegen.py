@@ -281,7 +281,7 @@ COVERED: Set[str] = set()
 def library_ops() -> List[str]:
     """The library's operators (not those another language registers with
     a host compute function)."""
-    from tvmnode import _ffi  # type: ignore[attr-defined]
+    from tvmnode import _ffi
     return sorted(str(n) for n in _ffi.op_list()
                   if ir.Op.get(str(n)).get_attr("compute") is None)
 
