@@ -42,11 +42,38 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_MODELS = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "models"))
 
 
+LAYER_OPS = ("qnn.conv2d", "qnn.dense", "nn.conv2d", "nn.dense", "matmul")
+
+
+def layer_macs(call: Any) -> int:
+    """Multiply-accumulates of one convolution, dense or matmul call, as the
+    executor counts them (`tvmnode info`): each output element takes one
+    MAC per weight of its output channel. A conv2d weight holds kh, kw,
+    cin / groups and cout in any order (TFLite's HWIO, ONNX's OIHW, OHWI,
+    ...; depthwise is HWIO [kh, kw, 1, cout] with groups = cin), so the
+    weights per output channel are its size over the length of its O axis.
+    A dense weight is [units, in_features]."""
+    name = str(call.op.name)
+    out = [int(d) for d in call.checked_type.shape]
+    if name == "matmul":
+        x = [int(d) for d in call.args[0].checked_type.shape]
+        return int(np.prod(out)) * (x[-2] if int(call.attrs.transpose_a) else x[-1])
+    w = [int(d) for d in call.args[1].checked_type.shape]
+    if name.endswith("dense"):
+        return int(np.prod(out)) * w[-1]
+    layout = str(call.attrs.kernel_layout or "") or "OIHW"
+    if sorted(layout) != sorted("OIHW") or len(w) != 4:
+        raise ValueError("LayerAudit: %s has kernel_layout %r and a weight of shape %s"
+                         % (name, layout, w))
+    return int(np.prod(out)) * int(np.prod(w)) // max(w[layout.index("O")], 1)
+
+
 @transform.module_pass(opt_level=0, name="LayerAudit")
 class LayerAudit:
-    """A Python pass: records each convolution and dense layer's MACs and
-    element type in the module attribute "layers" (a list of {op, macs,
-    dtype}); a layer whose data and weights differ in type is an error."""
+    """A Python pass: records each convolution, dense and matmul layer's
+    MACs and element type in the module attribute "layers" (a list of {op,
+    macs, dtype}); a layer whose data and weights differ in type is an
+    error."""
 
     def transform_module(self, mod: ir.IRModule, ctx: Any) -> ir.IRModule:
         layers: List[Dict[str, Any]] = []
@@ -55,17 +82,13 @@ class LayerAudit:
             if not (isinstance(e, ir.Call) and isinstance(e.op, ir.Op)):
                 return
             name = str(e.op.name)
-            if name not in ("qnn.conv2d", "qnn.dense", "nn.conv2d", "nn.dense"):
+            if name not in LAYER_OPS:
                 return
             data, weight = e.args[0].checked_type, e.args[1].checked_type
             if str(data.dtype) != str(weight.dtype):
                 raise ValueError("LayerAudit: %s has %s data and %s weights"
                                  % (name, data.dtype, weight.dtype))
-            out = [int(d) for d in e.checked_type.shape]
-            w = [int(d) for d in weight.shape]
-            macs = int(np.prod(out)) * int(np.prod(w)) // max(out[-1] if name.endswith("dense")
-                                                               else w[0], 1)
-            layers.append({"op": name, "macs": macs, "dtype": str(data.dtype)})
+            layers.append({"op": name, "macs": layer_macs(e), "dtype": str(data.dtype)})
 
         ir.post_order_visit(mod["main"].body, visit)
         return mod.with_attr("layers", layers)
