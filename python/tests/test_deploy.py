@@ -1,6 +1,6 @@
 """The main job (examples/deploy.py): the MACs its LayerAudit pass reports
 are the ones `tvmnode info` reports, for every layout and form of
-convolution."""
+convolution; a model LiteRT refuses costs LiteRT's column, not the job."""
 import io
 import os
 import re
@@ -105,3 +105,74 @@ def test_layer_macs_every_form() -> None:
         want = _executor_macs(mod)
         assert want > 0, label
         assert audit_macs(mod) == want, label
+
+
+# ---- 2. a model LiteRT refuses ------------------------------------------------
+
+def _deploy(tmp_path: Path, model: Path, monkeypatch: pytest.MonkeyPatch) -> "tuple[int, str]":
+    monkeypatch.setattr(deploy, "run_on_m4", lambda *a: None)  # not this test's business
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = deploy.main(["--model", str(model), "--out", str(tmp_path / "out"),
+                          "--repeat", "2"])
+    return rc, out.getvalue()
+
+
+def test_litert_refusal_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("tflite")
+    litert = pytest.importorskip("ai_edge_litert.interpreter")
+    if not KWS.exists():
+        pytest.skip("the trained models are not at %s" % MODELS)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise ValueError("Model provided has model identifier 'x',\nshould be 'TFL3'\n")
+
+    monkeypatch.setattr(litert, "Interpreter", refuse)
+    rc, text = _deploy(tmp_path, KWS, monkeypatch)
+    assert rc == 0, text
+    assert ("LiteRT could not load this model: Model provided has model identifier 'x', "
+            "should be 'TFL3'; skipping its column\n") in text
+    assert "LiteRT" not in text.replace("LiteRT could not load this model", "")
+    assert "deployed: kws ran 3 samples from generated C" in text
+    if _has("tflite_micro"):
+        assert "outputs equal to TFLite Micro's (the int8 reference): yes, bit for bit" in text
+
+
+def _bump_op_version(src: Path, dst: Path, version: int) -> None:
+    """The model with its first operator code's version set to `version`:
+    LiteRT's resolver has no kernel of that version and refuses the model
+    (as it refuses TFLite Micro's person_detect, whose flatbuffer it does
+    not take either); TFLite Micro and tvmnode go by the builtin code."""
+    import tflite
+
+    buf = bytearray(src.read_bytes())
+    m = tflite.Model.GetRootAsModel(buf, 0)
+    for i in range(m.OperatorCodesLength()):
+        code = m.OperatorCodes(i)
+        o = code._tab.Offset(8)  # OperatorCode.version
+        if o:
+            pos = code._tab.Pos + o
+            buf[pos:pos + 4] = int(version).to_bytes(4, "little")
+            dst.write_bytes(bytes(buf))
+            return
+    pytest.skip("no operator code stores its version")
+
+
+def test_model_litert_refuses_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("tflite")
+    litert = pytest.importorskip("ai_edge_litert.interpreter")
+    if not KWS.exists():
+        pytest.skip("the trained models are not at %s" % MODELS)
+    bad = tmp_path / "kws_v99.tflite"
+    _bump_op_version(KWS, bad, 99)
+    with pytest.raises(Exception):
+        it = litert.Interpreter(model_path=str(bad))
+        it.allocate_tensors()
+    rc, text = _deploy(tmp_path, bad, monkeypatch)
+    assert rc == 0, text
+    line = [x for x in text.splitlines() if x.startswith("LiteRT could not load this model: ")]
+    assert len(line) == 1 and line[0].endswith("; skipping its column"), text
+    assert "version" in line[0]
+    assert "deployed: kws ran 3 samples from generated C" in text
+    if _has("tflite_micro"):
+        assert "outputs equal to TFLite Micro's (the int8 reference): yes, bit for bit" in text
