@@ -1,6 +1,7 @@
 """The main job (examples/deploy.py): the MACs its LayerAudit pass reports
 are the ones `tvmnode info` reports, for every layout and form of
-convolution; a model LiteRT refuses costs LiteRT's column, not the job."""
+convolution; a model LiteRT refuses costs LiteRT's column, not the job; and
+`./dev run --model x.onnx` works in the environment run_deploy.sh makes."""
 import io
 import os
 import re
@@ -176,3 +177,61 @@ def test_model_litert_refuses_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert "deployed: kws ran 3 samples from generated C" in text
     if _has("tflite_micro"):
         assert "outputs equal to TFLite Micro's (the int8 reference): yes, bit for bit" in text
+
+
+# ---- 3. ./dev run --model x.onnx -----------------------------------------------
+
+def test_run_deploy_installs_what_the_importers_import() -> None:
+    script = (PYDIR / "run_deploy.sh").read_text()
+    m = re.search(r'^TNPY_PACKAGES="([^"]*)"', script, re.M)
+    assert m, "run_deploy.sh sets no TNPY_PACKAGES"
+    packages = set(m.group(1).split())
+    for module, package in (("tflite", "tflite"), ("onnx", "onnx")):
+        src = (PYDIR / "tvmnode" / "frontend" / (module + ".py")).read_text()
+        assert re.search(r"^\s*import %s\b|^\s*from %s\b" % (module, module), src, re.M)
+        assert package in packages, "%s imports %s; run_deploy.sh does not install it" % (
+            module, package)
+
+
+def _small_onnx(path: Path) -> None:
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    inits = {"w": rng.standard_normal((4, 1, 3, 3)).astype("float32"),
+             "b": rng.standard_normal(4).astype("float32"),
+             "fw": rng.standard_normal((4 * 8 * 6, 5)).astype("float32") * 0.1,
+             "fb": rng.standard_normal(5).astype("float32")}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Flatten", ["r"], ["f"]),
+             helper.make_node("Gemm", ["f", "fw", "fb"], ["y"])]
+    g = helper.make_graph(nodes, "tiny",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 8, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])],
+                          [numpy_helper.from_array(a, k) for k, a in inits.items()])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
+def test_dev_run_onnx_model(tmp_path: Path) -> None:
+    """`./dev run --model tiny.onnx` (run_deploy.sh against this build tree
+    when the tests run on another one than ./dev's build/)."""
+    build = os.environ.get("TVMNODE_BUILD_DIR")
+    if not build or shutil.which("bash") is None:
+        pytest.skip("needs TVMNODE_BUILD_DIR")
+    model = tmp_path / "tiny.onnx"
+    _small_onnx(model)
+    args = ["--model", str(model), "--name", "tiny", "--out", str(tmp_path / "out"),
+            "--repeat", "2"]
+    if Path(build).resolve() == (ROOT / "build").resolve():
+        cmd = [str(ROOT / "dev"), "run", *args]
+    else:
+        cmd = [str(PYDIR / "run_deploy.sh"), build, *args]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    p = subprocess.run(cmd, cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-6000:]
+    assert "deployed: tiny ran 3 samples from generated C" in p.stdout, p.stdout[-6000:]
+    assert "LayerAudit   2 float32 layers, %d MACs" % (8 * 6 * 4 * 9 + 192 * 5) in p.stdout
+    m = re.search(r"largest difference from ONNX reference: (\S+)", p.stdout)
+    assert m and float(m.group(1)) < 1e-4, p.stdout[-3000:]
