@@ -19,7 +19,11 @@ Three ways to get the C library:
   extension so that its flags, symbol visibility and source list stay the
   ones `make` uses, and so that C frames in tracebacks still name
   libtvmnode. The C sources live outside python/: setup.py finds them in
-  the checkout it sits in, or in TVMNODE_SOURCE_DIR.
+  the checkout it sits in, or in TVMNODE_SOURCE_DIR. A checkout configured
+  in place (`./configure && make` in the source folder) cannot be
+  configured again elsewhere (autoconf refuses: "source directory already
+  configured"), so there setup.py runs `make libtvmnode/libtvmnode.la` in
+  the checkout itself, with the configuration it has.
 
 In the self-contained and pkg-config modes build_py also copies the
 microcontroller runtime (runtime/crt: include/ and src/, every .c and .h)
@@ -143,13 +147,44 @@ def newer(a, b):
     return os.path.getmtime(a) > os.path.getmtime(b)
 
 
+def configured_in_place(src):
+    """Whether `src` was configured in the source folder itself: its
+    config.status and Makefile are there."""
+    return all(os.path.exists(os.path.join(src, f)) for f in ("config.status", "Makefile"))
+
+
+def make_libtvmnode(tree, log):
+    """make of the shared library alone in an autotools build tree; returns
+    the folder holding libtvmnode.so.0, checked to load."""
+    jobs = [] if "-j" in os.environ.get("MAKEFLAGS", "") else ["-j%d" % (os.cpu_count() or 1)]
+    run_logged(["make"] + jobs + ["libtvmnode/libtvmnode.la"], tree, log,
+               "make of libtvmnode")
+    libdir = os.path.join(tree, "libtvmnode", ".libs")
+    lib = os.path.join(libdir, LIB_SONAME)
+    if not os.path.exists(lib):
+        raise SystemExit("tvmnode: make left no %s in %s (configured with "
+                         "--disable-shared?)" % (LIB_SONAME, libdir))
+    # a shared library links with undefined symbols; such a one must fail
+    # here, not when the installed package is first imported
+    check = subprocess.run([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])",
+                            lib], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if check.returncode != 0:
+        raise SystemExit("tvmnode: the libtvmnode just built does not load (is the source "
+                         "tree mid-edit?): %s" % (check.stdout.strip().splitlines() or ["?"])[-1])
+    return libdir
+
+
 def build_libtvmnode(src, build):
     """configure + make of the shared library alone, out of tree in `build`;
     returns the folder holding libtvmnode.so. Incremental: make decides what
-    to rebuild, configure runs again only when its arguments change."""
+    to rebuild, configure runs again only when its arguments change. A
+    source folder configured in place is built where it is: autoconf
+    refuses a second, out-of-tree configuration of it."""
     os.makedirs(build, exist_ok=True)
     log = os.path.join(build, "build.log")
     open(log, "w").close()
+    if configured_in_place(src):
+        return make_libtvmnode(src, log)
     configure = os.path.join(src, "configure")
     stale = not os.path.exists(configure) or \
         not os.path.exists(os.path.join(src, "Makefile.in")) or \
@@ -178,21 +213,7 @@ def build_libtvmnode(src, build):
         run_logged(args, build, log, "configure of libtvmnode", env)
         with open(stamp, "w") as f:
             f.write(want)
-    jobs = [] if "-j" in os.environ.get("MAKEFLAGS", "") else ["-j%d" % (os.cpu_count() or 1)]
-    run_logged(["make"] + jobs + ["libtvmnode/libtvmnode.la"], build, log,
-               "make of libtvmnode")
-    libdir = os.path.join(build, "libtvmnode", ".libs")
-    lib = os.path.join(libdir, LIB_SONAME)
-    if not os.path.exists(lib):
-        raise SystemExit("tvmnode: make left no %s in %s" % (LIB_SONAME, libdir))
-    # a shared library links with undefined symbols; such a one must fail
-    # here, not when the installed package is first imported
-    check = subprocess.run([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])",
-                            lib], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if check.returncode != 0:
-        raise SystemExit("tvmnode: the libtvmnode just built does not load (is the source "
-                         "tree mid-edit?): %s" % (check.stdout.strip().splitlines() or ["?"])[-1])
-    return libdir
+    return make_libtvmnode(build, log)
 
 
 def copy_files(src, dst, pattern):

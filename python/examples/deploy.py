@@ -42,11 +42,38 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_MODELS = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "models"))
 
 
+LAYER_OPS = ("qnn.conv2d", "qnn.dense", "nn.conv2d", "nn.dense", "matmul")
+
+
+def layer_macs(call: Any) -> int:
+    """Multiply-accumulates of one convolution, dense or matmul call, as the
+    executor counts them (`tvmnode info`): each output element takes one
+    MAC per weight of its output channel. A conv2d weight holds kh, kw,
+    cin / groups and cout in any order (TFLite's HWIO, ONNX's OIHW, OHWI,
+    ...; depthwise is HWIO [kh, kw, 1, cout] with groups = cin), so the
+    weights per output channel are its size over the length of its O axis.
+    A dense weight is [units, in_features]."""
+    name = str(call.op.name)
+    out = [int(d) for d in call.checked_type.shape]
+    if name == "matmul":
+        x = [int(d) for d in call.args[0].checked_type.shape]
+        return int(np.prod(out)) * (x[-2] if int(call.attrs.transpose_a) else x[-1])
+    w = [int(d) for d in call.args[1].checked_type.shape]
+    if name.endswith("dense"):
+        return int(np.prod(out)) * w[-1]
+    layout = str(call.attrs.kernel_layout or "") or "OIHW"
+    if sorted(layout) != sorted("OIHW") or len(w) != 4:
+        raise ValueError("LayerAudit: %s has kernel_layout %r and a weight of shape %s"
+                         % (name, layout, w))
+    return int(np.prod(out)) * int(np.prod(w)) // max(w[layout.index("O")], 1)
+
+
 @transform.module_pass(opt_level=0, name="LayerAudit")
 class LayerAudit:
-    """A Python pass: records each convolution and dense layer's MACs and
-    element type in the module attribute "layers" (a list of {op, macs,
-    dtype}); a layer whose data and weights differ in type is an error."""
+    """A Python pass: records each convolution, dense and matmul layer's
+    MACs and element type in the module attribute "layers" (a list of {op,
+    macs, dtype}); a layer whose data and weights differ in type is an
+    error."""
 
     def transform_module(self, mod: ir.IRModule, ctx: Any) -> ir.IRModule:
         layers: List[Dict[str, Any]] = []
@@ -55,17 +82,13 @@ class LayerAudit:
             if not (isinstance(e, ir.Call) and isinstance(e.op, ir.Op)):
                 return
             name = str(e.op.name)
-            if name not in ("qnn.conv2d", "qnn.dense", "nn.conv2d", "nn.dense"):
+            if name not in LAYER_OPS:
                 return
             data, weight = e.args[0].checked_type, e.args[1].checked_type
             if str(data.dtype) != str(weight.dtype):
                 raise ValueError("LayerAudit: %s has %s data and %s weights"
                                  % (name, data.dtype, weight.dtype))
-            out = [int(d) for d in e.checked_type.shape]
-            w = [int(d) for d in weight.shape]
-            macs = int(np.prod(out)) * int(np.prod(w)) // max(out[-1] if name.endswith("dense")
-                                                               else w[0], 1)
-            layers.append({"op": name, "macs": macs, "dtype": str(data.dtype)})
+            layers.append({"op": name, "macs": layer_macs(e), "dtype": str(data.dtype)})
 
         ir.post_order_visit(mod["main"].body, visit)
         return mod.with_attr("layers", layers)
@@ -119,36 +142,100 @@ def build(arch: codegen.Archive, d: str, cc: str) -> Dict[str, Any]:
     return {"exe": exe, "generated": sizes(objs["generated"]), "runtime": sizes(objs["runtime"])}
 
 
-def reference_outputs(model_path: str, xs: List[np.ndarray]) -> Dict[str, List[np.ndarray]]:
-    """LiteRT's (XNNPACK, one thread) and TFLite Micro's outputs, when
-    those packages are installed."""
-    refs: Dict[str, List[np.ndarray]] = {}
+def _one_line(e: BaseException) -> str:
+    """An exception's message on one line (LiteRT's span several)."""
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def litert_outputs(model_path: str, xs: List[np.ndarray]) -> Optional[List[np.ndarray]]:
+    """LiteRT's outputs (XNNPACK, one thread), or None when LiteRT is not
+    installed, or refuses the model: LiteRT checks more than TFLite Micro
+    and tvmnode do (operator versions its resolver has, the flatbuffer's
+    verification), so a model both run, TFLite Micro's person_detect among
+    them, can fail here. That is a line on stdout, not the end of the job."""
     try:
         from ai_edge_litert.interpreter import Interpreter
-
+    except ImportError:
+        return None
+    try:
         it = Interpreter(model_path=model_path, num_threads=1)
         it.allocate_tensors()
-        i, o = it.get_input_details()[0]["index"], it.get_output_details()[0]["index"]
-        outs = []
+    except Exception as e:  # LiteRT raises ValueError/RuntimeError, and more
+        print("LiteRT could not load this model: %s; skipping its column" % _one_line(e))
+        return None
+    i, o = it.get_input_details()[0]["index"], it.get_output_details()[0]["index"]
+    outs = []
+    try:
         for x in xs:
             it.set_tensor(i, x)
             it.invoke()
             outs.append(it.get_tensor(o).copy())
-        refs["LiteRT"] = outs
-    except ImportError:
-        pass
+    except Exception as e:
+        print("LiteRT could not run this model: %s; skipping its column" % _one_line(e))
+        return None
+    return outs
+
+
+def tflm_outputs(model_path: str, xs: List[np.ndarray]) -> Optional[List[np.ndarray]]:
+    """TFLite Micro's outputs, or None (with a line saying why when it
+    refuses the model) when it is not installed."""
     try:
         from tflite_micro.python.tflite_micro import runtime as tflm
-
+    except ImportError:
+        return None
+    try:
         interp = tflm.Interpreter.from_file(model_path)
         outs = []
         for x in xs:
             interp.set_input(x, 0)
             interp.invoke()
             outs.append(interp.get_output(0).copy())
-        refs["TFLite Micro"] = outs
+    except Exception as e:
+        print("TFLite Micro could not run this model: %s; skipping the comparison"
+              % _one_line(e))
+        return None
+    return outs
+
+
+def onnx_outputs(model_path: str, xs: List[np.ndarray]) -> Optional[List[np.ndarray]]:
+    """The ONNX reference evaluator's outputs (onnx.reference), or None."""
+    try:
+        import onnx
+        from onnx.reference import ReferenceEvaluator
     except ImportError:
-        pass
+        return None
+    try:
+        model = onnx.load(model_path)
+        ev = ReferenceEvaluator(model)
+        init = {t.name for t in model.graph.initializer}
+        name = [i.name for i in model.graph.input if i.name not in init][0]
+        outs: List[np.ndarray] = []
+        for x in xs:
+            got: Any = ev.run(None, {name: x})
+            outs.append(np.asarray(got[0]))
+        return outs
+    except Exception as e:
+        print("the ONNX reference could not run this model: %s; skipping its column"
+              % _one_line(e))
+        return None
+
+
+def reference_outputs(model_path: str, xs: List[np.ndarray]) -> Dict[str, List[np.ndarray]]:
+    """The peers' outputs on xs, by name, for those installed that take the
+    model: LiteRT and TFLite Micro for .tflite files, the ONNX reference
+    evaluator for .onnx ones."""
+    refs: Dict[str, List[np.ndarray]] = {}
+    if model_path.lower().endswith(".onnx"):
+        got = onnx_outputs(model_path, xs)
+        if got is not None:
+            refs["ONNX reference"] = got
+        return refs
+    got = litert_outputs(model_path, xs)
+    if got is not None:
+        refs["LiteRT"] = got
+    got = tflm_outputs(model_path, xs)
+    if got is not None:
+        refs["TFLite Micro"] = got
     return refs
 
 
@@ -212,8 +299,9 @@ def main(argv: Optional[List[str]] = None) -> int:
               else rng.standard_normal(inp["shape"]) for _ in samples]
     xs = [np.asarray(x).astype(inp["dtype"]).reshape(inp["shape"]) for x in xs]
     refs = reference_outputs(args.model, xs)
+    side = next((k for k in ("LiteRT", "ONNX reference") if k in refs), None)
     print("\nsample          ours (generated C, %s)%s" % (
-        os.path.basename(cc), "".join("  |  %s" % k for k in refs if k == "LiteRT")))
+        os.path.basename(cc), "  |  %s" % side if side else ""))
     stack = 0
     ns: List[float] = []
     ys: List[np.ndarray] = []
@@ -231,12 +319,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         y = np.fromfile(ob, dtype=outp["dtype"]).reshape(outp["shape"])
         ys.append(y)
         line = "%-14s  %s" % (os.path.basename(s), np.array2string(y.reshape(-1)))
-        if "LiteRT" in refs:
-            line += "  |  %s" % np.array2string(refs["LiteRT"][k].reshape(-1))
+        if side:
+            line += "  |  %s" % np.array2string(refs[side][k].reshape(-1))
         print(line)
         print("%-14s  class %d%s" % ("", int(np.argmax(y)),
-                                     ("  |  class %d" % int(np.argmax(refs["LiteRT"][k])))
-                                     if "LiteRT" in refs else ""))
+                                     ("  |  class %d" % int(np.argmax(refs[side][k])))
+                                     if side else ""))
     def largest(ref: List[np.ndarray]) -> float:
         return max(float(np.max(np.abs(y.astype(np.float64) - r.reshape(y.shape))))
                    for y, r in zip(ys, ref))
@@ -247,9 +335,9 @@ def main(argv: Optional[List[str]] = None) -> int:
               % ("yes, bit for bit" if same else "NO"))
     elif "TFLite Micro" in refs:
         print("largest difference from TFLite Micro: %.3g" % largest(refs["TFLite Micro"]))
-    if "LiteRT" in refs:
-        print("largest difference from LiteRT: %.3g%s" % (
-            largest(refs["LiteRT"]), " (int8 steps)" if outp["dtype"] == "int8" else ""))
+    if side:
+        print("largest difference from %s: %.3g%s" % (
+            side, largest(refs[side]), " (int8 steps)" if outp["dtype"] == "int8" else ""))
 
     mem = info["memory"]
     ws = mem["functions"]["main"][0]["workspace_size_bytes"]
