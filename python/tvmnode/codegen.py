@@ -158,12 +158,16 @@ def _archive_path(rel: str) -> str:
     path, sources and private headers sit flat in runtime/src, so that
     `cc codegen/host/src/*.c runtime/src/*.c` builds the model. An ISA form
     of a kernel (src/kernels/<isa>/F.c, which has its portable file's name)
-    is runtime/src/<isa>_F.c."""
+    is runtime/src/<isa>_F.c; an ISA header (src/kernels/<isa>/H.h, which
+    a portable file includes as "<isa>/H.h") keeps its folder:
+    runtime/src/<isa>/H.h, where no *.c pattern compiles anything."""
     if rel.startswith("include/"):
         return "runtime/" + rel
     parts = rel.split("/")
     if len(parts) == 4 and parts[:2] == ["src", "kernels"] and parts[3].endswith(".c"):
         return "runtime/src/%s_%s" % (parts[2], parts[3])
+    if len(parts) == 4 and parts[:2] == ["src", "kernels"] and parts[3].endswith(".h"):
+        return "runtime/src/%s/%s" % (parts[2], parts[3])
     return "runtime/src/" + os.path.basename(rel)
 
 

@@ -45,7 +45,7 @@
  * requantization whose doubtful lanes are redone exactly. On a Cortex-M
  * with the DSP extension (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33)
  * gcc vectorises none of it, and BCAST, DW, DOT and the requantization
- * have a third form (arm_dsp/conv_s8.c, about three times as fast as
+ * have a third form (arm_dsp/conv_s8_dsp.h, about three times as fast as
  * the portable C there): SXTB16/SXTAB16 unpack int8 into int16 pairs,
  * SMLAD does two multiply-adds; BCAST and DW blocks have their weights
  * unpacked into pairs once, on the stack (TN_CRT_DSP_PACK_BYTES), so that
@@ -69,6 +69,11 @@
 #include "crt_libc.h"
 #include "conv_s8.h"
 #include "fixed_point.h"
+#if TN_CRT_HAVE_ARM_DSP
+/* The DSP form: static functions, so that gcc inlines them into this
+ * file's loops (see its opening comment). */
+#include "arm_dsp/conv_s8_dsp.h"
+#endif
 
 
 
@@ -191,7 +196,7 @@ static void requant_init(Requant *rq, const TnCrtQuant *q, int32_t lo,
   tn__crt_conv_requant_init_sse2(rq);
 #endif
 #if TN_CRT_HAVE_ARM_DSP
-  tn__crt_conv_requant_init_dsp(rq);
+  requant_init_dsp(rq);
 #endif
 }
 
@@ -242,9 +247,9 @@ BLOCK_INLINE void mac_vec(uint32_t *restrict a, int32_t len,
       a[j] += (uint32_t)(int16_t)((int16_t)(x[j] + io) * w[j]);
 }
 
-void tn__crt_conv_bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
-                        ptrdiff_t xs, const int8_t *w, ptrdiff_t ws, int32_t n,
-                        int16_t io) {
+static void bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
+                  ptrdiff_t xs, const int8_t *w, ptrdiff_t ws, int32_t n,
+                  int16_t io) {
   switch (len) {
     case 16: mac_bcast(a, 16, x, xs, w, ws, n, io); return;
     case 8: mac_bcast(a, 8, x, xs, w, ws, n, io); return;
@@ -273,7 +278,7 @@ static uint32_t dot(const int8_t *x, ptrdiff_t xs, const int8_t *w,
                     int narrow) {
 #if TN_CRT_HAVE_ARM_DSP
   if (narrow && xs == 1 && ws == 1)
-    return tn__crt_conv_dsp_dot(x, w, n, io, fo);
+    return dsp_dot(x, w, n, io, fo);
 #endif
   uint32_t s = 0;
   int32_t i = 0;
@@ -336,13 +341,13 @@ static void accumulate(const Conv *c, const Win *wn, int32_t co0, int32_t len,
       wr += (ptrdiff_t)co0 * ws3;
 #if TN_CRT_HAVE_ARM_DSP
       if (is3 == 1) {
-        tn__crt_conv_dsp_bcast(a, len, xr, wr, c, wn);
+        dsp_bcast(a, len, xr, wr, c, wn);
         return;
       }
 #endif
       for (int32_t ky = 0; ky < nky; ky++, xr += dy, wr += ws0)
         for (int32_t r = 0; r < runs; r++)
-          tn__crt_conv_bcast(a, len, xr + r * dx, is3, wr + r * ws1, ws2, run,
+          bcast(a, len, xr + r * dx, is3, wr + r * ws1, ws2, run,
                 (int16_t)c->io);
       return;
     }
@@ -386,7 +391,7 @@ static void requant_store(const Requant *rq, const uint32_t *a, int npx,
 #endif
 #if TN_CRT_HAVE_ARM_DSP
     if (rq->dsp) {
-      tn__crt_conv_requant_dsp(rq, ai, lanes, ri);
+      requant_dsp(rq, ai, lanes, ri);
       continue;
     }
 #endif
@@ -465,14 +470,10 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
   const ptrdiff_t slot_size =
       ring ? (ptrdiff_t)p->out_w * (p->out_c < BLK ? p->out_c : BLK) : 0;
   Requant rq;
-  /* The accumulators of a block at one or two pixels. Zeroed once: the
-   * DSP forms leave the lanes past a block's channels as they are (the
-   * requantization computes them, and nothing stores them). */
-  uint32_t a[ACC] = {0};
 #if TN_CRT_HAVE_ARM_DSP
   Pack pk;
   int32_t pack_words;
-  const int32_t pack_w = tn__crt_conv_pack_width(c, &pack_words);
+  const int32_t pack_w = pack_width(c, &pack_words);
   pk.w = pack_buf;
 #else
   (void)pack_buf;
@@ -488,9 +489,9 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
 #if TN_CRT_HAVE_ARM_DSP
     const int packed = pack_w && len % 4 == 0;
     if (packed && c->mode == DW)
-      tn__crt_conv_pack_dw(&pk, c, co0, len, rq.bias);
+      pack_dw(&pk, c, co0, len, rq.bias);
     else if (packed)
-      tn__crt_conv_pack_block(&pk, c, co0, len);
+      pack_block(&pk, c, co0, len);
 #endif
 #if TN_CRT_HAVE_SSE2
     /* The SSE2 forms: BCAST and DW blocks of 8 or 16 channels, the latter
@@ -533,6 +534,7 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
               if (fast_dw || (wn.nx0 == wn.kx0 && wn.nx1 == wn.kx1)) npx = 2;
             }
           }
+          uint32_t a[ACC];
 #if TN_CRT_HAVE_SSE2
           if (fast_dw) {
             const int full = wn.ky0 == 0 && wn.ky1 == p->k_h &&
@@ -546,9 +548,9 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
 #endif
 #if TN_CRT_HAVE_ARM_DSP
           if (packed && c->mode == DW)
-            tn__crt_conv_dsp_dw_packed(c, &pk, &wn, co0, len, a);
+            dsp_dw_packed(c, &pk, &wn, co0, len, a);
           else if (!packed ||
-                   !tn__crt_conv_dsp_packed(c, &pk, &wn, co0, len, rq.bias, a))
+                   !dsp_packed(c, &pk, &wn, co0, len, rq.bias, a))
 #endif
             accumulate(c, &wn, co0, len, npx, rq.bias, a);
           if (row32)
@@ -581,7 +583,7 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                      int32_t *out32, int8_t *ring) {
 #if TN_CRT_HAVE_ARM_DSP
   int32_t words;
-  (void)tn__crt_conv_pack_width(c, &words);
+  (void)pack_width(c, &words);
   int32_t pack_buf[words];
   conv_blocks(c, q, lo, hi, bias, out8, out32, ring, pack_buf);
 #else

@@ -1,10 +1,11 @@
 /*
  * conv_s8.h: what the int8 convolution (conv_s8.c, portable C) shares with
- * its ISA forms, x86/conv_s8.c (SSE2) and arm_dsp/conv_s8.c (the Cortex-M
- * DSP extension): the geometry, the window of a pixel, a block's
- * requantization constants, and the entry points of each form, which
- * conv_s8.c calls where isa.h says the form is compiled in. Private to
- * runtime/crt; conv_s8.c's opening comment describes the forms.
+ * its ISA forms, x86/conv_s8.c (SSE2) and arm_dsp/conv_s8_dsp.h (the
+ * Cortex-M DSP extension, static functions that conv_s8.c includes): the
+ * geometry, the window of a pixel, a block's requantization constants,
+ * and the entry points of the SSE2 form, which conv_s8.c calls where
+ * isa.h says the form is compiled in. Private to runtime/crt; conv_s8.c's
+ * opening comment describes the forms.
  */
 #ifndef TVMNODE_CRT_CONV_S8_H_
 #define TVMNODE_CRT_CONV_S8_H_
@@ -88,12 +89,6 @@ static inline int32_t requant_exact(const Requant *rq, int32_t j,
   return o < rq->lo ? rq->lo : o > rq->hi ? rq->hi : o;
 }
 
-/* a[j] += (x[k * xs] + io) * w[k * ws + j] for k < n, j < len: the
- * portable BCAST accumulation (the DSP form's tail). */
-void tn__crt_conv_bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
-                        ptrdiff_t xs, const int8_t *w, ptrdiff_t ws, int32_t n,
-                        int16_t io);
-
 #if TN_CRT_HAVE_SSE2
 /* x86/conv_s8.c. GNU C vectors of 16 bytes (SSE2 registers). */
 typedef int8_t v16i8 __attribute__((vector_size(16)));
@@ -125,43 +120,6 @@ void tn__crt_conv_dw(const DwWin *d, const Win *wn, int32_t len, int npx,
                      uint32_t *restrict a);
 /* requant_exact for n (8 or 16) lanes when rq->fast. */
 void tn__crt_conv_requant_sse(const Requant *restrict rq,
-                              const uint32_t *restrict a, int32_t n,
-                              int8_t *restrict res);
-#endif
-
-#if TN_CRT_HAVE_ARM_DSP
-/* arm_dsp/conv_s8.c. */
-#ifndef TN_CRT_DSP_PACK_BYTES
-#define TN_CRT_DSP_PACK_BYTES 4608
-#endif
-enum { PACK_WORDS = TN_CRT_DSP_PACK_BYTES / 4, DW_TAPS = 32 };
-typedef struct {
-  int32_t *w;             /* the pairs */
-  int32_t runs, n, quads; /* BCAST: the window's runs of n inputs */
-  int32_t taps;           /* DW: the window's taps, in pairs */
-  ptrdiff_t xo[DW_TAPS];  /* DW: each tap's input offset in the window */
-  uint32_t corr[BLK];     /* DW: bias + io * the sum of the weights */
-  int8_t pad[16];         /* DW: -io, the input outside the image */
-} Pack;
-
-void tn__crt_conv_requant_init_dsp(Requant *rq);
-uint32_t tn__crt_conv_dsp_dot(const int8_t *x, const int8_t *w, int32_t n,
-                              int32_t io, int32_t fo);
-void tn__crt_conv_dsp_bcast(uint32_t *restrict a, int32_t len,
-                            const int8_t *x, const int8_t *w, const Conv *c,
-                            const Win *wn);
-int32_t tn__crt_conv_pack_width(const Conv *c, int32_t *words);
-void tn__crt_conv_pack_block(Pack *pk, const Conv *c, int32_t co0,
-                             int32_t len);
-int tn__crt_conv_dsp_packed(const Conv *c, const Pack *pk, const Win *wn,
-                            int32_t co0, int32_t len, const uint32_t *bias,
-                            uint32_t *restrict a);
-void tn__crt_conv_pack_dw(Pack *pk, const Conv *c, int32_t co0, int32_t len,
-                          const uint32_t *bias);
-void tn__crt_conv_dsp_dw_packed(const Conv *c, const Pack *pk, const Win *wn,
-                                int32_t co0, int32_t len,
-                                uint32_t *restrict a);
-void tn__crt_conv_requant_dsp(const Requant *restrict rq,
                               const uint32_t *restrict a, int32_t n,
                               int8_t *restrict res);
 #endif

@@ -27,7 +27,7 @@
  * The requantization is per output; dense layers have many inputs per
  * output, so its cost hardly shows. On a Cortex-M with the DSP extension
  * gcc vectorises none of this, and the contiguous case has a second form
- * (arm_dsp/dense_s8.c): SXTAB16 unpacks four int8 of the input and of
+ * (arm_dsp/dense_s8_dsp.h): SXTAB16 unpacks four int8 of the input and of
  * each row into int16 pairs, offsets added, and SMLAD multiplies and adds
  * two pairs, about four times as fast as the portable C there.
  */
@@ -38,6 +38,10 @@
 #include "tvmnode/crt/kernels.h"
 #include "dense_s8.h"
 #include "fixed_point.h"
+#if TN_CRT_HAVE_ARM_DSP
+/* The DSP form: inline functions, compiled into dot4 and dot1 below. */
+#include "arm_dsp/dense_s8_dsp.h"
+#endif
 
 /* Outputs per broadcast block. */
 enum { BLK = 16 };
@@ -96,7 +100,7 @@ BLOCK_INLINE void dot_rows(const Dense *d, const int8_t *restrict x,
 OUT_OF_LINE void dot4(const Dense *d, const int8_t *x, const int8_t *w,
                       uint32_t *s) {
 #if TN_CRT_HAVE_ARM_DSP
-  tn__crt_dense_dot4_dsp(d, x, w, s);
+  dsp_rows(d, x, w, 4, s);
 #else
 #if TN_CRT_HAVE_AVX2
   if (d->avx2) {
@@ -110,7 +114,7 @@ OUT_OF_LINE void dot4(const Dense *d, const int8_t *x, const int8_t *w,
 OUT_OF_LINE void dot1(const Dense *d, const int8_t *x, const int8_t *w,
                       uint32_t *s) {
 #if TN_CRT_HAVE_ARM_DSP
-  tn__crt_dense_dot1_dsp(d, x, w, s);
+  dsp_rows(d, x, w, 1, s);
 #else
   dot_rows(d, x, w, 1, s);
 #endif

@@ -1,9 +1,10 @@
 /*
  * dense_s8.h: what the int8 dense layer (dense_s8.c, portable C) shares
- * with its ISA forms, x86/dense_s8.c (AVX2) and arm_dsp/dense_s8.c (the
- * Cortex-M DSP extension): the layer as the row kernels see it, and their
- * entry points, which dense_s8.c calls where isa.h says the form is
- * compiled in. Private to runtime/crt.
+ * with its ISA forms, x86/dense_s8.c (AVX2) and arm_dsp/dense_s8_dsp.h (the
+ * Cortex-M DSP extension, inline functions that dense_s8.c includes): the
+ * layer as the row kernels see it, and the AVX2 form's entry point, which
+ * dense_s8.c calls where isa.h says the form is compiled in. Private to
+ * runtime/crt.
  */
 #ifndef TVMNODE_CRT_DENSE_S8_H_
 #define TVMNODE_CRT_DENSE_S8_H_
@@ -39,13 +40,6 @@ typedef struct {
  * when d->narrow and d->avx2. */
 void tn__crt_dense_dot4_avx2(const Dense *d, const int8_t *x, const int8_t *w,
                              uint32_t *s);
-#endif
-#if TN_CRT_HAVE_ARM_DSP
-/* The same for four rows and for one, when d->narrow. */
-void tn__crt_dense_dot4_dsp(const Dense *d, const int8_t *x, const int8_t *w,
-                            uint32_t *s);
-void tn__crt_dense_dot1_dsp(const Dense *d, const int8_t *x, const int8_t *w,
-                            uint32_t *s);
 #endif
 
 #endif /* TVMNODE_CRT_DENSE_S8_H_ */

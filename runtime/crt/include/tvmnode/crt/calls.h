@@ -245,15 +245,16 @@ TN_CRT_STRUCT(TnCrtCallDenseS8);
       "src/kernels/unroll.h", "src/kernels/reduce_walk.h"
 
 /* What a form's source brings along: its private header and its ISA forms
- * (src/kernels/<isa>/, each compiling to nothing where its ISA is absent).
- * X(source, companion) */
+ * (src/kernels/<isa>/: sources, each compiling to nothing where its ISA is
+ * absent, and headers of inline functions that the source includes under
+ * its ISA's switch in isa.h). X(source, companion) */
 #define TN_CRT_SOURCE_COMPANIONS(X)                                          \
   X("src/kernels/conv_s8.c", "src/kernels/conv_s8.h")                        \
   X("src/kernels/conv_s8.c", "src/kernels/x86/conv_s8.c")                    \
-  X("src/kernels/conv_s8.c", "src/kernels/arm_dsp/conv_s8.c")                \
+  X("src/kernels/conv_s8.c", "src/kernels/arm_dsp/conv_s8_dsp.h")            \
   X("src/kernels/dense_s8.c", "src/kernels/dense_s8.h")                      \
   X("src/kernels/dense_s8.c", "src/kernels/x86/dense_s8.c")                  \
-  X("src/kernels/dense_s8.c", "src/kernels/arm_dsp/dense_s8.c")              \
+  X("src/kernels/dense_s8.c", "src/kernels/arm_dsp/dense_s8_dsp.h")          \
   X("src/kernels/dense_f32.c", "src/kernels/dense_f32.h")                    \
   X("src/kernels/dense_f32.c", "src/kernels/x86/dense_f32.c")
 

@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "isa.h"
+#include "../isa.h"
 
 #if TN_CRT_HAVE_ARM_DSP
 #include <arm_acle.h>

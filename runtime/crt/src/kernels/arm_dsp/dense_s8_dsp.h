@@ -1,16 +1,26 @@
 /*
- * arm_dsp/dense_s8.c: the Cortex-M DSP form of the int8 dense layer's
+ * arm_dsp/dense_s8_dsp.h: the Cortex-M DSP form of the int8 dense layer's
  * contiguous dot products (dense_s8.c): SXTAB16 unpacks four int8 of the
  * input and of each row into int16 pairs, offsets added, and SMLAD
  * multiplies and adds two pairs (arm_dsp/dsp.h), about four times as fast
- * as the portable C on a Cortex-M4, bit for bit the same sums. Compiles
- * to nothing where isa.h says the DSP extension is absent.
+ * as the portable C on a Cortex-M4, bit for bit the same sums. dense_s8.c
+ * includes it where isa.h says the DSP extension is there and calls
+ * dsp_rows from its own out-of-line dot products: a header of inline
+ * functions, so that the rows' loop is compiled into them with the row
+ * count a constant and no call of another file in between. Its includes
+ * are relative to its own folder, which an archive keeps
+ * (runtime/src/arm_dsp/, beside dsp.h).
  */
-#include "dense_s8.h"
+#ifndef TVMNODE_CRT_ARM_DSP_DENSE_S8_DSP_H_
+#define TVMNODE_CRT_ARM_DSP_DENSE_S8_DSP_H_
 
-#if TN_CRT_HAVE_ARM_DSP
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../dense_s8.h"
 #include "dsp.h"
 
+#if TN_CRT_HAVE_ARM_DSP
 /* One word of each of four rows (w, w + sn, w + 2 sn, w + 3 sn; filter
  * offset 0) against the input pairs xa (k, k + 2) and xb (k + 1, k + 3):
  * s_r += both products' sums; w steps a word. In assembly because gcc,
@@ -111,20 +121,6 @@ BLOCK_INLINE void dsp_rows(const Dense *d, const int8_t *restrict x,
   s[0] = u[0];
   if (rows == 4) s[1] = u[1], s[2] = u[2], s[3] = u[3];
 }
+#endif /* TN_CRT_HAVE_ARM_DSP */
 
-__attribute__((noinline)) void tn__crt_dense_dot4_dsp(const Dense *d,
-                                                      const int8_t *x,
-                                                      const int8_t *w,
-                                                      uint32_t *s) {
-  dsp_rows(d, x, w, 4, s);
-}
-
-__attribute__((noinline)) void tn__crt_dense_dot1_dsp(const Dense *d,
-                                                      const int8_t *x,
-                                                      const int8_t *w,
-                                                      uint32_t *s) {
-  dsp_rows(d, x, w, 1, s);
-}
-#else
-typedef int tn__crt_unused_arm_dsp_dense_s8; /* no DSP extension */
-#endif
+#endif /* TVMNODE_CRT_ARM_DSP_DENSE_S8_DSP_H_ */

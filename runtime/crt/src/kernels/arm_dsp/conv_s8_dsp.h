@@ -1,17 +1,48 @@
 /*
- * arm_dsp/conv_s8.c: the Cortex-M DSP form of the int8 convolution
+ * arm_dsp/conv_s8_dsp.h: the Cortex-M DSP form of the int8 convolution
  * (conv_s8.c): BCAST, DW, DOT and the requantization with SXTB16/SXTAB16,
  * SMLAD, SMMULR, QADD and SSAT (arm_dsp/dsp.h), about three times as fast
  * as the portable C on a Cortex-M4, bit for bit the same integers.
- * conv_s8.c calls it wherever isa.h says the DSP extension is there
- * (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33, M55); elsewhere this
- * file compiles to nothing, so that an archive can always carry it.
+ * conv_s8.c includes it, and calls it, wherever isa.h says the DSP
+ * extension is there (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33,
+ * M55). A header of static functions rather than a source of its own:
+ * conv_s8.c calls these pieces once a pixel or a block, and only in one
+ * translation unit does gcc inline them into its loops and keep a block's
+ * state in registers across them (as separate files, keyword spotting
+ * took 3.6% more instructions at -Os). Its includes are relative to its
+ * own folder, which an archive keeps (runtime/src/arm_dsp/, beside
+ * dsp.h), so that it is found from conv_s8.c in the tree and in an
+ * archive alike.
  */
-#include "conv_s8.h"
+#ifndef TVMNODE_CRT_ARM_DSP_CONV_S8_DSP_H_
+#define TVMNODE_CRT_ARM_DSP_CONV_S8_DSP_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../conv_s8.h"
+#include "dsp.h"
 
 #if TN_CRT_HAVE_ARM_DSP
-#include "crt_libc.h"
-#include "dsp.h"
+/* The weights' pairs of a block (see below), on conv_run's stack. */
+#ifndef TN_CRT_DSP_PACK_BYTES
+#define TN_CRT_DSP_PACK_BYTES 4608
+#endif
+enum { PACK_WORDS = TN_CRT_DSP_PACK_BYTES / 4, DW_TAPS = 32 };
+typedef struct {
+  int32_t *w;             /* the pairs */
+  int32_t runs, n, quads; /* BCAST: the window's runs of n inputs */
+  int32_t taps;           /* DW: the window's taps, in pairs */
+  ptrdiff_t xo[DW_TAPS];  /* DW: each tap's input offset in the window */
+  uint32_t corr[BLK];     /* DW: bias + io * the sum of the weights */
+  int8_t pad[16];         /* DW: -io, the input outside the image */
+} Pack;
+
+/* conv_s8.c's portable BCAST accumulation, the tail of dsp_bcast:
+ * a[j] += (x[k * xs] + io) * w[k * ws + j] for k < n, j < len. */
+static void bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
+                  ptrdiff_t xs, const int8_t *w, ptrdiff_t ws, int32_t n,
+                  int16_t io);
 
 /*
  * SMLAD does two multiply-adds of int16 pairs; SXTB16/SXTAB16 unpack a
@@ -32,16 +63,12 @@ typedef struct {
   int32_t s[4];
 } Acc4;
 
-/* Element by element rather than memcpy: so gcc keeps a block's four sums
- * in registers across the SMLAD assembly (with memcpy, in a file of its
- * own, it kept them on the stack, a fifth more instructions for keyword
- * spotting). */
-#define acc4_load(c, a)                                            \
-  ((c)->s[0] = (int32_t)(a)[0], (c)->s[1] = (int32_t)(a)[1],       \
-   (c)->s[2] = (int32_t)(a)[2], (c)->s[3] = (int32_t)(a)[3])
-#define acc4_store(a, c)                                           \
-  ((a)[0] = (uint32_t)(c)->s[0], (a)[1] = (uint32_t)(c)->s[1],     \
-   (a)[2] = (uint32_t)(c)->s[2], (a)[3] = (uint32_t)(c)->s[3])
+/* A memcpy of constant size: plain loads and stores. Inlined into
+ * conv_s8.c's loops, this keeps a block's four sums in registers across
+ * the SMLAD assembly with fewer spills at -Os than element-by-element
+ * copies do (those cost keyword spotting 8% at -Os there). */
+#define acc4_load(c, a) __builtin_memcpy((c)->s, (a), sizeof(c)->s)
+#define acc4_store(a, c) __builtin_memcpy((a), (c)->s, sizeof(c)->s)
 
 /* u[j] = (w0[j], w1[j]) for the four channels of the weight words w0 and
  * w1 (two rows of BCAST weights). */
@@ -66,8 +93,8 @@ BLOCK_INLINE void bcast_quad(Acc4 *c, uint32_t w0, uint32_t w1, int32_t x) {
 /* BCAST with contiguous inputs, for the window from its first in-bounds
  * tap as accumulate walks it: a[j] += (x[k] + io) * w[k * ws2 + j] over
  * rows (x dy, w ws0 apart) of runs (dx, ws1 apart) of n inputs, j < len. */
-void tn__crt_conv_dsp_bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
-                            const int8_t *w, const Conv *c, const Win *wn) {
+static void dsp_bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
+                      const int8_t *w, const Conv *c, const Win *wn) {
   const TnCrtConv2d *p = c->p;
   const int32_t nkx = wn->kx1 - wn->kx0, rows = wn->ky1 - wn->ky0;
   const int32_t runs = c->merge ? 1 : nkx, n = c->merge ? nkx * c->cpg
@@ -109,7 +136,7 @@ void tn__crt_conv_dsp_bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
   }
   for (int32_t ky = 0; j < len && ky < rows; ky++)
     for (int32_t i = 0; i < runs; i++)
-      tn__crt_conv_bcast(a + j, len - j, x + ky * dy + i * dx, 1,
+      bcast(a + j, len - j, x + ky * dy + i * dx, 1,
                          w + j + ky * ws0 + i * ws1, ws, n, (int16_t)io);
 }
 
@@ -137,7 +164,7 @@ static void pack_geometry(const Conv *c, Pack *pk) {
 
 /* The widest block (16, 8 or 4) whose pairs fit, or 0: no packing; and
  * the words of pairs the layer's widest block takes. */
-int32_t tn__crt_conv_pack_width(const Conv *c, int32_t *words) {
+static int32_t pack_width(const Conv *c, int32_t *words) {
   Pack pk;
   const int32_t taps = c->p->k_h * c->p->k_w;
   int32_t w = 0;
@@ -158,8 +185,7 @@ int32_t tn__crt_conv_pack_width(const Conv *c, int32_t *words) {
 
 /* The pairs of the len (4, 8 or 16) channels at co0. Within a run, input
  * channel k's weights are k * ws2 on (merge: ws1 == cpg * ws2). */
-void tn__crt_conv_pack_block(Pack *pk, const Conv *c, int32_t co0,
-                             int32_t len) {
+static void pack_block(Pack *pk, const Conv *c, int32_t co0, int32_t len) {
   const TnCrtConv2d *p = c->p;
   const ptrdiff_t ws2 = p->w_strides[2];
   int32_t *o = pk->w;
@@ -184,24 +210,16 @@ void tn__crt_conv_pack_block(Pack *pk, const Conv *c, int32_t co0,
 /* The accumulators (from the bias) of the block at the pixel of wn from
  * the pairs of pk; 0 (a left untouched) when the pixel's runs do not start
  * a quad (a left border, input channels not a multiple of 4). */
-int tn__crt_conv_dsp_packed(const Conv *c, const Pack *pk, const Win *wn,
-                            int32_t co0, int32_t len, const uint32_t *bias,
-                            uint32_t *restrict a) {
+static int dsp_packed(const Conv *c, const Pack *pk, const Win *wn, int32_t co0,
+                      int32_t len, const uint32_t *bias, uint32_t *restrict a) {
   const TnCrtConv2d *p = c->p;
   const int32_t nkx = wn->kx1 - wn->kx0, nky = wn->ky1 - wn->ky0;
   const int32_t k0 = c->merge ? wn->kx0 * c->cpg : 0;
   if (k0 % 4 != 0) return 0;
-  /* The sums start from the bias, loaded straight into registers: a copy
-   * into a, which conv_s8.c owns, would be a call of memmove. The lanes
-   * past len are conv_s8.c's (it never reads them as results). */
-  if (nkx <= 0 || nky <= 0) {
-    for (int32_t j = 0; j < len; j += 4) {
-      Acc4 s;
-      acc4_load(&s, bias + j);
-      acc4_store(a + j, &s);
-    }
-    return 1;
-  }
+  /* Every lane from the bias (the lanes past len too, which the
+   * requantization computes and nothing stores), then the sums from a. */
+  for (int32_t j = 0; j < BLK; j++) a[j] = bias[j];
+  if (nkx <= 0 || nky <= 0) return 1;
   const ptrdiff_t dx = (ptrdiff_t)p->dilation_w * p->in_strides[2];
   const ptrdiff_t dy = (ptrdiff_t)p->dilation_h * p->in_strides[1];
   const int8_t *x = wn->x + (ptrdiff_t)wn->iy0 * p->in_strides[1] +
@@ -217,7 +235,7 @@ int tn__crt_conv_dsp_packed(const Conv *c, const Pack *pk, const Win *wn,
   const int32_t io = c->io, io2 = tn__crt_pair(io, io);
   for (int32_t j = 0; j < len; j += 4) {
     Acc4 s;
-    acc4_load(&s, bias + j);
+    acc4_load(&s, a + j);
     const int32_t *wg = pk->w + (ptrdiff_t)(j / 4) * pk->runs * pk->quads * 8;
     for (int32_t ky = 0; ky < nky; ky++)
       for (int32_t i = 0; i < runs; i++) {
@@ -249,11 +267,11 @@ int tn__crt_conv_dsp_packed(const Conv *c, const Pack *pk, const Win *wn,
  * cancel their share of the constant, so that the pairs never shift. The
  * inputs of a tap pair are paired as bcast_pairs pairs weights.
  */
-void tn__crt_conv_pack_dw(Pack *pk, const Conv *c, int32_t co0, int32_t len,
-                          const uint32_t *bias) {
+static void pack_dw(Pack *pk, const Conv *c, int32_t co0, int32_t len,
+                    const uint32_t *bias) {
   const TnCrtConv2d *p = c->p;
   pk->taps = p->k_h * p->k_w;
-  memset(pk->pad, -c->io, sizeof pk->pad); /* io in [-127, 128] */
+  __builtin_memset(pk->pad, -c->io, sizeof pk->pad); /* io in [-127, 128] */
   for (int32_t t = 0; t < pk->taps; t++)
     pk->xo[t] = (ptrdiff_t)(t / p->k_w) * p->dilation_h * p->in_strides[1] +
                 (ptrdiff_t)(t % p->k_w) * p->dilation_w * p->in_strides[2];
@@ -274,9 +292,8 @@ void tn__crt_conv_pack_dw(Pack *pk, const Conv *c, int32_t co0, int32_t len,
     }
 }
 
-void tn__crt_conv_dsp_dw_packed(const Conv *c, const Pack *pk, const Win *wn,
-                                int32_t co0, int32_t len,
-                                uint32_t *restrict a) {
+static void dsp_dw_packed(const Conv *c, const Pack *pk, const Win *wn,
+                          int32_t co0, int32_t len, uint32_t *restrict a) {
   const TnCrtConv2d *p = c->p;
   const int8_t *tap[DW_TAPS + 1];
   /* The window's origin (outside the input for a border pixel: only
@@ -296,9 +313,10 @@ void tn__crt_conv_dsp_dw_packed(const Conv *c, const Pack *pk, const Win *wn,
   tap[t] = pk->pad;
   const int32_t taps = pk->taps;
   const int32_t *w = pk->w;
-  for (int32_t j = 0; j < len; j += 4) { /* from the constant, as above */
+  for (int32_t j = 0; j < BLK; j++) a[j] = pk->corr[j];
+  for (int32_t j = 0; j < len; j += 4) {
     Acc4 s;
-    acc4_load(&s, pk->corr + j);
+    acc4_load(&s, a + j);
     for (t = 0; t < taps; t += 2, w += 4) {
       const uint32_t x0 = tn__crt_load4(tap[t] + j);
       const uint32_t x1 = tn__crt_load4(tap[t + 1] + j);
@@ -310,8 +328,8 @@ void tn__crt_conv_dsp_dw_packed(const Conv *c, const Pack *pk, const Win *wn,
 }
 
 /* dot for contiguous operands whose offset sums fit an int16. */
-uint32_t tn__crt_conv_dsp_dot(const int8_t *x, const int8_t *w, int32_t n,
-                              int32_t io, int32_t fo) {
+static uint32_t dsp_dot(const int8_t *x, const int8_t *w, int32_t n, int32_t io,
+                        int32_t fo) {
   const int32_t io2 = tn__crt_pair(io, io), fo2 = tn__crt_pair(fo, fo);
   int32_t s0 = 0, s1 = 0, i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -327,9 +345,8 @@ uint32_t tn__crt_conv_dsp_dot(const int8_t *x, const int8_t *w, int32_t n,
 }
 
 /* requant_exact for every lane when rq->dsp (tn__crt_requant_s8). */
-void tn__crt_conv_requant_dsp(const Requant *restrict rq,
-                              const uint32_t *restrict a, int32_t n,
-                              int8_t *restrict res) {
+static void requant_dsp(const Requant *restrict rq, const uint32_t *restrict a,
+                        int32_t n, int8_t *restrict res) {
   const int32_t lo = rq->lo, hi = rq->hi;
   for (int32_t j = 0; j < n; j++)
     res[j] = (int8_t)tn__crt_requant_s8((int32_t)a[j], (int32_t)rq->m[j],
@@ -341,7 +358,7 @@ void tn__crt_conv_requant_dsp(const Requant *restrict rq,
 
 /* requant_dsp's constants of the block rq (its multipliers and shifts set
  * by requant_init). */
-void tn__crt_conv_requant_init_dsp(Requant *rq) {
+static void requant_init_dsp(Requant *rq) {
   /* tn__crt_requant_s8's conditions: a multiplier of 0 or at least 2^30
    * (what tn_crt_quantize_multiplier gives), a right shift in [1, 20], an
    * output offset in [-128, 127]. */
@@ -355,6 +372,6 @@ void tn__crt_conv_requant_init_dsp(Requant *rq) {
       rq->dsp = 0;
   }
 }
-#else
-typedef int tn__crt_unused_arm_dsp_conv_s8; /* no DSP extension */
-#endif
+#endif /* TN_CRT_HAVE_ARM_DSP */
+
+#endif /* TVMNODE_CRT_ARM_DSP_CONV_S8_DSP_H_ */
