@@ -28,13 +28,18 @@ Per model of --models (default ../shared/models), on each side:
   generated code and of the crt objects (bench_aot.object_sizes, host and,
   when arm-none-eabi-gcc is installed, Cortex-M4 -Os), and `size` of the
   linked driver;
+- instruction counts under callgrind (--ir-runs, on when valgrind is
+  installed): the driver's tvmgen_<model>_run, and with --executor-ir-runs
+  the executor called from Python (collected inside exec_run only);
 - the outputs of the executor and of the driver on both sides are compared
   (they should be equal bit for bit).
 
 Besides: bench/bench_exec.c of each tree (the executor on the random-weight
 models, and the crt kernels on layer shapes), compiled against that tree's
 libtvmnode with its clock switched to CLOCK_PROCESS_CPUTIME_ID; and the
-.text of each tree's libtvmnode.so.
+.text of each tree's libtvmnode.so. bench_exec's rows are also counted
+under callgrind (each row's body run --ir-runs times after a warm-up, with
+a force-included stand-in for bench_util.h).
 
 Rounds alternate the order (base, new / new, base, ...). Each figure is the
 median over rounds; ratio = new / base (above 1: new is slower or bigger).
@@ -112,6 +117,40 @@ IR_DRIVER_PATCH = r"""  if (getenv("IR_RUNS")) {
     return st != 0;
   }
 """
+
+
+# Run under callgrind collecting only inside exec_run (the C function behind
+# runtime.ExecutorRun): the executor's instructions, its Python call left out.
+EXEC_IR_PY = r"""
+import sys
+from pathlib import Path
+import tvmnode as tn
+from tvmnode import frontend, transform
+sys.path.insert(0, sys.argv[3])
+import bench_aot
+mod = frontend.from_tflite(Path(sys.argv[1]))
+ex = tn.runtime.Executor(transform.FuseOps()(mod))
+x = bench_aot.make_input(frontend.model_io(mod)["inputs"][0])
+for _ in range(int(sys.argv[2])):
+    ex(x)
+"""
+
+
+def executor_ir(path: Path, runs: int, bench_dir: str, workdir: str) -> float:
+    """Instructions per run of the executor inside exec_run."""
+    os.makedirs(workdir, exist_ok=True)
+    out = os.path.join(workdir, "exec.cg")
+    sh(["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=exec_run",
+        "--callgrind-out-file=" + out, sys.executable, "-c", EXEC_IR_PY, str(path), str(runs),
+        bench_dir])
+    total = None
+    with open(out) as fh:
+        for line in fh:
+            if line.startswith(("summary:", "totals:")):
+                total = int(line.split()[1])
+    if not total:
+        raise RuntimeError("callgrind collected nothing inside exec_run")
+    return total / runs
 
 
 def callgrind(cmd: List[str], runs: int, workdir: str, env: Optional[Dict[str, str]] = None
@@ -253,6 +292,9 @@ def worker(args: argparse.Namespace) -> None:
         r = runs[req["model"]]
         if req["op"] == "exec":
             s = cpu_per_call(r["exec"], req["seconds"])
+        elif req["op"] == "exec_ir":
+            s = executor_ir(Path(args.models) / req["model"], args.executor_ir_runs,
+                            str(src / "python" / "bench"), os.path.join(workdir, "cgx"))
         elif req["op"] == "ir":
             s = callgrind(r["ir"], args.ir_runs, os.path.join(workdir, "cg"))["aot"]
         else:
@@ -301,7 +343,8 @@ class Side:
     def start(self) -> None:
         a = self.args
         cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--label", self.label,
-               "--src", self.src, "--models", a.models, "--ir-runs", str(a.ir_runs)]
+               "--src", self.src, "--models", a.models, "--ir-runs", str(a.ir_runs),
+               "--executor-ir-runs", str(a.executor_ir_runs)]
         for m in a.only:
             cmd += ["--only", m]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -361,6 +404,8 @@ def table(res: Dict[str, Any]) -> str:
     for name, m in res["models"].items():
         b, n = m["base"], m["new"]
         add(name, "executor µs (CPU)", 1e6 * med(b["exec_s"]), 1e6 * med(n["exec_s"]), "us")
+        if "exec_ir" in b and "exec_ir" in n:
+            add(name, "executor instructions per inference", b["exec_ir"], n["exec_ir"], "B")
         add(name, "executor arena B", b["executor_stats"]["arena_bytes"],
             n["executor_stats"]["arena_bytes"], "B")
         add(name, "executor scratch B", b["executor_stats"]["scratch_bytes"],
@@ -436,6 +481,10 @@ def main() -> None:
     ap.add_argument("--no-kernels", action="store_true", help="skip bench/bench_exec")
     ap.add_argument("--ir-runs", type=int, default=3 if shutil.which("valgrind") else 0,
                     help="runs counted under callgrind per row (0: no instruction counts)")
+    ap.add_argument("--executor-ir-runs", type=int, default=0,
+                    help="also count the executor's instructions from Python under callgrind, "
+                         "this many runs per model (slow: a Python process under valgrind "
+                         "per model and side; 0: off)")
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     args.only = args.only or [m for m in MODELS if (Path(args.models) / m).exists()]
@@ -471,6 +520,8 @@ def main() -> None:
                 for name in args.only:
                     for s in sides:
                         res["models"][name][s.label]["aot_ir"] = s.time("ir", name, 0)
+                        if args.executor_ir_runs:
+                            res["models"][name][s.label]["exec_ir"] = s.time("exec_ir", name, 0)
                 if not args.no_kernels:
                     for s in sides:
                         for k, v in s.kernels_ir(tmp).items():
