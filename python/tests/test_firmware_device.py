@@ -173,18 +173,33 @@ def test_int8_model_matches_host(tmp_path: Any, objects: str, prepared: Any, fna
         "instructions", "stack_bytes", "run_stack_bytes", "size", "crt_size")})))
 
 
+# file, name, the largest difference allowed in units in the last place:
+# the float models that end in a softmax call expf, which newlib (on the
+# device) and glibc (on the host) may round differently; their outputs
+# were seen 1-2 ULPs apart. ad01 calls no libm function and is bit for bit.
+FLOAT = [("ad01_fp32.tflite", "adf", 0), ("kws_ref_model_float32.tflite", "kwsf", 4),
+         ("pretrainedResnet.tflite", "icf", 4)]
+
+
 @pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fname,name,ulps", FLOAT)
 def test_float_model_matches_host_bit_for_bit(tmp_path: Any, objects: str, prepared: Any,
-                                              target: str) -> None:
+                                              target: str, fname: str, name: str,
+                                              ulps: int) -> None:
     # -ffp-contract=off: fused multiply-adds would round differently from
     # the host's separate multiply and add (ad01 then differs in ~60% of
     # its outputs).
-    archive, info, inputs, ref = prepared("ad01_fp32.tflite", "adf")
-    res = fw.build_and_run(archive, "adf", inputs, str(tmp_path / "fw"), cache=objects,
+    archive, info, inputs, ref = prepared(fname, name)
+    res = fw.build_and_run(archive, name, inputs, str(tmp_path / "fw"), cache=objects,
                            target=target)
     for got, want in zip(_device_outputs(res, info), ref):
         assert got.dtype == np.float32
-        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+        if ulps == 0:
+            np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+        else:  # same signs, so the bit patterns order like the values
+            assert np.all(np.signbit(got) == np.signbit(want))
+            diff = np.abs(got.view(np.int32).astype(np.int64) - want.view(np.int32))
+            assert diff.max() <= ulps, "%d ULPs apart" % diff.max()
     _check_report(res, info, target)
 
 
