@@ -30,11 +30,15 @@ run() {
   fi
 }
 
+# the library itself says whether a sanitizer instrumented it: its
+# undefined symbols then include the sanitizer's runtime
 instrumented=no
-for o in libtvmnode/src/.libs/*.o libtvmnode/src/*.o; do
-  [ -f "$o" ] || continue
-  nm -u "$o" | grep -qE ' __(tsan|asan|ubsan|msan|sanitizer)_' &&
+for lib in "$libs/libtvmnode.so" "$libs/libtvmnode.a"; do
+  [ -f "$lib" ] || continue
+  if nm -u "$lib" 2>/dev/null |
+       grep -qE ' __(tsan|asan|ubsan|msan|sanitizer)_'; then
     instrumented=yes
+  fi
   break
 done
 
