@@ -5,7 +5,8 @@
 # For each: a fresh virtual environment, the self-contained wheel built
 # from this checkout with that interpreter (`pip wheel ./python`, no
 # TVMNODE_BUILD_DIR), the wheel installed, the test packages from PyPI
-# (through pip's cache), and the whole pytest suite run against the
+# (through pip's cache), and the pytest suite (less SAME_ON_EVERY_PYTHON,
+# which the main stage runs) on two workers against the
 # installed package from outside the checkout with no build tree on any
 # path. Prints per version
 #   python 3.X: N passed, M failed, S skipped
@@ -22,7 +23,13 @@ ROOT=$(dirname "$HERE")
 WORK=${1:-$ROOT/build-pyversions}
 shift $(($# > 0 ? 1 : 0))
 mkdir -p "$WORK" && WORK=$(cd "$WORK" && pwd)
-PACKAGES="pytest numpy tflite tflite-micro ai-edge-litert onnx"
+PACKAGES="pytest pytest-xdist numpy tflite tflite-micro ai-edge-litert onnx"
+# Left to the main Python stage (python/run_tests.sh), which runs them once:
+# suites that test generated C, firmware or the source build, whose outcome
+# does not depend on the interpreter (each compiles C or runs qemu for
+# minutes).
+SAME_ON_EVERY_PYTHON=(test_op_codegen.py test_firmware_device.py
+                      test_install_configured.py)
 pip_q() { "$@" -q --disable-pip-version-check; }
 
 # the interpreters: newest patch release per minor, 3.10..3.13, no -dev/t builds
@@ -66,7 +73,10 @@ for v in $versions; do
   junit="$dir/junit.xml"
   rm -f "$junit"
   # from $dir: neither python/ nor a build tree is on sys.path
+  ignore=()
+  for t in "${SAME_ON_EVERY_PYTHON[@]}"; do ignore+=(--ignore "$HERE/tests/$t"); done
   (cd "$dir" && "${clean_env[@]}" "$vpy" -m pytest -q -p no:cacheprovider -rfE \
+     -n "${TNPY_WORKERS:-2}" --dist loadfile "${ignore[@]}" \
      -c "$HERE/pyproject.toml" --rootdir "$HERE" --junit-xml="$junit" "$HERE/tests" "$@") \
      >"$dir/pytest.log" 2>&1
   rc=$?
