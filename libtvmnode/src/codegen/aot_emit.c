@@ -29,8 +29,6 @@ static const char *ctype(DLDataType t) {
   return NULL;
 }
 
-int tn__aot_crt_dtype(DLDataType t) { return tn__kernel_crt_dtype(t); }
-
 void tn__aot_dtype_str(DLDataType t, char *buf, size_t n) {
   if (tn_dtype_print(t, buf, n) < 0) g_strlcpy(buf, "?", n);
 }
@@ -463,7 +461,7 @@ static void tensor_infos(Gen *g, GString *c, bool outputs) {
     const TnPlanBuffer *p = io->buf >= 0 ? &g->plan[io->buf] : NULL;
     g_string_append_printf(c, "    {\"%s\", %d, %d, tvmgen_%s_%s%u_shape, %"
                            PRId64 "u, %s, %" PRId64 ", %d, %" PRId64 "u},\n",
-                           io->name, tn__aot_crt_dtype(io->type->dtype),
+                           io->name, tn__kernel_crt_dtype(io->type->dtype),
                            (int)tn__ir_ndim(io->type), m, what, i, io->nbytes,
                            sc->str, io->zero_point, p ? p->pool : -1,
                            p ? p->offset : 0);

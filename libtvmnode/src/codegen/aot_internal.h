@@ -111,7 +111,6 @@ bool tn__aot_in_place(Gen *g, int32_t s);
 
 /* aot_emit.c */
 extern const char tn__aot_preamble[];
-int tn__aot_crt_dtype(DLDataType t);
 void tn__aot_dtype_str(DLDataType t, char *buf, size_t n);
 int64_t tn__aot_macs(Gen *g);
 char *tn__aot_step_name(const Gen *g, int32_t s);

@@ -236,7 +236,7 @@ static void fill_tensors(Gen *g, GArray *ios, TnAotTensor *out) {
     int64_t n = 1;
     for (int64_t d = 0; d < tn__ir_ndim(io->type); d++)
       n *= tn__ir_dims(io->type)[d];
-    out[i] = (TnAotTensor){io->name, tn__aot_crt_dtype(io->type->dtype), n,
+    out[i] = (TnAotTensor){io->name, tn__kernel_crt_dtype(io->type->dtype), n,
                            io->nbytes, p ? p->pool : -1, p ? p->offset : 0};
   }
 }
