@@ -37,7 +37,7 @@ def test_op_functions_generated_from_registry() -> None:
     names = set(tn._ffi.op_list())
     for n in names:
         ns, _, short = n.rpartition(".")
-        mod = {"": op, "nn": op.nn, "qnn": op.qnn}[ns]
+        mod = {"": op, "nn": op.nn, "qnn": op.qnn, "image": op.image}[ns]
         assert callable(getattr(mod, short)), n
     sig = inspect.signature(op.nn.conv2d)
     params = sig.parameters
@@ -51,7 +51,8 @@ def test_op_functions_generated_from_registry() -> None:
 
 def test_op_stubs_match_registry() -> None:
     here = os.path.dirname(_gen.__file__)
-    for prefix, f in (("", "__init__.pyi"), ("nn", "nn.pyi"), ("qnn", "qnn.pyi")):
+    for prefix, f in (("", "__init__.pyi"), ("nn", "nn.pyi"), ("qnn", "qnn.pyi"),
+                      ("image", "image.pyi")):
         with open(os.path.join(here, f)) as fh:
             assert fh.read() == _gen.stub_text(prefix), f
 

@@ -199,6 +199,19 @@ case("qnn.mean", "axis", [s8(2, 3, 4)], lambda x: Q.mean(x, S(0.1), Z(1), S(0.05
 case("qnn.mean", "keep", [s8(1, 4, 4, 3)],
      lambda x: Q.mean(x, S(0.05), Z(-5), S(0.05), Z(-5), [1, 2], keepdims=True))
 
+IMG = ir.op.image
+case("image.resize2d", "f32-linear", [f32(1, 3, 4, 2)], lambda x: IMG.resize2d(x, [5, 7]))
+case("image.resize2d", "f32-linear-half", [f32(2, 6, 5, 3)],
+     lambda x: IMG.resize2d(x, [4, 3], half_pixel_centers=True))
+case("image.resize2d", "s8-linear-align", [s8(1, 4, 4, 5)],
+     lambda x: IMG.resize2d(x, [7, 6], align_corners=True))
+case("image.resize2d", "s8-linear-half", [s8(1, 3, 5, 2)],
+     lambda x: IMG.resize2d(x, [6, 2], half_pixel_centers=True))
+case("image.resize2d", "s8-nearest", [s8(1, 3, 3, 4)],
+     lambda x: IMG.resize2d(x, [6, 5], method="nearest_neighbor", half_pixel_centers=True))
+case("image.resize2d", "f32-nearest-align", [f32(2, 5, 4, 1)],
+     lambda x: IMG.resize2d(x, [3, 8], method="nearest_neighbor", align_corners=True))
+
 
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:
     params = [ir.var("x%d" % i, shape=a.shape, dtype=str(a.dtype)) for i, a in enumerate(inputs)]

@@ -11,6 +11,7 @@
  */
 #include "ir/ir_internal.h"
 #include "ir/ops_nn.h"
+#include "ir/ops_image.h"
 
 #include <inttypes.h>
 
@@ -929,5 +930,6 @@ void tn__ir_init(void) {
   tn__ir_ops_tensor_init();
   tn__ir_ops_nn_init();
   tn__ir_ops_qnn_init();
+  tn__ir_ops_image_init();
   tn__ir_well_formed_init();
 }

@@ -377,9 +377,11 @@ static bool in_rows(const TnKernEntry *e, const TnLowerRow *rows, size_t n) {
 }
 
 bool tn__kernel_entry_known(const TnKernEntry *e) {
-  size_t n;
+  size_t n, ns;
   const TnLowerRow *nn = tn__lower_nn_table(&n);
-  return in_rows(e, g_table, G_N_ELEMENTS(g_table)) || in_rows(e, nn, n);
+  const TnLowerRow *sp = tn__lower_spatial_table(&ns);
+  return in_rows(e, g_table, G_N_ELEMENTS(g_table)) || in_rows(e, nn, n) ||
+         in_rows(e, sp, ns);
 }
 
 static void register_rows(const TnLowerRow *rows, size_t n) {
@@ -396,5 +398,7 @@ void tn__kernel_lower_init(void) {
   size_t n;
   const TnLowerRow *nn = tn__lower_nn_table(&n);
   register_rows(g_table, G_N_ELEMENTS(g_table));
+  register_rows(nn, n);
+  nn = tn__lower_spatial_table(&n);
   register_rows(nn, n);
 }

@@ -104,6 +104,8 @@ typedef struct {
 /* lower_nn.c's rows of the table (`*n` of them), which lower.c registers
  * and recognises along with its own. */
 const TnLowerRow *tn__lower_nn_table(size_t *n);
+/* lower_spatial.c's rows (resizing and normalisation), likewise. */
+const TnLowerRow *tn__lower_spatial_table(size_t *n);
 
 
 #endif /* TVMNODE_KERNEL_LOWER_INTERNAL_H_ */

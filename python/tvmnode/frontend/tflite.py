@@ -691,6 +691,30 @@ def _strided_slice(ctx: _Ctx) -> ir.Expr:
     return y
 
 
+def _resize(ctx: _Ctx, method: str) -> ir.Expr:
+    """RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR: image.resize2d with the
+    file's flags; int8 values are resized as they are (TFLite Micro keeps
+    the quantization and does no rescaling)."""
+    table = "ResizeBilinearOptions" if method == "linear" else "ResizeNearestNeighborOptions"
+    o = ctx.imp.r.options(ctx.op, table)
+    align = bool(o.AlignCorners()) if o is not None else False
+    half = bool(o.HalfPixelCenters()) if o is not None else False
+    x = ctx.t(0)
+    if len(x.shape) != 4:
+        raise ctx.error("expects a 4-d NHWC input, got %s" % x.shape)
+    size = [int(v) for v in ctx.const(1, "the size").reshape(-1)]
+    if len(size) != 2:
+        raise ctx.error("the size must have 2 values (height, width), got %d" % len(size))
+    ok = ("float32", "int8") if method == "linear" else ("float32", "int8", "int16")
+    if x.dtype not in ok or ctx.out.dtype != x.dtype:
+        raise ctx.unsupported("%s -> %s is not supported (%s)" % (x.dtype, ctx.out.dtype,
+                                                                  ", ".join(ok)))
+    if align and half:
+        raise ctx.error("align_corners and half_pixel_centers cannot both be set")
+    return call("image.resize2d", ctx.expr(0), size=size, method=method, align_corners=align,
+                half_pixel_centers=half, layout="NHWC")
+
+
 _CONVERTERS: Dict[str, Callable[[_Ctx], ir.Expr]] = {
     "CONV_2D": lambda c: _conv(c, False),
     "DEPTHWISE_CONV_2D": lambda c: _conv(c, True),
@@ -715,6 +739,8 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], ir.Expr]] = {
     "MEAN": _mean,
     "STRIDED_SLICE": _strided_slice,
     "TRANSPOSE": _transpose,
+    "RESIZE_BILINEAR": lambda c: _resize(c, "linear"),
+    "RESIZE_NEAREST_NEIGHBOR": lambda c: _resize(c, "nearest_neighbor"),
 }
 
 

@@ -17,11 +17,12 @@ from ._gen import populate as _populate
 
 __all__: List[str] = _populate(globals(), "")
 
-from . import nn, qnn  # noqa: E402
+from . import image, nn, qnn  # noqa: E402
 
 # What refresh() generated, per namespace, so it can drop the functions of
 # operators that were unregistered since.
-_made: Dict[str, List[str]] = {"": list(__all__), "nn": list(nn.__all__), "qnn": list(qnn.__all__)}
+_made: Dict[str, List[str]] = {"": list(__all__), "nn": list(nn.__all__), "qnn": list(qnn.__all__),
+                               "image": list(image.__all__)}
 
 # Held by refresh(), so refreshes from several threads do not interleave.
 _refresh_lock = threading.Lock()

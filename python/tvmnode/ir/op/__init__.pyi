@@ -2,6 +2,7 @@
 from typing import Any, Optional, Sequence, Union
 from tvmnode.ir import Call, Expr
 
+from . import image as image
 from . import nn as nn
 from . import qnn as qnn
 

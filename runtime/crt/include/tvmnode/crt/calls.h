@@ -186,7 +186,7 @@ TN_CRT_STRUCT(TnCrtCallDenseS8);
   X(TnCrtCallPoolS8) X(TnCrtCallAffine) X(TnCrtCallRequant)                 \
   X(TnCrtCallConvS32) X(TnCrtCallDenseS32) X(TnCrtCallQBinary)              \
   X(TnCrtCallSoftmaxS8) X(TnCrtCallLut) X(TnCrtCallConvS8)                  \
-  X(TnCrtCallDenseS8)
+  X(TnCrtCallDenseS8) X(TnCrtResize)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -230,7 +230,10 @@ TN_CRT_STRUCT(TnCrtCallDenseS8);
   X(softmax_s8, TnCrtCallSoftmaxS8, "src/kernels/softmax_s8.c")             \
   X(lut_s8, TnCrtCallLut, "src/kernels/quant.c")                            \
   X(conv2d_s8, TnCrtCallConvS8, "src/kernels/conv_s8.c")                    \
-  X(dense_s8, TnCrtCallDenseS8, "src/kernels/dense_s8.c")
+  X(dense_s8, TnCrtCallDenseS8, "src/kernels/dense_s8.c")                  \
+  X(resize_nearest, TnCrtResize, "src/kernels/resize.c")                    \
+  X(resize_bilinear_f32, TnCrtResize, "src/kernels/resize.c")               \
+  X(resize_bilinear_s8, TnCrtResize, "src/kernels/resize.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

@@ -549,6 +549,34 @@ TnCrtStatus tn_crt_tanh_s8_table(double in_scale, int32_t in_zp,
 TnCrtStatus tn_crt_lut_s8(const TnCrtLut8 *t, int32_t n, const int8_t *in,
                           int8_t *out);
 
+/* ------------------------------------------------------------------------ */
+/* Resizing (NHWC), TFLite's RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR     */
+/* ------------------------------------------------------------------------ */
+
+/* [batch, in_h, in_w, channels] -> [batch, out_h, out_w, channels]. The
+ * source coordinate of output index v is v * scale, or (v + 0.5) * scale -
+ * 0.5 with half_pixel_centers, scale in / out, or (in - 1) / (out - 1) with
+ * align_corners (not both: TN_CRT_INVALID_ARGUMENT). Nearest neighbour
+ * floors it (rounds it half away from zero with align_corners; with
+ * half_pixel_centers it is (v + 0.5) * scale, floored) and copies pixels of
+ * elem_size-byte elements, so it takes any dtype; bilinear is float32
+ * (float weights) or int8 (TFLite's 10-bit fixed point, its default
+ * double-rounding build: the sum of the four weighted values divided by
+ * 2^20, rounded half away from zero). The quantization passes through. */
+#define TN_CRT_FIELDS_TnCrtResize(F, T)                                 \
+  F(T, S, int32_t, batch) F(T, S, int32_t, in_h) F(T, S, int32_t, in_w)   \
+  F(T, S, int32_t, channels)                                            \
+  F(T, S, int32_t, out_h) F(T, S, int32_t, out_w)                       \
+  F(T, S, int32_t, align_corners) F(T, S, int32_t, half_pixel_centers)  \
+  F(T, S, int32_t, elem_size) /* nearest neighbour: 1, 2, 4 or 8 */
+TN_CRT_STRUCT(TnCrtResize);
+TnCrtStatus tn_crt_resize_nearest(const TnCrtResize *p, const void *in,
+                                  void *out);
+TnCrtStatus tn_crt_resize_bilinear_f32(const TnCrtResize *p, const float *in,
+                                       float *out);
+TnCrtStatus tn_crt_resize_bilinear_s8(const TnCrtResize *p, const int8_t *in,
+                                      int8_t *out);
+
 #ifdef __cplusplus
 }
 #endif
