@@ -64,3 +64,50 @@ def test_resize_refusals_are_named() -> None:
     assert "RESIZE_BILINEAR" in msg and "int16" in msg
     model = resize_model("RESIZE_BILINEAR", f32, (3, 5), (7, 4), True, True)
     assert "align_corners and half_pixel_centers" in _error(model, unsupported=False)
+
+
+# (a shape, b shape, adj_x, adj_y): plain, transposed operands, batch
+# dims broadcast both ways and across ranks
+BMM = [((3, 4), (4, 5), False, False),
+       ((2, 3, 4), (2, 4, 5), False, False),
+       ((2, 4, 3), (2, 5, 4), True, True),
+       ((2, 1, 3, 6), (1, 3, 6, 2), False, False),
+       ((3, 6, 2), (6, 4), True, False),
+       ((5, 3), (2, 2, 4, 3), False, True)]
+
+
+def bmm_out(sa: Any, sb: Any, adj_x: bool, adj_y: bool) -> Any:
+    ea, eb = np.zeros(sa), np.zeros(sb)
+    if adj_x:
+        ea = np.swapaxes(ea, -1, -2)
+    if adj_y:
+        eb = np.swapaxes(eb, -1, -2)
+    return (ea @ eb).shape
+
+
+@pytest.mark.parametrize("sa,sb,adj_x,adj_y", BMM)
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.parametrize("const_b", [False, True])
+def test_batch_matmul(sa: Any, sb: Any, adj_x: bool, adj_y: bool, dtype: str,
+                      const_b: bool) -> None:
+    opts = builtin_options("BatchMatMulOptions", adjX=adj_x, adjY=adj_y)
+    out = bmm_out(sa, sb, adj_x, adj_y)
+    if dtype == "int8":
+        b = const(i8(*sb), quant=(0.02, 3)) if const_b else q8(sb, 0.02, 3)
+        model = single_op_model("BATCH_MATMUL", [q8(sa, 0.05, -4), b], [q8(out, 0.3, 5)], opts)
+        xs = [i8(*sa)] + ([] if const_b else [i8(*sb)])
+    else:
+        b = const(fl(*sb)) if const_b else f32(sb)
+        model = single_op_model("BATCH_MATMUL", [f32(sa), b], [f32(out)], opts)
+        xs = [fl(*sa)] + ([] if const_b else [fl(*sb)])
+    check(model, *xs)
+
+
+def test_batch_matmul_refusals_are_named() -> None:
+    opts = builtin_options("BatchMatMulOptions", adjX=False, adjY=False)
+    model = single_op_model("BATCH_MATMUL", [f32((1, 2, 1, 2, 3, 4)), f32((4, 2))],
+                            [f32((1, 2, 1, 2, 3, 2))], opts)
+    assert "2 to 5 dimensions" in _error(model, unsupported=False)
+    model = single_op_model("BATCH_MATMUL", [i16spec((3, 4)), i16spec((4, 2))],
+                            [i16spec((3, 2))], opts)
+    assert "BATCH_MATMUL" in _error(model) and "int16" in _error(model)

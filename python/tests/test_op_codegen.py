@@ -211,6 +211,15 @@ case("image.resize2d", "s8-nearest", [s8(1, 3, 3, 4)],
      lambda x: IMG.resize2d(x, [6, 5], method="nearest_neighbor", half_pixel_centers=True))
 case("image.resize2d", "f32-nearest-align", [f32(2, 5, 4, 1)],
      lambda x: IMG.resize2d(x, [3, 8], method="nearest_neighbor", align_corners=True))
+case("nn.batch_matmul", "f32", [f32(2, 3, 4), f32(2, 4, 5)], lambda a, b: NN.batch_matmul(a, b))
+case("nn.batch_matmul", "f32-adj-broadcast", [f32(2, 1, 4, 3), f32(3, 5, 4)],
+     lambda a, b: NN.batch_matmul(a, b, adj_x=True, adj_y=True))
+case("qnn.batch_matmul", "s32", [s8(3, 4), s8(2, 4, 6)],
+     lambda a, b: Q.batch_matmul(a, b, Z(3), Z(-2), S(0.05), S(0.02)))
+case("qnn.batch_matmul", "s8-adj", [s8(2, 5, 3), s8(2, 4, 5)],
+     lambda a, b: Q.requantize(Q.batch_matmul(a, b, Z(-7), Z(0), S(0.05), S(0.02), adj_x=True,
+                                              adj_y=True),
+                               c(0.001, "float64"), Z(0), S(0.1), Z(4)))
 
 
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:

@@ -3,8 +3,10 @@
  * convolutions nor pooling: image.resize2d (RESIZE_BILINEAR and
  * RESIZE_NEAREST_NEIGHBOR, with TFLite's align_corners and
  * half_pixel_centers flags rather than Relay's coordinate-mode strings,
- * since the kernels are TFLite's). Shapes are static: the output size is
- * an attribute.
+ * since the kernels are TFLite's; the output size is an attribute), and
+ * BATCH_MATMUL as nn.batch_matmul (float32) and qnn.batch_matmul (int8 to
+ * int32 sums, requantized after it as qnn.dense is): operands of rank 2 to
+ * 5 whose batch dims broadcast, either one read transposed (adj_x, adj_y).
  */
 #include "ir/ops_image.h"
 
@@ -68,10 +70,121 @@ static TnObject *infer_resize(const char *op, TnObject *const *types,
   return tn_ir_tensor_type(out, 4, d->dtype);
 }
 
+/* ---- batch_matmul ---------------------------------------------------------------- */
+
+typedef TnIrBatchMatmulAttrs BatchMatmulAttrs;
+
+static const TnFieldDesc bmm_fields[] = {
+    TN_FIELD_BOOL_D(BatchMatmulAttrs, adj_x, false, 0,
+                    "a's last two axes are swapped: [.., K, M]"),
+    TN_FIELD_BOOL_D(BatchMatmulAttrs, adj_y, false, 0,
+                    "b's last two axes are swapped: [.., N, K]"),
+};
+
+int32_t tn__ir_batch_matmul_dims(const char *op, TnObject *const *types,
+                                 const TnIrTensorType *a,
+                                 const TnIrTensorType *b, bool adj_x,
+                                 bool adj_y, int64_t out[5]) {
+  int64_t na = tn__ir_ndim(a), nb = tn__ir_ndim(b);
+  if (na < 2 || na > 5)
+    return tn__ir_arg_error(op, 0, "tensor_a", types[0], "expected 2 to 5 "
+                            "dimensions");
+  if (nb < 2 || nb > 5)
+    return tn__ir_arg_error(op, 1, "tensor_b", types[1], "expected 2 to 5 "
+                            "dimensions");
+  const int64_t *da = tn__ir_dims(a), *db = tn__ir_dims(b);
+  int64_t m = adj_x ? da[na - 1] : da[na - 2];
+  int64_t ka = adj_x ? da[na - 2] : da[na - 1];
+  int64_t kb = adj_y ? db[nb - 1] : db[nb - 2];
+  int64_t n = adj_y ? db[nb - 2] : db[nb - 1];
+  if (ka != kb)
+    return tn__ir_arg_error(op, 1, "tensor_b", types[1], "inner dimension %"
+                            PRId64 " does not match tensor_a's %" PRId64, kb,
+                            ka);
+  int64_t no = na > nb ? na : nb;
+  for (int64_t d = 0; d < no - 2; d++) {
+    int64_t ia = d - (no - na), ib = d - (no - nb);
+    int64_t ea = ia >= 0 ? da[ia] : 1, eb = ib >= 0 ? db[ib] : 1;
+    if (ea != eb && ea != 1 && eb != 1)
+      return tn__ir_arg_error(op, 1, "tensor_b", types[1], "batch dimension "
+                              "%" PRId64 " does not broadcast with "
+                              "tensor_a's %" PRId64, eb, ea);
+    out[d] = ea == 1 ? eb : ea;
+  }
+  out[no - 2] = m, out[no - 1] = n;
+  return (int32_t)no;
+}
+
+static TnObject *infer_batch_matmul(const char *op, TnObject *const *types,
+                                    int32_t n, TnObject *attrs) {
+  (void)n;
+  const BatchMatmulAttrs *x = (const BatchMatmulAttrs *)attrs;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "tensor_a");
+  const TnIrTensorType *b = a ? tn__ir_tensor_arg(op, types, 1, "tensor_b")
+                              : NULL;
+  if (b == NULL) return NULL;
+  if (!tn__ir_dtype_eq(a->dtype, b->dtype))
+    return tn__ir_type_mismatch(op, 1, types[0], types[1]), NULL;
+  int64_t out[5];
+  int32_t nd = tn__ir_batch_matmul_dims(op, types, a, b, x->adj_x, x->adj_y,
+                                        out);
+  if (nd < 0) return NULL;
+  return tn_ir_tensor_type(out, nd, a->dtype);
+}
+
+/* int8 operands, each with a scalar zero point (int32) and scale
+ * (float32); int32 sums out. */
+static TnObject *infer_qnn_batch_matmul(const char *op, TnObject *const *types,
+                                        int32_t n, TnObject *attrs) {
+  (void)n;
+  static const DLDataType i8 = {kDLInt, 8, 1}, i32 = {kDLInt, 32, 1},
+                          f32 = {kDLFloat, 32, 1};
+  const BatchMatmulAttrs *x = (const BatchMatmulAttrs *)attrs;
+  const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "tensor_a");
+  const TnIrTensorType *b = a ? tn__ir_tensor_arg(op, types, 1, "tensor_b")
+                              : NULL;
+  if (b == NULL) return NULL;
+  if (!tn__ir_dtype_eq(a->dtype, i8))
+    return tn__ir_arg_error(op, 0, "tensor_a", types[0], "expected int8"),
+           NULL;
+  if (!tn__ir_dtype_eq(b->dtype, i8))
+    return tn__ir_arg_error(op, 1, "tensor_b", types[1], "expected int8"),
+           NULL;
+  static const char *roles[] = {"a_zero_point", "b_zero_point", "a_scale",
+                                "b_scale"};
+  for (int32_t i = 0; i < 4; i++) {
+    const TnIrTensorType *q = tn__ir_tensor_arg(op, types, 2 + i, roles[i]);
+    if (q == NULL) return NULL;
+    if (!tn__ir_dtype_eq(q->dtype, i < 2 ? i32 : f32) || tn__ir_ndim(q) != 0)
+      return tn__ir_arg_error(op, 2 + i, roles[i], types[2 + i],
+                              "expected a scalar %s", i < 2 ? "int32"
+                                                            : "float32"),
+             NULL;
+  }
+  int64_t out[5];
+  int32_t nd = tn__ir_batch_matmul_dims(op, types, a, b, x->adj_x, x->adj_y,
+                                        out);
+  if (nd < 0) return NULL;
+  return tn_ir_tensor_type(out, nd, i32);
+}
+
 void tn__ir_ops_image_init(void) {
   TN__IR_ATTRS(ResizeAttrs, "ir.Resize2DAttrs", resize_fields);
   tn__ir_op_define("image.resize2d", "data", "ir.Resize2DAttrs",
                    TN_OP_INJECTIVE, infer_resize,
                    "resize the spatial axes of NHWC data to size, bilinear "
                    "or nearest neighbour, TFLite's arithmetic");
+  TN__IR_ATTRS(BatchMatmulAttrs, "ir.BatchMatmulAttrs", bmm_fields);
+  tn__ir_op_define("nn.batch_matmul", "tensor_a,tensor_b",
+                   "ir.BatchMatmulAttrs", TN_OP_OUT_FUSABLE,
+                   infer_batch_matmul,
+                   "a [.., M, K] x b [.., K, N] -> [.., M, N], the batch "
+                   "dims broadcast (float32)");
+  tn__ir_op_define("qnn.batch_matmul",
+                   "tensor_a,tensor_b,a_zero_point,b_zero_point,a_scale,"
+                   "b_scale",
+                   "ir.BatchMatmulAttrs", TN_OP_OUT_FUSABLE,
+                   infer_qnn_batch_matmul,
+                   "int8 batch_matmul with int32 sums of (a - a_zp) * "
+                   "(b - b_zp)");
 }

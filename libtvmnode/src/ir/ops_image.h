@@ -1,6 +1,7 @@
 /*
  * ops_image.h: the attribute layouts of the spatial and normalising
- * operators of ops_image.c (image.resize2d), which their lowering
+ * operators of ops_image.c (image.resize2d, nn.batch_matmul and
+ * qnn.batch_matmul), which their lowering
  * (kernel/lower_spatial.c) reads through these structs. Private to the
  * library.
  */
@@ -21,6 +22,20 @@ typedef struct {
   bool align_corners, half_pixel_centers;
   TnObject *layout; /* "NHWC" */
 } TnIrResizeAttrs;
+
+/* nn.batch_matmul and qnn.batch_matmul */
+typedef struct {
+  TnObject header;
+  bool adj_x, adj_y;
+} TnIrBatchMatmulAttrs;
+
+/* The output dims of a batch_matmul of a and b (ranks 2 to 5, the batch
+ * dims broadcast), into out[5]; the rank, or -1 with a TypeError naming
+ * the operator and argument. */
+int32_t tn__ir_batch_matmul_dims(const char *op, TnObject *const *types,
+                                 const TnIrTensorType *a,
+                                 const TnIrTensorType *b, bool adj_x,
+                                 bool adj_y, int64_t out[5]);
 
 void tn__ir_ops_image_init(void);
 

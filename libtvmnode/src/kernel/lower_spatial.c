@@ -36,10 +36,109 @@ static int lower_resize(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
+/* ---- batch_matmul ---------------------------------------------------------------- */
+
+/* The strides of one operand of a batch_matmul: its batch dims aligned to
+ * the output's last ones (0 where it has extent 1), and its matrix axes. */
+static void bmm_operand(const TnIrTensorType *t, int64_t out_nd, bool adj,
+                        bool rhs, int32_t bstrides[4], int32_t *s_outer,
+                        int32_t *s_k) {
+  int64_t nd = tn__ir_ndim(t);
+  const int64_t *d = tn__ir_dims(t);
+  int64_t st = d[nd - 1] * d[nd - 2];
+  for (int64_t i = 0; i < 4; i++) bstrides[i] = 0;
+  for (int64_t o = out_nd - 3; o >= 0; o--) {
+    int64_t i = o - (out_nd - nd);
+    int64_t e = i >= 0 ? d[i] : 1;
+    bstrides[o] = e == 1 ? 0 : (int32_t)st;
+    st *= e;
+  }
+  /* a: [M, K] (adj: [K, M]); b: [K, N] (adj: [N, K]) */
+  int32_t last = (int32_t)d[nd - 1];
+  bool outer_last = rhs ? !adj : adj;
+  *s_outer = outer_last ? 1 : last;
+  *s_k = outer_last ? last : 1;
+}
+
+static int bmm_geom(const TnKernArgs *a, const TnIrBatchMatmulAttrs *x,
+                    TnCrtBatchMatmul *g) {
+  const TnIrTensorType *o = a->out;
+  int64_t nd = tn__ir_ndim(o);
+  if (check_size(a, numel(a->types[0])) || check_size(a, numel(a->types[1])) ||
+      check_size(a, numel(o)))
+    return -1;
+  const int64_t *od = tn__ir_dims(o);
+  const TnIrTensorType *ta = a->types[0];
+  int64_t na = tn__ir_ndim(ta);
+  memset(g, 0, sizeof *g);
+  g->ndim = nd > 2 ? (int32_t)(nd - 2) : 1;
+  g->dims[0] = 1;
+  for (int64_t d = 0; d < nd - 2; d++) g->dims[d] = (int32_t)od[d];
+  g->m = (int32_t)od[nd - 2], g->n = (int32_t)od[nd - 1];
+  g->k = (int32_t)(x->adj_x ? tn__ir_dims(ta)[na - 2]
+                            : tn__ir_dims(ta)[na - 1]);
+  bmm_operand(ta, nd, x->adj_x, false, g->a_strides, &g->a_stride_m,
+              &g->a_stride_k);
+  bmm_operand(a->types[1], nd, x->adj_y, true, g->b_strides, &g->b_stride_n,
+              &g->b_stride_k);
+  return 0;
+}
+
+static int lower_batch_matmul(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kF32)) return no_kernel(a, "float32 only");
+  const TnIrBatchMatmulAttrs *x =
+      ATTRS(a->op, a->attrs, TnIrBatchMatmulAttrs, "ir.BatchMatmulAttrs");
+  if (x == NULL) return -1;
+  TnCrtBatchMatmul *p = KERNEL_USE(k, bmm_f32, 0);
+  if (bmm_geom(a, x, p)) return -1;
+  k->macs = numel(a->out) * p->k;
+  reads(k, 2);
+  return 0;
+}
+
+/* A scalar constant argument, as an integer. */
+static int const_int(const TnKernArgs *a, int32_t i, const char *role,
+                     int32_t *out) {
+  TnObject *t = a->consts[i];
+  if (t == NULL)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "argument %d (%s) must be a "
+                             "constant to lower this call", i, role);
+  const DLTensor *dl = tn_tensor_dltensor(t);
+  if (!is(dl->dtype, kI32))
+    return tn_error_raise_in(TN_ERR_TYPE, a->op, "argument %d (%s) must be "
+                             "int32", i, role);
+  int32_t v = *(const int32_t *)((const char *)dl->data + dl->byte_offset);
+  if (v < -128 || v > 127)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "argument %d (%s) is %d, "
+                             "outside the int8 range", i, role, v);
+  *out = v;
+  return 0;
+}
+
+static int lower_qnn_batch_matmul(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8))
+    return no_kernel(a, "int8 operands only");
+  const TnIrBatchMatmulAttrs *x =
+      ATTRS(a->op, a->attrs, TnIrBatchMatmulAttrs, "ir.BatchMatmulAttrs");
+  if (x == NULL) return -1;
+  int32_t za, zb;
+  if (const_int(a, 2, "a_zero_point", &za) ||
+      const_int(a, 3, "b_zero_point", &zb))
+    return -1;
+  TnCrtCallBmmS32 *p = KERNEL_USE(k, bmm_s8_s32, 0);
+  if (bmm_geom(a, x, &p->g)) return -1;
+  p->a_offset = -za, p->b_offset = -zb;
+  k->macs = numel(a->out) * p->g.k;
+  reads(k, 2);
+  return 0;
+}
+
 /* ---- the table ---------------------------------------------------------------------- */
 
 static const TnLowerRow g_table[] = {
     {"image.resize2d", {lower_resize}},
+    {"nn.batch_matmul", {lower_batch_matmul}},
+    {"qnn.batch_matmul", {lower_qnn_batch_matmul}},
 };
 
 const TnLowerRow *tn__lower_spatial_table(size_t *n) {

@@ -715,6 +715,32 @@ def _resize(ctx: _Ctx, method: str) -> ir.Expr:
                 half_pixel_centers=half, layout="NHWC")
 
 
+def _batch_matmul(ctx: _Ctx) -> ir.Expr:
+    """BATCH_MATMUL: nn.batch_matmul (float32), or qnn.batch_matmul and a
+    requantize by input_scale * filter_scale / output_scale in double, as
+    TFLite Micro computes its multiplier (int8)."""
+    o = ctx.imp.r.options(ctx.op, "BatchMatMulOptions")
+    adj_x = bool(o.AdjX()) if o is not None else False
+    adj_y = bool(o.AdjY()) if o is not None else False
+    a, b, out = ctx.t(0), ctx.t(1), ctx.out
+    for t in (a, b):
+        if not 2 <= len(t.shape) <= 5:
+            raise ctx.error("operands must have 2 to 5 dimensions, got %s" % t.shape)
+    if a.dtype == b.dtype == out.dtype == "float32":
+        return call("nn.batch_matmul", ctx.expr(0), ctx.expr(1), adj_x=adj_x, adj_y=adj_y)
+    if a.dtype == b.dtype == out.dtype == "int8":
+        sa, za = ctx.qscalar(a)
+        sb, zb = ctx.qscalar(b)
+        so, zo = ctx.qscalar(out)
+        y = call("qnn.batch_matmul", ctx.expr(0), ctx.expr(1), za, zb, sa, sb, adj_x=adj_x,
+                 adj_y=adj_y)
+        acc = np.float64(ctx.qparams(a)[0][0]) * np.float64(ctx.qparams(b)[0][0])
+        return call("qnn.requantize", y, scalar(acc, "float64"), scalar(0, "int32"), so, zo,
+                    out_dtype="int8")
+    raise ctx.unsupported("operand types %s, %s -> %s are not supported (float32 or int8)"
+                          % (a.dtype, b.dtype, out.dtype))
+
+
 _CONVERTERS: Dict[str, Callable[[_Ctx], ir.Expr]] = {
     "CONV_2D": lambda c: _conv(c, False),
     "DEPTHWISE_CONV_2D": lambda c: _conv(c, True),
@@ -741,6 +767,7 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], ir.Expr]] = {
     "TRANSPOSE": _transpose,
     "RESIZE_BILINEAR": lambda c: _resize(c, "linear"),
     "RESIZE_NEAREST_NEIGHBOR": lambda c: _resize(c, "nearest_neighbor"),
+    "BATCH_MATMUL": _batch_matmul,
 }
 
 

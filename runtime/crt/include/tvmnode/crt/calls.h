@@ -173,6 +173,12 @@ TN_CRT_STRUCT(TnCrtCallConvS8);
   F(T, N, TnCrtDense, d) F(T, N, TnCrtQuant, q) F(T, S, int32_t, has_bias)
 TN_CRT_STRUCT(TnCrtCallDenseS8);
 
+/* bmm_s8_s32: in = {a, b}; int32 sums out. */
+#define TN_CRT_FIELDS_TnCrtCallBmmS32(F, T) \
+  F(T, N, TnCrtBatchMatmul, g) F(T, S, int32_t, a_offset) \
+  F(T, S, int32_t, b_offset)
+TN_CRT_STRUCT(TnCrtCallBmmS32);
+
 /* Every parameter struct, nested ones before those that hold them (the
  * host describes each for the code generator). */
 #define TN_CRT_PARAM_TYPES(X)                                               \
@@ -186,7 +192,7 @@ TN_CRT_STRUCT(TnCrtCallDenseS8);
   X(TnCrtCallPoolS8) X(TnCrtCallAffine) X(TnCrtCallRequant)                 \
   X(TnCrtCallConvS32) X(TnCrtCallDenseS32) X(TnCrtCallQBinary)              \
   X(TnCrtCallSoftmaxS8) X(TnCrtCallLut) X(TnCrtCallConvS8)                  \
-  X(TnCrtCallDenseS8) X(TnCrtResize)
+  X(TnCrtCallDenseS8) X(TnCrtResize) X(TnCrtBatchMatmul) X(TnCrtCallBmmS32)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -233,7 +239,9 @@ TN_CRT_STRUCT(TnCrtCallDenseS8);
   X(dense_s8, TnCrtCallDenseS8, "src/kernels/dense_s8.c")                  \
   X(resize_nearest, TnCrtResize, "src/kernels/resize.c")                    \
   X(resize_bilinear_f32, TnCrtResize, "src/kernels/resize.c")               \
-  X(resize_bilinear_s8, TnCrtResize, "src/kernels/resize.c")
+  X(resize_bilinear_s8, TnCrtResize, "src/kernels/resize.c")                \
+  X(bmm_f32, TnCrtBatchMatmul, "src/kernels/batch_matmul.c")                \
+  X(bmm_s8_s32, TnCrtCallBmmS32, "src/kernels/batch_matmul.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

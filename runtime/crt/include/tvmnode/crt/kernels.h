@@ -577,6 +577,30 @@ TnCrtStatus tn_crt_resize_bilinear_f32(const TnCrtResize *p, const float *in,
 TnCrtStatus tn_crt_resize_bilinear_s8(const TnCrtResize *p, const int8_t *in,
                                       int8_t *out);
 
+/* ------------------------------------------------------------------------ */
+/* Batched matrix products, TFLite's BATCH_MATMUL                            */
+/* ------------------------------------------------------------------------ */
+
+/* out[i][r][c] = sum_k a[i][r][k] * b[i][k][c] over the batch index i of
+ * `dims` (ndim of them), out dense [dims..., m, n]. Every operand is read
+ * through element strides: per batch dim (0 where that operand is
+ * broadcast) and per matrix axis, so transposed operands (adj_x, adj_y)
+ * are read where they lie. The int8 form adds the offsets (minus the zero
+ * points) before multiplying and writes the int32 sums. */
+#define TN_CRT_FIELDS_TnCrtBatchMatmul(F, T)                           \
+  F(T, S, int32_t, ndim) /* 1..4 */                                    \
+  F(T, A, int32_t, dims, 4) F(T, A, int32_t, a_strides, 4)             \
+  F(T, A, int32_t, b_strides, 4)                                       \
+  F(T, S, int32_t, m) F(T, S, int32_t, n) F(T, S, int32_t, k)          \
+  F(T, S, int32_t, a_stride_m) F(T, S, int32_t, a_stride_k)            \
+  F(T, S, int32_t, b_stride_k) F(T, S, int32_t, b_stride_n)
+TN_CRT_STRUCT(TnCrtBatchMatmul);
+TnCrtStatus tn_crt_bmm_f32(const TnCrtBatchMatmul *p, const float *a,
+                           const float *b, float *out);
+TnCrtStatus tn_crt_bmm_s8_s32(const TnCrtBatchMatmul *p, int32_t a_offset,
+                              int32_t b_offset, const int8_t *a,
+                              const int8_t *b, int32_t *out);
+
 #ifdef __cplusplus
 }
 #endif
