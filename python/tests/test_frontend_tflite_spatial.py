@@ -111,3 +111,59 @@ def test_batch_matmul_refusals_are_named() -> None:
     model = single_op_model("BATCH_MATMUL", [i16spec((3, 4)), i16spec((4, 2))],
                             [i16spec((3, 2))], opts)
     assert "BATCH_MATMUL" in _error(model) and "int16" in _error(model)
+
+
+def tconv_model(x: Any, w: Any, b: Any, out: Any, out_shape: Any, padding: int, stride: int,
+                act: int = 0) -> bytes:
+    opts = builtin_options("TransposeConvOptions", padding=padding, strideW=stride,
+                           strideH=stride, fusedActivationFunction=act)
+    ins = [const(np.array(out_shape, np.int32)), w, x] + ([b] if b is not None else [])
+    return single_op_model("TRANSPOSE_CONV", ins, [out], opts)
+
+
+# (input h, w, output h, w, kernel, stride, padding: 0 SAME, 1 VALID)
+TCONV = [(3, 4, 6, 8, 3, 2, 0), (3, 3, 7, 7, 3, 2, 1), (4, 5, 4, 5, 3, 1, 0),
+         (2, 3, 5, 7, 2, 2, 1), (3, 3, 9, 9, 4, 3, 0)]
+
+
+@pytest.mark.parametrize("ih,iw,oh,ow,k,s,pad", TCONV)
+@pytest.mark.parametrize("bias", [True, False])
+def test_transpose_conv_int8(ih: int, iw: int, oh: int, ow: int, k: int, s: int, pad: int,
+                             bias: bool) -> None:
+    cin, cout = 3, 4
+    sw = RNG.uniform(0.002, 0.02, cout).astype(np.float32)
+    w = const(i8(cout, k, k, cin), quant=(list(sw), [0] * cout))
+    b = const(RNG.integers(-800, 800, cout).astype(np.int32),
+              quant=(list(np.float32(0.05) * sw), [0] * cout)) if bias else None
+    model = tconv_model(q8((1, ih, iw, cin), 0.05, 6), w, b, q8((1, oh, ow, cout), 0.04, -2),
+                        (1, oh, ow, cout), pad, s)
+    check(model, i8(1, ih, iw, cin))
+
+
+@pytest.mark.parametrize("ih,iw,oh,ow,k,s,pad", TCONV)
+@pytest.mark.parametrize("bias", [True, False])
+def test_transpose_conv_float(ih: int, iw: int, oh: int, ow: int, k: int, s: int, pad: int,
+                              bias: bool) -> None:
+    cin, cout = 2, 3
+    b = const(fl(cout)) if bias else None
+    model = tconv_model(f32((2, ih, iw, cin)), const(fl(cout, k, k, cin)), b,
+                        f32((2, oh, ow, cout)), (2, oh, ow, cout), pad, s)
+    check(model, fl(2, ih, iw, cin))
+
+
+def test_transpose_conv_per_tensor_int8() -> None:
+    w = const(i8(2, 3, 3, 2), quant=(0.01, 0))
+    model = tconv_model(q8((1, 3, 3, 2), 0.1, -1), w, None, q8((1, 6, 6, 2), 0.2, 3),
+                        (1, 6, 6, 2), 0, 2)
+    check(model, i8(1, 3, 3, 2))
+
+
+@pytest.mark.parametrize("act", [1, 3])
+def test_transpose_conv_activation(act: int) -> None:
+    model = tconv_model(f32((1, 3, 3, 2)), const(fl(3, 3, 3, 2)), const(fl(3)),
+                        f32((1, 6, 6, 3)), (1, 6, 6, 3), 0, 2, act)
+    check(model, fl(1, 3, 3, 2))
+    sw = [0.01, 0.02, 0.005]
+    model = tconv_model(q8((1, 3, 3, 2), 0.05, 6), const(i8(3, 3, 3, 2), quant=(sw, [0] * 3)),
+                        None, q8((1, 6, 6, 3), 0.04, -2), (1, 6, 6, 3), 0, 2, act)
+    check(model, i8(1, 3, 3, 2))

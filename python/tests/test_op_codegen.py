@@ -220,6 +220,30 @@ case("qnn.batch_matmul", "s8-adj", [s8(2, 5, 3), s8(2, 4, 5)],
      lambda a, b: Q.requantize(Q.batch_matmul(a, b, Z(-7), Z(0), S(0.05), S(0.02), adj_x=True,
                                               adj_y=True),
                                c(0.001, "float64"), Z(0), S(0.1), Z(4)))
+case("nn.conv2d_transpose", "f32", [f32(1, 3, 4, 2)],
+     lambda x: NN.conv2d_transpose(x, c(f32(3, 3, 3, 2)), strides=[2, 2], padding=[1, 1],
+                                   output_size=[6, 8]))
+case("nn.conv2d_transpose", "f32-fused", [f32(2, 3, 3, 3)],
+     lambda x: NN.relu(NN.bias_add(NN.conv2d_transpose(x, c(f32(2, 2, 3, 3)), strides=[1, 2],
+                                                       output_size=[4, 7]), c(f32(2)), 3)))
+
+
+def qtconv(x: Any, w: np.ndarray, fused: bool, **kw: Any) -> Any:
+    co = w.shape[0]
+    acc = Q.conv2d_transpose(x, c(w, "int8"), Z(4), Z(0), S(0.05),
+                             S(np.linspace(0.005, 0.02, co).astype(np.float32)), **kw)
+    if not fused:
+        return acc
+    acc = NN.bias_add(acc, c(i32(co), "int32"), 3)
+    return Q.requantize(acc, S(np.linspace(0.0005, 0.002, co).astype(np.float32)), Z(0),
+                        S(0.05), Z(2), axis=3)
+
+
+case("qnn.conv2d_transpose", "s32", [s8(1, 3, 3, 2)],
+     lambda x: qtconv(x, s8(4, 3, 3, 2), False, strides=[2, 2], padding=[1, 1],
+                      output_size=[5, 5]))
+case("qnn.conv2d_transpose", "s8-requant", [s8(2, 2, 4, 3)],
+     lambda x: qtconv(x, s8(3, 2, 3, 3), True, strides=[3, 1], output_size=[6, 6]))
 
 
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:

@@ -6,7 +6,10 @@
  * since the kernels are TFLite's; the output size is an attribute), and
  * BATCH_MATMUL as nn.batch_matmul (float32) and qnn.batch_matmul (int8 to
  * int32 sums, requantized after it as qnn.dense is): operands of rank 2 to
- * 5 whose batch dims broadcast, either one read transposed (adj_x, adj_y).
+ * 5 whose batch dims broadcast, either one read transposed (adj_x, adj_y);
+ * and TRANSPOSE_CONV as nn.conv2d_transpose and qnn.conv2d_transpose in
+ * TFLite's layouts (NHWC data, OHWI weight), its output size an attribute
+ * (TFLite's output_shape tensor), bias and requantization after it.
  */
 #include "ir/ops_image.h"
 
@@ -168,6 +171,111 @@ static TnObject *infer_qnn_batch_matmul(const char *op, TnObject *const *types,
   return tn_ir_tensor_type(out, nd, i32);
 }
 
+/* ---- conv2d_transpose ------------------------------------------------------------ */
+
+typedef TnIrConvTransposeAttrs ConvTransposeAttrs;
+
+static const TnFieldDesc tconv_fields[] = {
+    TN_FIELD_ANY(ConvTransposeAttrs, strides, TN_FIELD_OPTIONAL,
+                 "(sh, sw); None is (1, 1)"),
+    TN_FIELD_ANY(ConvTransposeAttrs, padding, TN_FIELD_OPTIONAL,
+                 "(top, left): output rows and columns cut off before the "
+                 "first; None is (0, 0)"),
+    TN_FIELD_ANY(ConvTransposeAttrs, output_size, 0, "(out_h, out_w)"),
+};
+
+/* The output type of a conv2d_transpose of data (NHWC) by weight (OHWI)
+ * with element type `dt`. */
+static TnObject *tconv_out(const char *op, TnObject *const *types,
+                           const TnObject *attrs, DLDataType dt) {
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  const TnIrTensorType *w = d ? tn__ir_tensor_arg(op, types, 1, "weight")
+                              : NULL;
+  if (w == NULL) return NULL;
+  if (tn__ir_ndim(d) != 4)
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected 4 dimensions "
+                            "(NHWC)"), NULL;
+  if (tn__ir_ndim(w) != 4)
+    return tn__ir_arg_error(op, 1, "weight", types[1], "expected 4 "
+                            "dimensions (OHWI)"), NULL;
+  if (tn__ir_dims(w)[3] != tn__ir_dims(d)[3])
+    return tn__ir_arg_error(op, 1, "weight", types[1], "%" PRId64 " input "
+                            "channels, the data has %" PRId64,
+                            tn__ir_dims(w)[3], tn__ir_dims(d)[3]), NULL;
+  int64_t st[2] = {1, 1}, pad[2] = {0, 0}, size[2];
+  int32_t ns = tn__ir_attr_ints(attrs, "strides", st, 2, op);
+  int32_t np = ns < 0 ? -1 : tn__ir_attr_ints(attrs, "padding", pad, 2, op);
+  int32_t no = np < 0 ? -1 : tn__ir_attr_ints(attrs, "output_size", size, 2,
+                                              op);
+  if (no < 0) return NULL;
+  if (ns == 1) st[1] = st[0];
+  if (np == 1) pad[1] = pad[0];
+  if (st[0] < 1 || st[1] < 1 || pad[0] < 0 || pad[1] < 0) {
+    tn_error_raise_in(TN_ERR_VALUE, op, "strides must be positive and "
+                      "padding not negative");
+    return NULL;
+  }
+  if (no != 2 || size[0] < 1 || size[1] < 1 || size[0] > INT32_MAX ||
+      size[1] > INT32_MAX) {
+    tn_error_raise_in(TN_ERR_VALUE, op, "output_size must be two positive "
+                      "extents (out_h, out_w)");
+    return NULL;
+  }
+  int64_t out[4] = {tn__ir_dims(d)[0], size[0], size[1], tn__ir_dims(w)[0]};
+  return tn_ir_tensor_type(out, 4, dt);
+}
+
+static TnObject *infer_tconv(const char *op, TnObject *const *types,
+                             int32_t n, TnObject *attrs) {
+  (void)n;
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  const TnIrTensorType *w = d ? tn__ir_tensor_arg(op, types, 1, "weight")
+                              : NULL;
+  if (w == NULL) return NULL;
+  if (!tn__ir_dtype_eq(d->dtype, w->dtype))
+    return tn__ir_type_mismatch(op, 1, types[0], types[1]), NULL;
+  return tconv_out(op, types, attrs, d->dtype);
+}
+
+/* int8 data and weight; scalar input quantization, the weight's per
+ * tensor or per output channel (its axis 0). */
+static TnObject *infer_qnn_tconv(const char *op, TnObject *const *types,
+                                 int32_t n, TnObject *attrs) {
+  (void)n;
+  static const DLDataType i8 = {kDLInt, 8, 1}, i32 = {kDLInt, 32, 1},
+                          f32 = {kDLFloat, 32, 1};
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  const TnIrTensorType *w = d ? tn__ir_tensor_arg(op, types, 1, "weight")
+                              : NULL;
+  if (w == NULL) return NULL;
+  if (!tn__ir_dtype_eq(d->dtype, i8))
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected int8"), NULL;
+  if (!tn__ir_dtype_eq(w->dtype, i8))
+    return tn__ir_arg_error(op, 1, "weight", types[1], "expected int8"),
+           NULL;
+  TnObject *out = tconv_out(op, types, attrs, i32);
+  if (out == NULL) return NULL;
+  static const char *roles[] = {"input_zero_point", "kernel_zero_point",
+                                "input_scale", "kernel_scale"};
+  for (int32_t i = 0; i < 4; i++) {
+    const TnIrTensorType *q = tn__ir_tensor_arg(op, types, 2 + i, roles[i]);
+    bool per_channel_ok = i % 2 == 1;
+    bool ok = q && tn__ir_dtype_eq(q->dtype, i < 2 ? i32 : f32) &&
+              (tn__ir_ndim(q) == 0 ||
+               (per_channel_ok && tn__ir_ndim(q) == 1 &&
+                tn__ir_dims(q)[0] == tn__ir_dims(w)[0]));
+    if (!ok) {
+      if (q)
+        tn__ir_arg_error(op, 2 + i, roles[i], types[2 + i],
+                         "expected a scalar %s%s", i < 2 ? "int32" : "float32",
+                         per_channel_ok ? " or one per output channel" : "");
+      tn_object_release(out);
+      return NULL;
+    }
+  }
+  return out;
+}
+
 void tn__ir_ops_image_init(void) {
   TN__IR_ATTRS(ResizeAttrs, "ir.Resize2DAttrs", resize_fields);
   tn__ir_op_define("image.resize2d", "data", "ir.Resize2DAttrs",
@@ -187,4 +295,15 @@ void tn__ir_ops_image_init(void) {
                    infer_qnn_batch_matmul,
                    "int8 batch_matmul with int32 sums of (a - a_zp) * "
                    "(b - b_zp)");
+  TN__IR_ATTRS(ConvTransposeAttrs, "ir.Conv2DTransposeAttrs", tconv_fields);
+  tn__ir_op_define("nn.conv2d_transpose", "data,weight",
+                   "ir.Conv2DTransposeAttrs", TN_OP_OUT_FUSABLE, infer_tconv,
+                   "transposed 2-D convolution, NHWC data and OHWI weight "
+                   "(TFLite's TRANSPOSE_CONV)");
+  tn__ir_op_define("qnn.conv2d_transpose",
+                   "data,weight,input_zero_point,kernel_zero_point,"
+                   "input_scale,kernel_scale",
+                   "ir.Conv2DTransposeAttrs", TN_OP_OUT_FUSABLE,
+                   infer_qnn_tconv,
+                   "int8 transposed 2-D convolution with int32 sums");
 }

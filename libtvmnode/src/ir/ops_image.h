@@ -1,7 +1,7 @@
 /*
  * ops_image.h: the attribute layouts of the spatial and normalising
- * operators of ops_image.c (image.resize2d, nn.batch_matmul and
- * qnn.batch_matmul), which their lowering
+ * operators of ops_image.c (image.resize2d, nn/qnn.batch_matmul and
+ * nn/qnn.conv2d_transpose), which their lowering
  * (kernel/lower_spatial.c) reads through these structs. Private to the
  * library.
  */
@@ -28,6 +28,14 @@ typedef struct {
   TnObject header;
   bool adj_x, adj_y;
 } TnIrBatchMatmulAttrs;
+
+/* nn.conv2d_transpose and qnn.conv2d_transpose (NHWC data, OHWI weight) */
+typedef struct {
+  TnObject header;
+  TnAny strides;     /* (sh, sw) */
+  TnAny padding;     /* (top, left) */
+  TnAny output_size; /* (out_h, out_w) */
+} TnIrConvTransposeAttrs;
 
 /* The output dims of a batch_matmul of a and b (ranks 2 to 5, the batch
  * dims broadcast), into out[5]; the rank, or -1 with a TypeError naming

@@ -133,12 +133,85 @@ static int lower_qnn_batch_matmul(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
+/* ---- conv2d_transpose --------------------------------------------------------------- */
+
+static int tconv_geom(const TnKernArgs *a, TnCrtConvTranspose *g) {
+  const TnIrConvTransposeAttrs *x = ATTRS(a->op, a->attrs,
+                                          TnIrConvTransposeAttrs,
+                                          "ir.Conv2DTransposeAttrs");
+  if (x == NULL) return -1;
+  if (check_size(a, numel(a->types[0])) || check_size(a, numel(a->types[1])) ||
+      check_size(a, numel(a->out)))
+    return -1;
+  int64_t st[2] = {1, 1}, pad[2] = {0, 0};
+  int32_t ns = tn__ir_attr_ints(a->attrs, "strides", st, 2, a->op);
+  int32_t np = ns < 0 ? -1 : tn__ir_attr_ints(a->attrs, "padding", pad, 2,
+                                              a->op);
+  if (np < 0) return -1;
+  if (ns == 1) st[1] = st[0];
+  if (np == 1) pad[1] = pad[0];
+  const int64_t *d = tn__ir_dims(a->types[0]), *w = tn__ir_dims(a->types[1]),
+                *o = tn__ir_dims(a->out);
+  memset(g, 0, sizeof *g);
+  g->batch = (int32_t)d[0], g->in_h = (int32_t)d[1], g->in_w = (int32_t)d[2];
+  g->in_c = (int32_t)d[3];
+  g->out_h = (int32_t)o[1], g->out_w = (int32_t)o[2], g->out_c = (int32_t)o[3];
+  g->k_h = (int32_t)w[1], g->k_w = (int32_t)w[2];
+  g->stride_h = (int32_t)st[0], g->stride_w = (int32_t)st[1];
+  g->pad_top = (int32_t)pad[0], g->pad_left = (int32_t)pad[1];
+  return 0;
+}
+
+static int64_t tconv_macs(const TnCrtConvTranspose *g) {
+  return (int64_t)g->batch * g->in_h * g->in_w * g->in_c * g->k_h * g->k_w *
+         g->out_c;
+}
+
+static int lower_conv2d_transpose(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kF32)) return no_kernel(a, "float32 only");
+  TnCrtConvTranspose *p = KERNEL_USE(k, conv2d_transpose_f32, 0);
+  if (tconv_geom(a, p)) return -1;
+  k->macs = tconv_macs(p);
+  reads(k, 2);
+  return 0;
+}
+
+static int lower_qnn_conv2d_transpose(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8))
+    return no_kernel(a, "int8 data and weight only");
+  int32_t zx, zw;
+  if (const_int(a, 2, "input_zero_point", &zx)) return -1;
+  /* TFLite's int8 kernel has no weight offset: its filters are symmetric */
+  TnObject *kz = a->consts[3];
+  if (kz == NULL)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "argument 3 "
+                             "(kernel_zero_point) must be a constant to "
+                             "lower this call");
+  const DLTensor *dl = tn_tensor_dltensor(kz);
+  int64_t nz = 1;
+  for (int32_t i = 0; i < dl->ndim; i++) nz *= dl->shape[i];
+  for (int64_t i = 0; i < nz; i++) {
+    zw = ((const int32_t *)((const char *)dl->data + dl->byte_offset))[i];
+    if (zw != 0)
+      return no_kernel(a, "the weight's zero point must be 0 (TFLite's "
+                       "symmetric int8 filters)");
+  }
+  TnCrtCallConvTransposeS32 *p = KERNEL_USE(k, conv2d_transpose_s8_s32, 0);
+  if (tconv_geom(a, &p->g)) return -1;
+  p->input_offset = -zx;
+  k->macs = tconv_macs(&p->g);
+  reads(k, 2);
+  return 0;
+}
+
 /* ---- the table ---------------------------------------------------------------------- */
 
 static const TnLowerRow g_table[] = {
     {"image.resize2d", {lower_resize}},
     {"nn.batch_matmul", {lower_batch_matmul}},
     {"qnn.batch_matmul", {lower_qnn_batch_matmul}},
+    {"nn.conv2d_transpose", {lower_conv2d_transpose}},
+    {"qnn.conv2d_transpose", {lower_qnn_conv2d_transpose}},
 };
 
 const TnLowerRow *tn__lower_spatial_table(size_t *n) {

@@ -382,6 +382,24 @@ def _conv(ctx: _Ctx, depthwise: bool) -> ir.Expr:
                       act=int(o.FusedActivationFunction()))
 
 
+def _int8_layer_qparams(ctx: _Ctx, x: _Tensor, w: _Tensor, out: _Tensor, cout: int) -> Tuple[
+        np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The input scale and zero point, the filter's scales (per tensor or
+    per output channel, zero points 0) and the output's scale and zero
+    point of an int8 convolution-like layer."""
+    if x.dtype != "int8" or w.dtype != "int8" or out.dtype != "int8":
+        raise ctx.unsupported("input, filter and output types %s, %s, %s are not supported "
+                              "(float32 or int8)" % (x.dtype, w.dtype, out.dtype))
+    sx, zx = ctx.qparams(x)
+    sw, zw = ctx.qparams(w)
+    so, zo = ctx.qparams(out)
+    if sw.size not in (1, cout):
+        raise ctx.error("the filter has %d scales for %d output channels" % (sw.size, cout))
+    if np.any(zw != 0):
+        raise ctx.error("int8 filters must have zero point 0")
+    return sx, zx, sw, so, zo
+
+
 def _conv_like(ctx: _Ctx, kind: str, kern: np.ndarray, attrs: Dict[str, Any], axis: int,
                act: int, data: Optional[ir.Expr] = None) -> ir.Expr:
     """conv2d or dense, + bias, + activation; int8 through qnn and requantize."""
@@ -411,16 +429,7 @@ def _conv_like(ctx: _Ctx, kind: str, kern: np.ndarray, attrs: Dict[str, Any], ax
         if bias is not None:
             y = call("nn.bias_add", y, ir.const(bias.astype(np.float32)), axis=axis)
         return _activation(ctx, y, act, out)
-    if x.dtype != "int8" or w.dtype != "int8" or out.dtype != "int8":
-        raise ctx.unsupported("input, filter and output types %s, %s, %s are not supported "
-                        "(float32 or int8)" % (x.dtype, w.dtype, out.dtype))
-    sx, zx = ctx.qparams(x)
-    sw, zw = ctx.qparams(w)
-    so, zo = ctx.qparams(out)
-    if sw.size not in (1, cout):
-        raise ctx.error("the filter has %d scales for %d output channels" % (sw.size, cout))
-    if np.any(zw != 0):
-        raise ctx.error("int8 filters must have zero point 0")
+    sx, zx, sw, so, zo = _int8_layer_qparams(ctx, x, w, out, cout)
     per_channel = sw.size > 1
     if kind == "conv2d" or per_channel:
         # TFLite: double(input_scale) * double(filter_scale[c])
@@ -741,6 +750,62 @@ def _batch_matmul(ctx: _Ctx) -> ir.Expr:
                           % (a.dtype, b.dtype, out.dtype))
 
 
+def _tconv_pad(ctx: _Ctx, padding: int, out: int, k: int, stride: int) -> int:
+    """TFLite's padding of a transposed convolution: that of the forward
+    convolution from its output back to its input (the leading half)."""
+    if padding == 0:  # SAME
+        n = (out + stride - 1) // stride
+    elif padding == 1:  # VALID
+        n = (out + stride - k) // stride
+    else:
+        raise ctx.error("padding %d is neither SAME nor VALID" % padding)
+    return max((n - 1) * stride + k - out, 0) // 2
+
+
+def _transpose_conv(ctx: _Ctx) -> ir.Expr:
+    """TRANSPOSE_CONV (inputs: output shape, OHWI filter, input, bias):
+    nn.conv2d_transpose (float32), or qnn.conv2d_transpose, the int32 bias
+    and a per-channel requantize by input_scale * filter_scale[c] in
+    double (int8), as TFLite Micro computes it."""
+    o = ctx.options("TransposeConvOptions")
+    act = int(o.FusedActivationFunction()) if hasattr(o, "FusedActivationFunction") else _NONE
+    shape = [int(v) for v in ctx.const(0, "the output shape").reshape(-1)]
+    wd = ctx.const(1, "the filter")
+    x, w, out = ctx.t(2), ctx.t(1), ctx.out
+    if len(x.shape) != 4 or wd.ndim != 4 or len(shape) != 4:
+        raise ctx.error("expects a 4-d NHWC input, a 4-d OHWI filter and a 4-value output "
+                        "shape, got %s, %s and %s" % (x.shape, list(wd.shape), shape))
+    if shape != list(out.shape) or wd.shape[3] != x.shape[3] or wd.shape[0] != shape[3]:
+        raise ctx.error("input %s, filter %s and output %s do not fit together"
+                        % (x.shape, list(wd.shape), shape))
+    strides = [int(o.StrideH()), int(o.StrideW())]
+    _positive(ctx, "strides", *strides)
+    pad = [_tconv_pad(ctx, int(o.Padding()), shape[1 + i], int(wd.shape[1 + i]), strides[i])
+           for i in range(2)]
+    attrs = dict(strides=strides, padding=pad, output_size=shape[1:3])
+    cout = int(wd.shape[0])
+    bias = ctx.const(3, "the bias") if ctx.has(3) else None
+    if bias is not None and bias.size != cout:
+        raise ctx.error("bias has %d values for %d output channels" % (bias.size, cout))
+    if x.dtype == w.dtype == out.dtype == "float32":
+        y = call("nn.conv2d_transpose", ctx.expr(2), ir.const(wd), **attrs)
+        if bias is not None:
+            y = call("nn.bias_add", y, ir.const(bias.astype(np.float32)), axis=3)
+        return _activation(ctx, y, act, out)
+    sx, zx, sw, so, zo = _int8_layer_qparams(ctx, x, w, out, cout)
+    y = call("qnn.conv2d_transpose", ctx.expr(2), ir.const(wd), scalar(zx[0], "int32"),
+             scalar(0, "int32"), scalar(sx[0], "float32"), vector_or_scalar(sw, "float32"),
+             **attrs)
+    if bias is not None:
+        if bias.dtype != np.int32:
+            raise ctx.unsupported("an int8 layer's bias must be int32, got %s" % bias.dtype)
+        y = call("nn.bias_add", y, ir.const(bias), axis=3)
+    acc = np.float64(sx[0]) * sw.astype(np.float64)
+    y = call("qnn.requantize", y, vector_or_scalar(acc, "float64"), scalar(0, "int32"),
+             scalar(so[0], "float32"), scalar(zo[0], "int32"), axis=3, out_dtype="int8")
+    return _activation(ctx, y, act, out)
+
+
 _CONVERTERS: Dict[str, Callable[[_Ctx], ir.Expr]] = {
     "CONV_2D": lambda c: _conv(c, False),
     "DEPTHWISE_CONV_2D": lambda c: _conv(c, True),
@@ -768,6 +833,7 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], ir.Expr]] = {
     "RESIZE_BILINEAR": lambda c: _resize(c, "linear"),
     "RESIZE_NEAREST_NEIGHBOR": lambda c: _resize(c, "nearest_neighbor"),
     "BATCH_MATMUL": _batch_matmul,
+    "TRANSPOSE_CONV": _transpose_conv,
 }
 
 

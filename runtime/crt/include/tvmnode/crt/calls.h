@@ -179,6 +179,11 @@ TN_CRT_STRUCT(TnCrtCallDenseS8);
   F(T, S, int32_t, b_offset)
 TN_CRT_STRUCT(TnCrtCallBmmS32);
 
+/* conv2d_transpose_s8_s32: in = {data, weight}; int32 sums out. */
+#define TN_CRT_FIELDS_TnCrtCallConvTransposeS32(F, T) \
+  F(T, N, TnCrtConvTranspose, g) F(T, S, int32_t, input_offset)
+TN_CRT_STRUCT(TnCrtCallConvTransposeS32);
+
 /* Every parameter struct, nested ones before those that hold them (the
  * host describes each for the code generator). */
 #define TN_CRT_PARAM_TYPES(X)                                               \
@@ -192,7 +197,8 @@ TN_CRT_STRUCT(TnCrtCallBmmS32);
   X(TnCrtCallPoolS8) X(TnCrtCallAffine) X(TnCrtCallRequant)                 \
   X(TnCrtCallConvS32) X(TnCrtCallDenseS32) X(TnCrtCallQBinary)              \
   X(TnCrtCallSoftmaxS8) X(TnCrtCallLut) X(TnCrtCallConvS8)                  \
-  X(TnCrtCallDenseS8) X(TnCrtResize) X(TnCrtBatchMatmul) X(TnCrtCallBmmS32)
+  X(TnCrtCallDenseS8) X(TnCrtResize) X(TnCrtBatchMatmul) X(TnCrtCallBmmS32)     \
+  X(TnCrtConvTranspose) X(TnCrtCallConvTransposeS32)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -241,7 +247,10 @@ TN_CRT_STRUCT(TnCrtCallBmmS32);
   X(resize_bilinear_f32, TnCrtResize, "src/kernels/resize.c")               \
   X(resize_bilinear_s8, TnCrtResize, "src/kernels/resize.c")                \
   X(bmm_f32, TnCrtBatchMatmul, "src/kernels/batch_matmul.c")                \
-  X(bmm_s8_s32, TnCrtCallBmmS32, "src/kernels/batch_matmul.c")
+  X(bmm_s8_s32, TnCrtCallBmmS32, "src/kernels/batch_matmul.c")              \
+  X(conv2d_transpose_f32, TnCrtConvTranspose, "src/kernels/transpose_conv.c") \
+  X(conv2d_transpose_s8_s32, TnCrtCallConvTransposeS32,                     \
+    "src/kernels/transpose_conv.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

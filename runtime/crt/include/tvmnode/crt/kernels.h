@@ -601,6 +601,31 @@ TnCrtStatus tn_crt_bmm_s8_s32(const TnCrtBatchMatmul *p, int32_t a_offset,
                               int32_t b_offset, const int8_t *a,
                               const int8_t *b, int32_t *out);
 
+/* ------------------------------------------------------------------------ */
+/* Transposed convolution, TFLite's TRANSPOSE_CONV                           */
+/* ------------------------------------------------------------------------ */
+
+/* NHWC in [batch, in_h, in_w, in_c], OHWI weight [out_c, k_h, k_w, in_c],
+ * NHWC out: input pixel (iy, ix) reaches output (iy * stride_h - pad_top +
+ * fy, ix * stride_w - pad_left + fx) for every tap (fy, fx) landing inside
+ * the output. float32: the sums (no bias, no clamp); int8: the int32 sums
+ * of (x + input_offset) * w. */
+#define TN_CRT_FIELDS_TnCrtConvTranspose(F, T)                          \
+  F(T, S, int32_t, batch) F(T, S, int32_t, in_h) F(T, S, int32_t, in_w)   \
+  F(T, S, int32_t, in_c)                                                \
+  F(T, S, int32_t, out_h) F(T, S, int32_t, out_w) F(T, S, int32_t, out_c) \
+  F(T, S, int32_t, k_h) F(T, S, int32_t, k_w)                           \
+  F(T, S, int32_t, stride_h) F(T, S, int32_t, stride_w)                 \
+  F(T, S, int32_t, pad_top) F(T, S, int32_t, pad_left)
+TN_CRT_STRUCT(TnCrtConvTranspose);
+TnCrtStatus tn_crt_conv2d_transpose_f32(const TnCrtConvTranspose *p,
+                                        const float *in, const float *w,
+                                        float *out);
+TnCrtStatus tn_crt_conv2d_transpose_s8_s32(const TnCrtConvTranspose *p,
+                                           int32_t input_offset,
+                                           const int8_t *in, const int8_t *w,
+                                           int32_t *out);
+
 #ifdef __cplusplus
 }
 #endif
