@@ -664,7 +664,7 @@ def _check_isolated(path: str, seed: int, timeout: float) -> Dict[str, Any]:
     if res.get("stage") != "done":
         stage = res.get("stage", "start")
         if rc is None:
-            what = "timed out after %d s" % timeout
+            what = "timed out after %g s" % timeout
         elif rc < 0:
             try:
                 what = "crashed (%s)" % signal.Signals(-rc).name
