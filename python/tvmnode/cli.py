@@ -431,7 +431,21 @@ def _tflm_reference(path: str, xs: List[np.ndarray], nout: int) -> Dict[str, Any
     from tflite_micro.python.tflite_micro import runtime as tflm
 
     arena = max(os.path.getsize(path) * 10, 32 << 20)
-    it = tflm.Interpreter.from_file(path, arena_size=arena)
+    made: List[Any] = []
+    failed: List[BaseException] = []
+
+    def make() -> None:
+        try:
+            made.append(tflm.Interpreter.from_file(path, arena_size=arena))
+        except Exception as e:  # its reason went to stderr
+            failed.append(e)
+
+    said = _capture_stderr(make)
+    if failed:
+        why = [ln.strip() for ln in said.splitlines() if ln.strip()]
+        raise RuntimeError("%s%s" % (_one_line(failed[0]), (": " + "; ".join(why[:2]))
+                                     if why else ""))
+    it = made[0]
     for k, x in enumerate(xs):
         it.set_input(x, k)
     it.invoke()
@@ -685,6 +699,21 @@ def _mark(v: Any) -> str:
     return {True: "yes", False: "NO", None: "-", "crash": "CRASH"}.get(v, str(v))
 
 
+def _reference_note(r: Dict[str, Any]) -> str:
+    if r.get("reference") == "litert-ref" and r.get("tflm_error"):
+        return " against LiteRT's reference kernels; TFLite Micro refuses it (%s)" % (
+            r["tflm_error"][:120])
+    return ""
+
+
+def _short_names(msg: str) -> str:
+    """An importer's message with long tensor names elided (TFLite names
+    tensors by every layer that was folded into them)."""
+    import re
+
+    return re.sub(r"'([^']{40,})'", "'...'", msg)
+
+
 def _check_note(r: Dict[str, Any]) -> str:
     if r.get("crash"):
         return r["crash"]
@@ -692,12 +721,12 @@ def _check_note(r: Dict[str, Any]) -> str:
         return "missing " + ", ".join("%s x%d" % (m["operator"], m["count"])
                                       for m in r["missing"])
     if r.get("mismatch"):
-        return r["mismatch"]
+        return r["mismatch"] + _reference_note(r)
     if r.get("error"):
-        return r["error"][:160]
+        return _short_names(r["error"])[:200]
     if r.get("run") and not r.get("reference"):
         return "no reference ran it (%s)" % (r.get("tflm_error", "")[:100])
-    return ""
+    return _reference_note(r).strip()
 
 
 def check_table(results: Sequence[Dict[str, Any]]) -> str:
@@ -715,7 +744,7 @@ def check_table(results: Sequence[Dict[str, Any]]) -> str:
         lines.append("%-*s %-6s %-4s %-5s %-10s %-7s %-4s %-8s %9s %9s %6s  %s" % (
             w, r["name"], _mark(r.get("import")), _mark(r.get("run")), _mark(r.get("match")),
             "-" if diff is None else "%.3g" % diff, _mark(r.get("compile")),
-            _mark(r.get("c_equal")), {"tflite-micro": "tflm", "litert-ref": "ref"}.get(
+            _mark(r.get("c_equal")), {"tflite-micro": "tflm", "litert-ref": "litert"}.get(
                 r.get("reference") or "", "-"),
             r.get("workspace_bytes", "-"), r.get("tflm_arena_head_bytes", "-"),
             "%.2f" % r["ram_ratio"] if r.get("ram_ratio") is not None else "-", notes))
