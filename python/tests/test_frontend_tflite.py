@@ -209,21 +209,60 @@ def test_corrupted_bytes_never_escape_as_other_errors() -> None:
     assert outcomes["error"] > 0
 
 
-def test_unsupported_operator_is_named_before_building() -> None:
+def _recode(buf: bytearray, index: int, code: int) -> None:
+    """Rewrite operator code `index` of the model in `buf` to builtin `code`
+    in place; these files keep it in the one-byte deprecated_builtin_code
+    (field 0)."""
     tflite = pytest.importorskip("tflite")
-    buf = bytearray(model_bytes("ad01_int8.tflite"))
-    m = tflite.Model.GetRootAsModel(buf, 0)
-    oc = m.OperatorCodes(0)
-    # rewrite the FULLY_CONNECTED code in place to EXP (47): this file
-    # keeps it in the one-byte deprecated_builtin_code (field 0)
+    oc = tflite.Model.GetRootAsModel(buf, 0).OperatorCodes(index)
     pos = oc._tab.Offset(4)
-    assert pos and oc.DeprecatedBuiltinCode() == 9 and oc.BuiltinCode() in (0, 9)
-    buf[oc._tab.Pos + pos] = 47
-    m = tflite.Model.GetRootAsModel(buf, 0)
-    assert m.OperatorCodes(0).DeprecatedBuiltinCode() == 47
+    assert pos and oc.BuiltinCode() in (0, oc.DeprecatedBuiltinCode())
+    buf[oc._tab.Pos + pos] = code
+    assert tflite.Model.GetRootAsModel(buf, 0).OperatorCodes(index).DeprecatedBuiltinCode() == code
+
+
+# builtin operators that no TFLite Micro model needs: LSH_PROJECTION, SKIP_GRAM
+_LSH_PROJECTION, _SKIP_GRAM = 15, 30
+
+
+def test_unsupported_operator_is_named_before_building() -> None:
+    buf = bytearray(model_bytes("ad01_int8.tflite"))
+    _recode(buf, 0, _LSH_PROJECTION)  # all ten FULLY_CONNECTED nodes
     with pytest.raises(frontend.UnsupportedOperatorError,
-                       match=r"operator 0 EXP \(output '.*'\) is not supported; supported: "):
+                       match=r"1 operator type is not supported: LSH_PROJECTION \(10 nodes, "
+                             r"first: operator 0, output '.*'\); supported: ") as info:
         frontend.from_tflite(bytes(buf))
+    (m,) = info.value.missing  # type: ignore[attr-defined]
+    assert (m["operator"], m["count"], m["first"]) == ("LSH_PROJECTION", 10, 0)
+
+
+def test_every_missing_operator_type_is_named_at_once() -> None:
+    """Two missing types: each with its count and first node, in the order
+    the graph first uses them."""
+    tflite = pytest.importorskip("tflite")
+    buf = bytearray(model_bytes("kws_ref_model.tflite"))
+    m = tflite.Model.GetRootAsModel(buf, 0)
+    names = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
+    codes = [names[m.OperatorCodes(i).DeprecatedBuiltinCode()]
+             for i in range(m.OperatorCodesLength())]
+    g = m.Subgraphs(0)
+    nodes = [codes[g.Operators(k).OpcodeIndex()] for k in range(g.OperatorsLength())]
+    first_dw, first_conv = nodes.index("DEPTHWISE_CONV_2D"), nodes.index("CONV_2D")
+    _recode(buf, codes.index("DEPTHWISE_CONV_2D"), _SKIP_GRAM)
+    _recode(buf, codes.index("CONV_2D"), _LSH_PROJECTION)
+    with pytest.raises(frontend.UnsupportedOperatorError) as info:
+        frontend.from_tflite(bytes(buf))
+    msg = str(info.value)
+    assert msg.startswith("from_tflite: 2 operator types are not supported: "), msg
+    assert "LSH_PROJECTION (%d nodes, first: operator %d" % (
+        nodes.count("CONV_2D"), first_conv) in msg
+    assert "SKIP_GRAM (%d nodes, first: operator %d" % (
+        nodes.count("DEPTHWISE_CONV_2D"), first_dw) in msg
+    got = [(x["operator"], x["count"], x["first"])
+           for x in info.value.missing]  # type: ignore[attr-defined]
+    assert got == sorted([("LSH_PROJECTION", nodes.count("CONV_2D"), first_conv),
+                          ("SKIP_GRAM", nodes.count("DEPTHWISE_CONV_2D"), first_dw)],
+                         key=lambda x: x[2])
 
 
 def test_lying_shape_is_caught() -> None:

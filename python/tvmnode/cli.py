@@ -8,6 +8,8 @@
     tvmnode build OUT/ -o LIB.so        an exported archive (or .tar) as a shared
                                         library that tvmnode.runtime.load_module opens
     tvmnode plan MODEL --svg PLAN.svg   the static memory plan, drawn
+    tvmnode check MODEL_OR_DIR...       the conformance table of .tflite models: imports,
+                                        runs, matches TFLite Micro, compiles, RAM
 
 MODEL is a .tflite or .onnx file, or a module in the text format (.tn) or
 JSON (.json).
@@ -18,7 +20,7 @@ import argparse
 import collections
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -75,10 +77,78 @@ def _tensor_line(t: Dict[str, Any]) -> str:
     return s
 
 
+# TFLite operators that keep state between runs: resource variables, and
+# the operators whose state lives in variable tensors
+RESOURCE_VARIABLE_OPS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE")
+STATEFUL_OPS = RESOURCE_VARIABLE_OPS + ("UNIDIRECTIONAL_SEQUENCE_LSTM", "SVDF")
+
+
+def tflite_operators(path: str) -> Dict[str, int]:
+    """How often each operator type occurs in a .tflite file, over all of
+    its subgraphs (the importer reads the first; a model with resource
+    variables keeps its initializer in another, which CALL_ONCE runs)."""
+    from .frontend import ModelImportError
+
+    try:
+        import tflite
+    except ModuleNotFoundError as e:  # pragma: no cover - install hint
+        raise ModuleNotFoundError("reading a .tflite file needs the 'tflite' package "
+                                  "(pip install tflite)") from e
+    with open(path, "rb") as f:
+        buf = f.read()
+    if len(buf) < 8 or buf[4:8] != b"TFL3":
+        raise ModelImportError("'%s' is not a TFLite model" % path)
+    names = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
+    ops: Dict[str, int] = collections.Counter()
+    try:
+        m = tflite.Model.GetRootAsModel(buf, 0)
+        codes = []
+        for i in range(m.OperatorCodesLength()):
+            oc = m.OperatorCodes(i)
+            code = max(int(oc.BuiltinCode()), int(oc.DeprecatedBuiltinCode()))
+            name = names.get(code, "BUILTIN_%d" % code)
+            if name == "CUSTOM" and oc.CustomCode():
+                name = "CUSTOM(%s)" % oc.CustomCode().decode("utf-8", "replace")
+            codes.append(name)
+        for s in range(m.SubgraphsLength()):
+            g = m.Subgraphs(s)
+            for k in range(g.OperatorsLength()):
+                idx = int(g.Operators(k).OpcodeIndex())
+                ops[codes[idx] if 0 <= idx < len(codes) else "OPCODE_%d" % idx] += 1
+    except Exception as e:  # the generated reader on a corrupt buffer
+        raise ModelImportError("'%s' is corrupt or truncated (%s: %s)"
+                               % (path, type(e).__name__, e)) from None
+    return dict(ops)
+
+
+def stateful_operators(ops: Dict[str, int]) -> List[str]:
+    """The operator types among `ops` that make a model stateful."""
+    return [o for o in STATEFUL_OPS if o in ops]
+
+
+def _state_line(path: str) -> Optional[str]:
+    if not path.lower().endswith(".tflite"):
+        return None
+    found = stateful_operators(tflite_operators(path))
+    if not found:
+        return "state        none (each run is independent of the last)"
+    kinds = []
+    if any(o in RESOURCE_VARIABLE_OPS for o in found):
+        kinds.append("resource variables")
+    if any(o not in RESOURCE_VARIABLE_OPS for o in found):
+        kinds.append("state tensors")
+    return "state        stateful: %s (%s kept between runs)" % (", ".join(found),
+                                                               " and ".join(kinds))
+
+
 def cmd_info(args: argparse.Namespace) -> int:
+    print("model        %s" % args.model)
+    state = _state_line(args.model)
+    if state:
+        print(state)
+    sys.stdout.flush()
     mod = load(args.model)
     s = summary(mod)
-    print("model        %s" % args.model)
     print("inputs")
     for t in s["inputs"]:
         print(_tensor_line(t))
@@ -292,6 +362,435 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---- tvmnode check: the conformance runner --------------------------------------------
+
+CHECK_HELP = """For each .tflite file (a folder stands for the .tflite files in it), in a
+child process of its own so that a crash is reported and the run goes on:
+
+  import   the model imports, or the operator types it lacks (all of them)
+  run      the host executor runs it on deterministic random inputs (the
+           whole range of an integer input, standard normal floats)
+  match    its outputs against TFLite Micro's (the tflite-micro package), or
+           LiteRT's reference kernels (BUILTIN_REF) for a model TFLite Micro
+           cannot run: integer outputs must be equal, float ones within
+           1e-5 of the reference output's largest magnitude (at least 1);
+           the largest difference is reported
+  compile  compiled to C (inputs and outputs in the workspace pool), built
+           into a library with the host C compiler ($CC or cc), run on the
+           same inputs: the generated C's outputs equal the executor's
+  RAM      the planned workspace bytes (inputs and outputs included) over
+           TFLite Micro's arena head (its tensors, inputs and outputs
+           included), as a ratio; below 1 is less RAM than TFLite Micro
+
+A model whose state lives in resource variables or state tensors (LSTM,
+SVDF) is marked stateful. --json FILE writes every result as data. The
+exit status is 1 when any model crashed or gave a wrong result, else 0."""
+
+_CHECK_COLUMNS = ("import", "run", "match", "compile", "c_equal")
+
+
+def _check_write(path: str, res: Dict[str, Any]) -> None:
+    import json
+
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(res, f, indent=1, default=str)
+    import os
+
+    os.replace(tmp, path)
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def _capture_stderr(fn: Any) -> str:
+    """What `fn()` writes to file descriptor 2 (C++ code's std::cerr too)."""
+    import os
+    import tempfile
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            fn()
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+        tmp.seek(0)
+        return tmp.read().decode("utf-8", "replace")
+
+
+def _tflm_reference(path: str, xs: List[np.ndarray], nout: int) -> Dict[str, Any]:
+    """TFLite Micro's outputs on xs and its arena (head, tail, total)."""
+    import os
+    import re
+
+    from tflite_micro.python.tflite_micro import runtime as tflm
+
+    arena = max(os.path.getsize(path) * 10, 32 << 20)
+    made: List[Any] = []
+    failed: List[BaseException] = []
+
+    def make() -> None:
+        try:
+            made.append(tflm.Interpreter.from_file(path, arena_size=arena))
+        except Exception as e:  # its reason went to stderr
+            failed.append(e)
+
+    said = _capture_stderr(make)
+    if failed:
+        why = [ln.strip() for ln in said.splitlines() if ln.strip()]
+        raise RuntimeError("%s%s" % (_one_line(failed[0]), (": " + "; ".join(why[:2]))
+                                     if why else ""))
+    it = made[0]
+    for k, x in enumerate(xs):
+        it.set_input(x, k)
+    it.invoke()
+    outs = [np.array(it.get_output(k), copy=True) for k in range(nout)]
+    text = _capture_stderr(it.print_allocations)
+    got: Dict[str, Any] = {"outputs": outs}
+    for key in ("total", "head", "tail"):
+        m = re.search(r"Arena allocation %s (\d+) bytes" % key, text)
+        if m:
+            got["arena_%s_bytes" % key] = int(m.group(1))
+    return got
+
+
+def _litert_reference(path: str, xs: List[np.ndarray], nout: int) -> Dict[str, Any]:
+    """LiteRT's reference kernels' outputs on xs."""
+    from ai_edge_litert import interpreter as litert
+
+    it = litert.Interpreter(model_path=path, num_threads=1,
+                            experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
+    it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), xs):
+        it.set_tensor(d["index"], x)
+    it.invoke()
+    return {"outputs": [np.array(it.get_tensor(d["index"]), copy=True)
+                        for d in it.get_output_details()[:nout]]}
+
+
+def _reference_inputs(path: str) -> List[Dict[str, Any]]:
+    """The model's inputs as TFLite Micro or LiteRT describe them (for a
+    model that does not import)."""
+    try:
+        from ai_edge_litert import interpreter as litert
+
+        it = litert.Interpreter(model_path=path, num_threads=1)
+        return [{"name": d["name"], "shape": [int(v) for v in d["shape"]],
+                 "dtype": np.dtype(d["dtype"]).name} for d in it.get_input_details()]
+    except Exception:  # LiteRT refuses it too: no inputs to make
+        return []
+
+
+def _max_diff(got: List[np.ndarray], want: List[np.ndarray]) -> Tuple[float, bool, str]:
+    """(largest absolute difference, within tolerance, why not)."""
+    worst, ok, why = 0.0, True, ""
+    if len(got) != len(want):
+        return float("inf"), False, "%d outputs, the reference has %d" % (len(got), len(want))
+    for k, (g, w) in enumerate(zip(got, want)):
+        if g.size != w.size:
+            return float("inf"), False, "output %d has %d elements, the reference %d" % (
+                k, g.size, w.size)
+        g64 = g.reshape(-1).astype(np.float64)
+        w64 = w.reshape(-1).astype(np.float64)
+        d = float(np.max(np.abs(g64 - w64))) if g.size else 0.0
+        if np.isnan(g64).any() != np.isnan(w64).any():
+            d = float("inf")
+        worst = max(worst, d)
+        if np.dtype(g.dtype).kind in "iub":
+            if d != 0:
+                ok, why = False, "output %d differs by %g (integers must be equal)" % (k, d)
+        else:
+            tol = 1e-5 * max(1.0, float(np.max(np.abs(w64))) if w.size else 1.0)
+            if not d <= tol:
+                ok, why = False, "output %d differs by %g (tolerance %g)" % (k, d, tol)
+    return worst, ok, why
+
+
+def check_model(path: str, result_path: str, seed: int = 0) -> Dict[str, Any]:
+    """One model through every stage of `tvmnode check`, writing the result
+    to `result_path` (JSON) before each stage, so that the caller can tell
+    where a crash happened."""
+    import os
+    import tempfile
+
+    from . import codegen, frontend, runtime, transform
+
+    res: Dict[str, Any] = {"model": path, "name": os.path.basename(path),
+                           "bytes": os.path.getsize(path), "stage": "read"}
+    for col in _CHECK_COLUMNS:
+        res[col] = None
+    _check_write(result_path, res)
+    try:
+        ops = tflite_operators(path)
+    except (frontend.ModelImportError, OSError) as e:
+        res.update(stage="done", error=_one_line(e), **{"import": False})
+        _check_write(result_path, res)
+        return res
+    res["operators"] = ops
+    res["stateful"] = stateful_operators(ops)
+
+    res["stage"] = "import"
+    _check_write(result_path, res)
+    mod = None
+    try:
+        mod = frontend.load_model(path)
+        res["import"] = True
+    except frontend.ModelImportError as e:
+        res["import"] = False
+        res["error"] = _one_line(e)
+        if getattr(e, "missing", None):
+            res["missing"] = list(getattr(e, "missing"))
+
+    rng = np.random.default_rng(seed)
+    ours: Optional[List[np.ndarray]] = None
+    xs: List[np.ndarray] = []
+    if mod is not None:
+        res["stage"] = "run"
+        _check_write(result_path, res)
+        try:
+            ex = runtime.Executor(transform.FuseOps()(mod))
+            res["inputs"] = [{"name": i["name"], "shape": list(i["shape"]),
+                              "dtype": i["dtype"]} for i in ex.inputs]
+            xs = [_random_input(i, rng) for i in ex.inputs]
+            got = ex(*xs)
+            ours = [np.array(o, copy=True) for o in (got if isinstance(got, tuple) else (got,))]
+            res["outputs"] = [{"shape": list(o.shape), "dtype": str(o.dtype)} for o in ours]
+            res["run"] = True
+            del ex, got
+        except Exception as e:
+            res["run"] = False
+            res["error"] = "run: " + _one_line(e)
+    else:
+        xs = [_random_input(i, rng) for i in _reference_inputs(path)]
+
+    if ours is not None:
+        res["stage"] = "compile"
+        _check_write(result_path, res)
+        try:
+            arch = codegen.compile(mod, name="check", io_in_pool=True)
+            res["workspace_bytes"] = arch.workspace_bytes
+            with tempfile.TemporaryDirectory(prefix="tvmnode-check-") as tmp:
+                d = arch.export(os.path.join(tmp, "archive"))
+                so = codegen.build_library(d, os.path.join(tmp, "libcheck.so"))
+                res["compile"] = True
+                res["stage"] = "run compiled"
+                _check_write(result_path, res)
+                with runtime.load_module(so) as m:
+                    cs = m.run(*xs)
+                d_c, _, _ = _max_diff(cs, ours)
+                res["c_max_diff"] = d_c
+                res["c_equal"] = bool(d_c == 0 and all(
+                    c.dtype == o.dtype and c.shape == o.shape for c, o in zip(cs, ours)))
+                del cs
+            del arch
+        except Exception as e:
+            if res["compile"] is None:
+                res["compile"] = False
+            else:
+                res["c_equal"] = False
+            res["error"] = "compile: " + _one_line(e)
+
+    res["stage"] = "reference"
+    _check_write(result_path, res)
+    nout = len(ours) if ours is not None else 1
+    ref: Optional[Dict[str, Any]] = None
+    if xs:
+        try:
+            ref = _tflm_reference(path, xs, nout)
+            res["reference"] = "tflite-micro"
+        except Exception as e:
+            res["tflm_error"] = _one_line(e)
+            try:
+                ref = _litert_reference(path, xs, nout)
+                res["reference"] = "litert-ref"
+            except Exception as e2:
+                res["litert_error"] = _one_line(e2)
+    if ref is not None:
+        for key in ("arena_head_bytes", "arena_tail_bytes", "arena_total_bytes"):
+            if key in ref:
+                res["tflm_" + key] = ref[key]
+        if ours is not None:
+            worst, ok, why = _max_diff(ours, ref["outputs"])
+            res["max_diff"] = worst
+            res["match"] = ok
+            if why:
+                res["mismatch"] = why
+    if res.get("workspace_bytes") is not None and res.get("tflm_arena_head_bytes"):
+        res["ram_ratio"] = res["workspace_bytes"] / float(res["tflm_arena_head_bytes"])
+    res["stage"] = "done"
+    _check_write(result_path, res)
+    return res
+
+
+def _check_child(argv: Sequence[str]) -> int:
+    """The child process of `tvmnode check`: MODEL RESULT.json SEED."""
+    check_model(argv[0], argv[1], int(argv[2]))
+    return 0
+
+
+def _check_files(paths: Sequence[str]) -> List[str]:
+    import os
+
+    out: List[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            out += sorted(os.path.join(p, f) for f in os.listdir(p)
+                          if f.lower().endswith(".tflite"))
+        elif os.path.exists(p):
+            out.append(p)
+        else:
+            raise OSError("%s: no such file or folder" % p)
+    return out
+
+
+def _check_isolated(path: str, seed: int, timeout: float) -> Dict[str, Any]:
+    """check_model in a child process: its result, with a crash or a time-out
+    reported at the stage it happened in."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tvmnode-check-") as tmp:
+        out = os.path.join(tmp, "result.json")
+        code = ("import sys; from tvmnode.cli import _check_child; "
+                "sys.exit(_check_child(sys.argv[1:]))")
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run([sys.executable, "-c", code, path, out, str(seed)],
+                                  capture_output=True, text=True, timeout=timeout)
+            rc: Optional[int] = proc.returncode
+            tail = (proc.stderr or "").strip().splitlines()[-3:]
+        except subprocess.TimeoutExpired:
+            rc, tail = None, []
+        elapsed = time.perf_counter() - t0
+        res: Dict[str, Any] = {"model": path, "name": os.path.basename(path), "stage": "start"}
+        if os.path.exists(out):
+            with open(out, encoding="utf-8") as f:
+                res = json.load(f)
+    res["seconds"] = round(elapsed, 2)
+    if res.get("stage") != "done":
+        stage = res.get("stage", "start")
+        if rc is None:
+            what = "timed out after %g s" % timeout
+        elif rc < 0:
+            try:
+                what = "crashed (%s)" % signal.Signals(-rc).name
+            except ValueError:
+                what = "crashed (signal %d)" % -rc
+        else:
+            what = "exited with status %d" % rc
+        res["crash"] = "%s in stage '%s'%s" % (what, stage, (": " + " ".join(tail))
+                                               if tail else "")
+        col = {"import": "import", "run": "run", "compile": "compile",
+               "run compiled": "c_equal", "reference": "match"}.get(stage)
+        if col:
+            res[col] = "crash"
+    return res
+
+
+def _mark(v: Any) -> str:
+    return {True: "yes", False: "NO", None: "-", "crash": "CRASH"}.get(v, str(v))
+
+
+def _reference_note(r: Dict[str, Any]) -> str:
+    if r.get("reference") == "litert-ref" and r.get("tflm_error"):
+        return " against LiteRT's reference kernels; TFLite Micro refuses it (%s)" % (
+            r["tflm_error"][:120])
+    return ""
+
+
+def _short_names(msg: str) -> str:
+    """An importer's message with long tensor names elided (TFLite names
+    tensors by every layer that was folded into them)."""
+    import re
+
+    return re.sub(r"'([^']{40,})'", "'...'", msg)
+
+
+def _check_note(r: Dict[str, Any]) -> str:
+    if r.get("crash"):
+        return r["crash"]
+    if r.get("missing"):
+        return "missing " + ", ".join("%s x%d" % (m["operator"], m["count"])
+                                      for m in r["missing"])
+    if r.get("mismatch"):
+        return r["mismatch"] + _reference_note(r)
+    if r.get("error"):
+        return _short_names(r["error"])[:200]
+    if r.get("run") and not r.get("reference"):
+        return "no reference ran it (%s)" % (r.get("tflm_error", "")[:100])
+    return _reference_note(r).strip()
+
+
+def check_table(results: Sequence[Dict[str, Any]]) -> str:
+    """The results as the text table `tvmnode check` prints."""
+    w = max([len(r["name"]) for r in results] + [5])
+    head = "%-*s %-6s %-4s %-5s %-10s %-7s %-4s %-8s %9s %9s %6s  %s" % (
+        w, "model", "import", "run", "match", "max diff", "compile", "C=ex", "ref",
+        "RAM ours", "TFLM head", "ratio", "stateful / notes")
+    lines = [head, "-" * len(head)]
+    for r in results:
+        diff = r.get("max_diff")
+        notes = _check_note(r)
+        if r.get("stateful"):
+            notes = "stateful (%s)%s" % (",".join(r["stateful"]), "; " + notes if notes else "")
+        lines.append("%-*s %-6s %-4s %-5s %-10s %-7s %-4s %-8s %9s %9s %6s  %s" % (
+            w, r["name"], _mark(r.get("import")), _mark(r.get("run")), _mark(r.get("match")),
+            "-" if diff is None else "%.3g" % diff, _mark(r.get("compile")),
+            _mark(r.get("c_equal")), {"tflite-micro": "tflm", "litert-ref": "litert"}.get(
+                r.get("reference") or "", "-"),
+            r.get("workspace_bytes", "-"), r.get("tflm_arena_head_bytes", "-"),
+            "%.2f" % r["ram_ratio"] if r.get("ram_ratio") is not None else "-", notes))
+    n = len(results)
+
+    def count(col: str) -> int:
+        return sum(1 for r in results if r.get(col) is True)
+
+    ratios = [r["ram_ratio"] for r in results if r.get("ram_ratio") is not None]
+    lines.append("")
+    lines.append("%d models: %d import, %d run, %d match, %d compile, %d generated C equal "
+                 "to the executor; %d crashed, %d wrong" % (
+                     n, count("import"), count("run"), count("match"), count("compile"),
+                     count("c_equal"), sum(1 for r in results if r.get("crash")),
+                     sum(1 for r in results if r.get("match") is False
+                         or r.get("c_equal") is False)))
+    if ratios:
+        lines.append("RAM ours / TFLM arena head: median %.2f, largest %.2f, over %d models"
+                     % (float(np.median(ratios)), max(ratios), len(ratios)))
+    return "\n".join(lines)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    import json
+
+    files = _check_files(args.models)
+    if not files:
+        print("tvmnode check: no .tflite files in %s" % " ".join(args.models), file=sys.stderr)
+        return 2
+    results = []
+    for k, path in enumerate(files):
+        r = _check_isolated(path, args.seed, args.timeout)
+        results.append(r)
+        if args.verbose:
+            print("[%d/%d] %s: %.1f s" % (k + 1, len(files), r["name"], r["seconds"]),
+                  file=sys.stderr)
+    print(check_table(results))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"models": results}, f, indent=1, default=str)
+        print("wrote %s" % args.json)
+    bad = any(r.get("crash") or r.get("match") is False or r.get("c_equal") is False
+              for r in results)
+    return 1 if bad else 0
+
+
 def _add_compile_args(c: argparse.ArgumentParser) -> None:
     c.add_argument("model")
     c.add_argument("--name", default="default", help="model name, a C identifier")
@@ -344,6 +843,18 @@ def parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plan", help="print (and draw) the static memory plan")
     _add_compile_args(pl)
     pl.set_defaults(fn=cmd_plan)
+    ch = sub.add_parser("check", help="the conformance table: imports, runs, matches "
+                                      "TFLite Micro, compiles, RAM",
+                        description=CHECK_HELP,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ch.add_argument("models", nargs="+", metavar="MODEL_OR_DIR",
+                    help=".tflite files, or folders of them")
+    ch.add_argument("--json", metavar="FILE", help="write every result as JSON")
+    ch.add_argument("--seed", type=int, default=0, help="of the random inputs")
+    ch.add_argument("--timeout", type=float, default=900.0,
+                    help="seconds one model may take (default %(default)s)")
+    ch.add_argument("-v", "--verbose", action="store_true", help="a line per model as it ends")
+    ch.set_defaults(fn=cmd_check)
     return p
 
 

@@ -862,15 +862,30 @@ class _Importer:
 
     def run(self, source: str) -> ir.IRModule:
         r = self.r
-        # every operator is checked before anything is built
+        # every operator is checked before anything is built, and every
+        # missing type is named at once: its count and its first node
+        missing: Dict[str, Dict[str, Any]] = {}
         for k in range(len(r.ops)):
             name = r.op_name(k)
-            if name not in _CONVERTERS:
-                out = r.ops[k].outputs[0] if r.ops[k].outputs else -1
-                oname = r.tensors[out].name if 0 <= out < len(r.tensors) else "?"
-                raise UnsupportedOperatorError(
-                    "%s: operator %d %s (output '%s') is not supported; supported: %s"
-                    % (WHO, k, name, oname, ", ".join(supported_operators())))
+            if name in _CONVERTERS:
+                continue
+            if name in missing:
+                missing[name]["count"] += 1
+                continue
+            out = r.ops[k].outputs[0] if r.ops[k].outputs else -1
+            oname = r.tensors[out].name if 0 <= out < len(r.tensors) else "?"
+            missing[name] = {"operator": name, "count": 1, "first": k, "output": oname}
+        if missing:
+            listed = "; ".join(
+                "%s (%d node%s, first: operator %d, output '%s')"
+                % (m["operator"], m["count"], "" if m["count"] == 1 else "s", m["first"],
+                   m["output"]) for m in missing.values())
+            err = UnsupportedOperatorError(
+                "%s: %d operator type%s not supported: %s; supported: %s"
+                % (WHO, len(missing), " is" if len(missing) == 1 else "s are", listed,
+                   ", ".join(supported_operators())))
+            err.missing = list(missing.values())  # type: ignore[attr-defined]
+            raise err
         used: Dict[str, int] = {}
         params = []
         for i in r.inputs:
