@@ -379,7 +379,10 @@ static bool in_rows(const TnKernEntry *e, const TnLowerRow *rows, size_t n) {
 bool tn__kernel_entry_known(const TnKernEntry *e) {
   size_t n;
   const TnLowerRow *nn = tn__lower_nn_table(&n);
-  return in_rows(e, g_table, G_N_ELEMENTS(g_table)) || in_rows(e, nn, n);
+  if (in_rows(e, g_table, G_N_ELEMENTS(g_table)) || in_rows(e, nn, n))
+    return true;
+  const TnLowerRow *mv = tn__lower_movement_table(&n);
+  return in_rows(e, mv, n);
 }
 
 static void register_rows(const TnLowerRow *rows, size_t n) {
@@ -397,4 +400,6 @@ void tn__kernel_lower_init(void) {
   const TnLowerRow *nn = tn__lower_nn_table(&n);
   register_rows(g_table, G_N_ELEMENTS(g_table));
   register_rows(nn, n);
+  const TnLowerRow *mv = tn__lower_movement_table(&n);
+  register_rows(mv, n);
 }

@@ -173,6 +173,21 @@ TN_CRT_STRUCT(TnCrtCallConvS8);
   F(T, N, TnCrtDense, d) F(T, N, TnCrtQuant, q) F(T, S, int32_t, has_bias)
 TN_CRT_STRUCT(TnCrtCallDenseS8);
 
+/* arg_reduce_f32, arg_reduce_s8, arg_reduce_i32: in = {x} seen as
+ * [outer, n, inner]; out = int32 [outer, inner], the first index of the
+ * largest (smallest when is_min) value along n. */
+#define TN_CRT_FIELDS_TnCrtCallArgReduce(F, T)                   \
+  F(T, S, int32_t, outer) F(T, S, int32_t, n) F(T, S, int32_t, inner) \
+  F(T, S, int32_t, is_min)
+TN_CRT_STRUCT(TnCrtCallArgReduce);
+
+/* gather: in = {data, indices (int32, count of them)}; data is [outer, n,
+ * inner bytes]; out is [outer, count, inner bytes]. */
+#define TN_CRT_FIELDS_TnCrtCallGather(F, T)                      \
+  F(T, S, int32_t, outer) F(T, S, int32_t, n) F(T, S, int32_t, inner) \
+  F(T, S, int32_t, count)
+TN_CRT_STRUCT(TnCrtCallGather);
+
 /* Every parameter struct, nested ones before those that hold them (the
  * host describes each for the code generator). */
 #define TN_CRT_PARAM_TYPES(X)                                               \
@@ -186,7 +201,7 @@ TN_CRT_STRUCT(TnCrtCallDenseS8);
   X(TnCrtCallPoolS8) X(TnCrtCallAffine) X(TnCrtCallRequant)                 \
   X(TnCrtCallConvS32) X(TnCrtCallDenseS32) X(TnCrtCallQBinary)              \
   X(TnCrtCallSoftmaxS8) X(TnCrtCallLut) X(TnCrtCallConvS8)                  \
-  X(TnCrtCallDenseS8)
+  X(TnCrtCallDenseS8) X(TnCrtCallArgReduce) X(TnCrtCallGather)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -230,7 +245,19 @@ TN_CRT_STRUCT(TnCrtCallDenseS8);
   X(softmax_s8, TnCrtCallSoftmaxS8, "src/kernels/softmax_s8.c")             \
   X(lut_s8, TnCrtCallLut, "src/kernels/quant.c")                            \
   X(conv2d_s8, TnCrtCallConvS8, "src/kernels/conv_s8.c")                    \
-  X(dense_s8, TnCrtCallDenseS8, "src/kernels/dense_s8.c")
+  X(dense_s8, TnCrtCallDenseS8, "src/kernels/dense_s8.c")                   \
+  X(sum_f32, TnCrtReduce, "src/kernels/reduce.c")                           \
+  X(sum_i32, TnCrtReduce, "src/kernels/reduce.c")                           \
+  X(max_f32, TnCrtReduce, "src/kernels/reduce.c")                           \
+  X(min_f32, TnCrtReduce, "src/kernels/reduce.c")                           \
+  X(max_s8, TnCrtReduce, "src/kernels/reduce.c")                            \
+  X(min_s8, TnCrtReduce, "src/kernels/reduce.c")                            \
+  X(max_i32, TnCrtReduce, "src/kernels/reduce.c")                           \
+  X(min_i32, TnCrtReduce, "src/kernels/reduce.c")                           \
+  X(arg_reduce_f32, TnCrtCallArgReduce, "src/kernels/reduce.c")             \
+  X(arg_reduce_s8, TnCrtCallArgReduce, "src/kernels/reduce.c")              \
+  X(arg_reduce_i32, TnCrtCallArgReduce, "src/kernels/reduce.c")             \
+  X(gather, TnCrtCallGather, "src/kernels/gather.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the
