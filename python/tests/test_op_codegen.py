@@ -198,6 +198,28 @@ case("qnn.tanh", "b", [s8(4, 3)], lambda x: Q.tanh(x, S(0.2), Z(12), S(1 / 128),
 case("qnn.mean", "axis", [s8(2, 3, 4)], lambda x: Q.mean(x, S(0.1), Z(1), S(0.05), Z(-2), [1]))
 case("qnn.mean", "keep", [s8(1, 4, 4, 3)],
      lambda x: Q.mean(x, S(0.05), Z(-5), S(0.05), Z(-5), [1, 2], keepdims=True))
+case("sum", "f32", [f32(2, 3, 4)], lambda x: O.sum(x, [1]))
+case("sum", "f32-keep", [f32(2, 3, 4)], lambda x: O.sum(x, [0, 2], keepdims=True))
+case("sum", "i32-all", [i32(3, 4)], lambda x: O.sum(x))
+case("max", "f32", [f32(2, 3, 4)], lambda x: O.max(x, [2]))
+case("max", "s8-keep", [s8(2, 3, 4)], lambda x: O.max(x, [0, 1], keepdims=True))
+case("max", "i32", [i32(5, 3)], lambda x: O.max(x, [0]))
+case("min", "f32-all", [f32(3, 4)], lambda x: O.min(x))
+case("min", "s8", [s8(4, 2, 3)], lambda x: O.min(x, [1]))
+case("min", "i32-keep", [i32(2, 6)], lambda x: O.min(x, [1], keepdims=True))
+case("argmax", "f32", [f32(3, 5)], lambda x: O.argmax(x, 1))
+case("argmax", "s8-keep", [s8(2, 4, 3)], lambda x: O.argmax(x, 1, keepdims=True))
+case("argmax", "i32", [i32(4, 2)], lambda x: O.argmax(x, 0))
+case("argmin", "f32-keep", [f32(2, 3, 4)], lambda x: O.argmin(x, -1, keepdims=True))
+case("argmin", "s8", [s8(6)], lambda x: O.argmin(x, 0))
+case("argmin", "i32", [i32(3, 3)], lambda x: O.argmin(x, 1))
+case("qnn.sum", "axis", [s8(2, 3, 4)], lambda x: Q.sum(x, S(0.1), Z(1), S(0.5), Z(-2), [1]))
+case("qnn.sum", "keep", [s8(1, 4, 4, 3)],
+     lambda x: Q.sum(x, S(0.05), Z(-5), S(0.4), Z(3), [1, 2], keepdims=True))
+case("take", "f32", [f32(5, 3)], lambda x: O.take(x, c([4, 0, 2, 2], "int32")))
+case("take", "s8-axis1", [s8(2, 6, 3)], lambda x: O.take(x, c([[5, 1], [0, 3]], "int32"), 1))
+case("take", "i32-input-indices", [i32(4, 2), np.array([3, 1, 0], np.int32)],
+     lambda x, i: O.take(x, i, 0))
 
 IMG = ir.op.image
 case("image.resize2d", "f32-linear", [f32(1, 3, 4, 2)], lambda x: IMG.resize2d(x, [5, 7]))

@@ -135,12 +135,38 @@ def single_op_model(op: Union[int, str], inputs: Sequence[Optional[TensorSpec]],
     `inputs` (graph inputs and constants, None for an omitted optional
     input) into `outputs`. `options` from builtin_options (or any
     (BuiltinOptions type, build function) pair)."""
+    return graph_model([OpSpec(op, inputs, outputs, options, version)], outputs)
+
+
+@dataclass
+class OpSpec:
+    """One operator of graph_model: its builtin (value or name), its input
+    and output tensors (None for an omitted optional input) and options."""
+
+    op: Union[int, str]
+    inputs: Sequence[Optional[TensorSpec]]
+    outputs: Sequence[TensorSpec]
+    options: Optional[Options] = None
+    version: int = 1
+
+
+def graph_model(ops: Sequence[OpSpec], outputs: Sequence[TensorSpec]) -> bytes:
+    """A model of one subgraph running `ops` in order. Tensors are the
+    TensorSpec objects themselves: one an operator writes is read by the
+    later ones that list it; one without data that no operator writes is a
+    graph input (in order of first use); `outputs` are the graph's."""
     b = flatbuffers.Builder(1024)
-    specs = [s for s in inputs if s is not None] + list(outputs)
+    specs: List[TensorSpec] = []
+    index: Dict[int, int] = {}
+    for o in ops:
+        for s in list(o.inputs) + list(o.outputs):
+            if s is not None and id(s) not in index:
+                index[id(s)] = len(specs)
+                specs.append(s)
+    written = {id(s) for o in ops for s in o.outputs}
     # buffer 0 is the empty buffer every non-constant tensor points at
     buffer_data: List[Optional[bytes]] = [None]
     tensor_offsets: List[int] = []
-    index: Dict[int, int] = {}
     for i, s in enumerate(specs):
         buf = 0
         if s.data is not None:
@@ -158,41 +184,46 @@ def single_op_model(op: Union[int, str], inputs: Sequence[Optional[TensorSpec]],
         if q is not None:
             tflite.TensorAddQuantization(b, q)
         tensor_offsets.append(int(tflite.TensorEnd(b)))
-        index[id(s)] = i
-    op_inputs = [index[id(s)] if s is not None else -1 for s in inputs]
-    op_outputs = [index[id(s)] for s in outputs]
-    graph_inputs = [index[id(s)] for s in inputs if s is not None and s.data is None]
+    graph_inputs = [index[id(s)] for s in specs if s.data is None and id(s) not in written]
 
-    opts = options[1](b) if options is not None else None
-    in_vec, out_vec = _ints(b, op_inputs), _ints(b, op_outputs)
-    tflite.OperatorStart(b)
-    tflite.OperatorAddOpcodeIndex(b, 0)
-    tflite.OperatorAddInputs(b, in_vec)
-    tflite.OperatorAddOutputs(b, out_vec)
-    if options is not None:
-        tflite.OperatorAddBuiltinOptionsType(b, options[0])
-        tflite.OperatorAddBuiltinOptions(b, opts)
-    operator = int(tflite.OperatorEnd(b))
+    codes: List[Tuple[int, int]] = []
+    operators = []
+    for o in ops:
+        key = (opcode_of(o.op), o.version)
+        if key not in codes:
+            codes.append(key)
+        opts = o.options[1](b) if o.options is not None else None
+        in_vec = _ints(b, [index[id(s)] if s is not None else -1 for s in o.inputs])
+        out_vec = _ints(b, [index[id(s)] for s in o.outputs])
+        tflite.OperatorStart(b)
+        tflite.OperatorAddOpcodeIndex(b, codes.index(key))
+        tflite.OperatorAddInputs(b, in_vec)
+        tflite.OperatorAddOutputs(b, out_vec)
+        if o.options is not None:
+            tflite.OperatorAddBuiltinOptionsType(b, o.options[0])
+            tflite.OperatorAddBuiltinOptions(b, opts)
+        operators.append(int(tflite.OperatorEnd(b)))
 
     tensors = _table_vector(b, tflite.SubGraphStartTensorsVector, tensor_offsets)
-    g_in, g_out = _ints(b, graph_inputs), _ints(b, op_outputs)
-    operators = _table_vector(b, tflite.SubGraphStartOperatorsVector, [operator])
+    g_in, g_out = _ints(b, graph_inputs), _ints(b, [index[id(s)] for s in outputs])
+    op_vec = _table_vector(b, tflite.SubGraphStartOperatorsVector, operators)
     sg_name = b.CreateString("main")
     tflite.SubGraphStart(b)
     tflite.SubGraphAddTensors(b, tensors)
     tflite.SubGraphAddInputs(b, g_in)
     tflite.SubGraphAddOutputs(b, g_out)
-    tflite.SubGraphAddOperators(b, operators)
+    tflite.SubGraphAddOperators(b, op_vec)
     tflite.SubGraphAddName(b, sg_name)
     subgraph = int(tflite.SubGraphEnd(b))
 
-    code = opcode_of(op)
-    tflite.OperatorCodeStart(b)
-    # codes above 127 live in builtin_code; the deprecated byte says so
-    tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
-    tflite.OperatorCodeAddBuiltinCode(b, code)
-    tflite.OperatorCodeAddVersion(b, version)
-    opcode = int(tflite.OperatorCodeEnd(b))
+    code_offsets = []
+    for code, version in codes:
+        tflite.OperatorCodeStart(b)
+        # codes above 127 live in builtin_code; the deprecated byte says so
+        tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
+        tflite.OperatorCodeAddBuiltinCode(b, code)
+        tflite.OperatorCodeAddVersion(b, version)
+        code_offsets.append(int(tflite.OperatorCodeEnd(b)))
 
     buffers = []
     for data in buffer_data:
@@ -202,13 +233,14 @@ def single_op_model(op: Union[int, str], inputs: Sequence[Optional[TensorSpec]],
             tflite.BufferAddData(b, dv)
         buffers.append(int(tflite.BufferEnd(b)))
 
-    codes = _table_vector(b, tflite.ModelStartOperatorCodesVector, [opcode])
+    code_vec = _table_vector(b, tflite.ModelStartOperatorCodesVector, code_offsets)
     subgraphs = _table_vector(b, tflite.ModelStartSubgraphsVector, [subgraph])
     buffer_vec = _table_vector(b, tflite.ModelStartBuffersVector, buffers)
-    desc = b.CreateString("tvmnode tests: one operator")
+    desc = b.CreateString("tvmnode tests: one operator" if len(ops) == 1
+                          else "tvmnode tests: %d operators" % len(ops))
     tflite.ModelStart(b)
     tflite.ModelAddVersion(b, 3)
-    tflite.ModelAddOperatorCodes(b, codes)
+    tflite.ModelAddOperatorCodes(b, code_vec)
     tflite.ModelAddSubgraphs(b, subgraphs)
     tflite.ModelAddDescription(b, desc)
     tflite.ModelAddBuffers(b, buffer_vec)

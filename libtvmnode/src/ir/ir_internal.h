@@ -136,6 +136,7 @@ const char *tn__ir_call_op_name(const TnObject *expr);
 /* Start-up. */
 void tn__ir_nodes_init(void);
 void tn__ir_ops_tensor_init(void);
+void tn__ir_ops_movement_init(void);
 void tn__ir_ops_nn_init(void);
 void tn__ir_ops_qnn_init(void);
 void tn__ir_well_formed_init(void);

@@ -928,6 +928,7 @@ void tn__ir_init(void) {
   tn__ir_nodes_init();
   tn__ir_op_registry_init();
   tn__ir_ops_tensor_init();
+  tn__ir_ops_movement_init();
   tn__ir_ops_nn_init();
   tn__ir_ops_qnn_init();
   tn__ir_ops_image_init();

@@ -138,4 +138,19 @@ void tn__ir_ops_tensor_init(void);
 void tn__ir_ops_nn_init(void);
 void tn__ir_ops_qnn_init(void);
 
+/* argmax, argmin (ops_movement.c). */
+typedef struct {
+  TnObject header;
+  int64_t axis;
+  bool keepdims;
+} TnIrArgReduceAttrs;
+
+/* take (ops_movement.c). */
+typedef struct {
+  TnObject header;
+  int64_t axis;
+} TnIrTakeAttrs;
+
+void tn__ir_ops_movement_init(void);
+
 #endif /* TVMNODE_IR_OPS_NN_H_ */

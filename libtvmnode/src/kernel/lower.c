@@ -376,12 +376,26 @@ static bool in_rows(const TnKernEntry *e, const TnLowerRow *rows, size_t n) {
   return false;
 }
 
+/* Each lowering file's rows; this file's come first. */
+static const TnLowerRow *own_table(size_t *n) {
+  *n = G_N_ELEMENTS(g_table);
+  return g_table;
+}
+
+static const TnLowerRow *(*const g_tables[])(size_t *) = {
+    own_table,
+    tn__lower_nn_table,
+    tn__lower_spatial_table,
+    tn__lower_movement_table,
+};
+
 bool tn__kernel_entry_known(const TnKernEntry *e) {
-  size_t n, ns;
-  const TnLowerRow *nn = tn__lower_nn_table(&n);
-  const TnLowerRow *sp = tn__lower_spatial_table(&ns);
-  return in_rows(e, g_table, G_N_ELEMENTS(g_table)) || in_rows(e, nn, n) ||
-         in_rows(e, sp, ns);
+  for (size_t t = 0; t < G_N_ELEMENTS(g_tables); t++) {
+    size_t n;
+    const TnLowerRow *rows = g_tables[t](&n);
+    if (in_rows(e, rows, n)) return true;
+  }
+  return false;
 }
 
 static void register_rows(const TnLowerRow *rows, size_t n) {
@@ -395,10 +409,9 @@ static void register_rows(const TnLowerRow *rows, size_t n) {
 }
 
 void tn__kernel_lower_init(void) {
-  size_t n;
-  const TnLowerRow *nn = tn__lower_nn_table(&n);
-  register_rows(g_table, G_N_ELEMENTS(g_table));
-  register_rows(nn, n);
-  nn = tn__lower_spatial_table(&n);
-  register_rows(nn, n);
+  for (size_t t = 0; t < G_N_ELEMENTS(g_tables); t++) {
+    size_t n;
+    const TnLowerRow *rows = g_tables[t](&n);
+    register_rows(rows, n);
+  }
 }

@@ -106,6 +106,16 @@ typedef struct {
 const TnLowerRow *tn__lower_nn_table(size_t *n);
 /* lower_spatial.c's rows (resizing and normalisation), likewise. */
 const TnLowerRow *tn__lower_spatial_table(size_t *n);
+/* lower_movement.c's rows, registered after lower_nn.c's. */
+const TnLowerRow *tn__lower_movement_table(size_t *n);
+
+/* From lower_nn.c, for lower_movement.c: a reduction's kernel geometry
+ * (unit dims dropped, like neighbours merged) and the elements per output;
+ * the lowering of qnn.mean, or with `sum` of qnn.sum (TFLite's SUM: no
+ * 1/count in the multiplier). -1 with the error. */
+int tn__lower_reduce_geom(const TnKernArgs *a, TnCrtReduce *r,
+                          int32_t *count);
+int tn__lower_qnn_mean_or_sum(const TnKernArgs *a, TnKernCall *k, bool sum);
 
 
 #endif /* TVMNODE_KERNEL_LOWER_INTERNAL_H_ */

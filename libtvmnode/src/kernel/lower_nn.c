@@ -587,8 +587,9 @@ static int lower_qnn_tanh(const TnKernArgs *a, TnKernCall *k) {
 }
 
 /* TFLite's int8 MEAN: the multiplier of input_scale / output_scale with
- * 1/count folded in, on the host (tn_crt_mean_s8_params). */
-static int lower_qnn_mean(const TnKernArgs *a, TnKernCall *k) {
+ * 1/count folded in, on the host (tn_crt_mean_s8_params); its int8 SUM
+ * (qnn.sum, lower_movement.c) is the same without the 1/count. */
+int tn__lower_qnn_mean_or_sum(const TnKernArgs *a, TnKernCall *k, bool sum) {
   double q[4];
   if (unary_qparams(a, q)) return -1;
   TnCrtCallMeanS8 *p = KERNEL_USE(k, mean_s8, 0);
@@ -599,15 +600,21 @@ static int lower_qnn_mean(const TnKernArgs *a, TnKernCall *k) {
     return tn_error_raise_in(TN_ERR_VALUE, a->op, "a zero point is out of "
                              "the int32 range");
   TnCrtStatus st = tn_crt_mean_s8_params(q[0], (int32_t)q[1], q[2],
-                                         (int32_t)q[3], count, &p->q);
+                                         (int32_t)q[3], sum ? 0 : count,
+                                         &p->q);
   if (st != TN_CRT_OK)
     return tn_error_raise_in(TN_ERR_VALUE, a->op, "input scale %g and output "
                              "scale %g: their ratio cannot be represented "
                              "as a quantized multiplier (%s)", q[0], q[2],
                              tn_crt_status_name(st));
+  p->q.count = count; /* a count of 0 above leaves the multiplier whole */
   k->scratch = tn_crt_mean_s8_scratch_size(&p->r);
   reads(k, 1);
   return 0;
+}
+
+static int lower_qnn_mean(const TnKernArgs *a, TnKernCall *k) {
+  return tn__lower_qnn_mean_or_sum(a, k, false);
 }
 
 /* ---- fused forms ------------------------------------------------------------------ */
@@ -806,4 +813,11 @@ static const TnLowerRow g_table[] = {
 const TnLowerRow *tn__lower_nn_table(size_t *n) {
   *n = G_N_ELEMENTS(g_table);
   return g_table;
+}
+
+/* ---- shared with lower_movement.c ---------------------------------------------------- */
+
+int tn__lower_reduce_geom(const TnKernArgs *a, TnCrtReduce *r,
+                          int32_t *count) {
+  return reduce_geom(a, r, count);
 }

@@ -614,9 +614,9 @@ def _pad(ctx: _Ctx) -> ir.Expr:
     if p.shape != (len(x.shape), 2):
         raise ctx.error("paddings must have shape [%d, 2], got %s" % (len(x.shape), list(p.shape)))
     value = 0.0
-    if x.dtype == "int8":
+    if x.dtype in ("int8", "int16") and x.quantized:
         if not _same_quant(ctx, x, out):
-            raise ctx.error("an int8 pad must keep its scale and zero point")
+            raise ctx.error("an %s pad must keep its scale and zero point" % x.dtype)
         value = float(ctx.qparams(x)[1][0])
     if ctx.has(2):  # PADV2's constant value
         cv = ctx.const(2, "the pad value").reshape(-1)
@@ -669,7 +669,10 @@ def _mean(ctx: _Ctx) -> ir.Expr:
     raise ctx.unsupported("%s -> %s is not supported" % (x.dtype, out.dtype))
 
 
-def _strided_slice(ctx: _Ctx) -> ir.Expr:
+def _slice_spec(ctx: _Ctx) -> Tuple[List[int], List[int], List[int], int]:
+    """STRIDED_SLICE's begin, end and strides with its begin, end and
+    shrink masks resolved to numpy's slicing (TFLite's StartForAxis and
+    StopForAxis clamp as numpy does), and the shrink mask."""
     o = ctx.options("StridedSliceOptions")
     x = ctx.t(0)
     rank = len(x.shape)
@@ -679,21 +682,30 @@ def _strided_slice(ctx: _Ctx) -> ir.Expr:
     if not len(begin) == len(end) == len(strides) == rank:
         raise ctx.error("begin, end and strides must each have %d values" % rank)
     if int(o.EllipsisMask()) or int(o.NewAxisMask()):
-        raise ctx.unsupported("ellipsis and new-axis masks are not supported (plain slices only)")
+        raise ctx.unsupported("ellipsis and new-axis masks are not supported (TFLite Micro "
+                              "ignores them)")
     if hasattr(o, "Offset") and bool(o.Offset()):
-        raise ctx.unsupported("offset slices are not supported (plain slices only)")
+        raise ctx.unsupported("offset slices are not supported (TFLite Micro ignores them)")
     bm, em, sm = int(o.BeginMask()), int(o.EndMask()), int(o.ShrinkAxisMask())
     for i in range(rank):
-        if strides[i] < 1:
-            raise ctx.unsupported("stride %d of axis %d is not supported (positive strides only)"
-                            % (strides[i], i))
-        if bm >> i & 1:
-            begin[i] = 0
-        if em >> i & 1:
-            end[i] = x.shape[i]
+        n = x.shape[i]
+        if strides[i] == 0:
+            raise ctx.error("the stride of axis %d is 0" % i)
         if sm >> i & 1:
-            b = begin[i] + x.shape[i] if begin[i] < 0 else begin[i]
+            b = begin[i] + n if begin[i] < 0 else begin[i]
+            if not 0 <= b < n:
+                raise ctx.error("shrunk axis %d takes index %d of %d" % (i, begin[i], n))
             begin[i], end[i], strides[i] = b, b + 1, 1
+            continue
+        if bm >> i & 1:
+            begin[i] = 0 if strides[i] > 0 else n - 1
+        if em >> i & 1:
+            end[i] = n if strides[i] > 0 else -n - 1
+    return begin, end, strides, sm
+
+
+def _strided_slice(ctx: _Ctx) -> ir.Expr:
+    begin, end, strides, sm = _slice_spec(ctx)
     y = call("strided_slice", ctx.expr(0), begin=begin, end=end, strides=strides)
     if sm:
         y = call("reshape", y, newshape=list(ctx.out.shape))
@@ -807,6 +819,310 @@ def _transpose_conv(ctx: _Ctx) -> ir.Expr:
 
 
 _CONVERTERS: Dict[str, Callable[[_Ctx], ir.Expr]] = {
+# ---- reductions, data movement and shapes ----------------------------------
+# The data-movement operators are built from strided_slice, concatenate,
+# reshape and transpose, which move elements of any size; int8 and int16
+# tensors move unchanged, as TFLite Micro moves them (its kernels copy
+# bytes and never requantize). An operator whose inputs are all constants
+# is evaluated here (see _FOLD), and SHAPE always is: the importer's shapes
+# are static, so shape arithmetic never reaches the compiled program.
+
+
+def _axes(ctx: _Ctx, n: int, rank: int) -> Tuple[List[int], bool]:
+    """A reducer's constant axes in [0, rank), sorted, and its keep_dims."""
+    o = ctx.imp.r.options(ctx.op, "ReducerOptions")
+    keep = bool(o.KeepDims()) if o is not None else False
+    raw = [int(a) for a in ctx.const(n, "the axes").reshape(-1)]
+    if any(not -rank <= a < rank for a in raw):
+        raise ctx.error("axes %s are out of range for a rank-%d input" % (raw, rank))
+    return sorted({a % rank for a in raw}), keep
+
+
+def _reduce_attrs(axes: List[int], keep: bool, rank: int) -> Dict[str, Any]:
+    # TFLite reduces nothing for no axes; the IR's empty axis means all, so
+    # every axis is listed and excluded instead
+    if not axes:
+        return dict(axis=list(range(rank)), keepdims=keep, exclude=True)
+    return dict(axis=axes, keepdims=keep)
+
+
+def _sum(ctx: _Ctx) -> ir.Expr:
+    x, out = ctx.t(0), ctx.out
+    axes, keep = _axes(ctx, 1, len(x.shape))
+    attrs = _reduce_attrs(axes, keep, len(x.shape))
+    if x.dtype in ("float32", "int32") and out.dtype == x.dtype:
+        return call("sum", ctx.expr(0), **attrs)
+    if x.dtype == out.dtype == "int8":
+        return call("qnn.sum", ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out), **attrs)
+    raise ctx.unsupported("%s -> %s is not supported (float32, int32, int8)"
+                          % (x.dtype, out.dtype))
+
+
+def _extreme(ctx: _Ctx, kind: str) -> ir.Expr:
+    x, out = ctx.t(0), ctx.out
+    axes, keep = _axes(ctx, 1, len(x.shape))
+    if x.dtype != out.dtype or x.dtype not in ("float32", "int8", "int32"):
+        raise ctx.unsupported("%s -> %s is not supported (float32, int8, int32)"
+                              % (x.dtype, out.dtype))
+    if x.dtype == "int8" and not _same_quant(ctx, x, out):
+        raise ctx.error("an int8 %s needs the same scale and zero point in and out "
+                        "(as TFLite Micro)" % ctx.name)
+    return call(kind, ctx.expr(0), **_reduce_attrs(axes, keep, len(x.shape)))
+
+
+def _arg(ctx: _Ctx, kind: str) -> ir.Expr:
+    x, out = ctx.t(0), ctx.out
+    if x.dtype not in ("float32", "int8", "int32"):
+        raise ctx.unsupported("%s input is not supported (float32, int8, int32)" % x.dtype)
+    a = ctx.const(1, "the axis").reshape(-1)
+    if a.size != 1:
+        raise ctx.error("the axis must be one value, got %d" % a.size)
+    axis = int(a[0])
+    if not -len(x.shape) <= axis < len(x.shape):
+        raise ctx.error("axis %d is out of range for a rank-%d input" % (axis, len(x.shape)))
+    y = call(kind, ctx.expr(0), axis=axis)
+    if out.dtype == "int64":
+        return call("cast", y, dtype="int64")
+    if out.dtype != "int32":
+        raise ctx.unsupported("%s output is not supported (int32, int64)" % out.dtype)
+    return y
+
+
+def _gather(ctx: _Ctx) -> ir.Expr:
+    o = ctx.imp.r.options(ctx.op, "GatherOptions")
+    axis = int(o.Axis()) if o is not None else 0
+    if o is not None and int(o.BatchDims()) != 0:
+        raise ctx.unsupported("batch_dims %d is not supported (0)" % int(o.BatchDims()))
+    x, idx = ctx.t(0), ctx.t(1)
+    if not -len(x.shape) <= axis < len(x.shape):
+        raise ctx.error("axis %d is out of range for a rank-%d input" % (axis, len(x.shape)))
+    if idx.data is not None:
+        n = x.shape[axis]
+        if np.any(idx.data < -n) or np.any(idx.data >= n):
+            raise ctx.error("an index is out of range for the %d entries of axis %d"
+                            % (n, axis))
+        ie: ir.Expr = ir.const(np.where(idx.data < 0, idx.data + n, idx.data).astype(np.int32))
+    elif idx.dtype == "int32":
+        ie = ctx.expr(1)
+    else:
+        raise ctx.unsupported("%s indices are not supported (int32)" % idx.dtype)
+    return call("take", ctx.expr(0), ie, axis=axis)
+
+
+def _concat_many(xs: List[ir.Expr], axis: int) -> ir.Expr:
+    """concatenate of any number of parts (a call takes at most 16)."""
+    while len(xs) > 16:
+        xs = [xs[i] if len(xs[i:i + 16]) == 1 else call("concatenate", ir.Tuple(xs[i:i + 16]),
+                                                        axis=axis)
+              for i in range(0, len(xs), 16)]
+    return xs[0] if len(xs) == 1 else call("concatenate", ir.Tuple(xs), axis=axis)
+
+
+def _tile(ctx: _Ctx) -> ir.Expr:
+    x = ctx.t(0)
+    m = [int(v) for v in ctx.const(1, "the multiples").reshape(-1)]
+    if len(m) != len(x.shape) or any(v < 0 for v in m):
+        raise ctx.error("multiples %s must be %d values >= 0" % (m, len(x.shape)))
+    y = ctx.expr(0)
+    if 0 in m:
+        raise ctx.unsupported("a multiple of 0 (an empty result) is not supported")
+    for d, k in enumerate(m):
+        if k > 1:
+            y = _concat_many([y] * k, d)
+    return y
+
+
+def _to_shape(ctx: _Ctx) -> ir.Expr:
+    """EXPAND_DIMS and the like: the same elements in the output's shape."""
+    return call("reshape", ctx.expr(0), newshape=list(ctx.out.shape))
+
+
+def _slice_parts(ctx: _Ctx, x: _Tensor, e: ir.Expr, axis: int,
+                 sizes: List[int]) -> List[ir.Expr]:
+    """e cut along axis into consecutive parts of `sizes`."""
+    rank = len(x.shape)
+    if not -rank <= axis < rank:
+        raise ctx.error("axis %d is out of range for a rank-%d input" % (axis, rank))
+    axis %= rank
+    if sum(sizes) != x.shape[axis] or any(v < 0 for v in sizes):
+        raise ctx.error("sizes %s do not split the %d entries of axis %d"
+                        % (sizes, x.shape[axis], axis))
+    parts, at = [], 0
+    for v in sizes:
+        parts.append(call("strided_slice", e, begin=[at], end=[at + v], strides=[1],
+                          axes=[axis]))
+        at += v
+    return parts
+
+
+def _split(ctx: _Ctx) -> List[ir.Expr]:
+    o = ctx.options("SplitOptions")
+    n = int(o.NumSplits())
+    axis = int(ctx.const(0, "the axis").reshape(-1)[0])
+    x = ctx.t(1)
+    if n < 1 or n != len(ctx.outs):
+        raise ctx.error("num_splits %d for %d outputs" % (n, len(ctx.outs)))
+    size = x.shape[axis % len(x.shape)] if x.shape else 0
+    if size % n:
+        raise ctx.error("%d entries do not split into %d equal parts" % (size, n))
+    return _slice_parts(ctx, x, ctx.expr(1), axis, [size // n] * n)
+
+
+def _split_v(ctx: _Ctx) -> List[ir.Expr]:
+    x = ctx.t(0)
+    sizes = [int(v) for v in ctx.const(1, "the size splits").reshape(-1)]
+    axis = int(ctx.const(2, "the axis").reshape(-1)[0])
+    if len(sizes) != len(ctx.outs):
+        raise ctx.error("%d size splits for %d outputs" % (len(sizes), len(ctx.outs)))
+    if sizes.count(-1) > 1:
+        raise ctx.error("size splits %s infer more than one size" % sizes)
+    if -1 in sizes and x.shape:
+        sizes[sizes.index(-1)] = x.shape[axis % len(x.shape)] - sum(v for v in sizes if v != -1)
+    return _slice_parts(ctx, x, ctx.expr(0), axis, sizes)
+
+
+def _unpack(ctx: _Ctx) -> List[ir.Expr]:
+    o = ctx.options("UnpackOptions")
+    x = ctx.t(0)
+    axis = int(o.Axis())
+    rank = len(x.shape)
+    if not -rank <= axis < rank:
+        raise ctx.error("axis %d is out of range for a rank-%d input" % (axis, rank))
+    n = x.shape[axis % rank]
+    if n != len(ctx.outs):
+        raise ctx.error("%d entries along axis %d for %d outputs" % (n, axis, len(ctx.outs)))
+    shape = [d for i, d in enumerate(x.shape) if i != axis % rank]
+    return [call("reshape", p, newshape=shape)
+            for p in _slice_parts(ctx, x, ctx.expr(0), axis, [1] * n)]
+
+
+def _pack(ctx: _Ctx) -> ir.Expr:
+    o = ctx.options("PackOptions")
+    out = ctx.out
+    axis = int(o.Axis()) % len(out.shape)
+    parts = [call("expand_dims", ctx.expr(n), axis=axis) for n in range(len(ctx.ins))]
+    return _concat_many(parts, axis)
+
+
+def _slice(ctx: _Ctx) -> ir.Expr:
+    x = ctx.t(0)
+    begin = [int(v) for v in ctx.const(1, "begin").reshape(-1)]
+    size = [int(v) for v in ctx.const(2, "size").reshape(-1)]
+    if not len(begin) == len(size) == len(x.shape):
+        raise ctx.error("begin and size must each have %d values" % len(x.shape))
+    end = []
+    for b, v, n in zip(begin, size, x.shape):
+        e = n if v == -1 else b + v
+        if b < 0 or e > n or e < b:
+            raise ctx.error("begin %s and size %s leave the shape %s" % (begin, size, x.shape))
+        end.append(e)
+    return call("strided_slice", ctx.expr(0), begin=begin, end=end, strides=[1] * len(begin))
+
+
+def _depth_space(ctx: _Ctx, to_depth: bool) -> ir.Expr:
+    o = ctx.options("SpaceToDepthOptions" if to_depth else "DepthToSpaceOptions")
+    b = int(o.BlockSize())
+    x = ctx.t(0)
+    if len(x.shape) != 4:
+        raise ctx.error("expects a 4-d NHWC input, got %s" % x.shape)
+    _positive(ctx, "the block size", b)
+    n, h, w, c = x.shape
+    if to_depth:
+        if h % b or w % b:
+            raise ctx.error("height %d and width %d must be multiples of %d" % (h, w, b))
+        inner = [n, h // b, b, w // b, b, c]
+    else:
+        if c % (b * b):
+            raise ctx.error("depth %d must be a multiple of %d" % (c, b * b))
+        inner = [n, h, w, b, b, c // (b * b)]
+    y = call("reshape", ctx.expr(0), newshape=inner)
+    y = call("transpose", y, axes=[0, 1, 3, 2, 4, 5])
+    return call("reshape", y, newshape=list(ctx.out.shape))
+
+
+def _backwards(y: ir.Expr, d: int, n: int, first: int, count: int) -> ir.Expr:
+    """Entries first, first - 1, ..., first - count + 1 of axis d (of n)."""
+    stop = first - count  # numpy's end; below 0 it must count from -n - 1
+    return call("strided_slice", y, begin=[first], end=[stop if stop >= 0 else stop - n],
+                strides=[-1], axes=[d])
+
+
+def _mirror_pad(ctx: _Ctx) -> ir.Expr:
+    o = ctx.options("MirrorPadOptions")
+    symmetric = int(o.Mode()) == 1
+    x = ctx.t(0)
+    p = ctx.const(1, "the paddings")
+    if p.shape != (len(x.shape), 2):
+        raise ctx.error("paddings must have shape [%d, 2], got %s" % (len(x.shape), list(p.shape)))
+    y = ctx.expr(0)
+    for d, (before, after) in enumerate(p.tolist()):
+        n = x.shape[d]
+        limit = n if symmetric else n - 1
+        if not (0 <= before <= limit and 0 <= after <= limit):
+            raise ctx.error("padding (%d, %d) of axis %d is more than %s allows for %d entries"
+                            % (before, after, d, "SYMMETRIC" if symmetric else "REFLECT", n))
+        skip = 0 if symmetric else 1  # REFLECT leaves out the edge entry
+        parts = [_backwards(y, d, n, skip + before - 1, before)] if before else []
+        parts.append(y)
+        if after:
+            parts.append(_backwards(y, d, n, n - 1 - skip, after))
+        if len(parts) > 1:
+            y = call("concatenate", ir.Tuple(parts), axis=d)
+    return y
+
+
+def _shape(ctx: _Ctx) -> np.ndarray:
+    out = ctx.out
+    if out.dtype not in ("int32", "int64"):
+        raise ctx.unsupported("%s output is not supported (int32, int64)" % out.dtype)
+    return np.array(ctx.t(0).shape, dtype=out.np_dtype)
+
+
+# Operators evaluated at import when all their inputs are constants (shape
+# arithmetic: SHAPE's results and the slices, stacks and reshapes of them).
+def _fold_strided_slice(ctx: _Ctx, xs: List[np.ndarray]) -> List[np.ndarray]:
+    begin, end, strides, _ = _slice_spec(ctx)
+    return [xs[0][tuple(slice(b, e, s) for b, e, s in zip(begin, end, strides))]]
+
+
+def _fold_pack(ctx: _Ctx, xs: List[np.ndarray]) -> List[np.ndarray]:
+    return [np.stack(xs, axis=int(ctx.options("PackOptions").Axis()))]
+
+
+def _fold_concat(ctx: _Ctx, xs: List[np.ndarray]) -> List[np.ndarray]:
+    return [np.concatenate(xs, axis=int(ctx.options("ConcatenationOptions").Axis()))]
+
+
+def _fold_gather(ctx: _Ctx, xs: List[np.ndarray]) -> List[np.ndarray]:
+    o = ctx.imp.r.options(ctx.op, "GatherOptions")
+    return [np.take(xs[0], xs[1], axis=int(o.Axis()) if o is not None else 0)]
+
+
+def _fold_slice(ctx: _Ctx, xs: List[np.ndarray]) -> List[np.ndarray]:
+    b, v = xs[1].reshape(-1).tolist(), xs[2].reshape(-1).tolist()
+    return [xs[0][tuple(slice(s, None if n == -1 else s + n) for s, n in zip(b, v))]]
+
+
+def _fold_reshape(ctx: _Ctx, xs: List[np.ndarray]) -> List[np.ndarray]:
+    return [xs[0]]  # the output's shape is applied on storing
+
+
+_FOLD: Dict[str, Callable[[_Ctx, List[np.ndarray]], List[np.ndarray]]] = {
+    "STRIDED_SLICE": _fold_strided_slice,
+    "PACK": _fold_pack,
+    "CONCATENATION": _fold_concat,
+    "GATHER": _fold_gather,
+    "SLICE": _fold_slice,
+    "RESHAPE": _fold_reshape,
+    "SQUEEZE": _fold_reshape,
+    "EXPAND_DIMS": _fold_reshape,
+}
+
+
+# A converter returns the output's expression; a list of them for an
+# operator of several outputs; or a numpy array for an output computed here.
+_Result = Union[ir.Expr, List[ir.Expr], np.ndarray]
+_CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "CONV_2D": lambda c: _conv(c, False),
     "DEPTHWISE_CONV_2D": lambda c: _conv(c, True),
     "FULLY_CONNECTED": _fully_connected,
@@ -834,6 +1150,23 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], ir.Expr]] = {
     "RESIZE_NEAREST_NEIGHBOR": lambda c: _resize(c, "nearest_neighbor"),
     "BATCH_MATMUL": _batch_matmul,
     "TRANSPOSE_CONV": _transpose_conv,
+    "SUM": _sum,
+    "REDUCE_MAX": lambda c: _extreme(c, "max"),
+    "REDUCE_MIN": lambda c: _extreme(c, "min"),
+    "ARG_MAX": lambda c: _arg(c, "argmax"),
+    "ARG_MIN": lambda c: _arg(c, "argmin"),
+    "GATHER": _gather,
+    "TILE": _tile,
+    "EXPAND_DIMS": _to_shape,
+    "SPLIT": _split,
+    "SPLIT_V": _split_v,
+    "UNPACK": _unpack,
+    "PACK": _pack,
+    "SLICE": _slice,
+    "SPACE_TO_DEPTH": lambda c: _depth_space(c, True),
+    "DEPTH_TO_SPACE": lambda c: _depth_space(c, False),
+    "MIRROR_PAD": _mirror_pad,
+    "SHAPE": _shape,
 }
 
 
@@ -859,6 +1192,24 @@ class _Importer:
             return c
         raise ModelImportError("%s: tensor %d '%s' is read before any operator computes it"
                                % (WHO, t.index, t.name))
+
+    def fold(self, ctx: _Ctx) -> Optional[List[np.ndarray]]:
+        """The outputs of an operator of _FOLD whose inputs are all
+        constants and whose outputs are not quantized, computed here; None
+        for any other."""
+        f = _FOLD.get(ctx.name)
+        r = self.r
+        if f is None or any(i >= 0 and r.tensors[i].data is None for i in ctx.ins) or \
+                any(r.tensors[i].quantized for i in ctx.outs):
+            return None
+        return f(ctx, [r.tensors[i].data for i in ctx.ins if i >= 0])
+
+    def set_constant(self, ctx: _Ctx, t: _Tensor, value: np.ndarray) -> None:
+        if t.np_dtype is None or int(np.prod(t.shape)) != value.size:
+            raise ctx.error("the computed %s value of %d elements does not fit tensor '%s' %s"
+                            % (value.dtype, value.size, t.name, t.shape))
+        t.data = np.asarray(value).astype(t.np_dtype).reshape(t.shape)
+        self.consts.pop(t.index, None)
 
     def run(self, source: str) -> ir.IRModule:
         r = self.r
@@ -900,7 +1251,9 @@ class _Importer:
             name = r.op_name(k)
             ctx = _Ctx(self, k, op, name)
             try:
-                y = _CONVERTERS[name](ctx)
+                y = self.fold(ctx)
+                if y is None:
+                    y = _CONVERTERS[name](ctx)
             except ModelImportError:
                 raise
             except (ValueError, TypeError, NotImplementedError, KeyError, IndexError,
@@ -908,9 +1261,14 @@ class _Importer:
                 # our builders' errors name the operator and argument; a
                 # corrupt options table surfaces here as a reader error
                 raise ctx.error(str(e)) from None
-            if len(ctx.outs) != 1:
-                raise ctx.unsupported("has %d outputs; one is supported" % len(ctx.outs))
-            self.exprs[ctx.outs[0]] = y
+            ys = y if isinstance(y, list) else [y]
+            if len(ys) != len(ctx.outs):
+                raise ctx.error("has %d outputs; %d were computed" % (len(ctx.outs), len(ys)))
+            for i, e in zip(ctx.outs, ys):
+                if isinstance(e, np.ndarray):
+                    self.set_constant(ctx, r.tensors[i], e)
+                else:
+                    self.exprs[i] = e
         outs = [self.expr(r.tensors[i]) for i in r.outputs]
         return finish(params, outs, [r.tensors[i].info() for i in r.inputs],
                       [r.tensors[i].info() for i in r.outputs], source, WHO)

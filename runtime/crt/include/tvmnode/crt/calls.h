@@ -184,6 +184,21 @@ TN_CRT_STRUCT(TnCrtCallBmmS32);
   F(T, N, TnCrtConvTranspose, g) F(T, S, int32_t, input_offset)
 TN_CRT_STRUCT(TnCrtCallConvTransposeS32);
 
+/* arg_reduce_f32, arg_reduce_s8, arg_reduce_i32: in = {x} seen as
+ * [outer, n, inner]; out = int32 [outer, inner], the first index of the
+ * largest (smallest when is_min) value along n. */
+#define TN_CRT_FIELDS_TnCrtCallArgReduce(F, T)                   \
+  F(T, S, int32_t, outer) F(T, S, int32_t, n) F(T, S, int32_t, inner) \
+  F(T, S, int32_t, is_min)
+TN_CRT_STRUCT(TnCrtCallArgReduce);
+
+/* gather: in = {data, indices (int32, count of them)}; data is [outer, n,
+ * inner bytes]; out is [outer, count, inner bytes]. */
+#define TN_CRT_FIELDS_TnCrtCallGather(F, T)                      \
+  F(T, S, int32_t, outer) F(T, S, int32_t, n) F(T, S, int32_t, inner) \
+  F(T, S, int32_t, count)
+TN_CRT_STRUCT(TnCrtCallGather);
+
 /* Every parameter struct, nested ones before those that hold them (the
  * host describes each for the code generator). */
 #define TN_CRT_PARAM_TYPES(X)                                               \
@@ -198,7 +213,8 @@ TN_CRT_STRUCT(TnCrtCallConvTransposeS32);
   X(TnCrtCallConvS32) X(TnCrtCallDenseS32) X(TnCrtCallQBinary)              \
   X(TnCrtCallSoftmaxS8) X(TnCrtCallLut) X(TnCrtCallConvS8)                  \
   X(TnCrtCallDenseS8) X(TnCrtResize) X(TnCrtBatchMatmul) X(TnCrtCallBmmS32)     \
-  X(TnCrtConvTranspose) X(TnCrtCallConvTransposeS32)
+  X(TnCrtConvTranspose) X(TnCrtCallConvTransposeS32)  \
+  X(TnCrtCallArgReduce) X(TnCrtCallGather)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -250,7 +266,19 @@ TN_CRT_STRUCT(TnCrtCallConvTransposeS32);
   X(bmm_s8_s32, TnCrtCallBmmS32, "src/kernels/batch_matmul.c")              \
   X(conv2d_transpose_f32, TnCrtConvTranspose, "src/kernels/transpose_conv.c") \
   X(conv2d_transpose_s8_s32, TnCrtCallConvTransposeS32,                     \
-    "src/kernels/transpose_conv.c")
+    "src/kernels/transpose_conv.c")  \
+  X(sum_f32, TnCrtReduce, "src/kernels/reduce.c")                           \
+  X(sum_i32, TnCrtReduce, "src/kernels/reduce.c")                           \
+  X(max_f32, TnCrtReduce, "src/kernels/reduce.c")                           \
+  X(min_f32, TnCrtReduce, "src/kernels/reduce.c")                           \
+  X(max_s8, TnCrtReduce, "src/kernels/reduce.c")                            \
+  X(min_s8, TnCrtReduce, "src/kernels/reduce.c")                            \
+  X(max_i32, TnCrtReduce, "src/kernels/reduce.c")                           \
+  X(min_i32, TnCrtReduce, "src/kernels/reduce.c")                           \
+  X(arg_reduce_f32, TnCrtCallArgReduce, "src/kernels/reduce.c")             \
+  X(arg_reduce_s8, TnCrtCallArgReduce, "src/kernels/reduce.c")              \
+  X(arg_reduce_i32, TnCrtCallArgReduce, "src/kernels/reduce.c")             \
+  X(gather, TnCrtCallGather, "src/kernels/gather.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the
