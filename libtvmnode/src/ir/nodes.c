@@ -929,5 +929,6 @@ void tn__ir_init(void) {
   tn__ir_ops_tensor_init();
   tn__ir_ops_nn_init();
   tn__ir_ops_qnn_init();
+  tn__ir_ops_math_init();
   tn__ir_well_formed_init();
 }

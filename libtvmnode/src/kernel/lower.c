@@ -98,6 +98,8 @@ int tn__lower_broadcast(const TnKernArgs *a, const TnIrTensorType *l,
 
 static int lower_binary(const TnKernArgs *a, TnKernCall *k, TnCrtBinaryOp op) {
   DLDataType t = a->types[0]->dtype;
+  if (is(t, kI8) && (op == TN_CRT_MAX || op == TN_CRT_MIN))
+    return tn__lower_minmax_s8(a, k, op);
   if (!is(t, kF32) && !is(t, kI32)) return no_kernel(a, NULL);
   TnCrtCallBinary *p = is(t, kF32) ? KERNEL_USE(k, binary_f32, 0)
                                     : KERNEL_USE(k, binary_i32, 0);
@@ -379,7 +381,10 @@ static bool in_rows(const TnKernEntry *e, const TnLowerRow *rows, size_t n) {
 bool tn__kernel_entry_known(const TnKernEntry *e) {
   size_t n;
   const TnLowerRow *nn = tn__lower_nn_table(&n);
-  return in_rows(e, g_table, G_N_ELEMENTS(g_table)) || in_rows(e, nn, n);
+  if (in_rows(e, g_table, G_N_ELEMENTS(g_table)) || in_rows(e, nn, n))
+    return true;
+  const TnLowerRow *math = tn__lower_math_table(&n);
+  return in_rows(e, math, n);
 }
 
 static void register_rows(const TnLowerRow *rows, size_t n) {
@@ -397,4 +402,6 @@ void tn__kernel_lower_init(void) {
   const TnLowerRow *nn = tn__lower_nn_table(&n);
   register_rows(g_table, G_N_ELEMENTS(g_table));
   register_rows(nn, n);
+  const TnLowerRow *math = tn__lower_math_table(&n);
+  register_rows(math, n);
 }

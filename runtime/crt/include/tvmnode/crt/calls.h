@@ -173,6 +173,11 @@ TN_CRT_STRUCT(TnCrtCallConvS8);
   F(T, N, TnCrtDense, d) F(T, N, TnCrtQuant, q) F(T, S, int32_t, has_bias)
 TN_CRT_STRUCT(TnCrtCallDenseS8);
 
+/* math_f32: in = {x}; `op` is a TnCrtMathOp, n elements. */
+#define TN_CRT_FIELDS_TnCrtCallMath(F, T) \
+  F(T, S, int32_t, op) F(T, S, int32_t, n)
+TN_CRT_STRUCT(TnCrtCallMath);
+
 /* Every parameter struct, nested ones before those that hold them (the
  * host describes each for the code generator). */
 #define TN_CRT_PARAM_TYPES(X)                                               \
@@ -186,7 +191,7 @@ TN_CRT_STRUCT(TnCrtCallDenseS8);
   X(TnCrtCallPoolS8) X(TnCrtCallAffine) X(TnCrtCallRequant)                 \
   X(TnCrtCallConvS32) X(TnCrtCallDenseS32) X(TnCrtCallQBinary)              \
   X(TnCrtCallSoftmaxS8) X(TnCrtCallLut) X(TnCrtCallConvS8)                  \
-  X(TnCrtCallDenseS8)
+  X(TnCrtCallDenseS8) X(TnCrtCallMath)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -230,7 +235,10 @@ TN_CRT_STRUCT(TnCrtCallDenseS8);
   X(softmax_s8, TnCrtCallSoftmaxS8, "src/kernels/softmax_s8.c")             \
   X(lut_s8, TnCrtCallLut, "src/kernels/quant.c")                            \
   X(conv2d_s8, TnCrtCallConvS8, "src/kernels/conv_s8.c")                    \
-  X(dense_s8, TnCrtCallDenseS8, "src/kernels/dense_s8.c")
+  X(dense_s8, TnCrtCallDenseS8, "src/kernels/dense_s8.c")                    \
+  X(math_f32, TnCrtCallMath, "src/kernels/math.c")                          \
+  X(minmax_s8, TnCrtCallBinary, "src/kernels/qelementwise.c")               \
+  X(qsub_s8, TnCrtCallQBinary, "src/kernels/qelementwise.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the
