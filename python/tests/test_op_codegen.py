@@ -267,6 +267,27 @@ case("qnn.conv2d_transpose", "s32", [s8(1, 3, 3, 2)],
 case("qnn.conv2d_transpose", "s8-requant", [s8(2, 2, 4, 3)],
      lambda x: qtconv(x, s8(3, 2, 3, 3), True, strides=[3, 1], output_size=[6, 6]))
 
+for name in ("abs", "sqrt", "rsqrt", "log"):
+    pos = name in ("sqrt", "rsqrt", "log")
+    case(name, "f32-vec", [np.abs(f32(9)) + 0.1 if pos else f32(9)], getattr(O, name))
+    case(name, "f32-3d", [np.abs(f32(2, 3, 4)) + 0.1 if pos else f32(2, 3, 4)],
+         getattr(O, name))
+for name in ("maximum", "minimum"):
+    case(name, "s8-same", [s8(3, 5), s8(3, 5)], getattr(O, name))
+    case(name, "s8-broadcast", [s8(2, 1, 4), s8(3, 1)], getattr(O, name))
+case("qnn.subtract", "same", [s8(3, 4), s8(3, 4)],
+     lambda a, b: Q.subtract(a, b, S(0.05), Z(2), S(0.04), Z(-3), S(0.08), Z(1)))
+case("qnn.subtract", "broadcast", [s8(2, 1, 4), s8(3, 1)],
+     lambda a, b: Q.subtract(a, b, S(0.1), Z(0), S(0.02), Z(5), S(0.2), Z(-7)))
+case("qnn.leaky_relu", "a", [s8(20)],
+     lambda x: Q.leaky_relu(x, S(0.05), Z(-3), S(0.03), Z(10), alpha=0.2))
+case("qnn.leaky_relu", "neg-alpha", [s8(3, 4)],
+     lambda x: Q.leaky_relu(x, S(0.1), Z(5), S(0.1), Z(5), alpha=-0.5))
+case("qnn.abs", "same", [s8(12)], lambda x: Q.abs(x, S(0.05), Z(-3), S(0.05), Z(-3)))
+case("qnn.abs", "rescale", [s8(2, 6)], lambda x: Q.abs(x, S(0.05), Z(10), S(0.04), Z(-128)))
+case("qnn.rsqrt", "a", [s8(16)], lambda x: Q.rsqrt(x, S(0.05), Z(-128), S(0.02), Z(-100)))
+case("qnn.rsqrt", "b", [s8(2, 8)], lambda x: Q.rsqrt(x, S(1.5), Z(0), S(0.004), Z(0)))
+
 
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:
     params = [ir.var("x%d" % i, shape=a.shape, dtype=str(a.dtype)) for i, a in enumerate(inputs)]

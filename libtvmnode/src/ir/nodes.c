@@ -932,5 +932,7 @@ void tn__ir_init(void) {
   tn__ir_ops_nn_init();
   tn__ir_ops_qnn_init();
   tn__ir_ops_image_init();
+
+  tn__ir_ops_math_init();
   tn__ir_well_formed_init();
 }

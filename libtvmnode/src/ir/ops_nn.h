@@ -134,6 +134,16 @@ int tn__ir_padding4(const char *op, const TnObject *attrs, int64_t pad[4]);
 int tn__ir_pair(const char *op, const TnObject *attrs, const char *field,
                 int64_t dflt, int64_t out[2]);
 
+/* Type inference the operators of ops_math.c share: float data of any
+ * shape (ops_tensor.c); two int8 operands with six scalar scales and zero
+ * points, broadcast (qnn.add's); int8 data with four (qnn.sigmoid's). */
+TnObject *tn__ir_infer_unary_float(const char *op, TnObject *const *types,
+                                   int32_t n, TnObject *attrs);
+TnObject *tn__ir_infer_qnn_binary(const char *op, TnObject *const *types,
+                                  int32_t n, TnObject *attrs);
+TnObject *tn__ir_infer_qnn_unary(const char *op, TnObject *const *types,
+                                 int32_t n, TnObject *attrs);
+
 void tn__ir_ops_tensor_init(void);
 void tn__ir_ops_nn_init(void);
 void tn__ir_ops_qnn_init(void);

@@ -217,8 +217,8 @@ static TnObject *infer_qnn_dense(const char *op, TnObject *const *types,
 
 /* qnn.add and qnn.mul: two int8 operands, each with its own scale and
  * zero point, broadcast. */
-static TnObject *infer_qnn_binary(const char *op, TnObject *const *types,
-                                  int32_t n, TnObject *attrs) {
+TnObject *tn__ir_infer_qnn_binary(const char *op, TnObject *const *types,
+                                 int32_t n, TnObject *attrs) {
   (void)n, (void)attrs;
   const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "lhs");
   const TnIrTensorType *b = a ? tn__ir_tensor_arg(op, types, 1, "rhs") : NULL;
@@ -260,8 +260,8 @@ static const TnIrTensorType *int8_data_per_tensor(const char *op,
 
 /* qnn.softmax, qnn.sigmoid, qnn.tanh: int8 data with per-tensor input and
  * output quantization; the result has the data's type. */
-static TnObject *infer_qnn_unary(const char *op, TnObject *const *types,
-                                 int32_t n, TnObject *attrs) {
+TnObject *tn__ir_infer_qnn_unary(const char *op, TnObject *const *types,
+                                int32_t n, TnObject *attrs) {
   (void)n;
   const TnIrTensorType *d = int8_data_per_tensor(op, types);
   if (d == NULL) return NULL;
@@ -320,30 +320,30 @@ void tn__ir_ops_qnn_init(void) {
   tn__ir_op_define("qnn.add",
                    "lhs,rhs,lhs_scale,lhs_zero_point,rhs_scale,"
                    "rhs_zero_point,output_scale,output_zero_point",
-                   NULL, TN_OP_BROADCAST, infer_qnn_binary,
+                   NULL, TN_OP_BROADCAST, tn__ir_infer_qnn_binary,
                    "int8 lhs + rhs, each in its own quantization");
   tn__ir_op_define("qnn.mul",
                    "lhs,rhs,lhs_scale,lhs_zero_point,rhs_scale,"
                    "rhs_zero_point,output_scale,output_zero_point",
-                   NULL, TN_OP_BROADCAST, infer_qnn_binary,
+                   NULL, TN_OP_BROADCAST, tn__ir_infer_qnn_binary,
                    "int8 lhs * rhs, each in its own quantization");
   TN__IR_ATTRS(QSoftmaxAttrs, "ir.QnnSoftmaxAttrs", qsoftmax_fields);
   tn__ir_op_define("qnn.softmax",
                    "data,input_scale,input_zero_point,output_scale,"
                    "output_zero_point",
-                   "ir.QnnSoftmaxAttrs", TN_OP_OPAQUE, infer_qnn_unary,
+                   "ir.QnnSoftmaxAttrs", TN_OP_OPAQUE, tn__ir_infer_qnn_unary,
                    "int8 softmax over the last axis, TFLite's fixed-point "
                    "algorithm (output scale 1/256, zero point -128)");
   tn__ir_op_define("qnn.sigmoid",
                    "data,input_scale,input_zero_point,output_scale,"
                    "output_zero_point",
-                   NULL, TN_OP_ELEMWISE, infer_qnn_unary,
+                   NULL, TN_OP_ELEMWISE, tn__ir_infer_qnn_unary,
                    "int8 logistic, TFLite's (output scale 1/256, zero "
                    "point -128)");
   tn__ir_op_define("qnn.tanh",
                    "data,input_scale,input_zero_point,output_scale,"
                    "output_zero_point",
-                   NULL, TN_OP_ELEMWISE, infer_qnn_unary,
+                   NULL, TN_OP_ELEMWISE, tn__ir_infer_qnn_unary,
                    "int8 tanh, TFLite's (output scale 1/128, zero point 0)");
   tn__ir_op_define("qnn.mean",
                    "data,input_scale,input_zero_point,output_scale,"

@@ -153,8 +153,8 @@ static TnObject *infer_unary(const char *op, TnObject *const *types,
   return a ? same_type(a) : NULL;
 }
 
-static TnObject *infer_unary_float(const char *op, TnObject *const *types,
-                                   int32_t n, TnObject *attrs) {
+TnObject *tn__ir_infer_unary_float(const char *op, TnObject *const *types,
+                                  int32_t n, TnObject *attrs) {
   (void)n, (void)attrs;
   const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "data");
   if (a == NULL) return NULL;
@@ -557,16 +557,16 @@ void tn__ir_ops_tensor_init(void) {
                      infer_broadcast, binary[i].doc);
   tn__ir_op_define("negative", "data", NULL, TN_OP_ELEMWISE, infer_unary,
                    "-data, elementwise");
-  tn__ir_op_define("exp", "data", NULL, TN_OP_ELEMWISE, infer_unary_float,
+  tn__ir_op_define("exp", "data", NULL, TN_OP_ELEMWISE, tn__ir_infer_unary_float,
                    "e to the power data, elementwise (float)");
-  tn__ir_op_define("sigmoid", "data", NULL, TN_OP_ELEMWISE, infer_unary_float,
+  tn__ir_op_define("sigmoid", "data", NULL, TN_OP_ELEMWISE, tn__ir_infer_unary_float,
                    "1 / (1 + exp(-data)), elementwise (float)");
-  tn__ir_op_define("tanh", "data", NULL, TN_OP_ELEMWISE, infer_unary_float,
+  tn__ir_op_define("tanh", "data", NULL, TN_OP_ELEMWISE, tn__ir_infer_unary_float,
                    "hyperbolic tangent, elementwise (float)");
   tn__ir_op_define("nn.relu", "data", NULL, TN_OP_ELEMWISE, infer_unary,
                    "max(data, 0), elementwise");
   tn__ir_op_define("nn.leaky_relu", "data", "ir.LeakyReluAttrs",
-                   TN_OP_ELEMWISE, infer_unary_float,
+                   TN_OP_ELEMWISE, tn__ir_infer_unary_float,
                    "data where above 0, else alpha * data (float)");
   tn__ir_op_define("clip", "a", "ir.ClipAttrs", TN_OP_ELEMWISE, infer_clip,
                    "clamp to [a_min, a_max]");

@@ -98,6 +98,8 @@ int tn__lower_broadcast(const TnKernArgs *a, const TnIrTensorType *l,
 
 static int lower_binary(const TnKernArgs *a, TnKernCall *k, TnCrtBinaryOp op) {
   DLDataType t = a->types[0]->dtype;
+  if (is(t, kI8) && (op == TN_CRT_MAX || op == TN_CRT_MIN))
+    return tn__lower_minmax_s8(a, k, op);
   if (!is(t, kF32) && !is(t, kI32)) return no_kernel(a, NULL);
   TnCrtCallBinary *p = is(t, kF32) ? KERNEL_USE(k, binary_f32, 0)
                                     : KERNEL_USE(k, binary_i32, 0);
@@ -387,6 +389,7 @@ static const TnLowerRow *(*const g_tables[])(size_t *) = {
     tn__lower_nn_table,
     tn__lower_spatial_table,
     tn__lower_movement_table,
+    tn__lower_math_table,
 };
 
 bool tn__kernel_entry_known(const TnKernEntry *e) {

@@ -117,5 +117,13 @@ int tn__lower_reduce_geom(const TnKernArgs *a, TnCrtReduce *r,
                           int32_t *count);
 int tn__lower_qnn_mean_or_sum(const TnKernArgs *a, TnKernCall *k, bool sum);
 
+/* lower_math.c's rows, registered after lower_nn.c's, and its int8
+ * maximum/minimum, which lower.c's binary lowering hands int8 calls to. */
+const TnLowerRow *tn__lower_math_table(size_t *n);
+int tn__lower_minmax_s8(const TnKernArgs *a, TnKernCall *k, TnCrtBinaryOp op);
+/* lower_nn.c's lowering of qnn.add (op TN_CRT_ADD), qnn.mul (TN_CRT_MUL)
+ * and qnn.subtract (TN_CRT_SUB). */
+int tn__lower_qnn_binary(const TnKernArgs *a, TnKernCall *k, TnCrtBinaryOp op);
+
 
 #endif /* TVMNODE_KERNEL_LOWER_INTERNAL_H_ */

@@ -488,9 +488,11 @@ static int lower_qnn_dense(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
-/* qnn.add and qnn.mul: two int8 operands and six constant scales and zero
- * points (arguments 2 to 7), TFLite's parameters computed here. */
-static int lower_qnn_binary(const TnKernArgs *a, TnKernCall *k, bool mul) {
+/* qnn.add, qnn.mul and qnn.subtract (TN_CRT_ADD, MUL, SUB): two int8
+ * operands and six constant scales and zero points (arguments 2 to 7),
+ * TFLite's parameters computed here. */
+int tn__lower_qnn_binary(const TnKernArgs *a, TnKernCall *k, TnCrtBinaryOp op) {
+  const bool mul = op == TN_CRT_MUL;
   if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8))
     return no_kernel(a, "int8 only");
   double v[6];
@@ -500,10 +502,13 @@ static int lower_qnn_binary(const TnKernArgs *a, TnKernCall *k, bool mul) {
   for (int i = 0; i < 6; i++)
     if (const_scalar(a, 2 + i, roles[i], &v[i])) return -1;
   TnCrtCallQBinary *p = mul ? KERNEL_USE(k, qmul_s8, 0)
-                            : KERNEL_USE(k, qadd_s8, 0);
+                         : op == TN_CRT_SUB ? KERNEL_USE(k, qsub_s8, 0)
+                                            : KERNEL_USE(k, qadd_s8, 0);
   if (tn__lower_broadcast(a, a->types[0], a->types[1], a->out, &p->b))
     return -1;
-  TnCrtStatus st = (mul ? tn_crt_qmul_params : tn_crt_qadd_params)(
+  TnCrtStatus st = (mul ? tn_crt_qmul_params
+                     : op == TN_CRT_SUB ? tn_crt_qsub_params
+                                        : tn_crt_qadd_params)(
       v[0], (int32_t)v[1], v[2], (int32_t)v[3], v[4], (int32_t)v[5], &p->q);
   if (st != TN_CRT_OK)
     return tn_error_raise_in(TN_ERR_VALUE, a->op, "scales %g, %g, %g with "
@@ -519,10 +524,10 @@ static int lower_qnn_binary(const TnKernArgs *a, TnKernCall *k, bool mul) {
 }
 
 static int lower_qnn_add(const TnKernArgs *a, TnKernCall *k) {
-  return lower_qnn_binary(a, k, false);
+  return tn__lower_qnn_binary(a, k, TN_CRT_ADD);
 }
 static int lower_qnn_mul(const TnKernArgs *a, TnKernCall *k) {
-  return lower_qnn_binary(a, k, true);
+  return tn__lower_qnn_binary(a, k, TN_CRT_MUL);
 }
 
 /* The (input scale, input zero point, output scale, output zero point) of

@@ -608,6 +608,93 @@ def _logistic_tanh(ctx: _Ctx, kind: str) -> ir.Expr:
     raise ctx.unsupported("%s -> %s is not supported" % (x.dtype, out.dtype))
 
 
+def _fused_act(ctx: _Ctx, table: str) -> int:
+    o = ctx.imp.r.options(ctx.op, table)
+    return int(o.FusedActivationFunction()) if o is not None else _NONE
+
+
+def _sub(ctx: _Ctx) -> ir.Expr:
+    """SUB: subtract (float32, int32) or qnn.subtract (int8, TFLite's
+    rescaled difference), then the fused activation."""
+    act = _fused_act(ctx, "SubOptions")
+    a, b, out = ctx.t(0), ctx.t(1), ctx.out
+    if a.dtype == b.dtype == out.dtype and a.dtype in ("float32", "int32"):
+        return _activation(ctx, call("subtract", ctx.expr(0), ctx.expr(1)), act, out)
+    if a.dtype == b.dtype == out.dtype == "int8":
+        y = call("qnn.subtract", ctx.expr(0), ctx.expr(1), *ctx.qscalar(a), *ctx.qscalar(b),
+                 *ctx.qscalar(out))
+        return _activation(ctx, y, act, out)
+    raise ctx.unsupported("operand types %s, %s -> %s are not supported"
+                          % (a.dtype, b.dtype, out.dtype))
+
+
+def _div(ctx: _Ctx) -> ir.Expr:
+    act = _fused_act(ctx, "DivOptions")
+    a, b, out = ctx.t(0), ctx.t(1), ctx.out
+    if a.dtype == b.dtype == out.dtype == "float32":
+        return _activation(ctx, call("divide", ctx.expr(0), ctx.expr(1)), act, out)
+    raise ctx.unsupported("operand types %s, %s -> %s are not supported (float32)"
+                          % (a.dtype, b.dtype, out.dtype))
+
+
+def _min_max(ctx: _Ctx, kind: str) -> ir.Expr:
+    """MAXIMUM, MINIMUM: TFLite compares the stored values whatever the
+    quantization (int8 included), so the plain operator serves them all."""
+    a, b, out = ctx.t(0), ctx.t(1), ctx.out
+    if a.dtype == b.dtype == out.dtype and a.dtype in ("float32", "int8", "int32"):
+        return call(kind, ctx.expr(0), ctx.expr(1))
+    raise ctx.unsupported("operand types %s, %s -> %s are not supported"
+                          % (a.dtype, b.dtype, out.dtype))
+
+
+def _squared_difference(ctx: _Ctx) -> ir.Expr:
+    a, b, out = ctx.t(0), ctx.t(1), ctx.out
+    if a.dtype == b.dtype == out.dtype and a.dtype in ("float32", "int32"):
+        d = call("subtract", ctx.expr(0), ctx.expr(1))  # TFLite: d * d
+        return call("multiply", d, d)
+    raise ctx.unsupported("operand types %s, %s -> %s are not supported (float32, int32)"
+                          % (a.dtype, b.dtype, out.dtype))
+
+
+# what TFLite Micro's CAST converts from and to
+_CAST_FROM = ("float32", "int8", "int16", "int32", "bool")
+_CAST_TO = ("float32", "int8", "int16", "int32")
+
+
+def _cast(ctx: _Ctx) -> ir.Expr:
+    """CAST converts stored values (no quantization is applied)."""
+    x, out = ctx.t(0), ctx.out
+    if x.dtype not in _CAST_FROM or out.dtype not in _CAST_TO:
+        raise ctx.unsupported("casting %s to %s is not supported" % (x.dtype, out.dtype))
+    if x.dtype == out.dtype:
+        return ctx.expr(0)
+    return call("cast", ctx.expr(0), dtype=out.dtype)
+
+
+def _leaky_relu(ctx: _Ctx) -> ir.Expr:
+    o = ctx.imp.r.options(ctx.op, "LeakyReluOptions")
+    alpha = float(o.Alpha()) if o is not None else 0.0
+    x, out = ctx.t(0), ctx.out
+    if x.dtype == out.dtype == "float32":
+        return call("nn.leaky_relu", ctx.expr(0), alpha=alpha)
+    if x.dtype == out.dtype == "int8":
+        return call("qnn.leaky_relu", ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out),
+                    alpha=alpha)
+    raise ctx.unsupported("%s -> %s is not supported" % (x.dtype, out.dtype))
+
+
+def _math(ctx: _Ctx, kind: str, quantized: bool) -> ir.Expr:
+    """A float32 unary operator; `quantized` when TFLite has its int8
+    form too (qnn.<kind>)."""
+    x, out = ctx.t(0), ctx.out
+    if x.dtype == out.dtype == "float32":
+        return call(kind, ctx.expr(0))
+    if quantized and x.dtype == out.dtype == "int8":
+        return call("qnn." + kind, ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out))
+    raise ctx.unsupported("%s -> %s is not supported (float32%s)"
+                          % (x.dtype, out.dtype, " or int8" if quantized else ""))
+
+
 def _pad(ctx: _Ctx) -> ir.Expr:
     x, out = ctx.t(0), ctx.out
     p = ctx.const(1, "the paddings")
@@ -1167,6 +1254,19 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "DEPTH_TO_SPACE": lambda c: _depth_space(c, False),
     "MIRROR_PAD": _mirror_pad,
     "SHAPE": _shape,
+    "SUB": _sub,
+    "DIV": _div,
+    "MAXIMUM": lambda c: _min_max(c, "maximum"),
+    "MINIMUM": lambda c: _min_max(c, "minimum"),
+    "SQUARED_DIFFERENCE": _squared_difference,
+    "CAST": _cast,
+    "LEAKY_RELU": _leaky_relu,
+    "ABS": lambda c: _math(c, "abs", True),
+    "RSQRT": lambda c: _math(c, "rsqrt", True),
+    "SQRT": lambda c: _math(c, "sqrt", False),
+    "LOG": lambda c: _math(c, "log", False),
+    "EXP": lambda c: _math(c, "exp", False),
+    "NEG": lambda c: _math(c, "negative", False),
 }
 
 

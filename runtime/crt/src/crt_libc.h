@@ -33,6 +33,7 @@ float sqrtf(float x);
 float floorf(float x);
 float roundf(float x);
 float fabsf(float x);
+float logf(float x);
 double exp(double x);
 double frexp(double x, int *e);
 double round(double x);

@@ -199,6 +199,11 @@ TN_CRT_STRUCT(TnCrtCallArgReduce);
   F(T, S, int32_t, count)
 TN_CRT_STRUCT(TnCrtCallGather);
 
+/* math_f32: in = {x}; `op` is a TnCrtMathOp, n elements. */
+#define TN_CRT_FIELDS_TnCrtCallMath(F, T) \
+  F(T, S, int32_t, op) F(T, S, int32_t, n)
+TN_CRT_STRUCT(TnCrtCallMath);
+
 /* Every parameter struct, nested ones before those that hold them (the
  * host describes each for the code generator). */
 #define TN_CRT_PARAM_TYPES(X)                                               \
@@ -214,7 +219,8 @@ TN_CRT_STRUCT(TnCrtCallGather);
   X(TnCrtCallSoftmaxS8) X(TnCrtCallLut) X(TnCrtCallConvS8)                  \
   X(TnCrtCallDenseS8) X(TnCrtResize) X(TnCrtBatchMatmul) X(TnCrtCallBmmS32)     \
   X(TnCrtConvTranspose) X(TnCrtCallConvTransposeS32)  \
-  X(TnCrtCallArgReduce) X(TnCrtCallGather)
+  X(TnCrtCallArgReduce) X(TnCrtCallGather)  \
+  X(TnCrtCallMath)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -278,7 +284,10 @@ TN_CRT_STRUCT(TnCrtCallGather);
   X(arg_reduce_f32, TnCrtCallArgReduce, "src/kernels/reduce.c")             \
   X(arg_reduce_s8, TnCrtCallArgReduce, "src/kernels/reduce.c")              \
   X(arg_reduce_i32, TnCrtCallArgReduce, "src/kernels/reduce.c")             \
-  X(gather, TnCrtCallGather, "src/kernels/gather.c")
+  X(gather, TnCrtCallGather, "src/kernels/gather.c")  \
+  X(math_f32, TnCrtCallMath, "src/kernels/math.c")                          \
+  X(minmax_s8, TnCrtCallBinary, "src/kernels/qelementwise.c")               \
+  X(qsub_s8, TnCrtCallQBinary, "src/kernels/qelementwise.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

@@ -626,6 +626,59 @@ TnCrtStatus tn_crt_conv2d_transpose_s8_s32(const TnCrtConvTranspose *p,
                                            const int8_t *in, const int8_t *w,
                                            int32_t *out);
 
+/* Elementwise math (math.c) and the other int8 elementwise operators        */
+/* (qelementwise.c)                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef enum {
+  TN_CRT_ABS = 0,
+  TN_CRT_SQRT = 1,
+  TN_CRT_RSQRT = 2, /* 1 / sqrt(x), TFLite's 1.f / std::sqrt(f) */
+  TN_CRT_LOG = 3
+} TnCrtMathOp;
+
+/* out[i] = op(in[i]) for n float32 elements, as TFLite's ABS, SQRT,
+ * RSQRT and LOG compute them; out may be in. */
+TnCrtStatus tn_crt_math_f32(TnCrtMathOp op, int32_t n, const float *in,
+                            float *out);
+
+/* int8 MAXIMUM and MINIMUM (op TN_CRT_MAX or TN_CRT_MIN) with broadcasting,
+ * TFLite's: the raw int8 values compared, whatever their quantization. */
+TnCrtStatus tn_crt_minmax_s8(TnCrtBinaryOp op, const TnCrtBroadcast *b,
+                             const int8_t *lhs, const int8_t *rhs,
+                             int8_t *out);
+
+/* int8 SUB with broadcasting, TFLite's: ADD's arithmetic with the rescaled
+ * rhs subtracted. tn_crt_qsub_params computes the parameters as TFLM's
+ * CalculateOpDataSub does (its multipliers' ratios in float, not double as
+ * ADD's are), with tn_crt_qadd_params's conditions and results. */
+TnCrtStatus tn_crt_qsub_params(double lhs_scale, int32_t lhs_zp,
+                               double rhs_scale, int32_t rhs_zp,
+                               double out_scale, int32_t out_zp,
+                               TnCrtQBinary *out);
+TnCrtStatus tn_crt_qsub_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
+                           const int8_t *lhs, const int8_t *rhs, int8_t *out);
+
+/* The 256-entry tables (for tn_crt_lut_s8) of TFLite's int8 LEAKY_RELU,
+ * ABS and RSQRT, each filled by running TFLM's reference arithmetic for
+ * every input value (leaky_relu.h; elementwise.cc's AbsEvalQuantized and
+ * RsqrtEvalQuantized) with the multipliers its Prepare computes. Scales
+ * are rounded to float as TFLite holds them; TN_CRT_INVALID_ARGUMENT for a
+ * scale that is not positive and finite or a zero point outside int8,
+ * TN_CRT_UNSUPPORTED for a rescale no Q31 multiplier holds. RSQRT of an
+ * input below the zero point is an error in TFLM (it fails the run); its
+ * entry here is the int8 maximum, as for the input equal to the zero
+ * point. */
+TnCrtStatus tn_crt_leaky_relu_s8_table(double in_scale, int32_t in_zp,
+                                       double alpha, double out_scale,
+                                       int32_t out_zp, TnCrtLut8 *out);
+TnCrtStatus tn_crt_abs_s8_table(double in_scale, int32_t in_zp,
+                                double out_scale, int32_t out_zp,
+                                TnCrtLut8 *out);
+TnCrtStatus tn_crt_rsqrt_s8_table(double in_scale, int32_t in_zp,
+                                  double out_scale, int32_t out_zp,
+                                  TnCrtLut8 *out);
+
 #ifdef __cplusplus
 }
 #endif

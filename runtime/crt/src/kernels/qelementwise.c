@@ -1,0 +1,336 @@
+/*
+ * qelementwise.c: the int8 elementwise operators beyond ADD and MUL (which
+ * are quant.c's): MAXIMUM and MINIMUM, SUB with broadcasting, and the
+ * tables of the unary ones, LEAKY_RELU, ABS and RSQRT. Each reproduces
+ * TFLite Micro's reference kernel bit for bit (maximum_minimum.cc,
+ * reference/sub.h, leaky_relu.h, elementwise.cc) and the *_params /
+ * *_table functions what its Prepare computes from the tensors'
+ * quantization, so a device sees only integers. A unary int8 operator has
+ * 256 possible inputs: its table is filled on the host by running TFLM's
+ * arithmetic once per value, and the device looks results up with
+ * tn_crt_lut_s8 (quant.c), whatever the operator.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "call.h"
+#include "tvmnode/crt/kernels.h"
+#include "crt_libc.h"
+
+/* TFLite's int32 arithmetic on offsets, whose overflow C++ leaves
+ * undefined: wrapping, as the hardware does. */
+static int32_t wrap_add(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+static int8_t sat8(int32_t v, int32_t lo, int32_t hi) {
+  return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* A tensor's quantization as TFLite holds it: a positive finite float
+ * scale and an int8 zero point. */
+static int quant_ok(double scale, int32_t zp, float *s) {
+  if (!(scale > 0.0) || scale - scale != 0.0) return 0;
+  *s = (float)scale;
+  return *s > 0.0f && *s - *s == 0.0f && zp >= -128 && zp <= 127;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The broadcast walk of the binary kernels                                  */
+/* ------------------------------------------------------------------------ */
+
+/* out[i] = f(l[i * ls], r[i * rs]) for i < n; `p` is the kernel's
+ * parameters. */
+typedef void (*RowS8)(const void *p, const int8_t *l, int32_t ls,
+                      const int8_t *r, int32_t rs, int32_t n, int8_t *out);
+
+/* The output is dense in b->dims: rows along the last dim, the others an
+ * odometer that moves each operand by its stride (0 where broadcast). */
+static TnCrtStatus walk(const TnCrtBroadcast *b, const int8_t *lhs,
+                        const int8_t *rhs, int8_t *out, RowS8 row,
+                        const void *p) {
+  if (b == NULL || lhs == NULL || rhs == NULL || out == NULL)
+    return TN_CRT_INVALID_ARGUMENT;
+  if (b->ndim < 1 || b->ndim > TN_CRT_MAX_DIMS) return TN_CRT_INVALID_ARGUMENT;
+  for (int32_t d = 0; d < b->ndim; d++)
+    if (b->dims[d] <= 0) return TN_CRT_INVALID_ARGUMENT;
+  const int32_t last = b->ndim - 1, n = b->dims[last];
+  int32_t idx[TN_CRT_MAX_DIMS] = {0};
+  ptrdiff_t lo = 0, ro = 0;
+  for (;;) {
+    row(p, lhs + lo, b->lhs_strides[last], rhs + ro, b->rhs_strides[last], n,
+        out);
+    out += n;
+    int32_t d = last - 1;
+    while (d >= 0 && ++idx[d] == b->dims[d]) {
+      lo -= (ptrdiff_t)b->lhs_strides[d] * (b->dims[d] - 1);
+      ro -= (ptrdiff_t)b->rhs_strides[d] * (b->dims[d] - 1);
+      idx[d--] = 0;
+    }
+    if (d < 0) return TN_CRT_OK;
+    lo += b->lhs_strides[d], ro += b->rhs_strides[d];
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* MAXIMUM, MINIMUM                                                          */
+/* ------------------------------------------------------------------------ */
+
+static void max_row(const void *p, const int8_t *l, int32_t ls,
+                    const int8_t *r, int32_t rs, int32_t n, int8_t *out) {
+  (void)p;
+  for (int32_t i = 0; i < n; i++) {
+    const int8_t x = l[(ptrdiff_t)i * ls], y = r[(ptrdiff_t)i * rs];
+    out[i] = x > y ? x : y;
+  }
+}
+
+static void min_row(const void *p, const int8_t *l, int32_t ls,
+                    const int8_t *r, int32_t rs, int32_t n, int8_t *out) {
+  (void)p;
+  for (int32_t i = 0; i < n; i++) {
+    const int8_t x = l[(ptrdiff_t)i * ls], y = r[(ptrdiff_t)i * rs];
+    out[i] = x < y ? x : y;
+  }
+}
+
+TnCrtStatus tn_crt_minmax_s8(TnCrtBinaryOp op, const TnCrtBroadcast *b,
+                             const int8_t *lhs, const int8_t *rhs,
+                             int8_t *out) {
+  switch (op) {
+    case TN_CRT_MAX: return walk(b, lhs, rhs, out, max_row, NULL);
+    case TN_CRT_MIN: return walk(b, lhs, rhs, out, min_row, NULL);
+    default: return TN_CRT_INVALID_ARGUMENT;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* SUB                                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* QuantizeMultiplierSmallerThanOneExp: a multiplier below one, so with a
+ * shift <= 0 (TFLite checks both). */
+static TnCrtStatus below_one(double real, int32_t *m, int32_t *shift) {
+  if (!(real < 1.0)) return TN_CRT_UNSUPPORTED;
+  TnCrtStatus st = tn_crt_quantize_multiplier(real, m, shift);
+  return st == TN_CRT_OK && *shift > 0 ? TN_CRT_UNSUPPORTED : st;
+}
+
+TnCrtStatus tn_crt_qsub_params(double lhs_scale, int32_t lhs_zp,
+                               double rhs_scale, int32_t rhs_zp,
+                               double out_scale, int32_t out_zp,
+                               TnCrtQBinary *out) {
+  float sl, sr, so;
+  if (out == NULL || !quant_ok(lhs_scale, lhs_zp, &sl) ||
+      !quant_ok(rhs_scale, rhs_zp, &sr) || !quant_ok(out_scale, out_zp, &so))
+    return TN_CRT_INVALID_ARGUMENT;
+  /* CalculateOpDataSub for int8: ADD's scheme, but each ratio is a float
+   * division widened to double afterwards; the output's (1 << 20) * s_out
+   * is a float product too. */
+  const int32_t left_shift = 20;
+  const float twice_max = 2.0f * (sl > sr ? sl : sr);
+  const double real[3] = {(double)(sl / twice_max), (double)(sr / twice_max),
+                          (double)(twice_max /
+                                   ((float)(1 << left_shift) * so))};
+  int32_t m[3], s[3];
+  TnCrtStatus st = TN_CRT_OK;
+  for (int i = 0; i < 3 && st == TN_CRT_OK; i++)
+    st = below_one(real[i], &m[i], &s[i]);
+  if (st != TN_CRT_OK) return st;
+  const TnCrtQBinary q = {
+      .lhs_offset = -lhs_zp, .rhs_offset = -rhs_zp, .output_offset = out_zp,
+      .left_shift = left_shift, .lhs_multiplier = m[0], .lhs_shift = s[0],
+      .rhs_multiplier = m[1], .rhs_shift = s[1], .output_multiplier = m[2],
+      .output_shift = s[2], .act_min = -128, .act_max = 127};
+  *out = q;
+  return TN_CRT_OK;
+}
+
+/* (v + offset) << left_shift, rescaled: one operand of SUB. */
+static int32_t rescaled(int32_t v, int32_t offset, int32_t left_shift,
+                        int32_t m, int32_t shift) {
+  const uint32_t x = (uint32_t)wrap_add(v, offset) << left_shift;
+  return tn_crt_multiply_by_quantized_multiplier((int32_t)x, m, shift);
+}
+
+/* reference_ops::SubElementwise for one element. */
+static int8_t sub_one(const TnCrtQBinary *p, int32_t x, int32_t y) {
+  const uint32_t d =
+      (uint32_t)rescaled(x, p->lhs_offset, p->left_shift, p->lhs_multiplier,
+                         p->lhs_shift) -
+      (uint32_t)rescaled(y, p->rhs_offset, p->left_shift, p->rhs_multiplier,
+                         p->rhs_shift);
+  const int32_t r = tn_crt_multiply_by_quantized_multiplier(
+      (int32_t)d, p->output_multiplier, p->output_shift);
+  return sat8(wrap_add(r, p->output_offset), p->act_min, p->act_max);
+}
+
+static void sub_row(const void *p, const int8_t *l, int32_t ls,
+                    const int8_t *r, int32_t rs, int32_t n, int8_t *out) {
+  for (int32_t i = 0; i < n; i++)
+    out[i] = sub_one((const TnCrtQBinary *)p, l[(ptrdiff_t)i * ls],
+                     r[(ptrdiff_t)i * rs]);
+}
+
+TnCrtStatus tn_crt_qsub_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
+                           const int8_t *lhs, const int8_t *rhs,
+                           int8_t *out) {
+  if (p == NULL || p->left_shift < 0 || p->left_shift > 30 ||
+      p->act_min > p->act_max || p->act_min < -128 || p->act_max > 127)
+    return TN_CRT_INVALID_ARGUMENT;
+  return walk(b, lhs, rhs, out, sub_row, p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The unary tables                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* QuantizeMultiplier of a real multiplier of either sign: TFLite rounds
+ * the fraction half away from zero, so a negative one is the positive
+ * one's negation. */
+static TnCrtStatus signed_multiplier(double m, int32_t *mult, int32_t *shift) {
+  TnCrtStatus st = tn_crt_quantize_multiplier(m < 0 ? -m : m, mult, shift);
+  if (st == TN_CRT_OK && m < 0) *mult = -*mult;
+  return st;
+}
+
+/* Whether a table's input and output quantization are valid, and its
+ * scales as floats. */
+static int table_quant(double in_scale, int32_t in_zp, double out_scale,
+                       int32_t out_zp, const TnCrtLut8 *out, float *si,
+                       float *so) {
+  return out != NULL && quant_ok(in_scale, in_zp, si) &&
+         quant_ok(out_scale, out_zp, so);
+}
+
+TnCrtStatus tn_crt_leaky_relu_s8_table(double in_scale, int32_t in_zp,
+                                       double alpha, double out_scale,
+                                       int32_t out_zp, TnCrtLut8 *out) {
+  float si, so;
+  const float a = (float)alpha; /* TfLiteLeakyReluParams holds a float */
+  if (!table_quant(in_scale, in_zp, out_scale, out_zp, out, &si, &so) ||
+      a - a != 0.0f)
+    return TN_CRT_INVALID_ARGUMENT;
+  /* CalculateOpDataLeakyRelu: both ratios in float, then widened */
+  int32_t ma, sa, mi, sh;
+  TnCrtStatus st = signed_multiplier((double)(si * a / so), &ma, &sa);
+  if (st == TN_CRT_OK)
+    st = tn_crt_quantize_multiplier((double)(si / so), &mi, &sh);
+  if (st != TN_CRT_OK) return st;
+  /* QuantizeLeakyRelu multiplies by |alpha's multiplier| and negates */
+  const int32_t ma_abs = ma < 0 ? -ma : ma;
+  for (int32_t v = -128; v <= 127; v++) {
+    const int32_t x = v - in_zp;
+    int32_t y = out_zp;
+    if (x >= 0) {
+      y += tn_crt_multiply_by_quantized_multiplier(x, mi, sh);
+    } else {
+      const int32_t t = tn_crt_multiply_by_quantized_multiplier(x, ma_abs, sa);
+      y += ma < 0 ? -t : t;
+    }
+    out->table[(uint8_t)(int8_t)v] = sat8(y, -128, 127);
+  }
+  return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_abs_s8_table(double in_scale, int32_t in_zp,
+                                double out_scale, int32_t out_zp,
+                                TnCrtLut8 *out) {
+  float si, so;
+  if (!table_quant(in_scale, in_zp, out_scale, out_zp, out, &si, &so))
+    return TN_CRT_INVALID_ARGUMENT;
+  /* PrepareAbsRsqrt: a rescale only where the float scales differ */
+  const int rescale = si != so;
+  int32_t m = 0, sh = 0;
+  if (rescale) {
+    TnCrtStatus st = tn_crt_quantize_multiplier((double)(si / so), &m, &sh);
+    if (st != TN_CRT_OK) return st;
+  }
+  for (int32_t v = -128; v <= 127; v++) {
+    const int32_t x = v - in_zp, a = x < 0 ? -x : x;
+    const int32_t y =
+        rescale ? tn_crt_multiply_by_quantized_multiplier(a, m, sh) : a;
+    out->table[(uint8_t)(int8_t)v] = sat8(y + out_zp, -128, 127);
+  }
+  return TN_CRT_OK;
+}
+
+/* gemmlowp's SaturatingRoundingMultiplyByPOT<e> for e > 0. */
+static int32_t sat_shl(int32_t x, int e) {
+  const int32_t limit = (int32_t)((UINT32_C(1) << (31 - e)) - 1);
+  if (x > limit) return INT32_MAX;
+  if (x < -limit) return INT32_MIN;
+  return (int32_t)((uint32_t)x << e);
+}
+
+/* TFLite's GetInvSqrtQuantizedMultiplierExp with reverse_shift -1: 1 /
+ * sqrt(x) as a Q31 multiplier and a (left) shift, by five Newton-Raphson
+ * steps in gemmlowp's Q3.28 from a guess of one. */
+static void inv_sqrt(int32_t x, int32_t *mult, int32_t *shift) {
+  if (x <= 1) {
+    *mult = INT32_MAX, *shift = 0;
+    return;
+  }
+  int32_t s = 11;
+  while (x >= (1 << 29)) x /= 4, s++;
+  int clz = 0;
+  while (clz < 32 && !((uint32_t)x & (UINT32_C(0x80000000) >> clz))) clz++;
+  const int pairs = (clz - 1) / 2 - 1;
+  s -= pairs;
+  x = (int32_t)((uint32_t)x << (2 * pairs));
+  /* F3 values: raw int32 with 28 fractional bits; a product of two has
+   * 6 integer bits, of three 9, and Rescale<3> shifts them back. */
+  const int32_t in = x >> 1;
+  const int32_t half_in = tn_crt_rounding_divide_by_pot(in, 1);
+  const int32_t half_three = (1 << 28) + (1 << 27);
+  int32_t r = 1 << 28;
+  for (int i = 0; i < 5; i++) {
+    const int32_t r3 = sat_shl(tn_crt_srdhm(tn_crt_srdhm(r, r), r), 6);
+    const int32_t d = (int32_t)((uint32_t)tn_crt_srdhm(half_three, r) -
+                                (uint32_t)tn_crt_srdhm(half_in, r3));
+    r = sat_shl(d, 3);
+  }
+  r = tn_crt_srdhm(r, 1518500250); /* sqrt(2) / 2 in Q0.31 */
+  if (s < 0) {
+    r = (int32_t)((uint32_t)r << -s);
+    s = 0;
+  }
+  *mult = r, *shift = -s;
+}
+
+TnCrtStatus tn_crt_rsqrt_s8_table(double in_scale, int32_t in_zp,
+                                  double out_scale, int32_t out_zp,
+                                  TnCrtLut8 *out) {
+  float si, so;
+  if (!table_quant(in_scale, in_zp, out_scale, out_zp, out, &si, &so))
+    return TN_CRT_INVALID_ARGUMENT;
+  /* SetRsqrtOutputMultiplier: 1 / (sqrtf(s_in) * s_out), the product in
+   * float */
+  int32_t m, sh;
+  TnCrtStatus st = tn_crt_quantize_multiplier(
+      1.0 / (double)(sqrtf(si) * so), &m, &sh);
+  if (st != TN_CRT_OK) return st;
+  const int32_t k_shift = 20; /* RsqrtEvalQuantized's kShift */
+  for (int32_t v = -128; v <= 127; v++) {
+    const int32_t x = v - in_zp;
+    int32_t y = 127;
+    if (x > 0) {
+      int32_t im, is;
+      inv_sqrt(x, &im, &is);
+      const int32_t d =
+          tn_crt_multiply_by_quantized_multiplier(1, im, is + k_shift);
+      y = tn_crt_multiply_by_quantized_multiplier(d, m, sh - k_shift) + out_zp;
+    }
+    out->table[(uint8_t)(int8_t)v] = sat8(y, -128, 127);
+  }
+  return TN_CRT_OK;
+}
+
+/* ---- the uniform entries (tvmnode/crt/calls.h) ----------------------------- */
+
+TN_CRT_CALL(minmax_s8, TnCrtCallBinary) {
+  return tn_crt_minmax_s8((TnCrtBinaryOp)p->op, &p->b, in[0], in[1], out);
+}
+TN_CRT_CALL(qsub_s8, TnCrtCallQBinary) {
+  return tn_crt_qsub_s8(&p->q, &p->b, in[0], in[1], out);
+}
