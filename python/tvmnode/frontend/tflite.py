@@ -905,7 +905,6 @@ def _transpose_conv(ctx: _Ctx) -> ir.Expr:
     return _activation(ctx, y, act, out)
 
 
-_CONVERTERS: Dict[str, Callable[[_Ctx], ir.Expr]] = {
 # ---- reductions, data movement and shapes ----------------------------------
 # The data-movement operators are built from strided_slice, concatenate,
 # reshape and transpose, which move elements of any size; int8 and int16
