@@ -462,6 +462,18 @@ static const Example kExamples[] = {
                       "begin=[-2], end=[100]) }"},
     {"transpose", "fn (%x: Tensor[(2, 3, 4), float32]) { transpose(%x, "
                   "axes=[1, 0, 2]) }"},
+    {"sum", "fn (%x: Tensor[(2, 3, 4), float32]) { sum(%x, axis=[0, 2], "
+            "keepdims=true) }"},
+    {"max", "fn (%x: Tensor[(2, 3, 4), int8]) { max(%x, axis=[1]) }"},
+    {"min", "fn (%x: Tensor[(2, 3, 4), int32]) { min(%x, axis=[-1], "
+            "exclude=true) }"},
+    {"argmax", "fn (%x: Tensor[(2, 3, 4), float32]) { argmax(%x, axis=1, "
+               "keepdims=true) }"},
+    {"argmin", "fn (%x: Tensor[(2, 3, 4), int8]) { argmin(%x, axis=-1) }"},
+    {"qnn.sum", "fn (%x: Tensor[(1, 4, 4, 3), int8], " QUNARY_PARAMS ") { "
+                "qnn.sum(%x, %is, %izp, %os, %ozp, axis=[1, 2]) }"},
+    {"take", "fn (%x: Tensor[(5, 3), float32], %i: Tensor[(2, 2), int32]) { "
+             "take(%x, %i, axis=0) }"},
 };
 
 /* The values every int attribute (and each element of a tuple one) takes:

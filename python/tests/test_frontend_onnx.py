@@ -682,3 +682,27 @@ def test_onnx_node_tests(capsys: Any) -> None:
         print("\n" + line)
     assert len(res["passing"]) > 100
     assert not res["failing"], line
+
+
+def test_reductions_gather_tile_depth_space() -> None:
+    _needs("sum")
+    x = f32(2, 3, 4)
+    check1("ReduceSum", x, x.sum(axis=1, keepdims=True), {"a": np.array([1], np.int64)}, ["a"],
+           opset=13)
+    check1("ReduceMax", x, x.max(axis=(0, 2)), axes=[0, -1], keepdims=0, opset=13)
+    check1("ReduceMin", x, x.min(axis=2, keepdims=True), {"a": np.array([2], np.int64)}, ["a"],
+           opset=18)
+    check1("ArgMax", x, np.argmax(x, axis=1)[:, None, :].astype(np.int64), axis=1)
+    check1("ArgMin", x, np.argmin(x, axis=-1).astype(np.int64), axis=-1, keepdims=0)
+    idx = np.array([[2, -1], [0, 1]], np.int64)
+    check1("Gather", x, np.take(x, idx, axis=1), {"i": idx}, ["i"], axis=1)
+    check1("Tile", x, np.tile(x, (1, 2, 3)), {"r": np.array([1, 2, 3], np.int64)}, ["r"])
+    y = f32(1, 8, 2, 3)
+    b = 2
+    dcr = y.reshape(1, b, b, 2, 2, 3).transpose(0, 3, 4, 1, 5, 2).reshape(1, 2, 4, 6)
+    check1("DepthToSpace", y, dcr, blocksize=b)
+    crd = y.reshape(1, 2, b, b, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(1, 2, 4, 6)
+    check1("DepthToSpace", y, crd, blocksize=b, mode="CRD")
+    z = f32(1, 2, 4, 6)
+    s2d = z.reshape(1, 2, 2, b, 3, b).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 2, 3)
+    check1("SpaceToDepth", z, s2d, blocksize=b)

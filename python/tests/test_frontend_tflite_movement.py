@@ -353,3 +353,36 @@ def test_shape_chain_folds_at_import() -> None:
     want = run_tflite_micro(model, xs)[0]
     got = np.asarray(tn.runtime.Executor(mod)(xs))
     assert got.shape == want.shape and np.array_equal(got, want)
+
+
+# ---- errors -----------------------------------------------------------------------------
+
+
+def test_bad_inputs_are_named() -> None:
+    gather = one("GATHER", [f32((4, 3)), const(np.array([1, 4], np.int32))], [f32((2, 3))],
+                 builtin_options("GatherOptions", axis=0))
+    with pytest.raises(frontend.ModelImportError, match="GATHER.*out of range"):
+        frontend.from_tflite(gather)
+    split = one("SPLIT", [ints(1), f32((2, 5))], [f32((2, 2)), f32((2, 2))],
+                builtin_options("SplitOptions", numSplits=2))
+    with pytest.raises(frontend.ModelImportError, match="SPLIT.*5 entries do not split"):
+        frontend.from_tflite(split)
+    x = tn.ir.var("x", shape=[3, 4], dtype="float32")
+    with pytest.raises(TypeError, match="take.*indices.*int32 or int64"):
+        tn.ir.op.take(x, tn.ir.const(np.zeros(2, np.float32)))
+    with pytest.raises(TypeError, match="argmax.*axis 2 is out of range"):
+        tn.ir.op.argmax(x, 2)
+    with pytest.raises(TypeError, match="qnn.sum.*data.*expected int8"):
+        tn.ir.op.qnn.sum(x, *[tn.ir.const(np.array(v, d)) for v, d in
+                              ((0.1, "float32"), (0, "int32"), (0.1, "float32"), (0, "int32"))])
+
+
+def test_take_index_out_of_range_at_run_time() -> None:
+    x = tn.ir.var("x", shape=[4, 3], dtype="float32")
+    i = tn.ir.var("i", shape=[2], dtype="int32")
+    mod = tn.ir.IRModule.from_expr(tn.ir.Function([x, i], tn.ir.op.take(x, i)))
+    run = tn.runtime.Executor(mod)
+    xs = fl(4, 3)
+    np.testing.assert_array_equal(np.asarray(run(xs, np.array([-1, 2], np.int32))), xs[[3, 2]])
+    with pytest.raises(ValueError, match="take.*INVALID_ARGUMENT"):
+        run(xs, np.array([0, 4], np.int32))

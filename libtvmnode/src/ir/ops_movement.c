@@ -169,5 +169,6 @@ void tn__ir_ops_movement_init(void) {
   tn__ir_op_define("take", "data,indices", "ir.TakeAttrs", TN_OP_OPAQUE,
                    infer_take,
                    "the slices of data along axis that indices name "
-                   "(numpy's take; an index out of range is an error)");
+                   "(numpy's take: a negative index counts from the end; "
+                   "one out of range is an error)");
 }

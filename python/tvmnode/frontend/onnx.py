@@ -1071,6 +1071,121 @@ def _constant(ctx: _Ctx) -> ir.Expr:
 
 # op type -> (converter, check for the first pass or None, allowed input dtypes or None)
 _Spec = Tuple[Callable[[_Ctx], ir.Expr], Optional[Callable[[_Ctx], None]]]
+def _chk_reduce(op: str, since: int, allowed: Sequence[str]) -> Callable[[_Ctx], None]:
+    def chk(ctx: _Ctx) -> None:
+        ctx.dtypes(allowed, 0)
+        if not _op_exists(op):
+            raise ctx.unsupported("the IR's '%s' operator is missing or cannot run in this "
+                                  "build" % op)
+        _axes(ctx, since)
+    return chk
+
+
+def _reduce(op: str, since: int) -> Callable[[_Ctx], ir.Expr]:
+    """ReduceSum (axes an input from opset 13), ReduceMax, ReduceMin (from
+    18): no axes reduce every axis, or none with noop_with_empty_axes."""
+    def conv(ctx: _Ctx) -> ir.Expr:
+        r = len(ctx.shape(0))
+        axes = _axes(ctx, since)
+        keep = bool(ctx.attr("keepdims", 1))
+        if not axes:
+            if ctx.opset >= since and int(ctx.attr("noop_with_empty_axes", 0)):
+                return ctx.expr(0)
+            ax = list(range(r))
+        else:
+            ax = sorted({_norm_axis(ctx, a, r) for a in axes})
+        return call(op, ctx.expr(0), axis=ax, keepdims=keep)
+    return conv
+
+
+def _chk_arg(ctx: _Ctx) -> None:
+    ctx.dtypes(("float32", "int8", "int32"), 0)
+    ctx.only("select_last_index", [0], 0)
+
+
+def _arg(op: str) -> Callable[[_Ctx], ir.Expr]:
+    def conv(ctx: _Ctx) -> ir.Expr:
+        axis = _norm_axis(ctx, int(ctx.attr("axis", 0)), len(ctx.shape(0)))
+        y = call(op, ctx.expr(0), axis=axis, keepdims=bool(ctx.attr("keepdims", 1)))
+        return call("cast", y, dtype="int64")  # ONNX's indices are int64
+    return conv
+
+
+def _chk_gather(ctx: _Ctx) -> None:
+    ctx.dtypes(("float32", "int8", "uint8", "int16", "int32"), 0)
+    ctx.dtypes(("int32", "int64"), 1)
+
+
+def _gather(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    axis = _norm_axis(ctx, int(ctx.attr("axis", 0)), len(shp))
+    n = shp[axis]
+    if ctx.is_const(1):
+        idx = ctx.value(1, "the indices")
+        if np.any(idx < -n) or np.any(idx >= n):
+            raise ctx.error("an index is out of range for the %d entries of axis %d" % (n, axis))
+        ie: ir.Expr = ir.const(np.where(idx < 0, idx + n, idx).astype(np.int32))
+    else:  # computed indices: take counts a negative one from the end
+        ie = ctx.expr(1)
+        if ctx.dtype(1) != "int32":
+            ie = call("cast", ie, dtype="int32")
+    return call("take", ctx.expr(0), ie, axis=axis)
+
+
+def _tile(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    reps = [int(v) for v in ctx.value(1, "the repeats").reshape(-1)]
+    if len(reps) != len(shp) or any(v < 1 for v in reps):
+        raise ctx.unsupported("repeats %s are not supported (%d values >= 1)" % (reps, len(shp)))
+    y = ctx.expr(0)
+    for d, k in enumerate(reps):
+        if k > 1:
+            y = _tile_many(y, k, d)
+    return y
+
+
+def _tile_many(y: ir.Expr, k: int, d: int) -> ir.Expr:
+    """k copies of y along axis d (a concatenate takes at most 16 parts)."""
+    parts = [y] * k
+    while len(parts) > 1:
+        parts = [p[0] if len(p) == 1 else call("concatenate", ir.Tuple(p), axis=d)
+                 for p in (parts[i:i + 16] for i in range(0, len(parts), 16))]
+    return parts[0]
+
+
+def _chk_depth_space(ctx: _Ctx) -> None:
+    ctx.dtypes(ANY, 0)
+    if ctx.rank(0) not in (None, 4):
+        raise ctx.unsupported("a rank-%s input is not supported (NCHW)" % ctx.rank(0))
+    ctx.only("mode", ["DCR", "CRD"], "DCR")
+
+
+def _depth_space(to_depth: bool) -> Callable[[_Ctx], ir.Expr]:
+    """SpaceToDepth and DepthToSpace (NCHW; DCR or CRD) as a reshape, a
+    transpose and a reshape."""
+    def conv(ctx: _Ctx) -> ir.Expr:
+        n, c, h, w = ctx.shape(0)
+        b = int(ctx.attr("blocksize", 0))
+        if b < 1:
+            raise ctx.error("blocksize must be positive, got %d" % b)
+        if to_depth:
+            if h % b or w % b:
+                raise ctx.error("height %d and width %d must be multiples of %d" % (h, w, b))
+            inner, perm = [n, c, h // b, b, w // b, b], [0, 3, 5, 1, 2, 4]
+            out = [n, c * b * b, h // b, w // b]
+        else:
+            if c % (b * b):
+                raise ctx.error("channels %d must be a multiple of %d" % (c, b * b))
+            if ctx.attr("mode", "DCR") == "DCR":
+                inner, perm = [n, b, b, c // (b * b), h, w], [0, 3, 4, 1, 5, 2]
+            else:
+                inner, perm = [n, c // (b * b), b, b, h, w], [0, 1, 4, 2, 5, 3]
+            out = [n, c // (b * b), h * b, w * b]
+        y = call("reshape", ctx.expr(0), newshape=inner)
+        return call("reshape", call("transpose", y, axes=perm), newshape=out)
+    return conv
+
+
 _CONVERTERS: Dict[str, _Spec] = {
     "Conv": (_conv, _chk_conv),
     "Gemm": (_gemm, _chk_gemm),
@@ -1109,6 +1224,15 @@ _CONVERTERS: Dict[str, _Spec] = {
     "QLinearConv": (_qlinear_conv, lambda c: _chk_qlinear(c, True)),
     "QLinearMatMul": (_qlinear_matmul, lambda c: _chk_qlinear(c, False)),
     "Constant": (_constant, None),
+    "ReduceSum": (_reduce("sum", 13), _chk_reduce("sum", 13, F32_I32)),
+    "ReduceMax": (_reduce("max", 18), _chk_reduce("max", 18, ("float32", "int8", "int32"))),
+    "ReduceMin": (_reduce("min", 18), _chk_reduce("min", 18, ("float32", "int8", "int32"))),
+    "ArgMax": (_arg("argmax"), _chk_arg),
+    "ArgMin": (_arg("argmin"), _chk_arg),
+    "Gather": (_gather, _chk_gather),
+    "Tile": (_tile, lambda c: c.dtypes(ANY, 0)),
+    "DepthToSpace": (_depth_space(False), _chk_depth_space),
+    "SpaceToDepth": (_depth_space(True), _chk_depth_space),
 }
 
 # Inputs that parameterise an operator and must be constants (the node-test
@@ -1118,6 +1242,7 @@ PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
     "ReduceMean": (1,), "Slice": (1, 2, 3, 4), "Dropout": (1, 2),
     "BatchNormalization": (1, 2, 3, 4), "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2),
     "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8), "QLinearMatMul": (1, 2, 3, 4, 5, 6, 7),
+    "ReduceSum": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "Tile": (1,),
 }
 
 

@@ -1301,7 +1301,12 @@ class _Importer:
         if f is None or any(i >= 0 and r.tensors[i].data is None for i in ctx.ins) or \
                 any(r.tensors[i].quantized for i in ctx.outs):
             return None
-        return f(ctx, [r.tensors[i].data for i in ctx.ins if i >= 0])
+        values: List[np.ndarray] = []
+        for i in ctx.ins:
+            d = r.tensors[i].data if i >= 0 else None
+            if d is not None:
+                values.append(d)
+        return f(ctx, values)
 
     def set_constant(self, ctx: _Ctx, t: _Tensor, value: np.ndarray) -> None:
         if t.np_dtype is None or int(np.prod(t.shape)) != value.size:
@@ -1349,6 +1354,7 @@ class _Importer:
         for k, op in enumerate(r.ops):
             name = r.op_name(k)
             ctx = _Ctx(self, k, op, name)
+            y: Any
             try:
                 y = self.fold(ctx)
                 if y is None:
@@ -1363,11 +1369,11 @@ class _Importer:
             ys = y if isinstance(y, list) else [y]
             if len(ys) != len(ctx.outs):
                 raise ctx.error("has %d outputs; %d were computed" % (len(ctx.outs), len(ys)))
-            for i, e in zip(ctx.outs, ys):
-                if isinstance(e, np.ndarray):
-                    self.set_constant(ctx, r.tensors[i], e)
+            for i, value in zip(ctx.outs, ys):
+                if isinstance(value, np.ndarray):
+                    self.set_constant(ctx, r.tensors[i], value)
                 else:
-                    self.exprs[i] = e
+                    self.exprs[i] = value
         outs = [self.expr(r.tensors[i]) for i in r.outputs]
         return finish(params, outs, [r.tensors[i].info() for i in r.inputs],
                       [r.tensors[i].info() for i in r.outputs], source, WHO)

@@ -1,9 +1,10 @@
 /*
  * gather.c: TFLite's GATHER (batch_dims 0) for any element size: the data
  * seen as [outer, n, inner] (inner in bytes), each of `count` int32
- * indices picks one [inner] block along n, for every outer. An index
- * outside [0, n) is TN_CRT_INVALID_ARGUMENT before anything is written
- * for it, as TFLite refuses it.
+ * indices picks one [inner] block along n, for every outer. A negative
+ * index counts from the end (numpy's and ONNX's take; TFLite's models
+ * never hold one, its kernel refuses them); one outside [-n, n) is
+ * TN_CRT_INVALID_ARGUMENT before anything is written.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -22,12 +23,14 @@ TN_CRT_CALL(gather, TnCrtCallGather) {
   if (data == NULL || idx == NULL || dst == NULL)
     return TN_CRT_INVALID_ARGUMENT;
   for (int32_t i = 0; i < p->count; i++)
-    if (idx[i] < 0 || idx[i] >= p->n) return TN_CRT_INVALID_ARGUMENT;
+    if (idx[i] < -p->n || idx[i] >= p->n) return TN_CRT_INVALID_ARGUMENT;
   const size_t block = (size_t)p->inner;
   for (int32_t o = 0; o < p->outer; o++) {
     const unsigned char *src = data + (size_t)o * (size_t)p->n * block;
-    for (int32_t i = 0; i < p->count; i++, dst += block)
-      memcpy(dst, src + (size_t)idx[i] * block, block);
+    for (int32_t i = 0; i < p->count; i++, dst += block) {
+      int32_t at = idx[i] < 0 ? idx[i] + p->n : idx[i];
+      memcpy(dst, src + (size_t)at * block, block);
+    }
   }
   return TN_CRT_OK;
 }
