@@ -1109,6 +1109,12 @@ _CONVERTERS: Dict[str, _Spec] = {
     "QLinearConv": (_qlinear_conv, lambda c: _chk_qlinear(c, True)),
     "QLinearMatMul": (_qlinear_matmul, lambda c: _chk_qlinear(c, False)),
     "Constant": (_constant, None),
+    "Abs": (_unary("abs"), _chk_binary(F32)),
+    "Sqrt": (_unary("sqrt"), _chk_binary(F32)),
+    "Log": (_unary("log"), _chk_binary(F32)),
+    "HardSwish": (_unary("nn.hard_swish"), _chk_binary(F32)),
+    "LeakyRelu": (lambda c: call("nn.leaky_relu", c.expr(0), alpha=float(c.attr("alpha", 0.01))),
+                  _chk_binary(F32)),
 }
 
 # Inputs that parameterise an operator and must be constants (the node-test
