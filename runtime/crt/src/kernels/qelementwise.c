@@ -82,14 +82,37 @@ static TnCrtStatus below_one(double real, int32_t *m, int32_t *shift) {
   return st == TN_CRT_OK && *shift > 0 ? TN_CRT_UNSUPPORTED : st;
 }
 
+/* The three scales of a binary operator as floats, if they and the zero
+ * points are valid and there is somewhere to put the parameters. */
+static int binary_quant(double lhs_scale, int32_t lhs_zp, double rhs_scale,
+                        int32_t rhs_zp, double out_scale, int32_t out_zp,
+                        const TnCrtQBinary *out, float s[3]) {
+  return out != NULL && quant_ok(lhs_scale, lhs_zp, &s[0]) &&
+         quant_ok(rhs_scale, rhs_zp, &s[1]) && quant_ok(out_scale, out_zp, &s[2]);
+}
+
+/* The parameters of SUB or SQUARED_DIFFERENCE: the zero points, the left
+ * shift, and multiplier and shift i of lhs (0), rhs (1) and output (2). */
+static void fill(TnCrtQBinary *out, int32_t lhs_zp, int32_t rhs_zp,
+                 int32_t out_zp, int32_t left_shift, const int32_t m[3],
+                 const int32_t sh[3]) {
+  const TnCrtQBinary q = {
+      .lhs_offset = -lhs_zp, .rhs_offset = -rhs_zp, .output_offset = out_zp,
+      .left_shift = left_shift, .lhs_multiplier = m[0], .lhs_shift = sh[0],
+      .rhs_multiplier = m[1], .rhs_shift = sh[1], .output_multiplier = m[2],
+      .output_shift = sh[2], .act_min = -128, .act_max = 127};
+  *out = q;
+}
+
 TnCrtStatus tn_crt_qsub_params(double lhs_scale, int32_t lhs_zp,
                                double rhs_scale, int32_t rhs_zp,
                                double out_scale, int32_t out_zp,
                                TnCrtQBinary *out) {
-  float sl, sr, so;
-  if (out == NULL || !quant_ok(lhs_scale, lhs_zp, &sl) ||
-      !quant_ok(rhs_scale, rhs_zp, &sr) || !quant_ok(out_scale, out_zp, &so))
+  float f[3];
+  if (!binary_quant(lhs_scale, lhs_zp, rhs_scale, rhs_zp, out_scale, out_zp,
+                    out, f))
     return TN_CRT_INVALID_ARGUMENT;
+  const float sl = f[0], sr = f[1], so = f[2];
   /* CalculateOpDataSub for int8: ADD's scheme, but each ratio is a float
    * division widened to double afterwards; the output's (1 << 20) * s_out
    * is a float product too. */
@@ -103,12 +126,7 @@ TnCrtStatus tn_crt_qsub_params(double lhs_scale, int32_t lhs_zp,
   for (int i = 0; i < 3 && st == TN_CRT_OK; i++)
     st = below_one(real[i], &m[i], &s[i]);
   if (st != TN_CRT_OK) return st;
-  const TnCrtQBinary q = {
-      .lhs_offset = -lhs_zp, .rhs_offset = -rhs_zp, .output_offset = out_zp,
-      .left_shift = left_shift, .lhs_multiplier = m[0], .lhs_shift = s[0],
-      .rhs_multiplier = m[1], .rhs_shift = s[1], .output_multiplier = m[2],
-      .output_shift = s[2], .act_min = -128, .act_max = 127};
-  *out = q;
+  fill(out, lhs_zp, rhs_zp, out_zp, left_shift, m, s);
   return TN_CRT_OK;
 }
 
@@ -119,20 +137,23 @@ static int32_t rescaled(int32_t v, int32_t offset, int32_t left_shift,
   return tn_crt_multiply_by_quantized_multiplier((int32_t)x, m, shift);
 }
 
+/* The difference of the rescaled operands (wrapping, as TFLite's int32
+ * does in practice): SUB's result and SQUARED_DIFFERENCE's root. */
+static uint32_t rescaled_diff(const TnCrtQBinary *p, int32_t x, int32_t y) {
+  return (uint32_t)rescaled(x, p->lhs_offset, p->left_shift,
+                            p->lhs_multiplier, p->lhs_shift) -
+         (uint32_t)rescaled(y, p->rhs_offset, p->left_shift,
+                            p->rhs_multiplier, p->rhs_shift);
+}
+
 /* reference_ops::SubElementwise for one element. */
 static int8_t sub_one(const TnCrtQBinary *p, int32_t x, int32_t y) {
-  const uint32_t d =
-      (uint32_t)rescaled(x, p->lhs_offset, p->left_shift, p->lhs_multiplier,
-                         p->lhs_shift) -
-      (uint32_t)rescaled(y, p->rhs_offset, p->left_shift, p->rhs_multiplier,
-                         p->rhs_shift);
   const int32_t r = tn_crt_multiply_by_quantized_multiplier(
-      (int32_t)d, p->output_multiplier, p->output_shift);
+      (int32_t)rescaled_diff(p, x, y), p->output_multiplier, p->output_shift);
   return sat8(wrap_add(r, p->output_offset), p->act_min, p->act_max);
 }
 
 ROW(sub_row, sub_one(q, x, y))
-
 
 /* ------------------------------------------------------------------------ */
 /* SQUARED_DIFFERENCE, PRELU                                                 */
@@ -142,10 +163,11 @@ TnCrtStatus tn_crt_qsquared_difference_params(double lhs_scale, int32_t lhs_zp,
                                               double rhs_scale, int32_t rhs_zp,
                                               double out_scale, int32_t out_zp,
                                               TnCrtQBinary *out) {
-  float sl, sr, so;
-  if (out == NULL || !quant_ok(lhs_scale, lhs_zp, &sl) ||
-      !quant_ok(rhs_scale, rhs_zp, &sr) || !quant_ok(out_scale, out_zp, &so))
+  float f[3];
+  if (!binary_quant(lhs_scale, lhs_zp, rhs_scale, rhs_zp, out_scale, out_zp,
+                    out, f))
     return TN_CRT_INVALID_ARGUMENT;
+  const float sl = f[0], sr = f[1], so = f[2];
   /* squared_difference.cc's PrepareQuantized: the inputs to 2 max(s) after
    * a left shift of 7 (ratios in double), the squared difference by
    * (2 max(s))^2 / (2^14 s_out), whose denominator is a float product */
@@ -159,22 +181,13 @@ TnCrtStatus tn_crt_qsquared_difference_params(double lhs_scale, int32_t lhs_zp,
         tm * tm / (double)((float)(1 << (2 * left_shift)) * so), &m[2],
         &sh[2]);
   if (st != TN_CRT_OK) return st;
-  const TnCrtQBinary q = {
-      .lhs_offset = -lhs_zp, .rhs_offset = -rhs_zp, .output_offset = out_zp,
-      .left_shift = left_shift, .lhs_multiplier = m[0], .lhs_shift = sh[0],
-      .rhs_multiplier = m[1], .rhs_shift = sh[1], .output_multiplier = m[2],
-      .output_shift = sh[2], .act_min = -128, .act_max = 127};
-  *out = q;
+  fill(out, lhs_zp, rhs_zp, out_zp, left_shift, m, sh);
   return TN_CRT_OK;
 }
 
 static int8_t squared_difference_one(const TnCrtQBinary *p, int32_t x,
                                      int32_t y) {
-  const uint32_t d =
-      (uint32_t)rescaled(x, p->lhs_offset, p->left_shift, p->lhs_multiplier,
-                         p->lhs_shift) -
-      (uint32_t)rescaled(y, p->rhs_offset, p->left_shift, p->rhs_multiplier,
-                         p->rhs_shift);
+  const uint32_t d = rescaled_diff(p, x, y);
   const int32_t r = tn_crt_multiply_by_quantized_multiplier(
       (int32_t)(d * d), p->output_multiplier, p->output_shift);
   return sat8(wrap_add(r, p->output_offset), p->act_min, p->act_max);
@@ -185,11 +198,11 @@ TnCrtStatus tn_crt_qprelu_params(double in_scale, int32_t in_zp,
                                  double alpha_scale, int32_t alpha_zp,
                                  double out_scale, int32_t out_zp,
                                  TnCrtQBinary *out) {
-  float si, sa, so;
-  if (out == NULL || !quant_ok(in_scale, in_zp, &si) ||
-      !quant_ok(alpha_scale, alpha_zp, &sa) ||
-      !quant_ok(out_scale, out_zp, &so))
+  float f[3];
+  if (!binary_quant(in_scale, in_zp, alpha_scale, alpha_zp, out_scale,
+                    out_zp, out, f))
     return TN_CRT_INVALID_ARGUMENT;
+  const float si = f[0], sa = f[1], so = f[2];
   /* CalculatePreluParams: s_in / s_out and s_in * s_alpha / s_out, in
    * double */
   int32_t m1, s1, m2, s2;
