@@ -215,6 +215,29 @@ def test_elu_hard_swish(kind: str) -> None:
     check(model, fl(4, 8) * np.float32(4))
 
 
+# ---- every int8 input of the table-driven operators, and 5-d/6-d broadcasts -------------------
+
+@pytest.mark.parametrize("kind", ["LEAKY_RELU", "ABS", "RSQRT", "ELU", "HARD_SWISH"])
+@pytest.mark.parametrize("si,zi,so,zo", [(0.05, -3, 0.03, -20), (0.2, 100, 0.01, 0),
+                                         (0.01, -128, 0.5, 10)])
+def test_int8_unary_every_input(kind: str, si: float, zi: int, so: float, zo: int) -> None:
+    opts = builtin_options("LeakyReluOptions", alpha=0.3) if kind == "LEAKY_RELU" else None
+    # RSQRT of an input below the zero point fails TFLite Micro's run
+    x = np.arange(zi if kind == "RSQRT" else -128, 128).astype(np.int8)
+    model = single_op_model(kind, [q8(x.shape, si, zi)], [q8(x.shape, so, zo)], opts)
+    check(model, x)
+
+
+@pytest.mark.parametrize("kind", ["ADD", "MUL", "SUB"])
+@pytest.mark.parametrize("sa,sb", [((2, 1, 3, 1, 4), (1, 5, 1, 6, 1)),
+                                   ((1, 3, 1, 2, 1, 4), (2, 1, 5, 1, 3, 1))])
+def test_int8_binary_broadcast_5d_6d(kind: str, sa: Sequence[int], sb: Sequence[int]) -> None:
+    opts = builtin_options(kind[:1] + kind[1:].lower() + "Options", fusedActivationFunction=0)
+    so = tuple(max(a, b) for a, b in zip(sa, sb))
+    model = single_op_model(kind, [q8(sa, 0.05, -3), q8(sb, 0.02, 7)], [q8(so, 0.07, 1)], opts)
+    check(model, i8(*sa), i8(*sb))
+
+
 # ---- what TFLite Micro does not run is refused by name --------------------------------------
 
 @pytest.mark.parametrize("kind", ["SQRT", "LOG", "EXP", "NEG"])
