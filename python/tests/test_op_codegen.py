@@ -287,6 +287,20 @@ case("qnn.abs", "same", [s8(12)], lambda x: Q.abs(x, S(0.05), Z(-3), S(0.05), Z(
 case("qnn.abs", "rescale", [s8(2, 6)], lambda x: Q.abs(x, S(0.05), Z(10), S(0.04), Z(-128)))
 case("qnn.rsqrt", "a", [s8(16)], lambda x: Q.rsqrt(x, S(0.05), Z(-128), S(0.02), Z(-100)))
 case("qnn.rsqrt", "b", [s8(2, 8)], lambda x: Q.rsqrt(x, S(1.5), Z(0), S(0.004), Z(0)))
+for name in ("squared_difference", "prelu"):
+    case("qnn." + name, "same", [s8(3, 4), s8(3, 4)],
+         lambda a, b, n=name: getattr(Q, n)(a, b, S(0.05), Z(2), S(0.04), Z(-3), S(0.08), Z(1)))
+    case("qnn." + name, "broadcast", [s8(2, 1, 4), s8(3, 1)],
+         lambda a, b, n=name: getattr(Q, n)(a, b, S(0.1), Z(0), S(0.02), Z(5), S(0.2), Z(-7)))
+case("nn.prelu", "f32-channel", [f32(2, 3, 4)], lambda x: NN.prelu(x, c(f32(4))))
+case("nn.prelu", "f32-same", [f32(3, 5), f32(3, 5)], NN.prelu)
+for name in ("elu", "hard_swish"):
+    case("nn." + name, "f32-vec", [f32(9) * 4], getattr(NN, name))
+    case("nn." + name, "f32-3d", [f32(2, 3, 4) * 4], getattr(NN, name))
+    case("qnn." + name, "a", [s8(20)],
+         lambda x, n=name: getattr(Q, n)(x, S(0.05), Z(-3), S(0.03), Z(-20)))
+    case("qnn." + name, "b", [s8(2, 6)],
+         lambda x, n=name: getattr(Q, n)(x, S(0.02), Z(40), S(0.01), Z(5)))
 
 
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:

@@ -121,9 +121,13 @@ int tn__lower_qnn_mean_or_sum(const TnKernArgs *a, TnKernCall *k, bool sum);
  * maximum/minimum, which lower.c's binary lowering hands int8 calls to. */
 const TnLowerRow *tn__lower_math_table(size_t *n);
 int tn__lower_minmax_s8(const TnKernArgs *a, TnKernCall *k, TnCrtBinaryOp op);
-/* lower_nn.c's lowering of qnn.add (op TN_CRT_ADD), qnn.mul (TN_CRT_MUL)
- * and qnn.subtract (TN_CRT_SUB). */
-int tn__lower_qnn_binary(const TnKernArgs *a, TnKernCall *k, TnCrtBinaryOp op);
+/* lower_nn.c's lowering of qnn.add and qnn.mul, which lower_math.c's int8
+ * binary operators share: the form (a TnCrtCallQBinary one) and the crt
+ * function that computes its TFLite parameters. */
+typedef TnCrtStatus (*TnLowerQParams)(double, int32_t, double, int32_t,
+                                      double, int32_t, TnCrtQBinary *);
+int tn__lower_qnn_binary(const TnKernArgs *a, TnKernCall *k,
+                         TnKernFormId form, TnLowerQParams params);
 
 
 #endif /* TVMNODE_KERNEL_LOWER_INTERNAL_H_ */

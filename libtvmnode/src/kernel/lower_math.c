@@ -4,8 +4,9 @@
  * the int8 forms of maximum and minimum. The float math is one form,
  * math_f32; the int8 unary operators are a 256-entry table built here, on
  * the host, by the crt's *_s8_table functions (TFLite's arithmetic run
- * once per input value) and looked up by the lut_s8 form; qnn.subtract is
- * qsub_s8, lowered as qnn.add is (lower_nn.c).
+ * once per input value) and looked up by the lut_s8 form; qnn.subtract,
+ * qnn.squared_difference and qnn.prelu are lowered as qnn.add
+ * is (lower_nn.c), each to its own form.
  */
 #include "kernel/lower_internal.h"
 
@@ -60,6 +61,8 @@ MATH(abs, TN_CRT_ABS)
 MATH(sqrt, TN_CRT_SQRT)
 MATH(rsqrt, TN_CRT_RSQRT)
 MATH(log, TN_CRT_LOG)
+MATH(elu, TN_CRT_ELU)
+MATH(hard_swish, TN_CRT_HARD_SWISH)
 
 /* ---- int8 maximum and minimum ------------------------------------------------ */
 
@@ -73,15 +76,35 @@ int tn__lower_minmax_s8(const TnKernArgs *a, TnKernCall *k,
   return 0;
 }
 
-/* ---- qnn.subtract ----------------------------------------------------------- */
+/* ---- qnn.subtract, qnn.squared_difference, qnn.prelu ---------------------- */
 
 static int lower_qnn_subtract(const TnKernArgs *a, TnKernCall *k) {
-  return tn__lower_qnn_binary(a, k, TN_CRT_SUB);
+  return tn__lower_qnn_binary(a, k, TN_KF_qsub_s8, tn_crt_qsub_params);
+}
+static int lower_qnn_squared_difference(const TnKernArgs *a, TnKernCall *k) {
+  return tn__lower_qnn_binary(a, k, TN_KF_qsquared_difference_s8,
+                              tn_crt_qsquared_difference_params);
+}
+static int lower_qnn_prelu(const TnKernArgs *a, TnKernCall *k) {
+  return tn__lower_qnn_binary(a, k, TN_KF_qprelu_s8, tn_crt_qprelu_params);
+}
+
+/* ---- nn.prelu ----------------------------------------------------------------- */
+
+static int lower_prelu(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kF32) || !is(a->types[1]->dtype, kF32))
+    return no_kernel(a, "float32 only");
+  TnCrtCallBinary *p = KERNEL_USE(k, prelu_f32, 0);
+  p->op = 0;
+  if (tn__lower_broadcast(a, a->types[0], a->types[1], a->out, &p->b))
+    return -1;
+  reads(k, 2);
+  return 0;
 }
 
 /* ---- int8 unary operators by table ------------------------------------------ */
 
-typedef enum { Q_LEAKY_RELU, Q_ABS, Q_RSQRT } QUnary;
+typedef enum { Q_LEAKY_RELU, Q_ABS, Q_RSQRT, Q_ELU, Q_HARD_SWISH } QUnary;
 
 static int lower_qnn_table(const TnKernArgs *a, TnKernCall *k, QUnary which) {
   if (!is(a->types[0]->dtype, kI8)) return no_kernel(a, "int8 only");
@@ -98,11 +121,15 @@ static int lower_qnn_table(const TnKernArgs *a, TnKernCall *k, QUnary which) {
   TnCrtCallLut *p = KERNEL_USE(k, lut_s8, 0);
   p->n = (int32_t)numel(a->out);
   int32_t izp = (int32_t)q[1], ozp = (int32_t)q[3];
+  TnCrtStatus (*table)(double, int32_t, double, int32_t, TnCrtLut8 *) =
+      which == Q_ABS     ? tn_crt_abs_s8_table
+      : which == Q_RSQRT ? tn_crt_rsqrt_s8_table
+      : which == Q_ELU   ? tn_crt_elu_s8_table
+                         : tn_crt_hard_swish_s8_table;
   TnCrtStatus st =
       which == Q_LEAKY_RELU
           ? tn_crt_leaky_relu_s8_table(q[0], izp, alpha, q[2], ozp, &p->t)
-      : which == Q_ABS ? tn_crt_abs_s8_table(q[0], izp, q[2], ozp, &p->t)
-                       : tn_crt_rsqrt_s8_table(q[0], izp, q[2], ozp, &p->t);
+          : table(q[0], izp, q[2], ozp, &p->t);
   if (st != TN_CRT_OK)
     return tn_error_raise_in(TN_ERR_VALUE, a->op, "input scale %g, zero "
                              "point %d and output scale %g, zero point %d "
@@ -122,6 +149,12 @@ static int lower_qnn_abs(const TnKernArgs *a, TnKernCall *k) {
 static int lower_qnn_rsqrt(const TnKernArgs *a, TnKernCall *k) {
   return lower_qnn_table(a, k, Q_RSQRT);
 }
+static int lower_qnn_elu(const TnKernArgs *a, TnKernCall *k) {
+  return lower_qnn_table(a, k, Q_ELU);
+}
+static int lower_qnn_hard_swish(const TnKernArgs *a, TnKernCall *k) {
+  return lower_qnn_table(a, k, Q_HARD_SWISH);
+}
 
 /* ---- the table ---------------------------------------------------------------------- */
 
@@ -134,6 +167,13 @@ static const TnLowerRow g_table[] = {
     {"qnn.leaky_relu", {lower_qnn_leaky_relu}},
     {"qnn.abs", {lower_qnn_abs}},
     {"qnn.rsqrt", {lower_qnn_rsqrt}},
+    {"nn.elu", {lower_elu}},
+    {"nn.hard_swish", {lower_hard_swish}},
+    {"qnn.elu", {lower_qnn_elu}},
+    {"qnn.hard_swish", {lower_qnn_hard_swish}},
+    {"qnn.squared_difference", {lower_qnn_squared_difference}},
+    {"qnn.prelu", {lower_qnn_prelu}},
+    {"nn.prelu", {lower_prelu}},
 };
 
 const TnLowerRow *tn__lower_math_table(size_t *n) {

@@ -488,11 +488,12 @@ static int lower_qnn_dense(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
-/* qnn.add, qnn.mul and qnn.subtract (TN_CRT_ADD, MUL, SUB): two int8
- * operands and six constant scales and zero points (arguments 2 to 7),
- * TFLite's parameters computed here. */
-int tn__lower_qnn_binary(const TnKernArgs *a, TnKernCall *k, TnCrtBinaryOp op) {
-  const bool mul = op == TN_CRT_MUL;
+/* qnn.add, qnn.mul and the int8 binary operators of lower_math.c: two
+ * int8 operands and six constant scales and zero points (arguments 2 to
+ * 7), TFLite's parameters computed here by `params` for `form` (whose
+ * parameter type is TnCrtCallQBinary). */
+int tn__lower_qnn_binary(const TnKernArgs *a, TnKernCall *k,
+                         TnKernFormId form, TnLowerQParams params) {
   if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8))
     return no_kernel(a, "int8 only");
   double v[6];
@@ -501,14 +502,10 @@ int tn__lower_qnn_binary(const TnKernArgs *a, TnKernCall *k, TnCrtBinaryOp op) {
                                 "output_zero_point"};
   for (int i = 0; i < 6; i++)
     if (const_scalar(a, 2 + i, roles[i], &v[i])) return -1;
-  TnCrtCallQBinary *p = mul ? KERNEL_USE(k, qmul_s8, 0)
-                         : op == TN_CRT_SUB ? KERNEL_USE(k, qsub_s8, 0)
-                                            : KERNEL_USE(k, qadd_s8, 0);
+  TnCrtCallQBinary *p = (TnCrtCallQBinary *)tn__kernel_use(k, form, 0);
   if (tn__lower_broadcast(a, a->types[0], a->types[1], a->out, &p->b))
     return -1;
-  TnCrtStatus st = (mul ? tn_crt_qmul_params
-                     : op == TN_CRT_SUB ? tn_crt_qsub_params
-                                        : tn_crt_qadd_params)(
+  TnCrtStatus st = params(
       v[0], (int32_t)v[1], v[2], (int32_t)v[3], v[4], (int32_t)v[5], &p->q);
   if (st != TN_CRT_OK)
     return tn_error_raise_in(TN_ERR_VALUE, a->op, "scales %g, %g, %g with "
@@ -524,10 +521,10 @@ int tn__lower_qnn_binary(const TnKernArgs *a, TnKernCall *k, TnCrtBinaryOp op) {
 }
 
 static int lower_qnn_add(const TnKernArgs *a, TnKernCall *k) {
-  return tn__lower_qnn_binary(a, k, TN_CRT_ADD);
+  return tn__lower_qnn_binary(a, k, TN_KF_qadd_s8, tn_crt_qadd_params);
 }
 static int lower_qnn_mul(const TnKernArgs *a, TnKernCall *k) {
-  return tn__lower_qnn_binary(a, k, TN_CRT_MUL);
+  return tn__lower_qnn_binary(a, k, TN_KF_qmul_s8, tn_crt_qmul_params);
 }
 
 /* The (input scale, input zero point, output scale, output zero point) of

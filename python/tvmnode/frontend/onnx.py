@@ -1233,6 +1233,12 @@ _CONVERTERS: Dict[str, _Spec] = {
     "Tile": (_tile, lambda c: c.dtypes(ANY, 0)),
     "DepthToSpace": (_depth_space(False), _chk_depth_space),
     "SpaceToDepth": (_depth_space(True), _chk_depth_space),
+    "Abs": (_unary("abs"), _chk_binary(F32)),
+    "Sqrt": (_unary("sqrt"), _chk_binary(F32)),
+    "Log": (_unary("log"), _chk_binary(F32)),
+    "HardSwish": (_unary("nn.hard_swish"), _chk_binary(F32)),
+    "LeakyRelu": (lambda c: call("nn.leaky_relu", c.expr(0), alpha=float(c.attr("alpha", 0.01))),
+                  _chk_binary(F32)),
 }
 
 # Inputs that parameterise an operator and must be constants (the node-test

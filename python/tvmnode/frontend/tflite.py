@@ -621,11 +621,16 @@ def _sub(ctx: _Ctx) -> ir.Expr:
     if a.dtype == b.dtype == out.dtype and a.dtype in ("float32", "int32"):
         return _activation(ctx, call("subtract", ctx.expr(0), ctx.expr(1)), act, out)
     if a.dtype == b.dtype == out.dtype == "int8":
-        y = call("qnn.subtract", ctx.expr(0), ctx.expr(1), *ctx.qscalar(a), *ctx.qscalar(b),
-                 *ctx.qscalar(out))
-        return _activation(ctx, y, act, out)
+        return _activation(ctx, _qbinary(ctx, "subtract"), act, out)
     raise ctx.unsupported("operand types %s, %s -> %s are not supported"
                           % (a.dtype, b.dtype, out.dtype))
+
+
+def _qbinary(ctx: _Ctx, name: str) -> ir.Expr:
+    """qnn.<name> of inputs 0 and 1, each with its per-tensor
+    quantization, and the output's."""
+    return call("qnn." + name, ctx.expr(0), ctx.expr(1), *ctx.qscalar(ctx.t(0)),
+                *ctx.qscalar(ctx.t(1)), *ctx.qscalar(ctx.out))
 
 
 def _div(ctx: _Ctx) -> ir.Expr:
@@ -635,6 +640,16 @@ def _div(ctx: _Ctx) -> ir.Expr:
         return _activation(ctx, call("divide", ctx.expr(0), ctx.expr(1)), act, out)
     raise ctx.unsupported("operand types %s, %s -> %s are not supported (float32)"
                           % (a.dtype, b.dtype, out.dtype))
+
+
+def _prelu(ctx: _Ctx) -> ir.Expr:
+    x, alpha, out = ctx.t(0), ctx.t(1), ctx.out
+    if x.dtype == alpha.dtype == out.dtype == "float32":
+        return call("nn.prelu", ctx.expr(0), ctx.expr(1))
+    if x.dtype == alpha.dtype == out.dtype == "int8":
+        return _qbinary(ctx, "prelu")
+    raise ctx.unsupported("data, alpha types %s, %s -> %s are not supported (float32, int8)"
+                          % (x.dtype, alpha.dtype, out.dtype))
 
 
 def _min_max(ctx: _Ctx, kind: str) -> ir.Expr:
@@ -652,7 +667,9 @@ def _squared_difference(ctx: _Ctx) -> ir.Expr:
     if a.dtype == b.dtype == out.dtype and a.dtype in ("float32", "int32"):
         d = call("subtract", ctx.expr(0), ctx.expr(1))  # TFLite: d * d
         return call("multiply", d, d)
-    raise ctx.unsupported("operand types %s, %s -> %s are not supported (float32, int32)"
+    if a.dtype == b.dtype == out.dtype == "int8":
+        return _qbinary(ctx, "squared_difference")
+    raise ctx.unsupported("operand types %s, %s -> %s are not supported (float32, int32, int8)"
                           % (a.dtype, b.dtype, out.dtype))
 
 
@@ -683,12 +700,16 @@ def _leaky_relu(ctx: _Ctx) -> ir.Expr:
     raise ctx.unsupported("%s -> %s is not supported" % (x.dtype, out.dtype))
 
 
+# the float operators of _math's kinds that live in nn
+_FLOAT_NAME = {"elu": "nn.elu", "hard_swish": "nn.hard_swish"}
+
+
 def _math(ctx: _Ctx, kind: str, quantized: bool) -> ir.Expr:
     """A float32 unary operator; `quantized` when TFLite has its int8
     form too (qnn.<kind>)."""
     x, out = ctx.t(0), ctx.out
     if x.dtype == out.dtype == "float32":
-        return call(kind, ctx.expr(0))
+        return call(_FLOAT_NAME.get(kind, kind), ctx.expr(0))
     if quantized and x.dtype == out.dtype == "int8":
         return call("qnn." + kind, ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out))
     raise ctx.unsupported("%s -> %s is not supported (float32%s)"
@@ -1266,6 +1287,9 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "LOG": lambda c: _math(c, "log", False),
     "EXP": lambda c: _math(c, "exp", False),
     "NEG": lambda c: _math(c, "negative", False),
+    "ELU": lambda c: _math(c, "elu", True),
+    "HARD_SWISH": lambda c: _math(c, "hard_swish", True),
+    "PRELU": _prelu,
 }
 
 

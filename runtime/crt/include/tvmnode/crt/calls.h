@@ -287,7 +287,10 @@ TN_CRT_STRUCT(TnCrtCallMath);
   X(gather, TnCrtCallGather, "src/kernels/gather.c")  \
   X(math_f32, TnCrtCallMath, "src/kernels/math.c")                          \
   X(minmax_s8, TnCrtCallBinary, "src/kernels/qelementwise.c")               \
-  X(qsub_s8, TnCrtCallQBinary, "src/kernels/qelementwise.c")
+  X(qsub_s8, TnCrtCallQBinary, "src/kernels/qelementwise.c")               \
+  X(qsquared_difference_s8, TnCrtCallQBinary, "src/kernels/qelementwise.c") \
+  X(qprelu_s8, TnCrtCallQBinary, "src/kernels/qelementwise.c")             \
+  X(prelu_f32, TnCrtCallBinary, "src/kernels/math.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the
@@ -313,7 +316,9 @@ TN_CRT_STRUCT(TnCrtCallMath);
   X("src/kernels/dense_s8.c", "src/kernels/x86/dense_s8.c")                  \
   X("src/kernels/dense_s8.c", "src/kernels/arm_dsp/dense_s8_dsp.h")          \
   X("src/kernels/dense_f32.c", "src/kernels/dense_f32.h")                    \
-  X("src/kernels/dense_f32.c", "src/kernels/x86/dense_f32.c")
+  X("src/kernels/dense_f32.c", "src/kernels/x86/dense_f32.c")                \
+  X("src/kernels/math.c", "src/kernels/binary_walk.h")                       \
+  X("src/kernels/qelementwise.c", "src/kernels/binary_walk.h")
 
 #define TN_CRT__CALL_DECL(form, Type, file)                                \
   int32_t tn_crt_call_##form(const void *params, const void *const *in,   \

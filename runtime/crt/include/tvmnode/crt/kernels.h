@@ -634,11 +634,13 @@ typedef enum {
   TN_CRT_ABS = 0,
   TN_CRT_SQRT = 1,
   TN_CRT_RSQRT = 2, /* 1 / sqrt(x), TFLite's 1.f / std::sqrt(f) */
-  TN_CRT_LOG = 3
+  TN_CRT_LOG = 3,
+  TN_CRT_ELU = 4,       /* x < 0 ? exp(x) - 1 : x */
+  TN_CRT_HARD_SWISH = 5 /* x * min(6, max(0, x + 3)) / 6 */
 } TnCrtMathOp;
 
 /* out[i] = op(in[i]) for n float32 elements, as TFLite's ABS, SQRT,
- * RSQRT and LOG compute them; out may be in. */
+ * RSQRT, LOG, ELU and HARD_SWISH compute them; out may be in. */
 TnCrtStatus tn_crt_math_f32(TnCrtMathOp op, int32_t n, const float *in,
                             float *out);
 
@@ -659,6 +661,30 @@ TnCrtStatus tn_crt_qsub_params(double lhs_scale, int32_t lhs_zp,
 TnCrtStatus tn_crt_qsub_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
                            const int8_t *lhs, const int8_t *rhs, int8_t *out);
 
+/* int8 SQUARED_DIFFERENCE and PRELU with broadcasting, TFLite's
+ * (squared_difference.cc, reference/prelu.h), with the parameters their
+ * Prepare computes (the *_params functions, conditions and results as
+ * tn_crt_qadd_params's). PRELU's rhs is alpha, in its own quantization. */
+TnCrtStatus tn_crt_qsquared_difference_params(double lhs_scale, int32_t lhs_zp,
+                                              double rhs_scale, int32_t rhs_zp,
+                                              double out_scale, int32_t out_zp,
+                                              TnCrtQBinary *out);
+TnCrtStatus tn_crt_qprelu_params(double in_scale, int32_t in_zp,
+                                 double alpha_scale, int32_t alpha_zp,
+                                 double out_scale, int32_t out_zp,
+                                 TnCrtQBinary *out);
+TnCrtStatus tn_crt_qsquared_difference_s8(const TnCrtQBinary *p,
+                                          const TnCrtBroadcast *b,
+                                          const int8_t *lhs,
+                                          const int8_t *rhs, int8_t *out);
+TnCrtStatus tn_crt_qprelu_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
+                             const int8_t *data, const int8_t *alpha,
+                             int8_t *out);
+
+/* float PRELU with broadcasting: data where >= 0, else data * alpha. */
+TnCrtStatus tn_crt_prelu_f32(const TnCrtBroadcast *b, const float *data,
+                             const float *alpha, float *out);
+
 /* The 256-entry tables (for tn_crt_lut_s8) of TFLite's int8 LEAKY_RELU,
  * ABS and RSQRT, each filled by running TFLM's reference arithmetic for
  * every input value (leaky_relu.h; elementwise.cc's AbsEvalQuantized and
@@ -678,6 +704,16 @@ TnCrtStatus tn_crt_abs_s8_table(double in_scale, int32_t in_zp,
 TnCrtStatus tn_crt_rsqrt_s8_table(double in_scale, int32_t in_zp,
                                   double out_scale, int32_t out_zp,
                                   TnCrtLut8 *out);
+/* The same for HARD_SWISH (reference_ops::HardSwish's int16 fixed point;
+ * TN_CRT_UNSUPPORTED where TFLM's Prepare refuses an output multiplier
+ * above one) and ELU (TFLM's own table: dequantize, expf(x) - 1 below
+ * zero, requantize in float). */
+TnCrtStatus tn_crt_hard_swish_s8_table(double in_scale, int32_t in_zp,
+                                       double out_scale, int32_t out_zp,
+                                       TnCrtLut8 *out);
+TnCrtStatus tn_crt_elu_s8_table(double in_scale, int32_t in_zp,
+                                double out_scale, int32_t out_zp,
+                                TnCrtLut8 *out);
 
 #ifdef __cplusplus
 }
