@@ -28,6 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import ir
+from . import tflite_state
 from .common import ModelImportError, TensorInfo, UnsupportedOperatorError, call, finish, scalar, var_name, vector_or_scalar
 
 WHO = "from_tflite"
@@ -743,10 +744,11 @@ class _Importer:
 
     def run(self, source: str) -> ir.IRModule:
         r = self.r
+        states = self.states = tflite_state.States(self)
         # every operator is checked before anything is built
         for k in range(len(r.ops)):
             name = r.op_name(k)
-            if name not in _CONVERTERS:
+            if name not in _CONVERTERS and not states.handles(k):
                 out = r.ops[k].outputs[0] if r.ops[k].outputs else -1
                 oname = r.tensors[out].name if 0 <= out < len(r.tensors) else "?"
                 raise UnsupportedOperatorError(
@@ -762,7 +764,11 @@ class _Importer:
             v = ir.var(var_name(t.name, used), shape=t.shape, dtype=t.dtype)
             self.exprs[i] = v
             params.append(v)
+        states.begin(used)
         for k, op in enumerate(r.ops):
+            if states.handles(k):
+                states.convert(k)
+                continue
             name = r.op_name(k)
             ctx = _Ctx(self, k, op, name)
             try:
@@ -778,8 +784,10 @@ class _Importer:
                 raise ctx.unsupported("has %d outputs; one is supported" % len(ctx.outs))
             self.exprs[ctx.outs[0]] = y
         outs = [self.expr(r.tensors[i]) for i in r.outputs]
-        return finish(params, outs, [r.tensors[i].info() for i in r.inputs],
-                      [r.tensors[i].info() for i in r.outputs], source, WHO)
+        mod = finish(params + states.params(), outs + states.results(),
+                     [r.tensors[i].info() for i in r.inputs],
+                     [r.tensors[i].info() for i in r.outputs], source, WHO)
+        return states.attach(mod, len(params), len(outs))
 
 
 def from_tflite(model: Union[str, bytes, bytearray, memoryview, Any]) -> ir.IRModule:
