@@ -231,3 +231,59 @@ def test_stateless_models_have_no_states() -> None:
     mod = frontend.from_tflite(graph_model([GraphSpec(t, [0], [1], [OpSpec("RELU", [0], [1])])]))
     assert mod.attrs is None or "states" not in mod.attrs
     assert not Executor(mod).stateful
+
+
+# ---- generated C --------------------------------------------------------------
+
+
+def host_model(mod: Any, name: str, tmp: str, **opts: Any) -> Any:
+    from aot_util import HostModel
+    from tvmnode import codegen
+
+    return HostModel(codegen.compile(mod, name=name, **opts), tmp)
+
+
+def state_pool(hm: Any) -> np.ndarray:
+    from aot_util import aligned
+
+    (pool,) = [p for p in hm.arch.info["memory"]["pools"] if p["kind"] == "state"]
+    return aligned(pool["size_bytes"], hm.align)
+
+
+@pytest.mark.parametrize("dtype", sorted(MODELS))
+def test_generated_c_matches_tflite_micro(dtype: str, tmp_path: Any) -> None:
+    import ctypes
+
+    build, gen = MODELS[dtype]
+    model = build()
+    hm = host_model(frontend.from_tflite(model), "st_" + dtype, str(tmp_path))
+    header = open(os.path.join(hm.dir, "codegen", "host", "include",
+                               "tvmgen_st_%s.h" % dtype)).read()
+    assert "TVMGEN_ST_%s_STATE_POOL_SIZE" % dtype.upper() in header
+    assert "tvmgen_st_%s_reset(void *state_pool)" % dtype in header
+    assert len(hm.inputs) == 1 and len(hm.outputs) == 2
+    pool = state_pool(hm)
+    reset = getattr(hm.lib, "tvmgen_st_%s_reset" % dtype)
+    reset.restype = ctypes.c_int32
+    xs = [gen() for _ in range(6)]
+    want = tflm_steps(model, xs, 2, reset_at=4)
+
+    def do_reset() -> None:
+        assert reset(ctypes.c_void_p(pool.ctypes.data)) == 0
+
+    do_reset()
+    got = ours_steps(lambda x: hm.run(x, state=pool), do_reset, xs, reset_at=4)
+    same(got, want)
+    # a missing or misaligned state pool is an error code, not a crash
+    assert reset(None) == 9  # TN_CRT_NULL_POINTER
+    assert reset(ctypes.c_void_p(pool.ctypes.data + 1)) == 8  # TN_CRT_POOL_MISALIGNED
+
+
+def test_stateless_c_has_no_state(tmp_path: Any) -> None:
+    t = [TensorSpec((1, 4), "float32", name="x"), TensorSpec((1, 4), "float32", name="y")]
+    mod = frontend.from_tflite(graph_model([GraphSpec(t, [0], [1], [OpSpec("RELU", [0], [1])])]))
+    from tvmnode import codegen
+
+    files = codegen.compile(mod, name="plain").files
+    text = "".join(str(v) for v in files.values())
+    assert "state" not in text.lower()
