@@ -287,3 +287,69 @@ def test_stateless_c_has_no_state(tmp_path: Any) -> None:
     files = codegen.compile(mod, name="plain").files
     text = "".join(str(v) for v in files.values())
     assert "state" not in text.lower()
+
+
+RUST_MAIN = """#[path = %s]
+#[allow(dead_code)]
+mod m;
+use std::io::{Read, Write};
+
+// Steps over the inputs on stdin, a reset before step RESET_AT, each
+// step's outputs to stdout: the state lives in one StatePool throughout.
+const RESET_AT: usize = %d;
+
+fn main() {
+    let mut data = Vec::new();
+    std::io::stdin().read_to_end(&mut data).unwrap();
+    let mut state = m::StatePool::new();
+    m::reset(&mut state).unwrap();
+    let mut out = std::io::stdout();
+    for (k, chunk) in data.chunks(m::INPUT_X_SIZE).enumerate() {
+        if k == RESET_AT {
+            m::reset(&mut state).unwrap();
+        }
+        let mut x = [0i8; m::INPUT_X_LEN];
+        for (d, s) in x.iter_mut().zip(chunk) {
+            *d = *s as i8;
+        }
+        let mut sum = [0i8; m::OUTPUT_SUM_LEN];
+        let mut prev = [0i8; m::OUTPUT_PREV_LEN];
+        let mut ins = m::Inputs::new(&mut x);
+        let mut outs = m::Outputs::new(&mut sum, &mut prev);
+        m::run(&mut ins, &mut outs, &mut state).unwrap();
+        out.write_all(&sum.map(|v| v as u8)).unwrap();
+        out.write_all(&prev.map(|v| v as u8)).unwrap();
+    }
+}
+"""
+
+
+def test_rust_interface_streams(tmp_path: Any) -> None:
+    import json
+    import shutil
+    import subprocess
+
+    if shutil.which("rustc") is None:
+        pytest.skip("rustc is not installed")
+    model = int8_model()
+    hm = host_model(frontend.from_tflite(model), "st_rs", str(tmp_path), interface="c,rust")
+    rs = os.path.join(hm.dir, "codegen", "host", "src", "tvmgen_st_rs.rs")
+    text = open(rs).read()
+    assert "pub type StatePool = Pool<STATE_POOL_SIZE>;" in text
+    assert "pub fn reset(state_pool: &mut StatePool)" in text
+    main = str(tmp_path / "main.rs")
+    with open(main, "w") as f:
+        f.write(RUST_MAIN % (json.dumps(rs), 4))
+    exe = str(tmp_path / "stream")
+    libdir = os.path.dirname(hm.so)
+    libname = os.path.basename(hm.so)[3:-3]
+    p = subprocess.run(["rustc", "--edition", "2021", "-O", "-o", exe, main, "-L", libdir,
+                        "-l", "dylib=" + libname], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-4000:]
+    xs = [RNG.integers(-128, 127, (1, 8)).astype(np.int8) for _ in range(6)]
+    p2 = subprocess.run([exe], input=b"".join(x.tobytes() for x in xs), capture_output=True,
+                        timeout=120, env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+    assert p2.returncode == 0, p2.stderr[-2000:]
+    raw = np.frombuffer(p2.stdout, np.int8).reshape(len(xs), 2, 1, 8)
+    got = [[raw[k, 0], raw[k, 1]] for k in range(len(xs))]
+    same(got, tflm_steps(model, xs, 2, reset_at=4))
