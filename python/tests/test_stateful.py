@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any, Callable, List, Sequence
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 import pytest
@@ -91,8 +91,9 @@ def float_model() -> bytes:
     return graph_model([main, init])
 
 
-MODELS = {"int8": (int8_model, lambda: RNG.integers(-128, 127, (1, 8)).astype(np.int8)),
-          "float32": (float_model, lambda: RNG.standard_normal((2, 3)).astype(np.float32))}
+MODELS: Dict[str, Tuple[Callable[[], bytes], Callable[[], np.ndarray]]] = {
+    "int8": (int8_model, lambda: RNG.integers(-128, 127, (1, 8)).astype(np.int8)),
+    "float32": (float_model, lambda: RNG.standard_normal((2, 3)).astype(np.float32))}
 
 
 def tflm_steps(model: bytes, xs: Sequence[np.ndarray], nout: int,
@@ -353,3 +354,23 @@ def test_rust_interface_streams(tmp_path: Any) -> None:
     raw = np.frombuffer(p2.stdout, np.int8).reshape(len(xs), 2, 1, 8)
     got = [[raw[k, 0], raw[k, 1]] for k in range(len(xs))]
     same(got, tflm_steps(model, xs, 2, reset_at=4))
+
+
+def test_info_names_the_model_stateful(tmp_path: Any, capsys: Any) -> None:
+    from tvmnode import cli
+
+    path = str(tmp_path / "acc.tflite")
+    with open(path, "wb") as f:
+        f.write(int8_model())
+    assert cli.main(["info", path]) == 0
+    out = capsys.readouterr().out
+    assert "stateful     2 states kept between runs, 16 bytes: acc, prev" in out
+
+
+def test_host_module_refuses_stateful_models(tmp_path: Any) -> None:
+    from tvmnode import codegen, runtime
+
+    arch = codegen.compile(frontend.from_tflite(int8_model()), name="st_mod")
+    so = codegen.build_library(arch.export(str(tmp_path / "st_mod")), str(tmp_path / "st.so"))
+    with pytest.raises(Exception, match="keeps state between runs"):
+        runtime.load_module(so)

@@ -721,7 +721,7 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], ir.Expr]] = {
 
 def supported_operators() -> List[str]:
     """The TFLite builtin operators this importer maps."""
-    return sorted(_CONVERTERS)
+    return sorted(set(_CONVERTERS) | set(tflite_state.STATE_OPS))
 
 
 class _Importer:

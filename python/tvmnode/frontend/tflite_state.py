@@ -212,6 +212,7 @@ class States:
 
     def _value(self, st: State) -> ir.Expr:
         if st.param is None:
+            assert st.shape is not None and st.dtype is not None
             st.param = ir.var(var_name("state_" + st.name, self.used), shape=st.shape,
                               dtype=st.dtype)
         if st.value is None:
