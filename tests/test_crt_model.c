@@ -618,6 +618,81 @@ START_TEST(test_status_names_distinct) {
 }
 END_TEST
 
+/* "acc": a streaming model, y = x + s and then s = y, its state s (4
+ * int32, initially 10, 20, 30, 40) in a state pool of 32 bytes (current
+ * values, then new ones, as generated code lays it out). */
+static const int32_t acc_init[4] = {10, 20, 30, 40};
+
+static int32_t acc_reset(void *state) {
+  if (!state) return TN_CRT_NULL_POINTER;
+  memcpy(state, acc_init, sizeof acc_init);
+  return TN_CRT_OK;
+}
+
+static int32_t acc_run_state(void *const *inputs, void *const *outputs,
+                             void *const *workspace, void *const *constants,
+                             void *const *devices, void *state) {
+  (void)workspace, (void)constants, (void)devices;
+  const int32_t *x = inputs[0];
+  int32_t *y = outputs[0], *s = state;
+  for (int i = 0; i < 4; i++) s[4 + i] = y[i] = x[i] + s[i];
+  memcpy(s, s + 4, 16);
+  return TN_CRT_OK;
+}
+
+static int32_t acc_run(void *const *inputs, void *const *outputs,
+                       void *const *workspace, void *const *constants,
+                       void *const *devices) {
+  (void)inputs, (void)outputs, (void)workspace, (void)constants;
+  (void)devices;
+  return TN_CRT_NOT_BOUND;
+}
+
+static const TnCrtStatefulModel acc = {
+    {TN_CRT_MODEL_STATE_MAGIC, TN_CRT_MODEL_ABI_VERSION, "acc", "test",
+     1, 1, add_one_inputs, add_one_outputs,
+     0, NULL,
+     0, NULL, NULL,
+     0, NULL,
+     4, 0, acc_run},
+    32, 8, acc_run_state, acc_reset};
+
+START_TEST(test_stateful_model) {
+  _Alignas(8) int32_t state[12] = {0};
+  int32_t x[4] = {1, 2, 3, 4}, y[4] = {0};
+  TnCrtInstance inst;
+  ck_assert_ptr_eq(tn_crt_model_state(&acc.base), &acc);
+  ck_assert_ptr_null(tn_crt_model_state(&add_one));
+  KT_CHECK_OK(tn_crt_instance_init(&inst, &acc.base, NULL, 0, NULL, 0));
+  KT_CHECK_OK(tn_crt_bind_input(&inst, 0, x, sizeof x));
+  KT_CHECK_OK(tn_crt_bind_output(&inst, 0, y, sizeof y));
+  /* no state pool yet */
+  ST(tn_crt_run(&inst), TN_CRT_NOT_BOUND);
+  ST(tn_crt_reset(&inst), TN_CRT_NOT_BOUND);
+  ST(tn_crt_set_state(&inst, NULL, 32), TN_CRT_NULL_POINTER);
+  ST(tn_crt_set_state(&inst, state, 16), TN_CRT_POOL_TOO_SMALL);
+  ST(tn_crt_set_state(&inst, (uint8_t *)state + 4, 32), TN_CRT_POOL_MISALIGNED);
+  KT_CHECK_OK(tn_crt_set_state(&inst, state, sizeof state));
+  KT_CHECK_OK(tn_crt_reset(&inst));
+  /* the state persists across runs */
+  for (int step = 1; step <= 3; step++) {
+    KT_CHECK_OK(tn_crt_run(&inst));
+    for (int i = 0; i < 4; i++)
+      ck_assert_int_eq(y[i], acc_init[i] + step * x[i]);
+  }
+  KT_CHECK_OK(tn_crt_reset(&inst));
+  KT_CHECK_OK(tn_crt_run(&inst));
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(y[i], acc_init[i] + x[i]);
+  /* a stateless model takes no state pool; its reset does nothing */
+  _Alignas(8) uint8_t ws[16];
+  TnCrtPool pool = {ws, sizeof ws};
+  TnCrtInstance plain;
+  KT_CHECK_OK(tn_crt_instance_init(&plain, &add_one, &pool, 1, NULL, 0));
+  ST(tn_crt_set_state(&plain, state, sizeof state), TN_CRT_INVALID_ARGUMENT);
+  KT_CHECK_OK(tn_crt_reset(&plain));
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("crt_model");
   TCase *tc = tcase_create("crt_model");
@@ -634,6 +709,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_device_failures);
   tcase_add_test(tc, test_run_failures);
   tcase_add_test(tc, test_status_names_distinct);
+  tcase_add_test(tc, test_stateful_model);
   suite_add_tcase(s, tc);
   return s;
 }

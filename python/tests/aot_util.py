@@ -66,7 +66,8 @@ class HostModel:
 
     def run(self, *arrays: np.ndarray, pools: Optional[List[np.ndarray]] = None,
             const_pool: Optional[np.ndarray] = None, devices: Sequence[int] = (),
-            raw_status: bool = False) -> Any:
+            raw_status: bool = False, state: Optional[np.ndarray] = None) -> Any:
+        """state: a stateful model's state pool (kept by the caller)."""
         pools = self.new_pools() if pools is None else pools
         ws = self.Ws(*[p.ctypes.data for p in pools])
         args: List[Any] = []
@@ -92,6 +93,8 @@ class HostModel:
             args.append(ctypes.byref(_struct(["constants"])(cp.ctypes.data)))
         if self.devices:
             args.append(ctypes.byref(_struct(self.devices)(*devices)))
+        if state is not None:
+            args.append(ctypes.c_void_p(state.ctypes.data))
         st = self.run_fn(*args)
         if raw_status:
             return st

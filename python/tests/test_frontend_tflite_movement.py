@@ -16,7 +16,7 @@ pytest.importorskip("tflite_micro")
 
 import tvmnode as tn  # noqa: E402
 from tvmnode import codegen, frontend, transform  # noqa: E402
-from tflite_build import (OpSpec, TensorSpec, builtin_options, graph_model,  # noqa: E402
+from tflite_build import (Node, TensorSpec, builtin_options, chain_model,  # noqa: E402
                           run_tflite_micro, single_op_model)
 from test_frontend_tflite_ops import (collect_ops, const, f32, fl, i8, q8,  # noqa: E402
                                       run_litert_ref)
@@ -338,14 +338,14 @@ def test_shape_chain_folds_at_import() -> None:
     packed = TensorSpec((2,), "int32", name="packed")
     y = f32((2, 12))
     ops = [
-        OpSpec("SHAPE", [x], [shp], builtin_options("ShapeOptions", outType=2)),
-        OpSpec("STRIDED_SLICE", [shp, ints(0), ints(1), ints(1)], [batch],
+        Node("SHAPE", [x], [shp], builtin_options("ShapeOptions", outType=2)),
+        Node("STRIDED_SLICE", [shp, ints(0), ints(1), ints(1)], [batch],
                builtin_options("StridedSliceOptions", shrinkAxisMask=1)),
-        OpSpec("PACK", [batch, TensorSpec((), "int32", data=np.array(-1, np.int32))],
+        Node("PACK", [batch, TensorSpec((), "int32", data=np.array(-1, np.int32))],
                [packed], builtin_options("PackOptions", valuesCount=2, axis=0)),
-        OpSpec("RESHAPE", [x, packed], [y]),
+        Node("RESHAPE", [x, packed], [y]),
     ]
-    model = graph_model(ops, [y])
+    model = chain_model(ops, [y])
     mod = frontend.from_tflite(model)
     assert collect_ops(model) == ["reshape"]
     assert set(kernels_of(mod)) <= {"view"}, kernels_of(mod)

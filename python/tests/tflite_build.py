@@ -23,6 +23,7 @@ importlib, so this module type-checks without their stubs.
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -42,6 +43,7 @@ _DTYPES: Dict[str, str] = {
     "float32": "FLOAT32", "float16": "FLOAT16", "float64": "FLOAT64",
     "int8": "INT8", "uint8": "UINT8", "int16": "INT16", "uint16": "UINT16",
     "int32": "INT32", "uint32": "UINT32", "int64": "INT64", "bool": "BOOL",
+    "resource": "RESOURCE",
 }
 
 
@@ -56,6 +58,7 @@ class TensorSpec:
     data: Optional[np.ndarray] = None
     quantized_dimension: int = 0
     name: str = ""
+    is_variable: bool = False
 
 
 def tensor_type(dtype: str) -> int:
@@ -135,117 +138,17 @@ def single_op_model(op: Union[int, str], inputs: Sequence[Optional[TensorSpec]],
     `inputs` (graph inputs and constants, None for an omitted optional
     input) into `outputs`. `options` from builtin_options (or any
     (BuiltinOptions type, build function) pair)."""
-    return graph_model([OpSpec(op, inputs, outputs, options, version)], outputs)
-
-
-@dataclass
-class OpSpec:
-    """One operator of graph_model: its builtin (value or name), its input
-    and output tensors (None for an omitted optional input) and options."""
-
-    op: Union[int, str]
-    inputs: Sequence[Optional[TensorSpec]]
-    outputs: Sequence[TensorSpec]
-    options: Optional[Options] = None
-    version: int = 1
-
-
-def graph_model(ops: Sequence[OpSpec], outputs: Sequence[TensorSpec]) -> bytes:
-    """A model of one subgraph running `ops` in order. Tensors are the
-    TensorSpec objects themselves: one an operator writes is read by the
-    later ones that list it; one without data that no operator writes is a
-    graph input (in order of first use); `outputs` are the graph's."""
-    b = flatbuffers.Builder(1024)
-    specs: List[TensorSpec] = []
-    index: Dict[int, int] = {}
-    for o in ops:
-        for s in list(o.inputs) + list(o.outputs):
-            if s is not None and id(s) not in index:
-                index[id(s)] = len(specs)
-                specs.append(s)
-    written = {id(s) for o in ops for s in o.outputs}
-    # buffer 0 is the empty buffer every non-constant tensor points at
-    buffer_data: List[Optional[bytes]] = [None]
-    tensor_offsets: List[int] = []
-    for i, s in enumerate(specs):
-        buf = 0
-        if s.data is not None:
-            arr = np.ascontiguousarray(np.asarray(s.data, dtype=s.dtype).reshape(tuple(s.shape)))
-            buffer_data.append(arr.astype(arr.dtype.newbyteorder("<")).tobytes())
-            buf = len(buffer_data) - 1
-        name = b.CreateString(s.name or "t%d" % i)
-        shape = _ints(b, s.shape)
-        q = _quantization(b, s) if s.quant is not None else None
-        tflite.TensorStart(b)
-        tflite.TensorAddShape(b, shape)
-        tflite.TensorAddType(b, tensor_type(s.dtype))
-        tflite.TensorAddBuffer(b, buf)
-        tflite.TensorAddName(b, name)
-        if q is not None:
-            tflite.TensorAddQuantization(b, q)
-        tensor_offsets.append(int(tflite.TensorEnd(b)))
-    graph_inputs = [index[id(s)] for s in specs if s.data is None and id(s) not in written]
-
-    codes: List[Tuple[int, int]] = []
-    operators = []
-    for o in ops:
-        key = (opcode_of(o.op), o.version)
-        if key not in codes:
-            codes.append(key)
-        opts = o.options[1](b) if o.options is not None else None
-        in_vec = _ints(b, [index[id(s)] if s is not None else -1 for s in o.inputs])
-        out_vec = _ints(b, [index[id(s)] for s in o.outputs])
-        tflite.OperatorStart(b)
-        tflite.OperatorAddOpcodeIndex(b, codes.index(key))
-        tflite.OperatorAddInputs(b, in_vec)
-        tflite.OperatorAddOutputs(b, out_vec)
-        if o.options is not None:
-            tflite.OperatorAddBuiltinOptionsType(b, o.options[0])
-            tflite.OperatorAddBuiltinOptions(b, opts)
-        operators.append(int(tflite.OperatorEnd(b)))
-
-    tensors = _table_vector(b, tflite.SubGraphStartTensorsVector, tensor_offsets)
-    g_in, g_out = _ints(b, graph_inputs), _ints(b, [index[id(s)] for s in outputs])
-    op_vec = _table_vector(b, tflite.SubGraphStartOperatorsVector, operators)
-    sg_name = b.CreateString("main")
-    tflite.SubGraphStart(b)
-    tflite.SubGraphAddTensors(b, tensors)
-    tflite.SubGraphAddInputs(b, g_in)
-    tflite.SubGraphAddOutputs(b, g_out)
-    tflite.SubGraphAddOperators(b, op_vec)
-    tflite.SubGraphAddName(b, sg_name)
-    subgraph = int(tflite.SubGraphEnd(b))
-
-    code_offsets = []
-    for code, version in codes:
-        tflite.OperatorCodeStart(b)
-        # codes above 127 live in builtin_code; the deprecated byte says so
-        tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
-        tflite.OperatorCodeAddBuiltinCode(b, code)
-        tflite.OperatorCodeAddVersion(b, version)
-        code_offsets.append(int(tflite.OperatorCodeEnd(b)))
-
-    buffers = []
-    for data in buffer_data:
-        dv = _bytes(b, data) if data else None
-        tflite.BufferStart(b)
-        if dv is not None:
-            tflite.BufferAddData(b, dv)
-        buffers.append(int(tflite.BufferEnd(b)))
-
-    code_vec = _table_vector(b, tflite.ModelStartOperatorCodesVector, code_offsets)
-    subgraphs = _table_vector(b, tflite.ModelStartSubgraphsVector, [subgraph])
-    buffer_vec = _table_vector(b, tflite.ModelStartBuffersVector, buffers)
-    desc = b.CreateString("tvmnode tests: one operator" if len(ops) == 1
-                          else "tvmnode tests: %d operators" % len(ops))
-    tflite.ModelStart(b)
-    tflite.ModelAddVersion(b, 3)
-    tflite.ModelAddOperatorCodes(b, code_vec)
-    tflite.ModelAddSubgraphs(b, subgraphs)
-    tflite.ModelAddDescription(b, desc)
-    tflite.ModelAddBuffers(b, buffer_vec)
-    b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
-    return bytes(b.Output())
+    specs = [s for s in inputs if s is not None] + list(outputs)
+    index = {id(s): i for i, s in enumerate(specs)}
+    tensors = [s if s.name else TensorSpec(s.shape, s.dtype, s.quant, s.data,
+                                           s.quantized_dimension, "t%d" % i, s.is_variable)
+               for i, s in enumerate(specs)]
+    op_inputs = [index[id(s)] if s is not None else -1 for s in inputs]
+    op_outputs = [index[id(s)] for s in outputs]
+    graph_inputs = [index[id(s)] for s in inputs if s is not None and s.data is None]
+    graph = GraphSpec(tensors, graph_inputs, op_outputs,
+                      [OpSpec(op, op_inputs, op_outputs, options, version)], name="main")
+    return graph_model([graph], description="tvmnode tests: one operator")
 
 
 def run_tflite_micro(model: bytes, *arrays: np.ndarray, outputs: int = 1) -> List[np.ndarray]:
@@ -258,3 +161,162 @@ def run_tflite_micro(model: bytes, *arrays: np.ndarray, outputs: int = 1) -> Lis
         interp.set_input(a, i)
     interp.invoke()
     return [np.array(interp.get_output(i), copy=True) for i in range(outputs)]
+
+
+@dataclass
+class OpSpec:
+    """One operator of a GraphSpec: tensor indices into the graph's
+    `tensors` (-1 for an omitted optional input)."""
+
+    op: Union[int, str]
+    inputs: Sequence[int]
+    outputs: Sequence[int]
+    options: Optional[Options] = None
+    version: int = 1
+
+
+@dataclass
+class GraphSpec:
+    """One subgraph: its tensors (a constant when `data` is set; dtype
+    "resource" for a resource handle), graph inputs and outputs (tensor
+    indices) and operators in execution order."""
+
+    tensors: Sequence[TensorSpec]
+    inputs: Sequence[int]
+    outputs: Sequence[int]
+    ops: Sequence[OpSpec]
+    name: str = ""
+
+
+def graph_model(subgraphs: Sequence[GraphSpec], description: str = "tvmnode tests") -> bytes:
+    """A model of several subgraphs (the first is the one that runs; the
+    others are reached by CALL_ONCE, IF, WHILE ...), each with any number
+    of operators: what single_op_model writes, generalised."""
+    b = flatbuffers.Builder(1024)
+    buffer_data: List[Optional[bytes]] = [None]
+    codes: List[Tuple[int, int]] = []  # (builtin code, version), in first-use order
+    sg_offsets = []
+    for gi, g in enumerate(subgraphs):
+        tensor_offsets: List[int] = []
+        for i, s in enumerate(g.tensors):
+            buf = 0
+            if s.data is not None:
+                arr = np.ascontiguousarray(np.asarray(s.data, dtype=s.dtype)
+                                           .reshape(tuple(s.shape)))
+                buffer_data.append(arr.astype(arr.dtype.newbyteorder("<")).tobytes())
+                buf = len(buffer_data) - 1
+            name = b.CreateString(s.name or "g%dt%d" % (gi, i))
+            shape = _ints(b, s.shape)
+            q = _quantization(b, s) if s.quant is not None else None
+            tflite.TensorStart(b)
+            tflite.TensorAddShape(b, shape)
+            tflite.TensorAddType(b, tensor_type(s.dtype))
+            tflite.TensorAddBuffer(b, buf)
+            tflite.TensorAddName(b, name)
+            if s.is_variable:
+                tflite.TensorAddIsVariable(b, True)
+            if q is not None:
+                tflite.TensorAddQuantization(b, q)
+            tensor_offsets.append(int(tflite.TensorEnd(b)))
+        op_offsets = []
+        for o in g.ops:
+            key = (opcode_of(o.op), o.version)
+            if key not in codes:
+                codes.append(key)
+            opts = o.options[1](b) if o.options is not None else None
+            in_vec, out_vec = _ints(b, o.inputs), _ints(b, o.outputs)
+            tflite.OperatorStart(b)
+            tflite.OperatorAddOpcodeIndex(b, codes.index(key))
+            tflite.OperatorAddInputs(b, in_vec)
+            tflite.OperatorAddOutputs(b, out_vec)
+            if o.options is not None:
+                tflite.OperatorAddBuiltinOptionsType(b, o.options[0])
+                tflite.OperatorAddBuiltinOptions(b, opts)
+            op_offsets.append(int(tflite.OperatorEnd(b)))
+        tensors = _table_vector(b, tflite.SubGraphStartTensorsVector, tensor_offsets)
+        g_in, g_out = _ints(b, g.inputs), _ints(b, g.outputs)
+        operators = _table_vector(b, tflite.SubGraphStartOperatorsVector, op_offsets)
+        sg_name = b.CreateString(g.name or "subgraph%d" % gi)
+        tflite.SubGraphStart(b)
+        tflite.SubGraphAddTensors(b, tensors)
+        tflite.SubGraphAddInputs(b, g_in)
+        tflite.SubGraphAddOutputs(b, g_out)
+        tflite.SubGraphAddOperators(b, operators)
+        tflite.SubGraphAddName(b, sg_name)
+        sg_offsets.append(int(tflite.SubGraphEnd(b)))
+    code_offsets = []
+    for code, version in codes:
+        tflite.OperatorCodeStart(b)
+        tflite.OperatorCodeAddDeprecatedBuiltinCode(b, min(code, 127))
+        tflite.OperatorCodeAddBuiltinCode(b, code)
+        tflite.OperatorCodeAddVersion(b, version)
+        code_offsets.append(int(tflite.OperatorCodeEnd(b)))
+    buffers = []
+    for data in buffer_data:
+        dv = _bytes(b, data) if data else None
+        tflite.BufferStart(b)
+        if dv is not None:
+            tflite.BufferAddData(b, dv)
+        buffers.append(int(tflite.BufferEnd(b)))
+    code_vec = _table_vector(b, tflite.ModelStartOperatorCodesVector, code_offsets)
+    subgraph_vec = _table_vector(b, tflite.ModelStartSubgraphsVector, sg_offsets)
+    buffer_vec = _table_vector(b, tflite.ModelStartBuffersVector, buffers)
+    desc = b.CreateString(description)
+    tflite.ModelStart(b)
+    tflite.ModelAddVersion(b, 3)
+    tflite.ModelAddOperatorCodes(b, code_vec)
+    tflite.ModelAddSubgraphs(b, subgraph_vec)
+    tflite.ModelAddDescription(b, desc)
+    tflite.ModelAddBuffers(b, buffer_vec)
+    b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+def var_handle_options(shared_name: str, container: str = "") -> Options:
+    """VarHandleOptions naming a resource variable (strings need offsets
+    made before the table, so builtin_options cannot write them)."""
+    kind = int(tflite.BuiltinOptions.VarHandleOptions)
+
+    def build(b: Any) -> int:
+        name = b.CreateString(shared_name)
+        cont = b.CreateString(container) if container else None
+        tflite.VarHandleOptionsStart(b)
+        if cont is not None:
+            tflite.VarHandleOptionsAddContainer(b, cont)
+        tflite.VarHandleOptionsAddSharedName(b, name)
+        return int(tflite.VarHandleOptionsEnd(b))
+
+    return kind, build
+
+
+@dataclass
+class Node:
+    """One operator of chain_model, its tensors given as TensorSpec objects
+    (None for an omitted optional input)."""
+
+    op: Union[int, str]
+    inputs: Sequence[Optional[TensorSpec]]
+    outputs: Sequence[TensorSpec]
+    options: Optional[Options] = None
+    version: int = 1
+
+
+def chain_model(nodes: Sequence[Node], outputs: Sequence[TensorSpec]) -> bytes:
+    """A one-subgraph model running `nodes` in order. A tensor one node
+    writes is read by the later nodes that list it; one without data that
+    no node writes is a graph input (in order of first use); `outputs` are
+    the graph's."""
+    specs: List[TensorSpec] = []
+    index: Dict[int, int] = {}
+    for n in nodes:
+        for t in list(n.inputs) + list(n.outputs):
+            if t is not None and id(t) not in index:
+                index[id(t)] = len(specs)
+                specs.append(t)
+    written = {id(t) for n in nodes for t in n.outputs}
+    tensors = [t if t.name else dataclasses.replace(t, name="t%d" % i) for i, t in enumerate(specs)]
+    ops = [OpSpec(n.op, [index[id(t)] if t is not None else -1 for t in n.inputs],
+                  [index[id(t)] for t in n.outputs], n.options, n.version) for n in nodes]
+    graph_inputs = [index[id(t)] for t in specs if t.data is None and id(t) not in written]
+    graph = GraphSpec(tensors, graph_inputs, [index[id(t)] for t in outputs], ops, name="main")
+    return graph_model([graph], description="tvmnode tests: %d operators" % len(nodes))

@@ -162,6 +162,13 @@ def cmd_info(args: argparse.Namespace) -> int:
     print("parameters   %d bytes in %d constants" % (s["parameter_bytes"], s["constants"]))
     print("executor     %d kernel calls, %d arena bytes" % (s["kernel_calls"],
                                                            s["arena_bytes"]))
+    attrs = mod.attrs
+    states = list(attrs["states"]) if attrs is not None and "states" in attrs else []
+    if states:
+        nbytes = sum(int(np.prod([int(d) for d in st["shape"]])) *
+                     np.dtype(str(st["dtype"])).itemsize for st in states)
+        print("stateful     %d states kept between runs, %d bytes: %s"
+              % (len(states), nbytes, ", ".join(str(st["name"]) for st in states)))
     return 0
 
 

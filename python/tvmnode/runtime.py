@@ -55,9 +55,34 @@ class Executor:
 
     def __init__(self, mod: Any, entry: str = "main") -> None:
         self._prog = _new(mod, entry)
-        self.inputs = _describe(_inputs(self._prog))
-        self.outputs = _describe(_outputs(self._prog))
+        inputs = _describe(_inputs(self._prog))
+        outputs = _describe(_outputs(self._prog))
+        # a stateful module's states are parameters and results of its
+        # entry that the executor feeds and keeps (module attribute "states")
+        self._states = _module_states(mod) if entry == "main" else []
+        sp = {s["param"] for s in self._states}
+        sr = {s["result"] for s in self._states}
+        self.inputs = [d for i, d in enumerate(inputs) if i not in sp]
+        self.outputs = [d for i, d in enumerate(outputs) if i not in sr]
+        self._nin, self._nout = len(inputs), len(outputs)
+        self._real_in = [i for i in range(len(inputs)) if i not in sp]
+        self._real_out = [i for i in range(len(outputs)) if i not in sr]
         self._names = [i["name"] for i in self.inputs]
+        self._buffers: List[Any] = []
+        self.reset()
+
+    @property
+    def stateful(self) -> bool:
+        """Whether the model keeps state between runs."""
+        return bool(self._states)
+
+    def reset(self) -> None:
+        """Give every state its initial value (as after construction)."""
+        self._buffers = [s["init"].copy() for s in self._states]
+
+    def states(self) -> Dict[str, Any]:
+        """Each state's current value (copies), by name."""
+        return {s["name"]: b.copy() for s, b in zip(self._states, self._buffers)}
 
     def __call__(self, *arrays: Any) -> Union[Any, Tuple[Any, ...]]:
         """Run on positional inputs; one output comes back as one numpy
@@ -101,7 +126,36 @@ class Executor:
             if not hasattr(a, "__dlpack__"):
                 a = numpy.asarray(a, dtype=info["dtype"])
             args.append(a)
-        return [numpy.from_dlpack(t) for t in _run(self._prog, *args)]
+        if not self._states:
+            return [numpy.from_dlpack(t) for t in _run(self._prog, *args)]
+        full: List[Any] = [None] * self._nin
+        for k, a in zip(self._real_in, args):
+            full[k] = a
+        for s, b in zip(self._states, self._buffers):
+            full[s["param"]] = b
+        outs = [numpy.from_dlpack(t) for t in _run(self._prog, *full)]
+        # the new values are the run's own results: nothing reads the old
+        # buffers any more
+        self._buffers = [numpy.array(outs[s["result"]], copy=True) for s in self._states]
+        return [outs[k] for k in self._real_out]
+
+
+def _module_states(mod: Any) -> List[Dict[str, Any]]:
+    """The "states" attribute of a module (tvmnode.frontend.tflite_state):
+    per state its name, initial value (numpy), parameter and result index."""
+    import numpy
+
+    attrs = getattr(mod, "attrs", None)
+    if attrs is None or "states" not in attrs:
+        return []
+    out = []
+    for s in attrs["states"]:
+        dtype = numpy.dtype("bool" if str(s["dtype"]) == "bool" else str(s["dtype"]))
+        init = numpy.array([v for v in s["init"]], dtype=dtype).reshape(
+            tuple(int(d) for d in s["shape"]))
+        out.append({"name": str(s["name"]), "init": init, "param": int(s["param"]),
+                    "result": int(s["result"])})
+    return out
 
 
 

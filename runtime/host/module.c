@@ -109,6 +109,12 @@ static int check_model(const TnCrtModel *m, const char *who,
   if (m == NULL)
     return tn_error_raise_in(TN_ERR_VALUE, who, "%s: the descriptor is NULL",
                              what);
+  if (m->magic == TN_CRT_MODEL_STATE_MAGIC)
+    return tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, who, "%s keeps state "
+                             "between runs (a state pool); the host Module "
+                             "does not run stateful models yet: use "
+                             "tvmnode.runtime.Executor or the generated C's "
+                             "tvmgen_<name>_run and _reset", what);
   if (m->magic != TN_CRT_MODEL_MAGIC ||
       m->abi_version != TN_CRT_MODEL_ABI_VERSION || m->run == NULL)
     return tn_error_raise_in(TN_ERR_VALUE, who, "%s is not a model descriptor "

@@ -279,7 +279,7 @@ void tn__aot_io_info(const Gen *g, bool input, int32_t i, Io *io,
   char *base;
   if (nm && *nm) base = tn__aot_c_ident(nm);
   else if (input) base = g_strdup_printf("input_%d", i);
-  else base = g->v.outputs->len == 1 ? g_strdup("output")
+  else base = g->v.outputs->len - g->states->len == 1 ? g_strdup("output")
                                      : g_strdup_printf("output%d", i);
   char *name = g_strdup(base);
   for (int n = 1; g_hash_table_contains(used, name); n++) {
@@ -311,13 +311,14 @@ static bool executor_plan_fits(const Gen *g) {
 static int analyse(Gen *g) {
   GHashTable *used = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                            NULL);
-  for (guint i = 0; i < g->v.inputs->len; i++) {
+  /* a stateful model's states are its last parameters and results */
+  for (guint i = 0; i < g->v.inputs->len - g->states->len; i++) {
     Io io = {0};
     io.buf = -1;
     tn__aot_io_info(g, true, (int32_t)i, &io, used);
     g_array_append_val(g->ins, io);
   }
-  for (guint i = 0; i < g->v.outputs->len; i++) {
+  for (guint i = 0; i < g->v.outputs->len - g->states->len; i++) {
     Io io = {0};
     io.buf = -1;
     tn__aot_io_info(g, false, (int32_t)i, &io, used);
@@ -331,7 +332,7 @@ static int analyse(Gen *g) {
                              TN_CRT_MAX_IO);
   for (int32_t v = 0; v < g->nvalues; v++) {
     const TnKernValue *x = value(g, v);
-    if (x->kind != TN_KV_INPUT) continue;
+    if (x->kind != TN_KV_INPUT || x->index >= (int32_t)g->ins->len) continue;
     Io *io = &g_array_index(g->ins, Io, x->index);
     io->type = x->type, io->nbytes = x->nbytes;
   }
@@ -414,6 +415,7 @@ static void gen_clear(Gen *g) {
   opts_clear(&g->o);
   tn_object_release(g->prog);
   tn__kernel_plan_clear(&g->kp);
+  tn__aot_states_clear(g);
   if (g->ins) g_array_free(g->ins, TRUE);
   if (g->outs) g_array_free(g->outs, TRUE);
   g_free(g->const_off);
@@ -458,7 +460,7 @@ TN_API TnObject *tn_codegen_aot(const TnObject *mod, const TnObject *options) {
                               "the operator has only a host compute "
                               "function, so it cannot be compiled to C");
   if (tn_error_peek_raised()) goto done;
-  if (analyse(&g) || layout(&g)) goto done;
+  if (tn__aot_states(&g) || analyse(&g) || layout(&g)) goto done;
   g.fn_names = g_new0(char *, g.nsteps + 1);
   for (int32_t s = 0; s < g.nsteps; s++) g.fn_names[s] = tn__aot_step_name(&g, s);
 

@@ -37,6 +37,7 @@ void tn__aot_dtype_str(DLDataType t, char *buf, size_t n) {
 static void where(Gen *g, GString *s, int32_t v) {
   const TnKernValue *x = value(g, root(g, v));
   Home h = g->home[root(g, v)];
+  if (tn__aot_state_where(g, s, h)) return;
   switch (h.kind) {
     case H_INPUT:
       g_string_append_printf(s, "inputs->%s",
@@ -60,6 +61,8 @@ static void where(Gen *g, GString *s, int32_t v) {
     }
   }
 }
+
+void tn__aot_where(Gen *g, GString *s, int32_t v) { where(g, s, v); }
 
 /* The constant arrays (definitions in lib0, declarations for lib1). */
 void tn__aot_emit_constants(Gen *g, GString *c, bool decl) {
@@ -182,6 +185,7 @@ static void run_params(Gen *g, GString *s) {
   if (g->o.devices->len)
     g_ptr_array_add(ps, g_strdup_printf("struct tvmgen_%s_devices *devices",
                                         m));
+  if (g->states->len) g_ptr_array_add(ps, g_strdup("void *state_pool"));
   if (ps->len == 0) g_string_append(s, "void");
   for (guint i = 0; i < ps->len; i++)
     g_string_append_printf(s, "%s%s", i ? ", " : "",
@@ -222,6 +226,7 @@ void tn__aot_header(Gen *g, GString *h) {
   if (g->o.consts_in_pool && g->const_pool > 0)
     g_string_append_printf(h, "#define TVMGEN_%s_CONSTANT_POOL_SIZE %" PRId64
                            "\n", M, g->const_pool);
+  tn__aot_header_state(g, h);
   g_string_append_printf(h, "#define TVMGEN_%s_ALIGNMENT %" PRId64 "\n\n", M,
                          g->o.align);
   g_string_append_printf(h, "struct tvmgen_%s_inputs {\n", m);
@@ -279,11 +284,22 @@ void tn__aot_header(Gen *g, GString *h) {
   g_string_append_printf(h, "/* One inference. */\nTVMGEN_API int32_t "
                          "tvmgen_%s_run(", m);
   run_params(g, h);
-  g_string_append_printf(h, ");\n\n/* The model's descriptor, for the generic "
-                         "firmware API (tvmnode/crt/model.h). */\nextern "
-                         "TVMGEN_API const TnCrtModel tvmgen_%s_model;\n\n#ifdef "
-                         "__cplusplus\n}\n#endif\n\n#endif /* TVMGEN_%s_H_ */"
-                         "\n", m, M);
+  g_string_append(h, ");\n\n");
+  tn__aot_header_state_fn(g, h);
+  if (g->states->len)
+    g_string_append_printf(h, "/* The model's descriptor, for the generic "
+                           "firmware API (tvmnode/crt/model.h):\n * "
+                           "tvmgen_%s_model is its base. */\nextern TVMGEN_API "
+                           "const TnCrtStatefulModel tvmgen_%s_stateful_model;"
+                           "\n#define tvmgen_%s_model (tvmgen_%s_stateful_model"
+                           ".base)\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif "
+                           "/* TVMGEN_%s_H_ */\n", m, m, m, m, M);
+  else
+    g_string_append_printf(h, "/* The model's descriptor, for the generic "
+                           "firmware API (tvmnode/crt/model.h). */\nextern "
+                           "TVMGEN_API const TnCrtModel tvmgen_%s_model;\n\n#ifdef "
+                           "__cplusplus\n}\n#endif\n\n#endif /* TVMGEN_%s_H_ */"
+                           "\n", m, M);
 }
 
 /* The checks at the top of run: NULL and alignment. */
@@ -317,6 +333,11 @@ static void run_checks(Gen *g, GString *c) {
                            "constants;\n  if ((uintptr_t)cp %% %" PRId64
                            " != 0) return TN_CRT_POOL_MISALIGNED;\n",
                            g->o.align);
+  if (g->states->len)
+    g_string_append_printf(c, "  uint8_t *sp = (uint8_t *)state_pool;\n  if "
+                           "(!sp) return TN_CRT_NULL_POINTER;\n  if ((uintptr_t)"
+                           "sp %% %" PRId64 " != 0) return TN_CRT_POOL_MISALIGNED;"
+                           "\n", g->o.align);
   if (g->o.devices->len) {
     g_string_append(c, "  if (!devices) return TN_CRT_NULL_POINTER;\n");
     for (guint d = 0; d < g->o.devices->len; d++)
@@ -434,7 +455,9 @@ void tn__aot_emit_run(Gen *g, GString *c) {
                            io->name, w->str, io->nbytes);
   }
   g_string_free(w, TRUE);
+  tn__aot_emit_state_end(g, c);
   g_string_append(c, "  (void)st;\n  return 0;\n}\n");
+  tn__aot_emit_state_reset(g, c);
 }
 
 static void tensor_infos(Gen *g, GString *c, bool outputs) {
@@ -514,9 +537,11 @@ void tn__aot_emit_descriptor(Gen *g, GString *c) {
     g_string_append(c, "};\n");
   }
   /* the array form of run */
-  g_string_append_printf(c, "\nstatic int32_t tvmgen_%s_run_ptrs(void *const "
+  bool sp = g->states->len > 0;
+  g_string_append_printf(c, "\nstatic int32_t tvmgen_%s_run_ptrs%s(void *const "
                          "*inputs, void *const *outputs, void *const *ws, "
-                         "void *const *cps, void *const *devices) {\n", m);
+                         "void *const *cps, void *const *devices%s) {\n", m,
+                         sp ? "_state" : "", sp ? ", void *state_pool" : "");
   GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
   if (!g->o.io_in_pool) {
     g_string_append_printf(c, "  struct tvmgen_%s_inputs in;\n  struct "
@@ -552,6 +577,7 @@ void tn__aot_emit_descriptor(Gen *g, GString *c) {
                              (char *)g_ptr_array_index(g->o.devices, d), d);
     g_ptr_array_add(args, g_strdup("&d"));
   }
+  if (sp) g_ptr_array_add(args, g_strdup("state_pool"));
   g_string_append(c, "  (void)inputs, (void)outputs, (void)ws, (void)cps, "
                   "(void)devices;\n");
   g_string_append_printf(c, "  return tvmgen_%s_run(", m);
@@ -560,12 +586,22 @@ void tn__aot_emit_descriptor(Gen *g, GString *c) {
                            (char *)g_ptr_array_index(args, i));
   g_string_append(c, ");\n}\n\n");
   g_ptr_array_free(args, TRUE);
-  g_string_append_printf(
-      c, "const TnCrtModel tvmgen_%s_model = {\n    TN_CRT_MODEL_MAGIC,\n    "
-      "TN_CRT_MODEL_ABI_VERSION,\n    \"%s\",\n    \"%s\",\n    %u, %u,\n    "
-      "tvmgen_%s_inputs, tvmgen_%s_outputs,\n    %u, tvmgen_%s_workspace_"
-      "pool_info,\n", m, m, tn_version(), g->ins->len, g->outs->len, m, m,
-      used->len, m);
+  tn__aot_emit_state_descriptor(g, c);
+  if (sp)
+    g_string_append_printf(c, "const TnCrtStatefulModel tvmgen_%s_stateful_"
+                           "model = {{\n    TN_CRT_MODEL_STATE_MAGIC,\n    "
+                           "TN_CRT_MODEL_ABI_VERSION,\n    \"%s\",\n    \"%s\","
+                           "\n    %u, %u,\n    tvmgen_%s_inputs, tvmgen_%s_"
+                           "outputs,\n    %u, tvmgen_%s_workspace_pool_info,\n",
+                           m, m, tn_version(), g->ins->len, g->outs->len, m,
+                           m, used->len, m);
+  else
+    g_string_append_printf(
+        c, "const TnCrtModel tvmgen_%s_model = {\n    TN_CRT_MODEL_MAGIC,\n    "
+        "TN_CRT_MODEL_ABI_VERSION,\n    \"%s\",\n    \"%s\",\n    %u, %u,\n    "
+        "tvmgen_%s_inputs, tvmgen_%s_outputs,\n    %u, tvmgen_%s_workspace_"
+        "pool_info,\n", m, m, tn_version(), g->ins->len, g->outs->len, m, m,
+        used->len, m);
   if (cp)
     g_string_append_printf(c, "    1, tvmgen_%s_constant_pool_info, "
                            "tvmgen_%s_constant_pool_init,\n", m, m);
@@ -577,8 +613,14 @@ void tn__aot_emit_descriptor(Gen *g, GString *c) {
   else
     g_string_append(c, "    0, 0,\n");
   g_string_append_printf(c, "    INT64_C(%" PRId64 "),\n    %" PRId64 "u,\n    "
-                         "tvmgen_%s_run_ptrs,\n};\n", tn__aot_macs(g), g->const_bytes,
+                         "tvmgen_%s_run_ptrs,\n", tn__aot_macs(g), g->const_bytes,
                          m);
+  if (sp)
+    g_string_append_printf(c, "}, %" PRId64 "u, %" PRId64 "u, tvmgen_%s_run_"
+                           "ptrs_state, tvmgen_%s_reset};\n", 2 * g->state_bytes,
+                           g->o.align, m, m);
+  else
+    g_string_append(c, "};\n");
   /* Built into a host program with -DTVMGEN_SYSTEM_LIB, the model adds
    * itself to the system library at start-up: a static list node, so no
    * allocation, and a list head that needs no initialisation, so no

@@ -57,6 +57,18 @@ typedef struct {
   int32_t buf; /* in a pool: its buffer; else -1 */
 } Io;
 
+/* A state of a streaming model (module attribute "states"): main's
+ * parameter `nin + i` and result `nout + i`. The state pool holds every
+ * state's current value at `offset` and, from `state_bytes` on, the value a
+ * run computes, copied over the current ones once the run's steps are done
+ * (so no step reads a state already overwritten). */
+typedef struct {
+  char *name; /* C identifier */
+  const TnIrTensorType *type;
+  int64_t nbytes, offset;
+  uint8_t *init; /* nbytes: the initial value */
+} StateIo;
+
 typedef struct {
   Opts o;
   const TnObject *mod;
@@ -80,6 +92,8 @@ typedef struct {
   TnPlanResult res;
   char **fn_names; /* per step */
   char *M;         /* upper-case name */
+  GArray *states;  /* StateIo; none for a stateless model */
+  int64_t state_bytes; /* one copy of the states, aligned; the pool is twice */
 } Gen;
 
 static inline const TnKernValue *value(const Gen *g, int32_t v) {
@@ -106,6 +120,18 @@ void tn__aot_io_info(const Gen *g, bool input, int32_t i, Io *io,
                      GHashTable *used);
 void tn__aot_io_clear(gpointer p);
 
+/* aot_state.c: the states from the module's "states" attribute (after
+ * the program is viewed, before analyse); their parts of run, reset, the
+ * header and the descriptor */
+int tn__aot_states(Gen *g);
+void tn__aot_states_clear(Gen *g);
+bool tn__aot_state_where(const Gen *g, GString *s, Home h);
+void tn__aot_emit_state_end(Gen *g, GString *c);
+void tn__aot_emit_state_reset(Gen *g, GString *c);
+void tn__aot_emit_state_descriptor(Gen *g, GString *c);
+void tn__aot_header_state(Gen *g, GString *h);
+void tn__aot_header_state_fn(Gen *g, GString *h);
+
 /* aot.c: whether step `s` runs in place */
 bool tn__aot_in_place(Gen *g, int32_t s);
 
@@ -120,6 +146,7 @@ void tn__aot_emit_pool_data(Gen *g, GString *c);
 void tn__aot_emit_run(Gen *g, GString *c);
 void tn__aot_emit_descriptor(Gen *g, GString *c);
 void tn__aot_header(Gen *g, GString *h);
+void tn__aot_where(Gen *g, GString *s, int32_t v); /* where value v lives */
 
 /* mlf.c */
 void tn__aot_metadata(Gen *g, GString *s, GPtrArray *sources);

@@ -41,6 +41,8 @@ typedef struct {
   int64_t constant_pool_size; /* 0: constants are const arrays */
   int32_t num_devices;
   const char *const *devices;
+  int64_t state_pool_size; /* 0: stateless; else run and reset take the
+                              state pool */
 } TnAotInterface;
 
 /* The Embedded Rust twin of tvmgen_<model>.h (rust_iface.c). */

@@ -219,6 +219,10 @@ static void consts(const W *w, GString *out) {
     P("/// Bytes of the constant pool (`TVMGEN_%s_CONSTANT_POOL_SIZE`).\n"
       "pub const CONSTANT_POOL_SIZE: usize = %" PRId64 ";\n", w->M,
       f->constant_pool_size);
+  if (f->state_pool_size > 0)
+    P("/// Bytes of the state pool (`TVMGEN_%s_STATE_POOL_SIZE`): what the "
+      "model keeps\n/// between runs.\npub const STATE_POOL_SIZE: usize = %"
+      PRId64 ";\n", w->M, f->state_pool_size);
   P("/// Alignment of every pool's base address, in bytes "
     "(`TVMGEN_%s_ALIGNMENT`).\npub const ALIGNMENT: usize = %" PRId64
     ";\n\n", w->M, f->alignment);
@@ -309,7 +313,13 @@ static void pool_type(const W *w, GString *out) {
   if (f->constant_pool_size > 0)
     P("/// Memory for the constant pool.\npub type ConstantPool = "
       "Pool<CONSTANT_POOL_SIZE>;\n");
-  if (f->num_pools > 0 || f->constant_pool_size > 0) P("\n");
+  if (f->state_pool_size > 0)
+    P("/// Memory for the state pool: the application keeps it across runs "
+      "and\n/// gives it its initial values with [`reset`].\npub type "
+      "StatePool = Pool<STATE_POOL_SIZE>;\n");
+  if (f->num_pools > 0 || f->constant_pool_size > 0 ||
+      f->state_pool_size > 0)
+    P("\n");
   P("/// A buffer as the C structs hold it.\nfn ptr<T, const N: usize>("
     "buffer: &mut [T; N]) -> *mut c_void {\n    buffer.as_mut_ptr().cast()\n"
     "}\n\n/// A byte array offered as a pool: `Err(Error::PoolMisaligned)` "
@@ -586,14 +596,15 @@ static void devices(const W *w, GString *out) {
 static GPtrArray *run_params(const W *w, bool raw, GPtrArray *names) {
   const TnAotInterface *f = w->f;
   static const char *const n[] = {"inputs", "outputs", "workspace_pools",
-                                  "constant_pools", "devices"};
+                                  "constant_pools", "devices", "state_pool"};
   static const char *const t[] = {"Inputs<'_>", "Outputs<'_>",
                                   "WorkspacePools<'_>", "ConstantPools<'_>",
-                                  "Devices"};
+                                  "Devices", "StatePool"};
   bool on[] = {!f->io_in_pool, !f->io_in_pool, f->num_pools > 0,
-               f->constant_pool_size > 0, f->num_devices > 0};
+               f->constant_pool_size > 0, f->num_devices > 0,
+               f->state_pool_size > 0};
   GPtrArray *ps = strs();
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < 6; i++) {
     if (!on[i]) continue;
     g_ptr_array_add(ps, g_strdup_printf("%s: %s%s", n[i], raw ? "*mut "
                                         : "&mut ", t[i]));
@@ -618,6 +629,15 @@ static void run_fn(const W *w, GString *out) {
     P("%s%s", i ? ", " : "", (char *)g_ptr_array_index(names, i));
   P(") };\n    Error::from_status(status)\n}\n\n");
   g_ptr_array_free(names, TRUE), g_ptr_array_free(ps, TRUE);
+  if (w->f->state_pool_size > 0)
+    P("/// Gives the model's states their initial values (`tvmgen_%s_reset`):"
+      "\n/// before the first run, and to start a new stream.\n///\n/// # "
+      "Errors\n///\n/// None for a [`StatePool`] (the C code checks only "
+      "its address).\npub fn reset(state_pool: &mut StatePool) -> Result<(), "
+      "Error> {\n    // SAFETY: an exclusive borrow of a pool of the size and "
+      "alignment\n    // the model needs.\n    let status = unsafe { "
+      "ffi::tvmgen_%s_reset(state_pool) };\n    Error::from_status(status)"
+      "\n}\n\n", w->m, w->m);
 }
 
 static void ffi(const W *w, GString *out) {
@@ -646,6 +666,10 @@ static void ffi(const W *w, GString *out) {
   sig(out, 8, head, ps, " -> i32;");
   g_free(head);
   g_ptr_array_free(ps, TRUE);
+  if (f->state_pool_size > 0)
+    P("        /// The states' initial values into the state pool: 0 or a "
+      "crt status.\n        pub fn tvmgen_%s_reset(state_pool: *mut "
+      "StatePool) -> i32;\n", m);
   if (f->io_in_pool)
     for (int o = 0; o < 2; o++) {
       const char *lw = side(w, o).lw;

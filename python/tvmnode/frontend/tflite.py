@@ -28,6 +28,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import ir
+from . import tflite_state
 from .common import ModelImportError, TensorInfo, UnsupportedOperatorError, call, finish, scalar, var_name, vector_or_scalar
 
 WHO = "from_tflite"
@@ -1295,7 +1296,7 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
 
 def supported_operators() -> List[str]:
     """The TFLite builtin operators this importer maps."""
-    return sorted(_CONVERTERS)
+    return sorted(set(_CONVERTERS) | set(tflite_state.STATE_OPS))
 
 
 class _Importer:
@@ -1343,10 +1344,11 @@ class _Importer:
         r = self.r
         # every operator is checked before anything is built, and every
         # missing type is named at once: its count and its first node
+        states = self.states = tflite_state.States(self)
         missing: Dict[str, Dict[str, Any]] = {}
         for k in range(len(r.ops)):
             name = r.op_name(k)
-            if name in _CONVERTERS:
+            if name in _CONVERTERS or states.handles(k):
                 continue
             if name in missing:
                 missing[name]["count"] += 1
@@ -1375,7 +1377,11 @@ class _Importer:
             v = ir.var(var_name(t.name, used), shape=t.shape, dtype=t.dtype)
             self.exprs[i] = v
             params.append(v)
+        states.begin(used)
         for k, op in enumerate(r.ops):
+            if states.handles(k):
+                states.convert(k)
+                continue
             name = r.op_name(k)
             ctx = _Ctx(self, k, op, name)
             y: Any
@@ -1399,8 +1405,10 @@ class _Importer:
                 else:
                     self.exprs[i] = value
         outs = [self.expr(r.tensors[i]) for i in r.outputs]
-        return finish(params, outs, [r.tensors[i].info() for i in r.inputs],
-                      [r.tensors[i].info() for i in r.outputs], source, WHO)
+        mod = finish(params + states.params(), outs + states.results(),
+                     [r.tensors[i].info() for i in r.inputs],
+                     [r.tensors[i].info() for i in r.outputs], source, WHO)
+        return states.attach(mod, len(params), len(outs))
 
 
 def from_tflite(model: Union[str, bytes, bytearray, memoryview, Any]) -> ir.IRModule:

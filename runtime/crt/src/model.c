@@ -24,7 +24,8 @@ static int32_t record(TnCrtInstance *inst, int32_t status) {
 }
 
 static int descriptor_ok(const TnCrtModel *m) {
-  return m->magic == TN_CRT_MODEL_MAGIC &&
+  return (m->magic == TN_CRT_MODEL_MAGIC ||
+          m->magic == TN_CRT_MODEL_STATE_MAGIC) &&
          m->abi_version == TN_CRT_MODEL_ABI_VERSION && m->run != NULL;
 }
 
@@ -170,6 +171,30 @@ int32_t tn_crt_set_device(TnCrtInstance *inst, int32_t i, void *device) {
   return TN_CRT_OK;
 }
 
+int32_t tn_crt_set_state(TnCrtInstance *inst, void *pool, uint32_t size) {
+  int32_t st = usable(inst);
+  if (st != TN_CRT_OK) return record(inst, st);
+  const TnCrtStatefulModel *m = tn_crt_model_state(inst->model);
+  if (!m) return record(inst, TN_CRT_INVALID_ARGUMENT);
+  if (!pool) return record(inst, TN_CRT_NULL_POINTER);
+  if (size < m->state_pool_size) return record(inst, TN_CRT_POOL_TOO_SMALL);
+  if (m->state_pool_alignment > 1 &&
+      (uintptr_t)pool % m->state_pool_alignment != 0)
+    return record(inst, TN_CRT_POOL_MISALIGNED);
+  inst->state = pool;
+  return TN_CRT_OK;
+}
+
+int32_t tn_crt_reset(TnCrtInstance *inst) {
+  int32_t st = usable(inst);
+  if (st != TN_CRT_OK) return record(inst, st);
+  const TnCrtStatefulModel *m = tn_crt_model_state(inst->model);
+  if (!m) return TN_CRT_OK;
+  if (!inst->state || !m->reset) return record(inst, TN_CRT_NOT_BOUND);
+  st = m->reset(inst->state);
+  return st == TN_CRT_OK ? TN_CRT_OK : record(inst, st);
+}
+
 /* Queries take a const instance and so record nothing. */
 static int32_t tensor(const TnCrtInstance *inst, int is_output, int32_t i,
                       TnCrtTensor *out) {
@@ -207,8 +232,13 @@ int32_t tn_crt_run(TnCrtInstance *inst) {
       !all_set(inst->outputs, m->num_outputs, TN_CRT_MAX_IO) ||
       !all_set(inst->devices, m->num_devices, TN_CRT_MAX_POOLS))
     return record(inst, TN_CRT_NOT_BOUND);
-  st = m->run(inst->inputs, inst->outputs, inst->workspace, inst->constants,
-              inst->devices);
+  const TnCrtStatefulModel *sm = tn_crt_model_state(m);
+  if (sm && (!inst->state || !sm->run_with_state))
+    return record(inst, TN_CRT_NOT_BOUND);
+  st = sm ? sm->run_with_state(inst->inputs, inst->outputs, inst->workspace,
+                               inst->constants, inst->devices, inst->state)
+          : m->run(inst->inputs, inst->outputs, inst->workspace,
+                   inst->constants, inst->devices);
   if (st == TN_CRT_OK) inst->runs++;
   return record(inst, st);
 }

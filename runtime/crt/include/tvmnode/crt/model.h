@@ -66,6 +66,13 @@ typedef int32_t (*TnCrtModelRun)(void *const *inputs, void *const *outputs,
                                  void *const *constant_pools,
                                  void *const *devices);
 
+/* The same with the model's state pool (stateful models). */
+typedef int32_t (*TnCrtModelRunState)(void *const *inputs,
+                                      void *const *outputs,
+                                      void *const *workspace_pools,
+                                      void *const *constant_pools,
+                                      void *const *devices, void *state_pool);
+
 typedef struct {
   uint32_t magic;       /* TN_CRT_MODEL_MAGIC */
   uint32_t abi_version; /* TN_CRT_MODEL_ABI_VERSION */
@@ -85,8 +92,31 @@ typedef struct {
   const char *const *devices; /* names */
   int64_t macs;               /* multiply-accumulates per inference */
   uint32_t constant_bytes;    /* weights, biases, tables */
-  TnCrtModelRun run;
+  TnCrtModelRun run; /* a stateful model's returns TN_CRT_NOT_BOUND: it
+                        needs its state pool (TnCrtStatefulModel) */
 } TnCrtModel;
+
+/* The descriptor of a streaming model, which keeps state between runs in a
+ * state pool the application owns (separate from the workspace, kept
+ * across runs, given its initial values by `reset`). Its `base` carries
+ * TN_CRT_MODEL_STATE_MAGIC, so the API below, given &base, knows that the
+ * rest follows; tvmgen_<name>_model names `base`. */
+#define TN_CRT_MODEL_STATE_MAGIC 0x544e4d53u /* "TNMS" */
+typedef struct {
+  TnCrtModel base;
+  uint32_t state_pool_size;
+  uint32_t state_pool_alignment;
+  TnCrtModelRunState run_with_state;
+  int32_t (*reset)(void *state_pool);
+} TnCrtStatefulModel;
+
+/* The stateful descriptor behind `model`, or NULL for a stateless one. */
+static inline const TnCrtStatefulModel *tn_crt_model_state(
+    const TnCrtModel *model) {
+  return model && model->magic == TN_CRT_MODEL_STATE_MAGIC
+             ? (const TnCrtStatefulModel *)(const void *)model
+             : (const TnCrtStatefulModel *)0;
+}
 
 /* What generated code hands to an application's device hook
  * (tvmgen_<name>_<device>_compute) for an operator the model gives to an
@@ -130,6 +160,7 @@ typedef struct {
   void *devices[TN_CRT_MAX_POOLS];
   int32_t last_error;
   uint32_t runs;
+  void *state; /* a stateful model's state pool (tn_crt_set_state) */
 } TnCrtInstance;
 
 /* A tensor of an instance: its buffer (NULL while unbound) and its info. */
@@ -189,6 +220,18 @@ int32_t tn_crt_bind_output(TnCrtInstance *inst, int32_t i, void *data,
  * for a NULL handle). Every device of the descriptor must be set before a
  * run: tn_crt_run returns TN_CRT_NOT_BOUND while one is missing. */
 int32_t tn_crt_set_device(TnCrtInstance *inst, int32_t i, void *device);
+/* Hand a stateful model's state pool to the instance: `size` bytes (at
+ * least the descriptor's state_pool_size, TN_CRT_POOL_TOO_SMALL otherwise)
+ * aligned to its state_pool_alignment (TN_CRT_POOL_MISALIGNED). The pool
+ * keeps the state across runs and is not written here: call tn_crt_reset
+ * before the first run (or set a pool saved from an earlier stream).
+ * TN_CRT_INVALID_ARGUMENT for a model without state. tn_crt_run returns
+ * TN_CRT_NOT_BOUND for a stateful model until a pool is set. */
+int32_t tn_crt_set_state(TnCrtInstance *inst, void *pool, uint32_t size);
+/* Give the instance's states their initial values (TN_CRT_NOT_BOUND when
+ * no state pool is set; TN_CRT_OK and nothing done for a stateless
+ * model). */
+int32_t tn_crt_reset(TnCrtInstance *inst);
 /* Input / output `i`: its buffer (NULL while unbound) and description
  * (TN_CRT_INVALID_ARGUMENT for an index out of range; `*out` is cleared
  * on failure). */
