@@ -184,6 +184,16 @@ TN_CRT_STRUCT(TnCrtCallBmmS32);
   F(T, N, TnCrtConvTranspose, g) F(T, S, int32_t, input_offset)
 TN_CRT_STRUCT(TnCrtCallConvTransposeS32);
 
+/* l2_normalize_f32, log_softmax_f32: in = {x}, rows of n (eps: L2 only). */
+#define TN_CRT_FIELDS_TnCrtCallRowsF32(F, T) \
+  F(T, S, int32_t, outer) F(T, S, int32_t, n) F(T, S, float, eps)
+TN_CRT_STRUCT(TnCrtCallRowsF32);
+
+/* l2_normalize_s8: in = {x}, rows of n. */
+#define TN_CRT_FIELDS_TnCrtCallRowsS8(F, T) \
+  F(T, S, int32_t, outer) F(T, S, int32_t, n) F(T, S, int32_t, input_zero_point)
+TN_CRT_STRUCT(TnCrtCallRowsS8);
+
 /* Every parameter struct, nested ones before those that hold them (the
  * host describes each for the code generator). */
 #define TN_CRT_PARAM_TYPES(X)                                               \
@@ -198,7 +208,8 @@ TN_CRT_STRUCT(TnCrtCallConvTransposeS32);
   X(TnCrtCallConvS32) X(TnCrtCallDenseS32) X(TnCrtCallQBinary)              \
   X(TnCrtCallSoftmaxS8) X(TnCrtCallLut) X(TnCrtCallConvS8)                  \
   X(TnCrtCallDenseS8) X(TnCrtResize) X(TnCrtBatchMatmul) X(TnCrtCallBmmS32)     \
-  X(TnCrtConvTranspose) X(TnCrtCallConvTransposeS32)
+  X(TnCrtConvTranspose) X(TnCrtCallConvTransposeS32) X(TnCrtCallRowsF32)   \
+  X(TnCrtCallRowsS8)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -250,7 +261,10 @@ TN_CRT_STRUCT(TnCrtCallConvTransposeS32);
   X(bmm_s8_s32, TnCrtCallBmmS32, "src/kernels/batch_matmul.c")              \
   X(conv2d_transpose_f32, TnCrtConvTranspose, "src/kernels/transpose_conv.c") \
   X(conv2d_transpose_s8_s32, TnCrtCallConvTransposeS32,                     \
-    "src/kernels/transpose_conv.c")
+    "src/kernels/transpose_conv.c")                                         \
+  X(l2_normalize_f32, TnCrtCallRowsF32, "src/kernels/normalize.c")          \
+  X(l2_normalize_s8, TnCrtCallRowsS8, "src/kernels/normalize.c")            \
+  X(log_softmax_f32, TnCrtCallRowsF32, "src/kernels/normalize.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

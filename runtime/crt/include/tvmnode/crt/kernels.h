@@ -626,6 +626,22 @@ TnCrtStatus tn_crt_conv2d_transpose_s8_s32(const TnCrtConvTranspose *p,
                                            const int8_t *in, const int8_t *w,
                                            int32_t *out);
 
+/* ------------------------------------------------------------------------ */
+/* Normalisation over the last axis, TFLite's L2_NORMALIZATION, LOG_SOFTMAX   */
+/* ------------------------------------------------------------------------ */
+
+/* Rows of n over [outer, n]. L2: x / max(sqrt(sum x^2), eps) (float32), or
+ * TFLite's fixed-point form (int8 in, output scale 1/128, zero point 0;
+ * an all-zero row has its inverse norm taken as the largest multiplier, as
+ * TFLite does). Log-softmax (float32): x - max - log(sum(exp(x - max))). */
+TnCrtStatus tn_crt_l2_normalize_f32(int32_t outer, int32_t n, float eps,
+                                    const float *in, float *out);
+TnCrtStatus tn_crt_l2_normalize_s8(int32_t outer, int32_t n,
+                                   int32_t input_zero_point, const int8_t *in,
+                                   int8_t *out);
+TnCrtStatus tn_crt_log_softmax_f32(int32_t outer, int32_t n, const float *in,
+                                   float *out);
+
 #ifdef __cplusplus
 }
 #endif
