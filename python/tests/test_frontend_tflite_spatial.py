@@ -11,6 +11,8 @@ import pytest
 pytest.importorskip("tflite")
 pytest.importorskip("tflite_micro")
 
+import tvmnode as tn  # noqa: E402
+from tvmnode import frontend  # noqa: E402
 from test_frontend_tflite_ops import _error, check, const, f32, fl, i8, q8  # noqa: E402
 from tflite_build import TensorSpec, builtin_options, single_op_model  # noqa: E402
 
@@ -196,7 +198,17 @@ def test_log_softmax_float(shape: Any) -> None:
 def test_normalization_refusals_are_named() -> None:
     model = single_op_model("L2_NORMALIZATION", [q8((2, 4), 0.05, 0)], [q8((2, 4), 0.01, 0)],
                             builtin_options("L2NormOptions", fusedActivationFunction=0))
-    with pytest.raises(NotImplementedError, match="1/128"):
-        from tvmnode import frontend
-        import tvmnode as tn
+    with pytest.raises(NotImplementedError, match="qnn.l2_normalize.*1/128"):
         tn.runtime.Executor(frontend.from_tflite(model))(i8(2, 4))
+    model = single_op_model("LOG_SOFTMAX", [q8((2, 4), 0.05, 0)], [q8((2, 4), 0.1, 127)])
+    with pytest.raises(NotImplementedError, match="qnn.log_softmax.*16/256"):
+        tn.runtime.Executor(frontend.from_tflite(model))(i8(2, 4))
+    model = single_op_model("LOG_SOFTMAX", [i16spec((2, 4))], [i16spec((2, 4))])
+    assert "LOG_SOFTMAX" in _error(model) and "int16" in _error(model)
+
+
+@pytest.mark.parametrize("shape", [(2, 10), (1, 3, 4, 7), (5,), (1, 300)])
+@pytest.mark.parametrize("scale,zp", [(0.1, 3), (0.02, -20), (0.5, 0)])
+def test_log_softmax_int8(shape: Any, scale: float, zp: int) -> None:
+    model = single_op_model("LOG_SOFTMAX", [q8(shape, scale, zp)], [q8(shape, 16 / 256, 127)])
+    check(model, i8(*shape))

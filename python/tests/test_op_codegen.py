@@ -252,6 +252,10 @@ case("qnn.l2_normalize", "s8-4d", [s8(1, 2, 3, 9)],
      lambda x: Q.l2_normalize(x, S(0.2), Z(-20), S(1 / 128), Z(0)))
 case("nn.log_softmax", "f32", [f32(3, 10)], lambda x: NN.log_softmax(x))
 case("nn.log_softmax", "f32-4d", [f32(1, 2, 3, 4)], lambda x: NN.log_softmax(x, -1))
+case("qnn.log_softmax", "s8", [s8(3, 10)],
+     lambda x: Q.log_softmax(x, S(0.1), Z(3), S(16 / 256), Z(127)))
+case("qnn.log_softmax", "s8-wide", [s8(1, 2, 40)],
+     lambda x: Q.log_softmax(x, S(0.03), Z(-9), S(16 / 256), Z(127)))
 
 
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:

@@ -396,4 +396,11 @@ void tn__ir_ops_image_init(void) {
                    infer_norm_f32,
                    "x - max - log(sum(exp(x - max))) along the last axis "
                    "(float32)");
+  tn__ir_op_define("qnn.log_softmax",
+                   "data,input_scale,input_zero_point,output_scale,"
+                   "output_zero_point",
+                   NULL, TN_OP_OPAQUE, infer_norm_s8,
+                   "int8 log-softmax along the last axis, TFLite's "
+                   "fixed-point algorithm (output scale 16/256, zero point "
+                   "127)");
 }

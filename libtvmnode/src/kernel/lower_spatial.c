@@ -267,6 +267,28 @@ static int lower_qnn_l2_normalize(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
+static int lower_qnn_log_softmax(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kI8)) return no_kernel(a, "int8 only");
+  if (fixed_output(a, 3, 16.0f / 256, 127, "the int8 log-softmax needs "
+                   "output scale 16/256 and zero point 127 (TFLite's)"))
+    return -1;
+  TnObject *s = a->consts[1];
+  if (s == NULL)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "argument 1 (input_scale) "
+                             "must be a constant to lower this call");
+  const DLTensor *dl = tn_tensor_dltensor(s);
+  float scale = *(const float *)((const char *)dl->data + dl->byte_offset);
+  TnCrtCallLogSoftmaxS8 *p = KERNEL_USE(k, log_softmax_s8, 0);
+  if (rows(a, &p->outer, &p->n)) return -1;
+  TnCrtStatus st = tn_crt_log_softmax_s8_params(scale, &p->s);
+  if (st != TN_CRT_OK)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "input scale %g cannot be "
+                             "represented (%s)", scale,
+                             tn_crt_status_doc(st));
+  reads(k, 1);
+  return 0;
+}
+
 /* ---- the table ---------------------------------------------------------------------- */
 
 static const TnLowerRow g_table[] = {
@@ -278,6 +300,7 @@ static const TnLowerRow g_table[] = {
     {"nn.l2_normalize", {lower_l2_normalize}},
     {"qnn.l2_normalize", {lower_qnn_l2_normalize}},
     {"nn.log_softmax", {lower_log_softmax}},
+    {"qnn.log_softmax", {lower_qnn_log_softmax}},
 };
 
 const TnLowerRow *tn__lower_spatial_table(size_t *n) {

@@ -194,6 +194,11 @@ TN_CRT_STRUCT(TnCrtCallRowsF32);
   F(T, S, int32_t, outer) F(T, S, int32_t, n) F(T, S, int32_t, input_zero_point)
 TN_CRT_STRUCT(TnCrtCallRowsS8);
 
+/* log_softmax_s8: in = {x}, rows of n. */
+#define TN_CRT_FIELDS_TnCrtCallLogSoftmaxS8(F, T) \
+  F(T, N, TnCrtLogSoftmaxS8, s) F(T, S, int32_t, outer) F(T, S, int32_t, n)
+TN_CRT_STRUCT(TnCrtCallLogSoftmaxS8);
+
 /* Every parameter struct, nested ones before those that hold them (the
  * host describes each for the code generator). */
 #define TN_CRT_PARAM_TYPES(X)                                               \
@@ -209,7 +214,7 @@ TN_CRT_STRUCT(TnCrtCallRowsS8);
   X(TnCrtCallSoftmaxS8) X(TnCrtCallLut) X(TnCrtCallConvS8)                  \
   X(TnCrtCallDenseS8) X(TnCrtResize) X(TnCrtBatchMatmul) X(TnCrtCallBmmS32)     \
   X(TnCrtConvTranspose) X(TnCrtCallConvTransposeS32) X(TnCrtCallRowsF32)   \
-  X(TnCrtCallRowsS8)
+  X(TnCrtCallRowsS8) X(TnCrtLogSoftmaxS8) X(TnCrtCallLogSoftmaxS8)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -264,7 +269,8 @@ TN_CRT_STRUCT(TnCrtCallRowsS8);
     "src/kernels/transpose_conv.c")                                         \
   X(l2_normalize_f32, TnCrtCallRowsF32, "src/kernels/normalize.c")          \
   X(l2_normalize_s8, TnCrtCallRowsS8, "src/kernels/normalize.c")            \
-  X(log_softmax_f32, TnCrtCallRowsF32, "src/kernels/normalize.c")
+  X(log_softmax_f32, TnCrtCallRowsF32, "src/kernels/normalize.c")           \
+  X(log_softmax_s8, TnCrtCallLogSoftmaxS8, "src/kernels/normalize.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

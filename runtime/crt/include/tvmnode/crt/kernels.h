@@ -641,6 +641,20 @@ TnCrtStatus tn_crt_l2_normalize_s8(int32_t outer, int32_t n,
                                    int8_t *out);
 TnCrtStatus tn_crt_log_softmax_f32(int32_t outer, int32_t n, const float *in,
                                    float *out);
+/* int8 log-softmax, TFLite's LogSoftmaxQuantized (output scale 16/256, zero
+ * point 127): the input scaling and diff_min of the int8 softmax with beta
+ * 1 (tn_crt_softmax_s8_params), and the reverse scaling that bounds which
+ * differences still show, from tn_crt_log_softmax_s8_params on the host
+ * (TN_CRT_UNSUPPORTED where TFLite refuses the input scale). */
+#define TN_CRT_FIELDS_TnCrtLogSoftmaxS8(F, T)                           \
+  F(T, S, int32_t, input_multiplier) F(T, S, int32_t, input_left_shift)   \
+  F(T, S, int32_t, diff_min)                                            \
+  F(T, S, int32_t, reverse_multiplier) F(T, S, int32_t, reverse_shift)
+TN_CRT_STRUCT(TnCrtLogSoftmaxS8);
+TnCrtStatus tn_crt_log_softmax_s8_params(double input_scale,
+                                         TnCrtLogSoftmaxS8 *out);
+TnCrtStatus tn_crt_log_softmax_s8(const TnCrtLogSoftmaxS8 *p, int32_t outer,
+                                  int32_t n, const int8_t *in, int8_t *out);
 
 #ifdef __cplusplus
 }
