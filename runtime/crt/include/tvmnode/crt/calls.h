@@ -287,7 +287,8 @@ TN_CRT_STRUCT(TnCrtCallLogSoftmaxS8);
 /* What a form's source brings along: its private header and its ISA forms
  * (src/kernels/<isa>/: sources, each compiling to nothing where its ISA is
  * absent, and headers of inline functions that the source includes under
- * its ISA's switch in isa.h). X(source, companion) */
+ * its ISA's switch in isa.h), or the source whose host-side parameter
+ * function it reuses. X(source, companion) */
 #define TN_CRT_SOURCE_COMPANIONS(X)                                          \
   X("src/kernels/conv_s8.c", "src/kernels/conv_s8.h")                        \
   X("src/kernels/conv_s8.c", "src/kernels/x86/conv_s8.c")                    \
@@ -296,7 +297,8 @@ TN_CRT_STRUCT(TnCrtCallLogSoftmaxS8);
   X("src/kernels/dense_s8.c", "src/kernels/x86/dense_s8.c")                  \
   X("src/kernels/dense_s8.c", "src/kernels/arm_dsp/dense_s8_dsp.h")          \
   X("src/kernels/dense_f32.c", "src/kernels/dense_f32.h")                    \
-  X("src/kernels/dense_f32.c", "src/kernels/x86/dense_f32.c")
+  X("src/kernels/dense_f32.c", "src/kernels/x86/dense_f32.c")               \
+  X("src/kernels/normalize.c", "src/kernels/softmax_s8.c")
 
 #define TN_CRT__CALL_DECL(form, Type, file)                                \
   int32_t tn_crt_call_##form(const void *params, const void *const *in,   \
