@@ -474,6 +474,24 @@ static const Example kExamples[] = {
                 "qnn.sum(%x, %is, %izp, %os, %ozp, axis=[1, 2]) }"},
     {"take", "fn (%x: Tensor[(5, 3), float32], %i: Tensor[(2, 2), int32]) { "
              "take(%x, %i, axis=0) }"},
+    {"image.resize2d", "fn (%x: Tensor[(1, 3, 4, 2), float32]) { "
+                       "image.resize2d(%x, size=[5, 7], "
+                       "half_pixel_centers=true) }"},
+    {"nn.conv2d_transpose", "fn (%x: Tensor[(1, 3, 3, 2), float32], %w: "
+                            "Tensor[(4, 3, 3, 2), float32]) { "
+                            "nn.conv2d_transpose(%x, %w, strides=[2, 2], "
+                            "padding=[1, 1], output_size=[6, 6]) }"},
+    {"qnn.conv2d_transpose", "fn (%x: Tensor[(1, 3, 3, 2), int8], %w: "
+                             "Tensor[(4, 3, 3, 2), int8], %izp: Tensor[(), "
+                             "int32], %kzp: Tensor[(), int32], %is: "
+                             "Tensor[(), float32], %ks: Tensor[(4,), "
+                             "float32]) { qnn.conv2d_transpose(%x, %w, %izp, "
+                             "%kzp, %is, %ks, strides=[2, 1], "
+                             "output_size=[7, 3]) }"},
+    {"nn.l2_normalize", "fn (%x: Tensor[(2, 5), float32]) { "
+                        "nn.l2_normalize(%x, eps=0.001, axis=1) }"},
+    {"nn.log_softmax", "fn (%x: Tensor[(2, 5), float32]) { "
+                       "nn.log_softmax(%x, axis=-1) }"},
 };
 
 /* The values every int attribute (and each element of a tuple one) takes:

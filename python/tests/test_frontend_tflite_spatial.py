@@ -11,6 +11,8 @@ import pytest
 pytest.importorskip("tflite")
 pytest.importorskip("tflite_micro")
 
+import tvmnode as tn  # noqa: E402
+from tvmnode import frontend  # noqa: E402
 from test_frontend_tflite_ops import _error, check, const, f32, fl, i8, q8  # noqa: E402
 from tflite_build import TensorSpec, builtin_options, single_op_model  # noqa: E402
 
@@ -167,3 +169,46 @@ def test_transpose_conv_activation(act: int) -> None:
     model = tconv_model(q8((1, 3, 3, 2), 0.05, 6), const(i8(3, 3, 3, 2), quant=(sw, [0] * 3)),
                         None, q8((1, 6, 6, 3), 0.04, -2), (1, 6, 6, 3), 0, 2, act)
     check(model, i8(1, 3, 3, 2))
+
+
+@pytest.mark.parametrize("shape", [(2, 10), (1, 3, 4, 7), (5,)])
+@pytest.mark.parametrize("zp", [0, -5, 30])
+def test_l2_normalization_int8(shape: Any, zp: int) -> None:
+    model = single_op_model("L2_NORMALIZATION", [q8(shape, 0.05, zp)],
+                            [q8(shape, 1 / 128, 0)],
+                            builtin_options("L2NormOptions", fusedActivationFunction=0))
+    x = i8(*shape)
+    x.reshape(-1, shape[-1])[0] = zp  # a row of zeros: TFLite's special case
+    check(model, x)
+
+
+@pytest.mark.parametrize("shape", [(2, 10), (1, 3, 4, 7), (5,)])
+def test_l2_normalization_float(shape: Any) -> None:
+    model = single_op_model("L2_NORMALIZATION", [f32(shape)], [f32(shape)],
+                            builtin_options("L2NormOptions", fusedActivationFunction=0))
+    check(model, fl(*shape))
+
+
+@pytest.mark.parametrize("shape", [(2, 10), (1, 3, 4, 7), (5,)])
+def test_log_softmax_float(shape: Any) -> None:
+    model = single_op_model("LOG_SOFTMAX", [f32(shape)], [f32(shape)])
+    check(model, 3 * fl(*shape))
+
+
+def test_normalization_refusals_are_named() -> None:
+    model = single_op_model("L2_NORMALIZATION", [q8((2, 4), 0.05, 0)], [q8((2, 4), 0.01, 0)],
+                            builtin_options("L2NormOptions", fusedActivationFunction=0))
+    with pytest.raises(NotImplementedError, match="qnn.l2_normalize.*1/128"):
+        tn.runtime.Executor(frontend.from_tflite(model))(i8(2, 4))
+    model = single_op_model("LOG_SOFTMAX", [q8((2, 4), 0.05, 0)], [q8((2, 4), 0.1, 127)])
+    with pytest.raises(NotImplementedError, match="qnn.log_softmax.*16/256"):
+        tn.runtime.Executor(frontend.from_tflite(model))(i8(2, 4))
+    model = single_op_model("LOG_SOFTMAX", [i16spec((2, 4))], [i16spec((2, 4))])
+    assert "LOG_SOFTMAX" in _error(model) and "int16" in _error(model)
+
+
+@pytest.mark.parametrize("shape", [(2, 10), (1, 3, 4, 7), (5,), (1, 300)])
+@pytest.mark.parametrize("scale,zp", [(0.1, 3), (0.02, -20), (0.5, 0)])
+def test_log_softmax_int8(shape: Any, scale: float, zp: int) -> None:
+    model = single_op_model("LOG_SOFTMAX", [q8(shape, scale, zp)], [q8(shape, 16 / 256, 127)])
+    check(model, i8(*shape))

@@ -266,6 +266,18 @@ case("qnn.conv2d_transpose", "s32", [s8(1, 3, 3, 2)],
                       output_size=[5, 5]))
 case("qnn.conv2d_transpose", "s8-requant", [s8(2, 2, 4, 3)],
      lambda x: qtconv(x, s8(3, 2, 3, 3), True, strides=[3, 1], output_size=[6, 6]))
+case("nn.l2_normalize", "f32", [f32(3, 8)], lambda x: NN.l2_normalize(x))
+case("nn.l2_normalize", "f32-eps", [f32(2, 2, 5) * 1e-4], lambda x: NN.l2_normalize(x, eps=0.01))
+case("qnn.l2_normalize", "s8", [s8(4, 6)],
+     lambda x: Q.l2_normalize(x, S(0.05), Z(3), S(1 / 128), Z(0)))
+case("qnn.l2_normalize", "s8-4d", [s8(1, 2, 3, 9)],
+     lambda x: Q.l2_normalize(x, S(0.2), Z(-20), S(1 / 128), Z(0)))
+case("nn.log_softmax", "f32", [f32(3, 10)], lambda x: NN.log_softmax(x))
+case("nn.log_softmax", "f32-4d", [f32(1, 2, 3, 4)], lambda x: NN.log_softmax(x, -1))
+case("qnn.log_softmax", "s8", [s8(3, 10)],
+     lambda x: Q.log_softmax(x, S(0.1), Z(3), S(16 / 256), Z(127)))
+case("qnn.log_softmax", "s8-wide", [s8(1, 2, 40)],
+     lambda x: Q.log_softmax(x, S(0.03), Z(-9), S(16 / 256), Z(127)))
 
 for name in ("abs", "sqrt", "rsqrt", "log"):
     pos = name in ("sqrt", "rsqrt", "log")

@@ -9,7 +9,10 @@
  * 5 whose batch dims broadcast, either one read transposed (adj_x, adj_y);
  * and TRANSPOSE_CONV as nn.conv2d_transpose and qnn.conv2d_transpose in
  * TFLite's layouts (NHWC data, OHWI weight), its output size an attribute
- * (TFLite's output_shape tensor), bias and requantization after it.
+ * (TFLite's output_shape tensor), bias and requantization after it; and
+ * the normalisations over the last axis, L2_NORMALIZATION and LOG_SOFTMAX
+ * (nn.* in float32, qnn.* in int8 with TFLite's fixed output
+ * quantizations: 1/128, 0 and 16/256, 127).
  */
 #include "ir/ops_image.h"
 
@@ -276,6 +279,78 @@ static TnObject *infer_qnn_tconv(const char *op, TnObject *const *types,
   return out;
 }
 
+/* ---- l2_normalize, log_softmax -------------------------------------------------- */
+
+typedef TnIrL2NormalizeAttrs L2NormalizeAttrs;
+
+static const TnFieldDesc l2_fields[] = {
+    TN_FIELD_FLOAT_D(L2NormalizeAttrs, eps, 1e-6, 0,
+                     "the smallest norm divided by"),
+    TN_FIELD_INT_D(L2NormalizeAttrs, axis, -1, 0,
+                   "the axis to normalise (the last one: the kernel's)"),
+};
+
+/* The data of a normalisation along `axis`, which must be the last. */
+static const TnIrTensorType *last_axis_data(const char *op,
+                                            TnObject *const *types,
+                                            int64_t axis) {
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  if (d == NULL) return NULL;
+  int64_t nd = tn__ir_ndim(d);
+  if (nd < 1)
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected at least one "
+                            "dimension"), NULL;
+  if (axis != -1 && axis != nd - 1) {
+    tn_error_raise_in(TN_ERR_VALUE, op, "axis %" PRId64 ": only the last "
+                      "axis is supported (TFLite's)", axis);
+    return NULL;
+  }
+  return d;
+}
+
+static TnObject *infer_norm_f32(const char *op, TnObject *const *types,
+                                int32_t n, TnObject *attrs) {
+  (void)n;
+  static const DLDataType f32 = {kDLFloat, 32, 1};
+  bool l2 = tn_object_is_instance(attrs, tn_type_index("ir.L2NormalizeAttrs"));
+  int64_t axis = l2 ? ((const L2NormalizeAttrs *)attrs)->axis
+                    : ((const TnIrAxisAttrs *)attrs)->axis;
+  const TnIrTensorType *d = last_axis_data(op, types, axis);
+  if (d == NULL) return NULL;
+  if (!tn__ir_dtype_eq(d->dtype, f32))
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected float32"),
+           NULL;
+  if (l2 && !(((const L2NormalizeAttrs *)attrs)->eps >= 0)) {
+    tn_error_raise_in(TN_ERR_VALUE, op, "eps must not be negative");
+    return NULL;
+  }
+  return tn_ir_tensor_type(tn__ir_dims(d), (int32_t)tn__ir_ndim(d), d->dtype);
+}
+
+/* int8 data, per-tensor (scale, zero point) in and out, the last axis. */
+static TnObject *infer_norm_s8(const char *op, TnObject *const *types,
+                               int32_t n, TnObject *attrs) {
+  (void)n, (void)attrs;
+  static const DLDataType i8 = {kDLInt, 8, 1}, i32 = {kDLInt, 32, 1},
+                          f32 = {kDLFloat, 32, 1};
+  const TnIrTensorType *d = last_axis_data(op, types, -1);
+  if (d == NULL) return NULL;
+  if (!tn__ir_dtype_eq(d->dtype, i8))
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected int8"), NULL;
+  static const char *roles[] = {"input_scale", "input_zero_point",
+                                "output_scale", "output_zero_point"};
+  for (int32_t i = 0; i < 4; i++) {
+    const TnIrTensorType *q = tn__ir_tensor_arg(op, types, 1 + i, roles[i]);
+    if (q == NULL) return NULL;
+    if (!tn__ir_dtype_eq(q->dtype, i % 2 ? i32 : f32) || tn__ir_ndim(q) != 0)
+      return tn__ir_arg_error(op, 1 + i, roles[i], types[1 + i],
+                              "expected a scalar %s", i % 2 ? "int32"
+                                                            : "float32"),
+             NULL;
+  }
+  return tn_ir_tensor_type(tn__ir_dims(d), (int32_t)tn__ir_ndim(d), d->dtype);
+}
+
 void tn__ir_ops_image_init(void) {
   TN__IR_ATTRS(ResizeAttrs, "ir.Resize2DAttrs", resize_fields);
   tn__ir_op_define("image.resize2d", "data", "ir.Resize2DAttrs",
@@ -306,4 +381,26 @@ void tn__ir_ops_image_init(void) {
                    "ir.Conv2DTransposeAttrs", TN_OP_OUT_FUSABLE,
                    infer_qnn_tconv,
                    "int8 transposed 2-D convolution with int32 sums");
+  TN__IR_ATTRS(L2NormalizeAttrs, "ir.L2NormalizeAttrs", l2_fields);
+  tn__ir_op_define("nn.l2_normalize", "data", "ir.L2NormalizeAttrs",
+                   TN_OP_OPAQUE, infer_norm_f32,
+                   "data / max(sqrt(sum(data^2)), eps) along the last axis "
+                   "(float32)");
+  tn__ir_op_define("qnn.l2_normalize",
+                   "data,input_scale,input_zero_point,output_scale,"
+                   "output_zero_point",
+                   NULL, TN_OP_OPAQUE, infer_norm_s8,
+                   "int8 L2 normalisation along the last axis, TFLite's "
+                   "(output scale 1/128, zero point 0)");
+  tn__ir_op_define("nn.log_softmax", "data", "ir.SoftmaxAttrs", TN_OP_OPAQUE,
+                   infer_norm_f32,
+                   "x - max - log(sum(exp(x - max))) along the last axis "
+                   "(float32)");
+  tn__ir_op_define("qnn.log_softmax",
+                   "data,input_scale,input_zero_point,output_scale,"
+                   "output_zero_point",
+                   NULL, TN_OP_OPAQUE, infer_norm_s8,
+                   "int8 log-softmax along the last axis, TFLite's "
+                   "fixed-point algorithm (output scale 16/256, zero point "
+                   "127)");
 }

@@ -1,7 +1,8 @@
 /*
  * ops_image.h: the attribute layouts of the spatial and normalising
  * operators of ops_image.c (image.resize2d, nn/qnn.batch_matmul and
- * nn/qnn.conv2d_transpose), which their lowering
+ * nn/qnn.conv2d_transpose, nn/qnn.l2_normalize, nn/qnn.log_softmax),
+ * which their lowering
  * (kernel/lower_spatial.c) reads through these structs. Private to the
  * library.
  */
@@ -36,6 +37,13 @@ typedef struct {
   TnAny padding;     /* (top, left) */
   TnAny output_size; /* (out_h, out_w) */
 } TnIrConvTransposeAttrs;
+
+/* nn.l2_normalize */
+typedef struct {
+  TnObject header;
+  double eps;
+  int64_t axis;
+} TnIrL2NormalizeAttrs;
 
 /* The output dims of a batch_matmul of a and b (ranks 2 to 5, the batch
  * dims broadcast), into out[5]; the rank, or -1 with a TypeError naming

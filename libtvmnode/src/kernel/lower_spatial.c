@@ -204,6 +204,91 @@ static int lower_qnn_conv2d_transpose(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
+/* ---- l2_normalize, log_softmax ------------------------------------------------------ */
+
+/* Rows of the last axis: [outer, n]. */
+static int rows(const TnKernArgs *a, int32_t *outer, int32_t *n) {
+  const TnIrTensorType *t = a->types[0];
+  int64_t nd = tn__ir_ndim(t), last = nd ? tn__ir_dims(t)[nd - 1] : 1;
+  if (check_size(a, numel(t))) return -1;
+  if (last == 0 || numel(t) == 0) return no_kernel(a, "an empty tensor");
+  *n = (int32_t)last, *outer = (int32_t)(numel(t) / last);
+  return 0;
+}
+
+static int lower_l2_normalize(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kF32)) return no_kernel(a, "float32 only");
+  const TnIrL2NormalizeAttrs *x =
+      ATTRS(a->op, a->attrs, TnIrL2NormalizeAttrs, "ir.L2NormalizeAttrs");
+  if (x == NULL) return -1;
+  TnCrtCallRowsF32 *p = KERNEL_USE(k, l2_normalize_f32, 0);
+  if (rows(a, &p->outer, &p->n)) return -1;
+  p->eps = (float)x->eps;
+  reads(k, 1);
+  return 0;
+}
+
+static int lower_log_softmax(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kF32)) return no_kernel(a, "float32 only");
+  TnCrtCallRowsF32 *p = KERNEL_USE(k, log_softmax_f32, 0);
+  if (rows(a, &p->outer, &p->n)) return -1;
+  reads(k, 1);
+  return 0;
+}
+
+/* The (scale, zero point) pair at arguments i, i + 1 must be TFLite's fixed
+ * output quantization of the operator. */
+static int fixed_output(const TnKernArgs *a, int32_t i, float scale,
+                        int32_t zp, const char *why) {
+  TnObject *s = a->consts[i];
+  int32_t z;
+  if (s == NULL)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "argument %d "
+                             "(output_scale) must be a constant to lower "
+                             "this call", i);
+  const DLTensor *dl = tn_tensor_dltensor(s);
+  float v = *(const float *)((const char *)dl->data + dl->byte_offset);
+  if (const_int(a, i + 1, "output_zero_point", &z)) return -1;
+  if (v != scale || z != zp) return no_kernel(a, why);
+  return 0;
+}
+
+static int lower_qnn_l2_normalize(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kI8)) return no_kernel(a, "int8 only");
+  int32_t zx;
+  if (const_int(a, 2, "input_zero_point", &zx) ||
+      fixed_output(a, 3, 1.0f / 128, 0, "the int8 L2 normalisation needs "
+                   "output scale 1/128 and zero point 0 (TFLite's)"))
+    return -1;
+  TnCrtCallRowsS8 *p = KERNEL_USE(k, l2_normalize_s8, 0);
+  if (rows(a, &p->outer, &p->n)) return -1;
+  p->input_zero_point = zx;
+  reads(k, 1);
+  return 0;
+}
+
+static int lower_qnn_log_softmax(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kI8)) return no_kernel(a, "int8 only");
+  if (fixed_output(a, 3, 16.0f / 256, 127, "the int8 log-softmax needs "
+                   "output scale 16/256 and zero point 127 (TFLite's)"))
+    return -1;
+  TnObject *s = a->consts[1];
+  if (s == NULL)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "argument 1 (input_scale) "
+                             "must be a constant to lower this call");
+  const DLTensor *dl = tn_tensor_dltensor(s);
+  float scale = *(const float *)((const char *)dl->data + dl->byte_offset);
+  TnCrtCallLogSoftmaxS8 *p = KERNEL_USE(k, log_softmax_s8, 0);
+  if (rows(a, &p->outer, &p->n)) return -1;
+  TnCrtStatus st = tn_crt_log_softmax_s8_params(scale, &p->s);
+  if (st != TN_CRT_OK)
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "input scale %g cannot be "
+                             "represented (%s)", scale,
+                             tn_crt_status_doc(st));
+  reads(k, 1);
+  return 0;
+}
+
 /* ---- the table ---------------------------------------------------------------------- */
 
 static const TnLowerRow g_table[] = {
@@ -212,6 +297,10 @@ static const TnLowerRow g_table[] = {
     {"qnn.batch_matmul", {lower_qnn_batch_matmul}},
     {"nn.conv2d_transpose", {lower_conv2d_transpose}},
     {"qnn.conv2d_transpose", {lower_qnn_conv2d_transpose}},
+    {"nn.l2_normalize", {lower_l2_normalize}},
+    {"qnn.l2_normalize", {lower_qnn_l2_normalize}},
+    {"nn.log_softmax", {lower_log_softmax}},
+    {"qnn.log_softmax", {lower_qnn_log_softmax}},
 };
 
 const TnLowerRow *tn__lower_spatial_table(size_t *n) {

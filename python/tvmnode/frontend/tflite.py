@@ -1231,6 +1231,33 @@ _FOLD: Dict[str, Callable[[_Ctx, List[np.ndarray]], List[np.ndarray]]] = {
 # operator of several outputs; or a numpy array for an output computed here.
 _Result = Union[ir.Expr, List[ir.Expr], np.ndarray]
 _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
+def _l2_normalization(ctx: _Ctx) -> ir.Expr:
+    """L2_NORMALIZATION over the last axis: nn.l2_normalize with TFLite's
+    epsilon 1e-6 (float32), qnn.l2_normalize into 1/128, 0 (int8)."""
+    o = ctx.imp.r.options(ctx.op, "L2NormOptions")
+    act = int(o.FusedActivationFunction()) if o is not None else _NONE
+    x, out = ctx.t(0), ctx.out
+    if x.dtype == out.dtype == "float32":
+        return _activation(ctx, call("nn.l2_normalize", ctx.expr(0), eps=1e-6, axis=-1), act, out)
+    if x.dtype == out.dtype == "int8":
+        if act != _NONE:
+            raise ctx.unsupported("a fused activation on the int8 form is not supported")
+        return call("qnn.l2_normalize", ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out))
+    raise ctx.unsupported("%s -> %s is not supported (float32 or int8)" % (x.dtype, out.dtype))
+
+
+def _log_softmax(ctx: _Ctx) -> ir.Expr:
+    """LOG_SOFTMAX over the last axis: nn.log_softmax (float32),
+    qnn.log_softmax into 16/256, 127 (int8)."""
+    x, out = ctx.t(0), ctx.out
+    if x.dtype == out.dtype == "float32":
+        return call("nn.log_softmax", ctx.expr(0), axis=-1)
+    if x.dtype == out.dtype == "int8":
+        return call("qnn.log_softmax", ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out))
+    raise ctx.unsupported("%s -> %s is not supported (float32 or int8)" % (x.dtype, out.dtype))
+
+
+_CONVERTERS: Dict[str, Callable[[_Ctx], ir.Expr]] = {
     "CONV_2D": lambda c: _conv(c, False),
     "DEPTHWISE_CONV_2D": lambda c: _conv(c, True),
     "FULLY_CONNECTED": _fully_connected,
@@ -1291,6 +1318,8 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "ELU": lambda c: _math(c, "elu", True),
     "HARD_SWISH": lambda c: _math(c, "hard_swish", True),
     "PRELU": _prelu,
+    "L2_NORMALIZATION": _l2_normalization,
+    "LOG_SOFTMAX": _log_softmax,
 }
 
 

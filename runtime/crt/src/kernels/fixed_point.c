@@ -222,3 +222,7 @@ int32_t tn__crt_tanh(int32_t a, int32_t integer_bits) {
   if (a == 0) return 0;
   return a < 0 ? wsub(0, t) : t;
 }
+
+int32_t tn__crt_saturating_mul_pot(int32_t x, int32_t exponent) {
+  return sat_mul_pot(x, exponent);
+}

@@ -18,6 +18,9 @@ int32_t tn__crt_exp_on_negative_values(int32_t a, int32_t integer_bits);
 int32_t tn__crt_one_over_one_plus_x(int32_t a);
 int32_t tn__crt_logistic(int32_t a, int32_t integer_bits);
 int32_t tn__crt_tanh(int32_t a, int32_t integer_bits);
+/* gemmlowp's SaturatingRoundingMultiplyByPOT: x * 2^exponent, saturated
+ * (a left shift) or rounded half away from zero (a right shift). */
+int32_t tn__crt_saturating_mul_pot(int32_t x, int32_t exponent);
 
 /* Which ISA forms are compiled in (TN_CRT_HAVE_*; TN__CRT_AVX2 and
  * TN__CRT_DSP, their older names, too). */

@@ -202,7 +202,21 @@ TN_CRT_STRUCT(TnCrtCallGather);
 /* math_f32: in = {x}; `op` is a TnCrtMathOp, n elements. */
 #define TN_CRT_FIELDS_TnCrtCallMath(F, T) \
   F(T, S, int32_t, op) F(T, S, int32_t, n)
-TN_CRT_STRUCT(TnCrtCallMath);
+TN_CRT_STRUCT(TnCrtCallMath); \
+/* l2_normalize_f32, log_softmax_f32: in = {x}, rows of n (eps: L2 only). */
+#define TN_CRT_FIELDS_TnCrtCallRowsF32(F, T) \
+  F(T, S, int32_t, outer) F(T, S, int32_t, n) F(T, S, float, eps)
+TN_CRT_STRUCT(TnCrtCallRowsF32);
+
+/* l2_normalize_s8: in = {x}, rows of n. */
+#define TN_CRT_FIELDS_TnCrtCallRowsS8(F, T) \
+  F(T, S, int32_t, outer) F(T, S, int32_t, n) F(T, S, int32_t, input_zero_point)
+TN_CRT_STRUCT(TnCrtCallRowsS8);
+
+/* log_softmax_s8: in = {x}, rows of n. */
+#define TN_CRT_FIELDS_TnCrtCallLogSoftmaxS8(F, T) \
+  F(T, N, TnCrtLogSoftmaxS8, s) F(T, S, int32_t, outer) F(T, S, int32_t, n)
+TN_CRT_STRUCT(TnCrtCallLogSoftmaxS8);
 
 /* Every parameter struct, nested ones before those that hold them (the
  * host describes each for the code generator). */
@@ -220,7 +234,9 @@ TN_CRT_STRUCT(TnCrtCallMath);
   X(TnCrtCallDenseS8) X(TnCrtResize) X(TnCrtBatchMatmul) X(TnCrtCallBmmS32)     \
   X(TnCrtConvTranspose) X(TnCrtCallConvTransposeS32)  \
   X(TnCrtCallArgReduce) X(TnCrtCallGather)  \
-  X(TnCrtCallMath)
+  X(TnCrtCallMath) \
+  X(TnCrtCallRowsF32) \
+  X(TnCrtCallRowsS8) X(TnCrtLogSoftmaxS8) X(TnCrtCallLogSoftmaxS8)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -290,7 +306,11 @@ TN_CRT_STRUCT(TnCrtCallMath);
   X(qsub_s8, TnCrtCallQBinary, "src/kernels/qelementwise.c")               \
   X(qsquared_difference_s8, TnCrtCallQBinary, "src/kernels/qelementwise.c") \
   X(qprelu_s8, TnCrtCallQBinary, "src/kernels/qelementwise.c")             \
-  X(prelu_f32, TnCrtCallBinary, "src/kernels/math.c")
+  X(prelu_f32, TnCrtCallBinary, "src/kernels/math.c") \
+  X(l2_normalize_f32, TnCrtCallRowsF32, "src/kernels/normalize.c")          \
+  X(l2_normalize_s8, TnCrtCallRowsS8, "src/kernels/normalize.c")            \
+  X(log_softmax_f32, TnCrtCallRowsF32, "src/kernels/normalize.c")           \
+  X(log_softmax_s8, TnCrtCallLogSoftmaxS8, "src/kernels/normalize.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the
@@ -307,7 +327,8 @@ TN_CRT_STRUCT(TnCrtCallMath);
 /* What a form's source brings along: its private header and its ISA forms
  * (src/kernels/<isa>/: sources, each compiling to nothing where its ISA is
  * absent, and headers of inline functions that the source includes under
- * its ISA's switch in isa.h). X(source, companion) */
+ * its ISA's switch in isa.h), or the source whose host-side parameter
+ * function it reuses. X(source, companion) */
 #define TN_CRT_SOURCE_COMPANIONS(X)                                          \
   X("src/kernels/conv_s8.c", "src/kernels/conv_s8.h")                        \
   X("src/kernels/conv_s8.c", "src/kernels/x86/conv_s8.c")                    \
@@ -318,7 +339,8 @@ TN_CRT_STRUCT(TnCrtCallMath);
   X("src/kernels/dense_f32.c", "src/kernels/dense_f32.h")                    \
   X("src/kernels/dense_f32.c", "src/kernels/x86/dense_f32.c")                \
   X("src/kernels/math.c", "src/kernels/binary_walk.h")                       \
-  X("src/kernels/qelementwise.c", "src/kernels/binary_walk.h")
+  X("src/kernels/qelementwise.c", "src/kernels/binary_walk.h")                \
+  X("src/kernels/normalize.c", "src/kernels/softmax_s8.c")
 
 #define TN_CRT__CALL_DECL(form, Type, file)                                \
   int32_t tn_crt_call_##form(const void *params, const void *const *in,   \

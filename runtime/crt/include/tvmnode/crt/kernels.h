@@ -713,7 +713,36 @@ TnCrtStatus tn_crt_hard_swish_s8_table(double in_scale, int32_t in_zp,
                                        TnCrtLut8 *out);
 TnCrtStatus tn_crt_elu_s8_table(double in_scale, int32_t in_zp,
                                 double out_scale, int32_t out_zp,
-                                TnCrtLut8 *out);
+                                TnCrtLut8 *out); \
+/* ------------------------------------------------------------------------ */
+/* Normalisation over the last axis, TFLite's L2_NORMALIZATION, LOG_SOFTMAX   */
+/* ------------------------------------------------------------------------ */
+
+/* Rows of n over [outer, n]. L2: x / max(sqrt(sum x^2), eps) (float32), or
+ * TFLite's fixed-point form (int8 in, output scale 1/128, zero point 0;
+ * an all-zero row has its inverse norm taken as the largest multiplier, as
+ * TFLite does). Log-softmax (float32): x - max - log(sum(exp(x - max))). */
+TnCrtStatus tn_crt_l2_normalize_f32(int32_t outer, int32_t n, float eps,
+                                    const float *in, float *out);
+TnCrtStatus tn_crt_l2_normalize_s8(int32_t outer, int32_t n,
+                                   int32_t input_zero_point, const int8_t *in,
+                                   int8_t *out);
+TnCrtStatus tn_crt_log_softmax_f32(int32_t outer, int32_t n, const float *in,
+                                   float *out);
+/* int8 log-softmax, TFLite's LogSoftmaxQuantized (output scale 16/256, zero
+ * point 127): the input scaling and diff_min of the int8 softmax with beta
+ * 1 (tn_crt_softmax_s8_params), and the reverse scaling that bounds which
+ * differences still show, from tn_crt_log_softmax_s8_params on the host
+ * (TN_CRT_UNSUPPORTED where TFLite refuses the input scale). */
+#define TN_CRT_FIELDS_TnCrtLogSoftmaxS8(F, T)                           \
+  F(T, S, int32_t, input_multiplier) F(T, S, int32_t, input_left_shift)   \
+  F(T, S, int32_t, diff_min)                                            \
+  F(T, S, int32_t, reverse_multiplier) F(T, S, int32_t, reverse_shift)
+TN_CRT_STRUCT(TnCrtLogSoftmaxS8);
+TnCrtStatus tn_crt_log_softmax_s8_params(double input_scale,
+                                         TnCrtLogSoftmaxS8 *out);
+TnCrtStatus tn_crt_log_softmax_s8(const TnCrtLogSoftmaxS8 *p, int32_t outer,
+                                  int32_t n, const int8_t *in, int8_t *out);
 
 #ifdef __cplusplus
 }
