@@ -315,14 +315,16 @@ def device(prepared: Prepared, tmp_path_factory: pytest.TempPathFactory) -> Iter
     def get(target: str) -> Ran:
         if target not in done:
             workdir = str(tmp_path_factory.mktemp("op-device-" + target))
-            if target == WASM:
-                missing = wasm.tools()
-                done[target] = missing or _run_wasm(prepared, workdir)
-            else:
-                missing = _cortex_m_missing()
-                done[target] = missing or _run_cortex_m(prepared, target, workdir)
+            missing = wasm.tools() if target == WASM else _cortex_m_missing()
+            try:
+                done[target] = missing or (_run_wasm(prepared, workdir) if target == WASM
+                                           else _run_cortex_m(prepared, target, workdir))
+            except Exception as e:  # built once: every case reports the failure
+                done[target] = e
         if isinstance(done[target], str):
             pytest.skip("%s: %s" % (target, done[target]))
+        if isinstance(done[target], Exception):
+            pytest.fail("%s: the program did not build: %s" % (target, done[target]))
         ran: Ran = done[target]
         return ran
     yield get
