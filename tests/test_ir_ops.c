@@ -1446,11 +1446,11 @@ START_TEST(test_qnn_conv2d) {
   FAILS(TRY_CALL(op, 6, tv("f", "float32", 4, 1, 3, 32, 32), w, iz, kz, is,
                  ks),
         "TypeError", "qnn.conv2d: argument 0 (data) has type Tensor[(1, 3, "
-        "32, 32), float32]: expected int8 or uint8");
-  FAILS(TRY_CALL(op, 6, tv("h", "int16", 4, 1, 3, 32, 32), w, iz, kz, is,
-                 ks),
-        "TypeError", "qnn.conv2d: argument 0 (data)", "int16",
-        "expected int8 or uint8");
+        "32, 32), float32]: expected int8, uint8 or int16");
+  FAILS(TRY_CALL(op, 6, tv("h", "int16", 4, 1, 3, 32, 32),
+                 tv("wu", "uint8", 4, 16, 3, 3, 3), iz, kz, is, ks),
+        "TypeError", "qnn.conv2d: argument 1 (weight)", "uint8",
+        "expected int8 with int16 data (16x8)");
   FAILS(TRY_CALL(op, 6, d, tv("w32", "int32", 4, 16, 3, 3, 3), iz, kz, is,
                  ks),
         "TypeError", "qnn.conv2d: argument 1 (weight) has type Tensor[(16, "
@@ -1524,7 +1524,7 @@ START_TEST(test_qnn_dense) {
         "int8]");
   FAILS(TRY_CALL(op, 6, tv("f", "float32", 2, 1, 10), w, iz, kz, is, ks),
         "TypeError", "qnn.dense: argument 0 (data) has type Tensor[(1, 10), "
-        "float32]: expected int8 or uint8");
+        "float32]: expected int8, uint8 or int16");
   FAILS(TRY_CALL(op, 6, d, tv("wf", "float32", 2, 4, 10), iz, kz, is, ks),
         "TypeError", "qnn.dense: argument 1 (weight)",
         "expected int8 or uint8");
@@ -1552,7 +1552,7 @@ START_TEST(test_qnn_add) {
                  "Tensor[(3,), uint8]");
   FAILS(TRY_CALL(op, 8, tv("i", "int32", 2, 1, 16), b, s, z, s, z, s, z),
         "TypeError", "qnn.add: argument 0 (lhs) has type Tensor[(1, 16), "
-        "int32]: expected int8 or uint8");
+        "int32]: expected int8, uint8 or int16");
   FAILS(TRY_CALL(op, 8, a, tv("u", "uint8", 2, 1, 16), s, z, s, z, s, z),
         "TypeError", "qnn.add: argument 1 has type Tensor[(1, 16), uint8], "
         "expected Tensor[(1, 16), int8]");
@@ -1717,7 +1717,7 @@ START_TEST(test_qnn_mean) {
                  "Tensor[(), uint8]");
   FAILS(TRY_CALL(op, 5, tv("f", "float32", 1, 3), s, z, s, z), "TypeError",
         "qnn.mean: argument 0 (data) has type Tensor[(3,), float32]: "
-        "expected int8 or uint8");
+        "expected int8, uint8 or int16");
   FAILS(TRY_CALL(op, 5, x, z, z, s, z), "TypeError",
         "qnn.mean: argument 1 (input_scale) has type Tensor[(), int32]: "
         "expected float32");

@@ -315,6 +315,78 @@ for name in ("elu", "hard_swish"):
          lambda x, n=name: getattr(Q, n)(x, S(0.02), Z(40), S(0.01), Z(5)))
 
 
+def s16(*shape: int) -> np.ndarray:
+    return R.integers(-32768, 32768, shape).astype(np.int16)
+
+
+def u8(*shape: int) -> np.ndarray:
+    return R.integers(0, 256, shape).astype(np.uint8)
+
+
+# quant16.c: float32 <-> int16, uint8 -> float32, the integer pairs
+case("qnn.quantize", "s16", [f32(3, 5) * 30], lambda x: Q.quantize(x, S(0.001), Z(0),
+                                                                   out_dtype="int16"))
+case("qnn.quantize", "s16-channel", [f32(2, 3)],
+     lambda x: Q.quantize(x, S([1e-4, 2e-5, 0.5]), Z([0, 7, -3]), axis=1, out_dtype="int16"))
+case("qnn.dequantize", "s16", [s16(9)], lambda x: Q.dequantize(x, S(0.0007), Z(0)))
+case("qnn.dequantize", "s16-channel", [s16(2, 3)],
+     lambda x: Q.dequantize(x, S([0.5, 0.001, 3e-5]), Z([0, 5, -9]), axis=1))
+case("qnn.dequantize", "u8", [u8(4, 3)], lambda x: Q.dequantize(x, S(0.02), Z(128)))
+for src, gen, dst in (("u8", u8(11), "int8"), ("s8", s8(11), "uint8"),
+                      ("s8", s8(2, 6), "int16"), ("s8", s8(7), "int32"),
+                      ("s16", s16(3, 4), "int8"), ("s16", s16(13), "int16"),
+                      ("s16", s16(5), "int32"), ("s32", i32(2, 5) * 100, "int16")):
+    case("qnn.requantize", "%s-%s" % (src, dst), [gen],
+         lambda x, s=src, d=dst: Q.requantize(x, S(0.003), Z(128 if s == "u8" else 1), S(0.01),
+                                              Z(128 if d == "uint8" else 0), out_dtype=d))
+case("qnn.requantize", "s16-s8-channel", [s16(2, 3)],
+     lambda x: Q.requantize(x, S([1e-3, 2e-4, 5e-3]), Z(0), S(0.05), Z(-2), axis=1,
+                            out_dtype="int8"))
+
+
+# conv_s16.c: TFLite's 16x8 layers (int16 x int8 -> int64, int64 bias,
+# int64 -> int16 through requantize_int)
+def q16(x: Any, w: np.ndarray, dense: bool, **kw: Any) -> Any:
+    if dense:
+        acc = Q.dense(x, c(w, "int8"), Z(0), Z(0), S(0.001), S(0.02), out_dtype="int64")
+        co, axis = w.shape[0], -1
+    else:
+        acc = Q.conv2d(x, c(w, "int8"), Z(0), Z(0), S(0.001), S(0.02), out_dtype="int64",
+                       data_layout="NHWC", kernel_layout="HWIO", **kw)
+        co, axis = w.shape[3], 3
+    acc = NN.bias_add(acc, c(R.integers(-(1 << 20), 1 << 20, co), "int64"), axis)
+    scale = c(np.linspace(2e-5, 4e-5, co), "float64")
+    return O.clip(Q.requantize(acc, scale, Z(0), S(0.003), Z(0), axis=axis, out_dtype="int16"),
+                  0, 32767)
+
+
+case("qnn.conv2d", "s16-s64", [s16(1, 5, 5, 3)], lambda x: q16(x, s8(3, 3, 3, 4), False))
+case("qnn.conv2d", "s16-s64-dw", [s16(1, 6, 6, 2)],
+     lambda x: q16(x, s8(3, 3, 1, 4), False, padding=[1, 1], groups=2, strides=[2, 2]))
+case("qnn.dense", "s16-s64", [s16(3, 10)], lambda x: q16(x, s8(5, 10), True))
+case("qnn.dense", "s16-s64-row", [s16(1, 7)],
+     lambda x: Q.dense(x, c(s8(4, 7), "int8"), Z(0), Z(0), S(0.001), S(0.02),
+                       out_dtype="int64"))
+case("nn.bias_add", "i64", [s16(2, 4).astype(np.int64) << 20],
+     lambda x: NN.bias_add(x, c(R.integers(-(1 << 40), 1 << 40, 4), "int64"), 1))
+case("clip", "s16", [s16(3, 7)], lambda x: O.clip(x, -3000, 20000))
+for pool in ("max_pool2d", "avg_pool2d"):
+    case("nn." + pool, "s16-nhwc", [s16(1, 5, 6, 3)],
+         lambda x, p=pool: getattr(NN, p)(x, [2, 3], [2, 2], [1, 1, 0, 1], layout="NHWC"))
+    case("nn." + pool, "s16-nchw", [s16(2, 2, 4, 4)],
+         lambda x, p=pool: getattr(NN, p)(x, [2, 2], [1, 1]))
+for name in ("add", "mul"):
+    fn = getattr(Q, name)
+    case("qnn." + name, "s16-same", [s16(3, 4), s16(3, 4)],
+         lambda a, b, f=fn: f(a, b, S(0.0005), Z(0), S(0.0002), Z(0), S(0.001), Z(0)))
+    case("qnn." + name, "s16-broadcast", [s16(2, 1, 4), s16(3, 1)],
+         lambda a, b, f=fn: f(a, b, S(0.001), Z(0), S(0.0004), Z(0), S(0.003), Z(0)))
+case("qnn.mean", "s16-axis", [s16(2, 3, 4)], lambda x: Q.mean(x, S(0.001), Z(0), S(0.0004), Z(0),
+                                                             [1]))
+case("qnn.mean", "s16-keep", [s16(1, 4, 4, 3)],
+     lambda x: Q.mean(x, S(0.0005), Z(0), S(0.0005), Z(0), [1, 2], keepdims=True))
+
+
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:
     params = [ir.var("x%d" % i, shape=a.shape, dtype=str(a.dtype)) for i, a in enumerate(inputs)]
     return ir.IRModule.from_expr(ir.Function(params, build(*params)))

@@ -42,6 +42,7 @@ static const TnFieldDesc requantize_fields[] = {
 
 static const DLDataType kF32 = {kDLFloat, 32, 1};
 static const DLDataType kI32 = {kDLInt, 32, 1};
+static const DLDataType kI64 = {kDLInt, 64, 1};
 
 static bool is_q(DLDataType t) {
   return (t.code == kDLInt || t.code == kDLUInt) && t.lanes == 1 &&
@@ -140,7 +141,8 @@ static TnObject *infer_requantize(const char *op, TnObject *const *types,
   const RequantizeAttrs *a = (const RequantizeAttrs *)attrs;
   const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
   if (d == NULL) return NULL;
-  if (!is_q(d->dtype))
+  /* int64: the accumulators of a 16x8 convolution or dense layer */
+  if (!is_q(d->dtype) && !tn__ir_dtype_eq(d->dtype, kI64))
     return tn__ir_arg_error(op, 0, "data", types[0], "expected a quantized "
                             "integer tensor"), NULL;
   const char *r = ((TnStringObj *)a->rounding)->data;
@@ -173,12 +175,17 @@ static TnObject *infer_qnn_linear(const char *op, TnObject *const *types,
   const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
   const TnIrTensorType *w = d ? tn__ir_tensor_arg(op, types, 1, "weight") : NULL;
   if (w == NULL) return NULL;
-  if (!is_q(d->dtype) || d->dtype.bits != 8)
-    return tn__ir_arg_error(op, 0, "data", types[0], "expected int8 or "
-                            "uint8"), NULL;
+  /* int16 data with int8 weights is TFLite's 16x8 mode */
+  if (!is_q(d->dtype) || (d->dtype.bits != 8 && d->dtype.code != kDLInt) ||
+      d->dtype.bits > 16)
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected int8, uint8 "
+                            "or int16"), NULL;
   if (!is_q(w->dtype) || w->dtype.bits != 8)
     return tn__ir_arg_error(op, 1, "weight", types[1], "expected int8 or "
                             "uint8"), NULL;
+  if (d->dtype.bits == 16 && w->dtype.code != kDLInt)
+    return tn__ir_arg_error(op, 1, "weight", types[1], "expected int8 with "
+                            "int16 data (16x8)"), NULL;
   DLDataType od = conv ? ((const TnIrConv2DAttrs *)attrs)->out_dtype
                        : ((const TnIrDenseAttrs *)attrs)->out_dtype;
   if (tn__ir_is_void(od)) od = kI32;
@@ -223,9 +230,11 @@ TnObject *tn__ir_infer_qnn_binary(const char *op, TnObject *const *types,
   const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "lhs");
   const TnIrTensorType *b = a ? tn__ir_tensor_arg(op, types, 1, "rhs") : NULL;
   if (b == NULL) return NULL;
-  if (!is_q(a->dtype) || a->dtype.bits != 8)
-    return tn__ir_arg_error(op, 0, "lhs", types[0], "expected int8 or uint8"),
-           NULL;
+  /* int16: TFLite's 16x8 mode */
+  if (!is_q(a->dtype) || (a->dtype.bits != 8 && a->dtype.code != kDLInt) ||
+      a->dtype.bits > 16)
+    return tn__ir_arg_error(op, 0, "lhs", types[0], "expected int8, uint8 "
+                            "or int16"), NULL;
   if (!tn__ir_dtype_eq(a->dtype, b->dtype))
     return tn__ir_type_mismatch(op, 1, types[0], types[1]), NULL;
   static const char *roles[] = {"lhs_scale", "lhs_zero_point", "rhs_scale",
@@ -247,9 +256,11 @@ static const TnIrTensorType *int8_data_per_tensor(const char *op,
                                                   TnObject *const *types) {
   const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
   if (d == NULL) return NULL;
-  if (!is_q(d->dtype) || d->dtype.bits != 8)
-    return tn__ir_arg_error(op, 0, "data", types[0], "expected int8 or "
-                            "uint8"), NULL;
+  /* int16: TFLite's 16x8 mode (lowered for qnn.mean) */
+  if (!is_q(d->dtype) || (d->dtype.bits != 8 && d->dtype.code != kDLInt) ||
+      d->dtype.bits > 16)
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected int8, uint8 "
+                            "or int16"), NULL;
   static const char *roles[] = {"input_scale", "input_zero_point",
                                 "output_scale", "output_zero_point"};
   for (int32_t i = 0; i < 4; i++)

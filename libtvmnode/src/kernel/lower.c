@@ -156,6 +156,12 @@ static int lower_clip(const TnKernArgs *a, TnKernCall *k) {
   if (is(t, kF32)) {
     TnCrtCallClipF32 *p = KERNEL_USE(k, clip_f32, 0);
     p->n = n, p->lo = (float)lo, p->hi = (float)hi;
+  } else if (t.code == kDLInt && t.bits == 16 && t.lanes == 1) {
+    /* a 16x8 layer's activation (quant16.c) */
+    TnCrtCallClip *p = KERNEL_USE(k, clip_s16, 0);
+    p->n = n;
+    p->lo = clamp_i32(ceil(lo), INT16_MIN, INT16_MAX);
+    p->hi = clamp_i32(floor(hi), INT16_MIN, INT16_MAX);
   } else if (is(t, kI32) || is(t, kI8)) {
     bool i8 = is(t, kI8);
     TnCrtCallClip *p = i8 ? KERNEL_USE(k, clip_s8, 0)

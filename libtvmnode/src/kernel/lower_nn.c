@@ -79,8 +79,10 @@ static int split_axis(const TnKernArgs *a, const TnIrTensorType *t,
 
 static int lower_bias_add(const TnKernArgs *a, TnKernCall *k) {
   DLDataType t = a->types[0]->dtype;
-  if (!is(t, kF32) && !is(t, kI32)) return no_kernel(a, NULL);
-  TnCrtCallAxis *p = is(t, kF32) ? KERNEL_USE(k, bias_add_f32, 0)
+  const DLDataType i64 = {kDLInt, 64, 1}; /* a 16x8 layer's sums */
+  if (!is(t, kF32) && !is(t, kI32) && !is(t, i64)) return no_kernel(a, NULL);
+  TnCrtCallAxis *p = is(t, kF32)   ? KERNEL_USE(k, bias_add_f32, 0)
+                     : is(t, i64) ? KERNEL_USE(k, bias_add_i64, 0)
                                   : KERNEL_USE(k, bias_add_i32, 0);
   const TnIrAxisAttrs *x =
       ATTRS(a->op, a->attrs, TnIrAxisAttrs, "ir.BiasAddAttrs");
@@ -274,7 +276,8 @@ static int lower_matmul(const TnKernArgs *a, TnKernCall *k) {
 static int lower_pool(const TnKernArgs *a, TnKernCall *k, bool max,
                       bool global) {
   DLDataType t = a->types[0]->dtype;
-  if (!is(t, kF32) && !is(t, kI8)) return no_kernel(a, NULL);
+  const DLDataType i16 = {kDLInt, 16, 1}; /* pool_s16.c */
+  if (!is(t, kF32) && !is(t, kI8) && !is(t, i16)) return no_kernel(a, NULL);
   if (check_size(a, numel(a->types[0]))) return -1;
   const TnIrPool2DAttrs *pa = NULL;
   const char *l;
@@ -320,6 +323,10 @@ static int lower_pool(const TnKernArgs *a, TnKernCall *k, bool max,
     TnCrtCallPoolF32 *p = max ? KERNEL_USE(k, max_pool2d_f32, 0)
                               : KERNEL_USE(k, avg_pool2d_f32, 0);
     p->g = *g, p->act_min = -INFINITY, p->act_max = INFINITY;
+  } else if (is(t, i16)) {
+    TnCrtCallPoolS8 *p = max ? KERNEL_USE(k, max_pool2d_s16, 0)
+                             : KERNEL_USE(k, avg_pool2d_s16, 0);
+    p->g = *g, p->act_min = INT16_MIN, p->act_max = INT16_MAX;
   } else {
     TnCrtCallPoolS8 *p = max ? KERNEL_USE(k, max_pool2d_s8, 0)
                              : KERNEL_USE(k, avg_pool2d_s8, 0);
@@ -353,13 +360,19 @@ static int lower_softmax(const TnKernArgs *a, TnKernCall *k) {
 
 /* ---- quantized operators --------------------------------------------------------- */
 
+static const DLDataType kI16 = {kDLInt, 16, 1}, kU8 = {kDLUInt, 8, 1};
+
 /* Per-tensor or per-channel (scale, zero point) args at 1 and 2. */
 static int lower_affine(const TnKernArgs *a, TnKernCall *k, bool quantize) {
   const TnIrTensorType *t = a->types[0];
-  DLDataType want = quantize ? kF32 : kI8;
-  DLDataType res = quantize ? a->out->dtype : kF32;
-  if (!is(t->dtype, want) || (quantize && !is(res, kI8)))
-    return no_kernel(a, "int8 only");
+  /* the integer side: int8, and quant16.c's int16 (both ways) and uint8
+   * (dequantize only, as TFLite Micro) */
+  DLDataType qt = quantize ? a->out->dtype : t->dtype;
+  bool s16 = is(qt, kI16), u8 = !quantize && is(qt, kU8);
+  if (!is(quantize ? t->dtype : a->out->dtype, kF32) ||
+      !(is(qt, kI8) || s16 || u8))
+    return no_kernel(a, quantize ? "float32 to int8 or int16 only"
+                                 : "int8, uint8 or int16 to float32 only");
   /* qnn.quantize's attrs start as qnn.dequantize's (the axis) */
   const TnIrAxisAttrs *x =
       quantize ? (const TnIrAxisAttrs *)ATTRS(a->op, a->attrs,
@@ -382,8 +395,12 @@ static int lower_affine(const TnKernArgs *a, TnKernCall *k, bool quantize) {
   }
   int32_t m = ns == 1 && nz == 1 ? 1 : ch;
   size_t extra = (size_t)m * (sizeof(float) + 4);
-  TnCrtCallAffine *p = quantize ? KERNEL_USE(k, quantize_f32_s8, extra)
-                                : KERNEL_USE(k, dequantize_s8_f32, extra);
+  TnCrtCallAffine *p =
+      quantize ? (s16 ? KERNEL_USE(k, quantize_f32_s16, extra)
+                      : KERNEL_USE(k, quantize_f32_s8, extra))
+      : s16    ? KERNEL_USE(k, dequantize_s16_f32, extra)
+      : u8     ? KERNEL_USE(k, dequantize_u8_f32, extra)
+               : KERNEL_USE(k, dequantize_s8_f32, extra);
   float *scale = (float *)(p + 1);
   int32_t *zp = (int32_t *)(scale + m);
   for (int32_t c = 0; c < m; c++) {
@@ -406,6 +423,12 @@ static int lower_dequantize(const TnKernArgs *a, TnKernCall *k) {
   return lower_affine(a, k, false);
 }
 
+/* A crt element type that quant16.c's requantize_int takes. */
+static bool requant_int_type(int t) {
+  return t == TN_CRT_I8 || t == TN_CRT_U8 || t == TN_CRT_I16 ||
+         t == TN_CRT_I32;
+}
+
 /* Multipliers for real scales in[c] / out into arrays of `m` entries. */
 static int multipliers(const char *op, const double *in, int64_t nin,
                        double out, int32_t m, int32_t *mult, int32_t *shift) {
@@ -422,8 +445,13 @@ static int multipliers(const char *op, const double *in, int64_t nin,
 static int lower_requantize(const TnKernArgs *a, TnKernCall *k) {
   const TnIrTensorType *t = a->types[0];
   bool s32 = is(t->dtype, kI32);
-  if ((!s32 && !is(t->dtype, kI8)) || !is(a->out->dtype, kI8))
-    return no_kernel(a, "int32 or int8 to int8 only");
+  /* int32 or int8 to int8 here; the other integer pairs in quant16.c */
+  int from = tn__kernel_crt_dtype(t->dtype);
+  int to = tn__kernel_crt_dtype(a->out->dtype);
+  bool wide = !((s32 || is(t->dtype, kI8)) && is(a->out->dtype, kI8));
+  if (wide && !((requant_int_type(from) || from == TN_CRT_I64) &&
+                requant_int_type(to)))
+    return no_kernel(a, "int8, uint8, int16, int32 (or int64 in) only");
   const TnIrRequantizeAttrs *x =
       ATTRS(a->op, a->attrs, TnIrRequantizeAttrs, "ir.RequantizeAttrs");
   int32_t outer, ch, inner;
@@ -437,18 +465,31 @@ static int lower_requantize(const TnKernArgs *a, TnKernCall *k) {
   if (rc == 0) rc = const_scalar(a, 4, "output_zero_point", &ozp);
   int32_t m = rc == 0 && ns == 1 ? 1 : ch;
   size_t extra = 2 * (size_t)m * sizeof(int32_t);
-  TnCrtCallRequant *p = s32 ? KERNEL_USE(k, requantize_s32_s8, extra)
-                            : KERNEL_USE(k, requantize_s8_s8, extra);
-  int32_t *mult = (int32_t *)(p + 1), *shift = mult + m;
+  void *base = wide  ? (void *)KERNEL_USE(k, requantize_int, extra)
+               : s32 ? (void *)KERNEL_USE(k, requantize_s32_s8, extra)
+                     : (void *)KERNEL_USE(k, requantize_s8_s8, extra);
+  TnCrtCallRequantInt *w = wide ? base : NULL;
+  TnCrtCallRequant *p = wide ? NULL : base;
+  TnCrtRequant *r = wide ? &w->r : &p->r;
+  int32_t *mult = wide ? (int32_t *)(w + 1) : (int32_t *)(p + 1);
+  int32_t *shift = mult + m;
   if (rc == 0) rc = multipliers(a->op, isc, ns, osc, m, mult, shift);
   g_free(isc);
   if (rc) return -1;
-  p->r.input_zero_point = (int32_t)izp;
-  p->r.output_zero_point = (int32_t)ozp;
-  p->r.act_min = -128, p->r.act_max = 127;
-  p->r.channels = m, p->r.multiplier = mult, p->r.shift = shift;
-  p->outer = m == 1 ? 1 : outer, p->channels = m;
-  p->inner = m == 1 ? (int32_t)numel(t) : inner;
+  r->input_zero_point = (int32_t)izp;
+  r->output_zero_point = (int32_t)ozp;
+  r->act_min = -128, r->act_max = 127;
+  r->channels = m, r->multiplier = mult, r->shift = shift;
+  outer = m == 1 ? 1 : outer;
+  inner = m == 1 ? (int32_t)numel(t) : inner;
+  if (wide) {
+    /* the output type's whole range (the kernel narrows it) */
+    r->act_min = INT32_MIN, r->act_max = INT32_MAX;
+    w->from = from, w->to = to;
+    w->outer = outer, w->channels = m, w->inner = inner;
+  } else {
+    p->outer = outer, p->channels = m, p->inner = inner;
+  }
   reads(k, 1);
   return 0;
 }
@@ -462,27 +503,51 @@ static int offsets(const TnKernArgs *a, int32_t *in_off, int32_t *f_off) {
   return 0;
 }
 
+/* TFLite's 16x8 layers: int16 data, int8 weights, int64 sums
+ * (conv_s16.c), with no input zero point. */
+static bool is_16x8(const TnKernArgs *a) {
+  const DLDataType i64 = {kDLInt, 64, 1};
+  return is(a->types[0]->dtype, kI16) && is(a->types[1]->dtype, kI8) &&
+         is(a->out->dtype, i64);
+}
+
+/* int16 data has no zero point in TFLite's 16x8 layers. */
+static int check_16x8_offset(const TnKernArgs *a, int32_t input_offset) {
+  if (input_offset == 0) return 0;
+  return tn_error_raise_in(TN_ERR_VALUE, a->op, "int16 data must have input "
+                           "zero point 0 (TFLite's 16x8), got %d",
+                           -input_offset);
+}
+
 static int lower_qnn_conv2d(const TnKernArgs *a, TnKernCall *k) {
-  if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8) ||
-      !is(a->out->dtype, kI32))
-    return no_kernel(a, "int8 data and weight to int32 only");
-  TnCrtCallConvS32 *p = KERNEL_USE(k, conv2d_s8_s32, 0);
+  bool s16 = is_16x8(a);
+  if (!s16 && (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8) ||
+               !is(a->out->dtype, kI32)))
+    return no_kernel(a, "int8 data and weight to int32, or int16 data and "
+                     "int8 weight to int64, only");
+  TnCrtCallConvS32 *p = s16 ? KERNEL_USE(k, conv2d_s16_s64, 0)
+                            : KERNEL_USE(k, conv2d_s8_s32, 0);
   if (conv_geom(a->op, a->attrs, a->types[0], a->types[1], a->out, &p->g) ||
       offsets(a, &p->input_offset, &p->filter_offset))
     return -1;
+  if (s16 && check_16x8_offset(a, p->input_offset)) return -1;
   k->macs = conv_macs(&p->g);
   reads(k, 2);
   return 0;
 }
 
 static int lower_qnn_dense(const TnKernArgs *a, TnKernCall *k) {
-  if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8) ||
-      !is(a->out->dtype, kI32))
-    return no_kernel(a, "int8 data and weight to int32 only");
-  TnCrtCallDenseS32 *p = KERNEL_USE(k, dense_s8_s32, 0);
+  bool s16 = is_16x8(a);
+  if (!s16 && (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8) ||
+               !is(a->out->dtype, kI32)))
+    return no_kernel(a, "int8 data and weight to int32, or int16 data and "
+                     "int8 weight to int64, only");
+  TnCrtCallDenseS32 *p = s16 ? KERNEL_USE(k, dense_s16_s64, 0)
+                             : KERNEL_USE(k, dense_s8_s32, 0);
   if (dense_geom(a, a->types[0], a->types[1], &p->d) ||
       offsets(a, &p->input_offset, &p->filter_offset))
     return -1;
+  if (s16 && check_16x8_offset(a, p->input_offset)) return -1;
   k->macs = dense_macs(&p->d);
   reads(k, 2);
   return 0;
@@ -491,22 +556,37 @@ static int lower_qnn_dense(const TnKernArgs *a, TnKernCall *k) {
 /* qnn.add, qnn.mul and the int8 binary operators of lower_math.c: two
  * int8 operands and six constant scales and zero points (arguments 2 to
  * 7), TFLite's parameters computed here by `params` for `form` (whose
- * parameter type is TnCrtCallQBinary). */
+ * parameter type is TnCrtCallQBinary). qnn.add and qnn.mul (forms qadd_s8
+ * and qmul_s8) also take two int16 operands, TFLite's 16-bit arithmetic
+ * (add_s16.c). */
 int tn__lower_qnn_binary(const TnKernArgs *a, TnKernCall *k,
                          TnKernFormId form, TnLowerQParams params) {
-  if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8))
-    return no_kernel(a, "int8 only");
+  bool wide_ok = form == TN_KF_qadd_s8 || form == TN_KF_qmul_s8;
+  bool s16 = wide_ok && is(a->types[0]->dtype, kI16) &&
+             is(a->types[1]->dtype, kI16);
+  if (!s16 && (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8)))
+    return no_kernel(a, wide_ok ? "int8 or int16 only" : "int8 only");
   double v[6];
   static const char *roles[] = {"lhs_scale", "lhs_zero_point", "rhs_scale",
                                 "rhs_zero_point", "output_scale",
                                 "output_zero_point"};
   for (int i = 0; i < 6; i++)
     if (const_scalar(a, 2 + i, roles[i], &v[i])) return -1;
+  /* int16: symmetric, as TFLite quantizes it */
+  if (s16 && (v[1] != 0 || v[3] != 0 || v[5] != 0))
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "int16 operands and result "
+                             "need zero point 0, got %g, %g and %g", v[1],
+                             v[3], v[5]);
+  bool mul = form == TN_KF_qmul_s8;
+  if (s16) form = mul ? TN_KF_qmul_s16 : TN_KF_qadd_s16;
   TnCrtCallQBinary *p = (TnCrtCallQBinary *)tn__kernel_use(k, form, 0);
   if (tn__lower_broadcast(a, a->types[0], a->types[1], a->out, &p->b))
     return -1;
-  TnCrtStatus st = params(
-      v[0], (int32_t)v[1], v[2], (int32_t)v[3], v[4], (int32_t)v[5], &p->q);
+  TnCrtStatus st =
+      s16 ? (mul ? tn_crt_qmul_s16_params : tn_crt_qadd_s16_params)(
+                v[0], v[2], v[4], &p->q)
+          : params(v[0], (int32_t)v[1], v[2], (int32_t)v[3], v[4],
+                   (int32_t)v[5], &p->q);
   if (st != TN_CRT_OK)
     return tn_error_raise_in(TN_ERR_VALUE, a->op, "scales %g, %g, %g with "
                              "zero points %g, %g, %g cannot be represented "
@@ -532,7 +612,10 @@ static int lower_qnn_mul(const TnKernArgs *a, TnKernCall *k) {
 static int unary_qparams(const TnKernArgs *a, double q[4]) {
   static const char *roles[] = {"input_scale", "input_zero_point",
                                 "output_scale", "output_zero_point"};
-  if (!is(a->types[0]->dtype, kI8)) return no_kernel(a, "int8 only");
+  /* int16 is the MEAN's (pool_s16.c) */
+  if (!is(a->types[0]->dtype, kI8) &&
+      !(is(a->types[0]->dtype, kI16) && strcmp(a->op, "qnn.mean") == 0))
+    return no_kernel(a, "int8 only");
   for (int i = 0; i < 4; i++)
     if (const_scalar(a, 1 + i, roles[i], &q[i])) return -1;
   if (check_size(a, numel(a->out))) return -1;
@@ -594,7 +677,9 @@ static int lower_qnn_tanh(const TnKernArgs *a, TnKernCall *k) {
 int tn__lower_qnn_mean_or_sum(const TnKernArgs *a, TnKernCall *k, bool sum) {
   double q[4];
   if (unary_qparams(a, q)) return -1;
-  TnCrtCallMeanS8 *p = KERNEL_USE(k, mean_s8, 0);
+  TnCrtCallMeanS8 *p = is(a->types[0]->dtype, kI16)
+                           ? KERNEL_USE(k, mean_s16, 0)
+                           : KERNEL_USE(k, mean_s8, 0);
   int32_t count;
   if (reduce_geom(a, &p->r, &count)) return -1;
   if (q[1] < INT32_MIN || q[1] > INT32_MAX || q[3] < INT32_MIN ||

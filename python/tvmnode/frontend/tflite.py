@@ -13,6 +13,9 @@ generator compute what TFLite Micro computes, bit for bit:
   TFLite's float product, as its kernel computes them).
 * Fused activations become clips at the output's quantized range
   (TFLite's CalculateActivationRangeQuantized).
+* The converter's 16x8 mode (int16 activations, int8 weights, int64
+  bias) takes the same graphs with int64 sums requantized to int16;
+  QUANTIZE between integer types is qnn.requantize with its out_dtype.
 
 NHWC stays NHWC: filters are reordered to HWIO when read, no transposes
 enter the graph. Every operator is checked before anything is built: one
@@ -297,7 +300,7 @@ def _act_range_q(ctx: _Ctx, act: int, t: _Tensor) -> Optional[Tuple[int, int]]:
     def q(f: float) -> int:
         return zp + _round_away(float(np.float32(f) / scale))
 
-    lo, hi = -128, 127
+    lo, hi = (-32768, 32767) if t.dtype == "int16" else (-128, 127)
     if act == _RELU:
         return max(lo, q(0.0)), hi
     if act == _RELU6:
@@ -308,7 +311,7 @@ def _act_range_q(ctx: _Ctx, act: int, t: _Tensor) -> Optional[Tuple[int, int]]:
 
 
 def _activation(ctx: _Ctx, x: ir.Expr, act: int, t: _Tensor) -> ir.Expr:
-    if t.dtype == "int8":
+    if t.dtype in ("int8", "int16"):
         r = _act_range_q(ctx, act, t)
         return x if r is None else call("clip", x, a_min=float(r[0]), a_max=float(r[1]))
     if act == _NONE:
@@ -383,14 +386,19 @@ def _conv(ctx: _Ctx, depthwise: bool) -> ir.Expr:
                       act=int(o.FusedActivationFunction()))
 
 
-def _int8_layer_qparams(ctx: _Ctx, x: _Tensor, w: _Tensor, out: _Tensor, cout: int) -> Tuple[
+def _int8_layer_qparams(ctx: _Ctx, x: _Tensor, w: _Tensor, out: _Tensor, cout: int,
+                        int16: bool = False) -> Tuple[
         np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The input scale and zero point, the filter's scales (per tensor or
     per output channel, zero points 0) and the output's scale and zero
-    point of an int8 convolution-like layer."""
-    if x.dtype != "int8" or w.dtype != "int8" or out.dtype != "int8":
+    point of an int8 convolution-like layer (or, with int16, of TFLite's
+    16x8 one: int16 activations, int8 weights)."""
+    wide = int16 and x.dtype == out.dtype == "int16"
+    if (x.dtype != "int8" and not wide) or w.dtype != "int8" or out.dtype != x.dtype:
         raise ctx.unsupported("input, filter and output types %s, %s, %s are not supported "
-                              "(float32 or int8)" % (x.dtype, w.dtype, out.dtype))
+                              "(%s)" % (x.dtype, w.dtype, out.dtype,
+                                        "float32, int8, or int16 with an int8 filter"
+                                        if int16 else "float32 or int8"))
     sx, zx = ctx.qparams(x)
     sw, zw = ctx.qparams(w)
     so, zo = ctx.qparams(out)
@@ -430,7 +438,9 @@ def _conv_like(ctx: _Ctx, kind: str, kern: np.ndarray, attrs: Dict[str, Any], ax
         if bias is not None:
             y = call("nn.bias_add", y, ir.const(bias.astype(np.float32)), axis=axis)
         return _activation(ctx, y, act, out)
-    sx, zx, sw, so, zo = _int8_layer_qparams(ctx, x, w, out, cout)
+    # int8, or TFLite's 16x8: int16 activations, int8 weights, int64 sums
+    wide = x.dtype == out.dtype == "int16"
+    sx, zx, sw, so, zo = _int8_layer_qparams(ctx, x, w, out, cout, int16=True)
     per_channel = sw.size > 1
     if kind == "conv2d" or per_channel:
         # TFLite: double(input_scale) * double(filter_scale[c])
@@ -438,15 +448,19 @@ def _conv_like(ctx: _Ctx, kind: str, kern: np.ndarray, attrs: Dict[str, Any], ax
     else:
         # TFLite's fully-connected: the product in float, then double
         acc_scale = np.array([np.float32(sx[0]) * np.float32(sw[0])], np.float64)
+    acc = "int64" if wide else "int32"
+    if wide and (zx[0] != 0 or zo[0] != 0):
+        raise ctx.error("int16 input and output must have zero point 0, got %d and %d"
+                        % (zx[0], zo[0]))
     y = call("qnn." + kind, xe, ir.const(kern), scalar(zx[0], "int32"), scalar(0, "int32"),
-             scalar(sx[0], "float32"), vector_or_scalar(sw, "float32"), out_dtype="int32",
+             scalar(sx[0], "float32"), vector_or_scalar(sw, "float32"), out_dtype=acc,
              **attrs)
     if bias is not None:
-        if bias.dtype != np.int32:
-            raise ctx.error("an int8 layer's bias must be int32, got %s" % bias.dtype)
+        if bias.dtype != np.dtype(acc):
+            raise ctx.error("an %s layer's bias must be %s, got %s" % (x.dtype, acc, bias.dtype))
         y = call("nn.bias_add", y, ir.const(bias), axis=axis)
     y = call("qnn.requantize", y, vector_or_scalar(acc_scale, "float64"), scalar(0, "int32"),
-             scalar(so[0], "float32"), scalar(zo[0], "int32"), axis=axis, out_dtype="int8")
+             scalar(so[0], "float32"), scalar(zo[0], "int32"), axis=axis, out_dtype=x.dtype)
     return _activation(ctx, y, act, out)
 
 
@@ -484,11 +498,12 @@ def _pool(ctx: _Ctx, kind: str) -> ir.Expr:
     s = [int(o.StrideH()), int(o.StrideW())]
     _positive(ctx, "the window", *k)
     _positive(ctx, "strides", *s)
-    if x.dtype == "int8":
+    if x.dtype in ("int8", "int16"):
         if not _same_quant(ctx, x, ctx.out):
-            raise ctx.error("int8 pooling needs the same scale and zero point in and out")
+            raise ctx.error("%s pooling needs the same scale and zero point in and out"
+                            % x.dtype)
     elif x.dtype != "float32":
-        raise ctx.unsupported("%s input is not supported (float32 or int8)" % x.dtype)
+        raise ctx.unsupported("%s input is not supported (float32, int8 or int16)" % x.dtype)
     pad = _padding(ctx, int(o.Padding()), x.shape[1:3], k, s, [1, 1])
     y = call("nn." + kind, ctx.expr(0), pool_size=k, strides=s, padding=pad, layout="NHWC")
     return _activation(ctx, y, int(o.FusedActivationFunction()), ctx.out)
@@ -510,7 +525,7 @@ def _binary(ctx: _Ctx, kind: str) -> ir.Expr:
     a, b, out = ctx.t(0), ctx.t(1), ctx.out
     if a.dtype == "float32" and b.dtype == "float32":
         return _activation(ctx, call(kind, ctx.expr(0), ctx.expr(1)), act, out)
-    if a.dtype == b.dtype == out.dtype == "int8":
+    if a.dtype == b.dtype == out.dtype and a.dtype in ("int8", "int16"):
         qa, qb, qo = ctx.qscalar(a), ctx.qscalar(b), ctx.qscalar(out)
         y = call("qnn." + _QNN_NAME.get(kind, kind), ctx.expr(0), ctx.expr(1), *qa, *qb, *qo)
         return _activation(ctx, y, act, out)
@@ -545,26 +560,37 @@ def _softmax(ctx: _Ctx) -> ir.Expr:
     raise ctx.unsupported("%s -> %s is not supported" % (x.dtype, out.dtype))
 
 
+# QUANTIZE's integer pairs TFLite Micro runs (quantize_common.cc): each is
+# its Requantize, with multiplier double(s_in) / double(s_out).
+_REQUANTIZE_PAIRS = {("int8", "int8"), ("int8", "uint8"), ("uint8", "int8"),
+                     ("int8", "int16"), ("int8", "int32"), ("int16", "int8"),
+                     ("int16", "int16"), ("int16", "int32"), ("int32", "int8"),
+                     ("int32", "int16")}
+
+
 def _quantize(ctx: _Ctx) -> ir.Expr:
     x, out = ctx.t(0), ctx.out
-    if out.dtype != "int8":
-        raise ctx.unsupported("quantizing to %s is not supported (int8)" % out.dtype)
-    so, zo = ctx.qparams(out)
     if x.dtype == "float32":
+        if out.dtype not in ("int8", "int16"):
+            raise ctx.unsupported("quantizing float32 to %s is not supported (int8 or int16)"
+                                  % out.dtype)
+        so, zo = ctx.qparams(out)
         return call("qnn.quantize", ctx.expr(0), vector_or_scalar(so, "float32"),
                     vector_or_scalar(zo, "int32"), axis=out.qdim - len(out.shape)
-                    if so.size > 1 else -1, out_dtype="int8")
-    if x.dtype == "int8":
-        sx, zx = ctx.qscalar(x)
-        # TFLite's requantize: double(input_scale) / double(output_scale)
-        return call("qnn.requantize", ctx.expr(0), sx, zx, *ctx.qscalar(out), out_dtype="int8")
-    raise ctx.unsupported("quantizing %s is not supported (float32 or int8)" % x.dtype)
+                    if so.size > 1 else -1, out_dtype=out.dtype)
+    if (x.dtype, out.dtype) in _REQUANTIZE_PAIRS:
+        return call("qnn.requantize", ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out),
+                    out_dtype=out.dtype)
+    raise ctx.unsupported("quantizing %s to %s is not supported (float32 to int8 or int16, "
+                          "or %s)" % (x.dtype, out.dtype, ", ".join(
+                              "%s to %s" % p for p in sorted(_REQUANTIZE_PAIRS))))
 
 
 def _dequantize(ctx: _Ctx) -> ir.Expr:
     x = ctx.t(0)
-    if x.dtype != "int8":
-        raise ctx.unsupported("dequantizing %s is not supported (int8)" % x.dtype)
+    if x.dtype not in ("int8", "uint8", "int16"):
+        raise ctx.unsupported("dequantizing %s is not supported (int8, uint8 or int16)"
+                              % x.dtype)
     s, z = ctx.qparams(x)
     if x.data is not None:  # a constant: dequantize it here
         axis = x.qdim if s.size > 1 else 0
@@ -766,13 +792,14 @@ def _mean(ctx: _Ctx) -> ir.Expr:
         raise ctx.error("axes %s are out of range for a rank-%d input" % (raw, rank))
     axes = sorted({a % rank for a in raw})
     if not axes:  # TFLite: no axes, no reduction (the IR's empty axis means all)
-        if x.dtype == out.dtype == "int8" and not _same_quant(ctx, x, out):
+        if x.dtype == out.dtype and x.dtype in ("int8", "int16") and \
+                not _same_quant(ctx, x, out):
             return call("qnn.requantize", ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out),
-                        out_dtype="int8")
+                        out_dtype=x.dtype)
         return ctx.expr(0)
     if x.dtype == "float32":
         return call("mean", ctx.expr(0), axis=axes, keepdims=keep)
-    if x.dtype == out.dtype == "int8":
+    if x.dtype == out.dtype and x.dtype in ("int8", "int16"):
         return call("qnn.mean", ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out), axis=axes,
                     keepdims=keep)
     raise ctx.unsupported("%s -> %s is not supported" % (x.dtype, out.dtype))

@@ -87,7 +87,7 @@ TN_CRT_STRUCT(TnCrtCallConcat);
   F(T, N, TnCrtPad, pad) F(T, A, uint8_t, value, 8)
 TN_CRT_STRUCT(TnCrtCallPad);
 
-/* mean_s8: in = {x}; scratch of tn_crt_mean_s8_scratch_size(&r). */
+/* mean_s8, mean_s16: in = {x}; scratch of tn_crt_mean_s8_scratch_size(&r). */
 #define TN_CRT_FIELDS_TnCrtCallMeanS8(F, T) \
   F(T, N, TnCrtReduce, r) F(T, N, TnCrtQMean, q)
 TN_CRT_STRUCT(TnCrtCallMeanS8);
@@ -116,7 +116,7 @@ TN_CRT_STRUCT(TnCrtCallMatmul);
   F(T, N, TnCrtPool2d, g) F(T, S, float, act_min) F(T, S, float, act_max)
 TN_CRT_STRUCT(TnCrtCallPoolF32);
 
-/* max/avg_pool2d_s8: in = {x}. */
+/* max/avg_pool2d_s8, max/avg_pool2d_s16: in = {x}. */
 #define TN_CRT_FIELDS_TnCrtCallPoolS8(F, T) \
   F(T, N, TnCrtPool2d, g) F(T, S, int32_t, act_min) F(T, S, int32_t, act_max)
 TN_CRT_STRUCT(TnCrtCallPoolS8);
@@ -146,7 +146,7 @@ TN_CRT_STRUCT(TnCrtCallConvS32);
   F(T, S, int32_t, filter_offset)
 TN_CRT_STRUCT(TnCrtCallDenseS32);
 
-/* qadd_s8, qmul_s8: in = {lhs, rhs}. */
+/* qadd_s8, qmul_s8, qadd_s16, qmul_s16: in = {lhs, rhs}. */
 #define TN_CRT_FIELDS_TnCrtCallQBinary(F, T) \
   F(T, N, TnCrtQBinary, q) F(T, N, TnCrtBroadcast, b)
 TN_CRT_STRUCT(TnCrtCallQBinary);
@@ -216,7 +216,14 @@ TN_CRT_STRUCT(TnCrtCallRowsS8);
 /* log_softmax_s8: in = {x}, rows of n. */
 #define TN_CRT_FIELDS_TnCrtCallLogSoftmaxS8(F, T) \
   F(T, N, TnCrtLogSoftmaxS8, s) F(T, S, int32_t, outer) F(T, S, int32_t, n)
-TN_CRT_STRUCT(TnCrtCallLogSoftmaxS8);
+TN_CRT_STRUCT(TnCrtCallLogSoftmaxS8); \
+/* requantize_int: in = {x}; `from` and `to` are TnCrtDType (int8, uint8,
+ * int16 or int32). */
+#define TN_CRT_FIELDS_TnCrtCallRequantInt(F, T)                    \
+  F(T, N, TnCrtRequant, r) F(T, S, int32_t, from)                  \
+  F(T, S, int32_t, to) F(T, S, int32_t, outer)                     \
+  F(T, S, int32_t, channels) F(T, S, int32_t, inner)
+TN_CRT_STRUCT(TnCrtCallRequantInt);
 
 /* Every parameter struct, nested ones before those that hold them (the
  * host describes each for the code generator). */
@@ -236,7 +243,8 @@ TN_CRT_STRUCT(TnCrtCallLogSoftmaxS8);
   X(TnCrtCallArgReduce) X(TnCrtCallGather)  \
   X(TnCrtCallMath) \
   X(TnCrtCallRowsF32) \
-  X(TnCrtCallRowsS8) X(TnCrtLogSoftmaxS8) X(TnCrtCallLogSoftmaxS8)
+  X(TnCrtCallRowsS8) X(TnCrtLogSoftmaxS8) X(TnCrtCallLogSoftmaxS8)          \
+  X(TnCrtCallRequantInt)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -310,7 +318,20 @@ TN_CRT_STRUCT(TnCrtCallLogSoftmaxS8);
   X(l2_normalize_f32, TnCrtCallRowsF32, "src/kernels/normalize.c")          \
   X(l2_normalize_s8, TnCrtCallRowsS8, "src/kernels/normalize.c")            \
   X(log_softmax_f32, TnCrtCallRowsF32, "src/kernels/normalize.c")           \
-  X(log_softmax_s8, TnCrtCallLogSoftmaxS8, "src/kernels/normalize.c")
+  X(log_softmax_s8, TnCrtCallLogSoftmaxS8, "src/kernels/normalize.c") \
+  X(quantize_f32_s16, TnCrtCallAffine, "src/kernels/quant16.c")             \
+  X(dequantize_s16_f32, TnCrtCallAffine, "src/kernels/quant16.c")           \
+  X(dequantize_u8_f32, TnCrtCallAffine, "src/kernels/quant16.c")            \
+  X(requantize_int, TnCrtCallRequantInt, "src/kernels/quant16.c")          \
+  X(conv2d_s16_s64, TnCrtCallConvS32, "src/kernels/conv_s16.c")             \
+  X(dense_s16_s64, TnCrtCallDenseS32, "src/kernels/conv_s16.c")             \
+  X(bias_add_i64, TnCrtCallAxis, "src/kernels/conv_s16.c")                 \
+  X(clip_s16, TnCrtCallClip, "src/kernels/quant16.c")                      \
+  X(max_pool2d_s16, TnCrtCallPoolS8, "src/kernels/pool_s16.c")              \
+  X(avg_pool2d_s16, TnCrtCallPoolS8, "src/kernels/pool_s16.c")              \
+  X(qadd_s16, TnCrtCallQBinary, "src/kernels/add_s16.c")                    \
+  X(qmul_s16, TnCrtCallQBinary, "src/kernels/add_s16.c")                   \
+  X(mean_s16, TnCrtCallMeanS8, "src/kernels/pool_s16.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

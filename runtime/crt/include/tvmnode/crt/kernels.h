@@ -744,6 +744,75 @@ TnCrtStatus tn_crt_log_softmax_s8_params(double input_scale,
 TnCrtStatus tn_crt_log_softmax_s8(const TnCrtLogSoftmaxS8 *p, int32_t outer,
                                   int32_t n, const int8_t *in, int8_t *out);
 
+/* The QUANTIZE and DEQUANTIZE pairs beyond int8 (quant16.c), TFLite
+ * Micro's: float32 -> int16 is tn_crt_quantize_f32_s8 with the int16 clamp;
+ * int16 and uint8 -> float32 are tn_crt_dequantize_s8_f32's arithmetic.
+ * tn_crt_requantize_int is TFLite's Requantize between any two of int8,
+ * uint8, int16 and int32 (`from`, `to`: TN_CRT_I8, TN_CRT_U8, TN_CRT_I16,
+ * TN_CRT_I32), the result clamped to p's act range narrowed to `to`'s. */
+TnCrtStatus tn_crt_quantize_f32_s16(int32_t outer, int32_t channels,
+                                    int32_t inner, const float *in,
+                                    const float *scale,
+                                    const int32_t *zero_point, int16_t *out);
+TnCrtStatus tn_crt_dequantize_s16_f32(int32_t outer, int32_t channels,
+                                      int32_t inner, const int16_t *in,
+                                      const float *scale,
+                                      const int32_t *zero_point, float *out);
+TnCrtStatus tn_crt_dequantize_u8_f32(int32_t outer, int32_t channels,
+                                     int32_t inner, const uint8_t *in,
+                                     const float *scale,
+                                     const int32_t *zero_point, float *out);
+/* out = min(max(in, lo), hi) on int16, lo and hi narrowed to int16 first
+ * (a 16x8 layer's fused activation). */
+TnCrtStatus tn_crt_clip_s16(int32_t n, const int16_t *in, int32_t lo,
+                            int32_t hi, int16_t *out);
+/* int16 max and average pooling (pool_s16.c): tn_crt_max_pool2d_s8's
+ * arithmetic on int16. */
+TnCrtStatus tn_crt_max_pool2d_s16(const TnCrtPool2d *p, const int16_t *in,
+                                  int32_t act_min, int32_t act_max,
+                                  int16_t *out);
+TnCrtStatus tn_crt_avg_pool2d_s16(const TnCrtPool2d *p, const int16_t *in,
+                                  int32_t act_min, int32_t act_max,
+                                  int16_t *out);
+/* int16 ADD and MUL with broadcasting (add_s16.c): the int8 arithmetic
+ * with ADD's left shift 15, zero points 0 (TFLite's symmetric int16);
+ * the params functions round the scales to float (else
+ * TN_CRT_INVALID_ARGUMENT) and give TN_CRT_UNSUPPORTED where TFLite's
+ * multipliers would not be below one. */
+TnCrtStatus tn_crt_qadd_s16_params(double lhs_scale, double rhs_scale,
+                                   double out_scale, TnCrtQBinary *out);
+TnCrtStatus tn_crt_qmul_s16_params(double lhs_scale, double rhs_scale,
+                                   double out_scale, TnCrtQBinary *out);
+TnCrtStatus tn_crt_qadd_s16(const TnCrtQBinary *p, const TnCrtBroadcast *b,
+                            const int16_t *lhs, const int16_t *rhs,
+                            int16_t *out);
+TnCrtStatus tn_crt_qmul_s16(const TnCrtQBinary *p, const TnCrtBroadcast *b,
+                            const int16_t *lhs, const int16_t *rhs,
+                            int16_t *out);
+/* int16 MEAN (pool_s16.c): tn_crt_mean_s8 on int16, with its parameters
+ * (tn_crt_mean_s8_params) and scratch size. */
+TnCrtStatus tn_crt_mean_s16(const TnCrtReduce *p, const TnCrtQMean *q,
+                            const int16_t *in, int16_t *out, void *scratch,
+                            size_t scratch_size);
+/* The 16x8 layers' accumulation (conv_s16.c): int16 data, int8 weights,
+ * int64 sums of (w + filter_offset) * x, TFLite's with an int64 bias type;
+ * then tn_crt_bias_add_i64 and tn_crt_requantize_int from TN_CRT_I64. */
+TnCrtStatus tn_crt_conv2d_s16_s64(const TnCrtConv2d *p, int32_t filter_offset,
+                                  const int16_t *in, const int8_t *w,
+                                  int64_t *out);
+TnCrtStatus tn_crt_dense_s16_s64(const TnCrtDense *p, int32_t filter_offset,
+                                 const int16_t *in, const int8_t *w,
+                                 int64_t *out);
+TnCrtStatus tn_crt_bias_add_i64(int32_t outer, int32_t channels,
+                                int32_t inner, const int64_t *in,
+                                const int64_t *bias, int64_t *out);
+/* `from` may also be TN_CRT_I64 (a 16x8 layer's sums), multiplied as
+ * TFLite's 64-bit MultiplyByQuantizedMultiplier does. */
+TnCrtStatus tn_crt_requantize_int(const TnCrtRequant *p, TnCrtDType from,
+                                  TnCrtDType to, int32_t outer,
+                                  int32_t channels, int32_t inner,
+                                  const void *in, void *out);
+
 #ifdef __cplusplus
 }
 #endif
