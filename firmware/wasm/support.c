@@ -189,25 +189,28 @@ TN_WASM_LIBC float tanhf(float x) {
   return __builtin_copysignf((float)((e - 1.0) / (e + 1.0)), x);
 }
 
-/* ---- logf ----------------------------------------------------------------- */
+/* ---- log, logf ------------------------------------------------------------ */
 
 /* log x = e ln2 + log m with x = m 2^e, m in [sqrt(1/2), sqrt(2)), and
  * log m = 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172: the odd series
- * to s^23 leaves an error below 2^-60 relative. All in double, rounded to
- * float once. */
-TN_WASM_LIBC float logf(float x) {
-  uint32_t u = bits32(x);
-  if (x != x) return x + x;                      /* NaN */
-  if (x == 0.0f) return -__builtin_inff();        /* +-0 */
-  if (u >> 31) return __builtin_nanf("");         /* negative */
-  if (u == 0x7f800000u) return x;                 /* +inf */
-  double m = (double)x;
+ * to s^27 leaves an error below 2^-66 relative, so log is within an ulp of
+ * the correctly rounded double, and logf, rounded from it once, equals the
+ * correctly rounded float but for rare halfway cases. */
+TN_WASM_LIBC double log(double x) {
+  if (x != x) return x + x;                       /* NaN */
+  if (x == 0.0) return -__builtin_inf();           /* +-0 */
+  if (x < 0.0) return __builtin_nan("");           /* negative */
+  if (x == __builtin_inf()) return x;              /* +inf */
+  double m = x;
   int e = 0;
+  if (m < 0x1p-1000) m *= 0x1p100, e -= 100;      /* subnormal doubles */
   while (m >= 0x1.6a09e667f3bcdp+0) m *= 0.5, e++;
   while (m < 0x1.6a09e667f3bcdp-1) m *= 2.0, e--;
   double s = (m - 1.0) / (m + 1.0), s2 = s * s, p = 0.0;
-  for (int k = 23; k >= 3; k -= 2) p = (p + 1.0 / k) * s2;
-  double lm = 2.0 * s * (1.0 + p);
+  for (int k = 27; k >= 3; k -= 2) p = (p + 1.0 / k) * s2;
+  double lm = 2.0 * s + 2.0 * s * p;
   const double ln2_hi = 0x1.62e42fefa3800p-1, ln2_lo = 0x1.ef35793c76730p-45;
-  return (float)((e * ln2_hi + lm) + e * ln2_lo);
+  return (e * ln2_hi + lm) + e * ln2_lo;
 }
+
+TN_WASM_LIBC float logf(float x) { return (float)log((double)x); }

@@ -1254,10 +1254,6 @@ _FOLD: Dict[str, Callable[[_Ctx, List[np.ndarray]], List[np.ndarray]]] = {
 }
 
 
-# A converter returns the output's expression; a list of them for an
-# operator of several outputs; or a numpy array for an output computed here.
-_Result = Union[ir.Expr, List[ir.Expr], np.ndarray]
-_CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
 def _l2_normalization(ctx: _Ctx) -> ir.Expr:
     """L2_NORMALIZATION over the last axis: nn.l2_normalize with TFLite's
     epsilon 1e-6 (float32), qnn.l2_normalize into 1/128, 0 (int8)."""
@@ -1284,7 +1280,10 @@ def _log_softmax(ctx: _Ctx) -> ir.Expr:
     raise ctx.unsupported("%s -> %s is not supported (float32 or int8)" % (x.dtype, out.dtype))
 
 
-_CONVERTERS: Dict[str, Callable[[_Ctx], ir.Expr]] = {
+# A converter returns the output's expression; a list of them for an
+# operator of several outputs; or a numpy array for an output computed here.
+_Result = Union[ir.Expr, List[ir.Expr], np.ndarray]
+_CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "CONV_2D": lambda c: _conv(c, False),
     "DEPTHWISE_CONV_2D": lambda c: _conv(c, True),
     "FULLY_CONNECTED": _fully_connected,
