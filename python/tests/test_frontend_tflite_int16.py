@@ -14,7 +14,7 @@ pytest.importorskip("tflite_micro")
 
 from tvmnode import frontend  # noqa: E402
 from test_frontend_tflite_ops import check, const, conv_options, f32, fl  # noqa: E402
-from tflite_build import TensorSpec, builtin_options, single_op_model  # noqa: E402
+from tflite_build import Node, TensorSpec, builtin_options, chain_model, single_op_model  # noqa: E402,E501
 
 RNG = np.random.default_rng(1616)
 
@@ -222,3 +222,20 @@ def test_mean_int16(keep: bool, same_quant: bool) -> None:
                             [q("int16", (2,), 0.0007, 0)],
                             builtin_options("ReducerOptions", keepDims=False))
     check(model, ints("int16", 3, 2, 7))
+
+
+def test_float16_weights_are_widened_at_import() -> None:
+    """The converter's float16 weights: a constant float16 tensor through
+    DEQUANTIZE, widened exactly at import (LiteRT's reference runs it;
+    TFLite Micro has no float16 DEQUANTIZE)."""
+    w16 = (RNG.standard_normal((2, 3)) * 4).astype(np.float16)
+    w = TensorSpec((2, 3), "float16", data=w16)
+    wf, x, y = f32((2, 3)), f32((2, 3)), f32((2, 3))
+    model = chain_model([Node("DEQUANTIZE", [w], [wf]),
+                         Node("ADD", [x, wf], [y], builtin_options("AddOptions"))], [y])
+    mod = frontend.from_tflite(model)
+    assert "float16" not in str(mod)
+    check(model, fl(2, 3), reference="litert")
+    moving = chain_model([Node("DEQUANTIZE", [TensorSpec((2, 3), "float16")], [wf])], [wf])
+    with pytest.raises(frontend.ModelImportError, match="float16"):
+        frontend.from_tflite(moving)

@@ -37,7 +37,7 @@ from .common import ModelImportError, TensorInfo, UnsupportedOperatorError, call
 WHO = "from_tflite"
 
 # TensorType of the schema -> (our dtype, numpy dtype)
-_DTYPES = {0: ("float32", np.float32), 2: ("int32", np.int32), 3: ("uint8", np.uint8),
+_DTYPES = {0: ("float32", np.float32), 1: ("float16", np.float16), 2: ("int32", np.int32), 3: ("uint8", np.uint8),
            4: ("int64", np.int64), 6: ("bool", np.bool_), 7: ("int16", np.int16),
            9: ("int8", np.int8), 10: ("float64", np.float64)}
 
@@ -588,9 +588,12 @@ def _quantize(ctx: _Ctx) -> ir.Expr:
 
 def _dequantize(ctx: _Ctx) -> ir.Expr:
     x = ctx.t(0)
+    if x.dtype == "float16" and x.data is not None:
+        # the converter's float16 weights: widened here, exactly
+        return ir.const(x.data.astype(np.float32))
     if x.dtype not in ("int8", "uint8", "int16"):
-        raise ctx.unsupported("dequantizing %s is not supported (int8, uint8 or int16)"
-                              % x.dtype)
+        raise ctx.unsupported("dequantizing %s is not supported (int8, uint8 or int16, or a "
+                              "float16 constant)" % x.dtype)
     s, z = ctx.qparams(x)
     if x.data is not None:  # a constant: dequantize it here
         axis = x.qdim if s.size > 1 else 0
