@@ -4,7 +4,7 @@ the 16x8 mode's layers (int16 activations, int8 weights, int64 bias), one
 operator per model, against TFLite Micro on the same bytes: integer
 outputs identical on every element, float32 within 1e-5 of the output's
 range (the helpers of test_frontend_tflite_ops)."""
-from typing import Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 import pytest
@@ -26,7 +26,7 @@ def q(dtype: str, shape: Sequence[int], scale: float, zp: int) -> TensorSpec:
     return TensorSpec(shape, dtype, quant=(scale, zp))
 
 
-def ints(dtype: str, *shape: int, span: Tuple[int, int] = None) -> np.ndarray:
+def ints(dtype: str, *shape: int, span: Optional[Tuple[int, int]] = None) -> np.ndarray:
     lo, hi = span if span is not None else _RANGE[dtype]
     return RNG.integers(lo, hi, shape, endpoint=True).astype(dtype)
 
@@ -127,9 +127,9 @@ def i8w(*shape: int) -> np.ndarray:
     return RNG.integers(-127, 128, shape).astype(np.int8)
 
 
-def bias64(n: int, scale: Sequence[float]) -> TensorSpec:
+def bias64(n: int, scale: Any) -> TensorSpec:
     return const(RNG.integers(-(1 << 20), 1 << 20, n).astype(np.int64),
-                 quant=(list(scale), [0] * len(scale)))
+                 quant=([float(v) for v in scale], [0] * len(scale)))
 
 
 @pytest.mark.parametrize("act", [0, 1, 3])
