@@ -586,11 +586,13 @@ def _quantize(ctx: _Ctx) -> ir.Expr:
                               "%s to %s" % p for p in sorted(_REQUANTIZE_PAIRS))))
 
 
-def _dequantize(ctx: _Ctx) -> ir.Expr:
+def _dequantize(ctx: _Ctx) -> _Result:
+    """qnn.dequantize; a constant is dequantized here (and the converter's
+    float16 weights widened, exactly), so that the layers reading it see a
+    constant filter."""
     x = ctx.t(0)
     if x.dtype == "float16" and x.data is not None:
-        # the converter's float16 weights: widened here, exactly
-        return ir.const(x.data.astype(np.float32))
+        return x.data.astype(np.float32)
     if x.dtype not in ("int8", "uint8", "int16"):
         raise ctx.unsupported("dequantizing %s is not supported (int8, uint8 or int16, or a "
                               "float16 constant)" % x.dtype)
@@ -602,7 +604,7 @@ def _dequantize(ctx: _Ctx) -> ir.Expr:
             shape[axis] = s.size
         real = (x.data.astype(np.float32) - z.reshape(shape).astype(np.float32)) * \
             s.reshape(shape).astype(np.float32)
-        return ir.const(real.astype(np.float32))
+        return real.astype(np.float32)
     return call("qnn.dequantize", ctx.expr(0), vector_or_scalar(s, "float32"),
                 vector_or_scalar(z, "int32"), axis=x.qdim - len(x.shape) if s.size > 1 else -1)
 
@@ -920,7 +922,9 @@ def _transpose_conv(ctx: _Ctx) -> ir.Expr:
     double (int8), as TFLite Micro computes it."""
     o = ctx.options("TransposeConvOptions")
     act = int(o.FusedActivationFunction()) if hasattr(o, "FusedActivationFunction") else _NONE
-    shape = [int(v) for v in ctx.const(0, "the output shape").reshape(-1)]
+    # the output shape input may be computed; the output tensor's is static
+    shape = ([int(v) for v in ctx.const(0, "the output shape").reshape(-1)]
+             if ctx.t(0).data is not None else list(ctx.out.shape))
     wd = ctx.const(1, "the filter")
     x, w, out = ctx.t(2), ctx.t(1), ctx.out
     if len(x.shape) != 4 or wd.ndim != 4 or len(shape) != 4:
