@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "kernel_test.h"
+#include "tvmnode/crt/calls.h"
 
 
 static int8_t *rand_s8(KtRng *r, int64_t n, int lo, int hi) {
@@ -1658,6 +1659,84 @@ START_TEST(test_bad_arguments) {
 }
 END_TEST
 
+/* The LSTM kernels (lstm.c) by hand with zero weights and bias: every gate
+ * is sigmoid(0) = 1/2 (tanh(0) = 0 for the cell gate), so each step halves
+ * the cell state and the hidden state is tanh(c) / 2; then their argument
+ * checks. */
+START_TEST(test_lstm) {
+  enum { B = 2, T = 3, I = 2, H = 3 };
+  int8_t x[B * T * I] = {0}, wi[4 * H * I] = {0}, wr[4 * H * H] = {0};
+  int8_t h0[B * H], seq[B * T * H];
+  int32_t bias[4 * H] = {0};
+  int16_t c0[B * H], cell[B * H];
+  int8_t scratch[64];
+  for (int i = 0; i < B * H; i++) h0[i] = 5, c0[i] = (int16_t)(1000 * (i + 1));
+  TnCrtLstm p;
+  memset(&p, 0, sizeof p);
+  p.batch = B, p.steps = T, p.input_size = I, p.units = H;
+  p.hidden_zero_point = 5;
+  KT_CHECK_OK(tn_crt_quantize_multiplier(1.0 / 32768, &p.forget_multiplier,
+                                         &p.forget_shift));
+  KT_CHECK_OK(tn_crt_quantize_multiplier(1.0 / 32768, &p.input_multiplier,
+                                         &p.input_shift));
+  KT_CHECK_OK(tn_crt_quantize_multiplier(1.0 / 8388608, &p.output_multiplier,
+                                         &p.output_shift));
+  for (int g = 0; g < 8; g++) p.fc_multiplier[g] = 1 << 30;
+  size_t ss = tn_crt_lstm_scratch_size(H, 2, 1);
+  ck_assert_uint_eq(ss, 2 * H);
+  p.emit = TN_CRT_LSTM_CELL;
+  KT_CHECK_OK(tn_crt_lstm_s8(&p, x, wi, wr, bias, h0, c0, cell, scratch, ss));
+  for (int i = 0; i < B * H; i++)
+    ck_assert_int_eq(cell[i], 125 * (i + 1)); /* c0 / 2^3, exactly */
+  p.emit = TN_CRT_LSTM_SEQUENCE;
+  KT_CHECK_OK(tn_crt_lstm_s8(&p, x, wi, wr, bias, h0, c0, seq, scratch, ss));
+  for (int b = 0; b < B; b++)
+    for (int t = 0; t < T; t++)
+      for (int j = 0; j < H; j++) {
+        /* tanh(c) / 2 in units of 1/128: positive, below 1/2, shrinking */
+        int v = seq[(b * T + t) * H + j] - 5;
+        ck_assert(v > 0 && v < 64);
+        if (t) ck_assert(v <= seq[(b * T + t - 1) * H + j] - 5);
+      }
+  /* float32: the same, exactly as the formula */
+  float xf[B * T * I] = {0}, wif[4 * H * I] = {0}, wrf[4 * H * H] = {0};
+  float bf[4 * H] = {0}, hf[B * H] = {0}, cf[B * H], sf[B * T * H];
+  float fscratch[2 * H];
+  for (int i = 0; i < B * H; i++) cf[i] = 1.0f + (float)i;
+  KT_CHECK_OK(tn_crt_lstm_f32(&p, xf, wif, wrf, bf, hf, cf, sf, fscratch,
+                              sizeof fscratch));
+  for (int b = 0; b < B; b++)
+    for (int j = 0; j < H; j++) {
+      float c = cf[b * H + j] / 8.0f;
+      ck_assert(sf[(b * T + 2) * H + j] == tanhf(c) * 0.5f);
+    }
+  /* argument checks: never a crash */
+  EXPECT_ST(tn_crt_lstm_s8(&p, x, wi, wr, bias, h0, c0, seq, scratch, ss - 1),
+            TN_CRT_SCRATCH_TOO_SMALL);
+  EXPECT_ST(tn_crt_lstm_s8(&p, x, wi, wr, bias, h0, c0, seq, NULL, ss),
+            TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(tn_crt_lstm_s8(&p, x, wi, NULL, bias, h0, c0, seq, scratch, ss),
+            TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(tn_crt_lstm_s8(&p, x, wi, wr, bias, h0, c0, NULL, scratch, ss),
+            TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(tn_crt_lstm_f32(NULL, xf, wif, wrf, bf, hf, cf, sf, fscratch,
+                            sizeof fscratch),
+            TN_CRT_INVALID_ARGUMENT);
+  p.emit = 2;
+  EXPECT_ST(tn_crt_lstm_s8(&p, x, wi, wr, bias, h0, c0, seq, scratch, ss),
+            TN_CRT_INVALID_ARGUMENT);
+  p.emit = TN_CRT_LSTM_SEQUENCE, p.units = 0;
+  EXPECT_ST(tn_crt_lstm_s8(&p, x, wi, wr, bias, h0, c0, seq, scratch, ss),
+            TN_CRT_INVALID_ARGUMENT);
+  const void *ins[6] = {x, wi, wr, bias, h0, NULL};
+  p.units = H;
+  EXPECT_ST(tn_crt_call_lstm_s8(&p, ins, seq, scratch, ss),
+            TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(tn_crt_call_lstm_s8(&p, NULL, seq, scratch, ss),
+            TN_CRT_INVALID_ARGUMENT);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("kernels_s8");
   TCase *tc = tcase_create("kernels_s8");
@@ -1683,6 +1762,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_logistic_tanh);
   tcase_add_test(tc, test_mean);
   tcase_add_test(tc, test_bad_arguments);
+  tcase_add_test(tc, test_lstm);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -387,6 +387,36 @@ case("qnn.mean", "s16-keep", [s16(1, 4, 4, 3)],
      lambda x: Q.mean(x, S(0.0005), Z(0), S(0.0005), Z(0), [1, 2], keepdims=True))
 
 
+# lstm.c: whole sequences from a given hidden and cell state, either result
+def lstm_consts(units: int, n_in: int, q: bool) -> List[Any]:
+    if q:
+        return [c(s8(4, units, n_in), "int8"), c(s8(4, units, units), "int8"),
+                c(R.integers(-3000, 3000, (4, units)), "int32")]
+    return [c(f32(4, units, n_in) * 0.5), c(f32(4, units, units) * 0.5), c(f32(4, units))]
+
+
+def qlstm(x: Any, h: Any, cell: Any, units: int, n_in: int, cell_scale: float, **kw: Any) -> Any:
+    w, r, b = lstm_consts(units, n_in, True)
+    return Q.lstm(x, w, r, b, h, cell, S(0.02), Z(-3), c(np.linspace(0.004, 0.012, 8)),
+                  S(1 / 128), Z(2), S(cell_scale), **kw)
+
+
+def flstm(x: Any, h: Any, cell: Any, units: int, n_in: int, **kw: Any) -> Any:
+    w, r, b = lstm_consts(units, n_in, False)
+    return NN.lstm(x, w, r, b, h, cell, **kw)
+
+
+case("nn.lstm", "f32-sequence", [f32(2, 3, 5), f32(2, 4), f32(2, 4)],
+     lambda x, h, cl: flstm(x, h, cl, 4, 5))
+case("nn.lstm", "f32-cell-time-major-clip", [f32(3, 2, 5), f32(2, 3), f32(2, 3)],
+     lambda x, h, cl: flstm(x, h, cl, 3, 5, emit="cell", time_major=True, cell_clip=0.5))
+case("qnn.lstm", "s8-sequence-clip", [s8(2, 4, 6), s8(2, 5), s16(2, 5)],
+     lambda x, h, cl: qlstm(x, h, cl, 5, 6, 2.0 ** -11, cell_clip=3.0))
+case("qnn.lstm", "s8-cell-time-major", [s8(3, 2, 7), s8(2, 4), s16(2, 4)],
+     lambda x, h, cl: qlstm(x, h, cl, 4, 7, 2.0 ** -13, emit="cell",
+                                    time_major=True))
+
+
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:
     params = [ir.var("x%d" % i, shape=a.shape, dtype=str(a.dtype)) for i, a in enumerate(inputs)]
     return ir.IRModule.from_expr(ir.Function(params, build(*params)))

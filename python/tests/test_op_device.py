@@ -86,6 +86,16 @@ TARGETS = CORTEX_M + [WASM]
 # last place (the module docstring says why there is one).
 ULPS = {WASM: 2}
 ULPS.update({t: 3 for t in CORTEX_M})
+# Recurrent float operators run each step on the last one's results: the
+# targets' expf/tanhf ulps compound over the steps and through the cell
+# state's sums, where an element near zero ends many ulps off (nn.lstm:
+# 32 seen on wasm32, 4 on Cortex-M). Allowed for their cases instead.
+OP_ULPS = {"nn.lstm": 64}
+
+
+def case_ulps(target_ulps: int, i: int) -> int:
+    """The tolerance of case i on a target allowing `target_ulps`."""
+    return max(target_ulps, OP_ULPS.get(opc.CASES[i][1], 0))
 # Optimisation: the wasm runner's default; the default Cortex-M target
 # with the firmware runner's default (-Os), the others with -O2.
 OPT = {WASM: "-O2"}
@@ -200,7 +210,7 @@ def _table(p: Prepared, ulps: int, path: str,
                 or "0"))
         cid = CASE_IDS[i].replace("\\", "\\\\").replace('"', '\\"')
         rows.append('  {"%s", &tvmgen_%s_model, oc_in_%d, oc_want_%d, %du},\n'
-                    % (cid, name, i, i, ulps))
+                    % (cid, name, i, i, case_ulps(ulps, i)))
     out.append("const OcCase oc_cases[] = {\n%s};\n" % ("".join(rows) or "  {0, 0, 0, 0, 0},\n"))
     out.append("const int32_t oc_num_cases = %d;\n" % len(rows))
     # the largest case's inputs, outputs and pools fit: size them all
@@ -342,7 +352,7 @@ def test_case_on_device(target: str, cid: str, device: Any) -> None:
         target, cid, ran.status, ran.text[-3000:])
     assert " PASS " in line, "%s: %s" % (target, line)
     maxulp = int(re.search(r"maxulp=(\d+)", line).group(1))  # type: ignore[union-attr]
-    assert maxulp <= ULPS[target], line
+    assert maxulp <= case_ulps(ULPS[target], i), line
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -12,6 +12,7 @@
 #include "ir/ir_internal.h"
 #include "ir/ops_nn.h"
 #include "ir/ops_image.h"
+#include "ir/ops_lstm.h"
 
 #include <inttypes.h>
 
@@ -934,5 +935,6 @@ void tn__ir_init(void) {
   tn__ir_ops_image_init();
 
   tn__ir_ops_math_init();
+  tn__ir_ops_lstm_init();
   tn__ir_well_formed_init();
 }

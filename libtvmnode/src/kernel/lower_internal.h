@@ -129,5 +129,12 @@ typedef TnCrtStatus (*TnLowerQParams)(double, int32_t, double, int32_t,
 int tn__lower_qnn_binary(const TnKernArgs *a, TnKernCall *k,
                          TnKernFormId form, TnLowerQParams params);
 
+/* lower_lstm.c's rows (nn.lstm, qnn.lstm), registered after the others. */
+const TnLowerRow *tn__lower_lstm_table(size_t *n);
+/* lower_nn.c's reader of a constant argument's values (at most `cap`, as
+ * doubles; `*n` of them), for the other parts of the table. */
+int tn__lower_const_values(const TnKernArgs *a, int32_t i, const char *role,
+                           double *out, int64_t cap, int64_t *n);
+
 
 #endif /* TVMNODE_KERNEL_LOWER_INTERNAL_H_ */

@@ -908,3 +908,8 @@ int tn__lower_reduce_geom(const TnKernArgs *a, TnCrtReduce *r,
                           int32_t *count) {
   return reduce_geom(a, r, count);
 }
+
+int tn__lower_const_values(const TnKernArgs *a, int32_t i, const char *role,
+                           double *out, int64_t cap, int64_t *n) {
+  return const_values(a, i, role, out, cap, n);
+}

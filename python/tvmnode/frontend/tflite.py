@@ -1287,6 +1287,105 @@ def _log_softmax(ctx: _Ctx) -> ir.Expr:
     raise ctx.unsupported("%s -> %s is not supported (float32 or int8)" % (x.dtype, out.dtype))
 
 
+# UNIDIRECTIONAL_SEQUENCE_LSTM's optional inputs TFLite Micro's LSTM refuses.
+_LSTM_ABSENT = {9: "cell-to-input peephole weights", 10: "cell-to-forget peephole weights",
+                11: "cell-to-output peephole weights", 16: "projection weights",
+                17: "projection bias", 20: "input layer-norm coefficients",
+                21: "forget layer-norm coefficients", 22: "cell layer-norm coefficients",
+                23: "output layer-norm coefficients"}
+
+
+def _lstm(ctx: _Ctx) -> ir.Expr:
+    """nn.lstm (float32) or qnn.lstm (int8 with int16 cell state). The
+    hidden (input 18) and cell state (input 19) are variable tensors: the
+    module's states, passed in and assigned the sequence's last step and
+    the final cell state (a second call of the same operator with
+    emit="cell")."""
+    o = ctx.options("UnidirectionalSequenceLSTMOptions")
+    if len(ctx.ins) != 24:
+        raise ctx.error("expects 24 inputs, got %d" % len(ctx.ins))
+    for i, what in _LSTM_ABSENT.items():
+        if ctx.has(i):
+            raise ctx.unsupported("%s (input %d) are not supported (TFLite Micro's LSTM has "
+                                  "none)" % (what, i))
+    if not ctx.has(1):
+        raise ctx.unsupported("coupled input and forget gates (no input gate weights) are "
+                              "not supported")
+    act = int(o.FusedActivationFunction())
+    if act != 4:
+        raise ctx.unsupported("cell activation %s is not supported (TANH only, as in TFLite "
+                              "Micro)" % _ACT_NAMES.get(act, act))
+    clip = float(np.float32(o.CellClip()))
+    if not clip >= 0 or not math.isfinite(clip):
+        raise ctx.error("cell_clip must be a finite number >= 0, got %r" % clip)
+    time_major = bool(o.TimeMajor())
+    x, h_t, c_t = ctx.t(0), ctx.t(18), ctx.t(19)
+    if len(x.shape) != 3:
+        raise ctx.error("input must be 3-d, got %s" % x.shape)
+    batch, steps = (x.shape[1], x.shape[0]) if time_major else (x.shape[0], x.shape[1])
+    w = [ctx.const(i, "the weights") for i in range(1, 9)]
+    units = int(w[0].shape[0]) if w[0].ndim == 2 else -1
+    for i in range(8):
+        want = [units, x.shape[2]] if i < 4 else [units, units]
+        if list(w[i].shape) != want:
+            raise ctx.error("weights (input %d) must be %s, got %s"
+                            % (i + 1, want, list(w[i].shape)))
+    b = [ctx.const(i, "the gate bias") for i in range(12, 16)]
+    for i, v in enumerate(b):
+        if list(v.shape) != [units]:
+            raise ctx.error("gate bias (input %d) must be [%d], got %s"
+                            % (12 + i, units, list(v.shape)))
+    for t in (h_t, c_t):
+        if int(np.prod(t.shape)) != batch * units:
+            raise ctx.error("state '%s' %s must hold batch x units = %d x %d values"
+                            % (t.name, t.shape, batch, units))
+    wt = {str(v.dtype) for v in w}
+    kinds = (x.dtype, wt.pop() if len(wt) == 1 else "mixed", str(b[0].dtype), h_t.dtype,
+             c_t.dtype)
+    h, c = ctx.imp.states.variable(h_t), ctx.imp.states.variable(c_t)
+    if list(h_t.shape) != [batch, units]:
+        h = call("reshape", h, newshape=[batch, units])
+    if list(c_t.shape) != [batch, units]:
+        c = call("reshape", c, newshape=[batch, units])
+    args: List[ir.Expr] = [ctx.expr(0), ir.const(np.stack(w[:4])), ir.const(np.stack(w[4:])),
+                           ir.const(np.stack(b)), h, c]
+    if kinds == ("float32",) * 5:
+        op = "nn.lstm"
+    elif kinds == ("int8", "int8", "int32", "int8", "int16"):
+        op = "qnn.lstm"
+        scales = []
+        for i in range(1, 9):
+            s, z = ctx.qparams(ctx.t(i))
+            if s.size != 1 or int(z[0]) != 0:
+                raise ctx.unsupported("weights (input %d) must be quantized per tensor with "
+                                      "zero point 0" % i)
+            scales.append(float(s[0]))
+        cs, _ = ctx.qparams(c_t)
+        if cs.size != 1:
+            raise ctx.error("the cell state must be quantized per tensor")
+        args += [*ctx.qscalar(x), ir.const(np.array(scales, np.float32)), *ctx.qscalar(h_t),
+                 scalar(cs[0], "float32")]
+    else:
+        raise ctx.unsupported("input, weights, bias, hidden and cell state of types %s are "
+                              "not supported (float32 throughout, or int8 with int32 bias "
+                              "and int16 cell state)" % ", ".join(kinds))
+    opts = dict(time_major=time_major, cell_clip=clip)
+    seq = call(op, *args, emit="sequence", **opts)
+    cell = call(op, *args, emit="cell", **opts)
+    if time_major:
+        last = call("strided_slice", seq, begin=[steps - 1, 0, 0], end=[steps, batch, units])
+    else:
+        last = call("strided_slice", seq, begin=[0, steps - 1, 0], end=[batch, steps, units])
+    ctx.imp.states.assign(h_t, call("reshape", last, newshape=list(h_t.shape)))
+    if list(c_t.shape) != [batch, units]:
+        cell = call("reshape", cell, newshape=list(c_t.shape))
+    ctx.imp.states.assign(c_t, cell)
+    if list(ctx.out.shape) != [x.shape[0], x.shape[1], units]:
+        raise ctx.error("output must be %s, got %s" % ([x.shape[0], x.shape[1], units],
+                                                       ctx.out.shape))
+    return seq
+
+
 # A converter returns the output's expression; a list of them for an
 # operator of several outputs; or a numpy array for an output computed here.
 _Result = Union[ir.Expr, List[ir.Expr], np.ndarray]
@@ -1353,6 +1452,7 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "PRELU": _prelu,
     "L2_NORMALIZATION": _l2_normalization,
     "LOG_SOFTMAX": _log_softmax,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
 }
 
 

@@ -244,7 +244,7 @@ TN_CRT_STRUCT(TnCrtCallRequantInt);
   X(TnCrtCallMath) \
   X(TnCrtCallRowsF32) \
   X(TnCrtCallRowsS8) X(TnCrtLogSoftmaxS8) X(TnCrtCallLogSoftmaxS8)          \
-  X(TnCrtCallRequantInt)
+  X(TnCrtCallRequantInt) X(TnCrtLstm)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -331,7 +331,9 @@ TN_CRT_STRUCT(TnCrtCallRequantInt);
   X(avg_pool2d_s16, TnCrtCallPoolS8, "src/kernels/pool_s16.c")              \
   X(qadd_s16, TnCrtCallQBinary, "src/kernels/add_s16.c")                    \
   X(qmul_s16, TnCrtCallQBinary, "src/kernels/add_s16.c")                   \
-  X(mean_s16, TnCrtCallMeanS8, "src/kernels/pool_s16.c")
+  X(mean_s16, TnCrtCallMeanS8, "src/kernels/pool_s16.c")                  \
+  X(lstm_f32, TnCrtLstm, "src/kernels/lstm.c")                              \
+  X(lstm_s8, TnCrtLstm, "src/kernels/lstm.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

@@ -813,6 +813,49 @@ TnCrtStatus tn_crt_requantize_int(const TnCrtRequant *p, TnCrtDType from,
                                   int32_t channels, int32_t inner,
                                   const void *in, void *out);
 
+/* UNIDIRECTIONAL_SEQUENCE_LSTM (lstm.c), TFLite Micro's: data [batch,
+ * steps, input_size] (or [steps, batch, input_size] with time_major),
+ * weights [4, units, input_size] and recurrent weights [4, units, units]
+ * with the gates in TFLite's order (input, forget, cell, output), bias
+ * [4, units], hidden and cell state [batch, units]. `emit` chooses the
+ * result: TN_CRT_LSTM_SEQUENCE the hidden state of every step (shaped like
+ * data with `units` last), TN_CRT_LSTM_CELL the final cell state. The int8
+ * form has int16 cell state and int32 bias; its multipliers are TFLite's:
+ * fc_* for the eight products to Q3.12 (input ones first, in gate order),
+ * forget_* for f * c and input_* for i * g to the cell scale, output_* for
+ * o * tanh(c) to the hidden scale; cell_tanh_* is the input scaling of the
+ * cell state's tanh (multiplier 0: 3 << shift), cell_clip_q the clip in
+ * cell units (used when cell_clip > 0). The float form reads only the
+ * sizes, emit and cell_clip. */
+typedef enum { TN_CRT_LSTM_SEQUENCE = 0, TN_CRT_LSTM_CELL = 1 } TnCrtLstmEmit;
+#define TN_CRT_FIELDS_TnCrtLstm(F, T)                                     \
+  F(T, S, int32_t, batch) F(T, S, int32_t, steps)                         \
+  F(T, S, int32_t, input_size) F(T, S, int32_t, units)                    \
+  F(T, S, int32_t, time_major) F(T, S, int32_t, emit)                     \
+  F(T, S, float, cell_clip) F(T, S, int32_t, input_zero_point)            \
+  F(T, S, int32_t, hidden_zero_point) F(T, A, int32_t, fc_multiplier, 8)  \
+  F(T, A, int32_t, fc_shift, 8) F(T, S, int32_t, forget_multiplier)       \
+  F(T, S, int32_t, forget_shift) F(T, S, int32_t, input_multiplier)       \
+  F(T, S, int32_t, input_shift) F(T, S, int32_t, output_multiplier)       \
+  F(T, S, int32_t, output_shift) F(T, S, int32_t, cell_tanh_multiplier)   \
+  F(T, S, int32_t, cell_tanh_shift) F(T, S, int32_t, cell_clip_q)
+TN_CRT_STRUCT(TnCrtLstm);
+/* Scratch bytes of either form: cell_bytes 4 and data_bytes 4 for float,
+ * 2 and 1 for int8. */
+size_t tn_crt_lstm_scratch_size(int32_t units, int32_t cell_bytes,
+                                int32_t data_bytes);
+TnCrtStatus tn_crt_lstm_f32(const TnCrtLstm *p, const float *x,
+                            const float *wi, const float *wr,
+                            const float *bias, const float *h0,
+                            const float *c0, float *out, void *scratch,
+                            size_t scratch_size);
+/* out: int8 for the sequence, int16 for the cell state. */
+TnCrtStatus tn_crt_lstm_s8(const TnCrtLstm *p, const int8_t *x,
+                           const int8_t *wi, const int8_t *wr,
+                           const int32_t *bias, const int8_t *h0,
+                           const int16_t *c0, void *out, void *scratch,
+                           size_t scratch_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,297 @@
+/*
+ * lstm.c: TFLite's UNIDIRECTIONAL_SEQUENCE_LSTM as TFLite Micro computes
+ * it: four gates (input, forget, cell, output), no peephole, projection,
+ * layer normalisation or coupled input and forget gates, the cell gate's
+ * activation tanh, an optional cell clip. Two forms: float32 throughout,
+ * and int8 data and weights with int16 gates and cell state ("8x8_16"),
+ * bit for bit with TFLite Micro: each gate is two fully connected products
+ * (input and recurrent) requantized to Q3.12 int16 and added with
+ * saturation, then squashed by TFLite's int16 sigmoid or tanh (a 256-entry
+ * table interpolated linearly); the cell and hidden updates are int16
+ * multiplications requantized by multipliers the host computed once.
+ *
+ * One call runs the whole sequence from the given hidden and cell state
+ * and writes one result, chosen by `emit`: the output sequence (every
+ * step's hidden state) or the final cell state. The final hidden state is
+ * the sequence's last step, a view for the caller; the cell state needs a
+ * second call, since a form has one output buffer. Batches are
+ * independent, so each runs all its steps before the next, in both
+ * layouts. Each unit's four gates are computed together from the previous
+ * hidden state, so no gate buffers are needed: the new hidden state goes
+ * straight to the output row (or, for the cell state, to one of two
+ * scratch rows) and the cell state is updated in place, in scratch (or in
+ * the output). Scratch: tn_crt_lstm_scratch_size.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "call.h"
+#include "tvmnode/crt/kernels.h"
+#include "crt_libc.h"
+
+/* TFLite's sigmoid in 0.16 fixed point at i/24, i = 0..255, the table its
+ * int16 logistic and tanh interpolate (tanh(x) = 2 sigmoid(2x) - 1). */
+static const uint16_t k_sigmoid_q16[256] = {
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841,
+    39498, 40149, 40794, 41432, 42064, 42688, 43304, 43912, 44511, 45102,
+    45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464,
+    50942, 51409, 51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755,
+    55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433, 57724, 58007,
+    58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370,
+    60565, 60753, 60935, 61110, 61279, 61441, 61599, 61750, 61896, 62036,
+    62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186,
+    63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968,
+    64030, 64090, 64148, 64204, 64257, 64308, 64357, 64405, 64450, 64494,
+    64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845,
+    64873, 64900, 64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079,
+    65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234,
+    65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337,
+    65345, 65352, 65360, 65367, 65374, 65381, 65387, 65393, 65399, 65404,
+    65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449,
+    65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476, 65479,
+    65481, 65483, 65485, 65488, 65489, 65491, 65493, 65495, 65497, 65498,
+    65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511,
+    65512, 65513, 65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520,
+    65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524, 65525, 65525,
+    65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529,
+    65529, 65529, 65530, 65530, 65530, 65530, 65531, 65531, 65531, 65531,
+    65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
+    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534,
+    65534, 65534, 65534, 65534, 65534, 65535};
+
+size_t tn_crt_lstm_scratch_size(int32_t units, int32_t cell_bytes,
+                                int32_t data_bytes) {
+  if (units <= 0 || cell_bytes <= 0 || data_bytes <= 0) return 0;
+  /* the cell state (emitting the sequence) or two hidden states (the cell) */
+  size_t c = (size_t)cell_bytes, h = 2u * (size_t)data_bytes;
+  return (size_t)units * (c > h ? c : h);
+}
+
+static TnCrtStatus check_lstm(const TnCrtLstm *p, const void *const *t,
+                              int32_t n, const void *out, size_t scratch_size,
+                              int32_t cell_bytes, int32_t data_bytes) {
+  if (p == NULL || out == NULL) return TN_CRT_INVALID_ARGUMENT;
+  for (int32_t i = 0; i < n; i++)
+    if (t[i] == NULL) return TN_CRT_INVALID_ARGUMENT;
+  if (p->batch <= 0 || p->steps <= 0 || p->input_size <= 0 || p->units <= 0 ||
+      (p->emit != TN_CRT_LSTM_SEQUENCE && p->emit != TN_CRT_LSTM_CELL))
+    return TN_CRT_INVALID_ARGUMENT;
+  if ((int64_t)p->batch * p->steps * p->input_size > INT32_MAX ||
+      (int64_t)p->batch * p->steps * p->units > INT32_MAX ||
+      (int64_t)4 * p->units * p->input_size > INT32_MAX ||
+      (int64_t)4 * p->units * p->units > INT32_MAX)
+    return TN_CRT_INVALID_ARGUMENT;
+  if (scratch_size < tn_crt_lstm_scratch_size(p->units, cell_bytes, data_bytes))
+    return TN_CRT_SCRATCH_TOO_SMALL;
+  return TN_CRT_OK;
+}
+
+/* Row (batch b, step t) of a [batch, steps, n] or [steps, batch, n] tensor. */
+static size_t row(const TnCrtLstm *p, int32_t b, int32_t t, int32_t n) {
+  size_t r = p->time_major ? (size_t)t * (size_t)p->batch + (size_t)b
+                           : (size_t)b * (size_t)p->steps + (size_t)t;
+  return r * (size_t)n;
+}
+
+/* One step of one batch: input row x and hidden state h to the new hidden
+ * state `next` (not h), the cell state c updated in place; `in` are the
+ * call's six inputs. */
+typedef void (*LstmStep)(const TnCrtLstm *p, const void *const *in,
+                         const void *x, const void *h, void *c, void *next);
+
+/* Every batch through every step from its initial state (in[4], in[5]),
+ * writing what p->emit asks for; elements of data_bytes (data, hidden
+ * state) and cell_bytes (cell state). */
+static TnCrtStatus run_lstm(const TnCrtLstm *p, const void *const *in,
+                            void *out, void *scratch, size_t scratch_size,
+                            int32_t cell_bytes, int32_t data_bytes,
+                            LstmStep step) {
+  const void *t[] = {in[0], in[1], in[2], in[3], in[4], in[5], scratch};
+  TnCrtStatus st =
+      check_lstm(p, t, 7, out, scratch_size, cell_bytes, data_bytes);
+  if (st != TN_CRT_OK) return st;
+  size_t n = (size_t)p->units, cb = (size_t)cell_bytes;
+  size_t db = (size_t)data_bytes;
+  int seq = p->emit == TN_CRT_LSTM_SEQUENCE;
+  const char *x = (const char *)in[0], *h0 = (const char *)in[4];
+  const char *c0 = (const char *)in[5];
+  char *o = (char *)out, *tmp = (char *)scratch;
+  for (int32_t b = 0; b < p->batch; b++) {
+    char *c = seq ? tmp : o + (size_t)b * n * cb;
+    memcpy(c, c0 + (size_t)b * n * cb, n * cb);
+    const char *h = h0 + (size_t)b * n * db;
+    for (int32_t s = 0; s < p->steps; s++) {
+      char *next = seq ? o + row(p, b, s, p->units) * db
+                       : tmp + (size_t)(s & 1) * n * db;
+      step(p, in, x + row(p, b, s, p->input_size) * db, h, c, next);
+      h = next;
+    }
+  }
+  return TN_CRT_OK;
+}
+
+/* ---- float32 --------------------------------------------------------------- */
+
+static float sigmoid_f32(float v) {
+  /* TFLite's reference logistic: exact limits outside [-9, 16.62] */
+  if (v > 16.619047164916992188f) return 1.0f;
+  if (v < -9.0f) return expf(v);
+  return 1.0f / (1.0f + expf(-v));
+}
+
+static float dot_f32(const float *a, const float *b, int32_t n) {
+  float s = 0.0f;
+  for (int32_t d = 0; d < n; d++) s += a[d] * b[d];
+  return s;
+}
+
+/* Gate g of unit j before its activation: W x + b + R h (TFLite's two
+ * products, the bias on the first). */
+static float gate_f32(const TnCrtLstm *p, const void *const *in, int32_t g,
+                      int32_t j, const float *x, const float *h) {
+  const float *wi = in[1], *wr = in[2], *bias = in[3];
+  size_t k = (size_t)g * (size_t)p->units + (size_t)j;
+  float a = dot_f32(x, wi + k * (size_t)p->input_size, p->input_size) + bias[k];
+  return a + dot_f32(h, wr + k * (size_t)p->units, p->units);
+}
+
+static void step_f32(const TnCrtLstm *p, const void *const *in,
+                     const void *xv, const void *hv, void *cv, void *nv) {
+  const float *x = xv, *h = hv;
+  float *c = cv, *next = nv, clip = p->cell_clip;
+  for (int32_t j = 0; j < p->units; j++) {
+    float i = sigmoid_f32(gate_f32(p, in, 0, j, x, h));
+    float f = sigmoid_f32(gate_f32(p, in, 1, j, x, h));
+    float g = tanhf(gate_f32(p, in, 2, j, x, h));
+    float o = sigmoid_f32(gate_f32(p, in, 3, j, x, h));
+    float v = f * c[j] + i * g;
+    if (clip > 0.0f) v = v > clip ? clip : v < -clip ? -clip : v;
+    c[j] = v;
+    next[j] = tanhf(v) * o;
+  }
+}
+
+TnCrtStatus tn_crt_lstm_f32(const TnCrtLstm *p, const float *x,
+                            const float *wi, const float *wr,
+                            const float *bias, const float *h0,
+                            const float *c0, float *out, void *scratch,
+                            size_t scratch_size) {
+  const void *in[] = {x, wi, wr, bias, h0, c0};
+  return run_lstm(p, in, out, scratch, scratch_size, 4, 4, step_f32);
+}
+
+/* ---- int8 data, int16 cell ------------------------------------------------- */
+
+static int16_t sat16(int32_t v) {
+  return (int16_t)(v > INT16_MAX ? INT16_MAX : v < INT16_MIN ? INT16_MIN : v);
+}
+
+/* TFLite's int16 logistic of a Q3.12 value, to Q0.15. */
+static int16_t sigmoid_s16(int16_t x) {
+  int32_t v = (int32_t)x * 3; /* Q3.12 * 3 puts 1/24 at 2^9 */
+  uint32_t a = (uint32_t)(v < 0 ? -v : v), hi = a >> 9, r;
+  if (hi >= 255) {
+    r = 0x7FFFu << 10;
+  } else {
+    uint32_t lo = k_sigmoid_q16[hi], up = k_sigmoid_q16[hi + 1];
+    r = (lo << 9) + (a & 0x1FFu) * (up - lo);
+  }
+  r = v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1u;
+  return (int16_t)(r >> 10);
+}
+
+/* TFLite's int16 tanh to Q0.15 of x * mul / 2^shift (mul 0: x * 3 << shift,
+ * the power-of-two input scales). */
+static int16_t tanh_s16(int16_t x, int32_t mul, int32_t shift) {
+  if (mul == 0) mul = 3 << shift, shift = 0;
+  int32_t round = shift > 0 ? 1 << (shift - 1) : 0;
+  int32_t v = ((int32_t)x * mul + round) >> shift;
+  uint32_t a = (uint32_t)(v < 0 ? -v : v), hi = a >> 8;
+  int32_t r;
+  if (hi >= 255) {
+    r = (int32_t)(0xFFFFu << 8);
+  } else {
+    uint32_t lo = k_sigmoid_q16[hi], up = k_sigmoid_q16[hi + 1];
+    r = (int32_t)((lo << 8) + (a & 0xFFu) * (up - lo));
+  }
+  r = v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
+  return (int16_t)(r >> 8);
+}
+
+/* One fully connected product to Q3.12: sum (x - zp) * w (+ bias),
+ * requantized and saturated to int16. */
+static int16_t fc_s8(const int8_t *x, int32_t zp, const int8_t *w, int32_t n,
+                     const int32_t *bias, int32_t mul, int32_t shift) {
+  int32_t acc = 0;
+  for (int32_t d = 0; d < n; d++) acc += (int32_t)w[d] * ((int32_t)x[d] - zp);
+  if (bias) acc += *bias;
+  return sat16(tn_crt_multiply_by_quantized_multiplier(acc, mul, shift));
+}
+
+/* Gate g of unit j before its activation, Q3.12: the input and recurrent
+ * products added with saturation. */
+static int16_t gate_s8(const TnCrtLstm *p, const void *const *in, int32_t g,
+                       int32_t j, const int8_t *x, const int8_t *h) {
+  const int8_t *wi = in[1], *wr = in[2];
+  const int32_t *bias = in[3];
+  size_t k = (size_t)g * (size_t)p->units + (size_t)j;
+  int16_t a = fc_s8(x, p->input_zero_point, wi + k * (size_t)p->input_size,
+                    p->input_size, bias + k, p->fc_multiplier[g],
+                    p->fc_shift[g]);
+  int16_t r = fc_s8(h, p->hidden_zero_point, wr + k * (size_t)p->units,
+                    p->units, NULL, p->fc_multiplier[4 + g],
+                    p->fc_shift[4 + g]);
+  return sat16((int32_t)a + r);
+}
+
+/* a * b requantized, plus `zp`, clamped to [lo, hi]. */
+static int32_t mul_s16(int16_t a, int16_t b, int32_t mul, int32_t shift,
+                       int32_t zp, int32_t lo, int32_t hi) {
+  int32_t v = zp + tn_crt_multiply_by_quantized_multiplier((int32_t)a * b,
+                                                           mul, shift);
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+static void step_s8(const TnCrtLstm *p, const void *const *in,
+                    const void *xv, const void *hv, void *cv, void *nv) {
+  const int8_t *x = xv, *h = hv;
+  int16_t *c = cv, clip = (int16_t)p->cell_clip_q;
+  int8_t *next = nv;
+  for (int32_t j = 0; j < p->units; j++) {
+    int16_t i = sigmoid_s16(gate_s8(p, in, 0, j, x, h));
+    int16_t f = sigmoid_s16(gate_s8(p, in, 1, j, x, h));
+    int16_t g = tanh_s16(gate_s8(p, in, 2, j, x, h), 0, 0);
+    int16_t o = sigmoid_s16(gate_s8(p, in, 3, j, x, h));
+    int32_t kept = mul_s16(f, c[j], p->forget_multiplier, p->forget_shift, 0,
+                           INT16_MIN, INT16_MAX);
+    int32_t added = mul_s16(i, g, p->input_multiplier, p->input_shift, 0,
+                            INT16_MIN, INT16_MAX);
+    int16_t v = sat16(kept + added);
+    if (p->cell_clip > 0.0f)
+      v = v > clip ? clip : v < (int16_t)-clip ? (int16_t)-clip : v;
+    c[j] = v;
+    int16_t tc = tanh_s16(v, p->cell_tanh_multiplier, p->cell_tanh_shift);
+    next[j] = (int8_t)mul_s16(tc, o, p->output_multiplier, p->output_shift,
+                              p->hidden_zero_point, INT8_MIN, INT8_MAX);
+  }
+}
+
+TnCrtStatus tn_crt_lstm_s8(const TnCrtLstm *p, const int8_t *x,
+                           const int8_t *wi, const int8_t *wr,
+                           const int32_t *bias, const int8_t *h0,
+                           const int16_t *c0, void *out, void *scratch,
+                           size_t scratch_size) {
+  const void *in[] = {x, wi, wr, bias, h0, c0};
+  return run_lstm(p, in, out, scratch, scratch_size, 2, 1, step_s8);
+}
+
+/* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
+
+TN_CRT_CALL(lstm_f32, TnCrtLstm) {
+  return tn_crt_lstm_f32(p, in[0], in[1], in[2], in[3], in[4], in[5], out,
+                         scratch, scratch_size);
+}
+TN_CRT_CALL(lstm_s8, TnCrtLstm) {
+  return tn_crt_lstm_s8(p, in[0], in[1], in[2], in[3], in[4], in[5], out,
+                        scratch, scratch_size);
+}
