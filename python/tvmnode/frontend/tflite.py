@@ -1331,6 +1331,101 @@ def _log_softmax(ctx: _Ctx) -> ir.Expr:
     raise ctx.unsupported("%s -> %s is not supported (float32 or int8)" % (x.dtype, out.dtype))
 
 
+def _svdf(ctx: _Ctx) -> ir.Expr:
+    """SVDF: a rank-`rank` filter bank over the last `memory` steps, its
+    state a TFLite variable tensor (input 4, [batch, memory * filters]).
+
+    The operator is two values of plain operators: the new state, each
+    filter's row shifted one step left with the feature x . weights_feature
+    as its newest entry (requantized to the state's int16 or int8 in the
+    integer form), which becomes the state's value for the next run; and
+    the output, a function of that new state only: per filter the dot
+    product of its row (less the state's zero point) with weights_time, summed over each unit's `rank`
+    filters, plus the bias, then the activation (float32) or the rescale
+    into the output (int8; TFLite Micro applies no activation there).
+    Multipliers as TFLite Micro takes them: float products
+    input * feature / state and state * time / output, then double."""
+    o = ctx.options("SVDFOptions")
+    rank = int(o.Rank())
+    x, wf_t, wt_t, st = ctx.t(0), ctx.t(1), ctx.t(2), ctx.t(4)
+    out = ctx.out
+    wf, wt = ctx.const(1, "weights_feature"), ctx.const(2, "weights_time")
+    if len(x.shape) != 2 or wf.ndim != 2 or wt.ndim != 2:
+        raise ctx.error("expects a 2-d input and 2-d weights, got %s, %s and %s"
+                        % (x.shape, list(wf.shape), list(wt.shape)))
+    batch, n_in = x.shape
+    filters, memory = wt.shape
+    if rank < 1 or filters % rank or wf.shape != (filters, n_in):
+        raise ctx.error("weights_feature %s and weights_time %s do not fit a %d-wide input "
+                        "at rank %d" % (list(wf.shape), list(wt.shape), n_in, rank))
+    units = filters // rank
+    if list(st.shape) != [batch, memory * filters]:
+        raise ctx.error("the state must have shape %s, got %s"
+                        % ([batch, memory * filters], st.shape))
+    if list(out.shape) != [batch, units]:
+        raise ctx.error("the output must have shape %s, got %s" % ([batch, units], out.shape))
+    bias = ctx.const(3, "the bias") if ctx.has(3) else None
+    if bias is not None and bias.size != units:
+        raise ctx.error("bias has %d values for %d units" % (bias.size, units))
+    quantized = x.dtype == "int8"
+    if quantized:
+        if wf_t.dtype != "int8" or wt_t.dtype not in ("int16", "int8") or \
+                st.dtype != wt_t.dtype or out.dtype != "int8" or \
+                (bias is not None and bias.dtype != np.int32):
+            raise ctx.unsupported(
+                "input, weights_feature, weights_time, state, bias and output types %s, %s, "
+                "%s, %s, %s, %s are not supported (int8, int8, int16 or int8, the same as "
+                "weights_time, int32, int8)" % (x.dtype, wf_t.dtype, wt_t.dtype, st.dtype,
+                                               bias.dtype if bias is not None else "none",
+                                               out.dtype))
+    elif not (x.dtype == wf_t.dtype == wt_t.dtype == st.dtype == out.dtype == "float32"):
+        raise ctx.unsupported("input, weights and state types %s, %s, %s, %s -> %s are not "
+                              "supported (float32, or int8 with int16 state)"
+                              % (x.dtype, wf_t.dtype, wt_t.dtype, st.dtype, out.dtype))
+    states = ctx.imp.states
+    state = call("reshape", states.variable(st), newshape=[batch, filters, memory])
+    if quantized:
+        sx, zx = ctx.qscalar(x)
+        f32 = np.float32
+        s_in, s_wf, s_wt = (f32(ctx.qparams(t)[0][0]) for t in (x, wf_t, wt_t))
+        s_st, z_st = ctx.qparams(st)
+        s_out, z_out = ctx.qparams(out)
+        if ctx.qparams(wf_t)[1][0] != 0 or ctx.qparams(wt_t)[1][0] != 0 or \
+                (st.dtype == "int16" and z_st[0] != 0):
+            raise ctx.unsupported("the weights and an int16 state must have zero point 0, "
+                                  "got %d, %d and %d" % (ctx.qparams(wf_t)[1][0],
+                                                         ctx.qparams(wt_t)[1][0], z_st[0]))
+        eff1 = float(s_in * s_wf / f32(s_st[0]))
+        eff2 = float(f32(s_st[0]) * s_wt / f32(s_out[0]))
+        feat = call("qnn.dense", ctx.expr(0), ir.const(wf), zx, scalar(0, "int32"), sx,
+                    scalar(s_wf, "float32"), units=filters, out_dtype="int32")
+        feat = call("qnn.requantize", feat, scalar(eff1, "float64"), scalar(0, "int32"),
+                    scalar(1.0, "float32"), scalar(int(z_st[0]), "int32"), out_dtype=st.dtype)
+    else:
+        feat = call("nn.dense", ctx.expr(0), ir.const(wf), units=filters)
+    feat = call("reshape", feat, newshape=[batch, filters, 1])
+    if memory > 1:
+        kept = call("strided_slice", state, begin=[1], end=[memory], strides=[1], axes=[2])
+        new = call("concatenate", ir.Tuple([kept, feat]), axis=2)
+    else:
+        new = feat
+    states.assign(st, call("reshape", new, newshape=[batch, memory * filters]))
+    if quantized:
+        rows, taps = call("cast", new, dtype="int32"), ir.const(wt.astype(np.int32))
+        if int(z_st[0]) != 0:
+            rows = call("subtract", rows, scalar(int(z_st[0]), "int32"))
+    else:
+        rows, taps = new, ir.const(wt)
+    per_filter = call("sum", call("multiply", rows, taps), axis=[2])
+    y = call("sum", call("reshape", per_filter, newshape=[batch, units, rank]), axis=[2])
+    if bias is not None:
+        y = call("add", y, ir.const(bias))
+    if quantized:
+        return call("qnn.requantize", y, scalar(eff2, "float64"), scalar(0, "int32"),
+                    scalar(1.0, "float32"), scalar(int(z_out[0]), "int32"), out_dtype="int8")
+    return _activation(ctx, y, int(o.FusedActivationFunction()), out)
+
+
 # A converter returns the output's expression; a list of them for an
 # operator of several outputs; or a numpy array for an output computed here.
 _Result = Union[ir.Expr, List[ir.Expr], np.ndarray]
@@ -1397,6 +1492,7 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "PRELU": _prelu,
     "L2_NORMALIZATION": _l2_normalization,
     "LOG_SOFTMAX": _log_softmax,
+    "SVDF": _svdf,
 }
 
 

@@ -232,7 +232,8 @@ class States:
     def variable(self, t: Any) -> ir.Expr:
         """The value now of TFLite variable tensor `t` (is_variable: an LSTM's
         or SVDF's state), a state of its own named after the tensor whose
-        initial value is the tensor's data or zeros; a kernel gives its new
+        initial value is the tensor's data or zeros (an int8 tensor's zero
+        point); a kernel gives its new
         value with assign(t, expr)."""
         key = "tensor:%s" % t.name
         st = self.states.get(key)
@@ -243,8 +244,12 @@ class States:
             if t.scale is not None and t.zero_point is not None:
                 st.scale = [float(s) for s in t.scale]
                 st.zero_point = [int(z) for z in t.zero_point]
+            # as TFLite Micro resets variable tensors: zeros, an int8 one
+            # its zero point
+            fill = int(t.zero_point[0]) if (t.dtype == "int8" and t.zero_point is not None
+                                            and t.zero_point.size == 1) else 0
             st.init = (np.array(t.data, copy=True) if t.data is not None
-                       else np.zeros(st.shape, _np_dtype(st.dtype)))
+                       else np.full(st.shape, fill, _np_dtype(st.dtype)))
         return self._value(st)
 
     def assign(self, t: Any, value: ir.Expr) -> None:
