@@ -406,6 +406,11 @@ case("qnn.conv2d", "s8-fused-dw-filter-offset", [s8(1, 5, 5, 4)],
      lambda x: qlayer_filter_offset(x, s8(3, 3, 1, 4), False, padding=[1, 1], groups=4))
 case("qnn.dense", "s8-fused-filter-offset", [s8(2, 12)],
      lambda x: qlayer_filter_offset(x, s8(5, 12), True))
+case("qnn.softmax", "s8-s16", [s8(3, 11)],
+     lambda x: Q.softmax(x, S(0.07), Z(4), S(1 / 65536), Z(-32768), out_dtype="int16"))
+case("qnn.softmax", "s8-s16-beta", [s8(2, 1, 40)],
+     lambda x: Q.softmax(x, S(0.3), Z(0), S(1 / 65536), Z(-32768), beta=0.4,
+                         out_dtype="int16"))
 
 
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:

@@ -593,10 +593,11 @@ def _softmax(ctx: _Ctx) -> ir.Expr:
         if beta != 1.0:
             xe = call("multiply", xe, scalar(beta, "float32"))
         return call("nn.softmax", xe, axis=-1)
-    if x.dtype == out.dtype == "int8":
+    if x.dtype == "int8" and out.dtype in ("int8", "int16"):
         return call("qnn.softmax", ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out), axis=-1,
-                    beta=beta)
-    raise ctx.unsupported("%s -> %s is not supported" % (x.dtype, out.dtype))
+                    beta=beta, out_dtype=out.dtype)
+    raise ctx.unsupported("%s -> %s is not supported (float32, int8 -> int8 or int16)"
+                          % (x.dtype, out.dtype))
 
 
 # QUANTIZE's integer pairs TFLite Micro runs (quantize_common.cc): each is

@@ -151,7 +151,7 @@ TN_CRT_STRUCT(TnCrtCallDenseS32);
   F(T, N, TnCrtQBinary, q) F(T, N, TnCrtBroadcast, b)
 TN_CRT_STRUCT(TnCrtCallQBinary);
 
-/* softmax_s8: in = {x}, rows of n. */
+/* softmax_s8, softmax_s8_s16 (int16 out): in = {x}, rows of n. */
 #define TN_CRT_FIELDS_TnCrtCallSoftmaxS8(F, T) \
   F(T, N, TnCrtSoftmaxS8, s) F(T, S, int32_t, outer) F(T, S, int32_t, n)
 TN_CRT_STRUCT(TnCrtCallSoftmaxS8);
@@ -331,7 +331,8 @@ TN_CRT_STRUCT(TnCrtCallRequantInt);
   X(avg_pool2d_s16, TnCrtCallPoolS8, "src/kernels/pool_s16.c")              \
   X(qadd_s16, TnCrtCallQBinary, "src/kernels/add_s16.c")                    \
   X(qmul_s16, TnCrtCallQBinary, "src/kernels/add_s16.c")                   \
-  X(mean_s16, TnCrtCallMeanS8, "src/kernels/pool_s16.c")
+  X(mean_s16, TnCrtCallMeanS8, "src/kernels/pool_s16.c")                  \
+  X(softmax_s8_s16, TnCrtCallSoftmaxS8, "src/kernels/softmax_s8.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the
