@@ -25,6 +25,9 @@ generator compute what TFLite Micro computes, bit for bit:
   Multipler), the filter's zero point kept, and average pooling rounded
   half up on the unshifted values. The model's uint8 inputs and outputs
   stay uint8, shifted once at the edges.
+* SVDF keeps its state in a TFLite variable tensor, a state of the module
+  (tflite_state): the new state and the output computed from it are built
+  of plain operators (see _svdf).
 
 NHWC stays NHWC: filters are reordered to HWIO when read, no transposes
 enter the graph. Every operator is checked before anything is built: one
