@@ -307,3 +307,14 @@ def test_int8_conv_is_one_fused_kernel() -> None:
     mod = transform.FuseOps()(frontend.from_tflite(model))
     assert tn.runtime.Executor(mod).stats()["steps"] == 1
 
+
+@pytest.mark.parametrize("beta,scale,n,out_scale", [
+    (1.0, 0.1, 10, 1 / 65536), (0.5, 0.25, 37, 1 / 65536), (2.0, 0.02, 3, 1 / 65535),
+    (1.0, 0.6, 200, 1 / 65535)])
+def test_softmax_int8_to_int16(beta: float, scale: float, n: int, out_scale: float) -> None:
+    opts = builtin_options("SoftmaxOptions", beta=beta)
+    model = single_op_model("SOFTMAX", [q8((2, n), scale, -9)],
+                            [TensorSpec((2, n), "int16", quant=(out_scale, -32768))], opts)
+    x = i8(2, n)
+    x[1, :] = 127  # a flat row: every output 1 / n
+    check(model, x)

@@ -415,6 +415,30 @@ case("qnn.lstm", "s8-sequence-clip", [s8(2, 4, 6), s8(2, 5), s16(2, 5)],
 case("qnn.lstm", "s8-cell-time-major", [s8(3, 2, 7), s8(2, 4), s16(2, 4)],
      lambda x, h, cl: qlstm(x, h, cl, 4, 7, 2.0 ** -13, emit="cell",
                                     time_major=True))
+def qlayer_filter_offset(x: Any, w: np.ndarray, dense: bool, **kw: Any) -> Any:
+    """A fused int8 layer whose filter has a zero point (a uint8 model's,
+    read as int8): the kernels' filter_offset."""
+    if dense:
+        acc = Q.dense(x, c(w, "int8"), Z(-11), Z(9), S(0.05), S(0.02))
+        acc = NN.bias_add(acc, c(i32(w.shape[0]), "int32"), -1)
+        return Q.requantize(acc, S(0.001), Z(0), S(0.04), Z(-10))
+    acc = Q.conv2d(x, c(w, "int8"), Z(-3), Z(12), S(0.05), S(0.02), data_layout="NHWC",
+                   kernel_layout="HWIO", **kw)
+    acc = NN.bias_add(acc, c(i32(w.shape[3]), "int32"), 3)
+    return Q.requantize(acc, S(0.0007), Z(0), S(0.6), Z(2), axis=3)
+
+
+case("qnn.conv2d", "s8-fused-filter-offset", [s8(1, 5, 6, 3)],
+     lambda x: qlayer_filter_offset(x, s8(3, 3, 3, 4), False, padding=[1, 1]))
+case("qnn.conv2d", "s8-fused-dw-filter-offset", [s8(1, 5, 5, 4)],
+     lambda x: qlayer_filter_offset(x, s8(3, 3, 1, 4), False, padding=[1, 1], groups=4))
+case("qnn.dense", "s8-fused-filter-offset", [s8(2, 12)],
+     lambda x: qlayer_filter_offset(x, s8(5, 12), True))
+case("qnn.softmax", "s8-s16", [s8(3, 11)],
+     lambda x: Q.softmax(x, S(0.07), Z(4), S(1 / 65536), Z(-32768), out_dtype="int16"))
+case("qnn.softmax", "s8-s16-beta", [s8(2, 1, 40)],
+     lambda x: Q.softmax(x, S(0.3), Z(0), S(1 / 65536), Z(-32768), beta=0.4,
+                         out_dtype="int16"))
 
 
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:

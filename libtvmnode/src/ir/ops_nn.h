@@ -86,6 +86,7 @@ typedef struct {
   TnObject header;
   int64_t axis;
   double beta;
+  DLDataType out_dtype;
 } TnIrQSoftmaxAttrs;
 
 /* mean and qnn.mean: Relay's ReduceAttrs. */

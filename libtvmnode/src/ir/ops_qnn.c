@@ -24,6 +24,8 @@ static const TnFieldDesc qsoftmax_fields[] = {
                    "the axis to normalise (the last one: the kernel's)"),
     TN_FIELD_FLOAT_D(QSoftmaxAttrs, beta, 1.0, 0,
                      "softmax(beta * x), as TFLite's SOFTMAX"),
+    TN_FIELD_DTYPE_D(QSoftmaxAttrs, out_dtype, kDLInt, 8, 1, 0,
+                     "int8, or int16 (TFLite's int8-in, int16-out form)"),
 };
 
 static const TnFieldDesc quantize_fields[] = {
@@ -270,7 +272,8 @@ static const TnIrTensorType *int8_data_per_tensor(const char *op,
 }
 
 /* qnn.softmax, qnn.sigmoid, qnn.tanh: int8 data with per-tensor input and
- * output quantization; the result has the data's type. */
+ * output quantization; the result has the data's type (softmax: its
+ * out_dtype, int8 or int16). */
 TnObject *tn__ir_infer_qnn_unary(const char *op, TnObject *const *types,
                                 int32_t n, TnObject *attrs) {
   (void)n;
@@ -288,6 +291,13 @@ TnObject *tn__ir_infer_qnn_unary(const char *op, TnObject *const *types,
                         ((const QSoftmaxAttrs *)attrs)->beta);
       return NULL;
     }
+    DLDataType od = ((const QSoftmaxAttrs *)attrs)->out_dtype;
+    if (od.code != kDLInt || od.lanes != 1 || (od.bits != 8 && od.bits != 16)) {
+      tn_error_raise_in(TN_ERR_VALUE, op, "out_dtype must be int8 or int16, got "
+                        "code %d, %d bits", (int)od.code, (int)od.bits);
+      return NULL;
+    }
+    return tn_ir_tensor_type(tn__ir_dims(d), (int32_t)tn__ir_ndim(d), od);
   }
   return tn_ir_tensor_type(tn__ir_dims(d), (int32_t)tn__ir_ndim(d), d->dtype);
 }

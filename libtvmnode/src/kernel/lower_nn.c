@@ -625,8 +625,14 @@ static int unary_qparams(const TnKernArgs *a, double q[4]) {
 static int lower_qnn_softmax(const TnKernArgs *a, TnKernCall *k) {
   double q[4];
   if (unary_qparams(a, q)) return -1;
-  /* TFLite's int8 softmax has one output quantization: 1/256, -128 */
-  if ((float)q[2] != 1.0f / 256 || q[3] != -128)
+  /* TFLite's int8 softmax has one output quantization: 1/256, -128, and
+   * its int16-out form 1/65536 (within a thousandth, as TFLite checks it:
+   * converters write 1/65535), -32768 */
+  const bool wide = is(a->out->dtype, kI16);
+  if (wide && (fabs(q[2] - 1.0 / 65536) > 0.001 / 65536 || q[3] != -32768))
+    return no_kernel(a, "the int16-out softmax needs output scale 1/65536 "
+                     "and zero point -32768 (TFLite's)");
+  if (!wide && ((float)q[2] != 1.0f / 256 || q[3] != -128))
     return no_kernel(a, "the int8 softmax needs output scale 1/256 and "
                      "zero point -128 (TFLite's)");
   const TnIrTensorType *t = a->types[0];
@@ -635,7 +641,8 @@ static int lower_qnn_softmax(const TnKernArgs *a, TnKernCall *k) {
   const TnIrQSoftmaxAttrs *x =
       ATTRS(a->op, a->attrs, TnIrQSoftmaxAttrs, "ir.QnnSoftmaxAttrs");
   if (x == NULL) return -1;
-  TnCrtCallSoftmaxS8 *p = KERNEL_USE(k, softmax_s8, 0);
+  TnCrtCallSoftmaxS8 *p = wide ? KERNEL_USE(k, softmax_s8_s16, 0)
+                               : KERNEL_USE(k, softmax_s8, 0);
   p->n = (int32_t)n;
   p->outer = (int32_t)(n ? total / n : 0);
   if (tn_crt_softmax_s8_params(x->beta, q[0], &p->s) != TN_CRT_OK)

@@ -16,6 +16,18 @@ generator compute what TFLite Micro computes, bit for bit:
 * The converter's 16x8 mode (int16 activations, int8 weights, int64
   bias) takes the same graphs with int64 sums requantized to int16;
   QUANTIZE between integer types is qnn.requantize with its out_dtype.
+* uint8 models (the old converter's, LiteRT's uint8 kernels): every
+  quantized uint8 tensor is read as int8, its values and zero point less
+  128. (x - zx)(w - zw) and every requantization are unchanged by that, so
+  the int8 operators compute LiteRT's uint8 results; where the arithmetic
+  differs it is given LiteRT's: conv and fully-connected multipliers from
+  the float product input_scale * filter_scale (GetQuantizedConvolution-
+  Multipler), the filter's zero point kept, and average pooling rounded
+  half up on the unshifted values. The model's uint8 inputs and outputs
+  stay uint8, shifted once at the edges.
+* SVDF keeps its state in a TFLite variable tensor, a state of the module
+  (tflite_state): the new state and the output computed from it are built
+  of plain operators (see _svdf).
 
 NHWC stays NHWC: filters are reordered to HWIO when read, no transposes
 enter the graph. Every operator is checked before anything is built: one
@@ -42,6 +54,7 @@ _DTYPES = {0: ("float32", np.float32), 1: ("float16", np.float16), 2: ("int32", 
            9: ("int8", np.int8), 10: ("float64", np.float64)}
 
 _NONE, _RELU, _RELU_N1_TO_1, _RELU6 = 0, 1, 2, 3
+_UINT8_SHIFT = 128  # uint8 value - 128 = the int8 value it is read as
 _ACT_NAMES = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
 
 
@@ -61,7 +74,7 @@ def _round_away(x: float) -> int:
 
 class _Tensor:
     __slots__ = ("index", "name", "shape", "dtype", "np_dtype", "scale", "zero_point",
-                 "qdim", "data")
+                 "qdim", "data", "shifted")
 
     def __init__(self, index: int, name: str, shape: List[int], dtype: str, np_dtype: Any,
                  scale: Optional[np.ndarray], zero_point: Optional[np.ndarray], qdim: int,
@@ -69,16 +82,27 @@ class _Tensor:
         self.index, self.name, self.shape, self.dtype = index, name, shape, dtype
         self.np_dtype, self.scale, self.zero_point, self.qdim = np_dtype, scale, zero_point, qdim
         self.data = data
+        # a quantized uint8 tensor read as int8 (values and zero point - 128)
+        self.shifted = False
+        if dtype == "uint8" and zero_point is not None:
+            self.shifted = True
+            self.dtype, self.np_dtype = "int8", np.int8
+            self.zero_point = zero_point - _UINT8_SHIFT
+            if data is not None:
+                self.data = (data.astype(np.int16) - _UINT8_SHIFT).astype(np.int8)
 
     @property
     def quantized(self) -> bool:
         return self.scale is not None
 
     def info(self) -> TensorInfo:
-        return TensorInfo(self.name, list(self.shape), self.dtype,
+        """What the model's user sees: a shifted tensor as its uint8 self."""
+        zp = self.zero_point
+        if self.shifted and zp is not None:
+            zp = zp + _UINT8_SHIFT
+        return TensorInfo(self.name, list(self.shape), "uint8" if self.shifted else self.dtype,
                           [float(s) for s in self.scale] if self.scale is not None else [],
-                          [int(z) for z in self.zero_point] if self.zero_point is not None
-                          else [], self.qdim)
+                          [int(z) for z in zp] if zp is not None else [], self.qdim)
 
 
 class _Op:
@@ -404,8 +428,13 @@ def _int8_layer_qparams(ctx: _Ctx, x: _Tensor, w: _Tensor, out: _Tensor, cout: i
     so, zo = ctx.qparams(out)
     if sw.size not in (1, cout):
         raise ctx.error("the filter has %d scales for %d output channels" % (sw.size, cout))
-    if np.any(zw != 0):
+    if w.shifted:
+        if not (x.shifted and out.shifted) or sw.size != 1:
+            raise ctx.unsupported("a uint8 filter needs uint8 input and output and one scale")
+    elif np.any(zw != 0):
         raise ctx.error("int8 filters must have zero point 0")
+    elif x.shifted or out.shifted:
+        raise ctx.unsupported("uint8 input or output with an int8 filter is not supported")
     return sx, zx, sw, so, zo
 
 
@@ -442,17 +471,19 @@ def _conv_like(ctx: _Ctx, kind: str, kern: np.ndarray, attrs: Dict[str, Any], ax
     wide = x.dtype == out.dtype == "int16"
     sx, zx, sw, so, zo = _int8_layer_qparams(ctx, x, w, out, cout, int16=True)
     per_channel = sw.size > 1
-    if kind == "conv2d" or per_channel:
+    kzp = int(ctx.qparams(w)[1][0]) if w.shifted else 0
+    if (kind == "conv2d" or per_channel) and not w.shifted:
         # TFLite: double(input_scale) * double(filter_scale[c])
         acc_scale = np.float64(sx[0]) * sw.astype(np.float64)
     else:
-        # TFLite's fully-connected: the product in float, then double
+        # TFLite's fully-connected and every uint8 layer: the product in
+        # float, then double
         acc_scale = np.array([np.float32(sx[0]) * np.float32(sw[0])], np.float64)
     acc = "int64" if wide else "int32"
     if wide and (zx[0] != 0 or zo[0] != 0):
         raise ctx.error("int16 input and output must have zero point 0, got %d and %d"
                         % (zx[0], zo[0]))
-    y = call("qnn." + kind, xe, ir.const(kern), scalar(zx[0], "int32"), scalar(0, "int32"),
+    y = call("qnn." + kind, xe, ir.const(kern), scalar(zx[0], "int32"), scalar(kzp, "int32"),
              scalar(sx[0], "float32"), vector_or_scalar(sw, "float32"), out_dtype=acc,
              **attrs)
     if bias is not None:
@@ -505,7 +536,18 @@ def _pool(ctx: _Ctx, kind: str) -> ir.Expr:
     elif x.dtype != "float32":
         raise ctx.unsupported("%s input is not supported (float32, int8 or int16)" % x.dtype)
     pad = _padding(ctx, int(o.Padding()), x.shape[1:3], k, s, [1, 1])
-    y = call("nn." + kind, ctx.expr(0), pool_size=k, strides=s, padding=pad, layout="NHWC")
+    xe = ctx.expr(0)
+    unshift = kind == "avg_pool2d" and x.shifted
+    if unshift:
+        # LiteRT's uint8 average rounds half up, the int8 one half away from
+        # zero: the average is taken of the uint8 values (as int16, where
+        # they are never negative and the two agree)
+        sx, zx = ctx.qscalar(x)
+        zu = scalar(int(ctx.qparams(x)[1][0]) + _UINT8_SHIFT, "int32")
+        xe = call("qnn.requantize", xe, sx, zx, sx, zu, out_dtype="int16")
+    y = call("nn." + kind, xe, pool_size=k, strides=s, padding=pad, layout="NHWC")
+    if unshift:
+        y = call("qnn.requantize", y, sx, zu, sx, zx, out_dtype="int8")
     return _activation(ctx, y, int(o.FusedActivationFunction()), ctx.out)
 
 
@@ -554,10 +596,11 @@ def _softmax(ctx: _Ctx) -> ir.Expr:
         if beta != 1.0:
             xe = call("multiply", xe, scalar(beta, "float32"))
         return call("nn.softmax", xe, axis=-1)
-    if x.dtype == out.dtype == "int8":
+    if x.dtype == "int8" and out.dtype in ("int8", "int16"):
         return call("qnn.softmax", ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out), axis=-1,
-                    beta=beta)
-    raise ctx.unsupported("%s -> %s is not supported" % (x.dtype, out.dtype))
+                    beta=beta, out_dtype=out.dtype)
+    raise ctx.unsupported("%s -> %s is not supported (float32, int8 -> int8 or int16)"
+                          % (x.dtype, out.dtype))
 
 
 # QUANTIZE's integer pairs TFLite Micro runs (quantize_common.cc): each is
@@ -568,21 +611,26 @@ _REQUANTIZE_PAIRS = {("int8", "int8"), ("int8", "uint8"), ("uint8", "int8"),
                      ("int32", "int16")}
 
 
+def _stored(t: _Tensor) -> str:
+    """t's dtype in the file (uint8 for a shifted tensor)."""
+    return "uint8" if t.shifted else t.dtype
+
+
 def _quantize(ctx: _Ctx) -> ir.Expr:
     x, out = ctx.t(0), ctx.out
     if x.dtype == "float32":
-        if out.dtype not in ("int8", "int16"):
+        if _stored(out) not in ("int8", "int16"):
             raise ctx.unsupported("quantizing float32 to %s is not supported (int8 or int16)"
-                                  % out.dtype)
+                                  % _stored(out))
         so, zo = ctx.qparams(out)
         return call("qnn.quantize", ctx.expr(0), vector_or_scalar(so, "float32"),
                     vector_or_scalar(zo, "int32"), axis=out.qdim - len(out.shape)
                     if so.size > 1 else -1, out_dtype=out.dtype)
-    if (x.dtype, out.dtype) in _REQUANTIZE_PAIRS:
+    if (_stored(x), _stored(out)) in _REQUANTIZE_PAIRS:
         return call("qnn.requantize", ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out),
                     out_dtype=out.dtype)
     raise ctx.unsupported("quantizing %s to %s is not supported (float32 to int8 or int16, "
-                          "or %s)" % (x.dtype, out.dtype, ", ".join(
+                          "or %s)" % (_stored(x), _stored(out), ", ".join(
                               "%s to %s" % p for p in sorted(_REQUANTIZE_PAIRS))))
 
 
@@ -776,6 +824,10 @@ def _concat(ctx: _Ctx) -> ir.Expr:
         t = ctx.t(n)
         e = ctx.expr(n)
         if out.dtype == "int8" and not _same_quant(ctx, t, out):
+            if t.shifted or out.shifted:
+                # LiteRT rescales uint8 parts in float, not as a requantize
+                raise ctx.unsupported("uint8 parts must have the output's scale and zero "
+                                      "point")
             e = call("qnn.requantize", e, *ctx.qscalar(t), *ctx.qscalar(out), out_dtype="int8")
         xs.append(e)
     y = call("concatenate", ir.Tuple(xs), axis=axis)
@@ -1386,6 +1438,101 @@ def _lstm(ctx: _Ctx) -> ir.Expr:
     return seq
 
 
+def _svdf(ctx: _Ctx) -> ir.Expr:
+    """SVDF: a rank-`rank` filter bank over the last `memory` steps, its
+    state a TFLite variable tensor (input 4, [batch, memory * filters]).
+
+    The operator is two values of plain operators: the new state, each
+    filter's row shifted one step left with the feature x . weights_feature
+    as its newest entry (requantized to the state's int16 or int8 in the
+    integer form), which becomes the state's value for the next run; and
+    the output, a function of that new state only: per filter the dot
+    product of its row (less the state's zero point) with weights_time, summed over each unit's `rank`
+    filters, plus the bias, then the activation (float32) or the rescale
+    into the output (int8; TFLite Micro applies no activation there).
+    Multipliers as TFLite Micro takes them: float products
+    input * feature / state and state * time / output, then double."""
+    o = ctx.options("SVDFOptions")
+    rank = int(o.Rank())
+    x, wf_t, wt_t, st = ctx.t(0), ctx.t(1), ctx.t(2), ctx.t(4)
+    out = ctx.out
+    wf, wt = ctx.const(1, "weights_feature"), ctx.const(2, "weights_time")
+    if len(x.shape) != 2 or wf.ndim != 2 or wt.ndim != 2:
+        raise ctx.error("expects a 2-d input and 2-d weights, got %s, %s and %s"
+                        % (x.shape, list(wf.shape), list(wt.shape)))
+    batch, n_in = x.shape
+    filters, memory = wt.shape
+    if rank < 1 or filters % rank or wf.shape != (filters, n_in):
+        raise ctx.error("weights_feature %s and weights_time %s do not fit a %d-wide input "
+                        "at rank %d" % (list(wf.shape), list(wt.shape), n_in, rank))
+    units = filters // rank
+    if list(st.shape) != [batch, memory * filters]:
+        raise ctx.error("the state must have shape %s, got %s"
+                        % ([batch, memory * filters], st.shape))
+    if list(out.shape) != [batch, units]:
+        raise ctx.error("the output must have shape %s, got %s" % ([batch, units], out.shape))
+    bias = ctx.const(3, "the bias") if ctx.has(3) else None
+    if bias is not None and bias.size != units:
+        raise ctx.error("bias has %d values for %d units" % (bias.size, units))
+    quantized = x.dtype == "int8"
+    if quantized:
+        if wf_t.dtype != "int8" or wt_t.dtype not in ("int16", "int8") or \
+                st.dtype != wt_t.dtype or out.dtype != "int8" or \
+                (bias is not None and bias.dtype != np.int32):
+            raise ctx.unsupported(
+                "input, weights_feature, weights_time, state, bias and output types %s, %s, "
+                "%s, %s, %s, %s are not supported (int8, int8, int16 or int8, the same as "
+                "weights_time, int32, int8)" % (x.dtype, wf_t.dtype, wt_t.dtype, st.dtype,
+                                               bias.dtype if bias is not None else "none",
+                                               out.dtype))
+    elif not (x.dtype == wf_t.dtype == wt_t.dtype == st.dtype == out.dtype == "float32"):
+        raise ctx.unsupported("input, weights and state types %s, %s, %s, %s -> %s are not "
+                              "supported (float32, or int8 with int16 state)"
+                              % (x.dtype, wf_t.dtype, wt_t.dtype, st.dtype, out.dtype))
+    states = ctx.imp.states
+    state = call("reshape", states.variable(st), newshape=[batch, filters, memory])
+    if quantized:
+        sx, zx = ctx.qscalar(x)
+        f32 = np.float32
+        s_in, s_wf, s_wt = (f32(ctx.qparams(t)[0][0]) for t in (x, wf_t, wt_t))
+        s_st, z_st = ctx.qparams(st)
+        s_out, z_out = ctx.qparams(out)
+        if ctx.qparams(wf_t)[1][0] != 0 or ctx.qparams(wt_t)[1][0] != 0 or \
+                (st.dtype == "int16" and z_st[0] != 0):
+            raise ctx.unsupported("the weights and an int16 state must have zero point 0, "
+                                  "got %d, %d and %d" % (ctx.qparams(wf_t)[1][0],
+                                                         ctx.qparams(wt_t)[1][0], z_st[0]))
+        eff1 = float(s_in * s_wf / f32(s_st[0]))
+        eff2 = float(f32(s_st[0]) * s_wt / f32(s_out[0]))
+        feat = call("qnn.dense", ctx.expr(0), ir.const(wf), zx, scalar(0, "int32"), sx,
+                    scalar(s_wf, "float32"), units=filters, out_dtype="int32")
+        feat = call("qnn.requantize", feat, scalar(eff1, "float64"), scalar(0, "int32"),
+                    scalar(1.0, "float32"), scalar(int(z_st[0]), "int32"), out_dtype=st.dtype)
+    else:
+        feat = call("nn.dense", ctx.expr(0), ir.const(wf), units=filters)
+    feat = call("reshape", feat, newshape=[batch, filters, 1])
+    if memory > 1:
+        kept = call("strided_slice", state, begin=[1], end=[memory], strides=[1], axes=[2])
+        new = call("concatenate", ir.Tuple([kept, feat]), axis=2)
+    else:
+        new = feat
+    states.assign(st, call("reshape", new, newshape=[batch, memory * filters]))
+    if quantized:
+        rows, taps = call("cast", new, dtype="int32"), ir.const(wt.astype(np.int32))
+        if int(z_st[0]) != 0:
+            rows = call("subtract", rows, scalar(int(z_st[0]), "int32"))
+    else:
+        rows, taps = new, ir.const(wt)
+    per_filter = call("sum", call("multiply", rows, taps), axis=[2])
+    y = call("sum", call("reshape", per_filter, newshape=[batch, units, rank]), axis=[2])
+    if bias is not None:
+        y = call("add", y, ir.const(bias))
+    if quantized:
+        return call("qnn.requantize", y, scalar(eff2, "float64"), scalar(0, "int32"),
+                    scalar(1.0, "float32"), scalar(int(z_out[0]), "int32"), out_dtype="int8")
+    return _activation(ctx, y, int(o.FusedActivationFunction()), out)
+
+
 # A converter returns the output's expression; a list of them for an
 # operator of several outputs; or a numpy array for an output computed here.
 _Result = Union[ir.Expr, List[ir.Expr], np.ndarray]
@@ -1453,12 +1600,36 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "L2_NORMALIZATION": _l2_normalization,
     "LOG_SOFTMAX": _log_softmax,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
+    "SVDF": _svdf,
 }
+
+
+# The operators whose int8 form computes LiteRT's uint8 one on shifted
+# tensors (see the module's notes); any other is refused on uint8 data
+# rather than computed with int8 arithmetic that may round differently.
+_UINT8_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D",
+              "MAX_POOL_2D", "ADD", "MUL", "SOFTMAX", "RESHAPE", "SQUEEZE", "CONCATENATION",
+              "PAD", "QUANTIZE", "DEQUANTIZE")
 
 
 def supported_operators() -> List[str]:
     """The TFLite builtin operators this importer maps."""
     return sorted(set(_CONVERTERS) | set(tflite_state.STATE_OPS))
+
+
+def _shift_edge(t: _Tensor, e: ir.Expr, to: str) -> ir.Expr:
+    """A shifted tensor t at the model's edge: its uint8 values in as int8
+    (to "int8"), or its int8 values out as uint8 (to "uint8")."""
+    if t.scale is None or t.scale.size != 1:
+        raise ModelImportError("%s: uint8 tensor '%s' at the model's edge must be quantized "
+                               "per tensor" % (WHO, t.name))
+    zp = t.zero_point if t.zero_point is not None else np.zeros(1, np.int64)
+    s = scalar(float(t.scale[0]), "float32")
+    z8 = scalar(int(zp[0]), "int32")
+    zu = scalar(int(zp[0]) + _UINT8_SHIFT, "int32")
+    if to == "int8":
+        return call("qnn.requantize", e, s, zu, s, z8, out_dtype="int8")
+    return call("qnn.requantize", e, s, z8, s, zu, out_dtype="uint8")
 
 
 class _Importer:
@@ -1536,8 +1707,9 @@ class _Importer:
             if t.dtype not in ("float32", "int8", "int32", "uint8", "int16", "bool", "int64"):
                 raise UnsupportedOperatorError("%s: input '%s' has unsupported type %s"
                                        % (WHO, t.name, t.dtype))
-            v = ir.var(var_name(t.name, used), shape=t.shape, dtype=t.dtype)
-            self.exprs[i] = v
+            v = ir.var(var_name(t.name, used), shape=t.shape,
+                       dtype="uint8" if t.shifted else t.dtype)
+            self.exprs[i] = _shift_edge(t, v, "int8") if t.shifted else v
             params.append(v)
         states.begin(used)
         for k, op in enumerate(r.ops):
@@ -1546,6 +1718,11 @@ class _Importer:
                 continue
             name = r.op_name(k)
             ctx = _Ctx(self, k, op, name)
+            if name not in _UINT8_OPS and any(
+                    i >= 0 and r.tensors[i].shifted and r.tensors[i].data is None
+                    for i in ctx.ins + ctx.outs):
+                raise ctx.unsupported("uint8 operands are not supported here (uint8 models "
+                                      "run %s)" % ", ".join(_UINT8_OPS))
             y: Any
             try:
                 y = self.fold(ctx)
@@ -1566,7 +1743,8 @@ class _Importer:
                     self.set_constant(ctx, r.tensors[i], value)
                 else:
                     self.exprs[i] = value
-        outs = [self.expr(r.tensors[i]) for i in r.outputs]
+        outs = [_shift_edge(r.tensors[i], self.expr(r.tensors[i]), "uint8")
+                if r.tensors[i].shifted else self.expr(r.tensors[i]) for i in r.outputs]
         mod = finish(params + states.params(), outs + states.results(),
                      [r.tensors[i].info() for i in r.inputs],
                      [r.tensors[i].info() for i in r.outputs], source, WHO)

@@ -77,22 +77,29 @@ static int32_t diff_exp(const TnCrtSoftmaxS8 *p, int32_t diff) {
   return tn__crt_exp_on_negative_values(scaled, DIFF_INTEGER_BITS);
 }
 
-TnCrtStatus tn_crt_softmax_s8(const TnCrtSoftmaxS8 *p, int32_t outer,
-                              int32_t n, const int8_t *in, int8_t *out) {
-  if (p == NULL || in == NULL || out == NULL || outer <= 0 || n <= 0)
+/* The rows of [outer, n] into int8 (out8, 1/256 with zero point -128) or
+ * int16 (out16, 1/65536 with zero point -32768): the same fixed-point
+ * algorithm, the output's width only setting the final shift and offset. */
+static TnCrtStatus softmax_rows(const TnCrtSoftmaxS8 *p, int32_t outer,
+                                int32_t n, const int8_t *in, int8_t *out8,
+                                int16_t *out16) {
+  if (p == NULL || in == NULL || (out8 == NULL && out16 == NULL) ||
+      outer <= 0 || n <= 0)
     return TN_CRT_INVALID_ARGUMENT;
   if (p->input_left_shift < 0 || p->input_left_shift > 31)
     return TN_CRT_INVALID_ARGUMENT;
   const int32_t diff_min = p->diff_min;
+  const int32_t bits = out16 != NULL ? 16 : 8;
+  const int32_t lo = out16 != NULL ? -32768 : -128;
+  const int32_t hi = out16 != NULL ? 32767 : 127;
   for (int32_t row = 0; row < outer; row++) {
     const int8_t *x = in + (size_t)row * n;
-    int8_t *y = out + (size_t)row * n;
     int32_t max = -128;
     for (int32_t i = 0; i < n; i++) max = x[i] > max ? x[i] : max;
 
     /* Sum in Q12.19 (each exp rounded from Q0.31). TFLite's sum would
-     * overflow past 4096 and its exponent check below aborts from 512 on;
-     * saturating keeps the result right: such rows are all -128. */
+     * overflow past 4096 and its int8 exponent check below aborts from 512
+     * on; saturating keeps the result right: such rows are all -128. */
     int32_t sum = 0;
     for (int32_t i = 0; i < n; i++) {
       const int32_t diff = x[i] - max;
@@ -104,27 +111,44 @@ TnCrtStatus tn_crt_softmax_s8(const TnCrtSoftmaxS8 *p, int32_t outer,
 
     int32_t bits_over_unit;
     const int32_t inv = reciprocal(sum, ACCUM_INTEGER_BITS, &bits_over_unit);
-    /* Output in units of 2^-8: exp * (1/sum) is Q0.31 with the sum's
+    /* Output in units of 2^-bits: exp * (1/sum) is Q0.31 with the sum's
      * normalisation undone by the shift. TFLite checks the exponent is at
      * most 31; beyond it every output rounds to 0. */
-    const int32_t exponent = bits_over_unit + 31 - 8;
+    const int32_t exponent = bits_over_unit + 31 - bits;
     for (int32_t i = 0; i < n; i++) {
       const int32_t diff = x[i] - max;
-      if (diff < diff_min) {
-        y[i] = -128;
-        continue;
+      int32_t v = lo;
+      if (diff >= diff_min) {
+        const int32_t unsat = tn_crt_rounding_divide_by_pot(
+            tn_crt_srdhm(inv, diff_exp(p, diff)), exponent);
+        v = unsat + lo;
+        v = v > hi ? hi : v < lo ? lo : v;
       }
-      const int32_t unsat = tn_crt_rounding_divide_by_pot(
-          tn_crt_srdhm(inv, diff_exp(p, diff)), exponent);
-      const int32_t v = unsat - 128;
-      y[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
+      if (out16 != NULL)
+        out16[(size_t)row * n + i] = (int16_t)v;
+      else
+        out8[(size_t)row * n + i] = (int8_t)v;
     }
   }
   return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_softmax_s8(const TnCrtSoftmaxS8 *p, int32_t outer,
+                              int32_t n, const int8_t *in, int8_t *out) {
+  return softmax_rows(p, outer, n, in, out, NULL);
+}
+
+TnCrtStatus tn_crt_softmax_s8_s16(const TnCrtSoftmaxS8 *p, int32_t outer,
+                                  int32_t n, const int8_t *in, int16_t *out) {
+  return softmax_rows(p, outer, n, in, NULL, out);
 }
 
 /* ---- the uniform entry (tvmnode/crt/calls.h) ------------------------------ */
 
 TN_CRT_CALL(softmax_s8, TnCrtCallSoftmaxS8) {
   return tn_crt_softmax_s8(&p->s, p->outer, p->n, in[0], out);
+}
+
+TN_CRT_CALL(softmax_s8_s16, TnCrtCallSoftmaxS8) {
+  return tn_crt_softmax_s8_s16(&p->s, p->outer, p->n, in[0], out);
 }

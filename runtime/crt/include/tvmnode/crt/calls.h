@@ -151,7 +151,7 @@ TN_CRT_STRUCT(TnCrtCallDenseS32);
   F(T, N, TnCrtQBinary, q) F(T, N, TnCrtBroadcast, b)
 TN_CRT_STRUCT(TnCrtCallQBinary);
 
-/* softmax_s8: in = {x}, rows of n. */
+/* softmax_s8, softmax_s8_s16 (int16 out): in = {x}, rows of n. */
 #define TN_CRT_FIELDS_TnCrtCallSoftmaxS8(F, T) \
   F(T, N, TnCrtSoftmaxS8, s) F(T, S, int32_t, outer) F(T, S, int32_t, n)
 TN_CRT_STRUCT(TnCrtCallSoftmaxS8);
@@ -333,7 +333,8 @@ TN_CRT_STRUCT(TnCrtCallRequantInt);
   X(qmul_s16, TnCrtCallQBinary, "src/kernels/add_s16.c")                   \
   X(mean_s16, TnCrtCallMeanS8, "src/kernels/pool_s16.c")                  \
   X(lstm_f32, TnCrtLstm, "src/kernels/lstm.c")                              \
-  X(lstm_s8, TnCrtLstm, "src/kernels/lstm.c")
+  X(lstm_s8, TnCrtLstm, "src/kernels/lstm.c")                               \
+  X(softmax_s8_s16, TnCrtCallSoftmaxS8, "src/kernels/softmax_s8.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

@@ -466,6 +466,9 @@ TnCrtStatus tn_crt_softmax_s8_params(double beta, double input_scale,
                                      TnCrtSoftmaxS8 *out);
 TnCrtStatus tn_crt_softmax_s8(const TnCrtSoftmaxS8 *p, int32_t outer,
                               int32_t n, const int8_t *in, int8_t *out);
+/* The same into int16: output scale 1/65536, zero point -32768. */
+TnCrtStatus tn_crt_softmax_s8_s16(const TnCrtSoftmaxS8 *p, int32_t outer,
+                                  int32_t n, const int8_t *in, int16_t *out);
 
 /* float32 -> int8: clamp(round(in / scale) + zero_point, -128, 127), round
  * half away from zero, the division in float as TFLite does. Per channel
