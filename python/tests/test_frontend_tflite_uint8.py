@@ -169,3 +169,14 @@ def test_uint8_filter_with_int8_input_is_refused() -> None:
                             builtin_options("FullyConnectedOptions", fusedActivationFunction=0))
     with pytest.raises(frontend.ModelImportError, match="FULLY_CONNECTED.*uint8 filter"):
         frontend.from_tflite(model)
+
+
+def test_uint8_moves() -> None:
+    """Operators that only move values take uint8 data: the shift to int8
+    commutes with a move."""
+    model = single_op_model("TRANSPOSE", [qu8((2, 3, 4)), const(np.array([2, 0, 1], np.int32))],
+                            [qu8((4, 2, 3))])
+    litert(model, u8(2, 3, 4))
+    model = single_op_model("SLICE", [qu8((3, 5)), const(np.array([1, 1], np.int32)),
+                                      const(np.array([2, 3], np.int32))], [qu8((2, 3))])
+    litert(model, u8(3, 5))

@@ -1605,11 +1605,14 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
 
 
 # The operators whose int8 form computes LiteRT's uint8 one on shifted
-# tensors (see the module's notes); any other is refused on uint8 data
-# rather than computed with int8 arithmetic that may round differently.
+# tensors (see the module's notes), and those that only move values (the
+# shift commutes with a move); any other is refused on uint8 data rather
+# than computed with int8 arithmetic that may round differently.
 _UINT8_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D",
               "MAX_POOL_2D", "ADD", "MUL", "SOFTMAX", "RESHAPE", "SQUEEZE", "CONCATENATION",
-              "PAD", "QUANTIZE", "DEQUANTIZE")
+              "PAD", "QUANTIZE", "DEQUANTIZE", "SPLIT", "SPLIT_V", "UNPACK", "PACK", "SLICE",
+              "STRIDED_SLICE", "TRANSPOSE", "EXPAND_DIMS", "GATHER", "TILE", "SPACE_TO_DEPTH",
+              "DEPTH_TO_SPACE")
 
 
 def supported_operators() -> List[str]:
