@@ -23,7 +23,7 @@ ROOT=$(dirname "$HERE")
 WORK=${1:-$ROOT/build-pyversions}
 shift $(($# > 0 ? 1 : 0))
 mkdir -p "$WORK" && WORK=$(cd "$WORK" && pwd)
-PACKAGES="pytest pytest-xdist numpy tflite tflite-micro ai-edge-litert onnx"
+PACKAGES="pytest pytest-xdist numpy tflite tflite-micro ai-edge-litert onnx onnxruntime"
 # Left to the main Python stage (python/run_tests.sh), which runs them once:
 # suites that test generated C, firmware or the source build, whose outcome
 # does not depend on the interpreter (each compiles C or runs qemu for
