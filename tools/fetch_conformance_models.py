@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Gather the public TFLite models of the conformance suite into a folder.
+"""Gather the public models of the conformance suite into a folder.
 
     python3 tools/fetch_conformance_models.py DEST [--mirrors DIR] [--list FILE]
 
-The list (tools/conformance_models.txt by default) has one model a line:
+The list (tools/conformance_models.txt, the TFLite models, by default;
+tools/conformance_onnx_models.txt holds the ONNX ones) has one model a line:
 
     NAME  SOURCE  PATH  SHA256
 
