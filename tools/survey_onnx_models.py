@@ -41,6 +41,8 @@ SHAPES: Dict[str, Dict[str, List[int]]] = {
     "pypi_nudenet_320n": {"images": [1, 3, 320, 320]},
     "pypi_ddddocr": {"input1": [1, 1, 64, 128]},
     "pypi_silero_vad": {"input": [1, 512], "state": [2, 1, 128]},
+    "pypi_oww_silero_vad": {"input": [1, 512], "h": [2, 1, 64], "c": [2, 1, 64]},
+    "pypi_oww_melspectrogram": {"input": [1, 1280]},
 }
 
 # Integer inputs that are not free data: value ranges (low, high exclusive),
@@ -48,6 +50,7 @@ SHAPES: Dict[str, Dict[str, List[int]]] = {
 INT_RANGES: Dict[str, Dict[str, Any]] = {
     "pypi_magika": {"bytes": (0, 257)},
     "pypi_silero_vad": {"sr": 16000},
+    "pypi_oww_silero_vad": {"sr": 16000},
 }
 
 _NP = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
@@ -132,6 +135,41 @@ def op_census(m: Any) -> Dict[str, Any]:
                                                    "ConvInteger", "MatMulInteger"))}
 
 
+def check_all(m: Any, shape: Dict[str, List[int]]) -> List[str]:
+    """Every node the importer's first pass rejects, not only the first one
+    (from_onnx stops there): its per-node checks run over the whole graph
+    and each refusal is kept, operators it does not map left out (the
+    census lists those). Reads the importer's internals, so a change there
+    can break it; it then says so in place of the list."""
+    import re
+
+    from tvmnode.frontend import onnx as fo
+
+    try:
+        imp = fo._Importer(fo._Graph(m, shape))
+        g = imp.g
+    except Exception as e:
+        return ["(the model cannot be read: %s: %s)" % (type(e).__name__, str(e)[:200])]
+    out: List[str] = []
+    for k, node in enumerate(g.nodes):
+        try:
+            ctx = fo._Ctx(imp, k, node)
+            spec = fo._CONVERTERS.get(node.op_type)
+            if node.domain not in ("", "ai.onnx") or spec is None:
+                continue
+            if node.op_type == "Constant":
+                g.values[node.output[0]] = fo._constant_value(ctx)
+                v = g.values[node.output[0]]
+                g.inferred[node.output[0]] = (str(v.dtype), list(v.shape))
+            elif spec[1] is not None:
+                spec[1](ctx)
+        except Exception as e:
+            # names vary from node to node; the operator and the reason are the news
+            msg = re.sub(r"'[^']*'", "'.'", re.sub(r"node \d+ '[^']*' ", "", str(e)))
+            out.append(msg[:300])
+    return out
+
+
 def compare(ref: Any, got: Any) -> Dict[str, Any]:
     import numpy as np
 
@@ -190,6 +228,11 @@ def survey_one(path: str) -> Dict[str, Any]:
         res["error"] = "%s: %s" % (type(e).__name__, e)
         return res
     res["inputs"] = [[n, dt, shp] for n, dt, shp in ins]
+    try:
+        res["check_errors"] = sorted(collections.Counter(
+            check_all(m, {n: shp for n, _, shp in ins})).items())
+    except Exception as e:
+        res["check_errors"] = [["(the check probe failed: %s: %s)" % (type(e).__name__, e), 1]]
     refs: Dict[str, Any] = {}
     for label, level in (("ort", ort.GraphOptimizationLevel.ORT_DISABLE_ALL),
                          ("ort_opt", ort.GraphOptimizationLevel.ORT_ENABLE_ALL)):
