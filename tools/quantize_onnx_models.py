@@ -18,9 +18,10 @@ inference and its graph optimizations: BatchNormalization folded into Conv,
 Constant nodes made initializers), the documented way to prepare a model
 for quantization; --raw quantizes the model as it is instead, which leaves
 the quantized BatchNormalization parameters and QuantizeLinear nodes of
-constant weights in the graph. Calibration reads N (8) seeded random inputs of the model's input shape
-(uniform in [-1, 1], dynamic dimensions fixed by SHAPES), MinMax ranges, so
-the same onnxruntime gives the same files. Needs onnx, onnxruntime, numpy.
+constant weights in the graph. Calibration reads N (8) seeded random
+inputs of the model's input shape (uniform in [-1, 1], dynamic dimensions
+fixed by SHAPES), MinMax ranges, so the same onnxruntime gives the same
+files. Needs onnx, onnxruntime, numpy.
 """
 from __future__ import annotations
 

@@ -32,8 +32,9 @@ import traceback
 import zlib
 from typing import Any, Dict, List, Optional
 
-# Sizes for dynamic dimensions that are not the batch, by model-name prefix:
-# {input name: shape}; "*" is any input of the model.
+# Sizes for dynamic dimensions that are not the batch, by model-name prefix
+# (so the quantized versions NAME_qdq_... share their float model's row):
+# {input name: shape}.
 SHAPES: Dict[str, Dict[str, List[int]]] = {
     "pypi_rapidocr_det": {"x": [1, 3, 320, 320]},
     "pypi_rapidocr_cls": {"x": [1, 3, 48, 192]},
