@@ -187,6 +187,16 @@ def test_parse_shapes() -> None:
         cli.parse_shapes(["x=1", "x=2"])
 
 
+@pytest.mark.parametrize("command", ["info", "import", "run", "compile", "plan", "check"])
+def test_every_model_command_documents_shape(command: str,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--shape NAME=DIMS fix an ONNX model's input shape, e.g. input=1,3,224,224 or " \
+           "input=1x3x224x224" in text, text
+
+
 def test_info_notes_the_batch_and_takes_shape(tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     p = _save(_dense_model(), tmp_path / "dense.onnx")
