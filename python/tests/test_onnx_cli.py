@@ -345,7 +345,10 @@ def test_check_onnx_unsupported_model_lists_what_it_lacks(checked: Dict[str, Any
 
 def test_check_onnx_table_and_shape_names(checked: Dict[str, Any]) -> None:
     lines = checked["stdout"].splitlines()
-    row = next(ln for ln in lines if ln.startswith("int_max.onnx")).split()
+    line = next(ln for ln in lines if ln.startswith("int_max.onnx"))
+    row = line.split()
     assert row[1:5] == ["yes", "yes", "yes", "0"] and row[5:8] == ["yes", "yes", "ort"]
+    assert line.endswith("  input 'x': dynamic batch dimension set to 1")
+    assert next(ln for ln in lines if ln.startswith("seq_relu.onnx")).endswith("-      -  ")
     assert "tvmnode check: --shape names 'nobody', an input of none of the ONNX models" \
         in checked["stderr"]

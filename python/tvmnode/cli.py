@@ -909,7 +909,11 @@ def _check_note(r: Dict[str, Any]) -> str:
     if r.get("run") and not r.get("reference"):
         return "no reference ran it (%s)" % ((r.get("tflm_error") or r.get("ort_error")
                                               or "")[:100])
-    return _reference_note(r).strip()
+    # the importer's notes, without their advice: "input 'x': dynamic
+    # batch dimension set to 1"
+    notes = [n.split(": ", 1)[-1].split(";")[0] for n in r.get("notes") or []]
+    ref = _reference_note(r).strip()
+    return "; ".join(([ref] if ref else []) + notes)
 
 
 def check_table(results: Sequence[Dict[str, Any]]) -> str:
