@@ -227,12 +227,6 @@ class _Graph:
         return out
 
 
-def _fmt_shape(s: Optional[Sequence[Optional[int]]]) -> str:
-    if s is None:
-        return "(unknown)"
-    return "[%s]" % ", ".join("?" if d is None else str(d) for d in s)
-
-
 def _fmt_input_dims(vi: Any, shp: Optional[Sequence[Optional[int]]]) -> str:
     """An input's declared shape with its dynamic dimensions by name
     ("[batch, 3, ?, ?]")."""
