@@ -120,7 +120,7 @@ def test_a_model_that_takes_too_long_is_reported_and_the_run_goes_on(tmp_path: P
 
 def test_check_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["check", str(tmp_path)]) == 2
-    assert "no .tflite files in" in capsys.readouterr().err
+    assert "no .tflite or .onnx files in" in capsys.readouterr().err
     assert cli.main(["check", str(tmp_path / "absent.tflite")]) == 1
     assert "absent.tflite: no such file or folder" in capsys.readouterr().err
 

@@ -8,11 +8,14 @@
     tvmnode build OUT/ -o LIB.so        an exported archive (or .tar) as a shared
                                         library that tvmnode.runtime.load_module opens
     tvmnode plan MODEL --svg PLAN.svg   the static memory plan, drawn
-    tvmnode check MODEL_OR_DIR...       the conformance table of .tflite models: imports,
-                                        runs, matches TFLite Micro, compiles, RAM
+    tvmnode check MODEL_OR_DIR...       the conformance table of .tflite and .onnx models:
+                                        imports, runs, matches TFLite Micro or
+                                        onnxruntime, compiles, RAM
 
 MODEL is a .tflite or .onnx file, or a module in the text format (.tn) or
-JSON (.json).
+JSON (.json). --shape NAME=DIMS (repeatable; DIMS as 1,3,224,224 or
+1x3x224x224) fixes an ONNX model's dynamic input shape; a dynamic leading
+(batch) dimension alone is otherwise set to 1, with a note.
 """
 from __future__ import annotations
 
@@ -25,13 +28,77 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 
-def load(path: str) -> Any:
-    """An IRModule from a model file or a saved module."""
-    from . import frontend, ir, load_json, transform
+def parse_shapes(specs: Optional[Sequence[str]]) -> Optional[Dict[str, List[int]]]:
+    """--shape NAME=DIMS arguments ({name: dims}; None for none). DIMS are
+    integers separated by commas or x ("1,3,224,224", "1x3x224x224"); an
+    empty DIMS is a scalar. The name is what precedes the last '='."""
+    if not specs:
+        return None
+    out: Dict[str, List[int]] = {}
+    for spec in specs:
+        name, sep, dims = spec.rpartition("=")
+        if not sep or not name:
+            raise ValueError("--shape expects NAME=DIMS (e.g. input=1,3,224,224), got '%s'"
+                             % spec)
+        parts = [p.strip() for p in dims.replace("x", ",").replace("X", ",").split(",")]
+        if parts == [""]:
+            parts = []
+        try:
+            shape = [int(p) for p in parts]
+        except ValueError:
+            raise ValueError("--shape %s: the dimensions must be integers separated by ',' or "
+                             "'x', got '%s'" % (spec, dims)) from None
+        if name in out:
+            raise ValueError("--shape gives input '%s' twice" % name)
+        out[name] = shape
+    return out
+
+
+def _shapes(args: argparse.Namespace) -> Optional[Dict[str, List[int]]]:
+    """The --shape arguments of a command on one model, refused for a model
+    whose shapes are fixed (TFLite, a saved module)."""
+    shape = parse_shapes(args.shape)
+    if shape and not args.model.lower().endswith(".onnx"):
+        raise ValueError("--shape applies to ONNX models only; '%s' is %s, whose input shapes "
+                         "are fixed" % (args.model, "a TFLite model"
+                                        if args.model.lower().endswith(".tflite")
+                                        else "a saved module"))
+    return shape
+
+
+def _import_noting(path: str, shape: Optional[Dict[str, List[int]]]) -> Tuple[Any, List[str]]:
+    """frontend.load_model(path, shape) and the notes (DynamicShapeWarning)
+    the importer gave."""
+    import warnings
+
+    from . import frontend
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", frontend.DynamicShapeWarning)
+        mod = frontend.load_model(path, shape)
+    notes = [str(w.message) for w in caught if issubclass(w.category,
+                                                           frontend.DynamicShapeWarning)]
+    for w in caught:
+        if not issubclass(w.category, frontend.DynamicShapeWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return mod, notes
+
+
+def load(path: str, shape: Optional[Dict[str, List[int]]] = None) -> Any:
+    """An IRModule from a model file or a saved module; `shape` ({input
+    name: dims}, --shape) fixes an ONNX model's dynamic input shapes. The
+    importer's notes (a dynamic batch dimension set to 1) go to stderr."""
+    from . import ir, load_json, transform
 
     low = path.lower()
     if low.endswith((".tflite", ".onnx")):
-        return frontend.load_model(path)
+        mod, notes = _import_noting(path, shape)
+        for n in notes:
+            print("note: %s" % n, file=sys.stderr)
+        return mod
+    if shape:
+        raise ValueError("--shape applies to ONNX models only; '%s' is a saved module, whose "
+                         "shapes are fixed" % path)
     with open(path, "r", encoding="utf-8") as f:
         text = f.read()
     mod = load_json(text) if low.endswith(".json") else ir.parse(text)
@@ -142,12 +209,13 @@ def _state_line(path: str) -> Optional[str]:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    shape = _shapes(args)
     print("model        %s" % args.model)
     state = _state_line(args.model)
     if state:
         print(state)
     sys.stdout.flush()
-    mod = load(args.model)
+    mod = load(args.model, shape)
     s = summary(mod)
     print("inputs")
     for t in s["inputs"]:
@@ -175,7 +243,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from . import save_json
 
-    mod = load(args.model)
+    mod = load(args.model, _shapes(args))
     out = args.output
     data = save_json(mod) if out.lower().endswith(".json") else mod.astext(show_meta_data=True)
     if out == "-":
@@ -200,7 +268,7 @@ def _random_input(info: Dict[str, Any], rng: np.random.Generator) -> np.ndarray:
 def cmd_run(args: argparse.Namespace) -> int:
     from . import runtime, transform
 
-    mod = load(args.model)
+    mod = load(args.model, _shapes(args))
     ex = runtime.Executor(transform.FuseOps()(mod))
     rng = np.random.default_rng(args.seed)
     if args.input and len(args.input) != len(ex.inputs):
@@ -281,7 +349,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from . import codegen
 
     t0 = time.perf_counter()
-    arch = codegen.compile(load(args.model), **_compile_options(args))
+    arch = codegen.compile(load(args.model, _shapes(args)), **_compile_options(args))
     arch.export(args.output)
     elapsed = time.perf_counter() - t0
     info = arch.info
@@ -351,7 +419,7 @@ def _write_svg(arch: Any, path: str) -> None:
 def cmd_plan(args: argparse.Namespace) -> int:
     from . import codegen
 
-    arch = codegen.compile(load(args.model), **_compile_options(args))
+    arch = codegen.compile(load(args.model, _shapes(args)), **_compile_options(args))
     plan = arch.plan
     names = plan["step_names"]
     print("%-16s %-12s %8s %8s  %s" % ("buffer", "kind", "offset", "size", "steps"))
@@ -371,25 +439,30 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 # ---- tvmnode check: the conformance runner --------------------------------------------
 
-CHECK_HELP = """For each .tflite file (a folder stands for the .tflite files in it), in a
-child process of its own so that a crash is reported and the run goes on:
+CHECK_HELP = """For each .tflite or .onnx file (a folder stands for the .tflite and .onnx
+files in it), in a child process of its own so that a crash is reported and
+the run goes on:
 
   import   the model imports, or the operator types it lacks (all of them)
   run      the host executor runs it on deterministic random inputs (the
            whole range of an integer input, standard normal floats)
   match    its outputs against TFLite Micro's (the tflite-micro package), or
            LiteRT's reference kernels (BUILTIN_REF) for a model TFLite Micro
-           cannot run: integer outputs must be equal, float ones within
-           1e-5 of the reference output's largest magnitude (at least 1);
-           the largest difference is reported
+           cannot run; an ONNX model's against onnxruntime's (CPU, default
+           session options, one thread): integer outputs must be equal,
+           float ones within 1e-5 of the reference output's largest
+           magnitude (at least 1); the largest difference is reported
   compile  compiled to C (inputs and outputs in the workspace pool), built
            into a library with the host C compiler ($CC or cc), run on the
            same inputs: the generated C's outputs equal the executor's
   RAM      the planned workspace bytes (inputs and outputs included) over
            TFLite Micro's arena head (its tensors, inputs and outputs
            included), as a ratio; below 1 is less RAM than TFLite Micro
+           (TFLite models only)
 
-A model whose state lives in resource variables or state tensors (LSTM,
+--shape NAME=DIMS fixes the dynamic input shape of the ONNX models that
+have an input NAME ("shape" in the JSON); a dynamic leading (batch)
+dimension alone is set to 1, noted in the JSON's "notes". A model whose state lives in resource variables or state tensors (LSTM,
 SVDF) is marked stateful. --json FILE writes every result as data. The
 exit status is 1 when any model crashed or gave a wrong result, else 0."""
 
@@ -493,6 +566,78 @@ def _reference_inputs(path: str) -> List[Dict[str, Any]]:
         return []
 
 
+def _read_onnx(path: str) -> Any:
+    from .frontend import ModelImportError
+
+    import onnx
+
+    try:
+        return onnx.load(path, load_external_data=False)
+    except Exception as e:
+        raise ModelImportError("'%s' is not an ONNX model, or is corrupt (%s: %s)"
+                               % (path, type(e).__name__, _one_line(e))) from None
+
+
+def onnx_operators(model: Any) -> Dict[str, int]:
+    """How often each operator type occurs in an ONNX model's graph (a path
+    or an onnx.ModelProto; an operator of another domain as DOMAIN.TYPE)."""
+    m = _read_onnx(model) if isinstance(model, str) else model
+    ops: Dict[str, int] = collections.Counter()
+    for node in m.graph.node:
+        dom = node.domain if node.domain not in ("", "ai.onnx") else ""
+        ops[(dom + "." if dom else "") + node.op_type] += 1
+    return dict(ops)
+
+
+def _onnx_input_names(m: Any) -> List[str]:
+    inits = {t.name for t in m.graph.initializer}
+    return [vi.name for vi in m.graph.input if vi.name not in inits]
+
+
+def _ort_session(path: str) -> Any:
+    """An onnxruntime session on the CPU, default options, one thread."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def _ort_reference(path: str, xs: List[np.ndarray], nout: int) -> Dict[str, Any]:
+    """onnxruntime's outputs on xs (given in the order of the model's inputs)."""
+    sess = _ort_session(path)
+    feeds = {i.name: x for i, x in zip(sess.get_inputs(), xs)}
+    outs = sess.run(None, feeds)
+    return {"outputs": [np.array(o, copy=True) for o in outs[:nout]]}
+
+
+_ORT_TYPES = {"tensor(float)": "float32", "tensor(double)": "float64", "tensor(int8)": "int8",
+              "tensor(uint8)": "uint8", "tensor(int16)": "int16", "tensor(int32)": "int32",
+              "tensor(int64)": "int64", "tensor(bool)": "bool"}
+
+
+def _ort_inputs(path: str, shape: Optional[Dict[str, List[int]]]) -> List[Dict[str, Any]]:
+    """The inputs of an ONNX model that does not import, as onnxruntime
+    describes them, with `shape`'s overrides and a dynamic batch set to 1;
+    empty when one stays dynamic or onnxruntime refuses the model."""
+    try:
+        sess = _ort_session(path)
+    except Exception:
+        return []
+    out = []
+    for i in sess.get_inputs():
+        dims = [d if isinstance(d, int) and d > 0 else None for d in i.shape]
+        if shape and i.name in shape:
+            dims = list(shape[i.name])
+        elif len(dims) >= 2 and dims[0] is None:
+            dims[0] = 1
+        if any(d is None for d in dims) or i.type not in _ORT_TYPES:
+            return []
+        out.append({"name": i.name, "shape": dims, "dtype": _ORT_TYPES[i.type]})
+    return out
+
+
 def _max_diff(got: List[np.ndarray], want: List[np.ndarray]) -> Tuple[float, bool, str]:
     """(largest absolute difference, within tolerance, why not)."""
     worst, ok, why = 0.0, True, ""
@@ -518,10 +663,12 @@ def _max_diff(got: List[np.ndarray], want: List[np.ndarray]) -> Tuple[float, boo
     return worst, ok, why
 
 
-def check_model(path: str, result_path: str, seed: int = 0) -> Dict[str, Any]:
+def check_model(path: str, result_path: str, seed: int = 0,
+                shape: Optional[Dict[str, List[int]]] = None) -> Dict[str, Any]:
     """One model through every stage of `tvmnode check`, writing the result
     to `result_path` (JSON) before each stage, so that the caller can tell
-    where a crash happened."""
+    where a crash happened. `shape` fixes an ONNX model's dynamic inputs
+    (--shape)."""
     import os
     import tempfile
 
@@ -532,8 +679,19 @@ def check_model(path: str, result_path: str, seed: int = 0) -> Dict[str, Any]:
     for col in _CHECK_COLUMNS:
         res[col] = None
     _check_write(result_path, res)
+    is_onnx = path.lower().endswith(".onnx")
     try:
-        ops = tflite_operators(path)
+        if is_onnx:
+            proto = _read_onnx(path)
+            ops = onnx_operators(proto)
+            # the --shape entries that name this model's inputs
+            names = set(_onnx_input_names(proto))
+            shape = {k: v for k, v in (shape or {}).items() if k in names} or None
+            if shape:
+                res["shape"] = shape
+            del proto
+        else:
+            ops = tflite_operators(path)
     except (frontend.ModelImportError, OSError) as e:
         res.update(stage="done", error=_one_line(e), **{"import": False})
         _check_write(result_path, res)
@@ -545,7 +703,9 @@ def check_model(path: str, result_path: str, seed: int = 0) -> Dict[str, Any]:
     _check_write(result_path, res)
     mod = None
     try:
-        mod = frontend.load_model(path)
+        mod, notes = _import_noting(path, shape)
+        if notes:
+            res["notes"] = notes
         res["import"] = True
     except frontend.ModelImportError as e:
         res["import"] = False
@@ -573,7 +733,8 @@ def check_model(path: str, result_path: str, seed: int = 0) -> Dict[str, Any]:
             res["run"] = False
             res["error"] = "run: " + _one_line(e)
     else:
-        xs = [_random_input(i, rng) for i in _reference_inputs(path)]
+        xs = [_random_input(i, rng) for i in (_ort_inputs(path, shape) if is_onnx
+                                              else _reference_inputs(path))]
 
     if ours is not None:
         res["stage"] = "compile"
@@ -606,7 +767,13 @@ def check_model(path: str, result_path: str, seed: int = 0) -> Dict[str, Any]:
     _check_write(result_path, res)
     nout = len(ours) if ours is not None else 1
     ref: Optional[Dict[str, Any]] = None
-    if xs:
+    if xs and is_onnx:
+        try:
+            ref = _ort_reference(path, xs, nout)
+            res["reference"] = "onnxruntime"
+        except Exception as e:
+            res["ort_error"] = _one_line(e)
+    elif xs:
         try:
             ref = _tflm_reference(path, xs, nout)
             res["reference"] = "tflite-micro"
@@ -635,8 +802,12 @@ def check_model(path: str, result_path: str, seed: int = 0) -> Dict[str, Any]:
 
 
 def _check_child(argv: Sequence[str]) -> int:
-    """The child process of `tvmnode check`: MODEL RESULT.json SEED."""
-    check_model(argv[0], argv[1], int(argv[2]))
+    """The child process of `tvmnode check`: MODEL RESULT.json SEED
+    [SHAPES.json]."""
+    import json
+
+    shape = json.loads(argv[3]) if len(argv) > 3 else None
+    check_model(argv[0], argv[1], int(argv[2]), shape)
     return 0
 
 
@@ -647,7 +818,7 @@ def _check_files(paths: Sequence[str]) -> List[str]:
     for p in paths:
         if os.path.isdir(p):
             out += sorted(os.path.join(p, f) for f in os.listdir(p)
-                          if f.lower().endswith(".tflite"))
+                          if f.lower().endswith((".tflite", ".onnx")))
         elif os.path.exists(p):
             out.append(p)
         else:
@@ -655,7 +826,8 @@ def _check_files(paths: Sequence[str]) -> List[str]:
     return out
 
 
-def _check_isolated(path: str, seed: int, timeout: float) -> Dict[str, Any]:
+def _check_isolated(path: str, seed: int, timeout: float,
+                    shape: Optional[Dict[str, List[int]]] = None) -> Dict[str, Any]:
     """check_model in a child process: its result, with a crash or a time-out
     reported at the stage it happened in."""
     import json
@@ -670,7 +842,10 @@ def _check_isolated(path: str, seed: int, timeout: float) -> Dict[str, Any]:
                 "sys.exit(_check_child(sys.argv[1:]))")
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run([sys.executable, "-c", code, path, out, str(seed)],
+            argv = [sys.executable, "-c", code, path, out, str(seed)]
+            if shape:
+                argv.append(json.dumps(shape))
+            proc = subprocess.run(argv,
                                   capture_output=True, text=True, timeout=timeout)
             rc: Optional[int] = proc.returncode
             tail = (proc.stderr or "").strip().splitlines()[-3:]
@@ -732,8 +907,13 @@ def _check_note(r: Dict[str, Any]) -> str:
     if r.get("error"):
         return _short_names(r["error"])[:200]
     if r.get("run") and not r.get("reference"):
-        return "no reference ran it (%s)" % (r.get("tflm_error", "")[:100])
-    return _reference_note(r).strip()
+        return "no reference ran it (%s)" % ((r.get("tflm_error") or r.get("ort_error")
+                                              or "")[:100])
+    # the importer's notes, without their advice: "input 'x': dynamic
+    # batch dimension set to 1"
+    notes = [n.split(": ", 1)[-1].split(";")[0] for n in r.get("notes") or []]
+    ref = _reference_note(r).strip()
+    return "; ".join(([ref] if ref else []) + notes)
 
 
 def check_table(results: Sequence[Dict[str, Any]]) -> str:
@@ -751,7 +931,8 @@ def check_table(results: Sequence[Dict[str, Any]]) -> str:
         lines.append("%-*s %-6s %-4s %-5s %-10s %-7s %-4s %-8s %9s %9s %6s  %s" % (
             w, r["name"], _mark(r.get("import")), _mark(r.get("run")), _mark(r.get("match")),
             "-" if diff is None else "%.3g" % diff, _mark(r.get("compile")),
-            _mark(r.get("c_equal")), {"tflite-micro": "tflm", "litert-ref": "litert"}.get(
+            _mark(r.get("c_equal")), {"tflite-micro": "tflm", "litert-ref": "litert",
+                                              "onnxruntime": "ort"}.get(
                 r.get("reference") or "", "-"),
             r.get("workspace_bytes", "-"), r.get("tflm_arena_head_bytes", "-"),
             "%.2f" % r["ram_ratio"] if r.get("ram_ratio") is not None else "-", notes))
@@ -779,15 +960,21 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     files = _check_files(args.models)
     if not files:
-        print("tvmnode check: no .tflite files in %s" % " ".join(args.models), file=sys.stderr)
+        print("tvmnode check: no .tflite or .onnx files in %s" % " ".join(args.models),
+              file=sys.stderr)
         return 2
+    shape = parse_shapes(args.shape)
     results = []
     for k, path in enumerate(files):
-        r = _check_isolated(path, args.seed, args.timeout)
+        r = _check_isolated(path, args.seed, args.timeout, shape)
         results.append(r)
         if args.verbose:
             print("[%d/%d] %s: %.1f s" % (k + 1, len(files), r["name"], r["seconds"]),
                   file=sys.stderr)
+    unused = sorted(set(shape or {}) - {k for r in results for k in r.get("shape") or {}})
+    if unused:
+        print("tvmnode check: --shape names %s, an input of none of the ONNX models"
+              % ", ".join("'%s'" % k for k in unused), file=sys.stderr)
     print(check_table(results))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
@@ -798,8 +985,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+SHAPE_HELP = ("fix an ONNX model's input shape, e.g. input=1,3,224,224 or input=1x3x224x224 "
+              "(repeatable, one per input); a dynamic batch dimension alone defaults to 1")
+
+
+def _add_shape_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--shape", action="append", metavar="NAME=DIMS", help=SHAPE_HELP)
+
+
 def _add_compile_args(c: argparse.ArgumentParser) -> None:
     c.add_argument("model")
+    _add_shape_arg(c)
     c.add_argument("--name", default="default", help="model name, a C identifier")
     c.add_argument("--alignment", type=int, default=16, help="bytes (a power of two)")
     c.add_argument("--interface", default="c", help="c or c,rust")
@@ -821,13 +1017,16 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     i = sub.add_parser("import", help="import a model and write its IR (text, or .json)")
     i.add_argument("model")
+    _add_shape_arg(i)
     i.add_argument("-o", "--output", required=True, help="OUT.tn, OUT.json or - for stdout")
     i.set_defaults(fn=cmd_import)
     n = sub.add_parser("info", help="inputs, outputs, operators, MACs, parameter bytes")
     n.add_argument("model")
+    _add_shape_arg(n)
     n.set_defaults(fn=cmd_info)
     r = sub.add_parser("run", help="run through the host executor")
     r.add_argument("model")
+    _add_shape_arg(r)
     r.add_argument("--input", action="append", metavar="FILE.npy",
                    help="one per model input, in order (default: random, --seed)")
     r.add_argument("--seed", type=int, default=0)
@@ -851,11 +1050,12 @@ def parser() -> argparse.ArgumentParser:
     _add_compile_args(pl)
     pl.set_defaults(fn=cmd_plan)
     ch = sub.add_parser("check", help="the conformance table: imports, runs, matches "
-                                      "TFLite Micro, compiles, RAM",
+                                      "TFLite Micro or onnxruntime, compiles, RAM",
                         description=CHECK_HELP,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     ch.add_argument("models", nargs="+", metavar="MODEL_OR_DIR",
-                    help=".tflite files, or folders of them")
+                    help=".tflite and .onnx files, or folders of them")
+    _add_shape_arg(ch)
     ch.add_argument("--json", metavar="FILE", help="write every result as JSON")
     ch.add_argument("--seed", type=int, default=0, help="of the random inputs")
     ch.add_argument("--timeout", type=float, default=900.0,

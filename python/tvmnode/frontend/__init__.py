@@ -10,9 +10,9 @@ the model's tensors (names, shapes, dtypes, quantization).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Optional, Sequence
 
-from .common import ModelImportError, UnsupportedOperatorError, model_io
+from .common import DynamicShapeWarning, ModelImportError, UnsupportedOperatorError, model_io
 
 
 def from_tflite(model: Any) -> Any:
@@ -29,14 +29,19 @@ def from_onnx(model: Any, *args: Any, **kwargs: Any) -> Any:
     return f(model, *args, **kwargs)
 
 
-def load_model(path: str) -> Any:
-    """Import a model file by its extension (.tflite, .onnx)."""
+def load_model(path: str, shape: Optional[Mapping[str, Sequence[int]]] = None) -> Any:
+    """Import a model file by its extension (.tflite, .onnx). `shape`
+    ({input name: shape}) fixes an ONNX model's dynamic input shapes (see
+    from_onnx); TFLite models declare theirs."""
     low = path.lower()
     if low.endswith(".tflite"):
+        if shape:
+            raise ModelImportError("load_model: input shapes (--shape) apply to ONNX models "
+                                   "only; '%s' is a TFLite model, whose shapes are fixed" % path)
         return from_tflite(path)
     if low.endswith(".onnx"):
-        return from_onnx(path)
+        return from_onnx(path, shape=dict(shape) if shape else None)
     raise ModelImportError("load_model: '%s' is neither .tflite nor .onnx" % path)
 
 
-__all__ = ["ModelImportError", "UnsupportedOperatorError", "from_onnx", "from_tflite", "load_model", "model_io"]
+__all__ = ["DynamicShapeWarning", "ModelImportError", "UnsupportedOperatorError", "from_onnx", "from_tflite", "load_model", "model_io"]

@@ -23,6 +23,25 @@ class UnsupportedOperatorError(ModelImportError):
     the importer cannot map (as opposed to a broken model)."""
 
 
+def missing_operators(who: str, missing: Sequence[Dict[str, Any]], listed: str,
+                      supported: Sequence[str]) -> UnsupportedOperatorError:
+    """The error naming every operator type a model uses that the importer
+    lacks (`listed`, as the importer describes them), with `missing` (one
+    dict per type: at least "operator" and "count") as its attribute
+    `missing`, for tools that report them as data."""
+    n = len(missing)
+    err = UnsupportedOperatorError("%s: %d operator type%s not supported: %s; supported: %s"
+                                   % (who, n, " is" if n == 1 else "s are", listed,
+                                      ", ".join(supported)))
+    err.missing = list(missing)  # type: ignore[attr-defined]
+    return err
+
+
+class DynamicShapeWarning(UserWarning):
+    """An importer fixed a dynamic input dimension by itself (an ONNX
+    model's dynamic batch dimension, set to 1)."""
+
+
 def call(name: str, *args: Any, **attrs: Any) -> ir.Expr:
     """A call of registered operator `name` ("qnn.conv2d", "add", ...)."""
     ns: Any = _op

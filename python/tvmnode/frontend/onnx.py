@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 
 from .. import ir
 from .common import ModelImportError, TensorInfo, UnsupportedOperatorError, call, finish, scalar, var_name, vector_or_scalar
+from .common import DynamicShapeWarning, missing_operators
 
 WHO = "from_onnx"
 MIN_OPSET, MAX_OPSET = 11, 21
@@ -103,33 +105,60 @@ class _Graph:
             self.declared[vi.name] = self._vtype(vi)
         self.inputs = [vi for vi in g.input if vi.name not in self.values]
         self.outputs = list(g.output)
-        shape = dict(shape or {})
-        for k in shape:
-            if k not in {vi.name for vi in self.inputs}:
+        # every operator type is checked before the shapes, so that a model
+        # with dynamic inputs still names all that it lacks
+        _check_operators(self)
+        self.notes: List[str] = []
+        self.input_shapes = self._input_shapes(shape)
+        self.inferred = self._infer()
+
+    def _input_shapes(self, shape: Optional[Dict[str, Sequence[int]]]) -> Dict[str, List[int]]:
+        """The shape of every input: the file's, `shape`'s override, or the
+        file's with a dynamic leading (batch) dimension set to 1 (a note in
+        self.notes and a DynamicShapeWarning). A dimension the file declares
+        as 0 or negative is read as dynamic."""
+        names = [vi.name for vi in self.inputs]
+        given = dict(shape or {})
+        for k in given:
+            if k not in names:
                 raise ModelImportError("%s: shape names '%s', which is not an input of the model "
                                        "(inputs: %s)" % (WHO, k, ", ".join(
-                                           vi.name for vi in self.inputs)))
-        self.input_shapes: Dict[str, List[int]] = {}
+                                           "'%s'" % n for n in names) or "none"))
+        out: Dict[str, List[int]] = {}
         for vi in self.inputs:
             dt, shp = self.declared[vi.name]
             if dt not in _ELEM.values():
                 raise UnsupportedOperatorError("%s: input '%s' has element type %s, which is not "
                                                "supported" % (WHO, vi.name, dt))
-            if vi.name in shape:
-                fixed = [int(d) for d in shape[vi.name]]
-                if shp is not None and (len(fixed) != len(shp) or any(
-                        d is not None and d != f for d, f in zip(shp, fixed))):
-                    raise ModelImportError("%s: shape %s given for input '%s' does not fit its "
-                                           "declared shape %s" % (WHO, fixed, vi.name,
-                                                                  _fmt_shape(shp)))
-                self.input_shapes[vi.name] = fixed
-            elif shp is None or any(d is None for d in shp):
-                raise ModelImportError("%s: input '%s' has dynamic shape %s; fix it with "
-                                       "shape={'%s': [...]}" % (WHO, vi.name, _fmt_shape(shp),
-                                                                vi.name))
+            if shp is not None:
+                shp = [d if d is not None and d > 0 else None for d in shp]
+            label = _fmt_input_dims(vi, shp)
+            if vi.name in given:
+                out[vi.name] = _override(vi.name, given[vi.name], shp, label)
+                continue
+            dyn = [] if shp is None else [i for i, d in enumerate(shp) if d is None]
+            if shp is None:
+                raise ModelImportError("%s: input '%s' has no declared shape; give it with "
+                                       "--shape %s=D0,D1,... (from_onnx's shape={'%s': [...]})"
+                                       % (WHO, vi.name, vi.name, vi.name))
+            if dyn == [0] and len(shp) >= 2:
+                fixed = [1] + [int(d) for d in shp[1:] if d is not None]
+                note = ("input '%s': dynamic batch dimension set to 1; use --shape %s=%s "
+                        "(from_onnx's shape={'%s': %s}) for another batch"
+                        % (vi.name, vi.name, ",".join(["B"] + [str(d) for d in fixed[1:]]),
+                           vi.name, "[B, %s]" % ", ".join(str(d) for d in fixed[1:])))
+                self.notes.append(note)
+                warnings.warn("%s: %s" % (WHO, note), DynamicShapeWarning, stacklevel=4)
+                out[vi.name] = fixed
+            elif dyn:
+                raise ModelImportError("%s: input '%s' has dynamic shape %s; give it with "
+                                       "--shape %s=%s (from_onnx's shape={'%s': [...]})"
+                                       % (WHO, vi.name, label, vi.name, ",".join(
+                                           "D%d" % i if d is None else str(d)
+                                           for i, d in enumerate(shp)), vi.name))
             else:
-                self.input_shapes[vi.name] = [int(d) for d in shp if d is not None]
-        self.inferred = self._infer()
+                out[vi.name] = [int(d) for d in shp if d is not None]
+        return out
 
     def _tensor(self, t: Any, what: str) -> np.ndarray:
         name = t.name
@@ -198,10 +227,75 @@ class _Graph:
         return out
 
 
-def _fmt_shape(s: Optional[Sequence[Optional[int]]]) -> str:
-    if s is None:
+def _fmt_input_dims(vi: Any, shp: Optional[Sequence[Optional[int]]]) -> str:
+    """An input's declared shape with its dynamic dimensions by name
+    ("[batch, 3, ?, ?]")."""
+    if shp is None:
         return "(unknown)"
-    return "[%s]" % ", ".join("?" if d is None else str(d) for d in s)
+    dims = list(vi.type.tensor_type.shape.dim)
+    return "[%s]" % ", ".join(
+        str(d) if d is not None else (dims[i].dim_param if i < len(dims) and dims[i].dim_param
+                                      else "?") for i, d in enumerate(shp))
+
+
+def _override(name: str, value: Any, shp: Optional[Sequence[Optional[int]]],
+              label: str) -> List[int]:
+    """A shape given for input `name`, checked against its declared shape."""
+    try:
+        fixed = [int(d) for d in value]
+        if any(int(d) != d for d in value):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ModelImportError("%s: the shape given for input '%s' must be a list of integers, "
+                               "got %r" % (WHO, name, value)) from None
+    bad = [i for i, d in enumerate(fixed) if d <= 0]
+    if bad:
+        raise ModelImportError("%s: shape %s given for input '%s' has dimension %d = %d; "
+                               "dimensions must be positive" % (WHO, fixed, name, bad[0],
+                                                               fixed[bad[0]]))
+    if shp is not None and len(fixed) != len(shp):
+        raise ModelImportError("%s: shape %s given for input '%s' has rank %d, the input's "
+                               "declared shape %s has rank %d" % (WHO, fixed, name, len(fixed),
+                                                                  label, len(shp)))
+    for i, (d, f) in enumerate(zip(shp or [], fixed)):
+        if d is not None and d != f:
+            raise ModelImportError("%s: shape %s given for input '%s' does not fit its declared "
+                                   "shape %s: dimension %d is fixed to %d" % (
+                                       WHO, fixed, name, label, i, d))
+    return fixed
+
+
+def _check_operators(g: _Graph) -> None:
+    """Every operator type the model uses that the importer cannot map, all
+    at once, each with the nodes that use it (by name, or #index for a
+    node without one): an UnsupportedOperatorError whose `missing` lists
+    them as {"operator", "count", "first", "output", "nodes"}."""
+    missing: Dict[str, Dict[str, Any]] = {}
+    for k, node in enumerate(g.nodes):
+        if node.domain in ("", "ai.onnx"):
+            if node.op_type in _CONVERTERS:
+                continue
+            name = node.op_type
+        else:
+            name = "%s.%s" % (node.domain, node.op_type)
+        label = node.name or "#%d" % k
+        m = missing.get(name)
+        if m is None:
+            missing[name] = {"operator": name, "count": 1, "first": k,
+                             "output": node.output[0] if node.output else "?", "nodes": [label]}
+        else:
+            m["count"] += 1
+            m["nodes"].append(label)
+    if not missing:
+        return
+
+    def nodes(m: Dict[str, Any]) -> str:
+        shown = m["nodes"][:8]
+        more = " and %d more" % (m["count"] - len(shown)) if m["count"] > len(shown) else ""
+        return "%s: %s%s" % ("node" if m["count"] == 1 else "nodes", ", ".join(shown), more)
+
+    listed = ", ".join("%s (%s)" % (m["operator"], nodes(m)) for m in missing.values())
+    raise missing_operators(WHO, list(missing.values()), listed, supported_operators())
 
 
 # ---- one node ------------------------------------------------------------------
@@ -1388,7 +1482,8 @@ class _Importer:
         out_infos = []
         for out, o in zip(outs, g.outputs):
             dt, decl = g.declared[o.name]
-            if decl is None or any(d is None for d in decl):
+            if decl is None or any(d is None or d <= 0 for d in decl):
+                # dynamic (0 counts as dynamic, as for inputs): as computed
                 shp = [int(d) for d in out.checked_type.shape]
             else:
                 shp = [int(d) for d in decl if d is not None]

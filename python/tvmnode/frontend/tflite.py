@@ -45,6 +45,7 @@ import numpy as np
 from .. import ir
 from . import tflite_state
 from .common import ModelImportError, TensorInfo, UnsupportedOperatorError, call, finish, scalar, var_name, vector_or_scalar
+from .common import missing_operators
 
 WHO = "from_tflite"
 
@@ -1697,12 +1698,7 @@ class _Importer:
                 "%s (%d node%s, first: operator %d, output '%s')"
                 % (m["operator"], m["count"], "" if m["count"] == 1 else "s", m["first"],
                    m["output"]) for m in missing.values())
-            err = UnsupportedOperatorError(
-                "%s: %d operator type%s not supported: %s; supported: %s"
-                % (WHO, len(missing), " is" if len(missing) == 1 else "s are", listed,
-                   ", ".join(supported_operators())))
-            err.missing = list(missing.values())  # type: ignore[attr-defined]
-            raise err
+            raise missing_operators(WHO, list(missing.values()), listed, supported_operators())
         used: Dict[str, int] = {}
         params = []
         for i in r.inputs:
