@@ -1,0 +1,1024 @@
+"""More ONNX operators for frontend/onnx.py: folding at import, and
+operators composed of the IR's operators.
+
+Folding: a node whose inputs are all constants (and Shape, Size and
+EyeLike of any tensor: shapes are static after import) is evaluated here
+with numpy, as a Constant node is read; the importer never builds it. So
+the shape arithmetic of exported graphs (Shape -> Gather -> Concat ->
+Reshape, ConstantOfShape, Range, ...) becomes the constants the operators
+that read it need.
+
+Composition: the remaining operators are built from the IR's operators.
+Comparisons give exact 0/1 masks from elementwise arithmetic: for integers
+min(max(a - b, 0), 1) is a > b; for float32 the difference is scaled by
+2^100 twice (any nonzero difference, denormals included, reaches 1) and
+clipped. Logic operators compute on 0/1 in int32. Where blends with the
+mask (cond * x + (1 - cond) * y: an infinity or NaN in the branch not
+taken spreads into the result). int64 inputs of integer arithmetic run in
+int32 (the values must fit).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .. import ir
+from .common import call, scalar
+from . import onnx as _o
+from .onnx import (ANY, F32, _axes, _Ctx, _ELEM, _ELEM_NAMES, _norm_axis, _prod)
+
+INT = ("int8", "uint8", "int16", "int32", "int64")
+F32_INT = ("float32",) + INT
+BIG = 2.0 ** 100
+
+
+# ---- folding ---------------------------------------------------------------------
+
+def _shape_of(ctx: _Ctx, n: int) -> Optional[List[int]]:
+    """Input n's static shape (a constant's, or what shape inference gives)."""
+    if ctx.is_const(n):
+        return list(ctx.imp.g.values[ctx.ins[n]].shape)
+    t = ctx.imp.g.inferred.get(ctx.ins[n]) if ctx.has(n) else None
+    if t is None or t[1] is None or any(d is None for d in t[1]):
+        return None
+    return [int(d) for d in t[1]]
+
+
+def _v(ctx: _Ctx, n: int) -> np.ndarray:
+    return ctx.imp.g.values[ctx.ins[n]]
+
+
+def _f_shape(ctx: _Ctx) -> List[np.ndarray]:
+    shp = _shape_of(ctx, 0)
+    assert shp is not None
+    r = len(shp)
+    start = int(ctx.attr("start", 0))
+    end = ctx.attr("end")
+    start = min(max(start + r if start < 0 else start, 0), r)
+    e = r if end is None else int(end)
+    e = min(max(e + r if e < 0 else e, 0), r)
+    return [np.array(shp[start:e], np.int64)]
+
+
+def _f_size(ctx: _Ctx) -> List[np.ndarray]:
+    shp = _shape_of(ctx, 0)
+    assert shp is not None
+    return [np.array(_prod(shp), np.int64)]
+
+
+def _f_constant_of_shape(ctx: _Ctx) -> List[np.ndarray]:
+    shp = [int(d) for d in _v(ctx, 0).reshape(-1)] if ctx.has(0) else []
+    if any(d < 0 for d in shp):
+        raise ctx.error("the shape %s has a negative dimension" % shp)
+    a = ctx.attrs.get("value")
+    fill = ctx.imp.g._tensor(a.t, "value") if a is not None else np.zeros(1, np.float32)
+    if fill.size != 1:
+        raise ctx.error("attribute value must hold one value, it has %d" % fill.size)
+    return [np.full(shp, fill.reshape(-1)[0], fill.dtype)]
+
+
+def _f_range(ctx: _Ctx) -> List[np.ndarray]:
+    start, limit, delta = (_v(ctx, i).reshape(-1) for i in range(3))
+    if start.size != 1 or limit.size != 1 or delta.size != 1:
+        raise ctx.error("start, limit and delta must be scalars")
+    if delta[0] == 0:
+        raise ctx.error("delta must not be 0")
+    n = max(int(np.ceil((limit[0] - start[0]) / delta[0])), 0)
+    dt = start.dtype
+    return [(start[0] + np.arange(n, dtype=np.float64 if dt.kind == "f" else np.int64)
+             * delta[0]).astype(dt)]
+
+
+def _f_eye_like(ctx: _Ctx) -> List[np.ndarray]:
+    shp = _shape_of(ctx, 0)
+    assert shp is not None
+    if len(shp) != 2:
+        raise ctx.error("expects a 2-d input, got shape %s" % shp)
+    dt = ctx.attr("dtype")
+    dtype = _ELEM.get(int(dt)) if dt is not None else ctx.dtype(0)
+    if dtype is None:
+        raise ctx.unsupported("dtype %s is not supported" % _ELEM_NAMES.get(int(dt), dt))
+    return [np.eye(shp[0], shp[1], int(ctx.attr("k", 0)), dtype=np.dtype(dtype))]
+
+
+def _np_int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.any(b == 0):
+        raise ValueError("integer division by zero")
+    q = np.abs(a) // np.abs(b)
+    return (np.sign(a) * np.sign(b) * q).astype(np.result_type(a, b))
+
+
+def _f_binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]
+              ) -> Callable[[_Ctx], List[np.ndarray]]:
+    def f(ctx: _Ctx) -> List[np.ndarray]:
+        a, b = _v(ctx, 0), _v(ctx, 1)
+        return [np.asarray(fn(a, b))]
+    return f
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu":
+        return _np_int_div(a, b)
+    return (a / b).astype(a.dtype)
+
+
+def _f_cast(ctx: _Ctx) -> List[np.ndarray]:
+    to = _ELEM.get(int(ctx.attr("to", 0)))
+    if to is None:
+        raise ctx.unsupported("cast to %s is not supported"
+                              % _ELEM_NAMES.get(int(ctx.attr("to", 0))))
+    return [_v(ctx, 0).astype(np.dtype(to))]
+
+
+def _f_gather(ctx: _Ctx) -> List[np.ndarray]:
+    x, idx = _v(ctx, 0), _v(ctx, 1)
+    axis = _norm_axis(ctx, int(ctx.attr("axis", 0)), x.ndim)
+    return [np.take(x, idx.astype(np.int64), axis=axis)]
+
+
+def _f_concat(ctx: _Ctx) -> List[np.ndarray]:
+    xs = [_v(ctx, i) for i in range(len(ctx.ins)) if ctx.has(i)]
+    return [np.concatenate(xs, axis=_norm_axis(ctx, int(ctx.attr("axis", 0)), xs[0].ndim))]
+
+
+def _f_unsqueeze(ctx: _Ctx) -> List[np.ndarray]:
+    x = _v(ctx, 0)
+    axes = _axes(ctx, 13) or []
+    r = x.ndim + len(axes)
+    out = x
+    for a in sorted(_norm_axis(ctx, a, r) for a in axes):
+        out = np.expand_dims(out, a)
+    return [out]
+
+
+def _f_squeeze(ctx: _Ctx) -> List[np.ndarray]:
+    x = _v(ctx, 0)
+    axes = _axes(ctx, 13)
+    if axes is None:
+        return [np.squeeze(x)]
+    return [np.squeeze(x, axis=tuple(_norm_axis(ctx, a, x.ndim) for a in axes))]
+
+
+def _f_reshape(ctx: _Ctx) -> List[np.ndarray]:
+    x = _v(ctx, 0)
+    want = [int(d) for d in _v(ctx, 1).reshape(-1)]
+    out = [x.shape[i] if d == 0 and not int(ctx.attr("allowzero", 0)) else d
+           for i, d in enumerate(want)]
+    return [x.reshape(out)]
+
+
+def _f_slice(ctx: _Ctx) -> List[np.ndarray]:
+    x = _v(ctx, 0)
+    starts = [int(v) for v in _v(ctx, 1).reshape(-1)]
+    ends = [int(v) for v in _v(ctx, 2).reshape(-1)]
+    axes = ([int(v) for v in _v(ctx, 3).reshape(-1)] if ctx.has(3)
+            else list(range(len(starts))))
+    steps = [int(v) for v in _v(ctx, 4).reshape(-1)] if ctx.has(4) else [1] * len(starts)
+    sl = [slice(None)] * x.ndim
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        n = x.shape[_norm_axis(ctx, a, x.ndim)]
+        # ONNX clamps the ends to [-1, n] with a negative step, [0, n] otherwise
+        e = max(min(e, n), -n - 1)
+        sl[_norm_axis(ctx, a, x.ndim)] = slice(s, None if (st < 0 and e < -n) else e, st)
+    return [x[tuple(sl)]]
+
+
+def _f_reduce(fn: Callable[..., np.ndarray], since: int) -> Callable[[_Ctx], List[np.ndarray]]:
+    def f(ctx: _Ctx) -> List[np.ndarray]:
+        x = _v(ctx, 0)
+        axes = _axes(ctx, since)
+        keep = bool(ctx.attr("keepdims", 1))
+        if not axes:
+            if ctx.opset >= since and int(ctx.attr("noop_with_empty_axes", 0)):
+                return [x]
+            ax: Tuple[int, ...] = tuple(range(x.ndim))
+        else:
+            ax = tuple(sorted({_norm_axis(ctx, a, x.ndim) for a in axes}))
+        return [np.asarray(fn(x, axis=ax, keepdims=keep)).astype(x.dtype)]
+    return f
+
+
+def _f_where(ctx: _Ctx) -> List[np.ndarray]:
+    return [np.where(_v(ctx, 0), _v(ctx, 1), _v(ctx, 2))]
+
+
+def _f_expand(ctx: _Ctx) -> List[np.ndarray]:
+    x = _v(ctx, 0)
+    shp = tuple(int(d) for d in _v(ctx, 1).reshape(-1))
+    out = np.broadcast_shapes(x.shape, shp)
+    return [np.ascontiguousarray(np.broadcast_to(x, out))]
+
+
+def _f_unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[_Ctx], List[np.ndarray]]:
+    return lambda ctx: [np.asarray(fn(_v(ctx, 0))).astype(_v(ctx, 0).dtype)]
+
+
+def _f_variadic(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]
+                ) -> Callable[[_Ctx], List[np.ndarray]]:
+    def f(ctx: _Ctx) -> List[np.ndarray]:
+        xs = [_v(ctx, i) for i in range(len(ctx.ins)) if ctx.has(i)]
+        y = xs[0]
+        for x in xs[1:]:
+            y = fn(y, x)
+        return [np.asarray(y)]
+    return f
+
+
+# op type -> numpy evaluation of a node whose inputs are all constants
+FOLD: Dict[str, Callable[[_Ctx], List[np.ndarray]]] = {
+    "Shape": _f_shape,
+    "Size": _f_size,
+    "EyeLike": _f_eye_like,
+    "ConstantOfShape": _f_constant_of_shape,
+    "Range": _f_range,
+    "Cast": _f_cast,
+    "CastLike": lambda c: [_v(c, 0).astype(_v(c, 1).dtype)],
+    "Identity": lambda c: [_v(c, 0)],
+    "Add": _f_binary(lambda a, b: a + b),
+    "Sub": _f_binary(lambda a, b: a - b),
+    "Mul": _f_binary(lambda a, b: a * b),
+    "Div": _f_binary(_div),
+    "Equal": _f_binary(np.equal),
+    "Less": _f_binary(np.less),
+    "Greater": _f_binary(np.greater),
+    "LessOrEqual": _f_binary(np.less_equal),
+    "GreaterOrEqual": _f_binary(np.greater_equal),
+    "And": _f_binary(np.logical_and),
+    "Or": _f_binary(np.logical_or),
+    "Not": lambda c: [np.logical_not(_v(c, 0))],
+    "Neg": _f_unary(np.negative),
+    "Abs": _f_unary(np.abs),
+    "Sqrt": _f_unary(np.sqrt),
+    "Max": _f_variadic(np.maximum),
+    "Min": _f_variadic(np.minimum),
+    "Where": _f_where,
+    "Gather": _f_gather,
+    "Concat": _f_concat,
+    "Unsqueeze": _f_unsqueeze,
+    "Squeeze": _f_squeeze,
+    "Reshape": _f_reshape,
+    "Slice": _f_slice,
+    "Expand": _f_expand,
+    "ReduceProd": _f_reduce(np.prod, 18),
+    "ReduceSum": _f_reduce(np.sum, 13),
+    "ReduceMax": _f_reduce(np.max, 18),
+    "ReduceMin": _f_reduce(np.min, 18),
+}
+
+# evaluated from the input's static shape, whatever computes the input
+SHAPE_ONLY = ("Shape", "Size", "EyeLike")
+
+
+def fold(ctx: _Ctx) -> bool:
+    """Evaluate the node into the graph's constants when FOLD knows it and
+    its inputs are constants; False otherwise."""
+    f = FOLD.get(ctx.op)
+    if f is None:
+        return False
+    if ctx.op in SHAPE_ONLY:
+        if _shape_of(ctx, 0) is None:
+            return False
+    elif not all(ctx.is_const(i) for i in range(len(ctx.ins)) if ctx.has(i)):
+        return False
+    g = ctx.imp.g
+    vals = f(ctx)
+    for name, v in zip(ctx.outs, vals):
+        if name:
+            v = np.array(v, order="C")  # keeps a 0-d value 0-d
+            g.values[name] = v
+            g.inferred[name] = (str(v.dtype), list(v.shape))
+    return True
+
+
+def _only_folded(ctx: _Ctx) -> ir.Expr:
+    raise ctx.unsupported("is supported only when its inputs are constants (it is evaluated "
+                          "at import)")
+
+
+def _chk_folded(ctx: _Ctx) -> None:
+    _only_folded(ctx)
+
+
+# ---- helpers ---------------------------------------------------------------------
+
+def _compute_dtype(dt: str) -> str:
+    """The IR dtype an elementwise computation on `dt` runs in."""
+    return "float32" if dt == "float32" else "int32"
+
+
+def _as(x: ir.Expr, dt: str) -> ir.Expr:
+    return x if str(x.checked_type.dtype) == dt else call("cast", x, dtype=dt)
+
+
+def _one(dt: str) -> ir.Expr:
+    return scalar(1, dt)
+
+
+def _gt_mask(d: ir.Expr, dt: str) -> ir.Expr:
+    """1 where d > 0, else 0 (d of the compute dtype dt)."""
+    if dt == "float32":
+        d = call("multiply", call("maximum", call("multiply", d, scalar(BIG, dt)),
+                                  scalar(0.0, dt)), scalar(BIG, dt))
+        return call("minimum", d, _one(dt))
+    return call("minimum", call("maximum", d, scalar(0, dt)), _one(dt))
+
+
+def _ne_mask(d: ir.Expr, dt: str) -> ir.Expr:
+    """1 where d != 0, else 0."""
+    return call("add", _gt_mask(d, dt), _gt_mask(call("negative", d), dt))
+
+
+def _not(m: ir.Expr, dt: str) -> ir.Expr:
+    return call("subtract", _one(dt), m)
+
+
+def _mask_of(ctx: _Ctx, n: int, dt: str) -> ir.Expr:
+    """Input n (bool) as 0/1 of dt."""
+    return _as(ctx.expr(n), dt)
+
+
+def _compare_dt(ctx: _Ctx) -> str:
+    return _compute_dtype(ctx.dtype(0) or "float32")
+
+
+def _chk_compare(ctx: _Ctx) -> None:
+    ctx.dtypes(F32_INT + ("bool",))
+    a, b = ctx.dtype(0), ctx.dtype(1)
+    if a is not None and b is not None and a != b:
+        raise ctx.error("inputs of element types %s and %s differ" % (a, b))
+
+
+def _compare(kind: str) -> Callable[[_Ctx], ir.Expr]:
+    """Equal, Greater, Less, GreaterOrEqual, LessOrEqual -> bool."""
+    def conv(ctx: _Ctx) -> ir.Expr:
+        dt = _compare_dt(ctx)
+        a, b = _as(ctx.expr(0), dt), _as(ctx.expr(1), dt)
+        if kind == "eq":
+            m = _not(_ne_mask(call("subtract", a, b), dt), dt)
+        elif kind in ("gt", "le"):
+            m = _gt_mask(call("subtract", a, b), dt)
+        else:
+            m = _gt_mask(call("subtract", b, a), dt)
+        if kind in ("le", "ge"):
+            m = _not(m, dt)
+        return call("cast", m, dtype="bool")
+    return conv
+
+
+def _chk_logic(ctx: _Ctx) -> None:
+    ctx.dtypes(("bool",))
+
+
+def _logic(kind: str) -> Callable[[_Ctx], ir.Expr]:
+    def conv(ctx: _Ctx) -> ir.Expr:
+        dt = "int32"
+        a = _mask_of(ctx, 0, dt)
+        if kind == "not":
+            return call("cast", _not(a, dt), dtype="bool")
+        b = _mask_of(ctx, 1, dt)
+        if kind == "and":
+            m = call("multiply", a, b)
+        elif kind == "or":
+            m = call("maximum", a, b)
+        else:
+            m = _ne_mask(call("subtract", a, b), dt)
+        return call("cast", m, dtype="bool")
+    return conv
+
+
+def _chk_where(ctx: _Ctx) -> None:
+    ctx.dtypes(("bool",), 0)
+    ctx.dtypes(F32_INT, 1, 2)
+
+
+def _where(ctx: _Ctx) -> ir.Expr:
+    out = ctx.dtype(1) or "float32"
+    dt = _compute_dtype(out)
+    c = _mask_of(ctx, 0, dt)
+    x, y = _as(ctx.expr(1), dt), _as(ctx.expr(2), dt)
+    r = call("add", call("multiply", c, x), call("multiply", _not(c, dt), y))
+    return _as(r, out)
+
+
+def _chk_int_arith(allowed: Sequence[str]) -> Callable[[_Ctx], None]:
+    def chk(ctx: _Ctx) -> None:
+        ctx.dtypes(allowed)
+    return chk
+
+
+def _arith(kind: str) -> Callable[[_Ctx], ir.Expr]:
+    """A binary or variadic elementwise operator; integer types other than
+    int32 run in int32 and are cast back."""
+    def conv(ctx: _Ctx) -> ir.Expr:
+        out = ctx.dtype(0) or "float32"
+        dt = _compute_dtype(out)
+        xs = [_as(ctx.expr(i), dt) for i in range(len(ctx.ins)) if ctx.has(i)]
+        y = xs[0]
+        for x in xs[1:]:
+            y = call(kind, y, x)
+        return _as(y, out)
+    return conv
+
+
+def _neg(ctx: _Ctx) -> ir.Expr:
+    out = ctx.dtype(0) or "float32"
+    return _as(call("negative", _as(ctx.expr(0), _compute_dtype(out))), out)
+
+
+# ---- activations and elementwise float operators ---------------------------------
+
+def _f(ctx: _Ctx, name: str, default: float) -> float:
+    return float(ctx.attr(name, default))
+
+
+def _exp_minus_one_neg(x: ir.Expr, scale: float = 1.0) -> ir.Expr:
+    """exp(min(x, 0) / scale) - 1."""
+    m = call("minimum", x, scalar(0.0, "float32"))
+    if scale != 1.0:
+        m = call("divide", m, scalar(scale, "float32"))
+    return call("subtract", call("exp", m), scalar(1.0, "float32"))
+
+
+def _elu_like(x: ir.Expr, alpha: float, scale: float = 1.0, gamma: float = 1.0) -> ir.Expr:
+    """relu(x) + alpha * (exp(min(x, 0) / scale) - 1), times gamma."""
+    y = call("add", call("nn.relu", x),
+             call("multiply", _exp_minus_one_neg(x, scale), scalar(alpha, "float32")))
+    return y if gamma == 1.0 else call("multiply", y, scalar(gamma, "float32"))
+
+
+def _elu(ctx: _Ctx) -> ir.Expr:
+    return _elu_like(ctx.expr(0), _f(ctx, "alpha", 1.0))
+
+
+def _selu(ctx: _Ctx) -> ir.Expr:
+    return _elu_like(ctx.expr(0), _f(ctx, "alpha", 1.67326319217681884765625),
+                     gamma=_f(ctx, "gamma", 1.05070102214813232421875))
+
+
+def _celu(ctx: _Ctx) -> ir.Expr:
+    a = _f(ctx, "alpha", 1.0)
+    if a == 0:
+        raise ctx.error("attribute alpha must not be 0")
+    return _elu_like(ctx.expr(0), a, scale=a)
+
+
+def _hard_sigmoid(ctx: _Ctx) -> ir.Expr:
+    y = call("add", call("multiply", ctx.expr(0), scalar(_f(ctx, "alpha", 0.2), "float32")),
+             scalar(_f(ctx, "beta", 0.5), "float32"))
+    return call("clip", y, a_min=0.0, a_max=1.0)
+
+
+def _softplus(ctx: _Ctx) -> ir.Expr:
+    # max(x, 0) + log(1 + exp(-|x|)): no overflow for large x
+    x = ctx.expr(0)
+    t = call("log", call("add", scalar(1.0, "float32"),
+                         call("exp", call("negative", call("abs", x)))))
+    return call("add", call("nn.relu", x), t)
+
+
+def _softsign(ctx: _Ctx) -> ir.Expr:
+    x = ctx.expr(0)
+    return call("divide", x, call("add", scalar(1.0, "float32"), call("abs", x)))
+
+
+def _reciprocal(ctx: _Ctx) -> ir.Expr:
+    return call("divide", scalar(1.0, "float32"), ctx.expr(0))
+
+
+def _thresholded_relu(ctx: _Ctx) -> ir.Expr:
+    x = ctx.expr(0)
+    m = _gt_mask(call("subtract", x, scalar(_f(ctx, "alpha", 1.0), "float32")), "float32")
+    return call("multiply", x, m)
+
+
+def _prelu(ctx: _Ctx) -> ir.Expr:
+    x = ctx.expr(0)
+    neg = call("multiply", call("minimum", x, scalar(0.0, "float32")), ctx.expr(1))
+    return call("add", call("nn.relu", x), neg)
+
+
+def _sign(ctx: _Ctx) -> ir.Expr:
+    x = ctx.expr(0)
+    return call("subtract", _gt_mask(x, "float32"),
+                _gt_mask(call("negative", x), "float32"))
+
+
+def _pow(ctx: _Ctx) -> ir.Expr:
+    """Pow with a constant exponent. Integer exponents (|y| <= 16) multiply:
+    the product over k of (x where k <= |y|, else 1), inverted where y < 0;
+    others are exp(y * log(x)) (NaN for x < 0, as the operator defines).
+    Integer inputs compute in float32 and are cast back."""
+    out = ctx.dtype(0) or "float32"
+    x = _as(ctx.expr(0), "float32")
+    e = ctx.value(1, "the exponent").astype(np.float64)
+    if np.all(e == np.round(e)) and np.all(np.abs(e) <= 16):
+        y: ir.Expr = call("add", call("multiply", x, scalar(0.0, "float32")),
+                          scalar(1.0, "float32"))
+        mag = np.abs(e)
+        for k in range(1, int(mag.max(initial=0)) + 1):
+            m = (mag >= k)
+            if np.all(m):
+                y = call("multiply", y, x)
+            else:
+                mk = ir.const(m.astype(np.float32))
+                f = call("add", call("multiply", x, mk), ir.const((1 - m).astype(np.float32)))
+                y = call("multiply", y, f)
+        if np.any(e < 0):
+            inv = call("divide", scalar(1.0, "float32"), y)
+            if np.all(e < 0):
+                y = inv
+            else:
+                neg = (e < 0).astype(np.float32)
+                y = call("add", call("multiply", inv, ir.const(neg)),
+                         call("multiply", y, ir.const(1 - neg)))
+    else:
+        y = call("exp", call("multiply", ir.const(e.astype(np.float32)), call("log", x)))
+    return _as(y, out)
+
+
+def _chk_pow(ctx: _Ctx) -> None:
+    ctx.dtypes(("float32", "int32", "int64"), 0)
+    ctx.dtypes(("float32", "int32", "int64"), 1)
+    ctx.value(1, "the exponent")
+
+
+# ---- softmax family and losses ------------------------------------------------------
+
+def _log_softmax_axis(x: ir.Expr, axis: int, r: int) -> ir.Expr:
+    """nn.log_softmax over any axis: the axis moved last and back."""
+    if axis == r - 1 or r <= 1:
+        return call("nn.log_softmax", x, axis=-1)
+    perm = [d for d in range(r) if d != axis] + [axis]
+    y = call("nn.log_softmax", call("transpose", x, axes=perm), axis=-1)
+    return call("transpose", y, axes=[perm.index(d) for d in range(r)])
+
+
+def _log_softmax(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    r = len(shp)
+    if ctx.opset >= 13:
+        return _log_softmax_axis(ctx.expr(0), _norm_axis(ctx, int(ctx.attr("axis", -1)), r),
+                                 r)
+    axis = _norm_axis(ctx, int(ctx.attr("axis", 1)), r) if r else 0
+    if axis == r - 1 or r <= 1:
+        return call("nn.log_softmax", ctx.expr(0), axis=-1)
+    flat = call("reshape", ctx.expr(0), newshape=[_prod(shp[:axis]), _prod(shp[axis:])])
+    return call("reshape", call("nn.log_softmax", flat, axis=-1), newshape=shp)
+
+
+def _hardmax(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    r = len(shp)
+    x = ctx.expr(0)
+    if ctx.opset >= 13:
+        axis = _norm_axis(ctx, int(ctx.attr("axis", -1)), r)
+        work, wshape = x, shp
+    else:
+        axis0 = _norm_axis(ctx, int(ctx.attr("axis", 1)), r)
+        wshape = [_prod(shp[:axis0]), _prod(shp[axis0:])]
+        work, axis = call("reshape", x, newshape=wshape), 1
+    idx = call("cast", call("argmax", work, axis=axis, keepdims=True), dtype="int32")
+    pos = np.arange(wshape[axis], dtype=np.int32).reshape(
+        [-1 if d == axis else 1 for d in range(len(wshape))])
+    hit = _not(_ne_mask(call("subtract", idx, ir.const(pos)), "int32"), "int32")
+    y = call("cast", hit, dtype="float32")
+    return y if wshape == shp else call("reshape", y, newshape=shp)
+
+
+def _chk_nll(ctx: _Ctx) -> None:
+    ctx.dtypes(F32, 0)
+    ctx.dtypes(("int32", "int64"), 1)
+    if ctx.has(2):
+        ctx.dtypes(F32, 2)
+    ctx.only("reduction", ("none", "sum", "mean"), "mean")
+    ctx.single_output()
+
+
+def _nll(ctx: _Ctx, logp: ir.Expr, shp: List[int]) -> ir.Expr:
+    """NegativeLogLikelihoodLoss of log-probabilities logp [N, C, d...] and
+    the targets in input 1 [N, d...]."""
+    if len(shp) < 2:
+        raise ctx.error("expects an input of rank >= 2, got %s" % shp)
+    c = shp[1]
+    rest = [shp[0]] + shp[2:]
+    m = _prod(rest)
+    perm = [0] + list(range(2, len(shp))) + [1]
+    flat = call("reshape", call("transpose", logp, axes=perm), newshape=[m * c])
+    t = call("reshape", _as(ctx.expr(1), "int32"), newshape=[m])
+    ii = ctx.attr("ignore_index")
+    keep: Optional[ir.Expr] = None
+    if ii is not None:
+        keep = _ne_mask(call("subtract", t, scalar(int(ii), "int32")), "int32")
+        t = call("multiply", t, keep)  # an ignored target reads class 0
+    picked = call("take", flat, call("add", t, ir.const(np.arange(m, dtype=np.int32) * c)),
+                  axis=0)
+    w: Optional[ir.Expr] = None
+    if ctx.has(2):
+        w = call("take", ctx.expr(2), t, axis=0)
+    if keep is not None:
+        kf = call("cast", keep, dtype="float32")
+        w = kf if w is None else call("multiply", w, kf)
+    loss = call("negative", picked if w is None else call("multiply", picked, w))
+    red = ctx.attr("reduction", "mean")
+    if red == "none":
+        return call("reshape", loss, newshape=rest)
+    total = call("sum", loss, axis=[0], keepdims=False)
+    if red == "sum":
+        return total
+    den = call("sum", w, axis=[0], keepdims=False) if w is not None else scalar(
+        float(m), "float32")
+    return call("divide", total, den)
+
+
+def _nll_loss(ctx: _Ctx) -> ir.Expr:
+    return _nll(ctx, ctx.expr(0), ctx.shape(0))
+
+
+def _chk_sce(ctx: _Ctx) -> None:
+    ctx.dtypes(F32, 0)
+    ctx.dtypes(("int32", "int64"), 1)
+    if ctx.has(2):
+        ctx.dtypes(F32, 2)
+    ctx.only("reduction", ("none", "sum", "mean"), "mean")
+
+
+def _sce_loss(ctx: _Ctx) -> Any:
+    shp = ctx.shape(0)
+    logp = _log_softmax_axis(ctx.expr(0), 1, len(shp))
+    loss = _nll(ctx, logp, shp)
+    return [loss, logp] if len(ctx.outs) > 1 else loss
+
+
+def _from_end(i: ir.Expr, n: int) -> ir.Expr:
+    """int32 indices with a negative one counted from the end (n added
+    where i < 0)."""
+    neg = call("negative", call("maximum", call("minimum", i, scalar(0, "int32")),
+                                scalar(-1, "int32")))
+    return call("add", i, call("multiply", neg, scalar(n, "int32")))
+
+
+def _chk_gather_elements(ctx: _Ctx) -> None:
+    ctx.dtypes(ANY, 0)
+    ctx.dtypes(("int32", "int64"), 1)
+
+
+def _gather_elements(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    ishp = ctx.shape(1)
+    r = len(shp)
+    if len(ishp) != r:
+        raise ctx.error("indices of rank %d for data of rank %d" % (len(ishp), r))
+    axis = _norm_axis(ctx, int(ctx.attr("axis", 0)), r)
+    strides = [_prod(shp[d + 1:]) for d in range(r)]
+    base = np.zeros(ishp, np.int64)
+    for d in range(r):
+        if d != axis:
+            base = base + np.arange(ishp[d]).reshape(
+                [-1 if e == d else 1 for e in range(r)]) * strides[d]
+    n = shp[axis]
+    if ctx.is_const(1):
+        idx = ctx.value(1, "the indices").astype(np.int64)
+        if np.any(idx < -n) or np.any(idx >= n):
+            raise ctx.error("an index is out of range for the %d entries of axis %d"
+                            % (n, axis))
+        flat_idx: ir.Expr = ir.const((base + (idx % n) * strides[axis]).astype(np.int32))
+    else:
+        i = _from_end(_as(ctx.expr(1), "int32"), n)
+        flat_idx = call("add", call("multiply", i, scalar(strides[axis], "int32")),
+                        ir.const(base.astype(np.int32)))
+    return call("take", call("reshape", ctx.expr(0), newshape=[_prod(shp)]), flat_idx,
+                axis=0)
+
+
+# ---- normalization and reductions ------------------------------------------------------
+
+def _moments(x: ir.Expr, axes: List[int]) -> Tuple[ir.Expr, ir.Expr]:
+    mean = call("mean", x, axis=axes, keepdims=True)
+    d = call("subtract", x, mean)
+    var = call("mean", call("multiply", d, d), axis=axes, keepdims=True)
+    return d, var
+
+
+def _chk_layer_norm(ctx: _Ctx) -> None:
+    ctx.dtypes(F32)
+    if int(ctx.attr("stash_type", 1)) != 1:
+        raise ctx.unsupported("stash_type %s is not supported (1)" % ctx.attr("stash_type"))
+
+
+def _layer_norm(ctx: _Ctx) -> Any:
+    shp = ctx.shape(0)
+    r = len(shp)
+    axis = _norm_axis(ctx, int(ctx.attr("axis", -1)), r)
+    axes = list(range(axis, r))
+    x = ctx.expr(0)
+    mean = call("mean", x, axis=axes, keepdims=True)
+    d = call("subtract", x, mean)
+    var = call("mean", call("multiply", d, d), axis=axes, keepdims=True)
+    inv = call("rsqrt", call("add", var, scalar(_f(ctx, "epsilon", 1e-5), "float32")))
+    y = call("multiply", call("multiply", d, inv), ctx.expr(1))
+    if ctx.has(2):
+        y = call("add", y, ctx.expr(2))
+    return [y, mean, inv]
+
+
+def _chk_instance_norm(ctx: _Ctx) -> None:
+    ctx.dtypes(F32)
+
+
+def _instance_norm(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    if len(shp) < 3:
+        raise ctx.error("expects an input of rank >= 3, got %s" % shp)
+    bshape = [shp[1]] + [1] * (len(shp) - 2)
+    d, var = _moments(ctx.expr(0), list(range(2, len(shp))))
+    inv = call("rsqrt", call("add", var, scalar(_f(ctx, "epsilon", 1e-5), "float32")))
+    y = call("multiply", call("multiply", d, inv), call("reshape", ctx.expr(1),
+                                                        newshape=bshape))
+    return call("add", y, call("reshape", ctx.expr(2), newshape=bshape))
+
+
+def _reduce_axes(ctx: _Ctx, since: int) -> Optional[List[int]]:
+    """The axes to reduce (None: the input itself, noop_with_empty_axes)."""
+    r = len(ctx.shape(0))
+    axes = _axes(ctx, since)
+    if not axes:
+        if ctx.opset >= since and int(ctx.attr("noop_with_empty_axes", 0)):
+            return None
+        return list(range(r))
+    return sorted({_norm_axis(ctx, a, r) for a in axes})
+
+
+def _chk_reduce_f32(ctx: _Ctx) -> None:
+    ctx.dtypes(F32, 0)
+    _axes(ctx, 18)
+
+
+def _reduce_composed(kind: str) -> Callable[[_Ctx], ir.Expr]:
+    """ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp."""
+    def conv(ctx: _Ctx) -> ir.Expr:
+        x = ctx.expr(0)
+        ax = _reduce_axes(ctx, 18)
+        keep = bool(ctx.attr("keepdims", 1))
+        if ax is None:  # no reduction: the elementwise part only
+            ax, keep = [], True
+        if kind == "logsumexp":
+            if not ax:
+                return x
+            mx = call("max", x, axis=ax, keepdims=True)
+            s = call("sum", call("exp", call("subtract", x, mx)), axis=ax, keepdims=True)
+            y = call("add", call("log", s), mx)
+            if not keep:
+                y = call("squeeze", y, axis=ax)
+            return y
+        pre = {"l1": lambda v: call("abs", v), "l2": lambda v: call("multiply", v, v),
+               "sumsquare": lambda v: call("multiply", v, v), "logsum": lambda v: v}[kind]
+        v = pre(x)
+        s = call("sum", v, axis=ax, keepdims=keep) if ax else v
+        if kind == "l2":
+            s = call("sqrt", s)
+        elif kind == "logsum":
+            s = call("log", s)
+        return s
+    return conv
+
+
+def _global_max_pool(ctx: _Ctx) -> ir.Expr:
+    r = len(ctx.shape(0))
+    if r < 3:
+        raise ctx.error("expects at least 3 dimensions, got %d" % r)
+    return call("max", ctx.expr(0), axis=list(range(2, r)), keepdims=True)
+
+
+def _mean_of(ctx: _Ctx) -> ir.Expr:
+    xs = [ctx.expr(i) for i in range(len(ctx.ins)) if ctx.has(i)]
+    y = xs[0]
+    for x in xs[1:]:
+        y = call("add", y, x)
+    return call("divide", y, scalar(float(len(xs)), "float32")) if len(xs) > 1 else y
+
+
+# ---- data movement ----------------------------------------------------------------------
+
+def _cast_like(ctx: _Ctx) -> ir.Expr:
+    to = ctx.dtype(1)
+    if ctx.dtype(0) == to:
+        return ctx.expr(0)
+    return call("cast", ctx.expr(0), dtype=to)
+
+
+def _chk_cast_like(ctx: _Ctx) -> None:
+    ctx.dtypes(ANY)
+
+
+def _expand(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    want = [int(d) for d in ctx.value(1, "the shape").reshape(-1)]
+    try:
+        out = list(np.broadcast_shapes(tuple(shp), tuple(want)))
+    except ValueError:
+        raise ctx.error("shape %s does not broadcast with the input %s" % (want, shp)) from None
+    x = ctx.expr(0)
+    full = [1] * (len(out) - len(shp)) + shp
+    if full != shp:
+        x = call("reshape", x, newshape=full)
+    for d, (a, b) in enumerate(zip(full, out)):
+        if a != b:
+            x = _o._tile_many(x, b, d)
+    return x
+
+
+def _split_sizes(ctx: _Ctx, n: int) -> List[int]:
+    nout = len(ctx.outs)
+    if ctx.opset >= 13 and ctx.has(1):
+        sizes = [int(v) for v in ctx.value(1, "the split").reshape(-1)]
+    elif ctx.opset < 13 and ctx.attr("split") is not None:
+        sizes = [int(v) for v in ctx.ints("split") or []]
+    else:
+        k = int(ctx.attr("num_outputs", nout))
+        if k < 1:
+            raise ctx.error("attribute num_outputs must be positive, got %d" % k)
+        part = -(-n // k)
+        sizes = [min(part, n - i * part) for i in range(k)]
+    if len(sizes) != nout or sum(sizes) != n or any(s < 0 for s in sizes):
+        raise ctx.error("split %s does not cut the %d entries into %d outputs"
+                        % (sizes, n, nout))
+    return sizes
+
+
+def _split(ctx: _Ctx) -> List[ir.Expr]:
+    shp = ctx.shape(0)
+    axis = _norm_axis(ctx, int(ctx.attr("axis", 0)), len(shp))
+    outs = []
+    at = 0
+    for s in _split_sizes(ctx, shp[axis]):
+        outs.append(call("strided_slice", ctx.expr(0), begin=[at], end=[at + s], strides=[1],
+                         axes=[axis]))
+        at += s
+    return outs
+
+
+def _chk_split(ctx: _Ctx) -> None:
+    ctx.dtypes(ANY, 0)
+    if ctx.opset >= 13 and ctx.has(1):
+        ctx.value(1, "the split")
+
+
+def _trilu(ctx: _Ctx) -> ir.Expr:
+    """Trilu as a take from the flattened input and one zero: exact for
+    every element type."""
+    shp = ctx.shape(0)
+    if len(shp) < 2:
+        raise ctx.error("expects an input of rank >= 2, got %s" % shp)
+    k = int(ctx.value(1, "k").reshape(-1)[0]) if ctx.has(1) else 0
+    rows, cols = shp[-2], shp[-1]
+    i = np.arange(rows).reshape(-1, 1)
+    j = np.arange(cols).reshape(1, -1)
+    keep = (j - i >= k) if int(ctx.attr("upper", 1)) else (j - i <= k)
+    n = _prod(shp)
+    dt = ctx.dtype(0)
+    if n == 0:
+        return ir.const(np.zeros(shp, np.dtype(dt)))
+    idx = np.arange(n).reshape(shp)
+    idx = np.where(np.broadcast_to(keep, shp), idx, n).astype(np.int32)
+    zero = ir.const(np.zeros([1], np.dtype(dt)))
+    flat = call("concatenate", ir.Tuple([call("reshape", ctx.expr(0), newshape=[n]), zero]),
+                axis=0)
+    return call("take", flat, ir.const(idx), axis=0)
+
+
+def _chk_trilu(ctx: _Ctx) -> None:
+    ctx.dtypes(ANY, 0)
+    if ctx.has(1):
+        ctx.value(1, "k")
+
+
+def _chk_cumsum(ctx: _Ctx) -> None:
+    ctx.dtypes(F32, 0)
+    ctx.value(1, "the axis")
+
+
+def _cumsum(ctx: _Ctx) -> ir.Expr:
+    """CumSum as a product with a triangular 0/1 matrix."""
+    shp = ctx.shape(0)
+    r = len(shp)
+    axis = _norm_axis(ctx, int(ctx.value(1, "the axis").reshape(-1)[0]), r)
+    n = shp[axis]
+    i = np.arange(n).reshape(-1, 1)
+    j = np.arange(n).reshape(1, -1)
+    rev, exc = int(ctx.attr("reverse", 0)), int(ctx.attr("exclusive", 0))
+    # out[j] = sum_i x[i] * m[i, j]
+    m = (i >= j) if rev else (i <= j)
+    if exc:
+        m = m & (i != j)
+    perm = [d for d in range(r) if d != axis] + [axis]
+    x = call("transpose", ctx.expr(0), axes=perm) if axis != r - 1 else ctx.expr(0)
+    moved = [shp[d] for d in perm]
+    y = call("matmul", call("reshape", x, newshape=[_prod(moved[:-1]), n]),
+             ir.const(m.astype(np.float32)))
+    y = call("reshape", y, newshape=moved)
+    if axis != r - 1:
+        y = call("transpose", y, axes=[perm.index(d) for d in range(r)])
+    return y
+
+
+def _chk_one_hot(ctx: _Ctx) -> None:
+    ctx.dtypes(("int32", "int64", "float32"), 0)
+    ctx.value(1, "the depth")
+    ctx.value(2, "the values")
+
+
+def _one_hot(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    depth = int(ctx.value(1, "the depth").reshape(-1)[0])
+    vals = ctx.value(2, "the values").reshape(-1)
+    if vals.size != 2:
+        raise ctx.error("values must hold [off, on], it has %d values" % vals.size)
+    r = len(shp) + 1
+    axis = _norm_axis(ctx, int(ctx.attr("axis", -1)), r)
+    i = _from_end(_as(ctx.expr(0), "int32"), depth)
+    i = call("expand_dims", i, axis=axis)
+    pos = np.arange(depth, dtype=np.int32).reshape([-1 if d == axis else 1 for d in range(r)])
+    hit = _not(_ne_mask(call("subtract", i, ir.const(pos)), "int32"), "int32")
+    out = str(vals.dtype)
+    dt = _compute_dtype(out)
+    off, on = vals.astype(np.dtype(dt))
+    y = call("add", call("multiply", _as(hit, dt), scalar(on - off, dt)), scalar(off, dt))
+    return _as(y, out)
+
+
+# ---- the rows ------------------------------------------------------------------------
+
+def _chk(allowed: Sequence[str], *inputs: int) -> Callable[[_Ctx], None]:
+    def chk(ctx: _Ctx) -> None:
+        ctx.dtypes(allowed, *inputs)
+    return chk
+
+
+CONVERTERS: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], None]]]] = {
+    "Shape": (_only_folded, _chk_folded),
+    "Size": (_only_folded, _chk_folded),
+    "EyeLike": (_only_folded, _chk_folded),
+    "ConstantOfShape": (_only_folded, _chk_folded),
+    "Range": (_only_folded, _chk_folded),
+    "LogSoftmax": (_log_softmax, _chk(F32)),
+    "Hardmax": (_hardmax, _chk(F32)),
+    "NegativeLogLikelihoodLoss": (_nll_loss, _chk_nll),
+    "SoftmaxCrossEntropyLoss": (_sce_loss, _chk_sce),
+    "GatherElements": (_gather_elements, _chk_gather_elements),
+    "Equal": (_compare("eq"), _chk_compare),
+    "Greater": (_compare("gt"), _chk_compare),
+    "Less": (_compare("lt"), _chk_compare),
+    "GreaterOrEqual": (_compare("ge"), _chk_compare),
+    "LessOrEqual": (_compare("le"), _chk_compare),
+    "Not": (_logic("not"), _chk_logic),
+    "And": (_logic("and"), _chk_logic),
+    "Or": (_logic("or"), _chk_logic),
+    "Xor": (_logic("xor"), _chk_logic),
+    "Where": (_where, _chk_where),
+    "Reciprocal": (_reciprocal, _chk(F32)),
+    "Softplus": (_softplus, _chk(F32)),
+    "Softsign": (_softsign, _chk(F32)),
+    "HardSigmoid": (_hard_sigmoid, _chk(F32)),
+    "Elu": (_elu, _chk(F32)),
+    "Selu": (_selu, _chk(F32)),
+    "Celu": (_celu, _chk(F32)),
+    "ThresholdedRelu": (_thresholded_relu, _chk(F32)),
+    "PRelu": (_prelu, _chk(F32)),
+    "Sign": (_sign, _chk(F32)),
+    "Pow": (_pow, _chk_pow),
+    "LayerNormalization": (_layer_norm, _chk_layer_norm),
+    "InstanceNormalization": (_instance_norm, _chk_instance_norm),
+    "ReduceL1": (_reduce_composed("l1"), _chk_reduce_f32),
+    "ReduceL2": (_reduce_composed("l2"), _chk_reduce_f32),
+    "ReduceSumSquare": (_reduce_composed("sumsquare"), _chk_reduce_f32),
+    "ReduceLogSum": (_reduce_composed("logsum"), _chk_reduce_f32),
+    "ReduceLogSumExp": (_reduce_composed("logsumexp"), _chk_reduce_f32),
+    "GlobalMaxPool": (_global_max_pool, _chk(F32)),
+    "Mean": (_mean_of, _chk(F32)),
+    "Sum": (_arith("add"), _chk(F32_INT)),
+    "CastLike": (_cast_like, _chk_cast_like),
+    "Expand": (_expand, _chk(ANY, 0)),
+    "Split": (_split, _chk_split),
+    "Trilu": (_trilu, _chk_trilu),
+    "CumSum": (_cumsum, _chk_cumsum),
+    "OneHot": (_one_hot, _chk_one_hot),
+}
+
+# element types widened for operators of frontend/onnx.py (int64 and the
+# narrow integers computed in int32)
+WIDENED: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], None]]]] = {
+    "Add": (_arith("add"), _chk(F32_INT)),
+    "Sub": (_arith("subtract"), _chk(F32_INT)),
+    "Mul": (_arith("multiply"), _chk(F32_INT)),
+    "Max": (_arith("maximum"), _chk(F32_INT)),
+    "Min": (_arith("minimum"), _chk(F32_INT)),
+    "Neg": (_neg, _chk(("float32", "int8", "int16", "int32", "int64"))),
+}
+
+PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
+    "ReduceL1": (1,), "ReduceL2": (1,), "ReduceSumSquare": (1,), "ReduceLogSum": (1,),
+    "ReduceLogSumExp": (1,), "ReduceProd": (1,), "Split": (1,), "Trilu": (1,),
+    "CumSum": (1,), "OneHot": (1, 2), "Expand": (1,), "Pow": (1,),
+    "ConstantOfShape": (0,), "Range": (0, 1, 2),
+}
