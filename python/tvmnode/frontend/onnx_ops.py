@@ -749,6 +749,11 @@ def _reduce_axes(ctx: _Ctx, since: int) -> Optional[List[int]]:
     return sorted({_norm_axis(ctx, a, r) for a in axes})
 
 
+def _chk_reduce_prod(ctx: _Ctx) -> None:
+    ctx.dtypes(F32_INT, 0)
+    _axes(ctx, 18)
+
+
 def _chk_reduce_f32(ctx: _Ctx) -> None:
     ctx.dtypes(F32, 0)
     _axes(ctx, 18)
@@ -781,6 +786,29 @@ def _reduce_composed(kind: str) -> Callable[[_Ctx], ir.Expr]:
             s = call("log", s)
         return s
     return conv
+
+
+def _reduce_prod(ctx: _Ctx) -> ir.Expr:
+    """ReduceProd as products of the slices along each reduced axis
+    (integers in int32)."""
+    out = ctx.dtype(0) or "float32"
+    shp = ctx.shape(0)
+    ax = _reduce_axes(ctx, 18)
+    if ax is None:
+        return ctx.expr(0)
+    y = _as(ctx.expr(0), _compute_dtype(out))
+    if sum(shp[a] for a in ax) > 256:
+        raise ctx.unsupported("reducing %d entries along axes %s is not supported (256 "
+                              "slices at most)" % (sum(shp[a] for a in ax), ax))
+    for a in ax:
+        p = None
+        for i in range(shp[a]):
+            s = call("strided_slice", y, begin=[i], end=[i + 1], strides=[1], axes=[a])
+            p = s if p is None else call("multiply", p, s)
+        y = p if p is not None else y
+    if not bool(ctx.attr("keepdims", 1)) and ax:
+        y = call("reshape", y, newshape=[d for i, d in enumerate(shp) if i not in ax])
+    return _as(y, out)
 
 
 def _global_max_pool(ctx: _Ctx) -> ir.Expr:
@@ -1003,6 +1031,7 @@ CONVERTERS: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], Non
     "Trilu": (_trilu, _chk_trilu),
     "CumSum": (_cumsum, _chk_cumsum),
     "OneHot": (_one_hot, _chk_one_hot),
+    "ReduceProd": (_reduce_prod, _chk_reduce_prod),
 }
 
 # element types widened for operators of frontend/onnx.py (int64 and the
