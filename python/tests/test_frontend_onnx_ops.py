@@ -281,6 +281,46 @@ def test_cumsum(exclusive: int, reverse: int) -> None:
         reverse=reverse)
 
 
+# ---- rounding, float classes, ArgMax, Dropout, GatherND -------------------------------------
+
+@pytest.mark.parametrize("op", ["Floor", "Ceil", "Round"])
+def test_rounding(op: str) -> None:
+    x = np.concatenate([f32(20) * 10, np.array(
+        [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, -0.0, 3e9, -7e12, 2.0 ** 70, -2.0 ** 90, 1e-40,
+         -1e-40, 8388607.5, np.inf, -np.inf], np.float32)])
+    one(op, {"x": x})
+
+
+def test_is_inf_is_nan_shrink() -> None:
+    x = np.array([-1.5, np.nan, np.inf, 2.0, -np.inf, 0.0, 3.4e38, -3.4e38], np.float32)
+    one("IsInf", {"x": x})
+    one("IsInf", {"x": x}, detect_negative=0)
+    one("IsInf", {"x": x}, detect_positive=0)
+    one("IsNaN", {"x": x})
+    z = f32(4, 5)
+    one("Shrink", {"x": z}, lambd=1.0, bias=0.5)
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+def test_select_last_index(op: str) -> None:
+    x = RNG.integers(0, 3, (3, 5)).astype(np.float32)  # ties
+    one(op, {"x": x}, axis=1, select_last_index=1)
+    one(op, {"x": x}, axis=0, keepdims=0, select_last_index=1)
+
+
+def test_dropout_mask_and_zero_ratio_training() -> None:
+    x = f32(2, 3)
+    one("Dropout", {"x": x}, outputs=("y", "mask"))
+    one("Dropout", {"x": x}, {"r": np.array(0.0, np.float32), "t": np.array(True)},
+        outputs=("y", "mask"))
+
+
+def test_gather_nd() -> None:
+    x = f32(3, 4, 2)
+    one("GatherND", {"x": x, "i": RNG.integers(-3, 3, (5, 1))})
+    one("GatherND", {"x": x, "i": np.stack([RNG.integers(0, 3, 6), RNG.integers(-4, 4, 6)], 1)})
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 def test_bad_attributes_name_node_attribute_and_values() -> None:

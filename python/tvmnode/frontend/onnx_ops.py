@@ -650,12 +650,12 @@ def _sce_loss(ctx: _Ctx) -> Any:
     return [loss, logp] if len(ctx.outs) > 1 else loss
 
 
-def _from_end(i: ir.Expr, n: int) -> ir.Expr:
+def _from_end(i: ir.Expr, n: Any) -> ir.Expr:
     """int32 indices with a negative one counted from the end (n added
-    where i < 0)."""
+    where i < 0; n an extent, or the extents along i's last axis)."""
     neg = call("negative", call("maximum", call("minimum", i, scalar(0, "int32")),
                                 scalar(-1, "int32")))
-    return call("add", i, call("multiply", neg, scalar(n, "int32")))
+    return call("add", i, call("multiply", neg, ir.const(np.array(n, np.int32))))
 
 
 def _chk_gather_elements(ctx: _Ctx) -> None:
@@ -975,6 +975,151 @@ def _one_hot(ctx: _Ctx) -> ir.Expr:
     return _as(y, out)
 
 
+# ---- rounding and float classes -------------------------------------------------------
+
+def _trunc(x: ir.Expr) -> ir.Expr:
+    """x rounded toward zero, exact for every float32: the int64 cast of x
+    clipped to +-2^62, plus what the clip cut off (0, or an integer)."""
+    f = "float32"
+    xc = call("clip", x, a_min=-2.0 ** 62, a_max=2.0 ** 62)
+    t = call("cast", call("cast", xc, dtype="int64"), dtype=f)
+    return call("add", t, call("subtract", x, xc))
+
+
+def _floor_of(x: ir.Expr) -> ir.Expr:
+    t = _trunc(x)
+    return call("subtract", t, _gt_mask(call("subtract", t, x), "float32"))
+
+
+def _floor(ctx: _Ctx) -> ir.Expr:
+    return _floor_of(ctx.expr(0))
+
+
+def _ceil(ctx: _Ctx) -> ir.Expr:
+    x = ctx.expr(0)
+    t = _trunc(x)
+    return call("add", t, _gt_mask(call("subtract", x, t), "float32"))
+
+
+def _round(ctx: _Ctx) -> ir.Expr:
+    """Round half to even: floor(x), plus 1 above the half, plus 1 at the
+    half when floor(x) is odd."""
+    f = "float32"
+    x = ctx.expr(0)
+    fl = _floor_of(x)
+    d = call("subtract", call("subtract", x, fl), scalar(0.5, f))
+    up = _gt_mask(d, f)
+    tie = _not(_ne_mask(d, f), f)
+    flc = call("clip", fl, a_min=-2.0 ** 24, a_max=2.0 ** 24)  # even beyond
+    odd = call("abs", call("subtract", flc, call("multiply", _trunc(
+        call("multiply", flc, scalar(0.5, f))), scalar(2.0, f))))
+    return call("add", fl, call("add", up, call("multiply", tie, odd)))
+
+
+FLT_MAX = float(np.finfo(np.float32).max)
+
+
+def _is_inf(ctx: _Ctx) -> ir.Expr:
+    f = "float32"
+    x = ctx.expr(0)
+    pos, neg = int(ctx.attr("detect_positive", 1)), int(ctx.attr("detect_negative", 1))
+    m = scalar(0.0, f)
+    if pos:
+        m = call("add", m, _gt_mask(call("subtract", x, scalar(FLT_MAX, f)), f))
+    if neg:
+        m = call("add", m, _gt_mask(call("subtract", call("negative", x), scalar(FLT_MAX, f)),
+                                    f))
+    if not pos and not neg:
+        m = call("multiply", call("abs", x), scalar(0.0, f))
+    return call("cast", m, dtype="bool")
+
+
+def _is_nan(ctx: _Ctx) -> ir.Expr:
+    """maximum(|x|, -1) is -1 for NaN only (maximum keeps its right operand
+    when the comparison with NaN fails)."""
+    f = "float32"
+    v = call("maximum", call("abs", ctx.expr(0)), scalar(-1.0, f))
+    return call("cast", _gt_mask(call("negative", v), f), dtype="bool")
+
+
+def _shrink(ctx: _Ctx) -> ir.Expr:
+    f = "float32"
+    x = ctx.expr(0)
+    lam, bias = _f(ctx, "lambd", 0.5), _f(ctx, "bias", 0.0)
+    lo = _gt_mask(call("subtract", scalar(-lam, f), x), f)
+    hi = _gt_mask(call("subtract", x, scalar(lam, f)), f)
+    return call("add", call("multiply", lo, call("add", x, scalar(bias, f))),
+                call("multiply", hi, call("subtract", x, scalar(bias, f))))
+
+
+# ---- ArgMax/ArgMin, Dropout, GatherND ------------------------------------------------
+
+def _arg(op: str) -> Callable[[_Ctx], ir.Expr]:
+    """ArgMax, ArgMin; select_last_index=1 searches the reversed axis."""
+    def conv(ctx: _Ctx) -> ir.Expr:
+        shp = ctx.shape(0)
+        axis = _norm_axis(ctx, int(ctx.attr("axis", 0)), len(shp))
+        keep = bool(ctx.attr("keepdims", 1))
+        x = ctx.expr(0)
+        last = int(ctx.attr("select_last_index", 0))
+        if last:
+            n = shp[axis]
+            x = call("strided_slice", x, begin=[n - 1], end=[-n - 1], strides=[-1],
+                     axes=[axis])
+        y = call(op, x, axis=axis, keepdims=keep)
+        if last:
+            y = call("subtract", scalar(shp[axis] - 1, "int32"), _as(y, "int32"))
+        return call("cast", y, dtype="int64")
+    return conv
+
+
+def _chk_arg(ctx: _Ctx) -> None:
+    ctx.dtypes(("float32", "int8", "int32"), 0)
+    ctx.only("select_last_index", [0, 1], 0)
+
+
+def _chk_dropout(ctx: _Ctx) -> None:
+    if ctx.opset >= 12 and ctx.has(2):
+        t = ctx.value(2, "training_mode").reshape(-1)
+        if t.size and bool(t[0]):
+            r = ctx.value(1, "the ratio").reshape(-1) if ctx.has(1) else np.array([0.5])
+            if float(r[0]) != 0.0:
+                raise ctx.unsupported("training_mode=True with ratio %g is not supported "
+                                      "(inference only)" % float(r[0]))
+    if ctx.attr("is_test") == 0 and ctx.opset < 7:
+        raise ctx.unsupported("is_test=0 is not supported (inference only)")
+
+
+def _dropout(ctx: _Ctx) -> Any:
+    """Inference: the input, and a mask of all true."""
+    x = ctx.expr(0)
+    if len(ctx.outs) < 2 or not ctx.outs[1]:
+        return x
+    return [x, ir.const(np.ones(ctx.shape(0), bool))]
+
+
+def _chk_gather_nd(ctx: _Ctx) -> None:
+    ctx.dtypes(("float32", "int8", "uint8", "int16", "int32", "int64"), 0)
+    ctx.dtypes(("int32", "int64"), 1)
+    ctx.only("batch_dims", [0], 0)
+
+
+def _gather_nd(ctx: _Ctx) -> ir.Expr:
+    """GatherND (batch_dims 0): take of the flattened leading axes at
+    sum(index * stride)."""
+    shp, ishp = ctx.shape(0), ctx.shape(1)
+    k = ishp[-1]
+    if not 1 <= k <= len(shp):
+        raise ctx.error("indices address %d axes of data of rank %d" % (k, len(shp)))
+    lead = shp[:k]
+    strides = np.array([_prod(lead[d + 1:]) for d in range(k)], np.int32)
+    i = _from_end(_as(ctx.expr(1), "int32"), lead)
+    flat = call("sum", call("multiply", i, ir.const(strides)), axis=[len(ishp) - 1],
+                keepdims=False)
+    data = call("reshape", ctx.expr(0), newshape=[_prod(lead)] + shp[k:])
+    return call("take", data, flat, axis=0)
+
+
 # ---- the rows ------------------------------------------------------------------------
 
 def _chk(allowed: Sequence[str], *inputs: int) -> Callable[[_Ctx], None]:
@@ -1032,10 +1177,18 @@ CONVERTERS: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], Non
     "CumSum": (_cumsum, _chk_cumsum),
     "OneHot": (_one_hot, _chk_one_hot),
     "ReduceProd": (_reduce_prod, _chk_reduce_prod),
+    "Floor": (_floor, _chk(F32)),
+    "Ceil": (_ceil, _chk(F32)),
+    "Round": (_round, _chk(F32)),
+    "IsInf": (_is_inf, _chk(F32)),
+    "IsNaN": (_is_nan, _chk(F32)),
+    "Shrink": (_shrink, _chk(F32)),
+    "GatherND": (_gather_nd, _chk_gather_nd),
 }
 
-# element types widened for operators of frontend/onnx.py (int64 and the
-# narrow integers computed in int32)
+# rows of frontend/onnx.py replaced: wider element types (int64 and the
+# narrow integers computed in int32), ArgMax/ArgMin's select_last_index,
+# Dropout's mask output
 WIDENED: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], None]]]] = {
     "Add": (_arith("add"), _chk(F32_INT)),
     "Sub": (_arith("subtract"), _chk(F32_INT)),
@@ -1043,6 +1196,9 @@ WIDENED: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], None]]
     "Max": (_arith("maximum"), _chk(F32_INT)),
     "Min": (_arith("minimum"), _chk(F32_INT)),
     "Neg": (_neg, _chk(("float32", "int8", "int16", "int32", "int64"))),
+    "ArgMax": (_arg("argmax"), _chk_arg),
+    "ArgMin": (_arg("argmin"), _chk_arg),
+    "Dropout": (_dropout, _chk_dropout),
 }
 
 PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
