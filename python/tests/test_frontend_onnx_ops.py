@@ -321,6 +321,34 @@ def test_gather_nd() -> None:
     one("GatherND", {"x": x, "i": np.stack([RNG.integers(0, 3, 6), RNG.integers(-4, 4, 6)], 1)})
 
 
+# ---- Resize ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("attrs", [
+    dict(mode="nearest"), dict(mode="nearest", nearest_mode="floor",
+                               coordinate_transformation_mode="asymmetric"),
+    dict(mode="linear"), dict(mode="linear", coordinate_transformation_mode="align_corners"),
+    dict(mode="cubic"), dict(mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1),
+    dict(mode="linear", antialias=1), dict(mode="cubic", antialias=1)])
+@pytest.mark.parametrize("scales", [[1, 1, 0.6, 0.75], [1, 1, 2.0, 1.5]])  # integer sizes
+def test_resize_scales(attrs: Dict[str, Any], scales: List[float]) -> None:
+    one("Resize", {"x": f32(1, 2, 5, 4)},
+        {"roi": np.zeros(0, np.float32), "s": np.array(scales, np.float32)}, opset=18, **attrs)
+
+
+def test_resize_sizes_axes_crop_and_int8_nearest() -> None:
+    x = f32(1, 2, 4, 6)
+    one("Resize", {"x": x}, {"roi": np.zeros(0, np.float32), "s": np.zeros(0, np.float32),
+                             "z": np.array([3, 9], np.int64)},
+        mode="linear", axes=[2, 3], keep_aspect_ratio_policy="not_larger")
+    one("Resize", {"x": x}, {"roi": np.array([0.2, 0.1, 0.9, 1.2], np.float32),
+                             "s": np.zeros(0, np.float32), "z": np.array([5, 5], np.int64)},
+        mode="linear", axes=[2, 3], coordinate_transformation_mode="tf_crop_and_resize",
+        extrapolation_value=7.0)
+    q = RNG.integers(-128, 128, (1, 1, 3, 3), dtype=np.int8)
+    one("Resize", {"x": q}, {"roi": np.zeros(0, np.float32),
+                             "s": np.array([1, 1, 2, 2], np.float32)}, mode="nearest")
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 def test_bad_attributes_name_node_attribute_and_values() -> None:

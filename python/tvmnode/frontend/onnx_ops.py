@@ -1120,6 +1120,166 @@ def _gather_nd(ctx: _Ctx) -> ir.Expr:
     return call("take", data, flat, axis=0)
 
 
+# ---- Resize --------------------------------------------------------------------------
+
+def _cubic(t: np.ndarray, a: float) -> np.ndarray:
+    t = np.abs(t)
+    near = ((a + 2) * t - (a + 3)) * t * t + 1
+    far = ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
+    return np.where(t <= 1, near, np.where(t < 2, far, 0.0))
+
+
+def _source_coords(ctx: _Ctx, n_in: int, n_out: int, scale: float,
+                   roi: Tuple[float, float]) -> np.ndarray:
+    """The input coordinate each output index samples along one axis."""
+    ctm = ctx.attr("coordinate_transformation_mode", "half_pixel")
+    y = np.arange(n_out, dtype=np.float64)
+    width = scale * n_in
+    if ctm == "align_corners":
+        return np.zeros(n_out) if width == 1 else y * (n_in - 1) / (width - 1)
+    if ctm == "asymmetric":
+        return y / scale
+    if ctm == "tf_crop_and_resize":
+        if width == 1:
+            x = np.full(n_out, (roi[1] - roi[0]) * (n_in - 1) / 2)
+        else:
+            x = y * (roi[1] - roi[0]) * (n_in - 1) / (width - 1)
+        return x + roi[0] * (n_in - 1)
+    if ctm == "pytorch_half_pixel":
+        return np.full(n_out, -0.5) if width == 1 else (y + 0.5) / scale - 0.5
+    if ctm == "half_pixel":
+        return (y + 0.5) / scale - 0.5
+    if ctm == "half_pixel_symmetric":
+        offset = n_in / 2 * (1 - n_out / width)
+        return offset + (y + 0.5) / scale - 0.5
+    raise ctx.unsupported("attribute coordinate_transformation_mode=%r is not supported" % ctm)
+
+
+def _resize_weights(ctx: _Ctx, n_in: int, n_out: int, scale: float,
+                    roi: Tuple[float, float]) -> Tuple[np.ndarray, np.ndarray]:
+    """(W [n_out, n_in], the rows outside the crop) of a resize along one
+    axis: output = W @ input, and extrapolation_value on the rows marked."""
+    mode = ctx.attr("mode", "nearest")
+    x = _source_coords(ctx, n_in, n_out, scale, roi)
+    w = np.zeros((n_out, n_in), np.float64)
+    outside = np.zeros(n_out, bool)
+    if ctx.attr("coordinate_transformation_mode") == "tf_crop_and_resize":
+        outside = (x < 0) | (x > n_in - 1)
+    if mode == "nearest":
+        nm = ctx.attr("nearest_mode", "round_prefer_floor")
+        pick = {"round_prefer_floor": lambda v: np.ceil(v - 0.5),
+                "round_prefer_ceil": lambda v: np.floor(v + 0.5),
+                "floor": np.floor, "ceil": np.ceil}.get(nm)
+        if pick is None:
+            raise ctx.unsupported("attribute nearest_mode=%r is not supported" % nm)
+        idx = np.where(x == np.floor(x), x, pick(x)).astype(np.int64)
+        w[np.arange(n_out), np.clip(idx, 0, n_in - 1)] = 1.0
+        return w, outside
+    if mode not in ("linear", "cubic"):
+        raise ctx.unsupported("attribute mode=%r is not supported" % mode)
+    anti = bool(int(ctx.attr("antialias", 0)))
+    s = min(scale, 1.0) if anti else 1.0
+    support = (1.0 if mode == "linear" else 2.0) / s
+    a = _f(ctx, "cubic_coeff_a", -0.75)
+    exclude = bool(int(ctx.attr("exclude_outside", 0)))
+    for o in range(n_out):
+        taps = np.arange(int(np.floor(x[o] - support)) + 1, int(np.ceil(x[o] + support)))
+        t = (taps - x[o]) * s
+        k = np.clip(1 - np.abs(t), 0, 1) if mode == "linear" else _cubic(t, a)
+        if anti:
+            k = k / k.sum()
+        if exclude:
+            k = np.where((taps < 0) | (taps >= n_in), 0.0, k)
+            k = k / (k.sum() or 1.0)
+        np.add.at(w[o], np.clip(taps, 0, n_in - 1), k)
+    return w, outside
+
+
+def _resize_plan(ctx: _Ctx) -> List[Tuple[int, int, float, Tuple[float, float]]]:
+    """(axis, output extent, scale, roi) of every axis the node resizes."""
+    shp = _shape_of(ctx, 0)
+    if shp is None:
+        raise ctx.unsupported("the input's shape is not known")
+    r = len(shp)
+    axes = [_norm_axis(ctx, a, r) for a in (ctx.ints("axes") or list(range(r)))]
+    k = len(axes)
+
+    def const(n: int) -> Optional[np.ndarray]:
+        if not ctx.has(n):
+            return None
+        v = ctx.value(n, ("roi", "scales", "sizes")[n - 1]).reshape(-1)
+        return v if v.size else None
+
+    roi_v, scales_v, sizes_v = const(1), const(2), const(3)
+    if (scales_v is None) == (sizes_v is None):
+        raise ctx.error("needs exactly one of scales and sizes")
+    given = scales_v if scales_v is not None else sizes_v
+    assert given is not None
+    if given.size != k:
+        raise ctx.error("%d %s for %d axes" % (given.size, "scales" if scales_v is not None
+                                                else "sizes", k))
+    if sizes_v is not None:
+        scales = [float(sizes_v[i]) / shp[a] for i, a in enumerate(axes)]
+        policy = ctx.attr("keep_aspect_ratio_policy", "stretch")
+        if policy == "stretch":
+            outs = [int(v) for v in sizes_v]
+        elif policy in ("not_larger", "not_smaller"):
+            sc = min(scales) if policy == "not_larger" else max(scales)
+            scales = [sc] * k
+            outs = [int(sc * shp[a] + 0.5) for a in axes]
+        else:
+            raise ctx.unsupported("attribute keep_aspect_ratio_policy=%r is not supported"
+                                  % policy)
+    else:
+        scales = [float(v) for v in scales_v]  # type: ignore[union-attr]
+        if any(v <= 0 for v in scales):
+            raise ctx.error("scales %s must be positive" % scales)
+        outs = [int(sc * shp[a]) for sc, a in zip(scales, axes)]
+    plan = []
+    for i, a in enumerate(axes):
+        roi = ((float(roi_v[i]), float(roi_v[k + i])) if roi_v is not None and roi_v.size == 2 * k
+               else (0.0, 1.0))
+        if outs[i] == shp[a] and scales[i] == 1.0 and roi == (0.0, 1.0):
+            continue
+        plan.append((a, outs[i], scales[i], roi))
+    return plan
+
+
+def _chk_resize(ctx: _Ctx) -> None:
+    mode = ctx.only("mode", ("nearest", "linear", "cubic"), "nearest")
+    ctx.dtypes(("float32",) if mode != "nearest" else ANY, 0)
+    plan = _resize_plan(ctx)
+    shp = _shape_of(ctx, 0) or []
+    for a, n_out, sc, roi in plan:
+        _resize_weights(ctx, shp[a], n_out, sc, roi)
+
+
+def _resize(ctx: _Ctx) -> ir.Expr:
+    """Resize as one operation per resized axis: a take for nearest (exact
+    for every element type), else a product with the interpolation matrix
+    (float32); the crop's extrapolation_value is added where it applies."""
+    y = ctx.expr(0)
+    r = len(ctx.shape(0))
+    extrap = _f(ctx, "extrapolation_value", 0.0)
+    for a, n_out, sc, roi in _resize_plan(ctx):
+        shp = [int(d) for d in y.checked_type.shape]
+        w, outside = _resize_weights(ctx, shp[a], n_out, sc, roi)
+        if ctx.attr("mode", "nearest") == "nearest" and not outside.any():
+            y = call("take", y, ir.const(w.argmax(axis=1).astype(np.int32)), axis=a)
+            continue
+        w[outside] = 0.0
+        perm = [d for d in range(r) if d != a] + [a]
+        moved = [shp[d] for d in perm]
+        t = call("transpose", y, axes=perm) if a != r - 1 else y
+        t = call("matmul", call("reshape", t, newshape=[_prod(moved[:-1]), shp[a]]),
+                 ir.const(np.ascontiguousarray(w.T).astype(np.float32)))
+        if outside.any():
+            t = call("add", t, ir.const((outside * extrap).astype(np.float32)))
+        t = call("reshape", t, newshape=moved[:-1] + [n_out])
+        y = call("transpose", t, axes=[perm.index(d) for d in range(r)]) if a != r - 1 else t
+    return y
+
+
 # ---- the rows ------------------------------------------------------------------------
 
 def _chk(allowed: Sequence[str], *inputs: int) -> Callable[[_Ctx], None]:
@@ -1184,6 +1344,7 @@ CONVERTERS: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], Non
     "IsNaN": (_is_nan, _chk(F32)),
     "Shrink": (_shrink, _chk(F32)),
     "GatherND": (_gather_nd, _chk_gather_nd),
+    "Resize": (_resize, _chk_resize),
 }
 
 # rows of frontend/onnx.py replaced: wider element types (int64 and the
@@ -1205,5 +1366,5 @@ PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
     "ReduceL1": (1,), "ReduceL2": (1,), "ReduceSumSquare": (1,), "ReduceLogSum": (1,),
     "ReduceLogSumExp": (1,), "ReduceProd": (1,), "Split": (1,), "Trilu": (1,),
     "CumSum": (1,), "OneHot": (1, 2), "Expand": (1,), "Pow": (1,),
-    "ConstantOfShape": (0,), "Range": (0, 1, 2),
+    "ConstantOfShape": (0,), "Range": (0, 1, 2), "Resize": (1, 2, 3),
 }
