@@ -349,6 +349,23 @@ def test_resize_sizes_axes_crop_and_int8_nearest() -> None:
                              "s": np.array([1, 1, 2, 2], np.float32)}, mode="nearest")
 
 
+# ---- ConvTranspose --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("attrs", [
+    dict(), dict(strides=[2, 3], pads=[1, 0, 2, 1]), dict(strides=[2, 2], output_padding=[1, 0]),
+    dict(dilations=[2, 1], group=2), dict(strides=[2, 2], auto_pad="SAME_UPPER"),
+    dict(strides=[3, 2], output_shape=[10, 8]), dict(strides=[2, 2], pads=[3, 1, 2, 3])])
+def test_conv_transpose(attrs: Dict[str, Any]) -> None:
+    x, w, b = f32(1, 4, 3, 3), f32(4, 3, 3, 3), f32(3 * attrs.get("group", 1))
+    if attrs.get("group") == 2:
+        w = f32(4, 3, 3, 3)
+    one("ConvTranspose", {"x": x, "w": w}, {"b": b}, **attrs)
+
+
+def test_conv_transpose_1d_constant_weight() -> None:
+    one("ConvTranspose", {"x": f32(2, 3, 5)}, {"w": f32(3, 2, 4)}, strides=[2], pads=[1, 2])
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 def test_bad_attributes_name_node_attribute_and_values() -> None:

@@ -1280,6 +1280,98 @@ def _resize(ctx: _Ctx) -> ir.Expr:
     return y
 
 
+# ---- ConvTranspose ---------------------------------------------------------------------
+
+def _chk_conv_transpose(ctx: _Ctx) -> None:
+    ctx.dtypes(F32)
+    ctx.only("auto_pad", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"), "NOTSET")
+    r = ctx.rank(0)
+    if r is not None and r not in (3, 4):
+        raise ctx.unsupported("a %d-d input is not supported (1-d and 2-d windows)" % r)
+
+
+def _conv_transpose(ctx: _Ctx) -> ir.Expr:
+    """ConvTranspose as nn.conv2d over the input spread out by the strides
+    (zeros between the rows and columns), with the kernel flipped and its
+    in/out channels swapped per group; a 1-d one as a 2-d one of height 1."""
+    shp, wshp = ctx.shape(0), ctx.shape(1)
+    one_d = len(shp) == 3
+    x, w = ctx.expr(0), ctx.expr(1)
+    if one_d:
+        shp, wshp = shp[:2] + [1] + shp[2:], wshp[:2] + [1] + wshp[2:]
+        x, w = call("reshape", x, newshape=shp), call("reshape", w, newshape=wshp)
+
+    def pair(name: str, default: int) -> List[int]:
+        v = ctx.ints(name) or [default] * (1 if one_d else 2)
+        v = [default] + v if one_d else v
+        if len(v) != 2:
+            raise ctx.error("attribute %s=%s needs %d values" % (name, ctx.ints(name),
+                                                               1 if one_d else 2))
+        return v
+
+    n, cin, h, wd = shp
+    g = int(ctx.attr("group", 1))
+    if wshp[0] != cin or cin % g:
+        raise ctx.error("weight %s does not fit %d input channels in %d groups"
+                        % (wshp, cin, g))
+    cout_g, kh, kw = wshp[1], wshp[2], wshp[3]
+    k = [kh, kw]
+    s, d, op = pair("strides", 1), pair("dilations", 1), pair("output_padding", 0)
+    ins = [h, wd]
+    full = [s[i] * (ins[i] - 1) + op[i] + (k[i] - 1) * d[i] + 1 for i in range(2)]
+    pads = ctx.ints("pads")
+    out_shape = ctx.ints("output_shape")
+    mode = ctx.attr("auto_pad", "NOTSET")
+    if out_shape is not None or mode in ("SAME_UPPER", "SAME_LOWER"):
+        want = ([1] + out_shape if one_d else out_shape)[-2:] if out_shape is not None \
+            else [ins[i] * s[i] for i in range(2)]
+        total = [full[i] - want[i] for i in range(2)]
+        half = [int(t / 2) for t in total]  # toward zero: a negative total grows the end
+        begin = [t - hf for t, hf in zip(total, half)] if mode == "SAME_LOWER" else half
+        end = [total[i] - begin[i] for i in range(2)]
+    elif mode == "VALID" or pads is None:
+        begin, end = [0, 0], [0, 0]
+    else:
+        p = [0, pads[0], 0, pads[1]] if one_d else pads
+        if len(p) != 4:
+            raise ctx.error("attribute pads=%s needs %d values" % (pads, 2 if one_d else 4))
+        begin, end = [p[0], p[1]], [p[2], p[3]]
+    # spread the input: zeros after each row and column but the last
+    if s != [1, 1]:
+        x = call("reshape", x, newshape=[n, cin, h, 1, wd, 1])
+        x = call("nn.pad", x, pad_width=[[0, 0], [0, 0], [0, 0], [0, s[0] - 1], [0, 0],
+                                         [0, s[1] - 1]], pad_value=0.0)
+        x = call("reshape", x, newshape=[n, cin, h * s[0], wd * s[1]])
+        x = call("strided_slice", x, begin=[0, 0], end=[(h - 1) * s[0] + 1,
+                                                         (wd - 1) * s[1] + 1],
+                 strides=[1, 1], axes=[2, 3])
+    # the kernel: [cin, cout/g, kh, kw] -> [cout, cin/g, kh, kw], flipped
+    w = call("reshape", w, newshape=[g, cin // g, cout_g, kh, kw])
+    w = call("reshape", call("transpose", w, axes=[0, 2, 1, 3, 4]),
+             newshape=[g * cout_g, cin // g, kh, kw])
+    w = call("strided_slice", w, begin=[kh - 1, kw - 1], end=[-kh - 1, -kw - 1],
+             strides=[-1, -1], axes=[2, 3])
+    edge = [(k[i] - 1) * d[i] for i in range(2)]
+    lo = [edge[i] - begin[i] for i in range(2)]
+    hi = [edge[i] - end[i] + op[i] for i in range(2)]
+    y = call("nn.conv2d", x, w, strides=[1, 1], padding=[max(lo[0], 0), max(lo[1], 0),
+                                                          max(hi[0], 0), max(hi[1], 0)],
+             dilation=d, groups=g, channels=g * cout_g, kernel_size=k)
+    if min(lo + hi) < 0:  # more padding than the kernel's reach: crop
+        oshp = [int(v) for v in y.checked_type.shape]
+        cut_lo = [max(-v, 0) for v in lo]
+        cut_hi = [max(-v, 0) for v in hi]
+        y = call("strided_slice", y, begin=cut_lo, end=[oshp[2] - cut_hi[0],
+                                                        oshp[3] - cut_hi[1]],
+                 strides=[1, 1], axes=[2, 3])
+    if ctx.has(2):
+        y = call("nn.bias_add", y, ctx.expr(2), axis=1)
+    if one_d:
+        oshp = [int(v) for v in y.checked_type.shape]
+        y = call("reshape", y, newshape=[oshp[0], oshp[1], oshp[3]])
+    return y
+
+
 # ---- the rows ------------------------------------------------------------------------
 
 def _chk(allowed: Sequence[str], *inputs: int) -> Callable[[_Ctx], None]:
@@ -1345,6 +1437,7 @@ CONVERTERS: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], Non
     "Shrink": (_shrink, _chk(F32)),
     "GatherND": (_gather_nd, _chk_gather_nd),
     "Resize": (_resize, _chk_resize),
+    "ConvTranspose": (_conv_transpose, _chk_conv_transpose),
 }
 
 # rows of frontend/onnx.py replaced: wider element types (int64 and the
