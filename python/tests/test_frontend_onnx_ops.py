@@ -36,10 +36,11 @@ def build(nodes: Sequence[Any], inputs: Dict[str, np.ndarray], outputs: Sequence
                            for k, a in (inits or {}).items()])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
-    m = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+    m = onnx.shape_inference.infer_shapes(m)
     inferred = {vi.name: vi for vi in m.graph.value_info}
     del m.graph.value_info[:]
-    m.graph.output.extend(inferred[k] for k in outputs)
+    m.graph.output.extend(inferred.get(k) or helper.make_tensor_value_info(
+        k, TensorProto.FLOAT, None) for k in outputs)
     return m
 
 
@@ -364,6 +365,51 @@ def test_conv_transpose(attrs: Dict[str, Any]) -> None:
 
 def test_conv_transpose_1d_constant_weight() -> None:
     one("ConvTranspose", {"x": f32(2, 3, 5)}, {"w": f32(3, 2, 4)}, strides=[2], pads=[1, 2])
+
+
+# ---- windows, Compress, Pad modes, MVN, LRN, scatters ----------------------------------------
+
+@pytest.mark.parametrize("op", ["HannWindow", "HammingWindow", "BlackmanWindow"])
+@pytest.mark.parametrize("periodic", [0, 1])
+def test_windows_fold(op: str, periodic: int) -> None:
+    x = f32(10)
+    m = build([helper.make_node(op, ["n"], ["w"], periodic=periodic),
+               helper.make_node("Mul", ["x", "w"], ["y"])], {"x": x}, ["y"],
+              {"n": np.array(10, np.int32)}, opset=17)
+    compare(m, {"x": x})
+
+
+def test_compress() -> None:
+    x = f32(3, 4)
+    one("Compress", {"x": x}, {"c": np.array([True, False, True])}, axis=0)
+    one("Compress", {"x": x}, {"c": np.array([False, True, True, False, True])})
+
+
+@pytest.mark.parametrize("mode", ["edge", "reflect", "wrap"])
+def test_pad_modes(mode: str) -> None:
+    x = RNG.integers(-50, 50, (3, 4)).astype(np.int32)
+    one("Pad", {"x": x}, {"p": np.array([1, 2, 2, 3], np.int64)}, mode=mode)
+    one("Pad", {"x": f32(2, 3, 4)}, {"p": np.array([2, 1], np.int64),
+                                     "v": np.array(0, np.float32), "a": np.array([-1], np.int64)},
+        mode=mode)
+
+
+def test_mvn_lrn() -> None:
+    x = f32(2, 5, 3, 3)
+    one("MeanVarianceNormalization", {"x": x}, opset=13)
+    one("LRN", {"x": x}, size=3, alpha=0.01, beta=0.6, bias=1.5)
+    one("LRN", {"x": x}, size=5)
+
+
+@pytest.mark.parametrize("reduction", ["none", "add"])
+def test_scatter_constant_indices(reduction: str) -> None:
+    x = f32(3, 4)
+    i = np.array([[1, -1, 1], [0, 2, 0]], np.int64)
+    one("ScatterElements", {"x": x, "u": f32(2, 3)}, {"i": i}, inputs=["x", "i", "u"], axis=1,
+        reduction=reduction)
+    j = np.array([[2], [0], [2]], np.int64)
+    one("ScatterND", {"x": x, "u": f32(3, 4)}, {"i": j}, inputs=["x", "i", "u"],
+        reduction=reduction)
 
 
 # ---- errors -----------------------------------------------------------------------------------

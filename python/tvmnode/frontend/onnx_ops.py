@@ -1372,6 +1372,192 @@ def _conv_transpose(ctx: _Ctx) -> ir.Expr:
     return y
 
 
+# ---- windows, Compress, Pad modes, MeanVarianceNormalization, LRN, scatters ------------
+
+def _f_window(kind: str) -> Callable[[_Ctx], List[np.ndarray]]:
+    """HannWindow, HammingWindow, BlackmanWindow of a constant size."""
+    def f(ctx: _Ctx) -> List[np.ndarray]:
+        n = int(_v(ctx, 0).reshape(-1)[0])
+        if n < 0:
+            raise ctx.error("the size %d is negative" % n)
+        dt = _ELEM.get(int(ctx.attr("output_datatype", 1)))
+        if dt is None:
+            raise ctx.unsupported("output_datatype %s is not supported"
+                                  % ctx.attr("output_datatype"))
+        den = n if int(ctx.attr("periodic", 1)) else n - 1
+        t = 2 * np.pi * np.arange(n) / max(den, 1)
+        if kind == "hann":
+            w = 0.5 - 0.5 * np.cos(t)
+        elif kind == "hamming":
+            w = 25 / 46 - 21 / 46 * np.cos(t)
+        else:
+            w = 0.42 - 0.5 * np.cos(t) + 0.08 * np.cos(2 * t)
+        return [w.astype(np.float32).astype(np.dtype(dt))]
+    return f
+
+
+FOLD.update({"HannWindow": _f_window("hann"), "HammingWindow": _f_window("hamming"),
+             "BlackmanWindow": _f_window("blackman")})
+
+
+def _chk_compress(ctx: _Ctx) -> None:
+    ctx.dtypes(ANY, 0)
+    ctx.value(1, "the condition")
+
+
+def _compress(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    cond = ctx.value(1, "the condition").reshape(-1).astype(bool)
+    axis = ctx.attr("axis")
+    x = ctx.expr(0)
+    if axis is None:
+        x, a, n = call("reshape", x, newshape=[_prod(shp)]), 0, _prod(shp)
+    else:
+        a = _norm_axis(ctx, int(axis), len(shp))
+        n = shp[a]
+    if cond.size > n:
+        raise ctx.error("the condition has %d values for %d entries" % (cond.size, n))
+    keep = np.nonzero(cond)[0].astype(np.int32)
+    if keep.size == 0:
+        raise ctx.unsupported("a condition that keeps nothing (an empty output) is not "
+                              "supported")
+    return call("take", x, ir.const(keep), axis=a)
+
+
+def _chk_pad_modes(ctx: _Ctx) -> None:
+    mode = ctx.only("mode", ("constant", "edge", "reflect", "wrap"), "constant")
+    if mode == "constant":
+        _o._chk_pad(ctx)
+        return
+    ctx.dtypes(ANY, 0)
+    ctx.value(1, "the pads")
+    if ctx.has(3):
+        ctx.value(3, "the axes")
+
+
+def _pad_modes(ctx: _Ctx) -> ir.Expr:
+    """Pad: constant as nn.pad; edge, reflect and wrap as a take per padded
+    axis (exact for every element type)."""
+    mode = ctx.attr("mode", "constant")
+    if mode == "constant":
+        return _o._pad(ctx)
+    shp = ctx.shape(0)
+    r = len(shp)
+    pads = [int(v) for v in ctx.value(1, "the pads").reshape(-1)]
+    axes = ([_norm_axis(ctx, int(a), r) for a in ctx.value(3, "the axes").reshape(-1)]
+            if ctx.has(3) else list(range(r)))
+    if len(pads) != 2 * len(axes):
+        raise ctx.error("%d pads for %d axes" % (len(pads), len(axes)))
+    y = ctx.expr(0)
+    for i, a in enumerate(axes):
+        lo, hi, n = pads[i], pads[i + len(axes)], shp[a]
+        if lo == 0 and hi == 0:
+            continue
+        pos = np.arange(-lo, n + hi)
+        if mode == "edge":
+            idx = np.clip(pos, 0, n - 1)
+        elif mode == "wrap":
+            idx = pos % n
+        else:
+            if n < 2:
+                raise ctx.error("reflect needs at least 2 entries on axis %d, it has %d"
+                                % (a, n))
+            period = 2 * (n - 1)
+            m = pos % period
+            idx = np.where(m < n, m, period - m)
+        if np.any(idx < 0):
+            raise ctx.error("pads %s cut more than axis %d holds" % (pads, a))
+        y = call("take", y, ir.const(idx.astype(np.int32)), axis=a)
+    return y
+
+
+def _mvn(ctx: _Ctx) -> ir.Expr:
+    r = len(ctx.shape(0))
+    axes = sorted({_norm_axis(ctx, a, r) for a in (ctx.ints("axes") or [0, 2, 3])})
+    d, var = _moments(ctx.expr(0), axes)
+    return call("divide", d, call("add", call("sqrt", var), scalar(1e-9, "float32")))
+
+
+def _lrn(ctx: _Ctx) -> ir.Expr:
+    shp = ctx.shape(0)
+    size = int(ctx.attr("size", 0))
+    if size < 1:
+        raise ctx.error("attribute size must be positive, got %d" % size)
+    if len(shp) < 3:
+        raise ctx.error("expects an input of rank >= 3, got %s" % shp)
+    alpha, beta, bias = _f(ctx, "alpha", 1e-4), _f(ctx, "beta", 0.75), _f(ctx, "bias", 1.0)
+    x = ctx.expr(0)
+    lo, hi = (size - 1) // 2, size - 1 - (size - 1) // 2
+    width = [[0, 0] for _ in shp]
+    width[1] = [lo, hi]
+    sq = call("nn.pad", call("multiply", x, x), pad_width=width, pad_value=0.0)
+    total: Optional[ir.Expr] = None
+    for i in range(size):
+        part = call("strided_slice", sq, begin=[i], end=[i + shp[1]], strides=[1], axes=[1])
+        total = part if total is None else call("add", total, part)
+    base = call("add", call("multiply", total, scalar(alpha / size, "float32")),
+                scalar(bias, "float32"))
+    return call("divide", x, call("exp", call("multiply", call("log", base),
+                                              scalar(beta, "float32"))))
+
+
+def _chk_scatter(ctx: _Ctx) -> None:
+    ctx.value(1, "the indices")
+    red = ctx.only("reduction", ("none", "add"), "none")
+    ctx.dtypes(ANY if red == "none" else F32, 0, 2)
+
+
+def _scatter_positions(ctx: _Ctx, shp: List[int]) -> Tuple[np.ndarray, List[int]]:
+    """The flat position in data each update writes, and the updates' shape."""
+    idx = ctx.value(1, "the indices").astype(np.int64)
+    strides = np.array([_prod(shp[d + 1:]) for d in range(len(shp))], np.int64)
+    if ctx.op == "ScatterND":
+        k = idx.shape[-1]
+        if not 1 <= k <= len(shp):
+            raise ctx.error("indices address %d axes of data of rank %d" % (k, len(shp)))
+        lead = np.array(shp[:k])
+        if np.any(idx < -lead) or np.any(idx >= lead):
+            raise ctx.error("an index is out of range for data of shape %s" % shp)
+        base = ((idx % lead) * strides[:k]).sum(axis=-1)
+        inner = _prod(shp[k:])
+        pos = base[..., None] * 1 + np.arange(inner)
+        return pos.reshape(-1), list(idx.shape[:-1]) + shp[k:]
+    axis = _norm_axis(ctx, int(ctx.attr("axis", 0)), len(shp))
+    n = shp[axis]
+    if np.any(idx < -n) or np.any(idx >= n):
+        raise ctx.error("an index is out of range for the %d entries of axis %d" % (n, axis))
+    pos = np.zeros(idx.shape, np.int64)
+    for d in range(idx.ndim):
+        coord = (idx % n) if d == axis else np.arange(idx.shape[d]).reshape(
+            [-1 if e == d else 1 for e in range(idx.ndim)])
+        pos = pos + coord * strides[d]
+    return pos.reshape(-1), list(idx.shape)
+
+
+def _scatter(ctx: _Ctx) -> ir.Expr:
+    """ScatterElements and ScatterND with constant indices: reduction none
+    as a take from the data and the updates (the last write wins), add as
+    the data plus a 0/1 matrix times the updates."""
+    shp = ctx.shape(0)
+    n = _prod(shp)
+    pos, ushape = _scatter_positions(ctx, shp)
+    if [int(d) for d in ctx.shape(2)] != ushape:
+        raise ctx.error("updates of shape %s, expected %s" % (ctx.shape(2), ushape))
+    flat = call("reshape", ctx.expr(0), newshape=[n])
+    upd = call("reshape", ctx.expr(2), newshape=[len(pos)])
+    if ctx.attr("reduction", "none") == "add":
+        m = np.zeros((len(pos), n), np.float32)
+        np.add.at(m, (np.arange(len(pos)), pos), 1.0)
+        add = call("reshape", call("matmul", call("reshape", upd, newshape=[1, len(pos)]),
+                                   ir.const(m)), newshape=[n])
+        return call("reshape", call("add", flat, add), newshape=shp)
+    src = np.arange(n)
+    src[pos] = n + np.arange(len(pos))  # numpy keeps the last of repeated positions
+    both = call("concatenate", ir.Tuple([flat, upd]), axis=0)
+    return call("reshape", call("take", both, ir.const(src.astype(np.int32)), axis=0),
+                newshape=shp)
+
+
 # ---- the rows ------------------------------------------------------------------------
 
 def _chk(allowed: Sequence[str], *inputs: int) -> Callable[[_Ctx], None]:
@@ -1438,6 +1624,14 @@ CONVERTERS: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], Non
     "GatherND": (_gather_nd, _chk_gather_nd),
     "Resize": (_resize, _chk_resize),
     "ConvTranspose": (_conv_transpose, _chk_conv_transpose),
+    "HannWindow": (_only_folded, _chk_folded),
+    "HammingWindow": (_only_folded, _chk_folded),
+    "BlackmanWindow": (_only_folded, _chk_folded),
+    "Compress": (_compress, _chk_compress),
+    "MeanVarianceNormalization": (_mvn, _chk(F32)),
+    "LRN": (_lrn, _chk(F32)),
+    "ScatterElements": (_scatter, _chk_scatter),
+    "ScatterND": (_scatter, _chk_scatter),
 }
 
 # rows of frontend/onnx.py replaced: wider element types (int64 and the
@@ -1453,6 +1647,7 @@ WIDENED: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], None]]
     "ArgMax": (_arg("argmax"), _chk_arg),
     "ArgMin": (_arg("argmin"), _chk_arg),
     "Dropout": (_dropout, _chk_dropout),
+    "Pad": (_pad_modes, _chk_pad_modes),
 }
 
 PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
@@ -1460,4 +1655,6 @@ PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
     "ReduceLogSumExp": (1,), "ReduceProd": (1,), "Split": (1,), "Trilu": (1,),
     "CumSum": (1,), "OneHot": (1, 2), "Expand": (1,), "Pow": (1,),
     "ConstantOfShape": (0,), "Range": (0, 1, 2), "Resize": (1, 2, 3),
+    "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,), "Compress": (1,),
+    "ScatterElements": (1,), "ScatterND": (1,),
 }
