@@ -412,6 +412,26 @@ def test_scatter_constant_indices(reduction: str) -> None:
         reduction=reduction)
 
 
+# ---- Mod, DynamicQuantizeLinear -------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype,fmod", [("int32", 0), ("int64", 1), ("int8", 0),
+                                        ("uint8", 0), ("float32", 1)])
+def test_mod(dtype: str, fmod: int) -> None:
+    lo = 0 if dtype == "uint8" else -100
+    a = RNG.integers(lo, 100, (3, 5)).astype(dtype)
+    b = RNG.integers(1, 9, (5,)).astype(dtype)
+    if lo:
+        b[::2] = -b[::2]
+    if dtype == "float32":
+        a, b = a * np.float32(0.37), b * np.float32(1.3)
+    one("Mod", {"a": a, "b": b}, fmod=fmod)
+
+
+def test_dynamic_quantize_linear() -> None:
+    one("DynamicQuantizeLinear", {"x": f32(3, 4)}, outputs=("y", "s", "z"))
+    one("DynamicQuantizeLinear", {"x": np.abs(f32(6)) + 0.5}, outputs=("y", "s", "z"))
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 def test_bad_attributes_name_node_attribute_and_values() -> None:

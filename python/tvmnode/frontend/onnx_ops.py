@@ -1002,10 +1002,13 @@ def _ceil(ctx: _Ctx) -> ir.Expr:
 
 
 def _round(ctx: _Ctx) -> ir.Expr:
+    return _round_of(ctx.expr(0))
+
+
+def _round_of(x: ir.Expr) -> ir.Expr:
     """Round half to even: floor(x), plus 1 above the half, plus 1 at the
     half when floor(x) is odd."""
     f = "float32"
-    x = ctx.expr(0)
     fl = _floor_of(x)
     d = call("subtract", call("subtract", x, fl), scalar(0.5, f))
     up = _gt_mask(d, f)
@@ -1558,6 +1561,48 @@ def _scatter(ctx: _Ctx) -> ir.Expr:
                 newshape=shp)
 
 
+# ---- Mod, DynamicQuantizeLinear ---------------------------------------------------------
+
+def _chk_mod(ctx: _Ctx) -> None:
+    ctx.dtypes(F32_INT)
+    fmod = int(ctx.attr("fmod", 0))
+    if ctx.dtype(0) == "float32" and not fmod:
+        raise ctx.error("attribute fmod=0 is invalid for float32 inputs (expected 1)")
+
+
+def _mod(ctx: _Ctx) -> ir.Expr:
+    """Mod in float32: a - b * trunc(a / b), the sign of a (fmod=1), or
+    moved by b where the signs of the remainder and b differ (fmod=0).
+    Integers are exact while |a| stays below 2^24 (the float quotient
+    then truncates to the integer one)."""
+    f = "float32"
+    out = ctx.dtype(0) or f
+    a, b = _as(ctx.expr(0), f), _as(ctx.expr(1), f)
+    q = _trunc(call("divide", a, b))
+    r = call("subtract", a, call("multiply", b, q))
+    if not int(ctx.attr("fmod", 0)):
+        r = call("add", r, call("multiply", b, _gt_mask(call("negative",
+                                                             call("multiply", r, b)), f)))
+    return _as(r, out)
+
+
+def _dynamic_quantize(ctx: _Ctx) -> List[ir.Expr]:
+    """DynamicQuantizeLinear: uint8 with the scale and zero point of the
+    input's range (widened to hold 0), rounding half to even."""
+    f = "float32"
+    x = ctx.expr(0)
+    r = len(ctx.shape(0))
+    ax = list(range(r))
+    lo = call("minimum", call("min", x, axis=ax, keepdims=False), scalar(0.0, f))
+    hi = call("maximum", call("max", x, axis=ax, keepdims=False), scalar(0.0, f))
+    scale = call("divide", call("subtract", hi, lo), scalar(255.0, f))
+    zp = call("clip", _round_of(call("divide", call("negative", lo), scale)), a_min=0.0,
+              a_max=255.0)
+    y = call("add", _round_of(call("divide", x, scale)), zp)
+    y = call("cast", call("clip", y, a_min=0.0, a_max=255.0), dtype="uint8")
+    return [y, scale, call("cast", zp, dtype="uint8")]
+
+
 # ---- the rows ------------------------------------------------------------------------
 
 def _chk(allowed: Sequence[str], *inputs: int) -> Callable[[_Ctx], None]:
@@ -1632,6 +1677,8 @@ CONVERTERS: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], Non
     "LRN": (_lrn, _chk(F32)),
     "ScatterElements": (_scatter, _chk_scatter),
     "ScatterND": (_scatter, _chk_scatter),
+    "Mod": (_mod, _chk_mod),
+    "DynamicQuantizeLinear": (_dynamic_quantize, _chk(F32)),
 }
 
 # rows of frontend/onnx.py replaced: wider element types (int64 and the
