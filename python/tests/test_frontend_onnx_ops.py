@@ -432,6 +432,17 @@ def test_dynamic_quantize_linear() -> None:
     one("DynamicQuantizeLinear", {"x": np.abs(f32(6)) + 0.5}, outputs=("y", "s", "z"))
 
 
+# ---- TopK -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("largest", [0, 1])
+def test_top_k(largest: int) -> None:
+    x = RNG.integers(-5, 5, (3, 6)).astype(np.float32)  # ties
+    one("TopK", {"x": x}, {"k": np.array([4], np.int64)}, outputs=("v", "i"),
+        largest=largest)
+    one("TopK", {"x": f32(5, 3)}, {"k": np.array([2], np.int64)}, outputs=("v", "i"), axis=0,
+        largest=largest)
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 def test_bad_attributes_name_node_attribute_and_values() -> None:

@@ -1603,6 +1603,44 @@ def _dynamic_quantize(ctx: _Ctx) -> List[ir.Expr]:
     return [y, scale, call("cast", zp, dtype="uint8")]
 
 
+# ---- TopK --------------------------------------------------------------------------------
+
+def _chk_top_k(ctx: _Ctx) -> None:
+    ctx.dtypes(F32, 0)
+    ctx.value(1, "k")
+
+
+def _top_k(ctx: _Ctx) -> List[ir.Expr]:
+    """TopK as k rounds of argmax (argmin for the smallest): each round
+    takes the first extreme entry and pushes it past every other value.
+    Both orders put equal values by index, as ONNX does. (An input holding
+    the float32 extreme itself, or an infinity, can repeat an index.)"""
+    f = "float32"
+    shp = ctx.shape(0)
+    axis = _norm_axis(ctx, int(ctx.attr("axis", -1)), len(shp))
+    k = int(ctx.value(1, "k").reshape(-1)[0])
+    n = shp[axis]
+    if not 1 <= k <= n:
+        raise ctx.error("k=%d is out of range for the %d entries of axis %d" % (k, n, axis))
+    if k > 64:
+        raise ctx.unsupported("k=%d is not supported (64 at most)" % k)
+    largest = int(ctx.attr("largest", 1))
+    op, ext = ("argmax", "max") if largest else ("argmin", "min")
+    away = scalar(-FLT_MAX if largest else FLT_MAX, f)
+    pos = ir.const(np.arange(n, dtype=np.int32).reshape(
+        [-1 if d == axis else 1 for d in range(len(shp))]))
+    x = ctx.expr(0)
+    vals, idxs = [], []
+    for _ in range(k):
+        i = _as(call(op, x, axis=axis, keepdims=True), "int32")
+        vals.append(call(ext, x, axis=[axis], keepdims=True))
+        idxs.append(i)
+        hit = call("cast", _not(_ne_mask(call("subtract", pos, i), "int32"), "int32"), dtype=f)
+        x = call("add", call("multiply", x, _not(hit, f)), call("multiply", hit, away))
+    cat = (lambda xs: xs[0] if len(xs) == 1 else call("concatenate", ir.Tuple(xs), axis=axis))
+    return [cat(vals), call("cast", cat(idxs), dtype="int64")]
+
+
 # ---- the rows ------------------------------------------------------------------------
 
 def _chk(allowed: Sequence[str], *inputs: int) -> Callable[[_Ctx], None]:
@@ -1679,6 +1717,7 @@ CONVERTERS: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], Non
     "ScatterND": (_scatter, _chk_scatter),
     "Mod": (_mod, _chk_mod),
     "DynamicQuantizeLinear": (_dynamic_quantize, _chk(F32)),
+    "TopK": (_top_k, _chk_top_k),
 }
 
 # rows of frontend/onnx.py replaced: wider element types (int64 and the
@@ -1703,5 +1742,5 @@ PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
     "CumSum": (1,), "OneHot": (1, 2), "Expand": (1,), "Pow": (1,),
     "ConstantOfShape": (0,), "Range": (0, 1, 2), "Resize": (1, 2, 3),
     "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,), "Compress": (1,),
-    "ScatterElements": (1,), "ScatterND": (1,),
+    "ScatterElements": (1,), "ScatterND": (1,), "TopK": (1,),
 }
