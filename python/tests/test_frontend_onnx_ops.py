@@ -443,6 +443,15 @@ def test_top_k(largest: int) -> None:
         largest=largest)
 
 
+# ---- 1-d pools -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+def test_pool_1d(op: str) -> None:
+    x = f32(2, 3, 9)
+    one(op, {"x": x}, kernel_shape=[3])
+    one(op, {"x": x}, kernel_shape=[2], strides=[2], pads=[1, 0])
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 def test_bad_attributes_name_node_attribute_and_values() -> None:

@@ -1641,6 +1641,51 @@ def _top_k(ctx: _Ctx) -> List[ir.Expr]:
     return [cat(vals), call("cast", cat(idxs), dtype="int64")]
 
 
+# ---- 1-d pools ------------------------------------------------------------------------
+
+def _chk_pool_1d(ctx: _Ctx) -> None:
+    if ctx.rank(0) != 3:
+        _o._chk_pool(ctx)
+        return
+    ctx.single_output()
+    ctx.only("storage_order", (0,), 0)
+    ctx.only("auto_pad", ("NOTSET", "VALID"), "NOTSET")
+    ctx.dtypes(("float32", "int8") if ctx.op == "MaxPool" else F32)
+    for name, n in (("kernel_shape", 1), ("strides", 1), ("dilations", 1), ("pads", 2)):
+        v = ctx.ints(name)
+        if v is not None and len(v) != n:
+            raise ctx.error("attribute %s=%s needs %d values for a 1-d window" % (name, v, n))
+    d = ctx.ints("dilations")
+    if d is not None and d != [1]:
+        raise ctx.unsupported("attribute dilations=%s is not supported (1 only)" % d)
+
+
+def _pool_1d(kind: str) -> Callable[[_Ctx], ir.Expr]:
+    """MaxPool, AveragePool; a 1-d window as a 2-d one of height 1."""
+    two_d = _o._pool(kind)
+
+    def conv(ctx: _Ctx) -> ir.Expr:
+        shp = ctx.shape(0)
+        if len(shp) != 3:
+            return two_d(ctx)
+        k = ctx.ints("kernel_shape")
+        if k is None:
+            raise ctx.error("attribute kernel_shape is missing")
+        s = ctx.ints("strides", [1]) or [1]
+        p = [0, 0] if ctx.attr("auto_pad", "NOTSET") == "VALID" else (ctx.ints("pads")
+                                                                       or [0, 0])
+        attrs: Dict[str, Any] = dict(pool_size=[1, k[0]], strides=[1, s[0]],
+                                     padding=[0, p[0], 0, p[1]], layout="NCHW",
+                                     ceil_mode=bool(ctx.attr("ceil_mode", 0)))
+        if kind == "avg_pool2d":
+            attrs["count_include_pad"] = bool(ctx.attr("count_include_pad", 0))
+        x = call("reshape", ctx.expr(0), newshape=[shp[0], shp[1], 1, shp[2]])
+        y = call("nn." + kind, x, **attrs)
+        oshp = [int(v) for v in y.checked_type.shape]
+        return call("reshape", y, newshape=[oshp[0], oshp[1], oshp[3]])
+    return conv
+
+
 # ---- the rows ------------------------------------------------------------------------
 
 def _chk(allowed: Sequence[str], *inputs: int) -> Callable[[_Ctx], None]:
@@ -1734,6 +1779,8 @@ WIDENED: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], None]]
     "ArgMin": (_arg("argmin"), _chk_arg),
     "Dropout": (_dropout, _chk_dropout),
     "Pad": (_pad_modes, _chk_pad_modes),
+    "MaxPool": (_pool_1d("max_pool2d"), _chk_pool_1d),
+    "AveragePool": (_pool_1d("avg_pool2d"), _chk_pool_1d),
 }
 
 PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
