@@ -297,6 +297,7 @@ def test_is_inf_is_nan_shrink() -> None:
     one("IsInf", {"x": x})
     one("IsInf", {"x": x}, detect_negative=0)
     one("IsInf", {"x": x}, detect_positive=0)
+    one("IsInf", {"x": x}, detect_positive=0, detect_negative=0)
     one("IsNaN", {"x": x})
     z = f32(4, 5)
     one("Shrink", {"x": z}, lambd=1.0, bias=0.5)

@@ -42,7 +42,7 @@ def _shape_of(ctx: _Ctx, n: int) -> Optional[List[int]]:
     t = ctx.imp.g.inferred.get(ctx.ins[n]) if ctx.has(n) else None
     if t is None or t[1] is None or any(d is None for d in t[1]):
         return None
-    return [int(d) for d in t[1]]
+    return [int(d or 0) for d in t[1]]
 
 
 def _v(ctx: _Ctx, n: int) -> np.ndarray:
@@ -1026,14 +1026,14 @@ def _is_inf(ctx: _Ctx) -> ir.Expr:
     f = "float32"
     x = ctx.expr(0)
     pos, neg = int(ctx.attr("detect_positive", 1)), int(ctx.attr("detect_negative", 1))
-    m = scalar(0.0, f)
+    if not pos and not neg:
+        return ir.const(np.zeros(ctx.shape(0), bool))
+    m: ir.Expr = scalar(0.0, f)
     if pos:
         m = call("add", m, _gt_mask(call("subtract", x, scalar(FLT_MAX, f)), f))
     if neg:
         m = call("add", m, _gt_mask(call("subtract", call("negative", x), scalar(FLT_MAX, f)),
                                     f))
-    if not pos and not neg:
-        m = call("multiply", call("abs", x), scalar(0.0, f))
     return call("cast", m, dtype="bool")
 
 
@@ -1170,9 +1170,11 @@ def _resize_weights(ctx: _Ctx, n_in: int, n_out: int, scale: float,
         outside = (x < 0) | (x > n_in - 1)
     if mode == "nearest":
         nm = ctx.attr("nearest_mode", "round_prefer_floor")
-        pick = {"round_prefer_floor": lambda v: np.ceil(v - 0.5),
-                "round_prefer_ceil": lambda v: np.floor(v + 0.5),
-                "floor": np.floor, "ceil": np.ceil}.get(nm)
+        picks: Dict[str, Callable[[np.ndarray], np.ndarray]] = {
+            "round_prefer_floor": lambda v: np.ceil(v - 0.5),
+            "round_prefer_ceil": lambda v: np.floor(v + 0.5),
+            "floor": np.floor, "ceil": np.ceil}
+        pick = picks.get(nm)
         if pick is None:
             raise ctx.unsupported("attribute nearest_mode=%r is not supported" % nm)
         idx = np.where(x == np.floor(x), x, pick(x)).astype(np.int64)
