@@ -453,6 +453,18 @@ def test_pool_1d(op: str) -> None:
     one(op, {"x": x}, kernel_shape=[2], strides=[2], pads=[1, 0])
 
 
+# ---- hyperbolic functions, Erf ---------------------------------------------------------------
+
+@pytest.mark.parametrize("op", ["Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Erf"])
+def test_hyperbolic_and_erf(op: str) -> None:
+    x = f32(4, 6)
+    if op == "Acosh":
+        x = np.abs(x) + 1
+    elif op == "Atanh":
+        x = x / np.float32(3.1)
+    one(op, {"x": x}, opset=13)
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 def test_bad_attributes_name_node_attribute_and_values() -> None:

@@ -401,12 +401,6 @@ def _where(ctx: _Ctx) -> ir.Expr:
     return _as(r, out)
 
 
-def _chk_int_arith(allowed: Sequence[str]) -> Callable[[_Ctx], None]:
-    def chk(ctx: _Ctx) -> None:
-        ctx.dtypes(allowed)
-    return chk
-
-
 def _arith(kind: str) -> Callable[[_Ctx], ir.Expr]:
     """A binary or variadic elementwise operator; integer types other than
     int32 run in int32 and are cast back."""
@@ -499,9 +493,7 @@ def _prelu(ctx: _Ctx) -> ir.Expr:
 
 
 def _sign(ctx: _Ctx) -> ir.Expr:
-    x = ctx.expr(0)
-    return call("subtract", _gt_mask(x, "float32"),
-                _gt_mask(call("negative", x), "float32"))
+    return _sign_of(ctx.expr(0))
 
 
 def _pow(ctx: _Ctx) -> ir.Expr:
@@ -1688,6 +1680,55 @@ def _pool_1d(kind: str) -> Callable[[_Ctx], ir.Expr]:
     return conv
 
 
+# ---- hyperbolic functions, Erf -------------------------------------------------------------
+
+def _hyperbolic(kind: str) -> Callable[[_Ctx], ir.Expr]:
+    """Sinh, Cosh from exp; Asinh, Acosh, Atanh from log and sqrt."""
+    def conv(ctx: _Ctx) -> ir.Expr:
+        f = "float32"
+        x = ctx.expr(0)
+        half, one_ = scalar(0.5, f), scalar(1.0, f)
+        if kind in ("sinh", "cosh"):
+            e, ne = call("exp", x), call("exp", call("negative", x))
+            return call("multiply", call("subtract" if kind == "sinh" else "add", e, ne), half)
+        if kind == "asinh":  # odd: log(|x| + sqrt(x^2 + 1)) with the sign of x
+            ax = call("abs", x)
+            m = call("log", call("add", ax, call("sqrt", call("add", call("multiply", x, x),
+                                                                  one_))))
+            return call("multiply", m, _sign_of(x))
+        if kind == "acosh":
+            return call("log", call("add", x, call("sqrt", call("subtract", call(
+                "multiply", x, x), one_))))
+        return call("multiply", call("log", call("divide", call("add", one_, x),
+                                                 call("subtract", one_, x))), half)
+    return conv
+
+
+def _sign_of(x: ir.Expr) -> ir.Expr:
+    return call("subtract", _gt_mask(x, "float32"), _gt_mask(call("negative", x), "float32"))
+
+
+# erf(x) = 1 - poly(t) * exp(-x^2), t = 1 / (1 + P x), for x >= 0
+# (Abramowitz and Stegun 7.1.26, |error| <= 1.5e-7); odd
+_ERF_P = 0.3275911
+_ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def _erf(ctx: _Ctx) -> ir.Expr:
+    f = "float32"
+    x = ctx.expr(0)
+    ax = call("abs", x)
+    t = call("divide", scalar(1.0, f), call("add", scalar(1.0, f),
+                                            call("multiply", ax, scalar(_ERF_P, f))))
+    poly: ir.Expr = scalar(_ERF_A[-1], f)
+    for a in reversed(_ERF_A[:-1]):
+        poly = call("add", call("multiply", poly, t), scalar(a, f))
+    poly = call("multiply", poly, t)
+    y = call("subtract", scalar(1.0, f), call("multiply", poly, call(
+        "exp", call("negative", call("multiply", ax, ax)))))
+    return call("multiply", y, _sign_of(x))
+
+
 # ---- the rows ------------------------------------------------------------------------
 
 def _chk(allowed: Sequence[str], *inputs: int) -> Callable[[_Ctx], None]:
@@ -1765,6 +1806,12 @@ CONVERTERS: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], Non
     "Mod": (_mod, _chk_mod),
     "DynamicQuantizeLinear": (_dynamic_quantize, _chk(F32)),
     "TopK": (_top_k, _chk_top_k),
+    "Sinh": (_hyperbolic("sinh"), _chk(F32)),
+    "Cosh": (_hyperbolic("cosh"), _chk(F32)),
+    "Asinh": (_hyperbolic("asinh"), _chk(F32)),
+    "Acosh": (_hyperbolic("acosh"), _chk(F32)),
+    "Atanh": (_hyperbolic("atanh"), _chk(F32)),
+    "Erf": (_erf, _chk(F32)),
 }
 
 # rows of frontend/onnx.py replaced: wider element types (int64 and the
