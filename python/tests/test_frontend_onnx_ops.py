@@ -465,6 +465,22 @@ def test_hyperbolic_and_erf(op: str) -> None:
     one(op, {"x": x}, opset=13)
 
 
+# ---- trigonometric functions -----------------------------------------------------------------
+
+@pytest.mark.parametrize("op", ["Sin", "Cos", "Tan", "Asin", "Acos", "Atan"])
+def test_trigonometric(op: str) -> None:
+    if op in ("Asin", "Acos"):
+        x = np.concatenate([RNG.uniform(-1, 1, 40), [-1.0, 1.0, 0.0, 0.999]]).astype(np.float32)
+    elif op == "Atan":
+        x = np.concatenate([f32(40) * 5, np.array([0.0, 0.41, 1.0, -1.0, 1e6, np.inf, -np.inf],
+                                                  np.float32)])
+    elif op == "Tan":
+        x = RNG.uniform(-1.4, 1.4, 40).astype(np.float32)
+    else:
+        x = np.concatenate([f32(40) * 30, np.array([0.0, np.pi / 2, -np.pi], np.float32)])
+    one(op, {"x": x}, opset=13)
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 def test_bad_attributes_name_node_attribute_and_values() -> None:

@@ -993,6 +993,15 @@ def _ceil(ctx: _Ctx) -> ir.Expr:
     return call("add", t, _gt_mask(call("subtract", x, t), "float32"))
 
 
+def _odd(k: ir.Expr) -> ir.Expr:
+    """1 where the integral float32 k is odd, else 0 (every float beyond
+    2^24 is even)."""
+    f = "float32"
+    kc = call("clip", k, a_min=-2.0 ** 24, a_max=2.0 ** 24)
+    return call("abs", call("subtract", kc, call("multiply", _trunc(
+        call("multiply", kc, scalar(0.5, f))), scalar(2.0, f))))
+
+
 def _round(ctx: _Ctx) -> ir.Expr:
     return _round_of(ctx.expr(0))
 
@@ -1005,9 +1014,7 @@ def _round_of(x: ir.Expr) -> ir.Expr:
     d = call("subtract", call("subtract", x, fl), scalar(0.5, f))
     up = _gt_mask(d, f)
     tie = _not(_ne_mask(d, f), f)
-    flc = call("clip", fl, a_min=-2.0 ** 24, a_max=2.0 ** 24)  # even beyond
-    odd = call("abs", call("subtract", flc, call("multiply", _trunc(
-        call("multiply", flc, scalar(0.5, f))), scalar(2.0, f))))
+    odd = _odd(fl)
     return call("add", fl, call("add", up, call("multiply", tie, odd)))
 
 
@@ -1729,6 +1736,89 @@ def _erf(ctx: _Ctx) -> ir.Expr:
     return call("multiply", y, _sign_of(x))
 
 
+# ---- trigonometric functions ---------------------------------------------------------------
+
+# pi in two parts: k * _PI_HI is exact for |k| < 2^15
+_PI_HI = 3.140625
+_PI_LO = float(np.pi - 3.140625)
+
+
+def _poly(z: ir.Expr, coeffs: Sequence[float]) -> ir.Expr:
+    """sum coeffs[i] * z^i by Horner's rule."""
+    f = "float32"
+    y: ir.Expr = scalar(coeffs[-1], f)
+    for c in reversed(coeffs[:-1]):
+        y = call("add", call("multiply", y, z), scalar(c, f))
+    return y
+
+
+def _reduce_pi(x: ir.Expr) -> Tuple[ir.Expr, ir.Expr]:
+    """(r, s): x = k * pi + r with |r| <= pi / 2 and s = (-1)^k."""
+    f = "float32"
+    k = _round_of(call("multiply", x, scalar(1 / np.pi, f)))
+    r = call("subtract", call("subtract", x, call("multiply", k, scalar(_PI_HI, f))),
+             call("multiply", k, scalar(_PI_LO, f)))
+    return r, call("subtract", scalar(1.0, f), call("multiply", _odd(k), scalar(2.0, f)))
+
+
+def _fact(n: int) -> float:
+    return float(np.prod(np.arange(1, n + 1, dtype=np.float64)))
+
+
+# Taylor series on |r| <= pi / 2 (the first term left out is below 1e-9)
+_SIN = [(-1) ** i / _fact(2 * i + 1) for i in range(7)]
+_COS = [(-1) ** i / _fact(2 * i) for i in range(8)]
+# atan on |z| <= tan(pi / 8)
+_ATAN = [(-1) ** i / (2 * i + 1) for i in range(11)]
+
+
+def _sin_cos(x: ir.Expr) -> Tuple[ir.Expr, ir.Expr]:
+    r, sgn = _reduce_pi(x)
+    r2 = call("multiply", r, r)
+    sin = call("multiply", call("multiply", _poly(r2, _SIN), r), sgn)
+    cos = call("multiply", _poly(r2, _COS), sgn)
+    return sin, cos
+
+
+def _atan_of(x: ir.Expr) -> ir.Expr:
+    """atan: |x| folded into [0, 1] by 1 / |x|, then into |z| <= tan(pi/8)
+    by atan(y) = pi/4 + atan((y - 1) / (y + 1)); masks blend finite values."""
+    f = "float32"
+    ax = call("abs", x)
+    big = _gt_mask(call("subtract", ax, scalar(1.0, f)), f)
+    y = call("minimum", ax, call("divide", scalar(1.0, f), ax))
+    mid = _gt_mask(call("subtract", y, scalar(float(np.tan(np.pi / 8)), f)), f)
+    moved = call("divide", call("subtract", y, scalar(1.0, f)), call("add", y, scalar(1.0, f)))
+    z = call("add", y, call("multiply", mid, call("subtract", moved, y)))
+    a = call("multiply", _poly(call("multiply", z, z), _ATAN), z)
+    a = call("add", a, call("multiply", mid, scalar(np.pi / 4, f)))
+    a = call("add", a, call("multiply", big, call("subtract", scalar(np.pi / 2, f),
+                                                  call("multiply", a, scalar(2.0, f)))))
+    return call("multiply", a, _sign_of(x))
+
+
+def _asin_of(x: ir.Expr) -> ir.Expr:
+    """asin(x) = 2 atan(x / (1 + sqrt(1 - x^2)))."""
+    f = "float32"
+    d = call("add", scalar(1.0, f), call("sqrt", call("subtract", scalar(1.0, f),
+                                                       call("multiply", x, x))))
+    return call("multiply", _atan_of(call("divide", x, d)), scalar(2.0, f))
+
+
+def _trig(kind: str) -> Callable[[_Ctx], ir.Expr]:
+    def conv(ctx: _Ctx) -> ir.Expr:
+        x = ctx.expr(0)
+        if kind in ("sin", "cos", "tan"):
+            sin, cos = _sin_cos(x)
+            return {"sin": sin, "cos": cos}.get(kind) or call("divide", sin, cos)
+        if kind == "atan":
+            return _atan_of(x)
+        if kind == "asin":
+            return _asin_of(x)
+        return call("subtract", scalar(np.pi / 2, "float32"), _asin_of(x))
+    return conv
+
+
 # ---- the rows ------------------------------------------------------------------------
 
 def _chk(allowed: Sequence[str], *inputs: int) -> Callable[[_Ctx], None]:
@@ -1812,6 +1902,12 @@ CONVERTERS: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], Non
     "Acosh": (_hyperbolic("acosh"), _chk(F32)),
     "Atanh": (_hyperbolic("atanh"), _chk(F32)),
     "Erf": (_erf, _chk(F32)),
+    "Sin": (_trig("sin"), _chk(F32)),
+    "Cos": (_trig("cos"), _chk(F32)),
+    "Tan": (_trig("tan"), _chk(F32)),
+    "Asin": (_trig("asin"), _chk(F32)),
+    "Acos": (_trig("acos"), _chk(F32)),
+    "Atan": (_trig("atan"), _chk(F32)),
 }
 
 # rows of frontend/onnx.py replaced: wider element types (int64 and the
