@@ -481,6 +481,15 @@ def test_trigonometric(op: str) -> None:
     one(op, {"x": x}, opset=13)
 
 
+# ---- ReverseSequence -------------------------------------------------------------------------
+
+def test_reverse_sequence() -> None:
+    x = RNG.integers(-9, 9, (4, 3, 2)).astype(np.int32)
+    one("ReverseSequence", {"x": x}, {"n": np.array([4, 0, 2], np.int64)}, opset=13)
+    one("ReverseSequence", {"x": f32(3, 4)}, {"n": np.array([1, 2, 3], np.int64)},
+        time_axis=1, batch_axis=0, opset=13)
+
+
 # ---- errors -----------------------------------------------------------------------------------
 
 def test_bad_attributes_name_node_attribute_and_values() -> None:

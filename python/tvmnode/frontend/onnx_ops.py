@@ -1819,6 +1819,35 @@ def _trig(kind: str) -> Callable[[_Ctx], ir.Expr]:
     return conv
 
 
+# ---- ReverseSequence --------------------------------------------------------------------------
+
+def _chk_reverse_sequence(ctx: _Ctx) -> None:
+    ctx.dtypes(ANY, 0)
+    ctx.value(1, "the sequence lengths")
+
+
+def _reverse_sequence(ctx: _Ctx) -> ir.Expr:
+    """ReverseSequence with constant lengths: a take at the reversed flat
+    positions (exact for every element type)."""
+    shp = ctx.shape(0)
+    if len(shp) < 2:
+        raise ctx.error("expects an input of rank >= 2, got %s" % shp)
+    ta, ba = int(ctx.attr("time_axis", 0)), int(ctx.attr("batch_axis", 1))
+    if sorted((ta, ba)) != [0, 1]:
+        raise ctx.error("time_axis=%d and batch_axis=%d must be 0 and 1" % (ta, ba))
+    lens = ctx.value(1, "the sequence lengths").reshape(-1).astype(np.int64)
+    if lens.size != shp[ba] or np.any(lens < 0) or np.any(lens > shp[ta]):
+        raise ctx.error("sequence lengths %s do not fit %d sequences of %d steps"
+                        % (list(lens), shp[ba], shp[ta]))
+    idx = np.arange(_prod(shp)).reshape(shp)
+    src = idx.copy()
+    tb_idx, tb_src = np.moveaxis(idx, (ta, ba), (0, 1)), np.moveaxis(src, (ta, ba), (0, 1))
+    for b, n in enumerate(lens):
+        tb_src[:n, b] = tb_idx[:n, b][::-1]  # a view of src: written through
+    flat = call("reshape", ctx.expr(0), newshape=[_prod(shp)])
+    return call("take", flat, ir.const(src.astype(np.int32)), axis=0)
+
+
 # ---- the rows ------------------------------------------------------------------------
 
 def _chk(allowed: Sequence[str], *inputs: int) -> Callable[[_Ctx], None]:
@@ -1908,6 +1937,7 @@ CONVERTERS: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], Non
     "Asin": (_trig("asin"), _chk(F32)),
     "Acos": (_trig("acos"), _chk(F32)),
     "Atan": (_trig("atan"), _chk(F32)),
+    "ReverseSequence": (_reverse_sequence, _chk_reverse_sequence),
 }
 
 # rows of frontend/onnx.py replaced: wider element types (int64 and the
@@ -1934,5 +1964,5 @@ PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
     "CumSum": (1,), "OneHot": (1, 2), "Expand": (1,), "Pow": (1,),
     "ConstantOfShape": (0,), "Range": (0, 1, 2), "Resize": (1, 2, 3),
     "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,), "Compress": (1,),
-    "ScatterElements": (1,), "ScatterND": (1,), "TopK": (1,),
+    "ScatterElements": (1,), "ScatterND": (1,), "TopK": (1,), "ReverseSequence": (1,),
 }
