@@ -15,7 +15,19 @@ min(max(a - b, 0), 1) is a > b; for float32 the difference is scaled by
 clipped. Logic operators compute on 0/1 in int32. Where blends with the
 mask (cond * x + (1 - cond) * y: an infinity or NaN in the branch not
 taken spreads into the result). int64 inputs of integer arithmetic run in
-int32 (the values must fit).
+int32 (the values must fit). Data movement that depends only on shapes and
+constant indices (Trilu, Pad's edge/reflect/wrap, Compress, scatters with
+constant indices, ReverseSequence, nearest Resize) is a take at positions
+computed here, exact for every element type; linear and cubic Resize,
+CumSum and scatter-add are products with constant matrices. Transcendental
+functions the IR lacks (Erf, the trigonometric ones) are series after a
+range reduction (measured: absolute error below 5e-7; Tan's relative error
+below 1.2e-6).
+
+WIDENED replaces rows of frontend/onnx.py's _CONVERTERS (wider element
+types, select_last_index, Dropout's mask, edge/reflect/wrap Pad, 1-d
+pools); CONVERTERS adds operators; both join _CONVERTERS at the end of
+frontend/onnx.py, which calls fold() in its first pass.
 """
 from __future__ import annotations
 
