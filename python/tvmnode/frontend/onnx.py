@@ -1346,6 +1346,14 @@ PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
 }
 
 
+# folding at import, composed operators, wider element types: onnx_ops.py
+from . import onnx_ops as _ops  # noqa: E402
+
+_CONVERTERS.update(_ops.WIDENED)
+_CONVERTERS.update(_ops.CONVERTERS)
+PARAMETER_INPUTS.update(_ops.PARAMETER_INPUTS)
+
+
 def supported_operators() -> List[str]:
     """The ONNX operators (default domain) this importer maps."""
     return sorted(_CONVERTERS)
@@ -1440,9 +1448,10 @@ class _Importer:
                 g.values[node.output[0]] = _constant_value(ctx)
                 g.inferred[node.output[0]] = (str(g.values[node.output[0]].dtype),
                                               list(g.values[node.output[0]].shape))
-            elif spec[1] is not None:
+            else:
                 try:
-                    spec[1](ctx)
+                    if not _ops.fold(ctx) and spec[1] is not None:
+                        spec[1](ctx)
                 except ModelImportError:
                     raise
                 except (ValueError, TypeError, KeyError, IndexError) as e:
@@ -1468,8 +1477,8 @@ class _Importer:
             params.append(v)
             in_infos.append(TensorInfo(vi.name, list(shp), dt))
         for k, node in enumerate(g.nodes):
-            if node.op_type == "Constant":
-                continue
+            if node.op_type == "Constant" or all(o in g.values for o in node.output if o):
+                continue  # read or folded in the first pass
             ctx = _Ctx(self, k, node)
             try:
                 y = _CONVERTERS[node.op_type][0](ctx)
@@ -1477,7 +1486,12 @@ class _Importer:
                 raise
             except (ValueError, TypeError, NotImplementedError, KeyError, IndexError) as e:
                 raise ctx.error(str(e)) from None
-            self.exprs[node.output[0]] = y
+            if isinstance(y, (list, tuple)):  # several outputs
+                for o, e in zip(node.output, y):
+                    if o:
+                        self.exprs[o] = e
+            else:
+                self.exprs[node.output[0]] = y
         outs = [self.expr(o.name) for o in g.outputs]
         out_infos = []
         for out, o in zip(outs, g.outputs):
