@@ -116,7 +116,8 @@ class _Graph:
         """The shape of every input: the file's, `shape`'s override, or the
         file's with a dynamic leading (batch) dimension set to 1 (a note in
         self.notes and a DynamicShapeWarning). A dimension the file declares
-        as 0 or negative is read as dynamic."""
+        as 0 is a zero-size dimension, as ONNX defines it; a negative one
+        is read as dynamic."""
         names = [vi.name for vi in self.inputs]
         given = dict(shape or {})
         for k in given:
@@ -131,7 +132,7 @@ class _Graph:
                 raise UnsupportedOperatorError("%s: input '%s' has element type %s, which is not "
                                                "supported" % (WHO, vi.name, dt))
             if shp is not None:
-                shp = [d if d is not None and d > 0 else None for d in shp]
+                shp = [d if d is not None and d >= 0 else None for d in shp]
             label = _fmt_input_dims(vi, shp)
             if vi.name in given:
                 out[vi.name] = _override(vi.name, given[vi.name], shp, label)
