@@ -859,6 +859,27 @@ TnCrtStatus tn_crt_lstm_s8(const TnCrtLstm *p, const int8_t *x,
                            const int16_t *c0, void *out, void *scratch,
                            size_t scratch_size);
 
+/* onnxruntime's int8/uint8 QLinearAdd and QLinearMul (qlinear_ort.c), the
+ * arithmetic of its CPU kernels on x86-64 (MLAS's AVX2 add, its SSE2
+ * multiply): float32 throughout, every operation rounded as there (fused
+ * multiply-adds included, computed exactly in portable C), rounded half to
+ * even and saturated. uint8 tensors are stored as int8 less 128: `offset`
+ * is 128 for them (0 for int8), the scales and zero points are the
+ * model's own. `scalar` is 1 when lhs is a single element, 2 when rhs is
+ * (onnxruntime's order of the operands' products depends on it). */
+#define TN_CRT_FIELDS_TnCrtQLinearOrt(F, T)                              \
+  F(T, S, float, lhs_scale) F(T, S, float, rhs_scale)                  \
+  F(T, S, float, out_scale) F(T, S, int32_t, lhs_zp)                   \
+  F(T, S, int32_t, rhs_zp) F(T, S, int32_t, out_zp)                    \
+  F(T, S, int32_t, offset) F(T, S, int32_t, scalar)
+TN_CRT_STRUCT(TnCrtQLinearOrt);
+TnCrtStatus tn_crt_qlinear_add_ort(const TnCrtQLinearOrt *p,
+                                   const TnCrtBroadcast *b, const int8_t *lhs,
+                                   const int8_t *rhs, int8_t *out);
+TnCrtStatus tn_crt_qlinear_mul_ort(const TnCrtQLinearOrt *p,
+                                   const TnCrtBroadcast *b, const int8_t *lhs,
+                                   const int8_t *rhs, int8_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,154 @@
+/*
+ * qlinear_ort.c: onnxruntime's QLinearAdd and QLinearMul (com.microsoft),
+ * bit for bit with its CPU kernels on x86-64, for int8 and for uint8
+ * stored as int8 less 128.
+ *
+ * onnxruntime computes these in float32, not in TFLite's fixed point.
+ * Add (MLAS's AVX2 kernel): with ratios r = scale / out_scale and a fixed
+ * part out_zp - fma(r_a, zp_a, r_b * zp_b), each output is
+ * fma(a, r_a, fma(b, r_b, fixed)) rounded half to even and saturated,
+ * where `a` is the operand onnxruntime walks and `b` the other: lhs
+ * walks unless lhs is one value over the row (then rhs does, and the
+ * products swap places). Mul (its SSE2 kernel): (a - zp_a) * (b - zp_b)
+ * exactly in integers, times (lhs_scale * rhs_scale) / out_scale, plus
+ * out_zp, each step rounded to float32. The fused multiply-add is exact
+ * here in portable C (a double sum rounded to odd, then to float), and
+ * every other float32 step goes through double, which rounds a float
+ * sum, product or quotient exactly as float32 arithmetic does: so no
+ * compiler contraction or target FMA can change a result.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "binary_walk.h"
+#include "call.h"
+#include "tvmnode/crt/kernels.h"
+#include "crt_libc.h"
+
+/* float32 a * b + c with one rounding. */
+static float fma_f32(float a, float b, float c) {
+  double p = (double)a * (double)b; /* exact: 48 significant bits */
+  double s = p + (double)c;
+  double t = s - p;
+  double err = (p - (s - t)) + ((double)c - t); /* exact sum - s */
+  if (err != 0) {
+    union {
+      double d;
+      uint64_t u;
+    } v;
+    v.d = s;
+    if ((v.u & 1u) == 0) /* round to odd: the neighbour toward the sum */
+      v.u = ((err > 0) == (s > 0)) ? v.u + 1u : v.u - 1u;
+    s = v.d;
+  }
+  return (float)s;
+}
+
+static float mul_f32(float a, float b) { return (float)((double)a * b); }
+static float add_f32(float a, float b) { return (float)((double)a + b); }
+static float div_f32(float a, float b) { return (float)((double)a / b); }
+
+/* x86's float -> int32 conversion (round half to even; NaN and values
+ * out of range give INT32_MIN), then saturation to [lo, hi]. */
+static int32_t round_sat(float v, int32_t lo, int32_t hi) {
+  int64_t q;
+  if (!(v >= -2147483648.0f && v < 2147483648.0f)) {
+    q = INT32_MIN;
+  } else {
+    float f = floorf(v);
+    float d = v - f; /* exact */
+    q = (int64_t)f;
+    if (d > 0.5f || (d == 0.5f && (q & 1))) q++;
+  }
+  return (int32_t)(q < lo ? lo : q > hi ? hi : q);
+}
+
+typedef struct {
+  float r_l, r_r;     /* add: scale / out_scale; mul: r_l the product's */
+  float fixed_lr;     /* add: the fixed part with lhs walking */
+  float fixed_rl;     /* add: with rhs walking */
+  int32_t zl, zr, zo; /* the model's zero points */
+  int32_t off, lo, hi, scalar;
+} Ort;
+
+static void ort_prepare(const TnCrtQLinearOrt *p, int add, Ort *o) {
+  o->off = p->offset;
+  o->zl = p->lhs_zp, o->zr = p->rhs_zp, o->zo = p->out_zp;
+  o->lo = p->offset ? 0 : -128;
+  o->hi = p->offset ? 255 : 127;
+  o->scalar = p->scalar;
+  if (add) {
+    o->r_l = div_f32(p->lhs_scale, p->out_scale);
+    o->r_r = div_f32(p->rhs_scale, p->out_scale);
+    float zo = (float)o->zo, zl = (float)o->zl, zr = (float)o->zr;
+    o->fixed_lr = add_f32(zo, -fma_f32(o->r_l, zl, mul_f32(o->r_r, zr)));
+    o->fixed_rl = add_f32(zo, -fma_f32(o->r_r, zr, mul_f32(o->r_l, zl)));
+  } else {
+    o->r_l = div_f32(mul_f32(p->lhs_scale, p->rhs_scale), p->out_scale);
+    o->r_r = 0, o->fixed_lr = o->fixed_rl = 0;
+  }
+}
+
+static void add_row(const void *pp, const void *lv, int32_t ls, const void *rv,
+                    int32_t rs, int32_t n, void *ov) {
+  const Ort *o = (const Ort *)pp;
+  const int8_t *l = (const int8_t *)lv, *r = (const int8_t *)rv;
+  int8_t *out = (int8_t *)ov;
+  /* onnxruntime walks rhs when lhs is a single value here */
+  const int rhs_walks = o->scalar == 1 || (ls == 0 && o->scalar != 2);
+  for (int32_t i = 0; i < n; i++) {
+    float a = (float)(l[i * ls] + o->off), b = (float)(r[i * rs] + o->off);
+    float v = rhs_walks ? fma_f32(b, o->r_r, fma_f32(a, o->r_l, o->fixed_rl))
+                        : fma_f32(a, o->r_l, fma_f32(b, o->r_r, o->fixed_lr));
+    out[i] = (int8_t)(round_sat(v, o->lo, o->hi) - o->off);
+  }
+}
+
+static void mul_row(const void *pp, const void *lv, int32_t ls, const void *rv,
+                    int32_t rs, int32_t n, void *ov) {
+  const Ort *o = (const Ort *)pp;
+  const int8_t *l = (const int8_t *)lv, *r = (const int8_t *)rv;
+  int8_t *out = (int8_t *)ov;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t prod = (l[i * ls] + o->off - o->zl) * (r[i * rs] + o->off - o->zr);
+    float v = add_f32(mul_f32((float)prod, o->r_l), (float)o->zo);
+    out[i] = (int8_t)(round_sat(v, o->lo, o->hi) - o->off);
+  }
+}
+
+static TnCrtStatus check(const TnCrtQLinearOrt *p) {
+  if (p == NULL || (p->offset != 0 && p->offset != 128) ||
+      !(p->lhs_scale > 0) || !(p->rhs_scale > 0) || !(p->out_scale > 0))
+    return TN_CRT_INVALID_ARGUMENT;
+  return TN_CRT_OK;
+}
+
+static TnCrtStatus run(const TnCrtQLinearOrt *p, const TnCrtBroadcast *b,
+                       const int8_t *lhs, const int8_t *rhs, int8_t *out,
+                       int add) {
+  TnCrtStatus st = check(p);
+  if (st != TN_CRT_OK) return st;
+  Ort o;
+  ort_prepare(p, add, &o);
+  return tn__crt_binary_walk(b, 1, lhs, rhs, out, add ? add_row : mul_row,
+                             &o);
+}
+
+TnCrtStatus tn_crt_qlinear_add_ort(const TnCrtQLinearOrt *p,
+                                   const TnCrtBroadcast *b, const int8_t *lhs,
+                                   const int8_t *rhs, int8_t *out) {
+  return run(p, b, lhs, rhs, out, 1);
+}
+
+TnCrtStatus tn_crt_qlinear_mul_ort(const TnCrtQLinearOrt *p,
+                                   const TnCrtBroadcast *b, const int8_t *lhs,
+                                   const int8_t *rhs, int8_t *out) {
+  return run(p, b, lhs, rhs, out, 0);
+}
+
+TN_CRT_CALL(qlinear_add_ort, TnCrtCallQLinearOrt) {
+  return tn_crt_qlinear_add_ort(&p->q, &p->b, in[0], in[1], out);
+}
+TN_CRT_CALL(qlinear_mul_ort, TnCrtCallQLinearOrt) {
+  return tn_crt_qlinear_mul_ort(&p->q, &p->b, in[0], in[1], out);
+}
