@@ -195,8 +195,34 @@ def test_add_mul_every_pair_of_values(op: str) -> None:
         assert_exact(ours(m, feeds), ort_run(m, feeds))
 
 
+POOLS = [dict(kernel_shape=[2, 2], strides=[2, 2]),
+         dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+         dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1),
+         dict(kernel_shape=[3, 2], strides=[2, 1], pads=[0, 1, 2, 0]),
+         dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"),
+         dict(kernel_shape=[7, 9]),  # the whole image: onnxruntime's global sum
+         dict(kernel_shape=[4], strides=[3], pads=[1, 2])]
+
+
+@pytest.mark.parametrize("dt", ["int8", "uint8"])
+@pytest.mark.parametrize("q", UNARY_Q[:3])
+@pytest.mark.parametrize("attrs", POOLS)
+def test_average_pool(dt: str, q: Any, attrs: Dict[str, Any]) -> None:
+    shape = (2, 3, 15) if len(attrs["kernel_shape"]) == 1 else (2, 3, 7, 9)
+    m, feeds = unary_model("QLinearAveragePool", dt, q, shape, **attrs)
+    assert_exact(ours(m, feeds), ort_run(m, feeds))
+
+
+@pytest.mark.parametrize("dt", ["int8", "uint8"])
+@pytest.mark.parametrize("q", UNARY_Q)
+@pytest.mark.parametrize("shape", [(2, 5, 7, 7), (1, 3, 40), (1, 2, 3, 4, 5)])
+def test_global_average_pool(dt: str, q: Any, shape: Sequence[int]) -> None:
+    m, feeds = unary_model("QLinearGlobalAveragePool", dt, q, shape)
+    assert_exact(ours(m, feeds), ort_run(m, feeds))
+
+
 def test_compiled_c_matches_onnxruntime(tmp_path: Any) -> None:
-    """A small graph of all five: the generated C equals onnxruntime."""
+    """A small graph of all seven: the generated C equals onnxruntime."""
     dt = "uint8"
     x = every_value(dt, (1, 4, 8, 8))
     inits = {"xs": sc(0.06), "xz": zp(dt, 120), "ys": sc(1 / 256), "yz": zp(dt, 0),
@@ -210,7 +236,11 @@ def test_compiled_c_matches_onnxruntime(tmp_path: Any) -> None:
              helper.make_node("QLinearMul", ["a", "as", "az", "x", "xs", "xz", "ms", "mz"],
                               ["m"], domain=MS),
              helper.make_node("QLinearConcat", ["cs", "cz", "s", "ys", "yz", "a", "as", "az",
-                                                "m", "ms", "mz"], ["y"], domain=MS, axis=1)]
+                                                "m", "ms", "mz"], ["c"], domain=MS, axis=1),
+             helper.make_node("QLinearAveragePool", ["c", "cs", "cz", "ms", "mz"], ["p"],
+                              domain=MS, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("QLinearGlobalAveragePool", ["p", "ms", "mz", "ys", "yz"], ["y"],
+                              domain=MS)]
     m = qmodel(nodes, {"x": x}, {"y": dt}, inits)
     want = ort_run(m, {"x": x})
     assert_exact(ours(m, {"x": x}), want)
@@ -258,3 +288,15 @@ def test_concat_input_count_and_unknown_operator() -> None:
     with pytest.raises(UnsupportedOperatorError,
                        match=r"'r' \(QLinearReduceMean\).*com.microsoft.*QLinearSigmoid"):
         from_onnx(m)
+
+
+def test_pool_attributes_that_are_not_mapped() -> None:
+    for attrs, what in ((dict(kernel_shape=[2, 2], channels_last=1), "channels_last=1"),
+                        (dict(kernel_shape=[2, 2], ceil_mode=1), "ceil_mode=1"),
+                        (dict(kernel_shape=[2, 2, 2]), r"kernel_shape=\[2, 2, 2\]"),
+                        (dict(kernel_shape=[2, 2], dilations=[2, 2]), r"dilations=\[2, 2\]")):
+        m, _ = unary_model("QLinearAveragePool", "int8", UNARY_Q[0], (1, 2, 4, 4), **attrs)
+        m.graph.node[0].name = "ap"
+        with pytest.raises(UnsupportedOperatorError,
+                           match=r"node 0 'ap' \(QLinearAveragePool\).*%s" % what):
+            from_onnx(m)

@@ -454,6 +454,12 @@ for name in ("qlinear_add", "qlinear_mul"):
          lambda a, b, f=fn: f(a, b, S(0.3), Z(200), S(0.01), Z(0), S(0.07), Z(128), Z(128)))
     case("qnn." + name, "s8-scalar-lhs", [s8(1), s8(4, 9)],
          lambda a, b, f=fn: f(a, b, S(0.011), Z(-100), S(0.2), Z(5), S(0.09), Z(-3), Z(0)))
+case("qnn.qlinear_avg_pool2d", "s8-pad", [s8(2, 3, 7, 6)],
+     lambda x: Q.qlinear_avg_pool2d(x, S(0.05), Z(3), S(0.04), Z(-2), Z(0), pool_size=[3, 3],
+                                    strides=[2, 1], padding=[1, 1, 1, 0]))
+case("qnn.qlinear_avg_pool2d", "u8-global", [s8(1, 4, 5, 5)],
+     lambda x: Q.qlinear_avg_pool2d(x, S(0.3), Z(200), S(0.2), Z(128), Z(128),
+                                    pool_size=[5, 5]))
 
 
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:

@@ -50,6 +50,13 @@ static TnObject *infer_qlinear_binary(const char *op, TnObject *const *types,
   return tn_ir_tensor_type(dims, nd, l->dtype);
 }
 
+/* qnn.qlinear_avg_pool2d: int8 NCHW data, nn.avg_pool2d's attributes. */
+static TnObject *infer_qlinear_pool(const char *op, TnObject *const *types,
+                                    int32_t n, TnObject *attrs) {
+  if (int8_arg(op, types, 0, "data") == NULL) return NULL;
+  return tn__ir_infer_pool2d(op, types, n, attrs);
+}
+
 #define QLINEAR_ARGS                                                     \
   "lhs,rhs,lhs_scale,lhs_zero_point,rhs_scale,rhs_zero_point,"          \
   "output_scale,output_zero_point,uint8_offset"
@@ -66,6 +73,15 @@ void tn__ir_ops_onnxq_init(void) {
                    "lhs * rhs, each in its own quantization, in "
                    "onnxruntime's float arithmetic (com.microsoft "
                    "QLinearMul); uint8_offset as for qnn.qlinear_add");
+  tn__ir_op_define("qnn.qlinear_avg_pool2d",
+                   "data,input_scale,input_zero_point,output_scale,"
+                   "output_zero_point,uint8_offset",
+                   "ir.Pool2DAttrs", TN_OP_OUT_FUSABLE, infer_qlinear_pool,
+                   "int8 NCHW average pooling in onnxruntime's arithmetic "
+                   "(com.microsoft QLinearAveragePool: float32 sums; a "
+                   "window of the whole image without padding takes "
+                   "QLinearGlobalAveragePool's integer sum); uint8_offset "
+                   "as for qnn.qlinear_add");
   tn__ir_op_define("qnn.lut", "data,table", NULL, TN_OP_ELEMWISE, infer_lut,
                    "int8 data mapped through a 256-entry int8 table (a "
                    "constant), indexed by the input's byte: table[(uint8)x]");

@@ -4,7 +4,8 @@
  * crt's lut_s8 form with the table copied from its constant argument: the
  * importer computed it, so the lowering only checks that it is one.
  * qnn.qlinear_add and qnn.qlinear_mul are the qlinear_*_ort forms, which
- * take the model's scales and zero points as they are.
+ * take the model's scales and zero points as they are, and
+ * qnn.qlinear_avg_pool2d the qlinear_avg_pool_ort form (NCHW).
  */
 #include "kernel/lower_internal.h"
 
@@ -27,6 +28,22 @@ static int lower_qnn_lut(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
+/* Arguments first.. first + n - 1, scalar constants, as doubles; -1 with
+ * an error naming the argument when one is not. */
+static int scalars(const TnKernArgs *a, int32_t first,
+                   const char *const *roles, int n, double *v) {
+  for (int i = 0; i < n; i++) {
+    int64_t m = 0;
+    if (tn__lower_const_values(a, first + i, roles[i], &v[i], 1, &m))
+      return -1;
+    if (m != 1)
+      return tn_error_raise_in(TN_ERR_VALUE, a->op, "argument %d (%s) has %"
+                               PRId64 " values, expected 1", first + i,
+                               roles[i], m);
+  }
+  return 0;
+}
+
 /* qnn.qlinear_add, qnn.qlinear_mul: the scalars copied as they are (the
  * kernel computes onnxruntime's ratios from them, in float32). */
 static int lower_qlinear(const TnKernArgs *a, TnKernCall *k, TnKernFormId form) {
@@ -36,14 +53,7 @@ static int lower_qlinear(const TnKernArgs *a, TnKernCall *k, TnKernFormId form) 
       "lhs_scale",    "lhs_zero_point",    "rhs_scale",   "rhs_zero_point",
       "output_scale", "output_zero_point", "uint8_offset"};
   double v[7];
-  for (int i = 0; i < 7; i++) {
-    int64_t n = 0;
-    if (tn__lower_const_values(a, 2 + i, roles[i], &v[i], 1, &n)) return -1;
-    if (n != 1)
-      return tn_error_raise_in(TN_ERR_VALUE, a->op, "argument %d (%s) has %"
-                               PRId64 " values, expected 1", 2 + i, roles[i],
-                               n);
-  }
+  if (scalars(a, 2, roles, 7, v)) return -1;
   int32_t lo = v[6] == 128 ? 0 : -128, hi = lo + 255;
   if (v[6] != 0 && v[6] != 128)
     return tn_error_raise_in(TN_ERR_VALUE, a->op, "uint8_offset must be 0 or "
@@ -81,12 +91,66 @@ static int lower_qlinear_mul(const TnKernArgs *a, TnKernCall *k) {
   return lower_qlinear(a, k, TN_KF_qlinear_mul_ort);
 }
 
+/* qnn.qlinear_avg_pool2d: NCHW geometry, onnxruntime's windows. */
+static int lower_qlinear_pool(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kI8)) return no_kernel(a, "int8 only");
+  if (check_size(a, numel(a->types[0]))) return -1;
+  const TnIrPool2DAttrs *pa =
+      ATTRS(a->op, a->attrs, TnIrPool2DAttrs, "ir.Pool2DAttrs");
+  if (pa == NULL) return -1;
+  const char *l = attr_text(pa->layout);
+  if (l[0] && strcmp(l, "NCHW") != 0)
+    return no_kernel(a, "NCHW only");
+  if (pa->ceil_mode) return no_kernel(a, "ceil_mode false only");
+  static const char *const roles[] = {"input_scale", "input_zero_point",
+                                      "output_scale", "output_zero_point",
+                                      "uint8_offset"};
+  double v[5];
+  if (scalars(a, 1, roles, 5, v)) return -1;
+  if ((v[4] != 0 && v[4] != 128) || !(v[0] > 0) || !(v[2] > 0))
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "scales %g and %g must be "
+                             "positive and uint8_offset 0 or 128 (got %g)",
+                             v[0], v[2], v[4]);
+  int64_t size[2] = {1, 1}, stride[2], pad[4];
+  int32_t ns = tn__ir_attr_ints(a->attrs, "pool_size", size, 2, a->op);
+  if (ns < 0 || tn__ir_pair(a->op, a->attrs, "strides", 1, stride) ||
+      tn__ir_padding4(a->op, a->attrs, pad))
+    return -1;
+  size[1] = ns == 1 ? size[0] : size[1];
+  const int64_t *d = tn__ir_dims(a->types[0]), *o = tn__ir_dims(a->out);
+  TnCrtCallQLinearPoolOrt *p = KERNEL_USE(k, qlinear_avg_pool_ort, 0);
+  TnCrtPool2d *g = &p->g;
+  g->batch = (int32_t)d[0], g->channels = (int32_t)d[1];
+  g->in_h = (int32_t)d[2], g->in_w = (int32_t)d[3];
+  g->out_h = (int32_t)o[2], g->out_w = (int32_t)o[3];
+  g->k_h = (int32_t)size[0], g->k_w = (int32_t)size[1];
+  g->stride_h = (int32_t)stride[0], g->stride_w = (int32_t)stride[1];
+  g->pad_top = (int32_t)pad[0], g->pad_left = (int32_t)pad[1];
+  g->count_include_pad = pa->count_include_pad;
+  /* strides of n, h, w, c */
+  g->in_strides[0] = (int32_t)(d[1] * d[2] * d[3]);
+  g->in_strides[1] = (int32_t)d[3], g->in_strides[2] = 1;
+  g->in_strides[3] = (int32_t)(d[2] * d[3]);
+  g->out_strides[0] = (int32_t)(o[1] * o[2] * o[3]);
+  g->out_strides[1] = (int32_t)o[3], g->out_strides[2] = 1;
+  g->out_strides[3] = (int32_t)(o[2] * o[3]);
+  p->global = size[0] == d[2] && size[1] == d[3] && !pad[0] && !pad[1] &&
+              !pad[2] && !pad[3];
+  p->q.lhs_scale = (float)v[0], p->q.lhs_zp = (int32_t)v[1];
+  p->q.rhs_scale = 1.0f;
+  p->q.out_scale = (float)v[2], p->q.out_zp = (int32_t)v[3];
+  p->q.offset = (int32_t)v[4];
+  reads(k, 1);
+  return 0;
+}
+
 /* ---- the table ------------------------------------------------------------- */
 
 static const TnLowerRow g_table[] = {
     {"qnn.lut", {lower_qnn_lut}},
     {"qnn.qlinear_add", {lower_qlinear_add}},
     {"qnn.qlinear_mul", {lower_qlinear_mul}},
+    {"qnn.qlinear_avg_pool2d", {lower_qlinear_pool}},
 };
 
 const TnLowerRow *tn__lower_onnxq_table(size_t *n) {

@@ -1,7 +1,7 @@
 """onnxruntime's quantized operators (the com.microsoft domain of the
 QOperator format that onnxruntime.quantization writes) for the ONNX
-importer: QLinearSigmoid, QLinearLeakyRelu, QLinearConcat, QLinearAdd
-and QLinearMul.
+importer: QLinearSigmoid, QLinearLeakyRelu, QLinearConcat, QLinearAdd,
+QLinearMul, QLinearAveragePool and QLinearGlobalAveragePool.
 
 Bit-exactness with onnxruntime's CPU kernels is the contract, so each
 operator computes what onnxruntime computes, not what the operator's
@@ -16,7 +16,10 @@ such a table of the identity when its quantization differs from the
 output's. The tables become qnn.lut calls. QLinearAdd and QLinearMul
 become qnn.qlinear_add and qnn.qlinear_mul, whose kernel (the crt's
 qlinear_ort.c) does onnxruntime's float32 arithmetic for each element
-from the model's scales and zero points. uint8 tensors are stored as
+from the model's scales and zero points; the pools become
+qnn.qlinear_avg_pool2d (NCHW; a 1-d window is a 2-d one of height 1,
+a global pool one window over the flattened image), the same kernel
+file. uint8 tensors are stored as
 int8 shifted by 128 (the importer's convention), so a table is indexed
 by the stored byte and holds stored bytes.
 """
@@ -32,7 +35,7 @@ import numpy as np
 from .. import ir
 from .common import call, scalar
 
-from .onnx import Q8, _Ctx, _norm_axis, _qparams, _s8_to_u8, _u8_to_s8  # noqa: E402  (onnx.py imports this last)
+from .onnx import Q8, _Ctx, _auto_pad, _norm_axis, _prod, _qparams, _s8_to_u8, _u8_to_s8  # noqa: E402  (onnx.py imports this last)
 
 _Spec = Tuple[Callable[[_Ctx], ir.Expr], Optional[Callable[[_Ctx], None]]]
 
@@ -252,6 +255,69 @@ def _binary(kind: str) -> Callable[[_Ctx], ir.Expr]:
     return conv
 
 
+# ---- QLinearAveragePool, QLinearGlobalAveragePool -----------------------------------
+
+def _chk_pool(ctx: _Ctx) -> None:
+    _chk_unary(ctx)
+    if int(ctx.attr("channels_last", 0)):
+        raise ctx.unsupported("attribute channels_last=%d is not supported (0: NCHW)"
+                              % int(ctx.attr("channels_last", 0)))
+    r = ctx.rank(0)
+    if ctx.op == "QLinearAveragePool":
+        ctx.only("auto_pad", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"), "NOTSET")
+        ctx.only("ceil_mode", (0,), 0)
+        k = ctx.ints("kernel_shape")
+        if k is None:
+            raise ctx.error("attribute kernel_shape is missing")
+        if len(k) not in (1, 2):
+            raise ctx.unsupported("attribute kernel_shape=%s is not supported (1-d or 2-d "
+                                  "windows)" % k)
+        d = ctx.ints("dilations")
+        if d is not None and any(x != 1 for x in d):
+            raise ctx.unsupported("attribute dilations=%s is not supported (1 only)" % d)
+        if r is not None and r != len(k) + 2:
+            raise ctx.error("a %d-d window over a rank-%d input" % (len(k), r))
+    elif r is not None and r < 3:
+        raise ctx.error("expects at least 3 dimensions, got %d" % r)
+
+
+def _pool(ctx: _Ctx) -> ir.Expr:
+    xs, xz, ys, yz, dt = _unary_q(ctx)
+    shp = ctx.shape(0)
+    x = _stored(ctx, 0, dt)
+    if ctx.op == "QLinearGlobalAveragePool":
+        hw = [1, _prod(shp[2:])]
+        k, s, pad, cip = hw, [1, 1], [0, 0, 0, 0], False
+    else:
+        k = list(ctx.ints("kernel_shape") or [])
+        s = list(ctx.ints("strides", [1] * len(k)) or [1] * len(k))
+        if len(k) == 1:  # 1-d: a 2-d window of height 1
+            hw = [1, shp[2]]
+            p1 = ctx.ints("pads", [0, 0]) or [0, 0]
+            if ctx.attr("auto_pad", "NOTSET") not in ("NOTSET", "VALID"):
+                raise ctx.unsupported("auto_pad %s on a 1-d window is not supported"
+                                      % ctx.attr("auto_pad"))
+            pad = [0, p1[0], 0, p1[1]] if ctx.attr("auto_pad", "NOTSET") == "NOTSET" else [0] * 4
+            k, s = [1, k[0]], [1, s[0]]
+        else:
+            hw = shp[2:]
+            pad = _auto_pad(ctx, hw, k, s, [1, 1])
+        cip = bool(ctx.attr("count_include_pad", 0))
+    if any(v < 0 for v in pad):
+        raise ctx.unsupported("negative pads %s are not supported" % pad)
+    if list(hw) != shp[2:]:
+        x = call("reshape", x, newshape=shp[:2] + list(hw))
+    y = call("qnn.qlinear_avg_pool2d", x, scalar(xs, "float32"), scalar(xz, "int32"),
+             scalar(ys, "float32"), scalar(yz, "int32"),
+             scalar(128 if dt == "uint8" else 0, "int32"), pool_size=k, strides=s,
+             padding=pad, layout="NCHW", ceil_mode=False, count_include_pad=cip)
+    if ctx.op == "QLinearGlobalAveragePool":
+        y = call("reshape", y, newshape=shp[:2] + [1] * (len(shp) - 2))
+    elif len(shp) == 3:
+        y = call("reshape", y, newshape=shp[:2] + [int(y.checked_type.shape[3])])
+    return _result(y, dt)
+
+
 # com.microsoft operator -> (converter, check for the first pass)
 MS_CONVERTERS: Dict[str, _Spec] = {
     "QLinearSigmoid": (_sigmoid, _chk_unary),
@@ -259,6 +325,8 @@ MS_CONVERTERS: Dict[str, _Spec] = {
     "QLinearConcat": (_concat, _chk_concat),
     "QLinearAdd": (_binary("qnn.qlinear_add"), _chk_binary),
     "QLinearMul": (_binary("qnn.qlinear_mul"), _chk_binary),
+    "QLinearAveragePool": (_pool, _chk_pool),
+    "QLinearGlobalAveragePool": (_pool, _chk_pool),
 }
 
 # inputs that must be constants (the quantization parameters)

@@ -12,8 +12,9 @@
  * products swap places). Mul (its SSE2 kernel): (a - zp_a) * (b - zp_b)
  * exactly in integers, times (lhs_scale * rhs_scale) / out_scale, plus
  * out_zp, each step rounded to float32. The fused multiply-add is exact
- * here in portable C (a double sum rounded to odd, then to float), and
- * every other float32 step goes through double, which rounds a float
+ * here in portable C (a double sum rounded to odd, then to float). The
+ * average pools are onnxruntime's too (see kernels.h). Every other
+ * float32 step goes through double, which rounds a float
  * sum, product or quotient exactly as float32 arithmetic does: so no
  * compiler contraction or target FMA can change a result.
  */
@@ -146,9 +147,59 @@ TnCrtStatus tn_crt_qlinear_mul_ort(const TnCrtQLinearOrt *p,
   return run(p, b, lhs, rhs, out, 0);
 }
 
+TnCrtStatus tn_crt_qlinear_avg_pool_ort(const TnCrtQLinearOrt *p,
+                                        const TnCrtPool2d *g, int32_t global,
+                                        const int8_t *in, int8_t *out) {
+  if (check(p) != TN_CRT_OK || g == NULL || in == NULL || out == NULL ||
+      g->k_h < 1 || g->k_w < 1 || g->stride_h < 1 || g->stride_w < 1)
+    return TN_CRT_INVALID_ARGUMENT;
+  const int32_t off = p->offset, lo = off ? 0 : -128, hi = lo + 255;
+  const int32_t zx = p->lhs_zp, zy = p->out_zp;
+  const float sx = p->lhs_scale, sy = p->out_scale;
+  const int32_t size = g->in_h * g->in_w;
+  const float gscale = div_f32(sx, mul_f32(sy, (float)size));
+  for (int32_t n = 0; n < g->batch; n++)
+    for (int32_t c = 0; c < g->channels; c++) {
+      const int8_t *x = in + n * g->in_strides[0] + c * g->in_strides[3];
+      int8_t *y = out + n * g->out_strides[0] + c * g->out_strides[3];
+      if (global) {
+        int32_t acc = -zx * size;
+        for (int32_t h = 0; h < g->in_h; h++)
+          for (int32_t w = 0; w < g->in_w; w++)
+            acc += x[h * g->in_strides[1] + w * g->in_strides[2]] + off;
+        float v = mul_f32((float)acc, gscale);
+        y[0] = (int8_t)(round_sat(v, lo - zy, hi - zy) + zy - off);
+        continue;
+      }
+      for (int32_t oh = 0; oh < g->out_h; oh++)
+        for (int32_t ow = 0; ow < g->out_w; ow++) {
+          int32_t h0 = oh * g->stride_h - g->pad_top, h1 = h0 + g->k_h;
+          int32_t w0 = ow * g->stride_w - g->pad_left, w1 = w0 + g->k_w;
+          h1 = h1 < g->in_h ? h1 : g->in_h, h0 = h0 > 0 ? h0 : 0;
+          w1 = w1 < g->in_w ? w1 : g->in_w, w0 = w0 > 0 ? w0 : 0;
+          float sum = 0.0f;
+          for (int32_t h = h0; h < h1; h++)
+            for (int32_t w = w0; w < w1; w++) {
+              int32_t q = x[h * g->in_strides[1] + w * g->in_strides[2]] + off;
+              sum = add_f32(sum, mul_f32(sx, (float)(q - zx)));
+            }
+          int32_t count = g->count_include_pad ? g->k_h * g->k_w
+                                               : (h1 - h0) * (w1 - w0);
+          float v = div_f32(sum, (float)count);
+          v = add_f32(div_f32(v, sy), (float)zy);
+          y[oh * g->out_strides[1] + ow * g->out_strides[2]] =
+              (int8_t)(round_sat(v, lo, hi) - off);
+        }
+    }
+  return TN_CRT_OK;
+}
+
 TN_CRT_CALL(qlinear_add_ort, TnCrtCallQLinearOrt) {
   return tn_crt_qlinear_add_ort(&p->q, &p->b, in[0], in[1], out);
 }
 TN_CRT_CALL(qlinear_mul_ort, TnCrtCallQLinearOrt) {
   return tn_crt_qlinear_mul_ort(&p->q, &p->b, in[0], in[1], out);
+}
+TN_CRT_CALL(qlinear_avg_pool_ort, TnCrtCallQLinearPoolOrt) {
+  return tn_crt_qlinear_avg_pool_ort(&p->q, &p->g, p->global, in[0], out);
 }

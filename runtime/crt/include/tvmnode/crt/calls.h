@@ -230,6 +230,10 @@ TN_CRT_STRUCT(TnCrtCallRequantInt);
 #define TN_CRT_FIELDS_TnCrtCallQLinearOrt(F, T) \
   F(T, N, TnCrtQLinearOrt, q) F(T, N, TnCrtBroadcast, b)
 TN_CRT_STRUCT(TnCrtCallQLinearOrt);
+/* qlinear_avg_pool_ort: in = {x} (onnxruntime's QLinearAveragePool). */
+#define TN_CRT_FIELDS_TnCrtCallQLinearPoolOrt(F, T) \
+  F(T, N, TnCrtQLinearOrt, q) F(T, N, TnCrtPool2d, g) F(T, S, int32_t, global)
+TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
 
 /* Every parameter struct, nested ones before those that hold them (the
  * host describes each for the code generator). */
@@ -251,7 +255,7 @@ TN_CRT_STRUCT(TnCrtCallQLinearOrt);
   X(TnCrtCallRowsF32) \
   X(TnCrtCallRowsS8) X(TnCrtLogSoftmaxS8) X(TnCrtCallLogSoftmaxS8)          \
   X(TnCrtCallRequantInt) X(TnCrtLstm)                                      \
-  X(TnCrtQLinearOrt) X(TnCrtCallQLinearOrt)
+  X(TnCrtQLinearOrt) X(TnCrtCallQLinearOrt) X(TnCrtCallQLinearPoolOrt)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -343,7 +347,8 @@ TN_CRT_STRUCT(TnCrtCallQLinearOrt);
   X(lstm_s8, TnCrtLstm, "src/kernels/lstm.c")                               \
   X(softmax_s8_s16, TnCrtCallSoftmaxS8, "src/kernels/softmax_s8.c")        \
   X(qlinear_add_ort, TnCrtCallQLinearOrt, "src/kernels/qlinear_ort.c")      \
-  X(qlinear_mul_ort, TnCrtCallQLinearOrt, "src/kernels/qlinear_ort.c")
+  X(qlinear_mul_ort, TnCrtCallQLinearOrt, "src/kernels/qlinear_ort.c")      \
+  X(qlinear_avg_pool_ort, TnCrtCallQLinearPoolOrt, "src/kernels/qlinear_ort.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

@@ -879,6 +879,17 @@ TnCrtStatus tn_crt_qlinear_add_ort(const TnCrtQLinearOrt *p,
 TnCrtStatus tn_crt_qlinear_mul_ort(const TnCrtQLinearOrt *p,
                                    const TnCrtBroadcast *b, const int8_t *lhs,
                                    const int8_t *rhs, int8_t *out);
+/* onnxruntime's QLinearAveragePool and QLinearGlobalAveragePool (NCHW):
+ * with `global` (the window is the whole image, no padding), the integer
+ * sum less the input zero point times the image size, times
+ * x_scale / (y_scale * size) in float32, rounded half to even, plus the
+ * output zero point (MLAS); otherwise each value dequantized to float32,
+ * summed in order, divided by the count, divided by y_scale, plus the
+ * output zero point, rounded half to even. p's lhs fields are the input's
+ * quantization, its out fields the output's. */
+TnCrtStatus tn_crt_qlinear_avg_pool_ort(const TnCrtQLinearOrt *p,
+                                        const TnCrtPool2d *g, int32_t global,
+                                        const int8_t *in, int8_t *out);
 
 #ifdef __cplusplus
 }
