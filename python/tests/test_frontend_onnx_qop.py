@@ -221,8 +221,18 @@ def test_global_average_pool(dt: str, q: Any, shape: Sequence[int]) -> None:
     assert_exact(ours(m, feeds), ort_run(m, feeds))
 
 
+@pytest.mark.parametrize("dt", ["int8", "uint8"])
+@pytest.mark.parametrize("q", [(0.05, 0, 1 / 256, -128), (0.2, 10, 1 / 256, -128),
+                               (0.01, -3, 0.003, -100), (0.1, 0, 1 / 255, -128)])
+@pytest.mark.parametrize("opset,axis,shape", [(13, -1, (3, 40)), (13, 1, (2, 10, 3, 3)),
+                                              (12, 1, (2, 3, 5)), (13, 0, (7, 4))])
+def test_softmax(dt: str, q: Any, opset: int, axis: int, shape: Sequence[int]) -> None:
+    m, feeds = unary_model("QLinearSoftmax", dt, q, shape, opset=opset, axis=axis)
+    assert_exact(ours(m, feeds), ort_run(m, feeds))
+
+
 def test_compiled_c_matches_onnxruntime(tmp_path: Any) -> None:
-    """A small graph of all seven: the generated C equals onnxruntime."""
+    """A small graph of all eight: the generated C equals onnxruntime."""
     dt = "uint8"
     x = every_value(dt, (1, 4, 8, 8))
     inits = {"xs": sc(0.06), "xz": zp(dt, 120), "ys": sc(1 / 256), "yz": zp(dt, 0),
@@ -239,8 +249,10 @@ def test_compiled_c_matches_onnxruntime(tmp_path: Any) -> None:
                                                 "m", "ms", "mz"], ["c"], domain=MS, axis=1),
              helper.make_node("QLinearAveragePool", ["c", "cs", "cz", "ms", "mz"], ["p"],
                               domain=MS, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-             helper.make_node("QLinearGlobalAveragePool", ["p", "ms", "mz", "ys", "yz"], ["y"],
-                              domain=MS)]
+             helper.make_node("QLinearGlobalAveragePool", ["p", "ms", "mz", "ys", "yz"], ["g"],
+                              domain=MS),
+             helper.make_node("QLinearSoftmax", ["g", "ys", "yz", "ys", "yz"], ["y"],
+                              domain=MS, opset=13, axis=1)]
     m = qmodel(nodes, {"x": x}, {"y": dt}, inits)
     want = ort_run(m, {"x": x})
     assert_exact(ours(m, {"x": x}), want)
@@ -300,3 +312,9 @@ def test_pool_attributes_that_are_not_mapped() -> None:
         with pytest.raises(UnsupportedOperatorError,
                            match=r"node 0 'ap' \(QLinearAveragePool\).*%s" % what):
             from_onnx(m)
+
+
+def test_softmax_needs_its_opset_attribute() -> None:
+    m, _ = unary_model("QLinearSoftmax", "int8", UNARY_Q[0], (2, 4), axis=1)
+    with pytest.raises(ValueError, match=r"node 0 'n0' \(QLinearSoftmax\).*opset is missing"):
+        from_onnx(m)

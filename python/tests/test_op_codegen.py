@@ -457,6 +457,12 @@ for name in ("qlinear_add", "qlinear_mul"):
 case("qnn.qlinear_avg_pool2d", "s8-pad", [s8(2, 3, 7, 6)],
      lambda x: Q.qlinear_avg_pool2d(x, S(0.05), Z(3), S(0.04), Z(-2), Z(0), pool_size=[3, 3],
                                     strides=[2, 1], padding=[1, 1, 1, 0]))
+case("qnn.qlinear_softmax", "s8-inner", [s8(2, 9, 3)],
+     lambda x: Q.qlinear_softmax(x, c(np.exp(-0.1 * np.arange(256) + 20)), S(1 / 256),
+                                 Z(-128), Z(0)))
+case("qnn.qlinear_softmax", "u8-rows", [s8(5, 30, 1)],
+     lambda x: Q.qlinear_softmax(x, c(np.exp(-0.05 * np.arange(256) + 40)), S(1 / 255),
+                                 Z(0), Z(128)))
 case("qnn.qlinear_avg_pool2d", "u8-global", [s8(1, 4, 5, 5)],
      lambda x: Q.qlinear_avg_pool2d(x, S(0.3), Z(200), S(0.2), Z(128), Z(128),
                                     pool_size=[5, 5]))

@@ -57,6 +57,24 @@ static TnObject *infer_qlinear_pool(const char *op, TnObject *const *types,
   return tn__ir_infer_pool2d(op, types, n, attrs);
 }
 
+/* qnn.qlinear_softmax: int8 [outer, n, inner] and a float32 table of 256. */
+static TnObject *infer_qlinear_softmax(const char *op, TnObject *const *types,
+                                       int32_t n, TnObject *attrs) {
+  (void)n, (void)attrs;
+  const TnIrTensorType *d = int8_arg(op, types, 0, "data");
+  const TnIrTensorType *t = d ? tn__ir_tensor_arg(op, types, 1, "table") : NULL;
+  if (t == NULL) return NULL;
+  if (tn__ir_ndim(d) != 3)
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected 3 dimensions "
+                            "(outer, axis, inner)"), NULL;
+  const DLDataType f32 = {kDLFloat, 32, 1};
+  if (!tn__ir_dtype_eq(t->dtype, f32) || tn__ir_ndim(t) != 1 ||
+      tn__ir_dims(t)[0] != 256)
+    return tn__ir_arg_error(op, 1, "table", types[1],
+                            "expected float32 of shape [256]"), NULL;
+  return tn_ir_tensor_type(tn__ir_dims(d), 3, d->dtype);
+}
+
 #define QLINEAR_ARGS                                                     \
   "lhs,rhs,lhs_scale,lhs_zero_point,rhs_scale,rhs_zero_point,"          \
   "output_scale,output_zero_point,uint8_offset"
@@ -82,6 +100,14 @@ void tn__ir_ops_onnxq_init(void) {
                    "window of the whole image without padding takes "
                    "QLinearGlobalAveragePool's integer sum); uint8_offset "
                    "as for qnn.qlinear_add");
+  tn__ir_op_define("qnn.qlinear_softmax",
+                   "data,table,output_scale,output_zero_point,uint8_offset",
+                   NULL, TN_OP_OPAQUE, infer_qlinear_softmax,
+                   "softmax of int8 [outer, n, inner] over axis 1 in "
+                   "onnxruntime's arithmetic (com.microsoft QLinearSoftmax): "
+                   "table (float32, 256 values, a constant) holds the "
+                   "exponential of an input d steps below the maximum; "
+                   "uint8_offset as for qnn.qlinear_add");
   tn__ir_op_define("qnn.lut", "data,table", NULL, TN_OP_ELEMWISE, infer_lut,
                    "int8 data mapped through a 256-entry int8 table (a "
                    "constant), indexed by the input's byte: table[(uint8)x]");

@@ -5,7 +5,8 @@
  * importer computed it, so the lowering only checks that it is one.
  * qnn.qlinear_add and qnn.qlinear_mul are the qlinear_*_ort forms, which
  * take the model's scales and zero points as they are, and
- * qnn.qlinear_avg_pool2d the qlinear_avg_pool_ort form (NCHW).
+ * qnn.qlinear_avg_pool2d the qlinear_avg_pool_ort form (NCHW);
+ * qnn.qlinear_softmax copies its table, as qnn.lut does.
  */
 #include "kernel/lower_internal.h"
 
@@ -144,6 +145,33 @@ static int lower_qlinear_pool(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
+/* qnn.qlinear_softmax: the table copied from its constant. */
+static int lower_qlinear_softmax(const TnKernArgs *a, TnKernCall *k) {
+  if (!is(a->types[0]->dtype, kI8)) return no_kernel(a, "int8 only");
+  if (check_size(a, numel(a->out))) return -1;
+  TnObject *t = a->nargs > 1 ? a->consts[1] : NULL;
+  const DLTensor *dl = t ? tn_tensor_dltensor(t) : NULL;
+  if (dl == NULL || dl->ndim != 1 || dl->shape[0] != 256 || !is(dl->dtype, kF32))
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "argument 1 (table) must "
+                             "be a float32 constant of shape [256]");
+  static const char *const roles[] = {"output_scale", "output_zero_point",
+                                      "uint8_offset"};
+  double v[3];
+  if (scalars(a, 2, roles, 3, v)) return -1;
+  if (!(v[0] > 0) || (v[2] != 0 && v[2] != 128))
+    return tn_error_raise_in(TN_ERR_VALUE, a->op, "output_scale %g must be "
+                             "positive and uint8_offset 0 or 128 (got %g)",
+                             v[0], v[2]);
+  TnCrtQSoftmaxOrt *p = KERNEL_USE(k, qlinear_softmax_ort, 0);
+  memcpy(p->table, (const char *)dl->data + dl->byte_offset, sizeof p->table);
+  p->out_scale = (float)v[0], p->out_zp = (int32_t)v[1];
+  p->offset = (int32_t)v[2];
+  const int64_t *d = tn__ir_dims(a->types[0]);
+  p->outer = (int32_t)d[0], p->n = (int32_t)d[1], p->inner = (int32_t)d[2];
+  reads(k, 1);
+  return 0;
+}
+
 /* ---- the table ------------------------------------------------------------- */
 
 static const TnLowerRow g_table[] = {
@@ -151,6 +179,7 @@ static const TnLowerRow g_table[] = {
     {"qnn.qlinear_add", {lower_qlinear_add}},
     {"qnn.qlinear_mul", {lower_qlinear_mul}},
     {"qnn.qlinear_avg_pool2d", {lower_qlinear_pool}},
+    {"qnn.qlinear_softmax", {lower_qlinear_softmax}},
 };
 
 const TnLowerRow *tn__lower_onnxq_table(size_t *n) {

@@ -1,7 +1,8 @@
 """onnxruntime's quantized operators (the com.microsoft domain of the
 QOperator format that onnxruntime.quantization writes) for the ONNX
 importer: QLinearSigmoid, QLinearLeakyRelu, QLinearConcat, QLinearAdd,
-QLinearMul, QLinearAveragePool and QLinearGlobalAveragePool.
+QLinearMul, QLinearAveragePool, QLinearGlobalAveragePool and
+QLinearSoftmax.
 
 Bit-exactness with onnxruntime's CPU kernels is the contract, so each
 operator computes what onnxruntime computes, not what the operator's
@@ -318,6 +319,40 @@ def _pool(ctx: _Ctx) -> ir.Expr:
     return _result(y, dt)
 
 
+# ---- QLinearSoftmax ------------------------------------------------------------------
+
+def _chk_softmax(ctx: _Ctx) -> None:
+    _chk_unary(ctx)
+    if ctx.attr("opset") is None:
+        raise ctx.error("attribute opset is missing (onnxruntime requires it)")
+
+
+def _softmax_table(xs: np.float32, n: int) -> np.ndarray:
+    """onnxruntime's table: entry d is exp((bit_shift - d) * x_scale) in
+    double, as float32, where bit_shift keeps n of the largest below
+    FLT_MAX."""
+    fmax = F(np.finfo(F).max)
+    shift = max(0.0, math.log(float(F(fmax / F(n)))) - 5.0) / float(xs)
+    return np.array([math.exp((shift - d) * float(xs)) for d in range(256)], F)
+
+
+def _softmax(ctx: _Ctx) -> ir.Expr:
+    xs, _, ys, yz, dt = _unary_q(ctx)
+    shp = ctx.shape(0)
+    opset = int(ctx.attr("opset"))
+    axis = _norm_axis(ctx, int(ctx.attr("axis", 1 if opset < 13 else -1)), len(shp))
+    outer = _prod(shp[:axis])
+    if opset < 13:  # the input as 2-d at axis
+        n, inner = _prod(shp[axis:]), 1
+    else:
+        n, inner = shp[axis], _prod(shp[axis + 1:])
+    x = call("reshape", _stored(ctx, 0, dt), newshape=[outer, n, inner])
+    y = call("qnn.qlinear_softmax", x, ir.const(_softmax_table(xs, n)),
+             scalar(ys, "float32"), scalar(yz, "int32"),
+             scalar(128 if dt == "uint8" else 0, "int32"))
+    return _result(call("reshape", y, newshape=shp), dt)
+
+
 # com.microsoft operator -> (converter, check for the first pass)
 MS_CONVERTERS: Dict[str, _Spec] = {
     "QLinearSigmoid": (_sigmoid, _chk_unary),
@@ -327,6 +362,7 @@ MS_CONVERTERS: Dict[str, _Spec] = {
     "QLinearMul": (_binary("qnn.qlinear_mul"), _chk_binary),
     "QLinearAveragePool": (_pool, _chk_pool),
     "QLinearGlobalAveragePool": (_pool, _chk_pool),
+    "QLinearSoftmax": (_softmax, _chk_softmax),
 }
 
 # inputs that must be constants (the quantization parameters)

@@ -13,7 +13,8 @@
  * exactly in integers, times (lhs_scale * rhs_scale) / out_scale, plus
  * out_zp, each step rounded to float32. The fused multiply-add is exact
  * here in portable C (a double sum rounded to odd, then to float). The
- * average pools are onnxruntime's too (see kernels.h). Every other
+ * average pools and the softmax are onnxruntime's too (see kernels.h).
+ * Every other
  * float32 step goes through double, which rounds a float
  * sum, product or quotient exactly as float32 arithmetic does: so no
  * compiler contraction or target FMA can change a result.
@@ -194,6 +195,34 @@ TnCrtStatus tn_crt_qlinear_avg_pool_ort(const TnCrtQLinearOrt *p,
   return TN_CRT_OK;
 }
 
+TnCrtStatus tn_crt_qlinear_softmax_ort(const TnCrtQSoftmaxOrt *p,
+                                       const int8_t *in, int8_t *out) {
+  if (p == NULL || in == NULL || out == NULL || p->outer < 0 || p->n < 1 ||
+      p->inner < 1 || !(p->out_scale > 0) ||
+      (p->offset != 0 && p->offset != 128))
+    return TN_CRT_INVALID_ARGUMENT;
+  const float yinv = floorf(div_f32(1.0f, p->out_scale));
+  for (int32_t o = 0; o < p->outer; o++)
+    for (int32_t i = 0; i < p->inner; i++) {
+      const int8_t *x = in + (ptrdiff_t)o * p->n * p->inner + i;
+      int8_t *y = out + (ptrdiff_t)o * p->n * p->inner + i;
+      int32_t max = x[0];
+      for (int32_t d = 1; d < p->n; d++)
+        max = x[d * p->inner] > max ? x[d * p->inner] : max;
+      float sum = 0.0f;
+      for (int32_t d = 0; d < p->n; d++)
+        sum = add_f32(sum, p->table[max - x[d * p->inner]]);
+      for (int32_t d = 0; d < p->n; d++) {
+        float v = div_f32(mul_f32(p->table[max - x[d * p->inner]], yinv), sum);
+        int32_t q = round_sat(v, INT32_MIN, INT32_MAX) + p->out_zp;
+        /* saturated above (the result is never below the zero point) */
+        int32_t hi = p->offset ? 255 : 127;
+        y[d * p->inner] = (int8_t)((q > hi ? hi : q) - p->offset);
+      }
+    }
+  return TN_CRT_OK;
+}
+
 TN_CRT_CALL(qlinear_add_ort, TnCrtCallQLinearOrt) {
   return tn_crt_qlinear_add_ort(&p->q, &p->b, in[0], in[1], out);
 }
@@ -202,4 +231,7 @@ TN_CRT_CALL(qlinear_mul_ort, TnCrtCallQLinearOrt) {
 }
 TN_CRT_CALL(qlinear_avg_pool_ort, TnCrtCallQLinearPoolOrt) {
   return tn_crt_qlinear_avg_pool_ort(&p->q, &p->g, p->global, in[0], out);
+}
+TN_CRT_CALL(qlinear_softmax_ort, TnCrtQSoftmaxOrt) {
+  return tn_crt_qlinear_softmax_ort(p, in[0], out);
 }

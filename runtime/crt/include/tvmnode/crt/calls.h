@@ -255,7 +255,8 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X(TnCrtCallRowsF32) \
   X(TnCrtCallRowsS8) X(TnCrtLogSoftmaxS8) X(TnCrtCallLogSoftmaxS8)          \
   X(TnCrtCallRequantInt) X(TnCrtLstm)                                      \
-  X(TnCrtQLinearOrt) X(TnCrtCallQLinearOrt) X(TnCrtCallQLinearPoolOrt)
+  X(TnCrtQLinearOrt) X(TnCrtCallQLinearOrt) X(TnCrtCallQLinearPoolOrt)     \
+  X(TnCrtQSoftmaxOrt)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -348,7 +349,8 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X(softmax_s8_s16, TnCrtCallSoftmaxS8, "src/kernels/softmax_s8.c")        \
   X(qlinear_add_ort, TnCrtCallQLinearOrt, "src/kernels/qlinear_ort.c")      \
   X(qlinear_mul_ort, TnCrtCallQLinearOrt, "src/kernels/qlinear_ort.c")      \
-  X(qlinear_avg_pool_ort, TnCrtCallQLinearPoolOrt, "src/kernels/qlinear_ort.c")
+  X(qlinear_avg_pool_ort, TnCrtCallQLinearPoolOrt, "src/kernels/qlinear_ort.c") \
+  X(qlinear_softmax_ort, TnCrtQSoftmaxOrt, "src/kernels/qlinear_ort.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

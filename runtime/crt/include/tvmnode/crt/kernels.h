@@ -890,6 +890,18 @@ TnCrtStatus tn_crt_qlinear_mul_ort(const TnCrtQLinearOrt *p,
 TnCrtStatus tn_crt_qlinear_avg_pool_ort(const TnCrtQLinearOrt *p,
                                         const TnCrtPool2d *g, int32_t global,
                                         const int8_t *in, int8_t *out);
+/* onnxruntime's QLinearSoftmax over the middle axis of [outer, n, inner]:
+ * table[d] is the float32 exponential of an input `d` steps below its
+ * row's maximum (built on the host as onnxruntime builds it); the row's
+ * sum in order, then nearbyint(table * floor(1 / out_scale) / sum) + zp,
+ * saturated above (at 255 for uint8, 127 for int8). */
+#define TN_CRT_FIELDS_TnCrtQSoftmaxOrt(F, T)                            \
+  F(T, A, float, table, 256) F(T, S, float, out_scale)                 \
+  F(T, S, int32_t, out_zp) F(T, S, int32_t, offset)                    \
+  F(T, S, int32_t, outer) F(T, S, int32_t, n) F(T, S, int32_t, inner)
+TN_CRT_STRUCT(TnCrtQSoftmaxOrt);
+TnCrtStatus tn_crt_qlinear_softmax_ort(const TnCrtQSoftmaxOrt *p,
+                                       const int8_t *in, int8_t *out);
 
 #ifdef __cplusplus
 }
