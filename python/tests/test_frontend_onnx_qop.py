@@ -318,3 +318,45 @@ def test_softmax_needs_its_opset_attribute() -> None:
     m, _ = unary_model("QLinearSoftmax", "int8", UNARY_Q[0], (2, 4), axis=1)
     with pytest.raises(ValueError, match=r"node 0 'n0' \(QLinearSoftmax\).*opset is missing"):
         from_onnx(m)
+
+
+@pytest.mark.parametrize("act", ["QUInt8", "QInt8"])
+def test_quantize_static_qoperator_model(act: str, tmp_path: Any) -> None:
+    """A float model of sigmoid, residual add, mul by a constant, pools,
+    concat and leaky relu, quantized by onnxruntime.quantization to the
+    QOperator format (QuantizeLinear, eight com.microsoft operators,
+    DequantizeLinear): our result equals onnxruntime's, bit for bit, on
+    inputs in and beyond the calibration range."""
+    q = pytest.importorskip("onnxruntime.quantization")
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.uniform(-1, 1, (1, 4, 1, 1)).astype(np.float32), "w")
+    nodes = [helper.make_node("Sigmoid", ["x"], ["s"]),
+             helper.make_node("Add", ["x", "s"], ["a"]),
+             helper.make_node("Mul", ["a", "w"], ["m"]),
+             helper.make_node("AveragePool", ["m"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Concat", ["p", "p"], ["c"], axis=1),
+             helper.make_node("LeakyRelu", ["c"], ["l"], alpha=0.1),
+             helper.make_node("GlobalAveragePool", ["l"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                     [1, 4, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    fpath, qpath = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), fpath)
+
+    class Reader(q.CalibrationDataReader):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.it = iter([{"x": rng.uniform(-3, 3, (1, 4, 8, 8)).astype(np.float32)}
+                            for _ in range(8)])
+
+        def get_next(self) -> Optional[Dict[str, np.ndarray]]:
+            return next(self.it, None)
+
+    qt = getattr(q.QuantType, act)
+    q.quantize_static(fpath, qpath, Reader(), quant_format=q.QuantFormat.QOperator,
+                      activation_type=qt, weight_type=qt)
+    m = onnx.load(qpath)
+    ops = [n.op_type for n in m.graph.node if n.domain == MS]
+    assert len(ops) == 7 and "QLinearAdd" in ops and "QLinearGlobalAveragePool" in ops
+    for scale in (1.0, 3.0):
+        x = (rng.uniform(-3, 3, (1, 4, 8, 8)) * scale).astype(np.float32)
+        assert_exact(ours(m, {"x": x}), ort_run(m, {"x": x}))
