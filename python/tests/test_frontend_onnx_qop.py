@@ -186,8 +186,8 @@ def test_add_mul(op: str, dt: str, q: Any, shapes: Any) -> None:
 @pytest.mark.parametrize("op", ["QLinearAdd", "QLinearMul"])
 def test_add_mul_every_pair_of_values(op: str) -> None:
     """Every int8 pair, with random scales and zero points."""
-    a, b = np.meshgrid(np.arange(-128, 128), np.arange(-128, 128))
-    a, b = a.astype(np.int8).reshape(-1), b.astype(np.int8).reshape(-1)
+    ga, gb = np.meshgrid(np.arange(-128, 128), np.arange(-128, 128))
+    a, b = ga.astype(np.int8).reshape(-1), gb.astype(np.int8).reshape(-1)
     for _ in range(6):
         q = [(float(10 ** RNG.uniform(-3, 0)), int(RNG.integers(-128, 128))) for _ in range(3)]
         m, _ = binary_model(op, "int8", a.shape, b.shape, q)
@@ -343,7 +343,9 @@ def test_quantize_static_qoperator_model(act: str, tmp_path: Any) -> None:
     fpath, qpath = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), fpath)
 
-    class Reader(q.CalibrationDataReader):  # type: ignore[misc]
+    base: Any = q.CalibrationDataReader
+
+    class Reader(base):
         def __init__(self) -> None:
             self.it = iter([{"x": rng.uniform(-3, 3, (1, 4, 8, 8)).astype(np.float32)}
                             for _ in range(8)])
