@@ -492,6 +492,10 @@ static const Example kExamples[] = {
                         "nn.l2_normalize(%x, eps=0.001, axis=1) }"},
     {"nn.log_softmax", "fn (%x: Tensor[(2, 5), float32]) { "
                        "nn.log_softmax(%x, axis=-1) }"},
+    {"qnn.qlinear_avg_pool2d",
+     "fn (%x: Tensor[(1, 2, 8, 8), int8], " QUNARY_PARAMS ", %off: "
+     "Tensor[(), int32]) { qnn.qlinear_avg_pool2d(%x, %is, %izp, %os, %ozp, "
+     "%off, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1]) }"},
 };
 
 /* The values every int attribute (and each element of a tuple one) takes:

@@ -440,6 +440,33 @@ case("qnn.softmax", "s8-s16-beta", [s8(2, 1, 40)],
      lambda x: Q.softmax(x, S(0.3), Z(0), S(1 / 65536), Z(-32768), beta=0.4,
                          out_dtype="int16"))
 
+# ops_onnxq.c: qnn.lut maps each int8 byte through a constant table
+case("qnn.lut", "s8-vec", [s8(300)],
+     lambda x: Q.lut(x, c(R.integers(-128, 128, 256), "int8")))
+case("qnn.lut", "s8-4d", [s8(1, 3, 4, 5)],
+     lambda x: Q.lut(x, c(np.arange(256).astype(np.uint8).view(np.int8)[::-1].copy(), "int8")))
+# qlinear_ort.c: onnxruntime's QLinearAdd and QLinearMul (int8; uint8 stored less 128)
+for name in ("qlinear_add", "qlinear_mul"):
+    fn = getattr(Q, name)
+    case("qnn." + name, "s8-same", [s8(3, 40), s8(3, 40)],
+         lambda a, b, f=fn: f(a, b, S(0.05), Z(3), S(0.02), Z(-7), S(0.04), Z(1), Z(0)))
+    case("qnn." + name, "u8-broadcast", [s8(2, 3, 5), s8(3, 1)],
+         lambda a, b, f=fn: f(a, b, S(0.3), Z(200), S(0.01), Z(0), S(0.07), Z(128), Z(128)))
+    case("qnn." + name, "s8-scalar-lhs", [s8(1), s8(4, 9)],
+         lambda a, b, f=fn: f(a, b, S(0.011), Z(-100), S(0.2), Z(5), S(0.09), Z(-3), Z(0)))
+case("qnn.qlinear_avg_pool2d", "s8-pad", [s8(2, 3, 7, 6)],
+     lambda x: Q.qlinear_avg_pool2d(x, S(0.05), Z(3), S(0.04), Z(-2), Z(0), pool_size=[3, 3],
+                                    strides=[2, 1], padding=[1, 1, 1, 0]))
+case("qnn.qlinear_softmax", "s8-inner", [s8(2, 9, 3)],
+     lambda x: Q.qlinear_softmax(x, c(np.exp(-0.1 * np.arange(256) + 20)), S(1 / 256),
+                                 Z(-128), Z(0)))
+case("qnn.qlinear_softmax", "u8-rows", [s8(5, 30, 1)],
+     lambda x: Q.qlinear_softmax(x, c(np.exp(-0.05 * np.arange(256) + 40)), S(1 / 255),
+                                 Z(0), Z(128)))
+case("qnn.qlinear_avg_pool2d", "u8-global", [s8(1, 4, 5, 5)],
+     lambda x: Q.qlinear_avg_pool2d(x, S(0.3), Z(200), S(0.2), Z(128), Z(128),
+                                    pool_size=[5, 5]))
+
 
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:
     params = [ir.var("x%d" % i, shape=a.shape, dtype=str(a.dtype)) for i, a in enumerate(inputs)]

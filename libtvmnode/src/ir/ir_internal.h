@@ -140,6 +140,7 @@ void tn__ir_ops_movement_init(void);
 void tn__ir_ops_nn_init(void);
 void tn__ir_ops_qnn_init(void);
 void tn__ir_ops_math_init(void);
+void tn__ir_ops_onnxq_init(void); /* ops_onnxq.c */
 void tn__ir_well_formed_init(void);
 
 /* Whether the saved type of `e` is the one its parts give it (its

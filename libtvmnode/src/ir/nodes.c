@@ -936,5 +936,6 @@ void tn__ir_init(void) {
 
   tn__ir_ops_math_init();
   tn__ir_ops_lstm_init();
+  tn__ir_ops_onnxq_init();
   tn__ir_well_formed_init();
 }

@@ -516,3 +516,9 @@ void tn__ir_ops_nn_init(void) {
   tn__ir_op_define("nn.pad", "data", "ir.PadAttrs", TN_OP_INJECTIVE, infer_pad,
                    "pad each axis by (before, after) with pad_value");
 }
+
+/* infer_pool2d for the other operator files (ops_onnxq.c's pool). */
+TnObject *tn__ir_infer_pool2d(const char *op, TnObject *const *types,
+                              int32_t n, TnObject *attrs) {
+  return infer_pool2d(op, types, n, attrs);
+}

@@ -144,6 +144,9 @@ TnObject *tn__ir_infer_qnn_binary(const char *op, TnObject *const *types,
                                   int32_t n, TnObject *attrs);
 TnObject *tn__ir_infer_qnn_unary(const char *op, TnObject *const *types,
                                  int32_t n, TnObject *attrs);
+/* nn.avg_pool2d's inference (data, argument 0, and ir.Pool2DAttrs). */
+TnObject *tn__ir_infer_pool2d(const char *op, TnObject *const *types,
+                              int32_t n, TnObject *attrs);
 
 void tn__ir_ops_tensor_init(void);
 void tn__ir_ops_nn_init(void);

@@ -136,5 +136,8 @@ const TnLowerRow *tn__lower_lstm_table(size_t *n);
 int tn__lower_const_values(const TnKernArgs *a, int32_t i, const char *role,
                            double *out, int64_t cap, int64_t *n);
 
+/* lower_onnxq.c's rows (the operators of onnxruntime's quantized
+ * arithmetic), registered after the others. */
+const TnLowerRow *tn__lower_onnxq_table(size_t *n);
 
 #endif /* TVMNODE_KERNEL_LOWER_INTERNAL_H_ */

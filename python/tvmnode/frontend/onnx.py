@@ -1360,6 +1360,17 @@ def supported_operators() -> List[str]:
     return sorted(_CONVERTERS)
 
 
+_MS_DOMAIN = "com.microsoft"
+
+
+def _spec(node: Any) -> Optional[_Spec]:
+    """The converter of a node: the default domain's, or onnxruntime's
+    com.microsoft operators (onnx_qop.py)."""
+    if node.domain == _MS_DOMAIN:
+        return _MS_CONVERTERS.get(node.op_type)
+    return _CONVERTERS.get(node.op_type)
+
+
 def _constant_value(ctx: _Ctx) -> np.ndarray:
     """The value of a Constant node."""
     if len(ctx.attrs) != 1:
@@ -1433,9 +1444,12 @@ class _Importer:
         known: Set[str] = set(g.values) | {vi.name for vi in g.inputs}
         for k, node in enumerate(g.nodes):
             ctx = _Ctx(self, k, node)
-            if node.domain not in ("", "ai.onnx"):
+            if node.domain not in ("", "ai.onnx", _MS_DOMAIN):
                 raise ctx.unsupported("operators of domain '%s' are not supported" % node.domain)
-            spec = _CONVERTERS.get(node.op_type)
+            spec = _spec(node)
+            if spec is None and node.domain == _MS_DOMAIN:
+                raise ctx.unsupported("the operator of domain '%s' is not supported; supported: "
+                                      "%s" % (_MS_DOMAIN, ", ".join(_ms_supported_operators())))
             if spec is None:
                 raise ctx.unsupported("the operator is not supported; supported: %s"
                                       % ", ".join(supported_operators()))
@@ -1482,7 +1496,7 @@ class _Importer:
                 continue  # read or folded in the first pass
             ctx = _Ctx(self, k, node)
             try:
-                y = _CONVERTERS[node.op_type][0](ctx)
+                y = _spec(node)[0](ctx)  # type: ignore[index]
             except ModelImportError:
                 raise
             except (ValueError, TypeError, NotImplementedError, KeyError, IndexError) as e:
@@ -1551,3 +1565,9 @@ def from_onnx(model: Union[str, bytes, bytearray, memoryview, Any],
         raise ModelImportError("%s: the model cannot be read (%s: %s)"
                                % (WHO, type(e).__name__, e)) from None
     return _Importer(g).run(source)
+
+
+# onnxruntime's com.microsoft operators; imported last, as they use this
+# module's helpers
+from .onnx_qop import MS_CONVERTERS as _MS_CONVERTERS  # noqa: E402
+from .onnx_qop import supported_operators as _ms_supported_operators  # noqa: E402

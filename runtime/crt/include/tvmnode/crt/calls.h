@@ -225,6 +225,16 @@ TN_CRT_STRUCT(TnCrtCallLogSoftmaxS8); \
   F(T, S, int32_t, channels) F(T, S, int32_t, inner)
 TN_CRT_STRUCT(TnCrtCallRequantInt);
 
+/* qlinear_add_ort, qlinear_mul_ort: in = {lhs, rhs} (onnxruntime's
+ * QLinearAdd and QLinearMul, broadcasting). */
+#define TN_CRT_FIELDS_TnCrtCallQLinearOrt(F, T) \
+  F(T, N, TnCrtQLinearOrt, q) F(T, N, TnCrtBroadcast, b)
+TN_CRT_STRUCT(TnCrtCallQLinearOrt);
+/* qlinear_avg_pool_ort: in = {x} (onnxruntime's QLinearAveragePool). */
+#define TN_CRT_FIELDS_TnCrtCallQLinearPoolOrt(F, T) \
+  F(T, N, TnCrtQLinearOrt, q) F(T, N, TnCrtPool2d, g) F(T, S, int32_t, global)
+TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
+
 /* Every parameter struct, nested ones before those that hold them (the
  * host describes each for the code generator). */
 #define TN_CRT_PARAM_TYPES(X)                                               \
@@ -244,7 +254,9 @@ TN_CRT_STRUCT(TnCrtCallRequantInt);
   X(TnCrtCallMath) \
   X(TnCrtCallRowsF32) \
   X(TnCrtCallRowsS8) X(TnCrtLogSoftmaxS8) X(TnCrtCallLogSoftmaxS8)          \
-  X(TnCrtCallRequantInt) X(TnCrtLstm)
+  X(TnCrtCallRequantInt) X(TnCrtLstm)                                      \
+  X(TnCrtQLinearOrt) X(TnCrtCallQLinearOrt) X(TnCrtCallQLinearPoolOrt)     \
+  X(TnCrtQSoftmaxOrt)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -334,7 +346,11 @@ TN_CRT_STRUCT(TnCrtCallRequantInt);
   X(mean_s16, TnCrtCallMeanS8, "src/kernels/pool_s16.c")                  \
   X(lstm_f32, TnCrtLstm, "src/kernels/lstm.c")                              \
   X(lstm_s8, TnCrtLstm, "src/kernels/lstm.c")                               \
-  X(softmax_s8_s16, TnCrtCallSoftmaxS8, "src/kernels/softmax_s8.c")
+  X(softmax_s8_s16, TnCrtCallSoftmaxS8, "src/kernels/softmax_s8.c")        \
+  X(qlinear_add_ort, TnCrtCallQLinearOrt, "src/kernels/qlinear_ort.c")      \
+  X(qlinear_mul_ort, TnCrtCallQLinearOrt, "src/kernels/qlinear_ort.c")      \
+  X(qlinear_avg_pool_ort, TnCrtCallQLinearPoolOrt, "src/kernels/qlinear_ort.c") \
+  X(qlinear_softmax_ort, TnCrtQSoftmaxOrt, "src/kernels/qlinear_ort.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the
@@ -364,7 +380,8 @@ TN_CRT_STRUCT(TnCrtCallRequantInt);
   X("src/kernels/dense_f32.c", "src/kernels/x86/dense_f32.c")                \
   X("src/kernels/math.c", "src/kernels/binary_walk.h")                       \
   X("src/kernels/qelementwise.c", "src/kernels/binary_walk.h")                \
-  X("src/kernels/normalize.c", "src/kernels/softmax_s8.c")
+  X("src/kernels/normalize.c", "src/kernels/softmax_s8.c")                  \
+  X("src/kernels/qlinear_ort.c", "src/kernels/binary_walk.h")
 
 #define TN_CRT__CALL_DECL(form, Type, file)                                \
   int32_t tn_crt_call_##form(const void *params, const void *const *in,   \

@@ -859,6 +859,50 @@ TnCrtStatus tn_crt_lstm_s8(const TnCrtLstm *p, const int8_t *x,
                            const int16_t *c0, void *out, void *scratch,
                            size_t scratch_size);
 
+/* onnxruntime's int8/uint8 QLinearAdd and QLinearMul (qlinear_ort.c), the
+ * arithmetic of its CPU kernels on x86-64 (MLAS's AVX2 add, its SSE2
+ * multiply): float32 throughout, every operation rounded as there (fused
+ * multiply-adds included, computed exactly in portable C), rounded half to
+ * even and saturated. uint8 tensors are stored as int8 less 128: `offset`
+ * is 128 for them (0 for int8), the scales and zero points are the
+ * model's own. `scalar` is 1 when lhs is a single element, 2 when rhs is
+ * (onnxruntime's order of the operands' products depends on it). */
+#define TN_CRT_FIELDS_TnCrtQLinearOrt(F, T)                              \
+  F(T, S, float, lhs_scale) F(T, S, float, rhs_scale)                  \
+  F(T, S, float, out_scale) F(T, S, int32_t, lhs_zp)                   \
+  F(T, S, int32_t, rhs_zp) F(T, S, int32_t, out_zp)                    \
+  F(T, S, int32_t, offset) F(T, S, int32_t, scalar)
+TN_CRT_STRUCT(TnCrtQLinearOrt);
+TnCrtStatus tn_crt_qlinear_add_ort(const TnCrtQLinearOrt *p,
+                                   const TnCrtBroadcast *b, const int8_t *lhs,
+                                   const int8_t *rhs, int8_t *out);
+TnCrtStatus tn_crt_qlinear_mul_ort(const TnCrtQLinearOrt *p,
+                                   const TnCrtBroadcast *b, const int8_t *lhs,
+                                   const int8_t *rhs, int8_t *out);
+/* onnxruntime's QLinearAveragePool and QLinearGlobalAveragePool (NCHW):
+ * with `global` (the window is the whole image, no padding), the integer
+ * sum less the input zero point times the image size, times
+ * x_scale / (y_scale * size) in float32, rounded half to even, plus the
+ * output zero point (MLAS); otherwise each value dequantized to float32,
+ * summed in order, divided by the count, divided by y_scale, plus the
+ * output zero point, rounded half to even. p's lhs fields are the input's
+ * quantization, its out fields the output's. */
+TnCrtStatus tn_crt_qlinear_avg_pool_ort(const TnCrtQLinearOrt *p,
+                                        const TnCrtPool2d *g, int32_t global,
+                                        const int8_t *in, int8_t *out);
+/* onnxruntime's QLinearSoftmax over the middle axis of [outer, n, inner]:
+ * table[d] is the float32 exponential of an input `d` steps below its
+ * row's maximum (built on the host as onnxruntime builds it); the row's
+ * sum in order, then nearbyint(table * floor(1 / out_scale) / sum) + zp,
+ * saturated above (at 255 for uint8, 127 for int8). */
+#define TN_CRT_FIELDS_TnCrtQSoftmaxOrt(F, T)                            \
+  F(T, A, float, table, 256) F(T, S, float, out_scale)                 \
+  F(T, S, int32_t, out_zp) F(T, S, int32_t, offset)                    \
+  F(T, S, int32_t, outer) F(T, S, int32_t, n) F(T, S, int32_t, inner)
+TN_CRT_STRUCT(TnCrtQSoftmaxOrt);
+TnCrtStatus tn_crt_qlinear_softmax_ort(const TnCrtQSoftmaxOrt *p,
+                                       const int8_t *in, int8_t *out);
+
 #ifdef __cplusplus
 }
 #endif
