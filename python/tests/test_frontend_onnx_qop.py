@@ -298,7 +298,7 @@ def test_concat_input_count_and_unknown_operator() -> None:
     node = helper.make_node("QLinearReduceMean", ["x"], ["y"], domain=MS, name="r")
     m = qmodel([node], {"x": x}, {"y": "int8"}, {})
     with pytest.raises(UnsupportedOperatorError,
-                       match=r"'r' \(QLinearReduceMean\).*com.microsoft.*QLinearSigmoid"):
+                       match=r"com\.microsoft\.QLinearReduceMean \(node: r\).*com\.microsoft\.QLinearSigmoid"):
         from_onnx(m)
 
 
@@ -362,3 +362,24 @@ def test_quantize_static_qoperator_model(act: str, tmp_path: Any) -> None:
     for scale in (1.0, 3.0):
         x = (rng.uniform(-3, 3, (1, 4, 8, 8)) * scale).astype(np.float32)
         assert_exact(ours(m, {"x": x}), ort_run(m, {"x": x}))
+
+
+def test_missing_operators_know_the_com_microsoft_operators() -> None:
+    # the all-at-once support check runs before shapes and must accept the
+    # com.microsoft operators the importer maps, naming only the others
+    from tvmnode.frontend.onnx import supported_operators
+    ops = supported_operators()
+    assert "com.microsoft.QLinearAdd" in ops and "com.microsoft.QLinearSoftmax" in ops
+    x = helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.UINT8, [1, 4])
+    inits = [numpy_helper.from_array(np.array(0.1, np.float32), "s"),
+             numpy_helper.from_array(np.array(128, np.uint8), "z")]
+    nodes = [helper.make_node("QLinearSigmoid", ["x", "s", "z", "s", "z"], ["a"], name="sig",
+                              domain="com.microsoft"),
+             helper.make_node("QLinearFrob", ["a"], ["y"], name="frob", domain="com.microsoft")]
+    g = helper.make_graph(nodes, "g", [x], [y], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                            helper.make_opsetid("com.microsoft", 1)])
+    with pytest.raises(UnsupportedOperatorError) as e:
+        from_onnx(m)
+    assert [d["operator"] for d in e.value.missing] == ["com.microsoft.QLinearFrob"]  # type: ignore[attr-defined]

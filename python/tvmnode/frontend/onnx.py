@@ -273,9 +273,9 @@ def _check_operators(g: _Graph) -> None:
     them as {"operator", "count", "first", "output", "nodes"}."""
     missing: Dict[str, Dict[str, Any]] = {}
     for k, node in enumerate(g.nodes):
+        if _spec(node) is not None:
+            continue
         if node.domain in ("", "ai.onnx"):
-            if node.op_type in _CONVERTERS:
-                continue
             name = node.op_type
         else:
             name = "%s.%s" % (node.domain, node.op_type)
@@ -1356,8 +1356,9 @@ PARAMETER_INPUTS.update(_ops.PARAMETER_INPUTS)
 
 
 def supported_operators() -> List[str]:
-    """The ONNX operators (default domain) this importer maps."""
-    return sorted(_CONVERTERS)
+    """The ONNX operators this importer maps: the default domain's by
+    name, onnxruntime's as "com.microsoft.NAME"."""
+    return sorted(_CONVERTERS) + sorted("%s.%s" % (_MS_DOMAIN, k) for k in _MS_CONVERTERS)
 
 
 _MS_DOMAIN = "com.microsoft"
