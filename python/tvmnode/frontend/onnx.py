@@ -591,7 +591,8 @@ def _chk_pool(ctx: _Ctx) -> None:
     _check_window(ctx, with_dilation=False)
     ctx.single_output()
     ctx.only("storage_order", (0,), 0)
-    ctx.dtypes(("float32", "int8") if ctx.op == "MaxPool" else F32)
+    moved = ("uint8",) if ctx.outs and ctx.outs[0] in ctx.imp.g.qdq_moved else ()
+    ctx.dtypes(("float32", "int8") + moved if ctx.op == "MaxPool" else F32)
 
 
 def _pool(kind: str) -> Callable[[_Ctx], ir.Expr]:
@@ -1152,12 +1153,13 @@ def _qgemm(ctx: _Ctx) -> ir.Expr:
 # ONNX Runtime's requantization. A Relu or Clip between the operator and
 # the QuantizeLinear is a clamp of the quantized output (exact: quantizing
 # is monotone). DequantizeLinear -> Flatten / Reshape / Transpose /
-# Squeeze / Unsqueeze -> QuantizeLinear with the same scale and zero point
-# moves the quantized tensor itself. A Conv, MatMul or Gemm between
+# Squeeze / Unsqueeze / MaxPool -> QuantizeLinear with the same scale and
+# zero point moves the quantized tensor itself (uint8 as int8, exact: the
+# shift by 128 is monotone). A Conv, MatMul or Gemm between
 # DequantizeLinear and QuantizeLinear that cannot be fused stays float, with
 # a warning naming the node.
 
-_QDQ_MOVES = ("Flatten", "Reshape", "Transpose", "Squeeze", "Unsqueeze")
+_QDQ_MOVES = ("Flatten", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "MaxPool")
 
 
 class _QdqFuser:
@@ -1621,7 +1623,7 @@ PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
 
 def supported_operators() -> List[str]:
     """The ONNX operators (default domain) this importer maps."""
-    return sorted(_CONVERTERS)
+    return sorted(k for k in _CONVERTERS if k not in _MS_OPS)
 
 
 def _constant_value(ctx: _Ctx) -> np.ndarray:
@@ -1702,7 +1704,7 @@ class _Importer:
                     node.domain == "com.microsoft" and node.op_type in _MS_OPS):
                 raise ctx.unsupported("operators of domain '%s' are not supported" % node.domain)
             spec = _CONVERTERS.get(node.op_type)
-            if spec is None:
+            if spec is None or (node.op_type in _MS_OPS) != (node.domain == "com.microsoft"):
                 raise ctx.unsupported("the operator is not supported; supported: %s"
                                       % ", ".join(supported_operators()))
             for i, name in enumerate(node.input):
@@ -1735,10 +1737,9 @@ class _Importer:
         # a uint8 tensor moved by a QDQ group: the int8 one it came from is
         # moved instead, so that no int32 round trip stays between operators
         x = self.expr(node.input[0])
-        src = _S8_OF.get(id(x))
-        if src is None or src[0] is not x:
+        if str(x.checked_type.dtype) != "uint8":
             return conv(ctx)
-        self.exprs[node.input[0]] = src[1]
+        self.exprs[node.input[0]] = _u8_to_s8(x)  # its int8 source when known
         try:
             return _s8_to_u8(conv(ctx))
         finally:
