@@ -8,14 +8,20 @@ parameterise an operator (Reshape's shape, Slice's starts, Squeeze's axes,
 Pad's pads, quantization parameters) must be constants and are read here.
 BatchNormalization is folded into a multiply and an add by constants.
 
-Quantized graphs come in two forms. The QDQ form (QuantizeLinear /
-DequantizeLinear around float operators) maps node by node onto
-qnn.quantize / qnn.dequantize and computes what ONNX's reference does; a
-DequantizeLinear of a constant is folded here. The QLinear operators
-(QLinearConv, QLinearMatMul) become qnn.conv2d / qnn.dense -> bias_add ->
-qnn.requantize, TFLite's integer arithmetic. The kernels are int8: uint8
-tensors are moved to int8 by subtracting 128 from the values and the zero
-point (exact), and moved back at the end.
+Quantized graphs come in two forms. The QLinear operators (QLinearConv,
+QLinearMatMul, com.microsoft QGemm) become qnn.conv2d / qnn.dense ->
+bias_add -> qnn.requantize with rounding "ONNX", ONNX Runtime's integer
+arithmetic (a float32 scale, ties to even). In the QDQ form
+(QuantizeLinear / DequantizeLinear around float operators) the groups
+ONNX Runtime fuses on the CPU (DequantizeLinear -> Conv / MatMul / Gemm
+[-> Relu / Clip] -> QuantizeLinear) are first rewritten into those
+operators, and QDQ pairs around Flatten, Reshape, Transpose, Squeeze,
+Unsqueeze and MaxPool are dropped (see _QdqFuser), so that these run on
+int8 tensors; the rest maps node by node onto qnn.quantize /
+qnn.dequantize and computes what ONNX's reference does; a
+DequantizeLinear of a constant is folded here. The kernels are int8:
+uint8 tensors are moved to int8 by subtracting 128 from the values and
+the zero point (exact), and moved back at the end.
 
 Every node is checked before anything is built (a first pass over the
 graph, using the types ONNX's shape inference gives): an operator,
