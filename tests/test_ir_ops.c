@@ -1371,8 +1371,8 @@ START_TEST(test_qnn_requantize) {
         "TypeError", "qnn.requantize: argument 0 (data) has type Tensor[(2, "
         "3), float32]: expected a quantized integer tensor");
   FAILS(TRY_CALL(op, 5, acc, s, z, os, oz, "rounding", tn_any_cstr("DOWN")),
-        "TypeError", "qnn.requantize: rounding 'DOWN' is not UPWARD or "
-        "TONEAREST");
+        "TypeError", "qnn.requantize: rounding 'DOWN' is not UPWARD, TONEAREST "
+        "or ONNX");
   FAILS(TRY_CALL(op, 5, acc, s, z, os, oz, "out_dtype",
                  tn_any_cstr("float32")),
         "TypeError", "qnn.requantize: out_dtype must be a quantized integer "

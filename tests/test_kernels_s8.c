@@ -216,7 +216,7 @@ static void rand_quant(KtRng *r, TnCrtQuant *q, int32_t n, int32_t *mult,
   q->per_channel = kt_int(r, 0, 1);
   for (int32_t c = 0; c < (q->per_channel ? n : 1); c++)
     quantize(rand_log2(r, lo, hi), &mult[c], &shift[c]);
-  q->multiplier = mult, q->shift = shift;
+  q->multiplier = mult, q->shift = shift, q->scale = NULL;
   q->input_offset = -rand_zp(r);
   q->filter_offset = q->per_channel || kt_int(r, 0, 2) ? 0 : -rand_zp(r);
   q->output_offset = rand_zp(r);
@@ -366,7 +366,7 @@ START_TEST(test_conv_requant_corners) {
     strides(dw, hwio, p.w_strides);
     strides(dout, nhwc, p.out_strides);
     int32_t mult[40], shift[40], bias[40];
-    TnCrtQuant q;
+    TnCrtQuant q = {0};
     q.per_channel = kt_int(&r, 0, 3) != 0;
     q.multiplier = mult, q.shift = shift;
     q.input_offset = kt_int(&r, -127, 128), q.filter_offset = 0;
@@ -726,7 +726,7 @@ static void dense_random(uint64_t seed) {
         bias[c] = kt_int(&r, -60000, 60000);
     }
     int32_t mult[40], shift[40];
-    TnCrtQuant q;
+    TnCrtQuant q = {0};
     rand_quant(&r, &q, p.out_features, mult, shift, -15, -6);
     int8_t *got = xalloc((size_t)no), *want = xalloc((size_t)no);
     int32_t *got32 = xalloc((size_t)no * 4), *want32 = xalloc((size_t)no * 4);

@@ -468,6 +468,33 @@ case("qnn.qlinear_avg_pool2d", "u8-global", [s8(1, 4, 5, 5)],
                                     pool_size=[5, 5]))
 
 
+# ONNX Runtime's requantization (rounding ONNX): float32 scale, ties to even
+def onnx_rq(acc: Any, scale: Any, zp: int, axis: int = -1) -> Any:
+    return Q.requantize(acc, S(scale), Z(0), S(0.05), Z(zp), axis=axis, rounding="ONNX")
+
+
+case("qnn.requantize", "s32-onnx", [i32(2, 6) * 40], lambda x: onnx_rq(x, 0.0005, -5))
+case("qnn.requantize", "s32-onnx-ties", [np.arange(-20, 20, dtype=np.int32).reshape(4, 10)],
+     lambda x: onnx_rq(x, 0.025, 3))
+case("qnn.requantize", "s32-onnx-channel", [i32(1, 3, 2) * 40],
+     lambda x: onnx_rq(x, [0.0005, 0.001, 0.0002], 7, axis=1))
+case("qnn.requantize", "s8-onnx", [s8(10)],
+     lambda x: Q.requantize(x, S(0.05), Z(4), S(0.1), Z(-2), rounding="ONNX"))
+case("qnn.conv2d", "s8-fused-onnx-nchw", [s8(1, 3, 6, 5)],
+     lambda x: O.clip(onnx_rq(NN.bias_add(Q.conv2d(x, c(s8(4, 3, 3, 3), "int8"), Z(-3), Z(0),
+                                                   S(0.05), S(0.02), padding=[1, 1]),
+                                          c(i32(4), "int32"), 1),
+                              np.linspace(0.0005, 0.002, 4).astype(np.float32), 2, axis=1),
+                      -100, 127))
+case("qnn.conv2d", "s8-fused-onnx-dw", [s8(1, 4, 5, 5)],
+     lambda x: onnx_rq(Q.conv2d(x, c(s8(4, 1, 3, 3), "int8"), Z(5), Z(0), S(0.05), S(0.02),
+                                padding=[1, 1], groups=4), 0.001, -1, axis=1))
+case("qnn.dense", "s8-fused-onnx", [s8(3, 16)],
+     lambda x: onnx_rq(NN.bias_add(Q.dense(x, c(s8(6, 16), "int8"), Z(5), Z(0), S(0.05),
+                                           S(0.02)), c(i32(6), "int32"), -1),
+                       np.linspace(0.0005, 0.002, 6).astype(np.float32), -10))
+
+
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:
     params = [ir.var("x%d" % i, shape=a.shape, dtype=str(a.dtype)) for i, a in enumerate(inputs)]
     return ir.IRModule.from_expr(ir.Function(params, build(*params)))

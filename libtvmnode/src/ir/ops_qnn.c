@@ -38,7 +38,10 @@ static const TnFieldDesc dequantize_fields[] = {
 static const TnFieldDesc requantize_fields[] = {
     TN_FIELD_INT_D(RequantizeAttrs, axis, -1, 0, "the channel axis"),
     TN_FIELD_STR_D(RequantizeAttrs, rounding, "UPWARD", 0,
-                   "UPWARD or TONEAREST"),
+                   "UPWARD or TONEAREST (fixed point), or ONNX: the "
+                   "float32 scale input_scale / output_scale times the "
+                   "value in float32, rounded half to even (ONNX "
+                   "Runtime's)"),
     TN_FIELD_DTYPE_D(RequantizeAttrs, out_dtype, kDLInt, 8, 1, 0, NULL),
 };
 
@@ -148,9 +151,10 @@ static TnObject *infer_requantize(const char *op, TnObject *const *types,
     return tn__ir_arg_error(op, 0, "data", types[0], "expected a quantized "
                             "integer tensor"), NULL;
   const char *r = ((TnStringObj *)a->rounding)->data;
-  if (strcmp(r, "UPWARD") != 0 && strcmp(r, "TONEAREST") != 0) {
+  if (strcmp(r, "UPWARD") != 0 && strcmp(r, "TONEAREST") != 0 &&
+      strcmp(r, "ONNX") != 0) {
     tn_error_raise_in(TN_ERR_TYPE, op,
-                      "rounding '%s' is not UPWARD or TONEAREST", r);
+                      "rounding '%s' is not UPWARD, TONEAREST or ONNX", r);
     return NULL;
   }
   if (!is_q(a->out_dtype)) {

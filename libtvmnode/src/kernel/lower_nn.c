@@ -442,6 +442,28 @@ static int multipliers(const char *op, const double *in, int64_t nin,
   return 0;
 }
 
+/* ONNX Runtime's float32 scales in[c] / out, both as float32 and the
+ * quotient in float32, into `m` entries. */
+static int float_scales(const char *op, const double *in, int64_t nin,
+                        double out, int32_t m, float *sc) {
+  for (int32_t c = 0; c < m; c++) {
+    const float num = (float)in[nin == 1 ? 0 : c], den = (float)out;
+    const float v = num / den;
+    if (!(v > 0) || !isfinite(v))
+      return tn_error_raise_in(TN_ERR_VALUE, op, "scale ratio %g / %g is "
+                               "not a positive finite float32",
+                               (double)num, (double)den);
+    sc[c] = v;
+  }
+  return 0;
+}
+
+/* Whether a qnn.requantize's rounding is ONNX Runtime's float one. */
+static bool onnx_rounding(const TnIrRequantizeAttrs *x) {
+  return x && x->rounding &&
+         strcmp(((TnStringObj *)x->rounding)->data, "ONNX") == 0;
+}
+
 static int lower_requantize(const TnKernArgs *a, TnKernCall *k) {
   const TnIrTensorType *t = a->types[0];
   bool s32 = is(t->dtype, kI32);
@@ -457,6 +479,9 @@ static int lower_requantize(const TnKernArgs *a, TnKernCall *k) {
   int32_t outer, ch, inner;
   if (x == NULL || split_axis(a, t, x->axis, &outer, &ch, &inner))
     return -1;
+  const bool fl = onnx_rounding(x);
+  if (fl && wide)
+    return no_kernel(a, "rounding ONNX: int32 or int8 to int8 only");
   double *isc = g_new(double, ch), izp, osc, ozp;
   int64_t ns;
   int rc = const_values(a, 1, "input_scale", isc, ch, &ns);
@@ -464,7 +489,7 @@ static int lower_requantize(const TnKernArgs *a, TnKernCall *k) {
   if (rc == 0) rc = const_scalar(a, 3, "output_scale", &osc);
   if (rc == 0) rc = const_scalar(a, 4, "output_zero_point", &ozp);
   int32_t m = rc == 0 && ns == 1 ? 1 : ch;
-  size_t extra = 2 * (size_t)m * sizeof(int32_t);
+  size_t extra = fl ? (size_t)m * sizeof(float) : 2 * (size_t)m * sizeof(int32_t);
   void *base = wide  ? (void *)KERNEL_USE(k, requantize_int, extra)
                : s32 ? (void *)KERNEL_USE(k, requantize_s32_s8, extra)
                      : (void *)KERNEL_USE(k, requantize_s8_s8, extra);
@@ -473,13 +498,16 @@ static int lower_requantize(const TnKernArgs *a, TnKernCall *k) {
   TnCrtRequant *r = wide ? &w->r : &p->r;
   int32_t *mult = wide ? (int32_t *)(w + 1) : (int32_t *)(p + 1);
   int32_t *shift = mult + m;
-  if (rc == 0) rc = multipliers(a->op, isc, ns, osc, m, mult, shift);
+  if (rc == 0 && fl) rc = float_scales(a->op, isc, ns, osc, m, (float *)mult);
+  else if (rc == 0) rc = multipliers(a->op, isc, ns, osc, m, mult, shift);
   g_free(isc);
   if (rc) return -1;
   r->input_zero_point = (int32_t)izp;
   r->output_zero_point = (int32_t)ozp;
   r->act_min = -128, r->act_max = 127;
-  r->channels = m, r->multiplier = mult, r->shift = shift;
+  r->channels = m;
+  if (fl) r->scale = (float *)mult;
+  else r->multiplier = mult, r->shift = shift;
   outer = m == 1 ? 1 : outer;
   inner = m == 1 ? (int32_t)numel(t) : inner;
   if (wide) {
@@ -837,7 +865,8 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
     return 0; /* the fused kernel has no accumulator offset */
   }
   int32_t m = rc == 0 && ns == 1 ? 1 : ch;
-  size_t extra = 2 * (size_t)m * sizeof(int32_t);
+  const bool fl = onnx_rounding(ra_);
+  size_t extra = fl ? (size_t)m * sizeof(float) : 2 * (size_t)m * sizeof(int32_t);
   TnCrtCallDenseS8 *pd = NULL;
   TnCrtCallConvS8 *pc = NULL;
   TnCrtQuant *qp;
@@ -852,7 +881,8 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
     pc->has_bias = bias != NULL;
   }
   int32_t *shift = mult + m;
-  if (rc == 0) rc = multipliers(a.op, isc, ns, osc, m, mult, shift);
+  if (rc == 0 && fl) rc = float_scales(a.op, isc, ns, osc, m, (float *)mult);
+  else if (rc == 0) rc = multipliers(a.op, isc, ns, osc, m, mult, shift);
   g_free(isc);
   if (rc) return -1;
   qp->input_offset = -(int32_t)izp;
@@ -861,7 +891,9 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
   qp->act_min = clamp_i32(ceil(lo), -128, 127);
   qp->act_max = clamp_i32(floor(hi), -128, 127);
   qp->per_channel = m > 1;
-  qp->channels = m, qp->multiplier = mult, qp->shift = shift;
+  qp->channels = m;
+  if (fl) qp->scale = (float *)mult;
+  else qp->multiplier = mult, qp->shift = shift;
   if (dense) {
     if (dense_geom(&a, d, w, &pd->d)) return -1;
     k->scratch = tn_crt_dense_s8_scratch_size(&pd->d);

@@ -8,14 +8,20 @@ parameterise an operator (Reshape's shape, Slice's starts, Squeeze's axes,
 Pad's pads, quantization parameters) must be constants and are read here.
 BatchNormalization is folded into a multiply and an add by constants.
 
-Quantized graphs come in two forms. The QDQ form (QuantizeLinear /
-DequantizeLinear around float operators) maps node by node onto
-qnn.quantize / qnn.dequantize and computes what ONNX's reference does; a
-DequantizeLinear of a constant is folded here. The QLinear operators
-(QLinearConv, QLinearMatMul) become qnn.conv2d / qnn.dense -> bias_add ->
-qnn.requantize, TFLite's integer arithmetic. The kernels are int8: uint8
-tensors are moved to int8 by subtracting 128 from the values and the zero
-point (exact), and moved back at the end.
+Quantized graphs come in two forms. The QLinear operators (QLinearConv,
+QLinearMatMul, com.microsoft QGemm) become qnn.conv2d / qnn.dense ->
+bias_add -> qnn.requantize with rounding "ONNX", ONNX Runtime's integer
+arithmetic (a float32 scale, ties to even). In the QDQ form
+(QuantizeLinear / DequantizeLinear around float operators) the groups
+ONNX Runtime fuses on the CPU (DequantizeLinear -> Conv / MatMul / Gemm
+[-> Relu / Clip] -> QuantizeLinear) are first rewritten into those
+operators, and QDQ pairs around Flatten, Reshape, Transpose, Squeeze,
+Unsqueeze and MaxPool are dropped (see _QdqFuser), so that these run on
+int8 tensors; the rest maps node by node onto qnn.quantize /
+qnn.dequantize and computes what ONNX's reference does; a
+DequantizeLinear of a constant is folded here. The kernels are int8:
+uint8 tensors are moved to int8 by subtracting 128 from the values and
+the zero point (exact), and moved back at the end.
 
 Every node is checked before anything is built (a first pass over the
 graph, using the types ONNX's shape inference gives): an operator,
@@ -111,6 +117,11 @@ class _Graph:
         self.notes: List[str] = []
         self.input_shapes = self._input_shapes(shape)
         self.inferred = self._infer()
+        # QDQ groups' folded Relu / Clip: the fused node's output -> its
+        # quantized (lo, hi)
+        self.qdq_clamps: Dict[str, Tuple[int, int]] = {}
+        # outputs of the nodes that move a QDQ group's quantized tensor
+        self.qdq_moved: Set[str] = set()
 
     def _input_shapes(self, shape: Optional[Dict[str, Sequence[int]]]) -> Dict[str, List[int]]:
         """The shape of every input: the file's, `shape`'s override, or the
@@ -681,7 +692,8 @@ def _chk_pool(ctx: _Ctx) -> None:
     _check_window(ctx, with_dilation=False)
     ctx.single_output()
     ctx.only("storage_order", (0,), 0)
-    ctx.dtypes(("float32", "int8") if ctx.op == "MaxPool" else F32)
+    moved = ("uint8",) if ctx.outs and ctx.outs[0] in ctx.imp.g.qdq_moved else ()
+    ctx.dtypes(("float32", "int8") + moved if ctx.op == "MaxPool" else F32)
 
 
 def _pool(kind: str) -> Callable[[_Ctx], ir.Expr]:
@@ -987,15 +999,26 @@ def _qparams(ctx: _Ctx, s: int, z: int, what: str, zdtype: Optional[str] = None
     return scale, zp, dt
 
 
+# uint8 expressions made by _s8_to_u8: id -> (the uint8 expr, its int8 source),
+# so that moving one back to int8 takes the source and no int32 round trip
+# stays between two integer operators (cleared by each import).
+_S8_OF: Dict[int, Tuple[ir.Expr, ir.Expr]] = {}
+
+
 def _u8_to_s8(x: ir.Expr) -> ir.Expr:
     """uint8 -> int8 by subtracting 128 (exact)."""
+    known = _S8_OF.get(id(x))
+    if known is not None and known[0] is x:
+        return known[1]
     y = call("subtract", call("cast", x, dtype="int32"), scalar(128, "int32"))
     return call("cast", y, dtype="int8")
 
 
 def _s8_to_u8(x: ir.Expr) -> ir.Expr:
     y = call("add", call("cast", x, dtype="int32"), scalar(128, "int32"))
-    return call("cast", y, dtype="uint8")
+    u = call("cast", y, dtype="uint8")
+    _S8_OF[id(u)] = (u, x)
+    return u
 
 
 def _chk_quantize(ctx: _Ctx) -> None:
@@ -1094,14 +1117,23 @@ def _chk_qlinear(ctx: _Ctx, conv: bool) -> None:
         ctx.value(8, "the bias")
 
 
-def _requant_out(ctx: _Ctx, acc: ir.Expr, acc_scale: np.ndarray, axis: int) -> ir.Expr:
-    ys, yz, ydt = _qparams(ctx, 6, 7, "y", None)
+def _requant_out(ctx: _Ctx, acc: ir.Expr, acc_scale: np.ndarray, axis: int,
+                 y_at: int = 6) -> ir.Expr:
+    """ONNX Runtime's requantization (MlasRequantizeOutput): the float32
+    scale x_scale * w_scale[c] / y_scale, multiplied in float32, rounded half
+    to even: the accumulator scale here is the float32 product, and
+    qnn.requantize's rounding ONNX divides it by y_scale in float32. A Relu
+    or Clip folded into the node (a QDQ group) is a clamp after it."""
+    ys, yz, ydt = _qparams(ctx, y_at, y_at + 1, "y", None)
     if ys.size != 1:
         raise ctx.unsupported("a per-channel output scale is not supported")
     shift = 128 if ydt == "uint8" else 0
-    y = call("qnn.requantize", acc, vector_or_scalar(acc_scale, "float64"), scalar(0, "int32"),
-             scalar(ys[0], "float32"), scalar(int(yz[0]) - shift, "int32"), axis=axis,
-             out_dtype="int8")
+    y = call("qnn.requantize", acc, vector_or_scalar(acc_scale.astype(np.float32), "float32"),
+             scalar(0, "int32"), scalar(ys[0], "float32"), scalar(int(yz[0]) - shift, "int32"),
+             axis=axis, rounding="ONNX", out_dtype="int8")
+    clamp = ctx.imp.g.qdq_clamps.get(ctx.outs[0])
+    if clamp is not None:
+        y = call("clip", y, a_min=float(clamp[0] - shift), a_max=float(clamp[1] - shift))
     return _s8_to_u8(y) if shift else y
 
 
@@ -1133,8 +1165,8 @@ def _qlinear_conv(ctx: _Ctx) -> ir.Expr:
         if b.dtype != np.int32 or b.size != cout:
             raise ctx.error("the bias must be int32 with %d values" % cout)
         y = call("nn.bias_add", y, ir.const(b.reshape(-1)), axis=1)
-    acc = np.float64(xs[0]) * ws.astype(np.float64)
-    return _requant_out(ctx, y, acc, 1 if acc.size > 1 else -1)
+    acc = np.float32(xs[0]) * ws.astype(np.float32)
+    return _requant_out(ctx, y, acc, 1)  # the channel axis (the fused kernel wants it)
 
 
 def _qlinear_matmul(ctx: _Ctx) -> ir.Expr:
@@ -1148,16 +1180,354 @@ def _qlinear_matmul(ctx: _Ctx) -> ir.Expr:
     n = bv.shape[1]
     if as_.size != 1 or bs.size not in (1, n):
         raise ctx.error("a must be quantized per tensor and b per tensor or per column")
+    y = _qdense(ctx, bv.T, (as_, az, adt), (bs, bz, bdt))
+    acc = np.float32(as_[0]) * bs.astype(np.float32)
+    return _requant_out(ctx, y, acc, -1)
+
+
+def _qdense(ctx: _Ctx, bt: np.ndarray, aq: Tuple[np.ndarray, np.ndarray, str],
+            bq: Tuple[np.ndarray, np.ndarray, str]) -> ir.Expr:
+    """qnn.dense of input 0 (quantized as aq: scale, zero point, dtype) and
+    the constant weight bt [N, K] (quantized as bq), int8 after moving
+    uint8 by 128."""
+    as_, az, adt = aq
+    bs, bz, bdt = bq
     ae, az = _to_s8(ctx, 0, az, adt)
-    bt = np.ascontiguousarray(bv.T)
+    bt = np.ascontiguousarray(bt)
     if bdt == "uint8":
         bt = (bt.astype(np.int16) - 128).astype(np.int8)
         bz = bz - 128
-    y = call("qnn.dense", ae, ir.const(bt), scalar(int(az[0]), "int32"),
-             scalar(int(bz[0]), "int32"), scalar(as_[0], "float32"),
-             vector_or_scalar(bs, "float32"), units=int(n), out_dtype="int32")
-    acc = np.float64(as_[0]) * bs.astype(np.float64)
-    return _requant_out(ctx, y, acc, -1)
+    return call("qnn.dense", ae, ir.const(bt), scalar(int(az[0]), "int32"),
+                scalar(int(bz[0]), "int32"), scalar(as_[0], "float32"),
+                vector_or_scalar(bs, "float32"), units=int(bt.shape[0]), out_dtype="int32")
+
+
+def _chk_qgemm(ctx: _Ctx) -> None:
+    a_dt = ctx.dtype(0)
+    if a_dt is not None and a_dt not in Q8:
+        raise ctx.unsupported("input A of element type %s is not supported (int8, uint8)" % a_dt)
+    if int(ctx.attr("transA", 0)):
+        raise ctx.unsupported("transA=1 is not supported")
+    if float(ctx.attr("alpha", 1.0)) != 1.0:
+        raise ctx.unsupported("alpha other than 1 is not supported")
+    _qparams(ctx, 1, 2, "a", a_dt)
+    ctx.value(3, "B")
+    _, bz, _ = _qparams(ctx, 4, 5, "b", ctx.dtype(3))
+    if np.any(bz != bz[0]):
+        raise ctx.unsupported("per-channel zero points of B are not supported")
+    if not ctx.has(7):
+        raise ctx.unsupported("a float output (no y_scale) is not supported")
+    _qparams(ctx, 7, 8, "y", None)
+    if ctx.has(6):
+        ctx.value(6, "C")
+
+
+def _qgemm(ctx: _Ctx) -> ir.Expr:
+    """com.microsoft QGemm with a quantized output: qnn.dense + bias +
+    qnn.requantize with ONNX Runtime's rounding."""
+    a = ctx.shape(0)
+    bv = ctx.value(3, "B")
+    if len(a) != 2 or bv.ndim != 2:
+        raise ctx.unsupported("expects 2-d A and a 2-d constant B, got %s and %s"
+                              % (a, list(bv.shape)))
+    as_, az, adt = _qparams(ctx, 1, 2, "a", ctx.dtype(0))
+    bs, bz, bdt = _qparams(ctx, 4, 5, "b", str(bv.dtype))
+    bt = bv if int(ctx.attr("transB", 0)) else bv.T  # [N, K]
+    n = bt.shape[0]
+    if as_.size != 1 or bs.size not in (1, n):
+        raise ctx.error("A must be quantized per tensor and B per tensor or per column")
+    y = _qdense(ctx, bt, (as_, az, adt), (bs, bz, bdt))
+    if ctx.has(6):
+        c = ctx.value(6, "C")
+        if c.dtype != np.int32 or c.size != n:
+            raise ctx.error("C must be int32 with %d values" % n)
+        y = call("nn.bias_add", y, ir.const(c.reshape(-1)), axis=-1)
+    acc = np.float32(as_[0]) * bs.astype(np.float32)
+    return _requant_out(ctx, y, acc, -1, y_at=7)
+
+
+# ---- QDQ groups -> integer operators ----------------------------------------------
+#
+# DequantizeLinear -> Conv / MatMul / Gemm (-> Relu / Clip) -> QuantizeLinear
+# becomes one QLinearConv / QLinearMatMul / QGemm node, as ONNX Runtime's
+# QDQ transformer does on the CPU, so the group runs on int8 tensors with
+# ONNX Runtime's requantization. A Relu or Clip between the operator and
+# the QuantizeLinear is a clamp of the quantized output (exact: quantizing
+# is monotone). DequantizeLinear -> Flatten / Reshape / Transpose /
+# Squeeze / Unsqueeze / MaxPool -> QuantizeLinear with the same scale and
+# zero point moves the quantized tensor itself (uint8 as int8, exact: the
+# shift by 128 is monotone). A Conv, MatMul or Gemm between
+# DequantizeLinear and QuantizeLinear that cannot be fused stays float, with
+# a warning naming the node.
+
+_QDQ_MOVES = ("Flatten", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "MaxPool")
+
+
+class _QdqFuser:
+    def __init__(self, g: _Graph) -> None:
+        self.g = g
+        self.producer: Dict[str, Any] = {}
+        self.readers: Dict[str, List[Any]] = {}
+        for n in g.nodes:
+            for o in n.output:
+                if o:
+                    self.producer[o] = n
+            for i in n.input:
+                if i:
+                    self.readers.setdefault(i, []).append(n)
+        self.outputs = {o.name for o in g.outputs}
+        self.replace: Dict[int, Any] = {}  # id(the anchor node) -> its new node
+        self.fresh = 0
+
+    def attr(self, n: Any, name: str, default: Any) -> Any:
+        for a in n.attribute:
+            if a.name == name:
+                return self.g.onnx.helper.get_attribute_value(a)
+        return default
+
+    def const(self, name: str) -> Optional[np.ndarray]:
+        return self.g.values.get(name) if name else None
+
+    def val(self, name: str) -> np.ndarray:
+        """A constant already known to be one."""
+        v = self.g.values.get(name)
+        assert v is not None, name
+        return v
+
+    def dq(self, name: str) -> Optional[Any]:
+        """The DequantizeLinear that computes `name`, with constant scale and
+        zero point, or None."""
+        n = self.producer.get(name)
+        if n is None or n.op_type != "DequantizeLinear" or n.domain not in ("", "ai.onnx"):
+            return None
+        if int(self.attr(n, "block_size", 0)) or len(n.input) < 2:
+            return None
+        if self.const(n.input[1]) is None:
+            return None
+        if len(n.input) > 2 and n.input[2] and self.const(n.input[2]) is None:
+            return None
+        return n
+
+    def only_reader(self, name: str) -> Optional[Any]:
+        r = self.readers.get(name, [])
+        if len(r) != 1 or name in self.outputs:
+            return None
+        return r[0]
+
+    def q_after(self, name: str) -> Optional[Any]:
+        n = self.only_reader(name)
+        if n is None or n.op_type != "QuantizeLinear" or n.domain not in ("", "ai.onnx"):
+            return None
+        if int(self.attr(n, "block_size", 0)) or len(n.input) < 2 or self.const(n.input[1]) is None:
+            return None
+        if len(n.input) > 2 and n.input[2] and self.const(n.input[2]) is None:
+            return None
+        if len(n.input) < 3 or not n.input[2]:
+            return None  # the output type is then an attribute: left float
+        s = self.val(n.input[1])
+        z = self.val(n.input[2])
+        if s.size != 1 or str(z.dtype) not in Q8:
+            return None
+        return n
+
+    def zp_input(self, n: Any) -> str:
+        """Node n's (a DequantizeLinear's) zero point input, made when absent."""
+        if len(n.input) > 2 and n.input[2]:
+            return n.input[2]
+        x = self.g.inferred.get(n.input[0])
+        dt = x[0] if x else "uint8"
+        name = "%s__zero_point_%d" % (n.output[0], self.fresh)
+        self.fresh += 1
+        self.g.values[name] = np.zeros((), np.dtype(dt if dt in Q8 else "uint8"))
+        self.g.inferred[name] = (str(self.g.values[name].dtype), [])
+        return name
+
+    def q8_activation(self, d: Optional[Any]) -> bool:
+        if d is None or self.const(d.input[0]) is not None:
+            return False
+        s = self.val(d.input[1])
+        t = self.g.inferred.get(d.input[0])
+        return s.size == 1 and t is not None and t[0] in Q8
+
+    def weight(self, d: Optional[Any], axis: int) -> bool:
+        """A constant int8/uint8 weight with one zero point, per tensor or
+        per channel on `axis`."""
+        if d is None:
+            return False
+        w = self.val(d.input[0])
+        if w is None or str(w.dtype) not in Q8:
+            return False
+        s = self.val(d.input[1])
+        if len(d.input) > 2 and d.input[2]:
+            z = self.val(d.input[2]).reshape(-1)
+            if np.any(z != z[0]):
+                return False
+        if s.size == 1:
+            return True
+        a = int(self.attr(d, "axis", 1))
+        return s.ndim == 1 and (a % w.ndim) == axis % w.ndim and w.shape[axis] == s.size
+
+    def bias(self, name: str, x: Any, w: Any) -> Optional[str]:
+        """The int32 constant behind a DequantizeLinear'd bias at scale
+        x_scale * w_scale, or None."""
+        d = self.dq(name)
+        if d is None:
+            return None
+        b = self.const(d.input[0])
+        if b is None or b.dtype != np.int32:
+            return None
+        if len(d.input) > 2 and d.input[2] and np.any(self.const(d.input[2]) != 0):
+            return None
+        want = np.float32(self.val(x.input[1]).reshape(-1)[0]) * \
+            self.val(w.input[1]).astype(np.float32).reshape(-1)
+        got = self.val(d.input[1]).astype(np.float32).reshape(-1)
+        if got.size not in (1, want.size) or want.size not in (1, got.size) or \
+                not np.allclose(got, want, rtol=1e-6, atol=0):
+            return None
+        return d.input[0]
+
+    def tail(self, name: str) -> Optional[Tuple[Any, Optional[Tuple[int, int]]]]:
+        """(the QuantizeLinear after `name`, the clamp of a Relu / Clip between)."""
+        q = self.q_after(name)
+        if q is not None:
+            return q, None
+        act = self.only_reader(name)
+        if act is None or act.op_type not in ("Relu", "Clip") or act.domain not in ("", "ai.onnx"):
+            return None
+        q = self.q_after(act.output[0])
+        if q is None:
+            return None
+        s = np.float32(self.val(q.input[1]).reshape(-1)[0])
+        z = self.val(q.input[2])
+        info = np.iinfo(z.dtype)
+        zp = int(z.reshape(-1)[0])
+
+        def quant(v: float) -> int:
+            return int(np.clip(np.rint(np.float32(v) / s) + zp, info.min, info.max))
+        lo, hi = -np.inf, np.inf
+        if act.op_type == "Relu":
+            lo = 0.0
+        else:
+            if len(act.input) > 1 or any(a.name in ("min", "max") for a in act.attribute):
+                lo_n = act.input[1] if len(act.input) > 1 else ""
+                hi_n = act.input[2] if len(act.input) > 2 else ""
+                if (lo_n and self.const(lo_n) is None) or (hi_n and self.const(hi_n) is None):
+                    return None
+                lo = float(self.val(lo_n)) if lo_n else float(self.attr(act, "min", -np.inf))
+                hi = float(self.val(hi_n)) if hi_n else float(self.attr(act, "max", np.inf))
+        qlo = info.min if lo == -np.inf else quant(lo)
+        qhi = info.max if hi == np.inf else quant(hi)
+        return q, (qlo, qhi)
+
+    def fuse(self, n: Any) -> Optional[Any]:
+        helper = self.g.onnx.helper
+        if n.domain not in ("", "ai.onnx") or not n.input:
+            return None
+        if n.op_type in _QDQ_MOVES:
+            return self.move(n)
+        if n.op_type not in ("Conv", "MatMul", "Gemm") or len(n.input) < 2:
+            return None
+        x, w = self.dq(n.input[0]), self.dq(n.input[1])
+        if x is None or w is None:
+            return None  # not a QDQ group
+        t = self.tail(n.output[0])
+        why = None
+        wv = self.const(w.input[0])
+        if t is None:
+            why = "its output is not quantized by one QuantizeLinear"
+        elif not self.q8_activation(x):
+            why = "its input is not an int8/uint8 tensor quantized per tensor"
+        elif n.op_type == "Conv" and not self.weight(w, 0):
+            why = "its weight is not a constant int8/uint8 quantized per tensor or per channel"
+        elif n.op_type == "MatMul" and (wv is None or wv.ndim != 2 or not self.weight(w, 1)):
+            why = "its right operand is not a 2-d constant int8/uint8 quantized per tensor " \
+                  "or per column"
+        elif n.op_type == "Gemm":
+            tb = int(self.attr(n, "transB", 0))
+            if wv is None or wv.ndim != 2 or not self.weight(w, 0 if tb else 1):
+                why = "B is not a 2-d constant int8/uint8 quantized per tensor or per column"
+            elif int(self.attr(n, "transA", 0)) or float(self.attr(n, "alpha", 1.0)) != 1.0:
+                why = "transA or alpha is not supported in int8"
+            elif len(n.input) > 2 and n.input[2] and float(self.attr(n, "beta", 1.0)) != 1.0:
+                why = "beta is not supported in int8"
+        bias = None
+        if why is None and len(n.input) > 2 and n.input[2]:
+            bias = self.bias(n.input[2], x, w)
+            if bias is None:
+                why = "its bias is not an int32 constant at scale x_scale * w_scale"
+        if why is not None:
+            import warnings
+            warnings.warn("%s: node '%s' (%s) stays float: %s"
+                          % (WHO, n.name, n.op_type, why), stacklevel=4)
+            return None
+        assert t is not None
+        q, clamp = t
+        xin = [x.input[0], x.input[1], self.zp_input(x)]
+        win = [w.input[0], w.input[1], self.zp_input(w)]
+        yin = [q.input[1], q.input[2]]
+        keep = {a.name: helper.get_attribute_value(a) for a in n.attribute}
+        if n.op_type == "Conv":
+            new = helper.make_node("QLinearConv", xin + win + yin + ([bias] if bias else []),
+                                   [q.output[0]], name=n.name, **keep)
+        elif n.op_type == "MatMul":
+            new = helper.make_node("QLinearMatMul", xin + win + yin, [q.output[0]], name=n.name)
+        else:
+            new = helper.make_node("QGemm", xin + win + [bias or ""] + yin, [q.output[0]],
+                                   name=n.name, domain="com.microsoft",
+                                   transB=int(self.attr(n, "transB", 0)))
+        if clamp is not None:
+            self.g.qdq_clamps[q.output[0]] = clamp
+        return new
+
+    def move(self, n: Any) -> Optional[Any]:
+        x = self.dq(n.input[0])
+        if x is None or not self.q8_activation(x):
+            return None
+        q = self.q_after(n.output[0])
+        if q is None:
+            return None
+        xs, qs = self.val(x.input[1]), self.val(q.input[1])
+        xz = self.val(self.zp_input(x))
+        qz = self.val(q.input[2])
+        if xs.size != 1 or np.float32(xs.reshape(-1)[0]) != np.float32(qs.reshape(-1)[0]) or \
+                xz.dtype != qz.dtype or int(xz.reshape(-1)[0]) != int(qz.reshape(-1)[0]):
+            return None
+        new = self.g.onnx.NodeProto()
+        new.CopyFrom(n)
+        new.input[0] = x.input[0]
+        del new.output[:]
+        new.output.append(q.output[0])
+        self.g.qdq_moved.add(q.output[0])
+        return new
+
+    def run(self) -> List[Any]:
+        # the fused node takes its QuantizeLinear's place in the order (after
+        # its inputs, before its readers); the group's other nodes, read by
+        # nothing any more, are pruned
+        at_q: Dict[str, Any] = {}
+        for n in self.g.nodes:
+            new = self.fuse(n)
+            if new is not None:
+                at_q[new.output[0]] = new
+        result = [at_q.get(n.output[0], n) if n.op_type == "QuantizeLinear" and n.output
+                  else n for n in self.g.nodes]
+        return self._prune(result) if at_q else result
+
+    def _prune(self, nodes: List[Any]) -> List[Any]:
+        """Drops nodes whose outputs nothing reads any more (the float
+        operator and activation of a fused group)."""
+        while True:
+            read = {o.name for o in self.g.outputs}
+            for n in nodes:
+                read.update(i for i in n.input if i)
+            keep = [n for n in nodes if any(o in read for o in n.output if o)]
+            if len(keep) == len(nodes):
+                return nodes
+            nodes = keep
+
+
+def _fuse_qdq(g: _Graph) -> None:
+    g.nodes = _QdqFuser(g).run()
 
 
 def _constant(ctx: _Ctx) -> ir.Expr:
@@ -1334,7 +1704,11 @@ _CONVERTERS: Dict[str, _Spec] = {
     "HardSwish": (_unary("nn.hard_swish"), _chk_binary(F32)),
     "LeakyRelu": (lambda c: call("nn.leaky_relu", c.expr(0), alpha=float(c.attr("alpha", 0.01))),
                   _chk_binary(F32)),
+    "QGemm": (_qgemm, _chk_qgemm),
 }
+
+# Operators of the com.microsoft domain (ONNX Runtime's contrib operators).
+_MS_OPS: Set[str] = {"QGemm"}
 
 # Inputs that parameterise an operator and must be constants (the node-test
 # runner freezes such graph inputs from the test data).
@@ -1344,6 +1718,7 @@ PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
     "BatchNormalization": (1, 2, 3, 4), "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2),
     "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8), "QLinearMatMul": (1, 2, 3, 4, 5, 6, 7),
     "ReduceSum": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "Tile": (1,),
+    "QGemm": (1, 2, 3, 4, 5, 6, 7, 8),
 }
 
 
@@ -1358,7 +1733,8 @@ PARAMETER_INPUTS.update(_ops.PARAMETER_INPUTS)
 def supported_operators() -> List[str]:
     """The ONNX operators this importer maps: the default domain's by
     name, onnxruntime's as "com.microsoft.NAME"."""
-    return sorted(_CONVERTERS) + sorted("%s.%s" % (_MS_DOMAIN, k) for k in _MS_CONVERTERS)
+    return (sorted(k for k in _CONVERTERS if k not in _MS_OPS)
+            + sorted("%s.%s" % (_MS_DOMAIN, k) for k in set(_MS_CONVERTERS) | _MS_OPS))
 
 
 _MS_DOMAIN = "com.microsoft"
@@ -1366,9 +1742,13 @@ _MS_DOMAIN = "com.microsoft"
 
 def _spec(node: Any) -> Optional[_Spec]:
     """The converter of a node: the default domain's, or onnxruntime's
-    com.microsoft operators (onnx_qop.py)."""
+    com.microsoft operators (onnx_qop.py, and QGemm)."""
     if node.domain == _MS_DOMAIN:
+        if node.op_type in _MS_OPS:
+            return _CONVERTERS.get(node.op_type)
         return _MS_CONVERTERS.get(node.op_type)
+    if node.op_type in _MS_OPS:
+        return None
     return _CONVERTERS.get(node.op_type)
 
 
@@ -1395,6 +1775,7 @@ def _constant_value(ctx: _Ctx) -> np.ndarray:
 class _Importer:
     def __init__(self, g: _Graph) -> None:
         self.g = g
+        _fuse_qdq(g)
         self.exprs: Dict[str, ir.Expr] = {}
         self.consts: Dict[str, ir.Expr] = {}
         self.building = False
@@ -1478,7 +1859,28 @@ class _Importer:
                 raise ModelImportError("%s: output %d '%s' is not computed by any node"
                                        % (WHO, i, o.name))
 
+    def _convert(self, ctx: _Ctx, node: Any) -> ir.Expr:
+        conv = _spec(node)[0]  # type: ignore[index]
+        if node.output[0] not in self.g.qdq_moved:
+            return conv(ctx)
+        # a uint8 tensor moved by a QDQ group: the int8 one it came from is
+        # moved instead, so that no int32 round trip stays between operators
+        x = self.expr(node.input[0])
+        if str(x.checked_type.dtype) != "uint8":
+            return conv(ctx)
+        self.exprs[node.input[0]] = _u8_to_s8(x)  # its int8 source when known
+        try:
+            return _s8_to_u8(conv(ctx))
+        finally:
+            self.exprs[node.input[0]] = x
+
     def run(self, source: str) -> ir.IRModule:
+        try:
+            return self._run(source)
+        finally:
+            _S8_OF.clear()
+
+    def _run(self, source: str) -> ir.IRModule:
         g = self.g
         self.check()
         self.building = True
@@ -1497,7 +1899,7 @@ class _Importer:
                 continue  # read or folded in the first pass
             ctx = _Ctx(self, k, node)
             try:
-                y = _spec(node)[0](ctx)  # type: ignore[index]
+                y = self._convert(ctx, node)
             except ModelImportError:
                 raise
             except (ValueError, TypeError, NotImplementedError, KeyError, IndexError) as e:

@@ -182,12 +182,12 @@ static void requant_init(Requant *rq, const TnCrtQuant *q, int32_t lo,
   for (int32_t j = 0; j < BLK; j++) {
     const int32_t ch = len <= 8 ? j % 8 : j;
     int32_t m = 0, s = 0; /* lanes past the block compute a harmless 0 */
-    if (ch < len && q) {
+    if (ch < len && q && !q->scale) {
       const int32_t k = q->per_channel ? co0 + ch : 0;
       m = q->multiplier[k], s = q->shift[k];
     }
     rq->bias[j] = ch < len && bias ? (uint32_t)bias[co0 + ch] : 0;
-    if (m < 0 || s > 0 || s < -31) rq->vec = 0;
+    if (m < 0 || s > 0 || s < -31 || (q && q->scale)) rq->vec = 0;
     const int32_t r = s > 0 || s < -31 ? 0 : -s;
     rq->m[j] = m < 0 ? 0 : (uint32_t)m;
     rq->r[j] = (uint8_t)r;
@@ -205,6 +205,9 @@ static void requant_init(Requant *rq, const TnCrtQuant *q, int32_t lo,
 static int8_t requant_lane(const Requant *rq, int32_t j, uint32_t x) {
   const int32_t ch = rq->len <= 8 ? j % 8 : j;
   const int32_t k = rq->q->per_channel ? rq->co0 + ch : 0;
+  if (rq->q->scale)
+    return (int8_t)tn__crt_requant_float((int32_t)x, rq->q->scale[k], rq->off,
+                                         rq->lo, rq->hi);
   int32_t v = tn_crt_multiply_by_quantized_multiplier(
       (int32_t)x, rq->q->multiplier[k], rq->q->shift[k]);
   v = (int32_t)((uint32_t)v + (uint32_t)rq->off);
@@ -707,7 +710,8 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
                              const int8_t *in, const int8_t *w,
                              const int32_t *bias, int8_t *out, void *scratch,
                              size_t scratch_size) {
-  if (q == NULL || q->multiplier == NULL || q->shift == NULL)
+  if (q == NULL || (q->scale == NULL && (q->multiplier == NULL ||
+                                          q->shift == NULL)))
     return TN_CRT_INVALID_ARGUMENT;
   Conv c;
   TnCrtStatus st =

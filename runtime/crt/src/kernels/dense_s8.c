@@ -178,6 +178,11 @@ static void dense_run(const Dense *d, const TnCrtQuant *q, int32_t lo,
           out32[(ptrdiff_t)m * nn + n] = v;
           continue;
         }
+        if (q->scale) {
+          out8[(ptrdiff_t)m * nn + n] = (int8_t)tn__crt_requant_float(
+              v, q->scale[pc ? n : 0], q->output_offset, lo, hi);
+          continue;
+        }
         const int32_t r = (int32_t)(
             (uint32_t)tn_crt_multiply_by_quantized_multiplier(
                 v, q->multiplier[pc ? n : 0], q->shift[pc ? n : 0]) +
@@ -213,7 +218,8 @@ TnCrtStatus tn_crt_dense_s8(const TnCrtDense *p, const TnCrtQuant *q,
   (void)scratch, (void)scratch_size;
   TnCrtStatus st = check_dense(p, in, w, out);
   if (st != TN_CRT_OK) return st;
-  if (q == NULL || q->multiplier == NULL || q->shift == NULL)
+  if (q == NULL || (q->scale == NULL && (q->multiplier == NULL ||
+                                          q->shift == NULL)))
     return TN_CRT_INVALID_ARGUMENT;
   /* The activation range narrowed to int8 (a wider one clamps no more). */
   const int32_t lo = q->act_min < -128 ? -128 : q->act_min;

@@ -22,6 +22,23 @@ int32_t tn__crt_tanh(int32_t a, int32_t integer_bits);
  * (a left shift) or rounded half away from zero (a right shift). */
 int32_t tn__crt_saturating_mul_pot(int32_t x, int32_t exponent);
 
+/* ONNX Runtime's requantization of an int32 accumulator: the float product
+ * acc * scale, clamped to [lo - zp, hi - zp], rounded to nearest with ties
+ * to even, plus zp. The clamp comes first, so the rounding sees |v| < 2^23
+ * and needs no libm. */
+static inline int32_t tn__crt_requant_float(int32_t acc, float scale,
+                                            int32_t zp, int32_t lo,
+                                            int32_t hi) {
+  float v = (float)acc * scale;
+  const float flo = (float)(lo - zp), fhi = (float)(hi - zp);
+  v = v < flo ? flo : v > fhi ? fhi : v;
+  int32_t t = (int32_t)v; /* toward zero */
+  const float f = v - (float)t; /* exact: |f| < 1 */
+  if (f > 0.5f || (f == 0.5f && (t & 1))) t++;
+  else if (f < -0.5f || (f == -0.5f && (t & 1))) t--;
+  return t + zp;
+}
+
 /* Which ISA forms are compiled in (TN_CRT_HAVE_*; TN__CRT_AVX2 and
  * TN__CRT_DSP, their older names, too). */
 #include "isa.h"

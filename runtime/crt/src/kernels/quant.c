@@ -128,7 +128,8 @@ static TnCrtStatus check_requant(const TnCrtRequant *p, int32_t outer,
                                  int32_t channels, int32_t inner,
                                  const void *in, const void *out,
                                  int32_t *lo, int32_t *hi) {
-  if (p == NULL || p->multiplier == NULL || p->shift == NULL)
+  if (p == NULL || (p->scale == NULL && (p->multiplier == NULL ||
+                                          p->shift == NULL)))
     return TN_CRT_INVALID_ARGUMENT;
   TnCrtStatus st = check_axis(outer, channels, inner, in, out);
   if (st != TN_CRT_OK) return st;
@@ -136,15 +137,23 @@ static TnCrtStatus check_requant(const TnCrtRequant *p, int32_t outer,
 }
 
 /* TFLite's Requantize (the QUANTIZE op between integer types):
- * MultiplyByQuantizedMultiplier(x - in_zp) + out_zp, clamped. The int8 and
+ * MultiplyByQuantizedMultiplier(x - in_zp) + out_zp, clamped; with
+ * p->scale, ONNX Runtime's float product rounded half to even. The int8 and
  * int32 inputs share the loop through this macro, which keeps the inner loop
  * free of a per-element type test. */
 #define REQUANT_LOOP(T)                                                     \
   for (int32_t o = 0; o < outer; o++) {                                     \
     for (int32_t c = 0; c < channels; c++) {                                \
-      const int32_t m = p->multiplier[c], s = p->shift[c];                  \
       const T *x = in + ((size_t)o * channels + c) * inner;                 \
       int8_t *y = out + ((size_t)o * channels + c) * inner;                 \
+      if (p->scale) {                                                       \
+        for (int32_t i = 0; i < inner; i++)                                 \
+          y[i] = (int8_t)tn__crt_requant_float(                             \
+              wsub(x[i], p->input_zero_point), p->scale[c],                 \
+              p->output_zero_point, lo, hi);                                \
+        continue;                                                           \
+      }                                                                     \
+      const int32_t m = p->multiplier[c], s = p->shift[c];                  \
       for (int32_t i = 0; i < inner; i++) {                                 \
         int32_t v = tn_crt_multiply_by_quantized_multiplier(                \
             wsub(x[i], p->input_zero_point), m, s);                         \

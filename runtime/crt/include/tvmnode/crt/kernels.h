@@ -275,7 +275,10 @@ TnCrtStatus tn_crt_conv2d_f32(const TnCrtConv2d *p, const float *in,
  * out = clamp(mbqm(acc + bias, multiplier[c], shift[c]) + output_offset,
  *             act_min, act_max)
  * with acc = sum((x + input_offset) * (w + filter_offset)). Per-tensor
- * when per_channel is 0 (one multiplier and shift). */
+ * when per_channel is 0 (one multiplier and shift). With `scale` set the
+ * rounding is ONNX Runtime's instead (multiplier and shift unused):
+ * out = clamp(round_half_even((float)(acc + bias) * scale[c]) +
+ *             output_offset, act_min, act_max), the product in float. */
 #define TN_CRT_FIELDS_TnCrtQuant(F, T)                                   \
   F(T, S, int32_t, input_offset)  /* minus the input zero point */       \
   F(T, S, int32_t, filter_offset) /* minus the weight zero point */      \
@@ -285,7 +288,8 @@ TnCrtStatus tn_crt_conv2d_f32(const TnCrtConv2d *p, const float *in,
   F(T, S, int32_t, channels) /* entries of multiplier and shift: out_c   \
                                 when per_channel, else 1 */              \
   F(T, P, int32_t, multiplier, channels)                                 \
-  F(T, P, int32_t, shift, channels)
+  F(T, P, int32_t, shift, channels)                                      \
+  F(T, P, float, scale, channels) /* NULL: the fixed-point multipliers */
 TN_CRT_STRUCT(TnCrtQuant);
 
 /* Scratch bytes the int8 convolutions need (0 when none). */
@@ -487,14 +491,17 @@ TnCrtStatus tn_crt_dequantize_s8_f32(int32_t outer, int32_t channels,
                                      const int32_t *zero_point, float *out);
 /* int32 (or int8) -> int8 with a new scale: per channel over [outer,
  * channels, inner], out = clamp(mbqm(x - in_zp, multiplier[c], shift[c]) +
- * out_zp, act_min, act_max). */
+ * out_zp, act_min, act_max); with `scale` set (int32 -> int8 only),
+ * ONNX Runtime's: clamp(round_half_even((float)(x - in_zp) * scale[c]) +
+ * out_zp, act_min, act_max), the product in float. */
 #define TN_CRT_FIELDS_TnCrtRequant(F, T)                      \
   F(T, S, int32_t, input_zero_point)                          \
   F(T, S, int32_t, output_zero_point)                         \
   F(T, S, int32_t, act_min) F(T, S, int32_t, act_max)         \
   F(T, S, int32_t, channels) /* entries of multiplier, shift */ \
   F(T, P, int32_t, multiplier, channels)                      \
-  F(T, P, int32_t, shift, channels)
+  F(T, P, int32_t, shift, channels)                           \
+  F(T, P, float, scale, channels) /* NULL: multiplier, shift */
 TN_CRT_STRUCT(TnCrtRequant);
 TnCrtStatus tn_crt_requantize_s32_s8(const TnCrtRequant *p, int32_t outer,
                                      int32_t channels, int32_t inner,
