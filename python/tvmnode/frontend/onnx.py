@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import warnings
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
@@ -1001,13 +1002,21 @@ def _qparams(ctx: _Ctx, s: int, z: int, what: str, zdtype: Optional[str] = None
 
 # uint8 expressions made by _s8_to_u8: id -> (the uint8 expr, its int8 source),
 # so that moving one back to int8 takes the source and no int32 round trip
-# stays between two integer operators (cleared by each import).
-_S8_OF: Dict[int, Tuple[ir.Expr, ir.Expr]] = {}
+# stays between two integer operators (cleared by each import; one table
+# per thread, so that imports in several threads do not share it).
+_TLS = threading.local()
+
+
+def _s8_of() -> Dict[int, Tuple[ir.Expr, ir.Expr]]:
+    d = getattr(_TLS, "s8_of", None)
+    if d is None:
+        d = _TLS.s8_of = {}
+    return d
 
 
 def _u8_to_s8(x: ir.Expr) -> ir.Expr:
     """uint8 -> int8 by subtracting 128 (exact)."""
-    known = _S8_OF.get(id(x))
+    known = _s8_of().get(id(x))
     if known is not None and known[0] is x:
         return known[1]
     y = call("subtract", call("cast", x, dtype="int32"), scalar(128, "int32"))
@@ -1017,7 +1026,7 @@ def _u8_to_s8(x: ir.Expr) -> ir.Expr:
 def _s8_to_u8(x: ir.Expr) -> ir.Expr:
     y = call("add", call("cast", x, dtype="int32"), scalar(128, "int32"))
     u = call("cast", y, dtype="uint8")
-    _S8_OF[id(u)] = (u, x)
+    _s8_of()[id(u)] = (u, x)
     return u
 
 
@@ -1878,7 +1887,7 @@ class _Importer:
         try:
             return self._run(source)
         finally:
-            _S8_OF.clear()
+            _s8_of().clear()
 
     def _run(self, source: str) -> ir.IRModule:
         g = self.g
