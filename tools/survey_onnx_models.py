@@ -119,7 +119,7 @@ def op_census(m: Any) -> Dict[str, Any]:
 
     def walk(g: Any) -> None:
         for n in g.node:
-            key = n.op_type if n.domain in ("", "ai.onnx") else "%s:%s" % (n.domain, n.op_type)
+            key = n.op_type if n.domain in ("", "ai.onnx") else "%s.%s" % (n.domain, n.op_type)
             counts[key] += 1
             for a in n.attribute:
                 if a.HasField("g"):
@@ -155,8 +155,8 @@ def check_all(m: Any, shape: Dict[str, List[int]]) -> List[str]:
     for k, node in enumerate(g.nodes):
         try:
             ctx = fo._Ctx(imp, k, node)
-            spec = fo._CONVERTERS.get(node.op_type)
-            if node.domain not in ("", "ai.onnx") or spec is None:
+            spec = fo._spec(node)
+            if spec is None:
                 continue
             if node.op_type == "Constant":
                 g.values[node.output[0]] = fo._constant_value(ctx)

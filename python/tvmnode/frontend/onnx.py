@@ -1422,8 +1422,12 @@ class _QdqFuser:
                 hi_n = act.input[2] if len(act.input) > 2 else ""
                 if (lo_n and self.const(lo_n) is None) or (hi_n and self.const(hi_n) is None):
                     return None
-                lo = float(self.val(lo_n)) if lo_n else float(self.attr(act, "min", -np.inf))
-                hi = float(self.val(hi_n)) if hi_n else float(self.attr(act, "max", np.inf))
+                if any(n and self.val(n).size != 1 for n in (lo_n, hi_n)):
+                    return None  # not a scalar bound: the Clip stays a node of its own
+                lo = (float(self.val(lo_n).reshape(-1)[0]) if lo_n
+                      else float(self.attr(act, "min", -np.inf)))
+                hi = (float(self.val(hi_n).reshape(-1)[0]) if hi_n
+                      else float(self.attr(act, "max", np.inf)))
         qlo = info.min if lo == -np.inf else quant(lo)
         qhi = info.max if hi == np.inf else quant(hi)
         return q, (qlo, qhi)
@@ -1971,12 +1975,13 @@ def from_onnx(model: Union[str, bytes, bytearray, memoryview, Any],
         m, source = _parse(onnx, buf), "onnx:" + os.path.basename(path)
     try:
         g = _Graph(m, shape)
+        imp = _Importer(g)  # QDQ groups fused here
     except ModelImportError:
         raise
     except Exception as e:  # a structurally broken model
         raise ModelImportError("%s: the model cannot be read (%s: %s)"
                                % (WHO, type(e).__name__, e)) from None
-    return _Importer(g).run(source)
+    return imp.run(source)
 
 
 # onnxruntime's com.microsoft operators; imported last, as they use this
