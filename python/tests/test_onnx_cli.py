@@ -350,3 +350,26 @@ def test_check_onnx_table_and_shape_names(checked: Dict[str, Any]) -> None:
     assert next(ln for ln in lines if ln.startswith("seq_relu.onnx")).endswith("-      -  ")
     assert "tvmnode check: --shape names 'nobody', an input of none of the ONNX models" \
         in checked["stderr"]
+
+
+def test_shape_arithmetic_on_a_dynamic_batch_folds_at_import() -> None:
+    # the exporters' "flatten all but the batch" chain: Shape -> Gather ->
+    # Unsqueeze -> Concat -> Reshape, over a tensor of a dynamic batch
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Shape", ["r"], ["s"], name="shape"),
+             helper.make_node("Gather", ["s", "zero"], ["n"], name="batch", axis=0),
+             helper.make_node("Unsqueeze", ["n", "axes"], ["n1"], name="unsq"),
+             helper.make_node("Concat", ["n1", "minus1"], ["target"], name="cat", axis=0),
+             helper.make_node("Reshape", ["r", "target"], ["y"], name="flat")]
+    m = _model(nodes, {"x": (TensorProto.FLOAT, ["N", 2, 3])}, {"y": (TensorProto.FLOAT, ["N", 6])},
+               {"zero": np.array(0, np.int64), "axes": np.array([0], np.int64),
+                "minus1": np.array([-1], np.int64)})
+    for shape, batch in ((None, 1), ({"x": [3, 2, 3]}, 3)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DynamicShapeWarning)
+            mod = from_onnx(m, shape=shape)
+        text = mod.astext()
+        assert "take(" not in text and "concatenate(" not in text  # all folded
+        x = RNG.standard_normal((batch, 2, 3)).astype("float32")
+        np.testing.assert_array_equal(tn.runtime.Executor(mod)(x),
+                                      np.maximum(x, 0).reshape(batch, 6))

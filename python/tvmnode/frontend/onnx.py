@@ -201,7 +201,8 @@ class _Graph:
         if list(a.shape) != dims:
             raise ModelImportError("%s: %s '%s' has %d values for shape %s"
                                    % (WHO, what, name, a.size, dims))
-        return np.ascontiguousarray(a.astype(np.dtype(dt), copy=False))
+        # np.asarray keeps a 0-d value 0-d (np.ascontiguousarray makes it 1-d)
+        return np.asarray(a.astype(np.dtype(dt), copy=False), order="C")
 
     @staticmethod
     def _vtype(vi: Any) -> Tuple[str, Optional[List[Optional[int]]]]:
@@ -230,9 +231,18 @@ class _Graph:
                     del dims[:]
                     for d in fixed:
                         dims.add().dim_value = d
-            m = self.onnx.shape_inference.infer_shapes(m)
-            for vi in m.graph.value_info:
-                out.setdefault(vi.name, self._vtype(vi))
+            for vi in m.graph.input:
+                if vi.name in self.input_shapes:
+                    out[vi.name] = (self.declared[vi.name][0], list(self.input_shapes[vi.name]))
+            # data_prop: shapes computed from shapes (Shape -> Gather ->
+            # Concat -> Reshape) are propagated too
+            m = self.onnx.shape_inference.infer_shapes(m, data_prop=True)
+            for vi in list(m.graph.value_info) + list(m.graph.output):
+                dt, shp = self._vtype(vi)
+                old = out.get(vi.name)
+                known = shp is not None and all(d is not None for d in shp)
+                if old is None or (known and (old[1] is None or None in old[1])):
+                    out[vi.name] = (dt, shp)
         except Exception:
             pass
         for k, v in self.values.items():
