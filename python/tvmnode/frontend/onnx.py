@@ -1514,9 +1514,10 @@ class _QdqFuser:
         want = {"Add": 2, "Mul": 2, "Concat": len(ins)}.get(n.op_type, 1)
         if not ins or len(ins) != len(n.input) or len(ins) != want:
             return None
-        dqs = [self.dq(i) for i in ins]
+        found = [self.dq(i) for i in ins]
+        dqs = [d for d in found if d is not None]
         types = {self.q8_operand(d) for d in dqs}
-        if len(types) != 1 or None in types:
+        if len(dqs) != len(ins) or len(types) != 1 or None in types:
             return None
         t = self.tail(n.output[0])
         if t is None:
