@@ -14,8 +14,10 @@ bias_add -> qnn.requantize with rounding "ONNX", ONNX Runtime's integer
 arithmetic (a float32 scale, ties to even). In the QDQ form
 (QuantizeLinear / DequantizeLinear around float operators) the groups
 ONNX Runtime fuses on the CPU (DequantizeLinear -> Conv / MatMul / Gemm
-[-> Relu / Clip] -> QuantizeLinear) are first rewritten into those
-operators, and QDQ pairs around Flatten, Reshape, Transpose, Squeeze,
+[-> Relu / Clip] -> QuantizeLinear, and DequantizeLinear -> Add / Mul /
+Concat / AveragePool / GlobalAveragePool / Sigmoid / LeakyRelu / Softmax
+-> QuantizeLinear into the com.microsoft QLinear operators) are first
+rewritten into those operators, and QDQ pairs around Flatten, Reshape, Transpose, Squeeze,
 Unsqueeze and MaxPool are dropped (see _QdqFuser), so that these run on
 int8 tensors; the rest maps node by node onto qnn.quantize /
 qnn.dequantize and computes what ONNX's reference does; a
@@ -1275,11 +1277,17 @@ def _qgemm(ctx: _Ctx) -> ir.Expr:
 # is monotone). DequantizeLinear -> Flatten / Reshape / Transpose /
 # Squeeze / Unsqueeze / MaxPool -> QuantizeLinear with the same scale and
 # zero point moves the quantized tensor itself (uint8 as int8, exact: the
-# shift by 128 is monotone). A Conv, MatMul or Gemm between
+# shift by 128 is monotone). DequantizeLinear'd inputs -> Add / Mul /
+# Concat / AveragePool / GlobalAveragePool / Sigmoid / LeakyRelu / Softmax ->
+# QuantizeLinear of the inputs' element type becomes the com.microsoft
+# QLinear operator (onnx_qop.py), as ONNX Runtime's CPU transformer does.
+# A Conv, MatMul or Gemm between
 # DequantizeLinear and QuantizeLinear that cannot be fused stays float, with
 # a warning naming the node.
 
 _QDQ_MOVES = ("Flatten", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "MaxPool")
+_QDQ_QLINEAR = ("Add", "Mul", "Concat", "AveragePool", "GlobalAveragePool", "Sigmoid",
+                "LeakyRelu", "Softmax")
 
 
 class _QdqFuser:
@@ -1353,7 +1361,8 @@ class _QdqFuser:
         """Node n's (a DequantizeLinear's) zero point input, made when absent."""
         if len(n.input) > 2 and n.input[2]:
             return n.input[2]
-        x = self.g.inferred.get(n.input[0])
+        v = self.const(n.input[0])
+        x = (str(v.dtype), []) if v is not None else self.g.inferred.get(n.input[0])
         dt = x[0] if x else "uint8"
         name = "%s__zero_point_%d" % (n.output[0], self.fresh)
         self.fresh += 1
@@ -1448,6 +1457,8 @@ class _QdqFuser:
             return None
         if n.op_type in _QDQ_MOVES:
             return self.move(n)
+        if n.op_type in _QDQ_QLINEAR:
+            return self.qlinear(n)
         if n.op_type not in ("Conv", "MatMul", "Gemm") or len(n.input) < 2:
             return None
         x, w = self.dq(n.input[0]), self.dq(n.input[1])
@@ -1501,6 +1512,61 @@ class _QdqFuser:
         if clamp is not None:
             self.g.qdq_clamps[q.output[0]] = clamp
         return new
+
+    def q8_operand(self, d: Optional[Any]) -> Optional[str]:
+        """The element type of a DequantizeLinear'd int8/uint8 operand (a
+        tensor or a constant) quantized per tensor, or None."""
+        if d is None:
+            return None
+        v = self.const(d.input[0])
+        t = str(v.dtype) if v is not None else (self.g.inferred.get(d.input[0]) or (None,))[0]
+        if t not in Q8 or self.val(d.input[1]).size != 1:
+            return None
+        if len(d.input) > 2 and d.input[2] and self.val(d.input[2]).size != 1:
+            return None
+        return t
+
+    def qlinear(self, n: Any) -> Optional[Any]:
+        """DequantizeLinear -> Add / Mul / Concat / AveragePool /
+        GlobalAveragePool / Sigmoid / LeakyRelu / Softmax -> QuantizeLinear
+        as the com.microsoft QLinear operator: every input dequantized,
+        inputs and output of one element type, the output read by the
+        QuantizeLinear alone (a Relu / Clip between only when the
+        quantization makes it a no-op), as ONNX Runtime selects them."""
+        ins = [i for i in n.input if i]
+        want = {"Add": 2, "Mul": 2, "Concat": len(ins)}.get(n.op_type, 1)
+        if not ins or len(ins) != len(n.input) or len(ins) != want:
+            return None
+        found = [self.dq(i) for i in ins]
+        dqs = [d for d in found if d is not None]
+        types = {self.q8_operand(d) for d in dqs}
+        if len(dqs) != len(ins) or len(types) != 1 or None in types:
+            return None
+        t = self.tail(n.output[0])
+        if t is None:
+            return None
+        q, clamp = t
+        qz = self.val(q.input[2])
+        info = np.iinfo(qz.dtype)
+        if str(qz.dtype) not in types or (clamp is not None and
+                                          clamp != (int(info.min), int(info.max))):
+            return None
+        helper = self.g.onnx.helper
+        keep = {a.name: helper.get_attribute_value(a) for a in n.attribute}
+        args: List[str] = []
+        if n.op_type == "Concat":
+            args = [q.input[1], q.input[2]]
+            for d in dqs:
+                args += [d.input[0], d.input[1], self.zp_input(d)]
+        else:
+            for d in dqs:
+                args += [d.input[0], d.input[1], self.zp_input(d)]
+            args += [q.input[1], q.input[2]]
+        if n.op_type == "Softmax":
+            keep["opset"] = 13 if (self.g.opset or 13) >= 13 else \
+                11 if (self.g.opset or 13) >= 11 else 1
+        return helper.make_node("QLinear" + n.op_type, args, [q.output[0]], name=n.name,
+                                domain="com.microsoft", **keep)
 
     def move(self, n: Any) -> Optional[Any]:
         x = self.dq(n.input[0])
