@@ -110,7 +110,8 @@ def preprocess(q, src: str, dst: str) -> None:
         q.quant_pre_process(src, dst, skip_symbolic_shape=True)
 
 
-def quantize(src: str, dest_dir: str, samples: int, raw: bool = False) -> List[str]:
+def quantize(src: str, dest_dir: str, samples: int, raw: bool = False,
+             reduce_range: bool = False) -> List[str]:
     from onnxruntime import quantization as q
 
     name = os.path.basename(src)
@@ -124,19 +125,22 @@ def quantize(src: str, dest_dir: str, samples: int, raw: bool = False) -> List[s
             preprocess(q, src, model)
         for variant in VARIANTS:
             written.append(_quantize_one(q, model, name, dest_dir, stem, shapes, samples,
-                                         variant))
+                                         variant, reduce_range))
     return written
 
 
 def _quantize_one(q, model: str, name: str, dest_dir: str, stem: str,
-                  shapes: Dict[str, List[int]], samples: int, variant) -> str:
+                  shapes: Dict[str, List[int]], samples: int, variant,
+                  reduce_range: bool = False) -> str:
     suffix, fmt, act, wt, per_channel = variant
+    if reduce_range:
+        suffix += "_rr"
     dst = os.path.join(dest_dir, "%s_%s.onnx" % (stem, suffix))
     q.quantize_static(model, dst, SeededReader(name, shapes, samples),
                       quant_format=getattr(q.QuantFormat, fmt),
                       activation_type=getattr(q.QuantType, act),
                       weight_type=getattr(q.QuantType, wt),
-                      per_channel=per_channel,
+                      per_channel=per_channel, reduce_range=reduce_range,
                       calibrate_method=q.CalibrationMethod.MinMax,
                       calibration_providers=["CPUExecutionProvider"])
     with open(dst, "rb") as f:
@@ -154,6 +158,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--samples", type=int, default=8, help="calibration inputs per model")
     p.add_argument("--raw", action="store_true",
                    help="quantize the models as they are, without quant_pre_process")
+    p.add_argument("--reduce-range", action="store_true",
+                   help="7-bit weights (NAME_..._rr.onnx), the form onnxruntime's x86 kernels "
+                   "without VNNI compute exactly")
     args = p.parse_args(argv)
     failed = 0
     for n in args.names or MODELS:
@@ -163,7 +170,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             failed += 1
             continue
         try:
-            quantize(src, args.dir, args.samples, args.raw)
+            quantize(src, args.dir, args.samples, args.raw, args.reduce_range)
         except Exception as e:  # onnxruntime's own errors are of many types
             print("FAILED   %s: %s: %s" % (n, type(e).__name__, e), file=sys.stderr)
             failed += 1
