@@ -114,6 +114,7 @@ static void random_quant(TnCrtQuant *q, int32_t channels) {
   }
   q->per_channel = chance(75);
   q->multiplier = mult_buf, q->shift = shift_buf;
+  q->scale = NULL; /* the fixed-point requantization */
   const int32_t n = q->per_channel ? channels : 1;
   corner = chance(12);
   if (corner) { /* the rounding's corners: sums near +-2^31 (random_bias) */
