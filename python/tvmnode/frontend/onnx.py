@@ -1901,8 +1901,9 @@ class _Importer:
             if old != new:
                 raise UnsupportedOperatorError(
                     "%s: node %d '%s' (%s): opset %d is not supported (%d to %d; below %d only "
-                    "for operators unchanged since)" % (WHO, k, node.name, node.op_type, opset,
-                                                        MIN_OPSET, MAX_OPSET, MIN_OPSET))
+                    "for operators unchanged since, or when onnx's version converter can "
+                    "convert the model)" % (WHO, k, node.name, node.op_type, opset,
+                                            MIN_OPSET, MAX_OPSET, MIN_OPSET))
 
     def check(self) -> None:
         """The first pass: every node, before anything is built."""
@@ -2029,6 +2030,50 @@ def _parse(onnx: Any, buf: bytes) -> Any:
     return m
 
 
+def _default_opset(m: Any) -> Optional[int]:
+    for o in m.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            return int(o.version)
+    return None
+
+
+def _upgraded(onnx: Any, m: Any) -> Any:
+    """A model below opset 11 that uses an operator changed since is
+    converted to opset 11 by onnx's version converter (its adapters keep
+    the meaning: Clip's bounds become inputs, Upsample becomes Resize, ...),
+    and a model above opset 21 to opset 21 (where its operators changed
+    only in the types they accept, or have an adapter). Where the converter
+    cannot, the model is returned as it is, and the check names the first
+    node that needs another opset."""
+    opset = _default_opset(m)
+    if opset is not None and opset > MAX_OPSET:
+        try:
+            from onnx import version_converter
+            return version_converter.convert_version(m, MAX_OPSET)
+        except Exception:
+            return m
+    if opset is None or not 1 <= opset < MIN_OPSET:
+        return m
+    defs = onnx.defs
+    for node in m.graph.node:
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        try:
+            old = defs.get_schema(node.op_type, opset, node.domain).since_version
+            new = defs.get_schema(node.op_type, MIN_OPSET, node.domain).since_version
+        except Exception:
+            continue  # an unknown operator: the check names it
+        if old != new:
+            break
+    else:
+        return m
+    try:
+        from onnx import version_converter
+        return version_converter.convert_version(m, MIN_OPSET)
+    except Exception:
+        return m
+
+
 def from_onnx(model: Union[str, bytes, bytearray, memoryview, Any],
               shape: Optional[Dict[str, Sequence[int]]] = None) -> ir.IRModule:
     """Import an ONNX model (an onnx.ModelProto, a path, or the file's
@@ -2050,6 +2095,7 @@ def from_onnx(model: Union[str, bytes, bytearray, memoryview, Any],
             buf = f.read()
         m, source = _parse(onnx, buf), "onnx:" + os.path.basename(path)
     try:
+        m = _upgraded(onnx, m)
         g = _Graph(m, shape)
         imp = _Importer(g)  # QDQ groups fused here
     except ModelImportError:
