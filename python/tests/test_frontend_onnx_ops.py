@@ -453,6 +453,34 @@ def test_pool_1d(op: str) -> None:
     one(op, {"x": x}, kernel_shape=[2], strides=[2], pads=[1, 0])
 
 
+# ---- 1-d convolution -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("attrs", [{}, {"pads": [2, 1], "strides": [2]},
+                                   {"dilations": [2], "pads": [1, 3]},
+                                   {"auto_pad": "SAME_UPPER", "strides": [2]},
+                                   {"group": 2, "auto_pad": "SAME_LOWER", "strides": [3]},
+                                   {"auto_pad": "VALID", "kernel_shape": [3]}])
+@pytest.mark.parametrize("bias", [False, True])
+def test_conv_1d(attrs: Dict[str, Any], bias: bool) -> None:
+    x = f32(2, 4, 11)
+    cin = 4 // int(attrs.get("group", 1))
+    inits = {"w": f32(6, cin, 3)}
+    if bias:
+        inits["b"] = f32(6)
+    one("Conv", {"x": x}, inits, **attrs)
+
+
+def test_conv_1d_computed_weight_and_bad_weight() -> None:
+    x, w = f32(1, 2, 8), f32(3, 2, 5)
+    one("Conv", {"x": x, "w": w}, pads=[2, 2])
+    with pytest.raises(ModelImportError, match=r"'c' \(Conv\).*pads=\[1\] needs 2 values"):
+        from_onnx(build([helper.make_node("Conv", ["x", "w"], ["y"], name="c", pads=[1])],
+                        {"x": x}, ["y"], {"w": w}))
+    with pytest.raises(ModelImportError, match=r"'c' \(Conv\).*weight must be 3-d"):
+        from_onnx(build([helper.make_node("Conv", ["x", "w"], ["y"], name="c")],
+                        {"x": x}, ["y"], {"w": f32(3, 2, 1, 5)}))
+
+
 # ---- hyperbolic functions, Erf ---------------------------------------------------------------
 
 @pytest.mark.parametrize("op", ["Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Erf"])

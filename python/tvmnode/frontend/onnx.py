@@ -1471,6 +1471,8 @@ class _QdqFuser:
             why = "its output is not quantized by one QuantizeLinear"
         elif not self.q8_activation(x):
             why = "its input is not an int8/uint8 tensor quantized per tensor"
+        elif n.op_type == "Conv" and (wv is None or wv.ndim != 4):
+            why = "only a 2-d convolution with a constant weight runs in int8"
         elif n.op_type == "Conv" and not self.weight(w, 0):
             why = "its weight is not a constant int8/uint8 quantized per tensor or per channel"
         elif n.op_type == "MatMul" and (wv is None or wv.ndim != 2 or not self.weight(w, 1)):

@@ -1699,6 +1699,52 @@ def _pool_1d(kind: str) -> Callable[[_Ctx], ir.Expr]:
     return conv
 
 
+# ---- 1-d convolution ----------------------------------------------------------------------
+
+def _chk_conv_1d(ctx: _Ctx) -> None:
+    if ctx.rank(0) != 3:
+        _o._chk_conv(ctx)
+        return
+    ctx.dtypes(F32)
+    ctx.only("auto_pad", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"), "NOTSET")
+    for name, n in (("kernel_shape", 1), ("strides", 1), ("dilations", 1), ("pads", 2)):
+        v = ctx.ints(name)
+        if v is not None and len(v) != n:
+            raise ctx.error("attribute %s=%s needs %d values for a 1-d window" % (name, v, n))
+        if v is not None and any(x < (0 if name == "pads" else 1) for x in v):
+            raise ctx.error("attribute %s=%s must be %s" % (name, v, "non-negative"
+                                                              if name == "pads" else "positive"))
+    if ctx.rank(1) not in (None, 3):
+        raise ctx.error("the weight must be 3-d (M, C/group, k) for a 3-d input, got rank %s"
+                        % ctx.rank(1))
+
+
+def _conv_1d(ctx: _Ctx) -> ir.Expr:
+    """Conv over (N, C, W) as a 2-d one of height 1 (weight (M, C/group, 1, k))."""
+    shp = ctx.shape(0)
+    if len(shp) != 3:
+        return _o._conv(ctx)
+    wshp = ctx.shape(1)
+    k = ctx.ints("kernel_shape") or wshp[2:]
+    if list(k) != wshp[2:]:
+        raise ctx.error("kernel_shape %s does not match the weight %s" % (k, wshp))
+    s = (ctx.ints("strides") or [1])[0]
+    d = (ctx.ints("dilations") or [1])[0]
+    if ctx.attr("auto_pad", "NOTSET") == "NOTSET":
+        pads = ctx.ints("pads") or [0, 0]
+        p = [0, pads[0], 0, pads[1]]
+    else:
+        p = _o._auto_pad(ctx, [1, shp[2]], [1, k[0]], [1, s], [1, d])
+    x = call("reshape", ctx.expr(0), newshape=[shp[0], shp[1], 1, shp[2]])
+    w = call("reshape", ctx.expr(1), newshape=[wshp[0], wshp[1], 1, wshp[2]])
+    y = call("nn.conv2d", x, w, strides=[1, s], padding=p, dilation=[1, d],
+             groups=int(ctx.attr("group", 1)), channels=wshp[0], kernel_size=[1, k[0]])
+    if ctx.has(2):
+        y = call("nn.bias_add", y, ctx.expr(2), axis=1)
+    oshp = [int(v) for v in y.checked_type.shape]
+    return call("reshape", y, newshape=[oshp[0], oshp[1], oshp[3]])
+
+
 # ---- hyperbolic functions, Erf -------------------------------------------------------------
 
 def _hyperbolic(kind: str) -> Callable[[_Ctx], ir.Expr]:
@@ -1968,6 +2014,7 @@ WIDENED: Dict[str, Tuple[Callable[[_Ctx], Any], Optional[Callable[[_Ctx], None]]
     "Pad": (_pad_modes, _chk_pad_modes),
     "MaxPool": (_pool_1d("max_pool2d"), _chk_pool_1d),
     "AveragePool": (_pool_1d("avg_pool2d"), _chk_pool_1d),
+    "Conv": (_conv_1d, _chk_conv_1d),
 }
 
 PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
