@@ -252,6 +252,97 @@ class _Graph:
         return out
 
 
+# com.microsoft operators typed as the standard operator over some of their
+# inputs: (operator, the inputs it reads, attributes kept)
+_MS_AS_STANDARD: Dict[str, Tuple[str, Sequence[int], Sequence[str]]] = {
+    "QLinearAdd": ("Add", (0, 3), ()),
+    "QLinearMul": ("Mul", (0, 3), ()),
+    "QLinearSigmoid": ("Identity", (0,), ()),
+    "QLinearLeakyRelu": ("Identity", (0,), ()),
+    "QLinearSoftmax": ("Identity", (0,), ()),
+    "QLinearAveragePool": ("AveragePool", (0,), ("auto_pad", "ceil_mode", "kernel_shape",
+                                                  "pads", "strides")),
+    "QGemm": ("Gemm", (0, 3), ("transA", "transB")),
+}
+
+
+def _attr_of(node: Any, name: str, default: Any) -> Any:
+    for a in node.attribute:
+        if a.name == name:
+            return _onnx().helper.get_attribute_value(a)
+    return default
+
+
+def _known(t: Optional[Tuple[str, Optional[List[Optional[int]]]]]) -> bool:
+    return t is not None and t[1] is not None and None not in t[1]
+
+
+def _refine_types(g: "_Graph", node: Any) -> None:
+    """Types for a node's outputs that ONNX's whole-model shape inference
+    left unknown (after a com.microsoft operator, or a shape computed by a
+    chain data propagation does not follow), from its inputs' types and the
+    values folded so far, by ONNX's inference of that one node. Nothing
+    changes where that inference fails: the node's check then reports what
+    it cannot size."""
+    outs = [o for o in node.output if o]
+    if not outs or all(_known(g.inferred.get(o)) for o in outs):
+        return
+    onnx = g.onnx
+    helper = onnx.helper
+    proxy, dt = node, None
+    if node.domain == _MS_DOMAIN:
+        spec = _MS_AS_STANDARD.get(node.op_type)
+        if node.op_type == "QLinearGlobalAveragePool" and not int(_attr_of(node, "channels_last",
+                                                                          0)):
+            spec = ("GlobalAveragePool", (0,), ())
+        elif node.op_type == "QLinearConcat":
+            spec = ("Concat", tuple(range(2, len(node.input), 3)), ("axis",))
+        if spec is None:
+            return
+        op, idx, keep = spec
+        if any(i >= len(node.input) or not node.input[i] for i in idx):
+            return
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute if a.name in keep}
+        proxy = helper.make_node(op, [node.input[i] for i in idx], outs[:1], **attrs)
+        # the output is of the type of its zero point, or of the input's
+        ins = list(node.input)
+        zp = {"QLinearConcat": 1, "QGemm": 8}.get(node.op_type, len(ins) - 1)
+        if node.op_type == "QGemm" and (len(ins) < 8 or not ins[7]):
+            dt = "float32"  # no output scale: a float result
+        elif zp < len(ins) and ins[zp] and g.inferred.get(ins[zp]):
+            dt = g.inferred[ins[zp]][0]
+        else:
+            dt = (g.inferred.get(ins[idx[0]]) or (None,))[0]
+    elif node.domain not in ("", "ai.onnx"):
+        return
+    elem = {v: k for k, v in _ELEM.items()}
+    try:
+        schema = onnx.defs.get_schema(proxy.op_type, g.opset or MAX_OPSET, "")
+        types, data = {}, {}
+        for name in proxy.input:
+            if not name:
+                continue
+            t = g.inferred.get(name)
+            if t is None or t[0] not in elem:
+                return
+            # a standard stand-in is typed in float32, which it accepts
+            types[name] = helper.make_tensor_type_proto(1 if proxy is not node else elem[t[0]],
+                                                        t[1])
+            v = g.values.get(name)
+            if v is not None and v.size <= 1024:
+                data[name] = onnx.numpy_helper.from_array(np.asarray(v), name)
+        res = onnx.shape_inference.infer_node_outputs(
+            schema, proxy, types, data, opset_imports=[helper.make_opsetid("", g.opset or
+                                                                           MAX_OPSET)])
+    except Exception:
+        return
+    for name, tp in res.items():
+        vi = helper.make_value_info(name, tp)
+        t_dt, shp = _Graph._vtype(vi)
+        if shp is not None and None not in shp and not _known(g.inferred.get(name)):
+            g.inferred[name] = (dt or t_dt, shp)
+
+
 def _fmt_input_dims(vi: Any, shp: Optional[Sequence[Optional[int]]]) -> str:
     """An input's declared shape with its dynamic dimensions by name
     ("[batch, 3, ?, ?]")."""
@@ -1933,6 +2024,8 @@ class _Importer:
                                     % (i, name))
             if not node.output:
                 raise ctx.error("has no outputs")
+            if node.op_type != "Constant":
+                _refine_types(g, node)
             if node.op_type == "Constant":
                 g.values[node.output[0]] = _constant_value(ctx)
                 g.inferred[node.output[0]] = (str(g.values[node.output[0]].dtype),
