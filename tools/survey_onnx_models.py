@@ -247,7 +247,13 @@ def survey_one(path: str) -> Dict[str, Any]:
             refs[label] = sess.run(None, arrays)
         except Exception as e:
             res["%s_error" % label] = "%s: %s" % (type(e).__name__, str(e)[:300])
-    ok, mod = _step(res, "import", lambda: from_onnx(path, shape={n: shp for n, _, shp in ins}))
+    # inputs with a fixed value (a sample rate) are given to the importer as
+    # constants, so that what they decide folds
+    fixed = {k: v for k, v in _lookup(INT_RANGES, name).items()
+             if isinstance(v, (int, float)) and k in arrays}
+    ins = [i for i in ins if i[0] not in fixed]
+    ok, mod = _step(res, "import", lambda: from_onnx(
+        path, shape={n: shp for n, _, shp in ins}, values={k: arrays[k] for k in fixed}))
     if not ok:
         return res
     res["imports"] = True

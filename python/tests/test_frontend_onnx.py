@@ -753,3 +753,89 @@ def test_reductions_gather_tile_depth_space() -> None:
     z = f32(1, 2, 4, 6)
     s2d = z.reshape(1, 2, 2, b, 3, b).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 2, 3)
     check1("SpaceToDepth", z, s2d, blocksize=b)
+
+
+# ---- If with a condition known at import; inputs given values ------------------------------
+
+def _mode_model() -> Any:
+    """y = If(mode == 1) then Relu(x) * k (k a branch initializer) else
+    Conv-free x + b (b an outer initializer); mode an int64 scalar input."""
+    k = numpy_helper.from_array(np.array(3.0, np.float32), "k")
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["r"]),
+                                helper.make_node("Mul", ["r", "k"], ["t_out"])], "then", [],
+                               [helper.make_tensor_value_info("t_out", TensorProto.FLOAT, None)],
+                               [k])
+    else_g = helper.make_graph([helper.make_node("Add", ["x", "b"], ["e_out"])], "else", [],
+                               [helper.make_tensor_value_info("e_out", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("Equal", ["mode", "one"], ["cond"]),
+             helper.make_node("If", ["cond"], ["y"], name="pick", then_branch=then_g,
+                              else_branch=else_g)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                     [2, 5]),
+                                       helper.make_tensor_value_info("mode", TensorProto.INT64,
+                                                                     [])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])],
+                          [numpy_helper.from_array(np.array(1, np.int64), "one"),
+                           numpy_helper.from_array(f32(5), "b")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("mode", [1, 0])
+def test_if_on_an_input_given_a_value_keeps_the_branch_taken(mode: int) -> None:
+    m, x = _mode_model(), f32(2, 5)
+    mod = from_onnx(m, values={"mode": mode})
+    assert [p.name_hint for p in mod["main"].params] == ["x"]
+    b = numpy_helper.to_array(m.graph.initializer[1])
+    want = np.maximum(x, 0) * 3 if mode == 1 else x + b
+    np.testing.assert_allclose(tn.runtime.Executor(mod)(x), want, rtol=1e-6)
+    ort = pytest.importorskip("onnxruntime")
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x, "mode": np.array(mode, np.int64)})[0]
+    np.testing.assert_allclose(tn.runtime.Executor(mod)(x), ref, rtol=1e-6)
+
+
+def test_if_on_a_runtime_condition_names_the_node_and_the_remedy() -> None:
+    with pytest.raises(UnsupportedOperatorError,
+                       match=r"'pick' \(If\): is supported only when its condition 'cond' is "
+                             r"known at import: give the inputs it depends on a value "
+                             r"\(--value NAME=V"):
+        from_onnx(_mode_model())
+
+
+def test_if_on_a_shape_folds_without_values() -> None:
+    # the branch chosen by the input's (fixed) width
+    then_g = helper.make_graph([helper.make_node("Neg", ["x"], ["t"])], "then", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    else_g = helper.make_graph([helper.make_node("Abs", ["x"], ["e"])], "else", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "i"], ["w"], axis=0),
+             helper.make_node("Equal", ["w", "four"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)]
+    for width, fn in ((4, np.negative), (3, np.abs)):
+        x = f32(2, width)
+        m = model(nodes, {"x": x}, {"y": None}, {"i": np.array(1, np.int64),
+                                                 "four": np.array(4, np.int64)})
+        np.testing.assert_array_equal(run(m, x), fn(x))
+
+
+def test_operators_inside_branches_are_checked() -> None:
+    m = _mode_model()
+    then_g = m.graph.node[1].attribute[0].g
+    then_g.node[0].op_type = "Det"
+    with pytest.raises(UnsupportedOperatorError, match=r"Det \(node: #1\)"):
+        from_onnx(m, values={"mode": 1})
+
+
+@pytest.mark.parametrize("values,match", [
+    ({"nope": 1}, "values names 'nope', which is not an input of the model \\(inputs: 'x', "
+                  "'mode'\\)"),
+    ({"mode": 1.5}, "the value given for input 'mode' must be numbers that int64 holds "
+                    "exactly, got 1.5"),
+    ({"mode": [1, 2]}, "the value given for input 'mode' has shape \\[2\\]; the input is "
+                       "declared \\[\\]"),
+    ({"mode": "one"}, "input 'mode' must be numbers"),
+])
+def test_bad_values_name_the_input(values: Dict[str, Any], match: str) -> None:
+    with pytest.raises(ModelImportError, match=match):
+        from_onnx(_mode_model(), values=values)

@@ -373,3 +373,57 @@ def test_shape_arithmetic_on_a_dynamic_batch_folds_at_import() -> None:
         x = RNG.standard_normal((batch, 2, 3)).astype("float32")
         np.testing.assert_array_equal(tn.runtime.Executor(mod)(x),
                                       np.maximum(x, 0).reshape(batch, 6))
+
+
+def _sr_model() -> Any:
+    """y = If(sr == 16000) then x * 2 else x * 3; sr an int64 scalar input."""
+    def branch(name: str, k: float) -> Any:
+        return helper.make_graph(
+            [helper.make_node("Mul", ["x", name + "_k"], [name + "_y"])], name, [],
+            [helper.make_tensor_value_info(name + "_y", TensorProto.FLOAT, None)],
+            [numpy_helper.from_array(np.array(k, np.float32), name + "_k")])
+    nodes = [helper.make_node("Equal", ["sr", "sr16k"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], name="by_rate",
+                              then_branch=branch("hi", 2.0), else_branch=branch("lo", 3.0))]
+    return _model(nodes, {"x": (TensorProto.FLOAT, ["N", 4]), "sr": (TensorProto.INT64, [])},
+                  {"y": (TensorProto.FLOAT, ["N", 4])},
+                  {"sr16k": np.array(16000, np.int64)})
+
+
+def test_value_fixes_an_input_on_every_model_command(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    p = _save(_sr_model(), tmp_path / "sr.onnx")
+    x = RNG.standard_normal((1, 4)).astype("float32")
+    np.save(tmp_path / "x.npy", x)
+    for sr, k in ((16000, 2.0), (8000, 3.0)):
+        out_npy = tmp_path / ("y%d.npy" % sr)
+        assert cli.main(["run", p, "--value", "sr=%d" % sr, "--input",
+                         str(tmp_path / "x.npy"), "--output", str(out_npy)]) == 0
+        np.testing.assert_array_equal(np.load(out_npy), x * np.float32(k))
+    capsys.readouterr()
+    assert cli.main(["info", p, "--value", "sr=16000"]) == 0
+    out = capsys.readouterr().out
+    assert "  sr " not in out and [ln.split()[0] for ln in out.splitlines()
+                                   if ln.startswith("  x ")] == ["x"]
+    assert cli.main(["compile", p, "--value", "sr=8000", "-o", str(tmp_path / "arch")]) == 0
+    assert cli.main(["plan", p, "--value", "sr=8000"]) == 0
+    capsys.readouterr()
+    # without it the If cannot be decided at import
+    assert cli.main(["run", p]) == 1
+    assert "'by_rate' (If): is supported only when its condition 'c' is known at import" \
+        in capsys.readouterr().err
+    for bad, match in (("sr", "--value expects NAME=V[,V...] (e.g. sr=16000), got 'sr'"),
+                       ("sr=fast", "--value sr=fast: the values must be numbers"),
+                       ("sr=1.5", "must be numbers that int64 holds exactly")):
+        assert cli.main(["run", p, "--value", bad]) == 1
+        assert match in capsys.readouterr().err
+
+
+def test_parse_values() -> None:
+    got = cli.parse_values(["sr=16000", "w=1.5,2", "n=-3,4"])
+    assert got is not None
+    assert got["sr"].dtype.kind == "i" and got["sr"].shape == () and int(got["sr"]) == 16000
+    assert got["w"].tolist() == [1.5, 2.0] and got["n"].tolist() == [-3, 4]
+    assert cli.parse_values(None) is None
+    with pytest.raises(ValueError, match="--value gives input 'sr' twice"):
+        cli.parse_values(["sr=1", "sr=2"])

@@ -15,7 +15,9 @@
 MODEL is a .tflite or .onnx file, or a module in the text format (.tn) or
 JSON (.json). --shape NAME=DIMS (repeatable; DIMS as 1,3,224,224 or
 1x3x224x224) fixes an ONNX model's dynamic input shape; a dynamic leading
-(batch) dimension alone is otherwise set to 1, with a note.
+(batch) dimension alone is otherwise set to 1, with a note. --value
+NAME=V[,V...] makes an ONNX model's input a constant (a sample rate, a
+mode flag), so that an If it decides keeps only the branch taken.
 """
 from __future__ import annotations
 
@@ -23,35 +25,71 @@ import argparse
 import collections
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+
+
+def _parse_specs(flag: str, specs: Optional[Sequence[str]], usage: str,
+                 read: Callable[[str, str], Any]) -> Optional[Dict[str, Any]]:
+    """NAME=TEXT arguments of `flag` ({name: read(spec, TEXT)}; None for
+    none). The name is what precedes the last '='."""
+    if not specs:
+        return None
+    out: Dict[str, Any] = {}
+    for spec in specs:
+        name, sep, text = spec.rpartition("=")
+        if not sep or not name:
+            raise ValueError("%s expects %s, got '%s'" % (flag, usage, spec))
+        if name in out:
+            raise ValueError("%s gives input '%s' twice" % (flag, name))
+        out[name] = read(spec, text)
+    return out
+
+
+def _read_dims(spec: str, dims: str) -> List[int]:
+    parts = [p.strip() for p in dims.replace("x", ",").replace("X", ",").split(",")]
+    try:
+        return [int(p) for p in parts] if parts != [""] else []
+    except ValueError:
+        raise ValueError("--shape %s: the dimensions must be integers separated by ',' or "
+                         "'x', got '%s'" % (spec, dims)) from None
 
 
 def parse_shapes(specs: Optional[Sequence[str]]) -> Optional[Dict[str, List[int]]]:
     """--shape NAME=DIMS arguments ({name: dims}; None for none). DIMS are
     integers separated by commas or x ("1,3,224,224", "1x3x224x224"); an
-    empty DIMS is a scalar. The name is what precedes the last '='."""
-    if not specs:
-        return None
-    out: Dict[str, List[int]] = {}
-    for spec in specs:
-        name, sep, dims = spec.rpartition("=")
-        if not sep or not name:
-            raise ValueError("--shape expects NAME=DIMS (e.g. input=1,3,224,224), got '%s'"
-                             % spec)
-        parts = [p.strip() for p in dims.replace("x", ",").replace("X", ",").split(",")]
-        if parts == [""]:
-            parts = []
+    empty DIMS is a scalar."""
+    return _parse_specs("--shape", specs, "NAME=DIMS (e.g. input=1,3,224,224)", _read_dims)
+
+
+def _read_numbers(spec: str, text: str) -> np.ndarray:
+    parts = [p.strip() for p in text.split(",")]
+    if parts == [""]:
+        raise ValueError("--value expects NAME=V[,V...] (e.g. sr=16000), got '%s'" % spec)
+    for kind in (int, float):
         try:
-            shape = [int(p) for p in parts]
+            nums = [kind(p) for p in parts]
+            return np.array(nums if len(nums) > 1 else nums[0])
         except ValueError:
-            raise ValueError("--shape %s: the dimensions must be integers separated by ',' or "
-                             "'x', got '%s'" % (spec, dims)) from None
-        if name in out:
-            raise ValueError("--shape gives input '%s' twice" % name)
-        out[name] = shape
-    return out
+            pass
+    raise ValueError("--value %s: the values must be numbers separated by ',', got '%s'"
+                     % (spec, text))
+
+
+def parse_values(specs: Optional[Sequence[str]]) -> Optional[Dict[str, np.ndarray]]:
+    """--value NAME=V[,V...] arguments ({name: array}; None for none): the
+    numbers an input is fixed to (integers, or floats where one has a '.'
+    or an exponent)."""
+    return _parse_specs("--value", specs, "NAME=V[,V...] (e.g. sr=16000)", _read_numbers)
+
+
+def _values(args: argparse.Namespace) -> Optional[Dict[str, np.ndarray]]:
+    """The --value arguments of a command on one ONNX model."""
+    values = parse_values(getattr(args, "value", None))
+    if values and not args.model.lower().endswith(".onnx"):
+        raise ValueError("--value applies to ONNX models only; '%s' is not one" % args.model)
+    return values
 
 
 def _shapes(args: argparse.Namespace) -> Optional[Dict[str, List[int]]]:
@@ -66,16 +104,17 @@ def _shapes(args: argparse.Namespace) -> Optional[Dict[str, List[int]]]:
     return shape
 
 
-def _import_noting(path: str, shape: Optional[Dict[str, List[int]]]) -> Tuple[Any, List[str]]:
-    """frontend.load_model(path, shape) and the notes (DynamicShapeWarning)
-    the importer gave."""
+def _import_noting(path: str, shape: Optional[Dict[str, List[int]]],
+                   values: Optional[Dict[str, np.ndarray]] = None) -> Tuple[Any, List[str]]:
+    """frontend.load_model(path, shape, values) and the notes
+    (DynamicShapeWarning) the importer gave."""
     import warnings
 
     from . import frontend
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", frontend.DynamicShapeWarning)
-        mod = frontend.load_model(path, shape)
+        mod = frontend.load_model(path, shape, values)
     notes = [str(w.message) for w in caught if issubclass(w.category,
                                                            frontend.DynamicShapeWarning)]
     for w in caught:
@@ -84,15 +123,17 @@ def _import_noting(path: str, shape: Optional[Dict[str, List[int]]]) -> Tuple[An
     return mod, notes
 
 
-def load(path: str, shape: Optional[Dict[str, List[int]]] = None) -> Any:
+def load(path: str, shape: Optional[Dict[str, List[int]]] = None,
+         values: Optional[Dict[str, np.ndarray]] = None) -> Any:
     """An IRModule from a model file or a saved module; `shape` ({input
-    name: dims}, --shape) fixes an ONNX model's dynamic input shapes. The
-    importer's notes (a dynamic batch dimension set to 1) go to stderr."""
+    name: dims}, --shape) fixes an ONNX model's dynamic input shapes, and
+    `values` (--value) makes inputs constants. The importer's notes (a
+    dynamic batch dimension set to 1) go to stderr."""
     from . import ir, load_json, transform
 
     low = path.lower()
     if low.endswith((".tflite", ".onnx")):
-        mod, notes = _import_noting(path, shape)
+        mod, notes = _import_noting(path, shape, values)
         for n in notes:
             print("note: %s" % n, file=sys.stderr)
         return mod
@@ -209,13 +250,13 @@ def _state_line(path: str) -> Optional[str]:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    shape = _shapes(args)
+    shape, values = _shapes(args), _values(args)
     print("model        %s" % args.model)
     state = _state_line(args.model)
     if state:
         print(state)
     sys.stdout.flush()
-    mod = load(args.model, shape)
+    mod = load(args.model, shape, values)
     s = summary(mod)
     print("inputs")
     for t in s["inputs"]:
@@ -243,7 +284,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from . import save_json
 
-    mod = load(args.model, _shapes(args))
+    mod = load(args.model, _shapes(args), _values(args))
     out = args.output
     data = save_json(mod) if out.lower().endswith(".json") else mod.astext(show_meta_data=True)
     if out == "-":
@@ -268,7 +309,7 @@ def _random_input(info: Dict[str, Any], rng: np.random.Generator) -> np.ndarray:
 def cmd_run(args: argparse.Namespace) -> int:
     from . import runtime, transform
 
-    mod = load(args.model, _shapes(args))
+    mod = load(args.model, _shapes(args), _values(args))
     ex = runtime.Executor(transform.FuseOps()(mod))
     rng = np.random.default_rng(args.seed)
     if args.input and len(args.input) != len(ex.inputs):
@@ -349,7 +390,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from . import codegen
 
     t0 = time.perf_counter()
-    arch = codegen.compile(load(args.model, _shapes(args)), **_compile_options(args))
+    arch = codegen.compile(load(args.model, _shapes(args), _values(args)), **_compile_options(args))
     arch.export(args.output)
     elapsed = time.perf_counter() - t0
     info = arch.info
@@ -419,7 +460,7 @@ def _write_svg(arch: Any, path: str) -> None:
 def cmd_plan(args: argparse.Namespace) -> int:
     from . import codegen
 
-    arch = codegen.compile(load(args.model, _shapes(args)), **_compile_options(args))
+    arch = codegen.compile(load(args.model, _shapes(args), _values(args)), **_compile_options(args))
     plan = arch.plan
     names = plan["step_names"]
     print("%-16s %-12s %8s %8s  %s" % ("buffer", "kind", "offset", "size", "steps"))
@@ -989,8 +1030,12 @@ SHAPE_HELP = ("fix an ONNX model's input shape, e.g. input=1,3,224,224 or input=
               "(repeatable, one per input); a dynamic batch dimension alone defaults to 1")
 
 
-def _add_shape_arg(p: argparse.ArgumentParser) -> None:
+def _add_shape_arg(p: argparse.ArgumentParser, values: bool = True) -> None:
     p.add_argument("--shape", action="append", metavar="NAME=DIMS", help=SHAPE_HELP)
+    if values:
+        p.add_argument("--value", action="append", metavar="NAME=V[,V...]",
+                       help="fix an ONNX model's input to a constant, e.g. sr=16000 (repeatable); "
+                            "what it decides folds, such as an If on it")
 
 
 def _add_compile_args(c: argparse.ArgumentParser) -> None:
@@ -1055,7 +1100,7 @@ def parser() -> argparse.ArgumentParser:
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     ch.add_argument("models", nargs="+", metavar="MODEL_OR_DIR",
                     help=".tflite and .onnx files, or folders of them")
-    _add_shape_arg(ch)
+    _add_shape_arg(ch, values=False)
     ch.add_argument("--json", metavar="FILE", help="write every result as JSON")
     ch.add_argument("--seed", type=int, default=0, help="of the random inputs")
     ch.add_argument("--timeout", type=float, default=900.0,

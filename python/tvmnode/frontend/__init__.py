@@ -29,18 +29,22 @@ def from_onnx(model: Any, *args: Any, **kwargs: Any) -> Any:
     return f(model, *args, **kwargs)
 
 
-def load_model(path: str, shape: Optional[Mapping[str, Sequence[int]]] = None) -> Any:
+def load_model(path: str, shape: Optional[Mapping[str, Sequence[int]]] = None,
+               values: Optional[Mapping[str, Any]] = None) -> Any:
     """Import a model file by its extension (.tflite, .onnx). `shape`
-    ({input name: shape}) fixes an ONNX model's dynamic input shapes (see
-    from_onnx); TFLite models declare theirs."""
+    ({input name: shape}) fixes an ONNX model's dynamic input shapes and
+    `values` ({input name: value}) makes its inputs constants (see
+    from_onnx); TFLite models declare their shapes."""
     low = path.lower()
     if low.endswith(".tflite"):
-        if shape:
-            raise ModelImportError("load_model: input shapes (--shape) apply to ONNX models "
-                                   "only; '%s' is a TFLite model, whose shapes are fixed" % path)
+        if shape or values:
+            what = "input shapes (--shape)" if shape else "input values (--value)"
+            raise ModelImportError("load_model: %s apply to ONNX models only; '%s' is a TFLite "
+                                   "model, whose shapes are fixed" % (what, path))
         return from_tflite(path)
     if low.endswith(".onnx"):
-        return from_onnx(path, shape=dict(shape) if shape else None)
+        return from_onnx(path, shape=dict(shape) if shape else None,
+                         values=dict(values) if values else None)
     raise ModelImportError("load_model: '%s' is neither .tflite nor .onnx" % path)
 
 

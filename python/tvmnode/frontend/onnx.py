@@ -37,7 +37,8 @@ import math
 import os
 import threading
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set,
+                    Tuple, Union)
 
 import numpy as np
 
@@ -85,7 +86,8 @@ def _prod(xs: Sequence[int]) -> int:
 class _Graph:
     """The parts of a model this importer uses, read and checked once."""
 
-    def __init__(self, model: Any, shape: Optional[Dict[str, Sequence[int]]]) -> None:
+    def __init__(self, model: Any, shape: Optional[Dict[str, Sequence[int]]],
+                 values: Optional[Mapping[str, Any]] = None) -> None:
         onnx = _onnx()
         self.onnx = onnx
         self.model = model
@@ -113,6 +115,7 @@ class _Graph:
         for vi in list(g.input) + list(g.value_info) + list(g.output):
             self.declared[vi.name] = self._vtype(vi)
         self.inputs = [vi for vi in g.input if vi.name not in self.values]
+        self._fix_values(values or {})
         self.outputs = list(g.output)
         # every operator type is checked before the shapes, so that a model
         # with dynamic inputs still names all that it lacks
@@ -125,6 +128,41 @@ class _Graph:
         self.qdq_clamps: Dict[str, Tuple[int, int]] = {}
         # outputs of the nodes that move a QDQ group's quantized tensor
         self.qdq_moved: Set[str] = set()
+
+    def _fix_values(self, values: Mapping[str, Any]) -> None:
+        """Inputs given a value (from_onnx's values=, --value) become
+        constants of the input's declared element type and shape."""
+        names = [vi.name for vi in self.inputs]
+        for name, v in values.items():
+            if name not in names:
+                raise ModelImportError("%s: values names '%s', which is not an input of the "
+                                       "model (inputs: %s)" % (WHO, name, ", ".join(
+                                           "'%s'" % n for n in names) or "none"))
+            dt, shp = self.declared[name]
+            if dt not in _ELEM.values():
+                raise UnsupportedOperatorError("%s: input '%s' has element type %s, which is not "
+                                               "supported" % (WHO, name, dt))
+            try:
+                given = np.asarray(v)
+                a = given.astype(dt)
+                exact = given.dtype.kind in "biuf" and bool(np.all(a == given))
+            except (TypeError, ValueError, OverflowError):
+                exact = False
+            if not exact:
+                raise ModelImportError("%s: the value given for input '%s' must be numbers "
+                                       "that %s holds exactly, got %r" % (WHO, name, dt, v))
+            full = [int(d) for d in shp if d is not None] if shp is not None else []
+            if shp is not None and None not in shp and a.size == _prod(full):
+                a = a.reshape([int(d) for d in shp if d is not None])
+            elif shp is not None and (len(shp) != a.ndim or any(
+                    d is not None and d != n for d, n in zip(shp, a.shape))):
+                raise ModelImportError("%s: the value given for input '%s' has shape %s; the "
+                                       "input is declared %s" % (WHO, name, list(a.shape),
+                                                                 ["?" if d is None else d
+                                                                  for d in shp]))
+            self.values[name] = np.asarray(a, order="C")
+            self.declared[name] = (dt, list(a.shape))
+        self.inputs = [vi for vi in self.inputs if vi.name not in self.values]
 
     def _input_shapes(self, shape: Optional[Dict[str, Sequence[int]]]) -> Dict[str, List[int]]:
         """The shape of every input: the file's, `shape`'s override, or the
@@ -381,13 +419,24 @@ def _override(name: str, value: Any, shp: Optional[Sequence[Optional[int]]],
     return fixed
 
 
+def _with_branches(nodes: Sequence[Any], top: int = -1) -> Iterator[Tuple[int, Any]]:
+    """(index, node) for the nodes and, after each If, the nodes of both its
+    branches (indexed by the If's position)."""
+    for k, node in enumerate(nodes):
+        yield (k if top < 0 else top), node
+        if node.op_type == "If" and node.domain in ("", "ai.onnx"):
+            for a in node.attribute:
+                if a.name in ("then_branch", "else_branch") and a.HasField("g"):
+                    yield from _with_branches(list(a.g.node), k if top < 0 else top)
+
+
 def _check_operators(g: _Graph) -> None:
     """Every operator type the model uses that the importer cannot map, all
     at once, each with the nodes that use it (by name, or #index for a
     node without one): an UnsupportedOperatorError whose `missing` lists
     them as {"operator", "count", "first", "output", "nodes"}."""
     missing: Dict[str, Dict[str, Any]] = {}
-    for k, node in enumerate(g.nodes):
+    for k, node in _with_branches(g.nodes):
         if _spec(node) is not None:
             continue
         if node.domain in ("", "ai.onnx"):
@@ -1833,6 +1882,10 @@ def _depth_space(to_depth: bool) -> Callable[[_Ctx], ir.Expr]:
     return conv
 
 
+def _if_unreached(ctx: _Ctx) -> ir.Expr:
+    raise ctx.unsupported("has a condition that is not a constant")
+
+
 _CONVERTERS: Dict[str, _Spec] = {
     "Conv": (_conv, _chk_conv),
     "Gemm": (_gemm, _chk_gemm),
@@ -1887,6 +1940,8 @@ _CONVERTERS: Dict[str, _Spec] = {
     "LeakyRelu": (lambda c: call("nn.leaky_relu", c.expr(0), alpha=float(c.attr("alpha", 0.01))),
                   _chk_binary(F32)),
     "QGemm": (_qgemm, _chk_qgemm),
+    # replaced by the branch it takes in the first pass (_taken_branch)
+    "If": (_if_unreached, None),
 }
 
 # Operators of the com.microsoft domain (ONNX Runtime's contrib operators).
@@ -1900,7 +1955,7 @@ PARAMETER_INPUTS: Dict[str, Tuple[int, ...]] = {
     "BatchNormalization": (1, 2, 3, 4), "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2),
     "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8), "QLinearMatMul": (1, 2, 3, 4, 5, 6, 7),
     "ReduceSum": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "Tile": (1,),
-    "QGemm": (1, 2, 3, 4, 5, 6, 7, 8),
+    "QGemm": (1, 2, 3, 4, 5, 6, 7, 8), "If": (0,),
 }
 
 
@@ -1998,6 +2053,52 @@ class _Importer:
                     "convert the model)" % (WHO, k, node.name, node.op_type, opset,
                                             MIN_OPSET, MAX_OPSET, MIN_OPSET))
 
+    def _taken_branch(self, ctx: _Ctx, known: Set[str]) -> List[Any]:
+        """The nodes of the branch an If takes, its condition being a
+        constant, with an Identity from each branch output to the If's."""
+        g, node = self.g, ctx.node
+        if not node.input or not node.input[0] or node.input[0] not in known:
+            raise ctx.error("input 0 (the condition) is not computed by any earlier node")
+        cond = g.values.get(node.input[0])
+        if cond is None:
+            raise ctx.unsupported(
+                "is supported only when its condition '%s' is known at import: give the inputs "
+                "it depends on a value (--value NAME=V, from_onnx's values={...})"
+                % node.input[0])
+        if cond.size != 1:
+            raise ctx.error("the condition '%s' has %d values, expected 1"
+                            % (node.input[0], cond.size))
+        which = "then_branch" if bool(cond.reshape(-1)[0]) else "else_branch"
+        branch = next((a.g for a in node.attribute if a.name == which and a.HasField("g")),
+                      None)
+        if branch is None:
+            raise ctx.error("has no %s graph" % which)
+        if len(branch.output) != len(node.output):
+            raise ctx.error("its %s has %d outputs, the node %d" % (which, len(branch.output),
+                                                                    len(node.output)))
+        helper = g.onnx.helper
+        for t in branch.initializer:
+            if t.name in known:
+                raise ctx.error("the %s's initializer '%s' hides a tensor of the graph"
+                                % (which, t.name))
+            g.values[t.name] = g._tensor(t, "initializer")
+            known.add(t.name)
+            g.inferred[t.name] = (str(g.values[t.name].dtype), list(g.values[t.name].shape))
+        for vi in list(branch.value_info) + list(branch.output):
+            if vi.name not in g.inferred:
+                g.inferred[vi.name] = g._vtype(vi)
+        outs = set(o for n in branch.node for o in n.output if o)
+        clash = sorted(outs & (known | set(node.output)))
+        if clash:
+            raise ctx.error("the %s computes '%s', a name the graph already has"
+                            % (which, clash[0]))
+        nodes = list(branch.node)
+        for i, (src, dst) in enumerate(zip(branch.output, node.output)):
+            if dst:
+                nodes.append(helper.make_node("Identity", [src.name], [dst],
+                                              name="%s/%s/out%d" % (node.name, which, i)))
+        return nodes
+
     def check(self) -> None:
         """The first pass: every node, before anything is built."""
         g = self.g
@@ -2007,8 +2108,15 @@ class _Importer:
         if g.opset < MIN_OPSET:
             self._check_old_opset()
         known: Set[str] = set(g.values) | {vi.name for vi in g.inputs}
-        for k, node in enumerate(g.nodes):
+        k = -1
+        while k + 1 < len(g.nodes):
+            k += 1
+            node = g.nodes[k]
             ctx = _Ctx(self, k, node)
+            if node.op_type == "If" and node.domain in ("", "ai.onnx"):
+                g.nodes[k:k + 1] = self._taken_branch(ctx, known)
+                k -= 1
+                continue
             if node.domain not in ("", "ai.onnx", _MS_DOMAIN):
                 raise ctx.unsupported("operators of domain '%s' are not supported" % node.domain)
             spec = _spec(node)
@@ -2170,13 +2278,16 @@ def _upgraded(onnx: Any, m: Any) -> Any:
 
 
 def from_onnx(model: Union[str, bytes, bytearray, memoryview, Any],
-              shape: Optional[Dict[str, Sequence[int]]] = None) -> ir.IRModule:
+              shape: Optional[Dict[str, Sequence[int]]] = None,
+              values: Optional[Mapping[str, Any]] = None) -> ir.IRModule:
     """Import an ONNX model (an onnx.ModelProto, a path, or the file's
     bytes) as an IRModule whose "main" takes the model's inputs (those that
     are not initializers) and returns its outputs.
 
     `shape` ({input name: shape}) fixes inputs whose shape the file leaves
-    dynamic. Raises ModelImportError (a ValueError) for a corrupt file, and
+    dynamic. `values` ({input name: value}) makes inputs constants, which
+    then fold: an `If` whose condition they decide (a sample rate, a mode
+    flag) keeps only the branch taken; "main" no longer takes them. Raises ModelImportError (a ValueError) for a corrupt file, and
     UnsupportedOperatorError (a ModelImportError) naming the node for an
     operator, attribute or element type that cannot be mapped."""
     onnx = _onnx()
@@ -2191,7 +2302,7 @@ def from_onnx(model: Union[str, bytes, bytearray, memoryview, Any],
         m, source = _parse(onnx, buf), "onnx:" + os.path.basename(path)
     try:
         m = _upgraded(onnx, m)
-        g = _Graph(m, shape)
+        g = _Graph(m, shape, values)
         imp = _Importer(g)  # QDQ groups fused here
     except ModelImportError:
         raise
