@@ -598,3 +598,20 @@ def test_shapes_data_propagation_misses_are_inferred_per_node() -> None:
     assert "r" not in known  # ONNX alone cannot size it
     got = compare(m, {"x": x})
     assert got[0].shape == (8, 6)
+
+
+def test_transpose_and_tile_of_constants_fold() -> None:
+    """Pad's pads computed by Transpose and Tile of constants (as exporters
+    write a (begin, end) pair table) fold, so the Pad sees constants."""
+    x = f32(2, 3, 5)
+    table = np.array([[0, 0, 1], [0, 0, 2]], np.int64)  # begins, ends per axis
+    nodes = [helper.make_node("Transpose", ["tab"], ["tt"], perm=[1, 0]),
+             helper.make_node("Transpose", ["tt"], ["back"]),  # default perm: reversed
+             helper.make_node("Reshape", ["back", "flat"], ["pads"]),
+             helper.make_node("Tile", ["one", "reps"], ["ones"]),
+             helper.make_node("Mul", ["pads", "ones"], ["p2"]),
+             helper.make_node("Pad", ["x", "p2"], ["y"], mode="reflect")]
+    inits = {"tab": table, "flat": np.array([-1], np.int64),
+             "one": np.array([1], np.int64), "reps": np.array([6], np.int64)}
+    got = compare(build(nodes, {"x": x}, ["y"], inits), {"x": x})
+    assert got[0].shape == (2, 3, 8)

@@ -1966,6 +1966,12 @@ _CONVERTERS.update(_ops.WIDENED)
 _CONVERTERS.update(_ops.CONVERTERS)
 PARAMETER_INPUTS.update(_ops.PARAMETER_INPUTS)
 
+# LSTM, GRU, RNN unrolled: onnx_rnn.py
+from . import onnx_rnn as _rnn  # noqa: E402
+
+_CONVERTERS.update(_rnn.CONVERTERS)
+PARAMETER_INPUTS.update(_rnn.PARAMETER_INPUTS)
+
 
 def supported_operators() -> List[str]:
     """The ONNX operators this importer maps: the default domain's by

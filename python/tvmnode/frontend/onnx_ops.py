@@ -276,6 +276,8 @@ FOLD: Dict[str, Callable[[_Ctx], List[np.ndarray]]] = {
     "ReduceSum": _f_reduce(np.sum, 13),
     "ReduceMax": _f_reduce(np.max, 18),
     "ReduceMin": _f_reduce(np.min, 18),
+    "Transpose": lambda c: [np.transpose(_v(c, 0), c.ints("perm"))],
+    "Tile": lambda c: [np.tile(_v(c, 0), [int(r) for r in _v(c, 1).reshape(-1)])],
 }
 
 # evaluated from the input's static shape, whatever computes the input
