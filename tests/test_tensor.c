@@ -43,6 +43,11 @@ START_TEST(test_views) {
   int64_t tshape[] = {6, 4}, tstrides[] = {1, 6};
   TnObject *tv = TN_NONNULL(tn_tensor_view(base, tshape, tstrides, 2, kF32, 0));
   ck_assert(!is_contiguous(tv));
+  /* No elements: compact whatever the strides (exporters give 0). */
+  int64_t eshape[] = {0, 4}, estrides[] = {0, 0};
+  TnObject *ev = TN_NONNULL(tn_tensor_view(base, eshape, estrides, 2, kF32, 0));
+  ck_assert(is_contiguous(ev));
+  tn_object_release(ev);
   DLTensor *dl = tn_tensor_dltensor(tv);
   float *p = (float *)((char *)dl->data + dl->byte_offset);
   ck_assert(p[2 * dl->strides[0] + 3 * dl->strides[1]] == 3 * 6 + 2);

@@ -280,10 +280,13 @@ TN_API int64_t tn_tensor_nbytes(const TnObject *tensor) {
 
 static bool dl_is_contiguous(const DLTensor *dl) {
   if (dl->strides == NULL) return true;
+  /* no elements: any strides will do (exporters give such tensors strides
+   * of 0) */
+  for (int32_t i = 0; i < dl->ndim; i++)
+    if (dl->shape[i] == 0) return true;
   int64_t expect = 1;
   for (int32_t i = dl->ndim; i-- > 0;) {
     if (dl->shape[i] == 1) continue;
-    if (dl->shape[i] == 0) return true;
     if (dl->strides[i] != expect) return false;
     expect *= dl->shape[i];
   }

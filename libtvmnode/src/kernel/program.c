@@ -801,9 +801,20 @@ static void bind_values(Program *p, TnObject *const *inputs,
   }
 }
 
+/* Whether a value has no elements (a zero-size dimension): its step has
+ * nothing to compute, and its storage may be no storage at all. */
+static bool value_empty(const Program *p, int32_t v) {
+  const Value *x = &g_array_index(p->values, Value, v);
+  const int64_t *dims = tn__ir_dims(x->type);
+  for (int32_t d = 0; d < tn__ir_ndim(x->type); d++)
+    if (dims[d] == 0) return true;
+  return false;
+}
+
 static int run_steps(Program *p, bool profiling) {
   for (guint s = 0; s < p->steps->len; s++) {
     const Step *st = &g_array_index(p->steps, Step, s);
+    if (!st->k.compute && value_empty(p, st->out)) continue;
     const void *in[TN_KERN_MAX_IN];
     for (int32_t i = 0; i < st->k.nin; i++) in[i] = p->ptrs[st->in[i]];
     if (st->k.compute) {
