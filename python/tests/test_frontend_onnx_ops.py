@@ -615,3 +615,30 @@ def test_transpose_and_tile_of_constants_fold() -> None:
              "one": np.array([1], np.int64), "reps": np.array([6], np.int64)}
     got = compare(build(nodes, {"x": x}, ["y"], inits), {"x": x})
     assert got[0].shape == (2, 3, 8)
+
+
+# ---- 3-d convolution -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("attrs", [{}, {"pads": [1, 0, 2, 1, 2, 0], "strides": [2, 1, 2]},
+                                   {"dilations": [2, 1, 1], "pads": [2, 1, 1, 2, 1, 1]},
+                                   {"group": 2, "auto_pad": "SAME_UPPER", "strides": [1, 2, 2]},
+                                   {"auto_pad": "SAME_LOWER", "kernel_shape": [3, 2, 3]}])
+@pytest.mark.parametrize("bias", [False, True])
+def test_conv_3d(attrs: Dict[str, Any], bias: bool) -> None:
+    x = f32(2, 4, 6, 7, 5)
+    cin = 4 // int(attrs.get("group", 1))
+    inits = {"w": f32(6, cin, 3, 2, 3)}
+    if bias:
+        inits["b"] = f32(6)
+    one("Conv", {"x": x}, inits, **attrs)
+
+
+def test_conv_3d_errors() -> None:
+    x = f32(1, 2, 3, 4, 4)
+    with pytest.raises(ModelImportError, match=r"'c' \(Conv\).*strides=\[1, 1\] needs 3 values "
+                                               r"for a 3-d window"):
+        from_onnx(build([helper.make_node("Conv", ["x", "w"], ["y"], name="c", strides=[1, 1])],
+                        {"x": x}, ["y"], {"w": f32(3, 2, 1, 3, 3)}))
+    with pytest.raises(ModelImportError, match=r"'c' \(Conv\).*deeper than the padded input"):
+        from_onnx(build([helper.make_node("Conv", ["x", "w"], ["y"], name="c")],
+                        {"x": x}, ["y"], {"w": f32(3, 2, 5, 3, 3)}))

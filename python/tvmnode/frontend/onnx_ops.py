@@ -1704,26 +1704,88 @@ def _pool_1d(kind: str) -> Callable[[_Ctx], ir.Expr]:
 # ---- 1-d convolution ----------------------------------------------------------------------
 
 def _chk_conv_1d(ctx: _Ctx) -> None:
-    if ctx.rank(0) != 3:
+    """Conv over 3-d (1-d windows) and 5-d (3-d windows) inputs; 4-d as
+    frontend/onnx.py checks it."""
+    r = ctx.rank(0)
+    if r not in (3, 5):
         _o._chk_conv(ctx)
         return
     ctx.dtypes(F32)
     ctx.only("auto_pad", ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"), "NOTSET")
-    for name, n in (("kernel_shape", 1), ("strides", 1), ("dilations", 1), ("pads", 2)):
+    k = r - 2
+    for name, n in (("kernel_shape", k), ("strides", k), ("dilations", k), ("pads", 2 * k)):
         v = ctx.ints(name)
         if v is not None and len(v) != n:
-            raise ctx.error("attribute %s=%s needs %d values for a 1-d window" % (name, v, n))
+            raise ctx.error("attribute %s=%s needs %d values for a %d-d window"
+                            % (name, v, n, k))
         if v is not None and any(x < (0 if name == "pads" else 1) for x in v):
             raise ctx.error("attribute %s=%s must be %s" % (name, v, "non-negative"
                                                               if name == "pads" else "positive"))
-    if ctx.rank(1) not in (None, 3):
-        raise ctx.error("the weight must be 3-d (M, C/group, k) for a 3-d input, got rank %s"
-                        % ctx.rank(1))
+    if ctx.rank(1) not in (None, r):
+        raise ctx.error("the weight must be %d-d (M, C/group, %s) for a %d-d input, got rank %s"
+                        % (r, ", ".join("k%d" % i for i in range(k)), r, ctx.rank(1)))
+
+
+def _same_pads(ctx: _Ctx, size: int, k: int, s: int, d: int) -> List[int]:
+    """[begin, end] of one axis for auto_pad SAME_UPPER / SAME_LOWER / VALID."""
+    p = _o._auto_pad(ctx, [1, size], [1, k], [1, s], [1, d])
+    return [p[1], p[3]]
+
+
+def _conv_3d(ctx: _Ctx) -> ir.Expr:
+    """Conv over (N, C, D, H, W) as one 2-d convolution per kernel depth
+    tap j: the input's depth slices j*dilation, j*dilation + stride, ...
+    folded into the batch, convolved with the weight's slice j, and summed."""
+    shp, wshp = ctx.shape(0), ctx.shape(1)
+    n, c, dd, hh, ww = shp
+    m, kd = wshp[0], wshp[2]
+    k = ctx.ints("kernel_shape") or wshp[2:]
+    if list(k) != wshp[2:]:
+        raise ctx.error("kernel_shape %s does not match the weight %s" % (k, wshp))
+    s = ctx.ints("strides") or [1, 1, 1]
+    d = ctx.ints("dilations") or [1, 1, 1]
+    if ctx.attr("auto_pad", "NOTSET") == "NOTSET":
+        p = ctx.ints("pads") or [0] * 6
+        pads = [[p[i], p[i + 3]] for i in range(3)]
+    else:
+        pads = [_same_pads(ctx, shp[2 + i], k[i], s[i], d[i]) for i in range(3)]
+    x = ctx.expr(0)
+    if pads[0] != [0, 0]:
+        x = call("nn.pad", x, pad_width=[[0, 0], [0, 0], pads[0], [0, 0], [0, 0]],
+                 pad_value=0.0)
+    dpad = dd + pads[0][0] + pads[0][1]
+    od = (dpad - (kd - 1) * d[0] - 1) // s[0] + 1
+    if od < 1:
+        raise ctx.error("the kernel (depth %d, dilation %d) is deeper than the padded input "
+                        "(%d)" % (kd, d[0], dpad))
+    w = ctx.expr(1)
+    total = None
+    for j in range(kd):
+        start = j * d[0]
+        xj = call("strided_slice", x, begin=[start], end=[start + (od - 1) * s[0] + 1],
+                  strides=[s[0]], axes=[2])
+        xj = call("reshape", call("transpose", xj, axes=[0, 2, 1, 3, 4]),
+                  newshape=[n * od, c, hh, ww])
+        wj = call("reshape", call("strided_slice", w, begin=[j], end=[j + 1], strides=[1],
+                                  axes=[2]), newshape=[m, wshp[1], wshp[3], wshp[4]])
+        y = call("nn.conv2d", xj, wj, strides=s[1:], dilation=d[1:],
+                 padding=[pads[1][0], pads[2][0], pads[1][1], pads[2][1]],
+                 groups=int(ctx.attr("group", 1)), channels=m, kernel_size=k[1:])
+        total = y if total is None else call("add", total, y)
+    assert total is not None
+    oshp = [int(v) for v in total.checked_type.shape]
+    y = call("transpose", call("reshape", total, newshape=[n, od, m, oshp[2], oshp[3]]),
+             axes=[0, 2, 1, 3, 4])
+    if ctx.has(2):
+        y = call("nn.bias_add", y, ctx.expr(2), axis=1)
+    return y
 
 
 def _conv_1d(ctx: _Ctx) -> ir.Expr:
     """Conv over (N, C, W) as a 2-d one of height 1 (weight (M, C/group, 1, k))."""
     shp = ctx.shape(0)
+    if len(shp) == 5:
+        return _conv_3d(ctx)
     if len(shp) != 3:
         return _o._conv(ctx)
     wshp = ctx.shape(1)
