@@ -351,6 +351,67 @@ def test_resize_sizes_axes_crop_and_int8_nearest() -> None:
                              "s": np.array([1, 1, 2, 2], np.float32)}, mode="nearest")
 
 
+_CTMS = ["half_pixel", "asymmetric", "pytorch_half_pixel", "align_corners",
+         "half_pixel_symmetric", "tf_crop_and_resize"]
+
+
+def _every_value(dt: str, shape: Sequence[int]) -> np.ndarray:
+    """Every value of the 8-bit type, shuffled, repeated to fill `shape`."""
+    info = np.iinfo(dt)
+    n = int(np.prod(shape))
+    v = np.resize(np.arange(info.min, info.max + 1), max(n, 256))
+    assert n >= 256
+    return RNG.permutation(v)[:n].astype(dt).reshape(shape)
+
+
+@pytest.mark.parametrize("dt", ["int8", "uint8"])
+@pytest.mark.parametrize("ctm", _CTMS)
+@pytest.mark.parametrize("shape,scales,sizes", [
+    ((1, 4, 8, 8), [1, 1, 2.0, 2.0], None), ((2, 2, 8, 8), [1, 1, 0.5, 0.75], None),
+    ((1, 2, 9, 15), [1, 1, 1.7, 0.6], None), ((1, 2, 16, 8), [1, 1, 1.0, 2.5], None),
+    ((1, 1, 16, 16), None, [1, 1, 5, 23]), ((1, 1, 16, 16), None, [1, 1, 1, 16]),
+    ((16, 16), [3.3, 0.4], None)])
+def test_resize_linear_8bit(dt: str, ctm: str, shape: Sequence[int],
+                            scales: Optional[List[float]], sizes: Optional[List[int]]) -> None:
+    """int8/uint8 linear resize exactly as onnxruntime, whose result is the
+    same without and with its graph optimisations."""
+    x = _every_value(dt, shape)
+    r = len(shape)
+    roi = np.array([0.0] * (r - 2) + [0.2, -0.1] + [1.0] * (r - 2) + [0.9, 1.3], np.float32)
+    inits = {"roi": roi if ctm == "tf_crop_and_resize" else np.zeros(0, np.float32),
+             "s": np.array(scales or [], np.float32)}
+    if sizes is not None:
+        inits["z"] = np.array(sizes, np.int64)
+    node = helper.make_node("Resize", ["x"] + list(inits), ["y"], mode="linear",
+                            coordinate_transformation_mode=ctm, extrapolation_value=-3.7)
+    m = build([node], {"x": x}, ["y"], inits, opset=19)
+    levels = []
+    for level in (ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+                  ort.GraphOptimizationLevel.ORT_ENABLE_ALL):
+        so = ort.SessionOptions()
+        so.intra_op_num_threads, so.graph_optimization_level = 1, level
+        sess = ort.InferenceSession(m.SerializeToString(), so,
+                                    providers=["CPUExecutionProvider"])
+        levels.append(sess.run(None, {"x": x})[0])
+    np.testing.assert_array_equal(levels[0], levels[1])
+    got = np.asarray(tn.runtime.Executor(from_onnx(m))(x))
+    assert got.dtype == levels[0].dtype and got.shape == levels[0].shape
+    np.testing.assert_array_equal(got, levels[0])
+
+
+def test_resize_linear_8bit_rejects() -> None:
+    q = _every_value("int8", (4, 4, 4, 4))
+    for s in ([1, 2, 2, 1], [2, 1, 1, 1]):
+        m = build([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="linear")],
+                  {"x": q}, ["y"], {"s": np.array(s, np.float32)})
+        with pytest.raises(UnsupportedOperatorError, match="last two axes"):
+            from_onnx(m)
+    m = build([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="cubic")],
+              {"x": q}, ["y"], {"s": np.array([1, 1, 2, 2], np.float32)})
+    with pytest.raises((UnsupportedOperatorError, ModelImportError), match="float32"):
+        from_onnx(m)
+
+
 # ---- ConvTranspose --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("attrs", [

@@ -1263,9 +1263,14 @@ def _resize_plan(ctx: _Ctx) -> List[Tuple[int, int, float, Tuple[float, float]]]
 
 def _chk_resize(ctx: _Ctx) -> None:
     mode = ctx.only("mode", ("nearest", "linear", "cubic"), "nearest")
-    ctx.dtypes(("float32",) if mode != "nearest" else ANY, 0)
+    ctx.dtypes(ANY if mode == "nearest" else ("float32", "int8", "uint8") if mode == "linear"
+               else ("float32",), 0)
     plan = _resize_plan(ctx)
     shp = _shape_of(ctx, 0) or []
+    if mode == "linear" and ctx.dtype(0) in ("int8", "uint8"):
+        if plan:
+            _bilinear_8bit_axes(ctx, shp, plan)
+        return
     for a, n_out, sc, roi in plan:
         _resize_weights(ctx, shp[a], n_out, sc, roi)
 
@@ -1277,6 +1282,9 @@ def _resize(ctx: _Ctx) -> ir.Expr:
     y = ctx.expr(0)
     r = len(ctx.shape(0))
     extrap = _f(ctx, "extrapolation_value", 0.0)
+    if ctx.attr("mode", "nearest") == "linear" and ctx.dtype(0) in ("int8", "uint8"):
+        plan = _resize_plan(ctx)
+        return _bilinear_8bit(ctx, plan) if plan else y
     for a, n_out, sc, roi in _resize_plan(ctx):
         shp = [int(d) for d in y.checked_type.shape]
         w, outside = _resize_weights(ctx, shp[a], n_out, sc, roi)
@@ -1294,6 +1302,113 @@ def _resize(ctx: _Ctx) -> ir.Expr:
         t = call("reshape", t, newshape=moved[:-1] + [n_out])
         y = call("transpose", t, axes=[perm.index(d) for d in range(r)]) if a != r - 1 else t
     return y
+
+
+def _source_coords_f32(ctx: _Ctx, n_in: int, n_out: int, scale: float,
+                       roi: Tuple[float, float]) -> np.ndarray:
+    """_source_coords as onnxruntime's CPU kernel evaluates it: in float32
+    (half_pixel_symmetric's last step and a one-element tf_crop_and_resize
+    in float64), the input coordinate itself where the scale is 1."""
+    f = np.float32
+    ctm = ctx.attr("coordinate_transformation_mode", "half_pixel")
+    y = np.arange(n_out, dtype=f)
+    s, o, i = f(scale), f(n_out), f(n_in)
+    if s == 1:
+        return y
+    if ctm == "align_corners":
+        return np.zeros(n_out, f) if n_out == 1 else y * (i - f(1)) / (o - f(1))
+    if ctm == "asymmetric":
+        return y / s
+    if ctm == "tf_crop_and_resize":
+        r0, r1 = f(roi[0]), f(roi[1])
+        if n_out == 1:
+            return np.full(n_out, 0.5 * (float(r0) + float(r1)) * float(i - f(1)), f)
+        return r0 * (i - f(1)) + y * (r1 - r0) * (i - f(1)) / (o - f(1))
+    if ctm == "pytorch_half_pixel" and n_out == 1:
+        return np.zeros(n_out, f)
+    if ctm in ("half_pixel", "pytorch_half_pixel"):
+        return (y + f(0.5)) / s - f(0.5)
+    if ctm == "half_pixel_symmetric":
+        offset = i / f(2) * (f(1) - o / (s * i))
+        return (offset.astype(np.float64) + (y.astype(np.float64) + 0.5) / float(s)
+                - 0.5).astype(f)
+    raise ctx.unsupported("attribute coordinate_transformation_mode=%r is not supported" % ctm)
+
+
+def _bilinear_8bit_axes(ctx: _Ctx, shp: List[int], plan: List[Tuple[int, int, float,
+                                                                     Tuple[float, float]]]
+                        ) -> List[Tuple[int, int, float, Tuple[float, float]]]:
+    """The (axis, output extent, scale, roi) of both spatial axes of an 8-bit
+    linear resize: the last two axes of a 2-d input, or of a 4-d one whose
+    first two axes keep their size (NCHW)."""
+    r = len(shp)
+    if r not in (2, 4) or any(a < r - 2 for a, _, _, _ in plan):
+        raise ctx.unsupported("mode='linear' on int8/uint8 resizes only the last two axes of a "
+                              "2-d or 4-d input (got a %d-d input resized on axes %s)"
+                              % (r, [a for a, _, _, _ in plan]))
+    if ctx.attr("antialias", 0):
+        raise ctx.unsupported("antialias=1 is not supported for int8/uint8 (float32 only)")
+    given = {a: (n, sc, roi) for a, n, sc, roi in plan}
+    return [(a,) + given.get(a, (shp[a], 1.0, (0.0, 1.0))) for a in (r - 2, r - 1)]
+
+
+def _bilinear_taps(ctx: _Ctx, n_in: int, n_out: int, scale: float,
+                   roi: Tuple[float, float]) -> Tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                       np.ndarray, np.ndarray]:
+    """(first tap, second tap, weight of the first, weight of the second,
+    outside the crop) of each output index along one axis, in float32 as
+    onnxruntime forms them (both weights 1/2 where the taps meet)."""
+    f = np.float32
+    x = _source_coords_f32(ctx, n_in, n_out, scale, roi)
+    outside = np.zeros(n_out, bool)
+    if ctx.attr("coordinate_transformation_mode") == "tf_crop_and_resize" and f(scale) != 1:
+        outside = (x < 0) | (x > f(n_in - 1))
+    c = np.maximum(f(0), np.minimum(x, f(n_in - 1)))
+    i1 = np.minimum(c.astype(np.int64), n_in - 1)
+    i2 = np.minimum(i1 + 1, n_in - 1)
+    d1, d2 = np.abs(c - i1.astype(f)), np.abs(c - i2.astype(f))
+    d1[i1 == i2] = d2[i1 == i2] = f(0.5)
+    return i1, i2, d2, d1, outside
+
+
+def _bilinear_8bit(ctx: _Ctx, plan: List[Tuple[int, int, float, Tuple[float, float]]]
+                   ) -> ir.Expr:
+    """int8/uint8 linear resize of the last two axes as onnxruntime's CPU
+    kernel computes it: in float32, the four corners times the products of
+    their row and column weights, summed in a fixed order, truncated to the
+    element type (every step here is one IEEE float32 operation, so the
+    result is exact). Outside a tf_crop_and_resize crop the weights are 0
+    and extrapolation_value is added."""
+    shp, dt = ctx.shape(0), ctx.dtype(0)
+    (ah, oh, sh, rh), (aw, ow, sw, rw) = _bilinear_8bit_axes(ctx, shp, plan)
+    y1, y2, wy1, wy2, out_y = _bilinear_taps(ctx, shp[ah], oh, sh, rh)
+    x1, x2, wx1, wx2, out_x = _bilinear_taps(ctx, shp[aw], ow, sw, rw)
+    outside = out_y[:, None] | out_x[None, :]
+    x = _as(ctx.expr(0), "float32")
+
+    def corner(rows: np.ndarray, cols: np.ndarray) -> ir.Expr:
+        t = call("take", x, ir.const(rows.astype(np.int32)), axis=ah)
+        return call("take", t, ir.const(cols.astype(np.int32)), axis=aw)
+
+    def weight(wy: np.ndarray, wx: np.ndarray) -> ir.Expr:
+        w = (wy[:, None] * wx[None, :]).astype(np.float32)
+        return ir.const(np.where(outside, np.float32(0), w).astype(np.float32))
+
+    s = None
+    for rows, wy in ((y1, wy1), (y2, wy2)):
+        for cols, wx in ((x1, wx1), (x2, wx2)):
+            term = call("multiply", corner(rows, cols), weight(wy, wx))
+            s = term if s is None else call("add", s, term)
+    assert s is not None
+    if outside.any():
+        e = np.float32(_f(ctx, "extrapolation_value", 0.0))
+        # onnxruntime converts the value to the element type through int32
+        # (truncation), keeping its low byte: -3.7 is 253 as uint8.
+        whole = int(np.trunc(e)) if np.isfinite(e) and abs(e) < 2.0 ** 31 else -2 ** 31
+        v = np.array([whole & 0xFF], np.uint8).view(dt)[0]
+        s = call("add", s, ir.const(np.where(outside, np.float32(v), np.float32(0))
+                                    .astype(np.float32)))
+    return call("cast", s, dtype=dt)
 
 
 # ---- ConvTranspose ---------------------------------------------------------------------
