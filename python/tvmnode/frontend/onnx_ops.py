@@ -222,6 +222,14 @@ def _f_expand(ctx: _Ctx) -> List[np.ndarray]:
     return [np.ascontiguousarray(np.broadcast_to(x, out))]
 
 
+def _f_tile(ctx: _Ctx) -> List[np.ndarray]:
+    x = _v(ctx, 0)
+    reps = [int(d) for d in _v(ctx, 1).reshape(-1)]
+    if len(reps) != x.ndim or min(reps, default=1) < 0:
+        raise ctx.error("repeats %s for an input of rank %d" % (reps, x.ndim))
+    return [np.tile(x, reps)]
+
+
 def _f_unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[_Ctx], List[np.ndarray]]:
     return lambda ctx: [np.asarray(fn(_v(ctx, 0))).astype(_v(ctx, 0).dtype)]
 
@@ -276,6 +284,7 @@ FOLD: Dict[str, Callable[[_Ctx], List[np.ndarray]]] = {
     "ReduceSum": _f_reduce(np.sum, 13),
     "ReduceMax": _f_reduce(np.max, 18),
     "ReduceMin": _f_reduce(np.min, 18),
+    "Tile": _f_tile,
 }
 
 # evaluated from the input's static shape, whatever computes the input
