@@ -372,14 +372,23 @@ def _every_value(dt: str, shape: Sequence[int]) -> np.ndarray:
     ((1, 4, 8, 8), [1, 1, 2.0, 2.0], None), ((2, 2, 8, 8), [1, 1, 0.5, 0.75], None),
     ((1, 2, 9, 15), [1, 1, 1.7, 0.6], None), ((1, 2, 16, 8), [1, 1, 1.0, 2.5], None),
     ((1, 1, 16, 16), None, [1, 1, 5, 23]), ((1, 1, 16, 16), None, [1, 1, 1, 16]),
-    ((16, 16), [3.3, 0.4], None)])
+    ((16, 16), [3.3, 0.4], None), ((1, 8, 8, 4), [1, 2.0, 1.5, 1], None),
+    ((2, 9, 13, 2), [1, 0.6, 1.7, 1], None), ((1, 16, 16, 1), None, [1, 5, 23, 1]),
+    ((1, 16, 8, 2), [1, 0.5, 1.0, 1], None)])
 def test_resize_linear_8bit(dt: str, ctm: str, shape: Sequence[int],
                             scales: Optional[List[float]], sizes: Optional[List[int]]) -> None:
-    """int8/uint8 linear resize exactly as onnxruntime, whose result is the
+    """int8/uint8 linear resize exactly as onnxruntime (NCHW, and NHWC where
+    the last axis keeps its size and axis 1 does not), whose result is the
     same without and with its graph optimisations."""
     x = _every_value(dt, shape)
     r = len(shape)
-    roi = np.array([0.0] * (r - 2) + [0.2, -0.1] + [1.0] * (r - 2) + [0.9, 1.3], np.float32)
+    per = scales if scales is not None else sizes
+    assert per is not None
+    nhwc = r == 4 and per[3] == 1 and per[1] != 1 and per[1] != shape[1]
+    lo, hi = np.zeros(r, np.float32), np.ones(r, np.float32)
+    for a, (b, e) in zip((1, 2) if nhwc else (r - 2, r - 1), ((0.2, 0.9), (-0.1, 1.3))):
+        lo[a], hi[a] = b, e
+    roi = np.concatenate([lo, hi])
     inits = {"roi": roi if ctm == "tf_crop_and_resize" else np.zeros(0, np.float32),
              "s": np.array(scales or [], np.float32)}
     if sizes is not None:
@@ -403,7 +412,7 @@ def test_resize_linear_8bit(dt: str, ctm: str, shape: Sequence[int],
 
 def test_resize_linear_8bit_rejects() -> None:
     q = _every_value("int8", (4, 4, 4, 4))
-    for s in ([1, 2, 2, 1], [2, 1, 1, 1]):
+    for s in ([1, 2, 1, 2], [2, 1, 1, 1]):
         m = build([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="linear")],
                   {"x": q}, ["y"], {"s": np.array(s, np.float32)})
         with pytest.raises(UnsupportedOperatorError, match="last two axes"):
@@ -426,7 +435,7 @@ def test_quantize_constant_tile_rounds_half_to_even(dt: str) -> None:
              helper.make_node("QuantizeLinear", ["t", "s", "zc"], ["qc"], axis=1),
              helper.make_node("DequantizeLinear", ["q", "s1", "z"], ["d"]),
              helper.make_node("Add", ["x", "d"], ["y"])]
-    inits = {"c": c, "reps": np.array([2, 1], np.int64), "s1": np.array(0.25, np.float32),
+    inits: Dict[str, np.ndarray] = {"c": c, "reps": np.array([2, 1], np.int64), "s1": np.array(0.25, np.float32),
              "z": z, "s": s, "zc": np.full(3, z, dt)}
     x = np.linspace(-2, 2, 36, dtype=np.float32).reshape(12, 3)
     compare(build(nodes, {"x": x}, ["y", "q", "qc"], inits, opset=13), {"x": x})

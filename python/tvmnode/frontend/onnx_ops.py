@@ -1344,29 +1344,39 @@ def _source_coords_f32(ctx: _Ctx, n_in: int, n_out: int, scale: float,
     raise ctx.unsupported("attribute coordinate_transformation_mode=%r is not supported" % ctm)
 
 
-def _bilinear_8bit_axes(ctx: _Ctx, shp: List[int], plan: List[Tuple[int, int, float,
-                                                                     Tuple[float, float]]]
-                        ) -> List[Tuple[int, int, float, Tuple[float, float]]]:
-    """The (axis, output extent, scale, roi) of both spatial axes of an 8-bit
-    linear resize: the last two axes of a 2-d input, or of a 4-d one whose
-    first two axes keep their size (NCHW)."""
+_Plan = List[Tuple[int, int, float, Tuple[float, float]]]
+
+
+def _bilinear_8bit_axes(ctx: _Ctx, shp: List[int], plan: _Plan) -> Tuple[bool, _Plan]:
+    """(in fixed point, the (axis, output extent, scale, roi) of both
+    spatial axes) of an 8-bit linear resize, as onnxruntime's CPU kernel
+    picks its form from the scales that are not 1: the last two axes of a
+    2-d input or of a 4-d one (NCHW, in float32), else axes 1 and 2 of a
+    4-d one (NHWC, in 10-bit fixed point)."""
     r = len(shp)
-    if r not in (2, 4) or any(a < r - 2 for a, _, _, _ in plan):
-        raise ctx.unsupported("mode='linear' on int8/uint8 resizes only the last two axes of a "
-                              "2-d or 4-d input (got a %d-d input resized on axes %s)"
-                              % (r, [a for a, _, _, _ in plan]))
+    moved = {a for a, _, sc, _ in plan if np.float32(sc) != 1}
+    if r == 4 and not moved <= {2, 3} and moved <= {1, 2}:
+        fixed, axes = True, (1, 2)
+    elif r in (2, 4) and moved <= {r - 2, r - 1}:
+        fixed, axes = False, (r - 2, r - 1)
+    else:
+        raise ctx.unsupported("mode='linear' on int8/uint8 resizes the last two axes of a 2-d "
+                              "or 4-d input, or axes 1 and 2 of a 4-d one (got a %d-d input "
+                              "resized on axes %s)" % (r, sorted(moved)))
     if ctx.attr("antialias", 0):
         raise ctx.unsupported("antialias=1 is not supported for int8/uint8 (float32 only)")
     given = {a: (n, sc, roi) for a, n, sc, roi in plan}
-    return [(a,) + given.get(a, (shp[a], 1.0, (0.0, 1.0))) for a in (r - 2, r - 1)]
+    return fixed, [(a,) + given.get(a, (shp[a], 1.0, (0.0, 1.0))) for a in axes]
 
 
-def _bilinear_taps(ctx: _Ctx, n_in: int, n_out: int, scale: float,
-                   roi: Tuple[float, float]) -> Tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                       np.ndarray, np.ndarray]:
+def _bilinear_taps(ctx: _Ctx, n_in: int, n_out: int, scale: float, roi: Tuple[float, float],
+                   fixed: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                         np.ndarray]:
     """(first tap, second tap, weight of the first, weight of the second,
-    outside the crop) of each output index along one axis, in float32 as
-    onnxruntime forms them (both weights 1/2 where the taps meet)."""
+    outside the crop) of each output index along one axis, as onnxruntime
+    forms them: float32 distances, or in fixed point the distances of the
+    coordinate truncated to 1/1024ths (both weights one half where the
+    taps meet)."""
     f = np.float32
     x = _source_coords_f32(ctx, n_in, n_out, scale, roi)
     outside = np.zeros(n_out, bool)
@@ -1375,33 +1385,41 @@ def _bilinear_taps(ctx: _Ctx, n_in: int, n_out: int, scale: float,
     c = np.maximum(f(0), np.minimum(x, f(n_in - 1)))
     i1 = np.minimum(c.astype(np.int64), n_in - 1)
     i2 = np.minimum(i1 + 1, n_in - 1)
-    d1, d2 = np.abs(c - i1.astype(f)), np.abs(c - i2.astype(f))
-    d1[i1 == i2] = d2[i1 == i2] = f(0.5)
+    if fixed:
+        c10 = (c * f(1024)).astype(np.int64)
+        d1, d2 = np.abs(c10 - i1 * 1024), np.abs(c10 - i2 * 1024)
+        half: Any = 512
+    else:
+        d1, d2 = np.abs(c - i1.astype(f)), np.abs(c - i2.astype(f))
+        half = f(0.5)
+    d1[i1 == i2] = d2[i1 == i2] = half
     return i1, i2, d2, d1, outside
 
 
-def _bilinear_8bit(ctx: _Ctx, plan: List[Tuple[int, int, float, Tuple[float, float]]]
-                   ) -> ir.Expr:
-    """int8/uint8 linear resize of the last two axes as onnxruntime's CPU
-    kernel computes it: in float32, the four corners times the products of
-    their row and column weights, summed in a fixed order, truncated to the
-    element type (every step here is one IEEE float32 operation, so the
-    result is exact). Outside a tf_crop_and_resize crop the weights are 0
-    and extrapolation_value is added."""
-    shp, dt = ctx.shape(0), ctx.dtype(0)
-    (ah, oh, sh, rh), (aw, ow, sw, rw) = _bilinear_8bit_axes(ctx, shp, plan)
-    y1, y2, wy1, wy2, out_y = _bilinear_taps(ctx, shp[ah], oh, sh, rh)
-    x1, x2, wx1, wx2, out_x = _bilinear_taps(ctx, shp[aw], ow, sw, rw)
+def _bilinear_8bit(ctx: _Ctx, plan: _Plan) -> ir.Expr:
+    """int8/uint8 linear resize as onnxruntime's CPU kernel computes it: the
+    four corners times the products of their row and column weights, summed
+    in a fixed order; NCHW in float32 (every step one IEEE operation, so the
+    result is exact) truncated to the element type, NHWC in int32 with
+    weights in 1/2^20ths and a truncating division. Outside a
+    tf_crop_and_resize crop the weights are 0 and extrapolation_value is
+    added."""
+    shp, dt = ctx.shape(0), str(ctx.dtype(0))
+    fixed, ((ah, oh, sh, rh), (aw, ow, sw, rw)) = _bilinear_8bit_axes(ctx, shp, plan)
+    y1, y2, wy1, wy2, out_y = _bilinear_taps(ctx, shp[ah], oh, sh, rh, fixed)
+    x1, x2, wx1, wx2, out_x = _bilinear_taps(ctx, shp[aw], ow, sw, rw, fixed)
     outside = out_y[:, None] | out_x[None, :]
-    x = _as(ctx.expr(0), "float32")
+    wshape = [oh, ow] + [1] * (len(shp) - 1 - aw)
+    acc = "int32" if fixed else "float32"
+    x = _as(ctx.expr(0), acc)
 
     def corner(rows: np.ndarray, cols: np.ndarray) -> ir.Expr:
         t = call("take", x, ir.const(rows.astype(np.int32)), axis=ah)
         return call("take", t, ir.const(cols.astype(np.int32)), axis=aw)
 
     def weight(wy: np.ndarray, wx: np.ndarray) -> ir.Expr:
-        w = (wy[:, None] * wx[None, :]).astype(np.float32)
-        return ir.const(np.where(outside, np.float32(0), w).astype(np.float32))
+        w = (wy[:, None] * wx[None, :]).astype(acc)
+        return ir.const(np.where(outside, 0, w).astype(acc).reshape(wshape))
 
     s = None
     for rows, wy in ((y1, wy1), (y2, wy2)):
@@ -1409,14 +1427,15 @@ def _bilinear_8bit(ctx: _Ctx, plan: List[Tuple[int, int, float, Tuple[float, flo
             term = call("multiply", corner(rows, cols), weight(wy, wx))
             s = term if s is None else call("add", s, term)
     assert s is not None
+    if fixed:
+        s = call("divide", s, scalar(1 << 20, "int32"))
     if outside.any():
         e = np.float32(_f(ctx, "extrapolation_value", 0.0))
         # onnxruntime converts the value to the element type through int32
         # (truncation), keeping its low byte: -3.7 is 253 as uint8.
         whole = int(np.trunc(e)) if np.isfinite(e) and abs(e) < 2.0 ** 31 else -2 ** 31
-        v = np.array([whole & 0xFF], np.uint8).view(dt)[0]
-        s = call("add", s, ir.const(np.where(outside, np.float32(v), np.float32(0))
-                                    .astype(np.float32)))
+        v = int(np.array([whole & 0xFF], np.uint8).view(dt)[0])
+        s = call("add", s, ir.const(np.where(outside, v, 0).astype(acc).reshape(wshape)))
     return call("cast", s, dtype=dt)
 
 
