@@ -1287,7 +1287,9 @@ def _chk_resize(ctx: _Ctx) -> None:
 def _resize(ctx: _Ctx) -> ir.Expr:
     """Resize as one operation per resized axis: a take for nearest (exact
     for every element type), else a product with the interpolation matrix
-    (float32); the crop's extrapolation_value is added where it applies."""
+    (float32); the crop's extrapolation_value is added where it applies.
+    An int8/uint8 linear one follows onnxruntime's arithmetic
+    (_bilinear_8bit)."""
     y = ctx.expr(0)
     r = len(ctx.shape(0))
     extrap = _f(ctx, "extrapolation_value", 0.0)
