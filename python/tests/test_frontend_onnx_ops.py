@@ -249,7 +249,8 @@ def test_composed_reductions(op: str, keepdims: int) -> None:
 
 @pytest.mark.parametrize("dtype", ["float32", "int64"])
 def test_reduce_prod(dtype: str) -> None:
-    x = (f32(2, 3, 4) if dtype == "float32" else RNG.integers(-4, 5, (2, 3, 4))).astype(dtype)
+    # |product of 24| <= 2^24 whatever the generator's state: no int32 wrap
+    x = (f32(2, 3, 4) if dtype == "float32" else RNG.integers(-2, 3, (2, 3, 4))).astype(dtype)
     one("ReduceProd", {"x": x}, {"a": np.array([1, -1], np.int64)}, keepdims=0)
     one("ReduceProd", {"x": x}, keepdims=1)
 
@@ -349,6 +350,95 @@ def test_resize_sizes_axes_crop_and_int8_nearest() -> None:
     q = RNG.integers(-128, 128, (1, 1, 3, 3), dtype=np.int8)
     one("Resize", {"x": q}, {"roi": np.zeros(0, np.float32),
                              "s": np.array([1, 1, 2, 2], np.float32)}, mode="nearest")
+
+
+_CTMS = ["half_pixel", "asymmetric", "pytorch_half_pixel", "align_corners",
+         "half_pixel_symmetric", "tf_crop_and_resize"]
+
+
+def _every_value(dt: str, shape: Sequence[int]) -> np.ndarray:
+    """Every value of the 8-bit type, shuffled (its own generator, leaving
+    the module's stream to the other tests), repeated to fill `shape`."""
+    info = np.iinfo(dt)
+    n = int(np.prod(shape))
+    v = np.resize(np.arange(info.min, info.max + 1), max(n, 256))
+    assert n >= 256
+    return np.random.default_rng(n).permutation(v)[:n].astype(dt).reshape(shape)
+
+
+@pytest.mark.parametrize("dt", ["int8", "uint8"])
+@pytest.mark.parametrize("ctm", _CTMS)
+@pytest.mark.parametrize("shape,scales,sizes", [
+    ((1, 4, 8, 8), [1, 1, 2.0, 2.0], None), ((2, 2, 8, 8), [1, 1, 0.5, 0.75], None),
+    ((1, 2, 9, 15), [1, 1, 1.7, 0.6], None), ((1, 2, 16, 8), [1, 1, 1.0, 2.5], None),
+    ((1, 1, 16, 16), None, [1, 1, 5, 23]), ((1, 1, 16, 16), None, [1, 1, 1, 16]),
+    ((16, 16), [3.3, 0.4], None), ((1, 8, 8, 4), [1, 2.0, 1.5, 1], None),
+    ((2, 9, 13, 2), [1, 0.6, 1.7, 1], None), ((1, 16, 16, 1), None, [1, 5, 23, 1]),
+    ((1, 16, 8, 2), [1, 0.5, 1.0, 1], None)])
+def test_resize_linear_8bit(dt: str, ctm: str, shape: Sequence[int],
+                            scales: Optional[List[float]], sizes: Optional[List[int]]) -> None:
+    """int8/uint8 linear resize exactly as onnxruntime (NCHW, and NHWC where
+    the last axis keeps its size and axis 1 does not), whose result is the
+    same without and with its graph optimisations."""
+    x = _every_value(dt, shape)
+    r = len(shape)
+    per = scales if scales is not None else sizes
+    assert per is not None
+    nhwc = r == 4 and per[3] == 1 and per[1] != 1 and per[1] != shape[1]
+    lo, hi = np.zeros(r, np.float32), np.ones(r, np.float32)
+    for a, (b, e) in zip((1, 2) if nhwc else (r - 2, r - 1), ((0.2, 0.9), (-0.1, 1.3))):
+        lo[a], hi[a] = b, e
+    roi = np.concatenate([lo, hi])
+    inits = {"roi": roi if ctm == "tf_crop_and_resize" else np.zeros(0, np.float32),
+             "s": np.array(scales or [], np.float32)}
+    if sizes is not None:
+        inits["z"] = np.array(sizes, np.int64)
+    node = helper.make_node("Resize", ["x"] + list(inits), ["y"], mode="linear",
+                            coordinate_transformation_mode=ctm, extrapolation_value=-3.7)
+    m = build([node], {"x": x}, ["y"], inits, opset=19)
+    levels = []
+    for level in (ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+                  ort.GraphOptimizationLevel.ORT_ENABLE_ALL):
+        so = ort.SessionOptions()
+        so.intra_op_num_threads, so.graph_optimization_level = 1, level
+        sess = ort.InferenceSession(m.SerializeToString(), so,
+                                    providers=["CPUExecutionProvider"])
+        levels.append(sess.run(None, {"x": x})[0])
+    np.testing.assert_array_equal(levels[0], levels[1])
+    got = np.asarray(tn.runtime.Executor(from_onnx(m))(x))
+    assert got.dtype == levels[0].dtype and got.shape == levels[0].shape
+    np.testing.assert_array_equal(got, levels[0])
+
+
+def test_resize_linear_8bit_rejects() -> None:
+    q = _every_value("int8", (4, 4, 4, 4))
+    for s in ([1, 2, 1, 2], [2, 1, 1, 1]):
+        m = build([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="linear")],
+                  {"x": q}, ["y"], {"s": np.array(s, np.float32)})
+        with pytest.raises(UnsupportedOperatorError, match="last two axes"):
+            from_onnx(m)
+    m = build([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="cubic")],
+              {"x": q}, ["y"], {"s": np.array([1, 1, 2, 2], np.float32)})
+    with pytest.raises((UnsupportedOperatorError, ModelImportError), match="float32"):
+        from_onnx(m)
+
+
+@pytest.mark.parametrize("dt", ["int8", "uint8"])
+def test_quantize_constant_tile_rounds_half_to_even(dt: str) -> None:
+    """A constant tiled (folded at import) then quantized: ties round to
+    even as onnxruntime's QuantizeLinear does."""
+    s = np.array([0.25, 0.5, 0.125], np.float32)
+    c = ((np.arange(-9, 9).reshape(6, 3) + 0.5) * s).astype(np.float32)  # every one a tie
+    z = np.array(3 if dt == "int8" else 130, dt)
+    nodes = [helper.make_node("Tile", ["c", "reps"], ["t"]),
+             helper.make_node("QuantizeLinear", ["t", "s1", "z"], ["q"]),
+             helper.make_node("QuantizeLinear", ["t", "s", "zc"], ["qc"], axis=1),
+             helper.make_node("DequantizeLinear", ["q", "s1", "z"], ["d"]),
+             helper.make_node("Add", ["x", "d"], ["y"])]
+    inits: Dict[str, np.ndarray] = {"c": c, "reps": np.array([2, 1], np.int64), "s1": np.array(0.25, np.float32),
+             "z": z, "s": s, "zc": np.full(3, z, dt)}
+    x = np.linspace(-2, 2, 36, dtype=np.float32).reshape(12, 3)
+    compare(build(nodes, {"x": x}, ["y", "q", "qc"], inits, opset=13), {"x": x})
 
 
 # ---- ConvTranspose --------------------------------------------------------------------------

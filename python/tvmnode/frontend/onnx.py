@@ -1208,7 +1208,17 @@ def _quantize(ctx: _Ctx) -> ir.Expr:
     out = ctx.attr("output_dtype", 0)
     s, z, dt = _qparams(ctx, 1, 2, "y", _ELEM.get(int(out)) if out else None)
     r = len(ctx.shape(0))
-    axis, _ = _axis_for(ctx, s.size, r)
+    axis, a = _axis_for(ctx, s.size, r)
+    if ctx.is_const(0) and ctx.dtype(0) == "float32":
+        # a constant (e.g. anchor boxes) is quantized here as onnxruntime
+        # does: the float32 quotient rounded half to even
+        bshape = [1] * r
+        if s.size > 1:
+            bshape[a] = s.size
+        q = np.rint(ctx.value(0, "x") / s.reshape(bshape).astype(np.float32))
+        info = np.iinfo(dt)
+        q = np.clip(q + z.reshape(bshape).astype(np.float32), info.min, info.max)
+        return ir.const(q.astype(dt))
     shift = 128 if dt == "uint8" else 0
     y = call("qnn.quantize", ctx.expr(0), vector_or_scalar(s, "float32"),
              vector_or_scalar(z - shift, "int32"), axis=axis, out_dtype="int8")

@@ -222,6 +222,14 @@ def _f_expand(ctx: _Ctx) -> List[np.ndarray]:
     return [np.ascontiguousarray(np.broadcast_to(x, out))]
 
 
+def _f_tile(ctx: _Ctx) -> List[np.ndarray]:
+    x = _v(ctx, 0)
+    reps = [int(d) for d in _v(ctx, 1).reshape(-1)]
+    if len(reps) != x.ndim or min(reps, default=1) < 0:
+        raise ctx.error("repeats %s for an input of rank %d" % (reps, x.ndim))
+    return [np.tile(x, reps)]
+
+
 def _f_unary(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[_Ctx], List[np.ndarray]]:
     return lambda ctx: [np.asarray(fn(_v(ctx, 0))).astype(_v(ctx, 0).dtype)]
 
@@ -277,7 +285,7 @@ FOLD: Dict[str, Callable[[_Ctx], List[np.ndarray]]] = {
     "ReduceMax": _f_reduce(np.max, 18),
     "ReduceMin": _f_reduce(np.min, 18),
     "Transpose": lambda c: [np.transpose(_v(c, 0), c.ints("perm"))],
-    "Tile": lambda c: [np.tile(_v(c, 0), [int(r) for r in _v(c, 1).reshape(-1)])],
+    "Tile": _f_tile,
 }
 
 # evaluated from the input's static shape, whatever computes the input
@@ -1265,9 +1273,14 @@ def _resize_plan(ctx: _Ctx) -> List[Tuple[int, int, float, Tuple[float, float]]]
 
 def _chk_resize(ctx: _Ctx) -> None:
     mode = ctx.only("mode", ("nearest", "linear", "cubic"), "nearest")
-    ctx.dtypes(("float32",) if mode != "nearest" else ANY, 0)
+    ctx.dtypes(ANY if mode == "nearest" else ("float32", "int8", "uint8") if mode == "linear"
+               else ("float32",), 0)
     plan = _resize_plan(ctx)
     shp = _shape_of(ctx, 0) or []
+    if mode == "linear" and ctx.dtype(0) in ("int8", "uint8"):
+        if plan:
+            _bilinear_8bit_axes(ctx, shp, plan)
+        return
     for a, n_out, sc, roi in plan:
         _resize_weights(ctx, shp[a], n_out, sc, roi)
 
@@ -1275,10 +1288,15 @@ def _chk_resize(ctx: _Ctx) -> None:
 def _resize(ctx: _Ctx) -> ir.Expr:
     """Resize as one operation per resized axis: a take for nearest (exact
     for every element type), else a product with the interpolation matrix
-    (float32); the crop's extrapolation_value is added where it applies."""
+    (float32); the crop's extrapolation_value is added where it applies.
+    An int8/uint8 linear one follows onnxruntime's arithmetic
+    (_bilinear_8bit)."""
     y = ctx.expr(0)
     r = len(ctx.shape(0))
     extrap = _f(ctx, "extrapolation_value", 0.0)
+    if ctx.attr("mode", "nearest") == "linear" and ctx.dtype(0) in ("int8", "uint8"):
+        plan = _resize_plan(ctx)
+        return _bilinear_8bit(ctx, plan) if plan else y
     for a, n_out, sc, roi in _resize_plan(ctx):
         shp = [int(d) for d in y.checked_type.shape]
         w, outside = _resize_weights(ctx, shp[a], n_out, sc, roi)
@@ -1296,6 +1314,132 @@ def _resize(ctx: _Ctx) -> ir.Expr:
         t = call("reshape", t, newshape=moved[:-1] + [n_out])
         y = call("transpose", t, axes=[perm.index(d) for d in range(r)]) if a != r - 1 else t
     return y
+
+
+def _source_coords_f32(ctx: _Ctx, n_in: int, n_out: int, scale: float,
+                       roi: Tuple[float, float]) -> np.ndarray:
+    """_source_coords as onnxruntime's CPU kernel evaluates it: in float32
+    (half_pixel_symmetric's last step and a one-element tf_crop_and_resize
+    in float64), the input coordinate itself where the scale is 1."""
+    f = np.float32
+    ctm = ctx.attr("coordinate_transformation_mode", "half_pixel")
+    y = np.arange(n_out, dtype=f)
+    s, o, i = f(scale), f(n_out), f(n_in)
+    if s == 1:
+        return y
+    if ctm == "align_corners":
+        return np.zeros(n_out, f) if n_out == 1 else y * (i - f(1)) / (o - f(1))
+    if ctm == "asymmetric":
+        return y / s
+    if ctm == "tf_crop_and_resize":
+        r0, r1 = f(roi[0]), f(roi[1])
+        if n_out == 1:
+            return np.full(n_out, 0.5 * (float(r0) + float(r1)) * float(i - f(1)), f)
+        return r0 * (i - f(1)) + y * (r1 - r0) * (i - f(1)) / (o - f(1))
+    if ctm == "pytorch_half_pixel" and n_out == 1:
+        return np.zeros(n_out, f)
+    if ctm in ("half_pixel", "pytorch_half_pixel"):
+        return (y + f(0.5)) / s - f(0.5)
+    if ctm == "half_pixel_symmetric":
+        offset = i / f(2) * (f(1) - o / (s * i))
+        return (offset.astype(np.float64) + (y.astype(np.float64) + 0.5) / float(s)
+                - 0.5).astype(f)
+    raise ctx.unsupported("attribute coordinate_transformation_mode=%r is not supported" % ctm)
+
+
+_Plan = List[Tuple[int, int, float, Tuple[float, float]]]
+
+
+def _bilinear_8bit_axes(ctx: _Ctx, shp: List[int], plan: _Plan) -> Tuple[bool, _Plan]:
+    """(in fixed point, the (axis, output extent, scale, roi) of both
+    spatial axes) of an 8-bit linear resize, as onnxruntime's CPU kernel
+    picks its form from the scales that are not 1: the last two axes of a
+    2-d input or of a 4-d one (NCHW, in float32), else axes 1 and 2 of a
+    4-d one (NHWC, in 10-bit fixed point)."""
+    r = len(shp)
+    moved = {a for a, _, sc, _ in plan if np.float32(sc) != 1}
+    if r == 4 and not moved <= {2, 3} and moved <= {1, 2}:
+        fixed, axes = True, (1, 2)
+    elif r in (2, 4) and moved <= {r - 2, r - 1}:
+        fixed, axes = False, (r - 2, r - 1)
+    else:
+        raise ctx.unsupported("mode='linear' on int8/uint8 resizes the last two axes of a 2-d "
+                              "or 4-d input, or axes 1 and 2 of a 4-d one (got a %d-d input "
+                              "resized on axes %s)" % (r, sorted(moved)))
+    if ctx.attr("antialias", 0):
+        raise ctx.unsupported("antialias=1 is not supported for int8/uint8 (float32 only)")
+    given = {a: (n, sc, roi) for a, n, sc, roi in plan}
+    return fixed, [(a,) + given.get(a, (shp[a], 1.0, (0.0, 1.0))) for a in axes]
+
+
+def _bilinear_taps(ctx: _Ctx, n_in: int, n_out: int, scale: float, roi: Tuple[float, float],
+                   fixed: bool) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                         np.ndarray]:
+    """(first tap, second tap, weight of the first, weight of the second,
+    outside the crop) of each output index along one axis, as onnxruntime
+    forms them: float32 distances, or in fixed point the distances of the
+    coordinate truncated to 1/1024ths (both weights one half where the
+    taps meet)."""
+    f = np.float32
+    x = _source_coords_f32(ctx, n_in, n_out, scale, roi)
+    outside = np.zeros(n_out, bool)
+    if ctx.attr("coordinate_transformation_mode") == "tf_crop_and_resize" and f(scale) != 1:
+        outside = (x < 0) | (x > f(n_in - 1))
+    c = np.maximum(f(0), np.minimum(x, f(n_in - 1)))
+    i1 = np.minimum(c.astype(np.int64), n_in - 1)
+    i2 = np.minimum(i1 + 1, n_in - 1)
+    if fixed:
+        c10 = (c * f(1024)).astype(np.int64)
+        d1, d2 = np.abs(c10 - i1 * 1024), np.abs(c10 - i2 * 1024)
+        half: Any = 512
+    else:
+        d1, d2 = np.abs(c - i1.astype(f)), np.abs(c - i2.astype(f))
+        half = f(0.5)
+    d1[i1 == i2] = d2[i1 == i2] = half
+    return i1, i2, d2, d1, outside
+
+
+def _bilinear_8bit(ctx: _Ctx, plan: _Plan) -> ir.Expr:
+    """int8/uint8 linear resize as onnxruntime's CPU kernel computes it: the
+    four corners times the products of their row and column weights, summed
+    in a fixed order; NCHW in float32 (every step one IEEE operation, so the
+    result is exact) truncated to the element type, NHWC in int32 with
+    weights in 1/2^20ths and a truncating division. Outside a
+    tf_crop_and_resize crop the weights are 0 and extrapolation_value is
+    added."""
+    shp, dt = ctx.shape(0), str(ctx.dtype(0))
+    fixed, ((ah, oh, sh, rh), (aw, ow, sw, rw)) = _bilinear_8bit_axes(ctx, shp, plan)
+    y1, y2, wy1, wy2, out_y = _bilinear_taps(ctx, shp[ah], oh, sh, rh, fixed)
+    x1, x2, wx1, wx2, out_x = _bilinear_taps(ctx, shp[aw], ow, sw, rw, fixed)
+    outside = out_y[:, None] | out_x[None, :]
+    wshape = [oh, ow] + [1] * (len(shp) - 1 - aw)
+    acc = "int32" if fixed else "float32"
+    x = _as(ctx.expr(0), acc)
+
+    def corner(rows: np.ndarray, cols: np.ndarray) -> ir.Expr:
+        t = call("take", x, ir.const(rows.astype(np.int32)), axis=ah)
+        return call("take", t, ir.const(cols.astype(np.int32)), axis=aw)
+
+    def weight(wy: np.ndarray, wx: np.ndarray) -> ir.Expr:
+        w = (wy[:, None] * wx[None, :]).astype(acc)
+        return ir.const(np.where(outside, 0, w).astype(acc).reshape(wshape))
+
+    s = None
+    for rows, wy in ((y1, wy1), (y2, wy2)):
+        for cols, wx in ((x1, wx1), (x2, wx2)):
+            term = call("multiply", corner(rows, cols), weight(wy, wx))
+            s = term if s is None else call("add", s, term)
+    assert s is not None
+    if fixed:
+        s = call("divide", s, scalar(1 << 20, "int32"))
+    if outside.any():
+        e = np.float32(_f(ctx, "extrapolation_value", 0.0))
+        # onnxruntime converts the value to the element type through int32
+        # (truncation), keeping its low byte: -3.7 is 253 as uint8.
+        whole = int(np.trunc(e)) if np.isfinite(e) and abs(e) < 2.0 ** 31 else -2 ** 31
+        v = int(np.array([whole & 0xFF], np.uint8).view(dt)[0])
+        s = call("add", s, ir.const(np.where(outside, v, 0).astype(acc).reshape(wshape)))
+    return call("cast", s, dtype=dt)
 
 
 # ---- ConvTranspose ---------------------------------------------------------------------
