@@ -910,10 +910,17 @@ START_TEST(test_quantize_dequantize) {
       f[i] = kt_int(&r, 0, 3) ? kt_float(&r, -300, 300) * scale[c]
                               : ((float)kt_int(&r, -200, 200) + 0.5f) * scale[c];
     }
+    int8_t *qe = xalloc((size_t)n);
     KT_CHECK_OK(tn_crt_quantize_f32_s8(outer, ch, inner, f, scale, zp, q));
+    KT_CHECK_OK(tn_crt_quantize_f32_s8_even(outer, ch, inner, f, scale, zp, qe));
     KT_CHECK_OK(tn_crt_dequantize_s8_f32(outer, ch, inner, q, scale, zp, back));
     for (int64_t i = 0; i < n; i++) {
       int32_t c = (int32_t)(i / inner % ch);
+      /* ONNX: the same quotient rounded half to even */
+      int8_t even = (int8_t)clamp_i((int64_t)rintf(f[i] / scale[c]) + zp[c],
+                                    -128, 127);
+      EXPECT(qe[i] == even, "quantize_even(%a / %a) + %d = %d, expected %d",
+             (double)f[i], (double)scale[c], zp[c], qe[i], even);
       /* TFLite: round(x / scale) with the division in float, half away
        * from zero, plus the zero point, clamped. */
       int8_t want = (int8_t)clamp_i((int64_t)roundf(f[i] / scale[c]) + zp[c],
@@ -923,7 +930,7 @@ START_TEST(test_quantize_dequantize) {
       float fb = (float)((double)scale[c] * (double)(q[i] - zp[c]));
       EXPECT(back[i] == fb, "dequantize(%d)", q[i]);
     }
-    free(f), free(back), free(q);
+    free(f), free(back), free(q), free(qe);
   }
   /* Values beyond the int32 range and NaN saturate instead of wrapping. */
   const float big[4] = {3e38f, -3e38f, INFINITY, NAN};

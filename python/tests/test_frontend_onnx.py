@@ -452,6 +452,26 @@ def test_quantize_dequantize_int8_and_uint8() -> None:
         np.testing.assert_allclose(run(m, q), deq, rtol=1e-6)
 
 
+@pytest.mark.parametrize("zp", [np.array(-3, np.int8), np.array(130, np.uint8)])
+def test_quantize_ties_round_half_to_even_as_onnxruntime(zp: np.ndarray) -> None:
+    """Inputs exactly k + 0.5 steps from a level (and some between): ONNX
+    rounds ties to even, TFLite away from zero; the result must be
+    onnxruntime's exactly, the int8 and uint8 forms alike."""
+    ort = pytest.importorskip("onnxruntime")
+    s = np.array(0.25, np.float32)
+    x = np.concatenate([(np.arange(-40, 40, dtype=np.float32) + 0.5) * s,
+                        f32(40) * 10]).reshape(4, 30)
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])
+    m = model([node], {"x": x}, {"y": (str(zp.dtype), x.shape)}, {"s": s, "z": zp}, 13)
+    want = ort.InferenceSession(m.SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = np.asarray(run(m, x))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    lo, hi = np.iinfo(zp.dtype).min, np.iinfo(zp.dtype).max
+    np.testing.assert_array_equal(got, np.clip(np.rint(x / s) + int(zp), lo, hi))
+
+
 def test_quantize_per_channel() -> None:
     x = f32(2, 3, 4)
     s = np.array([0.01, 0.02, 0.03], np.float32)

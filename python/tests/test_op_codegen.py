@@ -134,6 +134,9 @@ Z = lambda v: c(v, "int32")  # noqa: E731
 case("qnn.quantize", "tensor", [f32(4, 5)], lambda x: Q.quantize(x, S(0.02), Z(3)))
 case("qnn.quantize", "channel", [f32(2, 3)],
      lambda x: Q.quantize(x, S([0.01, 0.02, 0.05]), Z([0, -4, 9]), axis=1))
+# exact ties (k + 0.5 steps): half to even, as ONNX rounds
+case("qnn.quantize", "even", [(np.arange(-12, 12, dtype=np.float32) + 0.5) * np.float32(0.25)],
+     lambda x: Q.quantize(x, S(0.25), Z(1), rounding="EVEN"))
 case("qnn.dequantize", "tensor", [s8(7)], lambda x: Q.dequantize(x, S(0.1), Z(-3)))
 case("qnn.dequantize", "channel", [s8(3, 2)],
      lambda x: Q.dequantize(x, S([0.5, 0.25, 0.125]), Z([1, 2, 3]), axis=0))

@@ -71,6 +71,7 @@ typedef struct {
   TnObject header;
   int64_t axis;
   DLDataType out_dtype;
+  TnObject *rounding; /* tn.String: AWAY (TFLite) or EVEN (ONNX) */
 } TnIrQuantizeAttrs;
 
 /* qnn.requantize */

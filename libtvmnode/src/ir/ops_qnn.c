@@ -31,6 +31,9 @@ static const TnFieldDesc qsoftmax_fields[] = {
 static const TnFieldDesc quantize_fields[] = {
     TN_FIELD_INT_D(QuantizeAttrs, axis, -1, 0, "the channel axis"),
     TN_FIELD_DTYPE_D(QuantizeAttrs, out_dtype, kDLInt, 8, 1, 0, NULL),
+    TN_FIELD_STR_D(QuantizeAttrs, rounding, "AWAY", 0,
+                   "AWAY: round(x / scale) half away from zero (TFLite's); "
+                   "EVEN: half to even (ONNX's); the quotient in float32"),
 };
 static const TnFieldDesc dequantize_fields[] = {
     TN_FIELD_INT_D(DequantizeAttrs, axis, -1, 0, "the channel axis"),
@@ -113,6 +116,11 @@ static TnObject *infer_quantize(const char *op, TnObject *const *types,
   if (!is_q(a->out_dtype)) {
     tn_error_raise_in(TN_ERR_TYPE, op,
                       "out_dtype must be an 8, 16 or 32-bit integer type");
+    return NULL;
+  }
+  const char *r = ((TnStringObj *)a->rounding)->data;
+  if (strcmp(r, "AWAY") != 0 && strcmp(r, "EVEN") != 0) {
+    tn_error_raise_in(TN_ERR_TYPE, op, "rounding '%s' is not AWAY or EVEN", r);
     return NULL;
   }
   int64_t axis = norm_axis(op, types[0], d, a->axis);

@@ -412,6 +412,13 @@ static int lower_affine(const TnKernArgs *a, TnKernCall *k, bool quantize) {
   p->outer = m == 1 ? 1 : outer;
   p->channels = m;
   p->inner = m == 1 ? (int32_t)numel(t) : inner;
+  p->round_even = 0;
+  if (quantize) {
+    const TnIrQuantizeAttrs *q = (const TnIrQuantizeAttrs *)x;
+    p->round_even = strcmp(((TnStringObj *)q->rounding)->data, "EVEN") == 0;
+    if (p->round_even && s16)
+      return no_kernel(a, "rounding EVEN into int16 (int8 only)");
+  }
   reads(k, 1);
   return 0;
 }

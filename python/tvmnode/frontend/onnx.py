@@ -1221,7 +1221,8 @@ def _quantize(ctx: _Ctx) -> ir.Expr:
         return ir.const(q.astype(dt))
     shift = 128 if dt == "uint8" else 0
     y = call("qnn.quantize", ctx.expr(0), vector_or_scalar(s, "float32"),
-             vector_or_scalar(z - shift, "int32"), axis=axis, out_dtype="int8")
+             vector_or_scalar(z - shift, "int32"), axis=axis, out_dtype="int8",
+             rounding="EVEN")
     return _s8_to_u8(y) if shift else y
 
 

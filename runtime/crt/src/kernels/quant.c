@@ -78,10 +78,18 @@ static int32_t round_to_i32(float v) {
   return (int32_t)r;
 }
 
-TnCrtStatus tn_crt_quantize_f32_s8(int32_t outer, int32_t channels,
-                                   int32_t inner, const float *in,
-                                   const float *scale,
-                                   const int32_t *zero_point, int8_t *out) {
+/* round_to_i32 with ties to even (ONNX's QuantizeLinear): a tie is
+ * rounded as twice the rounded half, exact as the halving is. */
+static int32_t round_even_to_i32(float v) {
+  float r = roundf(v);
+  if (r - v == 0.5f || v - r == 0.5f) r = 2.0f * roundf(v * 0.5f);
+  return round_to_i32(r);
+}
+
+static TnCrtStatus quantize_s8(int32_t outer, int32_t channels, int32_t inner,
+                               const float *in, const float *scale,
+                               const int32_t *zero_point, int8_t *out,
+                               int even) {
   TnCrtStatus st = check_axis(outer, channels, inner, in, out);
   if (st != TN_CRT_OK) return st;
   if (scale == NULL || zero_point == NULL) return TN_CRT_INVALID_ARGUMENT;
@@ -94,12 +102,28 @@ TnCrtStatus tn_crt_quantize_f32_s8(int32_t outer, int32_t channels,
       const float *x = in + ((size_t)o * channels + c) * inner;
       int8_t *y = out + ((size_t)o * channels + c) * inner;
       for (int32_t i = 0; i < inner; i++) {
-        int64_t v = (int64_t)round_to_i32(x[i] / s) + zp;
+        int64_t v = (int64_t)(even ? round_even_to_i32(x[i] / s)
+                                   : round_to_i32(x[i] / s)) + zp;
         y[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
       }
     }
   }
   return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_quantize_f32_s8(int32_t outer, int32_t channels,
+                                   int32_t inner, const float *in,
+                                   const float *scale,
+                                   const int32_t *zero_point, int8_t *out) {
+  return quantize_s8(outer, channels, inner, in, scale, zero_point, out, 0);
+}
+
+TnCrtStatus tn_crt_quantize_f32_s8_even(int32_t outer, int32_t channels,
+                                        int32_t inner, const float *in,
+                                        const float *scale,
+                                        const int32_t *zero_point,
+                                        int8_t *out) {
+  return quantize_s8(outer, channels, inner, in, scale, zero_point, out, 1);
 }
 
 TnCrtStatus tn_crt_dequantize_s8_f32(int32_t outer, int32_t channels,
@@ -498,8 +522,8 @@ TN_CRT_CALL(clip_s8, TnCrtCallClip) {
   return tn_crt_clip_s8(p->n, in[0], p->lo, p->hi, out);
 }
 TN_CRT_CALL(quantize_f32_s8, TnCrtCallAffine) {
-  return tn_crt_quantize_f32_s8(p->outer, p->channels, p->inner, in[0],
-                                p->scale, p->zero_point, out);
+  return quantize_s8(p->outer, p->channels, p->inner, in[0], p->scale,
+                     p->zero_point, out, p->round_even);
 }
 TN_CRT_CALL(dequantize_s8_f32, TnCrtCallAffine) {
   return tn_crt_dequantize_s8_f32(p->outer, p->channels, p->inner, in[0],

@@ -125,7 +125,8 @@ TN_CRT_STRUCT(TnCrtCallPoolS8);
  * zero points over [outer, channels, inner]. */
 #define TN_CRT_FIELDS_TnCrtCallAffine(F, T)                                  \
   F(T, S, int32_t, outer) F(T, S, int32_t, channels) F(T, S, int32_t, inner) \
-  F(T, P, float, scale, channels) F(T, P, int32_t, zero_point, channels)
+  F(T, P, float, scale, channels) F(T, P, int32_t, zero_point, channels)  \
+  F(T, S, int32_t, round_even)
 TN_CRT_STRUCT(TnCrtCallAffine);
 
 /* requantize_s32_s8, requantize_s8_s8: in = {x}. */

@@ -483,6 +483,12 @@ TnCrtStatus tn_crt_quantize_f32_s8(int32_t outer, int32_t channels,
                                    int32_t inner, const float *in,
                                    const float *scale,
                                    const int32_t *zero_point, int8_t *out);
+/* The same, rounding half to even (ONNX's QuantizeLinear). */
+TnCrtStatus tn_crt_quantize_f32_s8_even(int32_t outer, int32_t channels,
+                                        int32_t inner, const float *in,
+                                        const float *scale,
+                                        const int32_t *zero_point,
+                                        int8_t *out);
 /* int8 -> float32: (float)(scale * (in - zero_point)), the product in
  * double as TFLite does. */
 TnCrtStatus tn_crt_dequantize_s8_f32(int32_t outer, int32_t channels,
