@@ -153,7 +153,7 @@ class _Graph:
                                        "that %s holds exactly, got %r" % (WHO, name, dt, v))
             full = [int(d) for d in shp if d is not None] if shp is not None else []
             if shp is not None and None not in shp and a.size == _prod(full):
-                a = a.reshape([int(d) for d in shp if d is not None])
+                a = a.reshape(full)
             elif shp is not None and (len(shp) != a.ndim or any(
                     d is not None and d != n for d, n in zip(shp, a.shape))):
                 raise ModelImportError("%s: the value given for input '%s' has shape %s; the "
@@ -304,6 +304,9 @@ _MS_AS_STANDARD: Dict[str, Tuple[str, Sequence[int], Sequence[str]]] = {
 }
 
 
+_ELEM_CODES = {v: k for k, v in _ELEM.items()}  # dtype name -> ONNX element type
+
+
 def _attr_of(node: Any, name: str, default: Any) -> Any:
     for a in node.attribute:
         if a.name == name:
@@ -353,7 +356,7 @@ def _refine_types(g: "_Graph", node: Any) -> None:
             dt = (g.inferred.get(ins[idx[0]]) or (None,))[0]
     elif node.domain not in ("", "ai.onnx"):
         return
-    elem = {v: k for k, v in _ELEM.items()}
+    elem = _ELEM_CODES
     try:
         schema = onnx.defs.get_schema(proxy.op_type, g.opset or MAX_OPSET, "")
         types, data = {}, {}
@@ -2056,14 +2059,8 @@ class _Importer:
         semantics apply."""
         g = self.g
         opset = g.opset or 0
-        defs = g.onnx.defs
         for k, node in enumerate(g.nodes):
-            try:
-                old = defs.get_schema(node.op_type, opset, node.domain).since_version
-                new = defs.get_schema(node.op_type, MIN_OPSET, node.domain).since_version
-            except Exception:
-                old, new = None, -1
-            if old != new:
+            if _changed_since(g.onnx, node, opset) is not False:  # changed, or unknown
                 raise UnsupportedOperatorError(
                     "%s: node %d '%s' (%s): opset %d is not supported (%d to %d; below %d only "
                     "for operators unchanged since, or when onnx's version converter can "
@@ -2149,13 +2146,12 @@ class _Importer:
                                     % (i, name))
             if not node.output:
                 raise ctx.error("has no outputs")
-            if node.op_type != "Constant":
-                _refine_types(g, node)
             if node.op_type == "Constant":
                 g.values[node.output[0]] = _constant_value(ctx)
                 g.inferred[node.output[0]] = (str(g.values[node.output[0]].dtype),
                                               list(g.values[node.output[0]].shape))
             else:
+                _refine_types(g, node)
                 try:
                     if not _ops.fold(ctx) and spec[1] is not None:
                         spec[1](ctx)
@@ -2266,32 +2262,28 @@ def _upgraded(onnx: Any, m: Any) -> Any:
     cannot, the model is returned as it is, and the check names the first
     node that needs another opset."""
     opset = _default_opset(m)
-    if opset is not None and opset > MAX_OPSET:
-        try:
-            from onnx import version_converter
-            return version_converter.convert_version(m, MAX_OPSET)
-        except Exception:
-            return m
-    if opset is None or not 1 <= opset < MIN_OPSET:
+    if opset is None or MIN_OPSET <= opset <= MAX_OPSET or opset < 1:
         return m
-    defs = onnx.defs
-    for node in m.graph.node:
-        if node.domain not in ("", "ai.onnx"):
-            continue
-        try:
-            old = defs.get_schema(node.op_type, opset, node.domain).since_version
-            new = defs.get_schema(node.op_type, MIN_OPSET, node.domain).since_version
-        except Exception:
-            continue  # an unknown operator: the check names it
-        if old != new:
-            break
-    else:
+    if opset < MIN_OPSET and not any(node.domain in ("", "ai.onnx") and
+                                     _changed_since(onnx, node, opset)
+                                     for node in m.graph.node):
         return m
     try:
         from onnx import version_converter
-        return version_converter.convert_version(m, MIN_OPSET)
+        return version_converter.convert_version(m, min(max(opset, MIN_OPSET), MAX_OPSET))
     except Exception:
         return m
+
+
+def _changed_since(onnx: Any, node: Any, opset: int) -> Optional[bool]:
+    """Whether a node's operator changed between `opset` and MIN_OPSET;
+    None when onnx does not know it."""
+    try:
+        old = onnx.defs.get_schema(node.op_type, opset, node.domain).since_version
+        new = onnx.defs.get_schema(node.op_type, MIN_OPSET, node.domain).since_version
+    except Exception:
+        return None
+    return bool(old != new)
 
 
 def from_onnx(model: Union[str, bytes, bytearray, memoryview, Any],
