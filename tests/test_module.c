@@ -88,6 +88,39 @@ static const TnCrtModel pooled_model = {
     1, 1, pooled_in, pooled_out, 1, pooled_ws, 1, pooled_cp, pooled_cdata,
     1, pooled_devs, 8, 8, pooled_run};
 
+/* acc: a streaming model, y = acc += x, acc (int32 x 4) in the state pool
+ * starting at 10. */
+static int32_t acc_run_state(void *const *inputs, void *const *outputs,
+                             void *const *workspace, void *const *constants,
+                             void *const *devices, void *state) {
+  (void)workspace, (void)constants, (void)devices;
+  const int32_t *x = inputs[0];
+  int32_t *y = outputs[0], *acc = state;
+  for (int i = 0; i < 4; i++) y[i] = acc[i] += x[i];
+  return TN_CRT_OK;
+}
+
+static int32_t acc_reset(void *state) {
+  int32_t *acc = state;
+  for (int i = 0; i < 4; i++) acc[i] = 10;
+  return TN_CRT_OK;
+}
+
+static int32_t never_run_stateless(void *const *inputs, void *const *outputs,
+                                   void *const *workspace,
+                                   void *const *constants,
+                                   void *const *devices) {
+  (void)inputs, (void)outputs, (void)workspace, (void)constants,
+      (void)devices;
+  return TN_CRT_NOT_BOUND;
+}
+
+static const TnCrtStatefulModel acc_model = {
+    {TN_CRT_MODEL_STATE_MAGIC, TN_CRT_MODEL_ABI_VERSION, "acc", "test", 1, 1,
+     inc_in, inc_out, 1, inc_ws, 0, NULL, NULL, 0, NULL, 4, 0,
+     never_run_stateless},
+    16, 64, acc_run_state, acc_reset};
+
 static TnCrtModelEntry inc_entry = {&inc_model, NULL};
 static TnCrtModelEntry pooled_entry = {&pooled_model, NULL};
 
@@ -594,6 +627,59 @@ static int32_t never_run(void *const *a, void *const *b, void *const *c,
   return TN_CRT_UNSUPPORTED;
 }
 
+START_TEST(test_a_streaming_model_keeps_its_state) {
+  TnObject *mod = TN_NONNULL(tn_module_from_model(&acc_model.base));
+  TnObject *d = TN_NONNULL(tn_module_describe(mod));
+  TnAny key = tn_any_cstr("state_bytes");
+  const TnAny *sb = tn_map_find(d, &key);
+  ck_assert_ptr_nonnull(sb);
+  ck_assert_int_eq(sb->v_int64, 16);
+  tn_object_release(d);
+  const int32_t x[4] = {1, 2, 3, 4};
+  TN_OK(tn_module_set_input_bytes(mod, 0, x, sizeof x));
+  /* the state starts at its initial values (10), each run adds x */
+  int32_t want[4] = {10, 10, 10, 10};
+  for (int r = 1; r <= 3; r++) {
+    TN_OK(tn_module_run(mod));
+    int32_t y[4];
+    TN_OK(tn_module_copy_output(mod, 0, y, sizeof y));
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(y[i], want[i] + r * x[i]);
+  }
+  TN_OK(tn_module_reset(mod));
+  TN_OK(tn_module_run(mod));
+  int32_t y[4];
+  TN_OK(tn_module_copy_output(mod, 0, y, sizeof y));
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(y[i], 10 + x[i]);
+  /* a new workspace keeps the state */
+  void *ws = NULL;
+  ck_assert_int_eq(posix_memalign(&ws, 128, 16), 0);
+  TN_OK(tn_module_set_workspace(mod, 0, ws, 16));
+  TN_OK(tn_module_set_input_bytes(mod, 0, x, sizeof x));
+  TN_OK(tn_module_run(mod));
+  TN_OK(tn_module_copy_output(mod, 0, y, sizeof y));
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(y[i], 10 + 2 * x[i]);
+  TN_OK(tn_module_set_workspace(mod, 0, NULL, 0));
+  free(ws);
+  tn_object_release(mod);
+  /* a stateless model: reset does nothing */
+  TnObject *inc = TN_NONNULL(tn_module_from_model(&inc_model));
+  TN_OK(tn_module_reset(inc));
+  tn_object_release(inc);
+  ck_assert_int_eq(tn_module_reset(NULL), -1);
+  TN_EXPECT_ERROR("TypeError", "tn_module_reset", "expected a tn.Module");
+  /* a stateful descriptor without its functions is refused */
+  TnCrtStatefulModel bad = acc_model;
+  bad.reset = NULL;
+  ck_assert_ptr_null(tn_module_from_model(&bad.base));
+  TN_EXPECT_ERROR("ValueError", "stateful descriptor of model 'acc' is "
+                  "malformed");
+  bad = acc_model;
+  bad.state_pool_alignment = 48;
+  ck_assert_ptr_null(tn_module_from_model(&bad.base));
+  TN_EXPECT_ERROR("ValueError", "alignment of 48");
+}
+END_TEST
+
 START_TEST(test_malformed_descriptors_are_refused) {
   TnCrtModel m = inc_model;
   m.run = never_run;
@@ -1000,6 +1086,7 @@ static Suite *module_suite(void) {
   tcase_add_test(tc, test_a_second_thread_gets_an_error_not_a_race);
   tcase_add_test(tc, test_modules_on_many_threads);
   tc = tn_test_case(s, "params");
+  tcase_add_test(tc, test_a_streaming_model_keeps_its_state);
   tcase_add_test(tc, test_params_round_trip);
   tcase_add_test(tc, test_params_reject_every_truncation_and_bit_flip);
   tcase_add_test(tc, test_params_name_what_is_wrong);

@@ -33,6 +33,9 @@ static inline TngoStatus tngo_status(int rc) {
 static inline TngoStatus tngo_module_run(uintptr_t m) {
   return tngo_status(tn_module_run((TnObject *)m));
 }
+static inline TngoStatus tngo_module_reset(uintptr_t m) {
+  return tngo_status(tn_module_reset((TnObject *)m));
+}
 static inline TngoStatus tngo_module_set_input_bytes(uintptr_t m, int32_t i,
                                                      const void *data, size_t n) {
   return tngo_status(tn_module_set_input_bytes((TnObject *)m, i, data, n));
@@ -124,7 +127,10 @@ type ModelInfo struct {
 	MACs           int64  // multiply-accumulates per inference
 	WorkspaceBytes int64  // of the workspace pools
 	ConstantBytes  int64  // weights, biases, tables
-	Devices        []string
+	// StateBytes is the state pool of a streaming model (LSTM, SVDF,
+	// resource variables), kept across runs; 0 for a model without state.
+	StateBytes int64
+	Devices    []string
 }
 
 // PoolInfo describes a workspace pool of a compiled model: the memory
@@ -250,7 +256,7 @@ func newModule(o Object) (*Module, error) {
 		key string
 		dst *int64
 	}{{"macs", &m.info.MACs}, {"workspace_bytes", &m.info.WorkspaceBytes},
-		{"constant_bytes", &m.info.ConstantBytes}}
+		{"constant_bytes", &m.info.ConstantBytes}, {"state_bytes", &m.info.StateBytes}}
 	for _, f := range ints {
 		v, err := desc.Get(f.key)
 		if err != nil {
@@ -546,6 +552,20 @@ func (m *Module) Run() error {
 		return err
 	}
 	r := C.tngo_module_run(C.uintptr_t(uintptr(unsafe.Pointer(m.p))))
+	m.release()
+	return m.status(who, &r)
+}
+
+// Reset gives a streaming model's states their initial values again, as
+// when the Module was loaded: every Run advances them (Info().StateBytes
+// says whether the model has any; for one without state Reset does
+// nothing). Errors: ErrBusy, ErrClosed.
+func (m *Module) Reset() error {
+	const who = "Module.Reset"
+	if err := m.acquire(who); err != nil {
+		return err
+	}
+	r := C.tngo_module_reset(C.uintptr_t(uintptr(unsafe.Pointer(m.p))))
 	m.release()
 	return m.status(who, &r)
 }

@@ -618,3 +618,50 @@ func TestModuleClosedDuringARun(t *testing.T) {
 		expectClass(t, m.Run(), tn.ErrClosed, tn.ValueError)
 	}
 }
+
+// A streaming model keeps its state in the Module: every Run advances it,
+// Reset starts it over, and each step equals the host executor's.
+func TestModuleStreamsState(t *testing.T) {
+	tool, why := modeltest.Find()
+	if tool == nil {
+		t.Skip("compiled-model tests skipped: " + why)
+	}
+	dir := t.TempDir()
+	lib, err := tool.Streaming(dir)
+	check(t, err)
+	xs := must(os.ReadFile(filepath.Join(dir, "inputs.bin")))
+	want := must(os.ReadFile(filepath.Join(dir, "want.bin")))
+	noLeaks(t)
+	m := must(tn.LoadModule(lib))
+	defer m.Close()
+	if m.Info().StateBytes <= 0 {
+		t.Fatalf("StateBytes %d: the model keeps state", m.Info().StateBytes)
+	}
+	out := make([]int8, 8)
+	for k := 0; k < modeltest.Steps; k++ {
+		if k == modeltest.ResetAt {
+			check(t, m.Reset())
+		}
+		x := make([]int8, 8)
+		for i := range x {
+			x[i] = int8(xs[8*k+i])
+		}
+		check(t, m.SetInput(m.Inputs()[0].Name, x))
+		check(t, m.Run())
+		for o := 0; o < 2; o++ {
+			check(t, m.CopyOutput(o, out))
+			for i, v := range out {
+				if w := int8(want[16*k+8*o+i]); v != w {
+					t.Fatalf("step %d output %d [%d]: %d, the executor %d", k, o, i, v, w)
+				}
+			}
+		}
+	}
+	// a model without state: Reset does nothing, StateBytes is 0
+	plain := must(tn.LoadModule(model(t, "ad01").lib))
+	defer plain.Close()
+	if plain.Info().StateBytes != 0 {
+		t.Fatalf("ad01 StateBytes %d", plain.Info().StateBytes)
+	}
+	check(t, plain.Reset())
+}

@@ -271,14 +271,20 @@ def cmd_info(args: argparse.Namespace) -> int:
     print("parameters   %d bytes in %d constants" % (s["parameter_bytes"], s["constants"]))
     print("executor     %d kernel calls, %d arena bytes" % (s["kernel_calls"],
                                                            s["arena_bytes"]))
-    attrs = mod.attrs
-    states = list(attrs["states"]) if attrs is not None and "states" in attrs else []
+    states, nbytes = _states_of(mod)
     if states:
-        nbytes = sum(int(np.prod([int(d) for d in st["shape"]])) *
-                     np.dtype(str(st["dtype"])).itemsize for st in states)
         print("stateful     %d states kept between runs, %d bytes: %s"
               % (len(states), nbytes, ", ".join(str(st["name"]) for st in states)))
     return 0
+
+
+def _states_of(mod: Any) -> Tuple[List[Any], int]:
+    """A module's states (attribute "states") and their bytes, one copy."""
+    attrs = mod.attrs
+    states = list(attrs["states"]) if attrs is not None and "states" in attrs else []
+    nbytes = sum(int(np.prod([int(d) for d in st["shape"]])) *
+                 np.dtype(str(st["dtype"])).itemsize for st in states)
+    return states, nbytes
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -493,12 +499,15 @@ the run goes on:
            session options, one thread): integer outputs must be equal,
            float ones within 1e-5 of the reference output's largest
            magnitude (at least 1); the largest difference is reported
-  compile  compiled to C (inputs and outputs in the workspace pool), built
-           into a library with the host C compiler ($CC or cc), run on the
-           same inputs: the generated C's outputs equal the executor's
-  RAM      the planned workspace bytes (inputs and outputs included) over
-           TFLite Micro's arena head (its tensors, inputs and outputs
-           included), as a ratio; below 1 is less RAM than TFLite Micro
+  compile  compiled to C (inputs and outputs in the workspace pool, or
+           beside it for a stateful model), built into a library with the
+           host C compiler ($CC or cc), run on the same inputs from the
+           initial state: the generated C's outputs equal the executor's
+  RAM      the planned workspace bytes with the inputs and outputs and a
+           stateful model's state pool, over TFLite Micro's arena head
+           (its tensors, inputs and outputs included) plus, for a stateful
+           model, its states (which TFLite Micro keeps in the arena's
+           tail), as a ratio; below 1 is less RAM than TFLite Micro
            (TFLite models only)
 
 --shape NAME=DIMS fixes the dynamic input shape of the ONNX models that
@@ -748,6 +757,9 @@ def check_model(path: str, result_path: str, seed: int = 0,
         if notes:
             res["notes"] = notes
         res["import"] = True
+        states, nbytes = _states_of(mod)
+        if states:
+            res["states_bytes"] = nbytes
     except frontend.ModelImportError as e:
         res["import"] = False
         res["error"] = _one_line(e)
@@ -781,8 +793,15 @@ def check_model(path: str, result_path: str, seed: int = 0,
         res["stage"] = "compile"
         _check_write(result_path, res)
         try:
-            arch = codegen.compile(mod, name="check", io_in_pool=True)
+            # a streaming model keeps its inputs and outputs outside the
+            # workspace (its state pool is separate from it too)
+            arch = codegen.compile(mod, name="check", io_in_pool=not res["stateful"])
             res["workspace_bytes"] = arch.workspace_bytes
+            if arch.state_bytes:
+                res["state_bytes"] = arch.state_bytes
+            # what the application reserves: workspace, inputs and outputs
+            # kept outside it, and the state pool
+            res["ram_bytes"] = arch.workspace_bytes + arch.io_bytes + arch.state_bytes
             with tempfile.TemporaryDirectory(prefix="tvmnode-check-") as tmp:
                 d = arch.export(os.path.join(tmp, "archive"))
                 so = codegen.build_library(d, os.path.join(tmp, "libcheck.so"))
@@ -835,8 +854,11 @@ def check_model(path: str, result_path: str, seed: int = 0,
             res["match"] = ok
             if why:
                 res["mismatch"] = why
-    if res.get("workspace_bytes") is not None and res.get("tflm_arena_head_bytes"):
-        res["ram_ratio"] = res["workspace_bytes"] / float(res["tflm_arena_head_bytes"])
+    if res.get("ram_bytes") is not None and res.get("tflm_arena_head_bytes"):
+        # TFLite Micro keeps variable tensors in its arena's tail: a
+        # stateful model's comparison adds the states' bytes to its head
+        tflm = res["tflm_arena_head_bytes"] + res.get("states_bytes", 0)
+        res["ram_ratio"] = res["ram_bytes"] / float(tflm)
     res["stage"] = "done"
     _check_write(result_path, res)
     return res
@@ -967,15 +989,19 @@ def check_table(results: Sequence[Dict[str, Any]]) -> str:
     for r in results:
         diff = r.get("max_diff")
         notes = _check_note(r)
+        head = r.get("tflm_arena_head_bytes", "-")
         if r.get("stateful"):
             notes = "stateful (%s)%s" % (",".join(r["stateful"]), "; " + notes if notes else "")
+            if isinstance(head, int) and r.get("states_bytes"):
+                notes += "; TFLM head %d + states %d" % (head, r["states_bytes"])
+                head = head + r["states_bytes"]
         lines.append("%-*s %-6s %-4s %-5s %-10s %-7s %-4s %-8s %9s %9s %6s  %s" % (
             w, r["name"], _mark(r.get("import")), _mark(r.get("run")), _mark(r.get("match")),
             "-" if diff is None else "%.3g" % diff, _mark(r.get("compile")),
             _mark(r.get("c_equal")), {"tflite-micro": "tflm", "litert-ref": "litert",
                                               "onnxruntime": "ort"}.get(
                 r.get("reference") or "", "-"),
-            r.get("workspace_bytes", "-"), r.get("tflm_arena_head_bytes", "-"),
+            r.get("ram_bytes", r.get("workspace_bytes", "-")), head,
             "%.2f" % r["ram_ratio"] if r.get("ram_ratio") is not None else "-", notes))
     n = len(results)
 

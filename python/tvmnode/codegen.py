@@ -64,6 +64,18 @@ class Archive:
     def workspace_bytes(self) -> int:
         return int(self.info["memory"]["functions"]["main"][0]["workspace_size_bytes"])
 
+    @property
+    def state_bytes(self) -> int:
+        """The state pool of a streaming model (0 for a model without
+        state): kept across runs, separate from the workspace."""
+        return sum(int(p["size_bytes"]) for p in self.info["memory"]["pools"]
+                   if p.get("kind") == "state")
+
+    @property
+    def io_bytes(self) -> int:
+        """The inputs and outputs (in the workspace when io_in_pool)."""
+        return int(self.info["memory"]["functions"]["main"][0]["io_size_bytes"])
+
     def all_files(self) -> Dict[str, bytes]:
         """Every file of the archive, by path inside it."""
         out: Dict[str, bytes] = {p: t.encode() for p, t in self.files.items()}

@@ -169,6 +169,7 @@ _mod_get_output = get_global_func("runtime.ModuleGetOutput")
 _mod_invoke = get_global_func("runtime.ModuleInvoke")
 _mod_time = get_global_func("runtime.ModuleTime")
 _mod_set_workspace = get_global_func("runtime.ModuleSetWorkspace")
+_mod_reset = get_global_func("runtime.ModuleReset")
 _mod_invoke.release_gil = True  # a model may run for milliseconds
 _mod_time.release_gil = True
 
@@ -212,6 +213,8 @@ class Module:
         self.pools: List[Dict[str, Any]] = [
             {"name": str(p["name"]), "size": int(p["size"]), "alignment": int(p["alignment"])}
             for p in d["workspace_pools"]]
+        # a streaming model's state pool (0: each run is independent)
+        self.state_bytes = int(d["state_bytes"])
         self._names = [i["name"] for i in self.inputs]
 
     def __repr__(self) -> str:
@@ -320,6 +323,20 @@ class Module:
             return [v.copy() for v in views] if copy else views
 
     __call__ = run
+
+    @property
+    def stateful(self) -> bool:
+        """Whether the model keeps state between runs (a streaming model:
+        LSTM, SVDF, resource variables). Its state starts at its initial
+        values, every run advances it, and reset() starts it over."""
+        return self.state_bytes > 0
+
+    def reset(self) -> None:
+        """Give a streaming model's states their initial values again, as
+        when the Module was loaded (nothing to do for a model without
+        state)."""
+        with self._claim():
+            _mod_reset(self.handle)
 
     def set_workspace(self, pool: int, array: Any = None) -> None:
         """Run in the caller's memory for workspace pool `pool` (an index

@@ -53,6 +53,7 @@ typedef struct {
   void *in_copy[TN_CRT_MAX_IO];     /* where copied inputs go */
   TnObject *in_tensor[TN_CRT_MAX_IO]; /* zero-copy inputs, kept alive */
   void *out_buf[TN_CRT_MAX_IO];
+  void *state; /* a stateful model's state pool, kept across runs */
 } Module;
 
 /* ---- descriptors ----------------------------------------------------------- */
@@ -109,13 +110,16 @@ static int check_model(const TnCrtModel *m, const char *who,
   if (m == NULL)
     return tn_error_raise_in(TN_ERR_VALUE, who, "%s: the descriptor is NULL",
                              what);
-  if (m->magic == TN_CRT_MODEL_STATE_MAGIC)
-    return tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, who, "%s keeps state "
-                             "between runs (a state pool); the host Module "
-                             "does not run stateful models yet: use "
-                             "tvmnode.runtime.Executor or the generated C's "
-                             "tvmgen_<name>_run and _reset", what);
-  if (m->magic != TN_CRT_MODEL_MAGIC ||
+  const TnCrtStatefulModel *sm = tn_crt_model_state(m);
+  if (sm && (sm->run_with_state == NULL || sm->reset == NULL ||
+             sm->state_pool_alignment > 65536 ||
+             (sm->state_pool_alignment & (sm->state_pool_alignment - 1))))
+    return tn_error_raise_in(TN_ERR_VALUE, who, "%s: the stateful descriptor "
+                             "of model '%s' is malformed (no run or reset "
+                             "function, or a state pool alignment of %u)",
+                             what, m->name ? m->name : "?",
+                             sm->state_pool_alignment);
+  if ((m->magic != TN_CRT_MODEL_MAGIC && sm == NULL) ||
       m->abi_version != TN_CRT_MODEL_ABI_VERSION || m->run == NULL)
     return tn_error_raise_in(TN_ERR_VALUE, who, "%s is not a model descriptor "
                              "this runtime reads (magic 0x%08x, ABI version "
@@ -167,6 +171,7 @@ static void module_deleter(TnObject *self, int flags) {
       free(m->own_ws[i]);
       free(m->consts[i]);
     }
+    free(m->state);
     /* last: the descriptor lives in the library */
     if (m->library) dlclose(m->library);
     m->library = NULL;
@@ -210,6 +215,9 @@ static int bind_all(Module *m, const char *who) {
   for (int32_t k = 0; k < d->num_devices; k++)
     if (devices[k] && (st = tn_crt_set_device(&m->inst, k, devices[k])))
       return crt_error(m, st, who, "setting a device");
+  const TnCrtStatefulModel *sm = tn_crt_model_state(d);
+  if (sm && (st = tn_crt_set_state(&m->inst, m->state, sm->state_pool_size)))
+    return crt_error(m, st, who, "setting the state pool");
   return 0;
 }
 
@@ -241,11 +249,17 @@ static TnObject *module_new(const TnCrtModel *model, void *library,
     if (model->outputs[i].pool < 0)
       ok = ok && (m->out_buf[i] = aligned_alloc_zeroed(
                       model->outputs[i].nbytes, BUF_ALIGN));
+  const TnCrtStatefulModel *sm = tn_crt_model_state(model);
+  if (sm)
+    ok = ok && (m->state = aligned_alloc_zeroed(sm->state_pool_size,
+                                                sm->state_pool_alignment));
+  int32_t st;
   if (!ok) {
     tn_error_raise_in(TN_ERR_MEMORY, who,
                       "model '%s': out of memory for its pools", model->name);
   } else if (bind_all(m, who) == 0) {
-    return &m->header;
+    if (!sm || (st = tn_crt_reset(&m->inst)) == TN_CRT_OK) return &m->header;
+    crt_error(m, st, who, "giving the states their initial values");
   }
   tn_object_release(&m->header);
   return NULL;
@@ -487,18 +501,21 @@ TN_API TnObject *tn_module_describe(const TnObject *mod) {
   TnObject *pools = dev ? describe_pools(d) : NULL;
   TnObject *map = NULL;
   if (pools) {
-    TnAny keys[9] = {tn_any_cstr("name"), tn_any_cstr("version"),
-                     tn_any_cstr("inputs"), tn_any_cstr("outputs"),
-                     tn_any_cstr("devices"), tn_any_cstr("macs"),
-                     tn_any_cstr("workspace_bytes"),
-                     tn_any_cstr("constant_bytes"),
-                     tn_any_cstr("workspace_pools")};
-    TnAny vals[9] = {tn_any_cstr(d->name),
-                     tn_any_cstr(d->version ? d->version : ""),
-                     tn_any_obj(ins), tn_any_obj(outs), tn_any_obj(dev),
-                     tn_any_int(d->macs), tn_any_int(ws),
-                     tn_any_int(d->constant_bytes), tn_any_obj(pools)};
-    map = tn_map_new(keys, vals, 9);
+    const TnCrtStatefulModel *sm = tn_crt_model_state(d);
+    TnAny keys[10] = {tn_any_cstr("name"), tn_any_cstr("version"),
+                      tn_any_cstr("inputs"), tn_any_cstr("outputs"),
+                      tn_any_cstr("devices"), tn_any_cstr("macs"),
+                      tn_any_cstr("workspace_bytes"),
+                      tn_any_cstr("constant_bytes"),
+                      tn_any_cstr("workspace_pools"),
+                      tn_any_cstr("state_bytes")};
+    TnAny vals[10] = {tn_any_cstr(d->name),
+                      tn_any_cstr(d->version ? d->version : ""),
+                      tn_any_obj(ins), tn_any_obj(outs), tn_any_obj(dev),
+                      tn_any_int(d->macs), tn_any_int(ws),
+                      tn_any_int(d->constant_bytes), tn_any_obj(pools),
+                      tn_any_int(sm ? sm->state_pool_size : 0)};
+    map = tn_map_new(keys, vals, 10);
   }
   tn_object_release(ins);
   tn_object_release(outs);
@@ -524,7 +541,8 @@ static bool overlaps_module(const Module *m, const uint8_t *p, size_t n) {
     if (m->inst.outputs[i] &&
         overlap(p, n, m->inst.outputs[i], d->outputs[i].nbytes))
       return true;
-  return false;
+  const TnCrtStatefulModel *sm = tn_crt_model_state(d);
+  return sm && overlap(p, n, m->state, sm->state_pool_size);
 }
 
 static void format_shape(const int64_t *s64, const int32_t *s32, int32_t n,
@@ -660,6 +678,15 @@ static int run_locked(Module *m, const char *who) {
   int32_t st = tn_crt_run(&m->inst);
   m->stale = st ? "the last run failed" : NULL;
   return st ? crt_error(m, st, who, "run failed") : 0;
+}
+
+TN_API int tn_module_reset(TnObject *mod) {
+  const char *who = "tn_module_reset";
+  Module *m = as_module(mod, who);
+  if (m == NULL || enter(m, who)) return -1;
+  int32_t st = tn_crt_reset(&m->inst);
+  leave(m);
+  return st ? crt_error(m, st, who, "reset failed") : 0;
 }
 
 TN_API int tn_module_run(TnObject *mod) {
@@ -1064,6 +1091,13 @@ static int fn_run(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   return tn_module_run(&m->header);
 }
 
+static int fn_reset(void *self, const TnAny *args, int32_t n, TnAny *ret) {
+  (void)self, (void)ret;
+  Module *m = module_arg(args, n, 1, "runtime.ModuleReset", "(module)");
+  if (m == NULL) return -1;
+  return tn_module_reset(&m->header);
+}
+
 static int fn_get_output(void *self, const TnAny *args, int32_t n,
                          TnAny *ret) {
   (void)self;
@@ -1152,6 +1186,7 @@ int tn__module_init(void) {
              {"runtime.ModuleDescribe", fn_describe},
              {"runtime.ModuleSetInput", fn_set_input},
              {"runtime.ModuleRun", fn_run},
+             {"runtime.ModuleReset", fn_reset},
              {"runtime.ModuleGetOutput", fn_get_output},
              {"runtime.ModuleInvoke", fn_invoke},
              {"runtime.ModuleTime", fn_time},

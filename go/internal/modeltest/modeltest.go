@@ -164,6 +164,25 @@ func buildLibrary(arch, name, lib string) error {
 	return nil
 }
 
+// Streaming builds the streaming model of python/tests/streaming_fixture.py
+// in dir: dir/stream.so (model "stream", two int8 states), dir/inputs.bin
+// (Steps inputs of 8 int8) and dir/want.bin (per step the outputs "sum"
+// and "prev", 8 int8 each, from the host executor, reset before step
+// ResetAt). Returns the library's path.
+func (t *Tooling) Streaming(dir string) (string, error) {
+	script := filepath.Join(repoRoot(), "python", "tests", "streaming_fixture.py")
+	if out, err := t.command(script, dir).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s: %v\n%s", script, err, out)
+	}
+	return filepath.Join(dir, "stream.so"), nil
+}
+
+// The streaming fixture's steps, and the step before which it is reset.
+const (
+	Steps   = 6
+	ResetAt = 4
+)
+
 // Reference runs model on the host executor (`tvmnode run`) with the
 // inputs in the .npy files inputs and writes its (one) output to output.
 func (t *Tooling) Reference(model string, inputs []string, output string) error {

@@ -60,6 +60,9 @@ mod module {
 
     /// `TN_CRT_MODEL_MAGIC`: `"TNMD"`, the first field of every descriptor.
     pub const TN_CRT_MODEL_MAGIC: u32 = 0x544e_4d44;
+    /// `TN_CRT_MODEL_STATE_MAGIC`: `"TNMS"`, the magic of a streaming
+    /// model's descriptor ([`TnCrtStatefulModel`]).
+    pub const TN_CRT_MODEL_STATE_MAGIC: u32 = 0x544e_4d53;
     /// `TN_CRT_MODEL_ABI_VERSION`: the descriptor layout declared here.
     pub const TN_CRT_MODEL_ABI_VERSION: u32 = 1;
     /// `TN_CRT_MAX_IO`: most inputs (and outputs) of one model.
@@ -136,6 +139,18 @@ mod module {
         ) -> i32,
     >;
 
+    /// [`TnCrtModelRun`] with a streaming model's state pool last.
+    pub type TnCrtModelRunState = Option<
+        unsafe extern "C" fn(
+            *const *mut c_void,
+            *const *mut c_void,
+            *const *mut c_void,
+            *const *mut c_void,
+            *const *mut c_void,
+            *mut c_void,
+        ) -> i32,
+    >;
+
     /// A model's constant descriptor (`tvmgen_<name>_model`).
     #[repr(C)]
     #[derive(Debug, Clone, Copy)]
@@ -176,6 +191,23 @@ mod module {
         pub constant_bytes: u32,
         /// The entry point.
         pub run: TnCrtModelRun,
+    }
+
+    /// The descriptor of a streaming model, which keeps state between runs
+    /// in a state pool (its `base.magic` is [`TN_CRT_MODEL_STATE_MAGIC`]).
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy)]
+    pub struct TnCrtStatefulModel {
+        /// The descriptor every model has.
+        pub base: TnCrtModel,
+        /// Bytes of the state pool.
+        pub state_pool_size: u32,
+        /// Of the state pool's base address.
+        pub state_pool_alignment: u32,
+        /// The entry point with the state pool as its last argument.
+        pub run_with_state: TnCrtModelRunState,
+        /// Give the states in a pool their initial values.
+        pub reset: Option<unsafe extern "C" fn(state_pool: *mut c_void) -> i32>,
     }
 
     /// A node of the system library's list of descriptors (static storage).
@@ -223,6 +255,9 @@ mod module {
         ) -> c_int;
         /// One inference.
         pub fn tn_module_run(module: *mut TnObject) -> c_int;
+        /// A streaming model's states to their initial values (nothing for
+        /// a model without state).
+        pub fn tn_module_reset(module: *mut TnObject) -> c_int;
         /// Set the first `n` inputs from caller memory (`data[i]` holds
         /// `nbytes[i]` bytes, the input's size, of its dtype: unchecked) and
         /// run once. An input read in place is unset again on return; `lent`

@@ -377,12 +377,18 @@ fn model_descriptor_matches_crt_model_h() {
             constant_bytes => constant_bytes, run => run,
         }
         TnCrtModelEntry as TnCrtModelEntry { model => model, next => next }
+        TnCrtStatefulModel as TnCrtStatefulModel {
+            base => base, state_pool_size => state_pool_size,
+            state_pool_alignment => state_pool_alignment, run_with_state => run_with_state,
+            reset => reset,
+        }
     }
     .into_iter()
     .map(|(e, v)| (e, v as i64))
     .collect();
     rust.extend(constants![
         TN_CRT_MODEL_MAGIC,
+        TN_CRT_MODEL_STATE_MAGIC,
         TN_CRT_MODEL_ABI_VERSION,
         TN_CRT_MAX_IO,
         TN_CRT_MAX_POOLS,

@@ -653,3 +653,35 @@ fn a_module_and_its_outputs_keep_nothing_alive() {
     drop((m, t));
     assert_eq!(leaks.leaked(), 0);
 }
+
+#[test]
+fn a_streaming_model_keeps_its_state_in_the_module() {
+    let Some((tool, leaks)) = start("a_streaming_model_keeps_its_state_in_the_module") else {
+        return;
+    };
+    let dir = tool.out.join("streaming");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = tool.streaming(&dir).unwrap();
+    let xs = std::fs::read(dir.join("inputs.bin")).unwrap();
+    let want = std::fs::read(dir.join("want.bin")).unwrap();
+    let mut m = Module::load(&lib).unwrap();
+    assert!(m.state_bytes() > 0, "the model keeps state");
+    for k in 0..model_lib::STREAM_STEPS {
+        if k == model_lib::STREAM_RESET_AT {
+            m.reset().unwrap();
+        }
+        let x: Vec<i8> = xs[8 * k..8 * k + 8].iter().map(|&b| b as i8).collect();
+        m.run_with(&[&x]).unwrap();
+        for o in 0..2 {
+            let got: Vec<u8> = m.output::<i8>(o).unwrap().iter().map(|&v| v as u8).collect();
+            let at = 16 * k + 8 * o;
+            assert_eq!(got, &want[at..at + 8], "step {k}, output {o}");
+        }
+    }
+    // a model without state: nothing to reset
+    let (_, mut plain) = ad01_with_input();
+    assert_eq!(plain.state_bytes(), 0);
+    plain.reset().unwrap();
+    drop((m, plain));
+    assert_eq!(leaks.leaked(), 0);
+}

@@ -34,10 +34,18 @@
  *   "runtime.ModuleDescribe"(mod) -> tn.Map (see tn_module_describe)
  *   "runtime.ModuleSetInput"(mod, index or name, tensor or bytes)
  *   "runtime.ModuleRun"(mod); "runtime.ModuleGetOutput"(mod, i) -> tensor
+ *   "runtime.ModuleReset"(mod)   (a streaming model's states to their
+ *       initial values)
  *   "runtime.ModuleInvoke"(mod, tensor...) -> tn.Array of output tensors
  *       (sets the first inputs, runs, returns every output: one call)
  *   "runtime.ModuleTime"(mod, number, repeat) -> tn.Array of ms per run
  *   "runtime.ModuleSetWorkspace"(mod, pool, tensor or None)
+ *
+ * Streaming models (tvmgen_<name>_reset; TnCrtStatefulModel) keep their
+ * state in a state pool the Module owns: it is given its initial values
+ * when the Module is made, each run reads and updates it, and
+ * tn_module_reset gives it its initial values again. Every run, timing
+ * runs included, advances the state.
  *
  * Inputs and outputs placed in a pool (io_in_pool archives): the plan may
  * reuse an input's place for later values once the input is read, so such
@@ -90,7 +98,9 @@ TN_API int tn_module_dtype(int32_t crt_dtype, DLDataType *out);
 
 /* The model's description as a tn.Map: "name", "version", "inputs" and
  * "outputs" (arrays of {name, shape, dtype, scale, zero_point}), "devices"
- * (names), "macs", "workspace_bytes", "constant_bytes". (transfer full) */
+ * (names), "macs", "workspace_bytes", "constant_bytes", "workspace_pools",
+ * "state_bytes" (the state pool of a streaming model, 0 for one without
+ * state). (transfer full) */
 TN_API TnObject *tn_module_describe(const TnObject *mod);
 
 /*
@@ -110,6 +120,9 @@ TN_API int tn_module_set_input_bytes(TnObject *mod, int32_t i,
 /* One inference; RuntimeError naming the crt status on failure, or the
  * input or device that was never set. */
 TN_API int tn_module_run(TnObject *mod);
+/* Give a streaming model's states their initial values again, as when the
+ * Module was made (nothing to do, and 0, for a model without state). */
+TN_API int tn_module_reset(TnObject *mod);
 /*
  * Set the first `n` inputs from caller memory and run once, under one
  * claim of the Module: what a binding's run(inputs) uses, for one crossing

@@ -410,6 +410,30 @@ impl Module {
         self.model().macs
     }
 
+    /// The bytes of a streaming model's state pool (LSTM, SVDF, resource
+    /// variables), which the Module owns and keeps across runs; 0 for a
+    /// model whose runs are independent of each other.
+    pub fn state_bytes(&self) -> usize {
+        let model = self.model();
+        if model.magic != sys::TN_CRT_MODEL_STATE_MAGIC {
+            return 0;
+        }
+        // SAFETY: a descriptor with the state magic is the `base` of a
+        // TnCrtStatefulModel (the C side checked it when the Module was made).
+        let stateful = unsafe { &*(model as *const sys::TnCrtModel).cast::<sys::TnCrtStatefulModel>() };
+        stateful.state_pool_size as usize
+    }
+
+    /// Give a streaming model's states their initial values again, as when
+    /// the Module was made; every run advances them. Nothing to do for a
+    /// model without state ([`Module::state_bytes`] is 0).
+    #[track_caller]
+    pub fn reset(&mut self) -> Result<()> {
+        // SAFETY: a live Module.
+        let rc = unsafe { sys::tn_module_reset(self.obj.as_ptr()) };
+        done(rc, "Module::reset", Location::caller())
+    }
+
     /// The model's descriptor.
     pub fn model(&self) -> &sys::TnCrtModel {
         // SAFETY: a live Module's descriptor lives as long as it does.
@@ -419,9 +443,9 @@ impl Module {
     /// The description the C side gives every language (`"name"`,
     /// `"version"`, `"inputs"` and `"outputs"` as lists of maps with
     /// `"name"`, `"shape"`, `"dtype"`, `"scale"`, `"zero_point"`,
-    /// `"devices"`, `"macs"`, `"workspace_bytes"`, `"constant_bytes"`, and
+    /// `"devices"`, `"macs"`, `"workspace_bytes"`, `"constant_bytes"`,
     /// `"workspace_pools"`, a list of maps with `"name"`, `"size"`,
-    /// `"alignment"`).
+    /// `"alignment"`, and `"state_bytes"`).
     #[track_caller]
     pub fn describe(&self) -> Result<Map> {
         let caller = Location::caller();

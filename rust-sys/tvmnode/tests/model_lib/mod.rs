@@ -210,6 +210,17 @@ impl Tooling {
         self.python(&args)
     }
 
+    /// Build the streaming model of python/tests/streaming_fixture.py in
+    /// `dir`: `dir/stream.so` (model "stream", two int8 states),
+    /// `dir/inputs.bin` ([`STREAM_STEPS`] inputs of 8 int8) and
+    /// `dir/want.bin` (per step the outputs "sum" and "prev", 8 int8 each,
+    /// from the host executor, reset before step [`STREAM_RESET_AT`]).
+    pub fn streaming(&self, dir: &Path) -> Result<PathBuf, String> {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/tests/streaming_fixture.py");
+        self.python(&[path_str(&script), path_str(dir)])?;
+        Ok(dir.join("stream.so"))
+    }
+
     /// Run bundled model `stem` on the host executor with the inputs in the
     /// `.npy` files `inputs`, writing its output to `output`.
     pub fn reference(&self, stem: &str, inputs: &[&Path], output: &Path) -> Result<(), String> {
@@ -222,6 +233,10 @@ impl Tooling {
         self.tvmnode(&args)
     }
 }
+
+/// The streaming fixture's steps, and the step before which it is reset.
+pub const STREAM_STEPS: usize = 6;
+pub const STREAM_RESET_AT: usize = 4;
 
 fn path_str(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")
