@@ -304,7 +304,8 @@ static bool executor_plan_fits(const Gen *g) {
   return g->o.pool_names->len == 1 &&
          g_array_index(g->o.pool_limits, int64_t, 0) == 0 &&
          (g_array_index(g->o.pool_kinds, uint32_t, 0) & 15u) == 15u &&
-         g->o.align == TN_KERN_PLAN_ALIGN && !g->o.io_in_pool;
+         g->o.align == TN_KERN_PLAN_ALIGN && !g->o.io_in_pool &&
+         g->states->len == 0;
 }
 
 /* The interface's inputs and outputs, then the plan. */
@@ -359,7 +360,8 @@ static int analyse(Gen *g) {
     for (guint i = 0; i < g->outs->len; i++)
       out_names[i] = g_array_index(g->outs, Io, i).name;
     TnKernPlanOptions po = {
-        .align = g->o.align, .io_in_pool = g->o.io_in_pool, .npools = np,
+        .align = g->o.align, .io_in_pool = g->o.io_in_pool,
+        .nstates = (int32_t)g->states->len, .npools = np,
         .pools = pools,
         .pool_kinds = (const uint32_t *)(void *)g->o.pool_kinds->data,
         .in_names = in_names, .out_names = out_names, .who = WHO,
@@ -460,7 +462,9 @@ TN_API TnObject *tn_codegen_aot(const TnObject *mod, const TnObject *options) {
                               "the operator has only a host compute "
                               "function, so it cannot be compiled to C");
   if (tn_error_peek_raised()) goto done;
-  if (tn__aot_states(&g) || analyse(&g) || layout(&g)) goto done;
+  if (tn__aot_states(&g) || analyse(&g) || tn__aot_states_plan(&g) ||
+      layout(&g))
+    goto done;
   g.fn_names = g_new0(char *, g.nsteps + 1);
   for (int32_t s = 0; s < g.nsteps; s++) g.fn_names[s] = tn__aot_step_name(&g, s);
 

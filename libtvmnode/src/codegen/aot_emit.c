@@ -617,7 +617,7 @@ void tn__aot_emit_descriptor(Gen *g, GString *c) {
                          m);
   if (sp)
     g_string_append_printf(c, "}, %" PRId64 "u, %" PRId64 "u, tvmgen_%s_run_"
-                           "ptrs_state, tvmgen_%s_reset};\n", 2 * g->state_bytes,
+                           "ptrs_state, tvmgen_%s_reset};\n", g->state_pool,
                            g->o.align, m, m);
   else
     g_string_append(c, "};\n");

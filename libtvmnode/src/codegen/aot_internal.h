@@ -59,9 +59,10 @@ typedef struct {
 
 /* A state of a streaming model (module attribute "states"): main's
  * parameter `nin + i` and result `nout + i`. The state pool holds every
- * state's current value at `offset` and, from `state_bytes` on, the value a
- * run computes, copied over the current ones once the run's steps are done
- * (so no step reads a state already overwritten). */
+ * state's current value at `offset`, which steps read in place; a run
+ * computes the new values in the workspace (planned like any value, living
+ * to the end of the run) and copies them over the current ones once its
+ * steps are done, so no step reads a state already overwritten. */
 typedef struct {
   char *name; /* C identifier */
   const TnIrTensorType *type;
@@ -93,7 +94,9 @@ typedef struct {
   char **fn_names; /* per step */
   char *M;         /* upper-case name */
   GArray *states;  /* StateIo; none for a stateless model */
-  int64_t state_bytes; /* one copy of the states, aligned; the pool is twice */
+  int64_t state_bytes; /* the states, aligned */
+  int64_t state_pool;  /* the pool: the states, and room for one state when
+                          the copies at the end of a run form a cycle */
 } Gen;
 
 static inline const TnKernValue *value(const Gen *g, int32_t v) {
@@ -127,6 +130,8 @@ int tn__aot_states(Gen *g);
 void tn__aot_states_clear(Gen *g);
 bool tn__aot_state_where(const Gen *g, GString *s, Home h);
 void tn__aot_emit_state_end(Gen *g, GString *c);
+/* After the plan: the state pool's size (the copies' order known). */
+int tn__aot_states_plan(Gen *g);
 void tn__aot_emit_state_reset(Gen *g, GString *c);
 void tn__aot_emit_state_descriptor(Gen *g, GString *c);
 void tn__aot_header_state(Gen *g, GString *h);

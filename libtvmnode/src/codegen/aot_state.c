@@ -8,11 +8,11 @@
  * interface hides them: the application owns one state pool, separate from
  * the workspace and kept across runs, that tvmgen_<name>_run takes as its
  * last argument and tvmgen_<name>_reset fills with the initial values. The
- * pool holds two copies of the states: the current values, which steps read
- * in place, and the new values, which steps compute into (or which are
- * copied there when a result is computed elsewhere); once every step has
- * run, the new values are copied over the current ones, so no step ever
- * reads a state that this run already replaced. A stateless model emits
+ * pool holds one copy of the states, which steps read in place; the new
+ * values are planned in the workspace like any other value (the planner
+ * keeps them to the end of the run), and once every step has run they are
+ * copied over the current ones, so no step ever reads a state that this
+ * run already replaced. A stateless model emits
  * nothing here, and its code is exactly what it was before states existed.
  */
 #include "codegen/aot_internal.h"
@@ -71,10 +71,6 @@ int tn__aot_states(Gen *g) {
   int32_t n = (int32_t)tn_array_size(list->v_obj);
   int32_t nin = (int32_t)g->v.inputs->len, nout = (int32_t)g->v.outputs->len;
   if (n == 0) return 0;
-  if (g->o.io_in_pool)
-    return tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, WHO, "option "
-                             "'io_in_pool' is not supported for a model with "
-                             "state (%d states)", n);
   if (n > nin || n > nout)
     return tn_error_raise_in(TN_ERR_VALUE, WHO, "module attribute 'states' "
                              "lists %d states; main has %d parameters and %d "
@@ -135,14 +131,10 @@ int tn__aot_states(Gen *g) {
     g_array_append_val(g->states, s);
   }
   g_hash_table_destroy(used);
-  if (rc == 0 && 2 * g->state_bytes > UINT32_MAX)
-    rc = tn_error_raise_in(TN_ERR_VALUE, WHO, "the state pool would need %"
-                           PRId64 " bytes, more than 4 GiB",
-                           2 * g->state_bytes);
   return rc;
 }
 
-/* A state's current value (a parameter) or new value (a result). */
+/* A state's current value (a parameter): its slot in the state pool. */
 bool tn__aot_state_where(const Gen *g, GString *s, Home h) {
   if (g->states->len == 0) return false;
   if (h.kind == H_INPUT && h.index >= (int32_t)g->ins->len) {
@@ -151,38 +143,90 @@ bool tn__aot_state_where(const Gen *g, GString *s, Home h) {
     g_string_append_printf(s, "(sp + %" PRId64 ")", st->offset);
     return true;
   }
-  if (h.kind == H_OUTPUT && h.index >= (int32_t)g->outs->len) {
-    const StateIo *st = &g_array_index(g->states, StateIo,
-                                       h.index - (int32_t)g->outs->len);
-    g_string_append_printf(s, "(sp + %" PRId64 ")",
-                           g->state_bytes + st->offset);
-    return true;
-  }
   return false;
 }
 
-/* The end of run: new values not computed in place copied to their slot,
- * then all of them over the current ones. */
-void tn__aot_emit_state_end(Gen *g, GString *c) {
-  if (g->states->len == 0) return;
+/*
+ * The copies at the end of a run, each new value over its state's slot,
+ * in an order that overwrites a slot only once no copy still to come
+ * reads it (a new value may be another state's current value: a delay
+ * line). A cycle of such copies (two states swapping) is broken by saving
+ * one slot's value in the room after the states (`state_bytes` on) first.
+ * With `c` NULL nothing is emitted; returns the bytes of that room.
+ */
+static int64_t state_copies(const Gen *g, GString *c) {
+  int32_t n = (int32_t)g->states->len, nin = (int32_t)g->ins->len;
+  int32_t *reads = g_new(int32_t, n); /* the slot copy i reads, or -1 */
+  bool *pending = g_new0(bool, n), *from_room = g_new0(bool, n);
+  int64_t room = 0;
   GString *w = g_string_new(NULL);
-  for (guint i = 0; i < g->states->len; i++) {
-    const StateIo *st = &g_array_index(g->states, StateIo, i);
-    int32_t k = (int32_t)(g->outs->len + i);
-    int32_t r = root(g, g_array_index(g->v.outputs, int32_t, k));
-    Home h = g->home[r];
-    if (h.kind == H_OUTPUT && h.index == k) continue;
-    g_string_truncate(w, 0);
-    tn__aot_where(g, w, r);
-    g_string_append_printf(c, "  TVMGEN_MEMCPY(sp + %" PRId64 ", %s, %" PRId64
-                           ");\n", g->state_bytes + st->offset, w->str,
-                           st->nbytes);
+  int32_t left = 0;
+  for (int32_t i = 0; i < n; i++) {
+    Home h = g->home[root(g, g_array_index(g->v.outputs, int32_t,
+                                           (int32_t)g->outs->len + i))];
+    reads[i] = h.kind == H_INPUT && h.index >= nin ? h.index - nin : -1;
+    pending[i] = reads[i] != i; /* an unchanged state needs no copy */
+    left += pending[i];
+  }
+  while (left > 0) {
+    int32_t pick = -1;
+    for (int32_t i = 0; i < n && pick < 0; i++) {
+      bool read = false;
+      for (int32_t k = 0; k < n && pending[i] && !read; k++)
+        read = k != i && pending[k] && reads[k] == i;
+      if (pending[i] && !read) pick = i;
+    }
+    if (pick < 0) { /* a cycle: save one slot, its readers read the copy */
+      for (pick = 0; !pending[pick]; pick++) {
+      }
+      const StateIo *st = &g_array_index(g->states, StateIo, pick);
+      if (st->nbytes > room) room = st->nbytes;
+      if (c)
+        g_string_append_printf(c, "  TVMGEN_MEMCPY(sp + %" PRId64 ", sp + %"
+                               PRId64 ", %" PRId64 ");\n", g->state_bytes,
+                               st->offset, st->nbytes);
+      for (int32_t k = 0; k < n; k++)
+        if (pending[k] && reads[k] == pick) reads[k] = -1, from_room[k] = true;
+      continue;
+    }
+    const StateIo *st = &g_array_index(g->states, StateIo, pick);
+    if (c) {
+      g_string_truncate(w, 0);
+      if (from_room[pick])
+        g_string_append_printf(w, "sp + %" PRId64, g->state_bytes);
+      else
+        tn__aot_where((Gen *)g, w, root(g, g_array_index(
+                                              g->v.outputs, int32_t,
+                                              (int32_t)g->outs->len + pick)));
+      g_string_append_printf(c, "  TVMGEN_MEMCPY(sp + %" PRId64 ", %s, %"
+                             PRId64 ");\n", st->offset, w->str, st->nbytes);
+    }
+    pending[pick] = false;
+    left--;
   }
   g_string_free(w, TRUE);
-  g_string_append_printf(c, "  /* every step has read the states: the new "
-                         "values become the current ones */\n  TVMGEN_MEMCPY("
-                         "sp, sp + %" PRId64 ", %" PRId64 ");\n",
-                         g->state_bytes, g->state_bytes);
+  g_free(reads), g_free(pending), g_free(from_room);
+  return room;
+}
+
+int tn__aot_states_plan(Gen *g) {
+  if (g->states->len == 0) return 0;
+  int64_t room = state_copies(g, NULL);
+  g->state_pool = g->state_bytes +
+                  (room + g->o.align - 1) / g->o.align * g->o.align;
+  if (g->state_pool > UINT32_MAX)
+    return tn_error_raise_in(TN_ERR_VALUE, WHO, "the state pool would need %"
+                             PRId64 " bytes, more than 4 GiB", g->state_pool);
+  return 0;
+}
+
+/* The end of run: every step has read the states; the new values become
+ * the current ones. */
+void tn__aot_emit_state_end(Gen *g, GString *c) {
+  if (g->states->len == 0) return;
+  g_string_append(c, "  /* every step has read the states: the new values "
+                     "become the current ones */\n");
+  state_copies(g, c);
 }
 
 void tn__aot_emit_state_reset(Gen *g, GString *c) {
@@ -224,7 +268,7 @@ void tn__aot_emit_state_descriptor(Gen *g, GString *c) {
 void tn__aot_header_state(Gen *g, GString *h) {
   if (g->states->len == 0) return;
   g_string_append_printf(h, "#define TVMGEN_%s_STATE_POOL_SIZE %" PRId64 "\n",
-                         g->M, 2 * g->state_bytes);
+                         g->M, g->state_pool);
 }
 
 void tn__aot_header_state_fn(Gen *g, GString *h) {

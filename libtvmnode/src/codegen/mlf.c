@@ -124,7 +124,7 @@ void tn__aot_metadata(Gen *g, GString *s, GPtrArray *sources) {
     g_string_append_printf(s, ",\n          {\"name\": \"state\", \"kind\": "
                            "\"state\", \"size_bytes\": %" PRId64 ", "
                            "\"limit_bytes\": 0, \"alignment\": %" PRId64 "}",
-                           2 * g->state_bytes, g->o.align);
+                           g->state_pool, g->o.align);
   g_string_append_printf(s, "\n        ],\n        \"workspace_lower_bound_"
                          "bytes\": %" PRId64 ",\n        \"constants_in_flash"
                          "_bytes\": %" PRId64 "\n      }", g->res.lower_bound,
@@ -277,7 +277,7 @@ int tn__aot_rust(Gen *g, GString *out) {
       (int32_t)g->outs->len, ins, outs, np, pools,
       g->o.consts_in_pool ? g->const_pool : 0, (int32_t)g->o.devices->len,
       (const char *const *)g->o.devices->pdata};
-  iface.state_pool_size = 2 * g->state_bytes;
+  iface.state_pool_size = g->state_pool;
   tn__codegen_rust(&iface, out);
   g_free(ins), g_free(outs);
   if (out->len == 0)

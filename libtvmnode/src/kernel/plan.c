@@ -248,9 +248,12 @@ static char *io_name(const char *const *names, const char *what, int32_t i) {
 /* Homes of base values, buffers for inputs, outputs and intermediates. */
 static void homes(const Prog *g, const TnKernPlanOptions *o, TnKernPlan *p) {
   int32_t S = g->nsteps, V = g->nvalues;
+  int32_t first_state_in = g->ninputs - o->nstates,
+          first_state_out = g->noutputs - o->nstates;
   for (int32_t v = 0; v < V; v++) {
     const TnKernValue *x = value(g, v);
-    if (x->kind == TN_KV_INPUT && !o->io_in_pool) {
+    if (x->kind == TN_KV_INPUT &&
+        (!o->io_in_pool || x->index >= first_state_in)) {
       p->home[v] = (TnKernHome){TN_KH_INPUT, x->index};
     } else if (x->kind == TN_KV_INPUT) {
       p->in_buf[x->index] = new_buf(p, TN_KB_INPUT,
@@ -269,7 +272,13 @@ static void homes(const Prog *g, const TnKernPlanOptions *o, TnKernPlan *p) {
     int32_t ov = g->outputs[i], r = root_of(g, ov);
     bool claimed = value(g, r)->kind == TN_KV_ARENA &&
                    p->home[r].kind == TN_KH_POOL && p->home[r].index < 0;
-    if (claimed && !o->io_in_pool) {
+    if (i >= first_state_out) { /* a state's new value: copied at the end */
+      if (claimed)
+        p->home[r] = (TnKernHome){
+            TN_KH_POOL, new_buf(p, TN_KB_INTERMEDIATE,
+                                g_strdup_printf("state%d", i - first_state_out),
+                                value(g, r)->nbytes, value(g, r)->def, S)};
+    } else if (claimed && !o->io_in_pool) {
       p->home[r] = (TnKernHome){TN_KH_OUTPUT, i};
     } else if (claimed) {
       p->out_buf[i] = new_buf(p, TN_KB_OUTPUT,
@@ -397,6 +406,8 @@ int tn__kernel_plan(const TnKernPlanInput *g, const TnKernPlanOptions *opt,
   TnKernPlanOptions o = opt ? *opt : (TnKernPlanOptions){0};
   if (o.align == 0) o.align = TN_KERN_PLAN_ALIGN;
   if (o.who == NULL) o.who = "tn_memory_plan";
+  if (o.nstates < 0 || o.nstates > g->ninputs || o.nstates > g->noutputs)
+    o.nstates = 0;
   memset(p, 0, sizeof *p);
   p->nsteps = g->nsteps, p->nvalues = g->nvalues;
   p->ninputs = g->ninputs, p->noutputs = g->noutputs;

@@ -54,6 +54,12 @@ typedef struct {
    * input is never written, an output computed by a step is computed
    * straight into the caller's output) */
   bool io_in_pool;
+  /* the last `nstates` inputs and outputs are a streaming model's states:
+   * a state's current value is read in place where the caller keeps it
+   * (its input stays the caller's, io_in_pool or not), and its new value
+   * is computed into a pool buffer (an intermediate) that lives to the
+   * end of the run, when the caller copies it over the current one */
+  int32_t nstates;
   int32_t npools; /* 0: one pool, no limit, taking every kind of buffer */
   const TnPlanPool *pools;
   const uint32_t *pool_kinds; /* per pool: bit k set when it takes
