@@ -186,3 +186,18 @@ def test_compiled_c_runs_them(tmp_path: Any) -> None:
             np.testing.assert_allclose(gk, w, rtol=0, atol=1e-5 * float(np.abs(w).max()))
         else:
             np.testing.assert_array_equal(gk, w)
+
+
+def test_uint8_requantize_and_arg_max() -> None:
+    """The rest of the uint8 deeplab's operators: QUANTIZE uint8 -> uint8
+    (a requantize) and ARG_MAX of uint8 values, against LiteRT's
+    reference kernels."""
+    shape = (1, 3, 4, 6)
+    x = RNG.integers(0, 256, shape, dtype=np.uint8)
+    model = single_op_model("QUANTIZE", [TensorSpec(shape, "uint8", quant=(0.05, 140))],
+                            [TensorSpec(shape, "uint8", quant=(0.031, 97))])
+    check_all(model, x, reference="litert")
+    model = single_op_model("ARG_MAX", [TensorSpec(shape, "uint8", quant=(0.05, 140)), ints([3])],
+                            [TensorSpec(shape[:3], "int64")],
+                            builtin_options("ArgMaxOptions", outputType=4))
+    check_all(model, x, reference="litert")

@@ -615,7 +615,7 @@ def _softmax(ctx: _Ctx) -> ir.Expr:
 _REQUANTIZE_PAIRS = {("int8", "int8"), ("int8", "uint8"), ("uint8", "int8"),
                      ("int8", "int16"), ("int8", "int32"), ("int16", "int8"),
                      ("int16", "int16"), ("int16", "int32"), ("int32", "int8"),
-                     ("int32", "int16")}
+                     ("int32", "int16"), ("uint8", "uint8")}
 
 
 def _stored(t: _Tensor) -> str:
