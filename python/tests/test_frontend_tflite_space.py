@@ -201,3 +201,12 @@ def test_uint8_requantize_and_arg_max() -> None:
                             [TensorSpec(shape[:3], "int64")],
                             builtin_options("ArgMaxOptions", outputType=4))
     check_all(model, x, reference="litert")
+
+
+def test_cast_uint8_image_to_float() -> None:
+    """movenet's first operator: CAST of a plain (unquantized) uint8 image
+    to float32; TFLite Micro's CAST takes no uint8 input, so against
+    LiteRT's reference kernel."""
+    shape = (1, 4, 5, 3)
+    model = single_op_model("CAST", [TensorSpec(shape, "uint8")], [TensorSpec(shape, "float32")])
+    check_all(model, RNG.integers(0, 256, shape, dtype=np.uint8), reference="litert")

@@ -761,7 +761,7 @@ def _squared_difference(ctx: _Ctx) -> ir.Expr:
 
 
 # what TFLite Micro's CAST converts from and to
-_CAST_FROM = ("float32", "int8", "int16", "int32", "bool")
+_CAST_FROM = ("float32", "int8", "int16", "int32", "bool", "uint8")
 _CAST_TO = ("float32", "int8", "int16", "int32")
 
 
