@@ -51,6 +51,22 @@ def call(name: str, *args: Any, **attrs: Any) -> ir.Expr:
     return getattr(ns, parts[-1])(*args, **attrs)
 
 
+def gather_nd(data: ir.Expr, indices: ir.Expr, shape: Sequence[int],
+              indices_shape: Sequence[int]) -> ir.Expr:
+    """GatherND without batch dimensions (ONNX GatherND, TFLite GATHER_ND)
+    of `data` (of `shape`) at int32 `indices` (of `indices_shape`, already
+    non-negative): a take of the leading indices_shape[-1] axes flattened
+    into one, at sum(index * stride)."""
+    k = int(indices_shape[-1])
+    lead = [int(d) for d in shape[:k]]
+    strides = np.array([int(np.prod(lead[d + 1:], dtype=np.int64)) for d in range(k)], np.int32)
+    flat = call("sum", call("multiply", indices, ir.const(strides)),
+                axis=[len(indices_shape) - 1], keepdims=False)
+    rows = int(np.prod(lead, dtype=np.int64))
+    return call("take", call("reshape", data, newshape=[rows] + [int(d) for d in shape[k:]]),
+                flat, axis=0)
+
+
 def scalar(value: Any, dtype: str) -> ir.Constant:
     """A 0-d constant of `dtype`."""
     return ir.const(np.array(value, dtype=dtype))

@@ -36,7 +36,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import ir
-from .common import call, scalar
+from .common import call, gather_nd, scalar
 from . import onnx as _o
 from .onnx import (ANY, F32, _axes, _Ctx, _ELEM, _ELEM_NAMES, _norm_axis, _prod)
 
@@ -1129,19 +1129,12 @@ def _chk_gather_nd(ctx: _Ctx) -> None:
 
 
 def _gather_nd(ctx: _Ctx) -> ir.Expr:
-    """GatherND (batch_dims 0): take of the flattened leading axes at
-    sum(index * stride)."""
+    """GatherND (batch_dims 0), negative indices counted from the end."""
     shp, ishp = ctx.shape(0), ctx.shape(1)
     k = ishp[-1]
     if not 1 <= k <= len(shp):
         raise ctx.error("indices address %d axes of data of rank %d" % (k, len(shp)))
-    lead = shp[:k]
-    strides = np.array([_prod(lead[d + 1:]) for d in range(k)], np.int32)
-    i = _from_end(_as(ctx.expr(1), "int32"), lead)
-    flat = call("sum", call("multiply", i, ir.const(strides)), axis=[len(ishp) - 1],
-                keepdims=False)
-    data = call("reshape", ctx.expr(0), newshape=[_prod(lead)] + shp[k:])
-    return call("take", data, flat, axis=0)
+    return gather_nd(ctx.expr(0), _from_end(_as(ctx.expr(1), "int32"), shp[:k]), shp, ishp)
 
 
 # ---- Resize --------------------------------------------------------------------------

@@ -45,7 +45,7 @@ import numpy as np
 from .. import ir
 from . import tflite_state
 from .common import ModelImportError, TensorInfo, UnsupportedOperatorError, call, finish, scalar, var_name, vector_or_scalar
-from .common import missing_operators
+from .common import gather_nd, missing_operators
 
 WHO = "from_tflite"
 
@@ -521,7 +521,8 @@ def _fully_connected(ctx: _Ctx) -> ir.Expr:
     return y
 
 
-def _pool(ctx: _Ctx, kind: str) -> ir.Expr:
+def _pool_window(ctx: _Ctx) -> Tuple[Any, List[int], List[int], List[int]]:
+    """A pooling operator's options, window, strides and padding."""
     o = ctx.options("Pool2DOptions")
     x = ctx.t(0)
     if len(x.shape) != 4:
@@ -530,13 +531,18 @@ def _pool(ctx: _Ctx, kind: str) -> ir.Expr:
     s = [int(o.StrideH()), int(o.StrideW())]
     _positive(ctx, "the window", *k)
     _positive(ctx, "strides", *s)
+    return o, k, s, _padding(ctx, int(o.Padding()), x.shape[1:3], k, s, [1, 1])
+
+
+def _pool(ctx: _Ctx, kind: str) -> ir.Expr:
+    o, k, s, pad = _pool_window(ctx)
+    x = ctx.t(0)
     if x.dtype in ("int8", "int16"):
         if not _same_quant(ctx, x, ctx.out):
             raise ctx.error("%s pooling needs the same scale and zero point in and out"
                             % x.dtype)
     elif x.dtype != "float32":
         raise ctx.unsupported("%s input is not supported (float32, int8 or int16)" % x.dtype)
-    pad = _padding(ctx, int(o.Padding()), x.shape[1:3], k, s, [1, 1])
     xe = ctx.expr(0)
     unshift = kind == "avg_pool2d" and x.shifted
     if unshift:
@@ -609,7 +615,7 @@ def _softmax(ctx: _Ctx) -> ir.Expr:
 _REQUANTIZE_PAIRS = {("int8", "int8"), ("int8", "uint8"), ("uint8", "int8"),
                      ("int8", "int16"), ("int8", "int32"), ("int16", "int8"),
                      ("int16", "int16"), ("int16", "int32"), ("int32", "int8"),
-                     ("int32", "int16")}
+                     ("int32", "int16"), ("uint8", "uint8")}
 
 
 def _stored(t: _Tensor) -> str:
@@ -755,7 +761,7 @@ def _squared_difference(ctx: _Ctx) -> ir.Expr:
 
 
 # what TFLite Micro's CAST converts from and to
-_CAST_FROM = ("float32", "int8", "int16", "int32", "bool")
+_CAST_FROM = ("float32", "int8", "int16", "int32", "bool", "uint8")
 _CAST_TO = ("float32", "int8", "int16", "int32")
 
 
@@ -920,14 +926,30 @@ def _resize(ctx: _Ctx, method: str) -> ir.Expr:
     size = [int(v) for v in ctx.const(1, "the size").reshape(-1)]
     if len(size) != 2:
         raise ctx.error("the size must have 2 values (height, width), got %d" % len(size))
-    ok = ("float32", "int8") if method == "linear" else ("float32", "int8", "int16")
-    if x.dtype not in ok or ctx.out.dtype != x.dtype:
-        raise ctx.unsupported("%s -> %s is not supported (%s)" % (x.dtype, ctx.out.dtype,
-                                                                  ", ".join(ok)))
     if align and half:
         raise ctx.error("align_corners and half_pixel_centers cannot both be set")
+    if x.shifted and method == "linear":
+        return _resize_bilinear_u8(ctx, size, align, half)
+    ok = ("float32", "int8") if method == "linear" else ("float32", "int8", "int16")
+    if x.dtype not in ok or ctx.out.dtype != x.dtype or x.shifted != ctx.out.shifted:
+        raise ctx.unsupported("%s -> %s is not supported (%s)" % (x.dtype, ctx.out.dtype,
+                                                                  ", ".join(ok)))
     return call("image.resize2d", ctx.expr(0), size=size, method=method, align_corners=align,
                 half_pixel_centers=half, layout="NHWC")
+
+
+def _resize_bilinear_u8(ctx: _Ctx, size: List[int], align: bool, half: bool) -> ir.Expr:
+    """uint8 RESIZE_BILINEAR as LiteRT's reference computes it: the float
+    interpolation of the uint8 values, + 0.5, truncated (unlike the int8
+    form's fixed point); here on the shifted values moved back to 0..255
+    in float32, and the result shifted again."""
+    if not ctx.out.shifted:
+        raise ctx.unsupported("uint8 -> %s is not supported (uint8)" % ctx.out.dtype)
+    f = call("add", call("cast", ctx.expr(0), dtype="float32"), scalar(_UINT8_SHIFT, "float32"))
+    y = call("image.resize2d", f, size=size, method="linear", align_corners=align,
+             half_pixel_centers=half, layout="NHWC")
+    y = call("cast", call("add", y, scalar(0.5, "float32")), dtype="int32")
+    return call("cast", call("subtract", y, scalar(_UINT8_SHIFT, "int32")), dtype="int8")
 
 
 def _batch_matmul(ctx: _Ctx) -> ir.Expr:
@@ -1534,6 +1556,145 @@ def _svdf(ctx: _Ctx) -> ir.Expr:
     return _activation(ctx, y, int(o.FusedActivationFunction()), out)
 
 
+# ---- space/batch moves, GATHER_ND, EMBEDDING_LOOKUP, L2_POOL_2D -------------
+
+def _moved(ctx: _Ctx, what: str) -> _Tensor:
+    """The input of an operator that only moves values (float32 or int8,
+    the output of the same type and, for int8, quantization)."""
+    x, out = ctx.t(0), ctx.out
+    if x.dtype not in ("float32", "int8") or x.shifted or out.dtype != x.dtype:
+        raise ctx.unsupported("%s %s -> %s is not supported (float32 or int8)"
+                              % (what, "uint8" if x.shifted else x.dtype,
+                                 "uint8" if out.shifted else out.dtype))
+    if x.dtype == "int8" and not _same_quant(ctx, x, out):
+        raise ctx.error("an int8 %s must keep its scale and zero point" % what)
+    return x
+
+
+def _prod(v: Sequence[int]) -> int:
+    return int(np.prod(v, dtype=np.int64))
+
+
+def _space_batch(ctx: _Ctx, to_batch: bool) -> ir.Expr:
+    """SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND (3-d NHC or 4-d NHWC, as TFLite
+    Micro takes them): a pad (int8 with the zero point, TFLite's
+    output_offset) or crop around a reshape/transpose/reshape that moves
+    each block of the spatial axes into the batch or back."""
+    x = _moved(ctx, "input")
+    shp = list(x.shape)
+    if not 3 <= len(shp) <= 4:
+        raise ctx.error("expects a 3-d or 4-d input, got %s" % shp)
+    block = [int(v) for v in ctx.const(1, "the block shape").reshape(-1)]
+    m = len(block)
+    what = "paddings" if to_batch else "crops"
+    edges = ctx.const(2, "the " + what)
+    if m != len(shp) - 2 or edges.shape != (m, 2):
+        raise ctx.error("a rank-%d input needs %d block sizes and %s of shape [%d, 2], got %d "
+                        "and %s" % (len(shp), len(shp) - 2, what, len(shp) - 2, m,
+                                    list(edges.shape)))
+    _positive(ctx, "block sizes", *block)
+    if np.any(edges < 0):
+        raise ctx.error("%s must not be negative, got %s" % (what, edges.tolist()))
+    rest = shp[m + 1:]
+    keep = list(range(2 * m + 1, 2 * m + 1 + len(rest)))
+    y = ctx.expr(0)
+    if to_batch:
+        n = shp[0]
+        space = [shp[1 + d] + int(edges[d][0]) + int(edges[d][1]) for d in range(m)]
+        for d in range(m):
+            if space[d] % block[d]:
+                raise ctx.error("padded extent %d of axis %d is not a multiple of block size %d"
+                                % (space[d], d + 1, block[d]))
+        if np.any(edges):
+            value = float(ctx.qparams(x)[1][0]) if x.dtype == "int8" else 0.0
+            pads = [[0, 0]] + [[int(a), int(b)] for a, b in edges] + [[0, 0]] * len(rest)
+            y = call("nn.pad", y, pad_width=pads, pad_value=value)
+        split = [n]
+        for d in range(m):
+            split += [space[d] // block[d], block[d]]
+        y = call("reshape", y, newshape=split + rest)
+        order = [2 + 2 * d for d in range(m)] + [0] + [1 + 2 * d for d in range(m)]
+        y = call("transpose", y, axes=order + keep)
+        return call("reshape", y, newshape=[n * _prod(block)] +
+                    [space[d] // block[d] for d in range(m)] + rest)
+    if shp[0] % _prod(block):
+        raise ctx.error("batch %d is not a multiple of the block sizes' product %d"
+                        % (shp[0], _prod(block)))
+    n = shp[0] // _prod(block)
+    y = call("reshape", y, newshape=block + [n] + shp[1:])
+    order = [m]
+    for d in range(m):
+        order += [m + 1 + d, d]
+    y = call("transpose", y, axes=order + keep)
+    full = [shp[1 + d] * block[d] for d in range(m)]
+    y = call("reshape", y, newshape=[n] + full + rest)
+    if np.any(edges):
+        begin = [int(edges[d][0]) for d in range(m)]
+        end = [full[d] - int(edges[d][1]) for d in range(m)]
+        if any(b >= e for b, e in zip(begin, end)):
+            raise ctx.error("crops %s leave nothing of %s" % (edges.tolist(), full))
+        y = call("strided_slice", y, begin=begin, end=end, strides=[1] * m,
+                 axes=list(range(1, m + 1)))
+    return y
+
+
+def _gather_nd(ctx: _Ctx) -> ir.Expr:
+    """GATHER_ND (float32 or int8 values, int32 indices): values are
+    copied, an int8 output keeps the input's numbers as TFLite Micro does."""
+    x, idx = ctx.t(0), ctx.t(1)
+    if x.dtype not in ("float32", "int8") or x.shifted or ctx.out.dtype != x.dtype:
+        raise ctx.unsupported("params %s -> %s is not supported (float32 or int8)"
+                              % (x.dtype, ctx.out.dtype))
+    if idx.dtype != "int32":
+        raise ctx.unsupported("%s indices are not supported (int32)" % idx.dtype)
+    shp, ishp = list(x.shape), list(idx.shape)
+    if not shp or not ishp or not 1 <= ishp[-1] <= len(shp):
+        raise ctx.error("indices of shape %s do not address params of shape %s" % (ishp, shp))
+    if idx.data is not None:
+        lim = np.array(shp[:ishp[-1]])
+        if np.any(idx.data < 0) or np.any(idx.data >= lim):
+            raise ctx.error("an index is out of range for params of shape %s" % shp)
+    return gather_nd(ctx.expr(0), ctx.expr(1), shp, ishp)
+
+
+def _embedding_lookup(ctx: _Ctx) -> ir.Expr:
+    """EMBEDDING_LOOKUP: rows of the value table at int32 ids; int8 rows
+    are copied to an int8 output or dequantized (scale only, zero point 0)
+    to a float32 one, TFLite Micro's hybrid form."""
+    ids, table, out = ctx.t(0), ctx.t(1), ctx.out
+    if ids.dtype != "int32" or len(ids.shape) != 1:
+        raise ctx.error("the ids must be a 1-d int32 tensor, got %s %s" % (ids.dtype, ids.shape))
+    if len(table.shape) < 2:
+        raise ctx.error("the value table must have 2 or more dimensions, got %s" % table.shape)
+    pair = ("uint8" if table.shifted else table.dtype, "uint8" if out.shifted else out.dtype)
+    if pair not in (("float32", "float32"), ("int8", "int8"), ("int8", "float32")):
+        raise ctx.unsupported("values %s -> %s are not supported (float32 -> float32, int8 -> "
+                              "int8 or int8 -> float32)" % pair)
+    if ids.data is not None and (np.any(ids.data < 0) or np.any(ids.data >= table.shape[0])):
+        raise ctx.error("an id is out of range for the %d rows of the table" % table.shape[0])
+    y = call("take", ctx.expr(1), ctx.expr(0), axis=0)
+    if pair == ("int8", "float32"):
+        s, z = ctx.qparams(table)
+        if s.size != 1 or z[0] != 0:
+            raise ctx.error("an int8 table read as float32 must have one scale and zero point "
+                            "0, got %d scales and zero point %d" % (s.size, int(z[0])))
+        y = call("multiply", call("cast", y, dtype="float32"), scalar(float(s[0]), "float32"))
+    return y
+
+
+def _l2_pool(ctx: _Ctx) -> ir.Expr:
+    """L2_POOL_2D (float32): the square root of the mean of the squares over
+    the window's valid elements, then the fused activation."""
+    x = ctx.t(0)
+    if x.dtype != "float32" or ctx.out.dtype != "float32":
+        raise ctx.unsupported("%s -> %s is not supported (float32)" % (x.dtype, ctx.out.dtype))
+    o, k, s, pad = _pool_window(ctx)
+    sq = call("multiply", ctx.expr(0), ctx.expr(0))
+    y = call("sqrt", call("nn.avg_pool2d", sq, pool_size=k, strides=s, padding=pad,
+                          layout="NHWC"))
+    return _activation(ctx, y, int(o.FusedActivationFunction()), ctx.out)
+
+
 # A converter returns the output's expression; a list of them for an
 # operator of several outputs; or a numpy array for an output computed here.
 _Result = Union[ir.Expr, List[ir.Expr], np.ndarray]
@@ -1602,6 +1763,11 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "LOG_SOFTMAX": _log_softmax,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
     "SVDF": _svdf,
+    "SPACE_TO_BATCH_ND": lambda c: _space_batch(c, True),
+    "BATCH_TO_SPACE_ND": lambda c: _space_batch(c, False),
+    "GATHER_ND": _gather_nd,
+    "EMBEDDING_LOOKUP": _embedding_lookup,
+    "L2_POOL_2D": _l2_pool,
 }
 
 
@@ -1613,7 +1779,7 @@ _UINT8_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2
               "MAX_POOL_2D", "ADD", "MUL", "SOFTMAX", "RESHAPE", "SQUEEZE", "CONCATENATION",
               "PAD", "QUANTIZE", "DEQUANTIZE", "SPLIT", "SPLIT_V", "UNPACK", "PACK", "SLICE",
               "STRIDED_SLICE", "TRANSPOSE", "EXPAND_DIMS", "GATHER", "TILE", "SPACE_TO_DEPTH",
-              "DEPTH_TO_SPACE")
+              "DEPTH_TO_SPACE", "RESIZE_BILINEAR", "ARG_MAX", "ARG_MIN")
 
 
 def supported_operators() -> List[str]:
