@@ -497,6 +497,32 @@ case("qnn.dense", "s8-fused-onnx", [s8(3, 16)],
                                            S(0.02)), c(i32(6), "int32"), -1),
                        np.linspace(0.0005, 0.002, 6).astype(np.float32), -10))
 
+# mm_s16.c: TFLite's int8 DIV (every dividend against divisors that include
+# the zero point), 16x8 BATCH_MATMUL and TRANSPOSE_CONV (int64 sums)
+_DIV_ALL = np.repeat(np.arange(-128, 128), 4).astype(np.int8)
+case("qnn.divide", "s8-pairs", [_DIV_ALL, np.tile(np.array([-128, -3, 7, 127], np.int8), 256)],
+     lambda a, b: Q.divide(a, b, S(0.05), Z(-3), S(0.02), Z(7), S(0.1), Z(1)))
+case("qnn.divide", "s8-broadcast-relu", [s8(2, 3, 5), s8(3, 1)],
+     lambda a, b: O.clip(Q.divide(a, b, S(1.0), Z(0), S(0.0001), Z(0), S(0.0001), Z(3)),
+                         3, 127))
+case("qnn.batch_matmul", "s16-s64", [s16(2, 3, 5), s16(5, 4)],
+     lambda a, b: Q.batch_matmul(a, b, Z(0), Z(0), S(0.001), S(0.002)))
+case("qnn.batch_matmul", "s16-requant-adj", [s16(2, 1, 4, 3), s16(3, 5, 4)],
+     lambda a, b: Q.requantize(Q.batch_matmul(a, b, Z(0), Z(0), S(0.001), S(0.002), adj_x=True,
+                                              adj_y=True), c(np.float64(2e-6), "float64"),
+                               Z(0), S(0.01), Z(0), out_dtype="int16"))
+case("qnn.conv2d_transpose", "s16-s64", [s16(1, 3, 3, 2)],
+     lambda x: Q.conv2d_transpose(x, c(s8(4, 3, 3, 2), "int8"), Z(0), Z(0), S(0.001), S(0.01),
+                                  strides=[2, 2], padding=[1, 1], output_size=[5, 5]))
+case("qnn.conv2d_transpose", "s16-requant", [s16(2, 2, 4, 3)],
+     lambda x: Q.requantize(NN.bias_add(
+         Q.conv2d_transpose(x, c(s8(3, 2, 3, 3), "int8"), Z(0), Z(0), S(0.001),
+                            S(np.linspace(0.005, 0.02, 3).astype(np.float32)), strides=[3, 1],
+                            output_size=[6, 6]),
+         c(R.integers(-(1 << 30), 1 << 30, 3), "int64"), 3),
+         c(np.linspace(5e-6, 2e-5, 3), "float64"), Z(0), S(0.003), Z(0), axis=3,
+         out_dtype="int16"))
+
 
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:
     params = [ir.var("x%d" % i, shape=a.shape, dtype=str(a.dtype)) for i, a in enumerate(inputs)]

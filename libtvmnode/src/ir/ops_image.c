@@ -139,23 +139,26 @@ static TnObject *infer_batch_matmul(const char *op, TnObject *const *types,
 }
 
 /* int8 operands, each with a scalar zero point (int32) and scale
- * (float32); int32 sums out. */
+ * (float32); int32 sums out. Or TFLite's 16x8: int16 operands, int64 sums
+ * out. */
 static TnObject *infer_qnn_batch_matmul(const char *op, TnObject *const *types,
                                         int32_t n, TnObject *attrs) {
   (void)n;
   static const DLDataType i8 = {kDLInt, 8, 1}, i32 = {kDLInt, 32, 1},
-                          f32 = {kDLFloat, 32, 1};
+                          f32 = {kDLFloat, 32, 1}, i16 = {kDLInt, 16, 1},
+                          i64 = {kDLInt, 64, 1};
   const BatchMatmulAttrs *x = (const BatchMatmulAttrs *)attrs;
   const TnIrTensorType *a = tn__ir_tensor_arg(op, types, 0, "tensor_a");
   const TnIrTensorType *b = a ? tn__ir_tensor_arg(op, types, 1, "tensor_b")
                               : NULL;
   if (b == NULL) return NULL;
-  if (!tn__ir_dtype_eq(a->dtype, i8))
-    return tn__ir_arg_error(op, 0, "tensor_a", types[0], "expected int8"),
-           NULL;
-  if (!tn__ir_dtype_eq(b->dtype, i8))
-    return tn__ir_arg_error(op, 1, "tensor_b", types[1], "expected int8"),
-           NULL;
+  const bool wide = tn__ir_dtype_eq(a->dtype, i16);
+  if (!wide && !tn__ir_dtype_eq(a->dtype, i8))
+    return tn__ir_arg_error(op, 0, "tensor_a", types[0], "expected int8 or "
+                            "int16"), NULL;
+  if (!tn__ir_dtype_eq(b->dtype, wide ? i16 : i8))
+    return tn__ir_arg_error(op, 1, "tensor_b", types[1], "expected %s (as "
+                            "tensor_a)", wide ? "int16" : "int8"), NULL;
   static const char *roles[] = {"a_zero_point", "b_zero_point", "a_scale",
                                 "b_scale"};
   for (int32_t i = 0; i < 4; i++) {
@@ -171,7 +174,7 @@ static TnObject *infer_qnn_batch_matmul(const char *op, TnObject *const *types,
   int32_t nd = tn__ir_batch_matmul_dims(op, types, a, b, x->adj_x, x->adj_y,
                                         out);
   if (nd < 0) return NULL;
-  return tn_ir_tensor_type(out, nd, i32);
+  return tn_ir_tensor_type(out, nd, wide ? i64 : i32);
 }
 
 /* ---- conv2d_transpose ------------------------------------------------------------ */
@@ -240,23 +243,27 @@ static TnObject *infer_tconv(const char *op, TnObject *const *types,
   return tconv_out(op, types, attrs, d->dtype);
 }
 
-/* int8 data and weight; scalar input quantization, the weight's per
- * tensor or per output channel (its axis 0). */
+/* int8 data and weight, int32 sums out (or TFLite's 16x8: int16 data,
+ * int8 weight, int64 sums out); scalar input quantization, the weight's
+ * per tensor or per output channel (its axis 0). */
 static TnObject *infer_qnn_tconv(const char *op, TnObject *const *types,
                                  int32_t n, TnObject *attrs) {
   (void)n;
   static const DLDataType i8 = {kDLInt, 8, 1}, i32 = {kDLInt, 32, 1},
-                          f32 = {kDLFloat, 32, 1};
+                          f32 = {kDLFloat, 32, 1}, i16 = {kDLInt, 16, 1},
+                          i64 = {kDLInt, 64, 1};
   const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
   const TnIrTensorType *w = d ? tn__ir_tensor_arg(op, types, 1, "weight")
                               : NULL;
   if (w == NULL) return NULL;
-  if (!tn__ir_dtype_eq(d->dtype, i8))
-    return tn__ir_arg_error(op, 0, "data", types[0], "expected int8"), NULL;
+  const bool wide = tn__ir_dtype_eq(d->dtype, i16);
+  if (!wide && !tn__ir_dtype_eq(d->dtype, i8))
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected int8 or "
+                            "int16"), NULL;
   if (!tn__ir_dtype_eq(w->dtype, i8))
     return tn__ir_arg_error(op, 1, "weight", types[1], "expected int8"),
            NULL;
-  TnObject *out = tconv_out(op, types, attrs, i32);
+  TnObject *out = tconv_out(op, types, attrs, wide ? i64 : i32);
   if (out == NULL) return NULL;
   static const char *roles[] = {"input_zero_point", "kernel_zero_point",
                                 "input_scale", "kernel_scale"};
@@ -369,7 +376,7 @@ void tn__ir_ops_image_init(void) {
                    "ir.BatchMatmulAttrs", TN_OP_OUT_FUSABLE,
                    infer_qnn_batch_matmul,
                    "int8 batch_matmul with int32 sums of (a - a_zp) * "
-                   "(b - b_zp)");
+                   "(b - b_zp); int16 operands give int64 sums");
   TN__IR_ATTRS(ConvTransposeAttrs, "ir.Conv2DTransposeAttrs", tconv_fields);
   tn__ir_op_define("nn.conv2d_transpose", "data,weight",
                    "ir.Conv2DTransposeAttrs", TN_OP_OUT_FUSABLE, infer_tconv,
@@ -380,7 +387,8 @@ void tn__ir_ops_image_init(void) {
                    "input_scale,kernel_scale",
                    "ir.Conv2DTransposeAttrs", TN_OP_OUT_FUSABLE,
                    infer_qnn_tconv,
-                   "int8 transposed 2-D convolution with int32 sums");
+                   "int8 transposed 2-D convolution with int32 sums; "
+                   "int16 data (int8 weight) gives int64 sums");
   TN__IR_ATTRS(L2NormalizeAttrs, "ir.L2NormalizeAttrs", l2_fields);
   tn__ir_op_define("nn.l2_normalize", "data", "ir.L2NormalizeAttrs",
                    TN_OP_OPAQUE, infer_norm_f32,

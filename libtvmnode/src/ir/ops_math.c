@@ -3,7 +3,8 @@
  * ops_tensor.c and ops_qnn.c: abs, sqrt, rsqrt, log, nn.elu and
  * nn.hard_swish (float32), and the int8 forms qnn.subtract (TFLite's SUB),
  * qnn.leaky_relu, qnn.abs, qnn.rsqrt, qnn.elu and qnn.hard_swish; the
- * broadcasting nn.prelu (float), qnn.squared_difference and qnn.prelu.
+ * broadcasting nn.prelu (float), qnn.squared_difference, qnn.prelu and
+ * qnn.divide.
  *
  * The int8 operators take their scales (float32) and zero points (int32)
  * as scalar arguments and share the type inference of qnn.add and
@@ -78,4 +79,8 @@ void tn__ir_ops_math_init(void) {
                    infer_prelu,
                    "data where >= 0, else data * alpha, alpha broadcast "
                    "(float)");
+  tn__ir_op_define("qnn.divide", QBINARY_ARGS("lhs", "rhs"), NULL,
+                   TN_OP_BROADCAST, tn__ir_infer_qnn_binary,
+                   "int8 lhs / rhs, each in its own quantization, rhs "
+                   "broadcast (TFLite's DIV)");
 }

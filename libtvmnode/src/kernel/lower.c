@@ -398,6 +398,7 @@ static const TnLowerRow *(*const g_tables[])(size_t *) = {
     tn__lower_math_table,
     tn__lower_lstm_table,
     tn__lower_onnxq_table,
+    tn__lower_s16mm_table,
 };
 
 bool tn__kernel_entry_known(const TnKernEntry *e) {

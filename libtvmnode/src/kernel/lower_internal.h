@@ -140,4 +140,13 @@ int tn__lower_const_values(const TnKernArgs *a, int32_t i, const char *role,
  * arithmetic), registered after the others. */
 const TnLowerRow *tn__lower_onnxq_table(size_t *n);
 
+/* lower_s16mm.c's rows (qnn.divide), registered after the others, and the
+ * int16 (16x8) forms of qnn.batch_matmul and qnn.conv2d_transpose, which
+ * lower_spatial.c's lowerings hand int16 data to with its geometry. */
+const TnLowerRow *tn__lower_s16mm_table(size_t *n);
+int tn__lower_bmm_s16(const TnKernArgs *a, TnKernCall *k,
+                      const TnCrtBatchMatmul *g);
+int tn__lower_tconv_s16(const TnKernArgs *a, TnKernCall *k,
+                        const TnCrtConvTranspose *g);
+
 #endif /* TVMNODE_KERNEL_LOWER_INTERNAL_H_ */

@@ -7,6 +7,8 @@
 #include "kernel/lower_internal.h"
 #include "ir/ops_image.h"
 
+static const DLDataType kI16 = {kDLInt, 16, 1};
+
 /* ---- image.resize2d ---------------------------------------------------------- */
 
 static int lower_resize(const TnKernArgs *a, TnKernCall *k) {
@@ -116,11 +118,16 @@ static int const_int(const TnKernArgs *a, int32_t i, const char *role,
 }
 
 static int lower_qnn_batch_matmul(const TnKernArgs *a, TnKernCall *k) {
-  if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8))
-    return no_kernel(a, "int8 operands only");
+  const bool s16 = is(a->types[0]->dtype, kI16);
+  if (!s16 && (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8)))
+    return no_kernel(a, "int8 or int16 operands only");
   const TnIrBatchMatmulAttrs *x =
       ATTRS(a->op, a->attrs, TnIrBatchMatmulAttrs, "ir.BatchMatmulAttrs");
   if (x == NULL) return -1;
+  if (s16) {
+    TnCrtBatchMatmul g;
+    return bmm_geom(a, x, &g) ? -1 : tn__lower_bmm_s16(a, k, &g);
+  }
   int32_t za, zb;
   if (const_int(a, 2, "a_zero_point", &za) ||
       const_int(a, 3, "b_zero_point", &zb))
@@ -177,8 +184,12 @@ static int lower_conv2d_transpose(const TnKernArgs *a, TnKernCall *k) {
 }
 
 static int lower_qnn_conv2d_transpose(const TnKernArgs *a, TnKernCall *k) {
+  if (is(a->types[0]->dtype, kI16)) {
+    TnCrtConvTranspose g;
+    return tconv_geom(a, &g) ? -1 : tn__lower_tconv_s16(a, k, &g);
+  }
   if (!is(a->types[0]->dtype, kI8) || !is(a->types[1]->dtype, kI8))
-    return no_kernel(a, "int8 data and weight only");
+    return no_kernel(a, "int8 data and weight (or int16 data) only");
   int32_t zx, zw;
   if (const_int(a, 2, "input_zero_point", &zx)) return -1;
   /* TFLite's int8 kernel has no weight offset: its filters are symmetric */

@@ -725,7 +725,11 @@ def _div(ctx: _Ctx) -> ir.Expr:
     a, b, out = ctx.t(0), ctx.t(1), ctx.out
     if a.dtype == b.dtype == out.dtype == "float32":
         return _activation(ctx, call("divide", ctx.expr(0), ctx.expr(1)), act, out)
-    raise ctx.unsupported("operand types %s, %s -> %s are not supported (float32)"
+    if a.dtype == b.dtype == out.dtype == "int8":
+        # TFLite Micro's reciprocal-and-multiply; a divisor at its zero
+        # point gives what the installed build computes (see mm_s16.c)
+        return _activation(ctx, _qbinary(ctx, "divide"), act, out)
+    raise ctx.unsupported("operand types %s, %s -> %s are not supported (float32, int8)"
                           % (a.dtype, b.dtype, out.dtype))
 
 
@@ -955,7 +959,7 @@ def _resize_bilinear_u8(ctx: _Ctx, size: List[int], align: bool, half: bool) -> 
 def _batch_matmul(ctx: _Ctx) -> ir.Expr:
     """BATCH_MATMUL: nn.batch_matmul (float32), or qnn.batch_matmul and a
     requantize by input_scale * filter_scale / output_scale in double, as
-    TFLite Micro computes its multiplier (int8)."""
+    TFLite Micro computes its multiplier (int8, and int16 with int64 sums)."""
     o = ctx.imp.r.options(ctx.op, "BatchMatMulOptions")
     adj_x = bool(o.AdjX()) if o is not None else False
     adj_y = bool(o.AdjY()) if o is not None else False
@@ -965,7 +969,11 @@ def _batch_matmul(ctx: _Ctx) -> ir.Expr:
             raise ctx.error("operands must have 2 to 5 dimensions, got %s" % t.shape)
     if a.dtype == b.dtype == out.dtype == "float32":
         return call("nn.batch_matmul", ctx.expr(0), ctx.expr(1), adj_x=adj_x, adj_y=adj_y)
-    if a.dtype == b.dtype == out.dtype == "int8":
+    if a.dtype == b.dtype == out.dtype and a.dtype in ("int8", "int16"):
+        # int16 (16x8): zero points 0 and int64 sums, as TFLite Micro checks
+        # and accumulates them
+        if a.dtype == "int16" and any(int(ctx.qparams(t)[1][0]) != 0 for t in (a, b, out)):
+            raise ctx.error("int16 operands and output must have zero point 0")
         sa, za = ctx.qscalar(a)
         sb, zb = ctx.qscalar(b)
         so, zo = ctx.qscalar(out)
@@ -973,9 +981,9 @@ def _batch_matmul(ctx: _Ctx) -> ir.Expr:
                  adj_y=adj_y)
         acc = np.float64(ctx.qparams(a)[0][0]) * np.float64(ctx.qparams(b)[0][0])
         return call("qnn.requantize", y, scalar(acc, "float64"), scalar(0, "int32"), so, zo,
-                    out_dtype="int8")
-    raise ctx.unsupported("operand types %s, %s -> %s are not supported (float32 or int8)"
-                          % (a.dtype, b.dtype, out.dtype))
+                    out_dtype=a.dtype)
+    raise ctx.unsupported("operand types %s, %s -> %s are not supported (float32, int8 or "
+                          "int16)" % (a.dtype, b.dtype, out.dtype))
 
 
 def _tconv_pad(ctx: _Ctx, padding: int, out: int, k: int, stride: int) -> int:
@@ -994,7 +1002,8 @@ def _transpose_conv(ctx: _Ctx) -> ir.Expr:
     """TRANSPOSE_CONV (inputs: output shape, OHWI filter, input, bias):
     nn.conv2d_transpose (float32), or qnn.conv2d_transpose, the int32 bias
     and a per-channel requantize by input_scale * filter_scale[c] in
-    double (int8), as TFLite Micro computes it."""
+    double (int8; int16 data with an int8 filter sums in int64 with an int64
+    bias), as TFLite Micro computes it."""
     o = ctx.options("TransposeConvOptions")
     act = int(o.FusedActivationFunction()) if hasattr(o, "FusedActivationFunction") else _NONE
     # the output shape input may be computed; the output tensor's is static
@@ -1022,17 +1031,25 @@ def _transpose_conv(ctx: _Ctx) -> ir.Expr:
         if bias is not None:
             y = call("nn.bias_add", y, ir.const(bias.astype(np.float32)), axis=3)
         return _activation(ctx, y, act, out)
-    sx, zx, sw, so, zo = _int8_layer_qparams(ctx, x, w, out, cout)
+    # int8, or TFLite's 16x8: int16 data, int8 filter, int64 sums and bias
+    sx, zx, sw, so, zo = _int8_layer_qparams(ctx, x, w, out, cout, int16=True)
+    wide = x.dtype == "int16"
+    if wide and (zx[0] != 0 or zo[0] != 0):
+        raise ctx.error("int16 input and output must have zero point 0, got %d and %d"
+                        % (zx[0], zo[0]))
     y = call("qnn.conv2d_transpose", ctx.expr(2), ir.const(wd), scalar(zx[0], "int32"),
              scalar(0, "int32"), scalar(sx[0], "float32"), vector_or_scalar(sw, "float32"),
              **attrs)
     if bias is not None:
-        if bias.dtype != np.int32:
-            raise ctx.unsupported("an int8 layer's bias must be int32, got %s" % bias.dtype)
-        y = call("nn.bias_add", y, ir.const(bias), axis=3)
+        # TFLite Micro widens an int16 bias of a 16x8 layer to int64
+        ok = (np.int64, np.int16) if wide else (np.int32,)
+        if bias.dtype not in ok:
+            raise ctx.unsupported("an %s layer's bias must be %s, got %s" % (
+                x.dtype, " or ".join(np.dtype(t).name for t in ok), bias.dtype))
+        y = call("nn.bias_add", y, ir.const(bias.astype(ok[0])), axis=3)
     acc = np.float64(sx[0]) * sw.astype(np.float64)
     y = call("qnn.requantize", y, vector_or_scalar(acc, "float64"), scalar(0, "int32"),
-             scalar(so[0], "float32"), scalar(zo[0], "int32"), axis=3, out_dtype="int8")
+             scalar(so[0], "float32"), scalar(zo[0], "int32"), axis=3, out_dtype=x.dtype)
     return _activation(ctx, y, act, out)
 
 

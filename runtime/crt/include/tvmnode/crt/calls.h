@@ -351,7 +351,11 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X(qlinear_add_ort, TnCrtCallQLinearOrt, "src/kernels/qlinear_ort.c")      \
   X(qlinear_mul_ort, TnCrtCallQLinearOrt, "src/kernels/qlinear_ort.c")      \
   X(qlinear_avg_pool_ort, TnCrtCallQLinearPoolOrt, "src/kernels/qlinear_ort.c") \
-  X(qlinear_softmax_ort, TnCrtQSoftmaxOrt, "src/kernels/qlinear_ort.c")
+  X(qlinear_softmax_ort, TnCrtQSoftmaxOrt, "src/kernels/qlinear_ort.c")    \
+  X(bmm_s16_s64, TnCrtCallBmmS32, "src/kernels/mm_s16.c")                   \
+  X(conv2d_transpose_s16_s64, TnCrtCallConvTransposeS32,                    \
+    "src/kernels/mm_s16.c")                                                 \
+  X(qdiv_s8, TnCrtCallQBinary, "src/kernels/mm_s16.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the
@@ -382,7 +386,8 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X("src/kernels/math.c", "src/kernels/binary_walk.h")                       \
   X("src/kernels/qelementwise.c", "src/kernels/binary_walk.h")                \
   X("src/kernels/normalize.c", "src/kernels/softmax_s8.c")                  \
-  X("src/kernels/qlinear_ort.c", "src/kernels/binary_walk.h")
+  X("src/kernels/qlinear_ort.c", "src/kernels/binary_walk.h")               \
+  X("src/kernels/mm_s16.c", "src/kernels/binary_walk.h")
 
 #define TN_CRT__CALL_DECL(form, Type, file)                                \
   int32_t tn_crt_call_##form(const void *params, const void *const *in,   \

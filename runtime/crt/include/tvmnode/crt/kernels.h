@@ -916,6 +916,24 @@ TN_CRT_STRUCT(TnCrtQSoftmaxOrt);
 TnCrtStatus tn_crt_qlinear_softmax_ort(const TnCrtQSoftmaxOrt *p,
                                        const int8_t *in, int8_t *out);
 
+/* TFLite's 16x8 BATCH_MATMUL and TRANSPOSE_CONV (mm_s16.c): int16 operands
+ * (zero points 0; an int8 OHWI filter for the transposed convolution) and
+ * int64 sums out, requantized by their own calls; and its int8 DIV,
+ * broadcasting, whose parameters tn_crt_qdiv_params computes from the
+ * three quantizations (the output multiplier and shift, the offsets and
+ * act_min/act_max of -128/127). */
+TnCrtStatus tn_crt_qdiv_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
+                           const int8_t *lhs, const int8_t *rhs, int8_t *out);
+TnCrtStatus tn_crt_bmm_s16_s64(const TnCrtBatchMatmul *p, const int16_t *a,
+                               const int16_t *b, int64_t *out);
+TnCrtStatus tn_crt_conv2d_transpose_s16_s64(const TnCrtConvTranspose *p,
+                                            const int16_t *in,
+                                            const int8_t *w, int64_t *out);
+TnCrtStatus tn_crt_qdiv_params(double lhs_scale, int32_t lhs_zp,
+                               double rhs_scale, int32_t rhs_zp,
+                               double out_scale, int32_t out_zp,
+                               TnCrtQBinary *out);
+
 #ifdef __cplusplus
 }
 #endif
