@@ -351,7 +351,8 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X(qlinear_add_ort, TnCrtCallQLinearOrt, "src/kernels/qlinear_ort.c")      \
   X(qlinear_mul_ort, TnCrtCallQLinearOrt, "src/kernels/qlinear_ort.c")      \
   X(qlinear_avg_pool_ort, TnCrtCallQLinearPoolOrt, "src/kernels/qlinear_ort.c") \
-  X(qlinear_softmax_ort, TnCrtQSoftmaxOrt, "src/kernels/qlinear_ort.c")
+  X(qlinear_softmax_ort, TnCrtQSoftmaxOrt, "src/kernels/qlinear_ort.c") \
+  X(lstm_s16, TnCrtLstm, "src/kernels/lstm.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the
