@@ -6,8 +6,9 @@ Micro and as module states by us: several steps run through one
 interpreter and through our executor (unfused and fused) and the
 generated C (with its state pool and reset), and every step's output must
 equal TFLite Micro's bit for bit for int8 and within 1e-6 of its range for
-float32. Unsupported forms (peephole, projection, int16 activations) and
-bad operator arguments are clear errors."""
+float32 (the 16x8 form: test_frontend_tflite_lstm16.py). Unsupported
+forms (peephole, projection) and bad operator arguments are clear
+errors."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
