@@ -1705,6 +1705,41 @@ START_TEST(test_lstm) {
         ck_assert(v > 0 && v < 64);
         if (t) ck_assert(v <= seq[(b * T + t - 1) * H + j] - 5);
       }
+  /* the 16x8 form: the same cell state; the hidden state tanh(c) / 2 in
+   * units of 2^-15 (zero point 0), int64 sums and bias */
+  {
+    int16_t x16[B * T * I] = {0}, h16[B * H] = {0}, seq16[B * T * H];
+    int16_t cell16[B * H];
+    int64_t bias64[4 * H] = {0};
+    int16_t scratch16[2 * H];
+    TnCrtLstm q = p;
+    q.hidden_zero_point = 0;
+    KT_CHECK_OK(tn_crt_quantize_multiplier(1.0 / 32768, &q.output_multiplier,
+                                           &q.output_shift));
+    size_t ss16 = tn_crt_lstm_scratch_size(H, 2, 2);
+    ck_assert_uint_eq(ss16, sizeof scratch16);
+    q.emit = TN_CRT_LSTM_CELL;
+    KT_CHECK_OK(tn_crt_lstm_s16(&q, x16, wi, wr, bias64, h16, c0, cell16,
+                                scratch16, ss16));
+    for (int i = 0; i < B * H; i++) ck_assert_int_eq(cell16[i], cell[i]);
+    q.emit = TN_CRT_LSTM_SEQUENCE;
+    KT_CHECK_OK(tn_crt_lstm_s16(&q, x16, wi, wr, bias64, h16, c0, seq16,
+                                scratch16, ss16));
+    for (int b = 0; b < B; b++)
+      for (int t = 0; t < T; t++)
+        for (int j = 0; j < H; j++) {
+          int v = seq16[(b * T + t) * H + j], v8 = seq[(b * T + t) * H + j] - 5;
+          ck_assert(v > 0 && v < 16384);
+          int d = v / 256 - v8; /* the int8 result, finer */
+          ck_assert(d >= -1 && d <= 1);
+        }
+    EXPECT_ST(tn_crt_lstm_s16(&q, x16, wi, wr, bias64, h16, c0, seq16,
+                              scratch16, ss16 - 1),
+              TN_CRT_SCRATCH_TOO_SMALL);
+    EXPECT_ST(tn_crt_lstm_s16(&q, x16, wi, wr, NULL, h16, c0, seq16,
+                              scratch16, ss16),
+              TN_CRT_INVALID_ARGUMENT);
+  }
   /* float32: the same, exactly as the formula */
   float xf[B * T * I] = {0}, wif[4 * H * I] = {0}, wrf[4 * H * H] = {0};
   float bf[4 * H] = {0}, hf[B * H] = {0}, cf[B * H], sf[B * T * H];

@@ -6,8 +6,9 @@ Micro and as module states by us: several steps run through one
 interpreter and through our executor (unfused and fused) and the
 generated C (with its state pool and reset), and every step's output must
 equal TFLite Micro's bit for bit for int8 and within 1e-6 of its range for
-float32. Unsupported forms (peephole, projection, int16 activations) and
-bad operator arguments are clear errors."""
+float32 (the 16x8 form: test_frontend_tflite_lstm16.py). Unsupported
+forms (peephole, projection) and bad operator arguments are clear
+errors."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
@@ -105,33 +106,33 @@ def tuple_of(y: Any) -> Sequence[np.ndarray]:
     return y if isinstance(y, tuple) else (y,)
 
 
-@pytest.mark.parametrize("fuse", [False, True])
-@pytest.mark.parametrize("cid", sorted(CONFIGS))
-def test_executor_matches_tflite_micro(cid: str, fuse: bool) -> None:
-    model = model_of(cid)
+def check_executor(model: bytes, xs: List[np.ndarray], fuse: bool) -> List[List[np.ndarray]]:
+    """Run `xs` as streaming steps through the executor (after FuseOps
+    when `fuse`) and TFLite Micro: the same outputs, the state carried
+    (xs[2] is xs[0] and must give another output), reset() back to the
+    start. Returns our steps' outputs."""
     mod = frontend.from_tflite(model)
     assert [str(s["name"]) for s in mod.attrs["states"]] == ["tensor:h", "tensor:c"]
     if fuse:
         mod = transform.FuseOps()(transform.FoldConstant()(mod))
     ex = Executor(mod)
     assert ex.stateful
-    xs = inputs_of(cid, 5)
     want = tflm_steps(model, xs, 1)
     got = ours_steps(lambda x: tuple_of(ex(x)), ex.reset, xs)
     same(got, want)
-    # the state carried over: the same input gives another output later
     assert not np.array_equal(got[0][0], got[2][0])
     ex.reset()
     np.testing.assert_array_equal(tuple_of(ex(xs[0]))[0], got[0][0])
+    return got
 
 
-@pytest.mark.parametrize("cid", ["s8-batch-clip", "s8-time-major", "f32-time-major-clip"])
-def test_generated_c_matches_tflite_micro(cid: str, tmp_path: Any) -> None:
+def check_generated_c(model: bytes, name: str, xs: List[np.ndarray], tmp: str) -> None:
+    """Run `xs` as streaming steps through the generated C (its state pool,
+    reset before the first and the fourth step) and through TFLite Micro
+    (a fresh interpreter at the fourth): the same outputs."""
     import ctypes
 
-    model = model_of(cid)
-    name = "lstm_" + cid.replace("-", "_")
-    hm = host_model(frontend.from_tflite(model), name, str(tmp_path))
+    hm = host_model(frontend.from_tflite(model), name, tmp)
     pool = state_pool(hm)
     reset = getattr(hm.lib, "tvmgen_%s_reset" % name)
     reset.restype = ctypes.c_int32
@@ -139,11 +140,22 @@ def test_generated_c_matches_tflite_micro(cid: str, tmp_path: Any) -> None:
     def do_reset() -> None:
         assert reset(ctypes.c_void_p(pool.ctypes.data)) == 0
 
-    xs = inputs_of(cid, 5)
     want = tflm_steps(model, xs, 1, reset_at=3)
     do_reset()
     got = ours_steps(lambda x: hm.run(x, state=pool), do_reset, xs, reset_at=3)
     same(got, want)
+
+
+@pytest.mark.parametrize("fuse", [False, True])
+@pytest.mark.parametrize("cid", sorted(CONFIGS))
+def test_executor_matches_tflite_micro(cid: str, fuse: bool) -> None:
+    check_executor(model_of(cid), inputs_of(cid, 5), fuse)
+
+
+@pytest.mark.parametrize("cid", ["s8-batch-clip", "s8-time-major", "f32-time-major-clip"])
+def test_generated_c_matches_tflite_micro(cid: str, tmp_path: Any) -> None:
+    check_generated_c(model_of(cid), "lstm_" + cid.replace("-", "_"), inputs_of(cid, 5),
+                      str(tmp_path))
 
 
 def test_int8_state_starts_at_its_zero_point() -> None:

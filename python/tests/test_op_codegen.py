@@ -524,6 +524,24 @@ case("qnn.conv2d_transpose", "s16-requant", [s16(2, 2, 4, 3)],
          out_dtype="int16"))
 
 
+# lstm.c, TFLite's 16x8 form: int16 data and hidden state, int8 weights,
+# int64 bias (int64 sums), int16 cell state
+def qlstm16(x: Any, h: Any, cell: Any, units: int, n_in: int, cell_scale: float,
+            **kw: Any) -> Any:
+    w, r, _ = lstm_consts(units, n_in, True)
+    b = c(R.integers(-300000, 300000, (4, units)), "int64")
+    return Q.lstm(x, w, r, b, h, cell, S(2.0 ** -12), Z(0), c(np.linspace(0.004, 0.012, 8)),
+                  S(2.0 ** -15), Z(0), S(cell_scale), **kw)
+
+
+case("qnn.lstm", "s16-sequence-clip", [s16(2, 3, 5), s16(2, 4), s16(2, 4)],
+     lambda x, h, cl: qlstm16(x, h, cl, 4, 5, 2.0 ** -11, cell_clip=2.0))
+case("qnn.lstm", "s16-cell-time-major", [s16(3, 2, 6), s16(2, 3), s16(2, 3)],
+     lambda x, h, cl: qlstm16(x, h, cl, 3, 6, 2.0 ** -13, emit="cell", time_major=True))
+case("qnn.lstm", "s16-sequence-time-major", [s16(2, 3, 4), s16(3, 5), s16(3, 5)],
+     lambda x, h, cl: qlstm16(x, h, cl, 5, 4, 2.0 ** -12, time_major=True))
+
+
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:
     params = [ir.var("x%d" % i, shape=a.shape, dtype=str(a.dtype)) for i, a in enumerate(inputs)]
     return ir.IRModule.from_expr(ir.Function(params, build(*params)))

@@ -1,7 +1,8 @@
 /*
  * ops_lstm.c: the recurrent operators TFLite models bring,
  * UNIDIRECTIONAL_SEQUENCE_LSTM as nn.lstm (float32) and qnn.lstm (int8 data
- * and weights, int16 cell state). The IR is functional while the LSTM has
+ * and weights with int32 bias, or int16 data with int8 weights and int64
+ * bias; int16 cell state). The IR is functional while the LSTM has
  * state: the hidden and cell state are arguments (the importer passes the
  * module's states) and the new values are results. A call has one result,
  * chosen by `emit`: "sequence" is every step's hidden state, whose last
@@ -29,7 +30,8 @@ static const TnFieldDesc lstm_fields[] = {
 };
 
 static const DLDataType kF32 = {kDLFloat, 32, 1}, kI32 = {kDLInt, 32, 1},
-                        kI16 = {kDLInt, 16, 1}, kI8 = {kDLInt, 8, 1};
+                        kI16 = {kDLInt, 16, 1}, kI8 = {kDLInt, 8, 1},
+                        kI64 = {kDLInt, 64, 1};
 
 static const char *type_name(DLDataType t, char *buf, size_t n) {
   tn__dtype_text(t, buf, n);
@@ -127,6 +129,11 @@ static TnObject *infer_qnn_lstm(const char *op, TnObject *const *types,
                 i == 2 ? 1 : 0))
       return NULL;
   }
+  /* int16 data is TFLite's 16x8 form, with an int64 bias */
+  const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
+  if (d == NULL) return NULL;
+  if (tn__ir_dtype_eq(d->dtype, kI16))
+    return infer_lstm(op, types, attrs, kI16, kI64, kI16);
   return infer_lstm(op, types, attrs, kI8, kI32, kI16);
 }
 
@@ -142,7 +149,8 @@ void tn__ir_ops_lstm_init(void) {
                    "input_zero_point,weight_scale,hidden_scale,"
                    "hidden_zero_point,cell_scale",
                    "ir.LstmAttrs", TN_OP_OPAQUE, infer_qnn_lstm,
-                   "an int8 LSTM with int16 cell state, TFLite Micro's "
+                   "an int8 (int32 bias) or int16 (int8 weights, int64 "
+                   "bias) LSTM with int16 cell state, TFLite Micro's "
                    "arithmetic: every step's hidden state (in the hidden "
                    "state's quantization) or the final cell state");
 }

@@ -1,7 +1,8 @@
 /*
  * lower_lstm.c: the part of the lowering table for the recurrent operators
  * of ir/ops_lstm.c (lower.c registers it with the others). nn.lstm and
- * qnn.lstm become the crt's lstm_f32 and lstm_s8 forms; for qnn.lstm the
+ * qnn.lstm become the crt's lstm_f32 and lstm_s8 (int8 data) or lstm_s16
+ * (int16 data, TFLite's 16x8) forms; for qnn.lstm the
  * host computes TFLite Micro's effective scales once, as its LSTM's
  * Prepare does: each gate's two products go to Q3.12 (scale 2^-12, the
  * input scale times the weight scale multiplied in float first, as
@@ -56,9 +57,12 @@ static int multiplier(const TnKernArgs *a, double m, const char *what,
 }
 
 static int lower_qnn_lstm(const TnKernArgs *a, TnKernCall *k) {
-  if (!is(a->types[0]->dtype, kI8) || !is(a->types[5]->dtype, kI16))
+  int wide = is(a->types[0]->dtype, kI16);
+  if ((!wide && !is(a->types[0]->dtype, kI8)) ||
+      !is(a->types[5]->dtype, kI16))
     return no_kernel(a, NULL);
-  TnCrtLstm *p = KERNEL_USE(k, lstm_s8, 0);
+  TnCrtLstm *p =
+      wide ? KERNEL_USE(k, lstm_s16, 0) : KERNEL_USE(k, lstm_s8, 0);
   if (lstm_geometry(a, p)) return -1;
   double in_s, in_zp, w_s[8], h_s, h_zp, c_s;
   int64_t n;
@@ -104,7 +108,7 @@ static int lower_qnn_lstm(const TnKernArgs *a, TnKernCall *k) {
   double q = (double)p->cell_clip / c_s;
   p->cell_clip_q = (int32_t)(int16_t)(q < -32768.0 ? -32768.0
                                       : q > 32767.0 ? 32767.0 : q);
-  k->scratch = tn_crt_lstm_scratch_size(p->units, 2, 1);
+  k->scratch = tn_crt_lstm_scratch_size(p->units, 2, wide ? 2 : 1);
   k->macs = 4 * (int64_t)p->batch * p->steps * p->units *
             (p->input_size + p->units);
   reads(k, 6);

@@ -1388,7 +1388,8 @@ _LSTM_ABSENT = {9: "cell-to-input peephole weights", 10: "cell-to-forget peephol
 
 
 def _lstm(ctx: _Ctx) -> ir.Expr:
-    """nn.lstm (float32) or qnn.lstm (int8 with int16 cell state). The
+    """nn.lstm (float32) or qnn.lstm (int8 with int32 bias, or TFLite's 16x8:
+    int16 with int8 weights and int64 bias; int16 cell state either way). The
     hidden (input 18) and cell state (input 19) are variable tensors: the
     module's states, passed in and assigned the sequence's last step and
     the final cell state (a second call of the same operator with
@@ -1443,8 +1444,15 @@ def _lstm(ctx: _Ctx) -> ir.Expr:
                            ir.const(np.stack(b)), h, c]
     if kinds == ("float32",) * 5:
         op = "nn.lstm"
-    elif kinds == ("int8", "int8", "int32", "int8", "int16"):
+    elif kinds in (("int8", "int8", "int32", "int8", "int16"),
+                   ("int16", "int8", "int64", "int16", "int16")):
         op = "qnn.lstm"
+        if x.dtype == "int16":
+            for i, what in ((0, "input"), (18, "hidden state")):
+                if int(ctx.qparams(ctx.t(i))[1][0]) != 0:
+                    raise ctx.unsupported("the int16 %s (input %d) must have zero point 0 "
+                                          "(TFLite's 16x8 quantization is symmetric)"
+                                          % (what, i))
         scales = []
         for i in range(1, 9):
             s, z = ctx.qparams(ctx.t(i))
@@ -1459,8 +1467,9 @@ def _lstm(ctx: _Ctx) -> ir.Expr:
                  scalar(cs[0], "float32")]
     else:
         raise ctx.unsupported("input, weights, bias, hidden and cell state of types %s are "
-                              "not supported (float32 throughout, or int8 with int32 bias "
-                              "and int16 cell state)" % ", ".join(kinds))
+                              "not supported (float32 throughout, int8 with int32 bias "
+                              "and int16 cell state, or int16 with int8 weights, int64 "
+                              "bias and int16 cell state)" % ", ".join(kinds))
     opts = dict(time_major=time_major, cell_clip=clip)
     seq = call(op, *args, emit="sequence", **opts)
     cell = call(op, *args, emit="cell", **opts)

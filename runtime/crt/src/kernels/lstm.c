@@ -2,13 +2,17 @@
  * lstm.c: TFLite's UNIDIRECTIONAL_SEQUENCE_LSTM as TFLite Micro computes
  * it: four gates (input, forget, cell, output), no peephole, projection,
  * layer normalisation or coupled input and forget gates, the cell gate's
- * activation tanh, an optional cell clip. Two forms: float32 throughout,
- * and int8 data and weights with int16 gates and cell state ("8x8_16"),
- * bit for bit with TFLite Micro: each gate is two fully connected products
- * (input and recurrent) requantized to Q3.12 int16 and added with
- * saturation, then squashed by TFLite's int16 sigmoid or tanh (a 256-entry
- * table interpolated linearly); the cell and hidden updates are int16
- * multiplications requantized by multipliers the host computed once.
+ * activation tanh, an optional cell clip. Three forms: float32 throughout;
+ * int8 data and weights with int16 gates and cell state ("8x8_16"); and
+ * int16 data with int8 weights, int64 bias and int16 cell state ("16x8"),
+ * the integer ones bit for bit with TFLite Micro: each gate is two fully
+ * connected products (input and recurrent) requantized to Q3.12 int16 and
+ * added with saturation, then squashed by TFLite's int16 sigmoid or tanh
+ * (a 256-entry table interpolated linearly); the cell and hidden updates
+ * are int16 multiplications requantized by multipliers the host computed
+ * once. The two integer forms differ only in the products: int32 sums and
+ * bias for int8 data, int64 sums and bias with TFLite's 64-bit requantize
+ * for int16 data.
  *
  * One call runs the whole sequence from the given hidden and cell state
  * and writes one result, chosen by `emit`: the output sequence (every
@@ -218,29 +222,63 @@ static int16_t tanh_s16(int16_t x, int32_t mul, int32_t shift) {
   return (int16_t)(r >> 8);
 }
 
-/* One fully connected product to Q3.12: sum (x - zp) * w (+ bias),
- * requantized and saturated to int16. */
-static int16_t fc_s8(const int8_t *x, int32_t zp, const int8_t *w, int32_t n,
-                     const int32_t *bias, int32_t mul, int32_t shift) {
+/* One fully connected product to Q3.12: sum (x - zp) * w over n values
+ * (plus bias[k] when bias is given), requantized and saturated to int16.
+ * int8 data sums in int32 with an int32 bias; int16 data (fc_s16) in
+ * int64 with an int64 bias. */
+typedef int16_t (*LstmFc)(const void *x, int32_t zp, const int8_t *w,
+                          int32_t n, const void *bias, size_t k, int32_t mul,
+                          int32_t shift);
+
+static int16_t fc_s8(const void *xv, int32_t zp, const int8_t *w, int32_t n,
+                     const void *bias, size_t k, int32_t mul, int32_t shift) {
+  const int8_t *x = xv;
   int32_t acc = 0;
   for (int32_t d = 0; d < n; d++) acc += (int32_t)w[d] * ((int32_t)x[d] - zp);
-  if (bias) acc += *bias;
+  if (bias) acc += ((const int32_t *)bias)[k];
   return sat16(tn_crt_multiply_by_quantized_multiplier(acc, mul, shift));
+}
+
+/* x >> s, rounding toward minus infinity for negative x as the arithmetic
+ * shift TFLite relies on does (C leaves it to the implementation). */
+static int64_t shift_down64(int64_t x, int32_t s) {
+  return x >= 0 ? x >> s : ~(~x >> s);
+}
+
+/* TFLite's MultiplyByQuantizedMultiplier of an int64 sum (its 16x8
+ * products): the multiplier rounded to 16 bits, then one rounding shift
+ * by 15 - shift (kept within [1, 62]), truncated to int32. */
+static int32_t requantize64(int64_t x, int32_t mul, int32_t shift) {
+  int64_t m = mul < 0x7FFF0000 ? ((int64_t)mul + (1 << 15)) >> 16 : 0x7FFF;
+  int32_t total = 15 - shift;
+  total = total < 1 ? 1 : total > 62 ? 62 : total;
+  uint64_t v = (uint64_t)x * (uint64_t)m + (UINT64_C(1) << (total - 1));
+  return (int32_t)(uint32_t)(uint64_t)shift_down64((int64_t)v, total);
+}
+
+static int16_t fc_s16(const void *xv, int32_t zp, const int8_t *w,
+                      int32_t n, const void *bias, size_t k, int32_t mul,
+                      int32_t shift) {
+  const int16_t *x = xv;
+  int64_t acc = 0;
+  for (int32_t d = 0; d < n; d++)
+    acc += (int64_t)((int32_t)w[d] * ((int32_t)x[d] - zp));
+  if (bias) acc += ((const int64_t *)bias)[k];
+  return sat16(requantize64(acc, mul, shift));
 }
 
 /* Gate g of unit j before its activation, Q3.12: the input and recurrent
  * products added with saturation. */
-static int16_t gate_s8(const TnCrtLstm *p, const void *const *in, int32_t g,
-                       int32_t j, const int8_t *x, const int8_t *h) {
+static int16_t gate_q(const TnCrtLstm *p, const void *const *in, int32_t g,
+                      int32_t j, const void *x, const void *h, LstmFc fc) {
   const int8_t *wi = in[1], *wr = in[2];
-  const int32_t *bias = in[3];
   size_t k = (size_t)g * (size_t)p->units + (size_t)j;
-  int16_t a = fc_s8(x, p->input_zero_point, wi + k * (size_t)p->input_size,
-                    p->input_size, bias + k, p->fc_multiplier[g],
-                    p->fc_shift[g]);
-  int16_t r = fc_s8(h, p->hidden_zero_point, wr + k * (size_t)p->units,
-                    p->units, NULL, p->fc_multiplier[4 + g],
-                    p->fc_shift[4 + g]);
+  int16_t a = fc(x, p->input_zero_point, wi + k * (size_t)p->input_size,
+                 p->input_size, in[3], k, p->fc_multiplier[g],
+                 p->fc_shift[g]);
+  int16_t r = fc(h, p->hidden_zero_point, wr + k * (size_t)p->units,
+                 p->units, NULL, 0, p->fc_multiplier[4 + g],
+                 p->fc_shift[4 + g]);
   return sat16((int32_t)a + r);
 }
 
@@ -252,16 +290,17 @@ static int32_t mul_s16(int16_t a, int16_t b, int32_t mul, int32_t shift,
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-static void step_s8(const TnCrtLstm *p, const void *const *in,
-                    const void *xv, const void *hv, void *cv, void *nv) {
-  const int8_t *x = xv, *h = hv;
+/* One integer step: the gates from products `fc`, the int16 cell update,
+ * the new hidden state as int8 (wide 0) or int16 (wide 1). */
+static void step_q(const TnCrtLstm *p, const void *const *in, const void *x,
+                   const void *h, void *cv, void *nv, LstmFc fc, int wide) {
   int16_t *c = cv, clip = (int16_t)p->cell_clip_q;
-  int8_t *next = nv;
+  int32_t lo = wide ? INT16_MIN : INT8_MIN, hi = wide ? INT16_MAX : INT8_MAX;
   for (int32_t j = 0; j < p->units; j++) {
-    int16_t i = sigmoid_s16(gate_s8(p, in, 0, j, x, h));
-    int16_t f = sigmoid_s16(gate_s8(p, in, 1, j, x, h));
-    int16_t g = tanh_s16(gate_s8(p, in, 2, j, x, h), 0, 0);
-    int16_t o = sigmoid_s16(gate_s8(p, in, 3, j, x, h));
+    int16_t i = sigmoid_s16(gate_q(p, in, 0, j, x, h, fc));
+    int16_t f = sigmoid_s16(gate_q(p, in, 1, j, x, h, fc));
+    int16_t g = tanh_s16(gate_q(p, in, 2, j, x, h, fc), 0, 0);
+    int16_t o = sigmoid_s16(gate_q(p, in, 3, j, x, h, fc));
     int32_t kept = mul_s16(f, c[j], p->forget_multiplier, p->forget_shift, 0,
                            INT16_MIN, INT16_MAX);
     int32_t added = mul_s16(i, g, p->input_multiplier, p->input_shift, 0,
@@ -271,9 +310,21 @@ static void step_s8(const TnCrtLstm *p, const void *const *in,
       v = v > clip ? clip : v < (int16_t)-clip ? (int16_t)-clip : v;
     c[j] = v;
     int16_t tc = tanh_s16(v, p->cell_tanh_multiplier, p->cell_tanh_shift);
-    next[j] = (int8_t)mul_s16(tc, o, p->output_multiplier, p->output_shift,
-                              p->hidden_zero_point, INT8_MIN, INT8_MAX);
+    int32_t y = mul_s16(tc, o, p->output_multiplier, p->output_shift,
+                        p->hidden_zero_point, lo, hi);
+    if (wide) ((int16_t *)nv)[j] = (int16_t)y;
+    else ((int8_t *)nv)[j] = (int8_t)y;
   }
+}
+
+static void step_s8(const TnCrtLstm *p, const void *const *in,
+                    const void *x, const void *h, void *c, void *next) {
+  step_q(p, in, x, h, c, next, fc_s8, 0);
+}
+
+static void step_s16(const TnCrtLstm *p, const void *const *in,
+                     const void *x, const void *h, void *c, void *next) {
+  step_q(p, in, x, h, c, next, fc_s16, 1);
 }
 
 TnCrtStatus tn_crt_lstm_s8(const TnCrtLstm *p, const int8_t *x,
@@ -285,6 +336,15 @@ TnCrtStatus tn_crt_lstm_s8(const TnCrtLstm *p, const int8_t *x,
   return run_lstm(p, in, out, scratch, scratch_size, 2, 1, step_s8);
 }
 
+TnCrtStatus tn_crt_lstm_s16(const TnCrtLstm *p, const int16_t *x,
+                            const int8_t *wi, const int8_t *wr,
+                            const int64_t *bias, const int16_t *h0,
+                            const int16_t *c0, int16_t *out, void *scratch,
+                            size_t scratch_size) {
+  const void *in[] = {x, wi, wr, bias, h0, c0};
+  return run_lstm(p, in, out, scratch, scratch_size, 2, 2, step_s16);
+}
+
 /* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
 
 TN_CRT_CALL(lstm_f32, TnCrtLstm) {
@@ -294,4 +354,8 @@ TN_CRT_CALL(lstm_f32, TnCrtLstm) {
 TN_CRT_CALL(lstm_s8, TnCrtLstm) {
   return tn_crt_lstm_s8(p, in[0], in[1], in[2], in[3], in[4], in[5], out,
                         scratch, scratch_size);
+}
+TN_CRT_CALL(lstm_s16, TnCrtLstm) {
+  return tn_crt_lstm_s16(p, in[0], in[1], in[2], in[3], in[4], in[5], out,
+                         scratch, scratch_size);
 }

@@ -355,7 +355,8 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X(bmm_s16_s64, TnCrtCallBmmS32, "src/kernels/mm_s16.c")                   \
   X(conv2d_transpose_s16_s64, TnCrtCallConvTransposeS32,                    \
     "src/kernels/mm_s16.c")                                                 \
-  X(qdiv_s8, TnCrtCallQBinary, "src/kernels/mm_s16.c")
+  X(qdiv_s8, TnCrtCallQBinary, "src/kernels/mm_s16.c")                      \
+  X(lstm_s16, TnCrtLstm, "src/kernels/lstm.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

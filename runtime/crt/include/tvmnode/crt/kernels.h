@@ -856,8 +856,8 @@ typedef enum { TN_CRT_LSTM_SEQUENCE = 0, TN_CRT_LSTM_CELL = 1 } TnCrtLstmEmit;
   F(T, S, int32_t, output_shift) F(T, S, int32_t, cell_tanh_multiplier)   \
   F(T, S, int32_t, cell_tanh_shift) F(T, S, int32_t, cell_clip_q)
 TN_CRT_STRUCT(TnCrtLstm);
-/* Scratch bytes of either form: cell_bytes 4 and data_bytes 4 for float,
- * 2 and 1 for int8. */
+/* Scratch bytes of any form: cell_bytes 4 and data_bytes 4 for float,
+ * 2 and 1 for int8, 2 and 2 for int16. */
 size_t tn_crt_lstm_scratch_size(int32_t units, int32_t cell_bytes,
                                 int32_t data_bytes);
 TnCrtStatus tn_crt_lstm_f32(const TnCrtLstm *p, const float *x,
@@ -871,6 +871,13 @@ TnCrtStatus tn_crt_lstm_s8(const TnCrtLstm *p, const int8_t *x,
                            const int32_t *bias, const int8_t *h0,
                            const int16_t *c0, void *out, void *scratch,
                            size_t scratch_size);
+/* The 16x8 form: int16 data and hidden state, int8 weights, int64 bias,
+ * int16 cell state (out is int16 either way); the same parameters. */
+TnCrtStatus tn_crt_lstm_s16(const TnCrtLstm *p, const int16_t *x,
+                            const int8_t *wi, const int8_t *wr,
+                            const int64_t *bias, const int16_t *h0,
+                            const int16_t *c0, int16_t *out, void *scratch,
+                            size_t scratch_size);
 
 /* onnxruntime's int8/uint8 QLinearAdd and QLinearMul (qlinear_ort.c), the
  * arithmetic of its CPU kernels on x86-64 (MLAS's AVX2 add, its SSE2
