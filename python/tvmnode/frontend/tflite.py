@@ -43,6 +43,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import ir
+from . import tflite_logic as _lg
 from . import tflite_state
 from .common import ModelImportError, TensorInfo, UnsupportedOperatorError, call, finish, scalar, var_name, vector_or_scalar
 from .common import missing_operators
@@ -1311,6 +1312,9 @@ _FOLD: Dict[str, Callable[[_Ctx, List[np.ndarray]], List[np.ndarray]]] = {
     "RESHAPE": _fold_reshape,
     "SQUEEZE": _fold_reshape,
     "EXPAND_DIMS": _fold_reshape,
+    "FILL": _lg.fold_fill,
+    "BROADCAST_TO": _lg.fold_broadcast_to,
+    "BROADCAST_ARGS": _lg.fold_broadcast_args,
 }
 
 
@@ -1602,6 +1606,30 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "LOG_SOFTMAX": _log_softmax,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
     "SVDF": _svdf,
+    "EQUAL": _lg.compare,
+    "NOT_EQUAL": _lg.compare,
+    "GREATER": _lg.compare,
+    "GREATER_EQUAL": _lg.compare,
+    "LESS": _lg.compare,
+    "LESS_EQUAL": _lg.compare,
+    "LOGICAL_AND": lambda c: _lg.logical(c, "and"),
+    "LOGICAL_OR": lambda c: _lg.logical(c, "or"),
+    "LOGICAL_NOT": lambda c: _lg.logical(c, "not"),
+    "SELECT_V2": _lg.select_v2,
+    "FLOOR": lambda c: _lg.rounding(c, "floor"),
+    "CEIL": lambda c: _lg.rounding(c, "ceil"),
+    "ROUND": lambda c: _lg.rounding(c, "round"),
+    "FLOOR_DIV": _lg.floor_div,
+    "FLOOR_MOD": _lg.floor_mod,
+    "SQUARE": _lg.square,
+    "SIN": lambda c: _lg.trig(c, "sin"),
+    "COS": lambda c: _lg.trig(c, "cos"),
+    "ZEROS_LIKE": _lg.zeros_like,
+    "FILL": _lg.fill,
+    "BROADCAST_TO": _lg.broadcast_to,
+    "BROADCAST_ARGS": _lg.broadcast_args,
+    "ADD_N": _lg.add_n,
+    "CUMSUM": _lg.cumsum,
 }
 
 
