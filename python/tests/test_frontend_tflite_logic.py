@@ -256,3 +256,50 @@ def test_cumsum_float(exclusive: bool, reverse: bool) -> None:
         m = single_op_model("CUMSUM", [f32((2, 5, 3)), const(np.array(axis, np.int32))],
                             [f32((2, 5, 3))], opts)
         check(m, fl(2, 5, 3))
+
+
+# ---- the generated C ---------------------------------------------------------------------------
+
+def test_generated_c_equals_tflite_micro(tmp_path: Any) -> None:
+    """One model of the compositions (int8 tables, int32 sign split,
+    logic, selection, rounding, take-based fill and broadcast, cumsum)
+    compiled to C and run: every output equal to TFLite Micro's (floats
+    within 1e-6 of their range)."""
+    from aot_util import HostModel
+    from tflite_build import Node, chain_model
+    from tvmnode import codegen
+
+    a8, b8 = q8((2, 4), 0.05, -3), q8((2, 4), 0.04, 2)
+    a32, b32 = spec((2, 4), "int32"), spec((4,), "int32")
+    lt, ge, both = spec((2, 4), "bool"), spec((2, 4), "bool"), spec((2, 4), "bool")
+    fa, fb, sel, md, rd, sn = (f32((2, 4)) for _ in range(6))
+    cs, bt = f32((2, 4)), f32((2, 4))
+    fillv, filled = spec((), "int32"), spec((2, 4), "int32")
+    nodes = [
+        Node("LESS", [a8, b8], [lt]),
+        Node("GREATER_EQUAL", [a32, b32], [ge]),
+        Node("LOGICAL_AND", [lt, ge], [both]),
+        Node("SELECT_V2", [both, fa, fb], [sel]),
+        Node("FLOOR_MOD", [sel, fb], [md]),
+        Node("ROUND", [md], [rd]),
+        Node("SIN", [rd], [sn]),
+        Node("CUMSUM", [sn, const(np.array(1, np.int32))], [cs],
+             builtin_options("CumsumOptions", exclusive=True, reverse=False)),
+        Node("BROADCAST_TO", [f32((4,)), const(np.array([2, 4], np.int32))], [bt]),
+        Node("FILL", [const(np.array([2, 4], np.int32)), fillv], [filled]),
+    ]
+    m = chain_model(nodes, [both, cs, bt, filled])
+    b = fl(2, 4)
+    b[np.abs(b) < 0.2] = 0.7
+    xs = [ints("int8", -128, 128, 2, 4), ints("int8", -128, 128, 2, 4),
+          ints("int32", -2 ** 31, 2 ** 31 - 1, 2, 4), ints("int32", -2 ** 31, 2 ** 31 - 1, 4),
+          fl(2, 4) * 4, b, fl(4), np.array(-9, np.int32)]
+    want = run_tflite_micro(m, *xs, outputs=4)
+    arch = codegen.compile(frontend.from_tflite(m), "logic")
+    got = HostModel(arch, str(tmp_path)).run(*xs)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if w.dtype == np.float32:
+            np.testing.assert_allclose(g, w, rtol=0, atol=1e-6 * max(float(np.abs(w).max()), 1e-6))
+        else:
+            assert np.array_equal(g, w)
