@@ -6,7 +6,7 @@ in each type the tflite-micro package runs them in, against it on the same
 bytes: integer and bool outputs identical on every element, float32 within
 1e-6 of the output's range; each through the executor unfused and after
 FuseOps."""
-from typing import Any, Sequence
+from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 import pytest
@@ -15,10 +15,11 @@ pytest.importorskip("tflite")
 pytest.importorskip("tflite_micro")
 
 import tvmnode as tn  # noqa: E402
-from tvmnode import frontend, ir  # noqa: E402
+from tvmnode import codegen, frontend, ir, transform  # noqa: E402
 from tvmnode.frontend.tflite_logic import multiplier_below_one, rescale_table  # noqa: E402
-from tflite_build import (TensorSpec, builtin_options, run_tflite_micro,  # noqa: E402
-                          single_op_model)
+from aot_util import HostModel  # noqa: E402
+from tflite_build import (Node, TensorSpec, builtin_options, chain_model,  # noqa: E402
+                          run_tflite_micro, single_op_model)
 from test_frontend_tflite_elementwise import check  # noqa: E402
 from test_frontend_tflite_ops import const, f32, fl, q8  # noqa: E402
 
@@ -29,10 +30,12 @@ RNG = np.random.default_rng(77)
 @pytest.fixture(scope="module", autouse=True)
 def made_once() -> None:
     """What the library makes once and keeps for the operators these
-    tests use first (take of an int32 table, bool casts), made before the
-    leak fixture's first baseline."""
-    m = single_op_model("LESS", [q8((2,), 0.05, 0), q8((2,), 0.05, 0)], [spec((2,), "bool")])
-    tn.runtime.Executor(frontend.from_tflite(m))(np.zeros(2, np.int8), np.zeros(2, np.int8))
+    tests use (their kernels' entries), made before the leak fixture's
+    first baseline."""
+    m, xs = chain()
+    mod = frontend.from_tflite(m)
+    for how in (mod, transform.FuseOps()(mod)):
+        tn.runtime.Executor(how)(*xs)
 
 
 COMPARISONS = ["EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL"]
@@ -260,21 +263,17 @@ def test_cumsum_float(exclusive: bool, reverse: bool) -> None:
 
 # ---- the generated C ---------------------------------------------------------------------------
 
-def test_generated_c_equals_tflite_micro(tmp_path: Any) -> None:
+def chain() -> Tuple[bytes, List[np.ndarray]]:
     """One model of the compositions (int8 tables, int32 sign split,
-    logic, selection, rounding, take-based fill and broadcast, cumsum)
-    compiled to C and run: every output equal to TFLite Micro's (floats
-    within 1e-6 of their range)."""
-    from aot_util import HostModel
-    from tflite_build import Node, chain_model
-    from tvmnode import codegen
-
+    logic, selection, rounding, take-based fill and broadcast, int8 and
+    float sums) and its inputs."""
     a8, b8 = q8((2, 4), 0.05, -3), q8((2, 4), 0.04, 2)
     a32, b32 = spec((2, 4), "int32"), spec((4,), "int32")
     lt, ge, both = spec((2, 4), "bool"), spec((2, 4), "bool"), spec((2, 4), "bool")
     fa, fb, sel, md, rd, sn = (f32((2, 4)) for _ in range(6))
     cs, bt = f32((2, 4)), f32((2, 4))
     fillv, filled = spec((), "int32"), spec((2, 4), "int32")
+    s8 = q8((2, 4), 0.1, 1)
     nodes = [
         Node("LESS", [a8, b8], [lt]),
         Node("GREATER_EQUAL", [a32, b32], [ge]),
@@ -287,14 +286,22 @@ def test_generated_c_equals_tflite_micro(tmp_path: Any) -> None:
              builtin_options("CumsumOptions", exclusive=True, reverse=False)),
         Node("BROADCAST_TO", [f32((4,)), const(np.array([2, 4], np.int32))], [bt]),
         Node("FILL", [const(np.array([2, 4], np.int32)), fillv], [filled]),
+        Node("ADD_N", [a8, a8, a8], [s8]),
     ]
-    m = chain_model(nodes, [both, cs, bt, filled])
+    m = chain_model(nodes, [both, cs, bt, filled, s8])
     b = fl(2, 4)
     b[np.abs(b) < 0.2] = 0.7
     xs = [ints("int8", -128, 128, 2, 4), ints("int8", -128, 128, 2, 4),
           ints("int32", -2 ** 31, 2 ** 31 - 1, 2, 4), ints("int32", -2 ** 31, 2 ** 31 - 1, 4),
           fl(2, 4) * 4, b, fl(4), np.array(-9, np.int32)]
-    want = run_tflite_micro(m, *xs, outputs=4)
+    return m, xs
+
+
+def test_generated_c_equals_tflite_micro(tmp_path: Any) -> None:
+    """The chain compiled to C and run: every output equal to TFLite
+    Micro's (floats within 1e-6 of their range)."""
+    m, xs = chain()
+    want = run_tflite_micro(m, *xs, outputs=5)
     arch = codegen.compile(frontend.from_tflite(m), "logic")
     got = HostModel(arch, str(tmp_path)).run(*xs)
     for g, w in zip(got, want):
@@ -303,3 +310,29 @@ def test_generated_c_equals_tflite_micro(tmp_path: Any) -> None:
             np.testing.assert_allclose(g, w, rtol=0, atol=1e-6 * max(float(np.abs(w).max()), 1e-6))
         else:
             assert np.array_equal(g, w)
+
+
+def test_add_n_int8() -> None:
+    ins = [q8((3, 4), 0.05, -3) for _ in range(4)]
+    m = single_op_model("ADD_N", ins, [q8((3, 4), 0.09, 5)])
+    check(m, *[ints("int8", -128, 128, 3, 4) for _ in range(4)])
+    m = single_op_model("ADD_N", [q8((5,), 0.02, 10), q8((5,), 0.02, 10)], [q8((5,), 0.1, -20)])
+    check(m, ints("int8", -128, 128, 5), np.full(5, 127, np.int8))
+
+
+def test_add_n_int8_errors() -> None:
+    m = single_op_model("ADD_N", [q8((3,), 0.05, -3), q8((3,), 0.06, -3)], [q8((3,), 0.1, 0)])
+    with pytest.raises(frontend.ModelImportError, match="ADD_N.*share one scale"):
+        frontend.from_tflite(m)
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(False, False), (True, True)])
+def test_cumsum_int8(exclusive: bool, reverse: bool) -> None:
+    opts = builtin_options("CumsumOptions", exclusive=exclusive, reverse=reverse)
+    m = single_op_model("CUMSUM", [q8((2, 6, 3), 0.03, 7), const(np.array(1, np.int32))],
+                        [q8((2, 6, 3), 0.11, -4)], opts)
+    check(m, ints("int8", -128, 128, 2, 6, 3))
+    m = single_op_model("CUMSUM", [q8((20,), 0.03, 7), const(np.array(0, np.int32))],
+                        [q8((20,), 0.11, -4)], opts)
+    with pytest.raises(frontend.ModelImportError, match="CUMSUM.*20 values"):
+        frontend.from_tflite(m)

@@ -16,7 +16,8 @@ helpers the ONNX importer uses too (common.py).
 * ZEROS_LIKE, FILL, BROADCAST_TO, BROADCAST_ARGS: a constant when their
   inputs are constants (folded at import), else a take of the input at
   positions computed here (exact for every element type).
-* ADD_N and CUMSUM in float32, summing in TFLite's order.
+* ADD_N and CUMSUM in float32, summing in TFLite's order, and in int8 as
+  TFLite rescales the sum (see _q_sum).
 
 Each converter takes the importer's operator context (tflite._Ctx).
 """
@@ -266,22 +267,83 @@ def fold_broadcast_args(ctx: Any, xs: List[np.ndarray]) -> List[np.ndarray]:
     return [np.array(shape, dtype=xs[0].dtype)]
 
 
-def add_n(ctx: Any) -> ir.Expr:
-    n = len(ctx.ins)
-    xs = _floats(ctx, n)
-    if n < 2:
-        raise ctx.error("needs at least 2 inputs, it has %d" % n)
+# TFLite's int8 ADD_N and CUMSUM: each (value - zero point) shifted left
+# by 20 and halved by its multiplier 1/2 (exactly (v - z) * 2^19), summed
+# in int32 onto a start of -z (rescaled the same way; TFLite's reference
+# kernels start their sums there, not at 0: an extra term the tests
+# confirm on the tflite-micro wheel), and the sum scaled by
+# 2 * s_in / (2^20 * s_out). That is qnn.requantize of the int32 sum * 2^19
+# from s_in to s_out * 2^19 (the same double quotient, rounded as TFLite
+# rounds). TFLite's int32 sum overflows past 16 terms (the start
+# included); so are those refused here.
+_SUM_SHIFT = 19
+_MAX_TERMS = 16
+
+
+def _q_sum(ctx: Any, total: ir.Expr, values: int) -> ir.Expr:
+    """The int8 result of the int32 sum `total` of `values` values (each
+    less its zero point)."""
+    x, out = ctx.t(0), ctx.out
+    terms = values + 1
+    if terms > _MAX_TERMS:
+        raise ctx.unsupported("an int8 sum of %d values is not supported (at most %d: TFLite's "
+                              "int32 sum, which starts at one more term, overflows beyond)"
+                              % (values, _MAX_TERMS - 1))
+    sx, _ = ctx.qscalar(x)
+    so, zo = ctx.qscalar(out)
+    start = scalar(-int(x.zero_point[0]), "int32")
+    acc = call("multiply", call("add", total, start), scalar(1 << _SUM_SHIFT, "int32"))
+    return call("qnn.requantize", acc, sx, scalar(0, "int32"),
+                scalar(float(out.scale[0]) * (1 << _SUM_SHIFT), "float32"), zo,
+                out_dtype="int8")
+
+
+def _int8_terms(ctx: Any, n: int) -> List[ir.Expr]:
+    """Inputs 0 .. n-1 (int8, one scale and zero point) less their zero
+    point, in int32."""
+    ts = [ctx.t(i) for i in range(n)]
+    if any(t.dtype != "int8" for t in ts) or ctx.out.dtype != "int8":
+        raise ctx.unsupported("operand types %s -> %s are not supported (float32 or int8)"
+                              % (", ".join(t.dtype for t in ts), ctx.out.dtype))
+    s0, z0 = ctx.qparams(ts[0])
+    for t in ts[1:]:
+        s, z = ctx.qparams(t)
+        if s[0] != s0[0] or z[0] != z0[0]:
+            raise ctx.error("int8 inputs must share one scale and zero point; '%s' has %g, %d, "
+                            "'%s' has %g, %d" % (ts[0].name, s0[0], z0[0], t.name, s[0], z[0]))
+    ctx.qscalar(ctx.out)
+    zp = scalar(int(z0[0]), "int32")
+    return [call("subtract", call("cast", ctx.expr(i), dtype="int32"), zp) for i in range(n)]
+
+
+def _sum(xs: List[ir.Expr]) -> ir.Expr:
     y = xs[0]
     for x in xs[1:]:
         y = call("add", y, x)
     return y
 
 
+def add_n(ctx: Any) -> ir.Expr:
+    n = len(ctx.ins)
+    if n < 2:
+        raise ctx.error("needs at least 2 inputs, it has %d" % n)
+    if ctx.t(0).dtype == "int8":
+        return _q_sum(ctx, _sum(_int8_terms(ctx, n)), n)
+    return _sum(_floats(ctx, n))
+
+
 def cumsum(ctx: Any) -> ir.Expr:
     o = ctx.options("CumsumOptions")
-    x, = _floats(ctx, 1)
     shape = list(ctx.t(0).shape)
     axis = int(ctx.const(1, "the axis").reshape(-1)[0])
     if not -len(shape) <= axis < len(shape):
         raise ctx.error("axis %d is out of range for rank %d" % (axis, len(shape)))
-    return cumsum_of(x, shape, axis % len(shape), bool(o.Exclusive()), bool(o.Reverse()))
+    axis %= len(shape)
+    exclusive, reverse = bool(o.Exclusive()), bool(o.Reverse())
+    if ctx.t(0).dtype == "int8":
+        v, = _int8_terms(ctx, 1)
+        # the float32 running sums of at most 16 values of 9 bits are exact
+        total = cumsum_of(call("cast", v, dtype="float32"), shape, axis, exclusive, reverse)
+        return _q_sum(ctx, call("cast", total, dtype="int32"), int(shape[axis]))
+    x, = _floats(ctx, 1)
+    return cumsum_of(x, shape, axis, exclusive, reverse)
