@@ -3,7 +3,8 @@ LESS_EQUAL), LOGICAL_AND/OR/NOT, SELECT_V2, FLOOR, CEIL, ROUND, FLOOR_DIV,
 FLOOR_MOD, SQUARE, SIN, COS, ZEROS_LIKE, FILL, BROADCAST_TO,
 BROADCAST_ARGS, ADD_N and CUMSUM, one operator per model (tflite_build),
 in each type the tflite-micro package runs them in, against it on the same
-bytes: integer and bool outputs identical on every element, float32 within
+bytes (RELU_0_TO_1, which the wheel lacks, against LiteRT's reference
+kernels): integer and bool outputs identical on every element, float32 within
 1e-6 of the output's range; each through the executor unfused and after
 FuseOps."""
 from typing import Any, List, Sequence, Tuple
@@ -21,7 +22,7 @@ from aot_util import HostModel  # noqa: E402
 from tflite_build import (Node, TensorSpec, builtin_options, chain_model,  # noqa: E402
                           run_tflite_micro, single_op_model)
 from test_frontend_tflite_elementwise import check  # noqa: E402
-from test_frontend_tflite_ops import const, f32, fl, q8  # noqa: E402
+from test_frontend_tflite_ops import const, f32, fl, q8, run_litert_ref  # noqa: E402
 
 RNG = np.random.default_rng(77)
 
@@ -336,3 +337,23 @@ def test_cumsum_int8(exclusive: bool, reverse: bool) -> None:
                         [q8((20,), 0.11, -4)], opts)
     with pytest.raises(frontend.ModelImportError, match="CUMSUM.*20 values"):
         frontend.from_tflite(m)
+
+
+# ---- RELU_0_TO_1 (LiteRT's reference kernels: the tflite-micro wheel lacks it) -------------
+
+def check_litert(model: bytes, *xs: np.ndarray) -> None:
+    want = run_litert_ref(model, *xs)
+    mod = frontend.from_tflite(model)
+    for how, m in (("unfused", mod), ("fused", transform.FuseOps()(mod))):
+        got = np.asarray(tn.runtime.Executor(m)(*xs))
+        assert got.dtype == want.dtype and np.array_equal(got, want), (how, got, want)
+
+
+def test_relu_0_to_1() -> None:
+    m = single_op_model("RELU_0_TO_1", [f32((3, 5))], [f32((3, 5))])
+    check_litert(m, fl(3, 5) * 2)
+    x = ints("int8", -128, 128, 4, 8)
+    m = single_op_model("RELU_0_TO_1", [q8((4, 8), 0.02, -3)], [q8((4, 8), 0.01, -100)])
+    check_litert(m, x)
+    m = single_op_model("RELU_0_TO_1", [q8((4, 8), 0.02, -3)], [q8((4, 8), 0.02, -3)])
+    check_litert(m, x)

@@ -1630,6 +1630,7 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "BROADCAST_ARGS": _lg.broadcast_args,
     "ADD_N": _lg.add_n,
     "CUMSUM": _lg.cumsum,
+    "RELU_0_TO_1": _lg.relu_0_to_1,
 }
 
 

@@ -18,6 +18,7 @@ helpers the ONNX importer uses too (common.py).
   positions computed here (exact for every element type).
 * ADD_N and CUMSUM in float32, summing in TFLite's order, and in int8 as
   TFLite rescales the sum (see _q_sum).
+* RELU_0_TO_1 (float32, int8) as LiteRT has it.
 
 Each converter takes the importer's operator context (tflite._Ctx).
 """
@@ -347,3 +348,23 @@ def cumsum(ctx: Any) -> ir.Expr:
         return _q_sum(ctx, call("cast", total, dtype="int32"), int(shape[axis]))
     x, = _floats(ctx, 1)
     return cumsum_of(x, shape, axis, exclusive, reverse)
+
+
+def relu_0_to_1(ctx: Any) -> ir.Expr:
+    """RELU_0_TO_1 (LiteRT's; the tflite-micro wheel lacks it): a clip to
+    [0, 1], in int8 at the output's quantized 0 and 1 (rounded half away
+    from zero, as TFLite's activation ranges) after a rescale when the
+    scales differ."""
+    x, out = ctx.t(0), ctx.out
+    if x.dtype == out.dtype == "float32":
+        return call("clip", ctx.expr(0), a_min=0.0, a_max=1.0)
+    if not x.dtype == out.dtype == "int8":
+        raise ctx.unsupported("%s -> %s is not supported (float32 or int8)"
+                              % (x.dtype, out.dtype))
+    (sx, zx), (so, zo) = ctx.qscalar(x), ctx.qscalar(out)
+    e = ctx.expr(0)
+    if x.scale[0] != out.scale[0] or x.zero_point[0] != out.zero_point[0]:
+        e = call("qnn.requantize", e, sx, zx, so, zo, out_dtype="int8")
+    scale, zp = np.float32(out.scale[0]), int(out.zero_point[0])
+    hi = zp + int(math.floor(float(np.float32(1.0) / scale) + 0.5))
+    return call("clip", e, a_min=float(max(-128, zp)), a_max=float(min(127, hi)))
