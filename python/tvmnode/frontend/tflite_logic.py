@@ -177,8 +177,10 @@ def floor_div(ctx: Any) -> ir.Expr:
 
 
 def floor_mod(ctx: Any) -> ir.Expr:
-    """x - y * floor(x / y) with the sign of y, as fmod moved by y where
-    the signs differ (TFLite's FloorMod)."""
+    """TFLite's FloorMod: fmod(x, y), moved by y where its sign and y's
+    differ; here x - y * trunc(x / y) in float32 (common.mod_of), equal to
+    fmod's exact remainder up to the rounding of y * trunc(x / y) (a
+    quotient that rounds up to an integer gives a remainder off by y)."""
     a, b = _floats(ctx, 2)
     return mod_of(a, b, floored=True)
 
