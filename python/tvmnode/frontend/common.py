@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -156,3 +156,200 @@ def model_io(mod: ir.IRModule) -> Dict[str, List[Dict[str, Any]]]:
                 out[key].append(d)
     return out
 
+
+
+# ---- elementwise compositions both importers use ----------------------------------
+#
+# Comparisons give exact 0/1 masks from elementwise arithmetic: for integers
+# min(max(d, 0), 1) is d > 0; for float32 the difference is scaled by 2^100
+# twice (any nonzero difference, denormals included, reaches 1) and clipped.
+
+BIG = 2.0 ** 100
+
+
+def as_dtype(x: ir.Expr, dt: str) -> ir.Expr:
+    """x cast to dt (x itself when it is of dt already)."""
+    return x if str(x.checked_type.dtype) == dt else call("cast", x, dtype=dt)
+
+
+def one(dt: str) -> ir.Expr:
+    return scalar(1, dt)
+
+
+def gt_mask(d: ir.Expr, dt: str) -> ir.Expr:
+    """1 where d > 0, else 0 (d of the compute dtype dt)."""
+    if dt == "float32":
+        d = call("multiply", call("maximum", call("multiply", d, scalar(BIG, dt)),
+                                  scalar(0.0, dt)), scalar(BIG, dt))
+        return call("minimum", d, one(dt))
+    return call("minimum", call("maximum", d, scalar(0, dt)), one(dt))
+
+
+def ne_mask(d: ir.Expr, dt: str) -> ir.Expr:
+    """1 where d != 0, else 0."""
+    return call("add", gt_mask(d, dt), gt_mask(call("negative", d), dt))
+
+
+def not_mask(m: ir.Expr, dt: str) -> ir.Expr:
+    """1 - m of a 0/1 mask m."""
+    return call("subtract", one(dt), m)
+
+
+def trunc(x: ir.Expr) -> ir.Expr:
+    """x rounded toward zero, exact for every float32: the int64 cast of x
+    clipped to +-2^62, plus what the clip cut off (0, or an integer)."""
+    f = "float32"
+    xc = call("clip", x, a_min=-2.0 ** 62, a_max=2.0 ** 62)
+    t = call("cast", call("cast", xc, dtype="int64"), dtype=f)
+    return call("add", t, call("subtract", x, xc))
+
+
+def floor_of(x: ir.Expr) -> ir.Expr:
+    t = trunc(x)
+    return call("subtract", t, gt_mask(call("subtract", t, x), "float32"))
+
+
+def ceil_of(x: ir.Expr) -> ir.Expr:
+    t = trunc(x)
+    return call("add", t, gt_mask(call("subtract", x, t), "float32"))
+
+
+def odd(k: ir.Expr) -> ir.Expr:
+    """1 where the integral float32 k is odd, else 0 (every float beyond
+    2^24 is even)."""
+    f = "float32"
+    kc = call("clip", k, a_min=-2.0 ** 24, a_max=2.0 ** 24)
+    return call("abs", call("subtract", kc, call("multiply", trunc(
+        call("multiply", kc, scalar(0.5, f))), scalar(2.0, f))))
+
+
+def round_of(x: ir.Expr) -> ir.Expr:
+    """Round half to even: floor(x), plus 1 above the half, plus 1 at the
+    half when floor(x) is odd."""
+    f = "float32"
+    fl = floor_of(x)
+    d = call("subtract", call("subtract", x, fl), scalar(0.5, f))
+    up = gt_mask(d, f)
+    tie = not_mask(ne_mask(d, f), f)
+    return call("add", fl, call("add", up, call("multiply", tie, odd(fl))))
+
+
+# pi in two parts: k * _PI_HI is exact for |k| < 2^15
+_PI_HI = 3.140625
+_PI_LO = float(np.pi - 3.140625)
+
+
+def poly(z: ir.Expr, coeffs: Sequence[float]) -> ir.Expr:
+    """sum coeffs[i] * z^i by Horner's rule."""
+    f = "float32"
+    y: ir.Expr = scalar(coeffs[-1], f)
+    for c in reversed(coeffs[:-1]):
+        y = call("add", call("multiply", y, z), scalar(c, f))
+    return y
+
+
+def reduce_pi(x: ir.Expr) -> Tuple[ir.Expr, ir.Expr]:
+    """(r, s): x = k * pi + r with |r| <= pi / 2 and s = (-1)^k."""
+    f = "float32"
+    k = round_of(call("multiply", x, scalar(1 / np.pi, f)))
+    r = call("subtract", call("subtract", x, call("multiply", k, scalar(_PI_HI, f))),
+             call("multiply", k, scalar(_PI_LO, f)))
+    return r, call("subtract", scalar(1.0, f), call("multiply", odd(k), scalar(2.0, f)))
+
+
+def factorial(n: int) -> float:
+    return float(np.prod(np.arange(1, n + 1, dtype=np.float64)))
+
+
+# Taylor series on |r| <= pi / 2 (the first term left out is below 1e-9)
+_SIN = [(-1) ** i / factorial(2 * i + 1) for i in range(7)]
+_COS = [(-1) ** i / factorial(2 * i) for i in range(8)]
+
+
+def sin_cos(x: ir.Expr) -> Tuple[ir.Expr, ir.Expr]:
+    """sin(x), cos(x) in float32 (absolute error below 5e-7)."""
+    r, sgn = reduce_pi(x)
+    r2 = call("multiply", r, r)
+    sin = call("multiply", call("multiply", poly(r2, _SIN), r), sgn)
+    cos = call("multiply", poly(r2, _COS), sgn)
+    return sin, cos
+
+
+def compare(kind: str, a: ir.Expr, b: ir.Expr, dt: str) -> ir.Expr:
+    """a <kind> b as bool, kind one of eq, ne, gt, ge, lt, le; a and b of
+    the compute dtype dt (float32 or an integer type whose difference of
+    any two values fits)."""
+    if kind in ("eq", "ne"):
+        m = ne_mask(call("subtract", a, b), dt)
+        if kind == "eq":
+            m = not_mask(m, dt)
+    else:
+        m = gt_mask(call("subtract", a, b) if kind in ("gt", "le") else call("subtract", b, a),
+                    dt)
+        if kind in ("le", "ge"):
+            m = not_mask(m, dt)
+    return call("cast", m, dtype="bool")
+
+
+def logic(kind: str, a: ir.Expr, b: Optional[ir.Expr] = None) -> ir.Expr:
+    """The bool result of kind (not, and, or, xor) on bool operands,
+    computed on 0/1 in int32."""
+    dt = "int32"
+    ma = as_dtype(a, dt)
+    if kind == "not":
+        return call("cast", not_mask(ma, dt), dtype="bool")
+    assert b is not None
+    mb = as_dtype(b, dt)
+    if kind == "and":
+        m = call("multiply", ma, mb)
+    elif kind == "or":
+        m = call("maximum", ma, mb)
+    else:
+        m = ne_mask(call("subtract", ma, mb), dt)
+    return call("cast", m, dtype="bool")
+
+
+def select(cond: ir.Expr, x: ir.Expr, y: ir.Expr, out: str) -> ir.Expr:
+    """x where the bool cond holds, else y (broadcast together), as
+    cond * x + (1 - cond) * y in float32 or int32: an infinity or NaN in
+    the branch not taken spreads into the result."""
+    dt = "float32" if out == "float32" else "int32"
+    c = as_dtype(cond, dt)
+    r = call("add", call("multiply", c, as_dtype(x, dt)),
+             call("multiply", not_mask(c, dt), as_dtype(y, dt)))
+    return as_dtype(r, out)
+
+
+def mod_of(a: ir.Expr, b: ir.Expr, floored: bool) -> ir.Expr:
+    """a - b * trunc(a / b) in float32 (the sign of a), or, `floored`,
+    moved by b where the signs of the remainder and b differ."""
+    f = "float32"
+    r = call("subtract", a, call("multiply", b, trunc(call("divide", a, b))))
+    if floored:
+        r = call("add", r, call("multiply", b, gt_mask(call("negative", call("multiply", r, b)), f)))
+    return r
+
+
+def cumsum(x: ir.Expr, shape: Sequence[int], axis: int, exclusive: bool,
+           reverse: bool) -> ir.Expr:
+    """The float32 running sum of x (of `shape`) along `axis` in [0, rank),
+    as a product with a triangular 0/1 matrix (each output the sum, in
+    order along the axis, of the entries it covers)."""
+    r = len(shape)
+    n = int(shape[axis])
+    i = np.arange(n).reshape(-1, 1)
+    j = np.arange(n).reshape(1, -1)
+    # out[j] = sum_i x[i] * m[i, j]
+    m = (i >= j) if reverse else (i <= j)
+    if exclusive:
+        m = m & (i != j)
+    perm = [d for d in range(r) if d != axis] + [axis]
+    if axis != r - 1:
+        x = call("transpose", x, axes=perm)
+    moved = [int(shape[d]) for d in perm]
+    y = call("matmul", call("reshape", x, newshape=[int(np.prod(moved[:-1], dtype=np.int64)), n]),
+             ir.const(m.astype(np.float32)))
+    y = call("reshape", y, newshape=moved)
+    if axis != r - 1:
+        y = call("transpose", y, axes=[perm.index(d) for d in range(r)])
+    return y

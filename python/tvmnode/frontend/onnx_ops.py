@@ -36,13 +36,15 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import ir
-from .common import call, gather_nd, scalar
+from .common import call, compare, cumsum, gather_nd, logic, mod_of, scalar, select
+from .common import (as_dtype as _as, ceil_of, floor_of as _floor_of, gt_mask as _gt_mask,
+                     ne_mask as _ne_mask, not_mask as _not, poly as _poly,
+                     round_of as _round_of, sin_cos as _sin_cos)
 from . import onnx as _o
 from .onnx import (ANY, F32, _axes, _Ctx, _ELEM, _ELEM_NAMES, _norm_axis, _prod)
 
 INT = ("int8", "uint8", "int16", "int32", "int64")
 F32_INT = ("float32",) + INT
-BIG = 2.0 ** 100
 
 
 # ---- folding ---------------------------------------------------------------------
@@ -329,37 +331,6 @@ def _compute_dtype(dt: str) -> str:
     return "float32" if dt == "float32" else "int32"
 
 
-def _as(x: ir.Expr, dt: str) -> ir.Expr:
-    return x if str(x.checked_type.dtype) == dt else call("cast", x, dtype=dt)
-
-
-def _one(dt: str) -> ir.Expr:
-    return scalar(1, dt)
-
-
-def _gt_mask(d: ir.Expr, dt: str) -> ir.Expr:
-    """1 where d > 0, else 0 (d of the compute dtype dt)."""
-    if dt == "float32":
-        d = call("multiply", call("maximum", call("multiply", d, scalar(BIG, dt)),
-                                  scalar(0.0, dt)), scalar(BIG, dt))
-        return call("minimum", d, _one(dt))
-    return call("minimum", call("maximum", d, scalar(0, dt)), _one(dt))
-
-
-def _ne_mask(d: ir.Expr, dt: str) -> ir.Expr:
-    """1 where d != 0, else 0."""
-    return call("add", _gt_mask(d, dt), _gt_mask(call("negative", d), dt))
-
-
-def _not(m: ir.Expr, dt: str) -> ir.Expr:
-    return call("subtract", _one(dt), m)
-
-
-def _mask_of(ctx: _Ctx, n: int, dt: str) -> ir.Expr:
-    """Input n (bool) as 0/1 of dt."""
-    return _as(ctx.expr(n), dt)
-
-
 def _compare_dt(ctx: _Ctx) -> str:
     return _compute_dtype(ctx.dtype(0) or "float32")
 
@@ -375,16 +346,7 @@ def _compare(kind: str) -> Callable[[_Ctx], ir.Expr]:
     """Equal, Greater, Less, GreaterOrEqual, LessOrEqual -> bool."""
     def conv(ctx: _Ctx) -> ir.Expr:
         dt = _compare_dt(ctx)
-        a, b = _as(ctx.expr(0), dt), _as(ctx.expr(1), dt)
-        if kind == "eq":
-            m = _not(_ne_mask(call("subtract", a, b), dt), dt)
-        elif kind in ("gt", "le"):
-            m = _gt_mask(call("subtract", a, b), dt)
-        else:
-            m = _gt_mask(call("subtract", b, a), dt)
-        if kind in ("le", "ge"):
-            m = _not(m, dt)
-        return call("cast", m, dtype="bool")
+        return compare(kind, _as(ctx.expr(0), dt), _as(ctx.expr(1), dt), dt)
     return conv
 
 
@@ -394,18 +356,7 @@ def _chk_logic(ctx: _Ctx) -> None:
 
 def _logic(kind: str) -> Callable[[_Ctx], ir.Expr]:
     def conv(ctx: _Ctx) -> ir.Expr:
-        dt = "int32"
-        a = _mask_of(ctx, 0, dt)
-        if kind == "not":
-            return call("cast", _not(a, dt), dtype="bool")
-        b = _mask_of(ctx, 1, dt)
-        if kind == "and":
-            m = call("multiply", a, b)
-        elif kind == "or":
-            m = call("maximum", a, b)
-        else:
-            m = _ne_mask(call("subtract", a, b), dt)
-        return call("cast", m, dtype="bool")
+        return logic(kind, ctx.expr(0), None if kind == "not" else ctx.expr(1))
     return conv
 
 
@@ -415,12 +366,7 @@ def _chk_where(ctx: _Ctx) -> None:
 
 
 def _where(ctx: _Ctx) -> ir.Expr:
-    out = ctx.dtype(1) or "float32"
-    dt = _compute_dtype(out)
-    c = _mask_of(ctx, 0, dt)
-    x, y = _as(ctx.expr(1), dt), _as(ctx.expr(2), dt)
-    r = call("add", call("multiply", c, x), call("multiply", _not(c, dt), y))
-    return _as(r, out)
+    return select(ctx.expr(0), ctx.expr(1), ctx.expr(2), ctx.dtype(1) or "float32")
 
 
 def _arith(kind: str) -> Callable[[_Ctx], ir.Expr]:
@@ -943,25 +889,9 @@ def _chk_cumsum(ctx: _Ctx) -> None:
 def _cumsum(ctx: _Ctx) -> ir.Expr:
     """CumSum as a product with a triangular 0/1 matrix."""
     shp = ctx.shape(0)
-    r = len(shp)
-    axis = _norm_axis(ctx, int(ctx.value(1, "the axis").reshape(-1)[0]), r)
-    n = shp[axis]
-    i = np.arange(n).reshape(-1, 1)
-    j = np.arange(n).reshape(1, -1)
-    rev, exc = int(ctx.attr("reverse", 0)), int(ctx.attr("exclusive", 0))
-    # out[j] = sum_i x[i] * m[i, j]
-    m = (i >= j) if rev else (i <= j)
-    if exc:
-        m = m & (i != j)
-    perm = [d for d in range(r) if d != axis] + [axis]
-    x = call("transpose", ctx.expr(0), axes=perm) if axis != r - 1 else ctx.expr(0)
-    moved = [shp[d] for d in perm]
-    y = call("matmul", call("reshape", x, newshape=[_prod(moved[:-1]), n]),
-             ir.const(m.astype(np.float32)))
-    y = call("reshape", y, newshape=moved)
-    if axis != r - 1:
-        y = call("transpose", y, axes=[perm.index(d) for d in range(r)])
-    return y
+    axis = _norm_axis(ctx, int(ctx.value(1, "the axis").reshape(-1)[0]), len(shp))
+    return cumsum(ctx.expr(0), shp, axis, bool(int(ctx.attr("exclusive", 0))),
+                  bool(int(ctx.attr("reverse", 0))))
 
 
 def _chk_one_hot(ctx: _Ctx) -> None:
@@ -991,53 +921,16 @@ def _one_hot(ctx: _Ctx) -> ir.Expr:
 
 # ---- rounding and float classes -------------------------------------------------------
 
-def _trunc(x: ir.Expr) -> ir.Expr:
-    """x rounded toward zero, exact for every float32: the int64 cast of x
-    clipped to +-2^62, plus what the clip cut off (0, or an integer)."""
-    f = "float32"
-    xc = call("clip", x, a_min=-2.0 ** 62, a_max=2.0 ** 62)
-    t = call("cast", call("cast", xc, dtype="int64"), dtype=f)
-    return call("add", t, call("subtract", x, xc))
-
-
-def _floor_of(x: ir.Expr) -> ir.Expr:
-    t = _trunc(x)
-    return call("subtract", t, _gt_mask(call("subtract", t, x), "float32"))
-
-
 def _floor(ctx: _Ctx) -> ir.Expr:
     return _floor_of(ctx.expr(0))
 
 
 def _ceil(ctx: _Ctx) -> ir.Expr:
-    x = ctx.expr(0)
-    t = _trunc(x)
-    return call("add", t, _gt_mask(call("subtract", x, t), "float32"))
-
-
-def _odd(k: ir.Expr) -> ir.Expr:
-    """1 where the integral float32 k is odd, else 0 (every float beyond
-    2^24 is even)."""
-    f = "float32"
-    kc = call("clip", k, a_min=-2.0 ** 24, a_max=2.0 ** 24)
-    return call("abs", call("subtract", kc, call("multiply", _trunc(
-        call("multiply", kc, scalar(0.5, f))), scalar(2.0, f))))
+    return ceil_of(ctx.expr(0))
 
 
 def _round(ctx: _Ctx) -> ir.Expr:
     return _round_of(ctx.expr(0))
-
-
-def _round_of(x: ir.Expr) -> ir.Expr:
-    """Round half to even: floor(x), plus 1 above the half, plus 1 at the
-    half when floor(x) is odd."""
-    f = "float32"
-    fl = _floor_of(x)
-    d = call("subtract", call("subtract", x, fl), scalar(0.5, f))
-    up = _gt_mask(d, f)
-    tie = _not(_ne_mask(d, f), f)
-    odd = _odd(fl)
-    return call("add", fl, call("add", up, call("multiply", tie, odd)))
 
 
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -1729,12 +1622,7 @@ def _mod(ctx: _Ctx) -> ir.Expr:
     then truncates to the integer one)."""
     f = "float32"
     out = ctx.dtype(0) or f
-    a, b = _as(ctx.expr(0), f), _as(ctx.expr(1), f)
-    q = _trunc(call("divide", a, b))
-    r = call("subtract", a, call("multiply", b, q))
-    if not int(ctx.attr("fmod", 0)):
-        r = call("add", r, call("multiply", b, _gt_mask(call("negative",
-                                                             call("multiply", r, b)), f)))
+    r = mod_of(_as(ctx.expr(0), f), _as(ctx.expr(1), f), not int(ctx.attr("fmod", 0)))
     return _as(r, out)
 
 
@@ -1997,46 +1885,8 @@ def _erf(ctx: _Ctx) -> ir.Expr:
 
 # ---- trigonometric functions ---------------------------------------------------------------
 
-# pi in two parts: k * _PI_HI is exact for |k| < 2^15
-_PI_HI = 3.140625
-_PI_LO = float(np.pi - 3.140625)
-
-
-def _poly(z: ir.Expr, coeffs: Sequence[float]) -> ir.Expr:
-    """sum coeffs[i] * z^i by Horner's rule."""
-    f = "float32"
-    y: ir.Expr = scalar(coeffs[-1], f)
-    for c in reversed(coeffs[:-1]):
-        y = call("add", call("multiply", y, z), scalar(c, f))
-    return y
-
-
-def _reduce_pi(x: ir.Expr) -> Tuple[ir.Expr, ir.Expr]:
-    """(r, s): x = k * pi + r with |r| <= pi / 2 and s = (-1)^k."""
-    f = "float32"
-    k = _round_of(call("multiply", x, scalar(1 / np.pi, f)))
-    r = call("subtract", call("subtract", x, call("multiply", k, scalar(_PI_HI, f))),
-             call("multiply", k, scalar(_PI_LO, f)))
-    return r, call("subtract", scalar(1.0, f), call("multiply", _odd(k), scalar(2.0, f)))
-
-
-def _fact(n: int) -> float:
-    return float(np.prod(np.arange(1, n + 1, dtype=np.float64)))
-
-
-# Taylor series on |r| <= pi / 2 (the first term left out is below 1e-9)
-_SIN = [(-1) ** i / _fact(2 * i + 1) for i in range(7)]
-_COS = [(-1) ** i / _fact(2 * i) for i in range(8)]
 # atan on |z| <= tan(pi / 8)
 _ATAN = [(-1) ** i / (2 * i + 1) for i in range(11)]
-
-
-def _sin_cos(x: ir.Expr) -> Tuple[ir.Expr, ir.Expr]:
-    r, sgn = _reduce_pi(x)
-    r2 = call("multiply", r, r)
-    sin = call("multiply", call("multiply", _poly(r2, _SIN), r), sgn)
-    cos = call("multiply", _poly(r2, _COS), sgn)
-    return sin, cos
 
 
 def _atan_of(x: ir.Expr) -> ir.Expr:

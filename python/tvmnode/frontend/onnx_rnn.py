@@ -21,9 +21,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import ir
-from .common import call, scalar
+from .common import call, gt_mask as _gt_mask, scalar
 from .onnx import _Ctx
-from .onnx_ops import _gt_mask, _shape_of
+from .onnx_ops import _shape_of
 
 F = "float32"
 # per operator: gates, default activations

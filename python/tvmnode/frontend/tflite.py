@@ -43,6 +43,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import ir
+from . import tflite_logic as _lg
 from . import tflite_state
 from .common import ModelImportError, TensorInfo, UnsupportedOperatorError, call, finish, scalar, var_name, vector_or_scalar
 from .common import gather_nd, missing_operators
@@ -1350,6 +1351,9 @@ _FOLD: Dict[str, Callable[[_Ctx, List[np.ndarray]], List[np.ndarray]]] = {
     "RESHAPE": _fold_reshape,
     "SQUEEZE": _fold_reshape,
     "EXPAND_DIMS": _fold_reshape,
+    "FILL": _lg.fold_fill,
+    "BROADCAST_TO": _lg.fold_broadcast_to,
+    "BROADCAST_ARGS": _lg.fold_broadcast_args,
 }
 
 
@@ -1794,6 +1798,31 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "GATHER_ND": _gather_nd,
     "EMBEDDING_LOOKUP": _embedding_lookup,
     "L2_POOL_2D": _l2_pool,
+    "EQUAL": _lg.compare,
+    "NOT_EQUAL": _lg.compare,
+    "GREATER": _lg.compare,
+    "GREATER_EQUAL": _lg.compare,
+    "LESS": _lg.compare,
+    "LESS_EQUAL": _lg.compare,
+    "LOGICAL_AND": lambda c: _lg.logical(c, "and"),
+    "LOGICAL_OR": lambda c: _lg.logical(c, "or"),
+    "LOGICAL_NOT": lambda c: _lg.logical(c, "not"),
+    "SELECT_V2": _lg.select_v2,
+    "FLOOR": lambda c: _lg.rounding(c, "floor"),
+    "CEIL": lambda c: _lg.rounding(c, "ceil"),
+    "ROUND": lambda c: _lg.rounding(c, "round"),
+    "FLOOR_DIV": _lg.floor_div,
+    "FLOOR_MOD": _lg.floor_mod,
+    "SQUARE": _lg.square,
+    "SIN": lambda c: _lg.trig(c, "sin"),
+    "COS": lambda c: _lg.trig(c, "cos"),
+    "ZEROS_LIKE": _lg.zeros_like,
+    "FILL": _lg.fill,
+    "BROADCAST_TO": _lg.broadcast_to,
+    "BROADCAST_ARGS": _lg.broadcast_args,
+    "ADD_N": _lg.add_n,
+    "CUMSUM": _lg.cumsum,
+    "RELU_0_TO_1": _lg.relu_0_to_1,
 }
 
 
