@@ -140,4 +140,9 @@ int tn__lower_const_values(const TnKernArgs *a, int32_t i, const char *role,
  * arithmetic), registered after the others. */
 const TnLowerRow *tn__lower_onnxq_table(size_t *n);
 
+/* lower_s16act.c's int16 forms of qnn.sigmoid and qnn.tanh (`tanh_`) and
+ * of qnn.softmax, which lower_nn.c's lowering hands int16 calls to. */
+int tn__lower_act_s16(const TnKernArgs *a, TnKernCall *k, bool tanh_);
+int tn__lower_softmax_s16(const TnKernArgs *a, TnKernCall *k);
+
 #endif /* TVMNODE_KERNEL_LOWER_INTERNAL_H_ */

@@ -257,7 +257,7 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X(TnCrtCallRowsS8) X(TnCrtLogSoftmaxS8) X(TnCrtCallLogSoftmaxS8)          \
   X(TnCrtCallRequantInt) X(TnCrtLstm)                                      \
   X(TnCrtQLinearOrt) X(TnCrtCallQLinearOrt) X(TnCrtCallQLinearPoolOrt)     \
-  X(TnCrtQSoftmaxOrt)
+  X(TnCrtQSoftmaxOrt) X(TnCrtActS16) X(TnCrtSoftmaxS16)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -351,7 +351,10 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X(qlinear_add_ort, TnCrtCallQLinearOrt, "src/kernels/qlinear_ort.c")      \
   X(qlinear_mul_ort, TnCrtCallQLinearOrt, "src/kernels/qlinear_ort.c")      \
   X(qlinear_avg_pool_ort, TnCrtCallQLinearPoolOrt, "src/kernels/qlinear_ort.c") \
-  X(qlinear_softmax_ort, TnCrtQSoftmaxOrt, "src/kernels/qlinear_ort.c")
+  X(qlinear_softmax_ort, TnCrtQSoftmaxOrt, "src/kernels/qlinear_ort.c")   \
+  X(sigmoid_s16, TnCrtActS16, "src/kernels/act_s16.c")                      \
+  X(tanh_s16, TnCrtActS16, "src/kernels/act_s16.c")                         \
+  X(softmax_s16, TnCrtSoftmaxS16, "src/kernels/act_s16.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the
