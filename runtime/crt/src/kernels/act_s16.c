@@ -30,27 +30,30 @@ static int32_t floor_shift(int32_t x, int32_t s) {
   return x >= 0 ? x >> s : -(int32_t)((~(uint32_t)x) >> s) - 1;
 }
 
-/* Each element through `f` (fixed_point.c's logistic or tanh). */
+/* Each element through fixed_point.c's logistic or (tanh_) tanh; chosen
+ * per element, not through a function pointer, which would need a GOT
+ * entry in position-independent code. */
 static TnCrtStatus act_s16(const TnCrtActS16 *p, int32_t n, const int16_t *in,
-                           int16_t *out,
-                           int16_t (*f)(int16_t, int32_t, int32_t)) {
+                           int16_t *out, int tanh_) {
   if (p == NULL || in == NULL || out == NULL || n < 0 ||
       p->input_multiplier <= 0 || p->input_multiplier > 32767 ||
       p->input_left_shift < 0 || p->input_left_shift > 31)
     return TN_CRT_INVALID_ARGUMENT;
+  const int32_t m = p->input_multiplier, s = p->input_left_shift;
   for (int32_t i = 0; i < n; i++)
-    out[i] = f(in[i], p->input_multiplier, p->input_left_shift);
+    out[i] = tanh_ ? tn__crt_tanh_s16(in[i], m, s)
+                   : tn__crt_logistic_s16(in[i], m, s);
   return TN_CRT_OK;
 }
 
 TnCrtStatus tn_crt_logistic_s16(const TnCrtActS16 *p, int32_t n,
                                 const int16_t *in, int16_t *out) {
-  return act_s16(p, n, in, out, tn__crt_logistic_s16);
+  return act_s16(p, n, in, out, 0);
 }
 
 TnCrtStatus tn_crt_tanh_s16(const TnCrtActS16 *p, int32_t n,
                             const int16_t *in, int16_t *out) {
-  return act_s16(p, n, in, out, tn__crt_tanh_s16);
+  return act_s16(p, n, in, out, 1);
 }
 
 /* TFLite's int16 table lookup: 512 segments of 128 input steps, each
