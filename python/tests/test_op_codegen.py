@@ -542,6 +542,26 @@ case("qnn.lstm", "s16-sequence-time-major", [s16(2, 3, 4), s16(3, 5), s16(3, 5)]
      lambda x, h, cl: qlstm16(x, h, cl, 5, 4, 2.0 ** -12, time_major=True))
 
 
+# act_s16.c: TFLite's int16 LOGISTIC and TANH (power-of-two input scales
+# and general ones) and its int16-in SOFTMAX; pool_s16.c: the int16 SUM
+for name in ("sigmoid", "tanh"):
+    fn = getattr(Q, name)
+    case("qnn." + name, "s16-pot", [s16(3, 40)],
+         lambda x, f=fn: f(x, S(2.0 ** -12), Z(0), S(2.0 ** -15), Z(0)))
+    case("qnn." + name, "s16-scale", [s16(70)],
+         lambda x, f=fn: f(x, S(0.00071), Z(0), S(2.0 ** -15), Z(0)))
+case("qnn.tanh", "s16-pot-11", [s16(2, 9)],
+     lambda x: Q.tanh(x, S(2.0 ** -11), Z(0), S(2.0 ** -15), Z(0)))
+case("qnn.softmax", "s16-rows", [s16(3, 11)],
+     lambda x: Q.softmax(x, S(0.0005), Z(0), S(1 / 32768), Z(0), out_dtype="int16"))
+case("qnn.softmax", "s16-beta", [s16(2, 1, 40)],
+     lambda x: Q.softmax(x, S(0.002), Z(0), S(1 / 32768), Z(0), beta=0.3, out_dtype="int16"))
+case("qnn.sum", "s16-axis", [s16(2, 3, 4)],
+     lambda x: Q.sum(x, S(0.001), Z(0), S(0.004), Z(0), [1]))
+case("qnn.sum", "s16-keep-zp", [s16(1, 4, 4, 3)],
+     lambda x: Q.sum(x, S(0.0005), Z(3), S(0.002), Z(-4), [1, 2], keepdims=True))
+
+
 def module_of(inputs: Sequence[np.ndarray], build: Build) -> Any:
     params = [ir.var("x%d" % i, shape=a.shape, dtype=str(a.dtype)) for i, a in enumerate(inputs)]
     return ir.IRModule.from_expr(ir.Function(params, build(*params)))

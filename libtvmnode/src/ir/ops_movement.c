@@ -100,11 +100,13 @@ static TnObject *infer_qnn_sum(const char *op, TnObject *const *types,
                                int32_t n, TnObject *attrs) {
   (void)n;
   static const DLDataType f32 = {kDLFloat, 32, 1}, i32 = {kDLInt, 32, 1},
-                          i8 = {kDLInt, 8, 1};
+                          i8 = {kDLInt, 8, 1}, i16 = {kDLInt, 16, 1};
   const TnIrTensorType *d = tn__ir_tensor_arg(op, types, 0, "data");
   if (d == NULL) return NULL;
-  if (!tn__ir_dtype_eq(d->dtype, i8))
-    return tn__ir_arg_error(op, 0, "data", types[0], "expected int8"), NULL;
+  /* int16: TFLite's 16x8 mode, the same arithmetic */
+  if (!tn__ir_dtype_eq(d->dtype, i8) && !tn__ir_dtype_eq(d->dtype, i16))
+    return tn__ir_arg_error(op, 0, "data", types[0], "expected int8 or "
+                            "int16"), NULL;
   if (qparam(op, types, 1, "input_scale", f32, "float32") ||
       qparam(op, types, 2, "input_zero_point", i32, "int32") ||
       qparam(op, types, 3, "output_scale", f32, "float32") ||
@@ -164,8 +166,8 @@ void tn__ir_ops_movement_init(void) {
                    "data,input_scale,input_zero_point,output_scale,"
                    "output_zero_point",
                    "ir.ReduceAttrs", TN_OP_OPAQUE, infer_qnn_sum,
-                   "int8 sum over axis, TFLite's SUM (requantized to the "
-                   "output scale and zero point)");
+                   "int8 or int16 sum over axis, TFLite's SUM (requantized "
+                   "to the output scale and zero point)");
   tn__ir_op_define("take", "data,indices", "ir.TakeAttrs", TN_OP_OPAQUE,
                    infer_take,
                    "the slices of data along axis that indices name "

@@ -366,18 +366,21 @@ void tn__ir_ops_qnn_init(void) {
                    "output_zero_point",
                    "ir.QnnSoftmaxAttrs", TN_OP_OPAQUE, tn__ir_infer_qnn_unary,
                    "int8 softmax over the last axis, TFLite's fixed-point "
-                   "algorithm (output scale 1/256, zero point -128)");
+                   "algorithm (output scale 1/256, zero point -128); int16 "
+                   "in and out its 16x8 tables (1/32768, zero points 0)");
   tn__ir_op_define("qnn.sigmoid",
                    "data,input_scale,input_zero_point,output_scale,"
                    "output_zero_point",
                    NULL, TN_OP_ELEMWISE, tn__ir_infer_qnn_unary,
                    "int8 logistic, TFLite's (output scale 1/256, zero "
-                   "point -128)");
+                   "point -128); int16 its 16x8 table (2^-15, zero points "
+                   "0)");
   tn__ir_op_define("qnn.tanh",
                    "data,input_scale,input_zero_point,output_scale,"
                    "output_zero_point",
                    NULL, TN_OP_ELEMWISE, tn__ir_infer_qnn_unary,
-                   "int8 tanh, TFLite's (output scale 1/128, zero point 0)");
+                   "int8 tanh, TFLite's (output scale 1/128, zero point "
+                   "0); int16 its 16x8 table (2^-15, zero points 0)");
   tn__ir_op_define("qnn.mean",
                    "data,input_scale,input_zero_point,output_scale,"
                    "output_zero_point",

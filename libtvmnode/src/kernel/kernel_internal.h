@@ -23,7 +23,9 @@ typedef TnCrtCallFn TnKernRun;
 #define TN_KERN_MAX_IN TN_CRT_MAX_INPUTS
 
 /* A parameter struct, described from its field list (params.c). */
-typedef enum { TN_PK_I32, TN_PK_U32, TN_PK_F32, TN_PK_I8, TN_PK_U8 } TnParamKind;
+typedef enum {
+  TN_PK_I32, TN_PK_U32, TN_PK_F32, TN_PK_I8, TN_PK_U8, TN_PK_I16
+} TnParamKind;
 typedef struct TnParamDesc TnParamDesc;
 typedef struct {
   const char *name;

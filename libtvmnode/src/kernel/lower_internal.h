@@ -148,5 +148,9 @@ int tn__lower_bmm_s16(const TnKernArgs *a, TnKernCall *k,
                       const TnCrtBatchMatmul *g);
 int tn__lower_tconv_s16(const TnKernArgs *a, TnKernCall *k,
                         const TnCrtConvTranspose *g);
+/* lower_s16act.c's int16 forms of qnn.sigmoid and qnn.tanh (`tanh_`) and
+ * of qnn.softmax, which lower_nn.c's lowering hands int16 calls to. */
+int tn__lower_act_s16(const TnKernArgs *a, TnKernCall *k, bool tanh_);
+int tn__lower_softmax_s16(const TnKernArgs *a, TnKernCall *k);
 
 #endif /* TVMNODE_KERNEL_LOWER_INTERNAL_H_ */

@@ -647,9 +647,10 @@ static int lower_qnn_mul(const TnKernArgs *a, TnKernCall *k) {
 static int unary_qparams(const TnKernArgs *a, double q[4]) {
   static const char *roles[] = {"input_scale", "input_zero_point",
                                 "output_scale", "output_zero_point"};
-  /* int16 is the MEAN's (pool_s16.c) */
+  /* int16 is the MEAN's and the SUM's (pool_s16.c) */
   if (!is(a->types[0]->dtype, kI8) &&
-      !(is(a->types[0]->dtype, kI16) && strcmp(a->op, "qnn.mean") == 0))
+      !(is(a->types[0]->dtype, kI16) && (strcmp(a->op, "qnn.mean") == 0 ||
+                                         strcmp(a->op, "qnn.sum") == 0)))
     return no_kernel(a, "int8 only");
   for (int i = 0; i < 4; i++)
     if (const_scalar(a, 1 + i, roles[i], &q[i])) return -1;
@@ -658,6 +659,7 @@ static int unary_qparams(const TnKernArgs *a, double q[4]) {
 }
 
 static int lower_qnn_softmax(const TnKernArgs *a, TnKernCall *k) {
+  if (a->types[0]->dtype.bits == 16) return tn__lower_softmax_s16(a, k);
   double q[4];
   if (unary_qparams(a, q)) return -1;
   /* TFLite's int8 softmax has one output quantization: 1/256, -128, and
@@ -688,6 +690,7 @@ static int lower_qnn_softmax(const TnKernArgs *a, TnKernCall *k) {
 }
 
 static int lower_qnn_lut(const TnKernArgs *a, TnKernCall *k, bool tanh_) {
+  if (a->types[0]->dtype.bits == 16) return tn__lower_act_s16(a, k, tanh_);
   double q[4];
   if (unary_qparams(a, q)) return -1;
   TnCrtCallLut *p = KERNEL_USE(k, lut_s8, 0);

@@ -19,7 +19,7 @@
 
 #define KIND(x)                                                        \
   _Generic((x), int32_t: TN_PK_I32, uint32_t: TN_PK_U32, float: TN_PK_F32, \
-           int8_t: TN_PK_I8, uint8_t: TN_PK_U8)
+           int8_t: TN_PK_I8, uint8_t: TN_PK_U8, int16_t: TN_PK_I16)
 
 #define FIELD(T, shape, ...) FIELD_##shape(T, __VA_ARGS__)
 #define FIELD_S(T, type, name) \
@@ -60,7 +60,7 @@ void *tn__kernel_use(TnKernCall *k, TnKernFormId id, size_t extra) {
 /* ---- reading fields ------------------------------------------------------------- */
 
 static size_t kind_size(TnParamKind k) {
-  return k == TN_PK_I8 || k == TN_PK_U8 ? 1 : 4;
+  return k == TN_PK_I8 || k == TN_PK_U8 ? 1 : k == TN_PK_I16 ? 2 : 4;
 }
 
 /* Element i of kind k at base, as int64 (floats are written apart). */
@@ -71,6 +71,11 @@ static int64_t int_at(const void *base, TnParamKind k, int64_t i) {
   switch (k) {
   case TN_PK_I8: return *(const int8_t *)p;
   case TN_PK_U8: return *(const uint8_t *)p;
+  case TN_PK_I16: {
+    int16_t h;
+    memcpy(&h, p, 2);
+    return h;
+  }
   case TN_PK_U32: memcpy(&u, p, 4); return u;
   default: memcpy(&s, p, 4); return s;
   }
@@ -139,7 +144,7 @@ static void list(GString *s, const void *base, TnParamKind k, int64_t n) {
 
 static const char *c_type(TnParamKind k) {
   static const char *names[] = {"int32_t", "uint32_t", "float", "int8_t",
-                                "uint8_t"};
+                                "uint8_t", "int16_t"};
   return names[k];
 }
 

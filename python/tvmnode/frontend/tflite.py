@@ -607,8 +607,27 @@ def _softmax(ctx: _Ctx) -> ir.Expr:
     if x.dtype == "int8" and out.dtype in ("int8", "int16"):
         return call("qnn.softmax", ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out), axis=-1,
                     beta=beta, out_dtype=out.dtype)
-    raise ctx.unsupported("%s -> %s is not supported (float32, int8 -> int8 or int16)"
-                          % (x.dtype, out.dtype))
+    if x.dtype == out.dtype == "int16":
+        # TFLite Micro's int16 softmax: zero points 0, output 1/32768
+        # (within a thousandth of it, as its prepare checks in float)
+        _s16_zero_points(ctx, x, out)
+        so = np.float32(ctx.qparams(out)[0][0])
+        if abs(so - np.float32(1.0 / 32768)) > np.float32(0.001) * np.float32(1.0 / 32768):
+            raise ctx.unsupported("an int16 softmax needs output scale 1/32768, got %g"
+                                  % float(so))
+        return call("qnn.softmax", ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out), axis=-1,
+                    beta=beta, out_dtype="int16")
+    raise ctx.unsupported("%s -> %s is not supported (float32, int8 -> int8 or int16, "
+                          "int16 -> int16)" % (x.dtype, out.dtype))
+
+
+def _s16_zero_points(ctx: _Ctx, x: _Tensor, out: _Tensor) -> None:
+    """TFLite Micro's int16 LOGISTIC, TANH and SOFTMAX take zero point 0
+    in and out."""
+    zx, zo = int(ctx.qparams(x)[1][0]), int(ctx.qparams(out)[1][0])
+    if zx != 0 or zo != 0:
+        raise ctx.unsupported("int16 input and output must have zero point 0, got %d and %d"
+                              % (zx, zo))
 
 
 # QUANTIZE's integer pairs TFLite Micro runs (quantize_common.cc): each is
@@ -693,7 +712,17 @@ def _logistic_tanh(ctx: _Ctx, kind: str) -> ir.Expr:
         return call(kind, ctx.expr(0))
     if x.dtype == out.dtype == "int8":
         return call("qnn." + kind, ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out))
-    raise ctx.unsupported("%s -> %s is not supported" % (x.dtype, out.dtype))
+    if x.dtype == out.dtype == "int16":
+        # TFLite Micro's: zero points 0, output scale 2^-15 (its CheckedLog2:
+        # within 1e-3 of -15 in the log); the input scale is free
+        _s16_zero_points(ctx, x, out)
+        so = float(np.float32(ctx.qparams(out)[0][0]))
+        if not so > 0 or abs(np.log2(so) + 15) >= 1e-3:
+            raise ctx.unsupported("an int16 %s needs output scale 2^-15, got %g"
+                                  % ("tanh" if kind == "tanh" else "logistic", so))
+        return call("qnn." + kind, ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out))
+    raise ctx.unsupported("%s -> %s is not supported (float32, int8, int16)"
+                          % (x.dtype, out.dtype))
 
 
 def _fused_act(ctx: _Ctx, table: str) -> int:
@@ -1087,9 +1116,9 @@ def _sum(ctx: _Ctx) -> ir.Expr:
     attrs = _reduce_attrs(axes, keep, len(x.shape))
     if x.dtype in ("float32", "int32") and out.dtype == x.dtype:
         return call("sum", ctx.expr(0), **attrs)
-    if x.dtype == out.dtype == "int8":
+    if x.dtype == out.dtype and x.dtype in ("int8", "int16"):
         return call("qnn.sum", ctx.expr(0), *ctx.qscalar(x), *ctx.qscalar(out), **attrs)
-    raise ctx.unsupported("%s -> %s is not supported (float32, int32, int8)"
+    raise ctx.unsupported("%s -> %s is not supported (float32, int32, int8, int16)"
                           % (x.dtype, out.dtype))
 
 

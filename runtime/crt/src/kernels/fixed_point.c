@@ -226,3 +226,73 @@ int32_t tn__crt_tanh(int32_t a, int32_t integer_bits) {
 int32_t tn__crt_saturating_mul_pot(int32_t x, int32_t exponent) {
   return sat_mul_pot(x, exponent);
 }
+
+/* ---- TFLite's int16 logistic and tanh ------------------------------------- */
+
+/* TFLite's sigmoid table (kernels/internal/common.h): 65536 * sigmoid(k /
+ * 24) for k = 0..255 as TFLite rounds it; not a plain rounding of the
+ * function (some entries differ from it by one), so the values are kept
+ * as they are, the only way to match TFLite's results. */
+static const uint16_t k_sigmoid_q16[256] = {
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841,
+    39498, 40149, 40794, 41432, 42064, 42688, 43304, 43912, 44511, 45102,
+    45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464,
+    50942, 51409, 51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755,
+    55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433, 57724, 58007,
+    58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370,
+    60565, 60753, 60935, 61110, 61279, 61441, 61599, 61750, 61896, 62036,
+    62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186,
+    63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968,
+    64030, 64090, 64148, 64204, 64257, 64308, 64357, 64405, 64450, 64494,
+    64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845,
+    64873, 64900, 64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079,
+    65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234,
+    65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337,
+    65345, 65352, 65360, 65367, 65374, 65381, 65387, 65393, 65399, 65404,
+    65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449,
+    65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476, 65479,
+    65481, 65483, 65485, 65488, 65489, 65491, 65493, 65495, 65497, 65498,
+    65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511,
+    65512, 65513, 65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520,
+    65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524, 65525, 65525,
+    65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529,
+    65529, 65529, 65530, 65530, 65530, 65530, 65531, 65531, 65531, 65531,
+    65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
+    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534,
+    65534, 65534, 65534, 65534, 65534, 65535};
+
+/* The input on the table's scale: (x * mul + half) >> shift, rounded as
+ * TFLite rounds it (mul 0: TFLite's power-of-two case, x * (3 << shift)). */
+static int32_t sigmoid_input(int16_t x, int32_t mul, int32_t shift) {
+  if (mul == 0) mul = 3 << shift, shift = 0;
+  const int32_t half = shift > 0 ? (int32_t)1 << (shift - 1) : 0;
+  return asr((int32_t)x * mul + half, shift);
+}
+
+/* The table at |v| with `bits` fraction bits per entry, interpolated on
+ * them; `top` past its last interval. */
+static uint32_t sigmoid_at(int32_t v, int32_t bits, uint32_t top) {
+  const uint32_t mag = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
+  const uint32_t k = mag >> bits;
+  if (k >= 255) return top;
+  const uint32_t a = k_sigmoid_q16[k], b = k_sigmoid_q16[k + 1];
+  return (a << bits) + (mag & ((1u << bits) - 1u)) * (b - a);
+}
+
+int16_t tn__crt_logistic_s16(int16_t x, int32_t mul, int32_t shift) {
+  const int32_t v = sigmoid_input(x, mul, shift);
+  /* 9 fraction bits: 2^7 steps per table entry from the 1/(3 * 4096)
+   * scale, times 4 for the 3/4 the table's 1/24 spacing adds */
+  uint32_t r = sigmoid_at(v, 9, (uint32_t)0x7FFF << 10);
+  /* sigmoid(-x) = 1 - sigmoid(x), each rounded to Q0.15 */
+  r = v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1u;
+  return (int16_t)(int32_t)(r >> 10);
+}
+
+int16_t tn__crt_tanh_s16(int16_t x, int32_t mul, int32_t shift) {
+  const int32_t v = sigmoid_input(x, mul, shift);
+  /* tanh(x) = 2 * sigmoid(2x) - 1: one bit fewer of fraction */
+  int32_t r = (int32_t)sigmoid_at(v, 8, (uint32_t)0xFFFF << 8);
+  r = v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
+  return (int16_t)asr(r, 8);
+}

@@ -21,6 +21,12 @@ int32_t tn__crt_tanh(int32_t a, int32_t integer_bits);
 /* gemmlowp's SaturatingRoundingMultiplyByPOT: x * 2^exponent, saturated
  * (a left shift) or rounded half away from zero (a right shift). */
 int32_t tn__crt_saturating_mul_pot(int32_t x, int32_t exponent);
+/* TFLite's int16 logistic and tanh (integer_ops/logistic.h, tanh.h) of
+ * one value to Q0.15: x on the table's scale as (x * mul + 2^(shift - 1))
+ * >> shift (mul 0: x * (3 << shift), TFLite's power-of-two case), then
+ * its 256-entry sigmoid table interpolated. */
+int16_t tn__crt_logistic_s16(int16_t x, int32_t mul, int32_t shift);
+int16_t tn__crt_tanh_s16(int16_t x, int32_t mul, int32_t shift);
 
 /* ONNX Runtime's requantization of an int32 accumulator: the float product
  * acc * scale, clamped to [lo - zp, hi - zp], rounded to nearest with ties

@@ -32,36 +32,7 @@
 #include "call.h"
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
-
-/* TFLite's sigmoid in 0.16 fixed point at i/24, i = 0..255, the table its
- * int16 logistic and tanh interpolate (tanh(x) = 2 sigmoid(2x) - 1). */
-static const uint16_t k_sigmoid_q16[256] = {
-    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841,
-    39498, 40149, 40794, 41432, 42064, 42688, 43304, 43912, 44511, 45102,
-    45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464,
-    50942, 51409, 51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755,
-    55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433, 57724, 58007,
-    58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370,
-    60565, 60753, 60935, 61110, 61279, 61441, 61599, 61750, 61896, 62036,
-    62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186,
-    63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968,
-    64030, 64090, 64148, 64204, 64257, 64308, 64357, 64405, 64450, 64494,
-    64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845,
-    64873, 64900, 64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079,
-    65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234,
-    65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337,
-    65345, 65352, 65360, 65367, 65374, 65381, 65387, 65393, 65399, 65404,
-    65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449,
-    65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476, 65479,
-    65481, 65483, 65485, 65488, 65489, 65491, 65493, 65495, 65497, 65498,
-    65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511,
-    65512, 65513, 65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520,
-    65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524, 65525, 65525,
-    65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529,
-    65529, 65529, 65530, 65530, 65530, 65530, 65531, 65531, 65531, 65531,
-    65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
-    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534,
-    65534, 65534, 65534, 65534, 65534, 65535};
+#include "fixed_point.h"
 
 size_t tn_crt_lstm_scratch_size(int32_t units, int32_t cell_bytes,
                                 int32_t data_bytes) {
@@ -190,37 +161,9 @@ static int16_t sat16(int32_t v) {
   return (int16_t)(v > INT16_MAX ? INT16_MAX : v < INT16_MIN ? INT16_MIN : v);
 }
 
-/* TFLite's int16 logistic of a Q3.12 value, to Q0.15. */
-static int16_t sigmoid_s16(int16_t x) {
-  int32_t v = (int32_t)x * 3; /* Q3.12 * 3 puts 1/24 at 2^9 */
-  uint32_t a = (uint32_t)(v < 0 ? -v : v), hi = a >> 9, r;
-  if (hi >= 255) {
-    r = 0x7FFFu << 10;
-  } else {
-    uint32_t lo = k_sigmoid_q16[hi], up = k_sigmoid_q16[hi + 1];
-    r = (lo << 9) + (a & 0x1FFu) * (up - lo);
-  }
-  r = v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1u;
-  return (int16_t)(r >> 10);
-}
-
-/* TFLite's int16 tanh to Q0.15 of x * mul / 2^shift (mul 0: x * 3 << shift,
- * the power-of-two input scales). */
-static int16_t tanh_s16(int16_t x, int32_t mul, int32_t shift) {
-  if (mul == 0) mul = 3 << shift, shift = 0;
-  int32_t round = shift > 0 ? 1 << (shift - 1) : 0;
-  int32_t v = ((int32_t)x * mul + round) >> shift;
-  uint32_t a = (uint32_t)(v < 0 ? -v : v), hi = a >> 8;
-  int32_t r;
-  if (hi >= 255) {
-    r = (int32_t)(0xFFFFu << 8);
-  } else {
-    uint32_t lo = k_sigmoid_q16[hi], up = k_sigmoid_q16[hi + 1];
-    r = (int32_t)((lo << 8) + (a & 0xFFu) * (up - lo));
-  }
-  r = v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
-  return (int16_t)(r >> 8);
-}
+/* TFLite's int16 logistic of a Q3.12 value, to Q0.15 (its input scale
+ * 2^-12 is the power-of-two case: x * 3). */
+static int16_t sigmoid_s16(int16_t x) { return tn__crt_logistic_s16(x, 3, 0); }
 
 /* One fully connected product to Q3.12: sum (x - zp) * w over n values
  * (plus bias[k] when bias is given), requantized and saturated to int16.
@@ -299,7 +242,7 @@ static void step_q(const TnCrtLstm *p, const void *const *in, const void *x,
   for (int32_t j = 0; j < p->units; j++) {
     int16_t i = sigmoid_s16(gate_q(p, in, 0, j, x, h, fc));
     int16_t f = sigmoid_s16(gate_q(p, in, 1, j, x, h, fc));
-    int16_t g = tanh_s16(gate_q(p, in, 2, j, x, h, fc), 0, 0);
+    int16_t g = tn__crt_tanh_s16(gate_q(p, in, 2, j, x, h, fc), 0, 0);
     int16_t o = sigmoid_s16(gate_q(p, in, 3, j, x, h, fc));
     int32_t kept = mul_s16(f, c[j], p->forget_multiplier, p->forget_shift, 0,
                            INT16_MIN, INT16_MAX);
@@ -309,7 +252,7 @@ static void step_q(const TnCrtLstm *p, const void *const *in, const void *x,
     if (p->cell_clip > 0.0f)
       v = v > clip ? clip : v < (int16_t)-clip ? (int16_t)-clip : v;
     c[j] = v;
-    int16_t tc = tanh_s16(v, p->cell_tanh_multiplier, p->cell_tanh_shift);
+    int16_t tc = tn__crt_tanh_s16(v, p->cell_tanh_multiplier, p->cell_tanh_shift);
     int32_t y = mul_s16(tc, o, p->output_multiplier, p->output_shift,
                         p->hidden_zero_point, lo, hi);
     if (wide) ((int16_t *)nv)[j] = (int16_t)y;

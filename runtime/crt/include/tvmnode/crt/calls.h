@@ -257,7 +257,7 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X(TnCrtCallRowsS8) X(TnCrtLogSoftmaxS8) X(TnCrtCallLogSoftmaxS8)          \
   X(TnCrtCallRequantInt) X(TnCrtLstm)                                      \
   X(TnCrtQLinearOrt) X(TnCrtCallQLinearOrt) X(TnCrtCallQLinearPoolOrt)     \
-  X(TnCrtQSoftmaxOrt)
+  X(TnCrtQSoftmaxOrt) X(TnCrtActS16) X(TnCrtSoftmaxS16)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -356,7 +356,10 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X(conv2d_transpose_s16_s64, TnCrtCallConvTransposeS32,                    \
     "src/kernels/mm_s16.c")                                                 \
   X(qdiv_s8, TnCrtCallQBinary, "src/kernels/mm_s16.c")                      \
-  X(lstm_s16, TnCrtLstm, "src/kernels/lstm.c")
+  X(lstm_s16, TnCrtLstm, "src/kernels/lstm.c")                            \
+  X(sigmoid_s16, TnCrtActS16, "src/kernels/act_s16.c")                      \
+  X(tanh_s16, TnCrtActS16, "src/kernels/act_s16.c")                         \
+  X(softmax_s16, TnCrtSoftmaxS16, "src/kernels/act_s16.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

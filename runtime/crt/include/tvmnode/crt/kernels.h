@@ -941,6 +941,35 @@ TnCrtStatus tn_crt_qdiv_params(double lhs_scale, int32_t lhs_zp,
                                double out_scale, int32_t out_zp,
                                TnCrtQBinary *out);
 
+/* ---- int16 activations (act_s16.c), TFLite's 16x8 mode ----------------- */
+
+/* LOGISTIC and TANH on int16 (zero points 0, output scale 2^-15): the
+ * input is scaled to the sigmoid table's 1/(3 * 4096) per step as
+ * (x * input_multiplier + 2^(shift - 1)) >> input_left_shift, with the
+ * multiplier in (0, 32767] and the shift in [0, 31] that TFLite's prepare
+ * chooses (its power-of-two case as multiplier 3 * 2^k, shift 0). */
+#define TN_CRT_FIELDS_TnCrtActS16(F, T)                                  \
+  F(T, S, int32_t, input_multiplier) F(T, S, int32_t, input_left_shift) \
+  F(T, S, int32_t, n)
+TN_CRT_STRUCT(TnCrtActS16);
+TnCrtStatus tn_crt_logistic_s16(const TnCrtActS16 *p, int32_t n,
+                                const int16_t *in, int16_t *out);
+TnCrtStatus tn_crt_tanh_s16(const TnCrtActS16 *p, int32_t n,
+                            const int16_t *in, int16_t *out);
+
+/* SOFTMAX of int16 rows of n (input zero point 0) to int16 of scale 2^-15,
+ * zero point 0: differences from the row maximum times input_multiplier *
+ * 2^(input_left_shift - 31) (TFLite's MultiplyByQuantizedMultiplier), the
+ * exp and 1 / (1 + x) tables of 513 entries as TFLite's LUTPopulate builds
+ * them (on the host). */
+#define TN_CRT_FIELDS_TnCrtSoftmaxS16(F, T)                              \
+  F(T, S, int32_t, input_multiplier) F(T, S, int32_t, input_left_shift) \
+  F(T, S, int32_t, outer) F(T, S, int32_t, n)                           \
+  F(T, A, int16_t, exp_lut, 513) F(T, A, int16_t, recip_lut, 513)
+TN_CRT_STRUCT(TnCrtSoftmaxS16);
+TnCrtStatus tn_crt_softmax_s16(const TnCrtSoftmaxS16 *p, const int16_t *in,
+                               int16_t *out);
+
 #ifdef __cplusplus
 }
 #endif
