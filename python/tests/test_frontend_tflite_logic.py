@@ -176,9 +176,27 @@ def test_floor_div_mod(op: str) -> None:
     check(m, fl(3, 5) * 5, b)
 
 
+@pytest.mark.parametrize("op", ["FLOOR_DIV", "FLOOR_MOD"])
+def test_floor_div_mod_int32(op: str) -> None:
+    """int32 (movenet's FLOOR_DIV): TFLite Micro refuses it, so against
+    LiteRT's reference kernels; every sign pair, exact multiples, the int32
+    extremes and a broadcast divisor."""
+    m = single_op_model(op, [spec((4, 6), "int32"), spec((6,), "int32")], [spec((4, 6), "int32")])
+    a = np.array([[7, -7, 7, -7, 0, 6], [-6, 1, -1, 2147483647, -2147483648, 5],
+                  [-2147483648, 2147483647, 13, -13, 12, -12], [100, -100, 3, -3, 1, -1]],
+                 np.int32)
+    b = np.array([2, 2, -2, -2, 3, -2147483648], np.int32)
+    want = run_litert_ref(m, a, b)
+    got = np.asarray(tn.runtime.Executor(frontend.from_tflite(m))(a, b))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(
+        got, np.floor_divide(a.astype(np.int64), b) if op == "FLOOR_DIV"
+        else np.mod(a.astype(np.int64), b))
+
+
 def test_float_only_errors() -> None:
-    m = single_op_model("FLOOR_DIV", [spec((3,), "int32"), spec((3,), "int32")],
-                        [spec((3,), "int32")])
+    m = single_op_model("FLOOR_DIV", [spec((3,), "int8"), spec((3,), "int8")],
+                        [spec((3,), "int8")])
     with pytest.raises(frontend.ModelImportError, match="FLOOR_DIV.*float32"):
         frontend.from_tflite(m)
 

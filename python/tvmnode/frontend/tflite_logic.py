@@ -25,7 +25,7 @@ Each converter takes the importer's operator context (tflite._Ctx).
 from __future__ import annotations
 
 import math
-from typing import Any, List, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -157,11 +157,11 @@ def select_v2(ctx: Any) -> ir.Expr:
     return r
 
 
-def _floats(ctx: Any, n: int) -> List[ir.Expr]:
+def _floats(ctx: Any, n: int, allowed: str = "float32") -> List[ir.Expr]:
     ts = [ctx.t(i) for i in range(n)] + [ctx.out]
     if any(t.dtype != "float32" for t in ts):
-        raise ctx.unsupported("operand types %s are not supported (float32)"
-                              % ", ".join(t.dtype for t in ts))
+        raise ctx.unsupported("operand types %s are not supported (%s)"
+                              % (", ".join(t.dtype for t in ts), allowed))
     return [ctx.expr(i) for i in range(n)]
 
 
@@ -171,8 +171,38 @@ def rounding(ctx: Any, kind: str) -> ir.Expr:
     return {"floor": floor_of, "ceil": ceil_of, "round": round_of}[kind](x)
 
 
+def _int32_floor(ctx: Any) -> Optional[Tuple[ir.Expr, ir.Expr, ir.Expr, ir.Expr]]:
+    """For int32 operands (LiteRT's FLOOR_DIV and FLOOR_MOD take them;
+    TFLite Micro's do not): the truncated quotient q, the remainder r =
+    a - q * b (|r| < |b|, so no overflow), the divisor b and the
+    correction, 1 where r and b differ in sign (floor is then q - 1 and the
+    floored remainder r + b), else 0. None for other types. A zero divisor
+    or INT32_MIN / -1 fails the run, as the crt's integer DIV does."""
+    ts = [ctx.t(0), ctx.t(1), ctx.out]
+    if any(t.dtype != "int32" for t in ts):
+        return None
+    a, b = ctx.expr(0), ctx.expr(1)
+    q = call("divide", a, b)
+    r = call("subtract", a, call("multiply", q, b))
+    zero, one = scalar(0, "int32"), scalar(1, "int32")
+
+    def pos(x: ir.Expr) -> ir.Expr:  # 1 where x > 0 (no negation: INT32_MIN)
+        return call("maximum", call("minimum", x, one), zero)
+
+    def neg(x: ir.Expr) -> ir.Expr:  # 1 where x < 0
+        return call("negative", call("minimum", call("maximum", x, scalar(-1, "int32")), zero))
+
+    fix = call("add", call("multiply", neg(r), pos(b)), call("multiply", pos(r), neg(b)))
+    return q, r, b, fix
+
+
 def floor_div(ctx: Any) -> ir.Expr:
-    a, b = _floats(ctx, 2)
+    """FLOOR_DIV: float32 (TFLite Micro), or int32 (LiteRT) exactly."""
+    ints = _int32_floor(ctx)
+    if ints is not None:
+        q, _, _, fix = ints
+        return call("subtract", q, fix)
+    a, b = _floats(ctx, 2, "float32, or int32")
     return floor_of(call("divide", a, b))
 
 
@@ -180,8 +210,13 @@ def floor_mod(ctx: Any) -> ir.Expr:
     """TFLite's FloorMod: fmod(x, y), moved by y where its sign and y's
     differ; here x - y * trunc(x / y) in float32 (common.mod_of), equal to
     fmod's exact remainder up to the rounding of y * trunc(x / y) (a
-    quotient that rounds up to an integer gives a remainder off by y)."""
-    a, b = _floats(ctx, 2)
+    quotient that rounds up to an integer gives a remainder off by y); or
+    exactly for int32 (LiteRT)."""
+    ints = _int32_floor(ctx)
+    if ints is not None:
+        _, r, b, fix = ints
+        return call("add", r, call("multiply", fix, b))
+    a, b = _floats(ctx, 2, "float32, or int32")
     return mod_of(a, b, floored=True)
 
 
