@@ -505,6 +505,11 @@ case("qnn.divide", "s8-pairs", [_DIV_ALL, np.tile(np.array([-128, -3, 7, 127], n
 case("qnn.divide", "s8-broadcast-relu", [s8(2, 3, 5), s8(3, 1)],
      lambda a, b: O.clip(Q.divide(a, b, S(1.0), Z(0), S(0.0001), Z(0), S(0.0001), Z(3)),
                          3, 127))
+# two kernel files with one companion (mm_s16.c and qelementwise.c both
+# bring binary_walk.h): the archive carries it once
+case("qnn.divide", "s8-then-subtract", [s8(3, 4), s8(3, 4)],
+     lambda a, b: Q.subtract(Q.divide(a, b, S(0.05), Z(-3), S(0.02), Z(7), S(0.1), Z(1)), a,
+                             S(0.1), Z(1), S(0.05), Z(-3), S(0.08), Z(0)))
 case("qnn.batch_matmul", "s16-s64", [s16(2, 3, 5), s16(5, 4)],
      lambda a, b: Q.batch_matmul(a, b, Z(0), Z(0), S(0.001), S(0.002)))
 case("qnn.batch_matmul", "s16-requant-adj", [s16(2, 1, 4, 3), s16(3, 5, 4)],
@@ -631,6 +636,7 @@ def test_generated_c_equals_the_executor(cid: str, op: str, inputs: Sequence[np.
     kernels = {f["kernel"] for fs in arch.info["memory"]["functions"]["operator_functions"].values()
                for f in fs}
     USED.update(kernels)
+    assert len(set(arch.runtime_sources)) == len(arch.runtime_sources), arch.runtime_sources
     FILES.update(arch.runtime_sources)
     COVERED.add(op)
 

@@ -151,8 +151,16 @@ GPtrArray *tn__aot_runtime_sources(Gen *g) {
   static const char *always[] = {TN_CRT_COMMON_SOURCES};
   GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
   GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
-  for (size_t i = 0; i < G_N_ELEMENTS(always); i++)
-    g_ptr_array_add(out, g_strdup(always[i]));
+  /* each file once: several forms share a source, and several sources a
+   * companion (or name another form's source as theirs) */
+#define ADD_ONCE(path)                                     \
+  do {                                                     \
+    if (!g_hash_table_contains(seen, (path))) {            \
+      g_hash_table_add(seen, (gpointer)(path));            \
+      g_ptr_array_add(out, g_strdup(path));                \
+    }                                                      \
+  } while (0)
+  for (size_t i = 0; i < G_N_ELEMENTS(always); i++) ADD_ONCE(always[i]);
   static const char *companions[][2] = {
 #define COMPANION(src, other) {src, other},
       TN_CRT_SOURCE_COMPANIONS(COMPANION)
@@ -161,12 +169,11 @@ GPtrArray *tn__aot_runtime_sources(Gen *g) {
   for (int32_t s = 0; s < g->nsteps; s++) {
     const TnKernForm *f = step(g, s)->k.form;
     if (f == NULL || g_hash_table_contains(seen, f->source)) continue;
-    g_hash_table_add(seen, (gpointer)f->source);
-    g_ptr_array_add(out, g_strdup(f->source));
+    ADD_ONCE(f->source);
     for (size_t i = 0; i < G_N_ELEMENTS(companions); i++)
-      if (strcmp(companions[i][0], f->source) == 0)
-        g_ptr_array_add(out, g_strdup(companions[i][1]));
+      if (strcmp(companions[i][0], f->source) == 0) ADD_ONCE(companions[i][1]);
   }
+#undef ADD_ONCE
   g_hash_table_destroy(seen);
   return out;
 }
