@@ -46,7 +46,7 @@ from .. import ir
 from . import tflite_logic as _lg
 from . import tflite_state
 from .common import ModelImportError, TensorInfo, UnsupportedOperatorError, call, finish, scalar, var_name, vector_or_scalar
-from .common import gather_nd, missing_operators
+from .common import gather_nd, missing_operators, select
 
 WHO = "from_tflite"
 
@@ -122,10 +122,11 @@ class _Op:
 class _Reader:
     """The parts of a model this importer uses, read and checked once."""
 
-    def __init__(self, buf: bytes) -> None:
+    def __init__(self, buf: bytes, subgraph: int = 0) -> None:
         tfl = _tfl()
         self.tfl = tfl
         self.buf = buf
+        self.subgraph = subgraph
         if len(buf) < 8:
             raise ModelImportError("%s: %d bytes is too short for a TFLite model" % (WHO, len(buf)))
         if buf[4:8] != b"TFL3":
@@ -145,7 +146,10 @@ class _Reader:
         self.model = m
         if m.SubgraphsLength() < 1:
             raise ModelImportError("%s: the model has no subgraph" % WHO)
-        g = m.Subgraphs(0)
+        if not 0 <= self.subgraph < m.SubgraphsLength():
+            raise ModelImportError("%s: subgraph %d does not exist (the model has %d)"
+                                   % (WHO, self.subgraph, m.SubgraphsLength()))
+        g = m.Subgraphs(self.subgraph)
         self.graph = g
         names = {v: k for k, v in vars(tfl.BuiltinOperator).items() if not k.startswith("_")}
         self.opcodes: List[Tuple[int, str, str]] = []
@@ -1754,6 +1758,91 @@ def _l2_pool(ctx: _Ctx) -> ir.Expr:
     return _activation(ctx, y, int(o.FusedActivationFunction()), ctx.out)
 
 
+# Operators a called subgraph may not hold: state lives in main only.
+_SUBGRAPH_REFUSED = tflite_state.STATE_OPS + ("UNIDIRECTIONAL_SEQUENCE_LSTM", "SVDF")
+
+# WHILE loops are unrolled at import, at most this many times.
+_WHILE_LIMIT = 1024
+
+
+def _constant_value(e: ir.Expr) -> Optional[np.ndarray]:
+    """The value of an expression that reads no input (folded here), or
+    None when it depends on one."""
+    from .. import transform
+
+    if isinstance(e, ir.Constant):
+        return np.asarray(e.data)
+    try:
+        mod = ir.IRModule.from_expr(ir.Function([], e))
+        ir.well_formed(mod)
+        body = transform.FoldConstant()(transform.InferType()(mod))["main"].body
+    except (ValueError, TypeError, RuntimeError):
+        return None
+    return np.asarray(body.data) if isinstance(body, ir.Constant) else None
+
+
+def _if(ctx: _Ctx) -> _Result:
+    """IF: the branch subgraphs converted in line. A condition known at
+    import (a constant, or computed from constants) keeps the branch taken
+    only; otherwise both branches run and each output is selected by the
+    condition (as 0/1 blends, so an infinity or NaN in the branch not taken
+    spreads into a float32 result)."""
+    o = ctx.options("IfOptions")
+    cond = ctx.t(0)
+    if cond.dtype != "bool" or int(np.prod(cond.shape)) != 1:
+        raise ctx.error("the condition must be one bool, got %s %s" % (cond.dtype, cond.shape))
+    args = [ctx.expr(i) for i in range(1, len(ctx.ins))]
+    then_i, else_i = int(o.ThenSubgraphIndex()), int(o.ElseSubgraphIndex())
+    known = _constant_value(ctx.expr(0))
+    if known is not None:
+        return ctx.imp.call_subgraph(ctx, then_i if bool(known.reshape(-1)[0]) else else_i, args)
+    a = ctx.imp.call_subgraph(ctx, then_i, args)
+    b = ctx.imp.call_subgraph(ctx, else_i, args)
+    c = call("reshape", ctx.expr(0), newshape=[])
+    outs: List[ir.Expr] = []
+    for k, (x, y) in enumerate(zip(a, b)):
+        t = ctx.imp.r.tensors[ctx.outs[k]]
+        if t.dtype not in ("float32", "int8", "int16", "int32", "bool"):
+            raise ctx.unsupported("output %d of type %s is not supported when the condition "
+                                  "is known only at run time (float32, int8, int16, int32, "
+                                  "bool)" % (k, t.dtype))
+        if t.dtype == "bool":
+            outs.append(call("cast", select(c, call("cast", x, dtype="int32"),
+                                            call("cast", y, dtype="int32"), "int32"),
+                             dtype="bool"))
+        else:
+            outs.append(select(c, x, y, t.dtype))
+    return outs
+
+
+def _while(ctx: _Ctx) -> _Result:
+    """WHILE: unrolled at import. The condition subgraph must be known at
+    import at every turn (a loop counted by constants, as the converter
+    writes fixed-length loops); the body's outputs are the next turn's
+    inputs, and the loop's outputs are the last ones."""
+    o = ctx.options("WhileOptions")
+    cond_i, body_i = int(o.CondSubgraphIndex()), int(o.BodySubgraphIndex())
+    xs = [ctx.expr(i) for i in range(len(ctx.ins))]
+    for _ in range(_WHILE_LIMIT):
+        c = ctx.imp.call_subgraph(ctx, cond_i, xs)
+        if len(c) != 1:
+            raise ctx.error("the condition subgraph %d has %d outputs, expected 1"
+                            % (cond_i, len(c)))
+        known = _constant_value(c[0])
+        if known is None or known.size != 1:
+            raise ctx.unsupported("the loop condition depends on the model's inputs; only "
+                                  "loops whose every turn is known at import are supported "
+                                  "(they are unrolled)")
+        if not bool(known.reshape(-1)[0]):
+            return xs
+        xs = ctx.imp.call_subgraph(ctx, body_i, xs)
+        if len(xs) != len(ctx.ins):
+            raise ctx.error("the body subgraph %d has %d outputs for %d loop values"
+                            % (body_i, len(xs), len(ctx.ins)))
+    raise ctx.unsupported("the loop runs more than %d turns (it is unrolled at import)"
+                          % _WHILE_LIMIT)
+
+
 # A converter returns the output's expression; a list of them for an
 # operator of several outputs; or a numpy array for an output computed here.
 _Result = Union[ir.Expr, List[ir.Expr], np.ndarray]
@@ -1852,6 +1941,8 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "ADD_N": _lg.add_n,
     "CUMSUM": _lg.cumsum,
     "RELU_0_TO_1": _lg.relu_0_to_1,
+    "IF": _if,
+    "WHILE": _while,
 }
 
 
@@ -1887,8 +1978,9 @@ def _shift_edge(t: _Tensor, e: ir.Expr, to: str) -> ir.Expr:
 
 
 class _Importer:
-    def __init__(self, r: _Reader) -> None:
+    def __init__(self, r: _Reader, depth: int = 0) -> None:
         self.r = r
+        self.depth = depth  # of IF/WHILE subgraphs calling subgraphs
         self.exprs: Dict[int, ir.Expr] = {}
         self.consts: Dict[int, ir.Expr] = {}
 
@@ -1927,6 +2019,72 @@ class _Importer:
         t.data = np.asarray(value).astype(t.np_dtype).reshape(t.shape)
         self.consts.pop(t.index, None)
 
+    def convert_ops(self) -> None:
+        """Every operator of the subgraph, in order, into self.exprs."""
+        r, states = self.r, self.states
+        for k, op in enumerate(r.ops):
+            if states.handles(k):
+                states.convert(k)
+                continue
+            name = r.op_name(k)
+            ctx = _Ctx(self, k, op, name)
+            if name not in _UINT8_OPS and any(
+                    i >= 0 and r.tensors[i].shifted and r.tensors[i].data is None
+                    for i in ctx.ins + ctx.outs):
+                raise ctx.unsupported("uint8 operands are not supported here (uint8 models "
+                                      "run %s)" % ", ".join(_UINT8_OPS))
+            y: Any
+            try:
+                y = self.fold(ctx)
+                if y is None:
+                    y = _CONVERTERS[name](ctx)
+            except ModelImportError:
+                raise
+            except (ValueError, TypeError, NotImplementedError, KeyError, IndexError,
+                    struct.error) as e:
+                # our builders' errors name the operator and argument; a
+                # corrupt options table surfaces here as a reader error
+                raise ctx.error(str(e)) from None
+            ys = y if isinstance(y, list) else [y]
+            if len(ys) != len(ctx.outs):
+                raise ctx.error("has %d outputs; %d were computed" % (len(ctx.outs), len(ys)))
+            for i, value in zip(ctx.outs, ys):
+                if isinstance(value, np.ndarray):
+                    self.set_constant(ctx, r.tensors[i], value)
+                else:
+                    self.exprs[i] = value
+
+    def call_subgraph(self, ctx: _Ctx, index: int, args: Sequence[ir.Expr]) -> List[ir.Expr]:
+        """The outputs of subgraph `index` (an IF branch, a WHILE condition
+        or body) given the expressions of its inputs: its operators are
+        converted in line."""
+        if self.depth >= 16:
+            raise ctx.error("subgraphs call each other more than 16 deep")
+        if not 0 < index < self.r.model.SubgraphsLength() or index == self.r.subgraph:
+            raise ctx.error("subgraph %d is not a subgraph it may call (the model has %d)"
+                            % (index, self.r.model.SubgraphsLength()))
+        sub = _Importer(_Reader(self.r.buf, index), self.depth + 1)
+        names = sorted({sub.r.op_name(k) for k in range(len(sub.r.ops))})
+        bad = [n for n in names if n not in _CONVERTERS or n in _SUBGRAPH_REFUSED]
+        if bad:
+            raise ctx.unsupported("subgraph %d uses %s, not supported inside a subgraph"
+                                  % (index, ", ".join(bad)))
+        sub.states = tflite_state.States(sub)  # none: state operators are refused
+        if len(args) != len(sub.r.inputs):
+            raise ctx.error("subgraph %d takes %d inputs, got %d"
+                            % (index, len(sub.r.inputs), len(args)))
+        for i, a in zip(sub.r.inputs, args):
+            t = sub.r.tensors[i]
+            got = a.checked_type if hasattr(a, "checked_type") else None
+            if got is not None and ([int(d) for d in got.shape] != list(t.shape)
+                                    or str(got.dtype) != t.dtype):
+                raise ctx.error("subgraph %d input '%s' is %s %s, given %s %s"
+                                % (index, t.name, t.shape, t.dtype,
+                                   [int(d) for d in got.shape], got.dtype))
+            sub.exprs[i] = a
+        sub.convert_ops()
+        return [sub.expr(sub.r.tensors[i]) for i in sub.r.outputs]
+
     def run(self, source: str) -> ir.IRModule:
         r = self.r
         # every operator is checked before anything is built, and every
@@ -1961,37 +2119,7 @@ class _Importer:
             self.exprs[i] = _shift_edge(t, v, "int8") if t.shifted else v
             params.append(v)
         states.begin(used)
-        for k, op in enumerate(r.ops):
-            if states.handles(k):
-                states.convert(k)
-                continue
-            name = r.op_name(k)
-            ctx = _Ctx(self, k, op, name)
-            if name not in _UINT8_OPS and any(
-                    i >= 0 and r.tensors[i].shifted and r.tensors[i].data is None
-                    for i in ctx.ins + ctx.outs):
-                raise ctx.unsupported("uint8 operands are not supported here (uint8 models "
-                                      "run %s)" % ", ".join(_UINT8_OPS))
-            y: Any
-            try:
-                y = self.fold(ctx)
-                if y is None:
-                    y = _CONVERTERS[name](ctx)
-            except ModelImportError:
-                raise
-            except (ValueError, TypeError, NotImplementedError, KeyError, IndexError,
-                    struct.error) as e:
-                # our builders' errors name the operator and argument; a
-                # corrupt options table surfaces here as a reader error
-                raise ctx.error(str(e)) from None
-            ys = y if isinstance(y, list) else [y]
-            if len(ys) != len(ctx.outs):
-                raise ctx.error("has %d outputs; %d were computed" % (len(ctx.outs), len(ys)))
-            for i, value in zip(ctx.outs, ys):
-                if isinstance(value, np.ndarray):
-                    self.set_constant(ctx, r.tensors[i], value)
-                else:
-                    self.exprs[i] = value
+        self.convert_ops()
         outs = [_shift_edge(r.tensors[i], self.expr(r.tensors[i]), "uint8")
                 if r.tensors[i].shifted else self.expr(r.tensors[i]) for i in r.outputs]
         mod = finish(params + states.params(), outs + states.results(),
