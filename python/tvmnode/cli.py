@@ -499,10 +499,10 @@ the run goes on:
            session options, one thread): integer outputs must be equal,
            float ones within 1e-5 of the reference output's largest
            magnitude (at least 1); the largest difference is reported
-  compile  compiled to C (inputs and outputs in the workspace pool, or
-           beside it for a stateful model), built into a library with the
-           host C compiler ($CC or cc), run on the same inputs from the
-           initial state: the generated C's outputs equal the executor's
+  compile  compiled to C (inputs and outputs in the workspace pool), built
+           into a library with the host C compiler ($CC or cc), run on the
+           same inputs (a stateful model from its initial state): the
+           generated C's outputs equal the executor's
   RAM      the planned workspace bytes with the inputs and outputs and a
            stateful model's state pool, over TFLite Micro's arena head
            (its tensors, inputs and outputs included) plus, for a stateful
@@ -793,9 +793,7 @@ def check_model(path: str, result_path: str, seed: int = 0,
         res["stage"] = "compile"
         _check_write(result_path, res)
         try:
-            # a streaming model keeps its inputs and outputs outside the
-            # workspace (its state pool is separate from it too)
-            arch = codegen.compile(mod, name="check", io_in_pool=not res["stateful"])
+            arch = codegen.compile(mod, name="check", io_in_pool=True)
             res["workspace_bytes"] = arch.workspace_bytes
             if arch.state_bytes:
                 res["state_bytes"] = arch.state_bytes
