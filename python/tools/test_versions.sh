@@ -29,11 +29,12 @@ mkdir -p "$WORK" && WORK=$(cd "$WORK" && pwd)
 # here).
 PACKAGES="pytest pytest-xdist numpy tflite tflite-micro ai-edge-litert onnx"
 # Left to the main Python stage (python/run_tests.sh), which runs them once:
-# suites that test generated C, firmware or the source build, whose outcome
-# does not depend on the interpreter (each compiles C or runs qemu for
-# minutes).
-SAME_ON_EVERY_PYTHON=(test_op_codegen.py test_firmware_device.py
-                      test_install_configured.py)
+# suites that test generated C (on the host, the emulated boards, wasm32,
+# and the Embedded Rust interface), firmware or the source build, whose
+# outcome does not depend on the interpreter (each compiles C or Rust, or
+# runs qemu or node, for minutes).
+SAME_ON_EVERY_PYTHON=(test_op_codegen.py test_op_device.py test_firmware_device.py
+                      test_install_configured.py test_wasm.py test_rust_iface.py)
 pip_q() { "$@" -q --disable-pip-version-check; }
 
 # the interpreters: newest patch release per minor, 3.10..3.13, no -dev/t builds
