@@ -496,6 +496,8 @@ static const Example kExamples[] = {
      "fn (%x: Tensor[(1, 2, 8, 8), int8], " QUNARY_PARAMS ", %off: "
      "Tensor[(), int32]) { qnn.qlinear_avg_pool2d(%x, %is, %izp, %os, %ozp, "
      "%off, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1]) }"},
+    {"nn.svdf_time", "fn (%s: Tensor[(2, 6, 4), int8], %w: Tensor[(6, 4), "
+                     "int8]) { nn.svdf_time(%s, %w, rank=3, zero_point=-5) }"},
 };
 
 /* The values every int attribute (and each element of a tuple one) takes:

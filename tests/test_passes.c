@@ -555,6 +555,20 @@ START_TEST(test_fuse_chains_fanout_and_limits) {
   TnObject *d1 = CALL("nn.dense", 2, CALL("exp", 1, x), w);
   TnObject *d2 = CALL("nn.dense", 2, d1, w);
   ck_assert_str_eq(fused(d2), "exp | nn.dense | nn.dense");
+  /* a fused call takes at most 16 arguments (the kernels' limit): a sum
+   * of 20 inputs is two groups, the first of 15 adds over 16 inputs */
+  TnObject *sum = CALL("add", 2, var("s0", tt("float32", 2, 4, 4)),
+                       var("s1", tt("float32", 2, 4, 4)));
+  for (int i = 2; i < 20; i++) {
+    char nm[8];
+    snprintf(nm, sizeof nm, "s%d", i);
+    sum = CALL("add", 2, sum, var(nm, tt("float32", 2, 4, 4)));
+  }
+  GString *want = g_string_new("add");
+  for (int i = 1; i < 15; i++) g_string_append(want, "+add");
+  g_string_append(want, " | add+add+add+add");
+  ck_assert_str_eq(fused(sum), want->str);
+  g_string_free(want, TRUE);
   /* FuseOps.max_depth bounds a group */
   TnObject *chain = x;
   for (int i = 0; i < 7; i++) chain = CALL("nn.relu", 1, chain);

@@ -339,6 +339,18 @@ def test_add_n_int8() -> None:
     check(m, ints("int8", -128, 128, 5), np.full(5, 127, np.int8))
 
 
+def test_add_n_int8_many_terms_wrap_as_tflite_micro() -> None:
+    # 24 terms: TFLite's int32 sum of values shifted by 19 wraps (extremes
+    # included, so it does), and ours wraps the same way
+    ins = [q8((2, 6), 0.02, -9) for _ in range(24)]
+    m = single_op_model("ADD_N", ins, [q8((2, 6), 0.3, 3)])
+    xs = [ints("int8", -128, 128, 2, 6) for _ in range(24)]
+    xs[0][0] = 127
+    for x in xs[1:]:
+        x[0, :3] = 127
+    check(m, *xs)
+
+
 def test_add_n_int8_errors() -> None:
     m = single_op_model("ADD_N", [q8((3,), 0.05, -3), q8((3,), 0.06, -3)], [q8((3,), 0.1, 0)])
     with pytest.raises(frontend.ModelImportError, match="ADD_N.*share one scale"):
@@ -351,10 +363,12 @@ def test_cumsum_int8(exclusive: bool, reverse: bool) -> None:
     m = single_op_model("CUMSUM", [q8((2, 6, 3), 0.03, 7), const(np.array(1, np.int32))],
                         [q8((2, 6, 3), 0.11, -4)], opts)
     check(m, ints("int8", -128, 128, 2, 6, 3))
-    m = single_op_model("CUMSUM", [q8((20,), 0.03, 7), const(np.array(0, np.int32))],
-                        [q8((20,), 0.11, -4)], opts)
-    with pytest.raises(frontend.ModelImportError, match="CUMSUM.*20 values"):
-        frontend.from_tflite(m)
+    # past 15 values TFLite's shifted int32 sums wrap; ours wrap alike
+    m = single_op_model("CUMSUM", [q8((40,), 0.03, 7), const(np.array(0, np.int32))],
+                        [q8((40,), 0.11, -4)], opts)
+    x = ints("int8", -128, 128, 40)
+    x[:30] = 127
+    check(m, x)
 
 
 # ---- RELU_0_TO_1 (LiteRT's reference kernels: the tflite-micro wheel lacks it) -------------

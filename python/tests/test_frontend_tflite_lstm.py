@@ -128,11 +128,16 @@ def check_executor(model: bytes, xs: List[np.ndarray], fuse: bool) -> List[List[
 
 def check_generated_c(model: bytes, name: str, xs: List[np.ndarray], tmp: str) -> None:
     """Run `xs` as streaming steps through the generated C (its state pool,
-    reset before the first and the fourth step) and through TFLite Micro
+    reset before the first and the fourth step; the cell state updated in
+    place) and through TFLite Micro
     (a fresh interpreter at the fourth): the same outputs."""
     import ctypes
 
     hm = host_model(frontend.from_tflite(model), name, tmp)
+    # the final cell state is computed over the current one in the state
+    # pool; only the hidden state (the sequence's last step) is copied
+    src = "".join(v for k, v in hm.arch.files.items() if k.endswith("_lib1.c"))
+    assert src.count("TVMGEN_MEMCPY(sp") == 1
     pool = state_pool(hm)
     reset = getattr(hm.lib, "tvmgen_%s_reset" % name)
     reset.restype = ctypes.c_int32

@@ -5,6 +5,7 @@ through the executor (unfused and fused, with a reset) and the generated
 C with its state pool."""
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
@@ -135,6 +136,10 @@ def test_svdf_generated_c_matches_tflite_micro(case: Tuple[Any, ...], tmp_path: 
     model, ref, xs = build(case)
     name = "svdf_" + case[1]
     hm = host_model(frontend.from_tflite(model), name, str(tmp_path))
+    # the state is updated in place in the pool: nothing is copied at the
+    # end of a run
+    src = "".join(v for k, v in hm.arch.files.items() if k.endswith("_lib1.c"))
+    assert "svdf_state" in src and "TVMGEN_MEMCPY(sp" not in src
     pool = state_pool(hm)
     reset = getattr(hm.lib, "tvmgen_%s_reset" % name)
     reset.restype = ctypes.c_int32
@@ -146,6 +151,33 @@ def test_svdf_generated_c_matches_tflite_micro(case: Tuple[Any, ...], tmp_path: 
     want = tflm_steps(ref, xs, 1, reset_at=4)
     got = ours_steps(lambda x: hm.run(x, state=pool), do_reset, xs, reset_at=4)
     same(got, want)
+
+
+def test_svdf_operators_check_their_arguments() -> None:
+    from tvmnode import ir
+
+    st = ir.var("s", shape=(1, 6, 4), dtype="int16")
+    cases = [
+        (lambda: ir.op.nn.svdf_state(st, ir.var("f", shape=(1, 5), dtype="int16")),
+         "argument 1 (feature)"),
+        (lambda: ir.op.nn.svdf_state(st, ir.var("f", shape=(1, 6), dtype="int8")),
+         "expected int16"),
+        (lambda: ir.op.nn.svdf_state(ir.var("s", shape=(6, 4), dtype="int16"),
+                                     ir.var("f", shape=(1, 6), dtype="int16")),
+         "[batch, filters, memory]"),
+        (lambda: ir.op.nn.svdf_state(ir.var("s", shape=(1, 6, 4), dtype="int32"),
+                                     ir.var("f", shape=(1, 6), dtype="int32")),
+         "float32, int16 or int8"),
+        (lambda: ir.op.nn.svdf_time(st, ir.const(np.zeros((6, 4), np.int16)), rank=4),
+         "'rank' must divide the 6 filters, got 4"),
+        (lambda: ir.op.nn.svdf_time(st, ir.const(np.zeros((6, 4), np.int16)), zero_point=40000),
+         "'zero_point' must be in the state's range, got 40000"),
+        (lambda: ir.op.nn.svdf_time(st, ir.const(np.zeros((6, 3), np.int16))),
+         "argument 1 (weights_time)"),
+    ]
+    for build, msg in cases:
+        with pytest.raises(Exception, match=re.escape(msg)):
+            build()
 
 
 def test_svdf_bad_forms_are_refused() -> None:

@@ -348,8 +348,8 @@ case("qnn.requantize", "s16-s8-channel", [s16(2, 3)],
 
 
 # conv_s16.c: TFLite's 16x8 layers (int16 x int8 -> int64, int64 bias,
-# int64 -> int16 through requantize_int)
-def q16(x: Any, w: np.ndarray, dense: bool, **kw: Any) -> Any:
+# int64 -> int16 through requantize_int), and the fused forms of the chain
+def q16(x: Any, w: np.ndarray, dense: bool, fused: bool = True, **kw: Any) -> Any:
     if dense:
         acc = Q.dense(x, c(w, "int8"), Z(0), Z(0), S(0.001), S(0.02), out_dtype="int64")
         co, axis = w.shape[0], -1
@@ -357,19 +357,20 @@ def q16(x: Any, w: np.ndarray, dense: bool, **kw: Any) -> Any:
         acc = Q.conv2d(x, c(w, "int8"), Z(0), Z(0), S(0.001), S(0.02), out_dtype="int64",
                        data_layout="NHWC", kernel_layout="HWIO", **kw)
         co, axis = w.shape[3], 3
+    if not fused:
+        return acc
     acc = NN.bias_add(acc, c(R.integers(-(1 << 20), 1 << 20, co), "int64"), axis)
     scale = c(np.linspace(2e-5, 4e-5, co), "float64")
-    return O.clip(Q.requantize(acc, scale, Z(0), S(0.003), Z(0), axis=axis, out_dtype="int16"),
-                  0, 32767)
+    return O.clip(Q.requantize(acc, scale, Z(0), S(0.003), Z(3), axis=axis, out_dtype="int16"),
+                  -20000, 32767)
 
 
-case("qnn.conv2d", "s16-s64", [s16(1, 5, 5, 3)], lambda x: q16(x, s8(3, 3, 3, 4), False))
-case("qnn.conv2d", "s16-s64-dw", [s16(1, 6, 6, 2)],
+case("qnn.conv2d", "s16-s64", [s16(1, 5, 5, 3)], lambda x: q16(x, s8(3, 3, 3, 4), False, False))
+case("qnn.conv2d", "s16-fused", [s16(1, 5, 5, 3)], lambda x: q16(x, s8(3, 3, 3, 4), False))
+case("qnn.conv2d", "s16-fused-dw", [s16(1, 6, 6, 2)],
      lambda x: q16(x, s8(3, 3, 1, 4), False, padding=[1, 1], groups=2, strides=[2, 2]))
-case("qnn.dense", "s16-s64", [s16(3, 10)], lambda x: q16(x, s8(5, 10), True))
-case("qnn.dense", "s16-s64-row", [s16(1, 7)],
-     lambda x: Q.dense(x, c(s8(4, 7), "int8"), Z(0), Z(0), S(0.001), S(0.02),
-                       out_dtype="int64"))
+case("qnn.dense", "s16-fused", [s16(3, 10)], lambda x: q16(x, s8(5, 10), True))
+case("qnn.dense", "s16-s64-row", [s16(1, 7)], lambda x: q16(x, s8(4, 7), True, False))
 case("nn.bias_add", "i64", [s16(2, 4).astype(np.int64) << 20],
      lambda x: NN.bias_add(x, c(R.integers(-(1 << 40), 1 << 40, 4), "int64"), 1))
 case("clip", "s16", [s16(3, 7)], lambda x: O.clip(x, -3000, 20000))
@@ -418,6 +419,20 @@ case("qnn.lstm", "s8-sequence-clip", [s8(2, 4, 6), s8(2, 5), s16(2, 5)],
 case("qnn.lstm", "s8-cell-time-major", [s8(3, 2, 7), s8(2, 4), s16(2, 4)],
      lambda x, h, cl: qlstm(x, h, cl, 4, 7, 2.0 ** -13, emit="cell",
                                     time_major=True))
+
+
+# svdf.c: the state's update (any element size) and the time filter
+case("nn.svdf_state", "f32", [f32(2, 3, 4), f32(2, 3)], NN.svdf_state)
+case("nn.svdf_state", "s16-memory1", [s16(1, 5, 1), s16(1, 5)], NN.svdf_state)
+case("nn.svdf_state", "s8", [s8(1, 6, 7), s8(1, 6)], NN.svdf_state)
+case("nn.svdf_time", "f32-rank2", [f32(2, 6, 4)],
+     lambda x: NN.svdf_time(x, c(f32(6, 4)), rank=2))
+case("nn.svdf_time", "s16", [s16(1, 4, 8)],
+     lambda x: NN.svdf_time(x, c(s16(4, 8), "int16")))
+case("nn.svdf_time", "s8-zero-point-rank3", [s8(2, 6, 5)],
+     lambda x: NN.svdf_time(x, c(s8(6, 5), "int8"), rank=3, zero_point=-7))
+
+
 def qlayer_filter_offset(x: Any, w: np.ndarray, dense: bool, **kw: Any) -> Any:
     """A fused int8 layer whose filter has a zero point (a uint8 model's,
     read as int8): the kernels' filter_offset."""

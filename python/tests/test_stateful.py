@@ -464,3 +464,41 @@ def test_check_compiles_stateful_models(tmp_path: Any) -> None:
     assert res["compile"] is True and res["c_equal"] is True, res
     assert res["state_bytes"] > 0
     assert res["ram_bytes"] >= res["workspace_bytes"] + res["state_bytes"]
+
+
+def accumulator(late_read: bool) -> Any:
+    """main(x, s) -> (y, tanh(s + x)) with s a state: y reads only the new value
+    (so the new value may be computed over the current one in the state
+    pool), or with late_read also the current value after the new one is
+    made (so it may not: the new value is planned apart and copied)."""
+    from tvmnode import ir
+
+    x = ir.var("x", shape=(1, 8), dtype="float32")
+    s = ir.var("s", shape=(1, 8), dtype="float32")
+    new = ir.op.tanh(ir.op.add(s, x))
+    y = ir.op.multiply(new, s) if late_read else ir.op.negative(new)
+    mod = ir.IRModule.from_expr(ir.Function([x, s], ir.Tuple([y, new])))
+    return mod.with_attr("states", [{"param": 1, "result": 1, "name": "acc",
+                                     "init": [0.5] * 8}])
+
+
+@pytest.mark.parametrize("late_read", [False, True])
+def test_generated_c_updates_a_state_in_place_when_nothing_reads_it_later(
+        late_read: bool, tmp_path: Any) -> None:
+    name = "acc%d" % late_read
+    hm = host_model(accumulator(late_read), name, str(tmp_path))
+    src = "".join(v for k, v in hm.arch.files.items() if k.endswith("_lib1.c"))
+    copies = "TVMGEN_MEMCPY(sp + 0" in src
+    assert copies == late_read
+    pool = state_pool(hm)
+    reset = getattr(hm.lib, "tvmgen_%s_reset" % name)
+    assert reset(ctypes_pointer(pool)) == 0
+    s = np.full((1, 8), 0.5, np.float32)
+    for _ in range(4):
+        x = RNG.standard_normal((1, 8)).astype(np.float32)
+        new = np.tanh(s + x)
+        want = new * s if late_read else -new
+        got = hm.run(x, state=pool)
+        got = got[0] if isinstance(got, (list, tuple)) else got
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, atol=1e-6)
+        s = np.asarray(new, np.float32)

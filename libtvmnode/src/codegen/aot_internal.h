@@ -94,7 +94,7 @@ typedef struct {
   char **fn_names; /* per step */
   char *M;         /* upper-case name */
   GArray *states;  /* StateIo; none for a stateless model */
-  int64_t state_bytes; /* the states, aligned */
+  int64_t state_bytes; /* the states, packed */
   int64_t state_pool;  /* the pool: the states, and room for one state when
                           the copies at the end of a run form a cycle */
 } Gen;

@@ -126,8 +126,13 @@ int tn__aot_states(Gen *g) {
         rc = state_error(i, "has an initial value that is not a number of "
                             "its element type");
       }
-    s.offset = g->state_bytes;
-    g->state_bytes += (s.nbytes + g->o.align - 1) / g->o.align * g->o.align;
+    /* packed: each state aligned to its words (8 for 64-bit elements,
+     * else 4), at most to the pool's alignment, as TFLite Micro packs its
+     * variable tensors */
+    int64_t a = esize > 4 ? 8 : 4;
+    if (a > g->o.align) a = g->o.align;
+    s.offset = (g->state_bytes + a - 1) / a * a;
+    g->state_bytes = s.offset + s.nbytes;
     g_array_append_val(g->states, s);
   }
   g_hash_table_destroy(used);
@@ -211,9 +216,9 @@ static int64_t state_copies(const Gen *g, GString *c) {
 
 int tn__aot_states_plan(Gen *g) {
   if (g->states->len == 0) return 0;
+  g->state_bytes = (g->state_bytes + 3) / 4 * 4; /* the room's words */
   int64_t room = state_copies(g, NULL);
-  g->state_pool = g->state_bytes +
-                  (room + g->o.align - 1) / g->o.align * g->o.align;
+  g->state_pool = g->state_bytes + (room + 3) / 4 * 4;
   if (g->state_pool > UINT32_MAX)
     return tn_error_raise_in(TN_ERR_VALUE, WHO, "the state pool would need %"
                              PRId64 " bytes, more than 4 GiB", g->state_pool);

@@ -10,6 +10,14 @@
  * gates' weights come stacked, in TFLite's order (input, forget, cell,
  * output): weight [4, units, input], recurrent_weight [4, units, units],
  * bias [4, units].
+ *
+ * SVDF (TFLite's, whose state is a variable tensor) is two operators here
+ * and plain ones around them: nn.svdf_state gives the next state, each
+ * filter's row of the last `memory` features moved one step older with
+ * the new feature as its newest entry (its kernel may write over the
+ * state it reads, so the code generator updates a stateful model's state
+ * in place), and nn.svdf_time the filters' dot products with their time
+ * weights, summed over each unit's `rank` filters.
  */
 #include "ir/ops_lstm.h"
 
@@ -137,6 +145,79 @@ static TnObject *infer_qnn_lstm(const char *op, TnObject *const *types,
   return infer_lstm(op, types, attrs, kI8, kI32, kI16);
 }
 
+/* ---- SVDF ------------------------------------------------------------------ */
+
+typedef TnIrSvdfTimeAttrs SvdfTimeAttrs;
+
+static const TnFieldDesc svdf_time_fields[] = {
+    TN_FIELD_INT_D(SvdfTimeAttrs, rank, 1, 0,
+                   "filters per unit, summed (the filters divide by it)"),
+    TN_FIELD_INT_D(SvdfTimeAttrs, zero_point, 0, 0,
+                   "the integer state's zero point, subtracted first"),
+};
+
+static bool svdf_dtype(DLDataType t) {
+  return tn__ir_dtype_eq(t, kF32) || tn__ir_dtype_eq(t, kI16) ||
+         tn__ir_dtype_eq(t, kI8);
+}
+
+/* state [batch, filters, memory] of float32, int16 or int8. */
+static const TnIrTensorType *svdf_state_arg(const char *op,
+                                            TnObject *const *types) {
+  const TnIrTensorType *s = tn__ir_tensor_arg(op, types, 0, "state");
+  if (s == NULL) return NULL;
+  char buf[32];
+  if (!svdf_dtype(s->dtype))
+    return tn__ir_arg_error(op, 0, "state", types[0], "expected float32, "
+                            "int16 or int8, got %s",
+                            type_name(s->dtype, buf, sizeof buf)), NULL;
+  const int64_t *d = tn__ir_dims(s);
+  if (tn__ir_ndim(s) != 3 || d[0] < 1 || d[1] < 1 || d[2] < 1)
+    return tn__ir_arg_error(op, 0, "state", types[0], "expected shape "
+                            "[batch, filters, memory], every extent "
+                            "positive"), NULL;
+  return s;
+}
+
+static TnObject *infer_svdf_state(const char *op, TnObject *const *types,
+                                  int32_t n, TnObject *attrs) {
+  (void)n, (void)attrs;
+  const TnIrTensorType *s = svdf_state_arg(op, types);
+  if (s == NULL) return NULL;
+  const int64_t *d = tn__ir_dims(s);
+  if (!arg_of(op, types, 1, "feature", s->dtype, (int64_t[]){d[0], d[1]}, 2))
+    return NULL;
+  return tn_ir_tensor_type(d, 3, s->dtype);
+}
+
+static TnObject *infer_svdf_time(const char *op, TnObject *const *types,
+                                 int32_t n, TnObject *attrs) {
+  (void)n;
+  const SvdfTimeAttrs *a = (const SvdfTimeAttrs *)attrs;
+  const TnIrTensorType *s = svdf_state_arg(op, types);
+  if (s == NULL) return NULL;
+  if (a == NULL)
+    return tn_error_raise_in(TN_ERR_TYPE, op, "needs ir.SvdfTimeAttrs"),
+           NULL;
+  const int64_t *d = tn__ir_dims(s);
+  if (!arg_of(op, types, 1, "weights_time", s->dtype,
+              (int64_t[]){d[1], d[2]}, 2))
+    return NULL;
+  bool fl = tn__ir_dtype_eq(s->dtype, kF32);
+  int64_t lo = tn__ir_dtype_eq(s->dtype, kI8) ? -128 : -32768,
+          hi = -lo - 1;
+  if (a->rank < 1 || d[1] % a->rank)
+    return tn_error_raise_in(TN_ERR_VALUE, op, "attribute 'rank' must divide the %" PRId64
+                           " filters, got %" PRId64, d[1], a->rank), NULL;
+  if (fl ? a->zero_point != 0 : a->zero_point < lo || a->zero_point > hi)
+    return tn_error_raise_in(TN_ERR_VALUE, op, "attribute 'zero_point' must be %s, got %"
+                           PRId64, fl ? "0 for a float32 state"
+                                      : "in the state's range",
+                           a->zero_point), NULL;
+  return tn_ir_tensor_type((int64_t[]){d[0], d[1] / a->rank}, 2,
+                           fl ? kF32 : kI32);
+}
+
 void tn__ir_ops_lstm_init(void) {
   TN__IR_ATTRS(LstmAttrs, "ir.LstmAttrs", lstm_fields);
   tn__ir_op_define("nn.lstm", "data,weight,recurrent_weight,bias,hidden,cell",
@@ -153,4 +234,16 @@ void tn__ir_ops_lstm_init(void) {
                    "bias) LSTM with int16 cell state, TFLite Micro's "
                    "arithmetic: every step's hidden state (in the hidden "
                    "state's quantization) or the final cell state");
+  TN__IR_ATTRS(SvdfTimeAttrs, "ir.SvdfTimeAttrs", svdf_time_fields);
+  tn__ir_op_define("nn.svdf_state", "state,feature", NULL, TN_OP_OPAQUE,
+                   infer_svdf_state,
+                   "an SVDF's next state: each filter's row of past "
+                   "features [batch, filters, memory] moved one step older, "
+                   "the feature [batch, filters] its newest entry");
+  tn__ir_op_define("nn.svdf_time", "state,weights_time", "ir.SvdfTimeAttrs",
+                   TN_OP_OPAQUE, infer_svdf_time,
+                   "an SVDF's time filter: each filter's row of the state "
+                   "(less zero_point) dotted with its weights_time row, "
+                   "summed over each unit's rank filters; float32, or "
+                   "int32 for an int16 or int8 state");
 }

@@ -9,7 +9,8 @@
  * TFLite's GetQuantizedConvolutionMultipler does), the gates' Q0.15
  * outputs (2^-15) multiply into the cell scale and the hidden scale, and
  * the cell state's tanh takes its input shift from the cell scale's power
- * of two.
+ * of two. nn.svdf_state is the crt's svdf_state (in place over the
+ * state: "out may be in"), nn.svdf_time its svdf_time_<type> forms.
  */
 #include "kernel/lower_internal.h"
 #include "ir/ops_lstm.h"
@@ -17,7 +18,7 @@
 static const DLDataType kI16 = {kDLInt, 16, 1};
 
 /* The sizes and options both forms share. */
-static int lstm_geometry(const TnKernArgs *a, TnCrtLstm *p) {
+static int lstm_geometry(const TnKernArgs *a, TnKernCall *k, TnCrtLstm *p) {
   const TnIrLstmAttrs *x =
       ATTRS(a->op, a->attrs, TnIrLstmAttrs, "ir.LstmAttrs");
   if (x == NULL) return -1;
@@ -33,14 +34,18 @@ static int lstm_geometry(const TnKernArgs *a, TnCrtLstm *p) {
   p->emit = strcmp(attr_text(x->emit), "cell") == 0 ? TN_CRT_LSTM_CELL
                                                      : TN_CRT_LSTM_SEQUENCE;
   p->cell_clip = (float)x->cell_clip;
+  /* the final cell state may be computed over the cell state it starts
+   * from (a streaming model's state, updated in place) */
+  if (p->emit == TN_CRT_LSTM_CELL) k->inplace = 6;
   return 0;
 }
 
 static int lower_nn_lstm(const TnKernArgs *a, TnKernCall *k) {
   if (!is(a->types[0]->dtype, kF32)) return no_kernel(a, NULL);
   TnCrtLstm *p = KERNEL_USE(k, lstm_f32, 0);
-  if (lstm_geometry(a, p)) return -1;
+  if (lstm_geometry(a, k, p)) return -1;
   k->scratch = tn_crt_lstm_scratch_size(p->units, 4, 4);
+  k->inplace_scratch = k->scratch;
   k->macs = 4 * (int64_t)p->batch * p->steps * p->units *
             (p->input_size + p->units);
   reads(k, 6);
@@ -63,7 +68,7 @@ static int lower_qnn_lstm(const TnKernArgs *a, TnKernCall *k) {
     return no_kernel(a, NULL);
   TnCrtLstm *p =
       wide ? KERNEL_USE(k, lstm_s16, 0) : KERNEL_USE(k, lstm_s8, 0);
-  if (lstm_geometry(a, p)) return -1;
+  if (lstm_geometry(a, k, p)) return -1;
   double in_s, in_zp, w_s[8], h_s, h_zp, c_s;
   int64_t n;
   if (tn__lower_const_values(a, 6, "input_scale", &in_s, 1, &n) ||
@@ -109,9 +114,44 @@ static int lower_qnn_lstm(const TnKernArgs *a, TnKernCall *k) {
   p->cell_clip_q = (int32_t)(int16_t)(q < -32768.0 ? -32768.0
                                       : q > 32767.0 ? 32767.0 : q);
   k->scratch = tn_crt_lstm_scratch_size(p->units, 2, wide ? 2 : 1);
+  k->inplace_scratch = k->scratch;
   k->macs = 4 * (int64_t)p->batch * p->steps * p->units *
             (p->input_size + p->units);
   reads(k, 6);
+  return 0;
+}
+
+/* ---- SVDF ------------------------------------------------------------------- */
+
+static int lower_svdf_state(const TnKernArgs *a, TnKernCall *k) {
+  TnCrtSvdfState *p = KERNEL_USE(k, svdf_state, 0);
+  const int64_t *d = tn__ir_dims(a->types[0]);
+  if (check_size(a, numel(a->types[0]))) return -1;
+  p->rows = (int32_t)(d[0] * d[1]);
+  p->memory = (int32_t)d[2];
+  p->elem_bytes = (int32_t)((a->types[0]->dtype.bits + 7) / 8);
+  k->inplace = 1; /* "out may be in" */
+  reads(k, 2);
+  return 0;
+}
+
+static int lower_svdf_time(const TnKernArgs *a, TnKernCall *k) {
+  const TnIrSvdfTimeAttrs *x =
+      ATTRS(a->op, a->attrs, TnIrSvdfTimeAttrs, "ir.SvdfTimeAttrs");
+  if (x == NULL) return -1;
+  DLDataType t = a->types[0]->dtype;
+  TnCrtSvdfTime *p = is(t, kF32)   ? KERNEL_USE(k, svdf_time_f32, 0)
+                     : is(t, kI16) ? KERNEL_USE(k, svdf_time_s16, 0)
+                     : is(t, kI8)  ? KERNEL_USE(k, svdf_time_s8, 0)
+                                   : NULL;
+  if (p == NULL) return no_kernel(a, NULL);
+  if (check_size(a, numel(a->types[0]))) return -1;
+  const int64_t *d = tn__ir_dims(a->types[0]);
+  p->batch = (int32_t)d[0], p->filters = (int32_t)d[1];
+  p->memory = (int32_t)d[2], p->rank = (int32_t)x->rank;
+  p->zero_point = (int32_t)x->zero_point;
+  k->macs = numel(a->types[0]);
+  reads(k, 2);
   return 0;
 }
 
@@ -120,6 +160,8 @@ static int lower_qnn_lstm(const TnKernArgs *a, TnKernCall *k) {
 static const TnLowerRow g_table[] = {
     {"nn.lstm", {lower_nn_lstm}},
     {"qnn.lstm", {lower_qnn_lstm}},
+    {"nn.svdf_state", {lower_svdf_state}},
+    {"nn.svdf_time", {lower_svdf_time}},
 };
 
 const TnLowerRow *tn__lower_lstm_table(size_t *n) {

@@ -767,6 +767,103 @@ static const TnObject *arg(const TnIrCall *c, int64_t i) {
   return tn_array_at(c->args, i)->v_obj;
 }
 
+/* The quantization of a fused integer layer: the base call's zero points
+ * and its requantize's scales (`ch` of them at most, *ns read; isc is
+ * g_new'd, freed by the caller) and zero points. -1 with the error. */
+typedef struct {
+  double izp, kzp, rzp, ozp, osc, *isc;
+  int64_t ns;
+} FusedQuant;
+
+static int fused_quant(const char *op, const TnIrCall *base,
+                       const TnIrCall *rq, int32_t ch,
+                       TnObject *(*const_of)(void *, const TnObject *),
+                       void *ctx, FusedQuant *q) {
+  TnKernArgs sa = {.op = op, .nargs = 4};
+  for (int i = 2; i < 4; i++) sa.consts[i] = const_of(ctx, arg(base, i));
+  TnKernArgs ra = {.op = "qnn.requantize", .nargs = 5};
+  for (int i = 1; i < 5; i++) ra.consts[i] = const_of(ctx, arg(rq, i));
+  q->isc = g_new(double, ch);
+  int rc = const_scalar(&sa, 2, "input_zero_point", &q->izp);
+  if (rc == 0) rc = const_scalar(&sa, 3, "kernel_zero_point", &q->kzp);
+  if (rc == 0) rc = const_values(&ra, 1, "input_scale", q->isc, ch, &q->ns);
+  if (rc == 0) rc = const_scalar(&ra, 2, "input_zero_point", &q->rzp);
+  if (rc == 0) rc = const_scalar(&ra, 3, "output_scale", &q->osc);
+  if (rc == 0) rc = const_scalar(&ra, 4, "output_zero_point", &q->ozp);
+  return rc;
+}
+
+/* The fused 16x8 layer (conv2d_s16, dense_s16): int16 data, int8
+ * weights, an int64 bias, requantized to int16 with the requantize's
+ * multipliers (input_scale[c] / output_scale in double), as the unfused
+ * chain computes them. 0 when the chain is not that layer. */
+static int fused_16x8(const TnKernArgs *a, TnKernCall *k, bool dense,
+                      const TnIrTensorType *d, const TnIrTensorType *w,
+                      const TnIrTensorType *out, const TnIrTensorType *acc,
+                      int64_t cax, const TnIrCall *bias, const TnIrCall *rq,
+                      double lo, double hi,
+                      TnObject *(*const_of)(void *, const TnObject *),
+                      void *ctx, const TnIrCall *base) {
+  const DLDataType kI16_ = {kDLInt, 16, 1}, kI64 = {kDLInt, 64, 1};
+  if (!is(w->dtype, kI8) || !is(out->dtype, kI16_) || !is(acc->dtype, kI64))
+    return 0;
+  if (bias) {
+    const TnIrTensorType *bt = type_of(arg(bias, 1));
+    if (!bt || !is(bt->dtype, kI64)) return 0;
+  }
+  const TnIrRequantizeAttrs *rx = ATTRS("qnn.requantize", rq->attrs,
+                                        TnIrRequantizeAttrs,
+                                        "ir.RequantizeAttrs");
+  if (rx == NULL) return -1;
+  int64_t rax = rx->axis, rnd = tn__ir_ndim(acc);
+  if (rax < 0) rax += rnd;
+  if (rax != cax || onnx_rounding(rx)) return 0;
+  int32_t ch = (int32_t)tn__ir_dims(out)[cax];
+  FusedQuant fq;
+  int rc = fused_quant(a->op, base, rq, ch, const_of, ctx, &fq);
+  double *isc = fq.isc, kzp = fq.kzp, ozp = fq.ozp, osc = fq.osc;
+  int64_t ns = fq.ns;
+  if (rc == 0 && (fq.rzp != 0 || fq.izp != 0)) {
+    g_free(isc);
+    return 0; /* not TFLite's 16x8: the unfused forms say why */
+  }
+  int32_t m = rc == 0 && ns == 1 ? 1 : ch;
+  size_t extra = 2 * (size_t)m * sizeof(int32_t);
+  TnCrtRequant *r;
+  int32_t *mult, *fo, *hb;
+  TnCrtCallConvS16 *pc = NULL;
+  TnCrtCallDenseS16 *pd = NULL;
+  if (dense) {
+    pd = KERNEL_USE(k, dense_s16, extra);
+    r = &pd->r, mult = (int32_t *)(pd + 1), fo = &pd->filter_offset;
+    hb = &pd->has_bias;
+  } else {
+    pc = KERNEL_USE(k, conv2d_s16, extra);
+    r = &pc->r, mult = (int32_t *)(pc + 1), fo = &pc->filter_offset;
+    hb = &pc->has_bias;
+  }
+  int32_t *shift = mult + m;
+  if (rc == 0) rc = multipliers(a->op, isc, ns, osc, m, mult, shift);
+  g_free(isc);
+  if (rc) return -1;
+  *fo = -(int32_t)kzp;
+  *hb = bias != NULL;
+  r->input_zero_point = 0;
+  r->output_zero_point = (int32_t)ozp;
+  r->act_min = clamp_i32(ceil(lo), INT16_MIN, INT16_MAX);
+  r->act_max = clamp_i32(floor(hi), INT16_MIN, INT16_MAX);
+  r->channels = m;
+  r->multiplier = mult, r->shift = shift;
+  if (dense) {
+    if (dense_geom(a, d, w, &pd->d)) return -1;
+    k->macs = dense_macs(&pd->d);
+  } else {
+    if (conv_geom(a->op, a->attrs, d, w, acc, &pc->g)) return -1;
+    k->macs = conv_macs(&pc->g);
+  }
+  return 1;
+}
+
 int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
                            const TnObject **leaves, int32_t *nleaves,
                            TnObject *(*const_of)(void *ctx,
@@ -845,6 +942,9 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
     }
     return 1;
   }
+  if (is(d->dtype, kI16)) return fused_16x8(&a, k, dense, d, w, out, acc,
+                                             cax, bias, rq, lo, hi, const_of,
+                                             ctx, base);
   /* int8: the multipliers are the requantize's, input_scale[c] /
    * output_scale in double, exactly as the unfused requantize computes
    * them (an importer that wants TFLite's double product stores the
@@ -858,19 +958,11 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
   int64_t rax = ra_->axis, rnd = tn__ir_ndim(acc);
   if (rax < 0) rax += rnd;
   if (rax != cax) return 0;
-  TnKernArgs sa = {.op = a.op, .nargs = 4};
-  for (int i = 2; i < 4; i++) sa.consts[i] = const_of(ctx, arg(base, i));
-  TnKernArgs ra = {.op = "qnn.requantize", .nargs = 5};
-  for (int i = 1; i < 5; i++) ra.consts[i] = const_of(ctx, arg(rq, i));
-  double izp, kzp, rzp, ozp, osc, *isc = g_new(double, ch);
-  int64_t ns;
-  int rc = const_scalar(&sa, 2, "input_zero_point", &izp);
-  if (rc == 0) rc = const_scalar(&sa, 3, "kernel_zero_point", &kzp);
-  if (rc == 0) rc = const_values(&ra, 1, "input_scale", isc, ch, &ns);
-  if (rc == 0) rc = const_scalar(&ra, 2, "input_zero_point", &rzp);
-  if (rc == 0) rc = const_scalar(&ra, 3, "output_scale", &osc);
-  if (rc == 0) rc = const_scalar(&ra, 4, "output_zero_point", &ozp);
-  if (rc == 0 && rzp != 0) {
+  FusedQuant fq;
+  int rc = fused_quant(a.op, base, rq, ch, const_of, ctx, &fq);
+  double *isc = fq.isc, izp = fq.izp, kzp = fq.kzp, ozp = fq.ozp, osc = fq.osc;
+  int64_t ns = fq.ns;
+  if (rc == 0 && fq.rzp != 0) {
     g_free(isc);
     return 0; /* the fused kernel has no accumulator offset */
   }

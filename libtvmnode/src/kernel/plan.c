@@ -245,6 +245,32 @@ static char *io_name(const char *const *names, const char *what, int32_t i) {
                            : g_strdup_printf("%s%d", what, i);
 }
 
+/* Whether state `si`'s new value (output `oi`, root `r`) can be computed
+ * straight over the state's current value (input value `sv`), where the
+ * caller keeps it: it is made by a crt kernel's step P after which nothing
+ * reads the current value, P reads the current value at most as the one
+ * input its kernel may overwrite, and neither value is any other result. */
+static bool state_in_place(const Prog *g, int32_t oi, int32_t r, int32_t sv) {
+  const TnKernValue *x = value(g, r);
+  if (x->kind != TN_KV_ARENA || x->nbytes != value(g, sv)->nbytes ||
+      x->def < 0 || x->def >= g->nsteps)
+    return false;
+  for (int32_t i = 0; i < g->noutputs; i++) {
+    int32_t ro = root_of(g, g->outputs[i]);
+    if (ro == sv || (ro == r && i != oi)) return false;
+  }
+  const TnKernStep *pst = step(g, x->def);
+  if (!pst->k.run || pst->k.compute) return false;
+  for (int32_t s = 0; s < g->nsteps; s++) {
+    const TnKernStep *st = step(g, s);
+    for (int32_t j = 0; j < st->k.nin; j++) {
+      if (root_of(g, st->in[j]) != sv) continue;
+      if (s > x->def || (s == x->def && j != st->k.inplace - 1)) return false;
+    }
+  }
+  return true;
+}
+
 /* Homes of base values, buffers for inputs, outputs and intermediates. */
 static void homes(const Prog *g, const TnKernPlanOptions *o, TnKernPlan *p) {
   int32_t S = g->nsteps, V = g->nvalues;
@@ -272,8 +298,15 @@ static void homes(const Prog *g, const TnKernPlanOptions *o, TnKernPlan *p) {
     int32_t ov = g->outputs[i], r = root_of(g, ov);
     bool claimed = value(g, r)->kind == TN_KV_ARENA &&
                    p->home[r].kind == TN_KH_POOL && p->home[r].index < 0;
-    if (i >= first_state_out) { /* a state's new value: copied at the end */
-      if (claimed)
+    if (i >= first_state_out) {
+      int32_t si = first_state_in + (i - first_state_out), sv = -1;
+      for (int32_t v = 0; v < V && sv < 0; v++)
+        if (value(g, v)->kind == TN_KV_INPUT && value(g, v)->index == si)
+          sv = v;
+      if (claimed && sv >= 0 && state_in_place(g, i, r, sv)) {
+        /* computed over the current value: nothing to copy */
+        p->home[r] = (TnKernHome){TN_KH_INPUT, si};
+      } else if (claimed) /* a state's new value: copied at the end */
         p->home[r] = (TnKernHome){
             TN_KH_POOL, new_buf(p, TN_KB_INTERMEDIATE,
                                 g_strdup_printf("state%d", i - first_state_out),
@@ -304,8 +337,12 @@ static void homes(const Prog *g, const TnKernPlanOptions *o, TnKernPlan *p) {
 }
 
 /* Live ranges (a buffer lives from its first write to its last read),
- * then in-place merges and scratch buffers. */
-static void lives(const Prog *g, TnKernPlan *p) {
+ * then in-place merges and scratch buffers. A merged buffer keeps the
+ * larger size for the whole of both lives, so a merge into a smaller
+ * output (a 1x1 convolution that halves the channels) saves memory at its
+ * step but may cost it later: with `shrink` false those merges are not
+ * made (the plan is made both ways and the smaller kept). */
+static void lives(const Prog *g, TnKernPlan *p, bool shrink) {
   int32_t S = g->nsteps;
   for (int32_t s = 0; s < S; s++) {
     const TnKernStep *st = step(g, s);
@@ -327,7 +364,11 @@ static void lives(const Prog *g, TnKernPlan *p) {
     size_t scratch = st->k.scratch;
     int32_t e = st->k.run && !st->k.compute ? st->k.inplace - 1 : -1;
     TnKernHome ho = p->home[st->out];
-    if (e >= 0 && ho.kind == TN_KH_POOL &&
+    if (e >= 0 && ho.kind == TN_KH_INPUT) { /* over a state, in place */
+      TnKernHome hi = p->home[root_of(g, st->in[e])];
+      if (hi.kind == TN_KH_INPUT && hi.index == ho.index)
+        scratch = st->k.inplace_scratch;
+    } else if (e >= 0 && ho.kind == TN_KH_POOL &&
         buf(p, ho.index)->kind == TN_KB_INTERMEDIATE) {
       TnKernHome hi = p->home[root_of(g, st->in[e])];
       bool ok = hi.kind == TN_KH_POOL && buf(p, hi.index)->last == s &&
@@ -335,7 +376,9 @@ static void lives(const Prog *g, TnKernPlan *p) {
                 tn__kernel_buf_root(p->bufs, hi.index) !=
                     tn__kernel_buf_root(p->bufs, ho.index) &&
                 value(g, root_of(g, st->in[e]))->nbytes >=
-                    value(g, st->out)->nbytes;
+                    value(g, st->out)->nbytes &&
+                (shrink || value(g, root_of(g, st->in[e]))->nbytes ==
+                               value(g, st->out)->nbytes);
       if (ok) {
         TnKernBuf *bi = buf(p, hi.index), *bo = buf(p, ho.index);
         bi->last = bo->last;
@@ -357,6 +400,8 @@ bool tn__kernel_plan_in_place(const TnKernPlanInput *g, const TnKernPlan *p,
   int32_t e = st->k.inplace - 1;
   if (e < 0) return false;
   TnKernHome ho = p->home[st->out], hi = p->home[root_of(g, st->in[e])];
+  if (ho.kind == TN_KH_INPUT) /* a state updated in place */
+    return hi.kind == TN_KH_INPUT && hi.index == ho.index;
   return ho.kind == TN_KH_POOL && hi.kind == TN_KH_POOL &&
          tn__kernel_buf_root(p->bufs, ho.index) ==
              tn__kernel_buf_root(p->bufs, hi.index);
@@ -401,13 +446,8 @@ static int place(const TnKernPlanOptions *o, TnKernPlan *p) {
   return 0;
 }
 
-int tn__kernel_plan(const TnKernPlanInput *g, const TnKernPlanOptions *opt,
-                    TnKernPlan *p) {
-  TnKernPlanOptions o = opt ? *opt : (TnKernPlanOptions){0};
-  if (o.align == 0) o.align = TN_KERN_PLAN_ALIGN;
-  if (o.who == NULL) o.who = "tn_memory_plan";
-  if (o.nstates < 0 || o.nstates > g->ninputs || o.nstates > g->noutputs)
-    o.nstates = 0;
+static int plan_once(const TnKernPlanInput *g, const TnKernPlanOptions *o,
+                     TnKernPlan *p, bool shrink) {
   memset(p, 0, sizeof *p);
   p->nsteps = g->nsteps, p->nvalues = g->nvalues;
   p->ninputs = g->ninputs, p->noutputs = g->noutputs;
@@ -418,9 +458,36 @@ int tn__kernel_plan(const TnKernPlanInput *g, const TnKernPlanOptions *opt,
   p->out_buf = g_new(int32_t, g->noutputs > 0 ? g->noutputs : 1);
   for (int32_t i = 0; i < g->ninputs; i++) p->in_buf[i] = -1;
   for (int32_t i = 0; i < g->noutputs; i++) p->out_buf[i] = -1;
-  homes(g, &o, p);
-  lives(g, p);
-  return place(&o, p);
+  homes(g, o, p);
+  lives(g, p, shrink);
+  return place(o, p);
+}
+
+int tn__kernel_plan(const TnKernPlanInput *g, const TnKernPlanOptions *opt,
+                    TnKernPlan *p) {
+  TnKernPlanOptions o = opt ? *opt : (TnKernPlanOptions){0};
+  if (o.align == 0) o.align = TN_KERN_PLAN_ALIGN;
+  if (o.who == NULL) o.who = "tn_memory_plan";
+  if (o.nstates < 0 || o.nstates > g->ninputs || o.nstates > g->noutputs)
+    o.nstates = 0;
+  /* with every in-place merge, then without those into a smaller output:
+   * the smaller plan (the first when they tie; the one that fits when
+   * only one fits the pools' limits) */
+  int rc = plan_once(g, &o, p, true);
+  TnKernPlan q;
+  TnObject *first = rc ? tn_error_take_raised() : NULL;
+  if (plan_once(g, &o, &q, false) == 0 &&
+      (rc != 0 || q.res.total < p->res.total)) {
+    tn__kernel_plan_clear(p);
+    *p = q;
+    rc = 0;
+  } else {
+    tn__kernel_plan_clear(&q);
+    tn_error_set_raised(NULL);
+  }
+  if (rc != 0) tn_error_set_raised(first); /* the first plan's error */
+  else if (first) tn_object_release(first);
+  return rc;
 }
 
 void tn__kernel_plan_clear(TnKernPlan *p) {

@@ -58,7 +58,10 @@ typedef struct {
    * a state's current value is read in place where the caller keeps it
    * (its input stays the caller's, io_in_pool or not), and its new value
    * is computed into a pool buffer (an intermediate) that lives to the
-   * end of the run, when the caller copies it over the current one */
+   * end of the run, when the caller copies it over the current one; or,
+   * when no step reads the current value after the one computing the new
+   * value (which reads it at most as its in-place input), straight over
+   * the current value, its home then the state's input */
   int32_t nstates;
   int32_t npools; /* 0: one pool, no limit, taking every kind of buffer */
   const TnPlanPool *pools;

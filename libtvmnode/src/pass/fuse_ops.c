@@ -12,7 +12,8 @@
  *   - injective ops fuse into a reduction's input;
  *   - nothing fuses into an anchor's inputs, two anchors never share a
  *     group, and opaque ops stay alone.
- * A group holds at most "FuseOps.max_depth" calls (default 256).
+ * A group holds at most "FuseOps.max_depth" calls (default 256), and takes
+ * at most 16 arguments from outside (the kernels' limit).
  *
  * Every group, even a lone call, becomes a function with attrs
  * {"Primitive": 1} whose parameters are the group's inputs (one-element
@@ -24,10 +25,16 @@
 
 #include <stdio.h>
 
+/* The most arguments a fused call may take: the kernels' (the crt's
+ * TN_CRT_MAX_INPUTS). */
+#define FUSE_MAX_INPUTS 16
+
 typedef struct {
   int32_t parent;  /* union-find */
   int32_t pattern; /* the group's pattern (at the representative) */
   int32_t size;    /* calls in the group */
+  int32_t inputs;  /* arguments from outside the group (at most: one used
+                      twice counts twice) */
   TnObject *root;  /* the call whose value leaves the group */
 } Group;
 
@@ -108,6 +115,8 @@ static bool can_merge(Fuse *f, const TnObject *call, int32_t gc, int32_t ga,
   const Group *gs = (const Group *)f->groups->data;
   int32_t pc = gs[gc].pattern, pa = gs[ga].pattern, own = op_pattern(call);
   if (gs[gc].size + gs[ga].size > f->max_depth) return false;
+  /* a fused call's arguments: the producer's value becomes internal */
+  if (gs[gc].inputs + gs[ga].inputs - 1 > FUSE_MAX_INPUTS) return false;
   if (pc == TN_OP_OPAQUE || pa == TN_OP_OPAQUE) return false;
   bool anchor_c = pc >= TN_OP_REDUCE, anchor_a = pa >= TN_OP_REDUCE;
   if (anchor_c && anchor_a) return false;
@@ -133,7 +142,8 @@ static void build_groups(Fuse *f) {
   for (guint i = 0; i < f->order->len; i++) {
     TnObject *e = g_ptr_array_index(f->order, i);
     if (!is_fusable_call(f, e)) continue;
-    Group g = {(int32_t)f->groups->len, op_pattern(e), 1, e};
+    Group g = {(int32_t)f->groups->len, op_pattern(e), 1,
+               (int32_t)tn_array_size(((const TnIrCall *)e)->args), e};
     g_array_append_val(f->groups, g);
     g_hash_table_insert(f->group_of, e, GINT_TO_POINTER(g.parent + 1));
     int32_t gc = g.parent;
@@ -148,6 +158,7 @@ static void build_groups(Fuse *f) {
       Group *gs = (Group *)f->groups->data;
       gs[ga].parent = gc;
       gs[gc].size += gs[ga].size;
+      gs[gc].inputs += gs[ga].inputs - 1;
       gs[gc].pattern = merged;
     }
   }

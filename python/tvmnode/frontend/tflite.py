@@ -1528,14 +1528,16 @@ def _svdf(ctx: _Ctx) -> ir.Expr:
     """SVDF: a rank-`rank` filter bank over the last `memory` steps, its
     state a TFLite variable tensor (input 4, [batch, memory * filters]).
 
-    The operator is two values of plain operators: the new state, each
-    filter's row shifted one step left with the feature x . weights_feature
+    The operator gives two values: the new state (nn.svdf_state), each
+    filter's row shifted one step older with the feature x . weights_feature
     as its newest entry (requantized to the state's int16 or int8 in the
-    integer form), which becomes the state's value for the next run; and
-    the output, a function of that new state only: per filter the dot
-    product of its row (less the state's zero point) with weights_time, summed over each unit's `rank`
-    filters, plus the bias, then the activation (float32) or the rescale
-    into the output (int8; TFLite Micro applies no activation there).
+    integer form), which becomes the state's value for the next run (the
+    generated C updates it in place); and the output, a function of that
+    new state only: nn.svdf_time's per-filter dot products of the rows
+    (less the state's zero point) with weights_time, summed over each
+    unit's `rank` filters, plus the bias, then the activation (float32) or
+    the rescale into the output (int8; TFLite Micro applies no activation
+    there).
     Multipliers as TFLite Micro takes them: float products
     input * feature / state and state * time / output, then double."""
     o = ctx.options("SVDFOptions")
@@ -1596,21 +1598,10 @@ def _svdf(ctx: _Ctx) -> ir.Expr:
                     scalar(1.0, "float32"), scalar(int(z_st[0]), "int32"), out_dtype=st.dtype)
     else:
         feat = call("nn.dense", ctx.expr(0), ir.const(wf), units=filters)
-    feat = call("reshape", feat, newshape=[batch, filters, 1])
-    if memory > 1:
-        kept = call("strided_slice", state, begin=[1], end=[memory], strides=[1], axes=[2])
-        new = call("concatenate", ir.Tuple([kept, feat]), axis=2)
-    else:
-        new = feat
+    new = call("nn.svdf_state", state, feat)
     states.assign(st, call("reshape", new, newshape=[batch, memory * filters]))
-    if quantized:
-        rows, taps = call("cast", new, dtype="int32"), ir.const(wt.astype(np.int32))
-        if int(z_st[0]) != 0:
-            rows = call("subtract", rows, scalar(int(z_st[0]), "int32"))
-    else:
-        rows, taps = new, ir.const(wt)
-    per_filter = call("sum", call("multiply", rows, taps), axis=[2])
-    y = call("sum", call("reshape", per_filter, newshape=[batch, units, rank]), axis=[2])
+    y = call("nn.svdf_time", new, ir.const(wt), rank=rank,
+             zero_point=int(z_st[0]) if quantized else 0)
     if bias is not None:
         y = call("add", y, ir.const(bias))
     if quantized:

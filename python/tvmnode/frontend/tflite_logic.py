@@ -312,10 +312,13 @@ def fold_broadcast_args(ctx: Any, xs: List[np.ndarray]) -> List[np.ndarray]:
 # confirm on the tflite-micro wheel), and the sum scaled by
 # 2 * s_in / (2^20 * s_out). That is qnn.requantize of the int32 sum * 2^19
 # from s_in to s_out * 2^19 (the same double quotient, rounded as TFLite
-# rounds). TFLite's int32 sum overflows past 16 terms (the start
-# included); so are those refused here.
+# rounds). Past 16 terms (the start included) TFLite's int32 sum of
+# shifted values wraps; the int32 arithmetic here wraps the same way (the
+# unshifted sum is exact, its product by 2^19 wraps as TFLite's additions
+# do), so longer sums equal the wheel's too. The limit keeps CUMSUM's
+# float32 running sums of 9-bit values exact.
 _SUM_SHIFT = 19
-_MAX_TERMS = 16
+_MAX_TERMS = 1 << 16
 
 
 def _q_sum(ctx: Any, total: ir.Expr, values: int) -> ir.Expr:
@@ -324,8 +327,7 @@ def _q_sum(ctx: Any, total: ir.Expr, values: int) -> ir.Expr:
     x, out = ctx.t(0), ctx.out
     terms = values + 1
     if terms > _MAX_TERMS:
-        raise ctx.unsupported("an int8 sum of %d values is not supported (at most %d: TFLite's "
-                              "int32 sum, which starts at one more term, overflows beyond)"
+        raise ctx.unsupported("an int8 sum of %d values is not supported (at most %d)"
                               % (values, _MAX_TERMS - 1))
     sx, _ = ctx.qscalar(x)
     so, zo = ctx.qscalar(out)
@@ -380,7 +382,7 @@ def cumsum(ctx: Any) -> ir.Expr:
     exclusive, reverse = bool(o.Exclusive()), bool(o.Reverse())
     if ctx.t(0).dtype == "int8":
         v, = _int8_terms(ctx, 1)
-        # the float32 running sums of at most 16 values of 9 bits are exact
+        # the float32 running sums of at most 2^16 values of 9 bits are exact
         total = cumsum_of(call("cast", v, dtype="float32"), shape, axis, exclusive, reverse)
         return _q_sum(ctx, call("cast", total, dtype="int32"), int(shape[axis]))
     x, = _floats(ctx, 1)

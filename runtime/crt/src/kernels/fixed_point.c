@@ -296,3 +296,24 @@ int16_t tn__crt_tanh_s16(int16_t x, int32_t mul, int32_t shift) {
   r = v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
   return (int16_t)asr(r, 8);
 }
+
+/* x >> s for s in [0, 63], rounding toward minus infinity for negative x
+ * as the arithmetic shift TFLite relies on does (C leaves it to the
+ * implementation). */
+static int64_t asr64(int64_t x, int32_t s) {
+  return x >= 0 ? x >> s : ~(~x >> s);
+}
+
+/* TFLite's MultiplyByQuantizedMultiplier for an int64 x (the 16x8 layers'
+ * accumulators): the multiplier rounded to 16 bits, one rounding shift by
+ * 15 - shift, the result truncated to int32. Shifts it never makes (the
+ * total outside [1, 62]) saturate the total to that range. */
+int32_t tn__crt_mbqm64(int64_t x, int32_t m, int32_t shift) {
+  const int64_t reduced = m < 0x7FFF0000 ? ((int64_t)m + (1 << 15)) >> 16
+                                         : 0x7FFF;
+  int32_t total = 15 - shift;
+  total = total < 1 ? 1 : total > 62 ? 62 : total;
+  const int64_t v = (int64_t)((uint64_t)x * (uint64_t)reduced +
+                              (UINT64_C(1) << (total - 1)));
+  return (int32_t)(uint32_t)(uint64_t)asr64(v, total);
+}

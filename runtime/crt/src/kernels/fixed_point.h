@@ -28,6 +28,10 @@ int32_t tn__crt_saturating_mul_pot(int32_t x, int32_t exponent);
 int16_t tn__crt_logistic_s16(int16_t x, int32_t mul, int32_t shift);
 int16_t tn__crt_tanh_s16(int16_t x, int32_t mul, int32_t shift);
 
+/* TFLite's MultiplyByQuantizedMultiplier for an int64 x (the 16x8 layers'
+ * accumulators; requantize_int and the fused 16x8 layers). */
+int32_t tn__crt_mbqm64(int64_t x, int32_t m, int32_t shift);
+
 /* ONNX Runtime's requantization of an int32 accumulator: the float product
  * acc * scale, clamped to [lo - zp, hi - zp], rounded to nearest with ties
  * to even, plus zp. The clamp comes first, so the rounding sees |v| < 2^23

@@ -92,8 +92,10 @@ static TnCrtStatus run_lstm(const TnCrtLstm *p, const void *const *in,
   const char *c0 = (const char *)in[5];
   char *o = (char *)out, *tmp = (char *)scratch;
   for (int32_t b = 0; b < p->batch; b++) {
+    /* the cell form may run in place: out is then c0, each batch's rows
+     * read before they are written */
     char *c = seq ? tmp : o + (size_t)b * n * cb;
-    memcpy(c, c0 + (size_t)b * n * cb, n * cb);
+    if (c != c0 + (size_t)b * n * cb) memcpy(c, c0 + (size_t)b * n * cb, n * cb);
     const char *h = h0 + (size_t)b * n * db;
     for (int32_t s = 0; s < p->steps; s++) {
       char *next = seq ? o + row(p, b, s, p->units) * db

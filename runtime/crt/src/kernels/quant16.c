@@ -18,6 +18,7 @@
 
 #include "call.h"
 #include "tvmnode/crt/kernels.h"
+#include "fixed_point.h"
 #include "crt_libc.h"
 
 static int check_shape(int32_t outer, int32_t channels, int32_t inner,
@@ -98,27 +99,6 @@ typedef void (*RequantRun)(const TnCrtRequant *p, int32_t outer,
                            int32_t channels, int32_t inner, int32_t lo,
                            int32_t hi, const void *in, void *out);
 
-/* x >> s for s in [0, 63], rounding toward minus infinity for negative x
- * as the arithmetic shift TFLite relies on does (C leaves it to the
- * implementation). */
-static int64_t asr64(int64_t x, int32_t s) {
-  return x >= 0 ? x >> s : ~(~x >> s);
-}
-
-/* TFLite's MultiplyByQuantizedMultiplier for an int64 x (the 16x8 layers'
- * accumulators): the multiplier rounded to 16 bits, one rounding shift by
- * 15 - shift, the result truncated to int32. Shifts it never makes (the
- * total outside [1, 62]) saturate the total to that range. */
-static int32_t mbqm64(int64_t x, int32_t m, int32_t shift) {
-  const int64_t reduced = m < 0x7FFF0000 ? ((int64_t)m + (1 << 15)) >> 16
-                                         : 0x7FFF;
-  int32_t total = 15 - shift;
-  total = total < 1 ? 1 : total > 62 ? 62 : total;
-  const int64_t v = (int64_t)((uint64_t)x * (uint64_t)reduced +
-                              (UINT64_C(1) << (total - 1)));
-  return (int32_t)(uint32_t)(uint64_t)asr64(v, total);
-}
-
 /* x - in_zp multiplied for each source type: int32 arithmetic that wraps
  * (TFLite's Requantize; undefined in C++, wrapping on every target TFLite
  * runs on), and the 64-bit multiply for int64 sums. */
@@ -127,7 +107,7 @@ static int32_t mul32(int64_t x, uint32_t izp, int32_t m, int32_t s) {
   return tn_crt_multiply_by_quantized_multiplier(d, m, s);
 }
 static int32_t mul64(int64_t x, uint32_t izp, int32_t m, int32_t s) {
-  return mbqm64((int64_t)((uint64_t)x - (uint64_t)(int32_t)izp), m, s);
+  return tn__crt_mbqm64((int64_t)((uint64_t)x - (uint64_t)(int32_t)izp), m, s);
 }
 
 /* TFLite's Requantize: MultiplyByQuantizedMultiplier(x - in_zp) + out_zp,

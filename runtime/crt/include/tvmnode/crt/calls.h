@@ -174,6 +174,17 @@ TN_CRT_STRUCT(TnCrtCallConvS8);
   F(T, N, TnCrtDense, d) F(T, N, TnCrtQuant, q) F(T, S, int32_t, has_bias)
 TN_CRT_STRUCT(TnCrtCallDenseS8);
 
+/* conv2d_s16, dense_s16 (the fused 16x8 layers): in = {data, weight[,
+ * int64 bias]}. */
+#define TN_CRT_FIELDS_TnCrtCallConvS16(F, T)                          \
+  F(T, N, TnCrtConv2d, g) F(T, S, int32_t, filter_offset)             \
+  F(T, N, TnCrtRequant, r) F(T, S, int32_t, has_bias)
+TN_CRT_STRUCT(TnCrtCallConvS16);
+#define TN_CRT_FIELDS_TnCrtCallDenseS16(F, T)                         \
+  F(T, N, TnCrtDense, d) F(T, S, int32_t, filter_offset)              \
+  F(T, N, TnCrtRequant, r) F(T, S, int32_t, has_bias)
+TN_CRT_STRUCT(TnCrtCallDenseS16);
+
 /* bmm_s8_s32: in = {a, b}; int32 sums out. */
 #define TN_CRT_FIELDS_TnCrtCallBmmS32(F, T) \
   F(T, N, TnCrtBatchMatmul, g) F(T, S, int32_t, a_offset) \
@@ -257,7 +268,8 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X(TnCrtCallRowsS8) X(TnCrtLogSoftmaxS8) X(TnCrtCallLogSoftmaxS8)          \
   X(TnCrtCallRequantInt) X(TnCrtLstm)                                      \
   X(TnCrtQLinearOrt) X(TnCrtCallQLinearOrt) X(TnCrtCallQLinearPoolOrt)     \
-  X(TnCrtQSoftmaxOrt) X(TnCrtActS16) X(TnCrtSoftmaxS16)
+  X(TnCrtQSoftmaxOrt) X(TnCrtActS16) X(TnCrtSoftmaxS16) X(TnCrtSvdfState) \
+  X(TnCrtSvdfTime) X(TnCrtCallConvS16) X(TnCrtCallDenseS16)
 
 /* ---- the forms ------------------------------------------------------------ */
 
@@ -339,6 +351,8 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X(conv2d_s16_s64, TnCrtCallConvS32, "src/kernels/conv_s16.c")             \
   X(dense_s16_s64, TnCrtCallDenseS32, "src/kernels/conv_s16.c")             \
   X(bias_add_i64, TnCrtCallAxis, "src/kernels/conv_s16.c")                 \
+  X(conv2d_s16, TnCrtCallConvS16, "src/kernels/conv_s16.c")                 \
+  X(dense_s16, TnCrtCallDenseS16, "src/kernels/conv_s16.c")                 \
   X(clip_s16, TnCrtCallClip, "src/kernels/quant16.c")                      \
   X(max_pool2d_s16, TnCrtCallPoolS8, "src/kernels/pool_s16.c")              \
   X(avg_pool2d_s16, TnCrtCallPoolS8, "src/kernels/pool_s16.c")              \
@@ -359,7 +373,11 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X(lstm_s16, TnCrtLstm, "src/kernels/lstm.c")                            \
   X(sigmoid_s16, TnCrtActS16, "src/kernels/act_s16.c")                      \
   X(tanh_s16, TnCrtActS16, "src/kernels/act_s16.c")                         \
-  X(softmax_s16, TnCrtSoftmaxS16, "src/kernels/act_s16.c")
+  X(softmax_s16, TnCrtSoftmaxS16, "src/kernels/act_s16.c")                \
+  X(svdf_state, TnCrtSvdfState, "src/kernels/svdf.c")                       \
+  X(svdf_time_f32, TnCrtSvdfTime, "src/kernels/svdf.c")                     \
+  X(svdf_time_s16, TnCrtSvdfTime, "src/kernels/svdf.c")                     \
+  X(svdf_time_s8, TnCrtSvdfTime, "src/kernels/svdf.c")
 
 /* What every compiled model needs of the crt besides its forms' sources,
  * relative to the crt's folder: the headers, the status table, the

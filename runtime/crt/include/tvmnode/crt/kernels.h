@@ -819,6 +819,20 @@ TnCrtStatus tn_crt_conv2d_s16_s64(const TnCrtConv2d *p, int32_t filter_offset,
 TnCrtStatus tn_crt_dense_s16_s64(const TnCrtDense *p, int32_t filter_offset,
                                  const int16_t *in, const int8_t *w,
                                  int64_t *out);
+/* The fused 16x8 layers: the sums above plus the int64 bias (or none),
+ * then TFLite's 64-bit MultiplyByQuantizedMultiplier per output channel
+ * (r's multiplier and shift, one or one per channel; its input zero point
+ * must be 0), plus r's output zero point, clamped to [act_min, act_max]
+ * within int16: the unfused conv/dense, bias add and requantize_int, with
+ * no int64 tensor. */
+TnCrtStatus tn_crt_conv2d_s16(const TnCrtConv2d *p, int32_t filter_offset,
+                              const TnCrtRequant *r, const int16_t *in,
+                              const int8_t *w, const int64_t *bias,
+                              int16_t *out);
+TnCrtStatus tn_crt_dense_s16(const TnCrtDense *p, int32_t filter_offset,
+                             const TnCrtRequant *r, const int16_t *in,
+                             const int8_t *w, const int64_t *bias,
+                             int16_t *out);
 TnCrtStatus tn_crt_bias_add_i64(int32_t outer, int32_t channels,
                                 int32_t inner, const int64_t *in,
                                 const int64_t *bias, int64_t *out);
@@ -878,6 +892,34 @@ TnCrtStatus tn_crt_lstm_s16(const TnCrtLstm *p, const int16_t *x,
                             const int64_t *bias, const int16_t *h0,
                             const int16_t *c0, int16_t *out, void *scratch,
                             size_t scratch_size);
+
+/* SVDF's two halves (svdf.c), TFLite Micro's arithmetic. The state is
+ * [batch, filters, memory]: `rows` (batch * filters) rows of the last
+ * `memory` features, oldest first. tn_crt_svdf_state moves every row one
+ * step older and writes the row's new feature (one element of `feature`,
+ * [batch, filters]) as its newest; elements are `elem_bytes` wide, and
+ * `out` may be `state` (the update then runs in place). */
+#define TN_CRT_FIELDS_TnCrtSvdfState(F, T) \
+  F(T, S, int32_t, rows) F(T, S, int32_t, memory) F(T, S, int32_t, elem_bytes)
+TN_CRT_STRUCT(TnCrtSvdfState);
+TnCrtStatus tn_crt_svdf_state(const TnCrtSvdfState *p, const void *state,
+                              const void *feature, void *out);
+/* The time filter: out[b, u] = sum over the unit's `rank` filters f of
+ * sum over j of (state[b, f, j] - zero_point) * weights_time[f, j], the
+ * unit's filters being u * rank .. u * rank + rank - 1. int16 and int8
+ * states (with weights_time of the same type) sum into int32, as TFLite
+ * Micro does; float32 sums each filter in order of j, then the filters. */
+#define TN_CRT_FIELDS_TnCrtSvdfTime(F, T)                                  \
+  F(T, S, int32_t, batch) F(T, S, int32_t, filters) F(T, S, int32_t, memory) \
+  F(T, S, int32_t, rank) F(T, S, int32_t, zero_point)
+TN_CRT_STRUCT(TnCrtSvdfTime);
+TnCrtStatus tn_crt_svdf_time_f32(const TnCrtSvdfTime *p, const float *state,
+                                 const float *weights_time, float *out);
+TnCrtStatus tn_crt_svdf_time_s16(const TnCrtSvdfTime *p,
+                                 const int16_t *state,
+                                 const int16_t *weights_time, int32_t *out);
+TnCrtStatus tn_crt_svdf_time_s8(const TnCrtSvdfTime *p, const int8_t *state,
+                                const int8_t *weights_time, int32_t *out);
 
 /* onnxruntime's int8/uint8 QLinearAdd and QLinearMul (qlinear_ort.c), the
  * arithmetic of its CPU kernels on x86-64 (MLAS's AVX2 add, its SSE2
