@@ -110,20 +110,20 @@ def test_float_models_match_both_references(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", HYBRID)
-def test_hybrid_model_imports_with_float_weights(name: str) -> None:
-    """TFLite Micro cannot run hybrid layers; LiteRT quantizes activations
-    at run time for them. We dequantize the weights and compute in float,
-    so we are as close to LiteRT as its own activation quantization lets
-    us be: the top class agrees and the probabilities stay within 0.03
-    (0.012 measured over 50 inputs)."""
+def test_hybrid_model_matches_litert(name: str) -> None:
+    """TFLite Micro cannot run hybrid layers; LiteRT quantizes their
+    activations at run time, and so do we, as it does (its hybrid
+    convolutions here have one filter scale each): the outputs agree to
+    float32 rounding, not just to the quantization's error."""
     mod = frontend.from_tflite(MODELS / name)
-    ex = tn.runtime.Executor(transform.FuseOps()(mod))
     ref = litert_ref(name)
-    for x in inputs(mod, 10, seed=9):
-        got, want = ex(x), ref(x)
-        assert np.abs(got - want).max() < 0.03
-        assert np.argmax(got) == np.argmax(want)
-        np.testing.assert_allclose(np.sum(got), 1.0, rtol=1e-5)  # softmax output
+    for how, ex in executors(mod).items():
+        for x in inputs(mod, 10, seed=9):
+            got, want = ex(x), ref(x)
+            scale = max(float(np.abs(want).max()), 1e-30)
+            err = float(np.abs(got - want).max()) / scale
+            assert err <= 1e-5, "%s %s: %.3g of the output range" % (name, how, err)
+            assert np.argmax(got) == np.argmax(want)
 
 
 def test_model_io_is_described() -> None:

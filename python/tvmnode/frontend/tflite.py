@@ -43,6 +43,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import ir
+from . import tflite_hybrid as _hybrid
 from . import tflite_logic as _lg
 from . import tflite_state
 from .common import ModelImportError, TensorInfo, UnsupportedOperatorError, call, finish, scalar, var_name, vector_or_scalar
@@ -454,9 +455,14 @@ def _conv_like(ctx: _Ctx, kind: str, kern: np.ndarray, attrs: Dict[str, Any], ax
     if bias is not None and bias.size != cout:
         raise ctx.error("bias has %d values for %d output channels" % (bias.size, cout))
     if x.dtype == "float32":
+        if w.dtype == "int8" and w.quantized and _hybrid_exact(ctx, kind, w, attrs):
+            # a hybrid layer LiteRT computes with symmetric input
+            # quantization: its arithmetic (tflite_hybrid.py)
+            y = _hybrid.layer(kind, xe, kern, float(ctx.qparams(w)[0][0]), bias, axis, **attrs)
+            return _activation(ctx, y, act, out)
         if w.dtype == "int8" and w.quantized:
-            # a hybrid layer (float activations, int8 weights): the weights
-            # are dequantized here and the layer computes in float32
+            # another hybrid layer (float activations, int8 weights): the
+            # weights are dequantized here and the layer computes in float32
             sw, zw = ctx.qparams(w)
             ch_axis = 3 if kind == "conv2d" else 0
             shape = [1] * kern.ndim
@@ -499,6 +505,22 @@ def _conv_like(ctx: _Ctx, kind: str, kern: np.ndarray, attrs: Dict[str, Any], ax
     y = call("qnn.requantize", y, vector_or_scalar(acc_scale, "float64"), scalar(0, "int32"),
              scalar(so[0], "float32"), scalar(zo[0], "int32"), axis=axis, out_dtype=x.dtype)
     return _activation(ctx, y, act, out)
+
+
+def _hybrid_exact(ctx: _Ctx, kind: str, w: _Tensor, attrs: Dict[str, Any]) -> bool:
+    """Whether LiteRT computes this hybrid layer with symmetric input
+    quantization (tflite_hybrid.py): a fully-connected layer without
+    asymmetric_quantize_inputs, or an ungrouped convolution, with one
+    filter scale (a convolution's several equal scales count as one) and
+    zero point 0."""
+    sw, zw = ctx.qparams(w)
+    if np.any(zw != 0):
+        return False
+    if kind == "dense":
+        o = ctx.imp.r.options(ctx.op, "FullyConnectedOptions")
+        return sw.size == 1 and not (o is not None and bool(o.AsymmetricQuantizeInputs()))
+    return ctx.name == "CONV_2D" and int(attrs.get("groups", 1)) == 1 and \
+        bool(np.all(sw == sw[0]))
 
 
 def _fully_connected(ctx: _Ctx) -> ir.Expr:
