@@ -59,6 +59,10 @@ class TensorSpec:
     quantized_dimension: int = 0
     name: str = ""
     is_variable: bool = False
+    # a sparse constant: `data` holds the stored values (flat) and this
+    # their layout, {"traversal_order": [...], "block_map": [...], "dims":
+    # [("dense", size) or ("csr", segments, indices), one per level]}
+    sparsity: Optional[Dict[str, Any]] = None
 
 
 def tensor_type(dtype: str) -> int:
@@ -99,6 +103,42 @@ def builtin_options(table: str, **fields: Any) -> Options:
 
 def _ints(b: Any, values: Sequence[int]) -> int:
     return int(b.CreateNumpyVector(np.asarray(values, dtype=np.int32)))
+
+
+def _int32_vector(b: Any, values: Sequence[int]) -> int:
+    """An Int32Vector table (a SparseIndexVector union member)."""
+    vec = _ints(b, values)
+    tflite.Int32VectorStart(b)
+    tflite.Int32VectorAddValues(b, vec)
+    return int(tflite.Int32VectorEnd(b))
+
+
+def _sparsity(b: Any, sp: Dict[str, Any]) -> int:
+    dims = []
+    for d in sp["dims"]:
+        if d[0] == "dense":
+            tflite.DimensionMetadataStart(b)
+            tflite.DimensionMetadataAddFormat(b, 0)
+            tflite.DimensionMetadataAddDenseSize(b, int(d[1]))
+        else:
+            segs, ids = _int32_vector(b, d[1]), _int32_vector(b, d[2])
+            tflite.DimensionMetadataStart(b)
+            tflite.DimensionMetadataAddFormat(b, 1)
+            tflite.DimensionMetadataAddArraySegmentsType(b, 1)
+            tflite.DimensionMetadataAddArraySegments(b, segs)
+            tflite.DimensionMetadataAddArrayIndicesType(b, 1)
+            tflite.DimensionMetadataAddArrayIndices(b, ids)
+        dims.append(int(tflite.DimensionMetadataEnd(b)))
+    tflite.SparsityParametersStartDimMetadataVector(b, len(dims))
+    for off in reversed(dims):
+        b.PrependUOffsetTRelative(off)
+    dim_vec = b.EndVector()
+    order, bmap = _ints(b, sp["traversal_order"]), _ints(b, sp.get("block_map", []))
+    tflite.SparsityParametersStart(b)
+    tflite.SparsityParametersAddTraversalOrder(b, order)
+    tflite.SparsityParametersAddBlockMap(b, bmap)
+    tflite.SparsityParametersAddDimMetadata(b, dim_vec)
+    return int(tflite.SparsityParametersEnd(b))
 
 
 def _bytes(b: Any, data: bytes) -> int:
@@ -201,13 +241,14 @@ def graph_model(subgraphs: Sequence[GraphSpec], description: str = "tvmnode test
         for i, s in enumerate(g.tensors):
             buf = 0
             if s.data is not None:
-                arr = np.ascontiguousarray(np.asarray(s.data, dtype=s.dtype)
-                                           .reshape(tuple(s.shape)))
+                arr = np.ascontiguousarray(np.asarray(s.data, dtype=s.dtype).reshape(
+                    -1 if s.sparsity is not None else tuple(s.shape)))
                 buffer_data.append(arr.astype(arr.dtype.newbyteorder("<")).tobytes())
                 buf = len(buffer_data) - 1
             name = b.CreateString(s.name or "g%dt%d" % (gi, i))
             shape = _ints(b, s.shape)
             q = _quantization(b, s) if s.quant is not None else None
+            sp = _sparsity(b, s.sparsity) if s.sparsity is not None else None
             tflite.TensorStart(b)
             tflite.TensorAddShape(b, shape)
             tflite.TensorAddType(b, tensor_type(s.dtype))
@@ -217,6 +258,8 @@ def graph_model(subgraphs: Sequence[GraphSpec], description: str = "tvmnode test
                 tflite.TensorAddIsVariable(b, True)
             if q is not None:
                 tflite.TensorAddQuantization(b, q)
+            if sp is not None:
+                tflite.TensorAddSparsity(b, sp)
             tensor_offsets.append(int(tflite.TensorEnd(b)))
         op_offsets = []
         for o in g.ops:

@@ -217,6 +217,11 @@ class _Reader:
                 for d in shape:
                     count *= d
                 need = count * np.dtype(npd).itemsize
+                if t.Sparsity() is not None:
+                    # a sparse constant (DENSIFY's input): made dense here
+                    data = _densify(t.Sparsity(), np.frombuffer(raw, dtype=npd), shape,
+                                    "%s: tensor %d '%s'" % (WHO, i, name))
+                    return _Tensor(i, name, shape, dtype, npd, scale, zp, qdim, data)
                 if len(raw) != need:
                     raise ModelImportError("%s: tensor %d '%s' of shape %s %s needs %d bytes, "
                                            "its buffer has %d" % (WHO, i, name, shape, dtype,
@@ -250,6 +255,83 @@ class _Reader:
         o = getattr(self.tfl, cls_name)()
         o.Init(table.Bytes, table.Pos)
         return o
+
+
+def _sparse_index_vector(kind: int, table: Any) -> np.ndarray:
+    """A SparseIndexVector union member (Int32Vector, Uint16Vector or
+    Uint8Vector) as an int64 array."""
+    cls = {1: "Int32Vector", 2: "Uint16Vector", 3: "Uint8Vector"}.get(kind)
+    if cls is None or table is None:
+        raise ValueError("index vector of type %d" % kind)
+    v = getattr(_tfl(), cls)()
+    v.Init(table.Bytes, table.Pos)
+    return (v.ValuesAsNumpy().astype(np.int64) if v.ValuesLength()
+            else np.zeros(0, np.int64))
+
+
+def _densify(sp: Any, values: np.ndarray, shape: List[int], who: str) -> np.ndarray:
+    """A sparse TFLite tensor (its SparsityParameters and stored values)
+    made dense, as TFLite's sparsity format converter does: the levels of
+    dim_metadata in traversal order, each DENSE (dense_size entries) or
+    SPARSE_CSR (array_segments and array_indices); levels past the tensor's
+    rank are blocks of the dimensions block_map names."""
+    rank = len(shape)
+    order = [int(v) for v in sp.TraversalOrderAsNumpy()] if sp.TraversalOrderLength() else \
+        list(range(rank))
+    bmap = [int(v) for v in sp.BlockMapAsNumpy()] if sp.BlockMapLength() else []
+    levels = sp.DimMetadataLength()
+    if levels != rank + len(bmap) or sorted(order) != list(range(levels)) or \
+            any(not 0 <= d < rank for d in bmap):
+        raise ModelImportError("%s: sparsity of %d levels, traversal order %s and block map %s "
+                               "does not fit shape %s" % (who, levels, order, bmap, shape))
+    metas: List[Tuple[int, Optional[np.ndarray], Optional[np.ndarray]]] = []
+    try:
+        for lv in range(levels):
+            m = sp.DimMetadata(lv)
+            if int(m.Format()) == 0:
+                metas.append((int(m.DenseSize()), None, None))
+            else:
+                metas.append((0, _sparse_index_vector(int(m.ArraySegmentsType()),
+                                                      m.ArraySegments()),
+                              _sparse_index_vector(int(m.ArrayIndicesType()),
+                                                   m.ArrayIndices())))
+    except ValueError as e:
+        raise ModelImportError("%s: sparsity with an %s" % (who, e)) from None
+    blocks = [metas[rank + k][0] for k in range(len(bmap))]
+    dense = np.zeros(shape, dtype=values.dtype)
+    expanded = [0] * levels
+    taken = 0
+
+    def put() -> None:
+        nonlocal taken
+        idx = list(expanded[:rank])
+        for k, d in enumerate(bmap):
+            idx[d] = idx[d] * blocks[k] + expanded[rank + k]
+        if taken >= values.size or any(not 0 <= idx[d] < shape[d] for d in range(rank)):
+            raise ModelImportError("%s: sparse values do not fit shape %s" % (who, shape))
+        dense[tuple(idx)] = values[taken]
+        taken += 1
+
+    def walk(level: int, prev: int) -> None:
+        if level == levels:
+            put()
+            return
+        size, segs, ids = metas[level]
+        if segs is None or ids is None:
+            for j in range(size):
+                expanded[order[level]] = j
+                walk(level + 1, prev * size + j)
+            return
+        if prev + 1 >= segs.size or not 0 <= segs[prev] <= segs[prev + 1] <= ids.size:
+            raise ModelImportError("%s: sparse segments out of range" % who)
+        for j in range(int(segs[prev]), int(segs[prev + 1])):
+            expanded[order[level]] = int(ids[j])
+            walk(level + 1, j)
+
+    walk(0, 0)
+    if taken != values.size:
+        raise ModelImportError("%s: %d sparse values stored, %d placed" % (who, values.size, taken))
+    return dense
 
 
 class _Ctx:
@@ -685,6 +767,18 @@ def _quantize(ctx: _Ctx) -> ir.Expr:
     raise ctx.unsupported("quantizing %s to %s is not supported (float32 to int8 or int16, "
                           "or %s)" % (_stored(x), _stored(out), ", ".join(
                               "%s to %s" % p for p in sorted(_REQUANTIZE_PAIRS))))
+
+
+def _densify_op(ctx: _Ctx) -> _Result:
+    """DENSIFY: its input, a sparse constant, was made dense when read; the
+    output is that constant (so DEQUANTIZE of float16 weights after it
+    folds too)."""
+    x, out = ctx.t(0), ctx.out
+    dense = ctx.const(0, "the sparse tensor")
+    if list(out.shape) != list(x.shape) or out.dtype != x.dtype:
+        raise ctx.error("output %s %s differs from the input %s %s"
+                        % (out.shape, out.dtype, x.shape, x.dtype))
+    return dense
 
 
 def _dequantize(ctx: _Ctx) -> _Result:
@@ -1871,6 +1965,7 @@ _CONVERTERS: Dict[str, Callable[[_Ctx], _Result]] = {
     "SQUEEZE": _squeeze,
     "SOFTMAX": _softmax,
     "QUANTIZE": _quantize,
+    "DENSIFY": _densify_op,
     "DEQUANTIZE": _dequantize,
     "RELU": lambda c: _unary_act(c, _RELU),
     "RELU6": lambda c: _unary_act(c, _RELU6),
