@@ -180,7 +180,9 @@ int main(void) {
   uintptr_t sp = fw_stack_pointer();
   fw_stack_paint();
   uint64_t t0 = fw_ticks();
+  fw_profile_on();
   status = run_model(&inputs);
+  fw_profile_off();
   uint64_t ticks = fw_ticks() - t0;
   uint32_t stack = fw_stack_used();
   line_status("run", status);

@@ -85,3 +85,6 @@ uint32_t fw_stack_used(void) {
   while (p < __fw_stack_top && *p == STACK_PATTERN) p++;
   return (uint32_t)((uintptr_t)__fw_stack_top - (uintptr_t)p);
 }
+
+__attribute__((noinline)) void fw_profile_on(void) { __asm__ volatile(""); }
+__attribute__((noinline)) void fw_profile_off(void) { __asm__ volatile(""); }

@@ -40,4 +40,10 @@ uintptr_t fw_stack_pointer(void);
 /* Top of the stack (its highest address + 1). */
 uintptr_t fw_stack_top(void);
 
+/* Marks around the profiled region: run.py --cycles counts the
+ * instructions executed between the two calls (cycles_plugin.c). They do
+ * nothing, and are never inlined, so that their addresses are the marks. */
+void fw_profile_on(void);
+void fw_profile_off(void);
+
 #endif /* FW_MEASURE_H_ */

@@ -18,6 +18,12 @@ Standard library only, so that it runs anywhere the toolchain does:
 
     python3 firmware/common/run.py out/kws_mlf kws input.npy
     python3 firmware/common/run.py --target m33 out/kws_mlf kws input.npy
+    python3 firmware/common/run.py --cycles out/kws_mlf kws input.npy
+
+--cycles also runs the firmware under a qemu plugin (cycles_plugin.c) and
+estimates the inference's Cortex-M4 cycles from what it executed, per
+instruction class and per operator function (cycles.py has the timing
+table and what it leaves out).
 
 Other scripts import it and call build_and_run(); see README.md.
 """
@@ -453,11 +459,83 @@ def run_program(elf: str, target: str = DEFAULT_TARGET,
 
 # --- running -------------------------------------------------------------
 
-def qemu_command(elf: str, target: str = DEFAULT_TARGET) -> List[str]:
+def qemu_command(elf: str, target: str = DEFAULT_TARGET,
+                 plugin: Optional[str] = None) -> List[str]:
     t = get_target(target)
+    extra = ["-plugin", plugin] if plugin else []
     return [QEMU, "-M", t.machine, "-cpu", t.cpu, "-nographic", "-monitor", "none",
             "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
-            "-kernel", elf]
+            *extra, "-kernel", elf]
+
+
+# --- the cycle estimate (--cycles) ----------------------------------------
+
+def _symbols(elf: str) -> Dict[str, int]:
+    """The firmware's function addresses (the Thumb bit clear)."""
+    out: Dict[str, int] = {}
+    for line in _run([NM, elf], "nm").splitlines():
+        w = line.split()
+        if len(w) == 3 and w[1] in "tTwW":
+            out[w[2]] = int(w[0], 16) & ~1
+    return out
+
+
+def _symbol(syms: Dict[str, int], elf: str, name: str) -> int:
+    if name not in syms:
+        raise FirmwareError("%s: no symbol %s" % (elf, name))
+    return syms[name]
+
+
+def cycles_plugin(workdir: str) -> str:
+    """cycles_plugin.c built for this host's qemu (once per workdir)."""
+    src = os.path.join(HERE, "cycles_plugin.c")
+    so = os.path.join(workdir, "cycles_plugin.so")
+    if not os.path.exists(so) or os.path.getmtime(so) < os.path.getmtime(src):
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if cc is None:
+            raise FirmwareError("--cycles needs a host C compiler (cc) for the qemu plugin")
+        os.makedirs(workdir, exist_ok=True)
+        _run([cc, "-O2", "-shared", "-fPIC", "-Wall", "-Werror", src, "-o", so],
+             "building the qemu plugin")
+    return so
+
+
+def profile(elf: str, workdir: str, target: str = DEFAULT_TARGET,
+            timeout: float = 120.0) -> Dict[str, Any]:
+    """Run the firmware once more under cycles_plugin.c and price what ran
+    between fw_profile_on and fw_profile_off (the timed inference) with
+    cycles.py's Cortex-M4 table: instructions, estimated cycles, the
+    per-class histogram and the per-function (per-operator) table."""
+    sys.path.insert(0, HERE)
+    try:
+        import cycles
+    finally:
+        sys.path.remove(HERE)
+    counts = os.path.join(workdir, "cycles.txt")
+    if os.path.exists(counts):
+        os.remove(counts)
+    syms = _symbols(elf)
+    # the generated operator functions, in address order: the regions
+    ops = sorted((a, n) for n, a in syms.items() if re.match(r"^tvmgen_\w+_op\d+_", n))
+    regions = os.path.join(workdir, "cycles_regions.txt")
+    with open(regions, "w") as f:
+        f.write("".join("%x\n" % a for a, _ in ops))
+    plugin = "%s,on=%x,off=%x,regions=%s,out=%s" % (
+        cycles_plugin(workdir), _symbol(syms, elf, "fw_profile_on"),
+        _symbol(syms, elf, "fw_profile_off"), regions, counts)
+    try:
+        subprocess.run(qemu_command(elf, target, plugin), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=timeout,
+                       preexec_fn=_no_core_dump if os.name == "posix" else None)
+    except subprocess.TimeoutExpired:
+        raise FirmwareError("qemu with the cycle plugin: no exit after %s s" % timeout) from None
+    if not os.path.exists(counts):
+        raise FirmwareError("the qemu plugin wrote no counts (%s)" % counts)
+    insns, funcs = cycles.disassemble(elf, GCC.replace("gcc", "objdump"))
+    est: Dict[str, Any] = cycles.estimate(cycles.read_counts(counts), insns, funcs,
+                                          [n for _, n in ops])
+    est["table"] = cycles.format_table(est)
+    return est
 
 
 def _values(raw: bytes, dtype: str) -> List[Any]:
@@ -584,6 +662,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--cache", default=None, help="a folder to reuse compiled objects from")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds qemu may run")
     ap.add_argument("--log", action="store_true", help="keep the firmware's own text in the JSON")
+    ap.add_argument("--cycles", action="store_true",
+                    help="also estimate Cortex-M4 cycles of the inference, per instruction "
+                         "class and per operator (a qemu plugin; cycles.py has the table), "
+                         "printed as a table on stderr and as 'cycles' in the JSON")
     args = ap.parse_args(argv)
     missing = toolchain_missing()
     if missing:
@@ -597,6 +679,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         res = build_and_run(args.archive, args.name, inputs, workdir, opt=args.opt,
                             bad_calls=args.bad_calls, stack_size=args.stack_size,
                             cache=args.cache, timeout=args.timeout, target=args.target)
+        if args.cycles:
+            res["cycles"] = profile(res["elf"], workdir, args.target, args.timeout)
+            print(res["cycles"].pop("table"), file=sys.stderr)
     except FirmwareError as e:
         print(json.dumps({"ok": False, "error": str(e)}, indent=1))
         return 1

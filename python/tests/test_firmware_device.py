@@ -362,3 +362,26 @@ def test_int8_models_use_the_dsp_kernels(tmp_path: Any, objects: str, prepared: 
                            cache=objects, target=target)
     np.testing.assert_array_equal(_device_outputs(res, info)[0], ref[0])
     assert res["instructions"] < 5 * int(info["macs"]), (res["instructions"], info["macs"])
+
+
+def test_cycle_estimate_and_per_operator_profile(tmp_path: Any, objects: str,
+                                                 prepared: Any) -> None:
+    """run.py --cycles: the qemu plugin's count of the timed inference
+    agrees with SysTick's (within its tick), every instruction is named by
+    the disassembly and priced (at least one cycle each, and loads and
+    taken branches more), and the per-operator table lists the model's
+    operators in the order they ran, summing to the whole."""
+    archive, info, inputs, _ = prepared("kws_ref_model.tflite", "kws")
+    wd = str(tmp_path / "fw")
+    res = fw.build_and_run(archive, "kws", inputs, wd, cache=objects)
+    est = fw.profile(res["elf"], wd)
+    assert abs(est["instructions"] - res["instructions"]) <= fw.get_target().instructions_per_tick
+    assert est["unknown_instructions"] == 0
+    assert est["cycles"] > est["instructions"] + est["taken_branches"]
+    assert sum(c["instructions"] for c in est["classes"].values()) == est["instructions"]
+    ops = [r for r in est["operators"] if r["operator"].startswith("tvmgen_kws_op")]
+    assert [r["operator"].split("_")[2] for r in ops] == ["op%d" % i for i in range(len(ops))]
+    assert len(ops) >= 10 and "conv2d" in ops[0]["operator"]
+    assert sum(r["cycles"] for r in est["operators"]) == est["cycles"]
+    assert sum(r["instructions"] for r in ops) > 0.99 * est["instructions"]
+    assert "tvmgen_kws_op0" in est["table"]
