@@ -201,3 +201,28 @@ def test_bad_arguments_name_the_operator_and_argument() -> None:
         infer(ir.op.nn.lstm(x, w, r, b, h, bad_c))
     with pytest.raises(Exception, match=r"nn\.lstm.*emit 'all' is not sequence or cell"):
         infer(ir.op.nn.lstm(x, w, r, b, h, c, emit="all"))
+
+
+def test_cell_in_place_never_overwrites_a_hidden_state_it_still_reads() -> None:
+    """The final cell state may be computed over the cell state it starts
+    from; not when that buffer is also the hidden state the step reads (one
+    value passed as both): the result must be the one with two copies."""
+    from tvmnode import ir
+
+    r = np.random.default_rng(5)
+    units, n_in = 4, 3
+    wi, wr, b = [ir.const((r.standard_normal(s) * 0.5).astype(np.float32))
+                 for s in ((4, units, n_in), (4, units, units), (4, units))]
+    x = ir.var("x", shape=(1, 2, n_in), dtype="float32")
+    v = ir.var("v", shape=(1, units), dtype="float32")
+    v2 = ir.var("v2", shape=(1, units), dtype="float32")
+    t = ir.op.tanh(v)
+    # (negated, so that the cell state is an intermediate the plan may
+    # place over its input, not the caller's output)
+    shared = ir.op.negative(ir.op.nn.lstm(x, wi, wr, b, t, t, emit="cell"))
+    apart = ir.op.negative(ir.op.nn.lstm(x, wi, wr, b, t, ir.op.tanh(v2), emit="cell"))
+    xs = r.standard_normal((1, 2, n_in)).astype(np.float32)
+    vs = r.standard_normal((1, units)).astype(np.float32)
+    got = Executor(ir.IRModule.from_expr(ir.Function([x, v], shared)))(xs, vs)
+    want = Executor(ir.IRModule.from_expr(ir.Function([x, v, v2], apart)))(xs, vs, vs)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

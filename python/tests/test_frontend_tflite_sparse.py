@@ -90,3 +90,45 @@ def test_bad_sparsity_is_refused() -> None:
     values, sp = csr_rows(dense)
     with pytest.raises(frontend.ModelImportError, match="2 levels.*does not fit shape"):
         frontend.from_tflite(densify_add([3, 4, 1], values, sp))
+
+
+def test_hostile_sparsity_is_refused_quickly() -> None:
+    dense = sparse_matrix(2, 2)
+    values, sp = csr_rows(dense)
+    # a dense level far larger than its dimension (it would loop for ages)
+    sp["dims"][0] = ("dense", (1 << 31) - 1)
+    with pytest.raises(frontend.ModelImportError, match="level 0 is dense of size 2147483647"):
+        frontend.from_tflite(densify_add([2, 2], values, sp))
+    # a huge shape for a few stored bytes
+    values, sp = csr_rows(dense)
+    with pytest.raises(frontend.ModelImportError, match="cannot be stored"):
+        frontend.from_tflite(densify_add([1 << 20, 1 << 20], values, sp))
+    # a block that does not divide its dimension
+    d4 = sparse_matrix(4, 4)
+    values, sp = blocks_2x2(d4)
+    sp["dims"][2] = ("dense", 3)
+    with pytest.raises(frontend.ModelImportError, match="block 0 of size 3 does not divide"):
+        frontend.from_tflite(densify_add([4, 4], values, sp))
+
+
+def test_block_levels_are_found_by_traversal_order() -> None:
+    # 4x4 in 2x1 blocks: each level's size is the one of the dimension it
+    # traverses, found through the traversal order
+    dense = sparse_matrix(4, 4)
+    segs, ids, vals = [0], [], []
+    for br in range(2):
+        for c in range(4):
+            blk = dense[2 * br:2 * br + 2, c]
+            if np.any(blk):
+                ids.append(c)
+                vals += blk.tolist()
+        segs.append(len(ids))
+    # levels: block rows, columns (CSR), then the column block (size 1)
+    # before the row block (size 2): traversal order [0, 1, 3, 2]
+    sp = {"traversal_order": [0, 1, 3, 2], "block_map": [0, 1],
+          "dims": [("dense", 2), ("csr", segs, ids), ("dense", 1), ("dense", 2)]}
+    model = densify_add([4, 4], np.array(vals, np.float32), sp)
+    from tvmnode.runtime import Executor
+
+    got = np.asarray(Executor(frontend.from_tflite(model))(np.zeros((4, 4), np.float32)))
+    np.testing.assert_array_equal(got, dense)

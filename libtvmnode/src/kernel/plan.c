@@ -371,7 +371,11 @@ static void lives(const Prog *g, TnKernPlan *p, bool shrink) {
     } else if (e >= 0 && ho.kind == TN_KH_POOL &&
         buf(p, ho.index)->kind == TN_KB_INTERMEDIATE) {
       TnKernHome hi = p->home[root_of(g, st->in[e])];
-      bool ok = hi.kind == TN_KH_POOL && buf(p, hi.index)->last == s &&
+      /* no other input of the step may read the buffer it overwrites */
+      bool alone = true;
+      for (int32_t j = 0; j < st->k.nin; j++)
+        alone &= j == e || root_of(g, st->in[j]) != root_of(g, st->in[e]);
+      bool ok = alone && hi.kind == TN_KH_POOL && buf(p, hi.index)->last == s &&
                 buf(p, hi.index)->kind == TN_KB_INTERMEDIATE &&
                 tn__kernel_buf_root(p->bufs, hi.index) !=
                     tn__kernel_buf_root(p->bufs, ho.index) &&

@@ -33,8 +33,8 @@ typedef struct {
   int32_t parent;  /* union-find */
   int32_t pattern; /* the group's pattern (at the representative) */
   int32_t size;    /* calls in the group */
-  int32_t inputs;  /* arguments from outside the group (at most: one used
-                      twice counts twice) */
+  int32_t inputs;  /* arguments from outside the group, small constants
+                      aside (at most: one used twice counts twice) */
   TnObject *root;  /* the call whose value leaves the group */
 } Group;
 
@@ -138,12 +138,27 @@ static bool can_merge(Fuse *f, const TnObject *call, int32_t gc, int32_t ga,
   return true;
 }
 
+/* A constant of at most 8 bytes: it stays inside the primitive function
+ * rather than becoming one of its parameters. */
+static bool is_small_constant(const TnObject *e) {
+  if (!tn_object_is_instance(e, TN_IR->constant)) return false;
+  return tn_tensor_nbytes(((const TnIrConstant *)e)->data) <= 8;
+}
+
+/* The arguments of `call` that would be parameters of its group. */
+static int32_t outside_args(const TnObject *call) {
+  const TnIrCall *c = (const TnIrCall *)call;
+  int32_t n = 0;
+  for (int64_t k = 0; k < tn_array_size(c->args); k++)
+    n += !is_small_constant(tn_array_at(c->args, k)->v_obj);
+  return n;
+}
+
 static void build_groups(Fuse *f) {
   for (guint i = 0; i < f->order->len; i++) {
     TnObject *e = g_ptr_array_index(f->order, i);
     if (!is_fusable_call(f, e)) continue;
-    Group g = {(int32_t)f->groups->len, op_pattern(e), 1,
-               (int32_t)tn_array_size(((const TnIrCall *)e)->args), e};
+    Group g = {(int32_t)f->groups->len, op_pattern(e), 1, outside_args(e), e};
     g_array_append_val(f->groups, g);
     g_hash_table_insert(f->group_of, e, GINT_TO_POINTER(g.parent + 1));
     int32_t gc = g.parent;
@@ -173,11 +188,6 @@ typedef struct {
   GPtrArray *inputs;      /* the outer expressions they stand for */
   GHashTable *param_of;   /* outer expression -> its param */
 } Build;
-
-static bool is_small_constant(const TnObject *e) {
-  if (!tn_object_is_instance(e, TN_IR->constant)) return false;
-  return tn_tensor_nbytes(((const TnIrConstant *)e)->data) <= 8;
-}
 
 /* The group's body over (orig, rebuilt) node pairs; NULL with an error. */
 static TnObject *clone_group(Build *b, TnObject *orig, TnObject *rebuilt) {

@@ -219,8 +219,13 @@ class _Reader:
                 need = count * np.dtype(npd).itemsize
                 if t.Sparsity() is not None:
                     # a sparse constant (DENSIFY's input): made dense here
-                    data = _densify(t.Sparsity(), np.frombuffer(raw, dtype=npd), shape,
-                                    "%s: tensor %d '%s'" % (WHO, i, name))
+                    who = "%s: tensor %d '%s'" % (WHO, i, name)
+                    if len(raw) % np.dtype(npd).itemsize or need > _MAX_DENSE_BYTES:
+                        raise ModelImportError("%s: a sparse %s tensor of shape %s (%d bytes "
+                                               "dense; at most %d) cannot be stored in %d "
+                                               "bytes" % (who, dtype, shape, need,
+                                                          _MAX_DENSE_BYTES, len(raw)))
+                    data = _densify(t.Sparsity(), np.frombuffer(raw, dtype=npd), shape, who)
                     return _Tensor(i, name, shape, dtype, npd, scale, zp, qdim, data)
                 if len(raw) != need:
                     raise ModelImportError("%s: tensor %d '%s' of shape %s %s needs %d bytes, "
@@ -257,6 +262,10 @@ class _Reader:
         return o
 
 
+# The largest sparse tensor made dense at import (a flatbuffer holds less).
+_MAX_DENSE_BYTES = 1 << 31
+
+
 def _sparse_index_vector(kind: int, table: Any) -> np.ndarray:
     """A SparseIndexVector union member (Int32Vector, Uint16Vector or
     Uint8Vector) as an int64 array."""
@@ -280,8 +289,8 @@ def _densify(sp: Any, values: np.ndarray, shape: List[int], who: str) -> np.ndar
         list(range(rank))
     bmap = [int(v) for v in sp.BlockMapAsNumpy()] if sp.BlockMapLength() else []
     levels = sp.DimMetadataLength()
-    if levels != rank + len(bmap) or sorted(order) != list(range(levels)) or \
-            any(not 0 <= d < rank for d in bmap):
+    if levels != rank + len(bmap) or levels > 16 or sorted(order) != list(range(levels)) or \
+            any(not 0 <= d < rank for d in bmap) or len(set(bmap)) != len(bmap):
         raise ModelImportError("%s: sparsity of %d levels, traversal order %s and block map %s "
                                "does not fit shape %s" % (who, levels, order, bmap, shape))
     metas: List[Tuple[int, Optional[np.ndarray], Optional[np.ndarray]]] = []
@@ -297,7 +306,19 @@ def _densify(sp: Any, values: np.ndarray, shape: List[int], who: str) -> np.ndar
                                                    m.ArrayIndices())))
     except ValueError as e:
         raise ModelImportError("%s: sparsity with an %s" % (who, e)) from None
-    blocks = [metas[rank + k][0] for k in range(len(bmap))]
+    # each level's extent: a dimension (less its blocks) or a block; every
+    # DENSE level must give its own, and block levels are DENSE
+    blocks = [metas[order.index(rank + k)][0] for k in range(len(bmap))]
+    extent = list(shape) + blocks
+    for k, d in enumerate(bmap):
+        if metas[order.index(rank + k)][1] is not None or blocks[k] < 1 or shape[d] % blocks[k]:
+            raise ModelImportError("%s: block %d of size %d does not divide dimension %d of "
+                                   "shape %s (or is not dense)" % (who, k, blocks[k], d, shape))
+        extent[d] = shape[d] // blocks[k]
+    for lv, (size, segs, _) in enumerate(metas):
+        if segs is None and size != extent[order[lv]]:
+            raise ModelImportError("%s: level %d is dense of size %d, where its dimension has %d"
+                                   % (who, lv, size, extent[order[lv]]))
     dense = np.zeros(shape, dtype=values.dtype)
     expanded = [0] * levels
     taken = 0
