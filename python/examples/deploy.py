@@ -19,7 +19,9 @@
 6. when the Arm toolchain and qemu are installed, build the same archive
    into Cortex-M4 firmware (firmware/common/, firmware/m4/), run it on
    the emulated mps2-an386 on the first sample and print its outputs (equal to the
-   host's), RAM, flash and instructions per inference beside the host run.
+   host's), RAM, flash and instructions per inference beside the host run,
+   and an estimate of its Cortex-M4 cycles with the five costliest
+   operators (firmware/common/run.py --cycles).
 """
 from __future__ import annotations
 
@@ -366,6 +368,19 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("  work        %-32s %.3f ms" % ("%d instructions" % m4["instructions"],
                                                float(np.median(ns)) / 1e6))
         print("  (instructions are counted by qemu, not cycles of a real core)")
+        est = m4.get("cycles")
+        if est:
+            print("  estimated   %d Cortex-M4 cycles (%.1f ms at 120 MHz; the TRM's timings, "
+                  "zero wait states: firmware/common/cycles.py)"
+                  % (est["cycles"], est["cycles"] / 120e3))
+            ops = sorted((r for r in est["operators"] if r["operator"].startswith("tvmgen_")),
+                         key=lambda r: -r["cycles"])
+            for r in ops[:5]:
+                print("    %-40s %10d cycles %5.1f %%" % (
+                    r["operator"].split("_", 2)[-1], r["cycles"],
+                    100.0 * r["cycles"] / max(est["cycles"], 1)))
+        elif m4.get("cycles_skipped"):
+            print("  estimated   skipped: %s" % m4["cycles_skipped"])
         if not m4["equal"]:
             return 1
     print("deployed: %s ran %d samples from generated C" % (args.name, len(samples)))
@@ -397,10 +412,17 @@ def run_on_m4(archive: str, name: str, x: np.ndarray, y: np.ndarray) -> Optional
                 "instructions": 0}
     out = next(iter(res["outputs"].values()))
     size = res["size"]
-    return {"equal": list(np.asarray(y).reshape(-1)) == list(out["values"]),
-            "bss": int(size.get("bss", 0)) + int(size.get("data", 0)),
-            "stack": int(res["run_stack_bytes"]), "text": int(size.get("text", 0)),
-            "rodata": int(size.get("rodata", 0)), "instructions": int(res["instructions"])}
+    rep: Dict[str, Any] = {
+        "equal": list(np.asarray(y).reshape(-1)) == list(out["values"]),
+        "bss": int(size.get("bss", 0)) + int(size.get("data", 0)),
+        "stack": int(res["run_stack_bytes"]), "text": int(size.get("text", 0)),
+        "rodata": int(size.get("rodata", 0)), "instructions": int(res["instructions"])}
+    # the cycle estimate and per-operator profile (run.py --cycles)
+    try:
+        rep["cycles"] = m4run.profile(res["elf"], os.path.join(archive, "..", "fw-" + name))
+    except m4run.FirmwareError as e:
+        rep["cycles_skipped"] = str(e).splitlines()[0]
+    return rep
 
 
 def _calls(mod: Any) -> List[Any]:
