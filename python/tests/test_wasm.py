@@ -49,8 +49,10 @@ CASES = {
     "resnet_f32": "pretrainedResnet.tflite",
 }
 # Code, crt and glue on top of the constants, in bytes: the models above
-# need 5 to 35 KiB.
+# need 5 to 35 KiB, except the hybrid KWS, which links the float kernels,
+# the int8 convolution's and the run-time quantization's (about 88 KiB).
 MAX_CODE = 64 * 1024
+MAX_CODE_OF = {"kws_f32": 96 * 1024}
 
 
 def compile_model(fname: str, name: str) -> codegen.Archive:
@@ -78,7 +80,7 @@ def test_model_in_wasm_matches_the_host(name: str, tmp_path: Any, capsys: Any) -
             "%s: wasm and host differ at %d of %d elements" %
             (name, int(np.sum(got != exp)), got.size))
     consts = arch.info["memory"]["constants_in_flash_bytes"]
-    assert consts < built.size <= consts + MAX_CODE
+    assert consts < built.size <= consts + MAX_CODE_OF.get(name, MAX_CODE)
     with capsys.disabled():
         print("\nwasm %-10s %8d bytes (%d of constants), %.2f ms a run"
               % (name, built.size, consts, res["run_ms"]), end="")
