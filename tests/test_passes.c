@@ -560,7 +560,7 @@ START_TEST(test_fuse_chains_fanout_and_limits) {
   TnObject *sum = CALL("add", 2, var("s0", tt("float32", 2, 4, 4)),
                        var("s1", tt("float32", 2, 4, 4)));
   for (int i = 2; i < 20; i++) {
-    char nm[8];
+    char nm[16];
     snprintf(nm, sizeof nm, "s%d", i);
     sum = CALL("add", 2, sum, var(nm, tt("float32", 2, 4, 4)));
   }
