@@ -133,13 +133,16 @@ static void random_quant(TnCrtQuant *q, int32_t channels) {
     }
     return;
   }
+  /* every channel as TFLite's converter makes them (the forms that
+   * assume that for a whole layer), or a mix with unusual ones */
+  const int usual = chance(40);
   for (int32_t c = 0; c < n; c++) {
-    const int m = (int)(rnd() % 20u);
+    const int m = usual ? 0 : (int)(rnd() % 20u);
     mult_buf[c] = m < 17 ? between(1 << 30, INT32_MAX)
                   : m < 18 ? 0
                   : m < 19 ? between(0, 1 << 30)
                            : (int32_t)rnd(); /* negative ones too */
-    const int s = (int)(rnd() % 20u);
+    const int s = usual ? 0 : (int)(rnd() % 20u);
     shift_buf[c] = s < 14 ? between(-12, -1)
                    : s < 16 ? between(-31, 0)
                    : s < 18 ? between(-33, 4)
@@ -356,7 +359,13 @@ static void random_conv(TnCrtConv2d *p) {
     const int32_t nout = p->batch * p->out_h * p->out_w * p->out_c;
     if (nw > MAX_W || nin > MAX_IN || nout > MAX_OUT || p->out_c > MAX_CH)
       continue;
-    const int layout = chance(75) ? 0 : chance(60) ? 1 : 2;
+    /* one-group layers from TFLite come with each output channel's taps
+     * in a row (the DSP matrix-product form) */
+    const int rows = kind == POINTWISE || kind == REGULAR || kind == FIRST;
+    const int layout = rows && chance(50) ? 1
+                       : chance(75)                    ? 0
+                       : chance(60)                    ? 1
+                                                       : 2;
     tensor_strides(p->in_strides, layout == 2, p->in_h, p->in_w, p->in_c);
     tensor_strides(p->out_strides, layout == 2, p->out_h, p->out_w, p->out_c);
     int32_t *ws = p->w_strides;

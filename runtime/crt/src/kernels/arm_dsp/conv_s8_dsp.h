@@ -1,8 +1,11 @@
 /*
  * arm_dsp/conv_s8_dsp.h: the Cortex-M DSP form of the int8 convolution
- * (conv_s8.c): BCAST, DW, DOT and the requantization with SXTB16/SXTAB16,
- * SMLAD, SMMULR, QADD and SSAT (arm_dsp/dsp.h), about three times as fast
- * as the portable C on a Cortex-M4, bit for bit the same integers.
+ * (conv_s8.c): one-group layers whose weights hold each output
+ * channel's taps in a row as a matrix product (dsp_pointwise, at the end
+ * of this file), and otherwise BCAST, DW, DOT and the requantization with
+ * SXTB16/SXTAB16, SMLAD, SMMULR, QADD and SSAT (arm_dsp/dsp.h), about
+ * three times as fast as the portable C on a Cortex-M4, bit for bit the
+ * same integers.
  * conv_s8.c includes it, and calls it, wherever isa.h says the DSP
  * extension is there (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33,
  * M55). A header of static functions rather than a source of its own:
@@ -372,6 +375,273 @@ static void requant_init_dsp(Requant *rq) {
       rq->dsp = 0;
   }
 }
+
+/*
+ * One-group convolutions whose weights hold each output channel's taps in
+ * a row (OHWI or OIHW; TFLite's filter is OHWI, and the TFLite importer
+ * gives regular layers OIHW, the same bytes for a 1x1 layer or one input
+ * channel): a matrix product of the pixels' windows by the weights' rows,
+ * two pixels by two output channels at a time (pw_sums). A pixel's window
+ * is copied in the weights' order into a column on the stack (im2col),
+ * with -io for the taps outside the input, except for a 1x1 layer without
+ * padding whose input channels are contiguous, which multiplies the input
+ * where it is. Then sum((x + io) * w) = sum(x * w) + io * sum(w) over the
+ * whole window, so each channel starts from its bias plus io times its
+ * weights' sum (pw_corr, on the stack, once a layer), and the inner loop
+ * does per four taps four word loads, eight unpacks and eight SMLADs for
+ * sixteen multiply-adds, with no weight packed. The pixels go in pairs,
+ * outermost, so that a 1x1 layer in place (PIXELS, see "In place" in
+ * conv_s8.c) needs only the two pixels' inputs in columns first: a pair's
+ * outputs end no later than its inputs do, so they overwrite only inputs
+ * already read. dsp_pw_ok says whether a layer takes this path; the blocks
+ * above take every other. The requantization is tn__crt_requant_s8's where
+ * every channel meets its conditions, and
+ * tn_crt_multiply_by_quantized_multiplier's otherwise.
+ */
+enum {
+  PW_MAX_CHANNELS = 1024, /* pw_corr: 4 KiB at most */
+  PW_MAX_WINDOW = 1024    /* the two columns: 2 KiB at most */
+};
+
+/* Whether channel ch's multiplier and shift meet tn__crt_requant_s8's
+ * conditions (those of requant_init_dsp). */
+static int pw_quant_ok(const TnCrtQuant *q, int32_t ch) {
+  const int32_t k = q->per_channel ? ch : 0;
+  const int32_t m = q->multiplier[k], s = q->shift[k];
+  return m >= 0 && (m == 0 || m >= (INT32_C(1) << 30)) && s <= -1 &&
+         s >= -20;
+}
+
+/* The taps of a window: kh * kw * in_c. */
+static int32_t pw_window(const TnCrtConv2d *p) {
+  return p->k_h * p->k_w * p->in_c;
+}
+
+/* A 1x1 layer without padding whose pixels' input channels are
+ * contiguous: the columns are the input itself. */
+static int pw_direct(const TnCrtConv2d *p) {
+  return p->k_h == 1 && p->k_w == 1 && p->in_strides[3] == 1 &&
+         p->pad_top == 0 && p->pad_left == 0 &&
+         (int64_t)(p->out_h - 1) * p->stride_h < p->in_h &&
+         (int64_t)(p->out_w - 1) * p->stride_w < p->in_w;
+}
+
+static int dsp_pw_ok(const Conv *c, const TnCrtQuant *q) {
+  const TnCrtConv2d *p = c->p;
+  if (q == NULL || q->scale || p->groups != 1 || c->fo != 0 ||
+      p->out_c > PW_MAX_CHANNELS || p->out_strides[3] != 1)
+    return 0;
+  const int64_t k = (int64_t)p->k_h * p->k_w * p->in_c;
+  const int32_t *ws = p->w_strides;
+  if (k > PW_MAX_WINDOW || ws[3] != k) return 0;
+  const int ohwi = ws[2] == 1 && ws[1] == p->in_c && ws[0] == p->k_w * ws[1];
+  const int oihw = ws[1] == 1 && ws[0] == p->k_w && ws[2] == p->k_h * p->k_w;
+  if (!ohwi && !oihw) return 0;
+  /* -io stands for the input outside the image in the columns */
+  return pw_direct(p) || (c->io >= -127 && c->io <= 128);
+}
+
+/* Whether every channel takes pw_requant (else pw_requant_any). */
+static int pw_fast(const Conv *c, const TnCrtQuant *q) {
+  if (q->output_offset < -128 || q->output_offset > 127) return 0;
+  const int32_t n = q->per_channel ? c->p->out_c : 1;
+  for (int32_t ch = 0; ch < n; ch++)
+    if (!pw_quant_ok(q, ch)) return 0;
+  return 1;
+}
+
+/* The output pixels in order (batch, row, column): where the current
+ * one's input and output start. */
+typedef struct {
+  const TnCrtConv2d *p;
+  const int8_t *in, *x;
+  int8_t *out, *o;
+  int32_t n, oy, ox;
+} PwPixels;
+
+static void pw_row(PwPixels *it) {
+  const TnCrtConv2d *p = it->p;
+  it->x = it->in + (ptrdiff_t)it->n * p->in_strides[0] +
+          (ptrdiff_t)it->oy * p->stride_h * p->in_strides[1];
+  it->o = it->out + (ptrdiff_t)it->n * p->out_strides[0] +
+          (ptrdiff_t)it->oy * p->out_strides[1];
+}
+
+static void pw_next(PwPixels *it) {
+  const TnCrtConv2d *p = it->p;
+  if (++it->ox < p->out_w) {
+    it->x += (ptrdiff_t)p->stride_w * p->in_strides[2];
+    it->o += p->out_strides[2];
+    return;
+  }
+  it->ox = 0;
+  if (++it->oy == p->out_h) it->oy = 0, it->n++;
+  pw_row(it);
+}
+
+/* The window of the pixel at `it` into col, tap (ky, kx, ci) at the
+ * weights' offset of it within a row; -io for taps outside the input. */
+static void pw_im2col(int8_t *col, const Conv *c, const PwPixels *it) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t *ws = p->w_strides, *is = p->in_strides;
+  const int32_t iy0 = it->oy * p->stride_h - p->pad_top;
+  const int32_t ix0 = it->ox * p->stride_w - p->pad_left;
+  const int8_t pad = (int8_t)-c->io;
+  const int8_t *xn = c->in + (ptrdiff_t)it->n * is[0];
+  for (int32_t ky = 0; ky < p->k_h; ky++) {
+    const int64_t iy = (int64_t)iy0 + (int64_t)ky * p->dilation_h;
+    for (int32_t kx = 0; kx < p->k_w; kx++) {
+      const int64_t ix = (int64_t)ix0 + (int64_t)kx * p->dilation_w;
+      int8_t *o = col + (ptrdiff_t)ky * ws[0] + (ptrdiff_t)kx * ws[1];
+      if (iy < 0 || iy >= p->in_h || ix < 0 || ix >= p->in_w) {
+        for (int32_t ci = 0; ci < p->in_c; ci++) o[(ptrdiff_t)ci * ws[2]] = pad;
+        continue;
+      }
+      const int8_t *x = xn + (ptrdiff_t)iy * is[1] + (ptrdiff_t)ix * is[2];
+      if (ws[2] == 1 && is[3] == 1)
+        memcpy(o, x, (size_t)p->in_c);
+      else
+        for (int32_t ci = 0; ci < p->in_c; ci++)
+          o[(ptrdiff_t)ci * ws[2]] = x[(ptrdiff_t)ci * is[3]];
+    }
+  }
+}
+
+/* corr[j] = bias[j] + io * (the sum of channel j's n weights), mod 2^32. */
+static void pw_corr(uint32_t *corr, const Conv *c, const int32_t *bias) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t n = pw_window(p), ones = tn__crt_pair(1, 1);
+  for (int32_t j = 0; j < p->out_c; j++) {
+    const int8_t *w = c->w + (ptrdiff_t)j * p->w_strides[3];
+    int32_t s = 0, k = 0;
+    for (; k + 4 <= n; k += 4) {
+      const uint32_t v = tn__crt_load4(w + k);
+      s = __smlad(__sxtb16((int32_t)v), ones, s);
+      s = __smlad(tn__crt_sxtb16_ror8(v), ones, s);
+    }
+    for (; k < n; k++) s += w[k];
+    corr[j] = (bias ? (uint32_t)bias[j] : 0) + (uint32_t)c->io * (uint32_t)s;
+  }
+}
+
+/*
+ * s[2 i + j] += sum over k < n of x_i[k] * w_j[k], for the inputs x0, x1
+ * of two pixels and the weights w0, w1 of two channels: four at a time,
+ * then one by one. (In assembly, with the four sums, the four pointers and
+ * the temporaries in fourteen registers and the loop's end in memory, the
+ * loop takes about an eighth fewer cycles, but gcc cannot give it those
+ * registers without optimisation or with -fno-omit-frame-pointer.)
+ */
+BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *x0, const int8_t *x1,
+                          const int8_t *w0, const int8_t *w1, int32_t n) {
+  int32_t s00 = s[0], s01 = s[1], s10 = s[2], s11 = s[3];
+  int32_t k = n;
+  for (; k >= 4; k -= 4) {
+    const uint32_t u = tn__crt_load4(w0), v = tn__crt_load4(w1);
+    const int32_t u0 = __sxtb16((int32_t)u), u1 = tn__crt_sxtb16_ror8(u);
+    const int32_t v0 = __sxtb16((int32_t)v), v1 = tn__crt_sxtb16_ror8(v);
+    const uint32_t a = tn__crt_load4(x0), b = tn__crt_load4(x1);
+    const int32_t a0 = __sxtb16((int32_t)a), a1 = tn__crt_sxtb16_ror8(a);
+    const int32_t b0 = __sxtb16((int32_t)b), b1 = tn__crt_sxtb16_ror8(b);
+    s00 = __smlad(a1, u1, __smlad(a0, u0, s00));
+    s01 = __smlad(a1, v1, __smlad(a0, v0, s01));
+    s10 = __smlad(b1, u1, __smlad(b0, u0, s10));
+    s11 = __smlad(b1, v1, __smlad(b0, v0, s11));
+    x0 += 4, x1 += 4, w0 += 4, w1 += 4;
+  }
+  uint32_t t00 = (uint32_t)s00, t01 = (uint32_t)s01, t10 = (uint32_t)s10,
+           t11 = (uint32_t)s11;
+  for (int32_t i = 0; i < k; i++) {
+    t00 += (uint32_t)(x0[i] * w0[i]), t01 += (uint32_t)(x0[i] * w1[i]);
+    t10 += (uint32_t)(x1[i] * w0[i]), t11 += (uint32_t)(x1[i] * w1[i]);
+  }
+  s[0] = (int32_t)t00, s[1] = (int32_t)t01, s[2] = (int32_t)t10;
+  s[3] = (int32_t)t11;
+}
+
+/* tn__crt_requant_s8 for a multiplier m and a shift s in [-20, -1]
+ * (pw_quant_ok's conditions), clamped to [lo, hi] within int8. */
+BLOCK_INLINE int8_t pw_requant(int32_t acc, int32_t m, int32_t s, int32_t off,
+                               int32_t lo, int32_t hi) {
+  const int32_t r = -s;
+  const int32_t round = (int32_t)(((UINT32_C(1) << r) >> 1) +
+                                  ((uint32_t)off << r));
+  const int32_t h = tn__crt_smmulr(__qadd(acc, acc), m);
+  int32_t v = (h + (h >> 31) + round) >> r;
+  v = v < lo ? lo : v;
+  return (int8_t)(v > hi ? hi : v);
+}
+
+/* The same for any multiplier and shift: TFLite's arithmetic as
+ * tn_crt_multiply_by_quantized_multiplier computes it. */
+static int8_t pw_requant_any(int32_t acc, int32_t m, int32_t s, int32_t off,
+                             int32_t lo, int32_t hi) {
+  const int32_t v = (int32_t)(
+      (uint32_t)tn_crt_multiply_by_quantized_multiplier(acc, m, s) +
+      (uint32_t)off);
+  return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* The layer (dsp_pw_ok holds) into out, each channel's sums starting from
+ * corr: the pixels in pairs (the last of an odd count with itself), for
+ * each pair the channels in pairs (the last of an odd count with itself).
+ * With copy (not pw_direct, or in place), a pair's windows go to cols
+ * first, two columns of pw_window() bytes. */
+static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                            int32_t hi, const uint32_t *corr, int8_t *out,
+                            int8_t *cols, int copy) {
+  const TnCrtConv2d *p = c->p;
+  const int64_t pixels = (int64_t)p->batch * p->out_h * p->out_w;
+  const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
+  const ptrdiff_t ws = p->w_strides[3];
+  const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
+  const int fast = pw_fast(c, q);
+  PwPixels it = {.p = p, .in = c->in, .out = out};
+  pw_row(&it);
+  for (int64_t i = 0; i < pixels; i += 2) {
+    const int8_t *x0 = it.x, *x1 = it.x;
+    int8_t *o0 = it.o, *o1 = it.o;
+    if (copy) pw_im2col(cols, c, &it);
+    if (i + 1 < pixels) pw_next(&it), x1 = it.x, o1 = it.o;
+    if (copy) pw_im2col(cols + n, c, &it), x0 = cols, x1 = cols + n;
+    const int8_t *w = c->w;
+    for (int32_t co = 0; co < nc; co += 2, w += 2 * ws) {
+      const int32_t c1 = co + 1 < nc ? co + 1 : co;
+      const int32_t k0 = co * qs, k1 = c1 * qs;
+      int32_t s[4] = {(int32_t)corr[co], (int32_t)corr[c1], (int32_t)corr[co],
+                      (int32_t)corr[c1]};
+      pw_sums(s, x0, x1, w, w + (c1 - co) * ws, n);
+      const int32_t m0 = q->multiplier[k0], s0 = q->shift[k0];
+      const int32_t m1 = q->multiplier[k1], s1 = q->shift[k1];
+      if (fast) {
+        o0[co] = pw_requant(s[0], m0, s0, off, lo, hi);
+        o0[c1] = pw_requant(s[1], m1, s1, off, lo, hi);
+        o1[co] = pw_requant(s[2], m0, s0, off, lo, hi);
+        o1[c1] = pw_requant(s[3], m1, s1, off, lo, hi);
+      } else {
+        o0[co] = pw_requant_any(s[0], m0, s0, off, lo, hi);
+        o0[c1] = pw_requant_any(s[1], m1, s1, off, lo, hi);
+        o1[co] = pw_requant_any(s[2], m0, s0, off, lo, hi);
+        o1[c1] = pw_requant_any(s[3], m1, s1, off, lo, hi);
+      }
+    }
+    if (i + 2 < pixels) pw_next(&it);
+  }
+}
+
+/* pw_run with the sums' starting values and the columns on the stack:
+ * here, so that pw_run keeps the frame pointer's register (pw_sums needs
+ * it). */
+static void dsp_pointwise(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                          int32_t hi, const int32_t *bias, int8_t *out,
+                          int in_place) {
+  const int copy = in_place || !pw_direct(c->p);
+  uint32_t corr[c->p->out_c]; /* out_c <= PW_MAX_CHANNELS */
+  int8_t cols[copy ? 2 * pw_window(c->p) : 1]; /* <= 2 PW_MAX_WINDOW */
+  pw_corr(corr, c, bias);
+  pw_run(c, q, lo, hi, corr, out, cols, copy);
+}
+
 #endif /* TN_CRT_HAVE_ARM_DSP */
 
 #endif /* TVMNODE_CRT_ARM_DSP_CONV_S8_DSP_H_ */
