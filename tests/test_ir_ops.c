@@ -904,6 +904,11 @@ START_TEST(test_conv2d_nhwc_groups) {
   ck_assert_type(CALL("nn.conv2d", 2, d, tv("o", "float32", 4, 8, 3, 1, 1),
                       "data_layout", nhwc),
                  "Tensor[(1, 32, 32, 8), float32]");
+  /* NHWC data with an OHWI kernel (TFLite's filter layout). */
+  ck_assert_type(CALL("nn.conv2d", 2, d, tv("ohwi", "float32", 4, 16, 3, 3, 3),
+                      "data_layout", nhwc, "kernel_layout",
+                      tn_any_cstr("OHWI"), "padding", ints(1, 1)),
+                 "Tensor[(1, 32, 32, 16), float32]");
   /* NCHW data with an HWIO kernel. */
   ck_assert_type(CALL("nn.conv2d", 2, tv("c", "float32", 4, 1, 3, 9, 9), w,
                       "kernel_layout", hwio),
@@ -938,10 +943,11 @@ START_TEST(test_conv2d_errors) {
         "TypeError", "nn.conv2d: data_layout 'NCWH' is not NCHW or NHWC");
   FAILS(TRY_CALL("nn.conv2d", 2, d, w, "data_layout", tn_any_cstr("nchw")),
         "TypeError", "nn.conv2d: data_layout 'nchw' is not NCHW or NHWC");
-  FAILS(TRY_CALL("nn.conv2d", 2, d, w, "kernel_layout", tn_any_cstr("OHWI")),
-        "TypeError", "nn.conv2d: kernel_layout 'OHWI' is not OIHW or HWIO");
+  FAILS(TRY_CALL("nn.conv2d", 2, d, w, "kernel_layout", tn_any_cstr("IOHW")),
+        "TypeError",
+        "nn.conv2d: kernel_layout 'IOHW' is not OIHW, HWIO or OHWI");
   FAILS(TRY_CALL("nn.conv2d", 2, d, w, "kernel_layout", tn_any_cstr("")),
-        "TypeError", "nn.conv2d: kernel_layout '' is not OIHW or HWIO");
+        "TypeError", "nn.conv2d: kernel_layout '' is not OIHW, HWIO or OHWI");
   FAILS(TRY_CALL("nn.conv2d", 2, tv("d3", "float32", 3, 3, 32, 32), w),
         "TypeError", "nn.conv2d: argument 0 (data) has type Tensor[(3, 32, "
         "32), float32]: expected 4 dimensions (NCHW)");
@@ -1428,6 +1434,13 @@ START_TEST(test_qnn_conv2d) {
   ck_assert_type(CALL(op, 6, hd, hw, iz, kz16, is, ks16, "data_layout",
                       tn_any_cstr("NHWC"), "kernel_layout",
                       tn_any_cstr("HWIO")),
+                 "Tensor[(1, 30, 30, 16), int32]");
+  /* NHWC/OHWI: output channels are the weight's first axis. */
+  ck_assert_type(CALL(op, 6, hd, tv("oh", "int8", 4, 16, 3, 3, 3), iz,
+                      tv("z16o", "int32", 1, 16), is,
+                      tv("s16o", "float32", 1, 16), "data_layout",
+                      tn_any_cstr("NHWC"), "kernel_layout",
+                      tn_any_cstr("OHWI")),
                  "Tensor[(1, 30, 30, 16), int32]");
   /* Depthwise NHWC, per channel. */
   ck_assert_type(CALL(op, 6, tv("dd", "int8", 4, 1, 10, 10, 8),

@@ -1,7 +1,8 @@
 /*
  * test_passes.c: the built-in passes: InferType, SimplifyExpr, FoldConstant
- * (values checked element by element), DeadCodeElimination and FuseOps
- * (the groups it forms), their failure paths, and for each of them on every
+ * (values checked element by element), DeadCodeElimination, FuseOps
+ * (the groups it forms) and ConvertKernelLayout (the weights moved element
+ * by element), their failure paths, and for each of them on every
  * model: the input is left unchanged and re-inferring the result from
  * scratch gives the types the pass left (InferType after it agrees).
  */
@@ -91,7 +92,7 @@ static void assert_types_agree(TnObject *mod) {
 START_TEST(test_every_pass_on_every_model) {
   static const char *const passes[] = {"InferType", "SimplifyExpr",
                                        "FoldConstant", "DeadCodeElimination",
-                                       "FuseOps"};
+                                       "FuseOps", "ConvertKernelLayout"};
   for (const char *const *n = tn_model_names(); *n; n++) {
     TnObject *mod = run("InferType", K(tn_model_build(*n)));
     TnAny m = tn_any_obj(mod);
@@ -105,6 +106,82 @@ START_TEST(test_every_pass_on_every_model) {
                     "%s changed its input (%s)", passes[i], *n);
     }
   }
+}
+END_TEST
+
+/* ---- ConvertKernelLayout -------------------------------------------------- */
+
+static TnObject *run_layout(TnObject *mod, const char *layout) {
+  TnAny k = tn_any_cstr("ConvertKernelLayout.layout"), v = tn_any_cstr(layout);
+  TnObject *ctx = K(tn_pass_context_new(2, K(tn_map_new(&k, &v, 1)), NULL,
+                                        NULL, NULL));
+  return tn_pass_run(K(tn_pass_get("ConvertKernelLayout")), mod, ctx);
+}
+
+static const char *layout_of(const TnObject *call) {
+  TnAny v;
+  ck_assert_int_eq(tn_node_get(((const TnIrCall *)call)->attrs,
+                               "kernel_layout", &v), 0);
+  K(v.v_obj);
+  const char *s;
+  ck_assert_int_eq(tn_any_as_str(&v, &s, NULL), 0);
+  return s;
+}
+
+START_TEST(test_convert_kernel_layout) {
+  /* HWIO (kh 2, kw 1, ci 2, co 3), w[h][0][i][o] = 100 h + 10 i + o */
+  float w[12];
+  for (int h = 0; h < 2; h++)
+    for (int i = 0; i < 2; i++)
+      for (int o = 0; o < 3; o++) w[(h * 2 + i) * 3 + o] = 100 * h + 10 * i + o;
+  TnObject *x = var("x", tt("float32", 4, 1, 3, 3, 2));
+  TnAny nhwc = tn_any_cstr("NHWC"), hwio = tn_any_cstr("HWIO");
+  TnObject *mod = run("InferType", module_of(CALL(
+      "nn.conv2d", 2, x, fconst(w, 4, 2, 1, 2, 3), "data_layout", nhwc,
+      "kernel_layout", hwio, "padding", ints(2, 1, 0))));
+  const char *type = type_text(body_of(mod));
+  static const char *const to[] = {"OHWI", "OIHW"};
+  for (int t = 0; t < 2; t++) {
+    TnObject *out = K(run_layout(mod, to[t]));
+    TnObject *call = body_of(run("InferType", out));
+    ck_assert_str_eq(layout_of(call), to[t]);
+    ck_assert_type(call, type);
+    TnIrConstant *c = (TnIrConstant *)arg(call, 1);
+    const DLTensor *d = tn_tensor_dltensor(c->data);
+    const float *v = d->data;
+    for (int o = 0; o < 3; o++)
+      for (int h = 0; h < 2; h++)
+        for (int i = 0; i < 2; i++) {
+          /* OHWI [3, 2, 1, 2]; OIHW [3, 2, 2, 1] */
+          const int at = t == 0 ? (o * 2 + h) * 2 + i : (o * 2 + i) * 2 + h;
+          ck_assert_float_eq(v[at], 100 * h + 10 * i + o);
+        }
+    /* and back: the same weights as at first */
+    TnObject *back = body_of(K(run_layout(out, "HWIO")));
+    ck_assert_str_eq(layout_of(back), "HWIO");
+    const float *b = tn_tensor_dltensor(((TnIrConstant *)arg(back, 1))->data)->data;
+    for (int e = 0; e < 12; e++) ck_assert_float_eq(b[e], w[e]);
+  }
+  /* already there, grouped, or a parameter weight: nothing changes */
+  ck_assert_ptr_eq(K(run_layout(mod, "HWIO")), mod);
+  TnObject *x4 = var("x", tt("float32", 4, 1, 3, 3, 4));
+  TnObject *grouped = run("InferType", module_of(CALL(
+      "nn.conv2d", 2, x4, fconst(NULL, 4, 2, 1, 2, 4), "data_layout", nhwc,
+      "kernel_layout", hwio, "groups", tn_any_int(2))));
+  ck_assert_ptr_eq(K(run_layout(grouped, "OHWI")), grouped);
+  TnObject *wv = var("w", tt("float32", 4, 2, 1, 2, 3));
+  TnObject *params[] = {x, wv};
+  TnObject *fn = K(tn_ir_function(params, 2, CALL("nn.conv2d", 2, x, wv,
+                                                  "data_layout", nhwc,
+                                                  "kernel_layout", hwio),
+                                  NULL, NULL));
+  TnObject *pmod = run("InferType", K(tn_ir_module_with(K(tn_ir_module_new()),
+                                                         "main", fn)));
+  ck_assert_ptr_eq(K(run_layout(pmod, "OHWI")), pmod);
+  /* an unknown layout: a ValueError naming the option */
+  ck_assert_ptr_null(run_layout(mod, "IOHW"));
+  ck_assert_msg(strstr(tn_test_raised_text(), "ConvertKernelLayout.layout"),
+                "%s", tn_test_raised_text());
 }
 END_TEST
 
@@ -623,6 +700,7 @@ static Suite *make_suite(void) {
   TCase *tc = ir_case(s, "all");
   tcase_add_test(tc, test_every_pass_on_every_model);
   tc = ir_case(s, "infer_type");
+  tcase_add_test(tc, test_convert_kernel_layout);
   tcase_add_test(tc, test_infer_type_fills_what_builders_could_not);
   tcase_add_test(tc, test_infer_type_errors);
   tc = ir_case(s, "simplify");

@@ -16,10 +16,13 @@
    print its outputs beside LiteRT's (and whether they equal TFLite Micro's,
    the int8 reference), then the RAM (pools, inputs and outputs, the
    stack the run used) and the flash (code, constants, runtime) it needs;
-6. when the Arm toolchain and qemu are installed, build the same archive
-   into Cortex-M4 firmware (firmware/common/, firmware/m4/), run it on
-   the emulated mps2-an386 on the first sample and print its outputs (equal to the
-   host's), RAM, flash and instructions per inference beside the host run,
+6. when the Arm toolchain and qemu are installed, compile the model again
+   for a Cortex-M target (OUT/kws_m4/: the same program with the weights
+   of its regular convolutions in the order the Cortex-M DSP kernels read,
+   codegen.compile(target="cortex-m")), build it into Cortex-M4 firmware
+   (firmware/common/, firmware/m4/), run it on the emulated mps2-an386 on
+   the first sample and print its outputs (equal to the host's), RAM,
+   flash and instructions per inference beside the host run,
    and an estimate of its Cortex-M4 cycles with the five costliest
    operators (firmware/common/run.py --cycles).
 """
@@ -255,6 +258,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     t0 = time.perf_counter()
     mod = frontend.load_model(args.model)
+    imported = mod
     t_import = time.perf_counter() - t0
     print("model        %s (%d operator calls, imported in %.0f ms)"
           % (args.model, sum(1 for _ in _calls(mod)), 1e3 * t_import))
@@ -354,7 +358,10 @@ def main(argv: Optional[List[str]] = None) -> int:
           "(%d B runtime tables)" % (gen["text"], gen["rodata"], rt["text"], rt["rodata"]))
     print("latency      %.3f ms per inference (median of %d, -O2)"
           % (float(np.median(ns)) / 1e6, args.repeat))
-    m4 = run_on_m4(d, args.name, xs[0], ys[0])
+    d_m4 = os.path.join(args.out, args.name + "_m4")
+    shutil.rmtree(d_m4, ignore_errors=True)
+    codegen.compile(imported, name=args.name, target="cortex-m").export(d_m4)
+    m4 = run_on_m4(d_m4, args.name, xs[0], ys[0])
     if m4 is not None:
         host_ram = ws + io + stack
         print("\nCortex-M4 (qemu mps2-an386, -Os)            host (x86-64, -O2)")

@@ -379,7 +379,7 @@ def _compile_options(args: argparse.Namespace) -> Dict[str, Any]:
         devices.setdefault(name, []).extend(o for o in ops.split(",") if o)
     return {"name": args.name, "alignment": args.alignment, "interface": args.interface,
             "io_in_pool": args.io_in_pool, "constants_in_pool": args.constants_in_pool,
-            "pools": pools or None, "devices": devices or None}
+            "pools": pools or None, "devices": devices or None, "target": args.target}
 
 
 def _bytes(text: str) -> int:
@@ -1079,6 +1079,10 @@ def _add_compile_args(c: argparse.ArgumentParser) -> None:
     c.add_argument("--device", action="append", metavar="NAME:OP[,OP...]",
                    help="hand these operators to an external device")
     c.add_argument("--svg", metavar="PLAN.svg", help="draw the memory plan")
+    c.add_argument("--target", default="host", choices=["host", "cortex-m", "wasm32"],
+                   help="where the archive runs fastest (every archive runs everywhere): "
+                        "host (default), cortex-m (the cores with the DSP extension: "
+                        "M4, M7, M33, M55), wasm32")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -26,19 +26,34 @@ import numpy as np
 from ._core import get_global_func
 from ._paths import _crt_dir
 
-__all__ = ["Archive", "compile", "build_library", "module_list_source", "save_params",
+__all__ = ["Archive", "TARGETS", "compile", "build_library", "module_list_source", "save_params",
            "load_params", "PARAMS_MAGIC"]
 
 PARAMS_MAGIC = b"TNPARAMS"
 
 
-def _pipeline(mod: Any) -> Any:
+#: The targets `compile` knows, each with the kernel layout of one-group
+#: convolutions its kernels are fastest with (None: as the importer gave
+#: them; ConvertKernelLayout otherwise). "host": the x86 forms and the
+#: portable C, which broadcast an input against the output channels (HWIO,
+#: the TFLite importer's); "cortex-m": the cores with the DSP extension
+#: (M4, M7, M33, M55), whose matrix-product form multiplies each output
+#: channel's taps in a row, in the order of NHWC data (OHWI, TFLite's own
+#: filter layout); "wasm32": the portable C.
+TARGETS: Dict[str, Optional[str]] = {"host": None, "cortex-m": "OHWI", "wasm32": None}
+
+
+def _pipeline(mod: Any, target: str = "host") -> Any:
     from . import transform
 
-    seq = transform.Sequential([transform.InferType(), transform.SimplifyExpr(),
-                                transform.FoldConstant(), transform.FuseOps(),
-                                transform.InferType()])
-    return seq(mod)
+    layout = TARGETS[target]
+    passes = [transform.InferType(), transform.SimplifyExpr(), transform.FoldConstant()]
+    if layout is not None:
+        passes.append(transform.ConvertKernelLayout())
+    passes += [transform.FuseOps(), transform.InferType()]
+    config = {"ConvertKernelLayout.layout": layout} if layout is not None else None
+    with transform.PassContext(config=config):
+        return transform.Sequential(passes)(mod)
 
 
 class Archive:
@@ -199,15 +214,26 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
             constants_in_pool: bool = False,
             pools: Optional[Sequence[Mapping[str, Any]]] = None,
             devices: Optional[Mapping[str, Iterable[str]]] = None,
-            run_passes: bool = True) -> Archive:
+            run_passes: bool = True, target: str = "host") -> Archive:
     """Compile the "main" function of `mod` to C; see the module docstring.
+
+    target: where the archive will run, one of TARGETS ("host", the
+    default; "cortex-m"; "wasm32"): the pipeline gives one-group
+    convolutions the weight layout that target's kernels are fastest with
+    (ConvertKernelLayout, before FuseOps). Every archive runs everywhere
+    and computes the same integers; only its speed depends on the target.
+    With run_passes=False the caller runs its own pipeline, and that pass
+    too if it wants it.
 
     pools: workspace pools in order of preference, each {"name": str,
     "limit": bytes (0: none), "accepts": kinds of buffer it holds
     (intermediate, input, output, scratch; all when absent)}; devices: {device name: [operator names]}
     whose calls go to the application's device hook."""
+    if target not in TARGETS:
+        raise ValueError("compile: target must be one of %s, got %r"
+                         % (", ".join(sorted(TARGETS)), target))
     if run_passes:
-        mod = _pipeline(mod)
+        mod = _pipeline(mod, target)
     opts: Dict[str, Any] = {"name": name, "alignment": int(alignment), "interface": interface,
                             "io_in_pool": bool(io_in_pool),
                             "constants_in_pool": bool(constants_in_pool)}

@@ -248,6 +248,7 @@ SimplifyExpr = _builtin("SimplifyExpr")
 FoldConstant = _builtin("FoldConstant")
 DeadCodeElimination = _builtin("DeadCodeElimination")
 FuseOps = _builtin("FuseOps")
+ConvertKernelLayout = _builtin("ConvertKernelLayout")
 
 
 def get_pass(name: str) -> Pass:
@@ -284,7 +285,7 @@ def register_config(key: str, value_type: Union[type, int]) -> None:
 
 
 __all__ = [
-    "DeadCodeElimination", "FoldConstant", "FunctionPass", "FuseOps", "InferType",
+    "ConvertKernelLayout", "DeadCodeElimination", "FoldConstant", "FunctionPass", "FuseOps", "InferType",
     "ModulePass", "Pass", "PassContext", "PassInfo", "PassInstrument", "Sequential",
     "SimplifyExpr", "function_pass", "get_pass", "list_passes", "module_pass",
     "register_config", "register_pass", "unregister_pass",

@@ -35,7 +35,7 @@ static const TnFieldDesc conv_fields[] = {
                  "(kh, kw), checked against the weight when given"),
     TN_FIELD_STR_D(TnIrConv2DAttrs, data_layout, "NCHW", 0, "NCHW or NHWC"),
     TN_FIELD_STR_D(TnIrConv2DAttrs, kernel_layout, "OIHW", 0,
-                   "OIHW or HWIO"),
+                   "OIHW, HWIO or OHWI"),
     TN_FIELD_DTYPE_D(TnIrConv2DAttrs, out_dtype, kDLOpaqueHandle, 0, 0, 0,
                      "void: the input's type (int32 for qnn.conv2d)"),
 };
@@ -79,6 +79,19 @@ bool tn__ir_data_layout(const char *op, const char *field, const char *l,
   else if (strcmp(l, "NHWC") == 0) *n = 0, *h = 1, *w = 2, *c = 3;
   else {
     tn_error_raise_in(TN_ERR_TYPE, op, "%s '%s' is not NCHW or NHWC", field, l);
+    return false;
+  }
+  return true;
+}
+
+bool tn__ir_kernel_layout(const char *op, const char *l, int *o, int *i,
+                          int *h, int *w) {
+  if (strcmp(l, "OIHW") == 0) *o = 0, *i = 1, *h = 2, *w = 3;
+  else if (strcmp(l, "HWIO") == 0) *h = 0, *w = 1, *i = 2, *o = 3;
+  else if (strcmp(l, "OHWI") == 0) *o = 0, *h = 1, *w = 2, *i = 3;
+  else {
+    tn_error_raise_in(TN_ERR_TYPE, op,
+                      "kernel_layout '%s' is not OIHW, HWIO or OHWI", l);
     return false;
   }
   return true;
@@ -168,13 +181,7 @@ TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
   const char *dl = str_of(a->data_layout), *kl = str_of(a->kernel_layout);
   if (!tn__ir_data_layout(op, "data_layout", dl, &n_, &c_, &h_, &w_)) return NULL;
   int ko, ki, kh, kw;
-  if (strcmp(kl, "OIHW") == 0) ko = 0, ki = 1, kh = 2, kw = 3;
-  else if (strcmp(kl, "HWIO") == 0) kh = 0, kw = 1, ki = 2, ko = 3;
-  else {
-    tn_error_raise_in(TN_ERR_TYPE, op, "kernel_layout '%s' is not OIHW or HWIO",
-                      kl);
-    return NULL;
-  }
+  if (!tn__ir_kernel_layout(op, kl, &ko, &ki, &kh, &kw)) return NULL;
   if (tn__ir_ndim(d) != 4)
     return tn__ir_arg_error(op, 0, "data", types[0], "expected 4 dimensions "
                             "(%s)", dl), NULL;

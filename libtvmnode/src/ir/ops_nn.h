@@ -129,6 +129,10 @@ TnObject *tn__ir_dense_out(const char *op, TnObject *const *types,
  * with a TypeError naming it otherwise. */
 bool tn__ir_data_layout(const char *op, const char *field, const char *l,
                         int *n, int *c, int *h, int *w);
+/* The axes of a 4-d convolution kernel layout (OIHW, HWIO or OHWI); false
+ * with a TypeError naming the operator otherwise. */
+bool tn__ir_kernel_layout(const char *op, const char *l, int *o, int *i,
+                          int *h, int *w);
 /* (top, left, bottom, right) from the "padding" attribute's 0, 1, 2 or 4
  * values; -1 with a TypeError. */
 int tn__ir_padding4(const char *op, const TnObject *attrs, int64_t pad[4]);

@@ -212,7 +212,7 @@ static TnObject *infer_qnn_linear(const char *op, TnObject *const *types,
   if (conv) {
     const char *kl = ((TnStringObj *)((const TnIrConv2DAttrs *)attrs)
                           ->kernel_layout)->data;
-    oc_axis = strcmp(kl, "HWIO") == 0 ? 3 : 0;
+    oc_axis = strcmp(kl, "HWIO") == 0 ? 3 : 0; /* OIHW, OHWI: 0 */
   }
   if (check_qparam(op, types, 2, "input_zero_point", kI32, NULL, -1) ||
       check_qparam(op, types, 3, "kernel_zero_point", kI32, w, oc_axis) ||

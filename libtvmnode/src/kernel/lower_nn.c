@@ -170,11 +170,8 @@ static int conv_geom(const char *op, const TnObject *attrs,
                           &h_, &w_))
     return -1;
   int ko, ki, kh, kw;
-  if (strcmp(kl, "HWIO") == 0) kh = 0, kw = 1, ki = 2, ko = 3;
-  else if (kl[0] == '\0' || strcmp(kl, "OIHW") == 0) ko = 0, ki = 1, kh = 2, kw = 3;
-  else
-    return tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, op, "no kernel for "
-                             "kernel_layout '%s' (OIHW or HWIO)", kl);
+  if (!tn__ir_kernel_layout(op, kl[0] ? kl : "OIHW", &ko, &ki, &kh, &kw))
+    return -1;
   int64_t stride[2], dil[2], pad[4];
   if (tn__ir_pair(op, attrs, "strides", 1, stride) ||
       tn__ir_pair(op, attrs, "dilation", 1, dil) ||

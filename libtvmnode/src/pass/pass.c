@@ -555,3 +555,18 @@ int64_t tn__pass_config_int(const TnObject *ctx, const char *key,
   const TnAny *v = tn_map_find(c->config, &k);
   return v && v->type_index == TN_TYPE_INT ? v->v_int64 : fallback;
 }
+
+const char *tn__pass_config_str(const TnObject *ctx, const char *key,
+                                const char *fallback) {
+  if (ctx == NULL || !tn_object_is_instance(ctx, g_ctx_t)) return fallback;
+  const PassContext *c = (const PassContext *)ctx;
+  if (c->config == NULL) return fallback;
+  TnAny k = tn_any_cstr(key);
+  const TnAny *v = tn_map_find(c->config, &k);
+  const char *s;
+  if (v == NULL || tn_any_as_str(v, &s, NULL)) {
+    tn_error_set_raised(NULL);
+    return fallback;
+  }
+  return s;
+}

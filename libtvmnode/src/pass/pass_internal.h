@@ -30,6 +30,11 @@ TnObject *tn__pass_from_c(const char *name, int32_t opt_level,
 int64_t tn__pass_config_int(const TnObject *ctx, const char *key,
                             int64_t fallback);
 
+/* A string option of a pass context's config (`ctx` may be NULL), or
+ * `fallback` when it is not set; borrowed from the config. */
+const char *tn__pass_config_str(const TnObject *ctx, const char *key,
+                                const char *fallback);
+
 /* Rewrite every function of a module that is not primitive: fn returns the
  * new function (transfer full; the same one when unchanged) or NULL with an
  * error. Returns the new module, or `mod` itself (a new reference) when no
@@ -45,6 +50,7 @@ TnObject *tn__simplify_module(TnObject *mod, TnObject *ctx);
 TnObject *tn__fold_constant_module(TnObject *mod, TnObject *ctx);
 TnObject *tn__dce_module(TnObject *mod, TnObject *ctx);
 TnObject *tn__fuse_ops_module(TnObject *mod, TnObject *ctx);
+TnObject *tn__kernel_layout_module(TnObject *mod, TnObject *ctx);
 
 /* The function pass bodies of the built-in passes, shared with tests of the
  * rewrites in isolation. */

@@ -47,8 +47,9 @@
  * gcc vectorises none of it, and BCAST, DW, DOT and the requantization
  * have a third form (arm_dsp/conv_s8_dsp.h, about three times as fast as
  * the portable C there; a one-group layer with OHWI or OIHW weights, as
- * the TFLite importer gives them, is a matrix product of im2col columns
- * by the weights' rows there, two pixels by two channels at a time):
+ * codegen.compile gives them for a Cortex-M target, is a matrix product
+ * of im2col columns by the weights' rows there, two pixels by two
+ * channels at a time):
  * SXTB16/SXTAB16 unpack int8 into int16 pairs,
  * SMLAD does two multiply-adds; BCAST and DW blocks have their weights
  * unpacked into pairs once, on the stack (TN_CRT_DSP_PACK_BYTES), so that
@@ -582,31 +583,6 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
   }
 }
 
-static int dense_nhwc(const int32_t s[4], int32_t h, int32_t w, int32_t c);
-
-#if !TN_CRT_HAVE_ARM_DSP
-/* A 1x1 layer, stride 1 and no padding, over dense NHWC data, whose
- * weights hold each output channel's inputs in a row (OIHW or OHWI, as the
- * TFLite importer gives pointwise layers): a fully-connected layer over
- * the pixels, *d its geometry. Without the DSP form the dense kernel takes
- * it (its x86 forms are the fastest there for that layout). */
-static int as_dense(const Conv *c, TnCrtDense *d) {
-  const TnCrtConv2d *p = c->p;
-  if (p->k_h != 1 || p->k_w != 1 || p->groups != 1 || p->stride_h != 1 ||
-      p->stride_w != 1 || p->pad_top != 0 || p->pad_left != 0 ||
-      p->in_h != p->out_h || p->in_w != p->out_w || p->w_strides[2] != 1 ||
-      !dense_nhwc(p->in_strides, p->in_h, p->in_w, p->in_c) ||
-      !dense_nhwc(p->out_strides, p->out_h, p->out_w, p->out_c))
-    return 0;
-  const int64_t rows = (int64_t)p->batch * p->in_h * p->in_w;
-  if (rows > INT32_MAX) return 0;
-  d->batch = (int32_t)rows, d->in_features = p->in_c;
-  d->out_features = p->out_c;
-  d->w_stride_n = p->w_strides[3], d->w_stride_k = 1;
-  return 1;
-}
-#endif
-
 /* conv_blocks with, on the DSP path, a variable-length array for the pairs:
  * here, so that conv_blocks keeps the frame pointer's register. */
 static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
@@ -614,19 +590,9 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                      int32_t *out32, int8_t *ring) {
 #if TN_CRT_HAVE_ARM_DSP
   if (out8 && !ring && dsp_pw_ok(c, q)) {
-    dsp_pointwise(c, q, lo, hi, bias, out8, 0);
+    dsp_pointwise(c, q, lo, hi, bias, out8);
     return;
   }
-#else
-  TnCrtDense d;
-  if (out8 && !ring && q && as_dense(c, &d)) {
-    TnCrtQuant qd = *q; /* the range conv_s8 clamps to */
-    qd.act_min = lo, qd.act_max = hi;
-    (void)tn_crt_dense_s8(&d, &qd, c->in, c->w, bias, out8, NULL, 0);
-    return;
-  }
-#endif
-#if TN_CRT_HAVE_ARM_DSP
   int32_t words;
   (void)pack_width(c, &words);
   int32_t pack_buf[words];
@@ -776,7 +742,7 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
     conv_run(&c, q, lo, hi, bias, out, NULL, scratch);
 #if TN_CRT_HAVE_ARM_DSP
   else if (dsp_pw_ok(&c, q))
-    dsp_pointwise(&c, q, lo, hi, bias, out, 1);
+    dsp_pointwise(&c, q, lo, hi, bias, out);
 #endif
   else
     conv_pixels(p, q, lo, hi, w, bias, out, scratch);

@@ -41,6 +41,10 @@ typedef struct {
   int8_t pad[16];         /* DW: -io, the input outside the image */
 } Pack;
 
+/* conv_s8.c's taps of a window inside the input: [*k0, *k1). */
+static inline void taps(int32_t origin, int32_t k, int32_t dilation,
+                        int32_t size, int32_t *k0, int32_t *k1);
+
 /* conv_s8.c's portable BCAST accumulation, the tail of dsp_bcast:
  * a[j] += (x[k * xs] + io) * w[k * ws + j] for k < n, j < len. */
 static void bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
@@ -378,29 +382,28 @@ static void requant_init_dsp(Requant *rq) {
 
 /*
  * One-group convolutions whose weights hold each output channel's taps in
- * a row (OHWI or OIHW; TFLite's filter is OHWI, and the TFLite importer
- * gives regular layers OIHW, the same bytes for a 1x1 layer or one input
- * channel): a matrix product of the pixels' windows by the weights' rows,
- * two pixels by two output channels at a time (pw_sums). A pixel's window
- * is copied in the weights' order into a column on the stack (im2col),
- * with -io for the taps outside the input, except for a 1x1 layer without
- * padding whose input channels are contiguous, which multiplies the input
- * where it is. Then sum((x + io) * w) = sum(x * w) + io * sum(w) over the
- * whole window, so each channel starts from its bias plus io times its
- * weights' sum (pw_corr, on the stack, once a layer), and the inner loop
- * does per four taps four word loads, eight unpacks and eight SMLADs for
- * sixteen multiply-adds, with no weight packed. The pixels go in pairs,
- * outermost, so that a 1x1 layer in place (PIXELS, see "In place" in
- * conv_s8.c) needs only the two pixels' inputs in columns first: a pair's
+ * a row (OHWI or OIHW: codegen.compile gives regular layers OHWI for a
+ * Cortex-M target, ConvertKernelLayout): a matrix product of the pixels'
+ * windows by the weights' rows, two pixels by two output channels at a
+ * time. A pixel pair's windows are copied first, in the weights' order,
+ * into columns on the stack (im2col), the two pixels' words interleaved,
+ * with -io for taps outside the input. Then sum((x + io) * w) = sum(x * w)
+ * + io * sum(w) over the whole window, so each channel starts from its
+ * bias plus io times its weights' sum (pw_corr, on the stack, once a
+ * layer), and the inner loop (pw_sums) takes per four taps one LDRD of
+ * both pixels' words, a word of each channel's weights, eight unpacks and
+ * eight SMLADs for sixteen multiply-adds, with no weight packed. The
+ * pixels go in pairs, outermost, so that a 1x1 layer in place (PIXELS,
+ * see "In place" in conv_s8.c) needs no more than its columns: a pair's
  * outputs end no later than its inputs do, so they overwrite only inputs
- * already read. dsp_pw_ok says whether a layer takes this path; the blocks
- * above take every other. The requantization is tn__crt_requant_s8's where
- * every channel meets its conditions, and
+ * already copied. dsp_pw_ok says whether a layer takes this path; the
+ * blocks above take every other. The requantization is
+ * tn__crt_requant_s8's where every channel meets its conditions, and
  * tn_crt_multiply_by_quantized_multiplier's otherwise.
  */
 enum {
   PW_MAX_CHANNELS = 1024, /* pw_corr: 4 KiB at most */
-  PW_MAX_WINDOW = 1024    /* the two columns: 2 KiB at most */
+  PW_MAX_WINDOW = 1024    /* the columns: 2 KiB at most */
 };
 
 /* Whether channel ch's multiplier and shift meet tn__crt_requant_s8's
@@ -417,18 +420,10 @@ static int32_t pw_window(const TnCrtConv2d *p) {
   return p->k_h * p->k_w * p->in_c;
 }
 
-/* A 1x1 layer without padding whose pixels' input channels are
- * contiguous: the columns are the input itself. */
-static int pw_direct(const TnCrtConv2d *p) {
-  return p->k_h == 1 && p->k_w == 1 && p->in_strides[3] == 1 &&
-         p->pad_top == 0 && p->pad_left == 0 &&
-         (int64_t)(p->out_h - 1) * p->stride_h < p->in_h &&
-         (int64_t)(p->out_w - 1) * p->stride_w < p->in_w;
-}
-
 static int dsp_pw_ok(const Conv *c, const TnCrtQuant *q) {
   const TnCrtConv2d *p = c->p;
   if (q == NULL || q->scale || p->groups != 1 || c->fo != 0 ||
+      c->io < -127 || c->io > 128 || /* -io fits an int8 */
       p->out_c > PW_MAX_CHANNELS || p->out_strides[3] != 1)
     return 0;
   const int64_t k = (int64_t)p->k_h * p->k_w * p->in_c;
@@ -436,9 +431,7 @@ static int dsp_pw_ok(const Conv *c, const TnCrtQuant *q) {
   if (k > PW_MAX_WINDOW || ws[3] != k) return 0;
   const int ohwi = ws[2] == 1 && ws[1] == p->in_c && ws[0] == p->k_w * ws[1];
   const int oihw = ws[1] == 1 && ws[0] == p->k_w && ws[2] == p->k_h * p->k_w;
-  if (!ohwi && !oihw) return 0;
-  /* -io stands for the input outside the image in the columns */
-  return pw_direct(p) || (c->io >= -127 && c->io <= 128);
+  return ohwi || oihw;
 }
 
 /* Whether every channel takes pw_requant (else pw_requant_any). */
@@ -450,19 +443,16 @@ static int pw_fast(const Conv *c, const TnCrtQuant *q) {
   return 1;
 }
 
-/* The output pixels in order (batch, row, column): where the current
- * one's input and output start. */
+/* The output pixels in order (batch, row, column), and where the current
+ * one's output starts. */
 typedef struct {
   const TnCrtConv2d *p;
-  const int8_t *in, *x;
   int8_t *out, *o;
   int32_t n, oy, ox;
 } PwPixels;
 
 static void pw_row(PwPixels *it) {
   const TnCrtConv2d *p = it->p;
-  it->x = it->in + (ptrdiff_t)it->n * p->in_strides[0] +
-          (ptrdiff_t)it->oy * p->stride_h * p->in_strides[1];
   it->o = it->out + (ptrdiff_t)it->n * p->out_strides[0] +
           (ptrdiff_t)it->oy * p->out_strides[1];
 }
@@ -470,7 +460,6 @@ static void pw_row(PwPixels *it) {
 static void pw_next(PwPixels *it) {
   const TnCrtConv2d *p = it->p;
   if (++it->ox < p->out_w) {
-    it->x += (ptrdiff_t)p->stride_w * p->in_strides[2];
     it->o += p->out_strides[2];
     return;
   }
@@ -479,30 +468,70 @@ static void pw_next(PwPixels *it) {
   pw_row(it);
 }
 
-/* The window of the pixel at `it` into col, tap (ky, kx, ci) at the
- * weights' offset of it within a row; -io for taps outside the input. */
-static void pw_im2col(int8_t *col, const Conv *c, const PwPixels *it) {
+/* Byte t of pixel i's column in the interleaved columns: word t / 4 of
+ * pixel 0, then of pixel 1, and so on. */
+static inline ptrdiff_t pw_at(int32_t t, int i) {
+  return ((ptrdiff_t)(t >> 2) * 2 + i) * 4 + (t & 3);
+}
+
+/* len bytes of x into pixel i's column from tap t on: by words where
+ * both allow it. */
+static void pw_put(int8_t *cols, int i, int32_t t, const int8_t *x,
+                   int32_t len) {
+  int32_t k = 0;
+  if ((t & 3) == 0) {
+    int8_t *o = cols + pw_at(t, i);
+    for (; k + 4 <= len; k += 4, o += 8) __builtin_memcpy(o, x + k, 4);
+  }
+  for (; k < len; k++) cols[pw_at(t + k, i)] = x[k];
+}
+
+/* len bytes of v into pixel i's column from tap t on. */
+static void pw_fill(int8_t *cols, int i, int32_t t, int8_t v, int32_t len) {
+  for (int32_t k = 0; k < len; k++) cols[pw_at(t + k, i)] = v;
+}
+
+/* The window of the pixel at `it` into pixel i's column: tap (ky, kx, ci)
+ * at its weights' offset within a row; -io for taps outside the input.
+ * With OHWI weights over NHWC data a row of the window is one run of the
+ * input (but for its columns outside), which goes by words. */
+static void pw_im2col(int8_t *cols, int i, const Conv *c,
+                      const PwPixels *it) {
   const TnCrtConv2d *p = c->p;
   const int32_t *ws = p->w_strides, *is = p->in_strides;
   const int32_t iy0 = it->oy * p->stride_h - p->pad_top;
   const int32_t ix0 = it->ox * p->stride_w - p->pad_left;
   const int8_t pad = (int8_t)-c->io;
   const int8_t *xn = c->in + (ptrdiff_t)it->n * is[0];
+  const int32_t nc = p->in_c;
+  const int rows = ws[2] == 1 && ws[1] == nc && is[3] == 1 && is[2] == nc &&
+                   p->dilation_w == 1;
+  int32_t kx0 = 0, kx1 = p->k_w; /* the window's columns inside */
+  if (rows) taps(ix0, p->k_w, 1, p->in_w, &kx0, &kx1);
   for (int32_t ky = 0; ky < p->k_h; ky++) {
     const int64_t iy = (int64_t)iy0 + (int64_t)ky * p->dilation_h;
-    for (int32_t kx = 0; kx < p->k_w; kx++) {
-      const int64_t ix = (int64_t)ix0 + (int64_t)kx * p->dilation_w;
-      int8_t *o = col + (ptrdiff_t)ky * ws[0] + (ptrdiff_t)kx * ws[1];
-      if (iy < 0 || iy >= p->in_h || ix < 0 || ix >= p->in_w) {
-        for (int32_t ci = 0; ci < p->in_c; ci++) o[(ptrdiff_t)ci * ws[2]] = pad;
+    const int row_in = iy >= 0 && iy < p->in_h;
+    const int8_t *xr = xn + (row_in ? (ptrdiff_t)iy * is[1] : 0);
+    if (rows) { /* OHWI over NHWC: one run, pads around it */
+      const int32_t t = ky * ws[0];
+      if (!row_in || kx1 <= kx0) {
+        pw_fill(cols, i, t, pad, p->k_w * nc);
         continue;
       }
-      const int8_t *x = xn + (ptrdiff_t)iy * is[1] + (ptrdiff_t)ix * is[2];
-      if (ws[2] == 1 && is[3] == 1)
-        memcpy(o, x, (size_t)p->in_c);
-      else
-        for (int32_t ci = 0; ci < p->in_c; ci++)
-          o[(ptrdiff_t)ci * ws[2]] = x[(ptrdiff_t)ci * is[3]];
+      pw_fill(cols, i, t, pad, kx0 * nc);
+      pw_put(cols, i, t + kx0 * nc, xr + (ptrdiff_t)(ix0 + kx0) * nc,
+             (kx1 - kx0) * nc);
+      pw_fill(cols, i, t + kx1 * nc, pad, (p->k_w - kx1) * nc);
+      continue;
+    }
+    for (int32_t kx = 0; kx < p->k_w; kx++) {
+      const int64_t ix = (int64_t)ix0 + (int64_t)kx * p->dilation_w;
+      const int32_t t0 = ky * ws[0] + kx * ws[1];
+      const int inside = row_in && ix >= 0 && ix < p->in_w;
+      const int8_t *x = inside ? xr + (ptrdiff_t)ix * is[2] : NULL;
+      for (int32_t ci = 0; ci < nc; ci++)
+        cols[pw_at(t0 + ci * ws[2], i)] =
+            inside ? x[(ptrdiff_t)ci * is[3]] : pad;
     }
   }
 }
@@ -525,35 +554,75 @@ static void pw_corr(uint32_t *corr, const Conv *c, const int32_t *bias) {
 }
 
 /*
- * s[2 i + j] += sum over k < n of x_i[k] * w_j[k], for the inputs x0, x1
- * of two pixels and the weights w0, w1 of two channels: four at a time,
- * then one by one. (In assembly, with the four sums, the four pointers and
- * the temporaries in fourteen registers and the loop's end in memory, the
- * loop takes about an eighth fewer cycles, but gcc cannot give it those
- * registers without optimisation or with -fno-omit-frame-pointer.)
+ * s[2 i + j] += sum over k < n of x_i[k] * w_j[k], for the interleaved
+ * columns of two pixels and the weights w0, w1 of two channels. Eight
+ * taps at a time in assembly: gcc keeps neither the four sums nor the
+ * three pointers in registers across such a loop; it takes thirteen, all
+ * a function has with a frame pointer, and the loop's end is in memory.
+ * Then four taps at a time (all of them without optimisation), then
+ * one by one.
  */
-BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *x0, const int8_t *x1,
-                          const int8_t *w0, const int8_t *w1, int32_t n) {
+BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *cols, const int8_t *w0,
+                          const int8_t *w1, int32_t n) {
   int32_t s00 = s[0], s01 = s[1], s10 = s[2], s11 = s[3];
+  const int8_t *x = cols;
+#if defined(__OPTIMIZE__) /* unoptimised, gcc cannot free thirteen */
+  if (n >= 8) {
+    const int8_t *const end = x + (ptrdiff_t)(n >> 3) * 16;
+    uint32_t a, a0, b, b0, u, u0;
+#define TN__PW_QUAD                               \
+  "ldrd %[a], %[b], [%[x]], #8\n\t"               \
+  "ldr %[u], [%[w0]], #4\n\t"                     \
+  "sxtb16 %[a0], %[a]\n\t"                        \
+  "sxtb16 %[a], %[a], ror #8\n\t"                 \
+  "sxtb16 %[b0], %[b]\n\t"                        \
+  "sxtb16 %[b], %[b], ror #8\n\t"                 \
+  "sxtb16 %[u0], %[u]\n\t"                        \
+  "sxtb16 %[u], %[u], ror #8\n\t"                 \
+  "smlad %[s00], %[a0], %[u0], %[s00]\n\t"        \
+  "smlad %[s00], %[a], %[u], %[s00]\n\t"          \
+  "smlad %[s10], %[b0], %[u0], %[s10]\n\t"        \
+  "smlad %[s10], %[b], %[u], %[s10]\n\t"          \
+  "ldr %[u], [%[w1]], #4\n\t"                     \
+  "sxtb16 %[u0], %[u]\n\t"                        \
+  "sxtb16 %[u], %[u], ror #8\n\t"                 \
+  "smlad %[s01], %[a0], %[u0], %[s01]\n\t"        \
+  "smlad %[s01], %[a], %[u], %[s01]\n\t"          \
+  "smlad %[s11], %[b0], %[u0], %[s11]\n\t"        \
+  "smlad %[s11], %[b], %[u], %[s11]\n\t"
+    __asm__("1:\n\t" TN__PW_QUAD TN__PW_QUAD
+            "ldr %[u], %[end]\n\t"
+            "cmp %[x], %[u]\n\t"
+            "bne 1b"
+            : [s00] "+r"(s00), [s01] "+r"(s01), [s10] "+r"(s10),
+              [s11] "+r"(s11), [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1),
+              [a] "=&r"(a), [a0] "=&r"(a0), [b] "=&r"(b), [b0] "=&r"(b0),
+              [u] "=&r"(u), [u0] "=&r"(u0)
+            : [end] "m"(end)
+            : "cc", "memory");
+#undef TN__PW_QUAD
+  }
+  int32_t k = n & 7;
+#else
   int32_t k = n;
-  for (; k >= 4; k -= 4) {
+#endif
+  for (; k >= 4; k -= 4, x += 8, w0 += 4, w1 += 4) {
+    const uint32_t a = tn__crt_load4(x), b = tn__crt_load4(x + 4);
     const uint32_t u = tn__crt_load4(w0), v = tn__crt_load4(w1);
-    const int32_t u0 = __sxtb16((int32_t)u), u1 = tn__crt_sxtb16_ror8(u);
-    const int32_t v0 = __sxtb16((int32_t)v), v1 = tn__crt_sxtb16_ror8(v);
-    const uint32_t a = tn__crt_load4(x0), b = tn__crt_load4(x1);
     const int32_t a0 = __sxtb16((int32_t)a), a1 = tn__crt_sxtb16_ror8(a);
     const int32_t b0 = __sxtb16((int32_t)b), b1 = tn__crt_sxtb16_ror8(b);
+    const int32_t u0 = __sxtb16((int32_t)u), u1 = tn__crt_sxtb16_ror8(u);
+    const int32_t v0 = __sxtb16((int32_t)v), v1 = tn__crt_sxtb16_ror8(v);
     s00 = __smlad(a1, u1, __smlad(a0, u0, s00));
     s01 = __smlad(a1, v1, __smlad(a0, v0, s01));
     s10 = __smlad(b1, u1, __smlad(b0, u0, s10));
     s11 = __smlad(b1, v1, __smlad(b0, v0, s11));
-    x0 += 4, x1 += 4, w0 += 4, w1 += 4;
   }
   uint32_t t00 = (uint32_t)s00, t01 = (uint32_t)s01, t10 = (uint32_t)s10,
            t11 = (uint32_t)s11;
-  for (int32_t i = 0; i < k; i++) {
-    t00 += (uint32_t)(x0[i] * w0[i]), t01 += (uint32_t)(x0[i] * w1[i]);
-    t10 += (uint32_t)(x1[i] * w0[i]), t11 += (uint32_t)(x1[i] * w1[i]);
+  for (int32_t i = 0; i < k; i++) { /* a last word, partly filled */
+    t00 += (uint32_t)(x[i] * w0[i]), t01 += (uint32_t)(x[i] * w1[i]);
+    t10 += (uint32_t)(x[4 + i] * w0[i]), t11 += (uint32_t)(x[4 + i] * w1[i]);
   }
   s[0] = (int32_t)t00, s[1] = (int32_t)t01, s[2] = (int32_t)t10;
   s[3] = (int32_t)t11;
@@ -567,9 +636,12 @@ BLOCK_INLINE int8_t pw_requant(int32_t acc, int32_t m, int32_t s, int32_t off,
   const int32_t round = (int32_t)(((UINT32_C(1) << r) >> 1) +
                                   ((uint32_t)off << r));
   const int32_t h = tn__crt_smmulr(__qadd(acc, acc), m);
-  int32_t v = (h + (h >> 31) + round) >> r;
-  v = v < lo ? lo : v;
-  return (int8_t)(v > hi ? hi : v);
+  int32_t v = __ssat((h + (h >> 31) + round) >> r, 8);
+  if (lo > -128 || hi < 127) { /* an activation's range */
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+  }
+  return (int8_t)v;
 }
 
 /* The same for any multiplier and shift: TFLite's arithmetic as
@@ -583,34 +655,32 @@ static int8_t pw_requant_any(int32_t acc, int32_t m, int32_t s, int32_t off,
 }
 
 /* The layer (dsp_pw_ok holds) into out, each channel's sums starting from
- * corr: the pixels in pairs (the last of an odd count with itself), for
- * each pair the channels in pairs (the last of an odd count with itself).
- * With copy (not pw_direct, or in place), a pair's windows go to cols
- * first, two columns of pw_window() bytes. */
+ * corr: the pixels in pairs (the last of an odd count with itself), their
+ * windows in cols, for each pair the channels in pairs (the last of an
+ * odd count with itself). */
 static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                             int32_t hi, const uint32_t *corr, int8_t *out,
-                            int8_t *cols, int copy) {
+                            int8_t *cols) {
   const TnCrtConv2d *p = c->p;
   const int64_t pixels = (int64_t)p->batch * p->out_h * p->out_w;
   const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
   const ptrdiff_t ws = p->w_strides[3];
   const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
   const int fast = pw_fast(c, q);
-  PwPixels it = {.p = p, .in = c->in, .out = out};
+  PwPixels it = {.p = p, .out = out};
   pw_row(&it);
   for (int64_t i = 0; i < pixels; i += 2) {
-    const int8_t *x0 = it.x, *x1 = it.x;
     int8_t *o0 = it.o, *o1 = it.o;
-    if (copy) pw_im2col(cols, c, &it);
-    if (i + 1 < pixels) pw_next(&it), x1 = it.x, o1 = it.o;
-    if (copy) pw_im2col(cols + n, c, &it), x0 = cols, x1 = cols + n;
+    pw_im2col(cols, 0, c, &it);
+    if (i + 1 < pixels) pw_next(&it), o1 = it.o;
+    pw_im2col(cols, 1, c, &it);
     const int8_t *w = c->w;
     for (int32_t co = 0; co < nc; co += 2, w += 2 * ws) {
       const int32_t c1 = co + 1 < nc ? co + 1 : co;
       const int32_t k0 = co * qs, k1 = c1 * qs;
       int32_t s[4] = {(int32_t)corr[co], (int32_t)corr[c1], (int32_t)corr[co],
                       (int32_t)corr[c1]};
-      pw_sums(s, x0, x1, w, w + (c1 - co) * ws, n);
+      pw_sums(s, cols, w, w + (c1 - co) * ws, n);
       const int32_t m0 = q->multiplier[k0], s0 = q->shift[k0];
       const int32_t m1 = q->multiplier[k1], s1 = q->shift[k1];
       if (fast) {
@@ -630,16 +700,14 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
 }
 
 /* pw_run with the sums' starting values and the columns on the stack:
- * here, so that pw_run keeps the frame pointer's register (pw_sums needs
- * it). */
+ * here, so that pw_run keeps its registers for pw_sums. */
 static void dsp_pointwise(const Conv *c, const TnCrtQuant *q, int32_t lo,
-                          int32_t hi, const int32_t *bias, int8_t *out,
-                          int in_place) {
-  const int copy = in_place || !pw_direct(c->p);
+                          int32_t hi, const int32_t *bias, int8_t *out) {
   uint32_t corr[c->p->out_c]; /* out_c <= PW_MAX_CHANNELS */
-  int8_t cols[copy ? 2 * pw_window(c->p) : 1]; /* <= 2 PW_MAX_WINDOW */
+  /* two words per four taps, word-aligned for LDRD */
+  uint32_t cols[(pw_window(c->p) + 3) / 4 * 2]; /* <= 2 PW_MAX_WINDOW bytes */
   pw_corr(corr, c, bias);
-  pw_run(c, q, lo, hi, corr, out, cols, copy);
+  pw_run(c, q, lo, hi, corr, out, (int8_t *)cols);
 }
 
 #endif /* TN_CRT_HAVE_ARM_DSP */

@@ -1,0 +1,166 @@
+/*
+ * kernel_layout.c: the ConvertKernelLayout pass: the constant weights of
+ * one-group 2-D convolutions (nn.conv2d and qnn.conv2d with groups 1)
+ * transposed into the kernel layout the pass context's option
+ * "ConvertKernelLayout.layout" names ("OHWI", the default, "OIHW" or
+ * "HWIO"), with the call's kernel_layout attribute to match. Nothing else
+ * changes: the data layout, the other attributes and arguments, the
+ * call's type.
+ *
+ * The kernels read every layout; which is fastest depends on the target.
+ * The Cortex-M DSP form multiplies each output channel's taps in a row, in
+ * the order of NHWC data (OHWI, TFLite's filter layout), while the x86
+ * forms and the portable C broadcast an input against the output channels
+ * (HWIO, as the TFLite importer lowers convolutions). codegen.compile runs
+ * this pass for the target it is told about. Weights that are not a
+ * constant (a parameter), grouped and depthwise layers are left alone.
+ */
+#include "pass/pass_internal.h"
+
+typedef struct {
+  const char *layout; /* OIHW, HWIO or OHWI */
+} Ctx;
+
+/* The same attrs with kernel_layout = layout (a new node: attrs are
+ * immutable). */
+static TnObject *with_layout(const TnObject *attrs, const char *layout) {
+  const int32_t t = attrs->type_index, n = tn_type_field_count(t);
+  if (n < 0) return NULL;
+  const char **names = g_new0(const char *, n > 0 ? n : 1);
+  TnAny *values = g_new0(TnAny, n > 0 ? n : 1);
+  int32_t got = 0;
+  TnObject *out = NULL;
+  for (; got < n; got++) {
+    names[got] = tn_type_field_at(t, got)->name;
+    if (strcmp(names[got], "kernel_layout") == 0)
+      values[got] = tn_any_cstr(layout);
+    else if (tn_node_get_at(attrs, got, &values[got]))
+      goto done;
+  }
+  out = tn_node_new(t, names, values, n);
+done:
+  for (int32_t i = 0; i < got; i++) tn_any_clear(&values[i]);
+  g_free(values);
+  g_free(names);
+  return out;
+}
+
+/* The constant `w` (4-d, compact) in layout `from` transposed into layout
+ * `to` (each a permutation of the letters O, I, H, W). */
+static TnObject *transposed(const TnIrConstant *w, const char *from,
+                            const char *to) {
+  DLTensor *t = tn_tensor_dltensor(w->data);
+  if (t == NULL) return NULL;
+  const int64_t *d = t->shape;
+  int64_t od[4], is[4], s[4];
+  is[3] = 1;
+  for (int i = 2; i >= 0; i--) is[i] = is[i + 1] * d[i + 1];
+  for (int i = 0; i < 4; i++) { /* output axis i is input axis src */
+    const int src = (int)(strchr(from, to[i]) - from);
+    od[i] = d[src], s[i] = is[src];
+  }
+  TnObject *out = tn_tensor_empty(od, 4, t->dtype, t->device);
+  if (out == NULL) return NULL;
+  DLTensor *o = tn_tensor_dltensor(out);
+  const size_t es = ((size_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
+  const uint8_t *src = (const uint8_t *)t->data + t->byte_offset;
+  uint8_t *dst = (uint8_t *)o->data + o->byte_offset;
+  size_t k = 0;
+  for (int64_t a = 0; a < od[0]; a++)
+    for (int64_t b = 0; b < od[1]; b++)
+      for (int64_t c = 0; c < od[2]; c++)
+        for (int64_t e = 0; e < od[3]; e++, k++)
+          memcpy(dst + k * es,
+                 src + (size_t)(a * s[0] + b * s[1] + c * s[2] + e * s[3]) * es,
+                 es);
+  TnObject *res = tn_ir_constant(out);
+  tn_object_release(out);
+  return res;
+}
+
+static bool known_layout(const char *l) {
+  return strcmp(l, "OIHW") == 0 || strcmp(l, "HWIO") == 0 ||
+         strcmp(l, "OHWI") == 0;
+}
+
+/* The call `e` with its weight in the wanted layout; NULL with *failed
+ * clear when it is not such a call or already is in it. */
+static TnObject *convert(const Ctx *cx, TnObject *e, bool *failed) {
+  *failed = false;
+  const char *op = tn__ir_call_op_name(e);
+  if (op == NULL || (strcmp(op, "nn.conv2d") != 0 && strcmp(op, "qnn.conv2d") != 0))
+    return NULL;
+  const TnIrCall *c = (const TnIrCall *)e;
+  if (c->attrs == NULL || tn_array_size(c->args) < 2) return NULL;
+  TnAny v;
+  if (tn_node_get(c->attrs, "groups", &v)) {
+    *failed = true;
+    return NULL;
+  }
+  const bool one_group = v.type_index == TN_TYPE_INT && v.v_int64 == 1;
+  tn_any_clear(&v);
+  if (tn_node_get(c->attrs, "kernel_layout", &v)) {
+    *failed = true;
+    return NULL;
+  }
+  const char *kl = "";
+  if (tn_any_as_str(&v, &kl, NULL)) {
+    tn_error_set_raised(NULL);
+    kl = "";
+  }
+  char from[5];
+  g_strlcpy(from, kl[0] ? kl : "OIHW", sizeof from);
+  tn_any_clear(&v);
+  TnObject *w = tn_array_at(c->args, 1)->v_obj;
+  if (!one_group || !known_layout(from) || strcmp(from, cx->layout) == 0 ||
+      !tn_object_is_instance(w, TN_IR->constant))
+    return NULL;
+  const TnIrConstant *wc = (const TnIrConstant *)w;
+  int contiguous = 0;
+  DLTensor *t = tn_tensor_dltensor(wc->data);
+  if (t == NULL || t->ndim != 4 || tn_tensor_is_contiguous(wc->data, &contiguous) ||
+      !contiguous) {
+    tn_error_set_raised(NULL);
+    return NULL;
+  }
+  TnObject *nw = transposed(wc, from, cx->layout);
+  TnObject *na = nw ? with_layout(c->attrs, cx->layout) : NULL;
+  TnObject *out = NULL;
+  if (na) {
+    const int64_t n = tn_array_size(c->args);
+    TnObject **args = g_new(TnObject *, n);
+    for (int64_t i = 0; i < n; i++) args[i] = tn_array_at(c->args, i)->v_obj;
+    args[1] = nw;
+    out = tn_ir_call(c->op, args, (int32_t)n, na);
+    g_free(args);
+  }
+  tn_object_release(nw);
+  tn_object_release(na);
+  *failed = out == NULL;
+  return out;
+}
+
+static TnObject *rewrite(void *ctx, TnObject *orig, TnObject *rebuilt) {
+  (void)orig;
+  bool failed;
+  TnObject *out = convert(ctx, rebuilt, &failed);
+  if (out) return out;
+  if (failed) return NULL;
+  tn_object_retain(rebuilt);
+  return rebuilt;
+}
+
+static TnObject *convert_function(void *ctx, const char *name, TnObject *f) {
+  (void)name;
+  return tn_ir_mutate(f, rewrite, ctx);
+}
+
+TnObject *tn__kernel_layout_module(TnObject *mod, TnObject *ctx) {
+  Ctx cx = {tn__pass_config_str(ctx, "ConvertKernelLayout.layout", "OHWI")};
+  if (!known_layout(cx.layout))
+    return tn_error_raise_in(TN_ERR_VALUE, "ConvertKernelLayout",
+                             "option 'ConvertKernelLayout.layout' must be "
+                             "'OIHW', 'HWIO' or 'OHWI', got '%s'", cx.layout),
+           NULL;
+  return tn__pass_map_functions(mod, convert_function, &cx);
+}
