@@ -107,6 +107,10 @@ TN_API TnObject *tn_pass_fold_constant(void);
 TN_API TnObject *tn_pass_dead_code_elimination(void);
 /* (transfer full) */
 TN_API TnObject *tn_pass_fuse_ops(void);
+/* ConvertKernelLayout: the constant weights of one-group conv2d calls in
+ * the layout the option "ConvertKernelLayout.layout" names (OHWI, OIHW or
+ * HWIO; OHWI by default). (transfer full) */
+TN_API TnObject *tn_pass_convert_kernel_layout(void);
 
 #ifdef __cplusplus
 }

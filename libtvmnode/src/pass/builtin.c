@@ -54,6 +54,9 @@ TN_API TnObject *tn_pass_dead_code_elimination(void) {
   return get("DeadCodeElimination");
 }
 TN_API TnObject *tn_pass_fuse_ops(void) { return get("FuseOps"); }
+TN_API TnObject *tn_pass_convert_kernel_layout(void) {
+  return get("ConvertKernelLayout");
+}
 
 /* "transform.<Name>": () -> the pass, for the bindings. */
 static int pass_getter(void *self, const TnAny *args, int32_t nargs,

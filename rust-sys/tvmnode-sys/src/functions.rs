@@ -766,3 +766,6 @@ unsafe extern "C" {
 unsafe extern "C" {
     pub fn tn_pass_fuse_ops() -> *mut TnObject;
 }
+unsafe extern "C" {
+    pub fn tn_pass_convert_kernel_layout() -> *mut TnObject;
+}

@@ -830,6 +830,12 @@ impl Pass {
         // SAFETY: transfer full.
         check_typed(unsafe { sys::tn_pass_fuse_ops() })
     }
+    /// `ConvertKernelLayout`: one-group convolutions' constant weights in
+    /// the layout the `ConvertKernelLayout.layout` option names.
+    pub fn convert_kernel_layout() -> Result<Pass> {
+        // SAFETY: transfer full.
+        check_typed(unsafe { sys::tn_pass_convert_kernel_layout() })
+    }
 }
 
 impl PassContext {

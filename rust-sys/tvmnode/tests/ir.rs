@@ -325,6 +325,22 @@ fn operator_with_rust_inference() {
 }
 
 #[test]
+fn builtin_passes_by_name() {
+    let _leaks = common::leak_check();
+    let passes = [
+        (Pass::infer_type().unwrap(), "InferType"),
+        (Pass::simplify_expr().unwrap(), "SimplifyExpr"),
+        (Pass::fold_constant().unwrap(), "FoldConstant"),
+        (Pass::dead_code_elimination().unwrap(), "DeadCodeElimination"),
+        (Pass::fuse_ops().unwrap(), "FuseOps"),
+        (Pass::convert_kernel_layout().unwrap(), "ConvertKernelLayout"),
+    ];
+    for (p, name) in &passes {
+        assert_eq!(p.name().unwrap(), *name);
+    }
+}
+
+#[test]
 fn operator_inference_panic_becomes_an_error() {
     let _leaks = common::leak_check();
     Op::register(
