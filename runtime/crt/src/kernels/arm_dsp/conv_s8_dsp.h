@@ -390,8 +390,9 @@ static void requant_init_dsp(Requant *rq) {
  * with -io for taps outside the input. Then sum((x + io) * w) = sum(x * w)
  * + io * sum(w) over the whole window, so each channel starts from its
  * bias plus io times its weights' sum (pw_corr, on the stack, once a
- * layer), and the inner loop (pw_sums) takes per four taps one LDRD of
- * both pixels' words, a word of each channel's weights, eight unpacks and
+ * layer), and the inner loop (pw_pairs, or pw_sums for a window that is
+ * not whole words of eight taps) takes per four taps one LDRD of both
+ * pixels' words, a word of each channel's weights, eight unpacks and
  * eight SMLADs for sixteen multiply-adds, with no weight packed. The
  * pixels go in pairs, outermost, so that a 1x1 layer in place (PIXELS,
  * see "In place" in conv_s8.c) needs no more than its columns: a pair's
@@ -553,23 +554,9 @@ static void pw_corr(uint32_t *corr, const Conv *c, const int32_t *bias) {
   }
 }
 
-/*
- * s[2 i + j] += sum over k < n of x_i[k] * w_j[k], for the interleaved
- * columns of two pixels and the weights w0, w1 of two channels. Eight
- * taps at a time in assembly: gcc keeps neither the four sums nor the
- * three pointers in registers across such a loop; it takes thirteen, all
- * a function has with a frame pointer, and the loop's end is in memory.
- * Then four taps at a time (all of them without optimisation), then
- * one by one.
- */
-BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *cols, const int8_t *w0,
-                          const int8_t *w1, int32_t n) {
-  int32_t s00 = s[0], s01 = s[1], s10 = s[2], s11 = s[3];
-  const int8_t *x = cols;
-#if defined(__OPTIMIZE__) /* unoptimised, gcc cannot free thirteen */
-  if (n >= 8) {
-    const int8_t *const end = x + (ptrdiff_t)(n >> 3) * 16;
-    uint32_t a, a0, b, b0, u, u0;
+/* Four taps of two pixels' columns (one LDRD at x) by two channels'
+ * weights (a word at w0 and one at w1), into the four sums: the inner
+ * step of pw_sums and pw_pairs, in assembly. */
 #define TN__PW_QUAD                               \
   "ldrd %[a], %[b], [%[x]], #8\n\t"               \
   "ldr %[u], [%[w0]], #4\n\t"                     \
@@ -590,6 +577,24 @@ BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *cols, const int8_t *w0,
   "smlad %[s01], %[a], %[u], %[s01]\n\t"          \
   "smlad %[s11], %[b0], %[u0], %[s11]\n\t"        \
   "smlad %[s11], %[b], %[u], %[s11]\n\t"
+
+/*
+ * s[2 i + j] += sum over k < n of x_i[k] * w_j[k], for the interleaved
+ * columns of two pixels and the weights w0, w1 of two channels. Eight
+ * taps at a time in assembly: gcc keeps neither the four sums nor the
+ * three pointers in registers across such a loop; it takes thirteen, all
+ * a function has with a frame pointer, and the loop's end is in memory.
+ * Then four taps at a time (all of them without optimisation), then
+ * one by one.
+ */
+BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *cols, const int8_t *w0,
+                          const int8_t *w1, int32_t n) {
+  int32_t s00 = s[0], s01 = s[1], s10 = s[2], s11 = s[3];
+  const int8_t *x = cols;
+#if defined(__OPTIMIZE__) /* unoptimised, gcc cannot free thirteen */
+  if (n >= 8) {
+    const int8_t *const end = x + (ptrdiff_t)(n >> 3) * 16;
+    uint32_t a, a0, b, b0, u, u0;
     __asm__("1:\n\t" TN__PW_QUAD TN__PW_QUAD
             "ldr %[u], %[end]\n\t"
             "cmp %[x], %[u]\n\t"
@@ -600,7 +605,6 @@ BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *cols, const int8_t *w0,
               [u] "=&r"(u), [u0] "=&r"(u0)
             : [end] "m"(end)
             : "cc", "memory");
-#undef TN__PW_QUAD
   }
   int32_t k = n & 7;
 #else
@@ -630,6 +634,60 @@ BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *cols, const int8_t *w0,
 
 /* tn__crt_requant_s8 for a multiplier m and a shift s in [-20, -1]
  * (pw_quant_ok's conditions), clamped to [lo, hi] within int8. */
+#if defined(__OPTIMIZE__)
+enum { PW_PAIRS = 16 }; /* channel pairs a pw_pairs call takes at most */
+
+/*
+ * The sums of `pairs` consecutive channel pairs, the first one's weights
+ * at w (rows of n taps, n a multiple of 8), for the two pixels whose
+ * columns are cols, each pair's sums starting from corr: into sums, four
+ * a pair (pixel 0 and 1 of the first channel, then of the second, as
+ * s00, s01, s10, s11). The loop over the pairs is in the assembly too,
+ * its state in memory, so that the compiler's code around pw_sums (about
+ * a hundred instructions a pair, mostly reloads) is left to the
+ * requantization.
+ */
+static NOINLINE void pw_pairs(int32_t *sums, const int8_t *cols, int32_t n,
+                              const int8_t *w, const uint32_t *corr,
+                              int32_t pairs) {
+  const int8_t *const end = cols + (ptrdiff_t)(n >> 3) * 16;
+  const int32_t k = n;
+  int32_t s00, s01, s10, s11;
+  const int8_t *x, *w0, *w1;
+  uint32_t a, a0, b, b0, u, u0;
+  __asm__("1:\n\t"
+          "ldr %[w0], %[wp]\n\t"
+          "ldr %[a], %[k]\n\t"
+          "add %[w1], %[w0], %[a]\n\t"
+          "ldr %[a], %[corr]\n\t"
+          "ldrd %[s00], %[s01], [%[a]], #8\n\t"
+          "str %[a], %[corr]\n\t"
+          "mov %[s10], %[s00]\n\t"
+          "mov %[s11], %[s01]\n\t"
+          "ldr %[x], %[cols]\n\t"
+          "2:\n\t" TN__PW_QUAD TN__PW_QUAD
+          "ldr %[u], %[end]\n\t"
+          "cmp %[x], %[u]\n\t"
+          "bne 2b\n\t"
+          "ldr %[a], %[sums]\n\t"
+          "strd %[s00], %[s01], [%[a]], #8\n\t"
+          "strd %[s10], %[s11], [%[a]], #8\n\t"
+          "str %[a], %[sums]\n\t"
+          "str %[w1], %[wp]\n\t" /* the next pair's rows follow */
+          "ldr %[a], %[pairs]\n\t"
+          "subs %[a], %[a], #1\n\t"
+          "str %[a], %[pairs]\n\t"
+          "bne 1b"
+          : [s00] "=&r"(s00), [s01] "=&r"(s01), [s10] "=&r"(s10),
+            [s11] "=&r"(s11), [x] "=&r"(x), [w0] "=&r"(w0), [w1] "=&r"(w1),
+            [a] "=&r"(a), [a0] "=&r"(a0), [b] "=&r"(b), [b0] "=&r"(b0),
+            [u] "=&r"(u), [u0] "=&r"(u0), [wp] "+m"(w), [corr] "+m"(corr),
+            [sums] "+m"(sums), [pairs] "+m"(pairs)
+          : [k] "m"(k), [cols] "m"(cols), [end] "m"(end)
+          : "cc", "memory");
+}
+#endif
+
 BLOCK_INLINE int8_t pw_requant(int32_t acc, int32_t m, int32_t s, int32_t off,
                                int32_t lo, int32_t hi) {
   const int32_t r = -s;
@@ -675,7 +733,29 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
     if (i + 1 < pixels) pw_next(&it), o1 = it.o;
     pw_im2col(cols, 1, c, &it);
     const int8_t *w = c->w;
-    for (int32_t co = 0; co < nc; co += 2, w += 2 * ws) {
+    int32_t co = 0;
+#if defined(__OPTIMIZE__)
+    /* whole pairs, PW_PAIRS at a time, when whole words of eight taps
+     * make the window and the rows follow one another */
+    if (n % 8 == 0 && ws == n && fast) {
+      int32_t sums[4 * PW_PAIRS];
+      while (co + 2 <= nc) {
+        const int32_t np = (nc - co) / 2 < PW_PAIRS ? (nc - co) / 2 : PW_PAIRS;
+        pw_pairs(sums, cols, n, w, corr + co, np);
+        for (int32_t j = 0; j < np; j++, co += 2, w += 2 * ws) {
+          const int32_t k0 = co * qs, k1 = (co + 1) * qs;
+          const int32_t m0 = q->multiplier[k0], s0 = q->shift[k0];
+          const int32_t m1 = q->multiplier[k1], s1 = q->shift[k1];
+          const int32_t *sj = sums + 4 * j;
+          o0[co] = pw_requant(sj[0], m0, s0, off, lo, hi);
+          o0[co + 1] = pw_requant(sj[1], m1, s1, off, lo, hi);
+          o1[co] = pw_requant(sj[2], m0, s0, off, lo, hi);
+          o1[co + 1] = pw_requant(sj[3], m1, s1, off, lo, hi);
+        }
+      }
+    }
+#endif
+    for (; co < nc; co += 2, w += 2 * ws) {
       const int32_t c1 = co + 1 < nc ? co + 1 : co;
       const int32_t k0 = co * qs, k1 = c1 * qs;
       int32_t s[4] = {(int32_t)corr[co], (int32_t)corr[c1], (int32_t)corr[co],
