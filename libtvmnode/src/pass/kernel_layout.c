@@ -46,33 +46,32 @@ done:
 }
 
 /* The constant `w` (4-d, compact) in layout `from` transposed into layout
- * `to` (each a permutation of the letters O, I, H, W). */
+ * `to` (each a permutation of the letters O, I, H, W) by the crt's
+ * transpose; NULL with *refused set when that kernel does not take it (an
+ * element size it does not move, dimensions past int32), NULL with an
+ * error otherwise. */
 static TnObject *transposed(const TnIrConstant *w, const char *from,
-                            const char *to) {
+                            const char *to, bool *refused) {
+  *refused = false;
   DLTensor *t = tn_tensor_dltensor(w->data);
   if (t == NULL) return NULL;
-  const int64_t *d = t->shape;
-  int64_t od[4], is[4], s[4];
-  is[3] = 1;
-  for (int i = 2; i >= 0; i--) is[i] = is[i + 1] * d[i + 1];
-  for (int i = 0; i < 4; i++) { /* output axis i is input axis src */
-    const int src = (int)(strchr(from, to[i]) - from);
-    od[i] = d[src], s[i] = is[src];
+  TnCrtTranspose tp = {.ndim = 4,
+                       .elem_size = (t->dtype.bits * t->dtype.lanes + 7) / 8};
+  int64_t od[4];
+  for (int i = 0; i < 4; i++) { /* output axis i is input axis perm[i] */
+    if (t->shape[i] > INT32_MAX) return *refused = true, NULL;
+    tp.in_dims[i] = (int32_t)t->shape[i];
+    tp.perm[i] = (int32_t)(strchr(from, to[i]) - from);
   }
+  for (int i = 0; i < 4; i++) od[i] = t->shape[tp.perm[i]];
   TnObject *out = tn_tensor_empty(od, 4, t->dtype, t->device);
   if (out == NULL) return NULL;
   DLTensor *o = tn_tensor_dltensor(out);
-  const size_t es = ((size_t)t->dtype.bits * t->dtype.lanes + 7) / 8;
-  const uint8_t *src = (const uint8_t *)t->data + t->byte_offset;
-  uint8_t *dst = (uint8_t *)o->data + o->byte_offset;
-  size_t k = 0;
-  for (int64_t a = 0; a < od[0]; a++)
-    for (int64_t b = 0; b < od[1]; b++)
-      for (int64_t c = 0; c < od[2]; c++)
-        for (int64_t e = 0; e < od[3]; e++, k++)
-          memcpy(dst + k * es,
-                 src + (size_t)(a * s[0] + b * s[1] + c * s[2] + e * s[3]) * es,
-                 es);
+  if (tn_crt_transpose(&tp, (const uint8_t *)t->data + t->byte_offset,
+                       (uint8_t *)o->data + o->byte_offset) != TN_CRT_OK) {
+    tn_object_release(out);
+    return *refused = true, NULL;
+  }
   TnObject *res = tn_ir_constant(out);
   tn_object_release(out);
   return res;
@@ -123,7 +122,9 @@ static TnObject *convert(const Ctx *cx, TnObject *e, bool *failed) {
     tn_error_set_raised(NULL);
     return NULL;
   }
-  TnObject *nw = transposed(wc, from, cx->layout);
+  bool refused;
+  TnObject *nw = transposed(wc, from, cx->layout, &refused);
+  if (refused) return NULL; /* a weight the transpose does not take */
   TnObject *na = nw ? with_layout(c->attrs, cx->layout) : NULL;
   TnObject *out = NULL;
   if (na) {

@@ -632,8 +632,6 @@ BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *cols, const int8_t *w0,
   s[3] = (int32_t)t11;
 }
 
-/* tn__crt_requant_s8 for a multiplier m and a shift s in [-20, -1]
- * (pw_quant_ok's conditions), clamped to [lo, hi] within int8. */
 #if defined(__OPTIMIZE__)
 enum { PW_PAIRS = 16 }; /* channel pairs a pw_pairs call takes at most */
 
@@ -641,8 +639,8 @@ enum { PW_PAIRS = 16 }; /* channel pairs a pw_pairs call takes at most */
  * The sums of `pairs` consecutive channel pairs, the first one's weights
  * at w (rows of n taps, n a multiple of 8), for the two pixels whose
  * columns are cols, each pair's sums starting from corr: into sums, four
- * a pair (pixel 0 and 1 of the first channel, then of the second, as
- * s00, s01, s10, s11). The loop over the pairs is in the assembly too,
+ * a pair (s00, s01, s10, s11: pixel 0 with the first and the second
+ * channel, then pixel 1 with both). The loop over the pairs is in the assembly too,
  * its state in memory, so that the compiler's code around pw_sums (about
  * a hundred instructions a pair, mostly reloads) is left to the
  * requantization.
@@ -688,6 +686,8 @@ static NOINLINE void pw_pairs(int32_t *sums, const int8_t *cols, int32_t n,
 }
 #endif
 
+/* tn__crt_requant_s8 for a multiplier m and a shift s in [-20, -1]
+ * (pw_quant_ok's conditions), clamped to [lo, hi] within int8. */
 BLOCK_INLINE int8_t pw_requant(int32_t acc, int32_t m, int32_t s, int32_t off,
                                int32_t lo, int32_t hi) {
   const int32_t r = -s;
