@@ -179,24 +179,49 @@ START_TEST(test_conv2d_huge) {
   ck_assert_ptr_null(TRY_CALL("nn.conv2d", 2, x, w, "padding",
                               int64s(4, pad4)));
   EXPECT_TV_ERROR("nn.conv2d", "padding");
-  /* the largest padded input: 4 + (INT64_MAX - 4) = INT64_MAX, less the
-   * kernel's 3 is the room, one more the rows */
-  int64_t pad_fit[] = {INT64_MAX - 4, 0, 0, 0};
+  /* the largest padded input the kernels index (int32): 4 + (INT32_MAX -
+   * 4) = INT32_MAX, less the kernel's 3 is the room, one more the rows */
+  int64_t pad_fit[] = {INT32_MAX - 4, 0, 0, 0};
   ck_assert_type(CALL("nn.conv2d", 2, x, w, "padding", int64s(4, pad_fit)),
-                 "Tensor[(1, 1, 9223372036854775805, 2), float32]");
+                 "Tensor[(1, 1, 2147483645, 2), float32]");
+  int64_t pad_over[] = {INT32_MAX - 3, 0, 0, 0};
+  ck_assert_ptr_null(TRY_CALL("nn.conv2d", 2, x, w, "padding",
+                              int64s(4, pad_over)));
+  EXPECT_TV_ERROR("nn.conv2d", "padding", "2147483644", "int32");
+  /* issue 32: strides and padding past int32 were truncated in the
+   * lowering, which then computed another convolution */
+  int64_t x8d[] = {1, 1, 8, 8};
+  TnObject *x8 = var("x8", tensor_type("float32", 4, x8d));
+  int64_t st_wrap[] = {INT64_C(4294967297), 1}, pad_wrap[] = {
+      INT64_C(4294967296), 0, 0, 0};
+  ck_assert_ptr_null(TRY_CALL("nn.conv2d", 2, x8, w, "strides",
+                              int64s(2, st_wrap), "padding",
+                              int64s(4, pad_wrap)));
+  EXPECT_TV_ERROR("nn.conv2d", "strides", "4294967297", "int32");
+  ck_assert_ptr_null(TRY_CALL("nn.conv2d", 2, x8, w, "padding",
+                              int64s(4, pad_wrap)));
+  EXPECT_TV_ERROR("nn.conv2d", "padding", "4294967296", "int32");
+  int64_t dil_wrap[] = {1, INT64_C(4294967296)};
+  ck_assert_ptr_null(TRY_CALL("nn.conv2d", 2, x8, w, "dilation",
+                              int64s(2, dil_wrap)));
+  EXPECT_TV_ERROR("nn.conv2d", "dilation", "4294967296", "int32");
   int64_t dil[] = {INT64_MAX / 2 + 1, 1};
   ck_assert_ptr_null(TRY_CALL("nn.conv2d", 2, x, w, "dilation",
                               int64s(2, dil)));
   EXPECT_TV_ERROR("nn.conv2d", "dilation", "4611686018427387904");
   /* a huge dilation that does not overflow: the kernel does not fit */
-  int64_t dil_fit[] = {INT64_C(1) << 40, 1};
+  int64_t dil_fit[] = {INT64_C(1) << 29, 1};
   ck_assert_ptr_null(TRY_CALL("nn.conv2d", 2, x, w, "dilation",
                               int64s(2, dil_fit)));
   EXPECT_TV_ERROR("nn.conv2d", "does not fit");
-  /* a huge stride is fine: one output row */
-  int64_t st[] = {INT64_MAX, INT64_MAX};
+  /* a huge stride is fine while the kernels can hold it: one output row */
+  int64_t st[] = {INT32_MAX, INT32_MAX};
   ck_assert_type(CALL("nn.conv2d", 2, x, w, "strides", int64s(2, st)),
                  "Tensor[(1, 1, 1, 1), float32]");
+  int64_t st_big[] = {INT64_MAX, 1};
+  ck_assert_ptr_null(TRY_CALL("nn.conv2d", 2, x, w, "strides",
+                              int64s(2, st_big)));
+  EXPECT_TV_ERROR("nn.conv2d", "strides", I64MAX_S);
   /* one more row of padding is more than int64 holds */
   int64_t pad_max[] = {INT64_MAX - 3, 0, 0, 0};
   ck_assert_ptr_null(TRY_CALL("nn.conv2d", 2, x, w, "padding",
@@ -229,15 +254,25 @@ START_TEST(test_pool2d_huge) {
   ck_assert_ptr_null(TRY_CALL("nn.max_pool2d", 1, x, "pool_size",
                               int64s(2, size_min)));
   EXPECT_TV_ERROR("nn.max_pool2d", "pool_size");
-  int64_t one[] = {1, 1}, st[] = {INT64_MAX, INT64_MAX};
-  /* ceil(3 / INT64_MAX) + 1 = 2 windows; hin + stride - 1 overflowed */
+  int64_t one[] = {1, 1}, st[] = {INT64_C(1) << 30, INT64_C(1) << 30};
+  /* ceil(3 / 2^30) + 1 = 2 windows; hin + stride - 1 overflowed */
   ck_assert_type(CALL("nn.avg_pool2d", 1, x, "pool_size", int64s(2, one),
                       "strides", int64s(2, st), "ceil_mode",
                       tn_any_bool(true)),
                  "Tensor[(1, 1, 2, 2), float32]");
+  /* with INT32_MAX the second window would end past int32 */
+  int64_t st_max[] = {INT32_MAX, 1};
+  ck_assert_ptr_null(TRY_CALL("nn.avg_pool2d", 1, x, "pool_size",
+                              int64s(2, one), "strides", int64s(2, st_max),
+                              "ceil_mode", tn_any_bool(true)));
+  EXPECT_TV_ERROR("nn.avg_pool2d", "strides", "2147483647", "ceil_mode");
   ck_assert_type(CALL("nn.avg_pool2d", 1, x, "pool_size", int64s(2, one),
-                      "strides", int64s(2, st)),
-                 "Tensor[(1, 1, 1, 1), float32]");
+                      "strides", int64s(2, st_max)),
+                 "Tensor[(1, 1, 1, 4), float32]");
+  int64_t size_big[] = {INT64_C(1) << 32, 1};
+  ck_assert_ptr_null(TRY_CALL("nn.max_pool2d", 1, x, "pool_size",
+                              int64s(2, size_big)));
+  EXPECT_TV_ERROR("nn.max_pool2d", "pool_size", "4294967296", "int32");
   int64_t pad[] = {INT64_MAX, 0, 0, 0};
   ck_assert_ptr_null(TRY_CALL("nn.max_pool2d", 1, x, "pool_size",
                               int64s(2, one), "padding", int64s(4, pad)));

@@ -317,8 +317,17 @@ START_TEST(test_attribute_values_round_trip) {
                 tn_any_obj(s1)};
   values[nv++] = tn_any_obj(K(tn_map_new(mk, mv, 4)));
   values[nv++] = tn_any_obj(K(tn_map_new(NULL, NULL, 0)));
-  /* an object with no literal goes through the metadata */
-  values[nv++] = tn_any_obj(fconst(NULL, 1, 3));
+  /* an object with no literal goes through the metadata, and is then
+   * refused as JSON loading refuses it: attributes are plain data */
+  {
+    TnAny k = tn_any_cstr("v"), c = tn_any_obj(fconst(NULL, 1, 3));
+    TnObject *m = K(tn_map_new(&k, &c, 1));
+    const char *text = astext(attrs_module(m, m), 1);
+    ck_assert_msg(strstr(text, "#[metadata]") != NULL, "%s", text);
+    ck_assert_ptr_null(tn_ir_parse(text, strlen(text)));
+    TN_EXPECT_ERROR("ValueError", "an attribute value holds a ir.Constant",
+                    "plain data");
+  }
   int ncore = nv;
   values[nv++] = tn_any_obj(K(tn_array_new(values, ncore)));
   ck_assert_int_le(nv, 64);

@@ -125,6 +125,11 @@ int tn__ir_broadcast(const char *op, const TnIrTensorType *a,
  * or None) into `out` (at most `cap`); returns the count or -1. */
 int32_t tn__ir_attr_ints(const TnObject *attrs, const char *field,
                          int64_t *out, int32_t cap, const char *op);
+/* 0 when each of the n values of attribute `field` fits int32 (what the
+ * kernels take); -1 with a TypeError "<op>: attribute '<field>' = <v>:
+ * ..." otherwise. */
+int tn__ir_attr_fits_i32(const char *op, const char *field,
+                         const int64_t *v, int n);
 
 #define TN_IR_MAX_DIMS 16
 

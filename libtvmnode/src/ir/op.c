@@ -528,6 +528,16 @@ int32_t tn__ir_attr_ints(const TnObject *attrs, const char *field,
   return n;
 }
 
+int tn__ir_attr_fits_i32(const char *op, const char *field,
+                         const int64_t *v, int n) {
+  for (int i = 0; i < n; i++)
+    if (v[i] > INT32_MAX || v[i] < INT32_MIN)
+      return tn__ckd_attr_error(op, field, v[i], "the kernels take it as "
+                                "int32 (%" PRId32 "..%" PRId32 ")",
+                                INT32_MIN, INT32_MAX);
+  return 0;
+}
+
 int tn__ir_store_scalar(void *dst, DLDataType t, double v) {
   switch (t.code) {
     case kDLFloat:

@@ -221,6 +221,9 @@ static TnObject *tconv_out(const char *op, TnObject *const *types,
                       "padding not negative");
     return NULL;
   }
+  if (tn__ir_attr_fits_i32(op, "strides", st, 2) ||
+      tn__ir_attr_fits_i32(op, "padding", pad, 2))
+    return NULL;
   if (no != 2 || size[0] < 1 || size[1] < 1 || size[0] > INT32_MAX ||
       size[1] > INT32_MAX) {
     tn_error_raise_in(TN_ERR_VALUE, op, "output_size must be two positive "

@@ -114,7 +114,7 @@ int tn__ir_padding4(const char *op, const TnObject *attrs, int64_t pad[4]) {
   for (int i = 0; i < 4; i++)
     if (pad[i] < 0)
       return tn_error_raise_in(TN_ERR_TYPE, op, "padding is negative");
-  return 0;
+  return tn__ir_attr_fits_i32(op, "padding", pad, 4);
 }
 
 /* A pair attribute with a default; -1 with an error. */
@@ -128,7 +128,7 @@ int tn__ir_pair(const char *op, const TnObject *attrs, const char *field,
   else out[0] = p[0], out[1] = p[1];
   if (out[0] < 1 || out[1] < 1)
     return tn_error_raise_in(TN_ERR_TYPE, op, "%s must be positive", field);
-  return 0;
+  return tn__ir_attr_fits_i32(op, field, out, 2);
 }
 
 /*
@@ -139,6 +139,11 @@ int tn__ir_pair(const char *op, const TnObject *attrs, const char *field,
  * files): -1 with a TypeError naming the attribute whose value overflowed
  * int64. A pool window is a kernel of pool_size (>= 1) with dilation 1,
  * whose extent cannot overflow.
+ *
+ * The kernels index in int32, so the padded input and the kernel's extent
+ * must also fit int32 (a TypeError naming padding or dilation otherwise):
+ * then every window origin and tap the kernels compute does too, save the
+ * last window of ceil_mode, which window_count checks.
  */
 static int window_room(const char *op, int64_t in, const int64_t pad[2],
                        int64_t dil, int64_t k, int64_t *room) {
@@ -150,24 +155,36 @@ static int window_room(const char *op, int64_t in, const int64_t pad[2],
                                 ") is more than int64 holds", in, pad[0],
                                 pad[1]);
   }
+  if (padded > INT32_MAX)
+    return tn__ckd_attr_error(op, "padding", pad[0] > pad[1] ? pad[0] : pad[1],
+                              "the input of %" PRId64 " padded by (%" PRId64
+                              ", %" PRId64 ") spans more than int32 holds "
+                              "(the kernels' index type)", in, pad[0], pad[1]);
   /* dims are >= 0 (tn_shape_new), so k - 1 >= -1 */
   if (tn__ckd_mul(&extent, dil, k - 1) || tn__ckd_add(&extent, extent, 1) ||
-      tn__ckd_sub(room, padded, extent))
+      extent > INT32_MAX)
     return tn__ckd_attr_error(op, "dilation", dil, "a kernel of %" PRId64
-                              " dilated by it spans more than int64 holds",
-                              k);
+                              " dilated by it spans more than int32 holds "
+                              "(the kernels' index type)", k);
+  *room = padded - extent;
   return 0;
 }
 
 /* Output positions along one axis: room / stride + 1, rounding the
- * division up with ceil_mode (room >= 0, stride >= 1). -1 with a TypeError
- * naming the data when it is more than int64 holds. */
-static int window_count(const char *op, TnObject *const *types, int64_t room,
-                        int64_t stride, bool ceil_mode, int64_t *out) {
+ * division up with ceil_mode (room >= 0, 1 <= stride <= INT32_MAX), for
+ * windows of `extent` taps. With ceil_mode the last window may start past
+ * room; its end must still fit int32 (a TypeError naming strides). */
+static int window_count(const char *op, int64_t room, int64_t stride,
+                        int64_t extent, bool ceil_mode, int64_t *out) {
   int64_t q = room / stride + (ceil_mode && room % stride != 0);
-  if (tn__ckd_add(out, q, 1))
-    return tn__ir_arg_error(op, 0, "data", types[0], "the output has more "
-                            "than int64 positions along an axis");
+  /* room, extent <= INT32_MAX and q * stride < room + stride: no int64
+   * overflow */
+  if (q * stride + extent > INT32_MAX)
+    return tn__ckd_attr_error(op, "strides", stride, "with ceil_mode the "
+                              "last window ends at %" PRId64 ", more than "
+                              "int32 holds (the kernels' index type)",
+                              q * stride + extent);
+  *out = q + 1;
   return 0;
 }
 
@@ -216,7 +233,7 @@ TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
     return NULL;
   /* the room the dilated kernel leaves in the padded input; negative when
    * it does not fit (checked before dividing: C rounds toward zero) */
-  int64_t hroom, wroom, oh, ow;
+  int64_t hroom, wroom, oh = 0, ow = 0;
   if (window_room(op, dd[h_], (int64_t[]){pad[0], pad[2]}, dil[0], kd[kh],
                   &hroom) ||
       window_room(op, dd[w_], (int64_t[]){pad[1], pad[3]}, dil[1], kd[kw],
@@ -229,8 +246,10 @@ TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
                             "(%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
                             "))", dd[h_], dd[w_], dil[0], dil[1], pad[0],
                             pad[1], pad[2], pad[3]), NULL;
-  if (window_count(op, types, hroom, stride[0], false, &oh) ||
-      window_count(op, types, wroom, stride[1], false, &ow))
+  if (window_count(op, hroom, stride[0], dil[0] * (kd[kh] - 1) + 1, false,
+                   &oh) ||
+      window_count(op, wroom, stride[1], dil[1] * (kd[kw] - 1) + 1, false,
+                   &ow))
     return NULL;
   int64_t out[4];
   out[n_] = dd[n_], out[c_] = cout, out[h_] = oh, out[w_] = ow;
@@ -352,11 +371,12 @@ static TnObject *infer_pool2d(const char *op, TnObject *const *types,
   if (tn__ir_pair(op, attrs, "strides", 1, stride) || tn__ir_padding4(op, attrs, pad))
     return NULL;
   const int64_t *dd = tn__ir_dims(d);
-  int64_t hin, win, oh, ow;
+  int64_t hin, win, oh = 0, ow = 0;
   if (size[0] < 1 || size[1] < 1)
     return tn__ir_arg_error(op, 0, "data", types[0], "a %" PRId64 "x%" PRId64
                             " window does not fit (pool_size must be "
                             "positive)", size[0], size[1]), NULL;
+  if (tn__ir_attr_fits_i32(op, "pool_size", size, 2)) return NULL;
   if (window_room(op, dd[h_], (int64_t[]){pad[0], pad[2]}, 1, size[0],
                   &hin) ||
       window_room(op, dd[w_], (int64_t[]){pad[1], pad[3]}, 1, size[1], &win))
@@ -367,8 +387,8 @@ static TnObject *infer_pool2d(const char *op, TnObject *const *types,
                             "(%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
                             "))", size[0], size[1], pad[0], pad[1], pad[2],
                             pad[3]), NULL;
-  if (window_count(op, types, hin, stride[0], p->ceil_mode, &oh) ||
-      window_count(op, types, win, stride[1], p->ceil_mode, &ow))
+  if (window_count(op, hin, stride[0], size[0], p->ceil_mode, &oh) ||
+      window_count(op, win, stride[1], size[1], p->ceil_mode, &ow))
     return NULL;
   int64_t out[4];
   out[n_] = dd[n_], out[c_] = dd[c_], out[h_] = oh, out[w_] = ow;

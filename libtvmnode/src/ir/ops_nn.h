@@ -136,7 +136,8 @@ bool tn__ir_kernel_layout(const char *op, const char *l, int *o, int *i,
 /* (top, left, bottom, right) from the "padding" attribute's 0, 1, 2 or 4
  * values; -1 with a TypeError. */
 int tn__ir_padding4(const char *op, const TnObject *attrs, int64_t pad[4]);
-/* A positive pair attribute (strides, dilation) with a default. */
+/* A positive pair attribute (strides, dilation) with a default. Both
+ * take values the kernels hold in int32 only. */
 int tn__ir_pair(const char *op, const TnObject *attrs, const char *field,
                 int64_t dflt, int64_t out[2]);
 

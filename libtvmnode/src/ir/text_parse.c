@@ -1163,6 +1163,10 @@ TN_API TnObject *tn_ir_parse(const char *text, size_t size) {
     result = NULL;
     tn_error_set_raised(p.error); /* the first error, not a later one */
   }
+  /* what tn_json_load checks of a loaded module, so that text and JSON
+   * accept the same modules (a call behind a let whose arguments were
+   * typed only after it was built is typed here) */
+  if (result && tn_ir_well_formed(result)) result = NULL;
   if (result) tn_object_retain(result);
   g_ptr_array_free(p.owned, TRUE);
   g_ptr_array_free(p.scopes, TRUE);

@@ -225,6 +225,30 @@ static int32_t add_step(Builder *b, TnKernCall *k, const char *op,
   return id;
 }
 
+/* The kernels count elements, and index every dimension and every row-
+ * major stride, in int32: a tensor they see spans at most INT32_MAX
+ * elements, an empty dimension counted as 1 (as tn__ckd_span_bytes). Then
+ * no product the lowering forms of its dimensions overflows. -1 with a
+ * ValueError naming the argument (`i` == nargs: the result) otherwise. */
+static int too_large_for_kernels(const char *op, int32_t i, int32_t n,
+                                 const TnIrTensorType *t) {
+  int64_t span;
+  if (!tn__ckd_span_bytes(&span, tn__ir_dims(t), tn__ir_ndim(t), 1, NULL) &&
+      span <= INT32_MAX)
+    return 0;
+  GString *s = g_string_new(NULL);
+  tn__ir_print_type(s, (const TnObject *)t);
+  char what[32];
+  if (i < n) g_snprintf(what, sizeof what, "argument %d", i);
+  else g_strlcpy(what, "the result", sizeof what);
+  tn_error_raise_in(TN_ERR_VALUE, op, "%s has type %s: more than %" PRId32
+                    " elements (an empty dimension counted as 1), too large "
+                    "for the kernels, which index in int32", what, s->str,
+                    INT32_MAX);
+  g_string_free(s, TRUE);
+  return -1;
+}
+
 /* Lower a call of an operator whose arguments are the refs `args`. */
 static int32_t lower_op_call(Builder *b, const TnIrCall *c,
                              const int32_t *args, int32_t nargs) {
@@ -263,6 +287,9 @@ static int32_t lower_op_call(Builder *b, const TnIrCall *c,
   TnKernCall k = {0};
   const TnKernEntry *entry = kernel_entry(c->op);
   if (entry) {
+    for (int32_t i = 0; i <= n; i++)
+      if (too_large_for_kernels(name, i, n, i < n ? a.types[i] : out))
+        return ERR;
     if (entry->lower(&a, &k)) {
       g_free(k.params);
       return ERR;

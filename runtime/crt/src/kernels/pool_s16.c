@@ -19,7 +19,10 @@ static int pool_ok(const TnCrtPool2d *p) {
   return p->batch > 0 && p->in_h > 0 && p->in_w > 0 && p->channels > 0 &&
          p->out_h > 0 && p->out_w > 0 && p->k_h > 0 && p->k_w > 0 &&
          p->stride_h > 0 && p->stride_w > 0 && p->pad_top >= 0 &&
-         p->pad_left >= 0;
+         p->pad_left >= 0 &&
+         (int64_t)(p->out_h - 1) * p->stride_h + p->k_h <= INT32_MAX &&
+         (int64_t)(p->out_w - 1) * p->stride_w + p->k_w <= INT32_MAX &&
+         (int64_t)p->k_h * p->k_w <= INT32_MAX;
 }
 
 /* [*a, *b): the taps of a window from `origin` of k taps inside [0, n). */

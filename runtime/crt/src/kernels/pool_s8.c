@@ -33,6 +33,11 @@ static TnCrtStatus check_pool(const TnCrtPool2d *p, const int8_t *in,
       p->stride_h <= 0 || p->stride_w <= 0 || p->pad_top < 0 ||
       p->pad_left < 0)
     return TN_CRT_INVALID_ARGUMENT;
+  /* the window origins, ends and sizes stay within int32 */
+  if ((int64_t)(p->out_h - 1) * p->stride_h + p->k_h > INT32_MAX ||
+      (int64_t)(p->out_w - 1) * p->stride_w + p->k_w > INT32_MAX ||
+      (int64_t)p->k_h * p->k_w > INT32_MAX)
+    return TN_CRT_OVERFLOW;
   if (act_min > act_max) return TN_CRT_INVALID_ARGUMENT;
   *lo = act_min < -128 ? -128 : act_min;
   *hi = act_max > 127 ? 127 : act_max;
