@@ -11,6 +11,7 @@
  * models over one pool, are run side by side. The suite links the crt
  * alone, as a firmware would.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <tvmnode/crt/model.h>
@@ -487,6 +488,167 @@ START_TEST(test_unusable_instances) {
 }
 END_TEST
 
+/* Instances changed behind the API's back (issue 32): the model pointer
+ * swapped to a descriptor whose pools are larger, a pool pointer edited,
+ * a copy at another address, half of another instance written over it,
+ * uninitialised garbage, a descriptor in RAM changed after init. Each is
+ * TN_CRT_MODEL_MISMATCH from every call, and nothing is read or written
+ * out of bounds (the pools are heap blocks of their exact size, so ASan
+ * and valgrind see any overrun). */
+static int32_t add_one_big_run(void *const *inputs, void *const *outputs,
+                               void *const *workspace, void *const *constants,
+                               void *const *devices) {
+  (void)inputs, (void)outputs, (void)constants, (void)devices;
+  memset(workspace[0], 0x5a, 64); /* its own pool is 64 bytes */
+  return TN_CRT_OK;
+}
+static const TnCrtPoolInfo add_one_big_pools[] = {{"ws", 64, 8}};
+
+static void expect_refused(TnCrtInstance *inst) {
+  int32_t buf[4];
+  ST_LAST(inst, tn_crt_run(inst), TN_CRT_MODEL_MISMATCH);
+  ST_LAST(inst, tn_crt_bind_input(inst, 0, buf, sizeof buf),
+          TN_CRT_MODEL_MISMATCH);
+  ST_LAST(inst, tn_crt_unbind_output(inst, 0), TN_CRT_MODEL_MISMATCH);
+  ST_LAST(inst, tn_crt_set_device(inst, 0, buf), TN_CRT_MODEL_MISMATCH);
+  ST_LAST(inst, tn_crt_set_state(inst, buf, sizeof buf),
+          TN_CRT_MODEL_MISMATCH);
+  ST_LAST(inst, tn_crt_reset(inst), TN_CRT_MODEL_MISMATCH);
+  TnCrtTensor t;
+  ST(tn_crt_input(inst, 0, &t), TN_CRT_MODEL_MISMATCH);
+  ck_assert_ptr_null(t.data);
+  TnCrtReport r;
+  ST(tn_crt_report(inst, &r), TN_CRT_MODEL_MISMATCH);
+}
+
+/* A heap instance of add_one over a heap pool of exactly 16 bytes. */
+static TnCrtInstance *add_one_ready(void **pool, int32_t *x, int32_t *y) {
+  *pool = malloc(16);
+  TnCrtPool p = {*pool, 16};
+  TnCrtInstance *inst = malloc(sizeof *inst);
+  KT_CHECK_OK(tn_crt_instance_init(inst, &add_one, &p, 1, NULL, 0));
+  KT_CHECK_OK(tn_crt_bind_input(inst, 0, x, 16));
+  KT_CHECK_OK(tn_crt_bind_output(inst, 0, y, 16));
+  KT_CHECK_OK(tn_crt_run(inst));
+  return inst;
+}
+
+START_TEST(test_tampered_instances) {
+  int32_t x[4] = {1, 2, 3, 4}, y[4];
+  void *pool;
+  TnCrtInstance *inst = add_one_ready(&pool, x, y);
+
+  /* swapped: the descriptor of a model with a 64-byte pool */
+  TnCrtModel add_one_big = add_one;
+  add_one_big.workspace_pools = add_one_big_pools;
+  add_one_big.run = add_one_big_run;
+  inst->model = &add_one_big;
+  expect_refused(inst);
+  inst->model = &add_one; /* put back: usable again */
+  inst->last_error = TN_CRT_OK;
+  KT_CHECK_OK(tn_crt_run(inst));
+  ck_assert_int_eq(y[3], 5);
+
+  /* a pool pointer edited */
+  void *saved = inst->workspace[0];
+  inst->workspace[0] = (uint8_t *)saved + 8;
+  expect_refused(inst);
+  inst->workspace[0] = saved;
+  KT_CHECK_OK(tn_crt_run(inst));
+
+  /* copied to another address: the copy is refused, the original runs */
+  TnCrtInstance *copy = malloc(sizeof *copy);
+  memcpy(copy, inst, sizeof *copy);
+  expect_refused(copy);
+  KT_CHECK_OK(tn_crt_run(inst));
+
+  /* torn: the first half of another model's instance written over it */
+  MixMem m = {.a = {1}, .b = {0.0f}};
+  TnCrtInstance other;
+  mix_ready(&other, &m);
+  memcpy(inst, &other, sizeof *inst / 2);
+  expect_refused(inst);
+  /* and the other way round: only the second half */
+  TnCrtInstance *inst2 = add_one_ready(&saved, x, y);
+  memcpy((uint8_t *)inst2 + sizeof *inst2 / 2,
+         (uint8_t *)&other + sizeof other / 2, sizeof other - sizeof other / 2);
+  expect_refused(inst2);
+  KT_CHECK_OK(tn_crt_run(&other)); /* the source is untouched */
+
+  /* never initialised: garbage of several kinds, none of it followed */
+  for (unsigned seed = 0; seed < 64; seed++) {
+    uint32_t r = seed * 2654435761u + 1u; /* an LCG's bytes */
+    for (size_t k = 0; k < sizeof *copy; k++) {
+      r = r * 1664525u + 1013904223u;
+      ((uint8_t *)copy)[k] = seed == 0 ? 0xa5 : (uint8_t)(r >> 24);
+    }
+    expect_refused(copy);
+  }
+  memset(copy, 0xff, sizeof *copy);
+  expect_refused(copy);
+
+  free(copy);
+  free(inst);
+  free(inst2);
+  free(pool);
+  free(saved);
+}
+END_TEST
+
+/* A descriptor in RAM (a model loaded at run time) changed after init:
+ * its pool grown past the application's pool, or a tensor moved. */
+START_TEST(test_descriptor_changed_after_init) {
+  TnCrtPoolInfo pools[1] = {{"ws", 16, 8}};
+  TnCrtTensorInfo outs[1] = {add_one_outputs[0]};
+  TnCrtModel d = add_one;
+  d.workspace_pools = pools;
+  d.outputs = outs;
+  int32_t x[4] = {0}, y[4];
+  void *pool = malloc(16);
+  TnCrtPool p = {pool, 16};
+  TnCrtInstance inst;
+  KT_CHECK_OK(tn_crt_instance_init(&inst, &d, &p, 1, NULL, 0));
+  KT_CHECK_OK(tn_crt_bind_input(&inst, 0, x, sizeof x));
+  KT_CHECK_OK(tn_crt_bind_output(&inst, 0, y, sizeof y));
+  KT_CHECK_OK(tn_crt_run(&inst));
+  pools[0].size = 64;
+  expect_refused(&inst);
+  pools[0].size = 16;
+  inst.last_error = TN_CRT_OK;
+  KT_CHECK_OK(tn_crt_run(&inst));
+  outs[0].nbytes = 64;
+  expect_refused(&inst);
+  outs[0].nbytes = 16;
+  d.run = add_one_big_run;
+  expect_refused(&inst);
+  free(pool);
+}
+END_TEST
+
+START_TEST(test_unbind) {
+  int32_t x[4] = {1, 2, 3, 4}, y[4];
+  void *pool;
+  TnCrtInstance *inst = add_one_ready(&pool, x, y);
+  KT_CHECK_OK(tn_crt_unbind_input(inst, 0));
+  TnCrtTensor t;
+  KT_CHECK_OK(tn_crt_input(inst, 0, &t));
+  ck_assert_ptr_null(t.data);
+  ST_LAST(inst, tn_crt_run(inst), TN_CRT_NOT_BOUND);
+  KT_CHECK_OK(tn_crt_bind_input(inst, 0, x, sizeof x));
+  KT_CHECK_OK(tn_crt_run(inst));
+  ST_LAST(inst, tn_crt_unbind_input(inst, 1), TN_CRT_INVALID_ARGUMENT);
+  ST_LAST(inst, tn_crt_unbind_output(inst, -1), TN_CRT_INVALID_ARGUMENT);
+  ST(tn_crt_unbind_input(NULL, 0), TN_CRT_NULL_POINTER);
+  /* an output in a pool cannot be unbound */
+  MixMem m = {.a = {1}, .b = {0.0f}};
+  TnCrtInstance other;
+  mix_ready(&other, &m);
+  ST_LAST(&other, tn_crt_unbind_output(&other, 0), TN_CRT_INVALID_ARGUMENT);
+  free(inst);
+  free(pool);
+}
+END_TEST
+
 START_TEST(test_bind_failures) {
   MixMem m = {0};
   TnCrtInstance inst;
@@ -705,6 +867,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_init_failures);
   tcase_add_test(tc, test_init_inconsistent_descriptor);
   tcase_add_test(tc, test_unusable_instances);
+  tcase_add_test(tc, test_tampered_instances);
+  tcase_add_test(tc, test_descriptor_changed_after_init);
+  tcase_add_test(tc, test_unbind);
   tcase_add_test(tc, test_bind_failures);
   tcase_add_test(tc, test_device_failures);
   tcase_add_test(tc, test_run_failures);

@@ -132,21 +132,46 @@ static int bad_calls(void) {
   TnCrtPool given[] = {
 #define GIVE_POOL(name, size) {pool_##name, size},
       FW_POOLS(GIVE_POOL)};
+  const int32_t n_given = (int32_t)(sizeof given / sizeof given[0]);
   given[0].size -= 1;
   ok &= bad_call("pool_too_small",
-                 tn_crt_instance_init(&inst, &FW_MODEL, given,
-                                      (int32_t)(sizeof given / sizeof given[0]),
-                                      0, 0),
+                 tn_crt_instance_init(&inst, &FW_MODEL, given, n_given, 0, 0),
                  TN_CRT_POOL_TOO_SMALL);
   given[0].size += 1;
   /* ... and a descriptor of another ABI version (or not a descriptor) */
   TnCrtModel other = FW_MODEL;
   other.abi_version += 1;
   ok &= bad_call("foreign_descriptor",
-                 tn_crt_instance_init(&inst, &other, given,
-                                      (int32_t)(sizeof given / sizeof given[0]),
-                                      0, 0),
+                 tn_crt_instance_init(&inst, &other, given, n_given, 0, 0),
                  TN_CRT_MODEL_MISMATCH);
+  /* instances changed behind the API's back: each run is refused before
+   * it follows a pointer. Never initialised (stack garbage's stand-in) */
+  static TnCrtInstance bad;
+  for (size_t k = 0; k < sizeof bad; k++)
+    ((uint8_t *)&bad)[k] = (uint8_t)(0xa5u + 37u * k);
+  ok &= bad_call("garbage_instance", tn_crt_run(&bad), TN_CRT_MODEL_MISMATCH);
+  /* a good instance, its descriptor swapped for one with larger pools */
+  ok &= bad_call("good_instance",
+                 tn_crt_instance_init(&inst, &FW_MODEL, given, n_given, 0, 0),
+                 TN_CRT_OK);
+  static TnCrtModel bigger;
+  static TnCrtPoolInfo bigger_pools[TN_CRT_MAX_POOLS];
+  bigger = FW_MODEL;
+  for (int32_t k = 0; k < bigger.num_workspace_pools; k++) {
+    bigger_pools[k] = FW_MODEL.workspace_pools[k];
+    bigger_pools[k].size *= 2;
+  }
+  bigger.workspace_pools = bigger_pools;
+  inst.model = &bigger;
+  ok &= bad_call("swapped_descriptor", tn_crt_run(&inst),
+                 TN_CRT_MODEL_MISMATCH);
+  inst.model = &FW_MODEL;
+  /* a copy at another address, and half of the garbage over the original */
+  memcpy(&bad, &inst, sizeof bad);
+  ok &= bad_call("copied_instance", tn_crt_run(&bad), TN_CRT_MODEL_MISMATCH);
+  for (size_t k = sizeof inst / 2; k < sizeof inst; k++)
+    ((uint8_t *)&inst)[k] = (uint8_t)(0x5au + 11u * k);
+  ok &= bad_call("torn_instance", tn_crt_run(&inst), TN_CRT_MODEL_MISMATCH);
 #endif
   return ok;
 }

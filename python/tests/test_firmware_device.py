@@ -244,6 +244,13 @@ def test_bad_calls_return_error_codes_on_device(tmp_path: Any, objects: str,
         # through the firmware API (tvmnode/crt/model.h)
         "pool_too_small": {"status": 6, "expected": 6},
         "foreign_descriptor": {"status": 10, "expected": 10},
+        # instances changed behind the API's back (issue 32): refused
+        # before a pointer in them is followed
+        "garbage_instance": {"status": 10, "expected": 10},
+        "good_instance": {"status": 0, "expected": 0},
+        "swapped_descriptor": {"status": 10, "expected": 10},
+        "copied_instance": {"status": 10, "expected": 10},
+        "torn_instance": {"status": 10, "expected": 10},
     }
     # and the good call after them still computes the host's bits
     np.testing.assert_array_equal(_device_outputs(res, info)[0], ref[0])

@@ -8,9 +8,9 @@
  * out of bounds (pool sizes and alignment, in-pool tensors inside their
  * pool) before it touches any memory, so a failed init leaves the pools
  * alone and the instance unusable. Every later call checks the instance's
- * descriptor again (magic, ABI, entry point): the struct lives in the
- * application's memory, may be zeroed, stale or foreign, and a wrong code
- * is better than a hard fault. Nothing here allocates, prints or aborts.
+ * seals, then its descriptor again (magic, ABI, entry point): the struct
+ * lives in the application's memory, may be zeroed, stale, copied or
+ * foreign, and a wrong code is better than a hard fault. Nothing here allocates, prints or aborts.
  */
 #include "tvmnode/crt/model.h"
 
@@ -29,10 +29,83 @@ static int descriptor_ok(const TnCrtModel *m) {
          m->abi_version == TN_CRT_MODEL_ABI_VERSION && m->run != NULL;
 }
 
+/* ---- seals ----------------------------------------------------------------
+ * An instance lives in the application's memory, where it may be zeroed,
+ * never initialised, copied, half overwritten or edited. Before any call
+ * follows one of its pointers, two 32-bit checksums (FNV-1a over words)
+ * must match: `seal` over the instance's own address and every pointer in
+ * it, so that a garbage, torn, copied or swapped struct is refused without
+ * a pointer followed; then `model_seal` over what the generated entry
+ * point trusts of the descriptor (its identity and every pool's size and
+ * alignment, the tensors' counts and placement), so that a descriptor in
+ * RAM changed after init is refused too. A struct that matches by chance
+ * is one in 2^32. Every call that changes a pointer seals again. */
+static void mix(uint32_t *h, uintptr_t v) {
+  for (unsigned k = 0; k < sizeof v; k += 4) {
+    *h = (*h ^ (uint32_t)(v & 0xffffffffu)) * 16777619u;
+    v = (uintptr_t)((uint64_t)v >> 32);
+  }
+}
+
+static void mix_ptrs(uint32_t *h, void *const *p, int32_t n) {
+  for (int32_t k = 0; k < n; k++) mix(h, (uintptr_t)p[k]);
+}
+
+static uint32_t instance_seal(const TnCrtInstance *inst) {
+  uint32_t h = 2166136261u;
+  mix(&h, (uintptr_t)inst);
+  mix(&h, (uintptr_t)inst->model);
+  mix_ptrs(&h, inst->inputs, TN_CRT_MAX_IO);
+  mix_ptrs(&h, inst->outputs, TN_CRT_MAX_IO);
+  mix_ptrs(&h, inst->workspace, TN_CRT_MAX_POOLS);
+  mix_ptrs(&h, inst->constants, TN_CRT_MAX_POOLS);
+  mix_ptrs(&h, inst->devices, TN_CRT_MAX_POOLS);
+  mix(&h, (uintptr_t)inst->state);
+  return h;
+}
+
+static void mix_pools(uint32_t *h, const TnCrtPoolInfo *p, int32_t n) {
+  mix(h, (uintptr_t)p);
+  for (int32_t k = 0; p && k < n && k < TN_CRT_MAX_POOLS; k++)
+    mix(h, p[k].size), mix(h, p[k].alignment);
+}
+
+static void mix_tensors(uint32_t *h, const TnCrtTensorInfo *t, int32_t n) {
+  mix(h, (uintptr_t)t);
+  mix(h, (uint32_t)n);
+  for (int32_t k = 0; t && k < n && k < TN_CRT_MAX_IO; k++)
+    mix(h, t[k].nbytes), mix(h, (uint32_t)t[k].pool), mix(h, t[k].offset);
+}
+
+/* Only for a descriptor that descriptor_ok() accepted. */
+static uint32_t model_seal(const TnCrtModel *m) {
+  uint32_t h = 2166136261u;
+  mix(&h, m->magic);
+  mix(&h, (uintptr_t)m->run);
+  mix(&h, (uint32_t)m->num_workspace_pools);
+  mix_pools(&h, m->workspace_pools, m->num_workspace_pools);
+  mix(&h, (uint32_t)m->num_constant_pools);
+  mix_pools(&h, m->constant_pools, m->num_constant_pools);
+  mix(&h, (uint32_t)m->num_devices);
+  mix_tensors(&h, m->inputs, m->num_inputs);
+  mix_tensors(&h, m->outputs, m->num_outputs);
+  const TnCrtStatefulModel *sm = tn_crt_model_state(m);
+  if (sm) {
+    mix(&h, sm->state_pool_size);
+    mix(&h, sm->state_pool_alignment);
+    mix(&h, (uintptr_t)sm->run_with_state);
+  }
+  return h;
+}
+
+static void seal(TnCrtInstance *inst) { inst->seal = instance_seal(inst); }
+
 /* Whether `inst` may be used at all (TN_CRT_OK, or the code to return). */
 static int32_t usable(const TnCrtInstance *inst) {
   if (!inst) return TN_CRT_NULL_POINTER;
-  if (!inst->model || !descriptor_ok(inst->model)) return TN_CRT_MODEL_MISMATCH;
+  if (inst->seal != instance_seal(inst) || !inst->model ||
+      !descriptor_ok(inst->model) || inst->model_seal != model_seal(inst->model))
+    return TN_CRT_MODEL_MISMATCH;
   return TN_CRT_OK;
 }
 
@@ -134,6 +207,8 @@ int32_t tn_crt_instance_init(TnCrtInstance *inst, const TnCrtModel *model,
   bind_in_pool(inst, model->inputs, model->num_inputs, inst->inputs);
   bind_in_pool(inst, model->outputs, model->num_outputs, inst->outputs);
   inst->model = model;
+  inst->model_seal = model_seal(model);
+  seal(inst);
   return TN_CRT_OK;
 }
 
@@ -148,7 +223,26 @@ static int32_t bind(TnCrtInstance *inst, int is_output, int32_t i, void *data,
   if (!aligned(data, element_alignment(t->dtype)))
     return record(inst, TN_CRT_POOL_MISALIGNED);
   (is_output ? inst->outputs : inst->inputs)[i] = data;
+  seal(inst);
   return TN_CRT_OK;
+}
+
+static int32_t unbind(TnCrtInstance *inst, int is_output, int32_t i) {
+  int32_t st = usable(inst);
+  if (st != TN_CRT_OK) return record(inst, st);
+  const TnCrtTensorInfo *t = info_at(inst->model, is_output, i);
+  if (!t || t->pool >= 0) return record(inst, TN_CRT_INVALID_ARGUMENT);
+  (is_output ? inst->outputs : inst->inputs)[i] = NULL;
+  seal(inst);
+  return TN_CRT_OK;
+}
+
+int32_t tn_crt_unbind_input(TnCrtInstance *inst, int32_t i) {
+  return unbind(inst, 0, i);
+}
+
+int32_t tn_crt_unbind_output(TnCrtInstance *inst, int32_t i) {
+  return unbind(inst, 1, i);
 }
 
 int32_t tn_crt_bind_input(TnCrtInstance *inst, int32_t i, void *data,
@@ -168,6 +262,7 @@ int32_t tn_crt_set_device(TnCrtInstance *inst, int32_t i, void *device) {
     return record(inst, TN_CRT_INVALID_ARGUMENT);
   if (!device) return record(inst, TN_CRT_NULL_POINTER);
   inst->devices[i] = device;
+  seal(inst);
   return TN_CRT_OK;
 }
 
@@ -182,6 +277,7 @@ int32_t tn_crt_set_state(TnCrtInstance *inst, void *pool, uint32_t size) {
       (uintptr_t)pool % m->state_pool_alignment != 0)
     return record(inst, TN_CRT_POOL_MISALIGNED);
   inst->state = pool;
+  seal(inst);
   return TN_CRT_OK;
 }
 

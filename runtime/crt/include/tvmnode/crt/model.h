@@ -150,7 +150,13 @@ typedef struct {
 } TnCrtPool;
 
 /* An instance of a model over the application's memory. Treat the fields
- * as private; the struct is public only so it can live anywhere. */
+ * as private; the struct is public only so it can live anywhere. It is
+ * sealed to its own address, its descriptor and the buffers bound to it
+ * (the two seals, which every call checks before it follows a pointer):
+ * an instance changed behind the API's back (its model pointer swapped, a
+ * pool pointer edited, half overwritten), copied to another address, or
+ * never initialised is TN_CRT_MODEL_MISMATCH, not a write out of bounds.
+ * Initialise each instance where it lives; do not copy one. */
 typedef struct {
   const TnCrtModel *model;
   void *inputs[TN_CRT_MAX_IO];
@@ -161,6 +167,8 @@ typedef struct {
   int32_t last_error;
   uint32_t runs;
   void *state; /* a stateful model's state pool (tn_crt_set_state) */
+  uint32_t seal;       /* over this address and the pointers above */
+  uint32_t model_seal; /* over what `run` trusts of the descriptor */
 } TnCrtInstance;
 
 /* A tensor of an instance: its buffer (NULL while unbound) and its info. */
@@ -181,9 +189,10 @@ typedef struct {
 
 /*
  * Every call below that takes an instance first checks it: NULL is
- * TN_CRT_NULL_POINTER, and an instance whose model pointer is NULL or does
- * not lead to a descriptor this runtime reads (a zeroed, failed or foreign
- * struct) is TN_CRT_MODEL_MISMATCH. A call that takes a mutable instance
+ * TN_CRT_NULL_POINTER, and an instance whose seals do not match (a
+ * zeroed, failed, uninitialised, copied or edited struct) or whose model
+ * pointer does not lead to a descriptor this runtime reads is
+ * TN_CRT_MODEL_MISMATCH. A call that takes a mutable instance
  * records its failure code as the instance's last error; the const
  * queries (tn_crt_input/output, tn_crt_report) record nothing.
  *
@@ -215,6 +224,12 @@ int32_t tn_crt_bind_input(TnCrtInstance *inst, int32_t i, void *data,
                           uint32_t size);
 int32_t tn_crt_bind_output(TnCrtInstance *inst, int32_t i, void *data,
                            uint32_t size);
+/* Forget the buffer bound to input / output `i` (the instance then no
+ * longer refers to the application's memory; a run is TN_CRT_NOT_BOUND
+ * until another bind). TN_CRT_INVALID_ARGUMENT for an index out of range
+ * or an input or output in a pool. */
+int32_t tn_crt_unbind_input(TnCrtInstance *inst, int32_t i);
+int32_t tn_crt_unbind_output(TnCrtInstance *inst, int32_t i);
 /* Hand device `i` (an accelerator handle) to the instance
  * (TN_CRT_INVALID_ARGUMENT for an index out of range, TN_CRT_NULL_POINTER
  * for a NULL handle). Every device of the descriptor must be set before a
