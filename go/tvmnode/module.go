@@ -177,6 +177,16 @@ func LoadModule(path string, name ...string) (*Module, error) {
 	if len(name) > 1 {
 		return nil, Errorf(TypeError, "LoadModule: at most one model name, got %d", len(name))
 	}
+	// C strings end at a NUL: such a path or name would name another
+	if k := strings.IndexByte(path, 0); k >= 0 {
+		return nil, tag(Errorf(ValueError, "LoadModule: the path holds a NUL byte at %d", k), ErrLoad)
+	}
+	if len(name) == 1 {
+		if k := strings.IndexByte(name[0], 0); k >= 0 {
+			return nil, tag(Errorf(ValueError, "LoadModule: the model name holds a NUL byte at %d",
+				k), ErrName)
+		}
+	}
 	if _, err := os.Stat(path); err != nil && errors.Is(err, fs.ErrNotExist) {
 		e := Errorf("OSError", "LoadModule: cannot load '%s': no such file", path)
 		return nil, tag(e, ErrLoad, fs.ErrNotExist)
@@ -199,6 +209,10 @@ func LoadModule(path string, name ...string) (*Module, error) {
 // with -DTVMGEN_SYSTEM_LIB and linked into the program (ErrName when
 // there is none of that name).
 func SystemModule(name string) (*Module, error) {
+	if k := strings.IndexByte(name, 0); k >= 0 {
+		return nil, tag(Errorf(ValueError, "SystemModule: the model name holds a NUL byte at %d",
+			k), ErrName)
+	}
 	c := C.CString(name)
 	defer C.free(unsafe.Pointer(c))
 	o, err := cobj("SystemModule", func() *C.TnObject { return C.tn_module_system(c) })
@@ -581,7 +595,12 @@ func (m *Module) Output(i int) (*Tensor, error) {
 	if err := m.acquire(who); err != nil {
 		return nil, err
 	}
-	r := C.tngo_module_get_output(C.uintptr_t(uintptr(unsafe.Pointer(m.p))), C.int32_t(clampIndex(i)))
+	if i < 0 || i >= len(m.outs) {
+		m.release()
+		return nil, tag(Errorf(IndexError, "%s: model '%s' has %d outputs, no output %d", who,
+			m.info.Name, len(m.outs), i), ErrName)
+	}
+	r := C.tngo_module_get_output(C.uintptr_t(uintptr(unsafe.Pointer(m.p))), C.int32_t(i))
 	m.release()
 	if r.obj == nil {
 		return nil, m.classify(raisedError(who, r.err))
@@ -697,7 +716,12 @@ func (m *Module) SetWorkspace(pool int, t *Tensor) error {
 	if err := m.acquire(who); err != nil {
 		return err
 	}
-	r := C.tngo_module_set_workspace(C.uintptr_t(uintptr(unsafe.Pointer(m.p))), C.int32_t(clampIndex(pool)),
+	if pool < 0 || pool >= len(m.pools) {
+		m.release()
+		return tag(Errorf(IndexError, "%s: model '%s' has %d workspace pools, no pool %d", who,
+			m.info.Name, len(m.pools), pool), ErrName)
+	}
+	r := C.tngo_module_set_workspace(C.uintptr_t(uintptr(unsafe.Pointer(m.p))), C.int32_t(pool),
 		C.uintptr_t(uintptr(unsafe.Pointer(tp))))
 	m.release()
 	runtime.KeepAlive(t)
@@ -752,11 +776,4 @@ func typeName(v interface{}) string {
 		return "nil"
 	}
 	return reflect.TypeOf(v).String()
-}
-
-func clampIndex(i int) int32 {
-	if i < 0 || i > 1<<31-1 {
-		return -1
-	}
-	return int32(i)
 }

@@ -327,9 +327,18 @@ func TestModuleErrorsAreTyped(t *testing.T) {
 	expectClass(t, err, tn.ErrName, tn.IndexError, "no output 1")
 	_, err = m.Output(-1)
 	expectClass(t, err, tn.ErrName, tn.IndexError)
+	// an index past int32 is named as given, not as a truncated -1
+	_, err = m.Output(1 << 40)
+	expectClass(t, err, tn.ErrName, tn.IndexError, "no output 1099511627776")
 	expectClass(t, m.CopyOutput(0, make([]int8, 3)), tn.ErrShape, tn.ValueError)
 	expectClass(t, m.CopyOutput(0, make([]uint8, 640)), tn.ErrDType, tn.TypeError)
 	expectClass(t, m.CopyOutput(2, make([]int8, 640)), tn.ErrName, tn.IndexError)
+
+	// NUL bytes in a path or a name are refused, not cut short
+	_, err = tn.LoadModule("lib\x00.so")
+	expectClass(t, err, tn.ErrLoad, tn.ValueError, "NUL byte at 3")
+	_, err = tn.SystemModule("kws\x00x")
+	expectClass(t, err, tn.ErrName, tn.ValueError, "NUL byte at 3")
 
 	// libraries and names
 	_, err = tn.LoadModule(filepath.Join(t.TempDir(), "missing.so"))

@@ -483,3 +483,47 @@ def test_cli_compile_and_plan(tmp_path: Any, capsys: Any) -> None:
     assert "lower bound" in text and "intermediate" in text
     assert cli.main(["compile", path, "-o", out, "--device", "npu"]) == 1
     assert "NAME:OP" in capsys.readouterr().err
+
+
+# Every C11 keyword, C23's new ones and names the usual headers define: as
+# input and output names they broke the generated C (`void *int;`).
+C_NAMES = ["auto", "break", "case", "char", "const", "continue", "default", "do", "double",
+           "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
+           "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
+           "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Alignas",
+           "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn",
+           "_Static_assert", "_Thread_local", "bool", "true", "false", "errno",
+           "static_assert", "alignas", "alignof", "noreturn", "thread_local", "complex",
+           "imaginary", "offsetof", "assert", "and", "or", "not", "xor", "nullptr", "typeof",
+           "constexpr", "__reserved", "stdin", "NULL"]
+USUAL_HEADERS = ("#include <stdbool.h>\n#include <errno.h>\n#include <assert.h>\n"
+                 "#include <stdalign.h>\n#include <stdnoreturn.h>\n#include <complex.h>\n"
+                 "#include <iso646.h>\n#include <stddef.h>\n#include <stdio.h>\n")
+
+
+@pytest.mark.parametrize("chunk", range(0, len(C_NAMES), 16))
+def test_c_keywords_as_tensor_names(chunk: int, tmp_path: Any) -> None:
+    from tvmnode import ir
+    from tvmnode.ir import op
+    names = C_NAMES[chunk:chunk + 16]
+    xs = [ir.var(n, shape=(4,), dtype="float32") for n in names]
+    y: Any = xs[0]
+    for x in xs[1:]:
+        y = op.add(y, x)
+    mod = ir.IRModule.from_expr(ir.Function(xs, op.nn.relu(y)))
+    mod = mod.with_attr("inputs", [{"name": n} for n in names])
+    mod = mod.with_attr("outputs", [{"name": names[-1]}])
+    arch = codegen.compile(mod, "kw")
+    c_names = [i["name"] for i in arch.info["inputs"]]
+    assert len(set(c_names)) == len(names)
+    # the generated header after the headers a firmware project includes,
+    # its structs used by name
+    fields = "".join("  (void)in.%s;\n" % n for n in c_names)
+    use = (USUAL_HEADERS + '#include "tvmgen_kw.h"\n'
+           "void kw_use(struct tvmgen_kw_inputs in, struct tvmgen_kw_outputs out);\n"
+           "void kw_use(struct tvmgen_kw_inputs in, struct tvmgen_kw_outputs out) {\n"
+           + fields + "  (void)out.%s;\n}\n" % arch.info["outputs"][0]["name"])
+    hm = HostModel(arch, str(tmp_path), extra_sources={"use.c": use})
+    vals = [np.arange(4, dtype="float32") - k for k in range(len(names))]
+    got = hm.run(*vals)
+    np.testing.assert_array_equal(got[0], expected(arch, vals)[0])

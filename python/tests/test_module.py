@@ -329,7 +329,13 @@ def test_errors_are_typed(tmp_path_factory: Any, tmp_path: Any) -> None:
     (x,), _ = b.cases[0]
     with pytest.raises(OSError, match="cannot load"):
         runtime.load_module(str(tmp_path / "missing.so"))
+    # a library that is no model library (by its path: a bare name is a
+    # file in the current folder, never one on the system's library path)
+    with open("/proc/self/maps") as maps:
+        libm = next(ln.split()[-1] for ln in maps if "/libm.so" in ln or "/libm-" in ln)
     with pytest.raises(OSError, match="holds no model"):
+        runtime.load_module(libm)
+    with pytest.raises(OSError, match=r"cannot load 'libm\.so\.6': \./libm\.so\.6"):
         runtime.load_module("libm.so.6")
     with pytest.raises(KeyError, match="no model 'kws'.*'ad'"):
         runtime.load_module(b.so, "kws")
@@ -346,6 +352,13 @@ def test_errors_are_typed(tmp_path_factory: Any, tmp_path: Any) -> None:
         m.run(x=x)
     with pytest.raises(IndexError, match="no input 3"):
         m.set_input(3, x)
+    # an index past int32 is named as given, never as a truncated -1
+    with pytest.raises(IndexError, match="no input 2147483648"):
+        m.set_input(2**31, x)
+    with pytest.raises(IndexError, match="no output 1099511627776"):
+        m.get_output(2**40)
+    with pytest.raises(IndexError, match="no workspace pool -4294967296"):
+        m.set_workspace(-2**32)
     with pytest.raises(ValueError, match="input 'input_1' has shape \\[1, 640\\], got \\[640\\]"):
         m.run(x.reshape(-1))
     with pytest.raises(TypeError, match="input 'input_1' is int8, got float32"):

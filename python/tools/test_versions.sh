@@ -2,6 +2,7 @@
 # tools/test_versions.sh [WORK_DIR [PYTEST_ARGS...]]: the Python binding on
 # every CPython from 3.10 to 3.13 that pyenv has here (the newest patch
 # release of each minor; `pyenv versions --bare`, else ~/.pyenv/versions/*).
+# TNPY_FULL_MATRIX=1 runs the whole suite on each (see SWEEPS below).
 # For each: a fresh virtual environment, the self-contained wheel built
 # from this checkout with that interpreter (`pip wheel ./python`, no
 # TVMNODE_BUILD_DIR), the wheel installed, the test packages from PyPI
@@ -35,6 +36,27 @@ PACKAGES="pytest pytest-xdist numpy tflite tflite-micro ai-edge-litert onnx"
 # runs qemu or node, for minutes).
 SAME_ON_EVERY_PYTHON=(test_op_codegen.py test_op_device.py test_firmware_device.py
                       test_install_configured.py test_wasm.py test_rust_iface.py)
+# Also left to the main stage, unless TNPY_FULL_MATRIX=1: the importers'
+# operator sweeps and the code generator's suite. They are pure Python over
+# numpy and the system C compiler (what they find does not depend on the
+# interpreter), and they are two thirds of the suite's time. On every
+# Python they are still collected, so each of their modules and every
+# importer module they load is imported there; the two base importer
+# suites (test_frontend_tflite.py, test_frontend_onnx.py) run in full.
+# .ci/run sets TNPY_FULL_MATRIX=1 when the packaging changed
+# (tools/packaging_changed.sh).
+SWEEPS=(test_frontend_onnx_ops.py test_frontend_onnx_qdq.py test_frontend_onnx_qdq_clip.py
+        test_frontend_onnx_qop.py test_frontend_onnx_rnn.py test_frontend_tflite_16x8.py
+        test_frontend_tflite_control.py test_frontend_tflite_elementwise.py
+        test_frontend_tflite_hybrid.py test_frontend_tflite_int16.py
+        test_frontend_tflite_int16_act.py test_frontend_tflite_logic.py
+        test_frontend_tflite_lstm.py test_frontend_tflite_lstm16.py
+        test_frontend_tflite_movement.py test_frontend_tflite_ops.py
+        test_frontend_tflite_space.py test_frontend_tflite_sparse.py
+        test_frontend_tflite_spatial.py test_frontend_tflite_svdf.py
+        test_frontend_tflite_uint8.py test_codegen.py test_onnx_cli.py test_check_cli.py
+        test_deploy.py)
+FULL=${TNPY_FULL_MATRIX:-0}
 pip_q() { "$@" -q --disable-pip-version-check; }
 
 # the interpreters: newest patch release per minor, 3.10..3.13, no -dev/t builds
@@ -78,8 +100,16 @@ for v in $versions; do
   junit="$dir/junit.xml"
   rm -f "$junit"
   # from $dir: neither python/ nor a build tree is on sys.path
-  ignore=()
+  ignore=() sweeps=()
   for t in "${SAME_ON_EVERY_PYTHON[@]}"; do ignore+=(--ignore "$HERE/tests/$t"); done
+  if [ "$FULL" != 1 ]; then
+    for t in "${SWEEPS[@]}"; do ignore+=(--ignore "$HERE/tests/$t"); sweeps+=("$HERE/tests/$t"); done
+    # the sweeps collected (imported) only: an import error is a failure
+    if ! (cd "$dir" && "${clean_env[@]}" "$vpy" -m pytest -q --collect-only -p no:cacheprovider \
+          -c "$HERE/pyproject.toml" --rootdir "$HERE" "${sweeps[@]}") >"$dir/collect.log" 2>&1; then
+      tail -30 "$dir/collect.log" >&2; fail "collecting the operator sweeps failed"; continue
+    fi
+  fi
   (cd "$dir" && "${clean_env[@]}" "$vpy" -m pytest -q -p no:cacheprovider -rfE \
      -n "${TNPY_WORKERS:-2}" --dist loadfile "${ignore[@]}" \
      -c "$HERE/pyproject.toml" --rootdir "$HERE" --junit-xml="$junit" "$HERE/tests" "$@") \

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import sys
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -137,11 +138,20 @@ def load(path: str, shape: Optional[Dict[str, List[int]]] = None,
         for n in notes:
             print("note: %s" % n, file=sys.stderr)
         return mod
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[4:8] == b"TFL3":  # a TFLite flatbuffer by another name
+        raise ValueError("'%s' holds a TFLite model (its file identifier is TFL3); name it "
+                         "*.tflite" % path)
     if shape:
         raise ValueError("--shape applies to ONNX models only; '%s' is a saved module, whose "
                          "shapes are fixed" % path)
-    with open(path, "r", encoding="utf-8") as f:
-        text = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError("'%s' is not a model this command reads: a .tflite or .onnx model, a "
+                         "saved module (.json) or IR text (any other name, UTF-8; byte %d is "
+                         "not)" % (path, e.start)) from None
     mod = load_json(text) if low.endswith(".json") else ir.parse(text)
     return transform.InferType()(mod)
 
@@ -1144,8 +1154,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     try:
         return int(args.fn(args))
-    except (ModelImportError, OSError, ValueError) as e:
-        print("tvmnode %s: %s" % (args.command, e), file=sys.stderr)
+    except (ModelImportError, OSError, ValueError, TypeError, NotImplementedError,
+            ArithmeticError, LookupError) as e:
+        # what the library raises for a bad model, module or option: one
+        # line naming it (TVMNODE_TRACEBACK=1 shows where it came from)
+        if os.environ.get("TVMNODE_TRACEBACK"):
+            raise
+        msg = "; ".join(ln.strip() for ln in str(e).strip().splitlines() if ln.strip())
+        print("tvmnode %s: %s" % (args.command, msg or type(e).__name__), file=sys.stderr)
         return 1
 
 

@@ -125,6 +125,10 @@ class Executor:
         for a, info in zip(arrays, self.inputs):
             if not hasattr(a, "__dlpack__"):
                 a = numpy.asarray(a, dtype=info["dtype"])
+            elif isinstance(a, numpy.ndarray) and not a.flags.c_contiguous:
+                # a strided view is copied, as Module.run does (other
+                # DLPack producers are passed as they are)
+                a = numpy.ascontiguousarray(a)
             args.append(a)
         if not self._states:
             return [numpy.from_dlpack(t) for t in _run(self._prog, *args)]

@@ -334,7 +334,20 @@ TN_API TnObject *tn_module_load(const char *path, const char *name) {
   const char *who = "tn_module_load";
   if (path == NULL)
     return tn_error_raise_in(TN_ERR_VALUE, who, "path is NULL"), NULL;
-  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  /* dlopen searches the system's library path for a name without a
+   * slash, and would run the constructors of whatever library it finds
+   * there ("libz.so.1") before this could say it holds no model: such a
+   * name is a file in the current folder */
+  char *local = NULL;
+  if (strchr(path, '/') == NULL) {
+    size_t len = strlen(path);
+    if ((local = malloc(len + 3)) == NULL)
+      return tn_error_raise_in(TN_ERR_MEMORY, who, "out of memory"), NULL;
+    memcpy(local, "./", 2);
+    memcpy(local + 2, path, len + 1);
+  }
+  void *lib = dlopen(local ? local : path, RTLD_NOW | RTLD_LOCAL);
+  free(local);
   if (lib == NULL) {
     const char *why = dlerror();
     return tn_error_raise("OSError", "%s: cannot load '%s': %s", who, path,
@@ -752,7 +765,11 @@ TN_API int tn_module_run_with(TnObject *mod, int32_t n,
   for (int32_t i = 0; i < n; i++)
     if (lent & (1u << i)) { /* forget the caller's memory */
       m->inputs_set &= ~(1u << i);
-      m->inst.inputs[i] = m->in_copy[i]; /* NULL when there is none */
+      if (m->in_copy[i]) /* the module's own copy, else nothing */
+        tn_crt_bind_input(&m->inst, i, m->in_copy[i],
+                          m->model->inputs[i].nbytes);
+      else
+        tn_crt_unbind_input(&m->inst, i);
     }
   leave(m);
   if (lent_out) *lent_out = lent;
@@ -1008,15 +1025,28 @@ static int ret_obj(TnObject *obj, TnAny *ret) {
   return 0;
 }
 
+/* A string argument that C takes as a NUL-terminated string: one with a
+ * NUL inside is refused (the C string would be cut short there and name
+ * another file or model). */
+static int c_string_arg(const TnAny *a, const char *who, const char *what,
+                        const char **out) {
+  size_t len;
+  if (tn_any_as_str(a, out, &len)) return -1;
+  if (strlen(*out) != len)
+    return tn_error_raise_in(TN_ERR_VALUE, who, "%s holds a NUL byte at %zu",
+                             what, strlen(*out));
+  return 0;
+}
+
 static int fn_load(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   (void)self;
-  const char *path, *name = NULL;
+  const char *who = "runtime.ModuleLoad", *path, *name = NULL;
   if (n < 1 || n > 2)
-    return tn_error_raise_in(TN_ERR_TYPE, "runtime.ModuleLoad",
+    return tn_error_raise_in(TN_ERR_TYPE, who,
                              "takes (path[, name]), got %d arguments", n);
-  if (tn_any_as_str(&args[0], &path, NULL) ||
+  if (c_string_arg(&args[0], who, "the path", &path) ||
       (n == 2 && args[1].type_index != TN_TYPE_NONE &&
-       tn_any_as_str(&args[1], &name, NULL)))
+       c_string_arg(&args[1], who, "the model name", &name)))
     return -1;
   return ret_obj(tn_module_load(path, name), ret);
 }
@@ -1027,7 +1057,8 @@ static int fn_system(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   if (n != 1)
     return tn_error_raise_in(TN_ERR_TYPE, "runtime.ModuleSystem",
                              "takes (name), got %d arguments", n);
-  if (tn_any_as_str(&args[0], &name, NULL)) return -1;
+  if (c_string_arg(&args[0], "runtime.ModuleSystem", "the model name", &name))
+    return -1;
   return ret_obj(tn_module_system(name), ret);
 }
 
@@ -1038,12 +1069,24 @@ static int fn_describe(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   return ret_obj(tn_module_describe(&m->header), ret);
 }
 
+/* An index argument beyond int32, which the C API's int32_t would
+ * truncate: an IndexError naming the value as given (within int32, the
+ * API's own range check names it). */
+static int index_fits(const Module *m, int64_t i, const char *what,
+                      int32_t count, const char *who) {
+  if (i >= INT32_MIN && i <= INT32_MAX) return 0;
+  return tn_error_raise_in(TN_ERR_INDEX, who, "model '%s' has %d %ss, no "
+                           "%s %lld", name_of(m), count, what, what, (long long)i);
+}
+
 /* An input given by index or by name. */
 static int input_arg(Module *m, const TnAny *a, const char *who,
                      int32_t *out) {
   const char *name;
   if (a->type_index == TN_TYPE_INT) { /* out of range: an IndexError later */
-    *out = a->v_int64 < 0 || a->v_int64 > INT32_MAX ? -1 : (int32_t)a->v_int64;
+    if (index_fits(m, a->v_int64, "input", m->model->num_inputs, who))
+      return -1;
+    *out = (int32_t)a->v_int64;
     return 0;
   }
   if (tn_any_as_str(a, &name, NULL)) {
@@ -1104,8 +1147,9 @@ static int fn_get_output(void *self, const TnAny *args, int32_t n,
   const char *who = "runtime.ModuleGetOutput";
   int64_t i;
   Module *m = module_arg(args, n, 2, who, "(module, index)");
-  if (m == NULL || tn_any_as_int(&args[1], &i)) return -1;
-  if (i < INT32_MIN || i > INT32_MAX) i = -1;
+  if (m == NULL || tn_any_as_int(&args[1], &i) ||
+      index_fits(m, i, "output", m->model->num_outputs, who))
+    return -1;
   return ret_obj(tn_module_get_output(&m->header, (int32_t)i), ret);
 }
 
@@ -1165,8 +1209,9 @@ static int fn_set_workspace(void *self, const TnAny *args, int32_t n,
   const char *who = "runtime.ModuleSetWorkspace";
   int64_t i;
   Module *m = module_arg(args, n, 3, who, "(module, pool index, tensor or None)");
-  if (m == NULL || tn_any_as_int(&args[1], &i)) return -1;
-  if (i < INT32_MIN || i > INT32_MAX) i = -1;
+  if (m == NULL || tn_any_as_int(&args[1], &i) ||
+      index_fits(m, i, "workspace pool", m->model->num_workspace_pools, who))
+    return -1;
   if (args[2].type_index == TN_TYPE_NONE)
     return tn_module_set_workspace_tensor(&m->header, (int32_t)i, NULL);
   if (args[2].type_index != TN_TYPE_TENSOR)

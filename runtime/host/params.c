@@ -391,6 +391,28 @@ TN_API TnObject *tn_params_load(const void *data, size_t size) {
     goto done;
   }
   out = tn_map_new(keys, values, count);
+  if (out && tn_map_size(out) != (int64_t)count) {
+    /* two tensors of one name: the map kept one of them, so the name of
+     * the first entry whose value it did not keep is the repeated one */
+    for (uint32_t i = 0; i < count; i++) {
+      const TnAny *kept = tn_map_find(out, &keys[i]);
+      if (kept && kept->v_obj != values[i].v_obj) {
+        const char *name = "", *other = NULL;
+        tn_any_as_str(&keys[i], &name, NULL);
+        uint32_t j = 0;
+        for (; j < count; j++)
+          if (j != i && tn_any_as_str(&keys[j], &other, NULL) == 0 &&
+              strcmp(other, name) == 0)
+            break;
+        tn_error_raise_in(TN_ERR_VALUE, who, "entries %u and %u are both "
+                          "named '%s': each tensor needs a name of its own",
+                          i < j ? i : j, i < j ? j : i, name);
+        break;
+      }
+    }
+    tn_object_release(out);
+    out = NULL;
+  }
 done:
   for (uint32_t i = 0; keys && i < 2 * count; i++) tn_any_clear(&keys[i]);
   free(keys);

@@ -18,6 +18,8 @@
  */
 #include "codegen/aot_internal.h"
 
+#include <math.h>
+
 
 #define WHO TN_AOT_WHO
 #define DEFAULT_POOL "global_workspace"
@@ -41,11 +43,35 @@ static bool is_ident(const char *s) {
 
 /* A C identifier from any text: lower case, other characters as '_', a
  * leading digit prefixed. */
+/* What a lower-case identifier may not be in the generated C: C11's
+ * keywords, C23's new ones, and the macros and names of the headers a
+ * firmware project includes beside it (<stdbool.h>, <errno.h>,
+ * <assert.h>, <stdalign.h>, <stdnoreturn.h>, <threads.h>, <complex.h>,
+ * <stddef.h>, <iso646.h>, <stdio.h>). Such a name gets a trailing '_'. */
+static const char *const g_c_reserved[] = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do",
+    "double", "else", "enum", "extern", "float", "for", "goto", "if",
+    "inline", "int", "long", "register", "restrict", "return", "short",
+    "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
+    "unsigned", "void", "volatile", "while",
+    "alignas", "alignof", "bool", "constexpr", "false", "nullptr",
+    "static_assert", "thread_local", "true", "typeof", "typeof_unqual",
+    "errno", "assert", "noreturn", "complex", "imaginary", "offsetof",
+    "and", "and_eq", "bitand", "bitor", "compl", "not", "not_eq", "or",
+    "or_eq", "xor", "xor_eq", "stdin", "stdout", "stderr", "null", NULL};
+
 char *tn__aot_c_ident(const char *s) {
   GString *o = g_string_new(NULL);
-  if (!s || !*s || g_ascii_isdigit(*s)) g_string_append_c(o, 't');
+  /* a leading digit, and a leading "__" (reserved everywhere) */
+  if (!s || !*s || g_ascii_isdigit(*s) || (s[0] == '_' && s[1] == '_'))
+    g_string_append_c(o, 't');
   for (; s && *s; s++)
     g_string_append_c(o, g_ascii_isalnum(*s) ? g_ascii_tolower(*s) : '_');
+  for (const char *const *k = g_c_reserved; *k; k++)
+    if (strcmp(o->str, *k) == 0) {
+      g_string_append_c(o, '_');
+      break;
+    }
   return g_string_free(o, FALSE);
 }
 
@@ -238,6 +264,12 @@ static int parse_opts(const TnObject *o, Opts *out) {
                                  "device '%s' lists a non-string operator",
                                  dn);
       }
+      TnObject *known = tn_ir_op_find(op);
+      if (known == NULL)
+        return tn_error_raise_in(TN_ERR_VALUE, WHO, "option 'devices': "
+                                 "device '%s' lists '%s', which is not a "
+                                 "registered operator", dn, op);
+      tn_object_release(known);
       if (g_hash_table_contains(out->device_of, op))
         return tn_error_raise_in(TN_ERR_VALUE, WHO, "option 'devices': "
                                  "operator '%s' is given to two devices", op);
@@ -256,8 +288,8 @@ void tn__aot_io_clear(gpointer p) { g_free(((Io *)p)->name); }
 /* Names, scales and zero points of inputs and outputs from the module's
  * "inputs"/"outputs" attributes (what the importers record), else
  * input_<i> / output[<i>]. */
-void tn__aot_io_info(const Gen *g, bool input, int32_t i, Io *io,
-                    GHashTable *used) {
+int tn__aot_io_info(const Gen *g, bool input, int32_t i, Io *io,
+                   GHashTable *used) {
   const TnObject *attrs = ((const TnIrModule *)g->mod)->attrs;
   const TnAny *list = tn__aot_opt(attrs, input ? "inputs" : "outputs");
   const TnAny *it = tn__aot_is_list(list) && i < tn_array_size(list->v_obj)
@@ -270,8 +302,22 @@ void tn__aot_io_info(const Gen *g, bool input, int32_t i, Io *io,
                                                          "zero_point");
     if (tn__aot_is_list(sc) && tn_array_size(sc->v_obj) == 1 && tn__aot_is_list(zp) &&
         tn_array_size(zp->v_obj) == 1) {
+      io->scale = NAN;
+      io->zero_point = INT64_MIN;
       tn_any_as_float(tn_array_at(sc->v_obj, 0), &io->scale);
       tn_any_as_int(tn_array_at(zp->v_obj, 0), &io->zero_point);
+      tn_error_set_raised(NULL);
+      /* they reach metadata.json and the descriptor's int32 field: a
+       * scale that JSON cannot spell or a zero point no kernel takes is
+       * the attribute's fault, named here */
+      if (!(isfinite(io->scale) && io->scale > 0) ||
+          io->zero_point < -INT32_MAX || io->zero_point > INT32_MAX)
+        return tn_error_raise_in(TN_ERR_VALUE, WHO, "module attribute '%s'[%d]"
+                                 ": scale %.9g and zero point %" PRId64 "; "
+                                 "expected a positive finite scale and a "
+                                 "zero point within +-2147483647",
+                                 input ? "inputs" : "outputs", i, io->scale,
+                                 io->zero_point);
     }
     tn_error_set_raised(NULL);
   }
@@ -289,6 +335,7 @@ void tn__aot_io_info(const Gen *g, bool input, int32_t i, Io *io,
   g_free(base);
   g_hash_table_add(used, name);
   io->name = g_strdup(name);
+  return 0;
 }
 
 /* ---- the plan ------------------------------------------------------------------- */
@@ -316,13 +363,19 @@ static int analyse(Gen *g) {
   for (guint i = 0; i < g->v.inputs->len - g->states->len; i++) {
     Io io = {0};
     io.buf = -1;
-    tn__aot_io_info(g, true, (int32_t)i, &io, used);
+    if (tn__aot_io_info(g, true, (int32_t)i, &io, used)) {
+      g_hash_table_destroy(used);
+      return -1;
+    }
     g_array_append_val(g->ins, io);
   }
   for (guint i = 0; i < g->v.outputs->len - g->states->len; i++) {
     Io io = {0};
     io.buf = -1;
-    tn__aot_io_info(g, false, (int32_t)i, &io, used);
+    if (tn__aot_io_info(g, false, (int32_t)i, &io, used)) {
+      g_hash_table_destroy(used);
+      return -1;
+    }
     g_array_append_val(g->outs, io);
   }
   g_hash_table_destroy(used);

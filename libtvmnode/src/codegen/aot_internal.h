@@ -119,8 +119,8 @@ const TnAny *tn__aot_opt(const TnObject *o, const char *key);
 int tn__aot_opt_str(const TnObject *o, const char *key, const char **out);
 bool tn__aot_is_list(const TnAny *v);
 bool tn__aot_is_map(const TnAny *v);
-void tn__aot_io_info(const Gen *g, bool input, int32_t i, Io *io,
-                     GHashTable *used);
+int tn__aot_io_info(const Gen *g, bool input, int32_t i, Io *io,
+                    GHashTable *used);
 void tn__aot_io_clear(gpointer p);
 
 /* aot_state.c: the states from the module's "states" attribute (after

@@ -47,6 +47,21 @@ static int const_values(const TnKernArgs *a, int32_t i, const char *role,
       return tn_error_raise_in(TN_ERR_TYPE, a->op, "argument %d (%s) has an "
                                "unsupported dtype", i, role);
   }
+  /* The kernels take zero points as int32 and negate them, and derive
+   * fixed-point multipliers from scales: a zero point is a whole number
+   * within +-INT32_MAX, a scale positive and finite. A value past these
+   * used to be truncated into another model, or to be undefined. */
+  const bool zp = strstr(role, "zero_point") != NULL,
+             sc = !zp && strstr(role, "scale") != NULL;
+  for (int64_t k = 0; k < m && (zp || sc); k++) {
+    const double v = out[k];
+    if (zp ? !(v == floor(v) && fabs(v) <= INT32_MAX)
+           : !(isfinite(v) && v > 0))
+      return tn_error_raise_in(TN_ERR_VALUE, a->op, "argument %d (%s) holds "
+                               "%.17g at %" PRId64 "; expected %s", i, role,
+                               v, k, zp ? "a whole number within +-2147483647"
+                                        : "a positive finite scale");
+  }
   *n = m;
   return 0;
 }

@@ -1150,6 +1150,10 @@ def _qparams(ctx: _Ctx, s: int, z: int, what: str, zdtype: Optional[str] = None
         raise ctx.error("%s has %d scales but %d zero points" % (what, scale.size, zp.size))
     if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
         raise ctx.error("%s scale must be positive and finite" % what)
+    if dt == "int32" and np.any(zp == -2**31):
+        # the kernels negate zero points in int32
+        raise ctx.error("%s zero point -2147483648 is out of range (the kernels negate it)"
+                        % what)
     if zp.size == 1 and scale.size > 1:
         zp = np.full(scale.size, zp[0], np.int64)
     return scale, zp, dt

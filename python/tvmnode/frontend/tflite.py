@@ -75,6 +75,13 @@ def _round_away(x: float) -> int:
     return int(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1)
 
 
+# The zero points a quantized tensor of each element type may have: its own
+# range (TFLite's kernels add them in int32 and negate them, so even an
+# int32 tensor's leaves out INT32_MIN, whose negation overflows).
+_ZP_RANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767),
+             "int4": (-8, 7), "int32": (-2**31 + 1, 2**31 - 1)}
+
+
 class _Tensor:
     __slots__ = ("index", "name", "shape", "dtype", "np_dtype", "scale", "zero_point",
                  "qdim", "data", "shifted")
@@ -202,6 +209,12 @@ class _Reader:
             if not np.all(np.isfinite(scale)) or np.any(scale <= 0):
                 raise ModelImportError("%s: tensor %d '%s' has a scale that is not a positive "
                                        "finite number" % (WHO, i, name))
+            lo, hi = _ZP_RANGE.get(dtype, _ZP_RANGE["int32"])
+            bad = zp[(zp < lo) | (zp > hi)]
+            if bad.size:
+                raise ModelImportError("%s: tensor %d '%s' (%s) has zero point %d; a %s "
+                                       "tensor's zero points lie in %d..%d"
+                                       % (WHO, i, name, dtype, int(bad[0]), dtype, lo, hi))
         data: Optional[np.ndarray] = None
         b = int(t.Buffer())
         if b < 0 or b >= max(nbuf, 1):

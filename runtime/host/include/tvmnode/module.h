@@ -73,7 +73,9 @@ TN_API TnObject *tn_module_system(const char *name);
 
 /* A Module of model `name` in the shared library at `path` (`name` may be
  * NULL when the library holds exactly one model). The library stays
- * loaded while any Module or output tensor of it lives. (transfer full) */
+ * loaded while any Module or output tensor of it lives. A path without a
+ * slash is a file in the current folder, never a library found on the
+ * system's search path. (transfer full) */
 TN_API TnObject *tn_module_load(const char *path, const char *name);
 
 /* A Module over a descriptor the caller keeps alive (a model linked into
