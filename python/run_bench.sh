@@ -4,7 +4,8 @@
 # builtins, in one run; then the trained models' import time and latency
 # beside TFLite Micro and LiteRT (bench/bench_models.py), compiled C
 # (bench_aot.py), a compiled model's per-call cost from Python beside LiteRT
-# (bench_module.py) and the emulated Cortex-M4 (bench_device.py). BUILD_DIR should be an optimised build tree
+# (bench_module.py), compile time against model size (bench_compile.py)
+# and the emulated Cortex-M4 (bench_device.py). BUILD_DIR should be an optimised build tree
 # (../configure CFLAGS="-O2 -g"). Prints a table; writes
 # OUT_DIR/bench_python.json (every sample) and OUT_DIR/bench_python.md.
 set -u
@@ -20,6 +21,8 @@ out_abs=$(cd "$OUT" && pwd)
 # the trained models beside TFLite Micro and LiteRT (bench_models.md/.json)
 "$VPY" "$HERE/bench/bench_models.py" --out "$out_abs" || exit
 "$VPY" "$HERE/bench/bench_aot.py" --out "$out_abs" || exit
+# compile time from 1k to 1M operators, chains and random DAGs (bench_compile.md/.json)
+"$VPY" "$HERE/bench/bench_compile.py" --out "$out_abs" || exit
 # a compiled model run from Python beside LiteRT, per call (bench_module.md/.json)
 "$VPY" "$HERE/bench/bench_module.py" --out "$out_abs" || exit
 # the same models on the emulated Cortex-M4 and in wasm32 (bench_device.md/.json)

@@ -224,3 +224,41 @@ def test_params_with_a_negative_dimension_are_refused() -> None:
     b[i:i + 8] = (-1).to_bytes(8, "little", signed=True)
     with pytest.raises(ValueError, match="dimension 1 is negative"):
         codegen.load_params(_resum(b))
+
+
+# ---- finding 4: size ---------------------------------------------------------------
+
+def test_a_chain_deeper_than_the_old_nesting_limit_runs_and_compiles() -> None:
+    # 30,000 calls nested in one expression (no FuseOps, no lets): the
+    # lowering recursed per call and stopped at 10,000; the scheduler
+    # scanned every step for each pick
+    x = ir.var("x", shape=(1, 4), dtype="float32")
+    y: Any = x
+    n = 30000
+    for i in range(n):
+        y = op.nn.relu(y) if i % 2 else op.add(y, x)
+    mod = ir.IRModule.from_expr(ir.Function([x], y))
+    a = np.array([[1, -2, 3, -4]], "float32")
+    # each add then relu: y <- relu(y + x), from y = x
+    np.testing.assert_array_equal(tn.runtime.Executor(mod)(a),
+                                  np.maximum(a, 0) * (n // 2 + 1))
+    arch = codegen.compile(mod, "deep", run_passes=False)
+    assert arch.info["memory"]["functions"]["main"][0]["workspace_size_bytes"] <= 64
+
+
+def test_nesting_inside_a_let_value_is_still_bounded() -> None:
+    # the one part that still recurses (a let whose value is a let ...):
+    # a clear error past 10,000, never a stack overflow; below, it runs
+    x = ir.var("x", shape=(2,), dtype="float32")
+    for depth, ok in ((3000, True), (12000, False)):
+        e: Any = x
+        for i in range(depth):
+            v = ir.var("v%d" % i, shape=(2,), dtype="float32")
+            e = ir.Let(v, op.nn.relu(e), v)
+        mod = ir.IRModule.from_expr(ir.Function([x], e))
+        if ok:
+            np.testing.assert_array_equal(tn.runtime.Executor(mod)(np.array([1, -1], "float32")),
+                                          [1, 0])
+        else:
+            with pytest.raises(ValueError, match="expressions nest deeper than 10000"):
+                tn.runtime.Executor(mod)

@@ -44,6 +44,14 @@ extern "C" {
  * operator by operator. A call with no kernel for its dtypes, an untyped
  * expression or a first-class function value is an error naming it. Both
  * arguments are borrowed. (transfer full)
+ *
+ * Size: chains of calls and of lets of any length are lowered without
+ * recursion, and scheduling is O(N log N), so the executor and the code
+ * generator take models of a million operators (BENCHMARKS.md, compile
+ * time). One limit remains, the same for both: a let's value, a tuple's
+ * fields past the 16th, a function body or a fused primitive nested inside
+ * another more than 10,000 deep is a ValueError ("expressions nest deeper
+ * than 10000"), as that part recurses on the C stack.
  */
 TN_API TnObject *tn_program_new(const TnObject *mod, const TnObject *fn);
 

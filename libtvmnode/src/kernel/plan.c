@@ -170,6 +170,132 @@ static void su_order(const Prog *g, const Deps *d, int32_t *order) {
   g_free(u.need), g_free(u.emitted);
 }
 
+/*
+ * The greedy list schedule: among the ready steps, the one that frees the
+ * most bytes net of what it allocates (ties: the first in program order).
+ * A step's gain counts an input value when it is that value's last reader
+ * (and the value is no output); gains only grow, when another reader of
+ * one of its inputs runs. So the ready steps sit in a max-heap by (gain,
+ * -index) with lazy updates: a step is pushed again when its gain grows,
+ * and a popped entry whose gain is no longer the step's is dropped. Each
+ * value's readers are visited only while at most TN_KERN_MAX_IN reads of
+ * it are left, so the whole is O(S log S) in practice, not O(S^2).
+ */
+typedef struct {
+  int64_t gain;
+  int32_t s;
+} Ready;
+
+static bool ready_before(const Ready *a, const Ready *b) {
+  return a->gain != b->gain ? a->gain > b->gain : a->s < b->s;
+}
+
+static void heap_push(GArray *h, Ready r) {
+  g_array_append_val(h, r);
+  Ready *a = (Ready *)(void *)h->data;
+  for (guint i = h->len - 1; i > 0;) {
+    guint up = (i - 1) / 2;
+    if (!ready_before(&a[i], &a[up])) break;
+    Ready t = a[i];
+    a[i] = a[up], a[up] = t;
+    i = up;
+  }
+}
+
+static Ready heap_pop(GArray *h) {
+  Ready *a = (Ready *)(void *)h->data, top = a[0];
+  a[0] = a[h->len - 1];
+  g_array_set_size(h, h->len - 1);
+  for (guint i = 0, n = h->len;;) {
+    guint l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && ready_before(&a[l], &a[m])) m = l;
+    if (r < n && ready_before(&a[r], &a[m])) m = r;
+    if (m == i) break;
+    Ready t = a[i];
+    a[i] = a[m], a[m] = t;
+    i = m;
+  }
+  return top;
+}
+
+/* Step s's gain with `left` reads of each value outstanding. */
+static int64_t gain_of(const Prog *g, const int32_t *left, int32_t s) {
+  const TnKernStep *st = step(g, s);
+  int64_t gain = -arena_bytes(g, st->out);
+  for (int32_t i = 0; i < st->k.nin; i++) {
+    int32_t r = root_of(g, st->in[i]), uses = 0;
+    bool first = true; /* count each value once, at its first read */
+    for (int32_t j = 0; j < st->k.nin; j++) {
+      if (root_of(g, st->in[j]) != r) continue;
+      first &= j >= i;
+      uses++;
+    }
+    if (first && left[r] == uses) gain += arena_bytes(g, r);
+  }
+  return gain;
+}
+
+static void greedy_order(const Prog *g, const Deps *d, int32_t *order) {
+  int32_t S = g->nsteps, V = g->nvalues;
+  int32_t *left = copy_counts(d->readers, V + 1);
+  /* per root value, the steps reading it (each once): CSR */
+  int32_t *start = g_new0(int32_t, V + 2), *at = NULL, *who = NULL;
+  int32_t *waiting = g_new0(int32_t, S > 0 ? S : 1); /* unfinished producers */
+  bool *done = g_new0(bool, S > 0 ? S : 1);
+  for (int32_t pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      for (int32_t r = 0; r < V; r++) start[r + 1] += start[r];
+      at = copy_counts(start, V + 1);
+      who = g_new(int32_t, start[V] > 0 ? start[V] : 1);
+    }
+    for (int32_t s = 0; s < S; s++) {
+      const TnKernStep *st = step(g, s);
+      for (int32_t i = 0; i < st->k.nin; i++) {
+        int32_t r = root_of(g, st->in[i]), j = 0;
+        while (j < i && root_of(g, st->in[j]) != r) j++;
+        if (j < i) continue; /* read before by this step */
+        if (pass == 0) {
+          start[r + 1]++;
+          if (d->producer[r] >= 0) waiting[s]++;
+        } else {
+          who[at[r]++] = s;
+        }
+      }
+    }
+  }
+  GArray *heap = g_array_new(FALSE, FALSE, sizeof(Ready));
+  for (int32_t s = 0; s < S; s++)
+    if (waiting[s] == 0) heap_push(heap, (Ready){gain_of(g, left, s), s});
+  for (int32_t k = 0; k < S; k++) {
+    Ready top = heap_pop(heap);
+    if (done[top.s] || top.gain != gain_of(g, left, top.s)) {
+      k--; /* stale */
+      continue;
+    }
+    int32_t best = top.s;
+    done[best] = true;
+    order[k] = best;
+    const TnKernStep *st = step(g, best);
+    for (int32_t i = 0; i < st->k.nin; i++) left[root_of(g, st->in[i])]--;
+    /* a reader of one of these values may now be its last reader */
+    for (int32_t i = 0; i < st->k.nin; i++) {
+      int32_t r = root_of(g, st->in[i]);
+      if (left[r] <= 0 || left[r] > TN_KERN_MAX_IN) continue;
+      for (int32_t j = start[r]; j < start[r + 1]; j++)
+        if (!done[who[j]] && waiting[who[j]] == 0)
+          heap_push(heap, (Ready){gain_of(g, left, who[j]), who[j]});
+    }
+    /* its result's readers may now be ready */
+    int32_t r = st->out;
+    for (int32_t j = start[r]; j < start[r + 1]; j++)
+      if (--waiting[who[j]] == 0)
+        heap_push(heap, (Ready){gain_of(g, left, who[j]), who[j]});
+  }
+  g_array_free(heap, TRUE);
+  g_free(left), g_free(start), g_free(at), g_free(who), g_free(waiting),
+      g_free(done);
+}
+
 void tn__kernel_schedule(const TnKernPlanInput *g, int32_t *order) {
   int32_t S = g->nsteps, V = g->nvalues;
   Deps d = {g_new(int32_t, V + 1), g_new0(int32_t, V + 1)};
@@ -181,36 +307,8 @@ void tn__kernel_schedule(const TnKernPlanInput *g, int32_t *order) {
   }
   for (int32_t i = 0; i < g->noutputs; i++)
     d.readers[root_of(g, g->outputs[i])]++;
-  /* the greedy schedule */
   int32_t *greedy = g_new(int32_t, S > 0 ? S : 1);
-  int32_t *left = copy_counts(d.readers, V + 1);
-  bool *done = g_new0(bool, S > 0 ? S : 1);
-  for (int32_t k = 0; k < S; k++) {
-    int32_t best = -1;
-    int64_t best_gain = INT64_MIN;
-    for (int32_t s = 0; s < S; s++) {
-      if (done[s]) continue;
-      const TnKernStep *st = step(g, s);
-      bool ready = true;
-      int64_t gain = -arena_bytes(g, st->out);
-      for (int32_t i = 0; i < st->k.nin && ready; i++) {
-        int32_t r = root_of(g, st->in[i]), p = d.producer[r], uses = 0;
-        ready = p < 0 || done[p];
-        bool first = true; /* count each value once, at its first read */
-        for (int32_t j = 0; j < st->k.nin; j++) {
-          if (root_of(g, st->in[j]) != r) continue;
-          first &= j >= i;
-          uses++;
-        }
-        if (first && left[r] == uses) gain += arena_bytes(g, r);
-      }
-      if (ready && gain > best_gain) best = s, best_gain = gain;
-    }
-    done[best] = true;
-    greedy[k] = best;
-    const TnKernStep *st = step(g, best);
-    for (int32_t i = 0; i < st->k.nin; i++) left[root_of(g, st->in[i])]--;
-  }
+  greedy_order(g, &d, greedy);
   int32_t *su = g_new(int32_t, S > 0 ? S : 1);
   if (S > 0) su_order(g, &d, su);
   for (int32_t s = 0; s < S; s++) order[s] = s;
@@ -223,7 +321,7 @@ void tn__kernel_schedule(const TnKernPlanInput *g, int32_t *order) {
       memcpy(order, cands[c], sizeof(int32_t) * (size_t)S);
     }
   }
-  g_free(greedy), g_free(left), g_free(done), g_free(su);
+  g_free(greedy), g_free(su);
   g_free(d.producer), g_free(d.readers);
 }
 

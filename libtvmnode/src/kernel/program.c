@@ -417,9 +417,82 @@ static int32_t lower_call(Builder *b, Scope *s, const TnIrCall *c) {
          ERR;
 }
 
+/* The operands of a call, tuple or tuple item that lower_expr reaches
+ * (in `kids`, at most TN_KERN_MAX_IN of a call; a tuple's may be more:
+ * `*n` is then the count and only the first `cap` are stored). */
+static int32_t operands(const TnObject *e, const TnObject **kids,
+                        int32_t cap) {
+  const TnObject *arr = NULL;
+  if (tn__ir_is(e, TN_IR->call)) arr = ((const TnIrCall *)e)->args;
+  else if (tn__ir_is(e, TN_IR->tuple)) arr = ((const TnIrTuple *)e)->fields;
+  else if (tn__ir_is(e, TN_IR->tuple_get_item)) {
+    if (cap > 0) kids[0] = ((const TnIrTupleGetItem *)e)->tuple;
+    return 1;
+  } else
+    return 0;
+  int64_t n = tn_array_size(arr);
+  for (int64_t i = 0; i < n && i < cap; i++)
+    kids[i] = tn_array_at(arr, i)->v_obj;
+  return (int32_t)(n < INT32_MAX ? n : INT32_MAX);
+}
+
+/*
+ * Lower the operands under `e` bottom-up with an explicit stack, so that
+ * lowering `e` itself finds each of them done (scope_find) and recurses
+ * no deeper: a chain of a million calls nests a million deep, and the
+ * recursion would need that much C stack. Calls, tuples and tuple items
+ * are walked and constants lowered in the order the recursion takes;
+ * what else they hold (variables, lets, functions) is lowered by
+ * lower_expr as before. Not inside a primitive,
+ * whose body is matched whole against the fused kernels.
+ */
+static int lower_operands_first(Builder *b, Scope *s, const TnObject *e) {
+  typedef struct {
+    const TnObject *e;
+    bool expanded;
+  } Item;
+  const TnObject *kids[TN_KERN_MAX_IN];
+  int32_t n = operands(e, kids, TN_KERN_MAX_IN), r, todo = 0;
+  for (int32_t i = 0; i < n && i < TN_KERN_MAX_IN; i++)
+    todo += operands(kids[i], NULL, 0) > 0 && !scope_find(s, kids[i], false, &r);
+  if (todo == 0) return 0; /* the usual case: nothing deep below */
+  /* pushed last to first, so that operands are lowered first to last, the
+   * order the recursion takes (the program's own order of steps) */
+  GArray *stack = g_array_new(FALSE, FALSE, sizeof(Item));
+  for (int32_t i = (n < TN_KERN_MAX_IN ? n : TN_KERN_MAX_IN) - 1; i >= 0; i--)
+    g_array_append_val(stack, ((Item){kids[i], false}));
+  int rc = 0;
+  while (stack->len && rc == 0) {
+    Item *top = &g_array_index(stack, Item, stack->len - 1);
+    const TnObject *x = top->e;
+    if (scope_find(s, x, false, &r) ||
+        !(tn__ir_is(x, TN_IR->call) || tn__ir_is(x, TN_IR->tuple) ||
+          tn__ir_is(x, TN_IR->tuple_get_item) ||
+          tn__ir_is(x, TN_IR->constant))) {
+      g_array_set_size(stack, stack->len - 1);
+      continue;
+    }
+    /* a constant in its turn, so constants are numbered as before */
+    if (top->expanded || tn__ir_is(x, TN_IR->constant)) {
+      g_array_set_size(stack, stack->len - 1);
+      if (lower_expr(b, s, x) == ERR) rc = -1;
+      continue;
+    }
+    top->expanded = true;
+    /* a tuple of more than TN_KERN_MAX_IN fields: its own lowering
+     * recurses into the rest, which are rarely deep */
+    n = operands(x, kids, TN_KERN_MAX_IN);
+    for (int32_t i = (n < TN_KERN_MAX_IN ? n : TN_KERN_MAX_IN) - 1; i >= 0; i--)
+      g_array_append_val(stack, ((Item){kids[i], false}));
+  }
+  g_array_free(stack, TRUE);
+  return rc;
+}
+
 static int32_t lower_expr(Builder *b, Scope *s, const TnObject *e) {
   int32_t r;
   if (scope_find(s, e, tn__ir_is(e, TN_IR->var), &r)) return r;
+  if (!b->in_primitive && lower_operands_first(b, s, e)) return ERR;
   if (tn__ir_is(e, TN_IR->var)) {
     const TnObject *n = ((const TnIrVar *)e)->name_hint;
     return tn_error_raise_in(TN_ERR_VALUE, "tn_program_new", "free variable "
@@ -479,12 +552,16 @@ static int32_t lower_expr(Builder *b, Scope *s, const TnObject *e) {
         r = g_array_index(tuple_at(b, t), int32_t, g->index);
     }
   } else if (tn__ir_is(e, TN_IR->let)) {
-    const TnIrLet *l = (const TnIrLet *)e;
-    int32_t v = lower_expr(b, s, l->value);
-    if (v != ERR) {
-      scope_bind(s, l->var, v);
-      r = lower_expr(b, s, l->body);
+    /* a chain of lets in a loop, not a recursion per let */
+    const TnObject *x = e;
+    int32_t v = 0;
+    while (v != ERR && tn__ir_is(x, TN_IR->let)) {
+      const TnIrLet *l = (const TnIrLet *)x;
+      v = lower_expr(b, s, l->value);
+      if (v != ERR) scope_bind(s, l->var, v);
+      x = l->body;
     }
+    if (v != ERR) r = lower_expr(b, s, x);
   } else {
     tn_error_raise_in(TN_ERR_NOT_IMPLEMENTED, "tn_program_new", "a %s as a "
                       "value is not supported (only tensors and tuples of "
