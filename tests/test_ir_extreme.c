@@ -541,7 +541,28 @@ static const Example kExamples[] = {
 static const int64_t kValues[] = {
     0,          -1,        1,         INT64_MIN,         INT64_MAX,
     INT64_MAX / 2,         INT64_C(1) << 62,  -(INT64_C(1) << 62),
-    INT64_MIN + 1,         INT64_MAX - 1,     2, 15, 16, 17, -17};
+    INT64_MIN + 1,         INT64_MAX - 1,     2, 15, 16, 17, -17,
+    /* the int32 edges, where the kernels' geometry truncated (issue 32) */
+    INT32_MAX, INT64_C(1) << 31, INT64_C(1) << 32, (INT64_C(1) << 32) + 1,
+    INT32_MIN};
+
+/* Attributes of convolutions and pools the kernels hold as int32: a call
+ * that lowers has each of them within int32 (issue 32: 2^32 + 1 became a
+ * stride of 1). */
+static const char *const kInt32Attrs[] = {"strides", "padding", "dilation",
+                                          "pool_size", "kernel_size",
+                                          "groups", "output_padding",
+                                          "output_size", NULL};
+
+static bool all_within_int32(const TnAny *v) {
+  if (v->type_index == TN_TYPE_INT)
+    return v->v_int64 >= INT32_MIN && v->v_int64 <= INT32_MAX;
+  if (v->type_index == TN_TYPE_ARRAY)
+    for (int64_t i = 0; i < tn_array_size(v->v_obj); i++)
+      if (!all_within_int32(tn_array_at(v->v_obj, i))) return false;
+  return true;
+}
+
 
 /* What one way of building a call gave: a type (owned) or an error. */
 typedef struct {
@@ -802,6 +823,46 @@ static bool oracle(const Case *c, TnObject *const *args,
   return true;
 }
 
+/* A typed call lowered to kernels (tn_program_new, what the executor and
+ * the code generator share): a program, or a clean error naming the
+ * operator; never a crash, and no int32 attribute out of range. */
+static void check_lowering(const Case *c, const TnIrFunction *fn,
+                           TnObject *typed_call, const char *const *names,
+                           const TnAny *values, int32_t nfields) {
+  TnObject *params = fn->params, *pv[16];
+  int32_t np = (int32_t)tn_array_size(params);
+  for (int32_t i = 0; i < np; i++) pv[i] = tn_array_at(params, i)->v_obj;
+  TnObject *f = tn_ir_function(pv, np, typed_call, NULL, NULL);
+  ck_assert_msg(f != NULL, "%s", tn_test_raised_text());
+  TnObject *prog = tn_program_new(NULL, f);
+  tn_object_release(f);
+  if (prog == NULL) {
+    TnObject *e = tn_error_take_raised();
+    ck_assert_msg(e != NULL, "%s %s=%s: lowering failed with nothing raised",
+                  c->ex->op, c->field, c->value);
+    const char *kind = tn_error_kind(e), *msg = tn_error_message(e);
+    bool clean = strcmp(kind, "ValueError") == 0 ||
+                 strcmp(kind, "TypeError") == 0 ||
+                 strcmp(kind, "NotImplementedError") == 0;
+    bool named = strstr(msg, c->ex->op) != NULL ||
+                 strstr(msg, "tn_program_new") != NULL;
+    ck_assert_msg(clean && named, "%s %s=%s: lowering raised %s: %s",
+                  c->ex->op, c->field, c->value, kind, msg);
+    tn_object_release(e);
+    return;
+  }
+  tn_object_release(prog);
+  /* the windows' geometry (a strided_slice's step past its extent is
+   * clamped, not truncated, and is no window) */
+  if (!strstr(c->ex->op, "conv") && !strstr(c->ex->op, "pool")) return;
+  for (int32_t j = 0; j < nfields; j++)
+    for (const char *const *a = kInt32Attrs; *a; a++)
+      if (strcmp(names[j], *a) == 0)
+        ck_assert_msg(all_within_int32(&values[j]), "%s %s=%s: lowered with "
+                      "%s beyond int32", c->ex->op, c->field, c->value,
+                      names[j]);
+}
+
 /* Build the example's call with `attrs_values` (every field of its attrs
  * type, by name) three ways and check them. */
 static void sweep_case(const Case *c, const TnIrFunction *fn,
@@ -819,6 +880,7 @@ static void sweep_case(const Case *c, const TnIrFunction *fn,
   outcome_of(&built, bc ? tn_ir_checked_type(bc) : NULL);
   if (bc) ck_assert_msg(built.type != NULL, "%s: a call with no type",
                         c->ex->op);
+  if (bc) check_lowering(c, fn, bc, names, values, nfields);
   tn_object_release(bc);
   check_outcome(c, "the builder", &built);
   if (built.type) {

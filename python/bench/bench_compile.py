@@ -44,8 +44,8 @@ def build(shape: str, n: int) -> Any:
 
     rng = random.Random(n)
     x = ir.var("x", shape=(1, 16), dtype="float32")
-    vals = [x]
-    y = x
+    vals: List[Any] = [x]
+    y: Any = x
     for i in range(n):
         if i % 2:
             y = op.nn.relu(y)

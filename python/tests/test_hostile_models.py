@@ -262,3 +262,19 @@ def test_nesting_inside_a_let_value_is_still_bounded() -> None:
         else:
             with pytest.raises(ValueError, match="expressions nest deeper than 10000"):
                 tn.runtime.Executor(mod)
+
+
+def test_onnx_input_too_large_for_the_kernels_is_refused_before_shape_inference() -> None:
+    # found by fuzz_models.py: a declared int64[2^31] input of Slice kept
+    # onnx's shape inference (called by the importer) busy for minutes
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [20, 10, 5])] + [
+        helper.make_tensor_value_info(n, TensorProto.INT64, [2**31 if n == "ends" else 2])
+        for n in ("starts", "ends", "axes", "steps")]
+    g = helper.make_graph([helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"],
+                                            ["y"])], "g", ins,
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    with pytest.raises(ModelImportError, match=r"input 'ends' of shape \[2147483648\] has "
+                       r"2147483648 elements; the kernels take at most 2147483647"):
+        from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))

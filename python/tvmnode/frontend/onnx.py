@@ -47,6 +47,8 @@ from .common import ModelImportError, TensorInfo, UnsupportedOperatorError, call
 from .common import DynamicShapeWarning, missing_operators
 
 WHO = "from_onnx"
+# Elements of one input at most: what the kernels index (int32).
+_MAX_INPUT_ELEMENTS = 2**31 - 1
 MIN_OPSET, MAX_OPSET = 11, 21
 
 
@@ -211,6 +213,17 @@ class _Graph:
                                            for i, d in enumerate(shp)), vi.name))
             else:
                 out[vi.name] = [int(d) for d in shp if d is not None]
+        for name, dims in out.items():
+            # refused before onnx's shape inference, which loops over such a
+            # tensor's elements (a declared [2^31] input kept it busy for
+            # minutes); the kernels count elements in int32 anyway
+            n = 1
+            for d in dims:
+                n *= max(int(d), 1)
+            if n > _MAX_INPUT_ELEMENTS:
+                raise ModelImportError("%s: input '%s' of shape %s has %d elements; the kernels "
+                                       "take at most %d" % (WHO, name, dims, n,
+                                                            _MAX_INPUT_ELEMENTS))
         return out
 
     def _tensor(self, t: Any, what: str) -> np.ndarray:
