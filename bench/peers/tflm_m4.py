@@ -15,9 +15,10 @@ when its file is there, VWW) this
    into a firmware with the same startup, semihosting, measuring code and
    linker script (firmware/common, firmware/m4), the same compiler and core
    flags, and bench/peers/tflm_m4/main.cc as its main; the flatbuffer is a
-   constant array in flash, the tensor arena a static array, first large,
-   then rebuilt at the size the interpreter reports it used
-   (arena_used_bytes(), rounded up to 16);
+   constant array in flash, the tensor arena a static array: a first
+   build with a large one finds the smallest size AllocateTensors accepts
+   (by bisection, on the board; it can be more than arena_used_bytes()),
+   and the measured build has exactly that;
 3. runs both on the same input bytes, checks that the outputs are the same
    bytes, and reports instructions of one inference (SysTick), estimated
    Cortex-M4 cycles (the same qemu plugin and timing table,
@@ -335,7 +336,7 @@ def c_array(name: str, data: bytes, align: int = 16) -> str:
 
 
 def write_gen(gen: str, name: str, model: bytes, ops: Sequence[int], inp: bytes,
-              arena: int) -> None:
+              arena: int, search: bool) -> None:
     os.makedirs(gen, exist_ok=True)
     methods = []
     for code in ops:
@@ -346,7 +347,9 @@ def write_gen(gen: str, name: str, model: bytes, ops: Sequence[int], inp: bytes,
         "tflm_config.h": "/* written by bench/peers/tflm_m4.py */\n"
                          "#define TFLM_MODEL_NAME \"%s\"\n#define TFLM_NUM_OPS %d\n"
                          "#define TFLM_OPS(X) %s\n#define TFLM_ARENA_SIZE %d\n"
-                         % (name, len(methods), " ".join("X(%s)" % m for m in methods), arena),
+                         "#define TFLM_ARENA_SEARCH %d\n"
+                         % (name, len(methods), " ".join("X(%s)" % m for m in methods), arena,
+                            search),
         "tflm_model.cc": c_array("tflm_model", model),
         "tflm_input.cc": c_array("tflm_input", inp) +
         "extern const size_t tflm_input_size;\nconst size_t tflm_input_size = %d;\n" % len(inp),
@@ -362,10 +365,11 @@ def write_gen(gen: str, name: str, model: bytes, ops: Sequence[int], inp: bytes,
 
 
 def build_tflm(src: Dict[str, str], lib_objs: List[str], name: str, model: bytes,
-               inp: bytes, arena: int, work: str, opt: str, key: str, jobs: int) -> str:
+               inp: bytes, arena: int, work: str, opt: str, key: str, jobs: int,
+               search: bool = False) -> str:
     t = fw.get_target("m4")
     gen = os.path.join(work, "gen")
-    write_gen(gen, name, model, model_operators(model), inp, arena)
+    write_gen(gen, name, model, model_operators(model), inp, arena, search)
     defines = fw.harness_defines(t)
     cxx_flags = t.flags + [opt] + TFLM_COMMON + TFLM_DEFINES + defines + \
         ["-I" + gen, "-I" + FW_COMMON] + \
@@ -397,6 +401,8 @@ def parse_tflm(text: str) -> Dict[str, Any]:
         elif len(w) >= 2 and w[0] == "arena":
             res["arena_used"] = fw._field(line, "used")
             res["arena_size"] = fw._field(line, "size")
+        elif len(w) == 2 and w[0] == "arena_min":
+            res["arena_min"] = int(w[1])
         elif len(w) == 3 and w[0] == "allocate":
             res["allocate_status"] = int(w[2])
     res["output_bytes"] = outs
@@ -457,7 +463,7 @@ def side(size: Dict[str, int], run: Dict[str, Any], est: Dict[str, Any]) -> Dict
 
 def table(rows: List[Dict[str, Any]]) -> str:
     head = ("| model | outputs equal | instructions tvmnode / TFLM | est. cycles tvmnode / TFLM"
-            " | flash tvmnode / TFLM | RAM tvmnode / TFLM | TFLM arena |")
+            " | flash tvmnode / TFLM | RAM tvmnode / TFLM | TFLM arena (arena_used_bytes) |")
     out = [head, "|---|---|---:|---:|---:|---:|---:|"]
 
     def pair(r: Dict[str, Any], k: str) -> str:
@@ -467,7 +473,7 @@ def table(rows: List[Dict[str, Any]]) -> str:
         out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
             r["model"], "yes" if r["outputs_equal"] else "**no**", pair(r, "instructions"),
             pair(r, "cycles"), pair(r, "flash"), pair(r, "ram"),
-            "{:,}".format(r["tflm"]["arena_used"])))
+            "{:,} ({:,})".format(r["tflm"]["arena_size"], r["tflm"]["arena_used"])))
     return "\n".join(out)
 
 
@@ -495,12 +501,12 @@ def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[st
         model = f.read()
     tw = os.path.join(work, "tflm")
     elf = build_tflm(src, lib_objs, name, model, inp_bytes, INITIAL_ARENA, tw, args.opt, key,
-                     args.jobs)
+                     args.jobs, search=True)
     first = run_tflm(elf)
-    if first.get("done") != 0:
+    if first.get("done") != 0 or "arena_min" not in first:
         raise BenchError("%s: TFLM failed with a %d KiB arena:\n%s"
                          % (name, INITIAL_ARENA // 1024, first["log"][-2000:]))
-    arena = (first["arena_used"] + 15) // 16 * 16
+    arena = first["arena_min"]
     for _ in range(8):
         elf = build_tflm(src, lib_objs, name, model, inp_bytes, arena, tw, args.opt, key,
                          args.jobs)
@@ -509,7 +515,7 @@ def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[st
             break
         arena += 16
     else:
-        raise BenchError("%s: TFLM does not run in its arena_used_bytes():\n%s"
+        raise BenchError("%s: TFLM does not run in the arena it allocated in:\n%s"
                          % (name, theirs["log"][-2000:]))
     theirs_est = fw.profile(elf, tw, "m4", timeout=1200)
     tsize = fw.section_sizes(elf)
@@ -519,7 +525,7 @@ def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[st
            "tvmnode": side(ours["size"], ours, ours_est),
            "tflm": dict(side(tsize, theirs, theirs_est), arena_used=theirs["arena_used"],
                         arena_size=theirs["arena_size"],
-                        first_arena_used=first["arena_used"],
+                        arena_used_large=first["arena_used"], arena_min=first["arena_min"],
                         operators=[RESOLVER[c] for c in model_operators(model)]),
            "outputs": {"tvmnode": [b.hex() for b in out_bytes(ours)],
                        "tflm": [b.hex() for b in theirs["output_bytes"]]}}

@@ -12,8 +12,9 @@
  * so no constructor runs before main and nothing is allocated); the tensor
  * arena is a static array of TFLM_ARENA_SIZE bytes. The model runs once to
  * warm up and once timed, between fw_profile_on and fw_profile_off, with
- * the stack painted before it. Output, one fact a line (main.c's lines,
- * plus the arena):
+ * the stack painted before it. Built with TFLM_ARENA_SEARCH=1 it first
+ * finds the smallest arena that AllocateTensors accepts and prints it
+ * (`arena_min`). Output, one fact a line (main.c's lines, plus the arena):
  *
  *   model kws
  *   allocate status 0
@@ -87,6 +88,21 @@ int main(void) {
   TFLM_OPS(TFLM_ADD_OP)
 
   const tflite::Model *model = tflite::GetModel(tflm_model);
+#if TFLM_ARENA_SEARCH
+  /* The smallest arena AllocateTensors accepts, by bisection (it can need
+   * more than arena_used_bytes() while it plans); nothing is freed, so
+   * each try builds a new interpreter in the same storage. */
+  size_t lo = 0, hi = sizeof arena;
+  while (hi - lo > 16) {
+    size_t mid = (lo + hi) / 2 / 16 * 16;
+    tflite::MicroInterpreter *probe = new (interpreter_storage)
+        tflite::MicroInterpreter(model, *resolver, arena, mid);
+    if (probe->AllocateTensors() == kTfLiteOk) hi = mid; else lo = mid;
+  }
+  fw_str("arena_min ");
+  fw_u64(hi);
+  fw_endl();
+#endif
   tflite::MicroInterpreter *interp = new (interpreter_storage)
       tflite::MicroInterpreter(model, *resolver, arena, sizeof arena);
   int status = interp->AllocateTensors();
