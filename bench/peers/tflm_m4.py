@@ -95,12 +95,17 @@ SAMPLE = os.path.join(ROOT, "python", "examples", "deploy", "samples", "sample0.
 INITIAL_ARENA = 512 * 1024
 
 
+OCTOML_KWS = "closed/OctoML/code/microtvm_cmsis_nn/NUCLEO_L4R5ZI/kws"
+OCTOML_RESULT = "closed/OctoML/results/microtvm_cmsis_nn/NUCLEO_L4R5ZI/kws/performance/results.txt"
+
+
 class Snapshot(NamedTuple):
     sub: str          # folder under --sources
     repo: str         # owner/name on GitHub
     commit: str       # the pinned commit
     marker: str       # a file that must exist in it
     optional: bool = False
+    paths: Tuple[str, ...] = ()  # only these paths of the repository
 
 
 SNAPSHOTS = [
@@ -120,6 +125,17 @@ SNAPSHOTS = [
     Snapshot("mlcommons-tiny", "mlcommons/tiny",
              "1afd2c9820f795965a6134facd0b4dfae41ef23f",
              "benchmark/training/visual_wake_words/trained_models/vww_96_int8.tflite",
+             optional=True,
+             paths=("benchmark/training/visual_wake_words/trained_models/vww_96_int8.tflite",)),
+    # the estimator's check against a published latency: the microTVM +
+    # CMSIS-NN keyword-spotting submission of MLPerf Tiny v1.0 (its
+    # generated C and crt), with CMSIS-NN as it was before that round
+    Snapshot("tiny_results_v1.0", "mlcommons/tiny_results_v1.0",
+             "c7761cf84076d601c4a0ed2ecc51e77d40696ed2",
+             OCTOML_KWS + "/model/codegen/host/src/default_lib2.c", optional=True,
+             paths=(OCTOML_KWS, OCTOML_RESULT)),
+    Snapshot("CMSIS-NN-2022", "ARM-software/CMSIS-NN",
+             "190612d076d00679e9c40dc616066f735345434c", "Include/arm_nnfunctions.h",
              optional=True),
 ]
 VWW_PATH = "benchmark/training/visual_wake_words/trained_models/vww_96_int8.tflite"
@@ -176,8 +192,7 @@ def export_sources(mirrors: str, dest: str) -> None:
             print("no clone of %s under %s" % (s.repo, mirrors), file=sys.stderr)
             continue
         os.makedirs(out, exist_ok=True)
-        paths = [VWW_PATH] if s.sub == "mlcommons-tiny" else []
-        arch = subprocess.run(["git", "--git-dir", gd, "archive", s.commit] + paths,
+        arch = subprocess.run(["git", "--git-dir", gd, "archive", s.commit] + list(s.paths),
                               stdout=subprocess.PIPE, check=True).stdout
         subprocess.run(["tar", "-x", "-C", out], input=arch, check=True)
         if s.sub == "flatbuffers":
@@ -477,6 +492,102 @@ def table(rows: List[Dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+# --- the estimator against published latencies ------------------------------
+
+MHZ = 120  # NUCLEO-L4R5ZI, the published figures' board
+# The published TFLite Micro + CMSIS-NN figure: MLPerf Tiny v0.5, submitter
+# "Reference", NUCLEO-L4R5ZI at 120 MHz, TFLite Micro v2.3.1 with its
+# cmsis-nn tag, mbed-os, GCC 6-2017-q2 (mlcommons/tiny_results_v0.5 at
+# d75aef63526dcbb30632f0529411f0219ed1003e,
+# closed/reference/results/Nucleo-L4R5ZI/kws/performance/results.txt:
+# median throughput 5.497 inferences/s).
+TFLM_V05_KWS_IPS = 5.497
+
+
+def median_throughput(path: str) -> float:
+    """The 'Median throughput is N inf./sec.' of an MLPerf Tiny results.txt."""
+    with open(path) as f:
+        m = re.search(r"Median throughput is\s+([0-9.]+)", f.read())
+    if m is None:
+        raise BenchError("%s: no median throughput" % path)
+    return float(m.group(1))
+
+
+def build_microtvm_kws(src: Dict[str, str], inp: bytes, work: str, opt: str, key: str,
+                       jobs: int) -> str:
+    """The published microTVM + CMSIS-NN KWS program with our harness
+    (tflm_m4/microtvm_main.c) and CMSIS-NN of August 2022."""
+    t = fw.get_target("m4")
+    d = os.path.join(src["tiny_results_v1.0"], OCTOML_KWS)
+    nn = src["CMSIS-NN-2022"]
+    gen = os.path.join(work, "gen")
+    os.makedirs(gen, exist_ok=True)
+    with open(os.path.join(gen, "fw_input.c"), "w") as f:
+        f.write("#include <stdint.h>\nextern const uint8_t fw_input[%d];\n"
+                "const uint8_t fw_input[%d] = {%s};\n"
+                % (len(inp), len(inp), ",".join(str(b) for b in inp)))
+    gen_src = os.path.join(d, "model", "codegen", "host", "src")
+    srcs = [os.path.join(gen_src, n) for n in sorted(os.listdir(gen_src))]
+    srcs.append(os.path.join(d, "crt", "src", "runtime", "crt", "memory", "stack_allocator.c"))
+    for root, _, names in os.walk(os.path.join(nn, "Source")):
+        srcs += sorted(os.path.join(root, n) for n in names if n.endswith(".c")
+                       and not n.endswith(("_f16.c", "_f32.c")))
+    srcs += [os.path.join(HARNESS_DIR, "microtvm_main.c"), os.path.join(gen, "fw_input.c")]
+    srcs += [os.path.join(FW_COMMON, n) for n in ("startup.c", "semihost.c", "measure.c")]
+    inc = [os.path.join(d, "crt", "include"), os.path.join(d, "crt_config"),
+           os.path.join(d, "model", "codegen", "host", "include"), os.path.join(nn, "Include"),
+           os.path.join(src["CMSIS_6"], "CMSIS", "Core", "Include"), FW_COMMON]
+    flags = t.flags + [opt, "-ffunction-sections", "-fdata-sections"] + \
+        fw.harness_defines(t) + ["-I" + i for i in inc]
+    objs = compile_objects(srcs, flags, os.path.join(work, "obj"), key + inp.hex(), jobs)
+    elf = os.path.join(work, "microtvm_kws.elf")
+    fw.link(t, objs, elf, fw.DEFAULT_STACK, opt)
+    return elf
+
+
+def validate(src: Dict[str, str], rows: List[Dict[str, Any]], work: str, opt: str, key: str,
+             jobs: int) -> Dict[str, Any]:
+    """Estimated cycles of KWS against the published latencies on the
+    NUCLEO-L4R5ZI at 120 MHz (cycles = ms x 120,000)."""
+    out: Dict[str, Any] = {"mhz": MHZ}
+    kws = next((r for r in rows if r["model"] == "kws"), None)
+    pub_tvm = None
+    if "tiny_results_v1.0" in src:
+        ips = median_throughput(os.path.join(src["tiny_results_v1.0"], OCTOML_RESULT))
+        pub_tvm = {"what": "microTVM + CMSIS-NN", "round": "MLPerf Tiny v1.0",
+                   "submitter": "OctoML", "file": OCTOML_RESULT, "median_ips": ips,
+                   "ms": 1000.0 / ips, "cycles": MHZ * 1e6 / ips}
+        out["published_microtvm"] = pub_tvm
+    pub_tflm = {"what": "TFLite Micro v2.3.1 + CMSIS-NN", "round": "MLPerf Tiny v0.5",
+                "submitter": "Reference", "median_ips": TFLM_V05_KWS_IPS,
+                "ms": 1000.0 / TFLM_V05_KWS_IPS, "cycles": MHZ * 1e6 / TFLM_V05_KWS_IPS}
+    out["published_tflm"] = pub_tflm
+    if kws is not None:
+        est = kws["tflm"]["cycles"]
+        out["tflm_today_vs_published_tflm_v05"] = est / pub_tflm["cycles"] - 1
+        if pub_tvm:
+            out["tflm_today_vs_published_microtvm"] = est / pub_tvm["cycles"] - 1
+    if pub_tvm and "CMSIS-NN-2022" in src and kws is not None:
+        wd = os.path.join(work, "microtvm_kws")
+        inp = bytes.fromhex(kws["input_hex"])
+        elf = build_microtvm_kws(src, inp, wd, opt, key, jobs)
+        res = run_tflm(elf)
+        if res.get("done") != 0:
+            raise BenchError("the microTVM KWS program failed:\n" + res["log"][-2000:])
+        est = fw.profile(elf, wd, "m4", timeout=1200)
+        size = fw.section_sizes(elf)
+        out["microtvm_program"] = {
+            "instructions": res["instructions"], "cycles": est["cycles"],
+            "flash": size.get("text", 0) + size.get("rodata", 0),
+            "run_stack": res["run_stack_bytes"],
+            "output": res["output_bytes"][0].hex() if res["output_bytes"] else "",
+            "output_equals_tflm": bool(res["output_bytes"]) and
+            res["output_bytes"][0].hex() == kws["outputs"]["tflm"][0],
+            "top_functions": est["functions"][:8]}
+        out["estimator_error"] = est["cycles"] / pub_tvm["cycles"] - 1
+    return out
+
+
 # --- main --------------------------------------------------------------------
 
 def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[str], key: str,
@@ -492,7 +603,8 @@ def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[st
         inp_bytes = f.read()
 
     ours = fw.build_and_run(archive, name, [inp], os.path.join(work, "fw"), opt=args.opt,
-                            target="m4", timeout=600)
+                            target="m4", timeout=600,
+                            cache=os.path.join(args.work, "objs" + args.opt))
     if not ours["ok"]:
         raise BenchError("%s: the tvmnode firmware failed: %s" % (name, ours["log"][-2000:]))
     ours_est = fw.profile(ours["elf"], os.path.join(work, "fw"), "m4", timeout=1200)
@@ -521,6 +633,7 @@ def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[st
     tsize = fw.section_sizes(elf)
     equal = out_bytes(ours) == theirs["output_bytes"]
     row = {"model": name, "file": path, "input_bytes": len(inp_bytes),
+           "input_hex": inp_bytes.hex() if len(inp_bytes) <= 4096 else "",
            "outputs_equal": equal,
            "tvmnode": side(ours["size"], ours, ours_est),
            "tflm": dict(side(tsize, theirs, theirs_est), arena_used=theirs["arena_used"],
@@ -574,7 +687,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     t = fw.get_target("m4")
     lib_flags = t.flags + [args.opt] + TFLM_COMMON + TFLM_DEFINES + \
         ["-I" + d for d in tflm_includes(src)]
-    sources = tflm_sources(src)
+    wanted = [m for m, _ in MODELS if m in args.models.split(",")]
+    sources = tflm_sources(src) if wanted else []
     print("tflm_m4: compiling %d TFLM and CMSIS-NN sources (%s, -j%d)"
           % (len(sources), args.opt, args.jobs), file=sys.stderr)
     lib_objs = compile_objects(sources, lib_flags,
@@ -600,6 +714,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     text = table(rows)
     print(text)
+    check = validate(src, rows, args.work, args.opt, key, args.jobs)
+    lines = []
+    if "microtvm_program" in check:
+        p, pub = check["microtvm_program"], check["published_microtvm"]
+        lines.append("estimator check, KWS: the published microTVM + CMSIS-NN program "
+                     "(%s, %s) estimated at %s cycles; published %.1f ms = %s cycles "
+                     "at %d MHz: error %+.1f %%" % (
+                         pub["round"], pub["submitter"], "{:,}".format(p["cycles"]),
+                         pub["ms"], "{:,.0f}".format(pub["cycles"]), MHZ,
+                         100 * check["estimator_error"]))
+    if "tflm_today_vs_published_tflm_v05" in check:
+        pt = check["published_tflm"]
+        lines.append("TFLM + CMSIS-NN today, estimated, against %s (%s): %+.1f %%" % (
+            pt["what"], pt["round"], 100 * check["tflm_today_vs_published_tflm_v05"]))
+    if "tflm_today_vs_published_microtvm" in check:
+        lines.append("TFLM + CMSIS-NN today, estimated, against microTVM + CMSIS-NN "
+                     "(v1.0): %+.1f %%" % (100 * check["tflm_today_vs_published_microtvm"]))
+    print("\n".join(lines))
     cpu = ""
     try:
         cpu = next(line.split(":", 1)[1].strip() for line in
@@ -616,7 +748,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               "tflm_flags": lib_flags[:len(t.flags) + 1] + TFLM_COMMON + TFLM_DEFINES,
               "median_ratio_cycles": statistics.median(r["ratio_cycles"] for r in rows)
               if rows else None,
-              "models": rows, "table": text}
+              "models": rows, "table": text, "estimator_check": check}
     path = os.path.join(args.out, "tflm_m4.json")
     with open(path, "w") as f:
         json.dump(report, f, indent=1)
