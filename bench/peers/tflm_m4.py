@@ -25,7 +25,16 @@ when its file is there, VWW) this
    firmware/common/cycles.py), flash (.text + .rodata), RAM (.data + .bss,
    which hold the arena or the pools and the I/O buffers, plus the stack
    the inference used) and the ratios tvmnode / TFLM. It prints a table and
-   writes OUT/tflm_m4.json.
+   writes OUT/tflm_m4.json;
+4. checks the cycle estimator against a published latency: it builds the
+   microTVM + CMSIS-NN keyword-spotting program that OctoML submitted to
+   MLPerf Tiny v1.0 (its generated C and the TVM crt's stack allocator, as
+   published in mlcommons/tiny_results_v1.0, with CMSIS-NN of August 2022
+   and tflm_m4/microtvm_main.c as its main) on the same harness, runs it on
+   the KWS input, and sets its estimated cycles beside the published median
+   (NUCLEO-L4R5ZI, 120 MHz: cycles = ms x 120,000). Today's TFLM estimate
+   is also set beside that figure and beside the published TFLite Micro
+   v2.3.1 + CMSIS-NN one (MLPerf Tiny v0.5, Reference).
 
 Inputs are the ones examples/deploy.py runs: the first bundled sample
 (python/examples/deploy/samples/sample0.npy) for KWS, and for the other
@@ -51,6 +60,15 @@ flatbuffers_download.sh):
     mlcommons-tiny github.com/mlcommons/tiny          1afd2c9820f795965a6134facd0b4dfae41ef23f
                   (only for VWW: benchmark/training/visual_wake_words/
                   trained_models/vww_96_int8.tflite)
+    tiny_results_v1.0 github.com/mlcommons/tiny_results_v1.0
+                  c7761cf84076d601c4a0ed2ecc51e77d40696ed2 (only for the
+                  estimator check: closed/OctoML/code/microtvm_cmsis_nn/
+                  NUCLEO_L4R5ZI/kws and its performance/results.txt)
+    CMSIS-NN-2022 github.com/ARM-software/CMSIS-NN    190612d076d00679e9c40dc616066f735345434c
+                  (the same check: CMSIS-NN as of 2022-08-31; the submission
+                  records no CMSIS commit)
+
+The last three are optional: without them VWW or the check is skipped.
 
 `--export-from DIR` makes such a folder from git clones (bare or not) named
 DIR/<owner>+<name>/repo, DIR/<name>.git or DIR/<name>: `git archive` of
@@ -80,7 +98,7 @@ import statistics
 import struct
 import subprocess
 import sys
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -230,7 +248,13 @@ def find_sources(args: argparse.Namespace) -> Tuple[Dict[str, str], List[str]]:
 
 # --- the model file ----------------------------------------------------------
 
-def _table(buf: bytes, pos: int) -> Any:
+def _u32(buf: bytes, pos: int) -> int:
+    return int(struct.unpack_from("<I", buf, pos)[0])
+
+
+def _table(buf: bytes, pos: int) -> Callable[[int], Optional[int]]:
+    """A flatbuffer table at pos: field index -> the field's position (None
+    when absent)."""
     vt = pos - struct.unpack_from("<i", buf, pos)[0]
     vlen = struct.unpack_from("<H", buf, vt)[0]
 
@@ -245,16 +269,15 @@ def _table(buf: bytes, pos: int) -> Any:
 
 def model_operators(buf: bytes) -> List[int]:
     """The builtin operator codes of a .tflite flatbuffer (Model.operator_codes)."""
-    u32 = lambda o: struct.unpack_from("<I", buf, o)[0]  # noqa: E731
-    model = _table(buf, u32(0))
+    model = _table(buf, _u32(buf, 0))
     vec = model(1)
     if vec is None:
         return []
-    vec += u32(vec)
+    vec += _u32(buf, vec)
     codes = []
-    for k in range(u32(vec)):
+    for k in range(_u32(buf, vec)):
         e = vec + 4 + 4 * k
-        oc = _table(buf, e + u32(e))
+        oc = _table(buf, e + _u32(buf, e))
         dep, new = oc(0), oc(3)
         codes.append(max(struct.unpack_from("<b", buf, dep)[0] if dep else 0,
                          struct.unpack_from("<i", buf, new)[0] if new else 0))
