@@ -171,6 +171,14 @@ RESOLVER = {0: "AddAdd", 1: "AddAveragePool2D", 2: "AddConcatenation", 3: "AddCo
             21: "AddRelu6", 22: "AddReshape", 25: "AddSoftmax", 34: "AddPad",
             40: "AddMean", 45: "AddStridedSlice", 114: "AddQuantize"}
 
+# With --int8-kernels: the registrations of the CMSIS-NN kernels that keep
+# only their int8 path (TFLM's way to drop the int16/int4 code from flash)
+INT8_REGISTRATION = {0: "Register_ADD_INT8", 1: "Register_AVERAGE_POOL_2D_INT8",
+                     3: "Register_CONV_2D_INT8", 4: "Register_DEPTHWISE_CONV_2D_INT8",
+                     9: "Register_FULLY_CONNECTED_INT8", 17: "Register_MAX_POOL_2D_INT8",
+                     18: "Register_MUL_INT8", 25: "Register_SOFTMAX_INT8",
+                     34: "Register_PAD_INT8"}
+
 # What TFLM's Makefile adds for a Cortex-M build with CMSIS-NN
 # (tools/make/Makefile COMMON_FLAGS and BUILD_TYPE=release,
 # ext_libs/cmsis_nn.inc, targets/cortex_m_generic_makefile.inc).
@@ -374,13 +382,14 @@ def c_array(name: str, data: bytes, align: int = 16) -> str:
 
 
 def write_gen(gen: str, name: str, model: bytes, ops: Sequence[int], inp: bytes,
-              arena: int, search: bool) -> None:
+              arena: int, search: bool, int8: bool = False) -> None:
     os.makedirs(gen, exist_ok=True)
     methods = []
     for code in ops:
         if code not in RESOLVER:
             raise BenchError("%s: builtin operator %d has no entry in RESOLVER" % (name, code))
-        methods.append(RESOLVER[code])
+        reg = INT8_REGISTRATION.get(code) if int8 else None
+        methods.append("%s, (%s)" % (RESOLVER[code], "tflite::%s()" % reg if reg else ""))
     files = {
         "tflm_config.h": "/* written by bench/peers/tflm_m4.py */\n"
                          "#define TFLM_MODEL_NAME \"%s\"\n#define TFLM_NUM_OPS %d\n"
@@ -404,10 +413,10 @@ def write_gen(gen: str, name: str, model: bytes, ops: Sequence[int], inp: bytes,
 
 def build_tflm(src: Dict[str, str], lib_objs: List[str], name: str, model: bytes,
                inp: bytes, arena: int, work: str, opt: str, key: str, jobs: int,
-               search: bool = False) -> str:
+               search: bool = False, int8: bool = False) -> str:
     t = fw.get_target("m4")
     gen = os.path.join(work, "gen")
-    write_gen(gen, name, model, model_operators(model), inp, arena, search)
+    write_gen(gen, name, model, model_operators(model), inp, arena, search, int8)
     defines = fw.harness_defines(t)
     cxx_flags = t.flags + [opt] + TFLM_COMMON + TFLM_DEFINES + defines + \
         ["-I" + gen, "-I" + FW_COMMON] + \
@@ -634,9 +643,9 @@ def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[st
 
     with open(path, "rb") as f:
         model = f.read()
-    tw = os.path.join(work, "tflm")
+    tw = os.path.join(work, "tflm-int8" if args.int8_kernels else "tflm")
     elf = build_tflm(src, lib_objs, name, model, inp_bytes, INITIAL_ARENA, tw, args.opt, key,
-                     args.jobs, search=True)
+                     args.jobs, search=True, int8=args.int8_kernels)
     first = run_tflm(elf)
     if first.get("done") != 0 or "arena_min" not in first:
         raise BenchError("%s: TFLM failed with a %d KiB arena:\n%s"
@@ -644,7 +653,7 @@ def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[st
     arena = first["arena_min"]
     for _ in range(8):
         elf = build_tflm(src, lib_objs, name, model, inp_bytes, arena, tw, args.opt, key,
-                         args.jobs)
+                         args.jobs, int8=args.int8_kernels)
         theirs = run_tflm(elf)
         if theirs.get("done") == 0:
             break
@@ -686,6 +695,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--work", default=None, help="build folder (default OUT/tflm_m4)")
     ap.add_argument("--models", default=",".join(m for m, _ in MODELS))
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--int8-kernels", action="store_true",
+                    help="register the int8-only forms of TFLM's CMSIS-NN kernels "
+                         "(Register_CONV_2D_INT8() and the like) instead of the defaults")
     args = ap.parse_args(argv)
 
     if args.export_from:
@@ -764,7 +776,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         pass
     gcc = fw._run([GXX, "--version"], "g++ --version").splitlines()[0]
     os.makedirs(args.out, exist_ok=True)
-    report = {"opt": args.opt, "target": "m4", "machine": cpu or platform.machine(),
+    report = {"opt": args.opt, "target": "m4", "int8_kernels": args.int8_kernels, "machine": cpu or platform.machine(),
               "compiler": gcc, "snapshots": {s.sub: {"repo": s.repo, "commit": commits[s.sub],
                                                      "path": src[s.sub]}
                                              for s in SNAPSHOTS if s.sub in src},
@@ -772,7 +784,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               "median_ratio_cycles": statistics.median(r["ratio_cycles"] for r in rows)
               if rows else None,
               "models": rows, "table": text, "estimator_check": check}
-    path = os.path.join(args.out, "tflm_m4.json")
+    path = os.path.join(args.out, "tflm_m4%s.json" % ("_int8" if args.int8_kernels else ""))
     with open(path, "w") as f:
         json.dump(report, f, indent=1)
     print("wrote %s" % path, file=sys.stderr)

@@ -3,8 +3,9 @@
  * firmware/common/main.c measures a tvmnode model.
  *
  * bench/peers/tflm_m4.py writes tflm_config.h (the model's operators as an
- * X-macro list of MicroMutableOpResolver's Add* methods, their count and
- * the arena's size), tflm_model.cc (the .tflite flatbuffer as a constant
+ * X-macro list of MicroMutableOpResolver's Add* methods, each with its
+ * parenthesised arguments: () for the default registration, or an int8-only
+ * one; their count and the arena's size), tflm_model.cc (the .tflite flatbuffer as a constant
  * array, in flash) and tflm_input.cc (the input bytes), and compiles this
  * file with firmware/common's startup.c, semihost.c and measure.c.
  *
@@ -80,10 +81,10 @@ int main(void) {
   fw_str("model " TFLM_MODEL_NAME);
   fw_endl();
   Resolver *resolver = new (resolver_storage) Resolver();
-#define TFLM_ADD_OP(method)                 \
-  if (resolver->method() != kTfLiteOk) {    \
-    line_status("resolver " #method, 1);    \
-    return 1;                               \
+#define TFLM_ADD_OP(method, registration)       \
+  if (resolver->method registration != kTfLiteOk) { \
+    line_status("resolver " #method, 1);            \
+    return 1;                                       \
   }
   TFLM_OPS(TFLM_ADD_OP)
 
