@@ -64,11 +64,30 @@ class Archive:
         self.name = name
         self.files: Dict[str, str] = {str(k): str(v) for k, v in result["files"].items()}
         self.runtime_sources: List[str] = [str(s) for s in result["runtime_sources"]]
-        self.plan: Dict[str, Any] = _plain(result["plan"])
+        self._plan_obj: Any = result["plan"]
+        self._plan: Optional[Dict[str, Any]] = None
         self.constants: Dict[str, np.ndarray] = {
             str(k): np.asarray(t).copy() for k, t in result["constants"].items()}
-        self.metadata: Dict[str, Any] = json.loads(self.files["metadata.json"])
+        self._metadata: Optional[Dict[str, Any]] = None
         self.module = mod
+
+    # the plan and the metadata are read when first asked for: on a model
+    # of a million operators each is a second or more of conversion that
+    # writing the archive does not need
+    @property
+    def plan(self) -> Dict[str, Any]:
+        """The memory plan, as data (pools, buffers and their live ranges)."""
+        if self._plan is None:
+            self._plan = _plain(self._plan_obj)
+            self._plan_obj = None
+        return self._plan
+
+    @property
+    def metadata(self) -> Dict[str, Any]:
+        """metadata.json, parsed."""
+        if self._metadata is None:
+            self._metadata = json.loads(self.files["metadata.json"])
+        return self._metadata
 
     @property
     def info(self) -> Dict[str, Any]:

@@ -40,8 +40,14 @@
  * on a current x86 core. */
 #define SEARCH_WORK INT64_C(30000000)
 /* Past this many adjacency entries (dense lifetimes over many buffers) the
- * neighbours are found by scanning instead of stored. */
-#define ADJ_MAX (INT64_C(1) << 22)
+ * neighbours are found by scanning instead of stored: at least 2^22, and
+ * 128 a buffer on large models (a million buffers with a few dozen
+ * neighbours each are stored, 0.5 GB at most; scanning them would be
+ * 10^12 steps), whatever is denser is scanned, which is then no slower
+ * than the pairs themselves. */
+#define ADJ_MIN (INT64_C(1) << 22)
+#define ADJ_PER_BUFFER 128
+#define ADJ_CAP (INT64_C(1) << 27)
 #define SEED 0x7e57a11cu
 
 #define PLAN_ERROR(...) \
@@ -158,7 +164,9 @@ static void build_adjacency(Sub *s) {
     total += d;
   }
   s->adj_at[m] = total;
-  if (total > ADJ_MAX) {
+  int64_t limit = (int64_t)m * ADJ_PER_BUFFER;
+  limit = limit < ADJ_MIN ? ADJ_MIN : limit > ADJ_CAP ? ADJ_CAP : limit;
+  if (total > limit) {
     s->nspans = (size_t)m + 1;
     s->spans = g_new(Span, 2 * s->nspans);
     g_free(f);
