@@ -1166,7 +1166,14 @@ TN_API TnObject *tn_ir_parse(const char *text, size_t size) {
   /* what tn_json_load checks of a loaded module, so that text and JSON
    * accept the same modules (a call behind a let whose arguments were
    * typed only after it was built is typed here) */
-  if (result && tn_ir_well_formed(result)) result = NULL;
+  if (result && tn_ir_well_formed(result)) {
+    /* the same error, said by the parser */
+    TnObject *e = tn_error_take_raised();
+    tn_error_raise(e ? tn_error_kind(e) : "ValueError", "tn_ir_parse: %s",
+                   e ? tn_error_message(e) : "the module is not well formed");
+    tn_object_release(e);
+    result = NULL;
+  }
   if (result) tn_object_retain(result);
   g_ptr_array_free(p.owned, TRUE);
   g_ptr_array_free(p.scopes, TRUE);
