@@ -145,6 +145,51 @@ def test_metadata_is_empty_for_python_and_packed_functions() -> None:
     del simple
 
 
+def test_metadata_of_a_c_function_registered_by_signature() -> None:
+    # a C function with no compiler involved: libc's labs and strlen
+    import ctypes
+    import ctypes.util
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    labs = ctypes.cast(libc.labs, ctypes.c_void_p).value or 0
+    strlen = ctypes.cast(libc.strlen, ctypes.c_void_p).value or 0
+    tvm_ffi.register_global_func("compat.labs", tvmnode._ffi._func_from_c(labs, "i64(i64)",
+                                                                          "labs"))
+    tvm_ffi.register_global_func("compat.strlen",
+                                 tvmnode._ffi._func_from_c(strlen, " u64 ( str ) ", "strlen"))
+    try:
+        assert tvm_ffi.get_global_func("compat.labs")(-5) == 5
+        assert tvm_ffi.get_global_func("compat.strlen")("four") == 4
+        meta = tvm_ffi.get_global_func_metadata("compat.labs")
+        assert set(meta) == {"type_schema", "c_signature"}
+        assert meta["c_signature"] == "i64(i64)"
+        assert json.loads(meta["type_schema"]) == {
+            "type": "ffi.Function", "args": [{"type": "int"}, {"type": "int"}]}
+        assert schema_of(meta) == "Callable[[int], int]"
+        meta = tvm_ffi.get_global_func_metadata("compat.strlen")
+        assert meta["c_signature"] == "u64(str)"
+        assert schema_of(meta) == "Callable[[str], int]"
+    finally:
+        tvm_ffi.remove_global_func("compat.labs")
+        tvm_ffi.remove_global_func("compat.strlen")
+
+
+@pytest.mark.parametrize("sig,expected", [
+    ("void()", "Callable[[], None]"),
+    ("bool(i8,i16,i32,u8,u16,u32,u64)", "Callable[[int, int, int, int, int, int, int], bool]"),
+    ("f32(f64)", "Callable[[float], float]"),
+    ("ptr(ptr)", "Callable[[ctypes.c_void_p], ctypes.c_void_p]"),
+    ("str(str)", "Callable[[str], str]"),
+    ("obj(obj)", "Callable[[Object], Object]"),
+    ("obj+(any*)", "Callable[[Any], Object]"),
+    ("obj<ir.Var>(obj<tn.String>,obj<tn.Array>)", "Callable[[str, Array[Any]], ir.Var]"),
+    ("obj<tn.Function>(obj<tn.Map>)", "Callable[[Map[Any, Any]], Callable[..., Any]]"),
+    ("any(dltensor,dtype,device)", "Callable[[Tensor, dtype, Device], Any]"),
+])
+def test_every_signature_type_has_a_schema(sig: str, expected: str) -> None:
+    from tvmnode._metadata import signature_schema
+    assert str(TypeSchema.from_json_obj(signature_schema(sig))) == expected
+
+
 def test_metadata_bad_names() -> None:
     with pytest.raises(ValueError, match="cannot find global function 'compat.none'"):
         tvm_ffi.get_global_func_metadata("compat.none")
@@ -203,6 +248,7 @@ def test_type_info_of_a_node_type() -> None:
     fields = {f.name: f for f in info.fields}
     assert str(fields["name_hint"].ty) == "str"
     assert schema_of(fields["type_annotation"].metadata) == "ir.Type | None"
+    assert fields["name_hint"].frozen and not fields["checked_type"].frozen
     parent = info.parent_type_info
     assert parent is not None and parent.type_key == "ir.Expr"
     assert [f.name for f in parent.fields] == [f.name for f in info.fields][:len(parent.fields)]
@@ -241,6 +287,12 @@ def test_type_info_typed_fields_and_methods() -> None:
     info = tvm_ffi.get_type_info("ir.Call")
     by = {f.name: str(f.ty) for f in info.fields}
     assert by["args"] == "Array[ir.Expr]"
+    assert by["op"] == "ir.Expr" and by["attrs"] == "ir.Attrs | None"
+    mod = {f.name: str(f.ty) for f in tvm_ffi.get_type_info("ir.IRModule").fields}
+    assert mod == {"functions": "Map[str, ir.Function]", "attrs": "Map[str, Any] | None"}
+    op = {f.name: f for f in tvm_ffi.get_type_info("ir.Op").fields}
+    assert str(op["num_inputs"].ty) == "int" and str(op["name"].ty) == "str"
+    assert json.loads(op["name"].metadata["type_schema"]) == {"type": "ffi.String"}
     for m in info.methods:
         assert isinstance(m.func, tvmnode.Function) and isinstance(m.metadata, dict)
 
