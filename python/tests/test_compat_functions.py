@@ -202,7 +202,8 @@ def test_metadata_bad_names() -> None:
 @pytest.mark.parametrize("text,expected", [
     ('{"type":"int"}', "int"),
     ('{"type":"Optional","args":[{"type":"int"}]}', "int | None"),
-    ('{"type":"ffi.Map","args":[{"type":"ffi.String"},{"type":"ffi.Array","args":[{"type":"int"}]}]}',
+    ('{"type":"ffi.Map","args":[{"type":"ffi.String"},'
+     '{"type":"ffi.Array","args":[{"type":"int"}]}]}',
      "Map[str, Array[int]]"),
     ('{"type":"Variant","args":[{"type":"int"},{"type":"ffi.String"}]}', "int | str"),
     ('{"type":"ffi.Function"}', "Callable[..., Any]"),
@@ -600,7 +601,16 @@ def test_load_inline_bad_arguments(tmp_path: Any) -> None:
                         signatures=["i64()"], build_directory=d)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="'a b' is not a C identifier"):
         cpp.load_inline("x", c_sources="int a;", functions=["a b"], build_directory=d)
+    with pytest.raises(TypeError, match="load_inline.*'build_directory'.*int"):
+        cpp.load_inline("x", c_sources="int a;", build_directory=5)  # type: ignore[arg-type]
     assert not os.listdir(d)  # nothing was built for bad arguments
+
+
+def test_a_missing_compiler_is_a_build_error(tmp_path: Any, monkeypatch: Any) -> None:
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    with pytest.raises(cpp.BuildError, match="cannot run the compiler"):
+        cpp.build_inline("nocc", c_sources="int a;", build_directory=str(tmp_path / "b"))
+    assert not any(p.suffix in (".so", ".tmp") for p in (tmp_path / "b").rglob("*"))
 
 
 @needs_cc

@@ -33,7 +33,14 @@ from ._core import (
     remove_global_func,
     save_json,
 )
-from ._metadata import TypeField, TypeInfo, TypeMethod, TypeSchema, get_global_func_metadata, get_type_info
+from ._metadata import (
+    TypeField,
+    TypeInfo,
+    TypeMethod,
+    TypeSchema,
+    get_global_func_metadata,
+    get_type_info,
+)
 from ._paths import _crt_dir, _include_dir
 from ._tensor import Tensor, empty, from_dlpack
 

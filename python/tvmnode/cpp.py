@@ -88,8 +88,11 @@ def _check_name(name: Any, who: str) -> str:
     return name
 
 
-def _cache_root(build_directory: Optional[str]) -> Path:
+def _cache_root(build_directory: Optional[str], who: str) -> Path:
     if build_directory is not None:
+        if not isinstance(build_directory, (str, os.PathLike)):
+            raise TypeError("%s: argument 'build_directory' expected a str path, got %s"
+                            % (who, type(build_directory).__name__))
         return Path(os.fspath(build_directory)).expanduser()
     env = os.environ.get("TVMNODE_CACHE_DIR")
     return Path(env).expanduser() if env else Path("~/.cache/tvmnode").expanduser()
@@ -169,7 +172,7 @@ def _build_inline(who: str, name: str, c_sources: Union[str, Sequence[str], None
     includes = _strs(extra_include_paths, who, "extra_include_paths")
     compiler = os.environ.get("CXX", "c++") if cpp else os.environ.get("CC", "cc")
     digest = _digest([name, cpp, source, cflags, ldflags, includes, compiler])
-    d = _cache_root(build_directory) / ("%s_%s" % (name, digest))
+    d = _cache_root(build_directory, who) / ("%s_%s" % (name, digest))
     out = d / ("%s.so" % name)
     if out.exists():
         return str(out)
@@ -223,7 +226,7 @@ def build(name: str, *, sources: Union[str, Sequence[str], None] = None,
                     for f in files]
         compiler = os.environ.get("CXX", "c++") if cpp else os.environ.get("CC", "cc")
         digest = _digest([name, cpp, contents, cflags, ldflags, includes, compiler])
-        d = _cache_root(build_directory) / ("%s_%s" % (name, digest))
+        d = _cache_root(build_directory, who) / ("%s_%s" % (name, digest))
         out = d / ("%s.so" % name)
         if out.exists():
             return str(out)
