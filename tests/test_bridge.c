@@ -298,6 +298,56 @@ START_TEST(test_register_c) {
 }
 END_TEST
 
+static int packed_nop(void *self, const TnAny *args, int32_t nargs,
+                      TnAny *ret) {
+  (void)self, (void)args, (void)nargs, (void)ret;
+  return 0;
+}
+
+static void expect_signature(TnObject *f, const char *want) {
+  TnObject *s = TN_NONNULL(tn_func_c_signature(f));
+  ck_assert_str_eq(((TnStringObj *)s)->data, want);
+  tn_object_release(s);
+}
+
+START_TEST(test_c_signature) {
+  /* the fast paths, the libffi path, and spaces and aliases normalised */
+  TnObject *f = wrap((void *)add2, "i64( i64 , i64 )", "add2");
+  expect_signature(f, "i64(i64,i64)");
+  tn_object_release(f);
+  f = wrap((void *)hyp, "f64(f64,f64)", "hyp");
+  expect_signature(f, "f64(f64,f64)");
+  tn_object_release(f);
+  f = wrap((void *)fmix, "f64(f64,i32)", "fmix");
+  expect_signature(f, "f64(f64,i32)");
+  tn_object_release(f);
+  f = wrap((void *)pick, "obj(obj<tn.Array>,any)", "pick");
+  expect_signature(f, "obj(obj<tn.Array>,any)");
+  tn_object_release(f);
+  f = wrap((void *)store, "void(ptr,u32)", "store");
+  expect_signature(f, "void(ptr,u32)");
+  tn_object_release(f);
+  /* registered by signature: the registry hands back the same function */
+  TN_OK(tn_func_register_c("test.sig_add2", (void *)add2, "i64(i64,i64)", 0));
+  TnObject *g = TN_NONNULL(tn_func_get("test.sig_add2"));
+  expect_signature(g, "i64(i64,i64)");
+  tn_object_release(g);
+  TN_OK(tn_func_unregister("test.sig_add2"));
+  /* a packed function has no known signature, and that is not an error */
+  TnObject *p = TN_NONNULL(tn_func_new(packed_nop, NULL, NULL));
+  ck_assert_ptr_null(tn_func_c_signature(p));
+  ck_assert_ptr_null(tn_error_peek_raised());
+  tn_object_release(p);
+  /* not a function */
+  TnObject *str = TN_NONNULL(tn_string_new("x", 1));
+  ck_assert_ptr_null(tn_func_c_signature(str));
+  TN_EXPECT_ERROR("TypeError", "tn.Function", "tn.String");
+  tn_object_release(str);
+  ck_assert_ptr_null(tn_func_c_signature(NULL));
+  TN_EXPECT_ERROR("ValueError", "'func' is NULL");
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("bridge");
   TCase *tc = tn_test_case(s, "typed-to-packed");
@@ -309,6 +359,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_dtype_device_tensor);
   tcase_add_test(tc, test_malformed_signatures);
   tcase_add_test(tc, test_register_c);
+  tcase_add_test(tc, test_c_signature);
   return s;
 }
 

@@ -20,6 +20,7 @@
  */
 #include "tnpy.h"
 
+#include <dlfcn.h>
 #include <string.h>
 
 /* ---- C -> Python ---------------------------------------------------------- */
@@ -491,6 +492,89 @@ static PyObject *list_global(PyObject *mod, PyObject *unused) {
   return tnpy_list_from_array(tn_func_list());
 }
 
+/* _func_c_signature(func): the C signature a function was registered
+ * with by the libffi bridge ("i64(i64,i64)"), or None when only its packed
+ * form is known (Python callables, packed C functions). */
+static PyObject *func_c_signature(PyObject *mod, PyObject *func) {
+  (void)mod;
+  if (!PyObject_TypeCheck(func, &TnPyFunction_Type))
+    return PyErr_Format(PyExc_TypeError, "_func_c_signature: argument 'func' "
+                        "expected a tvmnode.Function, got %s",
+                        Py_TYPE(func)->tp_name);
+  TnObject *h = tnpy_get_handle(func, "_func_c_signature");
+  if (h == NULL) return NULL;
+  TnObject *sig = tn_func_c_signature(h);
+  if (sig == NULL) {
+    if (tn_error_peek_raised()) return tnpy_raise_tn();
+    Py_RETURN_NONE;
+  }
+  const TnStringObj *so = (const TnStringObj *)sig;
+  PyObject *r = PyUnicode_FromStringAndSize(so->data, (Py_ssize_t)so->size);
+  tn_object_release(sig);
+  return r;
+}
+
+/* _func_from_c(address, signature, name): the C function at `address` (an
+ * int, as ctypes gives it) as a Function through the libffi bridge. The
+ * caller keeps the code at `address` loaded for as long as the Function
+ * lives. */
+static PyObject *func_from_c(PyObject *mod, PyObject *args) {
+  (void)mod;
+  PyObject *addr, *sig, *name;
+  if (!PyArg_ParseTuple(args, "OUU:_func_from_c", &addr, &sig, &name))
+    return NULL;
+  if (!PyLong_Check(addr))
+    return PyErr_Format(PyExc_TypeError, "_func_from_c: argument 'address' "
+                        "expected an int, got %s", Py_TYPE(addr)->tp_name);
+  void *p = PyLong_AsVoidPtr(addr);
+  if (p == NULL && PyErr_Occurred()) return NULL;
+  const char *s = tnpy_name_utf8(sig, "a signature");
+  if (s == NULL) return NULL;
+  const char *n = tnpy_name_utf8(name, "a function name");
+  if (n == NULL) return NULL;
+  TnObject *f = tn_func_from_c(p, s, n);
+  if (f == NULL) return tnpy_raise_tn();
+  return wrap_named(f, name);
+}
+
+/* _func_from_packed(address, name): the packed C function at `address`
+ * (int fn(void *self, const TnAny *args, int32_t nargs, TnAny *ret), self
+ * NULL) as a Function; the caller keeps its code loaded. */
+static PyObject *func_from_packed(PyObject *mod, PyObject *args) {
+  (void)mod;
+  PyObject *addr, *name;
+  if (!PyArg_ParseTuple(args, "OU:_func_from_packed", &addr, &name))
+    return NULL;
+  if (!PyLong_Check(addr))
+    return PyErr_Format(PyExc_TypeError, "_func_from_packed: argument "
+                        "'address' expected an int, got %s",
+                        Py_TYPE(addr)->tp_name);
+  void *p = PyLong_AsVoidPtr(addr);
+  if (p == NULL) {
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_ValueError, "_func_from_packed: argument "
+                      "'address' is NULL");
+    return NULL;
+  }
+  TnPackedFn fn;
+  memcpy(&fn, &p, sizeof fn);
+  TnObject *f = tn_func_new(fn, NULL, NULL);
+  if (f == NULL) return tnpy_raise_tn();
+  return wrap_named(f, name);
+}
+
+/* _library_path(): the file of the libtvmnode this extension runs on, so
+ * that code compiled at run time links the very same library (one type
+ * table, one registry). */
+static PyObject *library_path(PyObject *mod, PyObject *unused) {
+  (void)mod, (void)unused;
+  Dl_info info;
+  if (dladdr((void *)tn_func_new, &info) == 0 || info.dli_fname == NULL)
+    return PyErr_Format(PyExc_OSError, "_library_path: dladdr cannot place "
+                        "libtvmnode");
+  return PyUnicode_DecodeFSDefault(info.dli_fname);
+}
+
 /* convert(value): any Python value as tvmnode sees it (owned), back as
  * Python: lists become Arrays, callables Functions, arrays Tensors. */
 static PyObject *convert(PyObject *mod, PyObject *v) {
@@ -512,6 +596,15 @@ PyMethodDef tnpy_function_methods[] = {
     {"list_global_func_names", list_global, METH_NOARGS,
      "The registered names, sorted."},
     {"convert", convert, METH_O, "A Python value as a tvmnode value."},
+    {"_func_c_signature", func_c_signature, METH_O,
+     "_func_c_signature(func) -> the C signature it was registered with, "
+     "or None"},
+    {"_func_from_c", func_from_c, METH_VARARGS,
+     "_func_from_c(address, signature, name) -> Function (libffi bridge)"},
+    {"_func_from_packed", func_from_packed, METH_VARARGS,
+     "_func_from_packed(address, name) -> Function (a packed C function)"},
+    {"_library_path", library_path, METH_NOARGS,
+     "The file of the loaded libtvmnode."},
     {NULL, NULL, 0, NULL}};
 
 int tnpy_function_init(PyObject *module) {

@@ -23,13 +23,23 @@ from ._core import (
     convert,
     cpu,
     get_global_func,
+    init_ffi_api,
     list_global_func_names,
     load_json,
     register_error,
     register_func,
+    register_global_func,
     register_object,
     remove_global_func,
     save_json,
+)
+from ._metadata import (
+    TypeField,
+    TypeInfo,
+    TypeMethod,
+    TypeSchema,
+    get_global_func_metadata,
+    get_type_info,
 )
 from ._paths import _crt_dir, _include_dir
 from ._tensor import Tensor, empty, from_dlpack
@@ -43,6 +53,8 @@ __all__ = [
     "list_global_func_names", "load_json", "register_error", "register_func",
     "register_object", "remove_global_func", "save_json", "live_object_count", "ir",
     "transform", "instrument", "runtime", "dataclasses",
+    "TypeField", "TypeInfo", "TypeMethod", "TypeSchema", "get_global_func_metadata",
+    "get_type_info", "init_ffi_api", "register_global_func", "registry", "cpp",
 ]
 
 
@@ -51,4 +63,4 @@ def live_object_count() -> int:
     return _ffi.live_object_count()
 
 
-from . import dataclasses, instrument, ir, runtime, transform  # noqa: E402
+from . import cpp, dataclasses, instrument, ir, registry, runtime, transform  # noqa: E402

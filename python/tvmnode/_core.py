@@ -453,6 +453,59 @@ def register_func(func_name: Union[str, Callable[..., Any], None] = None,
     return register
 
 
+def register_global_func(func_name: Union[str, Callable[..., Any]],
+                         f: Optional[Callable[..., Any]] = None,
+                         override: bool = False) -> Any:
+    """tvm-ffi's spelling of register_func, with its result: the registered
+    Function (not the Python callable). register_global_func("my.add", f),
+    @register_global_func("my.add") or @register_global_func (the
+    function's own name). A taken name is a ValueError unless override."""
+    if not isinstance(func_name, str):
+        if f is not None or not callable(func_name):
+            raise TypeError("register_global_func: argument 'func_name' expected a str or "
+                            "a callable, got %s" % type(func_name).__name__)
+        f = func_name
+        func_name = getattr(f, "__name__", None)  # type: ignore[assignment]
+        if not isinstance(func_name, str):
+            raise TypeError("register_global_func: %r has no __name__ to register it by; "
+                            "give a name" % (f,))
+    name = func_name
+
+    def register(fn: Callable[..., Any]) -> Function:
+        _ffi._register_func(name, fn, override)
+        return _ffi.get_global_func(name, False)
+
+    if f is not None:
+        return register(f)
+    return register
+
+
+def init_ffi_api(namespace: str, target_module_name: Optional[str] = None) -> None:
+    """Set every global function "<namespace>.<name>" (one level below
+    `namespace`, which may start with "tvm.", dropped as tvm-ffi does) as
+    attribute <name> of the module `target_module_name` (default: the
+    module named `namespace`), which must already be imported:
+    init_ffi_api("mypkg", __name__) in mypkg/_ffi_api.py."""
+    if not isinstance(namespace, str):
+        raise TypeError("init_ffi_api: argument 'namespace' expected a str, got %s"
+                        % type(namespace).__name__)
+    target_name = target_module_name or namespace
+    target = sys.modules.get(target_name)
+    if target is None:
+        raise ValueError("init_ffi_api: module %r is not imported" % target_name)
+    prefix = namespace[4:] if namespace.startswith("tvm.") else namespace
+    for full in list_global_func_names():
+        if not full.startswith(prefix + "."):
+            continue
+        short = full[len(prefix) + 1:]
+        if "." in short:
+            continue
+        f = _ffi.get_global_func(full, True)
+        if f is None:  # removed since the listing
+            continue
+        setattr(target, short, f)
+
+
 def remove_global_func(name: str) -> None:
     """Unregister a global function (KeyError if absent)."""
     _ffi.remove_global_func(name)

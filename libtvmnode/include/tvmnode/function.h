@@ -89,6 +89,16 @@ TN_API int tn_func_register_c(const char *name, void *fnptr,
                               const char *signature, int override);
 
 /*
+ * The signature a function made by tn_func_from_c (or tn_func_register_c)
+ * was made with, in canonical form ("i64(i64,i64)", "obj<ir.Var>(str)"), as
+ * a tn.String: what function metadata reports as parameter and return
+ * types. NULL without raising for any other function (packed, a binding's
+ * callable, a closure): its types are not known. NULL with a TypeError when
+ * `func` is not a tn.Function. (transfer full)
+ */
+TN_API TnObject *tn_func_c_signature(const TnObject *func);
+
+/*
  * The libffi bridge, packed to typed: make a real C function pointer with
  * the given signature ('any*' and 'obj+' excepted) that calls `func`. The
  * pointer is written to `*out_fnptr` and stays valid while the returned

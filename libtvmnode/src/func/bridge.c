@@ -208,3 +208,26 @@ TN_API int tn_func_register_c(const char *name, void *fnptr,
   tn__release(f);
   return rc;
 }
+
+TN_API TnObject *tn_func_c_signature(const TnObject *func) {
+  if (func == NULL || func->type_index != TN_TYPE_FUNCTION) {
+    if (tn__check_object(func, TN_TYPE_FUNCTION, "tn_func_c_signature",
+                         "func"))
+      return NULL;
+  }
+  /* A bridge is recognised by its packed implementation: the general
+   * libffi call or one of the fast paths, whose `self` is a Bridge. */
+  static const TnPackedFn bridges[] = {
+      bridge_call, fast_i0, fast_i1, fast_i2, fast_i3, fast_i4,
+      fast_f0,     fast_f1, fast_f2, fast_f3, fast_f4};
+  const TnFunctionObj *f = (const TnFunctionObj *)func;
+  const Bridge *b = NULL;
+  for (size_t i = 0; i < sizeof bridges / sizeof bridges[0]; i++)
+    if (f->fn == bridges[i]) b = f->self;
+  if (b == NULL) return NULL;
+  GString *sig = g_string_new(NULL);
+  tn__sig_format(&b->sig, sig);
+  TnObject *s = tn_string_new(sig->str, sig->len);
+  g_string_free(sig, TRUE);
+  return s;
+}

@@ -397,6 +397,9 @@ unsafe extern "C" {
     ) -> core::ffi::c_int;
 }
 unsafe extern "C" {
+    pub fn tn_func_c_signature(func: *const TnObject) -> *mut TnObject;
+}
+unsafe extern "C" {
     pub fn tn_func_to_c(
         func: *mut TnObject,
         signature: *const core::ffi::c_char,
