@@ -52,3 +52,6 @@ def live_object_count() -> int:
 
 
 from . import dataclasses, instrument, ir, runtime, transform  # noqa: E402
+from .dataclasses import method  # noqa: E402  (tvm_ffi.method)
+
+__all__ += ["method"]
