@@ -481,6 +481,18 @@ def test_nested_element_types_are_checked_with_a_path() -> None:
         Field.set(fields(Nested)[0], Nested(), [["x"]])
 
 
+def test_nested_element_types_are_checked_on_assignment() -> None:
+    n: Any = Nested([[1]])
+    with pytest.raises(TypeError, match=r"field 'xss'.*got str at xss\[0\]\[1\]"):
+        n.xss = [[1, "x"]]
+    assert [list(x) for x in n.xss] == [[1]]
+    n.xss = [[2, 3]]
+    assert list(n.xss[0]) == [2, 3]
+    with pytest.raises(TypeError, match=r"xss\[0\]\[0\]"):
+        type(n).xss.set(n, [["y"]])
+    assert type(n).xss.name == "xss"
+
+
 def test_nested_element_types_accept_good_values() -> None:
     n = Nested([[1, 2], []], {"a": [1, 2.5]}, [1, None], [(1, "a")])
     assert [list(x) for x in n.xss] == [[1, 2], []]
@@ -597,6 +609,12 @@ def test_enum_members_are_field_values_and_round_trip_json() -> None:
         H(priority=-9, opcode="-")
     with pytest.raises(TypeError, match="priority"):
         H(priority=O.ADD, opcode="+")
+    # assignment takes an index too, and checks it
+    h.priority = "MAX"
+    assert h.priority.same_as(P.MAX)
+    with pytest.raises(TypeError, match="Priority, which has no member 'HUGE'"):
+        h.priority = "HUGE"
+    assert h.priority.same_as(P.MAX)
 
 
 def test_enum_structural_semantics_are_identity() -> None:

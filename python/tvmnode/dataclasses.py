@@ -128,6 +128,9 @@ class Field:
                                 "'%s', got %s" % (self.name, cls.__name__))
         if self._deep is not None:
             _check_deep(type(obj).__name__, self, value)
+        if self._conv is not None and isinstance(value, (int, str)) and \
+                not isinstance(value, Object):
+            value = _enum_value(type(obj).__name__, self, value)
         d.set(obj, value)
 
     def __repr__(self) -> str:
@@ -958,6 +961,9 @@ def _declare(cls: Any, key: Optional[str], *, frozen: bool, init: bool, repr: bo
     rd = _readers(cls)
     for f in flds:
         f._descr = rd.get(f.name)
+    for f in own:
+        if f._deep is not None or f._conv is not None:
+            setattr(cls, f.name, _CheckedField(f))
     _ffi._register_class(t, cls)
     for n, fn in methods:
         _ffi.type_register_method(t, n, fn)
@@ -1051,6 +1057,42 @@ def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: boo
         _ffi._register_class(t, cls)
         return cls
     return wrap
+
+
+class _CheckedField:
+    """The attribute of a field whose values Python checks or converts
+    before C stores them (nested element types, enum indices); reads go
+    to C."""
+    __slots__ = ("field", "descr")
+
+    def __init__(self, f: Field) -> None:
+        self.field = f
+        self.descr = f._descr
+
+    @property
+    def name(self) -> str:
+        return self.field.name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        return self.descr.__get__(obj, owner)
+
+    def _value(self, obj: Any, value: Any) -> Any:
+        f = self.field
+        if f._deep is not None:
+            _check_deep(type(obj).__name__, f, value)
+        if f._conv is not None and isinstance(value, (int, str)) and \
+                not isinstance(value, Object):
+            value = _enum_value(type(obj).__name__, f, value)
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.descr.__set__(obj, self._value(obj, value))
+
+    def set(self, obj: Any, value: Any) -> None:
+        """Write the field, frozen or not (see Field.set)."""
+        self.descr.set(obj, self._value(obj, value))
 
 
 def _replace_method(self: Any, /, **changes: Any) -> Any:
