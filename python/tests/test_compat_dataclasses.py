@@ -204,7 +204,7 @@ def test_required_fields_come_before_defaulted_ones() -> None:
         f: int
 
     sig = inspect.signature(Reorder)
-    assert list(sig.parameters) == ["b", "d", "a", "c", "e", "f"]
+    assert list(sig.parameters) == ["b", "d", "a", "c", "f", "e"]
     assert sig.parameters["f"].kind is inspect.Parameter.KEYWORD_ONLY
     assert inspect.signature(Reorder.__init__).parameters["self"]
     o = Reorder(10, 20, f=5)  # type: ignore[call-arg]
@@ -436,15 +436,15 @@ def test_copy_replace() -> None:
 # ---- 7. default_factory must be callable -----------------------------------------
 
 def test_non_callable_default_factory_is_refused() -> None:
-    with pytest.raises(TypeError, match="argument 'default_factory' expects a callable.*got int"):
+    with pytest.raises(TypeError, match=r"field\(\): default_factory must be a callable.*got int"):
         field(default_factory=3)
     with pytest.raises(TypeError, match="got NoneType"):
         Field(default_factory=None)
-    with pytest.raises(ValueError, match="both default and default_factory"):
+    with pytest.raises(ValueError, match="cannot specify both default and default_factory"):
         field(default=1, default_factory=list)
     f = field(default_factory=list)
     f.default_factory = "oops"
-    with pytest.raises(TypeError, match="py_class: field 'xs'.*expects a callable"):
+    with pytest.raises(TypeError, match="py_class: field 'xs'.*must be a callable"):
         @py_class(_key("BadFactory"))
         class BadFactory(tn.Object):
             xs: List[int] = f
@@ -660,6 +660,24 @@ def test_enum_declaration_errors() -> None:
         class BadName(Enum, type_key=_key("BadName")):
             n: int = 0
             X = entry(m=1)
+
+
+def test_annotations_name_classes_local_to_a_function() -> None:
+    @py_class(_key("LocalInner"))
+    class LocalInner(tn.Object):
+        v: int
+
+    @py_class(_key("LocalOuter"))
+    class LocalOuter(tn.Object):
+        inner: LocalInner
+        items: List[LocalInner] = field(default_factory=list)
+
+    assert isinstance(LocalOuter.__annotations__["inner"], str)  # postponed here
+    with pytest.raises(TypeError, match="inner"):
+        LocalOuter(inner=Rep(1))  # type: ignore[arg-type]
+    o = LocalOuter(LocalInner(1), [LocalInner(2)])
+    assert o.inner.v == 1 and o.items[0].v == 2
+    assert LocalOuter.inner.type_key == LocalInner._tn_type_key
 
 
 # ---- 10. two regressions -----------------------------------------------------------

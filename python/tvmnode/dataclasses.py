@@ -162,10 +162,10 @@ def _check_factory(who: str, default: Any, default_factory: Any) -> None:
     if default_factory is MISSING:
         return
     if default is not MISSING:
-        raise ValueError("%s(): cannot give both default and default_factory" % who)
+        raise ValueError("%s(): cannot specify both default and default_factory" % who)
     if not callable(default_factory):
-        raise TypeError("%s(): argument 'default_factory' expects a callable of no arguments, "
-                        "got %s" % (who, type(default_factory).__name__))
+        raise TypeError("%s(): default_factory must be a callable of no arguments, got %s"
+                        % (who, type(default_factory).__name__))
 
 
 # ---------------------------------------------------------------------------
@@ -367,21 +367,45 @@ def _check_deep(clsname: str, f: "Field", value: Any) -> None:
                            " (element expects %s)" % _type_name(want) if path else ""))
 
 
+def _defining_scope_locals() -> Dict[str, Any]:
+    """The local names where the class statement being declared runs (the
+    first frame outside this package's declaring code): a class declared
+    inside a function may name the function's other classes."""
+    f = sys._getframe(1)
+    ours = (__name__, __name__.rsplit(".", 1)[0] + "._enum")
+    while f is not None and f.f_globals.get("__name__") in ours:
+        f = f.f_back  # type: ignore[assignment]
+    return dict(f.f_locals) if f is not None else {}
+
+
 def _hints(cls: type) -> Dict[str, Any]:
     ann = cls.__dict__.get("__annotations__", {})
     module = sys.modules.get(cls.__module__)
     globalns = dict(vars(module)) if module else {}
     localns = {cls.__name__: cls, "KW_ONLY": KW_ONLY}
+    scope: Optional[Dict[str, Any]] = None
     out: Dict[str, Any] = {}
     for name, a in ann.items():
         if isinstance(a, str):
             try:
                 a = eval(a, globalns, localns)  # noqa: S307 (annotations are code)
+            except NameError:
+                if scope is None:
+                    scope = _defining_scope_locals()
+                    scope.update(localns)
+                try:
+                    a = eval(a, globalns, scope)  # noqa: S307
+                except Exception:
+                    a = _unresolved(a)
             except Exception:
-                a = typing.ClassVar if a.replace(" ", "").startswith(
-                    ("ClassVar", "typing.ClassVar")) else Any
+                a = _unresolved(a)
         out[name] = a
     return out
+
+
+def _unresolved(a: str) -> Any:
+    return typing.ClassVar if a.replace(" ", "").startswith(
+        ("ClassVar", "typing.ClassVar")) else Any
 
 
 def _is_classvar(tp: Any) -> bool:
@@ -504,7 +528,10 @@ def _make_init(cls: type, flds: Tuple[Field, ...], type_index: int) -> Callable[
     __init__.__qualname__ = cls.__qualname__ + ".__init__"
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     kw: List[inspect.Parameter] = []
-    for f in ordered + [f for f in flds if f.init and f.kw_only]:
+    kw_fields = [f for f in flds if f.init and f.kw_only]
+    kw_fields = ([f for f in kw_fields if not _has_default(f)]
+                 + [f for f in kw_fields if _has_default(f)])
+    for f in ordered + kw_fields:
         default = (f.default if f.default is not MISSING else
                    inspect.Parameter.empty if f.default_factory is MISSING else
                    _FactoryDefault(f.default_factory))
