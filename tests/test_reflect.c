@@ -133,6 +133,31 @@ START_TEST(test_set_errors_leave_object_unchanged) {
 }
 END_TEST
 
+START_TEST(test_init_at_writes_read_only_fields) {
+  TnObject *o = TN_NONNULL(tn_node_alloc(tt.all));
+  TAll *a = (TAll *)o;
+  int32_t ro = tn_type_field_index(tt.all, "ro");
+  ck_assert_int_ge(ro, 0);
+  TnAny two = tn_any_int(2);
+  ck_assert_int_eq(tn_node_set_at(o, ro, &two), -1); /* refused for users */
+  TN_EXPECT_ERROR("AttributeError", "read-only");
+  TN_OK(tn_node_init_at(o, ro, &two)); /* the constructor's write */
+  ck_assert_int_eq(a->ro, 2);
+  /* still checked like any store, and the object is unchanged on failure */
+  TnAny fl = tn_any_float(1.5);
+  ck_assert_int_eq(tn_node_init_at(o, ro, &fl), -1);
+  TN_EXPECT_ERROR("TypeError", "tn_node_init_at", "field 'ro'", "expects int");
+  ck_assert_int_eq(a->ro, 2);
+  ck_assert_int_eq(tn_node_init_at(o, 999, &two), -1);
+  TN_EXPECT_ERROR("IndexError", "field 999");
+  ck_assert_int_eq(tn_node_init_at(o, ro, NULL), -1);
+  TN_EXPECT_ERROR("ValueError", "'value' is NULL");
+  ck_assert_int_eq(tn_node_init_at(NULL, ro, &two), -1);
+  TN_EXPECT_ERROR("ValueError", "'obj' is NULL");
+  tn_object_release(o);
+}
+END_TEST
+
 START_TEST(test_kw_construction) {
   const char *names[] = {"ro", "i"};
   TnAny vals[] = {tn_any_int(9), tn_any_int(3)};
@@ -358,6 +383,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_field_table);
   tcase_add_test(tc, test_alloc_defaults_get_set);
   tcase_add_test(tc, test_set_errors_leave_object_unchanged);
+  tcase_add_test(tc, test_init_at_writes_read_only_fields);
   tcase_add_test(tc, test_kw_construction);
   tcase_add_test(tc, test_registration_checks);
   tcase_add_test(tc, test_any_slot_types);

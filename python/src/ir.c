@@ -906,12 +906,31 @@ static PyObject *node_register(PyObject *m, PyObject *args) {
  * parent's object (tn_type_node_size), so a C parent's hidden trailing
  * members are never overlaid.
  */
+/* The node types declared here (py_class): the only ones node_alloc makes
+ * blank, since C code may rely on its own types' required fields. */
+static PyObject *g_py_declared;
+
+int tnpy_is_py_declared(int32_t type_index) {
+  if (g_py_declared == NULL) return 0;
+  PyObject *k = PyLong_FromLong(type_index);
+  if (k == NULL) return -1;
+  int r = PySet_Contains(g_py_declared, k);
+  Py_DECREF(k);
+  return r;
+}
+
+static int note_py_declared(PyObject *ti) {
+  if (g_py_declared == NULL && (g_py_declared = PySet_New(NULL)) == NULL)
+    return -1;
+  return PySet_Add(g_py_declared, ti);
+}
+
 static PyObject *node_register_fields(PyObject *m, PyObject *args) {
   (void)m;
   PyObject *keyobj, *fields;
-  int parent, kind;
-  if (!PyArg_ParseTuple(args, "OiiO!:node_register_fields", &keyobj, &parent,
-                        &kind, &PyList_Type, &fields))
+  int parent, kind, no_create = 0;
+  if (!PyArg_ParseTuple(args, "OiiO!|p:node_register_fields", &keyobj, &parent,
+                        &kind, &PyList_Type, &fields, &no_create))
     return NULL;
   const char *key = tnpy_name_utf8(keyobj, "a type key");
   if (key == NULL) return NULL;
@@ -949,9 +968,11 @@ static PyObject *node_register_fields(PyObject *m, PyObject *args) {
         tnpy_any_from_py(def, &d->default_value))
       goto out;
   }
-  TnNodeDesc desc = {key, parent, kind, 0, off, fd, (int32_t)n, NULL, NULL};
+  TnNodeDesc desc = {key, parent, kind, no_create ? TN_NODE_NO_CREATE : 0,
+                     off, fd, (int32_t)n, NULL, NULL};
   int32_t ti = tn_node_register(&desc);
   res = ti < 0 ? tnpy_raise_tn() : PyLong_FromLong(ti);
+  if (res != NULL && note_py_declared(res) != 0) Py_CLEAR(res);
 out:
   for (Py_ssize_t i = 0; i < made; i++) tn_any_clear(&fd[i].default_value);
   PyMem_Free(fd);
@@ -1005,6 +1026,48 @@ out:
   PyMem_Free(cv);
   PyMem_Free(temps);
   return res;
+}
+
+/* node_alloc(type_index) -> object with every field zero (None) except
+ * the defaults: what a Python-declared type's own __init__ fills in. A
+ * type only its own code may make (TN_NODE_NO_CREATE) is refused. */
+static PyObject *node_alloc(PyObject *m, PyObject *arg) {
+  (void)m;
+  if (!PyLong_Check(arg))
+    return PyErr_Format(PyExc_TypeError, "node_alloc: argument 'type_index' "
+                        "expects an int, got %s", Py_TYPE(arg)->tp_name);
+  int has = g_py_declared ? PySet_Contains(g_py_declared, arg) : 0;
+  if (has < 0) return NULL;
+  if (!has)
+    return PyErr_Format(PyExc_TypeError, "node_alloc: type index %R is not a "
+                        "node type declared from Python", arg);
+  return wrap_or_raise(tn_node_alloc((int32_t)PyLong_AsLong(arg)));
+}
+
+/* node_set_make(type_index, func): the "__make__" hook of a node type
+ * declared from Python with no_create: what generic construction and JSON
+ * loading call with the field values (a tn.Map) for the object to use (an
+ * enum type answers with its existing member). */
+static PyObject *node_set_make(PyObject *m, PyObject *args) {
+  (void)m;
+  PyObject *ti, *func;
+  if (!PyArg_ParseTuple(args, "O!O:node_set_make", &PyLong_Type, &ti, &func))
+    return NULL;
+  int has = g_py_declared ? PySet_Contains(g_py_declared, ti) : 0;
+  if (has < 0) return NULL;
+  if (!has)
+    return PyErr_Format(PyExc_TypeError, "node_set_make: type index %R is not "
+                        "a node type declared from Python", ti);
+  if (!PyCallable_Check(func))
+    return PyErr_Format(PyExc_TypeError, "node_set_make: argument 'func' "
+                        "expects a callable, got %s", Py_TYPE(func)->tp_name);
+  TnObject *f = tnpy_func_from_callable(func);
+  if (f == NULL) return NULL;
+  TnAny a = tn_any_obj(f);
+  int rc = tn_type_attr_set("__make__", (int32_t)PyLong_AsLong(ti), &a);
+  tn_object_release(f);
+  if (rc) return tnpy_raise_tn();
+  Py_RETURN_NONE;
 }
 
 static PyObject *type_methods(PyObject *m, PyObject *idx) {
@@ -1132,6 +1195,9 @@ PyMethodDef tnpy_ir_methods[] = {
     FN("node_register_fields", node_register_fields, METH_VARARGS,
        "node_register_fields(key, parent, kind, fields): a typed node type"),
     FN("node_new", node_new, METH_VARARGS, "node_new(type_index, names, values)"),
+    FN("node_alloc", node_alloc, METH_O, "node_alloc(type_index)"),
+    FN("node_set_make", node_set_make, METH_VARARGS,
+       "node_set_make(type_index, func)"),
     FN("type_methods", type_methods, METH_O, "a type's own method names"),
     FN("type_get_method", type_get_method, METH_VARARGS,
        "a method of a type or its ancestors"),

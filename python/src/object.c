@@ -452,6 +452,55 @@ static int field_set(PyObject *self, PyObject *obj, PyObject *value) {
   return 0;
 }
 
+/* Field.set(obj, value): the escape hatch past a read-only field, for a
+ * type's own constructing code (tvm-ffi's `type(obj).name.set(obj, v)`):
+ * the value is checked as any store is. */
+static PyObject *field_set_method(PyObject *self, PyObject *const *args,
+                                  Py_ssize_t nargs) {
+  FieldDescr *f = (FieldDescr *)self;
+  if (nargs != 2)
+    return PyErr_Format(PyExc_TypeError,
+                        "Field.set(obj, value) takes 2 arguments, %zd given",
+                        nargs);
+  if (!PyObject_TypeCheck(args[0], &TnPyObject_Type))
+    return PyErr_Format(PyExc_TypeError,
+                        "Field.set: argument 'obj' expects a tvmnode object "
+                        "with field '%s', got %s",
+                        f->desc->name, Py_TYPE(args[0])->tp_name);
+  TnObject *h = tnpy_get_handle(args[0], "Field.set");
+  if (h == NULL) return NULL;
+  if (!tn_object_is_instance(h, f->type_index))
+    return PyErr_Format(PyExc_TypeError,
+                        "Field.set: field '%s' of %s written to a %s",
+                        f->desc->name, tn_type_key(f->type_index),
+                        tn_object_type_key(h));
+  /* the escape hatch is for fields declared from Python: a read-only field
+   * of a type declared in C may hold what its own code relies on */
+  int py = tnpy_is_py_declared(f->type_index);
+  if (py < 0) return NULL;
+  if (!py && (f->desc->flags & TN_FIELD_READONLY))
+    return PyErr_Format(PyExc_AttributeError,
+                        "Field.set: field '%s' of %s is read-only (declared "
+                        "in C, only its own code writes it)",
+                        f->desc->name, tn_type_key(f->type_index));
+  TnAny a;
+  TnObject *temp;
+  if (tnpy_arg_from_py(args[1], &a, &temp)) {
+    tnpy_blame_arg(f->desc->name, 0);
+    return NULL;
+  }
+  int rc = tn_node_init_at(h, f->index, &a);
+  tn_object_release(temp);
+  if (rc) return tnpy_raise_tn();
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef field_methods[] = {
+    {"set", (PyCFunction)(void (*)(void))field_set_method, METH_FASTCALL,
+     "set(obj, value): write the field, read-only or not (for the type's "
+     "own constructing code)."},
+    {NULL, NULL, 0, NULL}};
+
 static PyObject *field_repr(PyObject *self) {
   FieldDescr *f = (FieldDescr *)self;
   return PyUnicode_FromFormat("<field '%s' of %s>", f->desc->name,
@@ -525,6 +574,7 @@ PyTypeObject TnPyFieldDescr_Type = {
     .tp_descr_set = field_set,
     .tp_repr = field_repr,
     .tp_getset = field_getset,
+    .tp_methods = field_methods,
 };
 
 /* _type_fields(type_index) -> list of Field descriptors, inherited first;

@@ -69,6 +69,9 @@ PyTypeObject *tnpy_class_for(int32_t type_index);
 PyObject *tnpy_wrap(TnObject *obj);
 /* The handle of a proxy, or NULL with a TypeError / ValueError. */
 TnObject *tnpy_get_handle(PyObject *o, const char *who);
+/* Whether a node type was declared from Python (py_class): its read-only
+ * fields may be written by Field.set; -1 with an exception. */
+int tnpy_is_py_declared(int32_t type_index);
 int tnpy_object_init_types(PyObject *module);
 /* A field read straight from the C layout described by `d`. */
 PyObject *tnpy_field_read(const TnObject *obj, const TnFieldDesc *d);

@@ -64,3 +64,6 @@ def live_object_count() -> int:
 
 
 from . import cpp, dataclasses, instrument, ir, registry, runtime, transform  # noqa: E402
+from .dataclasses import method  # noqa: E402  (tvm_ffi.method)
+
+__all__ += ["method"]

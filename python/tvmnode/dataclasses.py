@@ -13,12 +13,15 @@ C, and gives it what `dataclasses.dataclass` gives a Python class:
 import. What differs is where behaviour lives: equality is C's structural
 equality (so `field(compare=False)` also leaves a field out of
 `structural_equal` and `structural_hash`), frozen fields are read-only in C
-(no language can change them), and defaults that are plain numbers are
-recorded in C, while other defaults and factories stay in Python (a C
-caller of `tn_node_new` must then give the field).
+(no language can change them; `Field.set` is the type's own escape hatch),
+and defaults that are plain numbers are recorded in C, while other defaults
+and factories stay in Python (a C caller of `tn_node_new` must then give
+the field). `c_class`, `method`, `init_property` and the enum types
+(`Enum`, `IntEnum`, `StrEnum`, `entry`, `auto`) are tvm-ffi's too.
 """
 from __future__ import annotations
 
+import collections.abc as _abc
 import copy as _copy
 import dataclasses as _std_dataclasses
 import inspect
@@ -41,7 +44,7 @@ else:  # pragma: no cover
             return lambda f: f
 
 __all__ = ["MISSING", "KW_ONLY", "Field", "FrozenInstanceError", "field", "fields", "py_class",
-           "asdict", "astuple", "replace", "is_dataclass"]
+           "c_class", "method", "init_property", "asdict", "astuple", "replace", "is_dataclass"]
 
 _T = TypeVar("_T")
 _C = TypeVar("_C", bound=type)
@@ -86,12 +89,14 @@ class Field:
     and what `fields()` reports (name and type filled in)."""
 
     __slots__ = ("name", "type", "default", "default_factory", "init", "repr", "hash",
-                 "compare", "kw_only", "frozen", "structural_eq", "doc", "_check")
+                 "compare", "kw_only", "frozen", "structural_eq", "doc", "_check", "_deep",
+                 "_descr", "_conv")
 
     def __init__(self, default: Any = MISSING, default_factory: Any = MISSING,
                  init: bool = True, repr: bool = True, hash: Optional[bool] = None,
                  compare: bool = True, kw_only: Optional[bool] = None, frozen: bool = False,
                  structural_eq: Optional[str] = None, doc: Optional[str] = None) -> None:
+        _check_factory("Field", default, default_factory)
         self.name: str = ""
         self.type: Any = None
         self.default = default
@@ -105,6 +110,28 @@ class Field:
         self.structural_eq = structural_eq
         self.doc = doc
         self._check: Any = None  # a class or tuple Python checks (Any slots)
+        self._deep: Any = None  # (annotation, owner): element types C does not check
+        self._descr: Any = None  # the C field descriptor (set and frozen writes)
+        self._conv: Any = None  # an Enum class: ints and strs name its members
+
+    def set(self, obj: Any, value: Any) -> None:
+        """Write this field of `obj`, even when it is frozen: the escape
+        hatch for a type's own constructing code (`__init__`,
+        `__post_init__`, a translation pass). The value is checked as any
+        store is. `type(obj).name.set(obj, value)` does the same."""
+        d = self._descr
+        if d is None:
+            cls = type(obj)
+            d = _readers(cls).get(self.name) if _is_node(obj) else None
+            if d is None:
+                raise TypeError("Field.set: argument 'obj' expects a node object with field "
+                                "'%s', got %s" % (self.name, cls.__name__))
+        if self._deep is not None:
+            _check_deep(type(obj).__name__, self, value)
+        if self._conv is not None and isinstance(value, (int, str)) and \
+                not isinstance(value, Object):
+            value = _enum_value(type(obj).__name__, self, value)
+        d.set(obj, value)
 
     def __repr__(self) -> str:
         return ("Field(name=%r, type=%r, default=%r, default_factory=%r, init=%r, repr=%r, "
@@ -123,13 +150,22 @@ def field(*, default: Any = MISSING, default_factory: Any = MISSING, init: bool 
     of `==`, hashing and structural equality), `kw_only`, `frozen`
     (read-only after construction), `structural_eq` ("ignore", or "def" for
     a field that defines variables) and `doc`."""
-    if default is not MISSING and default_factory is not MISSING:
-        raise ValueError("field(): cannot give both default and default_factory")
+    _check_factory("field", default, default_factory)
     if structural_eq not in _FIELD_STRUCTURAL:
         raise ValueError("field(): structural_eq must be one of %s, not %r"
                          % (sorted(k for k in _FIELD_STRUCTURAL if k), structural_eq))
     return Field(default, default_factory, init, repr, hash, compare, kw_only, frozen,
                  structural_eq, doc)
+
+
+def _check_factory(who: str, default: Any, default_factory: Any) -> None:
+    if default_factory is MISSING:
+        return
+    if default is not MISSING:
+        raise ValueError("%s(): cannot specify both default and default_factory" % who)
+    if not callable(default_factory):
+        raise TypeError("%s(): default_factory must be a callable of no arguments, got %s"
+                        % (who, type(default_factory).__name__))
 
 
 # ---------------------------------------------------------------------------
@@ -174,6 +210,8 @@ def _spec(tp: Any, owner: type) -> Tuple[int, Optional[str], bool, Any]:
     if tp is None or tp is type(None):
         return _ANY, None, True, type(None)
     optional, tp = _is_optional(tp)
+    if tp is Any or tp is object:  # Optional[Any]: typing.Any is a class on 3.11+
+        return _ANY, None, True, None
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     scalar = {int: _INT, float: _FLOAT, bool: _BOOL}
@@ -209,20 +247,165 @@ def _spec(tp: Any, owner: type) -> Tuple[int, Optional[str], bool, Any]:
     return _ANY, None, True, None
 
 
+# Element types C does not check: C checks one level (tn.Array<int>,
+# tn.Map<K, V> with scalar or node K and V); deeper ones (List[List[int]],
+# Dict[str, List[int]], List[Optional[int]]) are checked here, before the
+# value is converted, with the path to the bad element.
+
+_SEQ_ORIGINS = (list, tuple, _abc.Sequence)
+_MAP_ORIGINS = (dict, _abc.Mapping)
+
+
+def _is_generic_container(tp: Any) -> bool:
+    o = typing.get_origin(tp)
+    return (o in _SEQ_ORIGINS or o in _MAP_ORIGINS) and bool(typing.get_args(tp))
+
+
+def _needs_deep(tp: Any) -> bool:
+    """Whether an annotation holds element types C leaves unchecked."""
+    _, tp = _is_optional(tp)
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in _SEQ_ORIGINS and args:
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            return any(a is not Any for a in args)
+        a = args[0]
+        return _is_generic_container(a) or typing.get_origin(a) is Union or (
+            _is_optional(a)[0] and _is_optional(a)[1] is not Any)
+    if origin in _MAP_ORIGINS and len(args) == 2:
+        return any(_is_generic_container(a) or _is_optional(a)[0]
+                   or typing.get_origin(a) is Union for a in args)
+    return False
+
+
+_LEAF_PROTOCOLS = ("__tvmnode_object__", "__tvmnode_int__", "__tvmnode_float__",
+                   "__tvmnode_value__")
+
+
+def _deep_mismatch(tp: Any, v: Any, path: str,
+                   owner: Tuple[type, type]) -> Optional[Tuple[str, Any, Any]]:
+    """None when `v` fits `tp`, else (path, expected annotation, value)."""
+    if tp is Any or tp is object:
+        return None
+    if any(hasattr(type(v), p) for p in _LEAF_PROTOCOLS):
+        return None  # converts through its protocol: C checks the result
+    origin = typing.get_origin(tp)
+    union_type = getattr(types, "UnionType", None)
+    if origin is Union or (union_type is not None and isinstance(tp, union_type)):
+        args = typing.get_args(tp)
+        if v is None and type(None) in args:
+            return None
+        for a in args:
+            if a is not type(None) and _deep_mismatch(a, v, path, owner) is None:
+                return None
+        return path, tp, v
+    args = typing.get_args(tp)
+    if origin in _SEQ_ORIGINS or tp in (list, tuple, typing.List, typing.Sequence):
+        if isinstance(v, (str, bytes)) or not isinstance(v, (list, tuple, _ffi.Array)):
+            return path, tp, v
+        if not args:
+            return None
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            if len(args) != len(v):
+                return path, tp, v
+            elems = list(zip(args, list(v)))
+        else:
+            elems = [(args[0], x) for x in list(v)]
+        for i, (a, x) in enumerate(elems):
+            bad = _deep_mismatch(a, x, "%s[%d]" % (path, i), owner)
+            if bad is not None:
+                return bad
+        return None
+    if origin in _MAP_ORIGINS or tp in (dict, typing.Dict, typing.Mapping):
+        if not isinstance(v, (dict, _ffi.Map)):
+            return path, tp, v
+        if len(args) != 2:
+            return None
+        for k, x in list(v.items()):
+            bad = (_deep_mismatch(args[0], k, "%s key %r" % (path, k), owner)
+                   or _deep_mismatch(args[1], x, "%s[%r]" % (path, k), owner))
+            if bad is not None:
+                return bad
+        return None
+    if tp is owner[0]:
+        tp = owner[1]  # the class before it was rebuilt with slots
+    if tp is float:
+        ok = isinstance(v, (int, float))
+    elif tp is int:
+        ok = isinstance(v, int)
+    elif isinstance(tp, type):
+        if issubclass(tp, DataType):
+            ok = isinstance(v, (DataType, str))
+        else:
+            ok = isinstance(v, tp)
+    else:
+        ok = True  # an annotation this check does not understand: C decides
+    return None if ok else (path, tp, v)
+
+
+def _enum_value(clsname: str, f: "Field", v: Any) -> Any:
+    """The member of an Enum field's class an int or str index names."""
+    try:
+        return f._conv.get(v)
+    except OverflowError:
+        raise TypeError("%s: field '%s' expects %s, got int %d outside the int64 range"
+                        % (clsname, f.name, f._conv.__name__, v)) from None
+    except KeyError:
+        raise TypeError("%s: field '%s' expects %s, which has no member %r"
+                        % (clsname, f.name, f._conv.__name__, v)) from None
+
+
+def _check_deep(clsname: str, f: "Field", value: Any) -> None:
+    tp, owner = f._deep
+    bad = _deep_mismatch(tp, value, "", owner)
+    if bad is not None:
+        path, want, got = bad
+        raise TypeError("%s: field '%s' expects %s, got %s%s"
+                        % (clsname, f.name, _type_name(tp),
+                           "%s at %s%s" % (type(got).__name__, f.name, path) if path
+                           else type(got).__name__,
+                           " (element expects %s)" % _type_name(want) if path else ""))
+
+
+def _defining_scope_locals() -> Dict[str, Any]:
+    """The local names where the class statement being declared runs (the
+    first frame outside this package's declaring code): a class declared
+    inside a function may name the function's other classes."""
+    f = sys._getframe(1)
+    ours = (__name__, __name__.rsplit(".", 1)[0] + "._enum")
+    while f is not None and f.f_globals.get("__name__") in ours:
+        f = f.f_back  # type: ignore[assignment]
+    return dict(f.f_locals) if f is not None else {}
+
+
 def _hints(cls: type) -> Dict[str, Any]:
     ann = cls.__dict__.get("__annotations__", {})
     module = sys.modules.get(cls.__module__)
     globalns = dict(vars(module)) if module else {}
     localns = {cls.__name__: cls, "KW_ONLY": KW_ONLY}
+    scope: Optional[Dict[str, Any]] = None
     out: Dict[str, Any] = {}
     for name, a in ann.items():
         if isinstance(a, str):
             try:
                 a = eval(a, globalns, localns)  # noqa: S307 (annotations are code)
+            except NameError:
+                if scope is None:
+                    scope = _defining_scope_locals()
+                    scope.update(localns)
+                try:
+                    a = eval(a, globalns, scope)  # noqa: S307
+                except Exception:
+                    a = _unresolved(a)
             except Exception:
-                a = Any
+                a = _unresolved(a)
         out[name] = a
     return out
+
+
+def _unresolved(a: str) -> Any:
+    return typing.ClassVar if a.replace(" ", "").startswith(
+        ("ClassVar", "typing.ClassVar")) else Any
 
 
 def _is_classvar(tp: Any) -> bool:
@@ -285,13 +468,43 @@ def _rebuild_with_slots(cls: type) -> type:
     return new
 
 
+def _has_default(f: Field) -> bool:
+    return f.default is not MISSING or f.default_factory is not MISSING
+
+
+def _init_order(flds: Tuple[Field, ...]) -> List[Field]:
+    """The positional parameters of the generated __init__: required fields
+    first, then those with a default, each group in declaration order
+    (inherited first), as tvm-ffi orders them."""
+    pos = [f for f in flds if f.init and not f.kw_only]
+    return [f for f in pos if not _has_default(f)] + [f for f in pos if _has_default(f)]
+
+
 def _make_init(cls: type, flds: Tuple[Field, ...], type_index: int) -> Callable[..., None]:
-    positional = [f.name for f in flds if f.init and not f.kw_only]
+    ordered = _init_order(flds)
+    positional = [f.name for f in ordered]
     init_names = {f.name for f in flds if f.init}
+    by_name = {f.name: f for f in flds}
     name = cls.__name__
     post_init = "__post_init__"
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if self._handle != 0 and type(self) is not cls:
+            # made by __new__ for a subclass whose own __init__ calls
+            # super().__init__(...): fill in the fields given here
+            if len(args) > len(positional):
+                raise TypeError("%s.__init__() takes %d positional argument%s but %d were "
+                                "given" % (name, len(positional),
+                                           "" if len(positional) == 1 else "s", len(args)))
+            given = dict(zip(positional, args))
+            for k, v in kwargs.items():
+                if k not in init_names or k in given:
+                    raise TypeError("%s.__init__() got an unexpected or repeated keyword "
+                                    "argument '%s'" % (name, k))
+                given[k] = v
+            for k, v in given.items():
+                by_name[k].set(self, v)
+            return
         if len(args) > len(positional):
             raise TypeError("%s.__init__() takes %d positional argument%s but %d were given"
                             % (name, len(positional), "" if len(positional) == 1 else "s",
@@ -307,6 +520,7 @@ def _make_init(cls: type, flds: Tuple[Field, ...], type_index: int) -> Callable[
             values[k] = v
         obj = _construct(cls, flds, type_index, values, init=True)
         self._move_handle_from(obj)
+        _run_init_properties(self)
         hook = getattr(self, post_init, None)
         if hook is not None:
             hook()
@@ -314,20 +528,84 @@ def _make_init(cls: type, flds: Tuple[Field, ...], type_index: int) -> Callable[
     __init__.__qualname__ = cls.__qualname__ + ".__init__"
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     kw: List[inspect.Parameter] = []
-    for f in flds:
-        if not f.init:
-            continue
+    kw_fields = [f for f in flds if f.init and f.kw_only]
+    kw_fields = ([f for f in kw_fields if not _has_default(f)]
+                 + [f for f in kw_fields if _has_default(f)])
+    for f in ordered + kw_fields:
         default = (f.default if f.default is not MISSING else
                    inspect.Parameter.empty if f.default_factory is MISSING else
                    _FactoryDefault(f.default_factory))
         p = inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY if f.kw_only
                               else inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default)
         (kw if f.kw_only else params).append(p)
-    try:
-        __init__.__signature__ = inspect.Signature(params + kw)  # type: ignore[attr-defined]
-    except ValueError:  # a required field after one with a default
-        pass
+    __init__.__signature__ = inspect.Signature(params + kw)  # type: ignore[attr-defined]
     return __init__
+
+
+def _run_init_properties(self: Any) -> None:
+    """Compute the init_property fields of a new object, base classes first."""
+    props = type(self).__dict__.get("__tvmnode_init_props__")
+    if props is None:
+        props = {}
+        for c in reversed(type(self).__mro__):
+            props.update(c.__dict__.get("__tvmnode_own_init_props__", {}))
+        try:
+            type.__setattr__(type(self), "__tvmnode_init_props__", props)
+        except (AttributeError, TypeError):
+            pass
+    if props:
+        rd = _readers(type(self))
+        for n, fn in props.items():
+            rd[n].set(self, fn(self))
+
+
+def _blank_new(klass: Any, *args: Any, **kwargs: Any) -> Any:
+    """__new__ of a node type with a user-written __init__: the object
+    already has its C node, fields zero (None) or at their defaults, so that
+    __init__ can assign them (tvm-ffi's py_class does the same)."""
+    owner = _declaring(klass)
+    obj = _ffi.node_alloc(owner._tn_type_index)
+    self = _wrap_as(klass, obj)
+    for f in _all_fields(owner):
+        if f.default_factory is not MISSING:
+            _readers(klass)[f.name].set(self, f.default_factory())
+        elif f.default is not MISSING and f.default is not None and \
+                not _readers(klass)[f.name].has_default:
+            _readers(klass)[f.name].set(self, f.default)
+    return self
+
+
+def _plain_new(klass: Any, *args: Any, **kwargs: Any) -> Any:
+    return Object.__new__(klass)
+
+
+def _declaring(klass: type) -> Any:
+    """The nearest @py_class class of `klass` (itself, or what it derives)."""
+    return next(c for c in klass.__mro__ if "__tvmnode_fields__" in c.__dict__)
+
+
+def _wrap_user_init(cls: type, user_init: Callable[..., None]) -> Callable[..., None]:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        user_init(self, *args, **kwargs)
+        if _declaring(type(self)) is cls:  # the outermost __init__ of a chain
+            _run_init_properties(self)
+            _check_required(self)
+
+    __init__.__qualname__ = getattr(user_init, "__qualname__", cls.__qualname__ + ".__init__")
+    __init__.__doc__ = user_init.__doc__
+    __init__.__wrapped__ = user_init  # type: ignore[attr-defined]
+    return __init__
+
+
+def _check_required(self: Any) -> None:
+    """A user-written __init__ must set every required object or str field."""
+    unset = [d.name for d in _readers(type(self)).values()
+             if d.kind in (_OBJ, _STR) and not d.flags & _OPTIONAL
+             and d.__get__(self, type(self)) is None]
+    if unset:
+        raise TypeError("%s.__init__() left required field%s %s unset"
+                        % (type(self).__name__, "" if len(unset) == 1 else "s",
+                           " and ".join("'%s'" % n for n in unset)))
 
 
 class _FactoryDefault:
@@ -341,7 +619,8 @@ class _FactoryDefault:
 
 
 def _construct(cls: type, flds: Tuple[Field, ...], type_index: int, values: Dict[str, Any],
-               init: bool) -> Any:
+               init: bool, make: Callable[[int, Tuple[str, ...], Tuple[Any, ...]], Any]
+               = _ffi.node_new) -> Any:
     """A new C node of `cls` from field values; defaults fill the rest."""
     missing = []
     for f in flds:
@@ -365,8 +644,14 @@ def _construct(cls: type, flds: Tuple[Field, ...], type_index: int, values: Dict
                 raise TypeError("%s: field '%s' expects %s, got %s"
                                 % (cls.__name__, f.name, _type_name(f.type),
                                    type(v).__name__))
+        if f._deep is not None:
+            _check_deep(cls.__name__, f, values.get(f.name))
+        if f._conv is not None:
+            v = values.get(f.name)
+            if isinstance(v, (int, str)) and not isinstance(v, Object):
+                values[f.name] = _enum_value(cls.__name__, f, v)
     try:
-        return _ffi.node_new(type_index, tuple(values), tuple(values.values()))
+        return make(type_index, tuple(values), tuple(values.values()))
     except TypeError as e:
         for f in flds:  # say it in Python's words when a scalar is wrong
             want = _SCALAR_CHECKS.get(f.type)
@@ -580,7 +865,7 @@ def py_class(cls_or_type_key: Any = None, /, *, type_key: Optional[str] = None,
 
 def _declare(cls: Any, key: Optional[str], *, frozen: bool, init: bool, repr: bool, eq: bool,
              order: bool, unsafe_hash: bool, match_args: bool, kw_only: bool,
-             structural_eq: Optional[str], slots: bool) -> type:
+             structural_eq: Optional[str], slots: bool, no_create: bool = False) -> type:
     if not (isinstance(cls, type) and issubclass(cls, Object)):
         raise TypeError("py_class: %r must derive from tvmnode.Object (or a node class)"
                         % (cls,))
@@ -601,6 +886,11 @@ def _declare(cls: Any, key: Optional[str], *, frozen: bool, init: bool, repr: bo
                         % ("frozen" if frozen else "non-frozen", cls.__name__,
                            "non-frozen" if frozen else "frozen", parent_cls.__name__))
 
+    init_props: Dict[str, Callable[[Any], Any]] = {}
+    for n, v in list(cls.__dict__.items()):
+        if isinstance(v, init_property):
+            init_props[n] = v.func
+    methods = _collect_methods(cls)
     hints = _hints(cls)
     own: List[Field] = []
     kw_only_rest = kw_only
@@ -611,7 +901,11 @@ def _declare(cls: Any, key: Optional[str], *, frozen: bool, init: bool, repr: bo
             kw_only_rest = True
             continue
         value = cls.__dict__.get(name, MISSING)
-        f = value if isinstance(value, Field) else Field(default=value)
+        if isinstance(value, init_property):
+            f = Field(init=False, structural_eq="ignore")
+        else:
+            f = value if isinstance(value, Field) else Field(default=value)
+        _check_factory("py_class: field '%s'" % name, f.default, f.default_factory)
         if isinstance(f.default, Field):
             raise TypeError("py_class: field '%s' has a Field as its default" % name)
         f.name = name
@@ -649,26 +943,64 @@ def _declare(cls: Any, key: Optional[str], *, frozen: bool, init: bool, repr: bo
                 kind, tkey = _ANY, None
         specs.append((f.name, kind, flags, tkey, default, f.doc))
 
-    t = _ffi.node_register_fields(key, parent, _STRUCTURAL_KINDS[structural_eq], specs)
+    t = _ffi.node_register_fields(key, parent, _STRUCTURAL_KINDS[structural_eq], specs,
+                                  no_create)
 
     for f in own:
         if f.name in cls.__dict__:
             delattr(cls, f.name)
+    declared = cls
     if slots and "__slots__" not in cls.__dict__:
         cls = _rebuild_with_slots(cls)
+    for f in own:
+        if f._check is declared:  # a field of its own class: the rebuilt one
+            f._check = cls
+        if _needs_deep(f.type):
+            f._deep = (f.type, (declared, cls))
+        target = _is_optional(f.type)[1]
+        if isinstance(target, type) and issubclass(target, _EnumBase):
+            f._conv = target
     flds = tuple(inherited + own)
     cls.__tvmnode_fields__ = flds
     cls.__tvmnode_frozen__ = frozen
     cls._tn_type_index = t
     cls._tn_type_key = key
+    cls.__tvmnode_own_init_props__ = init_props
     body = cls.__dict__
-    if init and "__init__" not in body:
+    if "__init__" in body:
+        # a user-written __init__ assigns fields of an object __new__ made
+        cls.__init__ = _wrap_user_init(cls, body["__init__"])
+        if "__new__" not in body:
+            cls.__new__ = _blank_new
+    elif init:
         cls.__init__ = _make_init(cls, flds, t)
-    elif not init and "__init__" not in body:
+        if "__new__" not in body and any(
+                c.__dict__.get("__new__") is _blank_new for c in cls.__mro__[1:]):
+            cls.__new__ = _plain_new
+    else:
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             raise TypeError("%s cannot be constructed directly (init=False); define __init__"
                             % type(self).__name__)
         cls.__init__ = __init__
+    _install_dunders(cls, flds, repr=repr, eq=eq, frozen=frozen, unsafe_hash=unsafe_hash,
+                     order=order, match_args=match_args)
+    _add_fields(cls, t)
+    rd = _readers(cls)
+    for f in flds:
+        f._descr = rd.get(f.name)
+    for f in own:
+        if f._deep is not None or f._conv is not None:
+            setattr(cls, f.name, _CheckedField(f))
+    _ffi._register_class(t, cls)
+    for n, fn in methods:
+        _ffi.type_register_method(t, n, fn)
+    return cls
+
+
+def _install_dunders(cls: Any, flds: Tuple[Field, ...], *, repr: bool, eq: bool, frozen: bool,
+                     unsafe_hash: bool, order: bool, match_args: bool) -> None:
+    """The dataclass methods the class body does not define itself."""
+    body = cls.__dict__
     if repr and "__repr__" not in body:
         cls.__repr__ = _make_repr(flds)
     if eq and "__eq__" not in body:
@@ -692,11 +1024,172 @@ def _declare(cls: Any, key: Optional[str], *, frozen: bool, init: bool, repr: bo
         cls.__copy__ = _copy_node
     if "__deepcopy__" not in body:
         cls.__deepcopy__ = _deepcopy_node
+    if "__replace__" not in body:
+        cls.__replace__ = _replace_method
     if match_args and "__match_args__" not in body:
         setattr(cls, "__match_args__", tuple(f.name for f in flds if f.init and not f.kw_only))
-    _add_fields(cls, t)
-    _ffi._register_class(t, cls)
-    return cls
+
+
+@dataclass_transform(eq_default=False, order_default=False, field_specifiers=(Field, field))
+def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: bool = True,
+            eq: bool = False, order: bool = False, unsafe_hash: bool = False,
+            match_args: bool = True) -> Callable[[_C], _C]:
+    """Attach a Python class to a node type declared in C (as
+    `register_object` does) and give it the dataclass methods `py_class`
+    gives, from the C reflection table: `__init__` (required fields first,
+    C defaults), `__repr__`, `eq`/`order`/`unsafe_hash`, copy, `replace`,
+    `fields()`. `frozen=True` makes assignment from Python refuse every field
+    (C's own read-only fields refuse anyway). Methods written in the class
+    body are kept."""
+    if not isinstance(type_key, str):
+        raise TypeError("c_class: argument 'type_key' expects a str, got %s"
+                        % type(type_key).__name__)
+    if order and not eq:
+        raise ValueError("c_class: order=True needs eq=True")
+
+    def wrap(klass: Any) -> Any:
+        if not (isinstance(klass, type) and issubclass(klass, Object)):
+            raise TypeError("c_class: %r must derive from tvmnode.Object" % (klass,))
+        cls: Any = klass
+        try:
+            t = _ffi.type_index(type_key)
+        except KeyError:
+            raise TypeError("c_class: no type '%s' is declared in C (declare a type from "
+                            "Python with py_class)" % type_key) from None
+        if not _ffi.type_is_node(t):
+            raise TypeError("c_class: '%s' is not a node type (it has no reflected fields)"
+                            % type_key)
+        for n in list(cls.__dict__.get("__annotations__", {})):
+            if n in cls.__dict__ and not callable(cls.__dict__[n]):
+                delattr(cls, n)  # annotations document C's fields; C holds them
+        cls._tn_type_index = t
+        cls._tn_type_key = type_key
+        flds = tuple(_c_fields(t))
+        hints = _hints(cls)
+        for f in flds:
+            f.type = hints.get(f.name)
+            if frozen:
+                f.frozen = True
+        cls.__tvmnode_fields__ = flds
+        cls.__tvmnode_frozen__ = frozen
+        cls.__tvmnode_own_init_props__ = {}
+        if init and "__init__" not in cls.__dict__:
+            cls.__init__ = _make_init(cls, flds, t)
+        _install_dunders(cls, flds, repr=repr, eq=eq, frozen=frozen, unsafe_hash=unsafe_hash,
+                         order=order, match_args=match_args)
+        _add_fields(cls, t)
+        rd = _readers(cls)
+        for f in flds:
+            f._descr = rd.get(f.name)
+        _ffi._register_class(t, cls)
+        return cls
+    return wrap
+
+
+class _CheckedField:
+    """The attribute of a field whose values Python checks or converts
+    before C stores them (nested element types, enum indices); reads go
+    to C."""
+    __slots__ = ("field", "descr")
+
+    def __init__(self, f: Field) -> None:
+        self.field = f
+        self.descr = f._descr
+
+    @property
+    def name(self) -> str:
+        return self.field.name
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        return self.descr.__get__(obj, owner)
+
+    def _value(self, obj: Any, value: Any) -> Any:
+        f = self.field
+        if f._deep is not None:
+            _check_deep(type(obj).__name__, f, value)
+        if f._conv is not None and isinstance(value, (int, str)) and \
+                not isinstance(value, Object):
+            value = _enum_value(type(obj).__name__, f, value)
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self.descr.__set__(obj, self._value(obj, value))
+
+    def set(self, obj: Any, value: Any) -> None:
+        """Write the field, frozen or not (see Field.set)."""
+        self.descr.set(obj, self._value(obj, value))
+
+
+def _replace_method(self: Any, /, **changes: Any) -> Any:
+    """copy.replace(obj, **changes) (Python 3.13): as replace()."""
+    return replace(self, **changes)
+
+
+# ---------------------------------------------------------------------------
+# Methods and computed fields
+
+def method(fn: _T) -> _T:
+    """Mark a method (or staticmethod) of a @py_class body for registration
+    as a method of the C type, so every language finds it by name
+    (`tvmnode.Function` callable with the object first, or no object for a
+    staticmethod); it stays an ordinary Python method too."""
+    if isinstance(fn, classmethod):
+        raise TypeError("method: a classmethod cannot be registered as a type method "
+                        "(the object is the first argument); use a plain method or a "
+                        "staticmethod")
+    target = fn.__func__ if isinstance(fn, staticmethod) else fn
+    if not callable(target):
+        raise TypeError("method: expected a function, got %s" % type(fn).__name__)
+    try:
+        setattr(target, "__tvmnode_method__", True)
+    except (AttributeError, TypeError):
+        raise TypeError("method: cannot mark %r" % (fn,)) from None
+    return fn
+
+
+def _collect_methods(cls: type) -> List[Tuple[str, Any]]:
+    out = []
+    for n, v in cls.__dict__.items():
+        if isinstance(v, classmethod):
+            if getattr(v.__func__, "__tvmnode_method__", False):
+                raise TypeError("py_class: %s.%s is a classmethod marked with @method; "
+                                "use a plain method or a staticmethod" % (cls.__name__, n))
+            continue
+        fn = v.__func__ if isinstance(v, staticmethod) else v
+        if getattr(fn, "__tvmnode_method__", False) is True:
+            out.append((n, fn))
+    return out
+
+
+class init_property(typing.Generic[_T]):
+    """A field computed once, right after the generated `__init__` (before
+    `__post_init__`), from the decorated function: stored in C like any
+    field (init=False, left out of structural equality), so every language
+    reads it. The return annotation is the field's type."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        if not callable(func):
+            raise TypeError("init_property: expected a function, got %s"
+                            % type(func).__name__)
+        self.func = func
+        self.name: Optional[str] = None
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        ann = getattr(self.func, "__annotations__", {}).get("return", Any)
+        if "__annotations__" not in owner.__dict__:
+            owner.__annotations__ = {}
+        owner.__dict__["__annotations__"][name] = ann
+
+    @overload
+    def __get__(self, obj: None, objtype: Any = ...) -> "init_property[_T]": ...
+    @overload
+    def __get__(self, obj: Any, objtype: Any = ...) -> _T: ...
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self
 
 
 # ---------------------------------------------------------------------------
@@ -791,3 +1284,13 @@ def replace(obj: _T, /, **changes: Any) -> _T:
     t = getattr(cls, "_tn_type_index")
     return typing.cast(_T, _wrap_as(cls, _ffi.node_new(t, tuple(values),
                                                       tuple(values.values()))))
+
+
+class _EnumBase(Object):
+    """What tvmnode.dataclasses.Enum derives (so fields know enum types)."""
+    __slots__ = ()
+
+
+from ._enum import Enum, EnumAttrMap, IntEnum, StrEnum, auto, entry  # noqa: E402
+
+__all__ += ["Enum", "IntEnum", "StrEnum", "EnumAttrMap", "auto", "entry"]

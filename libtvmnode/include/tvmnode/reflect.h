@@ -138,6 +138,11 @@ TN_API int tn_node_get_at(const TnObject *obj, int32_t field, TnAny *out);
  * object is unchanged on failure. */
 TN_API int tn_node_set(TnObject *obj, const char *name, const TnAny *value);
 TN_API int tn_node_set_at(TnObject *obj, int32_t field, const TnAny *value);
+/* Write a field as the type's own constructor does: checked like
+ * tn_node_set_at, but a read-only field is written too. For code that
+ * builds or rebuilds a node (a constructor written in another language, a
+ * translation pass), not for its users. */
+TN_API int tn_node_init_at(TnObject *obj, int32_t field, const TnAny *value);
 
 /* Methods: named functions attached to a type, found on subtypes too, with
  * the verbs of every registry (tn_type_method_{register,unregister,get,find,

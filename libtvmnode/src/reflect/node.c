@@ -713,6 +713,14 @@ TN_API int tn_node_set_at(TnObject *obj, int32_t field, const TnAny *value) {
   return set_checked(obj, n, field, value, who);
 }
 
+TN_API int tn_node_init_at(TnObject *obj, int32_t field, const TnAny *value) {
+  const char *who = "tn_node_init_at";
+  if (value == NULL) return tn__raise_null(who, "value");
+  const TnNodeInfo *n = node_with_field(obj, field, who);
+  if (n == NULL) return -1;
+  return tn__field_store(obj, &n->fields[field], value, who);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Walking a graph                                                           */
 /* ------------------------------------------------------------------------ */

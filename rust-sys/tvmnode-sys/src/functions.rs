@@ -471,6 +471,9 @@ unsafe extern "C" {
     pub fn tn_node_set_at(obj: *mut TnObject, field: i32, value: *const TnAny) -> core::ffi::c_int;
 }
 unsafe extern "C" {
+    pub fn tn_node_init_at(obj: *mut TnObject, field: i32, value: *const TnAny) -> core::ffi::c_int;
+}
+unsafe extern "C" {
     pub fn tn_type_method_register(
         type_index: i32,
         name: *const core::ffi::c_char,
