@@ -271,6 +271,28 @@ def test_ml_dtypes_array_round_trips_through_from_dlpack(name: str) -> None:
     del t, s, r
 
 
+def test_ml_dtypes_layouts() -> None:
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    arrays = [np.array(1.5, ml_dtypes.float8_e5m2),                       # 0-d
+              np.zeros((0, 3), ml_dtypes.bfloat16),                       # empty
+              np.asfortranarray(np.ones((2, 3), ml_dtypes.float8_e4m3fn)),  # column-major
+              np.arange(16, dtype=np.float32).astype(ml_dtypes.bfloat16).reshape(4, 4)[::2, 1::2]]
+    for a in arrays:
+        t = tn.from_dlpack(a)
+        assert t.shape == a.shape and t.dtype == a.dtype.name
+        b = t.numpy()
+        assert b.dtype == a.dtype and b.strides == a.strides
+        assert np.array_equal(a.astype(np.float32), b.astype(np.float32))
+        del t, b
+    assert tn.empty((), "bfloat16").numpy().shape == ()
+    # a function argument takes only what numpy's own DLPack exports: the
+    # error says so, and from_dlpack is the way in
+    echo_arg: Any = np.zeros(2, ml_dtypes.float8_e4m3fn)
+    with pytest.raises(BufferError, match="argument 0"):
+        echo(echo_arg)
+    assert echo(tn.from_dlpack(echo_arg)).dtype == "float8_e4m3fn"
+
+
 def test_float8_crosses_dlpack_with_its_code() -> None:
     t = tn.empty((4,), "float8_e5m2")
     cap = t.__dlpack__()
