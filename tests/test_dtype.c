@@ -34,6 +34,53 @@ START_TEST(test_parse_print) {
 }
 END_TEST
 
+START_TEST(test_small_floats) {
+  /* every DLPack 1.1 small float: its code, its one width, its name */
+  static const struct {
+    const char *name;
+    uint8_t code, bits;
+  } all[] = {
+      {"float8_e3m4", 7, 8},      {"float8_e4m3", 8, 8},
+      {"float8_e4m3b11fnuz", 9, 8}, {"float8_e4m3fn", 10, 8},
+      {"float8_e4m3fnuz", 11, 8}, {"float8_e5m2", 12, 8},
+      {"float8_e5m2fnuz", 13, 8}, {"float8_e8m0fnu", 14, 8},
+      {"float6_e2m3fn", 15, 6},   {"float6_e3m2fn", 16, 6},
+      {"float4_e2m1fn", 17, 4},
+  };
+  ck_assert_int_eq(kDLFloat8_e3m4, 7);
+  ck_assert_int_eq(kDLFloat4_e2m1fn, 17);
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    char text[64], printed[64];
+    roundtrip(all[i].name, all[i].code, all[i].bits, 1, all[i].name);
+    snprintf(text, sizeof text, "%sx4", all[i].name);
+    roundtrip(text, all[i].code, all[i].bits, 4, text);
+    /* the short prefixes: fp8_/f8_, fp6_/f6_, fp4_/f4_ */
+    const char *variant = all[i].name + 7;
+    snprintf(printed, sizeof printed, "%s", all[i].name);
+    snprintf(text, sizeof text, "fp%u_%s", all[i].bits, variant);
+    roundtrip(text, all[i].code, all[i].bits, 1, printed);
+    snprintf(text, sizeof text, "f%u_%s", all[i].bits, variant);
+    roundtrip(text, all[i].code, all[i].bits, 1, printed);
+  }
+  /* float8 alone is still the plain 8-bit float */
+  roundtrip("float8", kDLFloat, 8, 1, "float8");
+  roundtrip("float8x2", kDLFloat, 8, 2, "float8x2");
+  /* a pair of float4s in a byte, as torch spells it */
+  roundtrip("float4_e2m1fn_x2", kDLFloat4_e2m1fn, 4, 2, "float4_e2m1fnx2");
+  roundtrip("fp4_e2m1fn_x2", kDLFloat4_e2m1fn, 4, 2, "float4_e2m1fnx2");
+  /* a code whose width is fixed prints only with that width */
+  char buf[32];
+  DLDataType wide = {kDLFloat8_e4m3fn, 16, 1};
+  ck_assert_int_eq(tn_dtype_print(wide, buf, sizeof buf), -1);
+  TN_EXPECT_ERROR("ValueError", "tn_dtype_print", "float8_e4m3fn", "16");
+  DLDataType f6 = {kDLFloat6_e3m2fn, 6, 3};
+  ck_assert_int_eq(tn_dtype_print(f6, NULL, 0), 15); /* float6_e3m2fnx3 */
+  char small[8];
+  ck_assert_int_eq(tn_dtype_print(f6, small, sizeof small), 15);
+  ck_assert_str_eq(small, "float6_");
+}
+END_TEST
+
 static void bad(const char *text, const char *why) {
   DLDataType t = {9, 9, 9};
   ck_assert_int_eq(tn_dtype_parse(text, &t), -1);
@@ -57,6 +104,20 @@ START_TEST(test_parse_errors) {
   bad("int8q", "trailing");
   bad("float32 ", "trailing");
   bad("bool8", "trailing");
+  bad("float8_", "float8 variant");
+  bad("float8_e4m3fnu", "float8 variant");
+  bad("float8_e2m1fn", "float8 variant");
+  bad("float6_e4m3fn", "float6 variant");
+  bad("float4_e2m3fn", "float4 variant");
+  bad("fp8_E4M3FN", "float8 variant");
+  bad("float8_e4m3fn_x2", "trailing");
+  bad("float4_e2m1fn_", "trailing");
+  bad("float4_e2m1fn_x", "lanes");
+  bad("float8_e5m2x0", "lanes");
+  bad("float8_e5m2x70000", "lanes");
+  bad("float8_e5m2 ", "float8 variant");
+  bad("float8_e5m216", "float8 variant");
+  bad("fp16", "unknown type code");
   ck_assert_int_eq(tn_dtype_parse(NULL, NULL), -1);
   TN_EXPECT_ERROR("ValueError", "'text' is NULL");
 }
@@ -106,6 +167,7 @@ static Suite *make_suite(void) {
   Suite *s = suite_create("dtype");
   TCase *tc = tn_test_case(s, "dtype");
   tcase_add_test(tc, test_parse_print);
+  tcase_add_test(tc, test_small_floats);
   tcase_add_test(tc, test_parse_errors);
   tcase_add_test(tc, test_print_edge_cases);
   tcase_add_test(tc, test_device);

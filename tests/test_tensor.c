@@ -252,6 +252,53 @@ START_TEST(test_import_failure_calls_deleter) {
 }
 END_TEST
 
+START_TEST(test_small_float_dlpack) {
+  /* float8 crosses DLPack with its code; a whole-byte pair of float4s too */
+  int64_t shape[] = {2, 3};
+  DLDataType f8 = {kDLFloat8_e4m3fn, 8, 1};
+  TnObject *t = TN_NONNULL(tn_tensor_empty(shape, 2, f8, kCPU));
+  ck_assert_int_eq(tn_tensor_nbytes(t), 6);
+  DLManagedTensorVersioned *m = TN_NONNULL(tn_tensor_to_dlpack(t));
+  ck_assert_uint_eq(m->version.minor, 1);
+  ck_assert_uint_eq(m->dl_tensor.dtype.code, kDLFloat8_e4m3fn);
+  ck_assert_uint_eq(m->dl_tensor.dtype.bits, 8);
+  TnObject *back = TN_NONNULL(tn_tensor_from_dlpack(m));
+  ck_assert_uint_eq(tn_tensor_dltensor(back)->dtype.code, kDLFloat8_e4m3fn);
+  tn_object_release(back);
+  DLDataType f4x2 = {kDLFloat4_e2m1fn, 4, 2};
+  TnObject *pair = TN_NONNULL(tn_tensor_empty(shape, 2, f4x2, kCPU));
+  ck_assert_int_eq(tn_tensor_nbytes(pair), 6);
+  DLManagedTensor *lm = TN_NONNULL(tn_tensor_to_dlpack_legacy(pair));
+  back = TN_NONNULL(tn_tensor_from_dlpack_legacy(lm));
+  tn_object_release(back);
+  tn_object_release(pair);
+
+  /* sub-byte elements are packed in DLPack and a byte each here: refused
+   * both ways, naming the dtype, before anything is made */
+  DLDataType f4 = {kDLFloat4_e2m1fn, 4, 1}, i4x3 = {kDLInt, 4, 3},
+             f6 = {kDLFloat6_e2m3fn, 6, 1};
+  TnObject *sub = TN_NONNULL(tn_tensor_empty(shape, 2, f4, kCPU));
+  ck_assert_int_eq(tn_tensor_nbytes(sub), 6); /* one element a byte */
+  ck_assert_ptr_null(tn_tensor_to_dlpack(sub));
+  TN_EXPECT_ERROR("ValueError", "tn_tensor_to_dlpack", "float4_e2m1fn",
+                  "packed");
+  ck_assert_ptr_null(tn_tensor_to_dlpack_legacy(sub));
+  TN_EXPECT_ERROR("ValueError", "tn_tensor_to_dlpack_legacy", "4 bits");
+  ck_assert_int_eq(tn_object_strong_count(sub), 1);
+  tn_object_release(sub);
+  DLDataType refused[] = {f4, i4x3, f6};
+  for (int i = 0; i < 3; i++) {
+    int deleted = 0;
+    Producer *p = producer_new(&deleted);
+    p->m.dl_tensor.dtype = refused[i];
+    ck_assert_ptr_null(tn_tensor_from_dlpack(&p->m));
+    TN_EXPECT_ERROR("ValueError", "tn_tensor_from_dlpack", "packed");
+    ck_assert_int_eq(deleted, 1);
+  }
+  tn_object_release(t);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("tensor");
   TCase *tc = tn_test_case(s, "storage");
@@ -263,6 +310,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_export_import_roundtrip);
   tcase_add_test(tc, test_import_foreign);
   tcase_add_test(tc, test_import_failure_calls_deleter);
+  tcase_add_test(tc, test_small_float_dlpack);
   return s;
 }
 

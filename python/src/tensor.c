@@ -639,6 +639,40 @@ static PyObject *from_dlpack(PyObject *mod, PyObject *o) {
   return tnpy_wrap(t);
 }
 
+/* _tensor_reinterpret(tensor, dtype): a view of the same memory whose
+ * elements are read as `dtype`, which must take the same bytes an element
+ * (a float8_e4m3fn tensor as uint8, a uint16 one as bfloat16). This is how
+ * dtypes numpy knows only through ml_dtypes cross to numpy and back. */
+static PyObject *tensor_reinterpret(PyObject *mod, PyObject *args) {
+  (void)mod;
+  PyObject *o;
+  const char *dtype;
+  if (!PyArg_ParseTuple(args, "Os:_tensor_reinterpret", &o, &dtype))
+    return NULL;
+  if (!PyObject_TypeCheck(o, &TnPyTensor_Type))
+    return PyErr_Format(PyExc_TypeError, "_tensor_reinterpret: argument "
+                        "'tensor' must be a tvmnode.Tensor, not %s",
+                        Py_TYPE(o)->tp_name);
+  TnObject *h = tnpy_get_handle(o, "_tensor_reinterpret");
+  if (h == NULL) return NULL;
+  DLDataType dt;
+  if (tn_dtype_parse(dtype, &dt)) return tnpy_raise_tn();
+  const DLTensor *dl = &((TnTensorObj *)h)->dl;
+  unsigned have = ((unsigned)dl->dtype.bits * dl->dtype.lanes + 7) / 8,
+           want = ((unsigned)dt.bits * dt.lanes + 7) / 8;
+  if (have != want || want == 0) {
+    char name[64];
+    dtype_name(dl->dtype, name, sizeof name);
+    return PyErr_Format(PyExc_ValueError, "_tensor_reinterpret: a %s "
+                        "element is %u bytes and a %s one %u", name, have,
+                        dtype, want);
+  }
+  TnObject *v = tn_tensor_view(h, dl->shape, dl->strides, dl->ndim, dt,
+                               dl->byte_offset);
+  if (v == NULL) return tnpy_raise_tn();
+  return tnpy_wrap(v);
+}
+
 static PyObject *tensor_empty(PyObject *mod, PyObject *args) {
   (void)mod;
   PyObject *shape;
@@ -676,6 +710,9 @@ PyMethodDef tnpy_tensor_methods[] = {
      "What the numpy fast path reads from an array (layout check)."},
     {"_set_numpy_check", set_numpy_check, METH_O,
      "The Python function that checks numpy's layout once."},
+    {"_tensor_reinterpret", tensor_reinterpret, METH_VARARGS,
+     "_tensor_reinterpret(tensor, dtype): the same memory read as another "
+     "dtype of the same element size."},
     {"empty", tensor_empty, METH_VARARGS,
      "empty(shape, dtype='float32'): a new zeroed CPU tensor."},
     {NULL, NULL, 0, NULL}};

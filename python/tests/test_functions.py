@@ -145,10 +145,10 @@ def test_convert() -> None:
 def test_dtype_and_device_values() -> None:
     dt = echo(tn.DataType("float32"))
     assert isinstance(dt, tn.DataType) and dt == "float32" and dt.bits == 32
-    assert tn.DataType("int8x4").lanes == 4 and tn.DataType("uint8").type_code == "uint"
+    assert tn.DataType("int8x4").lanes == 4 and tn.DataType("uint8").type_code == 1
     dev = echo(tn.cpu(0))
     assert isinstance(dev, tn.Device) and dev == tn.Device("cpu", 0)
-    assert repr(dev) == "cpu:0"
+    assert str(dev) == "cpu:0" and repr(dev) == "device(type='cpu', index=0)"
 
 
 def test_numpy_scalars_and_int_subclasses() -> None:

@@ -14,7 +14,9 @@ from ._ffi import Dict, List
 from ._core import (
     Array,
     DataType,
+    DataTypeCode,
     Device,
+    DLDeviceType,
     Function,
     Map,
     Object,
@@ -22,6 +24,7 @@ from ._core import (
     TVMNodeError,
     convert,
     cpu,
+    device,
     get_global_func,
     init_ffi_api,
     list_global_func_names,
@@ -41,15 +44,46 @@ from ._metadata import (
     get_global_func_metadata,
     get_type_info,
 )
+from ._dtypes import (  # noqa: A004 (tvmnode.bool is a DataType, as tvm_ffi.bool)
+    bfloat16,
+    bool,
+    float4_e2m1fn,
+    float4_e2m1fn_x2,
+    float4_e2m1fnx2,
+    float6_e2m3fn,
+    float6_e3m2fn,
+    float8_e3m4,
+    float8_e4m3,
+    float8_e4m3b11fnuz,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from ._paths import _crt_dir, _include_dir
 from ._tensor import Tensor, empty, from_dlpack
 
 __version__ = "0.1.0"
 
+# tvm-ffi's name for the class: tvmnode.dtype("float32") is DataType("float32")
+dtype = DataType
+
 __all__ = [
-    "Array", "DataType", "Device", "Dict", "Function", "List", "Map", "Object", "Shape",
-    "TVMNodeError",
-    "Tensor", "convert", "cpu", "empty", "from_dlpack", "get_global_func",
+    "Array", "DataType", "DataTypeCode", "Device", "DLDeviceType", "Dict", "Function", "List",
+    "Map", "Object", "Shape", "TVMNodeError",
+    "Tensor", "convert", "cpu", "device", "dtype", "empty", "from_dlpack", "get_global_func",
     "list_global_func_names", "load_json", "register_error", "register_func",
     "register_object", "remove_global_func", "save_json", "live_object_count", "ir",
     "transform", "instrument", "runtime", "dataclasses",

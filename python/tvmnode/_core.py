@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import ctypes
+import enum
 import operator
 import re
 import sys
@@ -37,8 +38,31 @@ F = TypeVar("F", bound=Callable[..., Any])
 # ---------------------------------------------------------------------------
 # Values
 
-_DTYPE_CODE_NAMES = {0: "int", 1: "uint", 2: "float", 3: "handle", 4: "bfloat", 5: "complex",
-                     6: "bool"}
+class DataTypeCode(enum.IntEnum):
+    """DLPack's DLDataTypeCode: what DataType.type_code returns (an int)."""
+
+    INT = 0
+    UINT = 1
+    FLOAT = 2
+    HANDLE = 3
+    BFLOAT = 4
+    COMPLEX = 5
+    BOOL = 6
+    Float8E3M4 = 7
+    Float8E4M3 = 8
+    Float8E4M3B11FNUZ = 9
+    Float8E4M3FN = 10
+    Float8E4M3FNUZ = 11
+    Float8E5M2 = 12
+    Float8E5M2FNUZ = 13
+    Float8E8M0FNU = 14
+    Float6E2M3FN = 15
+    Float6E3M2FN = 16
+    Float4E2M1FN = 17
+
+
+# bfloat16 and the DLPack 1.1 float8/float6/float4 codes
+_FLOAT_CODES = frozenset([2, 4]) | frozenset(range(7, 18))
 # Short spellings count bits, as Rust, MLIR and TVMScript do: "i8" is int8
 # (not numpy's 8-byte "i8"), "f32" float32, "bf16" bfloat16, "c64" complex64;
 # lanes may follow ("f32x4"). The C parser reads only the long names, so the
@@ -53,9 +77,14 @@ class DataType(str):
     DataType(text) checks the text at once (ValueError naming it) and holds
     the canonical spelling, the one the C library prints: DataType("i8") ==
     "int8", DataType("float") == "float32". Accepted: int<bits>, uint<bits>,
-    float8/16/32/64, bfloat16, complex64/128, bool, handle, void, each with
-    an optional "x<lanes>" ("float32x4", "int4", "uint8x16"); the short forms
-    i<bits>, u<bits>, f<bits>, bf16, c<bits>; a numpy dtype or scalar type.
+    float8/16/32/64, bfloat16, complex64/128, bool, handle, void, the
+    DLPack 1.1 small floats float8_e3m4, float8_e4m3, float8_e4m3b11fnuz,
+    float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
+    float8_e8m0fnu, float6_e2m3fn, float6_e3m2fn, float4_e2m1fn (also
+    spelled fp8_/f8_, fp6_/f6_, fp4_/f4_), each with an optional "x<lanes>"
+    ("float32x4", "int4", "uint8x16", "float4_e2m1fnx2"); the short forms
+    i<bits>, u<bits>, f<bits>, bf16, c<bits>; a numpy dtype or scalar type
+    (ml_dtypes' too). `tvmnode.dtype` is this class.
     """
 
     __slots__ = ()
@@ -109,13 +138,64 @@ class DataType(str):
         return int(_ffi._dtype_parse(self)[3])
 
     @property
-    def type_code(self) -> str:
-        """The kind of element: "int", "uint", "float", "bfloat", "complex",
-        "bool", "handle" or "void" (a name; dlpack_data_type[0] is the
-        number)."""
-        if self == "void":
-            return "void"
-        return _DTYPE_CODE_NAMES[_ffi._dtype_parse(self)[1]]
+    def type_code(self) -> int:
+        """DLPack's type code of the element, an int (DataTypeCode): 0 int,
+        1 uint, 2 float, 3 handle (and void), 4 bfloat, 5 complex, 6 bool,
+        7 to 17 the float8/float6/float4 variants."""
+        return int(_ffi._dtype_parse(self)[1])
+
+    @property
+    def is_bool(self) -> builtins.bool:
+        """Whether the element is a bool."""
+        return self.type_code == 6
+
+    @property
+    def is_integer(self) -> builtins.bool:
+        """Whether the element is a signed or unsigned integer."""
+        return self.type_code in (0, 1)
+
+    @property
+    def is_int(self) -> builtins.bool:
+        """Whether the element is a signed integer."""
+        return self.type_code == 0
+
+    @property
+    def is_uint(self) -> builtins.bool:
+        """Whether the element is an unsigned integer."""
+        return self.type_code == 1
+
+    @property
+    def is_float(self) -> builtins.bool:
+        """Whether the element is a floating-point number: float, bfloat or
+        one of the float8/float6/float4 variants (not complex)."""
+        return self.type_code in _FLOAT_CODES
+
+    @property
+    def is_complex(self) -> builtins.bool:
+        """Whether the element is a complex number."""
+        return self.type_code == 5
+
+    @property
+    def is_handle(self) -> builtins.bool:
+        """Whether the element is an opaque handle (void included)."""
+        return self.type_code == 3
+
+    @property
+    def is_void(self) -> builtins.bool:
+        """Whether this is void (no element: 0 bits, 0 lanes)."""
+        return str.__eq__(self, "void")
+
+    @staticmethod
+    def is_dtype(arg: Any) -> builtins.bool:
+        """Whether `arg` is a DataType or text (or a numpy dtype) that makes
+        one; never raises."""
+        if isinstance(arg, DataType):
+            return True
+        try:
+            DataType(arg)
+        except (TypeError, ValueError):
+            return False
+        return True
 
     @property
     def itemsize(self) -> int:
@@ -146,13 +226,42 @@ class DataType(str):
         return "DataType(%r)" % str(self)
 
 
+class DLDeviceType(enum.IntEnum):
+    """DLPack's device types, with DLPack's names and numbers (what
+    Device.dlpack_device_type() returns)."""
+
+    kDLCPU = 1
+    kDLCUDA = 2
+    kDLCUDAHost = 3
+    kDLOpenCL = 4
+    kDLVulkan = 7
+    kDLMetal = 8
+    kDLVPI = 9
+    kDLROCM = 10
+    kDLROCMHost = 11
+    kDLExtDev = 12
+    kDLCUDAManaged = 13
+    kDLOneAPI = 14
+    kDLWebGPU = 15
+    kDLHexagon = 16
+    kDLMAIA = 17
+    kDLTrn = 18
+
+
 _DEVICE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal",
                  9: "vpi", 10: "rocm", 11: "rocm_host", 12: "ext_dev", 13: "cuda_managed",
-                 14: "oneapi", 15: "webgpu", 16: "hexagon", 17: "maia"}
+                 14: "oneapi", 15: "webgpu", 16: "hexagon", 17: "maia", 18: "trn"}
+# what Device("...") reads: the names above and a few other spellings
+_DEVICE_TYPES = dict({v: k for k, v in _DEVICE_NAMES.items()},
+                     llvm=1, c=1, gpu=2, mps=8, wgpu=15)
 
 
 class Device:
-    """A DLPack device: (device_type, device_id)."""
+    """A DLPack device: (device_type, device_id).
+
+    Device("cuda", 1), Device("cuda:1"), Device(DLDeviceType.kDLCUDA, 1) and
+    Device(2, 1) are the same device; `tvmnode.device` makes one too.
+    """
 
     __slots__ = ("device_type", "device_id")
 
@@ -160,11 +269,9 @@ class Device:
         if isinstance(device_type, str):
             # "cpu", "cuda:1", "ext_dev:0" (an id after ':' only if none is given)
             name, sep, num = device_type.partition(":")
-            names = {v: k for k, v in _DEVICE_NAMES.items()}
-            names["llvm"] = names["c"] = 1
-            names["gpu"] = 2
-            if name.strip() not in names:
-                raise ValueError("unknown device %r" % device_type)
+            if name.strip() not in _DEVICE_TYPES:
+                raise ValueError("unknown device %r (expected one of %s, optionally with "
+                                 "':<id>')" % (device_type, ", ".join(sorted(_DEVICE_TYPES))))
             if sep:
                 if device_id is not None:
                     raise ValueError("device %r: the id is given twice" % device_type)
@@ -172,24 +279,64 @@ class Device:
                     device_id = int(num)
                 except ValueError:
                     raise ValueError("device %r: bad device id %r" % (device_type, num)) from None
-            device_type = names[name.strip()]
-        t, i = int(device_type), int(device_id or 0)
+            device_type = _DEVICE_TYPES[name.strip()]
+        elif isinstance(device_type, builtins.bool) or not hasattr(device_type, "__index__"):
+            raise TypeError("Device: argument 'device_type' must be a str or an int, not %s"
+                            % type(device_type).__name__)
+        if device_id is None:
+            i = 0
+        elif isinstance(device_id, builtins.bool) or not hasattr(device_id, "__index__"):
+            raise TypeError("Device: argument 'device_id' must be an int, not %s"
+                            % type(device_id).__name__)
+        else:
+            i = operator.index(device_id)
+        t = operator.index(device_type)
         if not (0 <= t <= 0x7FFFFFFF and 0 <= i <= 0x7FFFFFFF):
             raise ValueError("device (%d, %d) out of range (type and id are 0 to 2**31-1)"
                              % (t, i))
         self.device_type = t
         self.device_id = i
 
-    def __eq__(self, other: object) -> bool:
+    @property
+    def type(self) -> str:
+        """The device type's name: "cpu", "cuda", ... (the number as text
+        for a type DLPack does not name)."""
+        return _DEVICE_NAMES.get(self.device_type, str(self.device_type))
+
+    @property
+    def index(self) -> int:
+        """The device id."""
+        return self.device_id
+
+    def dlpack_device_type(self) -> int:
+        """The DLPack device type: a DLDeviceType (a plain int for a type
+        DLPack does not name)."""
+        try:
+            return DLDeviceType(self.device_type)
+        except ValueError:
+            return self.device_type
+
+    def __eq__(self, other: object) -> builtins.bool:
         return (isinstance(other, Device) and other.device_type == self.device_type
                 and other.device_id == self.device_id)
 
     def __hash__(self) -> int:
         return hash((self.device_type, self.device_id))
 
+    def __str__(self) -> str:
+        return "%s:%d" % (self.type, self.device_id)
+
     def __repr__(self) -> str:
-        name = _DEVICE_NAMES.get(self.device_type, str(self.device_type))
-        return "%s:%d" % (name, self.device_id)
+        return "device(type=%r, index=%d)" % (self.type, self.device_id)
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.device_type, self.device_id))
+
+
+def device(device_type: Union[int, str], index: Optional[int] = None) -> Device:
+    """A Device: device("cpu"), device("cuda:1"), device("cuda", 1),
+    device(DLDeviceType.kDLCUDA, 1)."""
+    return Device(device_type, index)
 
 
 def cpu(device_id: int = 0) -> Device:

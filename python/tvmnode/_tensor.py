@@ -6,6 +6,7 @@ what needs numpy, imported only when asked for.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional, Sequence
 
 from . import _ffi
@@ -20,11 +21,19 @@ class Tensor(_ffi.Tensor):
     __slots__ = ()
 
     def numpy(self) -> Any:
-        """A numpy array over the same memory (no copy). BufferError naming
+        """A numpy array over the same memory (no copy). bfloat16, the
+        float8/float6/float4 variants and int2/int4/uint2/uint4 come as
+        ml_dtypes arrays when ml_dtypes is installed. BufferError naming
         the dtype for one numpy has no type for (see _check_numpy)."""
         import numpy
 
-        _check_numpy(self)
+        try:
+            _check_numpy(self)
+        except BufferError:
+            a = _ml_dtypes_array(self)
+            if a is None:
+                raise
+            return a
         return numpy.from_dlpack(self)
 
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> Any:
@@ -57,6 +66,60 @@ def _check_numpy(t: "Tensor") -> None:
                else "no numpy type")
         raise BufferError("a tvmnode.Tensor of dtype %s cannot be exported to numpy (%s)"
                           % (dtype, why))
+
+
+# (code, bits) of a scalar ml_dtypes has a numpy type for, by its name there.
+# ml_dtypes keeps an element narrower than a byte in a byte of its own (the
+# value in the low bits), as a tvmnode tensor does.
+_ML_DTYPES = {(4, 16): "bfloat16", (7, 8): "float8_e3m4", (8, 8): "float8_e4m3",
+              (9, 8): "float8_e4m3b11fnuz", (10, 8): "float8_e4m3fn",
+              (11, 8): "float8_e4m3fnuz", (12, 8): "float8_e5m2", (13, 8): "float8_e5m2fnuz",
+              (14, 8): "float8_e8m0fnu", (15, 6): "float6_e2m3fn", (16, 6): "float6_e3m2fn",
+              (17, 4): "float4_e2m1fn", (0, 4): "int4", (1, 4): "uint4", (0, 2): "int2",
+              (1, 2): "uint2"}
+
+
+def _ml_dtype(name: str) -> Any:
+    """ml_dtypes' numpy dtype called `name`, or None (no ml_dtypes, or an
+    older one without it)."""
+    try:
+        import ml_dtypes
+        import numpy
+    except ImportError:
+        return None
+    tp = getattr(ml_dtypes, name, None)
+    return None if tp is None else numpy.dtype(tp)
+
+
+def _ml_dtypes_array(t: "Tensor") -> Any:
+    """The tensor as an ml_dtypes array over the same memory: exported as
+    the unsigned integer of the element's size (which numpy takes through
+    DLPack) and viewed as the ml_dtypes type; None when there is none."""
+    code, bits, lanes = t.dtype.dlpack_data_type
+    name = _ML_DTYPES.get((code, bits)) if lanes == 1 else None
+    dt = None if name is None else _ml_dtype(name)
+    if dt is None:
+        return None
+    import numpy
+
+    raw = _ffi._tensor_reinterpret(t, "uint%d" % (8 * dt.itemsize))
+    return numpy.from_dlpack(raw).view(dt)
+
+
+def _from_ml_dtypes(x: Any) -> Optional[Tensor]:
+    """A Tensor over a numpy array of an ml_dtypes type (numpy's __dlpack__
+    refuses them): the same memory as unsigned integers of the element's
+    size, read back as the DataType of the same name. None for anything
+    else."""
+    np = sys.modules.get("numpy")
+    if np is None or not isinstance(x, np.ndarray):
+        return None
+    name = x.dtype.name
+    if name not in _ML_DTYPES.values() or _ml_dtype(name) != x.dtype:
+        return None
+    raw = _ffi.from_dlpack(x.view("uint%d" % (8 * x.dtype.itemsize)))
+    out: Tensor = _ffi._tensor_reinterpret(raw, name)
+    return out
 
 
 def _numpy_layout_matches() -> bool:
@@ -92,8 +155,15 @@ _ffi._set_numpy_check(_numpy_layout_matches)
 
 def from_dlpack(x: Any) -> Tensor:
     """A Tensor viewing a DLPack producer (a numpy array, a capsule, ...)
-    without copying."""
-    return _ffi.from_dlpack(x)
+    without copying; a numpy array of an ml_dtypes type (bfloat16,
+    float8_e4m3fn, ...) too, which numpy itself cannot export."""
+    try:
+        return _ffi.from_dlpack(x)
+    except BufferError:
+        t = _from_ml_dtypes(x)
+        if t is None:
+            raise
+        return t
 
 
 def empty(shape: Sequence[int], dtype: str = "float32") -> Tensor:

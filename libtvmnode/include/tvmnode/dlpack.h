@@ -1,5 +1,5 @@
 /*
- * tvmnode/dlpack.h: the DLPack 1.0 tensor-exchange structs, as tvmnode uses
+ * tvmnode/dlpack.h: the DLPack 1.1 tensor-exchange structs, as tvmnode uses
  * them in its ABI.
  *
  * DLPack is a layout convention, not a library: every framework that speaks it
@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #define DLPACK_MAJOR_VERSION 1
-#define DLPACK_MINOR_VERSION 0
+#define DLPACK_MINOR_VERSION 1
 
 #ifndef DLPACK_EXTERN_C
 #ifdef __cplusplus
@@ -79,6 +79,21 @@ typedef enum {
   kDLBfloat = 4U,
   kDLComplex = 5U,
   kDLBool = 6U,
+  /* DLPack 1.1: the float8 variants (8 bits), float6 (6 bits) and float4
+   * (4 bits), named as ml_dtypes names them. Elements narrower than a byte
+   * are packed little-bit-endian in a DLPack tensor; tvmnode's own tensors
+   * keep one element a byte (see docs/). */
+  kDLFloat8_e3m4 = 7U,
+  kDLFloat8_e4m3 = 8U,
+  kDLFloat8_e4m3b11fnuz = 9U,
+  kDLFloat8_e4m3fn = 10U,
+  kDLFloat8_e4m3fnuz = 11U,
+  kDLFloat8_e5m2 = 12U,
+  kDLFloat8_e5m2fnuz = 13U,
+  kDLFloat8_e8m0fnu = 14U,
+  kDLFloat6_e2m3fn = 15U,
+  kDLFloat6_e3m2fn = 16U,
+  kDLFloat4_e2m1fn = 17U,
 } DLDataTypeCode;
 
 /* A scalar or short-vector element type: "float32" is {kDLFloat, 32, 1}. */

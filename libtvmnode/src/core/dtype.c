@@ -1,6 +1,7 @@
 /*
  * dtype.c: text forms of DataType ("float32", "int8", "uint8x4", "bool",
- * "bfloat16", "handle", "void") and Device ("cpu:0", "cuda:1").
+ * "bfloat16", "float8_e4m3fn", "handle", "void") and Device ("cpu:0",
+ * "cuda:1").
  *
  * The grammar is small and closed, so it is parsed by hand: a code name,
  * optional bits, optional "x<lanes>". Every rejection says what was wrong
@@ -24,6 +25,49 @@ static const CodeName kCodes[] = {
     {"float", kDLFloat, 32},   {"uint", kDLUInt, 32},
     {"int", kDLInt, 32},
 };
+
+/*
+ * The DLPack 1.1 small floats. Each code has one width, so the name carries
+ * no bits: "float8_e4m3fn", "float6_e2m3fn", "float4_e2m1fn", with lanes
+ * after an 'x' ("float8_e5m2x4"). Within a family the longer variant comes
+ * first, so "e4m3fn" is tried before "e4m3".
+ */
+typedef struct {
+  const char *variant;
+  uint8_t code;
+  uint8_t bits;
+} SmallFloat;
+
+static const SmallFloat kSmallFloats[] = {
+    {"e4m3b11fnuz", kDLFloat8_e4m3b11fnuz, 8},
+    {"e4m3fnuz", kDLFloat8_e4m3fnuz, 8},
+    {"e4m3fn", kDLFloat8_e4m3fn, 8},
+    {"e5m2fnuz", kDLFloat8_e5m2fnuz, 8},
+    {"e8m0fnu", kDLFloat8_e8m0fnu, 8},
+    {"e3m4", kDLFloat8_e3m4, 8},
+    {"e4m3", kDLFloat8_e4m3, 8},
+    {"e5m2", kDLFloat8_e5m2, 8},
+    {"e2m3fn", kDLFloat6_e2m3fn, 6},
+    {"e3m2fn", kDLFloat6_e3m2fn, 6},
+    {"e2m1fn", kDLFloat4_e2m1fn, 4},
+};
+
+/* Prefixes of the small-float names: the long one and the short spellings
+ * ("fp8_e4m3fn", "f8_e4m3fn") other libraries accept. */
+static const struct {
+  const char *prefix;
+  uint8_t bits;
+} kSmallFloatPrefixes[] = {
+    {"float8_", 8}, {"float6_", 6}, {"float4_", 4}, {"fp8_", 8},
+    {"fp6_", 6},    {"fp4_", 4},    {"f8_", 8},     {"f6_", 6},
+    {"f4_", 4},
+};
+
+static const SmallFloat *small_float_of(uint8_t code) {
+  for (size_t i = 0; i < G_N_ELEMENTS(kSmallFloats); i++)
+    if (kSmallFloats[i].code == code) return &kSmallFloats[i];
+  return NULL;
+}
 
 static int parse_error(const char *text, const char *why) {
   return tn_error_raise_in(TN_ERR_VALUE, "tn_dtype_parse",
@@ -54,7 +98,41 @@ TN_API int tn_dtype_parse(const char *text, DLDataType *out) {
     *out = t;
     return 0;
   }
-  if (strncmp(text, "handle", 6) == 0) {
+  size_t prefix_len = 0;
+  int family = 0;
+  for (size_t i = 0; i < G_N_ELEMENTS(kSmallFloatPrefixes); i++) {
+    size_t n = strlen(kSmallFloatPrefixes[i].prefix);
+    if (strncmp(text, kSmallFloatPrefixes[i].prefix, n) == 0) {
+      prefix_len = n, family = kSmallFloatPrefixes[i].bits;
+      break;
+    }
+  }
+  if (family) {
+    const SmallFloat *sf = NULL;
+    p = text + prefix_len;
+    for (size_t i = 0; i < G_N_ELEMENTS(kSmallFloats); i++) {
+      size_t n = strlen(kSmallFloats[i].variant);
+      if (kSmallFloats[i].bits == family &&
+          strncmp(p, kSmallFloats[i].variant, n) == 0 &&
+          (p[n] == '\0' || p[n] == 'x' || p[n] == '_')) {
+        sf = &kSmallFloats[i];
+        p += n;
+        break;
+      }
+    }
+    if (sf == NULL)
+      return parse_error(text, family == 8
+                         ? "unknown float8 variant (expected e3m4, e4m3, "
+                           "e4m3b11fnuz, e4m3fn, e4m3fnuz, e5m2, e5m2fnuz or "
+                           "e8m0fnu)"
+                         : family == 6
+                         ? "unknown float6 variant (expected e2m3fn or e3m2fn)"
+                         : "unknown float4 variant (expected e2m1fn)");
+    /* "float4_e2m1fn_x2": the pair of float4s a byte holds, as torch
+     * spells it */
+    if (sf->bits == 4 && p[0] == '_' && p[1] == 'x') p++;
+    t.code = sf->code, t.bits = sf->bits, t.lanes = 1;
+  } else if (strncmp(text, "handle", 6) == 0) {
     t.code = kDLOpaqueHandle, t.bits = 64, t.lanes = 1;
     p += 6;
   } else if (strncmp(text, "bool", 4) == 0) {
@@ -75,7 +153,8 @@ TN_API int tn_dtype_parse(const char *text, DLDataType *out) {
     if (cn == NULL)
       return parse_error(text,
                          "unknown type code (expected int, uint, float, "
-                         "bfloat, complex, bool, handle or void)");
+                         "bfloat, complex, bool, handle, void, or "
+                         "float8_/float6_/float4_ and a variant)");
     t.code = cn->code;
     t.lanes = 1;
     long bits = cn->default_bits;
@@ -117,9 +196,21 @@ TN_API int tn_dtype_print(DLDataType t, char *buf, size_t size) {
     case kDLComplex: name = "complex"; break;
     case kDLBool: name = "bool"; break;
     case kDLOpaqueHandle: name = "handle"; break;
-    default:
-      return TN_RAISE(VALUE, "unknown type code %u (bits %u, lanes %u)", t.code,
-                      t.bits, t.lanes);
+    default: {
+      const SmallFloat *sf = small_float_of(t.code);
+      if (sf == NULL)
+        return TN_RAISE(VALUE, "unknown type code %u (bits %u, lanes %u)",
+                        t.code, t.bits, t.lanes);
+      if (t.bits != sf->bits)
+        return TN_RAISE(VALUE, "type code %u (float%u_%s) has %u bits, not %u",
+                        t.code, sf->bits, sf->variant, sf->bits, t.bits);
+      n = snprintf(buf, size, "float%u_%s", sf->bits, sf->variant);
+      if (t.lanes != 1) {
+        size_t used = (size_t)n < size ? (size_t)n : size;
+        n += snprintf(buf ? buf + used : NULL, size - used, "x%u", t.lanes);
+      }
+      return n;
+    }
   }
   bool implicit_bits = (t.code == kDLBool && t.bits == 8) ||
                        (t.code == kDLOpaqueHandle && t.bits == 64);

@@ -71,6 +71,26 @@ static int check_dtype(DLDataType d, const char *who) {
   return 0;
 }
 
+/*
+ * DLPack packs elements narrower than a byte (int4, float4_e2m1fn, uint1,
+ * int4x3: bits * lanes not a multiple of 8) little-bit-endian, several to a
+ * byte; a tvmnode tensor keeps each element in whole bytes of its own, as
+ * ml_dtypes does. The two layouts differ, so such tensors do not cross
+ * DLPack either way (an element of whole bytes, int4x2 or float4_e2m1fnx2,
+ * is the same in both).
+ */
+static int check_dlpack_dtype(DLDataType d, const char *who) {
+  if ((d.bits * (uint32_t)d.lanes) % 8 == 0) return 0;
+  char dt[32];
+  const char *name = tn__dtype_text(d, dt, sizeof dt);
+  return tn_error_raise_in(TN_ERR_VALUE, who,
+                           "dtype %s: an element of %u bits is packed with "
+                           "others in DLPack, and a tvmnode tensor keeps "
+                           "one element a byte (use a whole-byte dtype such "
+                           "as uint8 to exchange the bytes)",
+                           name, d.bits * (uint32_t)d.lanes);
+}
+
 static int check_shape(const int64_t *shape, int32_t ndim, const char *who) {
   if (ndim < 0 || ndim > MAX_NDIM)
     return tn_error_raise_in(TN_ERR_VALUE, who,
@@ -324,7 +344,7 @@ TN_API int tn_tensor_is_readonly(const TnObject *tensor, int *readonly) {
 static TnObject *wrap_dltensor(const DLTensor *src, int kind, void *owner,
                                uint64_t flags, const char *who) {
   if (check_shape(src->shape, src->ndim, who) ||
-      check_dtype(src->dtype, who) ||
+      check_dtype(src->dtype, who) || check_dlpack_dtype(src->dtype, who) ||
       check_size(src->shape, src->ndim, src->dtype, who))
     return NULL;
   TensorImpl *t = impl_alloc(src->ndim, 0, 0, NULL, who);
@@ -397,7 +417,9 @@ static void export_deleter_legacy(DLManagedTensor *m) {
 
 TN_API DLManagedTensorVersioned *tn_tensor_to_dlpack(TnObject *tensor) {
   const char *who = "tn_tensor_to_dlpack";
-  if (tn__check_object(tensor, TN_TYPE_TENSOR, who, "tensor")) return NULL;
+  if (tn__check_object(tensor, TN_TYPE_TENSOR, who, "tensor") ||
+      check_dlpack_dtype(((TnTensorObj *)tensor)->dl.dtype, who))
+    return NULL;
   DLManagedTensorVersioned *m = malloc(sizeof *m);
   if (m == NULL) return tn__raise_memory(who, sizeof *m), NULL;
   TensorImpl *t = (TensorImpl *)tensor;
@@ -413,7 +435,9 @@ TN_API DLManagedTensorVersioned *tn_tensor_to_dlpack(TnObject *tensor) {
 
 TN_API DLManagedTensor *tn_tensor_to_dlpack_legacy(TnObject *tensor) {
   const char *who = "tn_tensor_to_dlpack_legacy";
-  if (tn__check_object(tensor, TN_TYPE_TENSOR, who, "tensor")) return NULL;
+  if (tn__check_object(tensor, TN_TYPE_TENSOR, who, "tensor") ||
+      check_dlpack_dtype(((TnTensorObj *)tensor)->dl.dtype, who))
+    return NULL;
   DLManagedTensor *m = malloc(sizeof *m);
   if (m == NULL) return tn__raise_memory(who, sizeof *m), NULL;
   tn__retain(tensor);

@@ -596,7 +596,7 @@ pub type TnIrRewriteFn = Option<
 /// `DLPACK_MAJOR_VERSION`.
 pub const DLPACK_MAJOR_VERSION: u32 = 1;
 /// `DLPACK_MINOR_VERSION`.
-pub const DLPACK_MINOR_VERSION: u32 = 0;
+pub const DLPACK_MINOR_VERSION: u32 = 1;
 /// Managed tensor flag: read only.
 pub const DLPACK_FLAG_BITMASK_READ_ONLY: u64 = 1;
 /// Managed tensor flag: the data was copied.
@@ -671,6 +671,28 @@ pub const kDLBfloat: DLDataTypeCode = 4;
 pub const kDLComplex: DLDataTypeCode = 5;
 /// Bool.
 pub const kDLBool: DLDataTypeCode = 6;
+/// float8 e3m4 (DLPack 1.1).
+pub const kDLFloat8_e3m4: DLDataTypeCode = 7;
+/// float8 e4m3.
+pub const kDLFloat8_e4m3: DLDataTypeCode = 8;
+/// float8 e4m3b11fnuz.
+pub const kDLFloat8_e4m3b11fnuz: DLDataTypeCode = 9;
+/// float8 e4m3fn.
+pub const kDLFloat8_e4m3fn: DLDataTypeCode = 10;
+/// float8 e4m3fnuz.
+pub const kDLFloat8_e4m3fnuz: DLDataTypeCode = 11;
+/// float8 e5m2.
+pub const kDLFloat8_e5m2: DLDataTypeCode = 12;
+/// float8 e5m2fnuz.
+pub const kDLFloat8_e5m2fnuz: DLDataTypeCode = 13;
+/// float8 e8m0fnu.
+pub const kDLFloat8_e8m0fnu: DLDataTypeCode = 14;
+/// float6 e2m3fn.
+pub const kDLFloat6_e2m3fn: DLDataTypeCode = 15;
+/// float6 e3m2fn.
+pub const kDLFloat6_e3m2fn: DLDataTypeCode = 16;
+/// float4 e2m1fn.
+pub const kDLFloat4_e2m1fn: DLDataTypeCode = 17;
 
 /// An element type: `{kDLFloat, 32, 1}` is float32.
 #[repr(C)]

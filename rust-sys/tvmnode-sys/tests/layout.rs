@@ -191,6 +191,17 @@ fn rust_constants() -> Vec<(String, i64)> {
         kDLBfloat,
         kDLComplex,
         kDLBool,
+        kDLFloat8_e3m4,
+        kDLFloat8_e4m3,
+        kDLFloat8_e4m3b11fnuz,
+        kDLFloat8_e4m3fn,
+        kDLFloat8_e4m3fnuz,
+        kDLFloat8_e5m2,
+        kDLFloat8_e5m2fnuz,
+        kDLFloat8_e8m0fnu,
+        kDLFloat6_e2m3fn,
+        kDLFloat6_e3m2fn,
+        kDLFloat4_e2m1fn,
     ];
     // Types whose size is fixed by a C enum.
     v.push(("sizeof(DLDeviceType)".into(), size_of::<DLDeviceType>() as i64));
