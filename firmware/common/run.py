@@ -52,6 +52,7 @@ GCC = "arm-none-eabi-gcc"
 NM = "arm-none-eabi-nm"
 SIZE = "arm-none-eabi-size"
 QEMU = "qemu-system-arm"
+CMAKE = "cmake"
 
 
 
@@ -362,6 +363,77 @@ def link(t: Target, objects: Sequence[str], elf: str, stack_size: int = DEFAULT_
     return elf
 
 
+def write_glue(archive: str, name: str, inputs: Sequence[Optional[str]],
+               workdir: str) -> Tuple[Dict[str, Any], str]:
+    """fw_model.h and fw_input.c in workdir/gen; returns the model's
+    metadata and that folder."""
+    info = read_metadata(archive, name)
+    if len(inputs) != len(info["inputs"]):
+        raise FirmwareError("model %s takes %d inputs (%s), %d files given"
+                            % (name, len(info["inputs"]),
+                               ", ".join(i["name"] for i in info["inputs"]), len(inputs)))
+    data = [bytes(spec["size_bytes"]) if path is None else read_input(path, spec)
+            for spec, path in zip(info["inputs"], inputs)]
+    gen = os.path.join(workdir, "gen")
+    os.makedirs(gen, exist_ok=True)
+    with open(os.path.join(gen, "fw_model.h"), "w") as f:
+        f.write(model_header(name, info))
+    with open(os.path.join(gen, "fw_input.c"), "w") as f:
+        f.write(input_source(name, info, data))
+    return info, gen
+
+
+def cmake_build(archives: Sequence[Tuple[str, str]], workdir: str, *,
+                gen: Optional[str] = None, main: str = "main.c", opt: str = "-Os",
+                bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
+                target: str = DEFAULT_TARGET, defines: Sequence[str] = ()) -> str:
+    """Configure and build firmware/common/CMakeLists.txt in workdir/cmake
+    with the toolchain file firmware/cmake/arm-none-eabi.cmake: the harness
+    source main, linking each archive (folder, model name) through the
+    CMakeLists.txt it carries. defines: more -D settings of the project.
+    Returns the ELF's path."""
+    if shutil.which(CMAKE) is None:
+        raise FirmwareError("cmake is not installed (Debian: apt-get install cmake)")
+    build_dir = os.path.join(workdir, "cmake")
+    cmd = [CMAKE, "-S", HERE, "-B", build_dir,
+           "-DCMAKE_TOOLCHAIN_FILE=" + os.path.join(FIRMWARE, "cmake", "arm-none-eabi.cmake"),
+           "-DFW_TARGET=" + target, "-DCMAKE_BUILD_TYPE=",
+           "-DFW_ARCHIVES=" + ";".join(os.path.abspath(a) for a, _ in archives),
+           "-DFW_MODELS=" + ";".join(n for _, n in archives),
+           "-DFW_GEN=" + os.path.abspath(gen or os.path.join(workdir, "gen")),
+           "-DFW_MAIN=" + main, "-DFW_OPT=" + opt, "-DFW_BAD_CALLS=%d" % bool(bad_calls),
+           "-DFW_STACK_SIZE=%d" % stack_size] + ["-D" + d for d in defines]
+    _run(cmd, "cmake (configure)")
+    _run([CMAKE, "--build", build_dir, "-j", "2"], "cmake --build")
+    return os.path.join(build_dir, "fw.elf")
+
+
+def build_cmake(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
+                opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
+                target: str = DEFAULT_TARGET) -> Dict[str, Any]:
+    """build(), through CMake: the archive's CMakeLists.txt makes its
+    targets, and firmware/common/CMakeLists.txt links them with the
+    harness (cmake_build). Same result."""
+    t = get_target(target)
+    archive = os.path.abspath(archive)
+    info, gen = write_glue(archive, name, inputs, workdir)
+    elf = cmake_build([(archive, name)], workdir, gen=gen, opt=opt, bad_calls=bad_calls,
+                      stack_size=stack_size, target=target)
+    bad = allocators_in(elf)
+    if bad:
+        raise FirmwareError("the firmware links an allocator: %s" % ", ".join(bad))
+    crt_objs = []
+    for root, _, names in os.walk(os.path.join(workdir, "cmake", "models")):
+        if os.sep + "tvmnode_crt_" in root:
+            crt_objs += [os.path.join(root, n) for n in names if n.endswith(".obj")]
+    crt_size = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
+    for obj in crt_objs:
+        for k, v in section_sizes(obj).items():
+            crt_size[k] += v
+    return {"elf": elf, "info": info, "size": section_sizes(elf), "crt_size": crt_size,
+            "crt_objects": len(crt_objs), "flags": target_flags(t, opt), "target": t.name}
+
+
 def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
           opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
           cache: Optional[str] = None, harness_flags: Sequence[str] = (),
@@ -373,21 +445,7 @@ def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str
     FirmwareError when the link holds an allocator."""
     t = get_target(target)
     archive = os.path.abspath(archive)
-    info = read_metadata(archive, name)
-    if len(inputs) != len(info["inputs"]):
-        raise FirmwareError("model %s takes %d inputs (%s), %d files given"
-                            % (name, len(info["inputs"]),
-                               ", ".join(i["name"] for i in info["inputs"]), len(inputs)))
-    data = [bytes(spec["size_bytes"]) if path is None else read_input(path, spec)
-            for spec, path in zip(info["inputs"], inputs)]
-    os.makedirs(workdir, exist_ok=True)
-    gen = os.path.join(workdir, "gen")
-    os.makedirs(gen, exist_ok=True)
-    with open(os.path.join(gen, "fw_model.h"), "w") as f:
-        f.write(model_header(name, info))
-    with open(os.path.join(gen, "fw_input.c"), "w") as f:
-        f.write(input_source(name, info, data))
-
+    info, gen = write_glue(archive, name, inputs, workdir)
     flags = target_flags(t, opt)
     model_inc = [os.path.join(archive, "codegen", "host", "include"),
                  os.path.join(archive, "runtime", "include")]
@@ -631,11 +689,19 @@ def build_and_run(archive: str, name: str, inputs: Sequence[Optional[str]], work
                   opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
                   cache: Optional[str] = None, timeout: float = 120.0,
                   harness_flags: Sequence[str] = (),
-                  target: str = DEFAULT_TARGET) -> Dict[str, Any]:
-    """build() then run_elf(): the whole report (see the module docstring)."""
-    b = build(archive, name, inputs, workdir, opt=opt, bad_calls=bad_calls,
-              stack_size=stack_size, cache=cache, harness_flags=harness_flags,
-              target=target)
+                  target: str = DEFAULT_TARGET, cmake: bool = False) -> Dict[str, Any]:
+    """build() (build_cmake() with cmake) then run_elf(): the whole report
+    (see the module docstring)."""
+    if cmake:
+        if cache or harness_flags:
+            raise FirmwareError("build_and_run: cache and harness_flags are not for "
+                                "the CMake build")
+        b = build_cmake(archive, name, inputs, workdir, opt=opt, bad_calls=bad_calls,
+                        stack_size=stack_size, target=target)
+    else:
+        b = build(archive, name, inputs, workdir, opt=opt, bad_calls=bad_calls,
+                  stack_size=stack_size, cache=cache, harness_flags=harness_flags,
+                  target=target)
     res = run_elf(b["elf"], b["info"], timeout, target)
     res.update({"model": name, "target": target, "elf": b["elf"], "size": b["size"],
                 "crt_size": b["crt_size"], "flags": b["flags"], "allocators": [],
@@ -662,6 +728,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--cache", default=None, help="a folder to reuse compiled objects from")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds qemu may run")
     ap.add_argument("--log", action="store_true", help="keep the firmware's own text in the JSON")
+    ap.add_argument("--cmake", action="store_true",
+                    help="build through CMake: the archive's CMakeLists.txt and "
+                         "firmware/common/CMakeLists.txt with firmware/cmake/arm-none-eabi.cmake")
     ap.add_argument("--cycles", action="store_true",
                     help="also estimate Cortex-M4 cycles of the inference, per instruction "
                          "class and per operator (a qemu plugin; cycles.py has the table), "
@@ -678,7 +747,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         res = build_and_run(args.archive, args.name, inputs, workdir, opt=args.opt,
                             bad_calls=args.bad_calls, stack_size=args.stack_size,
-                            cache=args.cache, timeout=args.timeout, target=args.target)
+                            cache=args.cache, timeout=args.timeout, target=args.target,
+                            cmake=args.cmake)
         if args.cycles:
             res["cycles"] = profile(res["elf"], workdir, args.target, args.timeout)
             print(res["cycles"].pop("table"), file=sys.stderr)
