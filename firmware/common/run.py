@@ -205,6 +205,8 @@ def model_header(name: str, info: Dict[str, Any]) -> str:
     if info["inputs"]:
         h.append("#define FW_FIRST_INPUT %s\n" % info["inputs"][0]["name"])
     h.append("#define FW_HAS_POOLS %d\n" % bool(pools))
+    if info["interface"].get("workspace_section"):
+        h.append("#define FW_POOL_SECTION %s_WORKSPACE_SECTION\n" % up)
     if pools:
         h += ["#define FW_POOLS_STRUCT struct tvmgen_%s_workspace_pools\n" % name,
               xlist("FW_POOLS", [(p["name"], "%s_%s_WORKSPACE_POOL_SIZE"
@@ -410,15 +412,18 @@ def cmake_build(archives: Sequence[Tuple[str, str]], workdir: str, *,
 
 def build_cmake(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
                 opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
-                target: str = DEFAULT_TARGET) -> Dict[str, Any]:
+                target: str = DEFAULT_TARGET,
+                linker_script: Optional[str] = None) -> Dict[str, Any]:
     """build(), through CMake: the archive's CMakeLists.txt makes its
     targets, and firmware/common/CMakeLists.txt links them with the
-    harness (cmake_build). Same result."""
+    harness (cmake_build). Same result. linker_script: one instead of the
+    target's (it may INCLUDE sections.ld)."""
     t = get_target(target)
     archive = os.path.abspath(archive)
     info, gen = write_glue(archive, name, inputs, workdir)
     elf = cmake_build([(archive, name)], workdir, gen=gen, opt=opt, bad_calls=bad_calls,
-                      stack_size=stack_size, target=target)
+                      stack_size=stack_size, target=target,
+                      defines=["FW_LD=" + os.path.abspath(linker_script)] if linker_script else [])
     bad = allocators_in(elf)
     if bad:
         raise FirmwareError("the firmware links an allocator: %s" % ", ".join(bad))
@@ -689,7 +694,8 @@ def build_and_run(archive: str, name: str, inputs: Sequence[Optional[str]], work
                   opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
                   cache: Optional[str] = None, timeout: float = 120.0,
                   harness_flags: Sequence[str] = (),
-                  target: str = DEFAULT_TARGET, cmake: bool = False) -> Dict[str, Any]:
+                  target: str = DEFAULT_TARGET, cmake: bool = False,
+                  linker_script: Optional[str] = None) -> Dict[str, Any]:
     """build() (build_cmake() with cmake) then run_elf(): the whole report
     (see the module docstring)."""
     if cmake:
@@ -697,7 +703,9 @@ def build_and_run(archive: str, name: str, inputs: Sequence[Optional[str]], work
             raise FirmwareError("build_and_run: cache and harness_flags are not for "
                                 "the CMake build")
         b = build_cmake(archive, name, inputs, workdir, opt=opt, bad_calls=bad_calls,
-                        stack_size=stack_size, target=target)
+                        stack_size=stack_size, target=target, linker_script=linker_script)
+    elif linker_script:
+        raise FirmwareError("build_and_run: linker_script is for the CMake build")
     else:
         b = build(archive, name, inputs, workdir, opt=opt, bad_calls=bad_calls,
                   stack_size=stack_size, cache=cache, harness_flags=harness_flags,
@@ -731,6 +739,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--cmake", action="store_true",
                     help="build through CMake: the archive's CMakeLists.txt and "
                          "firmware/common/CMakeLists.txt with firmware/cmake/arm-none-eabi.cmake")
+    ap.add_argument("--ld", default=None,
+                    help="with --cmake: a linker script instead of the target's "
+                         "(firmware/m4/mps2_an386_psram.ld, say)")
     ap.add_argument("--cycles", action="store_true",
                     help="also estimate Cortex-M4 cycles of the inference, per instruction "
                          "class and per operator (a qemu plugin; cycles.py has the table), "
@@ -748,7 +759,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         res = build_and_run(args.archive, args.name, inputs, workdir, opt=args.opt,
                             bad_calls=args.bad_calls, stack_size=args.stack_size,
                             cache=args.cache, timeout=args.timeout, target=args.target,
-                            cmake=args.cmake)
+                            cmake=args.cmake, linker_script=args.ld)
         if args.cycles:
             res["cycles"] = profile(res["elf"], workdir, args.target, args.timeout)
             print(res["cycles"].pop("table"), file=sys.stderr)

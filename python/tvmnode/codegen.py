@@ -326,7 +326,10 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
             constants_in_pool: bool = False,
             pools: Optional[Sequence[Mapping[str, Any]]] = None,
             devices: Optional[Mapping[str, Iterable[str]]] = None,
-            run_passes: bool = True, target: str = "host") -> Archive:
+            run_passes: bool = True, target: str = "host",
+            constants_section: Optional[str] = None,
+            workspace_section: Optional[str] = None,
+            constants_align: Optional[int] = None) -> Archive:
     """Compile the "main" function of `mod` to C; see the module docstring.
 
     target: where the archive will run, one of TARGETS ("host", the
@@ -340,7 +343,14 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
     pools: workspace pools in order of preference, each {"name": str,
     "limit": bytes (0: none), "accepts": kinds of buffer it holds
     (intermediate, input, output, scratch; all when absent)}; devices: {device name: [operator names]}
-    whose calls go to the application's device hook."""
+    whose calls go to the application's device hook.
+
+    constants_section, workspace_section: linker sections for the constant
+    arrays (given the attribute in the generated code) and for the pools
+    (the header's TVMGEN_<NAME>_WORKSPACE_SECTION, for the application's
+    pool definitions); constants_align: the constant arrays' alignment (a
+    power of two; alignment by default). ValueError for a name that is not
+    a section name or an alignment that is not a power of two."""
     if target not in TARGETS:
         raise ValueError("compile: target must be one of %s, got %r"
                          % (", ".join(sorted(TARGETS)), target))
@@ -351,6 +361,12 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
                             "constants_in_pool": bool(constants_in_pool)}
     if pools is not None:
         opts["pools"] = [dict(p) for p in pools]
+    for key, val in (("constants_section", constants_section),
+                     ("workspace_section", workspace_section)):
+        if val is not None:
+            opts[key] = str(val)
+    if constants_align is not None:
+        opts["constants_align"] = int(constants_align)
     if devices is not None:
         opts["devices"] = {str(k): [str(o) for o in v] for k, v in devices.items()}
     result = get_global_func("codegen.AOT")(mod, opts)
