@@ -439,6 +439,156 @@ def build_cmake(archive: str, name: str, inputs: Sequence[Optional[str]], workdi
             "crt_objects": len(crt_objs), "flags": target_flags(t, opt), "target": t.name}
 
 
+def models_source(models: Sequence[Tuple[str, Dict[str, Any], Sequence[bytes]]]) -> str:
+    """fw_models.c for multi.c: per model (name, metadata, input bytes) its
+    input bytes, buffers, a run function over the one shared pool and an
+    output printer; the shared pool, as large as the largest model's pool
+    and aligned to the largest alignment. FirmwareError for a model the
+    harness does not drive (more than one workspace pool, inputs and
+    outputs in the pool, a constant pool, devices or state)."""
+    out = ["/* fw_models.c: %s in one firmware, one workspace pool; written by run.py. */\n"
+           "#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n"
+           % ", ".join(n for n, _, _ in models)]
+    for name, info, _ in models:
+        out.append('#include "tvmgen_%s.h"\n' % name)
+    sizes, aligns = [], []
+    for name, info, _ in models:
+        iface = info["interface"]
+        pools = [p for p in info["memory"]["pools"] if p["kind"] != "workspace"
+                 or p["size_bytes"] > 0]
+        if (iface.get("io_in_pool") or iface.get("constants_in_pool") or iface.get("devices")
+                or any(p["kind"] != "workspace" for p in pools) or len(pools) > 1):
+            raise FirmwareError("model %s: the several-model harness takes models with one "
+                                "workspace pool and their own I/O buffers, no constant pool, "
+                                "devices or state" % name)
+        up = "TVMGEN_%s" % name.upper()
+        aligns.append("%s_ALIGNMENT" % up)
+        if pools:
+            sizes.append("%s_%s_WORKSPACE_POOL_SIZE" % (up, pools[0]["name"].upper()))
+    size = "1"
+    for s_ in sizes:
+        size = "((%s) > (%s) ? (%s) : (%s))" % (s_, size, s_, size)
+    align = "1"
+    for a in aligns:
+        align = "((%s) > (%s) ? (%s) : (%s))" % (a, align, a, align)
+    out.append("\n#define FW_SHARED_POOL_SIZE %s\n#define FW_SHARED_ALIGN %s\n"
+               "static uint8_t fw_shared_pool[FW_SHARED_POOL_SIZE]"
+               " __attribute__((aligned(FW_SHARED_ALIGN)));\n"
+               "extern const uint32_t fw_shared_pool_size;\n"
+               "const uint32_t fw_shared_pool_size = FW_SHARED_POOL_SIZE;\n"
+               "void fw_print_output(const char *model, const char *name, const uint8_t *bytes,"
+               " size_t n);\n" % (size, align))
+    for name, info, data in models:
+        up = "TVMGEN_%s" % name.upper()
+        al = "__attribute__((aligned(%s_ALIGNMENT)))" % up
+        pools = [p for p in info["memory"]["pools"] if p["size_bytes"] > 0]
+        out.append("\n/* %s */\n" % name)
+        for spec, raw in zip(info["inputs"], data):
+            out.append("static const uint8_t %s_input_%s[%d] = {" % (name, spec["name"], len(raw)))
+            for i in range(0, len(raw), 16):
+                out.append("\n  " + " ".join("%d," % b for b in raw[i:i + 16]))
+            out.append("\n};\nstatic uint8_t %s_in_%s[%s_%s_SIZE] %s;\n"
+                       % (name, spec["name"], up, spec["name"].upper(), al))
+        for spec in info["outputs"]:
+            out.append("static uint8_t %s_out_%s[%s_%s_SIZE] %s;\n"
+                       % (name, spec["name"], up, spec["name"].upper(), al))
+        out.append("\nstatic int32_t run_%s(void) {\n" % name)
+        for spec in info["inputs"]:
+            out.append("  memcpy(%s_in_%s, %s_input_%s, sizeof %s_in_%s);\n"
+                       % ((name, spec["name"]) * 3))
+        out.append("  struct tvmgen_%s_inputs in = {%s};\n" % (
+            name, ", ".join("%s_in_%s" % (name, s_["name"]) for s_ in info["inputs"]) or "0"))
+        out.append("  struct tvmgen_%s_outputs out = {%s};\n" % (
+            name, ", ".join("%s_out_%s" % (name, s_["name"]) for s_ in info["outputs"]) or "0"))
+        if pools:
+            out.append("  struct tvmgen_%s_workspace_pools ws = {fw_shared_pool};\n"
+                       "  return tvmgen_%s_run(&in, &out, &ws);\n}\n" % (name, name))
+        else:
+            out.append("  return tvmgen_%s_run(&in, &out);\n}\n" % name)
+        out.append("\nstatic void print_%s(void) {\n" % name)
+        for spec in info["outputs"]:
+            out.append('  fw_print_output("%s", "%s", %s_out_%s, sizeof %s_out_%s);\n'
+                       % (name, spec["name"], name, spec["name"], name, spec["name"]))
+        out.append("}\n")
+    out.append("\ntypedef struct {\n  const char *name;\n  int32_t (*run)(void);\n"
+               "  void (*print)(void);\n} FwModel;\n"
+               "extern const FwModel fw_models[];\nextern const int fw_num_models;\n"
+               "const FwModel fw_models[] = {\n")
+    for name, _, _ in models:
+        out.append('  {"%s", run_%s, print_%s},\n' % (name, name, name))
+    out.append("};\nconst int fw_num_models = %d;\n" % len(models))
+    return "".join(out)
+
+
+def build_multi(models: Sequence[Tuple[str, str, Sequence[Optional[str]]]], workdir: str, *,
+                opt: str = "-Os", rounds: int = 2, stack_size: int = DEFAULT_STACK,
+                target: str = DEFAULT_TARGET) -> Dict[str, Any]:
+    """Several models (archive, name, input files) in one firmware through
+    CMake: multi.c and fw_models.c, every archive add_subdirectory()'d,
+    one workspace pool shared. Returns the ELF, each model's metadata and
+    the firmware's sizes."""
+    gen = os.path.join(workdir, "gen-multi")
+    os.makedirs(gen, exist_ok=True)
+    entries = []
+    infos = {}
+    for archive, name, inputs in models:
+        info = read_metadata(os.path.abspath(archive), name)
+        if len(inputs) != len(info["inputs"]):
+            raise FirmwareError("model %s takes %d inputs, %d files given"
+                                % (name, len(info["inputs"]), len(inputs)))
+        data = [bytes(spec["size_bytes"]) if path is None else read_input(path, spec)
+                for spec, path in zip(info["inputs"], inputs)]
+        entries.append((name, info, data))
+        infos[name] = info
+    with open(os.path.join(gen, "fw_models.c"), "w") as f:
+        f.write(models_source(entries))
+    elf = cmake_build([(a, n) for a, n, _ in models], workdir, gen=gen, main="multi.c",
+                      opt=opt, stack_size=stack_size, target=target,
+                      defines=["FW_ROUNDS=%d" % rounds])
+    bad = allocators_in(elf)
+    if bad:
+        raise FirmwareError("the firmware links an allocator: %s" % ", ".join(bad))
+    return {"elf": elf, "infos": infos, "size": section_sizes(elf), "rounds": rounds}
+
+
+def run_multi(models: Sequence[Tuple[str, str, Sequence[Optional[str]]]], workdir: str, *,
+              opt: str = "-Os", rounds: int = 2, target: str = DEFAULT_TARGET,
+              timeout: float = 120.0) -> Dict[str, Any]:
+    """build_multi() and a run on qemu: per model a list of its outputs
+    (name -> bytes) for each round, the statuses, the shared pool's size,
+    the stack high-water mark, the sizes and "ram": .data + .bss + the
+    stack's high-water mark."""
+    b = build_multi(models, workdir, opt=opt, rounds=rounds, target=target)
+    code, text = run_program(b["elf"], target, timeout)
+    res: Dict[str, Any] = {"outputs": {n: [] for _, n, _ in models}, "status": {},
+                           "exit_code": code, "log": text, "size": b["size"], "elf": b["elf"]}
+    for line in text.splitlines():
+        w = line.split()
+        if len(w) >= 4 and w[0] == "models" and w[2] == "pool":
+            res["pool_bytes"] = int(w[3])
+        elif len(w) == 5 and w[0] == "run" and w[3] == "status":
+            res["status"].setdefault(w[1], []).append(int(w[4]))
+            res["outputs"][w[1]].append({})
+        elif len(w) == 5 and w[0] == "output" and w[1] in res["outputs"]:
+            raw = bytes.fromhex(w[4])
+            if len(raw) != int(w[3]):
+                raise FirmwareError("output %s %s: %d bytes, the line says %s"
+                                    % (w[1], w[2], len(raw), w[3]))
+            res["outputs"][w[1]][-1][w[2]] = raw
+        elif w and w[0] == "stack":
+            res["stack_bytes"] = int(w[1])
+        elif w and w[0] == "done":
+            res["done"] = int(w[1])
+        elif w and w[0] == "fault":
+            raise FirmwareError("the firmware faulted: %s\n%s" % (line, text[-2000:]))
+    if "done" not in res:
+        raise FirmwareError("qemu exited with %d before the firmware finished\n%s"
+                            % (code, text[-2000:]))
+    res["ram"] = b["size"]["data"] + b["size"]["bss"] + res.get("stack_bytes", 0)
+    res["ok"] = code == 0 and all(s == 0 for v in res["status"].values() for s in v)
+    return res
+
+
 def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
           opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
           cache: Optional[str] = None, harness_flags: Sequence[str] = (),

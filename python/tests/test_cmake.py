@@ -4,8 +4,10 @@ the crt target named by its version. A host project add_subdirectory()s two
 archives, links both, and computes the host executor's outputs; the crt
 sources the two share are compiled once. The Cortex-M4 firmware of
 firmware/common builds through CMake with firmware/cmake/arm-none-eabi.cmake
-and runs on qemu with the same outputs. Each model is compiled once for
-the module. Skipped without cmake (Debian: cmake); the firmware test also
+and runs on qemu with the same outputs, and both models go into one M4
+image (firmware/common/multi.c) sharing one workspace pool, run
+alternately, with the host's outputs and less RAM than the two images
+apart. Each model is compiled once for the module. Skipped without cmake (Debian: cmake); the firmware test also
 without arm-none-eabi-gcc or qemu-system-arm.
 """
 from __future__ import annotations
@@ -258,3 +260,43 @@ def test_m4_firmware_through_cmake(models: Dict[str, Model], tmp_path: Any) -> N
         assert res["allocators"] == [] and res["crt_size"]["text"] > 0
         assert os.path.exists(os.path.join(str(tmp_path / m.name), "cmake", "models", m.name,
                                            "libtvmgen_%s.a" % m.name))
+
+
+@pytest.mark.skipif(_missing is not None, reason="Cortex-M firmware: %s" % _missing)
+def test_two_models_in_one_m4_firmware(models: Dict[str, Model], tmp_path: Any,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Keyword spotting and the anomaly detector in one image, one CMake
+    project, one workspace pool: run alternately twice (kws, ad, kws, ad),
+    every run's outputs the host executor's. Its RAM (.data + .bss + the
+    stack's high-water mark) against the two single-model firmwares'."""
+    pair = [models["kws"], models["ad"]]
+    res = fw.run_multi([(m.m4, m.name, m.input_files) for m in pair], str(tmp_path / "multi"))
+    assert res["ok"], res["log"]
+    for m in pair:
+        assert res["status"][m.name] == [0, 0]
+        assert len(res["outputs"][m.name]) == 2
+        for round_ in res["outputs"][m.name]:
+            for spec, want in zip(m.info["outputs"], m.ref):
+                got = np.frombuffer(round_[spec["name"]], spec["dtype"]).reshape(spec["shape"])
+                np.testing.assert_array_equal(got, want)
+    pools = [m.info["memory"]["pools"][0]["size_bytes"] for m in pair]
+    assert res["pool_bytes"] == max(pools)
+    # both archives' libraries and one crt library in the link
+    libs = sorted(n for _, _, ns in os.walk(str(tmp_path / "multi" / "cmake" / "models"))
+                  for n in ns if n.endswith(".a"))
+    assert libs == ["libtvmgen_ad.a", "libtvmgen_kws.a", "libtvmnode_crt_0_1_0.a"], libs
+    single = {}
+    for m in pair:
+        r = fw.build_and_run(m.m4, m.name, m.input_files, str(tmp_path / ("single-" + m.name)),
+                             cmake=True)
+        assert r["ok"]
+        single[m.name] = r["size"]["data"] + r["size"]["bss"] + r["stack_bytes"]
+    total = sum(single.values())
+    with capsys.disabled():
+        print("\ntwo models, one firmware: RAM %d B (pool %d B, stack %d B); separately "
+              "%s = %d B; pools %s, shared %d B"
+              % (res["ram"], res["pool_bytes"], res["stack_bytes"],
+                 " + ".join("%s %d" % kv for kv in single.items()), total, pools,
+                 res["pool_bytes"]))
+    # the shared pool saves the smaller model's pool at least
+    assert res["ram"] <= total - min(pools)
