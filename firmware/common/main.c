@@ -47,8 +47,13 @@ static FW_INPUTS_STRUCT inputs;
 static FW_OUTPUTS_STRUCT outputs;
 
 #if FW_HAS_POOLS
+/* The section the pools belong in (--workspace-section), if any. */
+#ifndef FW_POOL_SECTION
+#define FW_POOL_SECTION
+#endif
 /* FW_ALIGNMENT spare bytes: room for a misaligned base in the bad calls. */
-#define DECLARE_POOL(name, size) static uint8_t pool_##name[(size) + FW_ALIGNMENT] FW_ALIGNED;
+#define DECLARE_POOL(name, size) \
+  static uint8_t pool_##name[(size) + FW_ALIGNMENT] FW_ALIGNED FW_POOL_SECTION;
 FW_POOLS(DECLARE_POOL)
 static FW_POOLS_STRUCT pools;
 #define POOLS_ARG , &pools

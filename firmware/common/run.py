@@ -52,6 +52,7 @@ GCC = "arm-none-eabi-gcc"
 NM = "arm-none-eabi-nm"
 SIZE = "arm-none-eabi-size"
 QEMU = "qemu-system-arm"
+CMAKE = "cmake"
 
 
 
@@ -204,6 +205,8 @@ def model_header(name: str, info: Dict[str, Any]) -> str:
     if info["inputs"]:
         h.append("#define FW_FIRST_INPUT %s\n" % info["inputs"][0]["name"])
     h.append("#define FW_HAS_POOLS %d\n" % bool(pools))
+    if info["interface"].get("workspace_section"):
+        h.append("#define FW_POOL_SECTION %s_WORKSPACE_SECTION\n" % up)
     if pools:
         h += ["#define FW_POOLS_STRUCT struct tvmgen_%s_workspace_pools\n" % name,
               xlist("FW_POOLS", [(p["name"], "%s_%s_WORKSPACE_POOL_SIZE"
@@ -362,6 +365,230 @@ def link(t: Target, objects: Sequence[str], elf: str, stack_size: int = DEFAULT_
     return elf
 
 
+def write_glue(archive: str, name: str, inputs: Sequence[Optional[str]],
+               workdir: str) -> Tuple[Dict[str, Any], str]:
+    """fw_model.h and fw_input.c in workdir/gen; returns the model's
+    metadata and that folder."""
+    info = read_metadata(archive, name)
+    if len(inputs) != len(info["inputs"]):
+        raise FirmwareError("model %s takes %d inputs (%s), %d files given"
+                            % (name, len(info["inputs"]),
+                               ", ".join(i["name"] for i in info["inputs"]), len(inputs)))
+    data = [bytes(spec["size_bytes"]) if path is None else read_input(path, spec)
+            for spec, path in zip(info["inputs"], inputs)]
+    gen = os.path.join(workdir, "gen")
+    os.makedirs(gen, exist_ok=True)
+    with open(os.path.join(gen, "fw_model.h"), "w") as f:
+        f.write(model_header(name, info))
+    with open(os.path.join(gen, "fw_input.c"), "w") as f:
+        f.write(input_source(name, info, data))
+    return info, gen
+
+
+def cmake_build(archives: Sequence[Tuple[str, str]], workdir: str, *,
+                gen: Optional[str] = None, main: str = "main.c", opt: str = "-Os",
+                bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
+                target: str = DEFAULT_TARGET, defines: Sequence[str] = ()) -> str:
+    """Configure and build firmware/common/CMakeLists.txt in workdir/cmake
+    with the toolchain file firmware/cmake/arm-none-eabi.cmake: the harness
+    source main, linking each archive (folder, model name) through the
+    CMakeLists.txt it carries. defines: more -D settings of the project.
+    Returns the ELF's path."""
+    if shutil.which(CMAKE) is None:
+        raise FirmwareError("cmake is not installed (Debian: apt-get install cmake)")
+    build_dir = os.path.join(workdir, "cmake")
+    cmd = [CMAKE, "-S", HERE, "-B", build_dir,
+           "-DCMAKE_TOOLCHAIN_FILE=" + os.path.join(FIRMWARE, "cmake", "arm-none-eabi.cmake"),
+           "-DFW_TARGET=" + target, "-DCMAKE_BUILD_TYPE=",
+           "-DFW_ARCHIVES=" + ";".join(os.path.abspath(a) for a, _ in archives),
+           "-DFW_MODELS=" + ";".join(n for _, n in archives),
+           "-DFW_GEN=" + os.path.abspath(gen or os.path.join(workdir, "gen")),
+           "-DFW_MAIN=" + main, "-DFW_OPT=" + opt, "-DFW_BAD_CALLS=%d" % bool(bad_calls),
+           "-DFW_STACK_SIZE=%d" % stack_size] + ["-D" + d for d in defines]
+    _run(cmd, "cmake (configure)")
+    _run([CMAKE, "--build", build_dir, "-j", "2"], "cmake --build")
+    return os.path.join(build_dir, "fw.elf")
+
+
+def build_cmake(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
+                opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
+                target: str = DEFAULT_TARGET,
+                linker_script: Optional[str] = None) -> Dict[str, Any]:
+    """build(), through CMake: the archive's CMakeLists.txt makes its
+    targets, and firmware/common/CMakeLists.txt links them with the
+    harness (cmake_build). Same result. linker_script: one instead of the
+    target's (it may INCLUDE sections.ld)."""
+    t = get_target(target)
+    archive = os.path.abspath(archive)
+    info, gen = write_glue(archive, name, inputs, workdir)
+    elf = cmake_build([(archive, name)], workdir, gen=gen, opt=opt, bad_calls=bad_calls,
+                      stack_size=stack_size, target=target,
+                      defines=["FW_LD=" + os.path.abspath(linker_script)] if linker_script else [])
+    bad = allocators_in(elf)
+    if bad:
+        raise FirmwareError("the firmware links an allocator: %s" % ", ".join(bad))
+    crt_objs = []
+    for root, _, names in os.walk(os.path.join(workdir, "cmake", "models")):
+        if os.sep + "tvmnode_crt_" in root:
+            crt_objs += [os.path.join(root, n) for n in names if n.endswith(".obj")]
+    crt_size = {"text": 0, "rodata": 0, "data": 0, "bss": 0}
+    for obj in crt_objs:
+        for k, v in section_sizes(obj).items():
+            crt_size[k] += v
+    return {"elf": elf, "info": info, "size": section_sizes(elf), "crt_size": crt_size,
+            "crt_objects": len(crt_objs), "flags": target_flags(t, opt), "target": t.name}
+
+
+def models_source(models: Sequence[Tuple[str, Dict[str, Any], Sequence[bytes]]]) -> str:
+    """fw_models.c for multi.c: per model (name, metadata, input bytes) its
+    input bytes, buffers, a run function over the one shared pool and an
+    output printer; the shared pool, as large as the largest model's pool
+    and aligned to the largest alignment. FirmwareError for a model the
+    harness does not drive (more than one workspace pool, inputs and
+    outputs in the pool, a constant pool, devices or state)."""
+    out = ["/* fw_models.c: %s in one firmware, one workspace pool; written by run.py. */\n"
+           "#include <stddef.h>\n#include <stdint.h>\n#include <string.h>\n\n"
+           % ", ".join(n for n, _, _ in models)]
+    for name, info, _ in models:
+        out.append('#include "tvmgen_%s.h"\n' % name)
+    sizes, aligns = [], []
+    for name, info, _ in models:
+        iface = info["interface"]
+        pools = [p for p in info["memory"]["pools"] if p["kind"] != "workspace"
+                 or p["size_bytes"] > 0]
+        if (iface.get("io_in_pool") or iface.get("constants_in_pool") or iface.get("devices")
+                or any(p["kind"] != "workspace" for p in pools) or len(pools) > 1):
+            raise FirmwareError("model %s: the several-model harness takes models with one "
+                                "workspace pool and their own I/O buffers, no constant pool, "
+                                "devices or state" % name)
+        up = "TVMGEN_%s" % name.upper()
+        aligns.append("%s_ALIGNMENT" % up)
+        if pools:
+            sizes.append("%s_%s_WORKSPACE_POOL_SIZE" % (up, pools[0]["name"].upper()))
+    size = "1"
+    for s_ in sizes:
+        size = "((%s) > (%s) ? (%s) : (%s))" % (s_, size, s_, size)
+    align = "1"
+    for a in aligns:
+        align = "((%s) > (%s) ? (%s) : (%s))" % (a, align, a, align)
+    out.append("\n#define FW_SHARED_POOL_SIZE %s\n#define FW_SHARED_ALIGN %s\n"
+               "static uint8_t fw_shared_pool[FW_SHARED_POOL_SIZE]"
+               " __attribute__((aligned(FW_SHARED_ALIGN)));\n"
+               "extern const uint32_t fw_shared_pool_size;\n"
+               "const uint32_t fw_shared_pool_size = FW_SHARED_POOL_SIZE;\n"
+               "void fw_print_output(const char *model, const char *name, const uint8_t *bytes,"
+               " size_t n);\n" % (size, align))
+    for name, info, data in models:
+        up = "TVMGEN_%s" % name.upper()
+        al = "__attribute__((aligned(%s_ALIGNMENT)))" % up
+        pools = [p for p in info["memory"]["pools"] if p["size_bytes"] > 0]
+        out.append("\n/* %s */\n" % name)
+        for spec, raw in zip(info["inputs"], data):
+            out.append("static const uint8_t %s_input_%s[%d] = {" % (name, spec["name"], len(raw)))
+            for i in range(0, len(raw), 16):
+                out.append("\n  " + " ".join("%d," % b for b in raw[i:i + 16]))
+            out.append("\n};\nstatic uint8_t %s_in_%s[%s_%s_SIZE] %s;\n"
+                       % (name, spec["name"], up, spec["name"].upper(), al))
+        for spec in info["outputs"]:
+            out.append("static uint8_t %s_out_%s[%s_%s_SIZE] %s;\n"
+                       % (name, spec["name"], up, spec["name"].upper(), al))
+        out.append("\nstatic int32_t run_%s(void) {\n" % name)
+        for spec in info["inputs"]:
+            out.append("  memcpy(%s_in_%s, %s_input_%s, sizeof %s_in_%s);\n"
+                       % ((name, spec["name"]) * 3))
+        out.append("  struct tvmgen_%s_inputs in = {%s};\n" % (
+            name, ", ".join("%s_in_%s" % (name, s_["name"]) for s_ in info["inputs"]) or "0"))
+        out.append("  struct tvmgen_%s_outputs out = {%s};\n" % (
+            name, ", ".join("%s_out_%s" % (name, s_["name"]) for s_ in info["outputs"]) or "0"))
+        if pools:
+            out.append("  struct tvmgen_%s_workspace_pools ws = {fw_shared_pool};\n"
+                       "  return tvmgen_%s_run(&in, &out, &ws);\n}\n" % (name, name))
+        else:
+            out.append("  return tvmgen_%s_run(&in, &out);\n}\n" % name)
+        out.append("\nstatic void print_%s(void) {\n" % name)
+        for spec in info["outputs"]:
+            out.append('  fw_print_output("%s", "%s", %s_out_%s, sizeof %s_out_%s);\n'
+                       % (name, spec["name"], name, spec["name"], name, spec["name"]))
+        out.append("}\n")
+    out.append("\ntypedef struct {\n  const char *name;\n  int32_t (*run)(void);\n"
+               "  void (*print)(void);\n} FwModel;\n"
+               "extern const FwModel fw_models[];\nextern const int fw_num_models;\n"
+               "const FwModel fw_models[] = {\n")
+    for name, _, _ in models:
+        out.append('  {"%s", run_%s, print_%s},\n' % (name, name, name))
+    out.append("};\nconst int fw_num_models = %d;\n" % len(models))
+    return "".join(out)
+
+
+def build_multi(models: Sequence[Tuple[str, str, Sequence[Optional[str]]]], workdir: str, *,
+                opt: str = "-Os", rounds: int = 2, stack_size: int = DEFAULT_STACK,
+                target: str = DEFAULT_TARGET) -> Dict[str, Any]:
+    """Several models (archive, name, input files) in one firmware through
+    CMake: multi.c and fw_models.c, every archive add_subdirectory()'d,
+    one workspace pool shared. Returns the ELF, each model's metadata and
+    the firmware's sizes."""
+    gen = os.path.join(workdir, "gen-multi")
+    os.makedirs(gen, exist_ok=True)
+    entries = []
+    infos = {}
+    for archive, name, inputs in models:
+        info = read_metadata(os.path.abspath(archive), name)
+        if len(inputs) != len(info["inputs"]):
+            raise FirmwareError("model %s takes %d inputs, %d files given"
+                                % (name, len(info["inputs"]), len(inputs)))
+        data = [bytes(spec["size_bytes"]) if path is None else read_input(path, spec)
+                for spec, path in zip(info["inputs"], inputs)]
+        entries.append((name, info, data))
+        infos[name] = info
+    with open(os.path.join(gen, "fw_models.c"), "w") as f:
+        f.write(models_source(entries))
+    elf = cmake_build([(a, n) for a, n, _ in models], workdir, gen=gen, main="multi.c",
+                      opt=opt, stack_size=stack_size, target=target,
+                      defines=["FW_ROUNDS=%d" % rounds])
+    bad = allocators_in(elf)
+    if bad:
+        raise FirmwareError("the firmware links an allocator: %s" % ", ".join(bad))
+    return {"elf": elf, "infos": infos, "size": section_sizes(elf), "rounds": rounds}
+
+
+def run_multi(models: Sequence[Tuple[str, str, Sequence[Optional[str]]]], workdir: str, *,
+              opt: str = "-Os", rounds: int = 2, target: str = DEFAULT_TARGET,
+              timeout: float = 120.0) -> Dict[str, Any]:
+    """build_multi() and a run on qemu: per model a list of its outputs
+    (name -> bytes) for each round, the statuses, the shared pool's size,
+    the stack high-water mark, the sizes and "ram": .data + .bss + the
+    stack's high-water mark."""
+    b = build_multi(models, workdir, opt=opt, rounds=rounds, target=target)
+    code, text = run_program(b["elf"], target, timeout)
+    res: Dict[str, Any] = {"outputs": {n: [] for _, n, _ in models}, "status": {},
+                           "exit_code": code, "log": text, "size": b["size"], "elf": b["elf"]}
+    for line in text.splitlines():
+        w = line.split()
+        if len(w) >= 4 and w[0] == "models" and w[2] == "pool":
+            res["pool_bytes"] = int(w[3])
+        elif len(w) == 5 and w[0] == "run" and w[3] == "status":
+            res["status"].setdefault(w[1], []).append(int(w[4]))
+            res["outputs"][w[1]].append({})
+        elif len(w) == 5 and w[0] == "output" and w[1] in res["outputs"]:
+            raw = bytes.fromhex(w[4])
+            if len(raw) != int(w[3]):
+                raise FirmwareError("output %s %s: %d bytes, the line says %s"
+                                    % (w[1], w[2], len(raw), w[3]))
+            res["outputs"][w[1]][-1][w[2]] = raw
+        elif w and w[0] == "stack":
+            res["stack_bytes"] = int(w[1])
+        elif w and w[0] == "done":
+            res["done"] = int(w[1])
+        elif w and w[0] == "fault":
+            raise FirmwareError("the firmware faulted: %s\n%s" % (line, text[-2000:]))
+    if "done" not in res:
+        raise FirmwareError("qemu exited with %d before the firmware finished\n%s"
+                            % (code, text[-2000:]))
+    res["ram"] = b["size"]["data"] + b["size"]["bss"] + res.get("stack_bytes", 0)
+    res["ok"] = code == 0 and all(s == 0 for v in res["status"].values() for s in v)
+    return res
+
+
 def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
           opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
           cache: Optional[str] = None, harness_flags: Sequence[str] = (),
@@ -373,21 +600,7 @@ def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str
     FirmwareError when the link holds an allocator."""
     t = get_target(target)
     archive = os.path.abspath(archive)
-    info = read_metadata(archive, name)
-    if len(inputs) != len(info["inputs"]):
-        raise FirmwareError("model %s takes %d inputs (%s), %d files given"
-                            % (name, len(info["inputs"]),
-                               ", ".join(i["name"] for i in info["inputs"]), len(inputs)))
-    data = [bytes(spec["size_bytes"]) if path is None else read_input(path, spec)
-            for spec, path in zip(info["inputs"], inputs)]
-    os.makedirs(workdir, exist_ok=True)
-    gen = os.path.join(workdir, "gen")
-    os.makedirs(gen, exist_ok=True)
-    with open(os.path.join(gen, "fw_model.h"), "w") as f:
-        f.write(model_header(name, info))
-    with open(os.path.join(gen, "fw_input.c"), "w") as f:
-        f.write(input_source(name, info, data))
-
+    info, gen = write_glue(archive, name, inputs, workdir)
     flags = target_flags(t, opt)
     model_inc = [os.path.join(archive, "codegen", "host", "include"),
                  os.path.join(archive, "runtime", "include")]
@@ -631,11 +844,22 @@ def build_and_run(archive: str, name: str, inputs: Sequence[Optional[str]], work
                   opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
                   cache: Optional[str] = None, timeout: float = 120.0,
                   harness_flags: Sequence[str] = (),
-                  target: str = DEFAULT_TARGET) -> Dict[str, Any]:
-    """build() then run_elf(): the whole report (see the module docstring)."""
-    b = build(archive, name, inputs, workdir, opt=opt, bad_calls=bad_calls,
-              stack_size=stack_size, cache=cache, harness_flags=harness_flags,
-              target=target)
+                  target: str = DEFAULT_TARGET, cmake: bool = False,
+                  linker_script: Optional[str] = None) -> Dict[str, Any]:
+    """build() (build_cmake() with cmake) then run_elf(): the whole report
+    (see the module docstring)."""
+    if cmake:
+        if cache or harness_flags:
+            raise FirmwareError("build_and_run: cache and harness_flags are not for "
+                                "the CMake build")
+        b = build_cmake(archive, name, inputs, workdir, opt=opt, bad_calls=bad_calls,
+                        stack_size=stack_size, target=target, linker_script=linker_script)
+    elif linker_script:
+        raise FirmwareError("build_and_run: linker_script is for the CMake build")
+    else:
+        b = build(archive, name, inputs, workdir, opt=opt, bad_calls=bad_calls,
+                  stack_size=stack_size, cache=cache, harness_flags=harness_flags,
+                  target=target)
     res = run_elf(b["elf"], b["info"], timeout, target)
     res.update({"model": name, "target": target, "elf": b["elf"], "size": b["size"],
                 "crt_size": b["crt_size"], "flags": b["flags"], "allocators": [],
@@ -662,6 +886,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--cache", default=None, help="a folder to reuse compiled objects from")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds qemu may run")
     ap.add_argument("--log", action="store_true", help="keep the firmware's own text in the JSON")
+    ap.add_argument("--cmake", action="store_true",
+                    help="build through CMake: the archive's CMakeLists.txt and "
+                         "firmware/common/CMakeLists.txt with firmware/cmake/arm-none-eabi.cmake")
+    ap.add_argument("--ld", default=None,
+                    help="with --cmake: a linker script instead of the target's "
+                         "(firmware/m4/mps2_an386_psram.ld, say)")
     ap.add_argument("--cycles", action="store_true",
                     help="also estimate Cortex-M4 cycles of the inference, per instruction "
                          "class and per operator (a qemu plugin; cycles.py has the table), "
@@ -678,7 +908,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         res = build_and_run(args.archive, args.name, inputs, workdir, opt=args.opt,
                             bad_calls=args.bad_calls, stack_size=args.stack_size,
-                            cache=args.cache, timeout=args.timeout, target=args.target)
+                            cache=args.cache, timeout=args.timeout, target=args.target,
+                            cmake=args.cmake, linker_script=args.ld)
         if args.cycles:
             res["cycles"] = profile(res["elf"], workdir, args.target, args.timeout)
             print(res["cycles"].pop("table"), file=sys.stderr)

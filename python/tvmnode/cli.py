@@ -389,7 +389,10 @@ def _compile_options(args: argparse.Namespace) -> Dict[str, Any]:
         devices.setdefault(name, []).extend(o for o in ops.split(",") if o)
     return {"name": args.name, "alignment": args.alignment, "interface": args.interface,
             "io_in_pool": args.io_in_pool, "constants_in_pool": args.constants_in_pool,
-            "pools": pools or None, "devices": devices or None, "target": args.target}
+            "pools": pools or None, "devices": devices or None, "target": args.target,
+            "constants_section": getattr(args, "constants_section", None),
+            "workspace_section": getattr(args, "workspace_section", None),
+            "constants_align": getattr(args, "constants_align", None)}
 
 
 def _bytes(text: str) -> int:
@@ -414,10 +417,17 @@ def cmd_compile(args: argparse.Namespace) -> int:
     for p in mem["pools"]:
         limit = " (limit %d)" % p["limit_bytes"] if p["limit_bytes"] else ""
         print("pool %-20s %8d bytes%s" % (p["name"], p["size_bytes"], limit))
+    iface = info["interface"]
+    if iface.get("workspace_section"):
+        print("workspace section    %s" % iface["workspace_section"])
     print("lower bound          %8d bytes" % mem["workspace_lower_bound_bytes"])
+    where = "constant pool" if iface["constants_in_pool"] else "flash"
+    if iface.get("constants_section"):
+        where += ", section %s" % iface["constants_section"]
+    if iface.get("constants_align", iface["alignment"]) != iface["alignment"]:
+        where += ", aligned to %d" % iface["constants_align"]
     print("constants            %8d bytes (%s)" % (
-        mem["functions"]["main"][0]["constants_size_bytes"],
-        "constant pool" if info["interface"]["constants_in_pool"] else "flash"))
+        mem["functions"]["main"][0]["constants_size_bytes"], where))
     print("inputs + outputs     %8d bytes%s" % (
         sum(t["size_bytes"] for t in info["inputs"] + info["outputs"]),
         " (in the workspace pool)" if info["interface"]["io_in_pool"] else ""))
@@ -1088,6 +1098,14 @@ def _add_compile_args(c: argparse.ArgumentParser) -> None:
                         "intermediate, input, output, scratch)")
     c.add_argument("--device", action="append", metavar="NAME:OP[,OP...]",
                    help="hand these operators to an external device")
+    c.add_argument("--constants-section", metavar="NAME",
+                   help="put the constant arrays in this linker section (e.g. .ext_flash)")
+    c.add_argument("--workspace-section", metavar="NAME",
+                   help="the linker section the workspace pools belong in (the header's "
+                        "TVMGEN_<NAME>_WORKSPACE_SECTION, for the application's pools)")
+    c.add_argument("--constants-align", type=int, metavar="N",
+                   help="the constant arrays' alignment in bytes (a power of two; "
+                        "default: --alignment)")
     c.add_argument("--svg", metavar="PLAN.svg", help="draw the memory plan")
     c.add_argument("--target", default="host", choices=["host", "cortex-m", "wasm32"],
                    help="where the archive runs fastest (every archive runs everywhere): "

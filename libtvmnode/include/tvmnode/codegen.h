@@ -30,6 +30,16 @@ extern "C" {
  *                        "output", "scratch"; all when absent)
  *                        ([{"name": "global_workspace"}])
  *   "devices": {name: [operator names]}  operators handed to devices
+ *   "constants_section": str  the linker section of the constant arrays
+ *                        (of the constant pool's initial data with
+ *                        constants_in_pool)
+ *   "workspace_section": str  the section the pools belong in: the
+ *                        header's TVMGEN_<NAME>_WORKSPACE_SECTION
+ *                        attribute, for the application's pools
+ *                        (section names: letters, digits, '_', '.', '$',
+ *                        not starting with a digit, up to 64 characters)
+ *   "constants_align": int  of the constant arrays (a power of two up to
+ *                        4096; "alignment" when absent)
  * Returns a tn.Map: "files" (path -> text: codegen/host/src/<name>_lib0.c,
  * <name>_lib1.c, codegen/host/include/tvmgen_<name>.h, metadata.json),
  * "runtime_sources" (the crt files the code needs, relative to

@@ -27,6 +27,8 @@
 
 static void opts_clear(Opts *o) {
   g_free(o->name);
+  g_free(o->const_section);
+  g_free(o->ws_section);
   if (o->pool_names) g_ptr_array_free(o->pool_names, TRUE);
   if (o->pool_limits) g_array_free(o->pool_limits, TRUE);
   if (o->pool_kinds) g_array_free(o->pool_kinds, TRUE);
@@ -124,7 +126,19 @@ bool tn__aot_is_map(const TnAny *v) {
 
 static const char *const g_known[] = {
     "name", "alignment", "interface", "io_in_pool", "constants_in_pool",
-    "pools", "devices", NULL};
+    "pools", "devices", "constants_section", "workspace_section",
+    "constants_align", NULL};
+
+/* A linker section name: letters, digits, '_', '.' and '$', not starting
+ * with a digit, at most 64 characters (".ext_flash", "model_weights"). */
+static bool is_section(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n > 64 || g_ascii_isdigit(s[0])) return false;
+  for (const char *p = s; *p; p++)
+    if (!g_ascii_isalnum(*p) && *p != '_' && *p != '.' && *p != '$')
+      return false;
+  return true;
+}
 
 /* A pool's "accepts": the kinds of buffer it may hold (all by default). */
 static int pool_kinds(const TnObject *pool, const char *name, uint32_t *out) {
@@ -193,6 +207,30 @@ static int parse_opts(const TnObject *o, Opts *out) {
     return tn_error_raise_in(TN_ERR_VALUE, WHO, "option 'alignment': %"
                              PRId64 " is not a power of two up to 4096",
                              out->align);
+  const char *csec = NULL, *wsec = NULL;
+  out->const_align = -1; /* absent: the alignment */
+  if (tn__aot_opt_str(o, "constants_section", &csec) ||
+      tn__aot_opt_str(o, "workspace_section", &wsec) ||
+      opt_int(o, "constants_align", &out->const_align))
+    return -1;
+  if (csec && !is_section(csec))
+    return tn_error_raise_in(TN_ERR_VALUE, WHO, "option 'constants_section': "
+                             "'%s' is not a section name (letters, digits, "
+                             "'_', '.', '$', not starting with a digit, at "
+                             "most 64 characters)", csec);
+  if (wsec && !is_section(wsec))
+    return tn_error_raise_in(TN_ERR_VALUE, WHO, "option 'workspace_section': "
+                             "'%s' is not a section name (letters, digits, "
+                             "'_', '.', '$', not starting with a digit, at "
+                             "most 64 characters)", wsec);
+  if (out->const_align == -1) out->const_align = out->align;
+  else if (out->const_align < 1 || out->const_align > 4096 ||
+           (out->const_align & (out->const_align - 1)) != 0)
+    return tn_error_raise_in(TN_ERR_VALUE, WHO, "option 'constants_align': %"
+                             PRId64 " is not a power of two up to 4096",
+                             out->const_align);
+  out->const_section = csec ? g_strdup(csec) : NULL;
+  out->ws_section = wsec ? g_strdup(wsec) : NULL;
   gchar **ifs = g_strsplit(iface, ",", -1);
   int rc = 0;
   for (gchar **i = ifs; *i && rc == 0; i++) {

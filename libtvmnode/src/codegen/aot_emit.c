@@ -82,9 +82,11 @@ void tn__aot_emit_constants(Gen *g, GString *c, bool decl) {
       continue;
     }
     g_string_append_printf(c, "TVMGEN_INTERNAL const %s tvmgen_%s_const%u[%"
-                           PRId64 "] TVMGEN_ALIGNED(%" PRId64 ") = {", ty,
-                           g->o.name,
-                           i, n > 0 ? n : 1, g->o.align);
+                           PRId64 "] TVMGEN_ALIGNED(%" PRId64 ")%s%s%s = {",
+                           ty, g->o.name, i, n > 0 ? n : 1, g->o.const_align,
+                           g->o.const_section ? " TVMGEN_" : "",
+                           g->o.const_section ? g->M : "",
+                           g->o.const_section ? "_CONSTANTS_SECTION" : "");
     const uint8_t *base = (const uint8_t *)dl->data + dl->byte_offset;
     for (int64_t k = 0; k < n; k++) {
       g_string_append(c, k == 0 ? "" : (k % 16 ? ", " : ",\n    "));
@@ -229,6 +231,25 @@ void tn__aot_header(Gen *g, GString *h) {
   tn__aot_header_state(g, h);
   g_string_append_printf(h, "#define TVMGEN_%s_ALIGNMENT %" PRId64 "\n\n", M,
                          g->o.align);
+  /* --constants-section, --workspace-section: the section names, and an
+   * attribute that puts a definition there (the generated constants take
+   * theirs; the application declares its pools with the other) */
+  for (int k = 0; k < 2; k++) {
+    const char *sec = k ? g->o.ws_section : g->o.const_section;
+    const char *what = k ? "WORKSPACE" : "CONSTANTS";
+    if (sec == NULL) continue;
+    if (k)
+      g_string_append_printf(h, "/* The section the workspace pools belong "
+                             "in: declare each with TVMGEN_%s_WORKSPACE_"
+                             "SECTION. */\n", M);
+    else
+      g_string_append(h, "/* The section of the constants. */\n");
+    g_string_append_printf(
+        h, "#define TVMGEN_%s_%s_SECTION_NAME \"%s\"\n#if defined(__GNUC__) "
+        "|| defined(__clang__)\n#define TVMGEN_%s_%s_SECTION __attribute__(("
+        "section(\"%s\")))\n#else\n#define TVMGEN_%s_%s_SECTION\n#endif\n\n",
+        M, what, sec, M, what, sec, M, what);
+  }
   g_string_append_printf(h, "struct tvmgen_%s_inputs {\n", m);
   for (guint i = 0; i < g->ins->len; i++)
     g_string_append_printf(h, "  void *%s;\n",
@@ -637,8 +658,11 @@ void tn__aot_emit_descriptor(Gen *g, GString *c) {
 void tn__aot_emit_pool_data(Gen *g, GString *c) {
   if (!g->o.consts_in_pool || g->const_pool == 0) return;
   g_string_append_printf(c, "const uint8_t tvmgen_%s_constant_pool_data[%"
-                         PRId64 "] TVMGEN_ALIGNED(%" PRId64 ") = {", g->o.name,
-                         g->const_pool, g->o.align);
+                         PRId64 "] TVMGEN_ALIGNED(%" PRId64 ")%s%s%s = {",
+                         g->o.name, g->const_pool, g->o.align,
+                         g->o.const_section ? " TVMGEN_" : "",
+                         g->o.const_section ? g->M : "",
+                         g->o.const_section ? "_CONSTANTS_SECTION" : "");
   int64_t at = 0;
   for (guint i = 0; i < g->v.consts->len; i++) {
     if (!g->const_used[i]) continue;

@@ -24,6 +24,9 @@
 typedef struct {
   char *name; /* a C identifier, lower case */
   int64_t align;
+  int64_t const_align;   /* the constant arrays' alignment */
+  char *const_section;   /* NULL, or the section of the constants */
+  char *ws_section;      /* NULL, or the section the pools belong in */
   bool io_in_pool, consts_in_pool, rust;
   GPtrArray *pool_names; /* char * */
   GArray *pool_limits;   /* int64 */

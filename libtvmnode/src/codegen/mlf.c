@@ -81,9 +81,16 @@ void tn__aot_metadata(Gen *g, GString *s, GPtrArray *sources) {
     if (d) g_string_append(s, ", ");
     json_str(s, g_ptr_array_index(g->o.devices, d));
   }
+  g_string_append_printf(s, "], \"constants_align\": %" PRId64
+                         ", \"constants_section\": ", g->o.const_align);
+  if (g->o.const_section) json_str(s, g->o.const_section);
+  else g_string_append(s, "null");
+  g_string_append(s, ", \"workspace_section\": ");
+  if (g->o.ws_section) json_str(s, g->o.ws_section);
+  else g_string_append(s, "null");
   int64_t ws = 0;
   for (guint p = 0; p < g->o.pool_names->len; p++) ws += g->res.size[p];
-  g_string_append_printf(s, "]},\n      \"memory\": {\n        \"functions\": "
+  g_string_append_printf(s, "},\n      \"memory\": {\n        \"functions\": "
                          "{\n          \"main\": [{\"device\": 1, "
                          "\"workspace_size_bytes\": %" PRId64 ", "
                          "\"constants_size_bytes\": %" PRId64 ", "
