@@ -193,6 +193,21 @@ TN_API int tn_structural_equal(const TnAny *lhs, const TnAny *rhs,
  * "root.body.args[1].value" (transfer full: a tn.String; NULL if equal). */
 TN_API int tn_structural_equal_path(const TnAny *lhs, const TnAny *rhs,
                                     int map_free_vars, TnObject **path);
+/*
+ * Same, with the first differing place as steps: on a mismatch `*steps`
+ * gets a tn.Array of steps from the root, each a tn.Array [kind, key] with
+ * kind a TnAccessKind: ATTR (key: the field name), ARRAY_ITEM (the index),
+ * MAP_ITEM (the key), or MAP_ITEM_MISSING as the last step when the lhs
+ * map has a key the rhs map lacks. Returns 1 (equal, *steps NULL), 0, -1.
+ */
+typedef enum {
+  TN_ACCESS_ATTR = 0,
+  TN_ACCESS_ARRAY_ITEM = 1,
+  TN_ACCESS_MAP_ITEM = 2,
+  TN_ACCESS_MAP_ITEM_MISSING = 5
+} TnAccessKind;
+TN_API int tn_structural_mismatch(const TnAny *lhs, const TnAny *rhs,
+                                  int map_free_vars, TnObject **steps);
 /* A hash consistent with tn_structural_equal (equal values hash equal). */
 TN_API int tn_structural_hash(const TnAny *value, int map_free_vars,
                               uint64_t *out);

@@ -33,6 +33,7 @@ typedef struct {
   const char *field; /* ".field" */
   int64_t index;     /* "[index]", or -1 */
   const TnAny *key;  /* "[key]" (map entries), or NULL */
+  bool missing;      /* the key is absent from the rhs map */
 } Via;
 
 /* An optional field holding an empty map reads as None: "no attributes"
@@ -201,6 +202,7 @@ typedef struct {
   EqFrame *stack;
   int64_t len, cap, limit;
   Watch watch;
+  bool steps; /* the mismatch path as steps (tn_structural_mismatch) */
 } EqCtx;
 
 enum { ERR = -1, NE = 0, EQ = 1, PUSHED = 2 };
@@ -328,7 +330,47 @@ static GString *eq_path(EqCtx *c, int64_t depth, const Via *last) {
   return p;
 }
 
+/* One step as the tn.Array [kind, key] (TN_ACCESS_*), NULL raised. */
+static TnObject *via_step(const Via *v) {
+  TnAny kv[2];
+  TnObject *name = NULL;
+  if (v->field) {
+    name = tn_string_new(v->field, strlen(v->field));
+    if (name == NULL) return NULL;
+    kv[0] = tn_any_int(TN_ACCESS_ATTR);
+    kv[1] = tn_any_obj(name);
+  } else if (v->index >= 0) {
+    kv[0] = tn_any_int(TN_ACCESS_ARRAY_ITEM);
+    kv[1] = tn_any_int(v->index);
+  } else {
+    kv[0] = tn_any_int(v->missing ? TN_ACCESS_MAP_ITEM_MISSING
+                                  : TN_ACCESS_MAP_ITEM);
+    kv[1] = v->key ? *v->key : tn_any_none();
+  }
+  TnObject *step = tn_array_new(kv, 2);
+  tn_object_release(name);
+  return step;
+}
+
+static TnObject *mismatch_steps(EqCtx *c, const Via *last) {
+  int64_t depth = c->len - (last ? 0 : 1);
+  TnAny *items = g_new(TnAny, depth > 0 ? depth : 1);
+  int64_t n = 0;
+  TnObject *out = NULL;
+  for (int64_t i = 1; i <= depth; i++) {
+    TnObject *s = via_step(i < c->len ? &c->stack[i].via : last);
+    if (s == NULL) goto done;
+    items[n++] = tn_any_obj(s);
+  }
+  out = tn_array_new(items, n);
+done:
+  for (int64_t i = 0; i < n; i++) tn_object_release(items[i].v_obj);
+  g_free(items);
+  return out;
+}
+
 static TnObject *mismatch_path(EqCtx *c, const Via *last) {
+  if (c->steps) return mismatch_steps(c, last);
   GString *p = eq_path(c, c->len - (last ? 0 : 1), last);
   TnObject *s = tn_string_new(p->str, p->len);
   g_string_free(p, TRUE);
@@ -375,7 +417,7 @@ static const TnAny *map_partner(EqCtx *c, const TnObject *R, const TnAny *k) {
 
 static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
                   TnObject **path) {
-  Via root = {NULL, -1, NULL};
+  Via root = {NULL, -1, NULL, false};
   int rc = eq_start(c, lhs, rhs, 0, root);
   if (rc != PUSHED) {
     if (rc == NE && path) *path = mismatch_path(c, NULL);
@@ -391,7 +433,7 @@ static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
     int64_t i = f->next++;
     TnAny cl, cr;
     int32_t cdef = f->def;
-    Via via = {NULL, -1, NULL};
+    Via via = {NULL, -1, NULL, false};
     TnObject *L = f->l.v_obj, *R = f->r.v_obj;
     if (f->ckind == C_NODE) {
       const TnFieldInfo *fi = &f->node->fields[i];
@@ -412,6 +454,7 @@ static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
       via.key = &e->key;
       const TnAny *other = map_partner(c, R, &e->key);
       if (other == NULL) {
+        via.missing = true;
         if (path) *path = mismatch_path(c, &via);
         return NE;
       }
@@ -435,7 +478,7 @@ TN_API int tn_structural_equal_path(const TnAny *lhs, const TnAny *rhs,
       tn__any_check(rhs, "tn_structural_equal")) return -1;
   if (path) *path = NULL;
   EqCtx c = {map_free_vars != 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0,
-             WATCH_INIT};
+             WATCH_INIT, false};
   int rc = eq_run(&c, lhs, rhs, path);
   g_free(c.stack);
   if (c.lmap) g_hash_table_destroy(c.lmap);
@@ -447,6 +490,25 @@ TN_API int tn_structural_equal_path(const TnAny *lhs, const TnAny *rhs,
 TN_API int tn_structural_equal(const TnAny *lhs, const TnAny *rhs,
                                int map_free_vars) {
   return tn_structural_equal_path(lhs, rhs, map_free_vars, NULL);
+}
+
+TN_API int tn_structural_mismatch(const TnAny *lhs, const TnAny *rhs,
+                                  int map_free_vars, TnObject **steps) {
+  if (lhs == NULL) return tn__raise_null("tn_structural_mismatch", "lhs");
+  if (rhs == NULL) return tn__raise_null("tn_structural_mismatch", "rhs");
+  if (steps == NULL) return tn__raise_null("tn_structural_mismatch", "steps");
+  if (tn__any_check(lhs, "tn_structural_mismatch") ||
+      tn__any_check(rhs, "tn_structural_mismatch")) return -1;
+  *steps = NULL;
+  EqCtx c = {map_free_vars != 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0,
+             WATCH_INIT, true};
+  int rc = eq_run(&c, lhs, rhs, steps);
+  g_free(c.stack);
+  if (c.lmap) g_hash_table_destroy(c.lmap);
+  if (c.rmap) g_hash_table_destroy(c.rmap);
+  if (c.memo) g_hash_table_destroy(c.memo);
+  if (rc == NE && *steps == NULL) return -1; /* the steps could not be made */
+  return rc == ERR ? -1 : rc == EQ;
 }
 
 /* ======================================================================== */
