@@ -519,6 +519,46 @@ static PyObject *structural_equal(PyObject *m, PyObject *args) {
   return str_or_raise(path);
 }
 
+/* _structural_mismatch(a, b, map_free_vars=False): None when equal, else
+ * the steps to the first difference as a list of (kind, key) pairs
+ * (tn_structural_mismatch's TnAccessKind codes). */
+static PyObject *structural_mismatch(PyObject *m, PyObject *args) {
+  (void)m;
+  PyObject *a, *b;
+  int map_free = 0;
+  if (!PyArg_ParseTuple(args, "OO|p:get_first_structural_mismatch", &a, &b,
+                        &map_free))
+    return NULL;
+  TnAny x, y;
+  TnObject *tx, *ty;
+  if (tnpy_arg_from_py(a, &x, &tx)) return NULL;
+  if (tnpy_arg_from_py(b, &y, &ty)) {
+    tn_object_release(tx);
+    return NULL;
+  }
+  int r;
+  TnObject *steps = NULL;
+  TNPY_READ_NOGIL(r = tn_structural_mismatch(&x, &y, map_free, &steps));
+  tn_object_release(tx);
+  tn_object_release(ty);
+  if (r < 0) return tnpy_raise_tn();
+  if (steps == NULL) Py_RETURN_NONE;
+  int64_t n = tn_array_size(steps);
+  PyObject *out = PyList_New((Py_ssize_t)n);
+  for (int64_t i = 0; out && i < n; i++) {
+    const TnObject *st = tn_array_at(steps, i)->v_obj;
+    PyObject *kind = tnpy_any_to_py(tn_array_at(st, 0));
+    PyObject *key = kind ? tnpy_any_to_py(tn_array_at(st, 1)) : NULL;
+    PyObject *pair = key ? PyTuple_Pack(2, kind, key) : NULL;
+    Py_XDECREF(kind);
+    Py_XDECREF(key);
+    if (pair == NULL) Py_CLEAR(out);
+    else PyList_SET_ITEM(out, (Py_ssize_t)i, pair);
+  }
+  tn_object_release(steps);
+  return out;
+}
+
 static PyObject *structural_hash(PyObject *m, PyObject *args) {
   (void)m;
   PyObject *a;
@@ -1090,6 +1130,9 @@ PyMethodDef tnpy_ir_methods[] = {
     FN("parse", parse, METH_O, "parse(text) -> IRModule"),
     FN("structural_equal", structural_equal, METH_VARARGS,
        "structural_equal(a, b, map_free_vars=False, with_path=False)"),
+    FN("_structural_mismatch", structural_mismatch, METH_VARARGS,
+       "_structural_mismatch(a, b, map_free_vars=False): None, or the "
+       "(kind, key) steps to the first difference."),
     FN("structural_hash", structural_hash, METH_VARARGS,
        "structural_hash(value, map_free_vars=False)"),
     FN("save_json", json_save, METH_VARARGS, "save_json(value, indent=0)"),

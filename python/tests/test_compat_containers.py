@@ -1,7 +1,8 @@
-"""Containers and conversion protocols as an
+"""Containers, conversion protocols and structural functions as an
 apache-tvm-ffi user writes them (issue 33): content `==` and `hash` of
 Array/List/Map/Dict, List slices and the list/dict methods, the
-`__tvm_ffi_*__` conversion protocols."""
+`__tvm_ffi_*__` conversion protocols, and `structural_equal` /
+`structural_hash` / `get_first_structural_mismatch` at the top level."""
 import random
 import threading
 import time
@@ -11,6 +12,7 @@ import pytest
 
 import tvmnode as tn
 from tvmnode import ir
+from tvmnode.access_path import AccessKind, AccessPath, AccessStep
 
 echo = tn.get_global_func("testing.echo")
 
@@ -69,7 +71,7 @@ def test_container_hash() -> None:
     assert hash(m1) == hash(m2) and len({m1, m2}) == 1
     assert hash(tn.Dict({"x": 1})) == hash(tn.Dict({"x": 1}))
     assert hash(tn.Array([tn.Map({"a": [1]})])) == hash(tn.Array([tn.Map({"a": [1]})]))
-    assert hash(a) == ir.structural_hash(a) or hash(a) == ir.structural_hash(a) - 2**64
+    assert hash(a) == tn.structural_hash(a) or hash(a) == tn.structural_hash(a) - 2**64
 
 
 def test_list_hash_follows_content() -> None:
@@ -300,7 +302,7 @@ def test_list_concurrent_mutation() -> None:
                 echo([shared, 1])
                 shared == tn.List([1, 2])
                 hash(shared)
-                ir.structural_hash(shared)
+                tn.structural_hash(shared)
                 shared.count(3)
         except Exception as e:  # pragma: no cover - reported below
             errors.append(repr(e))
@@ -448,6 +450,88 @@ def test_tvm_ffi_protocol_errors() -> None:
         echo(Self())
 
 
+# ---- structural functions --------------------------------------------------
+
+
+def test_top_level_structural_functions() -> None:
+    a, b, c = [1, {"k": (2, 3)}], [1, {"k": (2, 3)}], [1, {"k": (2, 4)}]
+    assert tn.structural_equal(a, b) and not tn.structural_equal(a, c)
+    assert tn.structural_hash(a) == tn.structural_hash(b) == ir.structural_hash(a)
+    assert tn.structural_hash(a) != tn.structural_hash(c)
+    assert 0 <= tn.structural_hash(a) < 2**64
+    x, y = ir.var("x", shape=(2,)), ir.var("y", shape=(2,))
+    assert not tn.structural_equal(x, y)
+    assert tn.structural_equal(x, y, map_free_vars=True)
+    assert tn.structural_equal(tn.Map({"a": 1}), tn.Map({"a": 1}))
+    assert not tn.structural_equal(tn.Map({"a": 1}), tn.Dict({"a": 1}))
+    with pytest.raises(NotImplementedError, match="skip_tensor_content"):
+        tn.structural_equal(a, b, skip_tensor_content=True)
+    with pytest.raises(NotImplementedError):
+        tn.structural_hash(a, skip_tensor_content=True)
+
+
+def test_first_mismatch() -> None:
+    assert tn.get_first_structural_mismatch([1, 2], [1, 2]) is None
+    r = tn.get_first_structural_mismatch([1, [2, 3]], [1, [2, 4]])
+    assert r is not None
+    lp, rp = r
+    assert lp == rp == AccessPath.root().array_item(1).array_item(1)
+    assert repr(lp) == "<root>[1][1]"
+    r = tn.get_first_structural_mismatch({"a": 1, "b": [2]}, {"a": 1, "b": [3]})
+    assert r is not None and r[0] == AccessPath.root().map_item("b").array_item(0)
+    r = tn.get_first_structural_mismatch({"a": 1}, {"b": 1})
+    assert r is not None
+    assert r[0] == AccessPath.root().map_item("a")
+    assert r[1] == AccessPath.root().map_item_missing("a")
+    r = tn.get_first_structural_mismatch([1, 2], [1, 2, 3])
+    assert r == (AccessPath.root(), AccessPath.root())
+    r = tn.get_first_structural_mismatch(1, "1")
+    assert r == (AccessPath.root(), AccessPath.root())
+
+
+def test_first_mismatch_in_ir() -> None:
+    x = ir.var("x", shape=(1, 8))
+    f1 = ir.Function([x], ir.op.nn.relu(x))
+    x2 = ir.var("x", shape=(1, 9))
+    f2 = ir.Function([x2], ir.op.nn.relu(x2))
+    r = tn.get_first_structural_mismatch(f1, f2)
+    assert r is not None
+    steps = r[0].to_steps()
+    assert steps[0] == AccessStep(AccessKind.ATTR, "params")
+    assert steps[1] == AccessStep(AccessKind.ARRAY_ITEM, 0)
+    assert steps[-1] == AccessStep(AccessKind.ATTR, "shape")  # (1, 8) vs (1, 9)
+    assert all(s.kind in (AccessKind.ATTR, AccessKind.ARRAY_ITEM) for s in steps)
+    assert tn.get_first_structural_mismatch(f1, f1) is None
+
+
+def test_access_path() -> None:
+    root = AccessPath.root()
+    assert root.to_steps() == [] and root.depth == 0 and root.parent is None
+    assert root == AccessPath.root() and hash(root) == hash(AccessPath.root())
+    p = root.attr("foo").array_item(2).map_item("k")
+    assert p.depth == 3 and p.parent == root.attr("foo").array_item(2)
+    assert [s.kind for s in p.to_steps()] == [AccessKind.ATTR, AccessKind.ARRAY_ITEM,
+                                                AccessKind.MAP_ITEM]
+    assert p.step is not None and p.step.key == "k"
+    assert repr(p) == "<root>.foo[2]['k']"
+    assert root.is_prefix_of(root) and root.is_prefix_of(p)
+    assert root.attr("foo").is_prefix_of(p) and not p.is_prefix_of(root.attr("foo"))
+    assert not root.attr("bar").is_prefix_of(p)
+    assert root.attr("foo") != root.attr("bar") and root.attr("foo") != "foo"
+    assert root.array_item(1) != root.array_item_missing(1)
+    assert root.map_item_missing("a").to_steps()[0].kind == AccessKind.MAP_ITEM_MISSING
+    assert root.attr_missing("a").to_steps()[0].kind == AccessKind.ATTR_MISSING
+    assert len({root.array_item(1), root.array_item(1)}) == 1
+    with pytest.raises(ValueError):
+        AccessPath()
+    with pytest.raises(TypeError, match="index must be an int, not str"):
+        root.array_item("1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="attr_key must be a str"):
+        root.attr(1)  # type: ignore[arg-type]
+    with pytest.raises(AttributeError):
+        root.depth = 3
+
+
 def test_tvm_ffi_style_program() -> None:
     import tvmnode as tvm_ffi
 
@@ -463,3 +547,4 @@ def test_tvm_ffi_style_program() -> None:
     d = tvm_ffi.Dict({"a": 1})
     d.update({"b": 2})
     assert d == tvm_ffi.Dict({"a": 1, "b": 2})
+    assert tvm_ffi.get_first_structural_mismatch(arr, [("BLOCK_SIZE", 128), ("NUM_WARPS", 4)]) is None

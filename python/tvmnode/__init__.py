@@ -32,6 +32,8 @@ from ._core import (
     save_json,
 )
 from ._paths import _crt_dir, _include_dir
+from .access_path import AccessKind, AccessPath, AccessStep
+from .structural import get_first_structural_mismatch, structural_equal, structural_hash
 from ._tensor import Tensor, empty, from_dlpack
 
 __version__ = "0.1.0"
@@ -43,6 +45,8 @@ __all__ = [
     "list_global_func_names", "load_json", "register_error", "register_func",
     "register_object", "remove_global_func", "save_json", "live_object_count", "ir",
     "transform", "instrument", "runtime", "dataclasses",
+    "AccessKind", "AccessPath", "AccessStep", "get_first_structural_mismatch",
+    "structural_equal", "structural_hash", "access_path", "structural",
 ]
 
 
@@ -51,4 +55,4 @@ def live_object_count() -> int:
     return _ffi.live_object_count()
 
 
-from . import dataclasses, instrument, ir, runtime, transform  # noqa: E402
+from . import access_path, dataclasses, instrument, ir, runtime, structural, transform  # noqa: E402
