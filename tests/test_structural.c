@@ -561,14 +561,20 @@ START_TEST(test_shared_lists_are_not_cycles) {
 }
 END_TEST
 
-/* Step `i` of `steps` is (kind, key). */
-static void expect_step(TnObject *steps, int64_t i, int kind, TnAny key) {
+/* Step `i` of `steps` is (lhs kind, rhs kind, key). */
+static void expect_step2(TnObject *steps, int64_t i, int lkind, int rkind,
+                         TnAny key) {
   const TnAny *st = tn_array_at(steps, i);
   ck_assert_ptr_nonnull(st);
   ck_assert_int_eq(st->type_index, TN_TYPE_ARRAY);
-  ck_assert_int_eq(tn_array_size(st->v_obj), 2);
-  ck_assert_int_eq(tn_array_at(st->v_obj, 0)->v_int64, kind);
-  ck_assert_int_eq(tn_structural_equal(tn_array_at(st->v_obj, 1), &key, 0), 1);
+  ck_assert_int_eq(tn_array_size(st->v_obj), 3);
+  ck_assert_int_eq(tn_array_at(st->v_obj, 0)->v_int64, lkind);
+  ck_assert_int_eq(tn_array_at(st->v_obj, 1)->v_int64, rkind);
+  ck_assert_int_eq(tn_structural_equal(tn_array_at(st->v_obj, 2), &key, 0), 1);
+}
+
+static void expect_step(TnObject *steps, int64_t i, int kind, TnAny key) {
+  expect_step2(steps, i, kind, kind, key);
 }
 
 START_TEST(test_mismatch_steps) {
@@ -606,8 +612,43 @@ START_TEST(test_mismatch_steps) {
   TnAny pmv = O(pm), rmv = O(rm);
   ck_assert_int_eq(tn_structural_mismatch(&pmv, &rmv, 0, &steps), 0);
   ck_assert_int_eq(tn_array_size(steps), 1);
-  expect_step(steps, 0, TN_ACCESS_MAP_ITEM_MISSING, tn_any_cstr("q"));
+  expect_step2(steps, 0, TN_ACCESS_MAP_ITEM, TN_ACCESS_MAP_ITEM_MISSING,
+               tn_any_cstr("q"));
   tn_object_release(steps);
+  /* a key the lhs lacks, maps of different sizes */
+  TnObject *pm1 = TN_NONNULL(tn_map_new(k2, v2, 1));
+  TnAny pm1v = O(pm1);
+  ck_assert_int_eq(tn_structural_mismatch(&pm1v, &rmv, 0, &steps), 0);
+  ck_assert_int_eq(tn_array_size(steps), 1);
+  expect_step2(steps, 0, TN_ACCESS_MAP_ITEM_MISSING, TN_ACCESS_MAP_ITEM,
+               tn_any_cstr("r"));
+  tn_object_release(steps);
+  ck_assert_int_eq(tn_structural_mismatch(&rmv, &pm1v, 0, &steps), 0);
+  expect_step2(steps, 0, TN_ACCESS_MAP_ITEM, TN_ACCESS_MAP_ITEM_MISSING,
+               tn_any_cstr("r"));
+  tn_object_release(steps);
+  /* sequences of different lengths: the common part first, then the
+   * first item one side lacks */
+  TnObject *x2 = TN_NONNULL(tn_array_new(x3, 2));
+  TnAny x2v = O(x2);
+  ck_assert_int_eq(tn_structural_mismatch(&x2v, &xv, 0, &steps), 0);
+  ck_assert_int_eq(tn_array_size(steps), 1);
+  expect_step2(steps, 0, TN_ACCESS_ARRAY_ITEM_MISSING, TN_ACCESS_ARRAY_ITEM,
+               I(2));
+  tn_object_release(steps);
+  ck_assert_int_eq(tn_structural_mismatch(&yv, &x2v, 0, &steps), 0);
+  expect_step(steps, 0, TN_ACCESS_ARRAY_ITEM, I(1)); /* 5 vs 2 comes first */
+  tn_object_release(steps);
+  ck_assert_int_eq(tn_structural_mismatch(&xv, &x2v, 0, &steps), 0);
+  expect_step2(steps, 0, TN_ACCESS_ARRAY_ITEM, TN_ACCESS_ARRAY_ITEM_MISSING,
+               I(2));
+  tn_object_release(steps);
+  /* the text path and plain equality are unchanged */
+  ck_assert_int_eq(tn_structural_equal(&x2v, &xv, 0), 0);
+  TnObject *text = NULL;
+  ck_assert_int_eq(tn_structural_equal_path(&x2v, &xv, 0, &text), 0);
+  ck_assert_str_eq(((TnStringObj *)text)->data, "root");
+  tn_object_release(text);
   /* different at the root: no steps */
   TnAny one = I(1), two = I(2);
   ck_assert_int_eq(tn_structural_mismatch(&one, &two, 0, &steps), 0);
@@ -617,7 +658,7 @@ START_TEST(test_mismatch_steps) {
   ck_assert_int_eq(tn_structural_mismatch(NULL, &two, 0, &steps), -1);
   ck_assert_int_eq(tn_structural_mismatch(&one, &two, 0, NULL), -1);
   tn_error_set_raised(NULL);
-  TnObject *all[] = {l1, l2, a, c, xa, ya, xm, ym, pm, rm};
+  TnObject *all[] = {l1, l2, a, c, xa, ya, xm, ym, pm, rm, pm1, x2};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) tn_object_release(all[i]);
 }
 END_TEST

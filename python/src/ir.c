@@ -520,7 +520,7 @@ static PyObject *structural_equal(PyObject *m, PyObject *args) {
 }
 
 /* _structural_mismatch(a, b, map_free_vars=False): None when equal, else
- * the steps to the first difference as a list of (kind, key) pairs
+ * the steps to the first difference as a list of (lhs kind, rhs kind, key)
  * (tn_structural_mismatch's TnAccessKind codes). */
 static PyObject *structural_mismatch(PyObject *m, PyObject *args) {
   (void)m;
@@ -547,13 +547,15 @@ static PyObject *structural_mismatch(PyObject *m, PyObject *args) {
   PyObject *out = PyList_New((Py_ssize_t)n);
   for (int64_t i = 0; out && i < n; i++) {
     const TnObject *st = tn_array_at(steps, i)->v_obj;
-    PyObject *kind = tnpy_any_to_py(tn_array_at(st, 0));
-    PyObject *key = kind ? tnpy_any_to_py(tn_array_at(st, 1)) : NULL;
-    PyObject *pair = key ? PyTuple_Pack(2, kind, key) : NULL;
-    Py_XDECREF(kind);
+    PyObject *lk = tnpy_any_to_py(tn_array_at(st, 0));
+    PyObject *rk = lk ? tnpy_any_to_py(tn_array_at(st, 1)) : NULL;
+    PyObject *key = rk ? tnpy_any_to_py(tn_array_at(st, 2)) : NULL;
+    PyObject *step = key ? PyTuple_Pack(3, lk, rk, key) : NULL;
+    Py_XDECREF(lk);
+    Py_XDECREF(rk);
     Py_XDECREF(key);
-    if (pair == NULL) Py_CLEAR(out);
-    else PyList_SET_ITEM(out, (Py_ssize_t)i, pair);
+    if (step == NULL) Py_CLEAR(out);
+    else PyList_SET_ITEM(out, (Py_ssize_t)i, step);
   }
   tn_object_release(steps);
   return out;
@@ -1132,7 +1134,7 @@ PyMethodDef tnpy_ir_methods[] = {
        "structural_equal(a, b, map_free_vars=False, with_path=False)"),
     FN("_structural_mismatch", structural_mismatch, METH_VARARGS,
        "_structural_mismatch(a, b, map_free_vars=False): None, or the "
-       "(kind, key) steps to the first difference."),
+       "(lhs kind, rhs kind, key) steps to the first difference."),
     FN("structural_hash", structural_hash, METH_VARARGS,
        "structural_hash(value, map_free_vars=False)"),
     FN("save_json", json_save, METH_VARARGS, "save_json(value, indent=0)"),

@@ -483,8 +483,17 @@ def test_first_mismatch() -> None:
     assert r is not None
     assert r[0] == AccessPath.root().map_item("a")
     assert r[1] == AccessPath.root().map_item_missing("a")
+    r = tn.get_first_structural_mismatch({"a": 1}, {"a": 1, "z": 2})
+    assert r == (AccessPath.root().map_item_missing("z"), AccessPath.root().map_item("z"))
+    root = AccessPath.root()
     r = tn.get_first_structural_mismatch([1, 2], [1, 2, 3])
-    assert r == (AccessPath.root(), AccessPath.root())
+    assert r == (root.array_item_missing(2), root.array_item(2))
+    r = tn.get_first_structural_mismatch([[1, 2, 3]], [[1, 2]])
+    assert r == (root.array_item(0).array_item(2), root.array_item(0).array_item_missing(2))
+    r = tn.get_first_structural_mismatch([1, 9], [1, 2, 3])  # the common part first
+    assert r == (root.array_item(1), root.array_item(1))
+    assert repr(r[0]) == "<root>[1]"
+    assert repr(root.array_item_missing(2)) == "<root>[<missing 2>]"
     r = tn.get_first_structural_mismatch(1, "1")
     assert r == (AccessPath.root(), AccessPath.root())
 

@@ -41,21 +41,18 @@ def get_first_structural_mismatch(
         skip_tensor_content: bool = False) -> Optional[Tuple[AccessPath, AccessPath]]:
     """None when `lhs` and `rhs` are structurally equal, else the pair
     (lhs_path, rhs_path) of AccessPaths to the first place they differ.
-    The paths are the same on both sides except when the lhs map has a key
-    the rhs lacks: then the rhs path ends in a map_item_missing step. When
-    two sequences or maps differ in length, the paths lead to them."""
+    The two paths have the same steps except the last when one side lacks
+    an item: a sequence shorter than the other ends in
+    `array_item_missing(len)` on its side, a map without a key the other
+    has in `map_item_missing(key)`."""
     _no_skip("get_first_structural_mismatch", skip_tensor_content)
     steps = _ffi._structural_mismatch(lhs, rhs, bool(map_free_vars))
     if steps is None:
         return None
     lp = rp = AccessPath.root()
-    for kind, key in steps:
-        if kind == AccessKind.MAP_ITEM_MISSING:
-            lp = lp.extend(AccessStep(AccessKind.MAP_ITEM, key))
-            rp = rp.extend(AccessStep(AccessKind.MAP_ITEM_MISSING, key))
-        else:
-            step = AccessStep(kind, key)
-            lp, rp = lp.extend(step), rp.extend(step)
+    for lkind, rkind, key in steps:
+        lp = lp.extend(AccessStep(lkind, key))
+        rp = rp.extend(AccessStep(rkind, key))
     return lp, rp
 
 

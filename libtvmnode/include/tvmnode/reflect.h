@@ -195,15 +195,19 @@ TN_API int tn_structural_equal_path(const TnAny *lhs, const TnAny *rhs,
                                     int map_free_vars, TnObject **path);
 /*
  * Same, with the first differing place as steps: on a mismatch `*steps`
- * gets a tn.Array of steps from the root, each a tn.Array [kind, key] with
- * kind a TnAccessKind: ATTR (key: the field name), ARRAY_ITEM (the index),
- * MAP_ITEM (the key), or MAP_ITEM_MISSING as the last step when the lhs
- * map has a key the rhs map lacks. Returns 1 (equal, *steps NULL), 0, -1.
+ * gets a tn.Array of steps from the root, each a tn.Array [lhs kind, rhs
+ * kind, key] of TnAccessKinds: ATTR (key: the field name), ARRAY_ITEM (the
+ * index), MAP_ITEM (the key). The kinds differ only in the last step, when
+ * one side lacks an item: ARRAY_ITEM_MISSING there (the other side's
+ * length) or MAP_ITEM_MISSING (a key the other side has). Sequences of
+ * different lengths are compared item by item first, as tvm-ffi's
+ * GetFirstStructuralMismatch does. Returns 1 (equal, *steps NULL), 0, -1.
  */
 typedef enum {
   TN_ACCESS_ATTR = 0,
   TN_ACCESS_ARRAY_ITEM = 1,
   TN_ACCESS_MAP_ITEM = 2,
+  TN_ACCESS_ARRAY_ITEM_MISSING = 4,
   TN_ACCESS_MAP_ITEM_MISSING = 5
 } TnAccessKind;
 TN_API int tn_structural_mismatch(const TnAny *lhs, const TnAny *rhs,

@@ -33,7 +33,7 @@ typedef struct {
   const char *field; /* ".field" */
   int64_t index;     /* "[index]", or -1 */
   const TnAny *key;  /* "[key]" (map entries), or NULL */
-  bool missing;      /* the key is absent from the rhs map */
+  int missing;       /* the item is absent: 1 from the rhs, 2 the lhs */
 } Via;
 
 /* An optional field holding an empty map reads as None: "no attributes"
@@ -282,13 +282,15 @@ static int eq_start(EqCtx *c, const TnAny *l, const TnAny *r, int32_t def,
     case TN_TYPE_ARRAY:
     case TN_TYPE_LIST: {
       const TnArrayObj *a = (const TnArrayObj *)L, *b = (const TnArrayObj *)R;
-      if (a->size != b->size) return NE;
-      return push_eq(c, l, r, def, C_SEQ, NULL, a->size, via);
+      /* steps name the first missing item: compare the common part first
+       * (eq_lengths reports the rest) */
+      if (a->size != b->size && !c->steps) return NE;
+      return push_eq(c, l, r, def, C_SEQ, NULL, MIN(a->size, b->size), via);
     }
     case TN_TYPE_MAP:
     case TN_TYPE_DICT: {
       const TnMapObj *a = (const TnMapObj *)L, *b = (const TnMapObj *)R;
-      if (a->size != b->size) return NE;
+      if (a->size != b->size && !c->steps) return NE;
       return push_eq(c, l, r, def, C_MAP, NULL, a->used, via);
     }
     default:
@@ -330,24 +332,27 @@ static GString *eq_path(EqCtx *c, int64_t depth, const Via *last) {
   return p;
 }
 
-/* One step as the tn.Array [kind, key] (TN_ACCESS_*), NULL raised. */
+/* One step as the tn.Array [lhs kind, rhs kind, key] (TN_ACCESS_*), NULL
+ * raised. */
 static TnObject *via_step(const Via *v) {
-  TnAny kv[2];
+  TnAny kv[3];
   TnObject *name = NULL;
+  int kind, absent;
   if (v->field) {
     name = tn_string_new(v->field, strlen(v->field));
     if (name == NULL) return NULL;
-    kv[0] = tn_any_int(TN_ACCESS_ATTR);
-    kv[1] = tn_any_obj(name);
+    kind = absent = TN_ACCESS_ATTR;
+    kv[2] = tn_any_obj(name);
   } else if (v->index >= 0) {
-    kv[0] = tn_any_int(TN_ACCESS_ARRAY_ITEM);
-    kv[1] = tn_any_int(v->index);
+    kind = TN_ACCESS_ARRAY_ITEM, absent = TN_ACCESS_ARRAY_ITEM_MISSING;
+    kv[2] = tn_any_int(v->index);
   } else {
-    kv[0] = tn_any_int(v->missing ? TN_ACCESS_MAP_ITEM_MISSING
-                                  : TN_ACCESS_MAP_ITEM);
-    kv[1] = v->key ? *v->key : tn_any_none();
+    kind = TN_ACCESS_MAP_ITEM, absent = TN_ACCESS_MAP_ITEM_MISSING;
+    kv[2] = v->key ? *v->key : tn_any_none();
   }
-  TnObject *step = tn_array_new(kv, 2);
+  kv[0] = tn_any_int(v->missing == 2 ? absent : kind);
+  kv[1] = tn_any_int(v->missing == 1 ? absent : kind);
+  TnObject *step = tn_array_new(kv, 3);
   tn_object_release(name);
   return step;
 }
@@ -415,9 +420,44 @@ static const TnAny *map_partner(EqCtx *c, const TnObject *R, const TnAny *k) {
   return tn_map_find(R, k);
 }
 
+/* After the common part of two sequences or the lhs entries of two maps
+ * matched: true when they still differ in length, with `*miss` the first
+ * item one side lacks (the rhs side's key, for maps, is looked for in the
+ * lhs as map_partner does the other way). */
+static bool eq_lengths(EqCtx *c, const EqFrame *f, Via *miss) {
+  const TnObject *L = f->l.v_obj, *R = f->r.v_obj;
+  if (f->ckind == C_SEQ) {
+    int64_t nl = ((const TnArrayObj *)L)->size, nr = ((const TnArrayObj *)R)->size;
+    if (nl == nr) return false;
+    miss->index = MIN(nl, nr);
+    miss->missing = nl > nr ? 1 : 2;
+    return true;
+  }
+  if (((const TnMapObj *)L)->size == ((const TnMapObj *)R)->size) return false;
+  const TnMapObj *rm = (const TnMapObj *)R;
+  for (int64_t i = 0; i < rm->used; i++) {
+    const TnMapEntry *e = &rm->entries[i];
+    if (e->key.type_index == TN__MAP_DELETED) continue;
+    const TnAny *k = &e->key;
+    TnAny mk;
+    gpointer m;
+    if (tn_any_is_object(k) && c->rmap &&
+        g_hash_table_lookup_extended(c->rmap, k->v_obj, NULL, &m)) {
+      mk = tn_any_obj(m);
+      k = &mk;
+    }
+    if (tn_map_find(L, k) == NULL) {
+      miss->key = &e->key;
+      miss->missing = 2;
+      return true;
+    }
+  }
+  return true; /* (sizes differ, so some key is missing: not reached) */
+}
+
 static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
                   TnObject **path) {
-  Via root = {NULL, -1, NULL, false};
+  Via root = {NULL, -1, NULL, 0};
   int rc = eq_start(c, lhs, rhs, 0, root);
   if (rc != PUSHED) {
     if (rc == NE && path) *path = mismatch_path(c, NULL);
@@ -426,6 +466,13 @@ static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
   while (c->len > 0) {
     EqFrame *f = &c->stack[c->len - 1];
     if (f->next >= f->count) {
+      if (TN_UNLIKELY(c->steps) && f->ckind != C_NODE) {
+        Via miss = {NULL, -1, NULL, 0};
+        if (eq_lengths(c, f, &miss)) {
+          if (path) *path = mismatch_path(c, &miss);
+          return NE;
+        }
+      }
       eq_finish(c, f);
       c->len--;
       continue;
@@ -433,7 +480,7 @@ static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
     int64_t i = f->next++;
     TnAny cl, cr;
     int32_t cdef = f->def;
-    Via via = {NULL, -1, NULL, false};
+    Via via = {NULL, -1, NULL, 0};
     TnObject *L = f->l.v_obj, *R = f->r.v_obj;
     if (f->ckind == C_NODE) {
       const TnFieldInfo *fi = &f->node->fields[i];
@@ -454,7 +501,7 @@ static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
       via.key = &e->key;
       const TnAny *other = map_partner(c, R, &e->key);
       if (other == NULL) {
-        via.missing = true;
+        via.missing = 1;
         if (path) *path = mismatch_path(c, &via);
         return NE;
       }
