@@ -74,6 +74,14 @@ START_TEST(test_tensors_by_content) {
   expect_equal(O(t1), O(t2), 0);
   d2[4] = 9;
   expect_differ(O(t1), O(t2), 0, "root");
+  /* skipping content: equal (and hashed alike) by dtype, shape, device */
+  expect_equal(O(t1), O(t2), TN_STRUCTURAL_SKIP_TENSOR_CONTENT);
+  expect_equal(O(t1), O(t2),
+               TN_STRUCTURAL_SKIP_TENSOR_CONTENT | TN_STRUCTURAL_MAP_FREE_VARS);
+  int64_t other[] = {3, 2};
+  TnObject *t4 = TN_NONNULL(tn_tensor_empty(other, 2, f32, cpu));
+  expect_differ(O(t1), O(t4), TN_STRUCTURAL_SKIP_TENSOR_CONTENT, "root");
+  tn_object_release(t4);
   /* A transposed view equals a compact tensor with the transposed data. */
   int64_t tshape[] = {3, 2}, tstr[] = {1, 3};
   TnObject *view = TN_NONNULL(tn_tensor_view(t1, tshape, tstr, 2, f32, 0));

@@ -464,10 +464,30 @@ def test_top_level_structural_functions() -> None:
     assert tn.structural_equal(x, y, map_free_vars=True)
     assert tn.structural_equal(tn.Map({"a": 1}), tn.Map({"a": 1}))
     assert not tn.structural_equal(tn.Map({"a": 1}), tn.Dict({"a": 1}))
-    with pytest.raises(NotImplementedError, match="skip_tensor_content"):
-        tn.structural_equal(a, b, skip_tensor_content=True)
-    with pytest.raises(NotImplementedError):
-        tn.structural_hash(a, skip_tensor_content=True)
+
+
+
+def test_skip_tensor_content() -> None:
+    import numpy as np
+
+    t1 = tn.from_dlpack(np.arange(6, dtype="float32").reshape(2, 3))
+    t2 = tn.from_dlpack(np.zeros((2, 3), dtype="float32"))
+    t3 = tn.from_dlpack(np.zeros((3, 2), dtype="float32"))
+    t4 = tn.from_dlpack(np.zeros((2, 3), dtype="int32"))
+    assert not tn.structural_equal(t1, t2)
+    assert tn.structural_equal(t1, t2, skip_tensor_content=True)
+    assert tn.structural_hash([t1], skip_tensor_content=True) == \
+        tn.structural_hash([t2], skip_tensor_content=True)
+    assert tn.structural_hash(t1) != tn.structural_hash(t2)
+    assert not tn.structural_equal(t1, t3, skip_tensor_content=True)
+    assert not tn.structural_equal(t2, t4, skip_tensor_content=True)
+    assert tn.get_first_structural_mismatch([t1], [t2]) == \
+        (AccessPath.root().array_item(0), AccessPath.root().array_item(0))
+    assert tn.get_first_structural_mismatch([t1], [t2], skip_tensor_content=True) is None
+    c1 = ir.const(np.ones((2,), "float32"))
+    c2 = ir.const(np.full((2,), 5, "float32"))
+    assert tn.structural_equal(c1, c2, skip_tensor_content=True)
+    assert not tn.structural_equal(c1, c2)
 
 
 def test_first_mismatch() -> None:

@@ -13,27 +13,21 @@ from . import _ffi
 from .access_path import AccessKind, AccessPath, AccessStep
 
 
-def _no_skip(who: str, skip_tensor_content: bool) -> None:
-    if skip_tensor_content:
-        raise NotImplementedError(
-            "%s: skip_tensor_content=True is not supported (tensors always "
-            "compare by dtype, shape, device and content)" % who)
-
-
 def structural_equal(lhs: Any, rhs: Any, map_free_vars: bool = False,
                      skip_tensor_content: bool = False) -> bool:
     """Whether `lhs` and `rhs` are equal by content. Variables defined in
     binding positions are matched to each other (alpha-equivalence); other
-    variables compare by identity unless `map_free_vars`."""
-    _no_skip("structural_equal", skip_tensor_content)
-    return bool(_ffi.structural_equal(lhs, rhs, bool(map_free_vars)))
+    variables compare by identity unless `map_free_vars`. With
+    `skip_tensor_content`, tensors compare by dtype, shape and device only."""
+    return bool(_ffi.structural_equal(lhs, rhs, bool(map_free_vars), False,
+                                      bool(skip_tensor_content)))
 
 
 def structural_hash(value: Any, map_free_vars: bool = False,
                     skip_tensor_content: bool = False) -> int:
-    """A 64-bit unsigned hash consistent with structural_equal."""
-    _no_skip("structural_hash", skip_tensor_content)
-    return int(_ffi.structural_hash(value, bool(map_free_vars)))
+    """A 64-bit unsigned hash consistent with structural_equal (called with
+    the same flags)."""
+    return int(_ffi.structural_hash(value, bool(map_free_vars), bool(skip_tensor_content)))
 
 
 def get_first_structural_mismatch(
@@ -45,8 +39,8 @@ def get_first_structural_mismatch(
     an item: a sequence shorter than the other ends in
     `array_item_missing(len)` on its side, a map without a key the other
     has in `map_item_missing(key)`."""
-    _no_skip("get_first_structural_mismatch", skip_tensor_content)
-    steps = _ffi._structural_mismatch(lhs, rhs, bool(map_free_vars))
+    steps = _ffi._structural_mismatch(lhs, rhs, bool(map_free_vars),
+                                      bool(skip_tensor_content))
     if steps is None:
         return None
     lp = rp = AccessPath.root()

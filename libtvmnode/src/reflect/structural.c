@@ -86,7 +86,8 @@ static int elem_cmp(const char *a, size_t n, void *ctx) {
   return rc;
 }
 
-static bool tensor_equal(const DLTensor *a, const DLTensor *b) {
+static bool tensor_equal(const DLTensor *a, const DLTensor *b,
+                         bool skip_content) {
   if (a->ndim != b->ndim || memcmp(&a->dtype, &b->dtype, sizeof a->dtype) ||
       a->device.device_type != b->device.device_type ||
       a->device.device_id != b->device.device_id)
@@ -96,6 +97,7 @@ static bool tensor_equal(const DLTensor *a, const DLTensor *b) {
     if (a->shape[i] != b->shape[i]) return false;
     n *= a->shape[i];
   }
+  if (skip_content) return true;
   if (a->device.device_type != kDLCPU) return a == b;
   size_t bytes = (size_t)n * (((size_t)a->dtype.bits * a->dtype.lanes + 7) / 8);
   char *tmp = g_malloc(bytes ? bytes : 1);
@@ -203,6 +205,7 @@ typedef struct {
   int64_t len, cap, limit;
   Watch watch;
   bool steps; /* the mismatch path as steps (tn_structural_mismatch) */
+  bool skip_tensor_content;
 } EqCtx;
 
 enum { ERR = -1, NE = 0, EQ = 1, PUSHED = 2 };
@@ -276,7 +279,8 @@ static int eq_start(EqCtx *c, const TnAny *l, const TnAny *r, int32_t def,
                  : NE;
     }
     case TN_TYPE_TENSOR:
-      return tensor_equal(&((TnTensorObj *)L)->dl, &((TnTensorObj *)R)->dl)
+      return tensor_equal(&((TnTensorObj *)L)->dl, &((TnTensorObj *)R)->dl,
+                          c->skip_tensor_content)
                  ? EQ
                  : NE;
     case TN_TYPE_ARRAY:
@@ -518,14 +522,15 @@ static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
 }
 
 TN_API int tn_structural_equal_path(const TnAny *lhs, const TnAny *rhs,
-                                    int map_free_vars, TnObject **path) {
+                                    int flags, TnObject **path) {
   if (lhs == NULL) return tn__raise_null("tn_structural_equal", "lhs");
   if (rhs == NULL) return tn__raise_null("tn_structural_equal", "rhs");
   if (tn__any_check(lhs, "tn_structural_equal") ||
       tn__any_check(rhs, "tn_structural_equal")) return -1;
   if (path) *path = NULL;
-  EqCtx c = {map_free_vars != 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0,
-             WATCH_INIT, false};
+  EqCtx c = {(flags & TN_STRUCTURAL_MAP_FREE_VARS) != 0, NULL, NULL, NULL, 0,
+             NULL, 0, 0, 0, WATCH_INIT, false,
+             (flags & TN_STRUCTURAL_SKIP_TENSOR_CONTENT) != 0};
   int rc = eq_run(&c, lhs, rhs, path);
   g_free(c.stack);
   if (c.lmap) g_hash_table_destroy(c.lmap);
@@ -535,20 +540,21 @@ TN_API int tn_structural_equal_path(const TnAny *lhs, const TnAny *rhs,
 }
 
 TN_API int tn_structural_equal(const TnAny *lhs, const TnAny *rhs,
-                               int map_free_vars) {
-  return tn_structural_equal_path(lhs, rhs, map_free_vars, NULL);
+                               int flags) {
+  return tn_structural_equal_path(lhs, rhs, flags, NULL);
 }
 
 TN_API int tn_structural_mismatch(const TnAny *lhs, const TnAny *rhs,
-                                  int map_free_vars, TnObject **steps) {
+                                  int flags, TnObject **steps) {
   if (lhs == NULL) return tn__raise_null("tn_structural_mismatch", "lhs");
   if (rhs == NULL) return tn__raise_null("tn_structural_mismatch", "rhs");
   if (steps == NULL) return tn__raise_null("tn_structural_mismatch", "steps");
   if (tn__any_check(lhs, "tn_structural_mismatch") ||
       tn__any_check(rhs, "tn_structural_mismatch")) return -1;
   *steps = NULL;
-  EqCtx c = {map_free_vars != 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0,
-             WATCH_INIT, true};
+  EqCtx c = {(flags & TN_STRUCTURAL_MAP_FREE_VARS) != 0, NULL, NULL, NULL, 0,
+             NULL, 0, 0, 0, WATCH_INIT, true,
+             (flags & TN_STRUCTURAL_SKIP_TENSOR_CONTENT) != 0};
   int rc = eq_run(&c, lhs, rhs, steps);
   g_free(c.stack);
   if (c.lmap) g_hash_table_destroy(c.lmap);
@@ -581,6 +587,7 @@ typedef struct {
   HFrame *stack;
   int64_t len, cap, limit;
   Watch watch;
+  bool skip_tensor_content;
 } HashCtx;
 
 enum { H_ERR = -1, H_PUSHED = 0, H_DONE = 1 };
@@ -723,7 +730,11 @@ static int h_start(HashCtx *c, const TnAny *v, int32_t def, uint64_t *out) {
         h = combine(h, (uint64_t)dl->shape[i]);
         n_el *= dl->shape[i];
       }
-      if (dl->device.device_type == kDLCPU) {
+      if (c->skip_tensor_content) {
+        /* metadata only, as equality compares it */
+        h = combine(h, (uint64_t)dl->device.device_type);
+        h = combine(h, (uint64_t)dl->device.device_id);
+      } else if (dl->device.device_type == kDLCPU) {
         size_t bytes =
             (size_t)n_el * (((size_t)dl->dtype.bits * dl->dtype.lanes + 7) / 8);
         char *tmp = g_malloc(bytes ? bytes : 1);
@@ -825,12 +836,13 @@ static int h_run(HashCtx *c, const TnAny *root, uint64_t *result) {
   }
 }
 
-TN_API int tn_structural_hash(const TnAny *value, int map_free_vars,
-                              uint64_t *out) {
+TN_API int tn_structural_hash(const TnAny *value, int flags, uint64_t *out) {
   if (value == NULL) return tn__raise_null("tn_structural_hash", "value");
   if (out == NULL) return tn__raise_null("tn_structural_hash", "out");
   if (tn__any_check(value, "tn_structural_hash")) return -1;
-  HashCtx c = {map_free_vars != 0, NULL, 0, NULL, NULL, 0, 0, 0, WATCH_INIT};
+  HashCtx c = {(flags & TN_STRUCTURAL_MAP_FREE_VARS) != 0, NULL, 0, NULL, NULL,
+               0, 0, 0, WATCH_INIT,
+               (flags & TN_STRUCTURAL_SKIP_TENSOR_CONTENT) != 0};
   int rc = h_run(&c, value, out);
   g_free(c.stack);
   if (c.var_index) g_hash_table_destroy(c.var_index);
