@@ -270,6 +270,35 @@ def test_list_iadd_extends_in_place() -> None:
         lst += 5  # type: ignore[arg-type]
 
 
+def test_list_changed_by_user_code_mid_operation() -> None:
+    lst = tn.List([1, 2, 3, 4])
+
+    def gen() -> Any:
+        lst.clear()  # runs while the new items are read
+        yield 7
+        yield 8
+
+    lst[1:3] = gen()  # resolved against the list as it is afterwards
+    assert tuple(lst) == (7, 8)
+
+    class Clears:
+        def __eq__(self, other: object) -> bool:
+            lst.clear()
+            return False
+
+        __hash__ = None  # type: ignore[assignment]
+
+    lst.extend([1, 2, 3])
+    assert lst.count(Clears()) == 0 and len(lst) == 0
+    lst.extend([1, 2, 3])
+    with pytest.raises(ValueError):
+        lst.index(Clears())
+    lst.extend([1, 2, 3])
+    with pytest.raises(ValueError):
+        lst.remove(Clears())
+    assert tn.List([1]) != [Clears()]  # crosses as an opaque object: unequal
+
+
 def test_list_concurrent_mutation() -> None:
     shared = tn.List(list(range(50)))
     stop = time.monotonic() + 1.0
