@@ -74,6 +74,14 @@ START_TEST(test_tensors_by_content) {
   expect_equal(O(t1), O(t2), 0);
   d2[4] = 9;
   expect_differ(O(t1), O(t2), 0, "root");
+  /* skipping content: equal (and hashed alike) by dtype, shape, device */
+  expect_equal(O(t1), O(t2), TN_STRUCTURAL_SKIP_TENSOR_CONTENT);
+  expect_equal(O(t1), O(t2),
+               TN_STRUCTURAL_SKIP_TENSOR_CONTENT | TN_STRUCTURAL_MAP_FREE_VARS);
+  int64_t other[] = {3, 2};
+  TnObject *t4 = TN_NONNULL(tn_tensor_empty(other, 2, f32, cpu));
+  expect_differ(O(t1), O(t4), TN_STRUCTURAL_SKIP_TENSOR_CONTENT, "root");
+  tn_object_release(t4);
   /* A transposed view equals a compact tensor with the transposed data. */
   int64_t tshape[] = {3, 2}, tstr[] = {1, 3};
   TnObject *view = TN_NONNULL(tn_tensor_view(t1, tshape, tstr, 2, f32, 0));
@@ -561,12 +569,115 @@ START_TEST(test_shared_lists_are_not_cycles) {
 }
 END_TEST
 
+/* Step `i` of `steps` is (lhs kind, rhs kind, key). */
+static void expect_step2(TnObject *steps, int64_t i, int lkind, int rkind,
+                         TnAny key) {
+  const TnAny *st = tn_array_at(steps, i);
+  ck_assert_ptr_nonnull(st);
+  ck_assert_int_eq(st->type_index, TN_TYPE_ARRAY);
+  ck_assert_int_eq(tn_array_size(st->v_obj), 3);
+  ck_assert_int_eq(tn_array_at(st->v_obj, 0)->v_int64, lkind);
+  ck_assert_int_eq(tn_array_at(st->v_obj, 1)->v_int64, rkind);
+  ck_assert_int_eq(tn_structural_equal(tn_array_at(st->v_obj, 2), &key, 0), 1);
+}
+
+static void expect_step(TnObject *steps, int64_t i, int kind, TnAny key) {
+  expect_step2(steps, i, kind, kind, key);
+}
+
+START_TEST(test_mismatch_steps) {
+  TnObject *l1 = mk_leaf(1), *l2 = mk_leaf(2);
+  TnObject *a = mk_add(O(l1), O(l2)), *c = mk_add(O(l1), O(l1));
+  TnAny av = O(a), cv = O(c);
+  TnObject *steps = (TnObject *)1;
+  /* equal: 1 and no steps */
+  ck_assert_int_eq(tn_structural_mismatch(&av, &av, 0, &steps), 1);
+  ck_assert_ptr_null(steps);
+  /* fields: root.b.value */
+  ck_assert_int_eq(tn_structural_mismatch(&av, &cv, 0, &steps), 0);
+  ck_assert_int_eq(tn_array_size(steps), 2);
+  expect_step(steps, 0, TN_ACCESS_ATTR, tn_any_cstr("b"));
+  expect_step(steps, 1, TN_ACCESS_ATTR, tn_any_cstr("value"));
+  tn_object_release(steps);
+  /* an array item inside a map value: root['k'][1] */
+  TnAny x3[] = {I(1), I(2), I(3)}, y3[] = {I(1), I(5), I(3)};
+  TnObject *xa = TN_NONNULL(tn_array_new(x3, 3));
+  TnObject *ya = TN_NONNULL(tn_array_new(y3, 3));
+  TnAny k = tn_any_cstr("k"), xv = O(xa), yv = O(ya);
+  TnObject *xm = TN_NONNULL(tn_map_new(&k, &xv, 1));
+  TnObject *ym = TN_NONNULL(tn_map_new(&k, &yv, 1));
+  TnAny xmv = O(xm), ymv = O(ym);
+  ck_assert_int_eq(tn_structural_mismatch(&xmv, &ymv, 0, &steps), 0);
+  ck_assert_int_eq(tn_array_size(steps), 2);
+  expect_step(steps, 0, TN_ACCESS_MAP_ITEM, k);
+  expect_step(steps, 1, TN_ACCESS_ARRAY_ITEM, I(1));
+  tn_object_release(steps);
+  /* a key the rhs lacks: the last step says so */
+  TnAny k2[] = {tn_any_cstr("p"), tn_any_cstr("q")}, v2[] = {I(1), I(2)};
+  TnObject *pm = TN_NONNULL(tn_map_new(k2, v2, 2));
+  k2[1] = tn_any_cstr("r");
+  TnObject *rm = TN_NONNULL(tn_map_new(k2, v2, 2));
+  TnAny pmv = O(pm), rmv = O(rm);
+  ck_assert_int_eq(tn_structural_mismatch(&pmv, &rmv, 0, &steps), 0);
+  ck_assert_int_eq(tn_array_size(steps), 1);
+  expect_step2(steps, 0, TN_ACCESS_MAP_ITEM, TN_ACCESS_MAP_ITEM_MISSING,
+               tn_any_cstr("q"));
+  tn_object_release(steps);
+  /* a key the lhs lacks, maps of different sizes */
+  TnObject *pm1 = TN_NONNULL(tn_map_new(k2, v2, 1));
+  TnAny pm1v = O(pm1);
+  ck_assert_int_eq(tn_structural_mismatch(&pm1v, &rmv, 0, &steps), 0);
+  ck_assert_int_eq(tn_array_size(steps), 1);
+  expect_step2(steps, 0, TN_ACCESS_MAP_ITEM_MISSING, TN_ACCESS_MAP_ITEM,
+               tn_any_cstr("r"));
+  tn_object_release(steps);
+  ck_assert_int_eq(tn_structural_mismatch(&rmv, &pm1v, 0, &steps), 0);
+  expect_step2(steps, 0, TN_ACCESS_MAP_ITEM, TN_ACCESS_MAP_ITEM_MISSING,
+               tn_any_cstr("r"));
+  tn_object_release(steps);
+  /* sequences of different lengths: the common part first, then the
+   * first item one side lacks */
+  TnObject *x2 = TN_NONNULL(tn_array_new(x3, 2));
+  TnAny x2v = O(x2);
+  ck_assert_int_eq(tn_structural_mismatch(&x2v, &xv, 0, &steps), 0);
+  ck_assert_int_eq(tn_array_size(steps), 1);
+  expect_step2(steps, 0, TN_ACCESS_ARRAY_ITEM_MISSING, TN_ACCESS_ARRAY_ITEM,
+               I(2));
+  tn_object_release(steps);
+  ck_assert_int_eq(tn_structural_mismatch(&yv, &x2v, 0, &steps), 0);
+  expect_step(steps, 0, TN_ACCESS_ARRAY_ITEM, I(1)); /* 5 vs 2 comes first */
+  tn_object_release(steps);
+  ck_assert_int_eq(tn_structural_mismatch(&xv, &x2v, 0, &steps), 0);
+  expect_step2(steps, 0, TN_ACCESS_ARRAY_ITEM, TN_ACCESS_ARRAY_ITEM_MISSING,
+               I(2));
+  tn_object_release(steps);
+  /* the text path and plain equality are unchanged */
+  ck_assert_int_eq(tn_structural_equal(&x2v, &xv, 0), 0);
+  TnObject *text = NULL;
+  ck_assert_int_eq(tn_structural_equal_path(&x2v, &xv, 0, &text), 0);
+  ck_assert_str_eq(((TnStringObj *)text)->data, "root");
+  tn_object_release(text);
+  /* different at the root: no steps */
+  TnAny one = I(1), two = I(2);
+  ck_assert_int_eq(tn_structural_mismatch(&one, &two, 0, &steps), 0);
+  ck_assert_int_eq(tn_array_size(steps), 0);
+  tn_object_release(steps);
+  /* bad input */
+  ck_assert_int_eq(tn_structural_mismatch(NULL, &two, 0, &steps), -1);
+  ck_assert_int_eq(tn_structural_mismatch(&one, &two, 0, NULL), -1);
+  tn_error_set_raised(NULL);
+  TnObject *all[] = {l1, l2, a, c, xa, ya, xm, ym, pm, rm, pm1, x2};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) tn_object_release(all[i]);
+}
+END_TEST
+
 static Suite *make_suite(void) {
   Suite *s = suite_create("structural");
   TCase *tc = tn_node_case(s, "structural");
   tcase_add_test(tc, test_plain_values_and_containers);
   tcase_add_test(tc, test_tensors_by_content);
   tcase_add_test(tc, test_tree_nodes_and_paths);
+  tcase_add_test(tc, test_mismatch_steps);
   tcase_add_test(tc, test_dag_sharing_must_match);
   tcase_add_test(tc, test_alpha_equivalence);
   tcase_add_test(tc, test_unique_instances);

@@ -553,15 +553,25 @@ static TnObject *opaque_new(PyObject *o) {
 
 /* ---- conversion protocols --------------------------------------------------- */
 
-static PyObject *g_proto_names[4];
-enum { PROTO_OBJECT, PROTO_INT, PROTO_FLOAT, PROTO_VALUE };
+/* Each protocol under this binding's name and under apache-tvm-ffi's, so
+ * classes written for either convert alike (ours first when a class has
+ * both). __tvm_ffi_opaque_ptr__() gives an address passed as a pointer. */
+#define NPROTO 9
+static PyObject *g_proto_names[NPROTO];
+enum { PROTO_OBJECT, PROTO_INT, PROTO_FLOAT, PROTO_VALUE, PROTO_PTR };
+static const char *const g_proto_spelled[NPROTO] = {
+    "__tvmnode_object__", "__tvm_ffi_object__", "__tvmnode_int__",
+    "__tvm_ffi_int__",    "__tvmnode_float__",  "__tvm_ffi_float__",
+    "__tvmnode_value__",  "__tvm_ffi_value__",  "__tvm_ffi_opaque_ptr__"};
+static const int g_proto_kind[NPROTO] = {
+    PROTO_OBJECT, PROTO_OBJECT, PROTO_INT,   PROTO_INT, PROTO_FLOAT,
+    PROTO_FLOAT,  PROTO_VALUE,  PROTO_VALUE, PROTO_PTR};
 
 static int proto_names_init(void) {
-  static const char *names[4] = {"__tvmnode_object__", "__tvmnode_int__",
-                                 "__tvmnode_float__", "__tvmnode_value__"};
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < NPROTO; i++)
     if (g_proto_names[i] == NULL &&
-        (g_proto_names[i] = PyUnicode_InternFromString(names[i])) == NULL)
+        (g_proto_names[i] = PyUnicode_InternFromString(g_proto_spelled[i])) ==
+            NULL)
       return -1;
   return 0;
 }
@@ -569,23 +579,25 @@ static int proto_names_init(void) {
 /* 1 when `o`'s type has a protocol and `out` / `temp` are set, 0 when it
  * has none, -1 raised. */
 static int protocol_arg(PyObject *o, TnAny *out, TnObject **temp) {
-  if (g_proto_names[0] == NULL && proto_names_init()) return -1;
+  if (g_proto_names[NPROTO - 1] == NULL && proto_names_init()) return -1;
   PyTypeObject *tp = Py_TYPE(o);
-  int which = -1;
-  for (int i = 0; i < 4 && which < 0; i++)
-    if (_PyType_Lookup(tp, g_proto_names[i])) which = i;
-  if (which < 0) return 0;
-  PyObject *r = PyObject_CallMethodNoArgs(o, g_proto_names[which]);
+  int found = -1;
+  for (int i = 0; i < NPROTO && found < 0; i++)
+    if (_PyType_Lookup(tp, g_proto_names[i])) found = i;
+  if (found < 0) return 0;
+  int which = g_proto_kind[found];
+  const char *pname = g_proto_spelled[found];
+  PyObject *r = PyObject_CallMethodNoArgs(o, g_proto_names[found]);
   if (r == NULL) return -1;
   int rc = -1;
   switch (which) {
     case PROTO_OBJECT:
       if (!tnpy_is_object(r)) {
-        PyErr_Format(PyExc_TypeError, "%s.__tvmnode_object__() returned %s, "
-                     "not a tvmnode object", tp->tp_name, Py_TYPE(r)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s.%s() returned %s, not a tvmnode "
+                     "object", tp->tp_name, pname, Py_TYPE(r)->tp_name);
       } else if (tnpy_handle(r) == NULL) {
-        PyErr_Format(PyExc_ValueError, "%s.__tvmnode_object__() returned an "
-                     "object without a handle", tp->tp_name);
+        PyErr_Format(PyExc_ValueError, "%s.%s() returned an object without "
+                     "a handle", tp->tp_name, pname);
       } else {
         /* `r` dies here: the call holds the handle itself */
         *temp = tnpy_handle(r);
@@ -610,12 +622,27 @@ static int protocol_arg(PyObject *o, TnAny *out, TnObject **temp) {
       }
       break;
     }
+    case PROTO_PTR:
+      if (r == Py_None) {
+        *out = tn_any_ptr(NULL);
+        rc = 1;
+      } else if (!PyLong_Check(r)) {
+        PyErr_Format(PyExc_TypeError, "%s.%s() returned %s, not an int "
+                     "address", tp->tp_name, pname, Py_TYPE(r)->tp_name);
+      } else {
+        void *p = PyLong_AsVoidPtr(r);
+        if (!(p == NULL && PyErr_Occurred())) {
+          *out = tn_any_ptr(p);
+          rc = 1;
+        }
+      }
+      break;
     default: /* PROTO_VALUE: converted as if passed itself */
       if (Py_EnterRecursiveCall(" converting a __tvmnode_value__() result"))
         break;
       if (Py_TYPE(r) == tp) {
-        PyErr_Format(PyExc_TypeError, "%s.__tvmnode_value__() returned "
-                     "an object of its own type", tp->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s.%s() returned an object of its "
+                     "own type", tp->tp_name, pname);
       } else if (tnpy_any_from_py(r, out) == 0) {
         /* owned: the call releases it through *temp when it is an object;
          * a string is made an object so it outlives `r` */

@@ -494,10 +494,12 @@ static PyObject *parse(PyObject *m, PyObject *text) {
 static PyObject *structural_equal(PyObject *m, PyObject *args) {
   (void)m;
   PyObject *a, *b;
-  int map_free = 0, with_path = 0;
-  if (!PyArg_ParseTuple(args, "OO|pp:structural_equal", &a, &b, &map_free,
-                        &with_path))
+  int map_free = 0, with_path = 0, skip = 0;
+  if (!PyArg_ParseTuple(args, "OO|ppp:structural_equal", &a, &b, &map_free,
+                        &with_path, &skip))
     return NULL;
+  int flags = (map_free ? TN_STRUCTURAL_MAP_FREE_VARS : 0) |
+              (skip ? TN_STRUCTURAL_SKIP_TENSOR_CONTENT : 0);
   TnAny x, y;
   TnObject *tx, *ty;
   if (tnpy_arg_from_py(a, &x, &tx)) return NULL;
@@ -508,9 +510,9 @@ static PyObject *structural_equal(PyObject *m, PyObject *args) {
   int r;
   TnObject *path = NULL;
   if (with_path)
-    TNPY_READ_NOGIL(r = tn_structural_equal_path(&x, &y, map_free, &path));
+    TNPY_READ_NOGIL(r = tn_structural_equal_path(&x, &y, flags, &path));
   else
-    TNPY_READ_NOGIL(r = tn_structural_equal(&x, &y, map_free));
+    TNPY_READ_NOGIL(r = tn_structural_equal(&x, &y, flags));
   tn_object_release(tx);
   tn_object_release(ty);
   if (r < 0) return tnpy_raise_tn();
@@ -519,18 +521,64 @@ static PyObject *structural_equal(PyObject *m, PyObject *args) {
   return str_or_raise(path);
 }
 
+/* _structural_mismatch(a, b, map_free_vars=False): None when equal, else
+ * the steps to the first difference as a list of (lhs kind, rhs kind, key)
+ * (tn_structural_mismatch's TnAccessKind codes). */
+static PyObject *structural_mismatch(PyObject *m, PyObject *args) {
+  (void)m;
+  PyObject *a, *b;
+  int map_free = 0, skip = 0;
+  if (!PyArg_ParseTuple(args, "OO|pp:get_first_structural_mismatch", &a, &b,
+                        &map_free, &skip))
+    return NULL;
+  int flags = (map_free ? TN_STRUCTURAL_MAP_FREE_VARS : 0) |
+              (skip ? TN_STRUCTURAL_SKIP_TENSOR_CONTENT : 0);
+  TnAny x, y;
+  TnObject *tx, *ty;
+  if (tnpy_arg_from_py(a, &x, &tx)) return NULL;
+  if (tnpy_arg_from_py(b, &y, &ty)) {
+    tn_object_release(tx);
+    return NULL;
+  }
+  int r;
+  TnObject *steps = NULL;
+  TNPY_READ_NOGIL(r = tn_structural_mismatch(&x, &y, flags, &steps));
+  tn_object_release(tx);
+  tn_object_release(ty);
+  if (r < 0) return tnpy_raise_tn();
+  if (steps == NULL) Py_RETURN_NONE;
+  int64_t n = tn_array_size(steps);
+  PyObject *out = PyList_New((Py_ssize_t)n);
+  for (int64_t i = 0; out && i < n; i++) {
+    const TnObject *st = tn_array_at(steps, i)->v_obj;
+    PyObject *lk = tnpy_any_to_py(tn_array_at(st, 0));
+    PyObject *rk = lk ? tnpy_any_to_py(tn_array_at(st, 1)) : NULL;
+    PyObject *key = rk ? tnpy_any_to_py(tn_array_at(st, 2)) : NULL;
+    PyObject *step = key ? PyTuple_Pack(3, lk, rk, key) : NULL;
+    Py_XDECREF(lk);
+    Py_XDECREF(rk);
+    Py_XDECREF(key);
+    if (step == NULL) Py_CLEAR(out);
+    else PyList_SET_ITEM(out, (Py_ssize_t)i, step);
+  }
+  tn_object_release(steps);
+  return out;
+}
+
 static PyObject *structural_hash(PyObject *m, PyObject *args) {
   (void)m;
   PyObject *a;
-  int map_free = 0;
-  if (!PyArg_ParseTuple(args, "O|p:structural_hash", &a, &map_free))
+  int map_free = 0, skip = 0;
+  if (!PyArg_ParseTuple(args, "O|pp:structural_hash", &a, &map_free, &skip))
     return NULL;
+  int flags = (map_free ? TN_STRUCTURAL_MAP_FREE_VARS : 0) |
+              (skip ? TN_STRUCTURAL_SKIP_TENSOR_CONTENT : 0);
   TnAny x;
   TnObject *t;
   if (tnpy_arg_from_py(a, &x, &t)) return NULL;
   uint64_t h = 0;
   int r;
-  TNPY_READ_NOGIL(r = tn_structural_hash(&x, map_free, &h));
+  TNPY_READ_NOGIL(r = tn_structural_hash(&x, flags, &h));
   tn_object_release(t);
   if (r) return tnpy_raise_tn();
   return PyLong_FromUnsignedLongLong(h);
@@ -1152,9 +1200,15 @@ PyMethodDef tnpy_ir_methods[] = {
     FN("astext", astext, METH_VARARGS, "astext(node, show_meta=False)"),
     FN("parse", parse, METH_O, "parse(text) -> IRModule"),
     FN("structural_equal", structural_equal, METH_VARARGS,
-       "structural_equal(a, b, map_free_vars=False, with_path=False)"),
+       "structural_equal(a, b, map_free_vars=False, with_path=False, "
+       "skip_tensor_content=False)"),
+    FN("_structural_mismatch", structural_mismatch, METH_VARARGS,
+       "_structural_mismatch(a, b, map_free_vars=False, "
+       "skip_tensor_content=False): None, or the "
+       "(lhs kind, rhs kind, key) steps to the first difference."),
     FN("structural_hash", structural_hash, METH_VARARGS,
-       "structural_hash(value, map_free_vars=False)"),
+       "structural_hash(value, map_free_vars=False, "
+       "skip_tensor_content=False)"),
     FN("save_json", json_save, METH_VARARGS, "save_json(value, indent=0)"),
     FN("load_json", json_load, METH_O, "load_json(text)"),
     FN("repr", repr_value, METH_O, "the reflection printer's text"),

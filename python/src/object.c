@@ -828,12 +828,21 @@ static PySequenceMethods array_as_sequence = {
     .sq_item = array_item,
     .sq_ass_item = array_ass_item,
 };
+static int list_ass_subscript(PyObject *self, PyObject *key, PyObject *v);
+static PyObject *seq_index(PyObject *self, PyObject *const *args,
+                           Py_ssize_t n);
+static PyObject *seq_count(PyObject *self, PyObject *value);
+/* (a tn.Array refuses assignment there, naming tn.List) */
 static PyMappingMethods array_as_mapping = {
     .mp_length = array_len,
     .mp_subscript = array_subscript,
+    .mp_ass_subscript = list_ass_subscript,
 };
 static PyMethodDef array_methods[] = {
     {"append", array_append, METH_O, "Append to a tn.List."},
+    {"index", (PyCFunction)(void (*)(void))seq_index, METH_FASTCALL,
+     "index(value, start=0, stop=len): the first index whose item == value."},
+    {"count", seq_count, METH_O, "How many items == value."},
     {NULL, NULL, 0, NULL}};
 
 /* A new proxy of `type` holding `h` (transfer full). */
@@ -921,7 +930,300 @@ out:
   return res;
 }
 
-static PyNumberMethods array_as_number = {.nb_add = array_add};
+/* ---- structural == and hash of containers -------------------------------- */
+
+/*
+ * Array, List, Map and Dict compare and hash by content, through C's
+ * structural equality and hash (as apache-tvm-ffi's containers do, mutable
+ * ones included): `Array([1, 2]) == Array([1, 2])`, and an Array or a List
+ * equals a Python list or tuple with the same items. The walk uses no C
+ * stack, so depth is no danger; a List or Dict that contains itself is a
+ * ValueError naming the path (equal to itself without a walk). Other nodes
+ * keep identity (`same_as`); tvmnode.structural_equal compares them.
+ */
+static PyObject *structural_compare(TnObject *x, TnObject *y, int op) {
+  TnAny a = tn_any_obj(x), b = tn_any_obj(y);
+  int r;
+  TNPY_READ_NOGIL(r = tn_structural_equal(&a, &b, 0));
+  if (r < 0) return tnpy_raise_tn();
+  return PyBool_FromLong(op == Py_EQ ? r : !r);
+}
+
+/* The items of sequence `h` as a new tn.Array or tn.List (transfer full). */
+static TnObject *seq_copy_as(TnObject *h, int mutable_) {
+  int64_t n = tn_array_size(h);
+  if (n < 0) return tnpy_raise_tn(), NULL;
+  TnAny *items = PyMem_Malloc(sizeof(TnAny) * (size_t)(n ? n : 1));
+  if (items == NULL) return PyErr_NoMemory(), NULL;
+  for (int64_t i = 0; i < n; i++) items[i] = *tn_array_at(h, i);
+  TnObject *r = mutable_ ? tn_list_new(items, n) : tn_array_new(items, n);
+  PyMem_Free(items);
+  if (r == NULL) tnpy_raise_tn();
+  return r;
+}
+
+static PyObject *seq_richcompare(PyObject *a, PyObject *b, int op) {
+  if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
+  TnObject *ha = tnpy_get_handle(a, "==");
+  if (ha == NULL) return NULL;
+  int mutable_ = ha->type_index == TN_TYPE_LIST;
+  TnObject *other;
+  if (PyObject_TypeCheck(b, &TnPyArray_Type)) {
+    TnObject *hb = tnpy_get_handle(b, "==");
+    if (hb == NULL) return NULL;
+    if (hb->type_index == ha->type_index)
+      return structural_compare(ha, hb, op);
+    /* an Array and a List with the same items are equal */
+    other = seq_copy_as(hb, mutable_);
+  } else if (PyList_Check(b) || PyTuple_Check(b)) {
+    other = tnpy_container_from_py(b, mutable_);
+    if (other == NULL && (PyErr_ExceptionMatches(PyExc_TypeError) ||
+                          PyErr_ExceptionMatches(PyExc_ValueError))) {
+      PyErr_Clear(); /* items that cannot be tvmnode values: not equal */
+      return PyBool_FromLong(op == Py_NE);
+    }
+  } else {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  if (other == NULL) return NULL;
+  PyObject *r = structural_compare(ha, other, op);
+  tn_object_release(other);
+  return r;
+}
+
+static PyObject *map_richcompare(PyObject *a, PyObject *b, int op) {
+  if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &TnPyMap_Type))
+    Py_RETURN_NOTIMPLEMENTED;
+  TnObject *ha = tnpy_get_handle(a, "=="), *hb = NULL;
+  if (ha == NULL || (hb = tnpy_get_handle(b, "==")) == NULL) return NULL;
+  return structural_compare(ha, hb, op);
+}
+
+static Py_hash_t container_hash(PyObject *self) {
+  TnObject *h = tnpy_get_handle(self, "hash");
+  if (h == NULL) return -1;
+  TnAny a = tn_any_obj(h);
+  uint64_t v = 0;
+  int r;
+  TNPY_READ_NOGIL(r = tn_structural_hash(&a, 0, &v));
+  if (r) {
+    tnpy_raise_tn();
+    return -1;
+  }
+  Py_hash_t ph = (Py_hash_t)v;
+  return ph == -1 ? -2 : ph;
+}
+
+/* ---- List: slices, reverse, index, count, remove ----------------------------- */
+
+/* Make list `h` hold exactly `items[0..n)` (borrowed). The caller has
+ * waited for readers, and holds its own references to the items. */
+static int list_refill(TnObject *h, const TnAny *items, int64_t n) {
+  if (tn_list_clear(h) || tn_list_reserve(h, n)) return tnpy_raise_tn(), -1;
+  for (int64_t i = 0; i < n; i++)
+    if (tn_list_append(h, &items[i])) return tnpy_raise_tn(), -1;
+  return 0;
+}
+
+/* l[slice] = iterable, del l[slice]: the new items are converted first
+ * (so `l[1:3] = l` reads l as it was, and a failure changes nothing); the
+ * slice is resolved against the list as it is once writing may start. */
+static int list_ass_slice(PyObject *self, TnObject *h, PyObject *key,
+                          PyObject *v) {
+  TnObject *repl = NULL, *snap = NULL;
+  TnAny *out = NULL;
+  int rc = -1;
+  if (v != NULL) {
+    PyObject *t = PySequence_Tuple(v);
+    if (t == NULL) {
+      if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "List slice assignment: expected an "
+                     "iterable, got %s", Py_TYPE(v)->tp_name);
+      }
+      return -1;
+    }
+    repl = tnpy_container_from_py(t, 0);
+    Py_DECREF(t);
+    if (repl == NULL) return -1;
+  }
+  Py_ssize_t start, stop, step;
+  if (PySlice_Unpack(key, &start, &stop, &step) < 0 || tnpy_writer_wait())
+    goto done;
+  (void)self;
+  int64_t len = tn_array_size(h), nr = repl ? tn_array_size(repl) : 0;
+  Py_ssize_t cnt = PySlice_AdjustIndices((Py_ssize_t)len, &start, &stop, step);
+  if (step != 1 && v != NULL && nr != cnt) {
+    PyErr_Format(PyExc_ValueError, "attempt to assign sequence of size %lld "
+                 "to extended slice of size %zd", (long long)nr, cnt);
+    goto done;
+  }
+  if (step != 1 && v != NULL) { /* same length: item by item */
+    for (Py_ssize_t k = 0; k < cnt; k++)
+      if (tn_list_set(h, start + k * step, tn_array_at(repl, k))) {
+        tnpy_raise_tn();
+        goto done;
+      }
+    rc = 0;
+    goto done;
+  }
+  /* keep the old items alive while the list is rebuilt */
+  if ((snap = seq_copy_as(h, 0)) == NULL) goto done;
+  out = PyMem_Malloc(sizeof(TnAny) * (size_t)(len + nr + 1));
+  if (out == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  int64_t m = 0;
+  if (step == 1) {
+    if (stop < start) stop = start;
+    for (int64_t i = 0; i < start; i++) out[m++] = *tn_array_at(snap, i);
+    for (int64_t i = 0; i < nr; i++) out[m++] = *tn_array_at(repl, i);
+    for (int64_t i = stop; i < len; i++) out[m++] = *tn_array_at(snap, i);
+  } else { /* del l[a:b:step] */
+    char *drop = PyMem_Calloc((size_t)(len ? len : 1), 1);
+    if (drop == NULL) {
+      PyErr_NoMemory();
+      goto done;
+    }
+    for (Py_ssize_t k = 0; k < cnt; k++) drop[start + k * step] = 1;
+    for (int64_t i = 0; i < len; i++)
+      if (!drop[i]) out[m++] = *tn_array_at(snap, i);
+    PyMem_Free(drop);
+  }
+  rc = list_refill(h, out, m);
+done:
+  PyMem_Free(out);
+  tn_object_release(snap);
+  tn_object_release(repl);
+  return rc;
+}
+
+static int list_ass_subscript(PyObject *self, PyObject *key, PyObject *v) {
+  TnObject *h = list_handle(self, v ? "setitem" : "delitem");
+  if (h == NULL) return -1;
+  if (PySlice_Check(key)) return list_ass_slice(self, h, key, v);
+  if (!PyIndex_Check(key)) {
+    PyErr_Format(PyExc_TypeError, "List indices must be integers or slices, "
+                 "not %s", Py_TYPE(key)->tp_name);
+    return -1;
+  }
+  Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
+  if (i == -1 && PyErr_Occurred()) return -1;
+  int64_t n = tn_array_size(h);
+  if (i < 0) i += (Py_ssize_t)n;
+  if (i < 0 || i >= n) {
+    PyErr_Format(PyExc_IndexError, "List %s index out of range",
+                 v ? "assignment" : "deletion");
+    return -1;
+  }
+  return array_ass_item(self, i, v);
+}
+
+static PyObject *list_reverse(PyObject *self, PyObject *u) {
+  (void)u;
+  TnObject *h = list_handle(self, "reverse");
+  if (h == NULL || tnpy_writer_wait()) return NULL;
+  for (int64_t i = 0, j = tn_array_size(h) - 1; i < j; i++, j--) {
+    TnAny a, b;
+    tn_any_copy(&a, tn_array_at(h, i));
+    tn_any_copy(&b, tn_array_at(h, j));
+    int rc = tn_list_set(h, i, &b) || tn_list_set(h, j, &a);
+    tn_any_clear(&a);
+    tn_any_clear(&b);
+    if (rc) return tnpy_raise_tn();
+  }
+  Py_RETURN_NONE;
+}
+
+/* The first index in [start, stop) whose item == value, -1 when none, -2
+ * raised. The size is read again at each step: == may run Python code that
+ * changes the list. */
+static Py_ssize_t seq_find(PyObject *self, PyObject *value, Py_ssize_t start,
+                           Py_ssize_t stop, Py_ssize_t *count) {
+  TnObject *h = tnpy_get_handle(self, "index");
+  if (h == NULL) return -2;
+  if (count) *count = 0;
+  for (Py_ssize_t i = start; i < stop && i < tn_array_size(h); i++) {
+    PyObject *item = array_item(self, i);
+    if (item == NULL) return -2;
+    int eq = PyObject_RichCompareBool(item, value, Py_EQ);
+    Py_DECREF(item);
+    if (eq < 0) return -2;
+    if (eq && count == NULL) return i;
+    if (eq) ++*count;
+  }
+  return -1;
+}
+
+static Py_ssize_t index_arg(PyObject *o, const char *what) {
+  if (!PyIndex_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "index: %s must be an int, not %s", what,
+                 Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  return PyNumber_AsSsize_t(o, NULL); /* clamped, as list.index does */
+}
+
+static PyObject *seq_index(PyObject *self, PyObject *const *args,
+                           Py_ssize_t n) {
+  if (n < 1 || n > 3)
+    return PyErr_Format(PyExc_TypeError, "index expected 1 to 3 arguments, "
+                        "got %zd", n);
+  Py_ssize_t len = array_len(self), start = 0, stop = PY_SSIZE_T_MAX;
+  if (len < 0) return NULL;
+  if (n > 1 && (start = index_arg(args[1], "start")) == -1 && PyErr_Occurred())
+    return NULL;
+  if (n > 2 && (stop = index_arg(args[2], "stop")) == -1 && PyErr_Occurred())
+    return NULL;
+  if (start < 0 && (start += len) < 0) start = 0;
+  if (stop < 0 && (stop += len) < 0) stop = 0;
+  Py_ssize_t i = seq_find(self, args[0], start, stop, NULL);
+  if (i == -2) return NULL;
+  if (i < 0)
+    return PyErr_Format(PyExc_ValueError, "%R is not in the %s", args[0],
+                        Py_TYPE(self)->tp_name);
+  return PyLong_FromSsize_t(i);
+}
+
+static PyObject *seq_count(PyObject *self, PyObject *value) {
+  Py_ssize_t c = 0;
+  if (seq_find(self, value, 0, PY_SSIZE_T_MAX, &c) == -2) return NULL;
+  return PyLong_FromSsize_t(c);
+}
+
+static PyObject *list_remove(PyObject *self, PyObject *value) {
+  TnObject *h = list_handle(self, "remove");
+  if (h == NULL) return NULL;
+  Py_ssize_t i = seq_find(self, value, 0, PY_SSIZE_T_MAX, NULL);
+  if (i == -2) return NULL;
+  if (i < 0)
+    return PyErr_Format(PyExc_ValueError, "List.remove(x): %R is not in the "
+                        "list", value);
+  if (tnpy_writer_wait()) return NULL;
+  if (i >= tn_array_size(h)) /* changed while comparing */
+    return PyErr_Format(PyExc_RuntimeError, "List.remove: the list changed "
+                        "during the search");
+  if (tn_list_pop(h, i, NULL)) return tnpy_raise_tn();
+  Py_RETURN_NONE;
+}
+
+
+/* l += iterable extends a tn.List in place (as list does); a tn.Array
+ * falls back to + and rebinds. */
+static PyObject *seq_inplace_add(PyObject *a, PyObject *b) {
+  TnObject *h = tnpy_get_handle(a, "+=");
+  if (h == NULL) return NULL;
+  if (h->type_index != TN_TYPE_LIST) Py_RETURN_NOTIMPLEMENTED;
+  PyObject *r = list_extend(a, b);
+  if (r == NULL) return NULL;
+  Py_DECREF(r);
+  Py_INCREF(a);
+  return a;
+}
+
+static PyNumberMethods array_as_number = {.nb_add = array_add,
+                                          .nb_inplace_add = seq_inplace_add};
 
 PyTypeObject TnPyArray_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tvmnode.Array",
@@ -932,6 +1234,8 @@ PyTypeObject TnPyArray_Type = {
     .tp_as_number = &array_as_number,
     .tp_as_sequence = &array_as_sequence,
     .tp_as_mapping = &array_as_mapping,
+    .tp_richcompare = seq_richcompare,
+    .tp_hash = container_hash,
     .tp_methods = array_methods,
     .tp_new = array_new,
 };
@@ -943,7 +1247,15 @@ static PyMethodDef list_methods[] = {
      "pop(index=-1): remove and return an item."},
     {"clear", list_clear, METH_NOARGS, "Remove every item."},
     {"extend", list_extend, METH_O, "Append every item of an iterable."},
+    {"reverse", list_reverse, METH_NOARGS, "Reverse the items in place."},
+    {"remove", list_remove, METH_O, "Remove the first item == value."},
     {NULL, NULL, 0, NULL}};
+
+static PyMappingMethods list_as_mapping = {
+    .mp_length = array_len,
+    .mp_subscript = array_subscript,
+    .mp_ass_subscript = list_ass_subscript,
+};
 
 PyTypeObject TnPyList_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tvmnode.List",
@@ -951,6 +1263,7 @@ PyTypeObject TnPyList_Type = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "tn.List: a mutable sequence shared by reference. "
               "List(iterable=()) builds one.",
+    .tp_as_mapping = &list_as_mapping,
     .tp_methods = list_methods,
     .tp_new = list_new,
 };
@@ -1272,15 +1585,112 @@ PyTypeObject TnPyMap_Type = {
               "Map(mapping_or_pairs=(), **kw) builds one.",
     .tp_as_sequence = &map_as_sequence,
     .tp_as_mapping = &map_as_mapping,
+    .tp_richcompare = map_richcompare,
+    .tp_hash = container_hash,
     .tp_iter = map_iter,
     .tp_methods = map_methods,
     .tp_new = map_new,
 };
 
+/* update(mapping_or_pairs=(), **kw): everything is converted before the
+ * first entry is written, so a bad value changes nothing. */
+static PyObject *dict_update(PyObject *self, PyObject *args, PyObject *kw) {
+  TnObject *h = dict_handle(self, "update");
+  if (h == NULL) return NULL;
+  PyObject *src = NULL;
+  if (!PyArg_UnpackTuple(args, "update", 0, 1, &src)) return NULL;
+  PyObject *d = PyDict_New();
+  if (d == NULL) return NULL;
+  int rc = 0;
+  if (src != NULL) {
+    if (PyDict_Check(src) || PyObject_HasAttrString(src, "keys")) {
+      rc = PyDict_Merge(d, src, 1);
+    } else {
+      rc = PyDict_MergeFromSeq2(d, src, 1);
+      if (rc && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "Dict.update() takes a mapping or an "
+                     "iterable of pairs, not %s", Py_TYPE(src)->tp_name);
+      }
+    }
+  }
+  if (rc == 0 && kw) rc = PyDict_Merge(d, kw, 1);
+  TnObject *m = rc ? NULL : tnpy_container_from_py(d, 0);
+  Py_DECREF(d);
+  if (m == NULL) return NULL;
+  rc = tnpy_writer_wait();
+  const TnAny *k, *v;
+  for (int64_t pos = tn_map_next(m, 0, &k, &v); rc == 0 && pos >= 0;
+       pos = tn_map_next(m, pos + 1, &k, &v)) {
+    TnAny key = *k;
+    TnObject *held = NULL;
+    rc = map_own_key(h, &key, &held);
+    if (rc == 0 && (rc = tn_dict_set(h, &key, v)) != 0) tnpy_raise_tn();
+    tn_object_release(held);
+  }
+  tn_object_release(m);
+  if (rc) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *dict_setdefault(PyObject *self, PyObject *const *args,
+                                 Py_ssize_t n) {
+  TnObject *h = dict_handle(self, "setdefault");
+  if (h == NULL) return NULL;
+  if (n < 1 || n > 2)
+    return PyErr_Format(PyExc_TypeError, "setdefault expected 1 or 2 "
+                        "arguments, got %zd", n);
+  const TnAny *v = map_find(self, args[0]);
+  if (v) return tnpy_any_to_py(v);
+  if (PyErr_Occurred()) return NULL;
+  PyObject *d = n == 2 ? args[1] : Py_None;
+  if (map_ass_subscript(self, args[0], d)) return NULL;
+  /* what the dict now holds (a list default is stored as a tn.Array) */
+  if ((v = map_find(self, args[0])) != NULL) return tnpy_any_to_py(v);
+  if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, args[0]);
+  return NULL;
+}
+
+/* popitem(): remove and return the last (key, value) inserted. */
+static PyObject *dict_popitem(PyObject *self, PyObject *u) {
+  (void)u;
+  TnObject *h = dict_handle(self, "popitem");
+  if (h == NULL || tnpy_writer_wait()) return NULL;
+  const TnAny *k, *v, *lk = NULL, *lv = NULL;
+  for (int64_t pos = tn_map_next(h, 0, &k, &v); pos >= 0;
+       pos = tn_map_next(h, pos + 1, &k, &v))
+    lk = k, lv = v;
+  if (lk == NULL)
+    return PyErr_Format(PyExc_KeyError, "popitem(): the Dict is empty");
+  TnAny kc, vc;
+  tn_any_copy(&kc, lk);
+  tn_any_copy(&vc, lv);
+  PyObject *res = NULL;
+  if (tn_dict_erase(h, &kc)) {
+    tnpy_raise_tn();
+  } else {
+    PyObject *pk = tnpy_any_to_py(&kc), *pv = pk ? tnpy_any_to_py(&vc) : NULL;
+    res = pv ? PyTuple_Pack(2, pk, pv) : NULL;
+    Py_XDECREF(pk);
+    Py_XDECREF(pv);
+  }
+  tn_any_clear(&kc);
+  tn_any_clear(&vc);
+  return res;
+}
+
 static PyMethodDef dict_methods[] = {
     {"pop", (PyCFunction)(void (*)(void))dict_pop, METH_FASTCALL,
      "pop(key[, default]): remove a key and return its value."},
     {"clear", dict_clear, METH_NOARGS, "Remove every entry."},
+    {"update", (PyCFunction)(void (*)(void))dict_update,
+     METH_VARARGS | METH_KEYWORDS,
+     "update(mapping_or_pairs=(), **kw): set every entry given."},
+    {"popitem", dict_popitem, METH_NOARGS,
+     "popitem(): remove and return the last (key, value) inserted."},
+    {"setdefault", (PyCFunction)(void (*)(void))dict_setdefault,
+     METH_FASTCALL, "setdefault(key, default=None): the value for key, set "
+     "to default first when absent."},
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject TnPyDict_Type = {

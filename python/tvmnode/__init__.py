@@ -73,6 +73,8 @@ from ._dtypes import (  # noqa: A004 (tvmnode.bool is a DataType, as tvm_ffi.boo
     uint64,
 )
 from ._paths import _crt_dir, _include_dir
+from .access_path import AccessKind, AccessPath, AccessStep
+from .structural import get_first_structural_mismatch, structural_equal, structural_hash
 from ._tensor import Tensor, empty, from_dlpack
 
 __version__ = "0.1.0"
@@ -89,6 +91,8 @@ __all__ = [
     "transform", "instrument", "runtime", "dataclasses",
     "TypeField", "TypeInfo", "TypeMethod", "TypeSchema", "get_global_func_metadata",
     "get_type_info", "init_ffi_api", "register_global_func", "registry", "cpp",
+    "AccessKind", "AccessPath", "AccessStep", "get_first_structural_mismatch",
+    "structural_equal", "structural_hash", "access_path", "structural",
 ]
 
 
@@ -97,7 +101,8 @@ def live_object_count() -> int:
     return _ffi.live_object_count()
 
 
-from . import cpp, dataclasses, instrument, ir, registry, runtime, transform  # noqa: E402
+from . import (access_path, cpp, dataclasses, instrument, ir, registry, runtime,  # noqa: E402
+               structural, transform)
 from .dataclasses import method  # noqa: E402  (tvm_ffi.method)
 
 __all__ += ["method"]

@@ -182,25 +182,52 @@ TN_API const TnAny *tn_type_attr_find(const char *attr, int32_t type_index);
 /* Generic algorithms over the reflection table                              */
 /* ------------------------------------------------------------------------ */
 
+/* Flags of the structural algorithms. MAP_FREE_VARS is 1, so `true`
+ * still means what it did when the argument was `map_free_vars` alone. */
+enum {
+  TN_STRUCTURAL_MAP_FREE_VARS = 1,
+  /* tensors compare (and hash) by dtype, shape and device, not content */
+  TN_STRUCTURAL_SKIP_TENSOR_CONTENT = 2
+};
+
 /*
  * Structural equality: 1 if equal, 0 if not, -1 on error. Variables
  * (TN_NODE_VAR) met in TN_FIELD_DEF fields are bound to each other, so
  * alpha-equivalent functions are equal; other variables compare by identity
- * unless `map_free_vars`, which binds them on first sight. Linear in the
+ * unless `flags` has TN_STRUCTURAL_MAP_FREE_VARS, which binds them on first
+ * sight. Linear in the
  * number of distinct nodes (shared sub-graphs are compared once). A value
  * that contains itself (a tn.List or tn.Dict, or a node through a writable
  * field) is a ValueError naming the path to the repeat, here and in
  * tn_structural_hash; nesting depth uses no C stack.
  */
 TN_API int tn_structural_equal(const TnAny *lhs, const TnAny *rhs,
-                               int map_free_vars);
+                               int flags);
 /* Same, and on a mismatch `*path` gets the first differing place, e.g.
  * "root.body.args[1].value" (transfer full: a tn.String; NULL if equal). */
 TN_API int tn_structural_equal_path(const TnAny *lhs, const TnAny *rhs,
-                                    int map_free_vars, TnObject **path);
+                                    int flags, TnObject **path);
+/*
+ * Same, with the first differing place as steps: on a mismatch `*steps`
+ * gets a tn.Array of steps from the root, each a tn.Array [lhs kind, rhs
+ * kind, key] of TnAccessKinds: ATTR (key: the field name), ARRAY_ITEM (the
+ * index), MAP_ITEM (the key). The kinds differ only in the last step, when
+ * one side lacks an item: ARRAY_ITEM_MISSING there (the other side's
+ * length) or MAP_ITEM_MISSING (a key the other side has). Sequences of
+ * different lengths are compared item by item first, as tvm-ffi's
+ * GetFirstStructuralMismatch does. Returns 1 (equal, *steps NULL), 0, -1.
+ */
+typedef enum {
+  TN_ACCESS_ATTR = 0,
+  TN_ACCESS_ARRAY_ITEM = 1,
+  TN_ACCESS_MAP_ITEM = 2,
+  TN_ACCESS_ARRAY_ITEM_MISSING = 4,
+  TN_ACCESS_MAP_ITEM_MISSING = 5
+} TnAccessKind;
+TN_API int tn_structural_mismatch(const TnAny *lhs, const TnAny *rhs,
+                                  int flags, TnObject **steps);
 /* A hash consistent with tn_structural_equal (equal values hash equal). */
-TN_API int tn_structural_hash(const TnAny *value, int map_free_vars,
-                              uint64_t *out);
+TN_API int tn_structural_hash(const TnAny *value, int flags, uint64_t *out);
 
 /*
  * JSON graphs (format in docs/json.md): every object once, sharing kept,

@@ -33,6 +33,7 @@ typedef struct {
   const char *field; /* ".field" */
   int64_t index;     /* "[index]", or -1 */
   const TnAny *key;  /* "[key]" (map entries), or NULL */
+  int missing;       /* the item is absent: 1 from the rhs, 2 the lhs */
 } Via;
 
 /* An optional field holding an empty map reads as None: "no attributes"
@@ -85,7 +86,8 @@ static int elem_cmp(const char *a, size_t n, void *ctx) {
   return rc;
 }
 
-static bool tensor_equal(const DLTensor *a, const DLTensor *b) {
+static bool tensor_equal(const DLTensor *a, const DLTensor *b,
+                         bool skip_content) {
   if (a->ndim != b->ndim || memcmp(&a->dtype, &b->dtype, sizeof a->dtype) ||
       a->device.device_type != b->device.device_type ||
       a->device.device_id != b->device.device_id)
@@ -95,6 +97,7 @@ static bool tensor_equal(const DLTensor *a, const DLTensor *b) {
     if (a->shape[i] != b->shape[i]) return false;
     n *= a->shape[i];
   }
+  if (skip_content) return true;
   if (a->device.device_type != kDLCPU) return a == b;
   size_t bytes = (size_t)n * (((size_t)a->dtype.bits * a->dtype.lanes + 7) / 8);
   char *tmp = g_malloc(bytes ? bytes : 1);
@@ -201,6 +204,8 @@ typedef struct {
   EqFrame *stack;
   int64_t len, cap, limit;
   Watch watch;
+  bool steps; /* the mismatch path as steps (tn_structural_mismatch) */
+  bool skip_tensor_content;
 } EqCtx;
 
 enum { ERR = -1, NE = 0, EQ = 1, PUSHED = 2 };
@@ -274,19 +279,22 @@ static int eq_start(EqCtx *c, const TnAny *l, const TnAny *r, int32_t def,
                  : NE;
     }
     case TN_TYPE_TENSOR:
-      return tensor_equal(&((TnTensorObj *)L)->dl, &((TnTensorObj *)R)->dl)
+      return tensor_equal(&((TnTensorObj *)L)->dl, &((TnTensorObj *)R)->dl,
+                          c->skip_tensor_content)
                  ? EQ
                  : NE;
     case TN_TYPE_ARRAY:
     case TN_TYPE_LIST: {
       const TnArrayObj *a = (const TnArrayObj *)L, *b = (const TnArrayObj *)R;
-      if (a->size != b->size) return NE;
-      return push_eq(c, l, r, def, C_SEQ, NULL, a->size, via);
+      /* steps name the first missing item: compare the common part first
+       * (eq_lengths reports the rest) */
+      if (a->size != b->size && !c->steps) return NE;
+      return push_eq(c, l, r, def, C_SEQ, NULL, MIN(a->size, b->size), via);
     }
     case TN_TYPE_MAP:
     case TN_TYPE_DICT: {
       const TnMapObj *a = (const TnMapObj *)L, *b = (const TnMapObj *)R;
-      if (a->size != b->size) return NE;
+      if (a->size != b->size && !c->steps) return NE;
       return push_eq(c, l, r, def, C_MAP, NULL, a->used, via);
     }
     default:
@@ -328,7 +336,50 @@ static GString *eq_path(EqCtx *c, int64_t depth, const Via *last) {
   return p;
 }
 
+/* One step as the tn.Array [lhs kind, rhs kind, key] (TN_ACCESS_*), NULL
+ * raised. */
+static TnObject *via_step(const Via *v) {
+  TnAny kv[3];
+  TnObject *name = NULL;
+  int kind, absent;
+  if (v->field) {
+    name = tn_string_new(v->field, strlen(v->field));
+    if (name == NULL) return NULL;
+    kind = absent = TN_ACCESS_ATTR;
+    kv[2] = tn_any_obj(name);
+  } else if (v->index >= 0) {
+    kind = TN_ACCESS_ARRAY_ITEM, absent = TN_ACCESS_ARRAY_ITEM_MISSING;
+    kv[2] = tn_any_int(v->index);
+  } else {
+    kind = TN_ACCESS_MAP_ITEM, absent = TN_ACCESS_MAP_ITEM_MISSING;
+    kv[2] = v->key ? *v->key : tn_any_none();
+  }
+  kv[0] = tn_any_int(v->missing == 2 ? absent : kind);
+  kv[1] = tn_any_int(v->missing == 1 ? absent : kind);
+  TnObject *step = tn_array_new(kv, 3);
+  tn_object_release(name);
+  return step;
+}
+
+static TnObject *mismatch_steps(EqCtx *c, const Via *last) {
+  int64_t depth = c->len - (last ? 0 : 1);
+  TnAny *items = g_new(TnAny, depth > 0 ? depth : 1);
+  int64_t n = 0;
+  TnObject *out = NULL;
+  for (int64_t i = 1; i <= depth; i++) {
+    TnObject *s = via_step(i < c->len ? &c->stack[i].via : last);
+    if (s == NULL) goto done;
+    items[n++] = tn_any_obj(s);
+  }
+  out = tn_array_new(items, n);
+done:
+  for (int64_t i = 0; i < n; i++) tn_object_release(items[i].v_obj);
+  g_free(items);
+  return out;
+}
+
 static TnObject *mismatch_path(EqCtx *c, const Via *last) {
+  if (c->steps) return mismatch_steps(c, last);
   GString *p = eq_path(c, c->len - (last ? 0 : 1), last);
   TnObject *s = tn_string_new(p->str, p->len);
   g_string_free(p, TRUE);
@@ -373,9 +424,44 @@ static const TnAny *map_partner(EqCtx *c, const TnObject *R, const TnAny *k) {
   return tn_map_find(R, k);
 }
 
+/* After the common part of two sequences or the lhs entries of two maps
+ * matched: true when they still differ in length, with `*miss` the first
+ * item one side lacks (the rhs side's key, for maps, is looked for in the
+ * lhs as map_partner does the other way). */
+static bool eq_lengths(EqCtx *c, const EqFrame *f, Via *miss) {
+  const TnObject *L = f->l.v_obj, *R = f->r.v_obj;
+  if (f->ckind == C_SEQ) {
+    int64_t nl = ((const TnArrayObj *)L)->size, nr = ((const TnArrayObj *)R)->size;
+    if (nl == nr) return false;
+    miss->index = MIN(nl, nr);
+    miss->missing = nl > nr ? 1 : 2;
+    return true;
+  }
+  if (((const TnMapObj *)L)->size == ((const TnMapObj *)R)->size) return false;
+  const TnMapObj *rm = (const TnMapObj *)R;
+  for (int64_t i = 0; i < rm->used; i++) {
+    const TnMapEntry *e = &rm->entries[i];
+    if (e->key.type_index == TN__MAP_DELETED) continue;
+    const TnAny *k = &e->key;
+    TnAny mk;
+    gpointer m;
+    if (tn_any_is_object(k) && c->rmap &&
+        g_hash_table_lookup_extended(c->rmap, k->v_obj, NULL, &m)) {
+      mk = tn_any_obj(m);
+      k = &mk;
+    }
+    if (tn_map_find(L, k) == NULL) {
+      miss->key = &e->key;
+      miss->missing = 2;
+      return true;
+    }
+  }
+  return true; /* (sizes differ, so some key is missing: not reached) */
+}
+
 static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
                   TnObject **path) {
-  Via root = {NULL, -1, NULL};
+  Via root = {NULL, -1, NULL, 0};
   int rc = eq_start(c, lhs, rhs, 0, root);
   if (rc != PUSHED) {
     if (rc == NE && path) *path = mismatch_path(c, NULL);
@@ -384,6 +470,13 @@ static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
   while (c->len > 0) {
     EqFrame *f = &c->stack[c->len - 1];
     if (f->next >= f->count) {
+      if (TN_UNLIKELY(c->steps) && f->ckind != C_NODE) {
+        Via miss = {NULL, -1, NULL, 0};
+        if (eq_lengths(c, f, &miss)) {
+          if (path) *path = mismatch_path(c, &miss);
+          return NE;
+        }
+      }
       eq_finish(c, f);
       c->len--;
       continue;
@@ -391,7 +484,7 @@ static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
     int64_t i = f->next++;
     TnAny cl, cr;
     int32_t cdef = f->def;
-    Via via = {NULL, -1, NULL};
+    Via via = {NULL, -1, NULL, 0};
     TnObject *L = f->l.v_obj, *R = f->r.v_obj;
     if (f->ckind == C_NODE) {
       const TnFieldInfo *fi = &f->node->fields[i];
@@ -412,6 +505,7 @@ static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
       via.key = &e->key;
       const TnAny *other = map_partner(c, R, &e->key);
       if (other == NULL) {
+        via.missing = 1;
         if (path) *path = mismatch_path(c, &via);
         return NE;
       }
@@ -428,14 +522,15 @@ static int eq_run(EqCtx *c, const TnAny *lhs, const TnAny *rhs,
 }
 
 TN_API int tn_structural_equal_path(const TnAny *lhs, const TnAny *rhs,
-                                    int map_free_vars, TnObject **path) {
+                                    int flags, TnObject **path) {
   if (lhs == NULL) return tn__raise_null("tn_structural_equal", "lhs");
   if (rhs == NULL) return tn__raise_null("tn_structural_equal", "rhs");
   if (tn__any_check(lhs, "tn_structural_equal") ||
       tn__any_check(rhs, "tn_structural_equal")) return -1;
   if (path) *path = NULL;
-  EqCtx c = {map_free_vars != 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0,
-             WATCH_INIT};
+  EqCtx c = {(flags & TN_STRUCTURAL_MAP_FREE_VARS) != 0, NULL, NULL, NULL, 0,
+             NULL, 0, 0, 0, WATCH_INIT, false,
+             (flags & TN_STRUCTURAL_SKIP_TENSOR_CONTENT) != 0};
   int rc = eq_run(&c, lhs, rhs, path);
   g_free(c.stack);
   if (c.lmap) g_hash_table_destroy(c.lmap);
@@ -445,8 +540,28 @@ TN_API int tn_structural_equal_path(const TnAny *lhs, const TnAny *rhs,
 }
 
 TN_API int tn_structural_equal(const TnAny *lhs, const TnAny *rhs,
-                               int map_free_vars) {
-  return tn_structural_equal_path(lhs, rhs, map_free_vars, NULL);
+                               int flags) {
+  return tn_structural_equal_path(lhs, rhs, flags, NULL);
+}
+
+TN_API int tn_structural_mismatch(const TnAny *lhs, const TnAny *rhs,
+                                  int flags, TnObject **steps) {
+  if (lhs == NULL) return tn__raise_null("tn_structural_mismatch", "lhs");
+  if (rhs == NULL) return tn__raise_null("tn_structural_mismatch", "rhs");
+  if (steps == NULL) return tn__raise_null("tn_structural_mismatch", "steps");
+  if (tn__any_check(lhs, "tn_structural_mismatch") ||
+      tn__any_check(rhs, "tn_structural_mismatch")) return -1;
+  *steps = NULL;
+  EqCtx c = {(flags & TN_STRUCTURAL_MAP_FREE_VARS) != 0, NULL, NULL, NULL, 0,
+             NULL, 0, 0, 0, WATCH_INIT, true,
+             (flags & TN_STRUCTURAL_SKIP_TENSOR_CONTENT) != 0};
+  int rc = eq_run(&c, lhs, rhs, steps);
+  g_free(c.stack);
+  if (c.lmap) g_hash_table_destroy(c.lmap);
+  if (c.rmap) g_hash_table_destroy(c.rmap);
+  if (c.memo) g_hash_table_destroy(c.memo);
+  if (rc == NE && *steps == NULL) return -1; /* the steps could not be made */
+  return rc == ERR ? -1 : rc == EQ;
 }
 
 /* ======================================================================== */
@@ -472,6 +587,7 @@ typedef struct {
   HFrame *stack;
   int64_t len, cap, limit;
   Watch watch;
+  bool skip_tensor_content;
 } HashCtx;
 
 enum { H_ERR = -1, H_PUSHED = 0, H_DONE = 1 };
@@ -614,7 +730,11 @@ static int h_start(HashCtx *c, const TnAny *v, int32_t def, uint64_t *out) {
         h = combine(h, (uint64_t)dl->shape[i]);
         n_el *= dl->shape[i];
       }
-      if (dl->device.device_type == kDLCPU) {
+      if (c->skip_tensor_content) {
+        /* metadata only, as equality compares it */
+        h = combine(h, (uint64_t)dl->device.device_type);
+        h = combine(h, (uint64_t)dl->device.device_id);
+      } else if (dl->device.device_type == kDLCPU) {
         size_t bytes =
             (size_t)n_el * (((size_t)dl->dtype.bits * dl->dtype.lanes + 7) / 8);
         char *tmp = g_malloc(bytes ? bytes : 1);
@@ -716,12 +836,13 @@ static int h_run(HashCtx *c, const TnAny *root, uint64_t *result) {
   }
 }
 
-TN_API int tn_structural_hash(const TnAny *value, int map_free_vars,
-                              uint64_t *out) {
+TN_API int tn_structural_hash(const TnAny *value, int flags, uint64_t *out) {
   if (value == NULL) return tn__raise_null("tn_structural_hash", "value");
   if (out == NULL) return tn__raise_null("tn_structural_hash", "out");
   if (tn__any_check(value, "tn_structural_hash")) return -1;
-  HashCtx c = {map_free_vars != 0, NULL, 0, NULL, NULL, 0, 0, 0, WATCH_INIT};
+  HashCtx c = {(flags & TN_STRUCTURAL_MAP_FREE_VARS) != 0, NULL, 0, NULL, NULL,
+               0, 0, 0, WATCH_INIT,
+               (flags & TN_STRUCTURAL_SKIP_TENSOR_CONTENT) != 0};
   int rc = h_run(&c, value, out);
   g_free(c.stack);
   if (c.var_index) g_hash_table_destroy(c.var_index);
