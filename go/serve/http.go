@@ -331,7 +331,7 @@ func (s *Server) httpInferBody(w http.ResponseWriter, r *http.Request, name stri
 // ServeHTTP serves the REST form on l until Shutdown (which drains it),
 // with TLS when tlsConfig is not nil.
 func (s *Server) ServeHTTP(l net.Listener, tlsConfig *tls.Config) error {
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 		MaxHeaderBytes: 64 << 10, IdleTimeout: 120 * time.Second}
 	if tlsConfig != nil {
 		l = tls.NewListener(l, tlsConfig)
