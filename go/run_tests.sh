@@ -67,11 +67,19 @@ step vet go vet ./...
 step example go run ./examples/tour
 # The model server is a module of its own (serve/go.mod), which ./...
 # above does not enter; its dependencies come from the module proxy.
-cd serve
-gotest serve
-step serve-vet go vet ./...
-step serve-build go build -o "$build/go/tvmnode-serve" ./cmd/tvmnode-serve
-cd ..
+# It needs the Go its go.mod names (grpc-go's minimum).
+need="$(sed -n 's/^go \([0-9.]*\)$/\1/p' serve/go.mod)"
+have="$(go env GOVERSION)"
+have="${have#go}"
+if [[ "$(printf '%s\n' "$need" "$have" | sort -V | head -1)" == "$need" ]]; then
+  cd serve
+  gotest serve
+  step serve-vet go vet ./...
+  step serve-build go build -o "$build/go/tvmnode-serve" ./cmd/tvmnode-serve
+  cd ..
+else
+  echo "serve: not tested: tvmnode-serve needs Go $need, this is Go $have"
+fi
 
 echo "go tests: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
