@@ -4,9 +4,9 @@
 # OUT_DIR/serve_bench.md and stdout. ROUNDS and REQUESTS bound it (default
 # 5 rounds of 2000 requests per configuration: well under a minute).
 set -euo pipefail
+mkdir -p "${2:?usage: $0 BUILD_DIR OUT_DIR}"
+out="$(cd "$2" && pwd)" # before tools.sh changes the folder
 . "$(dirname "$0")/../tools.sh"
-mkdir -p "$2"
-out="$(cd "$2" && pwd)"
 cd serve
 go build -o "$out/tvmnode-serve-bench" ./bench
 "$out/tvmnode-serve-bench" -rounds "${ROUNDS:-5}" -requests "${REQUESTS:-2000}" | tee "$out/serve_bench.md"
