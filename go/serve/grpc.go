@@ -65,7 +65,7 @@ func (s *Server) NewGRPCServer(creds credentials.TransportCredentials) *grpc.Ser
 // creds is not nil.
 func (s *Server) ServeGRPC(l net.Listener, creds credentials.TransportCredentials) error {
 	g := s.NewGRPCServer(creds)
-	s.onShutdown(func(ctx context.Context) error {
+	if !s.onShutdown(func(ctx context.Context) error {
 		done := make(chan struct{})
 		go func() { g.GracefulStop(); close(done) }()
 		select {
@@ -76,7 +76,10 @@ func (s *Server) ServeGRPC(l net.Listener, creds credentials.TransportCredential
 			<-done
 			return ctx.Err()
 		}
-	})
+	}) {
+		l.Close()
+		return nil // shut down before it began
+	}
 	err := g.Serve(l)
 	if err == grpc.ErrServerStopped {
 		return nil

@@ -336,7 +336,10 @@ func (s *Server) ServeHTTP(l net.Listener, tlsConfig *tls.Config) error {
 	if tlsConfig != nil {
 		l = tls.NewListener(l, tlsConfig)
 	}
-	s.onShutdown(srv.Shutdown)
+	if !s.onShutdown(srv.Shutdown) {
+		l.Close()
+		return nil // shut down before it began
+	}
 	err := srv.Serve(l)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

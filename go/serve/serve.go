@@ -88,7 +88,8 @@ type Server struct {
 	closed  bool           // Shutdown has drained the requests
 	runs    sync.WaitGroup // requests under way in Infer
 	mu      sync.Mutex
-	stops   []func(context.Context) error
+	stops   []func(context.Context) error // of the servers serving
+	stopped bool                          // Shutdown began: serve no more
 }
 
 // model is one served model and its pool of instances.
@@ -619,6 +620,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	stops := s.stops
 	s.stops = nil
+	s.stopped = true
 	s.mu.Unlock()
 	var first error
 	for _, stop := range stops {
@@ -637,8 +639,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return first
 }
 
-func (s *Server) onShutdown(stop func(context.Context) error) {
+// onShutdown registers how Shutdown stops a server; false when Shutdown
+// began already (then the server must not start).
+func (s *Server) onShutdown(stop func(context.Context) error) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return false
+	}
 	s.stops = append(s.stops, stop)
-	s.mu.Unlock()
+	return true
 }

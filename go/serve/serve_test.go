@@ -540,9 +540,24 @@ func TestGracefulShutdown(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Fatal(err)
 	}
-	// After Shutdown nothing is served.
+	// After Shutdown nothing is served, and serving returns at once.
 	if _, err := s.Infer(context.Background(), &Request{Model: "kws"}); status.Code(err) != codes.Unavailable {
 		t.Fatalf("after Shutdown: %v, want Unavailable", err)
+	}
+	for _, serve := range []func(net.Listener) error{
+		func(l net.Listener) error { return s.ServeGRPC(l, nil) },
+		func(l net.Listener) error { return s.ServeHTTP(l, nil) },
+	} {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := serve(l); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := net.Dial("tcp", l.Addr().String()); err == nil {
+			t.Fatal("a server started after Shutdown accepts connections")
+		}
 	}
 }
 

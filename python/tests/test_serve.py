@@ -223,3 +223,11 @@ def test_sigterm_drains_and_stops(served: Served) -> None:
     out, _ = served.proc.communicate(timeout=30)
     assert served.proc.returncode == 0, out
     assert "tvmnode-serve: stopped" in out
+
+
+def test_cli_serve_without_the_program(monkeypatch: Any, tmp_path: Any, capsys: Any) -> None:
+    monkeypatch.delenv("TVMNODE_SERVE", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("TVMNODE_BUILD_DIR", str(tmp_path))
+    assert cli.main(["serve", "kws.so"]) == 1
+    assert "tvmnode-serve not found" in capsys.readouterr().err
