@@ -75,10 +75,11 @@ func kwsLib(t testing.TB) string {
 
 // testServer is a Server on loopback ports with a gRPC client.
 type testServer struct {
-	s      *Server
-	client pb.GRPCInferenceServiceClient
-	url    string
-	http   *http.Client
+	s        *Server
+	grpcAddr string
+	client   pb.GRPCInferenceServiceClient
+	url      string
+	http     *http.Client
 }
 
 func start(t *testing.T, cfg Config) *testServer {
@@ -106,7 +107,7 @@ func start(t *testing.T, cfg Config) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := &testServer{s: s, client: pb.NewGRPCInferenceServiceClient(conn), url: "http://" + hl.Addr().String(),
+	ts := &testServer{s: s, grpcAddr: gl.Addr().String(), client: pb.NewGRPCInferenceServiceClient(conn), url: "http://" + hl.Addr().String(),
 		http: &http.Client{Timeout: 20 * time.Second}}
 	t.Cleanup(func() {
 		conn.Close()
@@ -334,6 +335,53 @@ func TestInvalidRequests(t *testing.T) {
 			_, err := ts.client.ModelInfer(context.Background(), r)
 			wantCode(t, err, c.code, c.words)
 		})
+	}
+}
+
+// rawCodec sends bytes as they are, to make malformed messages.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v interface{}) ([]byte, error) { return *v.(*[]byte), nil }
+func (rawCodec) Unmarshal(data []byte, v interface{}) error {
+	*v.(*[]byte) = append([]byte(nil), data...)
+	return nil
+}
+func (rawCodec) Name() string { return "proto" }
+
+func TestMalformedRequests(t *testing.T) {
+	ts := start(t, Config{})
+	conn, err := grpc.NewClient(ts.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// not a protobuf message: a field 1 of wire type 7 (no such type)
+	in, out := []byte{0x0f, 0xff, 0xff}, []byte(nil)
+	err = conn.Invoke(context.Background(), "/inference.GRPCInferenceService/ModelInfer", &in, &out,
+		grpc.ForceCodec(rawCodec{}))
+	wantCode(t, err, codes.Internal, "unmarshal")
+	// HTTP: a binary header length past the body, binary data left over
+	for _, c := range []struct {
+		head, body, words string
+	}{
+		{"1000", "{}", "expected a length within the body's 2 bytes"},
+		{"2", "{}xyz", "3 bytes of binary data follow"},
+		{"", `{"inputs": [], "bogus": 1}`, "unknown field"},
+	} {
+		req, _ := http.NewRequest("POST", ts.url+"/v2/models/kws/infer", strings.NewReader(c.body))
+		if c.head != "" {
+			req.Header.Set(headerLength, c.head)
+		}
+		resp, err := ts.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e map[string]string
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(e["error"], c.words) {
+			t.Fatalf("%q: %d %v, want 400 saying %q", c.body, resp.StatusCode, e, c.words)
+		}
 	}
 }
 
