@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,6 +64,12 @@ func kwsLib(t testing.TB) string {
 		if kws.err == nil {
 			kws.lib, kws.err = tool.Compile("kws_ref_model.tflite", "kws", kws.dir)
 		}
+		if kws.err == nil { // what the first load keeps for the process
+			var mod *tn.Module
+			if mod, kws.err = tn.LoadModule(kws.lib); kws.err == nil {
+				mod.Close()
+			}
+		}
 	})
 	if kws.skip != "" {
 		t.Skip("model tests skipped: " + kws.skip)
@@ -87,6 +94,7 @@ func start(t *testing.T, cfg Config) *testServer {
 	if cfg.Models == nil {
 		cfg.Models = []string{kwsLib(t)}
 	}
+	live := settle(-1)
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +127,32 @@ func start(t *testing.T, cfg Config) *testServer {
 		wg.Wait()
 		ts.http.CloseIdleConnections()
 		checkIdle(t, s)
+		if after := settle(live); after != live {
+			t.Errorf("%d tvmnode objects left alive after Shutdown", after-live)
+		}
 	})
 	return ts
+}
+
+// settle runs the collector until the count of live tvmnode objects
+// reaches want (or, for -1, stops moving) and returns it.
+func settle(want int64) int64 {
+	last, stable := tn.LiveObjects(), 0
+	for i := 0; i < 200; i++ {
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond)
+		n := tn.LiveObjects()
+		if n == last {
+			stable++
+		} else {
+			stable = 0
+		}
+		if (want >= 0 && n == want) || (want < 0 && stable >= 5) {
+			return n
+		}
+		last = n
+	}
+	return last
 }
 
 // checkIdle checks that no request is left running: every instance is back
