@@ -8,7 +8,7 @@
 # anything failed.
 set -u
 BUILD=${1:-}
-TNPY_PACKAGES="pytest pytest-xdist numpy ml_dtypes mypy wheel tflite tflite-micro ai-edge-litert onnx onnxruntime"
+TNPY_PACKAGES="pytest pytest-xdist numpy ml_dtypes mypy wheel tflite tflite-micro ai-edge-litert onnx onnxruntime tritonclient[grpc,http]"
 . "$(dirname "$0")/tools/env.sh"
 
 # install the package into the venv too, so its console script `tvmnode`

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import shutil
 import sys
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -1113,6 +1114,48 @@ def _add_compile_args(c: argparse.ArgumentParser) -> None:
                         "M4, M7, M33, M55), wasm32")
 
 
+def serve_binary() -> Optional[str]:
+    """The tvmnode-serve program: $TVMNODE_SERVE, on PATH, or built in the
+    build tree ($TVMNODE_BUILD_DIR/go/tvmnode-serve, go/run_tests.sh)."""
+    env = os.environ.get("TVMNODE_SERVE")
+    if env:
+        return env
+    found = shutil.which("tvmnode-serve")
+    if found:
+        return found
+    build = os.environ.get("TVMNODE_BUILD_DIR")
+    if build and os.access(os.path.join(build, "go", "tvmnode-serve"), os.X_OK):
+        return os.path.join(build, "go", "tvmnode-serve")
+    return None
+
+
+def serve(argv: Sequence[str]) -> int:
+    """Runs tvmnode-serve (Go, go/serve) with argv in place of this process."""
+    prog = serve_binary()
+    if prog is None:
+        print("tvmnode serve: tvmnode-serve not found: build it (go/run_tests.sh BUILD, or "
+              "cd go/serve && go build ./cmd/tvmnode-serve), put it on PATH or set "
+              "TVMNODE_SERVE", file=sys.stderr)
+        return 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(prog, [prog] + list(argv))
+    return 1  # pragma: no cover (execv does not return)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    return serve(args.serve_args)
+
+
+def _add_serve_parser(sub: Any) -> None:
+    s = sub.add_parser("serve", add_help=False,
+                       help="serve compiled models (.so) on the Open Inference Protocol "
+                            "(gRPC and HTTP): runs tvmnode-serve, see docs/remote.md")
+    s.add_argument("serve_args", nargs=argparse.REMAINDER,
+                   help="tvmnode-serve's arguments (tvmnode serve -h lists them)")
+    s.set_defaults(fn=cmd_serve)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tvmnode", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -1163,10 +1206,14 @@ def parser() -> argparse.ArgumentParser:
                     help="seconds one model may take (default %(default)s)")
     ch.add_argument("-v", "--verbose", action="store_true", help="a line per model as it ends")
     ch.set_defaults(fn=cmd_check)
+    _add_serve_parser(sub)
     return p
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["serve"]:  # every argument is tvmnode-serve's, -h too
+        return serve(argv[1:])
     args = parser().parse_args(argv)
     from .frontend import ModelImportError
 
