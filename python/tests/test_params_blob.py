@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from aot_util import HostModel
-from tvmnode import codegen, frontend, ir, runtime
+from tvmnode import cli, codegen, frontend, ir, runtime
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = os.environ.get("TVMNODE_MODELS",
@@ -151,6 +151,40 @@ def test_blob_refusals(models: Models) -> None:
         codegen.params_blob(models.plain, consts)
     with pytest.raises(ValueError, match="weights_version"):
         codegen.params_blob(a, consts, weights_version=-1)
+
+
+def test_cli_params(models: Models, tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "kws")
+    assert cli.main(["compile", KWS, "--name", "kws", "-o", out, "--constants-in-pool"]) == 0
+    capsys.readouterr()
+    blob = str(tmp_path / "own.bin")
+    # the archive's own weights by default
+    assert cli.main(["params", out, "-o", blob]) == 0
+    text = capsys.readouterr().out
+    want = ("for model kws (id %s), pool constants of %d bytes aligned to 16, weights "
+            "version 0" % (_id(models.a), models.a.info["params"]["size_bytes"]))
+    assert want in text, text
+    with open(blob, "rb") as f:
+        assert f.read() == codegen.params_blob(models.a, models.a.constants)
+    # a second set of weights from a parameter file, from a .tar archive
+    weights = str(tmp_path / "b.params")
+    with open(weights, "wb") as f:
+        f.write(codegen.save_params(models.b.constants))
+    tar = models.a.export(str(tmp_path / "kws.tar"))
+    assert cli.main(["params", tar, weights, "-o", blob, "--weights-version", "3"]) == 0
+    capsys.readouterr()
+    with open(blob, "rb") as f:
+        assert f.read() == codegen.params_blob(models.a, models.b.constants,
+                                               weights_version=3)
+    # refusals: weights of another model, an archive without a constant pool
+    other = str(tmp_path / "ad.params")
+    with open(other, "wb") as f:
+        f.write(codegen.save_params(models.m4_ad.constants))
+    assert cli.main(["params", out, other, "-o", blob]) == 1
+    assert "tvmnode params: params_blob: " in capsys.readouterr().err
+    plain = models.plain.export(str(tmp_path / "plain"))
+    assert cli.main(["params", plain, "-o", blob]) == 1
+    assert "not compiled with constants_in_pool" in capsys.readouterr().err
 
 
 def test_host_build_unchanged_outputs(models: Models, tmp_path: Any) -> None:
