@@ -195,10 +195,10 @@ GPtrArray *tn__aot_runtime_sources(Gen *g) {
     }                                                      \
   } while (0)
   for (size_t i = 0; i < G_N_ELEMENTS(always); i++) ADD_ONCE(always[i]);
-  if (tn__aot_params(g)) {
-    ADD_ONCE("include/tvmnode/crt/params.h");
-    ADD_ONCE("src/params.c");
-  }
+  /* params.h is among the headers every archive carries (one project may
+   * build several archives against one archive's crt headers); its source
+   * only where a constant pool may be filled from a blob */
+  if (tn__aot_params(g)) ADD_ONCE("src/params.c");
   static const char *companions[][2] = {
 #define COMPANION(src, other) {src, other},
       TN_CRT_SOURCE_COMPANIONS(COMPANION)
