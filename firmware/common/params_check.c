@@ -15,25 +15,28 @@
  * 4 (each must be refused, B kept), then binds B from a misaligned copy in
  * RAM (copied into the RAM pool) and runs again. It prints
  *
- *   init st=OK copied=0 version=<weights version>
+ *   init st=OK copied=0 version=<weights version> instructions=<count>
  *   out A <output bytes in hex>
- *   bind B st=OK copied=0 version=...
+ *   bind B st=OK copied=0 version=... instructions=...
  *   out B <hex>
  *   bind other st=PARAMS_WRONG_MODEL
  *   bind badcrc st=PARAMS_CHECKSUM
  *   bind truncated st=PARAMS_TRUNCATED
  *   out kept <hex>
- *   bind copy st=OK copied=1 version=...
+ *   bind copy st=OK copied=1 version=... instructions=...
  *   out copy <hex>
  *   done 0
  *
- * and exits 0 when every call returned what it must; the outputs are
+ * (instructions: of the call, SysTick ticks times the board's instructions
+ * per tick, measure.h) and exits 0 when every call returned what it must;
+ * the outputs are
  * compared with the host executor's by python/tests/test_params_blob.py.
  * PC_LAYOUT names the model's tvmgen_<name>_params_layout; the model has
  * one workspace pool, one input and one output.
  */
 #include <stdint.h>
 
+#include "measure.h"
 #include "semihost.h"
 #include "tvmnode/crt/params.h"
 
@@ -59,6 +62,7 @@ static uint8_t ram_blob[PC_BLOB_BYTES + 64] __attribute__((aligned(64)));
 static uint8_t out[4096] __attribute__((aligned(16)));
 static TnCrtInstance inst;
 static int failures;
+static uint64_t t0; /* ticks at the start of the call measured */
 
 static const uint8_t *slot(int i, uint32_t *size) {
   const uint8_t *s = (const uint8_t *)(uintptr_t)(PC_SLOTS + i * PC_SLOT_BYTES);
@@ -77,6 +81,8 @@ static void expect(const char *what, int32_t st, int32_t want,
     fw_i64(info->copied);
     fw_str(" version=");
     fw_u64(info->weights_version);
+    fw_str(" instructions=");
+    fw_u64((fw_ticks() - t0) * FW_INSTRUCTIONS_PER_TICK);
   }
   fw_endl();
   if (st != want) failures++;
@@ -109,6 +115,8 @@ int main(void) {
   }
   TnCrtPool pool = {ws, PC_WS_BYTES};
   const uint8_t *a = slot(0, &n);
+  fw_ticks_start();
+  t0 = fw_ticks();
   expect("init", tn_crt_params_init(&inst, &PC_LAYOUT, &pool, 1, a, n, 0, 0,
                                     &info), TN_CRT_OK, &info);
   if (info.copied != 0) failures++;
@@ -123,6 +131,7 @@ int main(void) {
   run("A");
   const uint8_t *b = slot(1, &n);
   uint32_t nb = n;
+  t0 = fw_ticks();
   expect("bind B", tn_crt_params_bind(&inst, &PC_LAYOUT, b, n, 0, 0, &info),
          TN_CRT_OK, &info);
   if (info.copied != 0) failures++;
@@ -140,6 +149,7 @@ int main(void) {
   /* B received over a link into a buffer at an odd address: copied */
   if (nb > PC_BLOB_BYTES) fw_exit(2);
   for (uint32_t i = 0; i < nb; i++) ram_blob[1 + i] = b[i];
+  t0 = fw_ticks();
   expect("bind copy", tn_crt_params_bind(&inst, &PC_LAYOUT, ram_blob + 1, nb,
                                          ram_pool, sizeof ram_pool, &info),
          TN_CRT_OK, &info);
