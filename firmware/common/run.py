@@ -657,10 +657,17 @@ def build_program(sources: Sequence[str], workdir: str, *, target: str = DEFAULT
 
 
 def run_program(elf: str, target: str = DEFAULT_TARGET,
-                timeout: float = 120.0) -> Tuple[int, str]:
-    """Run a firmware under qemu: its exit code and its text."""
+                timeout: float = 120.0,
+                loads: Sequence[Tuple[str, int]] = ()) -> Tuple[int, str]:
+    """Run a firmware under qemu: its exit code and its text. `loads`:
+    (file, address) pairs that qemu's generic loader writes to the board's
+    memory before the start, as raw bytes (data programmed apart from the
+    firmware, such as a parameter blob in external flash)."""
+    cmd = qemu_command(elf, target)
+    for path, addr in loads:
+        cmd += ["-device", "loader,file=%s,addr=0x%x,force-raw=on" % (path, addr)]
     try:
-        p = subprocess.run(qemu_command(elf, target), stdout=subprocess.PIPE,
+        p = subprocess.run(cmd, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                            timeout=timeout,
                            preexec_fn=_no_core_dump if os.name == "posix" else None)

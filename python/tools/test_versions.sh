@@ -36,7 +36,7 @@ PACKAGES="pytest pytest-xdist numpy tflite tflite-micro ai-edge-litert onnx"
 # runs qemu or node, for minutes).
 SAME_ON_EVERY_PYTHON=(test_op_codegen.py test_op_device.py test_firmware_device.py
                       test_install_configured.py test_wasm.py test_rust_iface.py
-                      test_cmake.py test_linker_sections.py)
+                      test_cmake.py test_linker_sections.py test_params_blob.py)
 # Also left to the main stage, unless TNPY_FULL_MATRIX=1: the importers'
 # operator sweeps and the code generator's suite. They are pure Python over
 # numpy and the system C compiler (what they find does not depend on the

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import shutil
 import sys
@@ -474,6 +475,47 @@ def _build(archive: str, output: str, cc: Optional[str], cflags: Optional[str]) 
 
 def cmd_build(args: argparse.Namespace) -> int:
     return _build(args.archive, args.output, args.cc, args.cflags)
+
+
+def _archive_file(archive: str, rel: str) -> bytes:
+    """A file of an exported archive (a folder, or a .tar)."""
+    if os.path.isdir(archive):
+        with open(os.path.join(archive, rel), "rb") as f:
+            return f.read()
+    import tarfile
+    with tarfile.open(archive) as tar:
+        names = set(tar.getnames())
+        for name in (rel, "./" + rel):
+            member = tar.extractfile(name) if name in names else None
+            if member is not None:
+                return member.read()
+    raise ValueError("%s has no %s" % (archive, rel))
+
+
+def cmd_params(args: argparse.Namespace) -> int:
+    from . import codegen
+
+    meta = json.loads(_archive_file(args.archive, "metadata.json"))
+    mods = meta.get("modules") or {}
+    if len(mods) != 1:
+        raise ValueError("%s: metadata.json holds %d models, expected one"
+                         % (args.archive, len(mods)))
+    name, info = next(iter(mods.items()))
+    if args.weights:
+        with open(args.weights, "rb") as f:
+            data = f.read()
+    else:
+        data = _archive_file(args.archive, "parameters/%s.params" % name)
+    blob = codegen.params_blob(info, codegen.load_params(data),
+                               weights_version=args.weights_version)
+    with open(args.output, "wb") as f:
+        f.write(blob)
+    p = info["params"]
+    print("wrote %s: %d bytes for model %s (id %s), pool %s of %d bytes aligned "
+          "to %d, weights version %d" % (args.output, len(blob), name, p["model_id"],
+                                         p["pool"], p["size_bytes"], p["alignment"],
+                                         args.weights_version))
+    return 0
 
 
 def _write_svg(arch: Any, path: str) -> None:
@@ -1190,6 +1232,17 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--cc", help="the C compiler (default: $CC or cc)")
     b.add_argument("--cflags", help="compiler flags, one string (default: -O2)")
     b.set_defaults(fn=cmd_build)
+    pa = sub.add_parser("params", help="write a parameter blob: a constant-pool "
+                                       "model's weights, supplied at run time")
+    pa.add_argument("archive", help="OUT/ or OUT.tar, compiled with --constants-in-pool")
+    pa.add_argument("weights", nargs="?",
+                    help="a parameter file of the constants (const<i>, the dtypes and "
+                         "shapes of the archive's parameters/<name>.params; default: "
+                         "that file)")
+    pa.add_argument("-o", "--output", required=True, metavar="BLOB")
+    pa.add_argument("--weights-version", type=int, default=0, metavar="N",
+                    help="recorded in the blob for the application (default 0)")
+    pa.set_defaults(fn=cmd_params)
     pl = sub.add_parser("plan", help="print (and draw) the static memory plan")
     _add_compile_args(pl)
     pl.set_defaults(fn=cmd_plan)

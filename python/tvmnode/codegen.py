@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import tarfile
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
@@ -395,6 +396,70 @@ def save_params(params: Mapping[str, Any]) -> bytes:
                             "does not carry" % (name, a.dtype))
         tensors[str(name)] = from_dlpack(a)
     return bytes(get_global_func("runtime.SaveParams")(tensors))
+
+
+def params_blob(archive: Any, params: Mapping[str, Any], *,
+                weights_version: int = 0) -> bytes:
+    """A parameter blob for a model compiled with constants_in_pool: its
+    weights supplied at run time (tvmnode/crt/params.h, docs/firmware.md).
+
+    `archive` is the Archive, its metadata.json (as a dict) or the module's
+    entry in it; `params` the constants by name (const<i>, as in
+    parameters/<name>.params and Archive.constants), each of the dtype and
+    shape the model was compiled with: a second set of weights of the same
+    layout. The blob is a parameter file (save_params) of three uint8
+    entries: the model id with the layout version and `weights_version`,
+    padding, and the constant pool's image, which starts at a multiple of
+    the pool's alignment from the blob's first byte. ValueError names a
+    missing, unknown or mis-shaped constant, or an archive without a
+    constant pool."""
+    info = archive.info if isinstance(archive, Archive) else dict(archive)
+    if "modules" in info:
+        mods = info["modules"]
+        if len(mods) != 1:
+            raise ValueError("params_blob: the metadata holds %d models; pass "
+                             "one module's entry" % len(mods))
+        info = next(iter(mods.values()))
+    spec = info.get("params")
+    if not spec:
+        raise ValueError("params_blob: model '%s' was not compiled with "
+                         "constants_in_pool: its constants are in the code, not "
+                         "supplied at run time" % info.get("model_name", "?"))
+    wv = int(weights_version)
+    if not 0 <= wv <= 0xFFFFFFFF:
+        raise ValueError("params_blob: weights_version must be in [0, 2**32), got %d"
+                         % wv)
+    known = {str(c["name"]) for c in spec["constants"]}
+    extra = sorted(set(str(k) for k in params) - known)
+    if extra:
+        raise ValueError("params_blob: '%s' is not a constant of model '%s'"
+                         % (extra[0], info.get("model_name", "?")))
+    pool = np.zeros(int(spec["size_bytes"]), np.uint8)
+    for c in spec["constants"]:
+        name = str(c["name"])
+        if name not in params:
+            raise ValueError("params_blob: constant '%s' is missing" % name)
+        a = np.asarray(params[name])
+        want = np.dtype(str(c["dtype"]))
+        shape = tuple(int(d) for d in c["shape"])
+        if a.dtype != want or a.shape != shape:
+            raise ValueError("params_blob: constant '%s' must be %s%s, got %s%s"
+                             % (name, want, list(shape), a.dtype, list(a.shape)))
+        raw = np.ascontiguousarray(a).astype(want.newbyteorder("<"), copy=False)
+        off = int(c["offset"])
+        pool[off:off + raw.nbytes] = np.frombuffer(raw.tobytes(), np.uint8)
+    ident = struct.pack("<QII", int(str(spec["model_id"]), 16),
+                        int(spec["version"]), wv)
+    # before the pool's data: the header (16), the id entry (60), the pad
+    # entry's fields (39) and the pool entry's (name length, name, dtype,
+    # ndim, one dimension, data size: 4 + name + 24)
+    pool_name = str(spec["pool"])
+    data_at = 16 + 60 + 39 + 4 + len(pool_name.encode()) + 24
+    align = int(spec["alignment"])
+    pad = (-data_at) % align
+    return save_params({"tvmnode.model_id": np.frombuffer(ident, np.uint8),
+                        "tvmnode.pad": np.zeros(pad, np.uint8),
+                        pool_name: pool})
 
 
 def load_params(data: bytes) -> Dict[str, np.ndarray]:

@@ -203,11 +203,12 @@ void tn__aot_header(Gen *g, GString *h) {
       "buffers; it allocates nothing\n * and returns 0 or a TnCrtStatus code "
       "(tvmnode/crt/status.h).\n */\n#ifndef TVMGEN_%s_H_\n#define "
       "TVMGEN_%s_H_\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
-      "#include \"tvmnode/crt/model.h\"\n\n#ifndef TVMGEN_API\n#if defined("
+      "#include \"tvmnode/crt/model.h\"\n%s\n#ifndef TVMGEN_API\n#if defined("
       "__GNUC__) || defined(__clang__)\n#define TVMGEN_API __attribute__(("
       "visibility(\"default\")))\n#else\n#define TVMGEN_API\n#endif\n#endif"
       "\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", m, m, tn_version(),
-      m, M, M);
+      m, M, M,
+      tn__aot_params(g) ? "#include \"tvmnode/crt/params.h\"\n" : "");
   for (int pass = 0; pass < 2; pass++) {
     GArray *ios = pass ? g->outs : g->ins;
     for (guint i = 0; i < ios->len; i++) {
@@ -228,6 +229,11 @@ void tn__aot_header(Gen *g, GString *h) {
   if (g->o.consts_in_pool && g->const_pool > 0)
     g_string_append_printf(h, "#define TVMGEN_%s_CONSTANT_POOL_SIZE %" PRId64
                            "\n", M, g->const_pool);
+  if (tn__aot_params(g))
+    g_string_append_printf(h, "/* The id a parameter blob for this model "
+                           "carries (tvmnode/crt/params.h). */\n#define "
+                           "TVMGEN_%s_MODEL_ID UINT64_C(0x%016" PRIx64 ")\n",
+                           M, g->model_id);
   tn__aot_header_state(g, h);
   g_string_append_printf(h, "#define TVMGEN_%s_ALIGNMENT %" PRId64 "\n\n", M,
                          g->o.align);
@@ -277,6 +283,11 @@ void tn__aot_header(Gen *g, GString *h) {
                            "#define TVMGEN_%s_CONSTANT_POOL_DATA "
                            "tvmgen_%s_constant_pool_data\n\n", m, m,
                            g->const_pool, M, m);
+    g_string_append_printf(h, "/* What tn_crt_params_verify checks a "
+                           "parameter blob against (weights\n * supplied "
+                           "at run time, tvmnode/crt/params.h). */\nextern "
+                           "TVMGEN_API const TnCrtParamsLayout tvmgen_%s_"
+                           "params_layout;\n\n", m);
   }
   if (g->o.devices->len) {
     g_string_append_printf(h, "struct tvmgen_%s_devices {\n", m);
@@ -653,6 +664,46 @@ void tn__aot_emit_descriptor(Gen *g, GString *c) {
                          "tn_module_register_system(&tvmgen_%s_entry);\n}\n#endif\n",
                          m, m, m, m);
   g_array_free(used, TRUE);
+}
+
+bool tn__aot_params(const Gen *g) {
+  return g->o.consts_in_pool && g->const_pool > 0;
+}
+
+/* FNV-1a, 64 bits */
+static void fnv(uint64_t *h, const void *data, size_t n) {
+  const uint8_t *p = data;
+  for (size_t i = 0; i < n; i++) *h = (*h ^ p[i]) * UINT64_C(0x100000001b3);
+}
+
+uint64_t tn__aot_model_id(const Gen *g, const GString *lib0) {
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  fnv(&h, lib0->str, lib0->len);
+  GString *l = g_string_new(NULL);
+  g_string_append_printf(l, "pool %" PRId64 " align %" PRId64 "\n",
+                         g->const_pool, g->o.align);
+  for (guint i = 0; i < g->v.consts->len; i++) {
+    if (!g->const_used[i]) continue;
+    const DLTensor *dl = tn_tensor_dltensor(g_ptr_array_index(g->v.consts, i));
+    char dt[32];
+    tn__aot_dtype_str(dl->dtype, dt, sizeof dt);
+    g_string_append_printf(l, "const%u %s @%" PRId64 " [", i, dt,
+                           g->const_off[i]);
+    for (int32_t d = 0; d < dl->ndim; d++)
+      g_string_append_printf(l, " %" PRId64, dl->shape[d]);
+    g_string_append(l, " ]\n");
+  }
+  fnv(&h, l->str, l->len);
+  g_string_free(l, TRUE);
+  return h;
+}
+
+void tn__aot_emit_params_layout(Gen *g, GString *c) {
+  if (!tn__aot_params(g)) return;
+  g_string_append_printf(c, "\nconst TnCrtParamsLayout tvmgen_%s_params_layout"
+                         " = {\n    TN_CRT_PARAMS_LAYOUT_MAGIC, TN_CRT_PARAMS_"
+                         "VERSION, TVMGEN_%s_MODEL_ID,\n    &tvmgen_%s_model};"
+                         "\n", g->o.name, g->M, g->o.name);
 }
 
 void tn__aot_emit_pool_data(Gen *g, GString *c) {

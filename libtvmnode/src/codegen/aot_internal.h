@@ -92,6 +92,7 @@ typedef struct {
                          points folded into parameters are not) */
   int64_t *const_off; /* per constant, in the constant pool */
   int64_t const_bytes, const_pool;
+  uint64_t model_id; /* with a constant pool: tn__aot_model_id */
   TnPlanBuffer *plan;
   TnPlanResult res;
   char **fn_names; /* per step */
@@ -154,6 +155,13 @@ void tn__aot_emit_pool_data(Gen *g, GString *c);
 void tn__aot_emit_run(Gen *g, GString *c);
 void tn__aot_emit_descriptor(Gen *g, GString *c);
 void tn__aot_header(Gen *g, GString *h);
+/* Whether the model takes its weights from a parameter blob (a constant
+ * pool), and its id for the blob's check: a hash of `lib0` (every kernel
+ * call, its parameters and its constants' offsets, and no constant value)
+ * and of the constants' layout. */
+bool tn__aot_params(const Gen *g);
+uint64_t tn__aot_model_id(const Gen *g, const GString *lib0);
+void tn__aot_emit_params_layout(Gen *g, GString *c);
 void tn__aot_where(Gen *g, GString *s, int32_t v); /* where value v lives */
 
 /* mlf.c */

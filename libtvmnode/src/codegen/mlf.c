@@ -138,6 +138,33 @@ void tn__aot_metadata(Gen *g, GString *s, GPtrArray *sources) {
                          g->o.consts_in_pool ? 0 : g->const_bytes);
   json_io(g, s, false);
   json_io(g, s, true);
+  if (tn__aot_params(g)) {
+    /* what tvmnode.codegen.params_blob lays a second set of weights out by */
+    g_string_append_printf(s, ",\n      \"params\": {\"model_id\": \"0x%016"
+                           PRIx64 "\", \"version\": 1, \"pool\": "
+                           "\"constants\", \"size_bytes\": %" PRId64 ", "
+                           "\"alignment\": %" PRId64 ", \"constants\": [",
+                           g->model_id, g->const_pool, g->o.align);
+    bool first = true;
+    for (guint i = 0; i < g->v.consts->len; i++) {
+      if (!g->const_used[i]) continue;
+      const DLTensor *dl =
+          tn_tensor_dltensor(g_ptr_array_index(g->v.consts, i));
+      char dt[32];
+      tn__aot_dtype_str(dl->dtype, dt, sizeof dt);
+      g_string_append_printf(s, "%s\n        {\"name\": \"const%u\", "
+                             "\"dtype\": \"%s\", \"shape\": [",
+                             first ? "" : ",", i, dt);
+      for (int32_t d = 0; d < dl->ndim; d++)
+        g_string_append_printf(s, "%s%" PRId64, d ? ", " : "", dl->shape[d]);
+      g_string_append_printf(s, "], \"offset\": %" PRId64 ", \"size_bytes\""
+                             ": %" PRId64 "}", g->const_off[i],
+                             tn_tensor_nbytes(g_ptr_array_index(g->v.consts,
+                                                                i)));
+      first = false;
+    }
+    g_string_append(s, "]}");
+  }
   g_string_append_printf(s, ",\n      \"macs\": %" PRId64 ",\n      "
                          "\"runtime_sources\": [", tn__aot_macs(g));
   for (guint i = 0; i < sources->len; i++) {
@@ -168,6 +195,10 @@ GPtrArray *tn__aot_runtime_sources(Gen *g) {
     }                                                      \
   } while (0)
   for (size_t i = 0; i < G_N_ELEMENTS(always); i++) ADD_ONCE(always[i]);
+  /* params.h is among the headers every archive carries (one project may
+   * build several archives against one archive's crt headers); its source
+   * only where a constant pool may be filled from a blob */
+  if (tn__aot_params(g)) ADD_ONCE("src/params.c");
   static const char *companions[][2] = {
 #define COMPANION(src, other) {src, other},
       TN_CRT_SOURCE_COMPANIONS(COMPANION)

@@ -172,11 +172,13 @@ static void bind_in_pool(TnCrtInstance *inst, const TnCrtTensorInfo *t,
       slots[k] = (uint8_t *)inst->workspace[t[k].pool] + t[k].offset;
 }
 
-int32_t tn_crt_instance_init(TnCrtInstance *inst, const TnCrtModel *model,
-                             const TnCrtPool *workspace_pools,
-                             int32_t num_workspace_pools,
-                             const TnCrtPool *constant_pools,
-                             int32_t num_constant_pools) {
+/* tn_crt_instance_init, and with `fill` 0 the form tn_crt_params_init uses:
+ * the constant pools are bound as given, not filled from the descriptor. */
+static int32_t init(TnCrtInstance *inst, const TnCrtModel *model,
+                    const TnCrtPool *workspace_pools,
+                    int32_t num_workspace_pools,
+                    const TnCrtPool *constant_pools,
+                    int32_t num_constant_pools, int fill) {
   if (!inst) return TN_CRT_NULL_POINTER;
   memset(inst, 0, sizeof *inst);
   if (!model) return record(inst, TN_CRT_NULL_POINTER);
@@ -201,13 +203,42 @@ int32_t tn_crt_instance_init(TnCrtInstance *inst, const TnCrtModel *model,
     inst->constants[k] = constant_pools[k].base;
     const uint8_t *data =
         model->constant_pool_data ? model->constant_pool_data[k] : NULL;
-    if (data) memmove(constant_pools[k].base, data,
+    if (data && fill) memmove(constant_pools[k].base, data,
                       model->constant_pools[k].size);
   }
   bind_in_pool(inst, model->inputs, model->num_inputs, inst->inputs);
   bind_in_pool(inst, model->outputs, model->num_outputs, inst->outputs);
   inst->model = model;
   inst->model_seal = model_seal(model);
+  seal(inst);
+  return TN_CRT_OK;
+}
+
+int32_t tn_crt_instance_init(TnCrtInstance *inst, const TnCrtModel *model,
+                             const TnCrtPool *workspace_pools,
+                             int32_t num_workspace_pools,
+                             const TnCrtPool *constant_pools,
+                             int32_t num_constant_pools) {
+  return init(inst, model, workspace_pools, num_workspace_pools,
+              constant_pools, num_constant_pools, 1);
+}
+
+int32_t tn__crt_instance_init_bound(TnCrtInstance *inst,
+                                    const TnCrtModel *model,
+                                    const TnCrtPool *workspace_pools,
+                                    int32_t num_workspace_pools,
+                                    const TnCrtPool *constant_pools,
+                                    int32_t num_constant_pools) {
+  return init(inst, model, workspace_pools, num_workspace_pools,
+              constant_pools, num_constant_pools, 0);
+}
+
+int32_t tn__crt_set_constants(TnCrtInstance *inst, int32_t k, void *base) {
+  int32_t st = usable(inst);
+  if (st != TN_CRT_OK) return st;
+  if (k < 0 || k >= inst->model->num_constant_pools || !base)
+    return TN_CRT_INVALID_ARGUMENT;
+  inst->constants[k] = base;
   seal(inst);
   return TN_CRT_OK;
 }

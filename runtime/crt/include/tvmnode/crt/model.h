@@ -270,6 +270,19 @@ int32_t tn_crt_report(const TnCrtInstance *inst, TnCrtReport *out);
 int32_t tn_crt_input_index(const TnCrtModel *model, const char *name);
 int32_t tn_crt_output_index(const TnCrtModel *model, const char *name);
 
+/* For tn_crt_params_* (tvmnode/crt/params.h), not for applications:
+ * tn_crt_instance_init that binds the constant pools as given without
+ * filling them from the descriptor, and the rebinding of constant pool `k`
+ * of an initialised instance (TN_CRT_INVALID_ARGUMENT for an index out of
+ * range or a NULL base; the caller has checked its size and alignment). */
+int32_t tn__crt_instance_init_bound(TnCrtInstance *inst,
+                                    const TnCrtModel *model,
+                                    const TnCrtPool *workspace_pools,
+                                    int32_t num_workspace_pools,
+                                    const TnCrtPool *constant_pools,
+                                    int32_t num_constant_pools);
+int32_t tn__crt_set_constants(TnCrtInstance *inst, int32_t k, void *base);
+
 #ifdef __cplusplus
 }
 #endif

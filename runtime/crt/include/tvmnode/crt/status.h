@@ -35,7 +35,17 @@ extern "C" {
     "the model descriptor is not one this runtime reads (another ABI "     \
     "version, or not a descriptor)")                                       \
   X(NOT_BOUND, 11, "an input or output has no buffer bound to it")         \
-  X(DEVICE_FAILED, 12, "an external device failed to compute an operator")
+  X(DEVICE_FAILED, 12, "an external device failed to compute an operator") \
+  X(PARAMS_INVALID, 13,                                                    \
+    "not a parameter blob of the layout tn_crt_params_* reads (bad magic, " \
+    "format version, entry names, types or sizes, or trailing bytes)")     \
+  X(PARAMS_TRUNCATED, 14,                                                  \
+    "a parameter blob ends before the entries it declares")                \
+  X(PARAMS_CHECKSUM, 15,                                                   \
+    "a parameter blob's CRC-32 does not match its bytes (corrupted)")      \
+  X(PARAMS_WRONG_MODEL, 16,                                                \
+    "a parameter blob was made for another model (or another version of " \
+    "its constants' layout)")
 
 typedef enum {
 #define TN_CRT_STATUS_ENUM_(name, code, doc) TN_CRT_##name = code,
