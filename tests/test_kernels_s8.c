@@ -252,15 +252,30 @@ static void free_conv_args(ConvArgs *a) {
   free(a->in), free(a->w), free(a->bias);
 }
 
-START_TEST(test_conv_random) {
-  KtRng r = kt_rng(2);
+#if defined(__x86_64__) && defined(__GNUC__)
+/* isa.h (internal to the crt): whether the AVX2 forms run, and a
+ * switch to run the portable forms instead */
+int tn__crt_avx2(void);
+void tn__crt_avx2_allow(int allow);
+#define HAVE_AVX2_FORMS 1
+#else
+#define HAVE_AVX2_FORMS 0
+#endif
+
+/* `n` random convolutions from `seed` against ref_conv. wide: rows of 8
+ * to 30 pixels, weights HWIO three times in four, so that many blocks of
+ * 8 and 16 channels have runs of four pixels with whole windows (the AVX2
+ * form of BCAST). */
+static void conv_random(uint64_t seed, int n, int wide) {
+  KtRng r = kt_rng(seed);
   int cases = 0;
-  while (cases < 600) {
+  while (cases < n) {
     TnCrtConv2d p;
     memset(&p, 0, sizeof p);
     int kind = kt_int(&r, 0, 3); /* regular, grouped, depthwise, 1x1 */
     p.batch = kt_int(&r, 1, 2);
     p.in_h = kt_int(&r, 1, 7), p.in_w = kt_int(&r, 1, 7);
+    if (wide) p.in_w = kt_int(&r, 8, 30);
     p.k_h = kind == 3 ? 1 : kt_int(&r, 1, 4);
     p.k_w = kind == 3 ? 1 : kt_int(&r, 1, 4);
     p.stride_h = kt_int(&r, 1, 3), p.stride_w = kt_int(&r, 1, 3);
@@ -284,7 +299,7 @@ START_TEST(test_conv_random) {
     cases++;
     /* NHWC or NCHW data; HWIO, OIHW or OHWI weights. */
     const int *dl = kt_int(&r, 0, 2) ? nhwc : nchw;
-    int wk = kt_int(&r, 0, 2);
+    int wk = wide && kt_int(&r, 0, 3) ? 0 : kt_int(&r, 0, 2);
     const int *wl = wk == 0 ? hwio : wk == 1 ? oihw : ohwi;
     int32_t di[4] = {p.batch, p.in_h, p.in_w, p.in_c};
     int32_t dw[4] = {p.k_h, p.k_w, cpg, p.out_c};
@@ -315,6 +330,33 @@ START_TEST(test_conv_random) {
              "expected %d", cases, (long long)i, got32[i], want32[i]);
     free_conv_args(&ca), free(got), free(want), free(got32), free(want32);
   }
+}
+
+START_TEST(test_conv_random) { conv_random(2, 600, 0); }
+END_TEST
+
+/* Wide rows: on an AVX2 machine, BCAST blocks of 8 and 16 channels take
+ * the AVX2 form at four pixels at a time (strides, dilations, odd runs,
+ * NCHW inputs, groups, zero points at both ends); the same cases through
+ * the SSE2 and portable forms next. */
+START_TEST(test_conv_random_wide) {
+#if HAVE_AVX2_FORMS
+  __builtin_cpu_init();
+  ck_assert_int_eq(tn__crt_avx2(), __builtin_cpu_supports("avx2") != 0);
+#endif
+  conv_random(5, 400, 1);
+}
+END_TEST
+
+START_TEST(test_conv_random_wide_portable) {
+#if HAVE_AVX2_FORMS
+  tn__crt_avx2_allow(0);
+  ck_assert_int_eq(tn__crt_avx2(), 0);
+#endif
+  conv_random(5, 400, 1);
+#if HAVE_AVX2_FORMS
+  tn__crt_avx2_allow(1);
+#endif
 }
 END_TEST
 
@@ -694,16 +736,6 @@ static void ref_dense(const TnCrtDense *p, const TnCrtQuant *q, int32_t io,
       out8[o] = (int8_t)clamp_i(v, q->act_min, q->act_max);
     }
 }
-
-#if defined(__x86_64__) && defined(__GNUC__)
-/* isa.h (internal to the crt): whether the AVX2 forms run, and a
- * switch to run the portable forms instead */
-int tn__crt_avx2(void);
-void tn__crt_avx2_allow(int allow);
-#define HAVE_AVX2_FORMS 1
-#else
-#define HAVE_AVX2_FORMS 0
-#endif
 
 static void dense_random(uint64_t seed) {
   KtRng r = kt_rng(seed);
@@ -1786,6 +1818,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_fixed_point_hand);
   tcase_add_test(tc, test_fixed_point_random);
   tcase_add_test(tc, test_conv_random);
+  tcase_add_test(tc, test_conv_random_wide);
+  tcase_add_test(tc, test_conv_random_wide_portable);
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);
   tcase_add_test(tc, test_conv_inplace_random);

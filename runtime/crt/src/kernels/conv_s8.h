@@ -124,4 +124,51 @@ void tn__crt_conv_requant_sse(const Requant *restrict rq,
                               int8_t *restrict res);
 #endif
 
+#if TN_CRT_HAVE_AVX2
+/*
+ * The AVX2 form of BCAST (x86/conv_s8.c), for a block of 8 or 16 channels
+ * at four neighbouring output pixels whose kernel columns lie wholly
+ * inside the input. The window is cut into rows, each a run of inputs
+ * contiguous in the weights: one per kernel row where the taps and
+ * channels merge (see Conv), else one per tap. tn__crt_conv_avx2_pack
+ * sets down each row's input offset from the window's origin and kernel
+ * row, and the block's weights as vpmaddwd reads them: per row, per pair
+ * of inputs (the last one of an odd run paired with a zero weight), the
+ * 8 * u channels' two weights interleaved as int16. The packed blocks stay
+ * in AvxBcast for the rest of the call (a layer run in place packs once,
+ * not once per chunk), as many as AVX_PACK int16 hold; a block larger than
+ * that, or a window of more than AVX_ROWS rows, takes the SSE2 form. Each
+ * group of four pixels reads its rows through a table of row pointers (an
+ * indirection buffer, built per group from the offsets): rows above or
+ * below the input point to a row of -io, whose products are 0, so that
+ * the top and bottom output rows take the same path.
+ */
+enum { AVX_ROWS = 64, AVX_PACK = 16384, AVX_BLOCKS = 64, AVX_PAD = 2048 };
+typedef struct {
+  int16_t w[AVX_PACK] __attribute__((aligned(32)));
+  int8_t pad[AVX_PAD]; /* -io: the input of a row outside the input */
+  ptrdiff_t xo[AVX_ROWS];
+  int32_t ky[AVX_ROWS];
+  int32_t rows, run, u, cur; /* cur: the block's weights in w */
+  int32_t blocks, used, co0[AVX_BLOCKS], bu[AVX_BLOCKS], off[AVX_BLOCKS];
+} AvxBcast;
+
+/* Empties the packed blocks (at the start of a kernel call). */
+static inline void tn__crt_conv_avx2_reset(AvxBcast *k) {
+  k->blocks = 0, k->used = 0;
+}
+/* k for the block of 8 * u channels at co0 (u 1 or 2) of a BCAST
+ * convolution, packing its weights unless they are there already; 0 if
+ * the window or its weights are too large. */
+int tn__crt_conv_avx2_pack(AvxBcast *k, const Conv *c, int32_t co0, int u);
+/* The block's accumulators (starting from rq->bias) at four pixels, row r
+ * of pixel i at row[r] + i * step[r]: with out (channels contiguous) and
+ * rq->fast, requantized into out, pixel i at out + i * os2; otherwise
+ * into a, pixel i at a + 8 * u * i. */
+void tn__crt_conv_avx2_bcast(const AvxBcast *k, const Conv *c,
+                             const int8_t *const *row, const ptrdiff_t *step,
+                             const Requant *rq, uint32_t *restrict a,
+                             int8_t *out, ptrdiff_t os2);
+#endif
+
 #endif /* TVMNODE_CRT_CONV_S8_H_ */

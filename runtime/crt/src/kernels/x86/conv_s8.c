@@ -1,7 +1,8 @@
 /*
  * x86/conv_s8.c: the SSE2 form of the int8 convolution (conv_s8.c): BCAST,
  * DW and the requantization in GNU C vectors and six SSE2 builtins, about
- * twice as fast as the portable C on x86, bit for bit the same integers.
+ * twice as fast as the portable C on x86, bit for bit the same integers;
+ * and an AVX2 form of BCAST with its requantization (at the end).
  * conv_s8.c calls it wherever isa.h says SSE2 is there (__SSE2__ with GNU
  * C: every x86-64); elsewhere this file compiles to nothing, so that an
  * archive can always carry it.
@@ -352,6 +353,204 @@ void tn__crt_conv_requant_init_sse2(Requant *rq) {
   }
   rq->fast = rq->vec && rq->off >= -512 && rq->off <= 512;
 }
+
+#if TN_CRT_HAVE_AVX2
+/*
+ * The AVX2 form of BCAST (conv_s8.h, AvxBcast): sixteen channels in two
+ * registers of eight int32, four pixels at once, so that each pair of
+ * packed weight registers serves eight vpmaddwd. A pixel's pair of inputs
+ * (x + io, two int16) is broadcast to every lane; its products with the
+ * int8 weights are below 2^15 in magnitude (|x + io| <= 255, BCAST's
+ * condition), so vpmaddwd's pair sums are exact, and the wrapping int32
+ * sums equal the portable uint32 ones. The accumulators are requantized
+ * in registers, eight lanes at a time, as requant_sse does it (its
+ * doubtful lanes redone by requant_exact). Compiled for AVX2 with a target
+ * attribute and taken where tn__crt_avx2() says the CPU runs it.
+ */
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2")))
+
+int tn__crt_conv_avx2_pack(AvxBcast *k, const Conv *c, int32_t co0, int u) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t rows = c->merge ? p->k_h : p->k_h * p->k_w;
+  const int32_t run = c->merge ? p->k_w * c->cpg : c->cpg;
+  const int64_t size = (int64_t)rows * ((run + 1) / 2) * 16 * u;
+  if (rows > AVX_ROWS || run > AVX_PAD || size > AVX_PACK) return 0;
+  const ptrdiff_t dy = (ptrdiff_t)p->dilation_h * p->in_strides[1];
+  const ptrdiff_t dx = (ptrdiff_t)p->dilation_w * p->in_strides[2];
+  k->rows = rows, k->run = run, k->u = u;
+  for (int32_t r = 0; r < rows; r++) {
+    k->ky[r] = c->merge ? r : r / p->k_w;
+    k->xo[r] = k->ky[r] * dy + (c->merge ? 0 : r % p->k_w) * dx;
+  }
+  memset(k->pad, -c->io, (size_t)run); /* io in [-127, 128] */
+  for (int32_t b = 0; b < k->blocks; b++)
+    if (k->co0[b] == co0 && k->bu[b] == u) {
+      k->cur = k->off[b];
+      return 1;
+    }
+  if (k->used + size > AVX_PACK || k->blocks == AVX_BLOCKS)
+    k->used = 0, k->blocks = 0; /* full: start over */
+  k->co0[k->blocks] = co0, k->bu[k->blocks] = u, k->off[k->blocks] = k->used;
+  k->blocks++;
+  k->cur = k->used;
+  k->used += (int32_t)size;
+  const ptrdiff_t ws2 = p->w_strides[2];
+  int16_t *out = k->w + k->cur;
+  for (int32_t r = 0; r < rows; r++) {
+    const int32_t kx = c->merge ? 0 : r % p->k_w;
+    /* BCAST: output channels contiguous in the weights */
+    const int8_t *w = c->w + (ptrdiff_t)k->ky[r] * p->w_strides[0] +
+                      (ptrdiff_t)kx * p->w_strides[1] + co0;
+    for (int32_t e = 0; e < run; e += 2, out += 16 * u)
+      for (int32_t j = 0; j < 8 * u; j++) {
+        out[2 * j] = w[e * ws2 + j];
+        out[2 * j + 1] = e + 1 < run ? w[(e + 1) * ws2 + j] : 0;
+      }
+  }
+  return 1;
+}
+
+/* The pair (e[0] + io, e[s] + io) in every int32 lane; (e[0] + io, io)
+ * for the last input of an odd run (its weight is 0). */
+AVX2 static inline __m256i avx_pair(const int8_t *e, ptrdiff_t s, int odd,
+                                    __m128i io) {
+  const int v = odd ? (uint8_t)e[0] : (uint8_t)e[0] | (uint8_t)e[s] << 8;
+  return _mm256_broadcastd_epi32(
+      _mm_add_epi16(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(v)), io));
+}
+
+/* One pair of inputs at the four pixels against the packed weights w
+ * (accumulators a<pixel><register>, named so that they stay in
+ * registers). */
+#define AVX_STEP(odd)                                                    \
+  do {                                                                   \
+    const __m256i w0 = _mm256_load_si256((const __m256i *)w);            \
+    const __m256i w1 =                                                   \
+        u == 2 ? _mm256_load_si256((const __m256i *)(w + 16)) : w0;      \
+    __m256i v = avx_pair(e, s, odd, iov);                                \
+    a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(w0, v));               \
+    if (u == 2) a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(w1, v));   \
+    v = avx_pair(e + xp, s, odd, iov);                                   \
+    a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(w0, v));               \
+    if (u == 2) a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(w1, v));   \
+    v = avx_pair(e + 2 * xp, s, odd, iov);                               \
+    a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(w0, v));               \
+    if (u == 2) a21 = _mm256_add_epi32(a21, _mm256_madd_epi16(w1, v));   \
+    v = avx_pair(e + 3 * xp, s, odd, iov);                               \
+    a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(w0, v));               \
+    if (u == 2) a31 = _mm256_add_epi32(a31, _mm256_madd_epi16(w1, v));   \
+    w += 16 * u;                                                         \
+  } while (0)
+
+/* Eight lanes of requant_sse (lanes j0 .. j0 + 7 of the block): the
+ * results with the output offset added, and a bit per doubtful lane. */
+AVX2 static inline int avx_requant8(__m256i x, const Requant *rq, int j0,
+                                    __m256 lo, __m256 hi, __m256i magic_off,
+                                    __m256i *q) {
+  const __m256 magic = _mm256_set1_ps(12582912.0f);
+  const __m256 scale = _mm256_loadu_ps(rq->scale + j0);
+  const __m256 tol = _mm256_loadu_ps(rq->tol + j0);
+  __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(x), scale);
+  y = _mm256_min_ps(_mm256_max_ps(y, lo), hi);
+  const __m256 t = _mm256_add_ps(y, magic);
+  *q = _mm256_sub_epi32(_mm256_castps_si256(t), magic_off);
+  const __m256 d = _mm256_and_ps(
+      _mm256_sub_ps(y, _mm256_sub_ps(t, magic)),
+      _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MAX)));
+  return _mm256_movemask_ps(_mm256_cmp_ps(d, tol, _CMP_GT_OQ));
+}
+
+/* Pixel i's accumulators (c0: lanes 0-7, c1: 8-15 when u == 2)
+ * requantized into out. */
+AVX2 static inline void avx_requant_store(const Requant *rq, int u,
+                                          __m256i c0, __m256i c1,
+                                          int8_t *out) {
+  const __m256i magic_off =
+      _mm256_set1_epi32((int32_t)(0x4b400000u - (uint32_t)rq->off));
+  const __m256 lo = _mm256_set1_ps((float)(rq->lo - rq->off));
+  const __m256 hi = _mm256_set1_ps((float)(rq->hi - rq->off));
+  __m256i q0, q1;
+  int unsure = avx_requant8(c0, rq, 0, lo, hi, magic_off, &q0);
+  if (u == 2) {
+    unsure |= avx_requant8(c1, rq, 8, lo, hi, magic_off, &q1) << 8;
+    /* packs work within 128-bit halves: put the int16 back in order */
+    const __m256i s = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1),
+                                               0xd8);
+    _mm_storeu_si128((__m128i *)out,
+                     _mm_packs_epi16(_mm256_castsi256_si128(s),
+                                     _mm256_extracti128_si256(s, 1)));
+  } else {
+    const __m128i s = _mm_packs_epi32(_mm256_castsi256_si128(q0),
+                                      _mm256_extracti128_si256(q0, 1));
+    _mm_storel_epi64((__m128i *)out, _mm_packs_epi16(s, s));
+  }
+  if (unsure == 0) return;
+  uint32_t a[16];
+  _mm256_storeu_si256((__m256i *)a, c0);
+  if (u == 2) _mm256_storeu_si256((__m256i *)(a + 8), c1);
+  for (; unsure != 0; unsure &= unsure - 1) {
+    const int j = __builtin_ctz((unsigned)unsure);
+    out[j] = (int8_t)requant_exact(rq, j, a[j]);
+  }
+}
+
+AVX2 static inline __attribute__((always_inline)) void
+avx_bcast(const AvxBcast *k, int u, ptrdiff_t s, const int8_t *const *row,
+          const ptrdiff_t *step, int32_t io, const Requant *rq, uint32_t *a,
+          int8_t *out, ptrdiff_t os2) {
+  const __m128i iov = _mm_set1_epi16((int16_t)io);
+  const __m256i b0 = _mm256_loadu_si256((const __m256i *)rq->bias);
+  const __m256i b1 = _mm256_loadu_si256((const __m256i *)(rq->bias + 8));
+  __m256i a00 = b0, a10 = b0, a20 = b0, a30 = b0;
+  __m256i a01 = b1, a11 = b1, a21 = b1, a31 = b1;
+  const int16_t *w = k->w + k->cur;
+  const int32_t full = k->run / 2;
+  for (int32_t r = 0; r < k->rows; r++) {
+    const int8_t *e = row[r];
+    const ptrdiff_t xp = step[r];
+    for (int32_t i = 0; i < full; i++, e += 2 * s) AVX_STEP(0);
+    if (k->run % 2) AVX_STEP(1);
+  }
+  if (out) {
+    avx_requant_store(rq, u, a00, a01, out);
+    avx_requant_store(rq, u, a10, a11, out + os2);
+    avx_requant_store(rq, u, a20, a21, out + 2 * os2);
+    avx_requant_store(rq, u, a30, a31, out + 3 * os2);
+    return;
+  }
+  const int n = 8 * u;
+  _mm256_storeu_si256((__m256i *)a, a00);
+  _mm256_storeu_si256((__m256i *)(a + n), a10);
+  _mm256_storeu_si256((__m256i *)(a + 2 * n), a20);
+  _mm256_storeu_si256((__m256i *)(a + 3 * n), a30);
+  if (u == 2) {
+    _mm256_storeu_si256((__m256i *)(a + 8), a01);
+    _mm256_storeu_si256((__m256i *)(a + 24), a11);
+    _mm256_storeu_si256((__m256i *)(a + 40), a21);
+    _mm256_storeu_si256((__m256i *)(a + 56), a31);
+  }
+}
+#undef AVX_STEP
+
+AVX2 void tn__crt_conv_avx2_bcast(const AvxBcast *k, const Conv *c,
+                                  const int8_t *const *row,
+                                  const ptrdiff_t *step, const Requant *rq,
+                                  uint32_t *restrict a, int8_t *out,
+                                  ptrdiff_t os2) {
+  const ptrdiff_t s = c->p->in_strides[3];
+  if (!rq->fast) out = NULL;
+  if (k->u == 2 && s == 1)
+    avx_bcast(k, 2, 1, row, step, c->io, rq, a, out, os2);
+  else if (k->u == 2)
+    avx_bcast(k, 2, s, row, step, c->io, rq, a, out, os2);
+  else if (s == 1)
+    avx_bcast(k, 1, 1, row, step, c->io, rq, a, out, os2);
+  else
+    avx_bcast(k, 1, s, row, step, c->io, rq, a, out, os2);
+}
+#endif /* TN_CRT_HAVE_AVX2 */
 #else
 typedef int tn__crt_unused_x86_conv_s8; /* no SSE2: nothing here */
 #endif
