@@ -542,6 +542,8 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
                     fx1 - fx0 >= 4 &&
                     tn__crt_conv_avx2_pack(avx_buf, c, co0, len / 8);
     const int avx_pad = p->in_strides[3] == 1;
+    /* and of DW, for blocks of 16 channels */
+    const int avx_dw = fast_dw && len == 16 && rq.fast && tn__crt_avx2();
     const ptrdiff_t avx_x = (ptrdiff_t)(co0 / c->fpg) * c->cpg *
                             p->in_strides[3];
     const ptrdiff_t avx_xp = (ptrdiff_t)p->stride_w * p->in_strides[2];
@@ -619,6 +621,17 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
             const int full = wn.ky0 == 0 && wn.ky1 == p->k_h &&
                              wn.kx0 == 0 && wn.kx1 == p->k_w &&
                              (npx == 1 || (wn.nx0 == 0 && wn.nx1 == p->k_w));
+#if TN_CRT_HAVE_AVX2
+            if (avx_dw && row8 && ps3 == 1) {
+              tn__crt_conv_dw_avx2(
+                  &dwin, &wn, npx, full, wn.x,
+                  (ptrdiff_t)wn.iy0 * p->in_strides[1] +
+                      (ptrdiff_t)wn.ix0 * p->in_strides[2] + co0,
+                  (ptrdiff_t)p->stride_w * p->in_strides[2], &rq,
+                  row8 + (ptrdiff_t)ox * ps2, ps2);
+              continue;
+            }
+#endif
             tn__crt_conv_dw(&dwin, &wn, len, npx, full, wn.x,
                (ptrdiff_t)wn.iy0 * p->in_strides[1] +
                    (ptrdiff_t)wn.ix0 * p->in_strides[2] + co0,

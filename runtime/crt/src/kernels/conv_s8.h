@@ -169,6 +169,12 @@ void tn__crt_conv_avx2_bcast(const AvxBcast *k, const Conv *c,
                              const int8_t *const *row, const ptrdiff_t *step,
                              const Requant *rq, uint32_t *restrict a,
                              int8_t *out, ptrdiff_t os2);
+/* DW (tn__crt_conv_dw) for a block of 16 channels where rq->fast,
+ * requantized into out (channels contiguous), the second pixel at
+ * out + os2. */
+void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx, int full,
+                          const int8_t *x, ptrdiff_t o, ptrdiff_t xp,
+                          const Requant *rq, int8_t *out, ptrdiff_t os2);
 #endif
 
 #endif /* TVMNODE_CRT_CONV_S8_H_ */

@@ -534,6 +534,65 @@ avx_bcast(const AvxBcast *k, int u, ptrdiff_t s, const int8_t *const *row,
 }
 #undef AVX_STEP
 
+/*
+ * The AVX2 form of DW for blocks of 16 channels: dw_pixels with the
+ * sixteen channels of a pair of taps in two registers of eight int16
+ * pairs (DwWin's widened weights, read 32 bytes at a time: its four SSE
+ * vectors are channels 0-3, 4-7, 8-11 and 12-15 in that order), the
+ * inputs interleaved with vpunpcklbw/vpunpckhbw and widened with
+ * vpmovsxbw, and the requantization in registers (avx_requant_store).
+ */
+AVX2 static inline __m256i avx_zip_lo(const int8_t *a, const int8_t *b) {
+  return _mm256_cvtepi8_epi16(
+      _mm_unpacklo_epi8(_mm_loadu_si128((const __m128i *)a),
+                        _mm_loadu_si128((const __m128i *)b)));
+}
+AVX2 static inline __m256i avx_zip_hi(const int8_t *a, const int8_t *b) {
+  return _mm256_cvtepi8_epi16(
+      _mm_unpackhi_epi8(_mm_loadu_si128((const __m128i *)a),
+                        _mm_loadu_si128((const __m128i *)b)));
+}
+
+AVX2 static inline __attribute__((always_inline)) void
+avx_dw(const DwWin *d, const Win *wn, int npx, int full, const int8_t *x,
+       ptrdiff_t o, ptrdiff_t xp, const Requant *rq, int8_t *out,
+       ptrdiff_t os2) {
+  __m256i c0 = _mm256_loadu_si256((const __m256i *)&d->corr[0]);
+  __m256i c1 = _mm256_loadu_si256((const __m256i *)&d->corr[2]);
+  __m256i a0 = c0, a1 = c1, b0 = c0, b1 = c1;
+  for (int32_t i = 0; i < d->pairs; i++) {
+    const int32_t t = 2 * i;
+    const __m256i w0 = _mm256_loadu_si256((const __m256i *)&d->w[i][0]);
+    const __m256i w1 = _mm256_loadu_si256((const __m256i *)&d->w[i][2]);
+    const int8_t *p0 = dw_tap(d, wn, wn->kx0, wn->kx1, full, t, x, o);
+    const int8_t *p1 = dw_tap(d, wn, wn->kx0, wn->kx1, full, t + 1, x, o);
+    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(w0, avx_zip_lo(p0, p1)));
+    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(w1, avx_zip_hi(p0, p1)));
+    if (npx == 2) {
+      const int8_t *q0 =
+          dw_tap(d, wn, wn->nx0, wn->nx1, full, t, x, o + xp);
+      const int8_t *q1 =
+          dw_tap(d, wn, wn->nx0, wn->nx1, full, t + 1, x, o + xp);
+      b0 = _mm256_add_epi32(b0, _mm256_madd_epi16(w0, avx_zip_lo(q0, q1)));
+      b1 = _mm256_add_epi32(b1, _mm256_madd_epi16(w1, avx_zip_hi(q0, q1)));
+    }
+  }
+  avx_requant_store(rq, 2, a0, a1, out);
+  if (npx == 2) avx_requant_store(rq, 2, b0, b1, out + os2);
+}
+
+AVX2 void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx,
+                               int full, const int8_t *x, ptrdiff_t o,
+                               ptrdiff_t xp, const Requant *rq, int8_t *out,
+                               ptrdiff_t os2) {
+  switch ((npx == 2) * 2 + full) {
+    case 0: avx_dw(d, wn, 1, 0, x, o, xp, rq, out, os2); return;
+    case 1: avx_dw(d, wn, 1, 1, x, o, xp, rq, out, os2); return;
+    case 2: avx_dw(d, wn, 2, 0, x, o, xp, rq, out, os2); return;
+    default: avx_dw(d, wn, 2, 1, x, o, xp, rq, out, os2); return;
+  }
+}
+
 AVX2 void tn__crt_conv_avx2_bcast(const AvxBcast *k, const Conv *c,
                                   const int8_t *const *row,
                                   const ptrdiff_t *step, const Requant *rq,
