@@ -377,6 +377,39 @@ void tn__crt_conv_requant_init_sse2(Requant *rq) {
 
 #define AVX2 __attribute__((target("avx2")))
 
+/* The block's weights as AvxBcast describes them, into out: per pair of
+ * a row's inputs, the 8 * u channels of both interleaved (vpunpck[lh]bw)
+ * and widened (vpmovsxbw). */
+AVX2 static void avx_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0,
+                               int u, int16_t *out) {
+  const TnCrtConv2d *p = c->p;
+  const ptrdiff_t ws2 = p->w_strides[2];
+  const __m128i zero = _mm_setzero_si128();
+  for (int32_t r = 0; r < k->rows; r++) {
+    const int32_t kx = c->merge ? 0 : r % p->k_w;
+    /* BCAST: output channels contiguous in the weights */
+    const int8_t *w = c->w + (ptrdiff_t)k->ky[r] * p->w_strides[0] +
+                      (ptrdiff_t)kx * p->w_strides[1] + co0;
+    for (int32_t e = 0; e < k->run; e += 2, out += 16 * u) {
+      const int8_t *w0 = w + e * ws2, *w1 = w0 + ws2;
+      const int two = e + 1 < k->run;
+      if (u == 2) {
+        const __m128i a = _mm_loadu_si128((const __m128i *)w0);
+        const __m128i b = two ? _mm_loadu_si128((const __m128i *)w1) : zero;
+        _mm256_store_si256((__m256i *)out,
+                           _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+        _mm256_store_si256((__m256i *)(out + 16),
+                           _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
+      } else {
+        const __m128i a = _mm_loadl_epi64((const __m128i *)w0);
+        const __m128i b = two ? _mm_loadl_epi64((const __m128i *)w1) : zero;
+        _mm256_store_si256((__m256i *)out,
+                           _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+      }
+    }
+  }
+}
+
 int tn__crt_conv_avx2_pack(AvxBcast *k, const Conv *c, int32_t co0, int u) {
   const TnCrtConv2d *p = c->p;
   const int32_t rows = c->merge ? p->k_h : p->k_h * p->k_w;
@@ -402,19 +435,7 @@ int tn__crt_conv_avx2_pack(AvxBcast *k, const Conv *c, int32_t co0, int u) {
   k->blocks++;
   k->cur = k->used;
   k->used += (int32_t)size;
-  const ptrdiff_t ws2 = p->w_strides[2];
-  int16_t *out = k->w + k->cur;
-  for (int32_t r = 0; r < rows; r++) {
-    const int32_t kx = c->merge ? 0 : r % p->k_w;
-    /* BCAST: output channels contiguous in the weights */
-    const int8_t *w = c->w + (ptrdiff_t)k->ky[r] * p->w_strides[0] +
-                      (ptrdiff_t)kx * p->w_strides[1] + co0;
-    for (int32_t e = 0; e < run; e += 2, out += 16 * u)
-      for (int32_t j = 0; j < 8 * u; j++) {
-        out[2 * j] = w[e * ws2 + j];
-        out[2 * j + 1] = e + 1 < run ? w[(e + 1) * ws2 + j] : 0;
-      }
-  }
+  avx_pack_rows(k, c, co0, u, k->w + k->cur);
   return 1;
 }
 
