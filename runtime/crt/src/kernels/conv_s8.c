@@ -149,28 +149,6 @@ static TnCrtStatus conv_init(Conv *c, const TnCrtConv2d *p, int32_t io,
   return TN_CRT_OK;
 }
 
-/* The taps [*k0, *k1) of a dilated window starting at input index `origin`
- * that land inside [0, size): the padding, hoisted out of the tap loops.
- * size - origin and -origin + dilation - 1 can exceed int32 (with a pad
- * near INT32_MAX) but not uint32, where the divisions are done. */
-static inline void taps(int32_t origin, int32_t k, int32_t dilation,
-                        int32_t size, int32_t *k0, int32_t *k1) {
-  const int64_t room = (int64_t)size - origin; /* input left at origin */
-  uint32_t end = 0;
-  if (room > 0)
-    end = dilation == 1 /* the usual case; a division costs tens of cycles */
-              ? (uint32_t)room
-              : ((uint32_t)room - 1) / (uint32_t)dilation + 1;
-  if (origin >= 0)
-    *k0 = 0;
-  else if (dilation == 1)
-    *k0 = -origin;
-  else
-    *k0 = (int32_t)((0u - (uint32_t)origin + (uint32_t)dilation - 1) /
-                    (uint32_t)dilation);
-  if (end > (uint32_t)k) end = (uint32_t)k;
-  *k1 = (int32_t)end < *k0 ? *k0 : (int32_t)end;
-}
 
 
 /* ------------------------------------------------------------------------ */
@@ -536,17 +514,18 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
 #endif
 #if TN_CRT_HAVE_AVX2
     /* The AVX2 form of BCAST: four pixels at once, their rows through
-     * row pointers (rows outside the input read avx->pad, which NCHW
-     * inputs cannot: is3 == 1). */
+     * row pointers; with is3 == 1 any four (rows outside the input read
+     * avx_buf->pad, rows partly outside a completed copy), else four with
+     * whole windows. */
     const int avx = avx_buf && c->mode == BCAST && (len == 8 || len == 16) &&
-                    fx1 - fx0 >= 4 &&
                     tn__crt_conv_avx2_pack(avx_buf, c, co0, len / 8);
-    const int avx_pad = p->in_strides[3] == 1;
+    const int avx_any =
+        avx && p->in_strides[3] == 1 &&
+        (!c->merge || (int64_t)avx_buf->rows * avx_buf->run <= AVX_TMP / 4);
     /* and of DW, for blocks of 16 channels */
     const int avx_dw = fast_dw && len == 16 && rq.fast && tn__crt_avx2();
     const ptrdiff_t avx_x = (ptrdiff_t)(co0 / c->fpg) * c->cpg *
                             p->in_strides[3];
-    const ptrdiff_t avx_xp = (ptrdiff_t)p->stride_w * p->in_strides[2];
 #endif
     /* Where the output pixels of a row go: ps2 apart, channels ps3. */
     const ptrdiff_t ps2 = ring ? len : os2, ps3 = ring ? 1 : os3;
@@ -566,40 +545,34 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
         for (int32_t ox = 0, npx; ox < p->out_w; ox += npx) {
           wn.ix0 = ox * p->stride_w - p->pad_left;
 #if TN_CRT_HAVE_AVX2
-          if (avx && ox >= fx0 && ox < fx1 &&
-              ((wn.ky0 == 0 && wn.ky1 == p->k_h) || avx_pad)) {
-            /* Four pixels with whole kernel columns, the last four of the
-             * run if fewer are left (those before ox again: the same
-             * values). */
-            const int32_t o4 = ox + 4 <= fx1 ? ox : (int32_t)fx1 - 4;
-            const ptrdiff_t base = (ptrdiff_t)wn.iy0 * p->in_strides[1] +
-                                   (ptrdiff_t)(o4 * p->stride_w -
-                                               p->pad_left) *
-                                       p->in_strides[2] +
-                                   avx_x;
-            const int8_t *row[AVX_ROWS];
-            ptrdiff_t step[AVX_ROWS];
-            for (int32_t r = 0; r < avx_buf->rows; r++) {
-              const int32_t ky = avx_buf->ky[r];
-              const int in = ky >= wn.ky0 && ky < wn.ky1;
-              row[r] = in ? wn.x + base + avx_buf->xo[r] : avx_buf->pad;
-              step[r] = in ? avx_xp : 0;
+          if (avx_any || (avx && fx1 - fx0 >= 4 && ox >= fx0 && ox < fx1 &&
+                          wn.ky0 == 0 && wn.ky1 == p->k_h)) {
+            /* Four pixels from ox, or the last four of the row (or of the
+             * run with whole windows) if fewer are left, those before ox
+             * again (the same values); a row of fewer than four repeats
+             * its last pixel. */
+            const int32_t end = avx_any ? p->out_w : (int32_t)fx1;
+            const int32_t o4 = ox + 4 <= end ? ox : end >= 4 ? end - 4 : ox;
+            int32_t px[4];
+            int8_t *o8[4];
+            for (int i = 0; i < 4; i++) {
+              px[i] = o4 + i < end ? o4 + i : end - 1;
+              o8[i] = row8 ? row8 + (ptrdiff_t)px[i] * ps2 : NULL;
             }
             uint32_t a4[4 * BLK];
-            const int fused = !row32 && ps3 == 1;
-            int8_t *const o8 = row8 ? row8 + (ptrdiff_t)o4 * ps2 : NULL;
-            tn__crt_conv_avx2_bcast(avx_buf, c, row, step, &rq, a4,
-                                    fused ? o8 : NULL, ps2);
-            if (!fused || !rq.fast)
-              for (int32_t i = 0; i < 4; i += 2) {
+            const int fused = row8 && ps3 == 1 && rq.fast;
+            tn__crt_conv_avx2_pixels(avx_buf, c, wn.x + avx_x, wn.iy0,
+                                     wn.ky0, wn.ky1, px, &rq, a4,
+                                     fused ? o8 : NULL);
+            if (!fused)
+              for (int i = 0; i < 4; i++) {
                 if (row32)
-                  store32(&rq, a4 + i * len, 2,
-                          row32 + (ptrdiff_t)(o4 + i) * os2, os2, os3);
+                  store32(&rq, a4 + i * len, 1,
+                          row32 + (ptrdiff_t)px[i] * os2, os2, os3);
                 else
-                  requant_store(&rq, a4 + i * len, 2, o8 + i * ps2, ps2,
-                                ps3);
+                  requant_store(&rq, a4 + i * len, 1, o8[i], ps2, ps3);
               }
-            npx = o4 + 4 - ox;
+            npx = px[3] + 1 - ox;
             continue;
           }
 #endif

@@ -456,16 +456,16 @@ AVX2 static inline __m256i avx_pair(const int8_t *e, ptrdiff_t s, int odd,
     const __m256i w0 = _mm256_load_si256((const __m256i *)w);            \
     const __m256i w1 =                                                   \
         u == 2 ? _mm256_load_si256((const __m256i *)(w + 16)) : w0;      \
-    __m256i v = avx_pair(e, s, odd, iov);                                \
+    __m256i v = avx_pair(e0, s, odd, iov);                               \
     a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(w0, v));               \
     if (u == 2) a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(w1, v));   \
-    v = avx_pair(e + xp, s, odd, iov);                                   \
+    v = avx_pair(e1, s, odd, iov);                                       \
     a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(w0, v));               \
     if (u == 2) a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(w1, v));   \
-    v = avx_pair(e + 2 * xp, s, odd, iov);                               \
+    v = avx_pair(e2, s, odd, iov);                                       \
     a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(w0, v));               \
     if (u == 2) a21 = _mm256_add_epi32(a21, _mm256_madd_epi16(w1, v));   \
-    v = avx_pair(e + 3 * xp, s, odd, iov);                               \
+    v = avx_pair(e3, s, odd, iov);                                       \
     a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(w0, v));               \
     if (u == 2) a31 = _mm256_add_epi32(a31, _mm256_madd_epi16(w1, v));   \
     w += 16 * u;                                                         \
@@ -491,9 +491,10 @@ AVX2 static inline int avx_requant8(__m256i x, const Requant *rq, int j0,
 
 /* Pixel i's accumulators (c0: lanes 0-7, c1: 8-15 when u == 2)
  * requantized into out. */
-AVX2 static inline void avx_requant_store(const Requant *rq, int u,
-                                          __m256i c0, __m256i c1,
-                                          int8_t *out) {
+AVX2 static inline __attribute__((always_inline)) void
+avx_requant_store(const Requant *rq, int u,
+                  __m256i c0, __m256i c1,
+                  int8_t *out) {
   const __m256i magic_off =
       _mm256_set1_epi32((int32_t)(0x4b400000u - (uint32_t)rq->off));
   const __m256 lo = _mm256_set1_ps((float)(rq->lo - rq->off));
@@ -525,8 +526,7 @@ AVX2 static inline void avx_requant_store(const Requant *rq, int u,
 
 AVX2 static inline __attribute__((always_inline)) void
 avx_bcast(const AvxBcast *k, int u, ptrdiff_t s, const int8_t *const *row,
-          const ptrdiff_t *step, int32_t io, const Requant *rq, uint32_t *a,
-          int8_t *out, ptrdiff_t os2) {
+          int32_t io, const Requant *rq, uint32_t *a, int8_t *const *out) {
   const __m128i iov = _mm_set1_epi16((int16_t)io);
   const __m256i b0 = _mm256_loadu_si256((const __m256i *)rq->bias);
   const __m256i b1 = _mm256_loadu_si256((const __m256i *)(rq->bias + 8));
@@ -534,17 +534,19 @@ avx_bcast(const AvxBcast *k, int u, ptrdiff_t s, const int8_t *const *row,
   __m256i a01 = b1, a11 = b1, a21 = b1, a31 = b1;
   const int16_t *w = k->w + k->cur;
   const int32_t full = k->run / 2;
-  for (int32_t r = 0; r < k->rows; r++) {
-    const int8_t *e = row[r];
-    const ptrdiff_t xp = step[r];
-    for (int32_t i = 0; i < full; i++, e += 2 * s) AVX_STEP(0);
+  for (int32_t r = 0; r < k->rows; r++, row += 4) {
+    const int8_t *e0 = row[0], *e1 = row[1], *e2 = row[2], *e3 = row[3];
+    for (int32_t i = 0; i < full; i++) {
+      AVX_STEP(0);
+      e0 += 2 * s, e1 += 2 * s, e2 += 2 * s, e3 += 2 * s;
+    }
     if (k->run % 2) AVX_STEP(1);
   }
   if (out) {
-    avx_requant_store(rq, u, a00, a01, out);
-    avx_requant_store(rq, u, a10, a11, out + os2);
-    avx_requant_store(rq, u, a20, a21, out + 2 * os2);
-    avx_requant_store(rq, u, a30, a31, out + 3 * os2);
+    avx_requant_store(rq, u, a00, a01, out[0]);
+    avx_requant_store(rq, u, a10, a11, out[1]);
+    avx_requant_store(rq, u, a20, a21, out[2]);
+    avx_requant_store(rq, u, a30, a31, out[3]);
     return;
   }
   const int n = 8 * u;
@@ -620,21 +622,59 @@ AVX2 void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx,
   }
 }
 
-AVX2 void tn__crt_conv_avx2_bcast(const AvxBcast *k, const Conv *c,
-                                  const int8_t *const *row,
-                                  const ptrdiff_t *step, const Requant *rq,
-                                  uint32_t *restrict a, int8_t *out,
-                                  ptrdiff_t os2) {
+AVX2 static void avx_bcast_any(const AvxBcast *k, const Conv *c,
+                               const int8_t *const *row, const Requant *rq,
+                               uint32_t *restrict a, int8_t *const *out) {
   const ptrdiff_t s = c->p->in_strides[3];
   if (!rq->fast) out = NULL;
   if (k->u == 2 && s == 1)
-    avx_bcast(k, 2, 1, row, step, c->io, rq, a, out, os2);
+    avx_bcast(k, 2, 1, row, c->io, rq, a, out);
   else if (k->u == 2)
-    avx_bcast(k, 2, s, row, step, c->io, rq, a, out, os2);
+    avx_bcast(k, 2, s, row, c->io, rq, a, out);
   else if (s == 1)
-    avx_bcast(k, 1, 1, row, step, c->io, rq, a, out, os2);
+    avx_bcast(k, 1, 1, row, c->io, rq, a, out);
   else
-    avx_bcast(k, 1, s, row, step, c->io, rq, a, out, os2);
+    avx_bcast(k, 1, s, row, c->io, rq, a, out);
+}
+
+void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
+                              int32_t iy0, int32_t ky0, int32_t ky1,
+                              const int32_t *px, const Requant *rq,
+                              uint32_t *restrict a, int8_t *const *out) {
+  const TnCrtConv2d *p = c->p;
+  const ptrdiff_t is2 = p->in_strides[2];
+  const int8_t *row[4 * AVX_ROWS];
+  int8_t *tmp = k->tmp;
+  for (int i = 0; i < 4; i++) {
+    const int32_t ix0 = px[i] * p->stride_w - p->pad_left;
+    int32_t kx0, kx1;
+    taps(ix0, p->k_w, p->dilation_w, p->in_w, &kx0, &kx1);
+    const int whole = kx0 == 0 && kx1 == p->k_w;
+    for (int32_t r = 0; r < k->rows; r++) {
+      const int32_t ky = k->ky[r];
+      const int32_t kx = c->merge ? 0 : r % p->k_w;
+      const int8_t **rp = &row[4 * r + i];
+      if (ky < ky0 || ky >= ky1 || (!c->merge && (kx < kx0 || kx >= kx1))) {
+        *rp = k->pad;
+        continue;
+      }
+      /* the row's (or tap's) first input, at kernel column kx */
+      const ptrdiff_t o = (ptrdiff_t)iy0 * p->in_strides[1] +
+                          (ptrdiff_t)ix0 * is2 + k->xo[r];
+      if (whole || !c->merge) {
+        *rp = x + o;
+      } else { /* merged, partly outside: columns [kx0, kx1) are there */
+        memset(tmp, -c->io, (size_t)k->run);
+        if (kx1 > kx0)
+          memcpy(tmp + kx0 * c->cpg,
+                 x + o + (ptrdiff_t)kx0 * p->dilation_w * is2,
+                 (size_t)(kx1 - kx0) * (size_t)c->cpg);
+        *rp = tmp;
+        tmp += k->run;
+      }
+    }
+  }
+  avx_bcast_any(k, c, row, rq, a, out);
 }
 #endif /* TN_CRT_HAVE_AVX2 */
 #else
