@@ -645,6 +645,24 @@ void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
   const ptrdiff_t is2 = p->in_strides[2];
   const int8_t *row[4 * AVX_ROWS];
   int8_t *tmp = k->tmp;
+  /* The usual case: four neighbours with whole windows, each row four
+   * steps of the stride apart. */
+  const int32_t first = px[0] * p->stride_w - p->pad_left;
+  const int64_t right = (int64_t)(px[0] + 3) * p->stride_w - p->pad_left +
+                        (int64_t)(p->k_w - 1) * p->dilation_w;
+  if (px[3] == px[0] + 3 && first >= 0 && right < p->in_w && ky0 == 0 &&
+      ky1 == p->k_h) {
+    const ptrdiff_t xp = (ptrdiff_t)p->stride_w * is2;
+    const int8_t *x0 = x + (ptrdiff_t)iy0 * p->in_strides[1] +
+                       (ptrdiff_t)first * is2;
+    for (int32_t r = 0; r < k->rows; r++) {
+      const int8_t *e = x0 + k->xo[r];
+      row[4 * r] = e, row[4 * r + 1] = e + xp;
+      row[4 * r + 2] = e + 2 * xp, row[4 * r + 3] = e + 3 * xp;
+    }
+    avx_bcast_any(k, c, row, rq, a, out);
+    return;
+  }
   for (int i = 0; i < 4; i++) {
     const int32_t ix0 = px[i] * p->stride_w - p->pad_left;
     int32_t kx0, kx1;
