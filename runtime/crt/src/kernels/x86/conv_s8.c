@@ -471,6 +471,34 @@ AVX2 static inline __m256i avx_pair(const int8_t *e, ptrdiff_t s, int odd,
     w += 16 * u;                                                         \
   } while (0)
 
+/* Eight int8 at e widened to int16 with io added: four pairs. */
+AVX2 static inline __m128i avx_widen8(const int8_t *e, __m128i io) {
+  return _mm_add_epi16(_mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)e)),
+                       io);
+}
+
+/* The pair picked by the vpshufd immediate sel (0x00, 0x55, 0xaa, 0xff:
+ * pair 0 to 3) of each pixel's x0 .. x3 against the next packed weights. */
+#define AVX_QUAD(sel)                                                      \
+  do {                                                                     \
+    const __m256i w0 = _mm256_load_si256((const __m256i *)w);              \
+    const __m256i w1 =                                                     \
+        u == 2 ? _mm256_load_si256((const __m256i *)(w + 16)) : w0;        \
+    __m256i v = _mm256_broadcastd_epi32(_mm_shuffle_epi32(x0, sel));       \
+    a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(w0, v));                 \
+    if (u == 2) a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(w1, v));     \
+    v = _mm256_broadcastd_epi32(_mm_shuffle_epi32(x1, sel));               \
+    a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(w0, v));                 \
+    if (u == 2) a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(w1, v));     \
+    v = _mm256_broadcastd_epi32(_mm_shuffle_epi32(x2, sel));               \
+    a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(w0, v));                 \
+    if (u == 2) a21 = _mm256_add_epi32(a21, _mm256_madd_epi16(w1, v));     \
+    v = _mm256_broadcastd_epi32(_mm_shuffle_epi32(x3, sel));               \
+    a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(w0, v));                 \
+    if (u == 2) a31 = _mm256_add_epi32(a31, _mm256_madd_epi16(w1, v));     \
+    w += 16 * u;                                                           \
+  } while (0)
+
 /* Eight lanes of requant_sse (lanes j0 .. j0 + 7 of the block): the
  * results with the output offset added, and a bit per doubtful lane. */
 AVX2 static inline int avx_requant8(__m256i x, const Requant *rq, int j0,
@@ -536,7 +564,18 @@ avx_bcast(const AvxBcast *k, int u, ptrdiff_t s, const int8_t *const *row,
   const int32_t full = k->run / 2;
   for (int32_t r = 0; r < k->rows; r++, row += 4) {
     const int8_t *e0 = row[0], *e1 = row[1], *e2 = row[2], *e3 = row[3];
-    for (int32_t i = 0; i < full; i++) {
+    int32_t i = 0;
+    if (s == 1) /* four pairs a load: eight bytes widened at once */
+      for (; i + 4 <= full; i += 4) {
+        const __m128i x0 = avx_widen8(e0, iov), x1 = avx_widen8(e1, iov);
+        const __m128i x2 = avx_widen8(e2, iov), x3 = avx_widen8(e3, iov);
+        AVX_QUAD(0x00);
+        AVX_QUAD(0x55);
+        AVX_QUAD(0xaa);
+        AVX_QUAD(0xff);
+        e0 += 8, e1 += 8, e2 += 8, e3 += 8;
+      }
+    for (; i < full; i++) {
       AVX_STEP(0);
       e0 += 2 * s, e1 += 2 * s, e2 += 2 * s, e3 += 2 * s;
     }
@@ -562,6 +601,7 @@ avx_bcast(const AvxBcast *k, int u, ptrdiff_t s, const int8_t *const *row,
   }
 }
 #undef AVX_STEP
+#undef AVX_QUAD
 
 /*
  * The AVX2 form of DW for blocks of 16 channels: dw_pixels with the
