@@ -3,7 +3,8 @@
 # benchmarks beside apache-tvm-ffi (pinned, from PyPI), ctypes and CPython
 # builtins, in one run; then the trained models' import time and latency
 # beside TFLite Micro and LiteRT (bench/bench_models.py), compiled C
-# (bench_aot.py), a compiled model's per-call cost from Python beside LiteRT
+# (bench_aot.py; bench_x86.py, the int8 models on process CPU time), a
+# compiled model's per-call cost from Python beside LiteRT
 # (bench_module.py), compile time against model size (bench_compile.py)
 # and the emulated Cortex-M4 (bench_device.py). BUILD_DIR should be an optimised build tree
 # (../configure CFLAGS="-O2 -g"). Prints a table; writes
@@ -21,6 +22,8 @@ out_abs=$(cd "$OUT" && pwd)
 # the trained models beside TFLite Micro and LiteRT (bench_models.md/.json)
 "$VPY" "$HERE/bench/bench_models.py" --out "$out_abs" || exit
 "$VPY" "$HERE/bench/bench_aot.py" --out "$out_abs" || exit
+# the int8 models compiled to C beside LiteRT XNNPACK on process CPU time (bench_x86.md/.json)
+"$VPY" "$HERE/bench/bench_x86.py" --out "$out_abs" || exit
 # compile time from 1k to 1M operators, chains and random DAGs (bench_compile.md/.json)
 "$VPY" "$HERE/bench/bench_compile.py" --out "$out_abs" || exit
 # a compiled model run from Python beside LiteRT, per call (bench_module.md/.json)

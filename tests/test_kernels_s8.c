@@ -252,15 +252,30 @@ static void free_conv_args(ConvArgs *a) {
   free(a->in), free(a->w), free(a->bias);
 }
 
-START_TEST(test_conv_random) {
-  KtRng r = kt_rng(2);
+#if defined(__x86_64__) && defined(__GNUC__)
+/* isa.h (internal to the crt): whether the AVX2 forms run, and a
+ * switch to run the portable forms instead */
+int tn__crt_avx2(void);
+void tn__crt_avx2_allow(int allow);
+#define HAVE_AVX2_FORMS 1
+#else
+#define HAVE_AVX2_FORMS 0
+#endif
+
+/* `n` random convolutions from `seed` against ref_conv. wide: rows of 8
+ * to 30 pixels, weights HWIO three times in four, so that many blocks of
+ * 8 and 16 channels have runs of four pixels with whole windows (the AVX2
+ * form of BCAST). */
+static void conv_random(uint64_t seed, int n, int wide) {
+  KtRng r = kt_rng(seed);
   int cases = 0;
-  while (cases < 600) {
+  while (cases < n) {
     TnCrtConv2d p;
     memset(&p, 0, sizeof p);
     int kind = kt_int(&r, 0, 3); /* regular, grouped, depthwise, 1x1 */
     p.batch = kt_int(&r, 1, 2);
     p.in_h = kt_int(&r, 1, 7), p.in_w = kt_int(&r, 1, 7);
+    if (wide) p.in_w = kt_int(&r, 8, 30);
     p.k_h = kind == 3 ? 1 : kt_int(&r, 1, 4);
     p.k_w = kind == 3 ? 1 : kt_int(&r, 1, 4);
     p.stride_h = kt_int(&r, 1, 3), p.stride_w = kt_int(&r, 1, 3);
@@ -284,7 +299,7 @@ START_TEST(test_conv_random) {
     cases++;
     /* NHWC or NCHW data; HWIO, OIHW or OHWI weights. */
     const int *dl = kt_int(&r, 0, 2) ? nhwc : nchw;
-    int wk = kt_int(&r, 0, 2);
+    int wk = wide && kt_int(&r, 0, 3) ? 0 : kt_int(&r, 0, 2);
     const int *wl = wk == 0 ? hwio : wk == 1 ? oihw : ohwi;
     int32_t di[4] = {p.batch, p.in_h, p.in_w, p.in_c};
     int32_t dw[4] = {p.k_h, p.k_w, cpg, p.out_c};
@@ -315,6 +330,33 @@ START_TEST(test_conv_random) {
              "expected %d", cases, (long long)i, got32[i], want32[i]);
     free_conv_args(&ca), free(got), free(want), free(got32), free(want32);
   }
+}
+
+START_TEST(test_conv_random) { conv_random(2, 600, 0); }
+END_TEST
+
+/* Wide rows: on an AVX2 machine, BCAST blocks of 8 and 16 channels take
+ * the AVX2 form at four pixels at a time (strides, dilations, odd runs,
+ * NCHW inputs, groups, zero points at both ends); the same cases through
+ * the SSE2 and portable forms next. */
+START_TEST(test_conv_random_wide) {
+#if HAVE_AVX2_FORMS
+  __builtin_cpu_init();
+  ck_assert_int_eq(tn__crt_avx2(), __builtin_cpu_supports("avx2") != 0);
+#endif
+  conv_random(5, 400, 1);
+}
+END_TEST
+
+START_TEST(test_conv_random_wide_portable) {
+#if HAVE_AVX2_FORMS
+  tn__crt_avx2_allow(0);
+  ck_assert_int_eq(tn__crt_avx2(), 0);
+#endif
+  conv_random(5, 400, 1);
+#if HAVE_AVX2_FORMS
+  tn__crt_avx2_allow(1);
+#endif
 }
 END_TEST
 
@@ -694,16 +736,6 @@ static void ref_dense(const TnCrtDense *p, const TnCrtQuant *q, int32_t io,
       out8[o] = (int8_t)clamp_i(v, q->act_min, q->act_max);
     }
 }
-
-#if defined(__x86_64__) && defined(__GNUC__)
-/* isa.h (internal to the crt): whether the AVX2 forms run, and a
- * switch to run the portable forms instead */
-int tn__crt_avx2(void);
-void tn__crt_avx2_allow(int allow);
-#define HAVE_AVX2_FORMS 1
-#else
-#define HAVE_AVX2_FORMS 0
-#endif
 
 static void dense_random(uint64_t seed) {
   KtRng r = kt_rng(seed);
@@ -1104,6 +1136,77 @@ START_TEST(test_qadd_qmul) {
     }
     free(lhs), free(rhs), free(got);
   }
+}
+END_TEST
+
+/* ADD over long contiguous runs (on x86 with AVX2, eight elements at a
+ * time in the AVX2 form, the rest in C), with the multipliers and shifts
+ * the inlined arithmetic takes (multipliers >= 0, shifts in [-31, 0]) at
+ * their extremes, any left shift and offsets, and an activation range;
+ * against TFLite's formula. */
+static void qadd_runs(uint64_t seed) {
+  KtRng r = kt_rng(seed);
+  for (int it = 0; it < 300; it++) {
+    TnCrtQBinary q;
+    memset(&q, 0, sizeof q);
+    q.lhs_offset = -rand_zp(&r), q.rhs_offset = -rand_zp(&r);
+    q.output_offset = rand_zp(&r);
+    q.left_shift = kt_int(&r, 0, 3) ? 20 : kt_int(&r, 0, 24);
+    int32_t *m[3] = {&q.lhs_multiplier, &q.rhs_multiplier,
+                     &q.output_multiplier};
+    int32_t *sh[3] = {&q.lhs_shift, &q.rhs_shift, &q.output_shift};
+    for (int i = 0; i < 3; i++) {
+      int k = kt_int(&r, 0, 5);
+      *m[i] = k == 0 ? 0 : k == 1 ? INT32_MAX
+                                  : kt_int(&r, k == 2 ? 0 : 1 << 30,
+                                           INT32_MAX);
+      k = kt_int(&r, 0, 5);
+      *sh[i] = k == 0 ? 0 : k == 1 ? -31 : kt_int(&r, -31, 0);
+    }
+    q.act_min = kt_int(&r, 0, 2) ? -128 : kt_int(&r, -128, 0);
+    q.act_max = kt_int(&r, 0, 2) ? 127 : kt_int(&r, q.act_min, 127);
+    TnCrtBroadcast b;
+    memset(&b, 0, sizeof b);
+    b.ndim = 2;
+    b.dims[0] = kt_int(&r, 1, 3), b.dims[1] = kt_int(&r, 1, 100);
+    b.lhs_strides[1] = b.rhs_strides[1] = 1;
+    b.lhs_strides[0] = b.rhs_strides[0] = b.dims[1];
+    int64_t on = (int64_t)b.dims[0] * b.dims[1];
+    int8_t *lhs = rand_s8(&r, on, -128, 127), *rhs = rand_s8(&r, on, -128, 127);
+    int8_t *got = xalloc((size_t)on);
+    KT_CHECK_OK(tn_crt_qadd_s8(&q, &b, lhs, rhs, got));
+    for (int64_t i = 0; i < on; i++) {
+      int32_t a = (int32_t)((uint32_t)(lhs[i] + q.lhs_offset) << q.left_shift);
+      int32_t c = (int32_t)((uint32_t)(rhs[i] + q.rhs_offset) << q.left_shift);
+      a = tn_crt_multiply_by_quantized_multiplier(a, q.lhs_multiplier,
+                                                  q.lhs_shift);
+      c = tn_crt_multiply_by_quantized_multiplier(c, q.rhs_multiplier,
+                                                  q.rhs_shift);
+      int32_t raw = tn_crt_multiply_by_quantized_multiplier(
+          (int32_t)((uint32_t)a + (uint32_t)c), q.output_multiplier,
+          q.output_shift);
+      int32_t want = clamp_i(
+          (int32_t)((uint32_t)raw + (uint32_t)q.output_offset), q.act_min,
+          q.act_max);
+      EXPECT(got[i] == want, "qadd run case %d element %lld: %d, expected %d",
+             it, (long long)i, got[i], want);
+    }
+    free(lhs), free(rhs), free(got);
+  }
+}
+
+START_TEST(test_qadd_runs) { qadd_runs(17); }
+END_TEST
+
+START_TEST(test_qadd_runs_portable) {
+#if HAVE_AVX2_FORMS
+  tn__crt_avx2_allow(0);
+  ck_assert_int_eq(tn__crt_avx2(), 0);
+#endif
+  qadd_runs(17);
+#if HAVE_AVX2_FORMS
+  tn__crt_avx2_allow(1);
+#endif
 }
 END_TEST
 
@@ -1786,6 +1889,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_fixed_point_hand);
   tcase_add_test(tc, test_fixed_point_random);
   tcase_add_test(tc, test_conv_random);
+  tcase_add_test(tc, test_conv_random_wide);
+  tcase_add_test(tc, test_conv_random_wide_portable);
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);
   tcase_add_test(tc, test_conv_inplace_random);
@@ -1800,6 +1905,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_clip_lut);
   tcase_add_test(tc, test_qadd_qmul);
   tcase_add_test(tc, test_qadd_any_params);
+  tcase_add_test(tc, test_qadd_runs);
+  tcase_add_test(tc, test_qadd_runs_portable);
   tcase_add_test(tc, test_softmax);
   tcase_add_test(tc, test_logistic_tanh);
   tcase_add_test(tc, test_mean);

@@ -42,7 +42,11 @@
  * (pmaddwd, packssdw, packsswb, minps, maxps, movmskps; x86/conv_s8.c,
  * conv_s8.h), about twice as fast: pmaddwd on interleaved pairs of inputs,
  * two neighbouring pixels sharing the widened weights, and a float
- * requantization whose doubtful lanes are redone exactly. On a Cortex-M
+ * requantization whose doubtful lanes are redone exactly. Where the CPU
+ * runs AVX2 (tn__crt_avx2()), BCAST blocks of 8 and 16 channels take a
+ * fourth form, four pixels at a time (x86/conv_s8.c; AvxBcast in
+ * conv_s8.h): weights packed once per block and call, rows read through
+ * row pointers, the requantization in registers. On a Cortex-M
  * with the DSP extension (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33)
  * gcc vectorises none of it, and BCAST, DW, DOT and the requantization
  * have a third form (arm_dsp/conv_s8_dsp.h, about three times as fast as
@@ -77,6 +81,19 @@
 /* The DSP form: static functions, so that gcc inlines them into this
  * file's loops (see its opening comment). */
 #include "arm_dsp/conv_s8_dsp.h"
+#endif
+
+/* AVX_DECL(k): k, the packed blocks of the AVX2 form of BCAST for one
+ * kernel call (on the stack: 34 KiB, on x86-64 alone), or NULL where the
+ * form is out or the CPU does not run it. */
+#if TN_CRT_HAVE_AVX2
+#define AVX_DECL(k)                                                      \
+  AvxBcast k##_buf;                                                      \
+  void *const k = tn__crt_avx2() ? (tn__crt_conv_avx2_reset(&k##_buf),   \
+                                    (void *)&k##_buf)                    \
+                                 : NULL
+#else
+#define AVX_DECL(k) void *const k = NULL
 #endif
 
 
@@ -132,28 +149,6 @@ static TnCrtStatus conv_init(Conv *c, const TnCrtConv2d *p, int32_t io,
   return TN_CRT_OK;
 }
 
-/* The taps [*k0, *k1) of a dilated window starting at input index `origin`
- * that land inside [0, size): the padding, hoisted out of the tap loops.
- * size - origin and -origin + dilation - 1 can exceed int32 (with a pad
- * near INT32_MAX) but not uint32, where the divisions are done. */
-static inline void taps(int32_t origin, int32_t k, int32_t dilation,
-                        int32_t size, int32_t *k0, int32_t *k1) {
-  const int64_t room = (int64_t)size - origin; /* input left at origin */
-  uint32_t end = 0;
-  if (room > 0)
-    end = dilation == 1 /* the usual case; a division costs tens of cycles */
-              ? (uint32_t)room
-              : ((uint32_t)room - 1) / (uint32_t)dilation + 1;
-  if (origin >= 0)
-    *k0 = 0;
-  else if (dilation == 1)
-    *k0 = -origin;
-  else
-    *k0 = (int32_t)((0u - (uint32_t)origin + (uint32_t)dilation - 1) /
-                    (uint32_t)dilation);
-  if (end > (uint32_t)k) end = (uint32_t)k;
-  *k1 = (int32_t)end < *k0 ? *k0 : (int32_t)end;
-}
 
 
 /* ------------------------------------------------------------------------ */
@@ -464,8 +459,13 @@ static void ring_flush(const TnCrtConv2d *p, const int8_t *src, int32_t len,
 static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
                                  int32_t lo, int32_t hi, const int32_t *bias,
                                  int8_t *out8, int32_t *out32, int8_t *ring,
-                                 int32_t *pack_buf) {
+                                 int32_t *pack_buf, void *avx_k) {
   const TnCrtConv2d *p = c->p;
+#if TN_CRT_HAVE_AVX2
+  AvxBcast *const avx_buf = avx_k;
+#else
+  (void)avx_k;
+#endif
   const ptrdiff_t os0 = p->out_strides[0], os1 = p->out_strides[1],
                   os2 = p->out_strides[2], os3 = p->out_strides[3];
   /* Output columns [fx0, fx1) have all their kernel columns inside. */
@@ -512,6 +512,21 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
 #else
     const int pairs = 0, fast_dw = 0;
 #endif
+#if TN_CRT_HAVE_AVX2
+    /* The AVX2 form of BCAST: four pixels at once, their rows through
+     * row pointers; with is3 == 1 any four (rows outside the input read
+     * avx_buf->pad, rows partly outside a completed copy), else four with
+     * whole windows. */
+    const int avx = avx_buf && c->mode == BCAST && (len == 8 || len == 16) &&
+                    tn__crt_conv_avx2_pack(avx_buf, c, co0, len / 8);
+    const int avx_any =
+        avx && p->in_strides[3] == 1 &&
+        (!c->merge || (int64_t)avx_buf->rows * avx_buf->run <= AVX_TMP / 4);
+    /* and of DW, for blocks of 16 channels */
+    const int avx_dw = fast_dw && len == 16 && rq.fast && tn__crt_avx2();
+    const ptrdiff_t avx_x = (ptrdiff_t)(co0 / c->fpg) * c->cpg *
+                            p->in_strides[3];
+#endif
     /* Where the output pixels of a row go: ps2 apart, channels ps3. */
     const ptrdiff_t ps2 = ring ? len : os2, ps3 = ring ? 1 : os3;
     Win wn;
@@ -529,6 +544,38 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
         taps(wn.iy0, p->k_h, p->dilation_h, p->in_h, &wn.ky0, &wn.ky1);
         for (int32_t ox = 0, npx; ox < p->out_w; ox += npx) {
           wn.ix0 = ox * p->stride_w - p->pad_left;
+#if TN_CRT_HAVE_AVX2
+          if (avx_any || (avx && fx1 - fx0 >= 4 && ox >= fx0 && ox < fx1 &&
+                          wn.ky0 == 0 && wn.ky1 == p->k_h)) {
+            /* Four pixels from ox, or the last four of the row (or of the
+             * run with whole windows) if fewer are left, those before ox
+             * again (the same values); a row of fewer than four repeats
+             * its last pixel. */
+            const int32_t end = avx_any ? p->out_w : (int32_t)fx1;
+            const int32_t o4 = ox + 4 <= end ? ox : end >= 4 ? end - 4 : ox;
+            int32_t px[4];
+            int8_t *o8[4];
+            for (int i = 0; i < 4; i++) {
+              px[i] = o4 + i < end ? o4 + i : end - 1;
+              o8[i] = row8 ? row8 + (ptrdiff_t)px[i] * ps2 : NULL;
+            }
+            uint32_t a4[4 * BLK];
+            const int fused = row8 && ps3 == 1 && rq.fast;
+            tn__crt_conv_avx2_pixels(avx_buf, c, wn.x + avx_x, wn.iy0,
+                                     wn.ky0, wn.ky1, px, &rq, a4,
+                                     fused ? o8 : NULL);
+            if (!fused)
+              for (int i = 0; i < 4; i++) {
+                if (row32)
+                  store32(&rq, a4 + i * len, 1,
+                          row32 + (ptrdiff_t)px[i] * os2, os2, os3);
+                else
+                  requant_store(&rq, a4 + i * len, 1, o8[i], ps2, ps3);
+              }
+            npx = px[3] + 1 - ox;
+            continue;
+          }
+#endif
           npx = 1;
           if (pairs && ox >= fx0 && ox + 1 < fx1) { /* the usual case */
             wn.kx0 = wn.nx0 = 0, wn.kx1 = wn.nx1 = p->k_w, npx = 2;
@@ -547,6 +594,17 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
             const int full = wn.ky0 == 0 && wn.ky1 == p->k_h &&
                              wn.kx0 == 0 && wn.kx1 == p->k_w &&
                              (npx == 1 || (wn.nx0 == 0 && wn.nx1 == p->k_w));
+#if TN_CRT_HAVE_AVX2
+            if (avx_dw && row8 && ps3 == 1) {
+              tn__crt_conv_dw_avx2(
+                  &dwin, &wn, npx, full, wn.x,
+                  (ptrdiff_t)wn.iy0 * p->in_strides[1] +
+                      (ptrdiff_t)wn.ix0 * p->in_strides[2] + co0,
+                  (ptrdiff_t)p->stride_w * p->in_strides[2], &rq,
+                  row8 + (ptrdiff_t)ox * ps2, ps2);
+              continue;
+            }
+#endif
             tn__crt_conv_dw(&dwin, &wn, len, npx, full, wn.x,
                (ptrdiff_t)wn.iy0 * p->in_strides[1] +
                    (ptrdiff_t)wn.ix0 * p->in_strides[2] + co0,
@@ -587,7 +645,7 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
  * here, so that conv_blocks keeps the frame pointer's register. */
 static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                      int32_t hi, const int32_t *bias, int8_t *out8,
-                     int32_t *out32, int8_t *ring) {
+                     int32_t *out32, int8_t *ring, void *avx) {
 #if TN_CRT_HAVE_ARM_DSP
   if (out8 && !ring && dsp_pw_ok(c, q)) {
     dsp_pointwise(c, q, lo, hi, bias, out8);
@@ -596,9 +654,9 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   int32_t words;
   (void)pack_width(c, &words);
   int32_t pack_buf[words];
-  conv_blocks(c, q, lo, hi, bias, out8, out32, ring, pack_buf);
+  conv_blocks(c, q, lo, hi, bias, out8, out32, ring, pack_buf, avx);
 #else
-  conv_blocks(c, q, lo, hi, bias, out8, out32, ring, NULL);
+  conv_blocks(c, q, lo, hi, bias, out8, out32, ring, NULL, avx);
 #endif
 }
 
@@ -670,6 +728,7 @@ static void conv_pixels(const TnCrtConv2d *p, const TnCrtQuant *q, int32_t lo,
   const int64_t all = (int64_t)p->batch * p->in_h * p->in_w;
   const int32_t chunk = chunk_pixels(p);
   TnCrtConv2d g = *p;
+  AVX_DECL(avx); /* packed once for every chunk */
   g.batch = 1, g.in_h = g.out_h = 1;
   for (int64_t p0 = 0; p0 < all; p0 += g.in_w) {
     g.in_w = g.out_w = all - p0 < chunk ? (int32_t)(all - p0) : chunk;
@@ -681,7 +740,7 @@ static void conv_pixels(const TnCrtConv2d *p, const TnCrtQuant *q, int32_t lo,
     /* A part of a valid geometry: conv_init succeeds. */
     (void)conv_init(&c, &g, q->input_offset, q->filter_offset, scratch, w,
                     out);
-    conv_run(&c, q, lo, hi, bias, out, NULL, NULL);
+    conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx);
   }
 }
 
@@ -730,7 +789,8 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
   const int32_t hi = q->act_max > 127 ? 127 : q->act_max;
   if (q->act_min > q->act_max || lo > hi) return TN_CRT_INVALID_ARGUMENT;
   if ((const void *)in != (const void *)out) {
-    conv_run(&c, q, lo, hi, bias, out, NULL, NULL);
+    AVX_DECL(avx);
+    conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx);
     return TN_CRT_OK;
   }
   const int kind = in_place_kind(p);
@@ -739,7 +799,7 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
     return TN_CRT_SCRATCH_TOO_SMALL;
   if (scratch == NULL) return TN_CRT_INVALID_ARGUMENT;
   if (kind == ROWS)
-    conv_run(&c, q, lo, hi, bias, out, NULL, scratch);
+    conv_run(&c, q, lo, hi, bias, out, NULL, scratch, NULL);
 #if TN_CRT_HAVE_ARM_DSP
   else if (dsp_pw_ok(&c, q))
     dsp_pointwise(&c, q, lo, hi, bias, out);
@@ -756,7 +816,8 @@ TnCrtStatus tn_crt_conv2d_s8_s32(const TnCrtConv2d *p, int32_t input_offset,
   Conv c;
   TnCrtStatus st = conv_init(&c, p, input_offset, filter_offset, in, w, out);
   if (st != TN_CRT_OK) return st;
-  conv_run(&c, NULL, 0, 0, bias, NULL, out, NULL);
+  AVX_DECL(avx);
+  conv_run(&c, NULL, 0, 0, bias, NULL, out, NULL, avx);
   return TN_CRT_OK;
 }
 

@@ -51,6 +51,29 @@ typedef struct {
   int32_t iy0, ix0, ky0, ky1, kx0, kx1, nx0, nx1;
 } Win;
 
+/* The taps [*k0, *k1) of a dilated window starting at input index `origin`
+ * that land inside [0, size): the padding, hoisted out of the tap loops.
+ * size - origin and -origin + dilation - 1 can exceed int32 (with a pad
+ * near INT32_MAX) but not uint32, where the divisions are done. */
+static inline void taps(int32_t origin, int32_t k, int32_t dilation,
+                        int32_t size, int32_t *k0, int32_t *k1) {
+  const int64_t room = (int64_t)size - origin; /* input left at origin */
+  uint32_t end = 0;
+  if (room > 0)
+    end = dilation == 1 /* the usual case; a division costs tens of cycles */
+              ? (uint32_t)room
+              : ((uint32_t)room - 1) / (uint32_t)dilation + 1;
+  if (origin >= 0)
+    *k0 = 0;
+  else if (dilation == 1)
+    *k0 = -origin;
+  else
+    *k0 = (int32_t)((0u - (uint32_t)origin + (uint32_t)dilation - 1) /
+                    (uint32_t)dilation);
+  if (end > (uint32_t)k) end = (uint32_t)k;
+  *k1 = (int32_t)end < *k0 ? *k0 : (int32_t)end;
+}
+
 /* The widths the loops are specialised for (see conv_f32.c): a block is
  * 16, 8 or 4 wide, and only a tail of 1 to 3 takes the plain loop. */
 static inline int32_t block_width(int32_t rem) {
@@ -122,6 +145,69 @@ void tn__crt_conv_dw(const DwWin *d, const Win *wn, int32_t len, int npx,
 void tn__crt_conv_requant_sse(const Requant *restrict rq,
                               const uint32_t *restrict a, int32_t n,
                               int8_t *restrict res);
+#endif
+
+#if TN_CRT_HAVE_AVX2
+/*
+ * The AVX2 form of BCAST (x86/conv_s8.c), for a block of 8 or 16 channels
+ * at four neighbouring output pixels whose kernel columns lie wholly
+ * inside the input. The window is cut into rows, each a run of inputs
+ * contiguous in the weights: one per kernel row where the taps and
+ * channels merge (see Conv), else one per tap. tn__crt_conv_avx2_pack
+ * sets down each row's input offset from the window's origin and kernel
+ * row, and the block's weights as vpmaddwd reads them: per row, per pair
+ * of inputs (the last one of an odd run paired with a zero weight), the
+ * 8 * u channels' two weights interleaved as int16. The packed blocks stay
+ * in AvxBcast for the rest of the call (a layer run in place packs once,
+ * not once per chunk), as many as AVX_PACK int16 hold; a block larger than
+ * that, or a window of more than AVX_ROWS rows, takes the SSE2 form. Each
+ * group of four pixels reads its rows through a table of row pointers (an
+ * indirection buffer, built per group from the offsets): rows above or
+ * below the input point to a row of -io, whose products are 0, so that
+ * the top and bottom output rows take the same path; rows partly left
+ * or right of the input are completed with -io in a copy.
+ */
+enum {
+  AVX_ROWS = 64, AVX_PACK = 16384, AVX_BLOCKS = 64, AVX_PAD = 2048,
+  AVX_TMP = 8192
+};
+typedef struct {
+  int16_t w[AVX_PACK] __attribute__((aligned(32)));
+  int8_t pad[AVX_PAD]; /* -io: the input of a row outside the input */
+  int8_t tmp[AVX_TMP]; /* rows partly outside, completed with -io */
+  ptrdiff_t xo[AVX_ROWS];
+  int32_t ky[AVX_ROWS];
+  int32_t rows, run, u, cur; /* cur: the block's weights in w */
+  int32_t blocks, used, co0[AVX_BLOCKS], bu[AVX_BLOCKS], off[AVX_BLOCKS];
+} AvxBcast;
+
+/* Empties the packed blocks (at the start of a kernel call). */
+static inline void tn__crt_conv_avx2_reset(AvxBcast *k) {
+  k->blocks = 0, k->used = 0;
+}
+/* k for the block of 8 * u channels at co0 (u 1 or 2) of a BCAST
+ * convolution, packing its weights unless they are there already; 0 if
+ * the window or its weights are too large. */
+int tn__crt_conv_avx2_pack(AvxBcast *k, const Conv *c, int32_t co0, int u);
+/* The block at the output pixels px[0 .. 3] of an output row (any four,
+ * repeats allowed) whose windows start at input row iy0, kernel rows
+ * [ky0, ky1) inside the input; x: the batch's input at the block's group.
+ * A row of a window partly left or right of the input is copied into
+ * k->tmp with -io in place of the missing inputs (merged rows; needs
+ * is3 == 1 and rows * run <= AVX_TMP / 4), or reads k->pad (a tap). With
+ * out (channels contiguous) and rq->fast, requantized into out[i];
+ * otherwise the accumulators (starting from rq->bias) into a, pixel i at
+ * a + 8 * u * i. */
+void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
+                              int32_t iy0, int32_t ky0, int32_t ky1,
+                              const int32_t *px, const Requant *rq,
+                              uint32_t *restrict a, int8_t *const *out);
+/* DW (tn__crt_conv_dw) for a block of 16 channels where rq->fast,
+ * requantized into out (channels contiguous), the second pixel at
+ * out + os2. */
+void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx, int full,
+                          const int8_t *x, ptrdiff_t o, ptrdiff_t xp,
+                          const Requant *rq, int8_t *out, ptrdiff_t os2);
 #endif
 
 #endif /* TVMNODE_CRT_CONV_S8_H_ */

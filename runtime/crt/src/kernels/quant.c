@@ -22,6 +22,7 @@
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
 #include "fixed_point.h"
+#include "quant.h"
 
 /* TFLite's int32 arithmetic on offsets and zero points, whose overflow C++
  * leaves undefined: wrapping, as the hardware does. */
@@ -371,7 +372,12 @@ static void add_run_fast(const TnCrtQBinary *p, int32_t lo, int32_t hi,
   const int32_t lm = p->lhs_multiplier, lsh = p->lhs_shift;
   const int32_t rm = p->rhs_multiplier, rsh = p->rhs_shift;
   const int32_t om = p->output_multiplier, osh = p->output_shift;
-  for (int32_t i = 0; i < n; i++) {
+  int32_t i = 0;
+#if TN_CRT_HAVE_AVX2
+  if (ls == 1 && rs == 1 && n >= 8 && tn__crt_avx2())
+    i = tn__crt_qadd_avx2(p, lo, hi, l, r, n, out);
+#endif
+  for (; i < n; i++) {
     const int32_t a = (int32_t)((uint32_t)wadd(l[i * ls], loff) << left);
     const int32_t b = (int32_t)((uint32_t)wadd(r[i * rs], roff) << left);
     const int32_t v = mbqm_right(

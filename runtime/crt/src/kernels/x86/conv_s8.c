@@ -1,7 +1,8 @@
 /*
  * x86/conv_s8.c: the SSE2 form of the int8 convolution (conv_s8.c): BCAST,
  * DW and the requantization in GNU C vectors and six SSE2 builtins, about
- * twice as fast as the portable C on x86, bit for bit the same integers.
+ * twice as fast as the portable C on x86, bit for bit the same integers;
+ * and an AVX2 form of BCAST with its requantization (at the end).
  * conv_s8.c calls it wherever isa.h says SSE2 is there (__SSE2__ with GNU
  * C: every x86-64); elsewhere this file compiles to nothing, so that an
  * archive can always carry it.
@@ -345,13 +346,395 @@ void tn__crt_conv_requant_sse(const Requant *restrict rq,
 void tn__crt_conv_requant_init_sse2(Requant *rq) {
   for (int32_t j = 0; j < BLK; j++) {
     const int32_t r = rq->r[j];
-    /* 2^-31 and 2^-r are exact in float: scale = float(M) * 2^-(31+r). */
-    const float pot = 1.0f / (float)(UINT32_C(1) << r);
-    rq->scale[j] = (float)rq->m[j] * (1.0f / 2147483648.0f) * pot;
+    /* 2^-31 and 2^-r are exact in float: scale = float(M) * 2^-(31+r).
+     * 2^-r is built from its exponent bits, and M (< 2^31) converted as
+     * an int32: no division and no unsigned conversion, which cost a
+     * 1x1 layer run in place (set up once per chunk) a tenth of its
+     * time. */
+    const uint32_t pot_bits = (uint32_t)(127 - r) << 23;
+    float pot;
+    memcpy(&pot, &pot_bits, sizeof pot);
+    rq->scale[j] = (float)(int32_t)rq->m[j] * (1.0f / 2147483648.0f) * pot;
     rq->tol[j] = r > 0 ? 0.5f - 0.5f * pot - 1.0f / 2048.0f : -1.0f;
   }
   rq->fast = rq->vec && rq->off >= -512 && rq->off <= 512;
 }
+
+#if TN_CRT_HAVE_AVX2
+/*
+ * The AVX2 form of BCAST (conv_s8.h, AvxBcast): sixteen channels in two
+ * registers of eight int32, four pixels at once, so that each pair of
+ * packed weight registers serves eight vpmaddwd. A pixel's pair of inputs
+ * (x + io, two int16) is broadcast to every lane; its products with the
+ * int8 weights are below 2^15 in magnitude (|x + io| <= 255, BCAST's
+ * condition), so vpmaddwd's pair sums are exact, and the wrapping int32
+ * sums equal the portable uint32 ones. The accumulators are requantized
+ * in registers, eight lanes at a time, as requant_sse does it (its
+ * doubtful lanes redone by requant_exact). Compiled for AVX2 with a target
+ * attribute and taken where tn__crt_avx2() says the CPU runs it.
+ */
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2")))
+
+/* The block's weights as AvxBcast describes them, into out: per pair of
+ * a row's inputs, the 8 * u channels of both interleaved (vpunpck[lh]bw)
+ * and widened (vpmovsxbw). */
+AVX2 static void avx_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0,
+                               int u, int16_t *out) {
+  const TnCrtConv2d *p = c->p;
+  const ptrdiff_t ws2 = p->w_strides[2];
+  const __m128i zero = _mm_setzero_si128();
+  for (int32_t r = 0; r < k->rows; r++) {
+    const int32_t kx = c->merge ? 0 : r % p->k_w;
+    /* BCAST: output channels contiguous in the weights */
+    const int8_t *w = c->w + (ptrdiff_t)k->ky[r] * p->w_strides[0] +
+                      (ptrdiff_t)kx * p->w_strides[1] + co0;
+    for (int32_t e = 0; e < k->run; e += 2, out += 16 * u) {
+      const int8_t *w0 = w + e * ws2, *w1 = w0 + ws2;
+      const int two = e + 1 < k->run;
+      if (u == 2) {
+        const __m128i a = _mm_loadu_si128((const __m128i *)w0);
+        const __m128i b = two ? _mm_loadu_si128((const __m128i *)w1) : zero;
+        _mm256_store_si256((__m256i *)out,
+                           _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+        _mm256_store_si256((__m256i *)(out + 16),
+                           _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
+      } else {
+        const __m128i a = _mm_loadl_epi64((const __m128i *)w0);
+        const __m128i b = two ? _mm_loadl_epi64((const __m128i *)w1) : zero;
+        _mm256_store_si256((__m256i *)out,
+                           _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+      }
+    }
+  }
+}
+
+int tn__crt_conv_avx2_pack(AvxBcast *k, const Conv *c, int32_t co0, int u) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t rows = c->merge ? p->k_h : p->k_h * p->k_w;
+  const int32_t run = c->merge ? p->k_w * c->cpg : c->cpg;
+  const int64_t size = (int64_t)rows * ((run + 1) / 2) * 16 * u;
+  if (rows > AVX_ROWS || run > AVX_PAD || size > AVX_PACK) return 0;
+  const ptrdiff_t dy = (ptrdiff_t)p->dilation_h * p->in_strides[1];
+  const ptrdiff_t dx = (ptrdiff_t)p->dilation_w * p->in_strides[2];
+  k->rows = rows, k->run = run, k->u = u;
+  for (int32_t r = 0; r < rows; r++) {
+    k->ky[r] = c->merge ? r : r / p->k_w;
+    k->xo[r] = k->ky[r] * dy + (c->merge ? 0 : r % p->k_w) * dx;
+  }
+  memset(k->pad, -c->io, (size_t)run); /* io in [-127, 128] */
+  for (int32_t b = 0; b < k->blocks; b++)
+    if (k->co0[b] == co0 && k->bu[b] == u) {
+      k->cur = k->off[b];
+      return 1;
+    }
+  if (k->used + size > AVX_PACK || k->blocks == AVX_BLOCKS)
+    k->used = 0, k->blocks = 0; /* full: start over */
+  k->co0[k->blocks] = co0, k->bu[k->blocks] = u, k->off[k->blocks] = k->used;
+  k->blocks++;
+  k->cur = k->used;
+  k->used += (int32_t)size;
+  avx_pack_rows(k, c, co0, u, k->w + k->cur);
+  return 1;
+}
+
+/* The pair (e[0] + io, e[s] + io) in every int32 lane; (e[0] + io, io)
+ * for the last input of an odd run (its weight is 0). */
+AVX2 static inline __m256i avx_pair(const int8_t *e, ptrdiff_t s, int odd,
+                                    __m128i io) {
+  const int v = odd ? (uint8_t)e[0] : (uint8_t)e[0] | (uint8_t)e[s] << 8;
+  return _mm256_broadcastd_epi32(
+      _mm_add_epi16(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(v)), io));
+}
+
+/* One pair of inputs at the four pixels against the packed weights w
+ * (accumulators a<pixel><register>, named so that they stay in
+ * registers). */
+#define AVX_STEP(odd)                                                    \
+  do {                                                                   \
+    const __m256i w0 = _mm256_load_si256((const __m256i *)w);            \
+    const __m256i w1 =                                                   \
+        u == 2 ? _mm256_load_si256((const __m256i *)(w + 16)) : w0;      \
+    __m256i v = avx_pair(e0, s, odd, iov);                               \
+    a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(w0, v));               \
+    if (u == 2) a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(w1, v));   \
+    v = avx_pair(e1, s, odd, iov);                                       \
+    a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(w0, v));               \
+    if (u == 2) a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(w1, v));   \
+    v = avx_pair(e2, s, odd, iov);                                       \
+    a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(w0, v));               \
+    if (u == 2) a21 = _mm256_add_epi32(a21, _mm256_madd_epi16(w1, v));   \
+    v = avx_pair(e3, s, odd, iov);                                       \
+    a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(w0, v));               \
+    if (u == 2) a31 = _mm256_add_epi32(a31, _mm256_madd_epi16(w1, v));   \
+    w += 16 * u;                                                         \
+  } while (0)
+
+/* Eight int8 at e widened to int16 with io added: four pairs. */
+AVX2 static inline __m128i avx_widen8(const int8_t *e, __m128i io) {
+  return _mm_add_epi16(_mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)e)),
+                       io);
+}
+
+/* The pair picked by the vpshufd immediate sel (0x00, 0x55, 0xaa, 0xff:
+ * pair 0 to 3) of each pixel's x0 .. x3 against the next packed weights. */
+#define AVX_QUAD(sel)                                                      \
+  do {                                                                     \
+    const __m256i w0 = _mm256_load_si256((const __m256i *)w);              \
+    const __m256i w1 =                                                     \
+        u == 2 ? _mm256_load_si256((const __m256i *)(w + 16)) : w0;        \
+    __m256i v = _mm256_broadcastd_epi32(_mm_shuffle_epi32(x0, sel));       \
+    a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(w0, v));                 \
+    if (u == 2) a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(w1, v));     \
+    v = _mm256_broadcastd_epi32(_mm_shuffle_epi32(x1, sel));               \
+    a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(w0, v));                 \
+    if (u == 2) a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(w1, v));     \
+    v = _mm256_broadcastd_epi32(_mm_shuffle_epi32(x2, sel));               \
+    a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(w0, v));                 \
+    if (u == 2) a21 = _mm256_add_epi32(a21, _mm256_madd_epi16(w1, v));     \
+    v = _mm256_broadcastd_epi32(_mm_shuffle_epi32(x3, sel));               \
+    a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(w0, v));                 \
+    if (u == 2) a31 = _mm256_add_epi32(a31, _mm256_madd_epi16(w1, v));     \
+    w += 16 * u;                                                           \
+  } while (0)
+
+/* Eight lanes of requant_sse (lanes j0 .. j0 + 7 of the block): the
+ * results with the output offset added, and a bit per doubtful lane. */
+AVX2 static inline int avx_requant8(__m256i x, const Requant *rq, int j0,
+                                    __m256 lo, __m256 hi, __m256i magic_off,
+                                    __m256i *q) {
+  const __m256 magic = _mm256_set1_ps(12582912.0f);
+  const __m256 scale = _mm256_loadu_ps(rq->scale + j0);
+  const __m256 tol = _mm256_loadu_ps(rq->tol + j0);
+  __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(x), scale);
+  y = _mm256_min_ps(_mm256_max_ps(y, lo), hi);
+  const __m256 t = _mm256_add_ps(y, magic);
+  *q = _mm256_sub_epi32(_mm256_castps_si256(t), magic_off);
+  const __m256 d = _mm256_and_ps(
+      _mm256_sub_ps(y, _mm256_sub_ps(t, magic)),
+      _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MAX)));
+  return _mm256_movemask_ps(_mm256_cmp_ps(d, tol, _CMP_GT_OQ));
+}
+
+/* Pixel i's accumulators (c0: lanes 0-7, c1: 8-15 when u == 2)
+ * requantized into out. */
+AVX2 static inline __attribute__((always_inline)) void
+avx_requant_store(const Requant *rq, int u,
+                  __m256i c0, __m256i c1,
+                  int8_t *out) {
+  const __m256i magic_off =
+      _mm256_set1_epi32((int32_t)(0x4b400000u - (uint32_t)rq->off));
+  const __m256 lo = _mm256_set1_ps((float)(rq->lo - rq->off));
+  const __m256 hi = _mm256_set1_ps((float)(rq->hi - rq->off));
+  __m256i q0, q1;
+  int unsure = avx_requant8(c0, rq, 0, lo, hi, magic_off, &q0);
+  if (u == 2) {
+    unsure |= avx_requant8(c1, rq, 8, lo, hi, magic_off, &q1) << 8;
+    /* packs work within 128-bit halves: put the int16 back in order */
+    const __m256i s = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1),
+                                               0xd8);
+    _mm_storeu_si128((__m128i *)out,
+                     _mm_packs_epi16(_mm256_castsi256_si128(s),
+                                     _mm256_extracti128_si256(s, 1)));
+  } else {
+    const __m128i s = _mm_packs_epi32(_mm256_castsi256_si128(q0),
+                                      _mm256_extracti128_si256(q0, 1));
+    _mm_storel_epi64((__m128i *)out, _mm_packs_epi16(s, s));
+  }
+  if (unsure == 0) return;
+  uint32_t a[16];
+  _mm256_storeu_si256((__m256i *)a, c0);
+  if (u == 2) _mm256_storeu_si256((__m256i *)(a + 8), c1);
+  for (; unsure != 0; unsure &= unsure - 1) {
+    const int j = __builtin_ctz((unsigned)unsure);
+    out[j] = (int8_t)requant_exact(rq, j, a[j]);
+  }
+}
+
+AVX2 static inline __attribute__((always_inline)) void
+avx_bcast(const AvxBcast *k, int u, ptrdiff_t s, const int8_t *const *row,
+          int32_t io, const Requant *rq, uint32_t *a, int8_t *const *out) {
+  const __m128i iov = _mm_set1_epi16((int16_t)io);
+  const __m256i b0 = _mm256_loadu_si256((const __m256i *)rq->bias);
+  const __m256i b1 = _mm256_loadu_si256((const __m256i *)(rq->bias + 8));
+  __m256i a00 = b0, a10 = b0, a20 = b0, a30 = b0;
+  __m256i a01 = b1, a11 = b1, a21 = b1, a31 = b1;
+  const int16_t *w = k->w + k->cur;
+  const int32_t full = k->run / 2;
+  for (int32_t r = 0; r < k->rows; r++, row += 4) {
+    const int8_t *e0 = row[0], *e1 = row[1], *e2 = row[2], *e3 = row[3];
+    int32_t i = 0;
+    if (s == 1) /* four pairs a load: eight bytes widened at once */
+      for (; i + 4 <= full; i += 4) {
+        const __m128i x0 = avx_widen8(e0, iov), x1 = avx_widen8(e1, iov);
+        const __m128i x2 = avx_widen8(e2, iov), x3 = avx_widen8(e3, iov);
+        AVX_QUAD(0x00);
+        AVX_QUAD(0x55);
+        AVX_QUAD(0xaa);
+        AVX_QUAD(0xff);
+        e0 += 8, e1 += 8, e2 += 8, e3 += 8;
+      }
+    for (; i < full; i++) {
+      AVX_STEP(0);
+      e0 += 2 * s, e1 += 2 * s, e2 += 2 * s, e3 += 2 * s;
+    }
+    if (k->run % 2) AVX_STEP(1);
+  }
+  if (out) {
+    avx_requant_store(rq, u, a00, a01, out[0]);
+    avx_requant_store(rq, u, a10, a11, out[1]);
+    avx_requant_store(rq, u, a20, a21, out[2]);
+    avx_requant_store(rq, u, a30, a31, out[3]);
+    return;
+  }
+  const int n = 8 * u;
+  _mm256_storeu_si256((__m256i *)a, a00);
+  _mm256_storeu_si256((__m256i *)(a + n), a10);
+  _mm256_storeu_si256((__m256i *)(a + 2 * n), a20);
+  _mm256_storeu_si256((__m256i *)(a + 3 * n), a30);
+  if (u == 2) {
+    _mm256_storeu_si256((__m256i *)(a + 8), a01);
+    _mm256_storeu_si256((__m256i *)(a + 24), a11);
+    _mm256_storeu_si256((__m256i *)(a + 40), a21);
+    _mm256_storeu_si256((__m256i *)(a + 56), a31);
+  }
+}
+#undef AVX_STEP
+#undef AVX_QUAD
+
+/*
+ * The AVX2 form of DW for blocks of 16 channels: dw_pixels with the
+ * sixteen channels of a pair of taps in two registers of eight int16
+ * pairs (DwWin's widened weights, read 32 bytes at a time: its four SSE
+ * vectors are channels 0-3, 4-7, 8-11 and 12-15 in that order), the
+ * inputs interleaved with vpunpcklbw/vpunpckhbw and widened with
+ * vpmovsxbw, and the requantization in registers (avx_requant_store).
+ */
+AVX2 static inline __m256i avx_zip_lo(const int8_t *a, const int8_t *b) {
+  return _mm256_cvtepi8_epi16(
+      _mm_unpacklo_epi8(_mm_loadu_si128((const __m128i *)a),
+                        _mm_loadu_si128((const __m128i *)b)));
+}
+AVX2 static inline __m256i avx_zip_hi(const int8_t *a, const int8_t *b) {
+  return _mm256_cvtepi8_epi16(
+      _mm_unpackhi_epi8(_mm_loadu_si128((const __m128i *)a),
+                        _mm_loadu_si128((const __m128i *)b)));
+}
+
+AVX2 static inline __attribute__((always_inline)) void
+avx_dw(const DwWin *d, const Win *wn, int npx, int full, const int8_t *x,
+       ptrdiff_t o, ptrdiff_t xp, const Requant *rq, int8_t *out,
+       ptrdiff_t os2) {
+  __m256i c0 = _mm256_loadu_si256((const __m256i *)&d->corr[0]);
+  __m256i c1 = _mm256_loadu_si256((const __m256i *)&d->corr[2]);
+  __m256i a0 = c0, a1 = c1, b0 = c0, b1 = c1;
+  for (int32_t i = 0; i < d->pairs; i++) {
+    const int32_t t = 2 * i;
+    const __m256i w0 = _mm256_loadu_si256((const __m256i *)&d->w[i][0]);
+    const __m256i w1 = _mm256_loadu_si256((const __m256i *)&d->w[i][2]);
+    const int8_t *p0 = dw_tap(d, wn, wn->kx0, wn->kx1, full, t, x, o);
+    const int8_t *p1 = dw_tap(d, wn, wn->kx0, wn->kx1, full, t + 1, x, o);
+    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(w0, avx_zip_lo(p0, p1)));
+    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(w1, avx_zip_hi(p0, p1)));
+    if (npx == 2) {
+      const int8_t *q0 =
+          dw_tap(d, wn, wn->nx0, wn->nx1, full, t, x, o + xp);
+      const int8_t *q1 =
+          dw_tap(d, wn, wn->nx0, wn->nx1, full, t + 1, x, o + xp);
+      b0 = _mm256_add_epi32(b0, _mm256_madd_epi16(w0, avx_zip_lo(q0, q1)));
+      b1 = _mm256_add_epi32(b1, _mm256_madd_epi16(w1, avx_zip_hi(q0, q1)));
+    }
+  }
+  avx_requant_store(rq, 2, a0, a1, out);
+  if (npx == 2) avx_requant_store(rq, 2, b0, b1, out + os2);
+}
+
+AVX2 void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx,
+                               int full, const int8_t *x, ptrdiff_t o,
+                               ptrdiff_t xp, const Requant *rq, int8_t *out,
+                               ptrdiff_t os2) {
+  switch ((npx == 2) * 2 + full) {
+    case 0: avx_dw(d, wn, 1, 0, x, o, xp, rq, out, os2); return;
+    case 1: avx_dw(d, wn, 1, 1, x, o, xp, rq, out, os2); return;
+    case 2: avx_dw(d, wn, 2, 0, x, o, xp, rq, out, os2); return;
+    default: avx_dw(d, wn, 2, 1, x, o, xp, rq, out, os2); return;
+  }
+}
+
+AVX2 static void avx_bcast_any(const AvxBcast *k, const Conv *c,
+                               const int8_t *const *row, const Requant *rq,
+                               uint32_t *restrict a, int8_t *const *out) {
+  const ptrdiff_t s = c->p->in_strides[3];
+  if (!rq->fast) out = NULL;
+  if (k->u == 2 && s == 1)
+    avx_bcast(k, 2, 1, row, c->io, rq, a, out);
+  else if (k->u == 2)
+    avx_bcast(k, 2, s, row, c->io, rq, a, out);
+  else if (s == 1)
+    avx_bcast(k, 1, 1, row, c->io, rq, a, out);
+  else
+    avx_bcast(k, 1, s, row, c->io, rq, a, out);
+}
+
+void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
+                              int32_t iy0, int32_t ky0, int32_t ky1,
+                              const int32_t *px, const Requant *rq,
+                              uint32_t *restrict a, int8_t *const *out) {
+  const TnCrtConv2d *p = c->p;
+  const ptrdiff_t is2 = p->in_strides[2];
+  const int8_t *row[4 * AVX_ROWS];
+  int8_t *tmp = k->tmp;
+  /* The usual case: four neighbours with whole windows, each row four
+   * steps of the stride apart. */
+  const int32_t first = px[0] * p->stride_w - p->pad_left;
+  const int64_t right = (int64_t)(px[0] + 3) * p->stride_w - p->pad_left +
+                        (int64_t)(p->k_w - 1) * p->dilation_w;
+  if (px[3] == px[0] + 3 && first >= 0 && right < p->in_w && ky0 == 0 &&
+      ky1 == p->k_h) {
+    const ptrdiff_t xp = (ptrdiff_t)p->stride_w * is2;
+    const int8_t *x0 = x + (ptrdiff_t)iy0 * p->in_strides[1] +
+                       (ptrdiff_t)first * is2;
+    for (int32_t r = 0; r < k->rows; r++) {
+      const int8_t *e = x0 + k->xo[r];
+      row[4 * r] = e, row[4 * r + 1] = e + xp;
+      row[4 * r + 2] = e + 2 * xp, row[4 * r + 3] = e + 3 * xp;
+    }
+    avx_bcast_any(k, c, row, rq, a, out);
+    return;
+  }
+  for (int i = 0; i < 4; i++) {
+    const int32_t ix0 = px[i] * p->stride_w - p->pad_left;
+    int32_t kx0, kx1;
+    taps(ix0, p->k_w, p->dilation_w, p->in_w, &kx0, &kx1);
+    const int whole = kx0 == 0 && kx1 == p->k_w;
+    for (int32_t r = 0; r < k->rows; r++) {
+      const int32_t ky = k->ky[r];
+      const int32_t kx = c->merge ? 0 : r % p->k_w;
+      const int8_t **rp = &row[4 * r + i];
+      if (ky < ky0 || ky >= ky1 || (!c->merge && (kx < kx0 || kx >= kx1))) {
+        *rp = k->pad;
+        continue;
+      }
+      /* the row's (or tap's) first input, at kernel column kx */
+      const ptrdiff_t o = (ptrdiff_t)iy0 * p->in_strides[1] +
+                          (ptrdiff_t)ix0 * is2 + k->xo[r];
+      if (whole || !c->merge) {
+        *rp = x + o;
+      } else { /* merged, partly outside: columns [kx0, kx1) are there */
+        memset(tmp, -c->io, (size_t)k->run);
+        if (kx1 > kx0)
+          memcpy(tmp + kx0 * c->cpg,
+                 x + o + (ptrdiff_t)kx0 * p->dilation_w * is2,
+                 (size_t)(kx1 - kx0) * (size_t)c->cpg);
+        *rp = tmp;
+        tmp += k->run;
+      }
+    }
+  }
+  avx_bcast_any(k, c, row, rq, a, out);
+}
+#endif /* TN_CRT_HAVE_AVX2 */
 #else
 typedef int tn__crt_unused_x86_conv_s8; /* no SSE2: nothing here */
 #endif

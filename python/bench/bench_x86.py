@@ -1,0 +1,194 @@
+"""The int8 models compiled to C beside LiteRT with XNNPACK, on process CPU
+time, with the crt of this tree and, optionally, of another one (a base
+commit), in one run. (Files of the crt that only this tree has are added
+to the base's copy: the compiler lists them in every archive; the base's
+code does not call them.)
+
+For each int8 model of ../shared/models (or --models DIR; --only NAME to
+pick some): codegen.compile once; the archive exported and bench_aot.py's
+latency driver built (the generated C and the crt at `cc -std=c99 -O2`)
+with this tree's crt sources ("new") and with --base-src's ("base"), the
+driver's clock switched to CLOCK_PROCESS_CPUTIME_ID; LiteRT with its
+default kernels (XNNPACK) and one thread, timed on time.process_time.
+--rounds interleaved rounds of about --seconds each; every figure is the
+median over rounds of the median per call. Both drivers' outputs are
+compared with TFLite Micro's, which they should equal bit for bit. Prints
+a table; writes bench_x86.json (every sample) and bench_x86.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import bench_aot  # noqa: E402
+from bench_aot import Driver, HostModel, build_driver, make_input, tflm_arena  # noqa: E402
+from bench_models import DEFAULT_MODELS  # noqa: E402
+
+from tvmnode import codegen, frontend  # noqa: E402
+
+MODELS = ["kws_ref_model.tflite", "pretrainedResnet_quant.tflite", "ad01_int8.tflite",
+          "str_ww_ref_model.tflite"]
+
+# the driver timed on the process's CPU clock
+bench_aot.DRIVER_C = bench_aot.DRIVER_C.replace("CLOCK_MONOTONIC", "CLOCK_PROCESS_CPUTIME_ID")
+
+
+def cpu_per_call(fn: Callable[[], Any], seconds: float) -> float:
+    """Median CPU seconds per call over batches of about 20 ms."""
+    fn()
+    t0 = time.process_time()
+    fn()
+    one = max(time.process_time() - t0, 1e-6)
+    batch = max(1, int(0.02 / one))
+    samples: List[float] = []
+    end = time.process_time() + seconds
+    while time.process_time() < end or len(samples) < 5:
+        t0 = time.process_time()
+        for _ in range(batch):
+            fn()
+        samples.append((time.process_time() - t0) / batch)
+    return statistics.median(samples)
+
+
+def cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def driver_for(arch: codegen.Archive, src: str, x: np.ndarray, workdir: str) -> Driver:
+    """The latency driver of arch with the crt of the source tree src."""
+    old = os.environ.get("TVMNODE_SOURCE_DIR")
+    os.environ["TVMNODE_SOURCE_DIR"] = src
+    try:
+        os.makedirs(workdir, exist_ok=True)
+        hm = HostModel(arch, workdir, cflags=("-O2",))
+        exe = build_driver(hm, workdir)
+    finally:
+        if old is None:
+            del os.environ["TVMNODE_SOURCE_DIR"]
+        else:
+            os.environ["TVMNODE_SOURCE_DIR"] = old
+    d = Driver(exe, hm, [x], workdir)
+    d(0.0)
+    return d
+
+
+def base_tree(base: str, new: str, workdir: str) -> str:
+    """A copy of base's crt with the files only new has (sources of forms
+    that base's code never calls, which the compiler of this tree lists
+    in every archive) added from new."""
+    dst = os.path.join(workdir, "base-src")
+    crt = os.path.join(dst, "runtime", "crt")
+    if not os.path.isdir(crt):
+        shutil.copytree(os.path.join(base, "runtime", "crt"), crt)
+        new_crt = os.path.join(new, "runtime", "crt")
+        for root, _, files in os.walk(new_crt):
+            for f in files:
+                rel = os.path.relpath(os.path.join(root, f), new_crt)
+                if not os.path.exists(os.path.join(crt, rel)):
+                    os.makedirs(os.path.dirname(os.path.join(crt, rel)), exist_ok=True)
+                    shutil.copy(os.path.join(new_crt, rel), os.path.join(crt, rel))
+    return dst
+
+
+def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str, Any]:
+    from ai_edge_litert import interpreter as litert
+
+    name = path.stem.lower()
+    arch = codegen.compile(frontend.load_model(str(path)), name=name)
+    x = make_input(arch.info["inputs"][0])
+    arena = tflm_arena(path, x)
+    micro = arena.pop("output") if arena else None
+    sides = {"new": args.new_src}
+    if args.base_src:
+        sides["base"] = base_tree(args.base_src, args.new_src, workdir)
+    drivers = {k: driver_for(arch, src, x, os.path.join(workdir, k))
+               for k, src in sides.items()}
+    res: Dict[str, Any] = {"macs": int(arch.info["macs"])}
+    if micro is not None:
+        res["equal_to_tflite_micro"] = {
+            k: bool(np.array_equal(d.outputs()[0], micro)) for k, d in drivers.items()}
+    it = litert.Interpreter(model_path=str(path), num_threads=1)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    samples: Dict[str, List[float]] = {k: [] for k in list(drivers) + ["litert"]}
+    for r in range(args.rounds):
+        order = list(drivers) if r % 2 == 0 else list(reversed(list(drivers)))
+        for k in order:
+            samples[k].append(drivers[k](args.seconds))
+        samples["litert"].append(cpu_per_call(it.invoke, args.seconds))
+    res["cpu_s"] = samples
+    res["median_s"] = {k: statistics.median(v) for k, v in samples.items()}
+    return res
+
+
+def table(results: Dict[str, Any]) -> str:
+    rows = ["Process CPU time per inference, one thread, median of %d rounds; %s; "
+            "ratio = ours / LiteRT (XNNPACK)." % (results["rounds"], results["cpu"]), "",
+            "| model | MACs | base µs | new µs | new / base | LiteRT XNNPACK µs "
+            "| base / LiteRT | new / LiteRT | = TFLM |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for name, r in results["models"].items():
+        m = r["median_s"]
+        lt = m["litert"]
+        base = m.get("base")
+        eq = r.get("equal_to_tflite_micro", {})
+        rows.append("| %s | %s | %s | %.1f | %s | %.1f | %s | %.2f | %s |" % (
+            name, "{:,}".format(r["macs"]), "%.1f" % (base * 1e6) if base else "—",
+            m["new"] * 1e6, "%.2f" % (m["new"] / base) if base else "—", lt * 1e6,
+            "%.2f" % (base / lt) if base else "—", m["new"] / lt,
+            ", ".join("%s %s" % (k, "yes" if v else "NO") for k, v in eq.items()) or "—"))
+    return "\n".join(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default=os.environ.get("TVMNODE_MODELS", str(DEFAULT_MODELS)))
+    ap.add_argument("--only", action="append", default=[],
+                    help="a model file name (repeatable); default: the int8 models")
+    ap.add_argument("--new-src", default=str(HERE.parents[1]))
+    ap.add_argument("--base-src", default=None, help="a source tree to compare with")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=0.3)
+    ap.add_argument("--keep", default=None, help="build in this directory and keep it")
+    ap.add_argument("--out", default=".")
+    args = ap.parse_args()
+    results: Dict[str, Any] = {"cpu": cpu_name(), "rounds": args.rounds,
+                               "seconds": args.seconds, "models": {}}
+    with tempfile.TemporaryDirectory(prefix="bench_x86") as tmp:
+        workdir = args.keep or tmp
+        for name in args.only or MODELS:
+            path = Path(args.models) / name
+            if not path.exists():
+                continue
+            print("%s ..." % name, file=sys.stderr, flush=True)
+            results["models"][name] = bench_model(path, args, workdir)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench_x86.json").write_text(json.dumps(results, indent=1))
+    text = table(results)
+    (out / "bench_x86.md").write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+/*
+ * quant.h: what the int8 elementwise kernels (quant.c, portable C) share
+ * with their ISA form, x86/quant.c (AVX2): the entry of the AVX2 ADD.
+ * Private to runtime/crt.
+ */
+#ifndef TVMNODE_CRT_QUANT_H_
+#define TVMNODE_CRT_QUANT_H_
+
+#include <stdint.h>
+
+#include "tvmnode/crt/kernels.h"
+#include "isa.h"
+
+#if TN_CRT_HAVE_AVX2
+/* quant.c's add_run_fast over the first n - n % 8 elements of contiguous
+ * runs l and r (the parameters pass add_is_fast), eight at a time;
+ * returns how many it did. */
+int32_t tn__crt_qadd_avx2(const TnCrtQBinary *p, int32_t lo, int32_t hi,
+                          const int8_t *l, const int8_t *r, int32_t n,
+                          int8_t *out);
+#endif
+
+#endif /* TVMNODE_CRT_QUANT_H_ */
