@@ -1,7 +1,9 @@
 """What apache-tvm-ffi's own tests showed missing after the first slices
 (python/tools/tvm_ffi_tests.py measures it): frozen and non-frozen
-py_classes deriving from each other, and a field annotated `object`
-refused."""
+py_classes deriving from each other, a field annotated `object` refused,
+the class attribute `__tvm_ffi_type_info__`, and `MISSING` with the
+container classes at tvm-ffi's places (`tvmnode.MISSING`,
+`tvmnode.container`)."""
 from __future__ import annotations
 
 import itertools
@@ -10,6 +12,7 @@ from typing import Any, Optional
 import pytest
 
 import tvmnode as tn
+from tvmnode import ir
 from tvmnode.dataclasses import FrozenInstanceError, field, fields, py_class
 
 _n = itertools.count()
@@ -121,3 +124,50 @@ def test_field_annotated_object_is_refused() -> None:
     g = Good("any")
     assert g.x == "any" and g.y == 0
     assert tn.get_type_info(key).type_key == key
+
+
+# ---- cls.__tvm_ffi_type_info__ -----------------------------------------------------
+
+def test_tvm_ffi_type_info_class_attribute() -> None:
+    @py_class(_key("Info"))
+    class Info(tn.Object):
+        a: int
+        b: str = "s"
+
+    @py_class(_key("InfoChild"))
+    class InfoChild(Info):
+        c: float = 0.0
+
+    ti = Info.__tvm_ffi_type_info__
+    assert isinstance(ti, tn.TypeInfo)
+    assert ti.type_key == tn.get_type_info(Info).type_key == Info._tn_type_key
+    assert [f.name for f in ti.fields] == ["a", "b"]
+    assert Info(1).__tvm_ffi_type_info__.type_index == ti.type_index
+    child = InfoChild.__tvm_ffi_type_info__
+    assert child.type_key == InfoChild._tn_type_key
+    assert child.parent_type_info.type_key == ti.type_key
+    # classes made from the reflection table and attached ones have it too
+    assert ir.Var.__tvm_ffi_type_info__.type_key == "ir.Var"
+    assert type(ir.var("x")).__tvm_ffi_type_info__.type_key == "ir.Var"
+
+
+# ---- MISSING and tvmnode.container ---------------------------------------------------
+
+def test_missing_at_top_level_and_in_container() -> None:
+    from tvmnode import container, dataclasses
+
+    assert tn.MISSING is dataclasses.MISSING is container.MISSING
+    assert repr(tn.MISSING) == "MISSING"
+    m = tn.Map({"a": 1})
+    assert m.get("b", tn.MISSING) is tn.MISSING
+    assert m.get("a", tn.MISSING) == 1
+    assert (container.Array, container.List, container.Map, container.Dict) == \
+        (tn.Array, tn.List, tn.Map, tn.Dict)
+
+    @py_class(_key("Req"))
+    class Req(tn.Object):
+        a: int = field(default=tn.MISSING)
+
+    with pytest.raises(TypeError, match="a"):
+        Req()
+    assert Req(3).a == 3

@@ -32,7 +32,7 @@ import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple, Type, TypeVar, Union, overload
 
 from . import _ffi
-from ._core import DataType, Device, Object, _add_fields
+from ._core import TYPE_INFO_ATTR, DataType, Device, Object, _add_fields
 
 if sys.version_info >= (3, 11):
     from typing import dataclass_transform
@@ -1005,6 +1005,7 @@ def _declare(cls: Any, key: Optional[str], *, frozen: bool, init: bool, repr: bo
     for f in own:
         if f._deep is not None or f._conv is not None:
             setattr(cls, f.name, _CheckedField(f))
+    cls.__tvm_ffi_type_info__ = TYPE_INFO_ATTR
     _ffi._register_class(t, cls)
     for n, fn in methods:
         _ffi.type_register_method(t, n, fn)
@@ -1095,6 +1096,7 @@ def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: boo
         rd = _readers(cls)
         for f in flds:
             f._descr = rd.get(f.name)
+        cls.__tvm_ffi_type_info__ = TYPE_INFO_ATTR
         _ffi._register_class(t, cls)
         return cls
     return wrap
