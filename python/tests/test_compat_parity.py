@@ -171,3 +171,32 @@ def test_missing_at_top_level_and_in_container() -> None:
     with pytest.raises(TypeError, match="a"):
         Req()
     assert Req(3).a == 3
+
+
+# ---- keys() / values() / items() of Map and Dict are views ------------------------
+
+def test_map_and_dict_views() -> None:
+    import collections.abc as abc
+
+    m = tn.Map({"a": 1, "b": 2})
+    ks, vs, its = m.keys(), m.values(), m.items()
+    assert isinstance(ks, abc.KeysView) and isinstance(vs, abc.ValuesView)
+    assert isinstance(its, abc.ItemsView)
+    assert list(ks) == ["a", "b"] and list(vs) == [1, 2]
+    assert list(its) == [("a", 1), ("b", 2)]
+    assert len(ks) == len(vs) == len(its) == 2
+    assert "a" in ks and "z" not in ks and 2 in vs and 3 not in vs
+    assert ("a", 1) in its and ("a", 2) not in its and ("z", 1) not in its
+    # keys and items are sets, as a dict's
+    assert ks == {"a", "b"} and ks & {"b", "c"} == {"b"} and ks | {"c"} == {"a", "b", "c"}
+    assert its - {("a", 1)} == {("b", 2)}
+    assert dict(its) == {"a": 1, "b": 2}
+
+    d = tn.Dict({"x": 1})
+    dk, di = d.keys(), d.items()
+    d["y"] = 2
+    del d["x"]
+    # a view follows the Dict it was taken from
+    assert list(dk) == ["y"] and list(di) == [("y", 2)] and len(dk) == 1
+    d.clear()
+    assert len(di) == 0 and list(d.values()) == []
