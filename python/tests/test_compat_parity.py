@@ -30,7 +30,7 @@ def test_non_frozen_class_derived_from_frozen_one() -> None:
         a: int
 
     @py_class(_key("ThawedChild"))
-    class ThawedChild(FrozenBase):
+    class ThawedChild(FrozenBase):  # type: ignore[misc]
         b: int
 
     c = ThawedChild(1, 2)
@@ -39,7 +39,7 @@ def test_non_frozen_class_derived_from_frozen_one() -> None:
     assert c.b == 20
     # the parent's field stays frozen, in Python and in C
     with pytest.raises(FrozenInstanceError, match="field 'a' of frozen ThawedChild"):
-        c.a = 10
+        c.a = 10  # type: ignore[misc]
     with pytest.raises(AttributeError, match="read-only"):
         FrozenBase.__dict__["a"].__set__(c, 10)
     with pytest.raises(FrozenInstanceError):
@@ -60,14 +60,14 @@ def test_frozen_class_derived_from_non_frozen_one() -> None:
         a: int
 
     @py_class(_key("FrozenChild"), frozen=True)
-    class FrozenChild(MutableBase):
+    class FrozenChild(MutableBase):  # type: ignore[misc]
         b: int
 
     c = FrozenChild(1, 2)
-    c.a = 10
+    c.a = 10  # type: ignore[misc]
     assert c.a == 10
     with pytest.raises(FrozenInstanceError, match="field 'b' of frozen FrozenChild"):
-        c.b = 20
+        c.b = 20  # type: ignore[misc]
     with pytest.raises(FrozenInstanceError):
         del c.b
     with pytest.raises(FrozenInstanceError):
@@ -75,7 +75,7 @@ def test_frozen_class_derived_from_non_frozen_one() -> None:
     assert (c.a, c.b) == (10, 2)
     # a bad value for the mutable field is still checked
     with pytest.raises(TypeError):
-        c.a = "x"  # type: ignore[assignment]
+        c.a = "x"  # type: ignore[assignment, misc]
     assert c.a == 10
 
 
@@ -85,15 +85,15 @@ def test_three_levels_alternating_frozen() -> None:
         a: int
 
     @py_class(_key("L2"))
-    class L2(L1):
+    class L2(L1):  # type: ignore[misc]
         b: int
 
     @py_class(_key("L3"), frozen=True)
-    class L3(L2):
+    class L3(L2):  # type: ignore[misc]
         c: int
 
     x = L3(1, 2, 3)
-    x.b = 20
+    x.b = 20  # type: ignore[misc]
     for name in ("a", "c"):
         with pytest.raises(FrozenInstanceError):
             setattr(x, name, 0)
@@ -138,17 +138,18 @@ def test_tvm_ffi_type_info_class_attribute() -> None:
     class InfoChild(Info):
         c: float = 0.0
 
-    ti = Info.__tvm_ffi_type_info__
+    ti = Info.__tvm_ffi_type_info__  # type: ignore[attr-defined]
     assert isinstance(ti, tn.TypeInfo)
     assert ti.type_key == tn.get_type_info(Info).type_key == Info._tn_type_key
     assert [f.name for f in ti.fields] == ["a", "b"]
     assert Info(1).__tvm_ffi_type_info__.type_index == ti.type_index
-    child = InfoChild.__tvm_ffi_type_info__
+    child = InfoChild.__tvm_ffi_type_info__  # type: ignore[attr-defined]
     assert child.type_key == InfoChild._tn_type_key
     assert child.parent_type_info.type_key == ti.type_key
     # classes made from the reflection table and attached ones have it too
-    assert ir.Var.__tvm_ffi_type_info__.type_key == "ir.Var"
-    assert type(ir.var("x")).__tvm_ffi_type_info__.type_key == "ir.Var"
+    assert ir.Var.__tvm_ffi_type_info__.type_key == "ir.Var"  # type: ignore[attr-defined]
+    var_cls: Any = type(ir.var("x"))
+    assert var_cls.__tvm_ffi_type_info__.type_key == "ir.Var"
 
 
 # ---- MISSING and tvmnode.container ---------------------------------------------------
@@ -200,3 +201,43 @@ def test_map_and_dict_views() -> None:
     assert list(dk) == ["y"] and list(di) == [("y", 2)] and len(dk) == 1
     d.clear()
     assert len(di) == 0 and list(d.values()) == []
+
+
+# ---- an ml_dtypes array as an argument, to convert() and from_dlpack ------------
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2"])
+def test_ml_dtypes_array_as_argument(name: str) -> None:
+    np = pytest.importorskip("numpy")
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    tp = getattr(ml_dtypes, name, None)
+    if tp is None:
+        pytest.skip("this ml_dtypes has no %s" % name)
+    x = np.array([[0.5, -2.0, 1.5], [3.0, -0.5, 1.0]], dtype=tp)
+    echo = tn.get_global_func("testing.echo")
+    for t in (echo(x), tn.convert(x), tn.from_dlpack(x)):
+        assert type(t) is tn.Tensor and t.dtype == name and t.shape == (2, 3)
+        assert t.data_ptr == x.__array_interface__["data"][0]  # no copy
+        assert t.numpy().view(np.uint8).tobytes() == x.view(np.uint8).tobytes()
+    # strided views keep their layout
+    s = echo(x[:, ::2])
+    assert s.shape == (2, 2)
+    assert np.array_equal(s.numpy().astype(np.float32), x[:, ::2].astype(np.float32))
+    # a C function taking a DLTensor reads the elements
+    nbytes = tn.cpp.load_inline(
+        "parity_ml_dtypes",
+        c_sources="int64_t nbytes(DLTensor *t) {"
+                  " return t->shape[0] * t->shape[1] * t->dtype.bits / 8; }",
+        functions=["nbytes"]).nbytes
+    assert nbytes(x) == 6 * x.dtype.itemsize
+    del x, s, t
+
+
+def test_dlpack_refusal_without_ml_dtypes_type_is_kept() -> None:
+    np = pytest.importorskip("numpy")
+    echo = tn.get_global_func("testing.echo")
+    rec = np.zeros(2, dtype=[("a", "<f4"), ("b", "<i4")])
+    # numpy's own BufferError, named for the argument, as before
+    with pytest.raises(BufferError, match="testing.echo: argument 0"):
+        echo(rec)
+    with pytest.raises(BufferError):
+        tn.from_dlpack(rec)
