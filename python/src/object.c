@@ -1494,17 +1494,31 @@ static PyObject *map_list(PyObject *self, int which) {
   return out;
 }
 
+/* keys()/values()/items(): views, as a dict's and tvm-ffi's are: the
+ * collections.abc view classes over the map itself (len, iteration,
+ * `in`, set operations on keys and items), so they follow later changes
+ * of a Dict. */
+static PyObject *map_view(PyObject *self, const char *kind) {
+  PyObject *abc = PyImport_ImportModule("collections.abc");
+  if (abc == NULL) return NULL;
+  PyObject *cls = PyObject_GetAttrString(abc, kind);
+  Py_DECREF(abc);
+  if (cls == NULL) return NULL;
+  PyObject *view = PyObject_CallOneArg(cls, self);
+  Py_DECREF(cls);
+  return view;
+}
 static PyObject *map_keys(PyObject *self, PyObject *u) {
   (void)u;
-  return map_list(self, 0);
+  return map_view(self, "KeysView");
 }
 static PyObject *map_values(PyObject *self, PyObject *u) {
   (void)u;
-  return map_list(self, 1);
+  return map_view(self, "ValuesView");
 }
 static PyObject *map_items(PyObject *self, PyObject *u) {
   (void)u;
-  return map_list(self, 2);
+  return map_view(self, "ItemsView");
 }
 static PyObject *map_iter(PyObject *self) {
   PyObject *keys = map_list(self, 0);
@@ -1534,9 +1548,10 @@ static PyMappingMethods map_as_mapping = {
     .mp_ass_subscript = map_ass_subscript,
 };
 static PyMethodDef map_methods[] = {
-    {"keys", map_keys, METH_NOARGS, "The keys, in insertion order."},
-    {"values", map_values, METH_NOARGS, "The values, in insertion order."},
-    {"items", map_items, METH_NOARGS, "(key, value) pairs."},
+    {"keys", map_keys, METH_NOARGS, "A view of the keys, in insertion order."},
+    {"values", map_values, METH_NOARGS,
+     "A view of the values, in insertion order."},
+    {"items", map_items, METH_NOARGS, "A view of the (key, value) pairs."},
     {"get", (PyCFunction)(void (*)(void))map_get, METH_FASTCALL,
      "get(key, default=None)"},
     {NULL, NULL, 0, NULL}};

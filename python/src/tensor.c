@@ -52,6 +52,11 @@ typedef struct {
 
 static int g_np_layout = -1; /* -1 unchecked, 0 not trusted, 1 trusted */
 PyObject *tnpy_numpy_check;  /* Python: () -> bool, set by the Python layer */
+/* Python: (obj) -> Tensor or None, set by the Python layer: what a
+ * producer whose __dlpack__ raised BufferError may still give (a numpy
+ * array of an ml_dtypes type). Tried only after that refusal. */
+static PyObject *g_dlpack_fallback;
+static TnObject *tensor_from_fallback(PyObject *o);
 
 static int np_dtype(int type_num, DLDataType *dt) {
   static const struct {
@@ -175,6 +180,13 @@ static PyObject *set_numpy_check(PyObject *mod, PyObject *f) {
   Py_INCREF(f);
   Py_XSETREF(tnpy_numpy_check, f);
   g_np_layout = -1;
+  Py_RETURN_NONE;
+}
+
+static PyObject *set_dlpack_fallback(PyObject *mod, PyObject *f) {
+  (void)mod;
+  Py_INCREF(f);
+  Py_XSETREF(g_dlpack_fallback, f);
   Py_RETURN_NONE;
 }
 
@@ -357,6 +369,8 @@ TnObject *tnpy_tensor_from_py(PyObject *o, int *not_tensor) {
   }
   TnObject *t = tensor_from_dlpack_method(o, method);
   Py_DECREF(method);
+  if (t == NULL && g_dlpack_fallback && PyErr_ExceptionMatches(PyExc_BufferError))
+    t = tensor_from_fallback(o);
   return t;
 }
 
@@ -379,12 +393,39 @@ static void dtype_name(DLDataType t, char *name, size_t n) {
 #if PY_VERSION_HEX >= 0x030C0000
 #define SAVE_ERROR() PyObject *saved_ = PyErr_GetRaisedException()
 #define RESTORE_ERROR() PyErr_SetRaisedException(saved_)
+#define DISCARD_ERROR() Py_XDECREF(saved_)
 #else
 #define SAVE_ERROR()                       \
   PyObject *st_, *sv_, *stb_;               \
   PyErr_Fetch(&st_, &sv_, &stb_)
 #define RESTORE_ERROR() PyErr_Restore(st_, sv_, stb_)
+#define DISCARD_ERROR() \
+  (Py_XDECREF(st_), Py_XDECREF(sv_), Py_XDECREF(stb_))
 #endif
+
+/* After `o`'s __dlpack__ raised BufferError: the fallback's Tensor, or
+ * NULL with that BufferError still raised when it has none. */
+static TnObject *tensor_from_fallback(PyObject *o) {
+  SAVE_ERROR();
+  PyObject *r = PyObject_CallOneArg(g_dlpack_fallback, o);
+  if (r == NULL) { /* the fallback's own error wins: it says more */
+    DISCARD_ERROR();
+    return NULL;
+  }
+  TnObject *t = NULL;
+  if (r != Py_None && PyObject_TypeCheck(r, &TnPyTensor_Type)) {
+    t = tnpy_get_handle(r, "Tensor");
+    if (t) tn_object_retain(t);
+  }
+  Py_DECREF(r);
+  if (t) {
+    DISCARD_ERROR();
+    return t;
+  }
+  if (!PyErr_Occurred()) RESTORE_ERROR();
+  else DISCARD_ERROR();
+  return NULL;
+}
 
 /* A capsule nobody consumed frees its tensor. This often runs while the
  * consumer's own error is being raised (numpy refusing a dtype drops the
@@ -708,6 +749,9 @@ PyMethodDef tnpy_tensor_methods[] = {
      "without copying."},
     {"_numpy_probe", numpy_probe, METH_O,
      "What the numpy fast path reads from an array (layout check)."},
+    {"_set_dlpack_fallback", set_dlpack_fallback, METH_O,
+     "_set_dlpack_fallback(f): f(obj) -> Tensor or None, tried when "
+     "obj.__dlpack__ raises BufferError."},
     {"_set_numpy_check", set_numpy_check, METH_O,
      "The Python function that checks numpy's layout once."},
     {"_tensor_reinterpret", tensor_reinterpret, METH_VARARGS,

@@ -118,9 +118,9 @@ def test_containers_roundtrip() -> None:
     assert isinstance(m, tn.Map)
     assert m["a"] == 1 and m[2] == "b" and "a" in m and "z" not in m
     assert m.get("z", 9) == 9 and m.get("a") == 1
-    assert m.keys() == ["a", 2] and m.values() == [1, "b"]
+    assert list(m.keys()) == ["a", 2] and list(m.values()) == [1, "b"]
     assert list(m) == ["a", 2]
-    assert m.items() == [("a", 1), (2, "b")]
+    assert list(m.items()) == [("a", 1), (2, "b")]
     with pytest.raises(KeyError):
         m["z"]
     with pytest.raises(TypeError, match="immutable"):

@@ -91,7 +91,7 @@ def test_list_and_dict_are_mutable() -> None:
                     '"nodes": [{"type": "tn.Dict", "items": [["a", 1]]}]}')
     d["b"] = 2
     del d["a"]
-    assert d.items() == [("b", 2)]
+    assert list(d.items()) == [("b", 2)]
     with pytest.raises(KeyError):
         del d["zz"]
 

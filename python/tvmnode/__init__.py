@@ -101,8 +101,8 @@ def live_object_count() -> int:
     return _ffi.live_object_count()
 
 
-from . import (access_path, cpp, dataclasses, instrument, ir, registry, runtime,  # noqa: E402
-               structural, transform)
-from .dataclasses import method  # noqa: E402  (tvm_ffi.method)
+from . import (access_path, container, cpp, dataclasses, instrument, ir, registry,  # noqa: E402
+               runtime, structural, transform)
+from .dataclasses import MISSING, method  # noqa: E402  (tvm_ffi.MISSING, tvm_ffi.method)
 
-__all__ += ["method"]
+__all__ += ["MISSING", "container", "method"]

@@ -30,6 +30,19 @@ Object = _ffi.Object
 Function = _ffi.Function
 Array = _ffi.Array
 Map = _ffi.Map
+
+
+class _TypeInfoAttr:
+    """`cls.__tvm_ffi_type_info__`, tvm-ffi's class attribute: the class's
+    TypeInfo (as get_type_info(cls)), on every class made or registered for
+    a type key, read from instances too."""
+
+    def __get__(self, obj: Any, owner: type) -> Any:
+        from ._metadata import get_type_info
+        return get_type_info(owner)
+
+
+TYPE_INFO_ATTR = _TypeInfoAttr()
 Shape = _ffi.Shape
 
 T = TypeVar("T")
@@ -488,6 +501,7 @@ def _make_class(type_index: int) -> type:
             ns.setdefault(m, _method(m, _ffi.type_get_method(type_index, m)))
     except Exception:
         pass
+    ns["__tvm_ffi_type_info__"] = TYPE_INFO_ATTR
     cls = type(name, (base,), ns)
     _add_fields(cls, type_index)
     _ffi._register_class(type_index, cls)
@@ -552,6 +566,7 @@ def register_object(type_key: Any = None, *, kind: str = "tree") -> Any:
         cls._tn_type_index = t
         cls._tn_type_key = key
         _add_fields(cls, t)
+        cls.__tvm_ffi_type_info__ = TYPE_INFO_ATTR  # type: ignore[attr-defined]
         _ffi._register_class(t, cls)
         return cls
 

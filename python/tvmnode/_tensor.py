@@ -151,19 +151,16 @@ def _numpy_layout_matches() -> bool:
 
 
 _ffi._set_numpy_check(_numpy_layout_matches)
+# an ml_dtypes array as a function argument, to convert() or from_dlpack:
+# tried only once numpy's own __dlpack__ has refused it
+_ffi._set_dlpack_fallback(_from_ml_dtypes)
 
 
 def from_dlpack(x: Any) -> Tensor:
     """A Tensor viewing a DLPack producer (a numpy array, a capsule, ...)
     without copying; a numpy array of an ml_dtypes type (bfloat16,
     float8_e4m3fn, ...) too, which numpy itself cannot export."""
-    try:
-        return _ffi.from_dlpack(x)
-    except BufferError:
-        t = _from_ml_dtypes(x)
-        if t is None:
-            raise
-        return t
+    return _ffi.from_dlpack(x)
 
 
 def empty(shape: Sequence[int], dtype: str = "float32") -> Tensor:

@@ -32,7 +32,7 @@ import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple, Type, TypeVar, Union, overload
 
 from . import _ffi
-from ._core import DataType, Device, Object, _add_fields
+from ._core import TYPE_INFO_ATTR, DataType, Device, Object, _add_fields
 
 if sys.version_info >= (3, 11):
     from typing import dataclass_transform
@@ -739,12 +739,24 @@ def _make_order(flds: Tuple[Field, ...]) -> Dict[str, Callable[[Any, Any], Any]]
             "__gt__": make(o.gt, "__gt__"), "__ge__": make(o.ge, "__ge__")}
 
 
+def _is_mutable_field(cls: type, name: str) -> bool:
+    """A field of `cls` that is not frozen: one a non-frozen class in a
+    mixed hierarchy declared (a frozen class's fields are all frozen)."""
+    return any(f.name == name and not f.frozen for f in _all_fields(cls))
+
+
 def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    if _is_mutable_field(type(self), name):
+        Object.__setattr__(self, name, value)
+        return
     raise FrozenInstanceError("cannot assign to field '%s' of frozen %s"
                               % (name, type(self).__name__))
 
 
 def _frozen_delattr(self: Any, name: str) -> None:
+    if _is_mutable_field(type(self), name):
+        Object.__delattr__(self, name)
+        return
     raise FrozenInstanceError("cannot delete field '%s' of frozen %s"
                               % (name, type(self).__name__))
 
@@ -879,12 +891,9 @@ def _declare(cls: Any, key: Optional[str], *, frozen: bool, init: bool, repr: bo
     if parent != _ffi.TYPE_OBJECT and not _ffi.type_is_node(parent):
         raise TypeError("py_class: the parent %s is not a node type (it has no fields)"
                         % parent_cls.__name__)
+    # frozen and non-frozen classes may derive from each other: each field
+    # stays as the class that declared it made it (read-only in C or not)
     inherited = list(_all_fields(parent_cls)) if parent != _ffi.TYPE_OBJECT else []
-    if "__tvmnode_fields__" in parent_cls.__dict__ and inherited and \
-            bool(parent_cls.__dict__.get("__tvmnode_frozen__")) != frozen:
-        raise TypeError("py_class: cannot inherit %s %s from %s %s"
-                        % ("frozen" if frozen else "non-frozen", cls.__name__,
-                           "non-frozen" if frozen else "frozen", parent_cls.__name__))
 
     init_props: Dict[str, Callable[[Any], Any]] = {}
     for n, v in list(cls.__dict__.items()):
@@ -919,6 +928,11 @@ def _declare(cls: Any, key: Optional[str], *, frozen: bool, init: bool, repr: bo
 
     specs = []
     for f in own:
+        if f.type is object or _is_optional(f.type)[1] is object:
+            # as tvm-ffi: `object` says nothing a field could store or check
+            raise TypeError("py_class: field '%s' of %s is annotated 'object', which is not a "
+                            "field type: use typing.Any for a field holding any value"
+                            % (f.name, cls.__name__))
         kind, tkey, optional, check = _spec(f.type, cls)
         f._check = check
         flags = _FIELD_STRUCTURAL[f.structural_eq]
@@ -991,6 +1005,7 @@ def _declare(cls: Any, key: Optional[str], *, frozen: bool, init: bool, repr: bo
     for f in own:
         if f._deep is not None or f._conv is not None:
             setattr(cls, f.name, _CheckedField(f))
+    cls.__tvm_ffi_type_info__ = TYPE_INFO_ATTR
     _ffi._register_class(t, cls)
     for n, fn in methods:
         _ffi.type_register_method(t, n, fn)
@@ -1081,6 +1096,7 @@ def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: boo
         rd = _readers(cls)
         for f in flds:
             f._descr = rd.get(f.name)
+        cls.__tvm_ffi_type_info__ = TYPE_INFO_ATTR
         _ffi._register_class(t, cls)
         return cls
     return wrap

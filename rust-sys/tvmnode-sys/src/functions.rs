@@ -522,6 +522,14 @@ unsafe extern "C" {
     ) -> core::ffi::c_int;
 }
 unsafe extern "C" {
+    pub fn tn_structural_mismatch(
+        lhs: *const TnAny,
+        rhs: *const TnAny,
+        flags: core::ffi::c_int,
+        steps: *mut *mut TnObject,
+    ) -> core::ffi::c_int;
+}
+unsafe extern "C" {
     pub fn tn_structural_hash(
         value: *const TnAny,
         map_free_vars: core::ffi::c_int,
