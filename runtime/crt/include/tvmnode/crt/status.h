@@ -35,7 +35,9 @@ extern "C" {
     "the model descriptor is not one this runtime reads (another ABI "     \
     "version, or not a descriptor)")                                       \
   X(NOT_BOUND, 11, "an input or output has no buffer bound to it")         \
-  X(DEVICE_FAILED, 12, "an external device failed to compute an operator")
+  X(DEVICE_FAILED, 12, "an external device failed to compute an operator") \
+  X(BUSY, 13, "a frame sent earlier still waits for its acknowledgement")  \
+  X(WRITE_FAILED, 14, "the transport refused to write a frame")
 
 typedef enum {
 #define TN_CRT_STATUS_ENUM_(name, code, doc) TN_CRT_##name = code,
