@@ -7,6 +7,33 @@ package crtframe
 #cgo pkg-config: tvmnode
 #include <stdlib.h>
 #include <tvmnode/crt/frame.h>
+#include <string.h>
+
+typedef struct {
+  TnCrtLink link;
+  uint8_t rx[1100], tx[1200];
+  uint8_t out[1 << 16];
+  size_t len;
+} CrtBoard;
+
+static int32_t crt_board_write(void *ctx, const uint8_t *p, size_t n) {
+  CrtBoard *b = ctx;
+  if (b->len + n > sizeof b->out) return 1;
+  memcpy(b->out + b->len, p, n);
+  b->len += n;
+  return 0;
+}
+
+static CrtBoard *crt_board_new(void) {
+  CrtBoard *b = calloc(1, sizeof *b);
+  if (b != NULL &&
+      tn_crt_link_init(&b->link, b->rx, sizeof b->rx, b->tx, sizeof b->tx,
+                       crt_board_write, b) != TN_CRT_OK) {
+    free(b);
+    return NULL;
+  }
+  return b;
+}
 */
 import "C"
 
@@ -61,4 +88,61 @@ func Decode(stream []byte, maxBody int) ([]Frame, []int) {
 		}
 	}
 	return frames, events
+}
+
+// Board is one end of a session on the crt's link (TnCrtLink), as a board
+// runs it; what it writes collects until Take.
+type Board struct{ b *C.CrtBoard }
+
+// NewBoard starts a board's link (receiving bodies of up to 1094 bytes).
+func NewBoard() *Board {
+	b := C.crt_board_new()
+	if b == nil {
+		panic("crt_board_new")
+	}
+	return &Board{b}
+}
+
+// Free releases the board.
+func (b *Board) Free() { C.free(unsafe.Pointer(b.b)) }
+
+// Push is tn_crt_link_push over p: the frames delivered (FRAME), and the
+// counts of ACKED and RESET events.
+func (b *Board) Push(p []byte) (frames []Frame, acked, resets int) {
+	for _, c := range p {
+		switch C.tn_crt_link_push(&b.b.link, C.uint8_t(c)) {
+		case C.TN_CRT_LINK_FRAME:
+			rx := &b.b.link.rx
+			frames = append(frames, Frame{uint8(rx._type), uint8(rx.seq),
+				C.GoBytes(unsafe.Pointer(rx.body), C.int(rx.body_len))})
+		case C.TN_CRT_LINK_ACKED:
+			acked++
+		case C.TN_CRT_LINK_RESET:
+			resets++
+		}
+	}
+	return
+}
+
+// Send is tn_crt_link_send; the status's name.
+func (b *Board) Send(t uint8, body []byte) string {
+	var p unsafe.Pointer
+	if len(body) > 0 {
+		p = C.CBytes(body)
+		defer C.free(p)
+	}
+	return C.GoString(C.tn_crt_status_name(C.tn_crt_link_send(&b.b.link, C.uint8_t(t), p, C.size_t(len(body)))))
+}
+
+// Resend is tn_crt_link_resend.
+func (b *Board) Resend() { C.tn_crt_link_resend(&b.b.link) }
+
+// Waiting says whether a frame the board sent waits for its ACK.
+func (b *Board) Waiting() bool { return b.b.link.waiting != 0 }
+
+// Take returns what the board wrote since the last Take.
+func (b *Board) Take() []byte {
+	out := C.GoBytes(unsafe.Pointer(&b.b.out[0]), C.int(b.b.len))
+	b.b.len = 0
+	return out
 }
