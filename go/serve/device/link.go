@@ -19,9 +19,9 @@ var ErrReset = errors.New("device: the device started over (RESET) during the re
 // an ACK is acknowledged, a repeat is not delivered twice, and a RESET from
 // the device starts both ends over. LOG frames go to OnLog. Close ends it.
 type Link struct {
-	Resend  time.Duration     // between sends of an unacknowledged frame
-	Tries   int               // sends of a frame before giving up
-	OnLog   func(line string) // the device's log lines (may be nil)
+	Resend  time.Duration // between sends of an unacknowledged frame
+	Tries   int           // sends of a frame before giving up
+	onLog   func(line string)
 	rw      io.ReadWriteCloser
 	wmu     sync.Mutex // writes: frames and ACKs
 	mu      sync.Mutex // the fields below
@@ -40,9 +40,10 @@ type Link struct {
 }
 
 // NewLink starts a link over rw that receives bodies of up to maxBody
-// bytes.
-func NewLink(rw io.ReadWriteCloser, maxBody int) *Link {
-	l := &Link{Resend: 200 * time.Millisecond, Tries: 10, rw: rw, waitFor: -1,
+// bytes and hands the device's log lines to onLog (which may be nil). Set
+// Resend and Tries before the first call.
+func NewLink(rw io.ReadWriteCloser, maxBody int, onLog func(line string)) *Link {
+	l := &Link{Resend: 200 * time.Millisecond, Tries: 10, rw: rw, waitFor: -1, onLog: onLog,
 		frames: make(chan Frame, 16), resetCh: make(chan struct{}), done: make(chan struct{})}
 	go l.read(NewDecoder(maxBody))
 	return l
@@ -110,8 +111,8 @@ func (l *Link) handle(f Frame) {
 		return
 	}
 	if f.Type == Log {
-		if l.OnLog != nil {
-			l.OnLog(string(f.Body))
+		if l.onLog != nil {
+			l.onLog(string(f.Body))
 		}
 		return
 	}

@@ -150,11 +150,11 @@ func (b *board) run() {
 	}
 }
 
-func setup(t *testing.T) (*Link, *pipe, *board) {
+func setup(t *testing.T, onLog func(string)) (*Link, *pipe, *board) {
 	t.Helper()
 	p := newPipe()
 	b := startBoard(p)
-	l := NewLink(p, 1024)
+	l := NewLink(p, 1024, onLog)
 	l.Resend, l.Tries = 20*time.Millisecond, 10
 	t.Cleanup(func() {
 		b.halt()
@@ -186,10 +186,9 @@ func exchange(t *testing.T, l *Link, body []byte) error {
 // 300 requests (past the 256 sequence numbers) and their answers, and
 // the board's log lines on the way.
 func TestLinkWithCrtBoard(t *testing.T) {
-	l, _, b := setup(t)
 	var logs []string
 	var mu sync.Mutex
-	l.OnLog = func(s string) { mu.Lock(); logs = append(logs, s); mu.Unlock() }
+	l, _, b := setup(t, func(s string) { mu.Lock(); logs = append(logs, s); mu.Unlock() })
 	for i := 0; i < 300; i++ {
 		if i%100 == 0 {
 			b.logs <- "request " + string(rune('0'+i/100))
@@ -218,7 +217,7 @@ func TestLinkDamagedFrames(t *testing.T) {
 	}
 	for name, fault := range faults {
 		t.Run(name, func(t *testing.T) {
-			l, p, b := setup(t)
+			l, p, b := setup(t, nil)
 			if err := exchange(t, l, []byte("before")); err != nil {
 				t.Fatal(err)
 			}
@@ -252,7 +251,7 @@ func TestLinkDamagedFrames(t *testing.T) {
 // answer again, and the host takes it once (the next call gets its own
 // answer, not the repeat).
 func TestLinkLostAcks(t *testing.T) {
-	l, p, _ := setup(t)
+	l, p, _ := setup(t, nil)
 	n := 0
 	p.setFault(func(c []byte) []byte {
 		if len(c) <= EncodedMax(0) && n < 3 { // an ACK
@@ -276,7 +275,7 @@ func TestLinkLostAcks(t *testing.T) {
 // A board that starts again mid-request: the request ends with ErrReset at
 // once, and the next one is answered.
 func TestLinkBoardReset(t *testing.T) {
-	l, _, b := setup(t)
+	l, _, b := setup(t, nil)
 	if err := exchange(t, l, []byte{1, 2, 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +307,7 @@ func TestLinkBoardReset(t *testing.T) {
 // A board that never answers: Send gives up after Tries sends, saying so.
 func TestLinkNoAck(t *testing.T) {
 	p := newPipe()
-	l := NewLink(p, 64)
+	l := NewLink(p, 64, nil)
 	l.Resend, l.Tries = 10*time.Millisecond, 3
 	defer l.Close()
 	start := time.Now()
