@@ -251,7 +251,7 @@ def test_the_module_says_what_the_header_says(key: str) -> None:
     assert c_run and rs_run
     c_params = re.findall(r"\*(\w+)", c_run.group(1))
     assert c_params == re.findall(r"(\w+): \*mut", rs_run.group(1))
-    assert re.findall(r"\bError::(\w+) => (\d+),", rs)[-1] == ("ParamsWrongModel", "16")
+    assert re.findall(r"\bError::(\w+) => (\d+),", rs)[-1] == ("WriteFailed", "18")
     for word in ("std::", "alloc::", "extern crate"):
         assert word not in rs
 

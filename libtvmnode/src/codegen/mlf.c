@@ -198,7 +198,10 @@ GPtrArray *tn__aot_runtime_sources(Gen *g) {
   /* params.h is among the headers every archive carries (one project may
    * build several archives against one archive's crt headers); its source
    * only where a constant pool may be filled from a blob */
-  if (tn__aot_params(g)) ADD_ONCE("src/params.c");
+  if (tn__aot_params(g)) {
+    ADD_ONCE("src/params.c");
+    ADD_ONCE("src/crc32.c");
+  }
   static const char *companions[][2] = {
 #define COMPANION(src, other) {src, other},
       TN_CRT_SOURCE_COMPANIONS(COMPANION)

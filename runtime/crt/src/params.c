@@ -17,23 +17,6 @@ static const char kIdName[] = "tvmnode.model_id";
 static const char kPadName[] = "tvmnode.pad";
 enum { kHeader = 16, kIdBytes = 16, kFormatVersion = 1, kEntries = 3 };
 
-uint32_t tn_crt_crc32(uint32_t crc, const void *data, size_t size) {
-  /* zlib's reflected polynomial 0xEDB88320, four bits at a time */
-  static const uint32_t table[16] = {
-      0x00000000u, 0x1db71064u, 0x3b6e20c8u, 0x26d930acu,
-      0x76dc4190u, 0x6b6b51f4u, 0x4db26158u, 0x5005713cu,
-      0xedb88320u, 0xf00f9344u, 0xd6d6a3e8u, 0xcb61b38cu,
-      0x9b64c2b0u, 0x86d3d2d4u, 0xa00ae278u, 0xbdbdf21cu};
-  const uint8_t *p = (const uint8_t *)data;
-  crc = ~crc;
-  for (size_t i = 0; i < size; i++) {
-    crc ^= p[i];
-    crc = (crc >> 4) ^ table[crc & 15];
-    crc = (crc >> 4) ^ table[crc & 15];
-  }
-  return ~crc;
-}
-
 static uint64_t get_le(const uint8_t *p, int bytes) {
   uint64_t v = 0;
   for (int k = 0; k < bytes; k++) v |= (uint64_t)p[k] << (8 * k);

@@ -385,7 +385,7 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
 #define TN_CRT_COMMON_SOURCES                                                \
   "include/tvmnode/crt/status.h", "include/tvmnode/crt/kernels.h",           \
       "include/tvmnode/crt/calls.h", "include/tvmnode/crt/model.h",          \
-      "include/tvmnode/crt/params.h",                                        \
+      "include/tvmnode/crt/params.h", "include/tvmnode/crt/crc32.h",         \
       "src/crt_libc.h", "src/status.c", "src/model.c",                       \
       "src/kernels/call.h", "src/kernels/isa.h",                             \
       "src/kernels/fixed_point.h", "src/kernels/fixed_point.c",              \

@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tvmnode/crt/crc32.h" /* tn_crt_crc32, the blob's checksum */
 #include "tvmnode/crt/model.h"
 #include "tvmnode/crt/status.h"
 
@@ -108,10 +109,6 @@ int32_t tn_crt_params_init(TnCrtInstance *inst,
                            int32_t num_workspace_pools, const void *blob,
                            size_t size, void *ram_pool, uint32_t ram_size,
                            TnCrtParamsInfo *out);
-
-/* The CRC-32 of the parameter format (zlib's), bitwise with a 16-entry
- * table: `crc` is 0 to start, or the result over the bytes before. */
-uint32_t tn_crt_crc32(uint32_t crc, const void *data, size_t size);
 
 #ifdef __cplusplus
 }

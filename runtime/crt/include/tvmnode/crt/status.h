@@ -45,7 +45,9 @@ extern "C" {
     "a parameter blob's CRC-32 does not match its bytes (corrupted)")      \
   X(PARAMS_WRONG_MODEL, 16,                                                \
     "a parameter blob was made for another model (or another version of " \
-    "its constants' layout)")
+    "its constants' layout)")                                  \
+  X(BUSY, 17, "a frame sent earlier still waits for its acknowledgement")  \
+  X(WRITE_FAILED, 18, "the transport refused to write a frame")
 
 typedef enum {
 #define TN_CRT_STATUS_ENUM_(name, code, doc) TN_CRT_##name = code,
