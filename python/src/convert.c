@@ -578,13 +578,44 @@ static int proto_names_init(void) {
 
 /* 1 when `o`'s type has a protocol and `out` / `temp` are set, 0 when it
  * has none, -1 raised. */
+/* Types found to have none of the protocols, with their version tag:
+ * CPython clears a type's tag when the type or a base is modified, and
+ * never gives a tag out twice, so a class given a protocol later is looked
+ * up again. Arrays, callables and other values passed over and over skip
+ * the NPROTO lookups. The GIL guards it. */
+enum { NO_PROTO_CACHE = 4 };
+static struct {
+  PyTypeObject *type;
+  unsigned int tag;
+} g_no_proto[NO_PROTO_CACHE];
+static unsigned g_no_proto_next;
+
+static int known_without_protocol(PyTypeObject *tp) {
+  if (!PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) return 0;
+  for (int i = 0; i < NO_PROTO_CACHE; i++)
+    if (g_no_proto[i].type == tp && g_no_proto[i].tag == tp->tp_version_tag)
+      return 1;
+  return 0;
+}
+
+static void remember_without_protocol(PyTypeObject *tp) {
+  if (!PyType_HasFeature(tp, Py_TPFLAGS_VALID_VERSION_TAG)) return;
+  unsigned i = g_no_proto_next++ % NO_PROTO_CACHE;
+  g_no_proto[i].type = tp;
+  g_no_proto[i].tag = tp->tp_version_tag;
+}
+
 static int protocol_arg(PyObject *o, TnAny *out, TnObject **temp) {
-  if (g_proto_names[NPROTO - 1] == NULL && proto_names_init()) return -1;
   PyTypeObject *tp = Py_TYPE(o);
+  if (known_without_protocol(tp)) return 0;
+  if (g_proto_names[NPROTO - 1] == NULL && proto_names_init()) return -1;
   int found = -1;
   for (int i = 0; i < NPROTO && found < 0; i++)
     if (_PyType_Lookup(tp, g_proto_names[i])) found = i;
-  if (found < 0) return 0;
+  if (found < 0) {
+    remember_without_protocol(tp);
+    return 0;
+  }
   int which = g_proto_kind[found];
   const char *pname = g_proto_spelled[found];
   PyObject *r = PyObject_CallMethodNoArgs(o, g_proto_names[found]);

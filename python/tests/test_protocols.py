@@ -145,3 +145,28 @@ def test_sets_and_complex_still_refused() -> None:
         echo({1, 2})
     with pytest.raises(TypeError, match="complex"):
         echo(1j)
+
+
+def test_protocol_added_to_a_class_after_conversions_is_seen() -> None:
+    """A type seen without a protocol is remembered (so values of it skip
+    the lookups), but a protocol given to the class later, or to a base of
+    it, is still honoured."""
+    class Late:
+        pass
+
+    class Base:
+        pass
+
+    class Derived(Base):
+        pass
+
+    late, derived = Late(), Derived()
+    for _ in range(3):  # remembered as without a protocol
+        assert echo(late) is late
+        assert echo(derived) is derived
+    Late.__tvm_ffi_int__ = lambda self: 11  # type: ignore[attr-defined]
+    Base.__tvmnode_float__ = lambda self: 1.5  # type: ignore[attr-defined]
+    assert echo(late) == 11
+    assert echo(derived) == 1.5
+    del Late.__tvm_ffi_int__  # type: ignore[attr-defined]
+    assert echo(late) is late
