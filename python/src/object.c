@@ -1557,11 +1557,12 @@ static PyMethodDef map_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 /* Map(mapping=(), **kw) / Dict(...): as dict(...) would take them. */
-static PyObject *mapping_new(PyTypeObject *type, PyObject *args, PyObject *kw,
-                             int mutable_) {
+/* dict(mapping_or_pairs=(), **kw) as Python's dict() reads its arguments:
+ * a new Python dict, or NULL raised naming `who` ("Map()", "Dict.update()")
+ * when the positional argument is neither. */
+static PyObject *dict_of_args(PyObject *args, PyObject *kw, const char *who) {
   PyObject *src = NULL;
-  if (!PyArg_UnpackTuple(args, mutable_ ? "Dict" : "Map", 0, 1, &src))
-    return NULL;
+  if (!PyArg_UnpackTuple(args, who, 0, 1, &src)) return NULL;
   PyObject *d = PyDict_New();
   if (d == NULL) return NULL;
   int rc = 0;
@@ -1572,14 +1573,21 @@ static PyObject *mapping_new(PyTypeObject *type, PyObject *args, PyObject *kw,
       rc = PyDict_MergeFromSeq2(d, src, 1);
       if (rc && PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "%s() takes a mapping or an iterable "
-                     "of pairs, not %s", mutable_ ? "Dict" : "Map",
-                     Py_TYPE(src)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s takes a mapping or an iterable of "
+                     "pairs, not %s", who, Py_TYPE(src)->tp_name);
       }
     }
   }
   if (rc == 0 && kw) rc = PyDict_Merge(d, kw, 1);
-  TnObject *h = rc ? NULL : tnpy_container_from_py(d, mutable_);
+  if (rc) Py_CLEAR(d);
+  return d;
+}
+
+static PyObject *mapping_new(PyTypeObject *type, PyObject *args, PyObject *kw,
+                             int mutable_) {
+  PyObject *d = dict_of_args(args, kw, mutable_ ? "Dict()" : "Map()");
+  if (d == NULL) return NULL;
+  TnObject *h = tnpy_container_from_py(d, mutable_);
   Py_DECREF(d);
   return new_proxy(type, h);
 }
@@ -1612,28 +1620,12 @@ PyTypeObject TnPyMap_Type = {
 static PyObject *dict_update(PyObject *self, PyObject *args, PyObject *kw) {
   TnObject *h = dict_handle(self, "update");
   if (h == NULL) return NULL;
-  PyObject *src = NULL;
-  if (!PyArg_UnpackTuple(args, "update", 0, 1, &src)) return NULL;
-  PyObject *d = PyDict_New();
+  PyObject *d = dict_of_args(args, kw, "Dict.update()");
   if (d == NULL) return NULL;
-  int rc = 0;
-  if (src != NULL) {
-    if (PyDict_Check(src) || PyObject_HasAttrString(src, "keys")) {
-      rc = PyDict_Merge(d, src, 1);
-    } else {
-      rc = PyDict_MergeFromSeq2(d, src, 1);
-      if (rc && PyErr_ExceptionMatches(PyExc_TypeError)) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "Dict.update() takes a mapping or an "
-                     "iterable of pairs, not %s", Py_TYPE(src)->tp_name);
-      }
-    }
-  }
-  if (rc == 0 && kw) rc = PyDict_Merge(d, kw, 1);
-  TnObject *m = rc ? NULL : tnpy_container_from_py(d, 0);
+  TnObject *m = tnpy_container_from_py(d, 0);
   Py_DECREF(d);
   if (m == NULL) return NULL;
-  rc = tnpy_writer_wait();
+  int rc = tnpy_writer_wait();
   const TnAny *k, *v;
   for (int64_t pos = tn_map_next(m, 0, &k, &v); rc == 0 && pos >= 0;
        pos = tn_map_next(m, pos + 1, &k, &v)) {
