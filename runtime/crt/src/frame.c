@@ -202,7 +202,7 @@ int32_t tn_crt_link_push(TnCrtLink *l, uint8_t byte) {
   if (l->rx.type == TN_CRT_FRAME_ACK) {
     if (l->waiting && seq == l->tx_seq) {
       l->waiting = 0;
-      l->tx_seq++;
+      l->tx_seq = (uint8_t)(l->tx_seq + 1u); /* modulo 256 */
       return TN_CRT_LINK_ACKED;
     }
     l->stale_acks++;
