@@ -8,7 +8,9 @@ when its file is there, VWW) this
 1. compiles the model with tvmnode (`python -m tvmnode compile --target
    cortex-m`) and runs it with firmware/common/run.py's harness and its
    cycle estimate (run.build_and_run, run.profile: what `run.py --cycles`
-   does);
+   does), and once more compiled with `--io-in-pool` (the harness then has
+   no I/O buffers: the input is written into the pool), for its RAM and
+   outputs;
 2. builds TFLite Micro with its CMSIS-NN kernels (the files of
    tensorflow/lite/micro/kernels/cmsis_nn/ replace the reference kernels
    of the same name, as TFLM's Makefile does for OPTIMIZED_KERNEL_DIR=cmsis_nn)
@@ -24,8 +26,10 @@ when its file is there, VWW) this
    Cortex-M4 cycles (the same qemu plugin and timing table,
    firmware/common/cycles.py), flash (.text + .rodata), RAM (.data + .bss,
    which hold the arena or the pools and the I/O buffers, plus the stack
-   the inference used) and the ratios tvmnode / TFLM. It prints a table and
-   writes OUT/tflm_m4.json;
+   the inference used; ours with and without I/O in the pool) and the
+   ratios tvmnode / TFLM. It prints a table and writes OUT/tflm_m4.json
+   (--ram-only: only step 1, without the cycle estimate, and a table of our
+   RAM with and without --io-in-pool in OUT/tflm_m4_ram.json);
 4. checks the cycle estimator against a published latency: it builds the
    microTVM + CMSIS-NN keyword-spotting program that OctoML submitted to
    MLPerf Tiny v1.0 (its generated C and the TVM crt's stack allocator, as
@@ -481,11 +485,36 @@ def make_input(python: str, name: str, shape: Sequence[int], dtype: str, out: st
     fw._run([python, "-c", code, repr(list(shape)), dtype, out, sample], "making the input")
 
 
-def tvmnode_compile(python: str, model: str, name: str, out: str) -> Dict[str, Any]:
+def tvmnode_compile(python: str, model: str, name: str, out: str,
+                    io_in_pool: bool = False) -> Dict[str, Any]:
     if not os.path.exists(os.path.join(out, "metadata.json")):
         fw._run([python, "-m", "tvmnode", "compile", model, "--target", "cortex-m",
-                 "--name", name, "-o", out], "tvmnode compile " + model)
+                 "--name", name, "-o", out] + (["--io-in-pool"] if io_in_pool else []),
+                "tvmnode compile " + model)
     return fw.read_metadata(out, name)
+
+
+def ram(res: Dict[str, Any]) -> Dict[str, int]:
+    """A firmware's RAM as the table counts it: .data + .bss and the stack
+    the timed run used."""
+    data_bss = res["size"].get("data", 0) + res["size"].get("bss", 0)
+    return {"data_bss": data_bss, "run_stack": res["run_stack_bytes"],
+            "ram": data_bss + res["run_stack_bytes"]}
+
+
+def ours_io_in_pool(args: argparse.Namespace, name: str, path: str, work: str, inp: str,
+                    ours: Dict[str, Any]) -> Dict[str, Any]:
+    """The same model compiled with --io-in-pool on the same harness (no
+    I/O buffers of the harness's: the input is written into the pool): its
+    RAM, and whether its outputs are the plain build's."""
+    archive = os.path.join(work, "mlf-io-in-pool")
+    tvmnode_compile(args.python, path, name, archive, io_in_pool=True)
+    res = fw.build_and_run(archive, name, [inp], os.path.join(work, "fw-io-in-pool"),
+                           opt=args.opt, target="m4", timeout=600,
+                           cache=os.path.join(args.work, "objs" + args.opt))
+    if not res["ok"]:
+        raise BenchError("%s: the --io-in-pool firmware failed: %s" % (name, res["log"][-2000:]))
+    return dict(ram(res), outputs_equal=out_bytes(res) == out_bytes(ours))
 
 
 def out_bytes(res: Dict[str, Any]) -> List[bytes]:
@@ -510,17 +539,32 @@ def side(size: Dict[str, int], run: Dict[str, Any], est: Dict[str, Any]) -> Dict
 
 def table(rows: List[Dict[str, Any]]) -> str:
     head = ("| model | outputs equal | instructions tvmnode / TFLM | est. cycles tvmnode / TFLM"
-            " | flash tvmnode / TFLM | RAM tvmnode / TFLM | TFLM arena (arena_used_bytes) |")
-    out = [head, "|---|---|---:|---:|---:|---:|---:|"]
+            " | flash tvmnode / TFLM | RAM tvmnode / TFLM | RAM, I/O in pool, tvmnode / TFLM"
+            " | TFLM arena (arena_used_bytes) |")
+    out = [head, "|---|---|---:|---:|---:|---:|---:|---:|"]
 
-    def pair(r: Dict[str, Any], k: str) -> str:
-        a, b = r["tvmnode"][k], r["tflm"][k]
+    def pair(r: Dict[str, Any], k: str, side: str = "tvmnode") -> str:
+        a, b = r[side][k], r["tflm"][k]
         return "{:,} / {:,} ({:.2f})".format(a, b, a / b if b else float("nan"))
     for r in rows:
-        out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
-            r["model"], "yes" if r["outputs_equal"] else "**no**", pair(r, "instructions"),
+        equal = r["outputs_equal"] and r["tvmnode_io_in_pool"]["outputs_equal"]
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["model"], "yes" if equal else "**no**", pair(r, "instructions"),
             pair(r, "cycles"), pair(r, "flash"), pair(r, "ram"),
+            pair(r, "ram", "tvmnode_io_in_pool"),
             "{:,} ({:,})".format(r["tflm"]["arena_size"], r["tflm"]["arena_used"])))
+    return "\n".join(out)
+
+
+def ram_table(rows: List[Dict[str, Any]]) -> str:
+    """--ram-only: our RAM with and without --io-in-pool, no TFLM."""
+    out = ["| model | outputs equal | .data + .bss, plain / I/O in pool | run stack, plain /"
+           " I/O in pool | RAM, plain / I/O in pool |", "|---|---|---:|---:|---:|"]
+    for r in rows:
+        a, b = r["tvmnode"], r["tvmnode_io_in_pool"]
+        out.append("| %s | %s | %s | %s | %s |" % (
+            r["model"], "yes" if b["outputs_equal"] else "**no**",
+            *("{:,} / {:,}".format(a[k], b[k]) for k in ("data_bss", "run_stack", "ram"))))
     return "\n".join(out)
 
 
@@ -639,6 +683,10 @@ def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[st
                             cache=os.path.join(args.work, "objs" + args.opt))
     if not ours["ok"]:
         raise BenchError("%s: the tvmnode firmware failed: %s" % (name, ours["log"][-2000:]))
+    ours_io = ours_io_in_pool(args, name, path, work, inp, ours)
+    if args.ram_only:
+        return {"model": name, "file": path, "tvmnode": ram(ours),
+                "tvmnode_io_in_pool": ours_io}
     ours_est = fw.profile(ours["elf"], os.path.join(work, "fw"), "m4", timeout=1200)
 
     with open(path, "rb") as f:
@@ -668,6 +716,7 @@ def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[st
            "input_hex": inp_bytes.hex() if len(inp_bytes) <= 4096 else "",
            "outputs_equal": equal,
            "tvmnode": side(ours["size"], ours, ours_est),
+           "tvmnode_io_in_pool": ours_io,
            "tflm": dict(side(tsize, theirs, theirs_est), arena_used=theirs["arena_used"],
                         arena_size=theirs["arena_size"],
                         arena_used_large=first["arena_used"], arena_min=first["arena_min"],
@@ -676,6 +725,7 @@ def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[st
                        "tflm": [b.hex() for b in theirs["output_bytes"]]}}
     for k in ("instructions", "cycles", "flash", "ram"):
         row["ratio_" + k] = row["tvmnode"][k] / max(row["tflm"][k], 1)
+    row["ratio_ram_io_in_pool"] = ours_io["ram"] / max(row["tflm"]["ram"], 1)
     return row
 
 
@@ -698,6 +748,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--int8-kernels", action="store_true",
                     help="register the int8-only forms of TFLM's CMSIS-NN kernels "
                          "(Register_CONV_2D_INT8() and the like) instead of the defaults")
+    ap.add_argument("--ram-only", action="store_true",
+                    help="build and run only our side, with and without --io-in-pool, "
+                         "and report its RAM (no TFLM build; writes tflm_m4_ram.json)")
     args = ap.parse_args(argv)
 
     if args.export_from:
@@ -723,7 +776,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     lib_flags = t.flags + [args.opt] + TFLM_COMMON + TFLM_DEFINES + \
         ["-I" + d for d in tflm_includes(src)]
     wanted = [m for m, _ in MODELS if m in args.models.split(",")]
-    sources = tflm_sources(src) if wanted else []
+    sources = tflm_sources(src) if wanted and not args.ram_only else []
     print("tflm_m4: compiling %d TFLM and CMSIS-NN sources (%s, -j%d)"
           % (len(sources), args.opt, args.jobs), file=sys.stderr)
     lib_objs = compile_objects(sources, lib_flags,
@@ -747,6 +800,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("tflm_m4: %s" % name, file=sys.stderr)
         rows.append(bench_model(args, src, lib_objs, key, name, path))
 
+    if args.ram_only:
+        text = ram_table(rows)
+        print(text)
+        os.makedirs(args.out, exist_ok=True)
+        path = os.path.join(args.out, "tflm_m4_ram.json")
+        with open(path, "w") as f:
+            json.dump({"opt": args.opt, "target": "m4", "models": rows, "table": text}, f,
+                      indent=1)
+        print("wrote %s" % path, file=sys.stderr)
+        return 0 if all(r["tvmnode_io_in_pool"]["outputs_equal"] for r in rows) else 1
     text = table(rows)
     print(text)
     check = validate(src, rows, args.work, args.opt, key, args.jobs)

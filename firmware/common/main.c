@@ -8,7 +8,10 @@
  * with the header's size macros. The buffers are static arrays of those
  * sizes, aligned as the header's TVMGEN_<NAME>_ALIGNMENT asks; the input
  * bytes are a constant array (fw_input.c, also written by run.py) copied
- * in before each run.
+ * in before each run. For an io_in_pool model (FW_IO_IN_POOL) there are no
+ * input or output buffers: the inputs are copied to, and the outputs read
+ * from, the places in the first pool that tvmgen_<name>_map_inputs/outputs
+ * give, and the run takes the pools only.
  * The model runs once to warm up and once timed. Output, one fact a line:
  *
  *   model kws
@@ -20,7 +23,8 @@
  *   done 0
  *
  * Built with FW_BAD_CALLS=1 it first makes the calls an application gets
- * wrong (a NULL input buffer, a NULL input struct, a misaligned pool; and
+ * wrong (a NULL input buffer, a NULL input struct, but for io_in_pool,
+ * whose run takes neither; a misaligned pool; and
  * through the firmware API, tvmnode/crt/model.h, a pool too small and a
  * descriptor that is not one this runtime reads) and prints
  * `bad <what> status <got> expected <code>`: the generated code and the
@@ -36,12 +40,19 @@
 
 #define FW_ALIGNED __attribute__((aligned(FW_ALIGNMENT)))
 
+#if FW_IO_IN_POOL
+/* The inputs and outputs live in the first workspace pool, at the offsets
+ * the generated tvmgen_<name>_map_inputs/outputs give: no buffers here. */
+#define DECLARE_INPUT(name, size) extern const uint8_t fw_input_##name[size];
+FW_INPUTS(DECLARE_INPUT)
+#else
 #define DECLARE_INPUT(name, size)                  \
   extern const uint8_t fw_input_##name[size];      \
   static uint8_t in_##name[size] FW_ALIGNED;
 FW_INPUTS(DECLARE_INPUT)
 #define DECLARE_OUTPUT(name, size) static uint8_t out_##name[size] FW_ALIGNED;
 FW_OUTPUTS(DECLARE_OUTPUT)
+#endif
 
 static FW_INPUTS_STRUCT inputs;
 static FW_OUTPUTS_STRUCT outputs;
@@ -70,13 +81,18 @@ static FW_CONSTANT_POOLS_STRUCT constant_pools;
 #endif
 
 static void bind(void) {
+#if FW_HAS_POOLS
+#define BIND_POOL(name, size) pools.name = pool_##name;
+  FW_POOLS(BIND_POOL)
+#endif
+#if FW_IO_IN_POOL
+  inputs = FW_MAP_INPUTS(&pools);
+  outputs = FW_MAP_OUTPUTS(&pools);
+#else
 #define BIND_INPUT(name, size) inputs.name = in_##name;
   FW_INPUTS(BIND_INPUT)
 #define BIND_OUTPUT(name, size) outputs.name = out_##name;
   FW_OUTPUTS(BIND_OUTPUT)
-#if FW_HAS_POOLS
-#define BIND_POOL(name, size) pools.name = pool_##name;
-  FW_POOLS(BIND_POOL)
 #endif
 #if FW_HAS_CONSTANT_POOL
   memcpy(constant_pool, FW_CONSTANT_POOL_DATA, sizeof constant_pool);
@@ -84,14 +100,24 @@ static void bind(void) {
 #endif
 }
 
+/* Each input is written where the run reads it: its own buffer, or its
+ * place in the pool (which the previous run used as scratch). */
 static void load_inputs(void) {
-#define LOAD_INPUT(name, size) memcpy(in_##name, fw_input_##name, size);
+#define LOAD_INPUT(name, size) memcpy((void *)inputs.name, fw_input_##name, size);
   FW_INPUTS(LOAD_INPUT)
 }
 
+#if FW_IO_IN_POOL
+/* The run takes the pools only; `in` is unused (kept for one call shape). */
+static int32_t run_model(FW_INPUTS_STRUCT *in) {
+  (void)in;
+  return FW_RUN(&pools CONSTANT_POOLS_ARG);
+}
+#else
 static int32_t run_model(FW_INPUTS_STRUCT *in) {
   return FW_RUN(in, &outputs POOLS_ARG CONSTANT_POOLS_ARG);
 }
+#endif
 
 static void line_status(const char *what, int32_t status) {
   fw_str(what);
@@ -115,15 +141,17 @@ static int bad_call(const char *what, int32_t got, int32_t expected) {
 
 static int bad_calls(void) {
   int ok = 1;
-#ifdef FW_FIRST_INPUT
+#if defined(FW_FIRST_INPUT) && !FW_IO_IN_POOL
   void *input = inputs.FW_FIRST_INPUT;
   inputs.FW_FIRST_INPUT = 0;
   ok &= bad_call("null_input", run_model(&inputs),
                  TN_CRT_NULL_POINTER);
   inputs.FW_FIRST_INPUT = input;
 #endif
+#if !FW_IO_IN_POOL
   ok &= bad_call("null_inputs_struct", run_model(0),
                  TN_CRT_NULL_POINTER);
+#endif
 #if defined(FW_FIRST_POOL) && FW_ALIGNMENT > 1
   void *pool = pools.FW_FIRST_POOL;
   pools.FW_FIRST_POOL = (uint8_t *)pool + 1;
@@ -218,7 +246,8 @@ int main(void) {
   line_status("run", status);
   if (status != 0 && code == 0) code = 1;
 
-#define PRINT_OUTPUT(name, size) print_output(#name, out_##name, size);
+#define PRINT_OUTPUT(name, size) \
+  print_output(#name, (const uint8_t *)outputs.name, size);
   FW_OUTPUTS(PRINT_OUTPUT)
   fw_str("instructions ");
   fw_u64(ticks * FW_INSTRUCTIONS_PER_TICK);

@@ -144,11 +144,11 @@ def read_metadata(archive: str, name: str) -> Dict[str, Any]:
                             % (archive, name, ", ".join(sorted(modules))))
     info: Dict[str, Any] = modules[name]
     iface = info["interface"]
-    if iface.get("io_in_pool"):
-        raise FirmwareError("the harness takes inputs and outputs as separate buffers; "
-                            "compile without io_in_pool")
     if iface.get("devices"):
         raise FirmwareError("the harness defines no device hooks; compile without devices")
+    if any(p["kind"] == "state" for p in info["memory"]["pools"]):
+        raise FirmwareError("model %s keeps state between runs; the harness passes no "
+                            "state pool" % name)
     return info
 
 
@@ -177,12 +177,21 @@ def read_input(path: str, spec: Dict[str, Any]) -> bytes:
     return data
 
 
+def workspace_pools(info: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The workspace pools of the generated struct, as the generator
+    decides: those with bytes, and the first one when the inputs and
+    outputs live there (io_in_pool)."""
+    io_in_pool = bool(info["interface"].get("io_in_pool"))
+    ws = [p for p in info["memory"]["pools"] if p["kind"] == "workspace"]
+    return [p for i, p in enumerate(ws) if p["size_bytes"] > 0 or (io_in_pool and i == 0)]
+
+
 def model_header(name: str, info: Dict[str, Any]) -> str:
     """fw_model.h: what main.c needs to know of the model, in terms of the
     generated header's own macros."""
     up = "TVMGEN_%s" % name.upper()
-    pools = [p for p in info["memory"]["pools"]
-             if p["kind"] == "workspace" and p["size_bytes"] > 0]
+    io_in_pool = bool(info["interface"].get("io_in_pool"))
+    pools = workspace_pools(info)
     const = info["interface"].get("constants_in_pool") and any(
         p["kind"] == "constant" and p["size_bytes"] > 0 for p in info["memory"]["pools"])
 
@@ -205,6 +214,10 @@ def model_header(name: str, info: Dict[str, Any]) -> str:
     if info["inputs"]:
         h.append("#define FW_FIRST_INPUT %s\n" % info["inputs"][0]["name"])
     h.append("#define FW_HAS_POOLS %d\n" % bool(pools))
+    h.append("#define FW_IO_IN_POOL %d\n" % io_in_pool)
+    if io_in_pool:
+        h += ["#define FW_MAP_INPUTS tvmgen_%s_map_inputs\n" % name,
+              "#define FW_MAP_OUTPUTS tvmgen_%s_map_outputs\n" % name]
     if info["interface"].get("workspace_section"):
         h.append("#define FW_POOL_SECTION %s_WORKSPACE_SECTION\n" % up)
     if pools:

@@ -316,6 +316,31 @@ def test_input_must_match_the_model(tmp_path: Any, prepared: Any) -> None:
         fw.build(archive, "other", [str(short)], str(tmp_path / "fw"))
 
 
+def test_interfaces_the_harness_refuses(tmp_path: Any, prepared: Any) -> None:
+    """Devices and state are refused with a message naming why, before
+    anything is compiled; io_in_pool is not (the test above runs it)."""
+    archive, _, _, _ = prepared("ad01_int8.tflite", "ad")
+    with open(os.path.join(archive, "metadata.json")) as f:
+        meta = json.load(f)
+    assert fw.read_metadata(archive, "ad")["interface"]["io_in_pool"] is False
+    cases = [("devices", ["npu"], [], "no device hooks"),
+             ("io_in_pool", True, [{"name": "state", "kind": "state", "size_bytes": 64,
+                                    "limit_bytes": 0, "alignment": 16}], "state pool")]
+    for i, (key, value, extra_pools, message) in enumerate(cases):
+        m = json.loads(json.dumps(meta))
+        m["modules"]["ad"]["interface"][key] = value
+        m["modules"]["ad"]["memory"]["pools"] += extra_pools
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        (folder / "metadata.json").write_text(json.dumps(m))
+        with pytest.raises(fw.FirmwareError, match=message):
+            fw.read_metadata(str(folder), "ad")
+    m = json.loads(json.dumps(meta))
+    m["modules"]["ad"]["interface"]["io_in_pool"] = True
+    (tmp_path / "metadata.json").write_text(json.dumps(m))
+    assert fw.read_metadata(str(tmp_path), "ad")["interface"]["io_in_pool"] is True
+
+
 def _load_kernels_check() -> Any:
     """firmware/common/kernels_check.py, beside run.py."""
     mod = types.ModuleType("firmware_common_kernels_check")
@@ -396,3 +421,63 @@ def test_cycle_estimate_and_per_operator_profile(tmp_path: Any, objects: str,
     assert sum(r["cycles"] for r in est["operators"]) == est["cycles"]
     assert sum(r["instructions"] for r in ops) > 0.99 * est["instructions"]
     assert "tvmgen_kws_op0" in est["table"]
+
+
+def _ram(res: Dict[str, Any]) -> int:
+    """The device RAM the report compares with TFLM's (BENCHMARKS.md):
+    .data + .bss (pools, I/O buffers, harness) + the timed run's stack."""
+    return int(res["size"]["data"] + res["size"]["bss"] + res["run_stack_bytes"])
+
+
+@pytest.mark.parametrize("fname,name", [("kws_ref_model.tflite", "kws"),
+                                        ("ad01_int8.tflite", "ad")], ids=["kws", "ad"])
+def test_io_in_pool_model_matches_host_with_less_ram(tmp_path: Any, objects: str,
+                                                     prepared: Any, fname: str,
+                                                     name: str) -> None:
+    """An --io-in-pool archive on the board: the harness declares no input
+    or output buffer, writes the input into the pool and reads the output
+    from it at the places tvmgen_<name>_map_inputs/outputs give. The
+    outputs are the host executor's, the bad calls that still apply return
+    their codes (the inputs struct is no argument any more), and the
+    device's RAM is smaller than the same model's with its own I/O
+    buffers, by no more than those buffers (the pool may grow by what of
+    the I/O does not fit where activations are dead)."""
+    archive, info, inputs, ref = prepared(fname, name)
+    mod = frontend.load_model(_model(fname))
+    arch = codegen.compile(mod, name=name, target="cortex-m", io_in_pool=True)
+    io_archive = arch.export(str(tmp_path / "mlf"))
+    io_info = arch.info
+    del arch, mod
+    assert io_info["interface"]["io_in_pool"] is True
+    io = fw.build_and_run(io_archive, name, inputs, str(tmp_path / "io"), cache=objects,
+                          bad_calls=True)
+    assert io["ok"] is True
+    for got, want in zip(_device_outputs(io, io_info), ref):
+        np.testing.assert_array_equal(got, want)
+    assert set(io["bad_calls"]) >= {"misaligned_pool", "pool_too_small", "good_instance"}
+    assert "null_input" not in io["bad_calls"] and "null_inputs_struct" not in io["bad_calls"]
+    assert all(c["status"] == c["expected"] for c in io["bad_calls"].values())
+    _check_report(io, io_info, DEFAULT)
+    # built the same way (the bad calls add their own statics to .bss)
+    plain = fw.build_and_run(archive, name, inputs, str(tmp_path / "plain"), cache=objects,
+                             bad_calls=True)
+    # the harness's own I/O buffers (main.c's in_<name>, out_<name>) are
+    # in the plain firmware only
+    buffers = ["in_" + t["name"] for t in info["inputs"]] + [
+        "out_" + t["name"] for t in info["outputs"]]
+
+    def symbols(elf: str) -> List[str]:
+        return subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True,
+                              check=True).stdout.split()
+    assert set(buffers) <= set(symbols(plain["elf"]))
+    assert not set(buffers) & set(symbols(io["elf"]))
+    assert plain["outputs"] == io["outputs"]
+    align = int(info["interface"]["alignment"])
+    io_bytes = sum(-(-int(t["size_bytes"]) // align) * align
+                   for t in info["inputs"] + info["outputs"])
+    saved = plain["size"]["bss"] - io["size"]["bss"]
+    # (+ one alignment: where the linker places the other statics moves)
+    assert 0 < saved <= io_bytes + align, (saved, io_bytes)
+    assert _ram(io) < _ram(plain), (_ram(io), _ram(plain))
+    print("\n%s RAM: %d B with I/O in the pool, %d B without (%d B of I/O buffers)"
+          % (name, _ram(io), _ram(plain), io_bytes))
