@@ -489,6 +489,19 @@ static PyObject *parse(PyObject *m, PyObject *text) {
   return wrap_or_raise(mod);
 }
 
+/* The two values a structural comparison takes, as TnAny (each holding
+ * what the conversion made in *tx / *ty): 0, or -1 raised with nothing
+ * held. */
+static int two_args(PyObject *a, PyObject *b, TnAny *x, TnAny *y,
+                    TnObject **tx, TnObject **ty) {
+  if (tnpy_arg_from_py(a, x, tx)) return -1;
+  if (tnpy_arg_from_py(b, y, ty)) {
+    tn_object_release(*tx);
+    return -1;
+  }
+  return 0;
+}
+
 /* ---- node algorithms ------------------------------------------------------- */
 
 static PyObject *structural_equal(PyObject *m, PyObject *args) {
@@ -502,11 +515,7 @@ static PyObject *structural_equal(PyObject *m, PyObject *args) {
               (skip ? TN_STRUCTURAL_SKIP_TENSOR_CONTENT : 0);
   TnAny x, y;
   TnObject *tx, *ty;
-  if (tnpy_arg_from_py(a, &x, &tx)) return NULL;
-  if (tnpy_arg_from_py(b, &y, &ty)) {
-    tn_object_release(tx);
-    return NULL;
-  }
+  if (two_args(a, b, &x, &y, &tx, &ty)) return NULL;
   int r;
   TnObject *path = NULL;
   if (with_path)
@@ -535,11 +544,7 @@ static PyObject *structural_mismatch(PyObject *m, PyObject *args) {
               (skip ? TN_STRUCTURAL_SKIP_TENSOR_CONTENT : 0);
   TnAny x, y;
   TnObject *tx, *ty;
-  if (tnpy_arg_from_py(a, &x, &tx)) return NULL;
-  if (tnpy_arg_from_py(b, &y, &ty)) {
-    tn_object_release(tx);
-    return NULL;
-  }
+  if (two_args(a, b, &x, &y, &tx, &ty)) return NULL;
   int r;
   TnObject *steps = NULL;
   TNPY_READ_NOGIL(r = tn_structural_mismatch(&x, &y, flags, &steps));
