@@ -500,21 +500,38 @@ func (s *Server) Infer(ctx context.Context, r *Request) (*Result, error) {
 // time runs the model once to warm up, then Repeat times Number runs, each
 // repeat timed in C (Module.Time); the context is checked between repeats,
 // so a deadline or a cancellation ends the timing after the repeat under
-// way.
+// way. With MinRepeatMs, Number grows (as time_evaluator does) until one
+// timed repeat of Number runs lasts at least MinRepeatMs: one cold warm-up
+// run is slower than the runs after it, so it cannot set Number alone.
 func (s *Server) time(ctx context.Context, m *model, inst *instance, r *Request, res *Result) error {
 	number := r.Number
 	if number == 0 {
 		number = 1
 	}
-	warm, err := inst.mod.Time(1, 1)
-	if err != nil {
+	if _, err := inst.mod.Time(1, 1); err != nil {
 		return status.Errorf(codes.Internal, "model '%s': %v", m.name, err)
 	}
-	if r.MinRepeatMs > 0 && warm[0] > 0 && float64(number)*warm[0] < float64(r.MinRepeatMs) {
-		number = int64(math.Ceil(float64(r.MinRepeatMs) / warm[0]))
-		if number > maxNumber {
-			number = maxNumber
+	for r.MinRepeatMs > 0 && number < maxNumber {
+		if ctx.Err() != nil {
+			return ctxError(ctx, fmt.Sprintf("model '%s': timing, while choosing 'number'", m.name))
 		}
+		ms, err := inst.mod.Time(int(number), 1)
+		if err != nil {
+			return status.Errorf(codes.Internal, "model '%s': %v", m.name, err)
+		}
+		total := float64(number) * ms[0]
+		if total >= float64(r.MinRepeatMs) {
+			break
+		}
+		next := number * 2
+		if ms[0] > 0 {
+			// Aim past the target so one more round usually suffices.
+			next = int64(math.Ceil(1.618 * float64(r.MinRepeatMs) / ms[0]))
+		}
+		if next <= number {
+			next = number + 1
+		}
+		number = min(next, maxNumber)
 	}
 	res.Number = number
 	for k := int64(0); k < r.Repeat; k++ {
