@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +32,7 @@ import (
 	"tvmnode.dev/go/internal/modeltest"
 	pb "tvmnode.dev/go/serve/inference"
 	tn "tvmnode.dev/go/tvmnode"
+	tnt "tvmnode.dev/go/tvmnode/tvmnodetest"
 )
 
 // The keyword-spotting model (int8), compiled once for every test.
@@ -94,7 +94,7 @@ func start(t *testing.T, cfg Config) *testServer {
 	if cfg.Models == nil {
 		cfg.Models = []string{kwsLib(t)}
 	}
-	live := settle(-1)
+	live := tnt.Settle(-1)
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -127,32 +127,11 @@ func start(t *testing.T, cfg Config) *testServer {
 		wg.Wait()
 		ts.http.CloseIdleConnections()
 		checkIdle(t, s)
-		if after := settle(live); after != live {
+		if after := tnt.Settle(live); after != live {
 			t.Errorf("%d tvmnode objects left alive after Shutdown", after-live)
 		}
 	})
 	return ts
-}
-
-// settle runs the collector until the count of live tvmnode objects
-// reaches want (or, for -1, stops moving) and returns it.
-func settle(want int64) int64 {
-	last, stable := tn.LiveObjects(), 0
-	for i := 0; i < 200; i++ {
-		runtime.GC()
-		time.Sleep(2 * time.Millisecond)
-		n := tn.LiveObjects()
-		if n == last {
-			stable++
-		} else {
-			stable = 0
-		}
-		if (want >= 0 && n == want) || (want < 0 && stable >= 5) {
-			return n
-		}
-		last = n
-	}
-	return last
 }
 
 // checkIdle checks that no request is left running: every instance is back

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	tn "tvmnode.dev/go/tvmnode"
 	"tvmnode.dev/go/tvmnode/internal/cthreads"
+	tnt "tvmnode.dev/go/tvmnode/tvmnodetest"
 )
 
 // noLeaks records the live-object count and, at the end of the test,
@@ -20,33 +20,12 @@ import (
 func noLeaks(t *testing.T) {
 	t.Helper()
 	runtime.GC()
-	before := settle(-1)
+	before := tnt.Settle(-1)
 	t.Cleanup(func() {
-		if after := settle(before); after != before {
+		if after := tnt.Settle(before); after != before {
 			t.Errorf("%d tvmnode objects left alive", after-before)
 		}
 	})
-}
-
-// settle runs the collector until the count reaches want (or stops
-// moving) and returns it.
-func settle(want int64) int64 {
-	last, stable := tn.LiveObjects(), 0
-	for i := 0; i < 200; i++ {
-		runtime.GC()
-		time.Sleep(2 * time.Millisecond)
-		n := tn.LiveObjects()
-		if n == last {
-			stable++
-		} else {
-			stable = 0
-		}
-		if (want >= 0 && n == want) || (want < 0 && stable >= 5) {
-			return n
-		}
-		last = n
-	}
-	return last
 }
 
 // must returns v, or fails the running test (by panicking, which the
@@ -781,7 +760,7 @@ func TestErrorsAsAndIsThroughWrapping(t *testing.T) {
 
 func TestErrorObjectsAreReleased(t *testing.T) {
 	runtime.GC()
-	base := settle(-1)
+	base := tnt.Settle(-1)
 	call := must(tn.GetGlobal("testing.call"))
 	func() {
 		_, err := tn.GetGlobal("no.such.function")
@@ -801,7 +780,7 @@ func TestErrorObjectsAreReleased(t *testing.T) {
 		runtime.KeepAlive(e)
 	}()
 	call.Release()
-	if n := settle(base); n != base {
+	if n := tnt.Settle(base); n != base {
 		t.Errorf("%d tvmnode objects left alive once the errors were dropped", n-base)
 	}
 }

@@ -25,10 +25,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"time"
 
 	tn "tvmnode.dev/go/tvmnode"
+	tnt "tvmnode.dev/go/tvmnode/tvmnodetest"
 )
 
 func main() {
@@ -42,14 +41,14 @@ func run(args []string, w io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("usage: systemlib NAME INPUT...")
 	}
-	before := settle(-1)
+	before := tnt.Settle(-1)
 	if err := runModel(args[0], args[1:], w); err != nil {
 		return err
 	}
 	if err := unknownModel(w); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "left alive: %d\n", settle(before)-before)
+	fmt.Fprintf(w, "left alive: %d\n", tnt.Settle(before)-before)
 	return nil
 }
 
@@ -126,27 +125,4 @@ func unknownModel(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "unknown: %v\n", err)
 	return nil
-}
-
-// settle runs the collector (which releases what finalizers hold) until
-// the count of live tvmnode objects reaches want, or stops moving when
-// want is negative, and returns it. The tests have the same loop
-// (tvmnode_test.go); this program is built on its own and cannot import it.
-func settle(want int64) int64 {
-	last, stable := tn.LiveObjects(), 0
-	for i := 0; i < 200; i++ {
-		runtime.GC()
-		time.Sleep(2 * time.Millisecond)
-		n := tn.LiveObjects()
-		if n == last {
-			stable++
-		} else {
-			stable = 0
-		}
-		if (want >= 0 && n == want) || (want < 0 && stable >= 5) {
-			return n
-		}
-		last = n
-	}
-	return last
 }
