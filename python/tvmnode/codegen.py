@@ -22,7 +22,7 @@ import re
 import shutil
 import struct
 import tarfile
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -46,16 +46,40 @@ PARAMS_MAGIC = b"TNPARAMS"
 TARGETS: Dict[str, Optional[str]] = {"host": None, "cortex-m": "OHWI", "wasm32": None}
 
 
-def _pipeline(mod: Any, target: str = "host") -> Any:
+def _patch_count(patch_stages: Union[None, int, str]) -> Optional[int]:
+    """PatchStages.count for compile's patch_stages: None (no pass), 0 for
+    "auto", or the number of bands."""
+    if patch_stages is None:
+        return None
+    if isinstance(patch_stages, str):
+        if patch_stages == "auto":
+            return 0
+        if not patch_stages.isdigit():
+            raise ValueError("compile: patch_stages must be 'auto' or a number of bands "
+                             ">= 1, got %r" % patch_stages)
+        patch_stages = int(patch_stages)
+    if isinstance(patch_stages, bool) or not isinstance(patch_stages, int) or patch_stages < 1:
+        raise ValueError("compile: patch_stages must be 'auto' or a number of bands >= 1, "
+                         "got %r" % (patch_stages,))
+    return patch_stages
+
+
+def _pipeline(mod: Any, target: str = "host", patch_count: Optional[int] = None) -> Any:
     from . import transform
 
     layout = TARGETS[target]
     passes = [transform.InferType(), transform.SimplifyExpr(), transform.FoldConstant()]
+    config: Dict[str, Any] = {}
+    if patch_count is not None:
+        # before the weights change layout: the plans it compares differ
+        # from the target's only in the kernels' scratch
+        passes.append(transform.PatchStages())
+        config["PatchStages.count"] = patch_count
     if layout is not None:
         passes.append(transform.ConvertKernelLayout())
+        config["ConvertKernelLayout.layout"] = layout
     passes += [transform.FuseOps(), transform.InferType()]
-    config = {"ConvertKernelLayout.layout": layout} if layout is not None else None
-    with transform.PassContext(config=config):
+    with transform.PassContext(config=config or None):
         return transform.Sequential(passes)(mod)
 
 
@@ -91,6 +115,21 @@ class Archive:
         if self._metadata is None:
             self._metadata = json.loads(self.files["metadata.json"])
         return self._metadata
+
+    def _record_patch_stages(self, requested: Union[int, str], mod: Any) -> None:
+        """metadata.json's "patch_stages" of this model: what was asked and
+        what PatchStages chose (bands 1: the model whole)."""
+        attrs = getattr(mod, "attrs", None)
+        chosen = attrs.get("patch_stages") if attrs is not None else None
+        entry: Dict[str, Any] = {"requested": requested if isinstance(requested, str)
+                                 else int(requested), "bands": 1}
+        if chosen is not None:
+            entry.update({str(k): (v if isinstance(v, str) else int(v))
+                          for k, v in chosen.items()})
+        meta = self.metadata
+        meta["modules"][self.name]["patch_stages"] = entry
+        self.files["metadata.json"] = json.dumps(meta, indent=2) + "\n"
+        self._metadata = None
 
     @property
     def info(self) -> Dict[str, Any]:
@@ -330,7 +369,8 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
             run_passes: bool = True, target: str = "host",
             constants_section: Optional[str] = None,
             workspace_section: Optional[str] = None,
-            constants_align: Optional[int] = None) -> Archive:
+            constants_align: Optional[int] = None,
+            patch_stages: Union[None, int, str] = None) -> Archive:
     """Compile the "main" function of `mod` to C; see the module docstring.
 
     target: where the archive will run, one of TARGETS ("host", the
@@ -351,12 +391,20 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
     (the header's TVMGEN_<NAME>_WORKSPACE_SECTION, for the application's
     pool definitions); constants_align: the constant arrays' alignment (a
     power of two; alignment by default). ValueError for a name that is not
-    a section name or an alignment that is not a power of two."""
+    a section name or an alignment that is not a power of two.
+
+    patch_stages: "auto" or a number of bands N: the PatchStages pass runs
+    the first, high-resolution stage of the model band by band (bit-exact,
+    with the halo rows recomputed), at the stage end and N ("auto": and N)
+    whose planned workspace is smallest; metadata.json records the choice
+    under "patch_stages" (docs/mlf.md). None (the default) or 1 leaves the
+    model whole; with run_passes=False it is ignored."""
     if target not in TARGETS:
         raise ValueError("compile: target must be one of %s, got %r"
                          % (", ".join(sorted(TARGETS)), target))
+    patch_count = _patch_count(patch_stages)
     if run_passes:
-        mod = _pipeline(mod, target)
+        mod = _pipeline(mod, target, patch_count)
     opts: Dict[str, Any] = {"name": name, "alignment": int(alignment), "interface": interface,
                             "io_in_pool": bool(io_in_pool),
                             "constants_in_pool": bool(constants_in_pool)}
@@ -371,7 +419,10 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
     if devices is not None:
         opts["devices"] = {str(k): [str(o) for o in v] for k, v in devices.items()}
     result = get_global_func("codegen.AOT")(mod, opts)
-    return Archive(name.lower(), result, mod)
+    arch = Archive(name.lower(), result, mod)
+    if patch_count is not None and run_passes:
+        arch._record_patch_stages(patch_stages, mod)
+    return arch
 
 
 # ---- parameter files -------------------------------------------------------------------

@@ -1,7 +1,7 @@
 /*
  * builtin.c: C passes as ordinary passes, and the registry of the built-in
  * ones (InferType, SimplifyExpr, FoldConstant, DeadCodeElimination,
- * FuseOps, ConvertKernelLayout), also reachable as global functions "transform.<Name>" so every
+ * FuseOps, ConvertKernelLayout, PatchStages), also reachable as global functions "transform.<Name>" so every
  * binding can get them by name.
  */
 #include "pass/pass_internal.h"
@@ -120,6 +120,7 @@ void tn__passes_builtin_init(void) {
       {"DeadCodeElimination", 1, false, tn__dce_module},
       {"FuseOps", 1, true, tn__fuse_ops_module},
       {"ConvertKernelLayout", 1, false, tn__kernel_layout_module},
+      {"PatchStages", 1, true, tn__patch_stages_module},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {
     TnObject *p = tn__pass_from_c(table[i].name, table[i].opt_level, infer,
@@ -137,4 +138,6 @@ void tn__passes_builtin_init(void) {
            0);
   TN__INIT_CHECK(tn_pass_config_register("ConvertKernelLayout.layout",
                                          TN_TYPE_STRING) == 0);
+  TN__INIT_CHECK(tn_pass_config_register("PatchStages.count", TN_TYPE_INT) == 0);
+  TN__INIT_CHECK(tn_pass_config_register("PatchStages.end", TN_TYPE_INT) == 0);
 }
