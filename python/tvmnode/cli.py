@@ -394,7 +394,8 @@ def _compile_options(args: argparse.Namespace) -> Dict[str, Any]:
             "pools": pools or None, "devices": devices or None, "target": args.target,
             "constants_section": getattr(args, "constants_section", None),
             "workspace_section": getattr(args, "workspace_section", None),
-            "constants_align": getattr(args, "constants_align", None)}
+            "constants_align": getattr(args, "constants_align", None),
+            "patch_stages": getattr(args, "patch_stages", None)}
 
 
 def _bytes(text: str) -> int:
@@ -434,6 +435,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
         sum(t["size_bytes"] for t in info["inputs"] + info["outputs"]),
         " (in the workspace pool)" if info["interface"]["io_in_pool"] else ""))
     print("operators            %8d" % len(mem["functions"]["operator_functions"]))
+    ps = info.get("patch_stages")
+    if ps is not None:
+        print("patch stages         %8d bands%s" % (ps["bands"], "" if ps["bands"] == 1 else
+              " to %s #%d (plain plan %d bytes)" % (ps["end_op"], ps["end_index"],
+                                                     ps["plain_bytes"])))
     print("wrote %s in %.2f s" % (args.output, elapsed))
     if args.svg:
         _write_svg(arch, args.svg)
@@ -1135,6 +1141,9 @@ def _add_compile_args(c: argparse.ArgumentParser) -> None:
                    help="place inputs and outputs in the workspace pool")
     c.add_argument("--constants-in-pool", action="store_true",
                    help="constants in a pool the application supplies")
+    c.add_argument("--patch-stages", metavar="auto|N",
+                   help="run the first, high-resolution stage in N bands of rows "
+                        "(auto: the stage end and N of the smallest workspace)")
     c.add_argument("--pool", action="append", metavar="NAME[:LIMIT[:KINDS]]",
                    help="a workspace pool (in order of preference), e.g. sram:64k, or "
                         "sram:8k:intermediate,scratch (the kinds of buffer it takes: "
