@@ -1,14 +1,17 @@
 /*
  * test_passes.c: the built-in passes: InferType, SimplifyExpr, FoldConstant
  * (values checked element by element), DeadCodeElimination, FuseOps
- * (the groups it forms) and ConvertKernelLayout (the weights moved element
- * by element), their failure paths, and for each of them on every
+ * (the groups it forms), ConvertKernelLayout (the weights moved element
+ * by element) and PatchStages (bands computing the plain graph's floats
+ * bit for bit), their failure paths, and for each of them on every
  * model: the input is left unchanged and re-inferring the result from
  * scratch gives the types the pass left (InferType after it agrees).
  */
 #include "ir_test.h"
 
 #include "models/mlperf_tiny.h"
+
+#include <inttypes.h>
 
 static TnObject *run(const char *pass, TnObject *mod) {
   TnObject *p = K(tn_pass_get(pass));
@@ -182,6 +185,103 @@ START_TEST(test_convert_kernel_layout) {
   ck_assert_ptr_null(run_layout(mod, "IOHW"));
   ck_assert_msg(strstr(tn_test_raised_text(), "ConvertKernelLayout.layout"),
                 "%s", tn_test_raised_text());
+}
+END_TEST
+
+/* ---- PatchStages ---------------------------------------------------------- */
+
+static TnObject *run_patch(TnObject *mod, int64_t count, int64_t end) {
+  TnAny k[2] = {tn_any_cstr("PatchStages.count"), tn_any_cstr("PatchStages.end")};
+  TnAny v[2] = {tn_any_int(count), tn_any_int(end)};
+  TnObject *ctx = K(tn_pass_context_new(2, K(tn_map_new(k, v, 2)), NULL,
+                                        NULL, NULL));
+  return tn_pass_run(K(tn_pass_get("PatchStages")), mod, ctx);
+}
+
+/* A float constant of the given 4-d shape with small values of both signs. */
+static TnObject *weights(int a, int b, int c, int d) {
+  float w[256];
+  ck_assert_int_le(a * b * c * d, 256);
+  for (int i = 0; i < a * b * c * d; i++) w[i] = (float)((i * 7) % 11 - 5) * 0.125f;
+  return fconst(w, 4, a, b, c, d);
+}
+
+/* The output of main of `mod` on `x`. */
+static TnObject *run_main(TnObject *mod, TnObject *x) {
+  TnObject *prog = K(tn_program_new(mod, K(tn_ir_module_get(mod, "main"))));
+  TnObject *out[2] = {NULL};
+  ck_assert_msg(tn_program_run(prog, &x, 1, out) == 0, "run: %s",
+                tn_test_raised_text());
+  return K(out[0]);
+}
+
+START_TEST(test_patch_stages) {
+  /* 3x3 same conv, clip, depthwise 3x3 stride 2 with padding on every side
+   * (top 2, left 0, bottom 1, right 1), 1x1 conv, 3x3 max pool: five
+   * possible stage ends, in this order */
+  TnObject *x = var("x", tt("float32", 4, 1, 11, 7, 2));
+  TnAny nhwc = tn_any_cstr("NHWC"), hwio = tn_any_cstr("HWIO");
+  TnObject *c1 = CALL("nn.conv2d", 2, x, weights(3, 3, 2, 4), "data_layout", nhwc,
+                      "kernel_layout", hwio, "padding", ints(4, 1, 1, 1, 1));
+  TnObject *r = CALL("clip", 1, c1, "a_min", tn_any_float(-2.0), "a_max",
+                     tn_any_float(3.0));
+  TnObject *dw = CALL("nn.conv2d", 2, r, weights(3, 3, 1, 4), "data_layout", nhwc,
+                      "kernel_layout", hwio, "groups", tn_any_int(4),
+                      "strides", ints(2, 2, 2), "padding", ints(4, 2, 0, 1, 1));
+  TnObject *pw = CALL("nn.conv2d", 2, dw, weights(1, 1, 4, 3), "data_layout", nhwc,
+                      "kernel_layout", hwio);
+  TnObject *mp = CALL("nn.max_pool2d", 1, pw, "pool_size", ints(2, 3, 3),
+                      "padding", ints(4, 1, 1, 1, 1), "layout", nhwc);
+  TnObject *mod = run("InferType", module_of(mp));
+  ck_assert_type(body_of(mod), "Tensor[(1, 6, 3, 3), float32]");
+  DLDevice cpu = {kDLCPU, 0};
+  int64_t xd[] = {1, 11, 7, 2};
+  TnObject *in = K(tn_tensor_empty(xd, 4, ir_dtype("float32"), cpu));
+  float *xv = tn_tensor_dltensor(in)->data;
+  for (int i = 0; i < 11 * 7 * 2; i++) xv[i] = (float)((i * 13) % 17 - 8) * 0.25f;
+  DLTensor *want = tn_tensor_dltensor(run_main(mod, in));
+  /* (bands, stage end): even and uneven bands, one row each, the stride-2
+   * depthwise as the end */
+  static const int64_t cases[][2] = {{3, 4}, {6, 4}, {4, 2}, {2, 0}, {5, 3}};
+  for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+    TnObject *out = run_patch(mod, cases[c][0], cases[c][1]);
+    ck_assert_msg(out != NULL, "%s", tn_test_raised_text());
+    out = run("InferType", K(out));
+    TnObject *b = body_of(out);
+    ck_assert_type(b, "Tensor[(1, 6, 3, 3), float32]");
+    TnObject *cat = cases[c][1] == 4 ? b : NULL;
+    if (cat == NULL) { /* the rest of the stage reads the concatenation */
+      cat = b;
+      while (strcmp(op_name(cat), "concatenate") != 0) cat = arg(cat, 0);
+    }
+    ck_assert_str_eq(op_name(cat), "concatenate");
+    ck_assert_int_eq(tn_array_size(((TnIrTuple *)arg(cat, 0))->fields),
+                     cases[c][0]);
+    DLTensor *got = tn_tensor_dltensor(run_main(out, in));
+    ck_assert_msg(memcmp(got->data, want->data, 6 * 3 * 3 * sizeof(float)) == 0,
+                  "%" PRId64 " bands to end %" PRId64 " differ", cases[c][0],
+                  cases[c][1]);
+  }
+  /* one band: the module unchanged */
+  ck_assert_sequal(K(run_patch(mod, 1, -1)), mod);
+  /* more bands than rows, an end that is not there, a bad count */
+  ck_assert_ptr_null(run_patch(mod, 7, 4));
+  ck_assert_msg(strstr(tn_test_raised_text(), "at most the 6 output rows"), "%s",
+                tn_test_raised_text());
+  ck_assert_ptr_null(run_patch(mod, 2, 5));
+  ck_assert_msg(strstr(tn_test_raised_text(), "below the 5 possible stage ends"),
+                "%s", tn_test_raised_text());
+  ck_assert_ptr_null(run_patch(mod, -1, -1));
+  ck_assert_msg(strstr(tn_test_raised_text(), "'PatchStages.count' must be 0"),
+                "%s", tn_test_raised_text());
+  /* no stage to split (a dense layer on a 2-d input): auto leaves it, a
+   * count is refused */
+  TnObject *v = var("v", tt("float32", 2, 1, 4));
+  TnObject *dmod = run("InferType", module_of(CALL("nn.relu", 1, v)));
+  ck_assert_sequal(K(run_patch(dmod, 0, -1)), dmod);
+  ck_assert_ptr_null(run_patch(dmod, 2, -1));
+  ck_assert_msg(strstr(tn_test_raised_text(), "no leading stage"), "%s",
+                tn_test_raised_text());
 }
 END_TEST
 
@@ -701,6 +801,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_every_pass_on_every_model);
   tc = ir_case(s, "infer_type");
   tcase_add_test(tc, test_convert_kernel_layout);
+  tcase_add_test(tc, test_patch_stages);
   tcase_add_test(tc, test_infer_type_fills_what_builders_could_not);
   tcase_add_test(tc, test_infer_type_errors);
   tc = ir_case(s, "simplify");
