@@ -420,7 +420,7 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
         opts["devices"] = {str(k): [str(o) for o in v] for k, v in devices.items()}
     result = get_global_func("codegen.AOT")(mod, opts)
     arch = Archive(name.lower(), result, mod)
-    if patch_count is not None and run_passes:
+    if patch_stages is not None and run_passes:
         arch._record_patch_stages(patch_stages, mod)
     return arch
 
