@@ -69,6 +69,29 @@ static int pass_getter(void *self, const TnAny *args, int32_t nargs,
 }
 
 
+TnObject *tn__pass_attrs_with(const TnObject *attrs, const char *field,
+                              const TnAny *value) {
+  const int32_t t = attrs->type_index, n = tn_type_field_count(t);
+  if (n < 0) return NULL;
+  const char **names = g_new0(const char *, n > 0 ? n : 1);
+  TnAny *values = g_new0(TnAny, n > 0 ? n : 1);
+  int32_t got = 0;
+  TnObject *out = NULL;
+  for (; got < n; got++) {
+    names[got] = tn_type_field_at(t, got)->name;
+    if (strcmp(names[got], field) == 0)
+      tn_any_copy(&values[got], value);
+    else if (tn_node_get_at(attrs, got, &values[got]))
+      goto done;
+  }
+  out = tn_node_new(t, names, values, n);
+done:
+  for (int32_t i = 0; i < got; i++) tn_any_clear(&values[i]);
+  g_free(values);
+  g_free(names);
+  return out;
+}
+
 TnObject *tn__pass_map_functions(TnObject *mod, TnFunctionRewriteC fn,
                                  void *ctx) {
   const TnIrModule *m = (const TnIrModule *)mod;

@@ -21,30 +21,6 @@ typedef struct {
   const char *layout; /* OIHW, HWIO or OHWI */
 } Ctx;
 
-/* The same attrs with kernel_layout = layout (a new node: attrs are
- * immutable). */
-static TnObject *with_layout(const TnObject *attrs, const char *layout) {
-  const int32_t t = attrs->type_index, n = tn_type_field_count(t);
-  if (n < 0) return NULL;
-  const char **names = g_new0(const char *, n > 0 ? n : 1);
-  TnAny *values = g_new0(TnAny, n > 0 ? n : 1);
-  int32_t got = 0;
-  TnObject *out = NULL;
-  for (; got < n; got++) {
-    names[got] = tn_type_field_at(t, got)->name;
-    if (strcmp(names[got], "kernel_layout") == 0)
-      values[got] = tn_any_cstr(layout);
-    else if (tn_node_get_at(attrs, got, &values[got]))
-      goto done;
-  }
-  out = tn_node_new(t, names, values, n);
-done:
-  for (int32_t i = 0; i < got; i++) tn_any_clear(&values[i]);
-  g_free(values);
-  g_free(names);
-  return out;
-}
-
 /* The constant `w` (4-d, compact) in layout `from` transposed into layout
  * `to` (each a permutation of the letters O, I, H, W) by the crt's
  * transpose; NULL with *refused set when that kernel does not take it (an
@@ -125,7 +101,8 @@ static TnObject *convert(const Ctx *cx, TnObject *e, bool *failed) {
   bool refused;
   TnObject *nw = transposed(wc, from, cx->layout, &refused);
   if (refused) return NULL; /* a weight the transpose does not take */
-  TnObject *na = nw ? with_layout(c->attrs, cx->layout) : NULL;
+  const TnAny lv = tn_any_cstr(cx->layout);
+  TnObject *na = nw ? tn__pass_attrs_with(c->attrs, "kernel_layout", &lv) : NULL;
   TnObject *out = NULL;
   if (na) {
     const int64_t n = tn_array_size(c->args);

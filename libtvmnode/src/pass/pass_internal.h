@@ -35,6 +35,12 @@ int64_t tn__pass_config_int(const TnObject *ctx, const char *key,
 const char *tn__pass_config_str(const TnObject *ctx, const char *key,
                                 const char *fallback);
 
+/* The attrs node `attrs` with field `field` set to `value` (borrowed) and
+ * every other field copied: attrs are immutable, a rewrite makes new ones.
+ * (transfer full) */
+TnObject *tn__pass_attrs_with(const TnObject *attrs, const char *field,
+                              const TnAny *value);
+
 /* Rewrite every function of a module that is not primitive: fn returns the
  * new function (transfer full; the same one when unchanged) or NULL with an
  * error. Returns the new module, or `mod` itself (a new reference) when no

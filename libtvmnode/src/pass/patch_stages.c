@@ -35,6 +35,7 @@
 
 #define WHO "PatchStages"
 #define MAX_ARGS 16
+#define MAX_DEPTH 10000
 /* Band counts auto tries: past 8 the halo costs more than the bands save
  * on the bundled models, and every candidate is a plan. */
 static const int64_t AUTO_BANDS[] = {2, 3, 4, 6, 8};
@@ -57,6 +58,7 @@ typedef struct {
   GHashTable *index; /* expression -> index + 1 */
   TnObject *params; /* the function's (tn.Array) */
   bool unsupported; /* lets or other forms: the pass leaves the function */
+  int32_t depth;    /* of visit's recursion */
 } Graph;
 
 static Node *node(Graph *g, int32_t i) {
@@ -180,30 +182,28 @@ static void classify(Graph *g, Node *n) {
   n->h = d[1];
 }
 
-static int32_t visit(Graph *g, TnObject *e) {
+static int32_t visit(Graph *g, TnObject *e);
+
+/* Operands are visited recursively: past MAX_DEPTH nested operands (the
+ * depth the executor takes too) the function is left alone. */
+static int32_t visit_node(Graph *g, TnObject *e) {
   gpointer hit = g_hash_table_lookup(g->index, e);
   if (hit) return GPOINTER_TO_INT(hit) - 1;
   Node n = {.e = e, .nargs = 0};
+  const TnObject *list = NULL; /* the operands of a call or tuple */
   if (tn_object_is_instance(e, TN_IR->call)) {
     const TnIrCall *c = (const TnIrCall *)e;
-    const int64_t na = tn_array_size(c->args);
-    if (na > MAX_ARGS || !tn_object_is_instance(c->op, TN_IR->op)) {
-      g->unsupported = true;
-      return -1;
-    }
+    if (!tn_object_is_instance(c->op, TN_IR->op)) return g->unsupported = true, -1;
+    list = c->args;
+  } else if (tn_object_is_instance(e, TN_IR->tuple)) {
+    list = ((const TnIrTuple *)e)->fields;
+  }
+  if (list) {
+    const int64_t na = tn_array_size(list);
+    if (na > MAX_ARGS) return g->unsupported = true, -1;
     n.nargs = (int32_t)na;
     for (int64_t i = 0; i < na; i++) {
-      TnObject *a = tn_array_at(c->args, i)->v_obj;
-      n.arg[i] = tn_object_is_instance(a, TN_IR->constant) ? -1 : visit(g, a);
-      if (g->unsupported) return -1;
-    }
-  } else if (tn_object_is_instance(e, TN_IR->tuple)) {
-    const TnIrTuple *t = (const TnIrTuple *)e;
-    const int64_t nf = tn_array_size(t->fields);
-    if (nf > MAX_ARGS) return g->unsupported = true, -1;
-    n.nargs = (int32_t)nf;
-    for (int64_t i = 0; i < nf; i++) {
-      TnObject *a = tn_array_at(t->fields, i)->v_obj;
+      TnObject *a = tn_array_at(list, i)->v_obj;
       n.arg[i] = tn_object_is_instance(a, TN_IR->constant) ? -1 : visit(g, a);
       if (g->unsupported) return -1;
     }
@@ -226,6 +226,14 @@ static int32_t visit(Graph *g, TnObject *e) {
   g_array_append_val(g->nodes, n);
   if (n.nargs && tn_object_is_instance(e, TN_IR->call)) classify(g, node(g, ix));
   g_hash_table_insert(g->index, e, GINT_TO_POINTER(ix + 1));
+  return ix;
+}
+
+static int32_t visit(Graph *g, TnObject *e) {
+  if (g->depth >= MAX_DEPTH) return g->unsupported = true, -1;
+  g->depth++;
+  const int32_t ix = visit_node(g, e);
+  g->depth--;
   return ix;
 }
 
@@ -282,28 +290,12 @@ static TnObject *slice_rows(TnObject *e, int64_t a, int64_t b) {
 
 /* `attrs` with padding (top, left, bottom, right) = pad. (transfer full) */
 static TnObject *with_padding(const TnObject *attrs, const int64_t pad[4]) {
-  const int32_t t = attrs->type_index, n = tn_type_field_count(t);
-  if (n < 0) return NULL;
   TnAny pv[4];
   for (int i = 0; i < 4; i++) pv[i] = tn_any_int(pad[i]);
   TnObject *parr = tn_array_new(pv, 4);
   if (parr == NULL) return NULL;
-  const char **names = g_new0(const char *, n > 0 ? n : 1);
-  TnAny *values = g_new0(TnAny, n > 0 ? n : 1);
-  int32_t got = 0;
-  TnObject *out = NULL;
-  for (; got < n; got++) {
-    names[got] = tn_type_field_at(t, got)->name;
-    if (strcmp(names[got], "padding") == 0)
-      values[got] = tn_any_obj(parr), tn_object_retain(parr);
-    else if (tn_node_get_at(attrs, got, &values[got]))
-      goto done;
-  }
-  out = tn_node_new(t, names, values, n);
-done:
-  for (int32_t i = 0; i < got; i++) tn_any_clear(&values[i]);
-  g_free(values);
-  g_free(names);
+  const TnAny v = tn_any_obj(parr);
+  TnObject *out = tn__pass_attrs_with(attrs, "padding", &v);
   tn_object_release(parr);
   return out;
 }
@@ -459,7 +451,7 @@ static TnObject *patch_main(Ctx *cx, TnObject *fn) {
   }
   Graph g = {g_array_new(false, true, sizeof(Node)),
              g_hash_table_new(g_direct_hash, g_direct_equal),
-             f->params, false};
+             f->params, false, 0};
   visit(&g, f->body);
   TnObject *best = NULL;
   const int32_t n = (int32_t)g.nodes->len;
