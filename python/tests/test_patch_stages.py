@@ -4,16 +4,17 @@ build's outputs byte for byte, on the executor and in the generated C, and
 its workspace shrinks where BENCHMARKS.md says it does."""
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, List
 
 import numpy as np
 import pytest
 
-from tvmnode import codegen, frontend, runtime
+from tvmnode import cli, codegen, frontend, runtime
 
 from aot_util import HostModel
-from test_codegen import ALL, expected, inputs_for, model
+from test_codegen import ALL, MODELS, expected, inputs_for, model
 
 VWW = os.path.join(os.environ.get("TVMNODE_TFLM_SOURCES", "/work/tflm-sources"),
                    "mlcommons-tiny/benchmark/training/visual_wake_words/trained_models/"
@@ -83,3 +84,17 @@ def test_a_fixed_band_count_and_its_refusals() -> None:
     for bad in ("x", 0, -2, True, "2.5"):
         with pytest.raises(ValueError, match="patch_stages must be 'auto' or a number"):
             codegen.compile(mod, name="ic", patch_stages=bad)
+
+
+def test_cli_compile_patch_stages(tmp_path: Any, capsys: Any) -> None:
+    path = os.path.join(MODELS, "pretrainedResnet_quant.tflite")
+    if not os.path.exists(path):
+        pytest.skip("model not found")
+    out = str(tmp_path / "ic")
+    assert cli.main(["compile", path, "--name", "ic", "-o", out, "--patch-stages", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "patch stages                2 bands to qnn.add" in text
+    with open(os.path.join(out, "metadata.json")) as f:
+        assert json.load(f)["modules"]["ic"]["patch_stages"]["bands"] == 2
+    assert cli.main(["compile", path, "-o", out, "--patch-stages", "many"]) == 1
+    assert "patch_stages must be 'auto' or a number" in capsys.readouterr().err
