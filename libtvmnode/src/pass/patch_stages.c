@@ -159,6 +159,9 @@ static void classify(Graph *g, Node *n) {
   if (op == NULL || !dims4(n->e, d) || d[0] != 1) return;
   const bool window = is_op(op, WINDOW_OPS);
   if (!window && !is_op(op, POINT_OPS)) return;
+  /* the attrs read below through their structs must be of the op's type */
+  const int32_t at = ((const TnIrOp *)c->op)->attrs_index;
+  if (at >= 0 && (c->attrs == NULL || c->attrs->type_index != at)) return;
   int32_t data = 0;
   for (int32_t i = 0; i < n->nargs; i++) {
     if (n->arg[i] >= 0 && node(g, n->arg[i])->region) {
