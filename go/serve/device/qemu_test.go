@@ -61,7 +61,7 @@ func buildUARTFirmware(t *testing.T, dir string) string {
 		"-I" + filepath.Join(top, "runtime/crt/include"), "-I" + filepath.Join(fw, "common"),
 		"-nostdlib", "-L" + filepath.Join(fw, "common"), "-T", filepath.Join(fw, "m4/mps2_an386.ld"),
 		"-Wl,--gc-sections", "-Wl,--defsym=FW_STACK_SIZE=8192", "-o", elf}
-	for _, s := range []string{"common/uart_link.c", "common/startup.c", "common/semihost.c", "common/measure.c"} {
+	for _, s := range []string{"common/uart_link.c", "common/uart.c", "common/startup.c", "common/semihost.c", "common/measure.c"} {
 		args = append(args, filepath.Join(fw, s))
 	}
 	args = append(args, filepath.Join(top, "runtime/crt/src/frame.c"), filepath.Join(top, "runtime/crt/src/crc32.c"), filepath.Join(top, "runtime/crt/src/status.c"),
@@ -72,6 +72,37 @@ func buildUARTFirmware(t *testing.T, dir string) string {
 	return elf
 }
 
+// startQemu runs elf on the emulated mps2-an386 under -icount shift=0 (a
+// SysTick tick is then a fixed count of instructions, measure.h) with its
+// UART on a socket at sock, and connects to it; qemu is killed at the
+// test's end.
+func startQemu(t *testing.T, ctx context.Context, elf, sock string) net.Conn {
+	t.Helper()
+	var qout bytes.Buffer
+	qemu := exec.CommandContext(ctx, "qemu-system-arm", "-M", "mps2-an386", "-nographic",
+		"-monitor", "none", "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
+		"-chardev", "socket,id=u0,path="+sock+",server=on,wait=on", "-serial", "chardev:u0",
+		"-kernel", elf)
+	qemu.Stdout, qemu.Stderr = &qout, &qout
+	if err := qemu.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = qemu.Process.Kill()
+		_ = qemu.Wait()
+		_ = os.Remove(sock)
+	})
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		conn, err := net.Dial("unix", sock)
+		if err == nil {
+			return conn
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("qemu's UART socket: %v\n%s", err, qout.String())
+		}
+	}
+}
+
 // The crt's link on the emulated board (qemu's mps2-an386), over its UART
 // mapped to a socket: calls answered, requests damaged on the way (bytes
 // flipped, cut short) sent again and answered, and a board that resets
@@ -80,32 +111,9 @@ func buildUARTFirmware(t *testing.T, dir string) string {
 func TestQemuUARTSession(t *testing.T) {
 	dir := t.TempDir()
 	elf := buildUARTFirmware(t, dir)
-	sock := filepath.Join(dir, "uart.sock")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var qout bytes.Buffer
-	qemu := exec.CommandContext(ctx, "qemu-system-arm", "-M", "mps2-an386", "-nographic",
-		"-monitor", "none", "-semihosting-config", "enable=on,target=native",
-		"-chardev", "socket,id=u0,path="+sock+",server=on,wait=on", "-serial", "chardev:u0",
-		"-kernel", elf)
-	qemu.Stdout, qemu.Stderr = &qout, &qout
-	if err := qemu.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = qemu.Process.Kill()
-		_ = qemu.Wait()
-	}()
-	var conn net.Conn
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		var err error
-		if conn, err = net.Dial("unix", sock); err == nil {
-			break
-		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("qemu's UART socket: %v\n%s", err, qout.String())
-		}
-	}
+	conn := startQemu(t, ctx, elf, filepath.Join(dir, "uart.sock"))
 	wire := &faulty{Conn: conn}
 	logs := make(chan string, 8)
 	l := NewLink(wire, 1024, func(s string) { logs <- s })
@@ -181,5 +189,4 @@ func TestQemuUARTSession(t *testing.T) {
 			t.Fatalf("after the reset: %v", err)
 		}
 	}
-	_ = os.Remove(sock)
 }
