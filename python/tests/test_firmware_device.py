@@ -491,7 +491,8 @@ def test_model_behind_the_uart(tmp_path: Any, objects: str, prepared: Any) -> No
     TestQemuModelSession: the device's outputs for the input are the host
     executor's, a timed request answers its repeats, refused requests come
     back as errors, and requests with a flipped or a dropped byte are sent
-    again and answered."""
+    again and answered; and in TestQemuDeviceServe the same through
+    tvmnode-serve's --device (go/serve)."""
     go = os.environ.get("GO") or next(
         (p for p in ("/usr/local/go/bin/go", "/usr/bin/go") if os.path.exists(p)), None)
     build = os.environ.get("TVMNODE_BUILD_DIR") or os.path.join(ROOT, "build")
@@ -511,10 +512,11 @@ def test_model_behind_the_uart(tmp_path: Any, objects: str, prepared: Any) -> No
     env = dict(os.environ, TVMNODE_SESSION_CASE=str(path),
                PATH=os.path.dirname(go) + os.pathsep + os.environ.get("PATH", ""))
     cmd = ('. "%s/go/tools.sh" "%s" && cd "%s/go/serve" && '
-           'go test -count=1 -v -run "^TestQemuModelSession$" ./device/'
+           'go test -count=1 -v -run "^(TestQemuModelSession|TestQemuDeviceServe)$" . ./device/'
            % (ROOT, build, ROOT))
     run = subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True,
                          timeout=300)
     print(run.stdout[-3000:])
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "--- PASS: TestQemuModelSession" in run.stdout, run.stdout[-3000:]
+    for test in ("TestQemuModelSession", "TestQemuDeviceServe"):
+        assert "--- PASS: " + test in run.stdout, run.stdout[-3000:]

@@ -72,19 +72,13 @@ func buildUARTFirmware(t *testing.T, dir string) string {
 	return elf
 }
 
-// startQemu runs elf on the emulated mps2-an386 under -icount shift=0 (a
-// SysTick tick is then a fixed count of instructions, measure.h) with its
-// UART on a socket at sock, and connects to it; qemu is killed at the
-// test's end.
+// startQemu runs elf on the emulated board (StartQemu) and connects to its
+// UART; qemu is killed at the test's end.
 func startQemu(t *testing.T, ctx context.Context, elf, sock string) net.Conn {
 	t.Helper()
 	var qout bytes.Buffer
-	qemu := exec.CommandContext(ctx, "qemu-system-arm", "-M", "mps2-an386", "-nographic",
-		"-monitor", "none", "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
-		"-chardev", "socket,id=u0,path="+sock+",server=on,wait=on", "-serial", "chardev:u0",
-		"-kernel", elf)
-	qemu.Stdout, qemu.Stderr = &qout, &qout
-	if err := qemu.Start(); err != nil {
+	qemu, err := StartQemu(ctx, elf, sock, &qout)
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -92,15 +86,11 @@ func startQemu(t *testing.T, ctx context.Context, elf, sock string) net.Conn {
 		_ = qemu.Wait()
 		_ = os.Remove(sock)
 	})
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		conn, err := net.Dial("unix", sock)
-		if err == nil {
-			return conn
-		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("qemu's UART socket: %v\n%s", err, qout.String())
-		}
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatalf("qemu's UART socket: %v\n%s", err, qout.String())
 	}
+	return conn
 }
 
 // The crt's link on the emulated board (qemu's mps2-an386), over its UART

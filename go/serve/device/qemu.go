@@ -1,0 +1,38 @@
+package device
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+)
+
+// StartQemu runs a firmware (an ELF for firmware/targets.txt's m4 row)
+// on qemu's mps2-an386 under -icount shift=0 (a SysTick tick is then a
+// fixed count of instructions: firmware/common/measure.h), with UART0 on a
+// Unix socket at sock, and returns once qemu listens there: the board
+// starts when a client (a Link over net.Dial("unix", sock), or
+// tvmnode-serve --device NAME=SOCK) connects. Cancelling ctx kills qemu;
+// Wait reaps it. Its own output is in out.
+func StartQemu(ctx context.Context, elf, sock string, out *bytes.Buffer) (*exec.Cmd, error) {
+	qemu := exec.CommandContext(ctx, "qemu-system-arm", "-M", "mps2-an386", "-nographic",
+		"-monitor", "none", "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
+		"-chardev", "socket,id=u0,path="+sock+",server=on,wait=on", "-serial", "chardev:u0",
+		"-kernel", elf)
+	qemu.Stdout, qemu.Stderr = out, out
+	if err := qemu.Start(); err != nil {
+		return nil, err
+	}
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			return qemu, nil
+		}
+		if time.Since(start) > 10*time.Second {
+			_ = qemu.Process.Kill()
+			_ = qemu.Wait()
+			return nil, fmt.Errorf("device: qemu made no UART socket at %s in 10 s\n%s", sock, out.String())
+		}
+	}
+}
