@@ -29,8 +29,6 @@
 #endif
 
 #define FW_ALIGNED __attribute__((aligned(FW_ALIGNMENT)))
-/* Loop turns without a byte before an unacknowledged frame goes again. */
-#define RESEND_TURNS 2000000u
 
 #define DECLARE_BUFFER(name, size) static uint8_t buf_##name[size] FW_ALIGNED;
 FW_INPUTS(DECLARE_BUFFER)
@@ -107,7 +105,6 @@ int main(void) {
   (void)tn_crt_link_send(&link, TN_CRT_FRAME_RESET, 0, 0);
   size_t answer_len = 0;
   int have_answer = 0, have_hello = 1;
-  uint32_t idle = 0;
   for (;;) {
     if (!link.waiting) {
       if (have_hello) {
@@ -129,16 +126,7 @@ int main(void) {
                                answer_len);
       }
     }
-    uint8_t byte;
-    if (!fw_uart_read(&byte)) {
-      if (link.waiting && ++idle >= RESEND_TURNS) {
-        idle = 0;
-        (void)tn_crt_link_resend(&link);
-      }
-      continue;
-    }
-    idle = 0;
-    int32_t ev = tn_crt_link_push(&link, byte);
+    int32_t ev = fw_uart_link_turn(&link);
     /* one request at a time: the host waits for each answer */
     if (ev == TN_CRT_LINK_FRAME && link.rx.type == TN_CRT_FRAME_REQUEST &&
         !have_answer) {

@@ -35,6 +35,23 @@ int fw_uart_read(uint8_t *byte) {
   return 1;
 }
 
+/* Loop turns without a byte before an unacknowledged frame goes again. */
+#define RESEND_TURNS 2000000u
+
+int32_t fw_uart_link_turn(TnCrtLink *link) {
+  static uint32_t idle;
+  uint8_t byte;
+  if (!fw_uart_read(&byte)) {
+    if (link->waiting && ++idle >= RESEND_TURNS) {
+      idle = 0;
+      (void)tn_crt_link_resend(link);
+    }
+    return TN_CRT_LINK_NONE;
+  }
+  idle = 0;
+  return tn_crt_link_push(link, byte);
+}
+
 void fw_system_reset(void) {
   SCB_AIRCR = (0x05FAu << 16) | (1u << 2);
   for (;;) {

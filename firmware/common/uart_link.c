@@ -16,9 +16,6 @@
 
 #include "uart.h"
 
-/* Loop turns without a byte before an unacknowledged frame goes again. */
-#define RESEND_TURNS 2000000u
-
 enum { kMaxBody = 512 };
 static uint8_t rx_buf[kMaxBody + TN_CRT_FRAME_OVERHEAD];
 static uint8_t tx_buf[TN_CRT_FRAME_ENCODED_MAX(kMaxBody)];
@@ -34,7 +31,6 @@ int main(void) {
   (void)tn_crt_link_send(&link, TN_CRT_FRAME_RESET, NULL, 0);
   size_t answer_len = 0;
   int have_answer = 0, have_hello = 1, reset_after_ack = 0;
-  uint32_t idle = 0;
   for (;;) {
     if (!link.waiting) {
       if (reset_after_ack) fw_system_reset();
@@ -48,16 +44,7 @@ int main(void) {
                                answer_len);
       }
     }
-    uint8_t byte;
-    if (!fw_uart_read(&byte)) {
-      if (link.waiting && ++idle >= RESEND_TURNS) {
-        idle = 0;
-        (void)tn_crt_link_resend(&link);
-      }
-      continue;
-    }
-    idle = 0;
-    int32_t ev = tn_crt_link_push(&link, byte);
+    int32_t ev = fw_uart_link_turn(&link);
     if (ev == TN_CRT_LINK_FRAME && link.rx.type == TN_CRT_FRAME_REQUEST) {
       const uint8_t *b = link.rx.body;
       size_t n = link.rx.body_len;

@@ -3,10 +3,8 @@ package serve
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -171,22 +169,12 @@ func TestDeviceModelRefused(t *testing.T) {
 // server answers the host's outputs, a timed one the device's repeats.
 // Skipped without TVMNODE_SESSION_CASE.
 func TestQemuDeviceServe(t *testing.T) {
-	path := os.Getenv("TVMNODE_SESSION_CASE")
-	if path == "" {
-		t.Skip("TVMNODE_SESSION_CASE not set (python/tests/test_firmware_device.py sets it)")
-	}
-	raw, err := os.ReadFile(path)
+	c, err := device.ReadSessionCase()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c struct {
-		ELF     string   `json:"elf"`
-		Model   string   `json:"model"`
-		Inputs  [][]byte `json:"inputs"`
-		Outputs [][]byte `json:"outputs"`
-	}
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatal(err)
+	if c == nil {
+		t.Skip("TVMNODE_SESSION_CASE not set (python/tests/test_firmware_device.py sets it)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

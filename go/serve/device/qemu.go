@@ -3,6 +3,7 @@ package device
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -35,4 +36,34 @@ func StartQemu(ctx context.Context, elf, sock string, out *bytes.Buffer) (*exec.
 			return nil, fmt.Errorf("device: qemu made no UART socket at %s in 10 s\n%s", sock, out.String())
 		}
 	}
+}
+
+// SessionCase is a firmware serving a compiled model (firmware/common/
+// session_uart.c), one input for it and the outputs the host computed for
+// that input: what python/tests/test_firmware_device.py's
+// test_model_behind_the_uart writes, as JSON in the file
+// TVMNODE_SESSION_CASE names, for the Go tests on the emulated board.
+type SessionCase struct {
+	ELF     string   `json:"elf"`
+	Model   string   `json:"model"`
+	Inputs  [][]byte `json:"inputs"`
+	Outputs [][]byte `json:"outputs"`
+}
+
+// ReadSessionCase reads the case TVMNODE_SESSION_CASE names; nil and no
+// error when the variable is not set.
+func ReadSessionCase() (*SessionCase, error) {
+	path := os.Getenv("TVMNODE_SESSION_CASE")
+	if path == "" {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c SessionCase
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("device: %s: %w", path, err)
+	}
+	return &c, nil
 }

@@ -40,6 +40,21 @@ func (f *faulty) set(fault func([]byte) []byte) {
 	f.mu.Unlock()
 }
 
+// once makes fault damage the first write longer than an empty frame (a
+// request, not an ACK) from now on, once; the count of writes it hit
+// is returned.
+func (f *faulty) once(fault func([]byte) []byte) *int {
+	n := new(int)
+	f.set(func(c []byte) []byte {
+		if len(c) > EncodedMax(0) && *n == 0 {
+			*n++
+			return fault(c)
+		}
+		return c
+	})
+	return n
+}
+
 // buildUARTFirmware builds firmware/common/uart_link.c with the crt's
 // frames for the emulated Cortex-M4 (firmware/targets.txt's m4 row).
 func buildUARTFirmware(t *testing.T, dir string) string {
@@ -151,20 +166,13 @@ func TestQemuUARTSession(t *testing.T) {
 		"flipped":   func(c []byte) []byte { c[len(c)/2] ^= 0x10; return c },
 		"truncated": func(c []byte) []byte { return c[:len(c)/2] },
 	} {
-		n := 0
-		wire.set(func(c []byte) []byte {
-			if len(c) > EncodedMax(0) && n == 0 { // the request, once
-				n++
-				return fault(c)
-			}
-			return c
-		})
+		n := wire.once(fault)
 		if err := call([]byte("damaged " + name)); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		wire.set(nil)
-		if n != 1 {
-			t.Fatalf("%s: the fault hit %d writes", name, n)
+		if *n != 1 {
+			t.Fatalf("%s: the fault hit %d writes", name, *n)
 		}
 	}
 

@@ -3,24 +3,11 @@ package device
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 )
-
-// sessionCase is what python/tests/test_firmware_device.py's
-// test_model_behind_the_uart writes for this test: a firmware serving a
-// compiled model (firmware/common/session_uart.c), one input for it and the
-// outputs the host's Module computed for that input.
-type sessionCase struct {
-	ELF     string   `json:"elf"`
-	Model   string   `json:"model"`
-	Inputs  [][]byte `json:"inputs"`
-	Outputs [][]byte `json:"outputs"`
-}
 
 // A compiled model behind the emulated board's UART, through Session: the
 // metadata describes it, an inference's outputs are the host's, a timed one
@@ -29,17 +16,12 @@ type sessionCase struct {
 // again and answered. Run by the Python test above (it needs a model
 // compiled); skipped without TVMNODE_SESSION_CASE.
 func TestQemuModelSession(t *testing.T) {
-	path := os.Getenv("TVMNODE_SESSION_CASE")
-	if path == "" {
-		t.Skip("TVMNODE_SESSION_CASE not set (python/tests/test_firmware_device.py sets it)")
-	}
-	raw, err := os.ReadFile(path)
+	c, err := ReadSessionCase()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c sessionCase
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatal(err)
+	if c == nil {
+		t.Skip("TVMNODE_SESSION_CASE not set (python/tests/test_firmware_device.py sets it)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -127,21 +109,14 @@ func TestQemuModelSession(t *testing.T) {
 		"flipped": func(b []byte) []byte { b[len(b)/2] ^= 0x41; return b },
 		"dropped": func(b []byte) []byte { return append(b[:len(b)/3], b[len(b)/3+1:]...) },
 	} {
-		n := 0
-		wire.set(func(b []byte) []byte {
-			if len(b) > EncodedMax(0) && n == 0 { // the request, once
-				n++
-				return fault(b)
-			}
-			return b
-		})
+		n := wire.once(fault)
 		out, err := s.Infer(call(), c.Model, c.Inputs)
 		wire.set(nil)
 		if err != nil {
 			t.Fatalf("a request with a %s byte: %v", name, err)
 		}
-		if n != 1 {
-			t.Fatalf("%s: the fault hit %d writes", name, n)
+		if *n != 1 {
+			t.Fatalf("%s: the fault hit %d writes", name, *n)
 		}
 		check(name+" byte", out)
 	}

@@ -21,8 +21,10 @@
  * model, an input of the wrong size, a failed run, an answer larger than
  * the buffer) is answered with an Error: a TnCrtStatus code and a message
  * naming what was expected and what was received. Nothing here allocates;
- * the messages are decoded and encoded on the stack (about 3 KB with
- * -Os on a Cortex-M4) and the tensors never leave the model's buffers.
+ * the messages are decoded and encoded on the stack (tn_crt_session_answer's
+ * own frame is 2,176 bytes at -Os on a Cortex-M4, nanopb's calls and the
+ * model's run come on top) and the tensors never leave the model's
+ * buffers.
  *
  * Like all of the crt, this header needs only <stdint.h> and <stddef.h>.
  */
