@@ -46,6 +46,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FIRMWARE = os.path.dirname(HERE)
 TARGETS_FILE = os.path.join(FIRMWARE, "targets.txt")
 HARNESS = ["main.c", "startup.c", "semihost.c", "measure.c"]
+# What build(harness="session_uart.c") adds: the UART, and the crt's device
+# session (its link and nanopb messages), which no model archive carries.
+SESSION_HARNESS = ["uart.c"]
+SESSION_CRT = ["frame.c", "crc32.c", "session.c", "session_nanopb.c", "tvmnode_session.pb.c"]
+CRT_TREE = os.path.join(os.path.dirname(FIRMWARE), "runtime", "crt")
 DEFAULT_TARGET = "m4"
 
 GCC = "arm-none-eabi-gcc"
@@ -605,12 +610,14 @@ def run_multi(models: Sequence[Tuple[str, str, Sequence[Optional[str]]]], workdi
 def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
           opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
           cache: Optional[str] = None, harness_flags: Sequence[str] = (),
-          target: str = DEFAULT_TARGET) -> Dict[str, Any]:
+          target: str = DEFAULT_TARGET, harness: str = "main.c") -> Dict[str, Any]:
     """Write the glue, compile and link fw.elf in workdir for a target of
     the table. inputs: one file per model input (None: zeros);
     harness_flags: more flags for the harness's own sources
-    (-DFW_SYST_RELOAD=..., say). Returns the paths and sizes; raises
-    FirmwareError when the link holds an allocator."""
+    (-DFW_SYST_RELOAD=..., say); harness: the main source (session_uart.c:
+    the model behind the UART, with the crt's device session from the
+    source tree). Returns the paths and sizes; raises FirmwareError when
+    the link holds an allocator."""
     t = get_target(target)
     archive = os.path.abspath(archive)
     info, gen = write_glue(archive, name, inputs, workdir)
@@ -622,11 +629,21 @@ def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str
                             os.path.join(workdir, "obj", "crt"), cache)
     model_objs = _compile_all(_c_files(os.path.join(archive, "codegen", "host", "src")),
                               flags, model_inc, os.path.join(workdir, "obj", "model"), cache)
-    harness_objs = _compile_all([os.path.join(HERE, s) for s in HARNESS]
+    own, own_inc = [harness] + HARNESS[1:], []
+    if harness == "session_uart.c":
+        own_inc = [os.path.join(CRT_TREE, "include")]
+        own += SESSION_HARNESS
+        # (crc32.c comes with an archive whose constants are in a pool)
+        crt_objs += _compile_all([os.path.join(CRT_TREE, "src", f) for f in SESSION_CRT
+                                  if not os.path.exists(os.path.join(crt_src, f))],
+                                 flags, [os.path.join(CRT_TREE, "include"),
+                                         os.path.join(CRT_TREE, "src")],
+                                 os.path.join(workdir, "obj", "session"), cache)
+    harness_objs = _compile_all([os.path.join(HERE, s) for s in own]
                                 + [os.path.join(gen, "fw_input.c")],
                                 flags + ["-DFW_BAD_CALLS=%d" % bool(bad_calls)]
                                 + harness_defines(t) + list(harness_flags),
-                                [gen, HERE] + model_inc,
+                                [gen, HERE] + model_inc + own_inc,
                                 os.path.join(workdir, "obj", "harness"), cache)
     elf = os.path.join(workdir, "fw.elf")
     link(t, harness_objs + model_objs + crt_objs, elf, stack_size, opt,

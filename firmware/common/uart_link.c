@@ -1,8 +1,7 @@
 /*
  * uart_link.c: a firmware that keeps a device session's link (the crt's
- * TnCrtLink, tvmnode/crt/frame.h) over the board's UART, for the host's
- * link tests on qemu (go/serve/device). It drives mps2-an386's CMSDK UART0
- * by polling, which qemu maps to a socket or pty with -serial.
+ * TnCrtLink, tvmnode/crt/frame.h) over the board's UART (uart.h), for the
+ * host's link tests on qemu (go/serve/device).
  *
  * At start it sends a RESET and a LOG line. It answers each REQUEST with a
  * RESPONSE holding the request's body reversed, except the request
@@ -15,41 +14,7 @@
 
 #include <tvmnode/crt/frame.h>
 
-/* CMSDK APB UART (ARM DDI 0479), UART0 of the MPS2 boards. */
-#define UART0_BASE 0x40004000u
-#define UART_DATA (*(volatile uint32_t *)(UART0_BASE + 0x00u))
-#define UART_STATE (*(volatile uint32_t *)(UART0_BASE + 0x04u))
-#define UART_CTRL (*(volatile uint32_t *)(UART0_BASE + 0x08u))
-#define UART_BAUDDIV (*(volatile uint32_t *)(UART0_BASE + 0x10u))
-#define UART_STATE_TX_FULL 1u
-#define UART_STATE_RX_FULL 2u
-#define UART_CTRL_TX_EN 1u
-#define UART_CTRL_RX_EN 2u
-#define SCB_AIRCR (*(volatile uint32_t *)0xE000ED0Cu)
-
-/* Loop turns without a byte before an unacknowledged frame goes again. */
-#define RESEND_TURNS 2000000u
-
-static void uart_init(void) {
-  UART_BAUDDIV = 16u; /* the smallest divider the CMSDK UART accepts */
-  UART_CTRL = UART_CTRL_TX_EN | UART_CTRL_RX_EN;
-}
-
-static int32_t uart_write(void *ctx, const uint8_t *p, size_t n) {
-  (void)ctx;
-  for (size_t i = 0; i < n; i++) {
-    while (UART_STATE & UART_STATE_TX_FULL) {
-    }
-    UART_DATA = p[i];
-  }
-  return 0;
-}
-
-static void system_reset(void) {
-  SCB_AIRCR = (0x05FAu << 16) | (1u << 2);
-  for (;;) {
-  }
-}
+#include "uart.h"
 
 enum { kMaxBody = 512 };
 static uint8_t rx_buf[kMaxBody + TN_CRT_FRAME_OVERHEAD];
@@ -59,17 +24,16 @@ static TnCrtLink link;
 
 int main(void) {
   static const char hello[] = "uart_link: ready";
-  uart_init();
+  fw_uart_init();
   if (tn_crt_link_init(&link, rx_buf, sizeof rx_buf, tx_buf, sizeof tx_buf,
-                       uart_write, NULL) != TN_CRT_OK)
+                       fw_uart_write, NULL) != TN_CRT_OK)
     return 1;
   (void)tn_crt_link_send(&link, TN_CRT_FRAME_RESET, NULL, 0);
   size_t answer_len = 0;
   int have_answer = 0, have_hello = 1, reset_after_ack = 0;
-  uint32_t idle = 0;
   for (;;) {
     if (!link.waiting) {
-      if (reset_after_ack) system_reset();
+      if (reset_after_ack) fw_system_reset();
       if (have_hello) {
         have_hello = 0;
         (void)tn_crt_link_send(&link, TN_CRT_FRAME_LOG, hello,
@@ -80,21 +44,13 @@ int main(void) {
                                answer_len);
       }
     }
-    if (!(UART_STATE & UART_STATE_RX_FULL)) {
-      if (link.waiting && ++idle >= RESEND_TURNS) {
-        idle = 0;
-        (void)tn_crt_link_resend(&link);
-      }
-      continue;
-    }
-    idle = 0;
-    int32_t ev = tn_crt_link_push(&link, (uint8_t)UART_DATA);
+    int32_t ev = fw_uart_link_turn(&link);
     if (ev == TN_CRT_LINK_FRAME && link.rx.type == TN_CRT_FRAME_REQUEST) {
       const uint8_t *b = link.rx.body;
       size_t n = link.rx.body_len;
       if (n == 5 && b[0] == 'r' && b[1] == 'e' && b[2] == 's' &&
           b[3] == 'e' && b[4] == 't')
-        system_reset(); /* its ACK is already written */
+        fw_system_reset(); /* its ACK is already written */
       for (size_t i = 0; i < n; i++) answer[i] = b[n - 1 - i];
       answer_len = n;
       have_answer = 1;

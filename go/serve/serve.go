@@ -28,6 +28,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"tvmnode.dev/go/serve/device"
 	tn "tvmnode.dev/go/tvmnode"
 )
 
@@ -53,6 +54,10 @@ type Config struct {
 	// Token, when not empty, is the bearer token every request must carry
 	// ("authorization: Bearer TOKEN").
 	Token string
+	// Devices: models on devices, NAME=PATH: the model NAME served by the
+	// crt's session (tvmnode/crt/session.h) at PATH, a serial port or
+	// qemu's UART socket (device.go).
+	Devices []string
 }
 
 func (c *Config) defaults() {
@@ -103,6 +108,8 @@ type model struct {
 	all      []*instance
 	queued   atomic.Int64
 	maxQueue int64
+	dev      *device.Session // a model on a device (device.go): no Modules
+	link     *device.Link
 }
 
 // tensorMeta is an input or output: its protocol datatype and byte size.
@@ -130,11 +137,17 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(paths) == 0 {
+	if len(paths) == 0 && len(cfg.Devices) == 0 {
 		return nil, errors.New("serve: no models: name shared libraries (.so) or a model repository folder")
 	}
-	for _, p := range paths {
-		m, err := loadModel(p.name, p.path, cfg)
+	for k := range len(paths) + len(cfg.Devices) {
+		var m *model
+		var err error
+		if k < len(paths) {
+			m, err = loadModel(paths[k].name, paths[k].path, cfg)
+		} else {
+			m, err = loadDevice(cfg.Devices[k-len(paths)], cfg)
+		}
 		if err != nil {
 			s.closeModels()
 			return nil, err
@@ -248,6 +261,10 @@ func (m *model) close() {
 		inst.mod.Close()
 	}
 	m.all = nil
+	if m.link != nil {
+		_ = m.link.Close()
+		m.link = nil
+	}
 }
 
 func (s *Server) closeModels() {
@@ -471,6 +488,9 @@ func (s *Server) Infer(ctx context.Context, r *Request) (*Result, error) {
 	}()
 	if ctx.Err() != nil {
 		return nil, ctxError(ctx, fmt.Sprintf("model '%s'", m.name))
+	}
+	if m.dev != nil {
+		return s.inferDevice(ctx, m, ins, outs, r)
 	}
 	for i, in := range ins {
 		if err := inst.setInput(m, i, in.Data); err != nil {

@@ -17,6 +17,7 @@ and run by the host executor once for the whole module.
 """
 from __future__ import annotations
 
+import base64
 import importlib.machinery
 import json
 import os
@@ -481,3 +482,41 @@ def test_io_in_pool_model_matches_host_with_less_ram(tmp_path: Any, objects: str
     assert _ram(io) < _ram(plain), (_ram(io), _ram(plain))
     print("\n%s RAM: %d B with I/O in the pool, %d B without (%d B of I/O buffers)"
           % (name, _ram(io), _ram(plain), io_bytes))
+
+
+def test_model_behind_the_uart(tmp_path: Any, objects: str, prepared: Any) -> None:
+    """KWS behind the emulated board's UART (issue 31): the firmware
+    firmware/common/session_uart.c (the crt's device session over its
+    link) built for the archive, driven by go/serve/device's Session in
+    TestQemuModelSession: the device's outputs for the input are the host
+    executor's, a timed request answers its repeats, refused requests come
+    back as errors, and requests with a flipped or a dropped byte are sent
+    again and answered; and in TestQemuDeviceServe the same through
+    tvmnode-serve's --device (go/serve)."""
+    go = os.environ.get("GO") or next(
+        (p for p in ("/usr/local/go/bin/go", "/usr/bin/go") if os.path.exists(p)), None)
+    build = os.environ.get("TVMNODE_BUILD_DIR") or os.path.join(ROOT, "build")
+    if go is None:
+        pytest.skip("no Go toolchain (./dev installs it)")
+    if not os.path.exists(os.path.join(build, "tvmnode.pc")):
+        pytest.skip("no C build tree at %s (TVMNODE_BUILD_DIR) for the Go test" % build)
+    archive, info, inputs, ref = prepared("kws_ref_model.tflite", "kws")
+    res = fw.build(archive, "kws", inputs, str(tmp_path / "session"), cache=objects,
+                   harness="session_uart.c")
+    assert not fw.allocators_in(res["elf"])
+    case = {"elf": res["elf"], "model": "kws",
+            "inputs": [base64.b64encode(np.load(p).tobytes()).decode() for p in inputs],
+            "outputs": [base64.b64encode(r.tobytes()).decode() for r in ref]}
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(case))
+    env = dict(os.environ, TVMNODE_SESSION_CASE=str(path),
+               PATH=os.path.dirname(go) + os.pathsep + os.environ.get("PATH", ""))
+    cmd = ('. "%s/go/tools.sh" "%s" && cd "%s/go/serve" && '
+           'go test -count=1 -v -run "^(TestQemuModelSession|TestQemuDeviceServe)$" . ./device/'
+           % (ROOT, build, ROOT))
+    run = subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True,
+                         timeout=300)
+    print(run.stdout[-3000:])
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    for test in ("TestQemuModelSession", "TestQemuDeviceServe"):
+        assert "--- PASS: " + test in run.stdout, run.stdout[-3000:]

@@ -702,10 +702,14 @@ def test_every_crt_file_reaches_an_archive() -> None:
     _, _, inputs, build = next(c for c in CASES if c[1] == "qnn.conv2d")
     cp = codegen.compile(module_of(inputs, build), "cp", constants_in_pool=True)
     assert "src/params.c" in cp.runtime_sources
-    # the device-session link (tvmnode/crt/frame.h) belongs to a firmware's
-    # transport, not to a model: no archive carries it, the harness and the
-    # serving side build it (firmware/common/uart_link.c, go/serve/device)
-    session = {"include/tvmnode/crt/frame.h", "src/frame.c"}
+    # the device session (its link, tvmnode/crt/frame.h, and its messages,
+    # tvmnode/crt/session.h with nanopb's) belongs to a firmware's transport,
+    # not to a model: no archive carries it, the harness and the serving side
+    # build it (firmware/common/uart_link.c, go/serve/device)
+    session = {"include/tvmnode/crt/frame.h", "src/frame.c",
+               "include/tvmnode/crt/session.h", "src/session.c",
+               "src/session_nanopb.c", "src/session_pb.h",
+               "src/tvmnode_session.pb.c", "src/tvmnode_session.pb.h"}
     assert session <= files, sorted(session - files)
     missing = sorted(files - FILES - set(cp.runtime_sources) - session)
     assert not missing, "crt files no archive carries: %s" % missing

@@ -40,6 +40,21 @@ func (f *faulty) set(fault func([]byte) []byte) {
 	f.mu.Unlock()
 }
 
+// once makes fault damage the first write longer than an empty frame (a
+// request, not an ACK) from now on, once; the count of writes it hit
+// is returned.
+func (f *faulty) once(fault func([]byte) []byte) *int {
+	n := new(int)
+	f.set(func(c []byte) []byte {
+		if len(c) > EncodedMax(0) && *n == 0 {
+			*n++
+			return fault(c)
+		}
+		return c
+	})
+	return n
+}
+
 // buildUARTFirmware builds firmware/common/uart_link.c with the crt's
 // frames for the emulated Cortex-M4 (firmware/targets.txt's m4 row).
 func buildUARTFirmware(t *testing.T, dir string) string {
@@ -61,7 +76,7 @@ func buildUARTFirmware(t *testing.T, dir string) string {
 		"-I" + filepath.Join(top, "runtime/crt/include"), "-I" + filepath.Join(fw, "common"),
 		"-nostdlib", "-L" + filepath.Join(fw, "common"), "-T", filepath.Join(fw, "m4/mps2_an386.ld"),
 		"-Wl,--gc-sections", "-Wl,--defsym=FW_STACK_SIZE=8192", "-o", elf}
-	for _, s := range []string{"common/uart_link.c", "common/startup.c", "common/semihost.c", "common/measure.c"} {
+	for _, s := range []string{"common/uart_link.c", "common/uart.c", "common/startup.c", "common/semihost.c", "common/measure.c"} {
 		args = append(args, filepath.Join(fw, s))
 	}
 	args = append(args, filepath.Join(top, "runtime/crt/src/frame.c"), filepath.Join(top, "runtime/crt/src/crc32.c"), filepath.Join(top, "runtime/crt/src/status.c"),
@@ -72,6 +87,27 @@ func buildUARTFirmware(t *testing.T, dir string) string {
 	return elf
 }
 
+// startQemu runs elf on the emulated board (StartQemu) and connects to its
+// UART; qemu is killed at the test's end.
+func startQemu(t *testing.T, ctx context.Context, elf, sock string) net.Conn {
+	t.Helper()
+	var qout bytes.Buffer
+	qemu, err := StartQemu(ctx, elf, sock, &qout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = qemu.Process.Kill()
+		_ = qemu.Wait()
+		_ = os.Remove(sock)
+	})
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatalf("qemu's UART socket: %v\n%s", err, qout.String())
+	}
+	return conn
+}
+
 // The crt's link on the emulated board (qemu's mps2-an386), over its UART
 // mapped to a socket: calls answered, requests damaged on the way (bytes
 // flipped, cut short) sent again and answered, and a board that resets
@@ -80,32 +116,9 @@ func buildUARTFirmware(t *testing.T, dir string) string {
 func TestQemuUARTSession(t *testing.T) {
 	dir := t.TempDir()
 	elf := buildUARTFirmware(t, dir)
-	sock := filepath.Join(dir, "uart.sock")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var qout bytes.Buffer
-	qemu := exec.CommandContext(ctx, "qemu-system-arm", "-M", "mps2-an386", "-nographic",
-		"-monitor", "none", "-semihosting-config", "enable=on,target=native",
-		"-chardev", "socket,id=u0,path="+sock+",server=on,wait=on", "-serial", "chardev:u0",
-		"-kernel", elf)
-	qemu.Stdout, qemu.Stderr = &qout, &qout
-	if err := qemu.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = qemu.Process.Kill()
-		_ = qemu.Wait()
-	}()
-	var conn net.Conn
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		var err error
-		if conn, err = net.Dial("unix", sock); err == nil {
-			break
-		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("qemu's UART socket: %v\n%s", err, qout.String())
-		}
-	}
+	conn := startQemu(t, ctx, elf, filepath.Join(dir, "uart.sock"))
 	wire := &faulty{Conn: conn}
 	logs := make(chan string, 8)
 	l := NewLink(wire, 1024, func(s string) { logs <- s })
@@ -153,20 +166,13 @@ func TestQemuUARTSession(t *testing.T) {
 		"flipped":   func(c []byte) []byte { c[len(c)/2] ^= 0x10; return c },
 		"truncated": func(c []byte) []byte { return c[:len(c)/2] },
 	} {
-		n := 0
-		wire.set(func(c []byte) []byte {
-			if len(c) > EncodedMax(0) && n == 0 { // the request, once
-				n++
-				return fault(c)
-			}
-			return c
-		})
+		n := wire.once(fault)
 		if err := call([]byte("damaged " + name)); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		wire.set(nil)
-		if n != 1 {
-			t.Fatalf("%s: the fault hit %d writes", name, n)
+		if *n != 1 {
+			t.Fatalf("%s: the fault hit %d writes", name, *n)
 		}
 	}
 
@@ -181,5 +187,4 @@ func TestQemuUARTSession(t *testing.T) {
 			t.Fatalf("after the reset: %v", err)
 		}
 	}
-	_ = os.Remove(sock)
 }

@@ -3,6 +3,7 @@
 // Open Inference Protocol, over gRPC and HTTP/JSON. See docs/remote.md.
 //
 //	tvmnode-serve [flags] MODEL.so|NAME=MODEL.so|REPOSITORY ...
+//	tvmnode-serve [flags] --device NAME=SERIAL_PORT|QEMU_SOCKET ...
 //
 // It listens on the loopback interface unless --listen names another
 // address; it loads only the models named here, never code a client sends.
@@ -52,18 +53,24 @@ func run(args []string) error {
 	certFile := fs.String("tls-cert", "", "TLS certificate (PEM) for gRPC and HTTP; with --tls-key")
 	keyFile := fs.String("tls-key", "", "TLS private key (PEM)")
 	tokenFile := fs.String("token-file", "", "file holding the bearer token every request must carry")
+	var devices []string
+	fs.Func("device", "NAME=PATH: serve the model NAME running on a device behind PATH, a serial port or "+
+		"qemu's UART socket (the crt's device session); repeatable", func(v string) error {
+		devices = append(devices, v)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err
 	}
-	if fs.NArg() == 0 {
+	if fs.NArg() == 0 && len(devices) == 0 {
 		fs.Usage()
 		return errors.New("no models given")
 	}
 	cfg := serve.Config{Models: fs.Args(), Instances: *instances, QueueSize: *queue,
-		MaxRequestBytes: *maxBytes, Timeout: *timeout}
+		MaxRequestBytes: *maxBytes, Timeout: *timeout, Devices: devices}
 	if *tokenFile != "" {
 		b, err := os.ReadFile(*tokenFile)
 		if err != nil {

@@ -1,0 +1,161 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"tvmnode.dev/go/serve/device"
+	"tvmnode.dev/go/serve/device/sessionpb"
+	tn "tvmnode.dev/go/tvmnode"
+)
+
+// maxDeviceRepeat is the most repeats a device times in one request (the
+// session message's bound, TN_CRT_SESSION_MAX_REPEAT).
+const maxDeviceRepeat = 32
+
+// crtDTypes names the crt's element types (TnCrtDType, by code).
+var crtDTypes = []string{"float32", "int32", "int8", "uint8", "int64", "float64", "int16", "bool"}
+
+// openPort opens a device's byte stream: a Unix socket (qemu's
+// `-chardev socket`) or a serial port or pty already set up (its speed and
+// framing are the system's: stty).
+func openPort(path string) (io.ReadWriteCloser, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&os.ModeSocket != 0 {
+		return net.Dial("unix", path)
+	}
+	return os.OpenFile(path, os.O_RDWR, 0)
+}
+
+// loadDevice connects to a device serving the model NAME (spec
+// NAME=PATH) through the crt's session and describes it from the device's
+// metadata. One request runs on the device at a time; others wait in the
+// model's queue.
+func loadDevice(spec string, cfg Config) (*model, error) {
+	name, path, ok := strings.Cut(spec, "=")
+	if !ok || name == "" || path == "" {
+		return nil, fmt.Errorf("serve: device '%s': expected NAME=PATH (the model's name on the device, and "+
+			"its serial port or qemu's UART socket)", spec)
+	}
+	rw, err := openPort(path)
+	if err != nil {
+		return nil, fmt.Errorf("serve: device '%s': %w", name, err)
+	}
+	link := device.NewLink(rw, 4096, func(line string) { log.Printf("device %s: %s", name, line) })
+	sess := device.NewSession(link)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Both ends start over (a request of an earlier host may be half
+	// through); a board that starts when we connect sends its own RESET,
+	// which may still end the first request.
+	err = link.Send(ctx, device.Reset, nil)
+	var md *sessionpb.MetadataResponse
+	for try := 0; err == nil || errors.Is(err, device.ErrReset) && try < 3; try++ {
+		if md, err = sess.Metadata(ctx, name); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		_ = link.Close()
+		return nil, fmt.Errorf("serve: device '%s' at %s: %w", name, path, err)
+	}
+	m := &model{name: name, path: path, idle: make(chan *instance, 1), maxQueue: int64(cfg.QueueSize),
+		dev: sess, link: link}
+	if m.ins, err = deviceTensors(path, md.Inputs); err == nil {
+		m.outs, err = deviceTensors(path, md.Outputs)
+	}
+	if err != nil {
+		_ = link.Close()
+		return nil, err
+	}
+	m.idle <- &instance{}
+	return m, nil
+}
+
+func deviceTensors(path string, ts []*sessionpb.TensorInfo) ([]tensorMeta, error) {
+	var infos []tn.TensorInfo
+	for _, t := range ts {
+		if t.Dtype < 0 || int(t.Dtype) >= len(crtDTypes) {
+			return nil, fmt.Errorf("serve: device at %s: tensor '%s' has the element type code %d", path, t.Name,
+				t.Dtype)
+		}
+		dt, err := tn.ParseDataType(crtDTypes[t.Dtype])
+		if err != nil {
+			return nil, err
+		}
+		info := tn.TensorInfo{Name: t.Name, DType: dt, Scale: float64(t.Scale), ZeroPoint: t.ZeroPoint}
+		for _, d := range t.Shape {
+			info.Shape = append(info.Shape, int64(d))
+		}
+		infos = append(infos, info)
+	}
+	out, err := describe(path, infos)
+	for i := range out {
+		if err == nil && out[i].nbytes != int(ts[i].Nbytes) {
+			err = fmt.Errorf("serve: device at %s: tensor '%s' of shape %v is %d bytes on the device, not %d",
+				path, ts[i].Name, out[i].Shape, ts[i].Nbytes, out[i].nbytes)
+		}
+	}
+	return out, err
+}
+
+// inferDevice runs (or times) a checked request on the model's device.
+// The timing is the device's own clock: seconds of its time (on an
+// emulated board, virtual time at one instruction a nanosecond).
+func (s *Server) inferDevice(ctx context.Context, m *model, ins []*Input, outs []int, r *Request) (*Result, error) {
+	if r.MinRepeatMs > 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "model '%s' runs on a device: parameter "+
+			"'min_repeat_ms' is not supported there (give 'number')", m.name)
+	}
+	if r.Repeat > maxDeviceRepeat || r.Number > 1<<31 {
+		return nil, status.Errorf(codes.InvalidArgument, "model '%s' runs on a device: parameter 'repeat' "+
+			"must be in [0, %d] and 'number' in [0, 2^31], got %d and %d", m.name, maxDeviceRepeat, r.Repeat,
+			r.Number)
+	}
+	data := make([][]byte, len(ins))
+	for i, in := range ins {
+		data[i] = in.Data
+	}
+	t, err := m.dev.Time(ctx, m.name, data, uint32(r.Repeat), uint32(r.Number))
+	var de *device.DeviceError
+	switch {
+	case errors.As(err, &de) && de.Status >= 1 && de.Status <= 3:
+		return nil, status.Errorf(codes.InvalidArgument, "model '%s': %v", m.name, err)
+	case errors.As(err, &de): // the run failed on the device
+		return nil, status.Errorf(codes.Internal, "model '%s': %v", m.name, err)
+	case err != nil && ctx.Err() != nil:
+		return nil, ctxError(ctx, fmt.Sprintf("model '%s' on its device", m.name))
+	case err != nil:
+		return nil, status.Errorf(codes.Unavailable, "model '%s': %v", m.name, err)
+	case len(t.Outputs) != len(m.outs):
+		return nil, status.Errorf(codes.Internal, "model '%s': the device answered %d outputs, not %d",
+			m.name, len(t.Outputs), len(m.outs))
+	}
+	res := &Result{}
+	if r.Repeat > 0 {
+		res.Number, res.RepeatSeconds = int64(t.Number), t.Seconds()
+	}
+	for _, i := range outs {
+		o := &m.outs[i]
+		if len(t.Outputs[i]) != o.nbytes {
+			return nil, status.Errorf(codes.Internal, "model '%s': the device's output '%s' is %d bytes, not %d",
+				m.name, o.Name, len(t.Outputs[i]), o.nbytes)
+		}
+		res.Outputs = append(res.Outputs, Output{Name: o.Name, Datatype: o.datatype,
+			Shape: append([]int64(nil), o.Shape...), Data: t.Outputs[i]})
+	}
+	return res, nil
+}

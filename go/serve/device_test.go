@@ -1,0 +1,216 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"tvmnode.dev/go/serve/device"
+	"tvmnode.dev/go/serve/device/sessionpb"
+)
+
+// fakeDevice answers the crt session's requests as a board would, over
+// the crt's link, for one model "inc": x (int8 [1, 4]) plus one; an input
+// starting with 127 fails its run (OVERFLOW); a repeat takes 40 ticks a
+// run of a 1000-tick-a-second clock. It serves one connection on sock.
+func fakeDevice(t *testing.T, sock string) {
+	t.Helper()
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		l := device.NewLink(conn, 4096, nil)
+		defer l.Close()
+		ctx := context.Background()
+		for {
+			f, err := l.Receive(ctx)
+			if errors.Is(err, device.ErrReset) { // the host started over
+				continue
+			}
+			if err != nil {
+				return
+			}
+			var rq sessionpb.Request
+			rs := &sessionpb.Response{}
+			if err := proto.Unmarshal(f.Body, &rq); err != nil {
+				rs.Error = &sessionpb.Error{Status: 1, Message: err.Error()}
+			}
+			rs.Id = rq.Id
+			info := func(name string) *sessionpb.TensorInfo {
+				return &sessionpb.TensorInfo{Name: name, Dtype: 2, Shape: []int32{1, 4}, Nbytes: 4, Scale: 0.5}
+			}
+			switch in := rq.Infer; {
+			case rs.Error != nil:
+			case rq.Metadata != nil && rq.Metadata.Model != "inc":
+				rs.Error = &sessionpb.Error{Status: 1, Message: "metadata: no model \"" + rq.Metadata.Model + "\""}
+			case rq.Metadata != nil:
+				rs.Metadata = &sessionpb.MetadataResponse{Model: "inc", Inputs: []*sessionpb.TensorInfo{info("x")},
+					Outputs: []*sessionpb.TensorInfo{info("y")}, Macs: 4, TicksPerSecond: 1000}
+			case len(in.Inputs) != 1 || len(in.Inputs[0]) != 4:
+				rs.Error = &sessionpb.Error{Status: 2, Message: "infer: input 0 (x): expected 4 bytes"}
+			case in.Inputs[0][0] == 127:
+				rs.Error = &sessionpb.Error{Status: 7, Message: "infer: the model's run returned OVERFLOW"}
+			default:
+				y := make([]byte, 4)
+				for i, v := range in.Inputs[0] {
+					y[i] = v + 1
+				}
+				number := max(in.Number, 1)
+				rs.Infer = &sessionpb.InferResponse{Outputs: [][]byte{y}, TicksPerSecond: 1000}
+				for range in.Repeat {
+					rs.Infer.Ticks = append(rs.Infer.Ticks, 40*uint64(number))
+				}
+				if in.Repeat > 0 {
+					rs.Infer.Number = number
+				}
+			}
+			body, _ := proto.Marshal(rs)
+			if err := l.Send(ctx, device.Response, body); err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// A model on a device (Config.Devices) is served like a Module: described
+// from the device's metadata, its inference and timing run there (the
+// device's own clock), requests checked before they go, and the device's
+// refusals turned into gRPC statuses.
+func TestDeviceModel(t *testing.T) {
+	dir := t.TempDir()
+	fakeDevice(t, filepath.Join(dir, "uart.sock"))
+	s, err := New(Config{Devices: []string{"inc=" + filepath.Join(dir, "uart.sock")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	if got := s.Models(); len(got) != 1 || got[0] != "inc" {
+		t.Fatalf("models %v", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := func(x []byte) *Request {
+		return &Request{Model: "inc", Inputs: []Input{{Name: "x", Datatype: "INT8", Shape: []int64{1, 4}, Data: x}}}
+	}
+	res, err := s.Infer(ctx, req([]byte{1, 2, 0xff, 0x80}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := res.Outputs; len(o) != 1 || o[0].Name != "y" || o[0].Datatype != "INT8" ||
+		string(o[0].Data) != string([]byte{2, 3, 0, 0x81}) {
+		t.Fatalf("outputs %+v", o)
+	}
+	r := req([]byte{0, 0, 0, 0})
+	r.Repeat, r.Number = 3, 2
+	if res, err = s.Infer(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if res.Number != 2 || len(res.RepeatSeconds) != 3 || res.RepeatSeconds[2] != 0.04 {
+		t.Fatalf("timing: number %d, seconds %v", res.Number, res.RepeatSeconds)
+	}
+	for _, c := range []struct {
+		r    *Request
+		code codes.Code
+		msg  string
+	}{
+		{func() *Request { r := req(make([]byte, 4)); r.Repeat, r.MinRepeatMs = 1, 5; return r }(),
+			codes.InvalidArgument, "'min_repeat_ms' is not supported"},
+		{func() *Request { r := req(make([]byte, 4)); r.Repeat = 33; return r }(),
+			codes.InvalidArgument, "must be in [0, 32]"},
+		{req([]byte{1, 2}), codes.InvalidArgument, "is 4 bytes, got 2 bytes"},
+		{req([]byte{127, 0, 0, 0}), codes.Internal, "OVERFLOW"},
+	} {
+		_, err := s.Infer(ctx, c.r)
+		if status.Code(err) != c.code || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%v, want %v with %q", err, c.code, c.msg)
+		}
+	}
+	// the device still answers
+	if _, err := s.Infer(ctx, req([]byte{1, 1, 1, 1})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A device that does not serve the model named, or a bad NAME=PATH, is
+// refused at start with what is wrong.
+func TestDeviceModelRefused(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "uart.sock")
+	fakeDevice(t, sock)
+	for spec, want := range map[string]string{
+		"kws=" + sock:                       "no model \"kws\"",
+		"inc":                               "expected NAME=PATH",
+		"inc=" + filepath.Join(dir, "nope"): "no such file",
+	} {
+		if _, err := New(Config{Devices: []string{spec}}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", spec, err, want)
+		}
+	}
+}
+
+// KWS on the emulated board behind tvmnode-serve's --device: the case
+// python/tests/test_firmware_device.py's test_model_behind_the_uart writes
+// (the firmware, an input and the host's outputs); an inference through the
+// server answers the host's outputs, a timed one the device's repeats.
+// Skipped without TVMNODE_SESSION_CASE.
+func TestQemuDeviceServe(t *testing.T) {
+	c, err := device.ReadSessionCase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c == nil {
+		t.Skip("TVMNODE_SESSION_CASE not set (python/tests/test_firmware_device.py sets it)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sock := filepath.Join(t.TempDir(), "uart.sock")
+	var qout bytes.Buffer
+	qemu, err := device.StartQemu(ctx, c.ELF, sock, &qout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = qemu.Process.Kill()
+		_ = qemu.Wait()
+	}()
+	s, err := New(Config{Devices: []string{c.Model + "=" + sock}})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, qout.String())
+	}
+	defer s.Shutdown(context.Background())
+	m := s.models[c.Model]
+	r := &Request{Model: c.Model, Repeat: 2, Number: 1}
+	for i, in := range m.ins {
+		r.Inputs = append(r.Inputs, Input{Name: in.Name, Datatype: in.datatype, Shape: in.Shape, Data: c.Inputs[i]})
+	}
+	start := time.Now()
+	res, err := s.Infer(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a timed inference through the server on the emulated board: %v", time.Since(start))
+	for i, o := range res.Outputs {
+		if !bytes.Equal(o.Data, c.Outputs[i]) {
+			t.Fatalf("output %s: %v, the host's %v", o.Name, o.Data, c.Outputs[i])
+		}
+	}
+	if len(res.RepeatSeconds) != 2 || res.RepeatSeconds[0] <= 0 {
+		t.Fatalf("timing %v", res.RepeatSeconds)
+	}
+	t.Logf("device seconds per run (virtual time, 1 ns an instruction): %v", res.RepeatSeconds)
+}
