@@ -253,14 +253,50 @@ static void free_conv_args(ConvArgs *a) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* isa.h (internal to the crt): whether the AVX2 forms run, and a
- * switch to run the portable forms instead */
-int tn__crt_avx2(void);
-void tn__crt_avx2_allow(int allow);
 #define HAVE_AVX2_FORMS 1
 #else
 #define HAVE_AVX2_FORMS 0
 #endif
+
+/* The level tn_crt_isa reports is what the CPU has (gcc's own CPUID
+ * reading): AVX2 forms exactly where the CPU has AVX2, and so on. */
+static void check_isa_matches_cpu(void) {
+  const int top = tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+#if HAVE_AVX2_FORMS
+  __builtin_cpu_init();
+  const int want = __builtin_cpu_supports("avx512vnni") &&
+                           __builtin_cpu_supports("avx512bw")
+                       ? TN_CRT_ISA_AVX512VNNI
+                   : __builtin_cpu_supports("avx512bw") ? TN_CRT_ISA_AVX512BW
+                   : __builtin_cpu_supports("avx2")     ? TN_CRT_ISA_AVX2
+                   : __builtin_cpu_supports("sse4.1")   ? TN_CRT_ISA_SSE41
+                                                        : TN_CRT_ISA_SSE2;
+  ck_assert_int_eq(top & TN_CRT_ISA_LEVEL_MASK, want);
+#else
+  ck_assert_int_le(top & TN_CRT_ISA_LEVEL_MASK, TN_CRT_ISA_SSE2);
+#endif
+  /* a cap takes effect, the AVX-VNNI flag goes below AVX2, and a negative
+   * level changes nothing */
+  ck_assert_int_eq(tn_crt_isa_limit(TN_CRT_ISA_PORTABLE), TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa(), TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa_limit(-1), TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa(), TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa_limit(99), top);
+}
+
+/* Runs `body` at every ISA level the CPU has, from the highest down to
+ * the portable forms, then lifts the cap. */
+#define EACH_ISA(body)                                                   \
+  do {                                                                   \
+    const int top_ = tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI) &           \
+                     TN_CRT_ISA_LEVEL_MASK;                              \
+    for (int lv_ = top_; lv_ >= TN_CRT_ISA_PORTABLE; lv_--) {            \
+      ck_assert_int_eq(tn_crt_isa_limit(lv_) & TN_CRT_ISA_LEVEL_MASK,    \
+                       lv_);                                             \
+      body;                                                              \
+    }                                                                    \
+    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);                             \
+  } while (0)
 
 /* `n` random convolutions from `seed` against ref_conv. wide: rows of 8
  * to 30 pixels, weights HWIO three times in four, so that many blocks of
@@ -340,23 +376,16 @@ END_TEST
  * NCHW inputs, groups, zero points at both ends); the same cases through
  * the SSE2 and portable forms next. */
 START_TEST(test_conv_random_wide) {
-#if HAVE_AVX2_FORMS
-  __builtin_cpu_init();
-  ck_assert_int_eq(tn__crt_avx2(), __builtin_cpu_supports("avx2") != 0);
-#endif
-  conv_random(5, 400, 1);
+  check_isa_matches_cpu();
+  EACH_ISA(conv_random(5, 400, 1));
 }
 END_TEST
 
 START_TEST(test_conv_random_wide_portable) {
-#if HAVE_AVX2_FORMS
-  tn__crt_avx2_allow(0);
-  ck_assert_int_eq(tn__crt_avx2(), 0);
-#endif
+  tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa(), TN_CRT_ISA_PORTABLE);
   conv_random(5, 400, 1);
-#if HAVE_AVX2_FORMS
-  tn__crt_avx2_allow(1);
-#endif
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 }
 END_TEST
 
@@ -782,27 +811,19 @@ static void dense_random(uint64_t seed) {
 }
 
 START_TEST(test_dense_random) {
-#if HAVE_AVX2_FORMS
-  /* the AVX2 forms run exactly where the CPU has AVX2 */
-  __builtin_cpu_init();
-  ck_assert_int_eq(tn__crt_avx2(), __builtin_cpu_supports("avx2") != 0);
-#endif
-  dense_random(3);
+  check_isa_matches_cpu();
+  EACH_ISA(dense_random(3));
 }
 END_TEST
 
 /* The same cases through the portable forms (on x86 with AVX2, the forms
  * the machine would not run otherwise). */
 START_TEST(test_dense_random_portable) {
-#if HAVE_AVX2_FORMS
-  tn__crt_avx2_allow(0);
-  ck_assert_int_eq(tn__crt_avx2(), 0);
+  tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa(), TN_CRT_ISA_PORTABLE);
   dense_random(3);
   dense_random(4);
-  tn__crt_avx2_allow(1);
-#else
-  dense_random(4);
-#endif
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 }
 END_TEST
 
@@ -1195,18 +1216,14 @@ static void qadd_runs(uint64_t seed) {
   }
 }
 
-START_TEST(test_qadd_runs) { qadd_runs(17); }
+START_TEST(test_qadd_runs) { EACH_ISA(qadd_runs(17)); }
 END_TEST
 
 START_TEST(test_qadd_runs_portable) {
-#if HAVE_AVX2_FORMS
-  tn__crt_avx2_allow(0);
-  ck_assert_int_eq(tn__crt_avx2(), 0);
-#endif
+  tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa(), TN_CRT_ISA_PORTABLE);
   qadd_runs(17);
-#if HAVE_AVX2_FORMS
-  tn__crt_avx2_allow(1);
-#endif
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 }
 END_TEST
 
