@@ -816,6 +816,98 @@ START_TEST(test_dense_random) {
 }
 END_TEST
 
+#if HAVE_AVX2_FORMS
+/* dense_s8.h (internal to the crt): breaks the VNNI form on purpose */
+void tn__crt_dense_vnni_fault(int how);
+#endif
+
+/* Dense through the VNNI form (where the CPU has AVX-512 VNNI) against the
+ * portable form, int8 and int32 outputs byte for byte: K around the
+ * 64-byte steps, N past multiples of four, input offsets at both ends of
+ * TFLite's range, per-tensor and per-channel; with the 128 * sum(w)
+ * correction left out (fault 1) some output must differ. */
+static int dense_vnni_vs_portable(int fault) {
+  KtRng r = kt_rng(31);
+  static const int32_t ks[] = {1, 3, 63, 64, 65, 127, 130, 200, 700};
+  int differ = 0;
+  for (int it = 0; it < 90; it++) {
+    TnCrtDense p;
+    p.batch = kt_int(&r, 1, 2);
+    p.in_features = ks[it % 9];
+    p.out_features = kt_int(&r, 1, 21);
+    p.w_stride_n = p.in_features, p.w_stride_k = 1;
+    int64_t no = (int64_t)p.batch * p.out_features;
+    int8_t *in = rand_s8(&r, (int64_t)p.batch * p.in_features, -128, 127);
+    int8_t *w = rand_s8(&r, (int64_t)p.in_features * p.out_features, -128,
+                        127);
+    int32_t mult[21], shift[21];
+    TnCrtQuant q = {0};
+    rand_quant(&r, &q, p.out_features, mult, shift, -15, -6);
+    q.filter_offset = 0;
+    q.input_offset = it % 3 == 0 ? -127 : it % 3 == 1 ? 128 : q.input_offset;
+    int8_t *got = xalloc((size_t)no), *want = xalloc((size_t)no);
+    int32_t *got32 = xalloc((size_t)no * 4), *want32 = xalloc((size_t)no * 4);
+    tn__crt_dense_vnni_fault(fault);
+    KT_CHECK_OK(tn_crt_dense_s8(&p, &q, in, w, NULL, got, NULL, 0));
+    KT_CHECK_OK(tn_crt_dense_s8_s32(&p, q.input_offset, 0, in, w, NULL,
+                                    got32));
+    tn__crt_dense_vnni_fault(0);
+    tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+    KT_CHECK_OK(tn_crt_dense_s8(&p, &q, in, w, NULL, want, NULL, 0));
+    KT_CHECK_OK(tn_crt_dense_s8_s32(&p, q.input_offset, 0, in, w, NULL,
+                                    want32));
+    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+    int same = memcmp(got, want, (size_t)no) == 0 &&
+               memcmp(got32, want32, (size_t)no * 4) == 0;
+    if (fault == 0)
+      EXPECT(same, "dense VNNI case %d (K %d N %d io %d): differs from the "
+             "portable form", it, p.in_features, p.out_features,
+             q.input_offset);
+    differ += !same;
+    free(in), free(w), free(got), free(want), free(got32), free(want32);
+  }
+  return differ;
+}
+
+START_TEST(test_dense_vnni) {
+#if HAVE_AVX2_FORMS
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
+  ck_assert_int_eq(dense_vnni_vs_portable(0), 0);
+  /* the broken form is caught */
+  ck_assert_int_gt(dense_vnni_vs_portable(1), 0);
+#endif
+}
+END_TEST
+
+/* Sums past 2^31: (127 + 128) * 127 per product over 2^21 products wrap
+ * the int32 lanes. vpdpbusd wraps as the portable uint32 sums do and
+ * gives the same int32 outputs; the saturating vpdpbusds (fault 2) does
+ * not. */
+START_TEST(test_dense_vnni_wraps) {
+#if HAVE_AVX2_FORMS
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
+  const int32_t K = 1 << 21;
+  TnCrtDense p = {1, K, 4, K, 1};
+  int8_t *in = xalloc((size_t)K), *w = xalloc((size_t)K * 4);
+  memset(in, 127, (size_t)K), memset(w, 127, (size_t)K * 4);
+  w[K + 5] = -128; /* the rows differ */
+  int32_t got[4], want[4], sat[4];
+  KT_CHECK_OK(tn_crt_dense_s8_s32(&p, 128, 0, in, w, NULL, got));
+  tn__crt_dense_vnni_fault(2);
+  KT_CHECK_OK(tn_crt_dense_s8_s32(&p, 128, 0, in, w, NULL, sat));
+  tn__crt_dense_vnni_fault(0);
+  tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+  KT_CHECK_OK(tn_crt_dense_s8_s32(&p, 128, 0, in, w, NULL, want));
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+  /* 255 * 127 * 2^21 mod 2^32, as int32 */
+  ck_assert_int_eq(want[0], (int32_t)(uint32_t)(255u * 127u * (1u << 21)));
+  ck_assert_int_eq(memcmp(got, want, sizeof got), 0);
+  ck_assert_int_ne(memcmp(sat, want, sizeof sat), 0);
+  free(in), free(w);
+#endif
+}
+END_TEST
+
 /* The same cases through the portable forms (on x86 with AVX2, the forms
  * the machine would not run otherwise). */
 START_TEST(test_dense_random_portable) {
@@ -1915,6 +2007,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_inplace_geometry);
   tcase_add_test(tc, test_dense_random);
   tcase_add_test(tc, test_dense_random_portable);
+  tcase_add_test(tc, test_dense_vnni);
+  tcase_add_test(tc, test_dense_vnni_wraps);
   tcase_add_test(tc, test_pool_random);
   tcase_add_test(tc, test_pool_rounding);
   tcase_add_test(tc, test_quantize_dequantize);
