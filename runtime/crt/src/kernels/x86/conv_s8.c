@@ -416,32 +416,45 @@ void tn__crt_conv_vnni_fault(int how) {
 }
 
 /* The block's weights as the VNNI form reads them (conv_s8.h), then the
- * per-channel corrections. */
-static void vnni_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0,
-                           int8_t *out) {
+ * per-channel corrections: per group of four inputs, their four rows of
+ * 16 channels transposed to 16 channels of four bytes (vpunpck[lh]bw,
+ * vpunpck[lh]wd), and sum(w) per channel with vpdpbusd on bytes of 1. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+vnni_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0, int8_t *out) {
   const TnCrtConv2d *p = c->p;
   const ptrdiff_t ws2 = p->w_strides[2];
-  uint32_t wsum[16] = {0};
+  const __m128i zero = _mm_setzero_si128();
+  __m512i wsum = _mm512_setzero_si512();
+  const __m512i one = _mm512_set1_epi8(1);
   for (int32_t r = 0; r < k->rows; r++) {
     const int32_t kx = c->merge ? 0 : r % p->k_w;
     const int8_t *w = c->w + (ptrdiff_t)k->ky[r] * p->w_strides[0] +
                       (ptrdiff_t)kx * p->w_strides[1] + co0;
-    for (int32_t e = 0; e < k->run; e += 4, out += 64)
-      for (int j = 0; j < 16; j++)
-        for (int t = 0; t < 4; t++) {
-          const int8_t v = e + t < k->run ? w[(e + t) * ws2 + j] : 0;
-          out[4 * j + t] = v;
-          wsum[j] += (uint32_t)(int32_t)v;
-        }
+    for (int32_t e = 0; e < k->run; e += 4, out += 64) {
+      __m128i v[4];
+      for (int t = 0; t < 4; t++)
+        v[t] = e + t < k->run
+                   ? _mm_loadu_si128((const __m128i *)(w + (e + t) * ws2))
+                   : zero;
+      const __m128i lo01 = _mm_unpacklo_epi8(v[0], v[1]);
+      const __m128i hi01 = _mm_unpackhi_epi8(v[0], v[1]);
+      const __m128i lo23 = _mm_unpacklo_epi8(v[2], v[3]);
+      const __m128i hi23 = _mm_unpackhi_epi8(v[2], v[3]);
+      const __m512i q = _mm512_inserti64x4(
+          _mm512_castsi256_si512(_mm256_set_m128i(
+              _mm_unpackhi_epi16(lo01, lo23), _mm_unpacklo_epi16(lo01, lo23))),
+          _mm256_set_m128i(_mm_unpackhi_epi16(hi01, hi23),
+                           _mm_unpacklo_epi16(hi01, hi23)),
+          1);
+      _mm512_storeu_si512(out, q);
+      wsum = _mm512_dpbusd_epi32(wsum, one, q);
+    }
   }
   const uint32_t m = (uint32_t)c->io -
                      (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED)
                           ? 0u
                           : 128u);
-  for (int j = 0; j < 16; j++) {
-    const uint32_t v = m * wsum[j];
-    memcpy(out + 4 * j, &v, 4);
-  }
+  _mm512_storeu_si512(out, _mm512_mullo_epi32(wsum, _mm512_set1_epi32((int32_t)m)));
 }
 
 int tn__crt_conv_avx2_pack(AvxBcast *k, const Conv *c, int32_t co0, int u) {
