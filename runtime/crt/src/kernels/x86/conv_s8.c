@@ -735,7 +735,10 @@ AVX2 void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx,
 VNNI static inline __m512i vnni_quad(const int8_t *e, ptrdiff_t s, int n) {
   uint32_t v;
   if (s == 1 && n == 4) {
-    memcpy(&v, e, 4);
+    int32_t m;
+    memcpy(&m, e, 4);
+    return _mm512_xor_si512(_mm512_set1_epi32(m),
+                            _mm512_set1_epi32((int32_t)0x80808080u));
   } else {
     v = 0;
     for (int t = 0; t < n; t++) v |= (uint32_t)(uint8_t)e[t * s] << (8 * t);
