@@ -829,12 +829,6 @@ START_TEST(test_dense) {
 }
 END_TEST
 
-#if defined(__x86_64__) && defined(__GNUC__)
-/* isa.h (internal to the crt) */
-int tn__crt_avx2(void);
-void tn__crt_avx2_allow(int allow);
-#endif
-
 /* On x86 with AVX2, dense over [N, K] weights has a second form (four rows
  * at once): the same bits as the portable form, which the random cases
  * here run too. */
@@ -848,13 +842,9 @@ START_TEST(test_dense_forms_agree_bit_for_bit) {
     float *bias = c % 2 ? rand_f32(&r, N, -1, 1) : NULL;
     float *fast = xalloc((size_t)(M * N) * 4), *plain = xalloc((size_t)(M * N) * 4);
     KT_CHECK_OK(tn_crt_dense_f32(&p, x, w, bias, -INFINITY, INFINITY, fast));
-#if defined(__x86_64__) && defined(__GNUC__)
-    tn__crt_avx2_allow(0);
-#endif
+    tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
     KT_CHECK_OK(tn_crt_dense_f32(&p, x, w, bias, -INFINITY, INFINITY, plain));
-#if defined(__x86_64__) && defined(__GNUC__)
-    tn__crt_avx2_allow(1);
-#endif
+    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
     EXPECT(memcmp(fast, plain, (size_t)(M * N) * 4) == 0,
            "dense case %d (M %d K %d N %d): the forms differ", c, M, K, N);
     free(x), free(w), free(bias), free(fast), free(plain);

@@ -253,14 +253,54 @@ static void free_conv_args(ConvArgs *a) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* isa.h (internal to the crt): whether the AVX2 forms run, and a
- * switch to run the portable forms instead */
-int tn__crt_avx2(void);
-void tn__crt_avx2_allow(int allow);
 #define HAVE_AVX2_FORMS 1
 #else
 #define HAVE_AVX2_FORMS 0
 #endif
+
+/* The level tn_crt_isa reports is what the CPU has (gcc's own CPUID
+ * reading): AVX2 forms exactly where the CPU has AVX2, and so on. */
+static void check_isa_matches_cpu(void) {
+  const int top = tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+#if HAVE_AVX2_FORMS
+  __builtin_cpu_init();
+  const int want = __builtin_cpu_supports("avx512vnni") &&
+                           __builtin_cpu_supports("avx512bw")
+                       ? TN_CRT_ISA_AVX512VNNI
+                   : __builtin_cpu_supports("avx512bw") ? TN_CRT_ISA_AVX512BW
+                   : __builtin_cpu_supports("avx2")     ? TN_CRT_ISA_AVX2
+                   : __builtin_cpu_supports("sse4.1")   ? TN_CRT_ISA_SSE41
+                                                        : TN_CRT_ISA_SSE2;
+  ck_assert_int_eq(top & TN_CRT_ISA_LEVEL_MASK, want);
+#else
+  ck_assert_int_le(top & TN_CRT_ISA_LEVEL_MASK, TN_CRT_ISA_SSE2);
+#endif
+  /* a cap takes effect, the AVX-VNNI flag goes below AVX2, and a negative
+   * level changes nothing */
+  ck_assert_int_eq(tn_crt_isa_limit(TN_CRT_ISA_PORTABLE), TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa(), TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa_limit(-1), TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa(), TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa_limit(99), top);
+}
+
+/* Runs `body` at every ISA level the CPU has, from the highest down to
+ * the portable forms, then lifts the cap. */
+#define EACH_ISA(body)                                                   \
+  do {                                                                   \
+    const int top_ = tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI) &           \
+                     TN_CRT_ISA_LEVEL_MASK;                              \
+    for (int lv_ = top_; lv_ >= TN_CRT_ISA_PORTABLE; lv_--) {            \
+      ck_assert_int_eq(tn_crt_isa_limit(lv_) & TN_CRT_ISA_LEVEL_MASK,    \
+                       lv_);                                             \
+      body;                                                              \
+    }                                                                    \
+    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);                             \
+  } while (0)
+
+/* Where conv_random counts the elements that differ from ref_conv instead
+ * of failing at the first (NULL: it fails). */
+static int *conv_count;
 
 /* `n` random convolutions from `seed` against ref_conv. wide: rows of 8
  * to 30 pixels, weights HWIO three times in four, so that many blocks of
@@ -318,14 +358,18 @@ static void conv_random(uint64_t seed, int n, int wide) {
     KT_CHECK_OK(tn_crt_conv2d_s8(&p, &q, in, w, bias, got, NULL,
                                  tn_crt_conv2d_s8_scratch_size(&p)));
     ref_conv(&p, &q, q.input_offset, q.filter_offset, in, w, bias, want, NULL);
-    for (int64_t i = 0; i < no; i++)
+    for (int64_t i = 0; i < no && conv_count; i++)
+      *conv_count += got[i] != want[i];
+    for (int64_t i = 0; i < no && !conv_count; i++)
       EXPECT(got[i] == want[i], "conv case %d (kind %d): element %lld is %d, "
              "expected %d", cases, kind, (long long)i, got[i], want[i]);
     KT_CHECK_OK(tn_crt_conv2d_s8_s32(&p, q.input_offset, q.filter_offset, in,
                                      w, bias, got32));
     ref_conv(&p, NULL, q.input_offset, q.filter_offset, in, w, bias, NULL,
              want32);
-    for (int64_t i = 0; i < no; i++)
+    for (int64_t i = 0; i < no && conv_count; i++)
+      *conv_count += got32[i] != want32[i];
+    for (int64_t i = 0; i < no && !conv_count; i++)
       EXPECT(got32[i] == want32[i], "conv_s32 case %d: element %lld is %d, "
              "expected %d", cases, (long long)i, got32[i], want32[i]);
     free_conv_args(&ca), free(got), free(want), free(got32), free(want32);
@@ -340,23 +384,43 @@ END_TEST
  * NCHW inputs, groups, zero points at both ends); the same cases through
  * the SSE2 and portable forms next. */
 START_TEST(test_conv_random_wide) {
+  check_isa_matches_cpu();
+  EACH_ISA(conv_random(5, 400, 1));
+}
+END_TEST
+
 #if HAVE_AVX2_FORMS
-  __builtin_cpu_init();
-  ck_assert_int_eq(tn__crt_avx2(), __builtin_cpu_supports("avx2") != 0);
+/* conv_s8.h (internal to the crt): breaks the VNNI form on purpose */
+void tn__crt_conv_vnni_fault(int how);
 #endif
-  conv_random(5, 400, 1);
+
+/* The wide cases through the VNNI form with its -128 * sum(w) left out:
+ * outputs differ (where the CPU has AVX-512 VNNI), so the byte-for-byte
+ * comparison of test_conv_random_wide would see a broken form; and the
+ * count is 0 with the form put right. */
+START_TEST(test_conv_vnni_broken_is_caught) {
+#if HAVE_AVX2_FORMS
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
+  int n = 0;
+  conv_count = &n;
+  tn__crt_conv_vnni_fault(1);
+  conv_random(5, 100, 1);
+  tn__crt_conv_vnni_fault(0);
+  const int broken = n;
+  n = 0;
+  conv_random(5, 100, 1);
+  conv_count = NULL;
+  ck_assert_int_gt(broken, 0);
+  ck_assert_int_eq(n, 0);
+#endif
 }
 END_TEST
 
 START_TEST(test_conv_random_wide_portable) {
-#if HAVE_AVX2_FORMS
-  tn__crt_avx2_allow(0);
-  ck_assert_int_eq(tn__crt_avx2(), 0);
-#endif
+  tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa(), TN_CRT_ISA_PORTABLE);
   conv_random(5, 400, 1);
-#if HAVE_AVX2_FORMS
-  tn__crt_avx2_allow(1);
-#endif
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 }
 END_TEST
 
@@ -782,27 +846,111 @@ static void dense_random(uint64_t seed) {
 }
 
 START_TEST(test_dense_random) {
+  check_isa_matches_cpu();
+  EACH_ISA(dense_random(3));
+}
+END_TEST
+
 #if HAVE_AVX2_FORMS
-  /* the AVX2 forms run exactly where the CPU has AVX2 */
-  __builtin_cpu_init();
-  ck_assert_int_eq(tn__crt_avx2(), __builtin_cpu_supports("avx2") != 0);
+/* dense_s8.h (internal to the crt): breaks the VNNI form on purpose */
+void tn__crt_dense_vnni_fault(int how);
 #endif
-  dense_random(3);
+
+/* Dense through the VNNI form (where the CPU has AVX-512 VNNI) against the
+ * portable form, int8 and int32 outputs byte for byte: K around the
+ * 64-byte steps, N past multiples of four, input offsets at both ends of
+ * TFLite's range, per-tensor and per-channel; with the 128 * sum(w)
+ * correction left out (fault 1) some output must differ. */
+static int dense_vnni_vs_portable(int fault) {
+  KtRng r = kt_rng(31);
+  static const int32_t ks[] = {1, 3, 63, 64, 65, 127, 130, 200, 700};
+  int differ = 0;
+  for (int it = 0; it < 90; it++) {
+    TnCrtDense p;
+    p.batch = kt_int(&r, 1, 2);
+    p.in_features = ks[it % 9];
+    p.out_features = kt_int(&r, 1, 21);
+    p.w_stride_n = p.in_features, p.w_stride_k = 1;
+    int64_t no = (int64_t)p.batch * p.out_features;
+    int8_t *in = rand_s8(&r, (int64_t)p.batch * p.in_features, -128, 127);
+    int8_t *w = rand_s8(&r, (int64_t)p.in_features * p.out_features, -128,
+                        127);
+    int32_t mult[21], shift[21];
+    TnCrtQuant q = {0};
+    rand_quant(&r, &q, p.out_features, mult, shift, -15, -6);
+    q.filter_offset = 0;
+    q.input_offset = it % 3 == 0 ? -127 : it % 3 == 1 ? 128 : q.input_offset;
+    int8_t *got = xalloc((size_t)no), *want = xalloc((size_t)no);
+    int32_t *got32 = xalloc((size_t)no * 4), *want32 = xalloc((size_t)no * 4);
+    tn__crt_dense_vnni_fault(fault);
+    KT_CHECK_OK(tn_crt_dense_s8(&p, &q, in, w, NULL, got, NULL, 0));
+    KT_CHECK_OK(tn_crt_dense_s8_s32(&p, q.input_offset, 0, in, w, NULL,
+                                    got32));
+    tn__crt_dense_vnni_fault(0);
+    tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+    KT_CHECK_OK(tn_crt_dense_s8(&p, &q, in, w, NULL, want, NULL, 0));
+    KT_CHECK_OK(tn_crt_dense_s8_s32(&p, q.input_offset, 0, in, w, NULL,
+                                    want32));
+    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+    int same = memcmp(got, want, (size_t)no) == 0 &&
+               memcmp(got32, want32, (size_t)no * 4) == 0;
+    if (fault == 0)
+      EXPECT(same, "dense VNNI case %d (K %d N %d io %d): differs from the "
+             "portable form", it, p.in_features, p.out_features,
+             q.input_offset);
+    differ += !same;
+    free(in), free(w), free(got), free(want), free(got32), free(want32);
+  }
+  return differ;
+}
+
+START_TEST(test_dense_vnni) {
+#if HAVE_AVX2_FORMS
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
+  ck_assert_int_eq(dense_vnni_vs_portable(0), 0);
+  /* the broken form is caught */
+  ck_assert_int_gt(dense_vnni_vs_portable(1), 0);
+#endif
+}
+END_TEST
+
+/* Sums past 2^31: (127 + 128) * 127 per product over 2^21 products wrap
+ * the int32 lanes. vpdpbusd wraps as the portable uint32 sums do and
+ * gives the same int32 outputs; the saturating vpdpbusds (fault 2) does
+ * not. */
+START_TEST(test_dense_vnni_wraps) {
+#if HAVE_AVX2_FORMS
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
+  const int32_t K = 1 << 21;
+  TnCrtDense p = {1, K, 4, K, 1};
+  int8_t *in = xalloc((size_t)K), *w = xalloc((size_t)K * 4);
+  memset(in, 127, (size_t)K), memset(w, 127, (size_t)K * 4);
+  w[K + 5] = -128; /* the rows differ */
+  int32_t got[4], want[4], sat[4];
+  KT_CHECK_OK(tn_crt_dense_s8_s32(&p, 128, 0, in, w, NULL, got));
+  tn__crt_dense_vnni_fault(2);
+  KT_CHECK_OK(tn_crt_dense_s8_s32(&p, 128, 0, in, w, NULL, sat));
+  tn__crt_dense_vnni_fault(0);
+  tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+  KT_CHECK_OK(tn_crt_dense_s8_s32(&p, 128, 0, in, w, NULL, want));
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+  /* 255 * 127 * 2^21 mod 2^32, as int32 */
+  ck_assert_int_eq(want[0], (int32_t)(uint32_t)(255u * 127u * (1u << 21)));
+  ck_assert_int_eq(memcmp(got, want, sizeof got), 0);
+  ck_assert_int_ne(memcmp(sat, want, sizeof sat), 0);
+  free(in), free(w);
+#endif
 }
 END_TEST
 
 /* The same cases through the portable forms (on x86 with AVX2, the forms
  * the machine would not run otherwise). */
 START_TEST(test_dense_random_portable) {
-#if HAVE_AVX2_FORMS
-  tn__crt_avx2_allow(0);
-  ck_assert_int_eq(tn__crt_avx2(), 0);
+  tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa(), TN_CRT_ISA_PORTABLE);
   dense_random(3);
   dense_random(4);
-  tn__crt_avx2_allow(1);
-#else
-  dense_random(4);
-#endif
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 }
 END_TEST
 
@@ -1195,18 +1343,14 @@ static void qadd_runs(uint64_t seed) {
   }
 }
 
-START_TEST(test_qadd_runs) { qadd_runs(17); }
+START_TEST(test_qadd_runs) { EACH_ISA(qadd_runs(17)); }
 END_TEST
 
 START_TEST(test_qadd_runs_portable) {
-#if HAVE_AVX2_FORMS
-  tn__crt_avx2_allow(0);
-  ck_assert_int_eq(tn__crt_avx2(), 0);
-#endif
+  tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(tn_crt_isa(), TN_CRT_ISA_PORTABLE);
   qadd_runs(17);
-#if HAVE_AVX2_FORMS
-  tn__crt_avx2_allow(1);
-#endif
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 }
 END_TEST
 
@@ -1891,6 +2035,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_random);
   tcase_add_test(tc, test_conv_random_wide);
   tcase_add_test(tc, test_conv_random_wide_portable);
+  tcase_add_test(tc, test_conv_vnni_broken_is_caught);
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);
   tcase_add_test(tc, test_conv_inplace_random);
@@ -1898,6 +2043,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_inplace_geometry);
   tcase_add_test(tc, test_dense_random);
   tcase_add_test(tc, test_dense_random_portable);
+  tcase_add_test(tc, test_dense_vnni);
+  tcase_add_test(tc, test_dense_vnni_wraps);
   tcase_add_test(tc, test_pool_random);
   tcase_add_test(tc, test_pool_rounding);
   tcase_add_test(tc, test_quantize_dequantize);

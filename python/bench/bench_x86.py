@@ -10,6 +10,9 @@ latency driver built (the generated C and the crt at `cc -std=c99 -O2`)
 with this tree's crt sources ("new") and with --base-src's ("base"), the
 driver's clock switched to CLOCK_PROCESS_CPUTIME_ID; LiteRT with its
 default kernels (XNNPACK) and one thread, timed on time.process_time.
+--isa LEVEL (repeatable: avx2, sse2, portable, ...) times the new
+tree's driver again with the crt's ISA forms capped at LEVEL
+(tn_crt_isa_limit), beside the uncapped run ("new", the CPU's best).
 --rounds interleaved rounds of about --seconds each; every figure is the
 median over rounds of the median per call. Both drivers' outputs are
 compared with TFLite Micro's, which they should equal bit for bit. Prints
@@ -42,8 +45,43 @@ from tvmnode import codegen, frontend  # noqa: E402
 MODELS = ["kws_ref_model.tflite", "pretrainedResnet_quant.tflite", "ad01_int8.tflite",
           "str_ww_ref_model.tflite"]
 
-# the driver timed on the process's CPU clock
-bench_aot.DRIVER_C = bench_aot.DRIVER_C.replace("CLOCK_MONOTONIC", "CLOCK_PROCESS_CPUTIME_ID")
+# the driver timed on the process's CPU clock; it caps the crt's ISA forms
+# at the level TN_BENCH_ISA names (a number, tn_crt_isa_limit), where the
+# crt has the cap (weak: a base tree's crt may not)
+bench_aot.DRIVER_C = bench_aot.DRIVER_C.replace(
+    "CLOCK_MONOTONIC", "CLOCK_PROCESS_CPUTIME_ID").replace(
+    "int main(int argc, char **argv) {",
+    "extern int tn_crt_isa_limit(int) __attribute__((weak));\n"
+    "int main(int argc, char **argv) {").replace(
+    "  seconds = atof(argv[1]);\n",
+    "  seconds = atof(argv[1]);\n"
+    "  if (getenv(\"TN_BENCH_ISA\") && tn_crt_isa_limit)\n"
+    "    tn_crt_isa_limit(atoi(getenv(\"TN_BENCH_ISA\")));\n", 1)
+assert "TN_BENCH_ISA" in bench_aot.DRIVER_C
+
+ISA_NAMES = {"portable": 0, "sse2": 1, "sse41": 2, "avx2": 3, "avx512": 4, "avx512bw": 4,
+             "vnni": 5, "avx512vnni": 5}
+
+
+class IsaDriver:
+    """A latency driver run with the crt's ISA forms capped at `level`."""
+
+    def __init__(self, d: Driver, level: int) -> None:
+        self.d, self.level = d, level
+
+    def __call__(self, seconds: float) -> float:
+        old = os.environ.get("TN_BENCH_ISA")
+        os.environ["TN_BENCH_ISA"] = str(self.level)
+        try:
+            return self.d(seconds)
+        finally:
+            if old is None:
+                del os.environ["TN_BENCH_ISA"]
+            else:
+                os.environ["TN_BENCH_ISA"] = old
+
+    def outputs(self) -> List[np.ndarray]:
+        return self.d.outputs()
 
 
 def cpu_per_call(fn: Callable[[], Any], seconds: float) -> float:
@@ -121,12 +159,17 @@ def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str,
     sides = {"new": args.new_src}
     if args.base_src:
         sides["base"] = base_tree(args.base_src, args.new_src, workdir)
-    drivers = {k: driver_for(arch, src, x, os.path.join(workdir, k))
-               for k, src in sides.items()}
+    built = {k: driver_for(arch, src, x, os.path.join(workdir, k))
+             for k, src in sides.items()}
+    drivers: Dict[str, Any] = dict(built)
+    for isa in args.isa:  # the new tree's crt again, capped at each --isa
+        drivers["new@" + isa] = IsaDriver(built["new"], ISA_NAMES[isa])
     res: Dict[str, Any] = {"macs": int(arch.info["macs"])}
     if micro is not None:
-        res["equal_to_tflite_micro"] = {
-            k: bool(np.array_equal(d.outputs()[0], micro)) for k, d in drivers.items()}
+        res["equal_to_tflite_micro"] = {}
+        for k, d in drivers.items():
+            d(0.0)
+            res["equal_to_tflite_micro"][k] = bool(np.array_equal(d.outputs()[0], micro))
     it = litert.Interpreter(model_path=str(path), num_threads=1)
     it.allocate_tensors()
     it.set_tensor(it.get_input_details()[0]["index"], x)
@@ -142,20 +185,24 @@ def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str,
 
 
 def table(results: Dict[str, Any]) -> str:
+    first = next(iter(results["models"].values()), None)
+    sides = [k for k in (first["median_s"] if first else {}) if k != "litert"]
     rows = ["Process CPU time per inference, one thread, median of %d rounds; %s; "
-            "ratio = ours / LiteRT (XNNPACK)." % (results["rounds"], results["cpu"]), "",
-            "| model | MACs | base µs | new µs | new / base | LiteRT XNNPACK µs "
-            "| base / LiteRT | new / LiteRT | = TFLM |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+            "ratio = ours / LiteRT (XNNPACK); new@LEVEL: the new crt with its ISA "
+            "forms capped at LEVEL (tn_crt_isa_limit), new: uncapped."
+            % (results["rounds"], results["cpu"]), "",
+            "| model | MACs | " + " | ".join("%s µs" % k for k in sides) +
+            " | LiteRT XNNPACK µs | " + " | ".join("%s / LiteRT" % k for k in sides) +
+            (" | new / base" if "base" in sides else "") + " | = TFLM |",
+            "|---|---:|" + "---:|" * (2 * len(sides) + 1 + ("base" in sides)) + "---|"]
     for name, r in results["models"].items():
         m = r["median_s"]
         lt = m["litert"]
-        base = m.get("base")
         eq = r.get("equal_to_tflite_micro", {})
-        rows.append("| %s | %s | %s | %.1f | %s | %.1f | %s | %.2f | %s |" % (
-            name, "{:,}".format(r["macs"]), "%.1f" % (base * 1e6) if base else "—",
-            m["new"] * 1e6, "%.2f" % (m["new"] / base) if base else "—", lt * 1e6,
-            "%.2f" % (base / lt) if base else "—", m["new"] / lt,
+        rows.append("| %s | %s | %s | %.1f | %s%s | %s |" % (
+            name, "{:,}".format(r["macs"]), " | ".join("%.1f" % (m[k] * 1e6) for k in sides),
+            lt * 1e6, " | ".join("%.2f" % (m[k] / lt) for k in sides),
+            " | %.2f" % (m["new"] / m["base"]) if "base" in m else "",
             ", ".join("%s %s" % (k, "yes" if v else "NO") for k, v in eq.items()) or "—"))
     return "\n".join(rows)
 
@@ -171,8 +218,11 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=0.3)
     ap.add_argument("--keep", default=None, help="build in this directory and keep it")
     ap.add_argument("--out", default=".")
+    ap.add_argument("--isa", action="append", default=[], choices=sorted(ISA_NAMES),
+                    help="also time the new crt with its ISA forms capped at this level "
+                    "(repeatable; the uncapped run is always timed)")
     args = ap.parse_args()
-    results: Dict[str, Any] = {"cpu": cpu_name(), "rounds": args.rounds,
+    results: Dict[str, Any] = {"cpu": cpu_name(), "rounds": args.rounds, "isa": args.isa,
                                "seconds": args.seconds, "models": {}}
     with tempfile.TemporaryDirectory(prefix="bench_x86") as tmp:
         workdir = args.keep or tmp

@@ -94,6 +94,57 @@ def test_every_model_runs_as_a_module_like_the_executor(fname: str,
         del outs
 
 
+def test_isa_levels_reach_the_modules_crt(tmp_path_factory: Any) -> None:
+    """set_isa caps the kernels' ISA forms in this process and in a loaded
+    library's own crt (read back through the library's exported
+    tvmnode_module_isa_limit): the executor's outputs at every level the
+    CPU has; bad levels are named."""
+    import ctypes
+
+    b = built("ad01_int8.tflite", tmp_path_factory, name="adisa")
+    top = runtime.isa()
+    assert top in runtime.ISA_LEVELS
+    lib = ctypes.CDLL(b.so)
+    try:
+        with runtime.load_module(b.so) as m:
+            for level in runtime.ISA_LEVELS[:runtime.ISA_LEVELS.index(top) + 1]:
+                assert runtime.set_isa(level) == level
+                check_runs(m, b)
+                # the library's crt took the level at the run (-1: read only)
+                assert lib.tvmnode_module_isa_limit(-1) & 0xff == \
+                    runtime.ISA_LEVELS.index(level)
+            assert runtime.set_isa("avx512vnni") == top
+            check_runs(m, b)
+            assert lib.tvmnode_module_isa_limit(-1) & 0xff == runtime.ISA_LEVELS.index(top)
+    finally:
+        runtime.set_isa("avx512vnni")
+    assert runtime.set_isa(2) == runtime.ISA_LEVELS[min(2, runtime.ISA_LEVELS.index(top))]
+    runtime.set_isa("vnni")
+    with pytest.raises(ValueError, match=r"runtime.IsaLimit: level: expected one of "
+                       r"portable, .*got 'avx9'"):
+        runtime.set_isa("avx9")
+    with pytest.raises(ValueError, match=r"runtime.IsaLimit: level: expected -1 to 5, got 6"):
+        runtime.set_isa(6)
+    assert runtime.isa() == top
+
+
+def test_tvmnode_isa_in_the_environment() -> None:
+    """TVMNODE_ISA, read at start-up, caps the level; an unknown value is
+    reported on stderr and changes nothing."""
+    import sys
+
+    code = "from tvmnode import runtime; print(runtime.isa())"
+    env = dict(os.environ, TVMNODE_ISA="portable")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "portable"
+    env["TVMNODE_ISA"] = "avx9"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == runtime.isa()
+    assert "TVMNODE_ISA: expected one of portable" in out.stderr and "'avx9'" in out.stderr
+
+
 @pytest.mark.parametrize("opts", [{"io_in_pool": True}, {"constants_in_pool": True},
                                   {"io_in_pool": True, "constants_in_pool": True,
                                    "alignment": 64}])

@@ -40,6 +40,24 @@ _inputs = get_global_func("runtime.ExecutorInputs")
 _outputs = get_global_func("runtime.ExecutorOutputs")
 _stats = get_global_func("runtime.ExecutorStats")
 _profile = get_global_func("runtime.ExecutorProfile")
+_isa_limit = get_global_func("runtime.IsaLimit")
+
+ISA_LEVELS = ("portable", "sse2", "sse41", "avx2", "avx512bw", "avx512vnni")
+
+
+def set_isa(level: Union[str, int]) -> str:
+    """Caps the instruction-set forms the int8/float kernels take in this
+    process (the Executor's and every Module's): "portable", "sse2",
+    "sse41", "avx2", "avx512" (AVX-512BW), "vnni" (AVX-512 VNNI), or a
+    level 0-5; the CPU's own level is the ceiling. TVMNODE_ISA sets the
+    same at start-up. Returns the name of the level now in effect;
+    ValueError for a level it does not know."""
+    return ISA_LEVELS[int(_isa_limit(level))]
+
+
+def isa() -> str:
+    """The name of the instruction-set level the kernels take now."""
+    return ISA_LEVELS[int(_isa_limit(-1))]
 
 
 def _describe(items: Any) -> List[Dict[str, Any]]:

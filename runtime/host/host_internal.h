@@ -21,6 +21,12 @@ typedef struct {
 int tn__executor_init(void);
 int tn__module_init(void);
 
+/* The names TVMNODE_ISA and runtime.IsaLimit take for the ISA levels of
+ * tn_crt_isa_limit (init.c): the level, or -1 for a name not among
+ * TN__ISA_NAMES. */
+#define TN__ISA_NAMES "portable, sse2, sse41, avx2, avx512 (avx512bw), vnni (avx512vnni)"
+int tn__isa_parse(const char *name);
+
 /* Register `n` global functions; -1 with the error raised at the first
  * that fails. */
 static inline int tn__host_register(const TnHostFn *fns, size_t n) {

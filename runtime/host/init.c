@@ -16,11 +16,44 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "host_internal.h"
+#include "tvmnode/crt/kernels.h"
+
+int tn__isa_parse(const char *name) {
+  static const struct {
+    const char *name;
+    int level;
+  } names[] = {{"portable", TN_CRT_ISA_PORTABLE},
+               {"sse2", TN_CRT_ISA_SSE2},
+               {"sse41", TN_CRT_ISA_SSE41},
+               {"avx2", TN_CRT_ISA_AVX2},
+               {"avx512", TN_CRT_ISA_AVX512BW},
+               {"avx512bw", TN_CRT_ISA_AVX512BW},
+               {"vnni", TN_CRT_ISA_AVX512VNNI},
+               {"avx512vnni", TN_CRT_ISA_AVX512VNNI}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(name, names[i].name) == 0) return names[i].level;
+  return -1;
+}
+
+/* TVMNODE_ISA caps the ISA forms of the kernels (tn_crt_isa_limit), read
+ * once here; a value it does not know is reported and changes nothing. */
+static void isa_from_env(void) {
+  const char *v = getenv("TVMNODE_ISA");
+  if (v == NULL || *v == 0) return;
+  int level = tn__isa_parse(v);
+  if (level < 0)
+    fprintf(stderr, "tvmnode: TVMNODE_ISA: expected one of %s, got '%s' "
+            "(ignored)\n", TN__ISA_NAMES, v);
+  else
+    tn_crt_isa_limit(level);
+}
 
 __attribute__((constructor)) void tn__host_init(void);
 void tn__host_init(void) {
+  isa_from_env();
   if (tn__executor_init() == 0 && tn__module_init() == 0) return;
   TnObject *err = tn_error_peek_raised();
   fprintf(stderr, "tvmnode: start-up of the host runtime failed: %s: %s\n",

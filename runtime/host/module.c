@@ -40,6 +40,7 @@ typedef struct {
   TnObject header;
   const TnCrtModel *model;
   void *library; /* dlopen handle, or NULL */
+  int (*isa_limit)(int); /* the library's own crt's tn_crt_isa_limit */
   atomic_int busy;
   const char *stale;   /* why the outputs hold no run's results; NULL when
                           they hold the last run's */
@@ -385,7 +386,12 @@ TN_API TnObject *tn_module_load(const char *path, const char *name) {
     dlclose(lib);
     return NULL;
   }
-  return module_new(list[pick < 0 ? 0 : pick], lib, who, path);
+  TnObject *mod = module_new(list[pick < 0 ? 0 : pick], lib, who, path);
+  /* a library built before the ISA levels exports no tvmnode_module_isa_limit */
+  if (mod)
+    *(void **)&((Module *)mod)->isa_limit =
+        dlsym(lib, "tvmnode_module_isa_limit");
+  return mod;
 }
 
 TN_API TnObject *tn_module_from_model(const TnCrtModel *model) {
@@ -688,6 +694,9 @@ static int run_locked(Module *m, const char *who) {
       return tn_error_raise_in(TN_ERR_RUNTIME, who, "model '%s': device '%s' "
                                "(%d) is not set (tn_module_set_device)",
                                name_of(m), d->devices[k], k);
+  /* the library's crt runs the ISA forms this process's crt would (the
+   * level tn_crt_isa_limit or TVMNODE_ISA set, see init.c) */
+  if (m->isa_limit) m->isa_limit(tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK);
   int32_t st = tn_crt_run(&m->inst);
   m->stale = st ? "the last run failed" : NULL;
   return st ? crt_error(m, st, who, "run failed") : 0;
@@ -1225,6 +1234,34 @@ static int fn_set_workspace(void *self, const TnAny *args, int32_t n,
  * executor's functions. */
 int tn__params_save_fn(void *self, const TnAny *args, int32_t n, TnAny *ret);
 int tn__params_load_fn(void *self, const TnAny *args, int32_t n, TnAny *ret);
+/* runtime.IsaLimit(level: int or str) -> int: caps the ISA forms the
+ * kernels of this process (and of the Modules it runs) take; -1 or "" only
+ * reads the level. Returns the level in effect, without the AVX-VNNI flag. */
+static int fn_isa_limit(void *self, const TnAny *args, int32_t n,
+                        TnAny *ret) {
+  (void)self;
+  const char *who = "runtime.IsaLimit";
+  if (n != 1)
+    return tn_error_raise_in(TN_ERR_TYPE, who, "takes (level), got %d "
+                             "arguments", n);
+  int level = -1;
+  if (args[0].type_index == TN_TYPE_INT) {
+    if (args[0].v_int64 < -1 || args[0].v_int64 > TN_CRT_ISA_AVX512VNNI)
+      return tn_error_raise_in(TN_ERR_VALUE, who, "level: expected -1 to %d, "
+                               "got %lld", TN_CRT_ISA_AVX512VNNI,
+                               (long long)args[0].v_int64);
+    level = (int)args[0].v_int64;
+  } else {
+    const char *name;
+    if (c_string_arg(&args[0], who, "the level", &name)) return -1;
+    if (*name && (level = tn__isa_parse(name)) < 0)
+      return tn_error_raise_in(TN_ERR_VALUE, who, "level: expected one of "
+                               "%s, got '%s'", TN__ISA_NAMES, name);
+  }
+  *ret = tn_any_int(tn_crt_isa_limit(level) & TN_CRT_ISA_LEVEL_MASK);
+  return 0;
+}
+
 int tn__module_init(void) {
   static const TnHostFn fns[] = {{"runtime.ModuleLoad", fn_load},
              {"runtime.ModuleSystem", fn_system},
@@ -1236,6 +1273,7 @@ int tn__module_init(void) {
              {"runtime.ModuleInvoke", fn_invoke},
              {"runtime.ModuleTime", fn_time},
              {"runtime.ModuleSetWorkspace", fn_set_workspace},
+             {"runtime.IsaLimit", fn_isa_limit},
              {"runtime.SaveParams", tn__params_save_fn}, /* params.c */
              {"runtime.LoadParams", tn__params_load_fn}};
   return tn__host_register(fns, sizeof fns / sizeof fns[0]);

@@ -178,8 +178,21 @@ typedef struct {
   ptrdiff_t xo[AVX_ROWS];
   int32_t ky[AVX_ROWS];
   int32_t rows, run, u, cur; /* cur: the block's weights in w */
+  int32_t vnni; /* the block is packed for the AVX-512 VNNI form */
   int32_t blocks, used, co0[AVX_BLOCKS], bu[AVX_BLOCKS], off[AVX_BLOCKS];
 } AvxBcast;
+
+/*
+ * Where tn__crt_isa() allows AVX-512 VNNI, a block of 16 channels is packed
+ * for vpdpbusd instead (x86/conv_s8.c): per row, per group of four inputs
+ * (the last group of a run completed with zero weights), the 16 channels'
+ * four int8 weights, 64 bytes; after the rows, per channel, the int32
+ * correction (io - 128) * sum(w) that the accumulators start from with
+ * the bias (each input is read as the unsigned x ^ 0x80 = x + 128).
+ */
+/* For the tests: 1 leaves out the VNNI form's -128 * sum(w), 0 puts it
+ * right again. */
+void tn__crt_conv_vnni_fault(int how);
 
 /* Empties the packed blocks (at the start of a kernel call). */
 static inline void tn__crt_conv_avx2_reset(AvxBcast *k) {

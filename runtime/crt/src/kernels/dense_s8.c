@@ -103,6 +103,10 @@ OUT_OF_LINE void dot4(const Dense *d, const int8_t *x, const int8_t *w,
   dsp_rows(d, x, w, 4, s);
 #else
 #if TN_CRT_HAVE_AVX2
+  if (d->vnni) {
+    tn__crt_dense_dot4_vnni(d, x, w, s);
+    return;
+  }
   if (d->avx2) {
     tn__crt_dense_dot4_avx2(d, x, w, s);
     return;
@@ -201,8 +205,9 @@ static void dense_init(Dense *d, const TnCrtDense *p, const int8_t *w,
   d->small = fo == 0 && io >= -127 && io <= 128;
 #if TN_CRT_HAVE_AVX2
   d->avx2 = tn__crt_avx2();
+  d->vnni = fo == 0 && tn__crt_avx512vnni();
 #else
-  d->avx2 = 0;
+  d->avx2 = 0, d->vnni = 0;
 #endif
 }
 

@@ -33,6 +33,7 @@ typedef struct {
   int narrow; /* x + io and w + fo fit an int16 */
   int small;  /* fo == 0 and |x + io| <= 255: products fit an int16 */
   int avx2;   /* the AVX2 form runs here (asked once per call) */
+  int vnni;   /* the AVX-512 VNNI form runs here and fo == 0 */
 } Dense;
 
 #if TN_CRT_HAVE_AVX2
@@ -40,6 +41,12 @@ typedef struct {
  * when d->narrow and d->avx2. */
 void tn__crt_dense_dot4_avx2(const Dense *d, const int8_t *x, const int8_t *w,
                              uint32_t *s);
+/* The same with AVX-512 VNNI, when d->vnni (fo == 0). */
+void tn__crt_dense_dot4_vnni(const Dense *d, const int8_t *x, const int8_t *w,
+                             uint32_t *s);
+/* For the tests: 1 leaves out the VNNI form's 128 * sum(w) correction, 2
+ * makes it saturate (vpdpbusds), 0 puts it right again. */
+void tn__crt_dense_vnni_fault(int how);
 #endif
 
 #endif /* TVMNODE_CRT_DENSE_S8_H_ */

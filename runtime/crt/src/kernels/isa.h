@@ -22,8 +22,8 @@
  *
  *  - TN_CRT_HAVE_SSE2: x86 with SSE2 (every x86-64), GNU C. Compile-time.
  *  - TN_CRT_HAVE_AVX2: x86-64 with GNU C, unless -DTN_CRT_NO_AVX2. The
- *    forms are compiled for AVX2 and taken at run time where
- *    tn__crt_avx2() says the CPU runs them (x86/fixed_point.c).
+ *    AVX2 and AVX-512 forms are compiled in, each taken at run time where
+ *    tn__crt_isa() says the CPU runs it (x86/fixed_point.c).
  *  - TN_CRT_HAVE_ARM_DSP: the DSP extension of the Cortex-M4, M7, M33 and
  *    M55 (__ARM_FEATURE_DSP with its SIMD32 instructions), GNU C,
  *    little-endian (the byte order the unpacking assumes). Compile-time.
@@ -33,6 +33,8 @@
 #ifndef TVMNODE_CRT_ISA_H_
 #define TVMNODE_CRT_ISA_H_
 
+#include "tvmnode/crt/kernels.h"
+
 #if defined(__SSE2__) && defined(__GNUC__)
 #define TN_CRT_HAVE_SSE2 1
 #else
@@ -40,24 +42,31 @@
 #endif
 
 /*
- * AVX2 on x86-64 with GNU C: TN_CRT_HAVE_AVX2 is 1 and kernels may carry a
- * second form of a hot loop compiled for AVX2 (a function with
- * __attribute__((target("avx2"))), intrinsics from <immintrin.h>, a header
- * of the compiler), taken when tn__crt_avx2() says the CPU and the OS run
- * it; it is found once with CPUID and XGETBV (<cpuid.h>, also a compiler
- * header), so nothing is linked in. Integer forms are bit-identical to the
- * portable ones: their sums wrap mod 2^32 like the portable uint32 sums,
- * in any order. tn__crt_avx2_allow(0) makes tn__crt_avx2() answer 0 from
- * then on (1: what the CPU says again), so that a test runs the portable
- * forms on an AVX2 machine. -DTN_CRT_NO_AVX2 leaves the AVX2 forms out.
+ * AVX2 on x86-64 with GNU C: TN_CRT_HAVE_AVX2 is 1 and kernels may carry
+ * forms of a hot loop compiled for AVX2 or AVX-512 (functions with
+ * __attribute__((target(...))), intrinsics from <immintrin.h>, a header
+ * of the compiler), each taken when tn__crt_isa() (the level of
+ * tn_crt_isa, kernels.h: TN_CRT_ISA_AVX2, ..._AVX512VNNI, with the
+ * AVX-VNNI flag) says the CPU and the OS run it; it is found once with
+ * CPUID and XGETBV (<cpuid.h>, also a compiler header), so nothing is
+ * linked in, and is capped by tn_crt_isa_limit, so that a test runs the
+ * lower forms on a machine that has the higher ones. Integer forms are
+ * bit-identical to the portable ones: their sums wrap mod 2^32 like the
+ * portable uint32 sums, in any order. -DTN_CRT_NO_AVX2 leaves these forms
+ * out.
  */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(TN_CRT_NO_AVX2)
 #define TN_CRT_HAVE_AVX2 1
-int tn__crt_avx2(void);
-void tn__crt_avx2_allow(int allow);
 #else
 #define TN_CRT_HAVE_AVX2 0
 #endif
+
+int tn__crt_isa(void);
+/* the AVX2 forms run here */
+#define tn__crt_avx2() ((tn__crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX2)
+/* the AVX-512 VNNI forms run here */
+#define tn__crt_avx512vnni() \
+  ((tn__crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512VNNI)
 
 #if defined(__ARM_FEATURE_DSP) && defined(__ARM_FEATURE_SIMD32) && \
     defined(__GNUC__) && !defined(__ARM_BIG_ENDIAN)

@@ -75,6 +75,37 @@ extern "C" {
   typedef struct { TN_CRT_FIELDS_##Type(TN_CRT__FIELD, Type) } Type
 
 /* ------------------------------------------------------------------------ */
+/* Instruction-set levels of the x86 forms                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The ISA forms a host crt may take, in order: each level runs the forms
+ * of the levels below it. TN_CRT_ISA_AVXVNNI is a flag beside the level
+ * (VEX-encoded VNNI exists on CPUs without AVX-512). */
+enum {
+  TN_CRT_ISA_PORTABLE = 0,
+  TN_CRT_ISA_SSE2 = 1,
+  TN_CRT_ISA_SSE41 = 2,
+  TN_CRT_ISA_AVX2 = 3,
+  TN_CRT_ISA_AVX512BW = 4,
+  TN_CRT_ISA_AVX512VNNI = 5,
+  TN_CRT_ISA_LEVEL_MASK = 0xff,
+  TN_CRT_ISA_AVXVNNI = 0x100
+};
+
+/* The level whose forms run here: what CPUID and XGETBV say the CPU and
+ * the OS support (asked once), at most the limit; the AVX-VNNI flag only
+ * while the limit allows AVX2. TN_CRT_ISA_PORTABLE where the crt has no
+ * ISA forms (not x86-64 with GNU C). The SSE2 forms are part of every
+ * x86-64 build (gcc itself vectorises the portable C for SSE2): levels
+ * below AVX2 all run them. */
+int tn_crt_isa(void);
+
+/* Caps the level at `level` (TN_CRT_ISA_AVX512VNNI or more: no cap) for
+ * every later call of this copy of the crt (a negative level changes
+ * nothing); returns the level now in effect, as tn_crt_isa. */
+int tn_crt_isa_limit(int level);
+
+/* ------------------------------------------------------------------------ */
 /* Fixed-point helpers (TFLite semantics)                                    */
 /* ------------------------------------------------------------------------ */
 

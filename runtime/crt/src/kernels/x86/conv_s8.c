@@ -410,32 +410,87 @@ AVX2 static void avx_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0,
   }
 }
 
+static int conv_vnni_fault; /* tn__crt_conv_vnni_fault */
+void tn__crt_conv_vnni_fault(int how) {
+  __atomic_store_n(&conv_vnni_fault, how, __ATOMIC_RELAXED);
+}
+
+/* The block's weights as the VNNI form reads them (conv_s8.h), then the
+ * per-channel corrections: per group of four inputs, their four rows of
+ * 16 channels transposed to 16 channels of four bytes (vpunpck[lh]bw,
+ * vpunpck[lh]wd), and sum(w) per channel with vpdpbusd on bytes of 1. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+vnni_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0, int8_t *out) {
+  const TnCrtConv2d *p = c->p;
+  const ptrdiff_t ws2 = p->w_strides[2];
+  const __m128i zero = _mm_setzero_si128();
+  __m512i wsum = _mm512_setzero_si512();
+  const __m512i one = _mm512_set1_epi8(1);
+  for (int32_t r = 0; r < k->rows; r++) {
+    const int32_t kx = c->merge ? 0 : r % p->k_w;
+    const int8_t *w = c->w + (ptrdiff_t)k->ky[r] * p->w_strides[0] +
+                      (ptrdiff_t)kx * p->w_strides[1] + co0;
+    for (int32_t e = 0; e < k->run; e += 4, out += 64) {
+      __m128i v[4];
+      for (int t = 0; t < 4; t++)
+        v[t] = e + t < k->run
+                   ? _mm_loadu_si128((const __m128i *)(w + (e + t) * ws2))
+                   : zero;
+      const __m128i lo01 = _mm_unpacklo_epi8(v[0], v[1]);
+      const __m128i hi01 = _mm_unpackhi_epi8(v[0], v[1]);
+      const __m128i lo23 = _mm_unpacklo_epi8(v[2], v[3]);
+      const __m128i hi23 = _mm_unpackhi_epi8(v[2], v[3]);
+      const __m512i q = _mm512_inserti64x4(
+          _mm512_castsi256_si512(_mm256_set_m128i(
+              _mm_unpackhi_epi16(lo01, lo23), _mm_unpacklo_epi16(lo01, lo23))),
+          _mm256_set_m128i(_mm_unpackhi_epi16(hi01, hi23),
+                           _mm_unpacklo_epi16(hi01, hi23)),
+          1);
+      _mm512_storeu_si512(out, q);
+      wsum = _mm512_dpbusd_epi32(wsum, one, q);
+    }
+  }
+  const uint32_t m = (uint32_t)c->io -
+                     (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED)
+                          ? 0u
+                          : 128u);
+  _mm512_storeu_si512(out, _mm512_mullo_epi32(wsum, _mm512_set1_epi32((int32_t)m)));
+}
+
 int tn__crt_conv_avx2_pack(AvxBcast *k, const Conv *c, int32_t co0, int u) {
   const TnCrtConv2d *p = c->p;
   const int32_t rows = c->merge ? p->k_h : p->k_h * p->k_w;
   const int32_t run = c->merge ? p->k_w * c->cpg : c->cpg;
-  const int64_t size = (int64_t)rows * ((run + 1) / 2) * 16 * u;
+  const int vnni = u == 2 && tn__crt_avx512vnni();
+  /* in int16: VNNI's 64 bytes a group of four and 64 of corrections */
+  const int64_t size = vnni ? (int64_t)rows * ((run + 3) / 4) * 32 + 32
+                            : (int64_t)rows * ((run + 1) / 2) * 16 * u;
   if (rows > AVX_ROWS || run > AVX_PAD || size > AVX_PACK) return 0;
   const ptrdiff_t dy = (ptrdiff_t)p->dilation_h * p->in_strides[1];
   const ptrdiff_t dx = (ptrdiff_t)p->dilation_w * p->in_strides[2];
-  k->rows = rows, k->run = run, k->u = u;
+  k->rows = rows, k->run = run, k->u = u, k->vnni = vnni;
   for (int32_t r = 0; r < rows; r++) {
     k->ky[r] = c->merge ? r : r / p->k_w;
     k->xo[r] = k->ky[r] * dy + (c->merge ? 0 : r % p->k_w) * dx;
   }
   memset(k->pad, -c->io, (size_t)run); /* io in [-127, 128] */
+  const int32_t key = vnni ? 4 + u : u; /* the kind of packing */
   for (int32_t b = 0; b < k->blocks; b++)
-    if (k->co0[b] == co0 && k->bu[b] == u) {
+    if (k->co0[b] == co0 && k->bu[b] == key) {
       k->cur = k->off[b];
       return 1;
     }
   if (k->used + size > AVX_PACK || k->blocks == AVX_BLOCKS)
     k->used = 0, k->blocks = 0; /* full: start over */
-  k->co0[k->blocks] = co0, k->bu[k->blocks] = u, k->off[k->blocks] = k->used;
+  k->co0[k->blocks] = co0, k->bu[k->blocks] = key;
+  k->off[k->blocks] = k->used;
   k->blocks++;
   k->cur = k->used;
   k->used += (int32_t)size;
-  avx_pack_rows(k, c, co0, u, k->w + k->cur);
+  if (vnni)
+    vnni_pack_rows(k, c, co0, (int8_t *)(k->w + k->cur));
+  else
+    avx_pack_rows(k, c, co0, u, k->w + k->cur);
   return 1;
 }
 
@@ -662,11 +717,100 @@ AVX2 void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx,
   }
 }
 
+/*
+ * The AVX-512 VNNI form of BCAST for blocks of 16 channels: one register
+ * of 16 int32 a pixel, four pixels. Per group of four inputs of a row,
+ * each pixel's four bytes are broadcast as the unsigned x ^ 0x80 = x + 128
+ * and vpdpbusd adds their four products with each channel's four packed
+ * weights; the accumulators start from bias + (io - 128) * sum(w), so
+ * they end at bias + sum((x + io) * w), mod 2^32 as the portable sums:
+ * vpdpbusd wraps (vpdpbusds, which saturates, would not). Rows of -io
+ * (outside the input) become -io + 128 and, with the correction, add 0
+ * as in the AVX2 form. Requantized as the AVX2 form does, in two halves.
+ */
+#define VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+/* Four inputs at e, s apart, as x + 128 in every lane: the first n
+ * (1 to 4), the rest 0 (their weights are 0). */
+VNNI static inline __m512i vnni_quad(const int8_t *e, ptrdiff_t s, int n) {
+  uint32_t v;
+  if (s == 1 && n == 4) {
+    int32_t m;
+    memcpy(&m, e, 4);
+    return _mm512_xor_si512(_mm512_set1_epi32(m),
+                            _mm512_set1_epi32((int32_t)0x80808080u));
+  } else {
+    v = 0;
+    for (int t = 0; t < n; t++) v |= (uint32_t)(uint8_t)e[t * s] << (8 * t);
+  }
+  return _mm512_set1_epi32((int32_t)(v ^ (0x80808080u & (0xffffffffu >>
+                                                          (32 - 8 * n)))));
+}
+
+VNNI static inline __attribute__((always_inline)) void
+vnni_bcast(const AvxBcast *k, ptrdiff_t s, const int8_t *const *row,
+           const Requant *rq, uint32_t *a, int8_t *const *out) {
+  const int8_t *w = (const int8_t *)(k->w + k->cur);
+  const int32_t groups = (k->run + 3) / 4, full = k->run / 4;
+  const int tail = k->run % 4;
+  const __m512i b = _mm512_add_epi32(
+      _mm512_loadu_si512(rq->bias),
+      _mm512_loadu_si512(w + (ptrdiff_t)k->rows * groups * 64));
+  __m512i a0 = b, a1 = b, a2 = b, a3 = b;
+  for (int32_t r = 0; r < k->rows; r++, row += 4) {
+    const int8_t *e0 = row[0], *e1 = row[1], *e2 = row[2], *e3 = row[3];
+    for (int32_t g = 0; g < full; g++, w += 64) {
+      const __m512i wv = _mm512_loadu_si512(w);
+      a0 = _mm512_dpbusd_epi32(a0, vnni_quad(e0, s, 4), wv);
+      a1 = _mm512_dpbusd_epi32(a1, vnni_quad(e1, s, 4), wv);
+      a2 = _mm512_dpbusd_epi32(a2, vnni_quad(e2, s, 4), wv);
+      a3 = _mm512_dpbusd_epi32(a3, vnni_quad(e3, s, 4), wv);
+      e0 += 4 * s, e1 += 4 * s, e2 += 4 * s, e3 += 4 * s;
+    }
+    if (tail) {
+      const __m512i wv = _mm512_loadu_si512(w);
+      a0 = _mm512_dpbusd_epi32(a0, vnni_quad(e0, s, tail), wv);
+      a1 = _mm512_dpbusd_epi32(a1, vnni_quad(e1, s, tail), wv);
+      a2 = _mm512_dpbusd_epi32(a2, vnni_quad(e2, s, tail), wv);
+      a3 = _mm512_dpbusd_epi32(a3, vnni_quad(e3, s, tail), wv);
+      w += 64;
+    }
+  }
+  if (out) {
+    avx_requant_store(rq, 2, _mm512_castsi512_si256(a0),
+                      _mm512_extracti64x4_epi64(a0, 1), out[0]);
+    avx_requant_store(rq, 2, _mm512_castsi512_si256(a1),
+                      _mm512_extracti64x4_epi64(a1, 1), out[1]);
+    avx_requant_store(rq, 2, _mm512_castsi512_si256(a2),
+                      _mm512_extracti64x4_epi64(a2, 1), out[2]);
+    avx_requant_store(rq, 2, _mm512_castsi512_si256(a3),
+                      _mm512_extracti64x4_epi64(a3, 1), out[3]);
+    return;
+  }
+  _mm512_storeu_si512(a, a0);
+  _mm512_storeu_si512(a + 16, a1);
+  _mm512_storeu_si512(a + 32, a2);
+  _mm512_storeu_si512(a + 48, a3);
+}
+
+VNNI static void vnni_bcast_any(const AvxBcast *k, ptrdiff_t s,
+                                const int8_t *const *row, const Requant *rq,
+                                uint32_t *restrict a, int8_t *const *out) {
+  if (s == 1)
+    vnni_bcast(k, 1, row, rq, a, out);
+  else
+    vnni_bcast(k, s, row, rq, a, out);
+}
+
 AVX2 static void avx_bcast_any(const AvxBcast *k, const Conv *c,
                                const int8_t *const *row, const Requant *rq,
                                uint32_t *restrict a, int8_t *const *out) {
   const ptrdiff_t s = c->p->in_strides[3];
   if (!rq->fast) out = NULL;
+  if (k->vnni) {
+    vnni_bcast_any(k, s, row, rq, a, out);
+    return;
+  }
   if (k->u == 2 && s == 1)
     avx_bcast(k, 2, 1, row, c->io, rq, a, out);
   else if (k->u == 2)

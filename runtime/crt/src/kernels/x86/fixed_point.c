@@ -1,44 +1,79 @@
 /*
- * x86/fixed_point.c: whether the AVX2 forms of the kernels run here
- * (tn__crt_avx2, isa.h): asked once of the CPU with CPUID and of the OS
- * with XGETBV, and tn__crt_avx2_allow, with which a test runs the portable
- * forms on an AVX2 machine. Compiles to nothing where isa.h says AVX2
- * forms are out (not x86-64, or -DTN_CRT_NO_AVX2). It sits beside
- * fixed_point.c, which every archive carries, so that it comes with it.
+ * x86/fixed_point.c: which ISA forms of the kernels run here (tn_crt_isa,
+ * kernels.h; tn__crt_isa, isa.h): the CPU asked once with CPUID and the
+ * OS with XGETBV (the YMM and ZMM state it saves), capped by
+ * tn_crt_isa_limit, with which a test, a benchmark or a user runs the
+ * lower forms on a machine that has the higher ones. Where isa.h says no
+ * AVX2 forms are compiled in (not x86-64, or -DTN_CRT_NO_AVX2), the level
+ * is at most SSE2. It sits beside fixed_point.c, which every archive
+ * carries, so that it comes with it.
  */
 #include "isa.h"
+
+/* the CPU's level (-1 until the first query) and the cap (static: no GOT
+ * entry in PIC code, which the freestanding check forbids) */
+static int isa_cpu = -1;
+static int isa_cap = TN_CRT_ISA_AVX512VNNI;
+
+#if defined(__GNUC__)
+#define LOAD(v) __atomic_load_n(&(v), __ATOMIC_RELAXED)
+#define STORE(v, x) __atomic_store_n(&(v), (x), __ATOMIC_RELAXED)
+#else
+#define LOAD(v) (v)
+#define STORE(v, x) ((v) = (x))
+#endif
 
 #if TN_CRT_HAVE_AVX2
 #include <cpuid.h>
 
-/* -1 until the first query, then 0 or 1 (static: no GOT entry in PIC
- * code, which the freestanding check forbids) */
-static int avx2_state = -1;
-static int avx2_allowed = 1;
-
-void tn__crt_avx2_allow(int allow) {
-  __atomic_store_n(&avx2_allowed, allow != 0, __ATOMIC_RELAXED);
-}
-
-int tn__crt_avx2(void) {
-  if (!__atomic_load_n(&avx2_allowed, __ATOMIC_RELAXED)) return 0;
-  int v = __atomic_load_n(&avx2_state, __ATOMIC_RELAXED);
-  if (v >= 0) return v;
-  unsigned a, b, c, d;
-  v = 0;
-  /* AVX (CPUID 1 ECX 28) with the OS saving the YMM state (OSXSAVE, ECX 27,
-   * and XCR0 bits 1 and 2), then AVX2 (CPUID 7 EBX 5) */
-  if (__get_cpuid(1, &a, &b, &c, &d) && (c & bit_OSXSAVE) && (c & bit_AVX)) {
-    unsigned lo, hi;
-    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    (void)hi;
-    if ((lo & 6) == 6 && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
-        (b & bit_AVX2))
-      v = 1;
+static int isa_query(void) {
+  unsigned a, b, c, d, b7, c7;
+  int v = TN_CRT_ISA_SSE2;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return v;
+  if (c & bit_SSE4_1) v = TN_CRT_ISA_SSE41;
+  /* AVX (CPUID 1 ECX 28) with the OS saving the YMM state (OSXSAVE, ECX
+   * 27, and XCR0 bits 1 and 2), then AVX2 (CPUID 7 EBX 5) */
+  if (!(c & bit_OSXSAVE) || !(c & bit_AVX)) return v;
+  unsigned lo, hi;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  (void)hi;
+  if ((lo & 6) != 6 || !__get_cpuid_count(7, 0, &a, &b7, &c7, &d) ||
+      !(b7 & bit_AVX2))
+    return v;
+  v = TN_CRT_ISA_AVX2;
+  /* AVX-VNNI: CPUID 7 subleaf 1 EAX bit 4 */
+  if (__get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4)))
+    v |= TN_CRT_ISA_AVXVNNI;
+  /* AVX-512F and BW (CPUID 7 EBX 16 and 30) with the opmask and ZMM state
+   * saved (XCR0 bits 5 to 7), then VNNI (CPUID 7 ECX 11) */
+  if ((lo & 0xe0) == 0xe0 && (b7 & (1u << 16)) && (b7 & (1u << 30))) {
+    v = (v & ~TN_CRT_ISA_LEVEL_MASK) | TN_CRT_ISA_AVX512BW;
+    if (c7 & (1u << 11))
+      v = (v & ~TN_CRT_ISA_LEVEL_MASK) | TN_CRT_ISA_AVX512VNNI;
   }
-  __atomic_store_n(&avx2_state, v, __ATOMIC_RELAXED);
   return v;
 }
+#elif TN_CRT_HAVE_SSE2
+static int isa_query(void) { return TN_CRT_ISA_SSE2; }
 #else
-typedef int tn__crt_unused_x86_fixed_point; /* no AVX2 forms */
+static int isa_query(void) { return TN_CRT_ISA_PORTABLE; }
 #endif
+
+int tn__crt_isa(void) {
+  int v = LOAD(isa_cpu);
+  if (v < 0) {
+    v = isa_query();
+    STORE(isa_cpu, v);
+  }
+  const int cap = LOAD(isa_cap);
+  const int level = v & TN_CRT_ISA_LEVEL_MASK;
+  if (level <= cap) return cap >= TN_CRT_ISA_AVX2 ? v : level;
+  return cap;
+}
+
+int tn_crt_isa(void) { return tn__crt_isa(); }
+
+int tn_crt_isa_limit(int level) {
+  if (level >= 0) STORE(isa_cap, level);
+  return tn__crt_isa();
+}
