@@ -271,7 +271,7 @@ static void mismatch(Compare *cmp, int32_t i, int64_t got, int64_t want) {
 }
 
 static uint64_t kernel_ticks, reference_ticks;
-static int32_t n_conv, n_inplace, n_conv32, n_requant, n_dense, n_dense32;
+static int32_t n_conv, n_scratch, n_inplace, n_conv32, n_requant, n_dense, n_dense32;
 
 /* A kernel's call, which started at tick t0 and returned st, and its n
  * outputs against the reference's. */
@@ -413,9 +413,26 @@ static void check_conv(int32_t index) {
                                     NULL, 0);
   compare8(&cmp, t1, st, out_buf, ref_buf, nout);
 
-  /* In place: the input in the output's buffer. */
+  /* With the scratch the compiler plans for the DSP forms (their buffers
+   * there; the call above, with none, takes the unpacked forms), from an
+   * odd address. */
+  Compare csc = {0, index, "conv-scratch", &n_scratch};
+  const size_t dsp =
+      tn_crt_conv2d_s8_scratch_size_isa(&p, &q, TN_CRT_ISA_ARM_DSP, 0);
+  if (dsp + 1 <= SCRATCH) {
+    memset(out_buf, 0x5a, (size_t)nout);
+    t0 = fw_ticks();
+    st = tn_crt_conv2d_s8(&p, &q, in_buf, w_buf, bias, out_buf, scratch + 1,
+                          dsp);
+    compare8(&csc, t0, st, out_buf, ref_buf, nout);
+  }
+
+  /* In place: the input in the output's buffer, with the DSP forms'
+   * scratch where it fits, else the least. */
   Compare cip = {0, index, "conv-inplace", &n_inplace};
-  const size_t need = tn_crt_conv2d_s8_inplace_scratch_size(&p);
+  size_t need =
+      tn_crt_conv2d_s8_scratch_size_isa(&p, &q, TN_CRT_ISA_ARM_DSP, 1);
+  if (need > SCRATCH) need = tn_crt_conv2d_s8_inplace_scratch_size(&p);
   if (tn_crt_conv2d_s8_inplace_ok(&p) && need <= SCRATCH) {
     memcpy(out_buf, in_buf, (size_t)nin);
     t0 = fw_ticks();
@@ -432,7 +449,7 @@ static void check_conv(int32_t index) {
                               w_buf, bias, out32);
     compare32(&c32, t0, st, out32, ref32, nout);
   }
-  if (cmp.bad || cip.bad || c32.bad) describe_conv(index, &p, &q, bias);
+  if (cmp.bad || csc.bad || cip.bad || c32.bad) describe_conv(index, &p, &q, bias);
 }
 
 /* The requantization alone: a 1x1 convolution of one input channel with
@@ -549,7 +566,8 @@ int main(void) {
       check_conv(i);
   }
   kv("cases ", KC_CASES);
-  kv(" conv ", n_conv), kv(" inplace ", n_inplace);
+  kv(" conv ", n_conv), kv(" conv_scratch ", n_scratch);
+  kv(" inplace ", n_inplace);
   kv(" conv_s32 ", n_conv32), kv(" requant ", n_requant);
   kv(" dense ", n_dense);
   kv(" dense_s32 ", n_dense32);
