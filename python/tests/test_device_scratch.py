@@ -27,7 +27,7 @@ MODELS = os.environ.get("TVMNODE_MODELS", os.path.join(
 INT8 = [("kws_ref_model.tflite", "kws"), ("ad01_int8.tflite", "ad"),
         ("str_ww_ref_model.tflite", "ww"), ("pretrainedResnet_quant.tflite", "ic")]
 
-CC = shutil.which(os.environ.get("CC", "cc"))
+CC = shutil.which(os.environ.get("CC", "cc")) or ""
 
 # an operator function and the parameters and scratch size of its crt call
 CALL = re.compile(r"int32_t (tvmgen_\w+_op\d+_conv2d_s8)\(const void \*const \*in, void \*out, "
@@ -75,7 +75,7 @@ def _sizes(tmp_path: Any, d: str, calls: List[Tuple[str, str, int]],
     return [int(x) for x in out.split()]
 
 
-@pytest.mark.skipif(CC is None, reason="no C compiler")
+@pytest.mark.skipif(not CC, reason="no C compiler")
 @pytest.mark.parametrize("fname,name", INT8, ids=[n for _, n in INT8])
 def test_cortex_m_plan_gives_convolutions_their_dsp_scratch(tmp_path: Any, fname: str,
                                                             name: str) -> None:
