@@ -549,15 +549,20 @@ START_TEST(test_conv_inplace_random) {
 }
 END_TEST
 
-/* The layers of MLPerf Tiny's keyword-spotting DS-CNN (25x5x64: depthwise
- * 3x3 SAME, then pointwise 64->64, four times) in one buffer, against the
- * same layers ping-ponging between two. */
+/* The layers of MLPerf Tiny's keyword-spotting DS-CNN, 25x5x64: depthwise
+ * 3x3 SAME, and pointwise 64->64 (OHWI). */
+static const TnCrtConv2d DSCNN_DW = {
+    1, 25, 5, 64, 25, 5, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64,
+    {8000, 320, 64, 1}, {192, 64, 64, 1}, {8000, 320, 64, 1}};
+static const TnCrtConv2d DSCNN_PW = {
+    1, 25, 5, 64, 25, 5, 64, 1, 1, 1, 1, 1, 1, 0, 0, 1,
+    {8000, 320, 64, 1}, {64, 64, 1, 64}, {8000, 320, 64, 1}};
+
+/* The DS-CNN's layers (depthwise, then pointwise, four times) in one
+ * buffer, against the same layers ping-ponging between two. */
 START_TEST(test_conv_inplace_dscnn) {
   KtRng r = kt_rng(32);
-  TnCrtConv2d dw = {1, 25, 5, 64, 25, 5, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64,
-                    {8000, 320, 64, 1}, {192, 64, 64, 1}, {8000, 320, 64, 1}};
-  TnCrtConv2d pw = {1, 25, 5, 64, 25, 5, 64, 1, 1, 1, 1, 1, 1, 0, 0, 1,
-                    {8000, 320, 64, 1}, {64, 64, 1, 64}, {8000, 320, 64, 1}};
+  TnCrtConv2d dw = DSCNN_DW, pw = DSCNN_PW;
   ck_assert_int_eq(tn_crt_conv2d_s8_inplace_ok(&dw), 1);
   ck_assert_int_eq(tn_crt_conv2d_s8_inplace_ok(&pw), 1);
   ck_assert_uint_eq(tn_crt_conv2d_s8_inplace_scratch_size(&dw), 2 * 5 * 16);
@@ -593,10 +598,7 @@ END_TEST
  * kernels_check.c runs this on the device). */
 START_TEST(test_conv_scratch_isa) {
   KtRng r = kt_rng(33);
-  TnCrtConv2d dw = {1, 25, 5, 64, 25, 5, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64,
-                    {8000, 320, 64, 1}, {192, 64, 64, 1}, {8000, 320, 64, 1}};
-  TnCrtConv2d pw = {1, 25, 5, 64, 25, 5, 64, 1, 1, 1, 1, 1, 1, 0, 0, 1,
-                    {8000, 320, 64, 1}, {64, 64, 1, 64}, {8000, 320, 64, 1}};
+  TnCrtConv2d dw = DSCNN_DW, pw = DSCNN_PW;
   int32_t bias[64], mult[64], shift[64];
   for (int c = 0; c < 64; c++) bias[c] = kt_int(&r, -5000, 5000);
   for (int c = 0; c < 64; c++)
