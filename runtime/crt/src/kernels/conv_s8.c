@@ -491,15 +491,17 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
   const int32_t rows = ring ? ring_rows(p) : 1;
   const ptrdiff_t slot_size =
       ring ? (ptrdiff_t)p->out_w * (p->out_c < BLK ? p->out_c : BLK) : 0;
-  Requant *const rq = &st->rq;
 #if TN_CRT_HAVE_ARM_DSP
+  Requant *const rq = &st->rq;
   Pack *const pk = &st->pk;
   int32_t pack_words;
   int32_t pack_w = pack_width(c, &pack_words);
   if (pack_buf == NULL || (size_t)pack_words * 4 > pack_bytes) pack_w = 0;
   pk->w = pack_buf;
 #else
-  (void)pack_buf, (void)pack_bytes;
+  /* elsewhere a local, which no store through out8 can reach */
+  Requant rq_own, *const rq = &rq_own;
+  (void)pack_buf, (void)pack_bytes, (void)st;
 #endif
   for (int32_t co0 = 0, len; co0 < p->out_c; co0 += len) {
     /* The rest of the group for BCAST, of all channels otherwise. */
@@ -657,8 +659,9 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
   }
 }
 
-/* conv_blocks with its state on the stack (and no pairs packed on the
- * DSP): apart, so that the stack holds it only on this path. */
+#if TN_CRT_HAVE_ARM_DSP
+/* conv_blocks with its state on the stack (and no pairs packed): apart,
+ * so that the stack holds it only on this path. */
 static NOINLINE void conv_blocks_stack(const Conv *c, const TnCrtQuant *q,
                                        int32_t lo, int32_t hi,
                                        const int32_t *bias, int8_t *out8,
@@ -667,6 +670,7 @@ static NOINLINE void conv_blocks_stack(const Conv *c, const TnCrtQuant *q,
   BlockState st;
   conv_blocks(c, q, lo, hi, bias, out8, out32, ring, NULL, 0, avx, &st);
 }
+#endif
 
 /* The DSP forms' part of a scratch: from byte `from` on, 4-aligned;
  * *n its bytes (0, and NULL, when there are none). */
@@ -697,10 +701,11 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                 dsp_n - DSP_STATE_BYTES, avx, dsp);
     return;
   }
+  conv_blocks_stack(c, q, lo, hi, bias, out8, out32, ring, avx);
 #else
   (void)dsp, (void)dsp_n;
+  conv_blocks(c, q, lo, hi, bias, out8, out32, ring, NULL, 0, avx, NULL);
 #endif
-  conv_blocks_stack(c, q, lo, hi, bias, out8, out32, ring, avx);
 }
 
 /* ------------------------------------------------------------------------ */
