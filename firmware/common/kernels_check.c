@@ -13,17 +13,21 @@
  * TFLite's offsets and unusual ones, multipliers and shifts across their
  * range, offsets and biases large enough to reach the requantization's
  * corner cases, with or without a bias) and random data, runs each
- * through tn_crt_conv2d_s8 (out of place, and in place where the geometry
- * allows it), tn_crt_conv2d_s8_s32, tn_crt_dense_s8 and
+ * through tn_crt_conv2d_s8 (out of place without scratch and with the
+ * scratch tn_crt_conv2d_s8_scratch_size_isa asks for the DSP forms, and in
+ * place where the geometry allows it), tn_crt_conv2d_s8_s32,
+ * tn_crt_dense_s8 and
  * tn_crt_dense_s8_s32, and compares every output with the reference:
  * TFLite's formula written as nested loops over the taps, with
  * tn_crt_multiply_by_quantized_multiplier for the requantization. Output,
  * one fact a line:
  *
  *   mismatch case 17 conv (description) at 203: got 12 want 13
- *   cases 600 conv 300 inplace 40 conv_s32 90 requant 150 dense 150
- *   dense_s32 45
+ *   cases 600 conv 300 conv_scratch 300 inplace 40 conv_s32 90 requant 150
+ *   dense 150 dense_s32 45
  *   instructions kernels 9123440 reference 80123000
+ *   instructions conv_no_scratch 4000000 conv_scratch 2000000
+ *   (the convolutions run both ways, without scratch and with it)
  *   failures 0
  *   done 0
  *
@@ -271,6 +275,8 @@ static void mismatch(Compare *cmp, int32_t i, int64_t got, int64_t want) {
 }
 
 static uint64_t kernel_ticks, reference_ticks;
+/* the convolutions run both ways: without scratch, and with the DSP's */
+static uint64_t no_scratch_ticks, scratch_ticks;
 static int32_t n_conv, n_scratch, n_inplace, n_conv32, n_requant, n_dense, n_dense32;
 
 /* A kernel's call, which started at tick t0 and returned st, and its n
@@ -411,6 +417,7 @@ static void check_conv(int32_t index) {
   memset(out_buf, 0x5a, (size_t)nout);
   TnCrtStatus st = tn_crt_conv2d_s8(&p, &q, in_buf, w_buf, bias, out_buf,
                                     NULL, 0);
+  const uint64_t no_scratch = fw_ticks() - t1;
   compare8(&cmp, t1, st, out_buf, ref_buf, nout);
 
   /* With the scratch the compiler plans for the DSP forms (their buffers
@@ -424,6 +431,7 @@ static void check_conv(int32_t index) {
     t0 = fw_ticks();
     st = tn_crt_conv2d_s8(&p, &q, in_buf, w_buf, bias, out_buf, scratch + 1,
                           dsp);
+    scratch_ticks += fw_ticks() - t0, no_scratch_ticks += no_scratch;
     compare8(&csc, t0, st, out_buf, ref_buf, nout);
   }
 
@@ -576,6 +584,11 @@ int main(void) {
   fw_u64(kernel_ticks * FW_INSTRUCTIONS_PER_TICK);
   fw_str(" reference ");
   fw_u64(reference_ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_endl();
+  fw_str("instructions conv_no_scratch ");
+  fw_u64(no_scratch_ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_str(" conv_scratch ");
+  fw_u64(scratch_ticks * FW_INSTRUCTIONS_PER_TICK);
   fw_endl();
   kv("failures ", failures);
   fw_endl();
