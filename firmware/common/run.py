@@ -944,7 +944,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if missing:
         print(json.dumps({"ok": False, "error": missing}))
         return 2
-    n_inputs = len(read_metadata(args.archive, args.name)["inputs"])
+    info = read_metadata(args.archive, args.name)
+    n_inputs = len(info["inputs"])
+    if info["interface"].get("scratch_isa", "portable") != "arm_dsp":
+        print("run.py: note: %s's kernel scratch is sized for portable kernels (compiled "
+              "without --target cortex-m): the DSP convolutions run without their "
+              "packed forms, the same outputs, slower" % args.name, file=sys.stderr)
     inputs: List[Optional[str]] = list(args.inputs) or [None] * n_inputs
     workdir = args.workdir or os.path.join(os.path.dirname(os.path.abspath(args.archive)),
                                            "fw-" + args.name)
