@@ -474,7 +474,7 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
                                  int32_t lo, int32_t hi, const int32_t *bias,
                                  int8_t *out8, int32_t *out32, int8_t *ring,
                                  int32_t *pack_buf, size_t pack_bytes,
-                                 void *avx_k, BlockState *st) {
+                                 void *avx_k, BlockState *restrict st) {
   const TnCrtConv2d *p = c->p;
 #if TN_CRT_HAVE_AVX2
   AvxBcast *const avx_buf = avx_k;
