@@ -12,7 +12,9 @@
 #    executable, and nm finds no malloc, free, calloc or realloc in it,
 #    defined or undefined.
 # 4. Where the cross compilers are installed, every crt source (the ISA
-#    forms in src/kernels/<isa>/ included) compiles with -Werror for every
+#    forms in src/kernels/<isa>/ included) compiles with -Werror, and
+#    without a variable-length array (-Werror=vla: a kernel's buffers come
+#    from the planned scratch, not from a stack sized at run time), for every
 #    Cortex-M target of the target table, firmware/targets.txt, with its
 #    flags (arm-none-eabi-gcc), and for wasm32 (clang); for each Cortex-M
 #    target the firmware then links with all of them into an ELF with
@@ -26,7 +28,7 @@ set -u
 lib="runtime/crt/.libs/libtvmnode_crt.a"
 
 allowed='^(memcpy|memset|memmove|memcmp|(exp|log|sqrt|tanh|floor|ceil|round|fabs|pow|fmin|fmax|lrint|lround|frexp|ldexp)f?)$'
-strict="-std=c11 -ffreestanding -Wall -Wextra -Werror -I$top/runtime/crt/include -I$top/runtime/crt/src -I$top/runtime/crt/src/kernels"
+strict="-std=c11 -ffreestanding -Wall -Wextra -Werror -Werror=vla -I$top/runtime/crt/include -I$top/runtime/crt/src -I$top/runtime/crt/src/kernels"
 firmware="$top/tests/crt_firmware_link.c"
 
 # stubs OUT LIST...: a C file with a stub for each allowed symbol the lists

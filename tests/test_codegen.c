@@ -187,6 +187,9 @@ START_TEST(test_bad_options_name_what_is_wrong) {
       {"interface", tn_any_cstr("c,fortran"), "ValueError", "fortran"},
       {"pools", tn_any_int(1), "TypeError", "pools"},
       {"devices", tn_any_int(1), "TypeError", "devices"},
+      {"isa", tn_any_cstr("avx9"), "ValueError",
+       "option 'isa': expected 'portable' or 'arm_dsp', got 'avx9'"},
+      {"isa", tn_any_int(1), "TypeError", "expects a str"},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
     TnAny k = tn_any_cstr(cases[i].key);

@@ -613,15 +613,20 @@ START_TEST(test_conv_inplace_random) {
 }
 END_TEST
 
-/* The layers of MLPerf Tiny's keyword-spotting DS-CNN (25x5x64: depthwise
- * 3x3 SAME, then pointwise 64->64, four times) in one buffer, against the
- * same layers ping-ponging between two. */
+/* The layers of MLPerf Tiny's keyword-spotting DS-CNN, 25x5x64: depthwise
+ * 3x3 SAME, and pointwise 64->64 (OHWI). */
+static const TnCrtConv2d DSCNN_DW = {
+    1, 25, 5, 64, 25, 5, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64,
+    {8000, 320, 64, 1}, {192, 64, 64, 1}, {8000, 320, 64, 1}};
+static const TnCrtConv2d DSCNN_PW = {
+    1, 25, 5, 64, 25, 5, 64, 1, 1, 1, 1, 1, 1, 0, 0, 1,
+    {8000, 320, 64, 1}, {64, 64, 1, 64}, {8000, 320, 64, 1}};
+
+/* The DS-CNN's layers (depthwise, then pointwise, four times) in one
+ * buffer, against the same layers ping-ponging between two. */
 START_TEST(test_conv_inplace_dscnn) {
   KtRng r = kt_rng(32);
-  TnCrtConv2d dw = {1, 25, 5, 64, 25, 5, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64,
-                    {8000, 320, 64, 1}, {192, 64, 64, 1}, {8000, 320, 64, 1}};
-  TnCrtConv2d pw = {1, 25, 5, 64, 25, 5, 64, 1, 1, 1, 1, 1, 1, 0, 0, 1,
-                    {8000, 320, 64, 1}, {64, 64, 1, 64}, {8000, 320, 64, 1}};
+  TnCrtConv2d dw = DSCNN_DW, pw = DSCNN_PW;
   ck_assert_int_eq(tn_crt_conv2d_s8_inplace_ok(&dw), 1);
   ck_assert_int_eq(tn_crt_conv2d_s8_inplace_ok(&pw), 1);
   ck_assert_uint_eq(tn_crt_conv2d_s8_inplace_scratch_size(&dw), 2 * 5 * 16);
@@ -647,6 +652,80 @@ START_TEST(test_conv_inplace_dscnn) {
     free(w);
   }
   free(a), free(b), free(one), free(scratch);
+}
+END_TEST
+
+/* The scratch a call takes on each ISA (the DS-CNN's layers again), and
+ * the same bytes from every budget: the size asked for the Cortex-M DSP
+ * forms, one byte less, none (out of place) or the in-place minimum; on a
+ * DSP build the smaller budgets take the unpacked forms (firmware/common/
+ * kernels_check.c runs this on the device). */
+START_TEST(test_conv_scratch_isa) {
+  KtRng r = kt_rng(33);
+  TnCrtConv2d dw = DSCNN_DW, pw = DSCNN_PW;
+  int32_t bias[64], mult[64], shift[64];
+  for (int c = 0; c < 64; c++) bias[c] = kt_int(&r, -5000, 5000);
+  for (int c = 0; c < 64; c++)
+    quantize(rand_log2(&r, -10, -7), &mult[c], &shift[c]);
+  TnCrtQuant q = {128, 0, -128, -128, 127, 1, 64, mult, shift};
+  const int32_t P = TN_CRT_ISA_PORTABLE, D = TN_CRT_ISA_ARM_DSP;
+  /* portable (and an ISA the crt does not know): the two sizes above */
+  ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&dw, &q, P, 0), 0);
+  ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&dw, &q, P, 1), 160);
+  ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&pw, &q, 9, 1), 1024);
+  /* DSP, pointwise: 3 bytes of alignment, 64 sums, 64 taps' columns */
+  ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&pw, &q, D, 0),
+                    3 + 64 * 4 + 64 / 4 * 8);
+  ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&pw, &q, D, 1),
+                    1024 + 3 + 64 * 4 + 64 / 4 * 8);
+  /* DSP, depthwise 3x3: the blocks' 512 B of state, then a 16-channel
+   * block's pairs, 16 words per pair of taps (five for nine taps) */
+  ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&dw, &q, D, 0),
+                    3 + 512 + 16 * 5 * 4);
+  ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&dw, &q, D, 1),
+                    160 + 3 + 512 + 16 * 5 * 4);
+  /* a weight zero point: no DSP matrix product, the blocks' state alone */
+  TnCrtQuant qf = q;
+  qf.filter_offset = 3;
+  ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&pw, &qf, D, 0),
+                    3 + 512);
+  /* no geometry, no quantization, not in-place-able */
+  ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(NULL, &q, D, 0), 0);
+  ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&pw, NULL, D, 1), 1024);
+  TnCrtConv2d s2 = pw;
+  s2.stride_h = s2.stride_w = 2, s2.out_h = 13, s2.out_w = 3;
+  s2.out_strides[0] = 13 * 3 * 64, s2.out_strides[1] = 3 * 64;
+  ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&s2, &q, D, 1), 0);
+  ck_assert_uint_gt(tn_crt_conv2d_s8_scratch_size_isa(&s2, &q, D, 0), 0);
+
+  int8_t *in = rand_s8(&r, 8000, -128, 127), *want = xalloc(8000);
+  int8_t *out = xalloc(8000), *buf = xalloc(8000);
+  for (int layer = 0; layer < 2; layer++) {
+    const TnCrtConv2d *p = layer ? &pw : &dw;
+    int8_t *w = rand_s8(&r, p->k_h * p->k_w * (64 / p->groups) * 64, -127, 127);
+    KT_CHECK_OK(tn_crt_conv2d_s8(p, &q, in, w, bias, want, NULL, 0));
+    for (int place = 0; place < 2; place++) {
+      const size_t need = tn_crt_conv2d_s8_scratch_size_isa(p, &q, D, place);
+      const size_t least = place ? tn_crt_conv2d_s8_inplace_scratch_size(p) : 0;
+      const size_t budgets[] = {need, need - 1, least};
+      for (int b = 0; b < 3; b++) {
+        /* at an odd address: the kernel aligns its part itself */
+        uint8_t *scratch = xalloc(budgets[b] + 1);
+        memset(out, 0x5a, 8000);
+        int8_t *dst = out;
+        if (place) memcpy(buf, in, 8000), dst = buf;
+        KT_CHECK_OK(tn_crt_conv2d_s8(p, &q, place ? buf : in, w, bias, dst,
+                                     budgets[b] ? scratch + 1 : NULL,
+                                     budgets[b]));
+        EXPECT(memcmp(dst, want, 8000) == 0, "layer %d, in place %d, "
+               "scratch %zu of %zu: not the same bytes", layer, place,
+               budgets[b], need);
+        free(scratch);
+      }
+    }
+    free(w);
+  }
+  free(in), free(want), free(out), free(buf);
 }
 END_TEST
 
@@ -2040,6 +2119,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_requant_corners);
   tcase_add_test(tc, test_conv_inplace_random);
   tcase_add_test(tc, test_conv_inplace_dscnn);
+  tcase_add_test(tc, test_conv_scratch_isa);
   tcase_add_test(tc, test_conv_inplace_geometry);
   tcase_add_test(tc, test_dense_random);
   tcase_add_test(tc, test_dense_random_portable);

@@ -13,17 +13,21 @@
  * TFLite's offsets and unusual ones, multipliers and shifts across their
  * range, offsets and biases large enough to reach the requantization's
  * corner cases, with or without a bias) and random data, runs each
- * through tn_crt_conv2d_s8 (out of place, and in place where the geometry
- * allows it), tn_crt_conv2d_s8_s32, tn_crt_dense_s8 and
+ * through tn_crt_conv2d_s8 (out of place without scratch and with the
+ * scratch tn_crt_conv2d_s8_scratch_size_isa asks for the DSP forms, and in
+ * place where the geometry allows it), tn_crt_conv2d_s8_s32,
+ * tn_crt_dense_s8 and
  * tn_crt_dense_s8_s32, and compares every output with the reference:
  * TFLite's formula written as nested loops over the taps, with
  * tn_crt_multiply_by_quantized_multiplier for the requantization. Output,
  * one fact a line:
  *
  *   mismatch case 17 conv (description) at 203: got 12 want 13
- *   cases 600 conv 300 inplace 40 conv_s32 90 requant 150 dense 150
- *   dense_s32 45
+ *   cases 600 conv 300 conv_scratch 300 inplace 40 conv_s32 90 requant 150
+ *   dense 150 dense_s32 45
  *   instructions kernels 9123440 reference 80123000
+ *   instructions conv_no_scratch 4000000 conv_scratch 2000000
+ *   (the convolutions run both ways, without scratch and with it)
  *   failures 0
  *   done 0
  *
@@ -271,7 +275,9 @@ static void mismatch(Compare *cmp, int32_t i, int64_t got, int64_t want) {
 }
 
 static uint64_t kernel_ticks, reference_ticks;
-static int32_t n_conv, n_inplace, n_conv32, n_requant, n_dense, n_dense32;
+/* the convolutions run both ways: without scratch, and with the DSP's */
+static uint64_t no_scratch_ticks, scratch_ticks;
+static int32_t n_conv, n_scratch, n_inplace, n_conv32, n_requant, n_dense, n_dense32;
 
 /* A kernel's call, which started at tick t0 and returned st, and its n
  * outputs against the reference's. */
@@ -411,11 +417,30 @@ static void check_conv(int32_t index) {
   memset(out_buf, 0x5a, (size_t)nout);
   TnCrtStatus st = tn_crt_conv2d_s8(&p, &q, in_buf, w_buf, bias, out_buf,
                                     NULL, 0);
+  const uint64_t no_scratch = fw_ticks() - t1;
   compare8(&cmp, t1, st, out_buf, ref_buf, nout);
 
-  /* In place: the input in the output's buffer. */
+  /* With the scratch the compiler plans for the DSP forms (their buffers
+   * there; the call above, with none, takes the unpacked forms), from an
+   * odd address. */
+  Compare csc = {0, index, "conv-scratch", &n_scratch};
+  const size_t dsp =
+      tn_crt_conv2d_s8_scratch_size_isa(&p, &q, TN_CRT_ISA_ARM_DSP, 0);
+  if (dsp + 1 <= SCRATCH) {
+    memset(out_buf, 0x5a, (size_t)nout);
+    t0 = fw_ticks();
+    st = tn_crt_conv2d_s8(&p, &q, in_buf, w_buf, bias, out_buf, scratch + 1,
+                          dsp);
+    scratch_ticks += fw_ticks() - t0, no_scratch_ticks += no_scratch;
+    compare8(&csc, t0, st, out_buf, ref_buf, nout);
+  }
+
+  /* In place: the input in the output's buffer, with the DSP forms'
+   * scratch where it fits, else the least. */
   Compare cip = {0, index, "conv-inplace", &n_inplace};
-  const size_t need = tn_crt_conv2d_s8_inplace_scratch_size(&p);
+  size_t need =
+      tn_crt_conv2d_s8_scratch_size_isa(&p, &q, TN_CRT_ISA_ARM_DSP, 1);
+  if (need > SCRATCH) need = tn_crt_conv2d_s8_inplace_scratch_size(&p);
   if (tn_crt_conv2d_s8_inplace_ok(&p) && need <= SCRATCH) {
     memcpy(out_buf, in_buf, (size_t)nin);
     t0 = fw_ticks();
@@ -432,7 +457,7 @@ static void check_conv(int32_t index) {
                               w_buf, bias, out32);
     compare32(&c32, t0, st, out32, ref32, nout);
   }
-  if (cmp.bad || cip.bad || c32.bad) describe_conv(index, &p, &q, bias);
+  if (cmp.bad || csc.bad || cip.bad || c32.bad) describe_conv(index, &p, &q, bias);
 }
 
 /* The requantization alone: a 1x1 convolution of one input channel with
@@ -549,7 +574,8 @@ int main(void) {
       check_conv(i);
   }
   kv("cases ", KC_CASES);
-  kv(" conv ", n_conv), kv(" inplace ", n_inplace);
+  kv(" conv ", n_conv), kv(" conv_scratch ", n_scratch);
+  kv(" inplace ", n_inplace);
   kv(" conv_s32 ", n_conv32), kv(" requant ", n_requant);
   kv(" dense ", n_dense);
   kv(" dense_s32 ", n_dense32);
@@ -558,6 +584,11 @@ int main(void) {
   fw_u64(kernel_ticks * FW_INSTRUCTIONS_PER_TICK);
   fw_str(" reference ");
   fw_u64(reference_ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_endl();
+  fw_str("instructions conv_no_scratch ");
+  fw_u64(no_scratch_ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_str(" conv_scratch ");
+  fw_u64(scratch_ticks * FW_INSTRUCTIONS_PER_TICK);
   fw_endl();
   kv("failures ", failures);
   fw_endl();

@@ -77,6 +77,10 @@ def parse(text: str) -> Dict[str, Any]:
             if m:
                 res["instructions"] = {"kernels": int(m.group(1)),
                                        "reference": int(m.group(2))}
+            m = re.match(r"instructions conv_no_scratch (\d+) conv_scratch (\d+)", line.strip())
+            if m:
+                res["conv_instructions"] = {"no_scratch": int(m.group(1)),
+                                            "scratch": int(m.group(2))}
         elif words[0] == "failures":
             res["failures"] = int(words[1])
         elif words[0] == "fault":

@@ -10,8 +10,10 @@ size macros; fw_input.c: the input bytes as C arrays), compiles the harness
 with the archive's generated C and crt sources using arm-none-eabi-gcc,
 checks the link holds no allocator, runs the ELF under qemu with
 -icount shift=0, and reports as JSON: the outputs, the status, the
-instructions of one inference, the stack high-water mark, and the sizes of
-the firmware and of the crt alone. With --bad-calls the firmware first makes
+instructions of one inference, the stack high-water mark, the sizes of the
+firmware and of the crt alone, and "memory": the RAM the model needs, its
+pools (the kernels' scratch planned inside them) + the inputs and outputs
+outside the pools + the stack the run used (memory_report). With --bad-calls the firmware first makes
 deliberately wrong calls and the report says which error codes came back.
 
 Standard library only, so that it runs anywhere the toolchain does:
@@ -877,6 +879,26 @@ def run_elf(elf: str, info: Dict[str, Any], timeout: float = 120.0,
     return res
 
 
+def memory_report(info: Dict[str, Any], res: Dict[str, Any]) -> Dict[str, Any]:
+    """What a user must reserve for the model, from its metadata and the
+    run: the workspace pools (the kernels' scratch is planned inside them,
+    sized for the archive's scratch_isa), the inputs and outputs outside
+    the pools, and the stack the timed run used; "ram_bytes" is their sum.
+    "harness_bytes" is the rest of the firmware's .data + .bss (the
+    harness's own statics), which the model does not need."""
+    mem = info["memory"]
+    pools = sum(p["size_bytes"] for p in workspace_pools(info))
+    io = 0 if info["interface"].get("io_in_pool") else sum(
+        t["size_bytes"] for t in info["inputs"] + info["outputs"])
+    ops = [o[0]["workspace_size_bytes"] for o in mem["functions"]["operator_functions"].values()]
+    stack = res.get("run_stack_bytes", 0)
+    data_bss = res["size"].get("data", 0) + res["size"].get("bss", 0)
+    return {"pool_bytes": pools, "scratch_bytes": max(ops or [0]), "scratch_in_pool": True,
+            "scratch_isa": info["interface"].get("scratch_isa", "portable"),
+            "io_bytes": io, "run_stack_bytes": stack, "ram_bytes": pools + io + stack,
+            "harness_bytes": data_bss - pools - io}
+
+
 def build_and_run(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
                   opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
                   cache: Optional[str] = None, timeout: float = 120.0,
@@ -901,6 +923,7 @@ def build_and_run(archive: str, name: str, inputs: Sequence[Optional[str]], work
     res.update({"model": name, "target": target, "elf": b["elf"], "size": b["size"],
                 "crt_size": b["crt_size"], "flags": b["flags"], "allocators": [],
                 "command": qemu_command(b["elf"], target)})
+    res["memory"] = memory_report(b["info"], res)
     res["ok"] = (res["exit_code"] == 0 and res.get("status") == 0
                  and all(c["status"] == c["expected"] for c in res["bad_calls"].values()))
     return res
@@ -938,7 +961,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if missing:
         print(json.dumps({"ok": False, "error": missing}))
         return 2
-    n_inputs = len(read_metadata(args.archive, args.name)["inputs"])
+    info = read_metadata(args.archive, args.name)
+    n_inputs = len(info["inputs"])
+    if info["interface"].get("scratch_isa", "portable") != "arm_dsp":
+        print("run.py: note: %s's kernel scratch is sized for portable kernels (compiled "
+              "without --target cortex-m): the DSP convolutions run without their "
+              "packed forms, the same outputs, slower" % args.name, file=sys.stderr)
     inputs: List[Optional[str]] = list(args.inputs) or [None] * n_inputs
     workdir = args.workdir or os.path.join(os.path.dirname(os.path.abspath(args.archive)),
                                            "fw-" + args.name)

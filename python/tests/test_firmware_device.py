@@ -174,8 +174,17 @@ def test_int8_model_matches_host(tmp_path: Any, objects: str, prepared: Any, fna
         np.testing.assert_array_equal(got, want)
     _check_report(res, info, target)
     assert res["allocators"] == []
+    # the DSP convolutions' buffers are planned in the pool, not on the stack
+    mem = res["memory"]
+    assert mem["scratch_isa"] == "arm_dsp"
+    assert mem["scratch_bytes"] > 0 or name == "ad"  # AD: dense layers alone
+    assert res["run_stack_bytes"] < 1024, mem
+    assert mem["pool_bytes"] == info["memory"]["functions"]["main"][0]["workspace_size_bytes"]
+    # the report's RAM is the model's: the rest of .data + .bss is the
+    # harness's few statics
+    assert 0 <= mem["harness_bytes"] < 1024, mem
     print("\n%s on %s: %s" % (name, target, json.dumps({k: res[k] for k in (
-        "instructions", "stack_bytes", "run_stack_bytes", "size", "crt_size")})))
+        "instructions", "stack_bytes", "run_stack_bytes", "size", "crt_size", "memory")})))
 
 
 # file, name, the largest difference allowed in units in the last place:
@@ -371,10 +380,15 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     assert res["failures"] == 0, "\n".join(res["mismatches"][:20])
     assert res["ok"] and res["exit_code"] == 0
     ran = res["cases"]
-    for kind in ("conv", "inplace", "conv_s32", "requant", "dense", "dense_s32"):
+    for kind in ("conv", "conv_scratch", "inplace", "conv_s32", "requant", "dense",
+                 "dense_s32"):
         assert ran[kind] > 0, (kind, ran)
+    # given the scratch sized for them, the convolutions take the packed DSP
+    # forms (pairs, matrix product), which the calls without scratch cannot
+    conv = res["conv_instructions"]
+    assert conv["scratch"] < 0.95 * conv["no_scratch"], conv
     print("\nkernels_check %s %s: %s" % (target, opt, json.dumps(
-        {k: res[k] for k in ("cases", "instructions")})))
+        {k: res[k] for k in ("cases", "instructions", "conv_instructions")})))
 
 
 def test_kernels_check_reports_a_mismatch(tmp_path: Any) -> None:

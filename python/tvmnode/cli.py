@@ -434,6 +434,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
     print("inputs + outputs     %8d bytes%s" % (
         sum(t["size_bytes"] for t in info["inputs"] + info["outputs"]),
         " (in the workspace pool)" if info["interface"]["io_in_pool"] else ""))
+    ops = mem["functions"]["operator_functions"].values()
+    print("kernel scratch       %8d bytes (the most one call takes, inside the pool; "
+          "sized for %s)" % (max([o[0]["workspace_size_bytes"] for o in ops] or [0]),
+                             iface.get("scratch_isa", "portable")))
     print("operators            %8d" % len(mem["functions"]["operator_functions"]))
     ps = info.get("patch_stages")
     if ps is not None:

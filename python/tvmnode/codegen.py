@@ -44,6 +44,10 @@ PARAMS_MAGIC = b"TNPARAMS"
 #: channel's taps in a row, in the order of NHWC data (OHWI, TFLite's own
 #: filter layout); "wasm32": the portable C.
 TARGETS: Dict[str, Optional[str]] = {"host": None, "cortex-m": "OHWI", "wasm32": None}
+#: the ISA each target's kernel scratch is sized for (codegen option "isa"):
+#: on "cortex-m" the DSP convolution forms' buffers are planned in the pool.
+SCRATCH_ISA: Dict[str, str] = {"host": "portable", "cortex-m": "arm_dsp",
+                               "wasm32": "portable"}
 
 
 def _patch_count(patch_stages: Union[None, int, str]) -> Optional[int]:
@@ -383,8 +387,11 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
     target: where the archive will run, one of TARGETS ("host", the
     default; "cortex-m"; "wasm32"): the pipeline gives one-group
     convolutions the weight layout that target's kernels are fastest with
-    (ConvertKernelLayout, before FuseOps). Every archive runs everywhere
-    and computes the same integers; only its speed depends on the target.
+    (ConvertKernelLayout, before FuseOps), and the plan gives each kernel
+    the scratch that target's forms take (SCRATCH_ISA: on "cortex-m" the
+    DSP convolutions' buffers, in the pool rather than on the stack).
+    Every archive runs everywhere and computes the same integers; only its
+    speed depends on the target.
     With run_passes=False the caller runs its own pipeline, and that pass
     too if it wants it.
 
@@ -414,7 +421,8 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
         mod = _pipeline(mod, target, patch_count)
     opts: Dict[str, Any] = {"name": name, "alignment": int(alignment), "interface": interface,
                             "io_in_pool": bool(io_in_pool),
-                            "constants_in_pool": bool(constants_in_pool)}
+                            "constants_in_pool": bool(constants_in_pool),
+                            "isa": SCRATCH_ISA[target]}
     if pools is not None:
         opts["pools"] = [dict(p) for p in pools]
     for key, val in (("constants_section", constants_section),

@@ -127,7 +127,7 @@ bool tn__aot_is_map(const TnAny *v) {
 static const char *const g_known[] = {
     "name", "alignment", "interface", "io_in_pool", "constants_in_pool",
     "pools", "devices", "constants_section", "workspace_section",
-    "constants_align", NULL};
+    "constants_align", "isa", NULL};
 
 /* A linker section name: letters, digits, '_', '.' and '$', not starting
  * with a digit, at most 64 characters (".ext_flash", "model_weights"). */
@@ -229,6 +229,13 @@ static int parse_opts(const TnObject *o, Opts *out) {
     return tn_error_raise_in(TN_ERR_VALUE, WHO, "option 'constants_align': %"
                              PRId64 " is not a power of two up to 4096",
                              out->const_align);
+  const char *isa = "portable";
+  if (tn__aot_opt_str(o, "isa", &isa)) return -1;
+  if (strcmp(isa, "portable") == 0) out->isa = TN_CRT_ISA_PORTABLE;
+  else if (strcmp(isa, "arm_dsp") == 0) out->isa = TN_CRT_ISA_ARM_DSP;
+  else
+    return tn_error_raise_in(TN_ERR_VALUE, WHO, "option 'isa': expected "
+                             "'portable' or 'arm_dsp', got '%s'", isa);
   out->const_section = csec ? g_strdup(csec) : NULL;
   out->ws_section = wsec ? g_strdup(wsec) : NULL;
   gchar **ifs = g_strsplit(iface, ",", -1);
@@ -383,14 +390,15 @@ bool tn__aot_in_place(Gen *g, int32_t s) {
 }
 
 /* Whether the options ask for the plan the executor made: one workspace
- * pool without a limit taking every buffer, the default alignment, and
- * inputs and outputs in the application's own buffers. */
+ * pool without a limit taking every buffer, the default alignment,
+ * inputs and outputs in the application's own buffers, and the portable
+ * kernels' scratch sizes (the executor's). */
 static bool executor_plan_fits(const Gen *g) {
   return g->o.pool_names->len == 1 &&
          g_array_index(g->o.pool_limits, int64_t, 0) == 0 &&
          (g_array_index(g->o.pool_kinds, uint32_t, 0) & 15u) == 15u &&
          g->o.align == TN_KERN_PLAN_ALIGN && !g->o.io_in_pool &&
-         g->states->len == 0;
+         g->o.isa == TN_CRT_ISA_PORTABLE && g->states->len == 0;
 }
 
 /* The interface's inputs and outputs, then the plan. */
@@ -452,7 +460,7 @@ static int analyse(Gen *g) {
       out_names[i] = g_array_index(g->outs, Io, i).name;
     TnKernPlanOptions po = {
         .align = g->o.align, .io_in_pool = g->o.io_in_pool,
-        .nstates = (int32_t)g->states->len, .npools = np,
+        .isa = g->o.isa, .nstates = (int32_t)g->states->len, .npools = np,
         .pools = pools,
         .pool_kinds = (const uint32_t *)(void *)g->o.pool_kinds->data,
         .in_names = in_names, .out_names = out_names, .who = WHO,

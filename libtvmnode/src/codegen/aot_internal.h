@@ -28,6 +28,7 @@ typedef struct {
   char *const_section;   /* NULL, or the section of the constants */
   char *ws_section;      /* NULL, or the section the pools belong in */
   bool io_in_pool, consts_in_pool, rust;
+  int32_t isa;           /* TN_CRT_ISA_*: the kernels' scratch sized for */
   GPtrArray *pool_names; /* char * */
   GArray *pool_limits;   /* int64 */
   GArray *pool_kinds;    /* uint32: bit k set when the pool takes BufKind k */

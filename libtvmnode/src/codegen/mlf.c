@@ -73,10 +73,13 @@ void tn__aot_metadata(Gen *g, GString *s, GPtrArray *sources) {
                          "\"interface\": {\"api\": [\"c\"%s], \"header\": "
                          "\"codegen/host/include/tvmgen_%s.h\", "
                          "\"io_in_pool\": %s, \"constants_in_pool\": %s, "
-                         "\"alignment\": %" PRId64 ", \"devices\": [",
+                         "\"alignment\": %" PRId64 ", \"scratch_isa\": "
+                         "\"%s\", \"devices\": [",
                          g->o.rust ? ", \"rust\"" : "", m,
                          g->o.io_in_pool ? "true" : "false",
-                         g->o.consts_in_pool ? "true" : "false", g->o.align);
+                         g->o.consts_in_pool ? "true" : "false", g->o.align,
+                         g->o.isa == TN_CRT_ISA_ARM_DSP ? "arm_dsp"
+                                                        : "portable");
   for (guint d = 0; d < g->o.devices->len; d++) {
     if (d) g_string_append(s, ", ");
     json_str(s, g_ptr_array_index(g->o.devices, d));

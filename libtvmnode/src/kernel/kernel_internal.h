@@ -89,6 +89,9 @@ typedef struct {
    * the scratch bytes the call needs then (>= scratch). */
   int32_t inplace;
   size_t inplace_scratch;
+  /* both for a Cortex-M core with the DSP extension (>= the above): the
+   * plan of an archive for that ISA takes these */
+  size_t scratch_dsp, inplace_scratch_dsp;
 } TnKernCall;
 
 /* Choose form `id` for `k`: its entry, and a zeroed parameter struct with

@@ -1015,9 +1015,13 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
   } else {
     if (conv_geom(a.op, a.attrs, d, w, acc, &pc->g)) return -1;
     k->scratch = tn_crt_conv2d_s8_scratch_size(&pc->g);
+    k->scratch_dsp =
+        tn_crt_conv2d_s8_scratch_size_isa(&pc->g, qp, TN_CRT_ISA_ARM_DSP, 0);
     if (tn_crt_conv2d_s8_inplace_ok(&pc->g)) {
       k->inplace = 1;
       k->inplace_scratch = tn_crt_conv2d_s8_inplace_scratch_size(&pc->g);
+      k->inplace_scratch_dsp = tn_crt_conv2d_s8_scratch_size_isa(
+          &pc->g, qp, TN_CRT_ISA_ARM_DSP, 1);
     }
     k->macs = conv_macs(&pc->g);
   }

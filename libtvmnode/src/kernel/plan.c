@@ -440,7 +440,12 @@ static void homes(const Prog *g, const TnKernPlanOptions *o, TnKernPlan *p) {
  * output (a 1x1 convolution that halves the channels) saves memory at its
  * step but may cost it later: with `shrink` false those merges are not
  * made (the plan is made both ways and the smaller kept). */
-static void lives(const Prog *g, TnKernPlan *p, bool shrink) {
+/* A step's scratch: the portable size, or for the DSP the larger. */
+static size_t pick(bool dsp, size_t portable, size_t for_dsp) {
+  return dsp && for_dsp > portable ? for_dsp : portable;
+}
+
+static void lives(const Prog *g, TnKernPlan *p, bool shrink, int32_t isa) {
   int32_t S = g->nsteps;
   for (int32_t s = 0; s < S; s++) {
     const TnKernStep *st = step(g, s);
@@ -459,13 +464,15 @@ static void lives(const Prog *g, TnKernPlan *p, bool shrink) {
   for (int32_t s = 0; s < S; s++) {
     const TnKernStep *st = step(g, s);
     p->scratch[s] = -1;
-    size_t scratch = st->k.scratch;
+    const bool dsp = isa == TN_CRT_ISA_ARM_DSP;
+    size_t scratch = pick(dsp, st->k.scratch, st->k.scratch_dsp);
     int32_t e = st->k.run && !st->k.compute ? st->k.inplace - 1 : -1;
     TnKernHome ho = p->home[st->out];
     if (e >= 0 && ho.kind == TN_KH_INPUT) { /* over a state, in place */
       TnKernHome hi = p->home[root_of(g, st->in[e])];
       if (hi.kind == TN_KH_INPUT && hi.index == ho.index)
-        scratch = st->k.inplace_scratch;
+        scratch = pick(dsp, st->k.inplace_scratch,
+                       st->k.inplace_scratch_dsp);
     } else if (e >= 0 && ho.kind == TN_KH_POOL &&
         buf(p, ho.index)->kind == TN_KB_INTERMEDIATE) {
       TnKernHome hi = p->home[root_of(g, st->in[e])];
@@ -486,7 +493,8 @@ static void lives(const Prog *g, TnKernPlan *p, bool shrink) {
         bi->last = bo->last;
         if (bo->size > bi->size) bi->size = bo->size;
         bo->merged = tn__kernel_buf_root(p->bufs, hi.index);
-        scratch = st->k.inplace_scratch;
+        scratch = pick(dsp, st->k.inplace_scratch,
+                       st->k.inplace_scratch_dsp);
       }
     }
     if (scratch > 0)
@@ -561,7 +569,7 @@ static int plan_once(const TnKernPlanInput *g, const TnKernPlanOptions *o,
   for (int32_t i = 0; i < g->ninputs; i++) p->in_buf[i] = -1;
   for (int32_t i = 0; i < g->noutputs; i++) p->out_buf[i] = -1;
   homes(g, o, p);
-  lives(g, p, shrink);
+  lives(g, p, shrink, o->isa);
   return place(o, p);
 }
 

@@ -69,6 +69,9 @@ typedef struct {
                                  TnKernBufKind k */
   /* the names of the input and output buffers (io_in_pool), or NULL */
   const char *const *in_names, *const *out_names;
+  /* TN_CRT_ISA_ARM_DSP: steps' scratch sized for that ISA's kernels
+   * (TnKernCall's scratch_dsp), else the portable sizes */
+  int32_t isa;
   const char *who;          /* for messages */
   const char *accepts_hint; /* appended to "no pool accepts ..." */
 } TnKernPlanOptions;

@@ -56,8 +56,9 @@
  * channels at a time):
  * SXTB16/SXTAB16 unpack int8 into int16 pairs,
  * SMLAD does two multiply-adds; BCAST and DW blocks have their weights
- * unpacked into pairs once, on the stack (TN_CRT_DSP_PACK_BYTES), so that
- * each pixel's inner loop only loads them; the requantization is TFLite's
+ * unpacked into pairs once, into the call's scratch (see
+ * tn_crt_conv2d_s8_scratch_size_isa), so that each pixel's inner loop only
+ * loads them; the requantization is TFLite's
  * in seven instructions (SMMULR, QADD, SSAT). All forms compute the same
  * integers; other targets (wasm, cores without DSP) compile the portable C
  * alone.
@@ -77,11 +78,10 @@
 #include "crt_libc.h"
 #include "conv_s8.h"
 #include "fixed_point.h"
-#if TN_CRT_HAVE_ARM_DSP
 /* The DSP form: static functions, so that gcc inlines them into this
- * file's loops (see its opening comment). */
+ * file's loops (see its opening comment); its buffers' geometry is
+ * compiled everywhere (tn_crt_conv2d_s8_scratch_size_isa). */
 #include "arm_dsp/conv_s8_dsp.h"
-#endif
 
 /* AVX_DECL(k): k, the packed blocks of the AVX2 form of BCAST for one
  * kernel call (on the stack: 34 KiB, on x86-64 alone), or NULL where the
@@ -449,17 +449,32 @@ static void ring_flush(const TnCrtConv2d *p, const int8_t *src, int32_t len,
   }
 }
 
+/* conv_blocks' state: a block's requantization constants and (DSP) the
+ * description of its packed pairs; in the DSP forms' scratch when it has
+ * room (DSP_STATE_BYTES), else on the stack (conv_blocks_stack). */
+typedef struct {
+  Requant rq;
+  Pack pk;
+} BlockState;
+#if TN_CRT_HAVE_ARM_DSP
+_Static_assert(sizeof(BlockState) <= DSP_STATE_BYTES &&
+                   _Alignof(BlockState) <= 4,
+               "conv_blocks' state fits DSP_STATE_BYTES of 4-aligned scratch");
+#endif
+
 /* Every output pixel, block by block; the block's accumulators (which
  * start from the bias) are requantized into out8 (with q) or stored into
  * out32. On the SSE2 path neighbouring pixels go in pairs, sharing the
  * widened weights: BCAST pixels with the same taps, any two for DW. With a
  * ring (in-place depthwise, out8 == the input), each output row of a block
  * goes to the ring first and reaches out8 once no later row reads the input
- * it replaces. On the DSP path, pack_buf holds the pairs (see Pack). */
+ * it replaces. On the DSP path, the pairs (see Pack) go to pack_buf when
+ * its pack_bytes hold them. */
 static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
                                  int32_t lo, int32_t hi, const int32_t *bias,
                                  int8_t *out8, int32_t *out32, int8_t *ring,
-                                 int32_t *pack_buf, void *avx_k) {
+                                 int32_t *pack_buf, size_t pack_bytes,
+                                 void *avx_k, BlockState *restrict st) {
   const TnCrtConv2d *p = c->p;
 #if TN_CRT_HAVE_AVX2
   AvxBcast *const avx_buf = avx_k;
@@ -476,14 +491,17 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
   const int32_t rows = ring ? ring_rows(p) : 1;
   const ptrdiff_t slot_size =
       ring ? (ptrdiff_t)p->out_w * (p->out_c < BLK ? p->out_c : BLK) : 0;
-  Requant rq;
 #if TN_CRT_HAVE_ARM_DSP
-  Pack pk;
+  Requant *const rq = &st->rq;
+  Pack *const pk = &st->pk;
   int32_t pack_words;
-  const int32_t pack_w = pack_width(c, &pack_words);
-  pk.w = pack_buf;
+  int32_t pack_w = pack_width(c, &pack_words);
+  if (pack_buf == NULL || (size_t)pack_words * 4 > pack_bytes) pack_w = 0;
+  pk->w = pack_buf;
 #else
-  (void)pack_buf;
+  /* elsewhere a local, which no store through out8 can reach */
+  Requant rq_own, *const rq = &rq_own;
+  (void)pack_buf, (void)pack_bytes, (void)st;
 #endif
   for (int32_t co0 = 0, len; co0 < p->out_c; co0 += len) {
     /* The rest of the group for BCAST, of all channels otherwise. */
@@ -492,13 +510,13 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
     if (pack_w && rem > pack_w) rem = pack_w;
 #endif
     len = block_width(rem);
-    requant_init(&rq, q, lo, hi, bias, co0, len);
+    requant_init(rq, q, lo, hi, bias, co0, len);
 #if TN_CRT_HAVE_ARM_DSP
     const int packed = pack_w && len % 4 == 0;
     if (packed && c->mode == DW)
-      pack_dw(&pk, c, co0, len, rq.bias);
+      pack_dw(pk, c, co0, len, rq->bias);
     else if (packed)
-      pack_block(&pk, c, co0, len);
+      pack_block(pk, c, co0, len);
 #endif
 #if TN_CRT_HAVE_SSE2
     /* The SSE2 forms: BCAST and DW blocks of 8 or 16 channels, the latter
@@ -507,7 +525,7 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
     DwWin dwin;
     const int fast_dw =
         sse && c->mode == DW &&
-        tn__crt_conv_dw_init(&dwin, c, co0, len / 8, rq.bias);
+        tn__crt_conv_dw_init(&dwin, c, co0, len / 8, rq->bias);
     const int pairs = fast_dw || (sse && c->mode == BCAST);
 #else
     const int pairs = 0, fast_dw = 0;
@@ -523,7 +541,7 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
         avx && p->in_strides[3] == 1 &&
         (!c->merge || (int64_t)avx_buf->rows * avx_buf->run <= AVX_TMP / 4);
     /* and of DW, for blocks of 16 channels */
-    const int avx_dw = fast_dw && len == 16 && rq.fast && tn__crt_avx2();
+    const int avx_dw = fast_dw && len == 16 && rq->fast && tn__crt_avx2();
     const ptrdiff_t avx_x = (ptrdiff_t)(co0 / c->fpg) * c->cpg *
                             p->in_strides[3];
 #endif
@@ -560,17 +578,17 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
               o8[i] = row8 ? row8 + (ptrdiff_t)px[i] * ps2 : NULL;
             }
             uint32_t a4[4 * BLK];
-            const int fused = row8 && ps3 == 1 && rq.fast;
+            const int fused = row8 && ps3 == 1 && rq->fast;
             tn__crt_conv_avx2_pixels(avx_buf, c, wn.x + avx_x, wn.iy0,
-                                     wn.ky0, wn.ky1, px, &rq, a4,
+                                     wn.ky0, wn.ky1, px, rq, a4,
                                      fused ? o8 : NULL);
             if (!fused)
               for (int i = 0; i < 4; i++) {
                 if (row32)
-                  store32(&rq, a4 + i * len, 1,
+                  store32(rq, a4 + i * len, 1,
                           row32 + (ptrdiff_t)px[i] * os2, os2, os3);
                 else
-                  requant_store(&rq, a4 + i * len, 1, o8[i], ps2, ps3);
+                  requant_store(rq, a4 + i * len, 1, o8[i], ps2, ps3);
               }
             npx = px[3] + 1 - ox;
             continue;
@@ -600,7 +618,7 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
                   &dwin, &wn, npx, full, wn.x,
                   (ptrdiff_t)wn.iy0 * p->in_strides[1] +
                       (ptrdiff_t)wn.ix0 * p->in_strides[2] + co0,
-                  (ptrdiff_t)p->stride_w * p->in_strides[2], &rq,
+                  (ptrdiff_t)p->stride_w * p->in_strides[2], rq,
                   row8 + (ptrdiff_t)ox * ps2, ps2);
               continue;
             }
@@ -613,15 +631,15 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
 #endif
 #if TN_CRT_HAVE_ARM_DSP
           if (packed && c->mode == DW)
-            dsp_dw_packed(c, &pk, &wn, co0, len, a);
+            dsp_dw_packed(c, pk, &wn, co0, len, a);
           else if (!packed ||
-                   !dsp_packed(c, &pk, &wn, co0, len, rq.bias, a))
+                   !dsp_packed(c, pk, &wn, co0, len, rq->bias, a))
 #endif
-            accumulate(c, &wn, co0, len, npx, rq.bias, a);
+            accumulate(c, &wn, co0, len, npx, rq->bias, a);
           if (row32)
-            store32(&rq, a, npx, row32 + (ptrdiff_t)ox * os2, os2, os3);
+            store32(rq, a, npx, row32 + (ptrdiff_t)ox * os2, os2, os3);
           else
-            requant_store(&rq, a, npx, row8 + (ptrdiff_t)ox * ps2, ps2, ps3);
+            requant_store(rq, a, npx, row8 + (ptrdiff_t)ox * ps2, ps2, ps3);
         }
         if (!ring) continue;
         slot = slot + 1 == rows ? 0 : slot + 1;
@@ -641,22 +659,52 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
   }
 }
 
-/* conv_blocks with, on the DSP path, a variable-length array for the pairs:
- * here, so that conv_blocks keeps the frame pointer's register. */
+#if TN_CRT_HAVE_ARM_DSP
+/* conv_blocks with its state on the stack (and no pairs packed): apart,
+ * so that the stack holds it only on this path. */
+static NOINLINE void conv_blocks_stack(const Conv *c, const TnCrtQuant *q,
+                                       int32_t lo, int32_t hi,
+                                       const int32_t *bias, int8_t *out8,
+                                       int32_t *out32, int8_t *ring,
+                                       void *avx) {
+  BlockState st;
+  conv_blocks(c, q, lo, hi, bias, out8, out32, ring, NULL, 0, avx, &st);
+}
+#endif
+
+/* The DSP forms' part of a scratch: from byte `from` on, 4-aligned;
+ * *n its bytes (0, and NULL, when there are none). */
+static void *dsp_area(void *scratch, size_t size, size_t from, size_t *n) {
+  *n = 0;
+  if (scratch == NULL || size < from + 3) return NULL;
+  uint8_t *const b = (uint8_t *)scratch + from;
+  const size_t skip = (size_t)(-(uintptr_t)b & 3u);
+  *n = size - from - skip;
+  return b + skip;
+}
+
+/* dsp_pointwise, where the layer takes it and dsp's dsp_n bytes hold its
+ * buffers, else conv_blocks (dsp for the pairs). */
 static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                      int32_t hi, const int32_t *bias, int8_t *out8,
-                     int32_t *out32, int8_t *ring, void *avx) {
+                     int32_t *out32, int8_t *ring, void *avx, void *dsp,
+                     size_t dsp_n) {
 #if TN_CRT_HAVE_ARM_DSP
-  if (out8 && !ring && dsp_pw_ok(c, q)) {
-    dsp_pointwise(c, q, lo, hi, bias, out8);
+  if (out8 && !ring && dsp_pw_ok(c, q) && dsp != NULL &&
+      dsp_n >= pw_scratch_bytes(c->p)) {
+    dsp_pointwise(c, q, lo, hi, bias, out8, dsp);
     return;
   }
-  int32_t words;
-  (void)pack_width(c, &words);
-  int32_t pack_buf[words];
-  conv_blocks(c, q, lo, hi, bias, out8, out32, ring, pack_buf, avx);
+  if (dsp != NULL && dsp_n >= DSP_STATE_BYTES) {
+    conv_blocks(c, q, lo, hi, bias, out8, out32, ring,
+                (int32_t *)(void *)((uint8_t *)dsp + DSP_STATE_BYTES),
+                dsp_n - DSP_STATE_BYTES, avx, dsp);
+    return;
+  }
+  conv_blocks_stack(c, q, lo, hi, bias, out8, out32, ring, avx);
 #else
-  conv_blocks(c, q, lo, hi, bias, out8, out32, ring, NULL, avx);
+  (void)dsp, (void)dsp_n;
+  conv_blocks(c, q, lo, hi, bias, out8, out32, ring, NULL, 0, avx, NULL);
 #endif
 }
 
@@ -722,9 +770,10 @@ static int32_t chunk_pixels(const TnCrtConv2d *p) {
 }
 
 /* PIXELS: buf holds the input and receives the output. */
-static void conv_pixels(const TnCrtConv2d *p, const TnCrtQuant *q, int32_t lo,
+static NOINLINE void conv_pixels(const TnCrtConv2d *p, const TnCrtQuant *q, int32_t lo,
                         int32_t hi, const int8_t *w, const int32_t *bias,
-                        int8_t *buf, int8_t *scratch) {
+                        int8_t *buf, int8_t *scratch, void *dsp,
+                        size_t dsp_n) {
   const int64_t all = (int64_t)p->batch * p->in_h * p->in_w;
   const int32_t chunk = chunk_pixels(p);
   TnCrtConv2d g = *p;
@@ -740,7 +789,7 @@ static void conv_pixels(const TnCrtConv2d *p, const TnCrtQuant *q, int32_t lo,
     /* A part of a valid geometry: conv_init succeeds. */
     (void)conv_init(&c, &g, q->input_offset, q->filter_offset, scratch, w,
                     out);
-    conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx);
+    conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx, dsp, dsp_n);
   }
 }
 
@@ -773,6 +822,23 @@ size_t tn_crt_conv2d_s8_scratch_size(const TnCrtConv2d *p) {
   return 0;
 }
 
+size_t tn_crt_conv2d_s8_scratch_size_isa(const TnCrtConv2d *p,
+                                         const TnCrtQuant *q, int32_t isa,
+                                         int32_t in_place) {
+  const int kind = in_place_kind(p);
+  if (in_place && kind == NOT_IN_PLACE) return 0;
+  const size_t base = in_place ? tn_crt_conv2d_s8_inplace_scratch_size(p)
+                               : tn_crt_conv2d_s8_scratch_size(p);
+  if (isa != TN_CRT_ISA_ARM_DSP || q == NULL) return base;
+  static const int8_t any = 0; /* conv_init wants pointers; none is read */
+  Conv c;
+  if (conv_init(&c, p, q->input_offset, q->filter_offset, &any, &any,
+                &any) != TN_CRT_OK)
+    return base;
+  const size_t d = dsp_scratch_bytes(&c, q, in_place && kind == ROWS);
+  return d ? base + 3 + d : base; /* 3: dsp_area's alignment */
+}
+
 TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
                              const int8_t *in, const int8_t *w,
                              const int32_t *bias, int8_t *out, void *scratch,
@@ -788,24 +854,29 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
   const int32_t lo = q->act_min < -128 ? -128 : q->act_min;
   const int32_t hi = q->act_max > 127 ? 127 : q->act_max;
   if (q->act_min > q->act_max || lo > hi) return TN_CRT_INVALID_ARGUMENT;
+  size_t dsp_n;
   if ((const void *)in != (const void *)out) {
     AVX_DECL(avx);
-    conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx);
+    void *const dsp = dsp_area(scratch, scratch_size, 0, &dsp_n);
+    conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx, dsp, dsp_n);
     return TN_CRT_OK;
   }
   const int kind = in_place_kind(p);
   if (kind == NOT_IN_PLACE) return TN_CRT_INVALID_ARGUMENT;
-  if (scratch_size < tn_crt_conv2d_s8_inplace_scratch_size(p))
-    return TN_CRT_SCRATCH_TOO_SMALL;
+  const size_t need = tn_crt_conv2d_s8_inplace_scratch_size(p);
+  if (scratch_size < need) return TN_CRT_SCRATCH_TOO_SMALL;
   if (scratch == NULL) return TN_CRT_INVALID_ARGUMENT;
+  /* the DSP forms' buffers after the ring or the chunk */
+  void *const dsp = dsp_area(scratch, scratch_size, need, &dsp_n);
   if (kind == ROWS)
-    conv_run(&c, q, lo, hi, bias, out, NULL, scratch, NULL);
+    conv_run(&c, q, lo, hi, bias, out, NULL, scratch, NULL, dsp, dsp_n);
 #if TN_CRT_HAVE_ARM_DSP
-  else if (dsp_pw_ok(&c, q))
-    dsp_pointwise(&c, q, lo, hi, bias, out);
+  else if (dsp_pw_ok(&c, q) && dsp != NULL &&
+           dsp_n >= pw_scratch_bytes(p))
+    dsp_pointwise(&c, q, lo, hi, bias, out, dsp);
 #endif
   else
-    conv_pixels(p, q, lo, hi, w, bias, out, scratch);
+    conv_pixels(p, q, lo, hi, w, bias, out, scratch, dsp, dsp_n);
   return TN_CRT_OK;
 }
 
@@ -817,7 +888,7 @@ TnCrtStatus tn_crt_conv2d_s8_s32(const TnCrtConv2d *p, int32_t input_offset,
   TnCrtStatus st = conv_init(&c, p, input_offset, filter_offset, in, w, out);
   if (st != TN_CRT_OK) return st;
   AVX_DECL(avx);
-  conv_run(&c, NULL, 0, 0, bias, NULL, out, NULL, avx);
+  conv_run(&c, NULL, 0, 0, bias, NULL, out, NULL, avx, NULL, 0);
   return TN_CRT_OK;
 }
 

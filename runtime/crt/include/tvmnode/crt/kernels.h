@@ -16,10 +16,12 @@
  *    linked; -DTN_CRT_NO_AVX2 leaves them out); and on
  *    Cortex-M cores with the DSP extension (__ARM_FEATURE_DSP) <arm_acle.h>
  *    and a few lines of inline assembly (SMLAD, SXTB16) in the int8
- *    convolution, dense and add kernels. Those DSP forms widen a window of
- *    the input into 16-bit pairs in a stack array of at most
- *    TN_CRT_DSP_PACK_BYTES (default 4608; larger windows take the portable
- *    loop), so they need that much more stack.
+ *    convolution, dense and add kernels. The convolution's DSP forms keep
+ *    their buffers (weights widened into 16-bit pairs, im2col columns) in
+ *    the call's scratch, sized for that ISA by
+ *    tn_crt_conv2d_s8_scratch_size_isa (at most TN_CRT_DSP_PACK_BYTES,
+ *    default 4608, of pairs); with less scratch they take the unpacked
+ *    loop, the same integers.
  *  - Plain typed signatures: data pointers, a parameter struct filled in by
  *    the caller (on the host, once, by the lowering table; on a device, by
  *    generated `static const` initialisers), a caller-provided scratch
@@ -325,6 +327,22 @@ TN_CRT_STRUCT(TnCrtQuant);
 
 /* Scratch bytes the int8 convolutions need (0 when none). */
 size_t tn_crt_conv2d_s8_scratch_size(const TnCrtConv2d *p);
+/*
+ * The scratch bytes a call takes to run at its best on a given ISA: for
+ * TN_CRT_ISA_ARM_DSP (Cortex-M with the DSP extension) the ones above (or,
+ * with in_place nonzero, tn_crt_conv2d_s8_inplace_scratch_size's, 0 where
+ * the geometry is not in-place-able) plus the DSP forms' buffers (3 bytes
+ * of alignment slack, then the im2col columns and per-channel sums of a
+ * one-group layer with whole rows of weights, or a block's weights in
+ * pairs); for any other ISA the same as the two functions above. It is
+ * computed alike on every target, so that a compiler on the host sizes a
+ * Cortex-M archive's scratch. A call given less (down to none, out of
+ * place) takes the forms that fit, computing the same integers.
+ */
+enum { TN_CRT_ISA_PORTABLE = 0, TN_CRT_ISA_ARM_DSP = 1 };
+size_t tn_crt_conv2d_s8_scratch_size_isa(const TnCrtConv2d *p,
+                                         const TnCrtQuant *q, int32_t isa,
+                                         int32_t in_place);
 /* int8 in, int8 weights, int32 bias (may be NULL), int8 out. */
 TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
                              const int8_t *in, const int8_t *w,

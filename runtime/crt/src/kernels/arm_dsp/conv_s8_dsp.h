@@ -26,8 +26,9 @@
 #include "../conv_s8.h"
 #include "dsp.h"
 
-#if TN_CRT_HAVE_ARM_DSP
-/* The weights' pairs of a block (see below), on conv_run's stack. */
+/* The weights' pairs of a block (see below), in the caller's scratch:
+ * at most TN_CRT_DSP_PACK_BYTES, the cap of the size the compiler plans
+ * (tn_crt_conv2d_s8_scratch_size_isa). */
 #ifndef TN_CRT_DSP_PACK_BYTES
 #define TN_CRT_DSP_PACK_BYTES 4608
 #endif
@@ -40,6 +41,101 @@ typedef struct {
   uint32_t corr[BLK];     /* DW: bias + io * the sum of the weights */
   int8_t pad[16];         /* DW: -io, the input outside the image */
 } Pack;
+
+/*
+ * The geometry of the DSP forms' buffers, from here to dsp_scratch_bytes,
+ * is compiled on every target, so that the compiler sizes a Cortex-M
+ * archive's scratch on the host with the very functions the kernels use.
+ *
+ * dsp_bcast spends 12 of its 27 instructions a quad making pairs of
+ * weights, again at every pixel. So a BCAST block has them made once
+ * (pack_block), in the order the sums take them: per group of four
+ * channels, per run of the window, per quad of input channels k .. k + 3,
+ * the pairs (k, k + 2) of the four channels, then (k + 1, k + 3) (zero
+ * past the run); a quad then costs two unpacks, four LDRDs and eight
+ * SMLADs. dsp_bcast is left to blocks too large, and to pixels whose runs
+ * start inside a quad. The pairs live in the call's scratch, what the
+ * layer's widest block needs (16, 8 or 4 channels, the widest that fits;
+ * 2 KiB for a 64-channel pointwise layer) and at most
+ * TN_CRT_DSP_PACK_BYTES (a 3x3 layer of 64 input channels in blocks of 4);
+ * a scratch too small for them packs nothing (dsp_bcast, the same
+ * integers, slower).
+ */
+
+static void pack_geometry(const Conv *c, Pack *pk) {
+  pk->runs = c->merge ? c->p->k_h : c->p->k_h * c->p->k_w;
+  pk->n = c->merge ? c->p->k_w * c->cpg : c->cpg;
+  pk->quads = (pk->n + 3) / 4;
+}
+
+/* The widest block (16, 8 or 4) whose pairs fit, or 0: no packing; and
+ * the words of pairs the layer's widest block takes. */
+static int32_t pack_width(const Conv *c, int32_t *words) {
+  Pack pk;
+  const int32_t taps = c->p->k_h * c->p->k_w;
+  int32_t w = 0;
+  *words = 1;
+  if (c->mode == DW && taps <= DW_TAPS) {
+    w = block_width(c->p->out_c < BLK ? c->p->out_c : BLK);
+    *words = w * ((taps + 1) / 2); /* 4 per group and tap pair */
+  } else if (c->mode == BCAST && c->p->in_strides[3] == 1) {
+    pack_geometry(c, &pk);
+    const int64_t group = (int64_t)pk.runs * pk.quads * 8;
+    w = block_width(c->fpg < BLK ? c->fpg : BLK);
+    while (w >= 4 && group * (w / 4) > PACK_WORDS) w /= 2;
+    *words = (int32_t)group * (w / 4);
+  }
+  if (w < 4 || *words > PACK_WORDS) return *words = 1, 0;
+  return w;
+}
+
+enum {
+  PW_MAX_CHANNELS = 1024, /* pw_corr: 4 KiB at most */
+  PW_MAX_WINDOW = 1024    /* the columns: 2 KiB at most */
+};
+
+/* The taps of a window: kh * kw * in_c. */
+static int32_t pw_window(const TnCrtConv2d *p) {
+  return p->k_h * p->k_w * p->in_c;
+}
+
+static int dsp_pw_ok(const Conv *c, const TnCrtQuant *q) {
+  const TnCrtConv2d *p = c->p;
+  if (q == NULL || q->scale || p->groups != 1 || c->fo != 0 ||
+      c->io < -127 || c->io > 128 || /* -io fits an int8 */
+      p->out_c > PW_MAX_CHANNELS || p->out_strides[3] != 1)
+    return 0;
+  const int64_t k = (int64_t)p->k_h * p->k_w * p->in_c;
+  const int32_t *ws = p->w_strides;
+  if (k > PW_MAX_WINDOW || ws[3] != k) return 0;
+  const int ohwi = ws[2] == 1 && ws[1] == p->in_c && ws[0] == p->k_w * ws[1];
+  const int oihw = ws[1] == 1 && ws[0] == p->k_w && ws[2] == p->k_h * p->k_w;
+  return ohwi || oihw;
+}
+
+/* dsp_pointwise's sums' starting values (4 * out_c bytes), then its
+ * columns (two words per four taps). */
+static size_t pw_scratch_bytes(const TnCrtConv2d *p) {
+  return (size_t)p->out_c * 4 + (size_t)(pw_window(p) + 3) / 4 * 8;
+}
+
+/* The blocks' state (conv_s8.c's BlockState, which a DSP build checks
+ * fits) at the start of the blocks' scratch, so that it is not on the
+ * stack either. */
+enum { DSP_STATE_BYTES = 512 };
+
+/* The 4-aligned scratch bytes the DSP forms take for a call (ring: in
+ * place by rows, which never takes dsp_pointwise): dsp_pointwise's, or
+ * the blocks' state and a block's pairs. */
+static size_t dsp_scratch_bytes(const Conv *c, const TnCrtQuant *q,
+                                int ring) {
+  if (!ring && dsp_pw_ok(c, q)) return pw_scratch_bytes(c->p);
+  int32_t words;
+  return DSP_STATE_BYTES +
+         (pack_width(c, &words) ? (size_t)words * 4 : 0);
+}
+
+#if TN_CRT_HAVE_ARM_DSP
 
 /* conv_s8.c's taps of a window inside the input: [*k0, *k1). */
 static inline void taps(int32_t origin, int32_t k, int32_t dilation,
@@ -145,49 +241,6 @@ static void dsp_bcast(uint32_t *restrict a, int32_t len, const int8_t *x,
     for (int32_t i = 0; i < runs; i++)
       bcast(a + j, len - j, x + ky * dy + i * dx, 1,
                          w + j + ky * ws0 + i * ws1, ws, n, (int16_t)io);
-}
-
-/*
- * dsp_bcast spends 12 of its 27 instructions a quad making pairs of
- * weights, again at every pixel. So a BCAST block has them made once
- * (pack_block), in the order the sums take them: per group of four
- * channels, per run of the window, per quad of input channels k .. k + 3,
- * the pairs (k, k + 2) of the four channels, then (k + 1, k + 3) (zero
- * past the run); a quad then costs two unpacks, four LDRDs and eight
- * SMLADs. dsp_bcast is left to blocks too large, and to pixels whose runs
- * start inside a quad. The pairs live in a variable-length array on
- * conv_run's stack, what the layer's widest block needs (16, 8 or 4
- * channels, the widest that fits; 2 KiB for a 64-channel pointwise layer)
- * and at most TN_CRT_DSP_PACK_BYTES (a 3x3 layer of 64 input channels in
- * blocks of 4 by default; a firmware short of stack can lower it, trading
- * speed; 0 packs nothing).
- */
-
-static void pack_geometry(const Conv *c, Pack *pk) {
-  pk->runs = c->merge ? c->p->k_h : c->p->k_h * c->p->k_w;
-  pk->n = c->merge ? c->p->k_w * c->cpg : c->cpg;
-  pk->quads = (pk->n + 3) / 4;
-}
-
-/* The widest block (16, 8 or 4) whose pairs fit, or 0: no packing; and
- * the words of pairs the layer's widest block takes. */
-static int32_t pack_width(const Conv *c, int32_t *words) {
-  Pack pk;
-  const int32_t taps = c->p->k_h * c->p->k_w;
-  int32_t w = 0;
-  *words = 1;
-  if (c->mode == DW && taps <= DW_TAPS) {
-    w = block_width(c->p->out_c < BLK ? c->p->out_c : BLK);
-    *words = w * ((taps + 1) / 2); /* 4 per group and tap pair */
-  } else if (c->mode == BCAST && c->p->in_strides[3] == 1) {
-    pack_geometry(c, &pk);
-    const int64_t group = (int64_t)pk.runs * pk.quads * 8;
-    w = block_width(c->fpg < BLK ? c->fpg : BLK);
-    while (w >= 4 && group * (w / 4) > PACK_WORDS) w /= 2;
-    *words = (int32_t)group * (w / 4);
-  }
-  if (w < 4 || *words > PACK_WORDS) return *words = 1, 0;
-  return w;
 }
 
 /* The pairs of the len (4, 8 or 16) channels at co0. Within a run, input
@@ -386,10 +439,10 @@ static void requant_init_dsp(Requant *rq) {
  * Cortex-M target, ConvertKernelLayout): a matrix product of the pixels'
  * windows by the weights' rows, two pixels by two output channels at a
  * time. A pixel pair's windows are copied first, in the weights' order,
- * into columns on the stack (im2col), the two pixels' words interleaved,
+ * into columns in scratch (im2col), the two pixels' words interleaved,
  * with -io for taps outside the input. Then sum((x + io) * w) = sum(x * w)
  * + io * sum(w) over the whole window, so each channel starts from its
- * bias plus io times its weights' sum (pw_corr, on the stack, once a
+ * bias plus io times its weights' sum (pw_corr, in scratch, once a
  * layer), and the inner loop (pw_pairs, or pw_sums for a window that is
  * not whole words of eight taps) takes per four taps one LDRD of both
  * pixels' words, a word of each channel's weights, eight unpacks and
@@ -402,11 +455,6 @@ static void requant_init_dsp(Requant *rq) {
  * tn__crt_requant_s8's where every channel meets its conditions, and
  * tn_crt_multiply_by_quantized_multiplier's otherwise.
  */
-enum {
-  PW_MAX_CHANNELS = 1024, /* pw_corr: 4 KiB at most */
-  PW_MAX_WINDOW = 1024    /* the columns: 2 KiB at most */
-};
-
 /* Whether channel ch's multiplier and shift meet tn__crt_requant_s8's
  * conditions (those of requant_init_dsp). */
 static int pw_quant_ok(const TnCrtQuant *q, int32_t ch) {
@@ -414,25 +462,6 @@ static int pw_quant_ok(const TnCrtQuant *q, int32_t ch) {
   const int32_t m = q->multiplier[k], s = q->shift[k];
   return m >= 0 && (m == 0 || m >= (INT32_C(1) << 30)) && s <= -1 &&
          s >= -20;
-}
-
-/* The taps of a window: kh * kw * in_c. */
-static int32_t pw_window(const TnCrtConv2d *p) {
-  return p->k_h * p->k_w * p->in_c;
-}
-
-static int dsp_pw_ok(const Conv *c, const TnCrtQuant *q) {
-  const TnCrtConv2d *p = c->p;
-  if (q == NULL || q->scale || p->groups != 1 || c->fo != 0 ||
-      c->io < -127 || c->io > 128 || /* -io fits an int8 */
-      p->out_c > PW_MAX_CHANNELS || p->out_strides[3] != 1)
-    return 0;
-  const int64_t k = (int64_t)p->k_h * p->k_w * p->in_c;
-  const int32_t *ws = p->w_strides;
-  if (k > PW_MAX_WINDOW || ws[3] != k) return 0;
-  const int ohwi = ws[2] == 1 && ws[1] == p->in_c && ws[0] == p->k_w * ws[1];
-  const int oihw = ws[1] == 1 && ws[0] == p->k_w && ws[2] == p->k_h * p->k_w;
-  return ohwi || oihw;
 }
 
 /* Whether every channel takes pw_requant (else pw_requant_any). */
@@ -779,15 +808,14 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   }
 }
 
-/* pw_run with the sums' starting values and the columns on the stack:
- * here, so that pw_run keeps its registers for pw_sums. */
+/* pw_run with the sums' starting values and the columns in buf
+ * (4-aligned, pw_scratch_bytes: the columns word-aligned for LDRD). */
 static void dsp_pointwise(const Conv *c, const TnCrtQuant *q, int32_t lo,
-                          int32_t hi, const int32_t *bias, int8_t *out) {
-  uint32_t corr[c->p->out_c]; /* out_c <= PW_MAX_CHANNELS */
-  /* two words per four taps, word-aligned for LDRD */
-  uint32_t cols[(pw_window(c->p) + 3) / 4 * 2]; /* <= 2 PW_MAX_WINDOW bytes */
+                          int32_t hi, const int32_t *bias, int8_t *out,
+                          void *buf) {
+  uint32_t *const corr = buf; /* out_c <= PW_MAX_CHANNELS */
   pw_corr(corr, c, bias);
-  pw_run(c, q, lo, hi, corr, out, (int8_t *)cols);
+  pw_run(c, q, lo, hi, corr, out, (int8_t *)(corr + c->p->out_c));
 }
 
 #endif /* TN_CRT_HAVE_ARM_DSP */
