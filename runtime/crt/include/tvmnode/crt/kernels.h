@@ -91,7 +91,11 @@ enum {
   TN_CRT_ISA_AVX512BW = 4,
   TN_CRT_ISA_AVX512VNNI = 5,
   TN_CRT_ISA_LEVEL_MASK = 0xff,
-  TN_CRT_ISA_AVXVNNI = 0x100
+  TN_CRT_ISA_AVXVNNI = 0x100,
+  /* Cortex-M with the DSP extension: a target the compiler sizes kernel
+   * scratch for (tn_crt_conv2d_s8_scratch_size_isa), never a level
+   * tn_crt_isa returns. */
+  TN_CRT_ISA_ARM_DSP = 0x200
 };
 
 /* The level whose forms run here: what CPUID and XGETBV say the CPU and
@@ -339,7 +343,6 @@ size_t tn_crt_conv2d_s8_scratch_size(const TnCrtConv2d *p);
  * Cortex-M archive's scratch. A call given less (down to none, out of
  * place) takes the forms that fit, computing the same integers.
  */
-enum { TN_CRT_ISA_PORTABLE = 0, TN_CRT_ISA_ARM_DSP = 1 };
 size_t tn_crt_conv2d_s8_scratch_size_isa(const TnCrtConv2d *p,
                                          const TnCrtQuant *q, int32_t isa,
                                          int32_t in_place);
