@@ -409,7 +409,7 @@ enum {
 
 /* Whether channel ch's multiplier and shift meet tn__crt_requant_s8's
  * conditions (those of requant_init_dsp). */
-static int pw_quant_ok(const TnCrtQuant *q, int32_t ch) {
+BLOCK_INLINE int pw_quant_ok(const TnCrtQuant *q, int32_t ch) {
   const int32_t k = q->per_channel ? ch : 0;
   const int32_t m = q->multiplier[k], s = q->shift[k];
   return m >= 0 && (m == 0 || m >= (INT32_C(1) << 30)) && s <= -1 &&
