@@ -286,6 +286,25 @@ static void dw3_flush(const TnCrtConv2d *p, const int8_t *src, int32_t len,
   }
 }
 
+/* In place, after output row oy: the next ring slot, and out the row
+ * whose input has had its last reader (as conv_blocks does); with oy
+ * = out_h, the rows still in the ring. */
+static NOINLINE void dw3_ring(const TnCrtConv2d *p, int8_t *ring,
+                              ptrdiff_t slot_size, int32_t len, int8_t *out_n,
+                              int32_t oy, int32_t *slot) {
+  const int32_t rows = ring_rows(p);
+  const ptrdiff_t os1 = p->out_strides[1];
+  if (oy == p->out_h) {
+    for (int32_t r = oy > p->pad_top ? oy - p->pad_top : 0; r < oy; r++)
+      dw3_flush(p, ring + (r % rows) * slot_size, len, out_n + r * os1);
+    return;
+  }
+  *slot = *slot + 1 == rows ? 0 : *slot + 1;
+  if (oy >= p->pad_top)
+    dw3_flush(p, ring + *slot * slot_size, len,
+              out_n + (ptrdiff_t)(oy - p->pad_top) * os1);
+}
+
 /* The group's rows of output for batch n: into out (rows os1 apart) or,
  * in place, through the ring (rows of out_w * len bytes in scratch). */
 static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
@@ -295,7 +314,6 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
   const ptrdiff_t is1 = p->in_strides[1], is2 = p->in_strides[2];
   const ptrdiff_t os1 = p->out_strides[1], os2 = p->out_strides[2];
   const int32_t len = g->len;
-  const int32_t rows = ring ? ring_rows(p) : 1;
   const ptrdiff_t ps2 = ring ? len : os2, slot_size = (ptrdiff_t)p->out_w * len;
   const int8_t *xn = c->in + (ptrdiff_t)n * p->in_strides[0] + c0;
   int8_t *const out_n = out + (ptrdiff_t)n * p->out_strides[0] + c0;
@@ -328,18 +346,9 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
                               kx0 * p->w_strides[1]);
         dw3_store(o, s, g, DW3_ANY, off, lo, hi);
       }
-    if (!ring) continue;
-    slot = slot + 1 == rows ? 0 : slot + 1;
-    /* input row oy - pad_top has had its last reader (conv_blocks) */
-    if (oy >= p->pad_top)
-      dw3_flush(p, ring + slot * slot_size, len,
-                 out_n + (ptrdiff_t)(oy - p->pad_top) * os1);
+    if (ring) dw3_ring(p, ring, slot_size, len, out_n, oy, &slot);
   }
-  if (ring)
-    for (int32_t r = p->out_h > p->pad_top ? p->out_h - p->pad_top : 0;
-         r < p->out_h; r++)
-      dw3_flush(p, ring + (r % rows) * slot_size, len,
-                 out_n + (ptrdiff_t)r * os1);
+  if (ring) dw3_ring(p, ring, slot_size, len, out_n, p->out_h, NULL);
 }
 
 /* The layer (dsp_dw3_ok holds) into out; ring: in place, the caller's
