@@ -317,11 +317,14 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
   const ptrdiff_t ps2 = ring ? len : os2, slot_size = (ptrdiff_t)p->out_w * len;
   const int8_t *xn = c->in + (ptrdiff_t)n * p->in_strides[0] + c0;
   int8_t *const out_n = out + (ptrdiff_t)n * p->out_strides[0] + c0;
-  /* output columns [fx0, fx1) have their three input columns inside */
-  const int32_t fx0 = (p->pad_left + p->stride_w - 1) / p->stride_w;
-  const int32_t fxn = p->in_w - 3 + p->pad_left;
-  int32_t fx1 = fxn < 0 ? 0 : fxn / p->stride_w + 1;
-  fx1 = fx1 > p->out_w ? p->out_w : fx1;
+  /* output columns [fx0, fx1) have their three input columns inside (in
+   * uint32, where a pad near INT32_MAX still fits) */
+  const uint32_t sw = (uint32_t)p->stride_w, span = (uint32_t)p->in_w +
+                                                    (uint32_t)p->pad_left;
+  const uint32_t fx0u = ((uint32_t)p->pad_left + sw - 1) / sw;
+  const uint32_t fx1u = span < 3 ? 0 : (span - 3) / sw + 1;
+  const int32_t fx0 = fx0u > (uint32_t)p->out_w ? p->out_w : (int32_t)fx0u;
+  const int32_t fx1 = fx1u > (uint32_t)p->out_w ? p->out_w : (int32_t)fx1u;
   for (int32_t oy = 0, slot = 0; oy < p->out_h; oy++) {
     int8_t *o = ring ? ring + slot * slot_size : out_n + (ptrdiff_t)oy * os1;
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
@@ -329,7 +332,7 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
     taps(iy0, 3, 1, p->in_h, &ky0, &ky1);
     if (len == 4 && g->how == DW3_FAST)
       dw3_out_row(c, g, xn, iy0, ky0, ky1, fx0, fx1, o, ps2, DW3_FAST, off, lo,
-               hi);
+                  hi);
     else if (len == 4)
       dw3_out_row(c, g, xn, iy0, ky0, ky1, fx0, fx1, o, ps2, g->how, off, lo,
                   hi);
