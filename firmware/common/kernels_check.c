@@ -9,29 +9,32 @@
  * geometries from a fixed seed (pointwise, depthwise with and without a
  * channel multiplier, regular and grouped, a keyword-spotting first layer,
  * OHWI and NCHW/OIHW layouts; strides, dilations, padding, odd channel
- * counts for the tails), random quantizations (per channel or per tensor,
- * TFLite's offsets and unusual ones, multipliers and shifts across their
- * range, offsets and biases large enough to reach the requantization's
- * corner cases, with or without a bias) and random data, runs each
- * through tn_crt_conv2d_s8 (out of place without scratch and with the
- * scratch tn_crt_conv2d_s8_scratch_size_isa asks for the DSP forms, and in
- * place where the geometry allows it), tn_crt_conv2d_s8_s32,
- * tn_crt_dense_s8 and
- * tn_crt_dense_s8_s32, and compares every output with the reference:
- * TFLite's formula written as nested loops over the taps, with
- * tn_crt_multiply_by_quantized_multiplier for the requantization. Output,
- * one fact a line:
+ * counts for the tails; depthwise 3x3 layers of strides 1 and 2 with every
+ * padding and TFLite's offsets at their ends, for the DSP form of its own,
+ * arm_dsp/dw3x3_s8_dsp.h, also SAME ones in place), random quantizations
+ * (per channel or per tensor, TFLite's offsets and unusual ones,
+ * multipliers and shifts across their range, offsets and biases large
+ * enough to reach the requantization's corner cases, with or without a
+ * bias) and random data, runs each through tn_crt_conv2d_s8 (out of place
+ * without scratch and with the scratch tn_crt_conv2d_s8_scratch_size_isa
+ * asks for the DSP forms, and in place where the geometry allows it),
+ * tn_crt_conv2d_s8_s32, tn_crt_dense_s8 and tn_crt_dense_s8_s32, and
+ * compares every output with the reference: TFLite's formula written as
+ * nested loops over the taps, with tn_crt_multiply_by_quantized_multiplier
+ * for the requantization. Output, one fact a line:
  *
  *   mismatch case 17 conv (description) at 203: got 12 want 13
  *   cases 600 conv 300 conv_scratch 300 inplace 40 conv_s32 90 requant 150
- *   dense 150 dense_s32 45
+ *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
  *   (the convolutions run both ways, without scratch and with it)
  *   failures 0
  *   done 0
  *
- * The first few mismatches of a case are printed with the geometry; exit
+ * The first few mismatches of a case are printed with the geometry (which
+ * ends in " dw3" when the depthwise 3x3 form took the case; dw3 and
+ * dw3_inplace count those cases); exit
  * code 0 when every output matched, 1 otherwise. KC_CASES and KC_SEED
  * (compile-time) set the number of cases and the seed. Built and run by
  * kernels_check.py.
@@ -226,6 +229,17 @@ static void kv(const char *key, int64_t v) {
   fw_i64(v);
 }
 
+/* Whether the depthwise 3x3 DSP form takes the case (arm_dsp/
+ * dw3x3_s8_dsp.h: dsp_dw3_ok, conv_s8.c's DW mode). */
+static int dw3_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  return p->k_h == 3 && p->k_w == 3 && p->groups == p->in_c &&
+         p->out_c == p->in_c && p->dilation_h == 1 && p->dilation_w == 1 &&
+         p->stride_h <= 2 && p->stride_w <= 2 && p->in_strides[3] == 1 &&
+         p->out_strides[3] == 1 && p->w_strides[3] == 1 &&
+         q->filter_offset == 0 && q->input_offset >= -127 &&
+         q->input_offset <= 128 && q->scale == NULL;
+}
+
 /* The line that names a convolution case with mismatches. */
 static void describe_conv(int32_t index, const TnCrtConv2d *p,
                           const TnCrtQuant *q, const int32_t *bias) {
@@ -246,6 +260,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   kv(" act=", q->act_min), kv(",", q->act_max);
   kv(" per_channel=", q->per_channel);
   fw_str(bias ? " bias" : " no-bias");
+  if (dw3_case(p, q)) fw_str(" dw3");
   fw_endl();
 }
 
@@ -278,6 +293,7 @@ static uint64_t kernel_ticks, reference_ticks;
 /* the convolutions run both ways: without scratch, and with the DSP's */
 static uint64_t no_scratch_ticks, scratch_ticks;
 static int32_t n_conv, n_scratch, n_inplace, n_conv32, n_requant, n_dense, n_dense32;
+static int32_t n_dw3, n_dw3_inplace; /* cases of the depthwise 3x3 form */
 
 /* A kernel's call, which started at tick t0 and returned st, and its n
  * outputs against the reference's. */
@@ -306,15 +322,25 @@ static void tensor_strides(int32_t *s, int layout, int32_t h, int32_t w,
     s[1] = w, s[2] = 1, s[3] = h * w;
 }
 
-enum { POINTWISE, DEPTHWISE, DEPTHWISE_MULT, REGULAR, GROUPED, FIRST, KINDS };
+enum {
+  POINTWISE,
+  DEPTHWISE,
+  DEPTHWISE_MULT,
+  REGULAR,
+  GROUPED,
+  FIRST,
+  DEPTHWISE3,
+  KINDS
+};
 
-/* A random geometry that fits the buffers. The weights are HWIO (TFLite's
- * as lowered: the kernels' BCAST and DW), OHWI (DOT), or OIHW with an NCHW
- * input (DOT, strided). */
-static void random_conv(TnCrtConv2d *p) {
+/* A random geometry that fits the buffers, and its kind. The weights are
+ * HWIO (TFLite's as lowered: the kernels' BCAST and DW), OHWI (DOT), or
+ * OIHW with an NCHW input (DOT, strided). */
+static int random_conv(TnCrtConv2d *p) {
   for (;;) {
     memset(p, 0, sizeof *p);
     const int kind = (int)(rnd() % KINDS);
+    int same = 0; /* DEPTHWISE3: a SAME stride-1 layer, which runs in place */
     p->batch = chance(85) ? 1 : 2;
     p->in_h = between(1, 9), p->in_w = between(1, 9);
     p->k_h = p->k_w = between(1, 3) * 2 - 1;
@@ -337,6 +363,15 @@ static void random_conv(TnCrtConv2d *p) {
       case REGULAR:
         p->in_c = between(1, 40), p->out_c = between(1, 40);
         break;
+      case DEPTHWISE3: /* the DSP form's own: 3x3, undilated, strides 1, 2 */
+        p->in_h = between(1, 12), p->in_w = between(1, 12);
+        p->in_c = p->out_c = p->groups = chance(30) ? 4 * between(1, 16)
+                                                     : between(1, 70);
+        p->k_h = p->k_w = 3, p->dilation_h = p->dilation_w = 1;
+        p->stride_h = between(1, 2), p->stride_w = between(1, 2);
+        same = chance(30);
+        if (same) p->stride_h = p->stride_w = 1;
+        break;
       case GROUPED:
         p->groups = between(2, 4);
         p->in_c = p->groups * between(1, 12);
@@ -352,10 +387,11 @@ static void random_conv(TnCrtConv2d *p) {
     p->pad_top = between(0, p->k_h - 1);
     p->pad_left = between(0, p->k_w - 1);
     /* the input's extent with both pads, less the dilated kernel's */
-    const int32_t eh = p->in_h + p->pad_top + between(0, p->k_h - 1) -
-                       (p->k_h - 1) * p->dilation_h;
-    const int32_t ew = p->in_w + p->pad_left + between(0, p->k_w - 1) -
-                       (p->k_w - 1) * p->dilation_w;
+    int32_t eh = p->in_h + p->pad_top + between(0, p->k_h - 1) -
+                 (p->k_h - 1) * p->dilation_h;
+    int32_t ew = p->in_w + p->pad_left + between(0, p->k_w - 1) -
+                 (p->k_w - 1) * p->dilation_w;
+    if (same) p->pad_top = p->pad_left = 1, eh = p->in_h, ew = p->in_w;
     if (eh < 1 || ew < 1) continue;
     p->out_h = (eh - 1) / p->stride_h + 1;
     p->out_w = (ew - 1) / p->stride_w + 1;
@@ -368,10 +404,10 @@ static void random_conv(TnCrtConv2d *p) {
     /* one-group layers from TFLite come with each output channel's taps
      * in a row (the DSP matrix-product form) */
     const int rows = kind == POINTWISE || kind == REGULAR || kind == FIRST;
-    const int layout = rows && chance(50) ? 1
-                       : chance(75)                    ? 0
-                       : chance(60)                    ? 1
-                                                       : 2;
+    const int layout = rows && chance(50)                ? 1
+                       : chance(kind == DEPTHWISE3 ? 95 : 75) ? 0
+                       : chance(60)                           ? 1
+                                                              : 2;
     tensor_strides(p->in_strides, layout == 2, p->in_h, p->in_w, p->in_c);
     tensor_strides(p->out_strides, layout == 2, p->out_h, p->out_w, p->out_c);
     int32_t *ws = p->w_strides;
@@ -383,15 +419,23 @@ static void random_conv(TnCrtConv2d *p) {
     } else { /* OIHW */
       ws[1] = 1, ws[0] = p->k_w, ws[2] = p->k_h * p->k_w, ws[3] = cpg * ws[2];
     }
-    return;
+    return kind;
   }
 }
 
 static void check_conv(int32_t index) {
   TnCrtConv2d p;
   TnCrtQuant q;
-  random_conv(&p);
+  const int kind = random_conv(&p);
   random_quant(&q, p.out_c);
+  if (kind == DEPTHWISE3 && chance(85)) {
+    /* TFLite's offsets, often at their ends */
+    q.filter_offset = 0;
+    q.input_offset =
+        chance(30) ? (chance(50) ? -127 : 128) : between(-127, 128);
+    if (chance(40)) q.output_offset = chance(50) ? -128 : 127;
+  }
+  const int dw3 = dw3_case(&p, &q);
   const int32_t *bias = random_bias(p.out_c);
   const int32_t nin = p.batch * p.in_h * p.in_w * p.in_c;
   const int32_t nout = p.batch * p.out_h * p.out_w * p.out_c;
@@ -419,6 +463,7 @@ static void check_conv(int32_t index) {
                                     NULL, 0);
   const uint64_t no_scratch = fw_ticks() - t1;
   compare8(&cmp, t1, st, out_buf, ref_buf, nout);
+  n_dw3 += dw3;
 
   /* With the scratch the compiler plans for the DSP forms (their buffers
    * there; the call above, with none, takes the unpacked forms), from an
@@ -447,6 +492,7 @@ static void check_conv(int32_t index) {
     st = tn_crt_conv2d_s8(&p, &q, out_buf, w_buf, bias, out_buf, scratch,
                           need);
     compare8(&cip, t0, st, out_buf, ref_buf, nout);
+    n_dw3_inplace += dw3;
   }
 
   /* The int32 accumulators, for some. */
@@ -579,6 +625,7 @@ int main(void) {
   kv(" conv_s32 ", n_conv32), kv(" requant ", n_requant);
   kv(" dense ", n_dense);
   kv(" dense_s32 ", n_dense32);
+  kv(" dw3 ", n_dw3), kv(" dw3_inplace ", n_dw3_inplace);
   fw_endl();
   fw_str("instructions kernels ");
   fw_u64(kernel_ticks * FW_INSTRUCTIONS_PER_TICK);

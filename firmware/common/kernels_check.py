@@ -51,12 +51,13 @@ toolchain_missing = fw.toolchain_missing
 
 def build(workdir: str, *, opt: str = "-O2", cases: int = 600, seed: int = 1,
           cache: Optional[str] = None, extra_flags: Sequence[str] = (),
-          target: str = fw.DEFAULT_TARGET) -> str:
+          target: str = fw.DEFAULT_TARGET, crt: str = CRT) -> str:
     """Compile and link the firmware in workdir; returns the ELF's path.
     extra_flags: more flags for kernels_check.c and the harness
-    (-DKC_BREAK_REFERENCE=1, say)."""
+    (-DKC_BREAK_REFERENCE=1, say); crt: the crt folder whose kernels are
+    checked (the tree's runtime/crt, or a copy with a kernel changed)."""
     return fw.build_program(
-        ["kernels_check.c"], workdir, target=target, opt=opt, crt=CRT, cache=cache,
+        ["kernels_check.c"], workdir, target=target, opt=opt, crt=crt, cache=cache,
         flags=["-DKC_CASES=%d" % cases, "-DKC_SEED=%d" % seed] + list(extra_flags),
         elf_name="kernels_check.elf")
 

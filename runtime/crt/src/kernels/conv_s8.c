@@ -53,7 +53,9 @@
  * the portable C there; a one-group layer with OHWI or OIHW weights, as
  * codegen.compile gives them for a Cortex-M target, is a matrix product
  * of im2col columns by the weights' rows there, two pixels by two
- * channels at a time):
+ * channels at a time; a depthwise 3x3 layer with multiplier 1 and
+ * stride 1 or 2 has a form of its own, arm_dsp/dw3x3_s8_dsp.h, four
+ * channels a pixel, nothing packed):
  * SXTB16/SXTAB16 unpack int8 into int16 pairs,
  * SMLAD does two multiply-adds; BCAST and DW blocks have their weights
  * unpacked into pairs once, into the call's scratch (see
@@ -82,6 +84,9 @@
  * file's loops (see its opening comment); its buffers' geometry is
  * compiled everywhere (tn_crt_conv2d_s8_scratch_size_isa). */
 #include "arm_dsp/conv_s8_dsp.h"
+#if TN_CRT_HAVE_ARM_DSP
+#include "arm_dsp/dw3x3_s8_dsp.h"
+#endif
 
 /* AVX_DECL(k): k, the packed blocks of the AVX2 form of BCAST for one
  * kernel call (on the stack: 34 KiB, on x86-64 alone), or NULL where the
@@ -693,6 +698,10 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   if (out8 && !ring && dsp_pw_ok(c, q) && dsp != NULL &&
       dsp_n >= pw_scratch_bytes(c->p)) {
     dsp_pointwise(c, q, lo, hi, bias, out8, dsp);
+    return;
+  }
+  if (out8 && dsp_dw3_ok(c, q)) { /* depthwise 3x3, in place or not */
+    dsp_dw3(c, q, lo, hi, bias, out8, ring);
     return;
   }
   if (dsp != NULL && dsp_n >= DSP_STATE_BYTES) {

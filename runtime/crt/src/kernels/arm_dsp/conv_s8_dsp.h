@@ -124,11 +124,22 @@ static size_t pw_scratch_bytes(const TnCrtConv2d *p) {
  * stack either. */
 enum { DSP_STATE_BYTES = 512 };
 
+/* The layers the depthwise 3x3 form takes (dw3x3_s8_dsp.h). */
+static int dsp_dw3_ok(const Conv *c, const TnCrtQuant *q) {
+  const TnCrtConv2d *p = c->p;
+  return q != NULL && q->scale == NULL && c->mode == DW && p->k_h == 3 &&
+         p->k_w == 3 && p->dilation_h == 1 && p->dilation_w == 1 &&
+         (p->stride_h == 1 || p->stride_h == 2) &&
+         (p->stride_w == 1 || p->stride_w == 2) && p->out_strides[3] == 1;
+}
+
 /* The 4-aligned scratch bytes the DSP forms take for a call (ring: in
- * place by rows, which never takes dsp_pointwise): dsp_pointwise's, or
- * the blocks' state and a block's pairs. */
+ * place by rows, which never takes dsp_pointwise): none for a layer the
+ * depthwise 3x3 form takes (dw3x3_s8_dsp.h), dsp_pointwise's, or the
+ * blocks' state and a block's pairs. */
 static size_t dsp_scratch_bytes(const Conv *c, const TnCrtQuant *q,
                                 int ring) {
+  if (dsp_dw3_ok(c, q)) return 0;
   if (!ring && dsp_pw_ok(c, q)) return pw_scratch_bytes(c->p);
   int32_t words;
   return DSP_STATE_BYTES +
@@ -457,7 +468,7 @@ static void requant_init_dsp(Requant *rq) {
  */
 /* Whether channel ch's multiplier and shift meet tn__crt_requant_s8's
  * conditions (those of requant_init_dsp). */
-static int pw_quant_ok(const TnCrtQuant *q, int32_t ch) {
+BLOCK_INLINE int pw_quant_ok(const TnCrtQuant *q, int32_t ch) {
   const int32_t k = q->per_channel ? ch : 0;
   const int32_t m = q->multiplier[k], s = q->shift[k];
   return m >= 0 && (m == 0 || m >= (INT32_C(1) << 30)) && s <= -1 &&

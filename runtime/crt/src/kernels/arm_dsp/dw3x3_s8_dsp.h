@@ -1,0 +1,367 @@
+/*
+ * arm_dsp/dw3x3_s8_dsp.h: the Cortex-M DSP form of the int8 depthwise 3x3
+ * convolution with channel multiplier 1 (conv_s8.c's DW mode: NHWC input,
+ * TFLite's [1, 3, 3, C] weights, filter offset 0, input offset in
+ * [-127, 128]), undilated, stride 1 or 2 each way, any padding, the output
+ * channels contiguous. conv_s8.c's conv_run calls dsp_dw3 wherever
+ * dsp_dw3_ok holds, out of place and in place (ROWS).
+ *
+ * The channels go four at a time, outermost, so that a group's weights
+ * and requantization constants are set up once: its nine taps' weight
+ * words are unpacked by SXTB16 into int16 pairs (channels 0 and 2, then 1
+ * and 3), and the group's pixels then stream past them; the group (pairs,
+ * bias, multipliers and rounding constants) is 172 B of locals, the only
+ * stack the form takes besides its registers. At each pixel a tap costs
+ * one load of the four input bytes, two SXTAB16 (which add the input
+ * offset on the way), two loads of the tap's weight pairs and four
+ * SMLABB/SMLATT, each a channel's multiply-add: 9 instructions for 4
+ * multiply-adds, the nine taps unrolled for a pixel whose window lies
+ * inside the input. A border pixel takes the rows and columns of its
+ * window that lie inside (the padding is skipped, so it contributes
+ * nothing, as in TFLite). Then the four sums are requantized as the
+ * matrix product does (tn__crt_requant_s8's seven instructions where the
+ * group's four channels meet its conditions, pw_quant_ok; else
+ * tn_crt_multiply_by_quantized_multiplier's arithmetic, pw_requant_any)
+ * and stored. A tail of 1 to 3 channels takes the same loops in plain C,
+ * one channel at a time. Nothing is packed per layer and no buffer is
+ * needed: in place, the output rows of a group wait in the caller's
+ * scratch, as conv_s8.c's ring does for its blocks.
+ */
+#ifndef TVMNODE_CRT_ARM_DSP_DW3X3_S8_DSP_H_
+#define TVMNODE_CRT_ARM_DSP_DW3X3_S8_DSP_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../conv_s8.h"
+#include "conv_s8_dsp.h"
+#include "dsp.h"
+
+#if TN_CRT_HAVE_ARM_DSP
+
+/* conv_s8.c's ring of an in-place depthwise layer: its rows. */
+static int32_t ring_rows(const TnCrtConv2d *p);
+
+/* How a row of a group is requantized: four channels by
+ * tn__crt_requant_s8 (clamped to an activation's range or not), or any
+ * count by pw_requant_any. */
+enum { DW3_FAST, DW3_FAST_ACT, DW3_ANY };
+
+/* A group of up to four channels: its weights' pairs (tap t: w[2 t] for
+ * channels 0 and 2, w[2 t + 1] for 1 and 3), bias, multipliers and shifts,
+ * and per channel tn__crt_requant_s8's constants (used when the group's
+ * channels meet its conditions). */
+typedef struct {
+  int32_t w[18];
+  int32_t rq[4][3]; /* per channel: multiplier, round, r */
+  int32_t bias[4], m[4], s[4];
+  int32_t len; /* 4, or a tail's 1 to 3 */
+  int how;     /* how its rows are requantized (see dw3_store) */
+} Dw3Group;
+
+
+static void dw3_group(Dw3Group *g, const Conv *c, const TnCrtQuant *q,
+                      const int32_t *bias, int32_t c0, int32_t len, int act) {
+  const TnCrtConv2d *p = c->p;
+  g->len = len;
+  /* tn__crt_requant_s8 where the group's four channels meet its
+   * conditions (pw_fast's, channel by channel) */
+  int fast = len == 4 && q->output_offset >= -128 && q->output_offset <= 127;
+  for (int32_t j = 0; j < len; j++) fast = fast && pw_quant_ok(q, c0 + j);
+  g->how = !fast ? DW3_ANY : act ? DW3_FAST_ACT : DW3_FAST;
+  for (int32_t j = 0; j < 4; j++) {
+    const int32_t ch = c0 + (j < len ? j : 0);
+    const int32_t k = q->per_channel ? ch : 0;
+    g->bias[j] = bias ? bias[ch] : 0;
+    g->m[j] = q->multiplier[k], g->s[j] = q->shift[k];
+    /* pw_requant's constants, for a shift in [-20, -1] */
+    const int32_t r = g->s[j] <= -1 && g->s[j] >= -20 ? -g->s[j] : 1;
+    g->rq[j][0] = g->m[j], g->rq[j][2] = r;
+    g->rq[j][1] = (int32_t)(((UINT32_C(1) << r) >> 1) +
+                            ((uint32_t)q->output_offset << r));
+  }
+  if (len < 4) return; /* the tail reads its weights one by one */
+  for (int32_t t = 0; t < 9; t++) {
+    const uint32_t v = tn__crt_load4(c->w + c0 +
+                                     (ptrdiff_t)(t / 3) * p->w_strides[0] +
+                                     (ptrdiff_t)(t % 3) * p->w_strides[1]);
+    g->w[2 * t] = __sxtb16((int32_t)v);
+    g->w[2 * t + 1] = tn__crt_sxtb16_ror8(v);
+  }
+}
+
+/*
+ * One tap of a group of four channels, in assembly: s[j] += (x[j] + io) *
+ * w[j] for the input word at addr and the tap's weight pairs at byte wo of
+ * w (SXTB16 order: channels 0 and 2, then 1 and 3). Nine of them make a
+ * whole window (dw3_whole4), one to three a row of a cut one (dw3_row4):
+ * in assembly because gcc, left to the intrinsics, spills the four sums
+ * at every tap (a row takes twelve registers: the sums, the input and
+ * weight pointers, the pixel stride, the input offset, four temporaries).
+ */
+#define TN__DW3_TAP(addr, wo)                       \
+  "ldr %[xv], " addr "\n\t"                         \
+  "ldr %[wa], [%[w], #" #wo "]\n\t"                 \
+  "ldr %[wb], [%[w], #" #wo "+4]\n\t"               \
+  "sxtab16 %[a], %[io2], %[xv]\n\t"                 \
+  "sxtab16 %[xv], %[io2], %[xv], ror #8\n\t"        \
+  "smlabb %[s0], %[a], %[wa], %[s0]\n\t"            \
+  "smlatt %[s2], %[a], %[wa], %[s2]\n\t"            \
+  "smlabb %[s1], %[xv], %[wb], %[s1]\n\t"           \
+  "smlatt %[s3], %[xv], %[wb], %[s3]\n\t"
+#define TN__DW3_ROW(wo)                             \
+  TN__DW3_TAP("[%[x]]", wo)                         \
+  TN__DW3_TAP("[%[x], %[d]]", wo + 8)               \
+  TN__DW3_TAP("[%[x], %[d], lsl #1]", wo + 16)
+#define TN__DW3_OPERANDS                                                   \
+  [s0] "+r"(s[0]), [s1] "+r"(s[1]), [s2] "+r"(s[2]), [s3] "+r"(s[3]),    \
+      [xv] "=&r"(xv), [a] "=&r"(av), [wa] "=&r"(wa), [wb] "=&r"(wb)
+
+#if defined(__OPTIMIZE__) /* unoptimised, gcc cannot free twelve */
+/* s[j] += the taps [0, n) of a row (n <= 3), x at its first, w its
+ * pairs. */
+BLOCK_INLINE void dw3_row4(int32_t s[4], const int8_t *x, ptrdiff_t is2,
+                           const int32_t *w, int32_t n, int32_t io2) {
+  uint32_t xv, av, wa, wb;
+  if (n == 3)
+    __asm__(TN__DW3_ROW(0)
+            : TN__DW3_OPERANDS
+            : [x] "r"(x), [w] "r"(w), [d] "r"(is2), [io2] "r"(io2)
+            : "memory");
+  else if (n == 2)
+    __asm__(TN__DW3_TAP("[%[x]]", 0) TN__DW3_TAP("[%[x], %[d]]", 8)
+            : TN__DW3_OPERANDS
+            : [x] "r"(x), [w] "r"(w), [d] "r"(is2), [io2] "r"(io2)
+            : "memory");
+  else if (n == 1)
+    __asm__(TN__DW3_TAP("[%[x]]", 0)
+            : TN__DW3_OPERANDS
+            : [x] "r"(x), [w] "r"(w), [io2] "r"(io2)
+            : "memory");
+}
+
+/* The four sums (from the bias) of a pixel whose window lies inside the
+ * input, x at its tap (0, 0), input pixels is2 apart, rows is1: three
+ * rows of three taps (each its own statement, so that gcc keeps the row
+ * stride and its loop's state in the registers left). */
+BLOCK_INLINE void dw3_whole4(int32_t s[4], const Dw3Group *g, const int8_t *x,
+                             ptrdiff_t is1, ptrdiff_t is2, int32_t io2) {
+  s[0] = g->bias[0], s[1] = g->bias[1], s[2] = g->bias[2];
+  s[3] = g->bias[3];
+  dw3_row4(s, x, is2, g->w, 3, io2);
+  dw3_row4(s, x + is1, is2, g->w + 6, 3, io2);
+  dw3_row4(s, x + 2 * is1, is2, g->w + 12, 3, io2);
+}
+
+#else
+/* The same in C: one tap, then a row, then a whole window. */
+BLOCK_INLINE void dw3_tap(int32_t s[4], const int8_t *x, const int32_t *w,
+                          int32_t io2) {
+  const uint32_t xv = tn__crt_load4(x);
+  const int32_t x02 = __sxtab16(io2, (int32_t)xv);
+  const int32_t x13 = tn__crt_sxtab16_ror8(io2, xv);
+  s[0] = __smlabb(x02, w[0], s[0]), s[2] = __smlatt(x02, w[0], s[2]);
+  s[1] = __smlabb(x13, w[1], s[1]), s[3] = __smlatt(x13, w[1], s[3]);
+}
+
+static void dw3_row4(int32_t s[4], const int8_t *x, ptrdiff_t is2,
+                     const int32_t *w, int32_t n, int32_t io2) {
+  for (int32_t kx = 0; kx < n; kx++) dw3_tap(s, x + kx * is2, w + 2 * kx, io2);
+}
+
+static void dw3_whole4(int32_t s[4], const Dw3Group *g, const int8_t *x,
+                       ptrdiff_t is1, ptrdiff_t is2, int32_t io2) {
+  s[0] = g->bias[0], s[1] = g->bias[1], s[2] = g->bias[2];
+  s[3] = g->bias[3];
+  for (int32_t ky = 0; ky < 3; ky++)
+    dw3_row4(s, x + ky * is1, is2, g->w + 6 * ky, 3, io2);
+}
+#endif
+
+/* The same for a pixel whose taps [ky0, ky1) x [kx0, kx1) lie inside the
+ * input, x at tap (ky0, kx0). */
+BLOCK_INLINE void dw3_part4(int32_t s[4], const Dw3Group *g, const int8_t *x,
+                            ptrdiff_t is1, ptrdiff_t is2, int32_t ky0,
+                            int32_t ky1, int32_t kx0, int32_t kx1,
+                            int32_t io2) {
+  s[0] = g->bias[0], s[1] = g->bias[1], s[2] = g->bias[2];
+  s[3] = g->bias[3];
+  const int32_t *w = g->w + 2 * (ky0 * 3 + kx0);
+  for (int32_t ky = ky0; ky < ky1; ky++, x += is1, w += 6)
+    dw3_row4(s, x, is2, w, kx1 - kx0, io2);
+}
+
+/* The sum of channel j of the tail, x and w at its tap (ky0, kx0). */
+static int32_t dw3_sum1(const Conv *c, const Dw3Group *g, int32_t j,
+                        const int8_t *x, ptrdiff_t is1, ptrdiff_t is2,
+                        int32_t ky0, int32_t ky1, int32_t kx0, int32_t kx1,
+                        const int8_t *w) {
+  const ptrdiff_t ws0 = c->p->w_strides[0], ws1 = c->p->w_strides[1];
+  uint32_t s = (uint32_t)g->bias[j];
+  for (int32_t ky = 0; ky < ky1 - ky0; ky++)
+    for (int32_t kx = 0; kx < kx1 - kx0; kx++)
+      s += (uint32_t)((x[ky * is1 + kx * is2] + c->io) *
+                      w[ky * ws0 + kx * ws1]);
+  return (int32_t)s;
+}
+
+
+/* Channel j's output for the sum v (how != DW3_ANY). */
+BLOCK_INLINE int8_t dw3_q(int32_t v, const int32_t *rq, int how, int32_t lo,
+                          int32_t hi) {
+  v = tn__crt_requant_s8(v, rq[0], rq[1], rq[2]);
+  if (how == DW3_FAST_ACT) {
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+  }
+  return (int8_t)v;
+}
+
+BLOCK_INLINE void dw3_store(int8_t *o, const int32_t s[4], const Dw3Group *g,
+                            int how, int32_t off, int32_t lo, int32_t hi) {
+  if (how == DW3_ANY) {
+    for (int32_t j = 0; j < g->len; j++)
+      o[j] = pw_requant_any(s[j], g->m[j], g->s[j], off, lo, hi);
+    return;
+  }
+  /* unrolled, so that the sums stay in registers */
+  o[0] = dw3_q(s[0], g->rq[0], how, lo, hi);
+  o[1] = dw3_q(s[1], g->rq[1], how, lo, hi);
+  o[2] = dw3_q(s[2], g->rq[2], how, lo, hi);
+  o[3] = dw3_q(s[3], g->rq[3], how, lo, hi);
+}
+
+/* One output row of a group of four into o (pixels ps2 apart): the
+ * columns [fx0, fx1) with whole windows, the others cut. */
+BLOCK_INLINE void dw3_out_row(const Conv *c, const Dw3Group *g,
+                           const int8_t *xn, int32_t iy0, int32_t ky0,
+                           int32_t ky1, int32_t fx0, int32_t fx1, int8_t *o,
+                           ptrdiff_t ps2, int how, int32_t off, int32_t lo,
+                           int32_t hi) {
+  const TnCrtConv2d *p = c->p;
+  const ptrdiff_t is1 = p->in_strides[1], is2 = p->in_strides[2];
+  const ptrdiff_t step = (ptrdiff_t)p->stride_w * is2;
+  const int32_t io2 = tn__crt_pair(c->io, c->io);
+  const int whole_rows = ky0 == 0 && ky1 == 3;
+  const ptrdiff_t row = (ptrdiff_t)(iy0 + ky0) * is1;
+  int32_t s[4];
+  for (int32_t ox = 0; ox < p->out_w; ox++, o += ps2) {
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    if (whole_rows && ox >= fx0 && ox < fx1) {
+      /* a run of whole windows */
+      const int8_t *x = xn + (row + (ptrdiff_t)ix0 * is2);
+      for (; ox < fx1; ox++, o += ps2, x += step) {
+        dw3_whole4(s, g, x, is1, is2, io2);
+        dw3_store(o, s, g, how, off, lo, hi);
+      }
+      ox--, o -= ps2;
+      continue;
+    }
+    int32_t kx0, kx1;
+    taps(ix0, 3, 1, p->in_w, &kx0, &kx1);
+    dw3_part4(s, g, xn + (row + (ptrdiff_t)(ix0 + kx0) * is2), is1, is2,
+              ky0, ky1, kx0, kx1, io2);
+    dw3_store(o, s, g, how, off, lo, hi);
+  }
+}
+
+/* A row of a group of len channels from its ring slot (pixels len apart)
+ * to its place in out (pixels os2 apart): a word a pixel for four. */
+static void dw3_flush(const TnCrtConv2d *p, const int8_t *src, int32_t len,
+                      int8_t *out) {
+  const ptrdiff_t os2 = p->out_strides[2];
+  for (int32_t x = 0; x < p->out_w; x++, out += os2, src += len) {
+    if (len == 4)
+      __builtin_memcpy(out, src, 4);
+    else
+      for (int32_t j = 0; j < len; j++) out[j] = src[j];
+  }
+}
+
+/* In place, after output row oy: the next ring slot, and out the row
+ * whose input has had its last reader (as conv_blocks does); with oy
+ * = out_h, the rows still in the ring. */
+static NOINLINE void dw3_ring(const TnCrtConv2d *p, int8_t *ring,
+                              ptrdiff_t slot_size, int32_t len, int8_t *out_n,
+                              int32_t oy, int32_t *slot) {
+  const int32_t rows = ring_rows(p);
+  const ptrdiff_t os1 = p->out_strides[1];
+  if (oy == p->out_h) {
+    for (int32_t r = oy > p->pad_top ? oy - p->pad_top : 0; r < oy; r++)
+      dw3_flush(p, ring + (r % rows) * slot_size, len, out_n + r * os1);
+    return;
+  }
+  *slot = *slot + 1 == rows ? 0 : *slot + 1;
+  if (oy >= p->pad_top)
+    dw3_flush(p, ring + *slot * slot_size, len,
+              out_n + (ptrdiff_t)(oy - p->pad_top) * os1);
+}
+
+/* The group's rows of output for batch n: into out (rows os1 apart) or,
+ * in place, through the ring (rows of out_w * len bytes in scratch). */
+static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
+                              int32_t n, int32_t off, int32_t lo, int32_t hi,
+                              int8_t *out, int8_t *ring) {
+  const TnCrtConv2d *p = c->p;
+  const ptrdiff_t is1 = p->in_strides[1], is2 = p->in_strides[2];
+  const ptrdiff_t os1 = p->out_strides[1], os2 = p->out_strides[2];
+  const int32_t len = g->len;
+  const ptrdiff_t ps2 = ring ? len : os2, slot_size = (ptrdiff_t)p->out_w * len;
+  const int8_t *xn = c->in + (ptrdiff_t)n * p->in_strides[0] + c0;
+  int8_t *const out_n = out + (ptrdiff_t)n * p->out_strides[0] + c0;
+  /* output columns [fx0, fx1) have their three input columns inside (in
+   * uint32, where a pad near INT32_MAX still fits) */
+  const uint32_t sw = (uint32_t)p->stride_w, span = (uint32_t)p->in_w +
+                                                    (uint32_t)p->pad_left;
+  const uint32_t fx0u = ((uint32_t)p->pad_left + sw - 1) / sw;
+  const uint32_t fx1u = span < 3 ? 0 : (span - 3) / sw + 1;
+  const int32_t fx0 = fx0u > (uint32_t)p->out_w ? p->out_w : (int32_t)fx0u;
+  const int32_t fx1 = fx1u > (uint32_t)p->out_w ? p->out_w : (int32_t)fx1u;
+  for (int32_t oy = 0, slot = 0; oy < p->out_h; oy++) {
+    int8_t *o = ring ? ring + slot * slot_size : out_n + (ptrdiff_t)oy * os1;
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    int32_t ky0, ky1;
+    taps(iy0, 3, 1, p->in_h, &ky0, &ky1);
+    if (len == 4 && g->how == DW3_FAST)
+      dw3_out_row(c, g, xn, iy0, ky0, ky1, fx0, fx1, o, ps2, DW3_FAST, off, lo,
+                  hi);
+    else if (len == 4)
+      dw3_out_row(c, g, xn, iy0, ky0, ky1, fx0, fx1, o, ps2, g->how, off, lo,
+                  hi);
+    else
+      for (int32_t ox = 0; ox < p->out_w; ox++, o += ps2) {
+        const int32_t ix0 = ox * p->stride_w - p->pad_left;
+        int32_t kx0, kx1, s[4];
+        taps(ix0, 3, 1, p->in_w, &kx0, &kx1);
+        const int8_t *x =
+            xn + ((ptrdiff_t)(iy0 + ky0) * is1 + (ptrdiff_t)(ix0 + kx0) * is2);
+        for (int32_t j = 0; j < len; j++)
+          s[j] = dw3_sum1(c, g, j, x + j, is1, is2, ky0, ky1, kx0, kx1,
+                          c->w + c0 + j + ky0 * p->w_strides[0] +
+                              kx0 * p->w_strides[1]);
+        dw3_store(o, s, g, DW3_ANY, off, lo, hi);
+      }
+    if (ring) dw3_ring(p, ring, slot_size, len, out_n, oy, &slot);
+  }
+  if (ring) dw3_ring(p, ring, slot_size, len, out_n, p->out_h, NULL);
+}
+
+/* The layer (dsp_dw3_ok holds) into out; ring: in place, the caller's
+ * scratch (tn_crt_conv2d_s8_inplace_scratch_size), else NULL. */
+static NOINLINE void dsp_dw3(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                             int32_t hi, const int32_t *bias, int8_t *out,
+                             int8_t *ring) {
+  const TnCrtConv2d *p = c->p;
+  const int act = lo > -128 || hi < 127;
+  Dw3Group g;
+  for (int32_t c0 = 0, len; c0 < p->out_c; c0 += len) {
+    len = p->out_c - c0 < 4 ? p->out_c - c0 : 4;
+    dw3_group(&g, c, q, bias, c0, len, act);
+    for (int32_t n = 0; n < p->batch; n++)
+      dw3_rows(c, &g, c0, n, q->output_offset, lo, hi, out, ring);
+  }
+}
+
+#endif /* TN_CRT_HAVE_ARM_DSP */
+
+#endif /* TVMNODE_CRT_ARM_DSP_DW3X3_S8_DSP_H_ */
