@@ -10,19 +10,6 @@
  */
 #include "isa.h"
 
-/* the CPU's level (-1 until the first query) and the cap (static: no GOT
- * entry in PIC code, which the freestanding check forbids) */
-static int isa_cpu = -1;
-static int isa_cap = TN_CRT_ISA_AVX512VNNI;
-
-#if defined(__GNUC__)
-#define LOAD(v) __atomic_load_n(&(v), __ATOMIC_RELAXED)
-#define STORE(v, x) __atomic_store_n(&(v), (x), __ATOMIC_RELAXED)
-#else
-#define LOAD(v) (v)
-#define STORE(v, x) ((v) = (x))
-#endif
-
 #if TN_CRT_HAVE_AVX2
 #include <cpuid.h>
 
@@ -55,17 +42,32 @@ static int isa_query(void) {
 }
 #elif TN_CRT_HAVE_SSE2
 static int isa_query(void) { return TN_CRT_ISA_SSE2; }
+#endif
+
+#if TN_CRT_HAVE_SSE2
+/* the CPU's level plus one (0 until the first query) and how far the cap
+ * lies below TN_CRT_ISA_AVX512VNNI (0: no cap): both zero at start, so
+ * that they are .bss, not .data, which an archive's crt may not have
+ * (static: no GOT entry in PIC code, which the freestanding check
+ * forbids) */
+static int isa_cpu1;
+static int isa_below;
+
+#if defined(__GNUC__)
+#define LOAD(v) __atomic_load_n(&(v), __ATOMIC_RELAXED)
+#define STORE(v, x) __atomic_store_n(&(v), (x), __ATOMIC_RELAXED)
 #else
-static int isa_query(void) { return TN_CRT_ISA_PORTABLE; }
+#define LOAD(v) (v)
+#define STORE(v, x) ((v) = (x))
 #endif
 
 int tn__crt_isa(void) {
-  int v = LOAD(isa_cpu);
+  int v = LOAD(isa_cpu1) - 1;
   if (v < 0) {
     v = isa_query();
-    STORE(isa_cpu, v);
+    STORE(isa_cpu1, v + 1);
   }
-  const int cap = LOAD(isa_cap);
+  const int cap = TN_CRT_ISA_AVX512VNNI - LOAD(isa_below);
   const int level = v & TN_CRT_ISA_LEVEL_MASK;
   if (level <= cap) return cap >= TN_CRT_ISA_AVX2 ? v : level;
   return cap;
@@ -74,6 +76,20 @@ int tn__crt_isa(void) {
 int tn_crt_isa(void) { return tn__crt_isa(); }
 
 int tn_crt_isa_limit(int level) {
-  if (level >= 0) STORE(isa_cap, level);
+  if (level >= 0)
+    STORE(isa_below, level >= TN_CRT_ISA_AVX512VNNI
+                         ? 0
+                         : TN_CRT_ISA_AVX512VNNI - level);
   return tn__crt_isa();
 }
+
+#else
+/* No ISA forms compiled in: the portable level, and no state (an
+ * archive's crt has no .data or .bss). */
+int tn__crt_isa(void) { return TN_CRT_ISA_PORTABLE; }
+int tn_crt_isa(void) { return TN_CRT_ISA_PORTABLE; }
+int tn_crt_isa_limit(int level) {
+  (void)level;
+  return TN_CRT_ISA_PORTABLE;
+}
+#endif
