@@ -134,6 +134,10 @@ cross "host -ffreestanding" "$CC"
 # One Cortex-M target a row: name machine cpu ipt ld flags...
 grep -v '^[[:space:]]*#' "$top/firmware/targets.txt" | grep -v '^[[:space:]]*$' >"$tmp/targets"
 while read -r tname _machine _cpu _ipt _ld tflags; do
+  # with the frame pointer kept (cc-rs's default: the Embedded Rust build),
+  # which takes a register from the DSP forms' inline assembly
+  cross "$tname -O2 -fno-omit-frame-pointer" arm-none-eabi-gcc $tflags \
+    -O2 -fno-omit-frame-pointer || true
   if ! cross "$tname" arm-none-eabi-gcc $tflags; then continue; fi
   # The firmware with every crt object: what is still undefined must be an
   # allowed symbol (stubbed here; a real firmware links newlib's or its own)

@@ -779,7 +779,7 @@ static int32_t chunk_pixels(const TnCrtConv2d *p) {
 }
 
 /* PIXELS: buf holds the input and receives the output. */
-static NOINLINE void conv_pixels(const TnCrtConv2d *p, const TnCrtQuant *q, int32_t lo,
+static NOINLINE TnCrtStatus conv_pixels(const TnCrtConv2d *p, const TnCrtQuant *q, int32_t lo,
                         int32_t hi, const int8_t *w, const int32_t *bias,
                         int8_t *buf, int8_t *scratch, void *dsp,
                         size_t dsp_n) {
@@ -795,11 +795,14 @@ static NOINLINE void conv_pixels(const TnCrtConv2d *p, const TnCrtQuant *q, int3
     memcpy(scratch, buf + p0 * p->in_c, (size_t)g.in_w * (size_t)p->in_c);
     Conv c;
     int8_t *out = buf + p0 * p->out_c;
-    /* A part of a valid geometry: conv_init succeeds. */
-    (void)conv_init(&c, &g, q->input_offset, q->filter_offset, scratch, w,
-                    out);
+    /* A part of a valid geometry: conv_init succeeds (checked all the
+     * same, which also tells gcc at -O3 that c is set). */
+    const TnCrtStatus st = conv_init(&c, &g, q->input_offset,
+                                     q->filter_offset, scratch, w, out);
+    if (st != TN_CRT_OK) return st;
     conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx, dsp, dsp_n);
   }
+  return TN_CRT_OK;
 }
 
 int32_t tn_crt_conv2d_s8_inplace_ok(const TnCrtConv2d *p) {
@@ -885,7 +888,7 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
     dsp_pointwise(&c, q, lo, hi, bias, out, dsp);
 #endif
   else
-    conv_pixels(p, q, lo, hi, w, bias, out, scratch, dsp, dsp_n);
+    return conv_pixels(p, q, lo, hi, w, bias, out, scratch, dsp, dsp_n);
   return TN_CRT_OK;
 }
 

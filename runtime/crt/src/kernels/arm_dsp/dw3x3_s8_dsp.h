@@ -92,52 +92,43 @@ static void dw3_group(Dw3Group *g, const Conv *c, const TnCrtQuant *q,
 
 /*
  * One tap of a group of four channels, in assembly: s[j] += (x[j] + io) *
- * w[j] for the input word at addr and the tap's weight pairs at byte wo of
- * w (SXTB16 order: channels 0 and 2, then 1 and 3). Nine of them make a
+ * w[j] for the input word at x and the tap's weight pairs at w[0] and w[1]
+ * (SXTB16 order: channels 0 and 2, then 1 and 3). Nine of them make a
  * whole window (dw3_whole4), one to three a row of a cut one (dw3_row4):
  * in assembly because gcc, left to the intrinsics, spills the four sums
- * at every tap (a row takes twelve registers: the sums, the input and
- * weight pointers, the pixel stride, the input offset, four temporaries).
+ * at every tap. A tap takes ten registers (the sums, the input and weight
+ * pointers, the input offset, three temporaries, the second weight word
+ * reusing the first pair's), few enough that it compiles at every
+ * optimisation level with the frame pointer kept (-fno-omit-frame-pointer,
+ * as cc-rs builds by default), where a row in one statement, with its
+ * pixel stride, did not.
  */
-#define TN__DW3_TAP(addr, wo)                       \
-  "ldr %[xv], " addr "\n\t"                         \
-  "ldr %[wa], [%[w], #" #wo "]\n\t"                 \
-  "ldr %[wb], [%[w], #" #wo "+4]\n\t"               \
-  "sxtab16 %[a], %[io2], %[xv]\n\t"                 \
-  "sxtab16 %[xv], %[io2], %[xv], ror #8\n\t"        \
-  "smlabb %[s0], %[a], %[wa], %[s0]\n\t"            \
-  "smlatt %[s2], %[a], %[wa], %[s2]\n\t"            \
-  "smlabb %[s1], %[xv], %[wb], %[s1]\n\t"           \
-  "smlatt %[s3], %[xv], %[wb], %[s3]\n\t"
-#define TN__DW3_ROW(wo)                             \
-  TN__DW3_TAP("[%[x]]", wo)                         \
-  TN__DW3_TAP("[%[x], %[d]]", wo + 8)               \
-  TN__DW3_TAP("[%[x], %[d], lsl #1]", wo + 16)
-#define TN__DW3_OPERANDS                                                   \
-  [s0] "+r"(s[0]), [s1] "+r"(s[1]), [s2] "+r"(s[2]), [s3] "+r"(s[3]),    \
-      [xv] "=&r"(xv), [a] "=&r"(av), [wa] "=&r"(wa), [wb] "=&r"(wb)
+BLOCK_INLINE void dw3_tap4(int32_t s[4], const int8_t *x, const int32_t *w,
+                           int32_t io2) {
+  uint32_t xv, av, wa;
+  __asm__("ldr %[xv], [%[x]]\n\t"
+          "ldr %[wa], [%[w]]\n\t"
+          "sxtab16 %[a], %[io2], %[xv]\n\t"
+          "sxtab16 %[xv], %[io2], %[xv], ror #8\n\t"
+          "smlabb %[s0], %[a], %[wa], %[s0]\n\t"
+          "smlatt %[s2], %[a], %[wa], %[s2]\n\t"
+          "ldr %[a], [%[w], #4]\n\t"
+          "smlabb %[s1], %[xv], %[a], %[s1]\n\t"
+          "smlatt %[s3], %[xv], %[a], %[s3]\n\t"
+          : [s0] "+r"(s[0]), [s1] "+r"(s[1]), [s2] "+r"(s[2]),
+            [s3] "+r"(s[3]), [xv] "=&r"(xv), [a] "=&r"(av), [wa] "=&r"(wa)
+          : [x] "r"(x), [w] "r"(w), [io2] "r"(io2)
+          : "memory");
+}
 
-#if defined(__OPTIMIZE__) /* unoptimised, gcc cannot free twelve */
+#if defined(__OPTIMIZE__) /* unoptimised, gcc cannot free ten */
 /* s[j] += the taps [0, n) of a row (n <= 3), x at its first, w its
  * pairs. */
 BLOCK_INLINE void dw3_row4(int32_t s[4], const int8_t *x, ptrdiff_t is2,
                            const int32_t *w, int32_t n, int32_t io2) {
-  uint32_t xv, av, wa, wb;
-  if (n == 3)
-    __asm__(TN__DW3_ROW(0)
-            : TN__DW3_OPERANDS
-            : [x] "r"(x), [w] "r"(w), [d] "r"(is2), [io2] "r"(io2)
-            : "memory");
-  else if (n == 2)
-    __asm__(TN__DW3_TAP("[%[x]]", 0) TN__DW3_TAP("[%[x], %[d]]", 8)
-            : TN__DW3_OPERANDS
-            : [x] "r"(x), [w] "r"(w), [d] "r"(is2), [io2] "r"(io2)
-            : "memory");
-  else if (n == 1)
-    __asm__(TN__DW3_TAP("[%[x]]", 0)
-            : TN__DW3_OPERANDS
-            : [x] "r"(x), [w] "r"(w), [io2] "r"(io2)
-            : "memory");
+  dw3_tap4(s, x, w, io2);
+  if (n >= 2) dw3_tap4(s, x + is2, w + 2, io2);
+  if (n >= 3) dw3_tap4(s, x + 2 * is2, w + 4, io2);
 }
 
 /* The four sums (from the bias) of a pixel whose window lies inside the
