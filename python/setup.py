@@ -26,7 +26,8 @@ Three ways to get the C library:
   the checkout itself, with the configuration it has.
 
 In the self-contained and pkg-config modes build_py also copies the
-microcontroller runtime (runtime/crt: include/ and src/, every .c and .h)
+microcontroller runtime (runtime/crt: include/, src/ and third_party/, every
+.c and .h and the licence)
 to tvmnode/crt and the installed C headers to tvmnode/include, where
 tvmnode._crt_dir() and tvmnode._include_dir() find them. TVMNODE_PY_BUILD_BASE
 moves setuptools' build folder (default python/build) elsewhere, so that
@@ -244,8 +245,9 @@ class build_py(_build_py):
         if src is None:
             return
         crt = os.path.join(src, "runtime", "crt")
-        for sub in ("include", "src"):
-            for pattern in ("*.c", "*.h"):
+        # third_party: nanopb's runtime, which src/session_nanopb.c includes
+        for sub in ("include", "src", "third_party"):
+            for pattern in ("*.c", "*.h", "LICENSE*"):
                 copy_files(os.path.join(crt, sub), os.path.join(pkg, "crt", sub), pattern)
         for inc in ("libtvmnode/include", "runtime/host/include", "runtime/crt/include"):
             copy_files(os.path.join(src, inc), os.path.join(pkg, "include"), "*.h")
