@@ -12,6 +12,7 @@ import gc
 import os
 import subprocess
 import threading
+import time
 from typing import Any, Dict, List
 
 import numpy as np
@@ -459,9 +460,14 @@ def test_one_module_one_thread_at_a_time(tmp_path_factory: Any) -> None:
         m.set_input(0, xs[0])
         done = threading.Event()
         timed: List[int] = []
+        refused = {"wrapper": 0, "C": 0}
+        # The thread keeps the Module busy until the main thread has been
+        # refused both ways (however fast the model runs), at most 30 s.
+        deadline = time.monotonic() + 30
 
-        def busy() -> None:  # until three benchmarks got through
-            while len(timed) < 3:
+        def busy() -> None:
+            while (not (refused["wrapper"] and refused["C"]) or len(timed) < 3) \
+                    and time.monotonic() < deadline:
                 try:
                     m.benchmark(number=10, repeat=1)  # in C, the GIL released
                     timed.append(1)
@@ -471,20 +477,26 @@ def test_one_module_one_thread_at_a_time(tmp_path_factory: Any) -> None:
 
         t = threading.Thread(target=busy)
         t.start()
-        refused = {"wrapper": 0, "C": 0}
         while not done.is_set():
+            # after a run of its own, the main thread pauses, so that the
+            # other one gets the Module rather than being refused itself
             try:
                 m.run()
             except RuntimeError as e:
                 assert "in use by another thread" in str(e)
                 refused["wrapper"] += 1
+            else:
+                time.sleep(0.001)
             try:
                 run_c(m.handle)  # past the wrapper: the C Module's own flag
             except RuntimeError as e:
                 assert "in use by another thread" in str(e)
                 refused["C"] += 1
+            else:
+                time.sleep(0.001)
         t.join()
         assert refused["wrapper"] > 0 and refused["C"] > 0, refused
+        assert len(timed) >= 3, timed
         np.testing.assert_array_equal(m.run(*xs)[0], want[0])
 
 
