@@ -357,9 +357,16 @@ def test_the_one_call_path_refuses_another_thread(tmp_path_factory: Any) -> None
     (xa,), (wa,) = b.cases[0]
     (xb,), (wb,) = b.cases[1]
     refused, wrong = [0], [0]
+    start = threading.Barrier(2)
     with runtime.load_module(b.so) as m:
         def loop(x: np.ndarray, want: np.ndarray) -> None:
-            for _ in range(40):
+            # together from the start, and on (at most 30 s) until a run was
+            # refused, however fast the model runs
+            start.wait()
+            deadline = time.monotonic() + 30
+            n = 0
+            while (n < 40 or refused[0] == 0) and time.monotonic() < deadline:
+                n += 1
                 try:
                     if not np.array_equal(m.run(x)[0], want):
                         wrong[0] += 1
