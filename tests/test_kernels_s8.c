@@ -682,18 +682,52 @@ START_TEST(test_conv_scratch_isa) {
    * nothing, so the portable sizes */
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&dw, &q, D, 0), 0);
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&dw, &q, D, 1), 160);
-  /* DSP, depthwise 5x5: the blocks' 512 B of state, then a 16-channel
-   * block's pairs, 16 words per pair of taps (13 for 25 taps) */
+  /* DSP, depthwise 5x5: the blocks' 468 B of state, then a 16-channel
+   * block's pairs, 16 words per pair of taps (13 for 25 taps); smaller,
+   * 8- and 4-channel blocks' pairs, then the state without its depthwise
+   * fields (260 B) and no pairs */
   TnCrtConv2d dw5 = dw;
   dw5.k_h = dw5.k_w = 5, dw5.pad_top = dw5.pad_left = 2;
   dw5.w_strides[0] = 5 * 64;
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&dw5, &q, D, 0),
-                    3 + 512 + 16 * 13 * 4);
+                    3 + 468 + 16 * 13 * 4);
+  size_t less[TN_CRT_SCRATCH_LESS_MAX];
+  ck_assert_int_eq(tn_crt_conv2d_s8_scratch_less_isa(&dw5, &q, D, 0, less, NULL),
+                   3);
+  ck_assert_uint_eq(less[0], 3 + 468 + 8 * 13 * 4);
+  ck_assert_uint_eq(less[1], 3 + 468 + 4 * 13 * 4);
+  ck_assert_uint_eq(less[2], 3 + 260);
+  /* and how much slower each is estimated to run, growing */
+  uint16_t pct[TN_CRT_SCRATCH_LESS_MAX];
+  ck_assert_int_eq(
+      tn_crt_conv2d_s8_scratch_less_isa(&dw5, &q, D, 0, less, pct), 3);
+  ck_assert(0 < pct[0] && pct[0] < pct[1] && pct[1] < pct[2]);
+  /* in place: after the portable in-place scratch */
+  ck_assert_int_eq(tn_crt_conv2d_s8_scratch_less_isa(&dw5, &q, D, 1, less, NULL),
+                   3);
+  ck_assert_uint_eq(less[2], tn_crt_conv2d_s8_inplace_scratch_size(&dw5) +
+                                 3 + 260);
+  /* none for the portable ISA, the depthwise 3x3 form, or no output */
+  ck_assert_int_eq(tn_crt_conv2d_s8_scratch_less_isa(&dw5, &q, P, 0, less, NULL),
+                   0);
+  ck_assert_int_eq(tn_crt_conv2d_s8_scratch_less_isa(&dw, &q, D, 0, less, NULL),
+                   0);
+  ck_assert_int_eq(tn_crt_conv2d_s8_scratch_less_isa(&dw5, &q, D, 0, NULL, pct),
+                   0);
+  /* pointwise: below its matrix product's 384 B, the blocks' state
+   * without pairs (packed 4-channel blocks would take more) */
+  ck_assert_int_eq(tn_crt_conv2d_s8_scratch_less_isa(&pw, &q, D, 0, less, NULL),
+                   1);
+  ck_assert_uint_eq(less[0], 3 + 260);
+  /* which costs the matrix product's speed: more than 2x */
+  ck_assert_int_eq(tn_crt_conv2d_s8_scratch_less_isa(&pw, &q, D, 0, less, pct),
+                   1);
+  ck_assert_uint_gt(pct[0], 100);
   /* a weight zero point: no DSP matrix product, the blocks' state alone */
   TnCrtQuant qf = q;
   qf.filter_offset = 3;
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&pw, &qf, D, 0),
-                    3 + 512);
+                    3 + 260);
   /* no geometry, no quantization, not in-place-able */
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(NULL, &q, D, 0), 0);
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&pw, NULL, D, 1), 1024);
@@ -712,8 +746,10 @@ START_TEST(test_conv_scratch_isa) {
     for (int place = 0; place < 2; place++) {
       const size_t need = tn_crt_conv2d_s8_scratch_size_isa(p, &q, D, place);
       const size_t least = place ? tn_crt_conv2d_s8_inplace_scratch_size(p) : 0;
-      const size_t budgets[] = {need, need - 1, least};
-      for (int b = 0; b < 3; b++) {
+      size_t budgets[3 + TN_CRT_SCRATCH_LESS_MAX] = {need, need - 1, least};
+      const int nb = 3 + tn_crt_conv2d_s8_scratch_less_isa(p, &q, D, place,
+                                                           budgets + 3, NULL);
+      for (int b = 0; b < nb; b++) {
         /* at an odd address: the kernel aligns its part itself */
         uint8_t *scratch = xalloc(budgets[b] + 1);
         memset(out, 0x5a, 8000);

@@ -24,7 +24,7 @@
  * for the requantization. Output, one fact a line:
  *
  *   mismatch case 17 conv (description) at 203: got 12 want 13
- *   cases 600 conv 300 conv_scratch 300 inplace 40 conv_s32 90 requant 150
+ *   cases 600 conv 300 conv_scratch 300 conv_less 120 inplace 40 conv_s32 90 requant 150
  *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
@@ -292,7 +292,7 @@ static void mismatch(Compare *cmp, int32_t i, int64_t got, int64_t want) {
 static uint64_t kernel_ticks, reference_ticks;
 /* the convolutions run both ways: without scratch, and with the DSP's */
 static uint64_t no_scratch_ticks, scratch_ticks;
-static int32_t n_conv, n_scratch, n_inplace, n_conv32, n_requant, n_dense, n_dense32;
+static int32_t n_conv, n_scratch, n_less, n_inplace, n_conv32, n_requant, n_dense, n_dense32;
 static int32_t n_dw3, n_dw3_inplace; /* cases of the depthwise 3x3 form */
 
 /* A kernel's call, which started at tick t0 and returned st, and its n
@@ -480,6 +480,24 @@ static void check_conv(int32_t index) {
     compare8(&csc, t0, st, out_buf, ref_buf, nout);
   }
 
+  /* With one of the smaller scratches a plan may give the call where the
+   * pool peaks (tn_crt_conv2d_s8_scratch_less_isa: narrower packed blocks,
+   * or the blocks' state alone), drawn at random. */
+  Compare cls = {0, index, "conv-less", &n_less};
+  size_t less[TN_CRT_SCRATCH_LESS_MAX];
+  const int32_t nless =
+      tn_crt_conv2d_s8_scratch_less_isa(&p, &q, TN_CRT_ISA_ARM_DSP, 0, less,
+                                        NULL);
+  if (nless > 0) {
+    size_t sz = less[between(0, nless - 1)];
+    if (sz + 1 > SCRATCH) sz = less[nless - 1];
+    memset(out_buf, 0x5a, (size_t)nout);
+    t0 = fw_ticks();
+    st = tn_crt_conv2d_s8(&p, &q, in_buf, w_buf, bias, out_buf, scratch + 1,
+                          sz);
+    compare8(&cls, t0, st, out_buf, ref_buf, nout);
+  }
+
   /* In place: the input in the output's buffer, with the DSP forms'
    * scratch where it fits, else the least. */
   Compare cip = {0, index, "conv-inplace", &n_inplace};
@@ -503,7 +521,7 @@ static void check_conv(int32_t index) {
                               w_buf, bias, out32);
     compare32(&c32, t0, st, out32, ref32, nout);
   }
-  if (cmp.bad || csc.bad || cip.bad || c32.bad) describe_conv(index, &p, &q, bias);
+  if (cmp.bad || csc.bad || cls.bad || cip.bad || c32.bad) describe_conv(index, &p, &q, bias);
 }
 
 /* The requantization alone: a 1x1 convolution of one input channel with
@@ -621,6 +639,7 @@ int main(void) {
   }
   kv("cases ", KC_CASES);
   kv(" conv ", n_conv), kv(" conv_scratch ", n_scratch);
+  kv(" conv_less ", n_less);
   kv(" inplace ", n_inplace);
   kv(" conv_s32 ", n_conv32), kv(" requant ", n_requant);
   kv(" dense ", n_dense);

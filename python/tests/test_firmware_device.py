@@ -381,7 +381,7 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     assert res["failures"] == 0, "\n".join(res["mismatches"][:20])
     assert res["ok"] and res["exit_code"] == 0
     ran = res["cases"]
-    for kind in ("conv", "conv_scratch", "inplace", "conv_s32", "requant", "dense",
+    for kind in ("conv", "conv_scratch", "conv_less", "inplace", "conv_s32", "requant", "dense",
                  "dense_s32", "dw3", "dw3_inplace"):
         assert ran[kind] > 0, (kind, ran)
     # given the scratch sized for them, the convolutions take the packed DSP

@@ -463,8 +463,11 @@ typedef struct {
 } BlockState;
 #if TN_CRT_HAVE_ARM_DSP
 _Static_assert(sizeof(BlockState) <= DSP_STATE_BYTES &&
+                   offsetof(BlockState, pk.xo) <= DSP_STATE_PLAIN_BYTES &&
+                   DSP_STATE_PLAIN_BYTES % 4 == 0 &&
                    _Alignof(BlockState) <= 4,
-               "conv_blocks' state fits DSP_STATE_BYTES of 4-aligned scratch");
+               "conv_blocks' state fits DSP_STATE_BYTES of 4-aligned scratch "
+               "(DSP_STATE_PLAIN_BYTES without the depthwise fields)");
 #endif
 
 /* Every output pixel, block by block; the block's accumulators (which
@@ -500,8 +503,8 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
   Requant *const rq = &st->rq;
   Pack *const pk = &st->pk;
   int32_t pack_words;
-  int32_t pack_w = pack_width(c, &pack_words);
-  if (pack_buf == NULL || (size_t)pack_words * 4 > pack_bytes) pack_w = 0;
+  int32_t pack_w =
+      pack_width(c, pack_buf ? (int64_t)(pack_bytes / 4) : 0, &pack_words);
   pk->w = pack_buf;
 #else
   /* elsewhere a local, which no store through out8 can reach */
@@ -704,10 +707,14 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
     dsp_dw3(c, q, lo, hi, bias, out8, ring);
     return;
   }
-  if (dsp != NULL && dsp_n >= DSP_STATE_BYTES) {
+  /* the whole state and the pairs after it, or the state without the
+   * fields of packed depthwise blocks and no pairs */
+  const size_t state = dsp_state_bytes(c, 1);
+  if (dsp != NULL && dsp_n >= dsp_state_bytes(c, 0)) {
+    const int pairs = dsp_n >= state;
     conv_blocks(c, q, lo, hi, bias, out8, out32, ring,
-                (int32_t *)(void *)((uint8_t *)dsp + DSP_STATE_BYTES),
-                dsp_n - DSP_STATE_BYTES, avx, dsp);
+                pairs ? (int32_t *)(void *)((uint8_t *)dsp + state) : NULL,
+                pairs ? dsp_n - state : 0, avx, dsp);
     return;
   }
   conv_blocks_stack(c, q, lo, hi, bias, out8, out32, ring, avx);
@@ -849,6 +856,33 @@ size_t tn_crt_conv2d_s8_scratch_size_isa(const TnCrtConv2d *p,
     return base;
   const size_t d = dsp_scratch_bytes(&c, q, in_place && kind == ROWS);
   return d ? base + 3 + d : base; /* 3: dsp_area's alignment */
+}
+
+int32_t tn_crt_conv2d_s8_scratch_less_isa(const TnCrtConv2d *p,
+                                          const TnCrtQuant *q, int32_t isa,
+                                          int32_t in_place, size_t *out,
+                                          uint16_t *slower_pct) {
+  const int kind = in_place_kind(p);
+  if (out == NULL || isa != TN_CRT_ISA_ARM_DSP || q == NULL ||
+      (in_place && kind == NOT_IN_PLACE))
+    return 0;
+  static const int8_t any = 0;
+  Conv c;
+  if (conv_init(&c, p, q->input_offset, q->filter_offset, &any, &any,
+                &any) != TN_CRT_OK)
+    return 0;
+  const size_t base = in_place ? tn_crt_conv2d_s8_inplace_scratch_size(p)
+                               : tn_crt_conv2d_s8_scratch_size(p);
+  const int ring = in_place && kind == ROWS;
+  const size_t d = dsp_scratch_bytes(&c, q, ring);
+  size_t less[TN_CRT_SCRATCH_LESS_MAX];
+  uint16_t pct[TN_CRT_SCRATCH_LESS_MAX];
+  const int32_t n = d ? dsp_scratch_less(&c, q, ring, d, less, pct) : 0;
+  for (int32_t i = 0; i < n; i++) {
+    out[i] = base + 3 + less[i];
+    if (slower_pct) slower_pct[i] = pct[i];
+  }
+  return n;
 }
 
 TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,

@@ -346,6 +346,23 @@ size_t tn_crt_conv2d_s8_scratch_size(const TnCrtConv2d *p);
 size_t tn_crt_conv2d_s8_scratch_size_isa(const TnCrtConv2d *p,
                                          const TnCrtQuant *q, int32_t isa,
                                          int32_t in_place);
+/*
+ * The smaller scratches a call still runs its DSP forms in, below
+ * tn_crt_conv2d_s8_scratch_size_isa's, largest first, in the same terms
+ * (in_place alike): a block's weights in pairs for narrower blocks (8,
+ * then 4 channels), then none packed. A plan whose peak is at the call may
+ * give it one of them: the same integers, slower. Writes at most
+ * TN_CRT_SCRATCH_LESS_MAX sizes to out, and to slower_pct (unless NULL)
+ * how much slower the call is estimated to run with each, in percent of
+ * its fastest form (measured on a Cortex-M4; a guide for a planner
+ * weighing RAM against time, not a promise). Returns how many (0 for
+ * another ISA, or when no smaller scratch changes the form).
+ */
+enum { TN_CRT_SCRATCH_LESS_MAX = 3 };
+int32_t tn_crt_conv2d_s8_scratch_less_isa(const TnCrtConv2d *p,
+                                          const TnCrtQuant *q, int32_t isa,
+                                          int32_t in_place, size_t *out,
+                                          uint16_t *slower_pct);
 /* int8 in, int8 weights, int32 bias (may be NULL), int8 out. */
 TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
                              const int8_t *in, const int8_t *w,

@@ -68,24 +68,28 @@ static void pack_geometry(const Conv *c, Pack *pk) {
   pk->quads = (pk->n + 3) / 4;
 }
 
-/* The widest block (16, 8 or 4) whose pairs fit, or 0: no packing; and
- * the words of pairs the layer's widest block takes. */
-static int32_t pack_width(const Conv *c, int32_t *words) {
+/* The widest block (16, 8 or 4) whose pairs fit in `limit` words (and
+ * PACK_WORDS), or 0: no packing; and the words of pairs that block takes
+ * (1 when none). A smaller limit gives narrower blocks: the same integers,
+ * a little slower, and the scratch a plan can shrink to where it peaks. */
+static int32_t pack_width(const Conv *c, int64_t limit, int32_t *words) {
   Pack pk;
   const int32_t taps = c->p->k_h * c->p->k_w;
+  int64_t group = 0; /* words per 4 channels */
   int32_t w = 0;
+  if (limit > PACK_WORDS) limit = PACK_WORDS;
   *words = 1;
   if (c->mode == DW && taps <= DW_TAPS) {
     w = block_width(c->p->out_c < BLK ? c->p->out_c : BLK);
-    *words = w * ((taps + 1) / 2); /* 4 per group and tap pair */
+    group = 4 * ((taps + 1) / 2); /* 4 per group and tap pair */
   } else if (c->mode == BCAST && c->p->in_strides[3] == 1) {
     pack_geometry(c, &pk);
-    const int64_t group = (int64_t)pk.runs * pk.quads * 8;
+    group = (int64_t)pk.runs * pk.quads * 8;
     w = block_width(c->fpg < BLK ? c->fpg : BLK);
-    while (w >= 4 && group * (w / 4) > PACK_WORDS) w /= 2;
-    *words = (int32_t)group * (w / 4);
   }
-  if (w < 4 || *words > PACK_WORDS) return *words = 1, 0;
+  while (w >= 4 && group * (w / 4) > limit) w /= 2;
+  if (w < 4) return 0;
+  *words = (int32_t)(group * (w / 4));
   return w;
 }
 
@@ -119,10 +123,17 @@ static size_t pw_scratch_bytes(const TnCrtConv2d *p) {
   return (size_t)p->out_c * 4 + (size_t)(pw_window(p) + 3) / 4 * 8;
 }
 
-/* The blocks' state (conv_s8.c's BlockState, which a DSP build checks
- * fits) at the start of the blocks' scratch, so that it is not on the
- * stack either. */
-enum { DSP_STATE_BYTES = 512 };
+/* The blocks' state (conv_s8.c's BlockState) at the start of the blocks'
+ * scratch, so that it is not on the stack either: its bytes on a
+ * Cortex-M core (which a DSP build checks), and its bytes up to Pack's
+ * depthwise fields (xo, corr, pad), which only packed depthwise blocks
+ * use. */
+enum { DSP_STATE_BYTES = 468, DSP_STATE_PLAIN_BYTES = 260 };
+
+/* The state's bytes for blocks with pairs packed, or not. */
+static size_t dsp_state_bytes(const Conv *c, int packed) {
+  return packed && c->mode == DW ? DSP_STATE_BYTES : DSP_STATE_PLAIN_BYTES;
+}
 
 /* The layers the depthwise 3x3 form takes (dw3x3_s8_dsp.h). */
 static int dsp_dw3_ok(const Conv *c, const TnCrtQuant *q) {
@@ -142,8 +153,41 @@ static size_t dsp_scratch_bytes(const Conv *c, const TnCrtQuant *q,
   if (dsp_dw3_ok(c, q)) return 0;
   if (!ring && dsp_pw_ok(c, q)) return pw_scratch_bytes(c->p);
   int32_t words;
-  return DSP_STATE_BYTES +
-         (pack_width(c, &words) ? (size_t)words * 4 : 0);
+  return pack_width(c, PACK_WORDS, &words)
+             ? dsp_state_bytes(c, 1) + (size_t)words * 4
+             : dsp_state_bytes(c, 0);
+}
+
+/* The smaller scratches the DSP forms still run in, largest first, below
+ * `full` (dsp_scratch_bytes'): the blocks' state with the pairs of the
+ * next narrower blocks (8, then 4 channels), then the state alone (no
+ * pairs); conv_run takes, for each, the form sized so. With each, how
+ * much slower the call is estimated to run, in percent: measured on the
+ * emulated Cortex-M4 (firmware/common/run.py --cycles) for the bundled
+ * models' layers, a narrower block reloads its inputs per channel twice
+ * or four times as often (about +10 % and +25 %), a depthwise or 3x3
+ * layer without pairs makes them at every pixel (+32 %), and a layer the
+ * matrix product (dsp_pointwise) takes runs 2.76x slower in unpacked
+ * blocks. Returns how many (at most 3). */
+static int32_t dsp_scratch_less(const Conv *c, const TnCrtQuant *q, int ring,
+                                size_t full, size_t out[3], uint16_t pct[3]) {
+  int32_t n = 0, words;
+  const size_t state = dsp_state_bytes(c, 1);
+  if (dsp_dw3_ok(c, q)) return 0;
+  const int pw = !ring && dsp_pw_ok(c, q);
+  int32_t w = pack_width(c, PACK_WORDS, &words);
+  while (w >= 4 && n < 2) {
+    w = pack_width(c, (int64_t)words - 1, &words);
+    if (w >= 4 && state + (size_t)words * 4 < full) {
+      pct[n] = pw ? 176 : w == 8 ? 10 : 25;
+      out[n++] = state + (size_t)words * 4;
+    }
+  }
+  if (dsp_state_bytes(c, 0) < full) {
+    pct[n] = pw ? 176 : 32;
+    out[n++] = dsp_state_bytes(c, 0);
+  }
+  return n;
 }
 
 #if TN_CRT_HAVE_ARM_DSP
