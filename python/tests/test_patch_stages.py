@@ -98,3 +98,39 @@ def test_cli_compile_patch_stages(tmp_path: Any, capsys: Any) -> None:
         assert json.load(f)["modules"]["ic"]["patch_stages"]["bands"] == 2
     assert cli.main(["compile", path, "-o", out, "--patch-stages", "many"]) == 1
     assert "patch_stages must be 'auto' or a number" in capsys.readouterr().err
+
+
+# TFLite Micro's arena head (BENCHMARKS.md), which holds CMSIS-NN's scratch
+# too, so it compares like for like with a Cortex-M archive's pool
+TFLM_HEAD = {"str_ww_ref_model.tflite": 6656, "pretrainedResnet_quant.tflite": 49152}
+
+
+@pytest.mark.parametrize("fname", sorted(TFLM_HEAD))
+def test_cortex_m_auto_below_tflm_with_the_dsp_scratch(fname: str) -> None:
+    """For target "cortex-m" the pass compares plans with the DSP forms'
+    scratch in the pool (PatchStages.isa), where the planner may give a
+    layer at the peak a smaller scratch: the pool stays under 0.8x TFLite
+    Micro's plan, and the outputs are the plain build's."""
+    mod = model(fname)
+    plain = codegen.compile(mod, name="m", target="cortex-m")
+    patched = codegen.compile(mod, name="m", target="cortex-m", patch_stages="auto")
+    fastest = codegen.compile(mod, name="m", target="cortex-m", patch_stages="auto",
+                              shrink_scratch=False)
+    assert patched.info["interface"]["scratch_isa"] == "arm_dsp"
+    assert patched.info["patch_stages"]["bands"] >= 2
+    assert patched.workspace_bytes <= 0.8 * TFLM_HEAD[fname]
+    assert patched.workspace_bytes <= fastest.workspace_bytes
+    ex = runtime.Executor(patched.module)
+    for seed in range(2):
+        xs = inputs_for(ex.inputs, seed)
+        for got, want in zip(outputs(ex, xs), expected(plain, xs)):
+            assert got.tobytes() == want.tobytes()
+
+
+def test_patch_stages_isa_option_is_checked() -> None:
+    from tvmnode import transform
+    mod = model("str_ww_ref_model.tflite")
+    with transform.PassContext(config={"PatchStages.isa": "avx9"}):
+        with pytest.raises(ValueError, match="'PatchStages.isa' must be 'portable' or "
+                                             "'arm_dsp', got 'avx9'"):
+            transform.PatchStages()(mod)

@@ -395,7 +395,8 @@ def _compile_options(args: argparse.Namespace) -> Dict[str, Any]:
             "constants_section": getattr(args, "constants_section", None),
             "workspace_section": getattr(args, "workspace_section", None),
             "constants_align": getattr(args, "constants_align", None),
-            "patch_stages": getattr(args, "patch_stages", None)}
+            "patch_stages": getattr(args, "patch_stages", None),
+            "shrink_scratch": not getattr(args, "fastest_scratch", False)}
 
 
 def _bytes(text: str) -> int:
@@ -1148,6 +1149,9 @@ def _add_compile_args(c: argparse.ArgumentParser) -> None:
     c.add_argument("--patch-stages", metavar="auto|N",
                    help="run the first, high-resolution stage in N bands of rows "
                         "(auto: the stage end and N of the smallest workspace)")
+    c.add_argument("--fastest-scratch", action="store_true",
+                   help="--target cortex-m: every convolution keeps its fastest scratch, "
+                        "even where a smaller one would shrink the pool")
     c.add_argument("--pool", action="append", metavar="NAME[:LIMIT[:KINDS]]",
                    help="a workspace pool (in order of preference), e.g. sram:64k, or "
                         "sram:8k:intermediate,scratch (the kinds of buffer it takes: "

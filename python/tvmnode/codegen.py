@@ -68,20 +68,24 @@ def _patch_count(patch_stages: Union[None, int, str]) -> Optional[int]:
     return patch_stages
 
 
-def _pipeline(mod: Any, target: str = "host", patch_count: Optional[int] = None) -> Any:
+def _pipeline(mod: Any, target: str = "host", patch_count: Optional[int] = None,
+              shrink_scratch: bool = True) -> Any:
     from . import transform
 
     layout = TARGETS[target]
     passes = [transform.InferType(), transform.SimplifyExpr(), transform.FoldConstant()]
     config: Dict[str, Any] = {}
-    if patch_count is not None:
-        # before the weights change layout: the plans it compares differ
-        # from the target's only in the kernels' scratch
-        passes.append(transform.PatchStages())
-        config["PatchStages.count"] = patch_count
     if layout is not None:
         passes.append(transform.ConvertKernelLayout())
         config["ConvertKernelLayout.layout"] = layout
+    if patch_count is not None:
+        # after the weights take the target's layout, and planning with
+        # the target's kernel scratch: the plans it compares are the
+        # archive's own
+        passes.append(transform.PatchStages())
+        config["PatchStages.count"] = patch_count
+        config["PatchStages.isa"] = SCRATCH_ISA[target]
+        config["PatchStages.shrink_scratch"] = int(shrink_scratch)
     passes += [transform.FuseOps(), transform.InferType()]
     with transform.PassContext(config=config or None):
         return transform.Sequential(passes)(mod)
@@ -381,7 +385,8 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
             constants_section: Optional[str] = None,
             workspace_section: Optional[str] = None,
             constants_align: Optional[int] = None,
-            patch_stages: Union[None, int, str] = None) -> Archive:
+            patch_stages: Union[None, int, str] = None,
+            shrink_scratch: bool = True) -> Archive:
     """Compile the "main" function of `mod` to C; see the module docstring.
 
     target: where the archive will run, one of TARGETS ("host", the
@@ -412,17 +417,24 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
     with the halo rows recomputed), at the stage end and N ("auto": and N)
     whose planned workspace is smallest; metadata.json records the choice
     under "patch_stages" (docs/mlf.md). None (the default) or 1 leaves the
-    model whole; with run_passes=False it is ignored."""
+    model whole; with run_passes=False it is ignored.
+
+    shrink_scratch (target "cortex-m"): where a convolution's scratch is
+    alive at the pool's peak, the plan may give it a smaller one its DSP
+    forms still run in (narrower blocks of packed weights, or none), when
+    that makes the pool smaller: the same integers, that layer a little
+    slower. False keeps every layer's fastest scratch."""
     if target not in TARGETS:
         raise ValueError("compile: target must be one of %s, got %r"
                          % (", ".join(sorted(TARGETS)), target))
     patch_count = _patch_count(patch_stages)
     if run_passes:
-        mod = _pipeline(mod, target, patch_count)
+        mod = _pipeline(mod, target, patch_count, bool(shrink_scratch))
     opts: Dict[str, Any] = {"name": name, "alignment": int(alignment), "interface": interface,
                             "io_in_pool": bool(io_in_pool),
                             "constants_in_pool": bool(constants_in_pool),
-                            "isa": SCRATCH_ISA[target]}
+                            "isa": SCRATCH_ISA[target],
+                            "shrink_scratch": bool(shrink_scratch)}
     if pools is not None:
         opts["pools"] = [dict(p) for p in pools]
     for key, val in (("constants_section", constants_section),

@@ -127,7 +127,7 @@ bool tn__aot_is_map(const TnAny *v) {
 static const char *const g_known[] = {
     "name", "alignment", "interface", "io_in_pool", "constants_in_pool",
     "pools", "devices", "constants_section", "workspace_section",
-    "constants_align", "isa", NULL};
+    "constants_align", "isa", "shrink_scratch", NULL};
 
 /* A linker section name: letters, digits, '_', '.' and '$', not starting
  * with a digit, at most 64 characters (".ext_flash", "model_weights"). */
@@ -198,6 +198,8 @@ static int parse_opts(const TnObject *o, Opts *out) {
       opt_bool(o, "io_in_pool", &out->io_in_pool) ||
       opt_bool(o, "constants_in_pool", &out->consts_in_pool))
     return -1;
+  out->shrink_scratch = true;
+  if (opt_bool(o, "shrink_scratch", &out->shrink_scratch)) return -1;
   if (!is_ident(name) || strlen(name) > 64)
     return tn_error_raise_in(TN_ERR_VALUE, WHO, "option 'name': '%s' is not "
                              "a C identifier of at most 64 characters", name);
@@ -460,7 +462,8 @@ static int analyse(Gen *g) {
       out_names[i] = g_array_index(g->outs, Io, i).name;
     TnKernPlanOptions po = {
         .align = g->o.align, .io_in_pool = g->o.io_in_pool,
-        .isa = g->o.isa, .nstates = (int32_t)g->states->len, .npools = np,
+        .isa = g->o.isa, .less_scratch = g->o.shrink_scratch,
+        .nstates = (int32_t)g->states->len, .npools = np,
         .pools = pools,
         .pool_kinds = (const uint32_t *)(void *)g->o.pool_kinds->data,
         .in_names = in_names, .out_names = out_names, .who = WHO,

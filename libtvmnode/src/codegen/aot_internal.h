@@ -29,6 +29,7 @@ typedef struct {
   char *ws_section;      /* NULL, or the section the pools belong in */
   bool io_in_pool, consts_in_pool, rust;
   int32_t isa;           /* TN_CRT_ISA_*: the kernels' scratch sized for */
+  bool shrink_scratch;   /* a smaller scratch for that ISA at the peak */
   GPtrArray *pool_names; /* char * */
   GArray *pool_limits;   /* int64 */
   GArray *pool_kinds;    /* uint32: bit k set when the pool takes BufKind k */

@@ -92,6 +92,14 @@ typedef struct {
   /* both for a Cortex-M core with the DSP extension (>= the above): the
    * plan of an archive for that ISA takes these */
   size_t scratch_dsp, inplace_scratch_dsp;
+  /* and the smaller ones its DSP forms still run in, largest first
+   * (tn_crt_conv2d_s8_scratch_less_isa): a plan may give the call one
+   * where its scratch is at the pools' peak */
+  size_t scratch_dsp_less[TN_CRT_SCRATCH_LESS_MAX];
+  size_t inplace_scratch_dsp_less[TN_CRT_SCRATCH_LESS_MAX];
+  uint16_t scratch_dsp_less_pct[TN_CRT_SCRATCH_LESS_MAX]; /* how much slower */
+  uint16_t inplace_scratch_dsp_less_pct[TN_CRT_SCRATCH_LESS_MAX];
+  int32_t nless, inplace_nless;
 } TnKernCall;
 
 /* Choose form `id` for `k`: its entry, and a zeroed parameter struct with

@@ -1017,11 +1017,17 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
     k->scratch = tn_crt_conv2d_s8_scratch_size(&pc->g);
     k->scratch_dsp =
         tn_crt_conv2d_s8_scratch_size_isa(&pc->g, qp, TN_CRT_ISA_ARM_DSP, 0);
+    k->nless = tn_crt_conv2d_s8_scratch_less_isa(
+        &pc->g, qp, TN_CRT_ISA_ARM_DSP, 0, k->scratch_dsp_less,
+        k->scratch_dsp_less_pct);
     if (tn_crt_conv2d_s8_inplace_ok(&pc->g)) {
       k->inplace = 1;
       k->inplace_scratch = tn_crt_conv2d_s8_inplace_scratch_size(&pc->g);
       k->inplace_scratch_dsp = tn_crt_conv2d_s8_scratch_size_isa(
           &pc->g, qp, TN_CRT_ISA_ARM_DSP, 1);
+      k->inplace_nless = tn_crt_conv2d_s8_scratch_less_isa(
+          &pc->g, qp, TN_CRT_ISA_ARM_DSP, 1, k->inplace_scratch_dsp_less,
+          k->inplace_scratch_dsp_less_pct);
     }
     k->macs = conv_macs(&pc->g);
   }

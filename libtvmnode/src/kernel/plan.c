@@ -440,12 +440,17 @@ static void homes(const Prog *g, const TnKernPlanOptions *o, TnKernPlan *p) {
  * output (a 1x1 convolution that halves the channels) saves memory at its
  * step but may cost it later: with `shrink` false those merges are not
  * made (the plan is made both ways and the smaller kept). */
-/* A step's scratch: the portable size, or for the DSP the larger. */
-static size_t pick(bool dsp, size_t portable, size_t for_dsp) {
+/* A step's scratch: the portable size, or for the DSP the larger, or at
+ * `level` > 0 the level-th of the smaller ones (the last when fewer). */
+static size_t pick(bool dsp, size_t portable, size_t for_dsp,
+                   const size_t *less, int32_t nless, int32_t level) {
+  if (dsp && level > 0 && nless > 0)
+    for_dsp = less[(level < nless ? level : nless) - 1];
   return dsp && for_dsp > portable ? for_dsp : portable;
 }
 
-static void lives(const Prog *g, TnKernPlan *p, bool shrink, int32_t isa) {
+static void lives(const Prog *g, TnKernPlan *p, bool shrink, int32_t isa,
+                  const uint8_t *level) {
   int32_t S = g->nsteps;
   for (int32_t s = 0; s < S; s++) {
     const TnKernStep *st = step(g, s);
@@ -465,14 +470,18 @@ static void lives(const Prog *g, TnKernPlan *p, bool shrink, int32_t isa) {
     const TnKernStep *st = step(g, s);
     p->scratch[s] = -1;
     const bool dsp = isa == TN_CRT_ISA_ARM_DSP;
-    size_t scratch = pick(dsp, st->k.scratch, st->k.scratch_dsp);
+    const int32_t lv = level ? level[s] : 0;
+    size_t scratch = pick(dsp, st->k.scratch, st->k.scratch_dsp,
+                          st->k.scratch_dsp_less, st->k.nless, lv);
     int32_t e = st->k.run && !st->k.compute ? st->k.inplace - 1 : -1;
     TnKernHome ho = p->home[st->out];
     if (e >= 0 && ho.kind == TN_KH_INPUT) { /* over a state, in place */
       TnKernHome hi = p->home[root_of(g, st->in[e])];
       if (hi.kind == TN_KH_INPUT && hi.index == ho.index)
         scratch = pick(dsp, st->k.inplace_scratch,
-                       st->k.inplace_scratch_dsp);
+                       st->k.inplace_scratch_dsp,
+                       st->k.inplace_scratch_dsp_less, st->k.inplace_nless,
+                       lv);
     } else if (e >= 0 && ho.kind == TN_KH_POOL &&
         buf(p, ho.index)->kind == TN_KB_INTERMEDIATE) {
       TnKernHome hi = p->home[root_of(g, st->in[e])];
@@ -494,7 +503,9 @@ static void lives(const Prog *g, TnKernPlan *p, bool shrink, int32_t isa) {
         if (bo->size > bi->size) bi->size = bo->size;
         bo->merged = tn__kernel_buf_root(p->bufs, hi.index);
         scratch = pick(dsp, st->k.inplace_scratch,
-                       st->k.inplace_scratch_dsp);
+                       st->k.inplace_scratch_dsp,
+                       st->k.inplace_scratch_dsp_less, st->k.inplace_nless,
+                       lv);
       }
     }
     if (scratch > 0)
@@ -557,7 +568,7 @@ static int place(const TnKernPlanOptions *o, TnKernPlan *p) {
 }
 
 static int plan_once(const TnKernPlanInput *g, const TnKernPlanOptions *o,
-                     TnKernPlan *p, bool shrink) {
+                     TnKernPlan *p, bool shrink, const uint8_t *level) {
   memset(p, 0, sizeof *p);
   p->nsteps = g->nsteps, p->nvalues = g->nvalues;
   p->ninputs = g->ninputs, p->noutputs = g->noutputs;
@@ -569,24 +580,19 @@ static int plan_once(const TnKernPlanInput *g, const TnKernPlanOptions *o,
   for (int32_t i = 0; i < g->ninputs; i++) p->in_buf[i] = -1;
   for (int32_t i = 0; i < g->noutputs; i++) p->out_buf[i] = -1;
   homes(g, o, p);
-  lives(g, p, shrink, o->isa);
+  lives(g, p, shrink, o->isa, level);
   return place(o, p);
 }
 
-int tn__kernel_plan(const TnKernPlanInput *g, const TnKernPlanOptions *opt,
-                    TnKernPlan *p) {
-  TnKernPlanOptions o = opt ? *opt : (TnKernPlanOptions){0};
-  if (o.align == 0) o.align = TN_KERN_PLAN_ALIGN;
-  if (o.who == NULL) o.who = "tn_memory_plan";
-  if (o.nstates < 0 || o.nstates > g->ninputs || o.nstates > g->noutputs)
-    o.nstates = 0;
-  /* with every in-place merge, then without those into a smaller output:
-   * the smaller plan (the first when they tie; the one that fits when
-   * only one fits the pools' limits) */
-  int rc = plan_once(g, &o, p, true);
+/* With every in-place merge, then without those into a smaller output:
+ * the smaller plan (the first when they tie; the one that fits when only
+ * one fits the pools' limits). */
+static int plan_both(const TnKernPlanInput *g, const TnKernPlanOptions *o,
+                     TnKernPlan *p, const uint8_t *level) {
+  int rc = plan_once(g, o, p, true, level);
   TnKernPlan q;
   TnObject *first = rc ? tn_error_take_raised() : NULL;
-  if (plan_once(g, &o, &q, false) == 0 &&
+  if (plan_once(g, o, &q, false, level) == 0 &&
       (rc != 0 || q.res.total < p->res.total)) {
     tn__kernel_plan_clear(p);
     *p = q;
@@ -597,6 +603,166 @@ int tn__kernel_plan(const TnKernPlanInput *g, const TnKernPlanOptions *opt,
   }
   if (rc != 0) tn_error_set_raised(first); /* the first plan's error */
   else if (first) tn_object_release(first);
+  return rc;
+}
+
+/* The smaller scratches a step may take (the larger count of its two). */
+static int32_t less_levels(const TnKernStep *st) {
+  return st->k.nless > st->k.inplace_nless ? st->k.nless
+                                           : st->k.inplace_nless;
+}
+
+/* How much slower step `st` is estimated to run with its level-th smaller
+ * scratch, in percent (0 at level 0); the larger of its two lists'. */
+static double slower_pct(const TnKernStep *st, int32_t lv) {
+  double a = 0, b = 0;
+  if (lv > 0 && st->k.nless > 0)
+    a = st->k.scratch_dsp_less_pct[(lv < st->k.nless ? lv : st->k.nless) - 1];
+  if (lv > 0 && st->k.inplace_nless > 0)
+    b = st->k.inplace_scratch_dsp_less_pct
+            [(lv < st->k.inplace_nless ? lv : st->k.inplace_nless) - 1];
+  return a > b ? a : b;
+}
+
+/* The estimated time of the steps at `level`, in MACs at their fastest
+ * forms' speed. */
+static double est_time(const TnKernPlanInput *g, const uint8_t *level) {
+  double t = 0;
+  for (int32_t s = 0; s < g->nsteps; s++) {
+    const TnKernStep *st = step(g, s);
+    t += (double)st->k.macs * (1.0 + slower_pct(st, level[s]) / 100.0);
+  }
+  return t;
+}
+
+/* Whether plan `q` is worth taking over `p`, whose steps' estimated time
+ * is t0, when it adds dt: smaller, and by at least the share of time it
+ * adds (2% fewer bytes for at most 2% more time). */
+static bool worth(const TnKernPlan *p, const TnKernPlan *q, double t0,
+                  double dt) {
+  if (q->res.total >= p->res.total) return false;
+  if (t0 <= 0 || dt <= 0) return true;
+  return (double)(p->res.total - q->res.total) / (double)p->res.total >=
+         dt / t0;
+}
+
+/* Whether two steps take the same scratches. */
+static bool same_scratch(const TnKernStep *a, const TnKernStep *b) {
+  return a->k.scratch_dsp == b->k.scratch_dsp &&
+         a->k.inplace_scratch_dsp == b->k.inplace_scratch_dsp &&
+         a->k.nless == b->k.nless && a->k.inplace_nless == b->k.inplace_nless &&
+         memcmp(a->k.scratch_dsp_less, b->k.scratch_dsp_less,
+                sizeof a->k.scratch_dsp_less) == 0 &&
+         memcmp(a->k.inplace_scratch_dsp_less, b->k.inplace_scratch_dsp_less,
+                sizeof a->k.inplace_scratch_dsp_less) == 0;
+}
+
+/* Each step of `p` back to its fastest scratch that keeps the pools
+ * within `p`'s bytes: a smaller scratch away from the peak is time spent
+ * for nothing. */
+static void relax(const TnKernPlanInput *g, const TnKernPlanOptions *o,
+                  TnKernPlan *p, uint8_t *level) {
+  for (int32_t s = 0; s < g->nsteps; s++) {
+    const uint8_t was = level[s];
+    for (uint8_t lv = 0; lv < was; lv++) {
+      TnKernPlan q;
+      level[s] = lv;
+      if (plan_both(g, o, &q, level) == 0 && q.res.total <= p->res.total) {
+        tn__kernel_plan_clear(p);
+        *p = q;
+        break;
+      }
+      tn__kernel_plan_clear(&q);
+      tn_error_set_raised(NULL);
+      level[s] = was;
+    }
+  }
+}
+
+int tn__kernel_plan(const TnKernPlanInput *g, const TnKernPlanOptions *opt,
+                    TnKernPlan *p) {
+  TnKernPlanOptions o = opt ? *opt : (TnKernPlanOptions){0};
+  if (o.align == 0) o.align = TN_KERN_PLAN_ALIGN;
+  if (o.who == NULL) o.who = "tn_memory_plan";
+  if (o.nstates < 0 || o.nstates > g->ninputs || o.nstates > g->noutputs)
+    o.nstates = 0;
+  int rc = plan_both(g, &o, p, NULL);
+  if (!o.less_scratch || o.isa != TN_CRT_ISA_ARM_DSP) return rc;
+  /* Smaller scratches, first for all the steps of one scratch size
+   * together, then step by step, each kept when the pools shrink by at
+   * least the share of time it is estimated to add (worth); when the
+   * fastest plan does not fit the pools' limits, from the smallest
+   * scratches everywhere. Then every step back to its fastest scratch
+   * that keeps the pools' bytes (relax). */
+  uint8_t *level = g_new0(uint8_t, g->nsteps > 0 ? g->nsteps : 1);
+  bool any = false;
+  for (int32_t s = 0; s < g->nsteps; s++)
+    any |= less_levels(step(g, s)) > 0;
+  if (any && rc != 0) {
+    for (int32_t s = 0; s < g->nsteps; s++)
+      level[s] = (uint8_t)less_levels(step(g, s));
+    TnObject *err = tn_error_take_raised();
+    tn__kernel_plan_clear(p);
+    if (plan_both(g, &o, p, level) == 0) {
+      rc = 0;
+      tn_object_release(err);
+    } else {
+      tn_error_set_raised(err);
+    }
+  }
+  /* steps of one scratch size together first (a model's patches repeat
+   * their layers, and peak alike), then each step alone */
+  for (int32_t s = 0; any && rc == 0 && s < g->nsteps; s++) {
+    const TnKernStep *a = step(g, s);
+    const int32_t n = less_levels(a);
+    bool first = true;
+    for (int32_t t = 0; t < s; t++)
+      first &= !same_scratch(step(g, t), a);
+    if (n == 0 || !first) continue;
+    uint8_t *trial = g_new(uint8_t, g->nsteps > 0 ? g->nsteps : 1);
+    memcpy(trial, level, (size_t)g->nsteps);
+    for (int32_t lv = 1; lv <= n; lv++) {
+      TnKernPlan q;
+      for (int32_t t = s; t < g->nsteps; t++)
+        if (same_scratch(step(g, t), a) && trial[t] < lv)
+          trial[t] = (uint8_t)lv;
+      if (plan_both(g, &o, &q, trial) == 0 &&
+          worth(p, &q, est_time(g, level),
+                est_time(g, trial) - est_time(g, level))) {
+        tn__kernel_plan_clear(p);
+        *p = q;
+        memcpy(level, trial, (size_t)g->nsteps);
+      } else {
+        tn__kernel_plan_clear(&q);
+        tn_error_set_raised(NULL);
+      }
+    }
+    g_free(trial);
+  }
+  for (int32_t s = 0; any && rc == 0 && s < g->nsteps; s++) {
+    const int32_t n = less_levels(step(g, s));
+    uint8_t best = level[s];
+    for (int32_t lv = best + 1; lv <= n; lv++) {
+      TnKernPlan q;
+      level[s] = best;
+      const double t0 = est_time(g, level);
+      const double dt = (double)step(g, s)->k.macs *
+                        (slower_pct(step(g, s), lv) -
+                         slower_pct(step(g, s), best)) / 100.0;
+      level[s] = (uint8_t)lv;
+      if (plan_both(g, &o, &q, level) == 0 && worth(p, &q, t0, dt)) {
+        tn__kernel_plan_clear(p);
+        *p = q;
+        best = (uint8_t)lv;
+      } else {
+        tn__kernel_plan_clear(&q);
+        tn_error_set_raised(NULL);
+      }
+    }
+    level[s] = best;
+  }
+  if (any && rc == 0) relax(g, &o, p, level);
+  g_free(level);
   return rc;
 }
 

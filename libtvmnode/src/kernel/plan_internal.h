@@ -72,6 +72,10 @@ typedef struct {
   /* TN_CRT_ISA_ARM_DSP: steps' scratch sized for that ISA's kernels
    * (TnKernCall's scratch_dsp), else the portable sizes */
   int32_t isa;
+  /* with that ISA: give a step one of its smaller scratches
+   * (TnKernCall's scratch_dsp_less) where that makes the pools smaller,
+   * or lets them fit their limits; the same integers, a little slower */
+  bool less_scratch;
   const char *who;          /* for messages */
   const char *accepts_hint; /* appended to "no pool accepts ..." */
 } TnKernPlanOptions;

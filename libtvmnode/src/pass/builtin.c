@@ -163,4 +163,8 @@ void tn__passes_builtin_init(void) {
                                          TN_TYPE_STRING) == 0);
   TN__INIT_CHECK(tn_pass_config_register("PatchStages.count", TN_TYPE_INT) == 0);
   TN__INIT_CHECK(tn_pass_config_register("PatchStages.end", TN_TYPE_INT) == 0);
+  TN__INIT_CHECK(tn_pass_config_register("PatchStages.isa", TN_TYPE_STRING) ==
+                 0);
+  TN__INIT_CHECK(tn_pass_config_register("PatchStages.shrink_scratch",
+                                         TN_TYPE_INT) == 0);
 }

@@ -27,9 +27,16 @@
  * module is left as it was. A count N >= 1 fixes the bands (1 changes
  * nothing); "PatchStages.end" >= 0 fixes the stage end (the index among
  * the possible ends, in evaluation order), -1 lets the plan choose it.
+ * "PatchStages.isa" ("portable", the default, or "arm_dsp") is the ISA
+ * the plans size the kernels' scratch for, as the code generator's option
+ * "isa" does: for a Cortex-M archive the DSP convolutions' buffers, which
+ * the planner may shrink at the peak ("PatchStages.shrink_scratch" 1, the
+ * default; 0 as the code generator's option "shrink_scratch" false), so
+ * that the candidate kept is the smallest archive.
  * The choice is recorded in the module attribute "patch_stages".
  */
 #include "ir/ops_nn.h"
+#include "kernel/plan_internal.h"
 #include "pass/pass_internal.h"
 
 #include <inttypes.h>
@@ -425,8 +432,11 @@ done:
 }
 
 /* The planned workspace and MACs of `mod` with "main" = fn, as the code
- * generator plans it (FuseOps first). 0, or -1 with the error. */
-static int plan_of(TnObject *mod, TnObject *fn, TnProgramStats *st) {
+ * generator plans it (FuseOps first) for `isa` (TN_CRT_ISA_ARM_DSP: the
+ * DSP forms' scratch, shrunk where the pool peaks, as an archive for a
+ * Cortex-M core is planned). 0, or -1 with the error. */
+static int plan_of(TnObject *mod, TnObject *fn, int32_t isa, bool shrink,
+                   TnProgramStats *st) {
   TnObject *m1 = tn_ir_module_with(mod, "main", fn);
   TnObject *m2 = m1 ? tn__infer_type_module(m1, NULL) : NULL;
   TnObject *m3 = m2 ? tn__fuse_ops_module(m2, NULL) : NULL;
@@ -434,6 +444,16 @@ static int plan_of(TnObject *mod, TnObject *fn, TnProgramStats *st) {
   TnObject *main = m4 ? tn_ir_module_get(m4, "main") : NULL;
   TnObject *prog = main ? tn_program_new(m4, main) : NULL;
   int rc = prog ? tn_program_stats(prog, st) : -1;
+  const TnKernPlan *exec;
+  TnKernPlanInput in;
+  if (rc == 0 && isa == TN_CRT_ISA_ARM_DSP &&
+      (rc = tn__program_plan(prog, &exec, &in)) == 0) {
+    TnKernPlanOptions o = {.isa = isa, .less_scratch = shrink, .who = WHO};
+    TnKernPlan kp;
+    rc = tn__kernel_plan(&in, &o, &kp);
+    if (rc == 0) st->arena_bytes = kp.res.size[0];
+    tn__kernel_plan_clear(&kp);
+  }
   tn_object_release(prog);
   tn_object_release(main);
   tn_object_release(m4);
@@ -445,6 +465,8 @@ static int plan_of(TnObject *mod, TnObject *fn, TnProgramStats *st) {
 
 typedef struct {
   int64_t count, end_choice;
+  int32_t isa; /* TN_CRT_ISA_*: the kernels' scratch the plans take */
+  bool shrink; /* and the smaller ones at the peak, for that ISA */
   TnObject *mod;
   /* what was chosen, for the module attribute */
   int64_t bands, end_index, plain_bytes, bytes;
@@ -495,7 +517,7 @@ static TnObject *patch_main(Ctx *cx, TnObject *fn) {
     goto done;
   }
   TnProgramStats plain;
-  if (plan_of(cx->mod, fn, &plain)) goto done;
+  if (plan_of(cx->mod, fn, cx->isa, cx->shrink, &plain)) goto done;
   cx->plain_bytes = plain.arena_bytes;
   int64_t best_bytes = plain.arena_bytes, best_macs = plain.macs;
   const bool fixed = cx->count > 1 && cx->end_choice >= 0;
@@ -519,7 +541,7 @@ static TnObject *patch_main(Ctx *cx, TnObject *fn) {
       plans++;
       TnObject *cand = split(&g, fn, in, end, counts[c]);
       TnProgramStats st;
-      if (cand == NULL || plan_of(cx->mod, cand, &st)) {
+      if (cand == NULL || plan_of(cx->mod, cand, cx->isa, cx->shrink, &st)) {
         tn_object_release(cand);
         goto done_err;
       }
@@ -549,7 +571,7 @@ static TnObject *patch_main(Ctx *cx, TnObject *fn) {
       best = split(&g, fn, in, ends[e], cx->count);
       if (best == NULL) goto done_err;
       TnProgramStats st;
-      if (plan_of(cx->mod, best, &st)) goto done_err;
+      if (plan_of(cx->mod, best, cx->isa, cx->shrink, &st)) goto done_err;
       cx->bands = cx->count;
       cx->end_index = e;
       cx->end_op = tn__ir_call_op_name(node(&g, ends[e])->e);
@@ -576,8 +598,17 @@ done:
 
 TnObject *tn__patch_stages_module(TnObject *mod, TnObject *ctx) {
   Ctx cx = {tn__pass_config_int(ctx, "PatchStages.count", 0),
-            tn__pass_config_int(ctx, "PatchStages.end", -1), mod, 1, -1, -1, -1,
-            NULL};
+            tn__pass_config_int(ctx, "PatchStages.end", -1),
+            TN_CRT_ISA_PORTABLE,
+            tn__pass_config_int(ctx, "PatchStages.shrink_scratch", 1) != 0,
+            mod, 1, -1, -1, -1, NULL};
+  const char *isa = tn__pass_config_str(ctx, "PatchStages.isa", "portable");
+  if (strcmp(isa, "arm_dsp") == 0)
+    cx.isa = TN_CRT_ISA_ARM_DSP;
+  else if (strcmp(isa, "portable") != 0)
+    return tn_error_raise_in(TN_ERR_VALUE, WHO, "option 'PatchStages.isa' "
+                             "must be 'portable' or 'arm_dsp', got '%s'",
+                             isa), NULL;
   if (cx.count < 0)
     return tn_error_raise_in(TN_ERR_VALUE, WHO, "option 'PatchStages.count' "
                              "must be 0 (auto) or a number of bands >= 1, got %"
