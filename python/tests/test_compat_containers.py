@@ -3,6 +3,7 @@ apache-tvm-ffi user writes them (issue 33): content `==` and `hash` of
 Array/List/Map/Dict, List slices and the list/dict methods, the
 `__tvm_ffi_*__` conversion protocols, and `structural_equal` /
 `structural_hash` / `get_first_structural_mismatch` at the top level."""
+import dataclasses
 import random
 import threading
 import time
@@ -446,9 +447,9 @@ def test_tvm_ffi_protocols() -> None:
     assert p.value == 0x1234
 
 
+@dataclasses.dataclass
 class Wraps:
-    def __init__(self, value: Any) -> None:
-        self.value = value
+    value: Any
 
     def __tvm_ffi_value__(self) -> Any:
         return self.value
