@@ -692,8 +692,10 @@ static int protocol_arg(PyObject *o, TnAny *out, TnObject **temp) {
 /* DLPack's own protocols for a data type and a device, as apache-tvm-ffi
  * reads them: __dlpack_data_type__() gives (code, bits, lanes),
  * __dlpack_device__() (device type, id); and a numpy dtype (ml_dtypes'
- * too) is a DataType. Tried only after tensors, since every DLPack
- * producer also has __dlpack_device__. 1 converted, 0 none, -1 raised. */
+ * too) is a DataType. Tried last, where an object would otherwise pass as
+ * an opaque handle: every DLPack producer also has __dlpack_device__ and
+ * stays a tensor, and values that converted before never pay for the
+ * look-ups. 1 converted, 0 none, -1 raised. */
 static PyObject *g_dlpack_dtype_name, *g_dlpack_device_name;
 
 static int is_numpy_dtype(PyTypeObject *tp) {
@@ -806,8 +808,6 @@ static int arg_slow(PyObject *o, TnAny *out, TnObject **temp) {
     return 0;
   }
   if (!not_tensor) return -1;
-  int meta = dlpack_meta_arg(o, out);
-  if (meta) return meta < 0 ? -1 : 0;
   /* numpy scalars and other number-likes; numpy.bool_ is a bool (it has
    * __float__, and __index__ only on old numpy), a complex is refused
    * rather than losing its imaginary part */
@@ -850,6 +850,8 @@ static int arg_slow(PyObject *o, TnAny *out, TnObject **temp) {
                  "(convert it to a list or tuple)", Py_TYPE(o)->tp_name);
     return -1;
   }
+  int meta = dlpack_meta_arg(o, out);
+  if (meta) return meta < 0 ? -1 : 0;
   TnObject *h = opaque_new(o);
   if (h == NULL) return -1;
   *temp = h;
