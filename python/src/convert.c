@@ -668,12 +668,14 @@ static int protocol_arg(PyObject *o, TnAny *out, TnObject **temp) {
         }
       }
       break;
-    default: /* PROTO_VALUE: converted as if passed itself */
+    default: /* PROTO_VALUE: converted as if passed itself (another object
+              * of the same class too, as tvm-ffi; the recursion limit ends
+              * a chain that never does) */
       if (Py_EnterRecursiveCall(" converting a __tvmnode_value__() result"))
         break;
-      if (Py_TYPE(r) == tp) {
-        PyErr_Format(PyExc_TypeError, "%s.%s() returned an object of its "
-                     "own type", tp->tp_name, pname);
+      if (r == o) {
+        PyErr_Format(PyExc_TypeError, "%s.%s() returned the object itself",
+                     tp->tp_name, pname);
       } else if (tnpy_any_from_py(r, out) == 0) {
         /* owned: the call releases it through *temp when it is an object;
          * a string is made an object so it outlives `r` */
@@ -685,6 +687,81 @@ static int protocol_arg(PyObject *o, TnAny *out, TnObject **temp) {
   }
   Py_DECREF(r);
   return rc;
+}
+
+/* DLPack's own protocols for a data type and a device, as apache-tvm-ffi
+ * reads them: __dlpack_data_type__() gives (code, bits, lanes),
+ * __dlpack_device__() (device type, id); and a numpy dtype (ml_dtypes'
+ * too) is a DataType. Tried last, where an object would otherwise pass as
+ * an opaque handle: every DLPack producer also has __dlpack_device__ and
+ * stays a tensor, and values that converted before never pay for the
+ * look-ups. 1 converted, 0 none, -1 raised. */
+static PyObject *g_dlpack_dtype_name, *g_dlpack_device_name;
+
+static int is_numpy_dtype(PyTypeObject *tp) {
+  for (; tp != NULL; tp = tp->tp_base)
+    if (strcmp(tp->tp_name, "numpy.dtype") == 0) return 1;
+  return 0;
+}
+
+static int dlpack_meta_arg(PyObject *o, TnAny *out) {
+  PyTypeObject *tp = Py_TYPE(o);
+  if (is_numpy_dtype(tp)) {
+    PyObject *d = tnpy_dtype_class ? PyObject_CallOneArg(tnpy_dtype_class, o) : NULL;
+    if (d == NULL) return tnpy_dtype_class ? -1 : 0;
+    int rc = dtype_arg(d, out);
+    Py_DECREF(d);
+    return rc < 0 ? -1 : 1;
+  }
+  if (g_dlpack_dtype_name == NULL &&
+      (g_dlpack_dtype_name = PyUnicode_InternFromString("__dlpack_data_type__")) == NULL)
+    return -1;
+  if (g_dlpack_device_name == NULL &&
+      (g_dlpack_device_name = PyUnicode_InternFromString("__dlpack_device__")) == NULL)
+    return -1;
+  int is_dtype = _PyType_Lookup(tp, g_dlpack_dtype_name) != NULL;
+  if (!is_dtype && _PyType_Lookup(tp, g_dlpack_device_name) == NULL) return 0;
+  const char *pname = is_dtype ? "__dlpack_data_type__" : "__dlpack_device__";
+  PyObject *r = PyObject_CallMethodNoArgs(
+      o, is_dtype ? g_dlpack_dtype_name : g_dlpack_device_name);
+  if (r == NULL) return -1;
+  long long v[3] = {0, 0, 0};
+  Py_ssize_t n = is_dtype ? 3 : 2;
+  int ok = PyTuple_Check(r) && PyTuple_GET_SIZE(r) == n;
+  for (Py_ssize_t i = 0; ok && i < n; i++) {
+    PyObject *x = PyTuple_GET_ITEM(r, i);
+    ok = PyLong_Check(x);
+    if (ok) v[i] = PyLong_AsLongLong(x);
+  }
+  Py_DECREF(r);
+  if (!ok || PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s.%s() must return a tuple of %d ints",
+                 tp->tp_name, pname, (int)n);
+    return -1;
+  }
+  if (!is_dtype) {
+    if (v[0] < 0 || v[0] > INT32_MAX || v[1] < 0 || v[1] > INT32_MAX) {
+      PyErr_Format(PyExc_ValueError, "%s.__dlpack_device__() returned (%lld, "
+                   "%lld): type and id are 0 to 2**31-1", tp->tp_name, v[0], v[1]);
+      return -1;
+    }
+    DLDevice d = {(DLDeviceType)v[0], (int32_t)v[1]};
+    *out = tn_any_device(d);
+    return 1;
+  }
+  char name[64];
+  DLDataType dt = {(uint8_t)v[0], (uint8_t)v[1], (uint16_t)v[2]};
+  if (v[0] < 0 || v[0] > UINT8_MAX || v[1] < 0 || v[1] > UINT8_MAX ||
+      v[2] < 0 || v[2] > UINT16_MAX || tn_dtype_print(dt, name, sizeof name) < 0) {
+    tn_error_set_raised(NULL);
+    PyErr_Format(PyExc_ValueError, "%s.__dlpack_data_type__() returned (%lld, "
+                 "%lld, %lld), which is not a data type tvmnode knows",
+                 tp->tp_name, v[0], v[1], v[2]);
+    return -1;
+  }
+  *out = tn_any_dtype(dt);
+  return 1;
 }
 
 static int arg_slow(PyObject *o, TnAny *out, TnObject **temp) {
@@ -773,6 +850,8 @@ static int arg_slow(PyObject *o, TnAny *out, TnObject **temp) {
                  "(convert it to a list or tuple)", Py_TYPE(o)->tp_name);
     return -1;
   }
+  int meta = dlpack_meta_arg(o, out);
+  if (meta) return meta < 0 ? -1 : 0;
   TnObject *h = opaque_new(o);
   if (h == NULL) return -1;
   *temp = h;

@@ -554,8 +554,42 @@ static PyObject *field_index(PyObject *self, void *c) {
   return PyLong_FromLong(((FieldDescr *)self)->index);
 }
 
+/* fget / fset as a property's: fget(obj) reads, fset(obj, value) writes as
+ * `obj.name = value` does; fset is None for a read-only field, as
+ * apache-tvm-ffi's frozen fields (Field.set stays the way past it). */
+static PyObject *field_fget_call(PyObject *self, PyObject *obj) {
+  return field_get(self, obj, NULL);
+}
+
+static PyObject *field_fset_call(PyObject *self, PyObject *const *args,
+                                 Py_ssize_t nargs) {
+  if (nargs != 2)
+    return PyErr_Format(PyExc_TypeError, "Field.fset(obj, value) takes 2 "
+                        "arguments, %zd given", nargs);
+  if (field_set(self, args[0], args[1])) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef g_fget_def = {"fget", (PyCFunction)field_fget_call, METH_O,
+                                 "fget(obj): the field's value."};
+static PyMethodDef g_fset_def = {"fset", (PyCFunction)(void (*)(void))field_fset_call,
+                                 METH_FASTCALL, "fset(obj, value): write the field."};
+
+static PyObject *field_fget(PyObject *self, void *c) {
+  (void)c;
+  return PyCFunction_New(&g_fget_def, self);
+}
+
+static PyObject *field_fset(PyObject *self, void *c) {
+  (void)c;
+  if (((FieldDescr *)self)->desc->flags & TN_FIELD_READONLY) Py_RETURN_NONE;
+  return PyCFunction_New(&g_fset_def, self);
+}
+
 static PyGetSetDef field_getset[] = {
     {"name", field_name, NULL, NULL, NULL},
+    {"fget", field_fget, NULL, NULL, NULL},
+    {"fset", field_fset, NULL, NULL, NULL},
     {"__doc__", field_doc, NULL, NULL, NULL},
     {"kind", field_kind, NULL, NULL, NULL},
     {"flags", field_flags, NULL, NULL, NULL},

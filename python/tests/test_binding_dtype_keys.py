@@ -55,7 +55,7 @@ def test_dtype_parts(text: str, canon: str, code: int, bits: int, lanes: int,
                      itemsize: Optional[int]) -> None:
     d = tn.DataType(text)
     assert type(d) is tn.DataType and d == canon and str(d) == canon
-    assert repr(d) == "DataType(%r)" % canon
+    assert repr(d) == "dtype(%r)" % canon
     assert (d.type_code, d.bits, d.lanes) == (code, bits, lanes)
     if itemsize is None:
         with pytest.raises(ValueError, match="bits|size"):

@@ -3,6 +3,7 @@ apache-tvm-ffi user writes them (issue 33): content `==` and `hash` of
 Array/List/Map/Dict, List slices and the list/dict methods, the
 `__tvm_ffi_*__` conversion protocols, and `structural_equal` /
 `structural_hash` / `get_first_structural_mismatch` at the top level."""
+import dataclasses
 import random
 import threading
 import time
@@ -446,6 +447,21 @@ def test_tvm_ffi_protocols() -> None:
     assert p.value == 0x1234
 
 
+@dataclasses.dataclass
+class Wraps:
+    value: Any
+
+    def __tvm_ffi_value__(self) -> Any:
+        return self.value
+
+
+def test_value_protocol_results_of_the_same_class_convert() -> None:
+    # tvm-ffi's nesting: a value that is another object of the same class
+    assert echo(Wraps(Wraps(Wraps(10)))) == 10
+    assert tuple(echo(Wraps([Wraps(1), Wraps(2), 3]))) == (1, 2, 3)
+    assert tn.convert(Wraps(Wraps("s"))) == "s"
+
+
 def test_tvm_ffi_protocol_errors() -> None:
     class BadObj:
         def __tvm_ffi_object__(self) -> Any:
@@ -463,9 +479,13 @@ def test_tvm_ffi_protocol_errors() -> None:
         def __tvm_ffi_float__(self) -> float:
             raise RuntimeError("boom")
 
+    class Endless:
+        def __tvm_ffi_value__(self) -> Any:
+            return Endless()
+
     class Self:
         def __tvm_ffi_value__(self) -> Any:
-            return Self()
+            return self
 
     with pytest.raises(TypeError, match="BadObj.__tvm_ffi_object__\\(\\) returned int, not a tvmnode object"):
         echo(BadObj())
@@ -475,8 +495,10 @@ def test_tvm_ffi_protocol_errors() -> None:
         echo(BadPtr())
     with pytest.raises(RuntimeError, match="boom"):
         echo(Raises())
-    with pytest.raises(TypeError, match="Self.__tvm_ffi_value__\\(\\) returned an object of its own type"):
+    with pytest.raises(TypeError, match="Self.__tvm_ffi_value__\\(\\) returned the object itself"):
         echo(Self())
+    with pytest.raises(RecursionError):
+        echo(Endless())
 
 
 # ---- structural functions --------------------------------------------------

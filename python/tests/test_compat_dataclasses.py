@@ -267,6 +267,14 @@ class WithMethods(tn.Object):
         return 0
 
 
+@py_class(_key("Registered"))
+class Registered(tn.Object):
+    x: int
+
+
+_ffi.type_register_method(Registered._tn_type_index, "get_x", lambda o: o.x)
+
+
 def test_method_is_registered_on_the_c_type() -> None:
     t = WithMethods._tn_type_index
     assert set(_ffi.type_methods(t)) == {"plus", "twice"}
@@ -275,13 +283,56 @@ def test_method_is_registered_on_the_c_type() -> None:
     assert _ffi.type_get_method(t, "twice")(21) == 42
     # still an ordinary method from Python
     assert WithMethods(1).plus(1) == 2 and WithMethods.twice(3) == 6
+    # tvm-ffi's TypeMethod.is_static: a staticmethod takes no object
+    methods = {m.name: m for m in tn.get_type_info(WithMethods).methods}
+    assert methods["plus"].is_static is False and methods["twice"].is_static is True
+    assert methods["twice"].func(4) == 8
+    # a method registered through the registry (as C, Rust or Go do) takes
+    # the object first
+    (m,) = tn.get_type_info(Registered).methods
+    assert m.name == "get_x" and m.is_static is False and m.func(Registered(5)) == 5
 
 
 def test_method_refuses_classmethods_and_non_functions() -> None:
-    with pytest.raises(TypeError, match="classmethod"):
+    # tvm-ffi's words in each message
+    with pytest.raises(TypeError, match="method: @classmethod is not supported"):
         method(classmethod(lambda cls: 0))
-    with pytest.raises(TypeError, match="expected a function, got int"):
+    with pytest.raises(TypeError, match="method: expected a callable, got int"):
         method(3)
+    with pytest.raises(TypeError, match="MarkedFirst.maker is marked with @method but "
+                                        "wrapped by @classmethod"):
+        @py_class(_key("MarkedFirst"))
+        class MarkedFirst(tn.Object):
+            @classmethod
+            @method
+            def maker(cls) -> int:
+                return 0
+
+    def by_hand(cls: type) -> int:
+        return 0
+
+    by_hand.__ffi_method__ = True  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match="wrapped by @classmethod"):
+        @py_class(_key("ByHand"))
+        class ByHand(tn.Object):
+            maker = classmethod(by_hand)  # type: ignore[var-annotated]
+
+
+def _size(self: Any) -> int:
+    return 3
+
+
+_size.__ffi_method__ = True  # type: ignore[attr-defined]
+
+
+@py_class(_key("FfiMarked"))
+class FfiMarked(tn.Object):
+    x: int
+    sized = _size
+
+
+def test_tvm_ffi_method_mark_registers_too() -> None:
+    assert _ffi.type_get_method(FfiMarked._tn_type_index, "sized")(FfiMarked(1)) == 3
 
 
 # ---- 4. c_class and init_property ------------------------------------------------
@@ -381,6 +432,37 @@ def test_field_set_writes_frozen_fields() -> None:
     with pytest.raises(TypeError, match="'a'"):
         Frozen.a.set(o, "x")  # type: ignore[attr-defined]
     assert o.a == 3
+
+
+def test_field_fget_and_fset_as_a_property() -> None:
+    @py_class(_key("FrozenPt"), frozen=True)
+    class FrozenPt(tn.Object):
+        x: int
+
+    @py_class(_key("MutablePt"))
+    class MutablePt(tn.Object):
+        x: int
+        rows: List[List[int]] = field(default_factory=list)
+
+    assert FrozenPt.__dict__["x"].fset is None
+    f = FrozenPt(1)
+    assert FrozenPt.__dict__["x"].fget(f) == 1
+    m = MutablePt(1)
+    fset = MutablePt.__dict__["x"].fset
+    fset(m, 5)
+    assert m.x == 5 and MutablePt.__dict__["x"].fget(m) == 5
+    with pytest.raises(TypeError, match="'x'"):
+        fset(m, "no")
+    with pytest.raises(TypeError, match="takes 2 arguments, 1 given"):
+        fset(m)
+    with pytest.raises(TypeError, match="field 'x' read from a int"):
+        MutablePt.__dict__["x"].fget(3)
+    # a field Python checks keeps its check through fset
+    rows = MutablePt.__dict__["rows"]
+    rows.fset(m, [[1, 2]])
+    assert [list(r) for r in rows.fget(m)] == [[1, 2]]
+    with pytest.raises(TypeError, match="rows"):
+        rows.fset(m, [["x"]])
 
 
 def test_field_set_errors() -> None:

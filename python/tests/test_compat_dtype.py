@@ -347,6 +347,60 @@ def test_small_float_values_in_json_and_fields() -> None:
     del t, back
 
 
+def _dtype_proto(parts: Any) -> Any:
+    """An object whose __dlpack_data_type__() returns `parts`."""
+    return type("_DTypeProto", (), {"__dlpack_data_type__": lambda self: parts})()
+
+
+def _device_proto(parts: Any) -> Any:
+    """An object whose __dlpack_device__() returns `parts`."""
+    return type("_DeviceProto", (), {"__dlpack_device__": lambda self: parts})()
+
+
+def test_dlpack_data_type_protocol_is_a_datatype() -> None:
+    for parts, text in [((2, 32, 1), "float32"), ((10, 8, 1), "float8_e4m3fn"),
+                        ((0, 8, 4), "int8x4"), ((17, 4, 2), "float4_e2m1fnx2")]:
+        got = echo(_dtype_proto(parts))
+        assert type(got) is tn.DataType and got == text, parts
+        got = tn.convert(_dtype_proto(parts))
+        assert type(got) is tn.DataType and got == text, parts
+    with pytest.raises(ValueError, match=r"_DTypeProto.__dlpack_data_type__\(\) returned "
+                                         r"\(99, 8, 1\), which is not a data type"):
+        echo(_dtype_proto((99, 8, 1)))
+    with pytest.raises(ValueError, match="returned \\(2, 300, 1\\)"):
+        echo(_dtype_proto((2, 300, 1)))
+    for bad in [(2, 32), "float32", (2, 32.0, 1), None]:
+        with pytest.raises(TypeError, match=r"__dlpack_data_type__\(\) must return a tuple of 3 ints"):
+            echo(_dtype_proto(bad))
+
+
+def test_dlpack_device_protocol_is_a_device() -> None:
+    got = echo(_device_proto((2, 1)))
+    assert type(got) is tn.Device and got == tn.device("cuda:1")
+    assert tn.convert(_device_proto((1, 0))) == tn.cpu(0)
+    with pytest.raises(ValueError, match=r"__dlpack_device__\(\) returned \(-1, 0\)"):
+        echo(_device_proto((-1, 0)))
+    with pytest.raises(TypeError, match=r"__dlpack_device__\(\) must return a tuple of 2 ints"):
+        echo(_device_proto((1, 0, 0)))
+    # a DLPack producer also has __dlpack_device__, and stays a tensor
+    t = echo(np.arange(3, dtype="int32"))
+    assert isinstance(t, tn.Tensor) and t.numpy().tolist() == [0, 1, 2]
+
+
+def test_numpy_dtypes_are_datatypes() -> None:
+    for d, text in [(np.dtype("int8"), "int8"), (np.dtype(np.float16), "float16"),
+                    (np.dtype("uint64"), "uint64"), (np.dtype(bool), "bool")]:
+        got = echo(d)
+        assert type(got) is tn.DataType and got == text
+        assert type(tn.convert(d)) is tn.DataType and tn.convert(d) == text
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for t, parts in [(ml_dtypes.bfloat16, (4, 16, 1)), (ml_dtypes.float8_e4m3fn, (10, 8, 1)),
+                     (ml_dtypes.int4, (0, 4, 1))]:
+        assert echo(np.dtype(t)).dlpack_data_type == parts
+    with pytest.raises(ValueError, match="argument 0: .*cannot parse 'object' as a DataType"):
+        echo(np.dtype(object))
+
+
 # ---------------------------------------------------------------------------
 # Devices
 

@@ -73,14 +73,20 @@ def test_protocol_errors() -> None:
 
     class Self:
         def __tvmnode_value__(self) -> Any:
-            return Self()
+            return self
+
+    class Endless:
+        def __tvmnode_value__(self) -> Any:
+            return Endless()
 
     with pytest.raises(TypeError, match=r"argument 0: .*__tvmnode_object__\(\) returned int"):
         echo(Bad())
     with pytest.raises(KeyError, match="inside"):
         echo(Raises())
-    with pytest.raises(TypeError, match="its own type"):
+    with pytest.raises(TypeError, match="returned the object itself"):
         echo(Self())
+    with pytest.raises(RecursionError):
+        echo(Endless())
 
 
 def test_opaque_round_trip_keeps_identity() -> None:

@@ -99,6 +99,15 @@ def test_wheel_is_self_contained(tmp_path: Path) -> None:
             for p in (CRT / sub).rglob("*") if p.suffix in (".c", ".h")}
     assert want and want <= names, sorted(want - names)
     assert "tvmnode/libtvmnode.so.0" in names
+    # numpy is a dependency (tensors, Modules and the executor speak it);
+    # the importers' parsers come with the "frontend" extra
+    meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    requires = [ln.split(":", 1)[1].strip() for ln in
+                zipfile.ZipFile(wheels[0]).read(meta).decode().splitlines()
+                if ln.startswith("Requires-Dist:")]
+    assert "numpy" in requires, requires
+    for parser in ("tflite", "onnx"):
+        assert any(r.startswith(parser) and 'extra == "frontend"' in r for r in requires), requires
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)], tmp_path, _clean_env())

@@ -236,7 +236,7 @@ class DataType(str):
         return DataType(_ffi._dtype_from_parts(code, bits, n)[0])
 
     def __repr__(self) -> str:
-        return "DataType(%r)" % str(self)
+        return "dtype(%r)" % str(self)
 
 
 class DLDeviceType(enum.IntEnum):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from . import _ffi
 
@@ -235,16 +235,25 @@ class TypeField:
         return "TypeField(%s: %s)" % (self.name, self.ty)
 
 
+# (type index, name) of the methods py_class registered from a
+# staticmethod: C's method table does not say, and a method registered
+# from C takes the object first.
+STATIC_METHODS: Set[Tuple[int, str]] = set()
+
+
 class TypeMethod:
     """A method registered for a type: `name` and `func`, the Function
-    (metadata as for a global function: {} when its types are unknown)."""
+    (metadata as for a global function: {} when its types are unknown),
+    and `is_static`: True when it takes no object (a staticmethod
+    registered with py_class's @method)."""
 
-    __slots__ = ("name", "func", "metadata")
+    __slots__ = ("name", "func", "metadata", "is_static")
 
-    def __init__(self, name: str, func: Any) -> None:
+    def __init__(self, name: str, func: Any, is_static: bool = False) -> None:
         self.name = name
         self.func = func
         self.metadata = function_metadata(func)
+        self.is_static = is_static
 
     def __repr__(self) -> str:
         return "TypeMethod(%s)" % self.name
@@ -266,7 +275,8 @@ class TypeInfo:
         self.methods: List[TypeMethod] = []
         try:
             for n in _ffi.type_methods(type_index):
-                self.methods.append(TypeMethod(n, _ffi.type_get_method(type_index, n)))
+                self.methods.append(TypeMethod(n, _ffi.type_get_method(type_index, n),
+                                               (type_index, n) in STATIC_METHODS))
         except (KeyError, TypeError, ValueError):  # a type without a method table
             pass
 

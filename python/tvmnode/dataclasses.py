@@ -31,7 +31,7 @@ import types
 import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple, Type, TypeVar, Union, overload
 
-from . import _ffi
+from . import _ffi, _metadata
 from ._core import TYPE_INFO_ATTR, DataType, Device, Object, _add_fields
 
 if sys.version_info >= (3, 11):
@@ -1009,6 +1009,8 @@ def _declare(cls: Any, key: Optional[str], *, frozen: bool, init: bool, repr: bo
     _ffi._register_class(t, cls)
     for n, fn in methods:
         _ffi.type_register_method(t, n, fn)
+        if isinstance(cls.__dict__.get(n), staticmethod):
+            _metadata.STATIC_METHODS.add((t, n))
     return cls
 
 
@@ -1133,6 +1135,15 @@ class _CheckedField:
     def __set__(self, obj: Any, value: Any) -> None:
         self.descr.__set__(obj, self._value(obj, value))
 
+    @property
+    def fget(self) -> Any:
+        return self.descr.fget
+
+    @property
+    def fset(self) -> Any:
+        """As the C field's: None when read-only, else fset(obj, value)."""
+        return None if self.descr.fset is None else self.__set__
+
     def set(self, obj: Any, value: Any) -> None:
         """Write the field, frozen or not (see Field.set)."""
         self.descr.set(obj, self._value(obj, value))
@@ -1152,12 +1163,11 @@ def method(fn: _T) -> _T:
     (`tvmnode.Function` callable with the object first, or no object for a
     staticmethod); it stays an ordinary Python method too."""
     if isinstance(fn, classmethod):
-        raise TypeError("method: a classmethod cannot be registered as a type method "
-                        "(the object is the first argument); use a plain method or a "
-                        "staticmethod")
+        raise TypeError("method: @classmethod is not supported (a type method takes the "
+                        "object first); use a plain method or a staticmethod")
     target = fn.__func__ if isinstance(fn, staticmethod) else fn
     if not callable(target):
-        raise TypeError("method: expected a function, got %s" % type(fn).__name__)
+        raise TypeError("method: expected a callable, got %s" % type(fn).__name__)
     try:
         setattr(target, "__tvmnode_method__", True)
     except (AttributeError, TypeError):
@@ -1165,16 +1175,22 @@ def method(fn: _T) -> _T:
     return fn
 
 
+def _marked_method(fn: Any) -> bool:
+    # @method's mark, or tvm-ffi's for code that sets it by hand
+    return any(getattr(fn, m, False) is True for m in ("__tvmnode_method__", "__ffi_method__"))
+
+
 def _collect_methods(cls: type) -> List[Tuple[str, Any]]:
     out = []
     for n, v in cls.__dict__.items():
         if isinstance(v, classmethod):
-            if getattr(v.__func__, "__tvmnode_method__", False):
-                raise TypeError("py_class: %s.%s is a classmethod marked with @method; "
-                                "use a plain method or a staticmethod" % (cls.__name__, n))
+            if _marked_method(v.__func__):
+                raise TypeError("py_class: %s.%s is marked with @method but wrapped by "
+                                "@classmethod; use a plain method or a staticmethod"
+                                % (cls.__name__, n))
             continue
         fn = v.__func__ if isinstance(v, staticmethod) else v
-        if getattr(fn, "__tvmnode_method__", False) is True:
+        if _marked_method(fn):
             out.append((n, fn))
     return out
 
@@ -1223,7 +1239,8 @@ def fields(obj_or_cls: Any) -> Tuple[Field, ...]:
     cls = obj_or_cls if isinstance(obj_or_cls, type) else type(obj_or_cls)
     t = getattr(cls, "_tn_type_index", None)
     if not (issubclass(cls, Object) and isinstance(t, int) and _ffi.type_is_node(t)):
-        raise TypeError("fields() expects a node class or object, got %r" % (obj_or_cls,))
+        raise TypeError("fields() expects a c_class or py_class node class or object, got %r"
+                        % (obj_or_cls,))
     return _all_fields(cls)
 
 
@@ -1251,7 +1268,7 @@ def asdict(obj: Any, *, dict_factory: Callable[[List[Tuple[str, Any]]], Any] = d
     """The fields of a node object as a dict, recursively: nodes become
     dicts, tn.Array/List lists and tn.Map/Dict dicts."""
     if isinstance(obj, type) or not _is_node(obj):
-        raise TypeError("asdict() should be called on node instances, not %r"
+        raise TypeError("asdict() should be called on c_class / py_class instances, not %r"
                         % type(obj).__name__)
     return _asdict_inner(obj, dict_factory)
 
@@ -1259,7 +1276,7 @@ def asdict(obj: Any, *, dict_factory: Callable[[List[Tuple[str, Any]]], Any] = d
 def astuple(obj: Any, *, tuple_factory: Callable[[List[Any]], Any] = tuple) -> Any:
     """The field values of a node object as a tuple, recursively."""
     if isinstance(obj, type) or not _is_node(obj):
-        raise TypeError("astuple() should be called on node instances, not %r"
+        raise TypeError("astuple() should be called on c_class / py_class instances, not %r"
                         % type(obj).__name__)
 
     def inner(v: Any) -> Any:
