@@ -305,9 +305,10 @@ static int *conv_count;
 /* `n` random convolutions from `seed` against ref_conv. wide: rows of 8
  * to 30 pixels, weights HWIO three times in four, so that many blocks of
  * 8 and 16 channels have runs of four pixels with whole windows (the AVX2
- * form of BCAST). wide == 2: 1x1 stride-1 layers of one group, NHWC seven
- * times in eight with HWIO weights, 1 to 80 input and output channels and
- * 1 to 91 pixels a row or image (the 1x1 GEMM form). */
+ * form of BCAST). wide == 2: 1x1 layers of one group, stride 1 two times
+ * in three (else 1 to 3 on each axis), NHWC seven times in eight with
+ * HWIO weights, 1 to 80 input and output channels and 1 to 91 pixels a
+ * row or image (the 1x1 GEMM form). */
 static void conv_random(uint64_t seed, int n, int wide) {
   KtRng r = kt_rng(seed);
   int cases = 0;
@@ -333,7 +334,7 @@ static void conv_random(uint64_t seed, int n, int wide) {
       p.groups = 1, cpg = kt_int(&r, 1, 12), fpg = kt_int(&r, 1, 40);
     }
     if (wide == 2) {
-      p.stride_h = p.stride_w = 1;
+      if (kt_int(&r, 0, 2)) p.stride_h = p.stride_w = 1;
       cpg = p.in_c = kt_int(&r, 0, 3) ? kt_int(&r, 1, 80) : kt_int(&r, 1, 7);
       fpg = kt_int(&r, 0, 3) ? kt_int(&r, 1, 80) : 16 * kt_int(&r, 1, 4);
     }
@@ -424,10 +425,11 @@ START_TEST(test_conv_vnni_broken_is_caught) {
 }
 END_TEST
 
-/* 1x1 layers at every level: on an AVX-512 VNNI machine most take the
- * 1x1 GEMM form (tiles of 8, 4, 2 and 1 pixels; blocks of 32 and 16
- * channels, the rest of the channels in the other forms; input channel
- * runs with and without a tail of 1 to 3 bytes). */
+/* 1x1 layers at every level: most take the 1x1 GEMM form, at AVX-512
+ * VNNI (tiles of 8, 4, 2 and 1 pixels; blocks of 32 and 16 channels;
+ * input channel runs with and without a tail of 1 to 3 bytes) and at
+ * AVX2 (tiles of 4 pixels by 16 channels, the last pixel repeated), the
+ * rest of the channels in the other forms. */
 START_TEST(test_conv_gemm_random) { EACH_ISA(conv_random(11, 300, 2)); }
 END_TEST
 

@@ -46,10 +46,11 @@
  * runs AVX2 (tn__crt_avx2()), BCAST blocks of 8 and 16 channels take a
  * fourth form, four pixels at a time (x86/conv_s8.c; AvxBcast in
  * conv_s8.h): weights packed once per block and call, rows read through
- * row pointers, the requantization in registers; where it runs AVX-512
- * VNNI, 1x1 stride-1 unpadded layers with channels-last input and output
- * take a GEMM form instead (pixels are contiguous runs of the input: no
- * row pointers, tiles of up to 8 pixels by 32 channels). On a Cortex-M
+ * row pointers, the requantization in registers; unpadded 1x1 layers
+ * with channels-last input and output take a GEMM form instead (each
+ * pixel's channels are a contiguous run of the input: no row pointers,
+ * tiles of up to 8 pixels by 32 channels with AVX-512 VNNI, 4 by 16 with
+ * AVX2). On a Cortex-M
  * with the DSP extension (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33)
  * gcc vectorises none of it, and BCAST, DW, DOT and the requantization
  * have a third form (arm_dsp/conv_s8_dsp.h, about three times as fast as
@@ -512,18 +513,19 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
   (void)pack_buf, (void)pack_bytes, (void)st;
 #endif
 #if TN_CRT_HAVE_AVX2
-  /* 1x1, stride 1, unpadded, one group, channels-last in and out: the
-   * GEMM form (conv_s8.h), over whole images where their rows are
-   * contiguous in both, else row by row. */
+  /* 1x1, unpadded, one group, channels-last in and out: the GEMM form
+   * (conv_s8.h) over the pixels of each output row, or of each image
+   * where the stride is 1 and the rows are contiguous in both. */
   const int gemm = avx_buf && out8 && !ring && c->mode == BCAST &&
                    p->groups == 1 && p->k_h == 1 && p->k_w == 1 &&
-                   p->stride_h == 1 && p->stride_w == 1 &&
                    p->pad_top == 0 && p->pad_left == 0 &&
-                   p->out_h == p->in_h && p->out_w == p->in_w &&
-                   p->in_strides[3] == 1 && os3 == 1 &&
-                   tn__crt_avx512vnni();
+                   (int64_t)(p->out_h - 1) * p->stride_h < p->in_h &&
+                   (int64_t)(p->out_w - 1) * p->stride_w < p->in_w &&
+                   p->in_strides[3] == 1 && os3 == 1;
   const int32_t gemm_rows =
-      (ptrdiff_t)p->in_strides[1] == (ptrdiff_t)p->in_w * p->in_strides[2] &&
+      p->stride_h == 1 && p->stride_w == 1 && p->out_w == p->in_w &&
+              (ptrdiff_t)p->in_strides[1] ==
+                  (ptrdiff_t)p->in_w * p->in_strides[2] &&
               os1 == (ptrdiff_t)p->out_w * os2 &&
               (int64_t)p->out_h * p->out_w <= INT32_MAX
           ? p->out_h
@@ -533,11 +535,11 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
     /* The rest of the group for BCAST, of all channels otherwise. */
     int32_t rem = c->mode == BCAST ? c->fpg - co0 % c->fpg : p->out_c - co0;
 #if TN_CRT_HAVE_AVX2
-    /* The 1x1 GEMM form: 32 channels (or a last 16) over all pixels. */
+    /* The 1x1 GEMM form: 32 channels with VNNI (or a last 16), else 16. */
     if (gemm && rem >= 16) {
       Requant grq[2];
       int32_t off[2];
-      const int nb = rem >= 32 ? 2 : 1;
+      const int nb = rem >= 32 && tn__crt_avx512vnni() ? 2 : 1;
       for (int b = 0; b < nb; b++)
         requant_init(&grq[b], q, lo, hi, bias, co0 + 16 * b, 16);
       if (grq[0].fast && grq[nb - 1].fast &&
@@ -545,11 +547,12 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
         len = 16 * nb;
         for (int32_t n = 0; n < p->batch; n++)
           for (int32_t oy = 0; oy < p->out_h; oy += gemm_rows)
-            tn__crt_conv_gemm_vnni(
-                avx_buf, off, nb,
+            tn__crt_conv_gemm(
+                avx_buf, c, off, nb,
                 c->in + (ptrdiff_t)n * p->in_strides[0] +
-                    (ptrdiff_t)oy * p->in_strides[1],
-                p->in_strides[2], gemm_rows * p->out_w, grq,
+                    (ptrdiff_t)oy * p->stride_h * p->in_strides[1],
+                (ptrdiff_t)p->stride_w * p->in_strides[2],
+                gemm_rows * p->out_w, grq,
                 out8 + (ptrdiff_t)n * os0 + (ptrdiff_t)oy * os1 + co0, os2);
         continue;
       }

@@ -216,24 +216,24 @@ void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
                               const int32_t *px, const Requant *rq,
                               uint32_t *restrict a, int8_t *const *out);
 /*
- * The 1x1 GEMM form, where tn__crt_isa() allows AVX-512 VNNI: a 1x1,
- * stride-1, unpadded convolution of one group with channels-last input
- * and output reads each pixel's input channels as one contiguous run,
- * so a row of pixels (or a whole image whose rows are contiguous) is a
- * matrix product with the weights: no row pointers, no per-pixel set-up,
- * tiles of up to 8 pixels by 32 channels (x86/conv_s8.c).
- * tn__crt_conv_gemm_pack packs the nb (1 or 2) blocks of 16 channels
- * from co0 as the VNNI form of BCAST does, both kept in k at once, their
- * offsets into off; 0 where the form does not apply.
- * tn__crt_conv_gemm_vnni: npx pixels from x, xs apart, requantized by
- * rq[0 .. nb - 1] (each rq->fast) into out, os apart (channels
- * contiguous).
+ * The 1x1 GEMM form: a 1x1 unpadded convolution of one group with
+ * channels-last input and output reads each pixel's input channels as
+ * one contiguous run, so a row of output pixels (or a whole image whose
+ * rows are contiguous, at stride 1) is a matrix product with the
+ * weights: no row pointers, no set-up per pixel (x86/conv_s8.c). With
+ * AVX-512 VNNI, tiles of up to 8 pixels by 32 channels; with AVX2, the
+ * BCAST form's 4 pixels by 16 channels. tn__crt_conv_gemm_pack packs the
+ * nb (1 or 2; 2 only with VNNI) blocks of 16 channels from co0 as BCAST's
+ * forms do, all kept in k at once, their offsets into off; 0 where the
+ * form does not apply. tn__crt_conv_gemm: npx pixels from x, xs apart,
+ * requantized by rq[0 .. nb - 1] (each rq->fast) into out, os apart
+ * (channels contiguous).
  */
 int tn__crt_conv_gemm_pack(AvxBcast *k, const Conv *c, int32_t co0, int nb,
                            int32_t *off);
-void tn__crt_conv_gemm_vnni(const AvxBcast *k, const int32_t *off, int nb,
-                            const int8_t *x, ptrdiff_t xs, int32_t npx,
-                            const Requant *rq, int8_t *out, ptrdiff_t os);
+void tn__crt_conv_gemm(AvxBcast *k, const Conv *c, const int32_t *off,
+                       int nb, const int8_t *x, ptrdiff_t xs, int32_t npx,
+                       const Requant *rq, int8_t *out, ptrdiff_t os);
 /* DW (tn__crt_conv_dw) for a block of 16 channels where rq->fast,
  * requantized into out (channels contiguous), the second pixel at
  * out + os2. */

@@ -803,9 +803,9 @@ VNNI static void vnni_bcast_any(const AvxBcast *k, ptrdiff_t s,
 }
 
 /*
- * The 1x1 GEMM form (conv_s8.h): npx pixels xs apart, each a contiguous
- * run of K input channels, times one or two VNNI-packed blocks of 16
- * channels. Tiles of 8, 4, 2 or 1 pixels by 16 * nb channels, 8 * nb
+ * The 1x1 GEMM form (conv_s8.h), VNNI: npx pixels xs apart, each a
+ * contiguous run of K input channels, times one or two VNNI-packed blocks
+ * of 16 channels. Tiles of 8, 4, 2 or 1 pixels by 16 * nb channels, 8 * nb
  * accumulators in zmm registers: each group of four input bytes of a
  * pixel is broadcast once (x ^ 0x80, from memory) for nb vpdpbusd, and
  * each 64-byte weight vector serves the tile's pixels. No row pointers:
@@ -888,27 +888,58 @@ gemm_rows(const AvxBcast *k, const int32_t *off, int nb, const int8_t *x,
               out + i * os, os);
 }
 
-VNNI void tn__crt_conv_gemm_vnni(const AvxBcast *k, const int32_t *off,
-                                 int nb, const int8_t *x, ptrdiff_t xs,
-                                 int32_t npx, const Requant *rq, int8_t *out,
-                                 ptrdiff_t os) {
+VNNI static void gemm_vnni(const AvxBcast *k, const int32_t *off, int nb,
+                           const int8_t *x, ptrdiff_t xs, int32_t npx,
+                           const Requant *rq, int8_t *out, ptrdiff_t os) {
   if (nb == 2)
     gemm_rows(k, off, 2, x, xs, npx, rq, out, os);
   else
     gemm_rows(k, off, 1, x, xs, npx, rq, out, os);
 }
 
+/* The AVX2 form: the BCAST form's four-pixel tile of 16 channels on one
+ * row of K inputs, with the pointers of the tile's pixels (the last one
+ * repeated past npx) as its rows. */
+AVX2 static void gemm_avx2(const AvxBcast *k, int32_t io, const int8_t *x,
+                           ptrdiff_t xs, int32_t npx, const Requant *rq,
+                           int8_t *out, ptrdiff_t os) {
+  for (int32_t i = 0; i < npx; i += 4) {
+    const int8_t *row[4];
+    int8_t *o[4];
+    for (int t = 0; t < 4; t++) {
+      const int32_t j = i + t < npx ? i + t : npx - 1;
+      row[t] = x + j * xs, o[t] = out + j * os;
+    }
+    avx_bcast(k, 2, 1, row, io, rq, NULL, o);
+  }
+}
+
+void tn__crt_conv_gemm(AvxBcast *k, const Conv *c, const int32_t *off,
+                       int nb, const int8_t *x, ptrdiff_t xs, int32_t npx,
+                       const Requant *rq, int8_t *out, ptrdiff_t os) {
+  if (k->vnni) {
+    gemm_vnni(k, off, nb, x, xs, npx, rq, out, os);
+    return;
+  }
+  k->cur = off[0];
+  gemm_avx2(k, c->io, x, xs, npx, rq, out, os);
+}
+
 int tn__crt_conv_gemm_pack(AvxBcast *k, const Conv *c, int32_t co0, int nb,
                            int32_t *off) {
-  const int64_t size = (int64_t)((c->cpg + 3) / 4) * 32 + 32; /* int16 */
-  if (!tn__crt_avx512vnni() || c->cpg > AVX_PAD || nb * size > AVX_PACK)
+  const int vnni = tn__crt_avx512vnni();
+  /* in int16, as tn__crt_conv_avx2_pack counts */
+  const int64_t size = vnni ? (int64_t)((c->cpg + 3) / 4) * 32 + 32
+                            : (int64_t)((c->cpg + 1) / 2) * 32;
+  if ((nb == 2 && !vnni) || c->cpg > AVX_PAD || nb * size > AVX_PACK)
     return 0;
   /* room for every block of the tile, so that packing the second does
    * not start the cache over under the first */
   if (k->used + nb * size > AVX_PACK || k->blocks + nb > AVX_BLOCKS)
     tn__crt_conv_avx2_reset(k);
   for (int b = 0; b < nb; b++) {
-    if (!tn__crt_conv_avx2_pack(k, c, co0 + 16 * b, 2) || !k->vnni) return 0;
+    if (!tn__crt_conv_avx2_pack(k, c, co0 + 16 * b, 2) || k->vnni != vnni)
+      return 0;
     off[b] = k->cur;
   }
   return 1;
