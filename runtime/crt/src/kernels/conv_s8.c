@@ -471,6 +471,21 @@ _Static_assert(sizeof(BlockState) <= DSP_STATE_BYTES &&
                "conv_blocks' state fits DSP_STATE_BYTES of 4-aligned scratch");
 #endif
 
+#if TN_CRT_HAVE_AVX2
+/* The requantization constants of the 16 channels at co0 for the GEMM
+ * form: from k's cache, else set up into it (k has room). */
+static const Requant *gemm_requant(AvxBcast *k, const TnCrtQuant *q,
+                                   int32_t lo, int32_t hi,
+                                   const int32_t *bias, int32_t co0) {
+  for (int32_t i = 0; i < k->rq_n; i++)
+    if (k->rq_co0[i] == co0) return &k->rq[i];
+  Requant *const rq = &k->rq[k->rq_n];
+  requant_init(rq, q, lo, hi, bias, co0, 16);
+  k->rq_co0[k->rq_n++] = co0;
+  return rq;
+}
+#endif
+
 /* Every output pixel, block by block; the block's accumulators (which
  * start from the bias) are requantized into out8 (with q) or stored into
  * out32. On the SSE2 path neighbouring pixels go in pairs, sharing the
@@ -537,12 +552,13 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
 #if TN_CRT_HAVE_AVX2
     /* The 1x1 GEMM form: 32 channels with VNNI (or a last 16), else 16. */
     if (gemm && rem >= 16) {
-      Requant grq[2];
+      const Requant *grq[2];
       int32_t off[2];
       const int nb = rem >= 32 && tn__crt_avx512vnni() ? 2 : 1;
+      if (avx_buf->rq_n + nb > AVX_RQ) avx_buf->rq_n = 0; /* room for both */
       for (int b = 0; b < nb; b++)
-        requant_init(&grq[b], q, lo, hi, bias, co0 + 16 * b, 16);
-      if (grq[0].fast && grq[nb - 1].fast &&
+        grq[b] = gemm_requant(avx_buf, q, lo, hi, bias, co0 + 16 * b);
+      if (grq[0]->fast && grq[nb - 1]->fast &&
           tn__crt_conv_gemm_pack(avx_buf, c, co0, nb, off)) {
         len = 16 * nb;
         for (int32_t n = 0; n < p->batch; n++)

@@ -814,7 +814,7 @@ VNNI static void vnni_bcast_any(const AvxBcast *k, ptrdiff_t s,
 VNNI static inline __attribute__((always_inline)) void
 gemm_tile(const int8_t *w0, const int8_t *w1, int nb, int np, int32_t full,
           int tail, const int8_t *x, ptrdiff_t xs, __m512i b0, __m512i b1,
-          const Requant *rq, int8_t *out, ptrdiff_t os) {
+          const Requant *const *rq, int8_t *out, ptrdiff_t os) {
   __m512i c0[8], c1[8];
 #pragma GCC unroll 8
   for (int i = 0; i < np; i++) c0[i] = b0, c1[i] = b1;
@@ -842,10 +842,10 @@ gemm_tile(const int8_t *w0, const int8_t *w1, int nb, int np, int32_t full,
   }
 #pragma GCC unroll 8
   for (int i = 0; i < np; i++) {
-    avx_requant_store(&rq[0], 2, _mm512_castsi512_si256(c0[i]),
+    avx_requant_store(rq[0], 2, _mm512_castsi512_si256(c0[i]),
                       _mm512_extracti64x4_epi64(c0[i], 1), out + i * os);
     if (nb == 2)
-      avx_requant_store(&rq[1], 2, _mm512_castsi512_si256(c1[i]),
+      avx_requant_store(rq[1], 2, _mm512_castsi512_si256(c1[i]),
                         _mm512_extracti64x4_epi64(c1[i], 1),
                         out + i * os + 16);
   }
@@ -853,7 +853,7 @@ gemm_tile(const int8_t *w0, const int8_t *w1, int nb, int np, int32_t full,
 
 VNNI static inline __attribute__((always_inline)) void
 gemm_rows(const AvxBcast *k, const int32_t *off, int nb, const int8_t *x,
-          ptrdiff_t xs, int32_t npx, const Requant *rq, int8_t *out,
+          ptrdiff_t xs, int32_t npx, const Requant *const *rq, int8_t *out,
           ptrdiff_t os) {
   const int8_t *w0 = (const int8_t *)(k->w + off[0]);
   const int8_t *w1 = (const int8_t *)(k->w + off[nb - 1]);
@@ -863,10 +863,10 @@ gemm_rows(const AvxBcast *k, const int32_t *off, int nb, const int8_t *x,
                        ? 0
                        : k->run % 4;
   /* the accumulators start from bias + (io - 128) * sum(w) */
-  const __m512i b0 = _mm512_add_epi32(_mm512_loadu_si512(rq[0].bias),
+  const __m512i b0 = _mm512_add_epi32(_mm512_loadu_si512(rq[0]->bias),
                                       _mm512_loadu_si512(w0 + groups * 64));
   const __m512i b1 =
-      nb == 2 ? _mm512_add_epi32(_mm512_loadu_si512(rq[1].bias),
+      nb == 2 ? _mm512_add_epi32(_mm512_loadu_si512(rq[1]->bias),
                                  _mm512_loadu_si512(w1 + groups * 64))
               : b0;
   int32_t i = 0;
@@ -890,7 +890,8 @@ gemm_rows(const AvxBcast *k, const int32_t *off, int nb, const int8_t *x,
 
 VNNI static void gemm_vnni(const AvxBcast *k, const int32_t *off, int nb,
                            const int8_t *x, ptrdiff_t xs, int32_t npx,
-                           const Requant *rq, int8_t *out, ptrdiff_t os) {
+                           const Requant *const *rq, int8_t *out,
+                           ptrdiff_t os) {
   if (nb == 2)
     gemm_rows(k, off, 2, x, xs, npx, rq, out, os);
   else
@@ -916,13 +917,14 @@ AVX2 static void gemm_avx2(const AvxBcast *k, int32_t io, const int8_t *x,
 
 void tn__crt_conv_gemm(AvxBcast *k, const Conv *c, const int32_t *off,
                        int nb, const int8_t *x, ptrdiff_t xs, int32_t npx,
-                       const Requant *rq, int8_t *out, ptrdiff_t os) {
+                       const Requant *const *rq, int8_t *out,
+                       ptrdiff_t os) {
   if (k->vnni) {
     gemm_vnni(k, off, nb, x, xs, npx, rq, out, os);
     return;
   }
   k->cur = off[0];
-  gemm_avx2(k, c->io, x, xs, npx, rq, out, os);
+  gemm_avx2(k, c->io, x, xs, npx, rq[0], out, os);
 }
 
 int tn__crt_conv_gemm_pack(AvxBcast *k, const Conv *c, int32_t co0, int nb,
