@@ -305,7 +305,10 @@ static int *conv_count;
 /* `n` random convolutions from `seed` against ref_conv. wide: rows of 8
  * to 30 pixels, weights HWIO three times in four, so that many blocks of
  * 8 and 16 channels have runs of four pixels with whole windows (the AVX2
- * form of BCAST). */
+ * form of BCAST). wide == 2: 1x1 layers of one group, stride 1 two times
+ * in three (else 1 to 3 on each axis), NHWC seven times in eight with
+ * HWIO weights, 1 to 80 input and output channels and 1 to 91 pixels a
+ * row or image (the 1x1 GEMM form). */
 static void conv_random(uint64_t seed, int n, int wide) {
   KtRng r = kt_rng(seed);
   int cases = 0;
@@ -316,6 +319,7 @@ static void conv_random(uint64_t seed, int n, int wide) {
     p.batch = kt_int(&r, 1, 2);
     p.in_h = kt_int(&r, 1, 7), p.in_w = kt_int(&r, 1, 7);
     if (wide) p.in_w = kt_int(&r, 8, 30);
+    if (wide == 2) kind = 3, p.in_w = kt_int(&r, 1, 13);
     p.k_h = kind == 3 ? 1 : kt_int(&r, 1, 4);
     p.k_w = kind == 3 ? 1 : kt_int(&r, 1, 4);
     p.stride_h = kt_int(&r, 1, 3), p.stride_w = kt_int(&r, 1, 3);
@@ -329,6 +333,11 @@ static void conv_random(uint64_t seed, int n, int wide) {
     } else {
       p.groups = 1, cpg = kt_int(&r, 1, 12), fpg = kt_int(&r, 1, 40);
     }
+    if (wide == 2) {
+      if (kt_int(&r, 0, 2)) p.stride_h = p.stride_w = 1;
+      cpg = p.in_c = kt_int(&r, 0, 3) ? kt_int(&r, 1, 80) : kt_int(&r, 1, 7);
+      fpg = kt_int(&r, 0, 3) ? kt_int(&r, 1, 80) : 16 * kt_int(&r, 1, 4);
+    }
     p.in_c = p.groups * cpg, p.out_c = p.groups * fpg;
     int32_t eh = (p.k_h - 1) * p.dilation_h + 1;
     int32_t ew = (p.k_w - 1) * p.dilation_w + 1;
@@ -338,8 +347,8 @@ static void conv_random(uint64_t seed, int n, int wide) {
     if (p.out_h < 1 || p.out_w < 1) continue;
     cases++;
     /* NHWC or NCHW data; HWIO, OIHW or OHWI weights. */
-    const int *dl = kt_int(&r, 0, 2) ? nhwc : nchw;
-    int wk = wide && kt_int(&r, 0, 3) ? 0 : kt_int(&r, 0, 2);
+    const int *dl = kt_int(&r, 0, wide == 2 ? 7 : 2) ? nhwc : nchw;
+    int wk = wide == 2 ? 0 : wide && kt_int(&r, 0, 3) ? 0 : kt_int(&r, 0, 2);
     const int *wl = wk == 0 ? hwio : wk == 1 ? oihw : ohwi;
     int32_t di[4] = {p.batch, p.in_h, p.in_w, p.in_c};
     int32_t dw[4] = {p.k_h, p.k_w, cpg, p.out_c};
@@ -412,6 +421,34 @@ START_TEST(test_conv_vnni_broken_is_caught) {
   conv_count = NULL;
   ck_assert_int_gt(broken, 0);
   ck_assert_int_eq(n, 0);
+#endif
+}
+END_TEST
+
+/* 1x1 layers at every level: most take the 1x1 GEMM form, at AVX-512
+ * VNNI (tiles of 8, 4, 2 and 1 pixels; blocks of 32 and 16 channels;
+ * input channel runs with and without a tail of 1 to 3 bytes) and at
+ * AVX2 (tiles of 4 pixels by 16 channels, the last pixel repeated), the
+ * rest of the channels in the other forms. */
+START_TEST(test_conv_gemm_random) { EACH_ISA(conv_random(11, 300, 2)); }
+END_TEST
+
+/* The GEMM form with the tail of each input run (1 to 3 channels past the
+ * last group of four) left out, and with the VNNI packing's -128 * sum(w)
+ * left out: both are seen, and nothing is with the form put right. */
+START_TEST(test_conv_gemm_broken_is_caught) {
+#if HAVE_AVX2_FORMS
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
+  int n[3] = {0, 0, 0};
+  for (int how = 2; how >= 0; how--) {
+    conv_count = &n[how];
+    tn__crt_conv_vnni_fault(how);
+    conv_random(11, 100, 2);
+  }
+  conv_count = NULL;
+  ck_assert_int_gt(n[2], 0);
+  ck_assert_int_gt(n[1], 0);
+  ck_assert_int_eq(n[0], 0);
 #endif
 }
 END_TEST
@@ -2156,6 +2193,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_random_wide);
   tcase_add_test(tc, test_conv_random_wide_portable);
   tcase_add_test(tc, test_conv_vnni_broken_is_caught);
+  tcase_add_test(tc, test_conv_gemm_random);
+  tcase_add_test(tc, test_conv_gemm_broken_is_caught);
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);
   tcase_add_test(tc, test_conv_inplace_random);

@@ -10,9 +10,10 @@ latency driver built (the generated C and the crt at `cc -std=c99 -O2`)
 with this tree's crt sources ("new") and with --base-src's ("base"), the
 driver's clock switched to CLOCK_PROCESS_CPUTIME_ID; LiteRT with its
 default kernels (XNNPACK) and one thread, timed on time.process_time.
---isa LEVEL (repeatable: avx2, sse2, portable, ...) times the new
-tree's driver again with the crt's ISA forms capped at LEVEL
-(tn_crt_isa_limit), beside the uncapped run ("new", the CPU's best).
+--isa LEVEL (repeatable: avx2, sse2, portable, ...) times each tree's
+driver again with the crt's ISA forms capped at LEVEL
+(tn_crt_isa_limit; "new@LEVEL", "base@LEVEL"), beside the uncapped runs
+("new", "base": the CPU's best).
 --rounds interleaved rounds of about --seconds each; every figure is the
 median over rounds of the median per call. Both drivers' outputs are
 compared with TFLite Micro's, which they should equal bit for bit. Prints
@@ -162,8 +163,9 @@ def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str,
     built = {k: driver_for(arch, src, x, os.path.join(workdir, k))
              for k, src in sides.items()}
     drivers: Dict[str, Any] = dict(built)
-    for isa in args.isa:  # the new tree's crt again, capped at each --isa
-        drivers["new@" + isa] = IsaDriver(built["new"], ISA_NAMES[isa])
+    for isa in args.isa:  # each tree's crt again, capped at each --isa
+        for k in built:
+            drivers[k + "@" + isa] = IsaDriver(built[k], ISA_NAMES[isa])
     res: Dict[str, Any] = {"macs": int(arch.info["macs"])}
     if micro is not None:
         res["equal_to_tflite_micro"] = {}
@@ -189,7 +191,8 @@ def table(results: Dict[str, Any]) -> str:
     sides = [k for k in (first["median_s"] if first else {}) if k != "litert"]
     rows = ["Process CPU time per inference, one thread, median of %d rounds; %s; "
             "ratio = ours / LiteRT (XNNPACK); new@LEVEL: the new crt with its ISA "
-            "forms capped at LEVEL (tn_crt_isa_limit), new: uncapped."
+            "forms capped at LEVEL (tn_crt_isa_limit; base@LEVEL the base's), "
+            "new: uncapped."
             % (results["rounds"], results["cpu"]), "",
             "| model | MACs | " + " | ".join("%s µs" % k for k in sides) +
             " | LiteRT XNNPACK µs | " + " | ".join("%s / LiteRT" % k for k in sides) +

@@ -46,7 +46,11 @@
  * runs AVX2 (tn__crt_avx2()), BCAST blocks of 8 and 16 channels take a
  * fourth form, four pixels at a time (x86/conv_s8.c; AvxBcast in
  * conv_s8.h): weights packed once per block and call, rows read through
- * row pointers, the requantization in registers. On a Cortex-M
+ * row pointers, the requantization in registers; unpadded 1x1 layers
+ * with channels-last input and output take a GEMM form instead (each
+ * pixel's channels are a contiguous run of the input: no row pointers,
+ * tiles of up to 8 pixels by 32 channels with AVX-512 VNNI, 4 by 16 with
+ * AVX2). On a Cortex-M
  * with the DSP extension (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33)
  * gcc vectorises none of it, and BCAST, DW, DOT and the requantization
  * have a third form (arm_dsp/conv_s8_dsp.h, about three times as fast as
@@ -470,6 +474,21 @@ _Static_assert(sizeof(BlockState) <= DSP_STATE_BYTES &&
                "(DSP_STATE_PLAIN_BYTES without the depthwise fields)");
 #endif
 
+#if TN_CRT_HAVE_AVX2
+/* The requantization constants of the 16 channels at co0 for the GEMM
+ * form: from k's cache, else set up into it (k has room). */
+static const Requant *gemm_requant(AvxBcast *k, const TnCrtQuant *q,
+                                   int32_t lo, int32_t hi,
+                                   const int32_t *bias, int32_t co0) {
+  for (int32_t i = 0; i < k->rq_n; i++)
+    if (k->rq_co0[i] == co0) return &k->rq[i];
+  Requant *const rq = &k->rq[k->rq_n];
+  requant_init(rq, q, lo, hi, bias, co0, 16);
+  k->rq_co0[k->rq_n++] = co0;
+  return rq;
+}
+#endif
+
 /* Every output pixel, block by block; the block's accumulators (which
  * start from the bias) are requantized into out8 (with q) or stored into
  * out32. On the SSE2 path neighbouring pixels go in pairs, sharing the
@@ -511,9 +530,53 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
   Requant rq_own, *const rq = &rq_own;
   (void)pack_buf, (void)pack_bytes, (void)st;
 #endif
+#if TN_CRT_HAVE_AVX2
+  /* 1x1, unpadded, one group, channels-last in and out: the GEMM form
+   * (conv_s8.h) over the pixels of each output row, or of each image
+   * where the stride is 1 and the rows are contiguous in both. */
+  const int gemm = avx_buf && out8 && !ring && c->mode == BCAST &&
+                   p->groups == 1 && p->k_h == 1 && p->k_w == 1 &&
+                   p->pad_top == 0 && p->pad_left == 0 &&
+                   (int64_t)(p->out_h - 1) * p->stride_h < p->in_h &&
+                   (int64_t)(p->out_w - 1) * p->stride_w < p->in_w &&
+                   p->in_strides[3] == 1 && os3 == 1;
+  const int32_t gemm_rows =
+      p->stride_h == 1 && p->stride_w == 1 && p->out_w == p->in_w &&
+              (ptrdiff_t)p->in_strides[1] ==
+                  (ptrdiff_t)p->in_w * p->in_strides[2] &&
+              os1 == (ptrdiff_t)p->out_w * os2 &&
+              (int64_t)p->out_h * p->out_w <= INT32_MAX
+          ? p->out_h
+          : 1;
+#endif
   for (int32_t co0 = 0, len; co0 < p->out_c; co0 += len) {
     /* The rest of the group for BCAST, of all channels otherwise. */
     int32_t rem = c->mode == BCAST ? c->fpg - co0 % c->fpg : p->out_c - co0;
+#if TN_CRT_HAVE_AVX2
+    /* The 1x1 GEMM form: 32 channels with VNNI (or a last 16), else 16. */
+    if (gemm && rem >= 16) {
+      const Requant *grq[2];
+      int32_t off[2];
+      const int nb = rem >= 32 && tn__crt_avx512vnni() ? 2 : 1;
+      if (avx_buf->rq_n + nb > AVX_RQ) avx_buf->rq_n = 0; /* room for both */
+      for (int b = 0; b < nb; b++)
+        grq[b] = gemm_requant(avx_buf, q, lo, hi, bias, co0 + 16 * b);
+      if (grq[0]->fast && grq[nb - 1]->fast &&
+          tn__crt_conv_gemm_pack(avx_buf, c, co0, nb, off)) {
+        len = 16 * nb;
+        for (int32_t n = 0; n < p->batch; n++)
+          for (int32_t oy = 0; oy < p->out_h; oy += gemm_rows)
+            tn__crt_conv_gemm(
+                avx_buf, c, off, nb,
+                c->in + (ptrdiff_t)n * p->in_strides[0] +
+                    (ptrdiff_t)oy * p->stride_h * p->in_strides[1],
+                (ptrdiff_t)p->stride_w * p->in_strides[2],
+                gemm_rows * p->out_w, grq,
+                out8 + (ptrdiff_t)n * os0 + (ptrdiff_t)oy * os1 + co0, os2);
+        continue;
+      }
+    }
+#endif
 #if TN_CRT_HAVE_ARM_DSP
     if (pack_w && rem > pack_w) rem = pack_w;
 #endif

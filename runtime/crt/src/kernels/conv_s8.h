@@ -169,7 +169,7 @@ void tn__crt_conv_requant_sse(const Requant *restrict rq,
  */
 enum {
   AVX_ROWS = 64, AVX_PACK = 16384, AVX_BLOCKS = 64, AVX_PAD = 2048,
-  AVX_TMP = 8192
+  AVX_TMP = 8192, AVX_RQ = 8
 };
 typedef struct {
   int16_t w[AVX_PACK] __attribute__((aligned(32)));
@@ -180,6 +180,11 @@ typedef struct {
   int32_t rows, run, u, cur; /* cur: the block's weights in w */
   int32_t vnni; /* the block is packed for the AVX-512 VNNI form */
   int32_t blocks, used, co0[AVX_BLOCKS], bu[AVX_BLOCKS], off[AVX_BLOCKS];
+  /* the 1x1 GEMM form's requantization constants of blocks of 16
+   * channels (at rq_co0), set up once a call, not once a chunk of a
+   * layer run in place */
+  Requant rq[AVX_RQ];
+  int32_t rq_n, rq_co0[AVX_RQ];
 } AvxBcast;
 
 /*
@@ -190,13 +195,13 @@ typedef struct {
  * correction (io - 128) * sum(w) that the accumulators start from with
  * the bias (each input is read as the unsigned x ^ 0x80 = x + 128).
  */
-/* For the tests: 1 leaves out the VNNI form's -128 * sum(w), 0 puts it
- * right again. */
+/* For the tests: 1 leaves out the VNNI form's -128 * sum(w), 2 the 1x1
+ * GEMM form's last 1 to 3 inputs of each run, 0 puts them right again. */
 void tn__crt_conv_vnni_fault(int how);
 
 /* Empties the packed blocks (at the start of a kernel call). */
 static inline void tn__crt_conv_avx2_reset(AvxBcast *k) {
-  k->blocks = 0, k->used = 0;
+  k->blocks = 0, k->used = 0, k->rq_n = 0;
 }
 /* k for the block of 8 * u channels at co0 (u 1 or 2) of a BCAST
  * convolution, packing its weights unless they are there already; 0 if
@@ -215,6 +220,26 @@ void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
                               int32_t iy0, int32_t ky0, int32_t ky1,
                               const int32_t *px, const Requant *rq,
                               uint32_t *restrict a, int8_t *const *out);
+/*
+ * The 1x1 GEMM form: a 1x1 unpadded convolution of one group with
+ * channels-last input and output reads each pixel's input channels as
+ * one contiguous run, so a row of output pixels (or a whole image whose
+ * rows are contiguous, at stride 1) is a matrix product with the
+ * weights: no row pointers, no set-up per pixel (x86/conv_s8.c). With
+ * AVX-512 VNNI, tiles of up to 8 pixels by 32 channels; with AVX2, the
+ * BCAST form's 4 pixels by 16 channels. tn__crt_conv_gemm_pack packs the
+ * nb (1 or 2; 2 only with VNNI) blocks of 16 channels from co0 as BCAST's
+ * forms do, all kept in k at once, their offsets into off; 0 where the
+ * form does not apply. tn__crt_conv_gemm: npx pixels from x, xs apart,
+ * requantized by rq[0 .. nb - 1] (each rq[b]->fast) into out, os apart
+ * (channels contiguous).
+ */
+int tn__crt_conv_gemm_pack(AvxBcast *k, const Conv *c, int32_t co0, int nb,
+                           int32_t *off);
+void tn__crt_conv_gemm(AvxBcast *k, const Conv *c, const int32_t *off,
+                       int nb, const int8_t *x, ptrdiff_t xs, int32_t npx,
+                       const Requant *const *rq, int8_t *out,
+                       ptrdiff_t os);
 /* DW (tn__crt_conv_dw) for a block of 16 channels where rq->fast,
  * requantized into out (channels contiguous), the second pixel at
  * out + os2. */

@@ -451,7 +451,7 @@ vnni_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0, int8_t *out) {
     }
   }
   const uint32_t m = (uint32_t)c->io -
-                     (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED)
+                     (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 1
                           ? 0u
                           : 128u);
   _mm512_storeu_si512(out, _mm512_mullo_epi32(wsum, _mm512_set1_epi32((int32_t)m)));
@@ -800,6 +800,151 @@ VNNI static void vnni_bcast_any(const AvxBcast *k, ptrdiff_t s,
     vnni_bcast(k, 1, row, rq, a, out);
   else
     vnni_bcast(k, s, row, rq, a, out);
+}
+
+/*
+ * The 1x1 GEMM form (conv_s8.h), VNNI: npx pixels xs apart, each a
+ * contiguous run of K input channels, times one or two VNNI-packed blocks
+ * of 16 channels. Tiles of 8, 4, 2 or 1 pixels by 16 * nb channels, 8 * nb
+ * accumulators in zmm registers: each group of four input bytes of a
+ * pixel is broadcast once (x ^ 0x80, from memory) for nb vpdpbusd, and
+ * each 64-byte weight vector serves the tile's pixels. No row pointers:
+ * pixel i of a tile is x + i * xs.
+ */
+VNNI static inline __attribute__((always_inline)) void
+gemm_tile(const int8_t *w0, const int8_t *w1, int nb, int np, int32_t full,
+          int tail, const int8_t *x, ptrdiff_t xs, __m512i b0, __m512i b1,
+          const Requant *const *rq, int8_t *out, ptrdiff_t os) {
+  __m512i c0[8], c1[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < np; i++) c0[i] = b0, c1[i] = b1;
+  for (int32_t g = 0; g < full; g++, x += 4) {
+    const __m512i v0 = _mm512_loadu_si512(w0 + (ptrdiff_t)g * 64);
+    const __m512i v1 =
+        nb == 2 ? _mm512_loadu_si512(w1 + (ptrdiff_t)g * 64) : v0;
+#pragma GCC unroll 8
+    for (int i = 0; i < np; i++) {
+      const __m512i e = vnni_quad(x + i * xs, 1, 4);
+      c0[i] = _mm512_dpbusd_epi32(c0[i], e, v0);
+      if (nb == 2) c1[i] = _mm512_dpbusd_epi32(c1[i], e, v1);
+    }
+  }
+  if (tail) {
+    const __m512i v0 = _mm512_loadu_si512(w0 + (ptrdiff_t)full * 64);
+    const __m512i v1 =
+        nb == 2 ? _mm512_loadu_si512(w1 + (ptrdiff_t)full * 64) : v0;
+#pragma GCC unroll 8
+    for (int i = 0; i < np; i++) {
+      const __m512i e = vnni_quad(x + i * xs, 1, tail);
+      c0[i] = _mm512_dpbusd_epi32(c0[i], e, v0);
+      if (nb == 2) c1[i] = _mm512_dpbusd_epi32(c1[i], e, v1);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < np; i++) {
+    avx_requant_store(rq[0], 2, _mm512_castsi512_si256(c0[i]),
+                      _mm512_extracti64x4_epi64(c0[i], 1), out + i * os);
+    if (nb == 2)
+      avx_requant_store(rq[1], 2, _mm512_castsi512_si256(c1[i]),
+                        _mm512_extracti64x4_epi64(c1[i], 1),
+                        out + i * os + 16);
+  }
+}
+
+VNNI static inline __attribute__((always_inline)) void
+gemm_rows(const AvxBcast *k, const int32_t *off, int nb, const int8_t *x,
+          ptrdiff_t xs, int32_t npx, const Requant *const *rq, int8_t *out,
+          ptrdiff_t os) {
+  const int8_t *w0 = (const int8_t *)(k->w + off[0]);
+  const int8_t *w1 = (const int8_t *)(k->w + off[nb - 1]);
+  const int32_t full = k->run / 4, groups = (k->run + 3) / 4;
+  /* (how == 2 drops the tail: a broken form for the tests) */
+  const int tail = __atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 2
+                       ? 0
+                       : k->run % 4;
+  /* the accumulators start from bias + (io - 128) * sum(w) */
+  const __m512i b0 = _mm512_add_epi32(_mm512_loadu_si512(rq[0]->bias),
+                                      _mm512_loadu_si512(w0 + groups * 64));
+  const __m512i b1 =
+      nb == 2 ? _mm512_add_epi32(_mm512_loadu_si512(rq[1]->bias),
+                                 _mm512_loadu_si512(w1 + groups * 64))
+              : b0;
+  int32_t i = 0;
+  for (; i + 8 <= npx; i += 8)
+    gemm_tile(w0, w1, nb, 8, full, tail, x + i * xs, xs, b0, b1, rq,
+              out + i * os, os);
+  if (i + 4 <= npx) {
+    gemm_tile(w0, w1, nb, 4, full, tail, x + i * xs, xs, b0, b1, rq,
+              out + i * os, os);
+    i += 4;
+  }
+  if (i + 2 <= npx) {
+    gemm_tile(w0, w1, nb, 2, full, tail, x + i * xs, xs, b0, b1, rq,
+              out + i * os, os);
+    i += 2;
+  }
+  if (i < npx)
+    gemm_tile(w0, w1, nb, 1, full, tail, x + i * xs, xs, b0, b1, rq,
+              out + i * os, os);
+}
+
+VNNI static void gemm_vnni(const AvxBcast *k, const int32_t *off, int nb,
+                           const int8_t *x, ptrdiff_t xs, int32_t npx,
+                           const Requant *const *rq, int8_t *out,
+                           ptrdiff_t os) {
+  if (nb == 2)
+    gemm_rows(k, off, 2, x, xs, npx, rq, out, os);
+  else
+    gemm_rows(k, off, 1, x, xs, npx, rq, out, os);
+}
+
+/* The AVX2 form: the BCAST form's four-pixel tile of 16 channels on one
+ * row of K inputs, with the pointers of the tile's pixels (the last one
+ * repeated past npx) as its rows. */
+AVX2 static void gemm_avx2(const AvxBcast *k, int32_t io, const int8_t *x,
+                           ptrdiff_t xs, int32_t npx, const Requant *rq,
+                           int8_t *out, ptrdiff_t os) {
+  for (int32_t i = 0; i < npx; i += 4) {
+    const int8_t *row[4];
+    int8_t *o[4];
+    for (int t = 0; t < 4; t++) {
+      const int32_t j = i + t < npx ? i + t : npx - 1;
+      row[t] = x + j * xs, o[t] = out + j * os;
+    }
+    avx_bcast(k, 2, 1, row, io, rq, NULL, o);
+  }
+}
+
+void tn__crt_conv_gemm(AvxBcast *k, const Conv *c, const int32_t *off,
+                       int nb, const int8_t *x, ptrdiff_t xs, int32_t npx,
+                       const Requant *const *rq, int8_t *out,
+                       ptrdiff_t os) {
+  if (k->vnni) {
+    gemm_vnni(k, off, nb, x, xs, npx, rq, out, os);
+    return;
+  }
+  k->cur = off[0];
+  gemm_avx2(k, c->io, x, xs, npx, rq[0], out, os);
+}
+
+int tn__crt_conv_gemm_pack(AvxBcast *k, const Conv *c, int32_t co0, int nb,
+                           int32_t *off) {
+  const int vnni = tn__crt_avx512vnni();
+  /* in int16, as tn__crt_conv_avx2_pack counts */
+  const int64_t size = vnni ? (int64_t)((c->cpg + 3) / 4) * 32 + 32
+                            : (int64_t)((c->cpg + 1) / 2) * 32;
+  if ((nb == 2 && !vnni) || c->cpg > AVX_PAD || nb * size > AVX_PACK)
+    return 0;
+  /* room for every block of the tile, so that packing the second does
+   * not start the cache over under the first */
+  if (k->used + nb * size > AVX_PACK || k->blocks + nb > AVX_BLOCKS)
+    tn__crt_conv_avx2_reset(k);
+  for (int b = 0; b < nb; b++) {
+    if (!tn__crt_conv_avx2_pack(k, c, co0 + 16 * b, 2) || k->vnni != vnni)
+      return 0;
+    off[b] = k->cur;
+  }
+  return 1;
 }
 
 AVX2 static void avx_bcast_any(const AvxBcast *k, const Conv *c,
