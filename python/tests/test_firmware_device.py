@@ -382,7 +382,7 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     assert res["ok"] and res["exit_code"] == 0
     ran = res["cases"]
     for kind in ("conv", "conv_scratch", "inplace", "conv_s32", "requant", "dense",
-                 "dense_s32", "dw3", "dw3_inplace"):
+                 "dense_s32", "dw3", "dw3_inplace", "pw"):
         assert ran[kind] > 0, (kind, ran)
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
@@ -421,6 +421,27 @@ def test_kernels_check_catches_a_broken_depthwise_3x3_form(tmp_path: Any) -> Non
     assert res["exit_code"] == 1 and res["failures"] > 0 and not res["ok"]
     described = [m for m in res["mismatches"] if m.startswith("case ")]
     assert described and all(m.endswith(" dw3") for m in described), described
+
+
+def test_kernels_check_catches_a_broken_pointwise_form(tmp_path: Any) -> None:
+    """The check reaches the DSP matrix product (arm_dsp/conv_s8_dsp.h:
+    dsp_pointwise, its assembly quads) and fails when it is wrong: a copy
+    of the crt whose quads multiply one sum's second pair by the wrong
+    weights gives mismatches, and only in the cases the check counts as
+    that form's."""
+    kc = _load_kernels_check()
+    crt = tmp_path / "crt"
+    shutil.copytree(kc.CRT, str(crt))
+    header = crt / "src" / "kernels" / "arm_dsp" / "conv_s8_dsp.h"
+    text = header.read_text()
+    last = '"smlad %[s11], %[b1], %[u], %[s11]\\n\\t"'
+    assert text.count(last) == 1
+    header.write_text(text.replace(last, last.replace("[u],", "[u0],")))
+    elf = kc.build(str(tmp_path / "fw"), opt="-O2", cases=120, seed=1, crt=str(crt))
+    res = kc.run_elf(elf, timeout=300)
+    assert res["exit_code"] == 1 and res["failures"] > 0 and not res["ok"]
+    described = [m for m in res["mismatches"] if m.startswith("case ")]
+    assert described and all(m.endswith(" pw") for m in described), described
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -91,7 +91,7 @@ static int32_t pack_width(const Conv *c, int32_t *words) {
 
 enum {
   PW_MAX_CHANNELS = 1024, /* pw_corr: 4 KiB at most */
-  PW_MAX_WINDOW = 1024    /* the columns: 2 KiB at most */
+  PW_MAX_WINDOW = 1024    /* the columns: 4 KiB at most */
 };
 
 /* The taps of a window: kh * kw * in_c. */
@@ -114,9 +114,9 @@ static int dsp_pw_ok(const Conv *c, const TnCrtQuant *q) {
 }
 
 /* dsp_pointwise's sums' starting values (4 * out_c bytes), then its
- * columns (two words per four taps). */
+ * columns (two pixels' int16 pairs: four words per four taps). */
 static size_t pw_scratch_bytes(const TnCrtConv2d *p) {
-  return (size_t)p->out_c * 4 + (size_t)(pw_window(p) + 3) / 4 * 8;
+  return (size_t)p->out_c * 4 + (size_t)(pw_window(p) + 3) / 4 * 16;
 }
 
 /* The blocks' state (conv_s8.c's BlockState, which a DSP build checks
@@ -509,26 +509,33 @@ static void pw_next(PwPixels *it) {
   pw_row(it);
 }
 
-/* Byte t of pixel i's column in the interleaved columns: word t / 4 of
- * pixel 0, then of pixel 1, and so on. */
+/* Where tap t of pixel i lies in the columns, in int16 elements: per
+ * quad of taps k .. k + 3 (k = t & ~3) four words, pixel 0's pairs
+ * (k, k + 2) and (k + 1, k + 3), then pixel 1's, each pair as SXTB16
+ * unpacks a word (the SMLAD operands, ready). */
 static inline ptrdiff_t pw_at(int32_t t, int i) {
-  return ((ptrdiff_t)(t >> 2) * 2 + i) * 4 + (t & 3);
+  return (ptrdiff_t)(t >> 2) * 8 + i * 4 + (t & 1) * 2 + ((t >> 1) & 1);
 }
 
-/* len bytes of x into pixel i's column from tap t on: by words where
- * both allow it. */
-static void pw_put(int8_t *cols, int i, int32_t t, const int8_t *x,
+/* len bytes of x into pixel i's column from tap t on: a word at a time,
+ * unpacked into its two pairs, where both allow it. */
+static void pw_put(int16_t *cols, int i, int32_t t, const int8_t *x,
                    int32_t len) {
   int32_t k = 0;
   if ((t & 3) == 0) {
-    int8_t *o = cols + pw_at(t, i);
-    for (; k + 4 <= len; k += 4, o += 8) __builtin_memcpy(o, x + k, 4);
+    int16_t *o = cols + pw_at(t, i);
+    for (; k + 4 <= len; k += 4, o += 8) {
+      const uint32_t v = tn__crt_load4(x + k);
+      const int32_t lo = __sxtb16((int32_t)v), hi = tn__crt_sxtb16_ror8(v);
+      __builtin_memcpy(o, &lo, 4);
+      __builtin_memcpy(o + 2, &hi, 4);
+    }
   }
   for (; k < len; k++) cols[pw_at(t + k, i)] = x[k];
 }
 
 /* len bytes of v into pixel i's column from tap t on. */
-static void pw_fill(int8_t *cols, int i, int32_t t, int8_t v, int32_t len) {
+static void pw_fill(int16_t *cols, int i, int32_t t, int8_t v, int32_t len) {
   for (int32_t k = 0; k < len; k++) cols[pw_at(t + k, i)] = v;
 }
 
@@ -536,7 +543,7 @@ static void pw_fill(int8_t *cols, int i, int32_t t, int8_t v, int32_t len) {
  * at its weights' offset within a row; -io for taps outside the input.
  * With OHWI weights over NHWC data a row of the window is one run of the
  * input (but for its columns outside), which goes by words. */
-static void pw_im2col(int8_t *cols, int i, const Conv *c,
+static void pw_im2col(int16_t *cols, int i, const Conv *c,
                       const PwPixels *it) {
   const TnCrtConv2d *p = c->p;
   const int32_t *ws = p->w_strides, *is = p->in_strides;
@@ -594,55 +601,65 @@ static void pw_corr(uint32_t *corr, const Conv *c, const int32_t *bias) {
   }
 }
 
-/* Four taps of two pixels' columns (one LDRD at x) by two channels'
- * weights (a word at w0 and one at w1), into the four sums: the inner
- * step of pw_sums and pw_pairs, in assembly. */
+/* Four taps of two pixels' columns (their four pairs, four loads at x)
+ * by two channels' weights (a word at w0, unpacked, then one at w1), into
+ * the four sums: the inner step of pw_sums and pw_pairs, in assembly. The
+ * five loads in a row cost six cycles on a Cortex-M4 (a load after a load
+ * takes one), and the columns' pairs need no unpacking. */
 #define TN__PW_QUAD                               \
-  "ldrd %[a], %[b], [%[x]], #8\n\t"               \
+  "ldr %[a0], [%[x]], #4\n\t"                     \
+  "ldr %[a1], [%[x]], #4\n\t"                     \
+  "ldr %[b0], [%[x]], #4\n\t"                     \
+  "ldr %[b1], [%[x]], #4\n\t"                     \
   "ldr %[u], [%[w0]], #4\n\t"                     \
-  "sxtb16 %[a0], %[a]\n\t"                        \
-  "sxtb16 %[a], %[a], ror #8\n\t"                 \
-  "sxtb16 %[b0], %[b]\n\t"                        \
-  "sxtb16 %[b], %[b], ror #8\n\t"                 \
   "sxtb16 %[u0], %[u]\n\t"                        \
   "sxtb16 %[u], %[u], ror #8\n\t"                 \
   "smlad %[s00], %[a0], %[u0], %[s00]\n\t"        \
-  "smlad %[s00], %[a], %[u], %[s00]\n\t"          \
+  "smlad %[s00], %[a1], %[u], %[s00]\n\t"         \
   "smlad %[s10], %[b0], %[u0], %[s10]\n\t"        \
-  "smlad %[s10], %[b], %[u], %[s10]\n\t"          \
+  "smlad %[s10], %[b1], %[u], %[s10]\n\t"         \
   "ldr %[u], [%[w1]], #4\n\t"                     \
   "sxtb16 %[u0], %[u]\n\t"                        \
   "sxtb16 %[u], %[u], ror #8\n\t"                 \
   "smlad %[s01], %[a0], %[u0], %[s01]\n\t"        \
-  "smlad %[s01], %[a], %[u], %[s01]\n\t"          \
+  "smlad %[s01], %[a1], %[u], %[s01]\n\t"         \
   "smlad %[s11], %[b0], %[u0], %[s11]\n\t"        \
-  "smlad %[s11], %[b], %[u], %[s11]\n\t"
+  "smlad %[s11], %[b1], %[u], %[s11]\n\t"
+#define TN__PW_OPERANDS                                                 \
+  [s00] "+r"(s00), [s01] "+r"(s01), [s10] "+r"(s10), [s11] "+r"(s11),   \
+      [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [a0] "=&r"(a0),        \
+      [a1] "=&r"(a1), [b0] "=&r"(b0), [b1] "=&r"(b1), [u] "=&r"(u),     \
+      [u0] "=&r"(u0)
+
+/* A word of the columns (4-aligned). */
+static inline int32_t pw_word(const int16_t *x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
 
 /*
- * s[2 i + j] += sum over k < n of x_i[k] * w_j[k], for the interleaved
- * columns of two pixels and the weights w0, w1 of two channels. Eight
+ * s[2 i + j] += sum over k < n of x_i[k] * w_j[k], for the columns of two
+ * pixels (pw_at's order) and the weights w0, w1 of two channels. Eight
  * taps at a time in assembly: gcc keeps neither the four sums nor the
  * three pointers in registers across such a loop; it takes thirteen, all
  * a function has with a frame pointer, and the loop's end is in memory.
  * Then four taps at a time (all of them without optimisation), then
  * one by one.
  */
-BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *cols, const int8_t *w0,
+BLOCK_INLINE void pw_sums(int32_t s[4], const int16_t *cols, const int8_t *w0,
                           const int8_t *w1, int32_t n) {
   int32_t s00 = s[0], s01 = s[1], s10 = s[2], s11 = s[3];
-  const int8_t *x = cols;
+  const int16_t *x = cols;
 #if defined(__OPTIMIZE__) /* unoptimised, gcc cannot free thirteen */
   if (n >= 8) {
-    const int8_t *const end = x + (ptrdiff_t)(n >> 3) * 16;
-    uint32_t a, a0, b, b0, u, u0;
+    const int16_t *const end = x + (ptrdiff_t)(n >> 3) * 16;
+    uint32_t a0, a1, b0, b1, u, u0;
     __asm__("1:\n\t" TN__PW_QUAD TN__PW_QUAD
             "ldr %[u], %[end]\n\t"
             "cmp %[x], %[u]\n\t"
             "bne 1b"
-            : [s00] "+r"(s00), [s01] "+r"(s01), [s10] "+r"(s10),
-              [s11] "+r"(s11), [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1),
-              [a] "=&r"(a), [a0] "=&r"(a0), [b] "=&r"(b), [b0] "=&r"(b0),
-              [u] "=&r"(u), [u0] "=&r"(u0)
+            : TN__PW_OPERANDS
             : [end] "m"(end)
             : "cc", "memory");
   }
@@ -651,10 +668,9 @@ BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *cols, const int8_t *w0,
   int32_t k = n;
 #endif
   for (; k >= 4; k -= 4, x += 8, w0 += 4, w1 += 4) {
-    const uint32_t a = tn__crt_load4(x), b = tn__crt_load4(x + 4);
     const uint32_t u = tn__crt_load4(w0), v = tn__crt_load4(w1);
-    const int32_t a0 = __sxtb16((int32_t)a), a1 = tn__crt_sxtb16_ror8(a);
-    const int32_t b0 = __sxtb16((int32_t)b), b1 = tn__crt_sxtb16_ror8(b);
+    const int32_t a0 = pw_word(x), a1 = pw_word(x + 2);
+    const int32_t b0 = pw_word(x + 4), b1 = pw_word(x + 6);
     const int32_t u0 = __sxtb16((int32_t)u), u1 = tn__crt_sxtb16_ror8(u);
     const int32_t v0 = __sxtb16((int32_t)v), v1 = tn__crt_sxtb16_ror8(v);
     s00 = __smlad(a1, u1, __smlad(a0, u0, s00));
@@ -664,9 +680,10 @@ BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *cols, const int8_t *w0,
   }
   uint32_t t00 = (uint32_t)s00, t01 = (uint32_t)s01, t10 = (uint32_t)s10,
            t11 = (uint32_t)s11;
-  for (int32_t i = 0; i < k; i++) { /* a last word, partly filled */
-    t00 += (uint32_t)(x[i] * w0[i]), t01 += (uint32_t)(x[i] * w1[i]);
-    t10 += (uint32_t)(x[4 + i] * w0[i]), t11 += (uint32_t)(x[4 + i] * w1[i]);
+  for (int32_t i = 0; i < k; i++) { /* a last quad, partly filled */
+    const int32_t x0 = x[pw_at(i, 0)], x1 = x[pw_at(i, 1)];
+    t00 += (uint32_t)(x0 * w0[i]), t01 += (uint32_t)(x0 * w1[i]);
+    t10 += (uint32_t)(x1 * w0[i]), t11 += (uint32_t)(x1 * w1[i]);
   }
   s[0] = (int32_t)t00, s[1] = (int32_t)t01, s[2] = (int32_t)t10;
   s[3] = (int32_t)t11;
@@ -680,48 +697,55 @@ enum { PW_PAIRS = 16 }; /* channel pairs a pw_pairs call takes at most */
  * at w (rows of n taps, n a multiple of 8), for the two pixels whose
  * columns are cols, each pair's sums starting from corr: into sums, four
  * a pair (s00, s01, s10, s11: pixel 0 with the first and the second
- * channel, then pixel 1 with both). The loop over the pairs is in the assembly too,
- * its state in memory, so that the compiler's code around pw_sums (about
- * a hundred instructions a pair, mostly reloads) is left to the
- * requantization.
+ * channel, then pixel 1 with both). The loop over the pairs is in the
+ * assembly too, its state in memory, so that the compiler's code around
+ * pw_sums (about a hundred instructions a pair, mostly reloads) is left
+ * to the requantization. The taps go sixteen a turn (one taken branch
+ * for 64 multiply-adds); a window of an odd number of eight-tap blocks
+ * enters the first turn half way.
  */
-static NOINLINE void pw_pairs(int32_t *sums, const int8_t *cols, int32_t n,
+static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
                               const int8_t *w, const uint32_t *corr,
                               int32_t pairs) {
-  const int8_t *const end = cols + (ptrdiff_t)(n >> 3) * 16;
-  const int32_t k = n;
+  const int16_t *const end = cols + (ptrdiff_t)(n >> 3) * 16;
+  const int32_t k = n, half = n & 8;
   int32_t s00, s01, s10, s11;
-  const int8_t *x, *w0, *w1;
-  uint32_t a, a0, b, b0, u, u0;
+  const int16_t *x;
+  const int8_t *w0, *w1;
+  uint32_t a0, a1, b0, b1, u, u0;
   __asm__("1:\n\t"
           "ldr %[w0], %[wp]\n\t"
-          "ldr %[a], %[k]\n\t"
-          "add %[w1], %[w0], %[a]\n\t"
-          "ldr %[a], %[corr]\n\t"
-          "ldrd %[s00], %[s01], [%[a]], #8\n\t"
-          "str %[a], %[corr]\n\t"
+          "ldr %[a0], %[k]\n\t"
+          "add %[w1], %[w0], %[a0]\n\t"
+          "ldr %[a0], %[corr]\n\t"
+          "ldrd %[s00], %[s01], [%[a0]], #8\n\t"
+          "str %[a0], %[corr]\n\t"
           "mov %[s10], %[s00]\n\t"
           "mov %[s11], %[s01]\n\t"
           "ldr %[x], %[cols]\n\t"
+          "ldr %[a0], %[half]\n\t"
+          "cmp %[a0], #0\n\t"
+          "bne 3f\n\t"
           "2:\n\t" TN__PW_QUAD TN__PW_QUAD
+          "3:\n\t" TN__PW_QUAD TN__PW_QUAD
           "ldr %[u], %[end]\n\t"
           "cmp %[x], %[u]\n\t"
           "bne 2b\n\t"
-          "ldr %[a], %[sums]\n\t"
-          "strd %[s00], %[s01], [%[a]], #8\n\t"
-          "strd %[s10], %[s11], [%[a]], #8\n\t"
-          "str %[a], %[sums]\n\t"
+          "ldr %[a0], %[sums]\n\t"
+          "strd %[s00], %[s01], [%[a0]], #8\n\t"
+          "strd %[s10], %[s11], [%[a0]], #8\n\t"
+          "str %[a0], %[sums]\n\t"
           "str %[w1], %[wp]\n\t" /* the next pair's rows follow */
-          "ldr %[a], %[pairs]\n\t"
-          "subs %[a], %[a], #1\n\t"
-          "str %[a], %[pairs]\n\t"
+          "ldr %[a0], %[pairs]\n\t"
+          "subs %[a0], %[a0], #1\n\t"
+          "str %[a0], %[pairs]\n\t"
           "bne 1b"
           : [s00] "=&r"(s00), [s01] "=&r"(s01), [s10] "=&r"(s10),
             [s11] "=&r"(s11), [x] "=&r"(x), [w0] "=&r"(w0), [w1] "=&r"(w1),
-            [a] "=&r"(a), [a0] "=&r"(a0), [b] "=&r"(b), [b0] "=&r"(b0),
+            [a0] "=&r"(a0), [a1] "=&r"(a1), [b0] "=&r"(b0), [b1] "=&r"(b1),
             [u] "=&r"(u), [u0] "=&r"(u0), [wp] "+m"(w), [corr] "+m"(corr),
             [sums] "+m"(sums), [pairs] "+m"(pairs)
-          : [k] "m"(k), [cols] "m"(cols), [end] "m"(end)
+          : [k] "m"(k), [cols] "m"(cols), [end] "m"(end), [half] "m"(half)
           : "cc", "memory");
 }
 #endif
@@ -758,7 +782,7 @@ static int8_t pw_requant_any(int32_t acc, int32_t m, int32_t s, int32_t off,
  * odd count with itself). */
 static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                             int32_t hi, const uint32_t *corr, int8_t *out,
-                            int8_t *cols) {
+                            int16_t *cols) {
   const TnCrtConv2d *p = c->p;
   const int64_t pixels = (int64_t)p->batch * p->out_h * p->out_w;
   const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
@@ -820,13 +844,13 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
 }
 
 /* pw_run with the sums' starting values and the columns in buf
- * (4-aligned, pw_scratch_bytes: the columns word-aligned for LDRD). */
+ * (4-aligned, pw_scratch_bytes: the columns' pairs word-aligned). */
 static void dsp_pointwise(const Conv *c, const TnCrtQuant *q, int32_t lo,
                           int32_t hi, const int32_t *bias, int8_t *out,
                           void *buf) {
   uint32_t *const corr = buf; /* out_c <= PW_MAX_CHANNELS */
   pw_corr(corr, c, bias);
-  pw_run(c, q, lo, hi, corr, out, (int8_t *)(corr + c->p->out_c));
+  pw_run(c, q, lo, hi, corr, out, (int16_t *)(void *)(corr + c->p->out_c));
 }
 
 #endif /* TN_CRT_HAVE_ARM_DSP */
