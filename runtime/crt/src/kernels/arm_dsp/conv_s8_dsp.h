@@ -475,13 +475,26 @@ BLOCK_INLINE int pw_quant_ok(const TnCrtQuant *q, int32_t ch) {
          s >= -20;
 }
 
-/* Whether every channel takes pw_requant (else pw_requant_any). */
-static int pw_fast(const Conv *c, const TnCrtQuant *q) {
-  if (q->output_offset < -128 || q->output_offset > 127) return 0;
+/*
+ * How a layer's sums are requantized: PW_FAST where every channel meets
+ * tn__crt_requant_s8's conditions; PW_WIDE where every
+ * channel has m = 0, or m > 0 and a shift in [-31, -2], which a layer
+ * with channels of near-zero weights has (a shift below -20: VWW's
+ * pointwise layers); PW_ANY otherwise (pw_out has the three).
+ */
+enum { PW_ANY, PW_FAST, PW_WIDE };
+
+static int pw_mode(const Conv *c, const TnCrtQuant *q) {
+  if (q->output_offset < -128 || q->output_offset > 127) return PW_ANY;
   const int32_t n = q->per_channel ? c->p->out_c : 1;
-  for (int32_t ch = 0; ch < n; ch++)
-    if (!pw_quant_ok(q, ch)) return 0;
-  return 1;
+  int fast = 1, wide = 1;
+  for (int32_t ch = 0; ch < n; ch++) {
+    const int32_t k = q->per_channel ? ch : 0;
+    const int32_t m = q->multiplier[k], s = q->shift[k];
+    fast = fast && pw_quant_ok(q, ch);
+    wide = wide && (m == 0 || (m > 0 && s <= -2 && s >= -31));
+  }
+  return fast ? PW_FAST : wide ? PW_WIDE : PW_ANY;
 }
 
 /* The output pixels in order (batch, row, column), and where the current
@@ -750,22 +763,6 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
 }
 #endif
 
-/* tn__crt_requant_s8 for a multiplier m and a shift s in [-20, -1]
- * (pw_quant_ok's conditions), clamped to [lo, hi] within int8. */
-BLOCK_INLINE int8_t pw_requant(int32_t acc, int32_t m, int32_t s, int32_t off,
-                               int32_t lo, int32_t hi) {
-  const int32_t r = -s;
-  const int32_t round = (int32_t)(((UINT32_C(1) << r) >> 1) +
-                                  ((uint32_t)off << r));
-  const int32_t h = tn__crt_smmulr(__qadd(acc, acc), m);
-  int32_t v = __ssat((h + (h >> 31) + round) >> r, 8);
-  if (lo > -128 || hi < 127) { /* an activation's range */
-    v = v < lo ? lo : v;
-    v = v > hi ? hi : v;
-  }
-  return (int8_t)v;
-}
-
 /* The same for any multiplier and shift: TFLite's arithmetic as
  * tn_crt_multiply_by_quantized_multiplier computes it. */
 static int8_t pw_requant_any(int32_t acc, int32_t m, int32_t s, int32_t off,
@@ -776,19 +773,117 @@ static int8_t pw_requant_any(int32_t acc, int32_t m, int32_t s, int32_t off,
   return (int8_t)(v < lo ? lo : v > hi ? hi : v);
 }
 
+/* A channel's requantization constants, for its mode: the multiplier,
+ * the right shift r and a rounding term. */
+typedef struct {
+  int32_t m, s, r, round;
+} PwQuant;
+
+BLOCK_INLINE PwQuant pw_quant(const TnCrtQuant *q, int32_t k, int32_t off,
+                              int mode) {
+  PwQuant cq = {q->multiplier[k], q->shift[k], 0, 0};
+  if (mode == PW_FAST) { /* pw_quant_ok: r in [1, 20] */
+    cq.r = -cq.s;
+    cq.round = (int32_t)(((UINT32_C(1) << cq.r) >> 1) +
+                         ((uint32_t)off << cq.r));
+  } else if (mode == PW_WIDE) { /* r in [2, 31]; any for m = 0 */
+    cq.r = cq.m ? -cq.s : 2;
+    cq.round = INT32_C(1) << (cq.r - 2);
+  }
+  return cq;
+}
+
+/*
+ * acc requantized, clamped to [lo, hi] within int8. PW_FAST is
+ * tn__crt_requant_s8 (dsp.h). PW_WIDE computes TFLite's
+ * SaturatingRoundingDoublingHighMul exactly, h = (acc * m + 2^30) >> 31
+ * in 64 bits (its rounding of negative products toward zero is this
+ * floor: -floor((|p| + 2^30 - 1) / 2^31) = floor((p + 2^30) / 2^31) for
+ * p < 0; it cannot saturate for m >= 0), so that no bound on |acc| is
+ * needed, and RoundingDivideByPOT by r in [2, 31] as (a + 2^(r-1)) >> r,
+ * a = h - [h < 0], in the form ((a >> 1) + 2^(r-2)) >> (r - 1), which
+ * is the same integer (a + 2^(r-1) is even plus a's last bit, which a
+ * floor by 2^r never sees) and cannot overflow (|h| < 2^31 for m <
+ * 2^31); then the output offset and SSAT. PW_ANY is pw_requant_any.
+ */
+BLOCK_INLINE int8_t pw_out(int32_t acc, PwQuant cq, int32_t off, int32_t lo,
+                           int32_t hi, int mode) {
+  int32_t v;
+  if (mode == PW_FAST) {
+    const int32_t h = tn__crt_smmulr(__qadd(acc, acc), cq.m);
+    v = __ssat((h + (h >> 31) + cq.round) >> cq.r, 8);
+  } else if (mode == PW_WIDE) {
+    const int32_t h =
+        (int32_t)(((int64_t)acc * cq.m + (INT64_C(1) << 30)) >> 31);
+    const int32_t a = h + (h >> 31);
+    v = __ssat((((a >> 1) + cq.round) >> (cq.r - 1)) + off, 8);
+  } else {
+    return pw_requant_any(acc, cq.m, cq.s, off, lo, hi);
+  }
+  if (lo > -128 || hi < 127) { /* an activation's range */
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+  }
+  return (int8_t)v;
+}
+
+/* Channels co and c1 of pixels o0 and o1, from their sums s00, s01
+ * (pixel o0), s10, s11 (pixel o1). */
+BLOCK_INLINE void pw_store(int8_t *o0, int8_t *o1, int32_t co, int32_t c1,
+                           const int32_t s[4], const TnCrtQuant *q,
+                           int32_t qs, int32_t off, int32_t lo, int32_t hi,
+                           int mode) {
+  const PwQuant q0 = pw_quant(q, co * qs, off, mode);
+  const PwQuant q1 = pw_quant(q, c1 * qs, off, mode);
+  o0[co] = pw_out(s[0], q0, off, lo, hi, mode);
+  o0[c1] = pw_out(s[1], q1, off, lo, hi, mode);
+  o1[co] = pw_out(s[2], q0, off, lo, hi, mode);
+  o1[c1] = pw_out(s[3], q1, off, lo, hi, mode);
+}
+
+/* The channels of one pixel pair (o0, o1; columns in cols) in the mode
+ * `mode`, a constant where it is inlined: PW_PAIRS pairs at a time in
+ * pw_pairs when whole words of eight taps make the window and the rows
+ * follow one another, the rest (and all, unoptimised) by pw_sums, the
+ * last of an odd count of channels paired with itself. */
+BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                              int32_t hi, const uint32_t *corr, int8_t *o0,
+                              int8_t *o1, const int16_t *cols, int mode) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
+  const ptrdiff_t ws = p->w_strides[3];
+  const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
+  const int8_t *w = c->w;
+  int32_t co = 0;
+#if defined(__OPTIMIZE__)
+  if (n % 8 == 0 && ws == n) {
+    int32_t sums[4 * PW_PAIRS];
+    while (co + 2 <= nc) {
+      const int32_t np = (nc - co) / 2 < PW_PAIRS ? (nc - co) / 2 : PW_PAIRS;
+      pw_pairs(sums, cols, n, w, corr + co, np);
+      for (int32_t j = 0; j < np; j++, co += 2, w += 2 * ws)
+        pw_store(o0, o1, co, co + 1, sums + 4 * j, q, qs, off, lo, hi, mode);
+    }
+  }
+#endif
+  for (; co < nc; co += 2, w += 2 * ws) {
+    const int32_t c1 = co + 1 < nc ? co + 1 : co;
+    int32_t s[4] = {(int32_t)corr[co], (int32_t)corr[c1], (int32_t)corr[co],
+                    (int32_t)corr[c1]};
+    pw_sums(s, cols, w, w + (c1 - co) * ws, n);
+    pw_store(o0, o1, co, c1, s, q, qs, off, lo, hi, mode);
+  }
+}
+
 /* The layer (dsp_pw_ok holds) into out, each channel's sums starting from
  * corr: the pixels in pairs (the last of an odd count with itself), their
- * windows in cols, for each pair the channels in pairs (the last of an
- * odd count with itself). */
+ * windows in cols, for each pair the channels in pairs (pw_channels). */
 static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                             int32_t hi, const uint32_t *corr, int8_t *out,
                             int16_t *cols) {
   const TnCrtConv2d *p = c->p;
   const int64_t pixels = (int64_t)p->batch * p->out_h * p->out_w;
-  const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
-  const ptrdiff_t ws = p->w_strides[3];
-  const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
-  const int fast = pw_fast(c, q);
+  const int mode = pw_mode(c, q);
   PwPixels it = {.p = p, .out = out};
   pw_row(&it);
   for (int64_t i = 0; i < pixels; i += 2) {
@@ -796,49 +891,12 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
     pw_im2col(cols, 0, c, &it);
     if (i + 1 < pixels) pw_next(&it), o1 = it.o;
     pw_im2col(cols, 1, c, &it);
-    const int8_t *w = c->w;
-    int32_t co = 0;
-#if defined(__OPTIMIZE__)
-    /* whole pairs, PW_PAIRS at a time, when whole words of eight taps
-     * make the window and the rows follow one another */
-    if (n % 8 == 0 && ws == n && fast) {
-      int32_t sums[4 * PW_PAIRS];
-      while (co + 2 <= nc) {
-        const int32_t np = (nc - co) / 2 < PW_PAIRS ? (nc - co) / 2 : PW_PAIRS;
-        pw_pairs(sums, cols, n, w, corr + co, np);
-        for (int32_t j = 0; j < np; j++, co += 2, w += 2 * ws) {
-          const int32_t k0 = co * qs, k1 = (co + 1) * qs;
-          const int32_t m0 = q->multiplier[k0], s0 = q->shift[k0];
-          const int32_t m1 = q->multiplier[k1], s1 = q->shift[k1];
-          const int32_t *sj = sums + 4 * j;
-          o0[co] = pw_requant(sj[0], m0, s0, off, lo, hi);
-          o0[co + 1] = pw_requant(sj[1], m1, s1, off, lo, hi);
-          o1[co] = pw_requant(sj[2], m0, s0, off, lo, hi);
-          o1[co + 1] = pw_requant(sj[3], m1, s1, off, lo, hi);
-        }
-      }
-    }
-#endif
-    for (; co < nc; co += 2, w += 2 * ws) {
-      const int32_t c1 = co + 1 < nc ? co + 1 : co;
-      const int32_t k0 = co * qs, k1 = c1 * qs;
-      int32_t s[4] = {(int32_t)corr[co], (int32_t)corr[c1], (int32_t)corr[co],
-                      (int32_t)corr[c1]};
-      pw_sums(s, cols, w, w + (c1 - co) * ws, n);
-      const int32_t m0 = q->multiplier[k0], s0 = q->shift[k0];
-      const int32_t m1 = q->multiplier[k1], s1 = q->shift[k1];
-      if (fast) {
-        o0[co] = pw_requant(s[0], m0, s0, off, lo, hi);
-        o0[c1] = pw_requant(s[1], m1, s1, off, lo, hi);
-        o1[co] = pw_requant(s[2], m0, s0, off, lo, hi);
-        o1[c1] = pw_requant(s[3], m1, s1, off, lo, hi);
-      } else {
-        o0[co] = pw_requant_any(s[0], m0, s0, off, lo, hi);
-        o0[c1] = pw_requant_any(s[1], m1, s1, off, lo, hi);
-        o1[co] = pw_requant_any(s[2], m0, s0, off, lo, hi);
-        o1[c1] = pw_requant_any(s[3], m1, s1, off, lo, hi);
-      }
-    }
+    if (mode == PW_FAST)
+      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_FAST);
+    else if (mode == PW_WIDE)
+      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_WIDE);
+    else
+      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_ANY);
     if (i + 2 < pixels) pw_next(&it);
   }
 }
