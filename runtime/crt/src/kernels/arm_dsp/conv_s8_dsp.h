@@ -841,21 +841,42 @@ BLOCK_INLINE void pw_store(int8_t *o0, int8_t *o1, int32_t co, int32_t c1,
   o1[c1] = pw_out(s[3], q1, off, lo, hi, mode);
 }
 
+/* Channels [co, out_c) of one pixel pair (o0, o1; columns in cols) by
+ * pw_sums, the last of an odd count of channels paired with itself: the
+ * windows that are not whole words of eight taps, the last channel of an
+ * odd count, and every channel unoptimised. One copy for every mode. */
+static NOINLINE void pw_rest(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                             int32_t hi, const uint32_t *corr, int8_t *o0,
+                             int8_t *o1, const int16_t *cols, int mode,
+                             int32_t co) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
+  const ptrdiff_t ws = p->w_strides[3];
+  const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
+  const int8_t *w = c->w + (ptrdiff_t)co * ws;
+  for (; co < nc; co += 2, w += 2 * ws) {
+    const int32_t c1 = co + 1 < nc ? co + 1 : co;
+    int32_t s[4] = {(int32_t)corr[co], (int32_t)corr[c1], (int32_t)corr[co],
+                    (int32_t)corr[c1]};
+    pw_sums(s, cols, w, w + (c1 - co) * ws, n);
+    pw_store(o0, o1, co, c1, s, q, qs, off, lo, hi, mode);
+  }
+}
+
 /* The channels of one pixel pair (o0, o1; columns in cols) in the mode
  * `mode`, a constant where it is inlined: PW_PAIRS pairs at a time in
  * pw_pairs when whole words of eight taps make the window and the rows
- * follow one another, the rest (and all, unoptimised) by pw_sums, the
- * last of an odd count of channels paired with itself. */
+ * follow one another, the rest by pw_rest. */
 BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
                               int32_t hi, const uint32_t *corr, int8_t *o0,
                               int8_t *o1, const int16_t *cols, int mode) {
+  int32_t co = 0;
+#if defined(__OPTIMIZE__)
   const TnCrtConv2d *p = c->p;
   const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
   const ptrdiff_t ws = p->w_strides[3];
   const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
   const int8_t *w = c->w;
-  int32_t co = 0;
-#if defined(__OPTIMIZE__)
   if (n % 8 == 0 && ws == n) {
     int32_t sums[4 * PW_PAIRS];
     while (co + 2 <= nc) {
@@ -866,13 +887,7 @@ BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
     }
   }
 #endif
-  for (; co < nc; co += 2, w += 2 * ws) {
-    const int32_t c1 = co + 1 < nc ? co + 1 : co;
-    int32_t s[4] = {(int32_t)corr[co], (int32_t)corr[c1], (int32_t)corr[co],
-                    (int32_t)corr[c1]};
-    pw_sums(s, cols, w, w + (c1 - co) * ws, n);
-    pw_store(o0, o1, co, c1, s, q, qs, off, lo, hi, mode);
-  }
+  if (co < c->p->out_c) pw_rest(c, q, lo, hi, corr, o0, o1, cols, mode, co);
 }
 
 /* The layer (dsp_pw_ok holds) into out, each channel's sums starting from
