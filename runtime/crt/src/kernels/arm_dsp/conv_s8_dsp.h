@@ -450,21 +450,22 @@ static void requant_init_dsp(Requant *rq) {
  * Cortex-M target, ConvertKernelLayout): a matrix product of the pixels'
  * windows by the weights' rows, two pixels by two output channels at a
  * time. A pixel pair's windows are copied first, in the weights' order,
- * into columns in scratch (im2col), the two pixels' words interleaved,
- * with -io for taps outside the input. Then sum((x + io) * w) = sum(x * w)
- * + io * sum(w) over the whole window, so each channel starts from its
- * bias plus io times its weights' sum (pw_corr, in scratch, once a
- * layer), and the inner loop (pw_pairs, or pw_sums for a window that is
- * not whole words of eight taps) takes per four taps one LDRD of both
- * pixels' words, a word of each channel's weights, eight unpacks and
- * eight SMLADs for sixteen multiply-adds, with no weight packed. The
+ * into columns in scratch (im2col), unpacked into int16 pairs as SXTB16
+ * gives them (once a pixel pair, for every channel pair after), the two
+ * pixels' words interleaved, with -io for taps outside the input. Then
+ * sum((x + io) * w) = sum(x * w) + io * sum(w) over the whole window, so
+ * each channel starts from its bias plus io times its weights' sum
+ * (pw_corr, in scratch, once a layer), and the inner loop (pw_pairs, or
+ * pw_sums for a window that is not whole words of eight taps) takes per
+ * four taps four loads of the pixels' pairs, a word of each channel's
+ * weights, four unpacks and eight SMLADs for sixteen multiply-adds
+ * (about 20 cycles on a Cortex-M4), with no weight packed. The
  * pixels go in pairs, outermost, so that a 1x1 layer in place (PIXELS,
  * see "In place" in conv_s8.c) needs no more than its columns: a pair's
  * outputs end no later than its inputs do, so they overwrite only inputs
  * already copied. dsp_pw_ok says whether a layer takes this path; the
- * blocks above take every other. The requantization is
- * tn__crt_requant_s8's where every channel meets its conditions, and
- * tn_crt_multiply_by_quantized_multiplier's otherwise.
+ * blocks above take every other. The requantization is pw_out's, in
+ * the layer's mode (pw_mode).
  */
 /* Whether channel ch's multiplier and shift meet tn__crt_requant_s8's
  * conditions (those of requant_init_dsp). */
@@ -844,11 +845,13 @@ BLOCK_INLINE void pw_store(int8_t *o0, int8_t *o1, int32_t co, int32_t c1,
 /* Channels [co, out_c) of one pixel pair (o0, o1; columns in cols) by
  * pw_sums, the last of an odd count of channels paired with itself: the
  * windows that are not whole words of eight taps, the last channel of an
- * odd count, and every channel unoptimised. One copy for every mode. */
-static NOINLINE void pw_rest(const Conv *c, const TnCrtQuant *q, int32_t lo,
-                             int32_t hi, const uint32_t *corr, int8_t *o0,
-                             int8_t *o1, const int16_t *cols, int mode,
-                             int32_t co) {
+ * odd count, and every channel unoptimised. Inlined for PW_FAST (a first
+ * layer of 27 taps, VWW's, spends most of its time here), one copy for
+ * the other modes (pw_rest_any). */
+BLOCK_INLINE void pw_rest(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                          int32_t hi, const uint32_t *corr, int8_t *o0,
+                          int8_t *o1, const int16_t *cols, int mode,
+                          int32_t co) {
   const TnCrtConv2d *p = c->p;
   const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
   const ptrdiff_t ws = p->w_strides[3];
@@ -861,6 +864,13 @@ static NOINLINE void pw_rest(const Conv *c, const TnCrtQuant *q, int32_t lo,
     pw_sums(s, cols, w, w + (c1 - co) * ws, n);
     pw_store(o0, o1, co, c1, s, q, qs, off, lo, hi, mode);
   }
+}
+
+static NOINLINE void pw_rest_any(const Conv *c, const TnCrtQuant *q,
+                                 int32_t lo, int32_t hi, const uint32_t *corr,
+                                 int8_t *o0, int8_t *o1, const int16_t *cols,
+                                 int mode, int32_t co) {
+  pw_rest(c, q, lo, hi, corr, o0, o1, cols, mode, co);
 }
 
 /* The channels of one pixel pair (o0, o1; columns in cols) in the mode
@@ -887,7 +897,12 @@ BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
     }
   }
 #endif
-  if (co < c->p->out_c) pw_rest(c, q, lo, hi, corr, o0, o1, cols, mode, co);
+  if (co < c->p->out_c) {
+    if (mode == PW_FAST)
+      pw_rest(c, q, lo, hi, corr, o0, o1, cols, PW_FAST, co);
+    else
+      pw_rest_any(c, q, lo, hi, corr, o0, o1, cols, mode, co);
+  }
 }
 
 /* The layer (dsp_pw_ok holds) into out, each channel's sums starting from
