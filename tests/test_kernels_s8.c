@@ -710,11 +710,12 @@ START_TEST(test_conv_scratch_isa) {
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&dw, &q, P, 0), 0);
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&dw, &q, P, 1), 160);
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&pw, &q, 9, 1), 1024);
-  /* DSP, pointwise: 3 bytes of alignment, 64 sums, 64 taps' columns */
+  /* DSP, pointwise: 3 bytes of alignment, 64 sums, 64 taps' columns
+   * (two pixels' int16 pairs: 16 bytes per four taps) */
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&pw, &q, D, 0),
-                    3 + 64 * 4 + 64 / 4 * 8);
+                    3 + 64 * 4 + 64 / 4 * 16);
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&pw, &q, D, 1),
-                    1024 + 3 + 64 * 4 + 64 / 4 * 8);
+                    1024 + 3 + 64 * 4 + 64 / 4 * 16);
   /* DSP, depthwise 3x3: its own form (arm_dsp/dw3x3_s8_dsp.h) packs
    * nothing, so the portable sizes */
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&dw, &q, D, 0), 0);

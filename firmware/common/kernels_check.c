@@ -25,7 +25,7 @@
  *
  *   mismatch case 17 conv (description) at 203: got 12 want 13
  *   cases 600 conv 300 conv_scratch 300 conv_less 120 inplace 40 conv_s32 90 requant 150
- *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6
+ *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 pw 120
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
  *   (the convolutions run both ways, without scratch and with it)
@@ -34,7 +34,8 @@
  *
  * The first few mismatches of a case are printed with the geometry (which
  * ends in " dw3" when the depthwise 3x3 form took the case; dw3 and
- * dw3_inplace count those cases); exit
+ * dw3_inplace count those cases; " pw" when the DSP matrix product takes
+ * it given its scratch, pw counting those run with it); exit
  * code 0 when every output matched, 1 otherwise. KC_CASES and KC_SEED
  * (compile-time) set the number of cases and the seed. Built and run by
  * kernels_check.py.
@@ -240,6 +241,20 @@ static int dw3_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
          q->input_offset <= 128 && q->scale == NULL;
 }
 
+/* Whether the DSP matrix product takes the case, given its scratch
+ * (arm_dsp/conv_s8_dsp.h: dsp_pw_ok): one group, TFLite's offsets, each
+ * output channel's taps in a row (OHWI or OIHW). */
+static int pw_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  const int32_t *ws = p->w_strides;
+  const int32_t k = p->k_h * p->k_w * p->in_c;
+  const int ohwi = ws[2] == 1 && ws[1] == p->in_c && ws[0] == p->k_w * ws[1];
+  const int oihw = ws[1] == 1 && ws[0] == p->k_w && ws[2] == p->k_h * p->k_w;
+  return p->groups == 1 && q->filter_offset == 0 &&
+         q->input_offset >= -127 && q->input_offset <= 128 &&
+         q->scale == NULL && p->out_c <= 1024 && p->out_strides[3] == 1 &&
+         k <= 1024 && ws[3] == k && (ohwi || oihw);
+}
+
 /* The line that names a convolution case with mismatches. */
 static void describe_conv(int32_t index, const TnCrtConv2d *p,
                           const TnCrtQuant *q, const int32_t *bias) {
@@ -261,6 +276,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   kv(" per_channel=", q->per_channel);
   fw_str(bias ? " bias" : " no-bias");
   if (dw3_case(p, q)) fw_str(" dw3");
+  if (pw_case(p, q)) fw_str(" pw");
   fw_endl();
 }
 
@@ -294,6 +310,7 @@ static uint64_t kernel_ticks, reference_ticks;
 static uint64_t no_scratch_ticks, scratch_ticks;
 static int32_t n_conv, n_scratch, n_less, n_inplace, n_conv32, n_requant, n_dense, n_dense32;
 static int32_t n_dw3, n_dw3_inplace; /* cases of the depthwise 3x3 form */
+static int32_t n_pw; /* cases of the matrix product, with its scratch */
 
 /* A kernel's call, which started at tick t0 and returned st, and its n
  * outputs against the reference's. */
@@ -478,6 +495,7 @@ static void check_conv(int32_t index) {
                           dsp);
     scratch_ticks += fw_ticks() - t0, no_scratch_ticks += no_scratch;
     compare8(&csc, t0, st, out_buf, ref_buf, nout);
+    n_pw += pw_case(&p, &q);
   }
 
   /* With one of the smaller scratches a plan may give the call where the
@@ -645,6 +663,7 @@ int main(void) {
   kv(" dense ", n_dense);
   kv(" dense_s32 ", n_dense32);
   kv(" dw3 ", n_dw3), kv(" dw3_inplace ", n_dw3_inplace);
+  kv(" pw ", n_pw);
   fw_endl();
   fw_str("instructions kernels ");
   fw_u64(kernel_ticks * FW_INSTRUCTIONS_PER_TICK);

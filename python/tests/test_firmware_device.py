@@ -381,8 +381,8 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     assert res["failures"] == 0, "\n".join(res["mismatches"][:20])
     assert res["ok"] and res["exit_code"] == 0
     ran = res["cases"]
-    for kind in ("conv", "conv_scratch", "conv_less", "inplace", "conv_s32", "requant", "dense",
-                 "dense_s32", "dw3", "dw3_inplace"):
+    for kind in ("conv", "conv_scratch", "conv_less", "inplace", "conv_s32", "requant",
+                 "dense", "dense_s32", "dw3", "dw3_inplace", "pw"):
         assert ran[kind] > 0, (kind, ran)
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
@@ -403,24 +403,43 @@ def test_kernels_check_reports_a_mismatch(tmp_path: Any) -> None:
     assert any(m.startswith("mismatch case") for m in res["mismatches"])
 
 
+def _check_broken_form(tmp_path: Any, header_name: str, old: str, new: str,
+                       tag: str) -> None:
+    """kernels_check on a copy of the crt whose arm_dsp/header_name has
+    its one occurrence of old replaced by new: it must fail, and every
+    case it describes must end in tag (the cases it counts as that
+    form's)."""
+    kc = _load_kernels_check()
+    crt = tmp_path / "crt"
+    shutil.copytree(kc.CRT, str(crt))
+    header = crt / "src" / "kernels" / "arm_dsp" / header_name
+    text = header.read_text()
+    assert text.count(old) == 1
+    header.write_text(text.replace(old, new))
+    elf = kc.build(str(tmp_path / "fw"), opt="-O2", cases=120, seed=1, crt=str(crt))
+    res = kc.run_elf(elf, timeout=300)
+    assert res["exit_code"] == 1 and res["failures"] > 0 and not res["ok"]
+    described = [m for m in res["mismatches"] if m.startswith("case ")]
+    assert described and all(m.endswith(" " + tag) for m in described), described
+
+
 def test_kernels_check_catches_a_broken_depthwise_3x3_form(tmp_path: Any) -> None:
     """The check reaches the depthwise 3x3 DSP form (arm_dsp/dw3x3_s8_dsp.h)
     and fails when it is wrong: a copy of the crt whose form drops the last
     row of a whole window's taps gives mismatches, and only in the cases
     the check counts as that form's."""
-    kc = _load_kernels_check()
-    crt = tmp_path / "crt"
-    shutil.copytree(kc.CRT, str(crt))
-    header = crt / "src" / "kernels" / "arm_dsp" / "dw3x3_s8_dsp.h"
-    text = header.read_text()
     last_row = "  dw3_row4(s, x + 2 * is1, is2, g->w + 12, 3, io2);\n"
-    assert text.count(last_row) == 1
-    header.write_text(text.replace(last_row, ""))
-    elf = kc.build(str(tmp_path / "fw"), opt="-O2", cases=120, seed=1, crt=str(crt))
-    res = kc.run_elf(elf, timeout=300)
-    assert res["exit_code"] == 1 and res["failures"] > 0 and not res["ok"]
-    described = [m for m in res["mismatches"] if m.startswith("case ")]
-    assert described and all(m.endswith(" dw3") for m in described), described
+    _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", last_row, "", "dw3")
+
+
+def test_kernels_check_catches_a_broken_pointwise_form(tmp_path: Any) -> None:
+    """The check reaches the DSP matrix product (arm_dsp/conv_s8_dsp.h:
+    dsp_pointwise, its assembly quads) and fails when it is wrong: a copy
+    of the crt whose quads multiply one sum's second pair by the wrong
+    weights gives mismatches, and only in the cases the check counts as
+    that form's."""
+    last = '"smlad %[s11], %[b1], %[u], %[s11]\\n\\t"'
+    _check_broken_form(tmp_path, "conv_s8_dsp.h", last, last.replace("[u],", "[u0],"), "pw")
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -95,7 +95,7 @@ static int32_t pack_width(const Conv *c, int64_t limit, int32_t *words) {
 
 enum {
   PW_MAX_CHANNELS = 1024, /* pw_corr: 4 KiB at most */
-  PW_MAX_WINDOW = 1024    /* the columns: 2 KiB at most */
+  PW_MAX_WINDOW = 1024    /* the columns: 4 KiB at most */
 };
 
 /* The taps of a window: kh * kw * in_c. */
@@ -118,9 +118,9 @@ static int dsp_pw_ok(const Conv *c, const TnCrtQuant *q) {
 }
 
 /* dsp_pointwise's sums' starting values (4 * out_c bytes), then its
- * columns (two words per four taps). */
+ * columns (two pixels' int16 pairs: four words per four taps). */
 static size_t pw_scratch_bytes(const TnCrtConv2d *p) {
-  return (size_t)p->out_c * 4 + (size_t)(pw_window(p) + 3) / 4 * 8;
+  return (size_t)p->out_c * 4 + (size_t)(pw_window(p) + 3) / 4 * 16;
 }
 
 /* The blocks' state (conv_s8.c's BlockState) at the start of the blocks'
@@ -167,8 +167,8 @@ static size_t dsp_scratch_bytes(const Conv *c, const TnCrtQuant *q,
  * models' layers, a narrower block reloads its inputs per channel twice
  * or four times as often (about +10 % and +25 %), a depthwise or 3x3
  * layer without pairs makes them at every pixel (+32 %), and a layer the
- * matrix product (dsp_pointwise) takes runs 2.76x slower in unpacked
- * blocks. Returns how many (at most 3). */
+ * matrix product (dsp_pointwise) takes runs 3.18x slower in unpacked
+ * blocks (KWS's pointwise layers). Returns how many (at most 3). */
 static int32_t dsp_scratch_less(const Conv *c, const TnCrtQuant *q, int ring,
                                 size_t full, size_t out[3], uint16_t pct[3]) {
   int32_t n = 0, words;
@@ -179,12 +179,12 @@ static int32_t dsp_scratch_less(const Conv *c, const TnCrtQuant *q, int ring,
   while (w >= 4 && n < 2) {
     w = pack_width(c, (int64_t)words - 1, &words);
     if (w >= 4 && state + (size_t)words * 4 < full) {
-      pct[n] = pw ? 176 : w == 8 ? 10 : 25;
+      pct[n] = pw ? 218 : w == 8 ? 10 : 25;
       out[n++] = state + (size_t)words * 4;
     }
   }
   if (dsp_state_bytes(c, 0) < full) {
-    pct[n] = pw ? 176 : 32;
+    pct[n] = pw ? 218 : 32;
     out[n++] = dsp_state_bytes(c, 0);
   }
   return n;
@@ -494,21 +494,22 @@ static void requant_init_dsp(Requant *rq) {
  * Cortex-M target, ConvertKernelLayout): a matrix product of the pixels'
  * windows by the weights' rows, two pixels by two output channels at a
  * time. A pixel pair's windows are copied first, in the weights' order,
- * into columns in scratch (im2col), the two pixels' words interleaved,
- * with -io for taps outside the input. Then sum((x + io) * w) = sum(x * w)
- * + io * sum(w) over the whole window, so each channel starts from its
- * bias plus io times its weights' sum (pw_corr, in scratch, once a
- * layer), and the inner loop (pw_pairs, or pw_sums for a window that is
- * not whole words of eight taps) takes per four taps one LDRD of both
- * pixels' words, a word of each channel's weights, eight unpacks and
- * eight SMLADs for sixteen multiply-adds, with no weight packed. The
+ * into columns in scratch (im2col), unpacked into int16 pairs as SXTB16
+ * gives them (once a pixel pair, for every channel pair after), the two
+ * pixels' words interleaved, with -io for taps outside the input. Then
+ * sum((x + io) * w) = sum(x * w) + io * sum(w) over the whole window, so
+ * each channel starts from its bias plus io times its weights' sum
+ * (pw_corr, in scratch, once a layer), and the inner loop (pw_pairs, or
+ * pw_sums for a window that is not whole words of eight taps) takes per
+ * four taps four loads of the pixels' pairs, a word of each channel's
+ * weights, four unpacks and eight SMLADs for sixteen multiply-adds
+ * (about 20 cycles on a Cortex-M4), with no weight packed. The
  * pixels go in pairs, outermost, so that a 1x1 layer in place (PIXELS,
  * see "In place" in conv_s8.c) needs no more than its columns: a pair's
  * outputs end no later than its inputs do, so they overwrite only inputs
  * already copied. dsp_pw_ok says whether a layer takes this path; the
- * blocks above take every other. The requantization is
- * tn__crt_requant_s8's where every channel meets its conditions, and
- * tn_crt_multiply_by_quantized_multiplier's otherwise.
+ * blocks above take every other. The requantization is pw_out's, in
+ * the layer's mode (pw_mode).
  */
 /* Whether channel ch's multiplier and shift meet tn__crt_requant_s8's
  * conditions (those of requant_init_dsp). */
@@ -519,13 +520,26 @@ BLOCK_INLINE int pw_quant_ok(const TnCrtQuant *q, int32_t ch) {
          s >= -20;
 }
 
-/* Whether every channel takes pw_requant (else pw_requant_any). */
-static int pw_fast(const Conv *c, const TnCrtQuant *q) {
-  if (q->output_offset < -128 || q->output_offset > 127) return 0;
+/*
+ * How a layer's sums are requantized: PW_FAST where every channel meets
+ * tn__crt_requant_s8's conditions; PW_WIDE where every
+ * channel has m = 0, or m > 0 and a shift in [-31, -2], which a layer
+ * with channels of near-zero weights has (a shift below -20: VWW's
+ * pointwise layers); PW_ANY otherwise (pw_out has the three).
+ */
+enum { PW_ANY, PW_FAST, PW_WIDE };
+
+static int pw_mode(const Conv *c, const TnCrtQuant *q) {
+  if (q->output_offset < -128 || q->output_offset > 127) return PW_ANY;
   const int32_t n = q->per_channel ? c->p->out_c : 1;
-  for (int32_t ch = 0; ch < n; ch++)
-    if (!pw_quant_ok(q, ch)) return 0;
-  return 1;
+  int fast = 1, wide = 1;
+  for (int32_t ch = 0; ch < n; ch++) {
+    const int32_t k = q->per_channel ? ch : 0;
+    const int32_t m = q->multiplier[k], s = q->shift[k];
+    fast = fast && pw_quant_ok(q, ch);
+    wide = wide && (m == 0 || (m > 0 && s <= -2 && s >= -31));
+  }
+  return fast ? PW_FAST : wide ? PW_WIDE : PW_ANY;
 }
 
 /* The output pixels in order (batch, row, column), and where the current
@@ -553,26 +567,33 @@ static void pw_next(PwPixels *it) {
   pw_row(it);
 }
 
-/* Byte t of pixel i's column in the interleaved columns: word t / 4 of
- * pixel 0, then of pixel 1, and so on. */
+/* Where tap t of pixel i lies in the columns, in int16 elements: per
+ * quad of taps k .. k + 3 (k = t & ~3) four words, pixel 0's pairs
+ * (k, k + 2) and (k + 1, k + 3), then pixel 1's, each pair as SXTB16
+ * unpacks a word (the SMLAD operands, ready). */
 static inline ptrdiff_t pw_at(int32_t t, int i) {
-  return ((ptrdiff_t)(t >> 2) * 2 + i) * 4 + (t & 3);
+  return (ptrdiff_t)(t >> 2) * 8 + i * 4 + (t & 1) * 2 + ((t >> 1) & 1);
 }
 
-/* len bytes of x into pixel i's column from tap t on: by words where
- * both allow it. */
-static void pw_put(int8_t *cols, int i, int32_t t, const int8_t *x,
+/* len bytes of x into pixel i's column from tap t on: a word at a time,
+ * unpacked into its two pairs, where both allow it. */
+static void pw_put(int16_t *cols, int i, int32_t t, const int8_t *x,
                    int32_t len) {
   int32_t k = 0;
   if ((t & 3) == 0) {
-    int8_t *o = cols + pw_at(t, i);
-    for (; k + 4 <= len; k += 4, o += 8) __builtin_memcpy(o, x + k, 4);
+    int16_t *o = cols + pw_at(t, i);
+    for (; k + 4 <= len; k += 4, o += 8) {
+      const uint32_t v = tn__crt_load4(x + k);
+      const int32_t lo = __sxtb16((int32_t)v), hi = tn__crt_sxtb16_ror8(v);
+      __builtin_memcpy(o, &lo, 4);
+      __builtin_memcpy(o + 2, &hi, 4);
+    }
   }
   for (; k < len; k++) cols[pw_at(t + k, i)] = x[k];
 }
 
 /* len bytes of v into pixel i's column from tap t on. */
-static void pw_fill(int8_t *cols, int i, int32_t t, int8_t v, int32_t len) {
+static void pw_fill(int16_t *cols, int i, int32_t t, int8_t v, int32_t len) {
   for (int32_t k = 0; k < len; k++) cols[pw_at(t + k, i)] = v;
 }
 
@@ -580,7 +601,7 @@ static void pw_fill(int8_t *cols, int i, int32_t t, int8_t v, int32_t len) {
  * at its weights' offset within a row; -io for taps outside the input.
  * With OHWI weights over NHWC data a row of the window is one run of the
  * input (but for its columns outside), which goes by words. */
-static void pw_im2col(int8_t *cols, int i, const Conv *c,
+static void pw_im2col(int16_t *cols, int i, const Conv *c,
                       const PwPixels *it) {
   const TnCrtConv2d *p = c->p;
   const int32_t *ws = p->w_strides, *is = p->in_strides;
@@ -638,55 +659,65 @@ static void pw_corr(uint32_t *corr, const Conv *c, const int32_t *bias) {
   }
 }
 
-/* Four taps of two pixels' columns (one LDRD at x) by two channels'
- * weights (a word at w0 and one at w1), into the four sums: the inner
- * step of pw_sums and pw_pairs, in assembly. */
+/* Four taps of two pixels' columns (their four pairs, four loads at x)
+ * by two channels' weights (a word at w0, unpacked, then one at w1), into
+ * the four sums: the inner step of pw_sums and pw_pairs, in assembly. The
+ * five loads in a row cost six cycles on a Cortex-M4 (a load after a load
+ * takes one), and the columns' pairs need no unpacking. */
 #define TN__PW_QUAD                               \
-  "ldrd %[a], %[b], [%[x]], #8\n\t"               \
+  "ldr %[a0], [%[x]], #4\n\t"                     \
+  "ldr %[a1], [%[x]], #4\n\t"                     \
+  "ldr %[b0], [%[x]], #4\n\t"                     \
+  "ldr %[b1], [%[x]], #4\n\t"                     \
   "ldr %[u], [%[w0]], #4\n\t"                     \
-  "sxtb16 %[a0], %[a]\n\t"                        \
-  "sxtb16 %[a], %[a], ror #8\n\t"                 \
-  "sxtb16 %[b0], %[b]\n\t"                        \
-  "sxtb16 %[b], %[b], ror #8\n\t"                 \
   "sxtb16 %[u0], %[u]\n\t"                        \
   "sxtb16 %[u], %[u], ror #8\n\t"                 \
   "smlad %[s00], %[a0], %[u0], %[s00]\n\t"        \
-  "smlad %[s00], %[a], %[u], %[s00]\n\t"          \
+  "smlad %[s00], %[a1], %[u], %[s00]\n\t"         \
   "smlad %[s10], %[b0], %[u0], %[s10]\n\t"        \
-  "smlad %[s10], %[b], %[u], %[s10]\n\t"          \
+  "smlad %[s10], %[b1], %[u], %[s10]\n\t"         \
   "ldr %[u], [%[w1]], #4\n\t"                     \
   "sxtb16 %[u0], %[u]\n\t"                        \
   "sxtb16 %[u], %[u], ror #8\n\t"                 \
   "smlad %[s01], %[a0], %[u0], %[s01]\n\t"        \
-  "smlad %[s01], %[a], %[u], %[s01]\n\t"          \
+  "smlad %[s01], %[a1], %[u], %[s01]\n\t"         \
   "smlad %[s11], %[b0], %[u0], %[s11]\n\t"        \
-  "smlad %[s11], %[b], %[u], %[s11]\n\t"
+  "smlad %[s11], %[b1], %[u], %[s11]\n\t"
+#define TN__PW_OPERANDS                                                 \
+  [s00] "+r"(s00), [s01] "+r"(s01), [s10] "+r"(s10), [s11] "+r"(s11),   \
+      [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [a0] "=&r"(a0),        \
+      [a1] "=&r"(a1), [b0] "=&r"(b0), [b1] "=&r"(b1), [u] "=&r"(u),     \
+      [u0] "=&r"(u0)
+
+/* A word of the columns (4-aligned). */
+static inline int32_t pw_word(const int16_t *x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
 
 /*
- * s[2 i + j] += sum over k < n of x_i[k] * w_j[k], for the interleaved
- * columns of two pixels and the weights w0, w1 of two channels. Eight
+ * s[2 i + j] += sum over k < n of x_i[k] * w_j[k], for the columns of two
+ * pixels (pw_at's order) and the weights w0, w1 of two channels. Eight
  * taps at a time in assembly: gcc keeps neither the four sums nor the
  * three pointers in registers across such a loop; it takes thirteen, all
  * a function has with a frame pointer, and the loop's end is in memory.
  * Then four taps at a time (all of them without optimisation), then
  * one by one.
  */
-BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *cols, const int8_t *w0,
+BLOCK_INLINE void pw_sums(int32_t s[4], const int16_t *cols, const int8_t *w0,
                           const int8_t *w1, int32_t n) {
   int32_t s00 = s[0], s01 = s[1], s10 = s[2], s11 = s[3];
-  const int8_t *x = cols;
+  const int16_t *x = cols;
 #if defined(__OPTIMIZE__) /* unoptimised, gcc cannot free thirteen */
   if (n >= 8) {
-    const int8_t *const end = x + (ptrdiff_t)(n >> 3) * 16;
-    uint32_t a, a0, b, b0, u, u0;
+    const int16_t *const end = x + (ptrdiff_t)(n >> 3) * 16;
+    uint32_t a0, a1, b0, b1, u, u0;
     __asm__("1:\n\t" TN__PW_QUAD TN__PW_QUAD
             "ldr %[u], %[end]\n\t"
             "cmp %[x], %[u]\n\t"
             "bne 1b"
-            : [s00] "+r"(s00), [s01] "+r"(s01), [s10] "+r"(s10),
-              [s11] "+r"(s11), [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1),
-              [a] "=&r"(a), [a0] "=&r"(a0), [b] "=&r"(b), [b0] "=&r"(b0),
-              [u] "=&r"(u), [u0] "=&r"(u0)
+            : TN__PW_OPERANDS
             : [end] "m"(end)
             : "cc", "memory");
   }
@@ -695,10 +726,9 @@ BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *cols, const int8_t *w0,
   int32_t k = n;
 #endif
   for (; k >= 4; k -= 4, x += 8, w0 += 4, w1 += 4) {
-    const uint32_t a = tn__crt_load4(x), b = tn__crt_load4(x + 4);
     const uint32_t u = tn__crt_load4(w0), v = tn__crt_load4(w1);
-    const int32_t a0 = __sxtb16((int32_t)a), a1 = tn__crt_sxtb16_ror8(a);
-    const int32_t b0 = __sxtb16((int32_t)b), b1 = tn__crt_sxtb16_ror8(b);
+    const int32_t a0 = pw_word(x), a1 = pw_word(x + 2);
+    const int32_t b0 = pw_word(x + 4), b1 = pw_word(x + 6);
     const int32_t u0 = __sxtb16((int32_t)u), u1 = tn__crt_sxtb16_ror8(u);
     const int32_t v0 = __sxtb16((int32_t)v), v1 = tn__crt_sxtb16_ror8(v);
     s00 = __smlad(a1, u1, __smlad(a0, u0, s00));
@@ -708,9 +738,10 @@ BLOCK_INLINE void pw_sums(int32_t s[4], const int8_t *cols, const int8_t *w0,
   }
   uint32_t t00 = (uint32_t)s00, t01 = (uint32_t)s01, t10 = (uint32_t)s10,
            t11 = (uint32_t)s11;
-  for (int32_t i = 0; i < k; i++) { /* a last word, partly filled */
-    t00 += (uint32_t)(x[i] * w0[i]), t01 += (uint32_t)(x[i] * w1[i]);
-    t10 += (uint32_t)(x[4 + i] * w0[i]), t11 += (uint32_t)(x[4 + i] * w1[i]);
+  for (int32_t i = 0; i < k; i++) { /* a last quad, partly filled */
+    const int32_t x0 = x[pw_at(i, 0)], x1 = x[pw_at(i, 1)];
+    t00 += (uint32_t)(x0 * w0[i]), t01 += (uint32_t)(x0 * w1[i]);
+    t10 += (uint32_t)(x1 * w0[i]), t11 += (uint32_t)(x1 * w1[i]);
   }
   s[0] = (int32_t)t00, s[1] = (int32_t)t01, s[2] = (int32_t)t10;
   s[3] = (int32_t)t11;
@@ -724,67 +755,58 @@ enum { PW_PAIRS = 16 }; /* channel pairs a pw_pairs call takes at most */
  * at w (rows of n taps, n a multiple of 8), for the two pixels whose
  * columns are cols, each pair's sums starting from corr: into sums, four
  * a pair (s00, s01, s10, s11: pixel 0 with the first and the second
- * channel, then pixel 1 with both). The loop over the pairs is in the assembly too,
- * its state in memory, so that the compiler's code around pw_sums (about
- * a hundred instructions a pair, mostly reloads) is left to the
- * requantization.
+ * channel, then pixel 1 with both). The loop over the pairs is in the
+ * assembly too, its state in memory, so that the compiler's code around
+ * pw_sums (about a hundred instructions a pair, mostly reloads) is left
+ * to the requantization. The taps go sixteen a turn (one taken branch
+ * for 64 multiply-adds); a window of an odd number of eight-tap blocks
+ * enters the first turn half way.
  */
-static NOINLINE void pw_pairs(int32_t *sums, const int8_t *cols, int32_t n,
+static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
                               const int8_t *w, const uint32_t *corr,
                               int32_t pairs) {
-  const int8_t *const end = cols + (ptrdiff_t)(n >> 3) * 16;
-  const int32_t k = n;
+  const int16_t *const end = cols + (ptrdiff_t)(n >> 3) * 16;
+  const int32_t k = n, half = n & 8;
   int32_t s00, s01, s10, s11;
-  const int8_t *x, *w0, *w1;
-  uint32_t a, a0, b, b0, u, u0;
+  const int16_t *x;
+  const int8_t *w0, *w1;
+  uint32_t a0, a1, b0, b1, u, u0;
   __asm__("1:\n\t"
           "ldr %[w0], %[wp]\n\t"
-          "ldr %[a], %[k]\n\t"
-          "add %[w1], %[w0], %[a]\n\t"
-          "ldr %[a], %[corr]\n\t"
-          "ldrd %[s00], %[s01], [%[a]], #8\n\t"
-          "str %[a], %[corr]\n\t"
+          "ldr %[a0], %[k]\n\t"
+          "add %[w1], %[w0], %[a0]\n\t"
+          "ldr %[a0], %[corr]\n\t"
+          "ldrd %[s00], %[s01], [%[a0]], #8\n\t"
+          "str %[a0], %[corr]\n\t"
           "mov %[s10], %[s00]\n\t"
           "mov %[s11], %[s01]\n\t"
           "ldr %[x], %[cols]\n\t"
+          "ldr %[a0], %[half]\n\t"
+          "cmp %[a0], #0\n\t"
+          "bne 3f\n\t"
           "2:\n\t" TN__PW_QUAD TN__PW_QUAD
+          "3:\n\t" TN__PW_QUAD TN__PW_QUAD
           "ldr %[u], %[end]\n\t"
           "cmp %[x], %[u]\n\t"
           "bne 2b\n\t"
-          "ldr %[a], %[sums]\n\t"
-          "strd %[s00], %[s01], [%[a]], #8\n\t"
-          "strd %[s10], %[s11], [%[a]], #8\n\t"
-          "str %[a], %[sums]\n\t"
+          "ldr %[a0], %[sums]\n\t"
+          "strd %[s00], %[s01], [%[a0]], #8\n\t"
+          "strd %[s10], %[s11], [%[a0]], #8\n\t"
+          "str %[a0], %[sums]\n\t"
           "str %[w1], %[wp]\n\t" /* the next pair's rows follow */
-          "ldr %[a], %[pairs]\n\t"
-          "subs %[a], %[a], #1\n\t"
-          "str %[a], %[pairs]\n\t"
+          "ldr %[a0], %[pairs]\n\t"
+          "subs %[a0], %[a0], #1\n\t"
+          "str %[a0], %[pairs]\n\t"
           "bne 1b"
           : [s00] "=&r"(s00), [s01] "=&r"(s01), [s10] "=&r"(s10),
             [s11] "=&r"(s11), [x] "=&r"(x), [w0] "=&r"(w0), [w1] "=&r"(w1),
-            [a] "=&r"(a), [a0] "=&r"(a0), [b] "=&r"(b), [b0] "=&r"(b0),
+            [a0] "=&r"(a0), [a1] "=&r"(a1), [b0] "=&r"(b0), [b1] "=&r"(b1),
             [u] "=&r"(u), [u0] "=&r"(u0), [wp] "+m"(w), [corr] "+m"(corr),
             [sums] "+m"(sums), [pairs] "+m"(pairs)
-          : [k] "m"(k), [cols] "m"(cols), [end] "m"(end)
+          : [k] "m"(k), [cols] "m"(cols), [end] "m"(end), [half] "m"(half)
           : "cc", "memory");
 }
 #endif
-
-/* tn__crt_requant_s8 for a multiplier m and a shift s in [-20, -1]
- * (pw_quant_ok's conditions), clamped to [lo, hi] within int8. */
-BLOCK_INLINE int8_t pw_requant(int32_t acc, int32_t m, int32_t s, int32_t off,
-                               int32_t lo, int32_t hi) {
-  const int32_t r = -s;
-  const int32_t round = (int32_t)(((UINT32_C(1) << r) >> 1) +
-                                  ((uint32_t)off << r));
-  const int32_t h = tn__crt_smmulr(__qadd(acc, acc), m);
-  int32_t v = __ssat((h + (h >> 31) + round) >> r, 8);
-  if (lo > -128 || hi < 127) { /* an activation's range */
-    v = v < lo ? lo : v;
-    v = v > hi ? hi : v;
-  }
-  return (int8_t)v;
-}
 
 /* The same for any multiplier and shift: TFLite's arithmetic as
  * tn_crt_multiply_by_quantized_multiplier computes it. */
@@ -796,19 +818,146 @@ static int8_t pw_requant_any(int32_t acc, int32_t m, int32_t s, int32_t off,
   return (int8_t)(v < lo ? lo : v > hi ? hi : v);
 }
 
-/* The layer (dsp_pw_ok holds) into out, each channel's sums starting from
- * corr: the pixels in pairs (the last of an odd count with itself), their
- * windows in cols, for each pair the channels in pairs (the last of an
- * odd count with itself). */
-static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
-                            int32_t hi, const uint32_t *corr, int8_t *out,
-                            int8_t *cols) {
+/* A channel's requantization constants, for its mode: the multiplier,
+ * the right shift r and a rounding term. */
+typedef struct {
+  int32_t m, s, r, round;
+} PwQuant;
+
+BLOCK_INLINE PwQuant pw_quant(const TnCrtQuant *q, int32_t k, int32_t off,
+                              int mode) {
+  PwQuant cq = {q->multiplier[k], q->shift[k], 0, 0};
+  if (mode == PW_FAST) { /* pw_quant_ok: r in [1, 20] */
+    cq.r = -cq.s;
+    cq.round = (int32_t)(((UINT32_C(1) << cq.r) >> 1) +
+                         ((uint32_t)off << cq.r));
+  } else if (mode == PW_WIDE) { /* r in [2, 31]; any for m = 0 */
+    cq.r = cq.m ? -cq.s : 2;
+    cq.round = INT32_C(1) << (cq.r - 2);
+  }
+  return cq;
+}
+
+/*
+ * acc requantized, clamped to [lo, hi] within int8. PW_FAST is
+ * tn__crt_requant_s8 (dsp.h). PW_WIDE computes TFLite's
+ * SaturatingRoundingDoublingHighMul exactly, h = (acc * m + 2^30) >> 31
+ * in 64 bits (its rounding of negative products toward zero is this
+ * floor: -floor((|p| + 2^30 - 1) / 2^31) = floor((p + 2^30) / 2^31) for
+ * p < 0; it cannot saturate for m >= 0), so that no bound on |acc| is
+ * needed, and RoundingDivideByPOT by r in [2, 31] as (a + 2^(r-1)) >> r,
+ * a = h - [h < 0], in the form ((a >> 1) + 2^(r-2)) >> (r - 1), which
+ * is the same integer (a + 2^(r-1) is even plus a's last bit, which a
+ * floor by 2^r never sees) and cannot overflow (|h| < 2^31 for m <
+ * 2^31); then the output offset and SSAT. PW_ANY is pw_requant_any.
+ */
+BLOCK_INLINE int8_t pw_out(int32_t acc, PwQuant cq, int32_t off, int32_t lo,
+                           int32_t hi, int mode) {
+  int32_t v;
+  if (mode == PW_FAST) {
+    const int32_t h = tn__crt_smmulr(__qadd(acc, acc), cq.m);
+    v = __ssat((h + (h >> 31) + cq.round) >> cq.r, 8);
+  } else if (mode == PW_WIDE) {
+    const int32_t h =
+        (int32_t)(((int64_t)acc * cq.m + (INT64_C(1) << 30)) >> 31);
+    const int32_t a = h + (h >> 31);
+    v = __ssat((((a >> 1) + cq.round) >> (cq.r - 1)) + off, 8);
+  } else {
+    return pw_requant_any(acc, cq.m, cq.s, off, lo, hi);
+  }
+  if (lo > -128 || hi < 127) { /* an activation's range */
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+  }
+  return (int8_t)v;
+}
+
+/* Channels co and c1 of pixels o0 and o1, from their sums s00, s01
+ * (pixel o0), s10, s11 (pixel o1). */
+BLOCK_INLINE void pw_store(int8_t *o0, int8_t *o1, int32_t co, int32_t c1,
+                           const int32_t s[4], const TnCrtQuant *q,
+                           int32_t qs, int32_t off, int32_t lo, int32_t hi,
+                           int mode) {
+  const PwQuant q0 = pw_quant(q, co * qs, off, mode);
+  const PwQuant q1 = pw_quant(q, c1 * qs, off, mode);
+  o0[co] = pw_out(s[0], q0, off, lo, hi, mode);
+  o0[c1] = pw_out(s[1], q1, off, lo, hi, mode);
+  o1[co] = pw_out(s[2], q0, off, lo, hi, mode);
+  o1[c1] = pw_out(s[3], q1, off, lo, hi, mode);
+}
+
+/* Channels [co, out_c) of one pixel pair (o0, o1; columns in cols) by
+ * pw_sums, the last of an odd count of channels paired with itself: the
+ * windows that are not whole words of eight taps, the last channel of an
+ * odd count, and every channel unoptimised. Inlined for PW_FAST (a first
+ * layer of 27 taps, VWW's, spends most of its time here), one copy for
+ * the other modes (pw_rest_any). */
+BLOCK_INLINE void pw_rest(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                          int32_t hi, const uint32_t *corr, int8_t *o0,
+                          int8_t *o1, const int16_t *cols, int mode,
+                          int32_t co) {
   const TnCrtConv2d *p = c->p;
-  const int64_t pixels = (int64_t)p->batch * p->out_h * p->out_w;
   const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
   const ptrdiff_t ws = p->w_strides[3];
   const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
-  const int fast = pw_fast(c, q);
+  const int8_t *w = c->w + (ptrdiff_t)co * ws;
+  for (; co < nc; co += 2, w += 2 * ws) {
+    const int32_t c1 = co + 1 < nc ? co + 1 : co;
+    int32_t s[4] = {(int32_t)corr[co], (int32_t)corr[c1], (int32_t)corr[co],
+                    (int32_t)corr[c1]};
+    pw_sums(s, cols, w, w + (c1 - co) * ws, n);
+    pw_store(o0, o1, co, c1, s, q, qs, off, lo, hi, mode);
+  }
+}
+
+static NOINLINE void pw_rest_any(const Conv *c, const TnCrtQuant *q,
+                                 int32_t lo, int32_t hi, const uint32_t *corr,
+                                 int8_t *o0, int8_t *o1, const int16_t *cols,
+                                 int mode, int32_t co) {
+  pw_rest(c, q, lo, hi, corr, o0, o1, cols, mode, co);
+}
+
+/* The channels of one pixel pair (o0, o1; columns in cols) in the mode
+ * `mode`, a constant where it is inlined: PW_PAIRS pairs at a time in
+ * pw_pairs when whole words of eight taps make the window and the rows
+ * follow one another, the rest by pw_rest. */
+BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                              int32_t hi, const uint32_t *corr, int8_t *o0,
+                              int8_t *o1, const int16_t *cols, int mode) {
+  int32_t co = 0;
+#if defined(__OPTIMIZE__)
+  const TnCrtConv2d *p = c->p;
+  const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
+  const ptrdiff_t ws = p->w_strides[3];
+  const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
+  const int8_t *w = c->w;
+  if (n % 8 == 0 && ws == n) {
+    int32_t sums[4 * PW_PAIRS];
+    while (co + 2 <= nc) {
+      const int32_t np = (nc - co) / 2 < PW_PAIRS ? (nc - co) / 2 : PW_PAIRS;
+      pw_pairs(sums, cols, n, w, corr + co, np);
+      for (int32_t j = 0; j < np; j++, co += 2, w += 2 * ws)
+        pw_store(o0, o1, co, co + 1, sums + 4 * j, q, qs, off, lo, hi, mode);
+    }
+  }
+#endif
+  if (co < c->p->out_c) {
+    if (mode == PW_FAST)
+      pw_rest(c, q, lo, hi, corr, o0, o1, cols, PW_FAST, co);
+    else
+      pw_rest_any(c, q, lo, hi, corr, o0, o1, cols, mode, co);
+  }
+}
+
+/* The layer (dsp_pw_ok holds) into out, each channel's sums starting from
+ * corr: the pixels in pairs (the last of an odd count with itself), their
+ * windows in cols, for each pair the channels in pairs (pw_channels). */
+static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                            int32_t hi, const uint32_t *corr, int8_t *out,
+                            int16_t *cols) {
+  const TnCrtConv2d *p = c->p;
+  const int64_t pixels = (int64_t)p->batch * p->out_h * p->out_w;
+  const int mode = pw_mode(c, q);
   PwPixels it = {.p = p, .out = out};
   pw_row(&it);
   for (int64_t i = 0; i < pixels; i += 2) {
@@ -816,61 +965,24 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
     pw_im2col(cols, 0, c, &it);
     if (i + 1 < pixels) pw_next(&it), o1 = it.o;
     pw_im2col(cols, 1, c, &it);
-    const int8_t *w = c->w;
-    int32_t co = 0;
-#if defined(__OPTIMIZE__)
-    /* whole pairs, PW_PAIRS at a time, when whole words of eight taps
-     * make the window and the rows follow one another */
-    if (n % 8 == 0 && ws == n && fast) {
-      int32_t sums[4 * PW_PAIRS];
-      while (co + 2 <= nc) {
-        const int32_t np = (nc - co) / 2 < PW_PAIRS ? (nc - co) / 2 : PW_PAIRS;
-        pw_pairs(sums, cols, n, w, corr + co, np);
-        for (int32_t j = 0; j < np; j++, co += 2, w += 2 * ws) {
-          const int32_t k0 = co * qs, k1 = (co + 1) * qs;
-          const int32_t m0 = q->multiplier[k0], s0 = q->shift[k0];
-          const int32_t m1 = q->multiplier[k1], s1 = q->shift[k1];
-          const int32_t *sj = sums + 4 * j;
-          o0[co] = pw_requant(sj[0], m0, s0, off, lo, hi);
-          o0[co + 1] = pw_requant(sj[1], m1, s1, off, lo, hi);
-          o1[co] = pw_requant(sj[2], m0, s0, off, lo, hi);
-          o1[co + 1] = pw_requant(sj[3], m1, s1, off, lo, hi);
-        }
-      }
-    }
-#endif
-    for (; co < nc; co += 2, w += 2 * ws) {
-      const int32_t c1 = co + 1 < nc ? co + 1 : co;
-      const int32_t k0 = co * qs, k1 = c1 * qs;
-      int32_t s[4] = {(int32_t)corr[co], (int32_t)corr[c1], (int32_t)corr[co],
-                      (int32_t)corr[c1]};
-      pw_sums(s, cols, w, w + (c1 - co) * ws, n);
-      const int32_t m0 = q->multiplier[k0], s0 = q->shift[k0];
-      const int32_t m1 = q->multiplier[k1], s1 = q->shift[k1];
-      if (fast) {
-        o0[co] = pw_requant(s[0], m0, s0, off, lo, hi);
-        o0[c1] = pw_requant(s[1], m1, s1, off, lo, hi);
-        o1[co] = pw_requant(s[2], m0, s0, off, lo, hi);
-        o1[c1] = pw_requant(s[3], m1, s1, off, lo, hi);
-      } else {
-        o0[co] = pw_requant_any(s[0], m0, s0, off, lo, hi);
-        o0[c1] = pw_requant_any(s[1], m1, s1, off, lo, hi);
-        o1[co] = pw_requant_any(s[2], m0, s0, off, lo, hi);
-        o1[c1] = pw_requant_any(s[3], m1, s1, off, lo, hi);
-      }
-    }
+    if (mode == PW_FAST)
+      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_FAST);
+    else if (mode == PW_WIDE)
+      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_WIDE);
+    else
+      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_ANY);
     if (i + 2 < pixels) pw_next(&it);
   }
 }
 
 /* pw_run with the sums' starting values and the columns in buf
- * (4-aligned, pw_scratch_bytes: the columns word-aligned for LDRD). */
+ * (4-aligned, pw_scratch_bytes: the columns' pairs word-aligned). */
 static void dsp_pointwise(const Conv *c, const TnCrtQuant *q, int32_t lo,
                           int32_t hi, const int32_t *bias, int8_t *out,
                           void *buf) {
   uint32_t *const corr = buf; /* out_c <= PW_MAX_CHANNELS */
   pw_corr(corr, c, bias);
-  pw_run(c, q, lo, hi, corr, out, (int8_t *)(corr + c->p->out_c));
+  pw_run(c, q, lo, hi, corr, out, (int16_t *)(void *)(corr + c->p->out_c));
 }
 
 #endif /* TN_CRT_HAVE_ARM_DSP */

@@ -65,7 +65,7 @@ static void dw3_group(Dw3Group *g, const Conv *c, const TnCrtQuant *q,
   const TnCrtConv2d *p = c->p;
   g->len = len;
   /* tn__crt_requant_s8 where the group's four channels meet its
-   * conditions (pw_fast's, channel by channel) */
+   * conditions (pw_mode's PW_FAST, channel by channel) */
   int fast = len == 4 && q->output_offset >= -128 && q->output_offset <= 127;
   for (int32_t j = 0; j < len; j++) fast = fast && pw_quant_ok(q, c0 + j);
   g->how = !fast ? DW3_ANY : act ? DW3_FAST_ACT : DW3_FAST;
@@ -74,7 +74,7 @@ static void dw3_group(Dw3Group *g, const Conv *c, const TnCrtQuant *q,
     const int32_t k = q->per_channel ? ch : 0;
     g->bias[j] = bias ? bias[ch] : 0;
     g->m[j] = q->multiplier[k], g->s[j] = q->shift[k];
-    /* pw_requant's constants, for a shift in [-20, -1] */
+    /* pw_quant's PW_FAST constants, for a shift in [-20, -1] */
     const int32_t r = g->s[j] <= -1 && g->s[j] >= -20 ? -g->s[j] : 1;
     g->rq[j][0] = g->m[j], g->rq[j][2] = r;
     g->rq[j][1] = (int32_t)(((UINT32_C(1) << r) >> 1) +
