@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 	if kws.dir != "" {
 		os.RemoveAll(kws.dir)
 	}
+	if adM4.dir != "" {
+		os.RemoveAll(adM4.dir)
+	}
 	os.Exit(code)
 }
 
