@@ -110,6 +110,9 @@ func startQemuDevice(name, archive string, cfg Config, mx *metrics) (*qemuDevice
 	}
 	d := &qemuDevice{name: name, spec: qemuPrefix + archive, model: model, elf: elf, dir: dir,
 		timeout: cfg.DeviceTimeout, mx: mx, closing: make(chan struct{})}
+	for _, reason := range []string{"exited", "timeout", "link", "start_failed"} {
+		mx.restarts.WithLabelValues(name, reason) // scraped as 0 until it happens
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	run, err := d.acquire(ctx)
@@ -158,6 +161,9 @@ func archiveModel(name, archive string) (string, error) {
 // firmwareRunner finds firmware/common/run.py.
 func firmwareRunner(cfg Config) (string, error) {
 	if cfg.FirmwareRunner != "" {
+		if _, err := os.Stat(cfg.FirmwareRunner); err != nil {
+			return "", fmt.Errorf("--firmware-runner: %w", err)
+		}
 		return cfg.FirmwareRunner, nil
 	}
 	var tried []string

@@ -20,7 +20,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"tvmnode.dev/go/internal/modeltest"
-	tn "tvmnode.dev/go/tvmnode"
 )
 
 // The anomaly-detection model (int8, the smallest of the trained models:
@@ -63,18 +62,10 @@ func qemuModel(t *testing.T) (arch, lib, cache string) {
 			adM4.lib, adM4.err = tool.Compile("ad01_int8.tflite", "ad", adM4.dir)
 		}
 		if adM4.err == nil {
-			var mod *tn.Module
-			if mod, adM4.err = tn.LoadModule(adM4.lib); adM4.err == nil {
-				mod.Close()
-			}
+			adM4.err = loadOnce(adM4.lib)
 		}
 	})
-	if adM4.skip != "" {
-		t.Skip("emulated device tests skipped: " + adM4.skip)
-	}
-	if adM4.err != nil {
-		t.Fatal(adM4.err)
-	}
+	skipOrFail(t, "emulated device tests skipped: ", adM4.skip, adM4.err)
 	return adM4.arch, adM4.lib, adM4.cache
 }
 
