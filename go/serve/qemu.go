@@ -44,6 +44,7 @@ const qemuPrefix = "qemu-m4:"
 const (
 	qemuTries   = 4
 	qemuBackoff = 100 * time.Millisecond
+	qemuResend  = time.Second // between sends of a frame to the board
 )
 
 // qemuDevice is one emulated board serving one archive's model.
@@ -372,6 +373,17 @@ func (d *qemuDevice) start() (*qemuRun, error) {
 	}
 	if err == nil {
 		r.link, r.sess, _, err = openSession(conn, d.name, d.model)
+	}
+	if err == nil {
+		// The socket loses no byte, but qemu hands the board its UART's
+		// bytes slowly (tens of microseconds each, far more when the host
+		// is loaded): a request of a few hundred bytes sent again every
+		// 200 ms (the link's default, for a lossy serial line) queues
+		// copies in front of the board faster than it reads them, and ran
+		// out of tries under load. Here a frame goes again each second,
+		// for as long as --device-timeout allows.
+		r.link.Resend = qemuResend
+		r.link.Tries = max(2, int(d.timeout/qemuResend))
 	}
 	if err != nil {
 		kill()

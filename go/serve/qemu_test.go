@@ -254,8 +254,13 @@ func TestQemuDeviceRestart(t *testing.T) {
 		long.Repeat, long.Number = 32, 100000
 		done := make(chan error, 1)
 		start := time.Now()
-		go func() { _, err := s.Infer(ctx, long); done <- err }()
-		time.Sleep(300 * time.Millisecond)
+		lctx, lcancel := context.WithTimeout(ctx, 20*time.Second)
+		go func() { _, err := s.Infer(lctx, long); done <- err }()
+		// running (it holds the device), then long enough to be on the board
+		for metricValue(s.metrics.inflight.WithLabelValues("ad")) != 1 && time.Since(start) < 10*time.Second {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond)
 		if err := syscall.Kill(pid, c.sig); err != nil {
 			t.Fatal(err)
 		}
@@ -264,6 +269,7 @@ func TestQemuDeviceRestart(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatalf("%s: the request did not end", c.reason)
 		}
+		lcancel()
 		checkUnavailable(t, err, "device qemu-m4:"+arch, c.message)
 		t.Logf("%s: %v after %v", c.reason, err, time.Since(start))
 		start = time.Now()
