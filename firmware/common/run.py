@@ -27,6 +27,10 @@ estimates the inference's Cortex-M4 cycles from what it executed, per
 instruction class and per operator function (cycles.py has the timing
 table and what it leaves out).
 
+--build-only --session builds the model behind the UART (session_uart.c,
+the crt's device session) and prints where its ELF is, without running
+it: what tvmnode-serve --device NAME=qemu-m4:ARCHIVE starts under qemu.
+
 Other scripts import it and call build_and_run(); see README.md.
 """
 from __future__ import annotations
@@ -956,7 +960,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="also estimate Cortex-M4 cycles of the inference, per instruction "
                          "class and per operator (a qemu plugin; cycles.py has the table), "
                          "printed as a table on stderr and as 'cycles' in the JSON")
+    ap.add_argument("--session", action="store_true",
+                    help="build the model behind the UART (session_uart.c: the crt's device "
+                         "session) instead of the one-run harness")
+    ap.add_argument("--build-only", action="store_true",
+                    help="build, do not run: the JSON says where the ELF is ('elf')")
     args = ap.parse_args(argv)
+    if args.session and not args.build_only:
+        ap.error("--session needs --build-only (the session firmware waits for a host "
+                 "on its UART: tvmnode-serve --device NAME=qemu-m4:ARCHIVE runs it)")
+    if args.build_only and (args.cmake or args.cycles or args.bad_calls):
+        ap.error("--build-only takes none of --cmake, --cycles, --bad-calls")
     missing = toolchain_missing()
     if missing:
         print(json.dumps({"ok": False, "error": missing}))
@@ -970,6 +984,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     inputs: List[Optional[str]] = list(args.inputs) or [None] * n_inputs
     workdir = args.workdir or os.path.join(os.path.dirname(os.path.abspath(args.archive)),
                                            "fw-" + args.name)
+    if args.build_only:
+        try:
+            b = build(args.archive, args.name, inputs, workdir, opt=args.opt,
+                      stack_size=args.stack_size, cache=args.cache, target=args.target,
+                      harness="session_uart.c" if args.session else "main.c")
+        except FirmwareError as e:
+            print(json.dumps({"ok": False, "error": str(e)}, indent=1))
+            return 1
+        print(json.dumps({"ok": True, "elf": b["elf"], "target": b["target"],
+                          "size": b["size"], "command": qemu_command(b["elf"], args.target)},
+                         indent=1))
+        return 0
     try:
         res = build_and_run(args.archive, args.name, inputs, workdir, opt=args.opt,
                             bad_calls=args.bad_calls, stack_size=args.stack_size,

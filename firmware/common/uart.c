@@ -35,8 +35,14 @@ int fw_uart_read(uint8_t *byte) {
   return 1;
 }
 
-/* Loop turns without a byte before an unacknowledged frame goes again. */
-#define RESEND_TURNS 2000000u
+/* Loop turns without a byte before an unacknowledged frame goes again
+ * (each turn a few instructions: tens of millions of instructions, tens
+ * of milliseconds of the emulated board's time). A frame sent again
+ * holds the board in its polled writes while the host's next request
+ * waits, and qemu's UART carries a byte in tens of microseconds, so an
+ * answer repeated because the host's ACK was late (a loaded host) cost
+ * the request after it tens of milliseconds at 2,000,000 turns. */
+#define RESEND_TURNS 20000000u
 
 int32_t fw_uart_link_turn(TnCrtLink *link) {
   static uint32_t idle;

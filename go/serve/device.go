@@ -40,45 +40,86 @@ func openPort(path string) (io.ReadWriteCloser, error) {
 	return os.OpenFile(path, os.O_RDWR, 0)
 }
 
-// loadDevice connects to a device serving the model NAME (spec
-// NAME=PATH) through the crt's session and describes it from the device's
-// metadata. One request runs on the device at a time; others wait in the
-// model's queue.
-func loadDevice(spec string, cfg Config) (*model, error) {
-	name, path, ok := strings.Cut(spec, "=")
-	if !ok || name == "" || path == "" {
-		return nil, fmt.Errorf("serve: device '%s': expected NAME=PATH (the model's name on the device, and "+
-			"its serial port or qemu's UART socket)", spec)
+// deviceHandle is what serves a model on a device: a session over a port
+// opened once (NAME=PATH), or an emulator the server runs and restarts
+// itself (NAME=qemu-m4:ARCHIVE, qemu.go).
+type deviceHandle struct {
+	spec  string // what --device named after NAME=: PATH or qemu-m4:ARCHIVE
+	model string // the model's name on the device
+	sess  *device.Session
+	link  *device.Link
+	emu   *qemuDevice
+}
+
+func (d *deviceHandle) close() {
+	if d.link != nil {
+		_ = d.link.Close()
+		d.link = nil
 	}
-	rw, err := openPort(path)
-	if err != nil {
-		return nil, fmt.Errorf("serve: device '%s': %w", name, err)
+	if d.emu != nil {
+		d.emu.close()
 	}
+}
+
+// openSession starts a session with the device behind rw serving model and
+// returns its metadata. Both ends start over (a request of an earlier host
+// may be half through); a board that starts when we connect sends its own
+// RESET, which may still end the first request.
+func openSession(rw io.ReadWriteCloser, name, model string) (*device.Link, *device.Session,
+	*sessionpb.MetadataResponse, error) {
 	link := device.NewLink(rw, 4096, func(line string) { log.Printf("device %s: %s", name, line) })
 	sess := device.NewSession(link)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	// Both ends start over (a request of an earlier host may be half
-	// through); a board that starts when we connect sends its own RESET,
-	// which may still end the first request.
-	err = link.Send(ctx, device.Reset, nil)
+	err := link.Send(ctx, device.Reset, nil)
 	var md *sessionpb.MetadataResponse
 	for try := 0; err == nil || errors.Is(err, device.ErrReset) && try < 3; try++ {
-		if md, err = sess.Metadata(ctx, name); err == nil {
+		if md, err = sess.Metadata(ctx, model); err == nil {
 			break
 		}
 	}
 	if err != nil {
 		_ = link.Close()
-		return nil, fmt.Errorf("serve: device '%s' at %s: %w", name, path, err)
+		return nil, nil, nil, err
 	}
-	m := &model{name: name, path: path, idle: make(chan *instance, 1), maxQueue: int64(cfg.QueueSize),
-		dev: sess, link: link}
+	return link, sess, md, nil
+}
+
+// loadDevice serves the model NAME on a device (spec NAME=PATH, or
+// NAME=qemu-m4:ARCHIVE_DIR for an emulated board the server runs) through
+// the crt's session and describes it from the device's metadata. One
+// request runs on the device at a time; others wait in the model's queue.
+func loadDevice(spec string, cfg Config, mx *metrics) (*model, error) {
+	name, path, ok := strings.Cut(spec, "=")
+	if !ok || name == "" || path == "" {
+		return nil, fmt.Errorf("serve: device '%s': expected NAME=PATH (the model's name on the device, and "+
+			"its serial port or qemu's UART socket) or NAME=%sARCHIVE_DIR (an emulated board the server "+
+			"runs)", spec, qemuPrefix)
+	}
+	h := &deviceHandle{spec: path, model: name}
+	var md *sessionpb.MetadataResponse
+	if archive, isQemu := strings.CutPrefix(path, qemuPrefix); isQemu {
+		emu, err := startQemuDevice(name, archive, cfg, mx)
+		if err != nil {
+			return nil, err
+		}
+		h.emu, h.model, md = emu, emu.model, emu.metadata
+	} else {
+		rw, err := openPort(path)
+		if err != nil {
+			return nil, fmt.Errorf("serve: device '%s': %w", name, err)
+		}
+		if h.link, h.sess, md, err = openSession(rw, name, name); err != nil {
+			return nil, fmt.Errorf("serve: device '%s' at %s: %w", name, path, err)
+		}
+	}
+	m := &model{name: name, path: path, idle: make(chan *instance, 1), maxQueue: int64(cfg.QueueSize), dev: h}
+	var err error
 	if m.ins, err = deviceTensors(path, md.Inputs); err == nil {
 		m.outs, err = deviceTensors(path, md.Outputs)
 	}
 	if err != nil {
-		_ = link.Close()
+		h.close()
 		return nil, err
 	}
 	m.idle <- &instance{}
@@ -129,7 +170,23 @@ func (s *Server) inferDevice(ctx context.Context, m *model, ins []*Input, outs [
 	for i, in := range ins {
 		data[i] = in.Data
 	}
-	t, err := m.dev.Time(ctx, m.name, data, uint32(r.Repeat), uint32(r.Number))
+	h := m.dev
+	sess, run := h.sess, (*qemuRun)(nil)
+	callCtx := ctx
+	if h.emu != nil {
+		var err error
+		if run, err = h.emu.acquire(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctxError(ctx, fmt.Sprintf("model '%s': waiting for its emulator to start", m.name))
+			}
+			return nil, status.Errorf(codes.Unavailable, "model '%s': device %s: %v", m.name, h.spec, err)
+		}
+		sess = run.sess
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, h.emu.timeout)
+		defer cancel()
+	}
+	t, err := sess.Time(callCtx, h.model, data, uint32(r.Repeat), uint32(r.Number))
 	var de *device.DeviceError
 	switch {
 	case errors.As(err, &de) && de.Status >= 1 && de.Status <= 3:
@@ -138,8 +195,11 @@ func (s *Server) inferDevice(ctx context.Context, m *model, ins []*Input, outs [
 		return nil, status.Errorf(codes.Internal, "model '%s': %v", m.name, err)
 	case err != nil && ctx.Err() != nil:
 		return nil, ctxError(ctx, fmt.Sprintf("model '%s' on its device", m.name))
+	case err != nil && run != nil: // the emulator died or stopped answering
+		return nil, status.Errorf(codes.Unavailable, "model '%s': device %s: %v; the emulator is being "+
+			"restarted", m.name, h.spec, h.emu.fail(run, err, callCtx.Err() != nil))
 	case err != nil:
-		return nil, status.Errorf(codes.Unavailable, "model '%s': %v", m.name, err)
+		return nil, status.Errorf(codes.Unavailable, "model '%s': device %s: %v", m.name, h.spec, err)
 	case len(t.Outputs) != len(m.outs):
 		return nil, status.Errorf(codes.Internal, "model '%s': the device answered %d outputs, not %d",
 			m.name, len(t.Outputs), len(m.outs))
@@ -147,6 +207,9 @@ func (s *Server) inferDevice(ctx context.Context, m *model, ins []*Input, outs [
 	res := &Result{}
 	if r.Repeat > 0 {
 		res.Number, res.RepeatSeconds = int64(t.Number), t.Seconds()
+		if t.InstructionsPerTick > 0 {
+			res.RepeatInstructions = t.Instructions()
+		}
 	}
 	for _, i := range outs {
 		o := &m.outs[i]

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,12 +17,14 @@ import (
 
 	"tvmnode.dev/go/serve/device"
 	"tvmnode.dev/go/serve/device/sessionpb"
+	pb "tvmnode.dev/go/serve/inference"
 )
 
 // fakeDevice answers the crt session's requests as a board would, over
 // the crt's link, for one model "inc": x (int8 [1, 4]) plus one; an input
 // starting with 127 fails its run (OVERFLOW); a repeat takes 40 ticks a
-// run of a 1000-tick-a-second clock. It serves one connection on sock.
+// run of a 1000-tick-a-second clock, 25 instructions a tick. It serves one
+// connection on sock.
 func fakeDevice(t *testing.T, sock string) {
 	t.Helper()
 	ln, err := net.Listen("unix", sock)
@@ -71,7 +74,8 @@ func fakeDevice(t *testing.T, sock string) {
 					y[i] = v + 1
 				}
 				number := max(in.Number, 1)
-				rs.Infer = &sessionpb.InferResponse{Outputs: [][]byte{y}, TicksPerSecond: 1000}
+				rs.Infer = &sessionpb.InferResponse{Outputs: [][]byte{y}, TicksPerSecond: 1000,
+					InstructionsPerTick: 25}
 				for range in.Repeat {
 					rs.Infer.Ticks = append(rs.Infer.Ticks, 40*uint64(number))
 				}
@@ -120,8 +124,10 @@ func TestDeviceModel(t *testing.T) {
 	if res, err = s.Infer(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	if res.Number != 2 || len(res.RepeatSeconds) != 3 || res.RepeatSeconds[2] != 0.04 {
-		t.Fatalf("timing: number %d, seconds %v", res.Number, res.RepeatSeconds)
+	if res.Number != 2 || len(res.RepeatSeconds) != 3 || res.RepeatSeconds[2] != 0.04 ||
+		len(res.RepeatInstructions) != 3 || res.RepeatInstructions[2] != 1000 {
+		t.Fatalf("timing: number %d, seconds %v, instructions %v", res.Number, res.RepeatSeconds,
+			res.RepeatInstructions)
 	}
 	for _, c := range []struct {
 		r    *Request
@@ -213,4 +219,39 @@ func TestQemuDeviceServe(t *testing.T) {
 		t.Fatalf("timing %v", res.RepeatSeconds)
 	}
 	t.Logf("device seconds per run (virtual time, 1 ns an instruction): %v", res.RepeatSeconds)
+}
+
+// A timed request on a device answers, over gRPC and over HTTP, the
+// device's instructions per run (repeat_instructions) beside the seconds.
+func TestDeviceTimingParameters(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "uart.sock")
+	fakeDevice(t, sock)
+	ts := start(t, Config{Models: []string{}, Devices: []string{"inc=" + sock}})
+	p := func(v int64) *pb.InferParameter {
+		return &pb.InferParameter{ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: v}}
+	}
+	res, err := ts.client.ModelInfer(context.Background(), &pb.ModelInferRequest{ModelName: "inc",
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "INT8", Shape: []int64{1, 4}}},
+		RawInputContents: [][]byte{{1, 2, 3, 4}}, Parameters: map[string]*pb.InferParameter{"repeat": p(2), "number": p(3)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Parameters["repeat_instructions"].GetStringParam(); got != "1000,1000" ||
+		res.Parameters["repeat_seconds"].GetStringParam() != "0.04,0.04" {
+		t.Fatalf("gRPC parameters %v", res.Parameters)
+	}
+	code, out := postJSON(t, ts, "/v2/models/inc/infer", map[string]interface{}{
+		"inputs":     []map[string]interface{}{{"name": "x", "shape": []int{1, 4}, "datatype": "INT8", "data": []int{1, 2, 3, 4}}},
+		"parameters": map[string]interface{}{"repeat": 2, "number": 3}})
+	params, _ := out["parameters"].(map[string]interface{})
+	if code != http.StatusOK || params["repeat_instructions"] != "1000,1000" {
+		t.Fatalf("HTTP %d: %v", code, out)
+	}
+	// untimed: no timing parameters
+	res, err = ts.client.ModelInfer(context.Background(), &pb.ModelInferRequest{ModelName: "inc",
+		Inputs:           []*pb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "INT8", Shape: []int64{1, 4}}},
+		RawInputContents: [][]byte{{1, 2, 3, 4}}})
+	if err != nil || res.Parameters != nil {
+		t.Fatalf("untimed: %v, parameters %v", err, res.Parameters)
+	}
 }

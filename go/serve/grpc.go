@@ -221,6 +221,10 @@ func (g *grpcService) modelInfer(ctx context.Context, in *pb.ModelInferRequest) 
 				StringParam: formatSeconds(res.RepeatSeconds)}},
 			"number": {ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: res.Number}},
 		}
+		if res.RepeatInstructions != nil {
+			out.Parameters["repeat_instructions"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_StringParam{
+				StringParam: formatCounts(res.RepeatInstructions)}}
+		}
 	}
 	return out, nil
 }

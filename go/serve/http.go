@@ -289,6 +289,9 @@ func (s *Server) httpInferBody(w http.ResponseWriter, r *http.Request, name stri
 	if res.RepeatSeconds != nil {
 		resp.Parameters = map[string]interface{}{"repeat_seconds": formatSeconds(res.RepeatSeconds),
 			"number": res.Number}
+		if res.RepeatInstructions != nil {
+			resp.Parameters["repeat_instructions"] = formatCounts(res.RepeatInstructions)
+		}
 	}
 	var blobs [][]byte
 	for _, o := range res.Outputs {

@@ -16,6 +16,9 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 	queue    *prometheus.GaugeVec
 	inflight *prometheus.GaugeVec
+	// restarts of an emulated board, by model and reason (exited,
+	// timeout, link, start_failed)
+	restarts *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -39,8 +42,14 @@ func newMetrics() *metrics {
 			Name: "tvmnode_serve_inflight",
 			Help: "Requests running on an instance of the model.",
 		}, []string{"model"}),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tvmnode_serve_device_restarts_total",
+			Help: "Emulated boards started again, by model and reason: exited (qemu ended), timeout (no " +
+				"answer in --device-timeout), link (the session failed), start_failed (a start that did not " +
+				"come up, tried again).",
+		}, []string{"model", "reason"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.queue, m.inflight,
+	m.reg.MustRegister(m.requests, m.latency, m.queue, m.inflight, m.restarts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -28,7 +28,6 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"tvmnode.dev/go/serve/device"
 	tn "tvmnode.dev/go/tvmnode"
 )
 
@@ -56,8 +55,21 @@ type Config struct {
 	Token string
 	// Devices: models on devices, NAME=PATH: the model NAME served by the
 	// crt's session (tvmnode/crt/session.h) at PATH, a serial port or
-	// qemu's UART socket (device.go).
+	// qemu's UART socket (device.go); or NAME=qemu-m4:ARCHIVE_DIR: the
+	// model of an exported archive on an emulated Cortex-M4 that the
+	// server builds, starts and restarts itself (qemu.go).
 	Devices []string
+	// DeviceTimeout bounds each call to an emulated board: one that does
+	// not answer in it is restarted (default 10 s).
+	DeviceTimeout time.Duration
+	// FirmwareRunner is firmware/common/run.py of the tvmnode sources,
+	// which builds an archive into the session firmware (default: under
+	// $TVMNODE_SOURCE_DIR, or found above the program or the working
+	// folder).
+	FirmwareRunner string
+	// FirmwareCache holds the firmware built, keyed by content (default:
+	// the user's cache folder, tvmnode-serve/firmware).
+	FirmwareCache string
 }
 
 func (c *Config) defaults() {
@@ -72,6 +84,9 @@ func (c *Config) defaults() {
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 30 * time.Second
+	}
+	if c.DeviceTimeout <= 0 {
+		c.DeviceTimeout = 10 * time.Second
 	}
 }
 
@@ -108,8 +123,7 @@ type model struct {
 	all      []*instance
 	queued   atomic.Int64
 	maxQueue int64
-	dev      *device.Session // a model on a device (device.go): no Modules
-	link     *device.Link
+	dev      *deviceHandle // a model on a device (device.go): no Modules
 }
 
 // tensorMeta is an input or output: its protocol datatype and byte size.
@@ -146,7 +160,7 @@ func New(cfg Config) (*Server, error) {
 		if k < len(paths) {
 			m, err = loadModel(paths[k].name, paths[k].path, cfg)
 		} else {
-			m, err = loadDevice(cfg.Devices[k-len(paths)], cfg)
+			m, err = loadDevice(cfg.Devices[k-len(paths)], cfg, s.metrics)
 		}
 		if err != nil {
 			s.closeModels()
@@ -261,9 +275,9 @@ func (m *model) close() {
 		inst.mod.Close()
 	}
 	m.all = nil
-	if m.link != nil {
-		_ = m.link.Close()
-		m.link = nil
+	if m.dev != nil {
+		m.dev.close()
+		m.dev = nil
 	}
 }
 
@@ -324,6 +338,10 @@ type Result struct {
 	Outputs       []Output
 	RepeatSeconds []float64 // seconds per run, one per repeat
 	Number        int64     // runs per repeat
+	// RepeatInstructions: on a device that counts them (the emulated
+	// board's SysTick under -icount), instructions per run, one per
+	// repeat; nil elsewhere. Instructions, not cycles.
+	RepeatInstructions []uint64
 }
 
 // checkRequest checks a request against the model's inputs and outputs and

@@ -49,6 +49,9 @@ func TestMain(m *testing.M) {
 	if kws.dir != "" {
 		os.RemoveAll(kws.dir)
 	}
+	if adM4.dir != "" {
+		os.RemoveAll(adM4.dir)
+	}
 	os.Exit(code)
 }
 
@@ -64,20 +67,34 @@ func kwsLib(t testing.TB) string {
 		if kws.err == nil {
 			kws.lib, kws.err = tool.Compile("kws_ref_model.tflite", "kws", kws.dir)
 		}
-		if kws.err == nil { // what the first load keeps for the process
-			var mod *tn.Module
-			if mod, kws.err = tn.LoadModule(kws.lib); kws.err == nil {
-				mod.Close()
-			}
+		if kws.err == nil {
+			kws.err = loadOnce(kws.lib)
 		}
 	})
-	if kws.skip != "" {
-		t.Skip("model tests skipped: " + kws.skip)
-	}
-	if kws.err != nil {
-		t.Fatal(kws.err)
-	}
+	skipOrFail(t, "model tests skipped: ", kws.skip, kws.err)
 	return kws.lib
+}
+
+// loadOnce loads and closes a library: what the first load keeps for the
+// process is then kept before a test counts the objects alive.
+func loadOnce(lib string) error {
+	mod, err := tn.LoadModule(lib)
+	if err == nil {
+		mod.Close()
+	}
+	return err
+}
+
+// skipOrFail ends a test that cannot have what it needs: skipped with why
+// when skip says why, failed on err.
+func skipOrFail(t testing.TB, what, skip string, err error) {
+	t.Helper()
+	if skip != "" {
+		t.Skip(what + skip)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // testServer is a Server on loopback ports with a gRPC client.

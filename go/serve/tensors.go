@@ -255,3 +255,12 @@ func formatSeconds(s []float64) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// formatCounts is counts as one parameter string, comma-separated.
+func formatCounts(c []uint64) string {
+	parts := make([]string, len(c))
+	for i, v := range c {
+		parts[i] = strconv.FormatUint(v, 10)
+	}
+	return strings.Join(parts, ",")
+}

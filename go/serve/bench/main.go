@@ -7,7 +7,9 @@
 //     round trip carrying the same payload);
 //   - tvmnode-serve over gRPC at 1, 2, 8 and 64 concurrent clients (2
 //     instances), and at 8 clients with 1 instance, for the scaling ratio;
-//   - tvmnode-serve over HTTP with the binary data extension, 1 client.
+//   - tvmnode-serve over HTTP with the binary data extension, 1 client;
+//   - the device session's round trip over the emulated UART (runDevice
+//     below; -only device runs just that).
 //
 // Every configuration runs ROUNDS times (default 5) in turn, so the
 // machine's slow spells fall on all alike; the table gives the medians over
@@ -25,6 +27,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -149,6 +153,9 @@ func run() error {
 	requests := flag.Int("requests", 2000, "requests per configuration and round")
 	only := flag.String("only", "", "run only the configurations whose name holds this")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the measured rounds")
+	devRequests := flag.Int("device-requests", 20, "requests per round on the emulated device (0: none; "+
+		"-only device: only those)")
+	devModel := flag.String("device-model", "ad", "the model on the emulated device: ad or kws")
 	flag.Parse()
 	tool, why := modeltest.Find()
 	if tool == nil {
@@ -281,6 +288,9 @@ func run() error {
 		{"tvmnode-serve gRPC, 1 instance, 8 clients", 8, grpcCall(one.client)},
 		{"tvmnode-serve HTTP (binary data), 2 instances, 1 client", 1, httpCall},
 	}
+	if *only == "device" {
+		return runDevice(tool, dir, *devModel, *rounds, *devRequests, echoClient)
+	}
 	if *only != "" {
 		kept := configs[:0]
 		for _, c := range configs {
@@ -331,13 +341,181 @@ func run() error {
 		fmt.Printf("| %s | %.1f | %.1f | %.0f | %.1f |\n", c.name, median(p50s[i]), median(p99s[i]),
 			median(rps[i]), median(cpus[i]))
 	}
-	if len(configs) < 7 {
-		return nil
+	if len(configs) == 8 {
+		model, echoP50, serveP50 := median(p50s[0]), median(p50s[1]), median(p50s[2])
+		fmt.Printf("\nOverhead at 1 client: tvmnode-serve p50 %.1f µs = echo %.1f µs + model in-process %.1f µs + %.1f µs (target: + ≤ 20 µs).\n",
+			serveP50, echoP50, model, serveP50-echoP50-model)
+		fmt.Printf("Throughput at 8 clients: 2 instances / 1 instance = %.2f× (target ≥ 1.8× on 2 cores).\n",
+			median(rps[4])/median(rps[6]))
 	}
-	model, echoP50, serveP50 := median(p50s[0]), median(p50s[1]), median(p50s[2])
-	fmt.Printf("\nOverhead at 1 client: tvmnode-serve p50 %.1f µs = echo %.1f µs + model in-process %.1f µs + %.1f µs (target: + ≤ 20 µs).\n",
-		serveP50, echoP50, model, serveP50-echoP50-model)
-	fmt.Printf("Throughput at 8 clients: 2 instances / 1 instance = %.2f× (target ≥ 1.8× on 2 cores).\n",
-		median(rps[4])/median(rps[6]))
+	if *devRequests > 0 && *only == "" {
+		return runDevice(tool, dir, *devModel, *rounds, *devRequests, echoClient)
+	}
 	return nil
+}
+
+// deviceModels are the models -device-model names: file and name.
+var deviceModels = map[string][2]string{"ad": {"ad01_int8.tflite", "AD"}, "kws": {"kws_ref_model.tflite", "KWS"}}
+
+// runDevice measures the device session's round trip: tvmnode-serve with
+// --device NAME=qemu-m4:ARCHIVE (which: the anomaly-detection model, ad,
+// or keyword spotting, kws, int8, exported for the Cortex-M4), one gRPC
+// client on loopback. A request's latency is the round trip (gRPC, the
+// server, the frames over the emulated UART both ways, the session on the
+// board) plus the run itself; the run's host time comes from timed
+// requests: one with number N2 minus one with number N1 is N2 - N1 runs
+// on the board, so a run costs their difference over N2 - N1, and the
+// overhead per request is an untimed request's latency minus one run.
+// Medians over rounds of each round's median.
+func runDevice(tool *modeltest.Tooling, dir, which string, rounds, requests int,
+	echo pb.GRPCInferenceServiceClient) error {
+	dm, ok := deviceModels[which]
+	if !ok {
+		return fmt.Errorf("-device-model %q: expected ad or kws", which)
+	}
+	for _, t := range []string{"qemu-system-arm", "arm-none-eabi-gcc"} {
+		if _, err := exec.LookPath(t); err != nil {
+			fmt.Printf("\nThe device session's round trip: not measured, %s is not installed.\n", t)
+			return nil
+		}
+	}
+	arch := filepath.Join(dir, which+"-m4")
+	if err := tool.Tvmnode("compile", tool.Model(dm[0]), "--name", which, "-o", arch,
+		"--target", "cortex-m"); err != nil {
+		return err
+	}
+	s, err := serve.New(serve.Config{Devices: []string{which + "=qemu-m4:" + arch},
+		FirmwareCache: filepath.Join(dir, "firmware")})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Shutdown(context.Background()) }()
+	gl := listen()
+	go func() { _ = s.ServeGRPC(gl, nil) }()
+	conn, err := grpc.NewClient(gl.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	c := pb.NewGRPCInferenceServiceClient(conn)
+	ctx := context.Background()
+	md, err := c.ModelMetadata(ctx, &pb.ModelMetadataRequest{Name: which})
+	if err != nil {
+		return err
+	}
+	in := md.Inputs[0]
+	n := elements(in.Shape)
+	raw := make([]byte, n)
+	for i := range raw {
+		raw[i] = byte(i * 13)
+	}
+	req := func(number int64) *pb.ModelInferRequest {
+		r := &pb.ModelInferRequest{ModelName: which, Inputs: []*pb.ModelInferRequest_InferInputTensor{
+			{Name: in.Name, Datatype: in.Datatype, Shape: in.Shape}}, RawInputContents: [][]byte{raw}}
+		if number > 0 {
+			p := func(v int64) *pb.InferParameter {
+				return &pb.InferParameter{ParameterChoice: &pb.InferParameter_Int64Param{Int64Param: v}}
+			}
+			r.Parameters = map[string]*pb.InferParameter{"repeat": p(1), "number": p(number)}
+		}
+		return r
+	}
+	var instructions string
+	call := func(r *pb.ModelInferRequest) func() error {
+		return func() error {
+			res, err := c.ModelInfer(ctx, r)
+			if err == nil && res.Parameters["repeat_instructions"] != nil {
+				instructions = res.Parameters["repeat_instructions"].GetStringParam()
+			}
+			return err
+		}
+	}
+	echoCall := func() error {
+		_, err := echo.ModelInfer(ctx, req(0))
+		return err
+	}
+	const n1, n2 = 1, 6
+	// warm up
+	for _, f := range []func() error{call(req(0)), call(req(n1)), call(req(n2)), echoCall} {
+		if _, err := load(1, 3, f); err != nil {
+			return fmt.Errorf("device bench: %w", err)
+		}
+	}
+	// Each round sends the three kinds in turn (untimed, number N1, number
+	// N2), so that the machine's slow spells fall on all three alike, and
+	// makes the difference within the round.
+	// A request that fails (the board restarted under it) is counted and
+	// left out; the next one waits for the new board.
+	var infer, t1, t2, runs, overhead, echoP50, cpu []float64
+	var failed []string
+	for r := 0; r < rounds; r++ {
+		fmt.Fprintf(os.Stderr, "== device round %d of %d\n", r+1, rounds)
+		var lat [3][]time.Duration
+		var busy time.Duration
+		for k := 0; k < requests; k++ {
+			for i, number := range []int64{0, n1, n2} {
+				c0, start := cpuTime(), time.Now()
+				if err := call(req(number))(); err != nil {
+					failed = append(failed, err.Error())
+					continue
+				}
+				lat[i] = append(lat[i], time.Since(start))
+				if i == 0 {
+					busy += cpuTime() - c0
+				}
+			}
+		}
+		se, err := load(1, requests, echoCall)
+		if err != nil {
+			return err
+		}
+		var p50 [3]float64
+		for i := range lat {
+			sort.Slice(lat[i], func(a, b int) bool { return lat[i][a] < lat[i][b] })
+			p50[i] = float64(pct(lat[i], 0.5)) / 1e3
+		}
+		run := (p50[2] - p50[1]) / (n2 - n1)
+		infer, t1, t2 = append(infer, p50[0]), append(t1, p50[1]), append(t2, p50[2])
+		runs, overhead = append(runs, run), append(overhead, p50[0]-run)
+		echoP50 = append(echoP50, float64(pct(se.lat, 0.5))/1e3)
+		cpu = append(cpu, float64(busy)/1e3/float64(len(lat[0])))
+	}
+	run := median(runs)
+	ins, _ := strconv.ParseUint(strings.Split(instructions, ",")[0], 10, 64)
+	outBytes := int64(0)
+	for _, o := range md.Outputs {
+		outBytes += elements(o.Shape) // int8 models: a byte an element
+	}
+	fmt.Printf("\nThe device session's round trip: tvmnode-serve --device %s=qemu-m4:ARCHIVE (%s, int8, "+
+		"%d instructions a run on the emulated Cortex-M4, %d input and %d output bytes), 1 gRPC client on "+
+		"loopback; %s, %d cores; %d rounds of %d requests of each kind, medians over "+
+		"rounds of each round's p50 (the kinds in turn, the differences within each round)\n\n", which, dm[1], ins,
+		n, outBytes, cpuName(), runtime.NumCPU(), rounds, requests)
+	fmt.Println("| measure | µs |")
+	fmt.Println("|---|---:|")
+	fmt.Printf("| untimed request, p50 (round trip + one run) | %.0f |\n", median(infer))
+	fmt.Printf("| timed request, number %d, p50 (round trip + %d runs) | %.0f |\n", n1, n1+1, median(t1))
+	fmt.Printf("| timed request, number %d, p50 (round trip + %d runs) | %.0f |\n", n2, n2+1, median(t2))
+	fmt.Printf("| one run on the emulator, host time ((number %d - number %d) / %d) | %.0f |\n", n2, n1,
+		n2-n1, run)
+	fmt.Printf("| **round-trip overhead per request** (untimed p50 - one run) | **%.0f** |\n", median(overhead))
+	fmt.Printf("| echo gRPC server, same payload, p50 | %.0f |\n", median(echoP50))
+	fmt.Printf("| server process CPU per untimed request (qemu's own not included) | %.0f |\n", median(cpu))
+	if len(failed) > 0 {
+		fmt.Printf("\n%d of %d requests failed (left out above); the first: %s\n", len(failed), 3*rounds*requests,
+			failed[0])
+	}
+	if run > 0 {
+		fmt.Printf("\nThe emulator ran %.0f M instructions a second of host time.\n", float64(ins)/run)
+	}
+	return nil
+}
+
+// elements is the number of elements of a tensor of shape s.
+func elements(s []int64) int64 {
+	n := int64(1)
+	for _, d := range s {
+		n *= d
+	}
+	return n
 }

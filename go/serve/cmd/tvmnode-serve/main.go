@@ -3,7 +3,7 @@
 // Open Inference Protocol, over gRPC and HTTP/JSON. See docs/remote.md.
 //
 //	tvmnode-serve [flags] MODEL.so|NAME=MODEL.so|REPOSITORY ...
-//	tvmnode-serve [flags] --device NAME=SERIAL_PORT|QEMU_SOCKET ...
+//	tvmnode-serve [flags] --device NAME=SERIAL_PORT|QEMU_SOCKET|qemu-m4:ARCHIVE_DIR ...
 //
 // It listens on the loopback interface unless --listen names another
 // address; it loads only the models named here, never code a client sends.
@@ -55,10 +55,18 @@ func run(args []string) error {
 	tokenFile := fs.String("token-file", "", "file holding the bearer token every request must carry")
 	var devices []string
 	fs.Func("device", "NAME=PATH: serve the model NAME running on a device behind PATH, a serial port or "+
-		"qemu's UART socket (the crt's device session); repeatable", func(v string) error {
+		"qemu's UART socket (the crt's device session); NAME=qemu-m4:ARCHIVE_DIR: build the archive's model "+
+		"into the session firmware and run it on an emulated Cortex-M4 the server starts and restarts; "+
+		"repeatable", func(v string) error {
 		devices = append(devices, v)
 		return nil
 	})
+	deviceTimeout := fs.Duration("device-timeout", 10*time.Second, "an emulated board that does not answer a "+
+		"request in this time is restarted")
+	runner := fs.String("firmware-runner", "", "firmware/common/run.py of the tvmnode sources, which builds "+
+		"qemu-m4 firmware (default: under $TVMNODE_SOURCE_DIR, or above this program or the working folder)")
+	fwCache := fs.String("firmware-cache", "", "folder of the qemu-m4 firmware built, keyed by content "+
+		"(default: the user's cache folder)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -70,7 +78,8 @@ func run(args []string) error {
 		return errors.New("no models given")
 	}
 	cfg := serve.Config{Models: fs.Args(), Instances: *instances, QueueSize: *queue,
-		MaxRequestBytes: *maxBytes, Timeout: *timeout, Devices: devices}
+		MaxRequestBytes: *maxBytes, Timeout: *timeout, Devices: devices, DeviceTimeout: *deviceTimeout,
+		FirmwareRunner: *runner, FirmwareCache: *fwCache}
 	if *tokenFile != "" {
 		b, err := os.ReadFile(*tokenFile)
 		if err != nil {
