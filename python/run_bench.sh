@@ -5,8 +5,9 @@
 # beside TFLite Micro and LiteRT (bench/bench_models.py), compiled C
 # (bench_aot.py; bench_x86.py, the int8 models on process CPU time), a
 # compiled model's per-call cost from Python beside LiteRT
-# (bench_module.py), compile time against model size (bench_compile.py)
-# and the emulated Cortex-M4 (bench_device.py). BUILD_DIR should be an optimised build tree
+# (bench_module.py), compile time against model size (bench_compile.py),
+# the emulated Cortex-M4 (bench_device.py) and every Cortex-M core of
+# firmware/targets.txt (bench_cores.py). BUILD_DIR should be an optimised build tree
 # (../configure CFLAGS="-O2 -g"). Prints a table; writes
 # OUT_DIR/bench_python.json (every sample) and OUT_DIR/bench_python.md.
 set -u
@@ -28,5 +29,7 @@ out_abs=$(cd "$OUT" && pwd)
 "$VPY" "$HERE/bench/bench_compile.py" --out "$out_abs" || exit
 # a compiled model run from Python beside LiteRT, per call (bench_module.md/.json)
 "$VPY" "$HERE/bench/bench_module.py" --out "$out_abs" || exit
+# the int8 and float models on every Cortex-M core of the target table (bench_cores.md/.json)
+"$VPY" "$HERE/bench/bench_cores.py" --out "$out_abs" || exit
 # the same models on the emulated Cortex-M4 and in wasm32 (bench_device.md/.json)
 exec "$VPY" "$HERE/bench/bench_device.py" --out "$out_abs"

@@ -6,7 +6,8 @@
 #
 # FW_TARGET names a row of the target table (m4 by default); the row's
 # compiler flags become CMAKE_C_FLAGS, and FW_LINKER_SCRIPT, FW_MACHINE,
-# FW_CPU and FW_INSTRUCTIONS_PER_TICK are set for the project to use. The
+# FW_CPU, FW_INSTRUCTIONS_PER_TICK and FW_INSTRUCTIONS_PER_TICK_DEN (a tick
+# is their quotient in instructions) are set for the project to use. The
 # toolchain's own test programs are built as static libraries: nothing
 # links without a linker script.
 set(CMAKE_SYSTEM_NAME Generic)
@@ -33,6 +34,12 @@ list(FILTER _fw_words EXCLUDE REGEX "^$")
 list(GET _fw_words 1 FW_MACHINE)
 list(GET _fw_words 2 FW_CPU)
 list(GET _fw_words 3 FW_INSTRUCTIONS_PER_TICK)
+# a fraction N/D where the board's clock does not divide 1 GHz
+set(FW_INSTRUCTIONS_PER_TICK_DEN 1)
+if(FW_INSTRUCTIONS_PER_TICK MATCHES "^([0-9]+)/([0-9]+)$")
+  set(FW_INSTRUCTIONS_PER_TICK ${CMAKE_MATCH_1})
+  set(FW_INSTRUCTIONS_PER_TICK_DEN ${CMAKE_MATCH_2})
+endif()
 list(GET _fw_words 4 _fw_ld)
 set(FW_LINKER_SCRIPT "${_fw_dir}/${FW_TARGET}/${_fw_ld}")
 list(SUBLIST _fw_words 5 -1 _fw_flags)

@@ -55,6 +55,17 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 REFILL = 2
 
+#: The cores (qemu -cpu) whose runs this table prices: the M4's own, and the
+#: M33's, where it stands for M4 cycles of the M33's code (the two cores
+#: issue one instruction at a time down a 3-stage pipeline). Not the M7,
+#: which issues up to two instructions a cycle down six stages, with
+#: branch prediction and caches, nor the M55, whose MVE instructions run
+#: in beats that overlap the next one's (and which this objdump names
+#: only in part): a table of M4 timings would price either far from the
+#: core, so run.py --cycles refuses them and their figures are
+#: instructions alone.
+PRICED_CPUS = ("cortex-m4", "cortex-m33")
+
 _CONDS = ("eq", "ne", "cs", "cc", "hs", "lo", "mi", "pl", "vs", "vc", "hi", "ls", "ge", "lt",
           "gt", "le", "al")
 

@@ -666,14 +666,14 @@ int main(void) {
   kv(" pw ", n_pw);
   fw_endl();
   fw_str("instructions kernels ");
-  fw_u64(kernel_ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_u64(fw_instructions(kernel_ticks));
   fw_str(" reference ");
-  fw_u64(reference_ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_u64(fw_instructions(reference_ticks));
   fw_endl();
   fw_str("instructions conv_no_scratch ");
-  fw_u64(no_scratch_ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_u64(fw_instructions(no_scratch_ticks));
   fw_str(" conv_scratch ");
-  fw_u64(scratch_ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_u64(fw_instructions(scratch_ticks));
   fw_endl();
   kv("failures ", failures);
   fw_endl();

@@ -250,11 +250,15 @@ int main(void) {
   print_output(#name, (const uint8_t *)outputs.name, size);
   FW_OUTPUTS(PRINT_OUTPUT)
   fw_str("instructions ");
-  fw_u64(ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_u64(fw_instructions(ticks));
   fw_str(" ticks=");
   fw_u64(ticks);
   fw_str(" (SysTick ticks x ");
   fw_u64(FW_INSTRUCTIONS_PER_TICK);
+  if (FW_INSTRUCTIONS_PER_TICK_DEN != 1u) {
+    fw_str("/");
+    fw_u64(FW_INSTRUCTIONS_PER_TICK_DEN);
+  }
   fw_str(" under -icount shift=0, +-1 tick)");
   fw_endl();
   fw_str("stack ");

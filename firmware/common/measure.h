@@ -3,10 +3,12 @@
  *
  * qemu models no cycles. Under -icount shift=0 each instruction advances
  * virtual time by 1 ns, and SysTick runs from the board's processor clock
- * (mps2-an386: 25 MHz, 40 instructions a tick; mps2-an505: 20 MHz, 50), so
- * ticks x FW_INSTRUCTIONS_PER_TICK (the target table's ipt column, passed
- * by run.py) counts the instructions between two readings, to within one
- * tick. The stack is painted
+ * (mps2-an386: 25 MHz, 40 instructions a tick; mps2-an505: 20 MHz, 50;
+ * mps3-an547: 32 MHz, 31.25), so fw_instructions(ticks), ticks x
+ * FW_INSTRUCTIONS_PER_TICK / FW_INSTRUCTIONS_PER_TICK_DEN (the target
+ * table's ipt column, a fraction where the clock does not divide 1 GHz,
+ * passed by run.py), counts the instructions between two readings, to
+ * within one tick. The stack is painted
  * with a pattern; the lowest word no longer holding it is the high-water
  * mark. Both are measurements of this emulated board, not of a real M4's
  * cycles or of another compiler's stack frames.
@@ -19,6 +21,14 @@
 #ifndef FW_INSTRUCTIONS_PER_TICK
 #define FW_INSTRUCTIONS_PER_TICK 40u
 #endif
+#ifndef FW_INSTRUCTIONS_PER_TICK_DEN
+#define FW_INSTRUCTIONS_PER_TICK_DEN 1u
+#endif
+
+/* The instructions `ticks` SysTick ticks stand for, rounded down. */
+static inline uint64_t fw_instructions(uint64_t ticks) {
+  return ticks * FW_INSTRUCTIONS_PER_TICK / FW_INSTRUCTIONS_PER_TICK_DEN;
+}
 
 /* Start SysTick from its processor clock, free-running with wrap counting. */
 void fw_ticks_start(void);

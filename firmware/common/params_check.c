@@ -82,7 +82,7 @@ static void expect(const char *what, int32_t st, int32_t want,
     fw_str(" version=");
     fw_u64(info->weights_version);
     fw_str(" instructions=");
-    fw_u64((fw_ticks() - t0) * FW_INSTRUCTIONS_PER_TICK);
+    fw_u64(fw_instructions(fw_ticks() - t0));
   }
   fw_endl();
   if (st != want) failures++;

@@ -46,6 +46,7 @@ import shutil
 import struct
 import subprocess
 import sys
+from fractions import Fraction
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -74,7 +75,7 @@ class Target(NamedTuple):
     folder: str
     machine: str
     cpu: str
-    instructions_per_tick: int
+    instructions_per_tick: Fraction
     linker_script: str
     flags: List[str]
 
@@ -91,8 +92,11 @@ def targets() -> Dict[str, Target]:
                 raise ValueError("%s: a row needs name, machine, cpu, ipt, ld and flags: %r"
                                  % (TARGETS_FILE, line))
             name, machine, cpu, ipt, ld = words[:5]
+            if not re.fullmatch(r"[1-9]\d*(/[1-9]\d*)?", ipt):
+                raise ValueError("%s: row %s: ipt is a whole number or a fraction N/D, not %r"
+                                 % (TARGETS_FILE, name, ipt))
             folder = os.path.join(FIRMWARE, name)
-            out[name] = Target(name, folder, machine, cpu, int(ipt),
+            out[name] = Target(name, folder, machine, cpu, Fraction(ipt),
                                os.path.join(folder, ld), words[5:])
     return out
 
@@ -370,9 +374,19 @@ def target_flags(t: Target, opt: str) -> List[str]:
 
 
 def harness_defines(t: Target) -> List[str]:
-    """What the harness's own sources learn of the board."""
-    return ["-DFW_INSTRUCTIONS_PER_TICK=%du" % t.instructions_per_tick,
+    """What the harness's own sources learn of the board: a tick is
+    FW_INSTRUCTIONS_PER_TICK / FW_INSTRUCTIONS_PER_TICK_DEN instructions."""
+    ipt = t.instructions_per_tick
+    return ["-DFW_INSTRUCTIONS_PER_TICK=%du" % ipt.numerator,
+            "-DFW_INSTRUCTIONS_PER_TICK_DEN=%du" % ipt.denominator,
             "-DFW_TARGET=\"%s\"" % t.name]
+
+
+def instructions(target: str, ticks: int) -> int:
+    """The instructions `ticks` SysTick ticks stand for on a target, as the
+    firmware computes them (measure.h: rounded down)."""
+    ipt = get_target(target).instructions_per_tick
+    return ticks * ipt.numerator // ipt.denominator
 
 
 def link(t: Target, objects: Sequence[str], elf: str, stack_size: int = DEFAULT_STACK,
@@ -756,17 +770,33 @@ def cycles_plugin(workdir: str) -> str:
     return so
 
 
-def profile(elf: str, workdir: str, target: str = DEFAULT_TARGET,
-            timeout: float = 120.0) -> Dict[str, Any]:
-    """Run the firmware once more under cycles_plugin.c and price what ran
-    between fw_profile_on and fw_profile_off (the timed inference) with
-    cycles.py's Cortex-M4 table: instructions, estimated cycles, the
-    per-class histogram and the per-function (per-operator) table."""
+def priced(target: str) -> Any:
+    """cycles.py, when its timing table describes the target's core;
+    FirmwareError otherwise (cycles.PRICED_CPUS says which and why)."""
     sys.path.insert(0, HERE)
     try:
         import cycles
     finally:
         sys.path.remove(HERE)
+    t = get_target(target)
+    if t.cpu not in cycles.PRICED_CPUS:
+        raise FirmwareError("--cycles: the estimate's timing table is the Cortex-M4's "
+                            "(firmware/common/cycles.py), which does not describe the %s "
+                            "of target %s (it prices %s); the report's instruction count "
+                            "is exact without it" % (t.cpu, target,
+                                                     ", ".join(cycles.PRICED_CPUS)))
+    return cycles
+
+
+def profile(elf: str, workdir: str, target: str = DEFAULT_TARGET,
+            timeout: float = 120.0) -> Dict[str, Any]:
+    """Run the firmware once more under cycles_plugin.c and price what ran
+    between fw_profile_on and fw_profile_off (the timed inference) with
+    cycles.py's Cortex-M4 table: instructions, estimated cycles, the
+    per-class histogram and the per-function (per-operator) table.
+    FirmwareError for a target whose core the table does not describe
+    (cycles.PRICED_CPUS)."""
+    cycles = priced(target)
     counts = os.path.join(workdir, "cycles.txt")
     if os.path.exists(counts):
         os.remove(counts)
@@ -959,7 +989,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--cycles", action="store_true",
                     help="also estimate Cortex-M4 cycles of the inference, per instruction "
                          "class and per operator (a qemu plugin; cycles.py has the table), "
-                         "printed as a table on stderr and as 'cycles' in the JSON")
+                         "printed as a table on stderr and as 'cycles' in the JSON (on the "
+                         "M4 and the M33; not on the M7 and the M55, whose pipelines the "
+                         "M4's table does not describe)")
     ap.add_argument("--session", action="store_true",
                     help="build the model behind the UART (session_uart.c: the crt's device "
                          "session) instead of the one-run harness")
@@ -975,6 +1007,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if missing:
         print(json.dumps({"ok": False, "error": missing}))
         return 2
+    try:
+        if args.cycles:
+            priced(args.target)
+    except FirmwareError as e:
+        print(json.dumps({"ok": False, "error": str(e)}, indent=1))
+        return 1
     info = read_metadata(args.archive, args.name)
     n_inputs = len(info["inputs"])
     if info["interface"].get("scratch_isa", "portable") != "arm_dsp":

@@ -11,7 +11,9 @@
  * the pools, io_in_pool, are not served here). At start the firmware sends
  * a RESET and the log line "session: <model> ready", then answers each
  * REQUEST with a RESPONSE; timed requests read SysTick (measure.h: under
- * -icount shift=0 a tick is FW_INSTRUCTIONS_PER_TICK instructions of 1 ns).
+ * -icount shift=0 a tick is FW_INSTRUCTIONS_PER_TICK /
+ * FW_INSTRUCTIONS_PER_TICK_DEN instructions of 1 ns; the session is told
+ * that number where it is a whole one, 0 otherwise).
  * A frame not acknowledged after a while is sent again. Nothing here
  * allocates.
  */
@@ -86,9 +88,11 @@ static int32_t setup(void) {
   FW_OUTPUTS(BIND_OUTPUT)
   if (st == TN_CRT_OK) st = tn_crt_session_init(&session, instances, 1);
   if (st == TN_CRT_OK)
-    st = tn_crt_session_set_clock(&session, ticks, 0,
-                                  1000000000u / FW_INSTRUCTIONS_PER_TICK,
-                                  FW_INSTRUCTIONS_PER_TICK);
+    st = tn_crt_session_set_clock(
+        &session, ticks, 0,
+        (uint32_t)(1000000000ull * FW_INSTRUCTIONS_PER_TICK_DEN / FW_INSTRUCTIONS_PER_TICK),
+        /* a whole number of instructions a tick, or unknown (0) */
+        FW_INSTRUCTIONS_PER_TICK_DEN == 1u ? FW_INSTRUCTIONS_PER_TICK : 0u);
   return st;
 }
 

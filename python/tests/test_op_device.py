@@ -1,6 +1,7 @@
 """Every operator case of test_op_codegen.py on the devices: the Cortex-M
 boards of firmware/targets.txt under qemu (the M4 on mps2-an386, the M33
-on mps2-an505) and wasm32 under node.
+on mps2-an505, the M7 on mps2-an500, the M55 on mps3-an547) and wasm32
+under node.
 
 Each case of test_op_codegen.CASES (the whole table, whatever it holds
 when this runs) is compiled to C under its own model name, so that all of

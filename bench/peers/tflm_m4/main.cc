@@ -145,7 +145,7 @@ int main(void) {
     fw_endl();
   }
   fw_str("instructions ");
-  fw_u64(ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_u64(fw_instructions(ticks));
   fw_str(" ticks=");
   fw_u64(ticks);
   fw_str(" (SysTick ticks x ");

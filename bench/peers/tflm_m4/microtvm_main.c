@@ -92,7 +92,7 @@ int main(void) {
   fw_hex(output, OUTPUT_SIZE);
   fw_endl();
   fw_str("instructions ");
-  fw_u64(ticks * FW_INSTRUCTIONS_PER_TICK);
+  fw_u64(fw_instructions(ticks));
   fw_str(" ticks=");
   fw_u64(ticks);
   fw_endl();
