@@ -7,6 +7,7 @@ they fit, and nothing but the standard library and numpy:
     (scores,) = m.run(x)                   # numpy in, numpy out
     f = m.time_evaluator(number=20, repeat=5)
     print(f(x).median)                     # seconds per run, timed on the server
+    print(f(x).instructions)               # instructions per run, from a device
 
 Tensors travel with the binary tensor data extension. Errors the server
 answers are RemoteError (a RuntimeError) with its message and HTTP status;
@@ -41,11 +42,18 @@ class RemoteError(RuntimeError):
 
 
 class BenchmarkResult:
-    """Seconds per run, one per repeat, as time_evaluator's result has them."""
+    """Seconds per run, one per repeat, as time_evaluator's result has them
+    (.results, .mean, .median, .min, .max, .std), and .instructions: the
+    instructions per run, one per repeat, counted by a device that counts
+    them (the emulated Cortex-M4 of tvmnode-serve --device
+    NAME=qemu-m4:ARCHIVE), or None for a model that runs on the host.
+    Instructions are not cycles."""
 
-    def __init__(self, results: Sequence[float], number: int) -> None:
+    def __init__(self, results: Sequence[float], number: int,
+                 instructions: Optional[Sequence[int]] = None) -> None:
         self.results = tuple(results)
         self.number = number
+        self.instructions = None if instructions is None else tuple(instructions)
         self.mean = statistics.mean(self.results)
         self.median = statistics.median(self.results)
         self.min = min(self.results)
@@ -53,8 +61,11 @@ class BenchmarkResult:
         self.std = statistics.pstdev(self.results)
 
     def __repr__(self) -> str:
-        return ("BenchmarkResult(median=%.3g s, mean=%.3g s, min=%.3g s, max=%.3g s, "
-                "repeat=%d, number=%d)" % (self.median, self.mean, self.min, self.max,
+        counts = ""
+        if self.instructions is not None:
+            counts = ", instructions=%d" % statistics.median_low(self.instructions)
+        return ("BenchmarkResult(median=%.3g s, mean=%.3g s, min=%.3g s, max=%.3g s%s, "
+                "repeat=%d, number=%d)" % (self.median, self.mean, self.min, self.max, counts,
                                            len(self.results), self.number))
 
 
@@ -178,18 +189,38 @@ class RemoteModel:
         """A function of the model's inputs that times it on the server (one
         warm-up, then `repeat` times `number` runs, timed in C; `number` is
         raised until a repeat lasts `min_repeat_ms`) and returns a
-        BenchmarkResult in seconds per run."""
+        BenchmarkResult in seconds per run. A model on a device that counts
+        instructions (the server answers `repeat_instructions`) gives its
+        instructions per run too, in the result's .instructions; a device
+        takes at most 32 repeats and no `min_repeat_ms`."""
         params = {"repeat": int(repeat), "number": int(number), "min_repeat_ms": int(min_repeat_ms)}
 
         def evaluate(*arrays: Any, **named: Any) -> BenchmarkResult:
             _, p = self._infer(arrays, named, params)
-            secs = [float(s) for s in str(p["repeat_seconds"]).split(",")]
-            return BenchmarkResult(secs, int(p["number"]))
+            secs = _numbers(p, "repeat_seconds", float)
+            counts = None
+            if "repeat_instructions" in p:
+                counts = _numbers(p, "repeat_instructions", int)
+                if len(counts) != len(secs):
+                    raise RemoteError("model '%s': the server answered %d repeat_instructions "
+                                      "for %d repeat_seconds" % (self.name, len(counts), len(secs)),
+                                      200)
+            return BenchmarkResult(secs, int(p["number"]), counts)
 
         return evaluate
 
     def __repr__(self) -> str:
         return "RemoteModel(%r at %s)" % (self.name, self.session.url)
+
+
+def _numbers(params: Dict[str, Any], key: str, kind: Any) -> List[Any]:
+    # a timing parameter: numbers, one per repeat, comma-separated
+    text = params.get(key)
+    try:
+        return [kind(v) for v in str(text).split(",")]
+    except ValueError:
+        raise RemoteError("the server answered %s=%r: expected comma-separated %s numbers"
+                          % (key, text, "integer" if kind is int else "decimal"), 200) from None
 
 
 def connect(host: str = "127.0.0.1", port: int = 8000, *, token: Optional[str] = None,
