@@ -308,7 +308,12 @@ static int *conv_count;
  * form of BCAST). wide == 2: 1x1 layers of one group, stride 1 two times
  * in three (else 1 to 3 on each axis), NHWC seven times in eight with
  * HWIO weights, 1 to 80 input and output channels and 1 to 91 pixels a
- * row or image (the 1x1 GEMM form). */
+ * row or image (the 1x1 GEMM form). wide == 3: depthwise layers with
+ * multiplier 1, NHWC and HWIO ([kh, kw, 1, c]), 1 to 80 channels (several
+ * blocks of 16, then 8, 4 and 1 to 3, each set up from the window's taps
+ * set once a call), windows of 1x1 to 5x5 and a few larger, a channel's
+ * multiplier at least 1 now and then (a block whose requantization is
+ * not the vectorised one). */
 static void conv_random(uint64_t seed, int n, int wide) {
   KtRng r = kt_rng(seed);
   int cases = 0;
@@ -333,6 +338,13 @@ static void conv_random(uint64_t seed, int n, int wide) {
     } else {
       p.groups = 1, cpg = kt_int(&r, 1, 12), fpg = kt_int(&r, 1, 40);
     }
+    if (wide == 3) {
+      kind = 2, p.in_w = kt_int(&r, 1, 9);
+      p.k_h = kt_int(&r, 1, kt_int(&r, 0, 7) ? 5 : 7);
+      p.k_w = kt_int(&r, 1, kt_int(&r, 0, 7) ? 5 : 7);
+      p.groups = kt_int(&r, 0, 2) ? kt_int(&r, 1, 80) : 16 * kt_int(&r, 1, 5);
+      cpg = fpg = 1;
+    }
     if (wide == 2) {
       if (kt_int(&r, 0, 2)) p.stride_h = p.stride_w = 1;
       cpg = p.in_c = kt_int(&r, 0, 3) ? kt_int(&r, 1, 80) : kt_int(&r, 1, 7);
@@ -347,8 +359,8 @@ static void conv_random(uint64_t seed, int n, int wide) {
     if (p.out_h < 1 || p.out_w < 1) continue;
     cases++;
     /* NHWC or NCHW data; HWIO, OIHW or OHWI weights. */
-    const int *dl = kt_int(&r, 0, wide == 2 ? 7 : 2) ? nhwc : nchw;
-    int wk = wide == 2 ? 0 : wide && kt_int(&r, 0, 3) ? 0 : kt_int(&r, 0, 2);
+    const int *dl = wide == 3 || kt_int(&r, 0, wide == 2 ? 7 : 2) ? nhwc : nchw;
+    int wk = wide >= 2 ? 0 : wide && kt_int(&r, 0, 3) ? 0 : kt_int(&r, 0, 2);
     const int *wl = wk == 0 ? hwio : wk == 1 ? oihw : ohwi;
     int32_t di[4] = {p.batch, p.in_h, p.in_w, p.in_c};
     int32_t dw[4] = {p.k_h, p.k_w, cpg, p.out_c};
@@ -359,6 +371,10 @@ static void conv_random(uint64_t seed, int n, int wide) {
     int64_t no = (int64_t)dout[0] * dout[1] * dout[2] * dout[3];
     ConvArgs ca;
     rand_conv_args(&r, &p, &ca);
+    if (wide == 3 && ca.q.per_channel && !kt_int(&r, 0, 3)) {
+      const int32_t k = kt_int(&r, 0, p.out_c - 1);
+      quantize(rand_log2(&r, 0, 3), &ca.mult[k], &ca.shift[k]);
+    }
     const int8_t *in = ca.in, *w = ca.w;
     const int32_t *bias = ca.bias;
     const TnCrtQuant q = ca.q;
@@ -436,6 +452,13 @@ END_TEST
 /* The GEMM form with the tail of each input run (1 to 3 channels past the
  * last group of four) left out, and with the VNNI packing's -128 * sum(w)
  * left out: both are seen, and nothing is with the form put right. */
+/* Depthwise layers at every level: blocks of 16 channels take the AVX2
+ * form of DW, of 8 the SSE2 one, both from the window's taps set up once
+ * a call, the rest (4, 1 to 3, windows larger than 5x5) the portable
+ * form; the requantization constants of each block as the others. */
+START_TEST(test_conv_dw_random) { EACH_ISA(conv_random(13, 400, 3)); }
+END_TEST
+
 START_TEST(test_conv_gemm_broken_is_caught) {
 #if HAVE_AVX2_FORMS
   if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
@@ -2195,6 +2218,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_random_wide_portable);
   tcase_add_test(tc, test_conv_vnni_broken_is_caught);
   tcase_add_test(tc, test_conv_gemm_random);
+  tcase_add_test(tc, test_conv_dw_random);
   tcase_add_test(tc, test_conv_gemm_broken_is_caught);
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);

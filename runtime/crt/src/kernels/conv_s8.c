@@ -182,24 +182,52 @@ static TnCrtStatus conv_init(Conv *c, const TnCrtConv2d *p, int32_t io,
  * channels holds them twice (lanes j and j + 8), for two pixels at once.
  */
 
-static void requant_init(Requant *rq, const TnCrtQuant *q, int32_t lo,
-                         int32_t hi, const int32_t *bias, int32_t co0,
-                         int32_t len) {
+static void requant_init(Requant *restrict rq, const TnCrtQuant *q,
+                         int32_t lo, int32_t hi, const int32_t *bias,
+                         int32_t co0, int32_t len) {
   rq->q = q, rq->co0 = co0, rq->len = len, rq->lo = lo, rq->hi = hi;
-  rq->off = q ? q->output_offset : 0, rq->vec = 1;
-  for (int32_t j = 0; j < BLK; j++) {
-    const int32_t ch = len <= 8 ? j % 8 : j;
-    int32_t m = 0, s = 0; /* lanes past the block compute a harmless 0 */
-    if (ch < len && q && !q->scale) {
-      const int32_t k = q->per_channel ? co0 + ch : 0;
-      m = q->multiplier[k], s = q->shift[k];
+  rq->off = q ? q->output_offset : 0;
+  /* Set up on every call for every block, so kept short: q's fields read
+   * once (rq, restrict, cannot change them), and a block of up to 8
+   * channels sets its 8 lanes and copies them. */
+  const int32_t *const mul = q && !q->scale ? q->multiplier : NULL;
+  const int32_t *const sh = q ? q->shift : NULL;
+  const int32_t pc = q ? q->per_channel : 0;
+  const int32_t n = len <= 8 ? 8 : BLK;
+  int bad = q && q->scale;
+  if (mul && pc && bias && len == BLK) { /* the usual block: no branch */
+    const int32_t *const mk = mul + co0, *const sk = sh + co0,
+                         *const bk = bias + co0;
+    uint32_t worse = 0;
+    for (int32_t j = 0; j < BLK; j++) {
+      const int32_t m = mk[j], s = sk[j];
+      const uint32_t wide = (uint32_t)s + 31u > 31u; /* s > 0 || s < -31 */
+      worse |= (uint32_t)m >> 31 | wide;
+      rq->m[j] = m < 0 ? 0 : (uint32_t)m;
+      rq->r[j] = (uint8_t)(wide ? 0 : -s);
+      rq->bias[j] = (uint32_t)bk[j];
     }
-    rq->bias[j] = ch < len && bias ? (uint32_t)bias[co0 + ch] : 0;
-    if (m < 0 || s > 0 || s < -31 || (q && q->scale)) rq->vec = 0;
-    const int32_t r = s > 0 || s < -31 ? 0 : -s;
-    rq->m[j] = m < 0 ? 0 : (uint32_t)m;
-    rq->r[j] = (uint8_t)r;
+    bad = worse != 0;
+  } else {
+    for (int32_t j = 0; j < n; j++) {
+      int32_t m = 0, s = 0; /* lanes past the block compute a harmless 0 */
+      if (j < len && mul) {
+        const int32_t k = pc ? co0 + j : 0;
+        m = mul[k], s = sh[k];
+      }
+      rq->bias[j] = j < len && bias ? (uint32_t)bias[co0 + j] : 0;
+      const int wide = s > 0 || s < -31;
+      bad |= m < 0 || wide;
+      rq->m[j] = m < 0 ? 0 : (uint32_t)m;
+      rq->r[j] = (uint8_t)(wide ? 0 : -s);
+    }
   }
+  if (n == 8) { /* lanes j + 8 as lanes j: two pixels at once */
+    memcpy(rq->bias + 8, rq->bias, 8 * sizeof rq->bias[0]);
+    memcpy(rq->m + 8, rq->m, 8 * sizeof rq->m[0]);
+    memcpy(rq->r + 8, rq->r, 8 * sizeof rq->r[0]);
+  }
+  rq->vec = !bad;
 #if TN_CRT_HAVE_SSE2
   tn__crt_conv_requant_init_sse2(rq);
 #endif
@@ -549,6 +577,11 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
           ? p->out_h
           : 1;
 #endif
+#if TN_CRT_HAVE_SSE2
+  /* The SSE2 and AVX2 forms of DW: the window's taps, once a call */
+  DwWin dwin;
+  const int dw_taps = c->mode == DW && tn__crt_conv_dw_taps(&dwin, c);
+#endif
   for (int32_t co0 = 0, len; co0 < p->out_c; co0 += len) {
     /* The rest of the group for BCAST, of all channels otherwise. */
     int32_t rem = c->mode == BCAST ? c->fpg - co0 % c->fpg : p->out_c - co0;
@@ -593,10 +626,8 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
     /* The SSE2 forms: BCAST and DW blocks of 8 or 16 channels, the latter
      * with windows dw_init takes; they do pixels in pairs. */
     const int sse = len == 8 || len == 16;
-    DwWin dwin;
-    const int fast_dw =
-        sse && c->mode == DW &&
-        tn__crt_conv_dw_init(&dwin, c, co0, len / 8, rq->bias);
+    const int fast_dw = sse && dw_taps;
+    if (fast_dw) tn__crt_conv_dw_init(&dwin, c, co0, len / 8, rq->bias);
     const int pairs = fast_dw || (sse && c->mode == BCAST);
 #else
     const int pairs = 0, fast_dw = 0;

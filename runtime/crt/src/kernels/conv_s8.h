@@ -128,7 +128,7 @@ typedef struct {
   int32_t ky[2 * DW_PAIRS], kx[2 * DW_PAIRS];
   v4u32 corr[4]; /* bias + io * sum(w) per channel */
   int8_t pad[16];
-  int32_t pairs;
+  int32_t pairs, taps;
 } DwWin;
 
 void tn__crt_conv_requant_init_sse2(Requant *rq);
@@ -136,8 +136,13 @@ void tn__crt_conv_requant_init_sse2(Requant *rq);
 void tn__crt_conv_sse_bcast(const Conv *c, const Win *wn, int32_t co0, int u,
                             int npx, const int8_t *xr, const int8_t *wr,
                             const uint32_t *bias, uint32_t *restrict a);
-int tn__crt_conv_dw_init(DwWin *d, const Conv *c, int32_t co0, int u,
-                         const uint32_t *bias);
+/* DW: d's taps (the window's geometry, the same for every block of a
+ * call: set once a call); 0 if the window is too large for the form. */
+int tn__crt_conv_dw_taps(DwWin *d, const Conv *c);
+/* DW: d's weights and corrections for the block of 8 * u channels at co0
+ * with the given bias (d's taps set). */
+void tn__crt_conv_dw_init(DwWin *d, const Conv *c, int32_t co0, int u,
+                          const uint32_t *bias);
 void tn__crt_conv_dw(const DwWin *d, const Win *wn, int32_t len, int npx,
                      int full, const int8_t *x, ptrdiff_t o, ptrdiff_t step,
                      uint32_t *restrict a);

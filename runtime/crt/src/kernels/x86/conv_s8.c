@@ -161,38 +161,58 @@ BLOCK_INLINE void sse_bcast(const Conv *c, const Win *wn, int32_t co0, int u,
  * accumulators start from. A tap outside the input reads a row of -io
  * instead, which cancels its share of that constant, so border pixels take
  * the same path. Windows of up to 2 * DW_PAIRS taps (5x5); larger ones take
- * the portable form.
+ * the portable form. The taps' offsets are the same for every block, so
+ * a call sets them up once (tn__crt_conv_dw_taps) and each block only its
+ * weights and corrections (tn__crt_conv_dw_init): a streaming layer of a
+ * few pixels spent as long setting a block up as computing it.
  */
 
-/* Sets d up for the block of 8 * u channels at co0 with the given bias; 0
- * if the window is too large. */
-int tn__crt_conv_dw_init(DwWin *d, const Conv *c, int32_t co0, int u,
-                         const uint32_t *bias) {
-  static const int8_t zero[16] = {0};
+int tn__crt_conv_dw_taps(DwWin *d, const Conv *c) {
   const TnCrtConv2d *p = c->p;
   const int32_t taps = p->k_h * p->k_w;
   if (taps > 2 * DW_PAIRS) return 0;
-  uint32_t sum[BLK] = {0};
-  const int8_t *w[2];
-  d->pairs = (taps + 1) / 2;
+  d->taps = taps, d->pairs = (taps + 1) / 2;
   for (int32_t t = 0; t < 2 * d->pairs; t++) {
     const int32_t ky = t < taps ? t / p->k_w : 0;
     const int32_t kx = t < taps ? t % p->k_w : 0;
     d->ky[t] = ky, d->kx[t] = kx;
     d->xo[t] = (ptrdiff_t)ky * p->dilation_h * p->in_strides[1] +
                (ptrdiff_t)kx * p->dilation_w * p->in_strides[2];
-    w[t % 2] = zero;
-    if (t < taps) {
-      w[t % 2] = c->w + (ptrdiff_t)ky * p->w_strides[0] +
-                 (ptrdiff_t)kx * p->w_strides[1] + co0;
-      for (int32_t j = 0; j < 8 * u; j++) sum[j] += (uint32_t)w[t % 2][j];
-    }
-    if (t % 2) zip_widen(d->w[t / 2], u, w[0], w[1]);
   }
-  for (int32_t j = 0; j < BLK; j++) sum[j] = sum[j] * (uint32_t)c->io + bias[j];
-  memcpy(d->corr, sum, sizeof d->corr);
   memset(d->pad, -c->io, sizeof d->pad); /* io in [-127, 128] */
   return 1;
+}
+
+void tn__crt_conv_dw_init(DwWin *d, const Conv *c, int32_t co0, int u,
+                          const uint32_t *bias) {
+  static const int8_t zero[16] = {0};
+  const TnCrtConv2d *p = c->p;
+  const v8i16 ones = {1, 1, 1, 1, 1, 1, 1, 1};
+  /* sum(w) per channel: pmaddwd of each pair of widened taps with ones
+   * (an odd last tap's pair has a zero weight), mod 2^32 as any sum */
+  v4u32 sum[4] = {{0}, {0}, {0}, {0}};
+  for (int32_t i = 0; i < d->pairs; i++) {
+    const int32_t t = 2 * i;
+    const int8_t *w0 = c->w + (ptrdiff_t)d->ky[t] * p->w_strides[0] +
+                       (ptrdiff_t)d->kx[t] * p->w_strides[1] + co0;
+    const int8_t *w1 =
+        t + 1 < d->taps ? c->w + (ptrdiff_t)d->ky[t + 1] * p->w_strides[0] +
+                              (ptrdiff_t)d->kx[t + 1] * p->w_strides[1] + co0
+                        : zero;
+    zip_widen(d->w[i], u, w0, w1);
+    sum[0] += (v4u32)madd(d->w[i][0], ones);
+    sum[1] += (v4u32)madd(d->w[i][1], ones);
+    if (u == 2) {
+      sum[2] += (v4u32)madd(d->w[i][2], ones);
+      sum[3] += (v4u32)madd(d->w[i][3], ones);
+    }
+  }
+  const uint32_t io = (uint32_t)c->io;
+  for (int q = 0; q < 4; q++) {
+    v4u32 b;
+    memcpy(&b, bias + 4 * q, sizeof b);
+    d->corr[q] = sum[q] * io + b;
+  }
 }
 
 /* The input of tap t for the window at offset o from x whose kernel
@@ -342,20 +362,33 @@ void tn__crt_conv_requant_sse(const Requant *restrict rq,
 }
 
 /* requant_sse's constants of the block rq (its multipliers and shifts set
- * by requant_init). */
+ * by requant_init), four lanes at a time: every block of every call sets
+ * them up. */
 void tn__crt_conv_requant_init_sse2(Requant *rq) {
-  for (int32_t j = 0; j < BLK; j++) {
-    const int32_t r = rq->r[j];
+  const v4f32 c31 = {1.0f / 2147483648.0f, 1.0f / 2147483648.0f,
+                     1.0f / 2147483648.0f, 1.0f / 2147483648.0f};
+  const v4f32 half = {0.5f, 0.5f, 0.5f, 0.5f};
+  const v4f32 eps = {1.0f / 2048.0f, 1.0f / 2048.0f, 1.0f / 2048.0f,
+                     1.0f / 2048.0f};
+  const v4i32 minus1 = (v4i32)(v4f32){-1.0f, -1.0f, -1.0f, -1.0f};
+  for (int32_t i = 0; i < BLK; i += 4) {
+    const v4i32 r = {rq->r[i], rq->r[i + 1], rq->r[i + 2], rq->r[i + 3]};
+    v4i32 m;
+    memcpy(&m, rq->m + i, sizeof m);
     /* 2^-31 and 2^-r are exact in float: scale = float(M) * 2^-(31+r).
      * 2^-r is built from its exponent bits, and M (< 2^31) converted as
      * an int32: no division and no unsigned conversion, which cost a
      * 1x1 layer run in place (set up once per chunk) a tenth of its
-     * time. */
-    const uint32_t pot_bits = (uint32_t)(127 - r) << 23;
-    float pot;
-    memcpy(&pot, &pot_bits, sizeof pot);
-    rq->scale[j] = (float)(int32_t)rq->m[j] * (1.0f / 2147483648.0f) * pot;
-    rq->tol[j] = r > 0 ? 0.5f - 0.5f * pot - 1.0f / 2048.0f : -1.0f;
+     * time. The same operations, in the same order, as one lane at a
+     * time: the same floats. */
+    const v4i32 c127 = {127, 127, 127, 127};
+    const v4f32 pot = (v4f32)((c127 - r) << 23);
+    const v4f32 scale = __builtin_convertvector(m, v4f32) * c31 * pot;
+    const v4i32 pos = r > 0;
+    const v4i32 tol = (v4i32)(half - half * pot - eps);
+    memcpy(rq->scale + i, &scale, sizeof scale);
+    const v4i32 t = (pos & tol) | (~pos & minus1);
+    memcpy(rq->tol + i, &t, sizeof t);
   }
   rq->fast = rq->vec && rq->off >= -512 && rq->off <= 512;
 }
