@@ -506,8 +506,8 @@ static void requant_init_dsp(Requant *rq) {
  * pixels' words interleaved, with -io for taps outside the input. Then
  * sum((x + io) * w) = sum(x * w) + io * sum(w) over the whole window, so
  * each channel starts from its bias plus io times its weights' sum
- * (pw_corr, in scratch, once a layer), and the inner loop (pw_pairs, or
- * pw_sums for a window that is not whole words of eight taps) takes per
+ * (pw_corr, in scratch, once a layer), and the inner loop (pw_pairs,
+ * the columns padded with zero taps to whole words of eight) takes per
  * four taps four loads of the pixels' pairs, a word of each channel's
  * weights, four unpacks and eight SMLADs for sixteen multiply-adds
  * (about 20 cycles on a Cortex-M4), with no weight packed. The
@@ -909,10 +909,11 @@ BLOCK_INLINE void pw_store(int8_t *o0, int8_t *o1, int32_t co, int32_t c1,
 
 /* Channels [co, out_c) of one pixel pair (o0, o1; columns in cols) by
  * pw_sums, the last of an odd count of channels paired with itself: the
- * windows that are not whole words of eight taps, the last channel of an
- * odd count, and every channel unoptimised. Inlined for PW_FAST (a first
- * layer of 27 taps, VWW's, spends most of its time here), one copy for
- * the other modes (pw_rest_any). */
+ * last pair of a window that is not whole words of eight taps (whose
+ * padded rows would read past the weights), the last channel of an odd
+ * count, and every channel unoptimised. Inlined for PW_FAST (a first
+ * layer of 27 taps and 8 channels, VWW's, takes one pair in four here),
+ * one copy for the other modes (pw_rest_any). */
 BLOCK_INLINE void pw_rest(const Conv *c, const TnCrtQuant *q, int32_t lo,
                           int32_t hi, const uint32_t *corr, int8_t *o0,
                           int8_t *o1, const int16_t *cols, int mode,
