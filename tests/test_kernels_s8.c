@@ -739,6 +739,15 @@ START_TEST(test_conv_scratch_isa) {
                     3 + 64 * 4 + 64 / 4 * 16);
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&pw, &q, D, 1),
                     1024 + 3 + 64 * 4 + 64 / 4 * 16);
+  /* DSP, a first layer of 3x3x3 taps (VWW's, OHWI, 8 channels): the
+   * columns padded to 32 taps, whole words of eight for the assembly */
+  const TnCrtConv2d first = {
+      1, 96, 96, 3, 48, 48, 8, 3, 3, 2, 2, 1, 1, 0, 0, 1,
+      {96 * 96 * 3, 96 * 3, 3, 1}, {9, 3, 1, 27}, {48 * 48 * 8, 48 * 8, 8, 1}};
+  TnCrtQuant q8 = q;
+  q8.channels = 8;
+  ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&first, &q8, D, 0),
+                    3 + 8 * 4 + 32 / 4 * 16);
   /* DSP, depthwise 3x3: its own form (arm_dsp/dw3x3_s8_dsp.h) packs
    * nothing, so the portable sizes */
   ck_assert_uint_eq(tn_crt_conv2d_s8_scratch_size_isa(&dw, &q, D, 0), 0);

@@ -117,10 +117,17 @@ static int dsp_pw_ok(const Conv *c, const TnCrtQuant *q) {
   return ohwi || oihw;
 }
 
+/* The taps of a window's columns: the window's, rounded up to whole
+ * words of eight taps (the taps past the window's zero), so that the
+ * assembly loop (pw_pairs) takes any window. */
+static int32_t pw_cols(const TnCrtConv2d *p) {
+  return (pw_window(p) + 7) & ~7;
+}
+
 /* dsp_pointwise's sums' starting values (4 * out_c bytes), then its
  * columns (two pixels' int16 pairs: four words per four taps). */
 static size_t pw_scratch_bytes(const TnCrtConv2d *p) {
-  return (size_t)p->out_c * 4 + (size_t)(pw_window(p) + 3) / 4 * 16;
+  return (size_t)p->out_c * 4 + (size_t)pw_cols(p) / 4 * 16;
 }
 
 /* The blocks' state (conv_s8.c's BlockState) at the start of the blocks'
@@ -499,8 +506,8 @@ static void requant_init_dsp(Requant *rq) {
  * pixels' words interleaved, with -io for taps outside the input. Then
  * sum((x + io) * w) = sum(x * w) + io * sum(w) over the whole window, so
  * each channel starts from its bias plus io times its weights' sum
- * (pw_corr, in scratch, once a layer), and the inner loop (pw_pairs, or
- * pw_sums for a window that is not whole words of eight taps) takes per
+ * (pw_corr, in scratch, once a layer), and the inner loop (pw_pairs,
+ * the columns padded with zero taps to whole words of eight) takes per
  * four taps four loads of the pixels' pairs, a word of each channel's
  * weights, four unpacks and eight SMLADs for sixteen multiply-adds
  * (about 20 cycles on a Cortex-M4), with no weight packed. The
@@ -575,19 +582,20 @@ static inline ptrdiff_t pw_at(int32_t t, int i) {
   return (ptrdiff_t)(t >> 2) * 8 + i * 4 + (t & 1) * 2 + ((t >> 1) & 1);
 }
 
-/* len bytes of x into pixel i's column from tap t on: a word at a time,
- * unpacked into its two pairs, where both allow it. */
-static void pw_put(int16_t *cols, int i, int32_t t, const int8_t *x,
-                   int32_t len) {
+/* len bytes of x into pixel i's column from tap t on: one by one up to
+ * a quad's start, then a word at a time, unpacked into its two pairs,
+ * then the rest one by one (a window row of 3x3x3 taps starts at tap 0,
+ * 9 or 18). */
+static inline void pw_put(int16_t *cols, int i, int32_t t, const int8_t *x,
+                          int32_t len) {
   int32_t k = 0;
-  if ((t & 3) == 0) {
-    int16_t *o = cols + pw_at(t, i);
-    for (; k + 4 <= len; k += 4, o += 8) {
-      const uint32_t v = tn__crt_load4(x + k);
-      const int32_t lo = __sxtb16((int32_t)v), hi = tn__crt_sxtb16_ror8(v);
-      __builtin_memcpy(o, &lo, 4);
-      __builtin_memcpy(o + 2, &hi, 4);
-    }
+  for (; k < len && ((t + k) & 3) != 0; k++) cols[pw_at(t + k, i)] = x[k];
+  int16_t *o = cols + pw_at(t + k, i);
+  for (; k + 4 <= len; k += 4, o += 8) {
+    const uint32_t v = tn__crt_load4(x + k);
+    const int32_t lo = __sxtb16((int32_t)v), hi = tn__crt_sxtb16_ror8(v);
+    __builtin_memcpy(o, &lo, 4);
+    __builtin_memcpy(o + 2, &hi, 4);
   }
   for (; k < len; k++) cols[pw_at(t + k, i)] = x[k];
 }
@@ -614,6 +622,16 @@ static void pw_im2col(int16_t *cols, int i, const Conv *c,
                    p->dilation_w == 1;
   int32_t kx0 = 0, kx1 = p->k_w; /* the window's columns inside */
   if (rows) taps(ix0, p->k_w, 1, p->in_w, &kx0, &kx1);
+  if (rows && kx0 == 0 && kx1 == p->k_w && iy0 >= 0 &&
+      (int64_t)iy0 + (int64_t)(p->k_h - 1) * p->dilation_h < p->in_h) {
+    /* the whole window inside (most of a layer's pixels): a run a row */
+    const int8_t *x = xn + (ptrdiff_t)iy0 * is[1] + (ptrdiff_t)ix0 * nc;
+    const ptrdiff_t step = (ptrdiff_t)p->dilation_h * is[1];
+    const int32_t len = p->k_w * nc;
+    for (int32_t ky = 0, t = 0; ky < p->k_h; ky++, t += ws[0], x += step)
+      pw_put(cols, i, t, x, len);
+    return;
+  }
   for (int32_t ky = 0; ky < p->k_h; ky++) {
     const int64_t iy = (int64_t)iy0 + (int64_t)ky * p->dilation_h;
     const int row_in = iy >= 0 && iy < p->in_h;
@@ -752,7 +770,9 @@ enum { PW_PAIRS = 16 }; /* channel pairs a pw_pairs call takes at most */
 
 /*
  * The sums of `pairs` consecutive channel pairs, the first one's weights
- * at w (rows of n taps, n a multiple of 8), for the two pixels whose
+ * at w (rows of ws bytes, of which it reads n taps, n a multiple of 8:
+ * a window padded to n has zero columns past its taps, and reads the
+ * next row's first weights there to no effect), for the two pixels whose
  * columns are cols, each pair's sums starting from corr: into sums, four
  * a pair (s00, s01, s10, s11: pixel 0 with the first and the second
  * channel, then pixel 1 with both). The loop over the pairs is in the
@@ -763,10 +783,10 @@ enum { PW_PAIRS = 16 }; /* channel pairs a pw_pairs call takes at most */
  * enters the first turn half way.
  */
 static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
-                              const int8_t *w, const uint32_t *corr,
-                              int32_t pairs) {
+                              const int8_t *w, int32_t ws,
+                              const uint32_t *corr, int32_t pairs) {
   const int16_t *const end = cols + (ptrdiff_t)(n >> 3) * 16;
-  const int32_t k = n, half = n & 8;
+  const int32_t k = ws, half = n & 8;
   int32_t s00, s01, s10, s11;
   const int16_t *x;
   const int8_t *w0, *w1;
@@ -775,6 +795,8 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
           "ldr %[w0], %[wp]\n\t"
           "ldr %[a0], %[k]\n\t"
           "add %[w1], %[w0], %[a0]\n\t"
+          "add %[a1], %[w1], %[a0]\n\t"
+          "str %[a1], %[wp]\n\t" /* the next pair's rows */
           "ldr %[a0], %[corr]\n\t"
           "ldrd %[s00], %[s01], [%[a0]], #8\n\t"
           "str %[a0], %[corr]\n\t"
@@ -793,7 +815,6 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
           "strd %[s00], %[s01], [%[a0]], #8\n\t"
           "strd %[s10], %[s11], [%[a0]], #8\n\t"
           "str %[a0], %[sums]\n\t"
-          "str %[w1], %[wp]\n\t" /* the next pair's rows follow */
           "ldr %[a0], %[pairs]\n\t"
           "subs %[a0], %[a0], #1\n\t"
           "str %[a0], %[pairs]\n\t"
@@ -888,10 +909,11 @@ BLOCK_INLINE void pw_store(int8_t *o0, int8_t *o1, int32_t co, int32_t c1,
 
 /* Channels [co, out_c) of one pixel pair (o0, o1; columns in cols) by
  * pw_sums, the last of an odd count of channels paired with itself: the
- * windows that are not whole words of eight taps, the last channel of an
- * odd count, and every channel unoptimised. Inlined for PW_FAST (a first
- * layer of 27 taps, VWW's, spends most of its time here), one copy for
- * the other modes (pw_rest_any). */
+ * last pair of a window that is not whole words of eight taps (whose
+ * padded rows would read past the weights), the last channel of an odd
+ * count, and every channel unoptimised. Inlined for PW_FAST (a first
+ * layer of 27 taps and 8 channels, VWW's, takes one pair in four here),
+ * one copy for the other modes (pw_rest_any). */
 BLOCK_INLINE void pw_rest(const Conv *c, const TnCrtQuant *q, int32_t lo,
                           int32_t hi, const uint32_t *corr, int8_t *o0,
                           int8_t *o1, const int16_t *cols, int mode,
@@ -917,25 +939,29 @@ static NOINLINE void pw_rest_any(const Conv *c, const TnCrtQuant *q,
   pw_rest(c, q, lo, hi, corr, o0, o1, cols, mode, co);
 }
 
-/* The channels of one pixel pair (o0, o1; columns in cols) in the mode
- * `mode`, a constant where it is inlined: PW_PAIRS pairs at a time in
- * pw_pairs when whole words of eight taps make the window and the rows
- * follow one another, the rest by pw_rest. */
+/* The channels of one pixel pair (o0, o1; columns in cols, pw_cols(p)
+ * taps) in the mode `mode`, a constant where it is inlined: PW_PAIRS
+ * pairs at a time in pw_pairs, as many as read no weight past the last
+ * row (all but the last pair where the window is not whole words of
+ * eight taps), the rest by pw_rest. */
 BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
                               int32_t hi, const uint32_t *corr, int8_t *o0,
-                              int8_t *o1, const int16_t *cols, int mode) {
+                              int8_t *o1, const int16_t *cols, int mode,
+                              int32_t all) {
   int32_t co = 0;
+  (void)all;
 #if defined(__OPTIMIZE__)
   const TnCrtConv2d *p = c->p;
-  const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
+  const int32_t n = pw_window(p), off = q->output_offset;
   const ptrdiff_t ws = p->w_strides[3];
   const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
   const int8_t *w = c->w;
-  if (n % 8 == 0 && ws == n) {
+  const int32_t n8 = pw_cols(p);
+  if (ws >= n) {
     int32_t sums[4 * PW_PAIRS];
-    while (co + 2 <= nc) {
-      const int32_t np = (nc - co) / 2 < PW_PAIRS ? (nc - co) / 2 : PW_PAIRS;
-      pw_pairs(sums, cols, n, w, corr + co, np);
+    while (co / 2 < all) {
+      const int32_t np = all - co / 2 < PW_PAIRS ? all - co / 2 : PW_PAIRS;
+      pw_pairs(sums, cols, n8, w, (int32_t)ws, corr + co, np);
       for (int32_t j = 0; j < np; j++, co += 2, w += 2 * ws)
         pw_store(o0, o1, co, co + 1, sums + 4 * j, q, qs, off, lo, hi, mode);
     }
@@ -949,6 +975,16 @@ BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
   }
 }
 
+/* How many channel pairs from the first pw_pairs can take: those whose
+ * second row's pw_cols(p) taps end within the weights (all of them but
+ * for a window that is not whole words of eight taps). */
+static int32_t pw_pairs_max(const TnCrtConv2d *p) {
+  const int32_t n8 = pw_cols(p), ws = pw_window(p), nc = p->out_c;
+  int32_t back = 1; /* rows from a second row's start to the end */
+  while (back * ws < n8) back++;
+  return nc - back - 1 >= 0 ? (nc - back - 1) / 2 + 1 : 0;
+}
+
 /* The layer (dsp_pw_ok holds) into out, each channel's sums starting from
  * corr: the pixels in pairs (the last of an odd count with itself), their
  * windows in cols, for each pair the channels in pairs (pw_channels). */
@@ -958,7 +994,10 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   const TnCrtConv2d *p = c->p;
   const int64_t pixels = (int64_t)p->batch * p->out_h * p->out_w;
   const int mode = pw_mode(c, q);
+  const int32_t all = pw_pairs_max(p);
   PwPixels it = {.p = p, .out = out};
+  for (int32_t t = pw_window(p); t < pw_cols(p); t++) /* the padding */
+    cols[pw_at(t, 0)] = cols[pw_at(t, 1)] = 0;
   pw_row(&it);
   for (int64_t i = 0; i < pixels; i += 2) {
     int8_t *o0 = it.o, *o1 = it.o;
@@ -966,11 +1005,11 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
     if (i + 1 < pixels) pw_next(&it), o1 = it.o;
     pw_im2col(cols, 1, c, &it);
     if (mode == PW_FAST)
-      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_FAST);
+      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_FAST, all);
     else if (mode == PW_WIDE)
-      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_WIDE);
+      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_WIDE, all);
     else
-      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_ANY);
+      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_ANY, all);
     if (i + 2 < pixels) pw_next(&it);
   }
 }
