@@ -169,13 +169,13 @@ static size_t dsp_scratch_bytes(const Conv *c, const TnCrtQuant *q,
  * `full` (dsp_scratch_bytes'): the blocks' state with the pairs of the
  * next narrower blocks (8, then 4 channels), then the state alone (no
  * pairs); conv_run takes, for each, the form sized so. With each, how
- * much slower the call is estimated to run, in percent: measured on the
- * emulated Cortex-M4 (firmware/common/run.py --cycles) for the bundled
- * models' layers, a narrower block reloads its inputs per channel twice
- * or four times as often (about +10 % and +25 %), a depthwise or 3x3
- * layer without pairs makes them at every pixel (+32 %), and a layer the
- * matrix product (dsp_pointwise) takes runs 3.18x slower in unpacked
- * blocks (KWS's pointwise layers). Returns how many (at most 3). */
+ * much slower the call is estimated to run, in percent. Two are measured
+ * on the emulated Cortex-M4 (firmware/common/run.py --cycles): a depthwise
+ * layer without pairs makes them at every pixel (+32 %, the wake word's),
+ * and a layer the matrix product (dsp_pointwise) takes runs 3.18x slower
+ * in unpacked blocks (KWS's pointwise layers). The narrower blocks' +10 %
+ * and +25 % are reasoned, not measured: they reload their inputs per
+ * channel twice or four times as often. Returns how many (at most 3). */
 static int32_t dsp_scratch_less(const Conv *c, const TnCrtQuant *q, int ring,
                                 size_t full, size_t out[3], uint16_t pct[3]) {
   int32_t n = 0, words;
