@@ -935,43 +935,48 @@ size_t tn_crt_conv2d_s8_scratch_size(const TnCrtConv2d *p) {
   return 0;
 }
 
+/* What both scratch sizings for the DSP forms start from: the portable
+ * scratch (*base), and the DSP forms' own bytes (0 when there are none,
+ * for another ISA, or a geometry conv_init refuses), with the layer in *c
+ * and whether it runs in place by rows in *ring. -1: not in-place-able. */
+static int64_t dsp_bytes(const TnCrtConv2d *p, const TnCrtQuant *q,
+                         int32_t isa, int32_t in_place, size_t *base, Conv *c,
+                         int *ring) {
+  const int kind = in_place_kind(p);
+  if (in_place && kind == NOT_IN_PLACE) return -1;
+  *base = in_place ? tn_crt_conv2d_s8_inplace_scratch_size(p)
+                   : tn_crt_conv2d_s8_scratch_size(p);
+  *ring = in_place && kind == ROWS;
+  static const int8_t any = 0; /* conv_init wants pointers; none is read */
+  if (isa != TN_CRT_ISA_ARM_DSP || q == NULL ||
+      conv_init(c, p, q->input_offset, q->filter_offset, &any, &any, &any) !=
+          TN_CRT_OK)
+    return 0;
+  return (int64_t)dsp_scratch_bytes(c, q, *ring);
+}
+
 size_t tn_crt_conv2d_s8_scratch_size_isa(const TnCrtConv2d *p,
                                          const TnCrtQuant *q, int32_t isa,
                                          int32_t in_place) {
-  const int kind = in_place_kind(p);
-  if (in_place && kind == NOT_IN_PLACE) return 0;
-  const size_t base = in_place ? tn_crt_conv2d_s8_inplace_scratch_size(p)
-                               : tn_crt_conv2d_s8_scratch_size(p);
-  if (isa != TN_CRT_ISA_ARM_DSP || q == NULL) return base;
-  static const int8_t any = 0; /* conv_init wants pointers; none is read */
+  size_t base;
   Conv c;
-  if (conv_init(&c, p, q->input_offset, q->filter_offset, &any, &any,
-                &any) != TN_CRT_OK)
-    return base;
-  const size_t d = dsp_scratch_bytes(&c, q, in_place && kind == ROWS);
-  return d ? base + 3 + d : base; /* 3: dsp_area's alignment */
+  int ring;
+  const int64_t d = dsp_bytes(p, q, isa, in_place, &base, &c, &ring);
+  if (d < 0) return 0;
+  return d ? base + 3 + (size_t)d : base; /* 3: dsp_area's alignment */
 }
 
 int32_t tn_crt_conv2d_s8_scratch_less_isa(const TnCrtConv2d *p,
                                           const TnCrtQuant *q, int32_t isa,
                                           int32_t in_place, size_t *out,
                                           uint16_t *slower_pct) {
-  const int kind = in_place_kind(p);
-  if (out == NULL || isa != TN_CRT_ISA_ARM_DSP || q == NULL ||
-      (in_place && kind == NOT_IN_PLACE))
-    return 0;
-  static const int8_t any = 0;
-  Conv c;
-  if (conv_init(&c, p, q->input_offset, q->filter_offset, &any, &any,
-                &any) != TN_CRT_OK)
-    return 0;
-  const size_t base = in_place ? tn_crt_conv2d_s8_inplace_scratch_size(p)
-                               : tn_crt_conv2d_s8_scratch_size(p);
-  const int ring = in_place && kind == ROWS;
-  const size_t d = dsp_scratch_bytes(&c, q, ring);
-  size_t less[TN_CRT_SCRATCH_LESS_MAX];
+  size_t base, less[TN_CRT_SCRATCH_LESS_MAX];
   uint16_t pct[TN_CRT_SCRATCH_LESS_MAX];
-  const int32_t n = d ? dsp_scratch_less(&c, q, ring, d, less, pct) : 0;
+  Conv c;
+  int ring;
+  const int64_t d = out ? dsp_bytes(p, q, isa, in_place, &base, &c, &ring) : 0;
+  const int32_t n = d > 0 ? dsp_scratch_less(&c, q, ring, (size_t)d, less, pct)
+                          : 0;
   for (int32_t i = 0; i < n; i++) {
     out[i] = base + 3 + less[i];
     if (slower_pct) slower_pct[i] = pct[i];
