@@ -51,7 +51,7 @@ from __future__ import annotations
 import bisect
 import re
 import subprocess
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 REFILL = 2
 
@@ -198,6 +198,46 @@ def disassemble(elf: str, objdump: str = "arm-none-eabi-objdump") -> Tuple[
     return insns, funcs
 
 
+def _function_lookup(funcs: Sequence[Tuple[int, str]]) -> Callable[[int], str]:
+    """pc -> the name of the function holding it ("?" before the first)."""
+    starts = [f[0] for f in funcs]
+
+    def func_of(pc: int) -> str:
+        i = bisect.bisect_right(starts, pc) - 1
+        return funcs[i][1] if i >= 0 else "?"
+    return func_of
+
+
+def price_at(pc: int, insns: Dict[int, Tuple[str, str]],
+             func_of: Callable[[int], str]) -> Tuple[str, int, int]:
+    """price() of the instruction at pc, "after another load or store" read
+    from the one before it in the same function; an address the
+    disassembly does not name is priced as one ALU cycle."""
+    ins = insns.get(pc)
+    if ins is None:
+        return "alu", 1, 0
+    prev = insns.get(pc - 2) or insns.get(pc - 4)
+    after_mem = prev is not None and classify(prev[0]) in ("load", "store") and \
+        func_of(pc - 2) == func_of(pc)
+    return price(ins[0], ins[1], after_mem)
+
+
+def write_prices(elf: str, path: str, mark: int,
+                 objdump: str = "arm-none-eabi-objdump") -> None:
+    """The price of every instruction of elf, for cycles_plugin.c's
+    session mode (prices=PATH): a first line "mark ADDR" (hex; the plugin
+    logs its running totals each time a block starting there runs), then
+    one line per instruction, "pc cycles taken_extra" (hex pc, ascending),
+    as estimate() prices them."""
+    insns, funcs = disassemble(elf, objdump)
+    func_of = _function_lookup(funcs)
+    with open(path, "w") as f:
+        f.write("mark %x\n" % mark)
+        for pc in sorted(insns):
+            _, base, extra = price_at(pc, insns, func_of)
+            f.write("%x %d %d\n" % (pc, base, extra))
+
+
 def read_counts(path: str) -> Dict[int, List[Tuple[int, int, int, int]]]:
     """cycles_plugin.c's lines: per region, [(pc, size, count, taken)]
     summed per pc."""
@@ -221,12 +261,7 @@ def estimate(counts: Dict[int, List[Tuple[int, int, int, int]]],
     per-function table (largest first) and, with `regions` (the names of
     regions 1, 2, ...: the generated operators), the per-operator table in
     the order they ran, each with the kernels it called."""
-    starts = [f[0] for f in funcs]
-
-    def func_of(pc: int) -> str:
-        i = bisect.bisect_right(starts, pc) - 1
-        return funcs[i][1] if i >= 0 else "?"
-
+    func_of = _function_lookup(funcs)
     classes: Dict[str, Dict[str, int]] = {c: {"instructions": 0, "cycles": 0} for c in CLASSES}
     per_func: Dict[str, Dict[str, int]] = {}
     per_region: Dict[int, Dict[str, int]] = {}
@@ -234,15 +269,9 @@ def estimate(counts: Dict[int, List[Tuple[int, int, int, int]]],
     for r, rows in counts.items():
         reg = per_region.setdefault(r, {"instructions": 0, "cycles": 0})
         for pc, size, count, taken in rows:
-            ins = insns.get(pc)
-            if ins is None:
+            if pc not in insns:
                 unknown += count
-                cls, base, extra = "alu", 1, 0
-            else:
-                prev = insns.get(pc - 2) or insns.get(pc - 4)
-                after_mem = prev is not None and classify(prev[0]) in ("load", "store") and \
-                    func_of(pc - 2) == func_of(pc)
-                cls, base, extra = price(ins[0], ins[1], after_mem)
+            cls, base, extra = price_at(pc, insns, func_of)
             cyc = base * count + extra * taken
             classes[cls]["instructions"] += count
             classes[cls]["cycles"] += cyc

@@ -22,6 +22,19 @@
  *                     address, "region pc size count taken" (hex pc,
  *                     decimal rest)
  *
+ * Or, for a board serving requests (tvmnode-serve --device NAME=qemu-m4:
+ * ARCHIVE), the session mode, which counts from the start and prices as it
+ * goes:
+ *   prices=PATH       cycles.py's write_prices: "mark ADDR", then per
+ *                     instruction "pc cycles taken_extra" (hex pc,
+ *                     ascending); an address not listed costs 1 cycle
+ *   log=PATH          each time a block starting at the mark runs (the
+ *                     session's clock function, called before and after
+ *                     each timed repeat), a line "instructions cycles":
+ *                     the running totals before that block, flushed at
+ *                     once, so the host reads a repeat's counts as the
+ *                     difference of two lines before the board answers
+ *
  * Counting is per translation block: each block's instructions all run
  * when the block runs (the firmware takes no exceptions inside the
  * profiled region but SysTick's, whose handler is counted like any code).
@@ -64,6 +77,17 @@ uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
+
+/* An array of n elements of `size` bytes with room for one more: arr
+ * itself, or arr grown (doubling *cap), or NULL when that fails (arr is
+ * then left as it was). */
+static void *room(void *arr, size_t n, size_t *cap, size_t size) {
+  if (n < *cap) return arr;
+  size_t more = *cap ? 2 * *cap : 64;
+  void *grown = realloc(arr, more * size);
+  if (grown != NULL) *cap = more;
+  return grown;
+}
 
 /* ---- the counts ----------------------------------------------------------- */
 
@@ -139,6 +163,106 @@ static void block_translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
                                        b);
 }
 
+/* ---- session mode ---------------------------------------------------------- */
+
+typedef struct {
+  uint64_t pc;
+  uint32_t cycles, extra; /* when it runs; added when it branches away */
+} Price;
+
+typedef struct {
+  uint64_t start, fall_through, cycles;
+  uint32_t n, extra; /* the last instruction's extra when taken */
+} Priced;
+
+static Price *g_prices;
+static size_t g_nprices;
+static uint64_t g_mark;
+static FILE *g_log;
+static uint64_t g_insns, g_cycles;
+static const Priced *g_last;
+
+static const Price *price_of(uint64_t pc) {
+  size_t lo = 0, hi = g_nprices;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (g_prices[mid].pc < pc) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < g_nprices && g_prices[lo].pc == pc ? &g_prices[lo] : NULL;
+}
+
+static void priced_runs(unsigned int vcpu, void *userdata) {
+  (void)vcpu;
+  const Priced *b = userdata;
+  if (g_last && g_last->fall_through != b->start) g_cycles += g_last->extra;
+  if (b->start == g_mark) {
+    fprintf(g_log, "%" PRIu64 " %" PRIu64 "\n", g_insns, g_cycles);
+    fflush(g_log);
+  }
+  g_insns += b->n;
+  g_cycles += b->cycles;
+  g_last = b;
+}
+
+static void priced_translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
+  (void)id;
+  size_t n = qemu_plugin_tb_n_insns(tb);
+  if (n == 0) return;
+  Priced *b = calloc(1, sizeof *b);
+  if (b == NULL) return;
+  b->n = (uint32_t)n;
+  for (size_t i = 0; i < n; i++) {
+    const struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
+    uint64_t pc = qemu_plugin_insn_vaddr(in);
+    const Price *p = price_of(pc);
+    if (i == 0) b->start = pc;
+    b->cycles += p ? p->cycles : 1;
+    if (i + 1 == n) {
+      b->extra = p ? p->extra : 0;
+      b->fall_through = pc + qemu_plugin_insn_size(in);
+    }
+  }
+  qemu_plugin_register_vcpu_tb_exec_cb(tb, priced_runs, QEMU_PLUGIN_CB_NO_REGS,
+                                       b);
+}
+
+/* prices=PATH: 0, or -1 with what is wrong on stderr. */
+static int read_prices(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) {
+    fprintf(stderr, "cycles_plugin: cannot read %s\n", path);
+    return -1;
+  }
+  unsigned long long mark, pc;
+  unsigned c, x;
+  size_t cap = 0;
+  if (fscanf(f, " mark %llx", &mark) != 1) {
+    fprintf(stderr, "cycles_plugin: %s: no first line \"mark ADDR\"\n", path);
+    fclose(f);
+    return -1;
+  }
+  g_mark = mark;
+  while (fscanf(f, "%llx %u %u", &pc, &c, &x) == 3) {
+    if (g_nprices && pc <= g_prices[g_nprices - 1].pc) {
+      fprintf(stderr, "cycles_plugin: %s: addresses must ascend\n", path);
+      fclose(f);
+      return -1;
+    }
+    Price *more = room(g_prices, g_nprices, &cap, sizeof *g_prices);
+    if (more == NULL) {
+      fclose(f);
+      return -1;
+    }
+    g_prices = more;
+    g_prices[g_nprices++] = (Price){pc, c, x};
+  }
+  int bad = !feof(f);
+  fclose(f);
+  if (bad) fprintf(stderr, "cycles_plugin: %s: a line is not \"pc cycles extra\"\n", path);
+  return bad ? -1 : 0;
+}
+
 /* One line per instruction address, summed over the blocks holding it
  * (qemu may translate the same code into several blocks); the taken
  * branches are the last instruction's. */
@@ -164,7 +288,14 @@ __attribute__((visibility("default"))) int qemu_plugin_install(
     else if (strncmp(argv[i], "off=", 4) == 0)
       g_off = strtoull(argv[i] + 4, NULL, 16);
     else if (strncmp(argv[i], "out=", 4) == 0) g_out = strdup(argv[i] + 4);
-    else if (strncmp(argv[i], "regions=", 8) == 0) {
+    else if (strncmp(argv[i], "prices=", 7) == 0) {
+      if (read_prices(argv[i] + 7) != 0) return -1;
+    } else if (strncmp(argv[i], "log=", 4) == 0) {
+      if ((g_log = fopen(argv[i] + 4, "w")) == NULL) {
+        fprintf(stderr, "cycles_plugin: cannot write %s\n", argv[i] + 4);
+        return -1;
+      }
+    } else if (strncmp(argv[i], "regions=", 8) == 0) {
       FILE *f = fopen(argv[i] + 8, "r");
       if (f == NULL) {
         fprintf(stderr, "cycles_plugin: cannot read %s\n", argv[i] + 8);
@@ -173,15 +304,12 @@ __attribute__((visibility("default"))) int qemu_plugin_install(
       unsigned long long a;
       size_t cap = 0;
       while (fscanf(f, "%llx", &a) == 1) {
-        if (g_nregions == cap) {
-          cap = cap ? 2 * cap : 64;
-          uint64_t *grown = realloc(g_regions, cap * sizeof *g_regions);
-          if (grown == NULL) {
-            fclose(f);
-            return -1;
-          }
-          g_regions = grown;
+        uint64_t *more = room(g_regions, g_nregions, &cap, sizeof *g_regions);
+        if (more == NULL) {
+          fclose(f);
+          return -1;
         }
+        g_regions = more;
         g_regions[g_nregions++] = a;
       }
       fclose(f);
@@ -193,10 +321,19 @@ __attribute__((visibility("default"))) int qemu_plugin_install(
     }
     else {
       fprintf(stderr, "cycles_plugin: unknown argument '%s' (on=, off=, "
-                      "regions=, out=)\n",
+                      "regions=, out=; or prices=, log=)\n",
               argv[i]);
       return -1;
     }
+  }
+  if (g_prices != NULL || g_log != NULL) { /* the session mode */
+    if (g_prices == NULL || g_log == NULL) {
+      fprintf(stderr, "cycles_plugin: the session mode needs both prices=PATH "
+                      "and log=PATH\n");
+      return -1;
+    }
+    qemu_plugin_register_vcpu_tb_trans_cb(id, priced_translated);
+    return 0;
   }
   if (g_on == 0 || g_off == 0) {
     fprintf(stderr, "cycles_plugin: needs on=ADDR and off=ADDR\n");

@@ -824,6 +824,22 @@ def profile(elf: str, workdir: str, target: str = DEFAULT_TARGET,
     return est
 
 
+def session_pricing(elf: str, workdir: str, target: str) -> Optional[Dict[str, str]]:
+    """For a session firmware on a core cycles.py prices: the cycle plugin
+    and the firmware's price table, with which the emulator counts each
+    timed repeat's estimated cycles as it serves (cycles_plugin.c's
+    session mode; tvmnode-serve starts qemu with them). None for other
+    cores, whose timed requests report instructions only."""
+    try:
+        cycles = priced(target)
+    except FirmwareError:
+        return None
+    prices = os.path.splitext(elf)[0] + ".prices"
+    cycles.write_prices(elf, prices, _symbol(_symbols(elf), elf, "session_clock"),
+                        GCC.replace("gcc", "objdump"))
+    return {"plugin": cycles_plugin(workdir), "prices": prices}
+
+
 def _values(raw: bytes, dtype: str) -> List[Any]:
     code = DTYPES.get(dtype)
     if code is None:
@@ -1030,9 +1046,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except FirmwareError as e:
             print(json.dumps({"ok": False, "error": str(e)}, indent=1))
             return 1
-        print(json.dumps({"ok": True, "elf": b["elf"], "target": b["target"],
-                          "size": b["size"], "command": qemu_command(b["elf"], args.target)},
-                         indent=1))
+        res = {"ok": True, "elf": b["elf"], "target": b["target"], "size": b["size"],
+               "command": qemu_command(b["elf"], args.target)}
+        if args.session:
+            try:
+                res["cycles"] = session_pricing(b["elf"], workdir, args.target)
+            except FirmwareError as e:
+                print(json.dumps({"ok": False, "error": str(e)}, indent=1))
+                return 1
+        print(json.dumps(res, indent=1))
         return 0
     try:
         res = build_and_run(args.archive, args.name, inputs, workdir, opt=args.opt,

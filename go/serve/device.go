@@ -210,6 +210,12 @@ func (s *Server) inferDevice(ctx context.Context, m *model, ins []*Input, outs [
 		if t.InstructionsPerTick > 0 {
 			res.RepeatInstructions = t.Instructions()
 		}
+		if run != nil && run.cycles != nil {
+			var err error
+			if res.RepeatCycles, err = run.cycles.repeats(int(r.Repeat), int(t.Number)); err != nil {
+				log.Printf("device %s (%s): no cycle estimate for this request: %v", m.name, h.spec, err)
+			}
+		}
 	}
 	for _, i := range outs {
 		o := &m.outs[i]

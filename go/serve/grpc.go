@@ -225,6 +225,10 @@ func (g *grpcService) modelInfer(ctx context.Context, in *pb.ModelInferRequest) 
 			out.Parameters["repeat_instructions"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_StringParam{
 				StringParam: formatCounts(res.RepeatInstructions)}}
 		}
+		if res.RepeatCycles != nil {
+			out.Parameters["repeat_cycles"] = &pb.InferParameter{ParameterChoice: &pb.InferParameter_StringParam{
+				StringParam: formatCounts(res.RepeatCycles)}}
+		}
 	}
 	return out, nil
 }

@@ -292,6 +292,9 @@ func (s *Server) httpInferBody(w http.ResponseWriter, r *http.Request, name stri
 		if res.RepeatInstructions != nil {
 			resp.Parameters["repeat_instructions"] = formatCounts(res.RepeatInstructions)
 		}
+		if res.RepeatCycles != nil {
+			resp.Parameters["repeat_cycles"] = formatCounts(res.RepeatCycles)
+		}
 	}
 	var blobs [][]byte
 	for _, o := range res.Outputs {

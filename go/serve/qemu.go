@@ -51,8 +51,8 @@ const (
 type qemuDevice struct {
 	name, spec string // the served model, and "qemu-m4:ARCHIVE"
 	model      string // the model's name in the archive and on the device
-	elf        string
-	dir        string // the server's folder of UART sockets
+	fw         firmware
+	dir        string // the server's folder of UART sockets (and cycle logs)
 	timeout    time.Duration
 	mx         *metrics
 	metadata   *sessionpb.MetadataResponse // the first board's
@@ -67,8 +67,16 @@ type qemuDevice struct {
 	bg       sync.WaitGroup // starts and watchers
 }
 
+// firmware is a session firmware in the cache: its ELF and, for a core
+// the cycle estimate prices (run.py's session_pricing), the qemu plugin
+// and the firmware's price table ("" otherwise).
+type firmware struct {
+	elf, plugin, prices string
+}
+
 // qemuRun is one run of qemu and the session over its UART.
 type qemuRun struct {
+	cycles *cycleLog // the plugin's counts, or nil
 	cmd    *exec.Cmd
 	kill   context.CancelFunc
 	out    *bytes.Buffer // qemu's own output: read only after exited
@@ -76,6 +84,54 @@ type qemuRun struct {
 	sess   *device.Session
 	exited chan struct{} // closed when qemu has ended
 	exit   error         // cmd.Wait's error (set before exited closes)
+}
+
+// cycleLog reads the cycle plugin's log of one qemu run (cycles_plugin.c's
+// session mode): a line "instructions cycles" of running totals each time
+// the session's clock function starts, which is before and after every
+// timed repeat.
+type cycleLog struct {
+	path string
+	off  int64 // where the lines not read yet begin
+}
+
+// repeats is the estimated cycles a run of each of the last n timed
+// repeats of number runs: the differences of the last 2n lines written
+// since the last call, over number. The plugin writes and flushes a line
+// as the clock function starts, so all of a request's lines are in the
+// file before its answer leaves the board.
+func (c *cycleLog) repeats(n, number int) ([]uint64, error) {
+	f, err := os.Open(c.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(c.off, io.SeekStart); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	end := bytes.LastIndexByte(b, '\n') + 1
+	c.off += int64(end)
+	lines := strings.Split(string(b[:end]), "\n")
+	lines = lines[:len(lines)-1] // after the last newline
+	if len(lines) < 2*n || number < 1 {
+		return nil, fmt.Errorf("%s: %d clock readings since the last request, expected %d", c.path, len(lines), 2*n)
+	}
+	lines = lines[len(lines)-2*n:]
+	out := make([]uint64, n)
+	for r := range out {
+		var i0, c0, i1, c1 uint64
+		_, err0 := fmt.Sscanf(lines[2*r], "%d %d", &i0, &c0)
+		_, err1 := fmt.Sscanf(lines[2*r+1], "%d %d", &i1, &c1)
+		if err0 != nil || err1 != nil || c1 < c0 {
+			return nil, fmt.Errorf("%s: bad lines %q and %q", c.path, lines[2*r], lines[2*r+1])
+		}
+		out[r] = (c1 - c0 + uint64(number)/2) / uint64(number)
+	}
+	return out, nil
 }
 
 func (r *qemuRun) stop() {
@@ -101,7 +157,7 @@ func startQemuDevice(name, archive string, cfg Config, mx *metrics) (*qemuDevice
 	if err != nil {
 		return nil, err
 	}
-	elf, err := buildFirmware(cfg, name, archive, model)
+	fw, err := buildFirmware(cfg, name, archive, model)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +165,7 @@ func startQemuDevice(name, archive string, cfg Config, mx *metrics) (*qemuDevice
 	if err != nil {
 		return nil, fmt.Errorf("serve: device '%s': %w", name, err)
 	}
-	d := &qemuDevice{name: name, spec: qemuPrefix + archive, model: model, elf: elf, dir: dir,
+	d := &qemuDevice{name: name, spec: qemuPrefix + archive, model: model, fw: fw, dir: dir,
 		timeout: cfg.DeviceTimeout, mx: mx, closing: make(chan struct{})}
 	for _, reason := range []string{"exited", "timeout", "link", "start_failed"} {
 		mx.restarts.WithLabelValues(name, reason) // scraped as 0 until it happens
@@ -214,10 +270,10 @@ func hashTree(h io.Writer, root string) error {
 // buildFirmware builds the session firmware of model in archive, or finds
 // it in the cache: the key is the content of the archive, of the harness
 // (firmware/) and of the crt the session adds (runtime/crt), and the
-// model's name. Returns the ELF's path.
-func buildFirmware(cfg Config, name, archive, model string) (string, error) {
-	fail := func(err error) (string, error) {
-		return "", fmt.Errorf("serve: device '%s': building the firmware for %s: %w", name, archive, err)
+// model's name.
+func buildFirmware(cfg Config, name, archive, model string) (firmware, error) {
+	fail := func(err error) (firmware, error) {
+		return firmware{}, fmt.Errorf("serve: device '%s': building the firmware for %s: %w", name, archive, err)
 	}
 	runner, err := firmwareRunner(cfg)
 	if err != nil {
@@ -233,7 +289,7 @@ func buildFirmware(cfg Config, name, archive, model string) (string, error) {
 	}
 	src := filepath.Dir(filepath.Dir(filepath.Dir(runner))) // run.py is firmware/common/run.py
 	h := sha256.New()
-	fmt.Fprintf(h, "session firmware 1\x00%s\x00", model)
+	fmt.Fprintf(h, "session firmware 2\x00%s\x00", model)
 	for _, tree := range []string{archive, filepath.Join(src, "firmware"), filepath.Join(src, "runtime", "crt")} {
 		fmt.Fprintf(h, "%s\x00", filepath.Base(tree))
 		if err := hashTree(h, tree); err != nil {
@@ -242,8 +298,14 @@ func buildFirmware(cfg Config, name, archive, model string) (string, error) {
 	}
 	key := hex.EncodeToString(h.Sum(nil))[:32]
 	elf := filepath.Join(cache, model+"-"+key+".elf")
+	fw := firmware{elf: elf}
+	priced := firmware{elf, strings.TrimSuffix(elf, ".elf") + ".cycles.so",
+		strings.TrimSuffix(elf, ".elf") + ".prices"}
 	if _, err := os.Stat(elf); err == nil {
-		return elf, nil
+		if _, err := os.Stat(priced.prices); err == nil {
+			return priced, nil
+		}
+		return fw, nil
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return fail(err)
@@ -259,9 +321,13 @@ func buildFirmware(cfg Config, name, archive, model string) (string, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	var res struct {
-		OK    bool   `json:"ok"`
-		ELF   string `json:"elf"`
-		Error string `json:"error"`
+		OK     bool   `json:"ok"`
+		ELF    string `json:"elf"`
+		Error  string `json:"error"`
+		Cycles *struct {
+			Plugin string `json:"plugin"`
+			Prices string `json:"prices"`
+		} `json:"cycles"`
 	}
 	if jerr := json.Unmarshal(out, &res); jerr != nil || !res.OK {
 		why := res.Error
@@ -270,6 +336,16 @@ func buildFirmware(cfg Config, name, archive, model string) (string, error) {
 		}
 		return fail(fmt.Errorf("%s: %s", runner, why))
 	}
+	// the plugin and the prices first: the ELF's arrival says the rest is
+	// there
+	if res.Cycles != nil {
+		for _, mv := range [][2]string{{res.Cycles.Plugin, priced.plugin}, {res.Cycles.Prices, priced.prices}} {
+			if err := os.Rename(mv[0], mv[1]); err != nil {
+				return fail(err)
+			}
+		}
+		fw = priced
+	}
 	tmp := elf + ".tmp" + filepath.Base(work)
 	if err := os.Rename(res.ELF, tmp); err != nil {
 		return fail(err)
@@ -277,7 +353,7 @@ func buildFirmware(cfg Config, name, archive, model string) (string, error) {
 	if err := os.Rename(tmp, elf); err != nil {
 		return fail(err)
 	}
-	return elf, nil
+	return fw, nil
 }
 
 // acquire returns the board serving, waiting for one being started, or
@@ -354,16 +430,23 @@ func (d *qemuDevice) startLocked() {
 func (d *qemuDevice) start() (*qemuRun, error) {
 	d.mu.Lock()
 	d.starts++
-	sock := filepath.Join(d.dir, fmt.Sprintf("uart%d.sock", d.starts))
+	n := d.starts
 	d.mu.Unlock()
+	sock := filepath.Join(d.dir, fmt.Sprintf("uart%d.sock", n))
 	ctx, kill := context.WithCancel(context.Background())
 	out := &bytes.Buffer{}
-	cmd, err := device.StartQemu(ctx, d.elf, sock, out)
+	var extra []string
+	var counts *cycleLog
+	if d.fw.prices != "" {
+		counts = &cycleLog{path: filepath.Join(d.dir, fmt.Sprintf("cycles%d.log", n))}
+		extra = []string{"-plugin", d.fw.plugin + ",prices=" + d.fw.prices + ",log=" + counts.path}
+	}
+	cmd, err := device.StartQemu(ctx, d.fw.elf, sock, out, extra...)
 	if err != nil {
 		kill()
 		return nil, err
 	}
-	r := &qemuRun{cmd: cmd, kill: kill, out: out, exited: make(chan struct{})}
+	r := &qemuRun{cmd: cmd, kill: kill, out: out, exited: make(chan struct{}), cycles: counts}
 	// The socket's file appears when qemu binds it, a moment before it
 	// listens.
 	conn, err := net.Dial("unix", sock)
@@ -396,6 +479,9 @@ func (d *qemuDevice) start() (*qemuRun, error) {
 		defer d.bg.Done()
 		r.exit = cmd.Wait()
 		_ = os.Remove(sock)
+		if r.cycles != nil {
+			_ = os.Remove(r.cycles.path)
+		}
 		close(r.exited)
 		d.fail(r, fmt.Errorf("qemu exited (%v)", r.exit), false)
 	}()

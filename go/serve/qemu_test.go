@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	mrand "math/rand"
@@ -67,6 +68,30 @@ func qemuModel(t *testing.T) (arch, lib, cache string) {
 	})
 	skipOrFail(t, "emulated device tests skipped: ", adM4.skip, adM4.err)
 	return adM4.arch, adM4.lib, adM4.cache
+}
+
+// runCycles is run.py --cycles' estimate of one run of model in arch: the
+// estimated Cortex-M4 cycles of the one-run harness's timed inference.
+func runCycles(t *testing.T, arch, model string) uint64 {
+	t.Helper()
+	runner, err := firmwareRunner(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("python3", runner, arch, model, "--cycles", "--workdir", t.TempDir()).Output()
+	if err != nil {
+		t.Fatalf("run.py --cycles: %v\n%s", err, out)
+	}
+	var res struct {
+		OK     bool `json:"ok"`
+		Cycles struct {
+			Cycles uint64 `json:"cycles"`
+		} `json:"cycles"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || !res.OK || res.Cycles.Cycles == 0 {
+		t.Fatalf("run.py --cycles: %v\n%s", err, out)
+	}
+	return res.Cycles.Cycles
 }
 
 // adRequest is a request for model of the served server with seeded random
@@ -178,6 +203,23 @@ func TestQemuDeviceFromArchive(t *testing.T) {
 		}
 	}
 	t.Logf("instructions a run: %v", res.RepeatInstructions)
+	// each repeat's estimated cycles, counted by the cycle plugin as the
+	// board served, against run.py --cycles' estimate of one run of the
+	// same archive in the one-run harness (its own build and qemu run)
+	if len(res.RepeatCycles) != 3 {
+		t.Fatalf("timing: cycles %v, expected 3 repeats'", res.RepeatCycles)
+	}
+	one := runCycles(t, arch, "ad")
+	for i, c := range res.RepeatCycles {
+		if c < res.RepeatInstructions[i] || c > 3*res.RepeatInstructions[i] {
+			t.Fatalf("repeat %d: %d cycles for %d instructions", i, c, res.RepeatInstructions[i])
+		}
+		// the session's loop around the runs adds a few cycles a run
+		if d := float64(c)/float64(one) - 1; d < -0.005 || d > 0.005 {
+			t.Fatalf("repeat %d: %d cycles a run, run.py --cycles estimates %d (%+.2f %%)", i, c, one, 100*d)
+		}
+	}
+	t.Logf("estimated cycles a run: %v; run.py --cycles: %d", res.RepeatCycles, one)
 	// the host's timing has no instructions
 	r.Model = "host"
 	if res, err = s.Infer(ctx, r); err != nil || res.RepeatInstructions != nil {

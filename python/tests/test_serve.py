@@ -325,10 +325,17 @@ def test_remote_client_on_an_emulated_device(device_served: Served) -> None:
     for secs, n in zip(r.results, r.instructions):
         assert abs(secs * 1e9 - n) <= 100, (r.results, r.instructions)
     assert "instructions=" in repr(r)
+    # the emulated M4's estimated cycles a run, from the cycle plugin the
+    # server runs qemu with: each at least an instruction's cycle, and the
+    # same run each repeat the same count
+    assert r.cycles is not None and len(r.cycles) == 3, r
+    assert all(n <= c <= 3 * n for n, c in zip(r.instructions, r.cycles)), (r.instructions, r.cycles)
+    assert max(r.cycles) - min(r.cycles) <= 100, r.cycles
+    assert "cycles=" in repr(r)
 
     h = cpu.time_evaluator(number=2, repeat=3)(x)
-    assert len(h.results) == 3 and h.instructions is None
-    assert "instructions" not in repr(h)
+    assert len(h.results) == 3 and h.instructions is None and h.cycles is None
+    assert "instructions" not in repr(h) and "cycles" not in repr(h)
 
     # what the board cannot do is refused, saying so
     with pytest.raises(remote.RemoteError, match="parameter 'repeat' must be in") as e:
@@ -364,10 +371,15 @@ def test_remote_timing_parameters(monkeypatch: Any) -> None:
     answers.append({"repeat_seconds": "0.5,0.25", "number": 2, "repeat_instructions": "7,9"})
     r = m.time_evaluator(repeat=2)(x)
     assert r.results == (0.5, 0.25) and r.instructions == (7, 9) and r.number == 2
-    assert r.median == 0.375 and "instructions=7," in repr(r)
+    assert r.median == 0.375 and "instructions=7," in repr(r) and r.cycles is None
+    answers.append({"repeat_seconds": "0.5,0.25", "number": 2, "repeat_instructions": "7,9",
+                    "repeat_cycles": "12,15"})
+    r = m.time_evaluator(repeat=2)(x)
+    assert r.instructions == (7, 9) and r.cycles == (12, 15) and "cycles=12," in repr(r)
     answers.append({"repeat_seconds": "0.5", "number": 1})
     assert m.time_evaluator()(x).instructions is None
     for bad, why in (({"repeat_instructions": "7,9,11"}, "3 repeat_instructions for 2"),
+                     ({"repeat_cycles": "12"}, "1 repeat_cycles for 2"),
                      ({"repeat_instructions": "7,x"}, "repeat_instructions='7,x': expected "
                                                       "comma-separated integer numbers"),
                      ({"repeat_seconds": None}, "repeat_seconds=None: expected")):

@@ -8,6 +8,7 @@ they fit, and nothing but the standard library and numpy:
     f = m.time_evaluator(number=20, repeat=5)
     print(f(x).median)                     # seconds per run, timed on the server
     print(f(x).instructions)               # instructions per run, from a device
+    print(f(x).cycles)                     # estimated cycles per run, emulated M4
 
 Tensors travel with the binary tensor data extension. Errors the server
 answers are RemoteError (a RuntimeError) with its message and HTTP status;
@@ -46,14 +47,19 @@ class BenchmarkResult:
     (.results, .mean, .median, .min, .max, .std), and .instructions: the
     instructions per run, one per repeat, counted by a device that counts
     them (the emulated Cortex-M4 of tvmnode-serve --device
-    NAME=qemu-m4:ARCHIVE), or None for a model that runs on the host.
+    NAME=qemu-m4:ARCHIVE), or None for a model that runs on the host; and
+    .cycles: on that emulated Cortex-M4, the estimated cycles per run, one
+    per repeat (firmware/common/cycles.py's timing table applied to the
+    instructions that ran: an estimate, not a board's count), else None.
     Instructions are not cycles."""
 
     def __init__(self, results: Sequence[float], number: int,
-                 instructions: Optional[Sequence[int]] = None) -> None:
+                 instructions: Optional[Sequence[int]] = None,
+                 cycles: Optional[Sequence[int]] = None) -> None:
         self.results = tuple(results)
         self.number = number
         self.instructions = None if instructions is None else tuple(instructions)
+        self.cycles = None if cycles is None else tuple(cycles)
         self.mean = statistics.mean(self.results)
         self.median = statistics.median(self.results)
         self.min = min(self.results)
@@ -64,6 +70,8 @@ class BenchmarkResult:
         counts = ""
         if self.instructions is not None:
             counts = ", instructions=%d" % statistics.median_low(self.instructions)
+        if self.cycles is not None:
+            counts += ", cycles=%d" % statistics.median_low(self.cycles)
         return ("BenchmarkResult(median=%.3g s, mean=%.3g s, min=%.3g s, max=%.3g s%s, "
                 "repeat=%d, number=%d)" % (self.median, self.mean, self.min, self.max, counts,
                                            len(self.results), self.number))
@@ -191,21 +199,25 @@ class RemoteModel:
         raised until a repeat lasts `min_repeat_ms`) and returns a
         BenchmarkResult in seconds per run. A model on a device that counts
         instructions (the server answers `repeat_instructions`) gives its
-        instructions per run too, in the result's .instructions; a device
-        takes at most 32 repeats and no `min_repeat_ms`."""
+        instructions per run too, in the result's .instructions, and the
+        emulated Cortex-M4 its estimated cycles per run (`repeat_cycles`) in
+        .cycles; a device takes at most 32 repeats and no `min_repeat_ms`."""
         params = {"repeat": int(repeat), "number": int(number), "min_repeat_ms": int(min_repeat_ms)}
 
         def evaluate(*arrays: Any, **named: Any) -> BenchmarkResult:
             _, p = self._infer(arrays, named, params)
             secs = _numbers(p, "repeat_seconds", float)
-            counts = None
-            if "repeat_instructions" in p:
-                counts = _numbers(p, "repeat_instructions", int)
-                if len(counts) != len(secs):
-                    raise RemoteError("model '%s': the server answered %d repeat_instructions "
-                                      "for %d repeat_seconds" % (self.name, len(counts), len(secs)),
-                                      200)
-            return BenchmarkResult(secs, int(p["number"]), counts)
+            counts: Dict[str, Optional[List[int]]] = {}
+            for key in ("repeat_instructions", "repeat_cycles"):
+                counts[key] = None
+                if key in p:
+                    counts[key] = c = _numbers(p, key, int)
+                    if len(c) != len(secs):
+                        raise RemoteError("model '%s': the server answered %d %s for %d "
+                                          "repeat_seconds" % (self.name, len(c), key, len(secs)),
+                                          200)
+            return BenchmarkResult(secs, int(p["number"]), counts["repeat_instructions"],
+                                   counts["repeat_cycles"])
 
         return evaluate
 

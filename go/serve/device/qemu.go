@@ -17,11 +17,11 @@ import (
 // starts when a client (a Link over net.Dial("unix", sock), or
 // tvmnode-serve --device NAME=SOCK) connects. Cancelling ctx kills qemu;
 // Wait reaps it. Its own output is in out.
-func StartQemu(ctx context.Context, elf, sock string, out *bytes.Buffer) (*exec.Cmd, error) {
-	qemu := exec.CommandContext(ctx, "qemu-system-arm", "-M", "mps2-an386", "-nographic",
+func StartQemu(ctx context.Context, elf, sock string, out *bytes.Buffer, extra ...string) (*exec.Cmd, error) {
+	args := []string{"-M", "mps2-an386", "-nographic",
 		"-monitor", "none", "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
-		"-chardev", "socket,id=u0,path="+sock+",server=on,wait=on", "-serial", "chardev:u0",
-		"-kernel", elf)
+		"-chardev", "socket,id=u0,path=" + sock + ",server=on,wait=on", "-serial", "chardev:u0"}
+	qemu := exec.CommandContext(ctx, "qemu-system-arm", append(append(args, extra...), "-kernel", elf)...)
 	qemu.Stdout, qemu.Stderr = out, out
 	if err := qemu.Start(); err != nil {
 		return nil, err
