@@ -8,13 +8,19 @@
 //   - tvmnode-serve over gRPC at 1, 2, 8 and 64 concurrent clients (2
 //     instances), and at 8 clients with 1 instance, for the scaling ratio;
 //   - tvmnode-serve over HTTP with the binary data extension, 1 client;
+//   - image classification (IC, int8, about 2.5 times KWS's run) at 8
+//     clients with 2 instances and with 1, for the scaling ratio of a model
+//     whose run outweighs the gRPC work of a request;
 //   - the device session's round trip over the emulated UART (runDevice
 //     below; -only device runs just that).
 //
 // Every configuration runs ROUNDS times (default 5) in turn, so the
 // machine's slow spells fall on all alike; the table gives the medians over
 // rounds of each round's p50 and p99 latency and throughput, and the CPU
-// time of the process (server and clients: they share it) per request.
+// time of the process (server and clients: they share it) per request. The
+// overhead at 1 client (tvmnode-serve's p50 less the echo's and the
+// in-process run's) and the scaling ratios are taken per round, from
+// configurations that ran seconds apart, then their median and range.
 // Markdown on stdout.
 package main
 
@@ -140,6 +146,30 @@ func main() {
 	}
 }
 
+// request is a ModelInferRequest for the model in lib, served as name,
+// every int8 input filled.
+func request(lib, name string) (*pb.ModelInferRequest, error) {
+	mod, err := tn.LoadModule(lib)
+	if err != nil {
+		return nil, err
+	}
+	defer mod.Close()
+	r := &pb.ModelInferRequest{ModelName: name}
+	for _, in := range mod.Inputs() {
+		if in.DType != tn.Int8 {
+			return nil, fmt.Errorf("%s: input %s is %v, expected int8", lib, in.Name, in.DType)
+		}
+		raw := make([]byte, in.NumElements())
+		for i := range raw {
+			raw[i] = byte(i * 7 % 256)
+		}
+		r.Inputs = append(r.Inputs, &pb.ModelInferRequest_InferInputTensor{Name: in.Name, Datatype: "INT8",
+			Shape: in.Shape})
+		r.RawInputContents = append(r.RawInputContents, raw)
+	}
+	return r, nil
+}
+
 func listen() net.Listener {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -198,7 +228,15 @@ func run() error {
 		client pb.GRPCInferenceServiceClient
 		http   string
 	}
-	start := func(instances int) (*served, func(), error) {
+	icLib, err := tool.Compile("pretrainedResnet_quant.tflite", "ic", dir)
+	if err != nil {
+		return err
+	}
+	icReq, err := request(icLib, "ic")
+	if err != nil {
+		return err
+	}
+	start := func(lib string, instances int) (*served, func(), error) {
 		s, err := serve.New(serve.Config{Models: []string{lib}, Instances: instances, QueueSize: 1024})
 		if err != nil {
 			return nil, nil, err
@@ -215,16 +253,19 @@ func run() error {
 			_ = s.Shutdown(context.Background())
 		}, nil
 	}
-	two, stop2, err := start(2)
-	if err != nil {
-		return err
+	var servers []*served
+	for _, sv := range []struct {
+		lib       string
+		instances int
+	}{{lib, 2}, {lib, 1}, {icLib, 2}, {icLib, 1}} {
+		one, stop, err := start(sv.lib, sv.instances)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		servers = append(servers, one)
 	}
-	defer stop2()
-	one, stop1, err := start(1)
-	if err != nil {
-		return err
-	}
-	defer stop1()
+	two, one, icTwo, icOne := servers[0], servers[1], servers[2], servers[3]
 	econn, err := grpc.NewClient(echoL.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
@@ -232,12 +273,13 @@ func run() error {
 	defer econn.Close()
 	echoClient := pb.NewGRPCInferenceServiceClient(econn)
 
-	grpcCall := func(c pb.GRPCInferenceServiceClient) func() error {
+	grpcCallOf := func(c pb.GRPCInferenceServiceClient, req *pb.ModelInferRequest) func() error {
 		return func() error {
 			_, err := c.ModelInfer(context.Background(), req)
 			return err
 		}
 	}
+	grpcCall := func(c pb.GRPCInferenceServiceClient) func() error { return grpcCallOf(c, req) }
 	head := fmt.Sprintf(`{"inputs":[{"name":%q,"shape":%s,"datatype":"INT8","parameters":{"binary_data_size":%d}}],`+
 		`"parameters":{"binary_data_output":true}}`, in.Name, strings.ReplaceAll(fmt.Sprint(in.Shape), " ", ","),
 		len(raw))
@@ -274,19 +316,24 @@ func run() error {
 		}
 		return mod.CopyOutput(0, y)
 	}
+	// share: a configuration runs requests/share requests a round (IC
+	// runs about ten times as long as KWS).
 	configs := []struct {
 		name    string
 		clients int
 		call    func() error
+		share   int
 	}{
-		{"in-process `SetInput` + `Run` + `CopyOutput`", 1, inProcess},
-		{"echo gRPC server (no model), 1 client", 1, grpcCall(echoClient)},
-		{"tvmnode-serve gRPC, 2 instances, 1 client", 1, grpcCall(two.client)},
-		{"tvmnode-serve gRPC, 2 instances, 2 clients", 2, grpcCall(two.client)},
-		{"tvmnode-serve gRPC, 2 instances, 8 clients", 8, grpcCall(two.client)},
-		{"tvmnode-serve gRPC, 2 instances, 64 clients", 64, grpcCall(two.client)},
-		{"tvmnode-serve gRPC, 1 instance, 8 clients", 8, grpcCall(one.client)},
-		{"tvmnode-serve HTTP (binary data), 2 instances, 1 client", 1, httpCall},
+		{"in-process `SetInput` + `Run` + `CopyOutput`", 1, inProcess, 1},
+		{"echo gRPC server (no model), 1 client", 1, grpcCall(echoClient), 1},
+		{"tvmnode-serve gRPC, 2 instances, 1 client", 1, grpcCall(two.client), 1},
+		{"tvmnode-serve gRPC, 2 instances, 2 clients", 2, grpcCall(two.client), 1},
+		{"tvmnode-serve gRPC, 2 instances, 8 clients", 8, grpcCall(two.client), 1},
+		{"tvmnode-serve gRPC, 2 instances, 64 clients", 64, grpcCall(two.client), 1},
+		{"tvmnode-serve gRPC, 1 instance, 8 clients", 8, grpcCall(one.client), 1},
+		{"tvmnode-serve HTTP (binary data), 2 instances, 1 client", 1, httpCall, 1},
+		{"IC: tvmnode-serve gRPC, 2 instances, 8 clients", 8, grpcCallOf(icTwo.client, icReq), 8},
+		{"IC: tvmnode-serve gRPC, 1 instance, 8 clients", 8, grpcCallOf(icOne.client, icReq), 8},
 	}
 	if *only == "device" {
 		return runDevice(tool, dir, *devModel, *rounds, *devRequests, echoClient)
@@ -323,7 +370,7 @@ func run() error {
 	for r := 0; r < *rounds; r++ {
 		fmt.Fprintf(os.Stderr, "== round %d of %d\n", r+1, *rounds)
 		for i, c := range configs {
-			s, err := load(c.clients, *requests, c.call)
+			s, err := load(c.clients, max(1, *requests/c.share), c.call)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
@@ -341,12 +388,31 @@ func run() error {
 		fmt.Printf("| %s | %.1f | %.1f | %.0f | %.1f |\n", c.name, median(p50s[i]), median(p99s[i]),
 			median(rps[i]), median(cpus[i]))
 	}
-	if len(configs) == 8 {
-		model, echoP50, serveP50 := median(p50s[0]), median(p50s[1]), median(p50s[2])
-		fmt.Printf("\nOverhead at 1 client: tvmnode-serve p50 %.1f µs = echo %.1f µs + model in-process %.1f µs + %.1f µs (target: + ≤ 20 µs).\n",
-			serveP50, echoP50, model, serveP50-echoP50-model)
-		fmt.Printf("Throughput at 8 clients: 2 instances / 1 instance = %.2f× (target ≥ 1.8× on 2 cores).\n",
-			median(rps[4])/median(rps[6]))
+	if len(configs) == 10 {
+		// the overhead and the ratios per round (a round's configurations
+		// ran seconds apart), then their median and range
+		var over, kws, ic []float64
+		for r := range p50s[0] {
+			over = append(over, p50s[2][r]-p50s[1][r]-p50s[0][r])
+			kws = append(kws, rps[4][r]/rps[6][r])
+			ic = append(ic, rps[8][r]/rps[9][r])
+		}
+		span := func(v []float64, f string) string {
+			s := append([]float64(nil), v...)
+			sort.Float64s(s)
+			return fmt.Sprintf(f+" (rounds: "+f+" to "+f+")", median(v), s[0], s[len(s)-1])
+		}
+		fmt.Printf("\nOverhead at 1 client: tvmnode-serve p50 - echo p50 - model in-process p50 = %s µs "+
+			"(target: ≤ 20 µs).\n", span(over, "%.1f"))
+		fmt.Printf("Throughput at 8 clients, 2 instances / 1 instance: KWS %s×, IC %s× (target ≥ 1.8× on 2 cores).\n",
+			span(kws, "%.2f"), span(ic, "%.2f"))
+		// The clients share the process and its cores: 2 instances cannot
+		// serve more than NumCPU cores' time / the CPU time a request
+		// takes (server and client), whatever the server does.
+		cap := float64(runtime.NumCPU()) * 1e6 / median(cpus[4])
+		fmt.Printf("The cores cap KWS's ratio: %d cores / %.1f µs of CPU a request (2 instances, 8 clients) = %.0f "+
+			"requests/s, %.2f× the 1-instance throughput.\n", runtime.NumCPU(), median(cpus[4]), cap,
+			cap/median(rps[6]))
 	}
 	if *devRequests > 0 && *only == "" {
 		return runDevice(tool, dir, *devModel, *rounds, *devRequests, echoClient)
