@@ -85,15 +85,14 @@ func openSession(rw io.ReadWriteCloser, name, model string) (*device.Link, *devi
 	return link, sess, md, nil
 }
 
-// loadDevice serves the model NAME on a device (spec NAME=PATH, or
-// NAME=qemu-m4:ARCHIVE_DIR for an emulated board the server runs) through
-// the crt's session and describes it from the device's metadata. One
-// request runs on the device at a time; others wait in the model's queue.
-func loadDevice(spec string, cfg Config, mx *metrics) (*model, error) {
+// openDevice opens the device of one --device spec (NAME=PATH, or
+// NAME=qemu-m4:ARCHIVE_DIR for an emulated board the server runs) and
+// reads its metadata through the crt's session.
+func openDevice(spec string, cfg Config, mx *metrics) (string, *deviceHandle, *sessionpb.MetadataResponse, error) {
 	name, path, ok := strings.Cut(spec, "=")
 	if !ok || name == "" || path == "" {
-		return nil, fmt.Errorf("serve: device '%s': expected NAME=PATH (the model's name on the device, and "+
-			"its serial port or qemu's UART socket) or NAME=%sARCHIVE_DIR (an emulated board the server "+
+		return "", nil, nil, fmt.Errorf("serve: device '%s': expected NAME=PATH (the model's name on the device, "+
+			"and its serial port or qemu's UART socket) or NAME=%sARCHIVE_DIR (an emulated board the server "+
 			"runs)", spec, qemuPrefix)
 	}
 	h := &deviceHandle{spec: path, model: name}
@@ -101,29 +100,77 @@ func loadDevice(spec string, cfg Config, mx *metrics) (*model, error) {
 	if archive, isQemu := strings.CutPrefix(path, qemuPrefix); isQemu {
 		emu, err := startQemuDevice(name, archive, cfg, mx)
 		if err != nil {
-			return nil, err
+			return "", nil, nil, err
 		}
 		h.emu, h.model, md = emu, emu.model, emu.metadata
 	} else {
 		rw, err := openPort(path)
 		if err != nil {
-			return nil, fmt.Errorf("serve: device '%s': %w", name, err)
+			return "", nil, nil, fmt.Errorf("serve: device '%s': %w", name, err)
 		}
 		if h.link, h.sess, md, err = openSession(rw, name, name); err != nil {
-			return nil, fmt.Errorf("serve: device '%s' at %s: %w", name, path, err)
+			return "", nil, nil, fmt.Errorf("serve: device '%s' at %s: %w", name, path, err)
 		}
 	}
-	m := &model{name: name, path: path, idle: make(chan *instance, 1), maxQueue: int64(cfg.QueueSize), dev: h}
-	var err error
-	if m.ins, err = deviceTensors(path, md.Inputs); err == nil {
-		m.outs, err = deviceTensors(path, md.Outputs)
+	return name, h, md, nil
+}
+
+// loadDevices serves the model NAME on the devices of specs (NAME=PATH or
+// NAME=qemu-m4:ARCHIVE_DIR, every one the same NAME): one instance per
+// device, each running one request at a time, so a model on N boards runs
+// N requests at once and the others wait in its queue. The model is
+// described from the first device's metadata; every other device must
+// describe the same inputs and outputs.
+func loadDevices(specs []string, cfg Config, mx *metrics) (*model, error) {
+	m := &model{idle: make(chan *instance, len(specs)), maxQueue: int64(cfg.QueueSize)}
+	for _, spec := range specs {
+		name, h, md, err := openDevice(spec, cfg, mx)
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		m.devs = append(m.devs, h)
+		ins, err := deviceTensors(h.spec, md.Inputs)
+		var outs []tensorMeta
+		if err == nil {
+			outs, err = deviceTensors(h.spec, md.Outputs)
+		}
+		if err == nil && m.name == "" {
+			m.name, m.path, m.ins, m.outs = name, h.spec, ins, outs
+		} else if err == nil && (!sameTensors(ins, m.ins) || !sameTensors(outs, m.outs)) {
+			err = fmt.Errorf("serve: device '%s': %s serves inputs %s and outputs %s, but %s serves %s and %s: "+
+				"the devices of one model must serve the same model", name, h.spec, tensorList(ins),
+				tensorList(outs), m.path, tensorList(m.ins), tensorList(m.outs))
+		}
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		m.idle <- &instance{dev: h}
 	}
-	if err != nil {
-		h.close()
-		return nil, err
-	}
-	m.idle <- &instance{}
 	return m, nil
+}
+
+// sameTensors is whether two devices describe the same tensors.
+func sameTensors(a, b []tensorMeta) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].datatype != b[i].datatype || !sameShape(a[i].Shape, b[i].Shape) {
+			return false
+		}
+	}
+	return true
+}
+
+// tensorList is "[x INT8 [1 4], ...]" for an error message.
+func tensorList(ts []tensorMeta) string {
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, fmt.Sprintf("%s %s %v", t.Name, t.datatype, t.Shape))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func deviceTensors(path string, ts []*sessionpb.TensorInfo) ([]tensorMeta, error) {
@@ -156,7 +203,8 @@ func deviceTensors(path string, ts []*sessionpb.TensorInfo) ([]tensorMeta, error
 // inferDevice runs (or times) a checked request on the model's device.
 // The timing is the device's own clock: seconds of its time (on an
 // emulated board, virtual time at one instruction a nanosecond).
-func (s *Server) inferDevice(ctx context.Context, m *model, ins []*Input, outs []int, r *Request) (*Result, error) {
+func (s *Server) inferDevice(ctx context.Context, m *model, h *deviceHandle, ins []*Input, outs []int,
+	r *Request) (*Result, error) {
 	if r.MinRepeatMs > 0 {
 		return nil, status.Errorf(codes.InvalidArgument, "model '%s' runs on a device: parameter "+
 			"'min_repeat_ms' is not supported there (give 'number')", m.name)
@@ -170,7 +218,6 @@ func (s *Server) inferDevice(ctx context.Context, m *model, ins []*Input, outs [
 	for i, in := range ins {
 		data[i] = in.Data
 	}
-	h := m.dev
 	sess, run := h.sess, (*qemuRun)(nil)
 	callCtx := ctx
 	if h.emu != nil {

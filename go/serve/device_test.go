@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -25,8 +26,22 @@ import (
 // starting with 127 fails its run (OVERFLOW); a repeat takes 40 ticks a
 // run of a 1000-tick-a-second clock, 25 instructions a tick. It serves one
 // connection on sock.
-func fakeDevice(t *testing.T, sock string) {
+func fakeDevice(t *testing.T, sock string) { fakeBoard(t, sock, fake{}) }
+
+// fake varies fakeDevice: n, the elements of x and y (0: 4); with held
+// set, a run of an input starting with 100 sends on held, then waits for
+// release to close.
+type fake struct {
+	n       int
+	held    chan<- struct{}
+	release <-chan struct{}
+}
+
+func fakeBoard(t *testing.T, sock string, fk fake) {
 	t.Helper()
+	if fk.n == 0 {
+		fk.n = 4
+	}
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +70,8 @@ func fakeDevice(t *testing.T, sock string) {
 			}
 			rs.Id = rq.Id
 			info := func(name string) *sessionpb.TensorInfo {
-				return &sessionpb.TensorInfo{Name: name, Dtype: 2, Shape: []int32{1, 4}, Nbytes: 4, Scale: 0.5}
+				return &sessionpb.TensorInfo{Name: name, Dtype: 2, Shape: []int32{1, int32(fk.n)},
+					Nbytes: uint32(fk.n), Scale: 0.5}
 			}
 			switch in := rq.Infer; {
 			case rs.Error != nil:
@@ -64,12 +80,16 @@ func fakeDevice(t *testing.T, sock string) {
 			case rq.Metadata != nil:
 				rs.Metadata = &sessionpb.MetadataResponse{Model: "inc", Inputs: []*sessionpb.TensorInfo{info("x")},
 					Outputs: []*sessionpb.TensorInfo{info("y")}, Macs: 4, TicksPerSecond: 1000}
-			case len(in.Inputs) != 1 || len(in.Inputs[0]) != 4:
-				rs.Error = &sessionpb.Error{Status: 2, Message: "infer: input 0 (x): expected 4 bytes"}
+			case len(in.Inputs) != 1 || len(in.Inputs[0]) != fk.n:
+				rs.Error = &sessionpb.Error{Status: 2, Message: "infer: input 0 (x): wrong size"}
 			case in.Inputs[0][0] == 127:
 				rs.Error = &sessionpb.Error{Status: 7, Message: "infer: the model's run returned OVERFLOW"}
 			default:
-				y := make([]byte, 4)
+				if in.Inputs[0][0] == 100 && fk.held != nil {
+					fk.held <- struct{}{}
+					<-fk.release
+				}
+				y := make([]byte, fk.n)
 				for i, v := range in.Inputs[0] {
 					y[i] = v + 1
 				}
@@ -89,6 +109,71 @@ func fakeDevice(t *testing.T, sock string) {
 			}
 		}
 	}()
+}
+
+// Several devices of one NAME are that model's pool of boards: two
+// requests run at once, one on each, and a third waits in the queue until
+// a board is free; devices that describe other tensors are refused, naming
+// both.
+func TestDevicesOfOneModel(t *testing.T) {
+	dir := t.TempDir()
+	held, release := make(chan struct{}, 3), make(chan struct{})
+	socks := []string{filepath.Join(dir, "uart0.sock"), filepath.Join(dir, "uart1.sock")}
+	for _, sock := range socks {
+		fakeBoard(t, sock, fake{held: held, release: release})
+	}
+	s, err := New(Config{Devices: []string{"inc=" + socks[0], "inc=" + socks[1]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	if got := s.Models(); len(got) != 1 || got[0] != "inc" || len(s.models["inc"].devs) != 2 {
+		t.Fatalf("models %v", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	errs := make(chan error, 3)
+	for k := range 3 {
+		go func() {
+			x := []byte{100, byte(k), 0, 0}
+			res, err := s.Infer(ctx, &Request{Model: "inc", Inputs: []Input{{Name: "x", Datatype: "INT8",
+				Shape: []int64{1, 4}, Data: x}}})
+			if err == nil && string(res.Outputs[0].Data) != string([]byte{101, byte(k + 1), 1, 1}) {
+				err = fmt.Errorf("request %d: outputs %v", k, res.Outputs[0].Data)
+			}
+			errs <- err
+		}()
+	}
+	for range 2 { // both boards hold a request
+		select {
+		case <-held:
+		case <-ctx.Done():
+			t.Fatal("the two boards never held a request each")
+		}
+	}
+	select {
+	case <-held:
+		t.Fatal("a third request ran with both boards busy")
+	case <-time.After(50 * time.Millisecond):
+	}
+	if q := metricValue(s.metrics.queue.WithLabelValues("inc")); q != 1 {
+		t.Fatalf("%v requests waiting, want the third", q)
+	}
+	close(release)
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	other := filepath.Join(dir, "uart2.sock")
+	fakeBoard(t, other, fake{n: 6})
+	fakeBoard(t, filepath.Join(dir, "uart3.sock"), fake{})
+	_, err = New(Config{Devices: []string{"inc=" + filepath.Join(dir, "uart3.sock"), "inc=" + other}})
+	if err == nil || !strings.Contains(err.Error(), "the devices of one model must serve the same model") ||
+		!strings.Contains(err.Error(), other) || !strings.Contains(err.Error(), "x INT8 [1 6]") {
+		t.Fatalf("mismatched devices: %v", err)
+	}
 }
 
 // A model on a device (Config.Devices) is served like a Module: described

@@ -136,7 +136,7 @@ func qemuServer(t *testing.T, cfg Config) *Server {
 			t.Errorf("Shutdown: %v", err)
 		}
 		for _, m := range s.models {
-			if m.dev != nil {
+			if m.devs != nil {
 				t.Errorf("model %s: its device is still open after Shutdown", m.name)
 			}
 		}
@@ -277,7 +277,7 @@ func TestQemuDeviceRestart(t *testing.T) {
 	defer cancel()
 	s := qemuServer(t, Config{Devices: []string{"ad=qemu-m4:" + arch}, FirmwareCache: cache,
 		DeviceTimeout: 2 * time.Second})
-	emu := s.models["ad"].dev.emu
+	emu := s.models["ad"].devs[0].emu
 	want, err := s.Infer(ctx, adRequest(t, s, "ad", 1))
 	if err != nil {
 		t.Fatal(err)
@@ -336,15 +336,24 @@ func TestQemuDeviceRestart(t *testing.T) {
 	}
 }
 
-// Two devices, each its own qemu and session, serve at once: both are
-// seen running a request at the same moment, and each answers right.
+// Devices each with its own qemu and session serve at once, two of them
+// the same model a (its pool of boards): all three are seen running a
+// request at the same moment, and each answers right.
 func TestQemuDevicesInParallel(t *testing.T) {
 	arch, _, cache := qemuModel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	s := qemuServer(t, Config{Devices: []string{"a=qemu-m4:" + arch, "b=qemu-m4:" + arch}, FirmwareCache: cache})
-	if pa, pb := s.models["a"].dev.emu.pid(), s.models["b"].dev.emu.pid(); pa == 0 || pb == 0 || pa == pb {
-		t.Fatalf("qemu pids %d and %d", pa, pb)
+	s := qemuServer(t, Config{Devices: []string{"a=qemu-m4:" + arch, "b=qemu-m4:" + arch, "a=qemu-m4:" + arch},
+		FirmwareCache: cache})
+	if got := s.Models(); len(got) != 2 {
+		t.Fatalf("models %v, want a (two boards) and b", got)
+	}
+	pids := map[int]bool{}
+	for _, d := range append(s.models["a"].devs, s.models["b"].devs...) {
+		pids[d.emu.pid()] = true
+	}
+	if len(pids) != 3 || pids[0] {
+		t.Fatalf("qemu pids %v, want three", pids)
 	}
 	ref, err := s.Infer(ctx, adRequest(t, s, "a", 1))
 	if err != nil {
@@ -353,7 +362,7 @@ func TestQemuDevicesInParallel(t *testing.T) {
 	both := make(chan struct{})
 	go func() { // watch for both devices running at once
 		for ctx.Err() == nil {
-			if metricValue(s.metrics.inflight.WithLabelValues("a")) == 1 &&
+			if metricValue(s.metrics.inflight.WithLabelValues("a")) == 2 &&
 				metricValue(s.metrics.inflight.WithLabelValues("b")) == 1 {
 				close(both)
 				return
@@ -362,8 +371,8 @@ func TestQemuDevicesInParallel(t *testing.T) {
 		}
 	}()
 	var wg sync.WaitGroup
-	errs := make(chan error, 2)
-	for _, name := range []string{"a", "b"} {
+	errs := make(chan error, 3)
+	for _, name := range []string{"a", "a", "b"} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -389,6 +398,6 @@ func TestQemuDevicesInParallel(t *testing.T) {
 	select {
 	case <-both:
 	default:
-		t.Fatal("the two devices never ran requests at the same time")
+		t.Fatal("the three devices never ran requests at the same time")
 	}
 }

@@ -57,7 +57,8 @@ type Config struct {
 	// crt's session (tvmnode/crt/session.h) at PATH, a serial port or
 	// qemu's UART socket (device.go); or NAME=qemu-m4:ARCHIVE_DIR: the
 	// model of an exported archive on an emulated Cortex-M4 that the
-	// server builds, starts and restarts itself (qemu.go).
+	// server builds, starts and restarts itself (qemu.go). Several devices
+	// of one NAME serve that model together, one request each at a time.
 	Devices []string
 	// DeviceTimeout bounds each call to an emulated board: one that does
 	// not answer in it is restarted (default 10 s).
@@ -123,7 +124,7 @@ type model struct {
 	all      []*instance
 	queued   atomic.Int64
 	maxQueue int64
-	dev      *deviceHandle // a model on a device (device.go): no Modules
+	devs     []*deviceHandle // a model on devices (device.go): no Modules
 }
 
 // tensorMeta is an input or output: its protocol datatype and byte size.
@@ -136,6 +137,7 @@ type tensorMeta struct {
 // instance is one Module with buffers its inputs and outputs are staged in
 // (8-byte aligned, so that they are viewed as slices of any element type).
 type instance struct {
+	dev  *deviceHandle // or, for a model on devices, the device
 	mod  *tn.Module
 	ins  [][]uint64
 	outs [][]uint64
@@ -154,13 +156,26 @@ func New(cfg Config) (*Server, error) {
 	if len(paths) == 0 && len(cfg.Devices) == 0 {
 		return nil, errors.New("serve: no models: name shared libraries (.so) or a model repository folder")
 	}
-	for k := range len(paths) + len(cfg.Devices) {
+	// the device specs by NAME, in the order the names first come
+	var boards [][]string
+	byName := map[string]int{}
+	for _, spec := range cfg.Devices {
+		name, _, _ := strings.Cut(spec, "=")
+		k, seen := byName[name]
+		if !seen || name == "" {
+			k = len(boards)
+			byName[name] = k
+			boards = append(boards, nil)
+		}
+		boards[k] = append(boards[k], spec)
+	}
+	for k := range len(paths) + len(boards) {
 		var m *model
 		var err error
 		if k < len(paths) {
 			m, err = loadModel(paths[k].name, paths[k].path, cfg)
 		} else {
-			m, err = loadDevice(cfg.Devices[k-len(paths)], cfg, s.metrics)
+			m, err = loadDevices(boards[k-len(paths)], cfg, s.metrics)
 		}
 		if err != nil {
 			s.closeModels()
@@ -275,10 +290,10 @@ func (m *model) close() {
 		inst.mod.Close()
 	}
 	m.all = nil
-	if m.dev != nil {
-		m.dev.close()
-		m.dev = nil
+	for _, d := range m.devs {
+		d.close()
 	}
+	m.devs = nil
 }
 
 func (s *Server) closeModels() {
@@ -512,8 +527,8 @@ func (s *Server) Infer(ctx context.Context, r *Request) (*Result, error) {
 	if ctx.Err() != nil {
 		return nil, ctxError(ctx, fmt.Sprintf("model '%s'", m.name))
 	}
-	if m.dev != nil {
-		return s.inferDevice(ctx, m, ins, outs, r)
+	if inst.dev != nil {
+		return s.inferDevice(ctx, m, inst.dev, ins, outs, r)
 	}
 	for i, in := range ins {
 		if err := inst.setInput(m, i, in.Data); err != nil {

@@ -57,7 +57,7 @@ func run(args []string) error {
 	fs.Func("device", "NAME=PATH: serve the model NAME running on a device behind PATH, a serial port or "+
 		"qemu's UART socket (the crt's device session); NAME=qemu-m4:ARCHIVE_DIR: build the archive's model "+
 		"into the session firmware and run it on an emulated Cortex-M4 the server starts and restarts; "+
-		"repeatable", func(v string) error {
+		"repeatable: devices given the same NAME serve that model together, one request each at a time", func(v string) error {
 		devices = append(devices, v)
 		return nil
 	})
