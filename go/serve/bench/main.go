@@ -8,7 +8,7 @@
 //   - tvmnode-serve over gRPC at 1, 2, 8 and 64 concurrent clients (2
 //     instances), and at 8 clients with 1 instance, for the scaling ratio;
 //   - tvmnode-serve over HTTP with the binary data extension, 1 client;
-//   - image classification (IC, int8, about 2.5 times KWS's run) at 8
+//   - image classification (IC, float32, ten times KWS's run or more) at 8
 //     clients with 2 instances and with 1, for the scaling ratio of a model
 //     whose run outweighs the gRPC work of a request;
 //   - the device session's round trip over the emulated UART (runDevice
@@ -28,8 +28,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -147,7 +149,7 @@ func main() {
 }
 
 // request is a ModelInferRequest for the model in lib, served as name,
-// every int8 input filled.
+// every input (int8 or float32) filled.
 func request(lib, name string) (*pb.ModelInferRequest, error) {
 	mod, err := tn.LoadModule(lib)
 	if err != nil {
@@ -156,14 +158,23 @@ func request(lib, name string) (*pb.ModelInferRequest, error) {
 	defer mod.Close()
 	r := &pb.ModelInferRequest{ModelName: name}
 	for _, in := range mod.Inputs() {
-		if in.DType != tn.Int8 {
-			return nil, fmt.Errorf("%s: input %s is %v, expected int8", lib, in.Name, in.DType)
+		var raw []byte
+		datatype := "INT8"
+		switch in.DType {
+		case tn.Int8:
+			raw = make([]byte, in.NumElements())
+			for i := range raw {
+				raw[i] = byte(i * 7 % 256)
+			}
+		case tn.Float32:
+			datatype = "FP32"
+			for i := range in.NumElements() {
+				raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(float32(i%17)/17))
+			}
+		default:
+			return nil, fmt.Errorf("%s: input %s is %v, expected int8 or float32", lib, in.Name, in.DType)
 		}
-		raw := make([]byte, in.NumElements())
-		for i := range raw {
-			raw[i] = byte(i * 7 % 256)
-		}
-		r.Inputs = append(r.Inputs, &pb.ModelInferRequest_InferInputTensor{Name: in.Name, Datatype: "INT8",
+		r.Inputs = append(r.Inputs, &pb.ModelInferRequest_InferInputTensor{Name: in.Name, Datatype: datatype,
 			Shape: in.Shape})
 		r.RawInputContents = append(r.RawInputContents, raw)
 	}
@@ -228,7 +239,7 @@ func run() error {
 		client pb.GRPCInferenceServiceClient
 		http   string
 	}
-	icLib, err := tool.Compile("pretrainedResnet_quant.tflite", "ic", dir)
+	icLib, err := tool.Compile("pretrainedResnet.tflite", "ic", dir)
 	if err != nil {
 		return err
 	}
@@ -332,8 +343,8 @@ func run() error {
 		{"tvmnode-serve gRPC, 2 instances, 64 clients", 64, grpcCall(two.client), 1},
 		{"tvmnode-serve gRPC, 1 instance, 8 clients", 8, grpcCall(one.client), 1},
 		{"tvmnode-serve HTTP (binary data), 2 instances, 1 client", 1, httpCall, 1},
-		{"IC: tvmnode-serve gRPC, 2 instances, 8 clients", 8, grpcCallOf(icTwo.client, icReq), 8},
-		{"IC: tvmnode-serve gRPC, 1 instance, 8 clients", 8, grpcCallOf(icOne.client, icReq), 8},
+		{"IC (float32): tvmnode-serve gRPC, 2 instances, 8 clients", 8, grpcCallOf(icTwo.client, icReq), 8},
+		{"IC (float32): tvmnode-serve gRPC, 1 instance, 8 clients", 8, grpcCallOf(icOne.client, icReq), 8},
 	}
 	if *only == "device" {
 		return runDevice(tool, dir, *devModel, *rounds, *devRequests, echoClient)
