@@ -651,7 +651,7 @@ def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str
                               flags, model_inc, os.path.join(workdir, "obj", "model"), cache)
     own, own_inc = [harness] + HARNESS[1:], []
     if harness == "session_uart.c":
-        own_inc = [os.path.join(CRT_TREE, "include")]
+        own_inc = [os.path.join(CRT_TREE, "include"), t.folder]  # board.h: the UART
         own += SESSION_HARNESS
         # (crc32.c comes with an archive whose constants are in a pool)
         crt_objs += _compile_all([os.path.join(CRT_TREE, "src", f) for f in SESSION_CRT
@@ -837,7 +837,7 @@ def session_pricing(elf: str, workdir: str, target: str) -> Optional[Dict[str, s
     prices = os.path.splitext(elf)[0] + ".prices"
     cycles.write_prices(elf, prices, _symbol(_symbols(elf), elf, "session_clock"),
                         GCC.replace("gcc", "objdump"))
-    return {"plugin": cycles_plugin(workdir), "prices": prices}
+    return {"plugin": os.path.abspath(cycles_plugin(workdir)), "prices": os.path.abspath(prices)}
 
 
 def _values(raw: bytes, dtype: str) -> List[Any]:

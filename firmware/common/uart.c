@@ -1,9 +1,12 @@
 /*
- * uart.c: the CMSDK UART0 of mps2-an386, polled (see uart.h).
+ * uart.c: the CMSDK UART0 of the MPS2 and MPS3 boards, polled (see uart.h);
+ * where it is comes from the target folder's board.h.
  */
 #include "uart.h"
 
-#define UART0_BASE 0x40004000u
+#include "board.h" /* FW_UART0_BASE, from the target's folder */
+
+#define UART0_BASE FW_UART0_BASE
 #define UART_DATA (*(volatile uint32_t *)(UART0_BASE + 0x00u))
 #define UART_STATE (*(volatile uint32_t *)(UART0_BASE + 0x04u))
 #define UART_CTRL (*(volatile uint32_t *)(UART0_BASE + 0x08u))

@@ -42,9 +42,9 @@ func openPort(path string) (io.ReadWriteCloser, error) {
 
 // deviceHandle is what serves a model on a device: a session over a port
 // opened once (NAME=PATH), or an emulator the server runs and restarts
-// itself (NAME=qemu-m4:ARCHIVE, qemu.go).
+// itself (NAME=qemu-m4:ARCHIVE or another target's, qemu.go).
 type deviceHandle struct {
-	spec  string // what --device named after NAME=: PATH or qemu-m4:ARCHIVE
+	spec  string // what --device named after NAME=: PATH or qemu-TARGET:ARCHIVE
 	model string // the model's name on the device
 	sess  *device.Session
 	link  *device.Link
@@ -93,12 +93,12 @@ func openDevice(spec string, cfg Config, mx *metrics) (string, *deviceHandle, *s
 	if !ok || name == "" || path == "" {
 		return "", nil, nil, fmt.Errorf("serve: device '%s': expected NAME=PATH (the model's name on the device, "+
 			"and its serial port or qemu's UART socket) or NAME=%sARCHIVE_DIR (an emulated board the server "+
-			"runs)", spec, qemuPrefix)
+			"runs; qemu-m7:, qemu-m33:, qemu-m55: for the other targets of firmware/targets.txt)", spec, qemuPrefix+"m4:")
 	}
 	h := &deviceHandle{spec: path, model: name}
 	var md *sessionpb.MetadataResponse
-	if archive, isQemu := strings.CutPrefix(path, qemuPrefix); isQemu {
-		emu, err := startQemuDevice(name, archive, cfg, mx)
+	if target, archive, isQemu := qemuSpec(path); isQemu {
+		emu, err := startQemuDevice(name, target, archive, cfg, mx)
 		if err != nil {
 			return "", nil, nil, err
 		}
@@ -256,6 +256,8 @@ func (s *Server) inferDevice(ctx context.Context, m *model, h *deviceHandle, ins
 		res.Number, res.RepeatSeconds = int64(t.Number), t.Seconds()
 		if t.InstructionsPerTick > 0 {
 			res.RepeatInstructions = t.Instructions()
+		} else if h.emu != nil { // the board's own rate, known from its target
+			res.RepeatInstructions = h.emu.fw.instructions(t)
 		}
 		if run != nil && run.cycles != nil {
 			var err error

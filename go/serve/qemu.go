@@ -1,11 +1,12 @@
 package serve
 
-// An emulated board the server runs itself (--device NAME=qemu-m4:ARCHIVE):
-// the archive's model is built into the session firmware by the sources'
-// firmware/common/run.py (--session --build-only), the ELF kept in a cache
-// keyed by the content of everything that goes into it, and run under
-// qemu's mps2-an386 with its UART on a Unix socket in a folder of the
-// server's own. A board whose qemu exits, or whose session fails or stops
+// An emulated board the server runs itself (--device NAME=qemu-m4:ARCHIVE,
+// or qemu-TARGET: any target of the sources' firmware/targets.txt: m4, m33,
+// m7, m55): the archive's model is built into the session firmware by the
+// sources' firmware/common/run.py (--session --build-only --target
+// TARGET), the ELF kept in a cache keyed by the content of everything that
+// goes into it, and run under the target's qemu machine with its UART on a
+// Unix socket in a folder of the server's own. A board whose qemu exits, or whose session fails or stops
 // answering, is killed and started again in the background, a bounded
 // number of tries with a growing pause between them; the request under way
 // fails UNAVAILABLE naming the device, the requests after it wait for the
@@ -36,8 +37,23 @@ import (
 	"tvmnode.dev/go/serve/device/sessionpb"
 )
 
-// qemuPrefix marks a device spec the server emulates: NAME=qemu-m4:ARCHIVE.
-const qemuPrefix = "qemu-m4:"
+// qemuPrefix marks a device spec the server emulates:
+// NAME=qemu-TARGET:ARCHIVE (qemu-m4:ARCHIVE, ...).
+const qemuPrefix = "qemu-"
+
+// qemuSpec splits a device's path qemu-TARGET:ARCHIVE; ok is false for
+// any other path (a serial port or a socket).
+func qemuSpec(path string) (target, archive string, ok bool) {
+	rest, ok := strings.CutPrefix(path, qemuPrefix)
+	if !ok {
+		return "", "", false
+	}
+	target, archive, ok = strings.Cut(rest, ":")
+	if !ok || target == "" || strings.ContainsRune(target, filepath.Separator) {
+		return "", "", false
+	}
+	return target, archive, true
+}
 
 // Starts of an emulator before a request is told it is unavailable, and
 // the pause after the first failed start (doubled after each).
@@ -49,7 +65,7 @@ const (
 
 // qemuDevice is one emulated board serving one archive's model.
 type qemuDevice struct {
-	name, spec string // the served model, and "qemu-m4:ARCHIVE"
+	name, spec string // the served model, and "qemu-TARGET:ARCHIVE"
 	model      string // the model's name in the archive and on the device
 	fw         firmware
 	dir        string // the server's folder of UART sockets (and cycle logs)
@@ -67,11 +83,35 @@ type qemuDevice struct {
 	bg       sync.WaitGroup // starts and watchers
 }
 
-// firmware is a session firmware in the cache: its ELF and, for a core
-// the cycle estimate prices (run.py's session_pricing), the qemu plugin
-// and the firmware's price table ("" otherwise).
+// firmware is a session firmware in the cache: its ELF, the qemu machine
+// and cpu of its target, and, for a core the cycle estimate prices
+// (run.py's session_pricing), the qemu plugin and the firmware's price
+// table ("" otherwise).
 type firmware struct {
 	elf, plugin, prices string
+	board
+}
+
+// board is a row of firmware/targets.txt: the qemu machine and cpu, and
+// the instructions a SysTick tick under -icount shift=0, ipt[0] / ipt[1]
+// (a fraction where the board's clock does not divide 1 GHz: the M55's
+// 125/4, which its session cannot tell as a whole number).
+type board struct {
+	machine, cpu string
+	ipt          [2]uint64
+}
+
+// instructions is each repeat's instructions a run from its ticks, by the
+// board's instructions a tick.
+func (b board) instructions(t *device.Timing) []uint64 {
+	if b.ipt[1] == 0 || t.Number == 0 {
+		return nil
+	}
+	out := make([]uint64, len(t.Ticks))
+	for i, k := range t.Ticks {
+		out[i] = k * b.ipt[0] / b.ipt[1] / uint64(t.Number)
+	}
+	return out
 }
 
 // qemuRun is one run of qemu and the session over its UART.
@@ -141,23 +181,23 @@ func (r *qemuRun) stop() {
 
 // startQemuDevice builds the firmware for the archive and starts its
 // first board; errors say which step failed and why.
-func startQemuDevice(name, archive string, cfg Config, mx *metrics) (*qemuDevice, error) {
+func startQemuDevice(name, target, archive string, cfg Config, mx *metrics) (*qemuDevice, error) {
+	spec := qemuPrefix + target + ":" + archive
 	if archive == "" {
-		return nil, fmt.Errorf("serve: device '%s': expected NAME=%sARCHIVE_DIR (an exported model archive), "+
-			"got no archive", name, qemuPrefix)
+		return nil, fmt.Errorf("serve: device '%s': expected NAME=%s%s:ARCHIVE_DIR (an exported model archive), "+
+			"got no archive", name, qemuPrefix, target)
 	}
 	for _, tool := range []string{"qemu-system-arm", "arm-none-eabi-gcc", "python3"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return nil, fmt.Errorf("serve: device '%s': %s%s needs %s, which is not installed (Debian: "+
-				"qemu-system-arm gcc-arm-none-eabi libnewlib-arm-none-eabi python3)", name, qemuPrefix, archive,
-				tool)
+			return nil, fmt.Errorf("serve: device '%s': %s needs %s, which is not installed (Debian: "+
+				"qemu-system-arm gcc-arm-none-eabi libnewlib-arm-none-eabi python3)", name, spec, tool)
 		}
 	}
-	model, err := archiveModel(name, archive)
+	model, err := archiveModel(name, spec, archive)
 	if err != nil {
 		return nil, err
 	}
-	fw, err := buildFirmware(cfg, name, archive, model)
+	fw, err := buildFirmware(cfg, name, target, archive, model)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +205,7 @@ func startQemuDevice(name, archive string, cfg Config, mx *metrics) (*qemuDevice
 	if err != nil {
 		return nil, fmt.Errorf("serve: device '%s': %w", name, err)
 	}
-	d := &qemuDevice{name: name, spec: qemuPrefix + archive, model: model, fw: fw, dir: dir,
+	d := &qemuDevice{name: name, spec: spec, model: model, fw: fw, dir: dir,
 		timeout: cfg.DeviceTimeout, mx: mx, closing: make(chan struct{})}
 	for _, reason := range []string{"exited", "timeout", "link", "start_failed"} {
 		mx.restarts.WithLabelValues(name, reason) // scraped as 0 until it happens
@@ -188,11 +228,10 @@ func startQemuDevice(name, archive string, cfg Config, mx *metrics) (*qemuDevice
 
 // archiveModel is the model of the archive to serve as name: the one of
 // that name, or the archive's only model.
-func archiveModel(name, archive string) (string, error) {
+func archiveModel(name, spec, archive string) (string, error) {
 	raw, err := os.ReadFile(filepath.Join(archive, "metadata.json"))
 	if err != nil {
-		return "", fmt.Errorf("serve: device '%s': %s%s is not an exported model archive: %w", name, qemuPrefix,
-			archive, err)
+		return "", fmt.Errorf("serve: device '%s': %s is not an exported model archive: %w", name, spec, err)
 	}
 	var meta struct {
 		Modules map[string]json.RawMessage `json:"modules"`
@@ -250,6 +289,39 @@ func firmwareRunner(cfg Config) (string, error) {
 		"TVMNODE_SOURCE_DIR to the sources (or --firmware-runner)", strings.Join(tried, ", "))
 }
 
+// targetBoard is a target's row of firmware/targets.txt (beside run.py's
+// folder); the error names the targets the table has.
+func targetBoard(runner, target string) (board, error) {
+	table := filepath.Join(filepath.Dir(filepath.Dir(runner)), "targets.txt")
+	raw, err := os.ReadFile(table)
+	if err != nil {
+		return board{}, err
+	}
+	var names []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		w := strings.Fields(line)
+		if len(w) < 4 || strings.HasPrefix(w[0], "#") {
+			continue
+		}
+		if w[0] != target {
+			names = append(names, w[0])
+			continue
+		}
+		b := board{machine: w[1], cpu: w[2], ipt: [2]uint64{0, 1}}
+		num, den, frac := strings.Cut(w[3], "/")
+		_, err := fmt.Sscanf(num, "%d", &b.ipt[0])
+		if err == nil && frac {
+			_, err = fmt.Sscanf(den, "%d", &b.ipt[1])
+		}
+		if err != nil || b.ipt[0] == 0 || b.ipt[1] == 0 {
+			return board{}, fmt.Errorf("%s: target %s: instructions a tick '%s' is not N or N/D", table, target,
+				w[3])
+		}
+		return b, nil
+	}
+	return board{}, fmt.Errorf("no target '%s' in %s (it has: %s)", target, table, strings.Join(names, ", "))
+}
+
 // hashTree adds every file below root (names and bytes, in order) to h.
 func hashTree(h io.Writer, root string) error {
 	return filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
@@ -271,13 +343,17 @@ func hashTree(h io.Writer, root string) error {
 // it in the cache: the key is the content of the archive, of the harness
 // (firmware/) and of the crt the session adds (runtime/crt), and the
 // model's name.
-func buildFirmware(cfg Config, name, archive, model string) (firmware, error) {
+func buildFirmware(cfg Config, name, target, archive, model string) (firmware, error) {
 	fail := func(err error) (firmware, error) {
 		return firmware{}, fmt.Errorf("serve: device '%s': building the firmware for %s: %w", name, archive, err)
 	}
 	runner, err := firmwareRunner(cfg)
 	if err != nil {
 		return fail(err)
+	}
+	b, err := targetBoard(runner, target)
+	if err != nil {
+		return firmware{}, fmt.Errorf("serve: device '%s': %s%s: %w", name, qemuPrefix, target, err)
 	}
 	cache := cfg.FirmwareCache
 	if cache == "" {
@@ -289,7 +365,7 @@ func buildFirmware(cfg Config, name, archive, model string) (firmware, error) {
 	}
 	src := filepath.Dir(filepath.Dir(filepath.Dir(runner))) // run.py is firmware/common/run.py
 	h := sha256.New()
-	fmt.Fprintf(h, "session firmware 2\x00%s\x00", model)
+	fmt.Fprintf(h, "session firmware 3\x00%s\x00%s\x00", model, target)
 	for _, tree := range []string{archive, filepath.Join(src, "firmware"), filepath.Join(src, "runtime", "crt")} {
 		fmt.Fprintf(h, "%s\x00", filepath.Base(tree))
 		if err := hashTree(h, tree); err != nil {
@@ -297,10 +373,10 @@ func buildFirmware(cfg Config, name, archive, model string) (firmware, error) {
 		}
 	}
 	key := hex.EncodeToString(h.Sum(nil))[:32]
-	elf := filepath.Join(cache, model+"-"+key+".elf")
-	fw := firmware{elf: elf}
+	elf := filepath.Join(cache, model+"-"+target+"-"+key+".elf")
+	fw := firmware{elf: elf, board: b}
 	priced := firmware{elf, strings.TrimSuffix(elf, ".elf") + ".cycles.so",
-		strings.TrimSuffix(elf, ".elf") + ".prices"}
+		strings.TrimSuffix(elf, ".elf") + ".prices", b}
 	if _, err := os.Stat(elf); err == nil {
 		if _, err := os.Stat(priced.prices); err == nil {
 			return priced, nil
@@ -315,7 +391,8 @@ func buildFirmware(cfg Config, name, archive, model string) (firmware, error) {
 		return fail(err)
 	}
 	defer os.RemoveAll(work)
-	cmd := exec.Command("python3", runner, archive, model, "--session", "--build-only", "--workdir", work,
+	cmd := exec.Command("python3", runner, archive, model, "--session", "--build-only", "--target", target,
+		"--workdir", work,
 		"--cache", filepath.Join(cache, "objects"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -441,7 +518,7 @@ func (d *qemuDevice) start() (*qemuRun, error) {
 		counts = &cycleLog{path: filepath.Join(d.dir, fmt.Sprintf("cycles%d.log", n))}
 		extra = []string{"-plugin", d.fw.plugin + ",prices=" + d.fw.prices + ",log=" + counts.path}
 	}
-	cmd, err := device.StartQemu(ctx, d.fw.elf, sock, out, extra...)
+	cmd, err := device.StartBoard(ctx, d.fw.machine, d.fw.cpu, d.fw.elf, sock, out, extra...)
 	if err != nil {
 		kill()
 		return nil, err

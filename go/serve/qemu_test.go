@@ -236,6 +236,48 @@ func TestQemuDeviceFromArchive(t *testing.T) {
 	}
 }
 
+// The session firmware on other cores of firmware/targets.txt (qemu-m33:
+// and qemu-m55:, their UART0 from the target folder's board.h; the M7's
+// mps2-an500 has the M4's): the same outputs as the host Module's, timed
+// requests answering the board's instruction counts (the M55's from its
+// 31.25 instructions a tick, which its session cannot tell), and
+// estimated cycles where the estimate prices the core (the M33) and not
+// elsewhere; a target the table lacks is refused, naming the ones it has.
+func TestQemuDeviceTargets(t *testing.T) {
+	arch, lib, cache := qemuModel(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	s := qemuServer(t, Config{Models: []string{"host=" + lib}, Devices: []string{"m33=qemu-m33:" + arch,
+		"m55=qemu-m55:" + arch}, FirmwareCache: cache})
+	r := adRequest(t, s, "host", 5)
+	want, err := s.Infer(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"m33", "m55"} {
+		r.Model = name
+		r.Repeat, r.Number = 2, 1
+		got, err := s.Infer(ctx, r)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(got.Outputs[0].Data, want.Outputs[0].Data) {
+			t.Fatalf("%s: other outputs than the host Module's", name)
+		}
+		if len(got.RepeatInstructions) != 2 || got.RepeatInstructions[0] < 100000 {
+			t.Fatalf("%s: instructions %v", name, got.RepeatInstructions)
+		}
+		if priced := name == "m33"; priced != (len(got.RepeatCycles) == 2) {
+			t.Fatalf("%s: cycles %v", name, got.RepeatCycles)
+		}
+		t.Logf("%s: instructions a run %v, estimated cycles %v", name, got.RepeatInstructions, got.RepeatCycles)
+	}
+	_, err = New(Config{Devices: []string{"x=qemu-m9:" + arch}, FirmwareCache: cache})
+	if err == nil || !strings.Contains(err.Error(), "no target 'm9'") || !strings.Contains(err.Error(), "m55") {
+		t.Fatalf("qemu-m9: %v", err)
+	}
+}
+
 // A bad qemu-m4 device stops the start with what is wrong.
 func TestQemuDeviceRefused(t *testing.T) {
 	arch, _, cache := qemuModel(t)

@@ -357,10 +357,10 @@ type Result struct {
 	// board's SysTick under -icount), instructions per run, one per
 	// repeat; nil elsewhere. Instructions, not cycles.
 	RepeatInstructions []uint64
-	// RepeatCycles: on an emulated Cortex-M4 board (qemu-m4), the
-	// estimated cycles a run of each repeat, as RepeatInstructions (the
-	// Cortex-M4 timing table of firmware/common/cycles.py applied to the
-	// instructions that ran).
+	// RepeatCycles: on an emulated board whose core the cycle estimate
+	// prices (qemu-m4, qemu-m33), the estimated cycles a run of each
+	// repeat, as RepeatInstructions (the Cortex-M4 timing table of
+	// firmware/common/cycles.py applied to the instructions that ran).
 	RepeatCycles []uint64
 }
 

@@ -11,14 +11,22 @@ import (
 )
 
 // StartQemu runs a firmware (an ELF for firmware/targets.txt's m4 row)
-// on qemu's mps2-an386 under -icount shift=0 (a SysTick tick is then a
+// on qemu's mps2-an386: StartBoard for the Cortex-M4.
+func StartQemu(ctx context.Context, elf, sock string, out *bytes.Buffer, extra ...string) (*exec.Cmd, error) {
+	return StartBoard(ctx, "mps2-an386", "cortex-m4", elf, sock, out, extra...)
+}
+
+// StartBoard runs a firmware on qemu's machine with cpu (a row of
+// firmware/targets.txt) under -icount shift=0 (a SysTick tick is then a
 // fixed count of instructions: firmware/common/measure.h), with UART0 on a
 // Unix socket at sock, and returns once qemu listens there: the board
 // starts when a client (a Link over net.Dial("unix", sock), or
-// tvmnode-serve --device NAME=SOCK) connects. Cancelling ctx kills qemu;
-// Wait reaps it. Its own output is in out.
-func StartQemu(ctx context.Context, elf, sock string, out *bytes.Buffer, extra ...string) (*exec.Cmd, error) {
-	args := []string{"-M", "mps2-an386", "-nographic",
+// tvmnode-serve --device NAME=SOCK) connects. extra: more qemu arguments
+// (a -plugin). Cancelling ctx kills qemu; Wait reaps it. Its own output is
+// in out.
+func StartBoard(ctx context.Context, machine, cpu, elf, sock string, out *bytes.Buffer,
+	extra ...string) (*exec.Cmd, error) {
+	args := []string{"-M", machine, "-cpu", cpu, "-nographic",
 		"-monitor", "none", "-semihosting-config", "enable=on,target=native", "-icount", "shift=0",
 		"-chardev", "socket,id=u0,path=" + sock + ",server=on,wait=on", "-serial", "chardev:u0"}
 	qemu := exec.CommandContext(ctx, "qemu-system-arm", append(append(args, extra...), "-kernel", elf)...)

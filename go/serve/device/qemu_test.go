@@ -73,7 +73,7 @@ func buildUARTFirmware(t *testing.T, dir string) string {
 	args := []string{"-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
 		"-std=c11", "-Os", "-ffunction-sections", "-fdata-sections", "-Wall", "-Wextra", "-Werror",
 		"-DFW_INSTRUCTIONS_PER_TICK=40u", `-DFW_TARGET="m4"`,
-		"-I" + filepath.Join(top, "runtime/crt/include"), "-I" + filepath.Join(fw, "common"),
+		"-I" + filepath.Join(top, "runtime/crt/include"), "-I" + filepath.Join(fw, "common"), "-I" + filepath.Join(fw, "m4"),
 		"-nostdlib", "-L" + filepath.Join(fw, "common"), "-T", filepath.Join(fw, "m4/mps2_an386.ld"),
 		"-Wl,--gc-sections", "-Wl,--defsym=FW_STACK_SIZE=8192", "-o", elf}
 	for _, s := range []string{"common/uart_link.c", "common/uart.c", "common/startup.c", "common/semihost.c", "common/measure.c"} {

@@ -4,6 +4,7 @@
 //
 //	tvmnode-serve [flags] MODEL.so|NAME=MODEL.so|REPOSITORY ...
 //	tvmnode-serve [flags] --device NAME=SERIAL_PORT|QEMU_SOCKET|qemu-m4:ARCHIVE_DIR ...
+//	    (qemu-m33:, qemu-m7:, qemu-m55: the other targets of firmware/targets.txt)
 //
 // It listens on the loopback interface unless --listen names another
 // address; it loads only the models named here, never code a client sends.
@@ -56,16 +57,17 @@ func run(args []string) error {
 	var devices []string
 	fs.Func("device", "NAME=PATH: serve the model NAME running on a device behind PATH, a serial port or "+
 		"qemu's UART socket (the crt's device session); NAME=qemu-m4:ARCHIVE_DIR: build the archive's model "+
-		"into the session firmware and run it on an emulated Cortex-M4 the server starts and restarts; "+
-		"repeatable: devices given the same NAME serve that model together, one request each at a time", func(v string) error {
+		"into the session firmware and run it on an emulated Cortex-M4 the server starts and restarts "+
+		"(qemu-m33:, qemu-m7:, qemu-m55: the other cores of firmware/targets.txt); repeatable: devices "+
+		"given the same NAME serve that model together, one request each at a time", func(v string) error {
 		devices = append(devices, v)
 		return nil
 	})
 	deviceTimeout := fs.Duration("device-timeout", 10*time.Second, "an emulated board that does not answer a "+
 		"request in this time is restarted")
 	runner := fs.String("firmware-runner", "", "firmware/common/run.py of the tvmnode sources, which builds "+
-		"qemu-m4 firmware (default: under $TVMNODE_SOURCE_DIR, or above this program or the working folder)")
-	fwCache := fs.String("firmware-cache", "", "folder of the qemu-m4 firmware built, keyed by content "+
+		"qemu-TARGET firmware (default: under $TVMNODE_SOURCE_DIR, or above this program or the working folder)")
+	fwCache := fs.String("firmware-cache", "", "folder of the qemu-TARGET firmware built, keyed by content "+
 		"(default: the user's cache folder)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
