@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -123,6 +124,18 @@ func openDevice(spec string, cfg Config, mx *metrics) (string, *deviceHandle, *s
 // describe the same inputs and outputs.
 func loadDevices(specs []string, cfg Config, mx *metrics) (*model, error) {
 	m := &model{idle: make(chan *instance, len(specs)), maxQueue: int64(cfg.QueueSize)}
+	ports := map[string]bool{}
+	for _, spec := range specs {
+		// an emulated board is started once per spec; a port is one device
+		name, path, _ := strings.Cut(spec, "=")
+		if _, _, isQemu := qemuSpec(path); !isQemu && path != "" {
+			if ports[filepath.Clean(path)] {
+				return nil, fmt.Errorf("serve: device '%s': %s is given twice: one port is one device (give "+
+					"each board of the model its own port)", name, path)
+			}
+			ports[filepath.Clean(path)] = true
+		}
+	}
 	for _, spec := range specs {
 		name, h, md, err := openDevice(spec, cfg, mx)
 		if err != nil {

@@ -166,6 +166,11 @@ func TestDevicesOfOneModel(t *testing.T) {
 		}
 	}
 
+	_, err = New(Config{Devices: []string{"inc=" + socks[0], "inc=" + socks[0] + "/."}})
+	if err == nil || !strings.Contains(err.Error(), "is given twice") {
+		t.Fatalf("one port twice: %v", err)
+	}
+
 	other := filepath.Join(dir, "uart2.sock")
 	fakeBoard(t, other, fake{n: 6})
 	fakeBoard(t, filepath.Join(dir, "uart3.sock"), fake{})
