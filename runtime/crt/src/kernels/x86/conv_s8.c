@@ -499,8 +499,12 @@ void tn__crt_conv_vnni_fault(int how) {
 
 /* The block's weights as the VNNI form reads them (conv_s8.h), then the
  * per-channel corrections: per group of four inputs, their four rows of
- * 16 channels transposed to 16 channels of four bytes (vpunpck[lh]bw,
- * vpunpck[lh]wd), and sum(w) per channel with vpdpbusd on bytes of 1. */
+ * 16 channels (the lanes of one zmm) transposed to 16 channels of four
+ * bytes: vpermd gathers into lane L the four rows' dword L (channels 4L
+ * to 4L + 3), vpshufb transposes each lane's 4x4 bytes (two shuffles for
+ * the twelve unpacks and inserts of the 128-bit form, the wake word's
+ * tenth of its time spent packing); sum(w) per channel with vpdpbusd on
+ * bytes of 1. */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
 vnni_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0, int8_t *out) {
   const TnCrtConv2d *p = c->p;
@@ -508,26 +512,30 @@ vnni_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0, int8_t *out) {
   const __m128i zero = _mm_setzero_si128();
   __m512i wsum = _mm512_setzero_si512();
   const __m512i one = _mm512_set1_epi8(1);
+  const __m512i gather = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6,
+                                           10, 14, 3, 7, 11, 15);
+  const __m512i transpose = _mm512_broadcast_i32x4(_mm_setr_epi8(
+      0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
   for (int32_t r = 0; r < k->rows; r++) {
     const int32_t kx = c->merge ? 0 : r % p->k_w;
     const int8_t *w = c->w + (ptrdiff_t)k->ky[r] * p->w_strides[0] +
                       (ptrdiff_t)kx * p->w_strides[1] + co0;
     for (int32_t e = 0; e < k->run; e += 4, out += 64) {
-      __m128i v[4];
-      for (int t = 0; t < 4; t++)
-        v[t] = e + t < k->run
-                   ? _mm_loadu_si128((const __m128i *)(w + (e + t) * ws2))
-                   : zero;
-      const __m128i lo01 = _mm_unpacklo_epi8(v[0], v[1]);
-      const __m128i hi01 = _mm_unpackhi_epi8(v[0], v[1]);
-      const __m128i lo23 = _mm_unpacklo_epi8(v[2], v[3]);
-      const __m128i hi23 = _mm_unpackhi_epi8(v[2], v[3]);
-      const __m512i q = _mm512_inserti64x4(
-          _mm512_castsi256_si512(_mm256_set_m128i(
-              _mm_unpackhi_epi16(lo01, lo23), _mm_unpacklo_epi16(lo01, lo23))),
-          _mm256_set_m128i(_mm_unpackhi_epi16(hi01, hi23),
-                           _mm_unpacklo_epi16(hi01, hi23)),
-          1);
+      /* the rows past the run (its last group's) zero, loaded otherwise
+       * straight into the lanes (an array of them would go through the
+       * stack) */
+      const int32_t n = k->run - e;
+      const int8_t *we = w + e * ws2;
+#define ROW(t) \
+  (n > (t) ? _mm_loadu_si128((const __m128i *)(we + (t) * ws2)) : zero)
+      const __m512i rows = _mm512_inserti32x4(
+          _mm512_inserti32x4(
+              _mm512_inserti32x4(_mm512_castsi128_si512(ROW(0)), ROW(1), 1),
+              ROW(2), 2),
+          ROW(3), 3);
+#undef ROW
+      const __m512i q = _mm512_shuffle_epi8(
+          _mm512_permutexvar_epi32(gather, rows), transpose);
       _mm512_storeu_si512(out, q);
       wsum = _mm512_dpbusd_epi32(wsum, one, q);
     }
