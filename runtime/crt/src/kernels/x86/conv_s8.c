@@ -361,34 +361,39 @@ void tn__crt_conv_requant_sse(const Requant *restrict rq,
     requant_sse(rq, a, 16, res);
 }
 
-/* requant_sse's constants of the block rq (its multipliers and shifts set
- * by requant_init), four lanes at a time: every block of every call sets
- * them up. */
-void tn__crt_conv_requant_init_sse2(Requant *rq) {
+/* requant_sse's constants of lanes [i, i + 4) from their multipliers m
+ * and right shifts r. 2^-31 and 2^-r are exact in float: scale =
+ * float(M) * 2^-(31+r). 2^-r is built from its exponent bits, and M
+ * (< 2^31) converted as an int32: no division and no unsigned
+ * conversion, which cost a 1x1 layer run in place (set up once per
+ * chunk) a tenth of its time. The same operations, in the same order, as
+ * one lane at a time: the same floats. */
+static inline void sse_consts4(Requant *restrict rq, int32_t i, v4i32 m,
+                               v4i32 r) {
   const v4f32 c31 = {1.0f / 2147483648.0f, 1.0f / 2147483648.0f,
                      1.0f / 2147483648.0f, 1.0f / 2147483648.0f};
   const v4f32 half = {0.5f, 0.5f, 0.5f, 0.5f};
   const v4f32 eps = {1.0f / 2048.0f, 1.0f / 2048.0f, 1.0f / 2048.0f,
                      1.0f / 2048.0f};
   const v4i32 minus1 = (v4i32)(v4f32){-1.0f, -1.0f, -1.0f, -1.0f};
+  const v4i32 c127 = {127, 127, 127, 127};
+  const v4f32 pot = (v4f32)((c127 - r) << 23);
+  const v4f32 scale = __builtin_convertvector(m, v4f32) * c31 * pot;
+  const v4i32 pos = r > 0;
+  const v4i32 tol = (v4i32)(half - half * pot - eps);
+  memcpy(rq->scale + i, &scale, sizeof scale);
+  const v4i32 t = (pos & tol) | (~pos & minus1);
+  memcpy(rq->tol + i, &t, sizeof t);
+}
+
+/* requant_sse's constants of the block rq (its multipliers and shifts set
+ * by requant_init), four lanes at a time. */
+void tn__crt_conv_requant_init_sse2(Requant *rq) {
   for (int32_t i = 0; i < BLK; i += 4) {
     const v4i32 r = {rq->r[i], rq->r[i + 1], rq->r[i + 2], rq->r[i + 3]};
     v4i32 m;
     memcpy(&m, rq->m + i, sizeof m);
-    /* 2^-31 and 2^-r are exact in float: scale = float(M) * 2^-(31+r).
-     * 2^-r is built from its exponent bits, and M (< 2^31) converted as
-     * an int32: no division and no unsigned conversion, which cost a
-     * 1x1 layer run in place (set up once per chunk) a tenth of its
-     * time. The same operations, in the same order, as one lane at a
-     * time: the same floats. */
-    const v4i32 c127 = {127, 127, 127, 127};
-    const v4f32 pot = (v4f32)((c127 - r) << 23);
-    const v4f32 scale = __builtin_convertvector(m, v4f32) * c31 * pot;
-    const v4i32 pos = r > 0;
-    const v4i32 tol = (v4i32)(half - half * pot - eps);
-    memcpy(rq->scale + i, &scale, sizeof scale);
-    const v4i32 t = (pos & tol) | (~pos & minus1);
-    memcpy(rq->tol + i, &t, sizeof t);
+    sse_consts4(rq, i, m, r);
   }
   rq->fast = rq->vec && rq->off >= -512 && rq->off <= 512;
 }
@@ -402,13 +407,6 @@ void tn__crt_conv_requant_init_sse2(Requant *rq) {
  * a tenth of their time in the two. */
 void tn__crt_conv_requant_block_sse2(Requant *restrict rq, const int32_t *mk,
                                      const int32_t *sk, const int32_t *bk) {
-  const v4f32 c31 = {1.0f / 2147483648.0f, 1.0f / 2147483648.0f,
-                     1.0f / 2147483648.0f, 1.0f / 2147483648.0f};
-  const v4f32 half = {0.5f, 0.5f, 0.5f, 0.5f};
-  const v4f32 eps = {1.0f / 2048.0f, 1.0f / 2048.0f, 1.0f / 2048.0f,
-                     1.0f / 2048.0f};
-  const v4i32 minus1 = (v4i32)(v4f32){-1.0f, -1.0f, -1.0f, -1.0f};
-  const v4i32 c127 = {127, 127, 127, 127};
   const v4u32 c31u = {31, 31, 31, 31};
   v4i32 worse = {0, 0, 0, 0}, r4[4];
   for (int i = 0; i < 4; i++) {
@@ -424,13 +422,7 @@ void tn__crt_conv_requant_block_sse2(Requant *restrict rq, const int32_t *mk,
     r4[i] = r;
     memcpy(rq->m + 4 * i, &m, sizeof m);
     memcpy(rq->bias + 4 * i, &b, sizeof b);
-    const v4f32 pot = (v4f32)((c127 - r) << 23);
-    const v4f32 scale = __builtin_convertvector(m, v4f32) * c31 * pot;
-    const v4i32 pos = r > 0;
-    const v4i32 tol = (v4i32)(half - half * pot - eps);
-    memcpy(rq->scale + 4 * i, &scale, sizeof scale);
-    const v4i32 t = (pos & tol) | (~pos & minus1);
-    memcpy(rq->tol + 4 * i, &t, sizeof t);
+    sse_consts4(rq, 4 * i, m, r);
   }
   /* r in [0, 31]: the saturating packs only narrow */
   const v16i8 rb = (v16i8)__builtin_ia32_packsswb128(
