@@ -1013,7 +1013,20 @@ static void dense_random(uint64_t seed) {
     }
     int32_t mult[40], shift[40];
     TnCrtQuant q = {0};
-    rand_quant(&r, &q, p.out_features, mult, shift, -15, -6);
+    /* the multipliers' range: the usual one; shifts down to -31; around 1
+     * (right shifts of 0 and 1, left shifts, which the vector
+     * requantization leaves to the scalar one); an input offset of 128
+     * (the VNNI form without sum(w)); a channel's multiplier negative
+     * (its block to the scalar form) */
+    const int kind = it % 5;
+    rand_quant(&r, &q, p.out_features, mult, shift,
+               kind == 1 ? -31 : kind == 2 ? -1.5 : -15,
+               kind == 1 ? -20 : kind == 2 ? 1.5 : -6);
+    if (kind == 3) q.input_offset = 128;
+    if (kind == 4 && q.per_channel) {
+      const int32_t c = kt_int(&r, 0, p.out_features - 1);
+      mult[c] = -mult[c];
+    }
     int8_t *got = xalloc((size_t)no), *want = xalloc((size_t)no);
     int32_t *got32 = xalloc((size_t)no * 4), *want32 = xalloc((size_t)no * 4);
     KT_CHECK_OK(tn_crt_dense_s8(&p, &q, in, w, bias, got, NULL,

@@ -196,6 +196,11 @@ static void requant_init(Requant *restrict rq, const TnCrtQuant *q,
   const int32_t n = len <= 8 ? 8 : BLK;
   int bad = q && q->scale;
   if (mul && pc && bias && len == BLK) { /* the usual block: no branch */
+#if TN_CRT_HAVE_SSE2
+    /* with requant_sse's constants, in vectors (x86/conv_s8.c) */
+    tn__crt_conv_requant_block_sse2(rq, mul + co0, sh + co0, bias + co0);
+    return;
+#else
     const int32_t *const mk = mul + co0, *const sk = sh + co0,
                          *const bk = bias + co0;
     uint32_t worse = 0;
@@ -208,6 +213,7 @@ static void requant_init(Requant *restrict rq, const TnCrtQuant *q,
       rq->bias[j] = (uint32_t)bk[j];
     }
     bad = worse != 0;
+#endif
   } else {
     for (int32_t j = 0; j < n; j++) {
       int32_t m = 0, s = 0; /* lanes past the block compute a harmless 0 */

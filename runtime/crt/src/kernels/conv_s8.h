@@ -132,6 +132,10 @@ typedef struct {
 } DwWin;
 
 void tn__crt_conv_requant_init_sse2(Requant *rq);
+/* The block of 16 channels at the multipliers mk, shifts sk and bias bk
+ * (per channel), q's other fields set: its constants, vec and fast. */
+void tn__crt_conv_requant_block_sse2(Requant *restrict rq, const int32_t *mk,
+                                     const int32_t *sk, const int32_t *bk);
 /* BCAST: the block of 8 * u channels at co0 (u 1 or 2) for npx pixels. */
 void tn__crt_conv_sse_bcast(const Conv *c, const Win *wn, int32_t co0, int u,
                             int npx, const int8_t *xr, const int8_t *wr,

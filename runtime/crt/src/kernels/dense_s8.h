@@ -44,6 +44,17 @@ void tn__crt_dense_dot4_avx2(const Dense *d, const int8_t *x, const int8_t *w,
 /* The same with AVX-512 VNNI, when d->vnni (fo == 0). */
 void tn__crt_dense_dot4_vnni(const Dense *d, const int8_t *x, const int8_t *w,
                              uint32_t *s);
+/* The outputs out[0 .. len) (len <= 16) of the block's accumulators a (16
+ * of them, those past len ignored) plus bias (if not NULL), requantized by
+ * TFLite's MultiplyByQuantizedMultiplier with mult[j] and shift[j] (pc),
+ * or mult[0] and shift[0], the output offset off added, clamped to
+ * [lo, hi] (within int8), when d->avx2: 1; or 0, nothing written, where a
+ * channel has M < 0 or a shift outside [-31, 0] (the caller's scalar
+ * form then). */
+int tn__crt_dense_requant_avx2(const uint32_t *a, const int32_t *bias,
+                               const int32_t *mult, const int32_t *shift,
+                               int pc, int32_t len, int32_t off, int32_t lo,
+                               int32_t hi, int8_t *out);
 /* For the tests: 1 leaves out the VNNI form's 128 * sum(w) correction, 2
  * makes it saturate (vpdpbusds), 0 puts it right again. */
 void tn__crt_dense_vnni_fault(int how);

@@ -361,35 +361,76 @@ void tn__crt_conv_requant_sse(const Requant *restrict rq,
     requant_sse(rq, a, 16, res);
 }
 
-/* requant_sse's constants of the block rq (its multipliers and shifts set
- * by requant_init), four lanes at a time: every block of every call sets
- * them up. */
-void tn__crt_conv_requant_init_sse2(Requant *rq) {
+/* requant_sse's constants of lanes [i, i + 4) from their multipliers m
+ * and right shifts r. 2^-31 and 2^-r are exact in float: scale =
+ * float(M) * 2^-(31+r). 2^-r is built from its exponent bits, and M
+ * (< 2^31) converted as an int32: no division and no unsigned
+ * conversion, which cost a 1x1 layer run in place (set up once per
+ * chunk) a tenth of its time. The same operations, in the same order, as
+ * one lane at a time: the same floats. */
+static inline void sse_consts4(Requant *restrict rq, int32_t i, v4i32 m,
+                               v4i32 r) {
   const v4f32 c31 = {1.0f / 2147483648.0f, 1.0f / 2147483648.0f,
                      1.0f / 2147483648.0f, 1.0f / 2147483648.0f};
   const v4f32 half = {0.5f, 0.5f, 0.5f, 0.5f};
   const v4f32 eps = {1.0f / 2048.0f, 1.0f / 2048.0f, 1.0f / 2048.0f,
                      1.0f / 2048.0f};
   const v4i32 minus1 = (v4i32)(v4f32){-1.0f, -1.0f, -1.0f, -1.0f};
+  const v4i32 c127 = {127, 127, 127, 127};
+  const v4f32 pot = (v4f32)((c127 - r) << 23);
+  const v4f32 scale = __builtin_convertvector(m, v4f32) * c31 * pot;
+  const v4i32 pos = r > 0;
+  const v4i32 tol = (v4i32)(half - half * pot - eps);
+  memcpy(rq->scale + i, &scale, sizeof scale);
+  const v4i32 t = (pos & tol) | (~pos & minus1);
+  memcpy(rq->tol + i, &t, sizeof t);
+}
+
+/* requant_sse's constants of the block rq (its multipliers and shifts set
+ * by requant_init), four lanes at a time. */
+void tn__crt_conv_requant_init_sse2(Requant *rq) {
   for (int32_t i = 0; i < BLK; i += 4) {
     const v4i32 r = {rq->r[i], rq->r[i + 1], rq->r[i + 2], rq->r[i + 3]};
     v4i32 m;
     memcpy(&m, rq->m + i, sizeof m);
-    /* 2^-31 and 2^-r are exact in float: scale = float(M) * 2^-(31+r).
-     * 2^-r is built from its exponent bits, and M (< 2^31) converted as
-     * an int32: no division and no unsigned conversion, which cost a
-     * 1x1 layer run in place (set up once per chunk) a tenth of its
-     * time. The same operations, in the same order, as one lane at a
-     * time: the same floats. */
-    const v4i32 c127 = {127, 127, 127, 127};
-    const v4f32 pot = (v4f32)((c127 - r) << 23);
-    const v4f32 scale = __builtin_convertvector(m, v4f32) * c31 * pot;
-    const v4i32 pos = r > 0;
-    const v4i32 tol = (v4i32)(half - half * pot - eps);
-    memcpy(rq->scale + i, &scale, sizeof scale);
-    const v4i32 t = (pos & tol) | (~pos & minus1);
-    memcpy(rq->tol + i, &t, sizeof t);
+    sse_consts4(rq, i, m, r);
   }
+  rq->fast = rq->vec && rq->off >= -512 && rq->off <= 512;
+}
+
+/* requant_init's usual block (16 channels, per-channel multipliers, a
+ * bias) with requant_sse's constants, in one pass four lanes at a time:
+ * the same values as requant_init's scalar loop and
+ * tn__crt_conv_requant_init_sse2 (the same operations on the same
+ * lanes), without their stores and reloads of each lane; every block of
+ * every call sets it up, and the wake word's layers of a few pixels spent
+ * a tenth of their time in the two. */
+void tn__crt_conv_requant_block_sse2(Requant *restrict rq, const int32_t *mk,
+                                     const int32_t *sk, const int32_t *bk) {
+  const v4u32 c31u = {31, 31, 31, 31};
+  v4i32 worse = {0, 0, 0, 0}, r4[4];
+  for (int i = 0; i < 4; i++) {
+    v4i32 m, sh, b;
+    memcpy(&m, mk + 4 * i, sizeof m);
+    memcpy(&sh, sk + 4 * i, sizeof sh);
+    memcpy(&b, bk + 4 * i, sizeof b);
+    const v4i32 wide = (v4i32)((v4u32)sh + c31u > c31u); /* s > 0, s < -31 */
+    const v4i32 neg = m < 0;
+    worse |= wide | neg;
+    m &= ~neg;
+    const v4i32 r = -sh & ~wide;
+    r4[i] = r;
+    memcpy(rq->m + 4 * i, &m, sizeof m);
+    memcpy(rq->bias + 4 * i, &b, sizeof b);
+    sse_consts4(rq, 4 * i, m, r);
+  }
+  /* r in [0, 31]: the saturating packs only narrow */
+  const v16i8 rb = (v16i8)__builtin_ia32_packsswb128(
+      __builtin_ia32_packssdw128(r4[0], r4[1]),
+      __builtin_ia32_packssdw128(r4[2], r4[3]));
+  memcpy(rq->r, &rb, sizeof rb);
+  const v4i32 any = worse | __builtin_shufflevector(worse, worse, 2, 3, 0, 1);
+  rq->vec = (any[0] | any[1]) == 0;
   rq->fast = rq->vec && rq->off >= -512 && rq->off <= 512;
 }
 
@@ -450,8 +491,12 @@ void tn__crt_conv_vnni_fault(int how) {
 
 /* The block's weights as the VNNI form reads them (conv_s8.h), then the
  * per-channel corrections: per group of four inputs, their four rows of
- * 16 channels transposed to 16 channels of four bytes (vpunpck[lh]bw,
- * vpunpck[lh]wd), and sum(w) per channel with vpdpbusd on bytes of 1. */
+ * 16 channels (the lanes of one zmm) transposed to 16 channels of four
+ * bytes: vpermd gathers into lane L the four rows' dword L (channels 4L
+ * to 4L + 3), vpshufb transposes each lane's 4x4 bytes (two shuffles for
+ * the twelve unpacks and inserts of the 128-bit form, the wake word's
+ * tenth of its time spent packing); sum(w) per channel with vpdpbusd on
+ * bytes of 1. */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
 vnni_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0, int8_t *out) {
   const TnCrtConv2d *p = c->p;
@@ -459,26 +504,30 @@ vnni_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0, int8_t *out) {
   const __m128i zero = _mm_setzero_si128();
   __m512i wsum = _mm512_setzero_si512();
   const __m512i one = _mm512_set1_epi8(1);
+  const __m512i gather = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6,
+                                           10, 14, 3, 7, 11, 15);
+  const __m512i transpose = _mm512_broadcast_i32x4(_mm_setr_epi8(
+      0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
   for (int32_t r = 0; r < k->rows; r++) {
     const int32_t kx = c->merge ? 0 : r % p->k_w;
     const int8_t *w = c->w + (ptrdiff_t)k->ky[r] * p->w_strides[0] +
                       (ptrdiff_t)kx * p->w_strides[1] + co0;
     for (int32_t e = 0; e < k->run; e += 4, out += 64) {
-      __m128i v[4];
-      for (int t = 0; t < 4; t++)
-        v[t] = e + t < k->run
-                   ? _mm_loadu_si128((const __m128i *)(w + (e + t) * ws2))
-                   : zero;
-      const __m128i lo01 = _mm_unpacklo_epi8(v[0], v[1]);
-      const __m128i hi01 = _mm_unpackhi_epi8(v[0], v[1]);
-      const __m128i lo23 = _mm_unpacklo_epi8(v[2], v[3]);
-      const __m128i hi23 = _mm_unpackhi_epi8(v[2], v[3]);
-      const __m512i q = _mm512_inserti64x4(
-          _mm512_castsi256_si512(_mm256_set_m128i(
-              _mm_unpackhi_epi16(lo01, lo23), _mm_unpacklo_epi16(lo01, lo23))),
-          _mm256_set_m128i(_mm_unpackhi_epi16(hi01, hi23),
-                           _mm_unpacklo_epi16(hi01, hi23)),
-          1);
+      /* the rows past the run (its last group's) zero, loaded otherwise
+       * straight into the lanes (an array of them would go through the
+       * stack) */
+      const int32_t n = k->run - e;
+      const int8_t *we = w + e * ws2;
+#define ROW(t) \
+  (n > (t) ? _mm_loadu_si128((const __m128i *)(we + (t) * ws2)) : zero)
+      const __m512i rows = _mm512_inserti32x4(
+          _mm512_inserti32x4(
+              _mm512_inserti32x4(_mm512_castsi128_si512(ROW(0)), ROW(1), 1),
+              ROW(2), 2),
+          ROW(3), 3);
+#undef ROW
+      const __m512i q = _mm512_shuffle_epi8(
+          _mm512_permutexvar_epi32(gather, rows), transpose);
       _mm512_storeu_si512(out, q);
       wsum = _mm512_dpbusd_epi32(wsum, one, q);
     }
