@@ -1,7 +1,7 @@
 /*
  * builtin.c: C passes as ordinary passes, and the registry of the built-in
  * ones (InferType, SimplifyExpr, FoldConstant, DeadCodeElimination,
- * FuseOps, ConvertKernelLayout, PatchStages), also reachable as global functions "transform.<Name>" so every
+ * FuseOps, ConvertKernelLayout, FoldInputOffset, PatchStages), also reachable as global functions "transform.<Name>" so every
  * binding can get them by name.
  */
 #include "pass/pass_internal.h"
@@ -143,6 +143,7 @@ void tn__passes_builtin_init(void) {
       {"DeadCodeElimination", 1, false, tn__dce_module},
       {"FuseOps", 1, true, tn__fuse_ops_module},
       {"ConvertKernelLayout", 1, false, tn__kernel_layout_module},
+      {"FoldInputOffset", 1, true, tn__fold_input_offset_module},
       {"PatchStages", 1, true, tn__patch_stages_module},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {
