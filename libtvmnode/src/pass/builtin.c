@@ -124,6 +124,31 @@ TnObject *tn__pass_map_functions(TnObject *mod, TnFunctionRewriteC fn,
   return res;
 }
 
+typedef struct {
+  TnNodeRewriteC fn;
+  void *ctx;
+} NodeRewrite;
+
+static TnObject *node_rewrite(void *ctx, TnObject *orig, TnObject *rebuilt) {
+  const NodeRewrite *nr = ctx;
+  bool failed = false;
+  TnObject *out = nr->fn(nr->ctx, orig, rebuilt, &failed);
+  if (out || failed) return out;
+  tn_object_retain(rebuilt);
+  return rebuilt;
+}
+
+static TnObject *node_rewrite_function(void *ctx, const char *name,
+                                       TnObject *f) {
+  (void)name;
+  return tn_ir_mutate(f, node_rewrite, ctx);
+}
+
+TnObject *tn__pass_rewrite_nodes(TnObject *mod, TnNodeRewriteC fn, void *ctx) {
+  NodeRewrite nr = {fn, ctx};
+  return tn__pass_map_functions(mod, node_rewrite_function, &nr);
+}
+
 void tn__pass_init(void) {
   tn__pass_types_init();
   tn__passes_builtin_init();

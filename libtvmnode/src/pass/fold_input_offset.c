@@ -146,7 +146,8 @@ static TnObject *folded_bias(const int32_t *b, int64_t n, const int8_t *w,
 
 /* `e` (rebuilt; `orig` has the types) folded, or NULL with *failed clear
  * when it is not a call the pass takes. */
-static TnObject *fold(TnObject *orig, TnObject *e, bool *failed) {
+static TnObject *fold(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
+  (void)ctx;
   *failed = false;
   const char *op = tn__ir_call_op_name(e);
   if (op == NULL || strcmp(op, "nn.bias_add") != 0) return NULL;
@@ -199,22 +200,7 @@ static TnObject *fold(TnObject *orig, TnObject *e, bool *failed) {
   return out;
 }
 
-static TnObject *rewrite(void *ctx, TnObject *orig, TnObject *rebuilt) {
-  (void)ctx;
-  bool failed;
-  TnObject *out = fold(orig, rebuilt, &failed);
-  if (out) return out;
-  if (failed) return NULL;
-  tn_object_retain(rebuilt);
-  return rebuilt;
-}
-
-static TnObject *fold_function(void *ctx, const char *name, TnObject *f) {
-  (void)name;
-  return tn_ir_mutate(f, rewrite, ctx);
-}
-
 TnObject *tn__fold_input_offset_module(TnObject *mod, TnObject *ctx) {
   (void)ctx;
-  return tn__pass_map_functions(mod, fold_function, NULL);
+  return tn__pass_rewrite_nodes(mod, fold, NULL);
 }
