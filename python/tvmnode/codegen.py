@@ -400,13 +400,16 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
     target: where the archive will run, one of TARGETS ("host", the
     default; "cortex-m"; "wasm32"): the pipeline gives one-group
     convolutions the weight layout that target's kernels are fastest with
-    (ConvertKernelLayout, before FuseOps), and the plan gives each kernel
-    the scratch that target's forms take (SCRATCH_ISA: on "cortex-m" the
-    DSP convolutions' buffers, in the pool rather than on the stack).
-    Every archive runs everywhere and computes the same integers; only its
+    (ConvertKernelLayout, before FuseOps), folds the input zero point of
+    the int8 layers that read only inside their input into their bias
+    where that target's kernels gain from it (FoldInputOffset,
+    FOLD_INPUT_OFFSET: "cortex-m"), and the plan gives each kernel the
+    scratch that target's forms take (SCRATCH_ISA: on "cortex-m" the DSP
+    convolutions' buffers, in the pool rather than on the stack). Every
+    archive runs everywhere and computes the same integers; only its
     speed depends on the target.
-    With run_passes=False the caller runs its own pipeline, and that pass
-    too if it wants it.
+    With run_passes=False the caller runs its own pipeline, and those
+    passes too if it wants them.
 
     pools: workspace pools in order of preference, each {"name": str,
     "limit": bytes (0: none), "accepts": kinds of buffer it holds
