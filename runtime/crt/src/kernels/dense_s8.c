@@ -174,7 +174,7 @@ static void dense_run(const Dense *d, const TnCrtQuant *q, int32_t lo,
   const int32_t nn = p->out_features, kk = p->in_features;
   const int32_t pc = q != NULL && q->per_channel != 0;
 #if TN_CRT_HAVE_ARM_DSP
-  DenseRq rq0;
+  DenseRq rq0 = {0, 0, 1}; /* set by dense_rq_init where fast */
   const int fast = out8 != NULL && dense_rq_init(q, nn, &rq0);
 #endif
   for (int32_t m = 0; m < p->batch; m++) {
