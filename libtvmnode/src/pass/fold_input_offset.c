@@ -65,7 +65,10 @@ static bool layer_ok(const TnIrCall *base, bool dense, DLTensor *w, int *o_axis)
     return w->ndim == 2;
   }
   TnAny v;
-  if (tn_node_get(base->attrs, "kernel_layout", &v)) return false;
+  if (tn_node_get(base->attrs, "kernel_layout", &v)) {
+    tn_error_set_raised(NULL); /* not a Conv2DAttrs: not a layer it takes */
+    return false;
+  }
   const char *kl = "";
   if (tn_any_as_str(&v, &kl, NULL)) {
     tn_error_set_raised(NULL);
@@ -96,7 +99,10 @@ static bool bias_on_channels(const TnIrCall *base, const TnObject *orig_base,
   if (!dense) {
     TnAny v;
     const char *dl = "";
-    if (tn_node_get(base->attrs, "data_layout", &v)) return false;
+    if (tn_node_get(base->attrs, "data_layout", &v)) {
+      tn_error_set_raised(NULL);
+      return false;
+    }
     if (tn_any_as_str(&v, &dl, NULL)) {
       tn_error_set_raised(NULL);
       dl = "";
