@@ -452,11 +452,11 @@ def test_kernels_check_reports_a_mismatch(tmp_path: Any) -> None:
 
 
 def _check_broken_form(tmp_path: Any, header_name: str, old: str, new: str,
-                       tag: str) -> None:
+                       tag: str, kind: bool = False) -> None:
     """kernels_check on a copy of the crt whose arm_dsp/header_name has
     its one occurrence of old replaced by new: it must fail, and every
     case it describes must end in tag (the cases it counts as that
-    form's)."""
+    form's), or with kind name tag as its kind ("case 7 dense ...")."""
     kc = _load_kernels_check()
     crt = tmp_path / "crt"
     shutil.copytree(kc.CRT, str(crt))
@@ -468,7 +468,8 @@ def _check_broken_form(tmp_path: Any, header_name: str, old: str, new: str,
     res = kc.run_elf(elf, timeout=300)
     assert res["exit_code"] == 1 and res["failures"] > 0 and not res["ok"]
     described = [m for m in res["mismatches"] if m.startswith("case ")]
-    assert described and all(m.endswith(" " + tag) for m in described), described
+    assert described and all(m.split()[2] == tag if kind else m.endswith(" " + tag)
+                             for m in described), described
 
 
 def test_kernels_check_catches_a_broken_depthwise_3x3_form(tmp_path: Any) -> None:
@@ -488,6 +489,15 @@ def test_kernels_check_catches_a_broken_pointwise_form(tmp_path: Any) -> None:
     that form's."""
     last = '"smlad %[s11], %[b1], %[u], %[s11]\\n\\t"'
     _check_broken_form(tmp_path, "conv_s8_dsp.h", last, last.replace("[u],", "[u0],"), "pw")
+
+
+def test_kernels_check_catches_a_broken_dense_requantization(tmp_path: Any) -> None:
+    """The check reaches the dense layer's DSP requantization
+    (arm_dsp/dense_s8_dsp.h, dense_rq_block) and fails when it is wrong:
+    a copy of the crt whose outputs there are one too high gives
+    mismatches, and only in dense cases."""
+    _check_broken_form(tmp_path, "dense_s8_dsp.h", "    out[n] = (int8_t)r;\n",
+                       "    out[n] = (int8_t)(r + 1);\n", "dense", kind=True)
 
 
 @pytest.mark.parametrize("target", TARGETS)

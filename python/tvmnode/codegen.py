@@ -48,6 +48,12 @@ TARGETS: Dict[str, Optional[str]] = {"host": None, "cortex-m": "OHWI", "wasm32":
 #: on "cortex-m" the DSP convolution forms' buffers are planned in the pool.
 SCRATCH_ISA: Dict[str, str] = {"host": "portable", "cortex-m": "arm_dsp",
                                "wasm32": "portable"}
+#: the targets whose kernels gain from FoldInputOffset (the input zero
+#: point of an int8 layer that reads only inside its input folded into its
+#: bias at compile time): "cortex-m", whose DSP matrix product would
+#: otherwise sum every weight row on every call. Elsewhere the kernels add
+#: the input offset as they multiply, so the pass would change nothing.
+FOLD_INPUT_OFFSET = ("cortex-m",)
 
 
 def _patch_count(patch_stages: Union[None, int, str]) -> Optional[int]:
@@ -78,6 +84,8 @@ def _pipeline(mod: Any, target: str = "host", patch_count: Optional[int] = None,
     if layout is not None:
         passes.append(transform.ConvertKernelLayout())
         config["ConvertKernelLayout.layout"] = layout
+    if target in FOLD_INPUT_OFFSET:
+        passes.append(transform.FoldInputOffset())
     if patch_count is not None:
         # after the weights take the target's layout, and planning with
         # the target's kernel scratch: the plans it compares are the
@@ -392,13 +400,16 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
     target: where the archive will run, one of TARGETS ("host", the
     default; "cortex-m"; "wasm32"): the pipeline gives one-group
     convolutions the weight layout that target's kernels are fastest with
-    (ConvertKernelLayout, before FuseOps), and the plan gives each kernel
-    the scratch that target's forms take (SCRATCH_ISA: on "cortex-m" the
-    DSP convolutions' buffers, in the pool rather than on the stack).
-    Every archive runs everywhere and computes the same integers; only its
+    (ConvertKernelLayout, before FuseOps), folds the input zero point of
+    the int8 layers that read only inside their input into their bias
+    where that target's kernels gain from it (FoldInputOffset,
+    FOLD_INPUT_OFFSET: "cortex-m"), and the plan gives each kernel the
+    scratch that target's forms take (SCRATCH_ISA: on "cortex-m" the DSP
+    convolutions' buffers, in the pool rather than on the stack). Every
+    archive runs everywhere and computes the same integers; only its
     speed depends on the target.
-    With run_passes=False the caller runs its own pipeline, and that pass
-    too if it wants it.
+    With run_passes=False the caller runs its own pipeline, and those
+    passes too if it wants them.
 
     pools: workspace pools in order of preference, each {"name": str,
     "limit": bytes (0: none), "accepts": kinds of buffer it holds

@@ -249,6 +249,7 @@ FoldConstant = _builtin("FoldConstant")
 DeadCodeElimination = _builtin("DeadCodeElimination")
 FuseOps = _builtin("FuseOps")
 ConvertKernelLayout = _builtin("ConvertKernelLayout")
+FoldInputOffset = _builtin("FoldInputOffset")
 PatchStages = _builtin("PatchStages")
 
 
@@ -286,7 +287,7 @@ def register_config(key: str, value_type: Union[type, int]) -> None:
 
 
 __all__ = [
-    "ConvertKernelLayout", "DeadCodeElimination", "FoldConstant", "FunctionPass", "FuseOps", "InferType",
+    "ConvertKernelLayout", "DeadCodeElimination", "FoldConstant", "FoldInputOffset", "FunctionPass", "FuseOps", "InferType",
     "ModulePass", "Pass", "PassContext", "PassInfo", "PassInstrument", "PatchStages", "Sequential",
     "SimplifyExpr", "function_pass", "get_pass", "list_passes", "module_pass",
     "register_config", "register_pass", "unregister_pass",

@@ -1,7 +1,7 @@
 /*
  * builtin.c: C passes as ordinary passes, and the registry of the built-in
  * ones (InferType, SimplifyExpr, FoldConstant, DeadCodeElimination,
- * FuseOps, ConvertKernelLayout, PatchStages), also reachable as global functions "transform.<Name>" so every
+ * FuseOps, ConvertKernelLayout, FoldInputOffset, PatchStages), also reachable as global functions "transform.<Name>" so every
  * binding can get them by name.
  */
 #include "pass/pass_internal.h"
@@ -124,6 +124,31 @@ TnObject *tn__pass_map_functions(TnObject *mod, TnFunctionRewriteC fn,
   return res;
 }
 
+typedef struct {
+  TnNodeRewriteC fn;
+  void *ctx;
+} NodeRewrite;
+
+static TnObject *node_rewrite(void *ctx, TnObject *orig, TnObject *rebuilt) {
+  const NodeRewrite *nr = ctx;
+  bool failed = false;
+  TnObject *out = nr->fn(nr->ctx, orig, rebuilt, &failed);
+  if (out || failed) return out;
+  tn_object_retain(rebuilt);
+  return rebuilt;
+}
+
+static TnObject *node_rewrite_function(void *ctx, const char *name,
+                                       TnObject *f) {
+  (void)name;
+  return tn_ir_mutate(f, node_rewrite, ctx);
+}
+
+TnObject *tn__pass_rewrite_nodes(TnObject *mod, TnNodeRewriteC fn, void *ctx) {
+  NodeRewrite nr = {fn, ctx};
+  return tn__pass_map_functions(mod, node_rewrite_function, &nr);
+}
+
 void tn__pass_init(void) {
   tn__pass_types_init();
   tn__passes_builtin_init();
@@ -143,6 +168,7 @@ void tn__passes_builtin_init(void) {
       {"DeadCodeElimination", 1, false, tn__dce_module},
       {"FuseOps", 1, true, tn__fuse_ops_module},
       {"ConvertKernelLayout", 1, false, tn__kernel_layout_module},
+      {"FoldInputOffset", 1, true, tn__fold_input_offset_module},
       {"PatchStages", 1, true, tn__patch_stages_module},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {

@@ -60,7 +60,10 @@ static bool known_layout(const char *l) {
 
 /* The call `e` with its weight in the wanted layout; NULL with *failed
  * clear when it is not such a call or already is in it. */
-static TnObject *convert(const Ctx *cx, TnObject *e, bool *failed) {
+static TnObject *convert(void *ctx, TnObject *orig, TnObject *e,
+                         bool *failed) {
+  const Ctx *cx = ctx;
+  (void)orig;
   *failed = false;
   const char *op = tn__ir_call_op_name(e);
   if (op == NULL || (strcmp(op, "nn.conv2d") != 0 && strcmp(op, "qnn.conv2d") != 0))
@@ -118,21 +121,6 @@ static TnObject *convert(const Ctx *cx, TnObject *e, bool *failed) {
   return out;
 }
 
-static TnObject *rewrite(void *ctx, TnObject *orig, TnObject *rebuilt) {
-  (void)orig;
-  bool failed;
-  TnObject *out = convert(ctx, rebuilt, &failed);
-  if (out) return out;
-  if (failed) return NULL;
-  tn_object_retain(rebuilt);
-  return rebuilt;
-}
-
-static TnObject *convert_function(void *ctx, const char *name, TnObject *f) {
-  (void)name;
-  return tn_ir_mutate(f, rewrite, ctx);
-}
-
 TnObject *tn__kernel_layout_module(TnObject *mod, TnObject *ctx) {
   Ctx cx = {tn__pass_config_str(ctx, "ConvertKernelLayout.layout", "OHWI")};
   if (!known_layout(cx.layout))
@@ -140,5 +128,5 @@ TnObject *tn__kernel_layout_module(TnObject *mod, TnObject *ctx) {
                              "option 'ConvertKernelLayout.layout' must be "
                              "'OIHW', 'HWIO' or 'OHWI', got '%s'", cx.layout),
            NULL;
-  return tn__pass_map_functions(mod, convert_function, &cx);
+  return tn__pass_rewrite_nodes(mod, convert, &cx);
 }

@@ -50,6 +50,16 @@ typedef TnObject *(*TnFunctionRewriteC)(void *ctx, const char *name,
 TnObject *tn__pass_map_functions(TnObject *mod, TnFunctionRewriteC fn,
                                  void *ctx);
 
+/* A rewrite of one node: the replacement of `rebuilt` (the node over its
+ * rewritten children; `orig`, the node as it was, keeps its types)
+ * (transfer full), or NULL with *failed clear to keep it, or NULL with
+ * *failed set and an error raised to stop. */
+typedef TnObject *(*TnNodeRewriteC)(void *ctx, TnObject *orig,
+                                    TnObject *rebuilt, bool *failed);
+/* Every function of a module that is not primitive rewritten bottom-up,
+ * node by node, by fn (tn_ir_mutate); as tn__pass_map_functions. */
+TnObject *tn__pass_rewrite_nodes(TnObject *mod, TnNodeRewriteC fn, void *ctx);
+
 /* The built-in module passes. */
 TnObject *tn__infer_type_module(TnObject *mod, TnObject *ctx);
 TnObject *tn__simplify_module(TnObject *mod, TnObject *ctx);
@@ -57,6 +67,7 @@ TnObject *tn__fold_constant_module(TnObject *mod, TnObject *ctx);
 TnObject *tn__dce_module(TnObject *mod, TnObject *ctx);
 TnObject *tn__fuse_ops_module(TnObject *mod, TnObject *ctx);
 TnObject *tn__kernel_layout_module(TnObject *mod, TnObject *ctx);
+TnObject *tn__fold_input_offset_module(TnObject *mod, TnObject *ctx);
 TnObject *tn__patch_stages_module(TnObject *mod, TnObject *ctx);
 
 /* The function pass bodies of the built-in passes, shared with tests of the

@@ -1015,13 +1015,20 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
 }
 
 /* pw_run with the sums' starting values and the columns in buf
- * (4-aligned, pw_scratch_bytes: the columns' pairs word-aligned). */
+ * (4-aligned, pw_scratch_bytes: the columns' pairs word-aligned). With
+ * input offset 0 (FoldInputOffset gives it to a layer whose windows lie
+ * inside the input, its bias holding the offset's share) the sums start
+ * from the bias itself, and nothing is summed on the call. */
 static void dsp_pointwise(const Conv *c, const TnCrtQuant *q, int32_t lo,
                           int32_t hi, const int32_t *bias, int8_t *out,
                           void *buf) {
   uint32_t *const corr = buf; /* out_c <= PW_MAX_CHANNELS */
-  pw_corr(corr, c, bias);
-  pw_run(c, q, lo, hi, corr, out, (int16_t *)(void *)(corr + c->p->out_c));
+  const uint32_t *start = corr;
+  if (c->io == 0 && bias != NULL)
+    start = (const uint32_t *)(const void *)bias;
+  else
+    pw_corr(corr, c, bias);
+  pw_run(c, q, lo, hi, start, out, (int16_t *)(void *)(corr + c->p->out_c));
 }
 
 #endif /* TN_CRT_HAVE_ARM_DSP */

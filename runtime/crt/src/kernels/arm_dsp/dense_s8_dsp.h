@@ -3,9 +3,10 @@
  * contiguous dot products (dense_s8.c): SXTAB16 unpacks four int8 of the
  * input and of each row into int16 pairs, offsets added, and SMLAD
  * multiplies and adds two pairs (arm_dsp/dsp.h), about four times as fast
- * as the portable C on a Cortex-M4, bit for bit the same sums. dense_s8.c
- * includes it where isa.h says the DSP extension is there and calls
- * dsp_rows from its own out-of-line dot products: a header of inline
+ * as the portable C on a Cortex-M4, bit for bit the same sums; and the
+ * requantization of a block of outputs (dense_rq_block, below).
+ * dense_s8.c includes it where isa.h says the DSP extension is there and
+ * calls dsp_rows from its own out-of-line dot products: a header of inline
  * functions, so that the rows' loop is compiled into them with the row
  * count a constant and no call of another file in between. Its includes
  * are relative to its own folder, which an archive keeps
@@ -80,8 +81,17 @@ BLOCK_INLINE void dsp_rows(const Dense *d, const int8_t *restrict x,
   int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, k = 0;
 #if DENSE_ROWS4_ASM
   if (rows == 4 && fo == 0) {
-    const int8_t *wk = w, *xk = x, *const xe = x + (kk & ~3);
-    for (; xk != xe; xk += 4) {
+    /* eight inputs a turn (one taken branch for 32 multiply-adds), then
+     * a last four */
+    const int8_t *wk = w, *xk = x, *const xe = x + (kk & ~7);
+    for (; xk != xe; xk += 8) {
+      const uint32_t xv = tn__crt_load4(xk), xw = tn__crt_load4(xk + 4);
+      rows4(&s0, &s1, &s2, &s3, &wk, sn, __sxtab16(io2, (int32_t)xv),
+            tn__crt_sxtab16_ror8(io2, xv));
+      rows4(&s0, &s1, &s2, &s3, &wk, sn, __sxtab16(io2, (int32_t)xw),
+            tn__crt_sxtab16_ror8(io2, xw));
+    }
+    if (kk & 4) {
       const uint32_t xv = tn__crt_load4(xk);
       rows4(&s0, &s1, &s2, &s3, &wk, sn, __sxtab16(io2, (int32_t)xv),
             tn__crt_sxtab16_ror8(io2, xv));
@@ -120,6 +130,61 @@ BLOCK_INLINE void dsp_rows(const Dense *d, const int8_t *restrict x,
   }
   s[0] = u[0];
   if (rows == 4) s[1] = u[1], s[2] = u[2], s[3] = u[3];
+}
+
+/*
+ * The requantization of an output, in tn__crt_requant_s8's seven
+ * instructions (dsp.h) where the layer's multipliers and shifts meet its
+ * conditions (a multiplier of 0 or at least 2^30, a shift in [-20, -1],
+ * an output offset in [-128, 127]: what the importers give), its
+ * constants set up once a call for a per-tensor layer; dense_run keeps
+ * tn_crt_multiply_by_quantized_multiplier (about 30 cycles an output on
+ * a Cortex-M4, a call) for the others. Both give TFLite's integers.
+ */
+typedef struct {
+  int32_t m, round, r;
+} DenseRq;
+
+BLOCK_INLINE int dense_rq_ok(int32_t m, int32_t s) {
+  return m >= 0 && (m == 0 || m >= (INT32_C(1) << 30)) && s <= -1 && s >= -20;
+}
+
+BLOCK_INLINE DenseRq dense_rq(int32_t m, int32_t s, int32_t off) {
+  const DenseRq c = {m, (int32_t)(((UINT32_C(1) << -s) >> 1) +
+                                  ((uint32_t)off << -s)),
+                     -s};
+  return c;
+}
+
+/* Whether every channel of q (n of them when per channel) takes the
+ * fast form; then *c has channel 0's constants. */
+static int dense_rq_init(const TnCrtQuant *q, int32_t n, DenseRq *c) {
+  if (q->scale != NULL || q->output_offset < -128 || q->output_offset > 127)
+    return 0;
+  const int32_t k = q->per_channel ? n : 1;
+  for (int32_t j = 0; j < k; j++)
+    if (!dense_rq_ok(q->multiplier[j], q->shift[j])) return 0;
+  *c = dense_rq(q->multiplier[0], q->shift[0], q->output_offset);
+  return 1;
+}
+
+/* The len outputs from n0 (their sums in a, the bias not yet added)
+ * into out[n0 ..], clamped to [lo, hi] (within int8), when dense_rq_init
+ * held; c: channel 0's constants. One loop for the block, so that its
+ * constants stay in registers and an output takes a dozen instructions. */
+static void dense_rq_block(const TnCrtQuant *q, int32_t pc, const DenseRq *c,
+                           const uint32_t *a, const int32_t *bias, int32_t n0,
+                           int32_t len, int32_t lo, int32_t hi, int8_t *out) {
+  const int act = lo > -128 || hi < 127;
+  DenseRq k = *c;
+  for (int32_t j = 0; j < len; j++) {
+    const int32_t n = n0 + j;
+    const int32_t v = (int32_t)(bias ? a[j] + (uint32_t)bias[n] : a[j]);
+    if (pc) k = dense_rq(q->multiplier[n], q->shift[n], q->output_offset);
+    int32_t r = tn__crt_requant_s8(v, k.m, k.round, k.r);
+    if (act) r = r < lo ? lo : r > hi ? hi : r;
+    out[n] = (int8_t)r;
+  }
 }
 #endif /* TN_CRT_HAVE_ARM_DSP */
 

@@ -1,0 +1,212 @@
+/*
+ * fold_input_offset.c: the FoldInputOffset pass: an int8 layer that never
+ * reads outside its input (a qnn.conv2d with no padding, any kernel,
+ * stride, dilation or groups; a qnn.dense), whose weights and bias are
+ * constants, gets its input zero point folded into the bias and set to 0.
+ * The call nn.bias_add(qnn.conv2d(x, W, zx, zw, ...), B) becomes
+ * nn.bias_add(qnn.conv2d(x, W, 0, zw, ...), B') with, per output channel
+ * o, B'[o] = B[o] - zx * sum(W[o] - zw) over the channel's weights, mod
+ * 2^32, since sum((x - zx) * (w - zw)) = sum(x * (w - zw)) - zx * sum(w -
+ * zw) over every tap of a window that lies wholly inside the input.
+ *
+ * The kernels add the same int32 term on every call, mod 2^32 as TFLite's
+ * accumulator wraps (the Cortex-M DSP matrix product sums its weights'
+ * rows at the start of each call for it), so the compiler, which knows the
+ * weights, does it once: the outputs are the same integers, and a kernel
+ * given input offset 0 and a bias skips that set-up. codegen.compile runs
+ * this pass for the targets whose kernels gain from it (cortex-m). Left
+ * alone: a padded convolution (a tap outside the input contributes
+ * nothing, which zx * sum(W) would contradict), weights or a bias that are
+ * not constants, a layer without an nn.bias_add on its output channels, an
+ * int32 bias only (a 16x8 layer's is int64, and has zero point 0 anyway),
+ * int8 weights only, scalar zero points only, and a zero point already 0.
+ */
+#include "pass/pass_internal.h"
+
+/* A constant's dense data of dtype (code, bits) with `numel` elements, or
+ * NULL. */
+static const void *const_data(const TnObject *e, uint8_t code, uint8_t bits,
+                              int64_t *numel) {
+  if (e == NULL || !tn_object_is_instance(e, TN_IR->constant)) return NULL;
+  TnObject *data = ((const TnIrConstant *)e)->data;
+  DLTensor *t = tn_tensor_dltensor(data);
+  int contiguous = 0;
+  if (t == NULL || t->dtype.code != code || t->dtype.bits != bits ||
+      t->dtype.lanes != 1 || tn_tensor_is_contiguous(data, &contiguous) ||
+      !contiguous) {
+    tn_error_set_raised(NULL);
+    return NULL;
+  }
+  int64_t n = 1;
+  for (int32_t i = 0; i < t->ndim; i++) n *= t->shape[i];
+  *numel = n;
+  return (const uint8_t *)t->data + t->byte_offset;
+}
+
+/* The int32 scalar (one element) constant `e` into *v; false otherwise. */
+static bool const_i32(const TnObject *e, int32_t *v) {
+  int64_t n;
+  const int32_t *d = const_data(e, kDLInt, 32, &n);
+  if (d == NULL || n != 1) return false;
+  *v = d[0];
+  return true;
+}
+
+static const TnObject *call_arg(const TnIrCall *c, int64_t i) {
+  return tn_array_at(c->args, i)->v_obj;
+}
+
+/* Whether the layer `base` (a qnn.conv2d or qnn.dense call) with weight w
+ * reads only inside its input (see the opening comment), and then in
+ * *o_axis the weight's output channel axis. */
+static bool layer_ok(const TnIrCall *base, bool dense, DLTensor *w, int *o_axis) {
+  if (dense) {
+    *o_axis = 0; /* [N, K] */
+    return w->ndim == 2;
+  }
+  TnAny v;
+  if (tn_node_get(base->attrs, "kernel_layout", &v)) {
+    tn_error_set_raised(NULL); /* not a Conv2DAttrs: not a layer it takes */
+    return false;
+  }
+  const char *kl = "";
+  if (tn_any_as_str(&v, &kl, NULL)) {
+    tn_error_set_raised(NULL);
+    kl = "";
+  }
+  int o, i, h, ww;
+  const bool known = w->ndim == 4 &&
+                     tn__ir_kernel_layout("qnn.conv2d", kl[0] ? kl : "OIHW",
+                                          &o, &i, &h, &ww);
+  tn_any_clear(&v);
+  int64_t pad[4];
+  if (!known || tn__ir_padding4("qnn.conv2d", base->attrs, pad)) {
+    tn_error_set_raised(NULL);
+    return false;
+  }
+  *o_axis = o;
+  return pad[0] == 0 && pad[1] == 0 && pad[2] == 0 && pad[3] == 0;
+}
+
+/* The output channel axis of the layer `base` (whose call `orig_base` has
+ * its type) that an nn.bias_add with attrs `battrs` adds along. */
+static bool bias_on_channels(const TnIrCall *base, const TnObject *orig_base,
+                             const TnObject *battrs, bool dense) {
+  const TnObject *t = tn_ir_checked_type(orig_base);
+  if (t == NULL || !tn__ir_is(t, TN_IR->tensor_type)) return false;
+  const int64_t nd = tn__ir_ndim((const TnIrTensorType *)t);
+  int64_t cax = nd - 1;
+  if (!dense) {
+    TnAny v;
+    const char *dl = "";
+    if (tn_node_get(base->attrs, "data_layout", &v)) {
+      tn_error_set_raised(NULL);
+      return false;
+    }
+    if (tn_any_as_str(&v, &dl, NULL)) {
+      tn_error_set_raised(NULL);
+      dl = "";
+    }
+    cax = strcmp(dl, "NHWC") == 0 ? 3 : 1;
+    tn_any_clear(&v);
+  }
+  TnAny a;
+  if (battrs == NULL || tn_node_get(battrs, "axis", &a)) {
+    tn_error_set_raised(NULL);
+    return false;
+  }
+  int64_t ax = a.type_index == TN_TYPE_INT ? a.v_int64 : INT64_MIN;
+  tn_any_clear(&a);
+  if (ax < 0) ax += nd;
+  return ax == cax;
+}
+
+/* The bias `b` (n int32) plus io * sum(w + fo) per output channel of w
+ * (int8, channel axis o_axis), mod 2^32, as a new constant. */
+static TnObject *folded_bias(const int32_t *b, int64_t n, const int8_t *w,
+                             const DLTensor *wt, int o_axis, int32_t io,
+                             int32_t fo) {
+  int64_t inner = 1, numel = 1;
+  for (int32_t i = 0; i < wt->ndim; i++) {
+    numel *= wt->shape[i];
+    if (i > o_axis) inner *= wt->shape[i];
+  }
+  uint32_t *s = g_new0(uint32_t, n);
+  for (int64_t i = 0; i < numel; i++)
+    s[(i / inner) % n] += (uint32_t)w[i] + (uint32_t)fo;
+  const int64_t shape[1] = {n};
+  const DLDataType i32 = {kDLInt, 32, 1};
+  TnObject *t = tn_tensor_empty(shape, 1, i32, wt->device);
+  TnObject *c = NULL;
+  if (t) {
+    DLTensor *o = tn_tensor_dltensor(t);
+    int32_t *ob = (int32_t *)(void *)((uint8_t *)o->data + o->byte_offset);
+    for (int64_t j = 0; j < n; j++)
+      ob[j] = (int32_t)((uint32_t)b[j] + (uint32_t)io * s[j]);
+    c = tn_ir_constant(t);
+    tn_object_release(t);
+  }
+  g_free(s);
+  return c;
+}
+
+/* `e` (rebuilt; `orig` has the types) folded, or NULL with *failed clear
+ * when it is not a call the pass takes. */
+static TnObject *fold(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
+  (void)ctx;
+  *failed = false;
+  const char *op = tn__ir_call_op_name(e);
+  if (op == NULL || strcmp(op, "nn.bias_add") != 0) return NULL;
+  const TnIrCall *bc = (const TnIrCall *)e;
+  if (tn_array_size(bc->args) != 2) return NULL;
+  const TnObject *inner = call_arg(bc, 0);
+  const char *iop = tn__ir_call_op_name(inner);
+  const bool dense = iop && strcmp(iop, "qnn.dense") == 0;
+  if (iop == NULL || (!dense && strcmp(iop, "qnn.conv2d") != 0)) return NULL;
+  const TnIrCall *base = (const TnIrCall *)inner;
+  if (tn_array_size(base->args) != 6 || base->attrs == NULL) return NULL;
+  int32_t zx, zw;
+  int64_t nb, nw;
+  const int32_t *b = const_data(call_arg(bc, 1), kDLInt, 32, &nb);
+  const int8_t *w = const_data(call_arg(base, 1), kDLInt, 8, &nw);
+  if (b == NULL || w == NULL || !const_i32(call_arg(base, 2), &zx) ||
+      !const_i32(call_arg(base, 3), &zw) || zx == 0)
+    return NULL;
+  DLTensor *wt = tn_tensor_dltensor(
+      ((const TnIrConstant *)call_arg(base, 1))->data);
+  DLTensor *bt = tn_tensor_dltensor(((const TnIrConstant *)call_arg(bc, 1))->data);
+  int o_axis;
+  if (bt->ndim != 1 || !layer_ok(base, dense, wt, &o_axis) ||
+      wt->shape[o_axis] != nb)
+    return NULL;
+  /* the bias_add's own orig: its first argument has the layer's type */
+  const TnObject *orig_base = call_arg((const TnIrCall *)orig, 0);
+  if (!bias_on_channels(base, orig_base, bc->attrs, dense)) return NULL;
+  /* TFLite's offsets: io = -zx, fo = -zw (what the kernels are given) */
+  const int32_t io = (int32_t)(0u - (uint32_t)zx);
+  const int32_t fo = (int32_t)(0u - (uint32_t)zw);
+  TnObject *nbias = folded_bias(b, nb, w, wt, o_axis, io, fo);
+  const DLDataType i32 = {kDLInt, 32, 1};
+  TnObject *zero = nbias ? tn_ir_scalar(0, i32) : NULL;
+  TnObject *nbase = NULL, *out = NULL;
+  if (zero) {
+    TnObject *args[6];
+    for (int i = 0; i < 6; i++) args[i] = (TnObject *)call_arg(base, i);
+    args[2] = zero;
+    nbase = tn_ir_call(base->op, args, 6, base->attrs);
+  }
+  if (nbase) {
+    TnObject *bargs[2] = {nbase, nbias};
+    out = tn_ir_call(bc->op, bargs, 2, bc->attrs);
+  }
+  tn_object_release(nbase);
+  tn_object_release(zero);
+  tn_object_release(nbias);
+  *failed = out == NULL;
+  return out;
+}
+
+TnObject *tn__fold_input_offset_module(TnObject *mod, TnObject *ctx) {
+  (void)ctx;
+  return tn__pass_rewrite_nodes(mod, fold, NULL);
+}
