@@ -172,23 +172,38 @@ typedef struct {
   ATTR static void pixels_##SFX(const TnCrtConv2d *p, const Call *c,       \
                                 const float *x0, float *o0) {              \
     const ptrdiff_t is1 = p->in_strides[1], is2 = p->in_strides[2];        \
-    Group gs[GROUPS];                                                      \
+    const int32_t sw = p->stride_w, pl = p->pad_left;                      \
+    Group gs[GROUPS], in;                                                  \
     int ng = 0;                                                            \
+    in.kh0 = 0, in.kw0 = 0, in.nkh = p->k_h, in.nkw = p->k_w, in.m = 0;    \
+    /* columns [ia, ib): windows wholly inside the input's columns, whose  \
+     * pixels in a row of whole windows go straight to the tile `in` */    \
+    const int32_t ia = pl / sw + (pl % sw != 0);                           \
+    const int32_t last = p->in_w - 1 - (p->k_w - 1) * p->dilation_w + pl;  \
+    const int32_t ib = last < 0 ? 0 : last / sw + 1 < p->out_w            \
+                                           ? last / sw + 1 : p->out_w;     \
     for (int32_t oh = 0; oh < p->out_h; oh++) {                            \
       const int32_t bh = oh * p->stride_h - p->pad_top;                    \
       int32_t kh0, kh1;                                                    \
       conv_in_bounds(bh, p->dilation_h, p->in_h, p->k_h, &kh0, &kh1);      \
+      const float *xr = x0 + (ptrdiff_t)(bh + kh0 * p->dilation_h) * is1;  \
+      float *orow = o0 + oh * p->out_strides[1];                           \
       for (int32_t ow = 0; ow < p->out_w; ow++) {                          \
-        const int32_t bw = ow * p->stride_w - p->pad_left;                 \
+        const int32_t bw = ow * sw - pl;                                   \
+        if (kh1 - kh0 == p->k_h && ow >= ia && ow < ib) {                  \
+          in.x[in.m] = xr + (ptrdiff_t)bw * is2;                           \
+          in.o[in.m] = orow + ow * p->out_strides[2];                      \
+          if (++in.m == MR) run_##SFX(c, &in), in.m = 0;                   \
+          continue;                                                        \
+        }                                                                  \
         int32_t kw0, kw1;                                                  \
         conv_in_bounds(bw, p->dilation_w, p->in_w, p->k_w, &kw0, &kw1);    \
-        add_##SFX(c, gs, &ng,                                              \
-                  x0 + (ptrdiff_t)(bh + kh0 * p->dilation_h) * is1 +       \
-                      (ptrdiff_t)(bw + kw0 * p->dilation_w) * is2,         \
-                  o0 + oh * p->out_strides[1] + ow * p->out_strides[2],    \
-                  kh0, kw0, kh1 - kh0, kw1 - kw0);                         \
+        const ptrdiff_t xw = (ptrdiff_t)(bw + kw0 * p->dilation_w) * is2;  \
+        add_##SFX(c, gs, &ng, xr + xw, orow + ow * p->out_strides[2], kh0, \
+                  kw0, kh1 - kh0, kw1 - kw0);                              \
       }                                                                    \
     }                                                                      \
+    if (in.m) run_##SFX(c, &in);                                           \
     for (int i = 0; i < ng; i++)                                           \
       if (gs[i].m) run_##SFX(c, &gs[i]);                                   \
   }                                                                        \
@@ -258,8 +273,9 @@ typedef struct {
 /* max(lo, v) then min(hi, v) keep a NaN v as the portable clamp does */
 #define V_MAX(a, b) _mm256_max_ps(a, b)
 #define V_MIN(a, b) _mm256_min_ps(a, b)
-#define V_MASK(r) \
-  _mm256_cmpgt_epi32(_mm256_set1_epi32(r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#define V_MASK(r)                                                        \
+  _mm256_cmpgt_epi32(_mm256_set1_epi32(r),                               \
+                     _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
 
 DEFINE_FORMS(avx2, __attribute__((target("avx2,fma"))), 6, 8)
 
