@@ -11,7 +11,10 @@
  *   <model>_outside    percent of a run spent outside kernel calls,
  *                      measured by the program's profiling counters
  *   k_<layer>_<dtype>  ns per call of the kernel alone on that layer's shape
- *                      (and k_..._gmacs), inputs filled with fixed values
+ *                      (and k_..._gmacs), inputs filled with fixed values;
+ *                      float32 also with the crt's ISA forms capped at AVX2
+ *                      and at the portable C (k_<layer>_f32@avx2_...,
+ *                      k_<layer>_f32@portable_...)
  * numpy's time for the AD autoencoder (a dense chain) is the peer
  * (bench/peers/numpy_exec.py); the embedded peers come with the importer.
  */
@@ -112,6 +115,10 @@ static const Layer kLayers[] = {
     {"vww_dw", 48, 48, 8, 8, 3, 3, 1, 8},
     {"vww_pw", 48, 48, 8, 16, 1, 1, 1, 1},
     {"ic_conv", 32, 32, 16, 16, 3, 3, 1, 1},
+    {"ic_conv_s2", 32, 32, 16, 32, 3, 3, 2, 1},
+    {"ic_conv32", 16, 16, 32, 32, 3, 3, 1, 1},
+    {"ic_conv64", 8, 8, 64, 64, 3, 3, 1, 1},
+    {"ic_skip64", 16, 16, 32, 64, 1, 1, 2, 1},
 };
 
 typedef struct {
@@ -146,7 +153,8 @@ static void fill(void *p, size_t n, bool s8) {
   }
 }
 
-static void bench_layer(const Layer *l, bool s8) {
+/* isa: the suffix of a capped run ("" uncapped) */
+static void bench_layer(const Layer *l, bool s8, const char *isa) {
   ConvCtx c = {0};
   TnCrtConv2d *g = &c.g;
   g->batch = 1, g->in_h = l->h, g->in_w = l->w, g->in_c = l->ci;
@@ -185,10 +193,11 @@ static void bench_layer(const Layer *l, bool s8) {
     c.scratch = malloc(c.scratch_size ? c.scratch_size : 1);
   }
   char row[96];
-  snprintf(row, sizeof row, "k_%s_%s", l->name, s8 ? "s8" : "f32");
+  snprintf(row, sizeof row, "k_%s_%s%s", l->name, s8 ? "s8" : "f32", isa);
   double ns = bench_run("exec", row, conv_body, &c, 1);
   double macs = (double)nout * l->kh * l->kw * cig;
-  snprintf(row, sizeof row, "k_%s_%s_gmacs", l->name, s8 ? "s8" : "f32");
+  snprintf(row, sizeof row, "k_%s_%s%s_gmacs", l->name, s8 ? "s8" : "f32",
+           isa);
   bench_report("exec", row, macs / ns, "GMAC/s");
   free(c.in), free(c.w), free(c.out), free(c.bias), free(c.scratch);
 }
@@ -251,8 +260,13 @@ int main(int argc, char **argv) {
       if (!strchr(*n, ':')) bench_model(*n);
   if (kernels) {
     for (size_t i = 0; i < sizeof kLayers / sizeof kLayers[0]; i++) {
-      bench_layer(&kLayers[i], false);
-      bench_layer(&kLayers[i], true);
+      bench_layer(&kLayers[i], false, "");
+      tn_crt_isa_limit(TN_CRT_ISA_AVX2);
+      bench_layer(&kLayers[i], false, "@avx2");
+      tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+      bench_layer(&kLayers[i], false, "@portable");
+      tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+      bench_layer(&kLayers[i], true, "");
     }
     bench_dense(640, 128, false);
     bench_dense(640, 128, true);

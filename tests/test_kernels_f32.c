@@ -706,17 +706,36 @@ static void conv_case(KtRng *r, TnCrtConv2d *g, int tag) {
   free(x), free(w), free(bias), free(out);
 }
 
+/* A random window: batch, input of up to hw by hw, kernel of up to 4 by
+ * 4, strides up to st, dilations up to 2, padding up to pad on each side
+ * (the bottom and right ones in *pb, *pr). */
+static void draw_window(KtRng *r, TnCrtConv2d *g, int32_t hw, int32_t st,
+                        int32_t pad, int32_t *pb, int32_t *pr) {
+  g->batch = kt_int(r, 1, 2);
+  g->in_h = kt_int(r, 1, hw), g->in_w = kt_int(r, 1, hw);
+  g->k_h = kt_int(r, 1, 4), g->k_w = kt_int(r, 1, 4);
+  g->stride_h = kt_int(r, 1, st), g->stride_w = kt_int(r, 1, st);
+  g->dilation_h = kt_int(r, 1, 2), g->dilation_w = kt_int(r, 1, 2);
+  g->pad_top = kt_int(r, 0, pad), g->pad_left = kt_int(r, 0, pad);
+  *pb = kt_int(r, 0, pad), *pr = kt_int(r, 0, pad);
+}
+
+/* The output size of g's window with that bottom and right padding; 0
+ * when the window does not fit. */
+static int fit_output(TnCrtConv2d *g, int32_t pb, int32_t pr) {
+  int32_t hh = g->in_h + g->pad_top + pb - (g->k_h - 1) * g->dilation_h - 1;
+  int32_t ww = g->in_w + g->pad_left + pr - (g->k_w - 1) * g->dilation_w - 1;
+  if (hh < 0 || ww < 0) return 0;
+  g->out_h = hh / g->stride_h + 1, g->out_w = ww / g->stride_w + 1;
+  return 1;
+}
+
 START_TEST(test_conv2d) {
   KtRng r = kt_rng(8);
   for (int c = 0, done = 0; done < 480; c++) {
     TnCrtConv2d g = {0};
-    g.batch = kt_int(&r, 1, 2);
-    g.in_h = kt_int(&r, 1, 7), g.in_w = kt_int(&r, 1, 7);
-    g.k_h = kt_int(&r, 1, 4), g.k_w = kt_int(&r, 1, 4);
-    g.stride_h = kt_int(&r, 1, 3), g.stride_w = kt_int(&r, 1, 3);
-    g.dilation_h = kt_int(&r, 1, 2), g.dilation_w = kt_int(&r, 1, 2);
-    g.pad_top = kt_int(&r, 0, 3), g.pad_left = kt_int(&r, 0, 3);
-    int32_t pb = kt_int(&r, 0, 3), pr = kt_int(&r, 0, 3);
+    int32_t pb, pr;
+    draw_window(&r, &g, 7, 3, 3, &pb, &pr);
     int wide = c % 11 == 0; /* full 16-channel blocks */
     switch (c % 4) {
       case 0: /* ordinary */
@@ -737,10 +756,7 @@ START_TEST(test_conv2d) {
         g.out_c = g.groups * (wide ? 18 : kt_int(&r, 1, 4));
         break;
     }
-    int32_t hh = g.in_h + g.pad_top + pb - (g.k_h - 1) * g.dilation_h - 1;
-    int32_t ww = g.in_w + g.pad_left + pr - (g.k_w - 1) * g.dilation_w - 1;
-    if (hh < 0 || ww < 0) continue;
-    g.out_h = hh / g.stride_h + 1, g.out_w = ww / g.stride_w + 1;
+    if (!fit_output(&g, pb, pr)) continue;
     conv_case(&r, &g, done++);
   }
   /* batch, in h w c, out h w c, k, stride, dilation, pad, groups */
@@ -757,6 +773,91 @@ START_TEST(test_conv2d) {
       {2, 4, 3, 6, 2, 2, 58, 3, 2, 2, 2, 1, 1, 1, 1, 2, {0}, {0}, {0}}};
   for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
     for (int t = 0; t < 16; t++) conv_case(&r, &fixed[k], 1000 + t);
+}
+END_TEST
+
+/* On x86 the channels-last and depthwise paths have AVX2 + FMA and
+ * AVX-512F forms (x86/conv_f32.c): each level the CPU has is run here
+ * against the portable path on geometries drawn around the forms' tiles
+ * (6 or 8 pixels, 8, 16 and 32 channels, and the tails of each), and must
+ * agree within 1e-6 of the portable output's range before the clamp (the
+ * multiply-adds are fused; the portable ones are not). The AVX2 and AVX-512 forms run the
+ * same fused chains in the same order, so they must agree bit for bit. */
+START_TEST(test_conv2d_forms) {
+  const int top =
+      tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI) & TN_CRT_ISA_LEVEL_MASK;
+  const int levels[] = {TN_CRT_ISA_AVX2, TN_CRT_ISA_AVX512BW};
+  KtRng r = kt_rng(31);
+  int compared = 0;
+  for (int c = 0, done = 0; done < 300; c++) {
+    TnCrtConv2d g = {0};
+    int32_t pb, pr;
+    draw_window(&r, &g, 11, 3, 2, &pb, &pr);
+    switch (c % 4) {
+      case 0: /* ordinary */
+      case 1:
+        g.groups = 1, g.in_c = kt_int(&r, 1, 20), g.out_c = kt_int(&r, 1, 70);
+        break;
+      case 2: /* depthwise */
+        g.in_c = g.groups = g.out_c = kt_int(&r, 1, 70);
+        break;
+      default: /* grouped, or a depthwise multiplier */
+        g.groups = kt_int(&r, 1, 3);
+        g.in_c = g.groups * kt_int(&r, 1, 5);
+        g.out_c = g.groups * kt_int(&r, 1, 40);
+        break;
+    }
+    if (!fit_output(&g, pb, pr)) continue;
+    const int32_t cig = g.in_c / g.groups;
+    int32_t ein[4] = {g.batch, g.in_h, g.in_w, g.in_c};
+    int32_t ew[4] = {g.k_h, g.k_w, cig, g.out_c};
+    int32_t eout[4] = {g.batch, g.out_h, g.out_w, g.out_c};
+    /* the input NHWC or NCHW, the weights HWIO or IHWO (channels last) */
+    strides_of(ein, done % 5 == 4 ? kNCHW : kNHWC, g.in_strides);
+    strides_of(ew, done % 7 == 6 ? kIHWO : kHWIO, g.w_strides);
+    strides_of(eout, kNHWC, g.out_strides);
+    const size_t no = (size_t)eout[0] * eout[1] * eout[2] * eout[3];
+    float *x = rand_f32(&r, (int64_t)ein[0] * ein[1] * ein[2] * ein[3], -1, 1);
+    float *w = rand_f32(&r, (int64_t)ew[0] * ew[1] * ew[2] * ew[3], -1, 1);
+    float *bias = done % 3 ? rand_f32(&r, g.out_c, -1, 1) : NULL;
+    float lo = done % 4 ? -INFINITY : -0.5f, hi = done % 4 ? INFINITY : 0.7f;
+    float *plain = xalloc(no * 4), *fast = xalloc(no * 4), *first = xalloc(no * 4);
+    /* the tolerance: 1e-6 of the range of the unclamped output (a clamp
+     * narrows the range, not the sums' rounding) */
+    tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+    KT_CHECK_OK(tn_crt_conv2d_f32(&g, x, w, bias, -INFINITY, INFINITY, plain));
+    float mn = plain[0], mx = plain[0];
+    for (size_t i = 0; i < no; i++)
+      mn = plain[i] < mn ? plain[i] : mn, mx = plain[i] > mx ? plain[i] : mx;
+    const double tol = 1e-6 * ((double)mx - mn);
+    KT_CHECK_OK(tn_crt_conv2d_f32(&g, x, w, bias, lo, hi, plain));
+    int ran = 0;
+    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+      if (levels[l] > top) continue;
+      tn_crt_isa_limit(levels[l]);
+      memset(fast, 0xff, no * 4); /* NaN: a missed output shows */
+      KT_CHECK_OK(tn_crt_conv2d_f32(&g, x, w, bias, lo, hi, fast));
+      size_t bad = no;
+      for (size_t i = 0; i < no && bad == no; i++)
+        if (!(fabs((double)fast[i] - plain[i]) <= tol)) bad = i;
+      EXPECT(bad == no,
+             "conv form case %d at ISA level %d (groups %d, c %d -> %d, "
+             "k %dx%d): output %zu %.9g != portable %.9g (tolerance %.3g)",
+             done, levels[l], g.groups, g.in_c, g.out_c, g.k_h, g.k_w, bad,
+             bad < no ? fast[bad] : 0.0f, bad < no ? plain[bad] : 0.0f, tol);
+      if (ran++)
+        EXPECT(memcmp(first, fast, no * 4) == 0,
+               "conv form case %d: AVX-512 differs from AVX2", done);
+      else
+        memcpy(first, fast, no * 4);
+      compared++;
+    }
+    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+    free(x), free(w), free(bias), free(plain), free(fast), free(first);
+    done++;
+  }
+  /* every level the CPU has was compared (none where it has no AVX2) */
+  EXPECT(top < TN_CRT_ISA_AVX2 || compared >= 300, "%d comparisons", compared);
 }
 END_TEST
 
@@ -1187,7 +1288,7 @@ END_TEST
   X(binary_directions) X(binary_random) X(binary_errors) X(unary)         \
   X(clip_bias) X(cast_all_pairs) X(cast_table) X(transpose)               \
   X(concatenate) X(pad) X(conv2d) X(conv2d_errors) X(dense)               \
-  X(dense_forms_agree_bit_for_bit)                                        \
+  X(conv2d_forms) X(dense_forms_agree_bit_for_bit)                        \
   X(batch_matmul) X(pool) X(softmax) X(strided_slice) X(mean)
 
 static Suite *make_suite(void) {

@@ -1,8 +1,8 @@
-"""The int8 models compiled to C beside LiteRT with XNNPACK, on process CPU
-time, with the crt of this tree and, optionally, of another one (a base
-commit), in one run. (Files of the crt that only this tree has are added
-to the base's copy: the compiler lists them in every archive; the base's
-code does not call them.)
+"""The int8 models (--float: the float32 ones) compiled to C beside LiteRT
+with XNNPACK, on process CPU time, with the crt of this tree and,
+optionally, of another one (a base commit), in one run. (Files of the crt
+that only this tree has are added to the base's copy: the compiler lists
+them in every archive; the base's code does not call them.)
 
 For each int8 model of ../shared/models (or --models DIR; --only NAME to
 pick some): codegen.compile once; the archive exported and bench_aot.py's
@@ -16,8 +16,13 @@ driver again with the crt's ISA forms capped at LEVEL
 ("new", "base": the CPU's best).
 --rounds interleaved rounds of about --seconds each; every figure is the
 median over rounds of the median per call. Both drivers' outputs are
-compared with TFLite Micro's, which they should equal bit for bit. Prints
-a table; writes bench_x86.json (every sample) and bench_x86.md.
+compared with TFLite Micro's, which they should equal bit for bit; a
+float model's with LiteRT's, within a tolerance (the largest difference
+over the range of LiteRT's output, at most 1e-4: the sums run in another
+order; the float KWS, a hybrid model with int8 weights that TFLite Micro
+refuses, is about 1e-2 away with or without the float forms). Prints a
+table; writes bench_x86.json (every sample) and bench_x86.md
+(--float: bench_x86_float.json and .md).
 """
 from __future__ import annotations
 
@@ -45,6 +50,8 @@ from tvmnode import codegen, frontend  # noqa: E402
 
 MODELS = ["kws_ref_model.tflite", "pretrainedResnet_quant.tflite", "ad01_int8.tflite",
           "str_ww_ref_model.tflite"]
+FLOAT_MODELS = ["kws_ref_model_float32.tflite", "pretrainedResnet.tflite", "ad01_fp32.tflite"]
+FLOAT_TOLERANCE = 1e-4
 
 # the driver timed on the process's CPU clock; it caps the crt's ISA forms
 # at the level TN_BENCH_ISA names (a number, tn_crt_isa_limit), where the
@@ -155,7 +162,8 @@ def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str,
     name = path.stem.lower()
     arch = codegen.compile(frontend.load_model(str(path)), name=name)
     x = make_input(arch.info["inputs"][0])
-    arena = tflm_arena(path, x)
+    is_float = x.dtype == np.float32
+    arena = None if is_float else tflm_arena(path, x)
     micro = arena.pop("output") if arena else None
     sides = {"new": args.new_src}
     if args.base_src:
@@ -175,6 +183,14 @@ def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str,
     it = litert.Interpreter(model_path=str(path), num_threads=1)
     it.allocate_tensors()
     it.set_tensor(it.get_input_details()[0]["index"], x)
+    if is_float:  # largest difference from LiteRT over its output's range
+        it.invoke()
+        ref = it.get_tensor(it.get_output_details()[0]["index"]).astype(np.float64)
+        span = max(float(ref.max() - ref.min()), 1e-30)
+        res["error_vs_litert"] = {}
+        for k, d in drivers.items():
+            d(0.0)
+            res["error_vs_litert"][k] = float(np.abs(d.outputs()[0] - ref).max()) / span
     samples: Dict[str, List[float]] = {k: [] for k in list(drivers) + ["litert"]}
     for r in range(args.rounds):
         order = list(drivers) if r % 2 == 0 else list(reversed(list(drivers)))
@@ -196,17 +212,21 @@ def table(results: Dict[str, Any]) -> str:
             % (results["rounds"], results["cpu"]), "",
             "| model | MACs | " + " | ".join("%s µs" % k for k in sides) +
             " | LiteRT XNNPACK µs | " + " | ".join("%s / LiteRT" % k for k in sides) +
-            (" | new / base" if "base" in sides else "") + " | = TFLM |",
+            (" | new / base" if "base" in sides else "") +
+            " | = TFLM (float: largest difference / range of LiteRT's output) |",
             "|---|---:|" + "---:|" * (2 * len(sides) + 1 + ("base" in sides)) + "---|"]
     for name, r in results["models"].items():
         m = r["median_s"]
         lt = m["litert"]
         eq = r.get("equal_to_tflite_micro", {})
+        err = r.get("error_vs_litert", {})
         rows.append("| %s | %s | %s | %.1f | %s%s | %s |" % (
             name, "{:,}".format(r["macs"]), " | ".join("%.1f" % (m[k] * 1e6) for k in sides),
             lt * 1e6, " | ".join("%.2f" % (m[k] / lt) for k in sides),
             " | %.2f" % (m["new"] / m["base"]) if "base" in m else "",
-            ", ".join("%s %s" % (k, "yes" if v else "NO") for k, v in eq.items()) or "—"))
+            ", ".join("%s %s" % (k, "yes" if v else "NO") for k, v in eq.items()) or
+            ", ".join("%s %.1e%s" % (k, v, "" if v <= FLOAT_TOLERANCE else " TOO FAR")
+                      for k, v in err.items()) or "—"))
     return "\n".join(rows)
 
 
@@ -215,6 +235,7 @@ def main() -> None:
     ap.add_argument("--models", default=os.environ.get("TVMNODE_MODELS", str(DEFAULT_MODELS)))
     ap.add_argument("--only", action="append", default=[],
                     help="a model file name (repeatable); default: the int8 models")
+    ap.add_argument("--float", action="store_true", help="the float32 models by default")
     ap.add_argument("--new-src", default=str(HERE.parents[1]))
     ap.add_argument("--base-src", default=None, help="a source tree to compare with")
     ap.add_argument("--rounds", type=int, default=5)
@@ -229,7 +250,7 @@ def main() -> None:
                                "seconds": args.seconds, "models": {}}
     with tempfile.TemporaryDirectory(prefix="bench_x86") as tmp:
         workdir = args.keep or tmp
-        for name in args.only or MODELS:
+        for name in args.only or (FLOAT_MODELS if args.float else MODELS):
             path = Path(args.models) / name
             if not path.exists():
                 continue
@@ -237,9 +258,10 @@ def main() -> None:
             results["models"][name] = bench_model(path, args, workdir)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_x86.json").write_text(json.dumps(results, indent=1))
+    stem = "bench_x86_float" if args.float else "bench_x86"
+    (out / (stem + ".json")).write_text(json.dumps(results, indent=1))
     text = table(results)
-    (out / "bench_x86.md").write_text(text + "\n")
+    (out / (stem + ".md")).write_text(text + "\n")
     print(text)
 
 

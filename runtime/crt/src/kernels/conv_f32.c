@@ -20,36 +20,21 @@
  *    weight times the run of columns whose input is in bounds.
  * Padding is never materialised: the range of in-bounds taps (or columns)
  * is computed once per pixel or row, so no bounds test runs per
- * multiply-add.
+ * multiply-add. On x86 with AVX2 the channels-last and depthwise paths
+ * go to their vector forms (x86/conv_f32.c, conv_f32.h): the same sums
+ * in the same order, with the multiply-adds fused.
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "call.h"
+#include "conv_f32.h"
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
 #include "unroll.h"
 
 /* The widest register block (see below). */
 #define BLK 16
-
-/* Indices t in [*lo, *hi) (with *hi <= limit) for which base + t * step
- * lies in [0, size). Only non-negative numerators are divided, and the
- * entry checks keep every operand within int32. */
-static void in_bounds(int32_t base, int32_t step, int32_t size, int32_t limit,
-                      int32_t *lo, int32_t *hi) {
-  int32_t l, h;
-  if (step == 1) { /* the usual case, and a division costs tens of cycles */
-    l = base >= 0 ? 0 : -base;
-    h = size - base < 0 ? 0 : size - base;
-  } else {
-    l = base >= 0 ? 0 : (-base - 1) / step + 1;
-    h = size - 1 - base < 0 ? 0 : (size - 1 - base) / step + 1;
-  }
-  if (h > limit) h = limit;
-  if (l > h) l = h;
-  *lo = l, *hi = h;
-}
 
 static TnCrtStatus check(const TnCrtConv2d *p) {
   if (p->batch <= 0 || p->in_h <= 0 || p->in_w <= 0 || p->in_c <= 0 ||
@@ -185,12 +170,12 @@ static void conv_channels_last(const TnCrtConv2d *p, const float *restrict in,
         for (int32_t oh = 0; oh < p->out_h; oh++) {
           const int32_t bh = oh * sh - p->pad_top;
           int32_t kh0, kh1;
-          in_bounds(bh, dh, p->in_h, p->k_h, &kh0, &kh1);
+          conv_in_bounds(bh, dh, p->in_h, p->k_h, &kh0, &kh1);
           float *orow = out + n * os0 + oh * os1 + cb;
           for (int32_t ow = 0; ow < p->out_w; ow++) {
             const int32_t bw = ow * sw - p->pad_left;
             int32_t kw0, kw1;
-            in_bounds(bw, dw, p->in_w, p->k_w, &kw0, &kw1);
+            conv_in_bounds(bw, dw, p->in_w, p->k_w, &kw0, &kw1);
             float acc[BLK];
             init_block(acc, bb, nb);
             for (int32_t kh = kh0; kh < kh1 && kw0 < kw1; kh++) {
@@ -231,11 +216,11 @@ static void conv_depthwise(const TnCrtConv2d *p, const float *restrict in,
     for (int32_t oh = 0; oh < p->out_h; oh++) {
       const int32_t bh = oh * sh - p->pad_top;
       int32_t kh0, kh1;
-      in_bounds(bh, dh, p->in_h, p->k_h, &kh0, &kh1);
+      conv_in_bounds(bh, dh, p->in_h, p->k_h, &kh0, &kh1);
       for (int32_t ow = 0; ow < p->out_w; ow++) {
         const int32_t bw = ow * sw - p->pad_left;
         int32_t kw0, kw1;
-        in_bounds(bw, dw, p->in_w, p->k_w, &kw0, &kw1);
+        conv_in_bounds(bw, dw, p->in_w, p->k_w, &kw0, &kw1);
         float *o = out + n * os0 + oh * os1 + ow * os2;
         for (int32_t c0 = 0, nb; c0 < ch; c0 += nb) {
           nb = block_width(ch - c0);
@@ -289,7 +274,7 @@ static void row_strided(const Row *r, int32_t c0, int32_t c1, float lo,
     for (int32_t kw = 0; kw < p->k_w; kw++) {
       const int32_t c = kw * p->dilation_w - p->pad_left;
       int32_t a, e;
-      in_bounds(c, sw, p->in_w, c1, &a, &e);
+      conv_in_bounds(c, sw, p->in_w, c1, &a, &e);
       if (a < c0) a = c0;
       if (a >= e) continue;
       const float *wk = r->w + kh * ws0 + kw * ws1;
@@ -354,8 +339,8 @@ static void conv_generic(const TnCrtConv2d *p, const float *restrict in,
   int32_t ia = 0, ib = 0;
   if (p->out_strides[2] == 1 && p->in_strides[2] == 1 && p->stride_w == 1) {
     int32_t a0, e0, a1, e1;
-    in_bounds(-p->pad_left, 1, p->in_w, p->out_w, &a0, &e0);
-    in_bounds((p->k_w - 1) * p->dilation_w - p->pad_left, 1, p->in_w,
+    conv_in_bounds(-p->pad_left, 1, p->in_w, p->out_w, &a0, &e0);
+    conv_in_bounds((p->k_w - 1) * p->dilation_w - p->pad_left, 1, p->in_w,
               p->out_w, &a1, &e1);
     ia = a0 > a1 ? a0 : a1, ib = e0 < e1 ? e0 : e1;
     if (ib < ia) ib = ia;
@@ -370,7 +355,7 @@ static void conv_generic(const TnCrtConv2d *p, const float *restrict in,
       for (int32_t oh = 0; oh < p->out_h; oh++) {
         r.o = out + n * os0 + oh * os1 + co * os3;
         r.bh = oh * p->stride_h - p->pad_top;
-        in_bounds(r.bh, p->dilation_h, p->in_h, p->k_h, &r.kh0, &r.kh1);
+        conv_in_bounds(r.bh, p->dilation_h, p->in_h, p->k_h, &r.kh0, &r.kh1);
         if (ia < ib) {
           row_strided(&r, 0, ia, lo, hi);
           row_blocks(&r, ia, ib, lo, hi);
@@ -390,8 +375,15 @@ TnCrtStatus tn_crt_conv2d_f32(const TnCrtConv2d *p, const float *in,
   TnCrtStatus st = check(p);
   if (st != TN_CRT_OK) return st;
   const int channels_last = p->w_strides[3] == 1 && p->out_strides[3] == 1;
-  if (channels_last && p->groups == p->in_c && p->groups == p->out_c &&
-      p->in_strides[3] == 1)
+  const int depthwise = channels_last && p->groups == p->in_c &&
+                        p->groups == p->out_c && p->in_strides[3] == 1;
+#if TN_CRT_HAVE_AVX2
+  if (channels_last && tn__crt_avx2()) {
+    tn__crt_conv_f32_x86(p, in, w, bias, act_min, act_max, out, depthwise);
+    return TN_CRT_OK;
+  }
+#endif
+  if (depthwise)
     conv_depthwise(p, in, w, bias, act_min, act_max, out);
   else if (channels_last)
     conv_channels_last(p, in, w, bias, act_min, act_max, out);

@@ -50,7 +50,9 @@
  * AVX-VNNI flag) says the CPU and the OS run it; it is found once with
  * CPUID and XGETBV (<cpuid.h>, also a compiler header), so nothing is
  * linked in, and is capped by tn_crt_isa_limit, so that a test runs the
- * lower forms on a machine that has the higher ones. Integer forms are
+ * lower forms on a machine that has the higher ones. The AVX2 level asks
+ * for FMA as well (every AVX2 CPU has it; the float forms fuse their
+ * multiply-adds). Integer forms are
  * bit-identical to the portable ones: their sums wrap mod 2^32 like the
  * portable uint32 sums, in any order. -DTN_CRT_NO_AVX2 leaves these forms
  * out.

@@ -19,13 +19,14 @@ static int isa_query(void) {
   if (!__get_cpuid(1, &a, &b, &c, &d)) return v;
   if (c & bit_SSE4_1) v = TN_CRT_ISA_SSE41;
   /* AVX (CPUID 1 ECX 28) with the OS saving the YMM state (OSXSAVE, ECX
-   * 27, and XCR0 bits 1 and 2), then AVX2 (CPUID 7 EBX 5) */
+   * 27, and XCR0 bits 1 and 2), then AVX2 (CPUID 7 EBX 5) with FMA (CPUID 1
+   * ECX 12, which every AVX2 CPU has; the float forms use it) */
   if (!(c & bit_OSXSAVE) || !(c & bit_AVX)) return v;
   unsigned lo, hi;
   __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
   (void)hi;
   if ((lo & 6) != 6 || !__get_cpuid_count(7, 0, &a, &b7, &c7, &d) ||
-      !(b7 & bit_AVX2))
+      !(b7 & bit_AVX2) || !(c & bit_FMA))
     return v;
   v = TN_CRT_ISA_AVX2;
   /* AVX-VNNI: CPUID 7 subleaf 1 EAX bit 4 */
