@@ -8,6 +8,9 @@
 //   - tvmnode-serve over gRPC at 1, 2, 8 and 64 concurrent clients (2
 //     instances), and at 8 clients with 1 instance, for the scaling ratio;
 //   - tvmnode-serve over HTTP with the binary data extension, 1 client;
+//   - the smallest gRPC server that runs the model in its handler
+//     (modelEcho), 1 client: what a handler that runs for the model's time
+//     costs on this machine, apart from the server's own code;
 //   - image classification (IC, float32, ten times KWS's run or more) at 8
 //     clients with 2 instances and with 1, for the scaling ratio of a model
 //     whose run outweighs the gRPC work of a request;
@@ -60,6 +63,43 @@ type echo struct {
 
 func (echo) ModelInfer(_ context.Context, r *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
 	return &pb.ModelInferResponse{ModelName: r.ModelName, RawOutputContents: r.RawInputContents}, nil
+}
+
+// modelEcho is the smallest gRPC server that runs the model: ModelInfer
+// sets the request's one input on a Module of its own, runs it and answers
+// the raw output, with no checks, queue, metrics or staging (one request at
+// a time). Beside tvmnode-serve it says what the server's own code costs;
+// beside the echo and the in-process run it says what a handler that runs
+// for the model's time costs over their sum on this machine.
+type modelEcho struct {
+	pb.UnimplementedGRPCInferenceServiceServer
+	mu  sync.Mutex
+	mod *tn.Module
+	in  string
+	x   []int8
+	y   []int8
+}
+
+func (e *modelEcho) ModelInfer(_ context.Context, r *pb.ModelInferRequest) (*pb.ModelInferResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, b := range r.RawInputContents[0] {
+		e.x[i] = int8(b)
+	}
+	if err := e.mod.SetInput(e.in, e.x); err != nil {
+		return nil, err
+	}
+	if err := e.mod.Run(); err != nil {
+		return nil, err
+	}
+	if err := e.mod.CopyOutput(0, e.y); err != nil {
+		return nil, err
+	}
+	out := make([]byte, len(e.y))
+	for i, v := range e.y {
+		out[i] = byte(v)
+	}
+	return &pb.ModelInferResponse{ModelName: r.ModelName, RawOutputContents: [][]byte{out}}, nil
 }
 
 // sample is one configuration's round: latencies, wall time, CPU time.
@@ -235,6 +275,17 @@ func run() error {
 	pb.RegisterGRPCInferenceServiceServer(eg, echo{})
 	go func() { _ = eg.Serve(echoL) }()
 	defer eg.Stop()
+	meMod, err := tn.LoadModule(lib)
+	if err != nil {
+		return err
+	}
+	defer meMod.Close()
+	meL := listen()
+	meg := grpc.NewServer()
+	pb.RegisterGRPCInferenceServiceServer(meg, &modelEcho{mod: meMod, in: in.Name, x: make([]int8, len(x)),
+		y: make([]int8, len(y))})
+	go func() { _ = meg.Serve(meL) }()
+	defer meg.Stop()
 	type served struct {
 		client pb.GRPCInferenceServiceClient
 		http   string
@@ -283,6 +334,12 @@ func run() error {
 	}
 	defer econn.Close()
 	echoClient := pb.NewGRPCInferenceServiceClient(econn)
+	meConn, err := grpc.NewClient(meL.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer meConn.Close()
+	meClient := pb.NewGRPCInferenceServiceClient(meConn)
 
 	grpcCallOf := func(c pb.GRPCInferenceServiceClient, req *pb.ModelInferRequest) func() error {
 		return func() error {
@@ -343,6 +400,7 @@ func run() error {
 		{"tvmnode-serve gRPC, 2 instances, 64 clients", 64, grpcCall(two.client), 1},
 		{"tvmnode-serve gRPC, 1 instance, 8 clients", 8, grpcCall(one.client), 1},
 		{"tvmnode-serve HTTP (binary data), 2 instances, 1 client", 1, httpCall, 1},
+		{"minimal gRPC server running the model (no checks, queue or metrics), 1 client", 1, grpcCall(meClient), 1},
 		{"IC (float32): tvmnode-serve gRPC, 2 instances, 8 clients", 8, grpcCallOf(icTwo.client, icReq), 8},
 		{"IC (float32): tvmnode-serve gRPC, 1 instance, 8 clients", 8, grpcCallOf(icOne.client, icReq), 8},
 	}
@@ -399,14 +457,15 @@ func run() error {
 		fmt.Printf("| %s | %.1f | %.1f | %.0f | %.1f |\n", c.name, median(p50s[i]), median(p99s[i]),
 			median(rps[i]), median(cpus[i]))
 	}
-	if len(configs) == 10 {
+	if len(configs) == 11 {
 		// the overhead and the ratios per round (a round's configurations
 		// ran seconds apart), then their median and range
-		var over, kws, ic []float64
+		var over, own, kws, ic []float64
 		for r := range p50s[0] {
 			over = append(over, p50s[2][r]-p50s[1][r]-p50s[0][r])
+			own = append(own, p50s[2][r]-p50s[8][r])
 			kws = append(kws, rps[4][r]/rps[6][r])
-			ic = append(ic, rps[8][r]/rps[9][r])
+			ic = append(ic, rps[9][r]/rps[10][r])
 		}
 		span := func(v []float64, f string) string {
 			s := append([]float64(nil), v...)
@@ -415,6 +474,9 @@ func run() error {
 		}
 		fmt.Printf("\nOverhead at 1 client: tvmnode-serve p50 - echo p50 - model in-process p50 = %s µs "+
 			"(target: ≤ 20 µs).\n", span(over, "%.1f"))
+		fmt.Printf("The minimal server running the model: p50 %.1f µs, %.1f µs over the echo and the in-process run; "+
+			"tvmnode-serve - minimal server = %s µs.\n", median(p50s[8]), median(p50s[8])-median(p50s[1])-median(p50s[0]),
+			span(own, "%.1f"))
 		fmt.Printf("Throughput at 8 clients, 2 instances / 1 instance: KWS %s×, IC %s× (target ≥ 1.8× on 2 cores).\n",
 			span(kws, "%.2f"), span(ic, "%.2f"))
 		// The clients share the process and its cores: 2 instances cannot
