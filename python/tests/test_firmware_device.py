@@ -35,6 +35,8 @@ import pytest
 
 from tvmnode import codegen, frontend, runtime
 
+from exec_util import isa
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNNER = os.path.join(ROOT, "firmware", "common", "run.py")
 KERNELS_CHECK = os.path.join(ROOT, "firmware", "common", "kernels_check.py")
@@ -129,7 +131,8 @@ def _prepare(fname: str, name: str, workdir: str) -> Tuple[str, Dict[str, Any], 
     """Compile the model for a Cortex-M target and export it, write its
     inputs and compute the host executor's outputs on the model as compiled
     for the host (the weights in the importer's layouts, so that the device
-    checks ConvertKernelLayout too). Returns (archive dir, metadata, input
+    checks ConvertKernelLayout too), from the portable kernels for a float
+    model (the x86 float forms fuse multiply-adds). Returns (archive dir, metadata, input
     files, host outputs as plain numpy copies); no tvmnode object outlives
     the call."""
     mod = frontend.load_model(_model(fname))
@@ -137,7 +140,10 @@ def _prepare(fname: str, name: str, workdir: str) -> Tuple[str, Dict[str, Any], 
     archive = arch.export(os.path.join(workdir, "mlf"))
     info = arch.info
     arrays, paths = _inputs(info, workdir)
-    outs = runtime.Executor(codegen.compile(mod, name=name).module)(*arrays)
+    # a float model's reference: the host's portable kernels (exec_util.isa)
+    floats = any(np.dtype(o["dtype"]).kind == "f" for o in info["outputs"])
+    with isa("portable" if floats else runtime.isa()):
+        outs = runtime.Executor(codegen.compile(mod, name=name).module)(*arrays)
     outs = outs if isinstance(outs, tuple) else (outs,)
     ref = [np.array(o, copy=True) for o in outs]
     del arch, outs

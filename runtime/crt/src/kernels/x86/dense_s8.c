@@ -114,7 +114,7 @@ AVX2 __attribute__((noinline)) int tn__crt_dense_requant_avx2(
   const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i zero = _mm256_setzero_si256();
   __m256i v[2] = {zero, zero};
-  int bad = 0;
+  unsigned bad = 0;
   for (int i = 0; i < 2 && 8 * i < len; i++) {
     const __m256i in =
         _mm256_cmpgt_epi32(_mm256_set1_epi32(len - 8 * i), iota);
@@ -131,7 +131,7 @@ AVX2 __attribute__((noinline)) int tn__crt_dense_requant_avx2(
     const __m256i sh = pc ? _mm256_maskload_epi32(shift + 8 * i, in)
                           : _mm256_and_si256(_mm256_set1_epi32(shift[0]), in);
     /* M < 0, or a shift > 0 or < -31: the scalar call's */
-    bad |= _mm256_movemask_epi8(_mm256_or_si256(
+    bad |= (unsigned)_mm256_movemask_epi8(_mm256_or_si256(
         _mm256_or_si256(m, _mm256_cmpgt_epi32(sh, zero)),
         _mm256_cmpgt_epi32(_mm256_set1_epi32(-31), sh)));
     v[i] = requant8(x, m, _mm256_sub_epi32(zero, sh), _mm256_set1_epi32(off),
