@@ -313,7 +313,12 @@ static int *conv_count;
  * blocks of 16, then 8, 4 and 1 to 3, each set up from the window's taps
  * set once a call), windows of 1x1 to 5x5 and a few larger, a channel's
  * multiplier at least 1 now and then (a block whose requantization is
- * not the vectorised one). */
+ * not the vectorised one). wide == 4: regular layers of one group as
+ * ResNet's, NHWC and HWIO, 8 to 36 pixels a row, 3x3 windows two times
+ * in three (else 1 to 4), stride 1 or 2, dilation 2 one time in four, 1
+ * to 40 input channels (a multiple of 4 two times in three), 16 to 48
+ * output channels (the VNNI row form: tiles of 12, 8 and 4 pixels, runs
+ * with and without a tail of 1 to 3 inputs). */
 static void conv_random(uint64_t seed, int n, int wide) {
   KtRng r = kt_rng(seed);
   int cases = 0;
@@ -345,6 +350,15 @@ static void conv_random(uint64_t seed, int n, int wide) {
       p.groups = kt_int(&r, 0, 2) ? kt_int(&r, 1, 80) : 16 * kt_int(&r, 1, 5);
       cpg = fpg = 1;
     }
+    if (wide == 4) {
+      kind = 0, p.groups = 1, p.in_w = kt_int(&r, 8, 36);
+      p.in_h = kt_int(&r, 1, 5);
+      p.k_h = p.k_w = kt_int(&r, 0, 2) ? 3 : kt_int(&r, 1, 4);
+      p.stride_h = p.stride_w = kt_int(&r, 0, 2) ? 1 : 2;
+      p.dilation_h = p.dilation_w = kt_int(&r, 0, 3) ? 1 : 2;
+      cpg = kt_int(&r, 0, 2) ? 4 * kt_int(&r, 1, 10) : kt_int(&r, 1, 40);
+      fpg = kt_int(&r, 0, 2) ? 16 * kt_int(&r, 1, 3) : kt_int(&r, 16, 48);
+    }
     if (wide == 2) {
       if (kt_int(&r, 0, 2)) p.stride_h = p.stride_w = 1;
       cpg = p.in_c = kt_int(&r, 0, 3) ? kt_int(&r, 1, 80) : kt_int(&r, 1, 7);
@@ -359,7 +373,7 @@ static void conv_random(uint64_t seed, int n, int wide) {
     if (p.out_h < 1 || p.out_w < 1) continue;
     cases++;
     /* NHWC or NCHW data; HWIO, OIHW or OHWI weights. */
-    const int *dl = wide == 3 || kt_int(&r, 0, wide == 2 ? 7 : 2) ? nhwc : nchw;
+    const int *dl = wide >= 3 || kt_int(&r, 0, wide == 2 ? 7 : 2) ? nhwc : nchw;
     int wk = wide >= 2 ? 0 : wide && kt_int(&r, 0, 3) ? 0 : kt_int(&r, 0, 2);
     const int *wl = wk == 0 ? hwio : wk == 1 ? oihw : ohwi;
     int32_t di[4] = {p.batch, p.in_h, p.in_w, p.in_c};
@@ -470,6 +484,30 @@ START_TEST(test_conv_gemm_broken_is_caught) {
   }
   conv_count = NULL;
   ck_assert_int_gt(n[2], 0);
+  ck_assert_int_gt(n[1], 0);
+  ck_assert_int_eq(n[0], 0);
+#endif
+}
+END_TEST
+
+/* ResNet-like layers at every level: at AVX-512 VNNI the runs of pixels
+ * with whole windows take the row form, the border pixels the four-pixel
+ * form with row pointers. */
+START_TEST(test_conv_rows_random) { EACH_ISA(conv_random(17, 80, 4)); }
+END_TEST
+
+/* The row form with each window's last row left out is seen, and nothing
+ * is with the form put right. */
+START_TEST(test_conv_rows_broken_is_caught) {
+#if HAVE_AVX2_FORMS
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
+  int n[2] = {0, 0};
+  for (int how = 1; how >= 0; how--) {
+    conv_count = &n[how];
+    tn__crt_conv_vnni_fault(how ? 3 : 0);
+    conv_random(17, 40, 4);
+  }
+  conv_count = NULL;
   ck_assert_int_gt(n[1], 0);
   ck_assert_int_eq(n[0], 0);
 #endif
@@ -2242,6 +2280,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_gemm_random);
   tcase_add_test(tc, test_conv_dw_random);
   tcase_add_test(tc, test_conv_gemm_broken_is_caught);
+  tcase_add_test(tc, test_conv_rows_random);
+  tcase_add_test(tc, test_conv_rows_broken_is_caught);
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);
   tcase_add_test(tc, test_conv_inplace_random);

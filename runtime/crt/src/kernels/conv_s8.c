@@ -50,7 +50,10 @@
  * with channels-last input and output take a GEMM form instead (each
  * pixel's channels are a contiguous run of the input: no row pointers,
  * tiles of up to 8 pixels by 32 channels with AVX-512 VNNI, 4 by 16 with
- * AVX2). On a Cortex-M
+ * AVX2); with AVX-512 VNNI, runs of a row's pixels whose windows lie
+ * wholly inside the input take a row form (tiles of up to 12 pixels, the
+ * pixel's rows at fixed offsets: no row pointers), the border pixels the
+ * four-pixel one. On a Cortex-M
  * with the DSP extension (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33)
  * gcc vectorises none of it, and BCAST, DW, DOT and the requantization
  * have a third form (arm_dsp/conv_s8_dsp.h, about three times as fast as
@@ -655,6 +658,12 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
 #endif
     /* Where the output pixels of a row go: ps2 apart, channels ps3. */
     const ptrdiff_t ps2 = ring ? len : os2, ps3 = ring ? 1 : os3;
+#if TN_CRT_HAVE_AVX2
+    /* the VNNI row form of the AVX2 form's blocks: runs of pixels with
+     * whole windows, requantized in registers */
+    const int avx_row = avx && avx_buf->vnni && p->in_strides[3] == 1 &&
+                        out8 && !ring && ps3 == 1 && rq->fast;
+#endif
     Win wn;
     for (int32_t n = 0; n < p->batch; n++) {
       wn.x = c->in + (ptrdiff_t)n * p->in_strides[0];
@@ -671,6 +680,22 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
         for (int32_t ox = 0, npx; ox < p->out_w; ox += npx) {
           wn.ix0 = ox * p->stride_w - p->pad_left;
 #if TN_CRT_HAVE_AVX2
+          /* The VNNI row form: from ox, whole windows, as many pixels as
+           * make whole tiles of 4 (the rest, and the last four of the row,
+           * in four-pixel tiles that compute nothing twice). */
+          const int64_t row_end =
+              avx_any && p->out_w - 4 < fx1 ? p->out_w - 4 : fx1;
+          npx = (int32_t)(row_end - ox) & ~3;
+          if (avx_row && ox >= fx0 && npx > 0 && wn.ky0 == 0 &&
+              wn.ky1 == p->k_h) {
+            tn__crt_conv_vnni_row(
+                avx_buf,
+                wn.x + avx_x + (ptrdiff_t)wn.iy0 * p->in_strides[1] +
+                    (ptrdiff_t)wn.ix0 * p->in_strides[2],
+                (ptrdiff_t)p->stride_w * p->in_strides[2], npx, rq,
+                row8 + (ptrdiff_t)ox * ps2, ps2);
+            continue;
+          }
           if (avx_any || (avx && fx1 - fx0 >= 4 && ox >= fx0 && ox < fx1 &&
                           wn.ky0 == 0 && wn.ky1 == p->k_h)) {
             /* Four pixels from ox, or the last four of the row (or of the

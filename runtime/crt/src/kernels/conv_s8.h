@@ -205,7 +205,8 @@ typedef struct {
  * the bias (each input is read as the unsigned x ^ 0x80 = x + 128).
  */
 /* For the tests: 1 leaves out the VNNI form's -128 * sum(w), 2 the 1x1
- * GEMM form's last 1 to 3 inputs of each run, 0 puts them right again. */
+ * GEMM form's last 1 to 3 inputs of each run, 3 the VNNI row form's last
+ * row of each window, 0 puts them right again. */
 void tn__crt_conv_vnni_fault(int how);
 
 /* Empties the packed blocks (at the start of a kernel call). */
@@ -229,6 +230,16 @@ void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
                               int32_t iy0, int32_t ky0, int32_t ky1,
                               const int32_t *px, const Requant *rq,
                               uint32_t *restrict a, int8_t *const *out);
+/* The VNNI row form (x86/conv_s8.c): npx (>= 1) neighbouring output
+ * pixels of a row whose windows lie wholly inside the input, the first
+ * window's origin at x (the block's group; input channels contiguous),
+ * the next xp further on, for the block k holds packed for VNNI
+ * (k->vnni); requantized by rq (rq->fast) into out, the pixels os apart
+ * (channels contiguous). Tiles of 12, 8 and 4 pixels with no row
+ * pointers. */
+void tn__crt_conv_vnni_row(const AvxBcast *k, const int8_t *x, ptrdiff_t xp,
+                           int32_t npx, const Requant *rq, int8_t *out,
+                           ptrdiff_t os);
 /*
  * The 1x1 GEMM form: a 1x1 unpadded convolution of one group with
  * channels-last input and output reads each pixel's input channels as

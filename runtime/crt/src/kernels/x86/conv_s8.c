@@ -885,6 +885,143 @@ VNNI static void vnni_bcast_any(const AvxBcast *k, ptrdiff_t s,
 }
 
 /*
+ * The VNNI row form: a run of neighbouring output pixels of one row whose
+ * windows lie wholly inside the input, the inputs channels-last. Pixel i
+ * of a tile reads its rows at x + i * xp + xo[r]: no table of row
+ * pointers to fill per tile, and tiles of 12 and 8 pixels (as many
+ * accumulators, so that each 64-byte weight vector serves twelve
+ * vpdpbusd and the chains of dependent vpdpbusd are twelve apart; the
+ * four-pixel form has four), then 4 at the end of a run; a run that is
+ * not a multiple of 4 ends with a tile that overlaps the one before it
+ * (the same values written twice), and runs of fewer than 4 take single
+ * pixels (conv_s8.c gives this form runs of a multiple of 4). Requantized
+ * in zmm registers, sixteen lanes at once, with requant_sse's operations
+ * lane by lane (the same bytes as the AVX2 form's two halves).
+ */
+VNNI static inline __attribute__((always_inline)) void
+vnni_requant_store(const Requant *rq, __m512i x, int8_t *out) {
+  const __m512 magic = _mm512_set1_ps(12582912.0f);
+  const __m512i magic_off =
+      _mm512_set1_epi32((int32_t)(0x4b400000u - (uint32_t)rq->off));
+  const __m512 lo = _mm512_set1_ps((float)(rq->lo - rq->off));
+  const __m512 hi = _mm512_set1_ps((float)(rq->hi - rq->off));
+  __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(x), _mm512_loadu_ps(rq->scale));
+  y = _mm512_min_ps(_mm512_max_ps(y, lo), hi);
+  const __m512 t = _mm512_add_ps(y, magic);
+  const __m512i q = _mm512_sub_epi32(_mm512_castps_si512(t), magic_off);
+  const __m512i d = _mm512_and_si512(
+      _mm512_castps_si512(_mm512_sub_ps(y, _mm512_sub_ps(t, magic))),
+      _mm512_set1_epi32(INT32_MAX));
+  uint32_t unsure = _mm512_cmp_ps_mask(_mm512_castsi512_ps(d),
+                                       _mm512_loadu_ps(rq->tol), _CMP_GT_OQ);
+  /* q lies in [lo, hi] (rq->fast): the saturating narrowing only narrows */
+  _mm_storeu_si128((__m128i *)out, _mm512_cvtsepi32_epi8(q));
+  if (unsure == 0) return;
+  uint32_t a[16];
+  _mm512_storeu_si512(a, x);
+  for (; unsure != 0; unsure &= unsure - 1) {
+    const int j = __builtin_ctz(unsure);
+    out[j] = (int8_t)requant_exact(rq, j, a[j]);
+  }
+}
+
+/* acc + vpdpbusd(u, s) in acc's own register: with the builtin, gcc 12
+ * copies each of eight accumulators to another register and back at
+ * every turn of the loop (sixteen moves for eight vpdpbusd). */
+VNNI static inline __m512i vnni_dp(__m512i acc, __m512i u, __m512i s) {
+  __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u), "vm"(s));
+  return acc;
+}
+
+#define ROW_DP(i, cv, q)                                                 \
+  do {                                                                   \
+    if (np > (i))                                                        \
+      cv = vnni_dp(cv, vnni_quad(e + (i) * xp, 1, q), wv);               \
+  } while (0)
+#define ROW_ALL(q)                                                       \
+  do {                                                                   \
+    ROW_DP(0, c0, q); ROW_DP(1, c1, q); ROW_DP(2, c2, q);                \
+    ROW_DP(3, c3, q); ROW_DP(4, c4, q); ROW_DP(5, c5, q);                \
+    ROW_DP(6, c6, q); ROW_DP(7, c7, q); ROW_DP(8, c8, q);                \
+    ROW_DP(9, c9, q); ROW_DP(10, c10, q); ROW_DP(11, c11, q);            \
+  } while (0)
+
+VNNI static inline __attribute__((always_inline)) void
+vnni_row_tile(const AvxBcast *k, int np, int32_t rows, const int8_t *x,
+              ptrdiff_t xp, __m512i b, const Requant *rq, int8_t *out,
+              ptrdiff_t os) {
+  const int8_t *w = (const int8_t *)(k->w + k->cur);
+  const int32_t full = k->run / 4;
+  const int tail = k->run % 4;
+  __m512i c0 = b, c1 = b, c2 = b, c3 = b, c4 = b, c5 = b, c6 = b, c7 = b;
+  __m512i c8 = b, c9 = b, c10 = b, c11 = b;
+  for (int32_t r = 0; r < rows; r++) {
+    const int8_t *e = x + k->xo[r];
+    for (int32_t g = 0; g < full; g++, w += 64, e += 4) {
+      const __m512i wv = _mm512_loadu_si512(w);
+      ROW_ALL(4);
+    }
+    if (tail) {
+      const __m512i wv = _mm512_loadu_si512(w);
+      ROW_ALL(tail);
+      w += 64;
+    }
+  }
+  vnni_requant_store(rq, c0, out);
+  if (np > 1) vnni_requant_store(rq, c1, out + os);
+  if (np > 2) vnni_requant_store(rq, c2, out + 2 * os);
+  if (np > 3) vnni_requant_store(rq, c3, out + 3 * os);
+  if (np > 4) vnni_requant_store(rq, c4, out + 4 * os);
+  if (np > 5) vnni_requant_store(rq, c5, out + 5 * os);
+  if (np > 6) vnni_requant_store(rq, c6, out + 6 * os);
+  if (np > 7) vnni_requant_store(rq, c7, out + 7 * os);
+  if (np > 8) vnni_requant_store(rq, c8, out + 8 * os);
+  if (np > 9) vnni_requant_store(rq, c9, out + 9 * os);
+  if (np > 10) vnni_requant_store(rq, c10, out + 10 * os);
+  if (np > 11) vnni_requant_store(rq, c11, out + 11 * os);
+}
+#undef ROW_ALL
+#undef ROW_DP
+
+VNNI void tn__crt_conv_vnni_row(const AvxBcast *k, const int8_t *x,
+                                ptrdiff_t xp, int32_t npx, const Requant *rq,
+                                int8_t *out, ptrdiff_t os) {
+  const int8_t *w = (const int8_t *)(k->w + k->cur);
+  /* the accumulators start from bias + (io - 128) * sum(w) */
+  const __m512i b = _mm512_add_epi32(
+      _mm512_loadu_si512(rq->bias),
+      _mm512_loadu_si512(w + (ptrdiff_t)k->rows * ((k->run + 3) / 4) * 64));
+  /* (how == 3 leaves out each window's last row: a broken form for the
+   * tests) */
+  const int32_t rows =
+      k->rows - (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 3);
+  int32_t i = 0;
+  if (npx >= 8) {
+    for (; i + 12 <= npx; i += 12)
+      vnni_row_tile(k, 12, rows, x + i * xp, xp, b, rq, out + i * os, os);
+    for (; i + 8 <= npx; i += 8)
+      vnni_row_tile(k, 8, rows, x + i * xp, xp, b, rq, out + i * os, os);
+    if (i + 4 <= npx) {
+      vnni_row_tile(k, 4, rows, x + i * xp, xp, b, rq, out + i * os, os);
+      i += 4;
+    }
+    if (i < npx) /* the last 4, some of them again */
+      vnni_row_tile(k, 4, rows, x + (npx - 4) * xp, xp, b, rq,
+                    out + (npx - 4) * os, os);
+    return;
+  }
+  if (npx >= 4) {
+    vnni_row_tile(k, 4, rows, x, xp, b, rq, out, os);
+    if (npx > 4)
+      vnni_row_tile(k, 4, rows, x + (npx - 4) * xp, xp, b, rq,
+                    out + (npx - 4) * os, os);
+    return;
+  }
+  for (; i < npx; i++)
+    vnni_row_tile(k, 1, rows, x + i * xp, xp, b, rq, out + i * os, os);
+}
+
+/*
  * The 1x1 GEMM form (conv_s8.h), VNNI: npx pixels xs apart, each a
  * contiguous run of K input channels, times one or two VNNI-packed blocks
  * of 16 channels. Tiles of 8, 4, 2 or 1 pixels by 16 * nb channels, 8 * nb
