@@ -314,11 +314,13 @@ static int *conv_count;
  * set once a call), windows of 1x1 to 5x5 and a few larger, a channel's
  * multiplier at least 1 now and then (a block whose requantization is
  * not the vectorised one). wide == 4: regular layers of one group as
- * ResNet's, NHWC and HWIO, 8 to 36 pixels a row, 3x3 windows two times
- * in three (else 1 to 4), stride 1 or 2, dilation 2 one time in four, 1
- * to 40 input channels (a multiple of 4 two times in three), 16 to 48
- * output channels (the VNNI row form: tiles of 12, 8 and 4 pixels, runs
- * with and without a tail of 1 to 3 inputs). */
+ * ResNet's (two groups one time in four), NHWC and HWIO, 8 to 36 pixels
+ * a row, 3x3 windows two times in three (else 1 to 4), stride 1 or 2,
+ * dilation 2 one time in four, 1 to 40 input channels a group (a
+ * multiple of 4 two times in three), 16 to 48 output channels a group
+ * (the VNNI row form: tiles of 12, 8 and 4 pixels, runs with and without
+ * a tail of 1 to 3 inputs; one group through a padded copy of the input
+ * rows, two without). */
 static void conv_random(uint64_t seed, int n, int wide) {
   KtRng r = kt_rng(seed);
   int cases = 0;
@@ -351,7 +353,8 @@ static void conv_random(uint64_t seed, int n, int wide) {
       cpg = fpg = 1;
     }
     if (wide == 4) {
-      kind = 0, p.groups = 1, p.in_w = kt_int(&r, 8, 36);
+      kind = 0, p.groups = kt_int(&r, 0, 3) ? 1 : 2;
+      p.in_w = kt_int(&r, 8, 36);
       p.in_h = kt_int(&r, 1, 5);
       p.k_h = p.k_w = kt_int(&r, 0, 2) ? 3 : kt_int(&r, 1, 4);
       p.stride_h = p.stride_w = kt_int(&r, 0, 2) ? 1 : 2;

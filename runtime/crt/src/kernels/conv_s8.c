@@ -526,6 +526,60 @@ static const Requant *gemm_requant(AvxBcast *k, const TnCrtQuant *q,
 }
 #endif
 
+#if TN_CRT_HAVE_AVX2
+/*
+ * The VNNI row form over whole output rows: the k_h input rows that a row
+ * of windows reads, each completed with -io left and right of the input
+ * (wholly -io above or below it), copied into k->tmp one after another,
+ * so that every window of the row lies inside the copy and the border
+ * pixels take the row form's tiles too (a four-pixel tile at each end of
+ * a row of 32 was a quarter of the pixels, of 8 all of them). The bytes
+ * of a slot (one row: the columns from -pad_left to the last window's
+ * last), with the rows' offsets in the copy in k->po; 0 where the layer
+ * is not dense channels-last of one group or the copy does not fit.
+ */
+static int32_t pad_slot(AvxBcast *k, const Conv *c) {
+  const TnCrtConv2d *p = c->p;
+  if (p->groups != 1 || p->in_strides[3] != 1 ||
+      p->in_strides[2] != p->in_c)
+    return 0;
+  const int64_t cols = (int64_t)(p->out_w - 1) * p->stride_w +
+                       (int64_t)(p->k_w - 1) * p->dilation_w + 1;
+  const int64_t slot = cols * p->in_c;
+  if (slot * p->k_h > AVX_TMP) return 0;
+  for (int32_t r = 0; r < k->rows; r++)
+    k->po[r] = (ptrdiff_t)k->ky[r] * (ptrdiff_t)slot +
+               (c->merge ? 0
+                         : (ptrdiff_t)(r % p->k_w) * p->dilation_w * p->in_c);
+  return (int32_t)slot;
+}
+
+/* The copy pad_slot describes for output row oy of the image at x. */
+static void pad_fill(AvxBcast *k, const Conv *c, const int8_t *x, int32_t oy,
+                     int32_t slot) {
+  const TnCrtConv2d *p = c->p;
+  const int fill = -c->io; /* io in [-127, 128] */
+  const int64_t cin = p->in_c, cols = slot / cin;
+  const int64_t c0 = p->pad_left < cols ? p->pad_left : cols;
+  const int64_t end = (int64_t)p->pad_left + p->in_w;
+  const int64_t c1 = end < cols ? end : cols; /* input columns [c0, c1) */
+  for (int32_t ky = 0; ky < p->k_h; ky++) {
+    int8_t *const d = k->tmp + (ptrdiff_t)ky * slot;
+    const int64_t iy = (int64_t)oy * p->stride_h - p->pad_top +
+                       (int64_t)ky * p->dilation_h;
+    if (iy < 0 || iy >= p->in_h || c1 <= c0) {
+      memset(d, fill, (size_t)slot);
+      continue;
+    }
+    memset(d, fill, (size_t)(c0 * cin));
+    memcpy(d + c0 * cin,
+           x + (ptrdiff_t)iy * p->in_strides[1] + (c0 - p->pad_left) * cin,
+           (size_t)((c1 - c0) * cin));
+    memset(d + c1 * cin, fill, (size_t)(slot - c1 * cin));
+  }
+}
+#endif
+
 /* Every output pixel, block by block; the block's accumulators (which
  * start from the bias) are requantized into out8 (with q) or stored into
  * out32. On the SSE2 path neighbouring pixels go in pairs, sharing the
@@ -663,6 +717,8 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
      * whole windows, requantized in registers */
     const int avx_row = avx && avx_buf->vnni && p->in_strides[3] == 1 &&
                         out8 && !ring && ps3 == 1 && rq->fast;
+    /* and over whole rows, through a padded copy of their input rows */
+    const int32_t avx_slot = avx_row ? pad_slot(avx_buf, c) : 0;
 #endif
     Win wn;
     for (int32_t n = 0; n < p->batch; n++) {
@@ -675,6 +731,15 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
         int8_t *const row8 = ring ? ring + slot * slot_size
                                   : out8 ? out8 + ro : NULL;
         int32_t *const row32 = out32 ? out32 + ro : NULL;
+#if TN_CRT_HAVE_AVX2
+        if (avx_slot) {
+          pad_fill(avx_buf, c, wn.x, oy, avx_slot);
+          tn__crt_conv_vnni_row(avx_buf, avx_buf->po, avx_buf->tmp,
+                                (ptrdiff_t)p->stride_w * p->in_c, p->out_w,
+                                rq, row8, ps2);
+          continue; /* (no ring: avx_row) */
+        }
+#endif
         wn.iy0 = oy * p->stride_h - p->pad_top;
         taps(wn.iy0, p->k_h, p->dilation_h, p->in_h, &wn.ky0, &wn.ky1);
         for (int32_t ox = 0, npx; ox < p->out_w; ox += npx) {
@@ -689,7 +754,7 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
           if (avx_row && ox >= fx0 && npx > 0 && wn.ky0 == 0 &&
               wn.ky1 == p->k_h) {
             tn__crt_conv_vnni_row(
-                avx_buf,
+                avx_buf, avx_buf->xo,
                 wn.x + avx_x + (ptrdiff_t)wn.iy0 * p->in_strides[1] +
                     (ptrdiff_t)wn.ix0 * p->in_strides[2],
                 (ptrdiff_t)p->stride_w * p->in_strides[2], npx, rq,

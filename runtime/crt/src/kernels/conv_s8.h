@@ -185,6 +185,7 @@ typedef struct {
   int8_t pad[AVX_PAD]; /* -io: the input of a row outside the input */
   int8_t tmp[AVX_TMP]; /* rows partly outside, completed with -io */
   ptrdiff_t xo[AVX_ROWS];
+  ptrdiff_t po[AVX_ROWS]; /* the rows' offsets in tmp's padded copy */
   int32_t ky[AVX_ROWS];
   int32_t rows, run, u, cur; /* cur: the block's weights in w */
   int32_t vnni; /* the block is packed for the AVX-512 VNNI form */
@@ -231,15 +232,16 @@ void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
                               const int32_t *px, const Requant *rq,
                               uint32_t *restrict a, int8_t *const *out);
 /* The VNNI row form (x86/conv_s8.c): npx (>= 1) neighbouring output
- * pixels of a row whose windows lie wholly inside the input, the first
+ * pixels of a row whose windows lie wholly inside the input (or inside a
+ * copy of its rows completed with -io: k->tmp, offsets k->po), the first
  * window's origin at x (the block's group; input channels contiguous),
- * the next xp further on, for the block k holds packed for VNNI
- * (k->vnni); requantized by rq (rq->fast) into out, the pixels os apart
- * (channels contiguous). Tiles of 12, 8 and 4 pixels with no row
- * pointers. */
-void tn__crt_conv_vnni_row(const AvxBcast *k, const int8_t *x, ptrdiff_t xp,
-                           int32_t npx, const Requant *rq, int8_t *out,
-                           ptrdiff_t os);
+ * the next xp further on, its rows at x + xo[r], for the block k holds
+ * packed for VNNI (k->vnni); requantized by rq (rq->fast) into out, the
+ * pixels os apart (channels contiguous). Tiles of 12, 8 and 4 pixels
+ * with no row pointers. */
+void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo,
+                           const int8_t *x, ptrdiff_t xp, int32_t npx,
+                           const Requant *rq, int8_t *out, ptrdiff_t os);
 /*
  * The 1x1 GEMM form: a 1x1 unpadded convolution of one group with
  * channels-last input and output reads each pixel's input channels as

@@ -947,16 +947,16 @@ VNNI static inline __m512i vnni_dp(__m512i acc, __m512i u, __m512i s) {
   } while (0)
 
 VNNI static inline __attribute__((always_inline)) void
-vnni_row_tile(const AvxBcast *k, int np, int32_t rows, const int8_t *x,
-              ptrdiff_t xp, __m512i b, const Requant *rq, int8_t *out,
-              ptrdiff_t os) {
+vnni_row_tile(const AvxBcast *k, const ptrdiff_t *xo, int np, int32_t rows,
+              const int8_t *x, ptrdiff_t xp, __m512i b, const Requant *rq,
+              int8_t *out, ptrdiff_t os) {
   const int8_t *w = (const int8_t *)(k->w + k->cur);
   const int32_t full = k->run / 4;
   const int tail = k->run % 4;
   __m512i c0 = b, c1 = b, c2 = b, c3 = b, c4 = b, c5 = b, c6 = b, c7 = b;
   __m512i c8 = b, c9 = b, c10 = b, c11 = b;
   for (int32_t r = 0; r < rows; r++) {
-    const int8_t *e = x + k->xo[r];
+    const int8_t *e = x + xo[r];
     for (int32_t g = 0; g < full; g++, w += 64, e += 4) {
       const __m512i wv = _mm512_loadu_si512(w);
       ROW_ALL(4);
@@ -983,9 +983,10 @@ vnni_row_tile(const AvxBcast *k, int np, int32_t rows, const int8_t *x,
 #undef ROW_ALL
 #undef ROW_DP
 
-VNNI void tn__crt_conv_vnni_row(const AvxBcast *k, const int8_t *x,
-                                ptrdiff_t xp, int32_t npx, const Requant *rq,
-                                int8_t *out, ptrdiff_t os) {
+VNNI void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo,
+                                const int8_t *x, ptrdiff_t xp, int32_t npx,
+                                const Requant *rq, int8_t *out,
+                                ptrdiff_t os) {
   const int8_t *w = (const int8_t *)(k->w + k->cur);
   /* the accumulators start from bias + (io - 128) * sum(w) */
   const __m512i b = _mm512_add_epi32(
@@ -998,27 +999,31 @@ VNNI void tn__crt_conv_vnni_row(const AvxBcast *k, const int8_t *x,
   int32_t i = 0;
   if (npx >= 8) {
     for (; i + 12 <= npx; i += 12)
-      vnni_row_tile(k, 12, rows, x + i * xp, xp, b, rq, out + i * os, os);
+      vnni_row_tile(k, xo, 12, rows, x + i * xp, xp, b, rq, out + i * os,
+                    os);
     for (; i + 8 <= npx; i += 8)
-      vnni_row_tile(k, 8, rows, x + i * xp, xp, b, rq, out + i * os, os);
+      vnni_row_tile(k, xo, 8, rows, x + i * xp, xp, b, rq, out + i * os,
+                    os);
     if (i + 4 <= npx) {
-      vnni_row_tile(k, 4, rows, x + i * xp, xp, b, rq, out + i * os, os);
+      vnni_row_tile(k, xo, 4, rows, x + i * xp, xp, b, rq, out + i * os,
+                    os);
       i += 4;
     }
     if (i < npx) /* the last 4, some of them again */
-      vnni_row_tile(k, 4, rows, x + (npx - 4) * xp, xp, b, rq,
+      vnni_row_tile(k, xo, 4, rows, x + (npx - 4) * xp, xp, b, rq,
                     out + (npx - 4) * os, os);
     return;
   }
   if (npx >= 4) {
-    vnni_row_tile(k, 4, rows, x, xp, b, rq, out, os);
+    vnni_row_tile(k, xo, 4, rows, x, xp, b, rq, out, os);
     if (npx > 4)
-      vnni_row_tile(k, 4, rows, x + (npx - 4) * xp, xp, b, rq,
+      vnni_row_tile(k, xo, 4, rows, x + (npx - 4) * xp, xp, b, rq,
                     out + (npx - 4) * os, os);
     return;
   }
   for (; i < npx; i++)
-    vnni_row_tile(k, 1, rows, x + i * xp, xp, b, rq, out + i * os, os);
+    vnni_row_tile(k, xo, 1, rows, x + i * xp, xp, b, rq, out + i * os,
+                  os);
 }
 
 /*
