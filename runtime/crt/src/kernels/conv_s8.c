@@ -533,10 +533,14 @@ static const Requant *gemm_requant(AvxBcast *k, const TnCrtQuant *q,
  * (wholly -io above or below it), copied into k->tmp one after another,
  * so that every window of the row lies inside the copy and the border
  * pixels take the row form's tiles too (a four-pixel tile at each end of
- * a row of 32 was a quarter of the pixels, of 8 all of them). The bytes
- * of a slot (one row: the columns from -pad_left to the last window's
- * last), with the rows' offsets in the copy in k->po; 0 where the layer
- * is not dense channels-last of one group or the copy does not fit.
+ * a row of 32 was a quarter of the pixels, of 8 all of them). The copy
+ * holds x ^ 0x80 (x + 128, vpdpbusd's unsigned operand), so that the
+ * row form broadcasts each four inputs with no XOR of its own: one
+ * vector operation a vpdpbusd less. The bytes of a slot (one row: the
+ * columns from -pad_left to the last window's last), with the rows'
+ * offsets in the copy in k->po; 0 where the layer is not dense
+ * channels-last of one group or the copy (and the 3 bytes the last
+ * group of a run may read past it) does not fit.
  */
 static int32_t pad_slot(AvxBcast *k, const Conv *c) {
   const TnCrtConv2d *p = c->p;
@@ -546,7 +550,7 @@ static int32_t pad_slot(AvxBcast *k, const Conv *c) {
   const int64_t cols = (int64_t)(p->out_w - 1) * p->stride_w +
                        (int64_t)(p->k_w - 1) * p->dilation_w + 1;
   const int64_t slot = cols * p->in_c;
-  if (slot * p->k_h > AVX_TMP) return 0;
+  if (slot * p->k_h + 3 > AVX_TMP) return 0;
   for (int32_t r = 0; r < k->rows; r++)
     k->po[r] = (ptrdiff_t)k->ky[r] * (ptrdiff_t)slot +
                (c->merge ? 0
@@ -558,7 +562,8 @@ static int32_t pad_slot(AvxBcast *k, const Conv *c) {
 static void pad_fill(AvxBcast *k, const Conv *c, const int8_t *x, int32_t oy,
                      int32_t slot) {
   const TnCrtConv2d *p = c->p;
-  const int fill = -c->io; /* io in [-127, 128] */
+  /* -io (io in [-127, 128]) ^ 0x80, and each input ^ 0x80 */
+  const int fill = (uint8_t)(-c->io) ^ 0x80;
   const int64_t cin = p->in_c, cols = slot / cin;
   const int64_t c0 = p->pad_left < cols ? p->pad_left : cols;
   const int64_t end = (int64_t)p->pad_left + p->in_w;
@@ -572,9 +577,21 @@ static void pad_fill(AvxBcast *k, const Conv *c, const int8_t *x, int32_t oy,
       continue;
     }
     memset(d, fill, (size_t)(c0 * cin));
-    memcpy(d + c0 * cin,
-           x + (ptrdiff_t)iy * p->in_strides[1] + (c0 - p->pad_left) * cin,
-           (size_t)((c1 - c0) * cin));
+    const uint8_t *src = (const uint8_t *)x +
+                         (ptrdiff_t)iy * p->in_strides[1] +
+                         (c0 - p->pad_left) * cin;
+    uint8_t *dst = (uint8_t *)d + c0 * cin;
+    const int64_t n = (c1 - c0) * cin;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) { /* (a byte at a time took as long as
+                                      the tiles of a 16-channel layer) */
+      v16i8 v;
+      memcpy(&v, src + i, sizeof v);
+      v ^= (v16i8){-128, -128, -128, -128, -128, -128, -128, -128,
+                   -128, -128, -128, -128, -128, -128, -128, -128};
+      memcpy(dst + i, &v, sizeof v);
+    }
+    for (; i < n; i++) dst[i] = src[i] ^ 0x80;
     memset(d + c1 * cin, fill, (size_t)(slot - c1 * cin));
   }
 }
@@ -734,7 +751,7 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
 #if TN_CRT_HAVE_AVX2
         if (avx_slot) {
           pad_fill(avx_buf, c, wn.x, oy, avx_slot);
-          tn__crt_conv_vnni_row(avx_buf, avx_buf->po, avx_buf->tmp,
+          tn__crt_conv_vnni_row(avx_buf, avx_buf->po, 1, avx_buf->tmp,
                                 (ptrdiff_t)p->stride_w * p->in_c, p->out_w,
                                 rq, row8, ps2);
           continue; /* (no ring: avx_row) */
@@ -754,7 +771,7 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
           if (avx_row && ox >= fx0 && npx > 0 && wn.ky0 == 0 &&
               wn.ky1 == p->k_h) {
             tn__crt_conv_vnni_row(
-                avx_buf, avx_buf->xo,
+                avx_buf, avx_buf->xo, 0,
                 wn.x + avx_x + (ptrdiff_t)wn.iy0 * p->in_strides[1] +
                     (ptrdiff_t)wn.ix0 * p->in_strides[2],
                 (ptrdiff_t)p->stride_w * p->in_strides[2], npx, rq,

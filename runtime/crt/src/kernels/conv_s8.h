@@ -238,8 +238,9 @@ void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
  * the next xp further on, its rows at x + xo[r], for the block k holds
  * packed for VNNI (k->vnni); requantized by rq (rq->fast) into out, the
  * pixels os apart (channels contiguous). Tiles of 12, 8 and 4 pixels
- * with no row pointers. */
-void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo,
+ * with no row pointers. pre: x holds x ^ 0x80 (the copy), and 3 bytes
+ * past each run's end may be read. */
+void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo, int pre,
                            const int8_t *x, ptrdiff_t xp, int32_t npx,
                            const Requant *rq, int8_t *out, ptrdiff_t os);
 /*

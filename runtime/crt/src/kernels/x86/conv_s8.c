@@ -933,10 +933,22 @@ VNNI static inline __m512i vnni_dp(__m512i acc, __m512i u, __m512i s) {
   return acc;
 }
 
+/* Four inputs at e as vpdpbusd's unsigned operand: x ^ 0x80, the first
+ * n (vnni_quad); or, where the copy holds them so already (pre), the four
+ * bytes as they are (past a run's last input, bytes whose weights are
+ * 0). */
+VNNI static inline __m512i row_quad(const int8_t *e, int n, int pre) {
+  if (pre) {
+    int32_t m;
+    memcpy(&m, e, 4);
+    return _mm512_set1_epi32(m);
+  }
+  return vnni_quad(e, 1, n);
+}
 #define ROW_DP(i, cv, q)                                                 \
   do {                                                                   \
     if (np > (i))                                                        \
-      cv = vnni_dp(cv, vnni_quad(e + (i) * xp, 1, q), wv);               \
+      cv = vnni_dp(cv, row_quad(e + (i) * xp, q, pre), wv);              \
   } while (0)
 #define ROW_ALL(q)                                                       \
   do {                                                                   \
@@ -947,9 +959,9 @@ VNNI static inline __m512i vnni_dp(__m512i acc, __m512i u, __m512i s) {
   } while (0)
 
 VNNI static inline __attribute__((always_inline)) void
-vnni_row_tile(const AvxBcast *k, const ptrdiff_t *xo, int np, int32_t rows,
-              const int8_t *x, ptrdiff_t xp, __m512i b, const Requant *rq,
-              int8_t *out, ptrdiff_t os) {
+vnni_row_tile(const AvxBcast *k, const ptrdiff_t *xo, int pre, int np,
+              int32_t rows, const int8_t *x, ptrdiff_t xp, __m512i b,
+              const Requant *rq, int8_t *out, ptrdiff_t os) {
   const int8_t *w = (const int8_t *)(k->w + k->cur);
   const int32_t full = k->run / 4;
   const int tail = k->run % 4;
@@ -983,10 +995,10 @@ vnni_row_tile(const AvxBcast *k, const ptrdiff_t *xo, int np, int32_t rows,
 #undef ROW_ALL
 #undef ROW_DP
 
-VNNI void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo,
-                                const int8_t *x, ptrdiff_t xp, int32_t npx,
-                                const Requant *rq, int8_t *out,
-                                ptrdiff_t os) {
+VNNI static inline __attribute__((always_inline)) void
+vnni_row_run(const AvxBcast *k, const ptrdiff_t *xo, int pre, const int8_t *x,
+             ptrdiff_t xp, int32_t npx, const Requant *rq, int8_t *out,
+             ptrdiff_t os) {
   const int8_t *w = (const int8_t *)(k->w + k->cur);
   /* the accumulators start from bias + (io - 128) * sum(w) */
   const __m512i b = _mm512_add_epi32(
@@ -999,31 +1011,41 @@ VNNI void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo,
   int32_t i = 0;
   if (npx >= 8) {
     for (; i + 12 <= npx; i += 12)
-      vnni_row_tile(k, xo, 12, rows, x + i * xp, xp, b, rq, out + i * os,
+      vnni_row_tile(k, xo, pre, 12, rows, x + i * xp, xp, b, rq, out + i * os,
                     os);
     for (; i + 8 <= npx; i += 8)
-      vnni_row_tile(k, xo, 8, rows, x + i * xp, xp, b, rq, out + i * os,
+      vnni_row_tile(k, xo, pre, 8, rows, x + i * xp, xp, b, rq, out + i * os,
                     os);
     if (i + 4 <= npx) {
-      vnni_row_tile(k, xo, 4, rows, x + i * xp, xp, b, rq, out + i * os,
+      vnni_row_tile(k, xo, pre, 4, rows, x + i * xp, xp, b, rq, out + i * os,
                     os);
       i += 4;
     }
     if (i < npx) /* the last 4, some of them again */
-      vnni_row_tile(k, xo, 4, rows, x + (npx - 4) * xp, xp, b, rq,
+      vnni_row_tile(k, xo, pre, 4, rows, x + (npx - 4) * xp, xp, b, rq,
                     out + (npx - 4) * os, os);
     return;
   }
   if (npx >= 4) {
-    vnni_row_tile(k, xo, 4, rows, x, xp, b, rq, out, os);
+    vnni_row_tile(k, xo, pre, 4, rows, x, xp, b, rq, out, os);
     if (npx > 4)
-      vnni_row_tile(k, xo, 4, rows, x + (npx - 4) * xp, xp, b, rq,
+      vnni_row_tile(k, xo, pre, 4, rows, x + (npx - 4) * xp, xp, b, rq,
                     out + (npx - 4) * os, os);
     return;
   }
   for (; i < npx; i++)
-    vnni_row_tile(k, xo, 1, rows, x + i * xp, xp, b, rq, out + i * os,
+    vnni_row_tile(k, xo, pre, 1, rows, x + i * xp, xp, b, rq, out + i * os,
                   os);
+}
+
+VNNI void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo,
+                                int pre, const int8_t *x, ptrdiff_t xp,
+                                int32_t npx, const Requant *rq, int8_t *out,
+                                ptrdiff_t os) {
+  if (pre)
+    vnni_row_run(k, xo, 1, x, xp, npx, rq, out, os);
+  else
+    vnni_row_run(k, xo, 0, x, xp, npx, rq, out, os);
 }
 
 /*
