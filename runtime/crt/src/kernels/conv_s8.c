@@ -533,10 +533,13 @@ static const Requant *gemm_requant(AvxBcast *k, const TnCrtQuant *q,
  * (wholly -io above or below it), copied into k->tmp one after another,
  * so that every window of the row lies inside the copy and the border
  * pixels take the row form's tiles too (a four-pixel tile at each end of
- * a row of 32 was a quarter of the pixels, of 8 all of them). The copy
- * holds x ^ 0x80 (x + 128, vpdpbusd's unsigned operand), so that the
- * row form broadcasts each four inputs with no XOR of its own: one
- * vector operation a vpdpbusd less. The bytes of a slot (one row: the
+ * a row of 32 was a quarter of the pixels, of 8 all of them). For the
+ * VNNI form (pre) the copy holds x ^ 0x80 (x + 128, vpdpbusd's unsigned
+ * operand), so that the row form broadcasts each four inputs with no XOR
+ * of its own: one vector operation a vpdpbusd less; the AVX2 form reads
+ * its inputs as they are, through row pointers into the copy (none of
+ * the border pixels' search for the rows inside the input, nor their
+ * copies one at a time). The bytes of a slot (one row: the
  * columns from -pad_left to the last window's last), with the rows'
  * offsets in the copy in k->po; 0 where the layer is not dense
  * channels-last of one group or the copy (and the 3 bytes the last
@@ -560,10 +563,10 @@ static int32_t pad_slot(AvxBcast *k, const Conv *c) {
 
 /* The copy pad_slot describes for output row oy of the image at x. */
 static void pad_fill(AvxBcast *k, const Conv *c, const int8_t *x, int32_t oy,
-                     int32_t slot) {
+                     int32_t slot, int pre) {
   const TnCrtConv2d *p = c->p;
-  /* -io (io in [-127, 128]) ^ 0x80, and each input ^ 0x80 */
-  const int fill = (uint8_t)(-c->io) ^ 0x80;
+  /* -io (io in [-127, 128]), and with pre each input and it ^ 0x80 */
+  const int fill = (uint8_t)(-c->io) ^ (pre ? 0x80 : 0);
   const int64_t cin = p->in_c, cols = slot / cin;
   const int64_t c0 = p->pad_left < cols ? p->pad_left : cols;
   const int64_t end = (int64_t)p->pad_left + p->in_w;
@@ -582,6 +585,11 @@ static void pad_fill(AvxBcast *k, const Conv *c, const int8_t *x, int32_t oy,
                          (c0 - p->pad_left) * cin;
     uint8_t *dst = (uint8_t *)d + c0 * cin;
     const int64_t n = (c1 - c0) * cin;
+    if (!pre) {
+      memcpy(dst, src, (size_t)n);
+      memset(d + c1 * cin, fill, (size_t)(slot - c1 * cin));
+      continue;
+    }
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) { /* (a byte at a time took as long as
                                       the tiles of a 16-channel layer) */
@@ -734,8 +742,11 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
      * whole windows, requantized in registers */
     const int avx_row = avx && avx_buf->vnni && p->in_strides[3] == 1 &&
                         out8 && !ring && ps3 == 1 && rq->fast;
-    /* and over whole rows, through a padded copy of their input rows */
-    const int32_t avx_slot = avx_row ? pad_slot(avx_buf, c) : 0;
+    /* it, or the AVX2 form's tiles, over whole rows, through a padded
+     * copy of their input rows */
+    const int32_t avx_slot = avx && out8 && !ring && ps3 == 1 && rq->fast
+                                 ? pad_slot(avx_buf, c)
+                                 : 0;
 #endif
     Win wn;
     for (int32_t n = 0; n < p->batch; n++) {
@@ -750,11 +761,15 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
         int32_t *const row32 = out32 ? out32 + ro : NULL;
 #if TN_CRT_HAVE_AVX2
         if (avx_slot) {
-          pad_fill(avx_buf, c, wn.x, oy, avx_slot);
-          tn__crt_conv_vnni_row(avx_buf, avx_buf->po, 1, avx_buf->tmp,
-                                (ptrdiff_t)p->stride_w * p->in_c, p->out_w,
-                                rq, row8, ps2);
-          continue; /* (no ring: avx_row) */
+          const ptrdiff_t xp = (ptrdiff_t)p->stride_w * p->in_c;
+          pad_fill(avx_buf, c, wn.x, oy, avx_slot, avx_buf->vnni);
+          if (avx_buf->vnni)
+            tn__crt_conv_vnni_row(avx_buf, avx_buf->po, 1, avx_buf->tmp, xp,
+                                  p->out_w, rq, row8, ps2);
+          else
+            tn__crt_conv_avx2_row(avx_buf, avx_buf->po, c->io, avx_buf->tmp,
+                                  xp, p->out_w, rq, row8, ps2);
+          continue; /* (no ring) */
         }
 #endif
         wn.iy0 = oy * p->stride_h - p->pad_top;

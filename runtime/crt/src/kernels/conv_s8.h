@@ -243,6 +243,13 @@ void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
 void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo, int pre,
                            const int8_t *x, ptrdiff_t xp, int32_t npx,
                            const Requant *rq, int8_t *out, ptrdiff_t os);
+/* The AVX2 form of the same (k packed for it, not for VNNI; x holds the
+ * inputs as they are, and the rows of the window read xo): tiles of four
+ * pixels through row pointers. */
+void tn__crt_conv_avx2_row(const AvxBcast *k, const ptrdiff_t *xo,
+                           int32_t io, const int8_t *x, ptrdiff_t xp,
+                           int32_t npx, const Requant *rq, int8_t *out,
+                           ptrdiff_t os);
 /*
  * The 1x1 GEMM form: a 1x1 unpadded convolution of one group with
  * channels-last input and output reads each pixel's input channels as
