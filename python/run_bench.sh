@@ -3,7 +3,8 @@
 # benchmarks beside apache-tvm-ffi (pinned, from PyPI), ctypes and CPython
 # builtins, in one run; then the trained models' import time and latency
 # beside TFLite Micro and LiteRT (bench/bench_models.py), compiled C
-# (bench_aot.py; bench_x86.py, the int8 and float models on process CPU time), a
+# (bench_aot.py; bench_x86.py, the int8 and float models on process CPU time,
+# and bench_x86_layers.py, ResNet-8's int8 convolution layers alone), a
 # compiled model's per-call cost from Python beside LiteRT
 # (bench_module.py), compile time against model size (bench_compile.py),
 # the emulated Cortex-M4 (bench_device.py) and every Cortex-M core of
@@ -27,6 +28,8 @@ out_abs=$(cd "$OUT" && pwd)
 "$VPY" "$HERE/bench/bench_x86.py" --out "$out_abs" || exit
 # the float32 models likewise, outputs within a tolerance of LiteRT's (bench_x86_float.md/.json)
 "$VPY" "$HERE/bench/bench_x86.py" --float --out "$out_abs" || exit
+# ResNet-8's int8 convolution layers alone, GMAC/s per shape and ISA level (bench_x86_layers.md/.json)
+"$VPY" "$HERE/bench/bench_x86_layers.py" --out "$out_abs" || exit
 # compile time from 1k to 1M operators, chains and random DAGs (bench_compile.md/.json)
 "$VPY" "$HERE/bench/bench_compile.py" --out "$out_abs" || exit
 # a compiled model run from Python beside LiteRT, per call (bench_module.md/.json)
