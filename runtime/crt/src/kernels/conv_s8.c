@@ -602,6 +602,9 @@ static void pad_fill(AvxBcast *k, const Conv *c, const int8_t *x, int32_t oy,
     for (; i < n; i++) dst[i] = src[i] ^ 0x80;
     memset(d + c1 * cin, fill, (size_t)(slot - c1 * cin));
   }
+  /* the bytes the last row's last group may read past the copy (their
+   * weights are 0), set all the same */
+  if (pre) memset(k->tmp + (ptrdiff_t)p->k_h * slot, 0, 3);
 }
 #endif
 
