@@ -230,7 +230,7 @@ static void rand_quant(KtRng *r, TnCrtQuant *q, int32_t n, int32_t *mult,
 typedef struct {
   int8_t *in, *w;
   int32_t *bias;
-  int32_t mult[120], shift[120];
+  int32_t mult[600], shift[600];
   TnCrtQuant q;
 } ConvArgs;
 
@@ -313,7 +313,14 @@ static int *conv_count;
  * blocks of 16, then 8, 4 and 1 to 3, each set up from the window's taps
  * set once a call), windows of 1x1 to 5x5 and a few larger, a channel's
  * multiplier at least 1 now and then (a block whose requantization is
- * not the vectorised one). */
+ * not the vectorised one). wide == 4: one group of 1 to 4 input channels,
+ * kernels of up to 10 rows of up to 16 bytes, 32 to 150 output channels
+ * (64 one time in three), strides 1 and 2, a dilated row now and then
+ * (x86/conv_wide_s8.c's direct form, and what it leaves to the others).
+ * wide == 5: depthwise layers as wide == 3 with 1 to 200 channels (64,
+ * 128 or 192 one time in three), up to 12x12 inputs and windows up to
+ * 5x5, and a multiplier of 2 or 3 one time in six (its DW form). Both
+ * with wide == 3's multipliers. */
 static void conv_random(uint64_t seed, int n, int wide) {
   KtRng r = kt_rng(seed);
   int cases = 0;
@@ -345,6 +352,20 @@ static void conv_random(uint64_t seed, int n, int wide) {
       p.groups = kt_int(&r, 0, 2) ? kt_int(&r, 1, 80) : 16 * kt_int(&r, 1, 5);
       cpg = fpg = 1;
     }
+    if (wide == 4) { /* few input channels, a large kernel */
+      kind = 0, p.groups = 1, cpg = kt_int(&r, 1, 4);
+      p.in_h = kt_int(&r, 1, 14), p.in_w = kt_int(&r, 1, 14);
+      p.k_h = kt_int(&r, 1, 10), p.k_w = kt_int(&r, 1, 16 / cpg);
+      p.stride_h = kt_int(&r, 1, 2), p.stride_w = kt_int(&r, 1, 2);
+      p.dilation_w = kt_int(&r, 0, 7) ? 1 : 2;
+      fpg = kt_int(&r, 0, 2) ? kt_int(&r, 32, 150) : 64;
+    }
+    if (wide == 5) { /* depthwise, many channels, wider rows */
+      kind = 2, p.in_h = kt_int(&r, 1, 12), p.in_w = kt_int(&r, 1, 12);
+      p.k_h = kt_int(&r, 1, 5), p.k_w = kt_int(&r, 1, 5);
+      p.groups = kt_int(&r, 0, 2) ? kt_int(&r, 1, 200) : 64 * kt_int(&r, 1, 3);
+      cpg = 1, fpg = kt_int(&r, 0, 5) ? 1 : kt_int(&r, 2, 3);
+    }
     if (wide == 2) {
       if (kt_int(&r, 0, 2)) p.stride_h = p.stride_w = 1;
       cpg = p.in_c = kt_int(&r, 0, 3) ? kt_int(&r, 1, 80) : kt_int(&r, 1, 7);
@@ -359,7 +380,7 @@ static void conv_random(uint64_t seed, int n, int wide) {
     if (p.out_h < 1 || p.out_w < 1) continue;
     cases++;
     /* NHWC or NCHW data; HWIO, OIHW or OHWI weights. */
-    const int *dl = wide == 3 || kt_int(&r, 0, wide == 2 ? 7 : 2) ? nhwc : nchw;
+    const int *dl = wide == 3 || wide == 5 || kt_int(&r, 0, wide == 2 ? 7 : 2) ? nhwc : nchw;
     int wk = wide >= 2 ? 0 : wide && kt_int(&r, 0, 3) ? 0 : kt_int(&r, 0, 2);
     const int *wl = wk == 0 ? hwio : wk == 1 ? oihw : ohwi;
     int32_t di[4] = {p.batch, p.in_h, p.in_w, p.in_c};
@@ -371,7 +392,7 @@ static void conv_random(uint64_t seed, int n, int wide) {
     int64_t no = (int64_t)dout[0] * dout[1] * dout[2] * dout[3];
     ConvArgs ca;
     rand_conv_args(&r, &p, &ca);
-    if (wide == 3 && ca.q.per_channel && !kt_int(&r, 0, 3)) {
+    if (wide >= 3 && ca.q.per_channel && !kt_int(&r, 0, 3)) {
       const int32_t k = kt_int(&r, 0, p.out_c - 1);
       quantize(rand_log2(&r, 0, 3), &ca.mult[k], &ca.shift[k]);
     }
@@ -457,6 +478,16 @@ END_TEST
  * a call, the rest (4, 1 to 3, windows larger than 5x5) the portable
  * form; the requantization constants of each block as the others. */
 START_TEST(test_conv_dw_random) { EACH_ISA(conv_random(13, 400, 3)); }
+END_TEST
+
+/* At AVX-512 VNNI, depthwise layers of many channels take the DW form
+ * of x86/conv_wide_s8.c (64 channels a pass, masked past the last
+ * channel), and layers of few input channels and a large kernel its
+ * direct form; the other levels run the same cases through theirs. */
+START_TEST(test_conv_dw_wide_random) { EACH_ISA(conv_random(23, 300, 5)); }
+END_TEST
+
+START_TEST(test_conv_direct_random) { EACH_ISA(conv_random(19, 300, 4)); }
 END_TEST
 
 START_TEST(test_conv_gemm_broken_is_caught) {
@@ -2241,6 +2272,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_vnni_broken_is_caught);
   tcase_add_test(tc, test_conv_gemm_random);
   tcase_add_test(tc, test_conv_dw_random);
+  tcase_add_test(tc, test_conv_dw_wide_random);
+  tcase_add_test(tc, test_conv_direct_random);
   tcase_add_test(tc, test_conv_gemm_broken_is_caught);
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);

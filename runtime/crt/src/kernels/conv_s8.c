@@ -820,6 +820,10 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   conv_blocks_stack(c, q, lo, hi, bias, out8, out32, ring, avx);
 #else
   (void)dsp, (void)dsp_n;
+#if TN_CRT_HAVE_AVX2
+  if (out8 && tn__crt_conv_wide(c, q, lo, hi, bias, out8, ring != NULL))
+    return;
+#endif
   conv_blocks(c, q, lo, hi, bias, out8, out32, ring, NULL, 0, avx, NULL);
 #endif
 }
