@@ -152,6 +152,45 @@ static inline __mmask64 len_mask(int32_t len) {
   return len >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << len) - 1;
 }
 
+/* Four rows of 64 channels' bytes interleaved per channel: q[k]'s lane
+ * 4L + j holds channel 16L + 4k + j's four bytes, in row order. */
+VNNI static inline void interleave4(__m512i t0, __m512i t1, __m512i t2,
+                                    __m512i t3, __m512i *q) {
+  const __m512i l01 = _mm512_unpacklo_epi8(t0, t1);
+  const __m512i h01 = _mm512_unpackhi_epi8(t0, t1);
+  const __m512i l23 = _mm512_unpacklo_epi8(t2, t3);
+  const __m512i h23 = _mm512_unpackhi_epi8(t2, t3);
+  q[0] = _mm512_unpacklo_epi16(l01, l23), q[1] = _mm512_unpackhi_epi16(l01, l23);
+  q[2] = _mm512_unpacklo_epi16(h01, h23), q[3] = _mm512_unpackhi_epi16(h01, h23);
+}
+
+/* Group g of the chunk's weights from four rows of its channels (r[i]
+ * NULL: a row of zeros), interleaved as the accumulators' lanes, each
+ * lane's four weights added to sum[k] (vpdpbusd with bytes of 1). */
+VNNI static inline void pack_group(Wide *k, int32_t g,
+                                   const int8_t *const *r, __mmask64 mk,
+                                   __m512i *sum) {
+  __m512i t[4], q[4];
+  for (int i = 0; i < 4; i++)
+    t[i] = r[i] ? _mm512_maskz_loadu_epi8(mk, r[i]) : _mm512_setzero_si512();
+  interleave4(t[0], t[1], t[2], t[3], q);
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (int i = 0; i < 4; i++) {
+    _mm512_store_si512(k->w[g] + 64 * i, q[i]);
+    sum[i] = _mm512_dpbusd_epi32(sum[i], ones, q[i]);
+  }
+}
+
+/* The lanes' sums of weights into their constants (wide_consts). */
+VNNI static inline void pack_consts(Wide *k, const Conv *c,
+                                    const TnCrtQuant *q, const int32_t *bias,
+                                    int32_t co0, int32_t len,
+                                    const __m512i *sum) {
+  uint32_t s[WIDE] __attribute__((aligned(64)));
+  for (int i = 0; i < 4; i++) _mm512_store_si512(s + 16 * i, sum[i]);
+  wide_consts(k, c, q, bias, co0, len, s);
+}
+
 
 /* ---- DW ------------------------------------------------------------------ */
 
@@ -172,24 +211,23 @@ static void dw_taps(Wide *k, const TnCrtConv2d *p) {
 }
 
 /* The chunk of len channels at co0: group g's four taps of lane l at
- * w[g][4l ..], then the lanes' constants. */
-static void dw_pack(Wide *k, const Conv *c, const TnCrtQuant *q,
-                    const int32_t *bias, int32_t co0, int32_t len) {
-  const TnCrtConv2d *p = c->p;
-  const int32_t taps = p->k_h * p->k_w;
-  uint32_t sum[WIDE];
-  for (int32_t l = 0; l < WIDE; l++) {
-    const int32_t ch = lane_ch(l);
-    const int8_t *w = c->w + (ptrdiff_t)(co0 + ch) * p->w_strides[3];
-    uint32_t s = 0;
-    for (int32_t t = 0; t < 4 * k->groups; t++) {
-      const int8_t v = t < taps && ch < len ? w[k->wo[t]] : 0;
-      k->w[t / 4][4 * l + t % 4] = v;
-      s += (uint32_t)(int32_t)v;
+ * w[g][4l ..] (the taps' rows of channels interleaved as the inputs
+ * are), then the lanes' constants. */
+VNNI static void dw_pack(Wide *k, const Conv *c, const TnCrtQuant *q,
+                         const int32_t *bias, int32_t co0, int32_t len) {
+  const int32_t taps = c->p->k_h * c->p->k_w;
+  const __mmask64 mk = len_mask(len);
+  __m512i sum[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(),
+                    _mm512_setzero_si512(), _mm512_setzero_si512()};
+  for (int32_t g = 0; g < k->groups; g++) {
+    const int8_t *r[4];
+    for (int32_t i = 0; i < 4; i++) {
+      const int32_t t = 4 * g + i;
+      r[i] = t < taps ? c->w + k->wo[t] + co0 : NULL;
     }
-    sum[l] = s;
+    pack_group(k, g, r, mk, sum);
   }
-  wide_consts(k, c, q, bias, co0, len, sum);
+  pack_consts(k, c, q, bias, co0, len, sum);
 }
 
 /* One pixel: the taps' 64 channels at tp[0 .. 4 * groups), requantized
@@ -209,19 +247,13 @@ dw_pixel(const Wide *k, const int8_t *const *tp, __mmask64 mk, int8_t *out) {
         _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, tp[2]), flip);
     const __m512i t3 =
         _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, tp[3]), flip);
-    const __m512i l01 = _mm512_unpacklo_epi8(t0, t1);
-    const __m512i h01 = _mm512_unpackhi_epi8(t0, t1);
-    const __m512i l23 = _mm512_unpacklo_epi8(t2, t3);
-    const __m512i h23 = _mm512_unpackhi_epi8(t2, t3);
+    __m512i v[4];
+    interleave4(t0, t1, t2, t3, v);
     const int8_t *w = k->w[g];
-    a0 = _mm512_dpbusd_epi32(a0, _mm512_unpacklo_epi16(l01, l23),
-                             _mm512_load_si512(w));
-    a1 = _mm512_dpbusd_epi32(a1, _mm512_unpackhi_epi16(l01, l23),
-                             _mm512_load_si512(w + 64));
-    a2 = _mm512_dpbusd_epi32(a2, _mm512_unpacklo_epi16(h01, h23),
-                             _mm512_load_si512(w + 128));
-    a3 = _mm512_dpbusd_epi32(a3, _mm512_unpackhi_epi16(h01, h23),
-                             _mm512_load_si512(w + 192));
+    a0 = _mm512_dpbusd_epi32(a0, v[0], _mm512_load_si512(w));
+    a1 = _mm512_dpbusd_epi32(a1, v[1], _mm512_load_si512(w + 64));
+    a2 = _mm512_dpbusd_epi32(a2, v[2], _mm512_load_si512(w + 128));
+    a3 = _mm512_dpbusd_epi32(a3, v[3], _mm512_load_si512(w + 192));
   }
   wide_store(k, a0, a1, a2, a3, mk, out);
 }
@@ -298,31 +330,28 @@ VNNI static void dw_layer(Wide *k, const Conv *c, const TnCrtQuant *q,
 
 /* The chunk of len channels at co0: kernel row ky's group g (bytes
  * 4g .. 4g + 3 of its run of R, the rest 0) of lane l at
- * w[ky * gr + g][4l ..], then the lanes' constants. */
-static void direct_pack(Wide *k, const Conv *c, const TnCrtQuant *q,
-                        const int32_t *bias, int32_t co0, int32_t len,
-                        int32_t run, int32_t gr) {
+ * w[ky * gr + g][4l ..] (BCAST: each byte's weights are a row of
+ * contiguous channels), then the lanes' constants. */
+VNNI static void direct_pack(Wide *k, const Conv *c, const TnCrtQuant *q,
+                             const int32_t *bias, int32_t co0, int32_t len,
+                             int32_t run, int32_t gr) {
   const TnCrtConv2d *p = c->p;
-  ptrdiff_t eo[WIDE_ROW]; /* byte e of a row: tap e / cpg, channel e % cpg */
-  for (int32_t e = 0; e < run; e++)
-    eo[e] = (ptrdiff_t)(e / c->cpg) * p->w_strides[1] +
-            (ptrdiff_t)(e % c->cpg) * p->w_strides[2];
-  uint32_t sum[WIDE];
-  for (int32_t l = 0; l < WIDE; l++) {
-    const int32_t ch = lane_ch(l);
-    uint32_t s = 0;
-    for (int32_t ky = 0; ky < p->k_h; ky++) {
-      const int8_t *w = c->w + (ptrdiff_t)ky * p->w_strides[0] +
-                        (ptrdiff_t)(co0 + ch) * p->w_strides[3];
-      for (int32_t e = 0; e < 4 * gr; e++) {
-        const int8_t v = e < run && ch < len ? w[eo[e]] : 0;
-        k->w[ky * gr + e / 4][4 * l + e % 4] = v;
-        s += (uint32_t)(int32_t)v;
+  const __mmask64 mk = len_mask(len);
+  __m512i sum[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(),
+                    _mm512_setzero_si512(), _mm512_setzero_si512()};
+  for (int32_t ky = 0; ky < p->k_h; ky++)
+    for (int32_t g = 0; g < gr; g++) {
+      const int8_t *r[4];
+      for (int32_t i = 0; i < 4; i++) {
+        const int32_t e = 4 * g + i; /* tap e / cpg, channel e % cpg */
+        r[i] = e < run ? c->w + (ptrdiff_t)ky * p->w_strides[0] +
+                             (ptrdiff_t)(e / c->cpg) * p->w_strides[1] +
+                             (ptrdiff_t)(e % c->cpg) * p->w_strides[2] + co0
+                       : NULL;
       }
+      pack_group(k, ky * gr + g, r, mk, sum);
     }
-    sum[l] = s;
-  }
-  wide_consts(k, c, q, bias, co0, len, sum);
+  pack_consts(k, c, q, bias, co0, len, sum);
 }
 
 /* Bytes e[0 .. n) (n 1 to 4) as x + 128 in every lane. */
