@@ -547,17 +547,22 @@ END_TEST
  * ranges. Each form of the kernel's requantization (portable, SSE2's
  * float estimate, the Cortex-M DSP's) has its own limits on these, and
  * must hand the rest to the exact one; the reference adds the offset with
- * wrap-around, as the kernels document. */
+ * wrap-around, as the kernels document. The last 400 cases are depthwise
+ * 1x1 layers instead (one input channel per output channel), three in
+ * four with every multiplier and shift one that x86/conv_wide_s8.c's
+ * requantization takes (so that the whole layer takes it). */
 START_TEST(test_conv_requant_corners) {
   KtRng r = kt_rng(11);
-  for (int it = 0; it < 400; it++) {
+  for (int it = 0; it < 800; it++) {
+    const int depthwise = it >= 400;
     TnCrtConv2d p;
     memset(&p, 0, sizeof p);
     p.batch = 1, p.in_h = 1, p.in_w = kt_int(&r, 1, 6), p.in_c = 1;
     p.out_h = 1, p.out_w = p.in_w, p.out_c = kt_int(&r, 1, 40);
     p.k_h = p.k_w = p.stride_h = p.stride_w = 1;
     p.dilation_h = p.dilation_w = p.groups = 1;
-    int32_t di[4] = {1, 1, p.in_w, 1}, dw[4] = {1, 1, 1, p.out_c};
+    if (depthwise) p.in_c = p.groups = p.out_c;
+    int32_t di[4] = {1, 1, p.in_w, p.in_c}, dw[4] = {1, 1, 1, p.out_c};
     int32_t dout[4] = {1, 1, p.out_w, p.out_c};
     strides(di, nhwc, p.in_strides);
     strides(dw, hwio, p.w_strides);
@@ -588,14 +593,19 @@ START_TEST(test_conv_requant_corners) {
                 : kt_int(&r, 0, 1)    ? v
                                       : -v;
     }
-    int8_t *in = rand_s8(&r, p.in_w, -128, 127), w[40], got[240];
+    if (depthwise && kt_int(&r, 0, 3))
+      for (int32_t c = 0; c < p.out_c; c++) {
+        mult[c] &= INT32_MAX;
+        shift[c] = shift[c] > 0 ? 0 : shift[c] < -31 ? -31 : shift[c];
+      }
+    int8_t *in = rand_s8(&r, p.in_w * p.in_c, -128, 127), w[40], got[240];
     memset(w, 1, sizeof w);
     KT_CHECK_OK(tn_crt_conv2d_s8(&p, &q, in, w, bias, got, NULL, 0));
     for (int32_t ox = 0; ox < p.out_w; ox++)
       for (int32_t c = 0; c < p.out_c; c++) {
         const int32_t k = q.per_channel ? c : 0;
-        const uint32_t acc =
-            (uint32_t)bias[c] + (uint32_t)(in[ox] + q.input_offset);
+        const int32_t x = depthwise ? in[ox * p.in_c + c] : in[ox];
+        const uint32_t acc = (uint32_t)bias[c] + (uint32_t)(x + q.input_offset);
         const int32_t v = (int32_t)(
             (uint32_t)tn_crt_multiply_by_quantized_multiplier(
                 (int32_t)acc, mult[k], shift[k]) +

@@ -230,23 +230,24 @@ VNNI static void dw_pack(Wide *k, const Conv *c, const TnCrtQuant *q,
   pack_consts(k, c, q, bias, co0, len, sum);
 }
 
-/* One pixel: the taps' 64 channels at tp[0 .. 4 * groups), requantized
- * into out. */
+/* One pixel: the taps' 64 channels at base + xo[t] for a window wholly
+ * inside the input (full), else at tp[t], requantized into out. */
 VNNI static inline __attribute__((always_inline)) void
-dw_pixel(const Wide *k, const int8_t *const *tp, __mmask64 mk, int8_t *out) {
+dw_pixel(const Wide *k, int full, const int8_t *base, const int8_t *const *tp,
+         __mmask64 mk, int8_t *out) {
   const __m512i flip = _mm512_set1_epi8((char)0x80);
   __m512i a0 = _mm512_load_si512(k->corr), a1 = _mm512_load_si512(k->corr + 16);
   __m512i a2 = _mm512_load_si512(k->corr + 32);
   __m512i a3 = _mm512_load_si512(k->corr + 48);
-  for (int32_t g = 0; g < k->groups; g++, tp += 4) {
-    const __m512i t0 =
-        _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, tp[0]), flip);
-    const __m512i t1 =
-        _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, tp[1]), flip);
-    const __m512i t2 =
-        _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, tp[2]), flip);
-    const __m512i t3 =
-        _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, tp[3]), flip);
+  for (int32_t g = 0; g < k->groups; g++) {
+    const int32_t t = 4 * g;
+#define DW_TAP(i)                                                        \
+  _mm512_xor_si512(                                                      \
+      _mm512_maskz_loadu_epi8(mk, full ? base + k->xo[t + i] : tp[t + i]), \
+      flip)
+    const __m512i t0 = DW_TAP(0), t1 = DW_TAP(1);
+    const __m512i t2 = DW_TAP(2), t3 = DW_TAP(3);
+#undef DW_TAP
     __m512i v[4];
     interleave4(t0, t1, t2, t3, v);
     const int8_t *w = k->w[g];
@@ -296,18 +297,19 @@ VNNI static void dw_layer(Wide *k, const Conv *c, const TnCrtQuant *q,
           taps(ix0, p->k_w, p->dilation_w, p->in_w, &kx0, &kx1);
           const ptrdiff_t o = (ptrdiff_t)iy0 * p->in_strides[1] +
                               (ptrdiff_t)ix0 * p->in_strides[2];
-          const int8_t *tp[4 * WIDE_GROUPS];
+          int8_t *const po = orow + (ptrdiff_t)ox * ostep;
           if (ky0 == 0 && ky1 == p->k_h && kx0 == 0 && kx1 == p->k_w) {
-            for (int32_t t = 0; t < 4 * k->groups; t++) tp[t] = x + o + k->xo[t];
-          } else {
-            for (int32_t t = 0; t < 4 * k->groups; t++) {
-              const int in = t < ntaps &&
-                             (uint32_t)(k->ky[t] - ky0) < (uint32_t)(ky1 - ky0) &&
-                             (uint32_t)(k->kx[t] - kx0) < (uint32_t)(kx1 - kx0);
-              tp[t] = in ? x + (o + k->xo[t]) : k->pad;
-            }
+            dw_pixel(k, 1, x + o, NULL, mk, po);
+            continue;
           }
-          dw_pixel(k, tp, mk, orow + (ptrdiff_t)ox * ostep);
+          const int8_t *tp[4 * WIDE_GROUPS];
+          for (int32_t t = 0; t < 4 * k->groups; t++) {
+            const int in = t < ntaps &&
+                           (uint32_t)(k->ky[t] - ky0) < (uint32_t)(ky1 - ky0) &&
+                           (uint32_t)(k->kx[t] - kx0) < (uint32_t)(kx1 - kx0);
+            tp[t] = in ? x + (o + k->xo[t]) : k->pad;
+          }
+          dw_pixel(k, 0, NULL, tp, mk, po);
         }
         if (!ring) continue;
         s = s + 1 == rows ? 0 : s + 1;
