@@ -476,7 +476,9 @@ END_TEST
 /* Depthwise layers at every level: blocks of 16 channels take the AVX2
  * form of DW, of 8 the SSE2 one, both from the window's taps set up once
  * a call, the rest (4, 1 to 3, windows larger than 5x5) the portable
- * form; the requantization constants of each block as the others. */
+ * form; the requantization constants of each block as the others. At
+ * AVX-512 VNNI the whole layer takes x86/conv_wide_s8.c's DW form where
+ * its multipliers allow. */
 START_TEST(test_conv_dw_random) { EACH_ISA(conv_random(13, 400, 3)); }
 END_TEST
 

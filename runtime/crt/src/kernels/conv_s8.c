@@ -50,7 +50,9 @@
  * with channels-last input and output take a GEMM form instead (each
  * pixel's channels are a contiguous run of the input: no row pointers,
  * tiles of up to 8 pixels by 32 channels with AVX-512 VNNI, 4 by 16 with
- * AVX2). On a Cortex-M
+ * AVX2). With AVX-512 VNNI, depthwise layers and layers of few input
+ * channels and a large kernel run whole in x86/conv_wide_s8.c, 64
+ * channels a pass (conv_run asks it first). On a Cortex-M
  * with the DSP extension (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33)
  * gcc vectorises none of it, and BCAST, DW, DOT and the requantization
  * have a third form (arm_dsp/conv_s8_dsp.h, about three times as fast as

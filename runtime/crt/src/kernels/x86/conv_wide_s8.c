@@ -67,11 +67,6 @@ typedef struct {
   int32_t off, lo, hi, groups;
 } Wide;
 
-/* The channel (from the chunk's first) of lane p of the accumulators. */
-static inline int32_t lane_ch(int32_t p) {
-  return 16 * ((p >> 2) & 3) + 4 * (p >> 4) + (p & 3);
-}
-
 /* Every channel's multiplier is one requant_exact takes (M >= 0, shift in
  * [-31, 0]), and q has no float scales. */
 static int wide_requant_ok(const TnCrtQuant *q, int32_t out_c) {
@@ -83,28 +78,6 @@ static int wide_requant_ok(const TnCrtQuant *q, int32_t out_c) {
     if (q->multiplier[k] < 0 || q->shift[k] > 0 || q->shift[k] < -31)
       return 0;
   return 1;
-}
-
-/* The chunk of len channels at co0: each lane's constants, the
- * corrections from sum[p] (lane p's sum of weights). */
-static void wide_consts(Wide *k, const Conv *c, const TnCrtQuant *q,
-                        const int32_t *bias, int32_t co0, int32_t len,
-                        const uint32_t *sum) {
-  const uint32_t io128 = (uint32_t)c->io - 128u;
-  for (int32_t p = 0; p < WIDE; p++) {
-    const int32_t ch = lane_ch(p);
-    if (ch >= len) {
-      k->corr[p] = 0, k->m[p] = 0, k->r[p] = 0, k->half[p] = 0;
-      continue;
-    }
-    const int32_t i = q->per_channel ? co0 + ch : 0;
-    const uint32_t r = (uint32_t)-q->shift[i];
-    const uint32_t b = bias ? (uint32_t)bias[co0 + ch] : 0;
-    k->corr[p] = (int32_t)(b + io128 * sum[p]);
-    k->m[p] = (uint32_t)q->multiplier[i];
-    k->r[p] = r;
-    k->half[p] = r > 0 ? UINT32_C(1) << (r - 1) : 0;
-  }
 }
 
 /* requant_exact of the 16 lanes of x at lanes j0 .. j0 + 15. */
@@ -181,14 +154,54 @@ VNNI static inline void pack_group(Wide *k, int32_t g,
   }
 }
 
-/* The lanes' sums of weights into their constants (wide_consts). */
+/* len int32 from v (channels in order; one for all with !pc), 0 past
+ * them, into the accumulators' lane order: out[k] holds 128-bit lane k
+ * of each 16 channels, a 4x4 transpose of 128-bit lanes. */
+VNNI static inline void lane_order(const int32_t *v, int pc, int32_t len,
+                                   __m512i *out) {
+  __m512i c[4];
+  for (int i = 0; i < 4; i++) {
+    const int32_t n = len - 16 * i;
+    const __mmask16 m =
+        n >= 16 ? (__mmask16)0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
+    c[i] = !v   ? _mm512_setzero_si512()
+           : pc ? _mm512_maskz_loadu_epi32(m, v + 16 * i)
+                : _mm512_maskz_set1_epi32(m, v[0]);
+  }
+  const __m512i t0 = _mm512_shuffle_i32x4(c[0], c[1], 0x44);
+  const __m512i t1 = _mm512_shuffle_i32x4(c[0], c[1], 0xee);
+  const __m512i t2 = _mm512_shuffle_i32x4(c[2], c[3], 0x44);
+  const __m512i t3 = _mm512_shuffle_i32x4(c[2], c[3], 0xee);
+  out[0] = _mm512_shuffle_i32x4(t0, t2, 0x88);
+  out[1] = _mm512_shuffle_i32x4(t0, t2, 0xdd);
+  out[2] = _mm512_shuffle_i32x4(t1, t3, 0x88);
+  out[3] = _mm512_shuffle_i32x4(t1, t3, 0xdd);
+}
+
+/* The chunk of len channels at co0: each lane's constants, the
+ * corrections bias + (io - 128) * sum(w) from sum (the lanes' sums of
+ * weights); lanes past len all 0. */
 VNNI static inline void pack_consts(Wide *k, const Conv *c,
                                     const TnCrtQuant *q, const int32_t *bias,
                                     int32_t co0, int32_t len,
                                     const __m512i *sum) {
-  uint32_t s[WIDE] __attribute__((aligned(64)));
-  for (int i = 0; i < 4; i++) _mm512_store_si512(s + 16 * i, sum[i]);
-  wide_consts(k, c, q, bias, co0, len, s);
+  const int pc = q->per_channel != 0;
+  __m512i b[4], m[4], s[4];
+  lane_order(bias ? bias + co0 : NULL, 1, len, b);
+  lane_order(q->multiplier + (pc ? co0 : 0), pc, len, m);
+  lane_order(q->shift + (pc ? co0 : 0), pc, len, s);
+  const __m512i io128 = _mm512_set1_epi32(c->io - 128);
+  const __m512i one = _mm512_set1_epi32(1);
+  for (int i = 0; i < 4; i++) {
+    const __m512i r = _mm512_sub_epi32(_mm512_setzero_si512(), s[i]);
+    _mm512_store_si512(k->corr + 16 * i,
+                       _mm512_add_epi32(b[i], _mm512_mullo_epi32(io128, sum[i])));
+    _mm512_store_si512(k->m + 16 * i, m[i]);
+    _mm512_store_si512(k->r + 16 * i, r);
+    /* 2^(r-1), 0 for r = 0 (a count of 2^32 - 1 shifts everything out) */
+    _mm512_store_si512(k->half + 16 * i,
+                       _mm512_sllv_epi32(one, _mm512_sub_epi32(r, one)));
+  }
 }
 
 
