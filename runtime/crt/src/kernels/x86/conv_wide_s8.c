@@ -440,7 +440,8 @@ VNNI static void direct_layer(Wide *k, const Conv *c, const TnCrtQuant *q,
             int8_t *const t = k->tmp[ky];
             memset(t, -c->io, (size_t)run);
             if (kx1 > kx0)
-              memcpy(t + kx0 * c->cpg, x + o, (size_t)(kx1 - kx0) * c->cpg);
+              memcpy(t + kx0 * c->cpg, x + o,
+                     (size_t)(kx1 - kx0) * (size_t)c->cpg);
             rp[ky] = t;
           }
           direct_pixel(k, rp, p->k_h, run, mk,
