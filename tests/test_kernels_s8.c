@@ -230,7 +230,7 @@ static void rand_quant(KtRng *r, TnCrtQuant *q, int32_t n, int32_t *mult,
 typedef struct {
   int8_t *in, *w;
   int32_t *bias;
-  int32_t mult[120], shift[120];
+  int32_t mult[600], shift[600];
   TnCrtQuant q;
 } ConvArgs;
 
@@ -320,7 +320,14 @@ static int *conv_count;
  * multiple of 4 two times in three), 16 to 48 output channels a group
  * (the VNNI row form: tiles of 12, 8 and 4 pixels, runs with and without
  * a tail of 1 to 3 inputs; one group through a padded copy of the input
- * rows, two without). */
+ * rows, two without). wide == 5: one group of 1 to 4 input channels,
+ * kernels of up to 10 rows of up to 16 bytes, 32 to 150 output channels
+ * (64 one time in three), strides 1 and 2, a dilated row now and then
+ * (x86/conv_wide_s8.c's direct form, and what it leaves to the others).
+ * wide == 6: depthwise layers as wide == 3 with 1 to 200 channels (64,
+ * 128 or 192 one time in three), up to 12x12 inputs and windows up to
+ * 5x5, and a multiplier of 2 or 3 one time in six (its DW form). Both
+ * with wide == 3's multipliers. */
 static void conv_random(uint64_t seed, int n, int wide) {
   KtRng r = kt_rng(seed);
   int cases = 0;
@@ -362,6 +369,20 @@ static void conv_random(uint64_t seed, int n, int wide) {
       cpg = kt_int(&r, 0, 2) ? 4 * kt_int(&r, 1, 10) : kt_int(&r, 1, 40);
       fpg = kt_int(&r, 0, 2) ? 16 * kt_int(&r, 1, 3) : kt_int(&r, 16, 48);
     }
+    if (wide == 5) { /* few input channels, a large kernel */
+      kind = 0, p.groups = 1, cpg = kt_int(&r, 1, 4);
+      p.in_h = kt_int(&r, 1, 14), p.in_w = kt_int(&r, 1, 14);
+      p.k_h = kt_int(&r, 1, 10), p.k_w = kt_int(&r, 1, 16 / cpg);
+      p.stride_h = kt_int(&r, 1, 2), p.stride_w = kt_int(&r, 1, 2);
+      p.dilation_w = kt_int(&r, 0, 7) ? 1 : 2;
+      fpg = kt_int(&r, 0, 2) ? kt_int(&r, 32, 150) : 64;
+    }
+    if (wide == 6) { /* depthwise, many channels, wider rows */
+      kind = 2, p.in_h = kt_int(&r, 1, 12), p.in_w = kt_int(&r, 1, 12);
+      p.k_h = kt_int(&r, 1, 5), p.k_w = kt_int(&r, 1, 5);
+      p.groups = kt_int(&r, 0, 2) ? kt_int(&r, 1, 200) : 64 * kt_int(&r, 1, 3);
+      cpg = 1, fpg = kt_int(&r, 0, 5) ? 1 : kt_int(&r, 2, 3);
+    }
     if (wide == 2) {
       if (kt_int(&r, 0, 2)) p.stride_h = p.stride_w = 1;
       cpg = p.in_c = kt_int(&r, 0, 3) ? kt_int(&r, 1, 80) : kt_int(&r, 1, 7);
@@ -376,7 +397,8 @@ static void conv_random(uint64_t seed, int n, int wide) {
     if (p.out_h < 1 || p.out_w < 1) continue;
     cases++;
     /* NHWC or NCHW data; HWIO, OIHW or OHWI weights. */
-    const int *dl = wide >= 3 || kt_int(&r, 0, wide == 2 ? 7 : 2) ? nhwc : nchw;
+    const int *dl = wide == 3 || wide == 4 || wide == 6 || kt_int(&r, 0, wide == 2 ? 7 : 2)
+                        ? nhwc : nchw;
     int wk = wide >= 2 ? 0 : wide && kt_int(&r, 0, 3) ? 0 : kt_int(&r, 0, 2);
     const int *wl = wk == 0 ? hwio : wk == 1 ? oihw : ohwi;
     int32_t di[4] = {p.batch, p.in_h, p.in_w, p.in_c};
@@ -388,7 +410,7 @@ static void conv_random(uint64_t seed, int n, int wide) {
     int64_t no = (int64_t)dout[0] * dout[1] * dout[2] * dout[3];
     ConvArgs ca;
     rand_conv_args(&r, &p, &ca);
-    if (wide == 3 && ca.q.per_channel && !kt_int(&r, 0, 3)) {
+    if ((wide == 3 || wide >= 5) && ca.q.per_channel && !kt_int(&r, 0, 3)) {
       const int32_t k = kt_int(&r, 0, p.out_c - 1);
       quantize(rand_log2(&r, 0, 3), &ca.mult[k], &ca.shift[k]);
     }
@@ -472,8 +494,20 @@ END_TEST
 /* Depthwise layers at every level: blocks of 16 channels take the AVX2
  * form of DW, of 8 the SSE2 one, both from the window's taps set up once
  * a call, the rest (4, 1 to 3, windows larger than 5x5) the portable
- * form; the requantization constants of each block as the others. */
+ * form; the requantization constants of each block as the others. At
+ * AVX-512 VNNI the whole layer takes x86/conv_wide_s8.c's DW form where
+ * its multipliers allow. */
 START_TEST(test_conv_dw_random) { EACH_ISA(conv_random(13, 400, 3)); }
+END_TEST
+
+/* At AVX-512 VNNI, depthwise layers of many channels take the DW form
+ * of x86/conv_wide_s8.c (64 channels a pass, masked past the last
+ * channel), and layers of few input channels and a large kernel its
+ * direct form; the other levels run the same cases through theirs. */
+START_TEST(test_conv_dw_wide_random) { EACH_ISA(conv_random(23, 300, 6)); }
+END_TEST
+
+START_TEST(test_conv_direct_random) { EACH_ISA(conv_random(19, 300, 5)); }
 END_TEST
 
 START_TEST(test_conv_gemm_broken_is_caught) {
@@ -557,17 +591,22 @@ END_TEST
  * ranges. Each form of the kernel's requantization (portable, SSE2's
  * float estimate, the Cortex-M DSP's) has its own limits on these, and
  * must hand the rest to the exact one; the reference adds the offset with
- * wrap-around, as the kernels document. */
+ * wrap-around, as the kernels document. The last 400 cases are depthwise
+ * 1x1 layers instead (one input channel per output channel), three in
+ * four with every multiplier and shift one that x86/conv_wide_s8.c's
+ * requantization takes (so that the whole layer takes it). */
 START_TEST(test_conv_requant_corners) {
   KtRng r = kt_rng(11);
-  for (int it = 0; it < 400; it++) {
+  for (int it = 0; it < 800; it++) {
+    const int depthwise = it >= 400;
     TnCrtConv2d p;
     memset(&p, 0, sizeof p);
     p.batch = 1, p.in_h = 1, p.in_w = kt_int(&r, 1, 6), p.in_c = 1;
     p.out_h = 1, p.out_w = p.in_w, p.out_c = kt_int(&r, 1, 40);
     p.k_h = p.k_w = p.stride_h = p.stride_w = 1;
     p.dilation_h = p.dilation_w = p.groups = 1;
-    int32_t di[4] = {1, 1, p.in_w, 1}, dw[4] = {1, 1, 1, p.out_c};
+    if (depthwise) p.in_c = p.groups = p.out_c;
+    int32_t di[4] = {1, 1, p.in_w, p.in_c}, dw[4] = {1, 1, 1, p.out_c};
     int32_t dout[4] = {1, 1, p.out_w, p.out_c};
     strides(di, nhwc, p.in_strides);
     strides(dw, hwio, p.w_strides);
@@ -598,14 +637,19 @@ START_TEST(test_conv_requant_corners) {
                 : kt_int(&r, 0, 1)    ? v
                                       : -v;
     }
-    int8_t *in = rand_s8(&r, p.in_w, -128, 127), w[40], got[240];
+    if (depthwise && kt_int(&r, 0, 3))
+      for (int32_t c = 0; c < p.out_c; c++) {
+        mult[c] &= INT32_MAX;
+        shift[c] = shift[c] > 0 ? 0 : shift[c] < -31 ? -31 : shift[c];
+      }
+    int8_t *in = rand_s8(&r, p.in_w * p.in_c, -128, 127), w[40], got[240];
     memset(w, 1, sizeof w);
     KT_CHECK_OK(tn_crt_conv2d_s8(&p, &q, in, w, bias, got, NULL, 0));
     for (int32_t ox = 0; ox < p.out_w; ox++)
       for (int32_t c = 0; c < p.out_c; c++) {
         const int32_t k = q.per_channel ? c : 0;
-        const uint32_t acc =
-            (uint32_t)bias[c] + (uint32_t)(in[ox] + q.input_offset);
+        const int32_t x = depthwise ? in[ox * p.in_c + c] : in[ox];
+        const uint32_t acc = (uint32_t)bias[c] + (uint32_t)(x + q.input_offset);
         const int32_t v = (int32_t)(
             (uint32_t)tn_crt_multiply_by_quantized_multiplier(
                 (int32_t)acc, mult[k], shift[k]) +
@@ -2282,6 +2326,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_vnni_broken_is_caught);
   tcase_add_test(tc, test_conv_gemm_random);
   tcase_add_test(tc, test_conv_dw_random);
+  tcase_add_test(tc, test_conv_dw_wide_random);
+  tcase_add_test(tc, test_conv_direct_random);
   tcase_add_test(tc, test_conv_gemm_broken_is_caught);
   tcase_add_test(tc, test_conv_rows_random);
   tcase_add_test(tc, test_conv_rows_broken_is_caught);

@@ -53,7 +53,9 @@
  * AVX2); with AVX-512 VNNI, runs of a row's pixels whose windows lie
  * wholly inside the input take a row form (tiles of up to 12 pixels, the
  * pixel's rows at fixed offsets: no row pointers), the border pixels the
- * four-pixel one. On a Cortex-M
+ * four-pixel one, and depthwise layers and layers of few input channels
+ * and a large kernel run whole in x86/conv_wide_s8.c, 64 channels a pass
+ * (conv_run asks it first). On a Cortex-M
  * with the DSP extension (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33)
  * gcc vectorises none of it, and BCAST, DW, DOT and the requantization
  * have a third form (arm_dsp/conv_s8_dsp.h, about three times as fast as
@@ -945,6 +947,10 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   conv_blocks_stack(c, q, lo, hi, bias, out8, out32, ring, avx);
 #else
   (void)dsp, (void)dsp_n;
+#if TN_CRT_HAVE_AVX2
+  if (out8 && tn__crt_conv_wide(c, q, lo, hi, bias, out8, ring != NULL))
+    return;
+#endif
   conv_blocks(c, q, lo, hi, bias, out8, out32, ring, NULL, 0, avx, NULL);
 #endif
 }

@@ -276,6 +276,14 @@ void tn__crt_conv_gemm(AvxBcast *k, const Conv *c, const int32_t *off,
 void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx, int full,
                           const int8_t *x, ptrdiff_t o, ptrdiff_t xp,
                           const Requant *rq, int8_t *out, ptrdiff_t os2);
+/* The AVX-512 VNNI forms of x86/conv_wide_s8.c, 64 channels a pass: a
+ * depthwise layer (DW), or one of few input channels and a large kernel,
+ * requantized into out (channels contiguous); in_place: out is the input
+ * (a ROWS layer). 1 if it ran the layer, 0 (nothing written) where the
+ * CPU, the layer or its multipliers are not for them. */
+int tn__crt_conv_wide(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                      int32_t hi, const int32_t *bias, int8_t *out,
+                      int in_place);
 #endif
 
 #endif /* TVMNODE_CRT_CONV_S8_H_ */
