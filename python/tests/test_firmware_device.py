@@ -436,7 +436,8 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     assert res["ok"] and res["exit_code"] == 0
     ran = res["cases"]
     for kind in ("conv", "conv_scratch", "conv_less", "inplace", "conv_s32", "requant",
-                 "dense", "dense_s32", "dw3", "dw3_inplace", "pw", "pw_fast"):
+                 "dense", "dense_s32", "dw3", "dw3_inplace", "pw", "pw_fast",
+                 "dense_folded"):
         assert ran[kind] > 0, (kind, ran)
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
@@ -510,6 +511,27 @@ def test_kernels_check_catches_a_broken_fused_pointwise_requantization(
     off = '"add %[" sb "], %[" sb "], %[u]\\n\\t"'
     _check_broken_form(tmp_path, "conv_s8_dsp.h", off, off.replace("%[u]", "#1"), "pw",
                        marked="pw-fast")
+
+
+def test_kernels_check_catches_a_broken_folded_dense_form(tmp_path: Any) -> None:
+    """The check reaches the dense layer's loop for input offset 0
+    (arm_dsp/dense_s8_dsp.h: rows4_x8, what a FoldInputOffset'ed layer
+    takes) and fails when it is wrong: a copy of the crt whose loop takes
+    the input's even bytes for its odd ones gives mismatches, and only in
+    dense cases."""
+    odd = '"sxtb16 %[xb], %[xa], ror #8\\n\\t"'
+    _check_broken_form(tmp_path, "dense_s8_dsp.h", odd, odd.replace(", ror #8", ""),
+                       "dense", kind=True)
+
+
+def test_kernels_check_catches_a_broken_per_tensor_dense_requantization(
+        tmp_path: Any) -> None:
+    """The same for the dense requantization's loop of a per-tensor layer
+    with a bias and no activation (AD's layers): its outputs one too
+    high give mismatches, and only in dense cases."""
+    store = "      out[n] = (int8_t)tn__crt_requant_s8("
+    _check_broken_form(tmp_path, "dense_s8_dsp.h", store,
+                       store.replace("(int8_t)tn", "(int8_t)1 + tn"), "dense", kind=True)
 
 
 def test_kernels_check_catches_a_broken_dense_requantization(tmp_path: Any) -> None:
