@@ -25,7 +25,8 @@
  *
  *   mismatch case 17 conv (description) at 203: got 12 want 13
  *   cases 600 conv 300 conv_scratch 300 conv_less 120 inplace 40 conv_s32 90 requant 150
- *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 pw 120
+ *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 pw 120 pw_fast 40
+ *   dense_folded 75
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
  *   (the convolutions run both ways, without scratch and with it)
@@ -35,7 +36,9 @@
  * The first few mismatches of a case are printed with the geometry (which
  * ends in " dw3" when the depthwise 3x3 form took the case; dw3 and
  * dw3_inplace count those cases; " pw" when the DSP matrix product takes
- * it given its scratch, pw counting those run with it); exit
+ * it given its scratch, pw counting those run with it, preceded by
+ * " pw-fast" when its fused assembly takes it, pw_fast counting those);
+ * exit
  * code 0 when every output matched, 1 otherwise. KC_CASES and KC_SEED
  * (compile-time) set the number of cases and the seed. Built and run by
  * kernels_check.py.
@@ -259,6 +262,22 @@ static int pw_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
          k <= 1024 && ws[3] == k && (ohwi || oihw);
 }
 
+/* Whether the matrix product's case also takes its fused assembly
+ * (arm_dsp/conv_s8_dsp.h: pw_pairs_fast): per-channel multipliers and
+ * shifts, every channel's in tn__crt_requant_s8's range (pw_mode's
+ * PW_FAST), and no activation narrower than int8. */
+static int pw_fast_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  if (!pw_case(p, q) || !q->per_channel || q->output_offset < -128 ||
+      q->output_offset > 127 || q->act_min > -128 || q->act_max < 127)
+    return 0;
+  for (int32_t c = 0; c < p->out_c; c++) {
+    const int32_t m = q->multiplier[c], s = q->shift[c];
+    if (m < 0 || (m != 0 && m < (INT32_C(1) << 30)) || s > -1 || s < -20)
+      return 0;
+  }
+  return 1;
+}
+
 /* The line that names a convolution case with mismatches. */
 static void describe_conv(int32_t index, const TnCrtConv2d *p,
                           const TnCrtQuant *q, const int32_t *bias) {
@@ -280,6 +299,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   kv(" per_channel=", q->per_channel);
   fw_str(bias ? " bias" : " no-bias");
   if (dw3_case(p, q)) fw_str(" dw3");
+  if (pw_fast_case(p, q)) fw_str(" pw-fast");
   if (pw_case(p, q)) fw_str(" pw");
   fw_endl();
 }
@@ -315,6 +335,8 @@ static uint64_t no_scratch_ticks, scratch_ticks;
 static int32_t n_conv, n_scratch, n_less, n_inplace, n_conv32, n_requant, n_dense, n_dense32;
 static int32_t n_dw3, n_dw3_inplace; /* cases of the depthwise 3x3 form */
 static int32_t n_pw; /* cases of the matrix product, with its scratch */
+static int32_t n_pw_fast; /* of those, its fused assembly's */
+static int32_t n_dense_folded; /* dense cases with offsets 0 */
 
 /* A kernel's call, which started at tick t0 and returned st, and its n
  * outputs against the reference's. */
@@ -500,6 +522,7 @@ static void check_conv(int32_t index) {
     scratch_ticks += fw_ticks() - t0, no_scratch_ticks += no_scratch;
     compare8(&csc, t0, st, out_buf, ref_buf, nout);
     n_pw += pw_case(&p, &q);
+    n_pw_fast += pw_fast_case(&p, &q);
   }
 
   /* With one of the smaller scratches a plan may give the call where the
@@ -606,6 +629,12 @@ static void check_dense(int32_t index) {
   p.w_stride_n = nk ? p.in_features : 1;
   p.w_stride_k = nk ? 1 : p.out_features;
   random_quant(&q, p.out_features);
+  /* every other dense case with the offsets a FoldInputOffset'ed layer
+   * has (input 0, filter 0), which the DSP form's sums take in a loop of
+   * their own (arm_dsp/dense_s8_dsp.h: rows4_x8); by the index, so that
+   * the draws stay as they were */
+  if (index % 8 == 7) q.input_offset = 0, q.filter_offset = 0;
+  n_dense_folded += index % 8 == 7;
   const int32_t *bias = random_bias(p.out_features);
   fill(in_buf, p.batch * p.in_features);
   fill(w_buf, p.in_features * p.out_features);
@@ -667,7 +696,8 @@ int main(void) {
   kv(" dense ", n_dense);
   kv(" dense_s32 ", n_dense32);
   kv(" dw3 ", n_dw3), kv(" dw3_inplace ", n_dw3_inplace);
-  kv(" pw ", n_pw);
+  kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast);
+  kv(" dense_folded ", n_dense_folded);
   fw_endl();
   fw_str("instructions kernels ");
   fw_u64(fw_instructions(kernel_ticks));

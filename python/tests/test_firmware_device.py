@@ -436,7 +436,8 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     assert res["ok"] and res["exit_code"] == 0
     ran = res["cases"]
     for kind in ("conv", "conv_scratch", "conv_less", "inplace", "conv_s32", "requant",
-                 "dense", "dense_s32", "dw3", "dw3_inplace", "pw"):
+                 "dense", "dense_s32", "dw3", "dw3_inplace", "pw", "pw_fast",
+                 "dense_folded"):
         assert ran[kind] > 0, (kind, ran)
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
@@ -458,11 +459,12 @@ def test_kernels_check_reports_a_mismatch(tmp_path: Any) -> None:
 
 
 def _check_broken_form(tmp_path: Any, header_name: str, old: str, new: str,
-                       tag: str, kind: bool = False) -> None:
+                       tag: str, kind: bool = False, marked: str = "") -> None:
     """kernels_check on a copy of the crt whose arm_dsp/header_name has
     its one occurrence of old replaced by new: it must fail, and every
     case it describes must end in tag (the cases it counts as that
-    form's), or with kind name tag as its kind ("case 7 dense ...")."""
+    form's), or with kind name tag as its kind ("case 7 dense ..."),
+    and hold the word marked where one is given."""
     kc = _load_kernels_check()
     crt = tmp_path / "crt"
     shutil.copytree(kc.CRT, str(crt))
@@ -476,6 +478,7 @@ def _check_broken_form(tmp_path: Any, header_name: str, old: str, new: str,
     described = [m for m in res["mismatches"] if m.startswith("case ")]
     assert described and all(m.split()[2] == tag if kind else m.endswith(" " + tag)
                              for m in described), described
+    assert not marked or all(marked in m.split() for m in described), described
 
 
 def test_kernels_check_catches_a_broken_depthwise_3x3_form(tmp_path: Any) -> None:
@@ -495,6 +498,40 @@ def test_kernels_check_catches_a_broken_pointwise_form(tmp_path: Any) -> None:
     that form's."""
     last = '"smlad %[s11], %[b1], %[u], %[s11]\\n\\t"'
     _check_broken_form(tmp_path, "conv_s8_dsp.h", last, last.replace("[u],", "[u0],"), "pw")
+
+
+def test_kernels_check_catches_a_broken_fused_pointwise_requantization(
+        tmp_path: Any) -> None:
+    """The check reaches the matrix product's fused assembly
+    (arm_dsp/conv_s8_dsp.h: pw_pairs_fast, the sums requantized in the
+    loop that makes them) and fails when it is wrong: a copy of the crt
+    whose fused requantization adds 1 for the output offset's 2 * off + 1
+    in pixel 1's sums gives mismatches, and only in the cases the check
+    marks as that assembly's (" pw-fast")."""
+    off = '"add %[" sb "], %[" sb "], %[u]\\n\\t"'
+    _check_broken_form(tmp_path, "conv_s8_dsp.h", off, off.replace("%[u]", "#1"), "pw",
+                       marked="pw-fast")
+
+
+def test_kernels_check_catches_a_broken_folded_dense_form(tmp_path: Any) -> None:
+    """The check reaches the dense layer's loop for input offset 0
+    (arm_dsp/dense_s8_dsp.h: rows4_x8, what a FoldInputOffset'ed layer
+    takes) and fails when it is wrong: a copy of the crt whose loop takes
+    the input's even bytes for its odd ones gives mismatches, and only in
+    dense cases."""
+    odd = '"sxtb16 %[xb], %[xa], ror #8\\n\\t"'
+    _check_broken_form(tmp_path, "dense_s8_dsp.h", odd, odd.replace(", ror #8", ""),
+                       "dense", kind=True)
+
+
+def test_kernels_check_catches_a_broken_per_tensor_dense_requantization(
+        tmp_path: Any) -> None:
+    """The same for the dense requantization's loop of a per-tensor layer
+    with a bias and no activation (AD's layers): its outputs one too
+    high give mismatches, and only in dense cases."""
+    store = "      out[n] = (int8_t)tn__crt_requant_s8("
+    _check_broken_form(tmp_path, "dense_s8_dsp.h", store,
+                       store.replace("(int8_t)tn", "(int8_t)1 + tn"), "dense", kind=True)
 
 
 def test_kernels_check_catches_a_broken_dense_requantization(tmp_path: Any) -> None:

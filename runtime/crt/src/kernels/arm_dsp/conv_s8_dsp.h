@@ -707,6 +707,14 @@ static void pw_corr(uint32_t *corr, const Conv *c, const int32_t *bias) {
       [a1] "=&r"(a1), [b0] "=&r"(b0), [b1] "=&r"(b1), [u] "=&r"(u),     \
       [u0] "=&r"(u0)
 
+/* The operands pw_pairs and pw_pairs_fast share: the four sums, the
+ * temporaries, the weights' rows (wp) and the sums' starting values. */
+#define TN__PW_PAIRS_OPERANDS                                             \
+  [s00] "=&r"(s00), [s01] "=&r"(s01), [s10] "=&r"(s10), [s11] "=&r"(s11), \
+      [x] "=&r"(x), [w0] "=&r"(w0), [w1] "=&r"(w1), [a0] "=&r"(a0),       \
+      [a1] "=&r"(a1), [b0] "=&r"(b0), [b1] "=&r"(b1), [u] "=&r"(u),       \
+      [u0] "=&r"(u0), [wp] "+m"(w), [corr] "+m"(corr)
+
 /* A word of the columns (4-aligned). */
 static inline int32_t pw_word(const int16_t *x) {
   int32_t v;
@@ -819,12 +827,122 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
           "subs %[a0], %[a0], #1\n\t"
           "str %[a0], %[pairs]\n\t"
           "bne 1b"
-          : [s00] "=&r"(s00), [s01] "=&r"(s01), [s10] "=&r"(s10),
-            [s11] "=&r"(s11), [x] "=&r"(x), [w0] "=&r"(w0), [w1] "=&r"(w1),
-            [a0] "=&r"(a0), [a1] "=&r"(a1), [b0] "=&r"(b0), [b1] "=&r"(b1),
-            [u] "=&r"(u), [u0] "=&r"(u0), [wp] "+m"(w), [corr] "+m"(corr),
+          : TN__PW_PAIRS_OPERANDS,
             [sums] "+m"(sums), [pairs] "+m"(pairs)
           : [k] "m"(k), [cols] "m"(cols), [end] "m"(end), [half] "m"(half)
+          : "cc", "memory");
+}
+#endif
+
+#if defined(__OPTIMIZE__)
+/*
+ * Two sums of one channel (sa, sb) requantized with its multiplier m and
+ * r - 1 (rr), and the layer's 2 * off + 1 in u: tn__crt_requant_s8's
+ * (h + [h < 0] + 2^(r-1) + off * 2^r) >> r, saturated, as
+ * ((h + [h < 0]) >> (r - 1)) + 2 * off + 1, halved by SSAT's shift: the
+ * same integer, since 2^(r-1) * (2 off + 1) is a multiple of 2^(r-1), and
+ * a floor by 2^(r-1) then by 2 is a floor by 2^r.
+ */
+#define TN__PW_RQ2(sa, sb, m, rr)                     \
+  "qadd %[" sa "], %[" sa "], %[" sa "]\n\t"         \
+  "qadd %[" sb "], %[" sb "], %[" sb "]\n\t"         \
+  "smmulr %[" sa "], %[" sa "], %[" m "]\n\t"        \
+  "smmulr %[" sb "], %[" sb "], %[" m "]\n\t"        \
+  "add %[" sa "], %[" sa "], %[" sa "], asr #31\n\t" \
+  "add %[" sb "], %[" sb "], %[" sb "], asr #31\n\t" \
+  "asr %[" sa "], %[" sa "], %[" rr "]\n\t"          \
+  "asr %[" sb "], %[" sb "], %[" rr "]\n\t"          \
+  "add %[" sa "], %[" sa "], %[u]\n\t"               \
+  "add %[" sb "], %[" sb "], %[u]\n\t"               \
+  "ssat %[" sa "], #8, %[" sa "], asr #1\n\t"        \
+  "ssat %[" sb "], #8, %[" sb "], asr #1\n\t"
+
+/*
+ * pw_pairs and the requantization in one: the sums of `pairs` channel
+ * pairs from channel 0 of o0 and o1 on (the first pair's weights at w,
+ * rows of ws bytes, its starting sums at corr, its multipliers and shifts
+ * at mult and shift, per channel) requantized as tn__crt_requant_s8 does
+ * (dsp.h; the layer's mode is PW_FAST, off2 = 2 * output offset + 1) and
+ * stored as they come, with no activation's range to clamp to (the whole
+ * of int8). The sums never go through memory, and the loop over the
+ * pairs is the assembly's, so that a pair's four outputs take about 45
+ * cycles where pw_pairs' stored sums and pw_store in C took twice that.
+ * The taps go 32 a turn (one taken branch for 128 multiply-adds); a
+ * window whose count of eight-tap blocks is not a multiple of four enters
+ * the first turn `skip` blocks in. o1 may be o0 (the last pixel of an odd
+ * count, paired with itself).
+ */
+static NOINLINE void pw_pairs_fast(int8_t *o0, int8_t *o1,
+                                   const int16_t *cols, int32_t n,
+                                   const int8_t *w, int32_t ws,
+                                   const uint32_t *corr, const int32_t *mult,
+                                   const int32_t *shift, int32_t off2,
+                                   int32_t pairs) {
+  const int16_t *const end = cols + (ptrdiff_t)(n >> 3) * 16;
+  const int32_t k = ws, skip = (4 - (n >> 3)) & 3;
+  const int32_t d = (int32_t)(o1 - o0);
+  /* the shifts' distance from the multipliers, and o0's end */
+  const int32_t sd = (int32_t)((uintptr_t)shift - (uintptr_t)mult);
+  const int8_t *const oend = o0 + 2 * pairs;
+  int32_t s00, s01, s10, s11;
+  const int16_t *x;
+  const int8_t *w0, *w1;
+  uint32_t a0, a1, b0, b1, u, u0;
+  __asm__("1:\n\t" /* the loads in a row, so that all but one pipeline */
+          "ldr %[w0], %[wp]\n\t"
+          "ldr %[a0], %[k]\n\t"
+          "ldr %[a1], %[corr]\n\t"
+          "ldr %[x], %[cols]\n\t"
+          "ldr %[u], %[skip]\n\t"
+          "ldrd %[s00], %[s01], [%[a1]], #8\n\t"
+          "add %[w1], %[w0], %[a0]\n\t"
+          "str %[a1], %[corr]\n\t"
+          "add %[a1], %[w1], %[a0]\n\t"
+          "str %[a1], %[wp]\n\t" /* the next pair's rows */
+          "mov %[s10], %[s00]\n\t"
+          "mov %[s11], %[s01]\n\t"
+          "cmp %[u], #2\n\t" /* enter the first turn `skip` blocks in */
+          "beq 4f\n\t"
+          "bhi 5f\n\t"
+          "cmp %[u], #1\n\t"
+          "beq 3f\n\t"
+          "2:\n\t" TN__PW_QUAD TN__PW_QUAD
+          "3:\n\t" TN__PW_QUAD TN__PW_QUAD
+          "4:\n\t" TN__PW_QUAD TN__PW_QUAD
+          "5:\n\t" TN__PW_QUAD TN__PW_QUAD
+          "ldr %[u], %[end]\n\t"
+          "cmp %[x], %[u]\n\t"
+          "bne 2b\n\t"
+          /* both channels' multipliers and shifts (a pair starts at an
+           * even channel: word-aligned), then each channel's two outputs */
+          "ldr %[a0], %[mp]\n\t"
+          "ldr %[a1], %[sd]\n\t"
+          "ldr %[u], %[off2]\n\t"
+          "add %[a1], %[a1], %[a0]\n\t" /* the shifts' */
+          "ldrd %[w0], %[w1], [%[a0]], #8\n\t"
+          "ldrd %[b0], %[b1], [%[a1]]\n\t"
+          "str %[a0], %[mp]\n\t"
+          "mvn %[b0], %[b0]\n\t" /* r - 1 = -shift - 1 */
+          "mvn %[b1], %[b1]\n\t"
+          TN__PW_RQ2("s00", "s10", "w0", "b0")
+          TN__PW_RQ2("s01", "s11", "w1", "b1")
+          /* pixel 1's two bytes, then pixel 0's (the same bytes when
+           * o1 is o0) */
+          "ldr %[a0], %[o0]\n\t"
+          "ldr %[a1], %[d]\n\t"
+          "ldr %[u], %[oend]\n\t"
+          "add %[b0], %[a0], %[a1]\n\t"
+          "strb %[s10], [%[b0]]\n\t"
+          "strb %[s11], [%[b0], #1]\n\t"
+          "strb %[s01], [%[a0], #1]\n\t"
+          "strb %[s00], [%[a0]], #2\n\t"
+          "str %[a0], %[o0]\n\t"
+          "cmp %[a0], %[u]\n\t"
+          "bne 1b"
+          : TN__PW_PAIRS_OPERANDS,
+            [mp] "+m"(mult), [o0] "+m"(o0)
+          : [k] "m"(k), [cols] "m"(cols), [end] "m"(end), [skip] "m"(skip),
+            [d] "m"(d), [off2] "m"(off2), [sd] "m"(sd), [oend] "m"(oend)
           : "cc", "memory");
 }
 #endif
@@ -957,7 +1075,12 @@ BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
   const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
   const int8_t *w = c->w;
   const int32_t n8 = pw_cols(p);
-  if (ws >= n) {
+  if (ws >= n && mode == PW_FAST && lo == -128 && hi == 127 && qs == 1) {
+    if (all > 0)
+      pw_pairs_fast(o0, o1, cols, n8, w, (int32_t)ws, corr, q->multiplier,
+                    q->shift, 2 * off + 1, all);
+    co = 2 * all;
+  } else if (ws >= n) {
     int32_t sums[4 * PW_PAIRS];
     while (co / 2 < all) {
       const int32_t np = all - co / 2 < PW_PAIRS ? all - co / 2 : PW_PAIRS;
