@@ -5,16 +5,15 @@ its input zero point set to -128 and the difference folded into the bias;
 the outputs stay the same integers, through the executor and through the
 compiled C, and what the pass must not take it leaves alone.
 codegen.compile runs it for "host" only."""
-import os
 from typing import Any, List, Tuple
 
 import numpy as np
 import pytest
 
-from tvmnode import codegen, frontend, ir, runtime, transform
+from tvmnode import codegen, ir, runtime, transform
 from tvmnode.ir import op
 
-from test_fold_input_offset import INT8_MODELS, MODELS, _c, _inputs, _layer  # noqa: E402
+from test_fold_input_offset import INT8_MODELS, _c, _inputs, _layer, bundled_model  # noqa: E402
 
 
 def pack_reference(w: np.ndarray) -> np.ndarray:
@@ -147,11 +146,7 @@ def _packed_count(mod: ir.IRModule) -> Tuple[int, int]:
 
 @pytest.mark.parametrize("fname", INT8_MODELS)
 def test_every_bundled_int8_model_keeps_its_outputs(fname: str) -> None:
-    path = os.path.join(MODELS, fname)
-    if not os.path.exists(path):
-        pytest.skip("no %s" % path)
-    mod = transform.Sequential([transform.InferType(), transform.SimplifyExpr(),
-                                transform.FoldConstant()])(frontend.load_model(path))
+    mod = bundled_model(fname)
     out = _pack(mod)
     packed, total = _packed_count(out)
     assert total > 0 and packed == total  # every dense layer of these models is fused
