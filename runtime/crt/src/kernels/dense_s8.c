@@ -231,9 +231,7 @@ static int32_t accumulate_packed(const Dense *d, const int8_t *x, int32_t n0,
     tn__crt_dense_packed_vnni(d, x, w, nb, len, a, NULL);
     from = whole;
   } else if (d->avx2 && d->narrow && len == BLK && whole > 0) {
-    for (int32_t b = 0; b < nb; b++)
-      tn__crt_dense_packed_avx2(d, x, w + (ptrdiff_t)b * BLK * kk,
-                                a + b * BLK);
+    tn__crt_dense_packed_avx2(d, x, w, nb, a);
     from = whole;
   }
 #endif

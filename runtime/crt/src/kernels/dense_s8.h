@@ -85,10 +85,10 @@ int tn__crt_dense_requant_avx512(const uint32_t *a, const int32_t *bias,
 unsigned tn__crt_dense_packed_vnni(const Dense *d, const int8_t *x,
                                    const int8_t *w, int32_t nb, int32_t len,
                                    uint32_t *a, const DenseRqSpan *rq);
-/* The same for one full block (len 16) with AVX2, when d->narrow and
+/* The same for nb full blocks (len 16) with AVX2, when d->narrow and
  * d->avx2 (vpmaddwd on the int16 x + io and w + fo). */
 void tn__crt_dense_packed_avx2(const Dense *d, const int8_t *x,
-                               const int8_t *w, uint32_t *a);
+                               const int8_t *w, int32_t nb, uint32_t *a);
 /* For the tests: 1 leaves out the VNNI form's 128 * sum(w) correction, 2
  * makes it saturate (vpdpbusds), 0 puts it right again; 3 makes the
  * packed VNNI form read its input bytes without the XOR 0x80. */

@@ -79,28 +79,68 @@ AVX2 __attribute__((noinline)) void tn__crt_dense_dot4_avx2(const Dense *d,
  * feature's two pair sums in lanes 2j and 2j + 1; the pairs accumulate
  * apart and are added once at the end (vphaddd, then the 64-bit quarters
  * put back in order): no horizontal sum per group, the weights read once
- * a call in the order they lie. */
-AVX2 __attribute__((noinline)) void tn__crt_dense_packed_avx2(
-    const Dense *d, const int8_t *x, const int8_t *w, uint32_t *a) {
+ * a call in the order they lie. Two blocks a turn share the inputs' set-up,
+ * and a filter offset of 0 (TFLite's int8 weights) adds nothing. */
+AVX2 static inline __attribute__((always_inline)) __m256i qmadd(
+    __m256i xv, const int8_t *w, __m256i fo, int fo0) {
+  const __m256i wv = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w));
+  return _mm256_madd_epi16(xv, fo0 ? wv : _mm256_add_epi16(wv, fo));
+}
+
+/* nb (1 or 2) blocks, bs bytes apart, sharing each group's inputs; fo0:
+ * the filter offset is 0 (no add). */
+AVX2 static inline __attribute__((always_inline)) void packed_avx2(
+    const Dense *d, const int8_t *x, const int8_t *w, ptrdiff_t bs, int nb,
+    int fo0, uint32_t *a) {
   const int32_t whole = d->p->in_features & ~3;
   const __m128i io = _mm_set1_epi16((int16_t)d->io);
   const __m256i fo = _mm256_set1_epi16((int16_t)d->fo);
   __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
   for (int32_t k = 0; k < whole; k += 4, w += 64) {
     int32_t x4;
     memcpy(&x4, x + k, 4);
     const __m256i xv = _mm256_broadcastq_epi64(
         _mm_add_epi16(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(x4)), io));
-    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(xv, widen16(w, fo)));
-    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(xv, widen16(w + 16, fo)));
-    a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(xv, widen16(w + 32, fo)));
-    a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(xv, widen16(w + 48, fo)));
+    a0 = _mm256_add_epi32(a0, qmadd(xv, w, fo, fo0));
+    a1 = _mm256_add_epi32(a1, qmadd(xv, w + 16, fo, fo0));
+    a2 = _mm256_add_epi32(a2, qmadd(xv, w + 32, fo, fo0));
+    a3 = _mm256_add_epi32(a3, qmadd(xv, w + 48, fo, fo0));
+    if (nb > 1) {
+      b0 = _mm256_add_epi32(b0, qmadd(xv, w + bs, fo, fo0));
+      b1 = _mm256_add_epi32(b1, qmadd(xv, w + bs + 16, fo, fo0));
+      b2 = _mm256_add_epi32(b2, qmadd(xv, w + bs + 32, fo, fo0));
+      b3 = _mm256_add_epi32(b3, qmadd(xv, w + bs + 48, fo, fo0));
+    }
   }
   /* hadd: [f0 f1 f4 f5 | f2 f3 f6 f7]; the quarters (0, 2, 1, 3) */
-  _mm256_storeu_si256((__m256i *)a, _mm256_permute4x64_epi64(
-                                        _mm256_hadd_epi32(a0, a1), 0xd8));
-  _mm256_storeu_si256((__m256i *)(a + 8), _mm256_permute4x64_epi64(
-                                              _mm256_hadd_epi32(a2, a3), 0xd8));
+#define PAIRS(p, q) _mm256_permute4x64_epi64(_mm256_hadd_epi32(p, q), 0xd8)
+  _mm256_storeu_si256((__m256i *)a, PAIRS(a0, a1));
+  _mm256_storeu_si256((__m256i *)(a + 8), PAIRS(a2, a3));
+  if (nb > 1) {
+    _mm256_storeu_si256((__m256i *)(a + 16), PAIRS(b0, b1));
+    _mm256_storeu_si256((__m256i *)(a + 24), PAIRS(b2, b3));
+  }
+#undef PAIRS
+}
+
+AVX2 __attribute__((noinline)) void tn__crt_dense_packed_avx2(
+    const Dense *d, const int8_t *x, const int8_t *w, int32_t nb,
+    uint32_t *a) {
+  const ptrdiff_t bs = 16 * (ptrdiff_t)d->p->in_features; /* block bytes */
+  for (int32_t b = 0; b < nb; b += 2, w += 2 * bs, a += 32) {
+    const int two = nb - b >= 2;
+    if (d->fo == 0) {
+      if (two)
+        packed_avx2(d, x, w, bs, 2, 1, a);
+      else
+        packed_avx2(d, x, w, bs, 1, 1, a);
+    } else if (two) {
+      packed_avx2(d, x, w, bs, 2, 0, a);
+    } else {
+      packed_avx2(d, x, w, bs, 1, 0, a);
+    }
+  }
 }
 
 /* ---- the requantization of a block -----------------------------------------
