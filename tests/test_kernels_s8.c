@@ -991,6 +991,14 @@ static void ref_dense(const TnCrtDense *p, const TnCrtQuant *q, int32_t io,
     }
 }
 
+/* A dense layer's random bias of n, or (one time in four) none. */
+static int32_t *rand_dense_bias(KtRng *r, int32_t n) {
+  if (!kt_int(r, 0, 3)) return NULL;
+  int32_t *bias = xalloc((size_t)n * sizeof *bias);
+  for (int32_t c = 0; c < n; c++) bias[c] = kt_int(r, -60000, 60000);
+  return bias;
+}
+
 static void dense_random(uint64_t seed) {
   KtRng r = kt_rng(seed);
   for (int it = 0; it < 300; it++) {
@@ -1005,12 +1013,7 @@ static void dense_random(uint64_t seed) {
     int64_t no = (int64_t)p.batch * p.out_features;
     int8_t *in = rand_s8(&r, (int64_t)p.batch * p.in_features, -128, 127);
     int8_t *w = rand_s8(&r, nw, -128, 127);
-    int32_t *bias = NULL;
-    if (kt_int(&r, 0, 3)) {
-      bias = xalloc((size_t)p.out_features * sizeof *bias);
-      for (int32_t c = 0; c < p.out_features; c++)
-        bias[c] = kt_int(&r, -60000, 60000);
-    }
+    int32_t *bias = rand_dense_bias(&r, p.out_features);
     int32_t mult[40], shift[40];
     TnCrtQuant q = {0};
     /* the multipliers' range: the usual one; shifts down to -31; around 1
@@ -1167,12 +1170,7 @@ static int dense_packed_random(uint64_t seed, int fault) {
     const int64_t no = (int64_t)p.batch * p.out_features;
     int8_t *in = rand_s8(&r, (int64_t)p.batch * p.in_features, -128, 127);
     int8_t *w = rand_s8(&r, nw, -128, 127), *wp = xalloc((size_t)nw);
-    int32_t *bias = NULL;
-    if (kt_int(&r, 0, 3)) {
-      bias = xalloc((size_t)p.out_features * sizeof *bias);
-      for (int32_t c = 0; c < p.out_features; c++)
-        bias[c] = kt_int(&r, -60000, 60000);
-    }
+    int32_t *bias = rand_dense_bias(&r, p.out_features);
     int32_t mult[96], shift[96];
     TnCrtQuant q = {0};
     /* as dense_random: multipliers around 1 now and then (shifts of 0, 1

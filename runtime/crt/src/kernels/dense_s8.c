@@ -253,14 +253,8 @@ static void finish_block(const Dense *d, const TnCrtQuant *q, int32_t pc,
 #if TN_CRT_HAVE_AVX2
   /* the block's requantization in vectors (x86/dense_s8.c), where its
    * multipliers and shifts allow: sixteen lanes with AVX-512, or eight */
-  if (out8 && d->vnni && !q->scale &&
-      tn__crt_dense_requant_avx512(
-          a, bias ? bias + n0 : NULL, q->multiplier + (pc ? n0 : 0),
-          q->shift + (pc ? n0 : 0), pc, len, q->output_offset, lo, hi,
-          out8 + (ptrdiff_t)m * nn + n0))
-    return;
   if (out8 && d->avx2 && !q->scale &&
-      tn__crt_dense_requant_avx2(
+      (d->vnni ? tn__crt_dense_requant_avx512 : tn__crt_dense_requant_avx2)(
           a, bias ? bias + n0 : NULL, q->multiplier + (pc ? n0 : 0),
           q->shift + (pc ? n0 : 0), pc, len, q->output_offset, lo, hi,
           out8 + (ptrdiff_t)m * nn + n0))

@@ -153,30 +153,35 @@ AVX2 __attribute__((noinline)) void tn__crt_dense_packed_avx2(
  * integers as the scalar call; eight lanes in about as many instructions
  * as one scalar call takes, which was a quarter of the anomaly detector's
  * time (its layers have 128 outputs for 128 inputs). */
+/* The body of requant8 and of its AVX-512 twin requant16: V the vector
+ * type, P the intrinsics' prefix, SI the bitwise operations' suffix, SET64
+ * the 64-bit broadcast, BLEND(even, odd) the lanes' merge. */
+#define REQUANT_LANES(V, P, SI, SET64, BLEND)                                 \
+  const V s = P##srai_epi32(x, 31); /* all ones where x < 0 */              \
+  const V ax = P##sub_epi32(P##xor_##SI(x, s), s);                          \
+  const V neg = P##srli_epi32(x, 31);                                       \
+  const V low = P##SET64(0xffffffff);                                       \
+  const V r30 = P##SET64(INT64_C(1) << 30);                                 \
+  const V he = P##srli_epi64(                                               \
+      P##add_epi64(P##mul_epu32(ax, m),                                     \
+                   P##sub_epi64(r30, P##and_##SI(neg, low))),               \
+      31);                                                                  \
+  const V ho = P##srli_epi64(                                               \
+      P##add_epi64(P##mul_epu32(P##srli_epi64(ax, 32), P##srli_epi64(m, 32)), \
+                   P##sub_epi64(r30, P##srli_epi64(neg, 32))),              \
+      31);                                                                  \
+  const V h = BLEND(he, P##slli_epi64(ho, 32));                             \
+  const V half = P##srli_epi32(P##sllv_epi32(P##set1_epi32(1), r), 1);      \
+  const V mg = P##srlv_epi32(P##add_epi32(h, half), r);                     \
+  const V o = P##add_epi32(P##sub_epi32(P##xor_##SI(mg, s), s), off);       \
+  return P##min_epi32(P##max_epi32(o, lo), hi)
+
+#define BLEND8(e, o) _mm256_blend_epi32(e, o, 0xaa)
 AVX2 static inline __m256i requant8(__m256i x, __m256i m, __m256i r,
                                     __m256i off, __m256i lo, __m256i hi) {
-  const __m256i s = _mm256_srai_epi32(x, 31); /* all ones where x < 0 */
-  const __m256i ax = _mm256_sub_epi32(_mm256_xor_si256(x, s), s);
-  const __m256i neg = _mm256_srli_epi32(x, 31);
-  const __m256i low = _mm256_set1_epi64x(0xffffffff);
-  const __m256i r30 = _mm256_set1_epi64x(INT64_C(1) << 30);
-  const __m256i he = _mm256_srli_epi64(
-      _mm256_add_epi64(_mm256_mul_epu32(ax, m),
-                       _mm256_sub_epi64(r30, _mm256_and_si256(neg, low))),
-      31);
-  const __m256i ho = _mm256_srli_epi64(
-      _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(ax, 32),
-                                        _mm256_srli_epi64(m, 32)),
-                       _mm256_sub_epi64(r30, _mm256_srli_epi64(neg, 32))),
-      31);
-  const __m256i h = _mm256_blend_epi32(he, _mm256_slli_epi64(ho, 32), 0xaa);
-  const __m256i half =
-      _mm256_srli_epi32(_mm256_sllv_epi32(_mm256_set1_epi32(1), r), 1);
-  const __m256i mg = _mm256_srlv_epi32(_mm256_add_epi32(h, half), r);
-  const __m256i o =
-      _mm256_add_epi32(_mm256_sub_epi32(_mm256_xor_si256(mg, s), s), off);
-  return _mm256_min_epi32(_mm256_max_epi32(o, lo), hi);
+  REQUANT_LANES(__m256i, _mm256_, si256, set1_epi64x, BLEND8);
 }
+#undef BLEND8
 
 /* Eight lanes of a block (a, bias, mult and shift at the half's first),
  * cnt of them in use (the rest masked to 0: x 0, M 0, r 0), requantized;
@@ -339,31 +344,12 @@ VNNI __attribute__((noinline)) void tn__crt_dense_dot4_vnni(const Dense *d,
 }
 
 /* requant8 with AVX-512: sixteen lanes, the same operations per lane. */
+#define BLEND16(e, o) _mm512_mask_blend_epi32(0xaaaa, e, o)
 VNNI static inline __attribute__((always_inline)) __m512i requant16(
     __m512i x, __m512i m, __m512i r, __m512i off, __m512i lo, __m512i hi) {
-  const __m512i s = _mm512_srai_epi32(x, 31);
-  const __m512i ax = _mm512_sub_epi32(_mm512_xor_si512(x, s), s);
-  const __m512i neg = _mm512_srli_epi32(x, 31);
-  const __m512i low = _mm512_set1_epi64(0xffffffff);
-  const __m512i r30 = _mm512_set1_epi64(INT64_C(1) << 30);
-  const __m512i he = _mm512_srli_epi64(
-      _mm512_add_epi64(_mm512_mul_epu32(ax, m),
-                       _mm512_sub_epi64(r30, _mm512_and_si512(neg, low))),
-      31);
-  const __m512i ho = _mm512_srli_epi64(
-      _mm512_add_epi64(_mm512_mul_epu32(_mm512_srli_epi64(ax, 32),
-                                        _mm512_srli_epi64(m, 32)),
-                       _mm512_sub_epi64(r30, _mm512_srli_epi64(neg, 32))),
-      31);
-  const __m512i h =
-      _mm512_mask_blend_epi32(0xaaaa, he, _mm512_slli_epi64(ho, 32));
-  const __m512i half =
-      _mm512_srli_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(1), r), 1);
-  const __m512i mg = _mm512_srlv_epi32(_mm512_add_epi32(h, half), r);
-  const __m512i o =
-      _mm512_add_epi32(_mm512_sub_epi32(_mm512_xor_si512(mg, s), s), off);
-  return _mm512_min_epi32(_mm512_max_epi32(o, lo), hi);
+  REQUANT_LANES(__m512i, _mm512_, si512, set1_epi64, BLEND16);
 }
+#undef BLEND16
 
 VNNI __attribute__((noinline)) int tn__crt_dense_requant_avx512(
     const uint32_t *a, const int32_t *bias, const int32_t *mult,
