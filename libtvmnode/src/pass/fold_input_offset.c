@@ -20,6 +20,9 @@
  * not constants, a layer without an nn.bias_add on its output channels, an
  * int32 bias only (a 16x8 layer's is int64, and has zero point 0 anyway),
  * int8 weights only, scalar zero points only, and a zero point already 0.
+ *
+ * The PackDenseWeights pass (below) folds a zero point the same way, for
+ * the host's dense kernels, and shares these helpers.
  */
 #include "pass/pass_internal.h"
 
