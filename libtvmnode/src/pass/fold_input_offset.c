@@ -157,6 +157,25 @@ static TnObject *folded_bias(const int32_t *b, int64_t n, const int8_t *w,
   return c;
 }
 
+/* nn.bias_add(layer, bias) as the call bc with the layer base rebuilt
+ * with input zero point zx, the weight w (NULL: base's own) and attrs
+ * (transfer full), or NULL (an error raised, or an argument NULL). */
+static TnObject *rebuilt_biased(const TnIrCall *bc, const TnIrCall *base,
+                                TnObject *w, TnObject *zx,
+                                TnObject *attrs, TnObject *bias) {
+  if (zx == NULL || attrs == NULL || bias == NULL) return NULL;
+  TnObject *args[6];
+  for (int i = 0; i < 6; i++) args[i] = (TnObject *)call_arg(base, i);
+  if (w) args[1] = w;
+  args[2] = zx;
+  TnObject *nbase = tn_ir_call(base->op, args, 6, attrs);
+  if (nbase == NULL) return NULL;
+  TnObject *bargs[2] = {nbase, bias};
+  TnObject *out = tn_ir_call(bc->op, bargs, 2, bc->attrs);
+  tn_object_release(nbase);
+  return out;
+}
+
 /* `e` (rebuilt; `orig` has the types) folded, or NULL with *failed clear
  * when it is not a call the pass takes. */
 static TnObject *fold(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
@@ -195,18 +214,7 @@ static TnObject *fold(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
   TnObject *nbias = folded_bias(b, nb, w, wt, o_axis, io, fo);
   const DLDataType i32 = {kDLInt, 32, 1};
   TnObject *zero = nbias ? tn_ir_scalar(0, i32) : NULL;
-  TnObject *nbase = NULL, *out = NULL;
-  if (zero) {
-    TnObject *args[6];
-    for (int i = 0; i < 6; i++) args[i] = (TnObject *)call_arg(base, i);
-    args[2] = zero;
-    nbase = tn_ir_call(base->op, args, 6, base->attrs);
-  }
-  if (nbase) {
-    TnObject *bargs[2] = {nbase, nbias};
-    out = tn_ir_call(bc->op, bargs, 2, bc->attrs);
-  }
-  tn_object_release(nbase);
+  TnObject *out = rebuilt_biased(bc, base, NULL, zero, base->attrs, nbias);
   tn_object_release(zero);
   tn_object_release(nbias);
   *failed = out == NULL;
@@ -322,17 +330,8 @@ static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
   const TnAny lv = tn_any_cstr("N16K4");
   TnObject *na = nzx ? tn__pass_attrs_with(base->attrs, "weight_layout", &lv)
                      : NULL;
-  TnObject *nbase = NULL, *nbc = NULL, *out = NULL;
-  if (na) {
-    TnObject *args[6];
-    for (int i = 0; i < 6; i++) args[i] = (TnObject *)call_arg(base, i);
-    args[1] = nw_, args[2] = nzx;
-    nbase = tn_ir_call(base->op, args, 6, na);
-  }
-  if (nbase) {
-    TnObject *bargs[2] = {nbase, nbias};
-    nbc = tn_ir_call(bc->op, bargs, 2, bc->attrs);
-  }
+  TnObject *nbc = na ? rebuilt_biased(bc, base, nw_, nzx, na, nbias) : NULL;
+  TnObject *out = NULL;
   if (nbc) {
     TnObject *rargs[5];
     for (int i = 0; i < 5; i++) rargs[i] = (TnObject *)call_arg(rq, i);
@@ -340,7 +339,6 @@ static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
     out = tn_ir_call(rq->op, rargs, 5, rq->attrs);
   }
   tn_object_release(nbc);
-  tn_object_release(nbase);
   tn_object_release(na);
   tn_object_release(nzx);
   tn_object_release(nw_);
