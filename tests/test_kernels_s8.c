@@ -1076,6 +1076,14 @@ static void ref_dense(const TnCrtDense *p, const TnCrtQuant *q, int32_t io,
     }
 }
 
+/* A dense layer's random bias of n, or (one time in four) none. */
+static int32_t *rand_dense_bias(KtRng *r, int32_t n) {
+  if (!kt_int(r, 0, 3)) return NULL;
+  int32_t *bias = xalloc((size_t)n * sizeof *bias);
+  for (int32_t c = 0; c < n; c++) bias[c] = kt_int(r, -60000, 60000);
+  return bias;
+}
+
 static void dense_random(uint64_t seed) {
   KtRng r = kt_rng(seed);
   for (int it = 0; it < 300; it++) {
@@ -1090,12 +1098,7 @@ static void dense_random(uint64_t seed) {
     int64_t no = (int64_t)p.batch * p.out_features;
     int8_t *in = rand_s8(&r, (int64_t)p.batch * p.in_features, -128, 127);
     int8_t *w = rand_s8(&r, nw, -128, 127);
-    int32_t *bias = NULL;
-    if (kt_int(&r, 0, 3)) {
-      bias = xalloc((size_t)p.out_features * sizeof *bias);
-      for (int32_t c = 0; c < p.out_features; c++)
-        bias[c] = kt_int(&r, -60000, 60000);
-    }
+    int32_t *bias = rand_dense_bias(&r, p.out_features);
     int32_t mult[40], shift[40];
     TnCrtQuant q = {0};
     /* the multipliers' range: the usual one; shifts down to -31; around 1
@@ -1228,6 +1231,120 @@ START_TEST(test_dense_vnni_wraps) {
   ck_assert_int_ne(memcmp(sat, want, sizeof sat), 0);
   free(in), free(w);
 #endif
+}
+END_TEST
+
+/* The packed weight (tn_crt_dense_s8_pack) against [N, K]: tn_crt_dense_s8_packed
+ * and tn_crt_dense_s8 give ref_dense's bytes over random geometries (N past
+ * one, two, three and four blocks of 16 and between, K not a multiple of
+ * 4, batches of 1 to 3, input offset 128 as PackDenseWeights leaves it, or
+ * any, filter offset 0 or not, per-tensor or per-channel, multipliers that
+ * the vector requantizations take and that they do not, with a bias or
+ * none); the number of outputs that differ (fault: the crt's VNNI fault
+ * switch, set for the packed call). */
+static int dense_packed_random(uint64_t seed, int fault) {
+  KtRng r = kt_rng(seed);
+  int differ = 0;
+  for (int it = 0; it < 200; it++) {
+    TnCrtDense p;
+    p.batch = kt_int(&r, 1, 3);
+    p.in_features = it % 4 == 0 ? 4 * kt_int(&r, 1, 50) : kt_int(&r, 1, 210);
+    p.out_features = it % 5 == 0 ? 16 * kt_int(&r, 1, 6) : kt_int(&r, 1, 90);
+    p.w_stride_n = p.in_features, p.w_stride_k = 1;
+    const int64_t nw = (int64_t)p.in_features * p.out_features;
+    const int64_t no = (int64_t)p.batch * p.out_features;
+    int8_t *in = rand_s8(&r, (int64_t)p.batch * p.in_features, -128, 127);
+    int8_t *w = rand_s8(&r, nw, -128, 127), *wp = xalloc((size_t)nw);
+    int32_t *bias = rand_dense_bias(&r, p.out_features);
+    int32_t mult[96], shift[96];
+    TnCrtQuant q = {0};
+    /* as dense_random: multipliers around 1 now and then (shifts of 0, 1
+     * and left shifts, which the vector requantizations leave to the
+     * scalar one), and a channel's multiplier negative */
+    const int kind = it % 6;
+    rand_quant(&r, &q, p.out_features, mult, shift, kind == 4 ? -1.5 : -15,
+               kind == 4 ? 1.5 : -6);
+    if (kind == 5 && q.per_channel)
+      mult[kt_int(&r, 0, p.out_features - 1)] *= -1;
+    if (it % 3 != 2) q.input_offset = 128;
+    if (it % 7 != 6) q.filter_offset = 0;
+    KT_CHECK_OK(tn_crt_dense_s8_pack(p.out_features, p.in_features, w, wp));
+    int8_t *got = xalloc((size_t)no), *want = xalloc((size_t)no);
+    int8_t *plain = xalloc((size_t)no);
+#if HAVE_AVX2_FORMS
+    tn__crt_dense_vnni_fault(fault);
+#endif
+    KT_CHECK_OK(tn_crt_dense_s8_packed(&p, &q, in, wp, bias, got));
+#if HAVE_AVX2_FORMS
+    tn__crt_dense_vnni_fault(0);
+#endif
+    KT_CHECK_OK(tn_crt_dense_s8(&p, &q, in, w, bias, plain, NULL, 0));
+    ref_dense(&p, &q, q.input_offset, q.filter_offset, in, w, bias, want,
+              NULL);
+    const int same = memcmp(got, want, (size_t)no) == 0;
+    if (fault == 0)
+      for (int64_t i = 0; i < no; i++)
+        EXPECT(got[i] == want[i] && plain[i] == want[i],
+               "packed dense case %d (M %d K %d N %d io %d fo %d): element "
+               "%lld is %d ([N, K]: %d), expected %d", it, p.batch,
+               p.in_features, p.out_features, q.input_offset,
+               q.filter_offset, (long long)i, got[i], plain[i], want[i]);
+    differ += !same;
+    free(in), free(w), free(wp), free(bias), free(got), free(want);
+    free(plain);
+  }
+  return differ;
+}
+
+START_TEST(test_dense_packed_random) {
+  check_isa_matches_cpu();
+  int differ = 0;
+  EACH_ISA(differ += dense_packed_random(5, 0));
+  ck_assert_int_eq(differ, 0);
+#if HAVE_AVX2_FORMS
+  /* the VNNI form reading its input without the XOR 0x80 is caught */
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512VNNI)
+    ck_assert_int_gt(dense_packed_random(5, 3), 0);
+#endif
+}
+END_TEST
+
+/* tn_crt_dense_s8_pack's layout on a small weight, byte by byte (N 18: a
+ * block of 16 and one of 2; K 6: a group of 4 and one of 2), and its bad
+ * arguments, and tn_crt_dense_s8_packed's geometry. */
+START_TEST(test_dense_pack_layout) {
+  enum { N = 18, K = 6 };
+  int8_t w[N * K], wp[N * K];
+  for (int i = 0; i < N * K; i++) w[i] = (int8_t)i;
+  KT_CHECK_OK(tn_crt_dense_s8_pack(N, K, w, wp));
+  /* block 0: features 0-15, group 0 (inputs 0-3) then group 1 (4-5) */
+  ck_assert_int_eq(wp[0], w[0]);           /* w[0][0] */
+  ck_assert_int_eq(wp[3], w[3]);           /* w[0][3] */
+  ck_assert_int_eq(wp[4], w[K]);           /* w[1][0] */
+  ck_assert_int_eq(wp[63], w[15 * K + 3]); /* w[15][3] */
+  ck_assert_int_eq(wp[64], w[4]);          /* w[0][4] */
+  ck_assert_int_eq(wp[66], w[K + 4]);      /* w[1][4] */
+  ck_assert_int_eq(wp[95], w[15 * K + 5]); /* w[15][5] */
+  /* block 1: features 16-17, 2 wide */
+  ck_assert_int_eq(wp[96], w[16 * K]);         /* w[16][0] */
+  ck_assert_int_eq(wp[100], w[17 * K]);        /* w[17][0] */
+  ck_assert_int_eq(wp[104], w[16 * K + 4]);    /* w[16][4] */
+  ck_assert_int_eq(wp[107], w[17 * K + 5]);    /* w[17][5] */
+  EXPECT_ST(tn_crt_dense_s8_pack(0, K, w, wp), TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(tn_crt_dense_s8_pack(N, K, NULL, wp), TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(tn_crt_dense_s8_pack(N, -1, w, wp), TN_CRT_INVALID_ARGUMENT);
+  TnCrtDense p = {1, K, N, 1, N}; /* matmul's [K, N]: not packed */
+  int32_t mult = 1 << 30, shift = -8;
+  TnCrtQuant q = {0};
+  q.act_min = -128, q.act_max = 127, q.channels = 1;
+  q.multiplier = &mult, q.shift = &shift;
+  int8_t out[N];
+  EXPECT_ST(tn_crt_dense_s8_packed(&p, &q, w, wp, NULL, out),
+            TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(tn_crt_dense_s8_packed(NULL, &q, w, wp, NULL, out),
+            TN_CRT_INVALID_ARGUMENT);
+  p = (TnCrtDense){1, K, N, K, 1};
+  KT_CHECK_OK(tn_crt_dense_s8_packed(&p, &q, w, wp, NULL, out));
 }
 END_TEST
 
@@ -2341,6 +2458,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_dense_random_portable);
   tcase_add_test(tc, test_dense_vnni);
   tcase_add_test(tc, test_dense_vnni_wraps);
+  tcase_add_test(tc, test_dense_packed_random);
+  tcase_add_test(tc, test_dense_pack_layout);
   tcase_add_test(tc, test_pool_random);
   tcase_add_test(tc, test_pool_rounding);
   tcase_add_test(tc, test_quantize_dequantize);

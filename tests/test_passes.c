@@ -96,7 +96,7 @@ START_TEST(test_every_pass_on_every_model) {
   static const char *const passes[] = {"InferType", "SimplifyExpr",
                                        "FoldConstant", "DeadCodeElimination",
                                        "FuseOps", "ConvertKernelLayout",
-                                       "FoldInputOffset"};
+                                       "FoldInputOffset", "PackDenseWeights"};
   for (const char *const *n = tn_model_names(); *n; n++) {
     TnObject *mod = run("InferType", K(tn_model_build(*n)));
     TnAny m = tn_any_obj(mod);

@@ -2,7 +2,9 @@
 with XNNPACK, on process CPU time, with the crt of this tree and,
 optionally, of another one (a base commit), in one run. (Files of the crt
 that only this tree has are added to the base's copy: the compiler lists
-them in every archive; the base's code does not call them.)
+them in every archive; the base's code does not call them. The base's
+archive is compiled without PackDenseWeights, whose layout its kernels do
+not read.)
 
 For each int8 model of ../shared/models (or --models DIR; --only NAME to
 pick some): codegen.compile once; the archive exported and bench_aot.py's
@@ -156,6 +158,19 @@ def base_tree(base: str, new: str, workdir: str) -> str:
     return dst
 
 
+def compiled_for_base(path: Path, name: str) -> codegen.Archive:
+    """The model compiled as for a base tree whose kernels read [N, K]
+    dense weights only: PackDenseWeights off (codegen.PACK_DENSE_WEIGHTS
+    empty while it compiles; a field left 0 is not written, so the
+    generated C compiles against the base's headers)."""
+    saved = codegen.PACK_DENSE_WEIGHTS
+    codegen.PACK_DENSE_WEIGHTS = ()
+    try:
+        return codegen.compile(frontend.load_model(str(path)), name=name)
+    finally:
+        codegen.PACK_DENSE_WEIGHTS = saved
+
+
 def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str, Any]:
     from ai_edge_litert import interpreter as litert
 
@@ -166,9 +181,11 @@ def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str,
     arena = None if is_float else tflm_arena(path, x)
     micro = arena.pop("output") if arena else None
     sides = {"new": args.new_src}
+    archs = {"new": arch}
     if args.base_src:
         sides["base"] = base_tree(args.base_src, args.new_src, workdir)
-    built = {k: driver_for(arch, src, x, os.path.join(workdir, k))
+        archs["base"] = compiled_for_base(path, name)
+    built = {k: driver_for(archs[k], src, x, os.path.join(workdir, k))
              for k, src in sides.items()}
     drivers: Dict[str, Any] = dict(built)
     for isa in args.isa:  # each tree's crt again, capped at each --isa

@@ -35,7 +35,7 @@ def test_generated_class_for_attrs_node() -> None:
     assert isinstance(attrs, ir.Attrs)
     assert type(attrs).__name__ == "DenseAttrs" and type(attrs).__module__ == "tvmnode.ir"
     assert attrs.units == 8 and attrs.out_dtype == "void"
-    assert attrs["units"] == 8 and attrs.keys() == ["units", "out_dtype"]
+    assert attrs["units"] == 8 and attrs.keys() == ["units", "out_dtype", "weight_layout"]
     with pytest.raises(KeyError):
         attrs["nope"]
 

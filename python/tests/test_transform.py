@@ -38,7 +38,7 @@ def count_calls(mod: ir.IRModule) -> int:
 
 def test_builtin_passes_by_name() -> None:
     for name in ("InferType", "SimplifyExpr", "FoldConstant", "DeadCodeElimination", "FuseOps",
-                 "ConvertKernelLayout", "FoldInputOffset", "PatchStages"):
+                 "ConvertKernelLayout", "FoldInputOffset", "PackDenseWeights", "PatchStages"):
         p = getattr(transform, name)()
         assert isinstance(p, transform.Pass) and p.name == name
         g = tn.get_global_func("transform." + name)

@@ -250,6 +250,7 @@ DeadCodeElimination = _builtin("DeadCodeElimination")
 FuseOps = _builtin("FuseOps")
 ConvertKernelLayout = _builtin("ConvertKernelLayout")
 FoldInputOffset = _builtin("FoldInputOffset")
+PackDenseWeights = _builtin("PackDenseWeights")
 PatchStages = _builtin("PatchStages")
 
 
@@ -288,7 +289,7 @@ def register_config(key: str, value_type: Union[type, int]) -> None:
 
 __all__ = [
     "ConvertKernelLayout", "DeadCodeElimination", "FoldConstant", "FoldInputOffset", "FunctionPass", "FuseOps", "InferType",
-    "ModulePass", "Pass", "PassContext", "PassInfo", "PassInstrument", "PatchStages", "Sequential",
+    "ModulePass", "PackDenseWeights", "Pass", "PassContext", "PassInfo", "PassInstrument", "PatchStages", "Sequential",
     "SimplifyExpr", "function_pass", "get_pass", "list_passes", "module_pass",
     "register_config", "register_pass", "unregister_pass",
 ]

@@ -15,6 +15,9 @@ static const TnFieldDesc dense_fields[] = {
                    "output units; 0 takes them from the weight"),
     TN_FIELD_DTYPE_D(TnIrDenseAttrs, out_dtype, kDLOpaqueHandle, 0, 0, 0,
                      "void: the input's type (int32 for qnn.dense)"),
+    TN_FIELD_STR_D(TnIrDenseAttrs, weight_layout, "NK", 0,
+                   "NK ([units, in]), or N16K4: the same bytes packed for "
+                   "the x86 forms (PackDenseWeights; a fused int8 layer's)"),
 };
 static const TnFieldDesc matmul_fields[] = {
     TN_FIELD_BOOL_D(TnIrMatmulAttrs, transpose_a, false, 0, NULL),
@@ -298,6 +301,11 @@ TnObject *tn__ir_dense_out(const char *op, TnObject *const *types,
     g_string_free(dt, TRUE);
     return NULL;
   }
+  const TnObject *wl = ((const TnIrDenseAttrs *)attrs)->weight_layout;
+  const char *wls = wl ? ((const TnStringObj *)wl)->data : "NK";
+  if (strcmp(wls, "NK") != 0 && strcmp(wls, "N16K4") != 0)
+    return tn__ir_arg_error(op, 1, "weight", types[1], "weight_layout must "
+                            "be 'NK' or 'N16K4', got '%s'", wls), NULL;
   int64_t u = ((const TnIrDenseAttrs *)attrs)->units;
   if (u && u != units)
     return tn__ir_arg_error(op, 1, "weight", types[1], "units = %" PRId64

@@ -17,6 +17,7 @@ typedef struct {
   TnObject header;
   int64_t units;
   DLDataType out_dtype;
+  TnObject *weight_layout; /* "NK", or "N16K4" (tn_crt_dense_s8_pack's) */
 } TnIrDenseAttrs;
 
 typedef struct {

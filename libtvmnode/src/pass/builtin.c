@@ -1,7 +1,8 @@
 /*
  * builtin.c: C passes as ordinary passes, and the registry of the built-in
  * ones (InferType, SimplifyExpr, FoldConstant, DeadCodeElimination,
- * FuseOps, ConvertKernelLayout, FoldInputOffset, PatchStages), also reachable as global functions "transform.<Name>" so every
+ * FuseOps, ConvertKernelLayout, FoldInputOffset, PackDenseWeights,
+ * PatchStages), also reachable as global functions "transform.<Name>" so every
  * binding can get them by name.
  */
 #include "pass/pass_internal.h"
@@ -169,6 +170,7 @@ void tn__passes_builtin_init(void) {
       {"FuseOps", 1, true, tn__fuse_ops_module},
       {"ConvertKernelLayout", 1, false, tn__kernel_layout_module},
       {"FoldInputOffset", 1, true, tn__fold_input_offset_module},
+      {"PackDenseWeights", 1, true, tn__pack_dense_weights_module},
       {"PatchStages", 1, true, tn__patch_stages_module},
   };
   for (size_t i = 0; i < G_N_ELEMENTS(table); i++) {

@@ -20,8 +20,15 @@
  * not constants, a layer without an nn.bias_add on its output channels, an
  * int32 bias only (a 16x8 layer's is int64, and has zero point 0 anyway),
  * int8 weights only, scalar zero points only, and a zero point already 0.
+ *
+ * The PackDenseWeights pass (below) folds a zero point the same way, for
+ * the host's dense kernels, and shares these helpers.
  */
 #include "pass/pass_internal.h"
+
+#include <inttypes.h>
+
+#include "ir/ops_nn.h"
 
 /* A constant's dense data of dtype (code, bits) with `numel` elements, or
  * NULL. */
@@ -150,6 +157,25 @@ static TnObject *folded_bias(const int32_t *b, int64_t n, const int8_t *w,
   return c;
 }
 
+/* nn.bias_add(layer, bias) as the call bc with the layer base rebuilt
+ * with input zero point zx, the weight w (NULL: base's own) and attrs
+ * (transfer full), or NULL (an error raised, or an argument NULL). */
+static TnObject *rebuilt_biased(const TnIrCall *bc, const TnIrCall *base,
+                                TnObject *w, TnObject *zx,
+                                TnObject *attrs, TnObject *bias) {
+  if (zx == NULL || attrs == NULL || bias == NULL) return NULL;
+  TnObject *args[6];
+  for (int i = 0; i < 6; i++) args[i] = (TnObject *)call_arg(base, i);
+  if (w) args[1] = w;
+  args[2] = zx;
+  TnObject *nbase = tn_ir_call(base->op, args, 6, attrs);
+  if (nbase == NULL) return NULL;
+  TnObject *bargs[2] = {nbase, bias};
+  TnObject *out = tn_ir_call(bc->op, bargs, 2, bc->attrs);
+  tn_object_release(nbase);
+  return out;
+}
+
 /* `e` (rebuilt; `orig` has the types) folded, or NULL with *failed clear
  * when it is not a call the pass takes. */
 static TnObject *fold(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
@@ -188,18 +214,7 @@ static TnObject *fold(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
   TnObject *nbias = folded_bias(b, nb, w, wt, o_axis, io, fo);
   const DLDataType i32 = {kDLInt, 32, 1};
   TnObject *zero = nbias ? tn_ir_scalar(0, i32) : NULL;
-  TnObject *nbase = NULL, *out = NULL;
-  if (zero) {
-    TnObject *args[6];
-    for (int i = 0; i < 6; i++) args[i] = (TnObject *)call_arg(base, i);
-    args[2] = zero;
-    nbase = tn_ir_call(base->op, args, 6, base->attrs);
-  }
-  if (nbase) {
-    TnObject *bargs[2] = {nbase, nbias};
-    out = tn_ir_call(bc->op, bargs, 2, bc->attrs);
-  }
-  tn_object_release(nbase);
+  TnObject *out = rebuilt_biased(bc, base, NULL, zero, base->attrs, nbias);
   tn_object_release(zero);
   tn_object_release(nbias);
   *failed = out == NULL;
@@ -209,4 +224,130 @@ static TnObject *fold(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
 TnObject *tn__fold_input_offset_module(TnObject *mod, TnObject *ctx) {
   (void)ctx;
   return tn__pass_rewrite_nodes(mod, fold, NULL);
+}
+
+/* ---- PackDenseWeights ------------------------------------------------------
+ * The fused int8 dense layer qnn.requantize(nn.bias_add(qnn.dense(x, W,
+ * zx, zw, sx, sw), B)) (int8 x and output, the requantize's input zero
+ * point 0 and axis the last) with constant W [N, K] (int8), zero points
+ * and B (int32 [N]) gets W packed as tn_crt_dense_s8_pack lays it out
+ * (weight_layout "N16K4": blocks of 16 outputs, inputs in groups of 4, one
+ * vpdpbusd row a group), its input zero point set to -128 and the
+ * difference folded into the bias, mod 2^32 as above:
+ *   sum((x - zx) * (w - zw)) = sum((x + 128) * (w - zw))
+ *                              + (-zx - 128) * sum(w - zw),
+ * so B'[o] = B[o] + (-zx - 128) * sum(W[o] - zw). x + 128 is x ^ 0x80 as an
+ * unsigned byte, what vpdpbusd multiplies: the x86 forms take the sums as
+ * they come, with no correction and no horizontal sums, and the weights
+ * were packed once, by the compiler. The outputs are the same integers
+ * (the layer's arithmetic is exact mod 2^32). codegen.compile runs it for
+ * "host" (codegen.PACK_DENSE_WEIGHTS); the executor reads the layout too,
+ * through the same lowering. Left alone: anything else (a layer without
+ * the bias or the requantize, non-constant weights or bias, int16 data, a
+ * weight already packed). */
+
+/* The N16K4 copy of the constant int8 weight wt ([n, k], compact). */
+static TnObject *packed_weight(const int8_t *w, const DLTensor *wt) {
+  TnObject *t = tn_tensor_empty(wt->shape, 2, wt->dtype, wt->device);
+  if (t == NULL) return NULL;
+  DLTensor *o = tn_tensor_dltensor(t);
+  TnObject *c = NULL;
+  if (tn_crt_dense_s8_pack((int32_t)wt->shape[0], (int32_t)wt->shape[1], w,
+                           (int8_t *)o->data + o->byte_offset) == TN_CRT_OK)
+    c = tn_ir_constant(t);
+  else
+    tn_error_raise_in(TN_ERR_VALUE, "PackDenseWeights",
+                      "the weight [%" PRId64 ", %" PRId64 "] could not be "
+                      "packed", wt->shape[0], wt->shape[1]);
+  tn_object_release(t);
+  return c;
+}
+
+/* The dtype of e's checked type is int8. */
+static bool is_int8(const TnObject *e) {
+  const TnObject *t = tn_ir_checked_type(e);
+  if (t == NULL || !tn__ir_is(t, TN_IR->tensor_type)) return false;
+  const DLDataType d = ((const TnIrTensorType *)t)->dtype;
+  return d.code == kDLInt && d.bits == 8 && d.lanes == 1;
+}
+
+static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
+  (void)ctx;
+  *failed = false;
+  const char *op = tn__ir_call_op_name(e);
+  if (op == NULL || strcmp(op, "qnn.requantize") != 0) return NULL;
+  const TnIrCall *rq = (const TnIrCall *)e;
+  if (tn_array_size(rq->args) != 5 || rq->attrs == NULL) return NULL;
+  const TnObject *bias = call_arg(rq, 0);
+  const char *bop = tn__ir_call_op_name(bias);
+  if (bop == NULL || strcmp(bop, "nn.bias_add") != 0) return NULL;
+  const TnIrCall *bc = (const TnIrCall *)bias;
+  if (tn_array_size(bc->args) != 2) return NULL;
+  const TnObject *inner = call_arg(bc, 0);
+  const char *iop = tn__ir_call_op_name(inner);
+  if (iop == NULL || strcmp(iop, "qnn.dense") != 0) return NULL;
+  const TnIrCall *base = (const TnIrCall *)inner;
+  if (tn_array_size(base->args) != 6 || base->attrs == NULL ||
+      !tn_object_is_instance(base->attrs, tn_type_index("ir.DenseAttrs")))
+    return NULL;
+  const TnObject *wl = ((const TnIrDenseAttrs *)base->attrs)->weight_layout;
+  if (wl != NULL && strcmp(((const TnStringObj *)wl)->data, "NK") != 0)
+    return NULL; /* packed already */
+  /* the types: of the original requantize, bias_add, dense and x */
+  const TnIrCall *obc = (const TnIrCall *)call_arg((const TnIrCall *)orig, 0);
+  const TnObject *obase = call_arg(obc, 0);
+  const TnObject *ox = call_arg((const TnIrCall *)obase, 0);
+  int32_t zx, zw, rzp;
+  int64_t nb, nw;
+  const int32_t *b = const_data(call_arg(bc, 1), kDLInt, 32, &nb);
+  const int8_t *w = const_data(call_arg(base, 1), kDLInt, 8, &nw);
+  if (b == NULL || w == NULL || !const_i32(call_arg(base, 2), &zx) ||
+      !const_i32(call_arg(base, 3), &zw) || !const_i32(call_arg(rq, 2), &rzp) ||
+      rzp != 0 || !is_int8(orig) || !is_int8(ox))
+    return NULL;
+  if (!tn_object_is_instance(rq->attrs,
+                             tn_type_index("ir.RequantizeAttrs")))
+    return NULL;
+  const int64_t rax = ((const TnIrRequantizeAttrs *)rq->attrs)->axis;
+  DLTensor *wt = tn_tensor_dltensor(
+      ((const TnIrConstant *)call_arg(base, 1))->data);
+  DLTensor *bt = tn_tensor_dltensor(((const TnIrConstant *)call_arg(bc, 1))->data);
+  const TnObject *ot = tn_ir_checked_type(orig);
+  const int64_t nd = tn__ir_ndim((const TnIrTensorType *)ot);
+  if (bt->ndim != 1 || wt->ndim != 2 || wt->shape[0] != nb ||
+      wt->shape[0] > INT32_MAX || wt->shape[1] > INT32_MAX ||
+      (rax < 0 ? rax + nd : rax) != nd - 1 ||
+      !bias_on_channels(base, obase, bc->attrs, true))
+    return NULL;
+  /* TFLite's offsets: io = -zx, fo = -zw; the new io is 128 */
+  const int32_t io = (int32_t)(0u - (uint32_t)zx);
+  const int32_t fo = (int32_t)(0u - (uint32_t)zw);
+  TnObject *nbias = folded_bias(b, nb, w, wt, 0,
+                                (int32_t)((uint32_t)io - 128u), fo);
+  TnObject *nw_ = nbias ? packed_weight(w, wt) : NULL;
+  const DLDataType i32 = {kDLInt, 32, 1};
+  TnObject *nzx = nw_ ? tn_ir_scalar(-128, i32) : NULL;
+  const TnAny lv = tn_any_cstr("N16K4");
+  TnObject *na = nzx ? tn__pass_attrs_with(base->attrs, "weight_layout", &lv)
+                     : NULL;
+  TnObject *nbc = na ? rebuilt_biased(bc, base, nw_, nzx, na, nbias) : NULL;
+  TnObject *out = NULL;
+  if (nbc) {
+    TnObject *rargs[5];
+    for (int i = 0; i < 5; i++) rargs[i] = (TnObject *)call_arg(rq, i);
+    rargs[0] = nbc;
+    out = tn_ir_call(rq->op, rargs, 5, rq->attrs);
+  }
+  tn_object_release(nbc);
+  tn_object_release(na);
+  tn_object_release(nzx);
+  tn_object_release(nw_);
+  tn_object_release(nbias);
+  *failed = out == NULL;
+  return out;
+}
+
+TnObject *tn__pack_dense_weights_module(TnObject *mod, TnObject *ctx) {
+  (void)ctx;
+  return tn__pass_rewrite_nodes(mod, pack, NULL);
 }

@@ -68,6 +68,7 @@ TnObject *tn__dce_module(TnObject *mod, TnObject *ctx);
 TnObject *tn__fuse_ops_module(TnObject *mod, TnObject *ctx);
 TnObject *tn__kernel_layout_module(TnObject *mod, TnObject *ctx);
 TnObject *tn__fold_input_offset_module(TnObject *mod, TnObject *ctx);
+TnObject *tn__pack_dense_weights_module(TnObject *mod, TnObject *ctx);
 TnObject *tn__patch_stages_module(TnObject *mod, TnObject *ctx);
 
 /* The function pass bodies of the built-in passes, shared with tests of the

@@ -35,6 +35,17 @@
  * instructions each (dense_rq_block) instead of a call of
  * tn_crt_multiply_by_quantized_multiplier (the anomaly detector's
  * requantization had been 23 % of its estimated cycles).
+ *
+ * The weight may also come packed (tn_crt_dense_s8_pack; the compiler's
+ * PackDenseWeights pass does it for the host): blocks of 16 outputs, the
+ * inputs in groups of 4, each group of a block one row of 16 features by
+ * 4 bytes. The portable C runs it block by block as it runs [N, K]; on
+ * x86 with AVX-512 VNNI and an input offset of 128 (where the pass puts
+ * it) one vpdpbusd adds a group's 64 products to 16 sums (x86/dense_s8.c),
+ * up to four blocks at once, and each block is requantized from its
+ * registers (sixteen lanes of AVX-512) where K is a multiple of 4; with
+ * AVX2 four vpmaddwd do. Same bytes out. At the AVX-512 level every
+ * block's requantization takes sixteen lanes at once.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -166,6 +177,111 @@ static void accumulate(const Dense *d, const int8_t *x, int32_t n0,
   }
 }
 
+/* The packed layout (tn_crt_dense_s8_pack): a[j] += the sums of output j
+ * of the block of len outputs at wb (the packed weight's n0 * K) over its
+ * groups of inputs from i0 (a multiple of 4) on. */
+BLOCK_INLINE void packed_groups(const Dense *d, const int8_t *x,
+                                const int8_t *wb, int32_t len, int32_t i0,
+                                uint32_t *restrict a) {
+  const int32_t kk = d->p->in_features;
+  const uint32_t io = (uint32_t)d->io, fo = (uint32_t)d->fo;
+  int32_t k0 = i0;
+  if (len == BLK && d->narrow) /* whole groups of a whole block: int16 */
+    for (; k0 + 4 <= kk; k0 += 4) {
+      const int8_t *restrict g = wb + (ptrdiff_t)k0 * BLK;
+      int16_t xv[4];
+      for (int t = 0; t < 4; t++) xv[t] = (int16_t)(x[k0 + t] + d->io);
+      for (int32_t j = 0; j < BLK; j++)
+        for (int t = 0; t < 4; t++)
+          a[j] += (uint32_t)(xv[t] * (int16_t)(g[4 * j + t] + d->fo));
+    }
+  for (; k0 < kk; k0 += 4) {
+    const int32_t kb = kk - k0 < 4 ? kk - k0 : 4;
+    const int8_t *g = wb + (ptrdiff_t)k0 * len;
+    for (int32_t j = 0; j < len; j++)
+      for (int32_t t = 0; t < kb; t++)
+        a[j] += ((uint32_t)x[k0 + t] + io) * ((uint32_t)g[j * kb + t] + fo);
+  }
+}
+
+/* Outputs from n0 on of input row x, packed weight, into a (4 * BLK of
+ * them): the number of outputs taken (whole blocks, up to four of them,
+ * or the last block); *todo: the blocks whose sums are in a (bit b: block
+ * b), the others requantized already (with rq, by the VNNI form). */
+static int32_t accumulate_packed(const Dense *d, const int8_t *x, int32_t n0,
+                                 uint32_t *restrict a, DenseRqSpan *rq,
+                                 unsigned *todo) {
+  const int32_t nn = d->p->out_features, kk = d->p->in_features;
+  const int8_t *w = d->w + (ptrdiff_t)n0 * kk;
+  const int32_t left = nn - n0;
+  const int32_t nb = left >= BLK ? (left / BLK < 4 ? left / BLK : 4) : 1;
+  const int32_t len = left >= BLK ? BLK : left;
+  const int32_t whole = kk & ~3; /* inputs in whole groups */
+  int32_t from = 0; /* the groups still to add, for every block */
+  *todo = (1u << nb) - 1;
+#if TN_CRT_HAVE_AVX2
+  if (d->pvnni && whole > 0) {
+    if (rq && whole == kk) { /* no groups after: requantized there */
+      rq->bias = rq->bias ? rq->bias + n0 : NULL;
+      rq->mult += rq->pc ? n0 : 0, rq->shift += rq->pc ? n0 : 0;
+      rq->out += n0;
+      *todo = tn__crt_dense_packed_vnni(d, x, w, nb, len, a, rq);
+      return nb * len;
+    }
+    tn__crt_dense_packed_vnni(d, x, w, nb, len, a, NULL);
+    from = whole;
+  } else if (d->avx2 && d->narrow && len == BLK && whole > 0) {
+    tn__crt_dense_packed_avx2(d, x, w, nb, a);
+    from = whole;
+  }
+#endif
+  if (from == 0) /* no form stored the sums: they start at 0 */
+    for (int32_t i = 0; i < nb * len; i++) a[i] = 0;
+  for (int32_t b = 0; b < nb; b++)
+    packed_groups(d, x, w + (ptrdiff_t)b * BLK * kk, len, from, a + b * BLK);
+  (void)rq, (void)whole;
+  return nb * len;
+}
+
+/* The block of outputs [n0, n0 + len) of row m, sums a: requantized into
+ * out8 (with q) or, plus the bias, stored into out32. */
+static void finish_block(const Dense *d, const TnCrtQuant *q, int32_t pc,
+                         int32_t lo, int32_t hi, const uint32_t *a,
+                         const int32_t *bias, int32_t m, int32_t n0,
+                         int32_t len, int8_t *out8, int32_t *out32) {
+  const int32_t nn = d->p->out_features;
+#if TN_CRT_HAVE_AVX2
+  /* the block's requantization in vectors (x86/dense_s8.c), where its
+   * multipliers and shifts allow: sixteen lanes with AVX-512, or eight */
+  if (out8 && d->avx2 && !q->scale &&
+      (d->vnni ? tn__crt_dense_requant_avx512 : tn__crt_dense_requant_avx2)(
+          a, bias ? bias + n0 : NULL, q->multiplier + (pc ? n0 : 0),
+          q->shift + (pc ? n0 : 0), pc, len, q->output_offset, lo, hi,
+          out8 + (ptrdiff_t)m * nn + n0))
+    return;
+#else
+  (void)d;
+#endif
+  for (int32_t j = 0; j < len; j++) {
+    const int32_t n = n0 + j;
+    const int32_t v = (int32_t)(bias ? a[j] + (uint32_t)bias[n] : a[j]);
+    if (out32) {
+      out32[(ptrdiff_t)m * nn + n] = v;
+      continue;
+    }
+    if (q->scale) {
+      out8[(ptrdiff_t)m * nn + n] = (int8_t)tn__crt_requant_float(
+          v, q->scale[pc ? n : 0], q->output_offset, lo, hi);
+      continue;
+    }
+    const int32_t r = (int32_t)(
+        (uint32_t)tn_crt_multiply_by_quantized_multiplier(
+            v, q->multiplier[pc ? n : 0], q->shift[pc ? n : 0]) +
+        (uint32_t)q->output_offset);
+    out8[(ptrdiff_t)m * nn + n] = (int8_t)(r < lo ? lo : r > hi ? hi : r);
+  }
+}
+
 /* Every output, block by block; the block is requantized into out8 (with
  * q) or, plus the bias, stored into out32. */
 static void dense_run(const Dense *d, const TnCrtQuant *q, int32_t lo,
@@ -180,20 +296,30 @@ static void dense_run(const Dense *d, const TnCrtQuant *q, int32_t lo,
 #endif
   for (int32_t m = 0; m < p->batch; m++) {
     const int8_t *x = in + (ptrdiff_t)m * kk;
+    if (d->packed) {
+      for (int32_t n0 = 0; n0 < nn;) {
+        uint32_t a[4 * BLK]; /* set by accumulate_packed */
+        /* the fixed-point requantization from the VNNI form's registers */
+        DenseRqSpan rq = {bias, NULL, NULL, pc, 0, lo, hi, NULL}, *rqp = NULL;
+        if (out8 && !q->scale) {
+          rq.mult = q->multiplier, rq.shift = q->shift;
+          rq.off = q->output_offset, rq.out = out8 + (ptrdiff_t)m * nn;
+          rqp = &rq;
+        }
+        unsigned left;
+        const int32_t span = accumulate_packed(d, x, n0, a, rqp, &left);
+        for (int32_t j = 0; j < span; j += BLK)
+          if (left & (1u << (j / BLK)))
+            finish_block(d, q, pc, lo, hi, a + j, bias, m, n0 + j,
+                         span - j < BLK ? span - j : BLK, out8, out32);
+        n0 += span;
+      }
+      continue;
+    }
     for (int32_t n0 = 0; n0 < nn; n0 += BLK) {
       const int32_t len = nn - n0 < BLK ? nn - n0 : BLK;
       uint32_t a[BLK] = {0};
       accumulate(d, x, n0, len, a);
-#if TN_CRT_HAVE_AVX2
-      /* the block's requantization in vectors (x86/dense_s8.c), where its
-       * multipliers and shifts allow */
-      if (out8 && d->avx2 && !q->scale &&
-          tn__crt_dense_requant_avx2(
-              a, bias ? bias + n0 : NULL, q->multiplier + (pc ? n0 : 0),
-              q->shift + (pc ? n0 : 0), pc, len, q->output_offset, lo, hi,
-              out8 + (ptrdiff_t)m * nn + n0))
-        continue;
-#endif
 #if TN_CRT_HAVE_ARM_DSP
       if (fast) {
         dense_rq_block(q, pc, &rq0, a, bias, n0, len, lo, hi,
@@ -201,31 +327,14 @@ static void dense_run(const Dense *d, const TnCrtQuant *q, int32_t lo,
         continue;
       }
 #endif
-      for (int32_t j = 0; j < len; j++) {
-        const int32_t n = n0 + j;
-        const int32_t v = (int32_t)(bias ? a[j] + (uint32_t)bias[n] : a[j]);
-        if (out32) {
-          out32[(ptrdiff_t)m * nn + n] = v;
-          continue;
-        }
-        if (q->scale) {
-          out8[(ptrdiff_t)m * nn + n] = (int8_t)tn__crt_requant_float(
-              v, q->scale[pc ? n : 0], q->output_offset, lo, hi);
-          continue;
-        }
-        const int32_t r = (int32_t)(
-            (uint32_t)tn_crt_multiply_by_quantized_multiplier(
-                v, q->multiplier[pc ? n : 0], q->shift[pc ? n : 0]) +
-            (uint32_t)q->output_offset);
-        out8[(ptrdiff_t)m * nn + n] = (int8_t)(r < lo ? lo : r > hi ? hi : r);
-      }
+      finish_block(d, q, pc, lo, hi, a, bias, m, n0, len, out8, out32);
     }
   }
 }
 
 static void dense_init(Dense *d, const TnCrtDense *p, const int8_t *w,
                        int32_t io, int32_t fo) {
-  d->p = p, d->w = w, d->io = io, d->fo = fo;
+  d->p = p, d->w = w, d->io = io, d->fo = fo, d->packed = 0, d->pvnni = 0;
   /* x in [-128, 127]: x + io fits an int16 for io in [-32640, 32640]. */
   d->narrow = io >= -32640 && io <= 32640 && fo >= -32640 && fo <= 32640;
   d->small = fo == 0 && io >= -127 && io <= 128;
@@ -242,15 +351,17 @@ size_t tn_crt_dense_s8_scratch_size(const TnCrtDense *p) {
   return 0;
 }
 
-TnCrtStatus tn_crt_dense_s8(const TnCrtDense *p, const TnCrtQuant *q,
+/* tn_crt_dense_s8, its weight packed or not */
+static TnCrtStatus dense_s8(const TnCrtDense *p, const TnCrtQuant *q,
                             const int8_t *in, const int8_t *w,
-                            const int32_t *bias, int8_t *out, void *scratch,
-                            size_t scratch_size) {
-  (void)scratch, (void)scratch_size;
+                            const int32_t *bias, int8_t *out, int packed) {
   TnCrtStatus st = check_dense(p, in, w, out);
   if (st != TN_CRT_OK) return st;
   if (q == NULL || (q->scale == NULL && (q->multiplier == NULL ||
                                           q->shift == NULL)))
+    return TN_CRT_INVALID_ARGUMENT;
+  /* the packed layout is [N, K]'s, rearranged */
+  if (packed && (p->w_stride_k != 1 || p->w_stride_n != p->in_features))
     return TN_CRT_INVALID_ARGUMENT;
   /* The activation range narrowed to int8 (a wider one clamps no more). */
   const int32_t lo = q->act_min < -128 ? -128 : q->act_min;
@@ -258,8 +369,42 @@ TnCrtStatus tn_crt_dense_s8(const TnCrtDense *p, const TnCrtQuant *q,
   if (q->act_min > q->act_max || lo > hi) return TN_CRT_INVALID_ARGUMENT;
   Dense d;
   dense_init(&d, p, w, q->input_offset, q->filter_offset);
+  d.packed = packed;
+  d.pvnni = packed && d.vnni && d.io == 128;
   dense_run(&d, q, lo, hi, in, bias, out, NULL);
   return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_dense_s8(const TnCrtDense *p, const TnCrtQuant *q,
+                            const int8_t *in, const int8_t *w,
+                            const int32_t *bias, int8_t *out, void *scratch,
+                            size_t scratch_size) {
+  (void)scratch, (void)scratch_size;
+  return dense_s8(p, q, in, w, bias, out, 0);
+}
+
+TnCrtStatus tn_crt_dense_s8_pack(int32_t n, int32_t k, const int8_t *w,
+                                 int8_t *packed) {
+  if (w == NULL || packed == NULL || n <= 0 || k <= 0)
+    return TN_CRT_INVALID_ARGUMENT;
+  for (int32_t j0 = 0; j0 < n; j0 += BLK) {
+    const int32_t nb = n - j0 < BLK ? n - j0 : BLK;
+    int8_t *blk = packed + (ptrdiff_t)j0 * k;
+    for (int32_t i0 = 0; i0 < k; i0 += 4) {
+      const int32_t kb = k - i0 < 4 ? k - i0 : 4;
+      for (int32_t j = 0; j < nb; j++)
+        for (int32_t t = 0; t < kb; t++)
+          blk[(ptrdiff_t)i0 * nb + j * kb + t] =
+              w[(ptrdiff_t)(j0 + j) * k + i0 + t];
+    }
+  }
+  return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_dense_s8_packed(const TnCrtDense *p, const TnCrtQuant *q,
+                                   const int8_t *in, const int8_t *w,
+                                   const int32_t *bias, int8_t *out) {
+  return dense_s8(p, q, in, w, bias, out, 1);
 }
 
 TnCrtStatus tn_crt_dense_s8_s32(const TnCrtDense *p, int32_t input_offset,
@@ -277,9 +422,9 @@ TnCrtStatus tn_crt_dense_s8_s32(const TnCrtDense *p, int32_t input_offset,
 /* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
 
 TN_CRT_CALL(dense_s8, TnCrtCallDenseS8) {
-  return tn_crt_dense_s8(&p->d, &p->q, in[0], in[1],
-                         p->has_bias ? in[2] : NULL, out, scratch,
-                         scratch_size);
+  (void)scratch, (void)scratch_size;
+  return dense_s8(&p->d, &p->q, in[0], in[1], p->has_bias ? in[2] : NULL,
+                  out, p->packed != 0);
 }
 TN_CRT_CALL(dense_s8_s32, TnCrtCallDenseS32) {
   return tn_crt_dense_s8_s32(&p->d, p->input_offset, p->filter_offset, in[0],

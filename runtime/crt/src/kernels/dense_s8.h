@@ -34,7 +34,19 @@ typedef struct {
   int small;  /* fo == 0 and |x + io| <= 255: products fit an int16 */
   int avx2;   /* the AVX2 form runs here (asked once per call) */
   int vnni;   /* the AVX-512 VNNI form runs here and fo == 0 */
+  int packed; /* w is in tn_crt_dense_s8_pack's layout */
+  int pvnni;  /* packed, vnni and io == 128: tn__crt_dense_packed_vnni */
 } Dense;
+
+/* The requantization of a span of outputs, for the packed VNNI form: the
+ * span's bias (or NULL), multipliers and shifts (from the span's first
+ * when per channel, pc), output offset, clamp, and its first output. */
+typedef struct {
+  const int32_t *bias, *mult, *shift;
+  int pc;
+  int32_t off, lo, hi;
+  int8_t *out;
+} DenseRqSpan;
 
 #if TN_CRT_HAVE_AVX2
 /* s[r] = sum_k((x[k] + io) * (w[r * sn + k] + fo)) for the four rows at w,
@@ -55,8 +67,31 @@ int tn__crt_dense_requant_avx2(const uint32_t *a, const int32_t *bias,
                                const int32_t *mult, const int32_t *shift,
                                int pc, int32_t len, int32_t off, int32_t lo,
                                int32_t hi, int8_t *out);
+/* tn__crt_dense_requant_avx2 with AVX-512 (sixteen lanes at once, the
+ * same integers), when d->vnni. */
+int tn__crt_dense_requant_avx512(const uint32_t *a, const int32_t *bias,
+                                 const int32_t *mult, const int32_t *shift,
+                                 int pc, int32_t len, int32_t off, int32_t lo,
+                                 int32_t hi, int8_t *out);
+/* The packed layout's sums a[b * 16 + j] = sum_i((x[i] + io) * (w + fo))
+ * over the whole groups of 4 inputs (i < k & ~3), stored (not added), for
+ * output j of the nb blocks (1 to 4) of 16 outputs at w (the packed
+ * weight's n0 * K), each len wide (16, or the last block's width with nb
+ * 1): with AVX-512 VNNI when d->pvnni. With rq (K a multiple of 4, the
+ * fixed-point requantization) each block is requantized from its
+ * registers into rq->out instead, where its multipliers and shifts allow;
+ * returns the blocks whose sums were stored (bit b: block b), for the
+ * caller to finish. */
+unsigned tn__crt_dense_packed_vnni(const Dense *d, const int8_t *x,
+                                   const int8_t *w, int32_t nb, int32_t len,
+                                   uint32_t *a, const DenseRqSpan *rq);
+/* The same for nb full blocks (len 16) with AVX2, when d->narrow and
+ * d->avx2 (vpmaddwd on the int16 x + io and w + fo). */
+void tn__crt_dense_packed_avx2(const Dense *d, const int8_t *x,
+                               const int8_t *w, int32_t nb, uint32_t *a);
 /* For the tests: 1 leaves out the VNNI form's 128 * sum(w) correction, 2
- * makes it saturate (vpdpbusds), 0 puts it right again. */
+ * makes it saturate (vpdpbusds), 0 puts it right again; 3 makes the
+ * packed VNNI form read its input bytes without the XOR 0x80. */
 void tn__crt_dense_vnni_fault(int how);
 #endif
 

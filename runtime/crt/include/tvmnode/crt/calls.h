@@ -169,9 +169,11 @@ TN_CRT_STRUCT(TnCrtCallLut);
 TN_CRT_STRUCT(TnCrtCallConvS8);
 
 /* dense_s8 (the fused int8 dense layer): in = {data, weight[, bias]};
- * scratch of tn_crt_dense_s8_scratch_size(&d). */
-#define TN_CRT_FIELDS_TnCrtCallDenseS8(F, T) \
-  F(T, N, TnCrtDense, d) F(T, N, TnCrtQuant, q) F(T, S, int32_t, has_bias)
+ * scratch of tn_crt_dense_s8_scratch_size(&d). packed: the weight is in
+ * tn_crt_dense_s8_pack's layout (tn_crt_dense_s8_packed), not [N, K]. */
+#define TN_CRT_FIELDS_TnCrtCallDenseS8(F, T)                              \
+  F(T, N, TnCrtDense, d) F(T, N, TnCrtQuant, q) F(T, S, int32_t, has_bias) \
+  F(T, S, int32_t, packed)
 TN_CRT_STRUCT(TnCrtCallDenseS8);
 
 /* conv2d_s16, dense_s16 (the fused 16x8 layers): in = {data, weight[,

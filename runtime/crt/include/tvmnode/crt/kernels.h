@@ -428,6 +428,27 @@ TnCrtStatus tn_crt_dense_s8_s32(const TnCrtDense *p, int32_t input_offset,
                                 int32_t filter_offset, const int8_t *in,
                                 const int8_t *w, const int32_t *bias,
                                 int32_t *out);
+/* The int8 dense layer's weight packed for the x86 forms (the
+ * PackDenseWeights pass does it at compile time): w [n, k] row-major into
+ * packed, the same n * k bytes, as blocks of 16 output features (the last
+ * block the n % 16 left), each block's inputs in groups of 4 (the last
+ * group the k % 4 left), a group holding its block's features one after
+ * another, each feature's (up to) 4 weights in a row: w[j][i] lies at
+ * packed[j0 * k + i0 * nb + (j - j0) * kb + (i - i0)] for j0 = j - j % 16,
+ * nb = min(16, n - j0), i0 = i - i % 4, kb = min(4, k - i0). A group of a
+ * full block is one 64-byte row of 16 int32 lanes, each the four bytes
+ * that vpdpbusd multiplies by four input bytes. */
+TnCrtStatus tn_crt_dense_s8_pack(int32_t n, int32_t k, const int8_t *w,
+                                 int8_t *packed);
+/* tn_crt_dense_s8 with its weight packed by tn_crt_dense_s8_pack (p the
+ * [N, K] geometry: w_stride_n = K, w_stride_k = 1): the same bytes out.
+ * An input offset of 128 (input zero point -128, where PackDenseWeights
+ * puts it, folding the difference into the bias) and a filter offset of 0
+ * take the x86 forms: x ^ 0x80, which is x + 128, as the unsigned bytes of
+ * vpdpbusd, with no correction. */
+TnCrtStatus tn_crt_dense_s8_packed(const TnCrtDense *p, const TnCrtQuant *q,
+                                   const int8_t *in, const int8_t *w,
+                                   const int32_t *bias, int8_t *out);
 /* Batched matmul: `batches` independent products, each in [M, K] x w[K, N]
  * (w addressed by the strides), with batch strides in elements (0: shared).
  * out is [batches, M, N], dense; no bias, no clamp. */

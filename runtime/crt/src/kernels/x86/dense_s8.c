@@ -3,7 +3,9 @@
  * layer's contiguous dot products, four rows at a time (dense_s8.c): AVX2
  * sixteen products per vpmaddwd, about 1.4x as fast as the portable C
  * (which gcc vectorises for SSE2) on the anomaly detector's layers; VNNI
- * sixty-four per vpdpbusd; bit for bit the same sums. Compiled with
+ * sixty-four per vpdpbusd; bit for bit the same sums; and the forms of
+ * the packed layout (tn_crt_dense_s8_pack), sixteen outputs by four
+ * inputs per vpdpbusd or per four vpmaddwd, no horizontal sums. Compiled with
  * target attributes and taken where tn__crt_isa() says the CPU runs them;
  * compiles to nothing where isa.h says these forms are out (not x86-64,
  * or -DTN_CRT_NO_AVX2).
@@ -69,6 +71,78 @@ AVX2 __attribute__((noinline)) void tn__crt_dense_dot4_avx2(const Dense *d,
   s[3] = dot_tail(d, x, w3, k, hsum8(a3));
 }
 
+/* ---- the packed layout (tn_crt_dense_s8_pack), AVX2 ------------------------
+ * A group of a whole block is 64 bytes: features 0-3, 4-7, 8-11 and 12-15
+ * in four 16-byte quarters, each feature's 4 weights in a row. Each
+ * quarter widened to int16 (w + fo) and multiplied by the group's four
+ * inputs (x + io, int16, the same 64 bits in each) with vpmaddwd gives a
+ * feature's two pair sums in lanes 2j and 2j + 1; the pairs accumulate
+ * apart and are added once at the end (vphaddd, then the 64-bit quarters
+ * put back in order): no horizontal sum per group, the weights read once
+ * a call in the order they lie. Two blocks a turn share the inputs' set-up,
+ * and a filter offset of 0 (TFLite's int8 weights) adds nothing. */
+AVX2 static inline __attribute__((always_inline)) __m256i qmadd(
+    __m256i xv, const int8_t *w, __m256i fo, int fo0) {
+  const __m256i wv = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w));
+  return _mm256_madd_epi16(xv, fo0 ? wv : _mm256_add_epi16(wv, fo));
+}
+
+/* nb (1 or 2) blocks, bs bytes apart, sharing each group's inputs; fo0:
+ * the filter offset is 0 (no add). */
+AVX2 static inline __attribute__((always_inline)) void packed_avx2(
+    const Dense *d, const int8_t *x, const int8_t *w, ptrdiff_t bs, int nb,
+    int fo0, uint32_t *a) {
+  const int32_t whole = d->p->in_features & ~3;
+  const __m128i io = _mm_set1_epi16((int16_t)d->io);
+  const __m256i fo = _mm256_set1_epi16((int16_t)d->fo);
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  for (int32_t k = 0; k < whole; k += 4, w += 64) {
+    int32_t x4;
+    memcpy(&x4, x + k, 4);
+    const __m256i xv = _mm256_broadcastq_epi64(
+        _mm_add_epi16(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(x4)), io));
+    a0 = _mm256_add_epi32(a0, qmadd(xv, w, fo, fo0));
+    a1 = _mm256_add_epi32(a1, qmadd(xv, w + 16, fo, fo0));
+    a2 = _mm256_add_epi32(a2, qmadd(xv, w + 32, fo, fo0));
+    a3 = _mm256_add_epi32(a3, qmadd(xv, w + 48, fo, fo0));
+    if (nb > 1) {
+      b0 = _mm256_add_epi32(b0, qmadd(xv, w + bs, fo, fo0));
+      b1 = _mm256_add_epi32(b1, qmadd(xv, w + bs + 16, fo, fo0));
+      b2 = _mm256_add_epi32(b2, qmadd(xv, w + bs + 32, fo, fo0));
+      b3 = _mm256_add_epi32(b3, qmadd(xv, w + bs + 48, fo, fo0));
+    }
+  }
+  /* hadd: [f0 f1 f4 f5 | f2 f3 f6 f7]; the quarters (0, 2, 1, 3) */
+#define PAIRS(p, q) _mm256_permute4x64_epi64(_mm256_hadd_epi32(p, q), 0xd8)
+  _mm256_storeu_si256((__m256i *)a, PAIRS(a0, a1));
+  _mm256_storeu_si256((__m256i *)(a + 8), PAIRS(a2, a3));
+  if (nb > 1) {
+    _mm256_storeu_si256((__m256i *)(a + 16), PAIRS(b0, b1));
+    _mm256_storeu_si256((__m256i *)(a + 24), PAIRS(b2, b3));
+  }
+#undef PAIRS
+}
+
+AVX2 __attribute__((noinline)) void tn__crt_dense_packed_avx2(
+    const Dense *d, const int8_t *x, const int8_t *w, int32_t nb,
+    uint32_t *a) {
+  const ptrdiff_t bs = 16 * (ptrdiff_t)d->p->in_features; /* block bytes */
+  for (int32_t b = 0; b < nb; b += 2, w += 2 * bs, a += 32) {
+    const int two = nb - b >= 2;
+    if (d->fo == 0) {
+      if (two)
+        packed_avx2(d, x, w, bs, 2, 1, a);
+      else
+        packed_avx2(d, x, w, bs, 1, 1, a);
+    } else if (two) {
+      packed_avx2(d, x, w, bs, 2, 0, a);
+    } else {
+      packed_avx2(d, x, w, bs, 1, 0, a);
+    }
+  }
+}
+
 /* ---- the requantization of a block -----------------------------------------
  * TFLite's MultiplyByQuantizedMultiplier for eight lanes at once, exactly
  * as conv_s8.h's requant_exact does it for a multiplier M >= 0 and a
@@ -79,68 +153,83 @@ AVX2 __attribute__((noinline)) void tn__crt_dense_dot4_avx2(const Dense *d,
  * integers as the scalar call; eight lanes in about as many instructions
  * as one scalar call takes, which was a quarter of the anomaly detector's
  * time (its layers have 128 outputs for 128 inputs). */
+/* The body of requant8 and of its AVX-512 twin requant16: V the vector
+ * type, P the intrinsics' prefix, SI the bitwise operations' suffix, SET64
+ * the 64-bit broadcast, BLEND(even, odd) the lanes' merge. */
+#define REQUANT_LANES(V, P, SI, SET64, BLEND)                                 \
+  const V s = P##srai_epi32(x, 31); /* all ones where x < 0 */              \
+  const V ax = P##sub_epi32(P##xor_##SI(x, s), s);                          \
+  const V neg = P##srli_epi32(x, 31);                                       \
+  const V low = P##SET64(0xffffffff);                                       \
+  const V r30 = P##SET64(INT64_C(1) << 30);                                 \
+  const V he = P##srli_epi64(                                               \
+      P##add_epi64(P##mul_epu32(ax, m),                                     \
+                   P##sub_epi64(r30, P##and_##SI(neg, low))),               \
+      31);                                                                  \
+  const V ho = P##srli_epi64(                                               \
+      P##add_epi64(P##mul_epu32(P##srli_epi64(ax, 32), P##srli_epi64(m, 32)), \
+                   P##sub_epi64(r30, P##srli_epi64(neg, 32))),              \
+      31);                                                                  \
+  const V h = BLEND(he, P##slli_epi64(ho, 32));                             \
+  const V half = P##srli_epi32(P##sllv_epi32(P##set1_epi32(1), r), 1);      \
+  const V mg = P##srlv_epi32(P##add_epi32(h, half), r);                     \
+  const V o = P##add_epi32(P##sub_epi32(P##xor_##SI(mg, s), s), off);       \
+  return P##min_epi32(P##max_epi32(o, lo), hi)
+
+#define BLEND8(e, o) _mm256_blend_epi32(e, o, 0xaa)
 AVX2 static inline __m256i requant8(__m256i x, __m256i m, __m256i r,
                                     __m256i off, __m256i lo, __m256i hi) {
-  const __m256i s = _mm256_srai_epi32(x, 31); /* all ones where x < 0 */
-  const __m256i ax = _mm256_sub_epi32(_mm256_xor_si256(x, s), s);
-  const __m256i neg = _mm256_srli_epi32(x, 31);
-  const __m256i low = _mm256_set1_epi64x(0xffffffff);
-  const __m256i r30 = _mm256_set1_epi64x(INT64_C(1) << 30);
-  const __m256i he = _mm256_srli_epi64(
-      _mm256_add_epi64(_mm256_mul_epu32(ax, m),
-                       _mm256_sub_epi64(r30, _mm256_and_si256(neg, low))),
-      31);
-  const __m256i ho = _mm256_srli_epi64(
-      _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(ax, 32),
-                                        _mm256_srli_epi64(m, 32)),
-                       _mm256_sub_epi64(r30, _mm256_srli_epi64(neg, 32))),
-      31);
-  const __m256i h = _mm256_blend_epi32(he, _mm256_slli_epi64(ho, 32), 0xaa);
-  const __m256i half =
-      _mm256_srli_epi32(_mm256_sllv_epi32(_mm256_set1_epi32(1), r), 1);
-  const __m256i mg = _mm256_srlv_epi32(_mm256_add_epi32(h, half), r);
-  const __m256i o =
-      _mm256_add_epi32(_mm256_sub_epi32(_mm256_xor_si256(mg, s), s), off);
-  return _mm256_min_epi32(_mm256_max_epi32(o, lo), hi);
+  REQUANT_LANES(__m256i, _mm256_, si256, set1_epi64x, BLEND8);
+}
+#undef BLEND8
+
+/* Eight lanes of a block (a, bias, mult and shift at the half's first),
+ * cnt of them in use (the rest masked to 0: x 0, M 0, r 0), requantized;
+ * *bad gets the lanes' sign bits of M < 0, or a shift > 0 or < -31. a's
+ * lanes in halves of four: the dot4 row sums were stored four at a time,
+ * and a load spanning two stores would wait for both to retire. */
+AVX2 static inline __attribute__((always_inline)) __m256i requant_half(
+    const uint32_t *a, const int32_t *bias, const int32_t *mult,
+    const int32_t *shift, int pc, int32_t cnt, int32_t off, int32_t lo,
+    int32_t hi, unsigned *bad) {
+  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32(cnt), iota);
+  __m256i x = _mm256_and_si256(
+      _mm256_inserti128_si256(
+          _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a)),
+          _mm_loadu_si128((const __m128i *)(a + 4)), 1),
+      in);
+  if (bias) x = _mm256_add_epi32(x, _mm256_maskload_epi32(bias, in));
+  const __m256i m = pc ? _mm256_maskload_epi32(mult, in)
+                       : _mm256_and_si256(_mm256_set1_epi32(mult[0]), in);
+  const __m256i sh = pc ? _mm256_maskload_epi32(shift, in)
+                        : _mm256_and_si256(_mm256_set1_epi32(shift[0]), in);
+  *bad |= (unsigned)_mm256_movemask_epi8(_mm256_or_si256(
+      _mm256_or_si256(m, _mm256_cmpgt_epi32(sh, zero)),
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(-31), sh)));
+  return requant8(x, m, _mm256_sub_epi32(zero, sh), _mm256_set1_epi32(off),
+                  _mm256_set1_epi32(lo), _mm256_set1_epi32(hi));
 }
 
 AVX2 __attribute__((noinline)) int tn__crt_dense_requant_avx2(
     const uint32_t *a, const int32_t *bias, const int32_t *mult,
     const int32_t *shift, int pc, int32_t len, int32_t off, int32_t lo,
     int32_t hi, int8_t *out) {
-  /* Read in place, the lanes past len masked to 0 (x 0, M 0, r 0). a's
-   * 16 lanes in halves of four: the row sums were stored four at a time,
-   * and a load spanning two stores would wait for both to retire. */
-  const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  const __m256i zero = _mm256_setzero_si256();
-  __m256i v[2] = {zero, zero};
+  /* Read in place; the two halves in registers (an array of them would
+   * live in memory, and the packs below wait for its stores) */
   unsigned bad = 0;
-  for (int i = 0; i < 2 && 8 * i < len; i++) {
-    const __m256i in =
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(len - 8 * i), iota);
-    __m256i x = _mm256_and_si256(
-        _mm256_inserti128_si256(
-            _mm256_castsi128_si256(
-                _mm_loadu_si128((const __m128i *)(a + 8 * i))),
-            _mm_loadu_si128((const __m128i *)(a + 8 * i + 4)), 1),
-        in);
-    if (bias)
-      x = _mm256_add_epi32(x, _mm256_maskload_epi32(bias + 8 * i, in));
-    const __m256i m = pc ? _mm256_maskload_epi32(mult + 8 * i, in)
-                         : _mm256_and_si256(_mm256_set1_epi32(mult[0]), in);
-    const __m256i sh = pc ? _mm256_maskload_epi32(shift + 8 * i, in)
-                          : _mm256_and_si256(_mm256_set1_epi32(shift[0]), in);
-    /* M < 0, or a shift > 0 or < -31: the scalar call's */
-    bad |= (unsigned)_mm256_movemask_epi8(_mm256_or_si256(
-        _mm256_or_si256(m, _mm256_cmpgt_epi32(sh, zero)),
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(-31), sh)));
-    v[i] = requant8(x, m, _mm256_sub_epi32(zero, sh), _mm256_set1_epi32(off),
-                    _mm256_set1_epi32(lo), _mm256_set1_epi32(hi));
-  }
+  const __m256i v0 = requant_half(a, bias, mult, shift, pc, len, off, lo, hi,
+                                  &bad);
+  const __m256i v1 =
+      len > 8 ? requant_half(a + 8, bias ? bias + 8 : NULL, pc ? mult + 8 : mult,
+                             pc ? shift + 8 : shift, pc, len - 8, off, lo, hi,
+                             &bad)
+              : _mm256_setzero_si256();
   /* sign bits only: M < 0 sets bit 31, and each compare all 32 bits */
   if (bad & 0x88888888u) return 0;
   /* within [lo, hi] of int8: the saturating packs only narrow */
-  const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(v[0], v[1]),
+  const __m256i p = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1),
                                              0xd8);
   const __m128i r = _mm_packs_epi16(_mm256_castsi256_si128(p),
                                     _mm256_extracti128_si256(p, 1));
@@ -251,6 +340,145 @@ VNNI __attribute__((noinline)) void tn__crt_dense_dot4_vnni(const Dense *d,
       vnni_rows(d, x, w, s, 0, 128, 0);
     else
       vnni_rows(d, x, w, s, 0, 128, 1);
+  }
+}
+
+/* requant8 with AVX-512: sixteen lanes, the same operations per lane. */
+#define BLEND16(e, o) _mm512_mask_blend_epi32(0xaaaa, e, o)
+VNNI static inline __attribute__((always_inline)) __m512i requant16(
+    __m512i x, __m512i m, __m512i r, __m512i off, __m512i lo, __m512i hi) {
+  REQUANT_LANES(__m512i, _mm512_, si512, set1_epi64, BLEND16);
+}
+#undef BLEND16
+
+VNNI __attribute__((noinline)) int tn__crt_dense_requant_avx512(
+    const uint32_t *a, const int32_t *bias, const int32_t *mult,
+    const int32_t *shift, int pc, int32_t len, int32_t off, int32_t lo,
+    int32_t hi, int8_t *out) {
+  /* the lanes past len masked to 0 (x 0, M 0, r 0), none stored */
+  const __mmask16 k = (__mmask16)((1u << len) - 1);
+  const __m512i zero = _mm512_setzero_si512();
+  __m512i x = _mm512_maskz_loadu_epi32(k, a);
+  if (bias) x = _mm512_add_epi32(x, _mm512_maskz_loadu_epi32(k, bias));
+  const __m512i m = pc ? _mm512_maskz_loadu_epi32(k, mult)
+                       : _mm512_maskz_mov_epi32(k, _mm512_set1_epi32(mult[0]));
+  const __m512i sh = pc ? _mm512_maskz_loadu_epi32(k, shift)
+                        : _mm512_maskz_mov_epi32(k, _mm512_set1_epi32(shift[0]));
+  /* M < 0, or a shift > 0 or < -31: the scalar call's */
+  if (_mm512_cmplt_epi32_mask(m, zero) | _mm512_cmpgt_epi32_mask(sh, zero) |
+      _mm512_cmplt_epi32_mask(sh, _mm512_set1_epi32(-31)))
+    return 0;
+  /* within [lo, hi] of int8: the saturating narrowing only narrows */
+  _mm512_mask_cvtsepi32_storeu_epi8(
+      out, k,
+      requant16(x, m, _mm512_sub_epi32(zero, sh), _mm512_set1_epi32(off),
+                _mm512_set1_epi32(lo), _mm512_set1_epi32(hi)));
+  return 1;
+}
+
+/* The packed layout with VNNI: a group of 16 features is one 64-byte row
+ * of 16 int32 lanes, each a feature's 4 weights; the group's 4 input
+ * bytes, XORed with 0x80 (x + 128, unsigned: the input offset is 128, as
+ * PackDenseWeights leaves it), broadcast to every lane, and one vpdpbusd
+ * adds the group's 64 products to the 16 features' sums: no correction,
+ * no horizontal sum. Up to four blocks at once and two accumulators per
+ * block (even and odd groups), so that up to eight independent vpdpbusd
+ * chains hide the instruction's latency; a block narrower than 16 reads
+ * its rows of 4 * len bytes under a mask. */
+/* The block b's sums v (its lanes past len unused): requantized into
+ * rq's outputs where rq is not NULL and the block's multipliers and
+ * shifts allow, 0; otherwise stored into a + 16 * b for the caller, 1. */
+VNNI static inline __attribute__((always_inline)) unsigned finish16(
+    __m512i v, int b, __mmask16 k, const DenseRqSpan *rq, uint32_t *a) {
+  if (rq != NULL) {
+    const __m512i zero = _mm512_setzero_si512();
+    const int32_t o = 16 * b;
+    const __m512i m =
+        rq->pc ? _mm512_maskz_loadu_epi32(k, rq->mult + o)
+               : _mm512_maskz_mov_epi32(k, _mm512_set1_epi32(rq->mult[0]));
+    const __m512i sh =
+        rq->pc ? _mm512_maskz_loadu_epi32(k, rq->shift + o)
+               : _mm512_maskz_mov_epi32(k, _mm512_set1_epi32(rq->shift[0]));
+    if (!(_mm512_cmplt_epi32_mask(m, zero) | _mm512_cmpgt_epi32_mask(sh, zero) |
+          _mm512_cmplt_epi32_mask(sh, _mm512_set1_epi32(-31)))) {
+      if (rq->bias)
+        v = _mm512_add_epi32(v, _mm512_maskz_loadu_epi32(k, rq->bias + o));
+      _mm512_mask_cvtsepi32_storeu_epi8(
+          rq->out + o, k,
+          requant16(v, m, _mm512_sub_epi32(zero, sh),
+                    _mm512_set1_epi32(rq->off), _mm512_set1_epi32(rq->lo),
+                    _mm512_set1_epi32(rq->hi)));
+      return 0;
+    }
+  }
+  _mm512_mask_storeu_epi32(a + 16 * b, k, v);
+  return 1;
+}
+
+VNNI static inline __attribute__((always_inline)) unsigned packed_vnni(
+    const int8_t *x, int32_t whole, const int8_t *w, ptrdiff_t bs, int nb,
+    int32_t len, uint32_t *a, uint32_t flip, const DenseRqSpan *rq) {
+  const __mmask16 m = (__mmask16)((1u << len) - 1);
+  const ptrdiff_t gs = 4 * (ptrdiff_t)len; /* bytes per group */
+  /* named, not an array: gcc -O2 keeps an array of vectors in memory */
+  __m512i e0 = _mm512_setzero_si512(), e1 = e0, e2 = e0, e3 = e0;
+  __m512i o0 = e0, o1 = e0, o2 = e0, o3 = e0;
+#define ROW(b, g) _mm512_maskz_loadu_epi32(m, w + (b) * bs + (g) * gs)
+  int32_t k = 0;
+  for (; k + 8 <= whole; k += 8, w += 2 * gs) {
+    uint32_t x0, x1;
+    memcpy(&x0, x + k, 4);
+    memcpy(&x1, x + k + 4, 4);
+    const __m512i u0 = _mm512_set1_epi32((int32_t)(x0 ^ flip));
+    const __m512i u1 = _mm512_set1_epi32((int32_t)(x1 ^ flip));
+    e0 = _mm512_dpbusd_epi32(e0, u0, ROW(0, 0));
+    o0 = _mm512_dpbusd_epi32(o0, u1, ROW(0, 1));
+    if (nb > 1) {
+      e1 = _mm512_dpbusd_epi32(e1, u0, ROW(1, 0));
+      o1 = _mm512_dpbusd_epi32(o1, u1, ROW(1, 1));
+    }
+    if (nb > 2) {
+      e2 = _mm512_dpbusd_epi32(e2, u0, ROW(2, 0));
+      o2 = _mm512_dpbusd_epi32(o2, u1, ROW(2, 1));
+    }
+    if (nb > 3) {
+      e3 = _mm512_dpbusd_epi32(e3, u0, ROW(3, 0));
+      o3 = _mm512_dpbusd_epi32(o3, u1, ROW(3, 1));
+    }
+  }
+  if (k < whole) {
+    uint32_t x0;
+    memcpy(&x0, x + k, 4);
+    const __m512i u0 = _mm512_set1_epi32((int32_t)(x0 ^ flip));
+    e0 = _mm512_dpbusd_epi32(e0, u0, ROW(0, 0));
+    if (nb > 1) e1 = _mm512_dpbusd_epi32(e1, u0, ROW(1, 0));
+    if (nb > 2) e2 = _mm512_dpbusd_epi32(e2, u0, ROW(2, 0));
+    if (nb > 3) e3 = _mm512_dpbusd_epi32(e3, u0, ROW(3, 0));
+  }
+#undef ROW
+  unsigned left = finish16(_mm512_add_epi32(e0, o0), 0, m, rq, a);
+  if (nb > 1) left |= finish16(_mm512_add_epi32(e1, o1), 1, m, rq, a) << 1;
+  if (nb > 2) left |= finish16(_mm512_add_epi32(e2, o2), 2, m, rq, a) << 2;
+  if (nb > 3) left |= finish16(_mm512_add_epi32(e3, o3), 3, m, rq, a) << 3;
+  return left;
+}
+
+VNNI __attribute__((noinline)) unsigned tn__crt_dense_packed_vnni(
+    const Dense *d, const int8_t *x, const int8_t *w, int32_t nb, int32_t len,
+    uint32_t *a, const DenseRqSpan *rq) {
+  const int32_t kk = d->p->in_features, whole = kk & ~3;
+  const ptrdiff_t bs = 16 * (ptrdiff_t)kk; /* bytes per block */
+  const uint32_t flip =
+      __atomic_load_n(&vnni_fault, __ATOMIC_RELAXED) == 3 ? 0 : 0x80808080u;
+  switch (nb) { /* the number of blocks a constant in each copy */
+  case 4:
+    return packed_vnni(x, whole, w, bs, 4, 16, a, flip, rq);
+  case 3:
+    return packed_vnni(x, whole, w, bs, 3, 16, a, flip, rq);
+  case 2:
+    return packed_vnni(x, whole, w, bs, 2, 16, a, flip, rq);
+  default:
+    return packed_vnni(x, whole, w, bs, 1, len, a, flip, rq);
   }
 }
 #else
