@@ -1564,6 +1564,38 @@ START_TEST(test_requantize) {
 }
 END_TEST
 
+/* The int8 clip at lengths around and between the vector widths (the
+ * AVX2 form takes 32 bytes a step, the rest in C), with bounds inside,
+ * across and beyond int8 and crossed (lo > hi gives hi, as min(max(x, lo),
+ * hi) does), in place half the time; against that formula. */
+static void clip_runs(uint64_t seed) {
+  KtRng r = kt_rng(seed);
+  for (int it = 0; it < 400; it++) {
+    const int32_t n = kt_int(&r, 0, 3) ? kt_int(&r, 1, 100)
+                                       : kt_int(&r, 100, 2000);
+    int32_t lo = kt_int(&r, -200, 200), hi = kt_int(&r, -200, 200);
+    if (kt_int(&r, 0, 3)) {
+      if (lo > hi) { const int32_t t = lo; lo = hi, hi = t; }
+    }
+    int8_t *in = rand_s8(&r, n, -128, 127);
+    int8_t *got = xalloc((size_t)n);
+    const int inplace = kt_int(&r, 0, 1);
+    if (inplace) memcpy(got, in, (size_t)n);
+    KT_CHECK_OK(tn_crt_clip_s8(n, inplace ? got : in, lo, hi, got));
+    const int32_t l = clamp_i(lo, -128, 127), h = clamp_i(hi, -128, 127);
+    for (int32_t i = 0; i < n; i++) {
+      const int32_t v = in[i] < l ? l : in[i];
+      const int32_t want = v > h ? h : v;
+      EXPECT(got[i] == want, "clip case %d (n %d, [%d, %d]) element %d: %d, "
+             "expected %d", it, n, lo, hi, i, got[i], want);
+    }
+    free(in), free(got);
+  }
+}
+
+START_TEST(test_clip_runs) { EACH_ISA(clip_runs(23)); }
+END_TEST
+
 START_TEST(test_clip_lut) {
   const int8_t in[6] = {-128, -3, 0, 5, 100, 127};
   int8_t out[6];
@@ -1692,11 +1724,11 @@ START_TEST(test_qadd_qmul) {
 }
 END_TEST
 
-/* ADD over long contiguous runs (on x86 with AVX2, eight elements at a
- * time in the AVX2 form, the rest in C), with the multipliers and shifts
- * the inlined arithmetic takes (multipliers >= 0, shifts in [-31, 0]) at
- * their extremes, any left shift and offsets, and an activation range;
- * against TFLite's formula. */
+/* ADD over long contiguous runs (on x86, sixteen elements at a time in
+ * the AVX-512 form, eight in the AVX2 one, the rest in C), with the
+ * multipliers and shifts the inlined arithmetic takes (multipliers >= 0,
+ * shifts in [-31, 0]) at their extremes, any left shift and offsets, and
+ * an activation range; against TFLite's formula. */
 static void qadd_runs(uint64_t seed) {
   KtRng r = kt_rng(seed);
   for (int it = 0; it < 300; it++) {
@@ -2465,6 +2497,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_quantize_dequantize);
   tcase_add_test(tc, test_requantize);
   tcase_add_test(tc, test_clip_lut);
+  tcase_add_test(tc, test_clip_runs);
   tcase_add_test(tc, test_qadd_qmul);
   tcase_add_test(tc, test_qadd_any_params);
   tcase_add_test(tc, test_qadd_runs);

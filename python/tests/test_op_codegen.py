@@ -190,6 +190,10 @@ for name in ("add", "mul"):
          lambda a, b, f=fn: f(a, b, S(0.05), Z(2), S(0.04), Z(-3), S(0.08), Z(1)))
     case("qnn." + name, "broadcast", [s8(2, 1, 4), s8(3, 1)],
          lambda a, b, f=fn: f(a, b, S(0.1), Z(0), S(0.02), Z(5), S(0.2), Z(-7)))
+    # a clip after it: its activation range once fused (TFLite's RELU)
+    case("qnn." + name, "clip", [s8(2, 45), s8(2, 45)],
+         lambda a, b, f=fn: O.clip(f(a, b, S(0.05), Z(2), S(0.04), Z(-3), S(0.08), Z(-5)),
+                                   -5, 127))
 case("qnn.softmax", "rows", [s8(3, 10)],
      lambda x: Q.softmax(x, S(0.1), Z(4), S(1 / 256), Z(-128)))
 case("qnn.softmax", "beta", [s8(1, 2, 7)],

@@ -190,3 +190,41 @@ def test_int8_shape_operators_pass_through() -> None:
                                   np.concatenate([a, b], axis=1))
     np.testing.assert_array_equal(run_both(lambda x: op.reshape(x, newshape=[3, 2]), a),
                                   a.reshape(3, 2))
+
+
+@pytest.mark.parametrize("kind", ["add", "mul"])
+@pytest.mark.parametrize("lo,hi,folded", [(1.0, 127.0, True),  # TFLite's RELU at zero point 1
+                                          (-20.5, 30.2, True),
+                                          (-1000.0, 1000.0, True),
+                                          (200.0, 300.0, True),  # every output 127
+                                          (10.2, 10.8, False),  # no integer inside: every output 10
+                                          (float("nan"), 10.0, False)])
+def test_clip_after_qnn_binary_folds_into_its_range(kind: str, lo: float, hi: float,
+                                                    folded: bool) -> None:
+    """A clip after an int8 ADD or MUL runs inside it, as its activation
+    range, when fused: one kernel call instead of two, the same bytes as
+    the unfused pair (run_both) and as the formula; a clip whose range is
+    empty or NaN stays its own call."""
+    a, b = i8(3, 5, 7), i8(5, 7)
+    sa, za, sb, zb, so, zo = 0.05, -3, 0.04, 7, 0.06, 1
+
+    def net(x: Any, y: Any) -> Any:
+        f = op.qnn.add if kind == "add" else op.qnn.mul
+        v = f(x, y, qconst(sa), qconst(za, "int32"), qconst(sb), qconst(zb, "int32"),
+              qconst(so), qconst(zo, "int32"))
+        return op.clip(v, a_min=lo, a_max=hi)
+
+    got = run_both(net, a, b)
+    plain = run_both(lambda x, y: (op.qnn.add if kind == "add" else op.qnn.mul)(
+        x, y, qconst(sa), qconst(za, "int32"), qconst(sb), qconst(zb, "int32"), qconst(so),
+        qconst(zo, "int32")), a, b).astype(np.int64)
+    if math.isnan(lo):
+        want = np.minimum(np.maximum(plain, 0), 10)  # the clip kernel reads NaN as 0
+    else:
+        low = min(max(math.ceil(lo), -128), 127)
+        high = min(max(math.floor(hi), -128), 127)
+        want = np.minimum(np.maximum(plain, low), high)
+    np.testing.assert_array_equal(got, want.astype(np.int8))
+    steps = executor(net, a, b, fuse=True).stats()["steps"]
+    assert steps == (1 if folded else 2)
+    assert executor(net, a, b, fuse=False).stats()["steps"] == 2

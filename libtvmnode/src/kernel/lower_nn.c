@@ -3,8 +3,9 @@
  * and registers both): the neural-network operators (bias_add, mean,
  * conv2d, dense, matmul, pooling, softmax), the quantized operators (qnn.*)
  * and the fused forms FuseOps produces that the kernels compute in one
- * call: conv2d/dense + bias + activation (float32), and qnn.conv2d/
- * qnn.dense + bias + requantize + clip (int8, TFLite's fused convolution).
+ * call: conv2d/dense + bias + activation (float32), qnn.conv2d/
+ * qnn.dense + bias + requantize + clip (int8, TFLite's fused convolution)
+ * and qnn.add/qnn.mul + clip (int8, TFLite's fused activation of ADD/MUL).
  * They are one file because they lean on each other: the fused forms reuse
  * the convolution and dense geometry and the requantization multipliers,
  * qnn.mean the reductions' geometry, softmax the [outer, channels, inner]
@@ -894,6 +895,44 @@ static int fused_16x8(const TnKernArgs *a, TnKernCall *k, bool dense,
   return 1;
 }
 
+/* clip(qnn.add(x, y, ...)) or clip(qnn.mul(...)), int8: the binary
+ * kernel with its activation range narrowed to the clip's bounds. Its
+ * int8 result clamped to [max(-128, ceil lo), min(127, floor hi)] is the
+ * unfused clip_s8 of the clamped result whenever that range is not empty
+ * (TFLite's fused RELU on ADD is this range); otherwise, or for bounds
+ * that are NaN, the clip stays its own step (returns 0). */
+static int fused_qbinary(const TnIrCall *base, double lo, double hi,
+                         TnKernCall *k, const TnObject **leaves,
+                         int32_t *nleaves,
+                         TnObject *(*const_of)(void *ctx,
+                                               const TnObject *expr),
+                         void *ctx) {
+  const bool mul = call_of((const TnObject *)base, "qnn.mul") != NULL;
+  if (isnan(lo) || isnan(hi) || tn_array_size(base->args) != 8) return 0;
+  const int32_t l = clamp_i32(ceil(lo), -128, 127);
+  const int32_t h = clamp_i32(floor(hi), -128, 127);
+  TnKernArgs a = {.op = mul ? "qnn.mul" : "qnn.add", .attrs = base->attrs,
+                  .nargs = 8, .out = type_of((const TnObject *)base)};
+  for (int i = 0; i < 8; i++) {
+    a.types[i] = type_of(arg(base, i));
+    if (a.types[i] == NULL) return 0;
+    a.consts[i] = i < 2 ? NULL : const_of(ctx, arg(base, i));
+  }
+  if (l > h || a.out == NULL || !is(a.types[0]->dtype, kI8) ||
+      !is(a.types[1]->dtype, kI8) || !is(a.out->dtype, kI8))
+    return 0;
+  if (tn__lower_qnn_binary(&a, k, mul ? TN_KF_qmul_s8 : TN_KF_qadd_s8,
+                           mul ? tn_crt_qmul_params : tn_crt_qadd_params))
+    return -1;
+  TnCrtQBinary *q = &((TnCrtCallQBinary *)k->params)->q;
+  if (l > q->act_min) q->act_min = l;
+  if (h < q->act_max) q->act_max = h;
+  leaves[0] = arg(base, 0), leaves[1] = arg(base, 1);
+  *nleaves = 2;
+  k->base_op = a.op;
+  return 1;
+}
+
 int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
                            const TnObject **leaves, int32_t *nleaves,
                            TnObject *(*const_of)(void *ctx,
@@ -912,6 +951,9 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
     lo = 0;
     e = arg(relu, 0);
   }
+  if (clip && (call_of(e, "qnn.add") || call_of(e, "qnn.mul")))
+    return fused_qbinary((const TnIrCall *)e, lo, hi, k, leaves, nleaves,
+                         const_of, ctx);
   const TnIrCall *rq = call_of(e, "qnn.requantize");
   if (rq) e = arg(rq, 0);
   const TnIrCall *bias = call_of(e, "nn.bias_add");

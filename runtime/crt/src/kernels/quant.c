@@ -216,7 +216,11 @@ TnCrtStatus tn_crt_clip_s8(int32_t n, const int8_t *in, int32_t lo,
    * the same result and lets the loop stay in 8 bits. */
   const int8_t l = (int8_t)(lo < -128 ? -128 : lo > 127 ? 127 : lo);
   const int8_t h = (int8_t)(hi < -128 ? -128 : hi > 127 ? 127 : hi);
-  for (int32_t i = 0; i < n; i++) {
+  int32_t i = 0;
+#if TN_CRT_HAVE_AVX2
+  if (n >= 32 && tn__crt_avx2()) i = tn__crt_clip_s8_avx2(n, in, l, h, out);
+#endif
+  for (; i < n; i++) {
     int8_t v = in[i] < l ? l : in[i];
     out[i] = v > h ? h : v;
   }
@@ -374,8 +378,13 @@ static void add_run_fast(const TnCrtQBinary *p, int32_t lo, int32_t hi,
   const int32_t om = p->output_multiplier, osh = p->output_shift;
   int32_t i = 0;
 #if TN_CRT_HAVE_AVX2
-  if (ls == 1 && rs == 1 && n >= 8 && tn__crt_avx2())
-    i = tn__crt_qadd_avx2(p, lo, hi, l, r, n, out);
+  if (ls == 1 && rs == 1 && n >= 8 && tn__crt_avx2()) {
+    if (n >= 16 && (tn__crt_isa() & TN_CRT_ISA_LEVEL_MASK) >=
+                       TN_CRT_ISA_AVX512BW)
+      i = tn__crt_qadd_avx512(p, lo, hi, l, r, n, out);
+    if (n - i >= 8)
+      i += tn__crt_qadd_avx2(p, lo, hi, l + i, r + i, n - i, out + i);
+  }
 #endif
   for (; i < n; i++) {
     const int32_t a = (int32_t)((uint32_t)wadd(l[i * ls], loff) << left);

@@ -18,6 +18,14 @@
 int32_t tn__crt_qadd_avx2(const TnCrtQBinary *p, int32_t lo, int32_t hi,
                           const int8_t *l, const int8_t *r, int32_t n,
                           int8_t *out);
+/* The same sixteen at a time (n - n % 16 of them), for AVX-512BW. */
+int32_t tn__crt_qadd_avx512(const TnCrtQBinary *p, int32_t lo, int32_t hi,
+                            const int8_t *l, const int8_t *r, int32_t n,
+                            int8_t *out);
+/* tn_crt_clip_s8 over the first n - n % 32 bytes, lo <= hi or not (the
+ * portable min(max(x, lo), hi)); returns how many it did. */
+int32_t tn__crt_clip_s8_avx2(int32_t n, const int8_t *in, int8_t lo,
+                             int8_t hi, int8_t *out);
 #endif
 
 #endif /* TVMNODE_CRT_QUANT_H_ */

@@ -1,10 +1,11 @@
 /*
- * x86/quant.c: the AVX2 form of the int8 ADD's contiguous runs (quant.c,
- * add_run_fast): eight elements at a time, TFLite's three
- * requantizations (mbqm_right) bit for bit. Compiled for AVX2 with a
- * target attribute and taken where tn__crt_avx2() says the CPU runs it;
- * compiles to nothing where isa.h says AVX2 forms are out (not x86-64, or
- * -DTN_CRT_NO_AVX2).
+ * x86/quant.c: the AVX2 and AVX-512 forms of the int8 ADD's contiguous
+ * runs (quant.c, add_run_fast): eight or sixteen elements at a time,
+ * TFLite's three requantizations (mbqm_right) bit for bit; and of the
+ * int8 clip (quant.c, tn_crt_clip_s8), 32 bytes at a time by signed byte
+ * min and max. Compiled for their ISA with target attributes and taken
+ * where tn__crt_isa() says the CPU runs them; compiles to nothing where
+ * isa.h says AVX2 forms are out (not x86-64, or -DTN_CRT_NO_AVX2).
  */
 #include "quant.h"
 
@@ -12,6 +13,7 @@
 #include <immintrin.h>
 
 #define AVX2 __attribute__((target("avx2")))
+#define AVX512 __attribute__((target("avx512f,avx512bw")))
 
 /*
  * mbqm_right on eight int32 lanes, for m >= 0 and e = -shift in [0, 31]:
@@ -42,43 +44,124 @@ AVX2 static inline __m256i load8(const int8_t *p) {
   return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p));
 }
 
-AVX2 int32_t tn__crt_qadd_avx2(const TnCrtQBinary *p, int32_t lo,
-                               int32_t hi, const int8_t *l, const int8_t *r,
-                               int32_t n, int8_t *out) {
-  const __m128i left = _mm_cvtsi32_si128(p->left_shift);
-  const __m256i loff = _mm256_set1_epi32(p->lhs_offset);
-  const __m256i roff = _mm256_set1_epi32(p->rhs_offset);
-  const __m256i ooff = _mm256_set1_epi32(p->output_offset);
-  const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
-  const __m256i lm = _mm256_set1_epi32(p->lhs_multiplier);
-  const __m256i rm = _mm256_set1_epi32(p->rhs_multiplier);
-  const __m256i om = _mm256_set1_epi32(p->output_multiplier);
-  __m128i e[3];
-  __m256i mask[3], half[3];
+/* The ADD's constants in eight lanes: k = 0, 1, 2 for lhs, rhs and the
+ * output, each's offset, multiplier, right shift, remainder mask and its
+ * half; the activation range; the left shift. The AVX-512 form widens
+ * them. */
+typedef struct {
+  __m256i off[3], m[3], mask[3], half[3], lo, hi;
+  __m128i e[3], left;
+} AddLanes;
+
+AVX2 static inline void add_lanes(const TnCrtQBinary *p, int32_t lo,
+                                  int32_t hi, AddLanes *c) {
+  const int32_t off[3] = {p->lhs_offset, p->rhs_offset, p->output_offset};
+  const int32_t m[3] = {p->lhs_multiplier, p->rhs_multiplier,
+                        p->output_multiplier};
   const int32_t shifts[3] = {p->lhs_shift, p->rhs_shift, p->output_shift};
   for (int k = 0; k < 3; k++) {
     const uint32_t mk = (UINT32_C(1) << -shifts[k]) - 1;
-    e[k] = _mm_cvtsi32_si128(-shifts[k]);
-    mask[k] = _mm256_set1_epi32((int32_t)mk);
-    half[k] = _mm256_set1_epi32((int32_t)(mk >> 1));
+    c->off[k] = _mm256_set1_epi32(off[k]);
+    c->m[k] = _mm256_set1_epi32(m[k]);
+    c->e[k] = _mm_cvtsi32_si128(-shifts[k]);
+    c->mask[k] = _mm256_set1_epi32((int32_t)mk);
+    c->half[k] = _mm256_set1_epi32((int32_t)(mk >> 1));
   }
+  c->lo = _mm256_set1_epi32(lo), c->hi = _mm256_set1_epi32(hi);
+  c->left = _mm_cvtsi32_si128(p->left_shift);
+}
+
+AVX2 int32_t tn__crt_qadd_avx2(const TnCrtQBinary *p, int32_t lo,
+                               int32_t hi, const int8_t *l, const int8_t *r,
+                               int32_t n, int8_t *out) {
+  AddLanes c;
+  add_lanes(p, lo, hi, &c);
   int32_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256i a = _mm256_sll_epi32(_mm256_add_epi32(load8(l + i), loff),
-                                       left);
-    const __m256i b = _mm256_sll_epi32(_mm256_add_epi32(load8(r + i), roff),
-                                       left);
-    const __m256i s =
-        _mm256_add_epi32(mbqm8(a, lm, e[0], mask[0], half[0]),
-                         mbqm8(b, rm, e[1], mask[1], half[1]));
-    __m256i v = _mm256_add_epi32(mbqm8(s, om, e[2], mask[2], half[2]), ooff);
-    v = _mm256_min_epi32(_mm256_max_epi32(v, vlo), vhi);
+    const __m256i a = _mm256_sll_epi32(
+        _mm256_add_epi32(load8(l + i), c.off[0]), c.left);
+    const __m256i b = _mm256_sll_epi32(
+        _mm256_add_epi32(load8(r + i), c.off[1]), c.left);
+    const __m256i s = _mm256_add_epi32(
+        mbqm8(a, c.m[0], c.e[0], c.mask[0], c.half[0]),
+        mbqm8(b, c.m[1], c.e[1], c.mask[1], c.half[1]));
+    __m256i v = _mm256_add_epi32(
+        mbqm8(s, c.m[2], c.e[2], c.mask[2], c.half[2]), c.off[2]);
+    v = _mm256_min_epi32(_mm256_max_epi32(v, c.lo), c.hi);
     const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v),
                                       _mm256_extracti128_si256(v, 1));
     _mm_storel_epi64((__m128i *)(out + i), _mm_packs_epi16(w, w));
   }
   return i;
 }
+
+/* mbqm8 on sixteen lanes. The odd lanes reach vpmuldq by a shuffle
+ * that copies each onto the even lane below it; their sums' bits 31 to
+ * 62 go to bits 32 to 63 by one left shift (the top bit falls off) and
+ * are merged under a mask; the rounding step is added under the
+ * comparison's mask. */
+AVX512 static inline __m512i mbqm16(__m512i x, __m512i m, __m128i e,
+                                   __m512i mask, __m512i half) {
+  const __m512i nudge = _mm512_set1_epi64(INT64_C(1) << 30);
+  const __m512i odd = _mm512_shuffle_epi32(x, _MM_PERM_DDBB);
+  const __m512i h = _mm512_mask_blend_epi32(
+      0xaaaa,
+      _mm512_srli_epi64(_mm512_add_epi64(_mm512_mul_epi32(x, m), nudge), 31),
+      _mm512_slli_epi64(_mm512_add_epi64(_mm512_mul_epi32(odd, m), nudge), 1));
+  const __m512i q = _mm512_sra_epi32(h, e);
+  const __mmask16 up = _mm512_cmpgt_epi32_mask(
+      _mm512_and_si512(h, mask),
+      _mm512_add_epi32(half, _mm512_srli_epi32(h, 31)));
+  return _mm512_mask_add_epi32(q, up, q, _mm512_set1_epi32(1));
+}
+
+AVX512 static inline __m512i wide(__m256i v) {
+  return _mm512_broadcast_i64x4(v);
+}
+
+AVX512 static inline __m512i load16(const int8_t *p) {
+  return _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p));
+}
+
+AVX512 int32_t tn__crt_qadd_avx512(const TnCrtQBinary *p, int32_t lo,
+                                   int32_t hi, const int8_t *l,
+                                   const int8_t *r, int32_t n, int8_t *out) {
+  AddLanes c;
+  add_lanes(p, lo, hi, &c);
+  __m512i off[3], m[3], mask[3], half[3];
+  for (int k = 0; k < 3; k++)
+    off[k] = wide(c.off[k]), m[k] = wide(c.m[k]), mask[k] = wide(c.mask[k]),
+    half[k] = wide(c.half[k]);
+  const __m512i vlo = wide(c.lo), vhi = wide(c.hi);
+  int32_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i a =
+        _mm512_sll_epi32(_mm512_add_epi32(load16(l + i), off[0]), c.left);
+    const __m512i b =
+        _mm512_sll_epi32(_mm512_add_epi32(load16(r + i), off[1]), c.left);
+    const __m512i s =
+        _mm512_add_epi32(mbqm16(a, m[0], c.e[0], mask[0], half[0]),
+                         mbqm16(b, m[1], c.e[1], mask[1], half[1]));
+    __m512i v =
+        _mm512_add_epi32(mbqm16(s, m[2], c.e[2], mask[2], half[2]), off[2]);
+    v = _mm512_min_epi32(_mm512_max_epi32(v, vlo), vhi);
+    /* within int8 after the clamp: vpmovdb truncates nothing */
+    _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtepi32_epi8(v));
+  }
+  return i;
+}
+
+AVX2 int32_t tn__crt_clip_s8_avx2(int32_t n, const int8_t *in, int8_t lo,
+                                  int8_t hi, int8_t *out) {
+  const __m256i vlo = _mm256_set1_epi8(lo), vhi = _mm256_set1_epi8(hi);
+  int32_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m256i v = _mm256_loadu_si256((const __m256i *)(in + i));
+    _mm256_storeu_si256((__m256i *)(out + i),
+                        _mm256_min_epi8(_mm256_max_epi8(v, vlo), vhi));
+  }
+  return i;
+}
 #else
-typedef int tn__crt_unused_x86_quant; /* no AVX2 forms */
+typedef int tn__crt_unused_x86_quant; /* no AVX2 or AVX-512 forms */
 #endif
