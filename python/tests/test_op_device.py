@@ -91,8 +91,11 @@ ULPS.update({t: 3 for t in CORTEX_M})
 # Recurrent float operators run each step on the last one's results: the
 # targets' expf/tanhf ulps compound over the steps and through the cell
 # state's sums, where an element near zero ends many ulps off (nn.lstm:
-# 32 seen on wasm32, 4 on Cortex-M). Allowed for their cases instead.
-OP_ULPS = {"nn.lstm": 64}
+# 32 seen on wasm32 and 4 on Cortex-M with one draw of the case's inputs;
+# 68 on wasm32 with the next, an element of 3.4e-4 off by 8e-9, when two
+# cases added before it shifted the shared random stream). Allowed for
+# their cases instead.
+OP_ULPS = {"nn.lstm": 128}
 
 
 def case_ulps(target_ulps: int, i: int) -> int:

@@ -97,6 +97,21 @@ def test_a_bias_that_wraps_gives_the_same_outputs() -> None:
         np.testing.assert_array_equal(_exec(out, x), _exec(mod, x))
 
 
+def test_fold_input_offset_leaves_a_packed_layer_alone() -> None:
+    """FoldInputOffset after PackDenseWeights: the packed rows are not runs
+    of one output's weights, so the fold must not touch the layer (a
+    pipeline of both is the user's to write)."""
+    mod, shape, _ = _layer("dense", cin=37, cout=70, zx=5, per_channel=True, seed=11)
+    packed = _pack(mod)
+    both = transform.Sequential([transform.FoldInputOffset(), transform.InferType()])(packed)
+    [after] = _dense_calls(both)
+    assert str(after.attrs.weight_layout) == "N16K4"
+    assert int(np.asarray(after.args[2].data)) == -128
+    np.testing.assert_array_equal(_bias_of(both), _bias_of(packed))
+    for x in _inputs(shape):
+        np.testing.assert_array_equal(_exec(both, x), _exec(mod, x))
+
+
 def _no_requantize() -> ir.IRModule:
     x = ir.var("x", shape=(1, 8), dtype="int8")
     y = op.qnn.dense(x, ir.const(np.ones((4, 8), "int8")), _c(3, "int32"), _c(0, "int32"),

@@ -159,7 +159,7 @@ static TnObject *folded_bias(const int32_t *b, int64_t n, const int8_t *w,
 
 /* nn.bias_add(layer, bias) as the call bc with the layer base rebuilt
  * with input zero point zx, the weight w (NULL: base's own) and attrs
- * (transfer full), or NULL (an error raised, or an argument NULL). */
+ * (all borrowed), or NULL (an error raised, or an argument NULL). */
 static TnObject *rebuilt_biased(const TnIrCall *bc, const TnIrCall *base,
                                 TnObject *w, TnObject *zx,
                                 TnObject *attrs, TnObject *bias) {
@@ -174,6 +174,15 @@ static TnObject *rebuilt_biased(const TnIrCall *bc, const TnIrCall *base,
   TnObject *out = tn_ir_call(bc->op, bargs, 2, bc->attrs);
   tn_object_release(nbase);
   return out;
+}
+
+/* Whether the dense layer `base` has its weight in a layout other than
+ * [N, K] (PackDenseWeights'). */
+static bool dense_packed(const TnIrCall *base) {
+  if (!tn_object_is_instance(base->attrs, tn_type_index("ir.DenseAttrs")))
+    return false;
+  const TnObject *wl = ((const TnIrDenseAttrs *)base->attrs)->weight_layout;
+  return wl != NULL && strcmp(((const TnStringObj *)wl)->data, "NK") != 0;
 }
 
 /* `e` (rebuilt; `orig` has the types) folded, or NULL with *failed clear
@@ -191,6 +200,7 @@ static TnObject *fold(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
   if (iop == NULL || (!dense && strcmp(iop, "qnn.conv2d") != 0)) return NULL;
   const TnIrCall *base = (const TnIrCall *)inner;
   if (tn_array_size(base->args) != 6 || base->attrs == NULL) return NULL;
+  if (dense && dense_packed(base)) return NULL; /* its rows are not runs */
   int32_t zx, zw;
   int64_t nb, nw;
   const int32_t *b = const_data(call_arg(bc, 1), kDLInt, 32, &nb);
@@ -288,11 +298,9 @@ static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
   if (iop == NULL || strcmp(iop, "qnn.dense") != 0) return NULL;
   const TnIrCall *base = (const TnIrCall *)inner;
   if (tn_array_size(base->args) != 6 || base->attrs == NULL ||
-      !tn_object_is_instance(base->attrs, tn_type_index("ir.DenseAttrs")))
-    return NULL;
-  const TnObject *wl = ((const TnIrDenseAttrs *)base->attrs)->weight_layout;
-  if (wl != NULL && strcmp(((const TnStringObj *)wl)->data, "NK") != 0)
-    return NULL; /* packed already */
+      !tn_object_is_instance(base->attrs, tn_type_index("ir.DenseAttrs")) ||
+      dense_packed(base))
+    return NULL; /* not a dense layer, or packed already */
   /* the types: of the original requantize, bias_add, dense and x */
   const TnIrCall *obc = (const TnIrCall *)call_arg((const TnIrCall *)orig, 0);
   const TnObject *obase = call_arg(obc, 0);
@@ -315,6 +323,7 @@ static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
   const TnObject *ot = tn_ir_checked_type(orig);
   const int64_t nd = tn__ir_ndim((const TnIrTensorType *)ot);
   if (bt->ndim != 1 || wt->ndim != 2 || wt->shape[0] != nb ||
+      wt->shape[0] < 1 || wt->shape[1] < 1 ||
       wt->shape[0] > INT32_MAX || wt->shape[1] > INT32_MAX ||
       (rax < 0 ? rax + nd : rax) != nd - 1 ||
       !bias_on_channels(base, obase, bc->attrs, true))
