@@ -3,8 +3,8 @@
 # benchmarks beside apache-tvm-ffi (pinned, from PyPI), ctypes and CPython
 # builtins, in one run; then the trained models' import time and latency
 # beside TFLite Micro and LiteRT (bench/bench_models.py), compiled C
-# (bench_aot.py; bench_x86.py, the int8 and float models on process CPU time,
-# and bench_x86_layers.py, ResNet-8's int8 convolution layers alone), a
+# (bench_aot.py; bench_x86.py, the int8 and float models on process CPU time
+# beside LiteRT, onnxruntime and TFLite Micro, and bench_x86_layers.py, ResNet-8's int8 convolution layers alone), a
 # compiled model's per-call cost from Python beside LiteRT
 # (bench_module.py), compile time against model size (bench_compile.py),
 # the emulated Cortex-M4 (bench_device.py) and every Cortex-M core of
@@ -16,7 +16,7 @@ BUILD=${1:-}
 OUT=${2:-}
 [ -n "$OUT" ] || { echo "usage: $0 BUILD_DIR OUT_DIR [--samples N]" >&2; exit 2; }
 shift 2
-TNPY_PACKAGES="numpy pytest apache-tvm-ffi==0.1.15.post2 tflite tflite-micro ai-edge-litert"  # tvm_ffi.testing imports pytest
+TNPY_PACKAGES="numpy pytest apache-tvm-ffi==0.1.15.post2 tflite tflite-micro ai-edge-litert onnxruntime==1.32.0"  # tvm_ffi.testing imports pytest
 . "$(dirname "$0")/tools/env.sh"
 mkdir -p "$OUT"
 out_abs=$(cd "$OUT" && pwd)
@@ -24,10 +24,12 @@ out_abs=$(cd "$OUT" && pwd)
 # the trained models beside TFLite Micro and LiteRT (bench_models.md/.json)
 "$VPY" "$HERE/bench/bench_models.py" --out "$out_abs" || exit
 "$VPY" "$HERE/bench/bench_aot.py" --out "$out_abs" || exit
-# the int8 models compiled to C beside LiteRT XNNPACK on process CPU time (bench_x86.md/.json)
-"$VPY" "$HERE/bench/bench_x86.py" --out "$out_abs" || exit
+# the int8 models compiled to C beside LiteRT (XNNPACK and reference kernels), onnxruntime
+# (tf2onnx conversions, made and cached by bench/x86_peers.py) and TFLite Micro on process
+# CPU time, uncapped and with the AVX2 forms forced (bench_x86.md/.json)
+"$VPY" "$HERE/bench/bench_x86.py" --isa avx2 --out "$out_abs" || exit
 # the float32 models likewise, outputs within a tolerance of LiteRT's (bench_x86_float.md/.json)
-"$VPY" "$HERE/bench/bench_x86.py" --float --out "$out_abs" || exit
+"$VPY" "$HERE/bench/bench_x86.py" --float --isa avx2 --out "$out_abs" || exit
 # ResNet-8's int8 convolution layers alone, GMAC/s per shape and ISA level (bench_x86_layers.md/.json)
 "$VPY" "$HERE/bench/bench_x86_layers.py" --out "$out_abs" || exit
 # compile time from 1k to 1M operators, chains and random DAGs (bench_compile.md/.json)

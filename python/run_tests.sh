@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run_tests.sh BUILD_DIR: build the Python binding against the C library of
 # BUILD_DIR (an autotools build tree) and run its tests: pytest over
-# python/tests (with the wheel test of tests/test_wheel.py), then mypy over the tests and the package (the .pyi stubs
+# python/tests (with the wheel test of tests/test_wheel.py), then mypy over the tests, the benchmarks and the package (the .pyi stubs
 # must type-check the tests). The last line reads
 #   python tests: N passed, M failed
 # where the mypy run counts as one test; the exit status is non-zero when
@@ -31,7 +31,7 @@ rm -f "$junit"
    --rootdir "$HERE" --junit-xml="$junit" "$HERE/tests")
 pytest_rc=$?
 
-(cd "$HERE" && "$VPY" -m mypy --cache-dir "$BUILD/python/mypy_cache" tvmnode tests examples)
+(cd "$HERE" && "$VPY" -m mypy --cache-dir "$BUILD/python/mypy_cache" tvmnode tests examples bench)
 mypy_rc=$?
 
 # the ONNX node-test count the README quotes (the tests themselves ran in

@@ -20,7 +20,7 @@ import platform
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -52,18 +52,30 @@ def per_call(fn: Callable[[], Any], seconds: float) -> float:
 
 
 def runners(path: Path, x: np.ndarray) -> Dict[str, Callable[[], Any]]:
-    from ai_edge_litert import interpreter as litert
-    from tflite_micro.python.tflite_micro import runtime as tflm
-
     mod = frontend.from_tflite(path)
     ex = tn.runtime.Executor(transform.FuseOps()(mod))
     out: Dict[str, Callable[[], Any]] = {"tvmnode": lambda: ex(x)}
+    out.update(peer_runners(path, x))
+    return out
+
+
+def peer_runners(path: Path, x: np.ndarray,
+                 skipped: Optional[Dict[str, str]] = None) -> Dict[str, Callable[[], Any]]:
+    """The peers' calls on input x, one thread each: TFLite Micro when it
+    runs the model (why not, in skipped), LiteRT with its default kernels
+    (XNNPACK) and with its reference kernels."""
+    from ai_edge_litert import interpreter as litert
+    from tflite_micro.python.tflite_micro import runtime as tflm
+
+    out: Dict[str, Callable[[], Any]] = {}
     try:
         micro = tflm.Interpreter.from_bytes(path.read_bytes())
         micro.set_input(x, 0)
+        micro.invoke()
         out["tflite-micro"] = micro.invoke
-    except RuntimeError:  # hybrid layers: TFLite Micro cannot run them
-        pass
+    except RuntimeError as e:  # hybrid layers: TFLite Micro cannot run them
+        if skipped is not None:
+            skipped["tflite-micro"] = "TFLite Micro: %s" % (str(e).splitlines() or [""])[0][:160]
     for name, kind in (("litert", None), ("litert-ref", "BUILTIN_REF")):
         kw: Dict[str, Any] = {"model_path": str(path), "num_threads": 1}
         if kind:

@@ -1,34 +1,53 @@
 """The int8 models (--float: the float32 ones) compiled to C beside LiteRT
-with XNNPACK, on process CPU time, with the crt of this tree and,
-optionally, of another one (a base commit), in one run. (Files of the crt
+with XNNPACK, LiteRT's reference kernels, onnxruntime and TFLite Micro,
+on process CPU time, with the crt of this tree and, optionally, of
+another one (a base commit), in one run. (Files of the crt
 that only this tree has are added to the base's copy: the compiler lists
 them in every archive; the base's code does not call them. The base's
 archive is compiled without PackDenseWeights, whose layout its kernels do
 not read.)
 
 For each int8 model of ../shared/models (or --models DIR; --only NAME to
-pick some): codegen.compile once; the archive exported and bench_aot.py's
+pick some), and VWW and the large ResNet of mlcommons/tiny (not bundled:
+x86_peers.py finds or fetches them, pinned commit and sha256, and says
+how to supply them where it cannot): codegen.compile once; the archive exported and bench_aot.py's
 latency driver built (the generated C and the crt at `cc -std=c99 -O2`)
 with this tree's crt sources ("new") and with --base-src's ("base"), the
-driver's clock switched to CLOCK_PROCESS_CPUTIME_ID; LiteRT with its
-default kernels (XNNPACK) and one thread, timed on time.process_time.
+driver's clock switched to CLOCK_PROCESS_CPUTIME_ID. The peers, one
+thread each, timed on time.process_time in this process: LiteRT with its
+default kernels (XNNPACK) and with its reference kernels
+(BUILTIN_REF), TFLite Micro (the int8 models it runs) and onnxruntime on
+the model converted by tf2onnx (x86_peers.py: the converter in its own
+cached environment, the session on the CPU provider with its default
+optimizations; --no-onnxruntime leaves it out; where a conversion or a
+session fails, the table says why for that model).
 --isa LEVEL (repeatable: avx2, sse2, portable, ...) times each tree's
 driver again with the crt's ISA forms capped at LEVEL
 (tn_crt_isa_limit; "new@LEVEL", "base@LEVEL"), beside the uncapped runs
 ("new", "base": the CPU's best).
---rounds interleaved rounds of about --seconds each; every figure is the
-median over rounds of the median per call. Both drivers' outputs are
-compared with TFLite Micro's, which they should equal bit for bit; a
-float model's with LiteRT's, within a tolerance (the largest difference
+--rounds interleaved rounds of about --seconds each (every driver and
+every peer in each round, in reversed order every other round); every
+figure is the median over rounds of the median per call. The drivers'
+outputs are compared with TFLite Micro's, which they should equal bit for
+bit, and onnxruntime's with the new driver's (exact, or the largest
+difference); a float model's with LiteRT's, within a tolerance (the largest difference
 over the range of LiteRT's output, at most 1e-4: the sums run in another
 order; the float KWS, a hybrid model with int8 weights that TFLite Micro
 refuses, is about 1e-2 away with or without the float forms). Prints a
 table; writes bench_x86.json (every sample) and bench_x86.md
 (--float: bench_x86_float.json and .md).
+
+The whole comparison of issue 30, uncapped and with the AVX2 forms
+forced, is one command (the binding of a build tree on PYTHONPATH,
+onnxruntime, tflite-micro and ai-edge-litert installed, as
+python/run_bench.sh does):
+
+    python python/bench/bench_x86.py --isa avx2 --out DIR
 """
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import platform
@@ -38,21 +57,26 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bench_aot  # noqa: E402
+import x86_peers  # noqa: E402
 from bench_aot import Driver, HostModel, build_driver, make_input, tflm_arena  # noqa: E402
-from bench_models import DEFAULT_MODELS  # noqa: E402
+from bench_models import DEFAULT_MODELS, peer_runners  # noqa: E402
 
 from tvmnode import codegen, frontend  # noqa: E402
 
 MODELS = ["kws_ref_model.tflite", "pretrainedResnet_quant.tflite", "ad01_int8.tflite",
-          "str_ww_ref_model.tflite"]
-FLOAT_MODELS = ["kws_ref_model_float32.tflite", "pretrainedResnet.tflite", "ad01_fp32.tflite"]
+          "str_ww_ref_model.tflite", "vww_96_int8.tflite", "pretrainedResnet_large_int8.tflite"]
+FLOAT_MODELS = ["kws_ref_model_float32.tflite", "pretrainedResnet.tflite", "ad01_fp32.tflite",
+                "vww_96_float.tflite"]
+# the peers' columns: key, header
+PEERS = [("litert", "LiteRT XNNPACK"), ("litert-ref", "LiteRT ref"),
+         ("onnxruntime", "onnxruntime"), ("tflite-micro", "TFLite Micro")]
 FLOAT_TOLERANCE = 1e-4
 
 # the driver timed on the process's CPU clock; it caps the crt's ISA forms
@@ -111,15 +135,30 @@ def cpu_per_call(fn: Callable[[], Any], seconds: float) -> float:
     return statistics.median(samples)
 
 
-def cpu_name() -> str:
+def cpu_info() -> Dict[str, str]:
+    """The first CPU's model name and flags, from /proc/cpuinfo."""
+    out: Dict[str, str] = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                key, _, val = line.partition(":")
+                if key.strip() in ("model name", "flags"):
+                    out.setdefault(key.strip(), val.strip())
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return out
+
+
+def cpu_name() -> str:
+    return cpu_info().get("model name") or platform.processor() or platform.machine()
+
+
+def cpu_flags(wanted: Sequence[str] = ("avx2", "avx512f", "avx512bw", "avx512_vnni",
+                                       "avx_vnni")) -> Dict[str, bool]:
+    """Which of the SIMD flags that choose the forms (ours and the peers')
+    the CPU has."""
+    have = set(cpu_info().get("flags", "").split())
+    return {f: f in have for f in wanted}
 
 
 def driver_for(arch: codegen.Archive, src: str, x: np.ndarray, workdir: str) -> Driver:
@@ -171,6 +210,24 @@ def compiled_for_base(path: Path, name: str) -> codegen.Archive:
         codegen.PACK_DENSE_WEIGHTS = saved
 
 
+def peers(path: Path, x: np.ndarray, ours: np.ndarray, use_ort: bool
+          ) -> Tuple[Dict[str, Callable[[], Any]], Dict[str, Any]]:
+    """The peers' calls on input x (bench_models.peer_runners, and
+    onnxruntime unless use_ort is false), and what the table says of those
+    that could not run (`skipped`) and of onnxruntime's output
+    (`onnxruntime`)."""
+    notes: Dict[str, Any] = {"skipped": {}}
+    calls = peer_runners(path, x, notes["skipped"])
+    if use_ort:
+        r, info = x86_peers.onnxruntime_column(path, x, ours)
+        if r is None:
+            notes["skipped"]["onnxruntime"] = info["skipped"]
+        else:
+            calls["onnxruntime"] = r
+            notes["onnxruntime"] = info
+    return calls, notes
+
+
 def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str, Any]:
     from ai_edge_litert import interpreter as litert
 
@@ -197,10 +254,10 @@ def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str,
         for k, d in drivers.items():
             d(0.0)
             res["equal_to_tflite_micro"][k] = bool(np.array_equal(d.outputs()[0], micro))
-    it = litert.Interpreter(model_path=str(path), num_threads=1)
-    it.allocate_tensors()
-    it.set_tensor(it.get_input_details()[0]["index"], x)
     if is_float:  # largest difference from LiteRT over its output's range
+        it = litert.Interpreter(model_path=str(path), num_threads=1)
+        it.allocate_tensors()
+        it.set_tensor(it.get_input_details()[0]["index"], x)
         it.invoke()
         ref = it.get_tensor(it.get_output_details()[0]["index"]).astype(np.float64)
         span = max(float(ref.max() - ref.min()), 1e-30)
@@ -208,43 +265,92 @@ def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str,
         for k, d in drivers.items():
             d(0.0)
             res["error_vs_litert"][k] = float(np.abs(d.outputs()[0] - ref).max()) / span
-    samples: Dict[str, List[float]] = {k: [] for k in list(drivers) + ["litert"]}
+    built["new"](0.0)
+    calls, notes = peers(path, x, built["new"].outputs()[0], not args.no_onnxruntime)
+    res.update(notes)
+    samples: Dict[str, List[float]] = {k: [] for k in list(drivers) + list(calls)}
     for r in range(args.rounds):
-        order = list(drivers) if r % 2 == 0 else list(reversed(list(drivers)))
-        for k in order:
-            samples[k].append(drivers[k](args.seconds))
-        samples["litert"].append(cpu_per_call(it.invoke, args.seconds))
+        order = list(drivers) + list(calls)
+        for k in (order if r % 2 == 0 else reversed(order)):
+            if k in drivers:
+                samples[k].append(drivers[k](args.seconds))
+            else:
+                samples[k].append(cpu_per_call(calls[k], args.seconds))
     res["cpu_s"] = samples
     res["median_s"] = {k: statistics.median(v) for k, v in samples.items()}
     return res
 
 
 def table(results: Dict[str, Any]) -> str:
-    first = next(iter(results["models"].values()), None)
-    sides = [k for k in (first["median_s"] if first else {}) if k != "litert"]
-    rows = ["Process CPU time per inference, one thread, median of %d rounds; %s; "
-            "ratio = ours / LiteRT (XNNPACK); new@LEVEL: the new crt with its ISA "
-            "forms capped at LEVEL (tn_crt_isa_limit; base@LEVEL the base's), "
-            "new: uncapped."
-            % (results["rounds"], results["cpu"]), "",
-            "| model | MACs | " + " | ".join("%s µs" % k for k in sides) +
-            " | LiteRT XNNPACK µs | " + " | ".join("%s / LiteRT" % k for k in sides) +
-            (" | new / base" if "base" in sides else "") +
-            " | = TFLM (float: largest difference / range of LiteRT's output) |",
-            "|---|---:|" + "---:|" * (2 * len(sides) + 1 + ("base" in sides)) + "---|"]
-    for name, r in results["models"].items():
+    models = results["models"]
+    peer_keys = [k for k, _ in PEERS if any(k in r["median_s"] for r in models.values())]
+    sides: List[str] = []
+    for r in models.values():
+        sides += [k for k in r["median_s"] if k not in sides and k not in dict(PEERS)]
+    ratio_peers = [k for k in ("litert", "onnxruntime") if k in peer_keys]
+    extra = [k for k in ("litert-ref", "tflite-micro") if k in peer_keys]
+    head = dict(PEERS)
+    short = {"litert": "XNNPACK", "onnxruntime": "ORT", "litert-ref": "LiteRT ref",
+             "tflite-micro": "TFLM"}
+    cols = (["%s µs" % k for k in sides] + ["%s µs" % head[k] for k in peer_keys] +
+            ["%s ÷ %s" % (k, short[p]) for k in sides for p in ratio_peers] +
+            ["new ÷ %s" % short[p] for p in extra] +
+            (["new ÷ base"] if "base" in sides else []))
+    flags = results.get("cpu_flags", {})
+    rows = ["Process CPU time per inference, one thread, median of %d rounds; %s (%s); "
+            "ratio = ours ÷ the peer; new@LEVEL: the new crt with its ISA forms capped at "
+            "LEVEL (tn_crt_isa_limit; base@LEVEL the base's), new: uncapped; the peers "
+            "choose their own forms at run time."
+            % (results["rounds"], results["cpu"],
+               ", ".join("%s %s" % (f, "yes" if v else "no") for f, v in flags.items())
+               or "flags unknown"), "",
+            "| model | MACs | " + " | ".join(cols) +
+            " | = TFLM (float: largest difference / range of LiteRT's output) "
+            "| onnxruntime's output against ours |",
+            "|---|---:|" + "---:|" * len(cols) + "---|---|"]
+    notes: List[str] = []
+
+    def us(m: Dict[str, float], k: str) -> str:
+        return "%.1f" % (m[k] * 1e6) if k in m else "—"
+
+    def ratio(m: Dict[str, float], a: str, b: str) -> str:
+        return "%.2f" % (m[a] / m[b]) if a in m and b in m else "—"
+
+    for name, r in models.items():
         m = r["median_s"]
-        lt = m["litert"]
         eq = r.get("equal_to_tflite_micro", {})
         err = r.get("error_vs_litert", {})
-        rows.append("| %s | %s | %s | %.1f | %s%s | %s |" % (
-            name, "{:,}".format(r["macs"]), " | ".join("%.1f" % (m[k] * 1e6) for k in sides),
-            lt * 1e6, " | ".join("%.2f" % (m[k] / lt) for k in sides),
-            " | %.2f" % (m["new"] / m["base"]) if "base" in m else "",
+        cells = ([us(m, k) for k in sides] + [us(m, k) for k in peer_keys] +
+                 [ratio(m, k, p) for k in sides for p in ratio_peers] +
+                 [ratio(m, "new", p) for p in extra] +
+                 ([ratio(m, "new", "base")] if "base" in sides else []))
+        ort = r.get("onnxruntime")
+        rows.append("| %s | %s | %s | %s | %s |" % (
+            name, "{:,}".format(r["macs"]), " | ".join(cells),
             ", ".join("%s %s" % (k, "yes" if v else "NO") for k, v in eq.items()) or
             ", ".join("%s %.1e%s" % (k, v, "" if v <= FLOAT_TOLERANCE else " TOO FAR")
-                      for k, v in err.items()) or "—"))
-    return "\n".join(rows)
+                      for k, v in err.items()) or "—",
+            x86_peers.agreement(ort["agreement"]) if ort else "—"))
+        notes += ["%s, %s: %s" % (name, k, why) for k, why in r.get("skipped", {}).items()]
+    notes += ["%s: skipped: %s" % (name, why) for name, why in results.get("skipped", {}).items()]
+    versions = results.get("versions", {})
+    if versions:
+        notes.append("Versions: " + ", ".join("%s %s" % kv for kv in versions.items()))
+    return "\n".join(rows + ([""] + ["- " + n for n in notes] if notes else []))
+
+
+def versions(args: argparse.Namespace) -> Dict[str, str]:
+    """The peers' package versions in this environment, and the converter's pins."""
+    out: Dict[str, str] = {}
+    for pkg in ("ai-edge-litert", "tflite-micro") + (() if args.no_onnxruntime
+                                                      else ("onnxruntime",)):
+        try:
+            out[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    if not args.no_onnxruntime:
+        out["converter"] = "%s, opset %d" % (" + ".join(x86_peers.CONVERTER), x86_peers.OPSET)
+    return out
 
 
 def main() -> None:
@@ -262,15 +368,22 @@ def main() -> None:
     ap.add_argument("--isa", action="append", default=[], choices=sorted(ISA_NAMES),
                     help="also time the new crt with its ISA forms capped at this level "
                     "(repeatable; the uncapped run is always timed)")
+    ap.add_argument("--no-onnxruntime", action="store_true",
+                    help="leave out the onnxruntime column (no conversion, no install)")
     args = ap.parse_args()
-    results: Dict[str, Any] = {"cpu": cpu_name(), "rounds": args.rounds, "isa": args.isa,
-                               "seconds": args.seconds, "models": {}}
+    results: Dict[str, Any] = {"cpu": cpu_name(), "cpu_flags": cpu_flags(),
+                               "rounds": args.rounds, "isa": args.isa,
+                               "seconds": args.seconds, "versions": versions(args),
+                               "models": {}, "skipped": {}}
     with tempfile.TemporaryDirectory(prefix="bench_x86") as tmp:
         workdir = args.keep or tmp
         for name in args.only or (FLOAT_MODELS if args.float else MODELS):
-            path = Path(args.models) / name
-            if not path.exists():
+            found, why = x86_peers.find_model(name, Path(args.models))
+            if found is None:
+                print("bench_x86: skipped %s" % why, file=sys.stderr, flush=True)
+                results["skipped"][name] = why
                 continue
+            path = found
             print("%s ..." % name, file=sys.stderr, flush=True)
             results["models"][name] = bench_model(path, args, workdir)
     out = Path(args.out)

@@ -1,0 +1,272 @@
+"""bench/bench_x86.py's peers and bench/x86_peers.py without their heavy
+parts: the public models found, fetched from a git mirror and refused on a
+wrong digest; the ONNX conversion cached by file hash (a stand-in
+converter, not tf2onnx); onnxruntime's column on a small ONNX model built
+here; the peers' calls on a bundled model; the table with every column and
+the reasons of what was skipped."""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+sys.path.insert(0, str(BENCH))
+import x86_peers  # noqa: E402
+
+MODELS = Path(os.environ.get("TVMNODE_MODELS", str(BENCH.parents[2] / "shared" / "models")))
+
+
+def test_find_model_in_the_folder_and_not_public(tmp_path: Path) -> None:
+    (tmp_path / "m.tflite").write_bytes(b"x")
+    assert x86_peers.find_model("m.tflite", tmp_path, tmp_path / "c") == (tmp_path / "m.tflite",
+                                                                       "")
+    path, why = x86_peers.find_model("other.tflite", tmp_path, tmp_path / "c")
+    assert path is None and why == "other.tflite: not in %s" % tmp_path
+
+
+def test_find_model_says_how_to_supply_it(tmp_path: Path) -> None:
+    path, why = x86_peers.find_model("vww_96_int8.tflite", tmp_path, tmp_path / "c", fetch=False)
+    assert path is None
+    assert "597a384c8c2c8a1276f04702f25013b7838f2f814f1ca7c174d295b73e3d6b7b" in why
+    assert "TVMNODE_GIT_MIRRORS" in why and "mlcommons/tiny" in why
+    # a file of another digest in the cache is not taken
+    (tmp_path / "c" / "models").mkdir(parents=True)
+    (tmp_path / "c" / "models" / "vww_96_int8.tflite").write_bytes(b"not the model")
+    path, why = x86_peers.find_model("vww_96_int8.tflite", tmp_path, tmp_path / "c", fetch=False)
+    assert path is None and "has sha256 %s" % hashlib.sha256(b"not the model").hexdigest() in why
+
+
+def git(*args: str, cwd: Path) -> str:
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def test_find_model_fetches_from_a_mirror_and_checks_the_digest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work = tmp_path / "work"
+    (work / "d").mkdir(parents=True)
+    data = b"a public model"
+    (work / "d" / "model.tflite").write_bytes(data)
+    git("init", "-q", cwd=work)
+    git("add", ".", cwd=work)
+    git("commit", "-q", "-m", "m", cwd=work)
+    commit = git("rev-parse", "HEAD", cwd=work)
+    mirrors = tmp_path / "mirrors"
+    mirrors.mkdir()
+    git("clone", "-q", "--bare", str(work), str(mirrors / "o+r" / "repo"), cwd=tmp_path)
+    fcm = x86_peers._fetcher()
+    digest = hashlib.sha256(data).hexdigest()
+    entries = [("tiny_vww_96_int8.tflite", "github:o/r@" + commit, "d/model.tflite", digest)]
+    monkeypatch.setattr(fcm, "read_list", lambda _: entries)
+    monkeypatch.setattr(x86_peers, "_fetcher", lambda: fcm)
+    monkeypatch.setenv("TVMNODE_GIT_MIRRORS", str(mirrors))
+    cache = tmp_path / "cache"
+    path, why = x86_peers.find_model("vww_96_int8.tflite", tmp_path / "none", cache)
+    assert (path, why) == (cache / "models" / "vww_96_int8.tflite", "")
+    assert path is not None and path.read_bytes() == data
+    # found in the cache the next time, with no mirror
+    monkeypatch.setenv("TVMNODE_GIT_MIRRORS", str(tmp_path / "empty"))
+    assert x86_peers.find_model("vww_96_int8.tflite", tmp_path / "none", cache) == (path, "")
+    # the mirror fails: the reason and how to supply the file
+    path2, why = x86_peers.find_model("vww_96_int8.tflite", tmp_path / "none", tmp_path / "c2")
+    assert path2 is None and "fetching it failed (no mirror of o/r under" in why
+    assert "put the file" in why
+    # a mirror holding other bytes at that path is refused
+    entries[0] = entries[0][:3] + ("0" * 64,)
+    monkeypatch.setenv("TVMNODE_GIT_MIRRORS", str(mirrors))
+    path3, why = x86_peers.find_model("vww_96_int8.tflite", tmp_path / "none", tmp_path / "c3")
+    assert path3 is None and "has sha256 %s, not %s" % (digest, "0" * 64) in why
+    assert not (tmp_path / "c3" / "models" / "vww_96_int8.tflite").exists()
+
+
+FAKE_CONVERT = r'''
+import sys
+args = sys.argv[1:]
+src, dst = args[args.index("--tflite") + 1], args[args.index("--output") + 1]
+with open(sys.argv[0] + ".calls", "a") as f:
+    f.write(src + "\n")
+data = open(src, "rb").read()
+if data.startswith(b"bad"):
+    print("ValueError: tflite op CUSTOM is not supported", file=sys.stderr)
+    sys.exit(1)
+open(dst, "wb").write(b"onnx:" + data)
+'''
+
+
+def fake_converter(tmp_path: Path) -> Tuple[str, Path]:
+    """An interpreter whose `-m tf2onnx.convert` is FAKE_CONVERT, and the
+    file listing its calls."""
+    pkg = tmp_path / "fake" / "tf2onnx"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "convert.py").write_text(FAKE_CONVERT)
+    py = tmp_path / "python"
+    py.write_text("#!/bin/sh\nPYTHONPATH=%s exec %s \"$@\"\n" % (tmp_path / "fake",
+                                                                 sys.executable))
+    py.chmod(py.stat().st_mode | stat.S_IXUSR)
+    return str(py), pkg / "convert.py.calls"
+
+
+def calls(log: Path) -> List[str]:
+    return log.read_text().split() if log.exists() else []
+
+
+def test_to_onnx_converts_once_per_file_hash(tmp_path: Path) -> None:
+    py, log = fake_converter(tmp_path)
+    cache = tmp_path / "cache"
+    m = tmp_path / "m.tflite"
+    m.write_bytes(b"model one")
+    out, why = x86_peers.to_onnx(m, py, cache)
+    assert why == "" and out is not None and out.read_bytes() == b"onnx:model one"
+    assert out.name == "m-%s.onnx" % x86_peers.conversion_key(m)
+    assert x86_peers.to_onnx(m, py, cache) == (out, "") and len(calls(log)) == 1
+    m.write_bytes(b"model two")  # other bytes, another conversion
+    out2, _ = x86_peers.to_onnx(m, py, cache)
+    assert out2 is not None and out2 != out and out2.read_bytes() == b"onnx:model two"
+    assert len(calls(log)) == 2
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"bad model")
+    none, why = x86_peers.to_onnx(bad, py, cache)
+    assert none is None
+    assert why == "tf2onnx failed (exit 1): ValueError: tflite op CUSTOM is not supported"
+    assert x86_peers.to_onnx(bad, py, cache) == (None, why) and len(calls(log)) == 3
+    assert sorted(p.name for p in (cache / "onnx").iterdir()) == sorted(
+        [out.name, out2.name, "bad-%s.err" % x86_peers.conversion_key(bad)])
+
+
+def small_onnx(path: Path) -> None:
+    """y = x * 2 over a [1, 4] float tensor."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    g = helper.make_graph(
+        [helper.make_node("Mul", ["x", "two"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])],
+        [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, str(path))
+
+
+def test_onnxruntime_column(tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    small_onnx(tmp_path / "m.onnx")
+    x = np.arange(4, dtype=np.float32).reshape(1, 4)
+    conv = lambda _: (tmp_path / "m.onnx", "")  # noqa: E731
+    r, info = x86_peers.onnxruntime_column(tmp_path / "m.tflite", x, x * 2, conv)
+    assert r is not None and info["agreement"] == {"exact": True}
+    r()
+    np.testing.assert_array_equal(r.outputs()[0], x * 2)
+    ours = x * 2
+    ours[0, 3] += 0.5  # 6.5 where onnxruntime has 6: 0.5 over a range of 6.5
+    _, info = x86_peers.onnxruntime_column(tmp_path / "m.tflite", x.reshape(4), ours, conv)
+    assert info["agreement"] == {"exact": False, "max_abs": 0.5, "differ": 1, "size": 4,
+                                 "rel": 0.5 / 6.5}
+    assert x86_peers.agreement(info["agreement"]) == "max \\|Δ\\| 0.077 of range"
+    _, info = x86_peers.onnxruntime_column(tmp_path / "m.tflite", x, x,
+                                           lambda _: (None, "tf2onnx failed (exit 1): no"))
+    assert info == {"skipped": "tf2onnx failed (exit 1): no"}
+    (tmp_path / "junk.onnx").write_bytes(b"not a model")
+    r, info = x86_peers.onnxruntime_column(tmp_path / "m.tflite", x, x,
+                                           lambda _: (tmp_path / "junk.onnx", ""))
+    assert r is None and info["skipped"].startswith("onnxruntime ")
+    assert "InvalidProtobuf" in info["skipped"] or "INVALID_PROTOBUF" in info["skipped"]
+
+
+def test_onnxruntime_column_without_onnxruntime(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import fails
+    r, info = x86_peers.onnxruntime_column(Path("m.tflite"), np.zeros(1), np.zeros(1),
+                                           lambda _: pytest.fail("converted"))
+    assert r is None and info == {"skipped": "onnxruntime is not installed in %s"
+                                  % sys.executable}
+
+
+def test_compare_int8() -> None:
+    a = np.array([1, 2, 3], np.int8)
+    assert x86_peers.compare(a, a.copy()) == {"exact": True}
+    c = x86_peers.compare(a, np.array([[1, 4, 3]], np.int8))
+    assert x86_peers.agreement(c) == "max \\|Δ\\| 2 (1 of 3 differ)"
+    assert x86_peers.agreement(x86_peers.compare(a, a[:2])) == "2 elements, ours 3"
+
+
+def bench_x86() -> Any:
+    import bench_x86 as b
+
+    return b
+
+
+def test_peers_on_a_bundled_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("ai_edge_litert")
+    pytest.importorskip("tflite_micro")
+    path = MODELS / "ad01_int8.tflite"
+    if not path.exists():
+        pytest.skip("%s not found (TVMNODE_MODELS)" % path)
+    b = bench_x86()
+    x = np.random.default_rng(0).integers(-128, 128, (1, 640), dtype=np.int8)
+    monkeypatch.setattr(x86_peers, "to_onnx", lambda p: (None, "no converter in this test"))
+    found: Dict[str, Any] = {}
+    fns, notes = b.peers(path, x, np.zeros((1, 640), np.int8), True)
+    assert sorted(fns) == ["litert", "litert-ref", "tflite-micro"]
+    assert notes == {"skipped": {"onnxruntime": "no converter in this test"}}
+    for k, fn in fns.items():
+        found[k] = b.cpu_per_call(fn, 0.0)
+        assert found[k] > 0
+    fns, notes = b.peers(path, x, np.zeros((1, 640), np.int8), False)
+    assert sorted(fns) == ["litert", "litert-ref", "tflite-micro"] and notes == {"skipped": {}}
+
+
+def results(with_ort: bool) -> Dict[str, Any]:
+    def model(new: float, ort: Optional[float]) -> Dict[str, Any]:
+        m = {"new": new, "new@avx2": 2 * new, "litert": 1e-5, "litert-ref": 1e-4,
+             "tflite-micro": 2e-4}
+        r: Dict[str, Any] = {"macs": 1234, "equal_to_tflite_micro": {"new": True,
+                                                                     "new@avx2": True}}
+        if ort is not None:
+            m["onnxruntime"] = ort
+            r["onnxruntime"] = {"agreement": {"exact": True}}
+        else:
+            r["skipped"] = {"onnxruntime": "tf2onnx failed (exit 1): no"}
+        r["median_s"] = m
+        return r
+
+    return {"cpu": "A CPU", "cpu_flags": {"avx2": True, "avx512_vnni": False}, "rounds": 3,
+            "versions": {"onnxruntime": "9.9"},
+            "models": {"a.tflite": model(2e-5, 4e-5 if with_ort else None),
+                       "b.tflite": model(5e-6, None)},
+            "skipped": {"c.tflite": "c.tflite: not in /x"}}
+
+
+def test_table_has_every_peer_and_says_what_was_skipped() -> None:
+    text = bench_x86().table(results(True))
+    lines = text.splitlines()
+    assert "A CPU (avx2 yes, avx512_vnni no)" in lines[0]
+    head = lines[2]
+    for col in ("new µs", "new@avx2 µs", "LiteRT XNNPACK µs", "LiteRT ref µs", "onnxruntime µs",
+                "TFLite Micro µs", "new ÷ XNNPACK", "new ÷ ORT", "new@avx2 ÷ XNNPACK",
+                "new@avx2 ÷ ORT", "new ÷ LiteRT ref", "new ÷ TFLM"):
+        assert "| %s |" % col in head, col
+    assert "new ÷ base" not in head
+    assert lines[3].count("|") == head.count("|")
+    a = lines[4].split(" | ")
+    assert a[:9] == ["| a.tflite", "1,234", "20.0", "40.0", "10.0", "100.0", "40.0", "200.0",
+                     "2.00"]
+    assert a[9:15] == ["0.50", "4.00", "1.00", "0.20", "0.10", "new yes, new@avx2 yes"]
+    assert a[15] == "exact |"
+    b = lines[5].split(" | ")
+    assert b[6] == "—" and b[9] == "—" and b[11] == "—" and b[15] == "— |"
+    assert "- b.tflite, onnxruntime: tf2onnx failed (exit 1): no" in lines
+    assert "- c.tflite: skipped: c.tflite: not in /x" in lines
+    assert "- Versions: onnxruntime 9.9" in lines
+    # no model with onnxruntime: no column for it
+    assert "onnxruntime µs" not in bench_x86().table(results(False)).splitlines()[2]
