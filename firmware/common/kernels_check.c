@@ -25,8 +25,8 @@
  *
  *   mismatch case 17 conv (description) at 203: got 12 want 13
  *   cases 600 conv 300 conv_scratch 300 conv_less 120 inplace 40 conv_s32 90 requant 150
- *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 pw 120 pw_fast 40
- *   dense_folded 75
+ *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 pw 120 pw_fast 40
+ *   pw_wide 20 dense_folded 75
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
  *   (the convolutions run both ways, without scratch and with it)
@@ -37,7 +37,12 @@
  * ends in " dw3" when the depthwise 3x3 form took the case; dw3 and
  * dw3_inplace count those cases; " pw" when the DSP matrix product takes
  * it given its scratch, pw counting those run with it, preceded by
- * " pw-fast" when its fused assembly takes it, pw_fast counting those);
+ * " pw-fast" when its fused assembly takes it, pw_fast counting those,
+ * preceded by " pw-wide" when the case's shifts are beyond
+ * tn__crt_requant_s8's (a quarter of the convolution cases are drawn so),
+ * pw_wide counting those (the fused assembly takes them); " dw3-wide" before
+ * " dw3" when a group of the form has shifts below -20 and bounded sums,
+ * dw3_wide counting those cases);
  * exit
  * code 0 when every output matched, 1 otherwise. KC_CASES and KC_SEED
  * (compile-time) set the number of cases and the seed. Built and run by
@@ -248,25 +253,57 @@ static int dw3_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
          q->input_offset <= 128 && q->scale == NULL;
 }
 
+/* Whether a depthwise 3x3 case has a group of four channels that the
+ * form requantizes with a shift below -20 (arm_dsp/dw3x3_s8_dsp.h:
+ * dw3_group, dw3_wide_ok): TFLite's output offset, every channel of the
+ * group's in tn__crt_requant_s8's range (pw_quant_ok), or with a
+ * multiplier of 0, or above 0 with a shift in [-31, -1], and its sums
+ * bounded (its bias within 2^30 less nine taps of 255 * 128). */
+static int dw3_wide_case(const TnCrtConv2d *p, const TnCrtQuant *q,
+                         const int32_t *bias) {
+  if (!dw3_case(p, q) || q->output_offset < -128 || q->output_offset > 127)
+    return 0;
+  const int32_t lim = (INT32_C(1) << 30) - 9 * 255 * 128;
+  for (int32_t c0 = 0; c0 + 4 <= p->out_c; c0 += 4) {
+    int ok = 1, beyond = 0;
+    for (int32_t c = c0; c < c0 + 4; c++) {
+      const int32_t k = q->per_channel ? c : 0;
+      const int32_t m = q->multiplier[k], s = q->shift[k];
+      const int32_t b = bias ? bias[c] : 0;
+      const int fast = m >= 0 && (m == 0 || m >= (INT32_C(1) << 30)) &&
+                       s <= -1 && s >= -20; /* pw_quant_ok */
+      ok = ok && (fast || ((m == 0 || (m > 0 && s <= -1 && s >= -31)) &&
+                           b >= -lim && b < lim));
+      beyond = beyond || (m > 0 && s < -20);
+    }
+    if (ok && beyond) return 1;
+  }
+  return 0;
+}
+
 /* Whether the DSP matrix product takes the case, given its scratch
  * (arm_dsp/conv_s8_dsp.h: dsp_pw_ok): one group, TFLite's offsets, each
  * output channel's taps in a row (OHWI or OIHW). */
-static int pw_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+static int pw_geometry(const TnCrtConv2d *p) {
   const int32_t *ws = p->w_strides;
   const int32_t k = p->k_h * p->k_w * p->in_c;
   const int ohwi = ws[2] == 1 && ws[1] == p->in_c && ws[0] == p->k_w * ws[1];
   const int oihw = ws[1] == 1 && ws[0] == p->k_w && ws[2] == p->k_h * p->k_w;
-  return p->groups == 1 && q->filter_offset == 0 &&
-         q->input_offset >= -127 && q->input_offset <= 128 &&
-         q->scale == NULL && p->out_c <= 1024 && p->out_strides[3] == 1 &&
+  return p->groups == 1 && p->out_c <= 1024 && p->out_strides[3] == 1 &&
          k <= 1024 && ws[3] == k && (ohwi || oihw);
 }
 
-/* Whether the matrix product's case also takes its fused assembly
- * (arm_dsp/conv_s8_dsp.h: pw_pairs_fast): per-channel multipliers and
- * shifts, every channel's in tn__crt_requant_s8's range (pw_mode's
+static int pw_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  return pw_geometry(p) && q->filter_offset == 0 &&
+         q->input_offset >= -127 && q->input_offset <= 128 &&
+         q->scale == NULL;
+}
+
+/* Whether the matrix product's case takes its fused assembly's first
+ * form (arm_dsp/conv_s8_dsp.h: pw_pairs_fast): per-channel multipliers
+ * and shifts, every channel's in tn__crt_requant_s8's range (pw_mode's
  * PW_FAST), and no activation narrower than int8. */
-static int pw_fast_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+static int pw_fast_quant(const TnCrtConv2d *p, const TnCrtQuant *q) {
   if (!pw_case(p, q) || !q->per_channel || q->output_offset < -128 ||
       q->output_offset > 127 || q->act_min > -128 || q->act_max < 127)
     return 0;
@@ -276,6 +313,32 @@ static int pw_fast_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
       return 0;
   }
   return 1;
+}
+
+/* Whether a case of the matrix product that pw_fast_quant refuses has
+ * what pw_mode calls PW_WIDE (every channel's multiplier 0, or positive
+ * with a shift in [-31, -2]: shifts below -20, VWW's), per-channel, with
+ * offsets and activation as pw_fast_quant asks: the cases of the fused
+ * assembly's 64-bit requantization (pw_pairs_wide). */
+static int pw_wide_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  if (!pw_case(p, q) || !q->per_channel || q->output_offset < -128 ||
+      q->output_offset > 127 || q->act_min > -128 || q->act_max < 127 ||
+      pw_fast_quant(p, q))
+    return 0;
+  for (int32_t c = 0; c < p->out_c; c++) {
+    const int32_t m = q->multiplier[c], s = q->shift[c];
+    if (m < 0 || (m > 0 && (s > -2 || s < -31))) return 0;
+  }
+  return 1;
+}
+
+/* Whether the matrix product's case also takes its fused assembly
+ * (arm_dsp/conv_s8_dsp.h: pw_pairs_fast, pw_pairs_wide): per-channel
+ * multipliers and shifts, every channel's in tn__crt_requant_s8's range
+ * (pw_mode's PW_FAST) or PW_WIDE's, and no activation narrower than
+ * int8. */
+static int pw_fast_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  return pw_fast_quant(p, q) || pw_wide_case(p, q);
 }
 
 /* The line that names a convolution case with mismatches. */
@@ -298,7 +361,9 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   kv(" act=", q->act_min), kv(",", q->act_max);
   kv(" per_channel=", q->per_channel);
   fw_str(bias ? " bias" : " no-bias");
+  if (dw3_wide_case(p, q, bias)) fw_str(" dw3-wide");
   if (dw3_case(p, q)) fw_str(" dw3");
+  if (pw_wide_case(p, q)) fw_str(" pw-wide");
   if (pw_fast_case(p, q)) fw_str(" pw-fast");
   if (pw_case(p, q)) fw_str(" pw");
   fw_endl();
@@ -334,8 +399,10 @@ static uint64_t kernel_ticks, reference_ticks;
 static uint64_t no_scratch_ticks, scratch_ticks;
 static int32_t n_conv, n_scratch, n_less, n_inplace, n_conv32, n_requant, n_dense, n_dense32;
 static int32_t n_dw3, n_dw3_inplace; /* cases of the depthwise 3x3 form */
+static int32_t n_dw3_wide; /* of those, with a group requantized wide */
 static int32_t n_pw; /* cases of the matrix product, with its scratch */
 static int32_t n_pw_fast; /* of those, its fused assembly's */
+static int32_t n_pw_wide; /* of those, with shifts beyond PW_FAST's */
 static int32_t n_dense_folded; /* dense cases with offsets 0 */
 
 /* A kernel's call, which started at tick t0 and returned st, and its n
@@ -466,11 +533,35 @@ static int random_conv(TnCrtConv2d *p) {
   }
 }
 
+/* A quantization of VWW's pointwise layers: per channel, TFLite's
+ * offsets, no activation, multipliers of 2^30 and above (or 0) with
+ * shifts down to -31, half of them below -20 (PW_WIDE); one layer in
+ * three with every shift in [-20, -2] (PW_FAST). */
+static void wide_quant(TnCrtQuant *q, int32_t channels) {
+  q->per_channel = 1, q->filter_offset = 0;
+  q->input_offset = between(-127, 128);
+  q->output_offset = between(-128, 127);
+  q->act_min = -128, q->act_max = 127;
+  const int beyond = chance(67);
+  for (int32_t c = 0; c < channels; c++) {
+    mult_buf[c] = chance(10) ? 0 : between(1 << 30, INT32_MAX);
+    shift_buf[c] = beyond && chance(50) ? between(-31, -21) : between(-20, -2);
+  }
+}
+
 static void check_conv(int32_t index) {
   TnCrtConv2d p;
   TnCrtQuant q;
-  const int kind = random_conv(&p);
+  /* one convolution case in four a layer of the matrix product's with
+   * VWW's quantization (wide_quant), its biases often near +-2^30 as
+   * VWW's channels of near-zero weights have them */
+  const int wide = index % 8 == 1;
+  int kind = random_conv(&p);
+  while (wide && !pw_geometry(&p)) kind = random_conv(&p);
   random_quant(&q, p.out_c);
+  /* and two in five depthwise 3x3 ones */
+  const int dw3_wide = kind == DEPTHWISE3 && chance(40);
+  if (wide || dw3_wide) wide_quant(&q, p.out_c);
   if (kind == DEPTHWISE3 && chance(85)) {
     /* TFLite's offsets, often at their ends */
     q.filter_offset = 0;
@@ -480,6 +571,11 @@ static void check_conv(int32_t index) {
   }
   const int dw3 = dw3_case(&p, &q);
   const int32_t *bias = random_bias(p.out_c);
+  if ((wide || dw3_wide) && bias && chance(40))
+    for (int32_t c = 0; c < p.out_c; c++)
+      bias_buf[c] = chance(30) ? (int32_t)rnd()
+                               : (chance(50) ? 1 : -1) *
+                                     ((1 << 30) + between(-(1 << 18), 1 << 18));
   const int32_t nin = p.batch * p.in_h * p.in_w * p.in_c;
   const int32_t nout = p.batch * p.out_h * p.out_w * p.out_c;
   fill(in_buf, nin);
@@ -507,6 +603,7 @@ static void check_conv(int32_t index) {
   const uint64_t no_scratch = fw_ticks() - t1;
   compare8(&cmp, t1, st, out_buf, ref_buf, nout);
   n_dw3 += dw3;
+  n_dw3_wide += dw3_wide_case(&p, &q, bias);
 
   /* With the scratch the compiler plans for the DSP forms (their buffers
    * there; the call above, with none, takes the unpacked forms), from an
@@ -523,6 +620,7 @@ static void check_conv(int32_t index) {
     compare8(&csc, t0, st, out_buf, ref_buf, nout);
     n_pw += pw_case(&p, &q);
     n_pw_fast += pw_fast_case(&p, &q);
+    n_pw_wide += pw_wide_case(&p, &q);
   }
 
   /* With one of the smaller scratches a plan may give the call where the
@@ -696,7 +794,8 @@ int main(void) {
   kv(" dense ", n_dense);
   kv(" dense_s32 ", n_dense32);
   kv(" dw3 ", n_dw3), kv(" dw3_inplace ", n_dw3_inplace);
-  kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast);
+  kv(" dw3_wide ", n_dw3_wide);
+  kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
   kv(" dense_folded ", n_dense_folded);
   fw_endl();
   fw_str("instructions kernels ");

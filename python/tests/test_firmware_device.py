@@ -436,8 +436,8 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     assert res["ok"] and res["exit_code"] == 0
     ran = res["cases"]
     for kind in ("conv", "conv_scratch", "conv_less", "inplace", "conv_s32", "requant",
-                 "dense", "dense_s32", "dw3", "dw3_inplace", "pw", "pw_fast",
-                 "dense_folded"):
+                 "dense", "dense_s32", "dw3", "dw3_inplace", "dw3_wide", "pw", "pw_fast",
+                 "pw_wide", "dense_folded"):
         assert ran[kind] > 0, (kind, ran)
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
@@ -511,6 +511,30 @@ def test_kernels_check_catches_a_broken_fused_pointwise_requantization(
     off = '"add %[" sb "], %[" sb "], %[u]\\n\\t"'
     _check_broken_form(tmp_path, "conv_s8_dsp.h", off, off.replace("%[u]", "#1"), "pw",
                        marked="pw-fast")
+
+
+def test_kernels_check_catches_a_broken_wide_pointwise_requantization(
+        tmp_path: Any) -> None:
+    """The check reaches the fused assembly's 64-bit requantization
+    (arm_dsp/conv_s8_dsp.h: pw_pairs_wide, the layers whose shifts go
+    below -20, VWW's) and fails when it is wrong: a copy of the crt whose
+    form shifts the second channel's high word by r - 1 instead of r - 2
+    gives mismatches, and only in the cases the check marks as that
+    form's (" pw-wide")."""
+    r2 = '"sub %[b1], %[b1], #1\\n\\t"'
+    _check_broken_form(tmp_path, "conv_s8_dsp.h", r2, "", "pw", marked="pw-wide")
+
+
+def test_kernels_check_catches_a_broken_wide_depthwise_requantization(
+        tmp_path: Any) -> None:
+    """The check reaches the depthwise 3x3 form's requantization of
+    shifts below -20 (arm_dsp/dw3x3_s8_dsp.h: dw3_group, dw3_q) and fails
+    when it is wrong: a copy of the crt that takes r - 1 as 0 for those
+    shifts gives mismatches, and only in the cases the check marks as
+    having such a group (" dw3-wide")."""
+    rr = "g->s[j] <= -1 && g->s[j] >= -31 ? -g->s[j] - 1 : 0;"
+    _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", rr, rr.replace("-31", "-20"), "dw3",
+                       marked="dw3-wide")
 
 
 def test_kernels_check_catches_a_broken_folded_dense_form(tmp_path: Any) -> None:

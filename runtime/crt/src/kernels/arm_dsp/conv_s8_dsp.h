@@ -857,6 +857,89 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
   "ssat %[" sa "], #8, %[" sa "], asr #1\n\t"        \
   "ssat %[" sb "], #8, %[" sb "], asr #1\n\t"
 
+/* pw_pairs_fast's and pw_pairs_wide's loop up to a pair's four sums:
+ * the pair's rows and starting sums, then the taps 32 a turn, entering
+ * the first turn `skip` blocks in (the loads in a row, so that all but
+ * one pipeline). */
+#define TN__PW_FUSED_SUMS                                             \
+  "1:\n\t"                                                            \
+  "ldr %[w0], %[wp]\n\t"                                              \
+  "ldr %[a0], %[k]\n\t"                                               \
+  "ldr %[a1], %[corr]\n\t"                                            \
+  "ldr %[x], %[cols]\n\t"                                             \
+  "ldr %[u], %[skip]\n\t"                                             \
+  "ldrd %[s00], %[s01], [%[a1]], #8\n\t"                              \
+  "add %[w1], %[w0], %[a0]\n\t"                                       \
+  "str %[a1], %[corr]\n\t"                                            \
+  "add %[a1], %[w1], %[a0]\n\t"                                       \
+  "str %[a1], %[wp]\n\t" /* the next pair's rows */                   \
+  "mov %[s10], %[s00]\n\t"                                            \
+  "mov %[s11], %[s01]\n\t"                                            \
+  "cmp %[u], #2\n\t"                                                  \
+  "beq 4f\n\t"                                                        \
+  "bhi 5f\n\t"                                                        \
+  "cmp %[u], #1\n\t"                                                  \
+  "beq 3f\n\t"                                                        \
+  "2:\n\t" TN__PW_QUAD TN__PW_QUAD                                    \
+  "3:\n\t" TN__PW_QUAD TN__PW_QUAD                                    \
+  "4:\n\t" TN__PW_QUAD TN__PW_QUAD                                    \
+  "5:\n\t" TN__PW_QUAD TN__PW_QUAD                                    \
+  "ldr %[u], %[end]\n\t"                                              \
+  "cmp %[x], %[u]\n\t"                                                \
+  "bne 2b\n\t"                                                        \
+  /* both channels' multipliers and shifts (a pair starts at an even  \
+   * channel: word-aligned), and 2 * off + 1 */                       \
+  "ldr %[a0], %[mp]\n\t"                                              \
+  "ldr %[a1], %[sd]\n\t"                                              \
+  "ldr %[u], %[off2]\n\t"                                             \
+  "add %[a1], %[a1], %[a0]\n\t" /* the shifts' */                     \
+  "ldrd %[w0], %[w1], [%[a0]], #8\n\t"                                \
+  "ldrd %[b0], %[b1], [%[a1]]\n\t"                                    \
+  "str %[a0], %[mp]\n\t"                                              \
+  "mvn %[b0], %[b0]\n\t" /* r - 1 = -shift - 1 */                     \
+  "mvn %[b1], %[b1]\n\t"
+
+/* The loop's end: pixel 1's two bytes, then pixel 0's (the same bytes
+ * when o1 is o0), and the next pair. */
+#define TN__PW_FUSED_STORE            \
+  "ldr %[a0], %[o0]\n\t"              \
+  "ldr %[a1], %[d]\n\t"               \
+  "ldr %[u], %[oend]\n\t"             \
+  "add %[b0], %[a0], %[a1]\n\t"       \
+  "strb %[s10], [%[b0]]\n\t"          \
+  "strb %[s11], [%[b0], #1]\n\t"      \
+  "strb %[s01], [%[a0], #1]\n\t"      \
+  "strb %[s00], [%[a0]], #2\n\t"      \
+  "str %[a0], %[o0]\n\t"              \
+  "cmp %[a0], %[u]\n\t"               \
+  "bne 1b"
+
+/* The fused loop's operands past TN__PW_PAIRS_OPERANDS, and its inputs. */
+#define TN__PW_FUSED_OPERANDS [mp] "+m"(mult), [o0] "+m"(o0)
+#define TN__PW_FUSED_INPUTS                                               \
+  [k] "m"(k), [cols] "m"(cols), [end] "m"(end), [skip] "m"(skip),         \
+      [d] "m"(d), [off2] "m"(off2), [sd] "m"(sd), [oend] "m"(oend)
+
+/* pw_pairs_fast's and pw_pairs_wide's parameters (see pw_pairs_fast). */
+#define TN__PW_FUSED_PARAMS                                               \
+  int8_t *o0, int8_t *o1, const int16_t *cols, int32_t n, const int8_t *w, \
+      int32_t ws, const uint32_t *corr, const int32_t *mult,               \
+      const int32_t *shift, int32_t off2, int32_t pairs
+
+/* The locals TN__PW_FUSED_SUMS and TN__PW_FUSED_STORE take: the columns'
+ * end, the rows' stride, the blocks to skip, o1's distance from o0, the
+ * shifts' from the multipliers, and o0's end. */
+#define TN__PW_FUSED_LOCALS                                               \
+  const int16_t *const end = cols + (ptrdiff_t)(n >> 3) * 16;             \
+  const int32_t k = ws, skip = (4 - (n >> 3)) & 3;                        \
+  const int32_t d = (int32_t)(o1 - o0);                                   \
+  const int32_t sd = (int32_t)((uintptr_t)shift - (uintptr_t)mult);       \
+  const int8_t *const oend = o0 + 2 * pairs;                              \
+  int32_t s00, s01, s10, s11;                                             \
+  const int16_t *x;                                                       \
+  const int8_t *w0, *w1;                                                  \
+  uint32_t a0, a1, b0, b1, u, u0
+
 /*
  * pw_pairs and the requantization in one: the sums of `pairs` channel
  * pairs from channel 0 of o0 and o1 on (the first pair's weights at w,
@@ -872,77 +955,61 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
  * the first turn `skip` blocks in. o1 may be o0 (the last pixel of an odd
  * count, paired with itself).
  */
-static NOINLINE void pw_pairs_fast(int8_t *o0, int8_t *o1,
-                                   const int16_t *cols, int32_t n,
-                                   const int8_t *w, int32_t ws,
-                                   const uint32_t *corr, const int32_t *mult,
-                                   const int32_t *shift, int32_t off2,
-                                   int32_t pairs) {
-  const int16_t *const end = cols + (ptrdiff_t)(n >> 3) * 16;
-  const int32_t k = ws, skip = (4 - (n >> 3)) & 3;
-  const int32_t d = (int32_t)(o1 - o0);
-  /* the shifts' distance from the multipliers, and o0's end */
-  const int32_t sd = (int32_t)((uintptr_t)shift - (uintptr_t)mult);
-  const int8_t *const oend = o0 + 2 * pairs;
-  int32_t s00, s01, s10, s11;
-  const int16_t *x;
-  const int8_t *w0, *w1;
-  uint32_t a0, a1, b0, b1, u, u0;
-  __asm__("1:\n\t" /* the loads in a row, so that all but one pipeline */
-          "ldr %[w0], %[wp]\n\t"
-          "ldr %[a0], %[k]\n\t"
-          "ldr %[a1], %[corr]\n\t"
-          "ldr %[x], %[cols]\n\t"
-          "ldr %[u], %[skip]\n\t"
-          "ldrd %[s00], %[s01], [%[a1]], #8\n\t"
-          "add %[w1], %[w0], %[a0]\n\t"
-          "str %[a1], %[corr]\n\t"
-          "add %[a1], %[w1], %[a0]\n\t"
-          "str %[a1], %[wp]\n\t" /* the next pair's rows */
-          "mov %[s10], %[s00]\n\t"
-          "mov %[s11], %[s01]\n\t"
-          "cmp %[u], #2\n\t" /* enter the first turn `skip` blocks in */
-          "beq 4f\n\t"
-          "bhi 5f\n\t"
-          "cmp %[u], #1\n\t"
-          "beq 3f\n\t"
-          "2:\n\t" TN__PW_QUAD TN__PW_QUAD
-          "3:\n\t" TN__PW_QUAD TN__PW_QUAD
-          "4:\n\t" TN__PW_QUAD TN__PW_QUAD
-          "5:\n\t" TN__PW_QUAD TN__PW_QUAD
-          "ldr %[u], %[end]\n\t"
-          "cmp %[x], %[u]\n\t"
-          "bne 2b\n\t"
-          /* both channels' multipliers and shifts (a pair starts at an
-           * even channel: word-aligned), then each channel's two outputs */
-          "ldr %[a0], %[mp]\n\t"
-          "ldr %[a1], %[sd]\n\t"
-          "ldr %[u], %[off2]\n\t"
-          "add %[a1], %[a1], %[a0]\n\t" /* the shifts' */
-          "ldrd %[w0], %[w1], [%[a0]], #8\n\t"
-          "ldrd %[b0], %[b1], [%[a1]]\n\t"
-          "str %[a0], %[mp]\n\t"
-          "mvn %[b0], %[b0]\n\t" /* r - 1 = -shift - 1 */
-          "mvn %[b1], %[b1]\n\t"
+static NOINLINE void pw_pairs_fast(TN__PW_FUSED_PARAMS) {
+  TN__PW_FUSED_LOCALS;
+  __asm__(TN__PW_FUSED_SUMS
           TN__PW_RQ2("s00", "s10", "w0", "b0")
           TN__PW_RQ2("s01", "s11", "w1", "b1")
-          /* pixel 1's two bytes, then pixel 0's (the same bytes when
-           * o1 is o0) */
-          "ldr %[a0], %[o0]\n\t"
-          "ldr %[a1], %[d]\n\t"
-          "ldr %[u], %[oend]\n\t"
-          "add %[b0], %[a0], %[a1]\n\t"
-          "strb %[s10], [%[b0]]\n\t"
-          "strb %[s11], [%[b0], #1]\n\t"
-          "strb %[s01], [%[a0], #1]\n\t"
-          "strb %[s00], [%[a0]], #2\n\t"
-          "str %[a0], %[o0]\n\t"
-          "cmp %[a0], %[u]\n\t"
-          "bne 1b"
-          : TN__PW_PAIRS_OPERANDS,
-            [mp] "+m"(mult), [o0] "+m"(o0)
-          : [k] "m"(k), [cols] "m"(cols), [end] "m"(end), [skip] "m"(skip),
-            [d] "m"(d), [off2] "m"(off2), [sd] "m"(sd), [oend] "m"(oend)
+          TN__PW_FUSED_STORE
+          : TN__PW_PAIRS_OPERANDS, TN__PW_FUSED_OPERANDS
+          : TN__PW_FUSED_INPUTS
+          : "cc", "memory");
+}
+
+/*
+ * A sum (sa) of one channel requantized with its multiplier m in [0,
+ * 2^31) and r - 2 (rr) for r in [2, 31], 2^30 in x and 2 * off + 1 in u,
+ * exactly as TFLite does for any sum, in 64 bits (a0, a1): h =
+ * SaturatingRoundingDoublingHighMul = floor((acc m + 2^30) / 2^31)
+ * (pw_out), then RoundingDivideByPOT = floor((h - [h < 0] + 2^(r-1)) /
+ * 2^r), + off. h - [h < 0] and h - [acc < 0] differ only where acc < 0
+ * and h = 0 (acc m in [-2^30, 0)), and both then give 0; so the result is
+ * floor((floor(Q / 2^31) + 2^(r-1)) / 2^r) + off with Q = acc m + 2^30
+ * - [acc < 0] 2^31 (SMLAL onto (acc >> 31, 2^30 + (acc >> 31) << 31)).
+ * That is floor((A + 1) / 2) + off, A = floor(Q / 2^(30+r)), the high
+ * word shifted by r - 2: (A + 2 off + 1) >> 1 by SSAT's shift. Six
+ * instructions a sum, as TN__PW_RQ2 takes.
+ */
+#define TN__PW_RQ64(sa, m, rr)                           \
+  "asr %[a1], %[" sa "], #31\n\t"                        \
+  "add %[a0], %[x], %[a1], lsl #31\n\t"                  \
+  "smlal %[a0], %[a1], %[" sa "], %[" m "]\n\t"          \
+  "asr %[a1], %[a1], %[" rr "]\n\t"                      \
+  "add %[a1], %[a1], %[u]\n\t"                           \
+  "ssat %[" sa "], #8, %[a1], asr #1\n\t"
+
+/*
+ * pw_pairs_fast for a layer whose mode is PW_WIDE (VWW's pointwise
+ * layers: channels of near-zero weights have shifts below -20 and
+ * biases near +-2^30, whose doubling QADD would saturate): each sum
+ * requantized by TN__PW_RQ64, exact for every sum, every multiplier of 0
+ * or above, and every shift in [-31, -2] (a multiplier of 0 gives the
+ * offset for any shift: A is then 0 or -1). Four instructions a pair
+ * more than pw_pairs_fast (r - 2, and 2^30 in x).
+ */
+static NOINLINE void pw_pairs_wide(TN__PW_FUSED_PARAMS) {
+  TN__PW_FUSED_LOCALS;
+  __asm__(TN__PW_FUSED_SUMS
+          "sub %[b0], %[b0], #1\n\t" /* r - 2 */
+          "sub %[b1], %[b1], #1\n\t"
+          "mov %[x], #0x40000000\n\t"
+          TN__PW_RQ64("s00", "w0", "b0")
+          TN__PW_RQ64("s10", "w0", "b0")
+          TN__PW_RQ64("s01", "w1", "b1")
+          TN__PW_RQ64("s11", "w1", "b1")
+          TN__PW_FUSED_STORE
+          : TN__PW_PAIRS_OPERANDS, TN__PW_FUSED_OPERANDS
+          : TN__PW_FUSED_INPUTS
           : "cc", "memory");
 }
 #endif
@@ -1058,8 +1125,10 @@ static NOINLINE void pw_rest_any(const Conv *c, const TnCrtQuant *q,
 }
 
 /* The channels of one pixel pair (o0, o1; columns in cols, pw_cols(p)
- * taps) in the mode `mode`, a constant where it is inlined: PW_PAIRS
- * pairs at a time in pw_pairs, as many as read no weight past the last
+ * taps) in the mode `mode`, a constant where it is inlined: in
+ * pw_pairs_fast (PW_FAST) or pw_pairs_wide (PW_WIDE) where the layer's
+ * multipliers are per channel and its activation clamps nothing, else
+ * PW_PAIRS pairs at a time in pw_pairs, as many as read no weight past the last
  * row (all but the last pair where the window is not whole words of
  * eight taps), the rest by pw_rest. */
 BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
@@ -1075,9 +1144,12 @@ BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
   const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
   const int8_t *w = c->w;
   const int32_t n8 = pw_cols(p);
-  if (ws >= n && mode == PW_FAST && lo == -128 && hi == 127 && qs == 1) {
-    if (all > 0)
+  if (ws >= n && mode != PW_ANY && lo == -128 && hi == 127 && qs == 1) {
+    if (all > 0 && mode == PW_FAST)
       pw_pairs_fast(o0, o1, cols, n8, w, (int32_t)ws, corr, q->multiplier,
+                    q->shift, 2 * off + 1, all);
+    else if (all > 0)
+      pw_pairs_wide(o0, o1, cols, n8, w, (int32_t)ws, corr, q->multiplier,
                     q->shift, 2 * off + 1, all);
     co = 2 * all;
   } else if (ws >= n) {

@@ -19,11 +19,12 @@
  * inside the input. A border pixel takes the rows and columns of its
  * window that lie inside (the padding is skipped, so it contributes
  * nothing, as in TFLite). Then the four sums are requantized as the
- * matrix product does (tn__crt_requant_s8's seven instructions where the
- * group's four channels meet its conditions, pw_quant_ok; else
- * tn_crt_multiply_by_quantized_multiplier's arithmetic, pw_requant_any)
- * and stored. A tail of 1 to 3 channels takes the same loops in plain C,
- * one channel at a time. Nothing is packed per layer and no buffer is
+ * matrix product's assembly does (dw3_q, six instructions, where each of
+ * the group's four channels meets tn__crt_requant_s8's conditions,
+ * pw_quant_ok, or has its sums bounded and a shift down to -31,
+ * dw3_wide_ok; else tn_crt_multiply_by_quantized_multiplier's
+ * arithmetic, pw_requant_any) and stored. A tail of 1 to 3 channels
+ * takes the same loops in plain C, one channel at a time. Nothing is packed per layer and no buffer is
  * needed: in place, the output rows of a group wait in the caller's
  * scratch, as conv_s8.c's ring does for its blocks.
  */
@@ -49,36 +50,56 @@ enum { DW3_FAST, DW3_FAST_ACT, DW3_ANY };
 
 /* A group of up to four channels: its weights' pairs (tap t: w[2 t] for
  * channels 0 and 2, w[2 t + 1] for 1 and 3), bias, multipliers and shifts,
- * and per channel tn__crt_requant_s8's constants (used when the group's
- * channels meet its conditions). */
+ * and per channel dw3_q's constants (used when the group's channels meet
+ * its conditions). */
 typedef struct {
   int32_t w[18];
-  int32_t rq[4][3]; /* per channel: multiplier, round, r */
+  int32_t rq[4][3]; /* per channel: multiplier, 2 * offset + 1, r - 1 */
   int32_t bias[4], m[4], s[4];
   int32_t len; /* 4, or a tail's 1 to 3 */
   int how;     /* how its rows are requantized (see dw3_store) */
 } Dw3Group;
 
 
+/*
+ * Whether channel ch (bias b) takes dw3_q beyond pw_quant_ok's shifts: a
+ * multiplier of 0, or above 0 with a shift in [-31, -1], and sums that
+ * stay in [-2^30, 2^30) whatever the inputs (nine taps of (x + io) * w,
+ * each at most 255 * 128 from 0), so that QADD doubles them without
+ * saturating: SMMULR's (2 acc m + 2^31) >> 32 is then
+ * SaturatingRoundingDoublingHighMul's floor((acc m + 2^30) / 2^31) for
+ * any m in [0, 2^31) (pw_out), and dw3_q's shift by r - 1 (up to 30) and
+ * SSAT's by 1 are RoundingDivideByPOT for any r in [1, 31] (TN__PW_RQ2);
+ * m = 0 gives h = 0, which any shift leaves 0. VWW's depthwise layers
+ * have a few channels of near-zero weights, with shifts below -20.
+ */
+static int dw3_wide_ok(const TnCrtQuant *q, int32_t ch, int32_t b) {
+  const int32_t k = q->per_channel ? ch : 0;
+  const int32_t m = q->multiplier[k], s = q->shift[k];
+  const int32_t lim = (INT32_C(1) << 30) - 9 * 255 * 128;
+  return (m == 0 || (m > 0 && s <= -1 && s >= -31)) && b >= -lim && b < lim;
+}
+
 static void dw3_group(Dw3Group *g, const Conv *c, const TnCrtQuant *q,
                       const int32_t *bias, int32_t c0, int32_t len, int act) {
   const TnCrtConv2d *p = c->p;
   g->len = len;
-  /* tn__crt_requant_s8 where the group's four channels meet its
-   * conditions (pw_mode's PW_FAST, channel by channel) */
+  /* dw3_q where each of the group's four channels meets
+   * tn__crt_requant_s8's conditions (pw_quant_ok) or dw3_wide_ok's */
   int fast = len == 4 && q->output_offset >= -128 && q->output_offset <= 127;
-  for (int32_t j = 0; j < len; j++) fast = fast && pw_quant_ok(q, c0 + j);
+  for (int32_t j = 0; j < len; j++)
+    fast = fast && (pw_quant_ok(q, c0 + j) ||
+                    dw3_wide_ok(q, c0 + j, bias ? bias[c0 + j] : 0));
   g->how = !fast ? DW3_ANY : act ? DW3_FAST_ACT : DW3_FAST;
   for (int32_t j = 0; j < 4; j++) {
     const int32_t ch = c0 + (j < len ? j : 0);
     const int32_t k = q->per_channel ? ch : 0;
     g->bias[j] = bias ? bias[ch] : 0;
     g->m[j] = q->multiplier[k], g->s[j] = q->shift[k];
-    /* pw_quant's PW_FAST constants, for a shift in [-20, -1] */
-    const int32_t r = g->s[j] <= -1 && g->s[j] >= -20 ? -g->s[j] : 1;
-    g->rq[j][0] = g->m[j], g->rq[j][2] = r;
-    g->rq[j][1] = (int32_t)(((UINT32_C(1) << r) >> 1) +
-                            ((uint32_t)q->output_offset << r));
+    /* r - 1 for a shift in [-31, -1] (any for a multiplier of 0) */
+    g->rq[j][0] = g->m[j];
+    g->rq[j][1] = 2 * q->output_offset + 1;
+    g->rq[j][2] = g->s[j] <= -1 && g->s[j] >= -31 ? -g->s[j] - 1 : 0;
   }
   if (len < 4) return; /* the tail reads its weights one by one */
   for (int32_t t = 0; t < 9; t++) {
@@ -197,10 +218,15 @@ static int32_t dw3_sum1(const Conv *c, const Dw3Group *g, int32_t j,
 }
 
 
-/* Channel j's output for the sum v (how != DW3_ANY). */
+/* Channel j's output for the sum v (how != DW3_ANY): pw_pairs_fast's
+ * requantization (TN__PW_RQ2), tn__crt_requant_s8's (h - [h < 0] + 2^(r-1)
+ * + off * 2^r) >> r as ((h - [h < 0]) >> (r - 1)) + 2 * off + 1 halved by
+ * SSAT's shift, which needs no rounding term that a shift beyond 20 would
+ * overflow. */
 BLOCK_INLINE int8_t dw3_q(int32_t v, const int32_t *rq, int how, int32_t lo,
                           int32_t hi) {
-  v = tn__crt_requant_s8(v, rq[0], rq[1], rq[2]);
+  const int32_t h = tn__crt_smmulr(__qadd(v, v), rq[0]);
+  v = __ssat((((h + (h >> 31)) >> rq[2]) + rq[1]) >> 1, 8);
   if (how == DW3_FAST_ACT) {
     v = v < lo ? lo : v;
     v = v > hi ? hi : v;
