@@ -953,6 +953,95 @@ START_TEST(test_dense_forms_agree_bit_for_bit) {
 }
 END_TEST
 
+/* The packed layout (tn_crt_dense_f32_pack, weight_layout "N16K1"): the
+ * packing against its formula, then random layers (1 to 150 outputs, so
+ * groups of 8, 4, 2 and 1 whole blocks and every tail; inputs up to 200,
+ * some 700; batches up to 3; with and without a bias and a clamp) at the
+ * portable level and every level the CPU has, against the portable [N, K]
+ * form: within 1e-6 of the range of its unclamped output (the chains run
+ * in another order, and fused above the portable level); the AVX2 + FMA
+ * and AVX-512F forms bit for bit the same. */
+START_TEST(test_dense_packed) {
+  const int top =
+      tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI) & TN_CRT_ISA_LEVEL_MASK;
+  const int levels[] = {TN_CRT_ISA_PORTABLE, TN_CRT_ISA_AVX2,
+                        TN_CRT_ISA_AVX512BW};
+  KtRng r = kt_rng(47);
+  int compared = 0;
+  for (int c = 0; c < 200; c++) {
+    int32_t M = kt_int(&r, 1, 3), K = kt_int(&r, 1, c % 9 ? 200 : 700);
+    int32_t N = c % 3 ? kt_int(&r, 1, 150) : 16 * kt_int(&r, 1, 9);
+    TnCrtDense p = {M, K, N, K, 1};
+    const size_t no = (size_t)M * N;
+    float *x = rand_f32(&r, M * K, -1, 1), *w = rand_f32(&r, K * N, -1, 1);
+    float *pw = xalloc((size_t)K * N * 4);
+    float *bias = c % 2 ? rand_f32(&r, N, -1, 1) : NULL;
+    float lo = c % 4 ? -INFINITY : -0.5f, hi = c % 4 ? INFINITY : 0.7f;
+    float *plain = xalloc(no * 4), *fast = xalloc(no * 4), *first = xalloc(no * 4);
+    KT_CHECK_OK(tn_crt_dense_f32_pack(N, K, w, pw));
+    int32_t bad_j = -1, bad_i = -1;
+    for (int32_t j = 0; j < N && bad_j < 0; j++)
+      for (int32_t i = 0; i < K && bad_j < 0; i++) {
+        const int32_t j0 = j - j % 16, nb = N - j0 < 16 ? N - j0 : 16;
+        if (pw[(size_t)j0 * K + (size_t)i * nb + (size_t)(j - j0)] !=
+            w[(size_t)j * K + i])
+          bad_j = j, bad_i = i;
+      }
+    EXPECT(bad_j < 0, "pack case %d [%d, %d]: w[%d][%d] misplaced", c, N, K,
+           bad_j, bad_i);
+    tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+    KT_CHECK_OK(tn_crt_dense_f32(&p, x, w, bias, -INFINITY, INFINITY, plain));
+    float mn = plain[0], mx = plain[0];
+    for (size_t i = 0; i < no; i++)
+      mn = plain[i] < mn ? plain[i] : mn, mx = plain[i] > mx ? plain[i] : mx;
+    const double tol = 1e-6 * ((double)mx - mn);
+    KT_CHECK_OK(tn_crt_dense_f32(&p, x, w, bias, lo, hi, plain));
+    int ran = 0;
+    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+      if (levels[l] > top) continue;
+      tn_crt_isa_limit(levels[l]);
+      memset(fast, 0xff, no * 4); /* NaN: a missed output shows */
+      KT_CHECK_OK(tn_crt_dense_f32_packed(&p, x, pw, bias, lo, hi, fast));
+      size_t bad = no;
+      for (size_t i = 0; i < no && bad == no; i++)
+        if (!(fabs((double)fast[i] - plain[i]) <= tol)) bad = i;
+      EXPECT(bad == no,
+             "packed dense case %d at ISA level %d (M %d K %d N %d): output "
+             "%zu %.9g != portable %.9g (tolerance %.3g)", c, levels[l], M,
+             K, N, bad, bad < no ? fast[bad] : 0.0f,
+             bad < no ? plain[bad] : 0.0f, tol);
+      if (levels[l] > TN_CRT_ISA_PORTABLE && ran++)
+        EXPECT(memcmp(first, fast, no * 4) == 0,
+               "packed dense case %d: AVX-512 differs from AVX2", c);
+      else if (levels[l] > TN_CRT_ISA_PORTABLE)
+        memcpy(first, fast, no * 4);
+      compared++;
+    }
+    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+    free(x), free(w), free(pw), free(bias), free(plain), free(fast),
+        free(first);
+  }
+  /* every level the CPU has was compared */
+  EXPECT(compared >= 200 * (top >= TN_CRT_ISA_AVX512BW ? 3
+                            : top >= TN_CRT_ISA_AVX2    ? 2
+                                                        : 1),
+         "%d comparisons", compared);
+  float f[4] = {0};
+  TnCrtDense p = {1, 2, 2, 2, 1};
+  BAD(tn_crt_dense_f32_pack(2, 2, NULL, f));
+  BAD(tn_crt_dense_f32_pack(2, 2, f, NULL));
+  BAD(tn_crt_dense_f32_pack(0, 2, f, f));
+  BAD(tn_crt_dense_f32_pack(2, -1, f, f));
+  BAD(tn_crt_dense_f32_pack(65536, 65536, f, f));
+  BAD(tn_crt_dense_f32_packed(NULL, f, f, NULL, 0, 1, f));
+  BAD(tn_crt_dense_f32_packed(&p, NULL, f, NULL, 0, 1, f));
+  BAD(tn_crt_dense_f32_packed(&p, f, NULL, NULL, 0, 1, f));
+  BAD(tn_crt_dense_f32_packed(&p, f, f, NULL, 0, 1, NULL));
+  p.out_features = 0;
+  BAD(tn_crt_dense_f32_packed(&p, f, f, NULL, 0, 1, f));
+}
+END_TEST
+
 START_TEST(test_batch_matmul) {
   KtRng r = kt_rng(10);
   for (int c = 0; c < 60; c++) {
@@ -1288,7 +1377,7 @@ END_TEST
   X(binary_directions) X(binary_random) X(binary_errors) X(unary)         \
   X(clip_bias) X(cast_all_pairs) X(cast_table) X(transpose)               \
   X(concatenate) X(pad) X(conv2d) X(conv2d_errors) X(dense)               \
-  X(conv2d_forms) X(dense_forms_agree_bit_for_bit)                        \
+  X(conv2d_forms) X(dense_forms_agree_bit_for_bit) X(dense_packed)        \
   X(batch_matmul) X(pool) X(softmax) X(strided_slice) X(mean)
 
 static Suite *make_suite(void) {
