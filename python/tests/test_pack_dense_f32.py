@@ -15,6 +15,7 @@ from tvmnode import codegen, ir, runtime, transform
 from tvmnode.ir import op
 
 from exec_util import isa
+from test_pack_dense_weights import _dense_calls as _int8_dense_calls, _exec, _pack
 
 LEVELS = ["portable", "avx2", "avx512"]
 
@@ -45,25 +46,8 @@ def _layer(batch: int, cin: int, cout: int, seed: int, bias: bool = True,
     return ir.IRModule.from_expr(ir.Function(params, y)), w
 
 
-def _pack(mod: ir.IRModule) -> ir.IRModule:
-    return transform.Sequential([transform.InferType(), transform.PackDenseWeights(),
-                                 transform.InferType()])(mod)
-
-
 def _dense_calls(mod: ir.IRModule) -> List[Any]:
-    found: List[Any] = []
-
-    def visit(e: Any) -> None:
-        if isinstance(e, ir.Call) and isinstance(e.op, ir.Op) and str(e.op.name) == "nn.dense":
-            found.append(e)
-    ir.post_order_visit(mod["main"], visit)
-    return found
-
-
-def _exec(mod: ir.IRModule, *xs: np.ndarray) -> np.ndarray:
-    passes = transform.Sequential([transform.InferType(), transform.FuseOps(),
-                                   transform.InferType()])
-    return np.array(runtime.Executor(passes(mod))(*xs), copy=True)
+    return _int8_dense_calls(mod, "nn.dense")
 
 
 def _inputs(batch: int, cin: int, seed: int) -> np.ndarray:

@@ -33,11 +33,11 @@ def _pack(mod: ir.IRModule) -> ir.IRModule:
                                  transform.InferType()])(mod)
 
 
-def _dense_calls(mod: ir.IRModule) -> List[Any]:
+def _dense_calls(mod: ir.IRModule, name: str = "qnn.dense") -> List[Any]:
     found: List[Any] = []
 
     def visit(e: Any) -> None:
-        if isinstance(e, ir.Call) and isinstance(e.op, ir.Op) and str(e.op.name) == "qnn.dense":
+        if isinstance(e, ir.Call) and isinstance(e.op, ir.Op) and str(e.op.name) == name:
             found.append(e)
     ir.post_order_visit(mod["main"], visit)
     return found

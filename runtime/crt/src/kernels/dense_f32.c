@@ -134,17 +134,15 @@ static TnCrtStatus check(const TnCrtDense *p) {
   return TN_CRT_OK;
 }
 
+/* tn_crt_dense_f32, or with packed its _packed form (below). */
+static TnCrtStatus dense(const TnCrtDense *p, const float *in, const float *w,
+                         const float *bias, float act_min, float act_max,
+                         float *out, int packed);
+
 TnCrtStatus tn_crt_dense_f32(const TnCrtDense *p, const float *in,
                              const float *w, const float *bias, float act_min,
                              float act_max, float *out) {
-  if (!p || !in || !w || !out) return TN_CRT_INVALID_ARGUMENT;
-  TnCrtStatus st = check(p);
-  if (st != TN_CRT_OK) return st;
-  const int32_t K = p->in_features, N = p->out_features;
-  for (int32_t m = 0; m < p->batch; m++)
-    row(p, in + (ptrdiff_t)m * K, 1, w, bias, act_min, act_max,
-        out + (ptrdiff_t)m * N);
-  return TN_CRT_OK;
+  return dense(p, in, w, bias, act_min, act_max, out, 0);
 }
 
 TnCrtStatus tn_crt_batch_matmul_f32(const TnCrtDense *p, int32_t batches,
@@ -206,9 +204,9 @@ static void packed_row(int32_t K, int32_t N, const float *restrict x,
   }
 }
 
-TnCrtStatus tn_crt_dense_f32_packed(const TnCrtDense *p, const float *in,
-                                    const float *w, const float *bias,
-                                    float act_min, float act_max, float *out) {
+static TnCrtStatus dense(const TnCrtDense *p, const float *in, const float *w,
+                         const float *bias, float act_min, float act_max,
+                         float *out, int packed) {
   if (!p || !in || !w || !out) return TN_CRT_INVALID_ARGUMENT;
   TnCrtStatus st = check(p);
   if (st != TN_CRT_OK) return st;
@@ -216,15 +214,22 @@ TnCrtStatus tn_crt_dense_f32_packed(const TnCrtDense *p, const float *in,
   for (int32_t m = 0; m < p->batch; m++) {
     const float *x = in + (ptrdiff_t)m * K;
     float *o = out + (ptrdiff_t)m * N;
+    if (!packed)
+      row(p, x, 1, w, bias, act_min, act_max, o);
 #if TN_CRT_HAVE_AVX2
-    if (tn__crt_avx2()) {
+    else if (tn__crt_avx2())
       tn__crt_dense_f32_packed_x86(K, N, x, w, bias, act_min, act_max, o);
-      continue;
-    }
 #endif
-    packed_row(K, N, x, w, bias, act_min, act_max, o);
+    else
+      packed_row(K, N, x, w, bias, act_min, act_max, o);
   }
   return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_dense_f32_packed(const TnCrtDense *p, const float *in,
+                                    const float *w, const float *bias,
+                                    float act_min, float act_max, float *out) {
+  return dense(p, in, w, bias, act_min, act_max, out, 1);
 }
 
 /* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
