@@ -7,7 +7,9 @@ archive is compiled without PackDenseWeights, whose layout its kernels do
 not read.)
 
 For each int8 model of ../shared/models (or --models DIR; --only NAME to
-pick some): codegen.compile once; the archive exported and bench_aot.py's
+pick some; --float adds mlcommons/tiny's vww_96_float.tflite, which
+../shared/models lacks: from --models, $TVMNODE_VWW_FLOAT or the pinned
+mlcommons/tiny snapshot, skipped with a message when in none): codegen.compile once; the archive exported and bench_aot.py's
 latency driver built (the generated C and the crt at `cc -std=c99 -O2`)
 with this tree's crt sources ("new") and with --base-src's ("base"), the
 driver's clock switched to CLOCK_PROCESS_CPUTIME_ID; LiteRT with its
@@ -38,7 +40,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -52,7 +54,13 @@ from tvmnode import codegen, frontend  # noqa: E402
 
 MODELS = ["kws_ref_model.tflite", "pretrainedResnet_quant.tflite", "ad01_int8.tflite",
           "str_ww_ref_model.tflite"]
-FLOAT_MODELS = ["kws_ref_model_float32.tflite", "pretrainedResnet.tflite", "ad01_fp32.tflite"]
+FLOAT_MODELS = ["kws_ref_model_float32.tflite", "pretrainedResnet.tflite", "ad01_fp32.tflite",
+                "vww_96_float.tflite"]
+# the models ../shared/models does not bundle: mlcommons/tiny's float VWW,
+# found in --models, at $TVMNODE_VWW_FLOAT (the file), or in the pinned
+# mlcommons/tiny snapshot ($TVMNODE_TFLM_SOURCES, bench/peers/tflm_m4.py);
+# skipped with a message otherwise
+VWW_FLOAT_IN_TINY = "benchmark/training/visual_wake_words/trained_models/vww_96_float.tflite"
 FLOAT_TOLERANCE = 1e-4
 
 # the driver timed on the process's CPU clock; it caps the crt's ISA forms
@@ -247,6 +255,18 @@ def table(results: Dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def model_path(models: str, name: str) -> Optional[Path]:
+    """Where model `name` is: in `models`, or for the float VWW at
+    $TVMNODE_VWW_FLOAT or in the mlcommons/tiny snapshot; None when absent."""
+    places = [Path(models) / name]
+    if name == "vww_96_float.tflite":
+        if os.environ.get("TVMNODE_VWW_FLOAT"):
+            places.append(Path(os.environ["TVMNODE_VWW_FLOAT"]))
+        sources = os.environ.get("TVMNODE_TFLM_SOURCES", str(HERE.parents[2] / "tflm-sources"))
+        places.append(Path(sources) / "mlcommons-tiny" / VWW_FLOAT_IN_TINY)
+    return next((p for p in places if p.is_file()), None)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default=os.environ.get("TVMNODE_MODELS", str(DEFAULT_MODELS)))
@@ -268,8 +288,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench_x86") as tmp:
         workdir = args.keep or tmp
         for name in args.only or (FLOAT_MODELS if args.float else MODELS):
-            path = Path(args.models) / name
-            if not path.exists():
+            path = model_path(args.models, name)
+            if path is None:
+                if name == "vww_96_float.tflite":
+                    print("%s: not in %s, $TVMNODE_VWW_FLOAT or the pinned mlcommons/tiny "
+                          "snapshot (%s); skipped" % (name, args.models, VWW_FLOAT_IN_TINY),
+                          file=sys.stderr)
                 continue
             print("%s ..." % name, file=sys.stderr, flush=True)
             results["models"][name] = bench_model(path, args, workdir)
