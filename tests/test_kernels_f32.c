@@ -776,6 +776,33 @@ START_TEST(test_conv2d) {
 }
 END_TEST
 
+/* What the forms' tests share: the tolerance, 1e-6 of the range of the
+ * portable unclamped output v (a clamp narrows the range, not the sums'
+ * rounding); the first of n outputs further than tol from the portable
+ * ones (n: none; a NaN is too far); and whether a form's outputs equal
+ * the first form's of the case (the first form's kept in first, *ran
+ * counting them). */
+static double range_tol(const float *v, size_t n) {
+  float mn = v[0], mx = v[0];
+  for (size_t i = 0; i < n; i++)
+    mn = v[i] < mn ? v[i] : mn, mx = v[i] > mx ? v[i] : mx;
+  return 1e-6 * ((double)mx - mn);
+}
+
+static size_t first_off(const float *fast, const float *plain, size_t n,
+                        double tol) {
+  for (size_t i = 0; i < n; i++)
+    if (!(fabs((double)fast[i] - plain[i]) <= tol)) return i;
+  return n;
+}
+
+static int same_as_first(float *first, const float *fast, size_t n,
+                         int *ran) {
+  if ((*ran)++) return memcmp(first, fast, n * 4) == 0;
+  memcpy(first, fast, n * 4);
+  return 1;
+}
+
 /* On x86 the channels-last and depthwise paths have AVX2 + FMA and
  * AVX-512F forms (x86/conv_f32.c): each level the CPU has is run here
  * against the portable path on geometries drawn around the forms' tiles
@@ -822,14 +849,9 @@ START_TEST(test_conv2d_forms) {
     float *bias = done % 3 ? rand_f32(&r, g.out_c, -1, 1) : NULL;
     float lo = done % 4 ? -INFINITY : -0.5f, hi = done % 4 ? INFINITY : 0.7f;
     float *plain = xalloc(no * 4), *fast = xalloc(no * 4), *first = xalloc(no * 4);
-    /* the tolerance: 1e-6 of the range of the unclamped output (a clamp
-     * narrows the range, not the sums' rounding) */
     tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
     KT_CHECK_OK(tn_crt_conv2d_f32(&g, x, w, bias, -INFINITY, INFINITY, plain));
-    float mn = plain[0], mx = plain[0];
-    for (size_t i = 0; i < no; i++)
-      mn = plain[i] < mn ? plain[i] : mn, mx = plain[i] > mx ? plain[i] : mx;
-    const double tol = 1e-6 * ((double)mx - mn);
+    const double tol = range_tol(plain, no);
     KT_CHECK_OK(tn_crt_conv2d_f32(&g, x, w, bias, lo, hi, plain));
     int ran = 0;
     for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
@@ -837,19 +859,14 @@ START_TEST(test_conv2d_forms) {
       tn_crt_isa_limit(levels[l]);
       memset(fast, 0xff, no * 4); /* NaN: a missed output shows */
       KT_CHECK_OK(tn_crt_conv2d_f32(&g, x, w, bias, lo, hi, fast));
-      size_t bad = no;
-      for (size_t i = 0; i < no && bad == no; i++)
-        if (!(fabs((double)fast[i] - plain[i]) <= tol)) bad = i;
+      const size_t bad = first_off(fast, plain, no, tol);
       EXPECT(bad == no,
              "conv form case %d at ISA level %d (groups %d, c %d -> %d, "
              "k %dx%d): output %zu %.9g != portable %.9g (tolerance %.3g)",
              done, levels[l], g.groups, g.in_c, g.out_c, g.k_h, g.k_w, bad,
              bad < no ? fast[bad] : 0.0f, bad < no ? plain[bad] : 0.0f, tol);
-      if (ran++)
-        EXPECT(memcmp(first, fast, no * 4) == 0,
-               "conv form case %d: AVX-512 differs from AVX2", done);
-      else
-        memcpy(first, fast, no * 4);
+      EXPECT(same_as_first(first, fast, no, &ran),
+             "conv form case %d: AVX-512 differs from AVX2", done);
       compared++;
     }
     tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
@@ -991,10 +1008,7 @@ START_TEST(test_dense_packed) {
            bad_j, bad_i);
     tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
     KT_CHECK_OK(tn_crt_dense_f32(&p, x, w, bias, -INFINITY, INFINITY, plain));
-    float mn = plain[0], mx = plain[0];
-    for (size_t i = 0; i < no; i++)
-      mn = plain[i] < mn ? plain[i] : mn, mx = plain[i] > mx ? plain[i] : mx;
-    const double tol = 1e-6 * ((double)mx - mn);
+    const double tol = range_tol(plain, no);
     KT_CHECK_OK(tn_crt_dense_f32(&p, x, w, bias, lo, hi, plain));
     int ran = 0;
     for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
@@ -1002,19 +1016,15 @@ START_TEST(test_dense_packed) {
       tn_crt_isa_limit(levels[l]);
       memset(fast, 0xff, no * 4); /* NaN: a missed output shows */
       KT_CHECK_OK(tn_crt_dense_f32_packed(&p, x, pw, bias, lo, hi, fast));
-      size_t bad = no;
-      for (size_t i = 0; i < no && bad == no; i++)
-        if (!(fabs((double)fast[i] - plain[i]) <= tol)) bad = i;
+      const size_t bad = first_off(fast, plain, no, tol);
       EXPECT(bad == no,
              "packed dense case %d at ISA level %d (M %d K %d N %d): output "
              "%zu %.9g != portable %.9g (tolerance %.3g)", c, levels[l], M,
              K, N, bad, bad < no ? fast[bad] : 0.0f,
              bad < no ? plain[bad] : 0.0f, tol);
-      if (levels[l] > TN_CRT_ISA_PORTABLE && ran++)
-        EXPECT(memcmp(first, fast, no * 4) == 0,
+      if (levels[l] > TN_CRT_ISA_PORTABLE)
+        EXPECT(same_as_first(first, fast, no, &ran),
                "packed dense case %d: AVX-512 differs from AVX2", c);
-      else if (levels[l] > TN_CRT_ISA_PORTABLE)
-        memcpy(first, fast, no * 4);
       compared++;
     }
     tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
