@@ -776,31 +776,54 @@ START_TEST(test_conv2d) {
 }
 END_TEST
 
-/* What the forms' tests share: the tolerance, 1e-6 of the range of the
- * portable unclamped output v (a clamp narrows the range, not the sums'
- * rounding); the first of n outputs further than tol from the portable
- * ones (n: none; a NaN is too far); and whether a form's outputs equal
- * the first form's of the case (the first form's kept in first, *ran
- * counting them). */
-static double range_tol(const float *v, size_t n) {
-  float mn = v[0], mx = v[0];
-  for (size_t i = 0; i < n; i++)
-    mn = v[i] < mn ? v[i] : mn, mx = v[i] > mx ? v[i] : mx;
-  return 1e-6 * ((double)mx - mn);
-}
+/* What the forms' tests share: one case's outputs at each level of
+ * levels[] the CPU has (top and below) against the reference's at the
+ * portable level, within 1e-6 of the range of the reference's unclamped
+ * output (a clamp narrows the range, not the sums' rounding), and the
+ * outputs above the portable level bit for bit alike. ref and form
+ * compute the case (ctx) with the clamp [lo, hi] into out (n floats),
+ * which is filled with NaN first so that a missed output shows. */
+typedef void (*FormFn)(const void *ctx, float lo, float hi, float *out);
+typedef struct {
+  int level;    /* the first level off the tolerance, or -1 */
+  size_t at;    /* its first output off it */
+  float got, want;
+  double tol;
+  int differs;  /* the levels above the portable one differ */
+  int compared; /* levels run */
+} FormsResult;
 
-static size_t first_off(const float *fast, const float *plain, size_t n,
-                        double tol) {
+static FormsResult forms_case(FormFn ref, FormFn form, const void *ctx,
+                              const int *levels, size_t nl, int top,
+                              float lo, float hi, size_t n) {
+  FormsResult res = {-1, n, 0, 0, 0, 0, 0};
+  float *plain = xalloc(n * 4), *fast = xalloc(n * 4), *first = xalloc(n * 4);
+  tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+  ref(ctx, -INFINITY, INFINITY, plain);
+  float mn = plain[0], mx = plain[0];
   for (size_t i = 0; i < n; i++)
-    if (!(fabs((double)fast[i] - plain[i]) <= tol)) return i;
-  return n;
-}
-
-static int same_as_first(float *first, const float *fast, size_t n,
-                         int *ran) {
-  if ((*ran)++) return memcmp(first, fast, n * 4) == 0;
-  memcpy(first, fast, n * 4);
-  return 1;
+    mn = plain[i] < mn ? plain[i] : mn, mx = plain[i] > mx ? plain[i] : mx;
+  res.tol = 1e-6 * ((double)mx - mn);
+  ref(ctx, lo, hi, plain);
+  int above = 0;
+  for (size_t l = 0; l < nl; l++) {
+    if (levels[l] > top) continue;
+    tn_crt_isa_limit(levels[l]);
+    memset(fast, 0xff, n * 4);
+    form(ctx, lo, hi, fast);
+    for (size_t i = 0; i < n && res.level < 0; i++)
+      if (!(fabs((double)fast[i] - plain[i]) <= res.tol))
+        res.level = levels[l], res.at = i, res.got = fast[i],
+        res.want = plain[i];
+    if (levels[l] > TN_CRT_ISA_PORTABLE && above++)
+      res.differs |= memcmp(first, fast, n * 4) != 0;
+    else if (levels[l] > TN_CRT_ISA_PORTABLE)
+      memcpy(first, fast, n * 4);
+    res.compared++;
+  }
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+  free(plain), free(fast), free(first);
+  return res;
 }
 
 /* On x86 the channels-last and depthwise paths have AVX2 + FMA and
@@ -810,6 +833,16 @@ static int same_as_first(float *first, const float *fast, size_t n,
  * agree within 1e-6 of the portable output's range before the clamp (the
  * multiply-adds are fused; the portable ones are not). The AVX2 and AVX-512 forms run the
  * same fused chains in the same order, so they must agree bit for bit. */
+typedef struct {
+  const TnCrtConv2d *g;
+  const float *x, *w, *bias;
+} ConvCase;
+
+static void conv_form(const void *ctx, float lo, float hi, float *out) {
+  const ConvCase *c = ctx;
+  KT_CHECK_OK(tn_crt_conv2d_f32(c->g, c->x, c->w, c->bias, lo, hi, out));
+}
+
 START_TEST(test_conv2d_forms) {
   const int top =
       tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI) & TN_CRT_ISA_LEVEL_MASK;
@@ -848,29 +881,17 @@ START_TEST(test_conv2d_forms) {
     float *w = rand_f32(&r, (int64_t)ew[0] * ew[1] * ew[2] * ew[3], -1, 1);
     float *bias = done % 3 ? rand_f32(&r, g.out_c, -1, 1) : NULL;
     float lo = done % 4 ? -INFINITY : -0.5f, hi = done % 4 ? INFINITY : 0.7f;
-    float *plain = xalloc(no * 4), *fast = xalloc(no * 4), *first = xalloc(no * 4);
-    tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
-    KT_CHECK_OK(tn_crt_conv2d_f32(&g, x, w, bias, -INFINITY, INFINITY, plain));
-    const double tol = range_tol(plain, no);
-    KT_CHECK_OK(tn_crt_conv2d_f32(&g, x, w, bias, lo, hi, plain));
-    int ran = 0;
-    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
-      if (levels[l] > top) continue;
-      tn_crt_isa_limit(levels[l]);
-      memset(fast, 0xff, no * 4); /* NaN: a missed output shows */
-      KT_CHECK_OK(tn_crt_conv2d_f32(&g, x, w, bias, lo, hi, fast));
-      const size_t bad = first_off(fast, plain, no, tol);
-      EXPECT(bad == no,
-             "conv form case %d at ISA level %d (groups %d, c %d -> %d, "
-             "k %dx%d): output %zu %.9g != portable %.9g (tolerance %.3g)",
-             done, levels[l], g.groups, g.in_c, g.out_c, g.k_h, g.k_w, bad,
-             bad < no ? fast[bad] : 0.0f, bad < no ? plain[bad] : 0.0f, tol);
-      EXPECT(same_as_first(first, fast, no, &ran),
-             "conv form case %d: AVX-512 differs from AVX2", done);
-      compared++;
-    }
-    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
-    free(x), free(w), free(bias), free(plain), free(fast), free(first);
+    const ConvCase cc = {&g, x, w, bias};
+    const FormsResult fr = forms_case(conv_form, conv_form, &cc, levels, 2,
+                                      top, lo, hi, no);
+    EXPECT(fr.level < 0,
+           "conv form case %d at ISA level %d (groups %d, c %d -> %d, "
+           "k %dx%d): output %zu %.9g != portable %.9g (tolerance %.3g)",
+           done, fr.level, g.groups, g.in_c, g.out_c, g.k_h, g.k_w, fr.at,
+           fr.got, fr.want, fr.tol);
+    EXPECT(!fr.differs, "conv form case %d: AVX-512 differs from AVX2", done);
+    compared += fr.compared;
+    free(x), free(w), free(bias);
     done++;
   }
   /* every level the CPU has was compared (none where it has no AVX2) */
@@ -978,6 +999,21 @@ END_TEST
  * form: within 1e-6 of the range of its unclamped output (the chains run
  * in another order, and fused above the portable level); the AVX2 + FMA
  * and AVX-512F forms bit for bit the same. */
+typedef struct {
+  const TnCrtDense *p;
+  const float *x, *w, *pw, *bias;
+} DenseCase;
+
+static void dense_plain(const void *ctx, float lo, float hi, float *out) {
+  const DenseCase *c = ctx;
+  KT_CHECK_OK(tn_crt_dense_f32(c->p, c->x, c->w, c->bias, lo, hi, out));
+}
+
+static void dense_packed(const void *ctx, float lo, float hi, float *out) {
+  const DenseCase *c = ctx;
+  KT_CHECK_OK(tn_crt_dense_f32_packed(c->p, c->x, c->pw, c->bias, lo, hi, out));
+}
+
 START_TEST(test_dense_packed) {
   const int top =
       tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI) & TN_CRT_ISA_LEVEL_MASK;
@@ -994,7 +1030,6 @@ START_TEST(test_dense_packed) {
     float *pw = xalloc((size_t)K * N * 4);
     float *bias = c % 2 ? rand_f32(&r, N, -1, 1) : NULL;
     float lo = c % 4 ? -INFINITY : -0.5f, hi = c % 4 ? INFINITY : 0.7f;
-    float *plain = xalloc(no * 4), *fast = xalloc(no * 4), *first = xalloc(no * 4);
     KT_CHECK_OK(tn_crt_dense_f32_pack(N, K, w, pw));
     int32_t bad_j = -1, bad_i = -1;
     for (int32_t j = 0; j < N && bad_j < 0; j++)
@@ -1006,30 +1041,16 @@ START_TEST(test_dense_packed) {
       }
     EXPECT(bad_j < 0, "pack case %d [%d, %d]: w[%d][%d] misplaced", c, N, K,
            bad_j, bad_i);
-    tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
-    KT_CHECK_OK(tn_crt_dense_f32(&p, x, w, bias, -INFINITY, INFINITY, plain));
-    const double tol = range_tol(plain, no);
-    KT_CHECK_OK(tn_crt_dense_f32(&p, x, w, bias, lo, hi, plain));
-    int ran = 0;
-    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
-      if (levels[l] > top) continue;
-      tn_crt_isa_limit(levels[l]);
-      memset(fast, 0xff, no * 4); /* NaN: a missed output shows */
-      KT_CHECK_OK(tn_crt_dense_f32_packed(&p, x, pw, bias, lo, hi, fast));
-      const size_t bad = first_off(fast, plain, no, tol);
-      EXPECT(bad == no,
-             "packed dense case %d at ISA level %d (M %d K %d N %d): output "
-             "%zu %.9g != portable %.9g (tolerance %.3g)", c, levels[l], M,
-             K, N, bad, bad < no ? fast[bad] : 0.0f,
-             bad < no ? plain[bad] : 0.0f, tol);
-      if (levels[l] > TN_CRT_ISA_PORTABLE)
-        EXPECT(same_as_first(first, fast, no, &ran),
-               "packed dense case %d: AVX-512 differs from AVX2", c);
-      compared++;
-    }
-    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
-    free(x), free(w), free(pw), free(bias), free(plain), free(fast),
-        free(first);
+    const DenseCase dc = {&p, x, w, pw, bias};
+    const FormsResult fr = forms_case(dense_plain, dense_packed, &dc, levels,
+                                      3, top, lo, hi, no);
+    EXPECT(fr.level < 0,
+           "packed dense case %d at ISA level %d (M %d K %d N %d): output "
+           "%zu %.9g != portable %.9g (tolerance %.3g)", c, fr.level, M, K,
+           N, fr.at, fr.got, fr.want, fr.tol);
+    EXPECT(!fr.differs, "packed dense case %d: AVX-512 differs from AVX2", c);
+    compared += fr.compared;
+    free(x), free(w), free(pw), free(bias);
   }
   /* every level the CPU has was compared */
   EXPECT(compared >= 200 * (top >= TN_CRT_ISA_AVX512BW ? 3
