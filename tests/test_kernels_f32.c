@@ -793,9 +793,15 @@ typedef struct {
   int compared; /* levels run */
 } FormsResult;
 
+/* The CPU's level (tn_crt_isa_limit's cap raised to the top first). */
+static int isa_top(void) {
+  return tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI) & TN_CRT_ISA_LEVEL_MASK;
+}
+
 static FormsResult forms_case(FormFn ref, FormFn form, const void *ctx,
-                              const int *levels, size_t nl, int top,
-                              float lo, float hi, size_t n) {
+                              const int *levels, size_t nl, float lo,
+                              float hi, size_t n) {
+  const int top = isa_top();
   FormsResult res = {-1, n, 0, 0, 0, 0, 0};
   float *plain = xalloc(n * 4), *fast = xalloc(n * 4), *first = xalloc(n * 4);
   tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
@@ -844,9 +850,7 @@ static void conv_form(const void *ctx, float lo, float hi, float *out) {
 }
 
 START_TEST(test_conv2d_forms) {
-  const int top =
-      tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI) & TN_CRT_ISA_LEVEL_MASK;
-  const int levels[] = {TN_CRT_ISA_AVX2, TN_CRT_ISA_AVX512BW};
+  const int levels[] = {TN_CRT_ISA_AVX2, TN_CRT_ISA_AVX512BW}, top = isa_top();
   KtRng r = kt_rng(31);
   int compared = 0;
   for (int c = 0, done = 0; done < 300; c++) {
@@ -883,7 +887,7 @@ START_TEST(test_conv2d_forms) {
     float lo = done % 4 ? -INFINITY : -0.5f, hi = done % 4 ? INFINITY : 0.7f;
     const ConvCase cc = {&g, x, w, bias};
     const FormsResult fr = forms_case(conv_form, conv_form, &cc, levels, 2,
-                                      top, lo, hi, no);
+                                      lo, hi, no);
     EXPECT(fr.level < 0,
            "conv form case %d at ISA level %d (groups %d, c %d -> %d, "
            "k %dx%d): output %zu %.9g != portable %.9g (tolerance %.3g)",
@@ -930,6 +934,24 @@ END_TEST
 
 /* ---- Dense, batch_matmul --------------------------------------------- */
 
+/* A float dense entry's argument checks: NULL pointers, sizes <= 0. */
+static void bad_dense_args(TnCrtStatus (*fn)(const TnCrtDense *, const float *,
+                                              const float *, const float *,
+                                              float, float, float *)) {
+  float f[4] = {0};
+  TnCrtDense p = {1, 2, 2, 2, 1};
+  BAD(fn(NULL, f, f, NULL, 0, 1, f));
+  BAD(fn(&p, NULL, f, NULL, 0, 1, f));
+  BAD(fn(&p, f, NULL, NULL, 0, 1, f));
+  BAD(fn(&p, f, f, NULL, 0, 1, NULL));
+  p.in_features = 0;
+  BAD(fn(&p, f, f, NULL, 0, 1, f));
+  p.in_features = 2, p.batch = -1;
+  BAD(fn(&p, f, f, NULL, 0, 1, f));
+  p.batch = 1, p.out_features = 0;
+  BAD(fn(&p, f, f, NULL, 0, 1, f));
+}
+
 START_TEST(test_dense) {
   KtRng r = kt_rng(9);
   for (int c = 0; c < 90; c++) {
@@ -955,16 +977,7 @@ START_TEST(test_dense) {
       }
     free(x), free(w), free(bias), free(out);
   }
-  float f[4] = {0};
-  TnCrtDense p = {1, 2, 2, 2, 1};
-  BAD(tn_crt_dense_f32(NULL, f, f, NULL, 0, 1, f));
-  BAD(tn_crt_dense_f32(&p, NULL, f, NULL, 0, 1, f));
-  BAD(tn_crt_dense_f32(&p, f, NULL, NULL, 0, 1, f));
-  BAD(tn_crt_dense_f32(&p, f, f, NULL, 0, 1, NULL));
-  p.in_features = 0;
-  BAD(tn_crt_dense_f32(&p, f, f, NULL, 0, 1, f));
-  p.in_features = 2, p.batch = -1;
-  BAD(tn_crt_dense_f32(&p, f, f, NULL, 0, 1, f));
+  bad_dense_args(tn_crt_dense_f32);
 }
 END_TEST
 
@@ -1015,8 +1028,6 @@ static void dense_packed(const void *ctx, float lo, float hi, float *out) {
 }
 
 START_TEST(test_dense_packed) {
-  const int top =
-      tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI) & TN_CRT_ISA_LEVEL_MASK;
   const int levels[] = {TN_CRT_ISA_PORTABLE, TN_CRT_ISA_AVX2,
                         TN_CRT_ISA_AVX512BW};
   KtRng r = kt_rng(47);
@@ -1043,7 +1054,7 @@ START_TEST(test_dense_packed) {
            bad_j, bad_i);
     const DenseCase dc = {&p, x, w, pw, bias};
     const FormsResult fr = forms_case(dense_plain, dense_packed, &dc, levels,
-                                      3, top, lo, hi, no);
+                                      3, lo, hi, no);
     EXPECT(fr.level < 0,
            "packed dense case %d at ISA level %d (M %d K %d N %d): output "
            "%zu %.9g != portable %.9g (tolerance %.3g)", c, fr.level, M, K,
@@ -1053,23 +1064,18 @@ START_TEST(test_dense_packed) {
     free(x), free(w), free(pw), free(bias);
   }
   /* every level the CPU has was compared */
+  const int top = isa_top();
   EXPECT(compared >= 200 * (top >= TN_CRT_ISA_AVX512BW ? 3
                             : top >= TN_CRT_ISA_AVX2    ? 2
                                                         : 1),
          "%d comparisons", compared);
   float f[4] = {0};
-  TnCrtDense p = {1, 2, 2, 2, 1};
   BAD(tn_crt_dense_f32_pack(2, 2, NULL, f));
   BAD(tn_crt_dense_f32_pack(2, 2, f, NULL));
   BAD(tn_crt_dense_f32_pack(0, 2, f, f));
   BAD(tn_crt_dense_f32_pack(2, -1, f, f));
   BAD(tn_crt_dense_f32_pack(65536, 65536, f, f));
-  BAD(tn_crt_dense_f32_packed(NULL, f, f, NULL, 0, 1, f));
-  BAD(tn_crt_dense_f32_packed(&p, NULL, f, NULL, 0, 1, f));
-  BAD(tn_crt_dense_f32_packed(&p, f, NULL, NULL, 0, 1, f));
-  BAD(tn_crt_dense_f32_packed(&p, f, f, NULL, 0, 1, NULL));
-  p.out_features = 0;
-  BAD(tn_crt_dense_f32_packed(&p, f, f, NULL, 0, 1, f));
+  bad_dense_args(tn_crt_dense_f32_packed);
 }
 END_TEST
 
