@@ -776,6 +776,62 @@ START_TEST(test_conv2d) {
 }
 END_TEST
 
+/* What the forms' tests share: one case's outputs at each level of
+ * levels[] the CPU has (top and below) against the reference's at the
+ * portable level, within 1e-6 of the range of the reference's unclamped
+ * output (a clamp narrows the range, not the sums' rounding), and the
+ * outputs above the portable level bit for bit alike. ref and form
+ * compute the case (ctx) with the clamp [lo, hi] into out (n floats),
+ * which is filled with NaN first so that a missed output shows. */
+typedef void (*FormFn)(const void *ctx, float lo, float hi, float *out);
+typedef struct {
+  int level;    /* the first level off the tolerance, or -1 */
+  size_t at;    /* its first output off it */
+  float got, want;
+  double tol;
+  int differs;  /* the levels above the portable one differ */
+  int compared; /* levels run */
+} FormsResult;
+
+/* The CPU's level (tn_crt_isa_limit's cap raised to the top first). */
+static int isa_top(void) {
+  return tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI) & TN_CRT_ISA_LEVEL_MASK;
+}
+
+static FormsResult forms_case(FormFn ref, FormFn form, const void *ctx,
+                              const int *levels, size_t nl, float lo,
+                              float hi, size_t n) {
+  const int top = isa_top();
+  FormsResult res = {-1, n, 0, 0, 0, 0, 0};
+  float *plain = xalloc(n * 4), *fast = xalloc(n * 4), *first = xalloc(n * 4);
+  tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+  ref(ctx, -INFINITY, INFINITY, plain);
+  float mn = plain[0], mx = plain[0];
+  for (size_t i = 0; i < n; i++)
+    mn = plain[i] < mn ? plain[i] : mn, mx = plain[i] > mx ? plain[i] : mx;
+  res.tol = 1e-6 * ((double)mx - mn);
+  ref(ctx, lo, hi, plain);
+  int above = 0;
+  for (size_t l = 0; l < nl; l++) {
+    if (levels[l] > top) continue;
+    tn_crt_isa_limit(levels[l]);
+    memset(fast, 0xff, n * 4);
+    form(ctx, lo, hi, fast);
+    for (size_t i = 0; i < n && res.level < 0; i++)
+      if (!(fabs((double)fast[i] - plain[i]) <= res.tol))
+        res.level = levels[l], res.at = i, res.got = fast[i],
+        res.want = plain[i];
+    if (levels[l] > TN_CRT_ISA_PORTABLE && above++)
+      res.differs |= memcmp(first, fast, n * 4) != 0;
+    else if (levels[l] > TN_CRT_ISA_PORTABLE)
+      memcpy(first, fast, n * 4);
+    res.compared++;
+  }
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+  free(plain), free(fast), free(first);
+  return res;
+}
+
 /* On x86 the channels-last and depthwise paths have AVX2 + FMA and
  * AVX-512F forms (x86/conv_f32.c): each level the CPU has is run here
  * against the portable path on geometries drawn around the forms' tiles
@@ -783,10 +839,18 @@ END_TEST
  * agree within 1e-6 of the portable output's range before the clamp (the
  * multiply-adds are fused; the portable ones are not). The AVX2 and AVX-512 forms run the
  * same fused chains in the same order, so they must agree bit for bit. */
+typedef struct {
+  const TnCrtConv2d *g;
+  const float *x, *w, *bias;
+} ConvCase;
+
+static void conv_form(const void *ctx, float lo, float hi, float *out) {
+  const ConvCase *c = ctx;
+  KT_CHECK_OK(tn_crt_conv2d_f32(c->g, c->x, c->w, c->bias, lo, hi, out));
+}
+
 START_TEST(test_conv2d_forms) {
-  const int top =
-      tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI) & TN_CRT_ISA_LEVEL_MASK;
-  const int levels[] = {TN_CRT_ISA_AVX2, TN_CRT_ISA_AVX512BW};
+  const int levels[] = {TN_CRT_ISA_AVX2, TN_CRT_ISA_AVX512BW}, top = isa_top();
   KtRng r = kt_rng(31);
   int compared = 0;
   for (int c = 0, done = 0; done < 300; c++) {
@@ -821,39 +885,17 @@ START_TEST(test_conv2d_forms) {
     float *w = rand_f32(&r, (int64_t)ew[0] * ew[1] * ew[2] * ew[3], -1, 1);
     float *bias = done % 3 ? rand_f32(&r, g.out_c, -1, 1) : NULL;
     float lo = done % 4 ? -INFINITY : -0.5f, hi = done % 4 ? INFINITY : 0.7f;
-    float *plain = xalloc(no * 4), *fast = xalloc(no * 4), *first = xalloc(no * 4);
-    /* the tolerance: 1e-6 of the range of the unclamped output (a clamp
-     * narrows the range, not the sums' rounding) */
-    tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
-    KT_CHECK_OK(tn_crt_conv2d_f32(&g, x, w, bias, -INFINITY, INFINITY, plain));
-    float mn = plain[0], mx = plain[0];
-    for (size_t i = 0; i < no; i++)
-      mn = plain[i] < mn ? plain[i] : mn, mx = plain[i] > mx ? plain[i] : mx;
-    const double tol = 1e-6 * ((double)mx - mn);
-    KT_CHECK_OK(tn_crt_conv2d_f32(&g, x, w, bias, lo, hi, plain));
-    int ran = 0;
-    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
-      if (levels[l] > top) continue;
-      tn_crt_isa_limit(levels[l]);
-      memset(fast, 0xff, no * 4); /* NaN: a missed output shows */
-      KT_CHECK_OK(tn_crt_conv2d_f32(&g, x, w, bias, lo, hi, fast));
-      size_t bad = no;
-      for (size_t i = 0; i < no && bad == no; i++)
-        if (!(fabs((double)fast[i] - plain[i]) <= tol)) bad = i;
-      EXPECT(bad == no,
-             "conv form case %d at ISA level %d (groups %d, c %d -> %d, "
-             "k %dx%d): output %zu %.9g != portable %.9g (tolerance %.3g)",
-             done, levels[l], g.groups, g.in_c, g.out_c, g.k_h, g.k_w, bad,
-             bad < no ? fast[bad] : 0.0f, bad < no ? plain[bad] : 0.0f, tol);
-      if (ran++)
-        EXPECT(memcmp(first, fast, no * 4) == 0,
-               "conv form case %d: AVX-512 differs from AVX2", done);
-      else
-        memcpy(first, fast, no * 4);
-      compared++;
-    }
-    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
-    free(x), free(w), free(bias), free(plain), free(fast), free(first);
+    const ConvCase cc = {&g, x, w, bias};
+    const FormsResult fr = forms_case(conv_form, conv_form, &cc, levels, 2,
+                                      lo, hi, no);
+    EXPECT(fr.level < 0,
+           "conv form case %d at ISA level %d (groups %d, c %d -> %d, "
+           "k %dx%d): output %zu %.9g != portable %.9g (tolerance %.3g)",
+           done, fr.level, g.groups, g.in_c, g.out_c, g.k_h, g.k_w, fr.at,
+           fr.got, fr.want, fr.tol);
+    EXPECT(!fr.differs, "conv form case %d: AVX-512 differs from AVX2", done);
+    compared += fr.compared;
+    free(x), free(w), free(bias);
     done++;
   }
   /* every level the CPU has was compared (none where it has no AVX2) */
@@ -892,6 +934,24 @@ END_TEST
 
 /* ---- Dense, batch_matmul --------------------------------------------- */
 
+/* A float dense entry's argument checks: NULL pointers, sizes <= 0. */
+static void bad_dense_args(TnCrtStatus (*fn)(const TnCrtDense *, const float *,
+                                              const float *, const float *,
+                                              float, float, float *)) {
+  float f[4] = {0};
+  TnCrtDense p = {1, 2, 2, 2, 1};
+  BAD(fn(NULL, f, f, NULL, 0, 1, f));
+  BAD(fn(&p, NULL, f, NULL, 0, 1, f));
+  BAD(fn(&p, f, NULL, NULL, 0, 1, f));
+  BAD(fn(&p, f, f, NULL, 0, 1, NULL));
+  p.in_features = 0;
+  BAD(fn(&p, f, f, NULL, 0, 1, f));
+  p.in_features = 2, p.batch = -1;
+  BAD(fn(&p, f, f, NULL, 0, 1, f));
+  p.batch = 1, p.out_features = 0;
+  BAD(fn(&p, f, f, NULL, 0, 1, f));
+}
+
 START_TEST(test_dense) {
   KtRng r = kt_rng(9);
   for (int c = 0; c < 90; c++) {
@@ -917,16 +977,7 @@ START_TEST(test_dense) {
       }
     free(x), free(w), free(bias), free(out);
   }
-  float f[4] = {0};
-  TnCrtDense p = {1, 2, 2, 2, 1};
-  BAD(tn_crt_dense_f32(NULL, f, f, NULL, 0, 1, f));
-  BAD(tn_crt_dense_f32(&p, NULL, f, NULL, 0, 1, f));
-  BAD(tn_crt_dense_f32(&p, f, NULL, NULL, 0, 1, f));
-  BAD(tn_crt_dense_f32(&p, f, f, NULL, 0, 1, NULL));
-  p.in_features = 0;
-  BAD(tn_crt_dense_f32(&p, f, f, NULL, 0, 1, f));
-  p.in_features = 2, p.batch = -1;
-  BAD(tn_crt_dense_f32(&p, f, f, NULL, 0, 1, f));
+  bad_dense_args(tn_crt_dense_f32);
 }
 END_TEST
 
@@ -950,6 +1001,81 @@ START_TEST(test_dense_forms_agree_bit_for_bit) {
            "dense case %d (M %d K %d N %d): the forms differ", c, M, K, N);
     free(x), free(w), free(bias), free(fast), free(plain);
   }
+}
+END_TEST
+
+/* The packed layout (tn_crt_dense_f32_pack, weight_layout "N16K1"): the
+ * packing against its formula, then random layers (1 to 150 outputs, so
+ * groups of 8, 4, 2 and 1 whole blocks and every tail; inputs up to 200,
+ * some 700; batches up to 3; with and without a bias and a clamp) at the
+ * portable level and every level the CPU has, against the portable [N, K]
+ * form: within 1e-6 of the range of its unclamped output (the chains run
+ * in another order, and fused above the portable level); the AVX2 + FMA
+ * and AVX-512F forms bit for bit the same. */
+typedef struct {
+  const TnCrtDense *p;
+  const float *x, *w, *pw, *bias;
+} DenseCase;
+
+static void dense_plain(const void *ctx, float lo, float hi, float *out) {
+  const DenseCase *c = ctx;
+  KT_CHECK_OK(tn_crt_dense_f32(c->p, c->x, c->w, c->bias, lo, hi, out));
+}
+
+static void dense_packed(const void *ctx, float lo, float hi, float *out) {
+  const DenseCase *c = ctx;
+  KT_CHECK_OK(tn_crt_dense_f32_packed(c->p, c->x, c->pw, c->bias, lo, hi, out));
+}
+
+START_TEST(test_dense_packed) {
+  const int levels[] = {TN_CRT_ISA_PORTABLE, TN_CRT_ISA_AVX2,
+                        TN_CRT_ISA_AVX512BW};
+  KtRng r = kt_rng(47);
+  int compared = 0;
+  for (int c = 0; c < 200; c++) {
+    int32_t M = kt_int(&r, 1, 3), K = kt_int(&r, 1, c % 9 ? 200 : 700);
+    int32_t N = c % 3 ? kt_int(&r, 1, 150) : 16 * kt_int(&r, 1, 9);
+    TnCrtDense p = {M, K, N, K, 1};
+    const size_t no = (size_t)M * N;
+    float *x = rand_f32(&r, M * K, -1, 1), *w = rand_f32(&r, K * N, -1, 1);
+    float *pw = xalloc((size_t)K * N * 4);
+    float *bias = c % 2 ? rand_f32(&r, N, -1, 1) : NULL;
+    float lo = c % 4 ? -INFINITY : -0.5f, hi = c % 4 ? INFINITY : 0.7f;
+    KT_CHECK_OK(tn_crt_dense_f32_pack(N, K, w, pw));
+    int32_t bad_j = -1, bad_i = -1;
+    for (int32_t j = 0; j < N && bad_j < 0; j++)
+      for (int32_t i = 0; i < K && bad_j < 0; i++) {
+        const int32_t j0 = j - j % 16, nb = N - j0 < 16 ? N - j0 : 16;
+        if (pw[(size_t)j0 * K + (size_t)i * nb + (size_t)(j - j0)] !=
+            w[(size_t)j * K + i])
+          bad_j = j, bad_i = i;
+      }
+    EXPECT(bad_j < 0, "pack case %d [%d, %d]: w[%d][%d] misplaced", c, N, K,
+           bad_j, bad_i);
+    const DenseCase dc = {&p, x, w, pw, bias};
+    const FormsResult fr = forms_case(dense_plain, dense_packed, &dc, levels,
+                                      3, lo, hi, no);
+    EXPECT(fr.level < 0,
+           "packed dense case %d at ISA level %d (M %d K %d N %d): output "
+           "%zu %.9g != portable %.9g (tolerance %.3g)", c, fr.level, M, K,
+           N, fr.at, fr.got, fr.want, fr.tol);
+    EXPECT(!fr.differs, "packed dense case %d: AVX-512 differs from AVX2", c);
+    compared += fr.compared;
+    free(x), free(w), free(pw), free(bias);
+  }
+  /* every level the CPU has was compared */
+  const int top = isa_top();
+  EXPECT(compared >= 200 * (top >= TN_CRT_ISA_AVX512BW ? 3
+                            : top >= TN_CRT_ISA_AVX2    ? 2
+                                                        : 1),
+         "%d comparisons", compared);
+  float f[4] = {0};
+  BAD(tn_crt_dense_f32_pack(2, 2, NULL, f));
+  BAD(tn_crt_dense_f32_pack(2, 2, f, NULL));
+  BAD(tn_crt_dense_f32_pack(0, 2, f, f));
+  BAD(tn_crt_dense_f32_pack(2, -1, f, f));
+  BAD(tn_crt_dense_f32_pack(65536, 65536, f, f));
+  bad_dense_args(tn_crt_dense_f32_packed);
 }
 END_TEST
 
@@ -1288,7 +1414,7 @@ END_TEST
   X(binary_directions) X(binary_random) X(binary_errors) X(unary)         \
   X(clip_bias) X(cast_all_pairs) X(cast_table) X(transpose)               \
   X(concatenate) X(pad) X(conv2d) X(conv2d_errors) X(dense)               \
-  X(conv2d_forms) X(dense_forms_agree_bit_for_bit)                        \
+  X(conv2d_forms) X(dense_forms_agree_bit_for_bit) X(dense_packed)        \
   X(batch_matmul) X(pool) X(softmax) X(strided_slice) X(mean)
 
 static Suite *make_suite(void) {

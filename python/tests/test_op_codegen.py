@@ -103,6 +103,9 @@ case("nn.bias_add", "i32", [i32(2, 4)], lambda x: NN.bias_add(x, c(i32(4), "int3
 case("nn.dense", "f32", [f32(2, 8)], lambda x: NN.dense(x, c(f32(5, 8))))
 case("nn.dense", "f32-fused", [f32(3, 6)],
      lambda x: NN.relu(NN.bias_add(NN.dense(x, c(f32(4, 6))), c(f32(4)), -1)))
+# 37 outputs: two whole blocks of the packed layout (PackDenseWeights, host) and a tail
+case("nn.dense", "f32-blocks", [f32(2, 20)],
+     lambda x: NN.relu(NN.bias_add(NN.dense(x, c(f32(37, 20))), c(f32(37)), -1)))
 case("matmul", "f32", [f32(3, 4), f32(4, 5)], lambda a, b: O.matmul(a, b))
 case("matmul", "f32-tt", [f32(2, 4, 3), f32(5, 4)],
      lambda a, b: O.matmul(a, b, transpose_a=True, transpose_b=True))

@@ -33,11 +33,11 @@ def _pack(mod: ir.IRModule) -> ir.IRModule:
                                  transform.InferType()])(mod)
 
 
-def _dense_calls(mod: ir.IRModule) -> List[Any]:
+def _dense_calls(mod: ir.IRModule, name: str = "qnn.dense") -> List[Any]:
     found: List[Any] = []
 
     def visit(e: Any) -> None:
-        if isinstance(e, ir.Call) and isinstance(e.op, ir.Op) and str(e.op.name) == "qnn.dense":
+        if isinstance(e, ir.Call) and isinstance(e.op, ir.Op) and str(e.op.name) == name:
             found.append(e)
     ir.post_order_visit(mod["main"], visit)
     return found
@@ -149,7 +149,7 @@ def test_a_packed_weight_outside_the_fused_layer_is_refused() -> None:
 
 def test_a_weight_layout_it_does_not_know_is_a_type_error() -> None:
     x = ir.var("x", shape=(1, 8), dtype="int8")
-    with pytest.raises(TypeError, match="weight_layout must be 'NK' or 'N16K4', got 'KN'"):
+    with pytest.raises(TypeError, match="weight_layout must be 'NK', 'N16K4' or 'N16K1', got 'KN'"):
         op.qnn.dense(x, ir.const(np.ones((4, 8), "int8")), _c(3, "int32"), _c(0, "int32"),
                      _c(0.05), _c(0.01), out_dtype="int32", weight_layout="KN")
 

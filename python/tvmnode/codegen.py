@@ -60,7 +60,9 @@ FOLD_INPUT_OFFSET = ("cortex-m",)
 #: "host", whose x86 forms then take one vpdpbusd (AVX-512 VNNI) or four
 #: vpmaddwd (AVX2) per 16 outputs and 4 inputs, with no horizontal sums.
 #: The portable C reads the layout too (the same bytes out), but is no
-#: faster with it, so "cortex-m" and "wasm32" keep [N, K].
+#: faster with it, so "cortex-m" and "wasm32" keep [N, K]. A float32
+#: nn.dense with a constant weight is packed too (blocks of 16 outputs,
+#: input by input: the AVX2 + FMA and AVX-512F forms' rows of weights).
 PACK_DENSE_WEIGHTS: Tuple[str, ...] = ("host",)
 
 

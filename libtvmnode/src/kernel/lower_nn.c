@@ -238,26 +238,45 @@ static int lower_conv2d(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
-/* The dense call's weight packed (weight_layout "N16K4"), which only the
- * fused int8 layer reads (packed not NULL); 0, -1 with the error. */
-static int dense_layout(const TnKernArgs *a, int32_t *packed) {
+/* The packed dense weight layouts (PackDenseWeights) and the layers whose
+ * kernels read them. */
+static const struct {
+  const char *layout, *reader;
+} kPackedDense[] = {
+    {"N16K4", "the fused int8 layer: qnn.requantize of nn.bias_add of "
+              "qnn.dense, int8 in and out"},
+    {"N16K1", "the float32 dense layer: nn.dense, float32 in and out"},
+};
+
+/* Whether the dense call's weight is packed: *packed 1 when its layout is
+ * `reads` (the packed layout the caller's kernel reads; NULL: none), 0 for
+ * [N, K]; 0, -1 with the error for another layout. */
+static int dense_layout(const TnKernArgs *a, const char *reads,
+                        int32_t *packed) {
   const TnIrDenseAttrs *da =
       ATTRS(a->op, a->attrs, TnIrDenseAttrs, "ir.DenseAttrs");
   if (da == NULL) return -1;
-  const bool p = strcmp(attr_text(da->weight_layout), "N16K4") == 0;
-  if (p && packed == NULL)
-    return no_kernel(a, "a packed weight (weight_layout 'N16K4') is read "
-                        "only by the fused int8 layer: qnn.requantize of "
-                        "nn.bias_add of qnn.dense, int8 in and out");
+  const char *l = attr_text(da->weight_layout);
+  const bool p = strcmp(l, "NK") != 0;
+  if (p && (reads == NULL || strcmp(l, reads) != 0)) {
+    for (size_t i = 0; i < sizeof kPackedDense / sizeof *kPackedDense; i++)
+      if (strcmp(l, kPackedDense[i].layout) == 0) {
+        char why[160];
+        g_snprintf(why, sizeof why, "a packed weight (weight_layout '%s') "
+                   "is read only by %s", l, kPackedDense[i].reader);
+        return no_kernel(a, why);
+      }
+    return no_kernel(a, "an unknown weight_layout");
+  }
   if (packed) *packed = p;
   return 0;
 }
 
-/* packed: as dense_layout's. */
+/* reads, packed: as dense_layout's. */
 static int dense_geom(const TnKernArgs *a, const TnIrTensorType *d,
                       const TnIrTensorType *w, TnCrtDense *g,
-                      int32_t *packed) {
-  if (dense_layout(a, packed)) return -1;
+                      const char *reads, int32_t *packed) {
+  if (dense_layout(a, reads, packed)) return -1;
   int64_t k = tn__ir_dims(w)[1], n = tn__ir_dims(w)[0];
   if (check_size(a, numel(d)) || check_size(a, numel(w)) ||
       check_size(a, numel(a->out)))
@@ -272,7 +291,8 @@ static int lower_dense(const TnKernArgs *a, TnKernCall *k) {
   if (!is(a->types[0]->dtype, kF32) || !is(a->out->dtype, kF32))
     return no_kernel(a, NULL);
   TnCrtCallDenseF32 *p = KERNEL_USE(k, dense_f32, 0);
-  if (dense_geom(a, a->types[0], a->types[1], &p->d, NULL)) return -1;
+  if (dense_geom(a, a->types[0], a->types[1], &p->d, "N16K1", &p->packed))
+    return -1;
   p->act_min = -INFINITY, p->act_max = INFINITY;
   k->macs = dense_macs(&p->d);
   reads(k, 2);
@@ -610,7 +630,7 @@ static int lower_qnn_dense(const TnKernArgs *a, TnKernCall *k) {
                      "int8 weight to int64, only");
   TnCrtCallDenseS32 *p = s16 ? KERNEL_USE(k, dense_s16_s64, 0)
                              : KERNEL_USE(k, dense_s8_s32, 0);
-  if (dense_geom(a, a->types[0], a->types[1], &p->d, NULL) ||
+  if (dense_geom(a, a->types[0], a->types[1], &p->d, NULL, NULL) ||
       offsets(a, &p->input_offset, &p->filter_offset))
     return -1;
   if (s16 && check_16x8_offset(a, p->input_offset)) return -1;
@@ -886,7 +906,7 @@ static int fused_16x8(const TnKernArgs *a, TnKernCall *k, bool dense,
   r->channels = m;
   r->multiplier = mult, r->shift = shift;
   if (dense) {
-    if (dense_geom(a, d, w, &pd->d, NULL)) return -1;
+    if (dense_geom(a, d, w, &pd->d, NULL, NULL)) return -1;
     k->macs = dense_macs(&pd->d);
   } else {
     if (conv_geom(a->op, a->attrs, d, w, acc, &pc->g)) return -1;
@@ -1001,7 +1021,7 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
     if (!is(d->dtype, kF32) || !is(out->dtype, kF32)) return 0;
     if (dense) {
       TnCrtCallDenseF32 *p = KERNEL_USE(k, dense_f32, 0);
-      if (dense_geom(&a, d, w, &p->d, NULL)) return -1;
+      if (dense_geom(&a, d, w, &p->d, "N16K1", &p->packed)) return -1;
       p->act_min = (float)lo, p->act_max = (float)hi;
       p->has_bias = bias != NULL;
       k->macs = dense_macs(&p->d);
@@ -1069,7 +1089,7 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
   if (fl) qp->scale = (float *)mult;
   else qp->multiplier = mult, qp->shift = shift;
   if (dense) {
-    if (dense_geom(&a, d, w, &pd->d, &pd->packed)) return -1;
+    if (dense_geom(&a, d, w, &pd->d, "N16K4", &pd->packed)) return -1;
     k->scratch = tn_crt_dense_s8_scratch_size(&pd->d);
     k->macs = dense_macs(&pd->d);
   } else {

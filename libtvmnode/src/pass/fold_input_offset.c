@@ -254,7 +254,7 @@ TnObject *tn__fold_input_offset_module(TnObject *mod, TnObject *ctx) {
  * "host" (codegen.PACK_DENSE_WEIGHTS); the executor reads the layout too,
  * through the same lowering. Left alone: anything else (a layer without
  * the bias or the requantize, non-constant weights or bias, int16 data, a
- * weight already packed). */
+ * weight already packed). A float32 nn.dense is packed too (pack_f32). */
 
 /* The N16K4 copy of the constant int8 weight wt ([n, k], compact). */
 static TnObject *packed_weight(const int8_t *w, const DLTensor *wt) {
@@ -281,10 +281,66 @@ static bool is_int8(const TnObject *e) {
   return d.code == kDLInt && d.bits == 8 && d.lanes == 1;
 }
 
+/* The float32 dense layer nn.dense(x, W) (float32 x, W and output) with
+ * constant W [N, K] gets W packed as tn_crt_dense_f32_pack lays it out
+ * (weight_layout "N16K1": blocks of 16 outputs, input-major), which the
+ * x86 forms stream block by block, an input broadcast against a row of
+ * weights. The bias and the activation are untouched (FuseOps fuses them
+ * as before). Left alone: anything else (other dtypes, a weight that is
+ * not a constant, one packed already). */
+static bool is_f32(const TnObject *e) {
+  const TnObject *t = e ? tn_ir_checked_type(e) : NULL;
+  if (t == NULL || !tn__ir_is(t, TN_IR->tensor_type)) return false;
+  const DLDataType d = ((const TnIrTensorType *)t)->dtype;
+  return d.code == kDLFloat && d.bits == 32 && d.lanes == 1;
+}
+
+static TnObject *pack_f32(TnObject *orig, TnObject *e, bool *failed) {
+  const TnIrCall *c = (const TnIrCall *)e;
+  if (tn_array_size(c->args) != 2 || c->attrs == NULL ||
+      !tn_object_is_instance(c->attrs, tn_type_index("ir.DenseAttrs")) ||
+      dense_packed(c) || !is_f32(orig) ||
+      !is_f32(call_arg((const TnIrCall *)orig, 0)))
+    return NULL;
+  int64_t nw;
+  const float *w = const_data(call_arg(c, 1), kDLFloat, 32, &nw);
+  if (w == NULL) return NULL;
+  DLTensor *wt = tn_tensor_dltensor(((const TnIrConstant *)call_arg(c, 1))->data);
+  if (wt->ndim != 2 || wt->shape[0] < 1 || wt->shape[1] < 1 ||
+      wt->shape[0] * wt->shape[1] > INT32_MAX)
+    return NULL;
+  TnObject *t = tn_tensor_empty(wt->shape, 2, wt->dtype, wt->device);
+  TnObject *nw_ = NULL, *na = NULL, *out = NULL;
+  if (t) {
+    DLTensor *o = tn_tensor_dltensor(t);
+    if (tn_crt_dense_f32_pack((int32_t)wt->shape[0], (int32_t)wt->shape[1], w,
+                              (float *)((uint8_t *)o->data + o->byte_offset)) ==
+        TN_CRT_OK)
+      nw_ = tn_ir_constant(t);
+    else
+      tn_error_raise_in(TN_ERR_VALUE, "PackDenseWeights",
+                        "the weight [%" PRId64 ", %" PRId64 "] could not be "
+                        "packed", wt->shape[0], wt->shape[1]);
+  }
+  const TnAny lv = tn_any_cstr("N16K1");
+  if (nw_) na = tn__pass_attrs_with(c->attrs, "weight_layout", &lv);
+  if (na) {
+    TnObject *args[2] = {(TnObject *)call_arg(c, 0), nw_};
+    out = tn_ir_call(c->op, args, 2, na);
+  }
+  tn_object_release(na);
+  tn_object_release(nw_);
+  tn_object_release(t);
+  *failed = out == NULL;
+  return out;
+}
+
 static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
   (void)ctx;
   *failed = false;
   const char *op = tn__ir_call_op_name(e);
+  if (op != NULL && strcmp(op, "nn.dense") == 0)
+    return pack_f32(orig, e, failed);
   if (op == NULL || strcmp(op, "qnn.requantize") != 0) return NULL;
   const TnIrCall *rq = (const TnIrCall *)e;
   if (tn_array_size(rq->args) != 5 || rq->attrs == NULL) return NULL;

@@ -15,6 +15,15 @@
  *    times a contiguous run of weights;
  *  - any other strides: plain strided loops.
  * Bias and the fused clamp are applied as each output is stored.
+ *
+ * The weight may also come packed (tn_crt_dense_f32_pack; the compiler's
+ * PackDenseWeights pass does it for the host): blocks of 16 outputs, each
+ * block input-major, so an input broadcast meets a row of 16 weights and a
+ * block is one stream of memory. Each output is one chain over the inputs
+ * in order, then the bias and the clamp. The portable C runs it block by
+ * block; on x86 the AVX2 + FMA and AVX-512F forms (x86/dense_f32.c) fuse
+ * the chain's multiply-adds, eight blocks' chains overlapping, and give
+ * the same bits as each other.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -125,17 +134,15 @@ static TnCrtStatus check(const TnCrtDense *p) {
   return TN_CRT_OK;
 }
 
+/* tn_crt_dense_f32, or with packed its _packed form (below). */
+static TnCrtStatus dense(const TnCrtDense *p, const float *in, const float *w,
+                         const float *bias, float act_min, float act_max,
+                         float *out, int packed);
+
 TnCrtStatus tn_crt_dense_f32(const TnCrtDense *p, const float *in,
                              const float *w, const float *bias, float act_min,
                              float act_max, float *out) {
-  if (!p || !in || !w || !out) return TN_CRT_INVALID_ARGUMENT;
-  TnCrtStatus st = check(p);
-  if (st != TN_CRT_OK) return st;
-  const int32_t K = p->in_features, N = p->out_features;
-  for (int32_t m = 0; m < p->batch; m++)
-    row(p, in + (ptrdiff_t)m * K, 1, w, bias, act_min, act_max,
-        out + (ptrdiff_t)m * N);
-  return TN_CRT_OK;
+  return dense(p, in, w, bias, act_min, act_max, out, 0);
 }
 
 TnCrtStatus tn_crt_batch_matmul_f32(const TnCrtDense *p, int32_t batches,
@@ -159,11 +166,78 @@ TnCrtStatus tn_crt_batch_matmul_f32(const TnCrtDense *p, int32_t batches,
   return TN_CRT_OK;
 }
 
+/* ---- the packed layout ----------------------------------------------------- */
+
+enum { BLK = 16 }; /* outputs per block of the packed layout */
+
+TnCrtStatus tn_crt_dense_f32_pack(int32_t n, int32_t k, const float *w,
+                                  float *packed) {
+  if (w == NULL || packed == NULL || n <= 0 || k <= 0 ||
+      (int64_t)n * k > INT32_MAX)
+    return TN_CRT_INVALID_ARGUMENT;
+  for (int32_t j0 = 0; j0 < n; j0 += BLK) {
+    const int32_t nb = n - j0 < BLK ? n - j0 : BLK;
+    float *b = packed + (ptrdiff_t)j0 * k;
+    for (int32_t i = 0; i < k; i++)
+      for (int32_t j = 0; j < nb; j++)
+        b[(ptrdiff_t)i * nb + j] = w[(ptrdiff_t)(j0 + j) * k + i];
+  }
+  return TN_CRT_OK;
+}
+
+/* One output row from the packed weight: per block, each output's chain
+ * over the inputs in order (sixteen chains side by side), then the bias
+ * and the clamp. */
+static void packed_row(int32_t K, int32_t N, const float *restrict x,
+                       const float *restrict w, const float *restrict bias,
+                       float lo, float hi, float *restrict o) {
+  for (int32_t j0 = 0; j0 < N; j0 += BLK) {
+    const int32_t nb = N - j0 < BLK ? N - j0 : BLK;
+    const float *wb = w + (ptrdiff_t)j0 * K;
+    float acc[BLK] = {0};
+    if (nb == BLK)
+      axpy16(x, 1, wb, BLK, K, acc);
+    else
+      axpy(x, 1, wb, nb, K, nb, acc);
+    for (int32_t j = 0; j < nb; j++)
+      o[j0 + j] = clamp_f32(bias ? acc[j] + bias[j0 + j] : acc[j], lo, hi);
+  }
+}
+
+static TnCrtStatus dense(const TnCrtDense *p, const float *in, const float *w,
+                         const float *bias, float act_min, float act_max,
+                         float *out, int packed) {
+  if (!p || !in || !w || !out) return TN_CRT_INVALID_ARGUMENT;
+  TnCrtStatus st = check(p);
+  if (st != TN_CRT_OK) return st;
+  const int32_t K = p->in_features, N = p->out_features;
+  for (int32_t m = 0; m < p->batch; m++) {
+    const float *x = in + (ptrdiff_t)m * K;
+    float *o = out + (ptrdiff_t)m * N;
+    if (!packed)
+      row(p, x, 1, w, bias, act_min, act_max, o);
+#if TN_CRT_HAVE_AVX2
+    else if (tn__crt_avx2())
+      tn__crt_dense_f32_packed_x86(K, N, x, w, bias, act_min, act_max, o);
+#endif
+    else
+      packed_row(K, N, x, w, bias, act_min, act_max, o);
+  }
+  return TN_CRT_OK;
+}
+
+TnCrtStatus tn_crt_dense_f32_packed(const TnCrtDense *p, const float *in,
+                                    const float *w, const float *bias,
+                                    float act_min, float act_max, float *out) {
+  return dense(p, in, w, bias, act_min, act_max, out, 1);
+}
+
 /* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
 
 TN_CRT_CALL(dense_f32, TnCrtCallDenseF32) {
-  return tn_crt_dense_f32(&p->d, in[0], in[1], p->has_bias ? in[2] : NULL,
-                          p->act_min, p->act_max, out);
+  return (p->packed ? tn_crt_dense_f32_packed : tn_crt_dense_f32)(
+      &p->d, in[0], in[1], p->has_bias ? in[2] : NULL, p->act_min,
+      p->act_max, out);
 }
 TN_CRT_CALL(batch_matmul_f32, TnCrtCallMatmul) {
   return tn_crt_batch_matmul_f32(&p->d, p->batches, p->in_batch_stride, 0,

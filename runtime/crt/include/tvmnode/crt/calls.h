@@ -98,10 +98,12 @@ TN_CRT_STRUCT(TnCrtCallMeanS8);
   F(T, S, int32_t, has_bias)
 TN_CRT_STRUCT(TnCrtCallConvF32);
 
-/* dense_f32: in = {data, weight[, bias]}, bias when has_bias. */
+/* dense_f32: in = {data, weight[, bias]}, bias when has_bias. packed: the
+ * weight is in tn_crt_dense_f32_pack's layout (tn_crt_dense_f32_packed),
+ * not [N, K]. */
 #define TN_CRT_FIELDS_TnCrtCallDenseF32(F, T)                      \
   F(T, N, TnCrtDense, d) F(T, S, float, act_min) F(T, S, float, act_max) \
-  F(T, S, int32_t, has_bias)
+  F(T, S, int32_t, has_bias) F(T, S, int32_t, packed)
 TN_CRT_STRUCT(TnCrtCallDenseF32);
 
 /* batch_matmul_f32: in = {a, b}; the weight's batch stride is 0. */

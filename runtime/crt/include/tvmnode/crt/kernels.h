@@ -419,6 +419,23 @@ TN_CRT_STRUCT(TnCrtDense);
 TnCrtStatus tn_crt_dense_f32(const TnCrtDense *p, const float *in,
                              const float *w, const float *bias, float act_min,
                              float act_max, float *out);
+/* The float32 dense layer's weight packed for the x86 forms (the
+ * PackDenseWeights pass does it at compile time for the host): w [n, k]
+ * row-major into packed, the same n * k floats, as blocks of 16 output
+ * features (the last block the n % 16 left), each block input-major, so
+ * that one input meets a row of its block's weights: w[j][i] lies at
+ * packed[j0 * k + i * nb + (j - j0)] for j0 = j - j % 16, nb = min(16,
+ * n - j0) (weight_layout "N16K1"). */
+TnCrtStatus tn_crt_dense_f32_pack(int32_t n, int32_t k, const float *w,
+                                  float *packed);
+/* tn_crt_dense_f32 with its weight packed by tn_crt_dense_f32_pack (p the
+ * [N, K] geometry: w_stride_n = K, w_stride_k = 1). Each output is one
+ * chain of multiply-adds over the inputs in order, then the bias, then
+ * the clamp: fused on x86 with AVX2 + FMA or AVX-512F (the two levels give
+ * the same bits), unfused in the portable C (within rounding of them). */
+TnCrtStatus tn_crt_dense_f32_packed(const TnCrtDense *p, const float *in,
+                                    const float *w, const float *bias,
+                                    float act_min, float act_max, float *out);
 size_t tn_crt_dense_s8_scratch_size(const TnCrtDense *p);
 TnCrtStatus tn_crt_dense_s8(const TnCrtDense *p, const TnCrtQuant *q,
                             const int8_t *in, const int8_t *w,

@@ -182,6 +182,7 @@ typedef struct {
     const int32_t last = p->in_w - 1 - (p->k_w - 1) * p->dilation_w + pl;  \
     const int32_t ib = last < 0 ? 0 : last / sw + 1 < p->out_w            \
                                            ? last / sw + 1 : p->out_w;     \
+    if (c->dw) dwrows_##SFX(p, c, x0, o0, ia, ib);                         \
     for (int32_t oh = 0; oh < p->out_h; oh++) {                            \
       const int32_t bh = oh * p->stride_h - p->pad_top;                    \
       int32_t kh0, kh1;                                                    \
@@ -191,6 +192,7 @@ typedef struct {
       for (int32_t ow = 0; ow < p->out_w; ow++) {                          \
         const int32_t bw = ow * sw - pl;                                   \
         if (kh1 - kh0 == p->k_h && ow >= ia && ow < ib) {                  \
+          if (c->dw) continue; /* dwrows_SFX's */                          \
           in.x[in.m] = xr + (ptrdiff_t)bw * is2;                           \
           in.o[in.m] = orow + ow * p->out_strides[2];                      \
           if (++in.m == MR) run_##SFX(c, &in), in.m = 0;                   \
@@ -247,6 +249,76 @@ typedef struct {
     }                                                                      \
   }
 
+/* The depthwise path's whole windows (rows whose window has every kernel
+ * row, columns [ia, ib)): row by row, one vector of channels at a time,
+ * tiles of MR (4, 2, 1) pixels a fixed step apart, so a tap's input of
+ * each pixel is one load at a constant offset (no table of pointers, no
+ * walk pixel by pixel). Each output is the same chain as tile_SFX's (the
+ * bias, then the taps by kernel row and column, fused): the same bits. */
+#define DEFINE_DW(SFX, ATTR, MR, VW)                                         \
+  ATTR INLINE void dwtile_##SFX(const Call *c, const float *x,             \
+                                ptrdiff_t ps, float *o, ptrdiff_t os,      \
+                                int32_t c0, int32_t rem, int32_t nkh,      \
+                                int32_t nkw, int M, int full) {            \
+    const MASK m0 = V_MASK(rem < VW ? rem : VW);                           \
+    const VEC lo = V_SET1(c->lo), hi = V_SET1(c->hi);                      \
+    const VEC b0 = !c->bias ? V_ZERO() : full ? V_LOAD(c->bias + c0)       \
+                                              : V_LOADM(c->bias + c0, m0); \
+    VEC a[MR];                                                             \
+    _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) a[j] = b0;         \
+    for (int32_t kh = 0; kh < nkh; kh++)                                   \
+      for (int32_t kw = 0; kw < nkw; kw++) {                               \
+        const float *wp = c->w + c0 + kh * c->wh + kw * c->ww;             \
+        const float *xp = x + c0 + kh * c->xh + kw * c->xw;                \
+        const VEC wv = full ? V_LOAD(wp) : V_LOADM(wp, m0);                \
+        _Pragma("GCC unroll 8") for (int j = 0; j < M; j++)                \
+          a[j] = V_FMA(full ? V_LOAD(xp + j * ps)                          \
+                            : V_LOADM(xp + j * ps, m0), wv, a[j]);         \
+      }                                                                    \
+    _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {                  \
+      const VEC v = V_MIN(hi, V_MAX(lo, a[j]));                            \
+      if (full) V_STORE(o + j * os + c0, v);                               \
+      else V_STOREM(o + j * os + c0, m0, v);                               \
+    }                                                                      \
+  }                                                                        \
+                                                                           \
+  ATTR __attribute__((noinline)) static void dwrows_##SFX(                 \
+      const TnCrtConv2d *p, const Call *c, const float *x0, float *o0,     \
+      int32_t ia, int32_t ib) {                                            \
+    const ptrdiff_t ps = (ptrdiff_t)p->stride_w * p->in_strides[2];        \
+    const ptrdiff_t os = p->out_strides[2];                                \
+    for (int32_t oh = 0; oh < p->out_h; oh++) {                            \
+      const int32_t bh = oh * p->stride_h - p->pad_top;                    \
+      int32_t kh0, kh1;                                                    \
+      conv_in_bounds(bh, p->dilation_h, p->in_h, p->k_h, &kh0, &kh1);      \
+      if (kh1 - kh0 != p->k_h) continue;                                   \
+      const float *xr = x0 + (ptrdiff_t)bh * p->in_strides[1] +            \
+                        (ptrdiff_t)(ia * p->stride_w - p->pad_left) *      \
+                            p->in_strides[2];                              \
+      float *orow = o0 + oh * p->out_strides[1] + ia * os;                 \
+      for (int32_t c0 = 0; c0 < c->ch; c0 += VW) {                         \
+        const int32_t rem = c->ch - c0;                                    \
+        const int full = rem >= VW;                                        \
+        for (int32_t ow = ia, n; ow < ib; ow += n) {                       \
+          n = ib - ow >= MR ? MR : ib - ow >= 4 ? 4 : ib - ow >= 2 ? 2 : 1; \
+          const float *x = xr + (ow - ia) * ps;                            \
+          float *o = orow + (ow - ia) * os;                                \
+          const int32_t kh = p->k_h, kw = p->k_w;                          \
+          switch ((n == MR ? 0 : n == 4 ? 1 : n == 2 ? 2 : 3) + 4 * full) { \
+            case 0: dwtile_##SFX(c, x, ps, o, os, c0, rem, kh, kw, MR, 0); break; \
+            case 1: dwtile_##SFX(c, x, ps, o, os, c0, rem, kh, kw, 4, 0); break; \
+            case 2: dwtile_##SFX(c, x, ps, o, os, c0, rem, kh, kw, 2, 0); break; \
+            case 3: dwtile_##SFX(c, x, ps, o, os, c0, rem, kh, kw, 1, 0); break; \
+            case 4: dwtile_##SFX(c, x, ps, o, os, c0, rem, kh, kw, MR, 1); break; \
+            case 5: dwtile_##SFX(c, x, ps, o, os, c0, rem, kh, kw, 4, 1); break; \
+            case 6: dwtile_##SFX(c, x, ps, o, os, c0, rem, kh, kw, 2, 1); break; \
+            default: dwtile_##SFX(c, x, ps, o, os, c0, rem, kh, kw, 1, 1); break; \
+          }                                                                \
+        }                                                                  \
+      }                                                                    \
+    }                                                                      \
+  }
+
 /* case K of run_SFX's switch: a tile of M pixels by NV vectors, full or
  * not, with the depthwise and channels-last bodies each a constant */
 #define SHAPES(SFX, K, NV, F, M)                                             \
@@ -277,6 +349,7 @@ typedef struct {
   _mm256_cmpgt_epi32(_mm256_set1_epi32(r),                               \
                      _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
 
+DEFINE_DW(avx2, __attribute__((target("avx2,fma"))), 6, 8)
 DEFINE_FORMS(avx2, __attribute__((target("avx2,fma"))), 6, 8)
 
 #undef VEC
@@ -310,6 +383,7 @@ DEFINE_FORMS(avx2, __attribute__((target("avx2,fma"))), 6, 8)
 #define V_MIN(a, b) _mm512_min_ps(a, b)
 #define V_MASK(r) ((__mmask16)((1u << (r)) - 1u))
 
+DEFINE_DW(avx512, __attribute__((target("avx512f"))), 8, 16)
 DEFINE_FORMS(avx512, __attribute__((target("avx512f"))), 8, 16)
 
 void tn__crt_conv_f32_x86(const TnCrtConv2d *p, const float *in,
