@@ -1348,6 +1348,153 @@ START_TEST(test_dense_pack_layout) {
 }
 END_TEST
 
+/* The packed 1x1 convolution (tn_crt_conv2d_s8_packed, its weight's
+ * [out_c, in_c] matrix by tn_crt_dense_s8_pack) against ref_conv on the
+ * weight as it was (OHWI), over random geometries: in_c a multiple of 4
+ * (the VNNI GEMM tiles) or not, out_c past one and two blocks of 16 and
+ * between (the GEMM tiles' 32 and 16 channels, the dense rows' rest),
+ * 1 to 60 pixels (the tiles' 8, 4, 2 and 1), input offset 128 as
+ * PackDenseWeights leaves it or any, filter offset 0 or not, per tensor
+ * or per channel, multipliers the vector requantizations take or not,
+ * with a bias or none; every fourth case in place (a copy of the input
+ * as the output, out_c <= in_c, the scratch asked for). The number of
+ * cases that differ (fault: the crt's conv VNNI fault switch, set for
+ * the packed call). */
+static int conv_packed_random(uint64_t seed, int fault) {
+  KtRng r = kt_rng(seed);
+  int differ = 0;
+  for (int it = 0; it < 160; it++) {
+    TnCrtConv2d p;
+    memset(&p, 0, sizeof p);
+    p.batch = kt_int(&r, 1, 2);
+    p.in_h = p.out_h = kt_int(&r, 1, 5);
+    p.in_w = p.out_w = kt_int(&r, 1, 12);
+    p.k_h = p.k_w = p.stride_h = p.stride_w = 1;
+    p.dilation_h = p.dilation_w = p.groups = 1;
+    p.in_c = it % 3 ? 4 * kt_int(&r, 1, 24) : kt_int(&r, 1, 70);
+    p.out_c = it % 4 == 1 ? 16 * kt_int(&r, 1, 5) : kt_int(&r, 1, 90);
+    const int in_place = it % 4 == 3 && p.out_c <= p.in_c;
+    int32_t di[4] = {p.batch, p.in_h, p.in_w, p.in_c};
+    int32_t dw[4] = {1, 1, p.in_c, p.out_c};
+    int32_t dout[4] = {p.batch, p.out_h, p.out_w, p.out_c};
+    strides(di, nhwc, p.in_strides);
+    strides(dw, ohwi, p.w_strides);
+    strides(dout, nhwc, p.out_strides);
+    const int64_t ni = (int64_t)p.batch * p.in_h * p.in_w * p.in_c;
+    const int64_t nw = (int64_t)p.in_c * p.out_c;
+    const int64_t no = (int64_t)p.batch * p.out_h * p.out_w * p.out_c;
+    int8_t *in = rand_s8(&r, ni, -128, 127);
+    int8_t *w = rand_s8(&r, nw, -128, 127), *wp = xalloc((size_t)nw);
+    int32_t *bias = rand_dense_bias(&r, p.out_c);
+    int32_t mult[96], shift[96];
+    TnCrtQuant q = {0};
+    const int kind = it % 6;
+    rand_quant(&r, &q, p.out_c, mult, shift, kind == 4 ? -1.5 : -15,
+               kind == 4 ? 1.5 : -6);
+    q.channels = q.per_channel ? p.out_c : 1;
+    if (kind == 5 && q.per_channel)
+      mult[kt_int(&r, 0, p.out_c - 1)] *= -1;
+    if (it % 3 != 2) q.input_offset = 128;
+    if (it % 7 != 6) q.filter_offset = 0;
+    KT_CHECK_OK(tn_crt_dense_s8_pack(p.out_c, p.in_c, w, wp));
+    int8_t *got = xalloc((size_t)(no > ni ? no : ni));
+    int8_t *want = xalloc((size_t)no);
+    const size_t ss = in_place ? tn_crt_conv2d_s8_inplace_scratch_size(&p)
+                               : 0;
+    void *scratch = ss ? xalloc(ss) : NULL;
+    if (in_place) memcpy(got, in, (size_t)ni);
+#if HAVE_AVX2_FORMS
+    tn__crt_conv_vnni_fault(fault);
+#endif
+    KT_CHECK_OK(tn_crt_conv2d_s8_packed(&p, &q, in_place ? got : in, wp,
+                                        bias, got, scratch, ss));
+#if HAVE_AVX2_FORMS
+    tn__crt_conv_vnni_fault(0);
+#endif
+    ref_conv(&p, &q, q.input_offset, q.filter_offset, in, w, bias, want,
+             NULL);
+    const int same = memcmp(got, want, (size_t)no) == 0;
+    if (fault == 0)
+      for (int64_t i = 0; i < no; i++)
+        EXPECT(got[i] == want[i],
+               "packed 1x1 case %d (%dx%dx%d, in_c %d out_c %d io %d fo %d%s):"
+               " element %lld is %d, expected %d", it, p.batch, p.in_h,
+               p.in_w, p.in_c, p.out_c, q.input_offset, q.filter_offset,
+               in_place ? ", in place" : "", (long long)i, got[i], want[i]);
+    differ += !same;
+    free(in), free(w), free(wp), free(bias), free(got), free(want);
+    free(scratch);
+  }
+  return differ;
+}
+
+START_TEST(test_conv_packed_random) {
+  check_isa_matches_cpu();
+  int differ = 0;
+  EACH_ISA(differ += conv_packed_random(7, 0));
+  ck_assert_int_eq(differ, 0);
+#if HAVE_AVX2_FORMS
+  /* the VNNI and AVX2 packed forms dropping their last group of inputs
+   * are caught */
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512VNNI)
+    ck_assert_int_gt(conv_packed_random(7, 4), 0);
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX2) {
+    tn_crt_isa_limit(TN_CRT_ISA_AVX2);
+    ck_assert_int_gt(conv_packed_random(7, 4), 0);
+    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+  }
+#endif
+}
+END_TEST
+
+/* tn_crt_conv2d_s8_packed refuses what is not its geometry, and a short
+ * scratch in place. */
+START_TEST(test_conv_packed_args) {
+  TnCrtConv2d p;
+  memset(&p, 0, sizeof p);
+  p.batch = 1, p.in_h = p.out_h = 2, p.in_w = p.out_w = 3;
+  p.in_c = 8, p.out_c = 4;
+  p.k_h = p.k_w = p.stride_h = p.stride_w = 1;
+  p.dilation_h = p.dilation_w = p.groups = 1;
+  int32_t di[4] = {1, 2, 3, 8}, dw[4] = {1, 1, 8, 4}, dout[4] = {1, 2, 3, 4};
+  strides(di, nhwc, p.in_strides);
+  strides(dw, ohwi, p.w_strides);
+  strides(dout, nhwc, p.out_strides);
+  int32_t mult = 1 << 30, shift = -8;
+  TnCrtQuant q = {0};
+  q.act_min = -128, q.act_max = 127, q.channels = 1;
+  q.multiplier = &mult, q.shift = &shift;
+  int8_t in[48] = {0}, w[32] = {0}, out[48], scratch[64];
+  KT_CHECK_OK(tn_crt_conv2d_s8_packed(&p, &q, in, w, NULL, out, NULL, 0));
+  EXPECT_ST(tn_crt_conv2d_s8_packed(&p, NULL, in, w, NULL, out, NULL, 0),
+            TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(tn_crt_conv2d_s8_packed(&p, &q, in, NULL, NULL, out, NULL, 0),
+            TN_CRT_INVALID_ARGUMENT);
+  TnCrtConv2d g = p;
+  g.stride_w = 2, g.out_w = 2;
+  EXPECT_ST(tn_crt_conv2d_s8_packed(&g, &q, in, w, NULL, out, NULL, 0),
+            TN_CRT_INVALID_ARGUMENT);
+  g = p, g.pad_top = 1;
+  EXPECT_ST(tn_crt_conv2d_s8_packed(&g, &q, in, w, NULL, out, NULL, 0),
+            TN_CRT_INVALID_ARGUMENT);
+  g = p, g.groups = 2;
+  EXPECT_ST(tn_crt_conv2d_s8_packed(&g, &q, in, w, NULL, out, NULL, 0),
+            TN_CRT_INVALID_ARGUMENT);
+  g = p, g.in_strides[2] = 9; /* not dense NHWC */
+  EXPECT_ST(tn_crt_conv2d_s8_packed(&g, &q, in, w, NULL, out, NULL, 0),
+            TN_CRT_INVALID_ARGUMENT);
+  /* in place: the scratch asked for, and no less */
+  const size_t need = tn_crt_conv2d_s8_inplace_scratch_size(&p);
+  ck_assert_uint_le(need, sizeof scratch);
+  KT_CHECK_OK(tn_crt_conv2d_s8_packed(&p, &q, in, w, NULL, in, scratch, need));
+  EXPECT_ST(tn_crt_conv2d_s8_packed(&p, &q, in, w, NULL, in, scratch,
+                                    need - 1),
+            TN_CRT_SCRATCH_TOO_SMALL);
+  EXPECT_ST(tn_crt_conv2d_s8_packed(&p, &q, in, w, NULL, in, NULL, need),
+            TN_CRT_INVALID_ARGUMENT);
+}
+END_TEST
+
 /* The same cases through the portable forms (on x86 with AVX2, the forms
  * the machine would not run otherwise). */
 START_TEST(test_dense_random_portable) {
@@ -2491,6 +2638,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_dense_vnni);
   tcase_add_test(tc, test_dense_vnni_wraps);
   tcase_add_test(tc, test_dense_packed_random);
+  tcase_add_test(tc, test_conv_packed_random);
+  tcase_add_test(tc, test_conv_packed_args);
   tcase_add_test(tc, test_dense_pack_layout);
   tcase_add_test(tc, test_pool_random);
   tcase_add_test(tc, test_pool_rounding);

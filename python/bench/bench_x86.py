@@ -5,7 +5,9 @@ another one (a base commit), in one run. (Files of the crt
 that only this tree has are added to the base's copy: the compiler lists
 them in every archive; the base's code does not call them. The base's
 archive is compiled without PackDenseWeights, whose layout its kernels do
-not read.)
+not read; with --base-pack dense, with it for the dense layers alone, for
+a base whose kernels read the packed dense layout but not the packed 1x1
+convolution.)
 
 For each int8 model of ../shared/models (or --models DIR; --only NAME to
 pick some), and VWW and the large ResNet of mlcommons/tiny (not bundled:
@@ -197,17 +199,21 @@ def base_tree(base: str, new: str, workdir: str) -> str:
     return dst
 
 
-def compiled_for_base(path: Path, name: str) -> codegen.Archive:
+def compiled_for_base(path: Path, name: str, pack: str = "none") -> codegen.Archive:
     """The model compiled as for a base tree whose kernels read [N, K]
-    dense weights only: PackDenseWeights off (codegen.PACK_DENSE_WEIGHTS
-    empty while it compiles; a field left 0 is not written, so the
-    generated C compiles against the base's headers)."""
-    saved = codegen.PACK_DENSE_WEIGHTS
-    codegen.PACK_DENSE_WEIGHTS = ()
+    dense weights only (pack "none": PackDenseWeights off,
+    codegen.PACK_DENSE_WEIGHTS empty while it compiles), or packed dense
+    weights but no packed convolution ("dense": codegen.PACK_CONV_WEIGHTS
+    empty); a field left 0 is not written, so the generated C compiles
+    against the base's headers."""
+    saved = codegen.PACK_DENSE_WEIGHTS, codegen.PACK_CONV_WEIGHTS
+    codegen.PACK_CONV_WEIGHTS = ()
+    if pack == "none":
+        codegen.PACK_DENSE_WEIGHTS = ()
     try:
         return codegen.compile(frontend.load_model(str(path)), name=name)
     finally:
-        codegen.PACK_DENSE_WEIGHTS = saved
+        codegen.PACK_DENSE_WEIGHTS, codegen.PACK_CONV_WEIGHTS = saved
 
 
 def peers(path: Path, x: np.ndarray, ours: np.ndarray, use_ort: bool
@@ -241,7 +247,7 @@ def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str,
     archs = {"new": arch}
     if args.base_src:
         sides["base"] = base_tree(args.base_src, args.new_src, workdir)
-        archs["base"] = compiled_for_base(path, name)
+        archs["base"] = compiled_for_base(path, name, args.base_pack)
     built = {k: driver_for(archs[k], src, x, os.path.join(workdir, k))
              for k, src in sides.items()}
     drivers: Dict[str, Any] = dict(built)
@@ -361,6 +367,10 @@ def main() -> None:
     ap.add_argument("--float", action="store_true", help="the float32 models by default")
     ap.add_argument("--new-src", default=str(HERE.parents[1]))
     ap.add_argument("--base-src", default=None, help="a source tree to compare with")
+    ap.add_argument("--base-pack", choices=["none", "dense"], default="none",
+                    help="the weights the base's kernels read packed: none (before "
+                         "PackDenseWeights), or the dense layers' (before the 1x1 "
+                         "convolutions' were)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=0.3)
     ap.add_argument("--keep", default=None, help="build in this directory and keep it")

@@ -1,4 +1,5 @@
-"""ResNet-8's (IC's) int8 convolution layers alone, on process CPU time,
+"""ResNet-8's (IC's) int8 convolution layers alone (--layers ic), or the
+pointwise layers of KWS and the wake word (--layers pw), on process CPU time,
 with the crt of this tree ("new") and of --base-src ("base") in one run,
 at the CPU's best ISA level and capped at AVX2 (tn_crt_isa_limit): the
 time and GMAC/s per layer shape, issue 30's kernel-level table.
@@ -11,8 +12,12 @@ of calls on CLOCK_PROCESS_CPUTIME_ID); --rounds rounds, the sides and
 levels interleaved; each figure is the median over rounds. The layers run
 with NHWC input, HWIO weights, "same" padding, per-channel multipliers
 and an input zero point of -128 (io 128), as the model has them; every
-side's outputs are hashed and must agree. Prints a table; writes
-bench_x86_layers.json and .md.
+side's outputs are hashed and must agree. The pointwise layers (1x1,
+stride 1, unpadded) run on the side of this tree as the host archive runs
+them, their weight packed once before timing (tn_crt_dense_s8_pack of the
+[out, in] matrix, tn_crt_conv2d_s8_packed; the driver is compiled with
+-DTN_BENCH_PACKED), and on the base as tn_crt_conv2d_s8 with HWIO weights.
+Prints a table; writes bench_x86_layers.json and .md.
 """
 from __future__ import annotations
 
@@ -44,6 +49,13 @@ LAYERS = [("conv 32x32 3->16", 32, 32, 3, 16, 3, 1),
           ("conv 16x16 32->64 s2", 16, 16, 32, 64, 3, 2),
           ("conv 8x8 64->64", 8, 8, 64, 64, 3, 1),
           ("1x1 16x16 32->64 s2", 16, 16, 32, 64, 1, 2)]
+# KWS's four pointwise layers (one shape), then the wake word's
+PW_LAYERS = [("KWS 1x1 25x5 64->64", 25, 5, 64, 64, 1, 1),
+             ("WW 1x1 28x1 40->128", 28, 1, 40, 128, 1, 1),
+             ("WW 1x1 24x1 128->128", 24, 1, 128, 128, 1, 1),
+             ("WW 1x1 15x1 128->128", 15, 1, 128, 128, 1, 1),
+             ("WW 1x1 1x1 128->32", 1, 1, 128, 32, 1, 1)]
+LAYER_SETS = {"ic": LAYERS, "pw": PW_LAYERS, "all": LAYERS + PW_LAYERS}
 
 DRIVER_C = r"""
 #define _POSIX_C_SOURCE 199309L
@@ -84,7 +96,7 @@ int main(int argc, char **argv) {
     const size_t nin = (size_t)h * w * ci, nw = (size_t)k * k * ci * co,
                  nout = (size_t)g.out_h * g.out_w * co;
     int8_t *in = malloc(nin), *wt = malloc(nw), *out = malloc(nout);
-    int32_t *bias = malloc((size_t)co * 4), mult[64], shift[64];
+    int32_t *bias = malloc((size_t)co * 4), mult[128], shift[128];
     for (size_t j = 0; j < nin; j++) in[j] = (int8_t)((j * 37 + 11) % 255 - 127);
     for (size_t j = 0; j < nw; j++) wt[j] = (int8_t)((j * 53 + 7) % 255 - 127);
     for (int c = 0; c < co; c++) {
@@ -94,12 +106,25 @@ int main(int argc, char **argv) {
     const TnCrtQuant q = {.input_offset = 128, .output_offset = -5,
                           .act_min = -128, .act_max = 127, .per_channel = 1,
                           .multiplier = mult, .shift = shift};
-    tn_crt_conv2d_s8(&g, &q, in, wt, bias, out, NULL, 0);
+    TnCrtStatus (*run)(const TnCrtConv2d *, const TnCrtQuant *,
+                       const int8_t *, const int8_t *, const int32_t *,
+                       int8_t *, void *, size_t) = tn_crt_conv2d_s8;
+#ifdef TN_BENCH_PACKED
+    if (k == 1 && s == 1) { /* the weight packed, as the host archive has it */
+      int8_t *m = malloc(nw), *pk = malloc(nw);
+      for (int o = 0; o < co; o++)
+        for (int c = 0; c < ci; c++) m[o * ci + c] = wt[c * co + o];
+      if (tn_crt_dense_s8_pack(co, ci, m, pk) != TN_CRT_OK) return 1;
+      free(wt), free(m);
+      wt = pk, run = tn_crt_conv2d_s8_packed;
+    }
+#endif
+    if (run(&g, &q, in, wt, bias, out, NULL, 0) != TN_CRT_OK) return 1;
     double t0 = cpu(), t;
     long n = 0;
     do {
       for (int b = 0; b < 16; b++, n++)
-        if (tn_crt_conv2d_s8(&g, &q, in, wt, bias, out, NULL, 0) != TN_CRT_OK)
+        if (run(&g, &q, in, wt, bias, out, NULL, 0) != TN_CRT_OK)
           return 1;
       t = cpu() - t0;
     } while (t < seconds);
@@ -127,14 +152,15 @@ def crt_of(arch: codegen.Archive, src: str, workdir: str) -> str:
             os.environ["TVMNODE_SOURCE_DIR"] = old
 
 
-def build(archive: str, workdir: str) -> str:
+def build(archive: str, workdir: str, layers: List, packed: bool) -> str:
     src = os.path.join(workdir, "layers.c")
     text = DRIVER_C.replace("@LAYERS@", ", ".join(
-        "{%d, %d, %d, %d, %d, %d}" % l[1:] for l in LAYERS))
+        "{%d, %d, %d, %d, %d, %d}" % l[1:] for l in layers))
     with open(src, "w") as f:
         f.write(text)
     exe = os.path.join(workdir, "layers")
     subprocess.run([os.environ.get("CC", "cc"), "-std=c99", "-O2",
+                    *(["-DTN_BENCH_PACKED"] if packed else []),
                     "-I" + os.path.join(archive, "runtime", "include"), src,
                     *sources(archive)["crt"], "-o", exe, "-lm"], check=True)
     return exe
@@ -148,7 +174,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=0.05)
     ap.add_argument("--out", default=".")
+    ap.add_argument("--layers", choices=sorted(LAYER_SETS), default="ic",
+                    help="IC's convolutions, KWS's and the wake word's pointwise ones, or both")
     args = ap.parse_args()
+    layers = LAYER_SETS[args.layers]
     arch = codegen.compile(frontend.load_model(
         str(Path(args.models) / "pretrainedResnet_quant.tflite")), name="ic")
     levels = {"": ISA_NAMES["vnni"], "@avx2": ISA_NAMES["avx2"]}
@@ -156,21 +185,22 @@ def main() -> None:
         sides = {"new": args.new_src}
         if args.base_src:
             sides["base"] = base_tree(args.base_src, args.new_src, tmp)
-        exes = {k: build(crt_of(arch, src, os.path.join(tmp, k)), os.path.join(tmp, k))
+        exes = {k: build(crt_of(arch, src, os.path.join(tmp, k)), os.path.join(tmp, k),
+                         layers, k == "new")
                 for k, src in sides.items()}
         runs = [(k, lv) for k in exes for lv in levels]
-        ns: Dict[str, List[List[float]]] = {k + lv: [[] for _ in LAYERS] for k, lv in runs}
+        ns: Dict[str, List[List[float]]] = {k + lv: [[] for _ in layers] for k, lv in runs}
         hashes: Dict[str, List[str]] = {}
         for r in range(args.rounds):
             for k, lv in (runs if r % 2 == 0 else list(reversed(runs))):
                 lines = subprocess.run([exes[k], str(levels[lv]), str(args.seconds)],
                                        check=True, capture_output=True, text=True).stdout
-                for i, line in enumerate(lines.split("\n")[:len(LAYERS)]):
+                for i, line in enumerate(lines.split("\n")[:len(layers)]):
                     t, h = line.split()
                     ns[k + lv][i].append(float(t))
-                    hashes.setdefault(LAYERS[i][0], [])
-                    if h not in hashes[LAYERS[i][0]]:
-                        hashes[LAYERS[i][0]].append(h)
+                    hashes.setdefault(layers[i][0], [])
+                    if h not in hashes[layers[i][0]]:
+                        hashes[layers[i][0]].append(h)
     med = {k: [statistics.median(v) for v in layers] for k, layers in ns.items()}
     cols = list(med)
     rows = ["Process CPU time per call, one thread, median of %d rounds of %g s; %s; "
@@ -181,7 +211,7 @@ def main() -> None:
             " | GMAC/s " + " / ".join(cols) + " | outputs agree |",
             "|---|---:|" + "---:|" * len(cols) + ("---:|---:|" if "base" in cols else "") +
             "---:|---|"]
-    for i, l in enumerate(LAYERS):
+    for i, l in enumerate(layers):
         oh, ow = (l[1] + l[6] - 1) // l[6], (l[2] + l[6] - 1) // l[6]
         macs = oh * ow * l[4] * l[5] * l[5] * l[3]
         m = {k: med[k][i] for k in cols}
@@ -196,7 +226,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_x86_layers.json").write_text(json.dumps(
         {"cpu": cpu_name(), "rounds": args.rounds, "seconds": args.seconds,
-         "layers": [l[0] for l in LAYERS], "ns": ns, "median_ns": med,
+         "layers": [l[0] for l in layers], "ns": ns, "median_ns": med,
          "hashes": hashes}, indent=1))
     (out / "bench_x86_layers.md").write_text(text + "\n")
     print(text)

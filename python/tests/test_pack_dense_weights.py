@@ -5,7 +5,7 @@ its input zero point set to -128 and the difference folded into the bias;
 the outputs stay the same integers, through the executor and through the
 compiled C, and what the pass must not take it leaves alone.
 codegen.compile runs it for "host" only."""
-from typing import Any, List, Tuple
+from typing import Any, Callable, List, Tuple
 
 import numpy as np
 import pytest
@@ -31,6 +31,18 @@ def pack_reference(w: np.ndarray) -> np.ndarray:
 def _pack(mod: ir.IRModule) -> ir.IRModule:
     return transform.Sequential([transform.InferType(), transform.PackDenseWeights(),
                                  transform.InferType()])(mod)
+
+
+def packed_layer(mod: ir.IRModule,
+                 calls: Callable[[ir.IRModule], List[Any]]) -> Tuple[ir.IRModule, Any, Any,
+                                                                     np.ndarray]:
+    """mod packed, its one layer (found by `calls`) before and after, and the
+    weight before; the layer after must be packed."""
+    out = _pack(mod)
+    [before] = calls(transform.InferType()(mod))
+    [after] = calls(out)
+    assert str(after.attrs.weight_layout) == "N16K4"
+    return out, before, after, np.array(before.args[1].data, copy=True)
 
 
 def _dense_calls(mod: ir.IRModule, name: str = "qnn.dense") -> List[Any]:
@@ -73,11 +85,7 @@ def test_a_dense_layer_is_packed_and_gives_the_same_outputs(cin: int, cout: int,
                                                             zx: int) -> None:
     mod, shape, b = _layer("dense", cin=cin, cout=cout, zx=zx, per_channel=per_channel,
                            seed=cin * cout + zx + 128)
-    out = _pack(mod)
-    [before] = _dense_calls(transform.InferType()(mod))
-    [after] = _dense_calls(out)
-    w = np.array(before.args[1].data, copy=True)
-    assert str(after.attrs.weight_layout) == "N16K4"
+    out, before, after, w = packed_layer(mod, _dense_calls)
     assert str(before.attrs.weight_layout) == "NK"
     np.testing.assert_array_equal(np.array(after.args[1].data), pack_reference(w))
     assert int(np.asarray(after.args[2].data)) == -128
@@ -130,6 +138,8 @@ def test_what_must_stay_is_left_alone(case: str) -> None:
     else:
         kw: Any = {"const_weight": False} if case == "parameter weights" else \
             {"bias": None} if case == "no bias" else {}
+        if case == "a convolution":  # a 3x3 one (a 1x1 one is packed)
+            kw = {"k": 3}
         mod = _layer("conv" if case == "a convolution" else "dense", **kw)[0]
     before = transform.InferType()(mod)
     out = _pack(mod)

@@ -56,14 +56,18 @@ SCRATCH_ISA: Dict[str, str] = {"host": "portable", "cortex-m": "arm_dsp",
 FOLD_INPUT_OFFSET = ("cortex-m",)
 #: the targets whose kernels read the int8 dense layer's weights packed at
 #: compile time (PackDenseWeights: blocks of 16 outputs, inputs in groups
-#: of 4, the input zero point -128 with the difference in the bias):
-#: "host", whose x86 forms then take one vpdpbusd (AVX-512 VNNI) or four
-#: vpmaddwd (AVX2) per 16 outputs and 4 inputs, with no horizontal sums.
-#: The portable C reads the layout too (the same bytes out), but is no
-#: faster with it, so "cortex-m" and "wasm32" keep [N, K]. A float32
+#: of 4, the input zero point -128 with the difference in the bias; the
+#: same for a 1x1 convolution's [out, in] matrix): "host", whose x86 forms
+#: then take one vpdpbusd (AVX-512 VNNI) or four vpmaddwd (AVX2) per 16
+#: outputs and 4 inputs, with no horizontal sums. The portable C reads the
+#: layout too (the same bytes out), but is no faster with it, so
+#: "cortex-m" and "wasm32" keep [N, K] and kernel_layout's. A float32
 #: nn.dense with a constant weight is packed too (blocks of 16 outputs,
 #: input by input: the AVX2 + FMA and AVX-512F forms' rows of weights).
 PACK_DENSE_WEIGHTS: Tuple[str, ...] = ("host",)
+#: of those, the targets whose 1x1 convolutions PackDenseWeights packs too
+#: (its option "PackDenseWeights.conv"); the dense layers alone elsewhere
+PACK_CONV_WEIGHTS: Tuple[str, ...] = ("host",)
 
 
 def _patch_count(patch_stages: Union[None, int, str]) -> Optional[int]:
@@ -98,6 +102,7 @@ def _pipeline(mod: Any, target: str = "host", patch_count: Optional[int] = None,
         passes.append(transform.FoldInputOffset())
     if target in PACK_DENSE_WEIGHTS:
         passes.append(transform.PackDenseWeights())
+        config["PackDenseWeights.conv"] = int(target in PACK_CONV_WEIGHTS)
     if patch_count is not None:
         # after the weights take the target's layout, and planning with
         # the target's kernel scratch: the plans it compares are the

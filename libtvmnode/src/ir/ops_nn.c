@@ -42,6 +42,10 @@ static const TnFieldDesc conv_fields[] = {
                    "OIHW, HWIO or OHWI"),
     TN_FIELD_DTYPE_D(TnIrConv2DAttrs, out_dtype, kDLOpaqueHandle, 0, 0, 0,
                      "void: the input's type (int32 for qnn.conv2d)"),
+    TN_FIELD_STR_D(TnIrConv2DAttrs, weight_layout, "", 0,
+                   "'' (kernel_layout's), or N16K4: a 1x1 layer's weight "
+                   "packed for the x86 forms (PackDenseWeights; a fused "
+                   "int8 layer's)"),
 };
 static const TnFieldDesc pool_fields[] = {
     TN_FIELD_ANY(TnIrPool2DAttrs, pool_size, 0, "(kh, kw)"),
@@ -220,6 +224,15 @@ TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
                             " input channels per group to match data of "
                             "%" PRId64 " channels in %" PRId64 " groups",
                             cin / groups, cin, groups), NULL;
+  const char *wl = str_of(a->weight_layout);
+  if (wl[0] && strcmp(wl, "N16K4") != 0)
+    return tn__ir_arg_error(op, 1, "weight", types[1], "weight_layout must "
+                            "be '' or 'N16K4', got '%s'", wl), NULL;
+  if (wl[0] && (groups != 1 || kd[kh] != 1 || kd[kw] != 1))
+    return tn__ir_arg_error(op, 1, "weight", types[1], "weight_layout "
+                            "'N16K4' is a 1x1 layer's of one group, got "
+                            "a %" PRId64 "x%" PRId64 " kernel in %" PRId64
+                            " groups", kd[kh], kd[kw], groups), NULL;
   if (a->channels && a->channels != cout)
     return tn__ir_arg_error(op, 1, "weight", types[1], "channels = %" PRId64
                             " but the weight has %" PRId64, a->channels,

@@ -33,6 +33,9 @@ typedef struct {
   TnAny kernel_size;
   TnObject *data_layout, *kernel_layout;
   DLDataType out_dtype;
+  /* "" (as kernel_layout says), or "N16K4": a 1x1 layer's [out, in]
+   * matrix as tn_crt_dense_s8_pack lays it out */
+  TnObject *weight_layout;
 } TnIrConv2DAttrs;
 
 typedef struct {

@@ -16,6 +16,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -173,13 +174,39 @@ static void strides4(const int64_t *dims, const int pos[4], int32_t out[4]) {
   for (int i = 0; i < 4; i++) out[i] = (int32_t)st[pos[i]];
 }
 
-/* The geometry of a conv2d call with data a->types[0], weight types[1]. */
-static int conv_geom(const char *op, const TnObject *attrs,
-                     const TnIrTensorType *d, const TnIrTensorType *w,
-                     const TnIrTensorType *o, TnCrtConv2d *g) {
+/* Whether the weight_layout wl of a `layer` call is the packed one
+ * ("N16K4") into *packed, which only the fused int8 layer reads (packed
+ * not NULL); 0, -1 with the error. */
+static int packed_layout(const TnKernArgs *a, const TnObject *wl,
+                         const char *layer, int32_t *packed) {
+  const bool p = strcmp(attr_text(wl), "N16K4") == 0;
+  if (p && packed == NULL) {
+    char why[160];
+    snprintf(why, sizeof why, "a packed weight (weight_layout 'N16K4') is "
+             "read only by the fused int8 layer: qnn.requantize of "
+             "nn.bias_add of %s, int8 in and out", layer);
+    return no_kernel(a, why);
+  }
+  if (packed) *packed = p;
+  return 0;
+}
+
+/* The geometry of a conv2d call with data d, weight w and output o; the
+ * weight packed (weight_layout "N16K4") into *packed, which only the
+ * fused int8 layer reads (packed not NULL), of a 1x1 layer of stride 1,
+ * unpadded, NHWC (tn_crt_conv2d_s8_packed's). */
+static int conv_geom(const TnKernArgs *a, const TnIrTensorType *d,
+                     const TnIrTensorType *w, const TnIrTensorType *o,
+                     TnCrtConv2d *g, int32_t *packed) {
+  const char *op = a->op;
+  const TnObject *attrs = a->attrs;
   const TnIrConv2DAttrs *ca = ATTRS(op, attrs, TnIrConv2DAttrs,
                                     "ir.Conv2DAttrs");
   if (ca == NULL) return -1;
+  int32_t pk = 0;
+  if (packed_layout(a, ca->weight_layout, "qnn.conv2d", packed ? &pk : NULL))
+    return -1;
+  if (packed) *packed = pk;
   const char *dl = attr_text(ca->data_layout), *kl = attr_text(ca->kernel_layout);
   int n_, c_, h_, w_;
   if (!tn__ir_data_layout(op, "data_layout", dl[0] ? dl : "NCHW", &n_, &c_,
@@ -213,6 +240,12 @@ static int conv_geom(const char *op, const TnObject *attrs,
   strides4(dd, dpos, g->in_strides);
   strides4(wd, wpos, g->w_strides);
   strides4(od, dpos, g->out_strides);
+  if (pk && (g->k_h != 1 || g->k_w != 1 || g->groups != 1 ||
+             g->stride_h != 1 || g->stride_w != 1 || pad[0] || pad[1] ||
+             pad[2] || pad[3] || c_ != 3))
+    return no_kernel(a, "a packed weight (weight_layout 'N16K4') is read "
+                        "only by a 1x1 layer of one group, stride 1, "
+                        "unpadded, NHWC");
   return 0;
 }
 
@@ -230,7 +263,7 @@ static int lower_conv2d(const TnKernArgs *a, TnKernCall *k) {
   if (!is(a->types[0]->dtype, kF32) || !is(a->out->dtype, kF32))
     return no_kernel(a, NULL);
   TnCrtCallConvF32 *p = KERNEL_USE(k, conv2d_f32, 0);
-  if (conv_geom(a->op, a->attrs, a->types[0], a->types[1], a->out, &p->g))
+  if (conv_geom(a, a->types[0], a->types[1], a->out, &p->g, NULL))
     return -1;
   p->act_min = -INFINITY, p->act_max = INFINITY;
   k->macs = conv_macs(&p->g);
@@ -613,7 +646,7 @@ static int lower_qnn_conv2d(const TnKernArgs *a, TnKernCall *k) {
                      "int8 weight to int64, only");
   TnCrtCallConvS32 *p = s16 ? KERNEL_USE(k, conv2d_s16_s64, 0)
                             : KERNEL_USE(k, conv2d_s8_s32, 0);
-  if (conv_geom(a->op, a->attrs, a->types[0], a->types[1], a->out, &p->g) ||
+  if (conv_geom(a, a->types[0], a->types[1], a->out, &p->g, NULL) ||
       offsets(a, &p->input_offset, &p->filter_offset))
     return -1;
   if (s16 && check_16x8_offset(a, p->input_offset)) return -1;
@@ -909,7 +942,7 @@ static int fused_16x8(const TnKernArgs *a, TnKernCall *k, bool dense,
     if (dense_geom(a, d, w, &pd->d, NULL, NULL)) return -1;
     k->macs = dense_macs(&pd->d);
   } else {
-    if (conv_geom(a->op, a->attrs, d, w, acc, &pc->g)) return -1;
+    if (conv_geom(a, d, w, acc, &pc->g, NULL)) return -1;
     k->macs = conv_macs(&pc->g);
   }
   return 1;
@@ -1027,7 +1060,7 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
       k->macs = dense_macs(&p->d);
     } else {
       TnCrtCallConvF32 *p = KERNEL_USE(k, conv2d_f32, 0);
-      if (conv_geom(a.op, a.attrs, d, w, acc, &p->g)) return -1;
+      if (conv_geom(&a, d, w, acc, &p->g, NULL)) return -1;
       p->act_min = (float)lo, p->act_max = (float)hi;
       p->has_bias = bias != NULL;
       k->macs = conv_macs(&p->g);
@@ -1093,7 +1126,7 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
     k->scratch = tn_crt_dense_s8_scratch_size(&pd->d);
     k->macs = dense_macs(&pd->d);
   } else {
-    if (conv_geom(a.op, a.attrs, d, w, acc, &pc->g)) return -1;
+    if (conv_geom(&a, d, w, acc, &pc->g, &pc->packed)) return -1;
     k->scratch = tn_crt_conv2d_s8_scratch_size(&pc->g);
     k->scratch_dsp =
         tn_crt_conv2d_s8_scratch_size_isa(&pc->g, qp, TN_CRT_ISA_ARM_DSP, 0);

@@ -176,13 +176,17 @@ static TnObject *rebuilt_biased(const TnIrCall *bc, const TnIrCall *base,
   return out;
 }
 
-/* Whether the dense layer `base` has its weight in a layout other than
- * [N, K] (PackDenseWeights'). */
+/* Whether the layer `base` (dense or convolution) has its weight in a
+ * layout other than [N, K] or kernel_layout's (PackDenseWeights'). */
 static bool dense_packed(const TnIrCall *base) {
-  if (!tn_object_is_instance(base->attrs, tn_type_index("ir.DenseAttrs")))
-    return false;
-  const TnObject *wl = ((const TnIrDenseAttrs *)base->attrs)->weight_layout;
-  return wl != NULL && strcmp(((const TnStringObj *)wl)->data, "NK") != 0;
+  const TnObject *wl = NULL;
+  const char *plain = "";
+  if (tn_object_is_instance(base->attrs, tn_type_index("ir.DenseAttrs")))
+    wl = ((const TnIrDenseAttrs *)base->attrs)->weight_layout, plain = "NK";
+  else if (tn_object_is_instance(base->attrs,
+                                 tn_type_index("ir.Conv2DAttrs")))
+    wl = ((const TnIrConv2DAttrs *)base->attrs)->weight_layout;
+  return wl != NULL && strcmp(((const TnStringObj *)wl)->data, plain) != 0;
 }
 
 /* `e` (rebuilt; `orig` has the types) folded, or NULL with *failed clear
@@ -200,7 +204,7 @@ static TnObject *fold(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
   if (iop == NULL || (!dense && strcmp(iop, "qnn.conv2d") != 0)) return NULL;
   const TnIrCall *base = (const TnIrCall *)inner;
   if (tn_array_size(base->args) != 6 || base->attrs == NULL) return NULL;
-  if (dense && dense_packed(base)) return NULL; /* its rows are not runs */
+  if (dense_packed(base)) return NULL; /* its rows are not runs */
   int32_t zx, zw;
   int64_t nb, nw;
   const int32_t *b = const_data(call_arg(bc, 1), kDLInt, 32, &nb);
@@ -250,27 +254,77 @@ TnObject *tn__fold_input_offset_module(TnObject *mod, TnObject *ctx) {
  * unsigned byte, what vpdpbusd multiplies: the x86 forms take the sums as
  * they come, with no correction and no horizontal sums, and the weights
  * were packed once, by the compiler. The outputs are the same integers
- * (the layer's arithmetic is exact mod 2^32). codegen.compile runs it for
- * "host" (codegen.PACK_DENSE_WEIGHTS); the executor reads the layout too,
- * through the same lowering. Left alone: anything else (a layer without
- * the bias or the requantize, non-constant weights or bias, int16 data, a
- * weight already packed). A float32 nn.dense is packed too (pack_f32). */
+ * (the layer's arithmetic is exact mod 2^32). The fused 1x1 convolution
+ * of one group, stride 1, unpadded, NHWC (a dense layer over its pixels)
+ * is packed the same way: its [out, in] matrix, whatever kernel_layout
+ * (the weight keeps its shape and kernel_layout; weight_layout "N16K4"
+ * says the bytes are the matrix's packed), the requantize's axis the
+ * channels' (unless the option "PackDenseWeights.conv" is 0: for a
+ * runtime whose kernels read packed dense weights only). codegen.compile
+ * runs it for "host" (codegen.PACK_DENSE_WEIGHTS); the executor reads the
+ * layout too, through the same lowering. Left alone: anything else (a
+ * layer without the bias or the requantize, non-constant weights or bias,
+ * int16 data, a weight already packed, a convolution of another
+ * geometry). A float32 nn.dense is packed too (pack_f32). */
 
-/* The N16K4 copy of the constant int8 weight wt ([n, k], compact). */
-static TnObject *packed_weight(const int8_t *w, const DLTensor *wt) {
-  TnObject *t = tn_tensor_empty(wt->shape, 2, wt->dtype, wt->device);
+/* The N16K4 copy of the [n, k] matrix m (int8) as a constant of wt's shape
+ * and dtype. */
+static TnObject *packed_weight(const int8_t *m, int64_t n, int64_t k,
+                               const DLTensor *wt) {
+  TnObject *t = tn_tensor_empty(wt->shape, wt->ndim, wt->dtype, wt->device);
   if (t == NULL) return NULL;
   DLTensor *o = tn_tensor_dltensor(t);
   TnObject *c = NULL;
-  if (tn_crt_dense_s8_pack((int32_t)wt->shape[0], (int32_t)wt->shape[1], w,
+  if (tn_crt_dense_s8_pack((int32_t)n, (int32_t)k, m,
                            (int8_t *)o->data + o->byte_offset) == TN_CRT_OK)
     c = tn_ir_constant(t);
   else
     tn_error_raise_in(TN_ERR_VALUE, "PackDenseWeights",
                       "the weight [%" PRId64 ", %" PRId64 "] could not be "
-                      "packed", wt->shape[0], wt->shape[1]);
+                      "packed", n, k);
   tn_object_release(t);
   return c;
+}
+
+/* Whether the qnn.conv2d `base` with weight wt is a 1x1 layer the packed
+ * kernel takes (one group, stride 1, unpadded, NHWC, not packed); then
+ * its weight's output and input channel axes in *o_axis, *i_axis. */
+static bool conv_packable(const TnIrCall *base, DLTensor *wt, int *o_axis,
+                          int *i_axis) {
+  if (!tn_object_is_instance(base->attrs, tn_type_index("ir.Conv2DAttrs")))
+    return false;
+  const TnIrConv2DAttrs *ca = (const TnIrConv2DAttrs *)base->attrs;
+  const TnObject *dl = ca->data_layout, *kl = ca->kernel_layout;
+  int64_t st[2];
+  int o, i, h, w;
+  if (ca->groups != 1 || dl == NULL ||
+      strcmp(((const TnStringObj *)dl)->data, "NHWC") != 0 ||
+      !layer_ok(base, false, wt, o_axis) ||
+      tn__ir_pair("qnn.conv2d", base->attrs, "strides", 1, st) ||
+      !tn__ir_kernel_layout("qnn.conv2d",
+                            kl && ((const TnStringObj *)kl)->data[0]
+                                ? ((const TnStringObj *)kl)->data
+                                : "OIHW",
+                            &o, &i, &h, &w)) {
+    tn_error_set_raised(NULL);
+    return false;
+  }
+  *i_axis = i;
+  return st[0] == 1 && st[1] == 1 && wt->shape[h] == 1 && wt->shape[w] == 1;
+}
+
+/* The [n, k] matrix of the 1x1 weight w (wt's shape, compact; output
+ * channels on axis oa, input channels on ia), newly allocated. */
+static int8_t *conv_matrix(const int8_t *w, const DLTensor *wt, int oa,
+                           int ia) {
+  int64_t st[4];
+  st[3] = 1;
+  for (int d = 2; d >= 0; d--) st[d] = st[d + 1] * wt->shape[d + 1];
+  const int64_t n = wt->shape[oa], k = wt->shape[ia];
+  int8_t *m = g_new(int8_t, n * k);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t t = 0; t < k; t++) m[j * k + t] = w[j * st[oa] + t * st[ia]];
+  return m;
 }
 
 /* The dtype of e's checked type is int8. */
@@ -335,8 +389,9 @@ static TnObject *pack_f32(TnObject *orig, TnObject *e, bool *failed) {
   return out;
 }
 
+/* ctx: whether convolutions are packed too ("PackDenseWeights.conv"). */
 static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
-  (void)ctx;
+  const bool convs = *(const bool *)ctx;
   *failed = false;
   const char *op = tn__ir_call_op_name(e);
   if (op != NULL && strcmp(op, "nn.dense") == 0)
@@ -351,12 +406,15 @@ static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
   if (tn_array_size(bc->args) != 2) return NULL;
   const TnObject *inner = call_arg(bc, 0);
   const char *iop = tn__ir_call_op_name(inner);
-  if (iop == NULL || strcmp(iop, "qnn.dense") != 0) return NULL;
+  const bool dense = iop && strcmp(iop, "qnn.dense") == 0;
+  if (iop == NULL || (!dense && (!convs || strcmp(iop, "qnn.conv2d") != 0)))
+    return NULL;
   const TnIrCall *base = (const TnIrCall *)inner;
   if (tn_array_size(base->args) != 6 || base->attrs == NULL ||
-      !tn_object_is_instance(base->attrs, tn_type_index("ir.DenseAttrs")) ||
+      (dense &&
+       !tn_object_is_instance(base->attrs, tn_type_index("ir.DenseAttrs"))) ||
       dense_packed(base))
-    return NULL; /* not a dense layer, or packed already */
+    return NULL; /* not a layer it takes, or packed already */
   /* the types: of the original requantize, bias_add, dense and x */
   const TnIrCall *obc = (const TnIrCall *)call_arg((const TnIrCall *)orig, 0);
   const TnObject *obase = call_arg(obc, 0);
@@ -378,18 +436,27 @@ static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
   DLTensor *bt = tn_tensor_dltensor(((const TnIrConstant *)call_arg(bc, 1))->data);
   const TnObject *ot = tn_ir_checked_type(orig);
   const int64_t nd = tn__ir_ndim((const TnIrTensorType *)ot);
-  if (bt->ndim != 1 || wt->ndim != 2 || wt->shape[0] != nb ||
-      wt->shape[0] < 1 || wt->shape[1] < 1 ||
-      wt->shape[0] > INT32_MAX || wt->shape[1] > INT32_MAX ||
+  /* the weight's output and input axes: [N, K]'s, or the 1x1 layer's
+   * (NHWC: the channels the last axis, as for dense) */
+  int oa = 0, ia = 1;
+  if (dense ? wt->ndim != 2 : !conv_packable(base, wt, &oa, &ia))
+    return NULL;
+  if (bt->ndim != 1 || wt->shape[oa] != nb ||
+      wt->shape[oa] < 1 || wt->shape[ia] < 1 ||
+      wt->shape[oa] > INT32_MAX || wt->shape[ia] > INT32_MAX ||
       (rax < 0 ? rax + nd : rax) != nd - 1 ||
-      !bias_on_channels(base, obase, bc->attrs, true))
+      !bias_on_channels(base, obase, bc->attrs, dense))
     return NULL;
   /* TFLite's offsets: io = -zx, fo = -zw; the new io is 128 */
   const int32_t io = (int32_t)(0u - (uint32_t)zx);
   const int32_t fo = (int32_t)(0u - (uint32_t)zw);
-  TnObject *nbias = folded_bias(b, nb, w, wt, 0,
+  TnObject *nbias = folded_bias(b, nb, w, wt, oa,
                                 (int32_t)((uint32_t)io - 128u), fo);
-  TnObject *nw_ = nbias ? packed_weight(w, wt) : NULL;
+  int8_t *m = dense || !nbias ? NULL : conv_matrix(w, wt, oa, ia);
+  TnObject *nw_ = nbias ? packed_weight(m ? m : w, wt->shape[oa],
+                                        wt->shape[ia], wt)
+                        : NULL;
+  g_free(m);
   const DLDataType i32 = {kDLInt, 32, 1};
   TnObject *nzx = nw_ ? tn_ir_scalar(-128, i32) : NULL;
   const TnAny lv = tn_any_cstr("N16K4");
@@ -413,6 +480,6 @@ static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
 }
 
 TnObject *tn__pack_dense_weights_module(TnObject *mod, TnObject *ctx) {
-  (void)ctx;
-  return tn__pass_rewrite_nodes(mod, pack, NULL);
+  bool convs = tn__pass_config_int(ctx, "PackDenseWeights.conv", 1) != 0;
+  return tn__pass_rewrite_nodes(mod, pack, &convs);
 }

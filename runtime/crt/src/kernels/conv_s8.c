@@ -50,7 +50,9 @@
  * with channels-last input and output take a GEMM form instead (each
  * pixel's channels are a contiguous run of the input: no row pointers,
  * tiles of up to 8 pixels by 32 channels with AVX-512 VNNI, 4 by 16 with
- * AVX2); with AVX-512 VNNI, runs of a row's pixels whose windows lie
+ * AVX2; a 1x1 layer whose weight the compiler packed reads it where it
+ * lies: tn_crt_conv2d_s8_packed, "The packed 1x1 layer" below); with
+ * AVX-512 VNNI, runs of a row's pixels whose windows lie
  * wholly inside the input take a row form (tiles of up to 12 pixels, the
  * pixel's rows at fixed offsets: no row pointers), the border pixels the
  * four-pixel one, and depthwise layers and layers of few input channels
@@ -88,6 +90,7 @@
 #include "tvmnode/crt/kernels.h"
 #include "crt_libc.h"
 #include "conv_s8.h"
+#include "dense_s8.h"
 #include "fixed_point.h"
 /* The DSP form: static functions, so that gcc inlines them into this
  * file's loops (see its opening comment); its buffers' geometry is
@@ -1064,6 +1067,137 @@ size_t tn_crt_conv2d_s8_inplace_scratch_size(const TnCrtConv2d *p) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* The packed 1x1 layer                                                       */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * tn_crt_conv2d_s8_packed: a 1x1 layer of one group, stride 1, unpadded,
+ * dense NHWC, is a dense layer whose rows are the pixels (K = in_c, N =
+ * out_c), and its weight comes as the packed dense layer's (the compiler
+ * packed it once), so the dense layer runs it (dense_s8.c: the portable
+ * C, the AVX2 and VNNI forms of the layout). Where K is a multiple of 4
+ * and the offsets are PackDenseWeights' (input 128, filter 0), whole
+ * blocks of 16 channels take tiles of several pixels that read the packed
+ * blocks where they lie instead (each weight row serving every pixel of
+ * the tile, where the dense form reads it for one): with AVX-512 VNNI the
+ * 1x1 GEMM form's tiles of up to 8 pixels by 32 channels, with AVX2 tiles
+ * of 3 pixels by 16 (x86/conv_s8.c); no packing per call, and no -128 *
+ * sum(w) correction, the bias holding it. In place, PIXELS' chunks, as
+ * tn_crt_conv2d_s8.
+ */
+
+/* The channels [co0, out_c) of npx pixels at x (in_c apart) into out
+ * (out_c apart), each pixel a row of the packed dense layer. */
+static void packed_dense(const TnCrtConv2d *p, const TnCrtQuant *q,
+                         const int8_t *x, int32_t npx, const int8_t *w,
+                         const int32_t *bias, int32_t co0, int8_t *out) {
+  const int32_t kk = p->in_c, nn = p->out_c;
+  TnCrtDense d = {.batch = npx, .in_features = kk, .out_features = nn,
+                  .w_stride_n = kk, .w_stride_k = 1};
+  if (co0 == 0) { /* the pixels are the rows of one dense call */
+    (void)tn__crt_dense_s8_rows(&d, q, x, w, bias, out, 1);
+    return;
+  }
+  /* the blocks from co0 (a multiple of 16) on lie as a packed weight of
+   * out_c - co0 rows; a pixel's outputs are a row of it */
+  TnCrtQuant qs = *q;
+  if (q->per_channel) {
+    if (qs.multiplier) qs.multiplier += co0, qs.shift += co0;
+    if (qs.scale) qs.scale += co0;
+    qs.channels -= co0;
+  }
+  d.batch = 1, d.out_features = nn - co0;
+  for (int32_t i = 0; i < npx; i++)
+    (void)tn__crt_dense_s8_rows(&d, &qs, x + (ptrdiff_t)i * kk,
+                                w + (ptrdiff_t)co0 * kk,
+                                bias ? bias + co0 : NULL,
+                                out + (ptrdiff_t)i * nn + co0, 1);
+}
+
+/* npx pixels at x into out, the weight packed: the VNNI or AVX2 tiles
+ * over the blocks of 16 channels they take, the dense layer the rest. */
+static void packed_rows(const TnCrtConv2d *p, const TnCrtQuant *q,
+                        int32_t lo, int32_t hi, const int8_t *x,
+                        int32_t npx, const int8_t *w, const int32_t *bias,
+                        int8_t *out) {
+  int32_t co0 = 0;
+#if TN_CRT_HAVE_AVX2
+  const int32_t kk = p->in_c, nn = p->out_c;
+  const int vnni = tn__crt_avx512vnni();
+  if (kk % 4 == 0 && q->input_offset == 128 && q->filter_offset == 0 &&
+      q->scale == NULL && tn__crt_avx2() && (vnni || kk <= PACKED_XQ)) {
+    Requant rq[4];
+    const Requant *grq[4] = {&rq[0], &rq[1], &rq[2], &rq[3]};
+    while (nn - co0 >= 16) {
+      /* VNNI: two blocks a pass; AVX2: up to four (one copy of the
+       * inputs in int16 for them) */
+      const int32_t left = (nn - co0) / 16;
+      const int nb = vnni ? (left >= 2 ? 2 : 1) : (left >= 4 ? 4 : left);
+      int fast = 1;
+      for (int b = 0; b < nb; b++) {
+        requant_init(&rq[b], q, lo, hi, bias, co0 + 16 * b, 16);
+        fast &= rq[b].fast;
+      }
+      if (!fast) break;
+      if (vnni)
+        tn__crt_conv_gemm_packed(w + (ptrdiff_t)co0 * kk, kk, nb, x, kk,
+                                 npx, grq, out + co0, nn);
+      else
+        tn__crt_conv_gemm_packed_avx2(w + (ptrdiff_t)co0 * kk, kk, x, npx,
+                                      grq, nb, out + co0, nn);
+      co0 += 16 * nb;
+    }
+  }
+#else
+  (void)lo, (void)hi;
+#endif
+  if (co0 < p->out_c) packed_dense(p, q, x, npx, w, bias, co0, out);
+}
+
+TnCrtStatus tn_crt_conv2d_s8_packed(const TnCrtConv2d *p, const TnCrtQuant *q,
+                                    const int8_t *in, const int8_t *w,
+                                    const int32_t *bias, int8_t *out,
+                                    void *scratch, size_t scratch_size) {
+  if (p == NULL || q == NULL || in == NULL || w == NULL || out == NULL ||
+      (q->scale == NULL && (q->multiplier == NULL || q->shift == NULL)))
+    return TN_CRT_INVALID_ARGUMENT;
+  TnCrtStatus st = geom_check(p);
+  if (st != TN_CRT_OK) return st;
+  if (p->groups != 1 || p->k_h != 1 || p->k_w != 1 || p->stride_h != 1 ||
+      p->stride_w != 1 || p->pad_top != 0 || p->pad_left != 0 ||
+      p->out_h != p->in_h || p->out_w != p->in_w ||
+      !dense_nhwc(p->in_strides, p->in_h, p->in_w, p->in_c) ||
+      !dense_nhwc(p->out_strides, p->out_h, p->out_w, p->out_c))
+    return TN_CRT_INVALID_ARGUMENT;
+  const int32_t lo = q->act_min < -128 ? -128 : q->act_min;
+  const int32_t hi = q->act_max > 127 ? 127 : q->act_max;
+  if (q->act_min > q->act_max || lo > hi) return TN_CRT_INVALID_ARGUMENT;
+  const int64_t all = (int64_t)p->batch * p->in_h * p->in_w;
+  if (all > INT32_MAX) return TN_CRT_OVERFLOW;
+  if ((const void *)in != (const void *)out) {
+    packed_rows(p, q, lo, hi, in, (int32_t)all, w, bias, out);
+    return TN_CRT_OK;
+  }
+  /* PIXELS (or ROWS, for one channel in and out) */
+  if (in_place_kind(p) == NOT_IN_PLACE || p->out_c > p->in_c)
+    return TN_CRT_INVALID_ARGUMENT;
+  if (scratch_size < tn_crt_conv2d_s8_inplace_scratch_size(p))
+    return TN_CRT_SCRATCH_TOO_SMALL;
+  if (scratch == NULL) return TN_CRT_INVALID_ARGUMENT;
+  /* PIXELS' chunks, as many as the scratch holds: a chunk's output
+   * overwrites only inputs read */
+  const size_t fit = scratch_size / (size_t)p->in_c;
+  const int32_t chunk =
+      fit < (size_t)chunk_pixels(p) ? (int32_t)fit : chunk_pixels(p);
+  for (int64_t p0 = 0; p0 < all; p0 += chunk) {
+    const int32_t n = all - p0 < chunk ? (int32_t)(all - p0) : chunk;
+    memcpy(scratch, out + p0 * p->in_c, (size_t)n * (size_t)p->in_c);
+    packed_rows(p, q, lo, hi, scratch, n, w, bias, out + p0 * p->out_c);
+  }
+  return TN_CRT_OK;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Entry points                                                               */
 /* ------------------------------------------------------------------------ */
 
@@ -1177,9 +1311,9 @@ TnCrtStatus tn_crt_conv2d_s8_s32(const TnCrtConv2d *p, int32_t input_offset,
 /* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
 
 TN_CRT_CALL(conv2d_s8, TnCrtCallConvS8) {
-  return tn_crt_conv2d_s8(&p->g, &p->q, in[0], in[1],
-                          p->has_bias ? in[2] : NULL, out, scratch,
-                          scratch_size);
+  return (p->packed ? tn_crt_conv2d_s8_packed : tn_crt_conv2d_s8)(
+      &p->g, &p->q, in[0], in[1], p->has_bias ? in[2] : NULL, out, scratch,
+      scratch_size);
 }
 TN_CRT_CALL(conv2d_s8_s32, TnCrtCallConvS32) {
   return tn_crt_conv2d_s8_s32(&p->g, p->input_offset, p->filter_offset,

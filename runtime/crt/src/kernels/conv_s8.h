@@ -207,7 +207,8 @@ typedef struct {
  */
 /* For the tests: 1 leaves out the VNNI form's -128 * sum(w), 2 the 1x1
  * GEMM form's last 1 to 3 inputs of each run, 3 the VNNI row form's last
- * row of each window, 0 puts them right again. */
+ * row of each window, 4 the packed GEMM forms' (VNNI and AVX2) last group
+ * of 4 inputs, 0 puts them right again. */
 void tn__crt_conv_vnni_fault(int how);
 
 /* Empties the packed blocks (at the start of a kernel call). */
@@ -270,6 +271,23 @@ void tn__crt_conv_gemm(AvxBcast *k, const Conv *c, const int32_t *off,
                        int nb, const int8_t *x, ptrdiff_t xs, int32_t npx,
                        const Requant *const *rq, int8_t *out,
                        ptrdiff_t os);
+/* tn__crt_conv_gemm with AVX-512 VNNI on a weight packed at compile time
+ * (tn_crt_conv2d_s8_packed: tn_crt_dense_s8_pack's layout, kk input
+ * channels, a multiple of 4, an input offset of 128 and a filter offset
+ * of 0): the nb (1 or 2) blocks of 16 channels at w, read where they
+ * lie. */
+void tn__crt_conv_gemm_packed(const int8_t *w, int32_t kk, int nb,
+                              const int8_t *x, ptrdiff_t xs, int32_t npx,
+                              const Requant *const *rq, int8_t *out,
+                              ptrdiff_t os);
+/* The same with AVX2 for the nb (1 to 4) blocks of 16 channels at w
+ * (each rq[b]->fast), the pixels contiguous (xs = kk), in chunks of
+ * PACKED_XQ / kk pixels (kk <= PACKED_XQ), three pixels at a time. */
+enum { PACKED_XQ = 4096 }; /* int16 inputs a chunk, on the stack */
+void tn__crt_conv_gemm_packed_avx2(const int8_t *w, int32_t kk,
+                                   const int8_t *x, int32_t npx,
+                                   const Requant *const *rq, int nb,
+                                   int8_t *out, ptrdiff_t os);
 /* DW (tn__crt_conv_dw) for a block of 16 channels where rq->fast,
  * requantized into out (channels contiguous), the second pixel at
  * out + os2. */

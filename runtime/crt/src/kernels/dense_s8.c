@@ -352,9 +352,10 @@ size_t tn_crt_dense_s8_scratch_size(const TnCrtDense *p) {
 }
 
 /* tn_crt_dense_s8, its weight packed or not */
-static TnCrtStatus dense_s8(const TnCrtDense *p, const TnCrtQuant *q,
-                            const int8_t *in, const int8_t *w,
-                            const int32_t *bias, int8_t *out, int packed) {
+TnCrtStatus tn__crt_dense_s8_rows(const TnCrtDense *p, const TnCrtQuant *q,
+                                  const int8_t *in, const int8_t *w,
+                                  const int32_t *bias, int8_t *out,
+                                  int packed) {
   TnCrtStatus st = check_dense(p, in, w, out);
   if (st != TN_CRT_OK) return st;
   if (q == NULL || (q->scale == NULL && (q->multiplier == NULL ||
@@ -380,7 +381,7 @@ TnCrtStatus tn_crt_dense_s8(const TnCrtDense *p, const TnCrtQuant *q,
                             const int32_t *bias, int8_t *out, void *scratch,
                             size_t scratch_size) {
   (void)scratch, (void)scratch_size;
-  return dense_s8(p, q, in, w, bias, out, 0);
+  return tn__crt_dense_s8_rows(p, q, in, w, bias, out, 0);
 }
 
 TnCrtStatus tn_crt_dense_s8_pack(int32_t n, int32_t k, const int8_t *w,
@@ -404,7 +405,7 @@ TnCrtStatus tn_crt_dense_s8_pack(int32_t n, int32_t k, const int8_t *w,
 TnCrtStatus tn_crt_dense_s8_packed(const TnCrtDense *p, const TnCrtQuant *q,
                                    const int8_t *in, const int8_t *w,
                                    const int32_t *bias, int8_t *out) {
-  return dense_s8(p, q, in, w, bias, out, 1);
+  return tn__crt_dense_s8_rows(p, q, in, w, bias, out, 1);
 }
 
 TnCrtStatus tn_crt_dense_s8_s32(const TnCrtDense *p, int32_t input_offset,
@@ -423,8 +424,9 @@ TnCrtStatus tn_crt_dense_s8_s32(const TnCrtDense *p, int32_t input_offset,
 
 TN_CRT_CALL(dense_s8, TnCrtCallDenseS8) {
   (void)scratch, (void)scratch_size;
-  return dense_s8(&p->d, &p->q, in[0], in[1], p->has_bias ? in[2] : NULL,
-                  out, p->packed != 0);
+  return tn__crt_dense_s8_rows(&p->d, &p->q, in[0], in[1],
+                               p->has_bias ? in[2] : NULL, out,
+                               p->packed != 0);
 }
 TN_CRT_CALL(dense_s8_s32, TnCrtCallDenseS32) {
   return tn_crt_dense_s8_s32(&p->d, p->input_offset, p->filter_offset, in[0],

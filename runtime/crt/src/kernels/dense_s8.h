@@ -48,6 +48,13 @@ typedef struct {
   int8_t *out;
 } DenseRqSpan;
 
+/* tn_crt_dense_s8 (packed 0) or tn_crt_dense_s8_packed (1), for the
+ * packed 1x1 convolution (conv_s8.c), whose pixels are the rows. */
+TnCrtStatus tn__crt_dense_s8_rows(const TnCrtDense *p, const TnCrtQuant *q,
+                                  const int8_t *in, const int8_t *w,
+                                  const int32_t *bias, int8_t *out,
+                                  int packed);
+
 #if TN_CRT_HAVE_AVX2
 /* s[r] = sum_k((x[k] + io) * (w[r * sn + k] + fo)) for the four rows at w,
  * when d->narrow and d->avx2. */

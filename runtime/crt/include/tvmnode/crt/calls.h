@@ -165,9 +165,12 @@ TN_CRT_STRUCT(TnCrtCallSoftmaxS8);
 TN_CRT_STRUCT(TnCrtCallLut);
 
 /* conv2d_s8 (the fused int8 convolution): in = {data, weight[, bias]};
- * scratch of tn_crt_conv2d_s8_scratch_size(&g) (or the in-place size). */
-#define TN_CRT_FIELDS_TnCrtCallConvS8(F, T) \
-  F(T, N, TnCrtConv2d, g) F(T, N, TnCrtQuant, q) F(T, S, int32_t, has_bias)
+ * scratch of tn_crt_conv2d_s8_scratch_size(&g) (or the in-place size).
+ * packed: a 1x1 layer's weight in tn_crt_dense_s8_pack's layout of its
+ * [out_c, in_c] matrix (tn_crt_conv2d_s8_packed). */
+#define TN_CRT_FIELDS_TnCrtCallConvS8(F, T)                                \
+  F(T, N, TnCrtConv2d, g) F(T, N, TnCrtQuant, q) F(T, S, int32_t, has_bias) \
+  F(T, S, int32_t, packed)
 TN_CRT_STRUCT(TnCrtCallConvS8);
 
 /* dense_s8 (the fused int8 dense layer): in = {data, weight[, bias]};
@@ -400,13 +403,19 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
  * (src/kernels/<isa>/: sources, each compiling to nothing where its ISA is
  * absent, and headers of inline functions that the source includes under
  * its ISA's switch in isa.h), or the source whose host-side parameter
- * function it reuses. X(source, companion) */
+ * function it reuses, or whose kernel it calls (with all that source
+ * brings: a companion's own companions are not looked up).
+ * X(source, companion) */
 #define TN_CRT_SOURCE_COMPANIONS(X)                                          \
   X("src/kernels/conv_s8.c", "src/kernels/conv_s8.h")                        \
   X("src/kernels/conv_s8.c", "src/kernels/x86/conv_s8.c")                    \
   X("src/kernels/conv_s8.c", "src/kernels/x86/conv_wide_s8.c")               \
   X("src/kernels/conv_s8.c", "src/kernels/arm_dsp/conv_s8_dsp.h")            \
   X("src/kernels/conv_s8.c", "src/kernels/arm_dsp/dw3x3_s8_dsp.h")          \
+  X("src/kernels/conv_s8.c", "src/kernels/dense_s8.c")                       \
+  X("src/kernels/conv_s8.c", "src/kernels/dense_s8.h")                       \
+  X("src/kernels/conv_s8.c", "src/kernels/x86/dense_s8.c")                   \
+  X("src/kernels/conv_s8.c", "src/kernels/arm_dsp/dense_s8_dsp.h")           \
   X("src/kernels/dense_s8.c", "src/kernels/dense_s8.h")                      \
   X("src/kernels/dense_s8.c", "src/kernels/x86/dense_s8.c")                  \
   X("src/kernels/dense_s8.c", "src/kernels/arm_dsp/dense_s8_dsp.h")          \

@@ -402,6 +402,20 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
  */
 int32_t tn_crt_conv2d_s8_inplace_ok(const TnCrtConv2d *p);
 size_t tn_crt_conv2d_s8_inplace_scratch_size(const TnCrtConv2d *p);
+/* tn_crt_conv2d_s8 for a 1x1 layer of one group, stride 1, no padding,
+ * dense NHWC in and out, whose weight is packed (the PackDenseWeights
+ * pass does it at compile time for the host): its [out_c, in_c] matrix
+ * laid out by tn_crt_dense_s8_pack, whatever w_strides say. Each pixel is
+ * a row of a dense layer, and the x86 forms are the packed dense layer's
+ * (with an input offset of 128 and a filter offset of 0; AVX-512 VNNI
+ * takes tiles of up to 8 pixels by 32 channels where in_c is a multiple
+ * of 4). In place as tn_crt_conv2d_s8 (the same scratch); the same bytes
+ * out as tn_crt_conv2d_s8 with the unpacked weight. Another geometry:
+ * TN_CRT_INVALID_ARGUMENT. */
+TnCrtStatus tn_crt_conv2d_s8_packed(const TnCrtConv2d *p, const TnCrtQuant *q,
+                                    const int8_t *in, const int8_t *w,
+                                    const int32_t *bias, int8_t *out,
+                                    void *scratch, size_t scratch_size);
 /* The int32 accumulators alone (qnn.conv2d unfused): out = acc + bias,
  * ignoring q's output fields. */
 TnCrtStatus tn_crt_conv2d_s8_s32(const TnCrtConv2d *p, int32_t input_offset,

@@ -1097,24 +1097,12 @@ gemm_tile(const int8_t *w0, const int8_t *w1, int nb, int np, int32_t full,
   }
 }
 
+/* The tiles over npx pixels, the blocks' weights at w0 and w1 (each a run
+ * of groups of 64 bytes), the accumulators starting from b0 and b1. */
 VNNI static inline __attribute__((always_inline)) void
-gemm_rows(const AvxBcast *k, const int32_t *off, int nb, const int8_t *x,
-          ptrdiff_t xs, int32_t npx, const Requant *const *rq, int8_t *out,
-          ptrdiff_t os) {
-  const int8_t *w0 = (const int8_t *)(k->w + off[0]);
-  const int8_t *w1 = (const int8_t *)(k->w + off[nb - 1]);
-  const int32_t full = k->run / 4, groups = (k->run + 3) / 4;
-  /* (how == 2 drops the tail: a broken form for the tests) */
-  const int tail = __atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 2
-                       ? 0
-                       : k->run % 4;
-  /* the accumulators start from bias + (io - 128) * sum(w) */
-  const __m512i b0 = _mm512_add_epi32(_mm512_loadu_si512(rq[0]->bias),
-                                      _mm512_loadu_si512(w0 + groups * 64));
-  const __m512i b1 =
-      nb == 2 ? _mm512_add_epi32(_mm512_loadu_si512(rq[1]->bias),
-                                 _mm512_loadu_si512(w1 + groups * 64))
-              : b0;
+gemm_rows(const int8_t *w0, const int8_t *w1, int nb, int32_t full, int tail,
+          __m512i b0, __m512i b1, const int8_t *x, ptrdiff_t xs, int32_t npx,
+          const Requant *const *rq, int8_t *out, ptrdiff_t os) {
   int32_t i = 0;
   for (; i + 8 <= npx; i += 8)
     gemm_tile(w0, w1, nb, 8, full, tail, x + i * xs, xs, b0, b1, rq,
@@ -1138,10 +1126,147 @@ VNNI static void gemm_vnni(const AvxBcast *k, const int32_t *off, int nb,
                            const int8_t *x, ptrdiff_t xs, int32_t npx,
                            const Requant *const *rq, int8_t *out,
                            ptrdiff_t os) {
+  const int8_t *w0 = (const int8_t *)(k->w + off[0]);
+  const int8_t *w1 = (const int8_t *)(k->w + off[nb - 1]);
+  const int32_t full = k->run / 4, groups = (k->run + 3) / 4;
+  /* (how == 2 drops the tail: a broken form for the tests) */
+  const int tail = __atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 2
+                       ? 0
+                       : k->run % 4;
+  /* the accumulators start from bias + (io - 128) * sum(w) */
+  const __m512i b0 = _mm512_add_epi32(_mm512_loadu_si512(rq[0]->bias),
+                                      _mm512_loadu_si512(w0 + groups * 64));
+  const __m512i b1 =
+      nb == 2 ? _mm512_add_epi32(_mm512_loadu_si512(rq[1]->bias),
+                                 _mm512_loadu_si512(w1 + groups * 64))
+              : b0;
   if (nb == 2)
-    gemm_rows(k, off, 2, x, xs, npx, rq, out, os);
+    gemm_rows(w0, w1, 2, full, tail, b0, b1, x, xs, npx, rq, out, os);
   else
-    gemm_rows(k, off, 1, x, xs, npx, rq, out, os);
+    gemm_rows(w0, w1, 1, full, tail, b0, b1, x, xs, npx, rq, out, os);
+}
+
+/* The GEMM form on a weight packed at compile time (conv_s8.h): its
+ * blocks of 16 channels are the runs of groups gemm_tile reads, where
+ * they lie, and the input offset is 128 already (the bias holds the
+ * rest): the accumulators start from the bias alone. */
+VNNI void tn__crt_conv_gemm_packed(const int8_t *w, int32_t kk, int nb,
+                                   const int8_t *x, ptrdiff_t xs,
+                                   int32_t npx, const Requant *const *rq,
+                                   int8_t *out, ptrdiff_t os) {
+  /* (how == 4 drops the last group: a broken form for the tests) */
+  const int32_t full =
+      kk / 4 - (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 4);
+  const __m512i b0 = _mm512_loadu_si512(rq[0]->bias);
+  if (nb == 2)
+    gemm_rows(w, w + 16 * (ptrdiff_t)kk, 2, full, 0, b0,
+              _mm512_loadu_si512(rq[1]->bias), x, xs, npx, rq, out, os);
+  else
+    gemm_rows(w, w, 1, full, 0, b0, b0, x, xs, npx, rq, out, os);
+}
+
+/* The packed GEMM form with AVX2 (vpmaddwd on int16: exact, where
+ * vpmaddubsw would saturate): tiles of three pixels by a block of 16
+ * channels. A group's 64 bytes are four quarters of 4 channels by 4
+ * inputs, each sign-extended to int16 once (vpmovsxbw) for the tile's
+ * pixels; a pixel's 4 inputs + 128 (int16, copied so once a call into
+ * xq, and broadcast to both 64-bit halves of each 128) times a quarter
+ * gives each channel's two pair sums in lanes 2j and 2j + 1, which
+ * accumulate apart and are added once at the end (vphaddd), as the packed
+ * dense layer's AVX2 form does; then the bias, and the BCAST form's
+ * requantization in registers. */
+static inline int64_t load64(const int16_t *p) {
+  int64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+AVX2 static inline __attribute__((always_inline)) void
+packed_avx2_tile(const int8_t *w, int32_t full, int np, const int16_t *xq,
+                 ptrdiff_t xs, const Requant *rq, int8_t *out,
+                 ptrdiff_t os) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  __m256i c0 = a0, c1 = a0, c2 = a0, c3 = a0;
+#define W16(i) _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + (i))))
+#define X4(p) _mm256_set1_epi64x(load64(xq + (p) * xs))
+#define MADD(acc, u, v) acc = _mm256_add_epi32(acc, _mm256_madd_epi16(u, v))
+  /* quarter i of the group into the pixels' accumulators A, B and C */
+#define QUARTER(i, A, B, C)       \
+  do {                            \
+    const __m256i q = W16(16 * i); \
+    MADD(A, u, q);                \
+    if (np > 1) MADD(B, v, q);    \
+    if (np > 2) MADD(C, t, q);    \
+  } while (0)
+  for (int32_t g = 0; g < full; g++, w += 64, xq += 4) {
+    const __m256i u = X4(0);
+    const __m256i v = np > 1 ? X4(1) : u, t = np > 2 ? X4(2) : u;
+    QUARTER(0, a0, b0, c0);
+    QUARTER(1, a1, b1, c1);
+    QUARTER(2, a2, b2, c2);
+    QUARTER(3, a3, b3, c3);
+  }
+#undef QUARTER
+#undef W16
+#undef X4
+#undef MADD
+  /* hadd: [c0 c1 c4 c5 | c2 c3 c6 c7]; the quarters (0, 2, 1, 3) */
+#define PAIRS(p, q) _mm256_permute4x64_epi64(_mm256_hadd_epi32(p, q), 0xd8)
+  const __m256i bl = _mm256_loadu_si256((const __m256i *)rq->bias);
+  const __m256i bh = _mm256_loadu_si256((const __m256i *)(rq->bias + 8));
+  avx_requant_store(rq, 2, _mm256_add_epi32(PAIRS(a0, a1), bl),
+                    _mm256_add_epi32(PAIRS(a2, a3), bh), out);
+  if (np > 1)
+    avx_requant_store(rq, 2, _mm256_add_epi32(PAIRS(b0, b1), bl),
+                      _mm256_add_epi32(PAIRS(b2, b3), bh), out + os);
+  if (np > 2)
+    avx_requant_store(rq, 2, _mm256_add_epi32(PAIRS(c0, c1), bl),
+                      _mm256_add_epi32(PAIRS(c2, c3), bh), out + 2 * os);
+#undef PAIRS
+}
+
+/* xq[i * kk + t] = x[i * kk + t] + 128 for the n pixels at x. */
+AVX2 static void widen_inputs(const int8_t *x, int32_t kk, int32_t n,
+                              int16_t *xq) {
+  const size_t all = (size_t)kk * (size_t)n;
+  size_t i = 0;
+  for (; i + 16 <= all; i += 16)
+    _mm256_storeu_si256(
+        (__m256i *)(xq + i),
+        _mm256_add_epi16(
+            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(x + i))),
+            _mm256_set1_epi16(128)));
+  for (; i < all; i++) xq[i] = (int16_t)(x[i] + 128);
+}
+
+AVX2 void tn__crt_conv_gemm_packed_avx2(const int8_t *w, int32_t kk,
+                                        const int8_t *x, int32_t npx,
+                                        const Requant *const *rq, int nb,
+                                        int8_t *out, ptrdiff_t os) {
+  /* (how == 4 drops the last group: a broken form for the tests) */
+  const int32_t full =
+      kk / 4 - (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 4);
+  int16_t xq[PACKED_XQ];
+  const int32_t chunk = PACKED_XQ / kk;
+  for (int32_t p0 = 0; p0 < npx; p0 += chunk) {
+    const int32_t n = npx - p0 < chunk ? npx - p0 : chunk;
+    widen_inputs(x + (ptrdiff_t)p0 * kk, kk, n, xq);
+    for (int b = 0; b < nb; b++) {
+      const int8_t *wb = w + (ptrdiff_t)16 * b * kk;
+      int8_t *ob = out + (ptrdiff_t)p0 * os + 16 * b;
+      int32_t i = 0;
+      for (; i + 3 <= n; i += 3)
+        packed_avx2_tile(wb, full, 3, xq + (ptrdiff_t)i * kk, kk, rq[b],
+                         ob + i * os, os);
+      if (n - i == 2)
+        packed_avx2_tile(wb, full, 2, xq + (ptrdiff_t)i * kk, kk, rq[b],
+                         ob + i * os, os);
+      else if (n - i == 1)
+        packed_avx2_tile(wb, full, 1, xq + (ptrdiff_t)i * kk, kk, rq[b],
+                         ob + i * os, os);
+    }
+  }
 }
 
 /* The AVX2 form: the BCAST form's four-pixel tile of 16 channels on one
