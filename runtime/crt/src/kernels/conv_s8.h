@@ -284,6 +284,19 @@ void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx, int full,
 int tn__crt_conv_wide(const Conv *c, const TnCrtQuant *q, int32_t lo,
                       int32_t hi, const int32_t *bias, int8_t *out,
                       int in_place);
+/* Every channel's multiplier is one requant_exact takes (M >= 0, shift in
+ * [-31, 0]), and q has no float scales. */
+int tn__crt_conv_wide_requant_ok(const TnCrtQuant *q, int32_t out_c);
+/* The AVX2 form of the DW layer (x86/conv_dw_avx2_s8.c), 32 channels a
+ * pass, as tn__crt_conv_wide's (which calls it where the CPU or the cap
+ * stops short of AVX-512 VNNI): 1 if it ran the layer, 0 (nothing
+ * written) where the CPU, the layer or its multipliers are not for it. */
+int tn__crt_conv_dw_avx2_layer(const Conv *c, const TnCrtQuant *q,
+                               int32_t lo, int32_t hi, const int32_t *bias,
+                               int8_t *out, int in_place);
+/* For the tests: 1 drops channel 31's rounding step in the AVX2 DW
+ * layer form, 0 puts it right again. */
+void tn__crt_conv_dw_avx2_fault(int how);
 #endif
 
 #endif /* TVMNODE_CRT_CONV_S8_H_ */

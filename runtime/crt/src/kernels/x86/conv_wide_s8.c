@@ -69,7 +69,7 @@ typedef struct {
 
 /* Every channel's multiplier is one requant_exact takes (M >= 0, shift in
  * [-31, 0]), and q has no float scales. */
-static int wide_requant_ok(const TnCrtQuant *q, int32_t out_c) {
+int tn__crt_conv_wide_requant_ok(const TnCrtQuant *q, int32_t out_c) {
   if (q == NULL || q->scale != NULL || q->multiplier == NULL ||
       q->shift == NULL)
     return 0;
@@ -458,7 +458,9 @@ int tn__crt_conv_wide(const Conv *c, const TnCrtQuant *q, int32_t lo,
                       int32_t hi, const int32_t *bias, int8_t *out,
                       int in_place) {
   const TnCrtConv2d *p = c->p;
-  if (!tn__crt_avx512vnni() || p->out_strides[3] != 1) return 0;
+  if (!tn__crt_avx512vnni()) /* AVX2 alone: its depthwise form */
+    return tn__crt_conv_dw_avx2_layer(c, q, lo, hi, bias, out, in_place);
+  if (p->out_strides[3] != 1) return 0;
   const int32_t taps = p->k_h * p->k_w, run = p->k_w * c->cpg;
   const int32_t rows = p->pad_top < p->out_h ? p->pad_top + 1 : p->out_h;
   const int dw = c->mode == DW && taps <= 4 * WIDE_GROUPS &&
@@ -470,7 +472,7 @@ int tn__crt_conv_wide(const Conv *c, const TnCrtQuant *q, int32_t lo,
                      p->in_strides[2] == c->cpg && c->cpg <= 4 &&
                      taps >= 2 && run <= WIDE_ROW && p->out_c >= 32 &&
                      (int64_t)p->k_h * ((run + 3) / 4) <= WIDE_GROUPS;
-  if (!(dw || direct) || !wide_requant_ok(q, p->out_c)) return 0;
+  if (!(dw || direct) || !tn__crt_conv_wide_requant_ok(q, p->out_c)) return 0;
   Wide k;
   k.off = q->output_offset, k.lo = lo, k.hi = hi;
   memset(k.pad, -c->io, sizeof k.pad); /* io in [-127, 128] */
