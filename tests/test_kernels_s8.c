@@ -456,7 +456,7 @@ END_TEST
 #if HAVE_AVX2_FORMS
 /* conv_s8.h (internal to the crt): breaks the VNNI form on purpose */
 void tn__crt_conv_vnni_fault(int how);
-void tn__crt_conv_dw_avx2_fault(int how);
+void tn__crt_conv_avx2_fault(int how);
 #endif
 
 /* The wide cases through the VNNI form with its -128 * sum(w) left out:
@@ -505,7 +505,7 @@ END_TEST
  * of x86/conv_wide_s8.c (64 channels a pass, masked past the last
  * channel), and layers of few input channels and a large kernel its
  * direct form; at AVX2, depthwise layers of a multiple of 8 channels
- * take x86/conv_dw_avx2_s8.c's (32 channels a pass, then 24, 16 or 8);
+ * take x86/conv_avx2_s8.c's (32 channels a pass, then 24, 16 or 8);
  * the other levels run the same cases through theirs. */
 START_TEST(test_conv_dw_wide_random) { EACH_ISA(conv_random(23, 300, 6)); }
 END_TEST
@@ -532,28 +532,47 @@ END_TEST
 
 /* ResNet-like layers at every level: at AVX-512 VNNI the runs of pixels
  * with whole windows take the row form, the border pixels the four-pixel
- * form with row pointers. */
+ * form with row pointers; at AVX2, layers of one group whole rows
+ * through x86/conv_avx2_s8.c's row form (tiles of 6 pixels and a last
+ * one of 1 to 5). */
 START_TEST(test_conv_rows_random) { EACH_ISA(conv_random(17, 80, 4)); }
 END_TEST
 
-/* Capped at AVX2, depthwise layers of a multiple of 8 channels take
- * x86/conv_dw_avx2_s8.c's layer form: with channel 31's rounding step
- * dropped its outputs differ, and they do not with the form put right. */
-START_TEST(test_conv_dw_avx2_broken_is_caught) {
+/* Capped at AVX2, the forms of x86/conv_avx2_s8.c broken on purpose
+ * (tn__crt_conv_avx2_fault `how`) over `cases` of conv_random(seed, .,
+ * wide): their outputs differ, and they do not with the forms put
+ * right. */
+static void avx2_broken_is_caught(int how, uint64_t seed, int cases,
+                                  int wide) {
 #if HAVE_AVX2_FORMS
   if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX2) return;
   tn_crt_isa_limit(TN_CRT_ISA_AVX2);
   int n[2] = {0, 0};
-  for (int how = 1; how >= 0; how--) {
-    conv_count = &n[how];
-    tn__crt_conv_dw_avx2_fault(how);
-    conv_random(23, 150, 6);
+  for (int broken = 1; broken >= 0; broken--) {
+    conv_count = &n[broken];
+    tn__crt_conv_avx2_fault(broken ? how : 0);
+    conv_random(seed, cases, wide);
   }
   conv_count = NULL;
   tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
   ck_assert_int_gt(n[1], 0);
   ck_assert_int_eq(n[0], 0);
+#else
+  (void)how, (void)seed, (void)cases, (void)wide;
 #endif
+}
+
+/* Depthwise layers of a multiple of 8 channels take the layer form;
+ * channel 31's io * sum(w) left out. */
+START_TEST(test_conv_dw_avx2_broken_is_caught) {
+  avx2_broken_is_caught(1, 23, 150, 6);
+}
+END_TEST
+
+/* ResNet-like layers of one group take the row form over the padded copy
+ * of their rows; each window's last row left out. */
+START_TEST(test_conv_rows_avx2_broken_is_caught) {
+  avx2_broken_is_caught(2, 17, 40, 4);
 }
 END_TEST
 
@@ -787,7 +806,7 @@ START_TEST(test_conv_inplace_random) { conv_inplace_random(31, 800); }
 END_TEST
 
 /* Depthwise layers of a multiple of 8 channels in place with the forms
- * capped at AVX2: x86/conv_dw_avx2_s8.c's layer form, 32 channels a pass
+ * capped at AVX2: x86/conv_avx2_s8.c's layer form, 32 channels a pass
  * (then 24, 16 or 8), its output rows held back in its ring. */
 START_TEST(test_conv_inplace_dw_avx2) {
   if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX2) return;
@@ -2522,6 +2541,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_rows_random);
   tcase_add_test(tc, test_conv_rows_broken_is_caught);
   tcase_add_test(tc, test_conv_dw_avx2_broken_is_caught);
+  tcase_add_test(tc, test_conv_rows_avx2_broken_is_caught);
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);
   tcase_add_test(tc, test_conv_inplace_random);

@@ -772,8 +772,9 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
             tn__crt_conv_vnni_row(avx_buf, avx_buf->po, 1, avx_buf->tmp, xp,
                                   p->out_w, rq, row8, ps2);
           else
-            tn__crt_conv_avx2_row(avx_buf, avx_buf->po, c->io, avx_buf->tmp,
-                                  xp, p->out_w, rq, row8, ps2);
+            tn__crt_conv_avx2_rows(avx_buf, avx_buf->po, c->io, avx_buf->tmp,
+                                   p->k_h * avx_slot, xp, p->out_w, rq, row8,
+                                   ps2);
           continue; /* (no ring) */
         }
 #endif

@@ -284,19 +284,25 @@ void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx, int full,
 int tn__crt_conv_wide(const Conv *c, const TnCrtQuant *q, int32_t lo,
                       int32_t hi, const int32_t *bias, int8_t *out,
                       int in_place);
-/* Every channel's multiplier is one requant_exact takes (M >= 0, shift in
- * [-31, 0]), and q has no float scales. */
-int tn__crt_conv_wide_requant_ok(const TnCrtQuant *q, int32_t out_c);
-/* The AVX2 form of the DW layer (x86/conv_dw_avx2_s8.c), 32 channels a
+/* The AVX2 form of the DW layer (x86/conv_avx2_s8.c), 32 channels a
  * pass, as tn__crt_conv_wide's (which calls it where the CPU or the cap
  * stops short of AVX-512 VNNI): 1 if it ran the layer, 0 (nothing
  * written) where the CPU, the layer or its multipliers are not for it. */
 int tn__crt_conv_dw_avx2_layer(const Conv *c, const TnCrtQuant *q,
                                int32_t lo, int32_t hi, const int32_t *bias,
                                int8_t *out, int in_place);
-/* For the tests: 1 drops channel 31's rounding step in the AVX2 DW
- * layer form, 0 puts it right again. */
-void tn__crt_conv_dw_avx2_fault(int how);
+/* The AVX2 row form of BCAST (x86/conv_avx2_s8.c), for what
+ * tn__crt_conv_avx2_row takes, from a padded copy x of n bytes (the
+ * window rows of every pixel inside it) and rq->vec: tiles of up to 6
+ * pixels over the copy widened to int16, requantized exactly. */
+void tn__crt_conv_avx2_rows(const AvxBcast *k, const ptrdiff_t *xo,
+                            int32_t io, const int8_t *x, int32_t n,
+                            ptrdiff_t xp, int32_t npx, const Requant *rq,
+                            int8_t *out, ptrdiff_t os);
+/* For the tests: 1 leaves io * sum(w) out of channel 31 in the AVX2 DW
+ * layer form, 2 each window's last row in the AVX2 row form, 0 puts them
+ * right again. */
+void tn__crt_conv_avx2_fault(int how);
 #endif
 
 #endif /* TVMNODE_CRT_CONV_S8_H_ */

@@ -69,7 +69,7 @@ typedef struct {
 
 /* Every channel's multiplier is one requant_exact takes (M >= 0, shift in
  * [-31, 0]), and q has no float scales. */
-int tn__crt_conv_wide_requant_ok(const TnCrtQuant *q, int32_t out_c) {
+static int wide_requant_ok(const TnCrtQuant *q, int32_t out_c) {
   if (q == NULL || q->scale != NULL || q->multiplier == NULL ||
       q->shift == NULL)
     return 0;
@@ -472,7 +472,7 @@ int tn__crt_conv_wide(const Conv *c, const TnCrtQuant *q, int32_t lo,
                      p->in_strides[2] == c->cpg && c->cpg <= 4 &&
                      taps >= 2 && run <= WIDE_ROW && p->out_c >= 32 &&
                      (int64_t)p->k_h * ((run + 3) / 4) <= WIDE_GROUPS;
-  if (!(dw || direct) || !tn__crt_conv_wide_requant_ok(q, p->out_c)) return 0;
+  if (!(dw || direct) || !wide_requant_ok(q, p->out_c)) return 0;
   Wide k;
   k.off = q->output_offset, k.lo = lo, k.hi = hi;
   memset(k.pad, -c->io, sizeof k.pad); /* io in [-127, 128] */
