@@ -456,6 +456,7 @@ END_TEST
 #if HAVE_AVX2_FORMS
 /* conv_s8.h (internal to the crt): breaks the VNNI form on purpose */
 void tn__crt_conv_vnni_fault(int how);
+void tn__crt_conv_avx2_fault(int how);
 #endif
 
 /* The wide cases through the VNNI form with its -128 * sum(w) left out:
@@ -503,7 +504,9 @@ END_TEST
 /* At AVX-512 VNNI, depthwise layers of many channels take the DW form
  * of x86/conv_wide_s8.c (64 channels a pass, masked past the last
  * channel), and layers of few input channels and a large kernel its
- * direct form; the other levels run the same cases through theirs. */
+ * direct form; at AVX2, depthwise layers of a multiple of 8 channels
+ * take x86/conv_avx2_s8.c's (32 channels a pass, then 24, 16 or 8);
+ * the other levels run the same cases through theirs. */
 START_TEST(test_conv_dw_wide_random) { EACH_ISA(conv_random(23, 300, 6)); }
 END_TEST
 
@@ -529,8 +532,48 @@ END_TEST
 
 /* ResNet-like layers at every level: at AVX-512 VNNI the runs of pixels
  * with whole windows take the row form, the border pixels the four-pixel
- * form with row pointers. */
+ * form with row pointers; at AVX2, layers of one group whole rows
+ * through x86/conv_avx2_s8.c's row form (tiles of 6 pixels and a last
+ * one of 1 to 5). */
 START_TEST(test_conv_rows_random) { EACH_ISA(conv_random(17, 80, 4)); }
+END_TEST
+
+/* Capped at AVX2, the forms of x86/conv_avx2_s8.c broken on purpose
+ * (tn__crt_conv_avx2_fault `how`) over `cases` of conv_random(seed, .,
+ * wide): their outputs differ, and they do not with the forms put
+ * right. */
+static void avx2_broken_is_caught(int how, uint64_t seed, int cases,
+                                  int wide) {
+#if HAVE_AVX2_FORMS
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX2) return;
+  tn_crt_isa_limit(TN_CRT_ISA_AVX2);
+  int n[2] = {0, 0};
+  for (int broken = 1; broken >= 0; broken--) {
+    conv_count = &n[broken];
+    tn__crt_conv_avx2_fault(broken ? how : 0);
+    conv_random(seed, cases, wide);
+  }
+  conv_count = NULL;
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+  ck_assert_int_gt(n[1], 0);
+  ck_assert_int_eq(n[0], 0);
+#else
+  (void)how, (void)seed, (void)cases, (void)wide;
+#endif
+}
+
+/* Depthwise layers of a multiple of 8 channels take the layer form;
+ * channel 31's io * sum(w) left out. */
+START_TEST(test_conv_dw_avx2_broken_is_caught) {
+  avx2_broken_is_caught(1, 23, 150, 6);
+}
+END_TEST
+
+/* ResNet-like layers of one group take the row form over the padded copy
+ * of their rows; each window's last row left out. */
+START_TEST(test_conv_rows_avx2_broken_is_caught) {
+  avx2_broken_is_caught(2, 17, 40, 4);
+}
 END_TEST
 
 /* The row form with each window's last row left out is seen, and nothing
@@ -675,6 +718,7 @@ END_TEST
  * out_c <= in_c (kind 1, groups now and then), dense NHWC, the output the
  * size of the input; weights in any of three layouts. big: images up to
  * 49x10 (so that pointwise layers take many chunks). */
+static int inplace_dw8; /* depthwise: 8 to 96 channels, a multiple of 8 */
 static void rand_inplace_geom(KtRng *r, int kind, int big, TnCrtConv2d *p) {
   memset(p, 0, sizeof *p);
   p->batch = kt_int(r, 1, 2);
@@ -684,7 +728,8 @@ static void rand_inplace_geom(KtRng *r, int kind, int big, TnCrtConv2d *p) {
   p->k_h = p->k_w = 1;
   int32_t cpg = 1;
   if (kind == 0) {
-    p->in_c = p->out_c = p->groups = kt_int(r, 1, 80);
+    p->in_c = p->out_c = p->groups =
+        inplace_dw8 ? 8 * kt_int(r, 1, 12) : kt_int(r, 1, 80);
     p->k_h = kt_int(r, 1, 5), p->k_w = kt_int(r, 1, 5);
     if (kt_int(r, 0, 3) == 0)
       p->dilation_h = kt_int(r, 1, 3), p->dilation_w = kt_int(r, 1, 3);
@@ -718,10 +763,10 @@ static void rand_inplace_geom(KtRng *r, int kind, int big, TnCrtConv2d *p) {
 /* In place, in a copy of the input, against out of place into another
  * buffer (and that against the reference), byte for byte; the scratch is
  * allocated at exactly the size asked for. */
-START_TEST(test_conv_inplace_random) {
-  KtRng r = kt_rng(31);
-  for (int cases = 0; cases < 800; cases++) {
-    int kind = cases % 2, big = kt_int(&r, 0, 7) == 0;
+static void conv_inplace_random(uint64_t seed, int n) {
+  KtRng r = kt_rng(seed);
+  for (int cases = 0; cases < n; cases++) {
+    int kind = inplace_dw8 ? 0 : cases % 2, big = kt_int(&r, 0, 7) == 0;
     TnCrtConv2d p;
     rand_inplace_geom(&r, kind, big, &p);
     ck_assert_msg(tn_crt_conv2d_s8_inplace_ok(&p), "case %d (kind %d)", cases,
@@ -755,6 +800,21 @@ START_TEST(test_conv_inplace_random) {
               TN_CRT_SCRATCH_TOO_SMALL);
     free_conv_args(&a), free(want), free(ref), free(buf), free(scratch);
   }
+}
+
+START_TEST(test_conv_inplace_random) { conv_inplace_random(31, 800); }
+END_TEST
+
+/* Depthwise layers of a multiple of 8 channels in place with the forms
+ * capped at AVX2: x86/conv_avx2_s8.c's layer form, 32 channels a pass
+ * (then 24, 16 or 8), its output rows held back in its ring. */
+START_TEST(test_conv_inplace_dw_avx2) {
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX2) return;
+  tn_crt_isa_limit(TN_CRT_ISA_AVX2);
+  inplace_dw8 = 1;
+  conv_inplace_random(37, 300);
+  inplace_dw8 = 0;
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 }
 END_TEST
 
@@ -2627,9 +2687,12 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_gemm_broken_is_caught);
   tcase_add_test(tc, test_conv_rows_random);
   tcase_add_test(tc, test_conv_rows_broken_is_caught);
+  tcase_add_test(tc, test_conv_dw_avx2_broken_is_caught);
+  tcase_add_test(tc, test_conv_rows_avx2_broken_is_caught);
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);
   tcase_add_test(tc, test_conv_inplace_random);
+  tcase_add_test(tc, test_conv_inplace_dw_avx2);
   tcase_add_test(tc, test_conv_inplace_dscnn);
   tcase_add_test(tc, test_conv_scratch_isa);
   tcase_add_test(tc, test_conv_inplace_geometry);

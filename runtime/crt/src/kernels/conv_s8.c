@@ -57,7 +57,8 @@
  * pixel's rows at fixed offsets: no row pointers), the border pixels the
  * four-pixel one, and depthwise layers and layers of few input channels
  * and a large kernel run whole in x86/conv_wide_s8.c, 64 channels a pass
- * (conv_run asks it first). On a Cortex-M
+ * (conv_run asks it first); at AVX2 the row form's tiles and whole
+ * depthwise layers are x86/conv_avx2_s8.c's. On a Cortex-M
  * with the DSP extension (__ARM_FEATURE_DSP with GNU C: the M4, M7, M33)
  * gcc vectorises none of it, and BCAST, DW, DOT and the requantization
  * have a third form (arm_dsp/conv_s8_dsp.h, about three times as fast as
@@ -775,8 +776,9 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
             tn__crt_conv_vnni_row(avx_buf, avx_buf->po, 1, avx_buf->tmp, xp,
                                   p->out_w, rq, row8, ps2);
           else
-            tn__crt_conv_avx2_row(avx_buf, avx_buf->po, c->io, avx_buf->tmp,
-                                  xp, p->out_w, rq, row8, ps2);
+            tn__crt_conv_avx2_rows(avx_buf, avx_buf->po, c->io, avx_buf->tmp,
+                                   p->k_h * avx_slot, xp, p->out_w, rq, row8,
+                                   ps2);
           continue; /* (no ring) */
         }
 #endif

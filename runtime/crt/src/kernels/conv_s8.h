@@ -244,13 +244,6 @@ void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
 void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo, int pre,
                            const int8_t *x, ptrdiff_t xp, int32_t npx,
                            const Requant *rq, int8_t *out, ptrdiff_t os);
-/* The AVX2 form of the same (k packed for it, not for VNNI; x holds the
- * inputs as they are, and the rows of the window read xo): tiles of four
- * pixels through row pointers. */
-void tn__crt_conv_avx2_row(const AvxBcast *k, const ptrdiff_t *xo,
-                           int32_t io, const int8_t *x, ptrdiff_t xp,
-                           int32_t npx, const Requant *rq, int8_t *out,
-                           ptrdiff_t os);
 /*
  * The 1x1 GEMM form: a 1x1 unpadded convolution of one group with
  * channels-last input and output reads each pixel's input channels as
@@ -302,6 +295,26 @@ void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx, int full,
 int tn__crt_conv_wide(const Conv *c, const TnCrtQuant *q, int32_t lo,
                       int32_t hi, const int32_t *bias, int8_t *out,
                       int in_place);
+/* The AVX2 form of the DW layer (x86/conv_avx2_s8.c), 32 channels a
+ * pass, as tn__crt_conv_wide's (which calls it where the CPU or the cap
+ * stops short of AVX-512 VNNI): 1 if it ran the layer, 0 (nothing
+ * written) where the CPU, the layer or its multipliers are not for it. */
+int tn__crt_conv_dw_avx2_layer(const Conv *c, const TnCrtQuant *q,
+                               int32_t lo, int32_t hi, const int32_t *bias,
+                               int8_t *out, int in_place);
+/* The AVX2 form of the VNNI row form (x86/conv_avx2_s8.c; k packed for
+ * AVX2, not for VNNI): npx pixels from the padded copy x of n bytes (as
+ * it is, -io outside the input; every window's rows inside it), pixel i's
+ * rows at x + i * xp + xo[r], requantized exactly (rq->vec) into out, os
+ * apart: tiles of up to 6 pixels over the copy widened to int16. */
+void tn__crt_conv_avx2_rows(const AvxBcast *k, const ptrdiff_t *xo,
+                            int32_t io, const int8_t *x, int32_t n,
+                            ptrdiff_t xp, int32_t npx, const Requant *rq,
+                            int8_t *out, ptrdiff_t os);
+/* For the tests: 1 leaves io * sum(w) out of channel 31 in the AVX2 DW
+ * layer form, 2 each window's last row in the AVX2 row form, 0 puts them
+ * right again. */
+void tn__crt_conv_avx2_fault(int how);
 #endif
 
 #endif /* TVMNODE_CRT_CONV_S8_H_ */

@@ -1318,32 +1318,6 @@ int tn__crt_conv_gemm_pack(AvxBcast *k, const Conv *c, int32_t co0, int nb,
   return 1;
 }
 
-/* The AVX2 form over a run of npx pixels whose windows lie wholly inside
- * x (k->tmp's copy of the rows completed with -io, conv_s8.c): tiles of
- * four, the last one overlapping the one before it (or repeating the
- * last pixel), their row pointers at x + i * xp + xo[r]; none of the
- * border pixels' search for the rows inside the input. */
-AVX2 void tn__crt_conv_avx2_row(const AvxBcast *k, const ptrdiff_t *xo,
-                                int32_t io, const int8_t *x, ptrdiff_t xp,
-                                int32_t npx, const Requant *rq, int8_t *out,
-                                ptrdiff_t os) {
-  const int8_t *row[4 * AVX_ROWS];
-  for (int32_t i = 0; i < npx; i += 4) {
-    const int32_t i0 = i + 4 <= npx || npx < 4 ? i : npx - 4;
-    int8_t *o[4];
-    for (int t = 0; t < 4; t++) {
-      const int32_t j = i0 + t < npx ? i0 + t : npx - 1;
-      const int8_t *const e = x + j * xp;
-      o[t] = out + j * os;
-      for (int32_t r = 0; r < k->rows; r++) row[4 * r + t] = e + xo[r];
-    }
-    if (k->u == 2)
-      avx_bcast(k, 2, 1, row, io, rq, NULL, o);
-    else
-      avx_bcast(k, 1, 1, row, io, rq, NULL, o);
-  }
-}
-
 AVX2 static void avx_bcast_any(const AvxBcast *k, const Conv *c,
                                const int8_t *const *row, const Requant *rq,
                                uint32_t *restrict a, int8_t *const *out) {

@@ -458,7 +458,9 @@ int tn__crt_conv_wide(const Conv *c, const TnCrtQuant *q, int32_t lo,
                       int32_t hi, const int32_t *bias, int8_t *out,
                       int in_place) {
   const TnCrtConv2d *p = c->p;
-  if (!tn__crt_avx512vnni() || p->out_strides[3] != 1) return 0;
+  if (!tn__crt_avx512vnni()) /* AVX2 alone: its depthwise form */
+    return tn__crt_conv_dw_avx2_layer(c, q, lo, hi, bias, out, in_place);
+  if (p->out_strides[3] != 1) return 0;
   const int32_t taps = p->k_h * p->k_w, run = p->k_w * c->cpg;
   const int32_t rows = p->pad_top < p->out_h ? p->pad_top + 1 : p->out_h;
   const int dw = c->mode == DW && taps <= 4 * WIDE_GROUPS &&

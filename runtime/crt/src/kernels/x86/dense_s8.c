@@ -16,6 +16,7 @@
 #include <immintrin.h>
 
 #include "crt_libc.h"
+#include "x86/requant_lanes.h"
 
 #define AVX2 __attribute__((target("avx2")))
 
@@ -153,29 +154,7 @@ AVX2 __attribute__((noinline)) void tn__crt_dense_packed_avx2(
  * integers as the scalar call; eight lanes in about as many instructions
  * as one scalar call takes, which was a quarter of the anomaly detector's
  * time (its layers have 128 outputs for 128 inputs). */
-/* The body of requant8 and of its AVX-512 twin requant16: V the vector
- * type, P the intrinsics' prefix, SI the bitwise operations' suffix, SET64
- * the 64-bit broadcast, BLEND(even, odd) the lanes' merge. */
-#define REQUANT_LANES(V, P, SI, SET64, BLEND)                                 \
-  const V s = P##srai_epi32(x, 31); /* all ones where x < 0 */              \
-  const V ax = P##sub_epi32(P##xor_##SI(x, s), s);                          \
-  const V neg = P##srli_epi32(x, 31);                                       \
-  const V low = P##SET64(0xffffffff);                                       \
-  const V r30 = P##SET64(INT64_C(1) << 30);                                 \
-  const V he = P##srli_epi64(                                               \
-      P##add_epi64(P##mul_epu32(ax, m),                                     \
-                   P##sub_epi64(r30, P##and_##SI(neg, low))),               \
-      31);                                                                  \
-  const V ho = P##srli_epi64(                                               \
-      P##add_epi64(P##mul_epu32(P##srli_epi64(ax, 32), P##srli_epi64(m, 32)), \
-                   P##sub_epi64(r30, P##srli_epi64(neg, 32))),              \
-      31);                                                                  \
-  const V h = BLEND(he, P##slli_epi64(ho, 32));                             \
-  const V half = P##srli_epi32(P##sllv_epi32(P##set1_epi32(1), r), 1);      \
-  const V mg = P##srlv_epi32(P##add_epi32(h, half), r);                     \
-  const V o = P##add_epi32(P##sub_epi32(P##xor_##SI(mg, s), s), off);       \
-  return P##min_epi32(P##max_epi32(o, lo), hi)
-
+/* REQUANT_LANES: x86/requant_lanes.h */
 #define BLEND8(e, o) _mm256_blend_epi32(e, o, 0xaa)
 AVX2 static inline __m256i requant8(__m256i x, __m256i m, __m256i r,
                                     __m256i off, __m256i lo, __m256i hi) {
