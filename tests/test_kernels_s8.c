@@ -535,11 +535,12 @@ START_TEST(test_conv_dw_narrow_random) { EACH_ISA(conv_random(37, 300, 8)); }
 END_TEST
 
 #if HAVE_AVX2_FORMS
-/* conv_random's cases with each of the VNNI forms' faults how[0 .. n)
- * (tn__crt_conv_vnni_fault), then with none: each fault is seen, and
- * nothing is with the forms put right. */
+/* Where the CPU has AVX-512 VNNI, conv_random's cases with each of the
+ * VNNI forms' faults how[0 .. n) (tn__crt_conv_vnni_fault), then with
+ * none: each fault is seen, and nothing is with the forms put right. */
 static void conv_faults_seen(const int *how, int n, uint64_t seed, int cases,
                              int wide) {
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
   for (int i = 0; i <= n; i++) {
     int count = 0;
     conv_count = &count;
@@ -557,7 +558,6 @@ static void conv_faults_seen(const int *how, int n, uint64_t seed, int cases,
 
 START_TEST(test_conv_gemm_broken_is_caught) {
 #if HAVE_AVX2_FORMS
-  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
   conv_faults_seen((const int[]){2, 1}, 2, 11, 100, 2);
 #endif
 }
@@ -599,7 +599,6 @@ END_TEST
  * forms put right. */
 START_TEST(test_conv_rows8_broken_is_caught) {
 #if HAVE_AVX2_FORMS
-  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
   conv_faults_seen((const int[]){3, 1}, 2, 29, 60, 7);
 #endif
 }
