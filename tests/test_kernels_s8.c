@@ -377,6 +377,23 @@ static void conv_random(uint64_t seed, int n, int wide) {
       p.dilation_w = kt_int(&r, 0, 7) ? 1 : 2;
       fpg = kt_int(&r, 0, 2) ? kt_int(&r, 32, 150) : 64;
     }
+    if (wide == 7) { /* a last block of 8 channels (the large ResNet's 40) */
+      kind = 0, p.groups = kt_int(&r, 0, 3) ? 1 : 2;
+      p.in_w = kt_int(&r, 4, 36), p.in_h = kt_int(&r, 1, 5);
+      p.k_h = p.k_w = kt_int(&r, 0, 2) ? 3 : kt_int(&r, 1, 4);
+      p.stride_h = p.stride_w = kt_int(&r, 0, 2) ? 1 : 2;
+      p.dilation_h = p.dilation_w = kt_int(&r, 0, 3) ? 1 : 2;
+      /* up to 80 input channels: rows too wide for the padded copy too */
+      cpg = kt_int(&r, 0, 2) ? 8 * kt_int(&r, 1, 10) : kt_int(&r, 1, 80);
+      fpg = 16 * kt_int(&r, 0, 2) + 8 + (kt_int(&r, 0, 3) ? 0 : kt_int(&r, 1, 7));
+    }
+    if (wide == 8) { /* depthwise, fewer than 64 channels, wide rows */
+      kind = 2, p.in_h = kt_int(&r, 1, 8), p.in_w = kt_int(&r, 1, 40);
+      p.k_h = kt_int(&r, 1, 5), p.k_w = kt_int(&r, 1, 5);
+      p.groups = kt_int(&r, 0, 4) ? 1 << kt_int(&r, 0, 5) : kt_int(&r, 1, 63);
+      if (kt_int(&r, 0, 3)) p.stride_w = 1;
+      cpg = fpg = 1;
+    }
     if (wide == 6) { /* depthwise, many channels, wider rows */
       kind = 2, p.in_h = kt_int(&r, 1, 12), p.in_w = kt_int(&r, 1, 12);
       p.k_h = kt_int(&r, 1, 5), p.k_w = kt_int(&r, 1, 5);
@@ -397,7 +414,7 @@ static void conv_random(uint64_t seed, int n, int wide) {
     if (p.out_h < 1 || p.out_w < 1) continue;
     cases++;
     /* NHWC or NCHW data; HWIO, OIHW or OHWI weights. */
-    const int *dl = wide == 3 || wide == 4 || wide == 6 || kt_int(&r, 0, wide == 2 ? 7 : 2)
+    const int *dl = wide == 3 || wide == 4 || wide >= 6 || kt_int(&r, 0, wide == 2 ? 7 : 2)
                         ? nhwc : nchw;
     int wk = wide >= 2 ? 0 : wide && kt_int(&r, 0, 3) ? 0 : kt_int(&r, 0, 2);
     const int *wl = wk == 0 ? hwio : wk == 1 ? oihw : ohwi;
@@ -513,19 +530,38 @@ END_TEST
 START_TEST(test_conv_direct_random) { EACH_ISA(conv_random(19, 300, 5)); }
 END_TEST
 
+/* Depthwise layers of 1 to 32 channels, a divisor of 64 mostly, at every
+ * level: at AVX-512 VNNI, x86/conv_wide_s8.c's DW form takes 64 / C
+ * neighbouring pixels a pass where their windows are whole (stride_w 1),
+ * one pixel a pass at the borders. */
+START_TEST(test_conv_dw_narrow_random) { EACH_ISA(conv_random(37, 300, 8)); }
+END_TEST
+
+#if HAVE_AVX2_FORMS
+/* Where the CPU has AVX-512 VNNI, conv_random's cases with each of the
+ * VNNI forms' faults how[0 .. n) (tn__crt_conv_vnni_fault), then with
+ * none: each fault is seen, and nothing is with the forms put right. */
+static void conv_faults_seen(const int *how, int n, uint64_t seed, int cases,
+                             int wide) {
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
+  for (int i = 0; i <= n; i++) {
+    int count = 0;
+    conv_count = &count;
+    tn__crt_conv_vnni_fault(i < n ? how[i] : 0);
+    conv_random(seed, cases, wide);
+    tn__crt_conv_vnni_fault(0);
+    conv_count = NULL;
+    if (i < n)
+      ck_assert_msg(count > 0, "fault %d not seen", how[i]);
+    else
+      ck_assert_int_eq(count, 0);
+  }
+}
+#endif
+
 START_TEST(test_conv_gemm_broken_is_caught) {
 #if HAVE_AVX2_FORMS
-  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
-  int n[3] = {0, 0, 0};
-  for (int how = 2; how >= 0; how--) {
-    conv_count = &n[how];
-    tn__crt_conv_vnni_fault(how);
-    conv_random(11, 100, 2);
-  }
-  conv_count = NULL;
-  ck_assert_int_gt(n[2], 0);
-  ck_assert_int_gt(n[1], 0);
-  ck_assert_int_eq(n[0], 0);
+  conv_faults_seen((const int[]){2, 1}, 2, 11, 100, 2);
 #endif
 }
 END_TEST
@@ -590,6 +626,23 @@ START_TEST(test_conv_rows_broken_is_caught) {
   conv_count = NULL;
   ck_assert_int_gt(n[1], 0);
   ck_assert_int_eq(n[0], 0);
+#endif
+}
+END_TEST
+
+/* Layers whose channels end in a block of 8 (40, 24, 8, or 8 more and a
+ * rest of 1 to 7) at every level: at AVX-512 VNNI that block takes the
+ * VNNI forms too, its lanes 8 to 15 zero weights (the row form over the
+ * padded copy and in place, the four-pixel form at the borders). */
+START_TEST(test_conv_rows8_random) { EACH_ISA(conv_random(29, 120, 7)); }
+END_TEST
+
+/* The same layers with the VNNI forms broken (the corrections left out;
+ * each window's last row left out): both are seen, nothing is with the
+ * forms put right. */
+START_TEST(test_conv_rows8_broken_is_caught) {
+#if HAVE_AVX2_FORMS
+  conv_faults_seen((const int[]){3, 1}, 2, 29, 60, 7);
 #endif
 }
 END_TEST
@@ -728,8 +781,11 @@ static void rand_inplace_geom(KtRng *r, int kind, int big, TnCrtConv2d *p) {
   p->k_h = p->k_w = 1;
   int32_t cpg = 1;
   if (kind == 0) {
+    /* (a divisor of 64 now and then: x86/conv_wide_s8.c's pixels a pass) */
     p->in_c = p->out_c = p->groups =
-        inplace_dw8 ? 8 * kt_int(r, 1, 12) : kt_int(r, 1, 80);
+        inplace_dw8      ? 8 * kt_int(r, 1, 12)
+        : kt_int(r, 0, 3) ? kt_int(r, 1, 80)
+                          : 1 << kt_int(r, 0, 5);
     p->k_h = kt_int(r, 1, 5), p->k_w = kt_int(r, 1, 5);
     if (kt_int(r, 0, 3) == 0)
       p->dilation_h = kt_int(r, 1, 3), p->dilation_w = kt_int(r, 1, 3);
@@ -2689,6 +2745,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_rows_broken_is_caught);
   tcase_add_test(tc, test_conv_dw_avx2_broken_is_caught);
   tcase_add_test(tc, test_conv_rows_avx2_broken_is_caught);
+  tcase_add_test(tc, test_conv_rows8_random);
+  tcase_add_test(tc, test_conv_dw_narrow_random);
+  tcase_add_test(tc, test_conv_rows8_broken_is_caught);
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);
   tcase_add_test(tc, test_conv_inplace_random);

@@ -198,12 +198,13 @@ typedef struct {
 } AvxBcast;
 
 /*
- * Where tn__crt_isa() allows AVX-512 VNNI, a block of 16 channels is packed
- * for vpdpbusd instead (x86/conv_s8.c): per row, per group of four inputs
- * (the last group of a run completed with zero weights), the 16 channels'
- * four int8 weights, 64 bytes; after the rows, per channel, the int32
- * correction (io - 128) * sum(w) that the accumulators start from with
- * the bias (each input is read as the unsigned x ^ 0x80 = x + 128).
+ * Where tn__crt_isa() allows AVX-512 VNNI, a block of 8 or 16 channels is
+ * packed for vpdpbusd instead (x86/conv_s8.c): per row, per group of four
+ * inputs (the last group of a run completed with zero weights), 16
+ * channels' four int8 weights, 64 bytes (a block of 8: zero weights in
+ * lanes 8 to 15); after the rows, per channel, the int32 correction
+ * (io - 128) * sum(w) that the accumulators start from with the bias
+ * (each input is read as the unsigned x ^ 0x80 = x + 128).
  */
 /* For the tests: 1 leaves out the VNNI form's -128 * sum(w), 2 the 1x1
  * GEMM form's last 1 to 3 inputs of each run, 3 the VNNI row form's last

@@ -496,7 +496,11 @@ void tn__crt_conv_vnni_fault(int how) {
  * to 4L + 3), vpshufb transposes each lane's 4x4 bytes (two shuffles for
  * the twelve unpacks and inserts of the 128-bit form, the wake word's
  * tenth of its time spent packing); sum(w) per channel with vpdpbusd on
- * bytes of 1. */
+ * bytes of 1. A block of 8 channels (u == 1) reads 8 bytes a row and
+ * leaves lanes 8 to 15 zero (weights and corrections): half of each
+ * vpdpbusd wasted, and still faster than the AVX2 form it replaces (the
+ * large ResNet's 40-channel layers, 16 + 16 + 8: 0.90x the model's
+ * time, BENCHMARKS.md). */
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void
 vnni_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0, int8_t *out) {
   const TnCrtConv2d *p = c->p;
@@ -518,8 +522,10 @@ vnni_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0, int8_t *out) {
        * stack) */
       const int32_t n = k->run - e;
       const int8_t *we = w + e * ws2;
-#define ROW(t) \
-  (n > (t) ? _mm_loadu_si128((const __m128i *)(we + (t) * ws2)) : zero)
+#define ROW(t)                                                     \
+  (n <= (t)     ? zero                                             \
+   : k->u == 2 ? _mm_loadu_si128((const __m128i *)(we + (t) * ws2)) \
+               : _mm_loadl_epi64((const __m128i *)(we + (t) * ws2)))
       const __m512i rows = _mm512_inserti32x4(
           _mm512_inserti32x4(
               _mm512_inserti32x4(_mm512_castsi128_si512(ROW(0)), ROW(1), 1),
@@ -543,7 +549,7 @@ int tn__crt_conv_avx2_pack(AvxBcast *k, const Conv *c, int32_t co0, int u) {
   const TnCrtConv2d *p = c->p;
   const int32_t rows = c->merge ? p->k_h : p->k_h * p->k_w;
   const int32_t run = c->merge ? p->k_w * c->cpg : c->cpg;
-  const int vnni = u == 2 && tn__crt_avx512vnni();
+  const int vnni = tn__crt_avx512vnni();
   /* in int16: VNNI's 64 bytes a group of four and 64 of corrections */
   const int64_t size = vnni ? (int64_t)rows * ((run + 3) / 4) * 32 + 32
                             : (int64_t)rows * ((run + 1) / 2) * 16 * u;
@@ -800,7 +806,8 @@ AVX2 void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx,
 }
 
 /*
- * The AVX-512 VNNI form of BCAST for blocks of 16 channels: one register
+ * The AVX-512 VNNI form of BCAST for blocks of 16 channels (or 8, lanes 8
+ * to 15 computed on zero weights and never stored): one register
  * of 16 int32 a pixel, four pixels. Per group of four inputs of a row,
  * each pixel's four bytes are broadcast as the unsigned x ^ 0x80 = x + 128
  * and vpdpbusd adds their four products with each channel's four packed
@@ -811,6 +818,8 @@ AVX2 void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx,
  * as in the AVX2 form. Requantized as the AVX2 form does, in two halves.
  */
 #define VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+/* The lanes of a block of 8 * u channels (the rest: zero weights) */
+#define VNNI_LANES(u) ((__mmask16)((u) == 2 ? 0xffff : 0xff))
 
 /* Four inputs at e, s apart, as x + 128 in every lane: the first n
  * (1 to 4), the rest 0 (their weights are 0). */
@@ -836,7 +845,7 @@ vnni_bcast(const AvxBcast *k, ptrdiff_t s, const int8_t *const *row,
   const int32_t groups = (k->run + 3) / 4, full = k->run / 4;
   const int tail = k->run % 4;
   const __m512i b = _mm512_add_epi32(
-      _mm512_loadu_si512(rq->bias),
+      _mm512_maskz_loadu_epi32(VNNI_LANES(k->u), rq->bias),
       _mm512_loadu_si512(w + (ptrdiff_t)k->rows * groups * 64));
   __m512i a0 = b, a1 = b, a2 = b, a3 = b;
   for (int32_t r = 0; r < k->rows; r++, row += 4) {
@@ -858,21 +867,22 @@ vnni_bcast(const AvxBcast *k, ptrdiff_t s, const int8_t *const *row,
       w += 64;
     }
   }
+  const int u = k->u; /* lanes 8 to 15 of a block of 8 are not its own */
   if (out) {
-    avx_requant_store(rq, 2, _mm512_castsi512_si256(a0),
+    avx_requant_store(rq, u, _mm512_castsi512_si256(a0),
                       _mm512_extracti64x4_epi64(a0, 1), out[0]);
-    avx_requant_store(rq, 2, _mm512_castsi512_si256(a1),
+    avx_requant_store(rq, u, _mm512_castsi512_si256(a1),
                       _mm512_extracti64x4_epi64(a1, 1), out[1]);
-    avx_requant_store(rq, 2, _mm512_castsi512_si256(a2),
+    avx_requant_store(rq, u, _mm512_castsi512_si256(a2),
                       _mm512_extracti64x4_epi64(a2, 1), out[2]);
-    avx_requant_store(rq, 2, _mm512_castsi512_si256(a3),
+    avx_requant_store(rq, u, _mm512_castsi512_si256(a3),
                       _mm512_extracti64x4_epi64(a3, 1), out[3]);
     return;
   }
-  _mm512_storeu_si512(a, a0);
-  _mm512_storeu_si512(a + 16, a1);
-  _mm512_storeu_si512(a + 32, a2);
-  _mm512_storeu_si512(a + 48, a3);
+  _mm512_mask_storeu_epi32(a, VNNI_LANES(u), a0);
+  _mm512_mask_storeu_epi32(a + 8 * u, VNNI_LANES(u), a1);
+  _mm512_mask_storeu_epi32(a + 16 * u, VNNI_LANES(u), a2);
+  _mm512_mask_storeu_epi32(a + 24 * u, VNNI_LANES(u), a3);
 }
 
 VNNI static void vnni_bcast_any(const AvxBcast *k, ptrdiff_t s,
@@ -899,23 +909,26 @@ VNNI static void vnni_bcast_any(const AvxBcast *k, ptrdiff_t s,
  * lane by lane (the same bytes as the AVX2 form's two halves).
  */
 VNNI static inline __attribute__((always_inline)) void
-vnni_requant_store(const Requant *rq, __m512i x, int8_t *out) {
+vnni_requant_store(const Requant *rq, int u, __m512i x, int8_t *out) {
+  const __mmask16 lanes = VNNI_LANES(u);
   const __m512 magic = _mm512_set1_ps(12582912.0f);
   const __m512i magic_off =
       _mm512_set1_epi32((int32_t)(0x4b400000u - (uint32_t)rq->off));
   const __m512 lo = _mm512_set1_ps((float)(rq->lo - rq->off));
   const __m512 hi = _mm512_set1_ps((float)(rq->hi - rq->off));
-  __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(x), _mm512_loadu_ps(rq->scale));
+  __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(x),
+                           _mm512_maskz_loadu_ps(lanes, rq->scale));
   y = _mm512_min_ps(_mm512_max_ps(y, lo), hi);
   const __m512 t = _mm512_add_ps(y, magic);
   const __m512i q = _mm512_sub_epi32(_mm512_castps_si512(t), magic_off);
   const __m512i d = _mm512_and_si512(
       _mm512_castps_si512(_mm512_sub_ps(y, _mm512_sub_ps(t, magic))),
       _mm512_set1_epi32(INT32_MAX));
-  uint32_t unsure = _mm512_cmp_ps_mask(_mm512_castsi512_ps(d),
-                                       _mm512_loadu_ps(rq->tol), _CMP_GT_OQ);
+  uint32_t unsure = _mm512_mask_cmp_ps_mask(
+      lanes, _mm512_castsi512_ps(d), _mm512_maskz_loadu_ps(lanes, rq->tol),
+      _CMP_GT_OQ);
   /* q lies in [lo, hi] (rq->fast): the saturating narrowing only narrows */
-  _mm_storeu_si128((__m128i *)out, _mm512_cvtsepi32_epi8(q));
+  _mm_mask_storeu_epi8(out, lanes, _mm512_cvtsepi32_epi8(q));
   if (unsure == 0) return;
   uint32_t a[16];
   _mm512_storeu_si512(a, x);
@@ -959,7 +972,7 @@ VNNI static inline __m512i row_quad(const int8_t *e, int n, int pre) {
   } while (0)
 
 VNNI static inline __attribute__((always_inline)) void
-vnni_row_tile(const AvxBcast *k, const ptrdiff_t *xo, int pre, int np,
+vnni_row_tile(const AvxBcast *k, const ptrdiff_t *xo, int pre, int u, int np,
               int32_t rows, const int8_t *x, ptrdiff_t xp, __m512i b,
               const Requant *rq, int8_t *out, ptrdiff_t os) {
   const int8_t *w = (const int8_t *)(k->w + k->cur);
@@ -979,30 +992,30 @@ vnni_row_tile(const AvxBcast *k, const ptrdiff_t *xo, int pre, int np,
       w += 64;
     }
   }
-  vnni_requant_store(rq, c0, out);
-  if (np > 1) vnni_requant_store(rq, c1, out + os);
-  if (np > 2) vnni_requant_store(rq, c2, out + 2 * os);
-  if (np > 3) vnni_requant_store(rq, c3, out + 3 * os);
-  if (np > 4) vnni_requant_store(rq, c4, out + 4 * os);
-  if (np > 5) vnni_requant_store(rq, c5, out + 5 * os);
-  if (np > 6) vnni_requant_store(rq, c6, out + 6 * os);
-  if (np > 7) vnni_requant_store(rq, c7, out + 7 * os);
-  if (np > 8) vnni_requant_store(rq, c8, out + 8 * os);
-  if (np > 9) vnni_requant_store(rq, c9, out + 9 * os);
-  if (np > 10) vnni_requant_store(rq, c10, out + 10 * os);
-  if (np > 11) vnni_requant_store(rq, c11, out + 11 * os);
+  vnni_requant_store(rq, u, c0, out);
+  if (np > 1) vnni_requant_store(rq, u, c1, out + os);
+  if (np > 2) vnni_requant_store(rq, u, c2, out + 2 * os);
+  if (np > 3) vnni_requant_store(rq, u, c3, out + 3 * os);
+  if (np > 4) vnni_requant_store(rq, u, c4, out + 4 * os);
+  if (np > 5) vnni_requant_store(rq, u, c5, out + 5 * os);
+  if (np > 6) vnni_requant_store(rq, u, c6, out + 6 * os);
+  if (np > 7) vnni_requant_store(rq, u, c7, out + 7 * os);
+  if (np > 8) vnni_requant_store(rq, u, c8, out + 8 * os);
+  if (np > 9) vnni_requant_store(rq, u, c9, out + 9 * os);
+  if (np > 10) vnni_requant_store(rq, u, c10, out + 10 * os);
+  if (np > 11) vnni_requant_store(rq, u, c11, out + 11 * os);
 }
 #undef ROW_ALL
 #undef ROW_DP
 
 VNNI static inline __attribute__((always_inline)) void
-vnni_row_run(const AvxBcast *k, const ptrdiff_t *xo, int pre, const int8_t *x,
-             ptrdiff_t xp, int32_t npx, const Requant *rq, int8_t *out,
-             ptrdiff_t os) {
+vnni_row_run(const AvxBcast *k, const ptrdiff_t *xo, int pre, int u,
+             const int8_t *x, ptrdiff_t xp, int32_t npx, const Requant *rq,
+             int8_t *out, ptrdiff_t os) {
   const int8_t *w = (const int8_t *)(k->w + k->cur);
   /* the accumulators start from bias + (io - 128) * sum(w) */
   const __m512i b = _mm512_add_epi32(
-      _mm512_loadu_si512(rq->bias),
+      _mm512_maskz_loadu_epi32(VNNI_LANES(u), rq->bias),
       _mm512_loadu_si512(w + (ptrdiff_t)k->rows * ((k->run + 3) / 4) * 64));
   /* (how == 3 leaves out each window's last row: a broken form for the
    * tests) */
@@ -1011,30 +1024,30 @@ vnni_row_run(const AvxBcast *k, const ptrdiff_t *xo, int pre, const int8_t *x,
   int32_t i = 0;
   if (npx >= 8) {
     for (; i + 12 <= npx; i += 12)
-      vnni_row_tile(k, xo, pre, 12, rows, x + i * xp, xp, b, rq, out + i * os,
+      vnni_row_tile(k, xo, pre, u, 12, rows, x + i * xp, xp, b, rq, out + i * os,
                     os);
     for (; i + 8 <= npx; i += 8)
-      vnni_row_tile(k, xo, pre, 8, rows, x + i * xp, xp, b, rq, out + i * os,
+      vnni_row_tile(k, xo, pre, u, 8, rows, x + i * xp, xp, b, rq, out + i * os,
                     os);
     if (i + 4 <= npx) {
-      vnni_row_tile(k, xo, pre, 4, rows, x + i * xp, xp, b, rq, out + i * os,
+      vnni_row_tile(k, xo, pre, u, 4, rows, x + i * xp, xp, b, rq, out + i * os,
                     os);
       i += 4;
     }
     if (i < npx) /* the last 4, some of them again */
-      vnni_row_tile(k, xo, pre, 4, rows, x + (npx - 4) * xp, xp, b, rq,
+      vnni_row_tile(k, xo, pre, u, 4, rows, x + (npx - 4) * xp, xp, b, rq,
                     out + (npx - 4) * os, os);
     return;
   }
   if (npx >= 4) {
-    vnni_row_tile(k, xo, pre, 4, rows, x, xp, b, rq, out, os);
+    vnni_row_tile(k, xo, pre, u, 4, rows, x, xp, b, rq, out, os);
     if (npx > 4)
-      vnni_row_tile(k, xo, pre, 4, rows, x + (npx - 4) * xp, xp, b, rq,
+      vnni_row_tile(k, xo, pre, u, 4, rows, x + (npx - 4) * xp, xp, b, rq,
                     out + (npx - 4) * os, os);
     return;
   }
   for (; i < npx; i++)
-    vnni_row_tile(k, xo, pre, 1, rows, x + i * xp, xp, b, rq, out + i * os,
+    vnni_row_tile(k, xo, pre, u, 1, rows, x + i * xp, xp, b, rq, out + i * os,
                   os);
 }
 
@@ -1042,10 +1055,14 @@ VNNI void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo,
                                 int pre, const int8_t *x, ptrdiff_t xp,
                                 int32_t npx, const Requant *rq, int8_t *out,
                                 ptrdiff_t os) {
-  if (pre)
-    vnni_row_run(k, xo, 1, x, xp, npx, rq, out, os);
+  if (pre && k->u == 2)
+    vnni_row_run(k, xo, 1, 2, x, xp, npx, rq, out, os);
+  else if (pre)
+    vnni_row_run(k, xo, 1, 1, x, xp, npx, rq, out, os);
+  else if (k->u == 2)
+    vnni_row_run(k, xo, 0, 2, x, xp, npx, rq, out, os);
   else
-    vnni_row_run(k, xo, 0, x, xp, npx, rq, out, os);
+    vnni_row_run(k, xo, 0, 1, x, xp, npx, rq, out, os);
 }
 
 /*

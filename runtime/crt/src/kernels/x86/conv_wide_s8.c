@@ -225,22 +225,44 @@ static void dw_taps(Wide *k, const TnCrtConv2d *p) {
 
 /* The chunk of len channels at co0: group g's four taps of lane l at
  * w[g][4l ..] (the taps' rows of channels interleaved as the inputs
- * are), then the lanes' constants. */
+ * are), then the lanes' constants. With rep (a layer of len channels,
+ * len dividing 64), lane j holds channel j % len: 64 / len neighbouring
+ * pixels a pass (dw_layer), and lanes 0 .. len - 1 as without (the
+ * repeated rows and constants: 1 KiB more of stack). */
 VNNI static void dw_pack(Wide *k, const Conv *c, const TnCrtQuant *q,
-                         const int32_t *bias, int32_t co0, int32_t len) {
+                         const int32_t *bias, int32_t co0, int32_t len,
+                         int rep) {
   const int32_t taps = c->p->k_h * c->p->k_w;
-  const __mmask64 mk = len_mask(len);
+  const __mmask64 mk = len_mask(rep ? WIDE : len);
   __m512i sum[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(),
                     _mm512_setzero_si512(), _mm512_setzero_si512()};
+  int8_t wr[4][WIDE];
   for (int32_t g = 0; g < k->groups; g++) {
     const int8_t *r[4];
     for (int32_t i = 0; i < 4; i++) {
       const int32_t t = 4 * g + i;
       r[i] = t < taps ? c->w + k->wo[t] + co0 : NULL;
+      if (rep && r[i]) {
+        for (int32_t j = 0; j < WIDE; j++) wr[i][j] = r[i][j % len];
+        r[i] = wr[i];
+      }
     }
     pack_group(k, g, r, mk, sum);
   }
-  pack_consts(k, c, q, bias, co0, len, sum);
+  if (!rep) {
+    pack_consts(k, c, q, bias, co0, len, sum);
+    return;
+  }
+  int32_t b[WIDE], m[WIDE], sh[WIDE];
+  const int pc = q->per_channel != 0;
+  for (int32_t j = 0; j < WIDE; j++) {
+    b[j] = bias ? bias[j % len] : 0;
+    m[j] = q->multiplier[pc ? j % len : 0];
+    sh[j] = q->shift[pc ? j % len : 0];
+  }
+  TnCrtQuant qr = *q;
+  qr.per_channel = 1, qr.multiplier = m, qr.shift = sh;
+  pack_consts(k, c, &qr, b, 0, WIDE, sum);
 }
 
 /* One pixel: the taps' 64 channels at base + xo[t] for a window wholly
@@ -272,28 +294,45 @@ dw_pixel(const Wide *k, int full, const int8_t *base, const int8_t *const *tp,
   wide_store(k, a0, a1, a2, a3, mk, out);
 }
 
-/* A row of len channels from the ring (pixels WIDE apart) to out. */
-static void ring_out(const TnCrtConv2d *p, const int8_t *src, int32_t len,
-                     int8_t *out) {
+/* A row of len channels from the ring (pixels step apart) to out. */
+static void ring_out(const TnCrtConv2d *p, const int8_t *src, ptrdiff_t step,
+                     int32_t len, int8_t *out) {
   for (int32_t x = 0; x < p->out_w; x++)
-    memcpy(out + (ptrdiff_t)x * p->out_strides[2], src + (ptrdiff_t)x * WIDE,
+    memcpy(out + (ptrdiff_t)x * p->out_strides[2], src + (ptrdiff_t)x * step,
            (size_t)len);
 }
 
 /* The layer, chunk by chunk; with ring (in place, stride_h 1), each
  * output row of a chunk waits there until its input row has been read
- * for the last time, as conv_s8.c's ring does it. */
+ * for the last time, as conv_s8.c's ring does it. A layer of fewer than
+ * 64 channels, a divisor of 64 (VWW's 8, 16 and 32), at stride_w 1 with
+ * its pixels' channels contiguous in and out, fills the lanes with
+ * pix = 64 / out_c neighbouring pixels whose windows lie inside the
+ * input (their inputs at a tap are one run of 64 bytes; the weights and
+ * constants repeated per pixel by dw_pack), one pixel a pass elsewhere;
+ * its ring keeps the pixels out_c apart. */
 VNNI static void dw_layer(Wide *k, const Conv *c, const TnCrtQuant *q,
                           const int32_t *bias, int8_t *out, int8_t *ring) {
   const TnCrtConv2d *p = c->p;
   const int32_t ntaps = p->k_h * p->k_w;
   const int32_t rows = p->pad_top < p->out_h ? p->pad_top + 1 : p->out_h;
-  const ptrdiff_t slot = (ptrdiff_t)p->out_w * WIDE;
+  const int rep = p->out_c < WIDE && WIDE % p->out_c == 0 &&
+                  p->stride_w == 1 && p->in_strides[2] == p->out_c &&
+                  (ring || p->out_strides[2] == p->out_c);
+  const int32_t pix = rep ? WIDE / p->out_c : 1;
+  const ptrdiff_t rstep = rep ? p->out_c : WIDE; /* the ring's pixels */
+  const ptrdiff_t slot = (ptrdiff_t)p->out_w * rstep;
+  /* the output columns [fx0, fx1) whose windows are whole across (at
+   * stride_w 1) */
+  const int64_t fx0 = p->pad_left,
+                fx_end = (int64_t)p->in_w + p->pad_left -
+                         (int64_t)(p->k_w - 1) * p->dilation_w,
+                fx1 = fx_end < p->out_w ? fx_end : p->out_w;
   dw_taps(k, p);
   for (int32_t co0 = 0; co0 < p->out_c; co0 += WIDE) {
     const int32_t len = p->out_c - co0 < WIDE ? p->out_c - co0 : WIDE;
     const __mmask64 mk = len_mask(len);
-    dw_pack(k, c, q, bias, co0, len);
+    dw_pack(k, c, q, bias, co0, len, rep);
     for (int32_t n = 0; n < p->batch; n++) {
       const int8_t *x = c->in + (ptrdiff_t)n * p->in_strides[0] + co0;
       int8_t *const out_n = out + (ptrdiff_t)n * p->out_strides[0] + co0;
@@ -303,14 +342,21 @@ VNNI static void dw_layer(Wide *k, const Conv *c, const TnCrtQuant *q,
         taps(iy0, p->k_h, p->dilation_h, p->in_h, &ky0, &ky1);
         int8_t *const orow =
             ring ? ring + s * slot : out_n + (ptrdiff_t)oy * p->out_strides[1];
-        const ptrdiff_t ostep = ring ? WIDE : p->out_strides[2];
-        for (int32_t ox = 0; ox < p->out_w; ox++) {
+        const ptrdiff_t ostep = ring ? rstep : p->out_strides[2];
+        for (int32_t ox = 0, npx; ox < p->out_w; ox += npx) {
           const int32_t ix0 = ox * p->stride_w - p->pad_left;
           int32_t kx0, kx1;
           taps(ix0, p->k_w, p->dilation_w, p->in_w, &kx0, &kx1);
           const ptrdiff_t o = (ptrdiff_t)iy0 * p->in_strides[1] +
                               (ptrdiff_t)ix0 * p->in_strides[2];
           int8_t *const po = orow + (ptrdiff_t)ox * ostep;
+          npx = 1;
+          if (rep && ky0 == 0 && ky1 == p->k_h && ox >= fx0 && ox < fx1) {
+            /* up to pix pixels with whole windows */
+            npx = fx1 - ox < pix ? (int32_t)(fx1 - ox) : pix;
+            dw_pixel(k, 1, x + o, NULL, len_mask(npx * len), po);
+            continue;
+          }
           if (ky0 == 0 && ky1 == p->k_h && kx0 == 0 && kx1 == p->k_w) {
             dw_pixel(k, 1, x + o, NULL, mk, po);
             continue;
@@ -329,13 +375,13 @@ VNNI static void dw_layer(Wide *k, const Conv *c, const TnCrtQuant *q,
         /* input row oy - pad_top has had its last reader; rows is then
          * pad_top + 1, so that row's slot is the next one */
         if (oy >= p->pad_top)
-          ring_out(p, ring + s * slot, len,
+          ring_out(p, ring + s * slot, rstep, len,
                    out_n + (ptrdiff_t)(oy - p->pad_top) * p->out_strides[1]);
       }
       if (ring)
         for (int32_t r = p->out_h > p->pad_top ? p->out_h - p->pad_top : 0;
              r < p->out_h; r++)
-          ring_out(p, ring + (r % rows) * slot, len,
+          ring_out(p, ring + (r % rows) * slot, rstep, len,
                    out_n + (ptrdiff_t)r * p->out_strides[1]);
     }
   }
