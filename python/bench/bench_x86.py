@@ -164,7 +164,7 @@ def compiled_for_base(path: Path, name: str) -> codegen.Archive:
     empty while it compiles; a field left 0 is not written, so the
     generated C compiles against the base's headers)."""
     saved = codegen.PACK_DENSE_WEIGHTS
-    codegen.PACK_DENSE_WEIGHTS = ()
+    codegen.PACK_DENSE_WEIGHTS = {}
     try:
         return codegen.compile(frontend.load_model(str(path)), name=name)
     finally:

@@ -17,7 +17,8 @@ typedef struct {
   TnObject header;
   int64_t units;
   DLDataType out_dtype;
-  TnObject *weight_layout; /* "NK", or "N16K4" (tn_crt_dense_s8_pack's) */
+  TnObject *weight_layout; /* "NK", "N16K4" (tn_crt_dense_s8_pack's) or
+                            * "N4K4" (tn_crt_dense_s8_pack4's) */
 } TnIrDenseAttrs;
 
 typedef struct {

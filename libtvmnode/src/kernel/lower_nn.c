@@ -238,17 +238,25 @@ static int lower_conv2d(const TnKernArgs *a, TnKernCall *k) {
   return 0;
 }
 
-/* The dense call's weight packed (weight_layout "N16K4"), which only the
- * fused int8 layer reads (packed not NULL); 0, -1 with the error. */
+/* The dense call's weight layout into *packed (TN_CRT_DENSE_*): a packed
+ * one (weight_layout "N16K4" or "N4K4") only the fused int8 layer reads
+ * (packed not NULL); 0, -1 with the error. */
 static int dense_layout(const TnKernArgs *a, int32_t *packed) {
   const TnIrDenseAttrs *da =
       ATTRS(a->op, a->attrs, TnIrDenseAttrs, "ir.DenseAttrs");
   if (da == NULL) return -1;
-  const bool p = strcmp(attr_text(da->weight_layout), "N16K4") == 0;
-  if (p && packed == NULL)
-    return no_kernel(a, "a packed weight (weight_layout 'N16K4') is read "
-                        "only by the fused int8 layer: qnn.requantize of "
-                        "nn.bias_add of qnn.dense, int8 in and out");
+  const char *wl = attr_text(da->weight_layout);
+  const int32_t p = strcmp(wl, "N16K4") == 0  ? TN_CRT_DENSE_N16K4
+                    : strcmp(wl, "N4K4") == 0 ? TN_CRT_DENSE_N4K4
+                                              : TN_CRT_DENSE_NK;
+#define FUSED_ONLY                                                     \
+  ") is read only by the fused int8 layer: qnn.requantize of "        \
+  "nn.bias_add of qnn.dense, int8 in and out"
+  if (p != TN_CRT_DENSE_NK && packed == NULL)
+    return no_kernel(a, p == TN_CRT_DENSE_N16K4
+                            ? "a packed weight (weight_layout 'N16K4'" FUSED_ONLY
+                            : "a packed weight (weight_layout 'N4K4'" FUSED_ONLY);
+#undef FUSED_ONLY
   if (packed) *packed = p;
   return 0;
 }

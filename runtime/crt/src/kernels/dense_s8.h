@@ -34,7 +34,7 @@ typedef struct {
   int small;  /* fo == 0 and |x + io| <= 255: products fit an int16 */
   int avx2;   /* the AVX2 form runs here (asked once per call) */
   int vnni;   /* the AVX-512 VNNI form runs here and fo == 0 */
-  int packed; /* w is in tn_crt_dense_s8_pack's layout */
+  int packed; /* w's layout: TN_CRT_DENSE_NK, _N16K4 or _N4K4 */
   int pvnni;  /* packed, vnni and io == 128: tn__crt_dense_packed_vnni */
 } Dense;
 
