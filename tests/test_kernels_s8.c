@@ -1324,82 +1324,59 @@ START_TEST(test_dense_packed4_random) {
 }
 END_TEST
 
-/* tn_crt_dense_s8_pack4's layout byte by byte (N 6: a block of 4 and one
- * of 2; K 6: a group of 4 and one of 2), its bad arguments, and
- * tn_crt_dense_s8_packed4's geometry. */
-START_TEST(test_dense_pack4_layout) {
-  enum { N = 6, K = 6 };
-  int8_t w[N * K], wp[N * K];
+typedef TnCrtStatus (*PackFn)(int32_t, int32_t, const int8_t *, int8_t *);
+typedef TnCrtStatus (*PackedFn)(const TnCrtDense *, const TnCrtQuant *,
+                                const int8_t *, const int8_t *,
+                                const int32_t *, int8_t *);
+
+/* A packed layout on a small weight, byte by byte (bw 16:
+ * tn_crt_dense_s8_pack, 4: tn_crt_dense_s8_pack4; N bw + 2: a block of bw
+ * and one of 2; K 6: a group of 4 and one of 2), its bad arguments, and
+ * the geometry its dense call (tn_crt_dense_s8_packed, _packed4) takes. */
+static void pack_layout(int bw) {
+  enum { K = 6, NMAX = 18 };
+  const PackFn pack = bw == 16 ? tn_crt_dense_s8_pack : tn_crt_dense_s8_pack4;
+  const PackedFn run =
+      bw == 16 ? tn_crt_dense_s8_packed : tn_crt_dense_s8_packed4;
+  const int N = bw + 2;
+  int8_t w[NMAX * K], wp[NMAX * K];
   for (int i = 0; i < N * K; i++) w[i] = (int8_t)i;
-  KT_CHECK_OK(tn_crt_dense_s8_pack4(N, K, w, wp));
-  /* block 0: features 0-3, group 0 (inputs 0-3) then group 1 (4-5) */
-  ck_assert_int_eq(wp[0], w[0]);          /* w[0][0] */
-  ck_assert_int_eq(wp[3], w[3]);          /* w[0][3] */
-  ck_assert_int_eq(wp[4], w[K]);          /* w[1][0] */
-  ck_assert_int_eq(wp[15], w[3 * K + 3]); /* w[3][3] */
-  ck_assert_int_eq(wp[16], w[4]);         /* w[0][4] */
-  ck_assert_int_eq(wp[18], w[K + 4]);     /* w[1][4] */
-  ck_assert_int_eq(wp[23], w[3 * K + 5]); /* w[3][5] */
-  /* block 1: features 4-5, 2 wide */
-  ck_assert_int_eq(wp[24], w[4 * K]);     /* w[4][0] */
-  ck_assert_int_eq(wp[28], w[5 * K]);     /* w[5][0] */
-  ck_assert_int_eq(wp[32], w[4 * K + 4]); /* w[4][4] */
-  ck_assert_int_eq(wp[35], w[5 * K + 5]); /* w[5][5] */
-  EXPECT_ST(tn_crt_dense_s8_pack4(0, K, w, wp), TN_CRT_INVALID_ARGUMENT);
-  EXPECT_ST(tn_crt_dense_s8_pack4(N, K, w, NULL), TN_CRT_INVALID_ARGUMENT);
-  EXPECT_ST(tn_crt_dense_s8_pack4(N, 0, w, wp), TN_CRT_INVALID_ARGUMENT);
+  KT_CHECK_OK(pack(N, K, w, wp));
+  /* block 0: features 0 to bw - 1, group 0 (inputs 0-3) then 1 (4-5) */
+  ck_assert_int_eq(wp[0], w[0]);                     /* w[0][0] */
+  ck_assert_int_eq(wp[3], w[3]);                     /* w[0][3] */
+  ck_assert_int_eq(wp[4], w[K]);                     /* w[1][0] */
+  ck_assert_int_eq(wp[4 * bw - 1], w[(bw - 1) * K + 3]); /* w[bw-1][3] */
+  ck_assert_int_eq(wp[4 * bw], w[4]);                /* w[0][4] */
+  ck_assert_int_eq(wp[4 * bw + 2], w[K + 4]);        /* w[1][4] */
+  ck_assert_int_eq(wp[6 * bw - 1], w[(bw - 1) * K + 5]); /* w[bw-1][5] */
+  /* block 1: features bw and bw + 1, 2 wide */
+  ck_assert_int_eq(wp[6 * bw], w[bw * K]);                /* w[bw][0] */
+  ck_assert_int_eq(wp[6 * bw + 4], w[(bw + 1) * K]);      /* w[bw+1][0] */
+  ck_assert_int_eq(wp[6 * bw + 8], w[bw * K + 4]);        /* w[bw][4] */
+  ck_assert_int_eq(wp[6 * bw + 11], w[(bw + 1) * K + 5]); /* w[bw+1][5] */
+  EXPECT_ST(pack(0, K, w, wp), TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(pack(N, K, NULL, wp), TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(pack(N, K, w, NULL), TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(pack(N, -1, w, wp), TN_CRT_INVALID_ARGUMENT);
   TnCrtDense p = {1, K, N, 1, N}; /* matmul's [K, N]: not packed */
   int32_t mult = 1 << 30, shift = -8;
   TnCrtQuant q = {0};
   q.act_min = -128, q.act_max = 127, q.channels = 1;
   q.multiplier = &mult, q.shift = &shift;
-  int8_t out[N];
-  EXPECT_ST(tn_crt_dense_s8_packed4(&p, &q, w, wp, NULL, out),
-            TN_CRT_INVALID_ARGUMENT);
+  int8_t out[NMAX];
+  EXPECT_ST(run(&p, &q, w, wp, NULL, out), TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(run(NULL, &q, w, wp, NULL, out), TN_CRT_INVALID_ARGUMENT);
   p = (TnCrtDense){1, K, N, K, 1};
-  EXPECT_ST(tn_crt_dense_s8_packed4(&p, &q, w, NULL, NULL, out),
-            TN_CRT_INVALID_ARGUMENT);
-  KT_CHECK_OK(tn_crt_dense_s8_packed4(&p, &q, w, wp, NULL, out));
+  EXPECT_ST(run(&p, &q, w, NULL, NULL, out), TN_CRT_INVALID_ARGUMENT);
+  KT_CHECK_OK(run(&p, &q, w, wp, NULL, out));
 }
+
+START_TEST(test_dense_pack_layout) { pack_layout(16); }
 END_TEST
 
-/* tn_crt_dense_s8_pack's layout on a small weight, byte by byte (N 18: a
- * block of 16 and one of 2; K 6: a group of 4 and one of 2), and its bad
- * arguments, and tn_crt_dense_s8_packed's geometry. */
-START_TEST(test_dense_pack_layout) {
-  enum { N = 18, K = 6 };
-  int8_t w[N * K], wp[N * K];
-  for (int i = 0; i < N * K; i++) w[i] = (int8_t)i;
-  KT_CHECK_OK(tn_crt_dense_s8_pack(N, K, w, wp));
-  /* block 0: features 0-15, group 0 (inputs 0-3) then group 1 (4-5) */
-  ck_assert_int_eq(wp[0], w[0]);           /* w[0][0] */
-  ck_assert_int_eq(wp[3], w[3]);           /* w[0][3] */
-  ck_assert_int_eq(wp[4], w[K]);           /* w[1][0] */
-  ck_assert_int_eq(wp[63], w[15 * K + 3]); /* w[15][3] */
-  ck_assert_int_eq(wp[64], w[4]);          /* w[0][4] */
-  ck_assert_int_eq(wp[66], w[K + 4]);      /* w[1][4] */
-  ck_assert_int_eq(wp[95], w[15 * K + 5]); /* w[15][5] */
-  /* block 1: features 16-17, 2 wide */
-  ck_assert_int_eq(wp[96], w[16 * K]);         /* w[16][0] */
-  ck_assert_int_eq(wp[100], w[17 * K]);        /* w[17][0] */
-  ck_assert_int_eq(wp[104], w[16 * K + 4]);    /* w[16][4] */
-  ck_assert_int_eq(wp[107], w[17 * K + 5]);    /* w[17][5] */
-  EXPECT_ST(tn_crt_dense_s8_pack(0, K, w, wp), TN_CRT_INVALID_ARGUMENT);
-  EXPECT_ST(tn_crt_dense_s8_pack(N, K, NULL, wp), TN_CRT_INVALID_ARGUMENT);
-  EXPECT_ST(tn_crt_dense_s8_pack(N, -1, w, wp), TN_CRT_INVALID_ARGUMENT);
-  TnCrtDense p = {1, K, N, 1, N}; /* matmul's [K, N]: not packed */
-  int32_t mult = 1 << 30, shift = -8;
-  TnCrtQuant q = {0};
-  q.act_min = -128, q.act_max = 127, q.channels = 1;
-  q.multiplier = &mult, q.shift = &shift;
-  int8_t out[N];
-  EXPECT_ST(tn_crt_dense_s8_packed(&p, &q, w, wp, NULL, out),
-            TN_CRT_INVALID_ARGUMENT);
-  EXPECT_ST(tn_crt_dense_s8_packed(NULL, &q, w, wp, NULL, out),
-            TN_CRT_INVALID_ARGUMENT);
-  p = (TnCrtDense){1, K, N, K, 1};
-  KT_CHECK_OK(tn_crt_dense_s8_packed(&p, &q, w, wp, NULL, out));
-}
+/* The same for tn_crt_dense_s8_pack4 (N4K4, the Cortex-M DSP form's). */
+START_TEST(test_dense_pack4_layout) { pack_layout(4); }
 END_TEST
 
 /* The same cases through the portable forms (on x86 with AVX2, the forms
