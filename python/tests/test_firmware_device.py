@@ -519,7 +519,10 @@ def test_kernels_check_catches_a_broken_folded_dense_form(tmp_path: Any) -> None
     takes) and fails when it is wrong: a copy of the crt whose loop takes
     the input's even bytes for its odd ones gives mismatches, and only in
     dense cases."""
-    odd = '"sxtb16 %[xb], %[xa], ror #8\\n\\t"'
+    # the line after the third load: the packed loop (p4_x16) unpacks its
+    # input with the same instruction
+    odd = ('[%[w], %[sn]]\\n\\t"                   \\\n'
+           '  "sxtb16 %[xb], %[xa], ror #8\\n\\t"')
     _check_broken_form(tmp_path, "dense_s8_dsp.h", odd, odd.replace(", ror #8", ""),
                        "dense", kind=True)
 
