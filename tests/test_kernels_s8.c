@@ -1370,6 +1370,19 @@ static void pack_layout(int bw) {
   p = (TnCrtDense){1, K, N, K, 1};
   EXPECT_ST(run(&p, &q, w, NULL, NULL, out), TN_CRT_INVALID_ARGUMENT);
   KT_CHECK_OK(run(&p, &q, w, wp, NULL, out));
+  /* the uniform entry: the layout named, and a value that names none
+   * refused */
+  TnCrtCallDenseS8 c;
+  memset(&c, 0, sizeof c);
+  c.d = p, c.q = q;
+  c.packed = bw == 16 ? TN_CRT_DENSE_N16K4 : TN_CRT_DENSE_N4K4;
+  const void *ins[2] = {w, wp};
+  int8_t out2[NMAX];
+  KT_CHECK_OK(tn_crt_call_dense_s8(&c, ins, out2, NULL, 0));
+  ck_assert_int_eq(memcmp(out, out2, (size_t)N), 0);
+  c.packed = 3;
+  EXPECT_ST(tn_crt_call_dense_s8(&c, ins, out2, NULL, 0),
+            TN_CRT_INVALID_ARGUMENT);
 }
 
 START_TEST(test_dense_pack_layout) { pack_layout(16); }
