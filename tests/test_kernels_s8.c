@@ -1357,8 +1357,10 @@ END_TEST
  * any, filter offset 0 or not, per-tensor or per-channel, multipliers that
  * the vector requantizations take and that they do not, with a bias or
  * none); the number of outputs that differ (fault: the crt's VNNI fault
- * switch, set for the packed call). */
-static int dense_packed_random(uint64_t seed, int fault) {
+ * switch, set for the packed call). With n4, the same through
+ * tn_crt_dense_s8_pack4 and tn_crt_dense_s8_packed4, input offset 0 (as
+ * PackDenseWeights leaves it for "cortex-m") or any. */
+static int dense_packed_random(uint64_t seed, int fault, int n4) {
   KtRng r = kt_rng(seed);
   int differ = 0;
   for (int it = 0; it < 200; it++) {
@@ -1382,15 +1384,17 @@ static int dense_packed_random(uint64_t seed, int fault) {
                kind == 4 ? 1.5 : -6);
     if (kind == 5 && q.per_channel)
       mult[kt_int(&r, 0, p.out_features - 1)] *= -1;
-    if (it % 3 != 2) q.input_offset = 128;
+    if (it % 3 != 2) q.input_offset = n4 ? 0 : 128;
     if (it % 7 != 6) q.filter_offset = 0;
-    KT_CHECK_OK(tn_crt_dense_s8_pack(p.out_features, p.in_features, w, wp));
+    KT_CHECK_OK((n4 ? tn_crt_dense_s8_pack4 : tn_crt_dense_s8_pack)(
+        p.out_features, p.in_features, w, wp));
     int8_t *got = xalloc((size_t)no), *want = xalloc((size_t)no);
     int8_t *plain = xalloc((size_t)no);
 #if HAVE_AVX2_FORMS
     tn__crt_dense_vnni_fault(fault);
 #endif
-    KT_CHECK_OK(tn_crt_dense_s8_packed(&p, &q, in, wp, bias, got));
+    KT_CHECK_OK((n4 ? tn_crt_dense_s8_packed4 : tn_crt_dense_s8_packed)(
+        &p, &q, in, wp, bias, got));
 #if HAVE_AVX2_FORMS
     tn__crt_dense_vnni_fault(0);
 #endif
@@ -1401,8 +1405,9 @@ static int dense_packed_random(uint64_t seed, int fault) {
     if (fault == 0)
       for (int64_t i = 0; i < no; i++)
         EXPECT(got[i] == want[i] && plain[i] == want[i],
-               "packed dense case %d (M %d K %d N %d io %d fo %d): element "
-               "%lld is %d ([N, K]: %d), expected %d", it, p.batch,
+               "packed%s dense case %d (M %d K %d N %d io %d fo %d): "
+               "element %lld is %d ([N, K]: %d), expected %d",
+               n4 ? " N4K4" : "", it, p.batch,
                p.in_features, p.out_features, q.input_offset,
                q.filter_offset, (long long)i, got[i], plain[i], want[i]);
     differ += !same;
@@ -1415,53 +1420,92 @@ static int dense_packed_random(uint64_t seed, int fault) {
 START_TEST(test_dense_packed_random) {
   check_isa_matches_cpu();
   int differ = 0;
-  EACH_ISA(differ += dense_packed_random(5, 0));
+  EACH_ISA(differ += dense_packed_random(5, 0, 0));
   ck_assert_int_eq(differ, 0);
 #if HAVE_AVX2_FORMS
   /* the VNNI form reading its input without the XOR 0x80 is caught */
   if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512VNNI)
-    ck_assert_int_gt(dense_packed_random(5, 3), 0);
+    ck_assert_int_gt(dense_packed_random(5, 3, 0), 0);
 #endif
 }
 END_TEST
 
-/* tn_crt_dense_s8_pack's layout on a small weight, byte by byte (N 18: a
- * block of 16 and one of 2; K 6: a group of 4 and one of 2), and its bad
- * arguments, and tn_crt_dense_s8_packed's geometry. */
-START_TEST(test_dense_pack_layout) {
-  enum { N = 18, K = 6 };
-  int8_t w[N * K], wp[N * K];
+/* The N4K4 layout (tn_crt_dense_s8_pack4, the Cortex-M DSP form's) over
+ * the same random geometries, at every ISA level: the bytes of [N, K]. */
+START_TEST(test_dense_packed4_random) {
+  check_isa_matches_cpu();
+  int differ = 0;
+  EACH_ISA(differ += dense_packed_random(6, 0, 1));
+  ck_assert_int_eq(differ, 0);
+}
+END_TEST
+
+typedef TnCrtStatus (*PackFn)(int32_t, int32_t, const int8_t *, int8_t *);
+typedef TnCrtStatus (*PackedFn)(const TnCrtDense *, const TnCrtQuant *,
+                                const int8_t *, const int8_t *,
+                                const int32_t *, int8_t *);
+
+/* A packed layout on a small weight, byte by byte (bw 16:
+ * tn_crt_dense_s8_pack, 4: tn_crt_dense_s8_pack4; N bw + 2: a block of bw
+ * and one of 2; K 6: a group of 4 and one of 2), its bad arguments, and
+ * the geometry its dense call (tn_crt_dense_s8_packed, _packed4) takes. */
+static void pack_layout(int bw) {
+  enum { K = 6, NMAX = 18 };
+  const PackFn pack = bw == 16 ? tn_crt_dense_s8_pack : tn_crt_dense_s8_pack4;
+  const PackedFn run =
+      bw == 16 ? tn_crt_dense_s8_packed : tn_crt_dense_s8_packed4;
+  const int N = bw + 2;
+  int8_t w[NMAX * K], wp[NMAX * K];
   for (int i = 0; i < N * K; i++) w[i] = (int8_t)i;
-  KT_CHECK_OK(tn_crt_dense_s8_pack(N, K, w, wp));
-  /* block 0: features 0-15, group 0 (inputs 0-3) then group 1 (4-5) */
-  ck_assert_int_eq(wp[0], w[0]);           /* w[0][0] */
-  ck_assert_int_eq(wp[3], w[3]);           /* w[0][3] */
-  ck_assert_int_eq(wp[4], w[K]);           /* w[1][0] */
-  ck_assert_int_eq(wp[63], w[15 * K + 3]); /* w[15][3] */
-  ck_assert_int_eq(wp[64], w[4]);          /* w[0][4] */
-  ck_assert_int_eq(wp[66], w[K + 4]);      /* w[1][4] */
-  ck_assert_int_eq(wp[95], w[15 * K + 5]); /* w[15][5] */
-  /* block 1: features 16-17, 2 wide */
-  ck_assert_int_eq(wp[96], w[16 * K]);         /* w[16][0] */
-  ck_assert_int_eq(wp[100], w[17 * K]);        /* w[17][0] */
-  ck_assert_int_eq(wp[104], w[16 * K + 4]);    /* w[16][4] */
-  ck_assert_int_eq(wp[107], w[17 * K + 5]);    /* w[17][5] */
-  EXPECT_ST(tn_crt_dense_s8_pack(0, K, w, wp), TN_CRT_INVALID_ARGUMENT);
-  EXPECT_ST(tn_crt_dense_s8_pack(N, K, NULL, wp), TN_CRT_INVALID_ARGUMENT);
-  EXPECT_ST(tn_crt_dense_s8_pack(N, -1, w, wp), TN_CRT_INVALID_ARGUMENT);
+  KT_CHECK_OK(pack(N, K, w, wp));
+  /* block 0: features 0 to bw - 1, group 0 (inputs 0-3) then 1 (4-5) */
+  ck_assert_int_eq(wp[0], w[0]);                     /* w[0][0] */
+  ck_assert_int_eq(wp[3], w[3]);                     /* w[0][3] */
+  ck_assert_int_eq(wp[4], w[K]);                     /* w[1][0] */
+  ck_assert_int_eq(wp[4 * bw - 1], w[(bw - 1) * K + 3]); /* w[bw-1][3] */
+  ck_assert_int_eq(wp[4 * bw], w[4]);                /* w[0][4] */
+  ck_assert_int_eq(wp[4 * bw + 2], w[K + 4]);        /* w[1][4] */
+  ck_assert_int_eq(wp[6 * bw - 1], w[(bw - 1) * K + 5]); /* w[bw-1][5] */
+  /* block 1: features bw and bw + 1, 2 wide */
+  ck_assert_int_eq(wp[6 * bw], w[bw * K]);                /* w[bw][0] */
+  ck_assert_int_eq(wp[6 * bw + 4], w[(bw + 1) * K]);      /* w[bw+1][0] */
+  ck_assert_int_eq(wp[6 * bw + 8], w[bw * K + 4]);        /* w[bw][4] */
+  ck_assert_int_eq(wp[6 * bw + 11], w[(bw + 1) * K + 5]); /* w[bw+1][5] */
+  EXPECT_ST(pack(0, K, w, wp), TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(pack(N, K, NULL, wp), TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(pack(N, K, w, NULL), TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(pack(N, -1, w, wp), TN_CRT_INVALID_ARGUMENT);
   TnCrtDense p = {1, K, N, 1, N}; /* matmul's [K, N]: not packed */
   int32_t mult = 1 << 30, shift = -8;
   TnCrtQuant q = {0};
   q.act_min = -128, q.act_max = 127, q.channels = 1;
   q.multiplier = &mult, q.shift = &shift;
-  int8_t out[N];
-  EXPECT_ST(tn_crt_dense_s8_packed(&p, &q, w, wp, NULL, out),
-            TN_CRT_INVALID_ARGUMENT);
-  EXPECT_ST(tn_crt_dense_s8_packed(NULL, &q, w, wp, NULL, out),
-            TN_CRT_INVALID_ARGUMENT);
+  int8_t out[NMAX];
+  EXPECT_ST(run(&p, &q, w, wp, NULL, out), TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(run(NULL, &q, w, wp, NULL, out), TN_CRT_INVALID_ARGUMENT);
   p = (TnCrtDense){1, K, N, K, 1};
-  KT_CHECK_OK(tn_crt_dense_s8_packed(&p, &q, w, wp, NULL, out));
+  EXPECT_ST(run(&p, &q, w, NULL, NULL, out), TN_CRT_INVALID_ARGUMENT);
+  KT_CHECK_OK(run(&p, &q, w, wp, NULL, out));
+  /* the uniform entry: the layout named, and a value that names none
+   * refused */
+  TnCrtCallDenseS8 c;
+  memset(&c, 0, sizeof c);
+  c.d = p, c.q = q;
+  c.packed = bw == 16 ? TN_CRT_DENSE_N16K4 : TN_CRT_DENSE_N4K4;
+  const void *ins[2] = {w, wp};
+  int8_t out2[NMAX];
+  KT_CHECK_OK(tn_crt_call_dense_s8(&c, ins, out2, NULL, 0));
+  ck_assert_int_eq(memcmp(out, out2, (size_t)N), 0);
+  c.packed = 3;
+  EXPECT_ST(tn_crt_call_dense_s8(&c, ins, out2, NULL, 0),
+            TN_CRT_INVALID_ARGUMENT);
 }
+
+START_TEST(test_dense_pack_layout) { pack_layout(16); }
+END_TEST
+
+/* The same for tn_crt_dense_s8_pack4 (N4K4, the Cortex-M DSP form's). */
+START_TEST(test_dense_pack4_layout) { pack_layout(4); }
 END_TEST
 
 /* The packed 1x1 convolution (tn_crt_conv2d_s8_packed, its weight's
@@ -2762,6 +2806,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_dense_packed_random);
   tcase_add_test(tc, test_conv_packed_random);
   tcase_add_test(tc, test_conv_packed_args);
+  tcase_add_test(tc, test_dense_packed4_random);
+  tcase_add_test(tc, test_dense_pack4_layout);
   tcase_add_test(tc, test_dense_pack_layout);
   tcase_add_test(tc, test_pool_random);
   tcase_add_test(tc, test_pool_rounding);

@@ -26,7 +26,7 @@
  *   mismatch case 17 conv (description) at 203: got 12 want 13
  *   cases 600 conv 300 conv_scratch 300 conv_less 120 inplace 40 conv_s32 90 requant 150
  *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 pw 120 pw_fast 40
- *   pw_wide 20 dense_folded 75
+ *   pw_wide 20 dense_folded 75 dense_p4 110 dense_p4_dsp 14
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
  *   (the convolutions run both ways, without scratch and with it)
@@ -73,6 +73,8 @@ enum {
 
 static int8_t in_buf[MAX_IN] __attribute__((aligned(16)));
 static int8_t w_buf[MAX_W] __attribute__((aligned(16)));
+/* [N, K] weights packed by tn_crt_dense_s8_pack4 */
+static int8_t wp_buf[MAX_W] __attribute__((aligned(16)));
 static int8_t out_buf[MAX_IN > MAX_OUT ? MAX_IN : MAX_OUT]
     __attribute__((aligned(16)));
 static int8_t ref_buf[MAX_OUT];
@@ -404,6 +406,9 @@ static int32_t n_pw; /* cases of the matrix product, with its scratch */
 static int32_t n_pw_fast; /* of those, its fused assembly's */
 static int32_t n_pw_wide; /* of those, with shifts beyond PW_FAST's */
 static int32_t n_dense_folded; /* dense cases with offsets 0 */
+/* [N, K] dense cases run again packed (tn_crt_dense_s8_pack4), and those
+ * of them the DSP form's loop takes (offsets 0, four rows or more) */
+static int32_t n_dense_p4, n_dense_p4_dsp;
 
 /* A kernel's call, which started at tick t0 and returned st, and its n
  * outputs against the reference's. */
@@ -757,6 +762,20 @@ static void check_dense(int32_t index) {
   TnCrtStatus st =
       tn_crt_dense_s8(&p, &q, in_buf, w_buf, bias, out_buf, NULL, 0);
   compare8(&cmp, t1, st, out_buf, ref_buf, nout);
+  /* nn.dense's weights packed as PackDenseWeights packs them for
+   * "cortex-m" (N4K4), through tn_crt_dense_s8_packed4 */
+  Compare cp4 = {0, index, "dense-p4", &n_dense_p4};
+  const int p4_dsp = nk && q.input_offset == 0 && q.filter_offset == 0 &&
+                     p.out_features >= 4;
+  if (nk) {
+    if (tn_crt_dense_s8_pack4(p.out_features, p.in_features, w_buf,
+                              wp_buf) != TN_CRT_OK)
+      mismatch(&cp4, -1, 1, 0);
+    const uint64_t t2 = fw_ticks();
+    st = tn_crt_dense_s8_packed4(&p, &q, in_buf, wp_buf, bias, out_buf);
+    compare8(&cp4, t2, st, out_buf, ref_buf, nout);
+    n_dense_p4_dsp += p4_dsp;
+  }
   Compare c32 = {0, index, "dense-s32", &n_dense32};
   if (chance(30)) {
     t0 = fw_ticks();
@@ -764,7 +783,7 @@ static void check_dense(int32_t index) {
                              w_buf, bias, out32);
     compare32(&c32, t0, st, out32, ref32, nout);
   }
-  if (cmp.bad || c32.bad) {
+  if (cmp.bad || c32.bad || cp4.bad) {
     kv("case ", index);
     kv(" dense batch=", p.batch);
     kv(" k=", p.in_features), kv(" n=", p.out_features);
@@ -772,6 +791,7 @@ static void check_dense(int32_t index) {
     kv(" io=", q.input_offset), kv(" fo=", q.filter_offset);
     kv(" off=", q.output_offset), kv(" per_channel=", q.per_channel);
     fw_str(bias ? " bias" : " no-bias");
+    if (p4_dsp) fw_str(" p4");
     fw_endl();
   }
 }
@@ -797,6 +817,7 @@ int main(void) {
   kv(" dw3_wide ", n_dw3_wide);
   kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
   kv(" dense_folded ", n_dense_folded);
+  kv(" dense_p4 ", n_dense_p4), kv(" dense_p4_dsp ", n_dense_p4_dsp);
   fw_endl();
   fw_str("instructions kernels ");
   fw_u64(fw_instructions(kernel_ticks));

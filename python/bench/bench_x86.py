@@ -209,7 +209,7 @@ def compiled_for_base(path: Path, name: str, pack: str = "none") -> codegen.Arch
     saved = codegen.PACK_DENSE_WEIGHTS, codegen.PACK_CONV_WEIGHTS
     codegen.PACK_CONV_WEIGHTS = ()
     if pack == "none":
-        codegen.PACK_DENSE_WEIGHTS = ()
+        codegen.PACK_DENSE_WEIGHTS = {}
     try:
         return codegen.compile(frontend.load_model(str(path)), name=name)
     finally:

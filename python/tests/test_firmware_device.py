@@ -437,7 +437,7 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     ran = res["cases"]
     for kind in ("conv", "conv_scratch", "conv_less", "inplace", "conv_s32", "requant",
                  "dense", "dense_s32", "dw3", "dw3_inplace", "dw3_wide", "pw", "pw_fast",
-                 "pw_wide", "dense_folded"):
+                 "pw_wide", "dense_folded", "dense_p4", "dense_p4_dsp"):
         assert ran[kind] > 0, (kind, ran)
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
@@ -543,9 +543,24 @@ def test_kernels_check_catches_a_broken_folded_dense_form(tmp_path: Any) -> None
     takes) and fails when it is wrong: a copy of the crt whose loop takes
     the input's even bytes for its odd ones gives mismatches, and only in
     dense cases."""
-    odd = '"sxtb16 %[xb], %[xa], ror #8\\n\\t"'
+    # the line after the third load: the packed loop (p4_x16) unpacks its
+    # input with the same instruction
+    odd = ('[%[w], %[sn]]\\n\\t"                   \\\n'
+           '  "sxtb16 %[xb], %[xa], ror #8\\n\\t"')
     _check_broken_form(tmp_path, "dense_s8_dsp.h", odd, odd.replace(", ror #8", ""),
                        "dense", kind=True)
+
+
+def test_kernels_check_catches_a_broken_packed_dense_form(tmp_path: Any) -> None:
+    """The check reaches the dense layer's loop for weights packed N4K4
+    (arm_dsp/dense_s8_dsp.h: p4_x16 and p4_x4, what PackDenseWeights gives
+    "cortex-m") and fails when it is wrong: a copy of the crt whose loop
+    reads each group's fourth row from the third row's word gives
+    mismatches, only in dense cases, and only in those the check marks as
+    that loop's (" p4")."""
+    fourth = '"ldr %[t0], [%[w], #" wo12 "]\\n\\t"'
+    _check_broken_form(tmp_path, "dense_s8_dsp.h", fourth, fourth.replace("wo12", "wo8"),
+                       "dense", kind=True, marked="p4")
 
 
 def test_kernels_check_catches_a_broken_per_tensor_dense_requantization(

@@ -55,18 +55,23 @@ SCRATCH_ISA: Dict[str, str] = {"host": "portable", "cortex-m": "arm_dsp",
 #: the input offset as they multiply, so the pass would change nothing.
 FOLD_INPUT_OFFSET = ("cortex-m",)
 #: the targets whose kernels read the int8 dense layer's weights packed at
-#: compile time (PackDenseWeights: blocks of 16 outputs, inputs in groups
-#: of 4, the input zero point -128 with the difference in the bias; the
-#: same for a 1x1 convolution's [out, in] matrix): "host", whose x86 forms
-#: then take one vpdpbusd (AVX-512 VNNI) or four vpmaddwd (AVX2) per 16
-#: outputs and 4 inputs, with no horizontal sums. The portable C reads the
-#: layout too (the same bytes out), but is no faster with it, so
-#: "cortex-m" and "wasm32" keep [N, K] and kernel_layout's. A float32
-#: nn.dense with a constant weight is packed too (blocks of 16 outputs,
-#: input by input: the AVX2 + FMA and AVX-512F forms' rows of weights).
-PACK_DENSE_WEIGHTS: Tuple[str, ...] = ("host",)
+#: compile time, and the layout (PackDenseWeights, its option
+#: "PackDenseWeights.layout"): "host" "N16K4" (blocks of 16 outputs,
+#: inputs in groups of 4, the input zero point -128 with the difference in
+#: the bias; the same for a 1x1 convolution's [out, in] matrix), whose x86
+#: forms then take one vpdpbusd (AVX-512 VNNI) or four vpmaddwd (AVX2) per
+#: 16 outputs and 4 inputs, with no horizontal sums; "cortex-m" "N4K4"
+#: (blocks of 4 outputs, the input zero point 0, dense layers only), whose
+#: DSP loop reads a block's four rows' words of four inputs as 16 bytes in
+#: a row. The portable C reads both (the same bytes out), but is no faster
+#: with either, so "wasm32" keeps [N, K] and kernel_layout's. On "host" a
+#: float32 nn.dense with a constant weight is packed too (blocks of 16
+#: outputs, input by input: the AVX2 + FMA and AVX-512F forms' rows of
+#: weights).
+PACK_DENSE_WEIGHTS: Dict[str, str] = {"host": "N16K4", "cortex-m": "N4K4"}
 #: of those, the targets whose 1x1 convolutions PackDenseWeights packs too
-#: (its option "PackDenseWeights.conv"); the dense layers alone elsewhere
+#: (its option "PackDenseWeights.conv"; with "N16K4" only); the dense
+#: layers alone elsewhere
 PACK_CONV_WEIGHTS: Tuple[str, ...] = ("host",)
 
 
@@ -102,6 +107,7 @@ def _pipeline(mod: Any, target: str = "host", patch_count: Optional[int] = None,
         passes.append(transform.FoldInputOffset())
     if target in PACK_DENSE_WEIGHTS:
         passes.append(transform.PackDenseWeights())
+        config["PackDenseWeights.layout"] = PACK_DENSE_WEIGHTS[target]
         config["PackDenseWeights.conv"] = int(target in PACK_CONV_WEIGHTS)
     if patch_count is not None:
         # after the weights take the target's layout, and planning with
@@ -421,7 +427,8 @@ def compile(mod: Any, name: str = "default", *, alignment: int = 16,
     the int8 layers that read only inside their input into their bias
     where that target's kernels gain from it (FoldInputOffset,
     FOLD_INPUT_OFFSET: "cortex-m"), packs the int8 dense layers' weights
-    for the x86 forms (PackDenseWeights, PACK_DENSE_WEIGHTS: "host"), and
+    for the x86 forms or the Cortex-M DSP form (PackDenseWeights,
+    PACK_DENSE_WEIGHTS: "host" N16K4, "cortex-m" N4K4), and
     the plan gives each kernel the scratch that target's forms take
     (SCRATCH_ISA: on "cortex-m" the DSP convolutions' buffers, in the pool
     rather than on the stack). Every

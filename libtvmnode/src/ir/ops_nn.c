@@ -16,9 +16,10 @@ static const TnFieldDesc dense_fields[] = {
     TN_FIELD_DTYPE_D(TnIrDenseAttrs, out_dtype, kDLOpaqueHandle, 0, 0, 0,
                      "void: the input's type (int32 for qnn.dense)"),
     TN_FIELD_STR_D(TnIrDenseAttrs, weight_layout, "NK", 0,
-                   "NK ([units, in]), or N16K4 / N16K1: the same values "
-                   "packed for the x86 forms (PackDenseWeights; a fused "
-                   "int8 layer's / a float32 one's)"),
+                   "NK ([units, in]), or N16K4 / N16K1 / N4K4: the same "
+                   "values packed for the x86 forms (a fused int8 layer's / "
+                   "a float32 one's) or the Cortex-M DSP forms (a fused "
+                   "int8 layer's) (PackDenseWeights)"),
 };
 static const TnFieldDesc matmul_fields[] = {
     TN_FIELD_BOOL_D(TnIrMatmulAttrs, transpose_a, false, 0, NULL),
@@ -318,9 +319,11 @@ TnObject *tn__ir_dense_out(const char *op, TnObject *const *types,
   const TnObject *wl = ((const TnIrDenseAttrs *)attrs)->weight_layout;
   const char *wls = wl ? ((const TnStringObj *)wl)->data : "NK";
   if (strcmp(wls, "NK") != 0 && strcmp(wls, "N16K4") != 0 &&
-      strcmp(wls, "N16K1") != 0)
+      strcmp(wls, "N16K1") != 0 && strcmp(wls, "N4K4") != 0)
     return tn__ir_arg_error(op, 1, "weight", types[1], "weight_layout must "
-                            "be 'NK', 'N16K4' or 'N16K1', got '%s'", wls), NULL;
+                            "be 'NK', 'N16K4', 'N16K1' or 'N4K4', got '%s'",
+                            wls),
+           NULL;
   int64_t u = ((const TnIrDenseAttrs *)attrs)->units;
   if (u && u != units)
     return tn__ir_arg_error(op, 1, "weight", types[1], "units = %" PRId64

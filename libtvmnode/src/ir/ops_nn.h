@@ -18,7 +18,8 @@ typedef struct {
   int64_t units;
   DLDataType out_dtype;
   TnObject *weight_layout; /* "NK", "N16K4" (tn_crt_dense_s8_pack's) or
-                          * "N16K1" (tn_crt_dense_f32_pack's) */
+                          * "N16K1" (tn_crt_dense_f32_pack's) or "N4K4"
+                          * (tn_crt_dense_s8_pack4's) */
 } TnIrDenseAttrs;
 
 typedef struct {

@@ -278,28 +278,39 @@ static const struct {
 } kPackedDense[] = {
     {"N16K4", "the fused int8 layer: qnn.requantize of nn.bias_add of "
               "qnn.dense, int8 in and out"},
+    {"N4K4", "the fused int8 layer: qnn.requantize of nn.bias_add of "
+             "qnn.dense, int8 in and out"},
     {"N16K1", "the float32 dense layer: nn.dense, float32 in and out"},
 };
 
-/* Whether the dense call's weight is packed: *packed 1 when its layout is
- * `reads` (the packed layout the caller's kernel reads; NULL: none), 0 for
- * [N, K]; 0, -1 with the error for another layout. */
-static int dense_layout(const TnKernArgs *a, const char *reads,
+/* The packed layouts the fused int8 layer's kernel reads, in the order of
+ * TN_CRT_DENSE_N16K4, TN_CRT_DENSE_N4K4; the float32 layer's. */
+static const char *const kReadsS8[] = {"N16K4", "N4K4", NULL};
+static const char *const kReadsF32[] = {"N16K1", NULL};
+
+/* The dense call's weight layout: *packed 0 for [N, K], i + 1 when it is
+ * reads[i] (the packed layouts the caller's kernel reads, NULL-ended;
+ * NULL: none); 0, -1 with the error for another layout. */
+static int dense_layout(const TnKernArgs *a, const char *const *reads,
                         int32_t *packed) {
   const TnIrDenseAttrs *da =
       ATTRS(a->op, a->attrs, TnIrDenseAttrs, "ir.DenseAttrs");
   if (da == NULL) return -1;
   const char *l = attr_text(da->weight_layout);
-  const bool p = strcmp(l, "NK") != 0;
-  if (p && (reads == NULL || strcmp(l, reads) != 0)) {
-    for (size_t i = 0; i < sizeof kPackedDense / sizeof *kPackedDense; i++)
-      if (strcmp(l, kPackedDense[i].layout) == 0) {
-        char why[160];
-        g_snprintf(why, sizeof why, "a packed weight (weight_layout '%s') "
-                   "is read only by %s", l, kPackedDense[i].reader);
-        return no_kernel(a, why);
-      }
-    return no_kernel(a, "an unknown weight_layout");
+  int32_t p = 0;
+  if (strcmp(l, "NK") != 0) {
+    for (int32_t i = 0; reads && reads[i] && !p; i++)
+      if (strcmp(l, reads[i]) == 0) p = i + 1;
+    if (!p) {
+      for (size_t i = 0; i < sizeof kPackedDense / sizeof *kPackedDense; i++)
+        if (strcmp(l, kPackedDense[i].layout) == 0) {
+          char why[160];
+          g_snprintf(why, sizeof why, "a packed weight (weight_layout '%s') "
+                     "is read only by %s", l, kPackedDense[i].reader);
+          return no_kernel(a, why);
+        }
+      return no_kernel(a, "an unknown weight_layout");
+    }
   }
   if (packed) *packed = p;
   return 0;
@@ -308,7 +319,7 @@ static int dense_layout(const TnKernArgs *a, const char *reads,
 /* reads, packed: as dense_layout's. */
 static int dense_geom(const TnKernArgs *a, const TnIrTensorType *d,
                       const TnIrTensorType *w, TnCrtDense *g,
-                      const char *reads, int32_t *packed) {
+                      const char *const *reads, int32_t *packed) {
   if (dense_layout(a, reads, packed)) return -1;
   int64_t k = tn__ir_dims(w)[1], n = tn__ir_dims(w)[0];
   if (check_size(a, numel(d)) || check_size(a, numel(w)) ||
@@ -324,7 +335,7 @@ static int lower_dense(const TnKernArgs *a, TnKernCall *k) {
   if (!is(a->types[0]->dtype, kF32) || !is(a->out->dtype, kF32))
     return no_kernel(a, NULL);
   TnCrtCallDenseF32 *p = KERNEL_USE(k, dense_f32, 0);
-  if (dense_geom(a, a->types[0], a->types[1], &p->d, "N16K1", &p->packed))
+  if (dense_geom(a, a->types[0], a->types[1], &p->d, kReadsF32, &p->packed))
     return -1;
   p->act_min = -INFINITY, p->act_max = INFINITY;
   k->macs = dense_macs(&p->d);
@@ -1054,7 +1065,7 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
     if (!is(d->dtype, kF32) || !is(out->dtype, kF32)) return 0;
     if (dense) {
       TnCrtCallDenseF32 *p = KERNEL_USE(k, dense_f32, 0);
-      if (dense_geom(&a, d, w, &p->d, "N16K1", &p->packed)) return -1;
+      if (dense_geom(&a, d, w, &p->d, kReadsF32, &p->packed)) return -1;
       p->act_min = (float)lo, p->act_max = (float)hi;
       p->has_bias = bias != NULL;
       k->macs = dense_macs(&p->d);
@@ -1122,7 +1133,7 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
   if (fl) qp->scale = (float *)mult;
   else qp->multiplier = mult, qp->shift = shift;
   if (dense) {
-    if (dense_geom(&a, d, w, &pd->d, "N16K4", &pd->packed)) return -1;
+    if (dense_geom(&a, d, w, &pd->d, kReadsS8, &pd->packed)) return -1;
     k->scratch = tn_crt_dense_s8_scratch_size(&pd->d);
     k->macs = dense_macs(&pd->d);
   } else {

@@ -191,6 +191,8 @@ void tn__passes_builtin_init(void) {
                                          TN_TYPE_STRING) == 0);
   TN__INIT_CHECK(tn_pass_config_register("PackDenseWeights.conv", TN_TYPE_INT) ==
                  0);
+  TN__INIT_CHECK(tn_pass_config_register("PackDenseWeights.layout",
+                                         TN_TYPE_STRING) == 0);
   TN__INIT_CHECK(tn_pass_config_register("PatchStages.count", TN_TYPE_INT) == 0);
   TN__INIT_CHECK(tn_pass_config_register("PatchStages.end", TN_TYPE_INT) == 0);
   TN__INIT_CHECK(tn_pass_config_register("PatchStages.isa", TN_TYPE_STRING) ==

@@ -22,7 +22,7 @@
  * int8 weights only, scalar zero points only, and a zero point already 0.
  *
  * The PackDenseWeights pass (below) folds a zero point the same way, for
- * the host's dense kernels, and shares these helpers.
+ * the host's and the Cortex-M's dense kernels, and shares these helpers.
  */
 #include "pass/pass_internal.h"
 
@@ -265,18 +265,34 @@ TnObject *tn__fold_input_offset_module(TnObject *mod, TnObject *ctx) {
  * layout too, through the same lowering. Left alone: anything else (a
  * layer without the bias or the requantize, non-constant weights or bias,
  * int16 data, a weight already packed, a convolution of another
- * geometry). A float32 nn.dense is packed too (pack_f32). */
+ * geometry). A float32 nn.dense is packed too (pack_f32).
+ *
+ * The pass context's option "PackDenseWeights.layout" chooses the layout:
+ * "N16K4" (the default, as above) or "N4K4", tn_crt_dense_s8_pack4's
+ * blocks of 4 outputs for the Cortex-M DSP form, whose loop reads a
+ * block's four rows' words of a group as 16 bytes in a row; there the
+ * input zero point becomes 0 (the whole -zx * sum(W[o] - zw) into the
+ * bias, FoldInputOffset's fold), since SXTB16 unpacks x as it is and the
+ * loop adds no offset. With "N4K4" only the int8 dense layers are packed
+ * (neither convolutions nor float32 layers: no Cortex-M form reads them
+ * packed). codegen.compile gives "cortex-m" "N4K4". */
 
-/* The N16K4 copy of the [n, k] matrix m (int8) as a constant of wt's shape
- * and dtype. */
+typedef struct {
+  bool n4;    /* "N4K4" (else "N16K4") */
+  bool convs; /* the 1x1 convolutions too ("PackDenseWeights.conv") */
+} PackCtx;
+
+/* The packed copy (N16K4, or N4K4 with n4) of the [n, k] matrix m (int8)
+ * as a constant of wt's shape and dtype. */
 static TnObject *packed_weight(const int8_t *m, int64_t n, int64_t k,
-                               const DLTensor *wt) {
+                               const DLTensor *wt, bool n4) {
   TnObject *t = tn_tensor_empty(wt->shape, wt->ndim, wt->dtype, wt->device);
   if (t == NULL) return NULL;
   DLTensor *o = tn_tensor_dltensor(t);
   TnObject *c = NULL;
-  if (tn_crt_dense_s8_pack((int32_t)n, (int32_t)k, m,
-                           (int8_t *)o->data + o->byte_offset) == TN_CRT_OK)
+  if ((n4 ? tn_crt_dense_s8_pack4 : tn_crt_dense_s8_pack)(
+          (int32_t)n, (int32_t)k, m, (int8_t *)o->data + o->byte_offset) ==
+      TN_CRT_OK)
     c = tn_ir_constant(t);
   else
     tn_error_raise_in(TN_ERR_VALUE, "PackDenseWeights",
@@ -389,13 +405,14 @@ static TnObject *pack_f32(TnObject *orig, TnObject *e, bool *failed) {
   return out;
 }
 
-/* ctx: whether convolutions are packed too ("PackDenseWeights.conv"). */
+/* ctx: the PackCtx. */
 static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
-  const bool convs = *(const bool *)ctx;
+  const PackCtx *cx = (const PackCtx *)ctx;
+  const bool n4 = cx->n4, convs = cx->convs && !n4;
   *failed = false;
   const char *op = tn__ir_call_op_name(e);
   if (op != NULL && strcmp(op, "nn.dense") == 0)
-    return pack_f32(orig, e, failed);
+    return n4 ? NULL : pack_f32(orig, e, failed);
   if (op == NULL || strcmp(op, "qnn.requantize") != 0) return NULL;
   const TnIrCall *rq = (const TnIrCall *)e;
   if (tn_array_size(rq->args) != 5 || rq->attrs == NULL) return NULL;
@@ -447,19 +464,21 @@ static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
       (rax < 0 ? rax + nd : rax) != nd - 1 ||
       !bias_on_channels(base, obase, bc->attrs, dense))
     return NULL;
-  /* TFLite's offsets: io = -zx, fo = -zw; the new io is 128 */
+  /* TFLite's offsets: io = -zx, fo = -zw; the new io is 128 (N16K4) or
+   * 0 (N4K4) */
   const int32_t io = (int32_t)(0u - (uint32_t)zx);
   const int32_t fo = (int32_t)(0u - (uint32_t)zw);
+  const uint32_t nio = n4 ? 0u : 128u;
   TnObject *nbias = folded_bias(b, nb, w, wt, oa,
-                                (int32_t)((uint32_t)io - 128u), fo);
+                                (int32_t)((uint32_t)io - nio), fo);
   int8_t *m = dense || !nbias ? NULL : conv_matrix(w, wt, oa, ia);
   TnObject *nw_ = nbias ? packed_weight(m ? m : w, wt->shape[oa],
-                                        wt->shape[ia], wt)
+                                        wt->shape[ia], wt, n4)
                         : NULL;
   g_free(m);
   const DLDataType i32 = {kDLInt, 32, 1};
-  TnObject *nzx = nw_ ? tn_ir_scalar(-128, i32) : NULL;
-  const TnAny lv = tn_any_cstr("N16K4");
+  TnObject *nzx = nw_ ? tn_ir_scalar(n4 ? 0 : -128, i32) : NULL;
+  const TnAny lv = tn_any_cstr(n4 ? "N4K4" : "N16K4");
   TnObject *na = nzx ? tn__pass_attrs_with(base->attrs, "weight_layout", &lv)
                      : NULL;
   TnObject *nbc = na ? rebuilt_biased(bc, base, nw_, nzx, na, nbias) : NULL;
@@ -480,6 +499,13 @@ static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
 }
 
 TnObject *tn__pack_dense_weights_module(TnObject *mod, TnObject *ctx) {
-  bool convs = tn__pass_config_int(ctx, "PackDenseWeights.conv", 1) != 0;
-  return tn__pass_rewrite_nodes(mod, pack, &convs);
+  const char *l = tn__pass_config_str(ctx, "PackDenseWeights.layout", "N16K4");
+  if (strcmp(l, "N16K4") != 0 && strcmp(l, "N4K4") != 0)
+    return tn_error_raise_in(TN_ERR_VALUE, "PackDenseWeights",
+                             "option 'PackDenseWeights.layout' must be "
+                             "'N16K4' or 'N4K4', got '%s'", l),
+           NULL;
+  PackCtx cx = {strcmp(l, "N4K4") == 0,
+                tn__pass_config_int(ctx, "PackDenseWeights.conv", 1) != 0};
+  return tn__pass_rewrite_nodes(mod, pack, &cx);
 }

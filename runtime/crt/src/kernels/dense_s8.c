@@ -46,6 +46,13 @@
  * registers (sixteen lanes of AVX-512) where K is a multiple of 4; with
  * AVX2 four vpmaddwd do. Same bytes out. At the AVX-512 level every
  * block's requantization takes sixteen lanes at once.
+ *
+ * Or packed for the Cortex-M DSP form (tn_crt_dense_s8_pack4, which
+ * PackDenseWeights does for "cortex-m"): the same groups of 4 inputs in
+ * blocks of 4 outputs, so that a block's four rows' words for four inputs
+ * are 16 bytes in a row and its loop (arm_dsp/dense_s8_dsp.h: dsp_p4_rows)
+ * addresses them by immediate offsets from one pointer. The portable C
+ * reads that layout too, block by block. Same bytes out.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -139,6 +146,18 @@ OUT_OF_LINE void dot1(const Dense *d, const int8_t *x, const int8_t *w,
   dot_rows(d, x, w, 1, s);
 #endif
 }
+#if TN_CRT_HAVE_ARM_DSP
+/* The N4K4 layout's whole blocks of four rows, offsets 0 (the DSP form),
+ * and a last block of fewer rows. */
+OUT_OF_LINE void dot_p4(const Dense *d, const int8_t *x, const int8_t *w,
+                        int32_t rows, uint32_t *s) {
+  dsp_p4_rows(d, x, w, rows, s);
+}
+OUT_OF_LINE void dot_p4_part(const Dense *d, const int8_t *x,
+                             const int8_t *w, int32_t rows, uint32_t *s) {
+  dsp_p4_part(d, x, w, rows, s);
+}
+#endif
 
 /* a[j] += (x[k] + io) * w[k * sk + j] for j < len (a constant, or the
  * tail), k < K: products in 16 bits. */
@@ -153,17 +172,27 @@ BLOCK_INLINE void bcast_block(const Dense *d, const int8_t *x,
   }
 }
 
-/* Outputs [n0, n0 + len) of input row x into a (zeroed by the caller). */
+static void accumulate_p4(const Dense *d, const int8_t *x, int32_t n0,
+                          int32_t len, uint32_t *restrict a);
+
+/* Outputs [n0, n0 + len) of input row x into a, stored. */
 static void accumulate(const Dense *d, const int8_t *x, int32_t n0,
                        int32_t len, uint32_t *restrict a) {
   const TnCrtDense *p = d->p;
   const ptrdiff_t sn = p->w_stride_n, sk = p->w_stride_k;
   const int8_t *w = d->w + (ptrdiff_t)n0 * sn;
-  if (sk == 1 && d->narrow) {
+  if (d->packed == TN_CRT_DENSE_N4K4) {
+    accumulate_p4(d, x, n0, len, a);
+    return;
+  }
+  if (sk == 1 && d->narrow) { /* the rows' sums are stored, not added */
     int32_t j = 0;
     for (; j + 4 <= len; j += 4) dot4(d, x, w + j * sn, a + j);
     for (; j < len; j++) dot1(d, x, w + j * sn, a + j);
-  } else if (sn == 1 && d->small) {
+    return;
+  }
+  for (int32_t j = 0; j < len; j++) a[j] = 0;
+  if (sn == 1 && d->small) {
     if (len == BLK)
       bcast_block(d, x, w, BLK, a);
     else
@@ -201,6 +230,31 @@ BLOCK_INLINE void packed_groups(const Dense *d, const int8_t *x,
     for (int32_t j = 0; j < len; j++)
       for (int32_t t = 0; t < kb; t++)
         a[j] += ((uint32_t)x[k0 + t] + io) * ((uint32_t)g[j * kb + t] + fo);
+  }
+}
+
+/* The N4K4 layout (tn_crt_dense_s8_pack4): outputs [n0, n0 + len) (n0 a
+ * multiple of 4) of input row x into a, stored. Its blocks of four rows
+ * (the last the rows left) are the packed weight's n0 * K on, each K *
+ * rows bytes in groups of four inputs, as N16K4's blocks of 16 are. */
+static void accumulate_p4(const Dense *d, const int8_t *x, int32_t n0,
+                          int32_t len, uint32_t *restrict a) {
+  const int32_t kk = d->p->in_features;
+  int32_t j = 0;
+#if TN_CRT_HAVE_ARM_DSP
+  if (d->io == 0 && d->fo == 0) { /* the DSP form takes whole blocks */
+    j = len & ~3;
+    if (j) dot_p4(d, x, d->w + (ptrdiff_t)n0 * kk, j, a);
+  }
+  if (j == (len & ~3) && (len & 3) && d->narrow) { /* and a last part */
+    dot_p4_part(d, x, d->w + (ptrdiff_t)(n0 + j) * kk, len & 3, a + j);
+    return;
+  }
+#endif
+  for (; j < len; j += 4) {
+    const int32_t rb = len - j < 4 ? len - j : 4;
+    for (int32_t i = 0; i < rb; i++) a[j + i] = 0;
+    packed_groups(d, x, d->w + (ptrdiff_t)(n0 + j) * kk, rb, 0, a + j);
   }
 }
 
@@ -296,7 +350,7 @@ static void dense_run(const Dense *d, const TnCrtQuant *q, int32_t lo,
 #endif
   for (int32_t m = 0; m < p->batch; m++) {
     const int8_t *x = in + (ptrdiff_t)m * kk;
-    if (d->packed) {
+    if (d->packed == TN_CRT_DENSE_N16K4) {
       for (int32_t n0 = 0; n0 < nn;) {
         uint32_t a[4 * BLK]; /* set by accumulate_packed */
         /* the fixed-point requantization from the VNNI form's registers */
@@ -318,7 +372,7 @@ static void dense_run(const Dense *d, const TnCrtQuant *q, int32_t lo,
     }
     for (int32_t n0 = 0; n0 < nn; n0 += BLK) {
       const int32_t len = nn - n0 < BLK ? nn - n0 : BLK;
-      uint32_t a[BLK] = {0};
+      uint32_t a[BLK]; /* stored by accumulate */
       accumulate(d, x, n0, len, a);
 #if TN_CRT_HAVE_ARM_DSP
       if (fast) {
@@ -361,7 +415,10 @@ TnCrtStatus tn__crt_dense_s8_rows(const TnCrtDense *p, const TnCrtQuant *q,
   if (q == NULL || (q->scale == NULL && (q->multiplier == NULL ||
                                           q->shift == NULL)))
     return TN_CRT_INVALID_ARGUMENT;
-  /* the packed layout is [N, K]'s, rearranged */
+  /* the packed layouts are [N, K]'s, rearranged */
+  if (packed != TN_CRT_DENSE_NK && packed != TN_CRT_DENSE_N16K4 &&
+      packed != TN_CRT_DENSE_N4K4)
+    return TN_CRT_INVALID_ARGUMENT;
   if (packed && (p->w_stride_k != 1 || p->w_stride_n != p->in_features))
     return TN_CRT_INVALID_ARGUMENT;
   /* The activation range narrowed to int8 (a wider one clamps no more). */
@@ -371,7 +428,7 @@ TnCrtStatus tn__crt_dense_s8_rows(const TnCrtDense *p, const TnCrtQuant *q,
   Dense d;
   dense_init(&d, p, w, q->input_offset, q->filter_offset);
   d.packed = packed;
-  d.pvnni = packed && d.vnni && d.io == 128;
+  d.pvnni = packed == TN_CRT_DENSE_N16K4 && d.vnni && d.io == 128;
   dense_run(&d, q, lo, hi, in, bias, out, NULL);
   return TN_CRT_OK;
 }
@@ -384,12 +441,14 @@ TnCrtStatus tn_crt_dense_s8(const TnCrtDense *p, const TnCrtQuant *q,
   return tn__crt_dense_s8_rows(p, q, in, w, bias, out, 0);
 }
 
-TnCrtStatus tn_crt_dense_s8_pack(int32_t n, int32_t k, const int8_t *w,
-                                 int8_t *packed) {
+/* w [n, k] into packed in blocks of bw outputs, inputs in groups of 4
+ * (tn_crt_dense_s8_pack's layout for bw 16, pack4's for 4). */
+static TnCrtStatus pack_blocks(int32_t n, int32_t k, int32_t bw,
+                               const int8_t *w, int8_t *packed) {
   if (w == NULL || packed == NULL || n <= 0 || k <= 0)
     return TN_CRT_INVALID_ARGUMENT;
-  for (int32_t j0 = 0; j0 < n; j0 += BLK) {
-    const int32_t nb = n - j0 < BLK ? n - j0 : BLK;
+  for (int32_t j0 = 0; j0 < n; j0 += bw) {
+    const int32_t nb = n - j0 < bw ? n - j0 : bw;
     int8_t *blk = packed + (ptrdiff_t)j0 * k;
     for (int32_t i0 = 0; i0 < k; i0 += 4) {
       const int32_t kb = k - i0 < 4 ? k - i0 : 4;
@@ -402,10 +461,26 @@ TnCrtStatus tn_crt_dense_s8_pack(int32_t n, int32_t k, const int8_t *w,
   return TN_CRT_OK;
 }
 
+TnCrtStatus tn_crt_dense_s8_pack(int32_t n, int32_t k, const int8_t *w,
+                                 int8_t *packed) {
+  return pack_blocks(n, k, BLK, w, packed);
+}
+
+TnCrtStatus tn_crt_dense_s8_pack4(int32_t n, int32_t k, const int8_t *w,
+                                  int8_t *packed) {
+  return pack_blocks(n, k, 4, w, packed);
+}
+
 TnCrtStatus tn_crt_dense_s8_packed(const TnCrtDense *p, const TnCrtQuant *q,
                                    const int8_t *in, const int8_t *w,
                                    const int32_t *bias, int8_t *out) {
-  return tn__crt_dense_s8_rows(p, q, in, w, bias, out, 1);
+  return tn__crt_dense_s8_rows(p, q, in, w, bias, out, TN_CRT_DENSE_N16K4);
+}
+
+TnCrtStatus tn_crt_dense_s8_packed4(const TnCrtDense *p, const TnCrtQuant *q,
+                                    const int8_t *in, const int8_t *w,
+                                    const int32_t *bias, int8_t *out) {
+  return tn__crt_dense_s8_rows(p, q, in, w, bias, out, TN_CRT_DENSE_N4K4);
 }
 
 TnCrtStatus tn_crt_dense_s8_s32(const TnCrtDense *p, int32_t input_offset,
@@ -425,8 +500,7 @@ TnCrtStatus tn_crt_dense_s8_s32(const TnCrtDense *p, int32_t input_offset,
 TN_CRT_CALL(dense_s8, TnCrtCallDenseS8) {
   (void)scratch, (void)scratch_size;
   return tn__crt_dense_s8_rows(&p->d, &p->q, in[0], in[1],
-                               p->has_bias ? in[2] : NULL, out,
-                               p->packed != 0);
+                               p->has_bias ? in[2] : NULL, out, p->packed);
 }
 TN_CRT_CALL(dense_s8_s32, TnCrtCallDenseS32) {
   return tn_crt_dense_s8_s32(&p->d, p->input_offset, p->filter_offset, in[0],

@@ -34,7 +34,7 @@ typedef struct {
   int small;  /* fo == 0 and |x + io| <= 255: products fit an int16 */
   int avx2;   /* the AVX2 form runs here (asked once per call) */
   int vnni;   /* the AVX-512 VNNI form runs here and fo == 0 */
-  int packed; /* w is in tn_crt_dense_s8_pack's layout */
+  int packed; /* w's layout: TN_CRT_DENSE_NK, _N16K4 or _N4K4 */
   int pvnni;  /* packed, vnni and io == 128: tn__crt_dense_packed_vnni */
 } Dense;
 
@@ -48,7 +48,8 @@ typedef struct {
   int8_t *out;
 } DenseRqSpan;
 
-/* tn_crt_dense_s8 (packed 0) or tn_crt_dense_s8_packed (1), for the
+/* tn_crt_dense_s8 (packed TN_CRT_DENSE_NK) or tn_crt_dense_s8_packed
+ * (TN_CRT_DENSE_N16K4) or _packed4 (TN_CRT_DENSE_N4K4), for the
  * packed 1x1 convolution (conv_s8.c), whose pixels are the rows. */
 TnCrtStatus tn__crt_dense_s8_rows(const TnCrtDense *p, const TnCrtQuant *q,
                                   const int8_t *in, const int8_t *w,

@@ -174,8 +174,10 @@ TN_CRT_STRUCT(TnCrtCallLut);
 TN_CRT_STRUCT(TnCrtCallConvS8);
 
 /* dense_s8 (the fused int8 dense layer): in = {data, weight[, bias]};
- * scratch of tn_crt_dense_s8_scratch_size(&d). packed: the weight is in
- * tn_crt_dense_s8_pack's layout (tn_crt_dense_s8_packed), not [N, K]. */
+ * scratch of tn_crt_dense_s8_scratch_size(&d). packed: the weight's
+ * layout, TN_CRT_DENSE_NK ([N, K]), TN_CRT_DENSE_N16K4
+ * (tn_crt_dense_s8_pack's) or TN_CRT_DENSE_N4K4 (tn_crt_dense_s8_pack4's);
+ * any other value is an invalid argument. */
 #define TN_CRT_FIELDS_TnCrtCallDenseS8(F, T)                              \
   F(T, N, TnCrtDense, d) F(T, N, TnCrtQuant, q) F(T, S, int32_t, has_bias) \
   F(T, S, int32_t, packed)

@@ -471,6 +471,20 @@ TnCrtStatus tn_crt_dense_s8_s32(const TnCrtDense *p, int32_t input_offset,
  * that vpdpbusd multiplies by four input bytes. */
 TnCrtStatus tn_crt_dense_s8_pack(int32_t n, int32_t k, const int8_t *w,
                                  int8_t *packed);
+/* The same for the Cortex-M DSP form (PackDenseWeights does it for
+ * "cortex-m"): blocks of 4 output features instead of 16, the same groups
+ * (w[j][i] at packed[j0 * k + i0 * nb + (j - j0) * kb + (i - i0)] for
+ * j0 = j - j % 4, nb = min(4, n - j0)): a group of a full block is one
+ * word of each of its four rows, 16 bytes in a row. */
+TnCrtStatus tn_crt_dense_s8_pack4(int32_t n, int32_t k, const int8_t *w,
+                                  int8_t *packed);
+/* A dense layer's weight layouts (TnCrtCallDenseS8's packed): [N, K],
+ * tn_crt_dense_s8_pack's and tn_crt_dense_s8_pack4's. */
+enum {
+  TN_CRT_DENSE_NK = 0,
+  TN_CRT_DENSE_N16K4 = 1,
+  TN_CRT_DENSE_N4K4 = 2
+};
 /* tn_crt_dense_s8 with its weight packed by tn_crt_dense_s8_pack (p the
  * [N, K] geometry: w_stride_n = K, w_stride_k = 1): the same bytes out.
  * An input offset of 128 (input zero point -128, where PackDenseWeights
@@ -480,6 +494,13 @@ TnCrtStatus tn_crt_dense_s8_pack(int32_t n, int32_t k, const int8_t *w,
 TnCrtStatus tn_crt_dense_s8_packed(const TnCrtDense *p, const TnCrtQuant *q,
                                    const int8_t *in, const int8_t *w,
                                    const int32_t *bias, int8_t *out);
+/* tn_crt_dense_s8 with its weight packed by tn_crt_dense_s8_pack4 (p as
+ * above): the same bytes out. Input and filter offsets of 0 (what
+ * PackDenseWeights gives "cortex-m", the input zero point folded into the
+ * bias) take the Cortex-M DSP form's loop. */
+TnCrtStatus tn_crt_dense_s8_packed4(const TnCrtDense *p, const TnCrtQuant *q,
+                                    const int8_t *in, const int8_t *w,
+                                    const int32_t *bias, int8_t *out);
 /* Batched matmul: `batches` independent products, each in [M, K] x w[K, N]
  * (w addressed by the strides), with batch strides in elements (0: shared).
  * out is [batches, M, N], dense; no bias, no clamp. */

@@ -102,6 +102,53 @@ BLOCK_INLINE void rows4_x8(int32_t *s0, int32_t *s1, int32_t *s2,
           : [sn] "r"(sn), [x] "r"(x)
           : "memory");
 }
+
+/* A group of four inputs (the word at x + xo) against its four rows'
+ * words of the N4K4 layout (tn_crt_dense_s8_pack4: the group's 16 bytes
+ * at w + wo, row by row): three weight words loaded behind the input's,
+ * the fourth once a row's sums free a register (twelve operands: a kept
+ * frame pointer leaves gcc no thirteenth). */
+#define TN__DENSE_P4_GROUP(xo, wo, wo4, wo8, wo12)  \
+  "ldr %[xa], [%[x], #" xo "]\n\t"                \
+  "ldr %[t0], [%[w], #" wo "]\n\t"                \
+  "ldr %[t1], [%[w], #" wo4 "]\n\t"               \
+  "ldr %[t2], [%[w], #" wo8 "]\n\t"               \
+  "sxtb16 %[xb], %[xa], ror #8\n\t"               \
+  "sxtb16 %[xa], %[xa]\n\t"                       \
+  TN__DENSE_ROW("s0", "t0") TN__DENSE_ROW("s1", "t1") \
+  "ldr %[t0], [%[w], #" wo12 "]\n\t"              \
+  TN__DENSE_ROW("s2", "t2") TN__DENSE_ROW("s3", "t0")
+#define TN__DENSE_P4_OPERANDS                                               \
+  : [s0] "+r"(*s0), [s1] "+r"(*s1), [s2] "+r"(*s2), [s3] "+r"(*s3),        \
+    [w] "+r"(*w), [x] "+r"(*x), [xa] "=&r"(xa), [xb] "=&r"(xb),             \
+    [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [u] "=&r"(u)            \
+  :                                                                          \
+  : "memory"
+
+/* Sixteen inputs at *x against a block of four rows of the N4K4 layout
+ * at *w (input and filter offsets 0): s_r += the products; *x steps 16
+ * bytes, *w 64. Per four inputs and four rows: five loads (two of them
+ * alone), ten SXTB16 and eight SMLAD, no address arithmetic. */
+BLOCK_INLINE void p4_x16(int32_t *s0, int32_t *s1, int32_t *s2, int32_t *s3,
+                         const int8_t **w, const int8_t **x) {
+  int32_t xa, xb, t0, t1, t2, u;
+  __asm__(TN__DENSE_P4_GROUP("0", "0", "4", "8", "12")
+          TN__DENSE_P4_GROUP("4", "16", "20", "24", "28")
+          TN__DENSE_P4_GROUP("8", "32", "36", "40", "44")
+          TN__DENSE_P4_GROUP("12", "48", "52", "56", "60")
+          "add %[w], %[w], #64\n\t"
+          "add %[x], %[x], #16"
+          TN__DENSE_P4_OPERANDS);
+}
+/* The same for four inputs: *x steps 4 bytes, *w 16. */
+BLOCK_INLINE void p4_x4(int32_t *s0, int32_t *s1, int32_t *s2, int32_t *s3,
+                        const int8_t **w, const int8_t **x) {
+  int32_t xa, xb, t0, t1, t2, u;
+  __asm__(TN__DENSE_P4_GROUP("0", "0", "4", "8", "12")
+          "add %[w], %[w], #16\n\t"
+          "add %[x], %[x], #4"
+          TN__DENSE_P4_OPERANDS);
+}
 #else
 #define DENSE_ROWS4_ASM 0
 #endif
@@ -173,6 +220,78 @@ BLOCK_INLINE void dsp_rows(const Dense *d, const int8_t *restrict x,
   }
   s[0] = u[0];
   if (rows == 4) s[1] = u[1], s[2] = u[2], s[3] = u[3];
+}
+
+/* The N4K4 layout's sums with input and filter offsets 0 (what
+ * PackDenseWeights gives a layer for "cortex-m": FoldInputOffset's
+ * folded input zero point): s[r] = sum_k(x[k] * w) for the rows (a
+ * multiple of 4) of the packed weight at w (a block of four rows is K * 4
+ * bytes, its groups of four inputs 16 bytes, row by row), stored. A
+ * block's four rows' words are one run of memory, so the loop needs no
+ * row stride and no address arithmetic but a step a turn, and one call
+ * takes a whole block of outputs. */
+/* The last group of kb (1 to 3) inputs at x of a block of four rows
+ * (each row's kb bytes in a row at w): s[r] += the products. */
+static void p4_tail(int32_t kb, const int8_t *x, const int8_t *w,
+                    uint32_t *s) {
+  for (int32_t j = 0; j < 4; j++)
+    for (int32_t t = 0; t < kb; t++)
+      s[j] += (uint32_t)(x[t] * w[j * kb + t]);
+}
+
+BLOCK_INLINE void dsp_p4_rows(const Dense *d, const int8_t *x,
+                              const int8_t *w, int32_t rows, uint32_t *s) {
+  const int32_t kk = d->p->in_features;
+  const int8_t *const xe4 = x + (kk & ~3);
+  for (int32_t r = 0; r < rows; r += 4, s += 4) {
+    const int8_t *wk = w + (ptrdiff_t)r * kk, *xk = x;
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#if DENSE_ROWS4_ASM
+    const int8_t *const xe16 = x + (kk & ~15);
+    while (xk != xe16) p4_x16(&s0, &s1, &s2, &s3, &wk, &xk);
+    while (xk != xe4) p4_x4(&s0, &s1, &s2, &s3, &wk, &xk);
+#else
+    for (; xk != xe4; xk += 4, wk += 16) {
+      const uint32_t xv = tn__crt_load4(xk);
+      const int32_t xa = __sxtab16(0, (int32_t)xv);
+      const int32_t xb = tn__crt_sxtb16_ror8(xv);
+      int32_t *const acc[4] = {&s0, &s1, &s2, &s3};
+      for (int j = 0; j < 4; j++) {
+        const uint32_t v = tn__crt_load4(wk + 4 * j);
+        *acc[j] = __smlad(xa, __sxtab16(0, (int32_t)v), *acc[j]);
+        *acc[j] = __smlad(xb, tn__crt_sxtb16_ror8(v), *acc[j]);
+      }
+    }
+#endif
+    s[0] = (uint32_t)s0, s[1] = (uint32_t)s1;
+    s[2] = (uint32_t)s2, s[3] = (uint32_t)s3;
+    if (kk & 3) p4_tail(kk & 3, xe4, wk, s);
+  }
+}
+
+/* The N4K4 layout's last block when it has fewer than four rows (any
+ * offsets): s[r] = sum_k((x[k] + io) * (w + fo)) for its rows at w, a
+ * group of four inputs the rows' words in a row (4 * rows bytes), stored;
+ * a row at a time, as dsp_rows takes one row. */
+BLOCK_INLINE void dsp_p4_part(const Dense *d, const int8_t *x,
+                              const int8_t *w, int32_t rows, uint32_t *s) {
+  const int32_t kk = d->p->in_features, kb = kk & 3, step = 4 * rows;
+  const int32_t io2 = tn__crt_pair(d->io, d->io), fo2 = tn__crt_pair(d->fo, d->fo);
+  for (int32_t j = 0; j < rows; j++) {
+    const int8_t *wj = w + 4 * j;
+    int32_t acc = 0, k = 0;
+    for (; k + 4 <= kk; k += 4, wj += step) {
+      const uint32_t xv = tn__crt_load4(x + k), v = tn__crt_load4(wj);
+      acc = __smlad(__sxtab16(io2, (int32_t)xv), __sxtab16(fo2, (int32_t)v), acc);
+      acc = __smlad(tn__crt_sxtab16_ror8(io2, xv), tn__crt_sxtab16_ror8(fo2, v),
+                    acc);
+    }
+    uint32_t u = (uint32_t)acc; /* the last group: each row's kb in a row */
+    const int8_t *wt = w + (ptrdiff_t)(kk - kb) * rows + j * kb;
+    for (int32_t t = 0; t < kb; t++)
+      u += (uint32_t)((x[k + t] + d->io) * (wt[t] + d->fo));
+    s[j] = u;
+  }
 }
 
 /*
