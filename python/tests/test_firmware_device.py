@@ -132,7 +132,8 @@ def _prepare(fname: str, name: str, workdir: str) -> Tuple[str, Dict[str, Any], 
     inputs and compute the host executor's outputs on the model as compiled
     for the host (the weights in the importer's layouts, so that the device
     checks ConvertKernelLayout too), from the portable kernels for a float
-    model (the x86 float forms fuse multiply-adds). Returns (archive dir, metadata, input
+    model (the x86 float forms fuse multiply-adds; the weights unpacked).
+    Returns (archive dir, metadata, input
     files, host outputs as plain numpy copies); no tvmnode object outlives
     the call."""
     mod = frontend.load_model(_model(fname))
@@ -141,9 +142,14 @@ def _prepare(fname: str, name: str, workdir: str) -> Tuple[str, Dict[str, Any], 
     info = arch.info
     arrays, paths = _inputs(info, workdir)
     # a float model's reference: the host's portable kernels (exec_util.isa)
+    # on the weights as imported: compiled for wasm32, since "host" packs
+    # the float dense layers (N16K1), whose portable chains round unlike
+    # the [N, K] ones (within 1e-6 of the range, not bit for bit)
     floats = any(np.dtype(o["dtype"]).kind == "f" for o in info["outputs"])
     with isa("portable" if floats else runtime.isa()):
-        outs = runtime.Executor(codegen.compile(mod, name=name).module)(*arrays)
+        ref_arch = codegen.compile(mod, name=name, target="wasm32" if floats else "host")
+        outs = runtime.Executor(ref_arch.module)(*arrays)
+        del ref_arch
     outs = outs if isinstance(outs, tuple) else (outs,)
     ref = [np.array(o, copy=True) for o in outs]
     del arch, outs

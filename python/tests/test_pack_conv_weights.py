@@ -100,6 +100,30 @@ def test_fold_input_offset_leaves_a_packed_convolution_alone() -> None:
         np.testing.assert_array_equal(_exec(both, x), _exec(mod, x))
 
 
+
+@pytest.mark.parametrize("to", ["OHWI", "OIHW"])
+def test_convert_kernel_layout_leaves_a_packed_convolution_alone(to: str) -> None:
+    # its bytes are the [out, in] matrix's N16K4 order, not kernel_layout's:
+    # transposed as if they were, every output would be wrong
+    mod, shape, _ = _layer("conv", cin=40, cout=20, layout="HWIO", zx=5, seed=3)
+    packed = _pack(mod)
+    with transform.PassContext(config={"ConvertKernelLayout.layout": to}):
+        conv = transform.Sequential([transform.ConvertKernelLayout(),
+                                     transform.InferType()])(packed)
+    [before], [after] = _conv_calls(packed), _conv_calls(conv)
+    assert str(after.attrs.kernel_layout) == "HWIO"
+    np.testing.assert_array_equal(np.array(after.args[1].data), np.array(before.args[1].data))
+    for x in _inputs(shape):
+        np.testing.assert_array_equal(_exec(conv, x), _exec(mod, x))
+
+
+def test_a_packed_module_compiled_for_cortex_m_keeps_its_outputs() -> None:
+    # codegen's cortex-m pipeline converts kernel layouts to OHWI
+    mod, shape, _ = _layer("conv", cin=40, cout=20, layout="HWIO", zx=5, seed=3)
+    dev = codegen.compile(_pack(mod), name="m", target="cortex-m")
+    for x in _inputs(shape):
+        np.testing.assert_array_equal(np.array(runtime.Executor(dev.module)(x)), _exec(mod, x))
+
 def _conv(weight_layout: str, k: int = 1, strides: Tuple[int, int] = (1, 1),
           groups: int = 1) -> Any:
     x = ir.var("x", shape=(1, 4, 4, 8), dtype="int8")

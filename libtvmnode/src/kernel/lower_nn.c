@@ -242,10 +242,16 @@ static int conv_geom(const TnKernArgs *a, const TnIrTensorType *d,
   strides4(od, dpos, g->out_strides);
   if (pk && (g->k_h != 1 || g->k_w != 1 || g->groups != 1 ||
              g->stride_h != 1 || g->stride_w != 1 || pad[0] || pad[1] ||
-             pad[2] || pad[3] || c_ != 3))
-    return no_kernel(a, "a packed weight (weight_layout 'N16K4') is read "
-                        "only by a 1x1 layer of one group, stride 1, "
-                        "unpadded, NHWC");
+             pad[2] || pad[3] || c_ != 3)) {
+    char why[256];
+    g_snprintf(why, sizeof why, "a packed weight (weight_layout 'N16K4') is "
+               "read only by a 1x1 layer of one group, stride 1, unpadded, "
+               "NHWC; got kernel %dx%d, groups %d, strides %dx%d, padding "
+               "%d,%d,%d,%d, data_layout '%s'", g->k_h, g->k_w, g->groups,
+               g->stride_h, g->stride_w, (int)pad[0], (int)pad[1], (int)pad[2],
+               (int)pad[3], dl[0] ? dl : "NCHW");
+    return no_kernel(a, why);
+  }
   return 0;
 }
 
@@ -309,7 +315,9 @@ static int dense_layout(const TnKernArgs *a, const char *const *reads,
                      "is read only by %s", l, kPackedDense[i].reader);
           return no_kernel(a, why);
         }
-      return no_kernel(a, "an unknown weight_layout");
+      char why[160];
+      g_snprintf(why, sizeof why, "an unknown weight_layout '%s'", l);
+      return no_kernel(a, why);
     }
   }
   if (packed) *packed = p;

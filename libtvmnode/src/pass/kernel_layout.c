@@ -77,6 +77,12 @@ static TnObject *convert(void *ctx, TnObject *orig, TnObject *e,
   }
   const bool one_group = v.type_index == TN_TYPE_INT && v.v_int64 == 1;
   tn_any_clear(&v);
+  /* a weight packed by PackDenseWeights (weight_layout "N16K4") holds the
+   * [out, in] matrix's packed bytes, not kernel_layout's order: left alone */
+  if (tn_object_is_instance(c->attrs, tn_type_index("ir.Conv2DAttrs"))) {
+    const TnObject *wl = ((const TnIrConv2DAttrs *)c->attrs)->weight_layout;
+    if (wl != NULL && ((const TnStringObj *)wl)->data[0] != '\0') return NULL;
+  }
   if (tn_node_get(c->attrs, "kernel_layout", &v)) {
     *failed = true;
     return NULL;
