@@ -70,8 +70,8 @@ FOLD_INPUT_OFFSET = ("cortex-m",)
 #: weights).
 PACK_DENSE_WEIGHTS: Dict[str, str] = {"host": "N16K4", "cortex-m": "N4K4"}
 #: of those, the targets whose 1x1 convolutions PackDenseWeights packs too
-#: (its option "PackDenseWeights.conv"; with "N16K4" only); the dense
-#: layers alone elsewhere
+#: (its option "PackDenseWeights.conv"; with "N16K4" only, and not with
+#: patch stages); the dense layers alone elsewhere
 PACK_CONV_WEIGHTS: Tuple[str, ...] = ("host",)
 
 
@@ -108,7 +108,10 @@ def _pipeline(mod: Any, target: str = "host", patch_count: Optional[int] = None,
     if target in PACK_DENSE_WEIGHTS:
         passes.append(transform.PackDenseWeights())
         config["PackDenseWeights.layout"] = PACK_DENSE_WEIGHTS[target]
-        config["PackDenseWeights.conv"] = int(target in PACK_CONV_WEIGHTS)
+        # not with patch stages: PatchStages sizes each convolution of a
+        # stage as a layer of its own, which a packed weight is not
+        config["PackDenseWeights.conv"] = int(target in PACK_CONV_WEIGHTS and
+                                              patch_count is None)
     if patch_count is not None:
         # after the weights take the target's layout, and planning with
         # the target's kernel scratch: the plans it compares are the
