@@ -110,7 +110,11 @@ func buildSystemProgram(t *testing.T, goTool, arch, dir string) string {
 		files, err := os.ReadDir(filepath.Join(arch, d))
 		check(t, err)
 		for _, f := range files {
-			if ext := filepath.Ext(f.Name()); f.IsDir() || (ext != ".c" && ext != ".h") {
+			if f.IsDir() { // headers included by their folder's name (x86/, arm_dsp/)
+				check(t, copyTree(filepath.Join(arch, d, f.Name()), filepath.Join(src, f.Name())))
+				continue
+			}
+			if ext := filepath.Ext(f.Name()); ext != ".c" && ext != ".h" {
 				continue
 			}
 			to := filepath.Join(src, f.Name())

@@ -324,11 +324,21 @@ def _random_input(info: Dict[str, Any], rng: np.random.Generator) -> np.ndarray:
     return rng.standard_normal(shape).astype(dtype)
 
 
+def _host_executor(mod: Any) -> Any:
+    """The host executor of mod, its weights packed as a host archive's
+    are (PackDenseWeights): the same arithmetic as the compiled C (the
+    float dense layers' packed chains round unlike [N, K]'s)."""
+    from . import runtime, transform
+
+    return runtime.Executor(transform.Sequential(
+        [transform.InferType(), transform.PackDenseWeights(), transform.FuseOps()])(mod))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from . import runtime, transform
 
     mod = load(args.model, _shapes(args), _values(args))
-    ex = runtime.Executor(transform.FuseOps()(mod))
+    ex = _host_executor(mod)
     rng = np.random.default_rng(args.seed)
     if args.input and len(args.input) != len(ex.inputs):
         print("tvmnode run: the model has %d inputs (%s), %d --input given"
@@ -847,12 +857,7 @@ def check_model(path: str, result_path: str, seed: int = 0,
         res["stage"] = "run"
         _check_write(result_path, res)
         try:
-            # the weights packed as the host archive's are (its float
-            # dense layers' chains round unlike [N, K]'s), so that the
-            # compiled C is compared with the same arithmetic
-            ex = runtime.Executor(transform.Sequential(
-                [transform.InferType(), transform.PackDenseWeights(),
-                 transform.FuseOps()])(mod))
+            ex = _host_executor(mod)
             res["inputs"] = [{"name": i["name"], "shape": list(i["shape"]),
                               "dtype": i["dtype"]} for i in ex.inputs]
             xs = [_random_input(i, rng) for i in ex.inputs]
