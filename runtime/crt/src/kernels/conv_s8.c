@@ -918,6 +918,21 @@ static void *dsp_area(void *scratch, size_t size, size_t from, size_t *n) {
   return b + skip;
 }
 
+#if TN_CRT_HAVE_ARM_DSP
+/* Whether dsp_pointwise runs the layer with dsp_n bytes at dsp: it takes
+ * it, and TN_CRT_CONV_S8_FORMS keeps its mode (pw_run). */
+static int pw_taken(const Conv *c, const TnCrtQuant *q, const void *dsp,
+                    size_t dsp_n) {
+  if (!dsp_pw_ok(c, q) || dsp == NULL || dsp_n < pw_scratch_bytes(c->p))
+    return 0;
+  if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_ANY)) return 1;
+  const int mode = pw_mode(c, q);
+  return mode == PW_FAST ? TN__CONV_FORM(TN_CRT_CONV_FORM_PW_FAST)
+                         : mode == PW_WIDE &&
+                               TN__CONV_FORM(TN_CRT_CONV_FORM_PW_WIDE);
+}
+#endif
+
 /* dsp_pointwise, where the layer takes it and dsp's dsp_n bytes hold its
  * buffers, else conv_blocks (dsp for the pairs). */
 static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
@@ -925,12 +940,12 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                      int32_t *out32, int8_t *ring, void *avx, void *dsp,
                      size_t dsp_n) {
 #if TN_CRT_HAVE_ARM_DSP
-  if (out8 && !ring && dsp_pw_ok(c, q) && dsp != NULL &&
-      dsp_n >= pw_scratch_bytes(c->p)) {
+  if (out8 && !ring && pw_taken(c, q, dsp, dsp_n)) {
     dsp_pointwise(c, q, lo, hi, bias, out8, dsp);
     return;
   }
-  if (out8 && dsp_dw3_ok(c, q)) { /* depthwise 3x3, in place or not */
+  if (TN__CONV_FORM(TN_CRT_CONV_FORM_DW3) && out8 &&
+      dsp_dw3_ok(c, q)) { /* depthwise 3x3, in place or not */
     dsp_dw3(c, q, lo, hi, bias, out8, ring);
     return;
   }
@@ -1121,6 +1136,41 @@ int32_t tn_crt_conv2d_s8_scratch_less_isa(const TnCrtConv2d *p,
   return n;
 }
 
+/* conv_run's and tn_crt_conv2d_s8's choices, made on the host: the DSP
+ * part of the scratch is at least scratch_size - base - 3 bytes wherever
+ * the scratch starts (dsp_area), and every size the forms compare it with
+ * is a multiple of 4, as the planned sizes less base + 3 are. */
+int32_t tn_crt_conv2d_s8_forms_isa(const TnCrtConv2d *p, const TnCrtQuant *q,
+                                   int32_t isa, int32_t in_place,
+                                   size_t scratch_size) {
+  size_t base;
+  Conv c;
+  int ring;
+  static const int8_t any = 0; /* as in dsp_bytes */
+  if (isa != TN_CRT_ISA_ARM_DSP || q == NULL ||
+      (q->scale == NULL && (q->multiplier == NULL || q->shift == NULL)) ||
+      dsp_bytes(p, q, isa, in_place, &base, &c, &ring) < 0 ||
+      conv_init(&c, p, q->input_offset, q->filter_offset, &any, &any,
+                &any) != TN_CRT_OK)
+    return 0;
+  const size_t dsp_n = scratch_size >= base + 3 ? scratch_size - base - 3 : 0;
+  if (!ring && dsp_pw_ok(&c, q) && scratch_size >= base + 3 &&
+      dsp_n >= pw_scratch_bytes(p)) {
+    const int mode = pw_mode(&c, q);
+    const int32_t lo = q->act_min < -128 ? -128 : q->act_min;
+    const int32_t hi = q->act_max > 127 ? 127 : q->act_max;
+    int32_t f = mode == PW_FAST   ? TN_CRT_CONV_FORM_PW_FAST
+                : mode == PW_WIDE ? TN_CRT_CONV_FORM_PW_WIDE
+                                  : TN_CRT_CONV_FORM_PW_ANY;
+    if (pw_pairs_max(p) > 0)
+      f |= mode != PW_ANY && lo == -128 && hi == 127 && q->per_channel
+               ? TN_CRT_CONV_FORM_PW_FUSED
+               : TN_CRT_CONV_FORM_PW_PAIRS;
+    return f;
+  }
+  return dsp_dw3_ok(&c, q) ? TN_CRT_CONV_FORM_DW3 : TN_CRT_CONV_FORM_BLOCKS;
+}
+
 TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
                              const int8_t *in, const int8_t *w,
                              const int32_t *bias, int8_t *out, void *scratch,
@@ -1153,8 +1203,7 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
   if (kind == ROWS)
     conv_run(&c, q, lo, hi, bias, out, NULL, scratch, NULL, dsp, dsp_n);
 #if TN_CRT_HAVE_ARM_DSP
-  else if (dsp_pw_ok(&c, q) && dsp != NULL &&
-           dsp_n >= pw_scratch_bytes(p))
+  else if (pw_taken(&c, q, dsp, dsp_n))
     dsp_pointwise(&c, q, lo, hi, bias, out, dsp);
 #endif
   else
