@@ -451,17 +451,22 @@ def cmake_build(archives: Sequence[Tuple[str, str]], workdir: str, *,
 def build_cmake(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
                 opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
                 target: str = DEFAULT_TARGET,
-                linker_script: Optional[str] = None) -> Dict[str, Any]:
+                linker_script: Optional[str] = None,
+                all_forms: bool = False) -> Dict[str, Any]:
     """build(), through CMake: the archive's CMakeLists.txt makes its
     targets, and firmware/common/CMakeLists.txt links them with the
     harness (cmake_build). Same result. linker_script: one instead of the
-    target's (it may INCLUDE sections.ld)."""
+    target's (it may INCLUDE sections.ld); all_forms as build()'s (the
+    archive's TVMNODE_CRT_CONV_S8_FORMS otherwise)."""
     t = get_target(target)
     archive = os.path.abspath(archive)
     info, gen = write_glue(archive, name, inputs, workdir)
+    defines = ["FW_LD=" + os.path.abspath(linker_script)] if linker_script else []
+    forms = info["interface"].get("conv_s8_forms")
+    defines.append("TVMNODE_CRT_CONV_S8_FORMS=%s"
+                   % ("" if forms is None or all_forms else forms))
     elf = cmake_build([(archive, name)], workdir, gen=gen, opt=opt, bad_calls=bad_calls,
-                      stack_size=stack_size, target=target,
-                      defines=["FW_LD=" + os.path.abspath(linker_script)] if linker_script else [])
+                      stack_size=stack_size, target=target, defines=defines)
     bad = allocators_in(elf)
     if bad:
         raise FirmwareError("the firmware links an allocator: %s" % ", ".join(bad))
@@ -969,7 +974,8 @@ def build_and_run(archive: str, name: str, inputs: Sequence[Optional[str]], work
             raise FirmwareError("build_and_run: cache and harness_flags are not for "
                                 "the CMake build")
         b = build_cmake(archive, name, inputs, workdir, opt=opt, bad_calls=bad_calls,
-                        stack_size=stack_size, target=target, linker_script=linker_script)
+                        stack_size=stack_size, target=target, linker_script=linker_script,
+                        all_forms=all_forms)
     elif linker_script:
         raise FirmwareError("build_and_run: linker_script is for the CMake build")
     else:

@@ -919,17 +919,19 @@ static void *dsp_area(void *scratch, size_t size, size_t from, size_t *n) {
 }
 
 #if TN_CRT_HAVE_ARM_DSP
-/* Whether dsp_pointwise runs the layer with dsp_n bytes at dsp: it takes
- * it, and TN_CRT_CONV_S8_FORMS keeps its mode (pw_run). */
+/* dsp_pointwise's mode for the layer (pw_mode) plus 1 where it runs the
+ * layer with dsp_n bytes at dsp: it takes it, and TN_CRT_CONV_S8_FORMS
+ * keeps that mode's loop or the any-mode one (pw_run); else 0. */
 static int pw_taken(const Conv *c, const TnCrtQuant *q, const void *dsp,
                     size_t dsp_n) {
   if (!dsp_pw_ok(c, q) || dsp == NULL || dsp_n < pw_scratch_bytes(c->p))
     return 0;
-  if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_ANY)) return 1;
   const int mode = pw_mode(c, q);
-  return mode == PW_FAST ? TN__CONV_FORM(TN_CRT_CONV_FORM_PW_FAST)
-                         : mode == PW_WIDE &&
-                               TN__CONV_FORM(TN_CRT_CONV_FORM_PW_WIDE);
+  const int kept = mode == PW_FAST ? TN__CONV_FORM(TN_CRT_CONV_FORM_PW_FAST)
+                   : mode == PW_WIDE
+                       ? TN__CONV_FORM(TN_CRT_CONV_FORM_PW_WIDE)
+                       : 0;
+  return kept || TN__CONV_FORM(TN_CRT_CONV_FORM_PW_ANY) ? mode + 1 : 0;
 }
 #endif
 
@@ -940,8 +942,9 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                      int32_t *out32, int8_t *ring, void *avx, void *dsp,
                      size_t dsp_n) {
 #if TN_CRT_HAVE_ARM_DSP
-  if (out8 && !ring && pw_taken(c, q, dsp, dsp_n)) {
-    dsp_pointwise(c, q, lo, hi, bias, out8, dsp);
+  const int pw = out8 && !ring ? pw_taken(c, q, dsp, dsp_n) : 0;
+  if (pw) {
+    dsp_pointwise(c, q, lo, hi, bias, out8, dsp, pw - 1);
     return;
   }
   if (TN__CONV_FORM(TN_CRT_CONV_FORM_DW3) && out8 &&
@@ -1196,6 +1199,9 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
   const int kind = in_place_kind(p);
   if (kind == NOT_IN_PLACE) return TN_CRT_INVALID_ARGUMENT;
   const size_t need = tn_crt_conv2d_s8_inplace_scratch_size(p);
+#if TN_CRT_HAVE_ARM_DSP
+  int pw;
+#endif
   if (scratch_size < need) return TN_CRT_SCRATCH_TOO_SMALL;
   if (scratch == NULL) return TN_CRT_INVALID_ARGUMENT;
   /* the DSP forms' buffers after the ring or the chunk */
@@ -1203,8 +1209,8 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
   if (kind == ROWS)
     conv_run(&c, q, lo, hi, bias, out, NULL, scratch, NULL, dsp, dsp_n);
 #if TN_CRT_HAVE_ARM_DSP
-  else if (pw_taken(&c, q, dsp, dsp_n))
-    dsp_pointwise(&c, q, lo, hi, bias, out, dsp);
+  else if ((pw = pw_taken(&c, q, dsp, dsp_n)) != 0)
+    dsp_pointwise(&c, q, lo, hi, bias, out, dsp, pw - 1);
 #endif
   else
     return conv_pixels(p, q, lo, hi, w, bias, out, scratch, dsp, dsp_n);

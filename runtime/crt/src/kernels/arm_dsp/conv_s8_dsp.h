@@ -218,7 +218,7 @@ BLOCK_INLINE int pw_quant_ok(const TnCrtQuant *q, int32_t ch) {
  */
 enum { PW_ANY, PW_FAST, PW_WIDE };
 
-static int pw_mode(const Conv *c, const TnCrtQuant *q) {
+BLOCK_INLINE int pw_mode(const Conv *c, const TnCrtQuant *q) {
   if (q->output_offset < -128 || q->output_offset > 127) return PW_ANY;
   const int32_t n = q->per_channel ? c->p->out_c : 1;
   int fast = 1, wide = 1;
@@ -1184,15 +1184,15 @@ BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
   }
 }
 
-/* The layer (dsp_pw_ok holds) into out, each channel's sums starting from
- * corr: the pixels in pairs (the last of an odd count with itself), their
- * windows in cols, for each pair the channels in pairs (pw_channels). */
+/* The layer (dsp_pw_ok holds; its pw_mode `mode`) into out, each
+ * channel's sums starting from corr: the pixels in pairs (the last of an
+ * odd count with itself), their windows in cols, for each pair the
+ * channels in pairs (pw_channels). */
 static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                             int32_t hi, const uint32_t *corr, int8_t *out,
-                            int16_t *cols) {
+                            int16_t *cols, int mode) {
   const TnCrtConv2d *p = c->p;
   const int64_t pixels = (int64_t)p->batch * p->out_h * p->out_w;
-  const int mode = pw_mode(c, q);
   const int32_t all = pw_pairs_max(p);
   PwPixels it = {.p = p, .out = out};
   for (int32_t t = pw_window(p); t < pw_cols(p); t++) /* the padding */
@@ -1214,21 +1214,22 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   }
 }
 
-/* pw_run with the sums' starting values and the columns in buf
+/* pw_run (mode: pw_mode's) with the sums' starting values and the columns in buf
  * (4-aligned, pw_scratch_bytes: the columns' pairs word-aligned). With
  * input offset 0 (FoldInputOffset gives it to a layer whose windows lie
  * inside the input, its bias holding the offset's share) the sums start
  * from the bias itself, and nothing is summed on the call. */
 static void dsp_pointwise(const Conv *c, const TnCrtQuant *q, int32_t lo,
                           int32_t hi, const int32_t *bias, int8_t *out,
-                          void *buf) {
+                          void *buf, int mode) {
   uint32_t *const corr = buf; /* out_c <= PW_MAX_CHANNELS */
   const uint32_t *start = corr;
   if (c->io == 0 && bias != NULL)
     start = (const uint32_t *)(const void *)bias;
   else
     pw_corr(corr, c, bias);
-  pw_run(c, q, lo, hi, start, out, (int16_t *)(void *)(corr + c->p->out_c));
+  pw_run(c, q, lo, hi, start, out, (int16_t *)(void *)(corr + c->p->out_c),
+         mode);
 }
 
 #endif /* TN_CRT_HAVE_ARM_DSP */
