@@ -133,10 +133,14 @@ char *tn__aot_step_name(const Gen *g, int32_t s) {
  * g->conv_forms, and a check that fails the model's build where the crt
  * it is built with leaves one of them out (TN_CRT_CONV_S8_FORMS), so that
  * no layer runs a slower form than planned without a word. */
-static void conv_forms(Gen *g, GString *c, int32_t s, size_t scratch) {
-  const TnCrtCallConvS8 *p = step(g, s)->k.params;
-  const int32_t f = tn_crt_conv2d_s8_forms_isa(
-      &p->g, &p->q, TN_CRT_ISA_ARM_DSP, tn__aot_in_place(g, s), scratch);
+static void conv_forms(Gen *g, GString *c, int32_t s, size_t scratch,
+                       bool s32) {
+  int32_t f = TN_CRT_CONV_FORM_BLOCKS; /* the int32 form's (s32) */
+  if (!s32) {
+    const TnCrtCallConvS8 *p = step(g, s)->k.params;
+    f = tn_crt_conv2d_s8_forms_isa(&p->g, &p->q, TN_CRT_ISA_ARM_DSP,
+                                   tn__aot_in_place(g, s), scratch);
+  }
   if (f == 0) return;
   g->conv_forms |= f;
   g_string_append_printf(c, "#if defined(TN_CRT_CONV_S8_FORMS) && "
@@ -173,8 +177,10 @@ int tn__aot_emit_operators(Gen *g, GString *c) {
                            tn__aot_in_place(g, s) ? ", in place" : "",
                            decls->str);
     if (g->o.isa == TN_CRT_ISA_ARM_DSP &&
-        strcmp(f->symbol, "tn_crt_call_conv2d_s8") == 0)
-      conv_forms(g, c, s, scratch);
+        (strcmp(f->symbol, "tn_crt_call_conv2d_s8") == 0 ||
+         strcmp(f->symbol, "tn_crt_call_conv2d_s8_s32") == 0))
+      conv_forms(g, c, s, scratch,
+                 strcmp(f->symbol, "tn_crt_call_conv2d_s8_s32") == 0);
     g_string_append_printf(c, "TVMGEN_INTERNAL int32_t %s(const void *const "
                            "*in, void *out, void *scratch) {\n  return "
                            "%s(&%s, in, out, scratch, %zu);\n}\n",

@@ -936,22 +936,24 @@ static int pw_taken(const Conv *c, const TnCrtQuant *q, const void *dsp,
 #endif
 
 /* dsp_pointwise, where the layer takes it and dsp's dsp_n bytes hold its
- * buffers, else conv_blocks (dsp for the pairs). */
-static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
-                     int32_t hi, const int32_t *bias, int8_t *out8,
-                     int32_t *out32, int8_t *ring, void *avx, void *dsp,
-                     size_t dsp_n) {
+ * buffers, else conv_blocks (dsp for the pairs); TN_CRT_UNSUPPORTED where
+ * that is the blocks and TN_CRT_CONV_S8_FORMS leaves them out. */
+static TnCrtStatus conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                            int32_t hi, const int32_t *bias, int8_t *out8,
+                            int32_t *out32, int8_t *ring, void *avx,
+                            void *dsp, size_t dsp_n) {
 #if TN_CRT_HAVE_ARM_DSP
   const int pw = out8 && !ring ? pw_taken(c, q, dsp, dsp_n) : 0;
   if (pw) {
     dsp_pointwise(c, q, lo, hi, bias, out8, dsp, pw - 1);
-    return;
+    return TN_CRT_OK;
   }
   if (TN__CONV_FORM(TN_CRT_CONV_FORM_DW3) && out8 &&
       dsp_dw3_ok(c, q)) { /* depthwise 3x3, in place or not */
     dsp_dw3(c, q, lo, hi, bias, out8, ring);
-    return;
+    return TN_CRT_OK;
   }
+  if (!TN__CONV_FORM(TN_CRT_CONV_FORM_BLOCKS)) return TN_CRT_UNSUPPORTED;
   /* the whole state and the pairs after it, or the state without the
    * fields of packed depthwise blocks and no pairs */
   const size_t state = dsp_state_bytes(c, 1);
@@ -960,16 +962,18 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
     conv_blocks(c, q, lo, hi, bias, out8, out32, ring,
                 pairs ? (int32_t *)(void *)((uint8_t *)dsp + state) : NULL,
                 pairs ? dsp_n - state : 0, avx, dsp);
-    return;
+    return TN_CRT_OK;
   }
   conv_blocks_stack(c, q, lo, hi, bias, out8, out32, ring, avx);
+  return TN_CRT_OK;
 #else
   (void)dsp, (void)dsp_n;
 #if TN_CRT_HAVE_AVX2
   if (out8 && tn__crt_conv_wide(c, q, lo, hi, bias, out8, ring != NULL))
-    return;
+    return TN_CRT_OK;
 #endif
   conv_blocks(c, q, lo, hi, bias, out8, out32, ring, NULL, 0, avx, NULL);
+  return TN_CRT_OK;
 #endif
 }
 
@@ -1056,7 +1060,9 @@ static NOINLINE TnCrtStatus conv_pixels(const TnCrtConv2d *p, const TnCrtQuant *
     const TnCrtStatus st = conv_init(&c, &g, q->input_offset,
                                      q->filter_offset, scratch, w, out);
     if (st != TN_CRT_OK) return st;
-    conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx, dsp, dsp_n);
+    const TnCrtStatus rs =
+        conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx, dsp, dsp_n);
+    if (rs != TN_CRT_OK) return rs;
   }
   return TN_CRT_OK;
 }
@@ -1193,8 +1199,7 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
   if ((const void *)in != (const void *)out) {
     AVX_DECL(avx);
     void *const dsp = dsp_area(scratch, scratch_size, 0, &dsp_n);
-    conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx, dsp, dsp_n);
-    return TN_CRT_OK;
+    return conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx, dsp, dsp_n);
   }
   const int kind = in_place_kind(p);
   if (kind == NOT_IN_PLACE) return TN_CRT_INVALID_ARGUMENT;
@@ -1207,7 +1212,8 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
   /* the DSP forms' buffers after the ring or the chunk */
   void *const dsp = dsp_area(scratch, scratch_size, need, &dsp_n);
   if (kind == ROWS)
-    conv_run(&c, q, lo, hi, bias, out, NULL, scratch, NULL, dsp, dsp_n);
+    return conv_run(&c, q, lo, hi, bias, out, NULL, scratch, NULL, dsp,
+                    dsp_n);
 #if TN_CRT_HAVE_ARM_DSP
   else if ((pw = pw_taken(&c, q, dsp, dsp_n)) != 0)
     dsp_pointwise(&c, q, lo, hi, bias, out, dsp, pw - 1);
@@ -1225,8 +1231,7 @@ TnCrtStatus tn_crt_conv2d_s8_s32(const TnCrtConv2d *p, int32_t input_offset,
   TnCrtStatus st = conv_init(&c, p, input_offset, filter_offset, in, w, out);
   if (st != TN_CRT_OK) return st;
   AVX_DECL(avx);
-  conv_run(&c, NULL, 0, 0, bias, NULL, out, NULL, avx, NULL, 0);
-  return TN_CRT_OK;
+  return conv_run(&c, NULL, 0, 0, bias, NULL, out, NULL, avx, NULL, 0);
 }
 
 /* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
