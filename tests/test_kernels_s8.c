@@ -916,6 +916,65 @@ START_TEST(test_conv_inplace_dscnn) {
 }
 END_TEST
 
+/* The forms a call takes on the DSP build (tn_crt_conv2d_s8_forms_isa,
+ * what the code generator writes as a model's conv_s8_forms): the
+ * DS-CNN's pointwise layer in each requantization mode, with its fused
+ * loop or its loop of sums, in place or not, and with a scratch too small
+ * for the matrix product; its depthwise 3x3 layer; the blocks; none for
+ * another ISA. */
+START_TEST(test_conv_forms_isa) {
+  KtRng r = kt_rng(35);
+  TnCrtConv2d dw = DSCNN_DW, pw = DSCNN_PW;
+  int32_t mult[64], shift[64];
+  for (int c = 0; c < 64; c++)
+    quantize(rand_log2(&r, -10, -7), &mult[c], &shift[c]);
+  TnCrtQuant q = {128, 0, -128, -128, 127, 1, 64, mult, shift};
+  const int32_t D = TN_CRT_ISA_ARM_DSP;
+  const size_t full = 3 + 64 * 4 + 64 / 4 * 16;
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&pw, &q, D, 0, full),
+                   TN_CRT_CONV_FORM_PW_FAST | TN_CRT_CONV_FORM_PW_FUSED);
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&pw, &q, D, 1, 1024 + full),
+                   TN_CRT_CONV_FORM_PW_FAST | TN_CRT_CONV_FORM_PW_FUSED);
+  /* a scratch 4 bytes short: the blocks */
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&pw, &q, D, 0, full - 4),
+                   TN_CRT_CONV_FORM_BLOCKS);
+  /* an activation that clamps: the loop of sums */
+  TnCrtQuant qa = q;
+  qa.act_min = -100;
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&pw, &qa, D, 0, full),
+                   TN_CRT_CONV_FORM_PW_FAST | TN_CRT_CONV_FORM_PW_PAIRS);
+  /* shifts below -20 (VWW's): the wide mode; a shift of 0: any */
+  int32_t sw[64], s0[64];
+  for (int c = 0; c < 64; c++) sw[c] = -25, s0[c] = 0;
+  TnCrtQuant qw = q;
+  qw.shift = sw;
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&pw, &qw, D, 0, full),
+                   TN_CRT_CONV_FORM_PW_WIDE | TN_CRT_CONV_FORM_PW_FUSED);
+  qw.shift = s0;
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&pw, &qw, D, 0, full),
+                   TN_CRT_CONV_FORM_PW_ANY | TN_CRT_CONV_FORM_PW_PAIRS);
+  /* depthwise 3x3, in place or not; 5x5: the blocks */
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&dw, &q, D, 0, 0),
+                   TN_CRT_CONV_FORM_DW3);
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&dw, &q, D, 1, 160),
+                   TN_CRT_CONV_FORM_DW3);
+  TnCrtConv2d dw5 = dw;
+  dw5.k_h = dw5.k_w = 5, dw5.pad_top = dw5.pad_left = 2;
+  dw5.w_strides[0] = 5 * 64;
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&dw5, &q, D, 0, 4096),
+                   TN_CRT_CONV_FORM_BLOCKS);
+  /* another ISA, no quantization, no geometry, not in-place-able */
+  ck_assert_int_eq(
+      tn_crt_conv2d_s8_forms_isa(&pw, &q, TN_CRT_ISA_PORTABLE, 0, full), 0);
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&pw, NULL, D, 0, full), 0);
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(NULL, &q, D, 0, full), 0);
+  TnCrtConv2d s2 = pw;
+  s2.stride_h = s2.stride_w = 2, s2.out_h = 13, s2.out_w = 3;
+  s2.out_strides[0] = 13 * 3 * 64, s2.out_strides[1] = 3 * 64;
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&s2, &q, D, 1, 4096), 0);
+}
+END_TEST
+
 /* The scratch a call takes on each ISA (the DS-CNN's layers again), and
  * the same bytes from every budget: the size asked for the Cortex-M DSP
  * forms, one byte less, none (out of place) or the in-place minimum; on a
@@ -2798,6 +2857,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_inplace_dw_avx2);
   tcase_add_test(tc, test_conv_inplace_dscnn);
   tcase_add_test(tc, test_conv_scratch_isa);
+  tcase_add_test(tc, test_conv_forms_isa);
   tcase_add_test(tc, test_conv_inplace_geometry);
   tcase_add_test(tc, test_dense_random);
   tcase_add_test(tc, test_dense_random_portable);

@@ -451,17 +451,22 @@ def cmake_build(archives: Sequence[Tuple[str, str]], workdir: str, *,
 def build_cmake(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
                 opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
                 target: str = DEFAULT_TARGET,
-                linker_script: Optional[str] = None) -> Dict[str, Any]:
+                linker_script: Optional[str] = None,
+                all_forms: bool = False) -> Dict[str, Any]:
     """build(), through CMake: the archive's CMakeLists.txt makes its
     targets, and firmware/common/CMakeLists.txt links them with the
     harness (cmake_build). Same result. linker_script: one instead of the
-    target's (it may INCLUDE sections.ld)."""
+    target's (it may INCLUDE sections.ld); all_forms as build()'s (the
+    archive's TVMNODE_CRT_CONV_S8_FORMS otherwise)."""
     t = get_target(target)
     archive = os.path.abspath(archive)
     info, gen = write_glue(archive, name, inputs, workdir)
+    defines = ["FW_LD=" + os.path.abspath(linker_script)] if linker_script else []
+    forms = info["interface"].get("conv_s8_forms")
+    defines.append("TVMNODE_CRT_CONV_S8_FORMS=%s"
+                   % ("" if forms is None or all_forms else forms))
     elf = cmake_build([(archive, name)], workdir, gen=gen, opt=opt, bad_calls=bad_calls,
-                      stack_size=stack_size, target=target,
-                      defines=["FW_LD=" + os.path.abspath(linker_script)] if linker_script else [])
+                      stack_size=stack_size, target=target, defines=defines)
     bad = allocators_in(elf)
     if bad:
         raise FirmwareError("the firmware links an allocator: %s" % ", ".join(bad))
@@ -630,18 +635,24 @@ def run_multi(models: Sequence[Tuple[str, str, Sequence[Optional[str]]]], workdi
 def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str, *,
           opt: str = "-Os", bad_calls: bool = False, stack_size: int = DEFAULT_STACK,
           cache: Optional[str] = None, harness_flags: Sequence[str] = (),
-          target: str = DEFAULT_TARGET, harness: str = "main.c") -> Dict[str, Any]:
+          target: str = DEFAULT_TARGET, harness: str = "main.c",
+          all_forms: bool = False) -> Dict[str, Any]:
     """Write the glue, compile and link fw.elf in workdir for a target of
     the table. inputs: one file per model input (None: zeros);
     harness_flags: more flags for the harness's own sources
     (-DFW_SYST_RELOAD=..., say); harness: the main source (session_uart.c:
     the model behind the UART, with the crt's device session from the
-    source tree). Returns the paths and sizes; raises FirmwareError when
-    the link holds an allocator."""
+    source tree); all_forms: compile every form of the crt's int8
+    convolution, not only those the model's layers take (metadata's
+    conv_s8_forms, as -DTN_CRT_CONV_S8_FORMS). Returns the paths and sizes;
+    raises FirmwareError when the link holds an allocator."""
     t = get_target(target)
     archive = os.path.abspath(archive)
     info, gen = write_glue(archive, name, inputs, workdir)
     flags = target_flags(t, opt)
+    forms = info["interface"].get("conv_s8_forms")
+    if forms is not None and not all_forms:
+        flags = flags + ["-DTN_CRT_CONV_S8_FORMS=%d" % forms]
     model_inc = [os.path.join(archive, "codegen", "host", "include"),
                  os.path.join(archive, "runtime", "include")]
     crt_src = os.path.join(archive, "runtime", "src")
@@ -954,7 +965,8 @@ def build_and_run(archive: str, name: str, inputs: Sequence[Optional[str]], work
                   cache: Optional[str] = None, timeout: float = 120.0,
                   harness_flags: Sequence[str] = (),
                   target: str = DEFAULT_TARGET, cmake: bool = False,
-                  linker_script: Optional[str] = None) -> Dict[str, Any]:
+                  linker_script: Optional[str] = None,
+                  all_forms: bool = False) -> Dict[str, Any]:
     """build() (build_cmake() with cmake) then run_elf(): the whole report
     (see the module docstring)."""
     if cmake:
@@ -962,13 +974,14 @@ def build_and_run(archive: str, name: str, inputs: Sequence[Optional[str]], work
             raise FirmwareError("build_and_run: cache and harness_flags are not for "
                                 "the CMake build")
         b = build_cmake(archive, name, inputs, workdir, opt=opt, bad_calls=bad_calls,
-                        stack_size=stack_size, target=target, linker_script=linker_script)
+                        stack_size=stack_size, target=target, linker_script=linker_script,
+                        all_forms=all_forms)
     elif linker_script:
         raise FirmwareError("build_and_run: linker_script is for the CMake build")
     else:
         b = build(archive, name, inputs, workdir, opt=opt, bad_calls=bad_calls,
                   stack_size=stack_size, cache=cache, harness_flags=harness_flags,
-                  target=target)
+                  target=target, all_forms=all_forms)
     res = run_elf(b["elf"], b["info"], timeout, target)
     res.update({"model": name, "target": target, "elf": b["elf"], "size": b["size"],
                 "crt_size": b["crt_size"], "flags": b["flags"], "allocators": [],
@@ -1011,6 +1024,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--session", action="store_true",
                     help="build the model behind the UART (session_uart.c: the crt's device "
                          "session) instead of the one-run harness")
+    ap.add_argument("--all-forms", action="store_true",
+                    help="compile every form of the crt's int8 convolution, not only "
+                         "those the model's layers take (metadata.json's conv_s8_forms)")
     ap.add_argument("--build-only", action="store_true",
                     help="build, do not run: the JSON says where the ELF is ('elf')")
     args = ap.parse_args(argv)
@@ -1042,7 +1058,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             b = build(args.archive, args.name, inputs, workdir, opt=args.opt,
                       stack_size=args.stack_size, cache=args.cache, target=args.target,
-                      harness="session_uart.c" if args.session else "main.c")
+                      harness="session_uart.c" if args.session else "main.c",
+                      all_forms=args.all_forms)
         except FirmwareError as e:
             print(json.dumps({"ok": False, "error": str(e)}, indent=1))
             return 1
@@ -1060,7 +1077,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         res = build_and_run(args.archive, args.name, inputs, workdir, opt=args.opt,
                             bad_calls=args.bad_calls, stack_size=args.stack_size,
                             cache=args.cache, timeout=args.timeout, target=args.target,
-                            cmake=args.cmake, linker_script=args.ld)
+                            cmake=args.cmake, linker_script=args.ld,
+                            all_forms=args.all_forms)
         if args.cycles:
             res["cycles"] = profile(res["elf"], workdir, args.target, args.timeout)
             print(res["cycles"].pop("table"), file=sys.stderr)

@@ -720,3 +720,53 @@ def test_model_behind_the_uart(tmp_path: Any, objects: str, prepared: Any) -> No
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     for test in ("TestQemuModelSession", "TestQemuDeviceServe"):
         assert "--- PASS: " + test in run.stdout, run.stdout[-3000:]
+
+
+def _symbols(elf: str) -> List[str]:
+    out = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True,
+                         check=True).stdout
+    return [line.split()[-1] for line in out.splitlines() if line.split()]
+
+
+def test_firmware_links_only_the_convolution_forms_its_layers_take(
+        tmp_path: Any, objects: str, prepared: Any) -> None:
+    """KWS's archive names the forms its layers take (metadata's
+    conv_s8_forms: the fast matrix product, fused, and the depthwise 3x3
+    form, not the blocks); its firmware, built with them (directly and through CMake),
+    gives the host's outputs and links no wide or plain matrix product
+    loop (pw_pairs_wide, pw_pairs) and no blocks, which the build of every form
+    (--all-forms) still has; a crt that leaves out a form a layer takes
+    fails the model's build, naming the layer."""
+    archive, info, inputs, ref = prepared("kws_ref_model.tflite", "kws")
+    forms = info["interface"]["conv_s8_forms"]
+    assert forms == (0x02 | 0x10 | 0x40), hex(forms)
+    res = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "sel"), cache=objects)
+    assert "-DTN_CRT_CONV_S8_FORMS=%d" % forms in res["flags"]
+    for got, want in zip(_device_outputs(res, info), ref):
+        np.testing.assert_array_equal(got, want)
+    sel = _symbols(res["elf"])
+    full = fw.build(archive, "kws", inputs, str(tmp_path / "all"), cache=objects,
+                    all_forms=True)
+    assert not any(f.startswith("-DTN_CRT_CONV_S8_FORMS") for f in full["flags"])
+    every = _symbols(full["elf"])
+    def has(syms: List[str], fn: str) -> bool:  # gcc may suffix a clone
+        return any(x == fn or x.startswith(fn + ".") for x in syms)
+    for fn in ("pw_pairs_wide", "pw_pairs", "conv_blocks"):
+        assert has(every, fn) and not has(sel, fn), fn
+    for fn in ("pw_pairs_fast", "dw3_rows"):
+        assert has(every, fn) and has(sel, fn), fn
+    assert res["size"]["text"] < full["size"]["text"]
+    if shutil.which("cmake"):  # the archive's CMakeLists.txt, given the same set
+        cm = fw.build_cmake(archive, "kws", inputs, str(tmp_path / "cmake"))
+        assert not has(_symbols(cm["elf"]), "pw_pairs_wide")
+        assert cm["size"]["text"] == res["size"]["text"]
+    # the depthwise 3x3 form left out: the generated C refuses to build
+    os.makedirs(str(tmp_path / "bad"), exist_ok=True)
+    flags = fw.target_flags(fw.get_target(fw.DEFAULT_TARGET), "-Os")
+    with pytest.raises(fw.FirmwareError, match=r"op\d+_conv2d_s8.*takes the convolution "
+                                               r"forms 0x40"):
+        fw._compile_all(fw._c_files(os.path.join(archive, "codegen", "host", "src")),
+                        flags + ["-DTN_CRT_CONV_S8_FORMS=%d" % (forms & ~0x40)],
+                        [os.path.join(archive, "codegen", "host", "include"),
+                         os.path.join(archive, "runtime", "include")],
+                        str(tmp_path / "bad"), None)

@@ -331,7 +331,10 @@ def cmake_lists(name: str, model_sources: Sequence[str], crt_sources: Sequence[s
 # archive of this version in the project. Each archive adds the crt sources
 # it carries that the target does not have yet, so a source two models
 # share is compiled once. -DTVMNODE_CRT_NO_AVX2=ON leaves the x86 AVX2
-# forms out (TN_CRT_NO_AVX2).
+# forms out (TN_CRT_NO_AVX2). -DTVMNODE_CRT_CONV_S8_FORMS=N compiles only
+# the int8 convolution's DSP forms in N (metadata.json's conv_s8_forms; for
+# several models, their bitwise OR): less flash, and a model whose layers
+# take a form left out fails to compile.
 #
 # The files build without CMake too:
 #   cc codegen/host/src/*.c runtime/src/*.c -Icodegen/host/include -Iruntime/include -lm
@@ -346,6 +349,12 @@ if(NOT TARGET ${{_tvmnode_crt}})
     ${{CMAKE_CURRENT_SOURCE_DIR}}/runtime/include)
   if(TVMNODE_CRT_NO_AVX2)
     target_compile_definitions(${{_tvmnode_crt}} PRIVATE TN_CRT_NO_AVX2)
+  endif()
+  set(TVMNODE_CRT_CONV_S8_FORMS "" CACHE STRING
+    "the int8 convolution forms the crt compiles (metadata.json's conv_s8_forms); empty: all")
+  if(NOT TVMNODE_CRT_CONV_S8_FORMS STREQUAL "")
+    target_compile_definitions(${{_tvmnode_crt}} PUBLIC
+      TN_CRT_CONV_S8_FORMS=${{TVMNODE_CRT_CONV_S8_FORMS}})
   endif()
   # C99 without GNU extensions: no floating-point contraction, so float
   # models compute the host executor's bits

@@ -129,6 +129,31 @@ char *tn__aot_step_name(const Gen *g, int32_t s) {
   return n;
 }
 
+/* The DSP forms step s's convolution takes with its scratch, added to
+ * g->conv_forms, and a check that fails the model's build where the crt
+ * it is built with leaves one of them out (TN_CRT_CONV_S8_FORMS), so that
+ * no layer runs a slower form than planned without a word. */
+static void conv_forms(Gen *g, GString *c, int32_t s, size_t scratch,
+                       bool s32) {
+  int32_t f = TN_CRT_CONV_FORM_BLOCKS; /* the int32 form's (s32) */
+  if (!s32) {
+    const TnCrtCallConvS8 *p = step(g, s)->k.params;
+    f = tn_crt_conv2d_s8_forms_isa(&p->g, &p->q, TN_CRT_ISA_ARM_DSP,
+                                   tn__aot_in_place(g, s), scratch);
+  }
+  if (f == 0) return;
+  g->conv_forms |= f;
+  g_string_append_printf(c, "#if defined(TN_CRT_CONV_S8_FORMS) && "
+                         "((TN_CRT_CONV_S8_FORMS) & 0x%02x) != 0x%02x\n"
+                         "#error \"%s (%s) takes the convolution forms "
+                         "0x%02x (TN_CRT_CONV_FORM_*), which "
+                         "TN_CRT_CONV_S8_FORMS leaves out of the crt: build "
+                         "the crt with the model's (metadata.json, "
+                         "conv_s8_forms), or without it\"\n#endif\n",
+                         (unsigned)f, (unsigned)f, g->fn_names[s],
+                         step(g, s)->op, (unsigned)f);
+}
+
 int tn__aot_emit_operators(Gen *g, GString *c) {
   GString *decls = g_string_new(NULL);
   for (int32_t s = 0; s < g->nsteps; s++) {
@@ -151,6 +176,11 @@ int tn__aot_emit_operators(Gen *g, GString *c) {
     g_string_append_printf(c, "\n/* %s: %s%s */\n%s", st->op, st->k.kernel,
                            tn__aot_in_place(g, s) ? ", in place" : "",
                            decls->str);
+    if (g->o.isa == TN_CRT_ISA_ARM_DSP &&
+        (strcmp(f->symbol, "tn_crt_call_conv2d_s8") == 0 ||
+         strcmp(f->symbol, "tn_crt_call_conv2d_s8_s32") == 0))
+      conv_forms(g, c, s, scratch,
+                 strcmp(f->symbol, "tn_crt_call_conv2d_s8_s32") == 0);
     g_string_append_printf(c, "TVMGEN_INTERNAL int32_t %s(const void *const "
                            "*in, void *out, void *scratch) {\n  return "
                            "%s(&%s, in, out, scratch, %zu);\n}\n",

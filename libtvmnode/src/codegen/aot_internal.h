@@ -103,6 +103,8 @@ typedef struct {
   int64_t state_bytes; /* the states, packed */
   int64_t state_pool;  /* the pool: the states, and room for one state when
                           the copies at the end of a run form a cycle */
+  int32_t conv_forms;  /* for arm_dsp: the TN_CRT_CONV_FORM_* its int8
+                          convolutions take (tn__aot_emit_operators) */
 } Gen;
 
 static inline const TnKernValue *value(const Gen *g, int32_t v) {

@@ -84,7 +84,11 @@ void tn__aot_metadata(Gen *g, GString *s, GPtrArray *sources) {
     if (d) g_string_append(s, ", ");
     json_str(s, g_ptr_array_index(g->o.devices, d));
   }
-  g_string_append_printf(s, "], \"constants_align\": %" PRId64
+  g_string_append(s, "], ");
+  if (g->o.isa == TN_CRT_ISA_ARM_DSP) /* TN_CRT_CONV_S8_FORMS, kernels.h */
+    g_string_append_printf(s, "\"conv_s8_forms\": %d, ",
+                           (int)g->conv_forms);
+  g_string_append_printf(s, "\"constants_align\": %" PRId64
                          ", \"constants_section\": ", g->o.const_align);
   if (g->o.const_section) json_str(s, g->o.const_section);
   else g_string_append(s, "null");

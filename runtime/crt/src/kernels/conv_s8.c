@@ -923,22 +923,42 @@ static void *dsp_area(void *scratch, size_t size, size_t from, size_t *n) {
   return b + skip;
 }
 
-/* dsp_pointwise, where the layer takes it and dsp's dsp_n bytes hold its
- * buffers, else conv_blocks (dsp for the pairs). */
-static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
-                     int32_t hi, const int32_t *bias, int8_t *out8,
-                     int32_t *out32, int8_t *ring, void *avx, void *dsp,
-                     size_t dsp_n) {
 #if TN_CRT_HAVE_ARM_DSP
-  if (out8 && !ring && dsp_pw_ok(c, q) && dsp != NULL &&
-      dsp_n >= pw_scratch_bytes(c->p)) {
-    dsp_pointwise(c, q, lo, hi, bias, out8, dsp);
-    return;
+/* dsp_pointwise's mode for the layer (pw_mode) plus 1 where it runs the
+ * layer with dsp_n bytes at dsp: it takes it, and TN_CRT_CONV_S8_FORMS
+ * keeps that mode's loop or the any-mode one (pw_run); else 0. */
+static int pw_taken(const Conv *c, const TnCrtQuant *q, const void *dsp,
+                    size_t dsp_n) {
+  if (!dsp_pw_ok(c, q) || dsp == NULL || dsp_n < pw_scratch_bytes(c->p))
+    return 0;
+  const int mode = pw_mode(c, q);
+  const int kept = mode == PW_FAST ? TN__CONV_FORM(TN_CRT_CONV_FORM_PW_FAST)
+                   : mode == PW_WIDE
+                       ? TN__CONV_FORM(TN_CRT_CONV_FORM_PW_WIDE)
+                       : 0;
+  return kept || TN__CONV_FORM(TN_CRT_CONV_FORM_PW_ANY) ? mode + 1 : 0;
+}
+#endif
+
+/* dsp_pointwise, where the layer takes it and dsp's dsp_n bytes hold its
+ * buffers, else conv_blocks (dsp for the pairs); TN_CRT_UNSUPPORTED where
+ * that is the blocks and TN_CRT_CONV_S8_FORMS leaves them out. */
+static TnCrtStatus conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                            int32_t hi, const int32_t *bias, int8_t *out8,
+                            int32_t *out32, int8_t *ring, void *avx,
+                            void *dsp, size_t dsp_n) {
+#if TN_CRT_HAVE_ARM_DSP
+  const int pw = out8 && !ring ? pw_taken(c, q, dsp, dsp_n) : 0;
+  if (pw) {
+    dsp_pointwise(c, q, lo, hi, bias, out8, dsp, pw - 1);
+    return TN_CRT_OK;
   }
-  if (out8 && dsp_dw3_ok(c, q)) { /* depthwise 3x3, in place or not */
+  if (TN__CONV_FORM(TN_CRT_CONV_FORM_DW3) && out8 &&
+      dsp_dw3_ok(c, q)) { /* depthwise 3x3, in place or not */
     dsp_dw3(c, q, lo, hi, bias, out8, ring);
-    return;
+    return TN_CRT_OK;
   }
+  if (!TN__CONV_FORM(TN_CRT_CONV_FORM_BLOCKS)) return TN_CRT_UNSUPPORTED;
   /* the whole state and the pairs after it, or the state without the
    * fields of packed depthwise blocks and no pairs */
   const size_t state = dsp_state_bytes(c, 1);
@@ -947,16 +967,18 @@ static void conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
     conv_blocks(c, q, lo, hi, bias, out8, out32, ring,
                 pairs ? (int32_t *)(void *)((uint8_t *)dsp + state) : NULL,
                 pairs ? dsp_n - state : 0, avx, dsp);
-    return;
+    return TN_CRT_OK;
   }
   conv_blocks_stack(c, q, lo, hi, bias, out8, out32, ring, avx);
+  return TN_CRT_OK;
 #else
   (void)dsp, (void)dsp_n;
 #if TN_CRT_HAVE_AVX2
   if (out8 && tn__crt_conv_wide(c, q, lo, hi, bias, out8, ring != NULL))
-    return;
+    return TN_CRT_OK;
 #endif
   conv_blocks(c, q, lo, hi, bias, out8, out32, ring, NULL, 0, avx, NULL);
+  return TN_CRT_OK;
 #endif
 }
 
@@ -1043,7 +1065,9 @@ static NOINLINE TnCrtStatus conv_pixels(const TnCrtConv2d *p, const TnCrtQuant *
     const TnCrtStatus st = conv_init(&c, &g, q->input_offset,
                                      q->filter_offset, scratch, w, out);
     if (st != TN_CRT_OK) return st;
-    conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx, dsp, dsp_n);
+    const TnCrtStatus rs =
+        conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx, dsp, dsp_n);
+    if (rs != TN_CRT_OK) return rs;
   }
   return TN_CRT_OK;
 }
@@ -1257,6 +1281,41 @@ int32_t tn_crt_conv2d_s8_scratch_less_isa(const TnCrtConv2d *p,
   return n;
 }
 
+/* conv_run's and tn_crt_conv2d_s8's choices, made on the host: the DSP
+ * part of the scratch is at least scratch_size - base - 3 bytes wherever
+ * the scratch starts (dsp_area), and every size the forms compare it with
+ * is a multiple of 4, as the planned sizes less base + 3 are. */
+int32_t tn_crt_conv2d_s8_forms_isa(const TnCrtConv2d *p, const TnCrtQuant *q,
+                                   int32_t isa, int32_t in_place,
+                                   size_t scratch_size) {
+  size_t base;
+  Conv c;
+  int ring;
+  static const int8_t any = 0; /* as in dsp_bytes */
+  if (isa != TN_CRT_ISA_ARM_DSP || q == NULL ||
+      (q->scale == NULL && (q->multiplier == NULL || q->shift == NULL)) ||
+      dsp_bytes(p, q, isa, in_place, &base, &c, &ring) < 0 ||
+      conv_init(&c, p, q->input_offset, q->filter_offset, &any, &any,
+                &any) != TN_CRT_OK)
+    return 0;
+  const size_t dsp_n = scratch_size >= base + 3 ? scratch_size - base - 3 : 0;
+  if (!ring && dsp_pw_ok(&c, q) && scratch_size >= base + 3 &&
+      dsp_n >= pw_scratch_bytes(p)) {
+    const int mode = pw_mode(&c, q);
+    const int32_t lo = q->act_min < -128 ? -128 : q->act_min;
+    const int32_t hi = q->act_max > 127 ? 127 : q->act_max;
+    int32_t f = mode == PW_FAST   ? TN_CRT_CONV_FORM_PW_FAST
+                : mode == PW_WIDE ? TN_CRT_CONV_FORM_PW_WIDE
+                                  : TN_CRT_CONV_FORM_PW_ANY;
+    if (pw_pairs_max(p) > 0)
+      f |= mode != PW_ANY && lo == -128 && hi == 127 && q->per_channel
+               ? TN_CRT_CONV_FORM_PW_FUSED
+               : TN_CRT_CONV_FORM_PW_PAIRS;
+    return f;
+  }
+  return dsp_dw3_ok(&c, q) ? TN_CRT_CONV_FORM_DW3 : TN_CRT_CONV_FORM_BLOCKS;
+}
+
 TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
                              const int8_t *in, const int8_t *w,
                              const int32_t *bias, int8_t *out, void *scratch,
@@ -1276,22 +1335,24 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
   if ((const void *)in != (const void *)out) {
     AVX_DECL(avx);
     void *const dsp = dsp_area(scratch, scratch_size, 0, &dsp_n);
-    conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx, dsp, dsp_n);
-    return TN_CRT_OK;
+    return conv_run(&c, q, lo, hi, bias, out, NULL, NULL, avx, dsp, dsp_n);
   }
   const int kind = in_place_kind(p);
   if (kind == NOT_IN_PLACE) return TN_CRT_INVALID_ARGUMENT;
   const size_t need = tn_crt_conv2d_s8_inplace_scratch_size(p);
+#if TN_CRT_HAVE_ARM_DSP
+  int pw;
+#endif
   if (scratch_size < need) return TN_CRT_SCRATCH_TOO_SMALL;
   if (scratch == NULL) return TN_CRT_INVALID_ARGUMENT;
   /* the DSP forms' buffers after the ring or the chunk */
   void *const dsp = dsp_area(scratch, scratch_size, need, &dsp_n);
   if (kind == ROWS)
-    conv_run(&c, q, lo, hi, bias, out, NULL, scratch, NULL, dsp, dsp_n);
+    return conv_run(&c, q, lo, hi, bias, out, NULL, scratch, NULL, dsp,
+                    dsp_n);
 #if TN_CRT_HAVE_ARM_DSP
-  else if (dsp_pw_ok(&c, q) && dsp != NULL &&
-           dsp_n >= pw_scratch_bytes(p))
-    dsp_pointwise(&c, q, lo, hi, bias, out, dsp);
+  else if ((pw = pw_taken(&c, q, dsp, dsp_n)) != 0)
+    dsp_pointwise(&c, q, lo, hi, bias, out, dsp, pw - 1);
 #endif
   else
     return conv_pixels(p, q, lo, hi, w, bias, out, scratch, dsp, dsp_n);
@@ -1306,8 +1367,7 @@ TnCrtStatus tn_crt_conv2d_s8_s32(const TnCrtConv2d *p, int32_t input_offset,
   TnCrtStatus st = conv_init(&c, p, input_offset, filter_offset, in, w, out);
   if (st != TN_CRT_OK) return st;
   AVX_DECL(avx);
-  conv_run(&c, NULL, 0, 0, bias, NULL, out, NULL, avx, NULL, 0);
-  return TN_CRT_OK;
+  return conv_run(&c, NULL, 0, 0, bias, NULL, out, NULL, avx, NULL, 0);
 }
 
 /* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */

@@ -77,6 +77,14 @@ int tn__crt_isa(void);
 #define TN_CRT_HAVE_ARM_DSP 0
 #endif
 
+/* TN_CRT_CONV_S8_FORMS: the int8 convolution's DSP forms compiled in
+ * (TN_CRT_CONV_FORM_*, kernels.h), every one unless defined; a form out
+ * is a branch gcc drops with the static functions only it calls. */
+#ifndef TN_CRT_CONV_S8_FORMS
+#define TN_CRT_CONV_S8_FORMS TN_CRT_CONV_FORM_ALL
+#endif
+#define TN__CONV_FORM(f) (((TN_CRT_CONV_S8_FORMS) & (f)) != 0)
+
 /* The names these switches had before. */
 #define TN__CRT_AVX2 TN_CRT_HAVE_AVX2
 #define TN__CRT_DSP TN_CRT_HAVE_ARM_DSP

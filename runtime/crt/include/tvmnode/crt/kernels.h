@@ -363,6 +363,37 @@ int32_t tn_crt_conv2d_s8_scratch_less_isa(const TnCrtConv2d *p,
                                           const TnCrtQuant *q, int32_t isa,
                                           int32_t in_place, size_t *out,
                                           uint16_t *slower_pct);
+/*
+ * The forms of the DSP build (TN_CRT_ISA_ARM_DSP) a call takes, as bits:
+ * the blocks (BCAST, DW, DOT: every layer the others do not take, and
+ * tn_crt_conv2d_s8_s32), the matrix product of one-group layers in its
+ * three requantization modes (PW_FAST, PW_WIDE, PW_ANY) with its fused
+ * loop (PW_FUSED: pw_pairs_fast, pw_pairs_wide) or its loop of sums
+ * (PW_PAIRS), and the depthwise 3x3 form (DW3). Defining
+ * TN_CRT_CONV_S8_FORMS to a set of them when the crt is compiled leaves
+ * the others out of the firmware (the code generator writes the set a
+ * model's layers take; undefined, every form is in). A call that would
+ * take a form left out takes the blocks or the product's plainer loops
+ * instead (the same integers, slower), or returns TN_CRT_UNSUPPORTED
+ * where the blocks are out too; a generated model whose layers take a
+ * form left out does not compile (#error).
+ */
+#define TN_CRT_CONV_FORM_BLOCKS 0x01
+#define TN_CRT_CONV_FORM_PW_FAST 0x02
+#define TN_CRT_CONV_FORM_PW_WIDE 0x04
+#define TN_CRT_CONV_FORM_PW_ANY 0x08
+#define TN_CRT_CONV_FORM_PW_FUSED 0x10
+#define TN_CRT_CONV_FORM_PW_PAIRS 0x20
+#define TN_CRT_CONV_FORM_DW3 0x40
+#define TN_CRT_CONV_FORM_ALL 0x7f
+/*
+ * The forms (TN_CRT_CONV_FORM_*) a call on the given ISA takes with
+ * scratch_size bytes of scratch (in_place as above), as an optimising
+ * build compiles them; 0 for another ISA or a geometry the kernel refuses.
+ */
+int32_t tn_crt_conv2d_s8_forms_isa(const TnCrtConv2d *p, const TnCrtQuant *q,
+                                   int32_t isa, int32_t in_place,
+                                   size_t scratch_size);
 /* int8 in, int8 weights, int32 bias (may be NULL), int8 out. */
 TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
                              const int8_t *in, const int8_t *w,

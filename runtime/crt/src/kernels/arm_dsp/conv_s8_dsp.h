@@ -197,6 +197,50 @@ static int32_t dsp_scratch_less(const Conv *c, const TnCrtQuant *q, int ring,
   return n;
 }
 
+/* The requantization modes and the pairs of channels of the matrix
+ * product (below) are compiled on every target as well: the compiler
+ * tells from them which forms a layer takes (tn_crt_conv2d_s8_form_isa). */
+/* Whether channel ch's multiplier and shift meet tn__crt_requant_s8's
+ * conditions (those of requant_init_dsp). */
+BLOCK_INLINE int pw_quant_ok(const TnCrtQuant *q, int32_t ch) {
+  const int32_t k = q->per_channel ? ch : 0;
+  const int32_t m = q->multiplier[k], s = q->shift[k];
+  return m >= 0 && (m == 0 || m >= (INT32_C(1) << 30)) && s <= -1 &&
+         s >= -20;
+}
+
+/*
+ * How a layer's sums are requantized: PW_FAST where every channel meets
+ * tn__crt_requant_s8's conditions; PW_WIDE where every
+ * channel has m = 0, or m > 0 and a shift in [-31, -2], which a layer
+ * with channels of near-zero weights has (a shift below -20: VWW's
+ * pointwise layers); PW_ANY otherwise (pw_out has the three).
+ */
+enum { PW_ANY, PW_FAST, PW_WIDE };
+
+BLOCK_INLINE int pw_mode(const Conv *c, const TnCrtQuant *q) {
+  if (q->output_offset < -128 || q->output_offset > 127) return PW_ANY;
+  const int32_t n = q->per_channel ? c->p->out_c : 1;
+  int fast = 1, wide = 1;
+  for (int32_t ch = 0; ch < n; ch++) {
+    const int32_t k = q->per_channel ? ch : 0;
+    const int32_t m = q->multiplier[k], s = q->shift[k];
+    fast = fast && pw_quant_ok(q, ch);
+    wide = wide && (m == 0 || (m > 0 && s <= -2 && s >= -31));
+  }
+  return fast ? PW_FAST : wide ? PW_WIDE : PW_ANY;
+}
+
+/* How many channel pairs from the first pw_pairs can take: those whose
+ * second row's pw_cols(p) taps end within the weights (all of them but
+ * for a window that is not whole words of eight taps). */
+static int32_t pw_pairs_max(const TnCrtConv2d *p) {
+  const int32_t n8 = pw_cols(p), ws = pw_window(p), nc = p->out_c;
+  int32_t back = 1; /* rows from a second row's start to the end */
+  while (back * ws < n8) back++;
+  return nc - back - 1 >= 0 ? (nc - back - 1) / 2 + 1 : 0;
+}
+
 #if TN_CRT_HAVE_ARM_DSP
 
 /* conv_s8.c's taps of a window inside the input: [*k0, *k1). */
@@ -518,37 +562,6 @@ static void requant_init_dsp(Requant *rq) {
  * blocks above take every other. The requantization is pw_out's, in
  * the layer's mode (pw_mode).
  */
-/* Whether channel ch's multiplier and shift meet tn__crt_requant_s8's
- * conditions (those of requant_init_dsp). */
-BLOCK_INLINE int pw_quant_ok(const TnCrtQuant *q, int32_t ch) {
-  const int32_t k = q->per_channel ? ch : 0;
-  const int32_t m = q->multiplier[k], s = q->shift[k];
-  return m >= 0 && (m == 0 || m >= (INT32_C(1) << 30)) && s <= -1 &&
-         s >= -20;
-}
-
-/*
- * How a layer's sums are requantized: PW_FAST where every channel meets
- * tn__crt_requant_s8's conditions; PW_WIDE where every
- * channel has m = 0, or m > 0 and a shift in [-31, -2], which a layer
- * with channels of near-zero weights has (a shift below -20: VWW's
- * pointwise layers); PW_ANY otherwise (pw_out has the three).
- */
-enum { PW_ANY, PW_FAST, PW_WIDE };
-
-static int pw_mode(const Conv *c, const TnCrtQuant *q) {
-  if (q->output_offset < -128 || q->output_offset > 127) return PW_ANY;
-  const int32_t n = q->per_channel ? c->p->out_c : 1;
-  int fast = 1, wide = 1;
-  for (int32_t ch = 0; ch < n; ch++) {
-    const int32_t k = q->per_channel ? ch : 0;
-    const int32_t m = q->multiplier[k], s = q->shift[k];
-    fast = fast && pw_quant_ok(q, ch);
-    wide = wide && (m == 0 || (m > 0 && s <= -2 && s >= -31));
-  }
-  return fast ? PW_FAST : wide ? PW_WIDE : PW_ANY;
-}
-
 /* The output pixels in order (batch, row, column), and where the current
  * one's output starts. */
 typedef struct {
@@ -1144,7 +1157,8 @@ BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
   const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
   const int8_t *w = c->w;
   const int32_t n8 = pw_cols(p);
-  if (ws >= n && mode != PW_ANY && lo == -128 && hi == 127 && qs == 1) {
+  if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_FUSED) && ws >= n &&
+      mode != PW_ANY && lo == -128 && hi == 127 && qs == 1) {
     if (all > 0 && mode == PW_FAST)
       pw_pairs_fast(o0, o1, cols, n8, w, (int32_t)ws, corr, q->multiplier,
                     q->shift, 2 * off + 1, all);
@@ -1152,7 +1166,7 @@ BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
       pw_pairs_wide(o0, o1, cols, n8, w, (int32_t)ws, corr, q->multiplier,
                     q->shift, 2 * off + 1, all);
     co = 2 * all;
-  } else if (ws >= n) {
+  } else if (ws >= n && TN__CONV_FORM(TN_CRT_CONV_FORM_PW_PAIRS)) {
     int32_t sums[4 * PW_PAIRS];
     while (co / 2 < all) {
       const int32_t np = all - co / 2 < PW_PAIRS ? all - co / 2 : PW_PAIRS;
@@ -1170,25 +1184,15 @@ BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
   }
 }
 
-/* How many channel pairs from the first pw_pairs can take: those whose
- * second row's pw_cols(p) taps end within the weights (all of them but
- * for a window that is not whole words of eight taps). */
-static int32_t pw_pairs_max(const TnCrtConv2d *p) {
-  const int32_t n8 = pw_cols(p), ws = pw_window(p), nc = p->out_c;
-  int32_t back = 1; /* rows from a second row's start to the end */
-  while (back * ws < n8) back++;
-  return nc - back - 1 >= 0 ? (nc - back - 1) / 2 + 1 : 0;
-}
-
-/* The layer (dsp_pw_ok holds) into out, each channel's sums starting from
- * corr: the pixels in pairs (the last of an odd count with itself), their
- * windows in cols, for each pair the channels in pairs (pw_channels). */
+/* The layer (dsp_pw_ok holds; its pw_mode `mode`) into out, each
+ * channel's sums starting from corr: the pixels in pairs (the last of an
+ * odd count with itself), their windows in cols, for each pair the
+ * channels in pairs (pw_channels). */
 static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
                             int32_t hi, const uint32_t *corr, int8_t *out,
-                            int16_t *cols) {
+                            int16_t *cols, int mode) {
   const TnCrtConv2d *p = c->p;
   const int64_t pixels = (int64_t)p->batch * p->out_h * p->out_w;
-  const int mode = pw_mode(c, q);
   const int32_t all = pw_pairs_max(p);
   PwPixels it = {.p = p, .out = out};
   for (int32_t t = pw_window(p); t < pw_cols(p); t++) /* the padding */
@@ -1199,31 +1203,33 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
     pw_im2col(cols, 0, c, &it);
     if (i + 1 < pixels) pw_next(&it), o1 = it.o;
     pw_im2col(cols, 1, c, &it);
-    if (mode == PW_FAST)
+    /* only the modes TN_CRT_CONV_S8_FORMS keeps (pw_taken) */
+    if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_FAST) && mode == PW_FAST)
       pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_FAST, all);
-    else if (mode == PW_WIDE)
+    else if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_WIDE) && mode == PW_WIDE)
       pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_WIDE, all);
-    else
+    else if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_ANY))
       pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_ANY, all);
     if (i + 2 < pixels) pw_next(&it);
   }
 }
 
-/* pw_run with the sums' starting values and the columns in buf
+/* pw_run (mode: pw_mode's) with the sums' starting values and the columns in buf
  * (4-aligned, pw_scratch_bytes: the columns' pairs word-aligned). With
  * input offset 0 (FoldInputOffset gives it to a layer whose windows lie
  * inside the input, its bias holding the offset's share) the sums start
  * from the bias itself, and nothing is summed on the call. */
 static void dsp_pointwise(const Conv *c, const TnCrtQuant *q, int32_t lo,
                           int32_t hi, const int32_t *bias, int8_t *out,
-                          void *buf) {
+                          void *buf, int mode) {
   uint32_t *const corr = buf; /* out_c <= PW_MAX_CHANNELS */
   const uint32_t *start = corr;
   if (c->io == 0 && bias != NULL)
     start = (const uint32_t *)(const void *)bias;
   else
     pw_corr(corr, c, bias);
-  pw_run(c, q, lo, hi, start, out, (int16_t *)(void *)(corr + c->p->out_c));
+  pw_run(c, q, lo, hi, start, out, (int16_t *)(void *)(corr + c->p->out_c),
+         mode);
 }
 
 #endif /* TN_CRT_HAVE_ARM_DSP */
