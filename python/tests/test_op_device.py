@@ -94,8 +94,12 @@ ULPS.update({t: 3 for t in CORTEX_M})
 # 32 seen on wasm32 and 4 on Cortex-M with one draw of the case's inputs;
 # 68 on wasm32 with the next, an element of 3.4e-4 off by 8e-9, when two
 # cases added before it shifted the shared random stream). Allowed for
-# their cases instead.
-OP_ULPS = {"nn.lstm": 128}
+# their cases instead. ELU's negative branch is expf(x) - 1 (math.c says
+# why): a one-ulp difference between the targets' expf and the host's is
+# one ulp of 1, which is 2^k ulps of a result 2^-k times smaller (8 seen on
+# the M4 and M33 for an output of -0.12 when the shared random stream
+# moved); 1024 holds for results down to about 1e-3 in size.
+OP_ULPS = {"nn.lstm": 128, "nn.elu": 1024}
 
 
 def case_ulps(target_ulps: int, i: int) -> int:
