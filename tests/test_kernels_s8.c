@@ -861,6 +861,17 @@ static void conv_inplace_random(uint64_t seed, int n) {
 START_TEST(test_conv_inplace_random) { conv_inplace_random(31, 800); }
 END_TEST
 
+/* The same layers with the forms capped at AVX2, where the SSE2 and AVX2
+ * DW blocks run what the wide forms take above it (seed 31 draws layers
+ * whose padding holds whole windows: k 5x1, pad_left 1). */
+START_TEST(test_conv_inplace_random_avx2) {
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX2) return;
+  tn_crt_isa_limit(TN_CRT_ISA_AVX2);
+  conv_inplace_random(31, 800);
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+}
+END_TEST
+
 /* Depthwise layers of a multiple of 8 channels in place with the forms
  * capped at AVX2: x86/conv_avx2_s8.c's layer form, 32 channels a pass
  * (then 24, 16 or 8), its output rows held back in its ring. */
@@ -2854,6 +2865,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);
   tcase_add_test(tc, test_conv_inplace_random);
+  tcase_add_test(tc, test_conv_inplace_random_avx2);
   tcase_add_test(tc, test_conv_inplace_dw_avx2);
   tcase_add_test(tc, test_conv_inplace_dscnn);
   tcase_add_test(tc, test_conv_scratch_isa);

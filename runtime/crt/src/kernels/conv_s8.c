@@ -622,6 +622,19 @@ static void pad_fill(AvxBcast *k, const Conv *c, const int8_t *x, int32_t oy,
  * goes to the ring first and reaches out8 once no later row reads the input
  * it replaces. On the DSP path, the pairs (see Pack) go to pack_buf when
  * its pack_bytes hold them. */
+#if TN_CRT_HAVE_SSE2
+/* Whether some output pixel's window lies wholly in the padding: its
+ * first row or column at or past the input's end, or its last before the
+ * input's start. */
+static int window_in_padding(const TnCrtConv2d *p) {
+  const int64_t eh = (int64_t)(p->k_h - 1) * p->dilation_h + 1;
+  const int64_t ew = (int64_t)(p->k_w - 1) * p->dilation_w + 1;
+  return p->pad_top >= eh || p->pad_left >= ew ||
+         (int64_t)(p->out_h - 1) * p->stride_h - p->pad_top >= p->in_h ||
+         (int64_t)(p->out_w - 1) * p->stride_w - p->pad_left >= p->in_w;
+}
+#endif
+
 static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
                                  int32_t lo, int32_t hi, const int32_t *bias,
                                  int8_t *out8, int32_t *out32, int8_t *ring,
@@ -677,7 +690,11 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
 #if TN_CRT_HAVE_SSE2
   /* The SSE2 and AVX2 forms of DW: the window's taps, once a call */
   DwWin dwin;
-  const int dw_taps = c->mode == DW && tn__crt_conv_dw_taps(&dwin, c);
+  /* (not where some window lies wholly in the padding, which only an
+   * odd geometry has: padding of a kernel's extent or more; the SSE2 and
+   * AVX2 DW forms assume every window meets the input) */
+  const int dw_taps = c->mode == DW && !window_in_padding(p) &&
+                      tn__crt_conv_dw_taps(&dwin, c);
 #endif
   for (int32_t co0 = 0, len; co0 < p->out_c; co0 += len) {
     /* The rest of the group for BCAST, of all channels otherwise. */
