@@ -455,6 +455,83 @@ START_TEST(test_in_place_steps_spare_inputs_and_constants) {
 }
 END_TEST
 
+/* Threads: every model after the pipeline gives the same outputs with 2
+ * and 3 threads as with 1 (the int8 ones, dequantized int8, bit for bit;
+ * float within rounding), run after run; some steps of the convolutional
+ * models are cut; bad counts are refused naming the argument, and the pool
+ * ends with the program (the fixture counts objects; ASan, valgrind and
+ * TSan see the threads). */
+START_TEST(test_threads_give_the_one_thread_outputs) {
+  static const char *const pipeline[] = {"InferType", "SimplifyExpr",
+                                         "FoldConstant",
+                                         "DeadCodeElimination", "FuseOps"};
+  int32_t cut_models = 0;
+  for (const char *const *n = tn_model_names(); *n; n++) {
+    if (strchr(*n, ':')) continue;
+    TnObject *mod = K(tn_model_build(*n));
+    for (size_t i = 0; i < G_N_ELEMENTS(pipeline); i++)
+      mod = run_pass(pipeline[i], mod);
+    TnObject *one = executor(mod);
+    ck_assert_int_eq(tn_program_threads(one), 1);
+    ck_assert_int_eq(tn_program_split_steps(one), 0);
+    bool q = strstr(*n, "int8") != NULL;
+    for (int64_t threads = 2; threads <= 3; threads++) {
+      TnObject *many = executor(mod);
+      TN_OK(tn_program_set_threads(many, threads));
+      ck_assert_int_eq(tn_program_threads(many), (int32_t)threads);
+      int32_t cut = tn_program_split_steps(many);
+      ck_assert_int_ge(cut, 0);
+      cut_models += threads == 2 && cut > 0;
+      for (uint32_t seed = 1; seed <= 3; seed++) {
+        TnObject *x = random_input(one, 0, seed);
+        TnObject *y0 = run1(one, x);
+        for (int again = 0; again < 2; again++) {
+          TnObject *y1 = run1(many, x);
+          int64_t count = tn_tensor_nbytes(y0) / 4;
+          ck_assert_int_eq(tn_tensor_nbytes(y1), tn_tensor_nbytes(y0));
+          const float *a = tn_tensor_dltensor(y0)->data;
+          const float *b = tn_tensor_dltensor(y1)->data;
+          for (int64_t k = 0; k < count; k++) {
+            if (q)
+              ck_assert_msg(a[k] == b[k], "%s, %d threads: output %lld: "
+                            "%.9g vs %.9g", *n, (int)threads, (long long)k,
+                            a[k], b[k]);
+            else
+              ck_assert_msg(fabs(a[k] - b[k]) <= 1e-5 * fmax(1.0, fabs(a[k])),
+                            "%s, %d threads: output %lld: %.9g vs %.9g", *n,
+                            (int)threads, (long long)k, a[k], b[k]);
+          }
+        }
+      }
+      /* back to one thread, and the pool made again */
+      TN_OK(tn_program_set_threads(many, 1));
+      ck_assert_int_eq(tn_program_split_steps(many), 0);
+      TN_OK(tn_program_set_threads(many, threads));
+      ck_assert_int_eq(tn_program_split_steps(many), cut);
+      run1(many, random_input(one, 0, 9));
+    }
+  }
+  ck_assert_msg(cut_models >= 2, "only %d models had a step cut",
+                (int)cut_models);
+
+  TnObject *prog = executor(K(tn_model_build(tn_model_names()[0])));
+  static const int64_t bad[] = {0, -1, 65, INT64_MAX, INT64_MIN};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    char got[64];
+    g_snprintf(got, sizeof got, "got %" G_GINT64_FORMAT, bad[i]);
+    ck_assert_int_eq(tn_program_set_threads(prog, bad[i]), -1);
+    TN_EXPECT_ERROR("ValueError", "tn_program_set_threads", "argument n",
+                    "expected 1 to 64", got);
+  }
+  ck_assert_int_eq(tn_program_threads(prog), 1);
+  ck_assert_int_eq(tn_program_set_threads(NULL, 2), -1);
+  TN_EXPECT_ERROR("TypeError", "tn_program_set_threads");
+  ck_assert_int_eq(tn_program_threads(NULL), -1);
+  TN_EXPECT_ERROR("TypeError", "tn_program_threads");
+  TN_OK(tn_program_set_threads(prog, 64)); /* the most; freed with prog */
+}
+END_TEST
+
 static Suite *executor_suite(void) {
   Suite *s = suite_create("executor");
   TCase *tc = ir_case(s, "executor");
@@ -469,6 +546,7 @@ static Suite *executor_suite(void) {
   tcase_add_test(tc, test_kernel_errors_at_run_time_name_the_call);
   tcase_add_test(tc, test_stats_count_macs_and_profile_runs);
   tcase_add_test(tc, test_a_second_run_while_running_is_refused);
+  tcase_add_test(tc, test_threads_give_the_one_thread_outputs);
   return s;
 }
 

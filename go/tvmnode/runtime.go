@@ -4,7 +4,8 @@ package tvmnode
 // through the crt kernels. Like Python and Rust, this goes through the
 // registered functions only ("runtime.Executor", "runtime.ExecutorRun",
 // "runtime.ExecutorInputs", "runtime.ExecutorOutputs",
-// "runtime.ExecutorStats", "runtime.ExecutorProfile"); the C executor
+// "runtime.ExecutorStats", "runtime.ExecutorProfile",
+// "runtime.ExecutorThreads"); the C executor
 // decides everything (typing, lowering, checking the inputs against the
 // parameter types, running the kernels), and this file only converts:
 // slices into new tensors and tensors back into slices, through the public
@@ -236,6 +237,25 @@ func (e *Executor) SetProfiling(on bool) error {
 	}
 	defer f.Release()
 	_, err = f.Call(e.prog, on)
+	return err
+}
+
+// SetThreads runs the executor's largest convolutions over n threads from
+// now on (a pool made once, each thread a band of the output rows); 1, the
+// default, is off. int8 outputs are the same bytes for any n; n outside
+// 1..64 is a ValueError.
+func (e *Executor) SetThreads(n int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.prog.IsNil() {
+		return NewError(ValueError, "Executor.SetThreads: the executor is closed")
+	}
+	f, err := GetGlobal("runtime.ExecutorThreads")
+	if err != nil {
+		return err
+	}
+	defer f.Release()
+	_, err = f.Call(e.prog, int64(n))
 	return err
 }
 

@@ -367,6 +367,28 @@ func TestExecutorSharedBetweenGoroutinesTakesTurns(t *testing.T) {
 	}
 }
 
+func TestExecutorThreadsGiveTheOneThreadOutputs(t *testing.T) {
+	noLeaks(t)
+	text := "def @main(%x: Tensor[(1, 12, 10, 8), float32], %w: Tensor[(3, 3, 8, 16), float32]) {\n" +
+		"  nn.conv2d(%x, %w, padding=[1, 1], data_layout=\"NHWC\", kernel_layout=\"HWIO\")\n}\n"
+	x, w := values(12*10*8, 11), values(3*3*8*16, 12)
+	one := executorOf(t, text)
+	defer one.Close()
+	want := must(one.Run(x, w))[0].([]float32)
+	closeTo(t, "one thread", want, convRef(x, w, 12, 10, 8, 16), 1e-4)
+	many := executorOf(t, text)
+	defer many.Close()
+	check(t, many.SetThreads(3))
+	for run := 0; run < 3; run++ {
+		closeTo(t, "three threads", must(many.Run(x, w))[0].([]float32), want, 1e-6)
+	}
+	expectErr(t, many.SetThreads(0), "ValueError", "tn_program_set_threads", "expected 1 to 64", "got 0")
+	expectErr(t, many.SetThreads(65), "ValueError", "expected 1 to 64", "got 65")
+	check(t, many.SetThreads(1))
+	check(t, many.Close())
+	expectErr(t, many.SetThreads(2), "ValueError", "closed")
+}
+
 func TestExecutorClose(t *testing.T) {
 	noLeaks(t)
 	ex := executorOf(t, reluAdd)

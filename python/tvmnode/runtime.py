@@ -40,6 +40,7 @@ _inputs = get_global_func("runtime.ExecutorInputs")
 _outputs = get_global_func("runtime.ExecutorOutputs")
 _stats = get_global_func("runtime.ExecutorStats")
 _profile = get_global_func("runtime.ExecutorProfile")
+_threads = get_global_func("runtime.ExecutorThreads")
 _isa_limit = get_global_func("runtime.IsaLimit")
 
 ISA_LEVELS = ("portable", "sse2", "sse41", "avx2", "avx512bw", "avx512vnni")
@@ -69,10 +70,17 @@ class Executor:
     """Runs function `entry` of an IRModule (typed with InferType first if
     it is not). Works before and after FuseOps and the rest of the pass
     pipeline; operators without a kernel for their types raise
-    NotImplementedError naming them when the executor is made."""
+    NotImplementedError naming them when the executor is made.
 
-    def __init__(self, mod: Any, entry: str = "main") -> None:
+    threads: run the largest convolutions over this many threads (a pool
+    made once, each thread a band of the output rows); 1, the default, is
+    off. int8 outputs are the same bytes for any count; ValueError outside
+    1..64."""
+
+    def __init__(self, mod: Any, entry: str = "main", threads: int = 1) -> None:
         self._prog = _new(mod, entry)
+        if threads != 1:
+            self.set_threads(threads)
         inputs = _describe(_inputs(self._prog))
         outputs = _describe(_outputs(self._prog))
         # a stateful module's states are parameters and results of its
@@ -127,6 +135,19 @@ class Executor:
         and with profiling on the runs timed, their total time and the time
         inside kernels ("runs", "run_ns", "kernel_ns")."""
         return {str(k): int(v) for k, v in _stats(self._prog).items()}
+
+    @property
+    def threads(self) -> int:
+        """The threads runs take (1: off)."""
+        return int(_threads(self._prog))
+
+    def set_threads(self, n: int) -> None:
+        """Run the largest convolutions over n threads from now on (1: off;
+        ValueError outside 1..64, TypeError for a non-int)."""
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError("Executor.set_threads: argument n: expected an "
+                            "int, got %s" % type(n).__name__)
+        _threads(self._prog, n)
 
     def profile(self, on: bool = True) -> None:
         """Time runs and kernel calls from now on (or stop); resets the

@@ -152,6 +152,26 @@ static int exec_profile(void *self, const TnAny *args, int32_t n,
   return tn_program_set_profiling(prog, on);
 }
 
+/* (executor[, n]): set the threads when n is given; the threads now. */
+static int exec_threads(void *self, const TnAny *args, int32_t n,
+                        TnAny *ret) {
+  (void)self;
+  const char *who = "runtime.ExecutorThreads";
+  TnObject *prog;
+  if (program_arg(args, n, who, &prog)) return -1;
+  if (n > 2)
+    return tn_error_raise_in(TN_ERR_TYPE, who, "takes (executor[, threads]), "
+                             "got %d arguments", n);
+  if (n == 2) {
+    if (args[1].type_index != TN_TYPE_INT)
+      return tn_error_raise_in(TN_ERR_TYPE, who, "argument threads: expected "
+                               "an int, got %s", tn_any_type_key(&args[1]));
+    if (tn_program_set_threads(prog, args[1].v_int64)) return -1;
+  }
+  *ret = tn_any_int(tn_program_threads(prog));
+  return 0;
+}
+
 static int exec_stats(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   (void)self;
   TnObject *prog;
@@ -159,17 +179,20 @@ static int exec_stats(void *self, const TnAny *args, int32_t n, TnAny *ret) {
   if (program_arg(args, n, "runtime.ExecutorStats", &prog) ||
       tn_program_stats(prog, &s))
     return -1;
-  TnAny keys[8] = {tn_any_cstr("steps"), tn_any_cstr("arena_bytes"),
-                   tn_any_cstr("arena_lower_bound"),
-                   tn_any_cstr("scratch_bytes"), tn_any_cstr("macs"),
-                   tn_any_cstr("runs"), tn_any_cstr("run_ns"),
-                   tn_any_cstr("kernel_ns")};
-  TnAny vals[8] = {tn_any_int(s.steps), tn_any_int(s.arena_bytes),
-                   tn_any_int(s.arena_lower_bound),
-                   tn_any_int(s.scratch_bytes), tn_any_int(s.macs),
-                   tn_any_int(s.runs), tn_any_int(s.run_ns),
-                   tn_any_int(s.kernel_ns)};
-  TnObject *m = tn_map_new(keys, vals, 8);
+  TnAny keys[10] = {tn_any_cstr("steps"), tn_any_cstr("arena_bytes"),
+                    tn_any_cstr("arena_lower_bound"),
+                    tn_any_cstr("scratch_bytes"), tn_any_cstr("macs"),
+                    tn_any_cstr("runs"), tn_any_cstr("run_ns"),
+                    tn_any_cstr("kernel_ns"), tn_any_cstr("threads"),
+                    tn_any_cstr("split_steps")};
+  TnAny vals[10] = {tn_any_int(s.steps), tn_any_int(s.arena_bytes),
+                    tn_any_int(s.arena_lower_bound),
+                    tn_any_int(s.scratch_bytes), tn_any_int(s.macs),
+                    tn_any_int(s.runs), tn_any_int(s.run_ns),
+                    tn_any_int(s.kernel_ns),
+                    tn_any_int(tn_program_threads(prog)),
+                    tn_any_int(tn_program_split_steps(prog))};
+  TnObject *m = tn_map_new(keys, vals, 10);
   if (m == NULL) return -1;
   *ret = tn_any_obj(m);
   return 0;
@@ -182,6 +205,7 @@ int tn__executor_init(void) {
              {"runtime.ExecutorInputs", exec_inputs},
              {"runtime.ExecutorOutputs", exec_outputs},
              {"runtime.ExecutorStats", exec_stats},
-             {"runtime.ExecutorProfile", exec_profile}};
+             {"runtime.ExecutorProfile", exec_profile},
+             {"runtime.ExecutorThreads", exec_threads}};
   return tn__host_register(fns, sizeof fns / sizeof fns[0]);
 }

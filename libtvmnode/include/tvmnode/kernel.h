@@ -94,6 +94,25 @@ TN_API int tn_program_stats(const TnObject *prog, TnProgramStats *out);
 TN_API int tn_program_set_profiling(TnObject *prog, int on);
 
 /*
+ * Threads: run the largest steps (convolutions of at least 65,536
+ * multiply-accumulates, batch 1, not in place) over `n` threads, each
+ * taking a band of the output rows; the rest run on the caller's thread.
+ * 1 (the default) is off: no thread is started. The pool (n - 1 threads)
+ * and every part's parameters and scratch are made here, once; a run
+ * allocates nothing more. The int8 outputs are the same bytes for any n;
+ * float ones within rounding (a band may take another ISA form). n out of
+ * 1..TN_PROGRAM_MAX_THREADS is a ValueError; a RuntimeError while the
+ * program runs. The pool ends with the program (or the next call).
+ */
+#define TN_PROGRAM_MAX_THREADS 64
+TN_API int tn_program_set_threads(TnObject *prog, int64_t n);
+/* The threads set (1 when off), or -1 with a TypeError. */
+TN_API int32_t tn_program_threads(const TnObject *prog);
+/* How many steps a run cuts over the threads (0 when off), or -1 with a
+ * TypeError. */
+TN_API int32_t tn_program_split_steps(const TnObject *prog);
+
+/*
  * Run: `inputs` are `n` tn.Tensor (borrowed) on the CPU, compact, of the
  * input types (a wrong count, shape or dtype is a TypeError/ValueError
  * naming the input and both types). On success `outputs` (an array of

@@ -194,6 +194,28 @@ int tn__kernel_status(int32_t status, const char *who);
  * attribute is an opaque pointer: never trust one from elsewhere). */
 bool tn__kernel_entry_known(const TnKernEntry *e);
 
+/* The executor's worker pool and a step's parts (threads.c). */
+typedef struct TnKernThreads TnKernThreads;
+typedef struct {
+  void *params;     /* the part's own parameters (g_malloc'd) */
+  ptrdiff_t in_off; /* bytes into input 0 and the output */
+  ptrdiff_t out_off;
+} TnKernPart;
+/* n - 1 workers (2 <= n <= TN_PROGRAM_MAX_THREADS), each with
+ * `scratch_size` bytes of scratch; NULL with the error raised in `who`. */
+TnKernThreads *tn__kernel_threads_new(int32_t n, size_t scratch_size,
+                                      const char *who);
+void tn__kernel_threads_free(TnKernThreads *t);
+/* Cut `k` into at most `n` parts whose outputs together are the call's
+ * (parts[] has room for n); 0 when the step is not cut. */
+int32_t tn__kernel_split(const TnKernCall *k, int32_t n, TnKernPart *parts);
+/* Run the parts on the pool, part 0 on the calling thread with `scratch`;
+ * the first status that is not TN_CRT_OK, or TN_CRT_OK. */
+int32_t tn__kernel_threads_run(TnKernThreads *t, const TnKernCall *k,
+                               const TnKernPart *parts, int32_t nparts,
+                               const void *const *in, void *out,
+                               void *scratch, size_t scratch_size);
+
 void tn__kernel_lower_init(void);
 void tn__kernel_program_init(void);
 void tn__kernel_params_init(void);

@@ -46,13 +46,32 @@ typedef struct {
   char *arena_block, *arena;
   const void **ptrs; /* one per value, per run */
   atomic_int busy;
+  /* tn_program_set_threads: the pool (NULL when off) and each step's
+   * parts, `threads` slots a step, nparts[s] of them used (0: run whole) */
+  int32_t threads;
+  TnKernThreads *pool;
+  TnKernPart *parts;
+  int32_t *nparts;
 } Program;
 
 static int32_t g_program_type = -1;
 
+static void threads_clear(Program *p) {
+  tn__kernel_threads_free(p->pool);
+  p->pool = NULL;
+  if (p->nparts)
+    for (guint s = 0; s < p->steps->len; s++)
+      for (int32_t i = 0; i < p->nparts[s]; i++)
+        g_free(p->parts[(size_t)s * p->threads + i].params);
+  g_free(p->parts), g_free(p->nparts);
+  p->parts = NULL, p->nparts = NULL;
+  p->threads = 1;
+}
+
 static void program_deleter(TnObject *obj, int flags) {
   Program *p = (Program *)obj;
   if (flags & TN_DELETER_DESTRUCT) {
+    threads_clear(p);
     if (p->steps) {
       for (guint i = 0; i < p->steps->len; i++) {
         Step *s = &g_array_index(p->steps, Step, i);
@@ -671,6 +690,7 @@ TN_API TnObject *tn_program_new(const TnObject *mod, const TnObject *fn) {
   if (p == NULL) return NULL;
   tn__object_init(&p->header, g_program_type, program_deleter);
   tn__object_zero_body(p, sizeof(Program));
+  p->threads = 1;
   tn_object_retain((TnObject *)fn);
   p->fn = (TnObject *)fn;
   if (mod) tn_object_retain((TnObject *)mod);
@@ -790,6 +810,62 @@ TN_API int tn_program_set_profiling(TnObject *prog, int on) {
   atomic_store(&p->run_ns, 0);
   atomic_store(&p->kernel_ns, 0);
   return 0;
+}
+
+TN_API int32_t tn_program_threads(const TnObject *prog) {
+  const Program *p = as_program(prog, "tn_program_threads");
+  return p ? p->threads : -1;
+}
+
+TN_API int32_t tn_program_split_steps(const TnObject *prog) {
+  const Program *p = as_program(prog, "tn_program_split_steps");
+  if (p == NULL) return -1;
+  int32_t count = 0;
+  for (guint s = 0; p->nparts && s < p->steps->len; s++)
+    count += p->nparts[s] > 1;
+  return count;
+}
+
+TN_API int tn_program_set_threads(TnObject *prog, int64_t n) {
+  const char *who = "tn_program_set_threads";
+  Program *p = (Program *)as_program(prog, who);
+  if (p == NULL) return -1;
+  if (n < 1 || n > TN_PROGRAM_MAX_THREADS)
+    return tn_error_raise_in(TN_ERR_VALUE, who, "argument n (threads): "
+                             "expected 1 to %d, got %" PRId64,
+                             TN_PROGRAM_MAX_THREADS, n);
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&p->busy, &expected, 1))
+    return tn_error_raise_in(TN_ERR_RUNTIME, who, "the program is running "
+                             "in another thread");
+  threads_clear(p);
+  int rc = 0;
+  if (n > 1) {
+    guint ns = p->steps->len;
+    TnKernPart *parts = g_new0(TnKernPart, (size_t)ns * (size_t)n);
+    int32_t *nparts = g_new0(int32_t, ns);
+    size_t scratch = 0;
+    bool any = false;
+    for (guint s = 0; s < ns; s++) {
+      const Step *st = &g_array_index(p->steps, Step, s);
+      nparts[s] = tn__kernel_split(&st->k, (int32_t)n, &parts[(size_t)s * n]);
+      if (nparts[s] < 2) continue;
+      any = true;
+      int32_t sb = p->plan.scratch[s];
+      size_t size =
+          sb >= 0 ? (size_t)g_array_index(p->plan.bufs, TnKernBuf, sb).size : 0;
+      if (size > scratch) scratch = size;
+    }
+    p->threads = (int32_t)n, p->parts = parts, p->nparts = nparts;
+    /* no step worth cutting: no thread started */
+    p->pool = any ? tn__kernel_threads_new((int32_t)n, scratch, who) : NULL;
+    if (any && p->pool == NULL) {
+      threads_clear(p);
+      rc = -1;
+    }
+  }
+  atomic_store(&p->busy, 0);
+  return rc;
 }
 
 /* ---- running --------------------------------------------------------------- */
@@ -930,8 +1006,16 @@ static int run_steps(Program *p, bool profiling) {
     size_t scratch_size =
         sb >= 0 ? (size_t)g_array_index(p->plan.bufs, TnKernBuf, sb).size : 0;
     int64_t t0 = profiling ? now_ns() : 0;
-    int32_t status = st->k.run(st->k.params, in, (void *)p->ptrs[st->out],
-                               scratch, scratch_size);
+    int32_t np = p->nparts ? p->nparts[s] : 0;
+    void *out = (void *)p->ptrs[st->out];
+    /* in place (the planner gave the output its dying input's storage):
+     * one band would write over rows another still reads */
+    int32_t status =
+        np > 1 && in[0] != out
+            ? tn__kernel_threads_run(p->pool, &st->k,
+                                     &p->parts[(size_t)s * p->threads], np,
+                                     in, out, scratch, scratch_size)
+            : st->k.run(st->k.params, in, out, scratch, scratch_size);
     if (profiling)
       atomic_fetch_add_explicit(&p->kernel_ns, now_ns() - t0,
                                 memory_order_relaxed);
