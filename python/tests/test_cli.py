@@ -55,6 +55,13 @@ def test_run_matches_the_executor(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "Identity int8 [1, 12]" in out and "latency      median" in out
     want = tn.runtime.Executor(frontend.from_tflite(KWS))(x)
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), want)
+    # over two threads: the same bytes
+    assert cli.main(["run", str(KWS), "--input", str(tmp_path / "x.npy"), "--output",
+                     str(tmp_path / "y2.npy"), "--threads", "2"]) == 0
+    capsys.readouterr()
+    np.testing.assert_array_equal(np.load(tmp_path / "y2.npy"), want)
+    assert cli.main(["run", str(KWS), "--threads", "0"]) == 1
+    assert "argument n (threads): expected 1 to 64, got 0" in capsys.readouterr().err
 
 
 def test_run_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -339,6 +339,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     mod = load(args.model, _shapes(args), _values(args))
     ex = _host_executor(mod)
+    if args.threads != 1:
+        ex.set_threads(args.threads)
     rng = np.random.default_rng(args.seed)
     if args.input and len(args.input) != len(ex.inputs):
         print("tvmnode run: the model has %d inputs (%s), %d --input given"
@@ -1244,6 +1246,8 @@ def parser() -> argparse.ArgumentParser:
                    help="one per model input, in order (default: random, --seed)")
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--repeat", type=int, default=0, help="time this many more runs")
+    r.add_argument("--threads", type=int, default=1,
+                   help="run the largest convolutions over N threads (default 1: off)")
     r.add_argument("--output", metavar="FILE.npy", help="save the output(s)")
     r.set_defaults(fn=cmd_run)
     c = sub.add_parser("compile", help="compile to C in the Model Library Format")
