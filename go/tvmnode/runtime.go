@@ -226,18 +226,7 @@ func (e *Executor) Stats() (ExecutorStats, error) {
 // resets the counters Stats reports. Off by default: timing costs two clock
 // reads per kernel call.
 func (e *Executor) SetProfiling(on bool) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.prog.IsNil() {
-		return NewError(ValueError, "Executor.SetProfiling: the executor is closed")
-	}
-	f, err := GetGlobal("runtime.ExecutorProfile")
-	if err != nil {
-		return err
-	}
-	defer f.Release()
-	_, err = f.Call(e.prog, on)
-	return err
+	return e.setting("Executor.SetProfiling", "runtime.ExecutorProfile", on)
 }
 
 // SetThreads runs the executor's largest convolutions over n threads from
@@ -245,17 +234,22 @@ func (e *Executor) SetProfiling(on bool) error {
 // default, is off. int8 outputs are the same bytes for any n; n outside
 // 1..64 is a ValueError.
 func (e *Executor) SetThreads(n int) error {
+	return e.setting("Executor.SetThreads", "runtime.ExecutorThreads", int64(n))
+}
+
+// setting calls the registered function fn(program, value) under the lock.
+func (e *Executor) setting(who, fn string, value interface{}) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.prog.IsNil() {
-		return NewError(ValueError, "Executor.SetThreads: the executor is closed")
+		return NewError(ValueError, who+": the executor is closed")
 	}
-	f, err := GetGlobal("runtime.ExecutorThreads")
+	f, err := GetGlobal(fn)
 	if err != nil {
 		return err
 	}
 	defer f.Release()
-	_, err = f.Call(e.prog, int64(n))
+	_, err = f.Call(e.prog, value)
 	return err
 }
 

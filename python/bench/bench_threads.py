@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List
@@ -36,22 +37,15 @@ import tvmnode as tn
 from tvmnode import codegen, frontend
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_compile import cpu_name  # noqa: E402
+import x86_peers  # noqa: E402
+
 DEFAULT_MODELS = HERE.parents[2] / "shared" / "models"
 INT8 = ["kws_ref_model.tflite", "pretrainedResnet_quant.tflite", "ad01_int8.tflite",
         "str_ww_ref_model.tflite", "vww_96_int8.tflite", "pretrainedResnet_large_int8.tflite"]
 FLOAT = ["kws_ref_model_float32.tflite", "pretrainedResnet.tflite", "ad01_fp32.tflite",
          "vww_96_float.tflite"]
-
-
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def one_round(ex: Any, x: np.ndarray, seconds: float) -> Dict[str, float]:
@@ -118,10 +112,6 @@ def main() -> None:
     names = FLOAT if args.float else INT8
     if args.only:
         names = [n for n in names if any(o in n for o in args.only)]
-    import sys
-    sys.path.insert(0, str(HERE))
-    import x86_peers
-
     paths = []
     for n in names:
         path, why = x86_peers.find_model(n, Path(args.models), fetch=args.fetch)

@@ -256,6 +256,17 @@ impl Executor {
         f.call((&self.program, on))
     }
 
+    /// Run the largest convolutions over `n` threads from now on (bands of
+    /// output rows over a pool made once); 1, the default, is off. int8
+    /// outputs are the same bytes for any `n`; `n` outside 1..=64 is a
+    /// `ValueError` naming the argument.
+    #[track_caller]
+    pub fn set_threads(&self, n: i64) -> Result<()> {
+        let f = Function::get_global("runtime.ExecutorThreads")?;
+        let _turn = self.lock();
+        f.call::<_, i64>((&self.program, n)).map(|_| ())
+    }
+
     fn lock(&self) -> MutexGuard<'_, ()> {
         // The lock guards no Rust data, so a panic while holding it leaves
         // nothing inconsistent.

@@ -192,6 +192,29 @@ fn runs_conv_and_dense_before_and_after_fusion() {
 }
 
 #[test]
+fn threads_give_the_one_thread_outputs() {
+    let _leaks = common::leak_check();
+    let text = "def @main(%x: Tensor[(1, 12, 10, 8), float32], %w: Tensor[(3, 3, 8, 16), float32]) {\n\
+                  nn.conv2d(%x, %w, padding=[1, 1], data_layout=\"NHWC\", kernel_layout=\"HWIO\")\n}\n";
+    let m = Module::parse(text).unwrap();
+    let (x, w) = (values(12 * 10 * 8, 11), values(3 * 3 * 8 * 16, 12));
+    let one = Executor::new(&m).unwrap();
+    let want = one.run_slices(&[&x, &w]).unwrap();
+    close(&want[0], &conv_ref(&x, &w, (12, 10, 8, 16)), 1e-4);
+    let many = Executor::new(&m).unwrap();
+    many.set_threads(3).unwrap();
+    for _ in 0..3 {
+        close(&many.run_slices(&[&x, &w]).unwrap()[0], &want[0], 1e-6);
+    }
+    expect_err(
+        many.set_threads(0),
+        ErrorKind::ValueError,
+        &["tn_program_set_threads", "expected 1 to 64", "got 0"],
+    );
+    many.set_threads(1).unwrap();
+}
+
+#[test]
 fn runs_a_module_built_with_the_ir_builders() {
     let _leaks = common::leak_check();
     let ty = |shape: &[i64], dt| TensorType::new(shape, dt).unwrap();
