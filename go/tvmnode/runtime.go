@@ -229,10 +229,10 @@ func (e *Executor) SetProfiling(on bool) error {
 	return e.setting("Executor.SetProfiling", "runtime.ExecutorProfile", on)
 }
 
-// SetThreads runs the executor's largest convolutions over n threads from
-// now on (a pool made once, each thread a band of the output rows); 1, the
-// default, is off. int8 outputs are the same bytes for any n; n outside
-// 1..64 is a ValueError.
+// SetThreads runs the executor's largest convolutions and dense layers over
+// n threads from now on (a pool made once, each thread a band of output
+// rows or a block of output features); 1, the default, is off. int8 outputs
+// are the same bytes for any n; n outside 1..64 is a ValueError.
 func (e *Executor) SetThreads(n int) error {
 	return e.setting("Executor.SetThreads", "runtime.ExecutorThreads", int64(n))
 }

@@ -1247,7 +1247,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=0)
     r.add_argument("--repeat", type=int, default=0, help="time this many more runs")
     r.add_argument("--threads", type=int, default=1,
-                   help="run the largest convolutions over N threads (default 1: off)")
+                   help="run the largest convolutions and dense layers over N "
+                   "threads (default 1: off)")
     r.add_argument("--output", metavar="FILE.npy", help="save the output(s)")
     r.set_defaults(fn=cmd_run)
     c = sub.add_parser("compile", help="compile to C in the Model Library Format")

@@ -72,8 +72,9 @@ class Executor:
     pipeline; operators without a kernel for their types raise
     NotImplementedError naming them when the executor is made.
 
-    threads: run the largest convolutions over this many threads (a pool
-    made once, each thread a band of the output rows); 1, the default, is
+    threads: run the largest convolutions and dense layers over this many
+    threads (a pool made once, each thread a band of a convolution's output
+    rows or a block of a dense layer's outputs); 1, the default, is
     off. int8 outputs are the same bytes for any count; ValueError outside
     1..64."""
 
@@ -142,8 +143,8 @@ class Executor:
         return int(_threads(self._prog))
 
     def set_threads(self, n: int) -> None:
-        """Run the largest convolutions over n threads from now on (1: off;
-        ValueError outside 1..64, TypeError for a non-int)."""
+        """Run the largest convolutions and dense layers over n threads from
+        now on (1: off; ValueError outside 1..64, TypeError for a non-int)."""
         if isinstance(n, bool) or not isinstance(n, int):
             raise TypeError("Executor.set_threads: argument n: expected an "
                             "int, got %s" % type(n).__name__)

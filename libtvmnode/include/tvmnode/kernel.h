@@ -94,9 +94,10 @@ TN_API int tn_program_stats(const TnObject *prog, TnProgramStats *out);
 TN_API int tn_program_set_profiling(TnObject *prog, int on);
 
 /*
- * Threads: run the largest steps (convolutions of at least 65,536
- * multiply-accumulates, batch 1, not in place) over `n` threads, each
- * taking a band of the output rows; the rest run on the caller's thread.
+ * Threads: run the largest steps (convolutions and dense layers of at
+ * least 65,536 multiply-accumulates, batch 1, not in place) over `n`
+ * threads, each taking a band of a convolution's output rows or a block of
+ * a dense layer's output features; the rest run on the caller's thread.
  * 1 (the default) is off: no thread is started. The pool (n - 1 threads)
  * and every part's parameters and scratch are made here, once; a run
  * allocates nothing more. The int8 outputs are the same bytes for any n;

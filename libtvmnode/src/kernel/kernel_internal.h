@@ -197,9 +197,9 @@ bool tn__kernel_entry_known(const TnKernEntry *e);
 /* The executor's worker pool and a step's parts (threads.c). */
 typedef struct TnKernThreads TnKernThreads;
 typedef struct {
-  void *params;     /* the part's own parameters (g_malloc'd) */
-  ptrdiff_t in_off; /* bytes into input 0 and the output */
-  ptrdiff_t out_off;
+  void *params; /* the part's own parameters (g_malloc'd) */
+  ptrdiff_t in_off[TN_KERN_MAX_IN]; /* bytes into each input */
+  ptrdiff_t out_off;                /* and into the output */
 } TnKernPart;
 /* n - 1 workers (2 <= n <= TN_PROGRAM_MAX_THREADS), each with
  * `scratch_size` bytes of scratch; NULL with the error raised in `who`. */

@@ -5,8 +5,9 @@
  * The crt stays single-threaded and allocation-free: a part is an
  * ordinary call of the step's kernel on a smaller geometry (a band of a
  * convolution's output rows, with the input rows that band reads and the
- * padding adjusted to match), prepared once when the threads are set, so
- * a run allocates nothing. Every output element of a band is computed
+ * padding adjusted to match; or a dense layer's block of output features,
+ * its weights, bias and multipliers from that block on), prepared once
+ * when the threads are set, so a run allocates nothing. Every output element of a band is computed
  * from the same inputs by the same arithmetic as in the whole call, so
  * the int8 outputs are the same bytes for any number of parts; a float
  * layer's bands may take another ISA form than the whole (a form is
@@ -79,8 +80,8 @@ static void run_part(struct TnKernThreads *t, int32_t i, void *scratch,
                      size_t size) {
   const TnKernPart *pt = &t->parts[i];
   const void *in[TN_KERN_MAX_IN];
-  for (int32_t j = 0; j < t->k->nin; j++) in[j] = t->in[j];
-  in[0] = (const char *)t->in[0] + pt->in_off;
+  for (int32_t j = 0; j < t->k->nin; j++)
+    in[j] = (const char *)t->in[j] + pt->in_off[j];
   t->status[i] = t->k->run(pt->params, in, (char *)t->out + pt->out_off,
                            scratch, size);
 }
@@ -240,12 +241,55 @@ static bool conv_band(TnCrtConv2d *g, int32_t r0, int32_t r1,
   return true;
 }
 
+/* A dense layer of batch 1 cut into blocks of output features, each a
+ * whole number of the packed layouts' blocks of 16 (the last the rest):
+ * a block's packed weights lie in a row from j0 * K on, as the [N, K]
+ * weights of its rows from j0 * w_stride_n. */
+static int32_t dense_split(const TnKernCall *k, int32_t n, TnKernPart *parts) {
+  bool s8 = k->form == &tn__kernel_forms[TN_KF_dense_s8];
+  /* d is the first field of both forms' parameters */
+  const TnCrtDense *d = k->params;
+  int32_t packed = s8 ? ((const TnKernP_dense_s8 *)k->params)->packed
+                      : ((const TnKernP_dense_f32 *)k->params)->packed;
+  size_t esize = s8 ? 1 : sizeof(float), size = k->form->params->size;
+  int32_t blocks = (d->out_features + 15) / 16;
+  if (d->batch != 1) return 0;
+  if (n > blocks) n = blocks;
+  for (int32_t i = 0; i < n && n > 1; i++) {
+    int32_t n0 = blocks * i / n * 16;
+    int32_t n1 = i == n - 1 ? d->out_features : blocks * (i + 1) / n * 16;
+    void *copy = g_malloc(size);
+    memcpy(copy, k->params, size);
+    ((TnCrtDense *)copy)->out_features = n1 - n0;
+    int64_t w = packed ? (int64_t)n0 * d->in_features
+                       : (int64_t)n0 * d->w_stride_n;
+    if (s8) {
+      TnCrtQuant *q = &((TnKernP_dense_s8 *)copy)->q;
+      if (q->per_channel) {
+        q->channels = n1 - n0;
+        if (q->multiplier) q->multiplier += n0;
+        if (q->shift) q->shift += n0;
+        if (q->scale) q->scale += n0;
+      }
+    }
+    TnKernPart *pt = &parts[i];
+    memset(pt, 0, sizeof *pt);
+    pt->params = copy;
+    pt->in_off[1] = (ptrdiff_t)(w * (int64_t)esize);
+    pt->in_off[2] = (ptrdiff_t)n0 * 4; /* int32 or float bias */
+    pt->out_off = (ptrdiff_t)n0 * (ptrdiff_t)esize;
+  }
+  return n > 1 ? n : 0;
+}
+
 int32_t tn__kernel_split(const TnKernCall *k, int32_t n, TnKernPart *parts) {
   const TnKernForm *s8 = &tn__kernel_forms[TN_KF_conv2d_s8];
   const TnKernForm *f32 = &tn__kernel_forms[TN_KF_conv2d_f32];
-  if ((k->form != s8 && k->form != f32) || k->compute != NULL ||
-      k->macs < SPLIT_MIN_MACS)
-    return 0;
+  if (k->compute != NULL || k->macs < SPLIT_MIN_MACS) return 0;
+  if (k->form == &tn__kernel_forms[TN_KF_dense_s8] ||
+      k->form == &tn__kernel_forms[TN_KF_dense_f32])
+    return dense_split(k, n, parts);
+  if (k->form != s8 && k->form != f32) return 0;
   /* g is the first field of both forms' parameters */
   const TnCrtConv2d *g = k->params;
   size_t esize = k->form == s8 ? 1 : sizeof(float);
@@ -263,8 +307,9 @@ int32_t tn__kernel_split(const TnKernCall *k, int32_t n, TnKernPart *parts) {
       g_free(copy);
       break;
     }
+    memset(&parts[made], 0, sizeof parts[made]);
     parts[made].params = copy;
-    parts[made].in_off = (ptrdiff_t)(in_row * g->in_strides[1] * esize);
+    parts[made].in_off[0] = (ptrdiff_t)(in_row * g->in_strides[1] * esize);
     parts[made].out_off = (ptrdiff_t)(out_row * g->out_strides[1] * esize);
     made++;
   }

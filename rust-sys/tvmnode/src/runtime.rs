@@ -256,8 +256,9 @@ impl Executor {
         f.call((&self.program, on))
     }
 
-    /// Run the largest convolutions over `n` threads from now on (bands of
-    /// output rows over a pool made once); 1, the default, is off. int8
+    /// Run the largest convolutions and dense layers over `n` threads from
+    /// now on (bands of output rows, blocks of output features, over a pool
+    /// made once); 1, the default, is off. int8
     /// outputs are the same bytes for any `n`; `n` outside 1..=64 is a
     /// `ValueError` naming the argument.
     #[track_caller]
