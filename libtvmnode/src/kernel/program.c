@@ -47,11 +47,13 @@ typedef struct {
   const void **ptrs; /* one per value, per run */
   atomic_int busy;
   /* tn_program_set_threads: the pool (NULL when off) and each step's
-   * parts, `threads` slots a step, nparts[s] of them used (0: run whole) */
+   * parts, `threads` slots a step, nparts[s] of them used (0: run whole);
+   * the counts as atomics too, which stats may read during a change */
   int32_t threads;
   TnKernThreads *pool;
   TnKernPart *parts;
   int32_t *nparts;
+  atomic_int threads_set, steps_cut;
 } Program;
 
 static int32_t g_program_type = -1;
@@ -66,6 +68,8 @@ static void threads_clear(Program *p) {
   g_free(p->parts), g_free(p->nparts);
   p->parts = NULL, p->nparts = NULL;
   p->threads = 1;
+  atomic_store(&p->threads_set, 1);
+  atomic_store(&p->steps_cut, 0);
 }
 
 static void program_deleter(TnObject *obj, int flags) {
@@ -691,6 +695,7 @@ TN_API TnObject *tn_program_new(const TnObject *mod, const TnObject *fn) {
   tn__object_init(&p->header, g_program_type, program_deleter);
   tn__object_zero_body(p, sizeof(Program));
   p->threads = 1;
+  atomic_store(&p->threads_set, 1);
   tn_object_retain((TnObject *)fn);
   p->fn = (TnObject *)fn;
   if (mod) tn_object_retain((TnObject *)mod);
@@ -814,16 +819,12 @@ TN_API int tn_program_set_profiling(TnObject *prog, int on) {
 
 TN_API int32_t tn_program_threads(const TnObject *prog) {
   const Program *p = as_program(prog, "tn_program_threads");
-  return p ? p->threads : -1;
+  return p ? atomic_load(&p->threads_set) : -1;
 }
 
 TN_API int32_t tn_program_split_steps(const TnObject *prog) {
   const Program *p = as_program(prog, "tn_program_split_steps");
-  if (p == NULL) return -1;
-  int32_t count = 0;
-  for (guint s = 0; p->nparts && s < p->steps->len; s++)
-    count += p->nparts[s] > 1;
-  return count;
+  return p ? atomic_load(&p->steps_cut) : -1;
 }
 
 TN_API int tn_program_set_threads(TnObject *prog, int64_t n) {
@@ -845,12 +846,12 @@ TN_API int tn_program_set_threads(TnObject *prog, int64_t n) {
     TnKernPart *parts = g_new0(TnKernPart, (size_t)ns * (size_t)n);
     int32_t *nparts = g_new0(int32_t, ns);
     size_t scratch = 0;
-    bool any = false;
+    int32_t cut = 0;
     for (guint s = 0; s < ns; s++) {
       const Step *st = &g_array_index(p->steps, Step, s);
       nparts[s] = tn__kernel_split(&st->k, (int32_t)n, &parts[(size_t)s * n]);
       if (nparts[s] < 2) continue;
-      any = true;
+      cut++;
       int32_t sb = p->plan.scratch[s];
       size_t size =
           sb >= 0 ? (size_t)g_array_index(p->plan.bufs, TnKernBuf, sb).size : 0;
@@ -858,10 +859,13 @@ TN_API int tn_program_set_threads(TnObject *prog, int64_t n) {
     }
     p->threads = (int32_t)n, p->parts = parts, p->nparts = nparts;
     /* no step worth cutting: no thread started */
-    p->pool = any ? tn__kernel_threads_new((int32_t)n, scratch, who) : NULL;
-    if (any && p->pool == NULL) {
+    p->pool = cut ? tn__kernel_threads_new((int32_t)n, scratch, who) : NULL;
+    if (cut && p->pool == NULL) {
       threads_clear(p);
       rc = -1;
+    } else {
+      atomic_store(&p->threads_set, (int)n);
+      atomic_store(&p->steps_cut, cut);
     }
   }
   atomic_store(&p->busy, 0);

@@ -7,21 +7,22 @@
  * convolution's output rows, with the input rows that band reads and the
  * padding adjusted to match; or a dense layer's block of output features,
  * its weights, bias and multipliers from that block on), prepared once
- * when the threads are set, so a run allocates nothing. Every output element of a band is computed
- * from the same inputs by the same arithmetic as in the whole call, so
- * the int8 outputs are the same bytes for any number of parts; a float
- * layer's bands may take another ISA form than the whole (a form is
- * chosen from the geometry), within rounding of it. The pool is n - 1
- * pthreads plus the caller. A step's parts are claimed, not assigned: one
- * atomic word holds the job's generation, its part count and the next
- * part, and the caller and the workers take parts from it until none is
- * left, so a worker the OS has not scheduled yet (a busy machine) costs
- * nothing: the caller runs its part, and waits only for parts a worker
- * has actually begun. Workers spin on the word for a short while before
- * they sleep on a condition variable (a model's steps follow each other
- * within microseconds; a futex wake-up per step would cost as much as a
- * small layer). Each thread has its own scratch (the caller the plan's),
- * sized once for the largest step cut.
+ * when the threads are set, so a run allocates nothing. Every output
+ * element of a part is computed from the same inputs by the same
+ * arithmetic as in the whole call, so the int8 outputs are the same bytes
+ * for any number of parts; a float layer's parts may take another ISA
+ * form than the whole (a form is chosen from the geometry), within
+ * rounding of it. The pool is n - 1 pthreads plus the caller. A step's
+ * parts are claimed, not assigned: one atomic word holds the job's
+ * generation, its part count and the next part, and the caller and the
+ * workers take parts from it until none is left, so a worker the OS has
+ * not scheduled yet (a busy machine) costs nothing: the caller runs the
+ * parts, and waits only for parts a worker has actually begun. Workers
+ * spin on the word for a short while before they sleep on a condition
+ * variable (a model's steps follow each other within microseconds; a
+ * futex wake-up per step would cost as much as a small layer). Each thread
+ * has its own scratch (the caller the plan's), sized once for the largest
+ * step cut.
  */
 #include "kernel/kernel_internal.h"
 
@@ -38,8 +39,8 @@
 
 /* Spins of a waiting thread before it sleeps (some 50-150 us). */
 #define SPINS 4000
-/* The least multiply-accumulates a step must have to be cut: below it,
- * handing the parts over costs more than they save. */
+/* The least multiply-accumulates a step must have to be cut, so that a
+ * part outweighs handing it over (a guess: not tuned on a quiet machine). */
 #define SPLIT_MIN_MACS 65536
 
 /* The claim word: generation (32 bits), parts (16), next part (16). */
