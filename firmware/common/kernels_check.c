@@ -25,7 +25,8 @@
  *
  *   mismatch case 17 conv (description) at 203: got 12 want 13
  *   cases 600 conv 300 conv_scratch 300 conv_less 120 inplace 40 conv_s32 90 requant 150
- *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 pw 120 pw_fast 40
+ *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 dw3_pair 20
+ *   pw 120 pw_fast 40
  *   pw_wide 20 dense_folded 75 dense_p4 110 dense_p4_dsp 14
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
@@ -42,7 +43,8 @@
  * tn__crt_requant_s8's (a quarter of the convolution cases are drawn so),
  * pw_wide counting those (the fused assembly takes them); " dw3-wide" before
  * " dw3" when a group of the form has shifts below -20 and bounded sums,
- * dw3_wide counting those cases);
+ * dw3_wide counting those cases; " dw3-pair" before " dw3" when the form
+ * runs two output pixels a pass in the case, dw3_pair counting those);
  * exit
  * code 0 when every output matched, 1 otherwise. KC_CASES and KC_SEED
  * (compile-time) set the number of cases and the seed. Built and run by
@@ -260,9 +262,11 @@ static int dw3_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
  * dw3_group, dw3_wide_ok): TFLite's output offset, every channel of the
  * group's in tn__crt_requant_s8's range (pw_quant_ok), or with a
  * multiplier of 0, or above 0 with a shift in [-31, -1], and its sums
- * bounded (its bias within 2^30 less nine taps of 255 * 128). */
-static int dw3_wide_case(const TnCrtConv2d *p, const TnCrtQuant *q,
-                         const int32_t *bias) {
+ * bounded (its bias within 2^30 less nine taps of 255 * 128); with wide
+ * 0, whether it has a group requantized so at all (DW3_FAST or
+ * DW3_FAST_ACT). */
+static int dw3_fast_group(const TnCrtConv2d *p, const TnCrtQuant *q,
+                          const int32_t *bias, int wide) {
   if (!dw3_case(p, q) || q->output_offset < -128 || q->output_offset > 127)
     return 0;
   const int32_t lim = (INT32_C(1) << 30) - 9 * 255 * 128;
@@ -278,10 +282,42 @@ static int dw3_wide_case(const TnCrtConv2d *p, const TnCrtQuant *q,
                            b >= -lim && b < lim));
       beyond = beyond || (m > 0 && s < -20);
     }
-    if (ok && beyond) return 1;
+    if (ok && (beyond || !wide)) return 1;
   }
   return 0;
 }
+
+static int dw3_wide_case(const TnCrtConv2d *p, const TnCrtQuant *q,
+                         const int32_t *bias) {
+  return dw3_fast_group(p, q, bias, 1);
+}
+
+/* Whether the depthwise 3x3 form runs two output pixels a pass somewhere
+ * in the case (dw3x3_s8_dsp.h: dw3_out_row, dw3_whole4x2; optimised
+ * builds): stride_w 1, no activation's clamp, a group of four channels
+ * requantized by dw3_q (DW3_FAST), an output row whose window rows all lie
+ * inside the input and two output columns whose windows do. */
+static int dw3_pair_case(const TnCrtConv2d *p, const TnCrtQuant *q,
+                         const int32_t *bias) {
+#if defined(__OPTIMIZE__)
+  if (p->stride_w != 1 || q->act_min > -128 || q->act_max < 127 ||
+      !dw3_fast_group(p, q, bias, 0))
+    return 0;
+  int row = 0;
+  for (int32_t oy = 0; oy < p->out_h; oy++) {
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    row |= iy0 >= 0 && iy0 + 3 <= p->in_h;
+  }
+  int32_t whole = 0;
+  for (int32_t ox = 0; ox < p->out_w; ox++)
+    whole += ox >= p->pad_left && ox - p->pad_left + 3 <= p->in_w;
+  return row && whole >= 2;
+#else
+  (void)p, (void)q, (void)bias;
+  return 0;
+#endif
+}
+
 
 /* Whether the DSP matrix product takes the case, given its scratch
  * (arm_dsp/conv_s8_dsp.h: dsp_pw_ok): one group, TFLite's offsets, each
@@ -364,6 +400,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   kv(" per_channel=", q->per_channel);
   fw_str(bias ? " bias" : " no-bias");
   if (dw3_wide_case(p, q, bias)) fw_str(" dw3-wide");
+  if (dw3_pair_case(p, q, bias)) fw_str(" dw3-pair");
   if (dw3_case(p, q)) fw_str(" dw3");
   if (pw_wide_case(p, q)) fw_str(" pw-wide");
   if (pw_fast_case(p, q)) fw_str(" pw-fast");
@@ -402,6 +439,7 @@ static uint64_t no_scratch_ticks, scratch_ticks;
 static int32_t n_conv, n_scratch, n_less, n_inplace, n_conv32, n_requant, n_dense, n_dense32;
 static int32_t n_dw3, n_dw3_inplace; /* cases of the depthwise 3x3 form */
 static int32_t n_dw3_wide; /* of those, with a group requantized wide */
+static int32_t n_dw3_pair; /* of those, with two pixels a pass */
 static int32_t n_pw; /* cases of the matrix product, with its scratch */
 static int32_t n_pw_fast; /* of those, its fused assembly's */
 static int32_t n_pw_wide; /* of those, with shifts beyond PW_FAST's */
@@ -609,6 +647,7 @@ static void check_conv(int32_t index) {
   compare8(&cmp, t1, st, out_buf, ref_buf, nout);
   n_dw3 += dw3;
   n_dw3_wide += dw3_wide_case(&p, &q, bias);
+  n_dw3_pair += dw3_pair_case(&p, &q, bias);
 
   /* With the scratch the compiler plans for the DSP forms (their buffers
    * there; the call above, with none, takes the unpacked forms), from an
@@ -814,7 +853,7 @@ int main(void) {
   kv(" dense ", n_dense);
   kv(" dense_s32 ", n_dense32);
   kv(" dw3 ", n_dw3), kv(" dw3_inplace ", n_dw3_inplace);
-  kv(" dw3_wide ", n_dw3_wide);
+  kv(" dw3_wide ", n_dw3_wide), kv(" dw3_pair ", n_dw3_pair);
   kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
   kv(" dense_folded ", n_dense_folded);
   kv(" dense_p4 ", n_dense_p4), kv(" dense_p4_dsp ", n_dense_p4_dsp);

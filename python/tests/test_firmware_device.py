@@ -442,7 +442,8 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     assert res["ok"] and res["exit_code"] == 0
     ran = res["cases"]
     for kind in ("conv", "conv_scratch", "conv_less", "inplace", "conv_s32", "requant",
-                 "dense", "dense_s32", "dw3", "dw3_inplace", "dw3_wide", "pw", "pw_fast",
+                 "dense", "dense_s32", "dw3", "dw3_inplace", "dw3_wide", "dw3_pair", "pw",
+                 "pw_fast",
                  "pw_wide", "dense_folded", "dense_p4", "dense_p4_dsp"):
         assert ran[kind] > 0, (kind, ran)
     # given the scratch sized for them, the convolutions take the packed DSP
@@ -465,7 +466,8 @@ def test_kernels_check_reports_a_mismatch(tmp_path: Any) -> None:
 
 
 def _check_broken_form(tmp_path: Any, header_name: str, old: str, new: str,
-                       tag: str, kind: bool = False, marked: str = "") -> None:
+                       tag: str, kind: bool = False, marked: str = "",
+                       cases: int = 120) -> None:
     """kernels_check on a copy of the crt whose arm_dsp/header_name has
     its one occurrence of old replaced by new: it must fail, and every
     case it describes must end in tag (the cases it counts as that
@@ -478,7 +480,7 @@ def _check_broken_form(tmp_path: Any, header_name: str, old: str, new: str,
     text = header.read_text()
     assert text.count(old) == 1
     header.write_text(text.replace(old, new))
-    elf = kc.build(str(tmp_path / "fw"), opt="-O2", cases=120, seed=1, crt=str(crt))
+    elf = kc.build(str(tmp_path / "fw"), opt="-O2", cases=cases, seed=1, crt=str(crt))
     res = kc.run_elf(elf, timeout=300)
     assert res["exit_code"] == 1 and res["failures"] > 0 and not res["ok"]
     described = [m for m in res["mismatches"] if m.startswith("case ")]
@@ -494,6 +496,16 @@ def test_kernels_check_catches_a_broken_depthwise_3x3_form(tmp_path: Any) -> Non
     the check counts as that form's."""
     last_row = "  dw3_row4(s, x + 2 * is1, is2, g->w + 12, 3, io2);\n"
     _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", last_row, "", "dw3")
+
+
+def test_kernels_check_catches_a_broken_depthwise_3x3_pair(tmp_path: Any) -> None:
+    """The same for the form's two pixels a pass at stride 1
+    (dw3_whole4x2): a copy whose pair leaves out the second pixel's last
+    tap of each row fails, and only in the cases the check counts as
+    running pairs ("dw3-pair"; about one case in fifty, so 400 of them)."""
+    last = '  "smlatt %[b2], %[v], %[wv], %[b2]\\n\\t"\n'
+    _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", last, '  ""\n', "dw3",
+                       marked="dw3-pair", cases=400)
 
 
 def test_kernels_check_catches_a_broken_pointwise_form(tmp_path: Any) -> None:
@@ -538,7 +550,7 @@ def test_kernels_check_catches_a_broken_wide_depthwise_requantization(
     when it is wrong: a copy of the crt that takes r - 1 as 0 for those
     shifts gives mismatches, and only in the cases the check marks as
     having such a group (" dw3-wide")."""
-    rr = "g->s[j] <= -1 && g->s[j] >= -31 ? -g->s[j] - 1 : 0;"
+    rr = "sh <= -1 && sh >= -31 ? -sh - 1 : 0;"
     _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", rr, rr.replace("-31", "-20"), "dw3",
                        marked="dw3-wide")
 
