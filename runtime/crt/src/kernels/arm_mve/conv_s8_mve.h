@@ -111,9 +111,37 @@ BLOCK_INLINE void mve_sums(int32_t s[4], const int8_t *x0, const int8_t *x1,
   s[0] = a, s[1] = b, s[2] = d, s[3] = e;
 }
 
+/*
+ * The four sums s (pixel o0's channels co, co + 1, then pixel o1's: at
+ * o0 + off[j]) requantized in one vector, where the layer's mode is
+ * PW_FAST or PW_WIDE (every multiplier m >= 0, every shift a right shift
+ * r >= 1): TFLite's SaturatingRoundingDoublingHighMul is VQRDMULH,
+ * (acc * m + 2^30) >> 31 with the doubling inside the 64-bit product
+ * (what pw_out's PW_WIDE computes; no bound on acc, and it saturates
+ * only for acc = m = INT32_MIN), and its RoundingDivideByPOT, which
+ * rounds a negative half away from zero, is VRSHL's round-half-up of
+ * h - 1 for a negative h (h + (h >> 31), saturating: INT32_MIN stays);
+ * then the output offset and the clamp, as pw_out's SSAT and
+ * activation. The bytes are pw_store's.
+ */
+BLOCK_INLINE void mve_store4(int8_t *o0, uint32x4_t off, const int32_t s[4],
+                             const TnCrtQuant *q, int32_t k0, int32_t k1,
+                             int32_t lo, int32_t hi) {
+  const int32_t mm[4] = {q->multiplier[k0], q->multiplier[k1],
+                         q->multiplier[k0], q->multiplier[k1]};
+  const int32_t sh[4] = {q->shift[k0], q->shift[k1], q->shift[k0],
+                         q->shift[k1]};
+  const int32x4_t h = vqrdmulhq_s32(vldrwq_s32(s), vldrwq_s32(mm));
+  int32x4_t v = vrshlq_s32(vqaddq_s32(h, vshrq_n_s32(h, 31)), vldrwq_s32(sh));
+  v = vaddq_n_s32(v, q->output_offset);
+  v = vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+  vstrbq_scatter_offset_s32(o0, off, v);
+}
+
 /* Every channel of the pixels o0, o1 (windows x0, x1), in pairs (the
  * last of an odd count with itself), requantized in `mode`, a constant
- * where it is inlined. */
+ * where it is inlined: a pair's four outputs by mve_store4 but in
+ * PW_ANY and for the last of an odd count, there by pw_store. */
 BLOCK_INLINE void mve_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
                                int32_t hi, const uint32_t *corr, int8_t *o0,
                                int8_t *o1, const int8_t *x0, const int8_t *x1,
@@ -123,12 +151,19 @@ BLOCK_INLINE void mve_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
   const ptrdiff_t ws = p->w_strides[3];
   const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
   const int8_t *w = c->w;
+  const uint32_t d = (uint32_t)(o1 - o0); /* mod 2^32, as addresses add */
+  const uint32_t o4[4] = {0, 1, d, d + 1};
+  const uint32x4_t base = vldrwq_u32(o4);
   for (int32_t co = 0; co < nc; co += 2, w += 2 * ws) {
     const int32_t c1 = co + 1 < nc ? co + 1 : co;
     int32_t s[4] = {(int32_t)corr[co], (int32_t)corr[c1], (int32_t)corr[co],
                     (int32_t)corr[c1]};
     mve_sums(s, x0, x1, w, w + (c1 - co) * ws, n);
-    pw_store(o0, o1, co, c1, s, q, qs, off, lo, hi, mode);
+    if (mode != PW_ANY && c1 == co + 1)
+      mve_store4(o0, vaddq_n_u32(base, (uint32_t)co), s, q, co * qs,
+                 c1 * qs, lo, hi);
+    else
+      pw_store(o0, o1, co, c1, s, q, qs, off, lo, hi, mode);
   }
 }
 
