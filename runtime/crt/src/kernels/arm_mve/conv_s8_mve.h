@@ -34,55 +34,51 @@
  * the weights' order: the input itself where it is one run there (OHWI
  * over NHWC, one row of the window, wholly inside) and `direct`, else
  * gathered into col (the taps outside the input -io, whose sum with io
- * is 0). */
+ * is 0). With OHWI weights over NHWC data, undilated across, a row of
+ * the window is a run of the input between runs of padding; else tap by
+ * tap. */
 static const int8_t *mve_im2col(int8_t *col, const Conv *c,
                                 const PwPixels *it, int direct) {
   const TnCrtConv2d *p = c->p;
-  const int32_t *ws = p->w_strides, *is = p->in_strides;
+  const int32_t *ws = p->w_strides, *is = p->in_strides, nc = p->in_c;
   const int32_t iy0 = it->oy * p->stride_h - p->pad_top;
   const int32_t ix0 = it->ox * p->stride_w - p->pad_left;
   const int8_t pad = (int8_t)-c->io;
   const int8_t *xn = c->in + (ptrdiff_t)it->n * is[0];
-  const int32_t nc = p->in_c;
-  const int rows = ws[2] == 1 && ws[1] == nc && is[3] == 1 && is[2] == nc &&
-                   p->dilation_w == 1;
-  int32_t kx0 = 0, kx1 = p->k_w; /* the window's columns inside */
-  if (rows) taps(ix0, p->k_w, 1, p->in_w, &kx0, &kx1);
-  if (rows && kx0 == 0 && kx1 == p->k_w && iy0 >= 0 &&
-      (int64_t)iy0 + (int64_t)(p->k_h - 1) * p->dilation_h < p->in_h) {
-    const int8_t *x = xn + (ptrdiff_t)iy0 * is[1] + (ptrdiff_t)ix0 * nc;
-    if (p->k_h == 1 && direct) return x; /* read where it lies */
-    const ptrdiff_t step = (ptrdiff_t)p->dilation_h * is[1];
-    const int32_t len = p->k_w * nc;
-    for (int32_t ky = 0; ky < p->k_h; ky++, x += step)
-      memcpy(col + (ptrdiff_t)ky * ws[0], x, (size_t)len);
-    return col;
-  }
-  for (int32_t ky = 0; ky < p->k_h; ky++) {
-    const int64_t iy = (int64_t)iy0 + (int64_t)ky * p->dilation_h;
-    const int row_in = iy >= 0 && iy < p->in_h;
-    const int8_t *xr = xn + (row_in ? (ptrdiff_t)iy * is[1] : 0);
-    if (rows) { /* OHWI over NHWC: one run, pads around it */
-      int8_t *o = col + (ptrdiff_t)ky * ws[0];
-      if (!row_in || kx1 <= kx0) {
-        memset(o, pad, (size_t)(p->k_w * nc));
+  if (ws[2] == 1 && ws[1] == nc && is[3] == 1 && is[2] == nc &&
+      p->dilation_w == 1) {
+    int32_t kx0, kx1; /* the window's columns inside */
+    taps(ix0, p->k_w, 1, p->in_w, &kx0, &kx1);
+    const size_t row = (size_t)p->k_w * (size_t)nc;
+    const size_t lead = (size_t)kx0 * (size_t)nc;
+    const size_t len = kx1 > kx0 ? (size_t)(kx1 - kx0) * (size_t)nc : 0;
+    if (direct && p->k_h == 1 && len == row && iy0 >= 0 && iy0 < p->in_h)
+      return xn + (ptrdiff_t)iy0 * is[1] + (ptrdiff_t)ix0 * nc;
+    for (int32_t ky = 0; ky < p->k_h; ky++) {
+      int8_t *const o = col + (ptrdiff_t)ky * ws[0];
+      const int64_t iy = (int64_t)iy0 + (int64_t)ky * p->dilation_h;
+      if (iy < 0 || iy >= p->in_h || len == 0) {
+        memset(o, pad, row);
         continue;
       }
-      memset(o, pad, (size_t)(kx0 * nc));
-      memcpy(o + kx0 * nc, xr + (ptrdiff_t)(ix0 + kx0) * nc,
-             (size_t)((kx1 - kx0) * nc));
-      memset(o + kx1 * nc, pad, (size_t)((p->k_w - kx1) * nc));
-      continue;
+      if (lead > 0) memset(o, pad, lead);
+      memcpy(o + lead, xn + (ptrdiff_t)iy * is[1] + (ptrdiff_t)(ix0 + kx0) * nc,
+             len);
+      if (lead + len < row) memset(o + lead + len, pad, row - lead - len);
     }
-    for (int32_t kx = 0; kx < p->k_w; kx++) {
-      const int64_t ix = (int64_t)ix0 + (int64_t)kx * p->dilation_w;
-      const int32_t t0 = ky * ws[0] + kx * ws[1];
-      const int inside = row_in && ix >= 0 && ix < p->in_w;
-      const int8_t *x = inside ? xr + (ptrdiff_t)ix * is[2] : NULL;
-      for (int32_t ci = 0; ci < nc; ci++)
-        col[t0 + ci * ws[2]] = inside ? x[(ptrdiff_t)ci * is[3]] : pad;
-    }
+    return col;
   }
+  for (int32_t ky = 0; ky < p->k_h; ky++)
+    for (int32_t kx = 0; kx < p->k_w; kx++) {
+      const int64_t iy = (int64_t)iy0 + (int64_t)ky * p->dilation_h;
+      const int64_t ix = (int64_t)ix0 + (int64_t)kx * p->dilation_w;
+      const int inside = iy >= 0 && iy < p->in_h && ix >= 0 && ix < p->in_w;
+      const int8_t *x =
+          inside ? xn + (ptrdiff_t)iy * is[1] + (ptrdiff_t)ix * is[2] : NULL;
+      int8_t *const o = col + ky * ws[0] + kx * ws[1];
+      for (int32_t ci = 0; ci < nc; ci++)
+        o[ci * ws[2]] = inside ? x[(ptrdiff_t)ci * is[3]] : pad;
+    }
   return col;
 }
 
@@ -167,6 +163,17 @@ BLOCK_INLINE void mve_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
   }
 }
 
+/* The requantization mode mve_channels takes for a layer of pw_mode
+ * `mode`: its own where TN_CRT_CONV_S8_FORMS keeps its loop, else the
+ * any-mode one where that is kept (pw_taken), else -1 (none runs). */
+static int mve_kept(int mode) {
+  if (mode == PW_FAST && TN__CONV_FORM(TN_CRT_CONV_FORM_PW_FAST))
+    return PW_FAST;
+  if (mode == PW_WIDE && TN__CONV_FORM(TN_CRT_CONV_FORM_PW_WIDE))
+    return PW_WIDE;
+  return TN__CONV_FORM(TN_CRT_CONV_FORM_PW_ANY) ? PW_ANY : -1;
+}
+
 /* The layer into out, each channel's sums from corr: the pixels in pairs
  * (the last of an odd count with itself), the gathered windows in cols
  * (two runs of pw_cols(p) taps). In place (out == the input: a 1x1
@@ -178,45 +185,53 @@ static NOINLINE void mve_pw_run(const Conv *c, const TnCrtQuant *q,
                                 int32_t lo, int32_t hi, const uint32_t *corr,
                                 int8_t *out, int8_t *cols, int mode) {
   const TnCrtConv2d *p = c->p;
-  const int64_t pixels = (int64_t)p->batch * p->out_h * p->out_w;
   const int32_t pitch = pw_cols(p);
   const int direct = (const void *)c->in != (const void *)out;
+  const int kept = mve_kept(mode);
   PwPixels it = {.p = p, .out = out};
   pw_row(&it);
-  for (int64_t i = 0; i < pixels; i += 2) {
-    int8_t *o0 = it.o, *o1 = it.o;
-    const int8_t *x0 = mve_im2col(cols, c, &it, direct), *x1 = x0;
-    if (i + 1 < pixels) {
+  for (int64_t left = (int64_t)p->batch * p->out_h * p->out_w; left > 0;
+       left -= 2) {
+    int8_t *const o0 = it.o;
+    const int8_t *const x0 = mve_im2col(cols, c, &it, direct);
+    int8_t *o1 = o0;
+    const int8_t *x1 = x0;
+    if (left > 1) {
       pw_next(&it);
-      o1 = it.o;
-      x1 = mve_im2col(cols + pitch, c, &it, direct);
+      o1 = it.o, x1 = mve_im2col(cols + pitch, c, &it, direct);
     }
-    /* only the modes TN_CRT_CONV_S8_FORMS keeps (pw_taken) */
-    if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_FAST) && mode == PW_FAST)
+    switch (kept) { /* a constant mode for each copy of the loop */
+    case PW_FAST:
       mve_channels(c, q, lo, hi, corr, o0, o1, x0, x1, PW_FAST);
-    else if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_WIDE) && mode == PW_WIDE)
+      break;
+    case PW_WIDE:
       mve_channels(c, q, lo, hi, corr, o0, o1, x0, x1, PW_WIDE);
-    else if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_ANY))
+      break;
+    case PW_ANY:
       mve_channels(c, q, lo, hi, corr, o0, o1, x0, x1, PW_ANY);
-    if (i + 2 < pixels) pw_next(&it);
+      break;
+    default:
+      break;
+    }
+    if (left > 2) pw_next(&it);
   }
 }
 
 /* dsp_pointwise's layers (dsp_pw_ok, pw_taken; mode: pw_mode's) with the
  * same buffer (pw_scratch_bytes: the sums' starting values, then room
  * for 4 * pw_cols(p) int16 taps, of which the two windows take 2 *
- * pw_cols(p) bytes). */
+ * pw_cols(p) bytes). With input offset 0 and a bias, the bias is the
+ * sums' start (it holds the offset's share: FoldInputOffset). */
 static void mve_pointwise(const Conv *c, const TnCrtQuant *q, int32_t lo,
                           int32_t hi, const int32_t *bias, int8_t *out,
                           void *buf, int mode) {
   uint32_t *const corr = buf; /* out_c <= PW_MAX_CHANNELS */
-  const uint32_t *start = corr;
+  const int folded = c->io == 0 && bias != NULL;
   (void)dsp_pointwise; /* the form this one stands in for: not linked */
-  if (c->io == 0 && bias != NULL)
-    start = (const uint32_t *)(const void *)bias;
-  else
-    pw_corr(corr, c, bias);
-  mve_pw_run(c, q, lo, hi, start, out, (int8_t *)(corr + c->p->out_c), mode);
+  if (!folded) pw_corr(corr, c, bias);
+  mve_pw_run(c, q, lo, hi,
+             folded ? (const uint32_t *)(const void *)bias : corr, out,
+             (int8_t *)(corr + c->p->out_c), mode);
 }
 
 #endif /* TN_CRT_HAVE_ARM_MVE */
