@@ -5,19 +5,22 @@
  * filter offset 0, the window at most PW_MAX_WINDOW taps). A window's
  * taps are a run of int8, the input itself where a pixel's window is one
  * run of it (a 1x1 layer over NHWC data), else gathered into the call's
- * scratch with -input_offset in the padding; VMLADAVA multiplies 16 int8
- * lanes of a window by 16 of a channel's weights and adds the 16
- * products to a 32-bit sum, two pixels by two channels a turn (four
- * sums, four loads, four VMLADAVA: sixteen registers left for the
- * pointers and the loop), and a window's last taps are one turn under a
- * tail predicate (VCTP), whose lanes past the window neither load nor
- * add. The sums wrap mod 2^32 like the portable ones; they start from
- * the DSP form's corrections (bias + input_offset * the weights' sum),
- * and each output is requantized by the DSP form's pw_out in the layer's
- * mode, so the bytes are the portable kernel's. conv_s8.c includes this
- * header after arm_dsp/conv_s8_dsp.h (whose helpers it uses) where isa.h
- * says MVE is there (TN_CRT_HAVE_ARM_MVE), and conv_run calls
- * mve_pointwise in dsp_pointwise's place, with the same scratch.
+ * scratch with -input_offset in the padding (always in place, where the
+ * outputs overwrite the input); VMLADAVA multiplies 16 int8 lanes of a
+ * window by 16 of a channel's weights and adds the 16 products to a
+ * 32-bit sum, two pixels by two channels a turn (four loads and four
+ * VMLADAVA for 64 multiply-adds), and a window's last taps are one turn
+ * under a tail predicate (VCTP), whose lanes past the window neither
+ * load nor add. The sums wrap mod 2^32 like the portable ones; they
+ * start from the DSP form's corrections (bias + input_offset * the
+ * weights' sum); a turn's four outputs are requantized in one vector
+ * (mve_store4, TFLite's arithmetic exactly) where the layer's mode allows,
+ * else one at a time by the DSP form's pw_out, so the bytes are the
+ * portable kernel's. conv_s8.c includes this header after
+ * arm_dsp/conv_s8_dsp.h (whose helpers it uses) where isa.h says MVE is
+ * there (TN_CRT_HAVE_ARM_MVE), and calls mve_pointwise in
+ * dsp_pointwise's place (conv_run, and tn_crt_conv2d_s8 in place), with
+ * the same scratch.
  */
 #ifndef TVMNODE_CRT_ARM_MVE_CONV_S8_MVE_H_
 #define TVMNODE_CRT_ARM_MVE_CONV_S8_MVE_H_
