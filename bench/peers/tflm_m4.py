@@ -40,6 +40,17 @@ when its file is there, VWW) this
    is also set beside that figure and beside the published TFLite Micro
    v2.3.1 + CMSIS-NN one (MLPerf Tiny v0.5, Reference).
 
+`--target NAME` builds and runs both sides for another row of
+firmware/targets.txt with its flags and board instead (the M55:
+`--target m55`, mps3-an547, where gcc 12.2 with -mcpu=cortex-m55 defines
+__ARM_FEATURE_MVE and CMSIS-NN compiles its MVE kernels, as TFLM's
+cortex_m_generic build for that core does). Where the cycle estimate's
+timing table does not describe the core (firmware/common/cycles.py:
+the M4's, which prices neither the M7's dual issue nor the M55's beats),
+the table has instructions, flash and RAM without estimated cycles, the
+estimator check (its published latencies are the M4 board's) is
+skipped, and the JSON is OUT/tflm_NAME.json.
+
 Inputs are the ones examples/deploy.py runs: the first bundled sample
 (python/examples/deploy/samples/sample0.npy) for KWS, and for the other
 models the first of its seeded random inputs
@@ -417,8 +428,8 @@ def write_gen(gen: str, name: str, model: bytes, ops: Sequence[int], inp: bytes,
 
 def build_tflm(src: Dict[str, str], lib_objs: List[str], name: str, model: bytes,
                inp: bytes, arena: int, work: str, opt: str, key: str, jobs: int,
-               search: bool = False, int8: bool = False) -> str:
-    t = fw.get_target("m4")
+               search: bool = False, int8: bool = False, target: str = "m4") -> str:
+    t = fw.get_target(target)
     gen = os.path.join(work, "gen")
     write_gen(gen, name, model, model_operators(model), inp, arena, search, int8)
     defines = fw.harness_defines(t)
@@ -460,8 +471,8 @@ def parse_tflm(text: str) -> Dict[str, Any]:
     return res
 
 
-def run_tflm(elf: str) -> Dict[str, Any]:
-    code, text = fw.run_program(elf, "m4", timeout=600)
+def run_tflm(elf: str, target: str = "m4") -> Dict[str, Any]:
+    code, text = fw.run_program(elf, target, timeout=600)
     res = parse_tflm(text)
     res["exit_code"] = code
     res["log"] = text
@@ -510,7 +521,7 @@ def ours_io_in_pool(args: argparse.Namespace, name: str, path: str, work: str, i
     archive = os.path.join(work, "mlf-io-in-pool")
     tvmnode_compile(args.python, path, name, archive, io_in_pool=True)
     res = fw.build_and_run(archive, name, [inp], os.path.join(work, "fw-io-in-pool"),
-                           opt=args.opt, target="m4", timeout=600,
+                           opt=args.opt, target=args.target, timeout=600,
                            cache=os.path.join(args.work, "objs" + args.opt))
     if not res["ok"]:
         raise BenchError("%s: the --io-in-pool firmware failed: %s" % (name, res["log"][-2000:]))
@@ -527,14 +538,19 @@ def out_bytes(res: Dict[str, Any]) -> List[bytes]:
 
 # --- the table ---------------------------------------------------------------
 
-def side(size: Dict[str, int], run: Dict[str, Any], est: Dict[str, Any]) -> Dict[str, Any]:
+def side(size: Dict[str, int], run: Dict[str, Any],
+         est: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """One side's row; est is None on a core the cycle estimate does not
+    price (its instructions, flash and RAM only)."""
     data_bss = size.get("data", 0) + size.get("bss", 0)
-    return {"instructions": run["instructions"], "plugin_instructions": est["instructions"],
-            "cycles": est["cycles"], "flash": size.get("text", 0) + size.get("rodata", 0),
+    return {"instructions": run["instructions"],
+            "plugin_instructions": est["instructions"] if est else None,
+            "cycles": est["cycles"] if est else None,
+            "flash": size.get("text", 0) + size.get("rodata", 0),
             "text": size.get("text", 0), "rodata": size.get("rodata", 0),
             "data_bss": data_bss, "run_stack": run["run_stack_bytes"],
             "stack": run["stack_bytes"], "ram": data_bss + run["run_stack_bytes"],
-            "top_functions": est["functions"][:8]}
+            "top_functions": est["functions"][:8] if est else []}
 
 
 def table(rows: List[Dict[str, Any]]) -> str:
@@ -545,6 +561,8 @@ def table(rows: List[Dict[str, Any]]) -> str:
 
     def pair(r: Dict[str, Any], k: str, side: str = "tvmnode") -> str:
         a, b = r[side][k], r["tflm"][k]
+        if a is None or b is None:
+            return "n/a"
         return "{:,} / {:,} ({:.2f})".format(a, b, a / b if b else float("nan"))
     for r in rows:
         equal = r["outputs_equal"] and r["tvmnode_io_in_pool"]["outputs_equal"]
@@ -679,7 +697,7 @@ def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[st
         inp_bytes = f.read()
 
     ours = fw.build_and_run(archive, name, [inp], os.path.join(work, "fw"), opt=args.opt,
-                            target="m4", timeout=600,
+                            target=args.target, timeout=600,
                             cache=os.path.join(args.work, "objs" + args.opt))
     if not ours["ok"]:
         raise BenchError("%s: the tvmnode firmware failed: %s" % (name, ours["log"][-2000:]))
@@ -687,29 +705,30 @@ def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[st
     if args.ram_only:
         return {"model": name, "file": path, "tvmnode": ram(ours),
                 "tvmnode_io_in_pool": ours_io}
-    ours_est = fw.profile(ours["elf"], os.path.join(work, "fw"), "m4", timeout=1200)
+    ours_est = fw.profile(ours["elf"], os.path.join(work, "fw"), args.target,
+                          timeout=1200) if args.priced else None
 
     with open(path, "rb") as f:
         model = f.read()
     tw = os.path.join(work, "tflm-int8" if args.int8_kernels else "tflm")
     elf = build_tflm(src, lib_objs, name, model, inp_bytes, INITIAL_ARENA, tw, args.opt, key,
-                     args.jobs, search=True, int8=args.int8_kernels)
-    first = run_tflm(elf)
+                     args.jobs, search=True, int8=args.int8_kernels, target=args.target)
+    first = run_tflm(elf, args.target)
     if first.get("done") != 0 or "arena_min" not in first:
         raise BenchError("%s: TFLM failed with a %d KiB arena:\n%s"
                          % (name, INITIAL_ARENA // 1024, first["log"][-2000:]))
     arena = first["arena_min"]
     for _ in range(8):
         elf = build_tflm(src, lib_objs, name, model, inp_bytes, arena, tw, args.opt, key,
-                         args.jobs, int8=args.int8_kernels)
-        theirs = run_tflm(elf)
+                         args.jobs, int8=args.int8_kernels, target=args.target)
+        theirs = run_tflm(elf, args.target)
         if theirs.get("done") == 0:
             break
         arena += 16
     else:
         raise BenchError("%s: TFLM does not run in the arena it allocated in:\n%s"
                          % (name, theirs["log"][-2000:]))
-    theirs_est = fw.profile(elf, tw, "m4", timeout=1200)
+    theirs_est = fw.profile(elf, tw, args.target, timeout=1200) if args.priced else None
     tsize = fw.section_sizes(elf)
     equal = out_bytes(ours) == theirs["output_bytes"]
     row = {"model": name, "file": path, "input_bytes": len(inp_bytes),
@@ -724,7 +743,8 @@ def bench_model(args: argparse.Namespace, src: Dict[str, str], lib_objs: List[st
            "outputs": {"tvmnode": [b.hex() for b in out_bytes(ours)],
                        "tflm": [b.hex() for b in theirs["output_bytes"]]}}
     for k in ("instructions", "cycles", "flash", "ram"):
-        row["ratio_" + k] = row["tvmnode"][k] / max(row["tflm"][k], 1)
+        if row["tvmnode"][k] is not None and row["tflm"][k] is not None:
+            row["ratio_" + k] = row["tvmnode"][k] / max(row["tflm"][k], 1)
     row["ratio_ram_io_in_pool"] = ours_io["ram"] / max(row["tflm"]["ram"], 1)
     return row
 
@@ -742,7 +762,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="an interpreter that imports tvmnode and numpy")
     ap.add_argument("--opt", default="-O2", help="optimization flag for both sides (default -O2)")
     ap.add_argument("--out", default=os.path.join(ROOT, "build-bench", "bench"))
-    ap.add_argument("--work", default=None, help="build folder (default OUT/tflm_m4)")
+    ap.add_argument("--target", default="m4",
+                    help="a row of firmware/targets.txt: both sides are built with its flags "
+                         "and run on its board (default m4). Where the cycle estimate does "
+                         "not price the core (firmware/common/cycles.py), the table has "
+                         "instructions, flash and RAM only, and the estimator check against "
+                         "the published M4 latencies is skipped")
+    ap.add_argument("--work", default=None, help="build folder (default OUT/tflm_TARGET)")
     ap.add_argument("--models", default=",".join(m for m, _ in MODELS))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--int8-kernels", action="store_true",
@@ -750,7 +776,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                          "(Register_CONV_2D_INT8() and the like) instead of the defaults")
     ap.add_argument("--ram-only", action="store_true",
                     help="build and run only our side, with and without --io-in-pool, "
-                         "and report its RAM (no TFLM build; writes tflm_m4_ram.json)")
+                         "and report its RAM (no TFLM build; writes tflm_TARGET_ram.json)")
     args = ap.parse_args(argv)
 
     if args.export_from:
@@ -768,11 +794,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("tflm_m4: %s; skipped" % tools, file=sys.stderr)
         return 2
     os.environ.setdefault("TVMNODE_SOURCE_DIR", ROOT)  # the crt the archives carry
-    args.work = args.work or os.path.join(args.out, "tflm_m4")
+    args.work = args.work or os.path.join(args.out, "tflm_" + args.target)
+    try:
+        fw.priced(args.target)
+        args.priced = True
+    except fw.FirmwareError as e:
+        args.priced = False
+        print("tflm_m4: instructions only on %s: %s" % (args.target, e), file=sys.stderr)
     commits = {s.sub: snapshot_commit(src[s.sub]) for s in SNAPSHOTS if s.sub in src}
     key = json.dumps(commits, sort_keys=True)
 
-    t = fw.get_target("m4")
+    t = fw.get_target(args.target)
     lib_flags = t.flags + [args.opt] + TFLM_COMMON + TFLM_DEFINES + \
         ["-I" + d for d in tflm_includes(src)]
     wanted = [m for m, _ in MODELS if m in args.models.split(",")]
@@ -804,15 +836,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         text = ram_table(rows)
         print(text)
         os.makedirs(args.out, exist_ok=True)
-        path = os.path.join(args.out, "tflm_m4_ram.json")
+        path = os.path.join(args.out, "tflm_%s_ram.json" % args.target)
         with open(path, "w") as f:
-            json.dump({"opt": args.opt, "target": "m4", "models": rows, "table": text}, f,
+            json.dump({"opt": args.opt, "target": args.target, "models": rows, "table": text}, f,
                       indent=1)
         print("wrote %s" % path, file=sys.stderr)
         return 0 if all(r["tvmnode_io_in_pool"]["outputs_equal"] for r in rows) else 1
     text = table(rows)
     print(text)
-    check = validate(src, rows, args.work, args.opt, key, args.jobs)
+    # the published latencies are the M4 board's
+    check = validate(src, rows, args.work, args.opt, key, args.jobs) if args.priced else {}
     lines = []
     if "microtvm_program" in check:
         p, pub = check["microtvm_program"], check["published_microtvm"]
@@ -839,15 +872,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         pass
     gcc = fw._run([GXX, "--version"], "g++ --version").splitlines()[0]
     os.makedirs(args.out, exist_ok=True)
-    report = {"opt": args.opt, "target": "m4", "int8_kernels": args.int8_kernels, "machine": cpu or platform.machine(),
+    report = {"opt": args.opt, "target": args.target, "int8_kernels": args.int8_kernels, "machine": cpu or platform.machine(),
               "compiler": gcc, "snapshots": {s.sub: {"repo": s.repo, "commit": commits[s.sub],
                                                      "path": src[s.sub]}
                                              for s in SNAPSHOTS if s.sub in src},
               "tflm_flags": lib_flags[:len(t.flags) + 1] + TFLM_COMMON + TFLM_DEFINES,
               "median_ratio_cycles": statistics.median(r["ratio_cycles"] for r in rows)
-              if rows else None,
+              if rows and args.priced else None,
+              "median_ratio_instructions":
+              statistics.median(r["ratio_instructions"] for r in rows) if rows else None,
               "models": rows, "table": text, "estimator_check": check}
-    path = os.path.join(args.out, "tflm_m4%s.json" % ("_int8" if args.int8_kernels else ""))
+    path = os.path.join(args.out, "tflm_%s%s.json" % (args.target,
+                                                    "_int8" if args.int8_kernels else ""))
     with open(path, "w") as f:
         json.dump(report, f, indent=1)
     print("wrote %s" % path, file=sys.stderr)

@@ -27,7 +27,7 @@
  *   cases 600 conv 300 conv_scratch 300 conv_less 120 inplace 40 conv_s32 90 requant 150
  *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 dw3_pair 20
  *   pw 120 pw_fast 40
- *   pw_wide 20 dense_folded 75 dense_p4 110 dense_p4_dsp 14
+ *   pw_wide 20 pw_mve 0 dense_folded 75 dense_p4 110 dense_p4_dsp 14
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
  *   (the convolutions run both ways, without scratch and with it)
@@ -44,7 +44,9 @@
  * pw_wide counting those (the fused assembly takes them); " dw3-wide" before
  * " dw3" when a group of the form has shifts below -20 and bounded sums,
  * dw3_wide counting those cases; " dw3-pair" before " dw3" when the form
- * runs two output pixels a pass in the case, dw3_pair counting those);
+ * runs two output pixels a pass in the case, dw3_pair counting those;
+ * pw_mve, of the pw cases those the MVE form ran, on a core with MVE:
+ * the M55);
  * exit
  * code 0 when every output matched, 1 otherwise. KC_CASES and KC_SEED
  * (compile-time) set the number of cases and the seed. Built and run by
@@ -443,6 +445,15 @@ static int32_t n_dw3_pair; /* of those, with two pixels a pass */
 static int32_t n_pw; /* cases of the matrix product, with its scratch */
 static int32_t n_pw_fast; /* of those, its fused assembly's */
 static int32_t n_pw_wide; /* of those, with shifts beyond PW_FAST's */
+/* Of n_pw, those the MVE form ran (arm_mve/conv_s8_mve.h: the kernels
+ * compiled with MVE, on the switch isa.h's TN_CRT_HAVE_ARM_MVE reads) */
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && \
+    defined(__ARM_FEATURE_DSP) && !defined(TN_CRT_NO_MVE)
+enum { KC_MVE = 1 };
+#else
+enum { KC_MVE = 0 };
+#endif
+static int32_t n_pw_mve;
 static int32_t n_dense_folded; /* dense cases with offsets 0 */
 /* [N, K] dense cases run again packed (tn_crt_dense_s8_pack4), and those
  * of them the DSP form's loop takes (offsets 0, four rows or more) */
@@ -665,6 +676,7 @@ static void check_conv(int32_t index) {
     n_pw += pw_case(&p, &q);
     n_pw_fast += pw_fast_case(&p, &q);
     n_pw_wide += pw_wide_case(&p, &q);
+    n_pw_mve += KC_MVE && pw_case(&p, &q);
   }
 
   /* With one of the smaller scratches a plan may give the call where the
@@ -855,6 +867,7 @@ int main(void) {
   kv(" dw3 ", n_dw3), kv(" dw3_inplace ", n_dw3_inplace);
   kv(" dw3_wide ", n_dw3_wide), kv(" dw3_pair ", n_dw3_pair);
   kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
+  kv(" pw_mve ", n_pw_mve);
   kv(" dense_folded ", n_dense_folded);
   kv(" dense_p4 ", n_dense_p4), kv(" dense_p4_dsp ", n_dense_p4_dsp);
   fw_endl();

@@ -446,6 +446,12 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
                  "pw_fast",
                  "pw_wide", "dense_folded", "dense_p4", "dense_p4_dsp"):
         assert ran[kind] > 0, (kind, ran)
+    # the M55 runs the matrix product's cases in its MVE form, the others
+    # in the DSP one
+    if fw.get_target(target).cpu == "cortex-m55":
+        assert ran["pw_mve"] == ran["pw"], ran
+    else:
+        assert ran["pw_mve"] == 0, ran
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
     conv = res["conv_instructions"]
@@ -467,21 +473,23 @@ def test_kernels_check_reports_a_mismatch(tmp_path: Any) -> None:
 
 def _check_broken_form(tmp_path: Any, header_name: str, old: str, new: str,
                        tag: str, kind: bool = False, marked: str = "",
-                       cases: int = 120) -> None:
-    """kernels_check on a copy of the crt whose arm_dsp/header_name has
-    its one occurrence of old replaced by new: it must fail, and every
-    case it describes must end in tag (the cases it counts as that
-    form's), or with kind name tag as its kind ("case 7 dense ..."),
-    and hold the word marked where one is given."""
+                       cases: int = 120, folder: str = "arm_dsp",
+                       target: str = DEFAULT) -> None:
+    """kernels_check on target, on a copy of the crt whose
+    folder/header_name has its one occurrence of old replaced by new: it
+    must fail, and every case it describes must end in tag (the cases it
+    counts as that form's), or with kind name tag as its kind ("case 7
+    dense ..."), and hold the word marked where one is given."""
     kc = _load_kernels_check()
     crt = tmp_path / "crt"
     shutil.copytree(kc.CRT, str(crt))
-    header = crt / "src" / "kernels" / "arm_dsp" / header_name
+    header = crt / "src" / "kernels" / folder / header_name
     text = header.read_text()
     assert text.count(old) == 1
     header.write_text(text.replace(old, new))
-    elf = kc.build(str(tmp_path / "fw"), opt="-O2", cases=cases, seed=1, crt=str(crt))
-    res = kc.run_elf(elf, timeout=300)
+    elf = kc.build(str(tmp_path / "fw"), opt="-O2", cases=cases, seed=1, crt=str(crt),
+                   target=target)
+    res = kc.run_elf(elf, timeout=300, target=target)
     assert res["exit_code"] == 1 and res["failures"] > 0 and not res["ok"]
     described = [m for m in res["mismatches"] if m.startswith("case ")]
     assert described and all(m.split()[2] == tag if kind else m.endswith(" " + tag)
@@ -516,6 +524,18 @@ def test_kernels_check_catches_a_broken_pointwise_form(tmp_path: Any) -> None:
     that form's."""
     last = '"smlad %[s11], %[b1], %[u], %[s11]\\n\\t"'
     _check_broken_form(tmp_path, "conv_s8_dsp.h", last, last.replace("[u],", "[u0],"), "pw")
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+def test_kernels_check_catches_a_broken_mve_pointwise_form(tmp_path: Any) -> None:
+    """On the M55 the check reaches the MVE matrix product
+    (arm_mve/conv_s8_mve.h) and fails when it is wrong: a copy of the crt
+    whose whole-vector turn multiplies the second pixel's second sum by
+    the first channel's weights gives mismatches, and only in the cases
+    the check counts as the matrix product's."""
+    last = "    e = vmladavaq_s8(e, u1, v1);\n"
+    _check_broken_form(tmp_path, "conv_s8_mve.h", last, last.replace("v1)", "v0)"), "pw",
+                       folder="arm_mve", target="m55")
 
 
 def test_kernels_check_catches_a_broken_fused_pointwise_requantization(

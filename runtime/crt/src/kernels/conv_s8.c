@@ -100,6 +100,8 @@
 #if TN_CRT_HAVE_ARM_DSP
 #include "arm_dsp/dw3x3_s8_dsp.h"
 #endif
+/* The MVE form of the matrix product (the M55): static functions too. */
+#include "arm_mve/conv_s8_mve.h"
 
 /* AVX_DECL(k): k, the packed blocks of the AVX2 form of BCAST for one
  * kernel call (on the stack: 34 KiB, on x86-64 alone), or NULL where the
@@ -967,7 +969,11 @@ static TnCrtStatus conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
 #if TN_CRT_HAVE_ARM_DSP
   const int pw = out8 && !ring ? pw_taken(c, q, dsp, dsp_n) : 0;
   if (pw) {
+#if TN_CRT_HAVE_ARM_MVE
+    mve_pointwise(c, q, lo, hi, bias, out8, dsp, pw - 1);
+#else
     dsp_pointwise(c, q, lo, hi, bias, out8, dsp, pw - 1);
+#endif
     return TN_CRT_OK;
   }
   if (TN__CONV_FORM(TN_CRT_CONV_FORM_DW3) && out8 &&
@@ -1369,7 +1375,11 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
                     dsp_n);
 #if TN_CRT_HAVE_ARM_DSP
   else if ((pw = pw_taken(&c, q, dsp, dsp_n)) != 0)
+#if TN_CRT_HAVE_ARM_MVE
+    mve_pointwise(&c, q, lo, hi, bias, out, dsp, pw - 1);
+#else
     dsp_pointwise(&c, q, lo, hi, bias, out, dsp, pw - 1);
+#endif
 #endif
   else
     return conv_pixels(p, q, lo, hi, w, bias, out, scratch, dsp, dsp_n);

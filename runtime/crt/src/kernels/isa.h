@@ -27,6 +27,8 @@
  *  - TN_CRT_HAVE_ARM_DSP: the DSP extension of the Cortex-M4, M7, M33 and
  *    M55 (__ARM_FEATURE_DSP with its SIMD32 instructions), GNU C,
  *    little-endian (the byte order the unpacking assumes). Compile-time.
+ *  - TN_CRT_HAVE_ARM_MVE: MVE (the M55), below; arm_mve/F_mve.h, headers
+ *    of static functions like arm_dsp's.
  *
  * Private to runtime/crt.
  */
@@ -75,6 +77,18 @@ int tn__crt_isa(void);
 #define TN_CRT_HAVE_ARM_DSP 1
 #else
 #define TN_CRT_HAVE_ARM_DSP 0
+#endif
+
+/* TN_CRT_HAVE_ARM_MVE: the M-profile Vector Extension's integer
+ * instructions (Helium: the Cortex-M55; __ARM_FEATURE_MVE bit 0) beside
+ * the DSP extension, GNU C, little-endian, unless -DTN_CRT_NO_MVE.
+ * Compile-time; its forms (src/kernels/arm_mve/) take the place of some
+ * DSP forms, which stay for the rest. */
+#if TN_CRT_HAVE_ARM_DSP && defined(__ARM_FEATURE_MVE) && \
+    (__ARM_FEATURE_MVE & 1) && !defined(TN_CRT_NO_MVE)
+#define TN_CRT_HAVE_ARM_MVE 1
+#else
+#define TN_CRT_HAVE_ARM_MVE 0
 #endif
 
 /* TN_CRT_CONV_S8_FORMS: the int8 convolution's DSP forms compiled in
