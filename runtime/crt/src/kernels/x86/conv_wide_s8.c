@@ -267,9 +267,17 @@ VNNI static void dw_pack(Wide *k, const Conv *c, const TnCrtQuant *q,
 }
 
 /* One pixel: the taps' 64 channels at base + xo[t] for a window wholly
- * inside the input (full), else at tp[t], requantized into out. */
+ * inside the input (full), else at tp[t] (mk: the lanes loaded and
+ * stored), requantized into out. With s2, up to 64 / C pixels of a
+ * layer of C channels (C a multiple of 8 dividing 64) at stride_w 2,
+ * their windows whole across (tp[t]: k->pad for a kernel row above or
+ * below the input): a tap's inputs for those pixels are every other run
+ * of C bytes of the 128 from there (ma, mb: the runs of the pixels taken
+ * in each half, so nothing past the last pixel's run is read), gathered
+ * into one vector in pixel order by a permute of quadwords (idx). */
 VNNI static inline __attribute__((always_inline)) void
-dw_pixel(const Wide *k, int full, const int8_t *base, const int8_t *const *tp,
+dw_pixel(const Wide *k, int full, int s2, const int8_t *base,
+         const int8_t *const *tp, __m512i idx, __mmask64 ma, __mmask64 mb,
          __mmask64 mk, int8_t *out) {
   const __m512i flip = _mm512_set1_epi8((char)0x80);
   __m512i a0 = _mm512_load_si512(k->corr), a1 = _mm512_load_si512(k->corr + 16);
@@ -277,53 +285,18 @@ dw_pixel(const Wide *k, int full, const int8_t *base, const int8_t *const *tp,
   __m512i a3 = _mm512_load_si512(k->corr + 48);
   for (int32_t g = 0; g < k->groups; g++) {
     const int32_t t = 4 * g;
-#define DW_TAP(i)                                                        \
-  _mm512_xor_si512(                                                      \
-      _mm512_maskz_loadu_epi8(mk, full ? base + k->xo[t + i] : tp[t + i]), \
+#define DW_AT(i) (full ? base + k->xo[t + i] : tp[t + i])
+#define DW_TAP(i)                                                         \
+  _mm512_xor_si512(                                                       \
+      s2 ? _mm512_permutex2var_epi64(                                     \
+               _mm512_maskz_loadu_epi8(ma, DW_AT(i)), idx,                \
+               _mm512_maskz_loadu_epi8(mb, DW_AT(i) + WIDE))              \
+         : _mm512_maskz_loadu_epi8(mk, DW_AT(i)),                         \
       flip)
     const __m512i t0 = DW_TAP(0), t1 = DW_TAP(1);
     const __m512i t2 = DW_TAP(2), t3 = DW_TAP(3);
 #undef DW_TAP
-    __m512i v[4];
-    interleave4(t0, t1, t2, t3, v);
-    const int8_t *w = k->w[g];
-    a0 = _mm512_dpbusd_epi32(a0, v[0], _mm512_load_si512(w));
-    a1 = _mm512_dpbusd_epi32(a1, v[1], _mm512_load_si512(w + 64));
-    a2 = _mm512_dpbusd_epi32(a2, v[2], _mm512_load_si512(w + 128));
-    a3 = _mm512_dpbusd_epi32(a3, v[3], _mm512_load_si512(w + 192));
-  }
-  wide_store(k, a0, a1, a2, a3, mk, out);
-}
-
-/* Up to 64 / C pixels of a layer of C channels (C a multiple of 8
- * dividing 64) at stride_w 2, their windows whole across: a tap's inputs
- * for those pixels are every other run of C bytes of the 128 at base +
- * xo[t] (full: every kernel row inside the input) or at tp[t] (k->pad
- * for a row above or below it) (ma, mb: the runs of the pixels taken in
- * each half, so nothing past the last pixel's run is read), gathered
- * into one vector in pixel order by a permute of quadwords (idx), then
- * as dw_pixel. */
-VNNI static inline __attribute__((always_inline)) void
-dw_pixels2(const Wide *k, int full, const int8_t *base,
-           const int8_t *const *tp, __m512i idx, __mmask64 ma, __mmask64 mb,
-           __mmask64 mk, int8_t *out) {
-  const __m512i flip = _mm512_set1_epi8((char)0x80);
-  __m512i a0 = _mm512_load_si512(k->corr), a1 = _mm512_load_si512(k->corr + 16);
-  __m512i a2 = _mm512_load_si512(k->corr + 32);
-  __m512i a3 = _mm512_load_si512(k->corr + 48);
-  for (int32_t g = 0; g < k->groups; g++) {
-    const int32_t t = 4 * g;
-#define DW_TAP2(i)                                                          \
-  _mm512_xor_si512(                                                         \
-      _mm512_permutex2var_epi64(                                            \
-          _mm512_maskz_loadu_epi8(ma, full ? base + k->xo[t + i] : tp[t + i]), \
-          idx,                                                              \
-          _mm512_maskz_loadu_epi8(                                          \
-              mb, (full ? base + k->xo[t + i] : tp[t + i]) + WIDE)),        \
-      flip)
-    const __m512i t0 = DW_TAP2(0), t1 = DW_TAP2(1);
-    const __m512i t2 = DW_TAP2(2), t3 = DW_TAP2(3);
-#undef DW_TAP2
+#undef DW_AT
     __m512i v[4];
     interleave4(t0, t1, t2, t3, v);
     const int8_t *w = k->w[g];
@@ -438,17 +411,17 @@ VNNI static void dw_layer(Wide *k, const Conv *c, const TnCrtQuant *q,
             if (sw == 2 && npx < pix) runs2_masks(len, npx, &na, &nb);
             const __mmask64 no = len_mask(npx * len);
             if (sw == 1 && whole)
-              dw_pixel(k, 1, x + o, NULL, no, po);
+              dw_pixel(k, 1, 0, x + o, NULL, idx, 0, 0, no, po);
             else if (sw == 1)
-              dw_pixel(k, 0, NULL, tp, no, po);
+              dw_pixel(k, 0, 0, NULL, tp, idx, 0, 0, no, po);
             else if (whole)
-              dw_pixels2(k, 1, x + o, NULL, idx, na, nb, no, po);
+              dw_pixel(k, 1, 1, x + o, NULL, idx, na, nb, no, po);
             else
-              dw_pixels2(k, 0, NULL, tp, idx, na, nb, no, po);
+              dw_pixel(k, 0, 1, NULL, tp, idx, na, nb, no, po);
             continue;
           }
           if (whole && kx0 == 0 && kx1 == p->k_w) {
-            dw_pixel(k, 1, x + o, NULL, mk, po);
+            dw_pixel(k, 1, 0, x + o, NULL, idx, 0, 0, mk, po);
             continue;
           }
           for (int32_t t = 0; t < 4 * k->groups; t++) {
@@ -457,7 +430,7 @@ VNNI static void dw_layer(Wide *k, const Conv *c, const TnCrtQuant *q,
                            (uint32_t)(k->kx[t] - kx0) < (uint32_t)(kx1 - kx0);
             tp[t] = in ? x + (o + k->xo[t]) : k->pad;
           }
-          dw_pixel(k, 0, NULL, tp, mk, po);
+          dw_pixel(k, 0, 0, NULL, tp, idx, 0, 0, mk, po);
         }
         if (!ring) continue;
         s = s + 1 == rows ? 0 : s + 1;
