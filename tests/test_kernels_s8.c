@@ -394,6 +394,13 @@ static void conv_random(uint64_t seed, int n, int wide) {
       if (kt_int(&r, 0, 3)) p.stride_w = 1;
       cpg = fpg = 1;
     }
+    if (wide == 9) { /* depthwise, 8 to 56 channels, stride_w 2, wide rows */
+      kind = 2, p.in_h = kt_int(&r, 1, 6), p.in_w = kt_int(&r, 1, 60);
+      p.k_h = kt_int(&r, 1, 5), p.k_w = kt_int(&r, 1, 5);
+      p.groups = kt_int(&r, 0, 3) ? 8 << kt_int(&r, 0, 2) : 8 * kt_int(&r, 1, 7);
+      p.stride_w = kt_int(&r, 0, 4) ? 2 : 1, p.stride_h = kt_int(&r, 1, 2);
+      cpg = fpg = 1;
+    }
     if (wide == 6) { /* depthwise, many channels, wider rows */
       kind = 2, p.in_h = kt_int(&r, 1, 12), p.in_w = kt_int(&r, 1, 12);
       p.k_h = kt_int(&r, 1, 5), p.k_w = kt_int(&r, 1, 5);
@@ -535,6 +542,14 @@ END_TEST
  * neighbouring pixels a pass where their windows are whole (stride_w 1),
  * one pixel a pass at the borders. */
 START_TEST(test_conv_dw_narrow_random) { EACH_ISA(conv_random(37, 300, 8)); }
+END_TEST
+
+/* Depthwise layers of 8, 16 or 32 channels (a multiple of 8 now and
+ * then), stride_w 2 four times in five, rows of up to 60 pixels, at every
+ * level: at AVX-512 VNNI, x86/conv_wide_s8.c's DW form takes 64 / C
+ * pixels a pass where their windows are whole, each tap's inputs every
+ * other run of C bytes of two loads, a row's last pixels fewer a pass. */
+START_TEST(test_conv_dw_stride2_random) { EACH_ISA(conv_random(41, 300, 9)); }
 END_TEST
 
 #if HAVE_AVX2_FORMS
@@ -2861,6 +2876,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_rows_avx2_broken_is_caught);
   tcase_add_test(tc, test_conv_rows8_random);
   tcase_add_test(tc, test_conv_dw_narrow_random);
+  tcase_add_test(tc, test_conv_dw_stride2_random);
   tcase_add_test(tc, test_conv_rows8_broken_is_caught);
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);

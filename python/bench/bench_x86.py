@@ -247,7 +247,8 @@ def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str,
     archs = {"new": arch}
     if args.base_src:
         sides["base"] = base_tree(args.base_src, args.new_src, workdir)
-        archs["base"] = compiled_for_base(path, name, args.base_pack)
+        archs["base"] = (archs["new"] if args.base_pack == "all"
+                         else compiled_for_base(path, name, args.base_pack))
     built = {k: driver_for(archs[k], src, x, os.path.join(workdir, k))
              for k, src in sides.items()}
     drivers: Dict[str, Any] = dict(built)
@@ -367,10 +368,10 @@ def main() -> None:
     ap.add_argument("--float", action="store_true", help="the float32 models by default")
     ap.add_argument("--new-src", default=str(HERE.parents[1]))
     ap.add_argument("--base-src", default=None, help="a source tree to compare with")
-    ap.add_argument("--base-pack", choices=["none", "dense"], default="none",
+    ap.add_argument("--base-pack", choices=["none", "dense", "all"], default="none",
                     help="the weights the base's kernels read packed: none (before "
-                         "PackDenseWeights), or the dense layers' (before the 1x1 "
-                         "convolutions' were)")
+                         "PackDenseWeights), the dense layers' (before the 1x1 "
+                         "convolutions' were), or all (as this tree packs them)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=0.3)
     ap.add_argument("--keep", default=None, help="build in this directory and keep it")

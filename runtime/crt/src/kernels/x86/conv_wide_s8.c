@@ -60,7 +60,7 @@ typedef struct {
   uint32_t m[WIDE] __attribute__((aligned(64)));
   uint32_t r[WIDE] __attribute__((aligned(64)));
   uint32_t half[WIDE] __attribute__((aligned(64)));
-  int8_t pad[WIDE] __attribute__((aligned(64))); /* -io */
+  int8_t pad[2 * WIDE] __attribute__((aligned(64))); /* -io */
   int8_t tmp[WIDE_GROUPS][WIDE_ROW];             /* direct: cut rows */
   ptrdiff_t xo[4 * WIDE_GROUPS], wo[4 * WIDE_GROUPS]; /* DW: per tap */
   int32_t ky[4 * WIDE_GROUPS], kx[4 * WIDE_GROUPS];
@@ -242,8 +242,8 @@ VNNI static void dw_pack(Wide *k, const Conv *c, const TnCrtQuant *q,
     for (int32_t i = 0; i < 4; i++) {
       const int32_t t = 4 * g + i;
       r[i] = t < taps ? c->w + k->wo[t] + co0 : NULL;
-      if (rep && r[i]) {
-        for (int32_t j = 0; j < WIDE; j++) wr[i][j] = r[i][j % len];
+      if (rep && r[i]) { /* len divides WIDE: whole copies, no division */
+        for (int32_t j = 0; j < WIDE; j += len) memcpy(wr[i] + j, r[i], (size_t)len);
         r[i] = wr[i];
       }
     }
@@ -255,20 +255,29 @@ VNNI static void dw_pack(Wide *k, const Conv *c, const TnCrtQuant *q,
   }
   int32_t b[WIDE], m[WIDE], sh[WIDE];
   const int pc = q->per_channel != 0;
-  for (int32_t j = 0; j < WIDE; j++) {
-    b[j] = bias ? bias[j % len] : 0;
-    m[j] = q->multiplier[pc ? j % len : 0];
-    sh[j] = q->shift[pc ? j % len : 0];
-  }
+  for (int32_t j0 = 0; j0 < WIDE; j0 += len)
+    for (int32_t j = 0; j < len; j++) {
+      b[j0 + j] = bias ? bias[co0 + j] : 0;
+      m[j0 + j] = q->multiplier[pc ? co0 + j : 0];
+      sh[j0 + j] = q->shift[pc ? co0 + j : 0];
+    }
   TnCrtQuant qr = *q;
   qr.per_channel = 1, qr.multiplier = m, qr.shift = sh;
   pack_consts(k, c, &qr, b, 0, WIDE, sum);
 }
 
 /* One pixel: the taps' 64 channels at base + xo[t] for a window wholly
- * inside the input (full), else at tp[t], requantized into out. */
+ * inside the input (full), else at tp[t] (mk: the lanes loaded and
+ * stored), requantized into out. With s2, up to 64 / C pixels of a
+ * layer of C channels (C a multiple of 8 dividing 64) at stride_w 2,
+ * their windows whole across (tp[t]: k->pad for a kernel row above or
+ * below the input): a tap's inputs for those pixels are every other run
+ * of C bytes of the 128 from there (ma, mb: the runs of the pixels taken
+ * in each half, so nothing past the last pixel's run is read), gathered
+ * into one vector in pixel order by a permute of quadwords (idx). */
 VNNI static inline __attribute__((always_inline)) void
-dw_pixel(const Wide *k, int full, const int8_t *base, const int8_t *const *tp,
+dw_pixel(const Wide *k, int full, int s2, const int8_t *base,
+         const int8_t *const *tp, __m512i idx, __mmask64 ma, __mmask64 mb,
          __mmask64 mk, int8_t *out) {
   const __m512i flip = _mm512_set1_epi8((char)0x80);
   __m512i a0 = _mm512_load_si512(k->corr), a1 = _mm512_load_si512(k->corr + 16);
@@ -276,13 +285,18 @@ dw_pixel(const Wide *k, int full, const int8_t *base, const int8_t *const *tp,
   __m512i a3 = _mm512_load_si512(k->corr + 48);
   for (int32_t g = 0; g < k->groups; g++) {
     const int32_t t = 4 * g;
-#define DW_TAP(i)                                                        \
-  _mm512_xor_si512(                                                      \
-      _mm512_maskz_loadu_epi8(mk, full ? base + k->xo[t + i] : tp[t + i]), \
+#define DW_AT(i) (full ? base + k->xo[t + i] : tp[t + i])
+#define DW_TAP(i)                                                         \
+  _mm512_xor_si512(                                                       \
+      s2 ? _mm512_permutex2var_epi64(                                     \
+               _mm512_maskz_loadu_epi8(ma, DW_AT(i)), idx,                \
+               _mm512_maskz_loadu_epi8(mb, DW_AT(i) + WIDE))              \
+         : _mm512_maskz_loadu_epi8(mk, DW_AT(i)),                         \
       flip)
     const __m512i t0 = DW_TAP(0), t1 = DW_TAP(1);
     const __m512i t2 = DW_TAP(2), t3 = DW_TAP(3);
 #undef DW_TAP
+#undef DW_AT
     __m512i v[4];
     interleave4(t0, t1, t2, t3, v);
     const int8_t *w = k->w[g];
@@ -292,6 +306,20 @@ dw_pixel(const Wide *k, int full, const int8_t *base, const int8_t *const *tp,
     a3 = _mm512_dpbusd_epi32(a3, v[3], _mm512_load_si512(w + 192));
   }
   wide_store(k, a0, a1, a2, a3, mk, out);
+}
+
+/* The bytes of n pixels' runs of c at stride 2c within 128 bytes: *ma
+ * those in the first 64, *mb those in the second. */
+static inline void runs2_masks(int32_t c, int32_t n, __mmask64 *ma,
+                               __mmask64 *mb) {
+  __mmask64 a = 0, b = 0;
+  const __mmask64 run = len_mask(c);
+  for (int32_t i = 0, at = 0; i < n; i++, at += 2 * c)
+    if (at < WIDE)
+      a |= run << at;
+    else
+      b |= run << (at - WIDE);
+  *ma = a, *mb = b;
 }
 
 /* A row of len channels from the ring (pixels step apart) to out. */
@@ -305,29 +333,45 @@ static void ring_out(const TnCrtConv2d *p, const int8_t *src, ptrdiff_t step,
 /* The layer, chunk by chunk; with ring (in place, stride_h 1), each
  * output row of a chunk waits there until its input row has been read
  * for the last time, as conv_s8.c's ring does it. A layer of fewer than
- * 64 channels, a divisor of 64 (VWW's 8, 16 and 32), at stride_w 1 with
- * its pixels' channels contiguous in and out, fills the lanes with
- * pix = 64 / out_c neighbouring pixels whose windows lie inside the
- * input (their inputs at a tap are one run of 64 bytes; the weights and
- * constants repeated per pixel by dw_pack), one pixel a pass elsewhere;
- * its ring keeps the pixels out_c apart. */
+ * 64 channels, a divisor of 64 (VWW's 8, 16 and 32), at stride_w 1, or
+ * at stride_w 2 with a multiple of 8 channels, with its pixels' channels
+ * contiguous in and out, fills the lanes with pix = 64 / out_c
+ * neighbouring pixels whose windows lie inside the input's columns
+ * (their inputs at a tap are one run of 64 bytes, or every other run of
+ * out_c bytes of 128 at stride_w 2; a kernel row above or below the
+ * input reads k->pad for all of them; the weights and constants
+ * repeated per pixel by dw_pack), one pixel a pass elsewhere; its ring
+ * keeps the pixels out_c apart. */
 VNNI static void dw_layer(Wide *k, const Conv *c, const TnCrtQuant *q,
                           const int32_t *bias, int8_t *out, int8_t *ring) {
   const TnCrtConv2d *p = c->p;
   const int32_t ntaps = p->k_h * p->k_w;
   const int32_t rows = p->pad_top < p->out_h ? p->pad_top + 1 : p->out_h;
+  const int32_t sw = p->stride_w;
   const int rep = p->out_c < WIDE && WIDE % p->out_c == 0 &&
-                  p->stride_w == 1 && p->in_strides[2] == p->out_c &&
+                  (sw == 1 || (sw == 2 && p->out_c % 8 == 0)) &&
+                  p->in_strides[2] == p->out_c &&
                   (ring || p->out_strides[2] == p->out_c);
   const int32_t pix = rep ? WIDE / p->out_c : 1;
   const ptrdiff_t rstep = rep ? p->out_c : WIDE; /* the ring's pixels */
   const ptrdiff_t slot = (ptrdiff_t)p->out_w * rstep;
-  /* the output columns [fx0, fx1) whose windows are whole across (at
-   * stride_w 1) */
-  const int64_t fx0 = p->pad_left,
-                fx_end = (int64_t)p->in_w + p->pad_left -
-                         (int64_t)(p->k_w - 1) * p->dilation_w,
+  /* the output columns [fx0, fx1) whose windows are whole across */
+  const int64_t last = (int64_t)p->in_w - 1 + p->pad_left -
+                       (int64_t)(p->k_w - 1) * p->dilation_w;
+  const int64_t fx0 = ((int64_t)p->pad_left + sw - 1) / sw,
+                fx_end = last < 0 ? 0 : last / sw + 1,
                 fx1 = fx_end < p->out_w ? fx_end : p->out_w;
+  /* stride_w 2: output quadword j is pixel j / (C / 8)'s quadword j %
+   * (C / 8), at quadword 2 * C / 8 * pixel + j % (C / 8) of the 128
+   * bytes read */
+  int64_t qi[8] = {0};
+  __mmask64 ma = 0, mb = 0;
+  if (rep && sw == 2) {
+    const int32_t qc = p->out_c / 8;
+    for (int32_t j = 0; j < 8; j++) qi[j] = 2 * qc * (j / qc) + j % qc;
+    runs2_masks(p->out_c, pix, &ma, &mb);
+  }
+  const __m512i idx = _mm512_loadu_si512(qi);
   dw_taps(k, p);
   for (int32_t co0 = 0; co0 < p->out_c; co0 += WIDE) {
     const int32_t len = p->out_c - co0 < WIDE ? p->out_c - co0 : WIDE;
@@ -351,24 +395,42 @@ VNNI static void dw_layer(Wide *k, const Conv *c, const TnCrtQuant *q,
                               (ptrdiff_t)ix0 * p->in_strides[2];
           int8_t *const po = orow + (ptrdiff_t)ox * ostep;
           npx = 1;
-          if (rep && ky0 == 0 && ky1 == p->k_h && ox >= fx0 && ox < fx1) {
-            /* up to pix pixels with whole windows */
-            npx = fx1 - ox < pix ? (int32_t)(fx1 - ox) : pix;
-            dw_pixel(k, 1, x + o, NULL, len_mask(npx * len), po);
-            continue;
-          }
-          if (ky0 == 0 && ky1 == p->k_h && kx0 == 0 && kx1 == p->k_w) {
-            dw_pixel(k, 1, x + o, NULL, mk, po);
-            continue;
-          }
+          const int whole = ky0 == 0 && ky1 == p->k_h;
           const int8_t *tp[4 * WIDE_GROUPS];
+          if (rep && ox >= fx0 && ox < fx1) {
+            /* up to pix pixels with windows whole across; a kernel row
+             * above or below the input reads k->pad for all of them */
+            npx = fx1 - ox < pix ? (int32_t)(fx1 - ox) : pix;
+            if (!whole)
+              for (int32_t t = 0; t < 4 * k->groups; t++)
+                tp[t] = t < ntaps && (uint32_t)(k->ky[t] - ky0) <
+                                         (uint32_t)(ky1 - ky0)
+                            ? x + (o + k->xo[t])
+                            : k->pad;
+            __mmask64 na = ma, nb = mb;
+            if (sw == 2 && npx < pix) runs2_masks(len, npx, &na, &nb);
+            const __mmask64 no = len_mask(npx * len);
+            if (sw == 1 && whole)
+              dw_pixel(k, 1, 0, x + o, NULL, idx, 0, 0, no, po);
+            else if (sw == 1)
+              dw_pixel(k, 0, 0, NULL, tp, idx, 0, 0, no, po);
+            else if (whole)
+              dw_pixel(k, 1, 1, x + o, NULL, idx, na, nb, no, po);
+            else
+              dw_pixel(k, 0, 1, NULL, tp, idx, na, nb, no, po);
+            continue;
+          }
+          if (whole && kx0 == 0 && kx1 == p->k_w) {
+            dw_pixel(k, 1, 0, x + o, NULL, idx, 0, 0, mk, po);
+            continue;
+          }
           for (int32_t t = 0; t < 4 * k->groups; t++) {
             const int in = t < ntaps &&
                            (uint32_t)(k->ky[t] - ky0) < (uint32_t)(ky1 - ky0) &&
                            (uint32_t)(k->kx[t] - kx0) < (uint32_t)(kx1 - kx0);
             tp[t] = in ? x + (o + k->xo[t]) : k->pad;
           }
-          dw_pixel(k, 0, NULL, tp, mk, po);
+          dw_pixel(k, 0, 0, NULL, tp, idx, 0, 0, mk, po);
         }
         if (!ring) continue;
         s = s + 1 == rows ? 0 : s + 1;
