@@ -7,7 +7,8 @@ them in every archive; the base's code does not call them. The base's
 archive is compiled without PackDenseWeights, whose layout its kernels do
 not read; with --base-pack dense, with it for the dense layers alone, for
 a base whose kernels read the packed dense layout but not the packed 1x1
-convolution.)
+convolution; with --base-pack all, the new archive itself, for a base
+that reads both.)
 
 For each int8 model of ../shared/models (or --models DIR; --only NAME to
 pick some), and VWW and the large ResNet of mlcommons/tiny (not bundled:
@@ -247,7 +248,8 @@ def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str,
     archs = {"new": arch}
     if args.base_src:
         sides["base"] = base_tree(args.base_src, args.new_src, workdir)
-        archs["base"] = compiled_for_base(path, name, args.base_pack)
+        archs["base"] = (arch if args.base_pack == "all" else
+                         compiled_for_base(path, name, args.base_pack))
     built = {k: driver_for(archs[k], src, x, os.path.join(workdir, k))
              for k, src in sides.items()}
     drivers: Dict[str, Any] = dict(built)
@@ -367,10 +369,10 @@ def main() -> None:
     ap.add_argument("--float", action="store_true", help="the float32 models by default")
     ap.add_argument("--new-src", default=str(HERE.parents[1]))
     ap.add_argument("--base-src", default=None, help="a source tree to compare with")
-    ap.add_argument("--base-pack", choices=["none", "dense"], default="none",
+    ap.add_argument("--base-pack", choices=["none", "dense", "all"], default="none",
                     help="the weights the base's kernels read packed: none (before "
-                         "PackDenseWeights), or the dense layers' (before the 1x1 "
-                         "convolutions' were)")
+                         "PackDenseWeights), the dense layers' (before the 1x1 "
+                         "convolutions' were), or all (the new archive's)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=0.3)
     ap.add_argument("--keep", default=None, help="build in this directory and keep it")
