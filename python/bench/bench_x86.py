@@ -7,7 +7,8 @@ them in every archive; the base's code does not call them. The base's
 archive is compiled without PackDenseWeights, whose layout its kernels do
 not read; with --base-pack dense, with it for the dense layers alone, for
 a base whose kernels read the packed dense layout but not the packed 1x1
-convolution.)
+convolution; with --base-pack all, the new archive itself, for a base
+that reads both.)
 
 For each int8 model of ../shared/models (or --models DIR; --only NAME to
 pick some), and VWW and the large ResNet of mlcommons/tiny (not bundled:

@@ -16,7 +16,9 @@ side's outputs are hashed and must agree. The pointwise layers (1x1,
 stride 1, unpadded) run on the side of this tree as the host archive runs
 them, their weight packed once before timing (tn_crt_dense_s8_pack of the
 [out, in] matrix, tn_crt_conv2d_s8_packed; the driver is compiled with
--DTN_BENCH_PACKED), and on the base as tn_crt_conv2d_s8 with HWIO weights.
+-DTN_BENCH_PACKED), and on the base as tn_crt_conv2d_s8 with HWIO weights
+(--base-packed: packed as the new side, for a base that reads the packed
+1x1 layout).
 Prints a table; writes bench_x86_layers.json and .md.
 """
 from __future__ import annotations
@@ -174,6 +176,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=0.05)
     ap.add_argument("--out", default=".")
+    ap.add_argument("--base-packed", action="store_true",
+                    help="the base's pointwise layers on packed weights too")
     ap.add_argument("--layers", choices=sorted(LAYER_SETS), default="ic",
                     help="IC's convolutions, KWS's and the wake word's pointwise ones, or both")
     args = ap.parse_args()
@@ -186,7 +190,7 @@ def main() -> None:
         if args.base_src:
             sides["base"] = base_tree(args.base_src, args.new_src, tmp)
         exes = {k: build(crt_of(arch, src, os.path.join(tmp, k)), os.path.join(tmp, k),
-                         layers, k == "new")
+                         layers, k == "new" or args.base_packed)
                 for k, src in sides.items()}
         runs = [(k, lv) for k in exes for lv in levels]
         ns: Dict[str, List[List[float]]] = {k + lv: [[] for _ in layers] for k, lv in runs}

@@ -209,7 +209,8 @@ typedef struct {
 /* For the tests: 1 leaves out the VNNI form's -128 * sum(w), 2 the 1x1
  * GEMM form's last 1 to 3 inputs of each run, 3 the VNNI row form's last
  * row of each window, 4 the packed GEMM forms' (VNNI and AVX2) last group
- * of 4 inputs, 0 puts them right again. */
+ * of 4 inputs, 5 the VNNI 1x1 GEMM tiles' exact requantization of their
+ * doubtful lanes (the float's rounding kept), 0 puts them right again. */
 void tn__crt_conv_vnni_fault(int how);
 
 /* Empties the packed blocks (at the start of a kernel call). */

@@ -1065,6 +1065,23 @@ VNNI void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo,
     vnni_row_run(k, xo, 0, 1, x, xp, npx, rq, out, os);
 }
 
+/* Sixteen lanes of requant_sse (vnni_requant_store's operations) on the
+ * constants of a block given in registers, stored at out: a bit per
+ * doubtful lane, for requant_exact. */
+VNNI static inline __attribute__((always_inline)) uint32_t
+gemm_requant(__m512i x, __m512 scale, __m512 tol, __m512 lo, __m512 hi,
+             __m512i magic_off, int8_t *out) {
+  const __m512 magic = _mm512_set1_ps(12582912.0f);
+  __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(x), scale);
+  y = _mm512_min_ps(_mm512_max_ps(y, lo), hi);
+  const __m512 t = _mm512_add_ps(y, magic);
+  const __m512i q = _mm512_sub_epi32(_mm512_castps_si512(t), magic_off);
+  const __m512 d = _mm512_abs_ps(_mm512_sub_ps(y, _mm512_sub_ps(t, magic)));
+  /* q lies in [lo, hi] (rq->fast): the saturating narrowing only narrows */
+  _mm_storeu_si128((__m128i *)out, _mm512_cvtsepi32_epi8(q));
+  return _mm512_cmp_ps_mask(d, tol, _CMP_GT_OQ);
+}
+
 /*
  * The 1x1 GEMM form (conv_s8.h), VNNI: npx pixels xs apart, each a
  * contiguous run of K input channels, times one or two VNNI-packed blocks
@@ -1072,7 +1089,15 @@ VNNI void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo,
  * accumulators in zmm registers: each group of four input bytes of a
  * pixel is broadcast once (x ^ 0x80, from memory) for nb vpdpbusd, and
  * each 64-byte weight vector serves the tile's pixels. No row pointers:
- * pixel i of a tile is x + i * xs.
+ * pixel i of a tile is x + i * xs. The products by vnni_dp (with the
+ * builtin, gcc 12 moved the sixteen accumulators between registers and
+ * the stack at every group of inputs: a third of the form's time in
+ * perf at KWS's tile of 8 pixels by 32 channels). Requantized sixteen
+ * lanes at once in
+ * zmm (gemm_requant, one vpmovsdb a block of a pixel), where two halves
+ * of eight lanes, each packed and permuted, took as long as the products
+ * at KWS's 64 inputs; a pixel's doubtful lanes of both blocks redone in
+ * one pass (how == 5 skips it: a broken form for the tests).
  */
 VNNI static inline __attribute__((always_inline)) void
 gemm_tile(const int8_t *w0, const int8_t *w1, int nb, int np, int32_t full,
@@ -1088,8 +1113,8 @@ gemm_tile(const int8_t *w0, const int8_t *w1, int nb, int np, int32_t full,
 #pragma GCC unroll 8
     for (int i = 0; i < np; i++) {
       const __m512i e = vnni_quad(x + i * xs, 1, 4);
-      c0[i] = _mm512_dpbusd_epi32(c0[i], e, v0);
-      if (nb == 2) c1[i] = _mm512_dpbusd_epi32(c1[i], e, v1);
+      c0[i] = vnni_dp(c0[i], e, v0);
+      if (nb == 2) c1[i] = vnni_dp(c1[i], e, v1);
     }
   }
   if (tail) {
@@ -1103,14 +1128,34 @@ gemm_tile(const int8_t *w0, const int8_t *w1, int nb, int np, int32_t full,
       if (nb == 2) c1[i] = _mm512_dpbusd_epi32(c1[i], e, v1);
     }
   }
+  /* the blocks' constants once a tile, in registers (the tile's int8
+   * stores may alias them for all the compiler knows: read through rq,
+   * they were loaded again for every pixel) */
+  const __m512i magic_off =
+      _mm512_set1_epi32((int32_t)(0x4b400000u - (uint32_t)rq[0]->off));
+  const __m512 lo = _mm512_set1_ps((float)(rq[0]->lo - rq[0]->off));
+  const __m512 hi = _mm512_set1_ps((float)(rq[0]->hi - rq[0]->off));
+  const __m512 s0 = _mm512_loadu_ps(rq[0]->scale);
+  const __m512 t0 = _mm512_loadu_ps(rq[0]->tol);
+  const __m512 s1 = nb == 2 ? _mm512_loadu_ps(rq[1]->scale) : s0;
+  const __m512 t1 = nb == 2 ? _mm512_loadu_ps(rq[1]->tol) : t0;
 #pragma GCC unroll 8
   for (int i = 0; i < np; i++) {
-    avx_requant_store(rq[0], 2, _mm512_castsi512_si256(c0[i]),
-                      _mm512_extracti64x4_epi64(c0[i], 1), out + i * os);
-    if (nb == 2)
-      avx_requant_store(rq[1], 2, _mm512_castsi512_si256(c1[i]),
-                        _mm512_extracti64x4_epi64(c1[i], 1),
-                        out + i * os + 16);
+    int8_t *o = out + i * os;
+    const uint32_t u0 = gemm_requant(c0[i], s0, t0, lo, hi, magic_off, o);
+    const uint32_t u1 =
+        nb == 2 ? gemm_requant(c1[i], s1, t1, lo, hi, magic_off, o + 16)
+                : 0;
+    if (__builtin_expect((u0 | u1) != 0, 0) &&
+        __atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) != 5) {
+      uint32_t a[32];
+      _mm512_storeu_si512(a, c0[i]);
+      if (nb == 2) _mm512_storeu_si512(a + 16, c1[i]);
+      for (uint32_t u = u0 | u1 << 16; u != 0; u &= u - 1) {
+        const int j = __builtin_ctz(u);
+        o[j] = (int8_t)requant_exact(rq[j >> 4], j & 15, a[j]);
+      }
+    }
   }
 }
 
