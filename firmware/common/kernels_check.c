@@ -296,12 +296,12 @@ static int dw3_wide_case(const TnCrtConv2d *p, const TnCrtQuant *q,
 
 /* Whether the depthwise 3x3 form runs two output pixels a pass somewhere
  * in the case (dw3x3_s8_dsp.h: dw3_out_row, dw3_whole4x2; optimised
- * builds): stride_w 1, no activation's clamp, a group of four channels
+ * for speed, not -Os): stride_w 1, no activation's clamp, a group of four channels
  * requantized by dw3_q (DW3_FAST), an output row whose window rows all lie
  * inside the input and two output columns whose windows do. */
 static int dw3_pair_case(const TnCrtConv2d *p, const TnCrtQuant *q,
                          const int32_t *bias) {
-#if defined(__OPTIMIZE__)
+#if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
   if (p->stride_w != 1 || q->act_min > -128 || q->act_max < 127 ||
       !dw3_fast_group(p, q, bias, 0))
     return 0;

@@ -24,8 +24,9 @@
  * the group's four channels meets tn__crt_requant_s8's conditions,
  * pw_quant_ok, or has its sums bounded and a shift down to -31,
  * dw3_wide_ok; else tn_crt_multiply_by_quantized_multiplier's
- * arithmetic, pw_requant_any) and stored. At stride_w 1, in optimised
- * builds, the whole windows of a row of dw3_q's outputs go two pixels a
+ * arithmetic, pw_requant_any) and stored. At stride_w 1, in builds
+ * optimised for speed (not -Os: 1.2 KB of code that gains KWS
+ * nothing), the whole windows of a row of dw3_q's outputs go two pixels a
  * pass (dw3_whole4x2): the two windows share three of their four input
  * columns and every weight pair, so a row of their taps takes seven
  * loads and four SXTAB16 for twelve multiply-adds, and a channel's
@@ -386,7 +387,7 @@ BLOCK_INLINE void dw3_out_row(const Conv *c, const Dw3Group *g,
     if (whole_rows && ox >= fx0 && ox < fx1) {
       /* a run of whole windows */
       const int8_t *x = xn + (row + (ptrdiff_t)ix0 * is2);
-#if defined(__OPTIMIZE__)
+#if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
       if (how == DW3_FAST && p->stride_w == 1)
         for (; ox + 1 < fx1; ox += 2, o += 2 * ps2, x += 2 * is2) {
           int32_t s2[4], r2[4];
