@@ -102,7 +102,7 @@
 #endif
 
 /* AVX_DECL(k): k, the packed blocks of the AVX2 form of BCAST for one
- * kernel call (on the stack: 106 KiB, on x86-64 alone), or NULL where the
+ * kernel call (on the stack: 111 KiB, on x86-64 alone), or NULL where the
  * form is out or the CPU does not run it. */
 #if TN_CRT_HAVE_AVX2
 #define AVX_DECL(k)                                                      \
