@@ -387,6 +387,15 @@ static void conv_random(uint64_t seed, int n, int wide) {
       cpg = kt_int(&r, 0, 2) ? 8 * kt_int(&r, 1, 10) : kt_int(&r, 1, 80);
       fpg = 16 * kt_int(&r, 0, 2) + 8 + (kt_int(&r, 0, 3) ? 0 : kt_int(&r, 1, 7));
     }
+    if (wide == 9) { /* 32 channels and more: the row form's pairs */
+      kind = 0, p.groups = 1, p.batch = kt_int(&r, 1, 2);
+      p.in_w = kt_int(&r, 4, 30), p.in_h = kt_int(&r, 1, 5);
+      p.k_h = p.k_w = kt_int(&r, 0, 2) ? 3 : kt_int(&r, 1, 5);
+      p.stride_h = p.stride_w = kt_int(&r, 0, 2) ? 1 : 2;
+      p.dilation_h = p.dilation_w = kt_int(&r, 0, 3) ? 1 : 2;
+      cpg = kt_int(&r, 0, 2) ? 8 * kt_int(&r, 1, 10) : kt_int(&r, 1, 60);
+      fpg = 32 * kt_int(&r, 1, 2) + (kt_int(&r, 0, 2) ? 0 : kt_int(&r, 1, 24));
+    }
     if (wide == 8) { /* depthwise, fewer than 64 channels, wide rows */
       kind = 2, p.in_h = kt_int(&r, 1, 8), p.in_w = kt_int(&r, 1, 40);
       p.k_h = kt_int(&r, 1, 5), p.k_w = kt_int(&r, 1, 5);
@@ -654,12 +663,21 @@ END_TEST
 
 /* The same layers with the VNNI forms broken (the corrections left out;
  * each window's last row left out): both are seen, nothing is with the
- * forms put right. */
+ * forms put right; and so for test_conv_rows2_random's layers (two
+ * blocks a pass). */
 START_TEST(test_conv_rows8_broken_is_caught) {
 #if HAVE_AVX2_FORMS
   conv_faults_seen((const int[]){3, 1}, 2, 29, 60, 7);
+  conv_faults_seen((const int[]){3, 1}, 2, 31, 30, 9);
 #endif
 }
+END_TEST
+
+/* Layers of 32 channels and more, one group, at every level: at AVX-512
+ * VNNI two blocks of 16 a pass take the row form over the copy of the
+ * whole image (the rest one block a pass), up to 80 input channels,
+ * batches of two (the copy made again for the second image). */
+START_TEST(test_conv_rows2_random) { EACH_ISA(conv_random(31, 60, 9)); }
 END_TEST
 
 START_TEST(test_conv_random_wide_portable) {
@@ -2868,6 +2886,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_random_wide);
   tcase_add_test(tc, test_conv_random_wide_portable);
   tcase_add_test(tc, test_conv_vnni_broken_is_caught);
+  tcase_add_test(tc, test_conv_rows2_random);
   tcase_add_test(tc, test_conv_gemm_random);
   tcase_add_test(tc, test_conv_dw_random);
   tcase_add_test(tc, test_conv_dw_wide_random);

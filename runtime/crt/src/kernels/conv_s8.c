@@ -104,7 +104,7 @@
 #include "arm_mve/conv_s8_mve.h"
 
 /* AVX_DECL(k): k, the packed blocks of the AVX2 form of BCAST for one
- * kernel call (on the stack: 34 KiB, on x86-64 alone), or NULL where the
+ * kernel call (on the stack: 111 KiB, on x86-64 alone), or NULL where the
  * form is out or the CPU does not run it. */
 #if TN_CRT_HAVE_AVX2
 #define AVX_DECL(k)                                                      \
@@ -553,7 +553,13 @@ static const Requant *gemm_requant(AvxBcast *k, const TnCrtQuant *q,
  * channels-last of one group or the copy (and the 3 bytes the last
  * group of a run may read past it) does not fit.
  */
-static int32_t pad_slot(AvxBcast *k, const Conv *c) {
+/* The rows of the image from -pad_top that the windows read. */
+static int64_t pad_rows(const TnCrtConv2d *p) {
+  return (int64_t)(p->out_h - 1) * p->stride_h +
+         (int64_t)(p->k_h - 1) * p->dilation_h + 1;
+}
+
+static int32_t pad_slot(AvxBcast *k, const Conv *c, int img) {
   const TnCrtConv2d *p = c->p;
   if (p->groups != 1 || p->in_strides[3] != 1 ||
       p->in_strides[2] != p->in_c)
@@ -561,17 +567,22 @@ static int32_t pad_slot(AvxBcast *k, const Conv *c) {
   const int64_t cols = (int64_t)(p->out_w - 1) * p->stride_w +
                        (int64_t)(p->k_w - 1) * p->dilation_w + 1;
   const int64_t slot = cols * p->in_c;
-  if (slot * p->k_h + 3 > AVX_TMP) return 0;
+  /* the copy's rows: a window's k_h, or with img every row of the image
+   * that some window reads (pad_rows) */
+  const int64_t n = img ? pad_rows(p) : p->k_h;
+  if (slot * n + 3 > (img ? AVX_IMG : AVX_TMP)) return 0;
+  const int64_t dy = img ? p->dilation_h : 1;
   for (int32_t r = 0; r < k->rows; r++)
-    k->po[r] = (ptrdiff_t)k->ky[r] * (ptrdiff_t)slot +
+    k->po[r] = (ptrdiff_t)(k->ky[r] * dy * slot) +
                (c->merge ? 0
                          : (ptrdiff_t)(r % p->k_w) * p->dilation_w * p->in_c);
   return (int32_t)slot;
 }
 
-/* The copy pad_slot describes for output row oy of the image at x. */
-static void pad_fill(AvxBcast *k, const Conv *c, const int8_t *x, int32_t oy,
-                     int32_t slot, int pre) {
+/* The copy pad_slot describes into d: n rows, row j input row iy0 + j *
+ * dy of the image at x. */
+static void pad_fill(int8_t *d0, const Conv *c, const int8_t *x, int64_t iy0,
+                     int64_t n_rows, int64_t dy, int32_t slot, int pre) {
   const TnCrtConv2d *p = c->p;
   /* -io (io in [-127, 128]), and with pre each input and it ^ 0x80 */
   const int fill = (uint8_t)(-c->io) ^ (pre ? 0x80 : 0);
@@ -579,10 +590,9 @@ static void pad_fill(AvxBcast *k, const Conv *c, const int8_t *x, int32_t oy,
   const int64_t c0 = p->pad_left < cols ? p->pad_left : cols;
   const int64_t end = (int64_t)p->pad_left + p->in_w;
   const int64_t c1 = end < cols ? end : cols; /* input columns [c0, c1) */
-  for (int32_t ky = 0; ky < p->k_h; ky++) {
-    int8_t *const d = k->tmp + (ptrdiff_t)ky * slot;
-    const int64_t iy = (int64_t)oy * p->stride_h - p->pad_top +
-                       (int64_t)ky * p->dilation_h;
+  for (int64_t j = 0; j < n_rows; j++) {
+    int8_t *const d = d0 + (ptrdiff_t)j * slot;
+    const int64_t iy = iy0 + j * dy;
     if (iy < 0 || iy >= p->in_h || c1 <= c0) {
       memset(d, fill, (size_t)slot);
       continue;
@@ -612,7 +622,7 @@ static void pad_fill(AvxBcast *k, const Conv *c, const int8_t *x, int32_t oy,
   }
   /* the bytes the last row's last group may read past the copy (their
    * weights are 0), set all the same */
-  if (pre) memset(k->tmp + (ptrdiff_t)p->k_h * slot, 0, 3);
+  if (pre) memset(d0 + (ptrdiff_t)n_rows * slot, 0, 3);
 }
 #endif
 
@@ -698,6 +708,13 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
   const int dw_taps = c->mode == DW && !window_in_padding(p) &&
                       tn__crt_conv_dw_taps(&dwin, c);
 #endif
+#if TN_CRT_HAVE_AVX2
+  /* the VNNI row form's copy of the whole image: the batch's image it
+   * holds (-1 none yet; only that form writes it) */
+  int32_t img_n = -1;
+  const int row2 = avx_buf && out8 && !ring && c->mode == BCAST &&
+                   p->groups == 1 && os3 == 1 && tn__crt_avx512vnni();
+#endif
   for (int32_t co0 = 0, len; co0 < p->out_c; co0 += len) {
     /* The rest of the group for BCAST, of all channels otherwise. */
     int32_t rem = c->mode == BCAST ? c->fpg - co0 % c->fpg : p->out_c - co0;
@@ -722,6 +739,37 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
                 (ptrdiff_t)p->stride_w * p->in_strides[2],
                 gemm_rows * p->out_w, grq,
                 out8 + (ptrdiff_t)n * os0 + (ptrdiff_t)oy * os1 + co0, os2);
+        continue;
+      }
+    }
+    /* The VNNI row form two blocks of 16 channels a pass, over the copy
+     * of the whole image: each broadcast of four inputs serves 32
+     * channels' vpdpbusd. */
+    if (row2 && rem >= 32) {
+      const Requant *rrq[2];
+      int32_t off[2], slot = 0;
+      if (avx_buf->rq_n + 2 > AVX_RQ) avx_buf->rq_n = 0; /* room for both */
+      for (int b = 0; b < 2; b++)
+        rrq[b] = gemm_requant(avx_buf, q, lo, hi, bias, co0 + 16 * b);
+      if (rrq[0]->fast && rrq[1]->fast &&
+          tn__crt_conv_gemm_pack(avx_buf, c, co0, 2, off) && avx_buf->vnni)
+        slot = pad_slot(avx_buf, c, 1);
+      if (slot) {
+        len = 32;
+        for (int32_t n = 0; n < p->batch; n++) {
+          const int8_t *const xn = c->in + (ptrdiff_t)n * p->in_strides[0];
+          if (img_n != n) {
+            pad_fill(avx_buf->img, c, xn, -(int64_t)p->pad_top, pad_rows(p),
+                     1, slot, 1);
+            img_n = n;
+          }
+          for (int32_t oy = 0; oy < p->out_h; oy++)
+            tn__crt_conv_vnni_row2(
+                avx_buf, off, avx_buf->po,
+                avx_buf->img + (ptrdiff_t)oy * p->stride_h * slot,
+                (ptrdiff_t)p->stride_w * p->in_c, p->out_w, rrq,
+                out8 + (ptrdiff_t)n * os0 + (ptrdiff_t)oy * os1 + co0, os2);
+        }
         continue;
       }
     }
@@ -771,10 +819,13 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
     const int avx_row = avx && avx_buf->vnni && p->in_strides[3] == 1 &&
                         out8 && !ring && ps3 == 1 && rq->fast;
     /* it, or the AVX2 form's tiles, over whole rows, through a padded
-     * copy of their input rows */
-    const int32_t avx_slot = avx && out8 && !ring && ps3 == 1 && rq->fast
-                                 ? pad_slot(avx_buf, c)
-                                 : 0;
+     * copy of their input rows; for the VNNI form a copy of the whole
+     * image where it fits, made once for all the blocks (img_n) */
+    const int avx_whole = avx && out8 && !ring && ps3 == 1 && rq->fast;
+    const int32_t avx_img =
+        avx_whole && avx_buf->vnni ? pad_slot(avx_buf, c, 1) : 0;
+    const int32_t avx_slot =
+        avx_img ? avx_img : avx_whole ? pad_slot(avx_buf, c, 0) : 0;
 #endif
     Win wn;
     for (int32_t n = 0; n < p->batch; n++) {
@@ -788,9 +839,23 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
                                   : out8 ? out8 + ro : NULL;
         int32_t *const row32 = out32 ? out32 + ro : NULL;
 #if TN_CRT_HAVE_AVX2
+        if (avx_img) {
+          if (img_n != n) {
+            pad_fill(avx_buf->img, c, wn.x, -(int64_t)p->pad_top,
+                     pad_rows(p), 1, avx_img, 1);
+            img_n = n;
+          }
+          tn__crt_conv_vnni_row(
+              avx_buf, avx_buf->po, 1,
+              avx_buf->img + (ptrdiff_t)oy * p->stride_h * avx_img,
+              (ptrdiff_t)p->stride_w * p->in_c, p->out_w, rq, row8, ps2);
+          continue; /* (no ring) */
+        }
         if (avx_slot) {
           const ptrdiff_t xp = (ptrdiff_t)p->stride_w * p->in_c;
-          pad_fill(avx_buf, c, wn.x, oy, avx_slot, avx_buf->vnni);
+          pad_fill(avx_buf->tmp, c, wn.x,
+                   (int64_t)oy * p->stride_h - p->pad_top, p->k_h,
+                   p->dilation_h, avx_slot, avx_buf->vnni);
           if (avx_buf->vnni)
             tn__crt_conv_vnni_row(avx_buf, avx_buf->po, 1, avx_buf->tmp, xp,
                                   p->out_w, rq, row8, ps2);

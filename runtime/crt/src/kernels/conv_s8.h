@@ -177,13 +177,16 @@ void tn__crt_conv_requant_sse(const Requant *restrict rq,
  * or right of the input are completed with -io in a copy.
  */
 enum {
-  AVX_ROWS = 64, AVX_PACK = 16384, AVX_BLOCKS = 64, AVX_PAD = 2048,
-  AVX_TMP = 8192, AVX_RQ = 8
+  AVX_ROWS = 64, AVX_PACK = 24576, AVX_BLOCKS = 64, AVX_PAD = 2048,
+  AVX_TMP = 8192, AVX_RQ = 8, AVX_IMG = 49152
 };
 typedef struct {
   int16_t w[AVX_PACK] __attribute__((aligned(32)));
   int8_t pad[AVX_PAD]; /* -io: the input of a row outside the input */
   int8_t tmp[AVX_TMP]; /* rows partly outside, completed with -io */
+  /* the VNNI row form's copy of a whole image, completed with -io (as
+   * x ^ 0x80), once a call for all its blocks */
+  int8_t img[AVX_IMG];
   ptrdiff_t xo[AVX_ROWS];
   ptrdiff_t po[AVX_ROWS]; /* the rows' offsets in tmp's padded copy */
   int32_t ky[AVX_ROWS];
@@ -246,6 +249,15 @@ void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
 void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo, int pre,
                            const int8_t *x, ptrdiff_t xp, int32_t npx,
                            const Requant *rq, int8_t *out, ptrdiff_t os);
+/* The same over the padded copy (pre) for two blocks of 16 channels that
+ * tn__crt_conv_gemm_pack packed (at k->w + off[0] and off[1]), each
+ * broadcast of four inputs serving both: requantized by rq[0] and rq[1]
+ * into out's 32 channels. */
+void tn__crt_conv_vnni_row2(const AvxBcast *k, const int32_t *off,
+                            const ptrdiff_t *xo, const int8_t *x,
+                            ptrdiff_t xp, int32_t npx,
+                            const Requant *const *rq, int8_t *out,
+                            ptrdiff_t os);
 /*
  * The 1x1 GEMM form: a 1x1 unpadded convolution of one group with
  * channels-last input and output reads each pixel's input channels as

@@ -958,111 +958,140 @@ VNNI static inline __m512i row_quad(const int8_t *e, int n, int pre) {
   }
   return vnni_quad(e, 1, n);
 }
-#define ROW_DP(i, cv, q)                                                 \
+/* Pixel i's four inputs against the weights: block 0's accumulator
+ * c<i>, and with nb == 2 block 1's d<i> from the same broadcast. */
+#define ROW_DP(i, cv, dv, q)                                             \
   do {                                                                   \
-    if (np > (i))                                                        \
-      cv = vnni_dp(cv, row_quad(e + (i) * xp, q, pre), wv);              \
+    if (np > (i)) {                                                      \
+      const __m512i e_ = row_quad(e + (i) * xp, q, pre);                 \
+      cv = vnni_dp(cv, e_, wv);                                          \
+      if (nb == 2) dv = vnni_dp(dv, e_, wv1);                            \
+    }                                                                    \
   } while (0)
 #define ROW_ALL(q)                                                       \
   do {                                                                   \
-    ROW_DP(0, c0, q); ROW_DP(1, c1, q); ROW_DP(2, c2, q);                \
-    ROW_DP(3, c3, q); ROW_DP(4, c4, q); ROW_DP(5, c5, q);                \
-    ROW_DP(6, c6, q); ROW_DP(7, c7, q); ROW_DP(8, c8, q);                \
-    ROW_DP(9, c9, q); ROW_DP(10, c10, q); ROW_DP(11, c11, q);            \
+    ROW_DP(0, c0, d0, q); ROW_DP(1, c1, d1, q); ROW_DP(2, c2, d2, q);    \
+    ROW_DP(3, c3, d3, q); ROW_DP(4, c4, d4, q); ROW_DP(5, c5, d5, q);    \
+    ROW_DP(6, c6, d6, q); ROW_DP(7, c7, d7, q); ROW_DP(8, c8, d8, q);    \
+    ROW_DP(9, c9, d9, q); ROW_DP(10, c10, d10, q);                       \
+    ROW_DP(11, c11, d11, q);                                             \
+  } while (0)
+#define ROW_STORE(i, cv, dv)                                             \
+  do {                                                                   \
+    if (np > (i)) {                                                      \
+      vnni_requant_store(rq[0], u, cv, out + (i) * os);                  \
+      if (nb == 2) vnni_requant_store(rq[1], 2, dv, out + (i) * os + 16); \
+    }                                                                    \
   } while (0)
 
+/* A tile of np pixels by one block (nb == 1, of 8 * u channels, weights
+ * at w0) or two of 16 (nb == 2, weights at w0 and w1, the second's
+ * outputs 16 channels on): each broadcast of a pixel's four inputs
+ * serves both blocks' vpdpbusd, each weight vector the np pixels. */
 VNNI static inline __attribute__((always_inline)) void
-vnni_row_tile(const AvxBcast *k, const ptrdiff_t *xo, int pre, int u, int np,
-              int32_t rows, const int8_t *x, ptrdiff_t xp, __m512i b,
-              const Requant *rq, int8_t *out, ptrdiff_t os) {
-  const int8_t *w = (const int8_t *)(k->w + k->cur);
-  const int32_t full = k->run / 4;
-  const int tail = k->run % 4;
+vnni_row_tile(const int8_t *w0, const int8_t *w1, int nb, int32_t run,
+              const ptrdiff_t *xo, int pre, int u, int np, int32_t rows,
+              const int8_t *x, ptrdiff_t xp, __m512i b, __m512i b1,
+              const Requant *const *rq, int8_t *out, ptrdiff_t os) {
+  const int8_t *w = w0;
+  const ptrdiff_t dw = w1 - w0; /* block 1's weights, this far on */
+  const int32_t full = run / 4;
+  const int tail = run % 4;
   __m512i c0 = b, c1 = b, c2 = b, c3 = b, c4 = b, c5 = b, c6 = b, c7 = b;
   __m512i c8 = b, c9 = b, c10 = b, c11 = b;
+  __m512i d0 = b1, d1 = b1, d2 = b1, d3 = b1, d4 = b1, d5 = b1, d6 = b1;
+  __m512i d7 = b1, d8 = b1, d9 = b1, d10 = b1, d11 = b1;
   for (int32_t r = 0; r < rows; r++) {
     const int8_t *e = x + xo[r];
     for (int32_t g = 0; g < full; g++, w += 64, e += 4) {
       const __m512i wv = _mm512_loadu_si512(w);
+      const __m512i wv1 = nb == 2 ? _mm512_loadu_si512(w + dw) : wv;
       ROW_ALL(4);
     }
     if (tail) {
       const __m512i wv = _mm512_loadu_si512(w);
+      const __m512i wv1 = nb == 2 ? _mm512_loadu_si512(w + dw) : wv;
       ROW_ALL(tail);
       w += 64;
     }
   }
-  vnni_requant_store(rq, u, c0, out);
-  if (np > 1) vnni_requant_store(rq, u, c1, out + os);
-  if (np > 2) vnni_requant_store(rq, u, c2, out + 2 * os);
-  if (np > 3) vnni_requant_store(rq, u, c3, out + 3 * os);
-  if (np > 4) vnni_requant_store(rq, u, c4, out + 4 * os);
-  if (np > 5) vnni_requant_store(rq, u, c5, out + 5 * os);
-  if (np > 6) vnni_requant_store(rq, u, c6, out + 6 * os);
-  if (np > 7) vnni_requant_store(rq, u, c7, out + 7 * os);
-  if (np > 8) vnni_requant_store(rq, u, c8, out + 8 * os);
-  if (np > 9) vnni_requant_store(rq, u, c9, out + 9 * os);
-  if (np > 10) vnni_requant_store(rq, u, c10, out + 10 * os);
-  if (np > 11) vnni_requant_store(rq, u, c11, out + 11 * os);
+  ROW_STORE(0, c0, d0); ROW_STORE(1, c1, d1); ROW_STORE(2, c2, d2);
+  ROW_STORE(3, c3, d3); ROW_STORE(4, c4, d4); ROW_STORE(5, c5, d5);
+  ROW_STORE(6, c6, d6); ROW_STORE(7, c7, d7); ROW_STORE(8, c8, d8);
+  ROW_STORE(9, c9, d9); ROW_STORE(10, c10, d10); ROW_STORE(11, c11, d11);
 }
+#undef ROW_STORE
 #undef ROW_ALL
 #undef ROW_DP
 
+/* The tiles over a run of npx pixels: of 12 and 8 pixels for one block,
+ * of 8 (16 accumulators) for two, then 4 (see above). */
 VNNI static inline __attribute__((always_inline)) void
-vnni_row_run(const AvxBcast *k, const ptrdiff_t *xo, int pre, int u,
-             const int8_t *x, ptrdiff_t xp, int32_t npx, const Requant *rq,
-             int8_t *out, ptrdiff_t os) {
-  const int8_t *w = (const int8_t *)(k->w + k->cur);
+vnni_row_run(const int8_t *w0, const int8_t *w1, int nb, int32_t run,
+             int32_t krows, const ptrdiff_t *xo, int pre, int u,
+             const int8_t *x, ptrdiff_t xp, int32_t npx,
+             const Requant *const *rq, int8_t *out, ptrdiff_t os) {
+  const ptrdiff_t corr = (ptrdiff_t)krows * ((run + 3) / 4) * 64;
   /* the accumulators start from bias + (io - 128) * sum(w) */
   const __m512i b = _mm512_add_epi32(
-      _mm512_maskz_loadu_epi32(VNNI_LANES(u), rq->bias),
-      _mm512_loadu_si512(w + (ptrdiff_t)k->rows * ((k->run + 3) / 4) * 64));
+      _mm512_maskz_loadu_epi32(VNNI_LANES(u), rq[0]->bias),
+      _mm512_loadu_si512(w0 + corr));
+  const __m512i b1 =
+      nb == 2 ? _mm512_add_epi32(_mm512_loadu_si512(rq[1]->bias),
+                                 _mm512_loadu_si512(w1 + corr))
+              : b;
   /* (how == 3 leaves out each window's last row: a broken form for the
    * tests) */
   const int32_t rows =
-      k->rows - (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 3);
+      krows - (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 3);
+#define TILE(np, i)                                                     \
+  vnni_row_tile(w0, w1, nb, run, xo, pre, u, np, rows, x + (i) * xp, xp, \
+                b, b1, rq, out + (i) * os, os)
   int32_t i = 0;
   if (npx >= 8) {
-    for (; i + 12 <= npx; i += 12)
-      vnni_row_tile(k, xo, pre, u, 12, rows, x + i * xp, xp, b, rq, out + i * os,
-                    os);
-    for (; i + 8 <= npx; i += 8)
-      vnni_row_tile(k, xo, pre, u, 8, rows, x + i * xp, xp, b, rq, out + i * os,
-                    os);
+    if (nb == 1)
+      for (; i + 12 <= npx; i += 12) TILE(12, i);
+    for (; i + 8 <= npx; i += 8) TILE(8, i);
     if (i + 4 <= npx) {
-      vnni_row_tile(k, xo, pre, u, 4, rows, x + i * xp, xp, b, rq, out + i * os,
-                    os);
+      TILE(4, i);
       i += 4;
     }
-    if (i < npx) /* the last 4, some of them again */
-      vnni_row_tile(k, xo, pre, u, 4, rows, x + (npx - 4) * xp, xp, b, rq,
-                    out + (npx - 4) * os, os);
+    if (i < npx) TILE(4, npx - 4); /* the last 4, some of them again */
     return;
   }
   if (npx >= 4) {
-    vnni_row_tile(k, xo, pre, u, 4, rows, x, xp, b, rq, out, os);
-    if (npx > 4)
-      vnni_row_tile(k, xo, pre, u, 4, rows, x + (npx - 4) * xp, xp, b, rq,
-                    out + (npx - 4) * os, os);
+    TILE(4, 0);
+    if (npx > 4) TILE(4, npx - 4);
     return;
   }
-  for (; i < npx; i++)
-    vnni_row_tile(k, xo, pre, u, 1, rows, x + i * xp, xp, b, rq, out + i * os,
-                  os);
+  for (; i < npx; i++) TILE(1, i);
+#undef TILE
 }
 
 VNNI void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo,
                                 int pre, const int8_t *x, ptrdiff_t xp,
                                 int32_t npx, const Requant *rq, int8_t *out,
                                 ptrdiff_t os) {
+  const int8_t *w = (const int8_t *)(k->w + k->cur);
+  const Requant *const r1[1] = {rq};
   if (pre && k->u == 2)
-    vnni_row_run(k, xo, 1, 2, x, xp, npx, rq, out, os);
+    vnni_row_run(w, w, 1, k->run, k->rows, xo, 1, 2, x, xp, npx, r1, out, os);
   else if (pre)
-    vnni_row_run(k, xo, 1, 1, x, xp, npx, rq, out, os);
+    vnni_row_run(w, w, 1, k->run, k->rows, xo, 1, 1, x, xp, npx, r1, out, os);
   else if (k->u == 2)
-    vnni_row_run(k, xo, 0, 2, x, xp, npx, rq, out, os);
+    vnni_row_run(w, w, 1, k->run, k->rows, xo, 0, 2, x, xp, npx, r1, out, os);
   else
-    vnni_row_run(k, xo, 0, 1, x, xp, npx, rq, out, os);
+    vnni_row_run(w, w, 1, k->run, k->rows, xo, 0, 1, x, xp, npx, r1, out, os);
+}
+
+VNNI void tn__crt_conv_vnni_row2(const AvxBcast *k, const int32_t *off,
+                                 const ptrdiff_t *xo, const int8_t *x,
+                                 ptrdiff_t xp, int32_t npx,
+                                 const Requant *const *rq, int8_t *out,
+                                 ptrdiff_t os) {
+  vnni_row_run((const int8_t *)(k->w + off[0]),
+               (const int8_t *)(k->w + off[1]), 2, k->run, k->rows, xo, 1, 2,
+               x, xp, npx, rq, out, os);
 }
 
 /* Sixteen lanes of requant_sse (vnni_requant_store's operations) on the
@@ -1362,11 +1391,15 @@ void tn__crt_conv_gemm(AvxBcast *k, const Conv *c, const int32_t *off,
 
 int tn__crt_conv_gemm_pack(AvxBcast *k, const Conv *c, int32_t co0, int nb,
                            int32_t *off) {
+  const TnCrtConv2d *p = c->p;
   const int vnni = tn__crt_avx512vnni();
-  /* in int16, as tn__crt_conv_avx2_pack counts */
-  const int64_t size = vnni ? (int64_t)((c->cpg + 3) / 4) * 32 + 32
-                            : (int64_t)((c->cpg + 1) / 2) * 32;
-  if ((nb == 2 && !vnni) || c->cpg > AVX_PAD || nb * size > AVX_PACK)
+  /* in int16, as tn__crt_conv_avx2_pack counts a block of 16 (a 1x1
+   * layer: one row of cpg) */
+  const int64_t rows = c->merge ? p->k_h : (int64_t)p->k_h * p->k_w;
+  const int64_t run = c->merge ? (int64_t)p->k_w * c->cpg : c->cpg;
+  const int64_t size = vnni ? rows * ((run + 3) / 4) * 32 + 32
+                            : rows * ((run + 1) / 2) * 32;
+  if ((nb == 2 && !vnni) || run > AVX_PAD || nb * size > AVX_PACK)
     return 0;
   /* room for every block of the tile, so that packing the second does
    * not start the cache over under the first */
