@@ -67,6 +67,8 @@ versions=$( { pyenv versions --bare 2>/dev/null || ls "$root/versions" 2>/dev/nu
   awk -F. '{ last[$1"."$2] = $0 } END { for (m in last) print last[m] }' | sort -t. -k2,2n)
 [ -n "$versions" ] || { echo "no CPython 3.10..3.13 under pyenv ($root)" >&2; exit 2; }
 
+ccache=
+[ -d /usr/lib/ccache ] && ccache=/usr/lib/ccache:
 clean_env=(env -u TVMNODE_BUILD_DIR -u TVMNODE_SOURCE_DIR -u PYTHONPATH -u PYTHONHOME
            -u LD_LIBRARY_PATH -u VIRTUAL_ENV)
 tot_p=0 tot_f=0
@@ -89,7 +91,10 @@ for v in $versions; do
   for p in $PACKAGES; do
     pip_q "$vpy" -m pip install "$p" >>"$log" 2>&1 || echo "python $minor: no $p (its tests skip)" >&2
   done
-  if ! (cd "$dir" && "${clean_env[@]}" TVMNODE_PY_BUILD_BASE="$dir/build" \
+  # through ccache where it is installed (./dev installs it): the library's
+  # objects are the same for every interpreter (no debug info, the same
+  # flags and sources), so the second version on takes the first's
+  if ! (cd "$dir" && "${clean_env[@]}" PATH="$ccache$PATH" TVMNODE_PY_BUILD_BASE="$dir/build" \
         "$vpy" -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation \
         -w "$dir/dist" "$HERE") >>"$log" 2>&1; then
     tail -30 "$log" >&2; fail "wheel build failed"; continue
