@@ -2,7 +2,7 @@
 # tools/test_versions.sh [WORK_DIR [PYTEST_ARGS...]]: the Python binding on
 # every CPython from 3.10 to 3.13 that pyenv has here (the newest patch
 # release of each minor; `pyenv versions --bare`, else ~/.pyenv/versions/*).
-# TNPY_FULL_MATRIX=1 runs the whole suite on each (see SWEEPS below).
+# TNPY_FULL_MATRIX=1 runs the whole suite across them (see SWEEPS below).
 # For each: a fresh virtual environment, the self-contained wheel built
 # from this checkout with that interpreter (`pip wheel ./python`, no
 # TVMNODE_BUILD_DIR), the wheel installed, the test packages from PyPI
@@ -33,10 +33,12 @@ PACKAGES="pytest pytest-xdist numpy tflite tflite-micro ai-edge-litert onnx"
 # suites that test generated C (on the host, the emulated boards, wasm32,
 # and the Embedded Rust interface), firmware or the source build, whose
 # outcome does not depend on the interpreter (each compiles C or Rust, or
-# runs qemu or node, for minutes).
+# runs qemu or node, for minutes; test_patch_stages.py and
+# test_device_scratch.py compile every bundled model's C and build it).
 SAME_ON_EVERY_PYTHON=(test_op_codegen.py test_op_device.py test_firmware_device.py
                       test_install_configured.py test_wasm.py test_rust_iface.py
-                      test_cmake.py test_linker_sections.py test_params_blob.py)
+                      test_cmake.py test_linker_sections.py test_params_blob.py
+                      test_patch_stages.py test_device_scratch.py)
 # Also left to the main stage, unless TNPY_FULL_MATRIX=1: the importers'
 # operator sweeps and the code generator's suite. They are pure Python over
 # numpy and the system C compiler (what they find does not depend on the
@@ -44,6 +46,11 @@ SAME_ON_EVERY_PYTHON=(test_op_codegen.py test_op_device.py test_firmware_device.
 # Python they are still collected, so each of their modules and every
 # importer module they load is imported there; the two base importer
 # suites (test_frontend_tflite.py, test_frontend_onnx.py) run in full.
+# With TNPY_FULL_MATRIX=1 each of them runs on one interpreter, the
+# versions taking them in turn (the first on 3.10, the second on 3.11, ...),
+# so that between them the versions run the whole suite on the wheel (what
+# the packaging could break: a file the wheel lacks fails there as on any
+# Python) in about a quarter of the time of running it on each.
 # .ci/run sets TNPY_FULL_MATRIX=1 when the packaging changed
 # (tools/packaging_changed.sh).
 SWEEPS=(test_frontend_onnx_ops.py test_frontend_onnx_qdq.py test_frontend_onnx_qdq_clip.py
@@ -67,12 +74,15 @@ versions=$( { pyenv versions --bare 2>/dev/null || ls "$root/versions" 2>/dev/nu
   awk -F. '{ last[$1"."$2] = $0 } END { for (m in last) print last[m] }' | sort -t. -k2,2n)
 [ -n "$versions" ] || { echo "no CPython 3.10..3.13 under pyenv ($root)" >&2; exit 2; }
 
+ccache=
+[ -d /usr/lib/ccache ] && ccache=/usr/lib/ccache:
 clean_env=(env -u TVMNODE_BUILD_DIR -u TVMNODE_SOURCE_DIR -u PYTHONPATH -u PYTHONHOME
            -u LD_LIBRARY_PATH -u VIRTUAL_ENV)
 tot_p=0 tot_f=0
+nv=$(wc -w <<<"$versions") vi=0
 fail() { echo "python $minor: $1 (see $log)" >&2; echo "python $minor: 0 passed, 1 failed, 0 skipped"; tot_f=$((tot_f + 1)); }
 for v in $versions; do
-  minor=${v%.*}
+  minor=${v%.*} at=$vi vi=$((vi + 1))
   py="$root/versions/$v/bin/python3"
   dir="$WORK/$minor" venv="$WORK/$minor/venv" log="$WORK/$minor/log"
   mkdir -p "$dir" && : >"$log"
@@ -89,7 +99,10 @@ for v in $versions; do
   for p in $PACKAGES; do
     pip_q "$vpy" -m pip install "$p" >>"$log" 2>&1 || echo "python $minor: no $p (its tests skip)" >&2
   done
-  if ! (cd "$dir" && "${clean_env[@]}" TVMNODE_PY_BUILD_BASE="$dir/build" \
+  # through ccache where it is installed (./dev installs it): the library's
+  # objects are the same for every interpreter (no debug info, the same
+  # flags and sources), so the second version on takes the first's
+  if ! (cd "$dir" && "${clean_env[@]}" PATH="$ccache$PATH" TVMNODE_PY_BUILD_BASE="$dir/build" \
         "$vpy" -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation \
         -w "$dir/dist" "$HERE") >>"$log" 2>&1; then
     tail -30 "$log" >&2; fail "wheel build failed"; continue
@@ -103,8 +116,15 @@ for v in $versions; do
   # from $dir: neither python/ nor a build tree is on sys.path
   ignore=() sweeps=()
   for t in "${SAME_ON_EVERY_PYTHON[@]}"; do ignore+=(--ignore "$HERE/tests/$t"); done
-  if [ "$FULL" != 1 ]; then
-    for t in "${SWEEPS[@]}"; do ignore+=(--ignore "$HERE/tests/$t"); sweeps+=("$HERE/tests/$t"); done
+  k=0
+  for t in "${SWEEPS[@]}"; do
+    # the full matrix runs sweep k on version k mod nv; the rest, collected
+    if [ "$FULL" != 1 ] || [ $((k % nv)) -ne "$at" ]; then
+      ignore+=(--ignore "$HERE/tests/$t"); sweeps+=("$HERE/tests/$t")
+    fi
+    k=$((k + 1))
+  done
+  if [ ${#sweeps[@]} -gt 0 ]; then
     # the sweeps collected (imported) only: an import error is a failure
     if ! (cd "$dir" && "${clean_env[@]}" "$vpy" -m pytest -q --collect-only -p no:cacheprovider \
           -c "$HERE/pyproject.toml" --rootdir "$HERE" "${sweeps[@]}") >"$dir/collect.log" 2>&1; then
