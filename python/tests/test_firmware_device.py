@@ -770,3 +770,86 @@ def test_firmware_links_only_the_convolution_forms_its_layers_take(
                         [os.path.join(archive, "codegen", "host", "include"),
                          os.path.join(archive, "runtime", "include")],
                         str(tmp_path / "bad"), None)
+
+
+def test_firmware_links_only_the_dense_forms_its_layers_take(
+        tmp_path: Any, objects: str, prepared: Any) -> None:
+    """KWS's dense layer takes N4K4's DSP form alone (metadata's
+    dense_s8_forms); its firmware, built with it, gives the host's outputs
+    and links neither the [N, K] loops (dot4, dot1) nor the packed 1x1
+    convolution's entry, nor the loops of the convolutions in place a row
+    or a chunk at a time, which KWS's layers do not take (conv_lines,
+    conv_pixels), all of which the build of every form has; a crt that
+    leaves the DSP form out fails the model's build, naming the layer."""
+    archive, info, inputs, ref = prepared("kws_ref_model.tflite", "kws")
+    forms = info["interface"]["dense_s8_forms"]
+    assert forms == 0x04, hex(forms)
+    res = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "sel"), cache=objects)
+    assert "-DTN_CRT_DENSE_S8_FORMS=%d" % forms in res["flags"]
+    for got, want in zip(_device_outputs(res, info), ref):
+        np.testing.assert_array_equal(got, want)
+    sel = _symbols(res["elf"])
+    full = fw.build(archive, "kws", inputs, str(tmp_path / "all"), cache=objects,
+                    all_forms=True)
+    assert not any(f.startswith("-DTN_CRT_DENSE_S8_FORMS") for f in full["flags"])
+    every = _symbols(full["elf"])
+    def has(syms: List[str], fn: str) -> bool:  # gcc may suffix a clone
+        return any(x == fn or x.startswith(fn + ".") for x in syms)
+    for fn in ("dot4", "dot1", "tn_crt_conv2d_s8_packed", "conv_lines", "conv_pixels"):
+        assert has(every, fn) and not has(sel, fn), fn
+    assert has(every, "dot_p4") and has(sel, "dot_p4")
+    assert res["size"]["text"] < full["size"]["text"]
+    os.makedirs(str(tmp_path / "bad"), exist_ok=True)
+    flags = fw.target_flags(fw.get_target(fw.DEFAULT_TARGET), "-Os")
+    with pytest.raises(fw.FirmwareError, match=r"op\d+_dense_s8.*takes the dense "
+                                               r"forms 0x04"):
+        fw._compile_all(fw._c_files(os.path.join(archive, "codegen", "host", "src")),
+                        flags + ["-DTN_CRT_DENSE_S8_FORMS=1"],
+                        [os.path.join(archive, "codegen", "host", "include"),
+                         os.path.join(archive, "runtime", "include")],
+                        str(tmp_path / "bad"), None)
+
+
+VWW = os.path.join(os.environ.get("TFLM_SOURCES", os.path.join(ROOT, "..", "tflm-sources")),
+                   "mlcommons-tiny", "benchmark", "training", "visual_wake_words",
+                   "trained_models", "vww_96_int8.tflite")
+
+
+@pytest.mark.parametrize("fname,name,bit,most", [
+    ("pretrainedResnet_quant.tflite", "ic", 0x80, 35 * 1024), (VWW, "vww", 0x100, 46 * 1024)])
+def test_cortex_m_plan_runs_layers_in_place_where_ram_counts(
+        tmp_path: Any, objects: str, fname: str, name: str, bit: int, most: int) -> None:
+    """The Cortex-M plan runs IC's 3x3 convolutions in place by rows and
+    VWW's widening pointwise layers in place by chunks (the forms' bits
+    LINES 0x80 and CHUNKS 0x100), which the host's plan does not: its pool
+    is under a bound the host plan's exceeds, no two buffers alive at one
+    step overlap, and the device's outputs are the host executor's (whose
+    plan has none of these), byte for byte."""
+    path = fname if os.path.isabs(fname) else os.path.join(MODELS, fname)
+    if not os.path.exists(path):
+        pytest.skip("no %s" % path)
+    mod = frontend.load_model(path)
+    arch = codegen.compile(mod, name=name, target="cortex-m")
+    host = codegen.compile(mod, name=name)
+    ops = arch.info["memory"]["functions"]["operator_functions"]
+    hops = host.info["memory"]["functions"]["operator_functions"]
+    assert arch.info["interface"]["conv_s8_forms"] & bit
+    assert sum(v[0]["in_place"] for v in ops.values()) > sum(
+        v[0]["in_place"] for v in hops.values())
+    assert arch.workspace_bytes <= most < host.workspace_bytes, (arch.workspace_bytes,
+                                                                 host.workspace_bytes)
+    bufs = [b for b in arch.plan["buffers"] if b["size"] > 0]
+    for i, a in enumerate(bufs):
+        for b in bufs[i + 1:]:
+            if a["first"] <= b["last"] and b["first"] <= a["last"]:
+                assert (a["offset"] + a["size"] <= b["offset"]
+                        or b["offset"] + b["size"] <= a["offset"]), (a, b)
+    out = arch.export(str(tmp_path / "mlf"))
+    info = arch.info
+    xs, paths = _inputs(info, str(tmp_path))
+    outs = runtime.Executor(host.module)(*xs)
+    want = [np.array(o, copy=True) for o in (outs if isinstance(outs, tuple) else (outs,))]
+    del outs, arch, host, mod
+    res = fw.build_and_run(out, name, paths, str(tmp_path / "fw"), cache=objects)
+    for got, w in zip(_device_outputs(res, info), want):
+        np.testing.assert_array_equal(got, w)

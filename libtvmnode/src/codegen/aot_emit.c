@@ -154,6 +154,36 @@ static void conv_forms(Gen *g, GString *c, int32_t s, size_t scratch,
                          step(g, s)->op, (unsigned)f);
 }
 
+/* The same for the int8 dense layer's forms (TN_CRT_DENSE_S8_FORMS): those
+ * step s takes, added to g->dense_forms, and the check. A packed 1x1
+ * convolution runs the packed dense loop. */
+static void dense_forms(Gen *g, GString *c, int32_t s, const char *sym) {
+  int32_t f;
+  if (strcmp(sym, "tn_crt_call_dense_s8") == 0) {
+    const TnCrtCallDenseS8 *p = step(g, s)->k.params;
+    f = tn_crt_dense_s8_forms_isa(&p->d, &p->q, p->packed,
+                                  TN_CRT_ISA_ARM_DSP);
+  } else if (strcmp(sym, "tn_crt_call_dense_s8_s32") == 0) {
+    f = TN_CRT_DENSE_FORM_NK;
+  } else if (strcmp(sym, "tn_crt_call_conv2d_s8") == 0 &&
+             ((const TnCrtCallConvS8 *)step(g, s)->k.params)->packed) {
+    f = TN_CRT_DENSE_FORM_PACKED;
+  } else {
+    return;
+  }
+  if (f == 0) return;
+  g->dense_forms |= f;
+  g_string_append_printf(c, "#if defined(TN_CRT_DENSE_S8_FORMS) && "
+                         "((TN_CRT_DENSE_S8_FORMS) & 0x%02x) != 0x%02x\n"
+                         "#error \"%s (%s) takes the dense forms 0x%02x "
+                         "(TN_CRT_DENSE_FORM_*), which TN_CRT_DENSE_S8_FORMS "
+                         "leaves out of the crt: build the crt with the "
+                         "model's (metadata.json, dense_s8_forms), or "
+                         "without it\"\n#endif\n",
+                         (unsigned)f, (unsigned)f, g->fn_names[s],
+                         step(g, s)->op, (unsigned)f);
+}
+
 int tn__aot_emit_operators(Gen *g, GString *c) {
   GString *decls = g_string_new(NULL);
   for (int32_t s = 0; s < g->nsteps; s++) {
@@ -181,6 +211,7 @@ int tn__aot_emit_operators(Gen *g, GString *c) {
          strcmp(f->symbol, "tn_crt_call_conv2d_s8_s32") == 0))
       conv_forms(g, c, s, scratch,
                  strcmp(f->symbol, "tn_crt_call_conv2d_s8_s32") == 0);
+    if (g->o.isa == TN_CRT_ISA_ARM_DSP) dense_forms(g, c, s, f->symbol);
     g_string_append_printf(c, "TVMGEN_INTERNAL int32_t %s(const void *const "
                            "*in, void *out, void *scratch) {\n  return "
                            "%s(&%s, in, out, scratch, %zu);\n}\n",
