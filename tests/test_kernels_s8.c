@@ -775,6 +775,21 @@ END_TEST
  * size of the input; weights in any of three layouts. big: images up to
  * 49x10 (so that pointwise layers take many chunks). */
 static int inplace_dw8; /* depthwise: 8 to 96 channels, a multiple of 8 */
+/* in_c up to max_in, out_c up to in_c (more with widen), groups now and
+ * then; returns the channels per group. */
+static int32_t rand_channels(KtRng *r, int32_t max_in, int widen,
+                             TnCrtConv2d *p) {
+  p->in_c = kt_int(r, 1, max_in);
+  p->out_c = widen ? kt_int(r, p->in_c + 1, 2 * p->in_c + 8)
+                   : kt_int(r, 1, p->in_c);
+  p->groups = 1;
+  if (kt_int(r, 0, 3) == 0) {
+    int32_t g = kt_int(r, 1, p->out_c);
+    while (p->in_c % g || p->out_c % g) g--;
+    p->groups = g;
+  }
+  return p->in_c / p->groups;
+}
 static void rand_inplace_geom(KtRng *r, int kind, int big, TnCrtConv2d *p) {
   memset(p, 0, sizeof *p);
   p->batch = kt_int(r, 1, 2);
@@ -783,17 +798,7 @@ static void rand_inplace_geom(KtRng *r, int kind, int big, TnCrtConv2d *p) {
   p->stride_h = p->stride_w = p->dilation_h = p->dilation_w = 1;
   p->k_h = p->k_w = 1;
   int32_t cpg = 1;
-  if (kind == 2) {
-    p->in_c = kt_int(r, 1, 24);
-    p->out_c = kt_int(r, 1, p->in_c);
-    p->groups = 1;
-    if (kt_int(r, 0, 3) == 0) {
-      int32_t g = kt_int(r, 1, p->out_c);
-      while (p->in_c % g || p->out_c % g) g--;
-      p->groups = g;
-    }
-    cpg = p->in_c / p->groups;
-  }
+  if (kind == 2) cpg = rand_channels(r, 24, 0, p);
   if (kind == 0 || kind == 2) {
     /* (a divisor of 64 now and then: x86/conv_wide_s8.c's pixels a pass) */
     if (kind == 0)
@@ -812,16 +817,7 @@ static void rand_inplace_geom(KtRng *r, int kind, int big, TnCrtConv2d *p) {
     p->pad_top = kt_int(r, 0, 2) ? (eh - 1) / 2 : kt_int(r, 0, eh + 1);
     p->pad_left = kt_int(r, 0, 2) ? (ew - 1) / 2 : kt_int(r, 0, ew + 1);
   } else {
-    p->in_c = kt_int(r, 1, 80);
-    p->out_c = kind == 3 ? kt_int(r, p->in_c + 1, 2 * p->in_c + 8)
-                         : kt_int(r, 1, p->in_c);
-    p->groups = 1;
-    if (kt_int(r, 0, 3) == 0) {
-      int32_t g = kt_int(r, 1, p->out_c);
-      while (p->in_c % g || p->out_c % g) g--;
-      p->groups = g;
-    }
-    cpg = p->in_c / p->groups;
+    cpg = rand_channels(r, 80, kind == 3, p);
   }
   int wk = kt_int(r, 0, 2);
   int32_t di[4] = {p->batch, p->in_h, p->in_w, p->in_c};

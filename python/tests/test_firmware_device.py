@@ -728,6 +728,44 @@ def _symbols(elf: str) -> List[str]:
     return [line.split()[-1] for line in out.splitlines() if line.split()]
 
 
+def _has(syms: List[str], fn: str) -> bool:
+    """fn is among the symbols (gcc may suffix a clone)."""
+    return any(x == fn or x.startswith(fn + ".") for x in syms)
+
+
+def _forms_builds(tmp_path: Any, objects: str, prepared: Any, key: str, forms: int
+                  ) -> Tuple[str, Dict[str, Any], List[str], List[str], Dict[str, Any]]:
+    """KWS's archive, whose metadata names `forms` under `key`, built with
+    them (its outputs the host's, the define in its flags) and with every
+    form: (archive, its report, its symbols, every form's symbols, the
+    inputs and the size of every form's build)."""
+    archive, info, inputs, ref = prepared("kws_ref_model.tflite", "kws")
+    assert info["interface"][key] == forms, hex(info["interface"][key])
+    res = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "sel"), cache=objects)
+    define = "-DTN_CRT_%s=" % key.upper()
+    assert define + "%d" % forms in res["flags"]
+    for got, want in zip(_device_outputs(res, info), ref):
+        np.testing.assert_array_equal(got, want)
+    full = fw.build(archive, "kws", inputs, str(tmp_path / "all"), cache=objects,
+                    all_forms=True)
+    assert not any(f.startswith(define) for f in full["flags"])
+    assert res["size"]["text"] < full["size"]["text"]
+    return archive, res, _symbols(res["elf"]), _symbols(full["elf"]), {"inputs": inputs}
+
+
+def _refused(tmp_path: Any, archive: str, define: str, match: str) -> None:
+    """The archive's generated C does not compile against a crt built with
+    `define`: the #error names the layer."""
+    os.makedirs(str(tmp_path / "bad"), exist_ok=True)
+    flags = fw.target_flags(fw.get_target(fw.DEFAULT_TARGET), "-Os")
+    with pytest.raises(fw.FirmwareError, match=match):
+        fw._compile_all(fw._c_files(os.path.join(archive, "codegen", "host", "src")),
+                        flags + [define],
+                        [os.path.join(archive, "codegen", "host", "include"),
+                         os.path.join(archive, "runtime", "include")],
+                        str(tmp_path / "bad"), None)
+
+
 def test_firmware_links_only_the_convolution_forms_its_layers_take(
         tmp_path: Any, objects: str, prepared: Any) -> None:
     """KWS's archive names the forms its layers take (metadata's
@@ -737,39 +775,20 @@ def test_firmware_links_only_the_convolution_forms_its_layers_take(
     loop (pw_pairs_wide, pw_pairs) and no blocks, which the build of every form
     (--all-forms) still has; a crt that leaves out a form a layer takes
     fails the model's build, naming the layer."""
-    archive, info, inputs, ref = prepared("kws_ref_model.tflite", "kws")
-    forms = info["interface"]["conv_s8_forms"]
-    assert forms == (0x02 | 0x10 | 0x40), hex(forms)
-    res = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "sel"), cache=objects)
-    assert "-DTN_CRT_CONV_S8_FORMS=%d" % forms in res["flags"]
-    for got, want in zip(_device_outputs(res, info), ref):
-        np.testing.assert_array_equal(got, want)
-    sel = _symbols(res["elf"])
-    full = fw.build(archive, "kws", inputs, str(tmp_path / "all"), cache=objects,
-                    all_forms=True)
-    assert not any(f.startswith("-DTN_CRT_CONV_S8_FORMS") for f in full["flags"])
-    every = _symbols(full["elf"])
-    def has(syms: List[str], fn: str) -> bool:  # gcc may suffix a clone
-        return any(x == fn or x.startswith(fn + ".") for x in syms)
+    forms = 0x02 | 0x10 | 0x40
+    archive, res, sel, every, more = _forms_builds(tmp_path, objects, prepared,
+                                                   "conv_s8_forms", forms)
     for fn in ("pw_pairs_wide", "pw_pairs", "conv_blocks"):
-        assert has(every, fn) and not has(sel, fn), fn
+        assert _has(every, fn) and not _has(sel, fn), fn
     for fn in ("pw_pairs_fast", "dw3_rows"):
-        assert has(every, fn) and has(sel, fn), fn
-    assert res["size"]["text"] < full["size"]["text"]
+        assert _has(every, fn) and _has(sel, fn), fn
     if shutil.which("cmake"):  # the archive's CMakeLists.txt, given the same set
-        cm = fw.build_cmake(archive, "kws", inputs, str(tmp_path / "cmake"))
-        assert not has(_symbols(cm["elf"]), "pw_pairs_wide")
+        cm = fw.build_cmake(archive, "kws", more["inputs"], str(tmp_path / "cmake"))
+        assert not _has(_symbols(cm["elf"]), "pw_pairs_wide")
         assert cm["size"]["text"] == res["size"]["text"]
     # the depthwise 3x3 form left out: the generated C refuses to build
-    os.makedirs(str(tmp_path / "bad"), exist_ok=True)
-    flags = fw.target_flags(fw.get_target(fw.DEFAULT_TARGET), "-Os")
-    with pytest.raises(fw.FirmwareError, match=r"op\d+_conv2d_s8.*takes the convolution "
-                                               r"forms 0x40"):
-        fw._compile_all(fw._c_files(os.path.join(archive, "codegen", "host", "src")),
-                        flags + ["-DTN_CRT_CONV_S8_FORMS=%d" % (forms & ~0x40)],
-                        [os.path.join(archive, "codegen", "host", "include"),
-                         os.path.join(archive, "runtime", "include")],
-                        str(tmp_path / "bad"), None)
+    _refused(tmp_path, archive, "-DTN_CRT_CONV_S8_FORMS=%d" % (forms & ~0x40),
+             r"op\d+_conv2d_s8.*takes the convolution forms 0x40")
 
 
 def test_firmware_links_only_the_dense_forms_its_layers_take(
@@ -781,33 +800,13 @@ def test_firmware_links_only_the_dense_forms_its_layers_take(
     or a chunk at a time, which KWS's layers do not take (conv_lines,
     conv_pixels), all of which the build of every form has; a crt that
     leaves the DSP form out fails the model's build, naming the layer."""
-    archive, info, inputs, ref = prepared("kws_ref_model.tflite", "kws")
-    forms = info["interface"]["dense_s8_forms"]
-    assert forms == 0x04, hex(forms)
-    res = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "sel"), cache=objects)
-    assert "-DTN_CRT_DENSE_S8_FORMS=%d" % forms in res["flags"]
-    for got, want in zip(_device_outputs(res, info), ref):
-        np.testing.assert_array_equal(got, want)
-    sel = _symbols(res["elf"])
-    full = fw.build(archive, "kws", inputs, str(tmp_path / "all"), cache=objects,
-                    all_forms=True)
-    assert not any(f.startswith("-DTN_CRT_DENSE_S8_FORMS") for f in full["flags"])
-    every = _symbols(full["elf"])
-    def has(syms: List[str], fn: str) -> bool:  # gcc may suffix a clone
-        return any(x == fn or x.startswith(fn + ".") for x in syms)
+    archive, res, sel, every, _ = _forms_builds(tmp_path, objects, prepared,
+                                                "dense_s8_forms", 0x04)
     for fn in ("dot4", "dot1", "tn_crt_conv2d_s8_packed", "conv_lines", "conv_pixels"):
-        assert has(every, fn) and not has(sel, fn), fn
-    assert has(every, "dot_p4") and has(sel, "dot_p4")
-    assert res["size"]["text"] < full["size"]["text"]
-    os.makedirs(str(tmp_path / "bad"), exist_ok=True)
-    flags = fw.target_flags(fw.get_target(fw.DEFAULT_TARGET), "-Os")
-    with pytest.raises(fw.FirmwareError, match=r"op\d+_dense_s8.*takes the dense "
-                                               r"forms 0x04"):
-        fw._compile_all(fw._c_files(os.path.join(archive, "codegen", "host", "src")),
-                        flags + ["-DTN_CRT_DENSE_S8_FORMS=1"],
-                        [os.path.join(archive, "codegen", "host", "include"),
-                         os.path.join(archive, "runtime", "include")],
-                        str(tmp_path / "bad"), None)
+        assert _has(every, fn) and not _has(sel, fn), fn
+    assert _has(every, "dot_p4") and _has(sel, "dot_p4")
+    _refused(tmp_path, archive, "-DTN_CRT_DENSE_S8_FORMS=1",
+             r"op\d+_dense_s8.*takes the dense forms 0x04")
 
 
 VWW = os.path.join(os.environ.get("TFLM_SOURCES", os.path.join(ROOT, "..", "tflm-sources")),

@@ -351,18 +351,15 @@ if(NOT TARGET ${{_tvmnode_crt}})
   if(TVMNODE_CRT_NO_AVX2)
     target_compile_definitions(${{_tvmnode_crt}} PRIVATE TN_CRT_NO_AVX2)
   endif()
-  set(TVMNODE_CRT_CONV_S8_FORMS "" CACHE STRING
-    "the int8 convolution forms the crt compiles (metadata.json's conv_s8_forms); empty: all")
-  if(NOT TVMNODE_CRT_CONV_S8_FORMS STREQUAL "")
-    target_compile_definitions(${{_tvmnode_crt}} PUBLIC
-      TN_CRT_CONV_S8_FORMS=${{TVMNODE_CRT_CONV_S8_FORMS}})
-  endif()
-  set(TVMNODE_CRT_DENSE_S8_FORMS "" CACHE STRING
-    "the int8 dense layer's forms the crt compiles (metadata.json's dense_s8_forms); empty: all")
-  if(NOT TVMNODE_CRT_DENSE_S8_FORMS STREQUAL "")
-    target_compile_definitions(${{_tvmnode_crt}} PUBLIC
-      TN_CRT_DENSE_S8_FORMS=${{TVMNODE_CRT_DENSE_S8_FORMS}})
-  endif()
+  foreach(_kernel CONV DENSE)
+    string(TOLOWER ${{_kernel}} _lower)
+    set(TVMNODE_CRT_${{_kernel}}_S8_FORMS "" CACHE STRING
+      "the int8 forms the crt compiles (metadata.json's ${{_lower}}_s8_forms); empty: all")
+    if(NOT TVMNODE_CRT_${{_kernel}}_S8_FORMS STREQUAL "")
+      target_compile_definitions(${{_tvmnode_crt}} PUBLIC
+        TN_CRT_${{_kernel}}_S8_FORMS=${{TVMNODE_CRT_${{_kernel}}_S8_FORMS}})
+    endif()
+  endforeach()
   # C99 without GNU extensions: no floating-point contraction, so float
   # models compute the host executor's bits
   set_target_properties(${{_tvmnode_crt}} PROPERTIES
