@@ -800,11 +800,29 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 
 /* A geometry tn_crt_conv2d_s8 runs in place: depthwise (kind 0, any
- * kernel, dilation, pads and stride_w, SAME most of the time) or 1x1 with
- * out_c <= in_c (kind 1, groups now and then), dense NHWC, the output the
+ * kernel, dilation, pads and stride_w, SAME most of the time), 1x1 with
+ * out_c <= in_c (kind 1, groups now and then) or any other convolution of
+ * stride_h 1 with out_c <= in_c (kind 2, by whole rows: kernel, dilation,
+ * pads and stride_w as kind 0's, groups now and then) or 1x1 with out_c >
+ * in_c (kind 3: the buffer the output's size), dense NHWC, the output the
  * size of the input; weights in any of three layouts. big: images up to
  * 49x10 (so that pointwise layers take many chunks). */
 static int inplace_dw8; /* depthwise: 8 to 96 channels, a multiple of 8 */
+/* in_c up to max_in, out_c up to in_c (more with widen), groups now and
+ * then; returns the channels per group. */
+static int32_t rand_channels(KtRng *r, int32_t max_in, int widen,
+                             TnCrtConv2d *p) {
+  p->in_c = kt_int(r, 1, max_in);
+  p->out_c = widen ? kt_int(r, p->in_c + 1, 2 * p->in_c + 8)
+                   : kt_int(r, 1, p->in_c);
+  p->groups = 1;
+  if (kt_int(r, 0, 3) == 0) {
+    int32_t g = kt_int(r, 1, p->out_c);
+    while (p->in_c % g || p->out_c % g) g--;
+    p->groups = g;
+  }
+  return p->in_c / p->groups;
+}
 static void rand_inplace_geom(KtRng *r, int kind, int big, TnCrtConv2d *p) {
   memset(p, 0, sizeof *p);
   p->batch = kt_int(r, 1, 2);
@@ -813,12 +831,14 @@ static void rand_inplace_geom(KtRng *r, int kind, int big, TnCrtConv2d *p) {
   p->stride_h = p->stride_w = p->dilation_h = p->dilation_w = 1;
   p->k_h = p->k_w = 1;
   int32_t cpg = 1;
-  if (kind == 0) {
+  if (kind == 2) cpg = rand_channels(r, 24, 0, p);
+  if (kind == 0 || kind == 2) {
     /* (a divisor of 64 now and then: x86/conv_wide_s8.c's pixels a pass) */
-    p->in_c = p->out_c = p->groups =
-        inplace_dw8      ? 8 * kt_int(r, 1, 12)
-        : kt_int(r, 0, 3) ? kt_int(r, 1, 80)
-                          : 1 << kt_int(r, 0, 5);
+    if (kind == 0)
+      p->in_c = p->out_c = p->groups =
+          inplace_dw8      ? 8 * kt_int(r, 1, 12)
+          : kt_int(r, 0, 3) ? kt_int(r, 1, 80)
+                            : 1 << kt_int(r, 0, 5);
     p->k_h = kt_int(r, 1, 5), p->k_w = kt_int(r, 1, 5);
     if (kt_int(r, 0, 3) == 0)
       p->dilation_h = kt_int(r, 1, 3), p->dilation_w = kt_int(r, 1, 3);
@@ -830,15 +850,7 @@ static void rand_inplace_geom(KtRng *r, int kind, int big, TnCrtConv2d *p) {
     p->pad_top = kt_int(r, 0, 2) ? (eh - 1) / 2 : kt_int(r, 0, eh + 1);
     p->pad_left = kt_int(r, 0, 2) ? (ew - 1) / 2 : kt_int(r, 0, ew + 1);
   } else {
-    p->in_c = kt_int(r, 1, 80);
-    p->out_c = kt_int(r, 1, p->in_c);
-    p->groups = 1;
-    if (kt_int(r, 0, 3) == 0) {
-      int32_t g = kt_int(r, 1, p->out_c);
-      while (p->in_c % g || p->out_c % g) g--;
-      p->groups = g;
-    }
-    cpg = p->in_c / p->groups;
+    cpg = rand_channels(r, 80, kind == 3, p);
   }
   int wk = kt_int(r, 0, 2);
   int32_t di[4] = {p->batch, p->in_h, p->in_w, p->in_c};
@@ -855,7 +867,7 @@ static void rand_inplace_geom(KtRng *r, int kind, int big, TnCrtConv2d *p) {
 static void conv_inplace_random(uint64_t seed, int n) {
   KtRng r = kt_rng(seed);
   for (int cases = 0; cases < n; cases++) {
-    int kind = inplace_dw8 ? 0 : cases % 2, big = kt_int(&r, 0, 7) == 0;
+    int kind = inplace_dw8 ? 0 : cases % 4, big = kt_int(&r, 0, 7) == 0;
     TnCrtConv2d p;
     rand_inplace_geom(&r, kind, big, &p);
     ck_assert_msg(tn_crt_conv2d_s8_inplace_ok(&p), "case %d (kind %d)", cases,
@@ -869,7 +881,8 @@ static void conv_inplace_random(uint64_t seed, int n) {
     rand_conv_args(&r, &p, &a);
     const TnCrtQuant *q = &a.q;
     int8_t *want = xalloc((size_t)no), *ref = xalloc((size_t)no);
-    int8_t *buf = xalloc((size_t)ni), *scratch = xalloc(ss);
+    /* (kind 3: the output's size, the input at its start) */
+    int8_t *buf = xalloc((size_t)(no > ni ? no : ni)), *scratch = xalloc(ss);
     KT_CHECK_OK(tn_crt_conv2d_s8(&p, q, a.in, a.w, a.bias, want, NULL, 0));
     memcpy(buf, a.in, (size_t)ni);
     KT_CHECK_OK(tn_crt_conv2d_s8(&p, q, buf, a.w, a.bias, buf, scratch, ss));
@@ -1007,6 +1020,28 @@ START_TEST(test_conv_forms_isa) {
   dw5.w_strides[0] = 5 * 64;
   ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&dw5, &q, D, 0, 4096),
                    TN_CRT_CONV_FORM_BLOCKS);
+  /* in place: a 3x3 of one group by rows (its window's columns: 576
+   * taps), the pointwise layer with a scratch too small for the product
+   * by chunks, and one that widens by chunks around the product */
+  TnCrtConv2d reg = dw;
+  reg.groups = 1;
+  const size_t rows = 2 * 5 * 64, cols = 3 + 64 * 4 + 576 / 4 * 16;
+  reg.w_strides[3] = 576, reg.w_strides[2] = 1, reg.w_strides[1] = 64;
+  reg.w_strides[0] = 3 * 64; /* OHWI, the product's */
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&reg, &q, D, 1, rows + cols),
+                   TN_CRT_CONV_FORM_LINES | TN_CRT_CONV_FORM_PW_FAST |
+                       TN_CRT_CONV_FORM_PW_FUSED);
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&reg, &q, D, 0, cols),
+                   TN_CRT_CONV_FORM_PW_FAST | TN_CRT_CONV_FORM_PW_FUSED);
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&pw, &q, D, 1, 1024),
+                   TN_CRT_CONV_FORM_CHUNKS | TN_CRT_CONV_FORM_BLOCKS);
+  TnCrtConv2d up = pw;
+  up.in_c = 32, up.in_strides[0] = 25 * 5 * 32, up.in_strides[1] = 5 * 32;
+  up.in_strides[2] = 32;
+  up.w_strides[0] = up.w_strides[1] = up.w_strides[3] = 32;
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&up, &q, D, 1, 1024 + full),
+                   TN_CRT_CONV_FORM_CHUNKS | TN_CRT_CONV_FORM_PW_FAST |
+                       TN_CRT_CONV_FORM_PW_FUSED);
   /* another ISA, no quantization, no geometry, not in-place-able */
   ck_assert_int_eq(
       tn_crt_conv2d_s8_forms_isa(&pw, &q, TN_CRT_ISA_PORTABLE, 0, full), 0);
@@ -1204,23 +1239,36 @@ START_TEST(test_conv_inplace_geometry) {
   OK_SIZE(p, 0, 0);
   p = dw, p.stride_h = 2; /* ... even with the size kept */
   OK_SIZE(p, 0, 0);
-  p = pw, p.stride_w = 2;
-  OK_SIZE(p, 0, 0);
   p = dw, p.pad_top = p.pad_left = 0, p.out_h = 4, p.out_w = 3; /* VALID */
   p.out_strides[0] = 96, p.out_strides[1] = 24;
   OK_SIZE(p, 0, 0);
-  p = pw, p.pad_top = 1; /* padding on a 1x1 */
-  OK_SIZE(p, 0, 0);
   p = pw, p.out_c = 16, p.out_strides[0] = 480, p.out_strides[1] = 80;
-  p.out_strides[2] = 16; /* out_c > in_c */
+  p.out_strides[2] = 16; /* out_c > in_c: chunks from the last (3) */
+  OK_SIZE(p, 3, 2 * 6 * 5 * 8);
+  p.stride_w = 2; /* not across by 2 */
   OK_SIZE(p, 0, 0);
   p = dw, p.out_c = 16, p.out_strides[0] = 480, p.out_strides[1] = 80;
   p.out_strides[2] = 16; /* channel multiplier 2 */
   OK_SIZE(p, 0, 0);
-  p = dw, p.groups = 4; /* grouped, not depthwise */
-  OK_SIZE(p, 0, 0);
+  /* By whole rows (2): grouped or regular, stride_h 1, out_c <= in_c;
+   * pad_top + 1 rows of every channel held. */
+  p = dw, p.groups = 4;
+  OK_SIZE(p, 2, 2 * 5 * 8);
   p = dw, p.groups = 1;
+  OK_SIZE(p, 2, 2 * 5 * 8);
+  p = dw, p.groups = 1, p.pad_top = 9;
+  OK_SIZE(p, 2, 6 * 5 * 8);
+  p = dw, p.groups = 1, p.out_c = 3, p.out_strides[0] = 90; /* fewer out */
+  p.out_strides[1] = 15, p.out_strides[2] = 3;
+  OK_SIZE(p, 2, 2 * 5 * 3);
+  p = dw, p.groups = 1, p.stride_w = 2; /* as wide all the same */
+  OK_SIZE(p, 2, 2 * 5 * 8);
+  p = dw, p.groups = 1, p.stride_h = 2; /* stride 2 down: not */
   OK_SIZE(p, 0, 0);
+  p = pw, p.stride_w = 2; /* a 1x1 across by 2, or padded: by rows */
+  OK_SIZE(p, 2, 1 * 5 * 8);
+  p = pw, p.pad_top = 1;
+  OK_SIZE(p, 2, 2 * 5 * 8);
   p = dw; /* NCHW */
   p.in_strides[1] = p.out_strides[1] = 5, p.in_strides[2] = 1;
   p.out_strides[2] = 1, p.in_strides[3] = p.out_strides[3] = 30;
@@ -1239,7 +1287,7 @@ START_TEST(test_conv_inplace_geometry) {
   ck_assert_uint_eq(tn_crt_conv2d_s8_inplace_scratch_size(NULL), 0);
 #undef OK_SIZE
 
-  int8_t buf[480] = {0}, w[128] = {0}, scratch[2048];
+  int8_t buf[480] = {0}, w[576] = {0}, scratch[2048]; /* w: 3x3, 8 to 8 */
   int32_t one = 1 << 30, zero = 0;
   TnCrtQuant q = {0, 0, 0, -128, 127, 0, 1, &one, &zero};
   /* in == out where it cannot be: INVALID_ARGUMENT, whatever the scratch;
@@ -1247,9 +1295,15 @@ START_TEST(test_conv_inplace_geometry) {
   p = dw, p.stride_h = 2, p.out_h = 3;
   EXPECT_ST(tn_crt_conv2d_s8(&p, &q, buf, w, NULL, buf, scratch, 2048),
             TN_CRT_INVALID_ARGUMENT);
-  p = dw, p.groups = 1;
+  p = dw, p.groups = 1, p.out_c = 16, p.out_strides[0] = 480;
+  p.out_strides[1] = 80, p.out_strides[2] = 16; /* more out than in */
   EXPECT_ST(tn_crt_conv2d_s8(&p, &q, buf, w, NULL, buf, scratch, 2048),
             TN_CRT_INVALID_ARGUMENT);
+  /* by rows: the ring's bytes, one byte short */
+  p = dw, p.groups = 1;
+  KT_CHECK_OK(tn_crt_conv2d_s8(&p, &q, buf, w, NULL, buf, scratch, 80));
+  EXPECT_ST(tn_crt_conv2d_s8(&p, &q, buf, w, NULL, buf, scratch, 79),
+            TN_CRT_SCRATCH_TOO_SMALL);
   /* The scratch: enough, one byte short, none; NULL with a size. */
   KT_CHECK_OK(tn_crt_conv2d_s8(&dw, &q, buf, w, NULL, buf, scratch, 80));
   EXPECT_ST(tn_crt_conv2d_s8(&dw, &q, buf, w, NULL, buf, scratch, 79),

@@ -462,9 +462,10 @@ def build_cmake(archive: str, name: str, inputs: Sequence[Optional[str]], workdi
     archive = os.path.abspath(archive)
     info, gen = write_glue(archive, name, inputs, workdir)
     defines = ["FW_LD=" + os.path.abspath(linker_script)] if linker_script else []
-    forms = info["interface"].get("conv_s8_forms")
-    defines.append("TVMNODE_CRT_CONV_S8_FORMS=%s"
-                   % ("" if forms is None or all_forms else forms))
+    for key in ("conv_s8_forms", "dense_s8_forms"):
+        forms = info["interface"].get(key)
+        defines.append("TVMNODE_CRT_%s=%s" % (key.upper(),
+                       "" if forms is None or all_forms else forms))
     elf = cmake_build([(archive, name)], workdir, gen=gen, opt=opt, bad_calls=bad_calls,
                       stack_size=stack_size, target=target, defines=defines)
     bad = allocators_in(elf)
@@ -643,16 +644,18 @@ def build(archive: str, name: str, inputs: Sequence[Optional[str]], workdir: str
     (-DFW_SYST_RELOAD=..., say); harness: the main source (session_uart.c:
     the model behind the UART, with the crt's device session from the
     source tree); all_forms: compile every form of the crt's int8
-    convolution, not only those the model's layers take (metadata's
-    conv_s8_forms, as -DTN_CRT_CONV_S8_FORMS). Returns the paths and sizes;
+    convolution and dense layer, not only those the model's layers take
+    (metadata's conv_s8_forms and dense_s8_forms, as -DTN_CRT_CONV_S8_FORMS
+    and -DTN_CRT_DENSE_S8_FORMS). Returns the paths and sizes;
     raises FirmwareError when the link holds an allocator."""
     t = get_target(target)
     archive = os.path.abspath(archive)
     info, gen = write_glue(archive, name, inputs, workdir)
     flags = target_flags(t, opt)
-    forms = info["interface"].get("conv_s8_forms")
-    if forms is not None and not all_forms:
-        flags = flags + ["-DTN_CRT_CONV_S8_FORMS=%d" % forms]
+    for key in ("conv_s8_forms", "dense_s8_forms"):
+        forms = info["interface"].get(key)
+        if forms is not None and not all_forms:
+            flags = flags + ["-DTN_CRT_%s=%d" % (key.upper(), forms)]
     model_inc = [os.path.join(archive, "codegen", "host", "include"),
                  os.path.join(archive, "runtime", "include")]
     crt_src = os.path.join(archive, "runtime", "src")
@@ -1025,8 +1028,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="build the model behind the UART (session_uart.c: the crt's device "
                          "session) instead of the one-run harness")
     ap.add_argument("--all-forms", action="store_true",
-                    help="compile every form of the crt's int8 convolution, not only "
-                         "those the model's layers take (metadata.json's conv_s8_forms)")
+                    help="compile every form of the crt's int8 convolution and dense "
+                         "layer, not only those the model's layers take (metadata.json's "
+                         "conv_s8_forms, dense_s8_forms)")
     ap.add_argument("--build-only", action="store_true",
                     help="build, do not run: the JSON says where the ELF is ('elf')")
     args = ap.parse_args(argv)

@@ -761,6 +761,44 @@ def _symbols(elf: str) -> List[str]:
     return [line.split()[-1] for line in out.splitlines() if line.split()]
 
 
+def _has(syms: List[str], fn: str) -> bool:
+    """fn is among the symbols (gcc may suffix a clone)."""
+    return any(x == fn or x.startswith(fn + ".") for x in syms)
+
+
+def _forms_builds(tmp_path: Any, objects: str, prepared: Any, key: str, forms: int
+                  ) -> Tuple[str, Dict[str, Any], List[str], List[str], Dict[str, Any]]:
+    """KWS's archive, whose metadata names `forms` under `key`, built with
+    them (its outputs the host's, the define in its flags) and with every
+    form: (archive, its report, its symbols, every form's symbols, the
+    inputs and the size of every form's build)."""
+    archive, info, inputs, ref = prepared("kws_ref_model.tflite", "kws")
+    assert info["interface"][key] == forms, hex(info["interface"][key])
+    res = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "sel"), cache=objects)
+    define = "-DTN_CRT_%s=" % key.upper()
+    assert define + "%d" % forms in res["flags"]
+    for got, want in zip(_device_outputs(res, info), ref):
+        np.testing.assert_array_equal(got, want)
+    full = fw.build(archive, "kws", inputs, str(tmp_path / "all"), cache=objects,
+                    all_forms=True)
+    assert not any(f.startswith(define) for f in full["flags"])
+    assert res["size"]["text"] < full["size"]["text"]
+    return archive, res, _symbols(res["elf"]), _symbols(full["elf"]), {"inputs": inputs}
+
+
+def _refused(tmp_path: Any, archive: str, define: str, match: str) -> None:
+    """The archive's generated C does not compile against a crt built with
+    `define`: the #error names the layer."""
+    os.makedirs(str(tmp_path / "bad"), exist_ok=True)
+    flags = fw.target_flags(fw.get_target(fw.DEFAULT_TARGET), "-Os")
+    with pytest.raises(fw.FirmwareError, match=match):
+        fw._compile_all(fw._c_files(os.path.join(archive, "codegen", "host", "src")),
+                        flags + [define],
+                        [os.path.join(archive, "codegen", "host", "include"),
+                         os.path.join(archive, "runtime", "include")],
+                        str(tmp_path / "bad"), None)
+
+
 def test_firmware_links_only_the_convolution_forms_its_layers_take(
         tmp_path: Any, objects: str, prepared: Any) -> None:
     """KWS's archive names the forms its layers take (metadata's
@@ -770,36 +808,80 @@ def test_firmware_links_only_the_convolution_forms_its_layers_take(
     loop (pw_pairs_wide, pw_pairs) and no blocks, which the build of every form
     (--all-forms) still has; a crt that leaves out a form a layer takes
     fails the model's build, naming the layer."""
-    archive, info, inputs, ref = prepared("kws_ref_model.tflite", "kws")
-    forms = info["interface"]["conv_s8_forms"]
-    assert forms == (0x02 | 0x10 | 0x40), hex(forms)
-    res = fw.build_and_run(archive, "kws", inputs, str(tmp_path / "sel"), cache=objects)
-    assert "-DTN_CRT_CONV_S8_FORMS=%d" % forms in res["flags"]
-    for got, want in zip(_device_outputs(res, info), ref):
-        np.testing.assert_array_equal(got, want)
-    sel = _symbols(res["elf"])
-    full = fw.build(archive, "kws", inputs, str(tmp_path / "all"), cache=objects,
-                    all_forms=True)
-    assert not any(f.startswith("-DTN_CRT_CONV_S8_FORMS") for f in full["flags"])
-    every = _symbols(full["elf"])
-    def has(syms: List[str], fn: str) -> bool:  # gcc may suffix a clone
-        return any(x == fn or x.startswith(fn + ".") for x in syms)
+    forms = 0x02 | 0x10 | 0x40
+    archive, res, sel, every, more = _forms_builds(tmp_path, objects, prepared,
+                                                   "conv_s8_forms", forms)
     for fn in ("pw_pairs_wide", "pw_pairs", "conv_blocks"):
-        assert has(every, fn) and not has(sel, fn), fn
+        assert _has(every, fn) and not _has(sel, fn), fn
     for fn in ("pw_pairs_fast", "dw3_rows"):
-        assert has(every, fn) and has(sel, fn), fn
-    assert res["size"]["text"] < full["size"]["text"]
+        assert _has(every, fn) and _has(sel, fn), fn
     if shutil.which("cmake"):  # the archive's CMakeLists.txt, given the same set
-        cm = fw.build_cmake(archive, "kws", inputs, str(tmp_path / "cmake"))
-        assert not has(_symbols(cm["elf"]), "pw_pairs_wide")
+        cm = fw.build_cmake(archive, "kws", more["inputs"], str(tmp_path / "cmake"))
+        assert not _has(_symbols(cm["elf"]), "pw_pairs_wide")
         assert cm["size"]["text"] == res["size"]["text"]
     # the depthwise 3x3 form left out: the generated C refuses to build
-    os.makedirs(str(tmp_path / "bad"), exist_ok=True)
-    flags = fw.target_flags(fw.get_target(fw.DEFAULT_TARGET), "-Os")
-    with pytest.raises(fw.FirmwareError, match=r"op\d+_conv2d_s8.*takes the convolution "
-                                               r"forms 0x40"):
-        fw._compile_all(fw._c_files(os.path.join(archive, "codegen", "host", "src")),
-                        flags + ["-DTN_CRT_CONV_S8_FORMS=%d" % (forms & ~0x40)],
-                        [os.path.join(archive, "codegen", "host", "include"),
-                         os.path.join(archive, "runtime", "include")],
-                        str(tmp_path / "bad"), None)
+    _refused(tmp_path, archive, "-DTN_CRT_CONV_S8_FORMS=%d" % (forms & ~0x40),
+             r"op\d+_conv2d_s8.*takes the convolution forms 0x40")
+
+
+def test_firmware_links_only_the_dense_forms_its_layers_take(
+        tmp_path: Any, objects: str, prepared: Any) -> None:
+    """KWS's dense layer takes N4K4's DSP form alone (metadata's
+    dense_s8_forms); its firmware, built with it, gives the host's outputs
+    and links neither the [N, K] loops (dot4, dot1) nor the packed 1x1
+    convolution's entry, nor the loops of the convolutions in place a row
+    or a chunk at a time, which KWS's layers do not take (conv_lines,
+    conv_pixels), all of which the build of every form has; a crt that
+    leaves the DSP form out fails the model's build, naming the layer."""
+    archive, res, sel, every, _ = _forms_builds(tmp_path, objects, prepared,
+                                                "dense_s8_forms", 0x04)
+    for fn in ("dot4", "dot1", "tn_crt_conv2d_s8_packed", "conv_lines", "conv_pixels"):
+        assert _has(every, fn) and not _has(sel, fn), fn
+    assert _has(every, "dot_p4") and _has(sel, "dot_p4")
+    _refused(tmp_path, archive, "-DTN_CRT_DENSE_S8_FORMS=1",
+             r"op\d+_dense_s8.*takes the dense forms 0x04")
+
+
+VWW = os.path.join(os.environ.get("TFLM_SOURCES", os.path.join(ROOT, "..", "tflm-sources")),
+                   "mlcommons-tiny", "benchmark", "training", "visual_wake_words",
+                   "trained_models", "vww_96_int8.tflite")
+
+
+@pytest.mark.parametrize("fname,name,bit,most", [
+    ("pretrainedResnet_quant.tflite", "ic", 0x80, 35 * 1024), (VWW, "vww", 0x100, 46 * 1024)])
+def test_cortex_m_plan_runs_layers_in_place_where_ram_counts(
+        tmp_path: Any, objects: str, fname: str, name: str, bit: int, most: int) -> None:
+    """The Cortex-M plan runs IC's 3x3 convolutions in place by rows and
+    VWW's widening pointwise layers in place by chunks (the forms' bits
+    LINES 0x80 and CHUNKS 0x100), which the host's plan does not: its pool
+    is under a bound the host plan's exceeds, no two buffers alive at one
+    step overlap, and the device's outputs are the host executor's (whose
+    plan has none of these), byte for byte."""
+    path = fname if os.path.isabs(fname) else os.path.join(MODELS, fname)
+    if not os.path.exists(path):
+        pytest.skip("no %s" % path)
+    mod = frontend.load_model(path)
+    arch = codegen.compile(mod, name=name, target="cortex-m")
+    host = codegen.compile(mod, name=name)
+    ops = arch.info["memory"]["functions"]["operator_functions"]
+    hops = host.info["memory"]["functions"]["operator_functions"]
+    assert arch.info["interface"]["conv_s8_forms"] & bit
+    assert sum(v[0]["in_place"] for v in ops.values()) > sum(
+        v[0]["in_place"] for v in hops.values())
+    assert arch.workspace_bytes <= most < host.workspace_bytes, (arch.workspace_bytes,
+                                                                 host.workspace_bytes)
+    bufs = [b for b in arch.plan["buffers"] if b["size"] > 0]
+    for i, a in enumerate(bufs):
+        for b in bufs[i + 1:]:
+            if a["first"] <= b["last"] and b["first"] <= a["last"]:
+                assert (a["offset"] + a["size"] <= b["offset"]
+                        or b["offset"] + b["size"] <= a["offset"]), (a, b)
+    out = arch.export(str(tmp_path / "mlf"))
+    info = arch.info
+    xs, paths = _inputs(info, str(tmp_path))
+    outs = runtime.Executor(host.module)(*xs)
+    want = [np.array(o, copy=True) for o in (outs if isinstance(outs, tuple) else (outs,))]
+    del outs, arch, host, mod
+    res = fw.build_and_run(out, name, paths, str(tmp_path / "fw"), cache=objects)
+    for got, w in zip(_device_outputs(res, info), want):
+        np.testing.assert_array_equal(got, w)

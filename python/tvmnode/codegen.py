@@ -334,7 +334,8 @@ def cmake_lists(name: str, model_sources: Sequence[str], crt_sources: Sequence[s
 # forms out (TN_CRT_NO_AVX2). -DTVMNODE_CRT_CONV_S8_FORMS=N compiles only
 # the int8 convolution's DSP forms in N (metadata.json's conv_s8_forms; for
 # several models, their bitwise OR): less flash, and a model whose layers
-# take a form left out fails to compile.
+# take a form left out fails to compile. -DTVMNODE_CRT_DENSE_S8_FORMS=N
+# does the same for the int8 dense layer's forms (dense_s8_forms).
 #
 # The files build without CMake too:
 #   cc codegen/host/src/*.c runtime/src/*.c -Icodegen/host/include -Iruntime/include -lm
@@ -350,12 +351,15 @@ if(NOT TARGET ${{_tvmnode_crt}})
   if(TVMNODE_CRT_NO_AVX2)
     target_compile_definitions(${{_tvmnode_crt}} PRIVATE TN_CRT_NO_AVX2)
   endif()
-  set(TVMNODE_CRT_CONV_S8_FORMS "" CACHE STRING
-    "the int8 convolution forms the crt compiles (metadata.json's conv_s8_forms); empty: all")
-  if(NOT TVMNODE_CRT_CONV_S8_FORMS STREQUAL "")
-    target_compile_definitions(${{_tvmnode_crt}} PUBLIC
-      TN_CRT_CONV_S8_FORMS=${{TVMNODE_CRT_CONV_S8_FORMS}})
-  endif()
+  foreach(_kernel CONV DENSE)
+    string(TOLOWER ${{_kernel}} _lower)
+    set(TVMNODE_CRT_${{_kernel}}_S8_FORMS "" CACHE STRING
+      "the int8 forms the crt compiles (metadata.json's ${{_lower}}_s8_forms); empty: all")
+    if(NOT TVMNODE_CRT_${{_kernel}}_S8_FORMS STREQUAL "")
+      target_compile_definitions(${{_tvmnode_crt}} PUBLIC
+        TN_CRT_${{_kernel}}_S8_FORMS=${{TVMNODE_CRT_${{_kernel}}_S8_FORMS}})
+    endif()
+  endforeach()
   # C99 without GNU extensions: no floating-point contraction, so float
   # models compute the host executor's bits
   set_target_properties(${{_tvmnode_crt}} PROPERTIES

@@ -129,6 +129,23 @@ char *tn__aot_step_name(const Gen *g, int32_t s) {
   return n;
 }
 
+/* The check that fails a model's build where the crt leaves out forms f
+ * of step s (TN_CRT_<KIND>_S8_FORMS, metadata.json's <kind>_s8_forms). */
+static void forms_check(const Gen *g, GString *c, int32_t s, int32_t f,
+                        const char *what, const char *kind) {
+  char *lower = g_ascii_strdown(kind, -1);
+  g_string_append_printf(c, "#if defined(TN_CRT_%s_S8_FORMS) && "
+                         "((TN_CRT_%s_S8_FORMS) & 0x%02x) != 0x%02x\n"
+                         "#error \"%s (%s) takes the %s forms 0x%02x "
+                         "(TN_CRT_%s_FORM_*), which TN_CRT_%s_S8_FORMS leaves "
+                         "out of the crt: build the crt with the model's "
+                         "(metadata.json, %s_s8_forms), or without it\"\n"
+                         "#endif\n",
+                         kind, kind, (unsigned)f, (unsigned)f, g->fn_names[s],
+                         step(g, s)->op, what, (unsigned)f, kind, kind, lower);
+  g_free(lower);
+}
+
 /* The DSP forms step s's convolution takes with its scratch, added to
  * g->conv_forms, and a check that fails the model's build where the crt
  * it is built with leaves one of them out (TN_CRT_CONV_S8_FORMS), so that
@@ -143,15 +160,29 @@ static void conv_forms(Gen *g, GString *c, int32_t s, size_t scratch,
   }
   if (f == 0) return;
   g->conv_forms |= f;
-  g_string_append_printf(c, "#if defined(TN_CRT_CONV_S8_FORMS) && "
-                         "((TN_CRT_CONV_S8_FORMS) & 0x%02x) != 0x%02x\n"
-                         "#error \"%s (%s) takes the convolution forms "
-                         "0x%02x (TN_CRT_CONV_FORM_*), which "
-                         "TN_CRT_CONV_S8_FORMS leaves out of the crt: build "
-                         "the crt with the model's (metadata.json, "
-                         "conv_s8_forms), or without it\"\n#endif\n",
-                         (unsigned)f, (unsigned)f, g->fn_names[s],
-                         step(g, s)->op, (unsigned)f);
+  forms_check(g, c, s, f, "convolution", "CONV");
+}
+
+/* The same for the int8 dense layer's forms (TN_CRT_DENSE_S8_FORMS): those
+ * step s takes, added to g->dense_forms, and the check. A packed 1x1
+ * convolution runs the packed dense loop. */
+static void dense_forms(Gen *g, GString *c, int32_t s, const char *sym) {
+  int32_t f;
+  if (strcmp(sym, "tn_crt_call_dense_s8") == 0) {
+    const TnCrtCallDenseS8 *p = step(g, s)->k.params;
+    f = tn_crt_dense_s8_forms_isa(&p->d, &p->q, p->packed,
+                                  TN_CRT_ISA_ARM_DSP);
+  } else if (strcmp(sym, "tn_crt_call_dense_s8_s32") == 0) {
+    f = TN_CRT_DENSE_FORM_NK;
+  } else if (strcmp(sym, "tn_crt_call_conv2d_s8") == 0 &&
+             ((const TnCrtCallConvS8 *)step(g, s)->k.params)->packed) {
+    f = TN_CRT_DENSE_FORM_PACKED;
+  } else {
+    return;
+  }
+  if (f == 0) return;
+  g->dense_forms |= f;
+  forms_check(g, c, s, f, "dense", "DENSE");
 }
 
 int tn__aot_emit_operators(Gen *g, GString *c) {
@@ -181,6 +212,7 @@ int tn__aot_emit_operators(Gen *g, GString *c) {
          strcmp(f->symbol, "tn_crt_call_conv2d_s8_s32") == 0))
       conv_forms(g, c, s, scratch,
                  strcmp(f->symbol, "tn_crt_call_conv2d_s8_s32") == 0);
+    if (g->o.isa == TN_CRT_ISA_ARM_DSP) dense_forms(g, c, s, f->symbol);
     g_string_append_printf(c, "TVMGEN_INTERNAL int32_t %s(const void *const "
                            "*in, void *out, void *scratch) {\n  return "
                            "%s(&%s, in, out, scratch, %zu);\n}\n",

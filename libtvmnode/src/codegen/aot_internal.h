@@ -105,6 +105,8 @@ typedef struct {
                           the copies at the end of a run form a cycle */
   int32_t conv_forms;  /* for arm_dsp: the TN_CRT_CONV_FORM_* its int8
                           convolutions take (tn__aot_emit_operators) */
+  int32_t dense_forms; /* for arm_dsp: the TN_CRT_DENSE_FORM_* its int8
+                          dense layers take (tn__aot_emit_operators) */
 } Gen;
 
 static inline const TnKernValue *value(const Gen *g, int32_t v) {

@@ -86,8 +86,8 @@ void tn__aot_metadata(Gen *g, GString *s, GPtrArray *sources) {
   }
   g_string_append(s, "], ");
   if (g->o.isa == TN_CRT_ISA_ARM_DSP) /* TN_CRT_CONV_S8_FORMS, kernels.h */
-    g_string_append_printf(s, "\"conv_s8_forms\": %d, ",
-                           (int)g->conv_forms);
+    g_string_append_printf(s, "\"conv_s8_forms\": %d, \"dense_s8_forms\": "
+                           "%d, ", (int)g->conv_forms, (int)g->dense_forms);
   g_string_append_printf(s, "\"constants_align\": %" PRId64
                          ", \"constants_section\": ", g->o.const_align);
   if (g->o.const_section) json_str(s, g->o.const_section);

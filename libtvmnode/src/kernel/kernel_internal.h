@@ -89,6 +89,13 @@ typedef struct {
    * the scratch bytes the call needs then (>= scratch). */
   int32_t inplace;
   size_t inplace_scratch;
+  /* in place only in a plan for the Cortex-M DSP build, where RAM is what
+   * counts (a convolution in place by whole rows, a call per row:
+   * tn_crt_conv2d_s8_inplace_ok's 2) */
+  bool inplace_dsp_only;
+  /* and the output may be larger than that input (its buffer grows to the
+   * output's size: tn_crt_conv2d_s8_inplace_ok's 3) */
+  bool inplace_grow;
   /* both for a Cortex-M core with the DSP extension (>= the above): the
    * plan of an archive for that ISA takes these */
   size_t scratch_dsp, inplace_scratch_dsp;

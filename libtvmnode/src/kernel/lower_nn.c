@@ -1152,8 +1152,12 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
     k->nless = tn_crt_conv2d_s8_scratch_less_isa(
         &pc->g, qp, TN_CRT_ISA_ARM_DSP, 0, k->scratch_dsp_less,
         k->scratch_dsp_less_pct);
-    if (tn_crt_conv2d_s8_inplace_ok(&pc->g)) {
+    int32_t in_place = tn_crt_conv2d_s8_inplace_ok(&pc->g);
+    if (pc->packed && in_place == 3) in_place = 0; /* packed: PIXELS only */
+    if (in_place) {
       k->inplace = 1;
+      k->inplace_dsp_only = in_place >= 2;
+      k->inplace_grow = in_place == 3;
       k->inplace_scratch = tn_crt_conv2d_s8_inplace_scratch_size(&pc->g);
       k->inplace_scratch_dsp = tn_crt_conv2d_s8_scratch_size_isa(
           &pc->g, qp, TN_CRT_ISA_ARM_DSP, 1);

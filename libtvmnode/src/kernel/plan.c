@@ -348,7 +348,8 @@ static char *io_name(const char *const *names, const char *what, int32_t i) {
  * caller keeps it: it is made by a crt kernel's step P after which nothing
  * reads the current value, P reads the current value at most as the one
  * input its kernel may overwrite, and neither value is any other result. */
-static bool state_in_place(const Prog *g, int32_t oi, int32_t r, int32_t sv) {
+static bool state_in_place(const Prog *g, int32_t oi, int32_t r, int32_t sv,
+                           int32_t isa) {
   const TnKernValue *x = value(g, r);
   if (x->kind != TN_KV_ARENA || x->nbytes != value(g, sv)->nbytes ||
       x->def < 0 || x->def >= g->nsteps)
@@ -358,7 +359,9 @@ static bool state_in_place(const Prog *g, int32_t oi, int32_t r, int32_t sv) {
     if (ro == sv || (ro == r && i != oi)) return false;
   }
   const TnKernStep *pst = step(g, x->def);
-  if (!pst->k.run || pst->k.compute) return false;
+  if (!pst->k.run || pst->k.compute ||
+      (pst->k.inplace_dsp_only && isa != TN_CRT_ISA_ARM_DSP))
+    return false;
   for (int32_t s = 0; s < g->nsteps; s++) {
     const TnKernStep *st = step(g, s);
     for (int32_t j = 0; j < st->k.nin; j++) {
@@ -401,7 +404,7 @@ static void homes(const Prog *g, const TnKernPlanOptions *o, TnKernPlan *p) {
       for (int32_t v = 0; v < V && sv < 0; v++)
         if (value(g, v)->kind == TN_KV_INPUT && value(g, v)->index == si)
           sv = v;
-      if (claimed && sv >= 0 && state_in_place(g, i, r, sv)) {
+      if (claimed && sv >= 0 && state_in_place(g, i, r, sv, o->isa)) {
         /* computed over the current value: nothing to copy */
         p->home[r] = (TnKernHome){TN_KH_INPUT, si};
       } else if (claimed) /* a state's new value: copied at the end */
@@ -449,6 +452,10 @@ static size_t pick(bool dsp, size_t portable, size_t for_dsp,
   return dsp && for_dsp > portable ? for_dsp : portable;
 }
 
+/* A level's bit for "not in place where only the DSP plan may be"
+ * (drop_dsp_merges). */
+enum { NO_DSP_MERGE = 0x80 };
+
 static void lives(const Prog *g, TnKernPlan *p, bool shrink, int32_t isa,
                   const uint8_t *level) {
   int32_t S = g->nsteps;
@@ -470,10 +477,15 @@ static void lives(const Prog *g, TnKernPlan *p, bool shrink, int32_t isa,
     const TnKernStep *st = step(g, s);
     p->scratch[s] = -1;
     const bool dsp = isa == TN_CRT_ISA_ARM_DSP;
-    const int32_t lv = level ? level[s] : 0;
+    const int32_t lv = level ? level[s] & ~NO_DSP_MERGE : 0;
     size_t scratch = pick(dsp, st->k.scratch, st->k.scratch_dsp,
                           st->k.scratch_dsp_less, st->k.nless, lv);
-    int32_t e = st->k.run && !st->k.compute ? st->k.inplace - 1 : -1;
+    const bool dsp_merge =
+        dsp && !(level && (level[s] & NO_DSP_MERGE) != 0);
+    int32_t e = st->k.run && !st->k.compute &&
+                        (dsp_merge || !st->k.inplace_dsp_only)
+                    ? st->k.inplace - 1
+                    : -1;
     TnKernHome ho = p->home[st->out];
     if (e >= 0 && ho.kind == TN_KH_INPUT) { /* over a state, in place */
       TnKernHome hi = p->home[root_of(g, st->in[e])];
@@ -493,8 +505,9 @@ static void lives(const Prog *g, TnKernPlan *p, bool shrink, int32_t isa,
                 buf(p, hi.index)->kind == TN_KB_INTERMEDIATE &&
                 tn__kernel_buf_root(p->bufs, hi.index) !=
                     tn__kernel_buf_root(p->bufs, ho.index) &&
-                value(g, root_of(g, st->in[e]))->nbytes >=
-                    value(g, st->out)->nbytes &&
+                (st->k.inplace_grow ||
+                 value(g, root_of(g, st->in[e]))->nbytes >=
+                     value(g, st->out)->nbytes) &&
                 (shrink || value(g, root_of(g, st->in[e]))->nbytes ==
                                value(g, st->out)->nbytes);
       if (ok) {
@@ -679,6 +692,28 @@ static void relax(const TnKernPlanInput *g, const TnKernPlanOptions *o,
   }
 }
 
+/* The in-place merges only the DSP plan takes (a convolution by rows, a
+ * call per row, some per cent slower) each dropped again where the pools
+ * keep their bytes without it: a plan takes them only for RAM. */
+static void drop_dsp_merges(const TnKernPlanInput *g,
+                            const TnKernPlanOptions *o, TnKernPlan *p,
+                            uint8_t *level) {
+  for (int32_t s = 0; s < g->nsteps; s++) {
+    if (!step(g, s)->k.inplace_dsp_only || !tn__kernel_plan_in_place(g, p, s))
+      continue;
+    TnKernPlan q;
+    level[s] |= NO_DSP_MERGE;
+    if (plan_both(g, o, &q, level) == 0 && q.res.total <= p->res.total) {
+      tn__kernel_plan_clear(p);
+      *p = q;
+      continue;
+    }
+    tn__kernel_plan_clear(&q);
+    tn_error_set_raised(NULL);
+    level[s] &= (uint8_t)~NO_DSP_MERGE;
+  }
+}
+
 int tn__kernel_plan(const TnKernPlanInput *g, const TnKernPlanOptions *opt,
                     TnKernPlan *p) {
   TnKernPlanOptions o = opt ? *opt : (TnKernPlanOptions){0};
@@ -687,6 +722,11 @@ int tn__kernel_plan(const TnKernPlanInput *g, const TnKernPlanOptions *opt,
   if (o.nstates < 0 || o.nstates > g->ninputs || o.nstates > g->noutputs)
     o.nstates = 0;
   int rc = plan_both(g, &o, p, NULL);
+  if (rc == 0 && !o.less_scratch && o.isa == TN_CRT_ISA_ARM_DSP) {
+    uint8_t *level = g_new0(uint8_t, g->nsteps > 0 ? g->nsteps : 1);
+    drop_dsp_merges(g, &o, p, level);
+    g_free(level);
+  }
   if (!o.less_scratch || o.isa != TN_CRT_ISA_ARM_DSP) return rc;
   /* Smaller scratches, first for all the steps of one scratch size
    * together, then step by step, each kept when the pools shrink by at
@@ -762,6 +802,7 @@ int tn__kernel_plan(const TnKernPlanInput *g, const TnKernPlanOptions *opt,
     level[s] = best;
   }
   if (any && rc == 0) relax(g, &o, p, level);
+  if (rc == 0) drop_dsp_merges(g, &o, p, level);
   g_free(level);
   return rc;
 }

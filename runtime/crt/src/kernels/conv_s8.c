@@ -1096,11 +1096,32 @@ static TnCrtStatus conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
  *    still to be copied; batches are consecutive pixels like any others.
  *    Chunks of PIXEL_CHUNK bytes make the once-per-block setup, repeated
  *    per chunk, a small part of a chunk's work.
- * Both need the same byte layout for input and output (dense NHWC strides,
+ *  - LINES, any other layer of stride_h 1 and out_c <= in_c (a regular 3x3
+ *    convolution at SAME padding, say): every output row reads all the
+ *    channels of rows oy - pad_top on, so input row r is last read by
+ *    output row r + pad_top, as in ROWS, but across all the channels. Each
+ *    output row is computed by itself, out of place, into a ring of
+ *    ring_rows() whole rows in scratch, from the rows of the buffer it
+ *    reads (a one-row image, its padding above worked out afresh), and row
+ *    r goes to its place once row r + pad_top is done. Output row r's
+ *    bytes end at (r + 1) * out_w * out_c <= (r + 1) * in_w * in_c, within
+ *    input rows already read. A call per row costs its setup per row (the
+ *    matrix product's per-channel starting sums, a few per cent of a 3x3
+ *    layer's cycles), so tn_crt_conv2d_s8_inplace_ok answers 2 for it and
+ *    the planner takes it only where RAM is what counts (the Cortex-M).
+ *  - GROW, PIXELS' layers with out_c > in_c (a pointwise layer that widens
+ *    the channels): the buffer is the output's size, the input in its
+ *    first batch * in_h * in_w * in_c bytes, and the chunks go from the
+ *    last one back. A chunk from pixel p0 writes bytes from p0 * out_c on,
+ *    over inputs of pixels p0 * out_c / in_c >= p0 and on: this chunk's,
+ *    copied to scratch first, or later ones, done. The matrix product
+ *    then runs chunk by chunk, never over the whole layer at once; a plan
+ *    takes it where RAM counts, as LINES (tn_crt_conv2d_s8_inplace_ok 3).
+ * All need the same byte layout for input and output (dense NHWC strides,
  * out_h == in_h and out_w == in_w), so that an output element's address is
  * that of an input element already read (or about to be).
  */
-enum { NOT_IN_PLACE, ROWS, PIXELS };
+enum { NOT_IN_PLACE, ROWS, PIXELS, LINES, GROW };
 enum { PIXEL_CHUNK = 1024 };
 
 /* Strides {h*w*c, w*c, c, 1}. */
@@ -1118,8 +1139,9 @@ static int in_place_kind(const TnCrtConv2d *p) {
   if (p->groups == p->in_c && p->out_c == p->in_c && p->stride_h == 1)
     return ROWS;
   if (p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 &&
-      p->pad_top == 0 && p->pad_left == 0 && p->out_c <= p->in_c)
-    return PIXELS;
+      p->pad_top == 0 && p->pad_left == 0)
+    return p->out_c <= p->in_c ? PIXELS : GROW;
+  if (p->stride_h == 1 && p->out_c <= p->in_c) return LINES;
   return NOT_IN_PLACE;
 }
 
@@ -1131,17 +1153,22 @@ static int32_t chunk_pixels(const TnCrtConv2d *p) {
   return all < n ? (int32_t)all : n;
 }
 
-/* PIXELS: buf holds the input and receives the output. */
+/* PIXELS (GROW: up, the chunks from the last one back): buf holds the
+ * input and receives the output. */
 static NOINLINE TnCrtStatus conv_pixels(const TnCrtConv2d *p, const TnCrtQuant *q, int32_t lo,
                         int32_t hi, const int8_t *w, const int32_t *bias,
                         int8_t *buf, int8_t *scratch, void *dsp,
-                        size_t dsp_n) {
+                        size_t dsp_n, int up) {
   const int64_t all = (int64_t)p->batch * p->in_h * p->in_w;
   const int32_t chunk = chunk_pixels(p);
+  int64_t last = 0; /* the last chunk's first pixel (no 64-bit division,
+                       * which a Cortex-M links a libgcc routine for) */
+  while (up && last + chunk < all) last += chunk;
   TnCrtConv2d g = *p;
   AVX_DECL(avx); /* packed once for every chunk */
   g.batch = 1, g.in_h = g.out_h = 1;
-  for (int64_t p0 = 0; p0 < all; p0 += g.in_w) {
+  for (int64_t p0 = up ? last : 0; p0 >= 0 && p0 < all;
+       p0 += up ? -(int64_t)chunk : chunk) {
     g.in_w = g.out_w = all - p0 < chunk ? (int32_t)(all - p0) : chunk;
     g.in_strides[0] = g.in_strides[1] = g.in_w * p->in_c;
     g.out_strides[0] = g.out_strides[1] = g.out_w * p->out_c;
@@ -1160,8 +1187,53 @@ static NOINLINE TnCrtStatus conv_pixels(const TnCrtConv2d *p, const TnCrtQuant *
   return TN_CRT_OK;
 }
 
+/* LINES: buf holds the input and receives the output; ring holds
+ * ring_rows() output rows (see "In place" above). */
+static NOINLINE TnCrtStatus conv_lines(const TnCrtConv2d *p,
+                                       const TnCrtQuant *q, int32_t lo,
+                                       int32_t hi, const int8_t *w,
+                                       const int32_t *bias, int8_t *buf,
+                                       int8_t *ring, void *dsp,
+                                       size_t dsp_n) {
+  const int32_t rows = ring_rows(p);
+  const ptrdiff_t row = (ptrdiff_t)p->out_w * p->out_c;
+  TnCrtConv2d g = *p;
+  AVX_DECL(avx); /* packed once for every row */
+  g.batch = 1, g.out_h = 1;
+  g.out_strides[0] = g.out_strides[1] = row;
+  for (int32_t b = 0; b < p->batch; b++) {
+    int8_t *const img = buf + (ptrdiff_t)b * p->in_strides[0];
+    int8_t *const oimg = buf + (ptrdiff_t)b * p->out_strides[0];
+    for (int32_t oy = 0; oy < p->out_h; oy++) {
+      /* the rows from the first one the window reaches, or from row 0,
+       * to the end: oy - pad_top < in_h as out_h == in_h */
+      const int32_t r0 = oy - p->pad_top, s = r0 > 0 ? r0 : 0;
+      g.in_h = p->in_h - s, g.pad_top = s - r0;
+      int8_t *const slot = ring + (ptrdiff_t)(oy % rows) * row;
+      Conv c;
+      const int8_t *const in = img + (ptrdiff_t)s * p->in_strides[1];
+      /* a part of a valid geometry: conv_init succeeds (checked all the
+       * same, as in conv_pixels) */
+      TnCrtStatus st =
+          conv_init(&c, &g, q->input_offset, q->filter_offset, in, w, slot);
+      if (st == TN_CRT_OK)
+        st = conv_run(&c, q, lo, hi, bias, slot, NULL, NULL, avx, dsp, dsp_n);
+      if (st != TN_CRT_OK) return st;
+      if (r0 >= 0) /* row r0 is read no more */
+        memcpy(oimg + (ptrdiff_t)r0 * row,
+               ring + (ptrdiff_t)(r0 % rows) * row, (size_t)row);
+    }
+    for (int32_t r = p->out_h - p->pad_top > 0 ? p->out_h - p->pad_top : 0;
+         r < p->out_h; r++) /* the rows still in the ring */
+      memcpy(oimg + (ptrdiff_t)r * row, ring + (ptrdiff_t)(r % rows) * row,
+             (size_t)row);
+  }
+  return TN_CRT_OK;
+}
+
 int32_t tn_crt_conv2d_s8_inplace_ok(const TnCrtConv2d *p) {
-  return in_place_kind(p) != NOT_IN_PLACE;
+  const int kind = in_place_kind(p);
+  return kind == NOT_IN_PLACE ? 0 : kind == LINES ? 2 : kind == GROW ? 3 : 1;
 }
 
 size_t tn_crt_conv2d_s8_inplace_scratch_size(const TnCrtConv2d *p) {
@@ -1172,7 +1244,11 @@ size_t tn_crt_conv2d_s8_inplace_scratch_size(const TnCrtConv2d *p) {
           (uint64_t)(p->out_c < BLK ? p->out_c : BLK);
       break;
     case PIXELS:
+    case GROW:
       n = (uint64_t)chunk_pixels(p) * (uint64_t)p->in_c;
+      break;
+    case LINES:
+      n = (uint64_t)ring_rows(p) * (uint64_t)p->out_w * (uint64_t)p->out_c;
       break;
     default:
       return 0;
@@ -1387,6 +1463,11 @@ int32_t tn_crt_conv2d_s8_forms_isa(const TnCrtConv2d *p, const TnCrtQuant *q,
                 &any) != TN_CRT_OK)
     return 0;
   const size_t dsp_n = scratch_size >= base + 3 ? scratch_size - base - 3 : 0;
+  /* in place by rows or by chunks: those loops around the forms below */
+  const int kind = in_place ? in_place_kind(p) : NOT_IN_PLACE;
+  const int32_t around = kind == LINES ? TN_CRT_CONV_FORM_LINES
+                         : kind == GROW ? TN_CRT_CONV_FORM_CHUNKS
+                                        : 0;
   if (!ring && dsp_pw_ok(&c, q) && scratch_size >= base + 3 &&
       dsp_n >= pw_scratch_bytes(p)) {
     const int mode = pw_mode(&c, q);
@@ -1399,9 +1480,12 @@ int32_t tn_crt_conv2d_s8_forms_isa(const TnCrtConv2d *p, const TnCrtQuant *q,
       f |= mode != PW_ANY && lo == -128 && hi == 127 && q->per_channel
                ? TN_CRT_CONV_FORM_PW_FUSED
                : TN_CRT_CONV_FORM_PW_PAIRS;
-    return f;
+    return f | around;
   }
-  return dsp_dw3_ok(&c, q) ? TN_CRT_CONV_FORM_DW3 : TN_CRT_CONV_FORM_BLOCKS;
+  if (kind == PIXELS) /* without the product: chunk by chunk */
+    return TN_CRT_CONV_FORM_CHUNKS | TN_CRT_CONV_FORM_BLOCKS;
+  return around |
+         (dsp_dw3_ok(&c, q) ? TN_CRT_CONV_FORM_DW3 : TN_CRT_CONV_FORM_BLOCKS);
 }
 
 TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
@@ -1438,16 +1522,23 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
   if (kind == ROWS)
     return conv_run(&c, q, lo, hi, bias, out, NULL, scratch, NULL, dsp,
                     dsp_n);
+  if (kind == LINES)
+    return TN__CONV_FORM(TN_CRT_CONV_FORM_LINES)
+               ? conv_lines(p, q, lo, hi, w, bias, out, scratch, dsp, dsp_n)
+               : TN_CRT_UNSUPPORTED;
 #if TN_CRT_HAVE_ARM_DSP
-  else if ((pw = pw_taken(&c, q, dsp, dsp_n)) != 0)
+  else if (kind == PIXELS && (pw = pw_taken(&c, q, dsp, dsp_n)) != 0)
 #if TN_CRT_HAVE_ARM_MVE
     mve_pointwise(&c, q, lo, hi, bias, out, dsp, pw - 1);
 #else
     dsp_pointwise(&c, q, lo, hi, bias, out, dsp, pw - 1);
 #endif
 #endif
+  else if (!TN__CONV_FORM(TN_CRT_CONV_FORM_CHUNKS))
+    return TN_CRT_UNSUPPORTED;
   else
-    return conv_pixels(p, q, lo, hi, w, bias, out, scratch, dsp, dsp_n);
+    return conv_pixels(p, q, lo, hi, w, bias, out, scratch, dsp, dsp_n,
+                       kind == GROW);
   return TN_CRT_OK;
 }
 
@@ -1465,6 +1556,9 @@ TnCrtStatus tn_crt_conv2d_s8_s32(const TnCrtConv2d *p, int32_t input_offset,
 /* ---- the uniform entries (tvmnode/crt/calls.h) ---------------------------- */
 
 TN_CRT_CALL(conv2d_s8, TnCrtCallConvS8) {
+  /* (a packed layer runs the packed dense loop: TN_CRT_DENSE_S8_FORMS) */
+  if (p->packed && !TN__DENSE_FORM(TN_CRT_DENSE_FORM_PACKED))
+    return TN_CRT_UNSUPPORTED;
   return (p->packed ? tn_crt_conv2d_s8_packed : tn_crt_conv2d_s8)(
       &p->g, &p->q, in[0], in[1], p->has_bias ? in[2] : NULL, out, scratch,
       scratch_size);

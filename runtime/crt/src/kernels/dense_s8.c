@@ -185,6 +185,7 @@ static void accumulate(const Dense *d, const int8_t *x, int32_t n0,
     accumulate_p4(d, x, n0, len, a);
     return;
   }
+  if (!TN__DENSE_FORM(TN_CRT_DENSE_FORM_NK)) return; /* dense_forms */
   if (sk == 1 && d->narrow) { /* the rows' sums are stored, not added */
     int32_t j = 0;
     for (; j + 4 <= len; j += 4) dot4(d, x, w + j * sn, a + j);
@@ -242,7 +243,8 @@ static void accumulate_p4(const Dense *d, const int8_t *x, int32_t n0,
   const int32_t kk = d->p->in_features;
   int32_t j = 0;
 #if TN_CRT_HAVE_ARM_DSP
-  if (d->io == 0 && d->fo == 0) { /* the DSP form takes whole blocks */
+  if (TN__DENSE_FORM(TN_CRT_DENSE_FORM_P4_DSP) && d->io == 0 &&
+      d->fo == 0) { /* the DSP form takes whole blocks */
     j = len & ~3;
     if (j) dot_p4(d, x, d->w + (ptrdiff_t)n0 * kk, j, a);
   }
@@ -251,6 +253,7 @@ static void accumulate_p4(const Dense *d, const int8_t *x, int32_t n0,
     return;
   }
 #endif
+  if (!TN__DENSE_FORM(TN_CRT_DENSE_FORM_PACKED)) return; /* dense_forms */
   for (; j < len; j += 4) {
     const int32_t rb = len - j < 4 ? len - j : 4;
     for (int32_t i = 0; i < rb; i++) a[j + i] = 0;
@@ -350,7 +353,8 @@ static void dense_run(const Dense *d, const TnCrtQuant *q, int32_t lo,
 #endif
   for (int32_t m = 0; m < p->batch; m++) {
     const int8_t *x = in + (ptrdiff_t)m * kk;
-    if (d->packed == TN_CRT_DENSE_N16K4) {
+    if (TN__DENSE_FORM(TN_CRT_DENSE_FORM_PACKED) &&
+        d->packed == TN_CRT_DENSE_N16K4) {
       for (int32_t n0 = 0; n0 < nn;) {
         uint32_t a[4 * BLK]; /* set by accumulate_packed */
         /* the fixed-point requantization from the VNNI form's registers */
@@ -400,6 +404,35 @@ static void dense_init(Dense *d, const TnCrtDense *p, const int8_t *w,
 #endif
 }
 
+/* The forms (TN_CRT_DENSE_FORM_*) a call of layout `packed` takes with
+ * offsets io and fo, on the DSP build (dsp) or another: what dense_run
+ * reaches. */
+static int32_t dense_forms(int32_t packed, int32_t io, int32_t fo, int dsp) {
+  if (packed == TN_CRT_DENSE_NK) return TN_CRT_DENSE_FORM_NK;
+  if (packed == TN_CRT_DENSE_N4K4 && dsp && io == 0 && fo == 0)
+    return TN_CRT_DENSE_FORM_P4_DSP; /* whole blocks and the last part */
+  return TN_CRT_DENSE_FORM_PACKED;
+}
+
+/* TN_CRT_UNSUPPORTED where TN_CRT_DENSE_S8_FORMS leaves the call's form
+ * out of this build. */
+static TnCrtStatus forms_in(int32_t packed, int32_t io, int32_t fo) {
+  const int32_t f = dense_forms(packed, io, fo, TN_CRT_HAVE_ARM_DSP);
+  return (f & (TN_CRT_DENSE_S8_FORMS)) == f ? TN_CRT_OK : TN_CRT_UNSUPPORTED;
+}
+
+int32_t tn_crt_dense_s8_forms_isa(const TnCrtDense *p, const TnCrtQuant *q,
+                                  int32_t packed, int32_t isa) {
+  if (p == NULL || (packed != TN_CRT_DENSE_NK &&
+                    packed != TN_CRT_DENSE_N16K4 &&
+                    packed != TN_CRT_DENSE_N4K4) ||
+      (q == NULL && packed != TN_CRT_DENSE_NK))
+    return 0;
+  return q ? dense_forms(packed, q->input_offset, q->filter_offset,
+                         isa == TN_CRT_ISA_ARM_DSP)
+           : TN_CRT_DENSE_FORM_NK;
+}
+
 size_t tn_crt_dense_s8_scratch_size(const TnCrtDense *p) {
   (void)p;
   return 0;
@@ -425,6 +458,8 @@ TnCrtStatus tn__crt_dense_s8_rows(const TnCrtDense *p, const TnCrtQuant *q,
   const int32_t lo = q->act_min < -128 ? -128 : q->act_min;
   const int32_t hi = q->act_max > 127 ? 127 : q->act_max;
   if (q->act_min > q->act_max || lo > hi) return TN_CRT_INVALID_ARGUMENT;
+  st = forms_in(packed, q->input_offset, q->filter_offset);
+  if (st != TN_CRT_OK) return st;
   Dense d;
   dense_init(&d, p, w, q->input_offset, q->filter_offset);
   d.packed = packed;
@@ -488,6 +523,7 @@ TnCrtStatus tn_crt_dense_s8_s32(const TnCrtDense *p, int32_t input_offset,
                                 const int8_t *w, const int32_t *bias,
                                 int32_t *out) {
   TnCrtStatus st = check_dense(p, in, w, out);
+  if (st == TN_CRT_OK) st = forms_in(TN_CRT_DENSE_NK, 0, 0);
   if (st != TN_CRT_OK) return st;
   Dense d;
   dense_init(&d, p, w, input_offset, filter_offset);

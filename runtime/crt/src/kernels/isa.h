@@ -99,6 +99,13 @@ int tn__crt_isa(void);
 #endif
 #define TN__CONV_FORM(f) (((TN_CRT_CONV_S8_FORMS) & (f)) != 0)
 
+/* TN_CRT_DENSE_S8_FORMS: the int8 dense layer's forms compiled in
+ * (TN_CRT_DENSE_FORM_*, kernels.h), in the same way. */
+#ifndef TN_CRT_DENSE_S8_FORMS
+#define TN_CRT_DENSE_S8_FORMS TN_CRT_DENSE_FORM_ALL
+#endif
+#define TN__DENSE_FORM(f) (((TN_CRT_DENSE_S8_FORMS) & (f)) != 0)
+
 /* The names these switches had before. */
 #define TN__CRT_AVX2 TN_CRT_HAVE_AVX2
 #define TN__CRT_DSP TN_CRT_HAVE_ARM_DSP

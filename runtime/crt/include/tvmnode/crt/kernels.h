@@ -369,7 +369,9 @@ int32_t tn_crt_conv2d_s8_scratch_less_isa(const TnCrtConv2d *p,
  * tn_crt_conv2d_s8_s32), the matrix product of one-group layers in its
  * three requantization modes (PW_FAST, PW_WIDE, PW_ANY) with its fused
  * loop (PW_FUSED: pw_pairs_fast, pw_pairs_wide) or its loop of sums
- * (PW_PAIRS), and the depthwise 3x3 form (DW3). Defining
+ * (PW_PAIRS), the depthwise 3x3 form (DW3), and the loops of the calls
+ * in place a row (LINES: (c) below) or a chunk (CHUNKS: (d) below, and (b)
+ * where the matrix product does not take it) at a time. Defining
  * TN_CRT_CONV_S8_FORMS to a set of them when the crt is compiled leaves
  * the others out of the firmware (the code generator writes the set a
  * model's layers take; undefined, every form is in). A call that would
@@ -385,7 +387,9 @@ int32_t tn_crt_conv2d_s8_scratch_less_isa(const TnCrtConv2d *p,
 #define TN_CRT_CONV_FORM_PW_FUSED 0x10
 #define TN_CRT_CONV_FORM_PW_PAIRS 0x20
 #define TN_CRT_CONV_FORM_DW3 0x40
-#define TN_CRT_CONV_FORM_ALL 0x7f
+#define TN_CRT_CONV_FORM_LINES 0x80
+#define TN_CRT_CONV_FORM_CHUNKS 0x100
+#define TN_CRT_CONV_FORM_ALL 0x1ff
 /*
  * The forms (TN_CRT_CONV_FORM_*) a call on the given ISA takes with
  * scratch_size bytes of scratch (in_place as above), as an optimising
@@ -425,9 +429,18 @@ TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,
  *      (64 channels, 16 pixels or more: 1024). With out_c < in_c the
  *      output is the buffer's first batch * in_h * in_w * out_c bytes;
  *      the bytes after it are left unspecified.
- * (A 1x1 depthwise layer is (a).) Everything else: 0.
+ * (A 1x1 depthwise layer is (a).) For these inplace_ok is 1. Two more
+ * run in place a row or a chunk per call, a few per cent slower, for
+ * plans where RAM counts (the code generator takes them for the Cortex-M):
+ *  (c) any other layer of stride_h 1 and out_c <= in_c (a regular 3x3
+ *      SAME convolution): inplace_ok 2. Scratch: min(pad_top + 1, out_h)
+ *      * out_w * out_c bytes (whole output rows held back).
+ *  (d) (b) with out_c > in_c (a pointwise layer that widens): inplace_ok
+ *      3. The buffer is the output's size, the input in its first
+ *      batch * in_h * in_w * in_c bytes. Scratch: (b)'s.
+ * Everything else: 0.
  * tn_crt_conv2d_s8_inplace_scratch_size is 0 where inplace_ok is 0; where
- * it is 1 the size is at least tn_crt_conv2d_s8_scratch_size(p), so one
+ * it is not the size is at least tn_crt_conv2d_s8_scratch_size(p), so one
  * scratch buffer serves both ways of calling. Both depend only on p and
  * are the same on every target.
  */
@@ -516,6 +529,29 @@ enum {
   TN_CRT_DENSE_N16K4 = 1,
   TN_CRT_DENSE_N4K4 = 2
 };
+/*
+ * The forms of the dense layer a call takes, as bits, in the style of
+ * TN_CRT_CONV_FORM_*: the [N, K] (and [K, N]) loops (NK: every call with
+ * an unpacked weight, and tn_crt_dense_s8_s32), the packed blocks' loop
+ * (PACKED: N16K4's, and N4K4's where its DSP form does not take it) and
+ * N4K4's DSP form (P4_DSP: input and filter offsets 0, on a core with the
+ * DSP extension). Defining TN_CRT_DENSE_S8_FORMS to a set of them when
+ * the crt is compiled leaves the others out of the firmware (the code
+ * generator writes the set a model's layers take, metadata.json's
+ * dense_s8_forms; undefined, every form is in). A call that would take a
+ * form left out returns TN_CRT_UNSUPPORTED; a generated model whose
+ * layers take one does not compile (#error).
+ */
+#define TN_CRT_DENSE_FORM_NK 0x01
+#define TN_CRT_DENSE_FORM_PACKED 0x02
+#define TN_CRT_DENSE_FORM_P4_DSP 0x04
+#define TN_CRT_DENSE_FORM_ALL 0x07
+/* The forms (TN_CRT_DENSE_FORM_*) a call of weight layout `packed`
+ * (TN_CRT_DENSE_*) takes on the given ISA (TN_CRT_ISA_*, the DSP build's
+ * for TN_CRT_ISA_ARM_DSP, the portable C's otherwise); 0 for a layout or
+ * quantization the kernel refuses. q NULL: tn_crt_dense_s8_s32's. */
+int32_t tn_crt_dense_s8_forms_isa(const TnCrtDense *p, const TnCrtQuant *q,
+                                  int32_t packed, int32_t isa);
 /* tn_crt_dense_s8 with its weight packed by tn_crt_dense_s8_pack (p the
  * [N, K] geometry: w_stride_n = K, w_stride_k = 1): the same bytes out.
  * An input offset of 128 (input zero point -128, where PackDenseWeights
