@@ -74,4 +74,11 @@ def test_threads_can_change_and_bad_counts_are_named() -> None:
     for wrong in (2.0, "2", True):
         with pytest.raises(TypeError, match="Executor.set_threads: argument n: expected an int"):
             ex.set_threads(wrong)  # type: ignore[arg-type]
+    # a bool is not a count, even at the default's value
+    with pytest.raises(TypeError, match="Executor.set_threads: argument n: expected an int"):
+        tn.runtime.Executor(mod, threads=True)
     assert ex.threads == 1
+    # numpy's integers are counts
+    ex.set_threads(np.int64(2))  # type: ignore[arg-type]
+    assert ex.threads == 2
+    ex.set_threads(1)

@@ -80,7 +80,7 @@ class Executor:
 
     def __init__(self, mod: Any, entry: str = "main", threads: int = 1) -> None:
         self._prog = _new(mod, entry)
-        if threads != 1:
+        if isinstance(threads, bool) or threads != 1:
             self.set_threads(threads)
         inputs = _describe(_inputs(self._prog))
         outputs = _describe(_outputs(self._prog))
@@ -145,10 +145,10 @@ class Executor:
     def set_threads(self, n: int) -> None:
         """Run the largest convolutions and dense layers over n threads from
         now on (1: off; ValueError outside 1..64, TypeError for a non-int)."""
-        if isinstance(n, bool) or not isinstance(n, int):
+        if isinstance(n, bool) or not hasattr(type(n), "__index__"):
             raise TypeError("Executor.set_threads: argument n: expected an "
                             "int, got %s" % type(n).__name__)
-        _threads(self._prog, n)
+        _threads(self._prog, n.__index__())
 
     def profile(self, on: bool = True) -> None:
         """Time runs and kernel calls from now on (or stop); resets the

@@ -827,6 +827,23 @@ TN_API int32_t tn_program_split_steps(const TnObject *prog) {
   return p ? atomic_load(&p->steps_cut) : -1;
 }
 
+/* The value whose storage v uses (through views). */
+static int32_t value_root(const Program *p, int32_t v) {
+  while (g_array_index(p->values, Value, v).kind == V_VIEW)
+    v = g_array_index(p->values, Value, v).index;
+  return v;
+}
+
+/* Whether the plan gives a step's output its first input's storage (the
+ * pool's bytes at the same offset): run_steps runs such a step whole. */
+static bool step_in_place(const Program *p, const Step *st) {
+  if (st->k.nin < 1) return false;
+  TnKernHome a = p->plan.home[value_root(p, st->in[0])];
+  TnKernHome b = p->plan.home[value_root(p, st->out)];
+  return a.kind == TN_KH_POOL && b.kind == TN_KH_POOL &&
+         p->plan.plan[a.index].offset == p->plan.plan[b.index].offset;
+}
+
 TN_API int tn_program_set_threads(TnObject *prog, int64_t n) {
   const char *who = "tn_program_set_threads";
   Program *p = (Program *)as_program(prog, who);
@@ -850,6 +867,8 @@ TN_API int tn_program_set_threads(TnObject *prog, int64_t n) {
     for (guint s = 0; s < ns; s++) {
       const Step *st = &g_array_index(p->steps, Step, s);
       nparts[s] = tn__kernel_split(&st->k, (int32_t)n, &parts[(size_t)s * n]);
+      /* a step the plan runs in place runs whole (run_steps): not cut */
+      if (nparts[s] >= 2 && step_in_place(p, st)) nparts[s] = 0;
       if (nparts[s] < 2) continue;
       cut++;
       int32_t sb = p->plan.scratch[s];

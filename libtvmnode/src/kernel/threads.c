@@ -30,8 +30,12 @@
 #include <stdatomic.h>
 #include <string.h>
 
+/* The least stack a worker thread gets (bytes). */
+#define TN_KERN_THREAD_STACK ((size_t)1 << 20)
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+
 #define CPU_RELAX() _mm_pause()
 #else
 #define CPU_RELAX() ((void)0)
@@ -165,12 +169,22 @@ TnKernThreads *tn__kernel_threads_new(int32_t n, size_t scratch_size,
   size_t stride = (scratch_size + 63) & ~(size_t)63;
   if (stride > 0) t->scratch_block = g_malloc(stride * (size_t)(n - 1) + 64);
   uintptr_t base = ((uintptr_t)t->scratch_block + 63) & ~(uintptr_t)63;
+  /* the x86 convolution forms keep some 112 KB of tables on the stack:
+   * a worker's stack is at least TN_KERN_THREAD_STACK, whatever the C
+   * library's default (glibc's 8 MB; musl's 128 KB would not do) */
+  pthread_attr_t attr;
+  size_t stack = 0;
+  pthread_attr_init(&attr);
+  if (pthread_attr_getstacksize(&attr, &stack) == 0 &&
+      stack < TN_KERN_THREAD_STACK)
+    pthread_attr_setstacksize(&attr, TN_KERN_THREAD_STACK);
   for (int32_t i = 0; i < n - 1; i++) {
     Worker *w = &t->workers[i];
     w->pool = t;
     w->scratch = stride > 0 ? (void *)(base + stride * (size_t)i) : NULL;
-    int rc = pthread_create(&w->thread, NULL, worker_main, w);
+    int rc = pthread_create(&w->thread, &attr, worker_main, w);
     if (rc != 0) {
+      pthread_attr_destroy(&attr);
       tn__kernel_threads_free(t);
       tn_error_raise_in(TN_ERR_RUNTIME, who, "could not start worker thread "
                         "%d of %d (pthread_create: %s)", i + 1, n - 1,
@@ -179,6 +193,7 @@ TnKernThreads *tn__kernel_threads_new(int32_t n, size_t scratch_size,
     }
     t->started++;
   }
+  pthread_attr_destroy(&attr);
   return t;
 }
 
