@@ -43,8 +43,8 @@ func (t TensorInfo) NumElements() int64 {
 }
 
 // ExecutorStats are an executor's statistics. The first five describe the
-// program and do not change; the last three count runs while profiling is
-// on (SetProfiling).
+// program and do not change; the next three count runs while profiling is
+// on (SetProfiling); the last two say how runs are cut over threads.
 type ExecutorStats struct {
 	Steps           int64 // kernel calls per run
 	ArenaBytes      int64 // bytes of the arena holding the intermediates and kernel scratch (the plan's size)
@@ -54,6 +54,8 @@ type ExecutorStats struct {
 	Runs            int64 // runs timed since profiling was switched on
 	RunNs           int64 // their total time, in nanoseconds
 	KernelNs        int64 // of that, the time inside kernel calls
+	Threads         int64 // the threads a run takes (1: off; SetThreads)
+	SplitSteps      int64 // the steps a run cuts over those threads
 }
 
 // Executor runs one function of an IR module on Go slices, through the crt
@@ -208,7 +210,8 @@ func (e *Executor) Stats() (ExecutorStats, error) {
 	}{{"steps", &s.Steps}, {"arena_bytes", &s.ArenaBytes},
 		{"arena_lower_bound", &s.ArenaLowerBound}, {"scratch_bytes", &s.ScratchBytes},
 		{"macs", &s.MACs}, {"runs", &s.Runs}, {"run_ns", &s.RunNs},
-		{"kernel_ns", &s.KernelNs}} {
+		{"kernel_ns", &s.KernelNs}, {"threads", &s.Threads},
+		{"split_steps", &s.SplitSteps}} {
 		v, err := m.Get(f.key)
 		if err != nil {
 			return ExecutorStats{}, err

@@ -378,7 +378,14 @@ func TestExecutorThreadsGiveTheOneThreadOutputs(t *testing.T) {
 	closeTo(t, "one thread", want, convRef(x, w, 12, 10, 8, 16), 1e-4)
 	many := executorOf(t, text)
 	defer many.Close()
+	if s := must(one.Stats()); s.Threads != 1 || s.SplitSteps != 0 {
+		t.Errorf("one thread: stats %+v", s)
+	}
 	check(t, many.SetThreads(3))
+	// the convolution (138,240 MACs) is cut over the three threads
+	if s := must(many.Stats()); s.Threads != 3 || s.SplitSteps != 1 {
+		t.Errorf("three threads: stats %+v", s)
+	}
 	for run := 0; run < 3; run++ {
 		closeTo(t, "three threads", must(many.Run(x, w))[0].([]float32), want, 1e-6)
 	}

@@ -66,8 +66,9 @@ impl TensorInfo {
 }
 
 /// The executor's statistics (`runtime.ExecutorStats`). The first five
-/// describe the program and do not change; the last three count runs while
-/// profiling is on ([`Executor::set_profiling`]).
+/// describe the program and do not change; the next three count runs while
+/// profiling is on ([`Executor::set_profiling`]); the last two say how runs
+/// are cut over threads.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Stats {
     /// Kernel calls per run.
@@ -89,6 +90,10 @@ pub struct Stats {
     /// Of that, the time spent inside kernel calls; the rest is the
     /// executor's own cost (input checks, output copies, dispatch).
     pub kernel_ns: i64,
+    /// The threads a run takes (1: off; [`Executor::set_threads`]).
+    pub threads: i64,
+    /// The steps a run cuts over those threads.
+    pub split_steps: i64,
 }
 
 /// Runs one function of an IR module (`main` unless told otherwise) on
@@ -243,6 +248,8 @@ impl Executor {
             runs: m.get_as("runs")?,
             run_ns: m.get_as("run_ns")?,
             kernel_ns: m.get_as("kernel_ns")?,
+            threads: m.get_as("threads")?,
+            split_steps: m.get_as("split_steps")?,
         })
     }
 

@@ -201,8 +201,13 @@ fn threads_give_the_one_thread_outputs() {
     let one = Executor::new(&m).unwrap();
     let want = one.run_slices(&[&x, &w]).unwrap();
     close(&want[0], &conv_ref(&x, &w, (12, 10, 8, 16)), 1e-4);
+    let st = one.stats().unwrap();
+    assert_eq!((st.threads, st.split_steps), (1, 0), "{st:?}");
     let many = Executor::new(&m).unwrap();
     many.set_threads(3).unwrap();
+    // the convolution (138,240 MACs) is cut over the three threads
+    let st = many.stats().unwrap();
+    assert_eq!((st.threads, st.split_steps), (3, 1), "{st:?}");
     for _ in 0..3 {
         close(&many.run_slices(&[&x, &w]).unwrap()[0], &want[0], 1e-6);
     }
