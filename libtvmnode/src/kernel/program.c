@@ -866,9 +866,9 @@ TN_API int tn_program_set_threads(TnObject *prog, int64_t n) {
     int32_t cut = 0;
     for (guint s = 0; s < ns; s++) {
       const Step *st = &g_array_index(p->steps, Step, s);
-      nparts[s] = tn__kernel_split(&st->k, (int32_t)n, &parts[(size_t)s * n]);
       /* a step the plan runs in place runs whole (run_steps): not cut */
-      if (nparts[s] >= 2 && step_in_place(p, st)) nparts[s] = 0;
+      if (step_in_place(p, st)) continue;
+      nparts[s] = tn__kernel_split(&st->k, (int32_t)n, &parts[(size_t)s * n]);
       if (nparts[s] < 2) continue;
       cut++;
       int32_t sb = p->plan.scratch[s];
