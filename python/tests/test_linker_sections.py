@@ -52,6 +52,9 @@ class Compiled:
         mod = frontend.load_model(KWS)
         plain = codegen.compile(mod, name="kws")
         placed = codegen.compile(mod, name="kws", **PLACED)  # type: ignore[arg-type]
+        m4_plain = codegen.compile(mod, name="kws", target="cortex-m")
+        self.m4_plain_info: Dict[str, Any] = m4_plain.info
+        self.m4_plain_lib0 = m4_plain.files["codegen/host/src/kws_lib0.c"]
         self.plain_files = dict(plain.files)
         self.placed_files = dict(placed.files)
         self.plain_info: Dict[str, Any] = plain.info
@@ -67,7 +70,7 @@ class Compiled:
         self.m4 = m4.export(os.path.join(work, "m4", "kws"))
         self.xfile = os.path.join(work, "x.npy")
         np.save(self.xfile, self.x)
-        del plain, placed, m4, ref, mod
+        del plain, placed, m4, m4_plain, ref, mod
 
 
 @pytest.fixture(scope="module")
@@ -91,10 +94,23 @@ def test_recorded_and_emitted(compiled: Compiled) -> None:
     np.testing.assert_array_equal(compiled.host_placed, compiled.ref)
 
 
+def test_default_constants_align_per_target(compiled: Compiled) -> None:
+    """Without constants_align, a host archive's constants start on a cache
+    line (CONSTANTS_ALIGN["host"]: the x86 forms' 64-byte loads), and a
+    Cortex-M archive's at the pools' alignment, as before (flash)."""
+    host = compiled.plain_info["interface"]
+    assert (host["alignment"], host["constants_align"]) == (16, 64)
+    lib0 = compiled.plain_files["codegen/host/src/kws_lib0.c"]
+    assert set(re.findall(r"const\d+\[\d+\] TVMGEN_ALIGNED\((\d+)\)", lib0)) == {"64"}
+    m4 = compiled.m4_plain_info["interface"]
+    assert m4["constants_align"] == m4["alignment"] == 16
+    assert set(re.findall(r"const\d+\[\d+\] TVMGEN_ALIGNED\((\d+)\)",
+                          compiled.m4_plain_lib0)) == {"16"}
+
+
 def test_default_output_unchanged(compiled: Compiled) -> None:
     iface = compiled.plain_info["interface"]
     assert iface["constants_section"] is None and iface["workspace_section"] is None
-    assert iface["constants_align"] == iface["alignment"] == 16
     for path, text in compiled.plain_files.items():
         if path.endswith((".c", ".h")):
             assert "SECTION" not in text and "section(" not in text, path
