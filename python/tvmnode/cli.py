@@ -1177,7 +1177,7 @@ def _add_compile_args(c: argparse.ArgumentParser) -> None:
                         "TVMGEN_<NAME>_WORKSPACE_SECTION, for the application's pools)")
     c.add_argument("--constants-align", type=int, metavar="N",
                    help="the constant arrays' alignment in bytes (a power of two; "
-                        "default: --alignment)")
+                        "default: --alignment, and at least 64 for --target host)")
     c.add_argument("--svg", metavar="PLAN.svg", help="draw the memory plan")
     c.add_argument("--target", default="host", choices=["host", "cortex-m", "wasm32"],
                    help="where the archive runs fastest (every archive runs everywhere): "
