@@ -27,7 +27,8 @@
  *   cases 600 conv 300 conv_scratch 300 conv_less 120 inplace 40 conv_s32 90 requant 150
  *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 dw3_pair 20
  *   pw 120 pw_fast 40
- *   pw_wide 20 pw_mve 0 dense_folded 75 dense_p4 110 dense_p4_dsp 14
+ *   pw_wide 20 pw_unit 30 pw_gather 4 pw_mve 0 dense_folded 75 dense_p4 110
+ *   dense_p4_dsp 14
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
  *   (the convolutions run both ways, without scratch and with it)
@@ -41,7 +42,10 @@
  * " pw-fast" when its fused assembly takes it, pw_fast counting those,
  * preceded by " pw-wide" when the case's shifts are beyond
  * tn__crt_requant_s8's (a quarter of the convolution cases are drawn so),
- * pw_wide counting those (the fused assembly takes them); " dw3-wide" before
+ * pw_wide counting those (the fused assembly takes them), " pw-unit"
+ * when its columns are one input pixel each (pw_unit) and " pw-gather"
+ * when some window is gathered first (pw_gather), pw_unit and pw_gather
+ * counting those; " dw3-wide" before
  * " dw3" when a group of the form has shifts below -20 and bounded sums,
  * dw3_wide counting those cases; " dw3-pair" before " dw3" when the form
  * runs two output pixels a pass in the case, dw3_pair counting those;
@@ -339,6 +343,47 @@ static int pw_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
          q->scale == NULL;
 }
 
+/* Whether the columns' paths for speed are compiled in (arm_dsp/
+ * conv_s8_dsp.h: TN__PW_SPEED, not in builds for size). */
+#if defined(__OPTIMIZE_SIZE__)
+enum { KC_PW_SPEED = 0 };
+#else
+enum { KC_PW_SPEED = 1 };
+#endif
+
+/* Whether the matrix product's case has its columns made one input pixel
+ * each (arm_dsp/conv_s8_dsp.h: pw_unit_ok): 1x1, channels contiguous,
+ * no pixel outside. */
+static int pw_unit_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  return KC_PW_SPEED && pw_case(p, q) && p->k_h == 1 && p->k_w == 1 &&
+         p->in_strides[3] == 1 && p->pad_top == 0 && p->pad_left == 0 &&
+         (p->out_h - 1) * p->stride_h < p->in_h &&
+         (p->out_w - 1) * p->stride_w < p->in_w;
+}
+
+/* Whether some pixel of the matrix product's case has its window gathered
+ * first (pw_im2col's pw_gather): OHWI over channels-contiguous NHWC,
+ * undilated columns, rows of a length that is not whole words, two rows
+ * or more, at most 64 taps, and the whole window inside. */
+static int pw_gather_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  const int32_t *ws = p->w_strides, *is = p->in_strides;
+  const int32_t len = p->k_w * p->in_c;
+  if (!KC_PW_SPEED || !pw_case(p, q) || p->k_h < 2 || ws[2] != 1 ||
+      ws[1] != p->in_c || ws[0] != len || is[3] != 1 || is[2] != p->in_c ||
+      p->dilation_w != 1 || (len & 3) == 0 || p->k_h * len > 64)
+    return 0;
+  int rows = 0, cols = 0;
+  for (int32_t oy = 0; oy < p->out_h; oy++) {
+    const int32_t iy = oy * p->stride_h - p->pad_top;
+    rows |= iy >= 0 && iy + (p->k_h - 1) * p->dilation_h < p->in_h;
+  }
+  for (int32_t ox = 0; ox < p->out_w; ox++) {
+    const int32_t ix = ox * p->stride_w - p->pad_left;
+    cols |= ix >= 0 && ix + p->k_w - 1 < p->in_w;
+  }
+  return rows && cols;
+}
+
 /* Whether the matrix product's case takes its fused assembly's first
  * form (arm_dsp/conv_s8_dsp.h: pw_pairs_fast): per-channel multipliers
  * and shifts, every channel's in tn__crt_requant_s8's range (pw_mode's
@@ -406,6 +451,8 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (dw3_case(p, q)) fw_str(" dw3");
   if (pw_wide_case(p, q)) fw_str(" pw-wide");
   if (pw_fast_case(p, q)) fw_str(" pw-fast");
+  if (pw_unit_case(p, q)) fw_str(" pw-unit");
+  if (pw_gather_case(p, q)) fw_str(" pw-gather");
   if (pw_case(p, q)) fw_str(" pw");
   fw_endl();
 }
@@ -445,6 +492,8 @@ static int32_t n_dw3_pair; /* of those, with two pixels a pass */
 static int32_t n_pw; /* cases of the matrix product, with its scratch */
 static int32_t n_pw_fast; /* of those, its fused assembly's */
 static int32_t n_pw_wide; /* of those, with shifts beyond PW_FAST's */
+static int32_t n_pw_unit; /* of n_pw, with columns one pixel each */
+static int32_t n_pw_gather; /* of n_pw, with windows gathered first */
 /* Of n_pw, those the MVE form ran (arm_mve/conv_s8_mve.h: the kernels
  * compiled with MVE, on the switch isa.h's TN_CRT_HAVE_ARM_MVE reads) */
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && \
@@ -676,6 +725,8 @@ static void check_conv(int32_t index) {
     n_pw += pw_case(&p, &q);
     n_pw_fast += pw_fast_case(&p, &q);
     n_pw_wide += pw_wide_case(&p, &q);
+    n_pw_unit += pw_unit_case(&p, &q);
+    n_pw_gather += pw_gather_case(&p, &q);
     n_pw_mve += KC_MVE && pw_case(&p, &q);
   }
 
@@ -867,6 +918,7 @@ int main(void) {
   kv(" dw3 ", n_dw3), kv(" dw3_inplace ", n_dw3_inplace);
   kv(" dw3_wide ", n_dw3_wide), kv(" dw3_pair ", n_dw3_pair);
   kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
+  kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);
   kv(" pw_mve ", n_pw_mve);
   kv(" dense_folded ", n_dense_folded);
   kv(" dense_p4 ", n_dense_p4), kv(" dense_p4_dsp ", n_dense_p4_dsp);

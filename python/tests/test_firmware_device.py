@@ -445,6 +445,10 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
                  "dense", "dense_s32", "dw3", "dw3_inplace", "dw3_wide", "pw", "pw_fast",
                  "pw_wide", "dense_folded", "dense_p4", "dense_p4_dsp"):
         assert ran[kind] > 0, (kind, ran)
+    # the matrix product's columns of one pixel, and its gathered windows:
+    # in builds for speed only
+    assert (ran["pw_unit"] > 0) == (opt != "-Os"), ran
+    assert (ran["pw_gather"] > 0) == (opt != "-Os"), ran
     # the depthwise 3x3 form's two pixels a pass: in builds for speed only
     assert (ran["dw3_pair"] > 0) == (opt != "-Os"), ran
     # the M55 runs the matrix product's cases in its MVE form, the others
@@ -537,6 +541,28 @@ def test_kernels_check_catches_a_broken_mve_pointwise_form(tmp_path: Any) -> Non
     last = "    e = vmladavaq_s8(e, u1, v1);\n"
     _check_broken_form(tmp_path, "conv_s8_mve.h", last, last.replace("v1)", "v0)"), "pw",
                        folder="arm_mve", target="m55")
+
+
+def test_kernels_check_catches_a_broken_pointwise_unit_columns(tmp_path: Any) -> None:
+    """The check reaches the matrix product's columns of one input pixel
+    each (arm_dsp/conv_s8_dsp.h: pw_unit, its 1x1 layers) and fails when
+    they are wrong: a copy of the crt whose pw_unit reads each pixel's
+    input one channel late gives mismatches, and only in the cases the
+    check marks as pw_unit's (" pw-unit")."""
+    at = "             (ptrdiff_t)it->ox * p->stride_w * is[2],\n"
+    _check_broken_form(tmp_path, "conv_s8_dsp.h", at, at.replace(" * is[2],", " * is[2] + 1,"),
+                       "pw", marked="pw-unit")
+
+
+def test_kernels_check_catches_a_broken_pointwise_gather(tmp_path: Any) -> None:
+    """The same for the windows gathered into one run before their columns
+    (pw_gather: rows of a length that is not whole words, VWW's first
+    layer's 3x3x3): a copy whose gather leaves out each row's last byte
+    but one gives mismatches, only in the cases marked " pw-gather"
+    (about one case in forty, so 400 of them)."""
+    last = "    if (k + 1 < len) g[k + 1] = x[k + 1];\n"
+    _check_broken_form(tmp_path, "conv_s8_dsp.h", last, "", "pw", marked="pw-gather",
+                       cases=400)
 
 
 def test_kernels_check_catches_a_broken_fused_pointwise_requantization(
