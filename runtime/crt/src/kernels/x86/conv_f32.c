@@ -36,6 +36,7 @@ typedef struct {
   int32_t cig;          /* input channels of a group */
   int merge;            /* a kernel row's columns and channels one run */
   int dw;               /* depthwise, else channels-last */
+  int pair;             /* depthwise rows two pixels a zmm (dwpair) */
   int32_t ch;           /* channels (channels-last: of the block) */
   const float *w;       /* weights at tap 0 and the first channel */
   const float *bias;    /* at the first channel, or NULL */
@@ -57,6 +58,9 @@ typedef struct {
 } Group;
 
 #define INLINE static inline __attribute__((always_inline))
+
+static void dwpair(const TnCrtConv2d *p, const Call *c, const float *x0,
+                   float *o0, int32_t ia, int32_t ib);
 
 /* One form: SFX names it, ATTR is its target, MR its widest tile (pixels,
  * at most MAXM) and VW the floats of a vector. The vector macros (VEC,
@@ -182,7 +186,8 @@ typedef struct {
     const int32_t last = p->in_w - 1 - (p->k_w - 1) * p->dilation_w + pl;  \
     const int32_t ib = last < 0 ? 0 : last / sw + 1 < p->out_w            \
                                            ? last / sw + 1 : p->out_w;     \
-    if (c->dw) dwrows_##SFX(p, c, x0, o0, ia, ib);                         \
+    if (c->dw && c->pair) dwpair(p, c, x0, o0, ia, ib);                    \
+    else if (c->dw) dwrows_##SFX(p, c, x0, o0, ia, ib);                    \
     for (int32_t oh = 0; oh < p->out_h; oh++) {                            \
       const int32_t bh = oh * p->stride_h - p->pad_top;                    \
       int32_t kh0, kh1;                                                    \
@@ -192,7 +197,10 @@ typedef struct {
       for (int32_t ow = 0; ow < p->out_w; ow++) {                          \
         const int32_t bw = ow * sw - pl;                                   \
         if (kh1 - kh0 == p->k_h && ow >= ia && ow < ib) {                  \
-          if (c->dw) continue; /* dwrows_SFX's */                          \
+          if (c->dw) { /* dwrows_SFX's, the rest of them too */           \
+            ow = ib - 1;                                                   \
+            continue;                                                      \
+          }                                                                \
           in.x[in.m] = xr + (ptrdiff_t)bw * is2;                           \
           in.o[in.m] = orow + ow * p->out_strides[2];                      \
           if (++in.m == MR) run_##SFX(c, &in), in.m = 0;                   \
@@ -212,7 +220,7 @@ typedef struct {
                                                                            \
   ATTR static void conv_##SFX(const TnCrtConv2d *p, const float *in,       \
                               const float *w, const float *bias, float lo, \
-                              float hi, float *out, int dw) {              \
+                              float hi, float *out, int dw, int pair) { \
     const int32_t cig = p->in_c / p->groups, cog = p->out_c / p->groups;   \
     const ptrdiff_t is3 = p->in_strides[3], ws2 = p->w_strides[2];         \
     Call c = {p->dilation_h * p->in_strides[1],                            \
@@ -225,6 +233,7 @@ typedef struct {
               !dw && p->dilation_w * p->in_strides[2] == cig * is3 &&      \
                   p->w_strides[1] == cig * ws2,                            \
               dw,                                                          \
+              pair,                                                        \
               p->out_c,                                                    \
               w,                                                           \
               bias,                                                        \
@@ -386,19 +395,104 @@ DEFINE_FORMS(avx2, __attribute__((target("avx2,fma"))), 6, 8)
 DEFINE_DW(avx512, __attribute__((target("avx512f"))), 8, 16)
 DEFINE_FORMS(avx512, __attribute__((target("avx512f"))), 8, 16)
 
+/* ---- AVX-512F: the depthwise rows of 8 channels at stride 1, two pixels
+ * a vector. Neighbouring pixels' inputs and outputs lie 8 floats apart,
+ * so one zmm load is a tap's input for two pixels, and the tap's weights
+ * go in both halves: a vector filled where the AVX2 form's half fills
+ * one (VWW's 48x48x8 layer). A tile is up to PAIRS pairs; an odd last
+ * pixel goes under a mask. The same chain per output as dwtile_SFX's, so
+ * the same bits. ---------------------------------------------------------- */
+
+#define PAIRS 8
+#define ATTR512 __attribute__((target("avx512f")))
+
+static int pair_fault; /* tn__crt_conv_f32_fault */
+void tn__crt_conv_f32_fault(int how) {
+  __atomic_store_n(&pair_fault, how, __ATOMIC_RELAXED);
+}
+
+/* 8 floats at p in both halves */
+ATTR512 INLINE __m512 twice(const float *p) {
+  return _mm512_castpd_ps(
+      _mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(const void *)p)));
+}
+
+/* M pairs from x (output o); the last pair's lanes under `last` (all
+ * lanes where full) */
+ATTR512 INLINE void pairtile(const Call *c, const float *x, float *o,
+                             int32_t nkh, int32_t nkw, int M, int full,
+                             __mmask16 last) {
+  const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
+  const __m512 b = c->bias ? twice(c->bias) : _mm512_setzero_ps();
+  __m512 a[PAIRS];
+  _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) a[j] = b;
+  for (int32_t kh = 0; kh < nkh; kh++)
+    for (int32_t kw = 0; kw < nkw; kw++) {
+      const float *xp = x + kh * c->xh + kw * c->xw;
+      const __m512 wv = twice(c->w + kh * c->wh + kw * c->ww);
+      _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {
+        const __m512 v = full || j < M - 1
+                             ? _mm512_loadu_ps(xp + 16 * j)
+                             : _mm512_maskz_loadu_ps(last, xp + 16 * j);
+        a[j] = _mm512_fmadd_ps(v, wv, a[j]);
+      }
+    }
+  _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {
+    const __m512 v = _mm512_min_ps(hi, _mm512_max_ps(lo, a[j]));
+    if (full || j < M - 1) _mm512_storeu_ps(o + 16 * j, v);
+    else _mm512_mask_storeu_ps(o + 16 * j, last, v);
+  }
+}
+
+/* dwrows_SFX's rows and columns [ia, ib), in pairs */
+ATTR512 __attribute__((noinline)) static void dwpair(
+    const TnCrtConv2d *p, const Call *c, const float *x0, float *o0,
+    int32_t ia, int32_t ib) {
+  const int fault = __atomic_load_n(&pair_fault, __ATOMIC_RELAXED);
+  /* fault 1: an odd last pixel's mask a lane short; 2: full tiles of
+   * PAIRS drop their last kernel column */
+  const __mmask16 odd = fault == 1 ? 0x7f : 0xff;
+  const int32_t kh = p->k_h, kw = p->k_w, kwf = kw - (fault == 2);
+  if (ib <= ia) return; /* no column of whole windows */
+  for (int32_t oh = 0; oh < p->out_h; oh++) {
+    const int32_t bh = oh * p->stride_h - p->pad_top;
+    int32_t kh0, kh1;
+    conv_in_bounds(bh, p->dilation_h, p->in_h, p->k_h, &kh0, &kh1);
+    if (kh1 - kh0 != p->k_h) continue;
+    const float *x = x0 + (ptrdiff_t)bh * p->in_strides[1] +
+                     (ptrdiff_t)(ia - p->pad_left) * 8;
+    float *o = o0 + oh * p->out_strides[1] + ia * 8;
+    int32_t n = ib - ia;
+    for (; n >= 2 * PAIRS; n -= 2 * PAIRS, x += 16 * PAIRS, o += 16 * PAIRS)
+      pairtile(c, x, o, kh, kwf, PAIRS, 1, 0xffff);
+    if (n >= 8)
+      pairtile(c, x, o, kh, kw, 4, 1, 0xffff), n -= 8, x += 64, o += 64;
+    if (n >= 4)
+      pairtile(c, x, o, kh, kw, 2, 1, 0xffff), n -= 4, x += 32, o += 32;
+    if (n >= 2)
+      pairtile(c, x, o, kh, kw, 1, 1, 0xffff), n -= 2, x += 16, o += 16;
+    if (n) pairtile(c, x, o, kh, kw, 1, 0, odd);
+  }
+}
+
 void tn__crt_conv_f32_x86(const TnCrtConv2d *p, const float *in,
                           const float *w, const float *bias, float lo,
                           float hi, float *out, int depthwise) {
   /* 8 channels or fewer fill an AVX2 vector and half an AVX-512 one: the
    * AVX2 form, which gives the same bits, runs them faster (bench_exec,
    * the mean of two runs: VWW's first layer, 3 -> 8 channels, 14.2
-   * against 11.6 GMAC/s; its depthwise layer of 8, 7.5 against 5.9) */
+   * against 11.6 GMAC/s; its depthwise layer of 8, 7.5 against 5.9),
+   * except the depthwise rows of exactly 8 at stride 1 where the level
+   * has AVX-512: two pixels a zmm (dwpair). */
   const int32_t ch = depthwise ? p->in_c : p->out_c / p->groups;
-  if ((tn__crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512BW &&
-      ch > 8)
-    conv_avx512(p, in, w, bias, lo, hi, out, depthwise);
+  const int top = (tn__crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512BW;
+  if (top && ch > 8)
+    conv_avx512(p, in, w, bias, lo, hi, out, depthwise, 0);
   else
-    conv_avx2(p, in, w, bias, lo, hi, out, depthwise);
+    conv_avx2(p, in, w, bias, lo, hi, out, depthwise,
+              top && depthwise && ch == 8 &&
+                  (ptrdiff_t)p->stride_w * p->in_strides[2] == 8 &&
+                  p->out_strides[2] == 8);
 }
 #else
 typedef int tn__crt_unused_x86_conv_f32; /* no AVX2 forms */
