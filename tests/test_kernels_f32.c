@@ -849,14 +849,26 @@ static void conv_form(const void *ctx, float lo, float hi, float *out) {
   KT_CHECK_OK(tn_crt_conv2d_f32(c->g, c->x, c->w, c->bias, lo, hi, out));
 }
 
-START_TEST(test_conv2d_forms) {
+/* cases random layers from seed (wide: rows up to 40 pixels, half of
+ * them 1x1 kernels without padding at stride 1, so that the forms' rows
+ * of whole tiles and the 1x1 layers taken as one run are drawn) through
+ * forms_case, every failure reported. */
+static void conv_forms_cases(uint64_t seed, int cases, int wide) {
   const int levels[] = {TN_CRT_ISA_AVX2, TN_CRT_ISA_AVX512BW}, top = isa_top();
-  KtRng r = kt_rng(31);
+  KtRng r = kt_rng(seed);
   int compared = 0;
-  for (int c = 0, done = 0; done < 300; c++) {
+  for (int c = 0, done = 0; done < cases; c++) {
     TnCrtConv2d g = {0};
     int32_t pb, pr;
     draw_window(&r, &g, 11, 3, 2, &pb, &pr);
+    if (wide) {
+      g.in_w = kt_int(&r, 1, 40), g.in_h = kt_int(&r, 1, 6);
+      if (c % 2) {
+        g.k_h = g.k_w = 1, g.stride_h = g.stride_w = 1;
+        g.pad_top = g.pad_left = pb = pr = 0;
+      }
+      if (c % 4 == 2) c++; /* channels-last only */
+    }
     switch (c % 4) {
       case 0: /* ordinary */
       case 1:
@@ -899,8 +911,14 @@ START_TEST(test_conv2d_forms) {
     done++;
   }
   /* every level the CPU has was compared (none where it has no AVX2) */
-  EXPECT(top < TN_CRT_ISA_AVX2 || compared >= 300, "%d comparisons", compared);
+  EXPECT(top < TN_CRT_ISA_AVX2 || compared >= cases, "%d comparisons",
+         compared);
 }
+
+START_TEST(test_conv2d_forms) { conv_forms_cases(31, 300, 0); }
+END_TEST
+
+START_TEST(test_conv2d_forms_rows) { conv_forms_cases(32, 300, 1); }
 END_TEST
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -1492,8 +1510,9 @@ END_TEST
   X(binary_directions) X(binary_random) X(binary_errors) X(unary)         \
   X(clip_bias) X(cast_all_pairs) X(cast_table) X(transpose)               \
   X(concatenate) X(pad) X(conv2d) X(conv2d_errors) X(dense)               \
-  X(conv2d_forms) X(conv2d_dw8_pairs) X(conv2d_dw8_broken_is_caught)      \
-  X(dense_forms_agree_bit_for_bit) X(dense_packed)                         \
+  X(conv2d_forms) X(conv2d_forms_rows) X(conv2d_dw8_pairs)                \
+  X(conv2d_dw8_broken_is_caught) X(dense_forms_agree_bit_for_bit)         \
+  X(dense_packed)                                                         \
   X(batch_matmul) X(pool) X(softmax) X(strided_slice) X(mean)
 
 static Suite *make_suite(void) {

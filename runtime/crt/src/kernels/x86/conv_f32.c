@@ -62,6 +62,19 @@ typedef struct {
 static void dwpair(const TnCrtConv2d *p, const Call *c, const float *x0,
                    float *o0, int32_t ia, int32_t ib);
 
+/* The rows' forms (dwrows, clrows, dwpair): whether output row oh's
+ * window has every kernel row, and then its input at column ia's window
+ * (from x0, the input at the batch) in *xr. */
+static inline int whole_row(const TnCrtConv2d *p, int32_t oh, int32_t ia,
+                            const float *x0, const float **xr) {
+  const int32_t bh = oh * p->stride_h - p->pad_top;
+  int32_t kh0, kh1;
+  conv_in_bounds(bh, p->dilation_h, p->in_h, p->k_h, &kh0, &kh1);
+  *xr = x0 + (ptrdiff_t)bh * p->in_strides[1] +
+        (ptrdiff_t)(ia * p->stride_w - p->pad_left) * p->in_strides[2];
+  return kh1 - kh0 == p->k_h;
+}
+
 /* One form: SFX names it, ATTR is its target, MR its widest tile (pixels,
  * at most MAXM) and VW the floats of a vector. The vector macros (VEC,
  * MASK, V_*) are defined before each use. */
@@ -69,9 +82,13 @@ static void dwpair(const TnCrtConv2d *p, const Call *c, const float *x0,
   /* M pixels by NV vectors of channels from c0 (rem of them left; full:   \
    * NV whole vectors, else under masks): the bias, then nkh kernel rows   \
    * of nkw columns from each pixel's first in-bounds tap (w: its          \
-   * weights), clamped and stored. */                                      \
+   * weights), clamped and stored. Pixel j's input (at that tap) is xs[j], \
+   * its output os[j]; or, where xs and os are NULL, xr + j * ps and       \
+   * ob + j * ostep (clrows_SFX's fixed steps). */                         \
   ATTR INLINE void tile_##SFX(const Call *c, const float *const *xs,       \
-                              float *const *os, int32_t c0, int32_t rem,   \
+                              const float *xr, ptrdiff_t ps,               \
+                              float *const *os, float *ob, ptrdiff_t ostep,\
+                              int32_t c0, int32_t rem,                     \
                               const float *w, int32_t nkh, int32_t nkw,    \
                               int dw, int M, int NV, int full) {           \
     const MASK m0 = V_MASK(rem < VW ? rem : VW),                           \
@@ -98,7 +115,7 @@ static void dwpair(const TnCrtConv2d *p, const Call *c, const float *x0,
           const VEC w1 = NV < 2 ? z : full ? V_LOAD(wp + VW)               \
                                            : V_LOADM(wp + VW, m1);         \
           _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {            \
-            const float *x = xs[j] + o;                                    \
+            const float *x = (xs ? xs[j] : xr + j * ps) + o;               \
             if (dw) {                                                      \
               a0[j] = V_FMA(full ? V_LOAD(x) : V_LOADM(x, m0), w0, a0[j]); \
               if (NV > 1)                                                  \
@@ -114,7 +131,7 @@ static void dwpair(const TnCrtConv2d *p, const Call *c, const float *x0,
       }                                                                    \
     /* max(lo, v) then min(hi, v) keep a NaN as the portable clamp does */ \
     _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {                  \
-      float *out = os[j] + c0;                                             \
+      float *out = (os ? os[j] : ob + j * ostep) + c0;                     \
       const VEC v0 = V_MIN(hi, V_MAX(lo, a0[j]));                          \
       if (full) V_STORE(out, v0); else V_STOREM(out, m0, v0);              \
       if (NV > 1) {                                                        \
@@ -137,14 +154,34 @@ static void dwpair(const TnCrtConv2d *p, const Call *c, const float *x0,
         const float *const *xs = g->x + j;                                 \
         float *const *os = g->o + j;                                       \
         switch (shape * 4 + (n == MR ? 0 : n == 4 ? 1 : n == 2 ? 2 : 3)) { \
-          SHAPES(SFX, 0, 1, 0, MR) SHAPES(SFX, 1, 1, 0, 4)                 \
-          SHAPES(SFX, 2, 1, 0, 2) SHAPES(SFX, 3, 1, 0, 1)                  \
-          SHAPES(SFX, 4, 1, 1, MR) SHAPES(SFX, 5, 1, 1, 4)                 \
-          SHAPES(SFX, 6, 1, 1, 2) SHAPES(SFX, 7, 1, 1, 1)                  \
-          SHAPES(SFX, 8, 2, 0, MR) SHAPES(SFX, 9, 2, 0, 4)                 \
-          SHAPES(SFX, 10, 2, 0, 2) SHAPES(SFX, 11, 2, 0, 1)                \
-          SHAPES(SFX, 12, 2, 1, MR) SHAPES(SFX, 13, 2, 1, 4)               \
-          SHAPES(SFX, 14, 2, 1, 2) SHAPES(SFX, 15, 2, 1, 1)                \
+          SHAPE_CASES(SHAPES, SFX, MR)                                     \
+        }                                                                  \
+      }                                                                    \
+    }                                                                      \
+  }                                                                        \
+                                                                           \
+  /* channels-last whole windows (columns [ia, ib) of rows with every     \
+   * kernel row) row by row, tiles of MR (4, 2, 1) pixels a fixed step     \
+   * apart, as dwrows_SFX; one: a 1x1 layer whose rows are one run (stride \
+   * 1, no padding, rows contiguous), all its pixels one row */            \
+  ATTR __attribute__((noinline)) static void clrows_##SFX(                 \
+      const TnCrtConv2d *p, const Call *c, const float *x0, float *o0,     \
+      int32_t ia, int32_t ib, int one) {                                   \
+    const ptrdiff_t ps = (ptrdiff_t)p->stride_w * p->in_strides[2];        \
+    const ptrdiff_t os = p->out_strides[2];                                \
+    const int32_t rem = c->ch, nkh = p->k_h, nkw = p->k_w;                 \
+    const int shape = (rem > VW) * 2 + (rem >= 2 * VW || rem == VW);       \
+    const int32_t width = one ? p->out_h * p->out_w : ib - ia;             \
+    for (int32_t oh = 0; oh < (one ? 1 : p->out_h); oh++) {                \
+      const float *xr;                                                     \
+      if (!whole_row(p, oh, ia, x0, &xr)) continue;                        \
+      float *orow = o0 + oh * p->out_strides[1] + ia * os;                 \
+      for (int32_t i = 0, n; i < width; i += n) {                          \
+        n = width - i >= MR ? MR : width - i >= 4 ? 4 : width - i >= 2 ? 2 : 1; \
+        const float *x = xr + i * ps;                                      \
+        float *o = orow + i * os;                                          \
+        switch (shape * 4 + (n == MR ? 0 : n == 4 ? 1 : n == 2 ? 2 : 3)) { \
+          SHAPE_CASES(CLSHAPES, SFX, MR)                                   \
         }                                                                  \
       }                                                                    \
     }                                                                      \
@@ -186,8 +223,21 @@ static void dwpair(const TnCrtConv2d *p, const Call *c, const float *x0,
     const int32_t last = p->in_w - 1 - (p->k_w - 1) * p->dilation_w + pl;  \
     const int32_t ib = last < 0 ? 0 : last / sw + 1 < p->out_w            \
                                            ? last / sw + 1 : p->out_w;     \
+    /* channels-last rows of whole windows by rows where they are wide     \
+     * enough to fill tiles, or where a 1x1 layer's rows make one run */    \
+    const int one = p->k_h == 1 && p->k_w == 1 && ia == 0 &&               \
+                    ib == p->out_w && p->pad_top == 0 &&                   \
+                    p->stride_h == 1 && p->stride_w == 1 &&                \
+                    p->in_w == p->out_w && p->out_h <= p->in_h &&          \
+                    is1 == p->in_w * is2 &&                                \
+                    p->out_strides[1] == p->out_w * p->out_strides[2];     \
+    const int rows = !c->dw && (one || ib - ia >= MR);                     \
+    /* clrows_SFX takes whole tiles of MR of each row (all of a 1x1 run); \
+     * the rest of a row, [ir, ib), goes to the tile `in` across rows */   \
+    const int32_t ir = !rows || one ? ib : ia + (ib - ia) / MR * MR;       \
     if (c->dw && c->pair) dwpair(p, c, x0, o0, ia, ib);                    \
     else if (c->dw) dwrows_##SFX(p, c, x0, o0, ia, ib);                    \
+    else if (rows) clrows_##SFX(p, c, x0, o0, ia, ir, one);                \
     for (int32_t oh = 0; oh < p->out_h; oh++) {                            \
       const int32_t bh = oh * p->stride_h - p->pad_top;                    \
       int32_t kh0, kh1;                                                    \
@@ -197,8 +247,9 @@ static void dwpair(const TnCrtConv2d *p, const Call *c, const float *x0,
       for (int32_t ow = 0; ow < p->out_w; ow++) {                          \
         const int32_t bw = ow * sw - pl;                                   \
         if (kh1 - kh0 == p->k_h && ow >= ia && ow < ib) {                  \
-          if (c->dw) { /* dwrows_SFX's, the rest of them too */           \
-            ow = ib - 1;                                                   \
+          if (c->dw || (rows && ow < ir)) { /* dw/clrows_SFX's, and the  \
+                                              * rest of them too */       \
+            ow = (c->dw ? ib : ir) - 1;                                    \
             continue;                                                      \
           }                                                                \
           in.x[in.m] = xr + (ptrdiff_t)bw * is2;                           \
@@ -297,13 +348,8 @@ static void dwpair(const TnCrtConv2d *p, const Call *c, const float *x0,
     const ptrdiff_t ps = (ptrdiff_t)p->stride_w * p->in_strides[2];        \
     const ptrdiff_t os = p->out_strides[2];                                \
     for (int32_t oh = 0; oh < p->out_h; oh++) {                            \
-      const int32_t bh = oh * p->stride_h - p->pad_top;                    \
-      int32_t kh0, kh1;                                                    \
-      conv_in_bounds(bh, p->dilation_h, p->in_h, p->k_h, &kh0, &kh1);      \
-      if (kh1 - kh0 != p->k_h) continue;                                   \
-      const float *xr = x0 + (ptrdiff_t)bh * p->in_strides[1] +            \
-                        (ptrdiff_t)(ia * p->stride_w - p->pad_left) *      \
-                            p->in_strides[2];                              \
+      const float *xr;                                                     \
+      if (!whole_row(p, oh, ia, x0, &xr)) continue;                        \
       float *orow = o0 + oh * p->out_strides[1] + ia * os;                 \
       for (int32_t c0 = 0; c0 < c->ch; c0 += VW) {                         \
         const int32_t rem = c->ch - c0;                                    \
@@ -328,14 +374,33 @@ static void dwpair(const TnCrtConv2d *p, const Call *c, const float *x0,
     }                                                                      \
   }
 
+/* The 16 cases of a switch on a tile's shape (vectors of channels NV,
+ * full F, pixels M), each S(SFX, K, NV, F, M). */
+#define SHAPE_CASES(S, SFX, MR)                                              \
+  S(SFX, 0, 1, 0, MR) S(SFX, 1, 1, 0, 4) S(SFX, 2, 1, 0, 2)                  \
+  S(SFX, 3, 1, 0, 1) S(SFX, 4, 1, 1, MR) S(SFX, 5, 1, 1, 4)                  \
+  S(SFX, 6, 1, 1, 2) S(SFX, 7, 1, 1, 1) S(SFX, 8, 2, 0, MR)                  \
+  S(SFX, 9, 2, 0, 4) S(SFX, 10, 2, 0, 2) S(SFX, 11, 2, 0, 1)                 \
+  S(SFX, 12, 2, 1, MR) S(SFX, 13, 2, 1, 4) S(SFX, 14, 2, 1, 2)               \
+  S(SFX, 15, 2, 1, 1)
+
 /* case K of run_SFX's switch: a tile of M pixels by NV vectors, full or
  * not, with the depthwise and channels-last bodies each a constant */
 #define SHAPES(SFX, K, NV, F, M)                                             \
   case K:                                                                    \
     if (c->dw)                                                               \
-      tile_##SFX(c, xs, os, c0, rem, w, g->nkh, g->nkw, 1, M, NV, F);        \
+      tile_##SFX(c, xs, NULL, 0, os, NULL, 0, c0, rem, w, g->nkh, g->nkw, 1, \
+                 M, NV, F);                                                  \
     else                                                                     \
-      tile_##SFX(c, xs, os, c0, rem, w, g->nkh, g->nkw, 0, M, NV, F);        \
+      tile_##SFX(c, xs, NULL, 0, os, NULL, 0, c0, rem, w, g->nkh, g->nkw, 0, \
+                 M, NV, F);                                                  \
+    break;
+
+/* case K of clrows_SFX's switch, as SHAPES */
+#define CLSHAPES(SFX, K, NV, F, M)                                           \
+  case K:                                                                    \
+    tile_##SFX(c, NULL, x, ps, NULL, o, os, 0, rem, c->w, nkh, nkw, 0, M, NV, \
+               F);                                                           \
     break;
 
 /* ---- AVX2 + FMA: 8 floats a vector, tiles of 6 pixels by 16 channels
@@ -455,12 +520,8 @@ ATTR512 __attribute__((noinline)) static void dwpair(
   const int32_t kh = p->k_h, kw = p->k_w, kwf = kw - (fault == 2);
   if (ib <= ia) return; /* no column of whole windows */
   for (int32_t oh = 0; oh < p->out_h; oh++) {
-    const int32_t bh = oh * p->stride_h - p->pad_top;
-    int32_t kh0, kh1;
-    conv_in_bounds(bh, p->dilation_h, p->in_h, p->k_h, &kh0, &kh1);
-    if (kh1 - kh0 != p->k_h) continue;
-    const float *x = x0 + (ptrdiff_t)bh * p->in_strides[1] +
-                     (ptrdiff_t)(ia - p->pad_left) * 8;
+    const float *x;
+    if (!whole_row(p, oh, ia, x0, &x)) continue;
     float *o = o0 + oh * p->out_strides[1] + ia * 8;
     int32_t n = ib - ia;
     for (; n >= 2 * PAIRS; n -= 2 * PAIRS, x += 16 * PAIRS, o += 16 * PAIRS)
