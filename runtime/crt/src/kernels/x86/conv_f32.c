@@ -62,6 +62,11 @@ typedef struct {
 static void dwpair(const TnCrtConv2d *p, const Call *c, const float *x0,
                    float *o0, int32_t ia, int32_t ib);
 
+static int form_fault; /* tn__crt_conv_f32_fault */
+void tn__crt_conv_f32_fault(int how) {
+  __atomic_store_n(&form_fault, how, __ATOMIC_RELAXED);
+}
+
 /* The rows' forms (dwrows, clrows, dwpair): whether output row oh's
  * window has every kernel row, and then its input at column ia's window
  * (from x0, the input at the batch) in *xr. */
@@ -167,7 +172,10 @@ static inline int whole_row(const TnCrtConv2d *p, int32_t oh, int32_t ia,
   ATTR __attribute__((noinline)) static void clrows_##SFX(                 \
       const TnCrtConv2d *p, const Call *c, const float *x0, float *o0,     \
       int32_t ia, int32_t ib, int one) {                                   \
-    const ptrdiff_t ps = (ptrdiff_t)p->stride_w * p->in_strides[2];        \
+    /* fault 3: the pixel step one float short (NHWC: a channel) */       \
+    const ptrdiff_t ps = (ptrdiff_t)p->stride_w * p->in_strides[2] -       \
+        (__atomic_load_n(&form_fault, __ATOMIC_RELAXED) == 3 &&            \
+         p->in_strides[3] == 1);                                           \
     const ptrdiff_t os = p->out_strides[2];                                \
     const int32_t rem = c->ch, nkh = p->k_h, nkw = p->k_w;                 \
     const int shape = (rem > VW) * 2 + (rem >= 2 * VW || rem == VW);       \
@@ -471,10 +479,6 @@ DEFINE_FORMS(avx512, __attribute__((target("avx512f"))), 8, 16)
 #define PAIRS 8
 #define ATTR512 __attribute__((target("avx512f")))
 
-static int pair_fault; /* tn__crt_conv_f32_fault */
-void tn__crt_conv_f32_fault(int how) {
-  __atomic_store_n(&pair_fault, how, __ATOMIC_RELAXED);
-}
 
 /* 8 floats at p in both halves */
 ATTR512 INLINE __m512 twice(const float *p) {
@@ -513,7 +517,7 @@ ATTR512 INLINE void pairtile(const Call *c, const float *x, float *o,
 ATTR512 __attribute__((noinline)) static void dwpair(
     const TnCrtConv2d *p, const Call *c, const float *x0, float *o0,
     int32_t ia, int32_t ib) {
-  const int fault = __atomic_load_n(&pair_fault, __ATOMIC_RELAXED);
+  const int fault = __atomic_load_n(&form_fault, __ATOMIC_RELAXED);
   /* fault 1: an odd last pixel's mask a lane short; 2: full tiles of
    * PAIRS drop their last kernel column */
   const __mmask16 odd = fault == 1 ? 0x7f : 0xff;
