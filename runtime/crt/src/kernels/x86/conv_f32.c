@@ -8,10 +8,13 @@
  *    tile, each pixel's input broadcast from memory;
  *  - depthwise (multiplier 1): each tap's weight vector is loaded once and
  *    multiplied into every pixel's input vector.
- * A tile's pixels are addressed by a pointer each, so that pixels whose
- * window lies wholly inside the input gather into full tiles across
- * output rows (a row of KWS's is 5 pixels wide); a pixel whose window
- * meets the padding takes a tile of one over its in-bounds taps. A tail
+ * Pixels whose window lies wholly inside the input go row by row, whole
+ * tiles a fixed step apart (clrows, dwrows; a 1x1 layer's contiguous
+ * rows as one run; at AVX-512 an 8-channel depthwise row two pixels a
+ * zmm, dwpair). The rest of such a row, and the pixels whose window
+ * meets the padding, are addressed by a pointer each, so that they
+ * gather into full tiles across output rows (a row of KWS's is 5 pixels
+ * wide), the latter by kind over their in-bounds taps. A tail
  * of channels short of a vector is loaded and stored under a mask, so
  * nothing is read or written past the tensors.
  * Each output is the portable chain (the bias, then the in-bounds taps in
