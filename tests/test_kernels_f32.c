@@ -849,14 +849,26 @@ static void conv_form(const void *ctx, float lo, float hi, float *out) {
   KT_CHECK_OK(tn_crt_conv2d_f32(c->g, c->x, c->w, c->bias, lo, hi, out));
 }
 
-START_TEST(test_conv2d_forms) {
+/* cases random layers from seed (wide: rows up to 40 pixels, half of
+ * them 1x1 kernels without padding at stride 1, so that the forms' rows
+ * of whole tiles and the 1x1 layers taken as one run are drawn) through
+ * forms_case; each failure reported, or, with bad, counted there. */
+static void conv_forms_cases(uint64_t seed, int cases, int wide, int *bad) {
   const int levels[] = {TN_CRT_ISA_AVX2, TN_CRT_ISA_AVX512BW}, top = isa_top();
-  KtRng r = kt_rng(31);
+  KtRng r = kt_rng(seed);
   int compared = 0;
-  for (int c = 0, done = 0; done < 300; c++) {
+  for (int c = 0, done = 0; done < cases; c++) {
     TnCrtConv2d g = {0};
     int32_t pb, pr;
     draw_window(&r, &g, 11, 3, 2, &pb, &pr);
+    if (wide) {
+      g.in_w = kt_int(&r, 1, 40), g.in_h = kt_int(&r, 1, 6);
+      if (c % 2) {
+        g.k_h = g.k_w = 1, g.stride_h = g.stride_w = 1;
+        g.pad_top = g.pad_left = pb = pr = 0;
+      }
+      if (c % 4 == 2) c++; /* channels-last only */
+    }
     switch (c % 4) {
       case 0: /* ordinary */
       case 1:
@@ -888,18 +900,121 @@ START_TEST(test_conv2d_forms) {
     const ConvCase cc = {&g, x, w, bias};
     const FormsResult fr = forms_case(conv_form, conv_form, &cc, levels, 2,
                                       lo, hi, no);
-    EXPECT(fr.level < 0,
+    if (bad) *bad += fr.level >= 0 || fr.differs;
+    EXPECT(bad || fr.level < 0,
            "conv form case %d at ISA level %d (groups %d, c %d -> %d, "
            "k %dx%d): output %zu %.9g != portable %.9g (tolerance %.3g)",
            done, fr.level, g.groups, g.in_c, g.out_c, g.k_h, g.k_w, fr.at,
            fr.got, fr.want, fr.tol);
-    EXPECT(!fr.differs, "conv form case %d: AVX-512 differs from AVX2", done);
+    EXPECT(bad || !fr.differs, "conv form case %d: AVX-512 differs from AVX2",
+           done);
     compared += fr.compared;
     free(x), free(w), free(bias);
     done++;
   }
   /* every level the CPU has was compared (none where it has no AVX2) */
-  EXPECT(top < TN_CRT_ISA_AVX2 || compared >= 300, "%d comparisons", compared);
+  EXPECT(top < TN_CRT_ISA_AVX2 || compared >= cases, "%d comparisons",
+         compared);
+}
+
+START_TEST(test_conv2d_forms) { conv_forms_cases(31, 300, 0, NULL); }
+END_TEST
+
+START_TEST(test_conv2d_forms_rows) { conv_forms_cases(32, 300, 1, NULL); }
+END_TEST
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* conv_f32.h (internal to the crt): breaks the depthwise pair form */
+void tn__crt_conv_f32_fault(int how);
+#define HAVE_AVX2_FORMS 1
+#else
+#define HAVE_AVX2_FORMS 0
+#endif
+
+/* Depthwise layers of exactly 8 channels at stride 1 (NHWC, HWIO): at
+ * the AVX-512 level their whole windows go two pixels a zmm (dwpair in
+ * x86/conv_f32.c). cases random geometries (rows of 1 to 45 pixels, so
+ * tiles of 8, 4, 2 and 1 pairs and an odd pixel; kernels up to 5x5,
+ * dilations, padding, strides down the rows) against the portable path
+ * at the AVX2 and AVX-512 levels, as test_conv2d_forms; returns how many
+ * cases were off the tolerance or differed between the levels, and
+ * counts the levels compared into *compared. */
+static int dw8_cases(uint64_t seed, int cases, int *compared) {
+  const int levels[] = {TN_CRT_ISA_AVX2, TN_CRT_ISA_AVX512BW};
+  KtRng r = kt_rng(seed);
+  int bad = 0;
+  for (int done = 0; done < cases;) {
+    TnCrtConv2d g = {0};
+    g.batch = kt_int(&r, 1, 2);
+    g.in_h = kt_int(&r, 1, 9), g.in_w = kt_int(&r, 1, 45);
+    g.k_h = kt_int(&r, 1, 5), g.k_w = kt_int(&r, 1, 5);
+    g.stride_h = kt_int(&r, 1, 2), g.stride_w = 1;
+    g.dilation_h = kt_int(&r, 1, 2), g.dilation_w = kt_int(&r, 1, 2);
+    g.pad_top = kt_int(&r, 0, 2), g.pad_left = kt_int(&r, 0, 2);
+    g.in_c = g.out_c = g.groups = 8;
+    if (!fit_output(&g, kt_int(&r, 0, 2), kt_int(&r, 0, 2))) continue;
+    int32_t ein[4] = {g.batch, g.in_h, g.in_w, 8};
+    int32_t ew[4] = {g.k_h, g.k_w, 1, 8};
+    int32_t eout[4] = {g.batch, g.out_h, g.out_w, 8};
+    strides_of(ein, kNHWC, g.in_strides);
+    strides_of(ew, kHWIO, g.w_strides);
+    strides_of(eout, kNHWC, g.out_strides);
+    const size_t no = (size_t)eout[0] * eout[1] * eout[2] * 8;
+    float *x = rand_f32(&r, (int64_t)ein[0] * ein[1] * ein[2] * 8, -1, 1);
+    float *w = rand_f32(&r, (int64_t)g.k_h * g.k_w * 8, -1, 1);
+    float *bias = done % 3 ? rand_f32(&r, 8, -1, 1) : NULL;
+    float lo = done % 4 ? -INFINITY : -0.5f, hi = done % 4 ? INFINITY : 0.7f;
+    const ConvCase cc = {&g, x, w, bias};
+    const FormsResult fr =
+        forms_case(conv_form, conv_form, &cc, levels, 2, lo, hi, no);
+    bad += fr.level >= 0 || fr.differs;
+    *compared += fr.compared;
+    free(x), free(w), free(bias);
+    done++;
+  }
+  return bad;
+}
+
+START_TEST(test_conv2d_dw8_pairs) {
+  int compared = 0;
+  const int bad = dw8_cases(47, 300, &compared);
+  EXPECT(bad == 0, "%d of 300 depthwise 8-channel cases off", bad);
+  EXPECT(isa_top() < TN_CRT_ISA_AVX2 || compared >= 300, "%d comparisons",
+         compared);
+}
+END_TEST
+
+/* The pair form broken on purpose, each way, must fail dw8_cases where
+ * the CPU runs it (AVX-512), and nothing may with it put right. */
+START_TEST(test_conv2d_dw8_broken_is_caught) {
+#if HAVE_AVX2_FORMS
+  if (isa_top() < TN_CRT_ISA_AVX512BW) return;
+  int compared = 0;
+  for (int how = 1; how <= 2; how++) {
+    tn__crt_conv_f32_fault(how);
+    const int bad = dw8_cases(48, 100, &compared);
+    tn__crt_conv_f32_fault(0);
+    ck_assert_msg(bad > 0, "fault %d not seen", how);
+  }
+  ck_assert_int_eq(dw8_cases(48, 100, &compared), 0);
+#endif
+}
+END_TEST
+
+/* The channels-last rows' step broken on purpose must fail the wide
+ * cases at the levels the CPU has, and nothing may with it put right. */
+START_TEST(test_conv2d_rows_broken_is_caught) {
+#if HAVE_AVX2_FORMS
+  if (isa_top() < TN_CRT_ISA_AVX2) return;
+  int bad = 0;
+  tn__crt_conv_f32_fault(3);
+  conv_forms_cases(33, 100, 1, &bad);
+  tn__crt_conv_f32_fault(0);
+  ck_assert_msg(bad > 0, "fault 3 not seen");
+  bad = 0;
+  conv_forms_cases(33, 100, 1, &bad);
+  ck_assert_int_eq(bad, 0);
+#endif
 }
 END_TEST
 
@@ -1414,7 +1529,9 @@ END_TEST
   X(binary_directions) X(binary_random) X(binary_errors) X(unary)         \
   X(clip_bias) X(cast_all_pairs) X(cast_table) X(transpose)               \
   X(concatenate) X(pad) X(conv2d) X(conv2d_errors) X(dense)               \
-  X(conv2d_forms) X(dense_forms_agree_bit_for_bit) X(dense_packed)        \
+  X(conv2d_forms) X(conv2d_forms_rows) X(conv2d_dw8_pairs)                \
+  X(conv2d_dw8_broken_is_caught) X(conv2d_rows_broken_is_caught)         \
+  X(dense_forms_agree_bit_for_bit) X(dense_packed)                        \
   X(batch_matmul) X(pool) X(softmax) X(strided_slice) X(mean)
 
 static Suite *make_suite(void) {

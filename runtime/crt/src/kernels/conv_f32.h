@@ -42,6 +42,13 @@ static inline void conv_in_bounds(int32_t base, int32_t step, int32_t size,
 void tn__crt_conv_f32_x86(const TnCrtConv2d *p, const float *in,
                           const float *w, const float *bias, float lo,
                           float hi, float *out, int depthwise);
+
+/* For the tests: breaks the forms on purpose: 1 stores an odd last
+ * pixel's channels one short and 2 leaves the last kernel column out of
+ * the full tiles in the AVX-512 depthwise rows of 8 channels (two pixels
+ * a vector); 3 steps one float short from pixel to pixel in the channels-last
+ * rows of an NHWC input (both levels); 0 puts them right again. */
+void tn__crt_conv_f32_fault(int how);
 #endif
 
 #endif /* TVMNODE_CRT_CONV_F32_H_ */

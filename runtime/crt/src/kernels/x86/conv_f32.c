@@ -8,10 +8,13 @@
  *    tile, each pixel's input broadcast from memory;
  *  - depthwise (multiplier 1): each tap's weight vector is loaded once and
  *    multiplied into every pixel's input vector.
- * A tile's pixels are addressed by a pointer each, so that pixels whose
- * window lies wholly inside the input gather into full tiles across
- * output rows (a row of KWS's is 5 pixels wide); a pixel whose window
- * meets the padding takes a tile of one over its in-bounds taps. A tail
+ * Pixels whose window lies wholly inside the input go row by row, whole
+ * tiles a fixed step apart (clrows, dwrows; a 1x1 layer's contiguous
+ * rows as one run; at AVX-512 an 8-channel depthwise row two pixels a
+ * zmm, dwpair). The rest of such a row, and the pixels whose window
+ * meets the padding, are addressed by a pointer each, so that they
+ * gather into full tiles across output rows (a row of KWS's is 5 pixels
+ * wide), the latter by kind over their in-bounds taps. A tail
  * of channels short of a vector is loaded and stored under a mask, so
  * nothing is read or written past the tensors.
  * Each output is the portable chain (the bias, then the in-bounds taps in
@@ -36,6 +39,7 @@ typedef struct {
   int32_t cig;          /* input channels of a group */
   int merge;            /* a kernel row's columns and channels one run */
   int dw;               /* depthwise, else channels-last */
+  int pair;             /* depthwise rows two pixels a zmm (dwpair) */
   int32_t ch;           /* channels (channels-last: of the block) */
   const float *w;       /* weights at tap 0 and the first channel */
   const float *bias;    /* at the first channel, or NULL */
@@ -58,6 +62,27 @@ typedef struct {
 
 #define INLINE static inline __attribute__((always_inline))
 
+static void dwpair(const TnCrtConv2d *p, const Call *c, const float *x0,
+                   float *o0, int32_t ia, int32_t ib);
+
+static int form_fault; /* tn__crt_conv_f32_fault */
+void tn__crt_conv_f32_fault(int how) {
+  __atomic_store_n(&form_fault, how, __ATOMIC_RELAXED);
+}
+
+/* The rows' forms (dwrows, clrows, dwpair): whether output row oh's
+ * window has every kernel row, and then its input at column ia's window
+ * (from x0, the input at the batch) in *xr. */
+static inline int whole_row(const TnCrtConv2d *p, int32_t oh, int32_t ia,
+                            const float *x0, const float **xr) {
+  const int32_t bh = oh * p->stride_h - p->pad_top;
+  int32_t kh0, kh1;
+  conv_in_bounds(bh, p->dilation_h, p->in_h, p->k_h, &kh0, &kh1);
+  *xr = x0 + (ptrdiff_t)bh * p->in_strides[1] +
+        (ptrdiff_t)(ia * p->stride_w - p->pad_left) * p->in_strides[2];
+  return kh1 - kh0 == p->k_h;
+}
+
 /* One form: SFX names it, ATTR is its target, MR its widest tile (pixels,
  * at most MAXM) and VW the floats of a vector. The vector macros (VEC,
  * MASK, V_*) are defined before each use. */
@@ -65,9 +90,13 @@ typedef struct {
   /* M pixels by NV vectors of channels from c0 (rem of them left; full:   \
    * NV whole vectors, else under masks): the bias, then nkh kernel rows   \
    * of nkw columns from each pixel's first in-bounds tap (w: its          \
-   * weights), clamped and stored. */                                      \
+   * weights), clamped and stored. Pixel j's input (at that tap) is xs[j], \
+   * its output os[j]; or, where xs and os are NULL, xr + j * ps and       \
+   * ob + j * ostep (clrows_SFX's fixed steps). */                         \
   ATTR INLINE void tile_##SFX(const Call *c, const float *const *xs,       \
-                              float *const *os, int32_t c0, int32_t rem,   \
+                              const float *xr, ptrdiff_t ps,               \
+                              float *const *os, float *ob, ptrdiff_t ostep,\
+                              int32_t c0, int32_t rem,                     \
                               const float *w, int32_t nkh, int32_t nkw,    \
                               int dw, int M, int NV, int full) {           \
     const MASK m0 = V_MASK(rem < VW ? rem : VW),                           \
@@ -94,7 +123,7 @@ typedef struct {
           const VEC w1 = NV < 2 ? z : full ? V_LOAD(wp + VW)               \
                                            : V_LOADM(wp + VW, m1);         \
           _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {            \
-            const float *x = xs[j] + o;                                    \
+            const float *x = (xs ? xs[j] : xr + j * ps) + o;               \
             if (dw) {                                                      \
               a0[j] = V_FMA(full ? V_LOAD(x) : V_LOADM(x, m0), w0, a0[j]); \
               if (NV > 1)                                                  \
@@ -110,7 +139,7 @@ typedef struct {
       }                                                                    \
     /* max(lo, v) then min(hi, v) keep a NaN as the portable clamp does */ \
     _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {                  \
-      float *out = os[j] + c0;                                             \
+      float *out = (os ? os[j] : ob + j * ostep) + c0;                     \
       const VEC v0 = V_MIN(hi, V_MAX(lo, a0[j]));                          \
       if (full) V_STORE(out, v0); else V_STOREM(out, m0, v0);              \
       if (NV > 1) {                                                        \
@@ -133,14 +162,37 @@ typedef struct {
         const float *const *xs = g->x + j;                                 \
         float *const *os = g->o + j;                                       \
         switch (shape * 4 + (n == MR ? 0 : n == 4 ? 1 : n == 2 ? 2 : 3)) { \
-          SHAPES(SFX, 0, 1, 0, MR) SHAPES(SFX, 1, 1, 0, 4)                 \
-          SHAPES(SFX, 2, 1, 0, 2) SHAPES(SFX, 3, 1, 0, 1)                  \
-          SHAPES(SFX, 4, 1, 1, MR) SHAPES(SFX, 5, 1, 1, 4)                 \
-          SHAPES(SFX, 6, 1, 1, 2) SHAPES(SFX, 7, 1, 1, 1)                  \
-          SHAPES(SFX, 8, 2, 0, MR) SHAPES(SFX, 9, 2, 0, 4)                 \
-          SHAPES(SFX, 10, 2, 0, 2) SHAPES(SFX, 11, 2, 0, 1)                \
-          SHAPES(SFX, 12, 2, 1, MR) SHAPES(SFX, 13, 2, 1, 4)               \
-          SHAPES(SFX, 14, 2, 1, 2) SHAPES(SFX, 15, 2, 1, 1)                \
+          SHAPE_CASES(SHAPES, SFX, MR)                                     \
+        }                                                                  \
+      }                                                                    \
+    }                                                                      \
+  }                                                                        \
+                                                                           \
+  /* channels-last whole windows (columns [ia, ib) of rows with every     \
+   * kernel row) row by row, tiles of MR (4, 2, 1) pixels a fixed step     \
+   * apart, as dwrows_SFX; one: a 1x1 layer whose rows are one run (stride \
+   * 1, no padding, rows contiguous), all its pixels one row */            \
+  ATTR __attribute__((noinline)) static void clrows_##SFX(                 \
+      const TnCrtConv2d *p, const Call *c, const float *x0, float *o0,     \
+      int32_t ia, int32_t ib, int one) {                                   \
+    /* fault 3: the pixel step one float short (NHWC: a channel) */       \
+    const ptrdiff_t ps = (ptrdiff_t)p->stride_w * p->in_strides[2] -       \
+        (__atomic_load_n(&form_fault, __ATOMIC_RELAXED) == 3 &&            \
+         p->in_strides[3] == 1);                                           \
+    const ptrdiff_t os = p->out_strides[2];                                \
+    const int32_t rem = c->ch, nkh = p->k_h, nkw = p->k_w;                 \
+    const int shape = (rem > VW) * 2 + (rem >= 2 * VW || rem == VW);       \
+    const int32_t width = one ? p->out_h * p->out_w : ib - ia;             \
+    for (int32_t oh = 0; oh < (one ? 1 : p->out_h); oh++) {                \
+      const float *xr;                                                     \
+      if (!whole_row(p, oh, ia, x0, &xr)) continue;                        \
+      float *orow = o0 + oh * p->out_strides[1] + ia * os;                 \
+      for (int32_t i = 0, n; i < width; i += n) {                          \
+        n = width - i >= MR ? MR : width - i >= 4 ? 4 : width - i >= 2 ? 2 : 1; \
+        const float *x = xr + i * ps;                                      \
+        float *o = orow + i * os;                                          \
+        switch (shape * 4 + (n == MR ? 0 : n == 4 ? 1 : n == 2 ? 2 : 3)) { \
+          SHAPE_CASES(CLSHAPES, SFX, MR)                                   \
         }                                                                  \
       }                                                                    \
     }                                                                      \
@@ -182,7 +234,21 @@ typedef struct {
     const int32_t last = p->in_w - 1 - (p->k_w - 1) * p->dilation_w + pl;  \
     const int32_t ib = last < 0 ? 0 : last / sw + 1 < p->out_w            \
                                            ? last / sw + 1 : p->out_w;     \
-    if (c->dw) dwrows_##SFX(p, c, x0, o0, ia, ib);                         \
+    /* channels-last rows of whole windows by rows where they are wide     \
+     * enough to fill tiles, or where a 1x1 layer's rows make one run */    \
+    const int one = p->k_h == 1 && p->k_w == 1 && ia == 0 &&               \
+                    ib == p->out_w && p->pad_top == 0 &&                   \
+                    p->stride_h == 1 && p->stride_w == 1 &&                \
+                    p->in_w == p->out_w && p->out_h <= p->in_h &&          \
+                    is1 == p->in_w * is2 &&                                \
+                    p->out_strides[1] == p->out_w * p->out_strides[2];     \
+    const int rows = !c->dw && (one || ib - ia >= MR);                     \
+    /* clrows_SFX takes whole tiles of MR of each row (all of a 1x1 run); \
+     * the rest of a row, [ir, ib), goes to the tile `in` across rows */   \
+    const int32_t ir = !rows || one ? ib : ia + (ib - ia) / MR * MR;       \
+    if (c->dw && c->pair) dwpair(p, c, x0, o0, ia, ib);                    \
+    else if (c->dw) dwrows_##SFX(p, c, x0, o0, ia, ib);                    \
+    else if (rows) clrows_##SFX(p, c, x0, o0, ia, ir, one);                \
     for (int32_t oh = 0; oh < p->out_h; oh++) {                            \
       const int32_t bh = oh * p->stride_h - p->pad_top;                    \
       int32_t kh0, kh1;                                                    \
@@ -192,7 +258,11 @@ typedef struct {
       for (int32_t ow = 0; ow < p->out_w; ow++) {                          \
         const int32_t bw = ow * sw - pl;                                   \
         if (kh1 - kh0 == p->k_h && ow >= ia && ow < ib) {                  \
-          if (c->dw) continue; /* dwrows_SFX's */                          \
+          if (c->dw || (rows && ow < ir)) { /* dw/clrows_SFX's, and the  \
+                                              * rest of them too */       \
+            ow = (c->dw ? ib : ir) - 1;                                    \
+            continue;                                                      \
+          }                                                                \
           in.x[in.m] = xr + (ptrdiff_t)bw * is2;                           \
           in.o[in.m] = orow + ow * p->out_strides[2];                      \
           if (++in.m == MR) run_##SFX(c, &in), in.m = 0;                   \
@@ -212,7 +282,7 @@ typedef struct {
                                                                            \
   ATTR static void conv_##SFX(const TnCrtConv2d *p, const float *in,       \
                               const float *w, const float *bias, float lo, \
-                              float hi, float *out, int dw) {              \
+                              float hi, float *out, int dw, int pair) { \
     const int32_t cig = p->in_c / p->groups, cog = p->out_c / p->groups;   \
     const ptrdiff_t is3 = p->in_strides[3], ws2 = p->w_strides[2];         \
     Call c = {p->dilation_h * p->in_strides[1],                            \
@@ -225,6 +295,7 @@ typedef struct {
               !dw && p->dilation_w * p->in_strides[2] == cig * is3 &&      \
                   p->w_strides[1] == cig * ws2,                            \
               dw,                                                          \
+              pair,                                                        \
               p->out_c,                                                    \
               w,                                                           \
               bias,                                                        \
@@ -288,13 +359,8 @@ typedef struct {
     const ptrdiff_t ps = (ptrdiff_t)p->stride_w * p->in_strides[2];        \
     const ptrdiff_t os = p->out_strides[2];                                \
     for (int32_t oh = 0; oh < p->out_h; oh++) {                            \
-      const int32_t bh = oh * p->stride_h - p->pad_top;                    \
-      int32_t kh0, kh1;                                                    \
-      conv_in_bounds(bh, p->dilation_h, p->in_h, p->k_h, &kh0, &kh1);      \
-      if (kh1 - kh0 != p->k_h) continue;                                   \
-      const float *xr = x0 + (ptrdiff_t)bh * p->in_strides[1] +            \
-                        (ptrdiff_t)(ia * p->stride_w - p->pad_left) *      \
-                            p->in_strides[2];                              \
+      const float *xr;                                                     \
+      if (!whole_row(p, oh, ia, x0, &xr)) continue;                        \
       float *orow = o0 + oh * p->out_strides[1] + ia * os;                 \
       for (int32_t c0 = 0; c0 < c->ch; c0 += VW) {                         \
         const int32_t rem = c->ch - c0;                                    \
@@ -319,14 +385,33 @@ typedef struct {
     }                                                                      \
   }
 
+/* The 16 cases of a switch on a tile's shape (vectors of channels NV,
+ * full F, pixels M), each S(SFX, K, NV, F, M). */
+#define SHAPE_CASES(S, SFX, MR)                                              \
+  S(SFX, 0, 1, 0, MR) S(SFX, 1, 1, 0, 4) S(SFX, 2, 1, 0, 2)                  \
+  S(SFX, 3, 1, 0, 1) S(SFX, 4, 1, 1, MR) S(SFX, 5, 1, 1, 4)                  \
+  S(SFX, 6, 1, 1, 2) S(SFX, 7, 1, 1, 1) S(SFX, 8, 2, 0, MR)                  \
+  S(SFX, 9, 2, 0, 4) S(SFX, 10, 2, 0, 2) S(SFX, 11, 2, 0, 1)                 \
+  S(SFX, 12, 2, 1, MR) S(SFX, 13, 2, 1, 4) S(SFX, 14, 2, 1, 2)               \
+  S(SFX, 15, 2, 1, 1)
+
 /* case K of run_SFX's switch: a tile of M pixels by NV vectors, full or
  * not, with the depthwise and channels-last bodies each a constant */
 #define SHAPES(SFX, K, NV, F, M)                                             \
   case K:                                                                    \
     if (c->dw)                                                               \
-      tile_##SFX(c, xs, os, c0, rem, w, g->nkh, g->nkw, 1, M, NV, F);        \
+      tile_##SFX(c, xs, NULL, 0, os, NULL, 0, c0, rem, w, g->nkh, g->nkw, 1, \
+                 M, NV, F);                                                  \
     else                                                                     \
-      tile_##SFX(c, xs, os, c0, rem, w, g->nkh, g->nkw, 0, M, NV, F);        \
+      tile_##SFX(c, xs, NULL, 0, os, NULL, 0, c0, rem, w, g->nkh, g->nkw, 0, \
+                 M, NV, F);                                                  \
+    break;
+
+/* case K of clrows_SFX's switch, as SHAPES */
+#define CLSHAPES(SFX, K, NV, F, M)                                           \
+  case K:                                                                    \
+    tile_##SFX(c, NULL, x, ps, NULL, o, os, 0, rem, c->w, nkh, nkw, 0, M, NV, \
+               F);                                                           \
     break;
 
 /* ---- AVX2 + FMA: 8 floats a vector, tiles of 6 pixels by 16 channels
@@ -386,19 +471,96 @@ DEFINE_FORMS(avx2, __attribute__((target("avx2,fma"))), 6, 8)
 DEFINE_DW(avx512, __attribute__((target("avx512f"))), 8, 16)
 DEFINE_FORMS(avx512, __attribute__((target("avx512f"))), 8, 16)
 
+/* ---- AVX-512F: the depthwise rows of 8 channels at stride 1, two pixels
+ * a vector. Neighbouring pixels' inputs and outputs lie 8 floats apart,
+ * so one zmm load is a tap's input for two pixels, and the tap's weights
+ * go in both halves: a vector filled where the AVX2 form's half fills
+ * one (VWW's 48x48x8 layer). A tile is up to PAIRS pairs; an odd last
+ * pixel goes under a mask. The same chain per output as dwtile_SFX's, so
+ * the same bits. ---------------------------------------------------------- */
+
+#define PAIRS 8
+#define ATTR512 __attribute__((target("avx512f")))
+
+
+/* 8 floats at p in both halves */
+ATTR512 INLINE __m512 twice(const float *p) {
+  return _mm512_castpd_ps(
+      _mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(const void *)p)));
+}
+
+/* M pairs from x (output o); the last pair's lanes under `last` (all
+ * lanes where full) */
+ATTR512 INLINE void pairtile(const Call *c, const float *x, float *o,
+                             int32_t nkh, int32_t nkw, int M, int full,
+                             __mmask16 last) {
+  const __m512 lo = _mm512_set1_ps(c->lo), hi = _mm512_set1_ps(c->hi);
+  const __m512 b = c->bias ? twice(c->bias) : _mm512_setzero_ps();
+  __m512 a[PAIRS];
+  _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) a[j] = b;
+  for (int32_t kh = 0; kh < nkh; kh++)
+    for (int32_t kw = 0; kw < nkw; kw++) {
+      const float *xp = x + kh * c->xh + kw * c->xw;
+      const __m512 wv = twice(c->w + kh * c->wh + kw * c->ww);
+      _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {
+        const __m512 v = full || j < M - 1
+                             ? _mm512_loadu_ps(xp + 16 * j)
+                             : _mm512_maskz_loadu_ps(last, xp + 16 * j);
+        a[j] = _mm512_fmadd_ps(v, wv, a[j]);
+      }
+    }
+  _Pragma("GCC unroll 8") for (int j = 0; j < M; j++) {
+    const __m512 v = _mm512_min_ps(hi, _mm512_max_ps(lo, a[j]));
+    if (full || j < M - 1) _mm512_storeu_ps(o + 16 * j, v);
+    else _mm512_mask_storeu_ps(o + 16 * j, last, v);
+  }
+}
+
+/* dwrows_SFX's rows and columns [ia, ib), in pairs */
+ATTR512 __attribute__((noinline)) static void dwpair(
+    const TnCrtConv2d *p, const Call *c, const float *x0, float *o0,
+    int32_t ia, int32_t ib) {
+  const int fault = __atomic_load_n(&form_fault, __ATOMIC_RELAXED);
+  /* fault 1: an odd last pixel's mask a lane short; 2: full tiles of
+   * PAIRS drop their last kernel column */
+  const __mmask16 odd = fault == 1 ? 0x7f : 0xff;
+  const int32_t kh = p->k_h, kw = p->k_w, kwf = kw - (fault == 2);
+  if (ib <= ia) return; /* no column of whole windows */
+  for (int32_t oh = 0; oh < p->out_h; oh++) {
+    const float *x;
+    if (!whole_row(p, oh, ia, x0, &x)) continue;
+    float *o = o0 + oh * p->out_strides[1] + ia * 8;
+    int32_t n = ib - ia;
+    for (; n >= 2 * PAIRS; n -= 2 * PAIRS, x += 16 * PAIRS, o += 16 * PAIRS)
+      pairtile(c, x, o, kh, kwf, PAIRS, 1, 0xffff);
+    if (n >= 8)
+      pairtile(c, x, o, kh, kw, 4, 1, 0xffff), n -= 8, x += 64, o += 64;
+    if (n >= 4)
+      pairtile(c, x, o, kh, kw, 2, 1, 0xffff), n -= 4, x += 32, o += 32;
+    if (n >= 2)
+      pairtile(c, x, o, kh, kw, 1, 1, 0xffff), n -= 2, x += 16, o += 16;
+    if (n) pairtile(c, x, o, kh, kw, 1, 0, odd);
+  }
+}
+
 void tn__crt_conv_f32_x86(const TnCrtConv2d *p, const float *in,
                           const float *w, const float *bias, float lo,
                           float hi, float *out, int depthwise) {
   /* 8 channels or fewer fill an AVX2 vector and half an AVX-512 one: the
    * AVX2 form, which gives the same bits, runs them faster (bench_exec,
    * the mean of two runs: VWW's first layer, 3 -> 8 channels, 14.2
-   * against 11.6 GMAC/s; its depthwise layer of 8, 7.5 against 5.9) */
+   * against 11.6 GMAC/s; its depthwise layer of 8, 7.5 against 5.9),
+   * except the depthwise rows of exactly 8 at stride 1 where the level
+   * has AVX-512: two pixels a zmm (dwpair). */
   const int32_t ch = depthwise ? p->in_c : p->out_c / p->groups;
-  if ((tn__crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512BW &&
-      ch > 8)
-    conv_avx512(p, in, w, bias, lo, hi, out, depthwise);
+  const int top = (tn__crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512BW;
+  if (top && ch > 8)
+    conv_avx512(p, in, w, bias, lo, hi, out, depthwise, 0);
   else
-    conv_avx2(p, in, w, bias, lo, hi, out, depthwise);
+    conv_avx2(p, in, w, bias, lo, hi, out, depthwise,
+              top && depthwise && ch == 8 &&
+                  (ptrdiff_t)p->stride_w * p->in_strides[2] == 8 &&
+                  p->out_strides[2] == 8);
 }
 #else
 typedef int tn__crt_unused_x86_conv_f32; /* no AVX2 forms */
