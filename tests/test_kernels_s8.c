@@ -1611,9 +1611,13 @@ START_TEST(test_dense_packed_random) {
   EACH_ISA(differ += dense_packed_random(5, 0, 0));
   ck_assert_int_eq(differ, 0);
 #if HAVE_AVX2_FORMS
-  /* the VNNI form reading its input without the XOR 0x80 is caught */
+  /* the VNNI form reading its input without the XOR 0x80 is caught, and
+   * so is the AVX-VNNI form (under the cap between AVX2 and AVX-512) */
   if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512VNNI)
     ck_assert_int_gt(dense_packed_random(5, 3, 0), 0);
+  if (tn_crt_isa_limit(TN_CRT_ISA_AVX2_VNNI) & TN_CRT_ISA_AVXVNNI)
+    ck_assert_int_gt(dense_packed_random(5, 3, 0), 0);
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 #endif
 }
 END_TEST
