@@ -282,18 +282,49 @@ static void check_isa_matches_cpu(void) {
   ck_assert_int_eq(tn_crt_isa_limit(-1), TN_CRT_ISA_PORTABLE);
   ck_assert_int_eq(tn_crt_isa(), TN_CRT_ISA_PORTABLE);
   ck_assert_int_eq(tn_crt_isa_limit(99), top);
+#if HAVE_AVX2_FORMS
+  /* the AVX-VNNI flag where the CPU has it, kept by a cap of AVX-512BW or
+   * TN_CRT_ISA_AVX2_VNNI, dropped by one of AVX2 */
+  const int vex = __builtin_cpu_supports("avxvnni") &&
+                          (top & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX2
+                      ? TN_CRT_ISA_AVXVNNI
+                      : 0;
+  ck_assert_int_eq(top & TN_CRT_ISA_AVXVNNI, vex);
+  if ((top & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512BW)
+    ck_assert_int_eq(tn_crt_isa_limit(TN_CRT_ISA_AVX512BW),
+                     TN_CRT_ISA_AVX512BW | vex);
+  if ((top & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX2) {
+    ck_assert_int_eq(tn_crt_isa_limit(TN_CRT_ISA_AVX2), TN_CRT_ISA_AVX2);
+    ck_assert_int_eq(tn_crt_isa_limit(TN_CRT_ISA_AVX2_VNNI),
+                     TN_CRT_ISA_AVX2 | vex);
+    ck_assert_int_eq(tn_crt_isa_limit(TN_CRT_ISA_SSE41 | TN_CRT_ISA_AVXVNNI),
+                     TN_CRT_ISA_SSE41);
+  }
+  ck_assert_int_eq(tn_crt_isa_limit(99), top);
+#endif
 }
 
 /* Runs `body` at every ISA level the CPU has, from the highest down to
  * the portable forms, then lifts the cap. */
 #define EACH_ISA(body)                                                   \
   do {                                                                   \
-    const int top_ = tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI) &           \
-                     TN_CRT_ISA_LEVEL_MASK;                              \
+    const int cpu_ = tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);            \
+    const int top_ = cpu_ & TN_CRT_ISA_LEVEL_MASK;                       \
     for (int lv_ = top_; lv_ >= TN_CRT_ISA_PORTABLE; lv_--) {            \
-      ck_assert_int_eq(tn_crt_isa_limit(lv_) & TN_CRT_ISA_LEVEL_MASK,    \
-                       lv_);                                             \
-      body;                                                              \
+      /* AVX2 twice where the CPU has AVX-VNNI: with its forms, then   \
+       * without */                                                      \
+      const int vx_ = lv_ == TN_CRT_ISA_AVX2 &&                          \
+                      (cpu_ & TN_CRT_ISA_AVXVNNI) != 0;                  \
+      for (int f_ = vx_; f_ >= 0; f_--) {                                \
+        const int got_ =                                                 \
+            tn_crt_isa_limit(lv_ | (f_ ? TN_CRT_ISA_AVXVNNI : 0));       \
+        ck_assert_int_eq(got_ & TN_CRT_ISA_LEVEL_MASK, lv_);             \
+        ck_assert_int_eq(got_ & TN_CRT_ISA_AVXVNNI,                      \
+                         lv_ > TN_CRT_ISA_AVX2 || f_                     \
+                             ? cpu_ & TN_CRT_ISA_AVXVNNI                 \
+                             : 0);                                       \
+        body;                                                            \
+      }                                                                  \
     }                                                                    \
     tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);                             \
   } while (0)
@@ -1580,9 +1611,13 @@ START_TEST(test_dense_packed_random) {
   EACH_ISA(differ += dense_packed_random(5, 0, 0));
   ck_assert_int_eq(differ, 0);
 #if HAVE_AVX2_FORMS
-  /* the VNNI form reading its input without the XOR 0x80 is caught */
+  /* the VNNI form reading its input without the XOR 0x80 is caught, and
+   * so is the AVX-VNNI form (under the cap between AVX2 and AVX-512) */
   if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512VNNI)
     ck_assert_int_gt(dense_packed_random(5, 3, 0), 0);
+  if (tn_crt_isa_limit(TN_CRT_ISA_AVX2_VNNI) & TN_CRT_ISA_AVXVNNI)
+    ck_assert_int_gt(dense_packed_random(5, 3, 0), 0);
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 #endif
 }
 END_TEST
@@ -1677,18 +1712,22 @@ END_TEST
  * as the output, out_c <= in_c, the scratch asked for). The number of
  * cases that differ (fault: the crt's conv VNNI fault switch, set for
  * the packed call). */
+static int packed_avx2_fault; /* tn__crt_conv_avx2_fault for the call */
+static int packed_big;        /* larger layers (conv_packed_random) */
+
 static int conv_packed_random(uint64_t seed, int fault) {
   KtRng r = kt_rng(seed);
   int differ = 0;
-  for (int it = 0; it < 160; it++) {
+  for (int it = 0; it < (packed_big ? 48 : 160); it++) {
     TnCrtConv2d p;
     memset(&p, 0, sizeof p);
     p.batch = kt_int(&r, 1, 2);
     p.in_h = p.out_h = kt_int(&r, 1, 5);
-    p.in_w = p.out_w = kt_int(&r, 1, 12);
+    p.in_w = p.out_w = kt_int(&r, 1, packed_big ? 40 : 12);
     p.k_h = p.k_w = p.stride_h = p.stride_w = 1;
     p.dilation_h = p.dilation_w = p.groups = 1;
-    p.in_c = it % 3 ? 4 * kt_int(&r, 1, 24) : kt_int(&r, 1, 70);
+    p.in_c = it % 3 ? 4 * kt_int(&r, 1, packed_big ? 96 : 24)
+                    : kt_int(&r, 1, 70);
     p.out_c = it % 4 == 1 ? 16 * kt_int(&r, 1, 5) : kt_int(&r, 1, 90);
     const int in_place = it % 4 == 3 && p.out_c <= p.in_c;
     int32_t di[4] = {p.batch, p.in_h, p.in_w, p.in_c};
@@ -1722,16 +1761,18 @@ static int conv_packed_random(uint64_t seed, int fault) {
     if (in_place) memcpy(got, in, (size_t)ni);
 #if HAVE_AVX2_FORMS
     tn__crt_conv_vnni_fault(fault);
+    tn__crt_conv_avx2_fault(packed_avx2_fault);
 #endif
     KT_CHECK_OK(tn_crt_conv2d_s8_packed(&p, &q, in_place ? got : in, wp,
                                         bias, got, scratch, ss));
 #if HAVE_AVX2_FORMS
     tn__crt_conv_vnni_fault(0);
+    tn__crt_conv_avx2_fault(0);
 #endif
     ref_conv(&p, &q, q.input_offset, q.filter_offset, in, w, bias, want,
              NULL);
     const int same = memcmp(got, want, (size_t)no) == 0;
-    if (fault == 0)
+    if (fault == 0 && packed_avx2_fault == 0)
       for (int64_t i = 0; i < no; i++)
         EXPECT(got[i] == want[i],
                "packed 1x1 case %d (%dx%dx%d, in_c %d out_c %d io %d fo %d%s):"
@@ -1764,6 +1805,33 @@ START_TEST(test_conv_packed_random) {
     tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
   }
 #endif
+}
+END_TEST
+
+/* Larger packed 1x1 layers (up to 384 inputs, 400 pixels: the AVX-VNNI
+ * form's tiles of 6 and its copies of 8 KiB in several chunks) at every
+ * level, AVX2 with and without AVX-VNNI; where the CPU has AVX-VNNI, its
+ * form dropping its last group of inputs (tn__crt_conv_avx2_fault 3) is
+ * caught under the cap between AVX2 and AVX-512. */
+START_TEST(test_conv_packed_big_random) {
+  int differ = 0;
+  packed_big = 1;
+  EACH_ISA(differ += conv_packed_random(50, 0));
+  ck_assert_int_eq(differ, 0);
+#if HAVE_AVX2_FORMS
+  if (tn_crt_isa_limit(TN_CRT_ISA_AVX2_VNNI) & TN_CRT_ISA_AVXVNNI) {
+    packed_avx2_fault = 3;
+    ck_assert_int_gt(conv_packed_random(50, 0), 0);
+    packed_avx2_fault = 0;
+    /* the same switch leaves the other forms as they were */
+    tn_crt_isa_limit(TN_CRT_ISA_AVX2);
+    packed_avx2_fault = 3;
+    ck_assert_int_eq(conv_packed_random(50, 0), 0);
+    packed_avx2_fault = 0;
+  }
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+#endif
+  packed_big = 0;
 }
 END_TEST
 
@@ -2969,6 +3037,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_dense_vnni_wraps);
   tcase_add_test(tc, test_dense_packed_random);
   tcase_add_test(tc, test_conv_packed_random);
+  tcase_add_test(tc, test_conv_packed_big_random);
   tcase_add_test(tc, test_conv_packed_args);
   tcase_add_test(tc, test_dense_packed4_random);
   tcase_add_test(tc, test_dense_pack4_layout);

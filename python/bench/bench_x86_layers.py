@@ -1,8 +1,9 @@
 """ResNet-8's (IC's) int8 convolution layers alone (--layers ic), or the
 pointwise layers of KWS and the wake word (--layers pw), on process CPU time,
 with the crt of this tree ("new") and of --base-src ("base") in one run,
-at the CPU's best ISA level and capped at AVX2 (tn_crt_isa_limit): the
-time and GMAC/s per layer shape, issue 30's kernel-level table.
+at the CPU's best ISA level and capped at AVX2 (tn_crt_isa_limit; with
+--avxvnni, this tree's also at AVX2 with AVX-VNNI): the time and GMAC/s
+per layer shape, issue 30's kernel-level table.
 
 Each side's crt is the file set codegen.compile lists for IC (its
 archive's runtime/src; the base's as bench_x86.base_tree copies it),
@@ -178,6 +179,8 @@ def main() -> None:
     ap.add_argument("--out", default=".")
     ap.add_argument("--base-packed", action="store_true",
                     help="the base's pointwise layers on packed weights too")
+    ap.add_argument("--avxvnni", action="store_true",
+                    help="the new side capped at AVX2 with AVX-VNNI (avxvnni) too")
     ap.add_argument("--layers", choices=sorted(LAYER_SETS), default="ic",
                     help="IC's convolutions, KWS's and the wake word's pointwise ones, or both")
     args = ap.parse_args()
@@ -185,6 +188,8 @@ def main() -> None:
     arch = codegen.compile(frontend.load_model(
         str(Path(args.models) / "pretrainedResnet_quant.tflite")), name="ic")
     levels = {"": ISA_NAMES["vnni"], "@avx2": ISA_NAMES["avx2"]}
+    if args.avxvnni:  # the new side only: a base crt may not know the cap
+        levels["@avxvnni"] = ISA_NAMES["avxvnni"]
     with tempfile.TemporaryDirectory(prefix="bench_x86_layers") as tmp:
         sides = {"new": args.new_src}
         if args.base_src:
@@ -192,7 +197,8 @@ def main() -> None:
         exes = {k: build(crt_of(arch, src, os.path.join(tmp, k)), os.path.join(tmp, k),
                          layers, k == "new" or args.base_packed)
                 for k, src in sides.items()}
-        runs = [(k, lv) for k in exes for lv in levels]
+        runs = [(k, lv) for k in exes for lv in levels
+                if k == "new" or lv != "@avxvnni"]
         ns: Dict[str, List[List[float]]] = {k + lv: [[] for _ in layers] for k, lv in runs}
         hashes: Dict[str, List[str]] = {}
         for r in range(args.rounds):
@@ -207,22 +213,25 @@ def main() -> None:
                         hashes[layers[i][0]].append(h)
     med = {k: [statistics.median(v) for v in layers] for k, layers in ns.items()}
     cols = list(med)
+    vx = "base@avx2" in cols and "new@avxvnni" in cols
     rows = ["Process CPU time per call, one thread, median of %d rounds of %g s; %s; "
             "@avx2: the ISA forms capped at AVX2; GMAC/s = MACs / time." % (
                 args.rounds, args.seconds, cpu_name()), "",
             "| layer | MACs | " + " | ".join("%s µs" % k for k in cols) +
             (" | new ÷ base | new@avx2 ÷ base@avx2" if "base" in cols else "") +
+            (" | new@avxvnni ÷ base@avx2" if vx else "") +
             " | GMAC/s " + " / ".join(cols) + " | outputs agree |",
             "|---|---:|" + "---:|" * len(cols) + ("---:|---:|" if "base" in cols else "") +
-            "---:|---|"]
+            ("---:|" if vx else "") + "---:|---|"]
     for i, l in enumerate(layers):
         oh, ow = (l[1] + l[6] - 1) // l[6], (l[2] + l[6] - 1) // l[6]
         macs = oh * ow * l[4] * l[5] * l[5] * l[3]
         m = {k: med[k][i] for k in cols}
-        rows.append("| %s | %s | %s%s | %s | %s |" % (
+        rows.append("| %s | %s | %s%s%s | %s | %s |" % (
             l[0], "{:,}".format(macs), " | ".join("%.2f" % (m[k] / 1e3) for k in cols),
             " | %.2f | %.2f" % (m["new"] / m["base"], m["new@avx2"] / m["base@avx2"])
             if "base" in m else "",
+            " | %.2f" % (m["new@avxvnni"] / m["base@avx2"]) if vx else "",
             " / ".join("%.1f" % (macs / m[k]) for k in cols),
             "yes" if len(hashes[l[0]]) == 1 else "NO"))
     text = "\n".join(rows)

@@ -49,8 +49,9 @@ ISA_LEVELS = ("portable", "sse2", "sse41", "avx2", "avx512bw", "avx512vnni")
 def set_isa(level: Union[str, int]) -> str:
     """Caps the instruction-set forms the int8/float kernels take in this
     process (the Executor's and every Module's): "portable", "sse2",
-    "sse41", "avx2", "avx512" (AVX-512BW), "vnni" (AVX-512 VNNI), or a
-    level 0-5; the CPU's own level is the ceiling. TVMNODE_ISA sets the
+    "sse41", "avx2", "avxvnni" (AVX2 and the AVX-VNNI forms: reads back
+    as "avx2"), "avx512" (AVX-512BW), "vnni" (AVX-512 VNNI), or a level
+    0-5; the CPU's own level is the ceiling. TVMNODE_ISA sets the
     same at start-up. Returns the name of the level now in effect;
     ValueError for a level it does not know."""
     return ISA_LEVELS[int(_isa_limit(level))]

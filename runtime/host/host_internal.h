@@ -24,7 +24,9 @@ int tn__module_init(void);
 /* The names TVMNODE_ISA and runtime.IsaLimit take for the ISA levels of
  * tn_crt_isa_limit (init.c): the level, or -1 for a name not among
  * TN__ISA_NAMES. */
-#define TN__ISA_NAMES "portable, sse2, sse41, avx2, avx512 (avx512bw), vnni (avx512vnni)"
+#define TN__ISA_NAMES                                                \
+  "portable, sse2, sse41, avx2, avxvnni (avx2 and AVX-VNNI), avx512 " \
+  "(avx512bw), vnni (avx512vnni)"
 int tn__isa_parse(const char *name);
 
 /* Register `n` global functions; -1 with the error raised at the first

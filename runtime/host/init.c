@@ -29,6 +29,7 @@ int tn__isa_parse(const char *name) {
                {"sse2", TN_CRT_ISA_SSE2},
                {"sse41", TN_CRT_ISA_SSE41},
                {"avx2", TN_CRT_ISA_AVX2},
+               {"avxvnni", TN_CRT_ISA_AVX2_VNNI},
                {"avx512", TN_CRT_ISA_AVX512BW},
                {"avx512bw", TN_CRT_ISA_AVX512BW},
                {"vnni", TN_CRT_ISA_AVX512VNNI},

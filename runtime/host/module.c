@@ -695,8 +695,11 @@ static int run_locked(Module *m, const char *who) {
                                "(%d) is not set (tn_module_set_device)",
                                name_of(m), d->devices[k], k);
   /* the library's crt runs the ISA forms this process's crt would (the
-   * level tn_crt_isa_limit or TVMNODE_ISA set, see init.c) */
-  if (m->isa_limit) m->isa_limit(tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK);
+   * level tn_crt_isa_limit or TVMNODE_ISA set, see init.c), with the
+   * AVX-VNNI flag, which a cap of AVX2 alone would drop */
+  if (m->isa_limit)
+    m->isa_limit(tn_crt_isa() &
+                 (TN_CRT_ISA_LEVEL_MASK | TN_CRT_ISA_AVXVNNI));
   int32_t st = tn_crt_run(&m->inst);
   m->stale = st ? "the last run failed" : NULL;
   return st ? crt_error(m, st, who, "run failed") : 0;

@@ -1314,24 +1314,28 @@ static void packed_rows(const TnCrtConv2d *p, const TnCrtQuant *q,
 #if TN_CRT_HAVE_AVX2
   const int32_t kk = p->in_c, nn = p->out_c;
   const int vnni = tn__crt_avx512vnni();
+  const int vex = !vnni && tn__crt_avxvnni();
   if (kk % 4 == 0 && q->input_offset == 128 && q->filter_offset == 0 &&
       q->scale == NULL && tn__crt_avx2() && (vnni || kk <= PACKED_XQ)) {
     Requant rq[4];
     const Requant *grq[4] = {&rq[0], &rq[1], &rq[2], &rq[3]};
     while (nn - co0 >= 16) {
-      /* VNNI: two blocks a pass; AVX2: up to four (one copy of the
-       * inputs in int16 for them) */
+      /* VNNI: two blocks a pass; AVX2 and AVX-VNNI: up to four (one
+       * copy of the inputs for them) */
       const int32_t left = (nn - co0) / 16;
       const int nb = vnni ? (left >= 2 ? 2 : 1) : (left >= 4 ? 4 : left);
       int fast = 1;
       for (int b = 0; b < nb; b++) {
         requant_init(&rq[b], q, lo, hi, bias, co0 + 16 * b, 16);
-        fast &= rq[b].fast;
+        fast &= vex ? rq[b].vec : rq[b].fast; /* AVX-VNNI: exact */
       }
       if (!fast) break;
       if (vnni)
         tn__crt_conv_gemm_packed(w + (ptrdiff_t)co0 * kk, kk, nb, x, kk,
                                  npx, grq, out + co0, nn);
+      else if (vex)
+        tn__crt_conv_gemm_packed_avxvnni(w + (ptrdiff_t)co0 * kk, kk, x,
+                                         npx, grq, nb, out + co0, nn);
       else
         tn__crt_conv_gemm_packed_avx2(w + (ptrdiff_t)co0 * kk, kk, x, npx,
                                       grq, nb, out + co0, nn);

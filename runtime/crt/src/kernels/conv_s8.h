@@ -295,6 +295,13 @@ void tn__crt_conv_gemm_packed_avx2(const int8_t *w, int32_t kk,
                                    const int8_t *x, int32_t npx,
                                    const Requant *const *rq, int nb,
                                    int8_t *out, ptrdiff_t os);
+/* The same with AVX-VNNI (x86/conv_avx2_s8.c) for the nb blocks of 16
+ * channels at w (each rq[b]->vec: requantized exactly), the pixels
+ * contiguous (xs = kk), kk <= 8192, six pixels at a time. */
+void tn__crt_conv_gemm_packed_avxvnni(const int8_t *w, int32_t kk,
+                                      const int8_t *x, int32_t npx,
+                                      const Requant *const *rq, int nb,
+                                      int8_t *out, ptrdiff_t os);
 /* DW (tn__crt_conv_dw) for a block of 16 channels where rq->fast,
  * requantized into out (channels contiguous), the second pixel at
  * out + os2. */
@@ -326,8 +333,8 @@ void tn__crt_conv_avx2_rows(const AvxBcast *k, const ptrdiff_t *xo,
                             ptrdiff_t xp, int32_t npx, const Requant *rq,
                             int8_t *out, ptrdiff_t os);
 /* For the tests: 1 leaves io * sum(w) out of channel 31 in the AVX2 DW
- * layer form, 2 each window's last row in the AVX2 row form, 0 puts them
- * right again. */
+ * layer form, 2 each window's last row in the AVX2 row form, 3 the last
+ * group of inputs in the AVX-VNNI GEMM form, 0 puts them right again. */
 void tn__crt_conv_avx2_fault(int how);
 #endif
 

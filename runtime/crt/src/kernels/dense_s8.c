@@ -287,6 +287,9 @@ static int32_t accumulate_packed(const Dense *d, const int8_t *x, int32_t n0,
     }
     tn__crt_dense_packed_vnni(d, x, w, nb, len, a, NULL);
     from = whole;
+  } else if (d->pvex && len == BLK && whole > 0) {
+    tn__crt_dense_packed_avxvnni(d, x, w, nb, a);
+    from = whole;
   } else if (d->avx2 && d->narrow && len == BLK && whole > 0) {
     tn__crt_dense_packed_avx2(d, x, w, nb, a);
     from = whole;
@@ -393,6 +396,7 @@ static void dense_run(const Dense *d, const TnCrtQuant *q, int32_t lo,
 static void dense_init(Dense *d, const TnCrtDense *p, const int8_t *w,
                        int32_t io, int32_t fo) {
   d->p = p, d->w = w, d->io = io, d->fo = fo, d->packed = 0, d->pvnni = 0;
+  d->pvex = 0;
   /* x in [-128, 127]: x + io fits an int16 for io in [-32640, 32640]. */
   d->narrow = io >= -32640 && io <= 32640 && fo >= -32640 && fo <= 32640;
   d->small = fo == 0 && io >= -127 && io <= 128;
@@ -464,6 +468,10 @@ TnCrtStatus tn__crt_dense_s8_rows(const TnCrtDense *p, const TnCrtQuant *q,
   dense_init(&d, p, w, q->input_offset, q->filter_offset);
   d.packed = packed;
   d.pvnni = packed == TN_CRT_DENSE_N16K4 && d.vnni && d.io == 128;
+#if TN_CRT_HAVE_AVX2
+  d.pvex = packed == TN_CRT_DENSE_N16K4 && !d.vnni && d.fo == 0 &&
+           d.io == 128 && tn__crt_avxvnni();
+#endif
   dense_run(&d, q, lo, hi, in, bias, out, NULL);
   return TN_CRT_OK;
 }

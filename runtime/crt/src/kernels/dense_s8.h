@@ -36,6 +36,7 @@ typedef struct {
   int vnni;   /* the AVX-512 VNNI form runs here and fo == 0 */
   int packed; /* w's layout: TN_CRT_DENSE_NK, _N16K4 or _N4K4 */
   int pvnni;  /* packed, vnni and io == 128: tn__crt_dense_packed_vnni */
+  int pvex;   /* packed, AVX-VNNI, not vnni, fo == 0 and io == 128 */
 } Dense;
 
 /* The requantization of a span of outputs, for the packed VNNI form: the
@@ -97,9 +98,13 @@ unsigned tn__crt_dense_packed_vnni(const Dense *d, const int8_t *x,
  * d->avx2 (vpmaddwd on the int16 x + io and w + fo). */
 void tn__crt_dense_packed_avx2(const Dense *d, const int8_t *x,
                                const int8_t *w, int32_t nb, uint32_t *a);
+/* The same with AVX-VNNI (VEX vpdpbusd on ymm), when d->pvex. */
+void tn__crt_dense_packed_avxvnni(const Dense *d, const int8_t *x,
+                                  const int8_t *w, int32_t nb, uint32_t *a);
 /* For the tests: 1 leaves out the VNNI form's 128 * sum(w) correction, 2
  * makes it saturate (vpdpbusds), 0 puts it right again; 3 makes the
- * packed VNNI form read its input bytes without the XOR 0x80. */
+ * packed VNNI and AVX-VNNI forms read their input bytes without the XOR
+ * 0x80. */
 void tn__crt_dense_vnni_fault(int how);
 #endif
 

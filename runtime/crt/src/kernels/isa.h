@@ -68,6 +68,8 @@
 int tn__crt_isa(void);
 /* the AVX2 forms run here */
 #define tn__crt_avx2() ((tn__crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX2)
+/* the AVX-VNNI forms (VEX vpdpbusd on ymm) run here */
+#define tn__crt_avxvnni() ((tn__crt_isa() & TN_CRT_ISA_AVXVNNI) != 0)
 /* the AVX-512 VNNI forms run here */
 #define tn__crt_avx512vnni() \
   ((tn__crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512VNNI)

@@ -92,6 +92,8 @@ enum {
   TN_CRT_ISA_AVX512VNNI = 5,
   TN_CRT_ISA_LEVEL_MASK = 0xff,
   TN_CRT_ISA_AVXVNNI = 0x100,
+  /* the cap between AVX2 and AVX-512: AVX2 and the AVX-VNNI forms */
+  TN_CRT_ISA_AVX2_VNNI = TN_CRT_ISA_AVX2 | TN_CRT_ISA_AVXVNNI,
   /* Cortex-M with the DSP extension: a target the compiler sizes kernel
    * scratch for (tn_crt_conv2d_s8_scratch_size_isa), never a level
    * tn_crt_isa returns. */
@@ -100,15 +102,17 @@ enum {
 
 /* The level whose forms run here: what CPUID and XGETBV say the CPU and
  * the OS support (asked once), at most the limit; the AVX-VNNI flag only
- * while the limit allows AVX2. TN_CRT_ISA_PORTABLE where the crt has no
+ * where the CPU has it and the limit is above AVX2 or is
+ * TN_CRT_ISA_AVX2_VNNI (a cap of TN_CRT_ISA_AVX2 drops it). TN_CRT_ISA_PORTABLE where the crt has no
  * ISA forms (not x86-64 with GNU C). The SSE2 forms are part of every
  * x86-64 build (gcc itself vectorises the portable C for SSE2): levels
  * below AVX2 all run them. */
 int tn_crt_isa(void);
 
-/* Caps the level at `level` (TN_CRT_ISA_AVX512VNNI or more: no cap) for
- * every later call of this copy of the crt (a negative level changes
- * nothing); returns the level now in effect, as tn_crt_isa. */
+/* Caps the level at `level` (TN_CRT_ISA_AVX512VNNI or more: no cap;
+ * TN_CRT_ISA_AVX2_VNNI: AVX2 and the AVX-VNNI forms) for every later call
+ * of this copy of the crt (a negative level changes nothing); returns the
+ * level now in effect, as tn_crt_isa. */
 int tn_crt_isa_limit(int level);
 
 /* ------------------------------------------------------------------------ */

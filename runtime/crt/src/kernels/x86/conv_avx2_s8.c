@@ -370,6 +370,25 @@ AVX2 static inline __m256i row_requant8(const Requant *rq, int32_t j0,
       _mm256_set1_epi32(rq->hi));
 }
 
+/* A pixel's sums (c0: the block's lanes 0-7; c1: 8-15 when u == 2)
+ * requantized into o. */
+AVX2 static inline __attribute__((always_inline)) void
+row_store(const Requant *rq, int u, __m256i c0, __m256i c1, int8_t *o) {
+  const __m256i q0 = row_requant8(rq, 0, c0);
+  if (u == 2) {
+    /* packs work within 128-bit halves: put the int16 back in order */
+    const __m256i s = _mm256_permute4x64_epi64(
+        _mm256_packs_epi32(q0, row_requant8(rq, 8, c1)), 0xd8);
+    _mm_storeu_si128((__m128i *)o,
+                     _mm_packs_epi16(_mm256_castsi256_si128(s),
+                                     _mm256_extracti128_si256(s, 1)));
+  } else {
+    const __m128i s = _mm_packs_epi32(_mm256_castsi256_si128(q0),
+                                      _mm256_extracti128_si256(q0, 1));
+    _mm_storel_epi64((__m128i *)o, _mm_packs_epi16(s, s));
+  }
+}
+
 AVX2 static inline __attribute__((always_inline)) void
 row_tile(const AvxBcast *k, int u, int np, const ptrdiff_t *xo,
          const int16_t *x, ptrdiff_t xp, const Requant *rq, int8_t *out,
@@ -400,22 +419,7 @@ row_tile(const AvxBcast *k, int u, int np, const ptrdiff_t *xo,
     }
   }
 #pragma GCC unroll 6
-  for (int i = 0; i < np; i++) {
-    const __m256i q0 = row_requant8(rq, 0, c0[i]);
-    int8_t *const o = out + i * os;
-    if (u == 2) {
-      /* packs work within 128-bit halves: put the int16 back in order */
-      const __m256i s = _mm256_permute4x64_epi64(
-          _mm256_packs_epi32(q0, row_requant8(rq, 8, c1[i])), 0xd8);
-      _mm_storeu_si128((__m128i *)o,
-                       _mm_packs_epi16(_mm256_castsi256_si128(s),
-                                       _mm256_extracti128_si256(s, 1)));
-    } else {
-      const __m128i s = _mm_packs_epi32(_mm256_castsi256_si128(q0),
-                                        _mm256_extracti128_si256(q0, 1));
-      _mm_storel_epi64((__m128i *)o, _mm_packs_epi16(s, s));
-    }
-  }
+  for (int i = 0; i < np; i++) row_store(rq, u, c0[i], c1[i], out + i * os);
 }
 
 AVX2 static inline __attribute__((always_inline)) void
@@ -457,6 +461,100 @@ AVX2 void tn__crt_conv_avx2_rows(const AvxBcast *k, const ptrdiff_t *xo,
     row_run(k, 2, xo, xw, xp, npx, rq, out, os);
   else
     row_run(k, 1, xo, xw, xp, npx, rq, out, os);
+}
+
+/* ---- the 1x1 GEMM with AVX-VNNI ----------------------------------------- */
+
+/*
+ * tn__crt_conv_gemm_packed_avxvnni: the packed 1x1 GEMM (the layout of
+ * tn__crt_conv_gemm_packed: per block of 16 channels, groups of four
+ * inputs, 64 bytes, channel j's four weights at 4j) with VEX vpdpbusd on
+ * ymm, for a CPU with AVX-VNNI but not AVX-512 (or a cap between them):
+ * a group's 64 bytes are two ymm of 8 channels whose lanes are the
+ * channels in order. The inputs are copied once a chunk as x ^ 0x80 (x +
+ * 128 as uint8; the packed bias holds the rest of the offset, and the
+ * products are exact, with no vpmaddubsw saturation), so that a pixel's
+ * four inputs are one 32-bit broadcast from memory. Tiles of 6 pixels by
+ * 16 channels keep 12 accumulators, the two weight vectors and the
+ * broadcast in the 16 ymm registers; each weight vector serves six
+ * vpdpbusd. Requantized exactly (row_store: rq->vec).
+ */
+enum { GEMM_NP = 6, GEMM_XB = 8192 }; /* GEMM_XB: bytes of the copy */
+
+#define AVXVNNI __attribute__((target("avx2,avxvnni")))
+
+/* acc + vpdpbusd(u, s) in acc's own register (as vnni_dp, x86/conv_s8.c:
+ * gcc 12 otherwise moves the accumulators at every group) */
+AVXVNNI static inline __m256i gemm_dp(__m256i acc, __m256i u, __m256i s) {
+  __asm__("%{vex%} vpdpbusd %2, %1, %0" : "+x"(acc) : "x"(u), "xm"(s));
+  return acc;
+}
+
+AVXVNNI static inline __attribute__((always_inline)) void
+gemm_vex_tile(const int8_t *w, int32_t full, int np, const uint8_t *x,
+              ptrdiff_t xs, const Requant *rq, int8_t *out, ptrdiff_t os) {
+  const __m256i b0 = _mm256_loadu_si256((const __m256i *)rq->bias);
+  const __m256i b1 = _mm256_loadu_si256((const __m256i *)(rq->bias + 8));
+  __m256i c0[GEMM_NP], c1[GEMM_NP];
+#pragma GCC unroll 6
+  for (int i = 0; i < np; i++) c0[i] = b0, c1[i] = b1;
+  for (int32_t g = 0; g < full; g++, w += 64, x += 4) {
+    const __m256i w0 = _mm256_loadu_si256((const __m256i *)w);
+    const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 32));
+#pragma GCC unroll 6
+    for (int i = 0; i < np; i++) {
+      int32_t m;
+      memcpy(&m, x + i * xs, 4);
+      const __m256i v = _mm256_set1_epi32(m);
+      c0[i] = gemm_dp(c0[i], v, w0);
+      c1[i] = gemm_dp(c1[i], v, w1);
+    }
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < np; i++) row_store(rq, 2, c0[i], c1[i], out + i * os);
+}
+
+AVXVNNI void tn__crt_conv_gemm_packed_avxvnni(const int8_t *w, int32_t kk,
+                                              const int8_t *x, int32_t npx,
+                                              const Requant *const *rq,
+                                              int nb, int8_t *out,
+                                              ptrdiff_t os) {
+  /* (how == 3 drops the last group: a broken form for the tests) */
+  const int32_t full =
+      kk / 4 - (__atomic_load_n(&dw2_fault, __ATOMIC_RELAXED) == 3);
+  uint8_t xb[GEMM_XB] __attribute__((aligned(32)));
+  const int32_t chunk = GEMM_XB / kk;
+  const __m256i flip = _mm256_set1_epi8((char)0x80);
+  for (int32_t p0 = 0; p0 < npx; p0 += chunk) {
+    const int32_t n = npx - p0 < chunk ? npx - p0 : chunk;
+    const size_t all = (size_t)n * (size_t)kk;
+    const int8_t *xc = x + (ptrdiff_t)p0 * kk;
+    size_t j = 0;
+    for (; j + 32 <= all; j += 32)
+      _mm256_store_si256(
+          (__m256i *)(xb + j),
+          _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(xc + j)),
+                           flip));
+    for (; j < all; j++) xb[j] = (uint8_t)(xc[j] ^ 0x80);
+    for (int b = 0; b < nb; b++) {
+      const int8_t *wb = w + (ptrdiff_t)16 * b * kk;
+      int8_t *ob = out + (ptrdiff_t)p0 * os + 16 * b;
+      int32_t i = 0;
+      for (; i + GEMM_NP <= n; i += GEMM_NP)
+        gemm_vex_tile(wb, full, GEMM_NP, xb + (ptrdiff_t)i * kk, kk, rq[b],
+                      ob + i * os, os);
+      const uint8_t *xt = xb + (ptrdiff_t)i * kk;
+      int8_t *ot = ob + i * os;
+      switch (n - i) {
+        case 5: gemm_vex_tile(wb, full, 5, xt, kk, rq[b], ot, os); break;
+        case 4: gemm_vex_tile(wb, full, 4, xt, kk, rq[b], ot, os); break;
+        case 3: gemm_vex_tile(wb, full, 3, xt, kk, rq[b], ot, os); break;
+        case 2: gemm_vex_tile(wb, full, 2, xt, kk, rq[b], ot, os); break;
+        case 1: gemm_vex_tile(wb, full, 1, xt, kk, rq[b], ot, os); break;
+        default: break;
+      }
+    }
+  }
 }
 #else
 typedef int tn__crt_unused_x86_conv_avx2_s8; /* no AVX2: nothing here */

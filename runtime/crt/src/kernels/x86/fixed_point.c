@@ -3,7 +3,10 @@
  * kernels.h; tn__crt_isa, isa.h): the CPU asked once with CPUID and the
  * OS with XGETBV (the YMM and ZMM state it saves), capped by
  * tn_crt_isa_limit, with which a test, a benchmark or a user runs the
- * lower forms on a machine that has the higher ones. Where isa.h says no
+ * lower forms on a machine that has the higher ones. AVX-VNNI (VEX
+ * vpdpbusd on ymm: Alder Lake and later clients, without AVX-512) is a
+ * flag beside the level: a cap of AVX2 drops it, TN_CRT_ISA_AVX2_VNNI
+ * (AVX2 with the flag) keeps it, so that both run here. Where isa.h says no
  * AVX2 forms are compiled in (not x86-64, or -DTN_CRT_NO_AVX2), the level
  * is at most SSE2. It sits beside fixed_point.c, which every archive
  * carries, so that it comes with it.
@@ -53,6 +56,7 @@ static int isa_query(void) { return TN_CRT_ISA_SSE2; }
  * forbids) */
 static int isa_cpu1;
 static int isa_below;
+static int isa_no_avxvnni; /* the cap is AVX2 or below, without the flag */
 
 #if defined(__GNUC__)
 #define LOAD(v) __atomic_load_n(&(v), __ATOMIC_RELAXED)
@@ -70,17 +74,23 @@ int tn__crt_isa(void) {
   }
   const int cap = TN_CRT_ISA_AVX512VNNI - LOAD(isa_below);
   const int level = v & TN_CRT_ISA_LEVEL_MASK;
-  if (level <= cap) return cap >= TN_CRT_ISA_AVX2 ? v : level;
-  return cap;
+  if (cap < TN_CRT_ISA_AVX2) return level < cap ? level : cap;
+  /* the AVX-VNNI flag stays under a cap of AVX-512BW, or of AVX2 with
+   * the flag (TN_CRT_ISA_AVX2_VNNI), never alone */
+  const int flag = LOAD(isa_no_avxvnni) ? 0 : v & TN_CRT_ISA_AVXVNNI;
+  return (level < cap ? level : cap) | flag;
 }
 
 int tn_crt_isa(void) { return tn__crt_isa(); }
 
 int tn_crt_isa_limit(int level) {
-  if (level >= 0)
-    STORE(isa_below, level >= TN_CRT_ISA_AVX512VNNI
-                         ? 0
-                         : TN_CRT_ISA_AVX512VNNI - level);
+  if (level >= 0) {
+    const int l = level & TN_CRT_ISA_LEVEL_MASK;
+    STORE(isa_below,
+          l >= TN_CRT_ISA_AVX512VNNI ? 0 : TN_CRT_ISA_AVX512VNNI - l);
+    STORE(isa_no_avxvnni,
+          l <= TN_CRT_ISA_AVX2 && !(level & TN_CRT_ISA_AVXVNNI));
+  }
   return tn__crt_isa();
 }
 
