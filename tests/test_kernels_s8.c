@@ -15,6 +15,9 @@
  */
 #include <math.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "kernel_test.h"
 #include "tvmnode/crt/calls.h"
@@ -2196,9 +2199,12 @@ END_TEST
  * multipliers and shifts the inlined arithmetic takes (multipliers >= 0,
  * shifts in [-31, 0]) at their extremes, any left shift and offsets, and
  * an activation range; against TFLite's formula. */
-static void qadd_runs(uint64_t seed) {
+/* With qadd_count set, the elements that differ are counted there
+ * instead of failing the test. */
+static int *qadd_count;
+static void qadd_runs_of(uint64_t seed, int its, int32_t max_run) {
   KtRng r = kt_rng(seed);
-  for (int it = 0; it < 300; it++) {
+  for (int it = 0; it < its; it++) {
     TnCrtQBinary q;
     memset(&q, 0, sizeof q);
     q.lhs_offset = -rand_zp(&r), q.rhs_offset = -rand_zp(&r);
@@ -2220,7 +2226,7 @@ static void qadd_runs(uint64_t seed) {
     TnCrtBroadcast b;
     memset(&b, 0, sizeof b);
     b.ndim = 2;
-    b.dims[0] = kt_int(&r, 1, 3), b.dims[1] = kt_int(&r, 1, 100);
+    b.dims[0] = kt_int(&r, 1, 3), b.dims[1] = kt_int(&r, 1, max_run);
     b.lhs_strides[1] = b.rhs_strides[1] = 1;
     b.lhs_strides[0] = b.rhs_strides[0] = b.dims[1];
     int64_t on = (int64_t)b.dims[0] * b.dims[1];
@@ -2240,14 +2246,53 @@ static void qadd_runs(uint64_t seed) {
       int32_t want = clamp_i(
           (int32_t)((uint32_t)raw + (uint32_t)q.output_offset), q.act_min,
           q.act_max);
-      EXPECT(got[i] == want, "qadd run case %d element %lld: %d, expected %d",
-             it, (long long)i, got[i], want);
+      if (qadd_count)
+        *qadd_count += got[i] != want;
+      else
+        EXPECT(got[i] == want,
+               "qadd run case %d element %lld: %d, expected %d", it,
+               (long long)i, got[i], want);
     }
     free(lhs), free(rhs), free(got);
   }
 }
 
+static void qadd_runs(uint64_t seed) { qadd_runs_of(seed, 300, 100); }
+
 START_TEST(test_qadd_runs) { EACH_ISA(qadd_runs(17)); }
+END_TEST
+
+/* Runs long enough for the table form (x86/quant.c, 512 elements and
+ * more, where the CPU has AVX512-VBMI), at every level; then the form
+ * broken on purpose (tn__crt_qadd_table_fault) must be seen to differ
+ * where the CPU runs it. */
+void tn__crt_qadd_table_fault(int how);
+START_TEST(test_qadd_long_runs) {
+  EACH_ISA(qadd_runs_of(19, 60, 3000));
+#if defined(__x86_64__)
+  unsigned a, b, c, d;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & bit_AVX512VBMI) &&
+      (tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512BW) {
+    int bad = 0;
+    qadd_count = &bad;
+    tn__crt_qadd_table_fault(1);
+    qadd_runs_of(19, 60, 3000);
+    tn__crt_qadd_table_fault(0);
+    qadd_count = NULL;
+    ck_assert_msg(bad > 0, "the broken table form went unseen");
+    /* and capped at AVX2, where the form is not taken, nothing differs */
+    tn_crt_isa_limit(TN_CRT_ISA_AVX2);
+    tn__crt_qadd_table_fault(1);
+    qadd_count = &bad;
+    bad = 0;
+    qadd_runs_of(19, 60, 3000);
+    qadd_count = NULL;
+    tn__crt_qadd_table_fault(0);
+    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+    ck_assert_int_eq(bad, 0);
+  }
+#endif
+}
 END_TEST
 
 START_TEST(test_qadd_runs_portable) {
@@ -2982,6 +3027,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_qadd_qmul);
   tcase_add_test(tc, test_qadd_any_params);
   tcase_add_test(tc, test_qadd_runs);
+  tcase_add_test(tc, test_qadd_long_runs);
   tcase_add_test(tc, test_qadd_runs_portable);
   tcase_add_test(tc, test_softmax);
   tcase_add_test(tc, test_logistic_tanh);
