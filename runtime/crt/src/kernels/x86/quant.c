@@ -130,6 +130,9 @@ AVX512 static inline __m512i load16(const int8_t *p) {
 typedef struct {
   __m512i off[3], m[3], mask[3], half[3], lo, hi;
   __m128i e[3], left;
+  __m512i k, neg;  /* the output's constants for out_mbqm */
+  __m512i lo8, hi8; /* the activation range in bytes */
+  __m128i e31;
 } AddWide;
 
 AVX512 static inline void add_wide(const TnCrtQBinary *p, int32_t lo,
@@ -141,6 +144,39 @@ AVX512 static inline void add_wide(const TnCrtQBinary *p, int32_t lo,
     w->mask[k] = wide(c.mask[k]), w->half[k] = wide(c.half[k]),
     w->e[k] = c.e[k];
   w->lo = wide(c.lo), w->hi = wide(c.hi), w->left = c.left;
+  const int e = -p->output_shift; /* in [0, 31] (add_is_fast) */
+  w->k = _mm512_set1_epi64((INT64_C(1) << 30) +
+                           (e > 0 ? INT64_C(1) << (30 + e) : 0));
+  w->neg = _mm512_set1_epi64(e > 0 ? -(INT64_C(1) << 30) : INT64_MIN);
+  w->e31 = _mm_cvtsi32_si128(31 + e);
+  w->lo8 = _mm512_set1_epi8((char)lo), w->hi8 = _mm512_set1_epi8((char)hi);
+}
+
+/*
+ * mbqm16 for the output (its multiplier and shift in w) with its two
+ * roundings as one 64-bit shift: with p = x * m, h = floor((p + 2^30) /
+ * 2^31) and TFLite's rounding right shift floor((h + 2^(e-1) - (h < 0)) /
+ * 2^e) for e > 0 (h for e = 0), the result is floor((p + 2^30 +
+ * (2^(e-1) - (h < 0)) * 2^31) / 2^(31 + e)), and h < 0 where p < -2^30.
+ * |p| < 2^62, so nothing wraps, and vpsraq shifts it. Two multiplies and
+ * two shifts (the zmm shifts and multiplies share one port) where mbqm16
+ * has six.
+ */
+AVX512 static inline __m512i out_mbqm(const AddWide *w, __m512i x) {
+  const __m512i two31 = _mm512_set1_epi64(INT64_C(1) << 31);
+  const __m512i pe = _mm512_mul_epi32(x, w->m[2]);
+  const __m512i po = _mm512_mul_epi32(_mm512_shuffle_epi32(x, _MM_PERM_DDBB),
+                                      w->m[2]);
+  const __mmask8 ne = _mm512_cmplt_epi64_mask(pe, w->neg);
+  const __mmask8 no = _mm512_cmplt_epi64_mask(po, w->neg);
+  const __m512i qe = _mm512_add_epi64(pe, w->k);
+  const __m512i qo = _mm512_add_epi64(po, w->k);
+  const __m512i re =
+      _mm512_sra_epi64(_mm512_mask_sub_epi64(qe, ne, qe, two31), w->e31);
+  const __m512i ro =
+      _mm512_sra_epi64(_mm512_mask_sub_epi64(qo, no, qo, two31), w->e31);
+  /* the odd lanes' results from the low halves of ro's quadwords */
+  return _mm512_mask_shuffle_epi32(re, 0xaaaa, ro, _MM_PERM_CCAA);
 }
 
 /* An operand's (k = 0, 1) sixteen int8 inputs x (in int32 lanes) scaled:
@@ -150,12 +186,11 @@ AVX512 static inline __m512i add_in(const AddWide *w, int k, __m512i x) {
                 w->m[k], w->e[k], w->mask[k], w->half[k]);
 }
 
-/* The sum of two scaled inputs requantized, offset and clamped. */
+/* The sum of two scaled inputs requantized and offset; the clamp is
+ * left to the caller (saturating narrowing, then bytes' min and max: the
+ * range lies within int8). */
 AVX512 static inline __m512i add_out(const AddWide *w, __m512i s) {
-  const __m512i v =
-      _mm512_add_epi32(mbqm16(s, w->m[2], w->e[2], w->mask[2], w->half[2]),
-                       w->off[2]);
-  return _mm512_min_epi32(_mm512_max_epi32(v, w->lo), w->hi);
+  return _mm512_add_epi32(out_mbqm(w, s), w->off[2]);
 }
 
 /*
@@ -257,10 +292,10 @@ VBMI static int32_t qadd_table(const AddWide *w, const int8_t *l,
     table_look(t[0], l + i, a);
     table_look(t[1], r + i, b);
     for (int q = 0; q < 4; q++) a[q] = add_out(w, _mm512_add_epi32(a[q], b[q]));
-    /* within int8 after the clamp: the packs saturate nothing */
+    const __m512i v = _mm512_packs_epi16(_mm512_packs_epi32(a[0], a[1]),
+                                         _mm512_packs_epi32(a[2], a[3]));
     _mm512_storeu_si512(out + i,
-                        _mm512_packs_epi16(_mm512_packs_epi32(a[0], a[1]),
-                                           _mm512_packs_epi32(a[2], a[3])));
+                        _mm512_min_epi8(_mm512_max_epi8(v, w->lo8), w->hi8));
   }
   return i;
 }
@@ -280,8 +315,10 @@ AVX512 int32_t tn__crt_qadd_avx512(const TnCrtQBinary *p, int32_t lo,
   for (; i + 16 <= n; i += 16) {
     const __m512i s =
         _mm512_add_epi32(add_in(&w, 0, load16(l + i)), add_in(&w, 1, load16(r + i)));
-    /* within int8 after the clamp: vpmovdb truncates nothing */
-    _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtepi32_epi8(add_out(&w, s)));
+    const __m128i v = _mm512_cvtsepi32_epi8(add_out(&w, s));
+    _mm_storeu_si128((__m128i *)(out + i),
+                     _mm_min_epi8(_mm_max_epi8(v, _mm512_castsi512_si128(w.lo8)),
+                                  _mm512_castsi512_si128(w.hi8)));
   }
   return i;
 }
