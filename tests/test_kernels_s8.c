@@ -2221,6 +2221,16 @@ static void qadd_runs_of(uint64_t seed, int its, int32_t max_run) {
       k = kt_int(&r, 0, 5);
       *sh[i] = k == 0 ? 0 : k == 1 ? -31 : kt_int(&r, -31, 0);
     }
+    if (kt_int(&r, 0, 5) == 0) {
+      /* exact halves: each operand scaled to (x + offset) * 2^(left - 1),
+       * the output to their sum / 2 rounded, so that odd sums, negative
+       * ones among them, land on the rounding's ties within int8 (random
+       * multipliers almost never do) */
+      q.left_shift = kt_int(&r, 2, 24);
+      q.lhs_multiplier = q.rhs_multiplier = q.output_multiplier = 1 << 30;
+      q.lhs_shift = q.rhs_shift = 0;
+      q.output_shift = 1 - q.left_shift;
+    }
     q.act_min = kt_int(&r, 0, 2) ? -128 : kt_int(&r, -128, 0);
     q.act_max = kt_int(&r, 0, 2) ? 127 : kt_int(&r, q.act_min, 127);
     TnCrtBroadcast b;
