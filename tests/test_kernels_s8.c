@@ -15,6 +15,9 @@
  */
 #include <math.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "kernel_test.h"
 #include "tvmnode/crt/calls.h"
@@ -2264,9 +2267,12 @@ END_TEST
  * multipliers and shifts the inlined arithmetic takes (multipliers >= 0,
  * shifts in [-31, 0]) at their extremes, any left shift and offsets, and
  * an activation range; against TFLite's formula. */
-static void qadd_runs(uint64_t seed) {
+/* With qadd_count set, the elements that differ are counted there
+ * instead of failing the test. */
+static int *qadd_count;
+static void qadd_runs_of(uint64_t seed, int its, int32_t max_run) {
   KtRng r = kt_rng(seed);
-  for (int it = 0; it < 300; it++) {
+  for (int it = 0; it < its; it++) {
     TnCrtQBinary q;
     memset(&q, 0, sizeof q);
     q.lhs_offset = -rand_zp(&r), q.rhs_offset = -rand_zp(&r);
@@ -2283,12 +2289,22 @@ static void qadd_runs(uint64_t seed) {
       k = kt_int(&r, 0, 5);
       *sh[i] = k == 0 ? 0 : k == 1 ? -31 : kt_int(&r, -31, 0);
     }
+    if (kt_int(&r, 0, 5) == 0) {
+      /* exact halves: each operand scaled to (x + offset) * 2^(left - 1),
+       * the output to their sum / 2 rounded, so that odd sums, negative
+       * ones among them, land on the rounding's ties within int8 (random
+       * multipliers almost never do) */
+      q.left_shift = kt_int(&r, 2, 24);
+      q.lhs_multiplier = q.rhs_multiplier = q.output_multiplier = 1 << 30;
+      q.lhs_shift = q.rhs_shift = 0;
+      q.output_shift = 1 - q.left_shift;
+    }
     q.act_min = kt_int(&r, 0, 2) ? -128 : kt_int(&r, -128, 0);
     q.act_max = kt_int(&r, 0, 2) ? 127 : kt_int(&r, q.act_min, 127);
     TnCrtBroadcast b;
     memset(&b, 0, sizeof b);
     b.ndim = 2;
-    b.dims[0] = kt_int(&r, 1, 3), b.dims[1] = kt_int(&r, 1, 100);
+    b.dims[0] = kt_int(&r, 1, 3), b.dims[1] = kt_int(&r, 1, max_run);
     b.lhs_strides[1] = b.rhs_strides[1] = 1;
     b.lhs_strides[0] = b.rhs_strides[0] = b.dims[1];
     int64_t on = (int64_t)b.dims[0] * b.dims[1];
@@ -2308,14 +2324,53 @@ static void qadd_runs(uint64_t seed) {
       int32_t want = clamp_i(
           (int32_t)((uint32_t)raw + (uint32_t)q.output_offset), q.act_min,
           q.act_max);
-      EXPECT(got[i] == want, "qadd run case %d element %lld: %d, expected %d",
-             it, (long long)i, got[i], want);
+      if (qadd_count)
+        *qadd_count += got[i] != want;
+      else
+        EXPECT(got[i] == want,
+               "qadd run case %d element %lld: %d, expected %d", it,
+               (long long)i, got[i], want);
     }
     free(lhs), free(rhs), free(got);
   }
 }
 
+static void qadd_runs(uint64_t seed) { qadd_runs_of(seed, 300, 100); }
+
 START_TEST(test_qadd_runs) { EACH_ISA(qadd_runs(17)); }
+END_TEST
+
+/* Runs long enough for the table form (x86/quant.c, 512 elements and
+ * more, where the CPU has AVX512-VBMI), at every level; then the form
+ * broken on purpose (tn__crt_qadd_table_fault) must be seen to differ
+ * where the CPU runs it. */
+void tn__crt_qadd_table_fault(int how);
+START_TEST(test_qadd_long_runs) {
+  EACH_ISA(qadd_runs_of(19, 60, 3000));
+#if defined(__x86_64__)
+  unsigned a, b, c, d;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & bit_AVX512VBMI) &&
+      (tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512BW) {
+    int bad = 0;
+    qadd_count = &bad;
+    tn__crt_qadd_table_fault(1);
+    qadd_runs_of(19, 60, 3000);
+    tn__crt_qadd_table_fault(0);
+    qadd_count = NULL;
+    ck_assert_msg(bad > 0, "the broken table form went unseen");
+    /* and capped at AVX2, where the form is not taken, nothing differs */
+    tn_crt_isa_limit(TN_CRT_ISA_AVX2);
+    tn__crt_qadd_table_fault(1);
+    qadd_count = &bad;
+    bad = 0;
+    qadd_runs_of(19, 60, 3000);
+    qadd_count = NULL;
+    tn__crt_qadd_table_fault(0);
+    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+    ck_assert_int_eq(bad, 0);
+  }
+#endif
+}
 END_TEST
 
 START_TEST(test_qadd_runs_portable) {
@@ -3051,6 +3106,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_qadd_qmul);
   tcase_add_test(tc, test_qadd_any_params);
   tcase_add_test(tc, test_qadd_runs);
+  tcase_add_test(tc, test_qadd_long_runs);
   tcase_add_test(tc, test_qadd_runs_portable);
   tcase_add_test(tc, test_softmax);
   tcase_add_test(tc, test_logistic_tanh);

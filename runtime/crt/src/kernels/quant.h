@@ -18,10 +18,15 @@
 int32_t tn__crt_qadd_avx2(const TnCrtQBinary *p, int32_t lo, int32_t hi,
                           const int8_t *l, const int8_t *r, int32_t n,
                           int8_t *out);
-/* The same sixteen at a time (n - n % 16 of them), for AVX-512BW. */
+/* The same sixteen at a time (n - n % 16 of them), for AVX-512BW; on
+ * long runs, where the CPU has AVX512-VBMI, 64 at a time through tables
+ * of each operand's 256 scaled values. */
 int32_t tn__crt_qadd_avx512(const TnCrtQBinary *p, int32_t lo, int32_t hi,
                             const int8_t *l, const int8_t *r, int32_t n,
                             int8_t *out);
+/* Breaks the table form on purpose for the tests: 1 builds the lhs
+ * table from the wrong inputs; 0 (the default) is the true form. */
+void tn__crt_qadd_table_fault(int how);
 /* tn_crt_clip_s8 over the first n - n % 32 bytes, lo <= hi or not (the
  * portable min(max(x, lo), hi)); returns how many it did. */
 int32_t tn__crt_clip_s8_avx2(int32_t n, const int8_t *in, int8_t lo,

@@ -1,7 +1,9 @@
 /*
  * x86/quant.c: the AVX2 and AVX-512 forms of the int8 ADD's contiguous
  * runs (quant.c, add_run_fast): eight or sixteen elements at a time,
- * TFLite's three requantizations (mbqm_right) bit for bit; and of the
+ * TFLite's three requantizations (mbqm_right) bit for bit, or on long
+ * runs 64 at a time, each operand's requantization looked up in a table
+ * of its 256 values (AVX512-VBMI); and of the
  * int8 clip (quant.c, tn_crt_clip_s8), 32 bytes at a time by signed byte
  * min and max. Compiled for their ISA with target attributes and taken
  * where tn__crt_isa() says the CPU runs them; compiles to nothing where
@@ -10,6 +12,7 @@
 #include "quant.h"
 
 #if TN_CRT_HAVE_AVX2
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define AVX2 __attribute__((target("avx2")))
@@ -123,30 +126,199 @@ AVX512 static inline __m512i load16(const int8_t *p) {
   return _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)p));
 }
 
+/* AddLanes in sixteen lanes; k = 0, 1, 2 as there. */
+typedef struct {
+  __m512i off[3], m[3], mask[3], half[3], lo, hi;
+  __m128i e[3], left;
+  __m512i k, neg;  /* the output's constants for out_mbqm */
+  __m512i lo8, hi8; /* the activation range in bytes */
+  __m128i e31;
+} AddWide;
+
+AVX512 static inline void add_wide(const TnCrtQBinary *p, int32_t lo,
+                                   int32_t hi, AddWide *w) {
+  AddLanes c;
+  add_lanes(p, lo, hi, &c);
+  for (int k = 0; k < 3; k++)
+    w->off[k] = wide(c.off[k]), w->m[k] = wide(c.m[k]),
+    w->mask[k] = wide(c.mask[k]), w->half[k] = wide(c.half[k]),
+    w->e[k] = c.e[k];
+  w->lo = wide(c.lo), w->hi = wide(c.hi), w->left = c.left;
+  const int e = -p->output_shift; /* in [0, 31] (add_is_fast) */
+  w->k = _mm512_set1_epi64((INT64_C(1) << 30) +
+                           (e > 0 ? INT64_C(1) << (30 + e) : 0));
+  w->neg = _mm512_set1_epi64(e > 0 ? -(INT64_C(1) << 30) : INT64_MIN);
+  w->e31 = _mm_cvtsi32_si128(31 + e);
+  w->lo8 = _mm512_set1_epi8((char)lo), w->hi8 = _mm512_set1_epi8((char)hi);
+}
+
+/*
+ * mbqm16 for the output (its multiplier and shift in w) with its two
+ * roundings as one 64-bit shift: with p = x * m, h = floor((p + 2^30) /
+ * 2^31) and TFLite's rounding right shift floor((h + 2^(e-1) - (h < 0)) /
+ * 2^e) for e > 0 (h for e = 0), the result is floor((p + 2^30 +
+ * (2^(e-1) - (h < 0)) * 2^31) / 2^(31 + e)), and h < 0 where p < -2^30.
+ * |p| < 2^62, so nothing wraps, and vpsraq shifts it. Two multiplies and
+ * two shifts (the zmm shifts and multiplies share one port) where mbqm16
+ * has six.
+ */
+AVX512 static inline __m512i out_mbqm(const AddWide *w, __m512i x) {
+  const __m512i two31 = _mm512_set1_epi64(INT64_C(1) << 31);
+  const __m512i pe = _mm512_mul_epi32(x, w->m[2]);
+  const __m512i po = _mm512_mul_epi32(_mm512_shuffle_epi32(x, _MM_PERM_DDBB),
+                                      w->m[2]);
+  const __mmask8 ne = _mm512_cmplt_epi64_mask(pe, w->neg);
+  const __mmask8 no = _mm512_cmplt_epi64_mask(po, w->neg);
+  const __m512i qe = _mm512_add_epi64(pe, w->k);
+  const __m512i qo = _mm512_add_epi64(po, w->k);
+  const __m512i re =
+      _mm512_sra_epi64(_mm512_mask_sub_epi64(qe, ne, qe, two31), w->e31);
+  const __m512i ro =
+      _mm512_sra_epi64(_mm512_mask_sub_epi64(qo, no, qo, two31), w->e31);
+  /* the odd lanes' results from the low halves of ro's quadwords */
+  return _mm512_mask_shuffle_epi32(re, 0xaaaa, ro, _MM_PERM_CCAA);
+}
+
+/* An operand's (k = 0, 1) sixteen int8 inputs x (in int32 lanes) scaled:
+ * ((x + offset) << left) requantized. */
+AVX512 static inline __m512i add_in(const AddWide *w, int k, __m512i x) {
+  return mbqm16(_mm512_sll_epi32(_mm512_add_epi32(x, w->off[k]), w->left),
+                w->m[k], w->e[k], w->mask[k], w->half[k]);
+}
+
+/* The sum of two scaled inputs requantized and offset; the clamp is
+ * left to the caller (saturating narrowing, then bytes' min and max: the
+ * range lies within int8). */
+AVX512 static inline __m512i add_out(const AddWide *w, __m512i s) {
+  return _mm512_add_epi32(out_mbqm(w, s), w->off[2]);
+}
+
+/*
+ * The table form, for long runs on CPUs with AVX512-VBMI: an operand's
+ * scaled input takes one of 256 values, one per int8, so add_in is
+ * computed once a call for each (1,024 bytes an operand, kept as four
+ * planes of 256 bytes: byte j of every entry), and each 64 inputs look
+ * theirs up with vpermt2b (128 entries a lookup; the input's top bit
+ * picks the half), two operations and a blend a plane, where add_in
+ * takes about fifteen for 16 inputs. The planes' bytes are interleaved
+ * back into int32 by vpunpck[lh]bw / [lh]wd, which take each 128-bit
+ * lane's elements out of order; the vpackss[dw|wb] of the results undo
+ * that order within the lane, so the 64 outputs are stored as they come.
+ * Only the output's requantization is left in lanes (TFLite's double
+ * rounding needs the 64-bit product).
+ */
+#define VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+
+static int qadd_table_fault; /* tn__crt_qadd_table_fault */
+void tn__crt_qadd_table_fault(int how) {
+  __atomic_store_n(&qadd_table_fault, how, __ATOMIC_RELAXED);
+}
+
+/* Below this many elements the tables cost more than they save. */
+#define TABLE_MIN 512
+
+/* 0: not asked yet, 1: no VBMI, 2: VBMI (the AVX-512 level, which
+ * tn__crt_isa found, says the OS saves the zmm registers) */
+static int vbmi_cpu;
+static int cpu_vbmi(void) {
+  int v = __atomic_load_n(&vbmi_cpu, __ATOMIC_RELAXED);
+  if (v == 0) {
+    unsigned a, b, c, d;
+    v = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & bit_AVX512VBMI) ? 2
+                                                                        : 1;
+    __atomic_store_n(&vbmi_cpu, v, __ATOMIC_RELAXED);
+  }
+  return v == 2;
+}
+
+/* Operand k's table: t[j * 256 + u] is byte j of add_in of the int8 u. */
+AVX512 static void add_table(const AddWide *w, int k, uint8_t *t) {
+  const __m512i iota =
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  /* (how == 1 scales the inputs of 1 past their own: a broken form) */
+  const int bad = k == 0 && __atomic_load_n(&qadd_table_fault,
+                                            __ATOMIC_RELAXED) == 1;
+  for (int u = 0; u < 256; u += 16) {
+    /* the int8 whose bits are u .. u + 15 */
+    __m512i x = _mm512_srai_epi32(
+        _mm512_slli_epi32(_mm512_add_epi32(_mm512_set1_epi32(u), iota), 24),
+        24);
+    if (bad) x = _mm512_add_epi32(x, _mm512_set1_epi32(1));
+    const __m512i v = add_in(w, k, x);
+    for (int j = 0; j < 4; j++)
+      _mm_store_si128((__m128i *)(t + j * 256 + u),
+                      _mm512_cvtepi32_epi8(_mm512_srli_epi32(v, 8 * j)));
+  }
+}
+
+/* Byte j of the table entries of the 64 inputs x (top: their top bits). */
+VBMI static inline __m512i table_plane(const uint8_t *t, __m512i x,
+                                       __mmask64 top) {
+  const __m512i lo = _mm512_permutex2var_epi8(
+      _mm512_load_si512(t), x, _mm512_load_si512(t + 64));
+  const __m512i hi = _mm512_permutex2var_epi8(
+      _mm512_load_si512(t + 128), x, _mm512_load_si512(t + 192));
+  return _mm512_mask_blend_epi8(top, lo, hi);
+}
+
+/* The 64 entries of t for the inputs at p, as int32: d[0] elements 0 to
+ * 3 of each 128-bit lane of inputs, d[1] 4 to 7, d[2] 8 to 11, d[3] 12 to
+ * 15. */
+VBMI static inline void table_look(const uint8_t *t, const int8_t *p,
+                                   __m512i *d) {
+  const __m512i x = _mm512_loadu_si512(p);
+  const __mmask64 top = _mm512_movepi8_mask(x);
+  const __m512i b0 = table_plane(t, x, top), b1 = table_plane(t + 256, x, top);
+  const __m512i b2 = table_plane(t + 512, x, top);
+  const __m512i b3 = table_plane(t + 768, x, top);
+  const __m512i w01l = _mm512_unpacklo_epi8(b0, b1);
+  const __m512i w01h = _mm512_unpackhi_epi8(b0, b1);
+  const __m512i w23l = _mm512_unpacklo_epi8(b2, b3);
+  const __m512i w23h = _mm512_unpackhi_epi8(b2, b3);
+  d[0] = _mm512_unpacklo_epi16(w01l, w23l);
+  d[1] = _mm512_unpackhi_epi16(w01l, w23l);
+  d[2] = _mm512_unpacklo_epi16(w01h, w23h);
+  d[3] = _mm512_unpackhi_epi16(w01h, w23h);
+}
+
+VBMI static int32_t qadd_table(const AddWide *w, const int8_t *l,
+                               const int8_t *r, int32_t n, int8_t *out) {
+  _Alignas(64) uint8_t t[2][1024];
+  add_table(w, 0, t[0]);
+  add_table(w, 1, t[1]);
+  int32_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m512i a[4], b[4];
+    table_look(t[0], l + i, a);
+    table_look(t[1], r + i, b);
+    for (int q = 0; q < 4; q++) a[q] = add_out(w, _mm512_add_epi32(a[q], b[q]));
+    const __m512i v = _mm512_packs_epi16(_mm512_packs_epi32(a[0], a[1]),
+                                         _mm512_packs_epi32(a[2], a[3]));
+    _mm512_storeu_si512(out + i,
+                        _mm512_min_epi8(_mm512_max_epi8(v, w->lo8), w->hi8));
+  }
+  return i;
+}
+
 AVX512 int32_t tn__crt_qadd_avx512(const TnCrtQBinary *p, int32_t lo,
                                    int32_t hi, const int8_t *l,
                                    const int8_t *r, int32_t n, int8_t *out) {
-  AddLanes c;
-  add_lanes(p, lo, hi, &c);
-  __m512i off[3], m[3], mask[3], half[3];
-  for (int k = 0; k < 3; k++)
-    off[k] = wide(c.off[k]), m[k] = wide(c.m[k]), mask[k] = wide(c.mask[k]),
-    half[k] = wide(c.half[k]);
-  const __m512i vlo = wide(c.lo), vhi = wide(c.hi);
+  AddWide w;
+  add_wide(p, lo, hi, &w);
   int32_t i = 0;
+  /* (at the top level only, so that a cap below it leaves the form out;
+   * the CPUs with VBMI have VNNI too) */
+  if (n >= TABLE_MIN &&
+      (tn__crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512VNNI &&
+      cpu_vbmi())
+    i = qadd_table(&w, l, r, n, out);
   for (; i + 16 <= n; i += 16) {
-    const __m512i a =
-        _mm512_sll_epi32(_mm512_add_epi32(load16(l + i), off[0]), c.left);
-    const __m512i b =
-        _mm512_sll_epi32(_mm512_add_epi32(load16(r + i), off[1]), c.left);
     const __m512i s =
-        _mm512_add_epi32(mbqm16(a, m[0], c.e[0], mask[0], half[0]),
-                         mbqm16(b, m[1], c.e[1], mask[1], half[1]));
-    __m512i v =
-        _mm512_add_epi32(mbqm16(s, m[2], c.e[2], mask[2], half[2]), off[2]);
-    v = _mm512_min_epi32(_mm512_max_epi32(v, vlo), vhi);
-    /* within int8 after the clamp: vpmovdb truncates nothing */
-    _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtepi32_epi8(v));
+        _mm512_add_epi32(add_in(&w, 0, load16(l + i)), add_in(&w, 1, load16(r + i)));
+    const __m128i v = _mm512_cvtsepi32_epi8(add_out(&w, s));
+    _mm_storeu_si128((__m128i *)(out + i),
+                     _mm_min_epi8(_mm_max_epi8(v, _mm512_castsi512_si128(w.lo8)),
+                                  _mm512_castsi512_si128(w.hi8)));
   }
   return i;
 }
