@@ -517,6 +517,54 @@ def test_kernels_check_catches_a_broken_depthwise_3x3_pair(tmp_path: Any) -> Non
                        marked="dw3-pair", cases=400)
 
 
+def _kernels_check_without_dw3_any(tmp_path: Any, broken: bool = False) -> Dict[str, Any]:
+    """kernels_check (-Os, 300 cases) on a copy of the crt built with every
+    convolution form but the depthwise 3x3 form's other rows (isa.h's
+    default TN_CRT_CONV_S8_FORMS without TN_CRT_CONV_FORM_DW3_ANY), and,
+    broken, with dw3_fast_only asking neither the activation's clamp nor
+    the channels' requantization."""
+    kc = _load_kernels_check()
+    crt = tmp_path / "crt"
+    shutil.copytree(kc.CRT, str(crt))
+    isa = crt / "src" / "kernels" / "isa.h"
+    old = "#define TN_CRT_CONV_S8_FORMS TN_CRT_CONV_FORM_ALL\n"
+    text = isa.read_text()
+    assert text.count(old) == 1
+    isa.write_text(text.replace(old, "#define TN_CRT_CONV_S8_FORMS "
+                                "(TN_CRT_CONV_FORM_ALL & ~TN_CRT_CONV_FORM_DW3_ANY)\n"))
+    if broken:
+        dw3 = crt / "src" / "kernels" / "arm_dsp" / "dw3x3_s8_dsp.h"
+        text = dw3.read_text()
+        for test, none in (("lo > -128 || hi < 127 ||", "((void)lo, (void)hi, 0) ||"),
+                           ("    if (!pw_quant_ok(q, ch)) return 0;\n", "")):
+            assert text.count(test) == 1
+            text = text.replace(test, none)
+        dw3.write_text(text)
+    elf = kc.build(str(tmp_path / "fw"), opt="-Os", cases=300, seed=4, crt=str(crt))
+    res: Dict[str, Any] = kc.run_elf(elf, timeout=300)
+    return res
+
+
+def test_kernels_match_reference_without_the_other_depthwise_3x3_rows(
+        tmp_path: Any) -> None:
+    """A crt without TN_CRT_CONV_FORM_DW3_ANY (what a model whose depthwise
+    3x3 layers all take the fast rows is built with: KWS) keeps only
+    dw3_rows' fast loop; its layers whose groups need the others (a clamp,
+    shifts beyond the fast rule's, channels not a multiple of 4: the check's
+    dw3_wide cases among them) run in the blocks, and every output byte
+    still equals the reference's on the device. With dw3_fast_only broken
+    on purpose (every layer taken for fast), the same check fails in the
+    depthwise 3x3 cases."""
+    res = _kernels_check_without_dw3_any(tmp_path / "kept")
+    assert res["failures"] == 0, "\n".join(res["mismatches"][:20])
+    assert res["ok"] and res["exit_code"] == 0
+    assert res["cases"]["dw3"] > 0 and res["cases"]["dw3_wide"] > 0, res["cases"]
+    bad = _kernels_check_without_dw3_any(tmp_path / "broken", broken=True)
+    assert bad["exit_code"] == 1 and bad["failures"] > 0 and not bad["ok"]
+    described = [m for m in bad["mismatches"] if m.startswith("case ")]
+    assert described and all(m.endswith(" dw3") for m in described), described
+
+
 def test_kernels_check_catches_a_broken_pointwise_form(tmp_path: Any) -> None:
     """The check reaches the DSP matrix product (arm_dsp/conv_s8_dsp.h:
     dsp_pointwise, its assembly quads) and fails when it is wrong: a copy
