@@ -536,7 +536,7 @@ def _kernels_check_without_dw3_any(tmp_path: Any, broken: bool = False) -> Dict[
         dw3 = crt / "src" / "kernels" / "arm_dsp" / "dw3x3_s8_dsp.h"
         text = dw3.read_text()
         for test, none in (("lo > -128 || hi < 127 ||", "((void)lo, (void)hi, 0) ||"),
-                           ("    if (!pw_quant_ok(q, ch)) return 0;\n", "")):
+                           ("    if (!pw_quant_ok(q, ch)) return 0;\n", "    (void)q;\n")):
             assert text.count(test) == 1
             text = text.replace(test, none)
         dw3.write_text(text)
@@ -893,6 +893,23 @@ def test_firmware_links_only_the_dense_forms_its_layers_take(
 VWW = os.path.join(os.environ.get("TFLM_SOURCES", os.path.join(ROOT, "..", "tflm-sources")),
                    "mlcommons-tiny", "benchmark", "training", "visual_wake_words",
                    "trained_models", "vww_96_int8.tflite")
+
+
+def test_depthwise_layers_beyond_the_fast_rows_name_them_in_their_forms(
+        tmp_path: Any) -> None:
+    """VWW's depthwise 3x3 layers include groups the fast rows do not take
+    (shifts below -20), so its archive's conv_s8_forms names
+    TN_CRT_CONV_FORM_DW3_ANY (0x200) beside DW3, which KWS's does not
+    (test_firmware_links_only_the_convolution_forms_its_layers_take); a crt
+    that leaves DW3_ANY out fails VWW's build, naming a layer."""
+    if not os.path.exists(VWW):
+        pytest.skip("no %s" % VWW)
+    arch = codegen.compile(frontend.load_model(VWW), name="vww", target="cortex-m")
+    forms = arch.info["interface"]["conv_s8_forms"]
+    assert forms & 0x240 == 0x240, hex(forms)
+    archive = arch.export(str(tmp_path / "mlf"))
+    _refused(tmp_path, archive, "-DTN_CRT_CONV_S8_FORMS=%d" % (forms & ~0x200),
+             r"op\d+_conv2d_s8.*takes the convolution forms 0x[23][0-9a-f]{2}")
 
 
 @pytest.mark.parametrize("fname,name,bit,most", [
