@@ -1011,8 +1011,9 @@ END_TEST
  * what the code generator writes as a model's conv_s8_forms): the
  * DS-CNN's pointwise layer in each requantization mode, with its fused
  * loop or its loop of sums, in place or not, and with a scratch too small
- * for the matrix product; its depthwise 3x3 layer; the blocks; none for
- * another ISA. */
+ * for the matrix product; its depthwise 3x3 layer, with its other rows
+ * (DW3_ANY) where a group is not requantized by the fast rule; the
+ * blocks; none for another ISA. */
 START_TEST(test_conv_forms_isa) {
   KtRng r = kt_rng(35);
   TnCrtConv2d dw = DSCNN_DW, pw = DSCNN_PW;
@@ -1049,6 +1050,25 @@ START_TEST(test_conv_forms_isa) {
                    TN_CRT_CONV_FORM_DW3);
   ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&dw, &q, D, 1, 160),
                    TN_CRT_CONV_FORM_DW3);
+  /* its other rows (DW3_ANY): for a clamp, shifts below -20 (fast only
+   * for biases near 0, which the forms do not know), or a shift of 0 */
+  const int32_t any = TN_CRT_CONV_FORM_DW3 | TN_CRT_CONV_FORM_DW3_ANY;
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&dw, &qa, D, 0, 0), any);
+  qa = q, qa.act_max = 100;
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&dw, &qa, D, 1, 160), any);
+  qw.shift = sw;
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&dw, &qw, D, 0, 0), any);
+  qw.shift = s0;
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&dw, &qw, D, 0, 0), any);
+  /* one channel in 64 is enough */
+  int32_t s1[64];
+  for (int c = 0; c < 64; c++) s1[c] = shift[c];
+  s1[37] = -21;
+  qw.shift = s1;
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&dw, &qw, D, 0, 0), any);
+  /* an output zero point beyond int8 */
+  qa = q, qa.output_offset = 128;
+  ck_assert_int_eq(tn_crt_conv2d_s8_forms_isa(&dw, &qa, D, 0, 0), any);
   TnCrtConv2d dw5 = dw;
   dw5.k_h = dw5.k_w = 5, dw5.pad_top = dw5.pad_left = 2;
   dw5.w_strides[0] = 5 * 64;

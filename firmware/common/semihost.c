@@ -40,13 +40,24 @@ void fw_str(const char *s) {
   while (*s) put(*s++);
 }
 
+/* Decimal by long division of four 16-bit limbs by 10 in 32-bit words:
+ * v % 10 and v / 10 on a uint64_t call libgcc's __aeabi_uldivmod, 0.7 KB
+ * of every firmware's flash. */
 void fw_u64(uint64_t v) {
+  uint32_t limb[4] = {(uint32_t)(v >> 48), (uint32_t)(v >> 32) & 0xffffu,
+                      (uint32_t)(v >> 16) & 0xffffu, (uint32_t)v & 0xffffu};
   char digits[20];
   int n = 0;
+  uint32_t left;
   do {
-    digits[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
+    uint32_t r = 0;
+    left = 0;
+    for (int i = 0; i < 4; i++) {
+      const uint32_t x = r << 16 | limb[i]; /* r < 10: no overflow */
+      limb[i] = x / 10, r = x % 10, left |= limb[i];
+    }
+    digits[n++] = (char)('0' + r);
+  } while (left);
   while (n) put(digits[--n]);
 }
 

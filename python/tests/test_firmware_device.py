@@ -521,6 +521,54 @@ def test_kernels_check_catches_a_broken_depthwise_3x3_pair(tmp_path: Any) -> Non
                        marked="dw3-pair", cases=400)
 
 
+def _kernels_check_without_dw3_any(tmp_path: Any, broken: bool = False) -> Dict[str, Any]:
+    """kernels_check (-Os, 300 cases) on a copy of the crt built with every
+    convolution form but the depthwise 3x3 form's other rows (isa.h's
+    default TN_CRT_CONV_S8_FORMS without TN_CRT_CONV_FORM_DW3_ANY), and,
+    broken, with dw3_fast_only asking neither the activation's clamp nor
+    the channels' requantization."""
+    kc = _load_kernels_check()
+    crt = tmp_path / "crt"
+    shutil.copytree(kc.CRT, str(crt))
+    isa = crt / "src" / "kernels" / "isa.h"
+    old = "#define TN_CRT_CONV_S8_FORMS TN_CRT_CONV_FORM_ALL\n"
+    text = isa.read_text()
+    assert text.count(old) == 1
+    isa.write_text(text.replace(old, "#define TN_CRT_CONV_S8_FORMS "
+                                "(TN_CRT_CONV_FORM_ALL & ~TN_CRT_CONV_FORM_DW3_ANY)\n"))
+    if broken:
+        dw3 = crt / "src" / "kernels" / "arm_dsp" / "dw3x3_s8_dsp.h"
+        text = dw3.read_text()
+        for test, none in (("lo > -128 || hi < 127 ||", "((void)lo, (void)hi, 0) ||"),
+                           ("    if (!pw_quant_ok(q, ch)) return 0;\n", "    (void)q;\n")):
+            assert text.count(test) == 1
+            text = text.replace(test, none)
+        dw3.write_text(text)
+    elf = kc.build(str(tmp_path / "fw"), opt="-Os", cases=300, seed=4, crt=str(crt))
+    res: Dict[str, Any] = kc.run_elf(elf, timeout=300)
+    return res
+
+
+def test_kernels_match_reference_without_the_other_depthwise_3x3_rows(
+        tmp_path: Any) -> None:
+    """A crt without TN_CRT_CONV_FORM_DW3_ANY (what a model whose depthwise
+    3x3 layers all take the fast rows is built with: KWS) keeps only
+    dw3_rows' fast loop; its layers whose groups need the others (a clamp,
+    shifts beyond the fast rule's, channels not a multiple of 4: the check's
+    dw3_wide cases among them) run in the blocks, and every output byte
+    still equals the reference's on the device. With dw3_fast_only broken
+    on purpose (every layer taken for fast), the same check fails in the
+    depthwise 3x3 cases."""
+    res = _kernels_check_without_dw3_any(tmp_path / "kept")
+    assert res["failures"] == 0, "\n".join(res["mismatches"][:20])
+    assert res["ok"] and res["exit_code"] == 0
+    assert res["cases"]["dw3"] > 0 and res["cases"]["dw3_wide"] > 0, res["cases"]
+    bad = _kernels_check_without_dw3_any(tmp_path / "broken", broken=True)
+    assert bad["exit_code"] == 1 and bad["failures"] > 0 and not bad["ok"]
+    described = [m for m in bad["mismatches"] if m.startswith("case ")]
+    assert described and all(m.endswith(" dw3") for m in described), described
+
+
 def test_kernels_check_catches_a_broken_pointwise_form(tmp_path: Any) -> None:
     """The check reaches the DSP matrix product (arm_dsp/conv_s8_dsp.h:
     dsp_pointwise, its assembly quads) and fails when it is wrong: a copy
@@ -871,6 +919,23 @@ def test_firmware_links_only_the_dense_forms_its_layers_take(
 VWW = os.path.join(os.environ.get("TFLM_SOURCES", os.path.join(ROOT, "..", "tflm-sources")),
                    "mlcommons-tiny", "benchmark", "training", "visual_wake_words",
                    "trained_models", "vww_96_int8.tflite")
+
+
+def test_depthwise_layers_beyond_the_fast_rows_name_them_in_their_forms(
+        tmp_path: Any) -> None:
+    """VWW's depthwise 3x3 layers include groups the fast rows do not take
+    (shifts below -20), so its archive's conv_s8_forms names
+    TN_CRT_CONV_FORM_DW3_ANY (0x200) beside DW3, which KWS's does not
+    (test_firmware_links_only_the_convolution_forms_its_layers_take); a crt
+    that leaves DW3_ANY out fails VWW's build, naming a layer."""
+    if not os.path.exists(VWW):
+        pytest.skip("no %s" % VWW)
+    arch = codegen.compile(frontend.load_model(VWW), name="vww", target="cortex-m")
+    forms = arch.info["interface"]["conv_s8_forms"]
+    assert forms & 0x240 == 0x240, hex(forms)
+    archive = arch.export(str(tmp_path / "mlf"))
+    _refused(tmp_path, archive, "-DTN_CRT_CONV_S8_FORMS=%d" % (forms & ~0x200),
+             r"op\d+_conv2d_s8.*takes the convolution forms 0x[23][0-9a-f]{2}")
 
 
 @pytest.mark.parametrize("fname,name,bit,most", [

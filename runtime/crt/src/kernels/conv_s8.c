@@ -95,11 +95,10 @@
 #include "fixed_point.h"
 /* The DSP form: static functions, so that gcc inlines them into this
  * file's loops (see its opening comment); its buffers' geometry is
- * compiled everywhere (tn_crt_conv2d_s8_scratch_size_isa). */
+ * compiled everywhere (tn_crt_conv2d_s8_scratch_size_isa), as is whether
+ * a depthwise 3x3 layer needs more than its fast rows (dw3_fast_only). */
 #include "arm_dsp/conv_s8_dsp.h"
-#if TN_CRT_HAVE_ARM_DSP
 #include "arm_dsp/dw3x3_s8_dsp.h"
-#endif
 /* The MVE form of the matrix product (the M55): static functions too. */
 #include "arm_mve/conv_s8_mve.h"
 
@@ -1041,8 +1040,9 @@ static TnCrtStatus conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
 #endif
     return TN_CRT_OK;
   }
-  if (TN__CONV_FORM(TN_CRT_CONV_FORM_DW3) && out8 &&
-      dsp_dw3_ok(c, q)) { /* depthwise 3x3, in place or not */
+  if (TN__CONV_FORM(TN_CRT_CONV_FORM_DW3) && out8 && dsp_dw3_ok(c, q) &&
+      (TN__CONV_FORM(TN_CRT_CONV_FORM_DW3_ANY) ||
+       dw3_fast_only(c, q, lo, hi))) { /* depthwise 3x3 */
     dsp_dw3(c, q, lo, hi, bias, out8, ring);
     return TN_CRT_OK;
   }
@@ -1472,11 +1472,11 @@ int32_t tn_crt_conv2d_s8_forms_isa(const TnCrtConv2d *p, const TnCrtQuant *q,
   const int32_t around = kind == LINES ? TN_CRT_CONV_FORM_LINES
                          : kind == GROW ? TN_CRT_CONV_FORM_CHUNKS
                                         : 0;
+  const int32_t lo = q->act_min < -128 ? -128 : q->act_min;
+  const int32_t hi = q->act_max > 127 ? 127 : q->act_max;
   if (!ring && dsp_pw_ok(&c, q) && scratch_size >= base + 3 &&
       dsp_n >= pw_scratch_bytes(p)) {
     const int mode = pw_mode(&c, q);
-    const int32_t lo = q->act_min < -128 ? -128 : q->act_min;
-    const int32_t hi = q->act_max > 127 ? 127 : q->act_max;
     int32_t f = mode == PW_FAST   ? TN_CRT_CONV_FORM_PW_FAST
                 : mode == PW_WIDE ? TN_CRT_CONV_FORM_PW_WIDE
                                   : TN_CRT_CONV_FORM_PW_ANY;
@@ -1488,8 +1488,9 @@ int32_t tn_crt_conv2d_s8_forms_isa(const TnCrtConv2d *p, const TnCrtQuant *q,
   }
   if (kind == PIXELS) /* without the product: chunk by chunk */
     return TN_CRT_CONV_FORM_CHUNKS | TN_CRT_CONV_FORM_BLOCKS;
-  return around |
-         (dsp_dw3_ok(&c, q) ? TN_CRT_CONV_FORM_DW3 : TN_CRT_CONV_FORM_BLOCKS);
+  if (!dsp_dw3_ok(&c, q)) return around | TN_CRT_CONV_FORM_BLOCKS;
+  return around | TN_CRT_CONV_FORM_DW3 |
+         (dw3_fast_only(&c, q, lo, hi) ? 0 : TN_CRT_CONV_FORM_DW3_ANY);
 }
 
 TnCrtStatus tn_crt_conv2d_s8(const TnCrtConv2d *p, const TnCrtQuant *q,

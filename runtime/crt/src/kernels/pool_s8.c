@@ -9,6 +9,11 @@
  * accumulators live in a fixed block on the stack (the pooling API has no
  * scratch buffer), so channels are processed in chunks of that size, and
  * the window bounds are computed once per output pixel, never per element.
+ * The loop is written once and inlined into each of the two entries with
+ * is_max a constant, so each keeps only its own branches, and a firmware
+ * that calls one of them (-ffunction-sections, --gc-sections) links no code
+ * of the other: the Cortex-M4 KWS firmware at -Os was 0.4 KB larger with
+ * one loop for both.
  *
  * Also TFLite's int8 MEAN (reference_ops::QuantizedMeanOrSum), global
  * average pooling's generalisation to any set of axes: int32 sums in a
@@ -54,9 +59,9 @@ static void window(int32_t origin, int32_t k, int32_t size, int32_t *k0,
   if (*k1 < *k0) *k1 = *k0;
 }
 
-static TnCrtStatus pool(const TnCrtPool2d *p, const int8_t *in,
-                        int32_t act_min, int32_t act_max, int8_t *out,
-                        int is_max) {
+static inline __attribute__((always_inline)) TnCrtStatus
+pool(const TnCrtPool2d *p, const int8_t *in, int32_t act_min,
+     int32_t act_max, int8_t *out, int is_max) {
   int32_t lo, hi;
   TnCrtStatus st = check_pool(p, in, out, act_min, act_max, &lo, &hi);
   if (st != TN_CRT_OK) return st;

@@ -9,7 +9,9 @@
  * takes gemmlowp's reciprocal of the sum and scales each exp by it to the
  * fixed output quantization, 1/256 with zero point -128. Like TFLite, each
  * exp is computed twice (for the sum, then for the output): keeping them
- * would need a buffer of n words the API does not have.
+ * would need a buffer of n words the API does not have. The rows' loop is
+ * inlined into the int8 and the int16 entries, so that a firmware calling
+ * one links none of the other's branches.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -80,9 +82,9 @@ static int32_t diff_exp(const TnCrtSoftmaxS8 *p, int32_t diff) {
 /* The rows of [outer, n] into int8 (out8, 1/256 with zero point -128) or
  * int16 (out16, 1/65536 with zero point -32768): the same fixed-point
  * algorithm, the output's width only setting the final shift and offset. */
-static TnCrtStatus softmax_rows(const TnCrtSoftmaxS8 *p, int32_t outer,
-                                int32_t n, const int8_t *in, int8_t *out8,
-                                int16_t *out16) {
+static inline __attribute__((always_inline)) TnCrtStatus
+softmax_rows(const TnCrtSoftmaxS8 *p, int32_t outer, int32_t n,
+             const int8_t *in, int8_t *out8, int16_t *out16) {
   if (p == NULL || in == NULL || (out8 == NULL && out16 == NULL) ||
       outer <= 0 || n <= 0)
     return TN_CRT_INVALID_ARGUMENT;

@@ -373,7 +373,11 @@ int32_t tn_crt_conv2d_s8_scratch_less_isa(const TnCrtConv2d *p,
  * tn_crt_conv2d_s8_s32), the matrix product of one-group layers in its
  * three requantization modes (PW_FAST, PW_WIDE, PW_ANY) with its fused
  * loop (PW_FUSED: pw_pairs_fast, pw_pairs_wide) or its loop of sums
- * (PW_PAIRS), the depthwise 3x3 form (DW3), and the loops of the calls
+ * (PW_PAIRS), the depthwise 3x3 form (DW3) with, where one of its groups
+ * of four channels is not requantized by the fast rule without a clamp
+ * (a channel count not a multiple of 4, an activation that clamps, a
+ * shift or multiplier outside it: DW3_ANY), its other rows' loops (which
+ * double the form's code), and the loops of the calls
  * in place a row (LINES: (c) below) or a chunk (CHUNKS: (d) below, and (b)
  * where the matrix product does not take it) at a time. Defining
  * TN_CRT_CONV_S8_FORMS to a set of them when the crt is compiled leaves
@@ -393,7 +397,8 @@ int32_t tn_crt_conv2d_s8_scratch_less_isa(const TnCrtConv2d *p,
 #define TN_CRT_CONV_FORM_DW3 0x40
 #define TN_CRT_CONV_FORM_LINES 0x80
 #define TN_CRT_CONV_FORM_CHUNKS 0x100
-#define TN_CRT_CONV_FORM_ALL 0x1ff
+#define TN_CRT_CONV_FORM_DW3_ANY 0x200
+#define TN_CRT_CONV_FORM_ALL 0x3ff
 /*
  * The forms (TN_CRT_CONV_FORM_*) a call on the given ISA takes with
  * scratch_size bytes of scratch (in_place as above), as an optimising

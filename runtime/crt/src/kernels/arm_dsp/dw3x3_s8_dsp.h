@@ -47,6 +47,22 @@
 #include "conv_s8_dsp.h"
 #include "dsp.h"
 
+/* Whether every group of four channels of the layer takes DW3_FAST by
+ * pw_quant_ok's channels, so that dw3_rows needs no other loop
+ * (TN_CRT_CONV_FORM_DW3_ANY). Biases are not asked: channels dw3_wide_ok
+ * adds need one near 0, which tn_crt_conv2d_s8_forms_isa cannot see; a
+ * crt without DW3_ANY runs a layer that has them in the blocks (the same
+ * integers), and a model's forms name DW3_ANY for such a layer. */
+static int dw3_fast_only(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                         int32_t hi) {
+  if (c->p->out_c % 4 != 0 || lo > -128 || hi < 127 ||
+      q->output_offset < -128 || q->output_offset > 127)
+    return 0;
+  for (int32_t ch = 0; ch < c->p->out_c; ch++)
+    if (!pw_quant_ok(q, ch)) return 0;
+  return 1;
+}
+
 #if TN_CRT_HAVE_ARM_DSP
 
 /* conv_s8.c's ring of an in-place depthwise layer: its rows. */
@@ -468,7 +484,10 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
     int32_t ky0, ky1;
     taps(iy0, 3, 1, p->in_h, &ky0, &ky1);
-    if (len == 4 && g->how == DW3_FAST)
+    /* (a crt without TN_CRT_CONV_FORM_DW3_ANY runs layers of DW3_FAST
+     * groups alone: conv_run asks dw3_fast_only) */
+    if (!TN__CONV_FORM(TN_CRT_CONV_FORM_DW3_ANY) ||
+        (len == 4 && g->how == DW3_FAST))
       dw3_out_row(c, g, xn, iy0, ky0, ky1, fx0, fx1, o, ps2, DW3_FAST, off, lo,
                   hi);
     else if (len == 4)
