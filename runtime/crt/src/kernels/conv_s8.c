@@ -102,6 +102,9 @@
 #endif
 /* The MVE form of the matrix product (the M55): static functions too. */
 #include "arm_mve/conv_s8_mve.h"
+#if TN_CRT_HAVE_ARM_MVE
+#include "arm_mve/dw3x3_s8_mve.h" /* and of the depthwise 3x3 */
+#endif
 
 /* AVX_DECL(k): k, the packed blocks of the AVX2 form of BCAST for one
  * kernel call (on the stack: 111 KiB, on x86-64 alone), or NULL where the
@@ -1043,7 +1046,10 @@ static TnCrtStatus conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   }
   if (TN__CONV_FORM(TN_CRT_CONV_FORM_DW3) && out8 &&
       dsp_dw3_ok(c, q)) { /* depthwise 3x3, in place or not */
-    dsp_dw3(c, q, lo, hi, bias, out8, ring);
+#if TN_CRT_HAVE_ARM_MVE
+    if (!mve_dw3(c, q, lo, hi, bias, out8, ring))
+#endif
+      dsp_dw3(c, q, lo, hi, bias, out8, ring);
     return TN_CRT_OK;
   }
   if (!TN__CONV_FORM(TN_CRT_CONV_FORM_BLOCKS)) return TN_CRT_UNSUPPORTED;
