@@ -27,8 +27,8 @@
  *   cases 600 conv 300 conv_scratch 300 conv_less 120 inplace 40 conv_s32 90 requant 150
  *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 dw3_pair 20
  *   pw 120 pw_fast 40
- *   pw_wide 20 pw_unit 30 pw_gather 4 pw_mve 0 dense_folded 75 dense_p4 110
- *   dense_p4_dsp 14
+ *   pw_wide 20 pw_unit 30 pw_gather 4 pw_mve 0 dw_mve 0 dense_folded 75
+ *   dense_p4 110 dense_p4_dsp 14
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
  *   (the convolutions run both ways, without scratch and with it)
@@ -50,7 +50,9 @@
  * dw3_wide counting those cases; " dw3-pair" before " dw3" when the form
  * runs two output pixels a pass in the case, dw3_pair counting those;
  * pw_mve, of the pw cases those the MVE form ran, on a core with MVE:
- * the M55);
+ * the M55; " dw-mve" before " dw3" when the MVE form of the depthwise
+ * 3x3 takes the case there (arm_mve/dw3x3_s8_mve.h), dw_mve counting
+ * those, and then neither dw3-wide nor dw3-pair, the DSP form's);
  * exit
  * code 0 when every output matched, 1 otherwise. KC_CASES and KC_SEED
  * (compile-time) set the number of cases and the seed. Built and run by
@@ -252,8 +254,20 @@ static void kv(const char *key, int64_t v) {
   fw_i64(v);
 }
 
+/* Whether the kernels are compiled with their MVE forms (the switch
+ * isa.h's TN_CRT_HAVE_ARM_MVE reads: the M55). */
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && \
+    defined(__ARM_FEATURE_DSP) && !defined(TN_CRT_NO_MVE)
+enum { KC_MVE = 1 };
+#else
+enum { KC_MVE = 0 };
+#endif
+
+static int dw_mve_case(const TnCrtConv2d *p, const TnCrtQuant *q);
+
 /* Whether the depthwise 3x3 DSP form takes the case (arm_dsp/
- * dw3x3_s8_dsp.h: dsp_dw3_ok, conv_s8.c's DW mode). */
+ * dw3x3_s8_dsp.h: dsp_dw3_ok, conv_s8.c's DW mode), or on a core with
+ * MVE, its MVE form where dw_mve_case holds. */
 static int dw3_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
   return p->k_h == 3 && p->k_w == 3 && p->groups == p->in_c &&
          p->out_c == p->in_c && p->dilation_h == 1 && p->dilation_w == 1 &&
@@ -293,9 +307,23 @@ static int dw3_fast_group(const TnCrtConv2d *p, const TnCrtQuant *q,
   return 0;
 }
 
+/* Whether the MVE form of the depthwise 3x3 takes the case in the DSP
+ * form's place (arm_mve/dw3x3_s8_mve.h: mve_dw3_ok): a core with MVE, and
+ * every multiplier >= 0 with a shift in [-31, -1], an int8 output offset. */
+static int dw_mve_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  if (!KC_MVE || !dw3_case(p, q) || q->output_offset < -128 ||
+      q->output_offset > 127)
+    return 0;
+  for (int32_t k = 0; k < (q->per_channel ? p->out_c : 1); k++)
+    if (q->multiplier[k] < 0 || q->shift[k] > -1 || q->shift[k] < -31)
+      return 0;
+  return 1;
+}
+
+/* (the DSP form's wide groups and pairs: not where the MVE form runs) */
 static int dw3_wide_case(const TnCrtConv2d *p, const TnCrtQuant *q,
                          const int32_t *bias) {
-  return dw3_fast_group(p, q, bias, 1);
+  return !dw_mve_case(p, q) && dw3_fast_group(p, q, bias, 1);
 }
 
 /* Whether the depthwise 3x3 form runs two output pixels a pass somewhere
@@ -307,7 +335,7 @@ static int dw3_pair_case(const TnCrtConv2d *p, const TnCrtQuant *q,
                          const int32_t *bias) {
 #if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
   if (p->stride_w != 1 || q->act_min > -128 || q->act_max < 127 ||
-      !dw3_fast_group(p, q, bias, 0))
+      dw_mve_case(p, q) || !dw3_fast_group(p, q, bias, 0))
     return 0;
   int row = 0;
   for (int32_t oy = 0; oy < p->out_h; oy++) {
@@ -448,6 +476,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   fw_str(bias ? " bias" : " no-bias");
   if (dw3_wide_case(p, q, bias)) fw_str(" dw3-wide");
   if (dw3_pair_case(p, q, bias)) fw_str(" dw3-pair");
+  if (dw_mve_case(p, q)) fw_str(" dw-mve");
   if (dw3_case(p, q)) fw_str(" dw3");
   if (pw_wide_case(p, q)) fw_str(" pw-wide");
   if (pw_fast_case(p, q)) fw_str(" pw-fast");
@@ -494,15 +523,9 @@ static int32_t n_pw_fast; /* of those, its fused assembly's */
 static int32_t n_pw_wide; /* of those, with shifts beyond PW_FAST's */
 static int32_t n_pw_unit; /* of n_pw, with columns one pixel each */
 static int32_t n_pw_gather; /* of n_pw, with windows gathered first */
-/* Of n_pw, those the MVE form ran (arm_mve/conv_s8_mve.h: the kernels
- * compiled with MVE, on the switch isa.h's TN_CRT_HAVE_ARM_MVE reads) */
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && \
-    defined(__ARM_FEATURE_DSP) && !defined(TN_CRT_NO_MVE)
-enum { KC_MVE = 1 };
-#else
-enum { KC_MVE = 0 };
-#endif
-static int32_t n_pw_mve;
+/* Of n_pw, those the MVE form ran (arm_mve/conv_s8_mve.h); of n_dw3,
+ * those the MVE depthwise form ran (dw_mve_case) */
+static int32_t n_pw_mve, n_dw_mve;
 static int32_t n_dense_folded; /* dense cases with offsets 0 */
 /* [N, K] dense cases run again packed (tn_crt_dense_s8_pack4), and those
  * of them the DSP form's loop takes (offsets 0, four rows or more) */
@@ -708,6 +731,7 @@ static void check_conv(int32_t index) {
   n_dw3 += dw3;
   n_dw3_wide += dw3_wide_case(&p, &q, bias);
   n_dw3_pair += dw3_pair_case(&p, &q, bias);
+  n_dw_mve += dw_mve_case(&p, &q);
 
   /* With the scratch the compiler plans for the DSP forms (their buffers
    * there; the call above, with none, takes the unpacked forms), from an
@@ -919,7 +943,7 @@ int main(void) {
   kv(" dw3_wide ", n_dw3_wide), kv(" dw3_pair ", n_dw3_pair);
   kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
   kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);
-  kv(" pw_mve ", n_pw_mve);
+  kv(" pw_mve ", n_pw_mve), kv(" dw_mve ", n_dw_mve);
   kv(" dense_folded ", n_dense_folded);
   kv(" dense_p4 ", n_dense_p4), kv(" dense_p4_dsp ", n_dense_p4_dsp);
   fw_endl();

@@ -441,22 +441,28 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     assert res["failures"] == 0, "\n".join(res["mismatches"][:20])
     assert res["ok"] and res["exit_code"] == 0
     ran = res["cases"]
+    mve = fw.get_target(target).cpu == "cortex-m55"
     for kind in ("conv", "conv_scratch", "conv_less", "inplace", "conv_s32", "requant",
-                 "dense", "dense_s32", "dw3", "dw3_inplace", "dw3_wide", "pw", "pw_fast",
-                 "pw_wide", "dense_folded", "dense_p4", "dense_p4_dsp"):
+                 "dense", "dense_s32", "dw3", "dw3_inplace", "pw", "pw_fast",
+                 "pw_wide", "dense_folded", "dense_p4", "dense_p4_dsp") + (
+                     ("dw_mve",) if mve else ("dw3_wide",)):
         assert ran[kind] > 0, (kind, ran)
     # the matrix product's columns of one pixel, and its gathered windows:
     # in builds for speed only
     assert (ran["pw_unit"] > 0) == (opt != "-Os"), ran
     assert (ran["pw_gather"] > 0) == (opt != "-Os"), ran
-    # the depthwise 3x3 form's two pixels a pass: in builds for speed only
-    assert (ran["dw3_pair"] > 0) == (opt != "-Os"), ran
-    # the M55 runs the matrix product's cases in its MVE form, the others
-    # in the DSP one
-    if fw.get_target(target).cpu == "cortex-m55":
+    # the depthwise 3x3 DSP form's two pixels a pass: in builds for speed
+    # only (on the M55 its MVE form takes most of those cases)
+    if not mve:
+        assert (ran["dw3_pair"] > 0) == (opt != "-Os"), ran
+    # the M55 runs the matrix product's cases in its MVE form, and the
+    # depthwise 3x3 ones whose shifts are right shifts; the others all in
+    # the DSP ones
+    if mve:
         assert ran["pw_mve"] == ran["pw"], ran
+        assert ran["dw_mve"] <= ran["dw3"], ran
     else:
-        assert ran["pw_mve"] == 0, ran
+        assert ran["pw_mve"] == 0 and ran["dw_mve"] == 0, ran
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
     conv = res["conv_instructions"]
@@ -611,6 +617,26 @@ def test_kernels_check_catches_a_broken_pointwise_gather(tmp_path: Any) -> None:
     last = "    if (k + 1 < len) g[k + 1] = x[k + 1];\n"
     _check_broken_form(tmp_path, "conv_s8_dsp.h", last, "", "pw", marked="pw-gather",
                        cases=400)
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+@pytest.mark.parametrize("old,new", [
+    # a window inside the input, one pixel a pass: its last tap left out
+    ("    s = mve_mla(s, mve_ld4(x + 2 * is2, g->lanes, full), g->w[3 * ky + 2]);\n", ""),
+    # two pixels a pass: the second one's taps take the first one's input
+    ("      b = mve_mla(b, v, w);\n", "      b = mve_mla(b, u, w);\n"),
+    # a window cut by the padding: its input offset subtracted
+    ("                                io),\n", "                                -io),\n"),
+], ids=["whole-window-tap", "pair-input", "cut-window-offset"])
+def test_kernels_check_catches_a_broken_mve_depthwise_3x3_form(tmp_path: Any, old: str,
+                                                                new: str) -> None:
+    """On the M55 the check reaches the MVE depthwise 3x3
+    (arm_mve/dw3x3_s8_mve.h) and fails when it is wrong: copies of the crt
+    whose whole windows drop a tap, whose pairs read the wrong input, or
+    whose cut windows subtract the input offset give mismatches, and only
+    in the cases the check counts as that form's ("dw-mve")."""
+    _check_broken_form(tmp_path, "dw3x3_s8_mve.h", old, new, "dw3", marked="dw-mve",
+                       cases=400, folder="arm_mve", target="m55")
 
 
 def test_kernels_check_catches_a_broken_fused_pointwise_requantization(

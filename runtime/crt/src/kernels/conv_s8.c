@@ -101,6 +101,9 @@
 #include "arm_dsp/dw3x3_s8_dsp.h"
 /* The MVE form of the matrix product (the M55): static functions too. */
 #include "arm_mve/conv_s8_mve.h"
+#if TN_CRT_HAVE_ARM_MVE
+#include "arm_mve/dw3x3_s8_mve.h" /* and of the depthwise 3x3 */
+#endif
 
 /* AVX_DECL(k): k, the packed blocks of the AVX2 form of BCAST for one
  * kernel call (on the stack: 111 KiB, on x86-64 alone), or NULL where the
@@ -1042,8 +1045,11 @@ static TnCrtStatus conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   }
   if (TN__CONV_FORM(TN_CRT_CONV_FORM_DW3) && out8 && dsp_dw3_ok(c, q) &&
       (TN__CONV_FORM(TN_CRT_CONV_FORM_DW3_ANY) ||
-       dw3_fast_only(c, q, lo, hi))) { /* depthwise 3x3 */
-    dsp_dw3(c, q, lo, hi, bias, out8, ring);
+       dw3_fast_only(c, q, lo, hi))) { /* depthwise 3x3, in place or not */
+#if TN_CRT_HAVE_ARM_MVE
+    if (!mve_dw3(c, q, lo, hi, bias, out8, ring))
+#endif
+      dsp_dw3(c, q, lo, hi, bias, out8, ring);
     return TN_CRT_OK;
   }
   if (!TN__CONV_FORM(TN_CRT_CONV_FORM_BLOCKS)) return TN_CRT_UNSUPPORTED;

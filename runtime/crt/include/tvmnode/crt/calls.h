@@ -417,6 +417,7 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X("src/kernels/conv_s8.c", "src/kernels/arm_dsp/conv_s8_dsp.h")            \
   X("src/kernels/conv_s8.c", "src/kernels/arm_dsp/dw3x3_s8_dsp.h")          \
   X("src/kernels/conv_s8.c", "src/kernels/arm_mve/conv_s8_mve.h")          \
+  X("src/kernels/conv_s8.c", "src/kernels/arm_mve/dw3x3_s8_mve.h")         \
   X("src/kernels/conv_s8.c", "src/kernels/dense_s8.c")                       \
   X("src/kernels/conv_s8.c", "src/kernels/dense_s8.h")                       \
   X("src/kernels/conv_s8.c", "src/kernels/x86/dense_s8.c")                   \

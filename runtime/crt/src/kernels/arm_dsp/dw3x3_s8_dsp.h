@@ -458,6 +458,54 @@ static NOINLINE void dw3_ring(const TnCrtConv2d *p, int8_t *ring,
               out_n + (ptrdiff_t)(oy - p->pad_top) * os1);
 }
 
+/* The output columns [*fx0, *fx1) whose three input columns lie inside
+ * the input (in uint32, where a pad near INT32_MAX still fits); also the
+ * MVE form's (arm_mve/dw3x3_s8_mve.h). */
+static void dw3_whole_cols(const TnCrtConv2d *p, int32_t *fx0,
+                           int32_t *fx1) {
+  const uint32_t sw = (uint32_t)p->stride_w, span = (uint32_t)p->in_w +
+                                                    (uint32_t)p->pad_left;
+  const uint32_t fx0u = ((uint32_t)p->pad_left + sw - 1) / sw;
+  const uint32_t fx1u = span < 3 ? 0 : (span - 3) / sw + 1;
+  *fx0 = fx0u > (uint32_t)p->out_w ? p->out_w : (int32_t)fx0u;
+  *fx1 = fx1u > (uint32_t)p->out_w ? p->out_w : (int32_t)fx1u;
+}
+
+/* Where a group's rows of batch n (dw3_rows, and the MVE form's) read
+ * and write: its first channel's input and output, the output pixels'
+ * pitch (len in a ring slot of out_w * len bytes, in place), and the
+ * output columns [fx0, fx1) whose windows' columns lie inside. */
+typedef struct {
+  const int8_t *xn;
+  int8_t *out_n;
+  ptrdiff_t ps2, slot_size;
+  int32_t fx0, fx1;
+} Dw3Walk;
+
+static void dw3_walk(Dw3Walk *w, const Conv *c, int32_t c0, int32_t len,
+                     int32_t n, int8_t *out, const int8_t *ring) {
+  const TnCrtConv2d *p = c->p;
+  w->xn = c->in + (ptrdiff_t)n * p->in_strides[0] + c0;
+  w->out_n = out + (ptrdiff_t)n * p->out_strides[0] + c0;
+  w->ps2 = ring ? len : p->out_strides[2];
+  w->slot_size = (ptrdiff_t)p->out_w * len;
+  dw3_whole_cols(p, &w->fx0, &w->fx1);
+}
+
+/* Output row oy of a group's (dw3_rows, and the MVE form's): where its
+ * bytes go (ring slot `slot` in place, else out_n's row oy), the input
+ * row *iy0 of its windows' first taps, and their rows [*ky0, *ky1)
+ * inside the input. */
+BLOCK_INLINE int8_t *dw3_row_at(const TnCrtConv2d *p, int8_t *ring,
+                                ptrdiff_t slot_size, int32_t slot,
+                                int8_t *out_n, int32_t oy, int32_t *iy0,
+                                int32_t *ky0, int32_t *ky1) {
+  *iy0 = oy * p->stride_h - p->pad_top;
+  taps(*iy0, 3, 1, p->in_h, ky0, ky1);
+  return ring ? ring + slot * slot_size
+              : out_n + (ptrdiff_t)oy * p->out_strides[1];
+}
+
 /* The group's rows of output for batch n: into out (rows os1 apart) or,
  * in place, through the ring (rows of out_w * len bytes in scratch). */
 static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
@@ -466,49 +514,38 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
   const TnCrtConv2d *p = c->p;
   const int32_t off = g->off;
   const ptrdiff_t is1 = p->in_strides[1], is2 = p->in_strides[2];
-  const ptrdiff_t os1 = p->out_strides[1], os2 = p->out_strides[2];
   const int32_t len = g->len;
-  const ptrdiff_t ps2 = ring ? len : os2, slot_size = (ptrdiff_t)p->out_w * len;
-  const int8_t *xn = c->in + (ptrdiff_t)n * p->in_strides[0] + c0;
-  int8_t *const out_n = out + (ptrdiff_t)n * p->out_strides[0] + c0;
-  /* output columns [fx0, fx1) have their three input columns inside (in
-   * uint32, where a pad near INT32_MAX still fits) */
-  const uint32_t sw = (uint32_t)p->stride_w, span = (uint32_t)p->in_w +
-                                                    (uint32_t)p->pad_left;
-  const uint32_t fx0u = ((uint32_t)p->pad_left + sw - 1) / sw;
-  const uint32_t fx1u = span < 3 ? 0 : (span - 3) / sw + 1;
-  const int32_t fx0 = fx0u > (uint32_t)p->out_w ? p->out_w : (int32_t)fx0u;
-  const int32_t fx1 = fx1u > (uint32_t)p->out_w ? p->out_w : (int32_t)fx1u;
+  Dw3Walk wk;
+  dw3_walk(&wk, c, c0, len, n, out, ring);
   for (int32_t oy = 0, slot = 0; oy < p->out_h; oy++) {
-    int8_t *o = ring ? ring + slot * slot_size : out_n + (ptrdiff_t)oy * os1;
-    const int32_t iy0 = oy * p->stride_h - p->pad_top;
-    int32_t ky0, ky1;
-    taps(iy0, 3, 1, p->in_h, &ky0, &ky1);
+    int32_t iy0, ky0, ky1;
+    int8_t *o = dw3_row_at(p, ring, wk.slot_size, slot, wk.out_n, oy, &iy0,
+                           &ky0, &ky1);
     /* (a crt without TN_CRT_CONV_FORM_DW3_ANY runs layers of DW3_FAST
      * groups alone: conv_run asks dw3_fast_only) */
     if (!TN__CONV_FORM(TN_CRT_CONV_FORM_DW3_ANY) ||
         (len == 4 && g->how == DW3_FAST))
-      dw3_out_row(c, g, xn, iy0, ky0, ky1, fx0, fx1, o, ps2, DW3_FAST, off, lo,
-                  hi);
+      dw3_out_row(c, g, wk.xn, iy0, ky0, ky1, wk.fx0, wk.fx1, o, wk.ps2,
+                  DW3_FAST, off, lo, hi);
     else if (len == 4)
-      dw3_out_row(c, g, xn, iy0, ky0, ky1, fx0, fx1, o, ps2, g->how, off, lo,
-                  hi);
+      dw3_out_row(c, g, wk.xn, iy0, ky0, ky1, wk.fx0, wk.fx1, o, wk.ps2,
+                  g->how, off, lo, hi);
     else
-      for (int32_t ox = 0; ox < p->out_w; ox++, o += ps2) {
+      for (int32_t ox = 0; ox < p->out_w; ox++, o += wk.ps2) {
         const int32_t ix0 = ox * p->stride_w - p->pad_left;
         int32_t kx0, kx1, s[4];
         taps(ix0, 3, 1, p->in_w, &kx0, &kx1);
-        const int8_t *x =
-            xn + ((ptrdiff_t)(iy0 + ky0) * is1 + (ptrdiff_t)(ix0 + kx0) * is2);
+        const int8_t *x = wk.xn + ((ptrdiff_t)(iy0 + ky0) * is1 +
+                                   (ptrdiff_t)(ix0 + kx0) * is2);
         for (int32_t j = 0; j < len; j++)
           s[j] = dw3_sum1(c, g, j, x + j, is1, is2, ky0, ky1, kx0, kx1,
                           c->w + c0 + j + ky0 * p->w_strides[0] +
                               kx0 * p->w_strides[1]);
         dw3_store(o, s, g, DW3_ANY, off, lo, hi);
       }
-    if (ring) dw3_ring(p, ring, slot_size, len, out_n, oy, &slot);
+    if (ring) dw3_ring(p, ring, wk.slot_size, len, wk.out_n, oy, &slot);
   }
-  if (ring) dw3_ring(p, ring, slot_size, len, out_n, p->out_h, NULL);
+  if (ring) dw3_ring(p, ring, wk.slot_size, len, wk.out_n, p->out_h, NULL);
 }
 
 /* The layer (dsp_dw3_ok holds) into out; ring: in place, the caller's

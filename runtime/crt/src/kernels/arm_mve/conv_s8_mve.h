@@ -111,18 +111,28 @@ BLOCK_INLINE void mve_sums(int32_t s[4], const int8_t *x0, const int8_t *x1,
 }
 
 /*
- * The four sums s (pixel o0's channels co, co + 1, then pixel o1's: at
- * o0 + off[j]) requantized in one vector, where the layer's mode is
- * PW_FAST or PW_WIDE (every multiplier m >= 0, every shift a right shift
- * r >= 1): TFLite's SaturatingRoundingDoublingHighMul is VQRDMULH,
- * (acc * m + 2^30) >> 31 with the doubling inside the 64-bit product
- * (what pw_out's PW_WIDE computes; no bound on acc, and it saturates
- * only for acc = m = INT32_MIN), and its RoundingDivideByPOT, which
- * rounds a negative half away from zero, is VRSHL's round-half-up of
- * h - 1 for a negative h (h + (h >> 31), saturating: INT32_MIN stays);
- * then the output offset and the clamp, as pw_out's SSAT and
- * activation. The bytes are pw_store's.
+ * Four sums requantized in one vector, each lane by its multiplier m >= 0
+ * and shift sh in [-31, -1] (a right shift by r = -sh): TFLite's
+ * SaturatingRoundingDoublingHighMul is VQRDMULH, (acc * m + 2^30) >> 31
+ * with the doubling inside the 64-bit product (what pw_out's PW_WIDE
+ * computes; no bound on acc, and it saturates only for acc = m =
+ * INT32_MIN), and its RoundingDivideByPOT, which rounds a negative half
+ * away from zero, is VRSHL's round-half-up of h - 1 for a negative h (h +
+ * (h >> 31), saturating: INT32_MIN stays); then the output offset and the
+ * clamp to [lo, hi], as pw_out's SSAT and activation.
  */
+BLOCK_INLINE int32x4_t mve_requant4(int32x4_t acc, int32x4_t m, int32x4_t sh,
+                                    int32_t off, int32_t lo, int32_t hi) {
+  const int32x4_t h = vqrdmulhq_s32(acc, m);
+  int32x4_t v = vrshlq_s32(vqaddq_s32(h, vshrq_n_s32(h, 31)), sh);
+  v = vaddq_n_s32(v, off);
+  return vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+}
+
+/* The four sums s (pixel o0's channels co, co + 1, then pixel o1's: at
+ * o0 + off[j]) requantized by mve_requant4, where the layer's mode is
+ * PW_FAST or PW_WIDE (every multiplier m >= 0, every shift a right shift
+ * r >= 1). The bytes are pw_store's. */
 BLOCK_INLINE void mve_store4(int8_t *o0, uint32x4_t off, const int32_t s[4],
                              const TnCrtQuant *q, int32_t k0, int32_t k1,
                              int32_t lo, int32_t hi) {
@@ -130,11 +140,10 @@ BLOCK_INLINE void mve_store4(int8_t *o0, uint32x4_t off, const int32_t s[4],
                          q->multiplier[k0], q->multiplier[k1]};
   const int32_t sh[4] = {q->shift[k0], q->shift[k1], q->shift[k0],
                          q->shift[k1]};
-  const int32x4_t h = vqrdmulhq_s32(vldrwq_s32(s), vldrwq_s32(mm));
-  int32x4_t v = vrshlq_s32(vqaddq_s32(h, vshrq_n_s32(h, 31)), vldrwq_s32(sh));
-  v = vaddq_n_s32(v, q->output_offset);
-  v = vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
-  vstrbq_scatter_offset_s32(o0, off, v);
+  vstrbq_scatter_offset_s32(o0, off,
+                            mve_requant4(vldrwq_s32(s), vldrwq_s32(mm),
+                                         vldrwq_s32(sh), q->output_offset, lo,
+                                         hi));
 }
 
 /* Every channel of the pixels o0, o1 (windows x0, x1), in pairs (the

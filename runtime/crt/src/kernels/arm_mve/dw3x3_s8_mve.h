@@ -1,0 +1,290 @@
+/*
+ * arm_mve/dw3x3_s8_mve.h: the M-profile Vector Extension (Helium, the
+ * Cortex-M55) form of the int8 depthwise 3x3 convolution, for the layers
+ * of the DSP form (arm_dsp/dw3x3_s8_dsp.h: dsp_dw3_ok, out of place and
+ * in place through its ring) whose every channel's requantization is a
+ * right shift (multiplier >= 0, shift in [-31, -1]) and whose output
+ * offset is an int8's; the others stay with the DSP form.
+ *
+ * The channels go four at a time, one vector of int32 lanes, outermost,
+ * as in the DSP form (so the in-place ring, its slots and its scratch are
+ * the DSP form's, dw3_ring): a group's nine taps' weights are widened
+ * into vectors once, with the sums' starting value for a window that
+ * lies inside the input, bias + input_offset * the nine weights' sum
+ * (mod 2^32, as the portable sums wrap), so that such a window's tap is
+ * a widening load of four input bytes (VLDRB.S32), a load of the tap's
+ * weights, a VMUL and a VADD (MVE's VMLA takes a scalar): 36 instructions
+ * for 36 multiply-adds where the DSP form takes 81, and at stride_w 1 two
+ * neighbouring windows go a pass, sharing each weight vector and three of
+ * their four input columns. A window whose rows lie inside but one of
+ * whose columns does not (the edges of a SAME layer) starts from that
+ * sum less input_offset * that column's weights and takes its six taps
+ * so; any other window cut by the padding starts from the bias and adds
+ * the input offset to its taps inside (those outside contribute nothing,
+ * as in TFLite). The four sums are requantized in one vector by conv_s8_mve.h's
+ * mve_requant4 (TFLite's arithmetic exactly) and stored by a narrowing
+ * VSTRB.32. A tail of 1 to 3 channels takes the same loops under a tail
+ * predicate (VCTP), whose lanes past it neither load nor store.
+ */
+#ifndef TVMNODE_CRT_ARM_MVE_DW3X3_S8_MVE_H_
+#define TVMNODE_CRT_ARM_MVE_DW3X3_S8_MVE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../conv_s8.h"
+
+#if TN_CRT_HAVE_ARM_MVE
+#include <arm_mve.h>
+
+/* A group of up to four channels, a lane each. */
+typedef struct {
+  int32x4_t w[9];  /* tap t = 3 ky + kx */
+  int32x4_t corr;  /* a whole window's start: bias + io * sum of w */
+  int32x4_t cut[2]; /* that of one without column 0, without column 2 */
+  int32x4_t bias;  /* a cut window's start */
+  int32x4_t m, sh; /* multipliers, shifts (-r) */
+  mve_pred16_t lanes;
+} MveDw3;
+
+/* Whether the layer (dsp_dw3_ok holds) takes the MVE form: every
+ * channel's requantization a multiplier >= 0 and a right shift by 1 to
+ * 31 (mve_requant4's conditions), the output offset an int8's. */
+static int mve_dw3_ok(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  if (q->output_offset < -128 || q->output_offset > 127) return 0;
+  const int32_t n = q->per_channel ? p->out_c : 1;
+  for (int32_t k = 0; k < n; k++)
+    if (q->multiplier[k] < 0 || q->shift[k] > -1 || q->shift[k] < -31)
+      return 0;
+  return 1;
+}
+
+/* Four int8 at x as int32 lanes, those past the group's not loaded where
+ * it is a tail (full: a constant where inlined). */
+BLOCK_INLINE int32x4_t mve_ld4(const int8_t *x, mve_pred16_t lanes,
+                               int full) {
+  return full ? vldrbq_s32(x) : vldrbq_z_s32(x, lanes);
+}
+
+static void mve_dw3_group(MveDw3 *g, const Conv *c, const TnCrtQuant *q,
+                          const int32_t *bias, int32_t c0, int32_t len) {
+  const TnCrtConv2d *p = c->p;
+  g->lanes = vctp32q((uint32_t)len);
+  int32x4_t sum = vdupq_n_s32(0);
+  for (int32_t t = 0; t < 9; t++) {
+    g->w[t] = mve_ld4(c->w + c0 + (ptrdiff_t)(t / 3) * p->w_strides[0] +
+                          (ptrdiff_t)(t % 3) * p->w_strides[1],
+                      g->lanes, 0);
+    sum = vaddq_s32(sum, g->w[t]);
+  }
+  g->bias = bias ? vldrwq_z_s32(bias + c0, g->lanes) : vdupq_n_s32(0);
+  g->corr = vmlaq_n_s32(g->bias, sum, c->io);
+  for (int32_t j = 0; j < 2; j++) { /* less io * the column's weights */
+    const int32x4_t col = vaddq_s32(vaddq_s32(g->w[2 * j], g->w[2 * j + 3]),
+                                    g->w[2 * j + 6]);
+    g->cut[j] = vmlaq_n_s32(g->corr, col, -c->io);
+  }
+  if (q->per_channel) {
+    g->m = vldrwq_z_s32(q->multiplier + c0, g->lanes);
+    g->sh = vldrwq_z_s32(q->shift + c0, g->lanes);
+  } else {
+    g->m = vdupq_n_s32(q->multiplier[0]);
+    g->sh = vdupq_n_s32(q->shift[0]);
+  }
+}
+
+/* s + x * w, lane by lane (MVE multiplies and adds two vectors in two
+ * instructions: its VMLA takes a scalar); in one statement, so that gcc
+ * keeps a window's sum one chain with one temporary, where from the
+ * intrinsics it gathers the products first and spills them. */
+BLOCK_INLINE int32x4_t mve_mla(int32x4_t s, int32x4_t x, int32x4_t w) {
+  int32x4_t t;
+  __asm__("vmul.i32 %q[t], %q[x], %q[w]\n\t"
+          "vadd.i32 %q[s], %q[s], %q[t]"
+          : [s] "+w"(s), [t] "=&w"(t)
+          : [x] "w"(x), [w] "w"(w));
+  return s;
+}
+
+/* g, opaque to gcc: a pixel's loads of the group's vectors then address
+ * them from one register, where gcc would otherwise keep each vector's
+ * address in a register of its own across the pixel loop, and spill
+ * them. */
+BLOCK_INLINE const MveDw3 *mve_pin(const MveDw3 *g) {
+  __asm__ volatile("" : "+r"(g));
+  return g;
+}
+
+/* The sums of a window inside the input, x at its tap (0, 0). */
+BLOCK_INLINE int32x4_t mve_dw3_whole(const MveDw3 *g, const int8_t *x,
+                                     ptrdiff_t is1, ptrdiff_t is2, int full) {
+  g = mve_pin(g);
+  int32x4_t s = g->corr;
+#pragma GCC unroll 3
+  for (int32_t ky = 0; ky < 3; ky++, x += is1) {
+    s = mve_mla(s, mve_ld4(x, g->lanes, full), g->w[3 * ky]);
+    s = mve_mla(s, mve_ld4(x + is2, g->lanes, full), g->w[3 * ky + 1]);
+    s = mve_mla(s, mve_ld4(x + 2 * is2, g->lanes, full), g->w[3 * ky + 2]);
+  }
+  return s;
+}
+
+/* The sums s and r of two whole windows side by side (stride_w 1), x at
+ * the first's tap (0, 0): each weight vector loaded once for both. */
+BLOCK_INLINE void mve_dw3_whole2(const MveDw3 *g, const int8_t *x,
+                                 ptrdiff_t is1, ptrdiff_t is2, int full,
+                                 int32x4_t *s, int32x4_t *r) {
+  int32x4_t a = g->corr, b = g->corr;
+#pragma GCC unroll 3
+  for (int32_t ky = 0; ky < 3; ky++, x += is1) {
+    /* a row at a time: gcc would load all 21 vectors first and spill */
+    __asm__ volatile("" : "+w"(a), "+w"(b) : : "memory");
+    g = mve_pin(g);
+    int32x4_t u = mve_ld4(x, g->lanes, full);
+#pragma GCC unroll 3
+    for (int32_t kx = 0; kx < 3; kx++) {
+      const int32x4_t v = mve_ld4(x + (kx + 1) * is2, g->lanes, full);
+      const int32x4_t w = g->w[3 * ky + kx];
+      a = mve_mla(a, u, w);
+      b = mve_mla(b, v, w);
+      u = v;
+    }
+  }
+  *s = a, *r = b;
+}
+
+/* The sums of a window whose rows lie inside the input and whose
+ * columns 1 and 2 (kx0 1) or 0 and 1 (kx0 0) do, x at tap (0, kx0). */
+BLOCK_INLINE int32x4_t mve_dw3_cols2(const MveDw3 *g, const int8_t *x,
+                                     ptrdiff_t is1, ptrdiff_t is2,
+                                     int32_t kx0, int full) {
+  g = mve_pin(g);
+  int32x4_t s = g->cut[kx0 == 1 ? 0 : 1];
+#pragma GCC unroll 3
+  for (int32_t ky = 0; ky < 3; ky++, x += is1) {
+    s = mve_mla(s, mve_ld4(x, g->lanes, full), g->w[3 * ky + kx0]);
+    s = mve_mla(s, mve_ld4(x + is2, g->lanes, full), g->w[3 * ky + kx0 + 1]);
+  }
+  return s;
+}
+
+/* The sums of a window whose taps [ky0, ky1) x [kx0, kx1) lie inside
+ * the input, x at tap (ky0, kx0). */
+BLOCK_INLINE int32x4_t mve_dw3_part(const MveDw3 *g, const int8_t *x,
+                                    ptrdiff_t is1, ptrdiff_t is2, int32_t io,
+                                    int32_t ky0, int32_t ky1, int32_t kx0,
+                                    int32_t kx1, int full) {
+  int32x4_t s = g->bias;
+  for (int32_t ky = ky0; ky < ky1; ky++, x += is1)
+    for (int32_t kx = kx0; kx < kx1; kx++)
+      s = mve_mla(s,
+                    vaddq_n_s32(mve_ld4(x + (kx - kx0) * is2, g->lanes, full),
+                                io),
+                    g->w[3 * ky + kx]);
+  return s;
+}
+
+BLOCK_INLINE void mve_dw3_store(int8_t *o, int32x4_t s, const MveDw3 *g,
+                                int32_t off, int32_t lo, int32_t hi,
+                                int full) {
+  g = mve_pin(g);
+  const int32x4_t v = mve_requant4(s, g->m, g->sh, off, lo, hi);
+  if (full)
+    vstrbq_s32(o, v);
+  else
+    vstrbq_p_s32(o, v, g->lanes);
+}
+
+/* The group's rows of output for batch n (dw3_rows' order): into out or,
+ * in place, through the DSP form's ring. */
+BLOCK_INLINE void mve_dw3_rows_body(const Conv *c, const MveDw3 *g,
+                                    int32_t c0, int32_t len, int32_t n,
+                                    int32_t off, int32_t lo, int32_t hi,
+                                    int8_t *out, int8_t *ring, int full) {
+  const TnCrtConv2d *p = c->p;
+  const ptrdiff_t is1 = p->in_strides[1], is2 = p->in_strides[2];
+  const ptrdiff_t step = (ptrdiff_t)p->stride_w * is2;
+  Dw3Walk wk;
+  dw3_walk(&wk, c, c0, len, n, out, ring);
+  for (int32_t oy = 0, slot = 0; oy < p->out_h; oy++) {
+    int32_t iy0, ky0, ky1;
+    int8_t *o = dw3_row_at(p, ring, wk.slot_size, slot, wk.out_n, oy, &iy0,
+                           &ky0, &ky1);
+    const int8_t *const xr = wk.xn + (ptrdiff_t)(iy0 + ky0) * is1;
+    const int whole_rows = ky0 == 0 && ky1 == 3;
+    for (int32_t ox = 0; ox < p->out_w; ox++, o += wk.ps2) {
+      const int32_t ix0 = ox * p->stride_w - p->pad_left;
+      if (whole_rows && ox >= wk.fx0 && ox < wk.fx1) { /* whole windows */
+        const int8_t *x = xr + (ptrdiff_t)ix0 * is2;
+        if (p->stride_w == 1)
+          for (; ox + 1 < wk.fx1; ox += 2, o += 2 * wk.ps2, x += 2 * is2) {
+            int32x4_t s, r;
+            mve_dw3_whole2(g, x, is1, is2, full, &s, &r);
+            mve_dw3_store(o, s, g, off, lo, hi, full);
+            mve_dw3_store(o + wk.ps2, r, g, off, lo, hi, full);
+          }
+        for (; ox < wk.fx1; ox++, o += wk.ps2, x += step)
+          mve_dw3_store(o, mve_dw3_whole(g, x, is1, is2, full), g, off, lo,
+                        hi, full);
+        ox--, o -= wk.ps2;
+        continue;
+      }
+      int32_t kx0, kx1;
+      taps(ix0, 3, 1, p->in_w, &kx0, &kx1);
+      const int8_t *const x = xr + (ptrdiff_t)(ix0 + kx0) * is2;
+      if (whole_rows && kx1 - kx0 == 2) { /* one column cut */
+        mve_dw3_store(o,
+                      kx0 == 1 ? mve_dw3_cols2(g, x, is1, is2, 1, full)
+                               : mve_dw3_cols2(g, x, is1, is2, 0, full),
+                      g, off, lo, hi, full);
+        continue;
+      }
+      mve_dw3_store(o,
+                    mve_dw3_part(g, x, is1, is2, c->io, ky0, ky1, kx0, kx1,
+                                 full),
+                    g, off, lo, hi, full);
+    }
+    if (ring) dw3_ring(p, ring, wk.slot_size, len, wk.out_n, oy, &slot);
+  }
+  if (ring) dw3_ring(p, ring, wk.slot_size, len, wk.out_n, p->out_h, NULL);
+}
+
+static NOINLINE void mve_dw3_rows4(const Conv *c, const MveDw3 *g,
+                                   int32_t c0, int32_t n, int32_t off,
+                                   int32_t lo, int32_t hi, int8_t *out,
+                                   int8_t *ring) {
+  mve_dw3_rows_body(c, g, c0, 4, n, off, lo, hi, out, ring, 1);
+}
+
+static NOINLINE void mve_dw3_rows_tail(const Conv *c, const MveDw3 *g,
+                                       int32_t c0, int32_t len, int32_t n,
+                                       int32_t off, int32_t lo, int32_t hi,
+                                       int8_t *out, int8_t *ring) {
+  mve_dw3_rows_body(c, g, c0, len, n, off, lo, hi, out, ring, 0);
+}
+
+/* The layer (dsp_dw3_ok holds) into out, as dsp_dw3 (ring: in place, the
+ * caller's scratch, else NULL), where mve_dw3_ok holds; else 0 and
+ * nothing done. */
+static NOINLINE int mve_dw3(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                            int32_t hi, const int32_t *bias, int8_t *out,
+                            int8_t *ring) {
+  const TnCrtConv2d *p = c->p;
+  if (!mve_dw3_ok(p, q)) return 0;
+  MveDw3 g;
+  for (int32_t c0 = 0, len; c0 < p->out_c; c0 += len) {
+    len = p->out_c - c0 < 4 ? p->out_c - c0 : 4;
+    mve_dw3_group(&g, c, q, bias, c0, len);
+    for (int32_t n = 0; n < p->batch; n++)
+      if (len == 4)
+        mve_dw3_rows4(c, &g, c0, n, q->output_offset, lo, hi, out, ring);
+      else
+        mve_dw3_rows_tail(c, &g, c0, len, n, q->output_offset, lo, hi, out,
+                          ring);
+  }
+  return 1;
+}
+
+#endif /* TN_CRT_HAVE_ARM_MVE */
+
+#endif /* TVMNODE_CRT_ARM_MVE_DW3X3_S8_MVE_H_ */
