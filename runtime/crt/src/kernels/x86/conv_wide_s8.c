@@ -66,11 +66,15 @@ typedef struct {
   uint32_t m[WIDE] __attribute__((aligned(64)));
   uint32_t r[WIDE] __attribute__((aligned(64)));
   uint32_t half[WIDE] __attribute__((aligned(64)));
+  float scale[WIDE] __attribute__((aligned(64))); /* wide_guess's */
+  float tol[WIDE] __attribute__((aligned(64)));
   int8_t pad[2 * WIDE] __attribute__((aligned(64))); /* -io */
   int8_t tmp[WIDE_GROUPS][WIDE_ROW];             /* direct: cut rows */
   ptrdiff_t xo[4 * WIDE_GROUPS], wo[4 * WIDE_GROUPS]; /* DW: per tap */
   int32_t ky[4 * WIDE_GROUPS], kx[4 * WIDE_GROUPS];
   int32_t off, lo, hi, groups;
+  int guess; /* wide_guess16 applies (|off| <= 512) */
+  int keep;  /* tn__crt_conv_wide_fault 2: unsure lanes kept, wrongly */
 } Wide;
 
 /* Every channel's multiplier is one requant_exact takes (M >= 0, shift in
@@ -114,13 +118,44 @@ VNNI static inline __m512i wide_requant16(const Wide *k, int32_t j0,
   return _mm512_min_epi32(v, _mm512_set1_epi32(k->hi));
 }
 
+/* requant_exact of the 16 lanes at j0 in float where that is certain,
+ * as x86/conv_s8.c's requant_sse does it (its comment has the bounds):
+ * y = float(x) * float(M / 2^(31+r)) clamped to [lo - off, hi - off] and
+ * rounded by adding 1.5 * 2^23; a lane whose y lies farther than tol from
+ * the integer taken (every lane where r = 0: tol < 0) is recomputed by
+ * wide_requant16. Some ten operations a lane where the exact form takes
+ * twenty. */
+VNNI static inline __m512i wide_guess16(const Wide *k, int32_t j0,
+                                        __m512i x) {
+  const __m512 magic = _mm512_set1_ps(12582912.0f);
+  __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(x), _mm512_load_ps(k->scale + j0));
+  y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps((float)(k->lo - k->off))),
+                    _mm512_set1_ps((float)(k->hi - k->off)));
+  const __m512 t = _mm512_add_ps(y, magic);
+  const __m512 d = _mm512_abs_ps(_mm512_sub_ps(y, _mm512_sub_ps(t, magic)));
+  const __mmask16 unsure =
+      _mm512_cmp_ps_mask(d, _mm512_load_ps(k->tol + j0), _CMP_GT_OQ);
+  /* t's bits less magic's are the integer; the output offset added */
+  const __m512i v = _mm512_sub_epi32(
+      _mm512_castps_si512(t), _mm512_set1_epi32(0x4b400000 - k->off));
+  return unsure && !k->keep
+             ? _mm512_mask_blend_epi32(unsure, v, wide_requant16(k, j0, x))
+             : v;
+}
+
 /* The four accumulators requantized into out, the channels in order (see
  * the opening comment), the chunk's len channels alone (mask mk). */
 VNNI static inline void wide_store(const Wide *k, __m512i a0, __m512i a1,
                                    __m512i a2, __m512i a3, __mmask64 mk,
                                    int8_t *out) {
-  const __m512i r0 = wide_requant16(k, 0, a0), r1 = wide_requant16(k, 16, a1);
-  const __m512i r2 = wide_requant16(k, 32, a2), r3 = wide_requant16(k, 48, a3);
+  __m512i r0, r1, r2, r3;
+  if (k->guess) {
+    r0 = wide_guess16(k, 0, a0), r1 = wide_guess16(k, 16, a1);
+    r2 = wide_guess16(k, 32, a2), r3 = wide_guess16(k, 48, a3);
+  } else {
+    r0 = wide_requant16(k, 0, a0), r1 = wide_requant16(k, 16, a1);
+    r2 = wide_requant16(k, 32, a2), r3 = wide_requant16(k, 48, a3);
+  }
   /* within [lo, hi] of int8: the saturating packs only narrow */
   const __m512i v = _mm512_packs_epi16(_mm512_packs_epi32(r0, r1),
                                        _mm512_packs_epi32(r2, r3));
@@ -207,6 +242,21 @@ VNNI static inline void pack_consts(Wide *k, const Conv *c,
     /* 2^(r-1), 0 for r = 0 (a count of 2^32 - 1 shifts everything out) */
     _mm512_store_si512(k->half + 16 * i,
                        _mm512_sllv_epi32(one, _mm512_sub_epi32(r, one)));
+    /* wide_guess16's: M / 2^(31+r) (2^-r from its exponent bits), and
+     * tol = 1/2 - 2^-(r+1) - 2^-11, -1 for r = 0 */
+    const __m512 pot = _mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127), r), 23));
+    _mm512_store_ps(k->scale + 16 * i,
+                    _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(m[i]),
+                                                _mm512_set1_ps(0x1p-31f)),
+                                  pot));
+    const __m512 half = _mm512_set1_ps(0.5f);
+    const __m512 tol = _mm512_sub_ps(
+        _mm512_sub_ps(half, _mm512_mul_ps(half, pot)), _mm512_set1_ps(0x1p-11f));
+    _mm512_store_ps(k->tol + 16 * i,
+                    _mm512_mask_blend_ps(
+                        _mm512_cmpgt_epi32_mask(r, _mm512_setzero_si512()),
+                        _mm512_set1_ps(-1.0f), tol));
   }
 }
 
@@ -711,6 +761,8 @@ int tn__crt_conv_wide(const Conv *c, const TnCrtQuant *q, int32_t lo,
   if (!(dw || direct) || !wide_requant_ok(q, p->out_c)) return 0;
   Wide k;
   k.off = q->output_offset, k.lo = lo, k.hi = hi;
+  k.guess = k.off >= -512 && k.off <= 512;
+  k.keep = __atomic_load_n(&wide_fault, __ATOMIC_RELAXED) == 2;
   memset(k.pad, -c->io, sizeof k.pad); /* io in [-127, 128] */
   if (dw) {
     int8_t ring[WIDE_RING];
