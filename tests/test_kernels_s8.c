@@ -361,7 +361,10 @@ static int *conv_count;
  * wide == 6: depthwise layers as wide == 3 with 1 to 200 channels (64,
  * 128 or 192 one time in three), up to 12x12 inputs and windows up to
  * 5x5, and a multiplier of 2 or 3 one time in six (its DW form). Both
- * with wide == 3's multipliers. */
+ * with wide == 3's multipliers. wide == 20: depthwise layers with
+ * windows of 3 or 4 rows, rows of up to 48 pixels, 33 to 150 channels or
+ * a multiple of 64 (x86/conv_wide_s8.c's column form), with wide == 3's
+ * multipliers. */
 static void conv_random(uint64_t seed, int n, int wide) {
   KtRng r = kt_rng(seed);
   int cases = 0;
@@ -444,6 +447,15 @@ static void conv_random(uint64_t seed, int n, int wide) {
       p.stride_w = kt_int(&r, 0, 4) ? 2 : 1, p.stride_h = kt_int(&r, 1, 2);
       cpg = fpg = 1;
     }
+    if (wide == 20) { /* depthwise, windows of 3 or 4 rows, long rows */
+      kind = 2, p.in_h = kt_int(&r, 1, 8), p.in_w = kt_int(&r, 1, 48);
+      p.k_h = kt_int(&r, 3, 4), p.k_w = kt_int(&r, 1, 5);
+      p.groups = kt_int(&r, 0, 2) ? 64 * kt_int(&r, 1, 3) : kt_int(&r, 33, 150);
+      p.stride_w = kt_int(&r, 1, 2), p.stride_h = kt_int(&r, 1, 2);
+      p.dilation_w = kt_int(&r, 0, 3) ? 1 : 2;
+      p.dilation_h = kt_int(&r, 0, 3) ? 1 : 2;
+      cpg = fpg = 1;
+    }
     if (wide == 6) { /* depthwise, many channels, wider rows */
       kind = 2, p.in_h = kt_int(&r, 1, 12), p.in_w = kt_int(&r, 1, 12);
       p.k_h = kt_int(&r, 1, 5), p.k_w = kt_int(&r, 1, 5);
@@ -524,6 +536,7 @@ END_TEST
 /* conv_s8.h (internal to the crt): breaks the VNNI form on purpose */
 void tn__crt_conv_vnni_fault(int how);
 void tn__crt_conv_avx2_fault(int how);
+void tn__crt_conv_wide_fault(int how);
 #endif
 
 /* The wide cases through the VNNI form with its -128 * sum(w) left out:
@@ -593,6 +606,39 @@ END_TEST
  * pixels a pass where their windows are whole, each tap's inputs every
  * other run of C bytes of two loads, a row's last pixels fewer a pass. */
 START_TEST(test_conv_dw_stride2_random) { EACH_ISA(conv_random(41, 300, 10)); }
+END_TEST
+
+/* Depthwise layers of windows of 3 or 4 rows, 33 to 150 channels (64,
+ * 128 or 192 two times in three), rows of up to 48 pixels, strides 1 and
+ * 2, dilations now and then, at every level: at AVX-512 VNNI,
+ * x86/conv_wide_s8.c's column form (each input column under the window's
+ * rows interleaved once for every pixel whose window covers it; rows of
+ * more than 32 columns in several passes; border pixels in the same
+ * loop). */
+START_TEST(test_conv_dw_cols_random) { EACH_ISA(conv_random(43, 200, 20)); }
+END_TEST
+
+/* The column form with each window's last kernel column left out
+ * (tn__crt_conv_wide_fault 1), and x86/conv_wide_s8.c's requantization
+ * in float with its unsure lanes kept (2): each seen where the CPU has
+ * AVX-512 VNNI, and nothing is with the forms put right. */
+START_TEST(test_conv_dw_cols_broken_is_caught) {
+#if HAVE_AVX2_FORMS
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX512VNNI) return;
+  for (int how = 2; how >= 0; how--) {
+    int n = 0;
+    conv_count = &n;
+    tn__crt_conv_wide_fault(how);
+    conv_random(43, 60, 20);
+    tn__crt_conv_wide_fault(0);
+    conv_count = NULL;
+    if (how)
+      ck_assert_msg(n > 0, "fault %d not seen", how);
+    else
+      ck_assert_int_eq(n, 0);
+  }
+#endif
+}
 END_TEST
 
 #if HAVE_AVX2_FORMS
@@ -3083,6 +3129,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_random_wide);
   tcase_add_test(tc, test_conv_random_wide_portable);
   tcase_add_test(tc, test_conv_vnni_broken_is_caught);
+  tcase_add_test(tc, test_conv_dw_cols_random);
+  tcase_add_test(tc, test_conv_dw_cols_broken_is_caught);
   tcase_add_test(tc, test_conv_rows2_random);
   tcase_add_test(tc, test_conv_gemm_random);
   tcase_add_test(tc, test_conv_dw_random);

@@ -1,5 +1,6 @@
-"""ResNet-8's (IC's) int8 convolution layers alone (--layers ic), or the
-pointwise layers of KWS and the wake word (--layers pw), on process CPU time,
+"""ResNet-8's (IC's) int8 convolution layers alone (--layers ic), the
+pointwise layers of KWS and the wake word (--layers pw), or the 3x3
+depthwise layers of KWS and VWW (--layers dw), on process CPU time,
 with the crt of this tree ("new") and of --base-src ("base") in one run,
 at the CPU's best ISA level and capped at AVX2 (tn_crt_isa_limit; with
 --avxvnni, this tree's also at AVX2 with AVX-VNNI): the time and GMAC/s
@@ -58,7 +59,20 @@ PW_LAYERS = [("KWS 1x1 25x5 64->64", 25, 5, 64, 64, 1, 1),
              ("WW 1x1 24x1 128->128", 24, 1, 128, 128, 1, 1),
              ("WW 1x1 15x1 128->128", 15, 1, 128, 128, 1, 1),
              ("WW 1x1 1x1 128->32", 1, 1, 128, 32, 1, 1)]
-LAYER_SETS = {"ic": LAYERS, "pw": PW_LAYERS, "all": LAYERS + PW_LAYERS}
+# depthwise 3x3 layers (a name starting "DW": groups = channels, weights
+# [k, k, 1, c]): KWS's (four of one shape), then VWW's shapes
+DW_LAYERS = [("DW KWS 25x5x64", 25, 5, 64, 64, 3, 1),
+             ("DW VWW 48x48x8", 48, 48, 8, 8, 3, 1),
+             ("DW VWW 48x48x16 s2", 48, 48, 16, 16, 3, 2),
+             ("DW VWW 24x24x32", 24, 24, 32, 32, 3, 1),
+             ("DW VWW 24x24x32 s2", 24, 24, 32, 32, 3, 2),
+             ("DW VWW 12x12x64", 12, 12, 64, 64, 3, 1),
+             ("DW VWW 12x12x64 s2", 12, 12, 64, 64, 3, 2),
+             ("DW VWW 6x6x128", 6, 6, 128, 128, 3, 1),
+             ("DW VWW 6x6x128 s2", 6, 6, 128, 128, 3, 2),
+             ("DW VWW 3x3x256", 3, 3, 256, 256, 3, 1)]
+LAYER_SETS = {"ic": LAYERS, "pw": PW_LAYERS, "dw": DW_LAYERS,
+              "all": LAYERS + PW_LAYERS}
 
 DRIVER_C = r"""
 #define _POSIX_C_SOURCE 199309L
@@ -73,7 +87,7 @@ static double cpu(void) {
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
-static const int L[][6] = {@LAYERS@};
+static const int L[][7] = {@LAYERS@};
 /* argv: ISA level, seconds per layer; prints per layer: ns a call, hash */
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
@@ -81,25 +95,26 @@ int main(int argc, char **argv) {
   const double seconds = atof(argv[2]);
   for (size_t i = 0; i < sizeof L / sizeof L[0]; i++) {
     const int h = L[i][0], w = L[i][1], ci = L[i][2], co = L[i][3],
-              k = L[i][4], s = L[i][5];
+              k = L[i][4], s = L[i][5], dw = L[i][6];
     TnCrtConv2d g;
     memset(&g, 0, sizeof g);
     g.batch = 1, g.in_h = h, g.in_w = w, g.in_c = ci;
     g.out_h = (h + s - 1) / s, g.out_w = (w + s - 1) / s, g.out_c = co;
     g.k_h = g.k_w = k, g.stride_h = g.stride_w = s;
-    g.dilation_h = g.dilation_w = 1, g.groups = 1;
+    g.dilation_h = g.dilation_w = 1, g.groups = dw ? ci : 1;
     const int pad = (g.out_h - 1) * s + k - h;
     g.pad_top = g.pad_left = pad > 0 ? pad / 2 : 0;
     const int32_t is[4] = {h * w * ci, w * ci, ci, 1};
-    const int32_t ws[4] = {k * ci * co, ci * co, co, 1};
+    const int cg = dw ? 1 : ci; /* input channels a group */
+    const int32_t ws[4] = {k * cg * co, cg * co, co, 1};
     const int32_t os[4] = {g.out_h * g.out_w * co, g.out_w * co, co, 1};
     memcpy(g.in_strides, is, sizeof is);
     memcpy(g.w_strides, ws, sizeof ws);
     memcpy(g.out_strides, os, sizeof os);
-    const size_t nin = (size_t)h * w * ci, nw = (size_t)k * k * ci * co,
+    const size_t nin = (size_t)h * w * ci, nw = (size_t)k * k * cg * co,
                  nout = (size_t)g.out_h * g.out_w * co;
     int8_t *in = malloc(nin), *wt = malloc(nw), *out = malloc(nout);
-    int32_t *bias = malloc((size_t)co * 4), mult[128], shift[128];
+    int32_t *bias = malloc((size_t)co * 4), mult[256], shift[256];
     for (size_t j = 0; j < nin; j++) in[j] = (int8_t)((j * 37 + 11) % 255 - 127);
     for (size_t j = 0; j < nw; j++) wt[j] = (int8_t)((j * 53 + 7) % 255 - 127);
     for (int c = 0; c < co; c++) {
@@ -158,7 +173,8 @@ def crt_of(arch: codegen.Archive, src: str, workdir: str) -> str:
 def build(archive: str, workdir: str, layers: List, packed: bool) -> str:
     src = os.path.join(workdir, "layers.c")
     text = DRIVER_C.replace("@LAYERS@", ", ".join(
-        "{%d, %d, %d, %d, %d, %d}" % l[1:] for l in layers))
+        "{%d, %d, %d, %d, %d, %d, %d}" % (*l[1:], l[0].startswith("DW"))
+        for l in layers))
     with open(src, "w") as f:
         f.write(text)
     exe = os.path.join(workdir, "layers")
@@ -182,7 +198,7 @@ def main() -> None:
     ap.add_argument("--avxvnni", action="store_true",
                     help="the new side capped at AVX2 with AVX-VNNI (avxvnni) too")
     ap.add_argument("--layers", choices=sorted(LAYER_SETS), default="ic",
-                    help="IC's convolutions, KWS's and the wake word's pointwise ones, or both")
+                    help="IC's convolutions, KWS's and the wake word's pointwise ones, KWS's and VWW's depthwise ones, or IC and pointwise")
     args = ap.parse_args()
     layers = LAYER_SETS[args.layers]
     arch = codegen.compile(frontend.load_model(
@@ -225,7 +241,7 @@ def main() -> None:
             ("---:|" if vx else "") + "---:|---|"]
     for i, l in enumerate(layers):
         oh, ow = (l[1] + l[6] - 1) // l[6], (l[2] + l[6] - 1) // l[6]
-        macs = oh * ow * l[4] * l[5] * l[5] * l[3]
+        macs = oh * ow * l[4] * l[5] * l[5] * (1 if l[0].startswith("DW") else l[3])
         m = {k: med[k][i] for k in cols}
         rows.append("| %s | %s | %s%s%s | %s | %s |" % (
             l[0], "{:,}".format(macs), " | ".join("%.2f" % (m[k] / 1e3) for k in cols),

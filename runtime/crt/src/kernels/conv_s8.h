@@ -316,6 +316,10 @@ void tn__crt_conv_dw_avx2(const DwWin *d, const Win *wn, int npx, int full,
 int tn__crt_conv_wide(const Conv *c, const TnCrtQuant *q, int32_t lo,
                       int32_t hi, const int32_t *bias, int8_t *out,
                       int in_place);
+/* For the tests: 1 leaves each window's last kernel column out of the
+ * column form of tn__crt_conv_wide's DW layer, 2 keeps the lanes its
+ * requantization in float is unsure of, 0 puts them right again. */
+void tn__crt_conv_wide_fault(int how);
 /* The AVX2 form of the DW layer (x86/conv_avx2_s8.c), 32 channels a
  * pass, as tn__crt_conv_wide's (which calls it where the CPU or the cap
  * stops short of AVX-512 VNNI): 1 if it ran the layer, 0 (nothing

@@ -22,7 +22,11 @@
  *    the weights, the corrections and the requantization constants are
  *    packed in that order, and the two rounds of vpacks that narrow the
  *    results put the channels back in order. Taps past the window (to a
- *    multiple of four) have zero weights.
+ *    multiple of four) have zero weights. A window of 3 or 4 rows (and a
+ *    layer that does not fill the lanes with neighbouring pixels) groups
+ *    its taps by kernel column instead, so that an input column's
+ *    interleaved rows serve every pixel whose window covers it (KWS's
+ *    3x3 layers: a third of the unpacks, 0.96x the model's time).
  *  - direct: a kernel row's taps and channels are one run of R = k_w *
  *    cpg bytes of the input (undilated channels-last); its groups of four
  *    bytes are each broadcast against four vectors of weights, the last
@@ -53,6 +57,8 @@
 /* Channels a pass; groups of four taps (DW) or bytes (direct) at most;
  * rows x pixels x WIDE bytes of an in-place ring on the stack at most. */
 enum { WIDE = 64, WIDE_GROUPS = 32, WIDE_RING = 8192, WIDE_ROW = 16 };
+/* Input columns of one pass of the DW column form (8 KiB of stack). */
+enum { WIDE_COLS = 32 };
 
 typedef struct {
   int8_t w[WIDE_GROUPS][4 * WIDE] __attribute__((aligned(64)));
@@ -60,11 +66,15 @@ typedef struct {
   uint32_t m[WIDE] __attribute__((aligned(64)));
   uint32_t r[WIDE] __attribute__((aligned(64)));
   uint32_t half[WIDE] __attribute__((aligned(64)));
+  float scale[WIDE] __attribute__((aligned(64))); /* wide_guess's */
+  float tol[WIDE] __attribute__((aligned(64)));
   int8_t pad[2 * WIDE] __attribute__((aligned(64))); /* -io */
   int8_t tmp[WIDE_GROUPS][WIDE_ROW];             /* direct: cut rows */
   ptrdiff_t xo[4 * WIDE_GROUPS], wo[4 * WIDE_GROUPS]; /* DW: per tap */
   int32_t ky[4 * WIDE_GROUPS], kx[4 * WIDE_GROUPS];
   int32_t off, lo, hi, groups;
+  int guess; /* wide_guess16 applies (|off| <= 512) */
+  int keep;  /* tn__crt_conv_wide_fault 2: unsure lanes kept, wrongly */
 } Wide;
 
 /* Every channel's multiplier is one requant_exact takes (M >= 0, shift in
@@ -108,13 +118,44 @@ VNNI static inline __m512i wide_requant16(const Wide *k, int32_t j0,
   return _mm512_min_epi32(v, _mm512_set1_epi32(k->hi));
 }
 
+/* requant_exact of the 16 lanes at j0 in float where that is certain,
+ * as x86/conv_s8.c's requant_sse does it (its comment has the bounds):
+ * y = float(x) * float(M / 2^(31+r)) clamped to [lo - off, hi - off] and
+ * rounded by adding 1.5 * 2^23; a lane whose y lies farther than tol from
+ * the integer taken (every lane where r = 0: tol < 0) is recomputed by
+ * wide_requant16. Some ten operations a lane where the exact form takes
+ * twenty. */
+VNNI static inline __m512i wide_guess16(const Wide *k, int32_t j0,
+                                        __m512i x) {
+  const __m512 magic = _mm512_set1_ps(12582912.0f);
+  __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(x), _mm512_load_ps(k->scale + j0));
+  y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps((float)(k->lo - k->off))),
+                    _mm512_set1_ps((float)(k->hi - k->off)));
+  const __m512 t = _mm512_add_ps(y, magic);
+  const __m512 d = _mm512_abs_ps(_mm512_sub_ps(y, _mm512_sub_ps(t, magic)));
+  const __mmask16 unsure =
+      _mm512_cmp_ps_mask(d, _mm512_load_ps(k->tol + j0), _CMP_GT_OQ);
+  /* t's bits less magic's are the integer; the output offset added */
+  const __m512i v = _mm512_sub_epi32(
+      _mm512_castps_si512(t), _mm512_set1_epi32(0x4b400000 - k->off));
+  return unsure && !k->keep
+             ? _mm512_mask_blend_epi32(unsure, v, wide_requant16(k, j0, x))
+             : v;
+}
+
 /* The four accumulators requantized into out, the channels in order (see
  * the opening comment), the chunk's len channels alone (mask mk). */
 VNNI static inline void wide_store(const Wide *k, __m512i a0, __m512i a1,
                                    __m512i a2, __m512i a3, __mmask64 mk,
                                    int8_t *out) {
-  const __m512i r0 = wide_requant16(k, 0, a0), r1 = wide_requant16(k, 16, a1);
-  const __m512i r2 = wide_requant16(k, 32, a2), r3 = wide_requant16(k, 48, a3);
+  __m512i r0, r1, r2, r3;
+  if (k->guess) {
+    r0 = wide_guess16(k, 0, a0), r1 = wide_guess16(k, 16, a1);
+    r2 = wide_guess16(k, 32, a2), r3 = wide_guess16(k, 48, a3);
+  } else {
+    r0 = wide_requant16(k, 0, a0), r1 = wide_requant16(k, 16, a1);
+    r2 = wide_requant16(k, 32, a2), r3 = wide_requant16(k, 48, a3);
+  }
   /* within [lo, hi] of int8: the saturating packs only narrow */
   const __m512i v = _mm512_packs_epi16(_mm512_packs_epi32(r0, r1),
                                        _mm512_packs_epi32(r2, r3));
@@ -201,6 +242,135 @@ VNNI static inline void pack_consts(Wide *k, const Conv *c,
     /* 2^(r-1), 0 for r = 0 (a count of 2^32 - 1 shifts everything out) */
     _mm512_store_si512(k->half + 16 * i,
                        _mm512_sllv_epi32(one, _mm512_sub_epi32(r, one)));
+    /* wide_guess16's: M / 2^(31+r) (2^-r from its exponent bits), and
+     * tol = 1/2 - 2^-(r+1) - 2^-11, -1 for r = 0 */
+    const __m512 pot = _mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127), r), 23));
+    _mm512_store_ps(k->scale + 16 * i,
+                    _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(m[i]),
+                                                _mm512_set1_ps(0x1p-31f)),
+                                  pot));
+    const __m512 half = _mm512_set1_ps(0.5f);
+    const __m512 tol = _mm512_sub_ps(
+        _mm512_sub_ps(half, _mm512_mul_ps(half, pot)), _mm512_set1_ps(0x1p-11f));
+    _mm512_store_ps(k->tol + 16 * i,
+                    _mm512_mask_blend_ps(
+                        _mm512_cmpgt_epi32_mask(r, _mm512_setzero_si512()),
+                        _mm512_set1_ps(-1.0f), tol));
+  }
+}
+
+
+/* ---- DW by columns ----------------------------------------------------- */
+
+/* The column form of DW, for windows of 3 or 4 rows: a group is one
+ * kernel column's rows (the fourth, past a 3-row window, with zero
+ * weights), so the interleaved inputs of one input column under the
+ * window's rows serve every output pixel whose window covers that
+ * column: k_w pixels at stride 1, where the tap groups of dw_pixel
+ * interleave each pixel's inputs anew (the same vpdpbusd count for 3x3,
+ * a third of the vpunpck). An input column left or right of the input
+ * and a kernel row above or below it read k->pad, whose share of the
+ * correction cancels, so border pixels take the same loop. */
+
+static int wide_fault; /* tn__crt_conv_wide_fault */
+void tn__crt_conv_wide_fault(int how) {
+  __atomic_store_n(&wide_fault, how, __ATOMIC_RELAXED);
+}
+
+/* The chunk of len channels at co0: kernel column kx's rows, as the
+ * columns' inputs are interleaved, at w[kx], then the lanes' constants. */
+VNNI static void dw_cols_pack(Wide *k, const Conv *c, const TnCrtQuant *q,
+                              const int32_t *bias, int32_t co0,
+                              int32_t len) {
+  const TnCrtConv2d *p = c->p;
+  __m512i sum[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(),
+                    _mm512_setzero_si512(), _mm512_setzero_si512()};
+  for (int32_t kx = 0; kx < p->k_w; kx++) {
+    const int8_t *r[4];
+    for (int32_t i = 0; i < 4; i++)
+      r[i] = i < p->k_h ? c->w + (ptrdiff_t)i * p->w_strides[0] +
+                              (ptrdiff_t)kx * p->w_strides[1] + co0
+                        : NULL;
+    pack_group(k, kx, r, len_mask(len), sum);
+  }
+  pack_consts(k, c, q, bias, co0, len, sum);
+}
+
+/* v[j]: input column ic0 + j under the window's rows (row[i] NULL: above
+ * or below the input, or past the window), the len channels loaded and
+ * interleaved as the weights. */
+VNNI static void dw_cols_in(const Wide *k, const int8_t *const *row,
+                            ptrdiff_t is2, int32_t in_w, int32_t ic0,
+                            int32_t n, __mmask64 mk, int8_t (*v)[4 * WIDE]) {
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
+  for (int32_t j = 0; j < n; j++) {
+    const int32_t ic = ic0 + j;
+    const int in = (uint32_t)ic < (uint32_t)in_w;
+    __m512i t[4], q[4];
+    for (int i = 0; i < 4; i++)
+      t[i] = _mm512_xor_si512(
+          _mm512_maskz_loadu_epi8(mk, in && row[i] ? row[i] + ic * is2 : k->pad),
+          flip);
+    interleave4(t[0], t[1], t[2], t[3], q);
+    for (int i = 0; i < 4; i++) _mm512_store_si512(v[j] + 64 * i, q[i]);
+  }
+}
+
+/* One pixel from its kw columns' inputs, at v, v + vs, ... */
+VNNI static inline __attribute__((always_inline)) void
+dw_cols_pixel(const Wide *k, int32_t kw, const int8_t *v, ptrdiff_t vs,
+              __mmask64 mk, int8_t *out) {
+  __m512i a0 = _mm512_load_si512(k->corr), a1 = _mm512_load_si512(k->corr + 16);
+  __m512i a2 = _mm512_load_si512(k->corr + 32);
+  __m512i a3 = _mm512_load_si512(k->corr + 48);
+  for (int32_t kx = 0; kx < kw; kx++, v += vs) {
+    const int8_t *w = k->w[kx];
+    a0 = _mm512_dpbusd_epi32(a0, _mm512_load_si512(v), _mm512_load_si512(w));
+    a1 = _mm512_dpbusd_epi32(a1, _mm512_load_si512(v + 64),
+                             _mm512_load_si512(w + 64));
+    a2 = _mm512_dpbusd_epi32(a2, _mm512_load_si512(v + 128),
+                             _mm512_load_si512(w + 128));
+    a3 = _mm512_dpbusd_epi32(a3, _mm512_load_si512(v + 192),
+                             _mm512_load_si512(w + 192));
+  }
+  wide_store(k, a0, a1, a2, a3, mk, out);
+}
+
+/* Output row oy's pixels of the chunk (len channels from x) into orow,
+ * ostep apart: passes of up to `span` pixels, each setting up the input
+ * columns its windows cover. */
+VNNI static void dw_cols_row(const Wide *k, const TnCrtConv2d *p,
+                             const int8_t *x, int32_t oy, int32_t len,
+                             int8_t *orow, ptrdiff_t ostep) {
+  int8_t v[WIDE_COLS][4 * WIDE] __attribute__((aligned(64)));
+  const __mmask64 mk = len_mask(len);
+  const int32_t iy0 = oy * p->stride_h - p->pad_top, sw = p->stride_w;
+  const int32_t dw = p->dilation_w, kw = p->k_w;
+  const int32_t span = (WIDE_COLS - 1 - (kw - 1) * dw) / sw + 1;
+  const int32_t kwf =
+      kw - (__atomic_load_n(&wide_fault, __ATOMIC_RELAXED) == 1);
+  const int8_t *row[4];
+  for (int32_t i = 0; i < 4; i++) {
+    const int32_t iy = iy0 + i * p->dilation_h;
+    row[i] = i < p->k_h && (uint32_t)iy < (uint32_t)p->in_h
+                 ? x + (ptrdiff_t)iy * p->in_strides[1]
+                 : NULL;
+  }
+  for (int32_t ox0 = 0; ox0 < p->out_w; ox0 += span) {
+    const int32_t n = p->out_w - ox0 < span ? p->out_w - ox0 : span;
+    const int32_t ic0 = ox0 * sw - p->pad_left;
+    dw_cols_in(k, row, p->in_strides[2], p->in_w, ic0,
+               (n - 1) * sw + (kw - 1) * dw + 1, mk, v);
+    const ptrdiff_t vs = (ptrdiff_t)dw * 4 * WIDE;
+    for (int32_t i = 0; i < n; i++) {
+      const int8_t *vi = v[i * sw];
+      int8_t *const po = orow + (ptrdiff_t)(ox0 + i) * ostep;
+      if (kwf == 3)
+        dw_cols_pixel(k, 3, vi, vs, mk, po);
+      else
+        dw_cols_pixel(k, kwf, vi, vs, mk, po);
+    }
   }
 }
 
@@ -352,6 +522,10 @@ VNNI static void dw_layer(Wide *k, const Conv *c, const TnCrtQuant *q,
                   (sw == 1 || (sw == 2 && p->out_c % 8 == 0)) &&
                   p->in_strides[2] == p->out_c &&
                   (ring || p->out_strides[2] == p->out_c);
+  /* windows of 3 or 4 rows: the column form (dw_cols_row) */
+  const int cols = !rep && (p->k_h == 3 || p->k_h == 4) &&
+                   p->k_w <= WIDE_GROUPS &&
+                   (int64_t)(p->k_w - 1) * p->dilation_w + 1 <= WIDE_COLS;
   const int32_t pix = rep ? WIDE / p->out_c : 1;
   const ptrdiff_t rstep = rep ? p->out_c : WIDE; /* the ring's pixels */
   const ptrdiff_t slot = (ptrdiff_t)p->out_w * rstep;
@@ -376,7 +550,10 @@ VNNI static void dw_layer(Wide *k, const Conv *c, const TnCrtQuant *q,
   for (int32_t co0 = 0; co0 < p->out_c; co0 += WIDE) {
     const int32_t len = p->out_c - co0 < WIDE ? p->out_c - co0 : WIDE;
     const __mmask64 mk = len_mask(len);
-    dw_pack(k, c, q, bias, co0, len, rep);
+    if (cols)
+      dw_cols_pack(k, c, q, bias, co0, len);
+    else
+      dw_pack(k, c, q, bias, co0, len, rep);
     for (int32_t n = 0; n < p->batch; n++) {
       const int8_t *x = c->in + (ptrdiff_t)n * p->in_strides[0] + co0;
       int8_t *const out_n = out + (ptrdiff_t)n * p->out_strides[0] + co0;
@@ -387,7 +564,8 @@ VNNI static void dw_layer(Wide *k, const Conv *c, const TnCrtQuant *q,
         int8_t *const orow =
             ring ? ring + s * slot : out_n + (ptrdiff_t)oy * p->out_strides[1];
         const ptrdiff_t ostep = ring ? rstep : p->out_strides[2];
-        for (int32_t ox = 0, npx; ox < p->out_w; ox += npx) {
+        if (cols) dw_cols_row(k, p, x, oy, len, orow, ostep);
+        for (int32_t ox = 0, npx; !cols && ox < p->out_w; ox += npx) {
           const int32_t ix0 = ox * p->stride_w - p->pad_left;
           int32_t kx0, kx1;
           taps(ix0, p->k_w, p->dilation_w, p->in_w, &kx0, &kx1);
@@ -583,6 +761,8 @@ int tn__crt_conv_wide(const Conv *c, const TnCrtQuant *q, int32_t lo,
   if (!(dw || direct) || !wide_requant_ok(q, p->out_c)) return 0;
   Wide k;
   k.off = q->output_offset, k.lo = lo, k.hi = hi;
+  k.guess = k.off >= -512 && k.off <= 512;
+  k.keep = __atomic_load_n(&wide_fault, __ATOMIC_RELAXED) == 2;
   memset(k.pad, -c->io, sizeof k.pad); /* io in [-127, 128] */
   if (dw) {
     int8_t ring[WIDE_RING];
