@@ -1,6 +1,6 @@
 """ResNet-8's (IC's) int8 convolution layers alone (--layers ic), or the
-pointwise layers of KWS and the wake word (--layers pw), on process CPU time,
-with the crt of this tree ("new") and of --base-src ("base") in one run,
+pointwise layers of KWS, the wake word and VWW (--layers pw), on process
+CPU time, with the crt of this tree ("new") and of --base-src ("base") in one run,
 at the CPU's best ISA level and capped at AVX2 (tn_crt_isa_limit): the
 time and GMAC/s per layer shape, issue 30's kernel-level table.
 
@@ -51,12 +51,22 @@ LAYERS = [("conv 32x32 3->16", 32, 32, 3, 16, 3, 1),
           ("conv 16x16 32->64 s2", 16, 16, 32, 64, 3, 2),
           ("conv 8x8 64->64", 8, 8, 64, 64, 3, 1),
           ("1x1 16x16 32->64 s2", 16, 16, 32, 64, 1, 2)]
-# KWS's four pointwise layers (one shape), then the wake word's
+# KWS's four pointwise layers (one shape), then the wake word's, then VWW's
+# (its five 6x6 128->128 layers one shape)
 PW_LAYERS = [("KWS 1x1 25x5 64->64", 25, 5, 64, 64, 1, 1),
              ("WW 1x1 28x1 40->128", 28, 1, 40, 128, 1, 1),
              ("WW 1x1 24x1 128->128", 24, 1, 128, 128, 1, 1),
              ("WW 1x1 15x1 128->128", 15, 1, 128, 128, 1, 1),
-             ("WW 1x1 1x1 128->32", 1, 1, 128, 32, 1, 1)]
+             ("WW 1x1 1x1 128->32", 1, 1, 128, 32, 1, 1),
+             ("VWW 1x1 48x48 8->16", 48, 48, 8, 16, 1, 1),
+             ("VWW 1x1 24x24 16->32", 24, 24, 16, 32, 1, 1),
+             ("VWW 1x1 24x24 32->32", 24, 24, 32, 32, 1, 1),
+             ("VWW 1x1 12x12 32->64", 12, 12, 32, 64, 1, 1),
+             ("VWW 1x1 12x12 64->64", 12, 12, 64, 64, 1, 1),
+             ("VWW 1x1 6x6 64->128", 6, 6, 64, 128, 1, 1),
+             ("VWW 1x1 6x6 128->128", 6, 6, 128, 128, 1, 1),
+             ("VWW 1x1 3x3 128->256", 3, 3, 128, 256, 1, 1),
+             ("VWW 1x1 3x3 256->256", 3, 3, 256, 256, 1, 1)]
 LAYER_SETS = {"ic": LAYERS, "pw": PW_LAYERS, "all": LAYERS + PW_LAYERS}
 
 DRIVER_C = r"""
