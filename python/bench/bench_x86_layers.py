@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
     const size_t nin = (size_t)h * w * ci, nw = (size_t)k * k * ci * co,
                  nout = (size_t)g.out_h * g.out_w * co;
     int8_t *in = malloc(nin), *wt = malloc(nw), *out = malloc(nout);
-    int32_t *bias = malloc((size_t)co * 4), mult[128], shift[128];
+    int32_t *bias = malloc((size_t)co * 4), mult[256], shift[256];
     for (size_t j = 0; j < nin; j++) in[j] = (int8_t)((j * 37 + 11) % 255 - 127);
     for (size_t j = 0; j < nw; j++) wt[j] = (int8_t)((j * 53 + 7) % 255 - 127);
     for (int c = 0; c < co; c++) {
