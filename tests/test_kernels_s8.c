@@ -1784,10 +1784,10 @@ END_TEST
 static int packed_avx2_fault; /* tn__crt_conv_avx2_fault for the call */
 static int packed_big;        /* larger layers (conv_packed_random) */
 
-static int conv_packed_random(uint64_t seed, int fault) {
+static int conv_packed_random(uint64_t seed, int fault, int tiles) {
   KtRng r = kt_rng(seed);
   int differ = 0;
-  for (int it = 0; it < (packed_big ? 48 : 160); it++) {
+  for (int it = 0; it < (tiles ? 60 : packed_big ? 48 : 160); it++) {
     TnCrtConv2d p;
     memset(&p, 0, sizeof p);
     p.batch = kt_int(&r, 1, 2);
@@ -1798,6 +1798,13 @@ static int conv_packed_random(uint64_t seed, int fault) {
     p.in_c = it % 3 ? 4 * kt_int(&r, 1, packed_big ? 96 : 24)
                     : kt_int(&r, 1, 70);
     p.out_c = it % 4 == 1 ? 16 * kt_int(&r, 1, 5) : kt_int(&r, 1, 90);
+    if (tiles) { /* the VNNI tiles of 4 pixels by 64 channels, and copies
+                  * of the input in several chunks (GEMM_XU bytes) */
+      p.batch = 1, p.in_h = p.out_h = kt_int(&r, 1, 8);
+      p.in_w = p.out_w = kt_int(&r, 1, 60);
+      p.in_c = 4 * kt_int(&r, 1, 80);
+      p.out_c = it % 2 ? 16 * kt_int(&r, 4, 6) : kt_int(&r, 60, 96);
+    }
     const int in_place = it % 4 == 3 && p.out_c <= p.in_c;
     int32_t di[4] = {p.batch, p.in_h, p.in_w, p.in_c};
     int32_t dw[4] = {1, 1, p.in_c, p.out_c};
@@ -1858,19 +1865,19 @@ static int conv_packed_random(uint64_t seed, int fault) {
 START_TEST(test_conv_packed_random) {
   check_isa_matches_cpu();
   int differ = 0;
-  EACH_ISA(differ += conv_packed_random(7, 0));
+  EACH_ISA(differ += conv_packed_random(7, 0, 0));
   ck_assert_int_eq(differ, 0);
 #if HAVE_AVX2_FORMS
   /* the VNNI and AVX2 packed forms dropping their last group of inputs
    * are caught, and the VNNI tiles keeping their doubtful lanes' float
    * results (requant_exact skipped) */
   if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512VNNI) {
-    ck_assert_int_gt(conv_packed_random(7, 4), 0);
-    ck_assert_int_gt(conv_packed_random(7, 5), 0);
+    ck_assert_int_gt(conv_packed_random(7, 4, 0), 0);
+    ck_assert_int_gt(conv_packed_random(7, 5, 0), 0);
   }
   if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX2) {
     tn_crt_isa_limit(TN_CRT_ISA_AVX2);
-    ck_assert_int_gt(conv_packed_random(7, 4), 0);
+    ck_assert_int_gt(conv_packed_random(7, 4, 0), 0);
     tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
   }
 #endif
@@ -1885,22 +1892,42 @@ END_TEST
 START_TEST(test_conv_packed_big_random) {
   int differ = 0;
   packed_big = 1;
-  EACH_ISA(differ += conv_packed_random(50, 0));
+  EACH_ISA(differ += conv_packed_random(50, 0, 0));
   ck_assert_int_eq(differ, 0);
 #if HAVE_AVX2_FORMS
   if (tn_crt_isa_limit(TN_CRT_ISA_AVX2_VNNI) & TN_CRT_ISA_AVXVNNI) {
     packed_avx2_fault = 3;
-    ck_assert_int_gt(conv_packed_random(50, 0), 0);
+    ck_assert_int_gt(conv_packed_random(50, 0, 0), 0);
     packed_avx2_fault = 0;
     /* the same switch leaves the other forms as they were */
     tn_crt_isa_limit(TN_CRT_ISA_AVX2);
     packed_avx2_fault = 3;
-    ck_assert_int_eq(conv_packed_random(50, 0), 0);
+    ck_assert_int_eq(conv_packed_random(50, 0, 0), 0);
     packed_avx2_fault = 0;
   }
   tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 #endif
   packed_big = 0;
+}
+END_TEST
+
+/* The same over larger layers (tiles): 64 to 96 channels, where the VNNI
+ * form takes tiles of 4 pixels by 64 channels, then 32 or 16 (or the
+ * dense rows' rest); up to 480 pixels of up to 320 inputs, the copy of
+ * the inputs as x ^ 0x80 made in several chunks; in place every fourth.
+ * The VNNI tiles dropping their last group, or keeping their doubtful
+ * lanes, are caught here too. */
+START_TEST(test_conv_packed_tiles_random) {
+  check_isa_matches_cpu();
+  int differ = 0;
+  EACH_ISA(differ += conv_packed_random(31, 0, 1));
+  ck_assert_int_eq(differ, 0);
+#if HAVE_AVX2_FORMS
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX512VNNI) {
+    ck_assert_int_gt(conv_packed_random(31, 4, 1), 0);
+    ck_assert_int_gt(conv_packed_random(31, 5, 1), 0);
+  }
+#endif
 }
 END_TEST
 
@@ -3161,6 +3188,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_dense_packed_random);
   tcase_add_test(tc, test_conv_packed_random);
   tcase_add_test(tc, test_conv_packed_big_random);
+  tcase_add_test(tc, test_conv_packed_tiles_random);
   tcase_add_test(tc, test_conv_packed_args);
   tcase_add_test(tc, test_dense_packed4_random);
   tcase_add_test(tc, test_dense_pack4_layout);

@@ -1,5 +1,5 @@
 """ResNet-8's (IC's) int8 convolution layers alone (--layers ic), the
-pointwise layers of KWS and the wake word (--layers pw), or the 3x3
+pointwise layers of KWS, the wake word and VWW (--layers pw), or the 3x3
 depthwise layers of KWS and VWW (--layers dw), on process CPU time,
 with the crt of this tree ("new") and of --base-src ("base") in one run,
 at the CPU's best ISA level and capped at AVX2 (tn_crt_isa_limit; with
@@ -53,12 +53,22 @@ LAYERS = [("conv 32x32 3->16", 32, 32, 3, 16, 3, 1),
           ("conv 16x16 32->64 s2", 16, 16, 32, 64, 3, 2),
           ("conv 8x8 64->64", 8, 8, 64, 64, 3, 1),
           ("1x1 16x16 32->64 s2", 16, 16, 32, 64, 1, 2)]
-# KWS's four pointwise layers (one shape), then the wake word's
+# KWS's four pointwise layers (one shape), then the wake word's, then VWW's
+# (its five 6x6 128->128 layers one shape)
 PW_LAYERS = [("KWS 1x1 25x5 64->64", 25, 5, 64, 64, 1, 1),
              ("WW 1x1 28x1 40->128", 28, 1, 40, 128, 1, 1),
              ("WW 1x1 24x1 128->128", 24, 1, 128, 128, 1, 1),
              ("WW 1x1 15x1 128->128", 15, 1, 128, 128, 1, 1),
-             ("WW 1x1 1x1 128->32", 1, 1, 128, 32, 1, 1)]
+             ("WW 1x1 1x1 128->32", 1, 1, 128, 32, 1, 1),
+             ("VWW 1x1 48x48 8->16", 48, 48, 8, 16, 1, 1),
+             ("VWW 1x1 24x24 16->32", 24, 24, 16, 32, 1, 1),
+             ("VWW 1x1 24x24 32->32", 24, 24, 32, 32, 1, 1),
+             ("VWW 1x1 12x12 32->64", 12, 12, 32, 64, 1, 1),
+             ("VWW 1x1 12x12 64->64", 12, 12, 64, 64, 1, 1),
+             ("VWW 1x1 6x6 64->128", 6, 6, 64, 128, 1, 1),
+             ("VWW 1x1 6x6 128->128", 6, 6, 128, 128, 1, 1),
+             ("VWW 1x1 3x3 128->256", 3, 3, 128, 256, 1, 1),
+             ("VWW 1x1 3x3 256->256", 3, 3, 256, 256, 1, 1)]
 # depthwise 3x3 layers (a name starting "DW": groups = channels, weights
 # [k, k, 1, c]): KWS's (four of one shape), then VWW's shapes
 DW_LAYERS = [("DW KWS 25x5x64", 25, 5, 64, 64, 3, 1),

@@ -1326,10 +1326,11 @@ static void packed_rows(const TnCrtConv2d *p, const TnCrtQuant *q,
     Requant rq[4];
     const Requant *grq[4] = {&rq[0], &rq[1], &rq[2], &rq[3]};
     while (nn - co0 >= 16) {
-      /* VNNI: two blocks a pass; AVX2 and AVX-VNNI: up to four (one
-       * copy of the inputs for them) */
+      /* VNNI: four blocks a pass, else two or one; AVX2 and AVX-VNNI: up
+       * to four (one copy of the inputs for them) */
       const int32_t left = (nn - co0) / 16;
-      const int nb = vnni ? (left >= 2 ? 2 : 1) : (left >= 4 ? 4 : left);
+      const int nb = vnni ? (left >= 4 ? 4 : left >= 2 ? 2 : 1)
+                          : (left >= 4 ? 4 : left);
       int fast = 1;
       for (int b = 0; b < nb; b++) {
         requant_init(&rq[b], q, lo, hi, bias, co0 + 16 * b, 16);

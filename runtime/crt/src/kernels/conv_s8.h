@@ -281,8 +281,10 @@ void tn__crt_conv_gemm(AvxBcast *k, const Conv *c, const int32_t *off,
 /* tn__crt_conv_gemm with AVX-512 VNNI on a weight packed at compile time
  * (tn_crt_conv2d_s8_packed: tn_crt_dense_s8_pack's layout, kk input
  * channels, a multiple of 4, an input offset of 128 and a filter offset
- * of 0): the nb (1 or 2) blocks of 16 channels at w, read where they
- * lie. */
+ * of 0): the nb (1, 2 or 4) blocks of 16 channels at w, read where they
+ * lie; the pixels, where contiguous (xs = kk), copied as x ^ 0x80 in
+ * chunks of GEMM_XU bytes on the stack. */
+enum { GEMM_XU = 8192 }; /* input bytes a chunk, on the stack */
 void tn__crt_conv_gemm_packed(const int8_t *w, int32_t kk, int nb,
                               const int8_t *x, ptrdiff_t xs, int32_t npx,
                               const Requant *const *rq, int8_t *out,

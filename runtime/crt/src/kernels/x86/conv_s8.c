@@ -1113,48 +1113,54 @@ gemm_requant(__m512i x, __m512 scale, __m512 tol, __m512 lo, __m512 hi,
 
 /*
  * The 1x1 GEMM form (conv_s8.h), VNNI: npx pixels xs apart, each a
- * contiguous run of K input channels, times one or two VNNI-packed blocks
- * of 16 channels. Tiles of 8, 4, 2 or 1 pixels by 16 * nb channels, 8 * nb
+ * contiguous run of K input channels, times nb (1, 2 or 4) VNNI-packed
+ * blocks of 16 channels, block b's groups of 64 bytes at w[b]. Tiles of
+ * np pixels by 16 * nb channels (8 by 16 or 32, 4 by 64), np * nb <= 16
  * accumulators in zmm registers: each group of four input bytes of a
- * pixel is broadcast once (x ^ 0x80, from memory) for nb vpdpbusd, and
- * each 64-byte weight vector serves the tile's pixels. No row pointers:
- * pixel i of a tile is x + i * xs. The products by vnni_dp (with the
- * builtin, gcc 12 moved the sixteen accumulators between registers and
- * the stack at every group of inputs: a third of the form's time in
- * perf at KWS's tile of 8 pixels by 32 channels). Requantized sixteen
- * lanes at once in
+ * pixel is broadcast once for nb vpdpbusd, and each 64-byte weight vector
+ * serves the tile's pixels. Four pixels by 64 channels (KWS's and the
+ * wake word's layers of 64 and 128) broadcast each pixel's group for four
+ * vpdpbusd where eight by 32 did for two: half the broadcasts for the
+ * same products. pre: x holds x ^ 0x80 already (gemm_packed's copy), so
+ * that a broadcast is a load alone; else each is XORed (vnni_quad), a
+ * vector operation beside every nb vpdpbusd on the ports they share
+ * (0.80x the products' rate at 8 by 32). No row pointers: pixel i of a
+ * tile is x + i * xs. The products by vnni_dp (with the builtin, gcc 12
+ * moved the sixteen accumulators between registers and the stack at
+ * every group of inputs: a third of the form's time in perf at KWS's
+ * tile of 8 pixels by 32 channels). Requantized sixteen lanes at once in
  * zmm (gemm_requant, one vpmovsdb a block of a pixel), where two halves
  * of eight lanes, each packed and permuted, took as long as the products
- * at KWS's 64 inputs; a pixel's doubtful lanes of both blocks redone in
+ * at KWS's 64 inputs; a pixel's doubtful lanes of all blocks redone in
  * one pass (how == 5 skips it: a broken form for the tests).
  */
 VNNI static inline __attribute__((always_inline)) void
-gemm_tile(const int8_t *w0, const int8_t *w1, int nb, int np, int32_t full,
-          int tail, const int8_t *x, ptrdiff_t xs, __m512i b0, __m512i b1,
+gemm_tile(const int8_t *const *w, int nb, int np, int pre, int32_t full,
+          int tail, const int8_t *x, ptrdiff_t xs, const __m512i *bias,
           const Requant *const *rq, int8_t *out, ptrdiff_t os) {
-  __m512i c0[8], c1[8];
-#pragma GCC unroll 8
-  for (int i = 0; i < np; i++) c0[i] = b0, c1[i] = b1;
+  __m512i c[16];
+#pragma GCC unroll 16
+  for (int j = 0; j < np * nb; j++) c[j] = bias[j % nb];
   for (int32_t g = 0; g < full; g++, x += 4) {
-    const __m512i v0 = _mm512_loadu_si512(w0 + (ptrdiff_t)g * 64);
-    const __m512i v1 =
-        nb == 2 ? _mm512_loadu_si512(w1 + (ptrdiff_t)g * 64) : v0;
+    __m512i v[4];
+#pragma GCC unroll 4
+    for (int b = 0; b < nb; b++)
+      v[b] = _mm512_loadu_si512(w[b] + (ptrdiff_t)g * 64);
 #pragma GCC unroll 8
     for (int i = 0; i < np; i++) {
-      const __m512i e = vnni_quad(x + i * xs, 1, 4);
-      c0[i] = vnni_dp(c0[i], e, v0);
-      if (nb == 2) c1[i] = vnni_dp(c1[i], e, v1);
+      const __m512i e = row_quad(x + i * xs, 4, pre);
+#pragma GCC unroll 4
+      for (int b = 0; b < nb; b++) c[i * nb + b] = vnni_dp(c[i * nb + b], e, v[b]);
     }
   }
   if (tail) {
-    const __m512i v0 = _mm512_loadu_si512(w0 + (ptrdiff_t)full * 64);
-    const __m512i v1 =
-        nb == 2 ? _mm512_loadu_si512(w1 + (ptrdiff_t)full * 64) : v0;
 #pragma GCC unroll 8
     for (int i = 0; i < np; i++) {
       const __m512i e = vnni_quad(x + i * xs, 1, tail);
-      c0[i] = _mm512_dpbusd_epi32(c0[i], e, v0);
-      if (nb == 2) c1[i] = _mm512_dpbusd_epi32(c1[i], e, v1);
+#pragma GCC unroll 4
+      for (int b = 0; b < nb; b++)
+        c[i * nb + b] = _mm512_dpbusd_epi32(
+            c[i * nb + b], e, _mm512_loadu_si512(w[b] + (ptrdiff_t)full * 64));
     }
   }
   /* the blocks' constants once a tile, in registers (the tile's int8
@@ -1164,83 +1170,101 @@ gemm_tile(const int8_t *w0, const int8_t *w1, int nb, int np, int32_t full,
       _mm512_set1_epi32((int32_t)(0x4b400000u - (uint32_t)rq[0]->off));
   const __m512 lo = _mm512_set1_ps((float)(rq[0]->lo - rq[0]->off));
   const __m512 hi = _mm512_set1_ps((float)(rq[0]->hi - rq[0]->off));
-  const __m512 s0 = _mm512_loadu_ps(rq[0]->scale);
-  const __m512 t0 = _mm512_loadu_ps(rq[0]->tol);
-  const __m512 s1 = nb == 2 ? _mm512_loadu_ps(rq[1]->scale) : s0;
-  const __m512 t1 = nb == 2 ? _mm512_loadu_ps(rq[1]->tol) : t0;
+  __m512 sc[4], tl[4];
+#pragma GCC unroll 4
+  for (int b = 0; b < nb; b++)
+    sc[b] = _mm512_loadu_ps(rq[b]->scale), tl[b] = _mm512_loadu_ps(rq[b]->tol);
 #pragma GCC unroll 8
   for (int i = 0; i < np; i++) {
     int8_t *o = out + i * os;
-    const uint32_t u0 = gemm_requant(c0[i], s0, t0, lo, hi, magic_off, o);
-    const uint32_t u1 =
-        nb == 2 ? gemm_requant(c1[i], s1, t1, lo, hi, magic_off, o + 16)
-                : 0;
-    if (__builtin_expect((u0 | u1) != 0, 0) &&
+    uint64_t u = 0;
+#pragma GCC unroll 4
+    for (int b = 0; b < nb; b++)
+      u |= (uint64_t)gemm_requant(c[i * nb + b], sc[b], tl[b], lo, hi,
+                                  magic_off, o + 16 * b)
+           << (16 * b);
+    if (__builtin_expect(u != 0, 0) &&
         __atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) != 5) {
-      uint32_t a[32];
-      _mm512_storeu_si512(a, c0[i]);
-      if (nb == 2) _mm512_storeu_si512(a + 16, c1[i]);
-      for (uint32_t u = u0 | u1 << 16; u != 0; u &= u - 1) {
-        const int j = __builtin_ctz(u);
+      uint32_t a[64];
+#pragma GCC unroll 4
+      for (int b = 0; b < nb; b++) _mm512_storeu_si512(a + 16 * b, c[i * nb + b]);
+      for (; u != 0; u &= u - 1) {
+        const int j = __builtin_ctzll(u);
         o[j] = (int8_t)requant_exact(rq[j >> 4], j & 15, a[j]);
       }
     }
   }
 }
 
-/* The tiles over npx pixels, the blocks' weights at w0 and w1 (each a run
- * of groups of 64 bytes), the accumulators starting from b0 and b1. */
+/* The tiles over npx pixels, block b's weights at w[b] (each a run of
+ * groups of 64 bytes), its accumulators starting from bias[b]. */
 VNNI static inline __attribute__((always_inline)) void
-gemm_rows(const int8_t *w0, const int8_t *w1, int nb, int32_t full, int tail,
-          __m512i b0, __m512i b1, const int8_t *x, ptrdiff_t xs, int32_t npx,
+gemm_rows(const int8_t *const *w, int nb, int pre, int32_t full, int tail,
+          const __m512i *bias, const int8_t *x, ptrdiff_t xs, int32_t npx,
           const Requant *const *rq, int8_t *out, ptrdiff_t os) {
+#define TILE(np)                                                          \
+  gemm_tile(w, nb, np, pre, full, tail, x + i * xs, xs, bias, rq,         \
+            out + i * os, os)
   int32_t i = 0;
-  for (; i + 8 <= npx; i += 8)
-    gemm_tile(w0, w1, nb, 8, full, tail, x + i * xs, xs, b0, b1, rq,
-              out + i * os, os);
-  if (i + 4 <= npx) {
-    gemm_tile(w0, w1, nb, 4, full, tail, x + i * xs, xs, b0, b1, rq,
-              out + i * os, os);
-    i += 4;
+  if (nb == 4) {
+    for (; i + 4 <= npx; i += 4) TILE(4);
+  } else {
+    for (; i + 8 <= npx; i += 8) TILE(8);
+    if (i + 4 <= npx) TILE(4), i += 4;
   }
-  if (i + 2 <= npx) {
-    gemm_tile(w0, w1, nb, 2, full, tail, x + i * xs, xs, b0, b1, rq,
-              out + i * os, os);
-    i += 2;
-  }
-  if (i < npx)
-    gemm_tile(w0, w1, nb, 1, full, tail, x + i * xs, xs, b0, b1, rq,
-              out + i * os, os);
+  if (i + 2 <= npx) TILE(2), i += 2;
+  if (i < npx) TILE(1);
+#undef TILE
 }
 
 VNNI static void gemm_vnni(const AvxBcast *k, const int32_t *off, int nb,
                            const int8_t *x, ptrdiff_t xs, int32_t npx,
                            const Requant *const *rq, int8_t *out,
                            ptrdiff_t os) {
-  const int8_t *w0 = (const int8_t *)(k->w + off[0]);
-  const int8_t *w1 = (const int8_t *)(k->w + off[nb - 1]);
+  const int8_t *const w[2] = {(const int8_t *)(k->w + off[0]),
+                              (const int8_t *)(k->w + off[nb - 1])};
   const int32_t full = k->run / 4, groups = (k->run + 3) / 4;
   /* (how == 2 drops the tail: a broken form for the tests) */
   const int tail = __atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 2
                        ? 0
                        : k->run % 4;
   /* the accumulators start from bias + (io - 128) * sum(w) */
-  const __m512i b0 = _mm512_add_epi32(_mm512_loadu_si512(rq[0]->bias),
-                                      _mm512_loadu_si512(w0 + groups * 64));
-  const __m512i b1 =
-      nb == 2 ? _mm512_add_epi32(_mm512_loadu_si512(rq[1]->bias),
-                                 _mm512_loadu_si512(w1 + groups * 64))
-              : b0;
+  __m512i b[2];
+  for (int i = 0; i < nb; i++)
+    b[i] = _mm512_add_epi32(_mm512_loadu_si512(rq[i]->bias),
+                            _mm512_loadu_si512(w[i] + groups * 64));
   if (nb == 2)
-    gemm_rows(w0, w1, 2, full, tail, b0, b1, x, xs, npx, rq, out, os);
+    gemm_rows(w, 2, 0, full, tail, b, x, xs, npx, rq, out, os);
   else
-    gemm_rows(w0, w1, 1, full, tail, b0, b1, x, xs, npx, rq, out, os);
+    gemm_rows(w, 1, 0, full, tail, b, x, xs, npx, rq, out, os);
+}
+
+/* gemm_rows for nb known at compile time (no tail: kk % 4 == 0). */
+VNNI static void gemm_rows_packed(const int8_t *const *w, int nb, int pre,
+                                  int32_t full, const __m512i *bias,
+                                  const int8_t *x, ptrdiff_t xs, int32_t npx,
+                                  const Requant *const *rq, int8_t *out,
+                                  ptrdiff_t os) {
+  if (nb == 4 && pre)
+    gemm_rows(w, 4, 1, full, 0, bias, x, xs, npx, rq, out, os);
+  else if (nb == 2 && pre)
+    gemm_rows(w, 2, 1, full, 0, bias, x, xs, npx, rq, out, os);
+  else if (pre)
+    gemm_rows(w, 1, 1, full, 0, bias, x, xs, npx, rq, out, os);
+  else if (nb == 4)
+    gemm_rows(w, 4, 0, full, 0, bias, x, xs, npx, rq, out, os);
+  else if (nb == 2)
+    gemm_rows(w, 2, 0, full, 0, bias, x, xs, npx, rq, out, os);
+  else
+    gemm_rows(w, 1, 0, full, 0, bias, x, xs, npx, rq, out, os);
 }
 
 /* The GEMM form on a weight packed at compile time (conv_s8.h): its
  * blocks of 16 channels are the runs of groups gemm_tile reads, where
  * they lie, and the input offset is 128 already (the bias holds the
- * rest): the accumulators start from the bias alone. */
+ * rest): the accumulators start from the bias alone. The pixels are
+ * copied as x ^ 0x80 (vpdpbusd's unsigned operand) GEMM_XU bytes at a
+ * time, on the stack, for tiles that broadcast them with no XOR. */
 VNNI void tn__crt_conv_gemm_packed(const int8_t *w, int32_t kk, int nb,
                                    const int8_t *x, ptrdiff_t xs,
                                    int32_t npx, const Requant *const *rq,
@@ -1248,12 +1272,34 @@ VNNI void tn__crt_conv_gemm_packed(const int8_t *w, int32_t kk, int nb,
   /* (how == 4 drops the last group: a broken form for the tests) */
   const int32_t full =
       kk / 4 - (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 4);
-  const __m512i b0 = _mm512_loadu_si512(rq[0]->bias);
-  if (nb == 2)
-    gemm_rows(w, w + 16 * (ptrdiff_t)kk, 2, full, 0, b0,
-              _mm512_loadu_si512(rq[1]->bias), x, xs, npx, rq, out, os);
-  else
-    gemm_rows(w, w, 1, full, 0, b0, b0, x, xs, npx, rq, out, os);
+  const int8_t *wb[4];
+  __m512i b[4];
+  for (int i = 0; i < nb; i++)
+    wb[i] = w + (ptrdiff_t)16 * i * kk, b[i] = _mm512_loadu_si512(rq[i]->bias);
+  /* whole tiles of 8 pixels a chunk */
+  const int32_t chunk = (GEMM_XU / kk) & ~7;
+  if (xs != kk || chunk == 0) {
+    gemm_rows_packed(wb, nb, 0, full, b, x, xs, npx, rq, out, os);
+    return;
+  }
+  int8_t xu[GEMM_XU] __attribute__((aligned(64)));
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
+  for (int32_t p0 = 0; p0 < npx; p0 += chunk) {
+    const int32_t n = npx - p0 < chunk ? npx - p0 : chunk;
+    const int8_t *const xp = x + (ptrdiff_t)p0 * kk;
+    const int32_t bytes = n * kk;
+    int32_t t = 0;
+    for (; t + 64 <= bytes; t += 64)
+      _mm512_store_si512(xu + t,
+                         _mm512_xor_si512(_mm512_loadu_si512(xp + t), flip));
+    if (t < bytes) {
+      const __mmask64 m = ~(__mmask64)0 >> (64 - (bytes - t));
+      _mm512_mask_storeu_epi8(
+          xu + t, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, xp + t), flip));
+    }
+    gemm_rows_packed(wb, nb, 1, full, b, xu, kk, n, rq,
+                     out + (ptrdiff_t)p0 * os, os);
+  }
 }
 
 /* The packed GEMM form with AVX2 (vpmaddwd on int16: exact, where
