@@ -27,7 +27,7 @@
  *   cases 600 conv 300 conv_scratch 300 conv_less 120 inplace 40 conv_s32 90 requant 150
  *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 dw3_pair 20
  *   pw 120 pw_fast 40
- *   pw_wide 20 pw_unit 30 pw_gather 4 pw_mve 0 dw_mve 0 dense_folded 75
+ *   pw_wide 20 pw_unit 30 pw_gather 4 pw_quad6 25 pw_mve 0 dw_mve 0 dense_folded 75
  *   dense_p4 110 dense_p4_dsp 14
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
@@ -45,6 +45,8 @@
  * pw_wide counting those (the fused assembly takes them), " pw-unit"
  * when its columns are one input pixel each (pw_unit) and " pw-gather"
  * when some window is gathered first (pw_gather), pw_unit and pw_gather
+ * counting those; " pw-quad6" before " pw-fast" when the fused assembly
+ * runs in its fourteen-register form (pw_pairs_fast14), pw_quad6
  * counting those; " dw3-wide" before
  * " dw3" when a group of the form has shifts below -20 and bounded sums,
  * dw3_wide counting those cases; " dw3-pair" before " dw3" when the form
@@ -454,6 +456,21 @@ static int pw_fast_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
   return pw_fast_quant(p, q) || pw_wide_case(p, q);
 }
 
+/* Whether the fused assembly runs the case in its fourteen-register form
+ * (arm_dsp/conv_s8_dsp.h: pw_pairs_fast14, pw_pairs_wide14: six loads a
+ * quad), in builds for speed on a core without MVE: 16 quads a call or
+ * more, the pairs pw_pairs_max counts (all but the last where the window
+ * is not whole words of eight taps) times the window's words of four. */
+static int pw_quad6_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  const int32_t ws = p->k_h * p->k_w * p->in_c, n8 = (ws + 7) & ~7;
+  int32_t back = 1;
+  if (!KC_PW_SPEED || KC_MVE || !pw_fast_case(p, q)) return 0;
+  while (back * ws < n8) back++;
+  const int32_t pairs =
+      p->out_c - back - 1 >= 0 ? (p->out_c - back - 1) / 2 + 1 : 0;
+  return pairs > 0 && pairs * (n8 >> 2) >= 16;
+}
+
 /* The line that names a convolution case with mismatches. */
 static void describe_conv(int32_t index, const TnCrtConv2d *p,
                           const TnCrtQuant *q, const int32_t *bias) {
@@ -479,6 +496,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (dw_mve_case(p, q)) fw_str(" dw-mve");
   if (dw3_case(p, q)) fw_str(" dw3");
   if (pw_wide_case(p, q)) fw_str(" pw-wide");
+  if (pw_quad6_case(p, q)) fw_str(" pw-quad6");
   if (pw_fast_case(p, q)) fw_str(" pw-fast");
   if (pw_unit_case(p, q)) fw_str(" pw-unit");
   if (pw_gather_case(p, q)) fw_str(" pw-gather");
@@ -522,6 +540,7 @@ static int32_t n_pw; /* cases of the matrix product, with its scratch */
 static int32_t n_pw_fast; /* of those, its fused assembly's */
 static int32_t n_pw_wide; /* of those, with shifts beyond PW_FAST's */
 static int32_t n_pw_unit; /* of n_pw, with columns one pixel each */
+static int32_t n_pw_quad6; /* of n_pw_fast, in the fourteen-register form */
 static int32_t n_pw_gather; /* of n_pw, with windows gathered first */
 /* Of n_pw, those the MVE form ran (arm_mve/conv_s8_mve.h); of n_dw3,
  * those the MVE depthwise form ran (dw_mve_case) */
@@ -750,6 +769,7 @@ static void check_conv(int32_t index) {
     n_pw_fast += pw_fast_case(&p, &q);
     n_pw_wide += pw_wide_case(&p, &q);
     n_pw_unit += pw_unit_case(&p, &q);
+    n_pw_quad6 += pw_quad6_case(&p, &q);
     n_pw_gather += pw_gather_case(&p, &q);
     n_pw_mve += KC_MVE && pw_case(&p, &q);
   }
@@ -943,6 +963,7 @@ int main(void) {
   kv(" dw3_wide ", n_dw3_wide), kv(" dw3_pair ", n_dw3_pair);
   kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
   kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);
+  kv(" pw_quad6 ", n_pw_quad6);
   kv(" pw_mve ", n_pw_mve), kv(" dw_mve ", n_dw_mve);
   kv(" dense_folded ", n_dense_folded);
   kv(" dense_p4 ", n_dense_p4), kv(" dense_p4_dsp ", n_dense_p4_dsp);

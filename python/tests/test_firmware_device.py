@@ -451,6 +451,9 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     # in builds for speed only
     assert (ran["pw_unit"] > 0) == (opt != "-Os"), ran
     assert (ran["pw_gather"] > 0) == (opt != "-Os"), ran
+    # the fused assembly's fourteen-register form (six loads a quad): in
+    # builds for speed only, on the cores that run the DSP form
+    assert (ran["pw_quad6"] > 0) == (opt != "-Os" and not mve), ran
     # the depthwise 3x3 DSP form's two pixels a pass: in builds for speed
     # only (on the M55 its MVE form takes most of those cases)
     if not mve:
@@ -585,6 +588,19 @@ def test_kernels_check_catches_a_broken_pointwise_form(tmp_path: Any) -> None:
     _check_broken_form(tmp_path, "conv_s8_dsp.h", last, last.replace("[u],", "[u0],"), "pw")
 
 
+def test_kernels_check_catches_a_broken_six_load_pointwise_quad(tmp_path: Any) -> None:
+    """The check reaches the fused assembly's fourteen-register form
+    (arm_dsp/conv_s8_dsp.h: pw_pairs_fast14 and pw_pairs_wide14, whose
+    quads load both channels' weight words with the columns) and fails
+    when it is wrong: a copy of the crt whose quad multiplies the second
+    pixel's second channel by the first channel's weights gives
+    mismatches, and only in the cases the check marks as that form's
+    (" pw-quad6")."""
+    last = '"smlad " TN__R(s11) ", " TN__R(b1) ", " TN__R(v) ", " TN__R(s11) "\\n\\t"'
+    _check_broken_form(tmp_path, "conv_s8_dsp.h", last, last.replace("R(v)", "R(u)"), "pw",
+                       marked="pw-quad6")
+
+
 @pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
 def test_kernels_check_catches_a_broken_mve_pointwise_form(tmp_path: Any) -> None:
     """On the M55 the check reaches the MVE matrix product
@@ -647,8 +663,8 @@ def test_kernels_check_catches_a_broken_fused_pointwise_requantization(
     whose fused requantization adds 1 for the output offset's 2 * off + 1
     in pixel 1's sums gives mismatches, and only in the cases the check
     marks as that assembly's (" pw-fast")."""
-    off = '"add %[" sb "], %[" sb "], %[u]\\n\\t"'
-    _check_broken_form(tmp_path, "conv_s8_dsp.h", off, off.replace("%[u]", "#1"), "pw",
+    off = '"add " TN__R(sb) ", " TN__R(sb) ", " TN__R(u) "\\n\\t"'
+    _check_broken_form(tmp_path, "conv_s8_dsp.h", off, off.replace('TN__R(u)', '"#1"'), "pw",
                        marked="pw-fast")
 
 
@@ -660,7 +676,7 @@ def test_kernels_check_catches_a_broken_wide_pointwise_requantization(
     form shifts the second channel's high word by r - 1 instead of r - 2
     gives mismatches, and only in the cases the check marks as that
     form's (" pw-wide")."""
-    r2 = '"sub %[b1], %[b1], #1\\n\\t"'
+    r2 = '"sub " TN__R(b1) ", " TN__R(b1) ", #1\\n\\t"'
     _check_broken_form(tmp_path, "conv_s8_dsp.h", r2, "", "pw", marked="pw-wide")
 
 

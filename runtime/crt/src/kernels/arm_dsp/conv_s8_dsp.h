@@ -792,6 +792,13 @@ static void pw_corr(uint32_t *corr, const Conv *c, const int32_t *bias) {
   }
 }
 
+/* The assembly below names its registers and memory operands through
+ * TN__R: an extended asm's named operand (%[a0]) by default, while the
+ * fourteen-register forms (pw_pairs_fast14) map each name to a fixed
+ * register or a slot of their own frame (TN__RL_). */
+#define TN__R(n) TN__RSEL(n)
+#define TN__RSEL(n) "%[" #n "]"
+
 /* Four taps of two pixels' columns (their four pairs, four loads at x)
  * by two channels' weights (a word at w0, unpacked, then one at w1), into
  * the four sums: the inner step of pw_sums and pw_pairs, in assembly. The
@@ -816,6 +823,36 @@ static void pw_corr(uint32_t *corr, const Conv *c, const int32_t *bias) {
   "smlad %[s01], %[a1], %[u], %[s01]\n\t"         \
   "smlad %[s11], %[b0], %[u0], %[s11]\n\t"        \
   "smlad %[s11], %[b1], %[u], %[s11]\n\t"
+
+/*
+ * TN__PW_QUAD with both channels' weight words loaded in the same run as
+ * the columns (into u and v): six loads in a row cost seven estimated
+ * cycles where TN__PW_QUAD's five and its later sixth cost eight, so a
+ * quad takes 19 for its 16 multiply-adds instead of 20. It needs a
+ * fourteenth register (v), more than gcc gives an asm statement where
+ * the build keeps a frame pointer (r7); pw_pairs_fast14 saves and
+ * restores every register itself instead.
+ */
+#define TN__PW_QUAD6                                                          \
+  "ldr " TN__R(a0) ", [" TN__R(x) "], #4\n\t"                                 \
+  "ldr " TN__R(a1) ", [" TN__R(x) "], #4\n\t"                                 \
+  "ldr " TN__R(b0) ", [" TN__R(x) "], #4\n\t"                                 \
+  "ldr " TN__R(b1) ", [" TN__R(x) "], #4\n\t"                                 \
+  "ldr " TN__R(u) ", [" TN__R(w0) "], #4\n\t"                                 \
+  "ldr " TN__R(v) ", [" TN__R(w1) "], #4\n\t"                                 \
+  "sxtb16 " TN__R(u0) ", " TN__R(u) "\n\t"                                    \
+  "sxtb16 " TN__R(u) ", " TN__R(u) ", ror #8\n\t"                             \
+  "smlad " TN__R(s00) ", " TN__R(a0) ", " TN__R(u0) ", " TN__R(s00) "\n\t"    \
+  "smlad " TN__R(s00) ", " TN__R(a1) ", " TN__R(u) ", " TN__R(s00) "\n\t"     \
+  "smlad " TN__R(s10) ", " TN__R(b0) ", " TN__R(u0) ", " TN__R(s10) "\n\t"    \
+  "smlad " TN__R(s10) ", " TN__R(b1) ", " TN__R(u) ", " TN__R(s10) "\n\t"     \
+  "sxtb16 " TN__R(u0) ", " TN__R(v) "\n\t"                                    \
+  "sxtb16 " TN__R(v) ", " TN__R(v) ", ror #8\n\t"                             \
+  "smlad " TN__R(s01) ", " TN__R(a0) ", " TN__R(u0) ", " TN__R(s01) "\n\t"    \
+  "smlad " TN__R(s01) ", " TN__R(a1) ", " TN__R(v) ", " TN__R(s01) "\n\t"     \
+  "smlad " TN__R(s11) ", " TN__R(b0) ", " TN__R(u0) ", " TN__R(s11) "\n\t"    \
+  "smlad " TN__R(s11) ", " TN__R(b1) ", " TN__R(v) ", " TN__R(s11) "\n\t"
+
 #define TN__PW_OPERANDS                                                 \
   [s00] "+r"(s00), [s01] "+r"(s01), [s10] "+r"(s10), [s11] "+r"(s11),   \
       [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [a0] "=&r"(a0),        \
@@ -958,75 +995,75 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
  * same integer, since 2^(r-1) * (2 off + 1) is a multiple of 2^(r-1), and
  * a floor by 2^(r-1) then by 2 is a floor by 2^r.
  */
-#define TN__PW_RQ2(sa, sb, m, rr)                     \
-  "qadd %[" sa "], %[" sa "], %[" sa "]\n\t"         \
-  "qadd %[" sb "], %[" sb "], %[" sb "]\n\t"         \
-  "smmulr %[" sa "], %[" sa "], %[" m "]\n\t"        \
-  "smmulr %[" sb "], %[" sb "], %[" m "]\n\t"        \
-  "add %[" sa "], %[" sa "], %[" sa "], asr #31\n\t" \
-  "add %[" sb "], %[" sb "], %[" sb "], asr #31\n\t" \
-  "asr %[" sa "], %[" sa "], %[" rr "]\n\t"          \
-  "asr %[" sb "], %[" sb "], %[" rr "]\n\t"          \
-  "add %[" sa "], %[" sa "], %[u]\n\t"               \
-  "add %[" sb "], %[" sb "], %[u]\n\t"               \
-  "ssat %[" sa "], #8, %[" sa "], asr #1\n\t"        \
-  "ssat %[" sb "], #8, %[" sb "], asr #1\n\t"
+#define TN__PW_RQ2(sa, sb, m, rr)                                             \
+  "qadd " TN__R(sa) ", " TN__R(sa) ", " TN__R(sa) "\n\t"                      \
+  "qadd " TN__R(sb) ", " TN__R(sb) ", " TN__R(sb) "\n\t"                      \
+  "smmulr " TN__R(sa) ", " TN__R(sa) ", " TN__R(m) "\n\t"                     \
+  "smmulr " TN__R(sb) ", " TN__R(sb) ", " TN__R(m) "\n\t"                     \
+  "add " TN__R(sa) ", " TN__R(sa) ", " TN__R(sa) ", asr #31\n\t"              \
+  "add " TN__R(sb) ", " TN__R(sb) ", " TN__R(sb) ", asr #31\n\t"              \
+  "asr " TN__R(sa) ", " TN__R(sa) ", " TN__R(rr) "\n\t"                       \
+  "asr " TN__R(sb) ", " TN__R(sb) ", " TN__R(rr) "\n\t"                       \
+  "add " TN__R(sa) ", " TN__R(sa) ", " TN__R(u) "\n\t"                        \
+  "add " TN__R(sb) ", " TN__R(sb) ", " TN__R(u) "\n\t"                        \
+  "ssat " TN__R(sa) ", #8, " TN__R(sa) ", asr #1\n\t"                         \
+  "ssat " TN__R(sb) ", #8, " TN__R(sb) ", asr #1\n\t"
 
 /* pw_pairs_fast's and pw_pairs_wide's loop up to a pair's four sums:
  * the pair's rows and starting sums, then the taps 32 a turn, entering
  * the first turn `skip` blocks in (the loads in a row, so that all but
  * one pipeline). */
-#define TN__PW_FUSED_SUMS                                             \
+#define TN__PW_FUSED_SUMS(QUAD)                                           \
   "1:\n\t"                                                            \
-  "ldr %[w0], %[wp]\n\t"                                              \
-  "ldr %[a0], %[k]\n\t"                                               \
-  "ldr %[a1], %[corr]\n\t"                                            \
-  "ldr %[x], %[cols]\n\t"                                             \
-  "ldr %[u], %[skip]\n\t"                                             \
-  "ldrd %[s00], %[s01], [%[a1]], #8\n\t"                              \
-  "add %[w1], %[w0], %[a0]\n\t"                                       \
-  "str %[a1], %[corr]\n\t"                                            \
-  "add %[a1], %[w1], %[a0]\n\t"                                       \
-  "str %[a1], %[wp]\n\t" /* the next pair's rows */                   \
-  "mov %[s10], %[s00]\n\t"                                            \
-  "mov %[s11], %[s01]\n\t"                                            \
-  "cmp %[u], #2\n\t"                                                  \
+  "ldr " TN__R(w0) ", " TN__R(wp) "\n\t"                                      \
+  "ldr " TN__R(a0) ", " TN__R(k) "\n\t"                                       \
+  "ldr " TN__R(a1) ", " TN__R(corr) "\n\t"                                    \
+  "ldr " TN__R(x) ", " TN__R(cols) "\n\t"                                     \
+  "ldr " TN__R(u) ", " TN__R(skip) "\n\t"                                     \
+  "ldrd " TN__R(s00) ", " TN__R(s01) ", [" TN__R(a1) "], #8\n\t"              \
+  "add " TN__R(w1) ", " TN__R(w0) ", " TN__R(a0) "\n\t"                       \
+  "str " TN__R(a1) ", " TN__R(corr) "\n\t"                                    \
+  "add " TN__R(a1) ", " TN__R(w1) ", " TN__R(a0) "\n\t"                       \
+  "str " TN__R(a1) ", " TN__R(wp) "\n\t" /* the next pair's rows */           \
+  "mov " TN__R(s10) ", " TN__R(s00) "\n\t"                                    \
+  "mov " TN__R(s11) ", " TN__R(s01) "\n\t"                                    \
+  "cmp " TN__R(u) ", #2\n\t"                                                  \
   "beq 4f\n\t"                                                        \
   "bhi 5f\n\t"                                                        \
-  "cmp %[u], #1\n\t"                                                  \
+  "cmp " TN__R(u) ", #1\n\t"                                                  \
   "beq 3f\n\t"                                                        \
-  "2:\n\t" TN__PW_QUAD TN__PW_QUAD                                    \
-  "3:\n\t" TN__PW_QUAD TN__PW_QUAD                                    \
-  "4:\n\t" TN__PW_QUAD TN__PW_QUAD                                    \
-  "5:\n\t" TN__PW_QUAD TN__PW_QUAD                                    \
-  "ldr %[u], %[end]\n\t"                                              \
-  "cmp %[x], %[u]\n\t"                                                \
+  "2:\n\t" QUAD QUAD                                  \
+  "3:\n\t" QUAD QUAD                                  \
+  "4:\n\t" QUAD QUAD                                  \
+  "5:\n\t" QUAD QUAD                                  \
+  "ldr " TN__R(u) ", " TN__R(end) "\n\t"                                      \
+  "cmp " TN__R(x) ", " TN__R(u) "\n\t"                                        \
   "bne 2b\n\t"                                                        \
   /* both channels' multipliers and shifts (a pair starts at an even  \
    * channel: word-aligned), and 2 * off + 1 */                       \
-  "ldr %[a0], %[mp]\n\t"                                              \
-  "ldr %[a1], %[sd]\n\t"                                              \
-  "ldr %[u], %[off2]\n\t"                                             \
-  "add %[a1], %[a1], %[a0]\n\t" /* the shifts' */                     \
-  "ldrd %[w0], %[w1], [%[a0]], #8\n\t"                                \
-  "ldrd %[b0], %[b1], [%[a1]]\n\t"                                    \
-  "str %[a0], %[mp]\n\t"                                              \
-  "mvn %[b0], %[b0]\n\t" /* r - 1 = -shift - 1 */                     \
-  "mvn %[b1], %[b1]\n\t"
+  "ldr " TN__R(a0) ", " TN__R(mp) "\n\t"                                      \
+  "ldr " TN__R(a1) ", " TN__R(sd) "\n\t"                                      \
+  "ldr " TN__R(u) ", " TN__R(off2) "\n\t"                                     \
+  "add " TN__R(a1) ", " TN__R(a1) ", " TN__R(a0) "\n\t" /* the shifts' */     \
+  "ldrd " TN__R(w0) ", " TN__R(w1) ", [" TN__R(a0) "], #8\n\t"                \
+  "ldrd " TN__R(b0) ", " TN__R(b1) ", [" TN__R(a1) "]\n\t"                    \
+  "str " TN__R(a0) ", " TN__R(mp) "\n\t"                                      \
+  "mvn " TN__R(b0) ", " TN__R(b0) "\n\t" /* r - 1 = -shift - 1 */             \
+  "mvn " TN__R(b1) ", " TN__R(b1) "\n\t"
 
 /* The loop's end: pixel 1's two bytes, then pixel 0's (the same bytes
  * when o1 is o0), and the next pair. */
-#define TN__PW_FUSED_STORE            \
-  "ldr %[a0], %[o0]\n\t"              \
-  "ldr %[a1], %[d]\n\t"               \
-  "ldr %[u], %[oend]\n\t"             \
-  "add %[b0], %[a0], %[a1]\n\t"       \
-  "strb %[s10], [%[b0]]\n\t"          \
-  "strb %[s11], [%[b0], #1]\n\t"      \
-  "strb %[s01], [%[a0], #1]\n\t"      \
-  "strb %[s00], [%[a0]], #2\n\t"      \
-  "str %[a0], %[o0]\n\t"              \
-  "cmp %[a0], %[u]\n\t"               \
+#define TN__PW_FUSED_STORE                                                    \
+  "ldr " TN__R(a0) ", " TN__R(o0) "\n\t"                                      \
+  "ldr " TN__R(a1) ", " TN__R(d) "\n\t"                                       \
+  "ldr " TN__R(u) ", " TN__R(oend) "\n\t"                                     \
+  "add " TN__R(b0) ", " TN__R(a0) ", " TN__R(a1) "\n\t"                       \
+  "strb " TN__R(s10) ", [" TN__R(b0) "]\n\t"                                  \
+  "strb " TN__R(s11) ", [" TN__R(b0) ", #1]\n\t"                              \
+  "strb " TN__R(s01) ", [" TN__R(a0) ", #1]\n\t"                              \
+  "strb " TN__R(s00) ", [" TN__R(a0) "], #2\n\t"                              \
+  "str " TN__R(a0) ", " TN__R(o0) "\n\t"                                      \
+  "cmp " TN__R(a0) ", " TN__R(u) "\n\t"                                       \
   "bne 1b"
 
 /* The fused loop's operands past TN__PW_PAIRS_OPERANDS, and its inputs. */
@@ -1070,12 +1107,13 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
  * the first turn `skip` blocks in. o1 may be o0 (the last pixel of an odd
  * count, paired with itself).
  */
+/* pw_pairs_fast's requantization of a pair's four sums. */
+#define TN__PW_FAST_RQ                                                   \
+  TN__PW_RQ2(s00, s10, w0, b0) TN__PW_RQ2(s01, s11, w1, b1)
+
 static NOINLINE void pw_pairs_fast(TN__PW_FUSED_PARAMS) {
   TN__PW_FUSED_LOCALS;
-  __asm__(TN__PW_FUSED_SUMS
-          TN__PW_RQ2("s00", "s10", "w0", "b0")
-          TN__PW_RQ2("s01", "s11", "w1", "b1")
-          TN__PW_FUSED_STORE
+  __asm__(TN__PW_FUSED_SUMS(TN__PW_QUAD) TN__PW_FAST_RQ TN__PW_FUSED_STORE
           : TN__PW_PAIRS_OPERANDS, TN__PW_FUSED_OPERANDS
           : TN__PW_FUSED_INPUTS
           : "cc", "memory");
@@ -1095,13 +1133,13 @@ static NOINLINE void pw_pairs_fast(TN__PW_FUSED_PARAMS) {
  * word shifted by r - 2: (A + 2 off + 1) >> 1 by SSAT's shift. Six
  * instructions a sum, as TN__PW_RQ2 takes.
  */
-#define TN__PW_RQ64(sa, m, rr)                           \
-  "asr %[a1], %[" sa "], #31\n\t"                        \
-  "add %[a0], %[x], %[a1], lsl #31\n\t"                  \
-  "smlal %[a0], %[a1], %[" sa "], %[" m "]\n\t"          \
-  "asr %[a1], %[a1], %[" rr "]\n\t"                      \
-  "add %[a1], %[a1], %[u]\n\t"                           \
-  "ssat %[" sa "], #8, %[a1], asr #1\n\t"
+#define TN__PW_RQ64(sa, m, rr)                                                \
+  "asr " TN__R(a1) ", " TN__R(sa) ", #31\n\t"                                 \
+  "add " TN__R(a0) ", " TN__R(x) ", " TN__R(a1) ", lsl #31\n\t"               \
+  "smlal " TN__R(a0) ", " TN__R(a1) ", " TN__R(sa) ", " TN__R(m) "\n\t"       \
+  "asr " TN__R(a1) ", " TN__R(a1) ", " TN__R(rr) "\n\t"                       \
+  "add " TN__R(a1) ", " TN__R(a1) ", " TN__R(u) "\n\t"                        \
+  "ssat " TN__R(sa) ", #8, " TN__R(a1) ", asr #1\n\t"
 
 /*
  * pw_pairs_fast for a layer whose mode is PW_WIDE (VWW's pointwise
@@ -1112,21 +1150,102 @@ static NOINLINE void pw_pairs_fast(TN__PW_FUSED_PARAMS) {
  * offset for any shift: A is then 0 or -1). Four instructions a pair
  * more than pw_pairs_fast (r - 2, and 2^30 in x).
  */
+/* pw_pairs_wide's requantization of a pair's four sums: r - 2, 2^30 in
+ * x, then TN__PW_RQ64 for each. */
+#define TN__PW_WIDE_RQ                                                   \
+  "sub " TN__R(b0) ", " TN__R(b0) ", #1\n\t"                                  \
+  "sub " TN__R(b1) ", " TN__R(b1) ", #1\n\t"                                  \
+  "mov " TN__R(x) ", #0x40000000\n\t"                                         \
+  TN__PW_RQ64(s00, w0, b0) TN__PW_RQ64(s10, w0, b0)                      \
+  TN__PW_RQ64(s01, w1, b1) TN__PW_RQ64(s11, w1, b1)
+
 static NOINLINE void pw_pairs_wide(TN__PW_FUSED_PARAMS) {
   TN__PW_FUSED_LOCALS;
-  __asm__(TN__PW_FUSED_SUMS
-          "sub %[b0], %[b0], #1\n\t" /* r - 2 */
-          "sub %[b1], %[b1], #1\n\t"
-          "mov %[x], #0x40000000\n\t"
-          TN__PW_RQ64("s00", "w0", "b0")
-          TN__PW_RQ64("s10", "w0", "b0")
-          TN__PW_RQ64("s01", "w1", "b1")
-          TN__PW_RQ64("s11", "w1", "b1")
-          TN__PW_FUSED_STORE
+  __asm__(TN__PW_FUSED_SUMS(TN__PW_QUAD) TN__PW_WIDE_RQ TN__PW_FUSED_STORE
           : TN__PW_PAIRS_OPERANDS, TN__PW_FUSED_OPERANDS
           : TN__PW_FUSED_INPUTS
           : "cc", "memory");
 }
+
+#if TN__PW_SPEED
+/*
+ * pw_pairs_fast and pw_pairs_wide with TN__PW_QUAD6 (19 estimated cycles
+ * a quad, not 20), in builds for speed. Fourteen registers are more than
+ * gcc lets one asm statement have where the build keeps a frame pointer
+ * (-fno-omit-frame-pointer takes r7), so the statement gets the loop's
+ * twelve values in fixed registers (r0-r6, r8-r12), pushes r0-r12 and lr
+ * (the values into a frame of its own, r7 saved whatever it holds), runs
+ * the loop on every register with the values at fixed offsets in that
+ * frame (TN__RL_: r0's at sp + 0, r12's at sp + 48), then restores r7 and
+ * drops the frame. That frame costs about 15 estimated cycles a call more
+ * than pw_pairs_fast's, which a call of 16 quads or more repays (pw_run
+ * chooses it so).
+ */
+#undef TN__RSEL
+#define TN__RSEL(n) TN__RL_##n
+#define TN__RL_s00 "r0"
+#define TN__RL_s01 "r1"
+#define TN__RL_s10 "r2"
+#define TN__RL_s11 "r3"
+#define TN__RL_x "r4"
+#define TN__RL_w0 "r5"
+#define TN__RL_w1 "r6"
+#define TN__RL_v "r7"
+#define TN__RL_a0 "r8"
+#define TN__RL_a1 "r9"
+#define TN__RL_b0 "r10"
+#define TN__RL_b1 "r11"
+#define TN__RL_u "r12"
+#define TN__RL_u0 "lr"
+#define TN__RL_wp "[sp, #0]"
+#define TN__RL_corr "[sp, #4]"
+#define TN__RL_mp "[sp, #8]"
+#define TN__RL_o0 "[sp, #12]"
+#define TN__RL_k "[sp, #16]"
+#define TN__RL_cols "[sp, #20]"
+#define TN__RL_end "[sp, #24]"
+#define TN__RL_skip "[sp, #32]"
+#define TN__RL_d "[sp, #36]"
+#define TN__RL_off2 "[sp, #40]"
+#define TN__RL_sd "[sp, #44]"
+#define TN__RL_oend "[sp, #48]"
+
+/* A fourteen-register form whose pair's sums are requantized by RQ. */
+#define TN__PW_PAIRS14(RQ)                                                \
+  register const int8_t *wp_ __asm__("r0") = w;                          \
+  register const uint32_t *corr_ __asm__("r1") = corr;                   \
+  register const int32_t *mp_ __asm__("r2") = mult;                      \
+  register int8_t *o0_ __asm__("r3") = o0;                               \
+  register int32_t k_ __asm__("r4") = ws;                                \
+  register const int16_t *cols_ __asm__("r5") = cols;                    \
+  register const int16_t *end_ __asm__("r6") =                           \
+      cols + (ptrdiff_t)(n >> 3) * 16;                                    \
+  register int32_t skip_ __asm__("r8") = (4 - (n >> 3)) & 3;             \
+  register int32_t d_ __asm__("r9") = (int32_t)(o1 - o0);                \
+  register int32_t off2_ __asm__("r10") = off2;                          \
+  register int32_t sd_ __asm__("r11") =                                  \
+      (int32_t)((uintptr_t)shift - (uintptr_t)mult);                      \
+  register const int8_t *oend_ __asm__("r12") = o0 + 2 * pairs;          \
+  __asm__ volatile("push {r0-r12, lr}\n\t" TN__PW_FUSED_SUMS(TN__PW_QUAD6) \
+                       RQ TN__PW_FUSED_STORE "\n\t"                       \
+                   "ldr r7, [sp, #28]\n\t"                               \
+                   "add sp, sp, #56"                                      \
+                   : "+r"(wp_), "+r"(corr_), "+r"(mp_), "+r"(o0_),        \
+                     "+r"(k_), "+r"(cols_), "+r"(end_), "+r"(skip_),      \
+                     "+r"(d_), "+r"(off2_), "+r"(sd_), "+r"(oend_)        \
+                   :                                                      \
+                   : "lr", "cc", "memory")
+
+static NOINLINE void pw_pairs_fast14(TN__PW_FUSED_PARAMS) {
+  TN__PW_PAIRS14(TN__PW_FAST_RQ);
+}
+
+static NOINLINE void pw_pairs_wide14(TN__PW_FUSED_PARAMS) {
+  TN__PW_PAIRS14(TN__PW_WIDE_RQ);
+}
+#undef TN__RSEL
+#define TN__RSEL(n) "%[" #n "]"
+#endif
 #endif
 
 /* The same for any multiplier and shift: TFLite's arithmetic as
@@ -1249,9 +1368,9 @@ static NOINLINE void pw_rest_any(const Conv *c, const TnCrtQuant *q,
 BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
                               int32_t hi, const uint32_t *corr, int8_t *o0,
                               int8_t *o1, const int16_t *cols, int mode,
-                              int32_t all) {
+                              int32_t all, int quad6) {
   int32_t co = 0;
-  (void)all;
+  (void)all, (void)quad6;
 #if defined(__OPTIMIZE__)
   const TnCrtConv2d *p = c->p;
   const int32_t n = pw_window(p), off = q->output_offset;
@@ -1261,6 +1380,16 @@ BLOCK_INLINE void pw_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
   const int32_t n8 = pw_cols(p);
   if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_FUSED) && ws >= n &&
       mode != PW_ANY && lo == -128 && hi == 127 && qs == 1) {
+#if TN__PW_SPEED
+    if (quad6) {
+      if (mode == PW_FAST)
+        pw_pairs_fast14(o0, o1, cols, n8, w, (int32_t)ws, corr,
+                        q->multiplier, q->shift, 2 * off + 1, all);
+      else
+        pw_pairs_wide14(o0, o1, cols, n8, w, (int32_t)ws, corr,
+                        q->multiplier, q->shift, 2 * off + 1, all);
+    } else
+#endif
     if (all > 0 && mode == PW_FAST)
       pw_pairs_fast(o0, o1, cols, n8, w, (int32_t)ws, corr, q->multiplier,
                     q->shift, 2 * off + 1, all);
@@ -1298,6 +1427,8 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   const int32_t all = pw_pairs_max(p);
   const int unit = TN__PW_SPEED && pw_unit_ok(p);
   const int gather = TN__PW_SPEED && pw_gather_ok(p);
+  /* pw_pairs_fast14's form where a call runs 16 quads or more */
+  const int quad6 = TN__PW_SPEED && all > 0 && all * (pw_cols(p) >> 2) >= 16;
   PwPixels it = {.p = p, .out = out};
   for (int32_t t = pw_window(p); t < pw_cols(p); t++) /* the padding */
     cols[pw_at(t, 0)] = cols[pw_at(t, 1)] = 0;
@@ -1313,11 +1444,14 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
       pw_im2col(cols, 1, c, &it);
     /* only the modes TN_CRT_CONV_S8_FORMS keeps (pw_taken) */
     if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_FAST) && mode == PW_FAST)
-      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_FAST, all);
+      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_FAST, all,
+                  quad6);
     else if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_WIDE) && mode == PW_WIDE)
-      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_WIDE, all);
+      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_WIDE, all,
+                  quad6);
     else if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_ANY))
-      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_ANY, all);
+      pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_ANY, all,
+                  quad6);
     if (i + 2 < pixels) pw_next(&it);
   }
 }
