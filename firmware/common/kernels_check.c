@@ -28,7 +28,7 @@
  *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 dw3_pair 20
  *   pw 120 pw_fast 40
  *   pw_wide 20 pw_unit 30 pw_gather 4 pw_mve 0 dw_mve 0 dense_folded 75
- *   dense_p4 110 dense_p4_dsp 14
+ *   dense_p4 110 dense_p4_dsp 14 dense_p4_mve 0
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
  *   (the convolutions run both ways, without scratch and with it)
@@ -53,6 +53,12 @@
  * the M55; " dw-mve" before " dw3" when the MVE form of the depthwise
  * 3x3 takes the case there (arm_mve/dw3x3_s8_mve.h), dw_mve counting
  * those, and then neither dw3-wide nor dw3-pair, the DSP form's);
+ * dense_p4_mve, of the dense_p4_dsp cases those the MVE form of the
+ * dense layer ran (arm_mve/dense_s8_mve.h: mve_dense_ok), marked
+ * " p4-mve" before " p4" (after the KC_CASES cases, KC_DENSE_P4 more
+ * dense cases with offsets 0 and [N, K] weights, the layers
+ * PackDenseWeights and FoldInputOffset give the Cortex-M, so that its
+ * forms see many geometries);
  * exit
  * code 0 when every output matched, 1 otherwise. KC_CASES and KC_SEED
  * (compile-time) set the number of cases and the seed. Built and run by
@@ -70,6 +76,9 @@
 #endif
 #ifndef KC_SEED
 #define KC_SEED 1
+#endif
+#ifndef KC_DENSE_P4
+#define KC_DENSE_P4 (KC_CASES / 8)
 #endif
 
 enum {
@@ -530,6 +539,22 @@ static int32_t n_dense_folded; /* dense cases with offsets 0 */
 /* [N, K] dense cases run again packed (tn_crt_dense_s8_pack4), and those
  * of them the DSP form's loop takes (offsets 0, four rows or more) */
 static int32_t n_dense_p4, n_dense_p4_dsp;
+/* of n_dense_p4_dsp, those the MVE form ran (dense_mve_case) */
+static int32_t n_dense_p4_mve;
+
+/* Whether the MVE form of the dense layer takes a packed (N4K4) case of
+ * n outputs in the DSP form's place (arm_mve/dense_s8_mve.h:
+ * mve_dense_ok): a core with MVE, offsets 0, at least four outputs, every
+ * multiplier >= 0 and every shift in [-31, -1]. */
+static int dense_mve_case(const TnCrtQuant *q, int32_t n) {
+  if (!KC_MVE || q->input_offset != 0 || q->filter_offset != 0 || n < 4 ||
+      q->scale != NULL)
+    return 0;
+  for (int32_t j = 0; j < (q->per_channel ? n : 1); j++)
+    if (q->multiplier[j] < 0 || q->shift[j] > -1 || q->shift[j] < -31)
+      return 0;
+  return 1;
+}
 
 /* A kernel's call, which started at tick t0 and returned st, and its n
  * outputs against the reference's. */
@@ -845,7 +870,9 @@ static void check_requant(int32_t index) {
   if (cmp.bad) describe_conv(index, &p, &q, bias_buf);
 }
 
-static void check_dense(int32_t index) {
+/* A dense case; folded: with offsets 0 and [N, K] weights (the extra
+ * cases after KC_CASES). */
+static void check_dense(int32_t index, int folded) {
   TnCrtDense p;
   TnCrtQuant q;
   p.batch = chance(80) ? 1 : between(2, 3);
@@ -854,7 +881,8 @@ static void check_dense(int32_t index) {
   while ((int64_t)p.in_features * p.out_features > MAX_W ||
          p.batch * p.in_features > MAX_IN)
     p.in_features /= 2;
-  const int nk = chance(75); /* nn.dense's [N, K], else matmul's [K, N] */
+  /* nn.dense's [N, K], else matmul's [K, N] */
+  const int nk = chance(75) || folded;
   p.w_stride_n = nk ? p.in_features : 1;
   p.w_stride_k = nk ? 1 : p.out_features;
   random_quant(&q, p.out_features);
@@ -862,8 +890,8 @@ static void check_dense(int32_t index) {
    * has (input 0, filter 0), which the DSP form's sums take in a loop of
    * their own (arm_dsp/dense_s8_dsp.h: rows4_x8); by the index, so that
    * the draws stay as they were */
-  if (index % 8 == 7) q.input_offset = 0, q.filter_offset = 0;
-  n_dense_folded += index % 8 == 7;
+  if (folded || index % 8 == 7) q.input_offset = 0, q.filter_offset = 0;
+  n_dense_folded += folded || index % 8 == 7;
   const int32_t *bias = random_bias(p.out_features);
   fill(in_buf, p.batch * p.in_features);
   fill(w_buf, p.in_features * p.out_features);
@@ -893,6 +921,7 @@ static void check_dense(int32_t index) {
   Compare cp4 = {0, index, "dense-p4", &n_dense_p4};
   const int p4_dsp = nk && q.input_offset == 0 && q.filter_offset == 0 &&
                      p.out_features >= 4;
+  const int p4_mve = nk && dense_mve_case(&q, p.out_features);
   if (nk) {
     if (tn_crt_dense_s8_pack4(p.out_features, p.in_features, w_buf,
                               wp_buf) != TN_CRT_OK)
@@ -901,6 +930,7 @@ static void check_dense(int32_t index) {
     st = tn_crt_dense_s8_packed4(&p, &q, in_buf, wp_buf, bias, out_buf);
     compare8(&cp4, t2, st, out_buf, ref_buf, nout);
     n_dense_p4_dsp += p4_dsp;
+    n_dense_p4_mve += p4_mve;
   }
   Compare c32 = {0, index, "dense-s32", &n_dense32};
   if (chance(30)) {
@@ -917,6 +947,7 @@ static void check_dense(int32_t index) {
     kv(" io=", q.input_offset), kv(" fo=", q.filter_offset);
     kv(" off=", q.output_offset), kv(" per_channel=", q.per_channel);
     fw_str(bias ? " bias" : " no-bias");
+    if (p4_mve) fw_str(" p4-mve");
     if (p4_dsp) fw_str(" p4");
     fw_endl();
   }
@@ -926,12 +957,13 @@ int main(void) {
   fw_ticks_start();
   for (int32_t i = 0; i < KC_CASES; i++) {
     if (i % 4 == 3)
-      check_dense(i);
+      check_dense(i, 0);
     else if (i % 4 == 2)
       check_requant(i);
     else
       check_conv(i);
   }
+  for (int32_t i = 0; i < KC_DENSE_P4; i++) check_dense(KC_CASES + i, 1);
   kv("cases ", KC_CASES);
   kv(" conv ", n_conv), kv(" conv_scratch ", n_scratch);
   kv(" conv_less ", n_less);
@@ -946,6 +978,7 @@ int main(void) {
   kv(" pw_mve ", n_pw_mve), kv(" dw_mve ", n_dw_mve);
   kv(" dense_folded ", n_dense_folded);
   kv(" dense_p4 ", n_dense_p4), kv(" dense_p4_dsp ", n_dense_p4_dsp);
+  kv(" dense_p4_mve ", n_dense_p4_mve);
   fw_endl();
   fw_str("instructions kernels ");
   fw_u64(fw_instructions(kernel_ticks));

@@ -461,8 +461,11 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     if mve:
         assert ran["pw_mve"] == ran["pw"], ran
         assert ran["dw_mve"] <= ran["dw3"], ran
+        # and the packed dense layers whose shifts are right shifts
+        assert 0 < ran["dense_p4_mve"] <= ran["dense_p4_dsp"], ran
     else:
         assert ran["pw_mve"] == 0 and ran["dw_mve"] == 0, ran
+        assert ran["dense_p4_mve"] == 0, ran
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
     conv = res["conv_instructions"]
@@ -595,6 +598,27 @@ def test_kernels_check_catches_a_broken_mve_pointwise_form(tmp_path: Any) -> Non
     last = "    e = vmladavaq_s8(e, u1, v1);\n"
     _check_broken_form(tmp_path, "conv_s8_mve.h", last, last.replace("v1)", "v0)"), "pw",
                        folder="arm_mve", target="m55")
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+@pytest.mark.parametrize("old,new", [
+    # sixteen inputs a turn: the fourth row gathers the third row's words
+    ("vldrwq_gather_base_wb_s32(&a3, 64)", "vldrwq_gather_base_wb_s32(&a2, 64)"),
+    # the last 4 to 12 inputs: the fourth row's left out
+    ("    s3 = vmladavaq_s8(s3, xv, vreinterpretq_s8_s32(\n", "    s3 = s3 + 0 * vmladavaq_s8(s3, xv, vreinterpretq_s8_s32(\n"),
+    # the requantization: a negative half rounded up, not away from zero
+    ("vrshlq_s32(vqaddq_s32(h, neg), sh)", "vrshlq_s32(vqaddq_s32(h, 0 * neg), sh)"),
+], ids=["whole-turn-row", "tail-row", "requant-rounding"])
+def test_kernels_check_catches_a_broken_mve_dense_form(tmp_path: Any, old: str,
+                                                       new: str) -> None:
+    """On the M55 the check reaches the MVE dense layer
+    (arm_mve/dense_s8_mve.h) and fails when it is wrong: copies of the crt
+    whose whole turns gather the wrong row, whose last inputs leave a row
+    out, or whose requantization rounds a negative half up give
+    mismatches, and only in the cases the check counts as that form's
+    (" p4-mve")."""
+    _check_broken_form(tmp_path, "dense_s8_mve.h", old, new, "p4", marked="p4-mve",
+                       cases=400, folder="arm_mve", target="m55")
 
 
 def test_kernels_check_catches_a_broken_pointwise_unit_columns(tmp_path: Any) -> None:
