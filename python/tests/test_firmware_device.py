@@ -602,21 +602,23 @@ def test_kernels_check_catches_a_broken_mve_pointwise_form(tmp_path: Any) -> Non
 
 @pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
 @pytest.mark.parametrize("old,new", [
-    # sixteen inputs a turn: the fourth row gathers the third row's words
-    ("vldrwq_gather_base_wb_s32(&a3, 64)", "vldrwq_gather_base_wb_s32(&a2, 64)"),
+    # sixteen inputs a turn: the fourth row's sum adds to the third row's
+    ("    s3 = vmladavaq_s8(s3, xv, mve_gather_wb(&a3));\n",
+     "    s3 = vmladavaq_s8(s2, xv, mve_gather_wb(&a3));\n"),
     # the last 4 to 12 inputs: the fourth row's left out
-    ("    s3 = vmladavaq_s8(s3, xv, vreinterpretq_s8_s32(\n", "    s3 = s3 + 0 * vmladavaq_s8(s3, xv, vreinterpretq_s8_s32(\n"),
-    # the requantization: a negative half rounded up, not away from zero
-    ("vrshlq_s32(vqaddq_s32(h, neg), sh)", "vrshlq_s32(vqaddq_s32(h, 0 * neg), sh)"),
-], ids=["whole-turn-row", "tail-row", "requant-rounding"])
+    ("    s3 = vmladavaq_s8(s3, xv, vreinterpretq_s8_s32(\n",
+     "    s3 = s3 + 0 * vmladavaq_s8(s3, xv, vreinterpretq_s8_s32(\n"),
+    # the requantization: no clamp to the low end of the range
+    ("vminq_s32(vmaxq_s32(v, lo), hi)", "vminq_s32(v, hi)"),
+], ids=["whole-turn-row", "tail-row", "requant-clamp"])
 def test_kernels_check_catches_a_broken_mve_dense_form(tmp_path: Any, old: str,
                                                        new: str) -> None:
     """On the M55 the check reaches the MVE dense layer
     (arm_mve/dense_s8_mve.h) and fails when it is wrong: copies of the crt
-    whose whole turns gather the wrong row, whose last inputs leave a row
-    out, or whose requantization rounds a negative half up give
-    mismatches, and only in the cases the check counts as that form's
-    (" p4-mve")."""
+    whose whole turns add a row's products to another row's sum, whose
+    last inputs leave a row out, or whose requantization does not clamp
+    at the low end give mismatches, and only in the cases the check
+    counts as that form's (" p4-mve")."""
     _check_broken_form(tmp_path, "dense_s8_mve.h", old, new, "p4", marked="p4-mve",
                        cases=400, folder="arm_mve", target="m55")
 

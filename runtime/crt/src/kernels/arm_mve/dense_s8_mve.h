@@ -83,18 +83,14 @@ BLOCK_INLINE int8x16_t mve_gather_wb(uint32x4_t *a) {
   return vreinterpretq_s8_s32(v);
 }
 
-/* s[r] += the products of the kk inputs at x with the rows of the N4K4
- * block at w (four rows, kk * 4 bytes). */
-BLOCK_INLINE void mve_p4_block(const int8_t *x, const int8_t *w, int32_t kk,
-                               uint32_t s[4]) {
-  /* row r's addresses for the first turn, less the 64 the gather adds
-   * before it loads: w + 4 r + 16 j - 64 for its words j */
-  const uint32x4_t a = vaddq_n_u32(vshlq_n_u32(vidupq_n_u32(0, 4), 2),
-                                   (uint32_t)(uintptr_t)w - 64u);
+/* The sums of the kk inputs at x with the four rows of the N4K4 block
+ * at w (kk * 4 bytes), as a vector; a: w + offs - 64, offs the words'
+ * offsets {0, 16, 32, 48} (the gather adds its 64 before it loads). */
+BLOCK_INLINE int32x4_t mve_p4_block(const int8_t *x, const int8_t *w,
+                                    int32_t kk, uint32x4_t a) {
   uint32x4_t a0 = a, a1 = vaddq_n_u32(a, 4), a2 = vaddq_n_u32(a, 8);
   uint32x4_t a3 = vaddq_n_u32(a, 12);
-  int32_t s0 = (int32_t)s[0], s1 = (int32_t)s[1], s2 = (int32_t)s[2];
-  int32_t s3 = (int32_t)s[3];
+  int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   const int8_t *xk = x;
   for (int32_t n = kk >> 4; n > 0; n--, xk += 16) {
     const int8x16_t xv = vldrbq_s8(xk);
@@ -116,30 +112,37 @@ BLOCK_INLINE void mve_p4_block(const int8_t *x, const int8_t *w, int32_t kk,
     s3 = vmladavaq_s8(s3, xv, vreinterpretq_s8_s32(
                                   vldrwq_gather_base_wb_z_s32(&a3, 64, pw)));
   }
-  s[0] = (uint32_t)s0, s[1] = (uint32_t)s1;
-  s[2] = (uint32_t)s2, s[3] = (uint32_t)s3;
-  if (kk & 3) /* the last group, each row's kk & 3 inputs in a row */
+  if (kk & 3) { /* the last group, each row's kk & 3 inputs in a row */
+    uint32_t s[4] = {(uint32_t)s0, (uint32_t)s1, (uint32_t)s2, (uint32_t)s3};
     p4_tail(kk & 3, x + (kk & ~3), w + (ptrdiff_t)(kk & ~3) * 4, s);
+    s0 = (int32_t)s[0], s1 = (int32_t)s[1], s2 = (int32_t)s[2];
+    s3 = (int32_t)s[3];
+  }
+  int32x4_t v = vdupq_n_s32(s0);
+  v = vsetq_lane_s32(s1, v, 1);
+  v = vsetq_lane_s32(s2, v, 2);
+  return vsetq_lane_s32(s3, v, 3);
 }
 
 /* The whole blocks of four rows of the input row x (mve_dense_ok held):
  * out[n] for n < (out_features & ~3), requantized and clamped to [lo,
- * hi]; returns how many outputs it wrote. */
+ * hi]; returns how many outputs it wrote. The bias is added to a block's
+ * sums as a vector (mod 2^32, as the portable sums wrap). */
 OUT_OF_LINE int32_t mve_dense_p4(const Dense *d, const TnCrtQuant *q,
-                                  int32_t lo, int32_t hi, const int8_t *x,
-                                  const int32_t *bias, int8_t *out) {
+                                 int32_t lo, int32_t hi, const int8_t *x,
+                                 const int32_t *bias, int8_t *out) {
   const int32_t kk = d->p->in_features, nn = d->p->out_features & ~3;
   const int pc = q->per_channel != 0;
   const int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
   int32x4_t m = vdupq_n_s32(q->multiplier[0]), sh = vdupq_n_s32(q->shift[0]);
-  for (int32_t n = 0; n < nn; n += 4) {
-    uint32_t s[4] = {0, 0, 0, 0};
-    if (bias != NULL)
-      for (int r = 0; r < 4; r++) s[r] = (uint32_t)bias[n + r];
-    mve_p4_block(x, d->w + (ptrdiff_t)n * kk, kk, s);
+  const uint32x4_t offs = vshlq_n_u32(vidupq_n_u32(0, 4), 2);
+  const int8_t *w = d->w;
+  for (int32_t n = 0; n < nn; n += 4, w += 4 * kk) {
+    int32x4_t acc = mve_p4_block(
+        x, w, kk, vaddq_n_u32(offs, (uint32_t)(uintptr_t)w - 64u));
+    if (bias != NULL) acc = vaddq_s32(acc, vldrwq_s32(bias + n));
     if (pc) m = vldrwq_s32(q->multiplier + n), sh = vldrwq_s32(q->shift + n);
-    vstrbq_s32(out + n, mve_dense_rq4(vreinterpretq_s32_u32(vldrwq_u32(s)),
-                                      m, sh, q->output_offset, vlo, vhi));
+    vstrbq_s32(out + n, mve_dense_rq4(acc, m, sh, q->output_offset, vlo, vhi));
   }
   return nn;
 }
