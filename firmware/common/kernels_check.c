@@ -53,6 +53,11 @@
  * the M55; " dw-mve" before " dw3" when the MVE form of the depthwise
  * 3x3 takes the case there (arm_mve/dw3x3_s8_mve.h), dw_mve counting
  * those, and then neither dw3-wide nor dw3-pair, the DSP form's);
+ * dw_any_mve, of the convolutions without scratch those the MVE form of
+ * the other depthwise layers ran (arm_mve/dw_s8_mve.h), marked
+ * " dw-any-mve" at the end, and dw_any_mve_inplace those it ran in place
+ * (then KC_DW_COLUMN more convolution cases, depthwise layers of one
+ * column of up to 15 taps, as the wake word's);
  * dense_p4_mve, of the dense_p4_dsp cases those the MVE form of the
  * dense layer ran (arm_mve/dense_s8_mve.h: mve_dense_ok), marked
  * " p4-mve" before " p4" (after the KC_CASES cases, KC_DENSE_P4 more
@@ -79,6 +84,9 @@
 #endif
 #ifndef KC_DENSE_P4
 #define KC_DENSE_P4 (KC_CASES / 8)
+#endif
+#ifndef KC_DW_COLUMN
+#define KC_DW_COLUMN (KC_CASES / 8)
 #endif
 
 enum {
@@ -284,6 +292,34 @@ static int dw3_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
          p->out_strides[3] == 1 && p->w_strides[3] == 1 &&
          q->filter_offset == 0 && q->input_offset >= -127 &&
          q->input_offset <= 128 && q->scale == NULL;
+}
+
+/* Whether the MVE form of the other depthwise layers takes a case out of
+ * place (arm_mve/dw_s8_mve.h: mve_dw_ok, reached where neither the
+ * matrix product nor the depthwise 3x3 forms take it): a core with MVE,
+ * channel multiplier 1, channels contiguous, filter offset 0, every
+ * multiplier >= 0 and every shift in [-31, -1]. */
+static int dw_any_mve_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  if (!KC_MVE || dw3_case(p, q) || p->groups != p->in_c ||
+      p->out_c != p->in_c || q->filter_offset != 0 || q->scale != NULL ||
+      p->in_strides[3] != 1 || p->out_strides[3] != 1 ||
+      p->w_strides[3] != 1)
+    return 0;
+  for (int32_t j = 0; j < (q->per_channel ? p->out_c : 1); j++)
+    if (q->multiplier[j] < 0 || q->shift[j] > -1 || q->shift[j] < -31)
+      return 0;
+  return 1;
+}
+
+/* Whether that form takes a case in place too (mve_dw_ok's in_place):
+ * one column of taps, stride 1 across, no padding on top, the same
+ * strides in and out. */
+static int dw_any_mve_inplace(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  return dw_any_mve_case(p, q) && p->k_w == 1 && p->stride_w == 1 &&
+         p->pad_left == 0 && p->pad_top == 0 && p->in_w == p->out_w &&
+         p->in_strides[0] == p->out_strides[0] &&
+         p->in_strides[1] == p->out_strides[1] &&
+         p->in_strides[2] == p->out_strides[2];
 }
 
 /* Whether a depthwise 3x3 case has a group of four channels that the
@@ -492,6 +528,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (pw_unit_case(p, q)) fw_str(" pw-unit");
   if (pw_gather_case(p, q)) fw_str(" pw-gather");
   if (pw_case(p, q)) fw_str(" pw");
+  if (dw_any_mve_case(p, q)) fw_str(" dw-any-mve");
   fw_endl();
 }
 
@@ -535,6 +572,12 @@ static int32_t n_pw_gather; /* of n_pw, with windows gathered first */
 /* Of n_pw, those the MVE form ran (arm_mve/conv_s8_mve.h); of n_dw3,
  * those the MVE depthwise form ran (dw_mve_case) */
 static int32_t n_pw_mve, n_dw_mve;
+/* of the convolutions without scratch, those the MVE form of the other
+ * depthwise layers ran (dw_any_mve_case) */
+static int32_t n_dw_any_mve;
+/* and of the in-place calls, those it ran in place (a column layer, no
+ * padding on top: dw_any_mve_inplace) */
+static int32_t n_dw_any_mve_inplace;
 static int32_t n_dense_folded; /* dense cases with offsets 0 */
 /* [N, K] dense cases run again packed (tn_crt_dense_s8_pack4), and those
  * of them the DSP form's loop takes (offsets 0, four rows or more) */
@@ -597,10 +640,15 @@ enum {
 /* A random geometry that fits the buffers, and its kind. The weights are
  * HWIO (TFLite's as lowered: the kernels' BCAST and DW), OHWI (DOT), or
  * OIHW with an NCHW input (DOT, strided). */
+/* Set for the extra cases after KC_CASES: random_conv draws depthwise
+ * layers of one column of taps (the wake word's), which the main draws
+ * rarely reach. */
+static int kc_column;
+
 static int random_conv(TnCrtConv2d *p) {
   for (;;) {
     memset(p, 0, sizeof *p);
-    const int kind = (int)(rnd() % KINDS);
+    const int kind = kc_column ? DEPTHWISE : (int)(rnd() % KINDS);
     int same = 0; /* DEPTHWISE3: a SAME stride-1 layer, which runs in place */
     p->batch = chance(85) ? 1 : 2;
     p->in_h = between(1, 9), p->in_w = between(1, 9);
@@ -616,6 +664,11 @@ static int random_conv(TnCrtConv2d *p) {
         break;
       case DEPTHWISE:
         p->in_c = p->out_c = p->groups = between(1, 70);
+        if (kc_column) { /* k_h taps down one column, 1 to 3 columns */
+          p->k_h = between(1, 15), p->k_w = 1;
+          p->in_h = between(1, 30), p->in_w = between(1, 3);
+          p->stride_w = 1, p->dilation_w = 1;
+        }
         break;
       case DEPTHWISE_MULT:
         p->in_c = p->groups = between(1, 20);
@@ -645,7 +698,7 @@ static int random_conv(TnCrtConv2d *p) {
         p->in_c = between(1, 3), p->out_c = between(4, 40);
         break;
     }
-    p->pad_top = between(0, p->k_h - 1);
+    p->pad_top = kc_column && chance(50) ? 0 : between(0, p->k_h - 1);
     p->pad_left = between(0, p->k_w - 1);
     /* the input's extent with both pads, less the dilated kernel's */
     int32_t eh = p->in_h + p->pad_top + between(0, p->k_h - 1) -
@@ -706,7 +759,7 @@ static void check_conv(int32_t index) {
   /* one convolution case in four a layer of the matrix product's with
    * VWW's quantization (wide_quant), its biases often near +-2^30 as
    * VWW's channels of near-zero weights have them */
-  const int wide = index % 8 == 1;
+  const int wide = !kc_column && index % 8 == 1;
   int kind = random_conv(&p);
   while (wide && !pw_geometry(&p)) kind = random_conv(&p);
   random_quant(&q, p.out_c);
@@ -757,6 +810,7 @@ static void check_conv(int32_t index) {
   n_dw3_wide += dw3_wide_case(&p, &q, bias);
   n_dw3_pair += dw3_pair_case(&p, &q, bias);
   n_dw_mve += dw_mve_case(&p, &q);
+  n_dw_any_mve += dw_any_mve_case(&p, &q);
 
   /* With the scratch the compiler plans for the DSP forms (their buffers
    * there; the call above, with none, takes the unpacked forms), from an
@@ -810,6 +864,7 @@ static void check_conv(int32_t index) {
                           need);
     compare8(&cip, t0, st, out_buf, ref_buf, nout);
     n_dw3_inplace += dw3;
+    n_dw_any_mve_inplace += dw_any_mve_inplace(&p, &q);
   }
 
   /* The int32 accumulators, for some. */
@@ -964,6 +1019,9 @@ int main(void) {
       check_conv(i);
   }
   for (int32_t i = 0; i < KC_DENSE_P4; i++) check_dense(KC_CASES + i, 1);
+  kc_column = 1;
+  for (int32_t i = 0; i < KC_DW_COLUMN; i++)
+    check_conv(KC_CASES + KC_DENSE_P4 + i);
   kv("cases ", KC_CASES);
   kv(" conv ", n_conv), kv(" conv_scratch ", n_scratch);
   kv(" conv_less ", n_less);
@@ -976,6 +1034,8 @@ int main(void) {
   kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
   kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);
   kv(" pw_mve ", n_pw_mve), kv(" dw_mve ", n_dw_mve);
+  kv(" dw_any_mve ", n_dw_any_mve);
+  kv(" dw_any_mve_inplace ", n_dw_any_mve_inplace);
   kv(" dense_folded ", n_dense_folded);
   kv(" dense_p4 ", n_dense_p4), kv(" dense_p4_dsp ", n_dense_p4_dsp);
   kv(" dense_p4_mve ", n_dense_p4_mve);

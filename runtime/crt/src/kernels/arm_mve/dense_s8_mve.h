@@ -16,13 +16,13 @@
  * multiply-adds. The last 4, 8 or 12 inputs of a row are one turn under
  * tail predicates (VCTP: the lanes past them neither load nor add), the
  * last 1 to 3 (the layout keeps them row by row) scalar, as the DSP form
- * does (p4_tail). The sums wrap mod 2^32 like the portable ones, and
- * start from the bias.
+ * does (p4_tail). The sums wrap mod 2^32 like the portable ones; the
+ * bias is added to them as a vector.
  *
- * The block's four outputs are requantized in one vector (mve_dense_rq4),
- * TFLite's arithmetic exactly, where every multiplier m >= 0 and every
- * shift is a right shift by 1 to 31 (what the importers give); else the
- * DSP form (arm_dsp/dense_s8_dsp.h) takes the layer. dense_s8.c includes
+ * The block's four outputs are requantized in one vector (mve_rq4,
+ * requant_s8_mve.h), TFLite's arithmetic exactly, where every multiplier
+ * m >= 0 and every shift is a right shift by 1 to 31 (what the importers
+ * give); else the DSP form (arm_dsp/dense_s8_dsp.h) takes the layer. dense_s8.c includes
  * this header after that one where isa.h says MVE is there
  * (TN_CRT_HAVE_ARM_MVE) and runs mve_dense_p4 on each input row before
  * its blocks loop, which then has only the last 1 to 3 rows left.
@@ -38,36 +38,15 @@
 #if TN_CRT_HAVE_ARM_MVE
 #include <arm_mve.h>
 
+#include "requant_s8_mve.h"
+
 /* Whether the MVE form takes the call: the N4K4 layout, offsets 0, at
  * least one block of four rows, the fixed-point requantization with
  * every multiplier >= 0 and every shift in [-31, -1]. */
 static int mve_dense_ok(const Dense *d, const TnCrtQuant *q) {
-  if (d->packed != TN_CRT_DENSE_N4K4 || d->io != 0 || d->fo != 0 ||
-      q == NULL || q->scale != NULL || d->p->out_features < 4)
-    return 0;
-  const int32_t n = q->per_channel ? d->p->out_features : 1;
-  for (int32_t j = 0; j < n; j++)
-    if (q->multiplier[j] < 0 || q->shift[j] > -1 || q->shift[j] < -31)
-      return 0;
-  return 1;
-}
-
-/*
- * Four sums requantized in one vector: TFLite's
- * SaturatingRoundingDoublingHighMul is VQRDMULH ((acc * m + 2^30) >> 31,
- * the doubling inside the 64-bit product, saturating only for acc = m =
- * INT32_MIN), and its RoundingDivideByPOT by r = -sh (round half away
- * from zero) is VRSHL's round half up of h - 1 where h < 0 (h + (h >>
- * 31), saturating: INT32_MIN stays); then the output offset (mod 2^32,
- * as the portable C adds it) and the clamp to [lo, hi].
- */
-BLOCK_INLINE int32x4_t mve_dense_rq4(int32x4_t acc, int32x4_t m,
-                                     int32x4_t sh, int32_t off,
-                                     int32x4_t lo, int32x4_t hi) {
-  const int32x4_t h = vqrdmulhq_s32(acc, m);
-  const int32x4_t neg = vshrq_n_s32(h, 31); /* -1 where h < 0 */
-  const int32x4_t v = vaddq_n_s32(vrshlq_s32(vqaddq_s32(h, neg), sh), off);
-  return vminq_s32(vmaxq_s32(v, lo), hi);
+  return d->packed == TN_CRT_DENSE_N4K4 && d->io == 0 && d->fo == 0 &&
+         q != NULL && d->p->out_features >= 4 &&
+         mve_rq_ok(q, d->p->out_features);
 }
 
 /* The four words at the addresses *a + 64 as 16 int8 lanes, *a stepped
@@ -142,7 +121,7 @@ OUT_OF_LINE int32_t mve_dense_p4(const Dense *d, const TnCrtQuant *q,
         x, w, kk, vaddq_n_u32(offs, (uint32_t)(uintptr_t)w - 64u));
     if (bias != NULL) acc = vaddq_s32(acc, vldrwq_s32(bias + n));
     if (pc) m = vldrwq_s32(q->multiplier + n), sh = vldrwq_s32(q->shift + n);
-    vstrbq_s32(out + n, mve_dense_rq4(acc, m, sh, q->output_offset, vlo, vhi));
+    vstrbq_s32(out + n, mve_rq4(acc, m, sh, q->output_offset, vlo, vhi));
   }
   return nn;
 }
