@@ -610,17 +610,18 @@ def test_kernels_check_catches_a_broken_mve_pointwise_form(tmp_path: Any) -> Non
     # the last 4 to 12 inputs: the fourth row's left out
     ("    s3 = vmladavaq_s8(s3, xv, vreinterpretq_s8_s32(\n",
      "    s3 = s3 + 0 * vmladavaq_s8(s3, xv, vreinterpretq_s8_s32(\n"),
-    # the requantization: no clamp to the low end of the range
-    ("vminq_s32(vmaxq_s32(v, lo), hi)", "vminq_s32(v, hi)"),
-], ids=["whole-turn-row", "tail-row", "requant-clamp"])
+    # every block of four outputs takes the first block's bias
+    ("    if (bias != NULL) acc = vaddq_s32(acc, vldrwq_s32(bias + n));\n",
+     "    if (bias != NULL) acc = vaddq_s32(acc, vldrwq_s32(bias));\n"),
+], ids=["whole-turn-row", "tail-row", "bias"])
 def test_kernels_check_catches_a_broken_mve_dense_form(tmp_path: Any, old: str,
                                                        new: str) -> None:
     """On the M55 the check reaches the MVE dense layer
     (arm_mve/dense_s8_mve.h) and fails when it is wrong: copies of the crt
     whose whole turns add a row's products to another row's sum, whose
-    last inputs leave a row out, or whose requantization does not clamp
-    at the low end give mismatches, and only in the cases the check
-    counts as that form's (" p4-mve")."""
+    last inputs leave a row out, or whose blocks all take the first
+    block's bias give mismatches, and only in the cases the check counts
+    as that form's (" p4-mve")."""
     _check_broken_form(tmp_path, "dense_s8_mve.h", old, new, "p4", marked="p4-mve",
                        cases=400, folder="arm_mve", target="m55")
 
