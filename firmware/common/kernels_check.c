@@ -28,7 +28,7 @@
  *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 dw3_pair 20
  *   pw 120 pw_fast 40
  *   pw_wide 20 pw_unit 30 pw_gather 4 pw_quad6 25 pw_mve 0 dw_mve 0 dense_folded 75
- *   dense_p4 110 dense_p4_dsp 14
+ *   dense_p4 110 dense_p4_dsp 14 dense_p4_mve 0
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
  *   (the convolutions run both ways, without scratch and with it)
@@ -55,6 +55,17 @@
  * the M55; " dw-mve" before " dw3" when the MVE form of the depthwise
  * 3x3 takes the case there (arm_mve/dw3x3_s8_mve.h), dw_mve counting
  * those, and then neither dw3-wide nor dw3-pair, the DSP form's);
+ * dw_any_mve, of the convolutions without scratch those the MVE form of
+ * the other depthwise layers ran (arm_mve/dw_s8_mve.h), marked
+ * " dw-any-mve" at the end, and dw_any_mve_inplace those it ran in place
+ * (then KC_DW_COLUMN more convolution cases, depthwise layers of one
+ * column of up to 15 taps, as the wake word's);
+ * dense_p4_mve, of the dense_p4_dsp cases those the MVE form of the
+ * dense layer ran (arm_mve/dense_s8_mve.h: mve_dense_ok), marked
+ * " p4-mve" before " p4" (after the KC_CASES cases, KC_DENSE_P4 more
+ * dense cases with offsets 0 and [N, K] weights, the layers
+ * PackDenseWeights and FoldInputOffset give the Cortex-M, so that its
+ * forms see many geometries);
  * exit
  * code 0 when every output matched, 1 otherwise. KC_CASES and KC_SEED
  * (compile-time) set the number of cases and the seed. Built and run by
@@ -72,6 +83,12 @@
 #endif
 #ifndef KC_SEED
 #define KC_SEED 1
+#endif
+#ifndef KC_DENSE_P4
+#define KC_DENSE_P4 (KC_CASES / 8)
+#endif
+#ifndef KC_DW_COLUMN
+#define KC_DW_COLUMN (KC_CASES / 8)
 #endif
 
 enum {
@@ -277,6 +294,34 @@ static int dw3_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
          p->out_strides[3] == 1 && p->w_strides[3] == 1 &&
          q->filter_offset == 0 && q->input_offset >= -127 &&
          q->input_offset <= 128 && q->scale == NULL;
+}
+
+/* Whether the MVE form of the other depthwise layers takes a case out of
+ * place (arm_mve/dw_s8_mve.h: mve_dw_ok, reached where neither the
+ * matrix product nor the depthwise 3x3 forms take it): a core with MVE,
+ * channel multiplier 1, channels contiguous, filter offset 0, every
+ * multiplier >= 0 and every shift in [-31, -1]. */
+static int dw_any_mve_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  if (!KC_MVE || dw3_case(p, q) || p->groups != p->in_c ||
+      p->out_c != p->in_c || q->filter_offset != 0 || q->scale != NULL ||
+      p->in_strides[3] != 1 || p->out_strides[3] != 1 ||
+      p->w_strides[3] != 1)
+    return 0;
+  for (int32_t j = 0; j < (q->per_channel ? p->out_c : 1); j++)
+    if (q->multiplier[j] < 0 || q->shift[j] > -1 || q->shift[j] < -31)
+      return 0;
+  return 1;
+}
+
+/* Whether that form takes a case in place too (mve_dw_ok's in_place):
+ * one column of taps, stride 1 across, no padding on top, the same
+ * strides in and out. */
+static int dw_any_mve_inplace(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  return dw_any_mve_case(p, q) && p->k_w == 1 && p->stride_w == 1 &&
+         p->pad_left == 0 && p->pad_top == 0 && p->in_w == p->out_w &&
+         p->in_strides[0] == p->out_strides[0] &&
+         p->in_strides[1] == p->out_strides[1] &&
+         p->in_strides[2] == p->out_strides[2];
 }
 
 /* Whether a depthwise 3x3 case has a group of four channels that the
@@ -501,6 +546,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (pw_unit_case(p, q)) fw_str(" pw-unit");
   if (pw_gather_case(p, q)) fw_str(" pw-gather");
   if (pw_case(p, q)) fw_str(" pw");
+  if (dw_any_mve_case(p, q)) fw_str(" dw-any-mve");
   fw_endl();
 }
 
@@ -545,10 +591,32 @@ static int32_t n_pw_gather; /* of n_pw, with windows gathered first */
 /* Of n_pw, those the MVE form ran (arm_mve/conv_s8_mve.h); of n_dw3,
  * those the MVE depthwise form ran (dw_mve_case) */
 static int32_t n_pw_mve, n_dw_mve;
+/* of the convolutions without scratch, those the MVE form of the other
+ * depthwise layers ran (dw_any_mve_case) */
+static int32_t n_dw_any_mve;
+/* and of the in-place calls, those it ran in place (a column layer, no
+ * padding on top: dw_any_mve_inplace) */
+static int32_t n_dw_any_mve_inplace;
 static int32_t n_dense_folded; /* dense cases with offsets 0 */
 /* [N, K] dense cases run again packed (tn_crt_dense_s8_pack4), and those
  * of them the DSP form's loop takes (offsets 0, four rows or more) */
 static int32_t n_dense_p4, n_dense_p4_dsp;
+/* of n_dense_p4_dsp, those the MVE form ran (dense_mve_case) */
+static int32_t n_dense_p4_mve;
+
+/* Whether the MVE form of the dense layer takes a packed (N4K4) case of
+ * n outputs in the DSP form's place (arm_mve/dense_s8_mve.h:
+ * mve_dense_ok): a core with MVE, offsets 0, at least four outputs, every
+ * multiplier >= 0 and every shift in [-31, -1]. */
+static int dense_mve_case(const TnCrtQuant *q, int32_t n) {
+  if (!KC_MVE || q->input_offset != 0 || q->filter_offset != 0 || n < 4 ||
+      q->scale != NULL)
+    return 0;
+  for (int32_t j = 0; j < (q->per_channel ? n : 1); j++)
+    if (q->multiplier[j] < 0 || q->shift[j] > -1 || q->shift[j] < -31)
+      return 0;
+  return 1;
+}
 
 /* A kernel's call, which started at tick t0 and returned st, and its n
  * outputs against the reference's. */
@@ -591,10 +659,15 @@ enum {
 /* A random geometry that fits the buffers, and its kind. The weights are
  * HWIO (TFLite's as lowered: the kernels' BCAST and DW), OHWI (DOT), or
  * OIHW with an NCHW input (DOT, strided). */
+/* Set for the extra cases after KC_CASES: random_conv draws depthwise
+ * layers of one column of taps (the wake word's), which the main draws
+ * rarely reach. */
+static int kc_column;
+
 static int random_conv(TnCrtConv2d *p) {
   for (;;) {
     memset(p, 0, sizeof *p);
-    const int kind = (int)(rnd() % KINDS);
+    const int kind = kc_column ? DEPTHWISE : (int)(rnd() % KINDS);
     int same = 0; /* DEPTHWISE3: a SAME stride-1 layer, which runs in place */
     p->batch = chance(85) ? 1 : 2;
     p->in_h = between(1, 9), p->in_w = between(1, 9);
@@ -610,6 +683,11 @@ static int random_conv(TnCrtConv2d *p) {
         break;
       case DEPTHWISE:
         p->in_c = p->out_c = p->groups = between(1, 70);
+        if (kc_column) { /* k_h taps down one column, 1 to 3 columns */
+          p->k_h = between(1, 15), p->k_w = 1;
+          p->in_h = between(1, 30), p->in_w = between(1, 3);
+          p->stride_w = 1, p->dilation_w = 1;
+        }
         break;
       case DEPTHWISE_MULT:
         p->in_c = p->groups = between(1, 20);
@@ -639,7 +717,7 @@ static int random_conv(TnCrtConv2d *p) {
         p->in_c = between(1, 3), p->out_c = between(4, 40);
         break;
     }
-    p->pad_top = between(0, p->k_h - 1);
+    p->pad_top = kc_column && chance(50) ? 0 : between(0, p->k_h - 1);
     p->pad_left = between(0, p->k_w - 1);
     /* the input's extent with both pads, less the dilated kernel's */
     int32_t eh = p->in_h + p->pad_top + between(0, p->k_h - 1) -
@@ -700,7 +778,7 @@ static void check_conv(int32_t index) {
   /* one convolution case in four a layer of the matrix product's with
    * VWW's quantization (wide_quant), its biases often near +-2^30 as
    * VWW's channels of near-zero weights have them */
-  const int wide = index % 8 == 1;
+  const int wide = !kc_column && index % 8 == 1;
   int kind = random_conv(&p);
   while (wide && !pw_geometry(&p)) kind = random_conv(&p);
   random_quant(&q, p.out_c);
@@ -751,6 +829,7 @@ static void check_conv(int32_t index) {
   n_dw3_wide += dw3_wide_case(&p, &q, bias);
   n_dw3_pair += dw3_pair_case(&p, &q, bias);
   n_dw_mve += dw_mve_case(&p, &q);
+  n_dw_any_mve += dw_any_mve_case(&p, &q);
 
   /* With the scratch the compiler plans for the DSP forms (their buffers
    * there; the call above, with none, takes the unpacked forms), from an
@@ -805,6 +884,7 @@ static void check_conv(int32_t index) {
                           need);
     compare8(&cip, t0, st, out_buf, ref_buf, nout);
     n_dw3_inplace += dw3;
+    n_dw_any_mve_inplace += dw_any_mve_inplace(&p, &q);
   }
 
   /* The int32 accumulators, for some. */
@@ -865,7 +945,9 @@ static void check_requant(int32_t index) {
   if (cmp.bad) describe_conv(index, &p, &q, bias_buf);
 }
 
-static void check_dense(int32_t index) {
+/* A dense case; folded: with offsets 0 and [N, K] weights (the extra
+ * cases after KC_CASES). */
+static void check_dense(int32_t index, int folded) {
   TnCrtDense p;
   TnCrtQuant q;
   p.batch = chance(80) ? 1 : between(2, 3);
@@ -874,7 +956,8 @@ static void check_dense(int32_t index) {
   while ((int64_t)p.in_features * p.out_features > MAX_W ||
          p.batch * p.in_features > MAX_IN)
     p.in_features /= 2;
-  const int nk = chance(75); /* nn.dense's [N, K], else matmul's [K, N] */
+  /* nn.dense's [N, K], else matmul's [K, N] */
+  const int nk = chance(75) || folded;
   p.w_stride_n = nk ? p.in_features : 1;
   p.w_stride_k = nk ? 1 : p.out_features;
   random_quant(&q, p.out_features);
@@ -882,8 +965,8 @@ static void check_dense(int32_t index) {
    * has (input 0, filter 0), which the DSP form's sums take in a loop of
    * their own (arm_dsp/dense_s8_dsp.h: rows4_x8); by the index, so that
    * the draws stay as they were */
-  if (index % 8 == 7) q.input_offset = 0, q.filter_offset = 0;
-  n_dense_folded += index % 8 == 7;
+  if (folded || index % 8 == 7) q.input_offset = 0, q.filter_offset = 0;
+  n_dense_folded += folded || index % 8 == 7;
   const int32_t *bias = random_bias(p.out_features);
   fill(in_buf, p.batch * p.in_features);
   fill(w_buf, p.in_features * p.out_features);
@@ -913,6 +996,7 @@ static void check_dense(int32_t index) {
   Compare cp4 = {0, index, "dense-p4", &n_dense_p4};
   const int p4_dsp = nk && q.input_offset == 0 && q.filter_offset == 0 &&
                      p.out_features >= 4;
+  const int p4_mve = nk && dense_mve_case(&q, p.out_features);
   if (nk) {
     if (tn_crt_dense_s8_pack4(p.out_features, p.in_features, w_buf,
                               wp_buf) != TN_CRT_OK)
@@ -921,6 +1005,7 @@ static void check_dense(int32_t index) {
     st = tn_crt_dense_s8_packed4(&p, &q, in_buf, wp_buf, bias, out_buf);
     compare8(&cp4, t2, st, out_buf, ref_buf, nout);
     n_dense_p4_dsp += p4_dsp;
+    n_dense_p4_mve += p4_mve;
   }
   Compare c32 = {0, index, "dense-s32", &n_dense32};
   if (chance(30)) {
@@ -937,6 +1022,7 @@ static void check_dense(int32_t index) {
     kv(" io=", q.input_offset), kv(" fo=", q.filter_offset);
     kv(" off=", q.output_offset), kv(" per_channel=", q.per_channel);
     fw_str(bias ? " bias" : " no-bias");
+    if (p4_mve) fw_str(" p4-mve");
     if (p4_dsp) fw_str(" p4");
     fw_endl();
   }
@@ -946,12 +1032,16 @@ int main(void) {
   fw_ticks_start();
   for (int32_t i = 0; i < KC_CASES; i++) {
     if (i % 4 == 3)
-      check_dense(i);
+      check_dense(i, 0);
     else if (i % 4 == 2)
       check_requant(i);
     else
       check_conv(i);
   }
+  for (int32_t i = 0; i < KC_DENSE_P4; i++) check_dense(KC_CASES + i, 1);
+  kc_column = 1;
+  for (int32_t i = 0; i < KC_DW_COLUMN; i++)
+    check_conv(KC_CASES + KC_DENSE_P4 + i);
   kv("cases ", KC_CASES);
   kv(" conv ", n_conv), kv(" conv_scratch ", n_scratch);
   kv(" conv_less ", n_less);
@@ -965,8 +1055,11 @@ int main(void) {
   kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);
   kv(" pw_quad6 ", n_pw_quad6);
   kv(" pw_mve ", n_pw_mve), kv(" dw_mve ", n_dw_mve);
+  kv(" dw_any_mve ", n_dw_any_mve);
+  kv(" dw_any_mve_inplace ", n_dw_any_mve_inplace);
   kv(" dense_folded ", n_dense_folded);
   kv(" dense_p4 ", n_dense_p4), kv(" dense_p4_dsp ", n_dense_p4_dsp);
+  kv(" dense_p4_mve ", n_dense_p4_mve);
   fw_endl();
   fw_str("instructions kernels ");
   fw_u64(fw_instructions(kernel_ticks));

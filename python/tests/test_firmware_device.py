@@ -464,8 +464,13 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     if mve:
         assert ran["pw_mve"] == ran["pw"], ran
         assert ran["dw_mve"] <= ran["dw3"], ran
+        # and the packed dense layers and the other depthwise ones whose
+        # shifts are right shifts
+        assert 0 < ran["dense_p4_mve"] <= ran["dense_p4_dsp"], ran
+        assert 0 < ran["dw_any_mve"] < ran["conv"], ran
     else:
         assert ran["pw_mve"] == 0 and ran["dw_mve"] == 0, ran
+        assert ran["dense_p4_mve"] == 0 and ran["dw_any_mve"] == 0, ran
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
     conv = res["conv_instructions"]
@@ -610,6 +615,51 @@ def test_kernels_check_catches_a_broken_mve_pointwise_form(tmp_path: Any) -> Non
     the check counts as the matrix product's."""
     last = "    e = vmladavaq_s8(e, u1, v1);\n"
     _check_broken_form(tmp_path, "conv_s8_mve.h", last, last.replace("v1)", "v0)"), "pw",
+                       folder="arm_mve", target="m55")
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+@pytest.mark.parametrize("old,new", [
+    # sixteen inputs a turn: the fourth row's sum adds to the third row's
+    ("    s3 = vmladavaq_s8(s3, xv, mve_gather_wb(&a3));\n",
+     "    s3 = vmladavaq_s8(s2, xv, mve_gather_wb(&a3));\n"),
+    # the last 4 to 12 inputs: the fourth row's left out
+    ("    s3 = vmladavaq_s8(s3, xv, vreinterpretq_s8_s32(\n",
+     "    s3 = s3 + 0 * vmladavaq_s8(s3, xv, vreinterpretq_s8_s32(\n"),
+    # every block of four outputs takes the first block's bias
+    ("    if (bias != NULL) acc = vaddq_s32(acc, vldrwq_s32(bias + n));\n",
+     "    if (bias != NULL) acc = vaddq_s32(acc, vldrwq_s32(bias));\n"),
+], ids=["whole-turn-row", "tail-row", "bias"])
+def test_kernels_check_catches_a_broken_mve_dense_form(tmp_path: Any, old: str,
+                                                       new: str) -> None:
+    """On the M55 the check reaches the MVE dense layer
+    (arm_mve/dense_s8_mve.h) and fails when it is wrong: copies of the crt
+    whose whole turns add a row's products to another row's sum, whose
+    last inputs leave a row out, or whose blocks all take the first
+    block's bias give mismatches, and only in the cases the check counts
+    as that form's (" p4-mve")."""
+    _check_broken_form(tmp_path, "dense_s8_mve.h", old, new, "p4", marked="p4-mve",
+                       cases=400, folder="arm_mve", target="m55")
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+@pytest.mark.parametrize("old,new", [
+    # sixteen channels a pass: the last four multiply the third four's input
+    ("      a3 = vaddq_s32(a3, vmulq_s32(x3, mve_dw_ld4(wt + 12, pr[3], full)));\n",
+     "      a3 = vaddq_s32(a3, vmulq_s32(x2, mve_dw_ld4(wt + 12, pr[3], full)));\n"),
+    # the last channels: the input offset off by one
+    ("            mve_dw_taps(a, x, wc, ny, nx, ys, xs, wy, wx, pr, io, 1, 0);\n",
+     "            mve_dw_taps(a, x, wc, ny, nx, ys, xs, wy, wx, pr, io + 1, 1, 0);\n"),
+], ids=["whole-pass-input", "tail-offset"])
+def test_kernels_check_catches_a_broken_mve_depthwise_form(tmp_path: Any, old: str,
+                                                           new: str) -> None:
+    """On the M55 the check reaches the MVE form of the depthwise layers
+    other than 3x3 (arm_mve/dw_s8_mve.h) and fails when it is wrong:
+    copies of the crt whose whole passes multiply the wrong channels'
+    input, or whose last channels add the wrong input offset, give
+    mismatches, and only in the cases the check marks as that form's
+    (" dw-any-mve")."""
+    _check_broken_form(tmp_path, "dw_s8_mve.h", old, new, "dw-any-mve", cases=400,
                        folder="arm_mve", target="m55")
 
 

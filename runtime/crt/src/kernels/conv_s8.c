@@ -103,6 +103,7 @@
 #include "arm_mve/conv_s8_mve.h"
 #if TN_CRT_HAVE_ARM_MVE
 #include "arm_mve/dw3x3_s8_mve.h" /* and of the depthwise 3x3 */
+#include "arm_mve/dw_s8_mve.h"    /* and of the other depthwise layers */
 #endif
 
 /* AVX_DECL(k): k, the packed blocks of the AVX2 form of BCAST for one
@@ -1053,6 +1054,9 @@ static TnCrtStatus conv_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
     return TN_CRT_OK;
   }
   if (!TN__CONV_FORM(TN_CRT_CONV_FORM_BLOCKS)) return TN_CRT_UNSUPPORTED;
+#if TN_CRT_HAVE_ARM_MVE
+  if (out8 && mve_dw(c, q, lo, hi, bias, out8, ring)) return TN_CRT_OK;
+#endif
   /* the whole state and the pairs after it, or the state without the
    * fields of packed depthwise blocks and no pairs */
   const size_t state = dsp_state_bytes(c, 1);

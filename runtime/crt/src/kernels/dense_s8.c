@@ -65,6 +65,10 @@
 /* The DSP form: inline functions, compiled into dot4 and dot1 below. */
 #include "arm_dsp/dense_s8_dsp.h"
 #endif
+#if TN_CRT_HAVE_ARM_MVE
+/* The MVE form of the N4K4 layout's whole blocks (the M55). */
+#include "arm_mve/dense_s8_mve.h"
+#endif
 
 /* Outputs per broadcast block. */
 enum { BLK = 16 };
@@ -354,6 +358,11 @@ static void dense_run(const Dense *d, const TnCrtQuant *q, int32_t lo,
   DenseRq rq0 = {0, 0, 1}; /* set by dense_rq_init where fast */
   const int fast = out8 != NULL && dense_rq_init(q, nn, &rq0);
 #endif
+#if TN_CRT_HAVE_ARM_MVE
+  /* the blocks of four rows in MVE, the last rows left to the loop */
+  const int mve = out8 != NULL && TN__DENSE_FORM(TN_CRT_DENSE_FORM_P4_DSP) &&
+                  mve_dense_ok(d, q);
+#endif
   for (int32_t m = 0; m < p->batch; m++) {
     const int8_t *x = in + (ptrdiff_t)m * kk;
     if (TN__DENSE_FORM(TN_CRT_DENSE_FORM_PACKED) &&
@@ -377,7 +386,12 @@ static void dense_run(const Dense *d, const TnCrtQuant *q, int32_t lo,
       }
       continue;
     }
-    for (int32_t n0 = 0; n0 < nn; n0 += BLK) {
+    int32_t first = 0; /* the outputs the MVE form wrote */
+#if TN_CRT_HAVE_ARM_MVE
+    if (mve)
+      first = mve_dense_p4(d, q, lo, hi, x, bias, out8 + (ptrdiff_t)m * nn);
+#endif
+    for (int32_t n0 = first; n0 < nn; n0 += BLK) {
       const int32_t len = nn - n0 < BLK ? nn - n0 : BLK;
       uint32_t a[BLK]; /* stored by accumulate */
       accumulate(d, x, n0, len, a);

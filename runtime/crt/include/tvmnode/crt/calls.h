@@ -418,14 +418,19 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X("src/kernels/conv_s8.c", "src/kernels/arm_dsp/dw3x3_s8_dsp.h")          \
   X("src/kernels/conv_s8.c", "src/kernels/arm_mve/conv_s8_mve.h")          \
   X("src/kernels/conv_s8.c", "src/kernels/arm_mve/dw3x3_s8_mve.h")         \
+  X("src/kernels/conv_s8.c", "src/kernels/arm_mve/dw_s8_mve.h")            \
+  X("src/kernels/conv_s8.c", "src/kernels/arm_mve/requant_s8_mve.h")       \
   X("src/kernels/conv_s8.c", "src/kernels/dense_s8.c")                       \
   X("src/kernels/conv_s8.c", "src/kernels/dense_s8.h")                       \
   X("src/kernels/conv_s8.c", "src/kernels/x86/dense_s8.c")                   \
   X("src/kernels/conv_s8.c", "src/kernels/arm_dsp/dense_s8_dsp.h")           \
+  X("src/kernels/conv_s8.c", "src/kernels/arm_mve/dense_s8_mve.h")         \
   X("src/kernels/dense_s8.c", "src/kernels/dense_s8.h")                      \
   X("src/kernels/dense_s8.c", "src/kernels/x86/dense_s8.c")                  \
   X("src/kernels/dense_s8.c", "src/kernels/x86/requant_lanes.h")            \
   X("src/kernels/dense_s8.c", "src/kernels/arm_dsp/dense_s8_dsp.h")          \
+  X("src/kernels/dense_s8.c", "src/kernels/arm_mve/dense_s8_mve.h")        \
+  X("src/kernels/dense_s8.c", "src/kernels/arm_mve/requant_s8_mve.h")      \
   X("src/kernels/conv_f32.c", "src/kernels/conv_f32.h")                      \
   X("src/kernels/conv_f32.c", "src/kernels/x86/conv_f32.c")                  \
   X("src/kernels/dense_f32.c", "src/kernels/dense_f32.h")                    \
