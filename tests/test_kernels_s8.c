@@ -1691,6 +1691,11 @@ START_TEST(test_dense_packed_random) {
     ck_assert_int_gt(dense_packed_random(5, 3, 0), 0);
   if (tn_crt_isa_limit(TN_CRT_ISA_AVX2_VNNI) & TN_CRT_ISA_AVXVNNI)
     ck_assert_int_gt(dense_packed_random(5, 3, 0), 0);
+  /* and the AVX2 form reading its second block's third quarter for its
+   * fourth (4), capped at AVX2 */
+  if ((tn_crt_isa_limit(TN_CRT_ISA_AVX2) & TN_CRT_ISA_LEVEL_MASK) ==
+      TN_CRT_ISA_AVX2)
+    ck_assert_int_gt(dense_packed_random(5, 4, 0), 0);
   tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 #endif
 }
@@ -1913,6 +1918,29 @@ START_TEST(test_conv_packed_big_random) {
   tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 #endif
   packed_big = 0;
+}
+END_TEST
+
+/* Capped at AVX2 (no AVX-VNNI), larger packed 1x1 layers (seed 51, as
+ * test_conv_packed_big_random's: tiles of 3 pixels and their last 1 or
+ * 2, blocks of 1 to 4 by 16 channels, copies of the inputs in several
+ * chunks) byte for byte against the reference; the AVX2 tile dropping
+ * its last group of inputs (tn__crt_conv_vnni_fault 4), or its third
+ * pixel reading the second's inputs (6), is caught. */
+START_TEST(test_conv_packed_avx2_random) {
+#if HAVE_AVX2_FORMS
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX2) return;
+  packed_big = 1;
+  tn_crt_isa_limit(TN_CRT_ISA_AVX2);
+  const int clean = conv_packed_random(51, 0, 0);
+  const int dropped = conv_packed_random(51, 4, 0);
+  const int third = conv_packed_random(51, 6, 0);
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+  packed_big = 0;
+  ck_assert_int_eq(clean, 0);
+  ck_assert_int_gt(dropped, 0);
+  ck_assert_int_gt(third, 0);
+#endif
 }
 END_TEST
 
@@ -3193,6 +3221,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_dense_packed_random);
   tcase_add_test(tc, test_conv_packed_random);
   tcase_add_test(tc, test_conv_packed_big_random);
+  tcase_add_test(tc, test_conv_packed_avx2_random);
   tcase_add_test(tc, test_conv_packed_tiles_random);
   tcase_add_test(tc, test_conv_packed_args);
   tcase_add_test(tc, test_dense_packed4_random);

@@ -1311,34 +1311,43 @@ VNNI void tn__crt_conv_gemm_packed(const int8_t *w, int32_t kk, int nb,
  * gives each channel's two pair sums in lanes 2j and 2j + 1, which
  * accumulate apart and are added once at the end (vphaddd), as the packed
  * dense layer's AVX2 form does; then the bias, and the BCAST form's
- * requantization in registers. */
-static inline int64_t load64(const int16_t *p) {
-  int64_t v;
-  memcpy(&v, p, 8);
-  return v;
+ * requantization in registers. The twelve accumulators, the quarter and
+ * a product fill 14 of the 16 ymm registers only if each pixel's
+ * broadcast is loaded again for each quarter (a load, no ALU work): with
+ * the broadcasts held in three registers as well, gcc 12 kept nine
+ * accumulators on the stack, a load and a store each a group, and it
+ * still did with the broadcasts reloaded (copying the accumulators to and
+ * fro, as it did in the VNNI dense loop). So the broadcast, the product
+ * and its sum are one asm, the accumulator a "+x" operand. */
+AVX2 static inline __m256i bcast_madd(__m256i acc, const int16_t *p,
+                                      __m256i q) {
+  __m256i t;
+  __asm__("vpbroadcastq %2, %1\n\t"
+          "vpmaddwd %3, %1, %1\n\t"
+          "vpaddd %1, %0, %0"
+          : "+x"(acc), "=&x"(t)
+          : "m"(*(const int64_t *)p), "x"(q));
+  return acc;
 }
 
 AVX2 static inline __attribute__((always_inline)) void
 packed_avx2_tile(const int8_t *w, int32_t full, int np, const int16_t *xq,
-                 ptrdiff_t xs, const Requant *rq, int8_t *out,
+                 ptrdiff_t xs, ptrdiff_t x2, const Requant *rq, int8_t *out,
                  ptrdiff_t os) {
   __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
   __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
   __m256i c0 = a0, c1 = a0, c2 = a0, c3 = a0;
 #define W16(i) _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + (i))))
-#define X4(p) _mm256_set1_epi64x(load64(xq + (p) * xs))
-#define MADD(acc, u, v) acc = _mm256_add_epi32(acc, _mm256_madd_epi16(u, v))
+#define MADD(acc, o, v) acc = bcast_madd(acc, xq + (o), v)
   /* quarter i of the group into the pixels' accumulators A, B and C */
-#define QUARTER(i, A, B, C)       \
-  do {                            \
+#define QUARTER(i, A, B, C)        \
+  do {                             \
     const __m256i q = W16(16 * i); \
-    MADD(A, u, q);                \
-    if (np > 1) MADD(B, v, q);    \
-    if (np > 2) MADD(C, t, q);    \
+    MADD(A, 0, q);                 \
+    if (np > 1) MADD(B, xs, q);    \
+    if (np > 2) MADD(C, x2, q);    \
   } while (0)
   for (int32_t g = 0; g < full; g++, w += 64, xq += 4) {
-    const __m256i u = X4(0);
-    const __m256i v = np > 1 ? X4(1) : u, t = np > 2 ? X4(2) : u;
     QUARTER(0, a0, b0, c0);
     QUARTER(1, a1, b1, c1);
     QUARTER(2, a2, b2, c2);
@@ -1346,7 +1355,6 @@ packed_avx2_tile(const int8_t *w, int32_t full, int np, const int16_t *xq,
   }
 #undef QUARTER
 #undef W16
-#undef X4
 #undef MADD
   /* hadd: [c0 c1 c4 c5 | c2 c3 c6 c7]; the quarters (0, 2, 1, 3) */
 #define PAIRS(p, q) _mm256_permute4x64_epi64(_mm256_hadd_epi32(p, q), 0xd8)
@@ -1382,8 +1390,11 @@ AVX2 void tn__crt_conv_gemm_packed_avx2(const int8_t *w, int32_t kk,
                                         const Requant *const *rq, int nb,
                                         int8_t *out, ptrdiff_t os) {
   /* (how == 4 drops the last group: a broken form for the tests) */
-  const int32_t full =
-      kk / 4 - (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 4);
+  const int how = __atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED);
+  const int32_t full = kk / 4 - (how == 4);
+  /* the third pixel's inputs (how == 6 reads the second's: a broken form
+   * for the tests) */
+  const ptrdiff_t x2 = how == 6 ? kk : 2 * (ptrdiff_t)kk;
   int16_t xq[PACKED_XQ];
   const int32_t chunk = PACKED_XQ / kk;
   for (int32_t p0 = 0; p0 < npx; p0 += chunk) {
@@ -1394,13 +1405,13 @@ AVX2 void tn__crt_conv_gemm_packed_avx2(const int8_t *w, int32_t kk,
       int8_t *ob = out + (ptrdiff_t)p0 * os + 16 * b;
       int32_t i = 0;
       for (; i + 3 <= n; i += 3)
-        packed_avx2_tile(wb, full, 3, xq + (ptrdiff_t)i * kk, kk, rq[b],
+        packed_avx2_tile(wb, full, 3, xq + (ptrdiff_t)i * kk, kk, x2, rq[b],
                          ob + i * os, os);
       if (n - i == 2)
-        packed_avx2_tile(wb, full, 2, xq + (ptrdiff_t)i * kk, kk, rq[b],
+        packed_avx2_tile(wb, full, 2, xq + (ptrdiff_t)i * kk, kk, x2, rq[b],
                          ob + i * os, os);
       else if (n - i == 1)
-        packed_avx2_tile(wb, full, 1, xq + (ptrdiff_t)i * kk, kk, rq[b],
+        packed_avx2_tile(wb, full, 1, xq + (ptrdiff_t)i * kk, kk, x2, rq[b],
                          ob + i * os, os);
     }
   }
