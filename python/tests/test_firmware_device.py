@@ -589,12 +589,34 @@ def test_kernels_check_catches_a_broken_pointwise_form(tmp_path: Any) -> None:
 def test_kernels_check_catches_a_broken_mve_pointwise_form(tmp_path: Any) -> None:
     """On the M55 the check reaches the MVE matrix product
     (arm_mve/conv_s8_mve.h) and fails when it is wrong: a copy of the crt
-    whose whole-vector turn multiplies the second pixel's second sum by
-    the first channel's weights gives mismatches, and only in the cases
-    the check counts as the matrix product's."""
-    last = "    e = vmladavaq_s8(e, u1, v1);\n"
-    _check_broken_form(tmp_path, "conv_s8_mve.h", last, last.replace("v1)", "v0)"), "pw",
+    whose loop multiplies the second pixel's second sum by the first
+    channel's weights gives mismatches, and only in the cases the check
+    counts as the matrix product's."""
+    last = '"vmladava.s8 %[e], q1, q3\\n\\t"'
+    _check_broken_form(tmp_path, "conv_s8_mve.h", last, last.replace("q3", "q2"), "pw",
                        folder="arm_mve", target="m55")
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+@pytest.mark.parametrize("old,new", [
+    # the second pixel's sums put in their lanes in GCC 12's vcreateq order
+    ('"vmov %q[v][" HI "], %q[v][" LO "], %[d], %[e]"',
+     '"vmov %q[v][" HI "], %q[v][" LO "], %[e], %[d]"'),
+    # a last turn of 1-3 channels stored in all four lanes
+    ("const mve_pred16_t on = vctp32q((uint32_t)left);",
+     "const mve_pred16_t on = vctp32q(4u);"),
+    # a whole turn's four channels given the sums' start one channel late
+    ("const int32x4_t kc = vldrwq_s32(k + co);",
+     "const int32x4_t kc = vldrwq_s32(k + co + 1);"),
+], ids=["lane-order", "channel-tail", "corr-lanes"])
+def test_kernels_check_catches_a_broken_mve_pointwise_quad(tmp_path: Any, old: str,
+                                                           new: str) -> None:
+    """The same for the matrix product's four channels a turn
+    (mve_channels4): copies of the crt with its lanes, its last turn's
+    predicate or its sums' start broken give mismatches, only in the
+    matrix product's cases."""
+    _check_broken_form(tmp_path, "conv_s8_mve.h", old, new, "pw", folder="arm_mve",
+                       target="m55")
 
 
 def test_kernels_check_catches_a_broken_pointwise_unit_columns(tmp_path: Any) -> None:
