@@ -608,13 +608,16 @@ def test_kernels_check_catches_a_broken_mve_pointwise_form(tmp_path: Any) -> Non
     # a whole turn's four channels given the sums' start one channel late
     ("const int32x4_t kc = vldrwq_s32(k + co);",
      "const int32x4_t kc = vldrwq_s32(k + co + 1);"),
-], ids=["lane-order", "channel-tail", "corr-lanes"])
+    # a gathered window row's last 1-15 bytes left uncopied
+    ("    vstrbq_p_s8(o, vldrbq_z_s8(x, m), m);\n", ""),
+], ids=["lane-order", "channel-tail", "corr-lanes", "row-copy-tail"])
 def test_kernels_check_catches_a_broken_mve_pointwise_quad(tmp_path: Any, old: str,
                                                            new: str) -> None:
     """The same for the matrix product's four channels a turn
-    (mve_channels4): copies of the crt with its lanes, its last turn's
-    predicate or its sums' start broken give mismatches, only in the
-    matrix product's cases."""
+    (mve_channels4) and its windows' gathering (mve_copy): copies of the
+    crt with its lanes, its last turn's predicate, its sums' start or the
+    end of a gathered row broken give mismatches, only in the matrix
+    product's cases."""
     _check_broken_form(tmp_path, "conv_s8_mve.h", old, new, "pw", folder="arm_mve",
                        target="m55")
 
