@@ -603,18 +603,17 @@ def test_kernels_check_catches_a_broken_mve_pointwise_form(tmp_path: Any) -> Non
     ('"vmov %q[v][" HI "], %q[v][" LO "], %[d], %[e]"',
      '"vmov %q[v][" HI "], %q[v][" LO "], %[e], %[d]"'),
     # a last turn of 1-3 channels stored in all four lanes
-    ("const mve_pred16_t on = vctp32q((uint32_t)left);",
-     "const mve_pred16_t on = vctp32q(4u);"),
+    ("vctp32q((uint32_t)left), 0,", "vctp32q(4), 0,"),
     # a whole turn's four channels given the sums' start one channel late
-    ("const int32x4_t kc = vldrwq_s32(k + co);",
-     "const int32x4_t kc = vldrwq_s32(k + co + 1);"),
+    ("full ? vldrwq_s32(k) : vldrwq_z_s32(k, on);",
+     "full ? vldrwq_s32(k + 1) : vldrwq_z_s32(k + 1, on);"),
     # a gathered window row's last 1-15 bytes left uncopied
     ("    vstrbq_p_s8(o, vldrbq_z_s8(x, m), m);\n", ""),
 ], ids=["lane-order", "channel-tail", "corr-lanes", "row-copy-tail"])
 def test_kernels_check_catches_a_broken_mve_pointwise_quad(tmp_path: Any, old: str,
                                                            new: str) -> None:
     """The same for the matrix product's four channels a turn
-    (mve_channels4) and its windows' gathering (mve_copy): copies of the
+    (mve_turns, mve_turn) and its windows' gathering (mve_copy): copies of the
     crt with its lanes, its last turn's predicate, its sums' start or the
     end of a gathered row broken give mismatches, only in the matrix
     product's cases."""

@@ -171,85 +171,86 @@ BLOCK_INLINE void mve_quad(int32x4_t *u, int32x4_t *v, const int8_t *x0,
   *u = s, *v = t;
 }
 
-/* Every channel of the pixels o0, o1 (windows x0, x1) in PW_ANY, in
- * pairs (the last of an odd count with itself): a pair's four sums by
- * MVE_LANES (lanes 0 and 2 of u and v), corr added mod 2^32 as the
- * portable sums wrap, then an output at a time by pw_store. The four adds
- * are written out: GCC 12 vectorizes a loop over them that picks corr[j &
- * 1 ? c1 : co] into a VPSEL whose predicate constant is wrong (lane 2
- * took c1's), which the kernels check caught. */
-static NOINLINE void mve_channels_any(const Conv *c, const TnCrtQuant *q,
-                                      int32_t lo, int32_t hi,
-                                      const uint32_t *corr, int8_t *o0,
-                                      int8_t *o1, const int8_t *x0,
-                                      const int8_t *x1) {
-  const TnCrtConv2d *p = c->p;
-  const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
-  const ptrdiff_t ws = p->w_strides[3];
-  const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
-  const int8_t *w = c->w;
-  for (int32_t co = 0; co < nc; co += 2, w += 2 * ws) {
-    const int32_t c1 = co + 1 < nc ? co + 1 : co;
-    const uint32_t k0 = corr[co], k1 = corr[c1];
-    int32x4_t u, v;
-    MVE_LANES(u, v, "=w", "2", "0", x0, x1, w + (c1 - co) * ws, w, n);
-    const int32_t s[4] = {(int32_t)((uint32_t)vgetq_lane_s32(u, 0) + k0),
-                          (int32_t)((uint32_t)vgetq_lane_s32(u, 2) + k1),
-                          (int32_t)((uint32_t)vgetq_lane_s32(v, 0) + k0),
-                          (int32_t)((uint32_t)vgetq_lane_s32(v, 2) + k1)};
-    pw_store(o0, o1, co, c1, s, q, qs, off, lo, hi, PW_ANY);
+/*
+ * Four channels' outputs of the pixels o0, o1 from their sums u, v (lanes
+ * past the layer's channels off in `on`): corr added mod 2^32, as the
+ * portable sums wrap; where `any` is 0 (PW_FAST or PW_WIDE: every
+ * multiplier m >= 0, every shift a right shift, mve_requant4's
+ * conditions) both pixels requantized with one load of the four
+ * multipliers and shifts and each stored by a narrowing VSTRB.32 to its
+ * four consecutive bytes (out_strides[3] is 1: dsp_pw_ok), else (PW_ANY)
+ * an output at a time by pw_requant_any. Where o1 is o0 (the last of an
+ * odd count of pixels) both write the same bytes.
+ */
+BLOCK_INLINE void mve_turn(const TnCrtQuant *q, int32_t lo, int32_t hi,
+                           const uint32_t *corr, int8_t *o0, int8_t *o1,
+                           int32_t co, int32x4_t u, int32x4_t v,
+                           mve_pred16_t on, int full, int any) {
+  const int32_t *const k = (const int32_t *)(const void *)corr + co;
+  const int32x4_t kc = full ? vldrwq_s32(k) : vldrwq_z_s32(k, on);
+  const int32_t off = q->output_offset, pc = q->per_channel ? 1 : 0;
+  const int32_t *const mp = q->multiplier + co * pc, *sp = q->shift + co * pc;
+  u = vaddq_s32(u, kc), v = vaddq_s32(v, kc);
+  if (any) {
+    int32_t su[4], sv[4];
+    vstrwq_s32(su, u), vstrwq_s32(sv, v);
+    for (int32_t j = 0; j < 4 && (full || (on >> (4 * j) & 1)); j++) {
+      const int32_t m = mp[j * pc], sh = sp[j * pc];
+      o0[co + j] = pw_requant_any(su[j], m, sh, off, lo, hi);
+      o1[co + j] = pw_requant_any(sv[j], m, sh, off, lo, hi);
+    }
+    return;
+  }
+  const int32x4_t m = !pc ? vdupq_n_s32(mp[0])
+                    : full ? vldrwq_s32(mp) : vldrwq_z_s32(mp, on);
+  const int32x4_t sh = !pc ? vdupq_n_s32(sp[0])
+                     : full ? vldrwq_s32(sp) : vldrwq_z_s32(sp, on);
+  u = mve_requant4(u, m, sh, off, lo, hi);
+  v = mve_requant4(v, m, sh, off, lo, hi);
+  if (full) {
+    vstrbq_s32(o0 + co, u), vstrbq_s32(o1 + co, v);
+  } else {
+    vstrbq_p_s32(o0 + co, u, on), vstrbq_p_s32(o1 + co, v, on);
   }
 }
 
-/*
- * Every channel of the pixels o0, o1 (windows x0, x1) where the layer's
- * mode is PW_FAST or PW_WIDE (every multiplier m >= 0, every shift a right
- * shift: mve_requant4's conditions), four channels a turn (mve_quad): the
- * four channels' corr added to both pixels' sums, both requantized with
- * one load of the four multipliers and shifts, and each stored by a
- * narrowing VSTRB.32 to its four consecutive bytes (out_strides[3] is 1:
- * dsp_pw_ok). A last turn of 1-3 channels reads the last channel's
- * weights in the lanes past out_c and neither loads nor stores those
- * lanes (VCTP). Where o1 is o0 (the last of an odd count of pixels) both
- * stores write the same bytes.
- */
-static NOINLINE void mve_channels4(const Conv *c, const TnCrtQuant *q,
-                                   int32_t lo, int32_t hi,
-                                   const uint32_t *corr, int8_t *o0,
-                                   int8_t *o1, const int8_t *x0,
-                                   const int8_t *x1) {
+/* Every channel of the pixels o0, o1 (windows x0, x1), four a turn
+ * (mve_quad, mve_turn; `any`: the layer's mode is PW_ANY, a constant
+ * where this is inlined); a last turn of 1-3 channels reads the last
+ * channel's weights in the lanes past out_c, which it neither loads nor
+ * stores (VCTP). */
+BLOCK_INLINE void mve_turns(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                            int32_t hi, const uint32_t *corr, int8_t *o0,
+                            int8_t *o1, const int8_t *x0, const int8_t *x1,
+                            int any) {
   const TnCrtConv2d *p = c->p;
-  const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
+  const int32_t n = pw_window(p), nc = p->out_c;
   const ptrdiff_t ws = p->w_strides[3];
-  const int32_t *const k = (const int32_t *)(const void *)corr;
-  const int32_t *mp = q->multiplier, *sp = q->shift;
-  const int pc = q->per_channel;
-  const int32x4_t m1 = vdupq_n_s32(mp[0]), sh1 = vdupq_n_s32(sp[0]);
   const int8_t *w = c->w;
   int32_t co = 0;
+  int32x4_t u, v;
   for (; co + 4 <= nc; co += 4, w += 4 * ws) {
-    int32x4_t u, v;
     mve_quad(&u, &v, x0, x1, w, ws, 2 * ws, 3 * ws, n);
-    const int32x4_t kc = vldrwq_s32(k + co);
-    const int32x4_t m = pc ? vldrwq_s32(mp + co) : m1;
-    const int32x4_t sh = pc ? vldrwq_s32(sp + co) : sh1;
-    vstrbq_s32(o0 + co, mve_requant4(vaddq_s32(u, kc), m, sh, off, lo, hi));
-    vstrbq_s32(o1 + co, mve_requant4(vaddq_s32(v, kc), m, sh, off, lo, hi));
+    mve_turn(q, lo, hi, corr, o0, o1, co, u, v, 0, 1, any);
   }
   if (co < nc) { /* 1-3 channels */
     const int32_t left = nc - co;
-    const mve_pred16_t on = vctp32q((uint32_t)left);
     const ptrdiff_t w1 = left > 1 ? ws : 0, w2 = left > 2 ? 2 * ws : w1;
-    int32x4_t u, v;
     mve_quad(&u, &v, x0, x1, w, w1, w2, w2, n);
-    const int32x4_t kc = vldrwq_z_s32(k + co, on);
-    const int32x4_t m = pc ? vldrwq_z_s32(mp + co, on) : m1;
-    const int32x4_t sh = pc ? vldrwq_z_s32(sp + co, on) : sh1;
-    vstrbq_p_s32(o0 + co,
-                 mve_requant4(vaddq_s32(u, kc), m, sh, off, lo, hi), on);
-    vstrbq_p_s32(o1 + co,
-                 mve_requant4(vaddq_s32(v, kc), m, sh, off, lo, hi), on);
+    mve_turn(q, lo, hi, corr, o0, o1, co, u, v, vctp32q((uint32_t)left), 0,
+             any);
   }
+}
+
+/* mve_turns with `any` a constant in each copy. */
+static NOINLINE void mve_channels(const Conv *c, const TnCrtQuant *q,
+                                  int32_t lo, int32_t hi,
+                                  const uint32_t *corr, int8_t *o0, int8_t *o1,
+                                  const int8_t *x0, const int8_t *x1, int any) {
+  if (any)
+    mve_turns(c, q, lo, hi, corr, o0, o1, x0, x1, 1);
+  else
+    mve_turns(c, q, lo, hi, corr, o0, o1, x0, x1, 0);
 }
 
 /* The requantization mode mve_channels takes for a layer of pw_mode
@@ -289,10 +290,8 @@ static NOINLINE void mve_pw_run(const Conv *c, const TnCrtQuant *q,
       pw_next(&it);
       o1 = it.o, x1 = mve_im2col(cols + pitch, c, &it, direct);
     }
-    if (kept == PW_ANY)
-      mve_channels_any(c, q, lo, hi, corr, o0, o1, x0, x1);
-    else if (kept >= 0)
-      mve_channels4(c, q, lo, hi, corr, o0, o1, x0, x1);
+    if (kept >= 0)
+      mve_channels(c, q, lo, hi, corr, o0, o1, x0, x1, kept == PW_ANY);
     if (left > 2) pw_next(&it);
   }
 }
