@@ -171,8 +171,12 @@ def _check_report(res: Dict[str, Any], info: Dict[str, Any], target: str) -> Non
     macs = int(info["macs"])
     assert res["systick_ticks"] > 0
     assert res["instructions"] == fw.instructions(target, res["systick_ticks"])
-    # at least an instruction a multiply-accumulate, and not absurdly more
-    assert macs <= res["instructions"] <= 100 * macs + 10 ** 6, (res["instructions"], macs)
+    # at least an instruction a multiply-accumulate (sixteen where MVE's
+    # VMLADAVA does sixteen: the M55 runs KWS in fewer instructions than
+    # it has multiply-accumulates), and not absurdly more
+    lanes = 16 if fw.get_target(target).cpu == "cortex-m55" else 1
+    assert macs // lanes <= res["instructions"] <= 100 * macs + 10 ** 6, (
+        res["instructions"], macs)
     assert 0 < res["run_stack_bytes"] < res["stack_bytes"] < res["stack_size"]
     assert res["stack_bytes"] < 16 * 1024, "a kernel keeps large arrays on the stack"
     size, crt = res["size"], res["crt_size"]
@@ -607,15 +611,16 @@ def test_kernels_check_catches_a_broken_mve_pointwise_form(tmp_path: Any) -> Non
     # a whole turn's four channels given the sums' start one channel late
     ("full ? vldrwq_s32(k) : vldrwq_z_s32(k, on);",
      "full ? vldrwq_s32(k + 1) : vldrwq_z_s32(k + 1, on);"),
-    # a gathered window row's last 1-15 bytes left uncopied
-    ("    vstrbq_p_s8(o, vldrbq_z_s8(x, m), m);\n", ""),
+    # a gathered window row's last byte left uncopied (rows not of whole vectors)
+    ("vstrbq_p_s8(o, vldrbq_z_s8(x, m), m);",
+     "vstrbq_p_s8(o, vldrbq_z_s8(x, m), vctp8q((uint32_t)n - 1));"),
 ], ids=["lane-order", "channel-tail", "corr-lanes", "row-copy-tail"])
 def test_kernels_check_catches_a_broken_mve_pointwise_quad(tmp_path: Any, old: str,
                                                            new: str) -> None:
     """The same for the matrix product's four channels a turn
     (mve_turns, mve_turn) and its windows' gathering (mve_copy): copies of the
     crt with its lanes, its last turn's predicate, its sums' start or the
-    end of a gathered row broken give mismatches, only in the matrix
+    last byte of a gathered row broken give mismatches, only in the matrix
     product's cases."""
     _check_broken_form(tmp_path, "conv_s8_mve.h", old, new, "pw", folder="arm_mve",
                        target="m55")
