@@ -33,6 +33,17 @@
 #if TN_CRT_HAVE_ARM_MVE
 #include <arm_mve.h>
 
+/* n bytes from x to o (not overlapping), 16 a turn and the last under
+ * VCTP: a window's rows are a few dozen bytes (IC's 3x3x16: 48), where a
+ * call of memcpy costs more than the copy. */
+BLOCK_INLINE void mve_copy(int8_t *o, const int8_t *x, size_t n) {
+  for (; n >= 16; n -= 16, o += 16, x += 16) vstrbq_s8(o, vldrbq_s8(x));
+  if (n > 0) {
+    const mve_pred16_t m = vctp8q((uint32_t)n);
+    vstrbq_p_s8(o, vldrbq_z_s8(x, m), m);
+  }
+}
+
 /* The window of the pixel at `it` as a run of pw_window(p) int8 taps in
  * the weights' order: the input itself where it is one run there (OHWI
  * over NHWC, one row of the window, wholly inside) and `direct`, else
@@ -65,8 +76,8 @@ static const int8_t *mve_im2col(int8_t *col, const Conv *c,
         continue;
       }
       if (lead > 0) memset(o, pad, lead);
-      memcpy(o + lead, xn + (ptrdiff_t)iy * is[1] + (ptrdiff_t)(ix0 + kx0) * nc,
-             len);
+      mve_copy(o + lead,
+               xn + (ptrdiff_t)iy * is[1] + (ptrdiff_t)(ix0 + kx0) * nc, len);
       if (lead + len < row) memset(o + lead + len, pad, row - lead - len);
     }
     return col;
@@ -83,31 +94,6 @@ static const int8_t *mve_im2col(int8_t *col, const Conv *c,
         o[ci * ws[2]] = inside ? x[(ptrdiff_t)ci * is[3]] : pad;
     }
   return col;
-}
-
-/* s[0..3] += the n taps of windows x0, x1 times the weight rows w0, w1:
- * (x0, w0), (x0, w1), (x1, w0), (x1, w1). */
-BLOCK_INLINE void mve_sums(int32_t s[4], const int8_t *x0, const int8_t *x1,
-                           const int8_t *w0, const int8_t *w1, int32_t n) {
-  int32_t a = s[0], b = s[1], d = s[2], e = s[3];
-  for (; n >= 16; n -= 16, x0 += 16, x1 += 16, w0 += 16, w1 += 16) {
-    const int8x16_t u0 = vldrbq_s8(x0), u1 = vldrbq_s8(x1);
-    const int8x16_t v0 = vldrbq_s8(w0), v1 = vldrbq_s8(w1);
-    a = vmladavaq_s8(a, u0, v0);
-    b = vmladavaq_s8(b, u0, v1);
-    d = vmladavaq_s8(d, u1, v0);
-    e = vmladavaq_s8(e, u1, v1);
-  }
-  if (n > 0) { /* the last taps: lanes past them neither load nor add */
-    const mve_pred16_t m = vctp8q((uint32_t)n);
-    const int8x16_t u0 = vldrbq_z_s8(x0, m), u1 = vldrbq_z_s8(x1, m);
-    const int8x16_t v0 = vldrbq_z_s8(w0, m), v1 = vldrbq_z_s8(w1, m);
-    a = vmladavaq_p_s8(a, u0, v0, m);
-    b = vmladavaq_p_s8(b, u0, v1, m);
-    d = vmladavaq_p_s8(d, u1, v0, m);
-    e = vmladavaq_p_s8(e, u1, v1, m);
-  }
-  s[0] = a, s[1] = b, s[2] = d, s[3] = e;
 }
 
 /*
@@ -129,50 +115,142 @@ BLOCK_INLINE int32x4_t mve_requant4(int32x4_t acc, int32x4_t m, int32x4_t sh,
   return vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
 }
 
-/* The four sums s (pixel o0's channels co, co + 1, then pixel o1's: at
- * o0 + off[j]) requantized by mve_requant4, where the layer's mode is
- * PW_FAST or PW_WIDE (every multiplier m >= 0, every shift a right shift
- * r >= 1). The bytes are pw_store's. */
-BLOCK_INLINE void mve_store4(int8_t *o0, uint32x4_t off, const int32_t s[4],
-                             const TnCrtQuant *q, int32_t k0, int32_t k1,
-                             int32_t lo, int32_t hi) {
-  const int32_t mm[4] = {q->multiplier[k0], q->multiplier[k1],
-                         q->multiplier[k0], q->multiplier[k1]};
-  const int32_t sh[4] = {q->shift[k0], q->shift[k1], q->shift[k0],
-                         q->shift[k1]};
-  vstrbq_scatter_offset_s32(o0, off,
-                            mve_requant4(vldrwq_s32(s), vldrwq_s32(mm),
-                                         vldrwq_s32(sh), q->output_offset, lo,
-                                         hi));
+/*
+ * Lanes HI and LO of U (window X0) and of V (window X1) set to the sums
+ * of their N taps (N >= 1) times the weight rows WH (lane HI) and WL
+ * (lane LO), HI and LO being "2" and "0" or "3" and "1"; IO is "=w" where
+ * these are the first lanes written, "+w" where the others are kept. One
+ * tail-predicated low-overhead loop (WLSTP/LETP), in assembly so that its
+ * four sums stay in the even registers VMLADAVA writes: a turn is four
+ * loads and four VMLADAVA for 64 multiply-adds, the last turn's lanes
+ * past N neither load nor add, and the sums go to their lanes by two
+ * VMOVs (two general registers to two lanes) with no trip through memory.
+ * "vmov Qd[2], Qd[0], Rt, Rt2" puts Rt in lane 0 and Rt2 in lane 2 (as
+ * qemu executes it and as later GCC releases' vcreateq write it; GCC
+ * 12's vcreateq has the other order, with which KWS's outputs differed
+ * from the portable kernel's).
+ */
+#define MVE_LANES(U, V, IO, HI, LO, X0, X1, WH, WL, N)                        \
+  do {                                                                      \
+    const int8_t *x0_ = (X0), *x1_ = (X1), *wh_ = (WH), *wl_ = (WL);        \
+    int32_t a_, b_, d_, e_;                                                 \
+    __asm__ volatile("mov %[a], #0\n\t"                                     \
+                     "mov %[b], #0\n\t"                                     \
+                     "mov %[d], #0\n\t"                                     \
+                     "mov %[e], #0\n\t"                                     \
+                     "wlstp.8 lr, %[n], 1f\n"                               \
+                     "2:\n\t"                                               \
+                     "vldrb.8 q0, [%[x0]], #16\n\t"                         \
+                     "vldrb.8 q2, [%[wl]], #16\n\t"                         \
+                     "vldrb.8 q1, [%[x1]], #16\n\t"                         \
+                     "vmladava.s8 %[a], q0, q2\n\t"                         \
+                     "vldrb.8 q3, [%[wh]], #16\n\t"                         \
+                     "vmladava.s8 %[d], q1, q2\n\t"                         \
+                     "vmladava.s8 %[b], q0, q3\n\t"                         \
+                     "vmladava.s8 %[e], q1, q3\n\t"                         \
+                     "letp lr, 2b\n"                                        \
+                     "1:\n\t"                                               \
+                     "vmov %q[u][" HI "], %q[u][" LO "], %[a], %[b]\n\t"     \
+                     "vmov %q[v][" HI "], %q[v][" LO "], %[d], %[e]"          \
+                     : [a] "=&Te"(a_), [b] "=&Te"(b_), [d] "=&Te"(d_),       \
+                       [e] "=&Te"(e_), [x0] "+r"(x0_), [x1] "+r"(x1_),       \
+                       [wh] "+r"(wh_), [wl] "+r"(wl_), [u] IO(U), [v] IO(V)  \
+                     : [n] "r"(N)                                           \
+                     : "q0", "q1", "q2", "q3", "lr", "memory");             \
+  } while (0)
+
+/* Four channels' sums (rows w, w + w1, w + w2, w + w3, in lanes 0..3) of
+ * the windows x0 (in *u) and x1 (in *v): channels 0 and 2 in one loop,
+ * then 1 and 3. */
+BLOCK_INLINE void mve_quad(int32x4_t *u, int32x4_t *v, const int8_t *x0,
+                           const int8_t *x1, const int8_t *w, ptrdiff_t w1,
+                           ptrdiff_t w2, ptrdiff_t w3, int32_t n) {
+  int32x4_t s, t;
+  MVE_LANES(s, t, "=w", "2", "0", x0, x1, w + w2, w, n);
+  MVE_LANES(s, t, "+w", "3", "1", x0, x1, w + w3, w + w1, n);
+  *u = s, *v = t;
 }
 
-/* Every channel of the pixels o0, o1 (windows x0, x1), in pairs (the
- * last of an odd count with itself), requantized in `mode`, a constant
- * where it is inlined: a pair's four outputs by mve_store4 but in
- * PW_ANY and for the last of an odd count, there by pw_store. */
-BLOCK_INLINE void mve_channels(const Conv *c, const TnCrtQuant *q, int32_t lo,
-                               int32_t hi, const uint32_t *corr, int8_t *o0,
-                               int8_t *o1, const int8_t *x0, const int8_t *x1,
-                               int mode) {
-  const TnCrtConv2d *p = c->p;
-  const int32_t n = pw_window(p), nc = p->out_c, off = q->output_offset;
-  const ptrdiff_t ws = p->w_strides[3];
-  const int32_t qs = q->per_channel ? 1 : 0; /* the multipliers' stride */
-  const int8_t *w = c->w;
-  const uint32_t d = (uint32_t)(o1 - o0); /* mod 2^32, as addresses add */
-  const uint32_t o4[4] = {0, 1, d, d + 1};
-  const uint32x4_t base = vldrwq_u32(o4);
-  for (int32_t co = 0; co < nc; co += 2, w += 2 * ws) {
-    const int32_t c1 = co + 1 < nc ? co + 1 : co;
-    int32_t s[4] = {(int32_t)corr[co], (int32_t)corr[c1], (int32_t)corr[co],
-                    (int32_t)corr[c1]};
-    mve_sums(s, x0, x1, w, w + (c1 - co) * ws, n);
-    if (mode != PW_ANY && c1 == co + 1)
-      mve_store4(o0, vaddq_n_u32(base, (uint32_t)co), s, q, co * qs,
-                 c1 * qs, lo, hi);
-    else
-      pw_store(o0, o1, co, c1, s, q, qs, off, lo, hi, mode);
+/*
+ * Four channels' outputs of the pixels o0, o1 from their sums u, v (lanes
+ * past the layer's channels off in `on`): corr added mod 2^32, as the
+ * portable sums wrap; where `any` is 0 (PW_FAST or PW_WIDE: every
+ * multiplier m >= 0, every shift a right shift, mve_requant4's
+ * conditions) both pixels requantized with one load of the four
+ * multipliers and shifts and each stored by a narrowing VSTRB.32 to its
+ * four consecutive bytes (out_strides[3] is 1: dsp_pw_ok), else (PW_ANY)
+ * an output at a time by pw_requant_any. Where o1 is o0 (the last of an
+ * odd count of pixels) both write the same bytes.
+ */
+BLOCK_INLINE void mve_turn(const TnCrtQuant *q, int32_t lo, int32_t hi,
+                           const uint32_t *corr, int8_t *o0, int8_t *o1,
+                           int32_t co, int32x4_t u, int32x4_t v,
+                           mve_pred16_t on, int full, int any) {
+  const int32_t *const k = (const int32_t *)(const void *)corr + co;
+  const int32x4_t kc = full ? vldrwq_s32(k) : vldrwq_z_s32(k, on);
+  const int32_t off = q->output_offset, pc = q->per_channel ? 1 : 0;
+  const int32_t *const mp = q->multiplier + co * pc, *sp = q->shift + co * pc;
+  u = vaddq_s32(u, kc), v = vaddq_s32(v, kc);
+  if (any) {
+    int32_t su[4], sv[4];
+    vstrwq_s32(su, u), vstrwq_s32(sv, v);
+    for (int32_t j = 0; j < 4 && (full || (on >> (4 * j) & 1)); j++) {
+      const int32_t m = mp[j * pc], sh = sp[j * pc];
+      o0[co + j] = pw_requant_any(su[j], m, sh, off, lo, hi);
+      o1[co + j] = pw_requant_any(sv[j], m, sh, off, lo, hi);
+    }
+    return;
   }
+  const int32x4_t m = !pc ? vdupq_n_s32(mp[0])
+                    : full ? vldrwq_s32(mp) : vldrwq_z_s32(mp, on);
+  const int32x4_t sh = !pc ? vdupq_n_s32(sp[0])
+                     : full ? vldrwq_s32(sp) : vldrwq_z_s32(sp, on);
+  u = mve_requant4(u, m, sh, off, lo, hi);
+  v = mve_requant4(v, m, sh, off, lo, hi);
+  if (full) {
+    vstrbq_s32(o0 + co, u), vstrbq_s32(o1 + co, v);
+  } else {
+    vstrbq_p_s32(o0 + co, u, on), vstrbq_p_s32(o1 + co, v, on);
+  }
+}
+
+/* Every channel of the pixels o0, o1 (windows x0, x1), four a turn
+ * (mve_quad, mve_turn; `any`: the layer's mode is PW_ANY, a constant
+ * where this is inlined); a last turn of 1-3 channels reads the last
+ * channel's weights in the lanes past out_c, which it neither loads nor
+ * stores (VCTP). */
+BLOCK_INLINE void mve_turns(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                            int32_t hi, const uint32_t *corr, int8_t *o0,
+                            int8_t *o1, const int8_t *x0, const int8_t *x1,
+                            int any) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t n = pw_window(p), nc = p->out_c;
+  const ptrdiff_t ws = p->w_strides[3];
+  const int8_t *w = c->w;
+  int32_t co = 0;
+  int32x4_t u, v;
+  for (; co + 4 <= nc; co += 4, w += 4 * ws) {
+    mve_quad(&u, &v, x0, x1, w, ws, 2 * ws, 3 * ws, n);
+    mve_turn(q, lo, hi, corr, o0, o1, co, u, v, 0, 1, any);
+  }
+  if (co < nc) { /* 1-3 channels */
+    const int32_t left = nc - co;
+    const ptrdiff_t w1 = left > 1 ? ws : 0, w2 = left > 2 ? 2 * ws : w1;
+    mve_quad(&u, &v, x0, x1, w, w1, w2, w2, n);
+    mve_turn(q, lo, hi, corr, o0, o1, co, u, v, vctp32q((uint32_t)left), 0,
+             any);
+  }
+}
+
+/* mve_turns with `any` a constant in each copy. */
+static NOINLINE void mve_channels(const Conv *c, const TnCrtQuant *q,
+                                  int32_t lo, int32_t hi,
+                                  const uint32_t *corr, int8_t *o0, int8_t *o1,
+                                  const int8_t *x0, const int8_t *x1, int any) {
+  if (any)
+    mve_turns(c, q, lo, hi, corr, o0, o1, x0, x1, 1);
+  else
+    mve_turns(c, q, lo, hi, corr, o0, o1, x0, x1, 0);
 }
 
 /* The requantization mode mve_channels takes for a layer of pw_mode
@@ -212,19 +290,8 @@ static NOINLINE void mve_pw_run(const Conv *c, const TnCrtQuant *q,
       pw_next(&it);
       o1 = it.o, x1 = mve_im2col(cols + pitch, c, &it, direct);
     }
-    switch (kept) { /* a constant mode for each copy of the loop */
-    case PW_FAST:
-      mve_channels(c, q, lo, hi, corr, o0, o1, x0, x1, PW_FAST);
-      break;
-    case PW_WIDE:
-      mve_channels(c, q, lo, hi, corr, o0, o1, x0, x1, PW_WIDE);
-      break;
-    case PW_ANY:
-      mve_channels(c, q, lo, hi, corr, o0, o1, x0, x1, PW_ANY);
-      break;
-    default:
-      break;
-    }
+    if (kept >= 0)
+      mve_channels(c, q, lo, hi, corr, o0, o1, x0, x1, kept == PW_ANY);
     if (left > 2) pw_next(&it);
   }
 }
