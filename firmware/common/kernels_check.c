@@ -26,6 +26,7 @@
  *   mismatch case 17 conv (description) at 203: got 12 want 13
  *   cases 600 conv 300 conv_scratch 300 conv_less 120 inplace 40 conv_s32 90 requant 150
  *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 dw3_pair 20
+ *   dw3_cut 30
  *   pw 120 pw_fast 40
  *   pw_wide 20 pw_unit 30 pw_gather 4 pw_quad6 25 pw_mve 0 dw_mve 0 dense_folded 75
  *   dense_p4 110 dense_p4_dsp 14 dense_p4_mve 0
@@ -51,6 +52,8 @@
  * " dw3" when a group of the form has shifts below -20 and bounded sums,
  * dw3_wide counting those cases; " dw3-pair" before " dw3" when the form
  * runs two output pixels a pass in the case, dw3_pair counting those;
+ * " dw3-cut" before " dw3" when it unrolls a border window of two or
+ * three rows and columns in the case, dw3_cut counting those;
  * pw_mve, of the pw cases those the MVE form ran, on a core with MVE:
  * the M55; " dw-mve" before " dw3" when the MVE form of the depthwise
  * 3x3 takes the case there (arm_mve/dw3x3_s8_mve.h), dw_mve counting
@@ -399,6 +402,34 @@ static int dw3_pair_case(const TnCrtConv2d *p, const TnCrtQuant *q,
 #endif
 }
 
+/* Whether the depthwise 3x3 DSP form unrolls a border window somewhere in
+ * the case (dw3x3_s8_dsp.h: dw3_part4, dw3_cut4; optimised for speed,
+ * not -Os): a group of four channels, and an output pixel whose window
+ * has two or three of its rows and two or three of its columns inside
+ * the input, not all nine taps. Rows and columns are independent, so the
+ * counts each takes are gathered apart (bit n: a count of n). */
+static int dw3_cut_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+#if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
+  if (!dw3_case(p, q) || dw_mve_case(p, q) || p->out_c < 4) return 0;
+  int rows = 0, cols = 0;
+  for (int32_t oy = 0; oy < p->out_h; oy++) {
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    int n = 0;
+    for (int32_t k = 0; k < 3; k++) n += iy0 + k >= 0 && iy0 + k < p->in_h;
+    rows |= 1 << n;
+  }
+  for (int32_t ox = 0; ox < p->out_w; ox++) {
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    int n = 0;
+    for (int32_t k = 0; k < 3; k++) n += ix0 + k >= 0 && ix0 + k < p->in_w;
+    cols |= 1 << n;
+  }
+  return ((rows & 4) && (cols & 12)) || ((rows & 8) && (cols & 4));
+#else
+  (void)p, (void)q;
+  return 0;
+#endif
+}
 
 /* Whether the DSP matrix product takes the case, given its scratch
  * (arm_dsp/conv_s8_dsp.h: dsp_pw_ok): one group, TFLite's offsets, each
@@ -538,6 +569,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   fw_str(bias ? " bias" : " no-bias");
   if (dw3_wide_case(p, q, bias)) fw_str(" dw3-wide");
   if (dw3_pair_case(p, q, bias)) fw_str(" dw3-pair");
+  if (dw3_cut_case(p, q)) fw_str(" dw3-cut");
   if (dw_mve_case(p, q)) fw_str(" dw-mve");
   if (dw3_case(p, q)) fw_str(" dw3");
   if (pw_wide_case(p, q)) fw_str(" pw-wide");
@@ -582,6 +614,7 @@ static int32_t n_conv, n_scratch, n_less, n_inplace, n_conv32, n_requant, n_dens
 static int32_t n_dw3, n_dw3_inplace; /* cases of the depthwise 3x3 form */
 static int32_t n_dw3_wide; /* of those, with a group requantized wide */
 static int32_t n_dw3_pair; /* of those, with two pixels a pass */
+static int32_t n_dw3_cut; /* of those, with border windows unrolled */
 static int32_t n_pw; /* cases of the matrix product, with its scratch */
 static int32_t n_pw_fast; /* of those, its fused assembly's */
 static int32_t n_pw_wide; /* of those, with shifts beyond PW_FAST's */
@@ -828,6 +861,7 @@ static void check_conv(int32_t index) {
   n_dw3 += dw3;
   n_dw3_wide += dw3_wide_case(&p, &q, bias);
   n_dw3_pair += dw3_pair_case(&p, &q, bias);
+  n_dw3_cut += dw3_cut_case(&p, &q);
   n_dw_mve += dw_mve_case(&p, &q);
   n_dw_any_mve += dw_any_mve_case(&p, &q);
 
@@ -1051,6 +1085,7 @@ int main(void) {
   kv(" dense_s32 ", n_dense32);
   kv(" dw3 ", n_dw3), kv(" dw3_inplace ", n_dw3_inplace);
   kv(" dw3_wide ", n_dw3_wide), kv(" dw3_pair ", n_dw3_pair);
+  kv(" dw3_cut ", n_dw3_cut);
   kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
   kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);
   kv(" pw_quad6 ", n_pw_quad6);

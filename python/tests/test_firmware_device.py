@@ -462,6 +462,8 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     # only (on the M55 its MVE form takes most of those cases)
     if not mve:
         assert (ran["dw3_pair"] > 0) == (opt != "-Os"), ran
+        # and its border windows unrolled, in builds for speed only
+        assert (ran["dw3_cut"] > 0) == (opt != "-Os"), ran
     # the M55 runs the matrix product's cases in its MVE form, and the
     # depthwise 3x3 ones whose shifts are right shifts; the others all in
     # the DSP ones
@@ -537,6 +539,17 @@ def test_kernels_check_catches_a_broken_depthwise_3x3_pair(tmp_path: Any) -> Non
     last = '  "smlatt %[b2], %[v], %[wv], %[b2]\\n\\t"\n'
     _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", last, '  ""\n', "dw3",
                        marked="dw3-pair", cases=400)
+
+
+def test_kernels_check_catches_a_broken_depthwise_3x3_border(tmp_path: Any) -> None:
+    """The same for the form's border windows unrolled (dw3_cut4, in
+    builds for speed): a copy whose windows of two rows and three columns
+    (a top or bottom row's) leave out their third column fails, and only in
+    the cases the check counts as unrolling border windows ("dw3-cut")."""
+    cut = "      dw3_cut4(s, x, is1, is2, w, 2, 3, io2);\n"
+    _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", cut,
+                       "      dw3_cut4(s, x, is1, is2, w, 2, 2, io2);\n", "dw3",
+                       marked="dw3-cut", cases=200)
 
 
 def _kernels_check_without_dw3_any(tmp_path: Any, broken: bool = False) -> Dict[str, Any]:

@@ -31,11 +31,16 @@
  * columns and every weight pair, so a row of their taps takes seven
  * loads and four SXTAB16 for twelve multiply-adds, and a channel's
  * requantization constants are loaded once for both pixels (VWW's
- * depthwise layers: 0.89x the estimated cycles of a pixel at a time). A
- * tail of 1 to 3 channels takes the same loops in plain C, one channel at
- * a time. Nothing is packed per layer and no buffer is needed: in place,
- * the output rows of a group wait in the caller's scratch, as conv_s8.c's
- * ring does for its blocks.
+ * depthwise layers: 0.89x the estimated cycles of a pixel at a time),
+ * each half of the group requantized and stored before the other is
+ * summed. In those builds too a row of two or three taps is one assembly
+ * statement (dw3_taps3, dw3_taps2), and a border window of two or three
+ * rows and columns is unrolled with its shape a constant (dw3_cut4):
+ * borders are a third to a half of the pixels of KWS's 25x5 and VWW's
+ * 6x6 layers. A tail of 1 to 3 channels takes the same loops in plain C,
+ * one channel at a time. Nothing is packed per layer and no buffer is
+ * needed: in place, the output rows of a group wait in the caller's
+ * scratch, as conv_s8.c's ring does for its blocks.
  */
 #ifndef TVMNODE_CRT_ARM_DSP_DW3X3_S8_DSP_H_
 #define TVMNODE_CRT_ARM_DSP_DW3X3_S8_DSP_H_
@@ -179,10 +184,68 @@ BLOCK_INLINE void dw3_tap4(int32_t s[4], const int8_t *x, const int32_t *w,
 }
 
 #if defined(__OPTIMIZE__) /* unoptimised, gcc cannot free ten */
+/* A row of three taps (or, n = 2, two) in one statement (builds for
+ * speed; the taps at x, x + is2 and x + 2 is2 by the load's own shift),
+ * where one dw3_tap4 a tap left gcc copying the four sums between
+ * registers and the weight pointers to and from the stack at each. Ten
+ * registers: each tap loads its input word twice, once a half, because
+ * with eleven (dw3_tap4's two temporaries and the input word) gcc 12
+ * found none left inside dw3_out_row at -O3 with the frame pointer kept
+ * (the load costs KWS 0.5 % of its estimated cycles). Not on a core with
+ * MVE: there, with the frame pointer kept, it finds no ten at -O2 (and
+ * the MVE form takes most depthwise 3x3 layers on such a core). */
+#if !defined(__OPTIMIZE_SIZE__) && !defined(__ARM_FEATURE_MVE)
+#define TN__DW3_TAPS 1
+#else
+#define TN__DW3_TAPS 0
+#endif
+#if TN__DW3_TAPS
+#define DW3_TAP_ASM(X, W0, W1)                                               \
+  "ldr %[a], " X "\n\t"                                                      \
+  "ldr %[wa], [%[w], #" W0 "]\n\t"                                           \
+  "sxtab16 %[a], %[io2], %[a]\n\t"                                          \
+  "smlabb %[s0], %[a], %[wa], %[s0]\n\t"                                    \
+  "smlatt %[s2], %[a], %[wa], %[s2]\n\t"                                    \
+  "ldr %[a], " X "\n\t"                                                      \
+  "ldr %[wa], [%[w], #" W1 "]\n\t"                                           \
+  "sxtab16 %[a], %[io2], %[a], ror #8\n\t"                                  \
+  "smlabb %[s1], %[a], %[wa], %[s1]\n\t"                                    \
+  "smlatt %[s3], %[a], %[wa], %[s3]\n\t"
+#define DW3_TAPS_ASM(TAPS)                                                   \
+  uint32_t av, wa;                                                           \
+  __asm__(TAPS                                                               \
+          : [s0] "+r"(s[0]), [s1] "+r"(s[1]), [s2] "+r"(s[2]),               \
+            [s3] "+r"(s[3]), [a] "=&r"(av), [wa] "=&r"(wa)                   \
+          : [x] "r"(x), [is2] "r"(is2), [w] "r"(w), [io2] "r"(io2)           \
+          : "memory")
+BLOCK_INLINE void dw3_taps3(int32_t s[4], const int8_t *x, ptrdiff_t is2,
+                           const int32_t *w, int32_t io2) {
+  DW3_TAPS_ASM(DW3_TAP_ASM("[%[x]]", "0", "4")
+               DW3_TAP_ASM("[%[x], %[is2]]", "8", "12")
+               DW3_TAP_ASM("[%[x], %[is2], lsl #1]", "16", "20"));
+}
+BLOCK_INLINE void dw3_taps2(int32_t s[4], const int8_t *x, ptrdiff_t is2,
+                           const int32_t *w, int32_t io2) {
+  DW3_TAPS_ASM(DW3_TAP_ASM("[%[x]]", "0", "4")
+               DW3_TAP_ASM("[%[x], %[is2]]", "8", "12"));
+}
+#undef DW3_TAPS_ASM
+#undef DW3_TAP_ASM
+#endif
+
 /* s[j] += the taps [0, n) of a row (n <= 3), x at its first, w its
  * pairs. */
 BLOCK_INLINE void dw3_row4(int32_t s[4], const int8_t *x, ptrdiff_t is2,
                            const int32_t *w, int32_t n, int32_t io2) {
+#if TN__DW3_TAPS
+  if (n == 3 || n == 2) {
+    if (n == 3)
+      dw3_taps3(s, x, is2, w, io2);
+    else
+      dw3_taps2(s, x, is2, w, io2);
+    return;
+  }
+#endif
   dw3_tap4(s, x, w, io2);
   if (n >= 2) dw3_tap4(s, x + is2, w + 2, io2);
   if (n >= 3) dw3_tap4(s, x + 2 * is2, w + 4, io2);
@@ -256,22 +319,6 @@ DW3_ROW2(dw3_row2_13, ", ror #8")
 #undef DW3_ROW2
 #undef DW3_ROW2_ASM
 
-/* The sums s (pixel x) and r (the next, at stride 1) of two whole
- * windows: channels 0 and 2 over the three rows, then 1 and 3, so that
- * four sums are live at a time. */
-BLOCK_INLINE void dw3_whole4x2(int32_t s[4], int32_t r[4], const Dw3Group *g,
-                               const int8_t *x, ptrdiff_t is1, ptrdiff_t is2,
-                               int32_t io2) {
-  s[0] = r[0] = g->bias[0], s[1] = r[1] = g->bias[1];
-  s[2] = r[2] = g->bias[2], s[3] = r[3] = g->bias[3];
-  dw3_row2_02(&s[0], &s[2], &r[0], &r[2], x, is2, g->w, io2);
-  dw3_row2_02(&s[0], &s[2], &r[0], &r[2], x + is1, is2, g->w + 6, io2);
-  dw3_row2_02(&s[0], &s[2], &r[0], &r[2], x + 2 * is1, is2, g->w + 12, io2);
-  dw3_row2_13(&s[1], &s[3], &r[1], &r[3], x, is2, g->w + 1, io2);
-  dw3_row2_13(&s[1], &s[3], &r[1], &r[3], x + is1, is2, g->w + 7, io2);
-  dw3_row2_13(&s[1], &s[3], &r[1], &r[3], x + 2 * is1, is2, g->w + 13, io2);
-}
-
 #else
 /* The same in C: one tap, then a row, then a whole window. */
 BLOCK_INLINE void dw3_tap(int32_t s[4], const int8_t *x, const int32_t *w,
@@ -297,8 +344,24 @@ static void dw3_whole4(int32_t s[4], const Dw3Group *g, const int8_t *x,
 }
 #endif
 
+#if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
+/* s[j] += the taps of nr rows of nc columns (each 2 or 3, constants
+ * where it is called), x and w at the first: a border window unrolled as
+ * a whole one is, where the loop of dw3_part4 kept the sums moving
+ * between registers at each tap and paid a row's bookkeeping per row. */
+BLOCK_INLINE void dw3_cut4(int32_t s[4], const int8_t *x, ptrdiff_t is1,
+                           ptrdiff_t is2, const int32_t *w, int32_t nr,
+                           int32_t nc, int32_t io2) {
+  dw3_row4(s, x, is2, w, nc, io2);
+  dw3_row4(s, x + is1, is2, w + 6, nc, io2);
+  if (nr == 3) dw3_row4(s, x + 2 * is1, is2, w + 12, nc, io2);
+}
+#endif
+
 /* The same for a pixel whose taps [ky0, ky1) x [kx0, kx1) lie inside the
- * input, x at tap (ky0, kx0). */
+ * input, x at tap (ky0, kx0). In builds for speed, the windows of two or
+ * three rows of two or three columns (a border's, with a pad of 1: KWS's
+ * and VWW's) take dw3_cut4 with their shape a constant. */
 BLOCK_INLINE void dw3_part4(int32_t s[4], const Dw3Group *g, const int8_t *x,
                             ptrdiff_t is1, ptrdiff_t is2, int32_t ky0,
                             int32_t ky1, int32_t kx0, int32_t kx1,
@@ -306,6 +369,18 @@ BLOCK_INLINE void dw3_part4(int32_t s[4], const Dw3Group *g, const int8_t *x,
   s[0] = g->bias[0], s[1] = g->bias[1], s[2] = g->bias[2];
   s[3] = g->bias[3];
   const int32_t *w = g->w + 2 * (ky0 * 3 + kx0);
+#if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
+  const int32_t nr = ky1 - ky0, nc = kx1 - kx0;
+  if (nr >= 2 && nc >= 2 && nr + nc < 6) {
+    if (nr == 2 && nc == 2)
+      dw3_cut4(s, x, is1, is2, w, 2, 2, io2);
+    else if (nr == 2)
+      dw3_cut4(s, x, is1, is2, w, 2, 3, io2);
+    else
+      dw3_cut4(s, x, is1, is2, w, 3, 2, io2);
+    return;
+  }
+#endif
   for (int32_t ky = ky0; ky < ky1; ky++, x += is1, w += 6)
     dw3_row4(s, x, is2, w, kx1 - kx0, io2);
 }
@@ -350,11 +425,13 @@ BLOCK_INLINE void dw3_store(int8_t *o, const int32_t s[4], const Dw3Group *g,
                             hi);
     return;
   }
-  /* unrolled, so that the sums stay in registers */
-  o[0] = dw3_q(s[0], g->u.rq[0], g->off2, how, lo, hi);
-  o[1] = dw3_q(s[1], g->u.rq[1], g->off2, how, lo, hi);
-  o[2] = dw3_q(s[2], g->u.rq[2], g->off2, how, lo, hi);
-  o[3] = dw3_q(s[3], g->u.rq[3], g->off2, how, lo, hi);
+  /* unrolled, so that the sums stay in registers; g->off2 in a local,
+   * loaded once (a byte stored could alias g) */
+  const int32_t off2 = g->off2;
+  o[0] = dw3_q(s[0], g->u.rq[0], off2, how, lo, hi);
+  o[1] = dw3_q(s[1], g->u.rq[1], off2, how, lo, hi);
+  o[2] = dw3_q(s[2], g->u.rq[2], off2, how, lo, hi);
+  o[3] = dw3_q(s[3], g->u.rq[3], off2, how, lo, hi);
 }
 
 /* A channel's outputs of two pixels (sums v and u) into o and o2, both
@@ -368,21 +445,31 @@ BLOCK_INLINE void dw3_q2(int8_t *o, int8_t *o2, int32_t v, int32_t u,
   *o = a, *o2 = b;
 }
 
-/* Two pixels' outputs, s into o and r into o2. */
-BLOCK_INLINE void dw3_store2(int8_t *o, int8_t *o2, const int32_t s[4],
-                             const int32_t r[4], const Dw3Group *g, int how,
-                             int32_t off, int32_t lo, int32_t hi) {
-  if (how == DW3_ANY) {
-    dw3_store(o, s, g, how, off, lo, hi);
-    dw3_store(o2, r, g, how, off, lo, hi);
-    return;
-  }
-  /* unrolled, so that the sums stay in registers */
-  dw3_q2(o, o2, s[0], r[0], g->u.rq[0], g->off2, how, lo, hi);
-  dw3_q2(o + 1, o2 + 1, s[1], r[1], g->u.rq[1], g->off2, how, lo, hi);
-  dw3_q2(o + 2, o2 + 2, s[2], r[2], g->u.rq[2], g->off2, how, lo, hi);
-  dw3_q2(o + 3, o2 + 3, s[3], r[3], g->u.rq[3], g->off2, how, lo, hi);
+#if defined(__OPTIMIZE__)
+/* The outputs of two whole windows at stride 1 (DW3_FAST; x at the
+ * first's tap (0, 0), its pixel o, the next's o2): channels 0 and 2 over
+ * the three rows, requantized and stored, then 1 and 3 the same way, so
+ * that four sums are live at a time; with all eight summed before any
+ * was stored, gcc kept half of them and the row pointers on the stack
+ * (VWW: about 70 instructions a pair besides the taps and stores). */
+BLOCK_INLINE void dw3_whole4x2(int8_t *o, int8_t *o2, const Dw3Group *g,
+                               const int8_t *x, ptrdiff_t is1, ptrdiff_t is2,
+                               int32_t io2, int32_t lo, int32_t hi) {
+  const int32_t off2 = g->off2;
+  int32_t a0 = g->bias[0], a2 = g->bias[2], b0 = a0, b2 = a2;
+  dw3_row2_02(&a0, &a2, &b0, &b2, x, is2, g->w, io2);
+  dw3_row2_02(&a0, &a2, &b0, &b2, x + is1, is2, g->w + 6, io2);
+  dw3_row2_02(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w + 12, io2);
+  dw3_q2(o, o2, a0, b0, g->u.rq[0], off2, DW3_FAST, lo, hi);
+  dw3_q2(o + 2, o2 + 2, a2, b2, g->u.rq[2], off2, DW3_FAST, lo, hi);
+  a0 = b0 = g->bias[1], a2 = b2 = g->bias[3];
+  dw3_row2_13(&a0, &a2, &b0, &b2, x, is2, g->w + 1, io2);
+  dw3_row2_13(&a0, &a2, &b0, &b2, x + is1, is2, g->w + 7, io2);
+  dw3_row2_13(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w + 13, io2);
+  dw3_q2(o + 1, o2 + 1, a0, b0, g->u.rq[1], off2, DW3_FAST, lo, hi);
+  dw3_q2(o + 3, o2 + 3, a2, b2, g->u.rq[3], off2, DW3_FAST, lo, hi);
 }
+#endif
 
 /* One output row of a group of four into o (pixels ps2 apart): the
  * columns [fx0, fx1) with whole windows, the others cut. */
@@ -405,11 +492,8 @@ BLOCK_INLINE void dw3_out_row(const Conv *c, const Dw3Group *g,
       const int8_t *x = xn + (row + (ptrdiff_t)ix0 * is2);
 #if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
       if (how == DW3_FAST && p->stride_w == 1)
-        for (; ox + 1 < fx1; ox += 2, o += 2 * ps2, x += 2 * is2) {
-          int32_t s2[4], r2[4];
-          dw3_whole4x2(s2, r2, g, x, is1, is2, io2);
-          dw3_store2(o, o + ps2, s2, r2, g, how, off, lo, hi);
-        }
+        for (; ox + 1 < fx1; ox += 2, o += 2 * ps2, x += 2 * is2)
+          dw3_whole4x2(o, o + ps2, g, x, is1, is2, io2, lo, hi);
 #endif
       for (; ox < fx1; ox++, o += ps2, x += step) {
         dw3_whole4(s, g, x, is1, is2, io2);
@@ -430,13 +514,15 @@ BLOCK_INLINE void dw3_out_row(const Conv *c, const Dw3Group *g,
  * to its place in out (pixels os2 apart): a word a pixel for four. */
 static void dw3_flush(const TnCrtConv2d *p, const int8_t *src, int32_t len,
                       int8_t *out) {
+  /* the width in a local: out may alias *p, so the loop would reload it
+   * after every store */
   const ptrdiff_t os2 = p->out_strides[2];
-  for (int32_t x = 0; x < p->out_w; x++, out += os2, src += len) {
-    if (len == 4)
-      __builtin_memcpy(out, src, 4);
-    else
+  const int8_t *const end = src + (ptrdiff_t)p->out_w * len;
+  if (len == 4)
+    for (; src < end; out += os2, src += 4) __builtin_memcpy(out, src, 4);
+  else
+    for (; src < end; out += os2, src += len)
       for (int32_t j = 0; j < len; j++) out[j] = src[j];
-  }
 }
 
 /* In place, after output row oy: the next ring slot, and out the row
