@@ -784,14 +784,14 @@ END_TEST
 
 /* ResNet-8-like layers (conv_random kind 40) at every level; at AVX-512
  * VNNI the row form, broken on purpose (each window's last row left out;
- * the corrections left out), is seen, and nothing is with it put
- * right. */
+ * the corrections left out; the last byte of its copies of the input not
+ * flipped), is seen, and nothing is with it put right. */
 START_TEST(test_conv_ic_random) { EACH_ISA(conv_random(47, 120, 40)); }
 END_TEST
 
 START_TEST(test_conv_ic_broken_is_caught) {
 #if HAVE_AVX2_FORMS
-  conv_faults_seen((const int[]){3, 1}, 2, 47, 60, 40);
+  conv_faults_seen((const int[]){3, 1, 6}, 3, 47, 60, 40);
 #endif
 }
 END_TEST
