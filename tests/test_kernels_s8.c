@@ -369,7 +369,13 @@ static int *conv_count;
  * with wide == 3's multipliers. wide == 20: depthwise layers with
  * windows of 3 or 4 rows, rows of up to 48 pixels, 33 to 150 channels or
  * a multiple of 64 (x86/conv_wide_s8.c's column form), with wide == 3's
- * multipliers. */
+ * multipliers. wide == 40: layers of one group as ResNet-8's (IC's),
+ * 3x3 three times in four, stride 1 or 2, 3, 16, 32 or 64 input channels
+ * two times in three (else 1 to 64), 16, 32, 64, 8, 24, 40 or 48 output
+ * channels three times in four (else 8 to 80), rows of 4 to 40 pixels
+ * (the VNNI row form's tiles of 12, 8, 4 and 1 pixels, one block or two a
+ * pass, each tile's requantization constants set once), batches of two
+ * now and then. */
 static void conv_random(uint64_t seed, int n, int wide) {
   KtRng r = kt_rng(seed);
   int cases = 0;
@@ -437,6 +443,17 @@ static void conv_random(uint64_t seed, int n, int wide) {
       p.dilation_h = p.dilation_w = kt_int(&r, 0, 3) ? 1 : 2;
       cpg = kt_int(&r, 0, 2) ? 8 * kt_int(&r, 1, 10) : kt_int(&r, 1, 60);
       fpg = 32 * kt_int(&r, 1, 2) + (kt_int(&r, 0, 2) ? 0 : kt_int(&r, 1, 24));
+    }
+    if (wide == 40) { /* ResNet-8's 3x3 layers and their neighbours */
+      kind = 0, p.groups = 1, p.batch = kt_int(&r, 1, 2);
+      p.in_w = kt_int(&r, 4, 40), p.in_h = kt_int(&r, 1, 6);
+      p.k_h = p.k_w = kt_int(&r, 0, 3) ? 3 : kt_int(&r, 1, 5);
+      p.stride_h = p.stride_w = kt_int(&r, 0, 2) ? 1 : 2;
+      p.dilation_h = p.dilation_w = kt_int(&r, 0, 5) ? 1 : 2;
+      const int32_t ci[] = {3, 16, 32, 64};
+      cpg = kt_int(&r, 0, 2) ? ci[kt_int(&r, 0, 3)] : kt_int(&r, 1, 64);
+      const int32_t co[] = {16, 32, 64, 8, 24, 40, 48};
+      fpg = kt_int(&r, 0, 3) ? co[kt_int(&r, 0, 6)] : kt_int(&r, 8, 80);
     }
     if (wide == 8) { /* depthwise, fewer than 64 channels, wide rows */
       kind = 2, p.in_h = kt_int(&r, 1, 8), p.in_w = kt_int(&r, 1, 40);
@@ -763,6 +780,20 @@ END_TEST
  * whole image (the rest one block a pass), up to 80 input channels,
  * batches of two (the copy made again for the second image). */
 START_TEST(test_conv_rows2_random) { EACH_ISA(conv_random(31, 60, 9)); }
+END_TEST
+
+/* ResNet-8-like layers (conv_random kind 40) at every level; at AVX-512
+ * VNNI the row form, broken on purpose (each window's last row left out;
+ * the corrections left out; the last byte of its copies of the input not
+ * flipped), is seen, and nothing is with it put right. */
+START_TEST(test_conv_ic_random) { EACH_ISA(conv_random(47, 120, 40)); }
+END_TEST
+
+START_TEST(test_conv_ic_broken_is_caught) {
+#if HAVE_AVX2_FORMS
+  conv_faults_seen((const int[]){3, 1, 6}, 3, 47, 60, 40);
+#endif
+}
 END_TEST
 
 START_TEST(test_conv_random_wide_portable) {
@@ -3205,6 +3236,8 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_dw_narrow_random);
   tcase_add_test(tc, test_conv_dw_stride2_random);
   tcase_add_test(tc, test_conv_rows8_broken_is_caught);
+  tcase_add_test(tc, test_conv_ic_random);
+  tcase_add_test(tc, test_conv_ic_broken_is_caught);
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);
   tcase_add_test(tc, test_conv_inplace_random);

@@ -611,16 +611,8 @@ static void pad_fill(int8_t *d0, const Conv *c, const int8_t *x, int64_t iy0,
       memset(d + c1 * cin, fill, (size_t)(slot - c1 * cin));
       continue;
     }
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) { /* (a byte at a time took as long as
-                                      the tiles of a 16-channel layer) */
-      v16i8 v;
-      memcpy(&v, src + i, sizeof v);
-      v ^= (v16i8){-128, -128, -128, -128, -128, -128, -128, -128,
-                   -128, -128, -128, -128, -128, -128, -128, -128};
-      memcpy(dst + i, &v, sizeof v);
-    }
-    for (; i < n; i++) dst[i] = src[i] ^ 0x80;
+    /* (pre only for the VNNI forms: the CPU has AVX-512) */
+    tn__crt_conv_xor80(dst, src, n);
     memset(d + c1 * cin, fill, (size_t)(slot - c1 * cin));
   }
   /* the bytes the last row's last group may read past the copy (their

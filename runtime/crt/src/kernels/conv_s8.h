@@ -213,7 +213,9 @@ typedef struct {
  * GEMM form's last 1 to 3 inputs of each run, 3 the VNNI row form's last
  * row of each window, 4 the packed GEMM forms' (VNNI and AVX2) last group
  * of 4 inputs, 5 the VNNI 1x1 GEMM tiles' exact requantization of their
- * doubtful lanes (the float's rounding kept), 0 puts them right again. */
+ * doubtful lanes (the float's rounding kept), 6 the VNNI row form's
+ * copies of the input (tn__crt_conv_xor80) their last byte not flipped,
+ * 0 puts them right again. */
 void tn__crt_conv_vnni_fault(int how);
 
 /* Empties the packed blocks (at the start of a kernel call). */
@@ -249,6 +251,10 @@ void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
 void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo, int pre,
                            const int8_t *x, ptrdiff_t xp, int32_t npx,
                            const Requant *rq, int8_t *out, ptrdiff_t os);
+/* dst[i] = src[i] ^ 0x80 for i < n (the VNNI forms' copies of their
+ * input: vpdpbusd's unsigned operand), 64 bytes at a time; only where
+ * tn__crt_avx512vnni(). */
+void tn__crt_conv_xor80(uint8_t *dst, const uint8_t *src, int64_t n);
 /* The same over the padded copy (pre) for two blocks of 16 channels that
  * tn__crt_conv_gemm_pack packed (at k->w + off[0] and off[1]), each
  * broadcast of four inputs serving both: requantized by rq[0] and rq[1]

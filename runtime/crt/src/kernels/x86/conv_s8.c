@@ -908,14 +908,30 @@ VNNI static void vnni_bcast_any(const AvxBcast *k, ptrdiff_t s,
  * in zmm registers, sixteen lanes at once, with requant_sse's operations
  * lane by lane (the same bytes as the AVX2 form's two halves).
  */
+typedef struct {
+  __m512i magic_off; /* the layer's constants, broadcast */
+  __m512 lo, hi;
+} VnniRq;
+/* rq's broadcast constants, for a tile's stores to take in registers:
+ * read through rq after a store of the tile's int8 outputs (which may
+ * alias rq for all the compiler knows), they were loaded, converted and
+ * broadcast again for every pixel, three more operations on the ports
+ * of the vpdpbusd. */
+VNNI static inline __attribute__((always_inline)) VnniRq
+vnni_rq(const Requant *rq) {
+  VnniRq k;
+  k.magic_off = _mm512_set1_epi32((int32_t)(0x4b400000u - (uint32_t)rq->off));
+  k.lo = _mm512_set1_ps((float)(rq->lo - rq->off));
+  k.hi = _mm512_set1_ps((float)(rq->hi - rq->off));
+  return k;
+}
 VNNI static inline __attribute__((always_inline)) void
-vnni_requant_store(const Requant *rq, int u, __m512i x, int8_t *out) {
+vnni_requant_store(const Requant *rq, const VnniRq *k, int u, __m512i x,
+                   int8_t *out) {
   const __mmask16 lanes = VNNI_LANES(u);
   const __m512 magic = _mm512_set1_ps(12582912.0f);
-  const __m512i magic_off =
-      _mm512_set1_epi32((int32_t)(0x4b400000u - (uint32_t)rq->off));
-  const __m512 lo = _mm512_set1_ps((float)(rq->lo - rq->off));
-  const __m512 hi = _mm512_set1_ps((float)(rq->hi - rq->off));
+  const __m512i magic_off = k->magic_off;
+  const __m512 lo = k->lo, hi = k->hi;
   __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(x),
                            _mm512_maskz_loadu_ps(lanes, rq->scale));
   y = _mm512_min_ps(_mm512_max_ps(y, lo), hi);
@@ -979,8 +995,9 @@ VNNI static inline __m512i row_quad(const int8_t *e, int n, int pre) {
 #define ROW_STORE(i, cv, dv)                                             \
   do {                                                                   \
     if (np > (i)) {                                                      \
-      vnni_requant_store(rq[0], u, cv, out + (i) * os);                  \
-      if (nb == 2) vnni_requant_store(rq[1], 2, dv, out + (i) * os + 16); \
+      vnni_requant_store(rq[0], &rk, u, cv, out + (i) * os);             \
+      if (nb == 2)                                                       \
+        vnni_requant_store(rq[1], &rk, 2, dv, out + (i) * os + 16);      \
     }                                                                    \
   } while (0)
 
@@ -1015,6 +1032,8 @@ vnni_row_tile(const int8_t *w0, const int8_t *w1, int nb, int32_t run,
       w += 64;
     }
   }
+  /* (both blocks are the layer's: one offset and range) */
+  const VnniRq rk = vnni_rq(rq[0]);
   ROW_STORE(0, c0, d0); ROW_STORE(1, c1, d1); ROW_STORE(2, c2, d2);
   ROW_STORE(3, c3, d3); ROW_STORE(4, c4, d4); ROW_STORE(5, c5, d5);
   ROW_STORE(6, c6, d6); ROW_STORE(7, c7, d7); ROW_STORE(8, c8, d8);
@@ -1092,6 +1111,32 @@ VNNI void tn__crt_conv_vnni_row2(const AvxBcast *k, const int32_t *off,
   vnni_row_run((const int8_t *)(k->w + off[0]),
                (const int8_t *)(k->w + off[1]), 2, k->run, k->rows, xo, 1, 2,
                x, xp, npx, rq, out, os);
+}
+
+/* dst[i] = src[i] ^ 0x80 for i < n, 64 bytes at a time (the VNNI forms'
+ * copies of their input as vpdpbusd's unsigned operand) */
+VNNI static inline void xor80(uint8_t *dst, const uint8_t *src, int64_t n) {
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    _mm512_storeu_si512(dst + i,
+                        _mm512_xor_si512(_mm512_loadu_si512(src + i), flip));
+  if (i < n) {
+    const __mmask64 m = ~(__mmask64)0 >> (64 - (n - i));
+    _mm512_mask_storeu_epi8(
+        dst + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), flip));
+  }
+}
+
+/* (16 bytes at a time, the portable vectors' width, it was a twentieth
+ * of IC's 3x3 layers' time; with fault 6 the last byte is left as it
+ * is, a broken form for the tests) */
+VNNI void tn__crt_conv_xor80(uint8_t *dst, const uint8_t *src, int64_t n) {
+  if (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 6 && n > 0) {
+    n--;
+    dst[n] = src[n];
+  }
+  xor80(dst, src, n);
 }
 
 /* Sixteen lanes of requant_sse (vnni_requant_store's operations) on the
@@ -1283,20 +1328,11 @@ VNNI void tn__crt_conv_gemm_packed(const int8_t *w, int32_t kk, int nb,
     return;
   }
   int8_t xu[GEMM_XU] __attribute__((aligned(64)));
-  const __m512i flip = _mm512_set1_epi8((char)0x80);
   for (int32_t p0 = 0; p0 < npx; p0 += chunk) {
     const int32_t n = npx - p0 < chunk ? npx - p0 : chunk;
     const int8_t *const xp = x + (ptrdiff_t)p0 * kk;
     const int32_t bytes = n * kk;
-    int32_t t = 0;
-    for (; t + 64 <= bytes; t += 64)
-      _mm512_store_si512(xu + t,
-                         _mm512_xor_si512(_mm512_loadu_si512(xp + t), flip));
-    if (t < bytes) {
-      const __mmask64 m = ~(__mmask64)0 >> (64 - (bytes - t));
-      _mm512_mask_storeu_epi8(
-          xu + t, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, xp + t), flip));
-    }
+    xor80((uint8_t *)xu, (const uint8_t *)xp, bytes);
     gemm_rows_packed(wb, nb, 1, full, b, xu, kk, n, rq,
                      out + (ptrdiff_t)p0 * os, os);
   }
