@@ -283,8 +283,8 @@ def estimate(counts: Dict[int, List[Tuple[int, int, int, int]]],
             total_i += count
             total_c += cyc
             taken_total += taken
-    table = sorted(({"function": k, **v} for k, v in per_func.items()),
-                   key=lambda r: -r["cycles"])
+    table: List[Dict[str, Any]] = sorted(({"function": k, **v} for k, v in per_func.items()),
+                                         key=lambda r: -per_func[r["function"]]["cycles"])
     ops = [{"operator": regions[r - 1] if 0 < r <= len(regions) else "(outside the operators)",
             **per_region[r]} for r in sorted(per_region)]
     return {"instructions": total_i, "cycles": total_c, "taken_branches": taken_total,
@@ -292,7 +292,37 @@ def estimate(counts: Dict[int, List[Tuple[int, int, int, int]]],
             "operators": ops}
 
 
+def instructions_only(est: Dict[str, Any]) -> Dict[str, Any]:
+    """`est` without its prices, for a core this table does not describe:
+    the counts stand (they are the emulator's), the cycles are dropped and
+    the tables ordered by instructions."""
+    def strip(r: Dict[str, Any]) -> Dict[str, Any]:
+        return {k: v for k, v in r.items() if k != "cycles"}
+    return {"instructions": est["instructions"], "taken_branches": est["taken_branches"],
+            "unknown_instructions": est["unknown_instructions"],
+            "classes": {c: v["instructions"] for c, v in est["classes"].items()},
+            "functions": sorted((strip(r) for r in est["functions"]),
+                                key=lambda r: -r["instructions"]),
+            "operators": [strip(r) for r in est["operators"]]}
+
+
+def _format_counts(est: Dict[str, Any], top: Optional[int]) -> str:
+    total = max(est["instructions"], 1)
+    lines = ["instructions %d (counted, not priced), taken branches %d"
+             % (est["instructions"], est["taken_branches"])]
+    for title, key, rows in (("operator (with its kernels)", "operator", est["operators"]),
+                             ("function", "function", est["functions"][:top])):
+        if rows:
+            lines += ["", "%-48s %14s %7s" % (title, "instructions", "share")]
+            lines += ["%-48s %14d %6.1f%%" % (r[key][:48], r["instructions"],
+                                              100.0 * r["instructions"] / total)
+                      for r in rows]
+    return "\n".join(lines)
+
+
 def format_table(est: Dict[str, Any], top: Optional[int] = 20) -> str:
+    if "cycles" not in est:
+        return _format_counts(est, top)
     lines = ["instructions %d, estimated Cortex-M4 cycles %d (%.2f per instruction), "
              "taken branches %d" % (est["instructions"], est["cycles"],
                                     est["cycles"] / max(est["instructions"], 1),

@@ -21,11 +21,14 @@ Standard library only, so that it runs anywhere the toolchain does:
     python3 firmware/common/run.py out/kws_mlf kws input.npy
     python3 firmware/common/run.py --target m33 out/kws_mlf kws input.npy
     python3 firmware/common/run.py --cycles out/kws_mlf kws input.npy
+    python3 firmware/common/run.py --target m55 --profile out/kws_mlf kws input.npy
 
 --cycles also runs the firmware under a qemu plugin (cycles_plugin.c) and
 estimates the inference's Cortex-M4 cycles from what it executed, per
 instruction class and per operator function (cycles.py has the timing
-table and what it leaves out).
+table and what it leaves out). --profile counts the same per operator
+and per function without pricing them, on any target (the M7 and the
+M55, which the table does not describe, included).
 
 --build-only --session builds the model behind the UART (session_uart.c,
 the crt's device session) and prints where its ELF is, without running
@@ -784,14 +787,20 @@ def cycles_plugin(workdir: str) -> str:
     return so
 
 
-def priced(target: str) -> Any:
-    """cycles.py, when its timing table describes the target's core;
-    FirmwareError otherwise (cycles.PRICED_CPUS says which and why)."""
+def _cycles_module() -> Any:
+    """firmware/common/cycles.py, imported from this folder."""
     sys.path.insert(0, HERE)
     try:
         import cycles
     finally:
         sys.path.remove(HERE)
+    return cycles
+
+
+def priced(target: str) -> Any:
+    """cycles.py, when its timing table describes the target's core;
+    FirmwareError otherwise (cycles.PRICED_CPUS says which and why)."""
+    cycles = _cycles_module()
     t = get_target(target)
     if t.cpu not in cycles.PRICED_CPUS:
         raise FirmwareError("--cycles: the estimate's timing table is the Cortex-M4's "
@@ -803,14 +812,16 @@ def priced(target: str) -> Any:
 
 
 def profile(elf: str, workdir: str, target: str = DEFAULT_TARGET,
-            timeout: float = 120.0) -> Dict[str, Any]:
+            timeout: float = 120.0, priced_only: bool = True) -> Dict[str, Any]:
     """Run the firmware once more under cycles_plugin.c and price what ran
     between fw_profile_on and fw_profile_off (the timed inference) with
     cycles.py's Cortex-M4 table: instructions, estimated cycles, the
     per-class histogram and the per-function (per-operator) table.
     FirmwareError for a target whose core the table does not describe
-    (cycles.PRICED_CPUS)."""
-    cycles = priced(target)
+    (cycles.PRICED_CPUS). With priced_only false (--profile) any core is
+    counted and the result has instructions only: no cycles, classes by
+    instructions, tables ordered by instructions."""
+    cycles = priced(target) if priced_only else _cycles_module()
     counts = os.path.join(workdir, "cycles.txt")
     if os.path.exists(counts):
         os.remove(counts)
@@ -834,6 +845,8 @@ def profile(elf: str, workdir: str, target: str = DEFAULT_TARGET,
     insns, funcs = cycles.disassemble(elf, GCC.replace("gcc", "objdump"))
     est: Dict[str, Any] = cycles.estimate(cycles.read_counts(counts), insns, funcs,
                                           [n for _, n in ops])
+    if not priced_only:
+        est = cycles.instructions_only(est)
     est["table"] = cycles.format_table(est)
     return est
 
@@ -1024,6 +1037,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                          "printed as a table on stderr and as 'cycles' in the JSON (on the "
                          "M4 and the M33; not on the M7 and the M55, whose pipelines the "
                          "M4's table does not describe)")
+    ap.add_argument("--profile", action="store_true",
+                    help="also count the inference's instructions per operator and per "
+                         "function (the --cycles plugin, without its prices), on any "
+                         "target; printed on stderr and as 'profile' in the JSON")
     ap.add_argument("--session", action="store_true",
                     help="build the model behind the UART (session_uart.c: the crt's device "
                          "session) instead of the one-run harness")
@@ -1037,8 +1054,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.session and not args.build_only:
         ap.error("--session needs --build-only (the session firmware waits for a host "
                  "on its UART: tvmnode-serve --device NAME=qemu-m4:ARCHIVE runs it)")
-    if args.build_only and (args.cmake or args.cycles or args.bad_calls):
-        ap.error("--build-only takes none of --cmake, --cycles, --bad-calls")
+    if args.build_only and (args.cmake or args.cycles or args.profile or args.bad_calls):
+        ap.error("--build-only takes none of --cmake, --cycles, --profile, --bad-calls")
+    if args.cycles and args.profile:
+        ap.error("--cycles already counts instructions per operator: give one of "
+                 "--cycles, --profile")
     missing = toolchain_missing()
     if missing:
         print(json.dumps({"ok": False, "error": missing}))
@@ -1086,6 +1106,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.cycles:
             res["cycles"] = profile(res["elf"], workdir, args.target, args.timeout)
             print(res["cycles"].pop("table"), file=sys.stderr)
+        if args.profile:
+            res["profile"] = profile(res["elf"], workdir, args.target, args.timeout,
+                                     priced_only=False)
+            print(res["profile"].pop("table"), file=sys.stderr)
     except FirmwareError as e:
         print(json.dumps({"ok": False, "error": str(e)}, indent=1))
         return 1

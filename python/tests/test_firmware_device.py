@@ -865,6 +865,40 @@ def test_cycle_estimate_and_per_operator_profile(tmp_path: Any, objects: str,
     assert "tvmgen_kws_op0" in est["table"]
 
 
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+def test_instruction_profile_on_a_core_without_a_timing_table(tmp_path: Any, objects: str,
+                                                              prepared: Any) -> None:
+    """run.py --profile counts the inference per operator and function on a
+    core the cycle table does not describe (the M55): no cycles anywhere in
+    it, its count agrees with SysTick's (within two ticks), the operators come in the order they
+    ran and, with the code outside them, add up to the whole; --cycles and
+    --profile together are refused."""
+    archive, info, inputs, _ = prepared("ad01_int8.tflite", "ad")
+    wd = str(tmp_path / "fw")
+    p = subprocess.run([sys.executable, RUNNER, archive, "ad"] + inputs
+                       + ["--target", "m55", "--opt=-O2", "--profile", "--cache", objects,
+                          "--workdir", wd], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    res = json.loads(p.stdout)
+    prof = res["profile"]
+    assert "cycles" not in prof
+    assert not any("cycles" in r for r in prof["operators"] + prof["functions"])
+    # SysTick's figure is whole ticks at both ends: within two of them
+    assert abs(prof["instructions"] - res["instructions"]) <= \
+        2 * fw.get_target("m55").instructions_per_tick
+    assert sum(prof["classes"].values()) == prof["instructions"]
+    assert sum(r["instructions"] for r in prof["operators"]) == prof["instructions"]
+    ops = [r for r in prof["operators"] if r["operator"].startswith("tvmgen_ad_op")]
+    assert [r["operator"].split("_")[2] for r in ops] == ["op%d" % i for i in range(len(ops))]
+    assert len(ops) >= 5 and any("dense" in r["operator"] for r in ops)
+    counts = [r["instructions"] for r in prof["functions"]]
+    assert counts == sorted(counts, reverse=True)
+    assert "counted, not priced" in p.stderr and "tvmgen_ad_op0" in p.stderr
+    both = subprocess.run([sys.executable, RUNNER, archive, "ad", "--cycles", "--profile"],
+                          capture_output=True, text=True, timeout=60)
+    assert both.returncode != 0 and "give one of --cycles, --profile" in both.stderr
+
+
 def _ram(res: Dict[str, Any]) -> int:
     """The device RAM the report compares with TFLM's (BENCHMARKS.md):
     .data + .bss (pools, I/O buffers, harness) + the timed run's stack."""
