@@ -33,6 +33,8 @@
 #if TN_CRT_HAVE_ARM_MVE
 #include <arm_mve.h>
 
+#include "requant_s8_mve.h"
+
 /* n bytes from x to o (not overlapping), 16 a turn and the last under
  * VCTP: a window's rows are a few dozen bytes (IC's 3x3x16: 48), where a
  * call of memcpy costs more than the copy. */
@@ -96,23 +98,12 @@ static const int8_t *mve_im2col(int8_t *col, const Conv *c,
   return col;
 }
 
-/*
- * Four sums requantized in one vector, each lane by its multiplier m >= 0
- * and shift sh in [-31, -1] (a right shift by r = -sh): TFLite's
- * SaturatingRoundingDoublingHighMul is VQRDMULH, (acc * m + 2^30) >> 31
- * with the doubling inside the 64-bit product (what pw_out's PW_WIDE
- * computes; no bound on acc, and it saturates only for acc = m =
- * INT32_MIN), and its RoundingDivideByPOT, which rounds a negative half
- * away from zero, is VRSHL's round-half-up of h - 1 for a negative h (h +
- * (h >> 31), saturating: INT32_MIN stays); then the output offset and the
- * clamp to [lo, hi], as pw_out's SSAT and activation.
- */
+/* Four sums requantized in one vector (mve_rq4: TFLite's double rounding,
+ * the output offset and the clamp to [lo, hi]), each lane by its
+ * multiplier m >= 0 and shift sh in [-31, -1]. */
 BLOCK_INLINE int32x4_t mve_requant4(int32x4_t acc, int32x4_t m, int32x4_t sh,
                                     int32_t off, int32_t lo, int32_t hi) {
-  const int32x4_t h = vqrdmulhq_s32(acc, m);
-  int32x4_t v = vrshlq_s32(vqaddq_s32(h, vshrq_n_s32(h, 31)), sh);
-  v = vaddq_n_s32(v, off);
-  return vminq_s32(vmaxq_s32(v, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+  return mve_rq4(acc, m, sh, off, vdupq_n_s32(lo), vdupq_n_s32(hi));
 }
 
 /*

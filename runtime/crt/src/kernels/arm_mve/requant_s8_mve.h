@@ -1,8 +1,8 @@
 /*
  * arm_mve/requant_s8_mve.h: TFLite's int8 requantization of four int32
  * sums in one M-profile Vector Extension vector (the Cortex-M55), for
- * the MVE forms of the dense layer (dense_s8_mve.h) and of the depthwise
- * layers (dw_s8_mve.h), included where isa.h says MVE is there. Each lane
+ * every MVE form (the dense layer, the depthwise layers and, through
+ * conv_s8_mve.h's mve_requant4, the matrix product), included where isa.h says MVE is there. Each lane
  * takes its own multiplier m >= 0 and shift sh in [-31, -1] (a right
  * shift); the forms check that before they take a layer.
  */
