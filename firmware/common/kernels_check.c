@@ -55,7 +55,9 @@
  * " dw3-cut" before " dw3" when it unrolls a border window of two or
  * three rows and columns in the case, dw3_cut counting those;
  * pw_mve, of the pw cases those the MVE form ran, on a core with MVE:
- * the M55; " dw-mve" before " dw3" when the MVE form of the depthwise
+ * the M55 (pw_mve_inside, of those, the ones with some window wholly
+ * inside the input gathered by whole rows, mve_window: marked
+ * " pw-mve-inside" before " pw"); " dw-mve" before " dw3" when the MVE form of the depthwise
  * 3x3 takes the case there (arm_mve/dw3x3_s8_mve.h), dw_mve counting
  * those, and then neither dw3-wide nor dw3-pair, the DSP form's);
  * dw_any_mve, of the convolutions without scratch those the MVE form of
@@ -467,6 +469,21 @@ static int pw_unit_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
          (p->out_w - 1) * p->stride_w < p->in_w;
 }
 
+/* Whether some output pixel's window (undilated columns) lies wholly
+ * inside the input. */
+static int some_window_inside(const TnCrtConv2d *p) {
+  int rows = 0, cols = 0;
+  for (int32_t oy = 0; oy < p->out_h; oy++) {
+    const int32_t iy = oy * p->stride_h - p->pad_top;
+    rows |= iy >= 0 && iy + (p->k_h - 1) * p->dilation_h < p->in_h;
+  }
+  for (int32_t ox = 0; ox < p->out_w; ox++) {
+    const int32_t ix = ox * p->stride_w - p->pad_left;
+    cols |= ix >= 0 && ix + p->k_w - 1 < p->in_w;
+  }
+  return rows && cols;
+}
+
 /* Whether some pixel of the matrix product's case has its window gathered
  * first (pw_im2col's pw_gather): OHWI over channels-contiguous NHWC,
  * undilated columns, rows of a length that is not whole words, two rows
@@ -478,16 +495,21 @@ static int pw_gather_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
       ws[1] != p->in_c || ws[0] != len || is[3] != 1 || is[2] != p->in_c ||
       p->dilation_w != 1 || (len & 3) == 0 || p->k_h * len > 64)
     return 0;
-  int rows = 0, cols = 0;
-  for (int32_t oy = 0; oy < p->out_h; oy++) {
-    const int32_t iy = oy * p->stride_h - p->pad_top;
-    rows |= iy >= 0 && iy + (p->k_h - 1) * p->dilation_h < p->in_h;
-  }
-  for (int32_t ox = 0; ox < p->out_w; ox++) {
-    const int32_t ix = ox * p->stride_w - p->pad_left;
-    cols |= ix >= 0 && ix + p->k_w - 1 < p->in_w;
-  }
-  return rows && cols;
+  return some_window_inside(p);
+}
+
+/* Whether the MVE matrix product (arm_mve/conv_s8_mve.h: mve_window) takes
+ * some window of the case wholly inside the input, in place of
+ * mve_im2col, and gathers it by whole rows: a core with MVE, OHWI over
+ * channels-contiguous NHWC, undilated columns, two rows of taps or more,
+ * and some pixel whose window lies inside. */
+static int pw_mve_inside_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  const int32_t *ws = p->w_strides, *is = p->in_strides;
+  if (!KC_MVE || !pw_case(p, q) || p->k_h < 2 || ws[2] != 1 ||
+      ws[1] != p->in_c || ws[0] != p->k_w * p->in_c || is[3] != 1 ||
+      is[2] != p->in_c || p->dilation_w != 1)
+    return 0;
+  return some_window_inside(p);
 }
 
 /* Whether the matrix product's case takes its fused assembly's first
@@ -577,6 +599,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (pw_fast_case(p, q)) fw_str(" pw-fast");
   if (pw_unit_case(p, q)) fw_str(" pw-unit");
   if (pw_gather_case(p, q)) fw_str(" pw-gather");
+  if (pw_mve_inside_case(p, q)) fw_str(" pw-mve-inside");
   if (pw_case(p, q)) fw_str(" pw");
   if (dw_any_mve_case(p, q)) fw_str(" dw-any-mve");
   fw_endl();
@@ -624,6 +647,8 @@ static int32_t n_pw_gather; /* of n_pw, with windows gathered first */
 /* Of n_pw, those the MVE form ran (arm_mve/conv_s8_mve.h); of n_dw3,
  * those the MVE depthwise form ran (dw_mve_case) */
 static int32_t n_pw_mve, n_dw_mve;
+/* of n_pw_mve, those with windows inside gathered by rows (mve_window) */
+static int32_t n_pw_mve_inside;
 /* of the convolutions without scratch, those the MVE form of the other
  * depthwise layers ran (dw_any_mve_case) */
 static int32_t n_dw_any_mve;
@@ -885,6 +910,7 @@ static void check_conv(int32_t index) {
     n_pw_quad6 += pw_quad6_case(&p, &q);
     n_pw_gather += pw_gather_case(&p, &q);
     n_pw_mve += KC_MVE && pw_case(&p, &q);
+    n_pw_mve_inside += pw_mve_inside_case(&p, &q);
   }
 
   /* With one of the smaller scratches a plan may give the call where the
@@ -1090,6 +1116,7 @@ int main(void) {
   kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);
   kv(" pw_quad6 ", n_pw_quad6);
   kv(" pw_mve ", n_pw_mve), kv(" dw_mve ", n_dw_mve);
+  kv(" pw_mve_inside ", n_pw_mve_inside);
   kv(" dw_any_mve ", n_dw_any_mve);
   kv(" dw_any_mve_inplace ", n_dw_any_mve_inplace);
   kv(" dense_folded ", n_dense_folded);

@@ -469,6 +469,8 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     # the DSP ones
     if mve:
         assert ran["pw_mve"] == ran["pw"], ran
+        # and its windows inside the input gathered by whole rows
+        assert 0 < ran["pw_mve_inside"] < ran["pw_mve"], ran
         assert ran["dw_mve"] <= ran["dw3"], ran
         # and the packed dense layers and the other depthwise ones whose
         # shifts are right shifts
@@ -476,6 +478,7 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
         assert 0 < ran["dw_any_mve"] < ran["conv"], ran
     else:
         assert ran["pw_mve"] == 0 and ran["dw_mve"] == 0, ran
+        assert ran["pw_mve_inside"] == 0, ran
         assert ran["dense_p4_mve"] == 0 and ran["dw_any_mve"] == 0, ran
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
@@ -703,6 +706,26 @@ def test_kernels_check_catches_a_broken_mve_pointwise_quad(tmp_path: Any, old: s
     product's cases."""
     _check_broken_form(tmp_path, "conv_s8_mve.h", old, new, "pw", folder="arm_mve",
                        target="m55")
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+@pytest.mark.parametrize("old,new", [
+    # a window inside: its last row of taps left as the buffer held it
+    ("  for (int32_t ky = 0; ky < p->k_h; ky++, o += in->pitch, x += in->step)\n",
+     "  for (int32_t ky = 1; ky < p->k_h; ky++, o += in->pitch, x += in->step)\n"),
+    # a window inside: its rows read one input row apart, whatever the dilation
+    ("  in->step = (ptrdiff_t)p->dilation_h * is[1];\n", "  in->step = is[1];\n"),
+], ids=["inside-row", "inside-dilation"])
+def test_kernels_check_catches_a_broken_mve_window_gather(tmp_path: Any, old: str,
+                                                          new: str) -> None:
+    """The check reaches the MVE matrix product's windows that lie inside
+    the input, gathered by whole rows (arm_mve/conv_s8_mve.h: mve_window),
+    and fails when they are wrong: copies of the crt that leave a row of
+    such a window uncopied, or read its rows one input row apart where the
+    layer is dilated, give mismatches, only in the cases marked
+    " pw-mve-inside"."""
+    _check_broken_form(tmp_path, "conv_s8_mve.h", old, new, "pw", marked="pw-mve-inside",
+                       folder="arm_mve", target="m55", cases=400)
 
 
 def test_kernels_check_catches_a_broken_pointwise_unit_columns(tmp_path: Any) -> None:

@@ -98,6 +98,54 @@ static const int8_t *mve_im2col(int8_t *col, const Conv *c,
   return col;
 }
 
+/* What a layer's windows that lie wholly inside the input need to be
+ * gathered with no test per row (mve_window): where the window's rows are
+ * runs of the input (OHWI over NHWC, undilated across: `merge`), the
+ * pixel's first tap's row and column in [0, y_end) x [0, x_end), then
+ * k_h runs of `row` bytes, `step` apart in the input and `pitch` apart
+ * in the gathered window. */
+typedef struct {
+  int merge;
+  int32_t y_end, x_end;
+  size_t row;
+  ptrdiff_t step, pitch;
+} MveInside;
+
+static void mve_inside_init(MveInside *in, const TnCrtConv2d *p) {
+  const int32_t *ws = p->w_strides, *is = p->in_strides, nc = p->in_c;
+  const int64_t y_end = (int64_t)p->in_h - (int64_t)(p->k_h - 1) * p->dilation_h;
+  in->merge = ws[2] == 1 && ws[1] == nc && is[3] == 1 && is[2] == nc &&
+              p->dilation_w == 1 && y_end > 0 && p->k_w <= p->in_w;
+  in->y_end = in->merge ? (int32_t)y_end : 0;
+  in->x_end = in->merge ? p->in_w - p->k_w + 1 : 0;
+  in->row = (size_t)p->k_w * (size_t)nc;
+  in->step = (ptrdiff_t)p->dilation_h * is[1];
+  in->pitch = ws[0];
+}
+
+/* The window of the pixel at `it` as mve_im2col gives it; one wholly
+ * inside the input (the usual one: IC's 3x3 layers) taken here, read in
+ * place or gathered a row copy each, with none of mve_im2col's tests per
+ * row. */
+BLOCK_INLINE const int8_t *mve_window(int8_t *col, const Conv *c,
+                                      const MveInside *in, const PwPixels *it,
+                                      int direct) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t iy0 = it->oy * p->stride_h - p->pad_top;
+  const int32_t ix0 = it->ox * p->stride_w - p->pad_left;
+  if ((uint32_t)iy0 >= (uint32_t)in->y_end ||
+      (uint32_t)ix0 >= (uint32_t)in->x_end)
+    return mve_im2col(col, c, it, direct);
+  const int8_t *x = c->in + (ptrdiff_t)it->n * p->in_strides[0] +
+                    (ptrdiff_t)iy0 * p->in_strides[1] +
+                    (ptrdiff_t)ix0 * p->in_c;
+  if (direct && p->k_h == 1) return x; /* the input itself */
+  int8_t *o = col;
+  for (int32_t ky = 0; ky < p->k_h; ky++, o += in->pitch, x += in->step)
+    mve_copy(o, x, in->row);
+  return col;
+}
+
 /* Four sums requantized in one vector (mve_rq4: TFLite's double rounding,
  * the output offset and the clamp to [lo, hi]), each lane by its
  * multiplier m >= 0 and shift sh in [-31, -1]. */
@@ -269,17 +317,19 @@ static NOINLINE void mve_pw_run(const Conv *c, const TnCrtQuant *q,
   const int32_t pitch = pw_cols(p);
   const int direct = (const void *)c->in != (const void *)out;
   const int kept = mve_kept(mode);
+  MveInside in;
+  mve_inside_init(&in, p);
   PwPixels it = {.p = p, .out = out};
   pw_row(&it);
   for (int64_t left = (int64_t)p->batch * p->out_h * p->out_w; left > 0;
        left -= 2) {
     int8_t *const o0 = it.o;
-    const int8_t *const x0 = mve_im2col(cols, c, &it, direct);
+    const int8_t *const x0 = mve_window(cols, c, &in, &it, direct);
     int8_t *o1 = o0;
     const int8_t *x1 = x0;
     if (left > 1) {
       pw_next(&it);
-      o1 = it.o, x1 = mve_im2col(cols + pitch, c, &it, direct);
+      o1 = it.o, x1 = mve_window(cols + pitch, c, &in, &it, direct);
     }
     if (kept >= 0)
       mve_channels(c, q, lo, hi, corr, o0, o1, x0, x1, kept == PW_ANY);
