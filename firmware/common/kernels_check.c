@@ -59,7 +59,8 @@
  * inside the input gathered by whole rows, mve_window: marked
  * " pw-mve-inside" before " pw"); " dw-mve" before " dw3" when the MVE form of the depthwise
  * 3x3 takes the case there (arm_mve/dw3x3_s8_mve.h), dw_mve counting
- * those, and then neither dw3-wide nor dw3-pair, the DSP form's);
+ * those (and " dw-mve-asm" before it, dw_mve_asm counting them, when
+ * some window of a group of four runs in its assembly), and then neither dw3-wide nor dw3-pair, the DSP form's);
  * dw_any_mve, of the convolutions without scratch those the MVE form of
  * the other depthwise layers ran (arm_mve/dw_s8_mve.h), marked
  * " dw-any-mve" at the end, and dw_any_mve_inplace those it ran in place
@@ -372,6 +373,25 @@ static int dw_mve_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
   return 1;
 }
 
+/* Whether the MVE depthwise 3x3 runs some window of the case in its
+ * assembly (arm_mve/dw3x3_s8_mve.h: mve_dw3_pair_asm, mve_dw3_whole_asm,
+ * mve_dw3_cols2_asm): a group of four channels (out_c >= 4) and some
+ * output pixel whose window's three rows and at least two of its columns
+ * lie inside the input. */
+static int dw_mve_asm_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  if (!dw_mve_case(p, q) || p->out_c < 4) return 0;
+  int rows = 0, cols = 0;
+  for (int32_t oy = 0; oy < p->out_h; oy++) {
+    const int32_t iy = oy * p->stride_h - p->pad_top;
+    rows |= iy >= 0 && iy + 2 < p->in_h;
+  }
+  for (int32_t ox = 0; ox < p->out_w; ox++) {
+    const int32_t ix = ox * p->stride_w - p->pad_left;
+    cols |= (ix >= 0 && ix + 1 < p->in_w) || (ix == -1 && p->in_w >= 2);
+  }
+  return rows && cols;
+}
+
 /* (the DSP form's wide groups and pairs: not where the MVE form runs) */
 static int dw3_wide_case(const TnCrtConv2d *p, const TnCrtQuant *q,
                          const int32_t *bias) {
@@ -592,6 +612,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (dw3_wide_case(p, q, bias)) fw_str(" dw3-wide");
   if (dw3_pair_case(p, q, bias)) fw_str(" dw3-pair");
   if (dw3_cut_case(p, q)) fw_str(" dw3-cut");
+  if (dw_mve_asm_case(p, q)) fw_str(" dw-mve-asm");
   if (dw_mve_case(p, q)) fw_str(" dw-mve");
   if (dw3_case(p, q)) fw_str(" dw3");
   if (pw_wide_case(p, q)) fw_str(" pw-wide");
@@ -649,6 +670,8 @@ static int32_t n_pw_gather; /* of n_pw, with windows gathered first */
 static int32_t n_pw_mve, n_dw_mve;
 /* of n_pw_mve, those with windows inside gathered by rows (mve_window) */
 static int32_t n_pw_mve_inside;
+/* of n_dw_mve, those with windows run in its assembly (dw_mve_asm_case) */
+static int32_t n_dw_mve_asm;
 /* of the convolutions without scratch, those the MVE form of the other
  * depthwise layers ran (dw_any_mve_case) */
 static int32_t n_dw_any_mve;
@@ -888,6 +911,7 @@ static void check_conv(int32_t index) {
   n_dw3_pair += dw3_pair_case(&p, &q, bias);
   n_dw3_cut += dw3_cut_case(&p, &q);
   n_dw_mve += dw_mve_case(&p, &q);
+  n_dw_mve_asm += dw_mve_asm_case(&p, &q);
   n_dw_any_mve += dw_any_mve_case(&p, &q);
 
   /* With the scratch the compiler plans for the DSP forms (their buffers
@@ -1116,7 +1140,7 @@ int main(void) {
   kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);
   kv(" pw_quad6 ", n_pw_quad6);
   kv(" pw_mve ", n_pw_mve), kv(" dw_mve ", n_dw_mve);
-  kv(" pw_mve_inside ", n_pw_mve_inside);
+  kv(" pw_mve_inside ", n_pw_mve_inside), kv(" dw_mve_asm ", n_dw_mve_asm);
   kv(" dw_any_mve ", n_dw_any_mve);
   kv(" dw_any_mve_inplace ", n_dw_any_mve_inplace);
   kv(" dense_folded ", n_dense_folded);

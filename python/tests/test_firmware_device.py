@@ -472,13 +472,15 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
         # and its windows inside the input gathered by whole rows
         assert 0 < ran["pw_mve_inside"] < ran["pw_mve"], ran
         assert ran["dw_mve"] <= ran["dw3"], ran
+        # of those, windows of four channels in the depthwise assembly
+        assert 0 < ran["dw_mve_asm"] <= ran["dw_mve"], ran
         # and the packed dense layers and the other depthwise ones whose
         # shifts are right shifts
         assert 0 < ran["dense_p4_mve"] <= ran["dense_p4_dsp"], ran
         assert 0 < ran["dw_any_mve"] < ran["conv"], ran
     else:
         assert ran["pw_mve"] == 0 and ran["dw_mve"] == 0, ran
-        assert ran["pw_mve_inside"] == 0, ran
+        assert ran["pw_mve_inside"] == 0 and ran["dw_mve_asm"] == 0, ran
         assert ran["dense_p4_mve"] == 0 and ran["dw_any_mve"] == 0, ran
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
@@ -696,7 +698,9 @@ def test_kernels_check_catches_a_broken_mve_depthwise_form(tmp_path: Any, old: s
     # a gathered window row's last byte left uncopied (rows not of whole vectors)
     ("vstrbq_p_s8(o, vldrbq_z_s8(x, m), m);",
      "vstrbq_p_s8(o, vldrbq_z_s8(x, m), vctp8q((uint32_t)n - 1));"),
-], ids=["lane-order", "channel-tail", "corr-lanes", "row-copy-tail"])
+    # the sums' start (mve_corr) without each channel's last weight
+    ("vctp8q((uint32_t)(n - k));", "vctp8q((uint32_t)(n - k - 1));"),
+], ids=["lane-order", "channel-tail", "corr-lanes", "row-copy-tail", "corr-sum-tail"])
 def test_kernels_check_catches_a_broken_mve_pointwise_quad(tmp_path: Any, old: str,
                                                            new: str) -> None:
     """The same for the matrix product's four channels a turn
@@ -758,7 +762,18 @@ def test_kernels_check_catches_a_broken_pointwise_gather(tmp_path: Any) -> None:
     ("      b = mve_mla(b, v, w);\n", "      b = mve_mla(b, u, w);\n"),
     # a window cut by the padding: its input offset subtracted
     ("                                io),\n", "                                -io),\n"),
-], ids=["whole-window-tap", "pair-input", "cut-window-offset"])
+    # a whole group's pair (assembly): the second pixel's last column read
+    # from the first's
+    ('"vldrb.s32 q5, [%[c3]]\\n\\t" MVE_DW3_W(3 * K + 2)',
+     '"vldrb.s32 q5, [%[c2]]\\n\\t" MVE_DW3_W(3 * K + 2)'),
+    # a whole group's window without column 0 (assembly): started from the
+    # sum without column 2
+    ('MVE_DW3_ONE(MVE_DW3_ROW1_2, "160", 1, a);', 'MVE_DW3_ONE(MVE_DW3_ROW1_2, "176", 1, a);'),
+    # a whole group's single whole window (assembly): its last row's
+    # columns read a row too low
+    ('MVE_DW3_STEP("c2") ROW(2, K0)', 'MVE_DW3_STEP("c2") MVE_DW3_STEP("c0") ROW(2, K0)'),
+], ids=["whole-window-tap", "pair-input", "cut-window-offset", "asm-pair-column",
+        "asm-cut-start", "asm-whole-row"])
 def test_kernels_check_catches_a_broken_mve_depthwise_3x3_form(tmp_path: Any, old: str,
                                                                 new: str) -> None:
     """On the M55 the check reaches the MVE depthwise 3x3

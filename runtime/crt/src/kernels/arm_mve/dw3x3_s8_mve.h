@@ -168,6 +168,103 @@ BLOCK_INLINE int32x4_t mve_dw3_cols2(const MveDw3 *g, const int8_t *x,
   return s;
 }
 
+/*
+ * The same windows of a whole group (four channels, no tail) in assembly
+ * with its vector registers named: gcc spilled the intrinsic forms'
+ * weight vectors and sums to the stack across a row (about 380
+ * instructions for a row's four pixels of KWS, where the taps take about
+ * 150). Weights and starting sums are read from g (MveDw3's layout,
+ * asserted below) by immediate offsets; q4-q7 hold the taps, the weights
+ * and the products; each input column is a pointer stepped a row at a
+ * time. MVE_DW3_TAP(S, X, T) adds input column X times weight tap T to
+ * the sum S.
+ */
+_Static_assert(offsetof(MveDw3, w) == 0 && offsetof(MveDw3, corr) == 144 &&
+                   offsetof(MveDw3, cut) == 160,
+               "MveDw3's layout as the assembly reads it");
+#define MVE_DW3_W(T) "vldrw.32 q6, [%[g], #(16 * (" #T "))]\n\t"
+#define MVE_DW3_MLA(S, X)                                                   \
+  "vmul.i32 q7, " X ", q6\n\t"                                             \
+  "vadd.i32 %q[" S "], %q[" S "], q7\n\t"
+#define MVE_DW3_STEP(C) "add %[" C "], %[" C "], %[is1]\n\t"
+
+/* Two whole windows side by side (stride_w 1), x at the first's tap
+ * (0, 0), into *s and *r. A row: four input columns, three weights, six
+ * multiply-adds. */
+BLOCK_INLINE void mve_dw3_pair_asm(const MveDw3 *g, const int8_t *x,
+                                   ptrdiff_t is1, ptrdiff_t is2,
+                                   int32x4_t *s, int32x4_t *r) {
+  const int8_t *c0 = x, *c1 = x + is2, *c2 = x + 2 * is2, *c3 = x + 3 * is2;
+  int32x4_t a, b;
+#define MVE_DW3_ROW2(K)                                                     \
+  "vldrb.s32 q4, [%[c0]]\n\t"                                               \
+  "vldrb.s32 q5, [%[c1]]\n\t" MVE_DW3_W(3 * K)                              \
+  MVE_DW3_MLA("a", "q4") MVE_DW3_MLA("b", "q5")                             \
+  "vldrb.s32 q4, [%[c2]]\n\t" MVE_DW3_W(3 * K + 1)                          \
+  MVE_DW3_MLA("a", "q5") MVE_DW3_MLA("b", "q4")                             \
+  "vldrb.s32 q5, [%[c3]]\n\t" MVE_DW3_W(3 * K + 2)                          \
+  MVE_DW3_MLA("a", "q4") MVE_DW3_MLA("b", "q5")
+  __asm__("vldrw.32 %q[a], [%[g], #144]\n\t"
+          "vmov %q[b], %q[a]\n\t"
+          MVE_DW3_ROW2(0)
+          MVE_DW3_STEP("c0") MVE_DW3_STEP("c1") MVE_DW3_STEP("c2")
+          MVE_DW3_STEP("c3")
+          MVE_DW3_ROW2(1)
+          MVE_DW3_STEP("c0") MVE_DW3_STEP("c1") MVE_DW3_STEP("c2")
+          MVE_DW3_STEP("c3")
+          MVE_DW3_ROW2(2)
+          : [a] "=&w"(a), [b] "=&w"(b), [c0] "+l"(c0), [c1] "+l"(c1),
+            [c2] "+l"(c2), [c3] "+l"(c3)
+          : [g] "r"(g), [is1] "r"(is1)
+          : "q4", "q5", "q6", "q7", "memory");
+#undef MVE_DW3_ROW2
+  *s = a, *r = b;
+}
+
+/* One window whose rows lie inside, columns K0 .. K0 + 2 (whole: START
+ * 144, the sum corr) or K0 .. K0 + 1 (one column cut: START the cut's
+ * start), x at its tap (0, K0). */
+#define MVE_DW3_ROW1_3(K, K0)                                               \
+  "vldrb.s32 q4, [%[c0]]\n\t" MVE_DW3_W(3 * K + K0) MVE_DW3_MLA("a", "q4")   \
+  "vldrb.s32 q5, [%[c1]]\n\t" MVE_DW3_W(3 * K + K0 + 1)                     \
+  MVE_DW3_MLA("a", "q5")                                                    \
+  "vldrb.s32 q4, [%[c2]]\n\t" MVE_DW3_W(3 * K + K0 + 2) MVE_DW3_MLA("a", "q4")
+#define MVE_DW3_ROW1_2(K, K0)                                               \
+  "vldrb.s32 q4, [%[c0]]\n\t" MVE_DW3_W(3 * K + K0) MVE_DW3_MLA("a", "q4")   \
+  "vldrb.s32 q5, [%[c1]]\n\t" MVE_DW3_W(3 * K + K0 + 1)                     \
+  MVE_DW3_MLA("a", "q5")
+#define MVE_DW3_ONE(ROW, START, K0, OUT)                                    \
+  do {                                                                      \
+    const int8_t *c0 = x, *c1 = x + is2, *c2 = x + 2 * is2;                 \
+    __asm__("vldrw.32 %q[a], [%[g], #" START "]\n\t"                         \
+            ROW(0, K0) MVE_DW3_STEP("c0") MVE_DW3_STEP("c1")                \
+            MVE_DW3_STEP("c2") ROW(1, K0) MVE_DW3_STEP("c0")                \
+            MVE_DW3_STEP("c1") MVE_DW3_STEP("c2") ROW(2, K0)                \
+            : [a] "=&w"(OUT), [c0] "+l"(c0), [c1] "+l"(c1), [c2] "+l"(c2)   \
+            : [g] "r"(g), [is1] "r"(is1)       \
+            : "q4", "q5", "q6", "q7", "memory");                            \
+  } while (0)
+
+BLOCK_INLINE int32x4_t mve_dw3_whole_asm(const MveDw3 *g, const int8_t *x,
+                                         ptrdiff_t is1, ptrdiff_t is2) {
+  int32x4_t a;
+  MVE_DW3_ONE(MVE_DW3_ROW1_3, "144", 0, a);
+  return a;
+}
+
+/* kx0 1: columns 1 and 2 (the start cut[0], 160); kx0 0: columns 0 and 1
+ * (cut[1], 176). */
+BLOCK_INLINE int32x4_t mve_dw3_cols2_asm(const MveDw3 *g, const int8_t *x,
+                                         ptrdiff_t is1, ptrdiff_t is2,
+                                         int32_t kx0) {
+  int32x4_t a;
+  if (kx0 == 1)
+    MVE_DW3_ONE(MVE_DW3_ROW1_2, "160", 1, a);
+  else
+    MVE_DW3_ONE(MVE_DW3_ROW1_2, "176", 0, a);
+  return a;
+}
+
 /* The sums of a window whose taps [ky0, ky1) x [kx0, kx1) lie inside
  * the input, x at tap (ky0, kx0). */
 BLOCK_INLINE int32x4_t mve_dw3_part(const MveDw3 *g, const int8_t *x,
@@ -219,13 +316,18 @@ BLOCK_INLINE void mve_dw3_rows_body(const Conv *c, const MveDw3 *g,
         if (p->stride_w == 1)
           for (; ox + 1 < wk.fx1; ox += 2, o += 2 * wk.ps2, x += 2 * is2) {
             int32x4_t s, r;
-            mve_dw3_whole2(g, x, is1, is2, full, &s, &r);
+            if (full)
+              mve_dw3_pair_asm(g, x, is1, is2, &s, &r);
+            else
+              mve_dw3_whole2(g, x, is1, is2, full, &s, &r);
             mve_dw3_store(o, s, g, off, lo, hi, full);
             mve_dw3_store(o + wk.ps2, r, g, off, lo, hi, full);
           }
         for (; ox < wk.fx1; ox++, o += wk.ps2, x += step)
-          mve_dw3_store(o, mve_dw3_whole(g, x, is1, is2, full), g, off, lo,
-                        hi, full);
+          mve_dw3_store(o,
+                        full ? mve_dw3_whole_asm(g, x, is1, is2)
+                             : mve_dw3_whole(g, x, is1, is2, full),
+                        g, off, lo, hi, full);
         ox--, o -= wk.ps2;
         continue;
       }
@@ -234,8 +336,9 @@ BLOCK_INLINE void mve_dw3_rows_body(const Conv *c, const MveDw3 *g,
       const int8_t *const x = xr + (ptrdiff_t)(ix0 + kx0) * is2;
       if (whole_rows && kx1 - kx0 == 2) { /* one column cut */
         mve_dw3_store(o,
-                      kx0 == 1 ? mve_dw3_cols2(g, x, is1, is2, 1, full)
-                               : mve_dw3_cols2(g, x, is1, is2, 0, full),
+                      full ? mve_dw3_cols2_asm(g, x, is1, is2, kx0)
+                      : kx0 == 1 ? mve_dw3_cols2(g, x, is1, is2, 1, full)
+                                 : mve_dw3_cols2(g, x, is1, is2, 0, full),
                       g, off, lo, hi, full);
         continue;
       }
