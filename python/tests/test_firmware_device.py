@@ -698,8 +698,8 @@ def test_kernels_check_catches_a_broken_mve_depthwise_form(tmp_path: Any, old: s
     # a gathered window row's last byte left uncopied (rows not of whole vectors)
     ("vstrbq_p_s8(o, vldrbq_z_s8(x, m), m);",
      "vstrbq_p_s8(o, vldrbq_z_s8(x, m), vctp8q((uint32_t)n - 1));"),
-    # the sums' start (mve_corr) without each channel's last weight
-    ("vctp8q((uint32_t)(n - k));", "vctp8q((uint32_t)(n - k - 1));"),
+    # the sums' start (mve_corr) with each turn's weights added twice
+    ('"vaddva.s8 %[s], q0\\n\\t"', '"vaddva.s8 %[s], q0\\n\\tvaddva.s8 %[s], q0\\n\\t"'),
 ], ids=["lane-order", "channel-tail", "corr-lanes", "row-copy-tail", "corr-sum-tail"])
 def test_kernels_check_catches_a_broken_mve_pointwise_quad(tmp_path: Any, old: str,
                                                            new: str) -> None:

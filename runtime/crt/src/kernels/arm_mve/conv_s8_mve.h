@@ -338,19 +338,27 @@ static NOINLINE void mve_pw_run(const Conv *c, const TnCrtQuant *q,
 }
 
 /* pw_corr in MVE: corr[j] = bias[j] + io * (the sum of channel j's
- * weights), mod 2^32, the weights summed 16 a turn by VADDVA (the last
- * turn under VCTP), where pw_corr's SMLADs take four (IC: about 4 % of
- * its instructions). */
+ * weights), mod 2^32, the weights summed 16 a turn by VADDVA in a
+ * tail-predicated loop (WLSTP/LETP: the last turn's lanes past n
+ * neither load nor add), where pw_corr's SMLADs take four (IC: about 4 %
+ * of its instructions). */
 static void mve_corr(uint32_t *corr, const Conv *c, const int32_t *bias) {
   const TnCrtConv2d *p = c->p;
   const int32_t n = pw_window(p);
   for (int32_t j = 0; j < p->out_c; j++) {
     const int8_t *const w = c->w + (ptrdiff_t)j * p->w_strides[3];
+    const int8_t *wp = w;
     int32_t s = 0;
-    for (int32_t k = 0; k < n; k += 16) {
-      const mve_pred16_t m = vctp8q((uint32_t)(n - k));
-      s = vaddvaq_p_s8(s, vldrbq_z_s8(w + k, m), m);
-    }
+    /* a tail-predicated low-overhead loop: two instructions a turn */
+    __asm__ volatile("wlstp.8 lr, %[n], 1f\n"
+                     "2:\n\t"
+                     "vldrb.8 q0, [%[w]], #16\n\t"
+                     "vaddva.s8 %[s], q0\n\t"
+                     "letp lr, 2b\n"
+                     "1:"
+                     : [s] "+Te"(s), [w] "+r"(wp)
+                     : [n] "r"(n)
+                     : "q0", "lr", "memory");
     corr[j] = (bias ? (uint32_t)bias[j] : 0) + (uint32_t)c->io * (uint32_t)s;
   }
 }
