@@ -520,12 +520,13 @@ static int pw_gather_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
 
 /* Whether the MVE matrix product (arm_mve/conv_s8_mve.h: mve_window) takes
  * some window of the case wholly inside the input, in place of
- * mve_im2col, and gathers it by whole rows: a core with MVE, OHWI over
- * channels-contiguous NHWC, undilated columns, two rows of taps or more,
- * and some pixel whose window lies inside. */
+ * mve_im2col, and gathers it by whole rows (or, a 1x1 layer out of
+ * place, reads it where it lies): a core with MVE, OHWI over
+ * channels-contiguous NHWC, undilated columns, and some pixel whose
+ * window lies inside. */
 static int pw_mve_inside_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
   const int32_t *ws = p->w_strides, *is = p->in_strides;
-  if (!KC_MVE || !pw_case(p, q) || p->k_h < 2 || ws[2] != 1 ||
+  if (!KC_MVE || !pw_case(p, q) || ws[2] != 1 ||
       ws[1] != p->in_c || ws[0] != p->k_w * p->in_c || is[3] != 1 ||
       is[2] != p->in_c || p->dilation_w != 1)
     return 0;

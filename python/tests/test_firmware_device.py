@@ -470,7 +470,7 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     if mve:
         assert ran["pw_mve"] == ran["pw"], ran
         # and its windows inside the input gathered by whole rows
-        assert 0 < ran["pw_mve_inside"] < ran["pw_mve"], ran
+        assert 0 < ran["pw_mve_inside"] <= ran["pw_mve"], ran
         assert ran["dw_mve"] <= ran["dw3"], ran
         # of those, windows of four channels in the depthwise assembly
         assert 0 < ran["dw_mve_asm"] <= ran["dw_mve"], ran
@@ -717,17 +717,16 @@ def test_kernels_check_catches_a_broken_mve_pointwise_quad(tmp_path: Any, old: s
     # a window inside: its last row of taps left as the buffer held it
     ("  for (int32_t ky = 0; ky < p->k_h; ky++, o += in->pitch, x += in->step)\n",
      "  for (int32_t ky = 1; ky < p->k_h; ky++, o += in->pitch, x += in->step)\n"),
-    # a window inside: its rows read one input row apart, whatever the dilation
-    ("  in->step = (ptrdiff_t)p->dilation_h * is[1];\n", "  in->step = is[1];\n"),
-], ids=["inside-row", "inside-dilation"])
+    # a window inside: its rows gathered a byte too far apart
+    ("  in->pitch = ws[0];\n", "  in->pitch = ws[0] + 1;\n"),
+], ids=["inside-row", "inside-pitch"])
 def test_kernels_check_catches_a_broken_mve_window_gather(tmp_path: Any, old: str,
                                                           new: str) -> None:
     """The check reaches the MVE matrix product's windows that lie inside
     the input, gathered by whole rows (arm_mve/conv_s8_mve.h: mve_window),
     and fails when they are wrong: copies of the crt that leave a row of
-    such a window uncopied, or read its rows one input row apart where the
-    layer is dilated, give mismatches, only in the cases marked
-    " pw-mve-inside"."""
+    such a window uncopied, or gather its rows a byte too far apart, give
+    mismatches, only in the cases marked " pw-mve-inside"."""
     _check_broken_form(tmp_path, "conv_s8_mve.h", old, new, "pw", marked="pw-mve-inside",
                        folder="arm_mve", target="m55", cases=400)
 
