@@ -29,7 +29,7 @@
  *   dw3_cut 30
  *   pw 120 pw_fast 40
  *   pw_wide 20 pw_unit 30 pw_gather 4 pw_quad6 25 pw_mve 0 dw_mve 0 dense_folded 75
- *   dense_p4 110 dense_p4_dsp 14 dense_p4_mve 0
+ *   dense_p4 110 dense_p4_dsp 14 dense_p4_mve 0 qadd_mve_checked 150 qadd_mve 0
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
  *   (the convolutions run both ways, without scratch and with it)
@@ -72,6 +72,11 @@
  * dense cases with offsets 0 and [N, K] weights, the layers
  * PackDenseWeights and FoldInputOffset give the Cortex-M, so that its
  * forms see many geometries);
+ * qadd_mve_checked, int8 ADD cases (KC_QADD_MVE after those, through
+ * tn_crt_qadd_s8, check_qadd_mve: runs with tails, rows with the rhs
+ * broadcast, in place, parameters from tn_crt_qadd_params and drawn
+ * across their ranges), and qadd_mve those the MVE form of the ADD ran
+ * (arm_mve/add_s8_mve.h: qadd_mve_case), marked " qadd-mve";
  * exit
  * code 0 when every output matched, 1 otherwise. KC_CASES and KC_SEED
  * (compile-time) set the number of cases and the seed. Built and run by
@@ -95,6 +100,9 @@
 #endif
 #ifndef KC_DW_COLUMN
 #define KC_DW_COLUMN (KC_CASES / 8)
+#endif
+#ifndef KC_QADD_MVE
+#define KC_QADD_MVE (KC_CASES / 4)
 #endif
 
 enum {
@@ -685,6 +693,9 @@ static int32_t n_dense_folded; /* dense cases with offsets 0 */
 static int32_t n_dense_p4, n_dense_p4_dsp;
 /* of n_dense_p4_dsp, those the MVE form ran (dense_mve_case) */
 static int32_t n_dense_p4_mve;
+/* int8 ADD cases (check_qadd_mve), and of those the MVE form ran
+ * (qadd_mve_case) */
+static int32_t n_qadd_mve_checked, n_qadd_mve;
 
 /* Whether the MVE form of the dense layer takes a packed (N4K4) case of
  * n outputs in the DSP form's place (arm_mve/dense_s8_mve.h:
@@ -1113,6 +1124,177 @@ static void check_dense(int32_t index, int folded) {
   }
 }
 
+/* ------------------------------------------------------------------------ */
+/* The int8 ADD                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Whether one ADD operand is a "half" term of the MVE form
+ * (arm_mve/add_s8_mve.h: mve_add_in): multiplier 2^30, shift 0, a left
+ * shift of at least 1 that moves no int8 x + off out of int32. */
+static int qadd_half(int32_t off, int32_t m, int32_t sh, int32_t left) {
+  return m == (INT32_C(1) << 30) && sh == 0 && left >= 1 &&
+         ((int64_t)off - 128) * ((int64_t)1 << left) >= INT32_MIN &&
+         ((int64_t)off + 127) * ((int64_t)1 << left) <= INT32_MAX;
+}
+
+/* Whether the MVE form of the ADD takes a run of the case: a core with
+ * MVE, both operands contiguous, the parameters quant.c's add_is_fast
+ * passes (multipliers >= 0, shifts in [-31, 0]) with an output shift
+ * of at least 1 and each operand's term a half or shifted right. */
+static int qadd_mve_case(const TnCrtQBinary *p, int32_t ls, int32_t rs) {
+  if (!KC_MVE || ls != 1 || rs != 1 || p->output_multiplier < 0 ||
+      p->output_shift > -1 || p->output_shift < -31)
+    return 0;
+  const int32_t off[2] = {p->lhs_offset, p->rhs_offset};
+  const int32_t m[2] = {p->lhs_multiplier, p->rhs_multiplier};
+  const int32_t sh[2] = {p->lhs_shift, p->rhs_shift};
+  for (int k = 0; k < 2; k++)
+    if (m[k] < 0 || sh[k] > 0 || sh[k] < -31 ||
+        (!qadd_half(off[k], m[k], sh[k], p->left_shift) && sh[k] > -1))
+      return 0;
+  return 1;
+}
+
+/* TFLite's AddFunc for one element (integer_ops/add.h), with
+ * tn_crt_multiply_by_quantized_multiplier (shifts <= 0) and the offsets
+ * added with wrap-around. */
+static int8_t qadd_ref(const TnCrtQBinary *p, int32_t x, int32_t y) {
+  const int32_t lo = p->act_min < -128 ? -128 : p->act_min;
+  const int32_t hi = p->act_max > 127 ? 127 : p->act_max;
+  const int32_t a = (int32_t)(((uint32_t)x + (uint32_t)p->lhs_offset)
+                              << p->left_shift);
+  const int32_t b = (int32_t)(((uint32_t)y + (uint32_t)p->rhs_offset)
+                              << p->left_shift);
+  const uint32_t s =
+      (uint32_t)tn_crt_multiply_by_quantized_multiplier(
+          a, p->lhs_multiplier, p->lhs_shift) +
+      (uint32_t)tn_crt_multiply_by_quantized_multiplier(
+          b, p->rhs_multiplier, p->rhs_shift);
+  const int32_t v = (int32_t)(
+      (uint32_t)tn_crt_multiply_by_quantized_multiplier(
+          (int32_t)s, p->output_multiplier, p->output_shift) +
+      (uint32_t)p->output_offset);
+  return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* A scale 2^-e times [1, 2), e in [lo, hi]. */
+static double random_scale(int32_t lo, int32_t hi) {
+  double s = 1.0 + (double)(rnd() % 1000u) / 1000.0;
+  for (int32_t e = between(lo, hi); e > 0; e--) s *= 0.5;
+  return s;
+}
+
+/* A random ADD: its parameters from random scales (tn_crt_qadd_params,
+ * as the importers get them: one operand, or both, scaled by exactly 1/2)
+ * or drawn across the ranges add_is_fast admits and beyond (left shifts
+ * 0 to 30, small right shifts where TFLite's ties round away from zero,
+ * shifts of 0, large and wrapping offsets, negative multipliers); n
+ * elements in runs of up to 300, 1-D or rows of a 2-D output with the
+ * rhs broadcast over them (its stride 0, or along the row), out of
+ * place or over either input. The outputs, and 16 guard bytes after
+ * them, against qadd_ref. */
+static void check_qadd_mve(int32_t index) {
+  TnCrtQBinary p;
+  memset(&p, 0, sizeof p);
+  int from_scales = chance(60);
+  if (from_scales) {
+    const double sl = random_scale(4, 10);
+    const double sr = chance(25) ? sl : random_scale(4, 10);
+    if (tn_crt_qadd_params(sl, between(-128, 127), sr, between(-128, 127),
+                           random_scale(3, 10), between(-128, 127),
+                           &p) != TN_CRT_OK)
+      from_scales = 0;
+  }
+  if (!from_scales) {
+    static const int32_t left[] = {20, 20, 0, 1, 8, 24, 30};
+    p.left_shift = chance(50) ? left[rnd() % 7u] : between(0, 30);
+    int32_t *off[3] = {&p.lhs_offset, &p.rhs_offset, &p.output_offset};
+    int32_t *m[3] = {&p.lhs_multiplier, &p.rhs_multiplier,
+                     &p.output_multiplier};
+    int32_t *sh[3] = {&p.lhs_shift, &p.rhs_shift, &p.output_shift};
+    for (int k = 0; k < 3; k++) {
+      const int o = (int)(rnd() % 10u);
+      *off[k] = o < 6 ? between(-128, 127)
+                : o < 8 ? between(-(1 << 16), 1 << 16)
+                        : (int32_t)rnd();
+      const int h = (int)(rnd() % 10u);
+      *m[k] = h < 3 ? INT32_C(1) << 30
+              : h < 7 ? between(1 << 30, INT32_MAX)
+              : h < 8 ? (int32_t)(rnd() >> between(1, 31))
+              : h < 9 ? INT32_MAX
+                      : chance(70) ? 0 : (int32_t)rnd();
+      const int t = (int)(rnd() % 10u);
+      *sh[k] = h < 3 && t < 5 ? 0
+               : t < 4 ? between(-3, -1)
+               : t < 8 ? between(-31, -1)
+               : t < 9 ? 0
+                       : between(-33, 2);
+    }
+  }
+  if (chance(30)) {
+    p.act_min = between(-140, 30);
+    p.act_max = between(p.act_min < -128 ? -128 : p.act_min, 140);
+  }
+
+  /* the shape: a run, or rows with the rhs broadcast */
+  TnCrtBroadcast b;
+  memset(&b, 0, sizeof b);
+  const int32_t n = chance(30) ? between(1, 20)
+                    : chance(50) ? between(1, 300)
+                                 : 16 * between(1, 18);
+  const int rows = chance(25) ? between(2, 6) : 1;
+  const int along = rows > 1 && chance(30); /* the rhs broadcast along */
+  b.ndim = rows > 1 ? 2 : 1;
+  b.dims[b.ndim - 1] = n;
+  b.lhs_strides[b.ndim - 1] = 1;
+  b.rhs_strides[b.ndim - 1] = along ? 0 : 1;
+  if (rows > 1) {
+    b.dims[0] = rows, b.lhs_strides[0] = n;
+    b.rhs_strides[0] = along ? 1 : 0;
+  }
+  const int32_t total = rows * n;
+  const int32_t rn = rows > 1 ? (along ? rows : n) : n;
+  fill(in_buf, total);
+  fill(w_buf, rn);
+  for (int32_t i = 0; i < total; i++) {
+    const int32_t row = i / n, col = i % n;
+    ref_buf[i] = qadd_ref(&p, in_buf[i], w_buf[along ? row : col]);
+  }
+  /* out of place, or over the lhs, or over the rhs (a run only) */
+  const int where = (int)(rnd() % 3u);
+  const int8_t *lhs = in_buf, *rhs = w_buf;
+  memset(out_buf, 0x5a, (size_t)total + 16);
+  if (where == 1) {
+    memcpy(out_buf, in_buf, (size_t)total), lhs = out_buf;
+  } else if (where == 2 && rows == 1) {
+    memcpy(out_buf, w_buf, (size_t)total), rhs = out_buf;
+  }
+  const int mve = qadd_mve_case(&p, 1, b.rhs_strides[b.ndim - 1]);
+  Compare cmp = {0, index, "qadd", &n_qadd_mve_checked};
+  const uint64_t t0 = fw_ticks();
+  const TnCrtStatus st = tn_crt_qadd_s8(&p, &b, lhs, rhs, out_buf);
+  compare8(&cmp, t0, st, out_buf, ref_buf, total);
+  for (int32_t i = total; i < total + 16; i++)
+    if (out_buf[i] != 0x5a) mismatch(&cmp, i, out_buf[i], 0x5a);
+  n_qadd_mve += mve;
+  if (cmp.bad) {
+    kv("case ", index);
+    kv(" qadd n=", n), kv(" rows=", rows);
+    fw_str(along ? " rhs-along" : rows > 1 ? " rhs-over-rows" : "");
+    kv(" in_place=", lhs == out_buf ? 1 : rhs == out_buf ? 2 : 0);
+    kv(" left=", p.left_shift);
+    kv(" lhs=", p.lhs_offset), kv("/", p.lhs_multiplier);
+    kv("/", p.lhs_shift);
+    kv(" rhs=", p.rhs_offset), kv("/", p.rhs_multiplier);
+    kv("/", p.rhs_shift);
+    kv(" out=", p.output_offset), kv("/", p.output_multiplier);
+    kv("/", p.output_shift);
+    kv(" act=", p.act_min), kv("..", p.act_max);
+    if (mve) fw_str(" qadd-mve");
+    fw_endl();
+  }
+}
+
 int main(void) {
   fw_ticks_start();
   for (int32_t i = 0; i < KC_CASES; i++) {
@@ -1127,6 +1309,8 @@ int main(void) {
   kc_column = 1;
   for (int32_t i = 0; i < KC_DW_COLUMN; i++)
     check_conv(KC_CASES + KC_DENSE_P4 + i);
+  for (int32_t i = 0; i < KC_QADD_MVE; i++)
+    check_qadd_mve(KC_CASES + KC_DENSE_P4 + KC_DW_COLUMN + i);
   kv("cases ", KC_CASES);
   kv(" conv ", n_conv), kv(" conv_scratch ", n_scratch);
   kv(" conv_less ", n_less);
@@ -1147,6 +1331,8 @@ int main(void) {
   kv(" dense_folded ", n_dense_folded);
   kv(" dense_p4 ", n_dense_p4), kv(" dense_p4_dsp ", n_dense_p4_dsp);
   kv(" dense_p4_mve ", n_dense_p4_mve);
+  kv(" qadd_mve_checked ", n_qadd_mve_checked);
+  kv(" qadd_mve ", n_qadd_mve);
   fw_endl();
   fw_str("instructions kernels ");
   fw_u64(fw_instructions(kernel_ticks));

@@ -448,7 +448,8 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     mve = fw.get_target(target).cpu == "cortex-m55"
     for kind in ("conv", "conv_scratch", "conv_less", "inplace", "conv_s32", "requant",
                  "dense", "dense_s32", "dw3", "dw3_inplace", "pw", "pw_fast",
-                 "pw_wide", "dense_folded", "dense_p4", "dense_p4_dsp") + (
+                 "pw_wide", "dense_folded", "dense_p4", "dense_p4_dsp",
+                 "qadd_mve_checked") + (
                      ("dw_mve",) if mve else ("dw3_wide",)):
         assert ran[kind] > 0, (kind, ran)
     # the matrix product's columns of one pixel, and its gathered windows:
@@ -478,10 +479,13 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
         # shifts are right shifts
         assert 0 < ran["dense_p4_mve"] <= ran["dense_p4_dsp"], ran
         assert 0 < ran["dw_any_mve"] < ran["conv"], ran
+        # and the int8 ADD's contiguous runs whose parameters it takes
+        assert 0 < ran["qadd_mve"] < ran["qadd_mve_checked"], ran
     else:
         assert ran["pw_mve"] == 0 and ran["dw_mve"] == 0, ran
         assert ran["pw_mve_inside"] == 0 and ran["dw_mve_asm"] == 0, ran
         assert ran["dense_p4_mve"] == 0 and ran["dw_any_mve"] == 0, ran
+        assert ran["qadd_mve"] == 0, ran
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
     conv = res["conv_instructions"]
@@ -782,6 +786,31 @@ def test_kernels_check_catches_a_broken_mve_depthwise_3x3_form(tmp_path: Any, ol
     in the cases the check counts as that form's ("dw-mve")."""
     _check_broken_form(tmp_path, "dw3x3_s8_mve.h", old, new, "dw3", marked="dw-mve",
                        cases=400, folder="arm_mve", target="m55")
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+@pytest.mark.parametrize("old,new", [
+    # TFLite's rounding of negative ties away from zero left out (VRSHL's
+    # round half up alone)
+    ("  return vrshlq_n_s32(vqaddq_s32(h, vshrq_n_s32(h, 31)), sh);\n",
+     "  return vrshlq_n_s32(h, sh);\n"),
+    # the tail predicate one lane too long
+    ("    const mve_pred16_t p = vctp32q((uint32_t)rest);\n",
+     "    const mve_pred16_t p = vctp32q((uint32_t)rest + 1);\n"),
+    # a half lhs: its data moved to the right, its parameters not
+    ("    a = b, b = t, l = r, r = u, ha = 0, hb = 1;\n",
+     "    (void)t, l = r, r = u, ha = 0, hb = 1;\n"),
+], ids=["negative-ties", "tail", "half-swap"])
+def test_kernels_check_catches_a_broken_mve_add_form(tmp_path: Any, old: str,
+                                                     new: str) -> None:
+    """On the M55 the check reaches the MVE form of the int8 ADD
+    (arm_mve/add_s8_mve.h) and fails when it is wrong: copies of the crt
+    whose rounding shift rounds negative ties up, whose tail writes a lane
+    past the end, or whose operands swap their data but not their
+    parameters give mismatches, and only in the cases the check counts as that
+    form's (" qadd-mve")."""
+    _check_broken_form(tmp_path, "add_s8_mve.h", old, new, "qadd-mve", cases=200,
+                       folder="arm_mve", target="m55")
 
 
 def test_kernels_check_catches_a_broken_fused_pointwise_requantization(

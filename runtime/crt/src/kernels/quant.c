@@ -23,6 +23,9 @@
 #include "crt_libc.h"
 #include "fixed_point.h"
 #include "quant.h"
+#if TN_CRT_HAVE_ARM_MVE
+#include "arm_mve/add_s8_mve.h" /* the ADD's MVE form (the M55) */
+#endif
 
 /* TFLite's int32 arithmetic on offsets and zero points, whose overflow C++
  * leaves undefined: wrapping, as the hardware does. */
@@ -385,6 +388,9 @@ static void add_run_fast(const TnCrtQBinary *p, int32_t lo, int32_t hi,
     if (n - i >= 8)
       i += tn__crt_qadd_avx2(p, lo, hi, l + i, r + i, n - i, out + i);
   }
+#endif
+#if TN_CRT_HAVE_ARM_MVE
+  if (ls == 1 && rs == 1) i = mve_qadd(p, lo, hi, l, r, n, out);
 #endif
   for (; i < n; i++) {
     const int32_t a = (int32_t)((uint32_t)wadd(l[i * ls], loff) << left);
