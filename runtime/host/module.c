@@ -52,6 +52,8 @@ typedef struct {
   int32_t threads;      /* tn_module_set_threads (1: off) */
   TnThreadPool *pool;   /* threads > 1 and a call to cut: the workers */
   int64_t split_calls;  /* calls the last run ran in parts */
+  int cuts;             /* its code hands calls to the hook (a library
+                           that says so; any model linked in) */
   atomic_int busy;
   const char *stale;   /* why the outputs hold no run's results; NULL when
                           they hold the last run's */
@@ -248,6 +250,7 @@ static TnObject *module_new(const TnCrtModel *model, void *library,
   m->library = library;
   m->stale = "it has not run";
   m->threads = 1;
+  m->cuts = library == NULL; /* linked in: libtvmnode's crt, hook set */
   atomic_init(&m->busy, 0);
   bool ok = true;
   for (int32_t k = 0; k < model->num_workspace_pools; k++) {
@@ -299,6 +302,8 @@ static int enter(Module *m, const char *who) {
 static void leave(Module *m) { atomic_store(&m->busy, 0); }
 
 /* ---- finding models ---------------------------------------------------------- */
+
+static int hook_in(int (*set_parallel)(TnCrtParallelFn, void *));
 
 static TnCrtModelEntry *g_system; /* zero-initialised: no constructor needed */
 static pthread_mutex_t g_system_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -404,10 +409,10 @@ TN_API TnObject *tn_module_load(const char *path, const char *name) {
    * tvmnode_module_isa_limit, and one built before threads no
    * tvmnode_module_set_parallel */
   if (mod) {
-    *(void **)&((Module *)mod)->isa_limit =
-        dlsym(lib, "tvmnode_module_isa_limit");
-    *(void **)&((Module *)mod)->set_parallel =
-        dlsym(lib, "tvmnode_module_set_parallel");
+    Module *m = (Module *)mod;
+    *(void **)&m->isa_limit = dlsym(lib, "tvmnode_module_isa_limit");
+    *(void **)&m->set_parallel = dlsym(lib, "tvmnode_module_set_parallel");
+    m->cuts = hook_in(m->set_parallel);
   }
   return mod;
 }
@@ -705,7 +710,9 @@ TN_API int tn_module_set_input_bytes(TnObject *mod, int32_t i,
  * through its crt's tn_crt_call_split, which runs each whole unless a
  * parallel hook takes it. A library whose code has such calls exports
  * tvmnode_module_set_parallel (codegen.module_list_source), through which
- * the first Module of it given threads sets the hook below; the hook is
+ * tn_module_load sets the hook below, once, before any Module of it runs
+ * (libtvmnode's own crt, which a model linked into the program calls, gets
+ * it at start-up); the hook is
  * the same for every Module of every library, and finds the Module that
  * runs on this thread in a thread-local: a Module without threads (or a
  * library's other Modules, on other threads) declines, and the call runs
@@ -743,19 +750,14 @@ static int32_t parallel_hook(void *ctx, const TnCrtSplit *c, void *scratch,
   return 1;
 }
 
-/* Set the hook in the Module's crt: 1 when its code has calls to cut, 0
- * when none (nothing to do). */
-static int hook_in(const Module *m) {
-  int cuts = 1;
+/* Set the hook in a loaded library's crt (when it is not set already),
+ * before any Module of it exists to run: the one write of the crt's hook
+ * never meets a run that reads it. 1 when the library's code has calls
+ * to cut, 0 when none (or built before threads). */
+static int hook_in(int (*set_parallel)(TnCrtParallelFn, void *)) {
+  if (set_parallel == NULL) return 0;
   pthread_mutex_lock(&g_parallel_lock);
-  if (m->set_parallel) {
-    cuts = m->set_parallel(parallel_hook, NULL);
-  } else if (m->library) {
-    cuts = 0; /* built before threads: no call goes through a hook */
-  } else if (tn_crt_parallel(NULL) != parallel_hook) {
-    /* a model linked into the program: libtvmnode's own crt */
-    tn_crt_set_parallel(parallel_hook, NULL);
-  }
+  int cuts = set_parallel(parallel_hook, NULL);
   pthread_mutex_unlock(&g_parallel_lock);
   return cuts;
 }
@@ -774,7 +776,7 @@ TN_API int tn_module_set_threads(TnObject *mod, int64_t n) {
   m->pool = NULL;
   m->threads = 1;
   int rc = 0;
-  if (n > 1 && hook_in(m)) {
+  if (n > 1 && m->cuts) {
     size_t scratch = 0;
     for (int32_t k = 0; k < m->model->num_workspace_pools; k++)
       if (m->model->workspace_pools[k].size > scratch)
@@ -1408,6 +1410,9 @@ static int fn_isa_limit(void *self, const TnAny *args, int32_t n,
 }
 
 int tn__module_init(void) {
+  /* a model linked into the program calls the crt inside libtvmnode: its
+   * hook is set here, at start-up, before anything runs */
+  tn_crt_set_parallel(parallel_hook, NULL);
   static const TnHostFn fns[] = {{"runtime.ModuleLoad", fn_load},
              {"runtime.ModuleSystem", fn_system},
              {"runtime.ModuleDescribe", fn_describe},
