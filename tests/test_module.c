@@ -559,18 +559,27 @@ static void split_reference(const int8_t *x, int8_t *conv, int8_t *dense) {
 }
 
 START_TEST(test_threads_run_the_calls_in_parts_to_the_same_bytes) {
-  int8_t x[SH * SW * SCI], want_c[SH * SW * SCO], want_d[SN],
-      got_c[SH * SW * SCO], got_d[SN];
+  int8_t x[SH * SW * SCI], other[SH * SW * SCI], want_c[SH * SW * SCO],
+      want_d[SN], got_c[SH * SW * SCO], got_d[SN];
   GRand *r = g_rand_new_with_seed(3);
   TnObject *mod = TN_NONNULL(tn_module_from_model(&split_model));
   ck_assert_int_eq(tn_module_threads(mod), 1);
   for (int round = 0; round < 3; round++) {
-    for (size_t i = 0; i < sizeof x; i++) x[i] = (int8_t)g_rand_int_range(r, -128, 128);
+    for (size_t i = 0; i < sizeof x; i++) {
+      x[i] = (int8_t)g_rand_int_range(r, -128, 128);
+      other[i] = (int8_t)(-1 - x[i]);
+    }
     split_reference(x, want_c, want_d);
     for (int64_t threads = 1; threads <= 4; threads++) {
       TN_OK(tn_module_set_threads(mod, threads));
       ck_assert_int_eq(tn_module_threads(mod), (int32_t)threads);
       for (int again = 0; again < 2; again++) {
+        /* another input first, run whole, so that an output part a run
+         * in parts left out would hold that run's values */
+        TN_OK(tn_module_set_threads(mod, 1));
+        TN_OK(tn_module_set_input_bytes(mod, 0, other, sizeof other));
+        TN_OK(tn_module_run(mod));
+        TN_OK(tn_module_set_threads(mod, threads));
         TN_OK(tn_module_set_input_bytes(mod, 0, x, sizeof x));
         TN_OK(tn_module_run(mod));
         /* both calls cut, or neither */
