@@ -17,6 +17,7 @@
 #include <glib.h>
 #include <stdatomic.h>
 
+#include <tvmnode/crt/calls.h>   /* tn_crt_call_split */
 #include <tvmnode/crt/kernels.h> /* TnCrtDType */
 #include <tvmnode/module.h>
 #include <tvmnode/params.h>
@@ -127,7 +128,9 @@ static TnCrtModelEntry inc_entry = {&inc_model, NULL};
 static TnCrtModelEntry pooled_entry = {&pooled_model, NULL};
 
 /* As generated code does before main (and once more: a no-op). */
+static void split_params(void);
 __attribute__((constructor)) static void register_models(void) {
+  split_params();
   tn_module_register_system(&inc_entry);
   tn_module_register_system(&pooled_entry);
   tn_module_register_system(&inc_entry);
@@ -450,6 +453,206 @@ START_TEST(test_modules_on_many_threads) {
   for (int i = 0; i < 4; i++)
     th[i] = g_thread_new("own", own_module, GINT_TO_POINTER(i * 1000));
   for (int i = 0; i < 4; i++) ck_assert(GPOINTER_TO_INT(g_thread_join(th[i])));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Threads: calls run in parts                                               */
+/* ------------------------------------------------------------------------ */
+
+/* "split": what a host archive's code is, by hand: an int8 3x3 convolution
+ * (SAME, [1, 20, 20, 8] -> [1, 20, 20, 16], per-channel requantization)
+ * and a dense layer over the first 512 of its outputs (48 features: three
+ * blocks of 16), each called through tn_crt_call_split, so that the
+ * parallel hook a Module with threads sets in libtvmnode's crt (the one
+ * this program calls) runs them in parts. Weights, biases and multipliers
+ * are random, made once. */
+enum { SH = 20, SW = 20, SCI = 8, SCO = 16, SK = 512, SN = 48 };
+static int8_t s_w[3 * 3 * SCI * SCO], s_dw[SN * SK];
+static int32_t s_bias[SCO], s_mult[SCO], s_shift[SCO], s_dbias[SN],
+    s_dmult[SN], s_dshift[SN];
+static TnCrtCallConvS8 s_conv;
+static TnCrtPoolInfo split_ws[] = {{"scratch", 0, 64}};
+static TnCrtCallDenseS8 s_dense;
+static size_t s_conv_scratch, s_dense_scratch;
+
+static void split_params(void) {
+  GRand *r = g_rand_new_with_seed(29);
+  for (size_t i = 0; i < sizeof s_w; i++) s_w[i] = (int8_t)g_rand_int_range(r, -127, 128);
+  for (size_t i = 0; i < sizeof s_dw; i++) s_dw[i] = (int8_t)g_rand_int_range(r, -127, 128);
+  for (int i = 0; i < SCO; i++) {
+    s_bias[i] = g_rand_int_range(r, -2000, 2000);
+    s_mult[i] = g_rand_int_range(r, 1 << 30, INT32_MAX);
+    s_shift[i] = -g_rand_int_range(r, 6, 9);
+  }
+  for (int i = 0; i < SN; i++) {
+    s_dbias[i] = g_rand_int_range(r, -2000, 2000);
+    s_dmult[i] = g_rand_int_range(r, 1 << 30, INT32_MAX);
+    s_dshift[i] = -g_rand_int_range(r, 8, 11);
+  }
+  g_rand_free(r);
+  TnCrtConv2d *g = &s_conv.g;
+  *g = (TnCrtConv2d){.batch = 1, .in_h = SH, .in_w = SW, .in_c = SCI,
+                     .out_h = SH, .out_w = SW, .out_c = SCO, .k_h = 3,
+                     .k_w = 3, .stride_h = 1, .stride_w = 1,
+                     .dilation_h = 1, .dilation_w = 1, .pad_top = 1,
+                     .pad_left = 1, .groups = 1,
+                     .in_strides = {SH * SW * SCI, SW * SCI, SCI, 1},
+                     .w_strides = {3 * SCI * SCO, SCI * SCO, SCO, 1},
+                     .out_strides = {SH * SW * SCO, SW * SCO, SCO, 1}};
+  s_conv.q = (TnCrtQuant){.input_offset = 3, .output_offset = -5,
+                          .act_min = -128, .act_max = 127, .per_channel = 1,
+                          .channels = SCO, .multiplier = s_mult,
+                          .shift = s_shift};
+  s_conv.has_bias = 1;
+  s_dense.d = (TnCrtDense){.batch = 1, .in_features = SK, .out_features = SN,
+                           .w_stride_n = SK, .w_stride_k = 1};
+  s_dense.q = (TnCrtQuant){.input_offset = -7, .output_offset = 2,
+                           .act_min = -128, .act_max = 127, .per_channel = 1,
+                           .channels = SN, .multiplier = s_dmult,
+                           .shift = s_dshift};
+  s_dense.has_bias = 1;
+  s_conv_scratch = tn_crt_conv2d_s8_scratch_size(g);
+  s_dense_scratch = tn_crt_dense_s8_scratch_size(&s_dense.d);
+  split_ws[0].size = (uint32_t)MAX(s_conv_scratch, s_dense_scratch) + 64;
+}
+
+static int32_t split_run(void *const *inputs, void *const *outputs,
+                         void *const *workspace, void *const *constants,
+                         void *const *devices) {
+  (void)constants, (void)devices;
+  const void *cin[3] = {inputs[0], s_w, s_bias};
+  int32_t st = tn_crt_call_split(TN_CRT_SPLIT_CONV2D_S8, tn_crt_call_conv2d_s8,
+                                 &s_conv, 3, cin, outputs[0], workspace[0],
+                                 s_conv_scratch);
+  if (st != TN_CRT_OK) return st;
+  const void *din[3] = {outputs[0], s_dw, s_dbias};
+  return tn_crt_call_split(TN_CRT_SPLIT_DENSE_S8, tn_crt_call_dense_s8,
+                           &s_dense, 3, din, outputs[1], workspace[0],
+                           s_dense_scratch);
+}
+
+static const int32_t split_in_dims[] = {1, SH, SW, SCI},
+                     split_out_dims[] = {1, SH, SW, SCO},
+                     split_d_dims[] = {1, SN};
+static const TnCrtTensorInfo split_in[] = {
+    {"x", TN_CRT_I8, 4, split_in_dims, SH * SW * SCI, 0.5f, -3, -1, 0}};
+static const TnCrtTensorInfo split_out[] = {
+    {"conv", TN_CRT_I8, 4, split_out_dims, SH * SW * SCO, 0.25f, -5, -1, 0},
+    {"dense", TN_CRT_I8, 2, split_d_dims, SN, 0.25f, 2, -1, 0}};
+static const TnCrtModel split_model = {
+    TN_CRT_MODEL_MAGIC, TN_CRT_MODEL_ABI_VERSION, "split", "test",
+    1, 2, split_in, split_out, 1, split_ws, 0, NULL, NULL, 0, NULL,
+    (int64_t)SH * SW * SCO * 9 * SCI + SN * SK, 0, split_run};
+
+/* The two layers called whole, as the reference. */
+static void split_reference(const int8_t *x, int8_t *conv, int8_t *dense) {
+  size_t ss = MAX(s_conv_scratch, s_dense_scratch);
+  void *scratch = g_malloc0(ss + 1);
+  const void *cin[3] = {x, s_w, s_bias};
+  ck_assert_int_eq(tn_crt_call_conv2d_s8(&s_conv, cin, conv, scratch,
+                                         s_conv_scratch), TN_CRT_OK);
+  const void *din[3] = {conv, s_dw, s_dbias};
+  ck_assert_int_eq(tn_crt_call_dense_s8(&s_dense, din, dense, scratch,
+                                        s_dense_scratch), TN_CRT_OK);
+  g_free(scratch);
+}
+
+START_TEST(test_threads_run_the_calls_in_parts_to_the_same_bytes) {
+  int8_t x[SH * SW * SCI], other[SH * SW * SCI], want_c[SH * SW * SCO],
+      want_d[SN], got_c[SH * SW * SCO], got_d[SN];
+  GRand *r = g_rand_new_with_seed(3);
+  TnObject *mod = TN_NONNULL(tn_module_from_model(&split_model));
+  ck_assert_int_eq(tn_module_threads(mod), 1);
+  for (int round = 0; round < 3; round++) {
+    for (size_t i = 0; i < sizeof x; i++) {
+      x[i] = (int8_t)g_rand_int_range(r, -128, 128);
+      other[i] = (int8_t)(-1 - x[i]);
+    }
+    split_reference(x, want_c, want_d);
+    for (int64_t threads = 1; threads <= 4; threads++) {
+      TN_OK(tn_module_set_threads(mod, threads));
+      ck_assert_int_eq(tn_module_threads(mod), (int32_t)threads);
+      for (int again = 0; again < 2; again++) {
+        /* another input first, run whole, so that an output part a run
+         * in parts left out would hold that run's values */
+        TN_OK(tn_module_set_threads(mod, 1));
+        TN_OK(tn_module_set_input_bytes(mod, 0, other, sizeof other));
+        TN_OK(tn_module_run(mod));
+        TN_OK(tn_module_set_threads(mod, threads));
+        TN_OK(tn_module_set_input_bytes(mod, 0, x, sizeof x));
+        TN_OK(tn_module_run(mod));
+        /* both calls cut, or neither */
+        ck_assert_int_eq(tn_module_split_calls(mod), threads > 1 ? 2 : 0);
+        TN_OK(tn_module_copy_output(mod, 0, got_c, sizeof got_c));
+        TN_OK(tn_module_copy_output(mod, 1, got_d, sizeof got_d));
+        ck_assert_msg(memcmp(got_c, want_c, sizeof got_c) == 0,
+                      "conv, %d threads, round %d", (int)threads, round);
+        ck_assert_msg(memcmp(got_d, want_d, sizeof got_d) == 0,
+                      "dense, %d threads, round %d", (int)threads, round);
+      }
+    }
+  }
+  TN_OK(tn_module_set_threads(mod, 1));
+  g_rand_free(r);
+  tn_object_release(mod);
+}
+END_TEST
+
+/* The comparison above sees a part that did not run: the parts of the
+ * convolution but the last one, into a cleared output, differ from the
+ * whole call (the broken-on-purpose check of the test). */
+START_TEST(test_a_part_left_out_is_seen) {
+  int8_t x[SH * SW * SCI], want_c[SH * SW * SCO], want_d[SN],
+      got[SH * SW * SCO];
+  for (size_t i = 0; i < sizeof x; i++) x[i] = (int8_t)(i * 37 + 11);
+  split_reference(x, want_c, want_d);
+  int32_t n = tn_crt_split_count(TN_CRT_SPLIT_CONV2D_S8, &s_conv, 3);
+  ck_assert_int_eq(n, 3);
+  const void *cin[3] = {x, s_w, s_bias};
+  TnCrtSplit c = {TN_CRT_SPLIT_CONV2D_S8, 3, tn_crt_call_conv2d_s8, &s_conv,
+                  cin, got, s_conv_scratch, tn_crt_split_count,
+                  tn_crt_split_run};
+  void *scratch = g_malloc0(s_conv_scratch + 1);
+  for (int32_t skip = -1; skip < n; skip++) {
+    memset(got, 0, sizeof got);
+    for (int32_t i = 0; i < n; i++)
+      if (i != skip)
+        ck_assert_int_eq(tn_crt_split_run(&c, i, n, scratch, s_conv_scratch),
+                         TN_CRT_OK);
+    ck_assert_int_eq(memcmp(got, want_c, sizeof got) == 0, skip < 0);
+  }
+  g_free(scratch);
+  /* what is not cut: batch 2, one row, an unknown kind, fewer than 2 */
+  TnCrtCallConvS8 two = s_conv;
+  two.g.batch = 2;
+  ck_assert_int_eq(tn_crt_split_count(TN_CRT_SPLIT_CONV2D_S8, &two, 2), 0);
+  two = s_conv;
+  two.g.out_h = 1;
+  ck_assert_int_eq(tn_crt_split_count(TN_CRT_SPLIT_CONV2D_S8, &two, 2), 0);
+  ck_assert_int_eq(tn_crt_split_count(99, &s_conv, 2), 0);
+  ck_assert_int_eq(tn_crt_split_count(TN_CRT_SPLIT_CONV2D_S8, &s_conv, 1), 0);
+  /* at most as many parts as rows or blocks of 16 */
+  ck_assert_int_eq(tn_crt_split_count(TN_CRT_SPLIT_CONV2D_S8, &s_conv, 64), SH);
+  ck_assert_int_eq(tn_crt_split_count(TN_CRT_SPLIT_DENSE_S8, &s_dense, 64), 3);
+}
+END_TEST
+
+START_TEST(test_bad_thread_counts_are_named) {
+  TnObject *mod = TN_NONNULL(tn_module_from_model(&split_model));
+  const int64_t bad[] = {0, -1, 65, INT64_MAX};
+  for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+    ck_assert_int_eq(tn_module_set_threads(mod, bad[i]), -1);
+    TN_EXPECT_ERROR("ValueError", "tn_module_set_threads: model 'split': "
+                    "argument n (threads): expected 1 to 64");
+  }
+  ck_assert_int_eq(tn_module_threads(mod), 1);
+  ck_assert_int_eq(tn_module_set_threads(NULL, 2), -1);
+  TN_EXPECT_ERROR("TypeError", "tn_module_set_threads");
+  ck_assert_int_eq(tn_module_threads(NULL), -1);
+  TN_EXPECT_ERROR("TypeError", "tn_module_threads");
+  TN_OK(tn_module_set_threads(mod, 64)); /* the most; freed with mod */
+  tn_object_release(mod);
 }
 END_TEST
 
@@ -1093,6 +1296,9 @@ static Suite *module_suite(void) {
   tc = tn_test_case(s, "threads");
   tcase_add_test(tc, test_a_second_thread_gets_an_error_not_a_race);
   tcase_add_test(tc, test_modules_on_many_threads);
+  tcase_add_test(tc, test_threads_run_the_calls_in_parts_to_the_same_bytes);
+  tcase_add_test(tc, test_a_part_left_out_is_seen);
+  tcase_add_test(tc, test_bad_thread_counts_are_named);
   tc = tn_test_case(s, "params");
   tcase_add_test(tc, test_a_streaming_model_keeps_its_state);
   tcase_add_test(tc, test_params_round_trip);

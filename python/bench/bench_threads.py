@@ -66,19 +66,64 @@ def one_round(ex: Any, x: np.ndarray, seconds: float) -> Dict[str, float]:
             "runs": len(walls)}
 
 
+class _ModuleRunner:
+    """A runtime Module of a host archive's library, called like an
+    executor (x -> its first output), its threads and cut calls as
+    stats()."""
+
+    def __init__(self, so: str, threads: int) -> None:
+        self.m = tn.runtime.load_module(so, threads=threads)
+        self.inputs = self.m.inputs
+
+    def __call__(self, x: np.ndarray) -> Any:
+        return self.m.run(x, copy=False)[0]
+
+    def stats(self) -> Dict[str, int]:
+        return {"macs": self.m.macs, "split_steps": self.m.split_calls}
+
+
+def module_runners(path: Path, counts: List[int], out: Path) -> Dict[int, Any]:
+    """--module: the model compiled for "host" into a library (-O2), one
+    Module per count; and count 0, the same model compiled without the
+    calls through the parallel hook (what the code was before threads),
+    run with one thread."""
+    import tempfile
+
+    tmp = tempfile.mkdtemp(prefix="bench-threads-", dir=str(out))
+    mod = frontend.from_tflite(path)
+    runners: Dict[int, Any] = {}
+    for whole in (False, True):
+        saved = codegen.PARALLEL_TARGETS
+        if whole:
+            codegen.PARALLEL_TARGETS = ()
+        try:
+            arch = codegen.compile(mod, name="m")
+        finally:
+            codegen.PARALLEL_TARGETS = saved
+        sub = os.path.join(tmp, "whole" if whole else "split")
+        so = codegen.build_library(arch.export(sub), sub + ".so")
+        for n in ([0] if whole else counts):
+            runners[n] = _ModuleRunner(so, max(n, 1))
+    return runners
+
+
 def bench_model(path: Path, counts: List[int], args: argparse.Namespace) -> Dict[str, Any]:
-    mod = codegen._pipeline(frontend.from_tflite(path), "host")
-    exs = {n: tn.runtime.Executor(mod, threads=n) for n in counts}
+    if args.module:
+        exs = module_runners(path, counts, Path(args.out))
+        counts = [0] + counts
+    else:
+        mod = codegen._pipeline(frontend.from_tflite(path), "host")
+        exs = {n: tn.runtime.Executor(mod, threads=n) for n in counts}
     info = exs[1].inputs[0]
     rng = np.random.default_rng(0)
     if info["dtype"] == "int8":
         x = rng.integers(-128, 128, info["shape"], dtype=np.int8)
     else:
         x = rng.standard_normal(info["shape"]).astype(np.float32)
-    want = np.asarray(exs[1](x)).copy()
+    want = np.array(exs[1](x), copy=True)
     same = {}
     for n, ex in exs.items():
-        got = np.asarray(ex(x))
+        got = np.array(ex(x), copy=True)
         same[n] = bool(np.array_equal(got, want)) if info["dtype"] == "int8" else \
             float(np.max(np.abs(got.astype(np.float64) - want)))
     samples: Dict[int, List[Dict[str, float]]] = {n: [] for n in counts}
@@ -90,7 +135,9 @@ def bench_model(path: Path, counts: List[int], args: argparse.Namespace) -> Dict
            for n in counts}
     for n in counts:
         med[n]["min_ns"] = min(s["min_ns"] for s in samples[n])
-    return {"model": path.name, "macs": exs[1].stats()["macs"],
+    for ex in exs.values():
+        ex(x)  # split_steps: the calls a run cuts (Modules count per run)
+    return {"model": path.name, "counts": counts, "macs": exs[1].stats()["macs"],
             "split_steps": {n: exs[n].stats()["split_steps"] for n in counts},
             "same_as_one_thread": same, "median": med, "samples": samples}
 
@@ -105,6 +152,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=0.3)
     ap.add_argument("--out", default=".")
+    ap.add_argument("--module", action="store_true",
+                    help="compiled host Modules (a library per model) instead of the "
+                         "executor; beside them count 0: the archive without the calls "
+                         "through the parallel hook, one thread")
     ap.add_argument("--fetch", action="store_true",
                     help="fetch VWW and the large ResNet when they are not found")
     args = ap.parse_args()
@@ -124,10 +175,13 @@ def main() -> None:
     load = "load average %.1f before, %.1f after" % (load0, os.getloadavg()[0])
     print("CPU: %s, %d cores online; ISA forms: %s; %s" % (cpu_name(), os.cpu_count() or 0,
                                                             tn.runtime.isa(), load))
+    if args.module:
+        counts = [0] + counts  # 0: the archive without split calls
+    others = [n for n in counts if n != 1]
     lines = ["| model | MACs | steps cut | " +
              " | ".join("%d thr wall us | least | CPU us" % n for n in counts) +
-             " | " + " | ".join("wall %d/1 | least | CPU" % n for n in counts[1:]) + " |",
-             "|---|---:|---:|" + "---:|" * (3 * len(counts) + 3 * (len(counts) - 1))]
+             " | " + " | ".join("wall %d/1 | least | CPU" % n for n in others) + " |",
+             "|---|---:|---:|" + "---:|" * (3 * len(counts) + 3 * len(others))]
     for r in results:
         m = r["median"]
         one = m[1]
@@ -135,8 +189,8 @@ def main() -> None:
                                          m[n]["cpu_ns"] / 1e3) for n in counts]
         ratios = ["%.2f | %.2f | %.2f" % (m[n]["wall_ns"] / one["wall_ns"],
                                           m[n]["min_ns"] / one["min_ns"],
-                                          m[n]["cpu_ns"] / one["cpu_ns"]) for n in counts[1:]]
-        cut = "/".join(str(r["split_steps"][n]) for n in counts[1:])
+                                          m[n]["cpu_ns"] / one["cpu_ns"]) for n in others]
+        cut = "/".join(str(r["split_steps"][n]) for n in counts if n > 1)
         lines.append("| %s | %d | %s | %s | %s |" % (r["model"], r["macs"], cut,
                                                     " | ".join(cells), " | ".join(ratios)))
         bad = [n for n, s in r["same_as_one_thread"].items() if s is False]
@@ -146,6 +200,8 @@ def main() -> None:
     print(table)
     out = Path(args.out)
     stem = "bench_threads_float" if args.float else "bench_threads"
+    if args.module:
+        stem += "_module"
     (out / (stem + ".md")).write_text("CPU: %s, %d cores; %s\n\n%s\n" % (
         cpu_name(), os.cpu_count() or 0, load, table))
     (out / (stem + ".json")).write_text(json.dumps(

@@ -215,16 +215,21 @@ _mod_invoke = get_global_func("runtime.ModuleInvoke")
 _mod_time = get_global_func("runtime.ModuleTime")
 _mod_set_workspace = get_global_func("runtime.ModuleSetWorkspace")
 _mod_reset = get_global_func("runtime.ModuleReset")
+_mod_threads = get_global_func("runtime.ModuleThreads")
 _mod_invoke.release_gil = True  # a model may run for milliseconds
 _mod_time.release_gil = True
 
 
-def load_module(path: str, name: Optional[str] = None) -> "Module":
+def load_module(path: str, name: Optional[str] = None, threads: int = 1) -> "Module":
     """The model `name` (may be left out when there is one) of the shared
     library at `path`. OSError when the library cannot be loaded or holds
     no model; KeyError when it holds no model of that name. The library
-    stays loaded while the Module or an output array of it lives."""
-    return Module(_mod_load(str(path), name))
+    stays loaded while the Module or an output array of it lives.
+    threads: see Module.set_threads (1, the default: off)."""
+    m = Module(_mod_load(str(path), name))
+    if isinstance(threads, bool) or threads != 1:
+        m.set_threads(threads)
+    return m
 
 
 def system_module(name: str) -> "Module":
@@ -449,6 +454,28 @@ class Module:
                 "min_ms": float(ms.min()), "max_ms": float(ms.max()),
                 "std_ms": float(ms.std()), "number": int(number), "repeat": int(repeat),
                 "results_ms": ms.tolist()}
+
+    @property
+    def threads(self) -> int:
+        """The threads runs take (1: off)."""
+        return int(_mod_threads(self.handle)[0])
+
+    @property
+    def split_calls(self) -> int:
+        """How many calls the last run ran in parts over the threads."""
+        return int(_mod_threads(self.handle)[1])
+
+    def set_threads(self, n: int) -> None:
+        """Run the model's largest convolutions and dense layers (those its
+        host archive hands to the crt's parallel hook) in parts over n
+        threads from now on: a pool of n - 1 threads made here, once (1:
+        off). The int8 outputs are the same bytes for any n. ValueError
+        outside 1..64, TypeError for a non-int."""
+        if isinstance(n, bool) or not hasattr(type(n), "__index__"):
+            raise TypeError("Module.set_threads: argument n: expected an "
+                            "int, got %s" % type(n).__name__)
+        with self._claim():
+            _mod_threads(self.handle, n.__index__())
 
     def _claim(self) -> "_Claim":
         return _Claim(self)

@@ -12,7 +12,10 @@
  * a library handle (each Module dlopens its library and dlcloses it when
  * it dies, so the loader's own count keeps a library mapped while any
  * Module or output of it lives), errors that name the model, and a busy
- * flag so that a second thread gets a RuntimeError instead of a race. The
+ * flag so that a second thread gets a RuntimeError instead of a race, and
+ * optional threads (tn_module_set_threads: a worker pool that runs the
+ * parts of the calls the generated code hands to its crt's parallel hook,
+ * see "threads" below). The
  * system library is a list of static nodes that generated code registers
  * before main; registration takes a mutex that needs no initialisation, so
  * constructor order does not matter, and pins a shared object that
@@ -31,7 +34,9 @@
 #include <time.h>
 
 #include "host_internal.h"
+#include "tvmnode/crt/calls.h" /* TnCrtSplit */
 #include "tvmnode/crt/kernels.h" /* TnCrtDType */
+#include "tvmnode/kernel.h"     /* TnThreadPool */
 
 #define BUF_ALIGN 64 /* of every buffer the Module allocates */
 #define MAX_NDIM 32  /* of a model's input or output */
@@ -41,6 +46,14 @@ typedef struct {
   const TnCrtModel *model;
   void *library; /* dlopen handle, or NULL */
   int (*isa_limit)(int); /* the library's own crt's tn_crt_isa_limit */
+  /* the library's tvmnode_module_set_parallel (NULL: none, or not a
+   * library: the crt of libtvmnode itself is set) */
+  int (*set_parallel)(TnCrtParallelFn fn, void *ctx);
+  int32_t threads;      /* tn_module_set_threads (1: off) */
+  TnThreadPool *pool;   /* threads > 1 and a call to cut: the workers */
+  int64_t split_calls;  /* calls the last run ran in parts */
+  int cuts;             /* its code hands calls to the hook (a library
+                           that says so; any model linked in) */
   atomic_int busy;
   const char *stale;   /* why the outputs hold no run's results; NULL when
                           they hold the last run's */
@@ -173,6 +186,7 @@ static void module_deleter(TnObject *self, int flags) {
       free(m->consts[i]);
     }
     free(m->state);
+    tn_thread_pool_free(m->pool);
     /* last: the descriptor lives in the library */
     if (m->library) dlclose(m->library);
     m->library = NULL;
@@ -235,6 +249,8 @@ static TnObject *module_new(const TnCrtModel *model, void *library,
   m->model = model;
   m->library = library;
   m->stale = "it has not run";
+  m->threads = 1;
+  m->cuts = library == NULL; /* linked in: libtvmnode's crt, hook set */
   atomic_init(&m->busy, 0);
   bool ok = true;
   for (int32_t k = 0; k < model->num_workspace_pools; k++) {
@@ -286,6 +302,8 @@ static int enter(Module *m, const char *who) {
 static void leave(Module *m) { atomic_store(&m->busy, 0); }
 
 /* ---- finding models ---------------------------------------------------------- */
+
+static int hook_in(int (*set_parallel)(TnCrtParallelFn, void *));
 
 static TnCrtModelEntry *g_system; /* zero-initialised: no constructor needed */
 static pthread_mutex_t g_system_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -387,10 +405,15 @@ TN_API TnObject *tn_module_load(const char *path, const char *name) {
     return NULL;
   }
   TnObject *mod = module_new(list[pick < 0 ? 0 : pick], lib, who, path);
-  /* a library built before the ISA levels exports no tvmnode_module_isa_limit */
-  if (mod)
-    *(void **)&((Module *)mod)->isa_limit =
-        dlsym(lib, "tvmnode_module_isa_limit");
+  /* a library built before the ISA levels exports no
+   * tvmnode_module_isa_limit, and one built before threads no
+   * tvmnode_module_set_parallel */
+  if (mod) {
+    Module *m = (Module *)mod;
+    *(void **)&m->isa_limit = dlsym(lib, "tvmnode_module_isa_limit");
+    *(void **)&m->set_parallel = dlsym(lib, "tvmnode_module_set_parallel");
+    m->cuts = hook_in(m->set_parallel);
+  }
   return mod;
 }
 
@@ -681,6 +704,101 @@ TN_API int tn_module_set_input_bytes(TnObject *mod, int32_t i,
 
 /* ---- running ----------------------------------------------------------------- */
 
+/* ---- threads ------------------------------------------------------------------ *
+ *
+ * Generated code for a host calls its large convolutions and dense layers
+ * through its crt's tn_crt_call_split, which runs each whole unless a
+ * parallel hook takes it. A library whose code has such calls exports
+ * tvmnode_module_set_parallel (codegen.module_list_source), through which
+ * tn_module_load sets the hook below, once, before any Module of it runs
+ * (libtvmnode's own crt, which a model linked into the program calls, gets
+ * it at start-up); the hook is
+ * the same for every Module of every library, and finds the Module that
+ * runs on this thread in a thread-local: a Module without threads (or a
+ * library's other Modules, on other threads) declines, and the call runs
+ * whole. The pool's workers cut the call with the library's own crt
+ * (TnCrtSplit's count and run) and take the parts the caller has not;
+ * each worker's scratch is the largest workspace pool's size, as no
+ * kernel's scratch lies outside a pool, so a run allocates nothing. */
+
+static _Thread_local Module *g_running;
+static pthread_mutex_t g_parallel_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct {
+  const TnCrtSplit *c;
+  int32_t n;
+} SplitJob;
+
+static int32_t split_part(void *ctx, int32_t i, void *scratch, size_t size) {
+  const SplitJob *j = ctx;
+  return j->c->run(j->c, i, j->n, scratch, size);
+}
+
+static int32_t parallel_hook(void *ctx, const TnCrtSplit *c, void *scratch,
+                             int32_t *status) {
+  (void)ctx;
+  Module *m = g_running;
+  if (m == NULL || m->pool == NULL || c->count == NULL || c->run == NULL ||
+      c->scratch_size > tn_thread_pool_scratch_size(m->pool))
+    return 0;
+  SplitJob j = {c, c->count(c->kind, c->params,
+                            tn_thread_pool_size(m->pool))};
+  if (j.n < 2) return 0;
+  *status = tn_thread_pool_run(m->pool, split_part, &j, j.n, scratch,
+                               c->scratch_size);
+  m->split_calls++;
+  return 1;
+}
+
+/* Set the hook in a loaded library's crt (when it is not set already),
+ * before any Module of it exists to run: the one write of the crt's hook
+ * never meets a run that reads it. 1 when the library's code has calls
+ * to cut, 0 when none (or built before threads). */
+static int hook_in(int (*set_parallel)(TnCrtParallelFn, void *)) {
+  if (set_parallel == NULL) return 0;
+  pthread_mutex_lock(&g_parallel_lock);
+  int cuts = set_parallel(parallel_hook, NULL);
+  pthread_mutex_unlock(&g_parallel_lock);
+  return cuts;
+}
+
+TN_API int tn_module_set_threads(TnObject *mod, int64_t n) {
+  const char *who = "tn_module_set_threads";
+  Module *m = as_module(mod, who);
+  if (m == NULL) return -1;
+  if (n < 1 || n > TN_PROGRAM_MAX_THREADS)
+    return tn_error_raise_in(TN_ERR_VALUE, who, "model '%s': argument n "
+                             "(threads): expected 1 to %d, got %lld",
+                             name_of(m), TN_PROGRAM_MAX_THREADS,
+                             (long long)n);
+  if (enter(m, who)) return -1;
+  tn_thread_pool_free(m->pool);
+  m->pool = NULL;
+  m->threads = 1;
+  int rc = 0;
+  if (n > 1 && m->cuts) {
+    size_t scratch = 0;
+    for (int32_t k = 0; k < m->model->num_workspace_pools; k++)
+      if (m->model->workspace_pools[k].size > scratch)
+        scratch = m->model->workspace_pools[k].size;
+    m->pool = tn_thread_pool_new(n, scratch);
+    rc = m->pool ? 0 : -1;
+  }
+  if (rc == 0) m->threads = (int32_t)n;
+  leave(m);
+  return rc;
+}
+
+TN_API int32_t tn_module_threads(const TnObject *mod) {
+  const Module *m = as_module(mod, "tn_module_threads");
+  return m ? m->threads : -1;
+}
+
+TN_API int64_t tn_module_split_calls(const TnObject *mod) {
+  const Module *m = as_module(mod, "tn_module_split_calls");
+  return m ? m->split_calls : -1;
+}
+
 /* One run with the flag held. */
 static int run_locked(Module *m, const char *who) {
   const TnCrtModel *d = m->model;
@@ -700,7 +818,10 @@ static int run_locked(Module *m, const char *who) {
   if (m->isa_limit)
     m->isa_limit(tn_crt_isa() &
                  (TN_CRT_ISA_LEVEL_MASK | TN_CRT_ISA_AVXVNNI));
+  m->split_calls = 0;
+  g_running = m->pool ? m : NULL;
   int32_t st = tn_crt_run(&m->inst);
+  g_running = NULL;
   m->stale = st ? "the last run failed" : NULL;
   return st ? crt_error(m, st, who, "run failed") : 0;
 }
@@ -1233,6 +1354,29 @@ static int fn_set_workspace(void *self, const TnAny *args, int32_t n,
   return tn_module_set_workspace_tensor(&m->header, (int32_t)i, args[2].v_obj);
 }
 
+/* (module[, n]): sets the threads when n is given; returns
+ * [threads, calls the last run ran in parts] */
+static int fn_threads(void *self, const TnAny *args, int32_t n, TnAny *ret) {
+  (void)self;
+  const char *who = "runtime.ModuleThreads";
+  int64_t k;
+  Module *m = module_arg(args, n, -1, who, "(module[, n])");
+  if (m == NULL) return -1;
+  if (n > 2)
+    return tn_error_raise_in(TN_ERR_TYPE, who, "takes (module[, n]), got %d "
+                             "arguments", n);
+  if (n == 2) {
+    if (args[1].type_index != TN_TYPE_INT)
+      return tn_error_raise_in(TN_ERR_TYPE, who, "model '%s': argument n "
+                               "(threads): expected an int, got %s",
+                               name_of(m), tn_any_type_key(&args[1]));
+    k = args[1].v_int64;
+    if (tn_module_set_threads(&m->header, k)) return -1;
+  }
+  TnAny items[2] = {tn_any_int(m->threads), tn_any_int(m->split_calls)};
+  return ret_obj(tn_array_new(items, 2), ret);
+}
+
 /* Called once by the host runtime's start-up (init.c), after the
  * executor's functions. */
 int tn__params_save_fn(void *self, const TnAny *args, int32_t n, TnAny *ret);
@@ -1266,6 +1410,9 @@ static int fn_isa_limit(void *self, const TnAny *args, int32_t n,
 }
 
 int tn__module_init(void) {
+  /* a model linked into the program calls the crt inside libtvmnode: its
+   * hook is set here, at start-up, before anything runs */
+  tn_crt_set_parallel(parallel_hook, NULL);
   static const TnHostFn fns[] = {{"runtime.ModuleLoad", fn_load},
              {"runtime.ModuleSystem", fn_system},
              {"runtime.ModuleDescribe", fn_describe},
@@ -1276,6 +1423,7 @@ int tn__module_init(void) {
              {"runtime.ModuleInvoke", fn_invoke},
              {"runtime.ModuleTime", fn_time},
              {"runtime.ModuleSetWorkspace", fn_set_workspace},
+             {"runtime.ModuleThreads", fn_threads},
              {"runtime.IsaLimit", fn_isa_limit},
              {"runtime.SaveParams", tn__params_save_fn}, /* params.c */
              {"runtime.LoadParams", tn__params_load_fn}};

@@ -114,6 +114,35 @@ TN_API int32_t tn_program_threads(const TnObject *prog);
 TN_API int32_t tn_program_split_steps(const TnObject *prog);
 
 /*
+ * Worker pools: the executor's threads, for whatever else runs parts of
+ * work side by side (the compiled Modules run the crt's parts of a call,
+ * tvmnode/crt/calls.h, on one). A pool is n - 1 pthreads plus the calling
+ * thread, each worker with `scratch_size` bytes of scratch of its own
+ * (64-byte aligned), made once by tn_thread_pool_new (NULL with a
+ * ValueError for n out of 2..TN_PROGRAM_MAX_THREADS, a RuntimeError when a
+ * thread cannot start). tn_thread_pool_run runs fn(ctx, i, scratch, size)
+ * for every part i in [0, nparts), each once, on any thread (the caller's
+ * with the `scratch` it passes, a worker's with its own), claimed from one
+ * atomic word so a worker not yet scheduled holds nothing up; it returns
+ * when all are done, with the first nonzero status of a part (by part
+ * order) or 0; TN_CRT_INVALID_ARGUMENT (5) for a NULL pool or fn or
+ * nparts out of 1..TN_THREAD_POOL_MAX_PARTS. It allocates nothing. One
+ * run at a time per pool; fn must not run the same pool.
+ */
+#define TN_THREAD_POOL_MAX_PARTS TN_PROGRAM_MAX_THREADS
+typedef struct TnThreadPool TnThreadPool;
+typedef int32_t (*TnPartFn)(void *ctx, int32_t part, void *scratch,
+                            size_t scratch_size);
+TN_API TnThreadPool *tn_thread_pool_new(int64_t n, size_t scratch_size);
+TN_API void tn_thread_pool_free(TnThreadPool *pool); /* NULL: nothing */
+/* n (0 for NULL), and each worker's scratch bytes. */
+TN_API int32_t tn_thread_pool_size(const TnThreadPool *pool);
+TN_API size_t tn_thread_pool_scratch_size(const TnThreadPool *pool);
+TN_API int32_t tn_thread_pool_run(TnThreadPool *pool, TnPartFn fn, void *ctx,
+                                  int32_t nparts, void *scratch,
+                                  size_t scratch_size);
+
+/*
  * Run: `inputs` are `n` tn.Tensor (borrowed) on the CPU, compact, of the
  * input types (a wrong count, shape or dtype is a TypeError/ValueError
  * naming the input and both types). On success `outputs` (an array of

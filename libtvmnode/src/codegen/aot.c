@@ -127,7 +127,7 @@ bool tn__aot_is_map(const TnAny *v) {
 static const char *const g_known[] = {
     "name", "alignment", "interface", "io_in_pool", "constants_in_pool",
     "pools", "devices", "constants_section", "workspace_section",
-    "constants_align", "isa", "shrink_scratch", NULL};
+    "constants_align", "isa", "shrink_scratch", "parallel", NULL};
 
 /* A linker section name: letters, digits, '_', '.' and '$', not starting
  * with a digit, at most 64 characters (".ext_flash", "model_weights"). */
@@ -199,7 +199,9 @@ static int parse_opts(const TnObject *o, Opts *out) {
       opt_bool(o, "constants_in_pool", &out->consts_in_pool))
     return -1;
   out->shrink_scratch = true;
-  if (opt_bool(o, "shrink_scratch", &out->shrink_scratch)) return -1;
+  if (opt_bool(o, "shrink_scratch", &out->shrink_scratch) ||
+      opt_bool(o, "parallel", &out->parallel))
+    return -1;
   if (!is_ident(name) || strlen(name) > 64)
     return tn_error_raise_in(TN_ERR_VALUE, WHO, "option 'name': '%s' is not "
                              "a C identifier of at most 64 characters", name);

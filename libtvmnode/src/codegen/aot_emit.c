@@ -185,6 +185,24 @@ static void dense_forms(Gen *g, GString *c, int32_t s, const char *sym) {
   forms_check(g, c, s, f, "dense", "DENSE");
 }
 
+/* With the option "parallel": the TN_CRT_SPLIT_* name step s is cut as
+ * (the executor's threads would cut it: tn__kernel_split_kind, a geometry
+ * tn_crt_split_count cuts, not in place, not a device's), or NULL. */
+static const char *split_kind(Gen *g, int32_t s) {
+  static const char *const names[] = {
+      NULL, "TN_CRT_SPLIT_CONV2D_S8", "TN_CRT_SPLIT_CONV2D_F32",
+      "TN_CRT_SPLIT_DENSE_S8", "TN_CRT_SPLIT_DENSE_F32"};
+  const TnKernStep *st = step(g, s);
+  if (!g->o.parallel || tn__aot_in_place(g, s) ||
+      g_hash_table_lookup(g->o.device_of, st->op))
+    return NULL;
+  int32_t kind = tn__kernel_split_kind(&st->k);
+  if (kind <= 0 || kind >= (int32_t)G_N_ELEMENTS(names) ||
+      st->k.nin > 3 || tn_crt_split_count(kind, st->k.params, 2) < 2)
+    return NULL;
+  return names[kind];
+}
+
 int tn__aot_emit_operators(Gen *g, GString *c) {
   GString *decls = g_string_new(NULL);
   for (int32_t s = 0; s < g->nsteps; s++) {
@@ -213,10 +231,22 @@ int tn__aot_emit_operators(Gen *g, GString *c) {
       conv_forms(g, c, s, scratch,
                  strcmp(f->symbol, "tn_crt_call_conv2d_s8_s32") == 0);
     if (g->o.isa == TN_CRT_ISA_ARM_DSP) dense_forms(g, c, s, f->symbol);
-    g_string_append_printf(c, "TVMGEN_INTERNAL int32_t %s(const void *const "
-                           "*in, void *out, void *scratch) {\n  return "
-                           "%s(&%s, in, out, scratch, %zu);\n}\n",
-                           g->fn_names[s], f->symbol, params, scratch);
+    const char *split = split_kind(g, s);
+    if (split) {
+      /* the host's threads may run it in parts (tvmnode/crt/calls.h) */
+      g->split_steps++;
+      g_string_append_printf(c, "TVMGEN_INTERNAL int32_t %s(const void *const "
+                             "*in, void *out, void *scratch) {\n  return "
+                             "tn_crt_call_split(%s, %s, &%s, %d, in, out, "
+                             "scratch, %zu);\n}\n",
+                             g->fn_names[s], split, f->symbol, params,
+                             st->k.nin, scratch);
+    } else {
+      g_string_append_printf(c, "TVMGEN_INTERNAL int32_t %s(const void *const "
+                             "*in, void *out, void *scratch) {\n  return "
+                             "%s(&%s, in, out, scratch, %zu);\n}\n",
+                             g->fn_names[s], f->symbol, params, scratch);
+    }
     g_free(params);
   }
   g_string_free(decls, TRUE);

@@ -30,6 +30,8 @@ typedef struct {
   bool io_in_pool, consts_in_pool, rust;
   int32_t isa;           /* TN_CRT_ISA_*: the kernels' scratch sized for */
   bool shrink_scratch;   /* a smaller scratch for that ISA at the peak */
+  bool parallel;         /* the large convolutions and dense layers called
+                            through tn_crt_call_split (a host's threads) */
   GPtrArray *pool_names; /* char * */
   GArray *pool_limits;   /* int64 */
   GArray *pool_kinds;    /* uint32: bit k set when the pool takes BufKind k */
@@ -107,6 +109,8 @@ typedef struct {
                           convolutions take (tn__aot_emit_operators) */
   int32_t dense_forms; /* for arm_dsp: the TN_CRT_DENSE_FORM_* its int8
                           dense layers take (tn__aot_emit_operators) */
+  int32_t split_steps; /* with o.parallel: the steps called through
+                          tn_crt_call_split (tn__aot_emit_operators) */
 } Gen;
 
 static inline const TnKernValue *value(const Gen *g, int32_t v) {

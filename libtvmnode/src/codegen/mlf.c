@@ -214,6 +214,7 @@ GPtrArray *tn__aot_runtime_sources(Gen *g) {
       TN_CRT_SOURCE_COMPANIONS(COMPANION)
 #undef COMPANION
   };
+  if (g->split_steps > 0) ADD_ONCE("src/kernels/split.c");
   for (int32_t s = 0; s < g->nsteps; s++) {
     const TnKernForm *f = step(g, s)->k.form;
     if (f == NULL || g_hash_table_contains(seen, f->source)) continue;

@@ -202,7 +202,7 @@ int tn__kernel_status(int32_t status, const char *who);
 bool tn__kernel_entry_known(const TnKernEntry *e);
 
 /* The executor's worker pool and a step's parts (threads.c). */
-typedef struct TnKernThreads TnKernThreads;
+typedef TnThreadPool TnKernThreads; /* tvmnode/kernel.h's */
 typedef struct {
   void *params; /* the part's own parameters (g_malloc'd) */
   ptrdiff_t in_off[TN_KERN_MAX_IN]; /* bytes into each input */
@@ -216,6 +216,12 @@ void tn__kernel_threads_free(TnKernThreads *t);
 /* Cut `k` into at most `n` parts whose outputs together are the call's
  * (parts[] has room for n); 0 when the step is not cut. */
 int32_t tn__kernel_split(const TnKernCall *k, int32_t n, TnKernPart *parts);
+/* The TN_CRT_SPLIT_* kind `k` is cut as when it has threads (a
+ * convolution or dense layer of at least SPLIT_MIN_MACS, not a host
+ * compute function), or 0: what the executor and the code generator both
+ * ask. Whether it is cut then depends on its geometry
+ * (tn_crt_split_count) and on its not running in place. */
+int32_t tn__kernel_split_kind(const TnKernCall *k);
 /* Run the parts on the pool, part 0 on the calling thread with `scratch`;
  * the first status that is not TN_CRT_OK, or TN_CRT_OK. */
 int32_t tn__kernel_threads_run(TnKernThreads *t, const TnKernCall *k,

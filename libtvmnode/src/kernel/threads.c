@@ -1,6 +1,8 @@
 /*
- * threads.c: the executor's optional worker pool, and how a step's work
- * is cut into parts that the pool runs side by side.
+ * threads.c: the worker pool (tn_thread_pool_*, tvmnode/kernel.h) that
+ * the executor's optional threads and the compiled Modules' run parts on,
+ * and which of the executor's steps are cut (how a call is cut is the
+ * crt's, split.c, which generated code cuts with too).
  *
  * The crt stays single-threaded and allocation-free: a part is an
  * ordinary call of the step's kernel on a smaller geometry (a band of a
@@ -26,6 +28,7 @@
  */
 #include "kernel/kernel_internal.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -55,12 +58,12 @@
 #define CLAIM_NEXT(c) ((int32_t)((c) & 0xffff))
 
 typedef struct Worker {
-  struct TnKernThreads *pool;
+  struct TnThreadPool *pool;
   pthread_t thread;
   void *scratch;
 } Worker;
 
-struct TnKernThreads {
+struct TnThreadPool {
   int32_t n;
   size_t scratch_size;
   char *scratch_block;
@@ -74,25 +77,18 @@ struct TnKernThreads {
   atomic_int quit;
   /* the job: written before its claim word is published, read by a
    * thread only after it has claimed a part of it */
-  const TnKernCall *k;
-  const TnKernPart *parts;
-  const void *in[TN_KERN_MAX_IN];
-  void *out;
-  int32_t status[TN_PROGRAM_MAX_THREADS];
+  TnPartFn fn;
+  void *ctx;
+  int32_t status[TN_THREAD_POOL_MAX_PARTS];
 };
 
-static void run_part(struct TnKernThreads *t, int32_t i, void *scratch,
+static void run_part(struct TnThreadPool *t, int32_t i, void *scratch,
                      size_t size) {
-  const TnKernPart *pt = &t->parts[i];
-  const void *in[TN_KERN_MAX_IN];
-  for (int32_t j = 0; j < t->k->nin; j++)
-    in[j] = (const char *)t->in[j] + pt->in_off[j];
-  t->status[i] = t->k->run(pt->params, in, (char *)t->out + pt->out_off,
-                           scratch, size);
+  t->status[i] = t->fn(t->ctx, i, scratch, size);
 }
 
 /* Claim and run parts of job `gen` until none is left. */
-static void take_parts(struct TnKernThreads *t, uint32_t gen, void *scratch,
+static void take_parts(struct TnThreadPool *t, uint32_t gen, void *scratch,
                        size_t size) {
   uint64_t c = atomic_load_explicit(&t->claim, memory_order_acquire);
   while (CLAIM_GEN(c) == gen && CLAIM_NEXT(c) < CLAIM_N(c)) {
@@ -114,7 +110,7 @@ static void take_parts(struct TnKernThreads *t, uint32_t gen, void *scratch,
 
 static void *worker_main(void *arg) {
   Worker *w = arg;
-  struct TnKernThreads *t = w->pool;
+  struct TnThreadPool *t = w->pool;
   uint32_t seen = 0;
   for (;;) {
     uint32_t g = CLAIM_GEN(atomic_load_explicit(&t->claim,
@@ -197,14 +193,10 @@ TnKernThreads *tn__kernel_threads_new(int32_t n, size_t scratch_size,
   return t;
 }
 
-int32_t tn__kernel_threads_run(TnKernThreads *t, const TnKernCall *k,
-                               const TnKernPart *parts, int32_t nparts,
-                               const void *const *in, void *out,
-                               void *scratch, size_t scratch_size) {
-  t->k = k;
-  t->parts = parts;
-  for (int32_t j = 0; j < k->nin; j++) t->in[j] = in[j];
-  t->out = out;
+static int32_t pool_run(TnKernThreads *t, TnPartFn fn, void *ctx,
+                        int32_t nparts, void *scratch, size_t scratch_size) {
+  t->fn = fn;
+  t->ctx = ctx;
   atomic_store_explicit(&t->finished, 0, memory_order_relaxed);
   uint32_t gen = CLAIM_GEN(atomic_load_explicit(&t->claim,
                                                 memory_order_relaxed)) + 1;
@@ -233,105 +225,94 @@ int32_t tn__kernel_threads_run(TnKernThreads *t, const TnKernCall *k,
   return TN_CRT_OK;
 }
 
-/* ---- cutting a step into parts ------------------------------------------- */
+/* ---- the public pool ------------------------------------------------------- */
 
-/* Make `g` the convolution of output rows [r0, r1) of batch 1: the input
- * rows the band reads, from `*in_rows` on, and the padding above them
- * (below follows from the output size, as for any call). False when the
- * band reads no input row at all (it lies wholly in the padding). */
-static bool conv_band(TnCrtConv2d *g, int32_t r0, int32_t r1,
-                      int64_t *in_row, int64_t *out_row) {
-  int64_t ext = (int64_t)(g->k_h - 1) * g->dilation_h + 1;
-  int64_t first = (int64_t)r0 * g->stride_h - g->pad_top;
-  int64_t end = (int64_t)(r1 - 1) * g->stride_h - g->pad_top + ext;
-  int64_t lo = first < 0 ? 0 : first, hi = end > g->in_h ? g->in_h : end;
-  if (hi <= lo) return false;
-  g->pad_top = (int32_t)(lo - first);
-  g->in_h = (int32_t)(hi - lo);
-  g->out_h = r1 - r0;
-  /* batch 1: the batch strides say only that the tensors are dense */
-  g->in_strides[0] = g->in_strides[1] * g->in_h;
-  g->out_strides[0] = g->out_strides[1] * g->out_h;
-  *in_row = lo;
-  *out_row = r0;
-  return true;
+TN_API TnThreadPool *tn_thread_pool_new(int64_t n, size_t scratch_size) {
+  const char *who = "tn_thread_pool_new";
+  if (n < 2 || n > TN_PROGRAM_MAX_THREADS)
+    return tn_error_raise_in(TN_ERR_VALUE, who, "argument n (threads): "
+                             "expected 2 to %d, got %" PRId64,
+                             TN_PROGRAM_MAX_THREADS, n), NULL;
+  return tn__kernel_threads_new((int32_t)n, scratch_size, who);
 }
 
-/* A dense layer of batch 1 cut into blocks of output features, each a
- * whole number of the packed layouts' blocks of 16 (the last the rest):
- * a block's packed weights lie in a row from j0 * K on, as the [N, K]
- * weights of its rows from j0 * w_stride_n. */
-static int32_t dense_split(const TnKernCall *k, int32_t n, TnKernPart *parts) {
-  bool s8 = k->form == &tn__kernel_forms[TN_KF_dense_s8];
-  /* d is the first field of both forms' parameters */
-  const TnCrtDense *d = k->params;
-  int32_t packed = s8 ? ((const TnKernP_dense_s8 *)k->params)->packed
-                      : ((const TnKernP_dense_f32 *)k->params)->packed;
-  size_t esize = s8 ? 1 : sizeof(float), size = k->form->params->size;
-  int32_t blocks = (d->out_features + 15) / 16;
-  if (d->batch != 1) return 0;
-  if (n > blocks) n = blocks;
-  for (int32_t i = 0; i < n && n > 1; i++) {
-    int32_t n0 = blocks * i / n * 16;
-    int32_t n1 = i == n - 1 ? d->out_features : blocks * (i + 1) / n * 16;
-    void *copy = g_malloc(size);
-    memcpy(copy, k->params, size);
-    ((TnCrtDense *)copy)->out_features = n1 - n0;
-    int64_t w = packed ? (int64_t)n0 * d->in_features
-                       : (int64_t)n0 * d->w_stride_n;
-    if (s8) {
-      TnCrtQuant *q = &((TnKernP_dense_s8 *)copy)->q;
-      if (q->per_channel) {
-        q->channels = n1 - n0;
-        if (q->multiplier) q->multiplier += n0;
-        if (q->shift) q->shift += n0;
-        if (q->scale) q->scale += n0;
-      }
-    }
-    TnKernPart *pt = &parts[i];
-    memset(pt, 0, sizeof *pt);
-    pt->params = copy;
-    pt->in_off[1] = (ptrdiff_t)(w * (int64_t)esize);
-    pt->in_off[2] = (ptrdiff_t)n0 * 4; /* int32 or float bias */
-    pt->out_off = (ptrdiff_t)n0 * (ptrdiff_t)esize;
-  }
-  return n > 1 ? n : 0;
+TN_API void tn_thread_pool_free(TnThreadPool *pool) {
+  tn__kernel_threads_free(pool);
+}
+
+TN_API int32_t tn_thread_pool_size(const TnThreadPool *pool) {
+  return pool ? pool->n : 0;
+}
+
+TN_API size_t tn_thread_pool_scratch_size(const TnThreadPool *pool) {
+  return pool ? pool->scratch_size : 0;
+}
+
+TN_API int32_t tn_thread_pool_run(TnThreadPool *pool, TnPartFn fn, void *ctx,
+                                  int32_t nparts, void *scratch,
+                                  size_t scratch_size) {
+  if (pool == NULL || fn == NULL || nparts < 1 ||
+      nparts > TN_THREAD_POOL_MAX_PARTS)
+    return TN_CRT_INVALID_ARGUMENT;
+  return pool_run(pool, fn, ctx, nparts, scratch, scratch_size);
+}
+
+/* ---- the executor's steps ------------------------------------------------- */
+
+typedef struct {
+  const TnKernCall *k;
+  const TnKernPart *parts;
+  const void *const *in;
+  void *out;
+} StepJob;
+
+static int32_t step_part(void *ctx, int32_t i, void *scratch, size_t size) {
+  const StepJob *j = ctx;
+  const TnKernPart *pt = &j->parts[i];
+  const void *in[TN_KERN_MAX_IN];
+  for (int32_t x = 0; x < j->k->nin; x++)
+    in[x] = (const char *)j->in[x] + pt->in_off[x];
+  return j->k->run(pt->params, in, (char *)j->out + pt->out_off, scratch,
+                   size);
+}
+
+int32_t tn__kernel_threads_run(TnKernThreads *t, const TnKernCall *k,
+                               const TnKernPart *parts, int32_t nparts,
+                               const void *const *in, void *out,
+                               void *scratch, size_t scratch_size) {
+  StepJob j = {k, parts, in, out};
+  return pool_run(t, step_part, &j, nparts, scratch, scratch_size);
+}
+
+/* ---- cutting a step into parts ------------------------------------------- */
+
+int32_t tn__kernel_split_kind(const TnKernCall *k) {
+  if (k->compute != NULL || k->macs < SPLIT_MIN_MACS) return 0;
+  if (k->form == &tn__kernel_forms[TN_KF_conv2d_s8])
+    return TN_CRT_SPLIT_CONV2D_S8;
+  if (k->form == &tn__kernel_forms[TN_KF_conv2d_f32])
+    return TN_CRT_SPLIT_CONV2D_F32;
+  if (k->form == &tn__kernel_forms[TN_KF_dense_s8])
+    return TN_CRT_SPLIT_DENSE_S8;
+  if (k->form == &tn__kernel_forms[TN_KF_dense_f32])
+    return TN_CRT_SPLIT_DENSE_F32;
+  return 0;
 }
 
 int32_t tn__kernel_split(const TnKernCall *k, int32_t n, TnKernPart *parts) {
-  const TnKernForm *s8 = &tn__kernel_forms[TN_KF_conv2d_s8];
-  const TnKernForm *f32 = &tn__kernel_forms[TN_KF_conv2d_f32];
-  if (k->compute != NULL || k->macs < SPLIT_MIN_MACS) return 0;
-  if (k->form == &tn__kernel_forms[TN_KF_dense_s8] ||
-      k->form == &tn__kernel_forms[TN_KF_dense_f32])
-    return dense_split(k, n, parts);
-  if (k->form != s8 && k->form != f32) return 0;
-  /* g is the first field of both forms' parameters */
-  const TnCrtConv2d *g = k->params;
-  size_t esize = k->form == s8 ? 1 : sizeof(float);
-  if (g->batch != 1 || g->out_h < 2) return 0;
-  if (n > g->out_h) n = g->out_h;
-  size_t size = k->form->params->size;
-  int32_t made = 0;
-  for (int32_t i = 0; i < n; i++) {
-    int32_t r0 = (int32_t)((int64_t)g->out_h * i / n);
-    int32_t r1 = (int32_t)((int64_t)g->out_h * (i + 1) / n);
-    void *copy = g_malloc(size);
-    memcpy(copy, k->params, size);
-    int64_t in_row, out_row;
-    if (!conv_band(copy, r0, r1, &in_row, &out_row)) {
-      g_free(copy);
-      break;
-    }
-    memset(&parts[made], 0, sizeof parts[made]);
-    parts[made].params = copy;
-    parts[made].in_off[0] = (ptrdiff_t)(in_row * g->in_strides[1] * esize);
-    parts[made].out_off = (ptrdiff_t)(out_row * g->out_strides[1] * esize);
-    made++;
+  int32_t kind = tn__kernel_split_kind(k);
+  int32_t np = kind ? tn_crt_split_count(kind, k->params, n) : 0;
+  for (int32_t i = 0; i < np; i++) {
+    TnCrtSplitParams *copy = g_new(TnCrtSplitParams, 1);
+    ptrdiff_t in_off[3], out_off = 0;
+    memset(&parts[i], 0, sizeof parts[i]);
+    int32_t st = tn_crt_split_part(kind, k->params, i, np, copy, in_off,
+                                   &out_off);
+    g_assert(st == TN_CRT_OK); /* np parts: each one exists */
+    parts[i].params = copy;
+    for (int32_t j = 0; j < 3 && j < TN_KERN_MAX_IN; j++)
+      parts[i].in_off[j] = in_off[j];
+    parts[i].out_off = out_off;
   }
-  if (made < n) { /* a band of padding alone: the step runs whole */
-    for (int32_t i = 0; i < made; i++) g_free(parts[i].params);
-    return 0;
-  }
-  return made;
+  return np;
 }

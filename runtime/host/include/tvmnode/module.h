@@ -40,6 +40,8 @@
  *       (sets the first inputs, runs, returns every output: one call)
  *   "runtime.ModuleTime"(mod, number, repeat) -> tn.Array of ms per run
  *   "runtime.ModuleSetWorkspace"(mod, pool, tensor or None)
+ *   "runtime.ModuleThreads"(mod[, n]) -> [threads, calls the last run ran
+ *       in parts] (sets the threads when n is given; see below)
  *
  * Streaming models (tvmgen_<name>_reset; TnCrtStatefulModel) keep their
  * state in a state pool the Module owns: it is given its initial values
@@ -142,6 +144,26 @@ TN_API int tn_module_reset(TnObject *mod);
 TN_API int tn_module_run_with(TnObject *mod, int32_t n,
                               const void *const *data, const size_t *nbytes,
                               uint32_t *lent);
+/*
+ * Threads: optional, off by default (1). With n > 1 (up to
+ * TN_PROGRAM_MAX_THREADS; anything else is a ValueError naming the
+ * argument; a RuntimeError while another thread uses the Module) the
+ * Module's runs cut each call its generated code hands to the crt's
+ * parallel hook (a host archive's convolutions and dense layers of at
+ * least 65,536 multiply-accumulates and batch 1: tn_crt_call_split) into
+ * up to n parts, the executor's bands of output rows or blocks of output
+ * features, run on a pool of n - 1 threads and the caller. The pool and
+ * each worker's scratch are made here, once; runs allocate nothing. The
+ * int8 outputs are the same bytes for any n. A library whose code has no
+ * such call (or built before threads) starts no thread. Several Modules
+ * with threads may run at once on several threads; each has its own pool.
+ * tn_module_threads: n (1 when off), or -1 with a TypeError;
+ * tn_module_split_calls: the calls the last run ran in parts.
+ */
+TN_API int tn_module_set_threads(TnObject *mod, int64_t n);
+TN_API int32_t tn_module_threads(const TnObject *mod);
+TN_API int64_t tn_module_split_calls(const TnObject *mod);
+
 /* Output `i` of the last run as a tn.Tensor that views the Module's
  * output buffer (overwritten by the next run; copy it to keep it) and
  * keeps the Module alive. RuntimeError when there is no successful run

@@ -444,6 +444,85 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X("src/kernels/qlinear_ort.c", "src/kernels/binary_walk.h")               \
   X("src/kernels/mm_s16.c", "src/kernels/binary_walk.h")
 
+/* ---- a call cut into parts (src/kernels/split.c) ------------------------
+ *
+ * A large convolution or dense layer of batch 1 can run as parts on
+ * several threads: each part is an ordinary call of the same form on a
+ * smaller geometry (a band of output rows with the input rows it reads and
+ * its own top padding; or a block of output features, whole blocks of 16,
+ * with its weights, bias and per-channel multipliers from the block on).
+ * Every output element is the same arithmetic on the same inputs, so the
+ * int8 outputs are the same bytes however the call is cut. The crt itself
+ * starts no thread: the host executor cuts its steps with these functions,
+ * and generated code for a host calls tn_crt_call_split, which hands the
+ * call to a hook the application sets (tn_crt_set_parallel) or, without
+ * one (the default, and what firmware keeps), runs it whole. */
+#define TN_CRT_SPLIT_CONV2D_S8 1  /* TnCrtCallConvS8: bands of rows */
+#define TN_CRT_SPLIT_CONV2D_F32 2 /* TnCrtCallConvF32 */
+#define TN_CRT_SPLIT_DENSE_S8 3   /* TnCrtCallDenseS8: blocks of features */
+#define TN_CRT_SPLIT_DENSE_F32 4  /* TnCrtCallDenseF32 */
+
+/* Room for one part's parameters, of any kind. */
+typedef union {
+  TnCrtCallConvS8 conv_s8;
+  TnCrtCallConvF32 conv_f32;
+  TnCrtCallDenseS8 dense_s8;
+  TnCrtCallDenseF32 dense_f32;
+} TnCrtSplitParams;
+
+/* A call that may be cut: what a parallel hook is handed. */
+typedef struct TnCrtSplit {
+  int32_t kind;        /* TN_CRT_SPLIT_* */
+  int32_t nin;         /* entries of in */
+  TnCrtCallFn fn;      /* the form's entry, tn_crt_call_<form> */
+  const void *params;  /* the whole call's parameters */
+  const void *const *in;
+  void *out;
+  size_t scratch_size; /* what each part is given (the whole call's) */
+  /* the tn_crt_split_count and tn_crt_split_run of the crt that made the
+   * call: a hook in another copy of the crt (a host library's) cuts the
+   * call with the code that compiled it */
+  int32_t (*count)(int32_t kind, const void *params, int32_t n);
+  int32_t (*run)(const struct TnCrtSplit *c, int32_t i, int32_t n,
+                 void *scratch, size_t scratch_size);
+} TnCrtSplit;
+
+/* How many parts a call of `kind` over `params` is cut into for n threads:
+ * at most n (fewer rows or blocks than n: fewer), or 0 when it is not cut
+ * (batch other than 1, one row or block, an unknown kind, or a band that
+ * would read no input row at all). */
+int32_t tn_crt_split_count(int32_t kind, const void *params, int32_t n);
+/* Part i of n (n from tn_crt_split_count): its parameters into *part, and
+ * how far its operands lie into the call's (bytes into in[0..2], and into
+ * out). TN_CRT_INVALID_ARGUMENT for an index or kind out of range. */
+int32_t tn_crt_split_part(int32_t kind, const void *params, int32_t i,
+                          int32_t n, TnCrtSplitParams *part,
+                          ptrdiff_t in_off[3], ptrdiff_t *out_off);
+/* Run part i of n of `c` with `scratch` (scratch_size bytes, at least
+ * c->scratch_size). */
+int32_t tn_crt_split_run(const TnCrtSplit *c, int32_t i, int32_t n,
+                         void *scratch, size_t scratch_size);
+
+/* A parallel hook runs `c` in parts (each by tn_crt_split_run, on any
+ * thread, the calling thread's part with `scratch`) and returns 1 with
+ * the first failing part's status (or TN_CRT_OK) in *status; or returns 0
+ * to decline, and the call then runs whole on the calling thread. */
+typedef int32_t (*TnCrtParallelFn)(void *ctx, const TnCrtSplit *c,
+                                   void *scratch, int32_t *status);
+/* Set the hook this crt's tn_crt_call_split uses (NULL: none, each call
+ * whole). One hook for the whole crt: set it before any run that may call
+ * it, not during one. */
+void tn_crt_set_parallel(TnCrtParallelFn fn, void *ctx);
+/* The hook set (NULL when none), its context in *ctx when ctx is not
+ * NULL. */
+TnCrtParallelFn tn_crt_parallel(void **ctx);
+/* What generated code calls for a call worth cutting: through the hook
+ * when one is set and takes it, else fn(params, in, out, scratch,
+ * scratch_size), the whole call. */
+int32_t tn_crt_call_split(int32_t kind, TnCrtCallFn fn, const void *params,
+                          int32_t nin, const void *const *in, void *out,
+                          void *scratch, size_t scratch_size);
+
 #define TN_CRT__CALL_DECL(form, Type, file)                                \
   int32_t tn_crt_call_##form(const void *params, const void *const *in,   \
                              void *out, void *scratch, size_t scratch_size);
