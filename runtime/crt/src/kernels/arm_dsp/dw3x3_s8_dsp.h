@@ -511,7 +511,11 @@ BLOCK_INLINE void dw3_out_row(const Conv *c, const Dw3Group *g,
 }
 
 /* A row of a group of len channels from its ring slot (pixels len apart)
- * to its place in out (pixels os2 apart): a word a pixel for four. */
+ * to its place in out (pixels os2 apart): a word a pixel for four.
+ * Inlined into dw3_ring, where its call of its own cost KWS about 30 k
+ * estimated cycles (dw3_ring itself is not inlined into dw3_rows: with
+ * it there, gcc found no registers for dw3_taps3 at -O3 on the M33 with
+ * the frame pointer kept). */
 BLOCK_INLINE void dw3_flush(const TnCrtConv2d *p, const int8_t *src,
                             int32_t len, int8_t *out) {
   /* the width in a local: out may alias *p, so the loop would reload it
@@ -525,21 +529,9 @@ BLOCK_INLINE void dw3_flush(const TnCrtConv2d *p, const int8_t *src,
       for (int32_t j = 0; j < len; j++) out[j] = src[j];
 }
 
-/* In place, after output row oy < out_h: the next ring slot, and out the
- * row whose input has had its last reader (as conv_blocks does); rows is
- * ring_rows(p). Inlined into dw3_rows, where a call a row (and the flush
- * a call of its own) cost KWS 205 k of its 6.0 M estimated cycles. */
-BLOCK_INLINE void dw3_ring_step(const TnCrtConv2d *p, int8_t *ring,
-                                ptrdiff_t slot_size, int32_t len,
-                                int8_t *out_n, int32_t oy, int32_t rows,
-                                int32_t *slot) {
-  *slot = *slot + 1 == rows ? 0 : *slot + 1;
-  if (oy >= p->pad_top)
-    dw3_flush(p, ring + *slot * slot_size, len,
-              out_n + (ptrdiff_t)(oy - p->pad_top) * p->out_strides[1]);
-}
-
-/* dw3_ring_step, and with oy = out_h the rows still in the ring out. */
+/* In place, after output row oy: the next ring slot, and out the row
+ * whose input has had its last reader (as conv_blocks does); with oy
+ * = out_h, the rows still in the ring. */
 static NOINLINE void dw3_ring(const TnCrtConv2d *p, int8_t *ring,
                               ptrdiff_t slot_size, int32_t len, int8_t *out_n,
                               int32_t oy, int32_t *slot) {
@@ -550,7 +542,10 @@ static NOINLINE void dw3_ring(const TnCrtConv2d *p, int8_t *ring,
       dw3_flush(p, ring + (r % rows) * slot_size, len, out_n + r * os1);
     return;
   }
-  dw3_ring_step(p, ring, slot_size, len, out_n, oy, rows, slot);
+  *slot = *slot + 1 == rows ? 0 : *slot + 1;
+  if (oy >= p->pad_top)
+    dw3_flush(p, ring + *slot * slot_size, len,
+              out_n + (ptrdiff_t)(oy - p->pad_top) * os1);
 }
 
 /* The output columns [*fx0, *fx1) whose three input columns lie inside
@@ -610,7 +605,6 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
   const int32_t off = g->off;
   const ptrdiff_t is1 = p->in_strides[1], is2 = p->in_strides[2];
   const int32_t len = g->len;
-  const int32_t rows = ring ? ring_rows(p) : 0;
   Dw3Walk wk;
   dw3_walk(&wk, c, c0, len, n, out, ring);
   for (int32_t oy = 0, slot = 0; oy < p->out_h; oy++) {
@@ -639,8 +633,7 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
                               kx0 * p->w_strides[1]);
         dw3_store(o, s, g, DW3_ANY, off, lo, hi);
       }
-    if (ring)
-      dw3_ring_step(p, ring, wk.slot_size, len, wk.out_n, oy, rows, &slot);
+    if (ring) dw3_ring(p, ring, wk.slot_size, len, wk.out_n, oy, &slot);
   }
   if (ring) dw3_ring(p, ring, wk.slot_size, len, wk.out_n, p->out_h, NULL);
 }
