@@ -28,7 +28,7 @@
  *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 dw3_pair 20
  *   dw3_cut 30
  *   pw 120 pw_fast 40
- *   pw_wide 20 pw_unit 30 pw_gather 4 pw_quad6 25 pw_mve 0 dw_mve 0 dense_folded 75
+ *   pw_wide 20 pw_unit 30 pw_gather 4 pw_gather_cut 3 pw_quad6 25 pw_mve 0 dw_mve 0 dense_folded 75
  *   dense_p4 110 dense_p4_dsp 14 dense_p4_mve 0 qadd_mve_checked 150 qadd_mve 0
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
@@ -45,9 +45,11 @@
  * tn__crt_requant_s8's (a quarter of the convolution cases are drawn so),
  * pw_wide counting those (the fused assembly takes them), " pw-unit"
  * when its columns are one input pixel each (pw_unit) and " pw-gather"
- * when some window is gathered first (pw_gather), pw_unit and pw_gather
- * counting those; " pw-quad6" before " pw-fast" when the fused assembly
- * runs in its fourteen-register form (pw_pairs_fast14), pw_quad6
+ * when some window inside the input is gathered first (pw_gather),
+ * " pw-gather-cut" when some window the padding cuts is (pw_gather_cut),
+ * pw_unit, pw_gather and pw_gather_cut counting those; " pw-quad6"
+ * before " pw-fast" when the fused assembly runs in its fourteen-register
+ * form (pw_pairs_fast14), pw_quad6
  * counting those; " dw3-wide" before
  * " dw3" when a group of the form has shifts below -20 and bounded sums,
  * dw3_wide counting those cases; " dw3-pair" before " dw3" when the form
@@ -498,32 +500,45 @@ static int pw_unit_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
 }
 
 /* Whether some output pixel's window (undilated columns) lies wholly
- * inside the input. */
-static int some_window_inside(const TnCrtConv2d *p) {
-  int rows = 0, cols = 0;
+ * inside the input (inside 1), or whether the padding cuts some pixel's
+ * window (inside 0). */
+static int some_window(const TnCrtConv2d *p, int inside) {
+  int rows = 0, cols = 0, cut_rows = 0, cut_cols = 0;
   for (int32_t oy = 0; oy < p->out_h; oy++) {
     const int32_t iy = oy * p->stride_h - p->pad_top;
-    rows |= iy >= 0 && iy + (p->k_h - 1) * p->dilation_h < p->in_h;
+    const int in = iy >= 0 && iy + (p->k_h - 1) * p->dilation_h < p->in_h;
+    rows |= in, cut_rows |= !in;
   }
   for (int32_t ox = 0; ox < p->out_w; ox++) {
     const int32_t ix = ox * p->stride_w - p->pad_left;
-    cols |= ix >= 0 && ix + p->k_w - 1 < p->in_w;
+    const int in = ix >= 0 && ix + p->k_w - 1 < p->in_w;
+    cols |= in, cut_cols |= !in;
   }
-  return rows && cols;
+  return inside ? rows && cols : cut_rows || cut_cols;
 }
 
-/* Whether some pixel of the matrix product's case has its window gathered
- * first (pw_im2col's pw_gather): OHWI over channels-contiguous NHWC,
- * undilated columns, rows of a length that is not whole words, two rows
- * or more, at most 64 taps, and the whole window inside. */
-static int pw_gather_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+/* Whether the matrix product's case has its windows gathered first
+ * (pw_gather_ok): OHWI over channels-contiguous NHWC, undilated columns,
+ * two rows or more, at most 64 taps; then, with cut 0, whether some
+ * window lies inside the input (pw_gather), with cut 1 whether the
+ * padding cuts some window (pw_gather_cut). */
+static int pw_gather_case_of(const TnCrtConv2d *p, const TnCrtQuant *q,
+                             int cut) {
   const int32_t *ws = p->w_strides, *is = p->in_strides;
   const int32_t len = p->k_w * p->in_c;
   if (!KC_PW_SPEED || !pw_case(p, q) || p->k_h < 2 || ws[2] != 1 ||
       ws[1] != p->in_c || ws[0] != len || is[3] != 1 || is[2] != p->in_c ||
-      p->dilation_w != 1 || (len & 3) == 0 || p->k_h * len > 64)
+      p->dilation_w != 1 || p->k_h * len > 64)
     return 0;
-  return some_window_inside(p);
+  return some_window(p, !cut);
+}
+
+static int pw_gather_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  return pw_gather_case_of(p, q, 0);
+}
+
+static int pw_gather_cut_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  return pw_gather_case_of(p, q, 1);
 }
 
 /* Whether the MVE matrix product (arm_mve/conv_s8_mve.h: mve_window) takes
@@ -538,7 +553,7 @@ static int pw_mve_inside_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
       ws[1] != p->in_c || ws[0] != p->k_w * p->in_c || is[3] != 1 ||
       is[2] != p->in_c || p->dilation_w != 1)
     return 0;
-  return some_window_inside(p);
+  return some_window(p, 1);
 }
 
 /* Whether the matrix product's case takes its fused assembly's first
@@ -629,6 +644,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (pw_fast_case(p, q)) fw_str(" pw-fast");
   if (pw_unit_case(p, q)) fw_str(" pw-unit");
   if (pw_gather_case(p, q)) fw_str(" pw-gather");
+  if (pw_gather_cut_case(p, q)) fw_str(" pw-gather-cut");
   if (pw_mve_inside_case(p, q)) fw_str(" pw-mve-inside");
   if (pw_case(p, q)) fw_str(" pw");
   if (dw_any_mve_case(p, q)) fw_str(" dw-any-mve");
@@ -674,6 +690,7 @@ static int32_t n_pw_wide; /* of those, with shifts beyond PW_FAST's */
 static int32_t n_pw_unit; /* of n_pw, with columns one pixel each */
 static int32_t n_pw_quad6; /* of n_pw_fast, in the fourteen-register form */
 static int32_t n_pw_gather; /* of n_pw, with windows gathered first */
+static int32_t n_pw_gather_cut; /* of n_pw, with cut windows gathered */
 /* Of n_pw, those the MVE form ran (arm_mve/conv_s8_mve.h); of n_dw3,
  * those the MVE depthwise form ran (dw_mve_case) */
 static int32_t n_pw_mve, n_dw_mve;
@@ -945,6 +962,7 @@ static void check_conv(int32_t index) {
     n_pw_unit += pw_unit_case(&p, &q);
     n_pw_quad6 += pw_quad6_case(&p, &q);
     n_pw_gather += pw_gather_case(&p, &q);
+    n_pw_gather_cut += pw_gather_cut_case(&p, &q);
     n_pw_mve += KC_MVE && pw_case(&p, &q);
     n_pw_mve_inside += pw_mve_inside_case(&p, &q);
   }
@@ -1323,6 +1341,7 @@ int main(void) {
   kv(" dw3_cut ", n_dw3_cut);
   kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
   kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);
+  kv(" pw_gather_cut ", n_pw_gather_cut);
   kv(" pw_quad6 ", n_pw_quad6);
   kv(" pw_mve ", n_pw_mve), kv(" dw_mve ", n_dw_mve);
   kv(" pw_mve_inside ", n_pw_mve_inside), kv(" dw_mve_asm ", n_dw_mve_asm);

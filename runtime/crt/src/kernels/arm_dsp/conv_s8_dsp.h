@@ -726,41 +726,82 @@ static int pw_unit_ok(const TnCrtConv2d *p) {
          (int64_t)(p->out_w - 1) * p->stride_w < p->in_w;
 }
 
-/* Whether the windows inside the input are gathered first (pw_gathered):
- * OHWI weights over channels-contiguous NHWC data, undilated columns,
- * two rows or more of a length that is not whole words, and at most
- * PW_GATHER taps (VWW's first layer: 3x3x3, rows of 9 taps). Such a
- * window's rows, one by one in pw_im2col, took three times the
- * instructions, most of them placing single bytes. */
+/* Whether the windows are gathered first (pw_gathered): OHWI weights
+ * over channels-contiguous NHWC data, undilated columns, two rows or
+ * more, and at most PW_GATHER taps (VWW's and IC's first layers: 3x3x3,
+ * rows of 9 taps; KWS's: 10x4x1, rows of a word). Such a window's rows,
+ * one by one in pw_im2col, took three times the instructions, most of
+ * them placing single bytes (rows not of whole words, and the taps of a
+ * window the padding cuts) or entering pw_put's loops for a word. */
 enum { PW_GATHER = 64 };
 static int pw_gather_ok(const TnCrtConv2d *p) {
   const int32_t *ws = p->w_strides, *is = p->in_strides;
   const int32_t len = p->k_w * p->in_c;
-  return p->k_h > 1 && (len & 3) != 0 && p->k_h * len <= PW_GATHER &&
-         ws[2] == 1 && ws[1] == p->in_c && ws[0] == len && is[3] == 1 &&
+  return p->k_h > 1 && p->k_h * len <= PW_GATHER && ws[2] == 1 &&
+         ws[1] == p->in_c && ws[0] == len && is[3] == 1 &&
          is[2] == p->in_c && p->dilation_w == 1;
 }
 
-/* pw_im2col where pw_gather_ok holds, for a pixel whose window lies
- * inside the input (returns 1), else nothing (0): its rows into one run
- * on the stack (pw_gather), then by words as a whole. */
-BLOCK_INLINE int pw_gathered(int16_t *cols, int i, const Conv *c,
-                             const PwPixels *it) {
+/* The rows of a window the padding cuts into g (pw_gather's order): the
+ * taps of columns [kx0, kx1) of the rows inside the input from xn (the
+ * batch's first pixel), -io for the others. Each row is filled with -io
+ * by words, then its taps inside are copied over it byte by byte (three
+ * bytes a row on KWS), each through an empty asm so that gcc calls
+ * neither memset nor memcpy for such short runs. */
+static void pw_gather_cut(int8_t *g, const Conv *c, const int8_t *xn,
+                          int32_t iy0, int32_t ix0, int32_t kx0,
+                          int32_t kx1) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t nc = p->in_c, len = p->k_w * nc, a = kx0 * nc;
+  const int32_t n = (kx1 - kx0) * nc; /* the taps inside, of a row inside */
+  const ptrdiff_t step = (ptrdiff_t)p->dilation_h * p->in_strides[1];
+  int32_t ky0, ky1; /* the window's rows inside */
+  taps(iy0, p->k_h, p->dilation_h, p->in_h, &ky0, &ky1);
+  ptrdiff_t at = (ptrdiff_t)(ix0 + kx0) * nc; /* row ky0's first tap */
+  if (ky0 < ky1) at += ((ptrdiff_t)iy0 + (ptrdiff_t)ky0 * p->dilation_h) *
+                       p->in_strides[1];
+  uint32_t pads = (uint8_t)-c->io * UINT32_C(0x01010101);
+  __asm__("" : "+r"(pads));
+  for (int32_t ky = 0; ky < p->k_h; ky++, g += len) {
+    int32_t k = 0;
+    for (; k + 4 <= len; k += 4) __builtin_memcpy(g + k, &pads, 4);
+    for (; k < len; k++) {
+      int8_t v = (int8_t)pads;
+      __asm__("" : "+r"(v));
+      g[k] = v;
+    }
+    if (ky < ky0 || ky >= ky1) continue;
+    const int8_t *x = xn + at;
+    at += step;
+    for (k = 0; k < n; k++) {
+      int8_t v = x[k];
+      __asm__("" : "+r"(v));
+      g[a + k] = v;
+    }
+  }
+}
+
+/* pw_im2col where pw_gather_ok holds: the window's rows into one run on
+ * the stack (pw_gather where it lies inside the input, else
+ * pw_gather_cut), then by words as a whole. */
+BLOCK_INLINE void pw_gathered(int16_t *cols, int i, const Conv *c,
+                              const PwPixels *it) {
   const TnCrtConv2d *p = c->p;
   const int32_t *is = p->in_strides;
   const int32_t iy0 = it->oy * p->stride_h - p->pad_top;
   const int32_t ix0 = it->ox * p->stride_w - p->pad_left;
   const int32_t len = p->k_w * p->in_c;
-  if (iy0 < 0 || ix0 < 0 || ix0 + p->k_w > p->in_w ||
-      (int64_t)iy0 + (int64_t)(p->k_h - 1) * p->dilation_h >= p->in_h)
-    return 0;
+  const int8_t *xn = c->in + (ptrdiff_t)it->n * is[0];
   int8_t g[PW_GATHER];
-  pw_gather(g,
-            c->in + (ptrdiff_t)it->n * is[0] + (ptrdiff_t)iy0 * is[1] +
-                (ptrdiff_t)ix0 * is[2],
-            (ptrdiff_t)p->dilation_h * is[1], p->k_h, len);
+  if (iy0 < 0 || ix0 < 0 || ix0 + p->k_w > p->in_w ||
+      (int64_t)iy0 + (int64_t)(p->k_h - 1) * p->dilation_h >= p->in_h) {
+    int32_t kx0, kx1; /* the window's columns inside */
+    taps(ix0, p->k_w, 1, p->in_w, &kx0, &kx1);
+    pw_gather_cut(g, c, xn, iy0, ix0, kx0, kx1);
+  } else
+    pw_gather(g, xn + (ptrdiff_t)iy0 * is[1] + (ptrdiff_t)ix0 * is[2],
+              (ptrdiff_t)p->dilation_h * is[1], p->k_h, len);
   pw_put(cols, i, 0, g, p->k_h * len);
-  return 1;
 }
 
 /* pw_im2col where pw_unit_ok holds. */
@@ -1436,12 +1477,12 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   for (int64_t i = 0; i < pixels; i += 2) {
     int8_t *o0 = it.o, *o1 = it.o;
     if (unit) pw_unit(cols, 0, c, &it);
-    else if (!gather || !pw_gathered(cols, 0, c, &it))
-      pw_im2col(cols, 0, c, &it);
+    else if (gather) pw_gathered(cols, 0, c, &it);
+    else pw_im2col(cols, 0, c, &it);
     if (i + 1 < pixels) pw_next(&it), o1 = it.o;
     if (unit) pw_unit(cols, 1, c, &it);
-    else if (!gather || !pw_gathered(cols, 1, c, &it))
-      pw_im2col(cols, 1, c, &it);
+    else if (gather) pw_gathered(cols, 1, c, &it);
+    else pw_im2col(cols, 1, c, &it);
     /* only the modes TN_CRT_CONV_S8_FORMS keeps (pw_taken) */
     if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_FAST) && mode == PW_FAST)
       pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_FAST, all,

@@ -511,9 +511,13 @@ BLOCK_INLINE void dw3_out_row(const Conv *c, const Dw3Group *g,
 }
 
 /* A row of a group of len channels from its ring slot (pixels len apart)
- * to its place in out (pixels os2 apart): a word a pixel for four. */
-static void dw3_flush(const TnCrtConv2d *p, const int8_t *src, int32_t len,
-                      int8_t *out) {
+ * to its place in out (pixels os2 apart): a word a pixel for four.
+ * Inlined into dw3_ring, where its call of its own cost KWS about 30 k
+ * estimated cycles (dw3_ring itself is not inlined into dw3_rows: with
+ * it there, gcc found no registers for dw3_taps3 at -O3 on the M33 with
+ * the frame pointer kept). */
+BLOCK_INLINE void dw3_flush(const TnCrtConv2d *p, const int8_t *src,
+                            int32_t len, int8_t *out) {
   /* the width in a local: out may alias *p, so the loop would reload it
    * after every store */
   const ptrdiff_t os2 = p->out_strides[2];
