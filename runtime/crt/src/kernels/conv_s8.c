@@ -1434,13 +1434,20 @@ static NOINLINE int32_t kxk_vnni(const Conv *c, const TnCrtQuant *q,
   const int32_t img = pad_slot(k, c, 1);
   const int32_t slot = img ? img : pad_slot(k, c, 0);
   if (slot == 0) return 0;
-  /* the channels whose requantization takes the fast form, from 0 */
+  /* the channels whose requantization takes the fast form, from 0: the
+   * blocks of 16, and a last block of 8 (tn_crt_dense_s8_pack's 8 rows
+   * of 4 bytes a group) in rq8 */
   int32_t done = 0;
+  Requant rq8;
   while (nn - done >= 16) {
-    Requant rq;
-    requant_init(&rq, q, lo, hi, bias, done, 16);
-    if (!rq.fast) break;
+    requant_init(&rq8, q, lo, hi, bias, done, 16);
+    if (!rq8.fast) break;
     done += 16;
+  }
+  const int32_t whole = done;
+  if (nn - done == 8) {
+    requant_init(&rq8, q, lo, hi, bias, done, 8);
+    if (rq8.fast) done += 8;
   }
   if (done == 0) return 0;
   const ptrdiff_t xp = (ptrdiff_t)p->stride_w * p->in_c;
@@ -1459,8 +1466,14 @@ static NOINLINE int32_t kxk_vnni(const Conv *c, const TnCrtQuant *q,
       }
       int8_t *const row = out + (ptrdiff_t)n * p->out_strides[0] +
                           (ptrdiff_t)oy * p->out_strides[1];
-      for (int32_t co0 = 0; co0 < done;) {
-        const int nb = done - co0 >= 32 ? 2 : 1;
+      if (done > whole) {
+        const Requant *r8 = &rq8;
+        tn__crt_conv_vnni_row_packed(k, c->w + (ptrdiff_t)whole * kk, 0, x,
+                                     xp, p->out_w, &r8, row + whole,
+                                     p->out_strides[2]);
+      }
+      for (int32_t co0 = 0; co0 < whole;) {
+        const int nb = whole - co0 >= 32 ? 2 : 1;
         if (k->rq_n + nb > AVX_RQ) k->rq_n = 0; /* room for both */
         const Requant *rrq[2];
         for (int b = 0; b < nb; b++)

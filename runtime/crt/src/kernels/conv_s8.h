@@ -216,7 +216,9 @@ typedef struct {
  * doubtful lanes (the float's rounding kept), 6 the VNNI row form's
  * copies of the input (tn__crt_conv_xor80) their last byte not flipped,
  * 7 the VNNI row form on weights packed at compile time its second
- * block's weights one group early, 0 puts them right again. */
+ * block's weights one group early (a last block of 8: its own
+ * one group early),
+ * 0 puts them right again. */
 void tn__crt_conv_vnni_fault(int how);
 
 /* Empties the packed blocks (at the start of a kernel call). */
@@ -273,8 +275,9 @@ void tn__crt_conv_vnni_row2(const AvxBcast *k, const int32_t *off,
  * rows for it, 0 where the CPU has no AVX-512 VNNI or the window's rows
  * are not whole groups of four (nor fit k); then
  * tn__crt_conv_vnni_row_packed runs nb (1 or 2) blocks of 16 channels
- * whose weights start at w, as tn__crt_conv_vnni_row2 over the padded
- * copy (k->po), the bias rq[b]->bias as it is.
+ * (nb == 0: the layer's last block, of 8) whose weights start at w, as
+ * tn__crt_conv_vnni_row2 over the padded copy (k->po), the bias
+ * rq[b]->bias as it is.
  */
 int tn__crt_conv_vnni_rows_packed(AvxBcast *k, const Conv *c);
 void tn__crt_conv_vnni_row_packed(const AvxBcast *k, const int8_t *w,
