@@ -341,6 +341,47 @@ static void check_isa_matches_cpu(void) {
  * of failing at the first (NULL: it fails). */
 static int *conv_count;
 
+/* The layer p (one group, not 1x1, NHWC, filter offset 0) again through
+ * tn_crt_conv2d_s8_packed, as the compiler gives it: the [out_c, k_h *
+ * k_w * in_c] matrix packed by tn_crt_dense_s8_pack, (io - 128) * sum(w)
+ * added to the bias; against want (conv_count as conv_random). */
+static void conv_packed_kxk(const TnCrtConv2d *p, const TnCrtQuant *q,
+                            const int8_t *in, const int8_t *w,
+                            const int32_t *bias, const int8_t *want,
+                            int64_t no) {
+  const int32_t kk = p->k_h * p->k_w * p->in_c, nn = p->out_c;
+  int8_t *m = xalloc((size_t)nn * kk), *wp = xalloc((size_t)nn * kk);
+  int32_t *b = xalloc((size_t)nn * sizeof *b);
+  for (int32_t o = 0; o < nn; o++) {
+    uint32_t sum = 0;
+    for (int32_t ky = 0; ky < p->k_h; ky++)
+      for (int32_t kx = 0; kx < p->k_w; kx++)
+        for (int32_t ci = 0; ci < p->in_c; ci++) {
+          const int8_t v = w[(ptrdiff_t)ky * p->w_strides[0] +
+                             (ptrdiff_t)kx * p->w_strides[1] +
+                             (ptrdiff_t)ci * p->w_strides[2] +
+                             (ptrdiff_t)o * p->w_strides[3]];
+          m[(ptrdiff_t)o * kk + ((ptrdiff_t)ky * p->k_w + kx) * p->in_c + ci] =
+              v;
+          sum += (uint32_t)v;
+        }
+    b[o] = (int32_t)((bias ? (uint32_t)bias[o] : 0u) +
+                     ((uint32_t)q->input_offset - 128u) * sum);
+  }
+  KT_CHECK_OK(tn_crt_dense_s8_pack(nn, kk, m, wp));
+  const size_t ns = tn_crt_conv2d_s8_packed_scratch_size(p);
+  void *scratch = xalloc(ns);
+  int8_t *got = xalloc((size_t)no);
+  KT_CHECK_OK(tn_crt_conv2d_s8_packed(p, q, in, wp, b, got, scratch, ns));
+  for (int64_t i = 0; i < no && conv_count; i++)
+    *conv_count += got[i] != want[i];
+  for (int64_t i = 0; i < no && !conv_count; i++)
+    EXPECT(got[i] == want[i], "packed conv %dx%d, %d to %d channels: element "
+           "%lld is %d, expected %d", p->k_h, p->k_w, p->in_c, p->out_c,
+           (long long)i, got[i], want[i]);
+  free(m), free(wp), free(b), free(scratch), free(got);
+}
+
 /* `n` random convolutions from `seed` against ref_conv. wide: rows of 8
  * to 30 pixels, weights HWIO three times in four, so that many blocks of
  * 8 and 16 channels have runs of four pixels with whole windows (the AVX2
@@ -375,7 +416,10 @@ static int *conv_count;
  * channels three times in four (else 8 to 80), rows of 4 to 40 pixels
  * (the VNNI row form's tiles of 12, 8, 4 and 1 pixels, one block or two a
  * pass, each tile's requantization constants set once), batches of two
- * now and then. */
+ * now and then; and those that are not 1x1 with a filter offset of 0
+ * again with their weight packed as the compiler packs it
+ * (tn_crt_conv2d_s8_packed: at AVX-512 VNNI the row form on the packed
+ * blocks, the rest unpacked into scratch). */
 static void conv_random(uint64_t seed, int n, int wide) {
   KtRng r = kt_rng(seed);
   int cases = 0;
@@ -528,6 +572,9 @@ static void conv_random(uint64_t seed, int n, int wide) {
     for (int64_t i = 0; i < no && !conv_count; i++)
       EXPECT(got[i] == want[i], "conv case %d (kind %d): element %lld is %d, "
              "expected %d", cases, kind, (long long)i, got[i], want[i]);
+    /* wide == 40: the layer with its weight packed at compile time too */
+    if (wide == 40 && (p.k_h != 1 || p.k_w != 1) && q.filter_offset == 0)
+      conv_packed_kxk(&p, &q, in, w, bias, want, no);
     KT_CHECK_OK(tn_crt_conv2d_s8_s32(&p, q.input_offset, q.filter_offset, in,
                                      w, bias, got32));
     ref_conv(&p, NULL, q.input_offset, q.filter_offset, in, w, bias, NULL,
@@ -791,7 +838,7 @@ END_TEST
 
 START_TEST(test_conv_ic_broken_is_caught) {
 #if HAVE_AVX2_FORMS
-  conv_faults_seen((const int[]){3, 1, 6}, 3, 47, 60, 40);
+  conv_faults_seen((const int[]){3, 1, 6, 7}, 4, 47, 60, 40);
 #endif
 }
 END_TEST
@@ -2039,6 +2086,30 @@ START_TEST(test_conv_packed_args) {
                                     need - 1),
             TN_CRT_SCRATCH_TOO_SMALL);
   EXPECT_ST(tn_crt_conv2d_s8_packed(&p, &q, in, w, NULL, in, NULL, need),
+            TN_CRT_INVALID_ARGUMENT);
+  /* a larger window (its 4 channels unpacked into scratch): never in
+   * place, one group, filter offset 0, its scratch and no less */
+  g = p, g.k_h = g.k_w = 3, g.pad_top = g.pad_left = 1;
+  int32_t dw3[4] = {3, 3, 8, 4};
+  strides(dw3, ohwi, g.w_strides);
+  int8_t w3[288] = {0};
+  static int8_t s3[2048];
+  const size_t n3 = tn_crt_conv2d_s8_packed_scratch_size(&g);
+  ck_assert_uint_ge(n3, 4 * (4 + 72));
+  ck_assert_uint_le(n3, sizeof s3);
+  KT_CHECK_OK(tn_crt_conv2d_s8_packed(&g, &q, in, w3, NULL, out, s3, n3));
+  EXPECT_ST(tn_crt_conv2d_s8_packed(&g, &q, in, w3, NULL, out, s3, n3 - 1),
+            TN_CRT_SCRATCH_TOO_SMALL);
+  EXPECT_ST(tn_crt_conv2d_s8_packed(&g, &q, in, w3, NULL, out, NULL, n3),
+            TN_CRT_INVALID_ARGUMENT);
+  EXPECT_ST(tn_crt_conv2d_s8_packed(&g, &q, in, w3, NULL, in, s3, n3),
+            TN_CRT_INVALID_ARGUMENT);
+  TnCrtQuant qf = q;
+  qf.filter_offset = 3;
+  EXPECT_ST(tn_crt_conv2d_s8_packed(&g, &qf, in, w3, NULL, out, s3, n3),
+            TN_CRT_INVALID_ARGUMENT);
+  g.groups = 2, g.w_strides[3] /= 2;
+  EXPECT_ST(tn_crt_conv2d_s8_packed(&g, &q, in, w3, NULL, out, s3, n3),
             TN_CRT_INVALID_ARGUMENT);
 }
 END_TEST

@@ -7,8 +7,9 @@ them in every archive; the base's code does not call them. The base's
 archive is compiled without PackDenseWeights, whose layout its kernels do
 not read; with --base-pack dense, with it for the dense layers alone, for
 a base whose kernels read the packed dense layout but not the packed 1x1
-convolution; with --base-pack all, the new archive itself, for a base
-that reads both.)
+convolution; with --base-pack 1x1, with it for the dense and 1x1 layers
+but not the larger windows; with --base-pack all, the new archive
+itself, for a base that reads them all.)
 
 For each int8 model of ../shared/models (or --models DIR; --only NAME to
 pick some), and VWW and the large ResNet of mlcommons/tiny (not bundled:
@@ -208,16 +209,21 @@ def compiled_for_base(path: Path, name: str, pack: str = "none") -> codegen.Arch
     dense weights only (pack "none": PackDenseWeights off,
     codegen.PACK_DENSE_WEIGHTS empty while it compiles), or packed dense
     weights but no packed convolution ("dense": codegen.PACK_CONV_WEIGHTS
-    empty); a field left 0 is not written, so the generated C compiles
-    against the base's headers."""
-    saved = codegen.PACK_DENSE_WEIGHTS, codegen.PACK_CONV_WEIGHTS
-    codegen.PACK_CONV_WEIGHTS = ()
+    empty), or packed dense and 1x1 layers but no larger window ("1x1":
+    codegen.PACK_WINDOW_WEIGHTS empty); a field left 0 is not written, so
+    the generated C compiles against the base's headers."""
+    saved = (codegen.PACK_DENSE_WEIGHTS, codegen.PACK_CONV_WEIGHTS,
+             codegen.PACK_WINDOW_WEIGHTS)
+    codegen.PACK_WINDOW_WEIGHTS = ()
+    if pack != "1x1":
+        codegen.PACK_CONV_WEIGHTS = ()
     if pack == "none":
         codegen.PACK_DENSE_WEIGHTS = {}
     try:
         return codegen.compile(frontend.load_model(str(path)), name=name)
     finally:
-        codegen.PACK_DENSE_WEIGHTS, codegen.PACK_CONV_WEIGHTS = saved
+        (codegen.PACK_DENSE_WEIGHTS, codegen.PACK_CONV_WEIGHTS,
+         codegen.PACK_WINDOW_WEIGHTS) = saved
 
 
 def peers(path: Path, x: np.ndarray, ours: np.ndarray, use_ort: bool
@@ -375,10 +381,11 @@ def main() -> None:
     ap.add_argument("--float", action="store_true", help="the float32 models by default")
     ap.add_argument("--new-src", default=str(HERE.parents[1]))
     ap.add_argument("--base-src", default=None, help="a source tree to compare with")
-    ap.add_argument("--base-pack", choices=["none", "dense", "all"], default="none",
+    ap.add_argument("--base-pack", choices=["none", "dense", "1x1", "all"], default="none",
                     help="the weights the base's kernels read packed: none (before "
                          "PackDenseWeights), the dense layers' (before the 1x1 "
-                         "convolutions' were), or all (as this tree packs them)")
+                         "convolutions' were), the dense and 1x1 layers' (before "
+                         "the larger windows' were), or all (as this tree packs them)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=0.3)
     ap.add_argument("--keep", default=None, help="build in this directory and keep it")

@@ -4,10 +4,13 @@ qnn.conv2d) with constant weights and bias is a dense layer over its
 pixels, and gets its [out, in] matrix packed as tn_crt_dense_s8_pack lays
 it out (weight_layout "N16K4", the weight's shape and kernel_layout kept),
 its input zero point set to -128 and the difference folded into the bias;
-the outputs stay the same integers through the executor, through the
+a larger window of one group, NHWC, gets its [out, k_h * k_w * in] matrix
+packed the same way, its input zero point kept (the padding's value); the
+outputs stay the same integers through the executor, through the
 compiled C of every target, and what the pass must not take it leaves
 alone."""
-from typing import Any, List, Tuple
+import contextlib
+from typing import Any, Iterator, List, Tuple
 
 import numpy as np
 import pytest
@@ -61,6 +64,46 @@ def test_a_1x1_convolution_is_packed_and_gives_the_same_outputs(
         np.testing.assert_array_equal(_exec(out, x), _exec(mod, x))
 
 
+def _window_matrix(w: np.ndarray, layout: str) -> np.ndarray:
+    """The [out, k_h * k_w * in] matrix of the weight w in kernel layout
+    `layout`: a row the window's rows, columns, then input channels."""
+    ohwi = w.transpose([layout.index(c) for c in "OHWI"])
+    return np.ascontiguousarray(ohwi.reshape(ohwi.shape[0], -1))
+
+
+@pytest.mark.parametrize("zx", [-128, 5, 127])
+@pytest.mark.parametrize("layout", ["HWIO", "OHWI", "OIHW"])
+@pytest.mark.parametrize("k,cin,cout,padding", [
+    (3, 16, 32, [1, 1, 1, 1]), (3, 32, 16, [0, 0, 0, 0]), (3, 4, 40, [1, 1, 1, 1]),
+    (2, 8, 48, [1, 0, 0, 1]), (3, 64, 24, [1, 1, 1, 1])])
+def test_a_larger_window_is_packed_and_gives_the_same_outputs(
+        k: int, cin: int, cout: int, padding: List[int], layout: str, zx: int) -> None:
+    # its input zero point is kept (the padding's value) and (io - 128) *
+    # sum(w) goes into the bias; at AVX-512 VNNI its blocks of 16 channels
+    # are read where they lie, the rest (and every other CPU) unpacked
+    mod, shape, b = _layer("conv", k=k, cin=cin, cout=cout, zx=zx, layout=layout,
+                           padding=padding, per_channel=zx == 5, seed=k * cin + cout)
+    out, before, after, w = packed_layer(mod, _conv_calls)
+    assert str(before.attrs.weight_layout) == ""
+    assert str(after.attrs.weight_layout) == "N16K4"
+    assert str(after.attrs.kernel_layout) == layout
+    packed = np.array(after.args[1].data)
+    assert packed.shape == w.shape
+    m = _window_matrix(w, layout)
+    np.testing.assert_array_equal(packed.reshape(m.shape), pack_reference(m))
+    assert int(np.asarray(after.args[2].data)) == zx
+    assert b is not None
+    want = (b.astype(np.int64) + (-zx - 128) * m.astype(np.int64).sum(1) + 2**31) \
+        % 2**32 - 2**31
+    np.testing.assert_array_equal(_bias_of(out), want.astype("int32"))
+    host = codegen.compile(mod, name="m")
+    assert _packed_count(host.module) == (1, 1)
+    for x in _inputs(shape):
+        want_x = _exec(mod, x)
+        np.testing.assert_array_equal(_exec(out, x), want_x)
+        np.testing.assert_array_equal(np.array(runtime.Executor(host.module)(x)), want_x)
+
+
 @pytest.mark.parametrize("case", ["3x3", "padded", "grouped", "strided", "NCHW",
                                   "parameter weights", "no bias", "packed already"])
 def test_what_must_stay_is_left_alone(case: str) -> None:
@@ -79,6 +122,7 @@ def test_what_must_stay_is_left_alone(case: str) -> None:
                               axis=ax)
         mod = ir.IRModule.from_expr(ir.Function([x], y))
     else:
+        # "3x3": 6 output channels (fewer than a block of 16)
         kw: Any = {"k": 3} if case == "3x3" else \
             {"padding": [1, 1, 1, 1], "k": 1} if case == "padded" else \
             {"groups": 2} if case == "grouped" else \
@@ -146,18 +190,29 @@ def test_a_packed_weight_of_a_strided_layer_is_refused() -> None:
     y = op.nn.bias_add(y, ir.const(np.arange(6, dtype="int32")), axis=3)
     y = op.qnn.requantize(y, _c(0.0005), _c(0, "int32"), _c(0.4), _c(3, "int32"), axis=3)
     mod = ir.IRModule.from_expr(ir.Function([x], y))
-    with pytest.raises(NotImplementedError, match="1x1 layer of one group, stride 1"):
+    with pytest.raises(NotImplementedError, match="if 1x1 of stride 1, unpadded"):
         _exec(mod, np.zeros((1, 4, 4, 8), "int8"))
 
 
 @pytest.mark.parametrize("case,match", [
     ("KN", "weight_layout must be '' or 'N16K4', got 'KN'"),
-    ("3x3", "weight_layout 'N16K4' is a 1x1 layer's of one group, got a 3x3 kernel in 1"),
-    ("grouped", "weight_layout 'N16K4' is a 1x1 layer's of one group, got a 1x1 kernel in 2")])
+    ("grouped", "weight_layout 'N16K4' is a layer's of one group, got a 1x1 kernel in 2"),
+    ("grouped 3x3", "weight_layout 'N16K4' is a layer's of one group, got a 3x3 kernel in 2")])
 def test_a_weight_layout_it_cannot_take_is_a_type_error(case: str, match: str) -> None:
     with pytest.raises(TypeError, match=match):
-        _conv("KN" if case == "KN" else "N16K4", k=3 if case == "3x3" else 1,
-              groups=2 if case == "grouped" else 1)
+        _conv("KN" if case == "KN" else "N16K4", k=3 if "3x3" in case else 1,
+              groups=2 if "grouped" in case else 1)
+
+
+@contextlib.contextmanager
+def _no_target(name: str) -> Iterator[None]:
+    """codegen's target tuple `name` empty for the duration."""
+    saved = getattr(codegen, name)
+    setattr(codegen, name, ())
+    try:
+        yield
+    finally:
+        setattr(codegen, name, saved)
 
 
 def _packed_count(mod: ir.IRModule) -> Tuple[int, int]:
@@ -205,12 +260,26 @@ def test_the_option_conv_0_packs_the_dense_layers_alone() -> None:
         out = _pack(mod)
     assert _packed_count(out) == (0, 1)
     assert _packed_count(_pack(mod)) == (1, 1)
-    saved = codegen.PACK_CONV_WEIGHTS
-    codegen.PACK_CONV_WEIGHTS = ()
-    try:
+    with _no_target("PACK_CONV_WEIGHTS"):
         host = codegen.compile(mod, name="m")
-    finally:
-        codegen.PACK_CONV_WEIGHTS = saved
     assert _packed_count(host.module) == (0, 1)
     for x in _inputs(shape, 2):
         np.testing.assert_array_equal(np.array(runtime.Executor(host.module)(x)), _exec(mod, x))
+
+
+def test_the_option_conv_1_packs_the_1x1_layers_alone() -> None:
+    """PackDenseWeights.conv = 1 (codegen.PACK_WINDOW_WEIGHTS without the
+    target): for a runtime whose kernels read a packed 1x1 layer but not a
+    packed larger window; the same outputs either way."""
+    mod, shape, _ = _layer("conv", k=3, cin=16, cout=32, padding=[1, 1, 1, 1], zx=7)
+    with transform.PassContext(config={"PackDenseWeights.conv": 1}):
+        assert _packed_count(_pack(mod)) == (0, 1)
+    assert _packed_count(_pack(mod)) == (1, 1)
+    with _no_target("PACK_WINDOW_WEIGHTS"):
+        host1 = codegen.compile(mod, name="m")
+    host = codegen.compile(mod, name="m")
+    assert _packed_count(host1.module) == (0, 1) and _packed_count(host.module) == (1, 1)
+    for x in _inputs(shape, 2):
+        want = _exec(mod, x)
+        for a in (host1, host):
+            np.testing.assert_array_equal(np.array(runtime.Executor(a.module)(x)), want)

@@ -81,6 +81,13 @@ PACK_DENSE_WEIGHTS: Dict[str, str] = {"host": "N16K4", "cortex-m": "N4K4"}
 #: (its option "PackDenseWeights.conv"; with "N16K4" only, and not with
 #: patch stages); the dense layers alone elsewhere
 PACK_CONV_WEIGHTS: Tuple[str, ...] = ("host",)
+#: of those, the targets whose larger windows (one group, NHWC, rows of
+#: taps in whole groups of four inputs, 16 output channels or more) are
+#: packed too (option "PackDenseWeights.conv" 2): their [out, k_h * k_w *
+#: in] matrix, the input zero point kept and (io - 128) * sum(w) in the
+#: bias, which the AVX-512 VNNI row form reads where it lies instead of
+#: packing it on every call
+PACK_WINDOW_WEIGHTS: Tuple[str, ...] = ("host",)
 #: the targets whose archives call their large convolutions and dense
 #: layers through the crt's tn_crt_call_split (codegen option "parallel"),
 #: so that a runtime Module given threads (Module.set_threads) can run
@@ -124,8 +131,9 @@ def _pipeline(mod: Any, target: str = "host", patch_count: Optional[int] = None,
         config["PackDenseWeights.layout"] = PACK_DENSE_WEIGHTS[target]
         # not with patch stages: PatchStages sizes each convolution of a
         # stage as a layer of its own, which a packed weight is not
-        config["PackDenseWeights.conv"] = int(target in PACK_CONV_WEIGHTS and
-                                              patch_count is None)
+        config["PackDenseWeights.conv"] = (
+            0 if target not in PACK_CONV_WEIGHTS or patch_count is not None
+            else 2 if target in PACK_WINDOW_WEIGHTS else 1)
     if patch_count is not None:
         # after the weights take the target's layout, and planning with
         # the target's kernel scratch: the plans it compares are the

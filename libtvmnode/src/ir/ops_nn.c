@@ -229,9 +229,9 @@ TnObject *tn__ir_conv2d_out(const char *op, TnObject *const *types,
   if (wl[0] && strcmp(wl, "N16K4") != 0)
     return tn__ir_arg_error(op, 1, "weight", types[1], "weight_layout must "
                             "be '' or 'N16K4', got '%s'", wl), NULL;
-  if (wl[0] && (groups != 1 || kd[kh] != 1 || kd[kw] != 1))
+  if (wl[0] && groups != 1)
     return tn__ir_arg_error(op, 1, "weight", types[1], "weight_layout "
-                            "'N16K4' is a 1x1 layer's of one group, got "
+                            "'N16K4' is a layer's of one group, got "
                             "a %" PRId64 "x%" PRId64 " kernel in %" PRId64
                             " groups", kd[kh], kd[kw], groups), NULL;
   if (a->channels && a->channels != cout)

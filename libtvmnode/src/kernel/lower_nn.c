@@ -240,14 +240,17 @@ static int conv_geom(const TnKernArgs *a, const TnIrTensorType *d,
   strides4(dd, dpos, g->in_strides);
   strides4(wd, wpos, g->w_strides);
   strides4(od, dpos, g->out_strides);
-  if (pk && (g->k_h != 1 || g->k_w != 1 || g->groups != 1 ||
-             g->stride_h != 1 || g->stride_w != 1 || pad[0] || pad[1] ||
-             pad[2] || pad[3] || c_ != 3)) {
-    char why[256];
+  /* (a larger window: one group, NHWC, any padding and stride) */
+  const bool one = g->k_h == 1 && g->k_w == 1;
+  if (pk && (g->groups != 1 || c_ != 3 ||
+             (one && (g->stride_h != 1 || g->stride_w != 1 || pad[0] ||
+                      pad[1] || pad[2] || pad[3])))) {
+    char why[320];
     g_snprintf(why, sizeof why, "a packed weight (weight_layout 'N16K4') is "
-               "read only by a 1x1 layer of one group, stride 1, unpadded, "
-               "NHWC; got kernel %dx%d, groups %d, strides %dx%d, padding "
-               "%d,%d,%d,%d, data_layout '%s'", g->k_h, g->k_w, g->groups,
+               "read only by a layer of one group, NHWC, and if 1x1 of "
+               "stride 1, unpadded; got kernel %dx%d, groups %d, strides "
+               "%dx%d, padding %d,%d,%d,%d, data_layout '%s'", g->k_h,
+               g->k_w, g->groups,
                g->stride_h, g->stride_w, (int)pad[0], (int)pad[1], (int)pad[2],
                (int)pad[3], dl[0] ? dl : "NCHW");
     return no_kernel(a, why);
@@ -1146,14 +1149,17 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
     k->macs = dense_macs(&pd->d);
   } else {
     if (conv_geom(&a, d, w, acc, &pc->g, &pc->packed)) return -1;
-    k->scratch = tn_crt_conv2d_s8_scratch_size(&pc->g);
+    k->scratch = pc->packed ? tn_crt_conv2d_s8_packed_scratch_size(&pc->g)
+                            : tn_crt_conv2d_s8_scratch_size(&pc->g);
     k->scratch_dsp =
         tn_crt_conv2d_s8_scratch_size_isa(&pc->g, qp, TN_CRT_ISA_ARM_DSP, 0);
     k->nless = tn_crt_conv2d_s8_scratch_less_isa(
         &pc->g, qp, TN_CRT_ISA_ARM_DSP, 0, k->scratch_dsp_less,
         k->scratch_dsp_less_pct);
     int32_t in_place = tn_crt_conv2d_s8_inplace_ok(&pc->g);
-    if (pc->packed && in_place == 3) in_place = 0; /* packed: PIXELS only */
+    /* packed: PIXELS only (a larger window: never in place) */
+    if (pc->packed && (in_place == 3 || pc->g.k_h != 1 || pc->g.k_w != 1))
+      in_place = 0;
     if (in_place) {
       k->inplace = 1;
       k->inplace_dsp_only = in_place >= 2;

@@ -259,7 +259,14 @@ TnObject *tn__fold_input_offset_module(TnObject *mod, TnObject *ctx) {
  * is packed the same way: its [out, in] matrix, whatever kernel_layout
  * (the weight keeps its shape and kernel_layout; weight_layout "N16K4"
  * says the bytes are the matrix's packed), the requantize's axis the
- * channels' (unless the option "PackDenseWeights.conv" is 0: for a
+ * channels'; and so is a larger window of one group, NHWC, any padding
+ * and stride, with filter zero point 0, 16 output channels or more and
+ * rows of taps in whole groups of four inputs: its [out, k_h * k_w * in]
+ * matrix, the input zero point kept (the padding's value) and (io - 128)
+ * * sum(w) folded into the bias as above, so that the VNNI row form reads
+ * the blocks where they lie instead of packing them on every call
+ * (tn_crt_conv2d_s8_packed); unless the option "PackDenseWeights.conv"
+ * (default 2) is 1 (the 1x1 layers alone) or 0 (no convolution: for a
  * runtime whose kernels read packed dense weights only). codegen.compile
  * runs it for "host" (codegen.PACK_DENSE_WEIGHTS); the executor reads the
  * layout too, through the same lowering. Left alone: anything else (a
@@ -279,7 +286,8 @@ TnObject *tn__fold_input_offset_module(TnObject *mod, TnObject *ctx) {
 
 typedef struct {
   bool n4;    /* "N4K4" (else "N16K4") */
-  bool convs; /* the 1x1 convolutions too ("PackDenseWeights.conv") */
+  bool convs; /* the 1x1 convolutions too ("PackDenseWeights.conv" >= 1) */
+  bool kxk;   /* and the larger windows ("PackDenseWeights.conv" 2) */
 } PackCtx;
 
 /* The packed copy (N16K4, or N4K4 with n4) of the [n, k] matrix m (int8)
@@ -302,44 +310,57 @@ static TnObject *packed_weight(const int8_t *m, int64_t n, int64_t k,
   return c;
 }
 
-/* Whether the qnn.conv2d `base` with weight wt is a 1x1 layer the packed
- * kernel takes (one group, stride 1, unpadded, NHWC, not packed); then
- * its weight's output and input channel axes in *o_axis, *i_axis. */
-static bool conv_packable(const TnIrCall *base, DLTensor *wt, int *o_axis,
-                          int *i_axis) {
+/* Whether the qnn.conv2d `base` with weight wt is a layer the packed
+ * kernel takes (one group, NHWC, not packed): a 1x1 layer of stride 1,
+ * unpadded; or (*kxk) a larger window, any padding, stride and dilation,
+ * whose rows of taps are whole groups of four inputs (in_c, or k_w *
+ * in_c undilated, a multiple of 4: the VNNI row form reads the packed
+ * blocks where they lie) and at least 16 output channels. Then the
+ * weight's output, input, row and column axes in ax[0 .. 3]. */
+static bool conv_packable(const TnIrCall *base, DLTensor *wt, int ax[4],
+                          bool *kxk) {
   if (!tn_object_is_instance(base->attrs, tn_type_index("ir.Conv2DAttrs")))
     return false;
   const TnIrConv2DAttrs *ca = (const TnIrConv2DAttrs *)base->attrs;
   const TnObject *dl = ca->data_layout, *kl = ca->kernel_layout;
-  int64_t st[2];
-  int o, i, h, w;
-  if (ca->groups != 1 || dl == NULL ||
+  int64_t st[2], dil[2];
+  if (ca->groups != 1 || dl == NULL || wt->ndim != 4 ||
       strcmp(((const TnStringObj *)dl)->data, "NHWC") != 0 ||
-      !layer_ok(base, false, wt, o_axis) ||
       tn__ir_pair("qnn.conv2d", base->attrs, "strides", 1, st) ||
+      tn__ir_pair("qnn.conv2d", base->attrs, "dilation", 1, dil) ||
       !tn__ir_kernel_layout("qnn.conv2d",
                             kl && ((const TnStringObj *)kl)->data[0]
                                 ? ((const TnStringObj *)kl)->data
                                 : "OIHW",
-                            &o, &i, &h, &w)) {
+                            &ax[0], &ax[1], &ax[2], &ax[3])) {
     tn_error_set_raised(NULL);
     return false;
   }
-  *i_axis = i;
-  return st[0] == 1 && st[1] == 1 && wt->shape[h] == 1 && wt->shape[w] == 1;
+  const int64_t ci = wt->shape[ax[1]], kw = wt->shape[ax[3]];
+  *kxk = wt->shape[ax[2]] != 1 || kw != 1;
+  if (*kxk)
+    return wt->shape[ax[0]] >= 16 && (dil[1] == 1 ? kw * ci : ci) % 4 == 0;
+  int oa;
+  return layer_ok(base, false, wt, &oa) && st[0] == 1 && st[1] == 1;
 }
 
-/* The [n, k] matrix of the 1x1 weight w (wt's shape, compact; output
- * channels on axis oa, input channels on ia), newly allocated. */
-static int8_t *conv_matrix(const int8_t *w, const DLTensor *wt, int oa,
-                           int ia) {
+/* The [n, k] matrix of the weight w (wt's shape, compact; output, input,
+ * row and column axes ax[0 .. 3]), a row the window's rows, columns,
+ * then input channels (k = k_h * k_w * in_c), newly allocated. */
+static int8_t *conv_matrix(const int8_t *w, const DLTensor *wt,
+                           const int ax[4]) {
   int64_t st[4];
   st[3] = 1;
   for (int d = 2; d >= 0; d--) st[d] = st[d + 1] * wt->shape[d + 1];
-  const int64_t n = wt->shape[oa], k = wt->shape[ia];
-  int8_t *m = g_new(int8_t, n * k);
+  const int64_t n = wt->shape[ax[0]], ci = wt->shape[ax[1]];
+  const int64_t kh = wt->shape[ax[2]], kw = wt->shape[ax[3]];
+  int8_t *m = g_new(int8_t, n * kh * kw * ci), *d = m;
   for (int64_t j = 0; j < n; j++)
-    for (int64_t t = 0; t < k; t++) m[j * k + t] = w[j * st[oa] + t * st[ia]];
+    for (int64_t y = 0; y < kh; y++)
+      for (int64_t x = 0; x < kw; x++)
+        for (int64_t t = 0; t < ci; t++)
+          *d++ = w[j * st[ax[0]] + y * st[ax[2]] + x * st[ax[3]] +
+                   t * st[ax[1]]];
   return m;
 }
 
@@ -453,31 +474,39 @@ static TnObject *pack(void *ctx, TnObject *orig, TnObject *e, bool *failed) {
   DLTensor *bt = tn_tensor_dltensor(((const TnIrConstant *)call_arg(bc, 1))->data);
   const TnObject *ot = tn_ir_checked_type(orig);
   const int64_t nd = tn__ir_ndim((const TnIrTensorType *)ot);
-  /* the weight's output and input axes: [N, K]'s, or the 1x1 layer's
-   * (NHWC: the channels the last axis, as for dense) */
-  int oa = 0, ia = 1;
-  if (dense ? wt->ndim != 2 : !conv_packable(base, wt, &oa, &ia))
+  /* the weight's output, input, row and column axes: [N, K]'s, or the
+   * convolution's (NHWC: the channels the last axis, as for dense) */
+  int ax[4] = {0, 1, -1, -1};
+  bool kxk = false;
+  if (dense ? wt->ndim != 2 : !conv_packable(base, wt, ax, &kxk) ||
+                                  (kxk && !cx->kxk))
     return NULL;
+  const int oa = ax[0];
+  const int64_t kk = dense ? wt->shape[1]
+                           : wt->shape[ax[1]] * wt->shape[ax[2]] *
+                                 wt->shape[ax[3]];
   if (bt->ndim != 1 || wt->shape[oa] != nb ||
-      wt->shape[oa] < 1 || wt->shape[ia] < 1 ||
-      wt->shape[oa] > INT32_MAX || wt->shape[ia] > INT32_MAX ||
+      wt->shape[oa] < 1 || kk < 1 ||
+      wt->shape[oa] > INT32_MAX || kk > INT32_MAX ||
       (rax < 0 ? rax + nd : rax) != nd - 1 ||
-      !bias_on_channels(base, obase, bc->attrs, dense))
+      !bias_on_channels(base, obase, bc->attrs, dense) || (kxk && zw != 0))
     return NULL;
   /* TFLite's offsets: io = -zx, fo = -zw; the new io is 128 (N16K4) or
-   * 0 (N4K4) */
+   * 0 (N4K4). A larger window keeps its io, the value of its padding,
+   * and its kernel adds (x + 128) * w over each window, the padding's
+   * taps too (tn_crt_conv2d_s8_packed): the bias takes (io - 128) *
+   * sum(w) all the same. */
   const int32_t io = (int32_t)(0u - (uint32_t)zx);
   const int32_t fo = (int32_t)(0u - (uint32_t)zw);
   const uint32_t nio = n4 ? 0u : 128u;
   TnObject *nbias = folded_bias(b, nb, w, wt, oa,
                                 (int32_t)((uint32_t)io - nio), fo);
-  int8_t *m = dense || !nbias ? NULL : conv_matrix(w, wt, oa, ia);
-  TnObject *nw_ = nbias ? packed_weight(m ? m : w, wt->shape[oa],
-                                        wt->shape[ia], wt, n4)
+  int8_t *m = dense || !nbias ? NULL : conv_matrix(w, wt, ax);
+  TnObject *nw_ = nbias ? packed_weight(m ? m : w, wt->shape[oa], kk, wt, n4)
                         : NULL;
   g_free(m);
   const DLDataType i32 = {kDLInt, 32, 1};
-  TnObject *nzx = nw_ ? tn_ir_scalar(n4 ? 0 : -128, i32) : NULL;
+  TnObject *nzx = nw_ ? tn_ir_scalar(n4 ? 0 : kxk ? zx : -128, i32) : NULL;
   const TnAny lv = tn_any_cstr(n4 ? "N4K4" : "N16K4");
   TnObject *na = nzx ? tn__pass_attrs_with(base->attrs, "weight_layout", &lv)
                      : NULL;
@@ -505,7 +534,7 @@ TnObject *tn__pack_dense_weights_module(TnObject *mod, TnObject *ctx) {
                              "option 'PackDenseWeights.layout' must be "
                              "'N16K4' or 'N4K4', got '%s'", l),
            NULL;
-  PackCtx cx = {strcmp(l, "N4K4") == 0,
-                tn__pass_config_int(ctx, "PackDenseWeights.conv", 1) != 0};
+  const int64_t conv = tn__pass_config_int(ctx, "PackDenseWeights.conv", 2);
+  PackCtx cx = {strcmp(l, "N4K4") == 0, conv >= 1, conv >= 2};
   return tn__pass_rewrite_nodes(mod, pack, &cx);
 }

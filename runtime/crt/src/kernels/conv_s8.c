@@ -1278,6 +1278,17 @@ size_t tn_crt_conv2d_s8_inplace_scratch_size(const TnCrtConv2d *p) {
  * tn_crt_conv2d_s8.
  */
 
+/* q for the channels from co0 on. */
+static TnCrtQuant quant_from(const TnCrtQuant *q, int32_t co0) {
+  TnCrtQuant qs = *q;
+  if (q->per_channel) {
+    if (qs.multiplier) qs.multiplier += co0, qs.shift += co0;
+    if (qs.scale) qs.scale += co0;
+    qs.channels -= co0;
+  }
+  return qs;
+}
+
 /* The channels [co0, out_c) of npx pixels at x (in_c apart) into out
  * (out_c apart), each pixel a row of the packed dense layer. */
 static void packed_dense(const TnCrtConv2d *p, const TnCrtQuant *q,
@@ -1292,12 +1303,7 @@ static void packed_dense(const TnCrtConv2d *p, const TnCrtQuant *q,
   }
   /* the blocks from co0 (a multiple of 16) on lie as a packed weight of
    * out_c - co0 rows; a pixel's outputs are a row of it */
-  TnCrtQuant qs = *q;
-  if (q->per_channel) {
-    if (qs.multiplier) qs.multiplier += co0, qs.shift += co0;
-    if (qs.scale) qs.scale += co0;
-    qs.channels -= co0;
-  }
+  const TnCrtQuant qs = quant_from(q, co0);
   d.batch = 1, d.out_features = nn - co0;
   for (int32_t i = 0; i < npx; i++)
     (void)tn__crt_dense_s8_rows(&d, &qs, x + (ptrdiff_t)i * kk,
@@ -1351,6 +1357,167 @@ static void packed_rows(const TnCrtConv2d *p, const TnCrtQuant *q,
   if (co0 < p->out_c) packed_dense(p, q, x, npx, w, bias, co0, out);
 }
 
+/*
+ * A packed layer of another geometry (kernels.h): with AVX-512 VNNI, the
+ * row form over a padded copy of the input (pad_fill: x ^ 0x80, -io ^ 0x80
+ * outside), the packed blocks of 16 channels read where they lie, two a
+ * pass, the bias as it is (it holds the correction the per-call packing
+ * computes: nothing is packed per call); the rest of the channels, and
+ * every channel elsewhere, unpacked into scratch (the weights as HWIO,
+ * the correction taken out of the bias) for tn_crt_conv2d_s8.
+ */
+static int32_t kxk_k(const TnCrtConv2d *p) {
+  return p->k_h * p->k_w * p->in_c;
+}
+
+size_t tn_crt_conv2d_s8_packed_scratch_size(const TnCrtConv2d *p) {
+  if (p == NULL || geom_check(p) != TN_CRT_OK ||
+      (p->k_h == 1 && p->k_w == 1))
+    return tn_crt_conv2d_s8_inplace_scratch_size(p);
+  /* the int32 bias (4-aligned within), then the int8 weights */
+  return 3 + (size_t)p->out_c * (4 + (size_t)kxk_k(p));
+}
+
+/* Channels [co0, out_c) of the packed layer, unpacked into scratch. */
+static TnCrtStatus kxk_unpacked(const TnCrtConv2d *p, const TnCrtQuant *q,
+                                const int8_t *in, const int8_t *w,
+                                const int32_t *bias, int8_t *out,
+                                int32_t co0, void *scratch,
+                                size_t scratch_size) {
+  const int32_t kk = kxk_k(p), nn = p->out_c, rem = nn - co0;
+  if (scratch == NULL || scratch_size < tn_crt_conv2d_s8_packed_scratch_size(p))
+    return scratch == NULL ? TN_CRT_INVALID_ARGUMENT : TN_CRT_SCRATCH_TOO_SMALL;
+  int32_t *const b = (int32_t *)(((uintptr_t)scratch + 3) & ~(uintptr_t)3);
+  int8_t *const wu = (int8_t *)(b + rem);
+  const uint32_t m = (uint32_t)q->input_offset - 128u;
+  for (int32_t j = 0; j < rem; j++) {
+    /* tn_crt_dense_s8_pack: channel o's block of len at n0 * K, inputs
+     * in groups of four, a group's len rows of kb bytes */
+    const int32_t o = co0 + j, n0 = o / 16 * 16;
+    const int32_t len = nn - n0 < 16 ? nn - n0 : 16;
+    const int8_t *const wb = w + (ptrdiff_t)n0 * kk;
+    uint32_t sum = 0;
+    for (int32_t k0 = 0; k0 < kk; k0 += 4) {
+      const int32_t kb = kk - k0 < 4 ? kk - k0 : 4;
+      for (int32_t t = 0; t < kb; t++) {
+        const int8_t v = wb[(ptrdiff_t)k0 * len + (o - n0) * kb + t];
+        wu[(ptrdiff_t)(k0 + t) * rem + j] = v; /* HWIO */
+        sum += (uint32_t)v;
+      }
+    }
+    b[j] = (int32_t)((bias ? (uint32_t)bias[o] : 0u) - m * sum);
+  }
+  /* HWIO: the output channels contiguous, as BCAST's forms read them */
+  TnCrtConv2d g = *p;
+  g.out_c = rem;
+  g.w_strides[0] = p->k_w * p->in_c * rem, g.w_strides[1] = p->in_c * rem;
+  g.w_strides[2] = rem, g.w_strides[3] = 1;
+  const TnCrtQuant qs = quant_from(q, co0);
+  return tn_crt_conv2d_s8(&g, &qs, in, wu, b,
+                          out + (ptrdiff_t)co0 * p->out_strides[3], NULL, 0);
+}
+
+#if TN_CRT_HAVE_AVX2
+/* The blocks of 16 channels the VNNI row form takes from 0 on, run on
+ * the packed weight; how many channels that is (0: none). (Not inlined:
+ * its AvxBcast leaves the stack before tn_crt_conv2d_s8 puts its own.) */
+static NOINLINE int32_t kxk_vnni(const Conv *c, const TnCrtQuant *q,
+                                 int32_t lo, int32_t hi, const int32_t *bias,
+                                 int8_t *out) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t kk = kxk_k(p), nn = p->out_c;
+  if (nn < 16 || p->out_strides[3] != 1) return 0;
+  AVX_DECL(avx);
+  AvxBcast *const k = avx;
+  if (k == NULL || !tn__crt_conv_vnni_rows_packed(k, c)) return 0;
+  /* the whole image's copy where it fits, else a window's rows a row */
+  const int32_t img = pad_slot(k, c, 1);
+  const int32_t slot = img ? img : pad_slot(k, c, 0);
+  if (slot == 0) return 0;
+  /* the channels whose requantization takes the fast form, from 0: the
+   * blocks of 16, and a last block of 8 (tn_crt_dense_s8_pack's 8 rows
+   * of 4 bytes a group) in rq8 */
+  int32_t done = 0;
+  Requant rq8;
+  while (nn - done >= 16) {
+    requant_init(&rq8, q, lo, hi, bias, done, 16);
+    if (!rq8.fast) break;
+    done += 16;
+  }
+  const int32_t whole = done;
+  if (nn - done == 8) {
+    requant_init(&rq8, q, lo, hi, bias, done, 8);
+    if (rq8.fast) done += 8;
+  }
+  if (done == 0) return 0;
+  const ptrdiff_t xp = (ptrdiff_t)p->stride_w * p->in_c;
+  for (int32_t n = 0; n < p->batch; n++) {
+    const int8_t *const xn = c->in + (ptrdiff_t)n * p->in_strides[0];
+    if (img)
+      pad_fill(k->img, c, xn, -(int64_t)p->pad_top, pad_rows(p), 1, img, 1);
+    for (int32_t oy = 0; oy < p->out_h; oy++) {
+      const int8_t *x;
+      if (img) {
+        x = k->img + (ptrdiff_t)oy * p->stride_h * img;
+      } else {
+        pad_fill(k->tmp, c, xn, (int64_t)oy * p->stride_h - p->pad_top,
+                 p->k_h, p->dilation_h, slot, 1);
+        x = k->tmp;
+      }
+      int8_t *const row = out + (ptrdiff_t)n * p->out_strides[0] +
+                          (ptrdiff_t)oy * p->out_strides[1];
+      if (done > whole) {
+        const Requant *r8 = &rq8;
+        tn__crt_conv_vnni_row_packed(k, c->w + (ptrdiff_t)whole * kk, 0, x,
+                                     xp, p->out_w, &r8, row + whole,
+                                     p->out_strides[2]);
+      }
+      for (int32_t co0 = 0; co0 < whole;) {
+        const int nb = whole - co0 >= 32 ? 2 : 1;
+        if (k->rq_n + nb > AVX_RQ) k->rq_n = 0; /* room for both */
+        const Requant *rrq[2];
+        for (int b = 0; b < nb; b++)
+          rrq[b] = gemm_requant(k, q, lo, hi, bias, co0 + 16 * b);
+        tn__crt_conv_vnni_row_packed(k, c->w + (ptrdiff_t)co0 * kk, nb, x, xp,
+                                     p->out_w, rrq, row + co0,
+                                     p->out_strides[2]);
+        co0 += 16 * nb;
+      }
+    }
+  }
+  return done;
+}
+#endif
+
+static TnCrtStatus kxk_packed(const TnCrtConv2d *p, const TnCrtQuant *q,
+                              const int8_t *in, const int8_t *w,
+                              const int32_t *bias, int8_t *out, void *scratch,
+                              size_t scratch_size) {
+  if (p->groups != 1 || q->filter_offset != 0 ||
+      q->input_offset < -127 || q->input_offset > 128 ||
+      (const void *)in == (const void *)out ||
+      !dense_nhwc(p->in_strides, p->in_h, p->in_w, p->in_c) ||
+      !dense_nhwc(p->out_strides, p->out_h, p->out_w, p->out_c))
+    return TN_CRT_INVALID_ARGUMENT;
+  int32_t co0 = 0;
+#if TN_CRT_HAVE_AVX2
+  const int32_t lo = q->act_min < -128 ? -128 : q->act_min;
+  const int32_t hi = q->act_max > 127 ? 127 : q->act_max;
+  if (q->act_min > q->act_max || lo > hi) return TN_CRT_INVALID_ARGUMENT;
+  /* the window's rows as the weight's: one run of k_w * in_c, OHWI */
+  TnCrtConv2d g = *p;
+  g.w_strides[0] = p->k_w * p->in_c, g.w_strides[1] = p->in_c;
+  g.w_strides[2] = 1, g.w_strides[3] = kxk_k(p);
+  Conv c;
+  TnCrtStatus st = conv_init(&c, &g, q->input_offset, 0, in, w, out);
+  if (st != TN_CRT_OK) return st;
+  if (tn__crt_avx512vnni()) co0 = kxk_vnni(&c, q, lo, hi, bias, out);
+#endif
+  return co0 == p->out_c ? TN_CRT_OK
+                         : kxk_unpacked(p, q, in, w, bias, out, co0, scratch,
+                                        scratch_size);
+}
+
 TnCrtStatus tn_crt_conv2d_s8_packed(const TnCrtConv2d *p, const TnCrtQuant *q,
                                     const int8_t *in, const int8_t *w,
                                     const int32_t *bias, int8_t *out,
@@ -1360,6 +1527,8 @@ TnCrtStatus tn_crt_conv2d_s8_packed(const TnCrtConv2d *p, const TnCrtQuant *q,
     return TN_CRT_INVALID_ARGUMENT;
   TnCrtStatus st = geom_check(p);
   if (st != TN_CRT_OK) return st;
+  if (p->k_h != 1 || p->k_w != 1)
+    return kxk_packed(p, q, in, w, bias, out, scratch, scratch_size);
   if (p->groups != 1 || p->k_h != 1 || p->k_w != 1 || p->stride_h != 1 ||
       p->stride_w != 1 || p->pad_top != 0 || p->pad_left != 0 ||
       p->out_h != p->in_h || p->out_w != p->in_w ||

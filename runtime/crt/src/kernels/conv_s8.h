@@ -215,6 +215,9 @@ typedef struct {
  * of 4 inputs, 5 the VNNI 1x1 GEMM tiles' exact requantization of their
  * doubtful lanes (the float's rounding kept), 6 the VNNI row form's
  * copies of the input (tn__crt_conv_xor80) their last byte not flipped,
+ * 7 the VNNI row form on weights packed at compile time its second
+ * block's weights one group early (a last block of 8: its own
+ * one group early),
  * 0 puts them right again. */
 void tn__crt_conv_vnni_fault(int how);
 
@@ -264,6 +267,23 @@ void tn__crt_conv_vnni_row2(const AvxBcast *k, const int32_t *off,
                             ptrdiff_t xp, int32_t npx,
                             const Requant *const *rq, int8_t *out,
                             ptrdiff_t os);
+/*
+ * The VNNI row form on a weight packed at compile time
+ * (tn_crt_conv2d_s8_packed of a layer other than 1x1: tn_crt_dense_s8_pack's
+ * layout of the [out_c, k_h * k_w * in_c] matrix, its bias holding
+ * (io - 128) * sum(w)): tn__crt_conv_vnni_rows_packed sets k's window
+ * rows for it, 0 where the CPU has no AVX-512 VNNI or the window's rows
+ * are not whole groups of four (nor fit k); then
+ * tn__crt_conv_vnni_row_packed runs nb (1 or 2) blocks of 16 channels
+ * (nb == 0: the layer's last block, of 8) whose weights start at w, as
+ * tn__crt_conv_vnni_row2 over the padded copy (k->po), the bias
+ * rq[b]->bias as it is.
+ */
+int tn__crt_conv_vnni_rows_packed(AvxBcast *k, const Conv *c);
+void tn__crt_conv_vnni_row_packed(const AvxBcast *k, const int8_t *w,
+                                  int nb, const int8_t *x, ptrdiff_t xp,
+                                  int32_t npx, const Requant *const *rq,
+                                  int8_t *out, ptrdiff_t os);
 /*
  * The 1x1 GEMM form: a 1x1 unpadded convolution of one group with
  * channels-last input and output reads each pixel's input channels as

@@ -463,8 +463,20 @@ size_t tn_crt_conv2d_s8_inplace_scratch_size(const TnCrtConv2d *p);
  * (with an input offset of 128 and a filter offset of 0; AVX-512 VNNI
  * takes tiles of up to 8 pixels by 32 channels where in_c is a multiple
  * of 4). In place as tn_crt_conv2d_s8 (the same scratch); the same bytes
- * out as tn_crt_conv2d_s8 with the unpacked weight. Another geometry:
- * TN_CRT_INVALID_ARGUMENT. */
+ * out as tn_crt_conv2d_s8 with the unpacked weight.
+ *
+ * Any other layer of one group, NHWC in and out (not in place): its
+ * [out_c, k_h * k_w * in_c] matrix (the window's rows, columns, then
+ * input channels) laid out by tn_crt_dense_s8_pack, a filter offset of 0,
+ * and a bias that holds (io - 128) * sum(w) per output channel already
+ * (mod 2^32; io the input offset, which still names the padding's value):
+ * each output is the bias plus the sum over its window of (x + 128) * w,
+ * x = -io at a tap outside the input; the same bytes as tn_crt_conv2d_s8
+ * with the unpacked weight and bias. With AVX-512 VNNI the row form reads
+ * the packed blocks of 16 channels where they lie; other channels and
+ * other CPUs unpack into scratch (tn_crt_conv2d_s8_packed_scratch_size).
+ * Another geometry: TN_CRT_INVALID_ARGUMENT. */
+size_t tn_crt_conv2d_s8_packed_scratch_size(const TnCrtConv2d *p);
 TnCrtStatus tn_crt_conv2d_s8_packed(const TnCrtConv2d *p, const TnCrtQuant *q,
                                     const int8_t *in, const int8_t *w,
                                     const int32_t *bias, int8_t *out,

@@ -545,11 +545,13 @@ vnni_pack_rows(const AvxBcast *k, const Conv *c, int32_t co0, int8_t *out) {
   _mm512_storeu_si512(out, _mm512_mullo_epi32(wsum, _mm512_set1_epi32((int32_t)m)));
 }
 
-int tn__crt_conv_avx2_pack(AvxBcast *k, const Conv *c, int32_t co0, int u) {
+/* k's window rows (rows, run, ky, xo, pad) for c's blocks of 8 * u
+ * channels, packed for VNNI or not; 0 if the window is too large (or its
+ * packed block, of size int16). */
+static int window_rows(AvxBcast *k, const Conv *c, int u, int vnni) {
   const TnCrtConv2d *p = c->p;
   const int32_t rows = c->merge ? p->k_h : p->k_h * p->k_w;
   const int32_t run = c->merge ? p->k_w * c->cpg : c->cpg;
-  const int vnni = tn__crt_avx512vnni();
   /* in int16: VNNI's 64 bytes a group of four and 64 of corrections */
   const int64_t size = vnni ? (int64_t)rows * ((run + 3) / 4) * 32 + 32
                             : (int64_t)rows * ((run + 1) / 2) * 16 * u;
@@ -562,6 +564,17 @@ int tn__crt_conv_avx2_pack(AvxBcast *k, const Conv *c, int32_t co0, int u) {
     k->xo[r] = k->ky[r] * dy + (c->merge ? 0 : r % p->k_w) * dx;
   }
   memset(k->pad, -c->io, (size_t)run); /* io in [-127, 128] */
+  return (int)size;
+}
+
+int tn__crt_conv_vnni_rows_packed(AvxBcast *k, const Conv *c) {
+  return tn__crt_avx512vnni() && window_rows(k, c, 2, 1) && k->run % 4 == 0;
+}
+
+int tn__crt_conv_avx2_pack(AvxBcast *k, const Conv *c, int32_t co0, int u) {
+  const int vnni = tn__crt_avx512vnni();
+  const int64_t size = window_rows(k, c, u, vnni);
+  if (size == 0) return 0;
   const int32_t key = vnni ? 4 + u : u; /* the kind of packing */
   for (int32_t b = 0; b < k->blocks; b++)
     if (k->co0[b] == co0 && k->bu[b] == key) {
@@ -1001,13 +1014,23 @@ VNNI static inline __m512i row_quad(const int8_t *e, int n, int pre) {
     }                                                                    \
   } while (0)
 
+/* A group's weights: 64 bytes (16 channels), or gs == 32 the 8 of a
+ * block of 8 packed at compile time (tn_crt_dense_s8_pack's last block),
+ * lanes 8 to 15 zero. */
+VNNI static inline __m512i vnni_wload(const int8_t *w, int gs) {
+  return gs == 64 ? _mm512_loadu_si512(w)
+                  : _mm512_zextsi256_si512(
+                        _mm256_loadu_si256((const __m256i *)w));
+}
+
 /* A tile of np pixels by one block (nb == 1, of 8 * u channels, weights
  * at w0) or two of 16 (nb == 2, weights at w0 and w1, the second's
  * outputs 16 channels on): each broadcast of a pixel's four inputs
  * serves both blocks' vpdpbusd, each weight vector the np pixels. */
 VNNI static inline __attribute__((always_inline)) void
 vnni_row_tile(const int8_t *w0, const int8_t *w1, int nb, int32_t run,
-              const ptrdiff_t *xo, int pre, int u, int np, int32_t rows,
+              const ptrdiff_t *xo, int pre, int u, int gs, int np,
+              int32_t rows,
               const int8_t *x, ptrdiff_t xp, __m512i b, __m512i b1,
               const Requant *const *rq, int8_t *out, ptrdiff_t os) {
   const int8_t *w = w0;
@@ -1020,16 +1043,16 @@ vnni_row_tile(const int8_t *w0, const int8_t *w1, int nb, int32_t run,
   __m512i d7 = b1, d8 = b1, d9 = b1, d10 = b1, d11 = b1;
   for (int32_t r = 0; r < rows; r++) {
     const int8_t *e = x + xo[r];
-    for (int32_t g = 0; g < full; g++, w += 64, e += 4) {
-      const __m512i wv = _mm512_loadu_si512(w);
+    for (int32_t g = 0; g < full; g++, w += gs, e += 4) {
+      const __m512i wv = vnni_wload(w, gs);
       const __m512i wv1 = nb == 2 ? _mm512_loadu_si512(w + dw) : wv;
       ROW_ALL(4);
     }
     if (tail) {
-      const __m512i wv = _mm512_loadu_si512(w);
+      const __m512i wv = vnni_wload(w, gs);
       const __m512i wv1 = nb == 2 ? _mm512_loadu_si512(w + dw) : wv;
       ROW_ALL(tail);
-      w += 64;
+      w += gs;
     }
   }
   /* (both blocks are the layer's: one offset and range) */
@@ -1049,22 +1072,25 @@ VNNI static inline __attribute__((always_inline)) void
 vnni_row_run(const int8_t *w0, const int8_t *w1, int nb, int32_t run,
              int32_t krows, const ptrdiff_t *xo, int pre, int u,
              const int8_t *x, ptrdiff_t xp, int32_t npx,
-             const Requant *const *rq, int8_t *out, ptrdiff_t os) {
+             const Requant *const *rq, int8_t *out, ptrdiff_t os,
+             int folded, int gs) {
   const ptrdiff_t corr = (ptrdiff_t)krows * ((run + 3) / 4) * 64;
-  /* the accumulators start from bias + (io - 128) * sum(w) */
+  /* the accumulators start from bias + (io - 128) * sum(w): the packed
+   * block's correction after its rows, or (folded) the bias holds it */
+  const __m512i zero = _mm512_setzero_si512();
   const __m512i b = _mm512_add_epi32(
       _mm512_maskz_loadu_epi32(VNNI_LANES(u), rq[0]->bias),
-      _mm512_loadu_si512(w0 + corr));
+      folded ? zero : _mm512_loadu_si512(w0 + corr));
   const __m512i b1 =
       nb == 2 ? _mm512_add_epi32(_mm512_loadu_si512(rq[1]->bias),
-                                 _mm512_loadu_si512(w1 + corr))
+                                 folded ? zero : _mm512_loadu_si512(w1 + corr))
               : b;
   /* (how == 3 leaves out each window's last row: a broken form for the
    * tests) */
   const int32_t rows =
       krows - (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 3);
 #define TILE(np, i)                                                     \
-  vnni_row_tile(w0, w1, nb, run, xo, pre, u, np, rows, x + (i) * xp, xp, \
+  vnni_row_tile(w0, w1, nb, run, xo, pre, u, gs, np, rows, x + (i) * xp, xp, \
                 b, b1, rq, out + (i) * os, os)
   int32_t i = 0;
   if (npx >= 8) {
@@ -1094,13 +1120,17 @@ VNNI void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo,
   const int8_t *w = (const int8_t *)(k->w + k->cur);
   const Requant *const r1[1] = {rq};
   if (pre && k->u == 2)
-    vnni_row_run(w, w, 1, k->run, k->rows, xo, 1, 2, x, xp, npx, r1, out, os);
+    vnni_row_run(w, w, 1, k->run, k->rows, xo, 1, 2, x, xp, npx, r1, out, os,
+                 0, 64);
   else if (pre)
-    vnni_row_run(w, w, 1, k->run, k->rows, xo, 1, 1, x, xp, npx, r1, out, os);
+    vnni_row_run(w, w, 1, k->run, k->rows, xo, 1, 1, x, xp, npx, r1, out, os,
+                 0, 64);
   else if (k->u == 2)
-    vnni_row_run(w, w, 1, k->run, k->rows, xo, 0, 2, x, xp, npx, r1, out, os);
+    vnni_row_run(w, w, 1, k->run, k->rows, xo, 0, 2, x, xp, npx, r1, out, os,
+                 0, 64);
   else
-    vnni_row_run(w, w, 1, k->run, k->rows, xo, 0, 1, x, xp, npx, r1, out, os);
+    vnni_row_run(w, w, 1, k->run, k->rows, xo, 0, 1, x, xp, npx, r1, out, os,
+                 0, 64);
 }
 
 VNNI void tn__crt_conv_vnni_row2(const AvxBcast *k, const int32_t *off,
@@ -1110,7 +1140,25 @@ VNNI void tn__crt_conv_vnni_row2(const AvxBcast *k, const int32_t *off,
                                  ptrdiff_t os) {
   vnni_row_run((const int8_t *)(k->w + off[0]),
                (const int8_t *)(k->w + off[1]), 2, k->run, k->rows, xo, 1, 2,
-               x, xp, npx, rq, out, os);
+               x, xp, npx, rq, out, os, 0, 64);
+}
+
+VNNI void tn__crt_conv_vnni_row_packed(const AvxBcast *k, const int8_t *w,
+                                       int nb, const int8_t *x, ptrdiff_t xp,
+                                       int32_t npx, const Requant *const *rq,
+                                       int8_t *out, ptrdiff_t os) {
+  /* block 1's weights follow block 0's: 16 channels of the whole window */
+  const int broken = __atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 7;
+  const int8_t *w1 = w + (ptrdiff_t)16 * k->rows * k->run - (broken ? 64 : 0);
+  if (nb == 2)
+    vnni_row_run(w, w1, 2, k->run, k->rows, k->po, 1, 2, x, xp, npx, rq, out,
+                 os, 1, 64);
+  else if (nb == 1)
+    vnni_row_run(w, w, 1, k->run, k->rows, k->po, 1, 2, x, xp, npx, rq, out,
+                 os, 1, 64);
+  else /* a last block of 8 channels (broken: one group early) */
+    vnni_row_run(w - (broken ? 32 : 0), w, 1, k->run, k->rows, k->po, 1, 1, x,
+                 xp, npx, rq, out, os, 1, 32);
 }
 
 /* dst[i] = src[i] ^ 0x80 for i < n, 64 bytes at a time (the VNNI forms'
