@@ -4,7 +4,8 @@
  * firmware.
  *
  * On a Cortex-M4 the kernels compile their "Cortex-M DSP" forms (SMLAD and
- * friends, runtime/crt/src/kernels/conv_s8.c and dense_s8.c), which the
+ * friends, runtime/crt/src/kernels/conv_s8.c, dense_s8.c, and quant.c's
+ * ADD), which the
  * host never runs; this program runs them where they run. It draws random
  * geometries from a fixed seed (pointwise, depthwise with and without a
  * channel multiplier, regular and grouped, a keyword-spotting first layer,
@@ -29,7 +30,7 @@
  *   dw3_cut 30
  *   pw 120 pw_fast 40
  *   pw_wide 20 pw_unit 30 pw_gather 4 pw_quad6 25 pw_mve 0 dw_mve 0 dense_folded 75
- *   dense_p4 110 dense_p4_dsp 14 dense_p4_mve 0
+ *   dense_p4 110 dense_p4_dsp 14 dense_p4_mve 0 qadd 75 qadd_dsp 50
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
  *   (the convolutions run both ways, without scratch and with it)
@@ -69,6 +70,10 @@
  * dense cases with offsets 0 and [N, K] weights, the layers
  * PackDenseWeights and FoldInputOffset give the Cortex-M, so that its
  * forms see many geometries);
+ * qadd, the int8 ADD cases (after those, KC_QADD of them: runs and
+ * broadcasts, in place or not, against TFLite's formula), and qadd_dsp
+ * those the DSP form of its table loop takes (arm_dsp/add_s8_dsp.h),
+ * marked " qadd-dsp" at the end;
  * exit
  * code 0 when every output matched, 1 otherwise. KC_CASES and KC_SEED
  * (compile-time) set the number of cases and the seed. Built and run by
@@ -92,6 +97,9 @@
 #endif
 #ifndef KC_DW_COLUMN
 #define KC_DW_COLUMN (KC_CASES / 8)
+#endif
+#ifndef KC_QADD
+#define KC_QADD (KC_CASES / 8)
 #endif
 
 enum {
@@ -1062,6 +1070,135 @@ static void check_dense(int32_t index, int folded) {
   }
 }
 
+/* ------------------------------------------------------------------------ */
+/* ADD                                                                        */
+/* ------------------------------------------------------------------------ */
+
+static int32_t n_qadd; /* ADD cases */
+/* of those, the cases the Cortex-M DSP form of its table loop takes
+ * (quant.c: add_lut_tables, arm_dsp/add_s8_dsp.h: dsp_add_lut4) */
+static int32_t n_qadd_dsp;
+
+/* Whether the DSP table loop takes an ADD: a model's parameters (whose
+ * sums and output offset the form's bounds always hold, for the scales
+ * drawn here), 256 elements or more, a contiguous last dim of four or
+ * more on both sides. */
+static int qadd_dsp_case(const TnCrtBroadcast *b, int model) {
+#if defined(__ARM_FEATURE_DSP)
+  int32_t n = 1;
+  for (int32_t d = 0; d < b->ndim; d++) n *= b->dims[d];
+  const int32_t last = b->ndim - 1;
+  return model && n >= 256 && b->lhs_strides[last] == 1 &&
+         b->rhs_strides[last] == 1 && b->dims[last] >= 4;
+#else
+  (void)b, (void)model;
+  return 0;
+#endif
+}
+
+/* TFLite's ADD of one pair (integer_ops/add.h), written out. */
+static int8_t qadd_ref(const TnCrtQBinary *q, int32_t x, int32_t y) {
+  const int32_t a = tn_crt_multiply_by_quantized_multiplier(
+      (int32_t)((uint32_t)(x + q->lhs_offset) << q->left_shift),
+      q->lhs_multiplier, q->lhs_shift);
+  const int32_t b = tn_crt_multiply_by_quantized_multiplier(
+      (int32_t)((uint32_t)(y + q->rhs_offset) << q->left_shift),
+      q->rhs_multiplier, q->rhs_shift);
+  const int32_t v = tn_crt_multiply_by_quantized_multiplier(
+                        (int32_t)((uint32_t)a + (uint32_t)b),
+                        q->output_multiplier, q->output_shift) +
+                    q->output_offset;
+  return (int8_t)(v < q->act_min ? q->act_min : v > q->act_max ? q->act_max : v);
+}
+
+/* A power of two 2^k, k in [lo, hi] (as a double, exactly). */
+static double pow2(int32_t lo, int32_t hi) {
+  double v = 1.0;
+  int32_t k = between(lo, hi);
+  for (; k > 0; k--) v *= 2.0;
+  for (; k < 0; k++) v *= 0.5;
+  return v;
+}
+
+/* An ADD case: TFLite's parameters from random scales within a factor of
+ * 4 (a residual network's), or now and then multipliers and shifts drawn
+ * at random (which the table form may leave to the other loop); a run
+ * of up to MAX_OUT elements, or a broadcast of a row or a column, out of
+ * place or in place (into the lhs, as a planner lays a residual ADD). */
+static void check_qadd(int32_t index) {
+  TnCrtQBinary q;
+  const int model = chance(85);
+  if (model) {
+    const double sl = (1.0 + between(0, 1000) / 1000.0) * pow2(-9, -3);
+    const double sr = sl * (1.0 + between(0, 1000) / 1000.0) * pow2(-2, 1);
+    const double so = (sl > sr ? sl : sr) * (1.0 + between(0, 1000) / 1000.0) *
+                      pow2(-1, 1);
+    if (tn_crt_qadd_params(sl, between(-128, 127), sr, between(-128, 127), so,
+                           between(-128, 127), &q) != TN_CRT_OK) {
+      kv("case ", index), fw_str(" qadd params refused"), fw_endl();
+      failures++;
+      return;
+    }
+  } else {
+    q.lhs_offset = between(-127, 128), q.rhs_offset = between(-127, 128);
+    q.output_offset = between(-128, 127);
+    q.left_shift = chance(70) ? 20 : between(0, 22);
+    q.lhs_multiplier = between(1 << 30, INT32_MAX), q.lhs_shift = between(-31, 0);
+    q.rhs_multiplier = between(1 << 30, INT32_MAX), q.rhs_shift = between(-31, 0);
+    q.output_multiplier = between(0, INT32_MAX), q.output_shift = between(-31, 0);
+  }
+  q.act_min = chance(70) ? -128 : between(-128, 0);
+  q.act_max = chance(70) ? 127 : between(q.act_min, 127);
+  TnCrtBroadcast b;
+  memset(&b, 0, sizeof b);
+  const int shape = (int)(rnd() % 4u);
+  int32_t ln, rn, on;
+  if (shape < 2) { /* one run */
+    b.ndim = 1, b.dims[0] = chance(20) ? between(1, 300) : between(256, MAX_OUT);
+    b.lhs_strides[0] = b.rhs_strides[0] = 1;
+    ln = rn = on = b.dims[0];
+  } else { /* rows x cols, rhs broadcast as a row (2) or a column (3) */
+    b.ndim = 2, b.dims[0] = between(1, 40), b.dims[1] = between(1, 64);
+    while (b.dims[0] * b.dims[1] > MAX_OUT) b.dims[0] /= 2;
+    b.lhs_strides[0] = b.dims[1], b.lhs_strides[1] = 1;
+    b.rhs_strides[0] = shape == 2 ? 0 : 1, b.rhs_strides[1] = shape == 2;
+    on = ln = b.dims[0] * b.dims[1];
+    rn = shape == 2 ? b.dims[1] : b.dims[0];
+  }
+  const int inplace = chance(30);
+  fill(in_buf, ln);
+  fill(w_buf, rn);
+  const uint64_t t0 = fw_ticks();
+  for (int32_t i = 0; i < on; i++) {
+    const int32_t row = b.ndim == 1 ? 0 : i / b.dims[1];
+    const int32_t col = b.ndim == 1 ? i : i % b.dims[1];
+    ref_buf[i] = qadd_ref(&q, in_buf[row * b.lhs_strides[0] + col * b.lhs_strides[b.ndim - 1]],
+                          w_buf[row * b.rhs_strides[0] + col * b.rhs_strides[b.ndim - 1]]);
+  }
+  const uint64_t t1 = fw_ticks();
+  reference_ticks += t1 - t0;
+  const int dsp = qadd_dsp_case(&b, model);
+  n_qadd_dsp += dsp;
+  int8_t *dst = inplace ? in_buf : out_buf;
+  Compare cmp = {0, index, "qadd", &n_qadd};
+  const TnCrtStatus st = tn_crt_qadd_s8(&q, &b, in_buf, w_buf, dst);
+  compare8(&cmp, t1, st, dst, ref_buf, on);
+  if (cmp.bad) {
+    kv("case ", index);
+    kv(" qadd ndim=", b.ndim), kv(" dims=", b.dims[0]);
+    if (b.ndim > 1) kv("x", b.dims[1]), kv(" rhs_stride0=", b.rhs_strides[0]);
+    kv(" lo=", q.lhs_offset), kv(" ro=", q.rhs_offset);
+    kv(" oo=", q.output_offset), kv(" left=", q.left_shift);
+    kv(" lm=", q.lhs_multiplier), kv(" ls=", q.lhs_shift);
+    kv(" rm=", q.rhs_multiplier), kv(" rs=", q.rhs_shift);
+    kv(" om=", q.output_multiplier), kv(" os=", q.output_shift);
+    kv(" act=", q.act_min), kv("..", q.act_max);
+    if (inplace) fw_str(" in-place");
+    if (dsp) fw_str(" qadd-dsp");
+    fw_endl();
+  }
+}
+
 int main(void) {
   fw_ticks_start();
   for (int32_t i = 0; i < KC_CASES; i++) {
@@ -1076,6 +1213,8 @@ int main(void) {
   kc_column = 1;
   for (int32_t i = 0; i < KC_DW_COLUMN; i++)
     check_conv(KC_CASES + KC_DENSE_P4 + i);
+  for (int32_t i = 0; i < KC_QADD; i++)
+    check_qadd(KC_CASES + KC_DENSE_P4 + KC_DW_COLUMN + i);
   kv("cases ", KC_CASES);
   kv(" conv ", n_conv), kv(" conv_scratch ", n_scratch);
   kv(" conv_less ", n_less);
@@ -1095,6 +1234,7 @@ int main(void) {
   kv(" dense_folded ", n_dense_folded);
   kv(" dense_p4 ", n_dense_p4), kv(" dense_p4_dsp ", n_dense_p4_dsp);
   kv(" dense_p4_mve ", n_dense_p4_mve);
+  kv(" qadd ", n_qadd), kv(" qadd_dsp ", n_qadd_dsp);
   fw_endl();
   fw_str("instructions kernels ");
   fw_u64(fw_instructions(kernel_ticks));

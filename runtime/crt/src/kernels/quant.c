@@ -24,6 +24,10 @@
 #include "fixed_point.h"
 #include "quant.h"
 
+#if TN_CRT_HAVE_ARM_DSP
+#include "arm_dsp/add_s8_dsp.h"
+#endif
+
 /* TFLite's int32 arithmetic on offsets and zero points, whose overflow C++
  * leaves undefined: wrapping, as the hardware does. */
 static int32_t wadd(int32_t a, int32_t b) {
@@ -395,6 +399,117 @@ static void add_run_fast(const TnCrtQBinary *p, int32_t lo, int32_t hi,
   }
 }
 
+/*
+ * ADD through tables. Each operand's term, mbqm_right(((x + offset) <<
+ * left), m, shift), depends on one int8, so it takes one of 256 values:
+ * both tables are built once a call (2 KB on the stack) and an element is
+ * two look-ups, a sum and the output's requantization. The tables hold
+ * twice the terms, so that s = 2 (a + b), and then (lut_out):
+ *  - mbqm_right's high multiply of a + b by om >= 0, floor(((a + b) om +
+ *    2^30) / 2^31), is floor((s om + 2^31) / 2^32) = h, and with c added
+ *    to the high word that is SMMLAR's c + h (one instruction on a
+ *    Cortex-M; a 64-bit product elsewhere);
+ *  - the rounding right shift by e >= 1 is floor((h - [h < 0] + 2^(e-1))
+ *    / 2^e) (TFLite's mask-and-threshold: ties away from zero). [h < 0]
+ *    may be read as [s < 0]: h < 0 only if s < 0, and where s < 0 but
+ *    h = 0 both give 0 (2^(e-1) - 1 < 2^e);
+ *  - the output offset o enters as o 2^e inside the floor, exactly, so c
+ *    = 2^(e-1) + o 2^e, and what is left is (c + h - [s < 0]) >> e.
+ * add_lut_tables takes the form only where none of this overflows: |a| +
+ * |b| < 2^30 over the tables (so s fits; then |h| <= (|a| + |b|)) and
+ * (|a| + |b|) + |c| + 1 < 2^31; and e >= 1. The multipliers and shifts
+ * are add_is_fast's. The clamp to int8 and the activation's range is
+ * clamp8's (or SSAT and a byte min/max in arm_dsp/add_s8_dsp.h).
+ */
+typedef struct {
+  TnCrtQBinary q; /* first: the run gets the tables through its p */
+  int32_t t[512]; /* 2 a for (uint8_t)x at t[x], 2 b at t[256 + y] */
+  int32_t om, c, e;
+} AddLut;
+
+/* The AVX2 forms run here (x86/quant.c): they take the ADD instead. */
+#if TN_CRT_HAVE_AVX2
+#define add_avx2_here() tn__crt_avx2()
+#else
+#define add_avx2_here() 0
+#endif
+
+/* Below this many elements a call builds no tables: on a Cortex-M4 the
+ * 512 terms cost about 18,000 estimated cycles, what some 250 elements
+ * save (15 cycles an element against add_run_fast's 86). */
+#define ADD_LUT_MIN 256
+
+static int qadd_lut_fault; /* tn__crt_qadd_lut_fault */
+void tn__crt_qadd_lut_fault(int how) { qadd_lut_fault = how; }
+
+/* Fills t for p and its clamp; 0 where the form does not apply. */
+static int add_lut_tables(const TnCrtQBinary *p, AddLut *t) {
+  if (!add_is_fast(p) || p->output_shift > -1 || p->left_shift < 0 ||
+      p->left_shift > 30)
+    return 0;
+  int64_t big = 0;
+  for (int k = 0; k < 2; k++) {
+    const int32_t off = k ? p->rhs_offset : p->lhs_offset;
+    const int32_t m = k ? p->rhs_multiplier : p->lhs_multiplier;
+    const int32_t sh = k ? p->rhs_shift : p->lhs_shift;
+    /* (the fault hook, for the tests: 1 scales the lhs inputs past their
+     * own, a broken table) */
+    const int32_t bad = k == 0 && qadd_lut_fault == 1;
+    int64_t most = 0;
+    for (int32_t u = 0; u < 256; u++) {
+      const int32_t x = (int32_t)(int8_t)(uint8_t)u + bad;
+      const int32_t v = mbqm_right(
+          (int32_t)((uint32_t)wadd(x, off) << p->left_shift), m, sh);
+      const int64_t a = v < 0 ? -(int64_t)v : v;
+      most = a > most ? a : most;
+      t->t[k * 256 + u] = v;
+    }
+    big += most;
+  }
+  const int32_t e = -p->output_shift;
+  const int64_t c = ((int64_t)1 << (e - 1)) +
+                    (int64_t)p->output_offset * ((int64_t)1 << e);
+  if (big >= ((int64_t)1 << 30) ||
+      big + (c < 0 ? -c : c) + 1 >= ((int64_t)1 << 31))
+    return 0;
+  for (int32_t i = 0; i < 512; i++) t->t[i] *= 2;
+  t->q = *p;
+  t->om = p->output_multiplier, t->c = (int32_t)c, t->e = e;
+  return 1;
+}
+
+/* (c * 2^32 + s * om + 2^31) / 2^32 floored, less [s < 0], floored by 2^e
+ * (the comment above), before the clamp. */
+static inline int32_t lut_out(int32_t s, int32_t om, int32_t c, int32_t e) {
+#if TN_CRT_HAVE_ARM_DSP
+  const int32_t h = tn__crt_smmlar(s, om, c);
+#else
+  const int64_t v = (int64_t)s * om + (int64_t)c * INT64_C(4294967296) +
+                    INT64_C(2147483648);
+  const int32_t h = (int32_t)(v >= 0 ? v >> 32 : ~(~v >> 32));
+#endif
+  const int32_t d = h - (int32_t)((uint32_t)s >> 31);
+  return d >= 0 ? d >> e : ~(~d >> e);
+}
+
+/* add_run_fast through the tables of p, an AddLut's q. */
+static void add_lut_run(const TnCrtQBinary *p, int32_t lo, int32_t hi,
+                        const int8_t *l, int32_t ls, const int8_t *r,
+                        int32_t rs, int32_t n, int8_t *out) {
+  const AddLut *t = (const AddLut *)(const void *)p;
+  const int32_t om = t->om, c = t->c, e = t->e;
+  int32_t i = 0;
+#if TN_CRT_HAVE_ARM_DSP
+  if (ls == 1 && rs == 1)
+    i = dsp_add_lut4(t->t, om, c, e, lo, hi, l, r, n, out);
+#endif
+  for (; i < n; i++) {
+    const int32_t s =
+        t->t[(uint8_t)l[i * ls]] + t->t[256 + (uint8_t)r[i * rs]];
+    out[i] = clamp8(lut_out(s, om, c, e), lo, hi);
+  }
+}
+
 static void mul_run(const TnCrtQBinary *p, int32_t lo, int32_t hi,
                     const int8_t *l, int32_t ls, const int8_t *r, int32_t rs,
                     int32_t n, int8_t *out) {
@@ -444,6 +559,16 @@ static TnCrtStatus broadcast_run(const TnCrtQBinary *p,
 TnCrtStatus tn_crt_qadd_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
                            const int8_t *lhs, const int8_t *rhs,
                            int8_t *out) {
+  /* the tables where the AVX2 forms are not taken (those have their
+   * own), for calls long enough to pay for them */
+  if (p != NULL && b != NULL && b->ndim >= 1 &&
+      b->ndim <= TN_CRT_MAX_DIMS && !add_avx2_here()) {
+    int64_t n = 1;
+    for (int32_t d = 0; d < b->ndim; d++) n *= b->dims[d] > 0 ? b->dims[d] : 0;
+    AddLut t;
+    if (n >= ADD_LUT_MIN && add_lut_tables(p, &t))
+      return broadcast_run(&t.q, b, lhs, rhs, out, add_lut_run);
+  }
   return broadcast_run(p, b, lhs, rhs, out,
                        p != NULL && add_is_fast(p) ? add_run_fast : add_run);
 }

@@ -1,6 +1,7 @@
 /*
  * quant.h: what the int8 elementwise kernels (quant.c, portable C) share
- * with their ISA form, x86/quant.c (AVX2): the entry of the AVX2 ADD.
+ * with their ISA form, x86/quant.c (AVX2): the entry of the AVX2 ADD; and
+ * the table form's fault hook.
  * Private to runtime/crt.
  */
 #ifndef TVMNODE_CRT_QUANT_H_
@@ -32,5 +33,10 @@ void tn__crt_qadd_table_fault(int how);
 int32_t tn__crt_clip_s8_avx2(int32_t n, const int8_t *in, int8_t lo,
                              int8_t hi, int8_t *out);
 #endif
+
+/* Breaks quant.c's table form of the ADD (add_lut_run, and its Cortex-M
+ * DSP loop) on purpose for the tests: 1 builds the lhs table from the
+ * wrong inputs; 0 (the default) is the true form. */
+void tn__crt_qadd_lut_fault(int how);
 
 #endif /* TVMNODE_CRT_QUANT_H_ */
