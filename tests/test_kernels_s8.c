@@ -2542,8 +2542,10 @@ START_TEST(test_qadd_long_runs) {
 END_TEST
 
 /* The ADD's table form (quant.c: add_lut_run; on a Cortex-M its DSP loop,
- * which kernels_check runs there), taken where the AVX2 forms are not
- * (here: capped at the portable level) in calls of 256 elements and more.
+ * which kernels_check runs there), taken by tn_crt_call_qadd_s8 given the
+ * scratch tn_crt_qadd_s8_scratch_size_isa asks for the Cortex-M DSP build,
+ * where the AVX2 forms are not (here: capped at the portable level), in
+ * calls of 256 elements and more.
  * Every other case puts every pair of int8 inputs through it (65,536
  * elements: every sum the output's requantization can see under those
  * parameters, so the table form's rewriting of that requantization is
@@ -2584,7 +2586,16 @@ static int qadd_lut_cases(uint64_t seed, int its, int count) {
       lhs = rand_s8(&r, ln, -128, 127), rhs = rand_s8(&r, rn, -128, 127);
     }
     int8_t *got = xalloc((size_t)on);
-    KT_CHECK_OK(tn_crt_qadd_s8(&q, &b, lhs, rhs, got));
+    /* the call with the scratch a Cortex-M DSP plan gives it */
+    TnCrtCallQBinary cp = {q, b};
+    const size_t size =
+        tn_crt_qadd_s8_scratch_size_isa(&q, &b, TN_CRT_ISA_ARM_DSP);
+    if (it % 3 == 1) ck_assert_uint_eq(size, 2048);
+    ck_assert_uint_eq(tn_crt_qadd_s8_scratch_size_isa(&q, &b,
+                                                      TN_CRT_ISA_PORTABLE), 0);
+    _Alignas(16) static int32_t scratch[512];
+    const void *in[2] = {lhs, rhs};
+    KT_CHECK_OK(tn_crt_call_qadd_s8(&cp, in, got, scratch, size));
     int bad = 0;
     for (int64_t i = 0; i < on; i++) {
       int64_t lo, ro;

@@ -71,7 +71,8 @@
  * PackDenseWeights and FoldInputOffset give the Cortex-M, so that its
  * forms see many geometries);
  * qadd, the int8 ADD cases (after those, KC_QADD of them: runs and
- * broadcasts, in place or not, against TFLite's formula), and qadd_dsp
+ * broadcasts, in place or not, through tn_crt_call_qadd_s8 with the
+ * scratch a Cortex-M plan gives it, against TFLite's formula), and qadd_dsp
  * those the DSP form of its table loop takes (arm_dsp/add_s8_dsp.h),
  * marked " qadd-dsp" at the end;
  * exit
@@ -84,6 +85,7 @@
 
 #include "measure.h"
 #include "semihost.h"
+#include "tvmnode/crt/calls.h"
 #include "tvmnode/crt/kernels.h"
 
 #ifndef KC_CASES
@@ -1079,19 +1081,16 @@ static int32_t n_qadd; /* ADD cases */
  * (quant.c: add_lut_tables, arm_dsp/add_s8_dsp.h: dsp_add_lut4) */
 static int32_t n_qadd_dsp;
 
-/* Whether the DSP table loop takes an ADD: a model's parameters (whose
- * sums and output offset the form's bounds always hold, for the scales
- * drawn here), 256 elements or more, a contiguous last dim of four or
- * more on both sides. */
-static int qadd_dsp_case(const TnCrtBroadcast *b, int model) {
+/* Whether the DSP table loop takes an ADD given scratch bytes of scratch
+ * (tn_crt_qadd_s8_scratch_size_isa's, which says whether the table form
+ * applies): a contiguous last dim of four or more on both sides. */
+static int qadd_dsp_case(const TnCrtBroadcast *b, size_t scratch) {
 #if defined(__ARM_FEATURE_DSP)
-  int32_t n = 1;
-  for (int32_t d = 0; d < b->ndim; d++) n *= b->dims[d];
   const int32_t last = b->ndim - 1;
-  return model && n >= 256 && b->lhs_strides[last] == 1 &&
+  return scratch > 0 && b->lhs_strides[last] == 1 &&
          b->rhs_strides[last] == 1 && b->dims[last] >= 4;
 #else
-  (void)b, (void)model;
+  (void)b, (void)scratch;
   return 0;
 #endif
 }
@@ -1177,11 +1176,21 @@ static void check_qadd(int32_t index) {
   }
   const uint64_t t1 = fw_ticks();
   reference_ticks += t1 - t0;
-  const int dsp = qadd_dsp_case(&b, model);
+  /* with the tables' scratch a Cortex-M plan gives the call */
+  const size_t size =
+      tn_crt_qadd_s8_scratch_size_isa(&q, &b, TN_CRT_ISA_ARM_DSP);
+  const int dsp = qadd_dsp_case(&b, size);
   n_qadd_dsp += dsp;
+  if (model && on >= 256 && size == 0) {
+    kv("case ", index), fw_str(" qadd: no tables for a model's ADD"), fw_endl();
+    failures++;
+  }
   int8_t *dst = inplace ? in_buf : out_buf;
   Compare cmp = {0, index, "qadd", &n_qadd};
-  const TnCrtStatus st = tn_crt_qadd_s8(&q, &b, in_buf, w_buf, dst);
+  const TnCrtCallQBinary cp = {q, b};
+  const void *ins[2] = {in_buf, w_buf};
+  const TnCrtStatus st =
+      (TnCrtStatus)tn_crt_call_qadd_s8(&cp, ins, dst, scratch, size);
   compare8(&cmp, t1, st, dst, ref_buf, on);
   if (cmp.bad) {
     kv("case ", index);

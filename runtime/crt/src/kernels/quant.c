@@ -402,7 +402,8 @@ static void add_run_fast(const TnCrtQBinary *p, int32_t lo, int32_t hi,
 /*
  * ADD through tables. Each operand's term, mbqm_right(((x + offset) <<
  * left), m, shift), depends on one int8, so it takes one of 256 values:
- * both tables are built once a call (2 KB on the stack) and an element is
+ * both tables are built once a call, in the caller's scratch (2 KB, planned
+ * in the pool: tn_crt_qadd_s8_scratch_size_isa), and an element is
  * two look-ups, a sum and the output's requantization. The tables hold
  * twice the terms, so that s = 2 (a + b), and then (lut_out):
  *  - mbqm_right's high multiply of a + b by om >= 0, floor(((a + b) om +
@@ -423,9 +424,10 @@ static void add_run_fast(const TnCrtQBinary *p, int32_t lo, int32_t hi,
  */
 typedef struct {
   TnCrtQBinary q; /* first: the run gets the tables through its p */
-  int32_t t[512]; /* 2 a for (uint8_t)x at t[x], 2 b at t[256 + y] */
+  int32_t *t;     /* 2 a for (uint8_t)x at t[x], 2 b at t[256 + y] */
   int32_t om, c, e;
 } AddLut;
+enum { ADD_LUT_BYTES = 512 * sizeof(int32_t) };
 
 /* The AVX2 forms run here (x86/quant.c): they take the ADD instead. */
 #if TN_CRT_HAVE_AVX2
@@ -439,10 +441,8 @@ typedef struct {
  * save (15 cycles an element against add_run_fast's 86). */
 #define ADD_LUT_MIN 256
 
-static int qadd_lut_fault; /* tn__crt_qadd_lut_fault */
-void tn__crt_qadd_lut_fault(int how) { qadd_lut_fault = how; }
 
-/* Fills t for p and its clamp; 0 where the form does not apply. */
+/* Fills t (its t set to 2 KB) for p; 0 where the form does not apply. */
 static int add_lut_tables(const TnCrtQBinary *p, AddLut *t) {
   if (!add_is_fast(p) || p->output_shift > -1 || p->left_shift < 0 ||
       p->left_shift > 30)
@@ -454,7 +454,7 @@ static int add_lut_tables(const TnCrtQBinary *p, AddLut *t) {
     const int32_t sh = k ? p->rhs_shift : p->lhs_shift;
     /* (the fault hook, for the tests: 1 scales the lhs inputs past their
      * own, a broken table) */
-    const int32_t bad = k == 0 && qadd_lut_fault == 1;
+    const int32_t bad = k == 0 && tn__crt_qadd_lut_broken() == 1;
     int64_t most = 0;
     for (int32_t u = 0; u < 256; u++) {
       const int32_t x = (int32_t)(int8_t)(uint8_t)u + bad;
@@ -559,16 +559,6 @@ static TnCrtStatus broadcast_run(const TnCrtQBinary *p,
 TnCrtStatus tn_crt_qadd_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
                            const int8_t *lhs, const int8_t *rhs,
                            int8_t *out) {
-  /* the tables where the AVX2 forms are not taken (those have their
-   * own), for calls long enough to pay for them */
-  if (p != NULL && b != NULL && b->ndim >= 1 &&
-      b->ndim <= TN_CRT_MAX_DIMS && !add_avx2_here()) {
-    int64_t n = 1;
-    for (int32_t d = 0; d < b->ndim; d++) n *= b->dims[d] > 0 ? b->dims[d] : 0;
-    AddLut t;
-    if (n >= ADD_LUT_MIN && add_lut_tables(p, &t))
-      return broadcast_run(&t.q, b, lhs, rhs, out, add_lut_run);
-  }
   return broadcast_run(p, b, lhs, rhs, out,
                        p != NULL && add_is_fast(p) ? add_run_fast : add_run);
 }
@@ -677,7 +667,36 @@ TN_CRT_CALL(requantize_s8_s8, TnCrtCallRequant) {
   return tn_crt_requantize_s8_s8(&p->r, p->outer, p->channels, p->inner,
                                  in[0], out);
 }
+/* The elements of b's output; 0 for a broadcast broadcast_run refuses. */
+static int64_t add_elements(const TnCrtBroadcast *b) {
+  if (b->ndim < 1 || b->ndim > TN_CRT_MAX_DIMS) return 0;
+  int64_t n = 1;
+  for (int32_t d = 0; d < b->ndim; d++) n *= b->dims[d] > 0 ? b->dims[d] : 0;
+  return n;
+}
+
+size_t tn_crt_qadd_s8_scratch_size_isa(const TnCrtQBinary *p,
+                                       const TnCrtBroadcast *b, int32_t isa) {
+  if (p == NULL || b == NULL || isa != TN_CRT_ISA_ARM_DSP ||
+      add_elements(b) < ADD_LUT_MIN)
+    return 0;
+  int32_t t[512];
+  AddLut lut;
+  lut.t = t;
+  return add_lut_tables(p, &lut) ? ADD_LUT_BYTES : 0;
+}
+
 TN_CRT_CALL(qadd_s8, TnCrtCallQBinary) {
+  /* the tables, given their scratch (where the AVX2 forms are not taken:
+   * those have their own), for calls long enough to pay for them */
+  if (scratch != NULL && scratch_size >= ADD_LUT_BYTES &&
+      ((uintptr_t)scratch & 3) == 0 && !add_avx2_here() &&
+      add_elements(&p->b) >= ADD_LUT_MIN) {
+    AddLut t;
+    t.t = (int32_t *)scratch;
+    if (add_lut_tables(&p->q, &t))
+      return broadcast_run(&t.q, &p->b, in[0], in[1], out, add_lut_run);
+  }
   return tn_crt_qadd_s8(&p->q, &p->b, in[0], in[1], out);
 }
 TN_CRT_CALL(qmul_s8, TnCrtCallQBinary) {
