@@ -134,7 +134,8 @@ cross "host -ffreestanding" "$CC"
 # The sources whose Cortex-M forms carry inline assembly (arm_dsp/,
 # arm_mve/): how many registers gcc frees for an asm block depends on the
 # level, so one that fits at -O2 may not at -O3 or -Og.
-asm_srcs="$top/runtime/crt/src/kernels/conv_s8.c $top/runtime/crt/src/kernels/dense_s8.c"
+asm_srcs="$top/runtime/crt/src/kernels/conv_s8.c $top/runtime/crt/src/kernels/dense_s8.c
+  $top/runtime/crt/src/kernels/quant.c"
 # asm_levels NAME ARGS...: those sources at every other level, with the
 # frame pointer kept.
 asm_levels() {

@@ -2498,37 +2498,58 @@ END_TEST
 /* With qadd_count set, the elements that differ are counted there
  * instead of failing the test. */
 static int *qadd_count;
+/* Parameters the inlined arithmetic takes, drawn as described above. */
+static void rand_qadd_fast(KtRng *rp, TnCrtQBinary *qp) {
+  KtRng r = *rp;
+  TnCrtQBinary q;
+  memset(&q, 0, sizeof q);
+  q.lhs_offset = -rand_zp(&r), q.rhs_offset = -rand_zp(&r);
+  q.output_offset = rand_zp(&r);
+  q.left_shift = kt_int(&r, 0, 3) ? 20 : kt_int(&r, 0, 24);
+  int32_t *m[3] = {&q.lhs_multiplier, &q.rhs_multiplier,
+                   &q.output_multiplier};
+  int32_t *sh[3] = {&q.lhs_shift, &q.rhs_shift, &q.output_shift};
+  for (int i = 0; i < 3; i++) {
+    int k = kt_int(&r, 0, 5);
+    *m[i] = k == 0 ? 0 : k == 1 ? INT32_MAX
+                                : kt_int(&r, k == 2 ? 0 : 1 << 30,
+                                         INT32_MAX);
+    k = kt_int(&r, 0, 5);
+    *sh[i] = k == 0 ? 0 : k == 1 ? -31 : kt_int(&r, -31, 0);
+  }
+  if (kt_int(&r, 0, 5) == 0) {
+    /* exact halves: each operand scaled to (x + offset) * 2^(left - 1),
+     * the output to their sum / 2 rounded, so that odd sums, negative
+     * ones among them, land on the rounding's ties within int8 (random
+     * multipliers almost never do) */
+    q.left_shift = kt_int(&r, 2, 24);
+    q.lhs_multiplier = q.rhs_multiplier = q.output_multiplier = 1 << 30;
+    q.lhs_shift = q.rhs_shift = 0;
+    q.output_shift = 1 - q.left_shift;
+  }
+  q.act_min = kt_int(&r, 0, 2) ? -128 : kt_int(&r, -128, 0);
+  q.act_max = kt_int(&r, 0, 2) ? 127 : kt_int(&r, q.act_min, 127);
+  *rp = r, *qp = q;
+}
+/* TFLite's ADD of one pair of inputs under q. */
+static int32_t qadd_formula(const TnCrtQBinary *q, int32_t x, int32_t y) {
+  int32_t a = (int32_t)((uint32_t)(x + q->lhs_offset) << q->left_shift);
+  int32_t c = (int32_t)((uint32_t)(y + q->rhs_offset) << q->left_shift);
+  a = tn_crt_multiply_by_quantized_multiplier(a, q->lhs_multiplier,
+                                              q->lhs_shift);
+  c = tn_crt_multiply_by_quantized_multiplier(c, q->rhs_multiplier,
+                                              q->rhs_shift);
+  int32_t raw = tn_crt_multiply_by_quantized_multiplier(
+      (int32_t)((uint32_t)a + (uint32_t)c), q->output_multiplier,
+      q->output_shift);
+  return clamp_i((int32_t)((uint32_t)raw + (uint32_t)q->output_offset),
+                 q->act_min, q->act_max);
+}
 static void qadd_runs_of(uint64_t seed, int its, int32_t max_run) {
   KtRng r = kt_rng(seed);
   for (int it = 0; it < its; it++) {
     TnCrtQBinary q;
-    memset(&q, 0, sizeof q);
-    q.lhs_offset = -rand_zp(&r), q.rhs_offset = -rand_zp(&r);
-    q.output_offset = rand_zp(&r);
-    q.left_shift = kt_int(&r, 0, 3) ? 20 : kt_int(&r, 0, 24);
-    int32_t *m[3] = {&q.lhs_multiplier, &q.rhs_multiplier,
-                     &q.output_multiplier};
-    int32_t *sh[3] = {&q.lhs_shift, &q.rhs_shift, &q.output_shift};
-    for (int i = 0; i < 3; i++) {
-      int k = kt_int(&r, 0, 5);
-      *m[i] = k == 0 ? 0 : k == 1 ? INT32_MAX
-                                  : kt_int(&r, k == 2 ? 0 : 1 << 30,
-                                           INT32_MAX);
-      k = kt_int(&r, 0, 5);
-      *sh[i] = k == 0 ? 0 : k == 1 ? -31 : kt_int(&r, -31, 0);
-    }
-    if (kt_int(&r, 0, 5) == 0) {
-      /* exact halves: each operand scaled to (x + offset) * 2^(left - 1),
-       * the output to their sum / 2 rounded, so that odd sums, negative
-       * ones among them, land on the rounding's ties within int8 (random
-       * multipliers almost never do) */
-      q.left_shift = kt_int(&r, 2, 24);
-      q.lhs_multiplier = q.rhs_multiplier = q.output_multiplier = 1 << 30;
-      q.lhs_shift = q.rhs_shift = 0;
-      q.output_shift = 1 - q.left_shift;
-    }
-    q.act_min = kt_int(&r, 0, 2) ? -128 : kt_int(&r, -128, 0);
-    q.act_max = kt_int(&r, 0, 2) ? 127 : kt_int(&r, q.act_min, 127);
+    rand_qadd_fast(&r, &q);
     TnCrtBroadcast b;
     memset(&b, 0, sizeof b);
     b.ndim = 2;
@@ -2540,18 +2561,7 @@ static void qadd_runs_of(uint64_t seed, int its, int32_t max_run) {
     int8_t *got = xalloc((size_t)on);
     KT_CHECK_OK(tn_crt_qadd_s8(&q, &b, lhs, rhs, got));
     for (int64_t i = 0; i < on; i++) {
-      int32_t a = (int32_t)((uint32_t)(lhs[i] + q.lhs_offset) << q.left_shift);
-      int32_t c = (int32_t)((uint32_t)(rhs[i] + q.rhs_offset) << q.left_shift);
-      a = tn_crt_multiply_by_quantized_multiplier(a, q.lhs_multiplier,
-                                                  q.lhs_shift);
-      c = tn_crt_multiply_by_quantized_multiplier(c, q.rhs_multiplier,
-                                                  q.rhs_shift);
-      int32_t raw = tn_crt_multiply_by_quantized_multiplier(
-          (int32_t)((uint32_t)a + (uint32_t)c), q.output_multiplier,
-          q.output_shift);
-      int32_t want = clamp_i(
-          (int32_t)((uint32_t)raw + (uint32_t)q.output_offset), q.act_min,
-          q.act_max);
+      int32_t want = qadd_formula(&q, lhs[i], rhs[i]);
       if (qadd_count)
         *qadd_count += got[i] != want;
       else
@@ -2573,6 +2583,7 @@ END_TEST
  * broken on purpose (tn__crt_qadd_table_fault) must be seen to differ
  * where the CPU runs it. */
 void tn__crt_qadd_table_fault(int how);
+void tn__crt_qadd_lut_fault(int how);
 START_TEST(test_qadd_long_runs) {
   EACH_ISA(qadd_runs_of(19, 60, 3000));
 #if defined(__x86_64__)
@@ -2598,6 +2609,90 @@ START_TEST(test_qadd_long_runs) {
     ck_assert_int_eq(bad, 0);
   }
 #endif
+}
+END_TEST
+
+/* The ADD's table form (quant.c: add_lut_run; on a Cortex-M its DSP loop,
+ * which kernels_check runs there), taken by tn_crt_call_qadd_s8 given the
+ * scratch tn_crt_qadd_s8_scratch_size_isa asks for the Cortex-M DSP build,
+ * where the AVX2 forms are not (here: capped at the portable level), in
+ * calls of 256 elements and more.
+ * Every other case puts every pair of int8 inputs through it (65,536
+ * elements: every sum the output's requantization can see under those
+ * parameters, so the table form's rewriting of that requantization is
+ * checked exhaustively for them); the others random broadcasts. Against
+ * TFLite's formula. Every third case has a model's parameters (TFLite's
+ * Prepare), which the form always takes; the others are drawn as
+ * qadd_runs_of's, some of which it leaves to add_run_fast. With count set
+ * a difference is counted instead of failing the test: returns the
+ * model's cases with a difference. */
+static int qadd_lut_cases(uint64_t seed, int its, int count) {
+  KtRng r = kt_rng(seed);
+  int differ = 0;
+  for (int it = 0; it < its; it++) {
+    TnCrtQBinary q;
+    if (it % 3 == 1) {
+      /* a model's: TFLite's Prepare from random zero points and scales
+       * within a factor of 4 of each other, as a residual ADD's are */
+      const double sl = rand_log2(&r, -9, 0), sr = sl * rand_log2(&r, -2, 2);
+      const double so = (sl > sr ? sl : sr) * rand_log2(&r, -1, 2);
+      KT_CHECK_OK(tn_crt_qadd_params(sl, rand_zp(&r), sr, rand_zp(&r), so,
+                                     rand_zp(&r), &q));
+    } else {
+      rand_qadd_fast(&r, &q);
+    }
+    TnCrtBroadcast b;
+    int64_t ln, rn, on;
+    int8_t *lhs, *rhs;
+    if (it % 2 == 0) {
+      memset(&b, 0, sizeof b);
+      b.ndim = 1, b.dims[0] = 65536;
+      b.lhs_strides[0] = b.rhs_strides[0] = 1;
+      on = 65536;
+      lhs = xalloc(65536), rhs = xalloc(65536);
+      for (int32_t i = 0; i < 65536; i++)
+        lhs[i] = (int8_t)(i & 255), rhs[i] = (int8_t)(i >> 8);
+    } else {
+      do rand_broadcast(&r, &b, &ln, &rn, &on); while (on < 256);
+      lhs = rand_s8(&r, ln, -128, 127), rhs = rand_s8(&r, rn, -128, 127);
+    }
+    int8_t *got = xalloc((size_t)on);
+    /* the call with the scratch a Cortex-M DSP plan gives it */
+    TnCrtCallQBinary cp = {q, b};
+    const size_t size =
+        tn_crt_qadd_s8_scratch_size_isa(&q, &b, TN_CRT_ISA_ARM_DSP);
+    if (it % 3 == 1) ck_assert_uint_eq(size, 2048);
+    ck_assert_uint_eq(tn_crt_qadd_s8_scratch_size_isa(&q, &b,
+                                                      TN_CRT_ISA_PORTABLE), 0);
+    _Alignas(16) static int32_t scratch[512];
+    const void *in[2] = {lhs, rhs};
+    KT_CHECK_OK(tn_crt_call_qadd_s8(&cp, in, got, scratch, size));
+    int bad = 0;
+    for (int64_t i = 0; i < on; i++) {
+      int64_t lo, ro;
+      bc_offsets(&b, i, &lo, &ro);
+      int32_t want = qadd_formula(&q, lhs[lo], rhs[ro]);
+      bad += got[i] != want;
+      if (!count)
+        EXPECT(got[i] == want, "qadd table case %d element %lld: %d, "
+               "expected %d", it, (long long)i, got[i], want);
+    }
+    differ += bad > 0 && it % 3 == 1;
+    free(lhs), free(rhs), free(got);
+  }
+  return differ;
+}
+
+START_TEST(test_qadd_table_form) {
+  tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
+  ck_assert_int_eq(qadd_lut_cases(23, 60, 0), 0);
+  /* broken on purpose: the lhs table built from the next inputs */
+  tn__crt_qadd_lut_fault(1);
+  const int differ = qadd_lut_cases(23, 60, 1);
+  tn__crt_qadd_lut_fault(0);
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+  ck_assert_msg(differ == 20, "the broken table form differed in %d of the "
+                "20 cases with a model's parameters", differ);
 }
 END_TEST
 
@@ -3342,6 +3437,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_qadd_runs);
   tcase_add_test(tc, test_qadd_long_runs);
   tcase_add_test(tc, test_qadd_runs_portable);
+  tcase_add_test(tc, test_qadd_table_form);
   tcase_add_test(tc, test_softmax);
   tcase_add_test(tc, test_logistic_tanh);
   tcase_add_test(tc, test_mean);

@@ -4,7 +4,8 @@
  * firmware.
  *
  * On a Cortex-M4 the kernels compile their "Cortex-M DSP" forms (SMLAD and
- * friends, runtime/crt/src/kernels/conv_s8.c and dense_s8.c), which the
+ * friends, runtime/crt/src/kernels/conv_s8.c, dense_s8.c, and quant.c's
+ * ADD), which the
  * host never runs; this program runs them where they run. It draws random
  * geometries from a fixed seed (pointwise, depthwise with and without a
  * channel multiplier, regular and grouped, a keyword-spotting first layer,
@@ -30,6 +31,7 @@
  *   pw 120 pw_fast 40
  *   pw_wide 20 pw_unit 30 pw_gather 4 pw_gather_cut 3 pw_quad6 25 pw_mve 0 dw_mve 0 dense_folded 75
  *   dense_p4 110 dense_p4_dsp 14 dense_p4_mve 0 qadd_mve_checked 150 qadd_mve 0
+ *   qadd 75 qadd_dsp 50
  *   instructions kernels 9123440 reference 80123000
  *   instructions conv_no_scratch 4000000 conv_scratch 2000000
  *   (the convolutions run both ways, without scratch and with it)
@@ -79,6 +81,11 @@
  * broadcast, in place, parameters from tn_crt_qadd_params and drawn
  * across their ranges), and qadd_mve those the MVE form of the ADD ran
  * (arm_mve/add_s8_mve.h: qadd_mve_case), marked " qadd-mve";
+ * qadd, the int8 ADD cases (after those, KC_QADD of them: runs and
+ * broadcasts, in place or not, through tn_crt_call_qadd_s8 with the
+ * scratch a Cortex-M plan gives it, against TFLite's formula), and qadd_dsp
+ * those the DSP form of its table loop takes (arm_dsp/add_s8_dsp.h),
+ * marked " qadd-dsp" at the end;
  * exit
  * code 0 when every output matched, 1 otherwise. KC_CASES and KC_SEED
  * (compile-time) set the number of cases and the seed. Built and run by
@@ -89,6 +96,7 @@
 
 #include "measure.h"
 #include "semihost.h"
+#include "tvmnode/crt/calls.h"
 #include "tvmnode/crt/kernels.h"
 
 #ifndef KC_CASES
@@ -105,6 +113,9 @@
 #endif
 #ifndef KC_QADD_MVE
 #define KC_QADD_MVE (KC_CASES / 4)
+#endif
+#ifndef KC_QADD
+#define KC_QADD (KC_CASES / 8)
 #endif
 
 enum {
@@ -1313,6 +1324,129 @@ static void check_qadd_mve(int32_t index) {
   }
 }
 
+/* The int8 ADD through its call, with the scratch a Cortex-M plan gives
+ * it (the M4's table form) */
+static int32_t n_qadd; /* ADD cases */
+/* of those, the cases the Cortex-M DSP form of its table loop takes
+ * (quant.c: add_lut_tables, arm_dsp/add_s8_dsp.h: dsp_add_lut4) */
+static int32_t n_qadd_dsp;
+
+/* Whether the DSP table loop takes an ADD given scratch bytes of scratch
+ * (tn_crt_qadd_s8_scratch_size_isa's, which says whether the table form
+ * applies): a contiguous last dim of four or more on both sides, and on
+ * a core with MVE, parameters the MVE form does not take (quant.c
+ * prefers it). */
+static int qadd_dsp_case(const TnCrtQBinary *q, const TnCrtBroadcast *b,
+                         size_t scratch) {
+#if defined(__ARM_FEATURE_DSP)
+  const int32_t last = b->ndim - 1;
+  const int run = b->lhs_strides[last] == 1 && b->rhs_strides[last] == 1;
+  return scratch > 0 && run && b->dims[last] >= 4 &&
+         !(run && qadd_mve_case(q, 1, 1));
+#else
+  (void)q, (void)b, (void)scratch;
+  return 0;
+#endif
+}
+
+/* A power of two 2^k, k in [lo, hi] (as a double, exactly). */
+static double pow2(int32_t lo, int32_t hi) {
+  double v = 1.0;
+  int32_t k = between(lo, hi);
+  for (; k > 0; k--) v *= 2.0;
+  for (; k < 0; k++) v *= 0.5;
+  return v;
+}
+
+/* An ADD case: TFLite's parameters from random scales within a factor of
+ * 4 (a residual network's), or now and then multipliers and shifts drawn
+ * at random (which the table form may leave to the other loop); a run
+ * of up to MAX_OUT elements, or a broadcast of a row or a column, out of
+ * place or in place (into the lhs, as a planner lays a residual ADD). */
+static void check_qadd(int32_t index) {
+  TnCrtQBinary q;
+  const int model = chance(85);
+  if (model) {
+    const double sl = (1.0 + between(0, 1000) / 1000.0) * pow2(-9, -3);
+    const double sr = sl * (1.0 + between(0, 1000) / 1000.0) * pow2(-2, 1);
+    const double so = (sl > sr ? sl : sr) * (1.0 + between(0, 1000) / 1000.0) *
+                      pow2(-1, 1);
+    if (tn_crt_qadd_params(sl, between(-128, 127), sr, between(-128, 127), so,
+                           between(-128, 127), &q) != TN_CRT_OK) {
+      kv("case ", index), fw_str(" qadd params refused"), fw_endl();
+      failures++;
+      return;
+    }
+  } else {
+    q.lhs_offset = between(-127, 128), q.rhs_offset = between(-127, 128);
+    q.output_offset = between(-128, 127);
+    q.left_shift = chance(70) ? 20 : between(0, 22);
+    q.lhs_multiplier = between(1 << 30, INT32_MAX), q.lhs_shift = between(-31, 0);
+    q.rhs_multiplier = between(1 << 30, INT32_MAX), q.rhs_shift = between(-31, 0);
+    q.output_multiplier = between(0, INT32_MAX), q.output_shift = between(-31, 0);
+  }
+  q.act_min = chance(70) ? -128 : between(-128, 0);
+  q.act_max = chance(70) ? 127 : between(q.act_min, 127);
+  TnCrtBroadcast b;
+  memset(&b, 0, sizeof b);
+  const int shape = (int)(rnd() % 4u);
+  int32_t ln, rn, on;
+  if (shape < 2) { /* one run */
+    b.ndim = 1, b.dims[0] = chance(20) ? between(1, 300) : between(256, MAX_OUT);
+    b.lhs_strides[0] = b.rhs_strides[0] = 1;
+    ln = rn = on = b.dims[0];
+  } else { /* rows x cols, rhs broadcast as a row (2) or a column (3) */
+    b.ndim = 2, b.dims[0] = between(1, 40), b.dims[1] = between(1, 64);
+    while (b.dims[0] * b.dims[1] > MAX_OUT) b.dims[0] /= 2;
+    b.lhs_strides[0] = b.dims[1], b.lhs_strides[1] = 1;
+    b.rhs_strides[0] = shape == 2 ? 0 : 1, b.rhs_strides[1] = shape == 2;
+    on = ln = b.dims[0] * b.dims[1];
+    rn = shape == 2 ? b.dims[1] : b.dims[0];
+  }
+  const int inplace = chance(30);
+  fill(in_buf, ln);
+  fill(w_buf, rn);
+  const uint64_t t0 = fw_ticks();
+  for (int32_t i = 0; i < on; i++) {
+    const int32_t row = b.ndim == 1 ? 0 : i / b.dims[1];
+    const int32_t col = b.ndim == 1 ? i : i % b.dims[1];
+    ref_buf[i] = qadd_ref(&q, in_buf[row * b.lhs_strides[0] + col * b.lhs_strides[b.ndim - 1]],
+                          w_buf[row * b.rhs_strides[0] + col * b.rhs_strides[b.ndim - 1]]);
+  }
+  const uint64_t t1 = fw_ticks();
+  reference_ticks += t1 - t0;
+  /* with the tables' scratch a Cortex-M plan gives the call */
+  const size_t size =
+      tn_crt_qadd_s8_scratch_size_isa(&q, &b, TN_CRT_ISA_ARM_DSP);
+  const int dsp = qadd_dsp_case(&q, &b, size);
+  n_qadd_dsp += dsp;
+  if (model && on >= 256 && size == 0) {
+    kv("case ", index), fw_str(" qadd: no tables for a model's ADD"), fw_endl();
+    failures++;
+  }
+  int8_t *dst = inplace ? in_buf : out_buf;
+  Compare cmp = {0, index, "qadd", &n_qadd};
+  const TnCrtCallQBinary cp = {q, b};
+  const void *ins[2] = {in_buf, w_buf};
+  const TnCrtStatus st =
+      (TnCrtStatus)tn_crt_call_qadd_s8(&cp, ins, dst, scratch, size);
+  compare8(&cmp, t1, st, dst, ref_buf, on);
+  if (cmp.bad) {
+    kv("case ", index);
+    kv(" qadd ndim=", b.ndim), kv(" dims=", b.dims[0]);
+    if (b.ndim > 1) kv("x", b.dims[1]), kv(" rhs_stride0=", b.rhs_strides[0]);
+    kv(" lo=", q.lhs_offset), kv(" ro=", q.rhs_offset);
+    kv(" oo=", q.output_offset), kv(" left=", q.left_shift);
+    kv(" lm=", q.lhs_multiplier), kv(" ls=", q.lhs_shift);
+    kv(" rm=", q.rhs_multiplier), kv(" rs=", q.rhs_shift);
+    kv(" om=", q.output_multiplier), kv(" os=", q.output_shift);
+    kv(" act=", q.act_min), kv("..", q.act_max);
+    if (inplace) fw_str(" in-place");
+    if (dsp) fw_str(" qadd-dsp");
+    fw_endl();
+  }
+}
+
 int main(void) {
   fw_ticks_start();
   for (int32_t i = 0; i < KC_CASES; i++) {
@@ -1329,6 +1463,8 @@ int main(void) {
     check_conv(KC_CASES + KC_DENSE_P4 + i);
   for (int32_t i = 0; i < KC_QADD_MVE; i++)
     check_qadd_mve(KC_CASES + KC_DENSE_P4 + KC_DW_COLUMN + i);
+  for (int32_t i = 0; i < KC_QADD; i++)
+    check_qadd(KC_CASES + KC_DENSE_P4 + KC_DW_COLUMN + i);
   kv("cases ", KC_CASES);
   kv(" conv ", n_conv), kv(" conv_scratch ", n_scratch);
   kv(" conv_less ", n_less);
@@ -1352,6 +1488,7 @@ int main(void) {
   kv(" dense_p4_mve ", n_dense_p4_mve);
   kv(" qadd_mve_checked ", n_qadd_mve_checked);
   kv(" qadd_mve ", n_qadd_mve);
+  kv(" qadd ", n_qadd), kv(" qadd_dsp ", n_qadd_dsp);
   fw_endl();
   fw_str("instructions kernels ");
   fw_u64(fw_instructions(kernel_ticks));

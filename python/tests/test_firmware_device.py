@@ -487,6 +487,11 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
         assert ran["pw_mve_inside"] == 0 and ran["dw_mve_asm"] == 0, ran
         assert ran["dense_p4_mve"] == 0 and ran["dw_any_mve"] == 0, ran
         assert ran["qadd_mve"] == 0, ran
+    # the ADD's cases, and on the cores without MVE its table loop's (on
+    # the M55 the MVE form takes the runs whose parameters it takes)
+    assert ran["qadd"] > 0, ran
+    if not mve:
+        assert ran["qadd_dsp"] > 0, ran
     # given the scratch sized for them, the convolutions take the packed DSP
     # forms (pairs, matrix product), which the calls without scratch cannot
     conv = res["conv_instructions"]
@@ -608,6 +613,15 @@ def test_kernels_match_reference_without_the_other_depthwise_3x3_rows(
     assert bad["exit_code"] == 1 and bad["failures"] > 0 and not bad["ok"]
     described = [m for m in bad["mismatches"] if m.startswith("case ")]
     assert described and all(m.endswith(" dw3") for m in described), described
+
+
+def test_kernels_check_catches_a_broken_add_table_form(tmp_path: Any) -> None:
+    """The check reaches the DSP form of the ADD's table loop
+    (arm_dsp/add_s8_dsp.h) and fails when it is wrong: a copy of the crt
+    whose loop packs its fourth output into the third's byte gives
+    mismatches, and only in the cases the check counts as that form's."""
+    last = "    TN__CRT_BFI8(v, TN__CRT_ADD_OUT(s3), 24);\n"
+    _check_broken_form(tmp_path, "add_s8_dsp.h", last, last.replace("24)", "16)"), "qadd-dsp")
 
 
 def test_kernels_check_catches_a_broken_pointwise_form(tmp_path: Any) -> None:

@@ -734,6 +734,10 @@ int tn__lower_qnn_binary(const TnKernArgs *a, TnKernCall *k,
                              "(%s)", v[0], v[2], v[4], v[1], v[3], v[5],
                              tn_crt_status_doc(st));
   reads(k, 2);
+  /* a Cortex-M DSP plan gives int8 ADD its tables' scratch */
+  if (form == TN_KF_qadd_s8)
+    k->scratch_dsp = k->inplace_scratch_dsp = tn_crt_qadd_s8_scratch_size_isa(
+        &p->q, &p->b, TN_CRT_ISA_ARM_DSP);
   /* each output element is written right after the elements it reads, in
    * order, so it may overwrite an operand that is not broadcast */
   if (numel(a->types[0]) == numel(a->out)) k->inplace = 1;

@@ -27,6 +27,10 @@
 #include "arm_mve/add_s8_mve.h" /* the ADD's MVE form (the M55) */
 #endif
 
+#if TN_CRT_HAVE_ARM_DSP
+#include "arm_dsp/add_s8_dsp.h"
+#endif
+
 /* TFLite's int32 arithmetic on offsets and zero points, whose overflow C++
  * leaves undefined: wrapping, as the hardware does. */
 static int32_t wadd(int32_t a, int32_t b) {
@@ -401,6 +405,117 @@ static void add_run_fast(const TnCrtQBinary *p, int32_t lo, int32_t hi,
   }
 }
 
+/*
+ * ADD through tables. Each operand's term, mbqm_right(((x + offset) <<
+ * left), m, shift), depends on one int8, so it takes one of 256 values:
+ * both tables are built once a call, in the caller's scratch (2 KB, planned
+ * in the pool: tn_crt_qadd_s8_scratch_size_isa), and an element is
+ * two look-ups, a sum and the output's requantization. The tables hold
+ * twice the terms, so that s = 2 (a + b), and then (lut_out):
+ *  - mbqm_right's high multiply of a + b by om >= 0, floor(((a + b) om +
+ *    2^30) / 2^31), is floor((s om + 2^31) / 2^32) = h, and with c added
+ *    to the high word that is SMMLAR's c + h (one instruction on a
+ *    Cortex-M; a 64-bit product elsewhere);
+ *  - the rounding right shift by e >= 1 is floor((h - [h < 0] + 2^(e-1))
+ *    / 2^e) (TFLite's mask-and-threshold: ties away from zero). [h < 0]
+ *    may be read as [s < 0]: h < 0 only if s < 0, and where s < 0 but
+ *    h = 0 both give 0 (2^(e-1) - 1 < 2^e);
+ *  - the output offset o enters as o 2^e inside the floor, exactly, so c
+ *    = 2^(e-1) + o 2^e, and what is left is (c + h - [s < 0]) >> e.
+ * add_lut_tables takes the form only where none of this overflows: |a| +
+ * |b| < 2^30 over the tables (so s fits; then |h| <= (|a| + |b|)) and
+ * (|a| + |b|) + |c| + 1 < 2^31; and e >= 1. The multipliers and shifts
+ * are add_is_fast's. The clamp to int8 and the activation's range is
+ * clamp8's (or SSAT and a byte min/max in arm_dsp/add_s8_dsp.h).
+ */
+typedef struct {
+  TnCrtQBinary q; /* first: the run gets the tables through its p */
+  int32_t *t;     /* 2 a for (uint8_t)x at t[x], 2 b at t[256 + y] */
+  int32_t om, c, e;
+} AddLut;
+enum { ADD_LUT_BYTES = 512 * sizeof(int32_t) };
+
+/* The AVX2 forms run here (x86/quant.c): they take the ADD instead. */
+#if TN_CRT_HAVE_AVX2
+#define add_avx2_here() tn__crt_avx2()
+#else
+#define add_avx2_here() 0
+#endif
+
+/* Below this many elements a call builds no tables: on a Cortex-M4 the
+ * 512 terms cost about 18,000 estimated cycles, what some 250 elements
+ * save (15 cycles an element against add_run_fast's 86). */
+#define ADD_LUT_MIN 256
+
+
+/* Fills t (its t set to 2 KB) for p; 0 where the form does not apply. */
+static int add_lut_tables(const TnCrtQBinary *p, AddLut *t) {
+  if (!add_is_fast(p) || p->output_shift > -1 || p->left_shift < 0 ||
+      p->left_shift > 30)
+    return 0;
+  int64_t big = 0;
+  for (int k = 0; k < 2; k++) {
+    const int32_t off = k ? p->rhs_offset : p->lhs_offset;
+    const int32_t m = k ? p->rhs_multiplier : p->lhs_multiplier;
+    const int32_t sh = k ? p->rhs_shift : p->lhs_shift;
+    /* (the fault hook, for the tests: 1 scales the lhs inputs past their
+     * own, a broken table) */
+    const int32_t bad = k == 0 && tn__crt_qadd_lut_broken() == 1;
+    int64_t most = 0;
+    for (int32_t u = 0; u < 256; u++) {
+      const int32_t x = (int32_t)(int8_t)(uint8_t)u + bad;
+      const int32_t v = mbqm_right(
+          (int32_t)((uint32_t)wadd(x, off) << p->left_shift), m, sh);
+      const int64_t a = v < 0 ? -(int64_t)v : v;
+      most = a > most ? a : most;
+      t->t[k * 256 + u] = v;
+    }
+    big += most;
+  }
+  const int32_t e = -p->output_shift;
+  const int64_t c = ((int64_t)1 << (e - 1)) +
+                    (int64_t)p->output_offset * ((int64_t)1 << e);
+  if (big >= ((int64_t)1 << 30) ||
+      big + (c < 0 ? -c : c) + 1 >= ((int64_t)1 << 31))
+    return 0;
+  for (int32_t i = 0; i < 512; i++) t->t[i] *= 2;
+  t->q = *p;
+  t->om = p->output_multiplier, t->c = (int32_t)c, t->e = e;
+  return 1;
+}
+
+/* (c * 2^32 + s * om + 2^31) / 2^32 floored, less [s < 0], floored by 2^e
+ * (the comment above), before the clamp. */
+static inline int32_t lut_out(int32_t s, int32_t om, int32_t c, int32_t e) {
+#if TN_CRT_HAVE_ARM_DSP
+  const int32_t h = tn__crt_smmlar(s, om, c);
+#else
+  const int64_t v = (int64_t)s * om + (int64_t)c * INT64_C(4294967296) +
+                    INT64_C(2147483648);
+  const int32_t h = (int32_t)(v >= 0 ? v >> 32 : ~(~v >> 32));
+#endif
+  const int32_t d = h - (int32_t)((uint32_t)s >> 31);
+  return d >= 0 ? d >> e : ~(~d >> e);
+}
+
+/* add_run_fast through the tables of p, an AddLut's q. */
+static void add_lut_run(const TnCrtQBinary *p, int32_t lo, int32_t hi,
+                        const int8_t *l, int32_t ls, const int8_t *r,
+                        int32_t rs, int32_t n, int8_t *out) {
+  const AddLut *t = (const AddLut *)(const void *)p;
+  const int32_t om = t->om, c = t->c, e = t->e;
+  int32_t i = 0;
+#if TN_CRT_HAVE_ARM_DSP
+  if (ls == 1 && rs == 1)
+    i = dsp_add_lut4(t->t, om, c, e, lo, hi, l, r, n, out);
+#endif
+  for (; i < n; i++) {
+    const int32_t s =
+        t->t[(uint8_t)l[i * ls]] + t->t[256 + (uint8_t)r[i * rs]];
+    out[i] = clamp8(lut_out(s, om, c, e), lo, hi);
+  }
+}
+
 static void mul_run(const TnCrtQBinary *p, int32_t lo, int32_t hi,
                     const int8_t *l, int32_t ls, const int8_t *r, int32_t rs,
                     int32_t n, int8_t *out) {
@@ -558,7 +673,48 @@ TN_CRT_CALL(requantize_s8_s8, TnCrtCallRequant) {
   return tn_crt_requantize_s8_s8(&p->r, p->outer, p->channels, p->inner,
                                  in[0], out);
 }
+/* The elements of b's output; 0 for a broadcast broadcast_run refuses. */
+static int64_t add_elements(const TnCrtBroadcast *b) {
+  if (b->ndim < 1 || b->ndim > TN_CRT_MAX_DIMS) return 0;
+  int64_t n = 1;
+  for (int32_t d = 0; d < b->ndim; d++) n *= b->dims[d] > 0 ? b->dims[d] : 0;
+  return n;
+}
+
+size_t tn_crt_qadd_s8_scratch_size_isa(const TnCrtQBinary *p,
+                                       const TnCrtBroadcast *b, int32_t isa) {
+  if (p == NULL || b == NULL || isa != TN_CRT_ISA_ARM_DSP ||
+      add_elements(b) < ADD_LUT_MIN)
+    return 0;
+  int32_t t[512];
+  AddLut lut;
+  lut.t = t;
+  return add_lut_tables(p, &lut) ? ADD_LUT_BYTES : 0;
+}
+
 TN_CRT_CALL(qadd_s8, TnCrtCallQBinary) {
+  /* the tables, given their scratch (where the AVX2 forms are not taken:
+   * those have their own), for calls long enough to pay for them */
+  int lut = scratch != NULL && scratch_size >= ADD_LUT_BYTES &&
+            ((uintptr_t)scratch & 3) == 0 && !add_avx2_here() &&
+            add_elements(&p->b) >= ADD_LUT_MIN;
+#if TN_CRT_HAVE_ARM_MVE
+  /* on a core with MVE, its form where it takes the call (contiguous runs
+   * whose parameters it takes): fewer instructions an element */
+  if (lut && add_is_fast(&p->q) &&
+      p->b.lhs_strides[p->b.ndim - 1] == 1 &&
+      p->b.rhs_strides[p->b.ndim - 1] == 1) {
+    MveAddIn a, b;
+    int ha, hb;
+    lut = !mve_qadd_params(&p->q, &a, &ha, &b, &hb);
+  }
+#endif
+  if (lut) {
+    AddLut t;
+    t.t = (int32_t *)scratch;
+    if (add_lut_tables(&p->q, &t))
+      return broadcast_run(&t.q, &p->b, in[0], in[1], out, add_lut_run);
+  }
   return tn_crt_qadd_s8(&p->q, &p->b, in[0], in[1], out);
 }
 TN_CRT_CALL(qmul_s8, TnCrtCallQBinary) {

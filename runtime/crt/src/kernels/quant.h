@@ -1,6 +1,7 @@
 /*
  * quant.h: what the int8 elementwise kernels (quant.c, portable C) share
- * with their ISA form, x86/quant.c (AVX2): the entry of the AVX2 ADD.
+ * with their ISA form, x86/quant.c (AVX2): the entry of the AVX2 ADD; and
+ * the table form's fault hook.
  * Private to runtime/crt.
  */
 #ifndef TVMNODE_CRT_QUANT_H_
@@ -31,6 +32,18 @@ void tn__crt_qadd_table_fault(int how);
  * portable min(max(x, lo), hi)); returns how many it did. */
 int32_t tn__crt_clip_s8_avx2(int32_t n, const int8_t *in, int8_t lo,
                              int8_t hi, int8_t *out);
+#endif
+
+/* Breaks quant.c's table form of the ADD (add_lut_run) on purpose for the
+ * host's tests: 1 builds the lhs table from the wrong inputs; 0 (the
+ * default) is the true form. The hook lives in x86/quant.c, so that a
+ * device's crt has no state (its DSP loop's broken copy is
+ * test_firmware_device.py's). */
+#if TN_CRT_HAVE_AVX2
+void tn__crt_qadd_lut_fault(int how);
+int tn__crt_qadd_lut_broken(void);
+#else
+#define tn__crt_qadd_lut_broken() 0
 #endif
 
 #endif /* TVMNODE_CRT_QUANT_H_ */

@@ -438,6 +438,7 @@ TN_CRT_STRUCT(TnCrtCallQLinearPoolOrt);
   X("src/kernels/quant.c", "src/kernels/quant.h")                            \
   X("src/kernels/quant.c", "src/kernels/x86/quant.c")                        \
   X("src/kernels/quant.c", "src/kernels/arm_mve/add_s8_mve.h")            \
+  X("src/kernels/quant.c", "src/kernels/arm_dsp/add_s8_dsp.h")              \
   X("src/kernels/math.c", "src/kernels/binary_walk.h")                       \
   X("src/kernels/qelementwise.c", "src/kernels/binary_walk.h")                \
   X("src/kernels/normalize.c", "src/kernels/softmax_s8.c")                  \

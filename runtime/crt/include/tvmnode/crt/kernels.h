@@ -774,6 +774,13 @@ TnCrtStatus tn_crt_qmul_params(double lhs_scale, int32_t lhs_zp,
                                TnCrtQBinary *out);
 TnCrtStatus tn_crt_qadd_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
                            const int8_t *lhs, const int8_t *rhs, int8_t *out);
+/* The scratch tn_crt_call_qadd_s8 takes for isa (TN_CRT_ISA_ARM_DSP: 2 KB,
+ * two tables of each operand's 256 scaled inputs, for calls of 256
+ * elements and more whose parameters the table form takes; 0 otherwise).
+ * Given it, the call computes the same integers faster; given less, it
+ * runs as tn_crt_qadd_s8. */
+size_t tn_crt_qadd_s8_scratch_size_isa(const TnCrtQBinary *p,
+                                       const TnCrtBroadcast *b, int32_t isa);
 TnCrtStatus tn_crt_qmul_s8(const TnCrtQBinary *p, const TnCrtBroadcast *b,
                            const int8_t *lhs, const int8_t *rhs, int8_t *out);
 

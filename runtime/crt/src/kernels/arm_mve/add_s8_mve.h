@@ -121,6 +121,17 @@ static int mve_add_in(int32_t off, int32_t m, int32_t sh, int32_t left,
   return *half || sh <= -1;
 }
 
+/* Whether this form takes p (the output shifted right, each operand's
+ * term a half or shifted right), with each operand's MveAddIn. */
+static int mve_qadd_params(const TnCrtQBinary *p, MveAddIn *a, int *ha,
+                           MveAddIn *b, int *hb) {
+  return p->output_shift <= -1 &&
+         mve_add_in(p->lhs_offset, p->lhs_multiplier, p->lhs_shift,
+                    p->left_shift, a, ha) &&
+         mve_add_in(p->rhs_offset, p->rhs_multiplier, p->rhs_shift,
+                    p->left_shift, b, hb);
+}
+
 /* The ADD of the contiguous runs l and r into out (either may be out),
  * n elements, for parameters that pass quant.c's add_is_fast (multipliers
  * >= 0, shifts in [-31, 0], left shift in [0, 30]); returns n, or 0 when
@@ -134,12 +145,7 @@ static __attribute__((noinline)) int32_t mve_qadd(
   const MveAddIn o = {p->output_offset, p->output_multiplier,
                       p->output_shift};
   int ha, hb;
-  if (o.sh > -1 ||
-      !mve_add_in(p->lhs_offset, p->lhs_multiplier, p->lhs_shift, left, &a,
-                  &ha) ||
-      !mve_add_in(p->rhs_offset, p->rhs_multiplier, p->rhs_shift, left, &b,
-                  &hb))
-    return 0;
+  if (!mve_qadd_params(p, &a, &ha, &b, &hb)) return 0;
   /* the sum commutes: a half term (if one) on the right */
   if (ha && !hb) {
     const MveAddIn t = a;

@@ -214,6 +214,14 @@ void tn__crt_qadd_table_fault(int how) {
   __atomic_store_n(&qadd_table_fault, how, __ATOMIC_RELAXED);
 }
 
+static int qadd_lut_fault; /* tn__crt_qadd_lut_fault (quant.c's form) */
+void tn__crt_qadd_lut_fault(int how) {
+  __atomic_store_n(&qadd_lut_fault, how, __ATOMIC_RELAXED);
+}
+int tn__crt_qadd_lut_broken(void) {
+  return __atomic_load_n(&qadd_lut_fault, __ATOMIC_RELAXED);
+}
+
 /* Below this many elements the tables cost more than they save. */
 #define TABLE_MIN 512
 
