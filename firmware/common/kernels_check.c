@@ -1443,6 +1443,10 @@ static void check_qadd(int32_t index) {
     kv(" act=", q.act_min), kv("..", q.act_max);
     if (inplace) fw_str(" in-place");
     if (dsp) fw_str(" qadd-dsp");
+    /* the MVE form's runs (quant.c prefers it to the tables) */
+    if (qadd_mve_case(&q, b.lhs_strides[b.ndim - 1],
+                      b.rhs_strides[b.ndim - 1]))
+      fw_str(" qadd-mve");
     fw_endl();
   }
 }
