@@ -213,7 +213,10 @@ def compiled_for_base(path: Path, name: str, pack: str = "none") -> codegen.Arch
     codegen.PACK_WINDOW_WEIGHTS empty); a field left 0 is not written, so
     the generated C compiles against the base's headers."""
     saved = (codegen.PACK_DENSE_WEIGHTS, codegen.PACK_CONV_WEIGHTS,
-             codegen.PACK_WINDOW_WEIGHTS)
+             codegen.PACK_WINDOW_WEIGHTS, codegen.PARALLEL_TARGETS)
+    # nor calls through the crt's parallel hook (one thread is timed, and
+    # the hook costs nothing there; a base without it could not compile them)
+    codegen.PARALLEL_TARGETS = ()
     codegen.PACK_WINDOW_WEIGHTS = ()
     if pack != "1x1":
         codegen.PACK_CONV_WEIGHTS = ()
@@ -223,7 +226,7 @@ def compiled_for_base(path: Path, name: str, pack: str = "none") -> codegen.Arch
         return codegen.compile(frontend.load_model(str(path)), name=name)
     finally:
         (codegen.PACK_DENSE_WEIGHTS, codegen.PACK_CONV_WEIGHTS,
-         codegen.PACK_WINDOW_WEIGHTS) = saved
+         codegen.PACK_WINDOW_WEIGHTS, codegen.PARALLEL_TARGETS) = saved
 
 
 def peers(path: Path, x: np.ndarray, ours: np.ndarray, use_ort: bool
