@@ -1390,23 +1390,40 @@ static TnCrtStatus kxk_unpacked(const TnCrtConv2d *p, const TnCrtQuant *q,
   int32_t *const b = (int32_t *)(((uintptr_t)scratch + 3) & ~(uintptr_t)3);
   int8_t *const wu = (int8_t *)(b + rem);
   const uint32_t m = (uint32_t)q->input_offset - 128u;
-  for (int32_t j = 0; j < rem; j++) {
-    /* tn_crt_dense_s8_pack: channel o's block of len at n0 * K, inputs
-     * in groups of four, a group's len rows of kb bytes */
-    const int32_t o = co0 + j, n0 = o / 16 * 16;
+  /* tn_crt_dense_s8_pack: a block of len channels from n0 at n0 * K, its
+   * inputs in groups of four, a group's len rows of kb bytes; read in
+   * that order (each block's bytes once, in sequence), written as HWIO
+   * rows of the block's channels, the weights' sums kept in b */
+  for (int32_t j = 0; j < rem; j++) b[j] = 0;
+  for (int32_t n0 = co0 / 16 * 16; n0 < nn; n0 += 16) {
     const int32_t len = nn - n0 < 16 ? nn - n0 : 16;
+    const int32_t o0 = n0 > co0 ? n0 : co0; /* the block's first channel kept */
     const int8_t *const wb = w + (ptrdiff_t)n0 * kk;
-    uint32_t sum = 0;
-    for (int32_t k0 = 0; k0 < kk; k0 += 4) {
+    int32_t k_done = 0;
+#if TN_CRT_HAVE_AVX2
+    if (len == 16 && o0 == n0 && tn__crt_avx2()) {
+      tn__crt_conv_unpack16(wb, kk, wu + (n0 - co0), rem, b + (n0 - co0));
+      k_done = kk / 4 * 4;
+    }
+#endif
+    for (int32_t k0 = k_done; k0 < kk; k0 += 4) {
       const int32_t kb = kk - k0 < 4 ? kk - k0 : 4;
-      for (int32_t t = 0; t < kb; t++) {
-        const int8_t v = wb[(ptrdiff_t)k0 * len + (o - n0) * kb + t];
-        wu[(ptrdiff_t)(k0 + t) * rem + j] = v; /* HWIO */
-        sum += (uint32_t)v;
+      const int8_t *const grp = wb + (ptrdiff_t)k0 * len;
+      for (int32_t o = o0; o < n0 + len; o++) {
+        const int32_t j = o - co0;
+        int32_t s = 0;
+        for (int32_t t = 0; t < kb; t++) {
+          const int8_t v = grp[(o - n0) * kb + t];
+          wu[(ptrdiff_t)(k0 + t) * rem + j] = v; /* HWIO */
+          s += v;
+        }
+        b[j] += s;
       }
     }
-    b[j] = (int32_t)((bias ? (uint32_t)bias[o] : 0u) - m * sum);
   }
+  for (int32_t j = 0; j < rem; j++)
+    b[j] = (int32_t)((bias ? (uint32_t)bias[co0 + j] : 0u) -
+                     m * (uint32_t)b[j]);
   /* HWIO: the output channels contiguous, as BCAST's forms read them */
   TnCrtConv2d g = *p;
   g.out_c = rem;

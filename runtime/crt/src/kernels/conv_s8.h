@@ -254,6 +254,11 @@ void tn__crt_conv_avx2_pixels(AvxBcast *k, const Conv *c, const int8_t *x,
 void tn__crt_conv_vnni_row(const AvxBcast *k, const ptrdiff_t *xo, int pre,
                            const int8_t *x, ptrdiff_t xp, int32_t npx,
                            const Requant *rq, int8_t *out, ptrdiff_t os);
+/* A whole block of 16 channels of tn_crt_dense_s8_pack's layout as HWIO
+ * rows (input k at wu + k * ws), the groups of four inputs, each
+ * channel's weight sum added to sums[0..15]; only where tn__crt_avx2(). */
+void tn__crt_conv_unpack16(const int8_t *wb, int32_t kk, int8_t *wu,
+                           ptrdiff_t ws, int32_t *sums);
 /* dst[i] = src[i] ^ 0x80 for i < n (the VNNI forms' copies of their
  * input: vpdpbusd's unsigned operand), 64 bytes at a time; only where
  * tn__crt_avx512vnni(). */

@@ -451,6 +451,47 @@ void tn__crt_conv_requant_block_sse2(Requant *restrict rq, const int32_t *mk,
 
 #define AVX2 __attribute__((target("avx2")))
 
+/* A whole block of 16 channels in tn_crt_dense_s8_pack's layout (wb, kk
+ * inputs: a group of four inputs is 16 channels by 4 bytes) as rows of
+ * HWIO: input k's 16 channels at wu + k * ws, for the groups of four
+ * (kk / 4 of them; the caller does a shorter last group), and each
+ * channel's weight sum over them added to sums[0..15]. A group's four
+ * registers of four channels are regrouped by input (vpshufb) and
+ * transposed as 4x4 dwords; the sums are vpmaddubsw by ones (pairs), then
+ * vpmaddwd by ones (the four). */
+AVX2 void tn__crt_conv_unpack16(const int8_t *wb, int32_t kk, int8_t *wu,
+                                ptrdiff_t ws, int32_t *sums) {
+  const __m128i by_k = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10,
+                                     14, 3, 7, 11, 15);
+  const __m128i one8 = _mm_set1_epi8(1), one16 = _mm_set1_epi16(1);
+  __m128i s[4], a[4], b[4];
+  for (int i = 0; i < 4; i++) s[i] = _mm_setzero_si128();
+  for (int32_t k0 = 0; k0 + 4 <= kk; k0 += 4) {
+    const int8_t *g = wb + (ptrdiff_t)k0 * 16;
+    for (int i = 0; i < 4; i++) {
+      a[i] = _mm_loadu_si128((const __m128i *)(const void *)(g + 16 * i));
+      s[i] = _mm_add_epi32(
+          s[i], _mm_madd_epi16(_mm_maddubs_epi16(one8, a[i]), one16));
+      b[i] = _mm_shuffle_epi8(a[i], by_k); /* dword t: input k0 + t */
+    }
+    const __m128i t0 = _mm_unpacklo_epi32(b[0], b[1]);
+    const __m128i t1 = _mm_unpacklo_epi32(b[2], b[3]);
+    const __m128i t2 = _mm_unpackhi_epi32(b[0], b[1]);
+    const __m128i t3 = _mm_unpackhi_epi32(b[2], b[3]);
+    int8_t *r = wu + (ptrdiff_t)k0 * ws;
+    _mm_storeu_si128((__m128i *)(void *)r, _mm_unpacklo_epi64(t0, t1));
+    _mm_storeu_si128((__m128i *)(void *)(r + ws), _mm_unpackhi_epi64(t0, t1));
+    _mm_storeu_si128((__m128i *)(void *)(r + 2 * ws),
+                     _mm_unpacklo_epi64(t2, t3));
+    _mm_storeu_si128((__m128i *)(void *)(r + 3 * ws),
+                     _mm_unpackhi_epi64(t2, t3));
+  }
+  for (int i = 0; i < 4; i++) {
+    __m128i *sp = (__m128i *)(void *)(sums + 4 * i);
+    _mm_storeu_si128(sp, _mm_add_epi32(_mm_loadu_si128(sp), s[i]));
+  }
+}
+
 /* The block's weights as AvxBcast describes them, into out: per pair of
  * a row's inputs, the 8 * u channels of both interleaved (vpunpck[lh]bw)
  * and widened (vpmovsxbw). */
