@@ -9,7 +9,9 @@ not read; with --base-pack dense, with it for the dense layers alone, for
 a base whose kernels read the packed dense layout but not the packed 1x1
 convolution; with --base-pack 1x1, with it for the dense and 1x1 layers
 but not the larger windows; with --base-pack all, the new archive
-itself, for a base that reads them all.)
+itself, for a base that reads them all. --pack-windows compiles the new
+archive with codegen.PACK_WINDOW_WEIGHTS holding "host", the opt-in
+packing of the larger windows.)
 
 For each int8 model of ../shared/models (or --models DIR; --only NAME to
 pick some), and VWW and the large ResNet of mlcommons/tiny (not bundled:
@@ -251,7 +253,13 @@ def bench_model(path: Path, args: argparse.Namespace, workdir: str) -> Dict[str,
     from ai_edge_litert import interpreter as litert
 
     name = path.stem.lower()
-    arch = codegen.compile(frontend.load_model(str(path)), name=name)
+    saved = codegen.PACK_WINDOW_WEIGHTS
+    if args.pack_windows:
+        codegen.PACK_WINDOW_WEIGHTS = ("host",)
+    try:
+        arch = codegen.compile(frontend.load_model(str(path)), name=name)
+    finally:
+        codegen.PACK_WINDOW_WEIGHTS = saved
     x = make_input(arch.info["inputs"][0])
     is_float = x.dtype == np.float32
     arena = None if is_float else tflm_arena(path, x)
@@ -389,6 +397,9 @@ def main() -> None:
                          "PackDenseWeights), the dense layers' (before the 1x1 "
                          "convolutions' were), the dense and 1x1 layers' (before "
                          "the larger windows' were), or all (as this tree packs them)")
+    ap.add_argument("--pack-windows", action="store_true",
+                    help="the new archive with its larger windows' weights packed too "
+                         "(codegen.PACK_WINDOW_WEIGHTS: the opt-in for AVX-512 VNNI hosts)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=0.3)
     ap.add_argument("--keep", default=None, help="build in this directory and keep it")

@@ -96,7 +96,8 @@ def test_a_larger_window_is_packed_and_gives_the_same_outputs(
     want = (b.astype(np.int64) + (-zx - 128) * m.astype(np.int64).sum(1) + 2**31) \
         % 2**32 - 2**31
     np.testing.assert_array_equal(_bias_of(out), want.astype("int32"))
-    host = codegen.compile(mod, name="m")
+    with _windows_packed():
+        host = codegen.compile(mod, name="m")
     assert _packed_count(host.module) == (1, 1)
     for x in _inputs(shape):
         want_x = _exec(mod, x)
@@ -205,14 +206,19 @@ def test_a_weight_layout_it_cannot_take_is_a_type_error(case: str, match: str) -
 
 
 @contextlib.contextmanager
-def _no_target(name: str) -> Iterator[None]:
-    """codegen's target tuple `name` empty for the duration."""
+def _no_target(name: str, targets: Tuple[str, ...] = ()) -> Iterator[None]:
+    """codegen's target tuple `name` empty (or `targets`) for the duration."""
     saved = getattr(codegen, name)
-    setattr(codegen, name, ())
+    setattr(codegen, name, targets)
     try:
         yield
     finally:
         setattr(codegen, name, saved)
+
+
+def _windows_packed() -> Any:
+    """codegen.PACK_WINDOW_WEIGHTS holding "host" (opt-in) for the duration."""
+    return _no_target("PACK_WINDOW_WEIGHTS", ("host",))
 
 
 def _packed_count(mod: ir.IRModule) -> Tuple[int, int]:
@@ -228,7 +234,8 @@ def test_every_bundled_int8_model_keeps_its_outputs_on_every_target(fname: str) 
     out = _pack(mod)
     packed, total = _packed_count(out)
     shape = tuple(int(d) for d in mod["main"].params[0].checked_type.shape)
-    host = codegen.compile(mod, name="m")
+    with _windows_packed():
+        host = codegen.compile(mod, name="m")
     dev = codegen.compile(mod, name="m", target="cortex-m")
     wasm = codegen.compile(mod, name="m", target="wasm32")
     assert _packed_count(host.module)[0] == packed
@@ -269,15 +276,15 @@ def test_the_option_conv_0_packs_the_dense_layers_alone() -> None:
 
 def test_the_option_conv_1_packs_the_1x1_layers_alone() -> None:
     """PackDenseWeights.conv = 1 (codegen.PACK_WINDOW_WEIGHTS without the
-    target): for a runtime whose kernels read a packed 1x1 layer but not a
+    target, the default): for a runtime whose kernels read a packed 1x1 layer but not a
     packed larger window; the same outputs either way."""
     mod, shape, _ = _layer("conv", k=3, cin=16, cout=32, padding=[1, 1, 1, 1], zx=7)
     with transform.PassContext(config={"PackDenseWeights.conv": 1}):
         assert _packed_count(_pack(mod)) == (0, 1)
     assert _packed_count(_pack(mod)) == (1, 1)
-    with _no_target("PACK_WINDOW_WEIGHTS"):
-        host1 = codegen.compile(mod, name="m")
-    host = codegen.compile(mod, name="m")
+    host1 = codegen.compile(mod, name="m")  # the default: 1x1 layers alone
+    with _windows_packed():
+        host = codegen.compile(mod, name="m")
     assert _packed_count(host1.module) == (0, 1) and _packed_count(host.module) == (1, 1)
     for x in _inputs(shape, 2):
         want = _exec(mod, x)

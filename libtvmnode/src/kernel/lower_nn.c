@@ -1153,8 +1153,11 @@ int tn__kernel_lower_fused(const TnObject *body, TnKernCall *k,
     k->macs = dense_macs(&pd->d);
   } else {
     if (conv_geom(&a, d, w, acc, &pc->g, &pc->packed)) return -1;
-    k->scratch = pc->packed ? tn_crt_conv2d_s8_packed_scratch_size(&pc->g)
-                            : tn_crt_conv2d_s8_scratch_size(&pc->g);
+    /* a packed larger window: its unpacking below AVX-512 VNNI (a packed
+     * 1x1 layer out of place needs none; in place, its own below) */
+    k->scratch = pc->packed && (pc->g.k_h != 1 || pc->g.k_w != 1)
+                     ? tn_crt_conv2d_s8_packed_scratch_size(&pc->g)
+                     : tn_crt_conv2d_s8_scratch_size(&pc->g);
     k->scratch_dsp =
         tn_crt_conv2d_s8_scratch_size_isa(&pc->g, qp, TN_CRT_ISA_ARM_DSP, 0);
     k->nless = tn_crt_conv2d_s8_scratch_less_isa(
