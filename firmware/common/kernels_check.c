@@ -1341,8 +1341,7 @@ static int qadd_dsp_case(const TnCrtQBinary *q, const TnCrtBroadcast *b,
 #if defined(__ARM_FEATURE_DSP)
   const int32_t last = b->ndim - 1;
   const int run = b->lhs_strides[last] == 1 && b->rhs_strides[last] == 1;
-  return scratch > 0 && run && b->dims[last] >= 4 &&
-         !(run && qadd_mve_case(q, 1, 1));
+  return scratch > 0 && run && b->dims[last] >= 4 && !qadd_mve_case(q, 1, 1);
 #else
   (void)q, (void)b, (void)scratch;
   return 0;

@@ -703,11 +703,8 @@ TN_CRT_CALL(qadd_s8, TnCrtCallQBinary) {
    * whose parameters it takes): fewer instructions an element */
   if (lut && add_is_fast(&p->q) &&
       p->b.lhs_strides[p->b.ndim - 1] == 1 &&
-      p->b.rhs_strides[p->b.ndim - 1] == 1) {
-    MveAddIn a, b;
-    int ha, hb;
-    lut = !mve_qadd_params(&p->q, &a, &ha, &b, &hb);
-  }
+      p->b.rhs_strides[p->b.ndim - 1] == 1)
+    lut = !mve_qadd_takes(&p->q);
 #endif
   if (lut) {
     AddLut t;

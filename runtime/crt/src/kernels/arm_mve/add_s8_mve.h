@@ -132,6 +132,13 @@ static int mve_qadd_params(const TnCrtQBinary *p, MveAddIn *a, int *ha,
                     p->left_shift, b, hb);
 }
 
+/* Whether mve_qadd takes p (quant.c prefers it to the table form). */
+static inline int mve_qadd_takes(const TnCrtQBinary *p) {
+  MveAddIn a, b;
+  int ha, hb;
+  return mve_qadd_params(p, &a, &ha, &b, &hb);
+}
+
 /* The ADD of the contiguous runs l and r into out (either may be out),
  * n elements, for parameters that pass quant.c's add_is_fast (multipliers
  * >= 0, shifts in [-31, 0], left shift in [0, 30]); returns n, or 0 when
