@@ -191,13 +191,20 @@ fn runs_conv_and_dense_before_and_after_fusion() {
     assert!(fused.stats().unwrap().steps < stats.steps);
 }
 
-#[test]
-fn threads_give_the_one_thread_outputs() {
-    let _leaks = common::leak_check();
+/// A 3x3 convolution of 138,240 MACs (large enough to be cut over
+/// threads) and its two inputs.
+fn conv_case() -> (Module, Vec<f32>, Vec<f32>) {
     let text = "def @main(%x: Tensor[(1, 12, 10, 8), float32], %w: Tensor[(3, 3, 8, 16), float32]) {\n\
                   nn.conv2d(%x, %w, padding=[1, 1], data_layout=\"NHWC\", kernel_layout=\"HWIO\")\n}\n";
     let m = Module::parse(text).unwrap();
     let (x, w) = (values(12 * 10 * 8, 11), values(3 * 3 * 8 * 16, 12));
+    (m, x, w)
+}
+
+#[test]
+fn threads_give_the_one_thread_outputs() {
+    let _leaks = common::leak_check();
+    let (m, x, w) = conv_case();
     let one = Executor::new(&m).unwrap();
     let want = one.run_slices(&[&x, &w]).unwrap();
     close(&want[0], &conv_ref(&x, &w, (12, 10, 8, 16)), 1e-4);
@@ -225,10 +232,7 @@ fn threads_give_the_one_thread_outputs() {
 #[test]
 fn threads_set_while_other_threads_run() {
     let _leaks = common::leak_check();
-    let text = "def @main(%x: Tensor[(1, 12, 10, 8), float32], %w: Tensor[(3, 3, 8, 16), float32]) {\n\
-                  nn.conv2d(%x, %w, padding=[1, 1], data_layout=\"NHWC\", kernel_layout=\"HWIO\")\n}\n";
-    let m = Module::parse(text).unwrap();
-    let (x, w) = (values(12 * 10 * 8, 11), values(3 * 3 * 8 * 16, 12));
+    let (m, x, w) = conv_case();
     let ex = Arc::new(Executor::new(&m).unwrap());
     let want = ex.run_slices(&[&x, &w]).unwrap().remove(0);
     let runners: Vec<_> = (0..2)
