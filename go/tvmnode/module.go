@@ -46,6 +46,9 @@ static inline TngoStatus tngo_module_set_input(uintptr_t m, int32_t i, uintptr_t
 static inline TngoStatus tngo_module_set_workspace(uintptr_t m, int32_t i, uintptr_t t) {
   return tngo_status(tn_module_set_workspace_tensor((TnObject *)m, i, (TnObject *)t));
 }
+static inline TngoStatus tngo_module_set_threads(uintptr_t m, int64_t n) {
+  return tngo_status(tn_module_set_threads((TnObject *)m, n));
+}
 static inline TngoStatus tngo_module_copy_output(uintptr_t m, int32_t i, void *out, size_t n) {
   return tngo_status(tn_module_copy_output((TnObject *)m, i, out, n));
 }
@@ -726,6 +729,58 @@ func (m *Module) SetWorkspace(pool int, t *Tensor) error {
 	m.release()
 	runtime.KeepAlive(t)
 	return m.status(who, &r)
+}
+
+// SetThreads runs the model's large convolutions and dense layers over n
+// threads from now on: the calls its generated code hands to the crt's
+// parallel hook (a host library's layers of at least 65,536
+// multiply-accumulates) are cut into up to n bands of output rows or
+// blocks of output features, run on a pool of n - 1 threads made here,
+// once, and the calling goroutine's thread. 1, the default, is off. The
+// int8 outputs are the same bytes for any n. A library with no such call
+// (or built before threads) starts no thread, and SplitCalls stays 0.
+//
+// Errors: n outside 1..64 is a ValueError naming tn_module_set_threads,
+// the model, the argument, the range and the count received (no ErrShape:
+// no input is wrong), and changes nothing; ErrBusy, ErrClosed.
+func (m *Module) SetThreads(n int) error {
+	const who = "Module.SetThreads"
+	if err := m.acquire(who); err != nil {
+		return err
+	}
+	r := C.tngo_module_set_threads(C.uintptr_t(uintptr(unsafe.Pointer(m.p))), C.int64_t(n))
+	m.release()
+	if r.rc == 0 {
+		return nil
+	}
+	err := raisedError(who, r.err)
+	if err.Kind() == RuntimeError { // in use from another language
+		return m.classify(err)
+	}
+	return err
+}
+
+// Threads is the threads a run takes (1: off; SetThreads). Errors: ErrBusy
+// (another goroutine's call is under way), ErrClosed.
+func (m *Module) Threads() (int, error) {
+	n, err := m.read("Module.Threads", func(p *C.TnObject) int64 { return int64(C.tn_module_threads(p)) })
+	return int(n), err
+}
+
+// SplitCalls is how many calls the last Run ran in parts over the threads
+// (0 at one thread, or before a run). Errors: ErrBusy, ErrClosed.
+func (m *Module) SplitCalls() (int64, error) {
+	return m.read("Module.SplitCalls", func(p *C.TnObject) int64 { return int64(C.tn_module_split_calls(p)) })
+}
+
+// read returns what get reads of the C Module, with the Module held.
+func (m *Module) read(who string, get func(*C.TnObject) int64) (int64, error) {
+	if err := m.acquire(who); err != nil {
+		return 0, err
+	}
+	n := get(m.p)
+	m.release()
+	return n, nil
 }
 
 // Object is the C Module (a tn.Module) as a handle of its own, for

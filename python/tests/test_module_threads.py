@@ -102,3 +102,41 @@ def test_firmware_archives_keep_their_code() -> None:
     arch = codegen.compile(mod, name="kws", target="host")
     assert "src/kernels/split.c" in arch.runtime_sources
     del arch, mod
+
+
+def test_cli_run_takes_a_library_and_its_threads(tmp_path: Any, capsys: Any,
+                                                 monkeypatch: Any, tmp_path_factory: Any) -> None:
+    """`tvmnode run LIB.so --threads n` runs the compiled library as a
+    Module over n threads: the executor's bytes, with the calls cut."""
+    from tvmnode import cli
+
+    b = built("kws_ref_model.tflite", tmp_path_factory, name="kws_ref_model")
+    xs, want = b.cases[0]
+    np.save(tmp_path / "x.npy", xs[0])
+    seen = []
+    close = runtime.Module.close
+
+    def noting_close(m: runtime.Module) -> None:  # what the command's Module did
+        seen.append((m.threads, m.split_calls))
+        close(m)
+
+    monkeypatch.setattr(runtime.Module, "close", noting_close)
+    for threads in (1, 2, 3):
+        y = tmp_path / ("y%d.npy" % threads)
+        assert cli.main(["run", b.so, "--input", str(tmp_path / "x.npy"), "--output", str(y),
+                         "--threads", str(threads), "--repeat", "2"]) == 0
+        out = capsys.readouterr().out
+        # the library's name of the output (a C identifier)
+        assert "identity int8 [1, 12]" in out and "latency      median" in out
+        assert np.load(y).tobytes() == want[0].tobytes(), "%d threads" % threads
+        assert seen[-1][0] == threads and (seen[-1][1] > 0) == (threads > 1), seen
+    assert cli.main(["run", b.so, "--threads", "0"]) == 1
+    err = capsys.readouterr().err
+    assert ("tvmnode run: tn_module_set_threads: model 'kws_ref_model': argument n (threads): "
+            "expected 1 to 64, got 0") in err
+    assert cli.main(["run", b.so, "--name", "other"]) == 1
+    assert "'other'" in capsys.readouterr().err
+    assert cli.main(["run", b.so, "--shape", "x=1,2"]) == 1
+    assert "apply to models, not to the compiled library" in capsys.readouterr().err
+    assert cli.main(["run", model_path("kws_ref_model.tflite"), "--name", "kws"]) == 1
+    assert "picks a model of a compiled library" in capsys.readouterr().err

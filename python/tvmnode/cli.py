@@ -2,7 +2,8 @@
 
     tvmnode import MODEL -o OUT.tn      a model as the text format
     tvmnode info MODEL                  inputs, outputs, operators, MACs, bytes
-    tvmnode run MODEL [--input X.npy]   run it through the host executor
+    tvmnode run MODEL [--input X.npy]   run it through the host executor (a compiled
+                                        LIB.so: as a runtime Module)
     tvmnode compile MODEL -o OUT/       C in the Model Library Format (or OUT.tar);
                                         --shared LIB.so also builds it
     tvmnode build OUT/ -o LIB.so        an exported archive (or .tar) as a shared
@@ -334,21 +335,64 @@ def _host_executor(mod: Any) -> Any:
         [transform.InferType(), transform.PackDenseWeights(), transform.FuseOps()])(mod))
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from . import runtime, transform
+def _is_library(path: str) -> bool:
+    """Whether path is a shared library (an ELF or Mach-O file), which
+    `tvmnode run` opens as a compiled Module rather than importing."""
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError:
+        return False
+    return magic in (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe")
 
+
+def _runner(args: argparse.Namespace) -> Tuple[Any, List[Dict[str, Any]], List[str], Any]:
+    """What `tvmnode run` runs: a compiled library (`tvmnode compile
+    --shared`, `tvmnode build`) as a runtime Module, or a model through the
+    host executor; either over --threads. Returns the callable, the input
+    descriptions, the output names and what closes it (or None)."""
+    from . import runtime
+
+    if _is_library(args.model):
+        if args.shape or args.value:
+            raise ValueError("--shape and --value apply to models, not to the compiled "
+                             "library '%s', whose inputs are fixed" % args.model)
+        m = runtime.load_module(args.model, args.name, threads=args.threads)
+        return m.run, m.inputs, [o["name"] for o in m.outputs], m
+    if args.name is not None:
+        raise ValueError("--name picks a model of a compiled library; '%s' is a model file"
+                         % args.model)
     mod = load(args.model, _shapes(args), _values(args))
     ex = _host_executor(mod)
     if args.threads != 1:
         ex.set_threads(args.threads)
+    from .frontend import model_io
+
+    described = model_io(mod)["outputs"]
+    names = [described[k]["name"] if k < len(described) else o["name"]
+             for k, o in enumerate(ex.outputs)]
+    return ex, ex.inputs, names, None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    run, inputs, names, closing = _runner(args)
+    try:
+        return _run_and_print(args, run, inputs, names)
+    finally:
+        if closing is not None:
+            closing.close()
+
+
+def _run_and_print(args: argparse.Namespace, run: Any, inputs: List[Dict[str, Any]],
+                   names: List[str]) -> int:
     rng = np.random.default_rng(args.seed)
-    if args.input and len(args.input) != len(ex.inputs):
+    if args.input and len(args.input) != len(inputs):
         print("tvmnode run: the model has %d inputs (%s), %d --input given"
-              % (len(ex.inputs), ", ".join(i["name"] for i in ex.inputs), len(args.input)),
+              % (len(inputs), ", ".join(i["name"] for i in inputs), len(args.input)),
               file=sys.stderr)
         return 2
     xs: List[np.ndarray] = []
-    for k, info in enumerate(ex.inputs):
+    for k, info in enumerate(inputs):
         if args.input:
             x = np.load(args.input[k], allow_pickle=False)
             if tuple(x.shape) != tuple(info["shape"]) or str(x.dtype) != info["dtype"]:
@@ -359,18 +403,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         else:
             x = _random_input(info, rng)
         xs.append(x)
-    outs = ex(*xs)
-    outs = list(outs) if isinstance(outs, tuple) else [outs]
+    outs = run(*xs)
+    outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
     times: List[float] = []
     for _ in range(args.repeat):
         t0 = time.perf_counter()
-        ex(*xs)
+        run(*xs)
         times.append(time.perf_counter() - t0)
-    from .frontend import model_io
-
-    described = model_io(mod)["outputs"]
-    for k, (info, y) in enumerate(zip(ex.outputs, outs)):
-        name = described[k]["name"] if k < len(described) else info["name"]
+    for name, y in zip(names, outs):
         print("%s %s %s" % (name, y.dtype, list(y.shape)))
         with np.printoptions(threshold=64, edgeitems=8, precision=6):
             print(y)
@@ -1239,8 +1279,11 @@ def parser() -> argparse.ArgumentParser:
     n.add_argument("model")
     _add_shape_arg(n)
     n.set_defaults(fn=cmd_info)
-    r = sub.add_parser("run", help="run through the host executor")
-    r.add_argument("model")
+    r = sub.add_parser("run", help="run a model through the host executor, or a compiled "
+                       "library (.so) as a runtime Module")
+    r.add_argument("model", help="a model (.tflite, .onnx, a saved module) or a library "
+                   "built by `compile --shared` or `build`")
+    r.add_argument("--name", help="the model to run of a library holding several")
     _add_shape_arg(r)
     r.add_argument("--input", action="append", metavar="FILE.npy",
                    help="one per model input, in order (default: random, --seed)")
@@ -1248,7 +1291,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--repeat", type=int, default=0, help="time this many more runs")
     r.add_argument("--threads", type=int, default=1,
                    help="run the largest convolutions and dense layers over N "
-                   "threads (default 1: off)")
+                   "threads, in the executor or the library's Module (default 1: off)")
     r.add_argument("--output", metavar="FILE.npy", help="save the output(s)")
     r.set_defaults(fn=cmd_run)
     c = sub.add_parser("compile", help="compile to C in the Model Library Format")

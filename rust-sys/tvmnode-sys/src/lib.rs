@@ -293,5 +293,12 @@ mod module {
         /// Hand device `i` (the handle the model's device hooks receive) to
         /// the Module.
         pub fn tn_module_set_device(module: *mut TnObject, i: i32, device: *mut c_void) -> c_int;
+        /// Run the calls the model's code hands to the crt's parallel hook
+        /// over `n` threads (1: off; a ValueError outside 1 to 64).
+        pub fn tn_module_set_threads(module: *mut TnObject, n: i64) -> c_int;
+        /// The threads a run takes (1: off; -1 on error).
+        pub fn tn_module_threads(module: *const TnObject) -> i32;
+        /// The calls the last run ran in parts (-1 on error).
+        pub fn tn_module_split_calls(module: *const TnObject) -> i64;
     }
 }

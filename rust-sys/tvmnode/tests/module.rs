@@ -685,3 +685,122 @@ fn a_streaming_model_keeps_its_state_in_the_module() {
     drop((m, plain));
     assert_eq!(leaks.leaked(), 0);
 }
+
+/// The calls the compiled archive of `b` hands to the crt's parallel hook.
+fn cut_calls(b: &Built) -> u64 {
+    let src = b
+        .lib
+        .with_extension("")
+        .join(format!("codegen/host/src/{}_lib0.c", b.name));
+    let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+    text.matches("tn_crt_call_split(").count() as u64
+}
+
+#[test]
+fn threads_give_the_one_thread_bytes_and_cut_every_handed_call() {
+    let Some((_, leaks)) = start("threads_give_the_one_thread_bytes_and_cut_every_handed_call") else {
+        return;
+    };
+    let b = built("kws_ref_model");
+    let cut = cut_calls(b);
+    assert!(cut > 0, "the host archive hands no call to the parallel hook");
+    let inputs: Vec<Vec<i8>> = (0..3)
+        .map(|seed| model_lib::input_for("int8", &[1, 49, 10, 1], 20 + seed).as_i8())
+        .collect();
+    let mut one = Module::load(&b.lib).unwrap();
+    assert_eq!((one.threads(), one.split_calls()), (1, 0));
+    run_and_compare(&mut one, b);
+    let want: Vec<Vec<i8>> = inputs
+        .iter()
+        .map(|x| {
+            one.run_with(&[x]).unwrap();
+            one.output::<i8>(0).unwrap().to_vec()
+        })
+        .collect();
+    assert_eq!(one.split_calls(), 0);
+    for threads in [2, 3] {
+        let mut m = Module::load(&b.lib).unwrap();
+        m.set_threads(threads).unwrap();
+        assert_eq!(m.threads(), threads as usize);
+        assert_eq!(leaks.leaked(), 2, "threads make no object");
+        for _ in 0..2 {
+            for (x, w) in inputs.iter().zip(&want) {
+                m.run_with(&[x]).unwrap();
+                assert_eq!(m.output::<i8>(0).unwrap(), w.as_slice(), "{threads} threads");
+                assert_eq!(m.split_calls(), cut, "{threads} threads");
+            }
+        }
+        run_and_compare(&mut m, b);
+        m.set_threads(1).unwrap();
+        m.run().unwrap();
+        assert_eq!((m.threads(), m.split_calls()), (1, 0));
+    }
+}
+
+#[test]
+fn bad_thread_counts_are_named_and_change_nothing() {
+    let Some((_, _leaks)) = start("bad_thread_counts_are_named_and_change_nothing") else {
+        return;
+    };
+    let b = built("kws_ref_model");
+    let mut m = Module::load(&b.lib).unwrap();
+    m.set_threads(2).unwrap();
+    for bad in [0, -1, 65, i64::MAX] {
+        let got = format!("got {bad}");
+        let e = expect_err(
+            m.set_threads(bad),
+            ErrorKind::ValueError,
+            &[
+                "tn_module_set_threads",
+                "model 'kws'",
+                "argument n (threads)",
+                "expected 1 to 64",
+                &got,
+            ],
+        );
+        assert!(
+            e.frames().iter().any(|f| f.contains("Rust: Module::set_threads")),
+            "{e:?}"
+        );
+        assert_eq!(m.threads(), 2, "after set_threads({bad})");
+    }
+    m.set_threads(64).unwrap(); // the most: 63 workers, ended by the next call
+    assert_eq!(m.threads(), 64);
+    m.set_threads(1).unwrap();
+}
+
+/// Modules with threads run at once on several threads, each on its own
+/// pool, one of them moved to its thread after its threads were set: every
+/// run gives the one-thread bytes.
+#[test]
+fn modules_with_threads_run_at_once_on_several_threads() {
+    let Some((_, _leaks)) = start("modules_with_threads_run_at_once_on_several_threads") else {
+        return;
+    };
+    let b = built("kws_ref_model");
+    let want = b.expected.as_i8();
+    let x = b.input.as_i8();
+    let handles: Vec<_> = (1..=3)
+        .map(|threads| {
+            let mut m = Module::load(&b.lib).unwrap();
+            m.set_threads(threads).unwrap();
+            let x = x.clone();
+            std::thread::spawn(move || {
+                let mut outs = Vec::new();
+                for k in 0..20 {
+                    if k == 10 {
+                        // switch on this thread, between runs
+                        m.set_threads(4 - threads).unwrap();
+                    }
+                    m.run_with(&[&x]).unwrap();
+                    outs.push(m.output::<i8>(0).unwrap().to_vec());
+                }
+                (m, outs)
+            })
+        })
+        .collect();
+    for h in handles {
+        let (m, outs) = h.join().unwrap();
+        assert!(outs.iter().all(|o| *o == want), "{} threads", m.threads());
+    }
+}

@@ -191,13 +191,20 @@ fn runs_conv_and_dense_before_and_after_fusion() {
     assert!(fused.stats().unwrap().steps < stats.steps);
 }
 
-#[test]
-fn threads_give_the_one_thread_outputs() {
-    let _leaks = common::leak_check();
+/// A 3x3 convolution of 138,240 MACs (large enough to be cut over
+/// threads) and its two inputs.
+fn conv_case() -> (Module, Vec<f32>, Vec<f32>) {
     let text = "def @main(%x: Tensor[(1, 12, 10, 8), float32], %w: Tensor[(3, 3, 8, 16), float32]) {\n\
                   nn.conv2d(%x, %w, padding=[1, 1], data_layout=\"NHWC\", kernel_layout=\"HWIO\")\n}\n";
     let m = Module::parse(text).unwrap();
     let (x, w) = (values(12 * 10 * 8, 11), values(3 * 3 * 8 * 16, 12));
+    (m, x, w)
+}
+
+#[test]
+fn threads_give_the_one_thread_outputs() {
+    let _leaks = common::leak_check();
+    let (m, x, w) = conv_case();
     let one = Executor::new(&m).unwrap();
     let want = one.run_slices(&[&x, &w]).unwrap();
     close(&want[0], &conv_ref(&x, &w, (12, 10, 8, 16)), 1e-4);
@@ -217,6 +224,45 @@ fn threads_give_the_one_thread_outputs() {
         &["tn_program_set_threads", "expected 1 to 64", "got 0"],
     );
     many.set_threads(1).unwrap();
+}
+
+/// Two threads run one shared executor while a third switches its threads
+/// between 1, 2 and 3: the handle's lock makes them take turns, so every
+/// run finishes with the one-thread outputs and every switch holds.
+#[test]
+fn threads_set_while_other_threads_run() {
+    let _leaks = common::leak_check();
+    let (m, x, w) = conv_case();
+    let ex = Arc::new(Executor::new(&m).unwrap());
+    let want = ex.run_slices(&[&x, &w]).unwrap().remove(0);
+    let runners: Vec<_> = (0..2)
+        .map(|_| {
+            let (ex, x, w, want) = (Arc::clone(&ex), x.clone(), w.clone(), want.clone());
+            thread::spawn(move || {
+                for _ in 0..30 {
+                    close(&ex.run_slices(&[&x, &w]).unwrap()[0], &want, 1e-6);
+                }
+            })
+        })
+        .collect();
+    let setter = {
+        let ex = Arc::clone(&ex);
+        thread::spawn(move || {
+            for k in 0..30 {
+                let n = 1 + k % 3;
+                ex.set_threads(n).unwrap();
+                let st = ex.stats().unwrap();
+                assert_eq!(st.threads, n, "{st:?}");
+            }
+        })
+    };
+    for h in runners.into_iter().chain([setter]) {
+        h.join().unwrap();
+    }
+    // the last switch (k = 29) left three threads, which cut the convolution
+    let st = ex.stats().unwrap();
+    assert_eq!((st.threads, st.split_steps), (3, 1), "{st:?}");
+    close(&ex.run_slices(&[&x, &w]).unwrap()[0], &want, 1e-6);
 }
 
 #[test]

@@ -54,7 +54,10 @@
 //! used by one thread at a time, as the C object requires (a second thread
 //! entering it while a call is under way gets a `RuntimeError` there, which
 //! safe Rust cannot even reach). For inference in parallel, load one Module
-//! per thread: each has its own memory, and the library is shared.
+//! per thread: each has its own memory, and the library is shared. One
+//! Module can also cut its own large layers over a pool of threads
+//! ([`Module::set_threads`]); Modules with threads may run at once, each
+//! on its own pool.
 //!
 //! ```compile_fail
 //! fn shared<T: Sync>() {}
@@ -693,6 +696,37 @@ impl Module {
         let i = i32::try_from(i).unwrap_or(i32::MAX);
         let rc = sys::tn_module_set_device(self.obj.as_ptr(), i, device);
         done(rc, "Module::set_device", Location::caller())
+    }
+
+    /// Run the model's large convolutions and dense layers over `n` threads
+    /// from now on: the calls its generated code hands to the crt's
+    /// parallel hook (a host library's layers of at least 65,536
+    /// multiply-accumulates) are cut into up to `n` bands of output rows or
+    /// blocks of output features, run on a pool of `n - 1` threads made
+    /// here, once, and the calling thread. 1, the default, is off. The int8
+    /// outputs are the same bytes for any `n`. A library with no such call
+    /// (or built before threads) starts no thread.
+    ///
+    /// `n` outside 1..=64 is a `ValueError` naming `tn_module_set_threads`,
+    /// the model, the argument and the count received, and changes nothing.
+    #[track_caller]
+    pub fn set_threads(&mut self, n: i64) -> Result<()> {
+        // SAFETY: a live Module.
+        let rc = unsafe { sys::tn_module_set_threads(self.obj.as_ptr(), n) };
+        done(rc, "Module::set_threads", Location::caller())
+    }
+
+    /// The threads a run takes (1: off; [`Module::set_threads`]).
+    pub fn threads(&self) -> usize {
+        // SAFETY: a live Module; `&self` excludes a concurrent set_threads.
+        unsafe { sys::tn_module_threads(self.obj.as_ptr()) }.max(1) as usize
+    }
+
+    /// How many calls the last run ran in parts over the threads (0 at one
+    /// thread, or before a run).
+    pub fn split_calls(&self) -> u64 {
+        // SAFETY: a live Module; `&self` excludes a concurrent run.
+        unsafe { sys::tn_module_split_calls(self.obj.as_ptr()) }.max(0) as u64
     }
 
     /// The `tn.Module` object, borrowed (for raw calls; the Module keeps
