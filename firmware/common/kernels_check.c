@@ -64,7 +64,9 @@
  * " pw-mve-inside" before " pw"); " dw-mve" before " dw3" when the MVE form of the depthwise
  * 3x3 takes the case there (arm_mve/dw3x3_s8_mve.h), dw_mve counting
  * those (and " dw-mve-asm" before it, dw_mve_asm counting them, when
- * some window of a group of four runs in its assembly), and then neither dw3-wide nor dw3-pair, the DSP form's);
+ * some window of a group of four runs in its assembly, and " dw-mve-same"
+ * before that, dw_mve_same counting them, when some row of a group of four
+ * runs as a SAME layer's row), and then neither dw3-wide nor dw3-pair, the DSP form's);
  * dw_any_mve, of the convolutions without scratch those the MVE form of
  * the other depthwise layers ran (arm_mve/dw_s8_mve.h), marked
  * " dw-any-mve" at the end, and dw_any_mve_inplace those it ran in place
@@ -413,6 +415,21 @@ static int dw_mve_asm_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
   return rows && cols;
 }
 
+/* Whether the MVE depthwise 3x3 runs some row of the case by its SAME
+ * row (arm_mve/dw3x3_s8_mve.h: mve_dw3_same_ok, mve_dw3_row_same): a
+ * group of four, stride_w 1, pad_left 1, as wide as the input (at least
+ * two columns), and some output row whose three input rows lie inside. */
+static int dw_mve_same_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  if (!dw_mve_case(p, q) || p->out_c < 4 || p->stride_w != 1 ||
+      p->pad_left != 1 || p->in_w != p->out_w || p->out_w < 2)
+    return 0;
+  for (int32_t oy = 0; oy < p->out_h; oy++) {
+    const int32_t iy = oy * p->stride_h - p->pad_top;
+    if (iy >= 0 && iy + 2 < p->in_h) return 1;
+  }
+  return 0;
+}
+
 /* (the DSP form's wide groups and pairs: not where the MVE form runs) */
 static int dw3_wide_case(const TnCrtConv2d *p, const TnCrtQuant *q,
                          const int32_t *bias) {
@@ -647,6 +664,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (dw3_wide_case(p, q, bias)) fw_str(" dw3-wide");
   if (dw3_pair_case(p, q, bias)) fw_str(" dw3-pair");
   if (dw3_cut_case(p, q)) fw_str(" dw3-cut");
+  if (dw_mve_same_case(p, q)) fw_str(" dw-mve-same");
   if (dw_mve_asm_case(p, q)) fw_str(" dw-mve-asm");
   if (dw_mve_case(p, q)) fw_str(" dw-mve");
   if (dw3_case(p, q)) fw_str(" dw3");
@@ -709,6 +727,8 @@ static int32_t n_pw_mve, n_dw_mve;
 static int32_t n_pw_mve_inside;
 /* of n_dw_mve, those with windows run in its assembly (dw_mve_asm_case) */
 static int32_t n_dw_mve_asm;
+/* of those, with rows run by its SAME row (dw_mve_same_case) */
+static int32_t n_dw_mve_same;
 /* of the convolutions without scratch, those the MVE form of the other
  * depthwise layers ran (dw_any_mve_case) */
 static int32_t n_dw_any_mve;
@@ -952,6 +972,7 @@ static void check_conv(int32_t index) {
   n_dw3_cut += dw3_cut_case(&p, &q);
   n_dw_mve += dw_mve_case(&p, &q);
   n_dw_mve_asm += dw_mve_asm_case(&p, &q);
+  n_dw_mve_same += dw_mve_same_case(&p, &q);
   n_dw_any_mve += dw_any_mve_case(&p, &q);
 
   /* With the scratch the compiler plans for the DSP forms (their buffers
@@ -1484,6 +1505,7 @@ int main(void) {
   kv(" pw_quad6 ", n_pw_quad6);
   kv(" pw_mve ", n_pw_mve), kv(" dw_mve ", n_dw_mve);
   kv(" pw_mve_inside ", n_pw_mve_inside), kv(" dw_mve_asm ", n_dw_mve_asm);
+  kv(" dw_mve_same ", n_dw_mve_same);
   kv(" dw_any_mve ", n_dw_any_mve);
   kv(" dw_any_mve_inplace ", n_dw_any_mve_inplace);
   kv(" dense_folded ", n_dense_folded);

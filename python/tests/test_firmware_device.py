@@ -474,8 +474,10 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
         # and its windows inside the input gathered by whole rows
         assert 0 < ran["pw_mve_inside"] <= ran["pw_mve"], ran
         assert ran["dw_mve"] <= ran["dw3"], ran
-        # of those, windows of four channels in the depthwise assembly
+        # of those, windows of four channels in the depthwise assembly,
+        # and of those, rows of SAME layers run by their known forms
         assert 0 < ran["dw_mve_asm"] <= ran["dw_mve"], ran
+        assert 0 < ran["dw_mve_same"] <= ran["dw_mve_asm"], ran
         # and the packed dense layers and the other depthwise ones whose
         # shifts are right shifts
         assert 0 < ran["dense_p4_mve"] <= ran["dense_p4_dsp"], ran
@@ -485,6 +487,7 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     else:
         assert ran["pw_mve"] == 0 and ran["dw_mve"] == 0, ran
         assert ran["pw_mve_inside"] == 0 and ran["dw_mve_asm"] == 0, ran
+        assert ran["dw_mve_same"] == 0, ran
         assert ran["dense_p4_mve"] == 0 and ran["dw_any_mve"] == 0, ran
         assert ran["qadd_mve"] == 0, ran
     # the ADD's cases, and on the cores without MVE its table loop's (on
@@ -801,15 +804,23 @@ def test_kernels_check_catches_a_broken_pointwise_gather_cut(tmp_path: Any) -> N
     # a whole group's single whole window (assembly): its last row's
     # columns read a row too low
     ('MVE_DW3_STEP("c2") ROW(2, K0)', 'MVE_DW3_STEP("c2") MVE_DW3_STEP("c0") ROW(2, K0)'),
+    # in place, a group of four's ring flush (assembly): each pixel's word
+    # stored one byte on
+    ('"str %[t], [%[o]]\\n\\t"', '"str %[t], [%[o], #1]\\n\\t"'),
+    # a SAME layer's row: its last window taken as one without column 0
+    ("  mve_dw3_store(o, mve_dw3_cols2_asm(g, x, is1, is2, 0), g, off, lo, hi, 1);\n",
+     "  mve_dw3_store(o, mve_dw3_cols2_asm(g, x, is1, is2, 1), g, off, lo, hi, 1);\n"),
 ], ids=["whole-window-tap", "pair-input", "cut-window-offset", "asm-pair-column",
-        "asm-cut-start", "asm-whole-row"])
+        "asm-cut-start", "asm-whole-row", "ring-flush", "same-row-last"])
 def test_kernels_check_catches_a_broken_mve_depthwise_3x3_form(tmp_path: Any, old: str,
                                                                 new: str) -> None:
     """On the M55 the check reaches the MVE depthwise 3x3
     (arm_mve/dw3x3_s8_mve.h) and fails when it is wrong: copies of the crt
-    whose whole windows drop a tap, whose pairs read the wrong input, or
-    whose cut windows subtract the input offset give mismatches, and only
-    in the cases the check counts as that form's ("dw-mve")."""
+    whose whole windows drop a tap, whose pairs read the wrong input,
+    whose cut windows subtract the input offset, whose in-place ring flush
+    stores a byte off or whose SAME row takes its last window for the first
+    give mismatches, and only in the cases the check counts as that form's
+    ("dw-mve")."""
     _check_broken_form(tmp_path, "dw3x3_s8_mve.h", old, new, "dw3", marked="dw-mve",
                        cases=400, folder="arm_mve", target="m55")
 

@@ -292,8 +292,80 @@ BLOCK_INLINE void mve_dw3_store(int8_t *o, int32x4_t s, const MveDw3 *g,
     vstrbq_p_s32(o, v, g->lanes);
 }
 
+/* Whether a layer's rows of whole-row windows take mve_dw3_row_same: a
+ * SAME layer at stride_w 1 (pad_left 1, as wide as its input, at least
+ * two columns), whose row is then a window without column 0, pairs of
+ * whole windows, perhaps one more, and one without column 2. */
+static int mve_dw3_same_ok(const TnCrtConv2d *p) {
+  return p->stride_w == 1 && p->pad_left == 1 && p->in_w == p->out_w &&
+         p->out_w >= 2;
+}
+
+/* Such a row of a group of four, x at the row's first input column and
+ * o at its first output pixel (pixels ps2 apart): each window's form
+ * known from its place, with none of the walk's tests per pixel. */
+BLOCK_INLINE void mve_dw3_row_same(const MveDw3 *g, const int8_t *x,
+                                   int8_t *o, ptrdiff_t is1, ptrdiff_t is2,
+                                   ptrdiff_t ps2, int32_t w, int32_t off,
+                                   int32_t lo, int32_t hi) {
+  mve_dw3_store(o, mve_dw3_cols2_asm(g, x, is1, is2, 1), g, off, lo, hi, 1);
+  o += ps2;
+  int32_t ox = 1;
+  for (; ox + 2 < w; ox += 2, o += 2 * ps2, x += 2 * is2) {
+    int32x4_t s, r;
+    mve_dw3_pair_asm(g, x, is1, is2, &s, &r);
+    mve_dw3_store(o, s, g, off, lo, hi, 1);
+    mve_dw3_store(o + ps2, r, g, off, lo, hi, 1);
+  }
+  if (ox + 1 < w) {
+    mve_dw3_store(o, mve_dw3_whole_asm(g, x, is1, is2), g, off, lo, hi, 1);
+    o += ps2, x += is2;
+  }
+  mve_dw3_store(o, mve_dw3_cols2_asm(g, x, is1, is2, 0), g, off, lo, hi, 1);
+}
+
+/* A ring slot's row of a group of four channels (w pixels four bytes
+ * apart) to its place in out (pixels os2 apart): a word a pixel, by LDR
+ * and STR (which, unlike MVE's word loads, take any alignment), in a
+ * low-overhead loop. */
+BLOCK_INLINE void mve_dw3_flush4(const int8_t *src, int32_t w, int8_t *out,
+                                 ptrdiff_t os2) {
+  uint32_t t;
+  __asm__ volatile("wls lr, %[w], 1f\n"
+                   "2:\n\t"
+                   "ldr %[t], [%[s]], #4\n\t"
+                   "str %[t], [%[o]]\n\t"
+                   "add %[o], %[o], %[os2]\n\t"
+                   "le lr, 2b\n"
+                   "1:"
+                   : [t] "=&r"(t), [s] "+r"(src), [o] "+r"(out)
+                   : [w] "r"(w), [os2] "r"(os2)
+                   : "lr", "memory");
+}
+
+/* In place, a group of four after output row oy (dw3_ring's work, inline
+ * where its call cost KWS about 70 instructions a row): the next ring
+ * slot, and out the row whose input has had its last reader; with oy =
+ * out_h, the rows still in the ring. */
+BLOCK_INLINE void mve_dw3_ring4(const TnCrtConv2d *p, const int8_t *ring,
+                                ptrdiff_t slot_size, int8_t *out_n,
+                                int32_t rows, int32_t oy, int32_t *slot) {
+  const int32_t w = p->out_w, top = p->pad_top;
+  const ptrdiff_t os1 = p->out_strides[1], os2 = p->out_strides[2];
+  if (oy == p->out_h) {
+    for (int32_t r = oy > top ? oy - top : 0; r < oy; r++)
+      mve_dw3_flush4(ring + (r % rows) * slot_size, w, out_n + r * os1, os2);
+    return;
+  }
+  *slot = *slot + 1 == rows ? 0 : *slot + 1;
+  if (oy >= top)
+    mve_dw3_flush4(ring + *slot * slot_size, w,
+                   out_n + (ptrdiff_t)(oy - top) * os1, os2);
+}
+
 /* The group's rows of output for batch n (dw3_rows' order): into out or,
- * in place, through the DSP form's ring. */
+ * in place, through the DSP form's ring (a group of four's flushed by
+ * mve_dw3_ring4). */
 BLOCK_INLINE void mve_dw3_rows_body(const Conv *c, const MveDw3 *g,
                                     int32_t c0, int32_t len, int32_t n,
                                     int32_t off, int32_t lo, int32_t hi,
@@ -301,6 +373,8 @@ BLOCK_INLINE void mve_dw3_rows_body(const Conv *c, const MveDw3 *g,
   const TnCrtConv2d *p = c->p;
   const ptrdiff_t is1 = p->in_strides[1], is2 = p->in_strides[2];
   const ptrdiff_t step = (ptrdiff_t)p->stride_w * is2;
+  const int32_t rows = ring ? ring_rows(p) : 1;
+  const int same = mve_dw3_same_ok(p);
   Dw3Walk wk;
   dw3_walk(&wk, c, c0, len, n, out, ring);
   for (int32_t oy = 0, slot = 0; oy < p->out_h; oy++) {
@@ -309,7 +383,11 @@ BLOCK_INLINE void mve_dw3_rows_body(const Conv *c, const MveDw3 *g,
                            &ky0, &ky1);
     const int8_t *const xr = wk.xn + (ptrdiff_t)(iy0 + ky0) * is1;
     const int whole_rows = ky0 == 0 && ky1 == 3;
-    for (int32_t ox = 0; ox < p->out_w; ox++, o += wk.ps2) {
+    /* a SAME layer's row: each window's form known from its place */
+    const int known = full && whole_rows && same;
+    if (known)
+      mve_dw3_row_same(g, xr, o, is1, is2, wk.ps2, p->out_w, off, lo, hi);
+    for (int32_t ox = known ? p->out_w : 0; ox < p->out_w; ox++, o += wk.ps2) {
       const int32_t ix0 = ox * p->stride_w - p->pad_left;
       if (whole_rows && ox >= wk.fx0 && ox < wk.fx1) { /* whole windows */
         const int8_t *x = xr + (ptrdiff_t)ix0 * is2;
@@ -347,9 +425,15 @@ BLOCK_INLINE void mve_dw3_rows_body(const Conv *c, const MveDw3 *g,
                                  full),
                     g, off, lo, hi, full);
     }
-    if (ring) dw3_ring(p, ring, wk.slot_size, len, wk.out_n, oy, &slot);
+    if (ring && full)
+      mve_dw3_ring4(p, ring, wk.slot_size, wk.out_n, rows, oy, &slot);
+    else if (ring)
+      dw3_ring(p, ring, wk.slot_size, len, wk.out_n, oy, &slot);
   }
-  if (ring) dw3_ring(p, ring, wk.slot_size, len, wk.out_n, p->out_h, NULL);
+  if (ring && full)
+    mve_dw3_ring4(p, ring, wk.slot_size, wk.out_n, rows, p->out_h, NULL);
+  else if (ring)
+    dw3_ring(p, ring, wk.slot_size, len, wk.out_n, p->out_h, NULL);
 }
 
 static NOINLINE void mve_dw3_rows4(const Conv *c, const MveDw3 *g,
