@@ -1051,10 +1051,10 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
   "ssat " TN__R(sb) ", #8, " TN__R(sb) ", asr #1\n\t"
 
 /* pw_pairs_fast's and pw_pairs_wide's loop up to a pair's four sums:
- * the pair's rows and starting sums, then the taps 32 a turn, entering
- * the first turn `skip` blocks in (the loads in a row, so that all but
- * one pipeline). */
-#define TN__PW_FUSED_SUMS(QUAD)                                           \
+ * the pair's rows and starting sums (TN__PW_FUSED_HEAD, which leaves
+ * skip in u), then the taps 32 a turn, entering the first turn `skip`
+ * blocks in (the loads in a row, so that all but one pipeline). */
+#define TN__PW_FUSED_HEAD                                                 \
   "1:\n\t"                                                            \
   "ldr " TN__R(w0) ", " TN__R(wp) "\n\t"                                      \
   "ldr " TN__R(a0) ", " TN__R(k) "\n\t"                                       \
@@ -1067,7 +1067,9 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
   "add " TN__R(a1) ", " TN__R(w1) ", " TN__R(a0) "\n\t"                       \
   "str " TN__R(a1) ", " TN__R(wp) "\n\t" /* the next pair's rows */           \
   "mov " TN__R(s10) ", " TN__R(s00) "\n\t"                                    \
-  "mov " TN__R(s11) ", " TN__R(s01) "\n\t"                                    \
+  "mov " TN__R(s11) ", " TN__R(s01) "\n\t"
+#define TN__PW_FUSED_SUMS(QUAD)                                           \
+  TN__PW_FUSED_HEAD                                                   \
   "cmp " TN__R(u) ", #2\n\t"                                                  \
   "beq 4f\n\t"                                                        \
   "bhi 5f\n\t"                                                        \
@@ -1080,8 +1082,11 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
   "ldr " TN__R(u) ", " TN__R(end) "\n\t"                                      \
   "cmp " TN__R(x) ", " TN__R(u) "\n\t"                                        \
   "bne 2b\n\t"                                                        \
-  /* both channels' multipliers and shifts (a pair starts at an even  \
-   * channel: word-aligned), and 2 * off + 1 */                       \
+  TN__PW_FUSED_RQ_LOADS
+
+/* After a pair's sums: both channels' multipliers and shifts (a pair
+ * starts at an even channel: word-aligned), and 2 * off + 1. */
+#define TN__PW_FUSED_RQ_LOADS                                             \
   "ldr " TN__R(a0) ", " TN__R(mp) "\n\t"                                      \
   "ldr " TN__R(a1) ", " TN__R(sd) "\n\t"                                      \
   "ldr " TN__R(u) ", " TN__R(off2) "\n\t"                                     \
@@ -1251,6 +1256,40 @@ static NOINLINE void pw_pairs_wide(TN__PW_FUSED_PARAMS) {
 #define TN__RL_sd "[sp, #44]"
 #define TN__RL_oend "[sp, #48]"
 
+/*
+ * The fourteen-register forms' loop up to a pair's four sums:
+ * TN__PW_FUSED_SUMS's, but the taps 64 a turn (sixteen quads, one taken
+ * branch for 256 multiply-adds: a turn's end costs about six estimated
+ * cycles), entered once a pair at a block of eight taps computed once a
+ * call (TN__PW_ENTRY16, in the slot of skip) rather than by a chain of
+ * compares. The turn ends on x below end (BLO), not on x unequal to it,
+ * so that a wrong entry ends the loop too (with wrong sums, which the
+ * checks then see).
+ */
+#define TN__PW_BLOCK(QUAD) QUAD QUAD
+#define TN__PW_FUSED_SUMS16(QUAD)                                         \
+  TN__PW_FUSED_HEAD /* skip's slot holds the entry */                  \
+  "bx " TN__R(u) "\n\t"                                                      \
+  "2:\n\t" TN__PW_BLOCK(QUAD) "3:\n\t" TN__PW_BLOCK(QUAD)                   \
+  TN__PW_BLOCK(QUAD) TN__PW_BLOCK(QUAD) TN__PW_BLOCK(QUAD)                  \
+  TN__PW_BLOCK(QUAD) TN__PW_BLOCK(QUAD) TN__PW_BLOCK(QUAD)                  \
+  "ldr " TN__R(u) ", " TN__R(end) "\n\t"                                      \
+  "cmp " TN__R(x) ", " TN__R(u) "\n\t"                                        \
+  "blo 2b\n\t"                                                        \
+  TN__PW_FUSED_RQ_LOADS
+
+/* Once a call, before TN__PW_FUSED_SUMS16: the entry, skip = (8 - the
+ * window's blocks of eight taps) mod 8 blocks into the turn (a block's
+ * bytes measured between its labels 2 and 3), with the Thumb bit BX
+ * needs, into skip's slot. */
+#define TN__PW_ENTRY16                                                    \
+  "adr.w " TN__R(a1) ", 2f\n\t"                                               \
+  "adr.w " TN__R(u) ", 3f\n\t"                                                \
+  "sub " TN__R(u) ", " TN__R(u) ", " TN__R(a1) "\n\t"                         \
+  "mla " TN__R(a0) ", " TN__R(a0) ", " TN__R(u) ", " TN__R(a1) "\n\t"         \
+  "orr " TN__R(a0) ", " TN__R(a0) ", #1\n\t"                                  \
+  "str " TN__R(a0) ", " TN__R(skip) "\n\t"
+
 /* A fourteen-register form whose pair's sums are requantized by RQ. */
 #define TN__PW_PAIRS14(RQ)                                                \
   register const int8_t *wp_ __asm__("r0") = w;                          \
@@ -1261,13 +1300,14 @@ static NOINLINE void pw_pairs_wide(TN__PW_FUSED_PARAMS) {
   register const int16_t *cols_ __asm__("r5") = cols;                    \
   register const int16_t *end_ __asm__("r6") =                           \
       cols + (ptrdiff_t)(n >> 3) * 16;                                    \
-  register int32_t skip_ __asm__("r8") = (4 - (n >> 3)) & 3;             \
+  register int32_t skip_ __asm__("r8") = (8 - (n >> 3)) & 7;             \
   register int32_t d_ __asm__("r9") = (int32_t)(o1 - o0);                \
   register int32_t off2_ __asm__("r10") = off2;                          \
   register int32_t sd_ __asm__("r11") =                                  \
       (int32_t)((uintptr_t)shift - (uintptr_t)mult);                      \
   register const int8_t *oend_ __asm__("r12") = o0 + 2 * pairs;          \
-  __asm__ volatile("push {r0-r12, lr}\n\t" TN__PW_FUSED_SUMS(TN__PW_QUAD6) \
+  __asm__ volatile("push {r0-r12, lr}\n\t" TN__PW_ENTRY16                \
+                   TN__PW_FUSED_SUMS16(TN__PW_QUAD6)                      \
                        RQ TN__PW_FUSED_STORE "\n\t"                       \
                    "ldr r7, [sp, #28]\n\t"                               \
                    "add sp, sp, #56"                                      \
