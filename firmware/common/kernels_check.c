@@ -29,7 +29,8 @@
  *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 dw3_pair 20
  *   dw3_cut 30
  *   pw 120 pw_fast 40
- *   pw_wide 20 pw_unit 30 pw_gather 4 pw_gather_cut 3 pw_quad6 25 pw_mve 0 dw_mve 0 dense_folded 75
+ *   pw_wide 20 pw_unit 30 pw_gather 4 pw_gather_cut 3 pw_quad6 25
+ *   pw_quad6_entries 255 pw_quad6_turns 12 pw_mve 0 dw_mve 0 dense_folded 75
  *   dense_p4 110 dense_p4_dsp 14 dense_p4_mve 0 qadd_mve_checked 150 qadd_mve 0
  *   qadd 75 qadd_dsp 50
  *   instructions kernels 9123440 reference 80123000
@@ -52,7 +53,9 @@
  * pw_unit, pw_gather and pw_gather_cut counting those; " pw-quad6"
  * before " pw-fast" when the fused assembly runs in its fourteen-register
  * form (pw_pairs_fast14), pw_quad6
- * counting those; " dw3-wide" before
+ * counting those (pw_quad6_entries, a mask of the blocks its turns of 64
+ * taps were entered at, bit (8 - the window's blocks of eight) mod 8;
+ * pw_quad6_turns, those of windows over 64 taps); " dw3-wide" before
  * " dw3" when a group of the form has shifts below -20 and bounded sums,
  * dw3_wide counting those cases; " dw3-pair" before " dw3" when the form
  * runs two output pixels a pass in the case, dw3_pair counting those;
@@ -641,6 +644,19 @@ static int pw_quad6_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
   return pairs > 0 && pairs * (n8 >> 2) >= 16;
 }
 
+/* Of a case pw_quad6_case counts, the block of eight taps its turns of
+ * 64 are entered at, (8 - the window's blocks) mod 8, as a bit of a mask
+ * (the cases should reach all eight entries); and whether its window
+ * takes more than one turn. */
+static int32_t pw_quad6_entry(const TnCrtConv2d *p) {
+  const int32_t n8 = (p->k_h * p->k_w * p->in_c + 7) & ~7;
+  return INT32_C(1) << ((8 - (n8 >> 3)) & 7);
+}
+
+static int pw_quad6_turns(const TnCrtConv2d *p) {
+  return ((p->k_h * p->k_w * p->in_c + 7) & ~7) > 64;
+}
+
 /* The line that names a convolution case with mismatches. */
 static void describe_conv(int32_t index, const TnCrtConv2d *p,
                           const TnCrtQuant *q, const int32_t *bias) {
@@ -718,6 +734,8 @@ static int32_t n_pw_fast; /* of those, its fused assembly's */
 static int32_t n_pw_wide; /* of those, with shifts beyond PW_FAST's */
 static int32_t n_pw_unit; /* of n_pw, with columns one pixel each */
 static int32_t n_pw_quad6; /* of n_pw_fast, in the fourteen-register form */
+static int32_t pw_quad6_entries; /* of those, the entries taken (a mask) */
+static int32_t n_pw_quad6_turns; /* of those, windows of two turns or more */
 static int32_t n_pw_gather; /* of n_pw, with windows gathered first */
 static int32_t n_pw_gather_cut; /* of n_pw, with cut windows gathered */
 /* Of n_pw, those the MVE form ran (arm_mve/conv_s8_mve.h); of n_dw3,
@@ -993,6 +1011,10 @@ static void check_conv(int32_t index) {
     n_pw_wide += pw_wide_case(&p, &q);
     n_pw_unit += pw_unit_case(&p, &q);
     n_pw_quad6 += pw_quad6_case(&p, &q);
+    if (pw_quad6_case(&p, &q)) {
+      pw_quad6_entries |= pw_quad6_entry(&p);
+      n_pw_quad6_turns += pw_quad6_turns(&p);
+    }
     n_pw_gather += pw_gather_case(&p, &q);
     n_pw_gather_cut += pw_gather_cut_case(&p, &q);
     n_pw_mve += KC_MVE && pw_case(&p, &q);
@@ -1503,6 +1525,8 @@ int main(void) {
   kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);
   kv(" pw_gather_cut ", n_pw_gather_cut);
   kv(" pw_quad6 ", n_pw_quad6);
+  kv(" pw_quad6_entries ", pw_quad6_entries);
+  kv(" pw_quad6_turns ", n_pw_quad6_turns);
   kv(" pw_mve ", n_pw_mve), kv(" dw_mve ", n_dw_mve);
   kv(" pw_mve_inside ", n_pw_mve_inside), kv(" dw_mve_asm ", n_dw_mve_asm);
   kv(" dw_mve_same ", n_dw_mve_same);

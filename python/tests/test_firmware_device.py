@@ -460,6 +460,13 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     # the fused assembly's fourteen-register form (six loads a quad): in
     # builds for speed only, on the cores that run the DSP form
     assert (ran["pw_quad6"] > 0) == (opt != "-Os" and not mve), ran
+    # and there its turns of 64 taps entered at each of their eight
+    # blocks (at 600 cases or more; runs of fewer miss one or two), and
+    # windows of more than one turn
+    if ran["pw_quad6"]:
+        entries = bin(ran["pw_quad6_entries"]).count("1")
+        assert (entries == 8) if cases >= 600 else (entries >= 5), ran
+        assert 0 < ran["pw_quad6_turns"] < ran["pw_quad6"], ran
     # the depthwise 3x3 DSP form's two pixels a pass: in builds for speed
     # only (on the M55 its MVE form takes most of those cases)
     if not mve:
@@ -648,6 +655,30 @@ def test_kernels_check_catches_a_broken_six_load_pointwise_quad(tmp_path: Any) -
     last = '"smlad " TN__R(s11) ", " TN__R(b1) ", " TN__R(v) ", " TN__R(s11) "\\n\\t"'
     _check_broken_form(tmp_path, "conv_s8_dsp.h", last, last.replace("R(v)", "R(u)"), "pw",
                        marked="pw-quad6")
+
+
+def test_kernels_check_catches_a_broken_pointwise_turn_entry(tmp_path: Any) -> None:
+    """The check reaches the entry of the fourteen-register form's turns
+    of 64 taps (arm_dsp/conv_s8_dsp.h: TN__PW_ENTRY16, computed once a
+    call) and fails when it is wrong: a copy of the crt that enters each
+    pair's first turn one block of eight taps late (leaving the window's
+    first eight taps out) gives mismatches, and only in the cases the
+    check marks as that form's (" pw-quad6")."""
+    last = '"orr " TN__R(a0) ", " TN__R(a0) ", #1\\n\\t"'
+    late = '"add " TN__R(a0) ", " TN__R(a0) ", " TN__R(u) "\\n\\t"'
+    _check_broken_form(tmp_path, "conv_s8_dsp.h", last, late + last, "pw",
+                       marked="pw-quad6")
+
+
+def test_kernels_check_catches_a_broken_pointwise_weight_sums(tmp_path: Any) -> None:
+    """The check reaches the matrix product's weight sums (arm_dsp/conv_s8_dsp.h:
+    pw_corr, its int16 lanes four words a turn) and fails when they are
+    wrong: a copy of the crt whose turn adds the third word's odd bytes
+    where the fourth's belong gives mismatches, and only in the cases the
+    check counts as the matrix product's."""
+    last = "        e = __sxtab16(e, (int32_t)v3), o = tn__crt_sxtab16_ror8(o, v3);\n"
+    _check_broken_form(tmp_path, "conv_s8_dsp.h", last, last.replace("(o, v3)", "(o, v2)"),
+                       "pw")
 
 
 @pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")

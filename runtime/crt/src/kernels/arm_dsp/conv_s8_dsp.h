@@ -816,18 +816,35 @@ BLOCK_INLINE void pw_unit(int16_t *cols, int i, const Conv *c,
          p->in_c);
 }
 
-/* corr[j] = bias[j] + io * (the sum of channel j's n weights), mod 2^32. */
+/* corr[j] = bias[j] + io * (the sum of channel j's n weights), mod 2^32.
+ * A word of four weights is added into two pairs of int16 lanes by two
+ * SXTAB16s (bytes 0 and 2, then 1 and 3), the lanes summed by one SMLAD
+ * a channel: each lane takes one weight of a word, and a window's at
+ * most PW_MAX_WINDOW / 4 = 256 words keep it within [-32768, 32512]. In
+ * builds for speed four words a turn (IC's sums: about 390 k estimated
+ * cycles a run before, one SMLAD pair a word). */
+_Static_assert(PW_MAX_WINDOW / 4 <= 256, "pw_corr's int16 lanes");
 static void pw_corr(uint32_t *corr, const Conv *c, const int32_t *bias) {
   const TnCrtConv2d *p = c->p;
   const int32_t n = pw_window(p), ones = tn__crt_pair(1, 1);
   for (int32_t j = 0; j < p->out_c; j++) {
     const int8_t *w = c->w + (ptrdiff_t)j * p->w_strides[3];
-    int32_t s = 0, k = 0;
+    int32_t e = 0, o = 0, k = 0; /* bytes 0 and 2, bytes 1 and 3 */
+    if (TN__PW_SPEED)
+      for (; k + 16 <= n; k += 16) {
+        const uint32_t v0 = tn__crt_load4(w + k), v1 = tn__crt_load4(w + k + 4);
+        const uint32_t v2 = tn__crt_load4(w + k + 8);
+        const uint32_t v3 = tn__crt_load4(w + k + 12);
+        e = __sxtab16(e, (int32_t)v0), o = tn__crt_sxtab16_ror8(o, v0);
+        e = __sxtab16(e, (int32_t)v1), o = tn__crt_sxtab16_ror8(o, v1);
+        e = __sxtab16(e, (int32_t)v2), o = tn__crt_sxtab16_ror8(o, v2);
+        e = __sxtab16(e, (int32_t)v3), o = tn__crt_sxtab16_ror8(o, v3);
+      }
     for (; k + 4 <= n; k += 4) {
       const uint32_t v = tn__crt_load4(w + k);
-      s = __smlad(__sxtb16((int32_t)v), ones, s);
-      s = __smlad(tn__crt_sxtb16_ror8(v), ones, s);
+      e = __sxtab16(e, (int32_t)v), o = tn__crt_sxtab16_ror8(o, v);
     }
+    int32_t s = __smlad(e, ones, __smlad(o, ones, 0));
     for (; k < n; k++) s += w[k];
     corr[j] = (bias ? (uint32_t)bias[j] : 0) + (uint32_t)c->io * (uint32_t)s;
   }
@@ -1051,10 +1068,10 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
   "ssat " TN__R(sb) ", #8, " TN__R(sb) ", asr #1\n\t"
 
 /* pw_pairs_fast's and pw_pairs_wide's loop up to a pair's four sums:
- * the pair's rows and starting sums, then the taps 32 a turn, entering
- * the first turn `skip` blocks in (the loads in a row, so that all but
- * one pipeline). */
-#define TN__PW_FUSED_SUMS(QUAD)                                           \
+ * the pair's rows and starting sums (TN__PW_FUSED_HEAD, which leaves
+ * skip in u), then the taps 32 a turn, entering the first turn `skip`
+ * blocks in (the loads in a row, so that all but one pipeline). */
+#define TN__PW_FUSED_HEAD                                                 \
   "1:\n\t"                                                            \
   "ldr " TN__R(w0) ", " TN__R(wp) "\n\t"                                      \
   "ldr " TN__R(a0) ", " TN__R(k) "\n\t"                                       \
@@ -1067,7 +1084,9 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
   "add " TN__R(a1) ", " TN__R(w1) ", " TN__R(a0) "\n\t"                       \
   "str " TN__R(a1) ", " TN__R(wp) "\n\t" /* the next pair's rows */           \
   "mov " TN__R(s10) ", " TN__R(s00) "\n\t"                                    \
-  "mov " TN__R(s11) ", " TN__R(s01) "\n\t"                                    \
+  "mov " TN__R(s11) ", " TN__R(s01) "\n\t"
+#define TN__PW_FUSED_SUMS(QUAD)                                           \
+  TN__PW_FUSED_HEAD                                                   \
   "cmp " TN__R(u) ", #2\n\t"                                                  \
   "beq 4f\n\t"                                                        \
   "bhi 5f\n\t"                                                        \
@@ -1080,8 +1099,11 @@ static NOINLINE void pw_pairs(int32_t *sums, const int16_t *cols, int32_t n,
   "ldr " TN__R(u) ", " TN__R(end) "\n\t"                                      \
   "cmp " TN__R(x) ", " TN__R(u) "\n\t"                                        \
   "bne 2b\n\t"                                                        \
-  /* both channels' multipliers and shifts (a pair starts at an even  \
-   * channel: word-aligned), and 2 * off + 1 */                       \
+  TN__PW_FUSED_RQ_LOADS
+
+/* After a pair's sums: both channels' multipliers and shifts (a pair
+ * starts at an even channel: word-aligned), and 2 * off + 1. */
+#define TN__PW_FUSED_RQ_LOADS                                             \
   "ldr " TN__R(a0) ", " TN__R(mp) "\n\t"                                      \
   "ldr " TN__R(a1) ", " TN__R(sd) "\n\t"                                      \
   "ldr " TN__R(u) ", " TN__R(off2) "\n\t"                                     \
@@ -1251,6 +1273,40 @@ static NOINLINE void pw_pairs_wide(TN__PW_FUSED_PARAMS) {
 #define TN__RL_sd "[sp, #44]"
 #define TN__RL_oend "[sp, #48]"
 
+/*
+ * The fourteen-register forms' loop up to a pair's four sums:
+ * TN__PW_FUSED_SUMS's, but the taps 64 a turn (sixteen quads, one taken
+ * branch for 256 multiply-adds: a turn's end costs about six estimated
+ * cycles), entered once a pair at a block of eight taps computed once a
+ * call (TN__PW_ENTRY16, in the slot of skip) rather than by a chain of
+ * compares. The turn ends on x below end (BLO), not on x unequal to it,
+ * so that a wrong entry ends the loop too (with wrong sums, which the
+ * checks then see).
+ */
+#define TN__PW_BLOCK(QUAD) QUAD QUAD
+#define TN__PW_FUSED_SUMS16(QUAD)                                         \
+  TN__PW_FUSED_HEAD /* skip's slot holds the entry */                  \
+  "bx " TN__R(u) "\n\t"                                                      \
+  "2:\n\t" TN__PW_BLOCK(QUAD) "3:\n\t" TN__PW_BLOCK(QUAD)                   \
+  TN__PW_BLOCK(QUAD) TN__PW_BLOCK(QUAD) TN__PW_BLOCK(QUAD)                  \
+  TN__PW_BLOCK(QUAD) TN__PW_BLOCK(QUAD) TN__PW_BLOCK(QUAD)                  \
+  "ldr " TN__R(u) ", " TN__R(end) "\n\t"                                      \
+  "cmp " TN__R(x) ", " TN__R(u) "\n\t"                                        \
+  "blo 2b\n\t"                                                        \
+  TN__PW_FUSED_RQ_LOADS
+
+/* Once a call, before TN__PW_FUSED_SUMS16: the entry, skip = (8 - the
+ * window's blocks of eight taps) mod 8 blocks into the turn (a block's
+ * bytes measured between its labels 2 and 3), with the Thumb bit BX
+ * needs, into skip's slot. */
+#define TN__PW_ENTRY16                                                    \
+  "adr.w " TN__R(a1) ", 2f\n\t"                                               \
+  "adr.w " TN__R(u) ", 3f\n\t"                                                \
+  "sub " TN__R(u) ", " TN__R(u) ", " TN__R(a1) "\n\t"                         \
+  "mla " TN__R(a0) ", " TN__R(a0) ", " TN__R(u) ", " TN__R(a1) "\n\t"         \
+  "orr " TN__R(a0) ", " TN__R(a0) ", #1\n\t"                                  \
+  "str " TN__R(a0) ", " TN__R(skip) "\n\t"
+
 /* A fourteen-register form whose pair's sums are requantized by RQ. */
 #define TN__PW_PAIRS14(RQ)                                                \
   register const int8_t *wp_ __asm__("r0") = w;                          \
@@ -1261,13 +1317,14 @@ static NOINLINE void pw_pairs_wide(TN__PW_FUSED_PARAMS) {
   register const int16_t *cols_ __asm__("r5") = cols;                    \
   register const int16_t *end_ __asm__("r6") =                           \
       cols + (ptrdiff_t)(n >> 3) * 16;                                    \
-  register int32_t skip_ __asm__("r8") = (4 - (n >> 3)) & 3;             \
+  register int32_t skip_ __asm__("r8") = (8 - (n >> 3)) & 7;             \
   register int32_t d_ __asm__("r9") = (int32_t)(o1 - o0);                \
   register int32_t off2_ __asm__("r10") = off2;                          \
   register int32_t sd_ __asm__("r11") =                                  \
       (int32_t)((uintptr_t)shift - (uintptr_t)mult);                      \
   register const int8_t *oend_ __asm__("r12") = o0 + 2 * pairs;          \
-  __asm__ volatile("push {r0-r12, lr}\n\t" TN__PW_FUSED_SUMS(TN__PW_QUAD6) \
+  __asm__ volatile("push {r0-r12, lr}\n\t" TN__PW_ENTRY16                \
+                   TN__PW_FUSED_SUMS16(TN__PW_QUAD6)                      \
                        RQ TN__PW_FUSED_STORE "\n\t"                       \
                    "ldr r7, [sp, #28]\n\t"                               \
                    "add sp, sp, #56"                                      \
