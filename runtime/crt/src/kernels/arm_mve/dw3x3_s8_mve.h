@@ -70,8 +70,11 @@ BLOCK_INLINE int32x4_t mve_ld4(const int8_t *x, mve_pred16_t lanes,
   return full ? vldrbq_s32(x) : vldrbq_z_s32(x, lanes);
 }
 
-static void mve_dw3_group(MveDw3 *g, const Conv *c, const TnCrtQuant *q,
-                          const int32_t *bias, int32_t c0, int32_t len) {
+/* (not inlined: its temporaries' spills would sit in mve_dw3's frame
+ * under every row's) */
+static NOINLINE void mve_dw3_group(MveDw3 *g, const Conv *c,
+                                   const TnCrtQuant *q, const int32_t *bias,
+                                   int32_t c0, int32_t len) {
   const TnCrtConv2d *p = c->p;
   g->lanes = vctp32q((uint32_t)len);
   int32x4_t sum = vdupq_n_s32(0);
