@@ -66,9 +66,8 @@
  * those (and " dw-mve-asm" before it, dw_mve_asm counting them, when
  * some window of a group of four runs in its assembly; " dw-mve-edge"
  * before that, dw_mve_edge counting them, when some window with one row
- * cut does; " dw-mve-pair2" and " dw-mve-edge-pair" before that,
- * dw_mve_pair2 and dw_mve_edge_pair counting them, when it runs two
- * whole windows a pass at stride_w 2, or two with one row cut), and then neither dw3-wide nor dw3-pair, the DSP form's);
+ * cut does; " dw-mve-edge-pair" before that, dw_mve_edge_pair counting
+ * them, when it runs two such windows a pass), and then neither dw3-wide nor dw3-pair, the DSP form's);
  * dw_any_mve, of the convolutions without scratch those the MVE form of
  * the other depthwise layers ran (arm_mve/dw_s8_mve.h), marked
  * " dw-any-mve" at the end, and dw_any_mve_inplace those it ran in place
@@ -459,13 +458,8 @@ static int dw3_rows_inside(const TnCrtConv2d *p, int32_t rows) {
   return 0;
 }
 
-/* Whether it runs two windows a pass in its assembly where they are not
- * side by side (mve_dw3_pair2_asm: stride_w 2, two whole windows in a
- * row) or where one row is cut (mve_dw3_edge_pair_asm: stride_w 1). */
-static int dw_mve_pair2_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
-  return dw_mve_case(p, q) && p->out_c >= 4 && p->stride_w == 2 &&
-         dw3_whole_cols(p) >= 2 && dw3_rows_inside(p, 3);
-}
+/* Whether it runs two windows a pass in its assembly where one row is
+ * cut (mve_dw3_edge_pair_asm: stride_w 1). */
 static int dw_mve_edge_pair_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
   return dw_mve_case(p, q) && p->out_c >= 4 && p->stride_w == 1 &&
          dw3_whole_cols(p) >= 2 && dw3_rows_inside(p, 2);
@@ -705,7 +699,6 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (dw3_wide_case(p, q, bias)) fw_str(" dw3-wide");
   if (dw3_pair_case(p, q, bias)) fw_str(" dw3-pair");
   if (dw3_cut_case(p, q)) fw_str(" dw3-cut");
-  if (dw_mve_pair2_case(p, q)) fw_str(" dw-mve-pair2");
   if (dw_mve_edge_pair_case(p, q)) fw_str(" dw-mve-edge-pair");
   if (dw_mve_edge_case(p, q)) fw_str(" dw-mve-edge");
   if (dw_mve_asm_case(p, q)) fw_str(" dw-mve-asm");
@@ -772,9 +765,8 @@ static int32_t n_pw_mve_inside;
 static int32_t n_dw_mve_asm;
 /* and those with windows of one row cut run there (dw_mve_edge_case) */
 static int32_t n_dw_mve_edge;
-/* and those with pairs at stride_w 2, or of one row cut (dw_mve_pair2_case,
- * dw_mve_edge_pair_case) */
-static int32_t n_dw_mve_pair2, n_dw_mve_edge_pair;
+/* and those with pairs of one row cut (dw_mve_edge_pair_case) */
+static int32_t n_dw_mve_edge_pair;
 /* of the convolutions without scratch, those the MVE form of the other
  * depthwise layers ran (dw_any_mve_case) */
 static int32_t n_dw_any_mve;
@@ -1019,7 +1011,6 @@ static void check_conv(int32_t index) {
   n_dw_mve += dw_mve_case(&p, &q);
   n_dw_mve_asm += dw_mve_asm_case(&p, &q);
   n_dw_mve_edge += dw_mve_edge_case(&p, &q);
-  n_dw_mve_pair2 += dw_mve_pair2_case(&p, &q);
   n_dw_mve_edge_pair += dw_mve_edge_pair_case(&p, &q);
   n_dw_any_mve += dw_any_mve_case(&p, &q);
 
@@ -1553,7 +1544,7 @@ int main(void) {
   kv(" pw_quad6 ", n_pw_quad6);
   kv(" pw_mve ", n_pw_mve), kv(" dw_mve ", n_dw_mve);
   kv(" pw_mve_inside ", n_pw_mve_inside), kv(" dw_mve_asm ", n_dw_mve_asm);
-  kv(" dw_mve_edge ", n_dw_mve_edge), kv(" dw_mve_pair2 ", n_dw_mve_pair2);
+  kv(" dw_mve_edge ", n_dw_mve_edge);
   kv(" dw_mve_edge_pair ", n_dw_mve_edge_pair);
   kv(" dw_any_mve ", n_dw_any_mve);
   kv(" dw_any_mve_inplace ", n_dw_any_mve_inplace);

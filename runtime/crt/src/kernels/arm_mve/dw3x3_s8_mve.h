@@ -275,39 +275,6 @@ BLOCK_INLINE void mve_dw3_edge_pair_asm(const MveDw3 *g, const int8_t *x,
 #undef MVE_DW3_TWO2
 #undef MVE_DW3_ROW2
 
-/* Two whole windows two columns apart (stride_w 2), x at the first's tap
- * (0, 0), into *s and *r. A row: five input columns (the middle one both
- * windows'), three weights, six multiply-adds. */
-BLOCK_INLINE void mve_dw3_pair2_asm(const MveDw3 *g, const int8_t *x,
-                                    ptrdiff_t is1, ptrdiff_t is2,
-                                    int32x4_t *s, int32x4_t *r) {
-  const int8_t *c0 = x, *c1 = x + is2, *c2 = x + 2 * is2, *c3 = x + 3 * is2;
-  const int8_t *c4 = x + 4 * is2;
-  int32x4_t a, b;
-#define MVE_DW3_ROW2S2(K)                                                   \
-  "vldrb.s32 q4, [%[c0]]\n\t"                                               \
-  "vldrb.s32 q5, [%[c2]]\n\t" MVE_DW3_W(3 * K)                              \
-  MVE_DW3_MLA("a", "q4") MVE_DW3_MLA("b", "q5")                             \
-  "vldrb.s32 q4, [%[c1]]\n\t" MVE_DW3_W(3 * K + 1) MVE_DW3_MLA("a", "q4")   \
-  "vldrb.s32 q4, [%[c3]]\n\t" MVE_DW3_MLA("b", "q4")                        \
-  "vldrb.s32 q4, [%[c4]]\n\t" MVE_DW3_W(3 * K + 2)                          \
-  MVE_DW3_MLA("a", "q5") MVE_DW3_MLA("b", "q4")
-#define MVE_DW3_STEP5                                                       \
-  MVE_DW3_STEP("c0") MVE_DW3_STEP("c1") MVE_DW3_STEP("c2")                  \
-  MVE_DW3_STEP("c3") MVE_DW3_STEP("c4")
-  __asm__("vldrw.32 %q[a], [%[g], #144]\n\t"
-          "vmov %q[b], %q[a]\n\t"
-          MVE_DW3_ROW2S2(0) MVE_DW3_STEP5 MVE_DW3_ROW2S2(1) MVE_DW3_STEP5
-          MVE_DW3_ROW2S2(2)
-          : [a] "=&w"(a), [b] "=&w"(b), [c0] "+l"(c0), [c1] "+l"(c1),
-            [c2] "+l"(c2), [c3] "+l"(c3), [c4] "+l"(c4)
-          : [g] "r"(g), [is1] "r"(is1)
-          : "q4", "q5", "q6", "q7", "memory");
-#undef MVE_DW3_STEP5
-#undef MVE_DW3_ROW2S2
-  *s = a, *r = b;
-}
-
 /* One window whose rows lie inside, columns K0 .. K0 + 2 (whole: START
  * 144, the sum corr) or K0 .. K0 + 1 (one column cut: START the cut's
  * start), x at its tap (0, K0). */
@@ -449,13 +416,6 @@ BLOCK_INLINE void mve_dw3_rows_body(const Conv *c, const MveDw3 *g,
               mve_dw3_pair_asm(g, x, is1, is2, &s, &r);
             else
               mve_dw3_whole2(g, x, is1, is2, full, &s, &r);
-            mve_dw3_store(o, s, g, off, lo, hi, full);
-            mve_dw3_store(o + wk.ps2, r, g, off, lo, hi, full);
-          }
-        else if (full && p->stride_w == 2)
-          for (; ox + 1 < wk.fx1; ox += 2, o += 2 * wk.ps2, x += 4 * is2) {
-            int32x4_t s, r;
-            mve_dw3_pair2_asm(g, x, is1, is2, &s, &r);
             mve_dw3_store(o, s, g, off, lo, hi, full);
             mve_dw3_store(o + wk.ps2, r, g, off, lo, hi, full);
           }
