@@ -69,7 +69,10 @@
  * those (and " dw-mve-asm" before it, dw_mve_asm counting them, when
  * some window of a group of four runs in its assembly, and " dw-mve-same"
  * before that, dw_mve_same counting them, when some row of a group of four
- * runs as a SAME layer's row), and then neither dw3-wide nor dw3-pair, the DSP form's);
+ * runs as a SAME layer's row; " dw-mve-edge" before that, dw_mve_edge
+ * counting them, when some window with one row cut runs in assembly;
+ * " dw-mve-edge-pair" before that, dw_mve_edge_pair counting them, when it
+ * runs two such windows a pass), and then neither dw3-wide nor dw3-pair, the DSP form's);
  * dw_any_mve, of the convolutions without scratch those the MVE form of
  * the other depthwise layers ran (arm_mve/dw_s8_mve.h), marked
  * " dw-any-mve" at the end, and dw_any_mve_inplace those it ran in place
@@ -429,8 +432,54 @@ static int dw_mve_same_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
   for (int32_t oy = 0; oy < p->out_h; oy++) {
     const int32_t iy = oy * p->stride_h - p->pad_top;
     if (iy >= 0 && iy + 2 < p->in_h) return 1;
+
+/* Whether it runs some window with one row cut in its assembly
+ * (mve_dw3_edge_asm): a group of four channels and some output pixel
+ * whose window has exactly two rows and at least two columns inside the
+ * input (the top and bottom rows of a SAME layer). */
+static int dw_mve_edge_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  if (!dw_mve_case(p, q) || p->out_c < 4) return 0;
+  int rows = 0, cols = 0;
+  for (int32_t oy = 0; oy < p->out_h; oy++) {
+    const int32_t iy = oy * p->stride_h - p->pad_top;
+    const int32_t in = (iy + 3 < p->in_h ? iy + 3 : p->in_h) -
+                       (iy > 0 ? iy : 0);
+    rows |= in == 2;
+  }
+  for (int32_t ox = 0; ox < p->out_w; ox++) {
+    const int32_t ix = ox * p->stride_w - p->pad_left;
+    const int32_t in = (ix + 3 < p->in_w ? ix + 3 : p->in_w) -
+                       (ix > 0 ? ix : 0);
+    cols |= in >= 2;
+  }
+  return rows && cols;
+}
+
+/* The number of output columns whose window's three columns lie inside
+ * the input, and whether some output row's window has exactly `rows`
+ * rows inside. */
+static int32_t dw3_whole_cols(const TnCrtConv2d *p) {
+  int32_t n = 0;
+  for (int32_t ox = 0; ox < p->out_w; ox++) {
+    const int32_t ix = ox * p->stride_w - p->pad_left;
+    n += ix >= 0 && ix + 3 <= p->in_w;
+  }
+  return n;
+}
+static int dw3_rows_inside(const TnCrtConv2d *p, int32_t rows) {
+  for (int32_t oy = 0; oy < p->out_h; oy++) {
+    const int32_t iy = oy * p->stride_h - p->pad_top;
+    if ((iy + 3 < p->in_h ? iy + 3 : p->in_h) - (iy > 0 ? iy : 0) == rows)
+      return 1;
   }
   return 0;
+}
+
+/* Whether it runs two windows a pass in its assembly where one row is
+ * cut (mve_dw3_edge_pair_asm: stride_w 1). */
+static int dw_mve_edge_pair_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  return dw_mve_case(p, q) && p->out_c >= 4 && p->stride_w == 1 &&
+         dw3_whole_cols(p) >= 2 && dw3_rows_inside(p, 2);
 }
 
 /* (the DSP form's wide groups and pairs: not where the MVE form runs) */
@@ -681,6 +730,9 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (dw3_pair_case(p, q, bias)) fw_str(" dw3-pair");
   if (dw3_cut_case(p, q)) fw_str(" dw3-cut");
   if (dw_mve_same_case(p, q)) fw_str(" dw-mve-same");
+
+  if (dw_mve_edge_pair_case(p, q)) fw_str(" dw-mve-edge-pair");
+  if (dw_mve_edge_case(p, q)) fw_str(" dw-mve-edge");
   if (dw_mve_asm_case(p, q)) fw_str(" dw-mve-asm");
   if (dw_mve_case(p, q)) fw_str(" dw-mve");
   if (dw3_case(p, q)) fw_str(" dw3");
@@ -747,6 +799,11 @@ static int32_t n_pw_mve_inside;
 static int32_t n_dw_mve_asm;
 /* of those, with rows run by its SAME row (dw_mve_same_case) */
 static int32_t n_dw_mve_same;
+
+/* and those with windows of one row cut run there (dw_mve_edge_case) */
+static int32_t n_dw_mve_edge;
+/* and those with pairs of one row cut (dw_mve_edge_pair_case) */
+static int32_t n_dw_mve_edge_pair;
 /* of the convolutions without scratch, those the MVE form of the other
  * depthwise layers ran (dw_any_mve_case) */
 static int32_t n_dw_any_mve;
@@ -991,6 +1048,9 @@ static void check_conv(int32_t index) {
   n_dw_mve += dw_mve_case(&p, &q);
   n_dw_mve_asm += dw_mve_asm_case(&p, &q);
   n_dw_mve_same += dw_mve_same_case(&p, &q);
+
+  n_dw_mve_edge += dw_mve_edge_case(&p, &q);
+  n_dw_mve_edge_pair += dw_mve_edge_pair_case(&p, &q);
   n_dw_any_mve += dw_any_mve_case(&p, &q);
 
   /* With the scratch the compiler plans for the DSP forms (their buffers
@@ -1530,6 +1590,9 @@ int main(void) {
   kv(" pw_mve ", n_pw_mve), kv(" dw_mve ", n_dw_mve);
   kv(" pw_mve_inside ", n_pw_mve_inside), kv(" dw_mve_asm ", n_dw_mve_asm);
   kv(" dw_mve_same ", n_dw_mve_same);
+
+  kv(" dw_mve_edge ", n_dw_mve_edge);
+  kv(" dw_mve_edge_pair ", n_dw_mve_edge_pair);
   kv(" dw_any_mve ", n_dw_any_mve);
   kv(" dw_any_mve_inplace ", n_dw_any_mve_inplace);
   kv(" dense_folded ", n_dense_folded);

@@ -485,6 +485,11 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
         # and of those, rows of SAME layers run by their known forms
         assert 0 < ran["dw_mve_asm"] <= ran["dw_mve"], ran
         assert 0 < ran["dw_mve_same"] <= ran["dw_mve_asm"], ran
+
+        # and windows with their top or bottom row cut there too
+        assert 0 < ran["dw_mve_edge"] <= ran["dw_mve"], ran
+        # and two with one row cut a pass
+        assert 0 < ran["dw_mve_edge_pair"] <= ran["dw_mve_edge"], ran
         # and the packed dense layers and the other depthwise ones whose
         # shifts are right shifts
         assert 0 < ran["dense_p4_mve"] <= ran["dense_p4_dsp"], ran
@@ -495,6 +500,9 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
         assert ran["pw_mve"] == 0 and ran["dw_mve"] == 0, ran
         assert ran["pw_mve_inside"] == 0 and ran["dw_mve_asm"] == 0, ran
         assert ran["dw_mve_same"] == 0, ran
+
+        assert ran["dw_mve_edge"] == 0, ran
+        assert ran["dw_mve_edge_pair"] == 0, ran
         assert ran["dense_p4_mve"] == 0 and ran["dw_any_mve"] == 0, ran
         assert ran["qadd_mve"] == 0, ran
     # the ADD's cases, and on the cores without MVE its table loop's (on
@@ -841,8 +849,20 @@ def test_kernels_check_catches_a_broken_pointwise_gather_cut(tmp_path: Any) -> N
     # a SAME layer's row: its last window taken as one without column 0
     ("  mve_dw3_store(o, mve_dw3_cols2_asm(g, x, is1, is2, 0), g, off, lo, hi, 1);\n",
      "  mve_dw3_store(o, mve_dw3_cols2_asm(g, x, is1, is2, 1), g, off, lo, hi, 1);\n"),
+    # a whole group's window without its bottom row (assembly): started
+    # from the sum without its top row
+    ('MVE_DW3_EDGE("240", "256", "272", 0, 1);',
+     'MVE_DW3_EDGE("192", "256", "272", 0, 1);'),
+    # a whole group's corner window (rows 1 and 2, columns 1 and 2): its
+    # corner tap's share of the input offset subtracted twice
+    ("          g->corr, vsubq_s32(vaddq_s32(row, col[k]), g->w[6 * j + 2 * k]),\n",
+     "          g->corr, vaddq_s32(row, col[k]),\n"),
+    # a whole group's pair with its bottom row cut (assembly): started
+    # from the sum without its top row
+    ('MVE_DW3_TWO2("240", 0, 1);', 'MVE_DW3_TWO2("192", 0, 1);'),
 ], ids=["whole-window-tap", "pair-input", "cut-window-offset", "asm-pair-column",
-        "asm-cut-start", "asm-whole-row", "ring-flush", "same-row-last"])
+        "asm-cut-start", "asm-whole-row", "ring-flush", "same-row-last", "asm-edge-start",
+        "edge-corner", "asm-edge-pair-start"])
 def test_kernels_check_catches_a_broken_mve_depthwise_3x3_form(tmp_path: Any, old: str,
                                                                 new: str) -> None:
     """On the M55 the check reaches the MVE depthwise 3x3

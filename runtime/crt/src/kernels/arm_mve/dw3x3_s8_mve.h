@@ -42,6 +42,10 @@ typedef struct {
   int32x4_t w[9];  /* tap t = 3 ky + kx */
   int32x4_t corr;  /* a whole window's start: bias + io * sum of w */
   int32x4_t cut[2]; /* that of one without column 0, without column 2 */
+  /* that of one without row 0 (edge[0]) or row 2 (edge[1]), with all
+   * three columns, without column 0, without column 2 (the top and
+   * bottom rows of a SAME layer) */
+  int32x4_t edge[2][3];
   int32x4_t bias;  /* a cut window's start */
   int32x4_t m, sh; /* multipliers, shifts (-r) */
   mve_pred16_t lanes;
@@ -66,23 +70,42 @@ BLOCK_INLINE int32x4_t mve_ld4(const int8_t *x, mve_pred16_t lanes,
   return full ? vldrbq_s32(x) : vldrbq_z_s32(x, lanes);
 }
 
-static void mve_dw3_group(MveDw3 *g, const Conv *c, const TnCrtQuant *q,
-                          const int32_t *bias, int32_t c0, int32_t len) {
+/* (not inlined: its temporaries' spills would sit in mve_dw3's frame
+ * under every row's) */
+static NOINLINE void mve_dw3_group(MveDw3 *g, const Conv *c,
+                                   const TnCrtQuant *q, const int32_t *bias,
+                                   int32_t c0, int32_t len) {
   const TnCrtConv2d *p = c->p;
   g->lanes = vctp32q((uint32_t)len);
   int32x4_t sum = vdupq_n_s32(0);
-  for (int32_t t = 0; t < 9; t++) {
-    g->w[t] = mve_ld4(c->w + c0 + (ptrdiff_t)(t / 3) * p->w_strides[0] +
-                          (ptrdiff_t)(t % 3) * p->w_strides[1],
-                      g->lanes, 0);
-    sum = vaddq_s32(sum, g->w[t]);
-  }
+  const ptrdiff_t ws0 = p->w_strides[0], ws1 = p->w_strides[1];
+  const int8_t *wr = c->w + c0;
+  /* unrolled: a tap's weights one load from a row's pointer (a loop
+   * over t with t / 3 and t % 3 took 17 instructions a tap, paid per
+   * group: a tenth of a 3x3 layer of 256 channels) */
+#pragma GCC unroll 3
+  for (int32_t ky = 0; ky < 3; ky++, wr += ws0)
+#pragma GCC unroll 3
+    for (int32_t kx = 0; kx < 3; kx++) {
+      g->w[3 * ky + kx] = mve_ld4(wr + kx * ws1, g->lanes, 0);
+      sum = vaddq_s32(sum, g->w[3 * ky + kx]);
+    }
   g->bias = bias ? vldrwq_z_s32(bias + c0, g->lanes) : vdupq_n_s32(0);
   g->corr = vmlaq_n_s32(g->bias, sum, c->io);
+  int32x4_t col[2]; /* columns 0 and 2's weights, summed */
   for (int32_t j = 0; j < 2; j++) { /* less io * the column's weights */
-    const int32x4_t col = vaddq_s32(vaddq_s32(g->w[2 * j], g->w[2 * j + 3]),
-                                    g->w[2 * j + 6]);
-    g->cut[j] = vmlaq_n_s32(g->corr, col, -c->io);
+    col[j] = vaddq_s32(vaddq_s32(g->w[2 * j], g->w[2 * j + 3]),
+                       g->w[2 * j + 6]);
+    g->cut[j] = vmlaq_n_s32(g->corr, col[j], -c->io);
+  }
+  for (int32_t j = 0; j < 2; j++) { /* less io * row 0's or row 2's */
+    const int32x4_t row = vaddq_s32(vaddq_s32(g->w[6 * j], g->w[6 * j + 1]),
+                                    g->w[6 * j + 2]);
+    g->edge[j][0] = vmlaq_n_s32(g->corr, row, -c->io);
+    for (int32_t k = 0; k < 2; k++) /* and a column's, the corner once */
+      g->edge[j][k + 1] = vmlaq_n_s32(
+          g->corr, vsubq_s32(vaddq_s32(row, col[k]), g->w[6 * j + 2 * k]),
+          -c->io);
   }
   if (q->per_channel) {
     g->m = vldrwq_z_s32(q->multiplier + c0, g->lanes);
@@ -180,7 +203,8 @@ BLOCK_INLINE int32x4_t mve_dw3_cols2(const MveDw3 *g, const int8_t *x,
  * the sum S.
  */
 _Static_assert(offsetof(MveDw3, w) == 0 && offsetof(MveDw3, corr) == 144 &&
-                   offsetof(MveDw3, cut) == 160,
+                   offsetof(MveDw3, cut) == 160 &&
+                   offsetof(MveDw3, edge) == 192,
                "MveDw3's layout as the assembly reads it");
 #define MVE_DW3_W(T) "vldrw.32 q6, [%[g], #(16 * (" #T "))]\n\t"
 #define MVE_DW3_MLA(S, X)                                                   \
@@ -217,9 +241,39 @@ BLOCK_INLINE void mve_dw3_pair_asm(const MveDw3 *g, const int8_t *x,
             [c2] "+l"(c2), [c3] "+l"(c3)
           : [g] "r"(g), [is1] "r"(is1)
           : "q4", "q5", "q6", "q7", "memory");
-#undef MVE_DW3_ROW2
   *s = a, *r = b;
 }
+
+/* Two windows side by side (stride_w 1) of which rows KA and KB lie
+ * inside and all three columns, START edge[0][0] (192, row 0 cut) or
+ * edge[1][0] (240, row 2 cut), x at the first's tap (KA, 0). */
+#define MVE_DW3_TWO2(START, KA, KB)                                         \
+  do {                                                                      \
+    const int8_t *c0 = x, *c1 = x + is2, *c2 = x + 2 * is2;                 \
+    const int8_t *c3 = x + 3 * is2;                                         \
+    __asm__("vldrw.32 %q[a], [%[g], #" START "]\n\t"                         \
+            "vmov %q[b], %q[a]\n\t"                                         \
+            MVE_DW3_ROW2(KA) MVE_DW3_STEP("c0") MVE_DW3_STEP("c1")          \
+            MVE_DW3_STEP("c2") MVE_DW3_STEP("c3") MVE_DW3_ROW2(KB)          \
+            : [a] "=&w"(a), [b] "=&w"(b), [c0] "+l"(c0), [c1] "+l"(c1),     \
+              [c2] "+l"(c2), [c3] "+l"(c3)                                  \
+            : [g] "r"(g), [is1] "r"(is1)                                    \
+            : "q4", "q5", "q6", "q7", "memory");                            \
+  } while (0)
+
+BLOCK_INLINE void mve_dw3_edge_pair_asm(const MveDw3 *g, const int8_t *x,
+                                        ptrdiff_t is1, ptrdiff_t is2,
+                                        int32_t ky0, int32x4_t *s,
+                                        int32x4_t *r) {
+  int32x4_t a, b;
+  if (ky0 == 1)
+    MVE_DW3_TWO2("192", 1, 2);
+  else
+    MVE_DW3_TWO2("240", 0, 1);
+  *s = a, *r = b;
+}
+#undef MVE_DW3_TWO2
+#undef MVE_DW3_ROW2
 
 /* One window whose rows lie inside, columns K0 .. K0 + 2 (whole: START
  * 144, the sum corr) or K0 .. K0 + 1 (one column cut: START the cut's
@@ -262,6 +316,48 @@ BLOCK_INLINE int32x4_t mve_dw3_cols2_asm(const MveDw3 *g, const int8_t *x,
     MVE_DW3_ONE(MVE_DW3_ROW1_2, "160", 1, a);
   else
     MVE_DW3_ONE(MVE_DW3_ROW1_2, "176", 0, a);
+  return a;
+}
+
+/* One window of which two rows, KA and KB, lie inside (the top or the
+ * bottom row of a SAME layer), START the start of those taps (edge[0]
+ * from 192 or edge[1] from 240: all three columns, without column 0,
+ * without column 2), x at its tap (KA, K0). */
+#define MVE_DW3_TWO(ROW, START, KA, KB, K0, OUT)                            \
+  do {                                                                      \
+    const int8_t *c0 = x, *c1 = x + is2, *c2 = x + 2 * is2;                 \
+    __asm__("vldrw.32 %q[a], [%[g], #" START "]\n\t"                         \
+            ROW(KA, K0) MVE_DW3_STEP("c0") MVE_DW3_STEP("c1")               \
+            MVE_DW3_STEP("c2") ROW(KB, K0)                                  \
+            : [a] "=&w"(OUT), [c0] "+l"(c0), [c1] "+l"(c1), [c2] "+l"(c2)   \
+            : [g] "r"(g), [is1] "r"(is1)                                    \
+            : "q4", "q5", "q6", "q7", "memory");                            \
+  } while (0)
+
+/* The sums of a window whose rows ky0 .. ky0 + 1 lie inside and whose
+ * columns kx0 .. kx1 - 1 (all three, or two: one cut) do, x at its tap
+ * (ky0, kx0). */
+BLOCK_INLINE int32x4_t mve_dw3_edge_asm(const MveDw3 *g, const int8_t *x,
+                                        ptrdiff_t is1, ptrdiff_t is2,
+                                        int32_t ky0, int32_t kx0,
+                                        int32_t kx1) {
+  int32x4_t a;
+  /* S3, S1, S2: the starts with all three columns, without column 0,
+   * without column 2; KA, KB the rows inside */
+#define MVE_DW3_EDGE(S3, S1, S2, KA, KB)                                    \
+  do {                                                                      \
+    if (kx1 - kx0 == 3)                                                     \
+      MVE_DW3_TWO(MVE_DW3_ROW1_3, S3, KA, KB, 0, a);                        \
+    else if (kx0 == 1)                                                      \
+      MVE_DW3_TWO(MVE_DW3_ROW1_2, S1, KA, KB, 1, a);                        \
+    else                                                                    \
+      MVE_DW3_TWO(MVE_DW3_ROW1_2, S2, KA, KB, 0, a);                        \
+  } while (0)
+  if (ky0 == 1) /* row 0 cut */
+    MVE_DW3_EDGE("192", "208", "224", 1, 2);
+  else /* row 2 cut */
+    MVE_DW3_EDGE("240", "256", "272", 0, 1);
+#undef MVE_DW3_EDGE
   return a;
 }
 
@@ -409,6 +505,16 @@ BLOCK_INLINE void mve_dw3_rows_body(const Conv *c, const MveDw3 *g,
         ox--, o -= wk.ps2;
         continue;
       }
+      if (full && ky1 - ky0 == 2 && p->stride_w == 1 && ox >= wk.fx0 &&
+          ox + 1 < wk.fx1) { /* two windows, one row cut */
+        int32x4_t s, r;
+        mve_dw3_edge_pair_asm(g, xr + (ptrdiff_t)ix0 * is2, is1, is2, ky0,
+                              &s, &r);
+        mve_dw3_store(o, s, g, off, lo, hi, full);
+        mve_dw3_store(o + wk.ps2, r, g, off, lo, hi, full);
+        ox++, o += wk.ps2;
+        continue;
+      }
       int32_t kx0, kx1;
       taps(ix0, 3, 1, p->in_w, &kx0, &kx1);
       const int8_t *const x = xr + (ptrdiff_t)(ix0 + kx0) * is2;
@@ -418,6 +524,11 @@ BLOCK_INLINE void mve_dw3_rows_body(const Conv *c, const MveDw3 *g,
                       : kx0 == 1 ? mve_dw3_cols2(g, x, is1, is2, 1, full)
                                  : mve_dw3_cols2(g, x, is1, is2, 0, full),
                       g, off, lo, hi, full);
+        continue;
+      }
+      if (full && ky1 - ky0 == 2 && kx1 - kx0 >= 2) { /* one row cut */
+        mve_dw3_store(o, mve_dw3_edge_asm(g, x, is1, is2, ky0, kx0, kx1), g,
+                      off, lo, hi, full);
         continue;
       }
       mve_dw3_store(o,
