@@ -432,6 +432,9 @@ static int dw_mve_same_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
   for (int32_t oy = 0; oy < p->out_h; oy++) {
     const int32_t iy = oy * p->stride_h - p->pad_top;
     if (iy >= 0 && iy + 2 < p->in_h) return 1;
+  }
+  return 0;
+}
 
 /* Whether it runs some window with one row cut in its assembly
  * (mve_dw3_edge_asm): a group of four channels and some output pixel
