@@ -529,9 +529,21 @@ BLOCK_INLINE void dw3_flush(const TnCrtConv2d *p, const int8_t *src,
       for (int32_t j = 0; j < len; j++) out[j] = src[j];
 }
 
+/* A row of a group of four from its ring slot src to out (pixels os2
+ * apart), src to end: dw3_rows' flush, a leaf of four arguments, where
+ * dw3_ring's call at every row cost KWS about 100 k estimated cycles (its
+ * seven arguments, its frame, the ring's geometry read again). Not
+ * inlined: with the copy inside dw3_rows, gcc found no registers for
+ * dw3_taps3 at -O3 on the M33 with the frame pointer kept. */
+static NOINLINE void dw3_flush4(int8_t *out, const int8_t *src,
+                                const int8_t *end, ptrdiff_t os2) {
+  for (; src < end; out += os2, src += 4) __builtin_memcpy(out, src, 4);
+}
+
 /* In place, after output row oy: the next ring slot, and out the row
  * whose input has had its last reader (as conv_blocks does); with oy
- * = out_h, the rows still in the ring. */
+ * = out_h, the rows still in the ring. (dw3_rows does the same for a
+ * group of four by dw3_flush4.) */
 static NOINLINE void dw3_ring(const TnCrtConv2d *p, int8_t *ring,
                               ptrdiff_t slot_size, int32_t len, int8_t *out_n,
                               int32_t oy, int32_t *slot) {
@@ -605,6 +617,8 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
   const int32_t off = g->off;
   const ptrdiff_t is1 = p->in_strides[1], is2 = p->in_strides[2];
   const int32_t len = g->len;
+  const int32_t rows = ring ? ring_rows(p) : 1;
+  const ptrdiff_t os1 = p->out_strides[1], os2 = p->out_strides[2];
   Dw3Walk wk;
   dw3_walk(&wk, c, c0, len, n, out, ring);
   for (int32_t oy = 0, slot = 0; oy < p->out_h; oy++) {
@@ -633,7 +647,16 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
                               kx0 * p->w_strides[1]);
         dw3_store(o, s, g, DW3_ANY, off, lo, hi);
       }
-    if (ring) dw3_ring(p, ring, wk.slot_size, len, wk.out_n, oy, &slot);
+    if (ring && len == 4) {
+      /* dw3_ring's step, its copy by dw3_flush4 */
+      slot = slot + 1 == rows ? 0 : slot + 1;
+      if (oy >= p->pad_top) {
+        const int8_t *src = ring + slot * wk.slot_size;
+        dw3_flush4(wk.out_n + (ptrdiff_t)(oy - p->pad_top) * os1, src,
+                   src + wk.slot_size, os2);
+      }
+    } else if (ring)
+      dw3_ring(p, ring, wk.slot_size, len, wk.out_n, oy, &slot);
   }
   if (ring) dw3_ring(p, ring, wk.slot_size, len, wk.out_n, p->out_h, NULL);
 }
