@@ -35,7 +35,7 @@
  * each half of the group requantized and stored before the other is
  * summed; a row's last whole window, when one is left, goes with the
  * next, cut by the padding (KWS's 5-wide rows: pixels 3 and 4 a pass, not
- * one and then one cut: its depthwise layers 0.89x the estimated cycles).
+ * one and then one cut: its depthwise layers 0.92x the estimated cycles).
  * In those builds too a row of two or three taps is one assembly
  * statement (dw3_taps3, dw3_taps2), and a border window of two or three
  * rows and columns is unrolled with its shape a constant (dw3_cut4):
@@ -567,7 +567,13 @@ BLOCK_INLINE void dw3_flush(const TnCrtConv2d *p, const int8_t *src,
  * dw3_ring's call at every row cost KWS about 100 k estimated cycles (its
  * seven arguments, its frame, the ring's geometry read again). Not
  * inlined: with the copy inside dw3_rows, gcc found no registers for
- * dw3_taps3 at -O3 on the M33 with the frame pointer kept. */
+ * dw3_taps3 at -O3 on the M33 with the frame pointer kept. In builds for
+ * speed only (TN__DW3_FLUSH4). */
+#if !defined(__OPTIMIZE_SIZE__)
+#define TN__DW3_FLUSH4 1
+#else /* -Os: 200 B more of KWS's flash, which its filing size has not */
+#define TN__DW3_FLUSH4 0
+#endif
 static NOINLINE void dw3_flush4(int8_t *out, const int8_t *src,
                                 const int8_t *end, ptrdiff_t os2) {
   for (; src < end; out += os2, src += 4) __builtin_memcpy(out, src, 4);
@@ -680,7 +686,7 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
                               kx0 * p->w_strides[1]);
         dw3_store(o, s, g, DW3_ANY, off, lo, hi);
       }
-    if (ring && len == 4) {
+    if (TN__DW3_FLUSH4 && ring && len == 4) {
       /* dw3_ring's step, its copy by dw3_flush4 */
       slot = slot + 1 == rows ? 0 : slot + 1;
       if (oy >= p->pad_top) {
@@ -694,7 +700,7 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
   /* the rows still in the ring (dw3_ring's last step; for four channels
    * here too, so that no row of KWS's calls dw3_ring, whose frame sat on
    * top of dw3_rows') */
-  if (ring && len == 4)
+  if (TN__DW3_FLUSH4 && ring && len == 4)
     for (int32_t r = p->out_h > p->pad_top ? p->out_h - p->pad_top : 0;
          r < p->out_h; r++) {
       const int8_t *src = ring + (r % rows) * wk.slot_size;
