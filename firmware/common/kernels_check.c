@@ -27,7 +27,7 @@
  *   mismatch case 17 conv (description) at 203: got 12 want 13
  *   cases 600 conv 300 conv_scratch 300 conv_less 120 inplace 40 conv_s32 90 requant 150
  *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 dw3_pair 20
- *   dw3_cut 30
+ *   dw3_cut 30 dw3_pair_cut 10
  *   pw 120 pw_fast 40
  *   pw_wide 20 pw_unit 30 pw_gather 4 pw_gather_cut 3 pw_quad6 25
  *   pw_quad6_entries 255 pw_quad6_turns 12 pw_mve 0 dw_mve 0 dense_folded 75
@@ -59,6 +59,9 @@
  * " dw3" when a group of the form has shifts below -20 and bounded sums,
  * dw3_wide counting those cases; " dw3-pair" before " dw3" when the form
  * runs two output pixels a pass in the case, dw3_pair counting those;
+ * " dw3-pair-cut" before " dw3" when it runs a row's last whole window
+ * and the next, cut by the padding, as such a pair, dw3_pair_cut counting
+ * those;
  * " dw3-cut" before " dw3" when it unrolls a border window of two or
  * three rows and columns in the case, dw3_cut counting those;
  * pw_mve, of the pw cases those the MVE form ran, on a core with MVE:
@@ -491,13 +494,14 @@ static int dw3_wide_case(const TnCrtConv2d *p, const TnCrtQuant *q,
   return !dw_mve_case(p, q) && dw3_fast_group(p, q, bias, 1);
 }
 
-/* Whether the depthwise 3x3 form runs two output pixels a pass somewhere
- * in the case (dw3x3_s8_dsp.h: dw3_out_row, dw3_whole4x2; optimised
- * for speed, not -Os): stride_w 1, no activation's clamp, a group of four channels
- * requantized by dw3_q (DW3_FAST), an output row whose window rows all lie
- * inside the input and two output columns whose windows do. */
-static int dw3_pair_case(const TnCrtConv2d *p, const TnCrtQuant *q,
-                         const int32_t *bias) {
+/* Where the depthwise 3x3 form runs two output pixels a pass
+ * (dw3x3_s8_dsp.h: dw3_out_row, dw3_whole4x2; optimised for speed, not
+ * -Os): stride_w 1, no activation's clamp, a group of four channels
+ * requantized by dw3_q (DW3_FAST) and an output row whose window rows all
+ * lie inside the input; then the count of a row's output columns whose
+ * windows do too, else 0. */
+static int32_t dw3_pair_whole(const TnCrtConv2d *p, const TnCrtQuant *q,
+                              const int32_t *bias) {
 #if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
   if (p->stride_w != 1 || q->act_min > -128 || q->act_max < 127 ||
       dw_mve_case(p, q) || !dw3_fast_group(p, q, bias, 0))
@@ -510,11 +514,27 @@ static int dw3_pair_case(const TnCrtConv2d *p, const TnCrtQuant *q,
   int32_t whole = 0;
   for (int32_t ox = 0; ox < p->out_w; ox++)
     whole += ox >= p->pad_left && ox - p->pad_left + 3 <= p->in_w;
-  return row && whole >= 2;
+  return row ? whole : 0;
 #else
   (void)p, (void)q, (void)bias;
   return 0;
 #endif
+}
+
+/* Whether it does so somewhere in the case: two whole windows a row. */
+static int dw3_pair_case(const TnCrtConv2d *p, const TnCrtQuant *q,
+                         const int32_t *bias) {
+  return dw3_pair_whole(p, q, bias) >= 2;
+}
+
+/* Whether it runs its pair with the second window cut (dw3_whole4x2 with
+ * cut): an odd count of whole windows a row (the pairs leave the last
+ * alone) and a pixel after them, whose window has then lost its third
+ * column alone. */
+static int dw3_pair_cut_case(const TnCrtConv2d *p, const TnCrtQuant *q,
+                             const int32_t *bias) {
+  const int32_t whole = dw3_pair_whole(p, q, bias);
+  return whole % 2 == 1 && p->pad_left + whole < p->out_w;
 }
 
 /* Whether the depthwise 3x3 DSP form unrolls a border window somewhere in
@@ -731,6 +751,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   fw_str(bias ? " bias" : " no-bias");
   if (dw3_wide_case(p, q, bias)) fw_str(" dw3-wide");
   if (dw3_pair_case(p, q, bias)) fw_str(" dw3-pair");
+  if (dw3_pair_cut_case(p, q, bias)) fw_str(" dw3-pair-cut");
   if (dw3_cut_case(p, q)) fw_str(" dw3-cut");
   if (dw_mve_same_case(p, q)) fw_str(" dw-mve-same");
 
@@ -783,6 +804,7 @@ static int32_t n_conv, n_scratch, n_less, n_inplace, n_conv32, n_requant, n_dens
 static int32_t n_dw3, n_dw3_inplace; /* cases of the depthwise 3x3 form */
 static int32_t n_dw3_wide; /* of those, with a group requantized wide */
 static int32_t n_dw3_pair; /* of those, with two pixels a pass */
+static int32_t n_dw3_pair_cut; /* of those, with such a pair cut */
 static int32_t n_dw3_cut; /* of those, with border windows unrolled */
 static int32_t n_pw; /* cases of the matrix product, with its scratch */
 static int32_t n_pw_fast; /* of those, its fused assembly's */
@@ -1047,6 +1069,7 @@ static void check_conv(int32_t index) {
   n_dw3 += dw3;
   n_dw3_wide += dw3_wide_case(&p, &q, bias);
   n_dw3_pair += dw3_pair_case(&p, &q, bias);
+  n_dw3_pair_cut += dw3_pair_cut_case(&p, &q, bias);
   n_dw3_cut += dw3_cut_case(&p, &q);
   n_dw_mve += dw_mve_case(&p, &q);
   n_dw_mve_asm += dw_mve_asm_case(&p, &q);
@@ -1583,7 +1606,7 @@ int main(void) {
   kv(" dense_s32 ", n_dense32);
   kv(" dw3 ", n_dw3), kv(" dw3_inplace ", n_dw3_inplace);
   kv(" dw3_wide ", n_dw3_wide), kv(" dw3_pair ", n_dw3_pair);
-  kv(" dw3_cut ", n_dw3_cut);
+  kv(" dw3_cut ", n_dw3_cut), kv(" dw3_pair_cut ", n_dw3_pair_cut);
   kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
   kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);
   kv(" pw_gather_cut ", n_pw_gather_cut);

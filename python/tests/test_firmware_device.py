@@ -473,6 +473,8 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
         assert (ran["dw3_pair"] > 0) == (opt != "-Os"), ran
         # and its border windows unrolled, in builds for speed only
         assert (ran["dw3_cut"] > 0) == (opt != "-Os"), ran
+        # and its pair whose second window is cut, in builds for speed only
+        assert (ran["dw3_pair_cut"] > 0) == (opt != "-Os"), ran
     # the M55 runs the matrix product's cases in its MVE form, and the
     # depthwise 3x3 ones whose shifts are right shifts; the others all in
     # the DSP ones
@@ -532,12 +534,13 @@ def test_kernels_check_reports_a_mismatch(tmp_path: Any) -> None:
 def _check_broken_form(tmp_path: Any, header_name: str, old: str, new: str,
                        tag: str, kind: bool = False, marked: str = "",
                        cases: int = 120, folder: str = "arm_dsp",
-                       target: str = DEFAULT) -> None:
+                       target: str = DEFAULT) -> Dict[str, Any]:
     """kernels_check on target, on a copy of the crt whose
     folder/header_name has its one occurrence of old replaced by new: it
     must fail, and every case it describes must end in tag (the cases it
     counts as that form's), or with kind name tag as its kind ("case 7
-    dense ..."), and hold the word marked where one is given."""
+    dense ..."), and hold the word marked where one is given. Returns the
+    check's report."""
     kc = _load_kernels_check()
     crt = tmp_path / "crt"
     shutil.copytree(kc.CRT, str(crt))
@@ -553,6 +556,7 @@ def _check_broken_form(tmp_path: Any, header_name: str, old: str, new: str,
     assert described and all(m.split()[2] == tag if kind else m.endswith(" " + tag)
                              for m in described), described
     assert not marked or all(marked in m.split() for m in described), described
+    return res
 
 
 def test_kernels_check_catches_a_broken_depthwise_3x3_form(tmp_path: Any) -> None:
@@ -574,6 +578,16 @@ def test_kernels_check_catches_a_broken_depthwise_3x3_pair(tmp_path: Any) -> Non
                        marked="dw3-pair", cases=400)
 
 
+def test_kernels_check_catches_a_broken_depthwise_3x3_cut_pair(tmp_path: Any) -> None:
+    """The same for the pair whose second window is cut by the padding
+    (dw3_whole4x2 with cut, in builds for speed): a copy whose pair leaves
+    out the first pixel's third tap of channels 2 and 3 fails, and only in
+    the cases the check counts as running such a pair ("dw3-pair-cut")."""
+    last = '  "smlatt %[a2], %[t], %[wv], %[a2]\\n\\t"\n\n'
+    _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", last, '  ""\n\n', "dw3",
+                       marked="dw3-pair-cut", cases=400)
+
+
 def test_kernels_check_catches_a_broken_depthwise_3x3_border(tmp_path: Any) -> None:
     """The same for the form's border windows unrolled (dw3_cut4, in
     builds for speed): a copy whose windows of two rows and three columns
@@ -583,6 +597,17 @@ def test_kernels_check_catches_a_broken_depthwise_3x3_border(tmp_path: Any) -> N
     _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", cut,
                        "      dw3_cut4(s, x, is1, is2, w, 2, 2, io2);\n", "dw3",
                        marked="dw3-cut", cases=200)
+
+
+def test_kernels_check_catches_a_broken_depthwise_3x3_ring_flush(tmp_path: Any) -> None:
+    """The same for the form's flush of a group of four's ring rows in
+    place (dw3_flush4): a copy that moves three bytes of each pixel's four
+    fails, only in the form's cases, and only in their calls in place."""
+    res = _check_broken_form(tmp_path, "dw3x3_s8_dsp.h",
+                             "__builtin_memcpy(out, src, 4);\n}",
+                             "__builtin_memcpy(out, src, 3);\n}", "dw3", cases=400)
+    bad = [m for m in res["mismatches"] if m.startswith("mismatch case")]
+    assert bad and all(m.split()[3] == "conv-inplace" for m in bad), bad
 
 
 def _kernels_check_without_dw3_any(tmp_path: Any, broken: bool = False) -> Dict[str, Any]:

@@ -33,14 +33,18 @@
  * requantization constants are loaded once for both pixels (VWW's
  * depthwise layers: 0.89x the estimated cycles of a pixel at a time),
  * each half of the group requantized and stored before the other is
- * summed. In those builds too a row of two or three taps is one assembly
+ * summed; a row's last whole window, when one is left, goes with the
+ * next, cut by the padding (KWS's 5-wide rows: pixels 3 and 4 a pass, not
+ * one and then one cut: its depthwise layers 0.92x the estimated cycles).
+ * In those builds too a row of two or three taps is one assembly
  * statement (dw3_taps3, dw3_taps2), and a border window of two or three
  * rows and columns is unrolled with its shape a constant (dw3_cut4):
  * borders are a third to a half of the pixels of KWS's 25x5 and VWW's
  * 6x6 layers. A tail of 1 to 3 channels takes the same loops in plain C,
  * one channel at a time. Nothing is packed per layer and no buffer is
  * needed: in place, the output rows of a group wait in the caller's
- * scratch, as conv_s8.c's ring does for its blocks.
+ * scratch, as conv_s8.c's ring does for its blocks, and a group of four
+ * copies each out by a leaf call (dw3_flush4).
  */
 #ifndef TVMNODE_CRT_ARM_DSP_DW3X3_S8_DSP_H_
 #define TVMNODE_CRT_ARM_DSP_DW3X3_S8_DSP_H_
@@ -276,7 +280,7 @@ BLOCK_INLINE void dw3_whole4(int32_t s[4], const Dw3Group *g, const int8_t *x,
  * or stands before one, so that most are pipelined. Eleven registers:
  * the four sums, x, is2, w, the input offset and three temporaries.
  */
-#define DW3_ROW2_ASM(ROR)                                                    \
+#define DW3_ROW2_HEAD_ASM(ROR)                                               \
   "ldr %[wv], [%[w]]\n\t"                                                    \
   "ldr %[t], [%[x]]\n\t"                                                     \
   "ldr %[v], [%[x], %[is2]]\n\t"                                             \
@@ -294,7 +298,9 @@ BLOCK_INLINE void dw3_whole4(int32_t s[4], const Dw3Group *g, const int8_t *x,
   "smlatt %[a2], %[v], %[wv], %[a2]\n\t"                                     \
   "smlabb %[b0], %[t], %[wv], %[b0]\n\t"                                     \
   "smlatt %[b2], %[t], %[wv], %[b2]\n\t"                                     \
-  "ldr %[wv], [%[w], #16]\n\t"                                               \
+  "ldr %[wv], [%[w], #16]\n\t"
+#define DW3_ROW2_ASM(ROR)                                                    \
+  DW3_ROW2_HEAD_ASM(ROR)                                                     \
   "ldr %[v], [%[x], %[is2]]\n\t"                                             \
   "sxtab16 %[v], %[io2], %[v]" ROR "\n\t"                                    \
   "smlabb %[a0], %[t], %[wv], %[a0]\n\t"                                     \
@@ -302,22 +308,34 @@ BLOCK_INLINE void dw3_whole4(int32_t s[4], const Dw3Group *g, const int8_t *x,
   "smlabb %[b0], %[v], %[wv], %[b0]\n\t"                                     \
   "smlatt %[b2], %[v], %[wv], %[b2]\n\t"
 
-#define DW3_ROW2(name, ROR)                                                  \
+/* The same where the second pixel's window has lost its third column to
+ * the padding (the last whole window of a row and the cut one after it):
+ * its third column is neither loaded nor summed. */
+#define DW3_ROW2_CUT_ASM(ROR)                                                \
+  DW3_ROW2_HEAD_ASM(ROR)                                                     \
+  "smlabb %[a0], %[t], %[wv], %[a0]\n\t"                                     \
+  "smlatt %[a2], %[t], %[wv], %[a2]\n\t"
+
+#define DW3_ROW2(name, ASM, ROR)                                             \
   BLOCK_INLINE void name(int32_t *a0, int32_t *a2, int32_t *b0, int32_t *b2, \
                          const int8_t *x, ptrdiff_t is2, const int32_t *w,   \
                          int32_t io2) {                                      \
     uint32_t t, v, wv;                                                       \
-    __asm__(DW3_ROW2_ASM(ROR)                                                \
+    __asm__(ASM(ROR)                                                         \
             : [a0] "+r"(*a0), [a2] "+r"(*a2), [b0] "+r"(*b0),                \
               [b2] "+r"(*b2), [x] "+r"(x), [t] "=&r"(t), [v] "=&r"(v),       \
               [wv] "=&r"(wv)                                                 \
             : [is2] "r"(is2), [w] "r"(w), [io2] "r"(io2)                     \
             : "memory");                                                     \
   }
-DW3_ROW2(dw3_row2_02, "")
-DW3_ROW2(dw3_row2_13, ", ror #8")
+DW3_ROW2(dw3_row2_02, DW3_ROW2_ASM, "")
+DW3_ROW2(dw3_row2_13, DW3_ROW2_ASM, ", ror #8")
+DW3_ROW2(dw3_row2c_02, DW3_ROW2_CUT_ASM, "")
+DW3_ROW2(dw3_row2c_13, DW3_ROW2_CUT_ASM, ", ror #8")
 #undef DW3_ROW2
+#undef DW3_ROW2_CUT_ASM
 #undef DW3_ROW2_ASM
+#undef DW3_ROW2_HEAD_ASM
 
 #else
 /* The same in C: one tap, then a row, then a whole window. */
@@ -451,21 +469,29 @@ BLOCK_INLINE void dw3_q2(int8_t *o, int8_t *o2, int32_t v, int32_t u,
  * the three rows, requantized and stored, then 1 and 3 the same way, so
  * that four sums are live at a time; with all eight summed before any
  * was stored, gcc kept half of them and the row pointers on the stack
- * (VWW: about 70 instructions a pair besides the taps and stores). */
+ * (VWW: about 70 instructions a pair besides the taps and stores). With
+ * cut (a constant where it is called), the second window is the first
+ * cut by the right padding, its third column outside (dw3_row2c_02). */
 BLOCK_INLINE void dw3_whole4x2(int8_t *o, int8_t *o2, const Dw3Group *g,
                                const int8_t *x, ptrdiff_t is1, ptrdiff_t is2,
-                               int32_t io2, int32_t lo, int32_t hi) {
+                               int32_t io2, int32_t lo, int32_t hi, int cut) {
+  void (*const row02)(int32_t *, int32_t *, int32_t *, int32_t *,
+                      const int8_t *, ptrdiff_t, const int32_t *, int32_t) =
+      cut ? dw3_row2c_02 : dw3_row2_02;
+  void (*const row13)(int32_t *, int32_t *, int32_t *, int32_t *,
+                      const int8_t *, ptrdiff_t, const int32_t *, int32_t) =
+      cut ? dw3_row2c_13 : dw3_row2_13;
   const int32_t off2 = g->off2;
   int32_t a0 = g->bias[0], a2 = g->bias[2], b0 = a0, b2 = a2;
-  dw3_row2_02(&a0, &a2, &b0, &b2, x, is2, g->w, io2);
-  dw3_row2_02(&a0, &a2, &b0, &b2, x + is1, is2, g->w + 6, io2);
-  dw3_row2_02(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w + 12, io2);
+  row02(&a0, &a2, &b0, &b2, x, is2, g->w, io2);
+  row02(&a0, &a2, &b0, &b2, x + is1, is2, g->w + 6, io2);
+  row02(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w + 12, io2);
   dw3_q2(o, o2, a0, b0, g->u.rq[0], off2, DW3_FAST, lo, hi);
   dw3_q2(o + 2, o2 + 2, a2, b2, g->u.rq[2], off2, DW3_FAST, lo, hi);
   a0 = b0 = g->bias[1], a2 = b2 = g->bias[3];
-  dw3_row2_13(&a0, &a2, &b0, &b2, x, is2, g->w + 1, io2);
-  dw3_row2_13(&a0, &a2, &b0, &b2, x + is1, is2, g->w + 7, io2);
-  dw3_row2_13(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w + 13, io2);
+  row13(&a0, &a2, &b0, &b2, x, is2, g->w + 1, io2);
+  row13(&a0, &a2, &b0, &b2, x + is1, is2, g->w + 7, io2);
+  row13(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w + 13, io2);
   dw3_q2(o + 1, o2 + 1, a0, b0, g->u.rq[1], off2, DW3_FAST, lo, hi);
   dw3_q2(o + 3, o2 + 3, a2, b2, g->u.rq[3], off2, DW3_FAST, lo, hi);
 }
@@ -491,9 +517,16 @@ BLOCK_INLINE void dw3_out_row(const Conv *c, const Dw3Group *g,
       /* a run of whole windows */
       const int8_t *x = xn + (row + (ptrdiff_t)ix0 * is2);
 #if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
-      if (how == DW3_FAST && p->stride_w == 1)
+      if (how == DW3_FAST && p->stride_w == 1) {
         for (; ox + 1 < fx1; ox += 2, o += 2 * ps2, x += 2 * is2)
-          dw3_whole4x2(o, o + ps2, g, x, is1, is2, io2, lo, hi);
+          dw3_whole4x2(o, o + ps2, g, x, is1, is2, io2, lo, hi, 0);
+        /* one whole window left, and after it one whose third column
+         * alone is outside (KWS's 5-wide rows: the pixels 3 and 4) */
+        if (ox + 1 == fx1 && fx1 < p->out_w) {
+          dw3_whole4x2(o, o + ps2, g, x, is1, is2, io2, lo, hi, 1);
+          ox += 2, o += 2 * ps2;
+        }
+      }
 #endif
       for (; ox < fx1; ox++, o += ps2, x += step) {
         dw3_whole4(s, g, x, is1, is2, io2);
@@ -529,9 +562,27 @@ BLOCK_INLINE void dw3_flush(const TnCrtConv2d *p, const int8_t *src,
       for (int32_t j = 0; j < len; j++) out[j] = src[j];
 }
 
+/* A row of a group of four from its ring slot src to out (pixels os2
+ * apart), src to end: dw3_rows' flush, a leaf of four arguments, where
+ * dw3_ring's call at every row cost KWS about 100 k estimated cycles (its
+ * seven arguments, its frame, the ring's geometry read again). Not
+ * inlined: with the copy inside dw3_rows, gcc found no registers for
+ * dw3_taps3 at -O3 on the M33 with the frame pointer kept. In builds for
+ * speed only (TN__DW3_FLUSH4). */
+#if !defined(__OPTIMIZE_SIZE__)
+#define TN__DW3_FLUSH4 1
+#else /* -Os: 200 B more of KWS's flash, which its filing size has not */
+#define TN__DW3_FLUSH4 0
+#endif
+static NOINLINE void dw3_flush4(int8_t *out, const int8_t *src,
+                                const int8_t *end, ptrdiff_t os2) {
+  for (; src < end; out += os2, src += 4) __builtin_memcpy(out, src, 4);
+}
+
 /* In place, after output row oy: the next ring slot, and out the row
  * whose input has had its last reader (as conv_blocks does); with oy
- * = out_h, the rows still in the ring. */
+ * = out_h, the rows still in the ring. (dw3_rows does the same for a
+ * group of four by dw3_flush4.) */
 static NOINLINE void dw3_ring(const TnCrtConv2d *p, int8_t *ring,
                               ptrdiff_t slot_size, int32_t len, int8_t *out_n,
                               int32_t oy, int32_t *slot) {
@@ -605,6 +656,8 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
   const int32_t off = g->off;
   const ptrdiff_t is1 = p->in_strides[1], is2 = p->in_strides[2];
   const int32_t len = g->len;
+  const int32_t rows = ring ? ring_rows(p) : 1;
+  const ptrdiff_t os1 = p->out_strides[1], os2 = p->out_strides[2];
   Dw3Walk wk;
   dw3_walk(&wk, c, c0, len, n, out, ring);
   for (int32_t oy = 0, slot = 0; oy < p->out_h; oy++) {
@@ -633,9 +686,28 @@ static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
                               kx0 * p->w_strides[1]);
         dw3_store(o, s, g, DW3_ANY, off, lo, hi);
       }
-    if (ring) dw3_ring(p, ring, wk.slot_size, len, wk.out_n, oy, &slot);
+    if (TN__DW3_FLUSH4 && ring && len == 4) {
+      /* dw3_ring's step, its copy by dw3_flush4 */
+      slot = slot + 1 == rows ? 0 : slot + 1;
+      if (oy >= p->pad_top) {
+        const int8_t *src = ring + slot * wk.slot_size;
+        dw3_flush4(wk.out_n + (ptrdiff_t)(oy - p->pad_top) * os1, src,
+                   src + wk.slot_size, os2);
+      }
+    } else if (ring)
+      dw3_ring(p, ring, wk.slot_size, len, wk.out_n, oy, &slot);
   }
-  if (ring) dw3_ring(p, ring, wk.slot_size, len, wk.out_n, p->out_h, NULL);
+  /* the rows still in the ring (dw3_ring's last step; for four channels
+   * here too, so that no row of KWS's calls dw3_ring, whose frame sat on
+   * top of dw3_rows') */
+  if (TN__DW3_FLUSH4 && ring && len == 4)
+    for (int32_t r = p->out_h > p->pad_top ? p->out_h - p->pad_top : 0;
+         r < p->out_h; r++) {
+      const int8_t *src = ring + (r % rows) * wk.slot_size;
+      dw3_flush4(wk.out_n + r * os1, src, src + wk.slot_size, os2);
+    }
+  else if (ring)
+    dw3_ring(p, ring, wk.slot_size, len, wk.out_n, p->out_h, NULL);
 }
 
 /* The layer (dsp_dw3_ok holds) into out; ring: in place, the caller's
