@@ -424,43 +424,6 @@ static int dw_mve_asm_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
   return rows && cols;
 }
 
-/* Whether the MVE depthwise 3x3 runs some row of the case by its SAME
- * row (arm_mve/dw3x3_s8_mve.h: mve_dw3_same_ok, mve_dw3_row_same): a
- * group of four, stride_w 1, pad_left 1, as wide as the input (at least
- * two columns), and some output row whose three input rows lie inside. */
-static int dw_mve_same_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
-  if (!dw_mve_case(p, q) || p->out_c < 4 || p->stride_w != 1 ||
-      p->pad_left != 1 || p->in_w != p->out_w || p->out_w < 2)
-    return 0;
-  for (int32_t oy = 0; oy < p->out_h; oy++) {
-    const int32_t iy = oy * p->stride_h - p->pad_top;
-    if (iy >= 0 && iy + 2 < p->in_h) return 1;
-  }
-  return 0;
-}
-
-/* Whether it runs some window with one row cut in its assembly
- * (mve_dw3_edge_asm): a group of four channels and some output pixel
- * whose window has exactly two rows and at least two columns inside the
- * input (the top and bottom rows of a SAME layer). */
-static int dw_mve_edge_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
-  if (!dw_mve_case(p, q) || p->out_c < 4) return 0;
-  int rows = 0, cols = 0;
-  for (int32_t oy = 0; oy < p->out_h; oy++) {
-    const int32_t iy = oy * p->stride_h - p->pad_top;
-    const int32_t in = (iy + 3 < p->in_h ? iy + 3 : p->in_h) -
-                       (iy > 0 ? iy : 0);
-    rows |= in == 2;
-  }
-  for (int32_t ox = 0; ox < p->out_w; ox++) {
-    const int32_t ix = ox * p->stride_w - p->pad_left;
-    const int32_t in = (ix + 3 < p->in_w ? ix + 3 : p->in_w) -
-                       (ix > 0 ? ix : 0);
-    cols |= in >= 2;
-  }
-  return rows && cols;
-}
-
 /* The number of output columns whose window's three columns lie inside
  * the input, and whether some output row's window has exactly `rows`
  * rows inside. */
@@ -479,6 +442,33 @@ static int dw3_rows_inside(const TnCrtConv2d *p, int32_t rows) {
       return 1;
   }
   return 0;
+}
+
+/* Whether the MVE depthwise 3x3 runs some row of the case by its SAME
+ * row (arm_mve/dw3x3_s8_mve.h: mve_dw3_same_ok, mve_dw3_row_same): a
+ * group of four, stride_w 1, pad_left 1, as wide as the input (at least
+ * two columns), and some output row whose three input rows lie inside. */
+static int dw_mve_same_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  if (!dw_mve_case(p, q) || p->out_c < 4 || p->stride_w != 1 ||
+      p->pad_left != 1 || p->in_w != p->out_w || p->out_w < 2)
+    return 0;
+  return dw3_rows_inside(p, 3);
+}
+
+/* Whether it runs some window with one row cut in its assembly
+ * (mve_dw3_edge_asm): a group of four channels and some output pixel
+ * whose window has exactly two rows and at least two columns inside the
+ * input (the top and bottom rows of a SAME layer). */
+static int dw_mve_edge_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  if (!dw_mve_case(p, q) || p->out_c < 4 || !dw3_rows_inside(p, 2)) return 0;
+  int cols = 0;
+  for (int32_t ox = 0; ox < p->out_w; ox++) {
+    const int32_t ix = ox * p->stride_w - p->pad_left;
+    const int32_t in = (ix + 3 < p->in_w ? ix + 3 : p->in_w) -
+                       (ix > 0 ? ix : 0);
+    cols |= in >= 2;
+  }
+  return cols;
 }
 
 /* Whether it runs two windows a pass in its assembly where one row is
