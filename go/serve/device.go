@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +27,8 @@ const maxDeviceRepeat = 32
 var crtDTypes = []string{"float32", "int32", "int8", "uint8", "int64", "float64", "int16", "bool"}
 
 // openPort opens a device's byte stream: a Unix socket (qemu's
-// `-chardev socket`) or a serial port or pty already set up (its speed and
+// `-chardev socket`; refused for up to 2 s while its server starts to
+// listen) or a serial port or pty already set up (its speed and
 // framing are the system's: stty).
 func openPort(path string) (io.ReadWriteCloser, error) {
 	fi, err := os.Stat(path)
@@ -36,7 +36,7 @@ func openPort(path string) (io.ReadWriteCloser, error) {
 		return nil, err
 	}
 	if fi.Mode()&os.ModeSocket != 0 {
-		return net.Dial("unix", path)
+		return device.DialUnix(path, 2*time.Second)
 	}
 	return os.OpenFile(path, os.O_RDWR, 0)
 }

@@ -24,7 +24,6 @@ import (
 	"io"
 	"io/fs"
 	"log"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -524,13 +523,7 @@ func (d *qemuDevice) start() (*qemuRun, error) {
 		return nil, err
 	}
 	r := &qemuRun{cmd: cmd, kill: kill, out: out, exited: make(chan struct{}), cycles: counts}
-	// The socket's file appears when qemu binds it, a moment before it
-	// listens.
-	conn, err := net.Dial("unix", sock)
-	for wait := time.Now(); err != nil && time.Since(wait) < 2*time.Second; {
-		time.Sleep(10 * time.Millisecond)
-		conn, err = net.Dial("unix", sock)
-	}
+	conn, err := device.DialUnix(sock, 2*time.Second)
 	if err == nil {
 		r.link, r.sess, _, err = openSession(conn, d.name, d.model)
 	}

@@ -4,11 +4,27 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 )
+
+// DialUnix connects to the Unix socket at path, trying again for up to
+// wait while the connection is refused: qemu's `-chardev
+// socket,server=on` makes the socket's file when it binds it, a moment
+// before it listens, so a client that saw the file may still be refused.
+func DialUnix(path string, wait time.Duration) (net.Conn, error) {
+	conn, err := net.Dial("unix", path)
+	for start := time.Now(); errors.Is(err, syscall.ECONNREFUSED) && time.Since(start) < wait; {
+		time.Sleep(10 * time.Millisecond)
+		conn, err = net.Dial("unix", path)
+	}
+	return conn, err
+}
 
 // StartQemu runs a firmware (an ELF for firmware/targets.txt's m4 row)
 // on qemu's mps2-an386: StartBoard for the Cortex-M4.
@@ -20,7 +36,7 @@ func StartQemu(ctx context.Context, elf, sock string, out *bytes.Buffer, extra .
 // firmware/targets.txt) under -icount shift=0 (a SysTick tick is then a
 // fixed count of instructions: firmware/common/measure.h), with UART0 on a
 // Unix socket at sock, and returns once qemu listens there: the board
-// starts when a client (a Link over net.Dial("unix", sock), or
+// starts when a client (a Link over DialUnix(sock, ...), or
 // tvmnode-serve --device NAME=SOCK) connects. extra: more qemu arguments
 // (a -plugin). Cancelling ctx kills qemu; Wait reaps it. Its own output is
 // in out.

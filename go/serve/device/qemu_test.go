@@ -101,7 +101,7 @@ func startQemu(t *testing.T, ctx context.Context, elf, sock string) net.Conn {
 		_ = qemu.Wait()
 		_ = os.Remove(sock)
 	})
-	conn, err := net.Dial("unix", sock)
+	conn, err := DialUnix(sock, 2*time.Second)
 	if err != nil {
 		t.Fatalf("qemu's UART socket: %v\n%s", err, qout.String())
 	}
