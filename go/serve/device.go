@@ -28,17 +28,19 @@ var crtDTypes = []string{"float32", "int32", "int8", "uint8", "int64", "float64"
 
 // openPort opens a device's byte stream: a Unix socket (qemu's
 // `-chardev socket`; refused for up to 2 s while its server starts to
-// listen) or a serial port or pty already set up (its speed and
-// framing are the system's: stty).
-func openPort(path string) (io.ReadWriteCloser, error) {
+// listen), which loses no byte (socket is true), or a serial port or pty
+// already set up (its speed and framing are the system's: stty).
+func openPort(path string) (rw io.ReadWriteCloser, socket bool, err error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if fi.Mode()&os.ModeSocket != 0 {
-		return device.DialUnix(path, 2*time.Second)
+		conn, err := device.DialUnix(path, 2*time.Second)
+		return conn, true, err
 	}
-	return os.OpenFile(path, os.O_RDWR, 0)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	return f, false, err
 }
 
 // deviceHandle is what serves a model on a device: a session over a port
@@ -65,10 +67,20 @@ func (d *deviceHandle) close() {
 // openSession starts a session with the device behind rw serving model and
 // returns its metadata. Both ends start over (a request of an earlier host
 // may be half through); a board that starts when we connect sends its own
-// RESET, which may still end the first request.
-func openSession(rw io.ReadWriteCloser, name, model string) (*device.Link, *device.Session,
-	*sessionpb.MetadataResponse, error) {
+// RESET, which may still end the first request. Over a stream that loses
+// no byte (lossless: a Unix socket, an emulated board's UART) a frame goes
+// again each qemuResend for as long as timeout allows, not at the link's
+// default pace for a lossy serial line: qemu hands the board its UART's
+// bytes slowly (tens of microseconds each, far more when the host is
+// loaded), and a request of a few hundred bytes sent again every 200 ms
+// queues copies in front of the board faster than it reads them.
+func openSession(rw io.ReadWriteCloser, name, model string, lossless bool, timeout time.Duration) (
+	*device.Link, *device.Session, *sessionpb.MetadataResponse, error) {
 	link := device.NewLink(rw, 4096, func(line string) { log.Printf("device %s: %s", name, line) })
+	if lossless {
+		link.Resend = qemuResend
+		link.Tries = max(2, int(timeout/qemuResend))
+	}
 	sess := device.NewSession(link)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -105,11 +117,11 @@ func openDevice(spec string, cfg Config, mx *metrics) (string, *deviceHandle, *s
 		}
 		h.emu, h.model, md = emu, emu.model, emu.metadata
 	} else {
-		rw, err := openPort(path)
+		rw, socket, err := openPort(path)
 		if err != nil {
 			return "", nil, nil, fmt.Errorf("serve: device '%s': %w", name, err)
 		}
-		if h.link, h.sess, md, err = openSession(rw, name, name); err != nil {
+		if h.link, h.sess, md, err = openSession(rw, name, name, socket, cfg.DeviceTimeout); err != nil {
 			return "", nil, nil, fmt.Errorf("serve: device '%s' at %s: %w", name, path, err)
 		}
 	}

@@ -525,18 +525,7 @@ func (d *qemuDevice) start() (*qemuRun, error) {
 	r := &qemuRun{cmd: cmd, kill: kill, out: out, exited: make(chan struct{}), cycles: counts}
 	conn, err := device.DialUnix(sock, 2*time.Second)
 	if err == nil {
-		r.link, r.sess, _, err = openSession(conn, d.name, d.model)
-	}
-	if err == nil {
-		// The socket loses no byte, but qemu hands the board its UART's
-		// bytes slowly (tens of microseconds each, far more when the host
-		// is loaded): a request of a few hundred bytes sent again every
-		// 200 ms (the link's default, for a lossy serial line) queues
-		// copies in front of the board faster than it reads them, and ran
-		// out of tries under load. Here a frame goes again each second,
-		// for as long as --device-timeout allows.
-		r.link.Resend = qemuResend
-		r.link.Tries = max(2, int(d.timeout/qemuResend))
+		r.link, r.sess, _, err = openSession(conn, d.name, d.model, true, d.timeout)
 	}
 	if err != nil {
 		kill()
