@@ -274,3 +274,73 @@ def test_table_has_every_peer_and_says_what_was_skipped() -> None:
     assert "- Versions: onnxruntime 9.9" in lines
     # no model with onnxruntime: no column for it
     assert "onnxruntime µs" not in bench_x86().table(results(False)).splitlines()[2]
+
+
+# bench_x86_emulated.py: the instruction-count plugin on qemu's user-mode
+# emulator, and its table
+
+needs_qemu_user = pytest.mark.skipif(
+    __import__("shutil").which("qemu-x86_64") is None,
+    reason="no qemu-x86_64 (./dev installs qemu-user)")
+
+COUNTED_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+extern long syscall(long number, ...);
+int main(int argc, char **argv) {
+  long turns = atol(argv[1]);
+  syscall(0x7ff0L, 0L);  /* a close with no window open: nothing */
+  syscall(0x7ff0L, 1L);
+  /* two instructions a turn */
+  __asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(turns) : : "cc");
+  syscall(0x7ff0L, 0L);
+  printf("avx2 %d avx512f %d\n", __builtin_cpu_supports("avx2") != 0,
+         __builtin_cpu_supports("avx512f") != 0);
+  return 0;
+}
+"""
+
+
+@needs_qemu_user
+def test_insn_count_plugin_counts_between_the_marks(tmp_path: Path) -> None:
+    """The plugin counts what runs between the marks: a loop of two
+    instructions a turn adds exactly two a turn, the process's start-up
+    stays out, and on the Haswell the bench emulates the program sees AVX2
+    and no AVX-512 (what makes each library pick its AVX2 forms)."""
+    em = importlib.import_module("bench_x86_emulated")
+    so = em.plugin(str(tmp_path))
+    exe = str(tmp_path / "counted")
+    src = tmp_path / "counted.c"
+    src.write_text(COUNTED_C)
+    subprocess.run([os.environ.get("CC", "cc"), "-O1", "-o", exe, str(src)], check=True)
+    runs = {n: em.counted([exe, str(n)], n, so, str(tmp_path)) for n in (1000, 3000)}
+    window = {n: round(r["per_call"] * n) for n, r in runs.items()}
+    assert window[3000] - window[1000] == 2 * 2000, window
+    assert 2000 <= window[1000] < 2000 + 64, window  # the marks' blocks alone around it
+    assert runs[1000]["total"] > 10 * window[1000]   # the process's start is not in it
+    out = subprocess.run(["qemu-x86_64", "-cpu", em.CPU, exe, "1"], capture_output=True,
+                         text=True, check=True).stdout
+    assert out == "avx2 1 avx512f 0\n"
+
+
+@needs_qemu_user
+def test_insn_count_plugin_refuses_a_run_without_marks(tmp_path: Path) -> None:
+    em = importlib.import_module("bench_x86_emulated")
+    so = em.plugin(str(tmp_path))
+    with pytest.raises(RuntimeError, match="no instructions between the marks"):
+        em.counted(["/bin/true"], 1, so, str(tmp_path))
+    with pytest.raises(RuntimeError, match="failed"):
+        em.counted(["/bin/false"], 1, so, str(tmp_path))
+
+
+def test_emulated_table() -> None:
+    em = importlib.import_module("bench_x86_emulated")
+    res = {"n": 10, "models": {"a.tflite": {
+        "macs": 2_500_000, "ours": {"per_call": 800_000.0}, "xnnpack": {"per_call": 1_010_000.0},
+        "python_call_floor": 10_000.0, "ours_isa": 3, "ours_equal_to_tflite_micro": True,
+        "xnnpack_max_diff_from_tflite_micro": 1}}}
+    lines = em.table(res).splitlines()
+    assert lines[2] == ("| a.tflite | 2.50 | 800,000 | 1,010,000 | 0.79 | 10,000 | 0.80 | yes "
+                        "| 1 |")
+    assert "qemu-x86_64 -cpu Haswell, 10 calls counted a side" in lines[4]
+    assert "ISA level there: 3 (3 = AVX2)" in lines[4]
