@@ -1770,10 +1770,14 @@ START_TEST(test_dense_packed_random) {
   if (tn_crt_isa_limit(TN_CRT_ISA_AVX2_VNNI) & TN_CRT_ISA_AVXVNNI)
     ck_assert_int_gt(dense_packed_random(5, 3, 0), 0);
   /* and the AVX2 form reading its second block's third quarter for its
-   * fourth (4), capped at AVX2 */
+   * fourth (4), capped at AVX2, */
   if ((tn_crt_isa_limit(TN_CRT_ISA_AVX2) & TN_CRT_ISA_LEVEL_MASK) ==
-      TN_CRT_ISA_AVX2)
+      TN_CRT_ISA_AVX2) {
     ck_assert_int_gt(dense_packed_random(5, 4, 0), 0);
+    /* and its form of a last block of 8 or 12 outputs reading its first
+     * quarter for its last (6) */
+    ck_assert_int_gt(dense_packed_random(5, 6, 0), 0);
+  }
   tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 #endif
 }

@@ -297,6 +297,9 @@ static int32_t accumulate_packed(const Dense *d, const int8_t *x, int32_t n0,
   } else if (d->avx2 && d->narrow && len == BLK && whole > 0) {
     tn__crt_dense_packed_avx2(d, x, w, nb, a);
     from = whole;
+  } else if (d->avx2 && d->narrow && (len & 3) == 0 && whole > 0) {
+    tn__crt_dense_packed_part_avx2(d, x, w, len, a); /* a last block */
+    from = whole;
   }
 #endif
   if (from == 0) /* no form stored the sums: they start at 0 */

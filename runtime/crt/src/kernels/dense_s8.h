@@ -98,13 +98,20 @@ unsigned tn__crt_dense_packed_vnni(const Dense *d, const int8_t *x,
  * d->avx2 (vpmaddwd on the int16 x + io and w + fo). */
 void tn__crt_dense_packed_avx2(const Dense *d, const int8_t *x,
                                const int8_t *w, int32_t nb, uint32_t *a);
+/* The same for the last block of a layer, len outputs where len is 4, 8
+ * or 12 (its groups len * 4 bytes: a 16-byte quarter a four outputs, as a
+ * whole block's), with AVX2, when d->narrow and d->avx2. */
+void tn__crt_dense_packed_part_avx2(const Dense *d, const int8_t *x,
+                                    const int8_t *w, int32_t len, uint32_t *a);
 /* The same with AVX-VNNI (VEX vpdpbusd on ymm), when d->pvex. */
 void tn__crt_dense_packed_avxvnni(const Dense *d, const int8_t *x,
                                   const int8_t *w, int32_t nb, uint32_t *a);
 /* For the tests: 1 leaves out the VNNI form's 128 * sum(w) correction, 2
  * makes it saturate (vpdpbusds), 0 puts it right again; 3 makes the
  * packed VNNI and AVX-VNNI forms read their input bytes without the XOR
- * 0x80. */
+ * 0x80; 4 makes the AVX2 packed form read its second block's third
+ * quarter for its fourth, 6 the last-block form its first quarter for
+ * its last. */
 void tn__crt_dense_vnni_fault(int how);
 #endif
 
