@@ -766,6 +766,18 @@ def test_kernels_check_catches_a_broken_mve_pointwise_run(tmp_path: Any, old: st
 
 
 @pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+def test_kernels_check_catches_a_broken_mve_window_fill(tmp_path: Any) -> None:
+    """On the M55 the check fails when the MVE matrix product's gathered
+    windows that the padding cuts are filled wrong (arm_mve/conv_s8_mve.h:
+    mve_im2col's mve_fill): a copy of the crt that fills the columns left
+    of the input with 0, not -input_offset, gives mismatches, and only in
+    the matrix product's cases."""
+    _check_broken_form(tmp_path, "conv_s8_mve.h", "      mve_fill(o, v, lead);\n",
+                       "      mve_fill(o, vdupq_n_s8(0), lead);\n", "pw",
+                       cases=200, folder="arm_mve", target="m55")
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
 @pytest.mark.parametrize("old,new", [
     # sixteen inputs a turn: the fourth row's sum adds to the third row's
     ("    s3 = vmladavaq_s8(s3, xv, mve_gather_wb(&a3));\n",

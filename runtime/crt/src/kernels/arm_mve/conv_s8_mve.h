@@ -47,6 +47,14 @@ BLOCK_INLINE void mve_copy(int8_t *o, const int8_t *x, size_t n) {
   }
 }
 
+/* n bytes of v from o, 16 a turn and the last under VCTP (mve_copy's
+ * fill: a window's cut rows are a few bytes, where a call of memset costs
+ * more than the stores). */
+BLOCK_INLINE void mve_fill(int8_t *o, int8x16_t v, size_t n) {
+  for (; n >= 16; n -= 16, o += 16) vstrbq_s8(o, v);
+  if (n > 0) vstrbq_p_s8(o, v, vctp8q((uint32_t)n));
+}
+
 /* The window of the pixel at `it` as a run of pw_window(p) int8 taps in
  * the weights' order: the input itself where it is one run there (OHWI
  * over NHWC, one row of the window, wholly inside) and `direct`, else
@@ -71,18 +79,24 @@ static const int8_t *mve_im2col(int8_t *col, const Conv *c,
     const size_t len = kx1 > kx0 ? (size_t)(kx1 - kx0) * (size_t)nc : 0;
     if (direct && p->k_h == 1 && len == row && iy0 >= 0 && iy0 < p->in_h)
       return xn + (ptrdiff_t)iy0 * is[1] + (ptrdiff_t)ix0 * nc;
-    for (int32_t ky = 0; ky < p->k_h; ky++) {
-      int8_t *const o = col + (ptrdiff_t)ky * ws[0];
-      const int64_t iy = (int64_t)iy0 + (int64_t)ky * p->dilation_h;
-      if (iy < 0 || iy >= p->in_h || len == 0) {
-        memset(o, pad, row);
-        continue;
-      }
-      if (lead > 0) memset(o, pad, lead);
-      mve_copy(o + lead,
-               xn + (ptrdiff_t)iy * is[1] + (ptrdiff_t)(ix0 + kx0) * nc, len);
-      if (lead + len < row) memset(o + lead + len, pad, row - lead - len);
+    int32_t ky0, ky1; /* the window's rows inside */
+    taps(iy0, p->k_h, p->dilation_h, p->in_h, &ky0, &ky1);
+    if (len == 0) ky1 = ky0;
+    const int8x16_t v = vdupq_n_s8(pad);
+    const size_t tail = row - lead - len;
+    int8_t *o = col;
+    const int8_t *x = /* the first inside row's first tap inside */
+        ky0 < ky1 ? xn + (ptrdiff_t)(iy0 + ky0 * p->dilation_h) * is[1] +
+                        (ptrdiff_t)(ix0 + kx0) * nc
+                  : NULL;
+    int32_t ky = 0;
+    for (; ky < ky0; ky++, o += ws[0]) mve_fill(o, v, row);
+    for (; ky < ky1; ky++, o += ws[0], x += (ptrdiff_t)p->dilation_h * is[1]) {
+      mve_fill(o, v, lead);
+      mve_copy(o + lead, x, len);
+      mve_fill(o + lead + len, v, tail);
     }
+    for (; ky < p->k_h; ky++, o += ws[0]) mve_fill(o, v, row);
     return col;
   }
   for (int32_t ky = 0; ky < p->k_h; ky++)
