@@ -87,6 +87,11 @@
  * dense cases with offsets 0 and [N, K] weights, the layers
  * PackDenseWeights and FoldInputOffset give the Cortex-M, so that its
  * forms see many geometries);
+ * pw_mve_run, of the pw_mve cases those whose whole turns run in the
+ * MVE matrix product's assembly block (arm_mve/conv_s8_mve.h: mve_run),
+ * marked " pw-mve-run" before " pw", and pw_mve_run_tensor of those the
+ * ones with one multiplier and shift (its per-tensor form), marked
+ * " pw-mve-run-tensor" before that;
  * qadd_mve_checked, int8 ADD cases (KC_QADD_MVE after those, through
  * tn_crt_qadd_s8, check_qadd_mve: runs with tails, rows with the rhs
  * broadcast, in place, parameters from tn_crt_qadd_params and drawn
@@ -649,6 +654,31 @@ static int pw_mve_inside_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
   return some_window(p, 1);
 }
 
+/* Whether the MVE matrix product runs the case's whole turns in its
+ * assembly block (arm_mve/conv_s8_mve.h: mve_run): a core with MVE, four
+ * channels or more, and the requantization pw_mode does not call PW_ANY
+ * (an output offset in int8's range, and every channel's multiplier and
+ * shift PW_FAST's or every one PW_WIDE's); with per_tensor 1, of those
+ * the ones with one multiplier and shift (its second form). */
+static int pw_mve_run_case_of(const TnCrtConv2d *p, const TnCrtQuant *q,
+                              int per_tensor) {
+  if (!KC_MVE || !pw_case(p, q) || p->out_c < 4 || q->output_offset < -128 ||
+      q->output_offset > 127 || (per_tensor && q->per_channel))
+    return 0;
+  int fast = 1, wide = 1;
+  for (int32_t c = 0; c < (q->per_channel ? p->out_c : 1); c++) {
+    const int32_t m = q->multiplier[c], s = q->shift[c];
+    fast = fast && m >= 0 && (m == 0 || m >= (INT32_C(1) << 30)) && s <= -1 &&
+           s >= -20;
+    wide = wide && (m == 0 || (m > 0 && s <= -2 && s >= -31));
+  }
+  return fast || wide;
+}
+
+static int pw_mve_run_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  return pw_mve_run_case_of(p, q, 0);
+}
+
 /* Whether the matrix product's case takes its fused assembly's first
  * form (arm_dsp/conv_s8_dsp.h: pw_pairs_fast): per-channel multipliers
  * and shifts, every channel's in tn__crt_requant_s8's range (pw_mode's
@@ -757,6 +787,8 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (pw_gather_case(p, q)) fw_str(" pw-gather");
   if (pw_gather_cut_case(p, q)) fw_str(" pw-gather-cut");
   if (pw_mve_inside_case(p, q)) fw_str(" pw-mve-inside");
+  if (pw_mve_run_case_of(p, q, 1)) fw_str(" pw-mve-run-tensor");
+  if (pw_mve_run_case(p, q)) fw_str(" pw-mve-run");
   if (pw_case(p, q)) fw_str(" pw");
   if (dw_any_mve_case(p, q)) fw_str(" dw-any-mve");
   fw_endl();
@@ -810,6 +842,9 @@ static int32_t n_pw_gather_cut; /* of n_pw, with cut windows gathered */
 static int32_t n_pw_mve, n_dw_mve;
 /* of n_pw_mve, those with windows inside gathered by rows (mve_window) */
 static int32_t n_pw_mve_inside;
+/* of n_pw_mve, those whose whole turns run in mve_run's assembly, and of
+ * those the ones with one multiplier and shift */
+static int32_t n_pw_mve_run, n_pw_mve_run_tensor;
 /* of n_dw_mve, those with windows run in its assembly (dw_mve_asm_case) */
 static int32_t n_dw_mve_asm;
 /* of those, with rows run by its SAME row (dw_mve_same_case) */
@@ -1095,6 +1130,8 @@ static void check_conv(int32_t index) {
     n_pw_gather_cut += pw_gather_cut_case(&p, &q);
     n_pw_mve += KC_MVE && pw_case(&p, &q);
     n_pw_mve_inside += pw_mve_inside_case(&p, &q);
+    n_pw_mve_run += pw_mve_run_case(&p, &q);
+    n_pw_mve_run_tensor += pw_mve_run_case_of(&p, &q, 1);
   }
 
   /* With one of the smaller scratches a plan may give the call where the
@@ -1606,6 +1643,8 @@ int main(void) {
   kv(" pw_mve ", n_pw_mve), kv(" dw_mve ", n_dw_mve);
   kv(" pw_mve_inside ", n_pw_mve_inside), kv(" dw_mve_asm ", n_dw_mve_asm);
   kv(" dw_mve_same ", n_dw_mve_same);
+  kv(" pw_mve_run ", n_pw_mve_run);
+  kv(" pw_mve_run_tensor ", n_pw_mve_run_tensor);
 
   kv(" dw_mve_edge ", n_dw_mve_edge);
   kv(" dw_mve_edge_pair ", n_dw_mve_edge_pair);

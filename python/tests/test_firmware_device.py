@@ -727,6 +727,57 @@ def test_kernels_check_catches_a_broken_mve_pointwise_form(tmp_path: Any) -> Non
 
 
 @pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+def test_kernels_check_reaches_the_mve_pointwise_run(tmp_path: Any, objects: str) -> None:
+    """On the M55 the check's matrix product cases reach the assembly
+    block of whole turns (arm_mve/conv_s8_mve.h: mve_run) in both its
+    forms, per channel and per tensor, and their outputs equal the
+    reference's."""
+    kc = _load_kernels_check()
+    res = kc.check(str(tmp_path), opt="-O2", cases=400, seed=5, cache=objects,
+                   target="m55")
+    assert res["failures"] == 0, "\n".join(res["mismatches"][:20])
+    assert res["ok"] and res["exit_code"] == 0
+    ran = res["cases"]
+    assert 0 < ran["pw_mve_run_tensor"] < ran["pw_mve_run"] <= ran["pw_mve"], ran
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+@pytest.mark.parametrize("old,new,marked", [
+    # the second pixel's sums of channels 2 and 3 take the first pixel's taps
+    ('"vmladava.s8 r6, q1, q5\\n\\t"', '"vmladava.s8 r6, q0, q5\\n\\t"', "pw-mve-run"),
+    # per channel: the second pixel shifted by the first pixel's sums
+    ('"vrshl.s32 q4, q4, q1\\n\\t"', '"vrshl.s32 q4, q3, q1\\n\\t"', "pw-mve-run"),
+    # per tensor: the first pixel multiplied by the shift, not the multiplier
+    ('"vqrdmulh.s32 q3, q3, r1\\n\\t"', '"vqrdmulh.s32 q3, q3, r3\\n\\t"',
+     "pw-mve-run-tensor"),
+    # channels 2 and 3 of the second and later turns read their rows
+    # without the adjustment for windows that are not whole turns of 16
+    ('"add r8, r8, r9\\n\\t"', '"add r8, r8, #0\\n\\t"', "pw-mve-run"),
+], ids=["loop", "shift-per-channel", "multiply-per-tensor", "row-adjust"])
+def test_kernels_check_catches_a_broken_mve_pointwise_run(tmp_path: Any, old: str, new: str,
+                                                          marked: str) -> None:
+    """On the M55 the check fails when mve_run's assembly block (the MVE
+    matrix product's whole turns) is wrong: copies of the crt whose loop,
+    per-channel shift, per-tensor multiply or weight-row step is broken
+    give mismatches, and only in the cases the check counts as that
+    form's."""
+    _check_broken_form(tmp_path, "conv_s8_mve.h", old, new, "pw", marked=marked,
+                       cases=200, folder="arm_mve", target="m55")
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+def test_kernels_check_catches_a_broken_mve_window_fill(tmp_path: Any) -> None:
+    """On the M55 the check fails when the MVE matrix product's gathered
+    windows that the padding cuts are filled wrong (arm_mve/conv_s8_mve.h:
+    mve_im2col's mve_fill): a copy of the crt that fills the columns left
+    of the input with 0, not -input_offset, gives mismatches, and only in
+    the matrix product's cases."""
+    _check_broken_form(tmp_path, "conv_s8_mve.h", "      mve_fill(o, v, lead);\n",
+                       "      mve_fill(o, vdupq_n_s8(0), lead);\n", "pw",
+                       cases=200, folder="arm_mve", target="m55")
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
 @pytest.mark.parametrize("old,new", [
     # sixteen inputs a turn: the fourth row's sum adds to the third row's
     ("    s3 = vmladavaq_s8(s3, xv, mve_gather_wb(&a3));\n",

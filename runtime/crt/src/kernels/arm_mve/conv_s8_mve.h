@@ -16,7 +16,8 @@
  * weights' sum); a turn's four outputs are requantized in one vector
  * (mve_store4, TFLite's arithmetic exactly) where the layer's mode allows,
  * else one at a time by the DSP form's pw_out, so the bytes are the
- * portable kernel's. conv_s8.c includes this header after
+ * portable kernel's; where the mode allows the vector, a pixel pair's
+ * whole turns of four channels run in one assembly block (mve_run). conv_s8.c includes this header after
  * arm_dsp/conv_s8_dsp.h (whose helpers it uses) where isa.h says MVE is
  * there (TN_CRT_HAVE_ARM_MVE), and calls mve_pointwise in
  * dsp_pointwise's place (conv_run, and tn_crt_conv2d_s8 in place), with
@@ -46,6 +47,14 @@ BLOCK_INLINE void mve_copy(int8_t *o, const int8_t *x, size_t n) {
   }
 }
 
+/* n bytes of v from o, 16 a turn and the last under VCTP (mve_copy's
+ * fill: a window's cut rows are a few bytes, where a call of memset costs
+ * more than the stores). */
+BLOCK_INLINE void mve_fill(int8_t *o, int8x16_t v, size_t n) {
+  for (; n >= 16; n -= 16, o += 16) vstrbq_s8(o, v);
+  if (n > 0) vstrbq_p_s8(o, v, vctp8q((uint32_t)n));
+}
+
 /* The window of the pixel at `it` as a run of pw_window(p) int8 taps in
  * the weights' order: the input itself where it is one run there (OHWI
  * over NHWC, one row of the window, wholly inside) and `direct`, else
@@ -70,18 +79,24 @@ static const int8_t *mve_im2col(int8_t *col, const Conv *c,
     const size_t len = kx1 > kx0 ? (size_t)(kx1 - kx0) * (size_t)nc : 0;
     if (direct && p->k_h == 1 && len == row && iy0 >= 0 && iy0 < p->in_h)
       return xn + (ptrdiff_t)iy0 * is[1] + (ptrdiff_t)ix0 * nc;
-    for (int32_t ky = 0; ky < p->k_h; ky++) {
-      int8_t *const o = col + (ptrdiff_t)ky * ws[0];
-      const int64_t iy = (int64_t)iy0 + (int64_t)ky * p->dilation_h;
-      if (iy < 0 || iy >= p->in_h || len == 0) {
-        memset(o, pad, row);
-        continue;
-      }
-      if (lead > 0) memset(o, pad, lead);
-      mve_copy(o + lead,
-               xn + (ptrdiff_t)iy * is[1] + (ptrdiff_t)(ix0 + kx0) * nc, len);
-      if (lead + len < row) memset(o + lead + len, pad, row - lead - len);
+    int32_t ky0, ky1; /* the window's rows inside */
+    taps(iy0, p->k_h, p->dilation_h, p->in_h, &ky0, &ky1);
+    if (len == 0) ky1 = ky0;
+    const int8x16_t v = vdupq_n_s8(pad);
+    const size_t tail = row - lead - len;
+    int8_t *o = col;
+    const int8_t *x = /* the first inside row's first tap inside */
+        ky0 < ky1 ? xn + (ptrdiff_t)(iy0 + ky0 * p->dilation_h) * is[1] +
+                        (ptrdiff_t)(ix0 + kx0) * nc
+                  : NULL;
+    int32_t ky = 0;
+    for (; ky < ky0; ky++, o += ws[0]) mve_fill(o, v, row);
+    for (; ky < ky1; ky++, o += ws[0], x += (ptrdiff_t)p->dilation_h * is[1]) {
+      mve_fill(o, v, lead);
+      mve_copy(o + lead, x, len);
+      mve_fill(o + lead + len, v, tail);
     }
+    for (; ky < p->k_h; ky++, o += ws[0]) mve_fill(o, v, row);
     return col;
   }
   for (int32_t ky = 0; ky < p->k_h; ky++)
@@ -253,9 +268,157 @@ BLOCK_INLINE void mve_turn(const TnCrtQuant *q, int32_t lo, int32_t hi,
   }
 }
 
+/*
+ * The whole turns of a pixel pair in one assembly block, the state in
+ * fixed registers and in an MveRun the block reads and writes at fixed
+ * offsets (r12 holds its address), so that no turn spends instructions
+ * on gcc's moves and spills: a turn is two tail-predicated loops as in
+ * MVE_LANES, whose sums start from the channels' corrections (loaded as
+ * scalars, so no vector add), the weight rows reached by adding adj1 =
+ * ws - the loop's advance between the loops and adj2 = 3 ws - it after
+ * them, then the four outputs of each pixel requantized as mve_rq4 does
+ * and stored by post-incremented narrowing stores; the loop ends when
+ * the corrections reach kend. Fields the block reads: x0, x1 (the
+ * windows), o0, o1 (advanced), m, sh (per-channel: the multipliers' and
+ * shifts' next four, advanced; per tensor: the values), wl, wh (rows 0
+ * and 2 of the first turn), k, kend, n, adj1, adj2, off, lo, hi.
+ * Registers: r0 r2 r4 r6 the sums (even: VMLADAVA), r1 r3 the windows'
+ * taps, r5 r8 the weight rows, r9 adj1, r10 n, r11 the corrections, lr
+ * the loop; r7 is left to a frame pointer; q6 q7 hold lo and hi.
+ */
+typedef struct {
+  const int8_t *x0, *x1;      /* 0, 4 */
+  int8_t *o0, *o1;            /* 8, 12 */
+  uintptr_t m, sh;            /* 16, 20: addresses, or per tensor values */
+  const int8_t *wl, *wh;      /* 24, 28 */
+  const uint32_t *k, *kend;   /* 32, 36 */
+  int32_t n, adj1, adj2, off; /* 40, 44, 48, 52 */
+  int32_t lo, hi;             /* 56, 60 */
+} MveRun;
+_Static_assert(offsetof(MveRun, x0) == 0 && offsetof(MveRun, o0) == 8 &&
+                   offsetof(MveRun, m) == 16 && offsetof(MveRun, wl) == 24 &&
+                   offsetof(MveRun, k) == 32 && offsetof(MveRun, n) == 40 &&
+                   offsetof(MveRun, off) == 52 && offsetof(MveRun, lo) == 56,
+               "MveRun's offsets are the assembly's");
+
+/* One channel pair's loop of a turn (MVE_LANES's), lanes HI and LO. */
+#define MVE_RUN_LOOP(L, HI, LO)                                             \
+  "ldrd r1, r3, [r12]\n\t"                                                  \
+  "wlstp.8 lr, r10, " L "f\n"                                               \
+  "9:\n\t"                                                                  \
+  "vldrb.8 q0, [r1], #16\n\t"                                               \
+  "vldrb.8 q2, [r5], #16\n\t"                                               \
+  "vldrb.8 q1, [r3], #16\n\t"                                               \
+  "vmladava.s8 r0, q0, q2\n\t"                                              \
+  "vldrb.8 q5, [r8], #16\n\t"                                               \
+  "vmladava.s8 r4, q1, q2\n\t"                                              \
+  "vmladava.s8 r2, q0, q5\n\t"                                              \
+  "vmladava.s8 r6, q1, q5\n\t"                                              \
+  "letp lr, 9b\n"                                                           \
+  L ":\n\t"                                                                 \
+  "vmov q3[" HI "], q3[" LO "], r0, r2\n\t"                                 \
+  "vmov q4[" HI "], q4[" LO "], r4, r6\n\t"
+
+/* The block, MUL and SHIFT the requantization's multiply and shift (per
+ * channel or per tensor). */
+#define MVE_RUN_ASM(R, MUL, SHIFT)                                          \
+  __asm__ volatile(                                                         \
+      "ldrd r0, r2, [r12, #56]\n\t"                                         \
+      "vdup.32 q6, r0\n\t"                                                  \
+      "vdup.32 q7, r2\n\t"                                                  \
+      "ldrd r5, r8, [r12, #24]\n\t"                                         \
+      "ldr r10, [r12, #40]\n\t"                                             \
+      "ldr r11, [r12, #32]\n\t"                                             \
+      "ldr r9, [r12, #44]\n"                                                \
+      "1:\n\t"                                                              \
+      "ldr r0, [r11]\n\t"                                                   \
+      "ldr r2, [r11, #8]\n\t"                                               \
+      "mov r4, r0\n\t"                                                      \
+      "mov r6, r2\n\t" MVE_RUN_LOOP("2", "2", "0")                           \
+      "add r5, r5, r9\n\t"                                                  \
+      "add r8, r8, r9\n\t"                                                  \
+      "ldr r0, [r11, #4]\n\t"                                               \
+      "ldr r2, [r11, #12]\n\t"                                              \
+      "mov r4, r0\n\t"                                                      \
+      "mov r6, r2\n\t" MVE_RUN_LOOP("3", "3", "1")                           \
+      "ldr r0, [r12, #48]\n\t"                                              \
+      "add r5, r5, r0\n\t"                                                  \
+      "add r8, r8, r0\n\t"                                                  \
+      "add r11, r11, #16\n\t" MUL                                           \
+      "vshr.s32 q2, q3, #31\n\t"                                            \
+      "vqadd.s32 q3, q3, q2\n\t"                                            \
+      "vshr.s32 q2, q4, #31\n\t"                                            \
+      "vqadd.s32 q4, q4, q2\n\t" SHIFT                                      \
+      "ldr r0, [r12, #52]\n\t"                                              \
+      "vadd.i32 q3, q3, r0\n\t"                                             \
+      "vadd.i32 q4, q4, r0\n\t"                                             \
+      "vmax.s32 q3, q3, q6\n\t"                                             \
+      "vmax.s32 q4, q4, q6\n\t"                                             \
+      "vmin.s32 q3, q3, q7\n\t"                                             \
+      "vmin.s32 q4, q4, q7\n\t"                                             \
+      "ldrd r1, r3, [r12, #8]\n\t"                                          \
+      "vstrb.32 q3, [r1], #4\n\t"                                           \
+      "vstrb.32 q4, [r3], #4\n\t"                                           \
+      "strd r1, r3, [r12, #8]\n\t"                                          \
+      "ldr r0, [r12, #36]\n\t"                                              \
+      "cmp r11, r0\n\t"                                                     \
+      "bne 1b"                                                              \
+      :                                                                     \
+      : "r"(R)                                                              \
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r9", "r10", "r11", \
+        "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory",      \
+        "cc")
+
+/* Per channel: the next four multipliers and shifts, loaded and advanced. */
+#define MVE_RUN_MUL_PC                                                      \
+  "ldrd r1, r3, [r12, #16]\n\t"                                             \
+  "vldrw.u32 q0, [r1], #16\n\t"                                             \
+  "vldrw.u32 q1, [r3], #16\n\t"                                             \
+  "strd r1, r3, [r12, #16]\n\t"                                             \
+  "vqrdmulh.s32 q3, q3, q0\n\t"                                             \
+  "vqrdmulh.s32 q4, q4, q0\n\t"
+#define MVE_RUN_SHIFT_PC                                                    \
+  "vrshl.s32 q3, q3, q1\n\t"                                                \
+  "vrshl.s32 q4, q4, q1\n\t"
+/* Per tensor: one multiplier and one shift, as scalars. */
+#define MVE_RUN_MUL_PT                                                      \
+  "ldrd r1, r3, [r12, #16]\n\t"                                             \
+  "vqrdmulh.s32 q3, q3, r1\n\t"                                             \
+  "vqrdmulh.s32 q4, q4, r1\n\t"
+#define MVE_RUN_SHIFT_PT                                                    \
+  "vrshl.s32 q3, r3\n\t"                                                    \
+  "vrshl.s32 q4, r3\n\t"
+
+/*
+ * The pixels o0, o1's first `quads` * 4 channels (quads >= 1; windows
+ * x0, x1; sums from corr) where mve_turn's `any` is 0 (its conditions:
+ * every multiplier m >= 0, every shift in [-31, -1]), all in MVE_RUN_ASM.
+ */
+BLOCK_INLINE void mve_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                          int32_t hi, const uint32_t *corr, int8_t *o0,
+                          int8_t *o1, const int8_t *x0, const int8_t *x1,
+                          int32_t quads) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t n = pw_window(p), adv = (n + 15) & ~15;
+  const int32_t ws = p->w_strides[3];
+  MveRun r = {.x0 = x0, .x1 = x1, .o0 = o0, .o1 = o1,
+              .wl = c->w, .wh = c->w + 2 * (ptrdiff_t)ws,
+              .k = corr, .kend = corr + 4 * quads, .n = n,
+              .adj1 = ws - adv, .adj2 = 3 * ws - adv,
+              .off = q->output_offset, .lo = lo, .hi = hi};
+  register MveRun *rp __asm__("r12") = &r;
+  if (q->per_channel) {
+    r.m = (uintptr_t)q->multiplier, r.sh = (uintptr_t)q->shift;
+    MVE_RUN_ASM(rp, MVE_RUN_MUL_PC, MVE_RUN_SHIFT_PC);
+  } else {
+    r.m = (uint32_t)q->multiplier[0], r.sh = (uint32_t)q->shift[0];
+    MVE_RUN_ASM(rp, MVE_RUN_MUL_PT, MVE_RUN_SHIFT_PT);
+  }
+}
+
 /* Every channel of the pixels o0, o1 (windows x0, x1), four a turn
- * (mve_quad, mve_turn; `any`: the layer's mode is PW_ANY, a constant
- * where this is inlined); a last turn of 1-3 channels reads the last
+ * (mve_run where `any` is 0, else mve_quad and mve_turn; `any`: the
+ * layer's mode is PW_ANY, a constant where this is inlined); a last turn of 1-3 channels reads the last
  * channel's weights in the lanes past out_c, which it neither loads nor
  * stores (VCTP). */
 BLOCK_INLINE void mve_turns(const Conv *c, const TnCrtQuant *q, int32_t lo,
@@ -268,6 +431,10 @@ BLOCK_INLINE void mve_turns(const Conv *c, const TnCrtQuant *q, int32_t lo,
   const int8_t *w = c->w;
   int32_t co = 0;
   int32x4_t u, v;
+  if (!any && nc >= 4) { /* the whole turns in assembly */
+    co = nc & ~3, w += co * ws;
+    mve_run(c, q, lo, hi, corr, o0, o1, x0, x1, nc / 4);
+  }
   for (; co + 4 <= nc; co += 4, w += 4 * ws) {
     mve_quad(&u, &v, x0, x1, w, ws, 2 * ws, 3 * ws, n);
     mve_turn(q, lo, hi, corr, o0, o1, co, u, v, 0, 1, any);
