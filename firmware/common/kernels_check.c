@@ -29,7 +29,8 @@
  *   dense 150 dense_s32 45 dw3 40 dw3_inplace 6 dw3_wide 8 dw3_pair 20
  *   dw3_cut 30 dw3_pair_cut 10
  *   pw 120 pw_fast 40
- *   pw_wide 20 pw_unit 30 pw_gather 4 pw_gather_cut 3 pw_quad6 25
+ *   pw_wide 20 pw_unit 30 pw_gather 4 pw_gather_cut 3 pw_inside 9
+ *   pw_tail 40 pw_quad6 25
  *   pw_quad6_entries 255 pw_quad6_turns 12 pw_mve 0 dw_mve 0 dense_folded 75
  *   dense_p4 110 dense_p4_dsp 14 dense_p4_mve 0 qadd_mve_checked 150 qadd_mve 0
  *   qadd 75 qadd_dsp 50
@@ -50,7 +51,10 @@
  * when its columns are one input pixel each (pw_unit) and " pw-gather"
  * when some window inside the input is gathered first (pw_gather),
  * " pw-gather-cut" when some window the padding cuts is (pw_gather_cut),
- * pw_unit, pw_gather and pw_gather_cut counting those; " pw-quad6"
+ * pw_unit, pw_gather and pw_gather_cut counting those; " pw-inside"
+ * when some window inside the input is copied by rows (pw_inside) and
+ * " pw-tail" when pairs left to pw_sums end in a quad partly filled,
+ * pw_inside and pw_tail counting those; " pw-quad6"
  * before " pw-fast" when the fused assembly runs in its fourteen-register
  * form (pw_pairs_fast14), pw_quad6
  * counting those (pw_quad6_entries, a mask of the blocks its turns of 64
@@ -639,6 +643,34 @@ static int pw_gather_cut_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
   return pw_gather_case_of(p, q, 1);
 }
 
+/* Whether the matrix product copies some window of the case, wholly
+ * inside the input, by rows (arm_dsp/conv_s8_dsp.h: pw_inside,
+ * pw_inside_ok): in builds for speed on a core without MVE, a case
+ * neither pw_unit's nor gathered (pw_gather_ok: some window then lies
+ * inside or is cut), OHWI over channels-contiguous NHWC, undilated
+ * columns, window rows of whole words, and some pixel whose window lies
+ * inside. */
+static int pw_inside_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  const int32_t *ws = p->w_strides, *is = p->in_strides;
+  const int32_t len = p->k_w * p->in_c;
+  if (!KC_PW_SPEED || KC_MVE || !pw_case(p, q) || pw_unit_case(p, q) ||
+      pw_gather_case(p, q) || pw_gather_cut_case(p, q) || ws[2] != 1 ||
+      ws[1] != p->in_c || ws[0] != len || is[3] != 1 || is[2] != p->in_c ||
+      p->dilation_w != 1 || (len & 3) != 0)
+    return 0;
+  return some_window(p, 1);
+}
+
+/* Whether the matrix product's pairs of channels left to pw_sums (the
+ * last pair at least, where the window is not whole words of eight taps)
+ * end in a quad partly filled taken as a whole one (arm_dsp/
+ * conv_s8_dsp.h: pw_sums): in builds for speed on a core without MVE, a
+ * window of four taps or more, not a multiple of four. */
+static int pw_tail_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  const int32_t n = p->k_h * p->k_w * p->in_c;
+  return KC_PW_SPEED && !KC_MVE && pw_case(p, q) && n >= 4 && (n & 3) != 0;
+}
+
 /* Whether the MVE matrix product (arm_mve/conv_s8_mve.h: mve_window) takes
  * some window of the case wholly inside the input, in place of
  * mve_im2col, and gathers it by whole rows (or, a 1x1 layer out of
@@ -789,6 +821,8 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (pw_mve_inside_case(p, q)) fw_str(" pw-mve-inside");
   if (pw_mve_run_case_of(p, q, 1)) fw_str(" pw-mve-run-tensor");
   if (pw_mve_run_case(p, q)) fw_str(" pw-mve-run");
+  if (pw_inside_case(p, q)) fw_str(" pw-inside");
+  if (pw_tail_case(p, q)) fw_str(" pw-tail");
   if (pw_case(p, q)) fw_str(" pw");
   if (dw_any_mve_case(p, q)) fw_str(" dw-any-mve");
   fw_endl();
@@ -837,6 +871,8 @@ static int32_t pw_quad6_entries; /* of those, the entries taken (a mask) */
 static int32_t n_pw_quad6_turns; /* of those, windows of two turns or more */
 static int32_t n_pw_gather; /* of n_pw, with windows gathered first */
 static int32_t n_pw_gather_cut; /* of n_pw, with cut windows gathered */
+static int32_t n_pw_inside; /* of n_pw, with windows inside copied by rows */
+static int32_t n_pw_tail; /* of n_pw, with a last quad partly filled */
 /* Of n_pw, those the MVE form ran (arm_mve/conv_s8_mve.h); of n_dw3,
  * those the MVE depthwise form ran (dw_mve_case) */
 static int32_t n_pw_mve, n_dw_mve;
@@ -1128,6 +1164,8 @@ static void check_conv(int32_t index) {
     }
     n_pw_gather += pw_gather_case(&p, &q);
     n_pw_gather_cut += pw_gather_cut_case(&p, &q);
+    n_pw_inside += pw_inside_case(&p, &q);
+    n_pw_tail += pw_tail_case(&p, &q);
     n_pw_mve += KC_MVE && pw_case(&p, &q);
     n_pw_mve_inside += pw_mve_inside_case(&p, &q);
     n_pw_mve_run += pw_mve_run_case(&p, &q);
@@ -1637,6 +1675,7 @@ int main(void) {
   kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
   kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);
   kv(" pw_gather_cut ", n_pw_gather_cut);
+  kv(" pw_inside ", n_pw_inside), kv(" pw_tail ", n_pw_tail);
   kv(" pw_quad6 ", n_pw_quad6);
   kv(" pw_quad6_entries ", pw_quad6_entries);
   kv(" pw_quad6_turns ", n_pw_quad6_turns);

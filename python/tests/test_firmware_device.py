@@ -457,6 +457,13 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
     assert (ran["pw_unit"] > 0) == (opt != "-Os"), ran
     assert (ran["pw_gather"] > 0) == (opt != "-Os"), ran
     assert (ran["pw_gather_cut"] > 0) == (opt != "-Os"), ran
+    # a last partial quad taken whole, and windows inside copied by rows:
+    # in builds for speed only, on the cores that run the DSP form (the
+    # latter in about one case in a hundred: at 800 cases, and none where
+    # the build cannot take it)
+    assert (ran["pw_tail"] > 0) == (opt != "-Os" and not mve), ran
+    if cases >= 800 or opt == "-Os" or mve:
+        assert (ran["pw_inside"] > 0) == (opt != "-Os" and not mve), ran
     # the fused assembly's fourteen-register form (six loads a quad): in
     # builds for speed only, on the cores that run the DSP form
     assert (ran["pw_quad6"] > 0) == (opt != "-Os" and not mve), ran
@@ -899,6 +906,34 @@ def test_kernels_check_catches_a_broken_pointwise_gather_cut(tmp_path: Any) -> N
     loop = "    for (k = 0; k < n; k++) {\n"
     _check_broken_form(tmp_path, "conv_s8_dsp.h", loop, loop.replace("k < n", "k + 1 < n"),
                        "pw", marked="pw-gather-cut", cases=400)
+
+
+@pytest.mark.parametrize("old,new,marked,cases", [
+    # a window inside copied by rows (pw_inside): its last row one byte on
+    ("ky++, x += step) o = pw_words(o, x, len);",
+     "ky++, x += step) o = pw_words(o, x + (ky + 1 == p->k_h), len);", "pw-inside", 800),
+    # a last partial quad taken whole (pw_sums): one tap too many, from
+    # before the quad
+    ("    const int sh = 8 * (4 - k);\n", "    const int sh = 8 * (3 - k);\n", "pw-tail", 120),
+    # a gathered row's last word (pw_gather) placed one byte late
+    ("      pw_move4(g + len - 4, x + len - 4);\n",
+     "      pw_move4(g + len - 3, x + len - 4);\n", "pw-gather", 400),
+    # a gathered window's zeros up to a word (pw_gathered) not zero
+    ("  const uint32_t zero = 0;\n", "  const uint32_t zero = 0x01010101;\n", "", 400),
+    # the padding's taps filled by words (pw_fill): a quad's second word
+    # left out
+    ("      __builtin_memcpy(o + 2, &vv, 4);\n", "", "", 400),
+])
+def test_kernels_check_catches_a_broken_pointwise_column_path(tmp_path: Any, old: str,
+                                                              new: str, marked: str,
+                                                              cases: int) -> None:
+    """The check reaches the matrix product's faster column paths
+    (arm_dsp/conv_s8_dsp.h: pw_inside, the whole last quad of pw_sums,
+    pw_gather's last word, pw_gathered's zero word, pw_fill by words)
+    and fails when one is wrong: each broken copy gives mismatches, only
+    in the matrix product's cases, and where a form has a mark of its own
+    (" pw-inside", " pw-tail", " pw-gather"), only in cases marked so."""
+    _check_broken_form(tmp_path, "conv_s8_dsp.h", old, new, "pw", marked=marked, cases=cases)
 
 
 @pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")

@@ -562,6 +562,19 @@ static void requant_init_dsp(Requant *rq) {
  * blocks above take every other. The requantization is pw_out's, in
  * the layer's mode (pw_mode).
  */
+/* The columns' paths for speed alone (pw_unit, pw_gathered, pw_inside,
+ * four words a turn in pw_words, and pw_put and pw_next inlined wherever
+ * they are called): 1 in builds for speed, 0 in builds for size (-Os),
+ * whose flash they would grow (keyword spotting's by about 0.7 KB) for
+ * under 1 % fewer cycles. */
+#if defined(__OPTIMIZE_SIZE__)
+#define TN__PW_SPEED 0
+#define PW_PUT_INLINE static inline
+#else
+#define TN__PW_SPEED 1
+#define PW_PUT_INLINE BLOCK_INLINE
+#endif
+
 /* The output pixels in order (batch, row, column), and where the current
  * one's output starts. */
 typedef struct {
@@ -576,7 +589,7 @@ static void pw_row(PwPixels *it) {
           (ptrdiff_t)it->oy * p->out_strides[1];
 }
 
-static void pw_next(PwPixels *it) {
+PW_PUT_INLINE void pw_next(PwPixels *it) {
   const TnCrtConv2d *p = it->p;
   if (++it->ox < p->out_w) {
     it->o += p->out_strides[2];
@@ -595,18 +608,6 @@ static inline ptrdiff_t pw_at(int32_t t, int i) {
   return (ptrdiff_t)(t >> 2) * 8 + i * 4 + (t & 1) * 2 + ((t >> 1) & 1);
 }
 
-/* The columns' paths for speed alone (pw_unit, pw_gathered, and four
- * words a turn in pw_put, inlined wherever it is called): 1 in builds
- * for speed, 0 in builds for size (-Os), whose flash they would grow
- * (keyword spotting's by about 0.7 KB) for under 1 % fewer cycles. */
-#if defined(__OPTIMIZE_SIZE__)
-#define TN__PW_SPEED 0
-#define PW_PUT_INLINE static inline
-#else
-#define TN__PW_SPEED 1
-#define PW_PUT_INLINE BLOCK_INLINE
-#endif
-
 /* A word of four taps v at o, unpacked into its two pairs. */
 BLOCK_INLINE void pw_word_put(int16_t *o, uint32_t v) {
   const int32_t lo = __sxtb16((int32_t)v), hi = tn__crt_sxtb16_ror8(v);
@@ -614,15 +615,11 @@ BLOCK_INLINE void pw_word_put(int16_t *o, uint32_t v) {
   __builtin_memcpy(o + 2, &hi, 4);
 }
 
-/* len bytes of x into pixel i's column from tap t on: one by one up to
- * a quad's start, then a word at a time (four a turn, their loads in a
- * row, in builds for speed), unpacked into its two pairs, then the rest
- * one by one (a window row of 3x3x3 taps starts at tap 0, 9 or 18). */
-PW_PUT_INLINE void pw_put(int16_t *cols, int i, int32_t t, const int8_t *x,
-                          int32_t len) {
+/* len & ~3 bytes of x as words into the column at o (a quad's start):
+ * four words a turn, their loads in a row, in builds for speed; returns
+ * where the next quad goes. */
+BLOCK_INLINE int16_t *pw_words(int16_t *o, const int8_t *x, int32_t len) {
   int32_t k = 0;
-  for (; k < len && ((t + k) & 3) != 0; k++) cols[pw_at(t + k, i)] = x[k];
-  int16_t *o = cols + pw_at(t + k, i);
   if (TN__PW_SPEED)
     for (; k + 16 <= len; k += 16, o += 32) {
       const uint32_t v0 = tn__crt_load4(x + k), v1 = tn__crt_load4(x + k + 4);
@@ -632,25 +629,62 @@ PW_PUT_INLINE void pw_put(int16_t *cols, int i, int32_t t, const int8_t *x,
       pw_word_put(o + 16, v2), pw_word_put(o + 24, v3);
     }
   for (; k + 4 <= len; k += 4, o += 8) pw_word_put(o, tn__crt_load4(x + k));
+  return o;
+}
+
+/* len bytes of x into pixel i's column from tap t on: one by one up to
+ * a quad's start, then a word at a time (pw_words), unpacked into its
+ * two pairs, then the rest one by one (a window row of 3x3x3 taps starts
+ * at tap 0, 9 or 18). */
+PW_PUT_INLINE void pw_put(int16_t *cols, int i, int32_t t, const int8_t *x,
+                          int32_t len) {
+  int32_t k = 0;
+  for (; k < len && ((t + k) & 3) != 0; k++) cols[pw_at(t + k, i)] = x[k];
+  int16_t *o = cols + pw_at(t + k, i);
+  if (TN__PW_SPEED) o = pw_words(o, x + k, len - k), k += (len - k) & ~3;
+  /* builds for size: a word a turn here, as pw_words would be (gcc keeps
+   * this loop's state in fewer registers than that call's inlined) */
+  for (; k + 4 <= len; k += 4, o += 8) pw_word_put(o, tn__crt_load4(x + k));
   for (; k < len; k++) cols[pw_at(t + k, i)] = x[k];
 }
 
-/* len bytes of v into pixel i's column from tap t on. */
-static void pw_fill(int16_t *cols, int i, int32_t t, int8_t v, int32_t len) {
-  for (int32_t k = 0; k < len; k++) cols[pw_at(t + k, i)] = v;
+/* len bytes of v into pixel i's column from tap t on: in builds for
+ * speed, one by one up to a quad's start, then a quad's two words of
+ * (v, v) pairs at a time (IC's padded windows: 27 k taps a run, about
+ * ten cycles each one by one), then the rest one by one. */
+PW_PUT_INLINE void pw_fill(int16_t *cols, int i, int32_t t, int8_t v, int32_t len) {
+  int32_t k = 0;
+  if (TN__PW_SPEED) {
+    for (; k < len && ((t + k) & 3) != 0; k++) cols[pw_at(t + k, i)] = v;
+    const uint32_t vv = (uint16_t)v * UINT32_C(0x10001);
+    for (int16_t *o = cols + pw_at(t + k, i); k + 4 <= len; k += 4, o += 8) {
+      __builtin_memcpy(o, &vv, 4);
+      __builtin_memcpy(o + 2, &vv, 4);
+    }
+  }
+  for (; k < len; k++) cols[pw_at(t + k, i)] = v;
+}
+
+/* A word from x to g. */
+BLOCK_INLINE void pw_move4(int8_t *g, const int8_t *x) {
+  uint32_t v = tn__crt_load4(x);
+  __asm__("" : "+r"(v)); /* a word moved, not a memcpy call (gcc's) */
+  __builtin_memcpy(g, &v, 4);
 }
 
 /* The window's rows (k_h runs of len bytes at x, step apart) one after
- * another into g: a word at a time, then byte by byte, reading nothing
- * past a run (len & 3 bytes: at most three). */
+ * another into g: a word at a time, then the run's last word over the
+ * one before where the run is a word or more (rows of 9 taps: three
+ * words), else byte by byte, reading nothing past a run (len & 3 bytes:
+ * at most three). */
 static void pw_gather(int8_t *g, const int8_t *x, ptrdiff_t step, int32_t k_h,
                       int32_t len) {
   for (int32_t ky = 0; ky < k_h; ky++, x += step, g += len) {
     int32_t k = 0;
-    for (; k + 4 <= len; k += 4) {
-      uint32_t v = tn__crt_load4(x + k);
-      __asm__("" : "+r"(v)); /* a word moved, not a memcpy call (gcc's) */
-      __builtin_memcpy(g + k, &v, 4);
+    for (; k + 4 <= len; k += 4) pw_move4(g + k, x + k);
+    if (k < len && k > 0) {
+      pw_move4(g + len - 4, x + len - 4);
+      continue;
     }
     /* at most three, written out: no memcpy call either */
     if (k < len) g[k] = x[k];
@@ -792,7 +826,14 @@ BLOCK_INLINE void pw_gathered(int16_t *cols, int i, const Conv *c,
   const int32_t ix0 = it->ox * p->stride_w - p->pad_left;
   const int32_t len = p->k_w * p->in_c;
   const int8_t *xn = c->in + (ptrdiff_t)it->n * is[0];
-  int8_t g[PW_GATHER];
+  const int32_t n = p->k_h * len, n4 = (n + 3) & ~3;
+  _Alignas(4) int8_t g[PW_GATHER];
+  /* zeros up to a whole word past the window (the columns' padding taps
+   * are zero already, pw_run), written first, the window's taps over
+   * them: the window then goes by words alone (VWW's and IC's first
+   * layers: 27 taps, the last three one by one before) */
+  const uint32_t zero = 0;
+  __builtin_memcpy(g + n4 - 4, &zero, 4);
   if (iy0 < 0 || ix0 < 0 || ix0 + p->k_w > p->in_w ||
       (int64_t)iy0 + (int64_t)(p->k_h - 1) * p->dilation_h >= p->in_h) {
     int32_t kx0, kx1; /* the window's columns inside */
@@ -801,7 +842,7 @@ BLOCK_INLINE void pw_gathered(int16_t *cols, int i, const Conv *c,
   } else
     pw_gather(g, xn + (ptrdiff_t)iy0 * is[1] + (ptrdiff_t)ix0 * is[2],
               (ptrdiff_t)p->dilation_h * is[1], p->k_h, len);
-  pw_put(cols, i, 0, g, p->k_h * len);
+  pw_words(cols + pw_at(0, i), g, n4);
 }
 
 /* pw_im2col where pw_unit_ok holds. */
@@ -814,6 +855,41 @@ BLOCK_INLINE void pw_unit(int16_t *cols, int i, const Conv *c,
              (ptrdiff_t)it->oy * p->stride_h * is[1] +
              (ptrdiff_t)it->ox * p->stride_w * is[2],
          p->in_c);
+}
+
+/* Whether a window wholly inside the input is copied by pw_inside: OHWI
+ * weights over channels-contiguous NHWC data, undilated columns, and a
+ * window row of whole words (k_w * in_c a multiple of 4: IC's 3x3
+ * layers, rows of 48, 96 and 192 taps), so that its rows follow one
+ * another in the columns quad by quad. */
+static int pw_inside_ok(const TnCrtConv2d *p) {
+  const int32_t *ws = p->w_strides, *is = p->in_strides;
+  const int32_t len = p->k_w * p->in_c;
+  return ws[2] == 1 && ws[1] == p->in_c && ws[0] == len && is[3] == 1 &&
+         is[2] == p->in_c && p->dilation_w == 1 && (len & 3) == 0;
+}
+
+/* pw_im2col for a window wholly inside the input, where pw_inside_ok
+ * holds: its k_h runs of len bytes straight into pixel i's column, 16
+ * bytes a turn, without pw_im2col's per-row set-up (IC's 3x3 layers
+ * spent about as many cycles on that as on the copying). Returns 0,
+ * writing nothing, for a window the padding cuts. */
+BLOCK_INLINE int pw_inside(int16_t *cols, int i, const Conv *c,
+                           const PwPixels *it) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t *is = p->in_strides;
+  const int32_t iy0 = it->oy * p->stride_h - p->pad_top;
+  const int32_t ix0 = it->ox * p->stride_w - p->pad_left;
+  if (iy0 < 0 || ix0 < 0 || ix0 + p->k_w > p->in_w ||
+      (int64_t)iy0 + (int64_t)(p->k_h - 1) * p->dilation_h >= p->in_h)
+    return 0;
+  const int8_t *x = c->in + (ptrdiff_t)it->n * is[0] +
+                    (ptrdiff_t)iy0 * is[1] + (ptrdiff_t)ix0 * is[2];
+  const ptrdiff_t step = (ptrdiff_t)p->dilation_h * is[1];
+  const int32_t len = p->k_w * p->in_c;
+  int16_t *o = cols + pw_at(0, i);
+  for (int32_t ky = 0; ky < p->k_h; ky++, x += step) o = pw_words(o, x, len);
+  return 1;
 }
 
 /* corr[j] = bias[j] + io * (the sum of channel j's n weights), mod 2^32.
@@ -932,6 +1008,21 @@ static inline int32_t pw_word(const int16_t *x) {
   return v;
 }
 
+/* Four taps of two pixels' columns at x (pw_at's order) by two channels'
+ * weight words u and v into s (pixel 0 with each channel, then pixel 1):
+ * pw_sums' quad in C. */
+BLOCK_INLINE void pw_quad_c(int32_t s[4], const int16_t *x, uint32_t u,
+                            uint32_t v) {
+  const int32_t a0 = pw_word(x), a1 = pw_word(x + 2);
+  const int32_t b0 = pw_word(x + 4), b1 = pw_word(x + 6);
+  const int32_t u0 = __sxtb16((int32_t)u), u1 = tn__crt_sxtb16_ror8(u);
+  const int32_t v0 = __sxtb16((int32_t)v), v1 = tn__crt_sxtb16_ror8(v);
+  s[0] = __smlad(a1, u1, __smlad(a0, u0, s[0]));
+  s[1] = __smlad(a1, v1, __smlad(a0, v0, s[1]));
+  s[2] = __smlad(b1, u1, __smlad(b0, u0, s[2]));
+  s[3] = __smlad(b1, v1, __smlad(b0, v0, s[3]));
+}
+
 /*
  * s[2 i + j] += sum over k < n of x_i[k] * w_j[k], for the columns of two
  * pixels (pw_at's order) and the weights w0, w1 of two channels. Eight
@@ -939,7 +1030,8 @@ static inline int32_t pw_word(const int16_t *x) {
  * three pointers in registers across such a loop; it takes thirteen, all
  * a function has with a frame pointer, and the loop's end is in memory.
  * Then four taps at a time (all of them without optimisation), then
- * one by one.
+ * a last partial quad as a whole one in builds for speed, else one by
+ * one.
  */
 BLOCK_INLINE void pw_sums(int32_t s[4], const int16_t *cols, const int8_t *w0,
                           const int8_t *w1, int32_t n) {
@@ -961,19 +1053,22 @@ BLOCK_INLINE void pw_sums(int32_t s[4], const int16_t *cols, const int8_t *w0,
 #else
   int32_t k = n;
 #endif
-  for (; k >= 4; k -= 4, x += 8, w0 += 4, w1 += 4) {
-    const uint32_t u = tn__crt_load4(w0), v = tn__crt_load4(w1);
-    const int32_t a0 = pw_word(x), a1 = pw_word(x + 2);
-    const int32_t b0 = pw_word(x + 4), b1 = pw_word(x + 6);
-    const int32_t u0 = __sxtb16((int32_t)u), u1 = tn__crt_sxtb16_ror8(u);
-    const int32_t v0 = __sxtb16((int32_t)v), v1 = tn__crt_sxtb16_ror8(v);
-    s00 = __smlad(a1, u1, __smlad(a0, u0, s00));
-    s01 = __smlad(a1, v1, __smlad(a0, v0, s01));
-    s10 = __smlad(b1, u1, __smlad(b0, u0, s10));
-    s11 = __smlad(b1, v1, __smlad(b0, v0, s11));
+  int32_t t[4] = {s00, s01, s10, s11};
+  for (; k >= 4; k -= 4, x += 8, w0 += 4, w1 += 4)
+    pw_quad_c(t, x, tn__crt_load4(w0), tn__crt_load4(w1));
+  if (TN__PW_SPEED && k > 0 && n >= 4) {
+    /* a last quad, partly filled, as a whole one: the word that ends at
+     * the row's last tap, shifted down to its k taps (zeros above, as
+     * the columns' padding taps are too), so that nothing is read past
+     * the row (IC's and VWW's first layers: 27 taps, the last pair's
+     * three past 24 one by one before) */
+    const int sh = 8 * (4 - k);
+    pw_quad_c(t, x, tn__crt_load4(w0 + k - 4) >> sh,
+              tn__crt_load4(w1 + k - 4) >> sh);
+    k = 0;
   }
-  uint32_t t00 = (uint32_t)s00, t01 = (uint32_t)s01, t10 = (uint32_t)s10,
-           t11 = (uint32_t)s11;
+  uint32_t t00 = (uint32_t)t[0], t01 = (uint32_t)t[1], t10 = (uint32_t)t[2],
+           t11 = (uint32_t)t[3];
   for (int32_t i = 0; i < k; i++) { /* a last quad, partly filled */
     const int32_t x0 = x[pw_at(i, 0)], x1 = x[pw_at(i, 1)];
     t00 += (uint32_t)(x0 * w0[i]), t01 += (uint32_t)(x0 * w1[i]);
@@ -1525,6 +1620,7 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
   const int32_t all = pw_pairs_max(p);
   const int unit = TN__PW_SPEED && pw_unit_ok(p);
   const int gather = TN__PW_SPEED && pw_gather_ok(p);
+  const int inside = TN__PW_SPEED && !unit && !gather && pw_inside_ok(p);
   /* pw_pairs_fast14's form where a call runs 16 quads or more */
   const int quad6 = TN__PW_SPEED && all > 0 && all * (pw_cols(p) >> 2) >= 16;
   PwPixels it = {.p = p, .out = out};
@@ -1535,11 +1631,11 @@ static NOINLINE void pw_run(const Conv *c, const TnCrtQuant *q, int32_t lo,
     int8_t *o0 = it.o, *o1 = it.o;
     if (unit) pw_unit(cols, 0, c, &it);
     else if (gather) pw_gathered(cols, 0, c, &it);
-    else pw_im2col(cols, 0, c, &it);
+    else if (!inside || !pw_inside(cols, 0, c, &it)) pw_im2col(cols, 0, c, &it);
     if (i + 1 < pixels) pw_next(&it), o1 = it.o;
     if (unit) pw_unit(cols, 1, c, &it);
     else if (gather) pw_gathered(cols, 1, c, &it);
-    else pw_im2col(cols, 1, c, &it);
+    else if (!inside || !pw_inside(cols, 1, c, &it)) pw_im2col(cols, 1, c, &it);
     /* only the modes TN_CRT_CONV_S8_FORMS keeps (pw_taken) */
     if (TN__CONV_FORM(TN_CRT_CONV_FORM_PW_FAST) && mode == PW_FAST)
       pw_channels(c, q, lo, hi, corr, o0, o1, cols, PW_FAST, all,
