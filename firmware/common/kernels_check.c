@@ -66,6 +66,10 @@
  * " dw3-pair-cut" before " dw3" when it runs a row's last whole window
  * and the next, cut by the padding, as such a pair, dw3_pair_cut counting
  * those;
+ * " dw3-undoubled" before " dw3" when a group of the form that
+ * requantizes by dw3_q has a bias beyond the bound of its doubled sums
+ * (dw3_doubled), whose channel keeps its sums undoubled, dw3_undoubled
+ * counting those;
  * " dw3-cut" before " dw3" when it unrolls a border window of two or
  * three rows and columns in the case, dw3_cut counting those;
  * pw_mve, of the pw cases those the MVE form ran, on a core with MVE:
@@ -378,25 +382,27 @@ static int dw_any_mve_inplace(const TnCrtConv2d *p, const TnCrtQuant *q) {
  * multiplier of 0, or above 0 with a shift in [-31, -1], and its sums
  * bounded (its bias within 2^30 less nine taps of 255 * 128); with wide
  * 0, whether it has a group requantized so at all (DW3_FAST or
- * DW3_FAST_ACT). */
+ * DW3_FAST_ACT); with wide 2, such a group with a bias beyond that bound
+ * (dw3_doubled's). */
 static int dw3_fast_group(const TnCrtConv2d *p, const TnCrtQuant *q,
                           const int32_t *bias, int wide) {
   if (!dw3_case(p, q) || q->output_offset < -128 || q->output_offset > 127)
     return 0;
   const int32_t lim = (INT32_C(1) << 30) - 9 * 255 * 128;
   for (int32_t c0 = 0; c0 + 4 <= p->out_c; c0 += 4) {
-    int ok = 1, beyond = 0;
+    int ok = 1, beyond = 0, out = 0;
     for (int32_t c = c0; c < c0 + 4; c++) {
       const int32_t k = q->per_channel ? c : 0;
       const int32_t m = q->multiplier[k], s = q->shift[k];
       const int32_t b = bias ? bias[c] : 0;
+      out = out || b < -lim || b >= lim;
       const int fast = m >= 0 && (m == 0 || m >= (INT32_C(1) << 30)) &&
                        s <= -1 && s >= -20; /* pw_quant_ok */
       ok = ok && (fast || ((m == 0 || (m > 0 && s <= -1 && s >= -31)) &&
                            b >= -lim && b < lim));
       beyond = beyond || (m > 0 && s < -20);
     }
-    if (ok && (beyond || !wide)) return 1;
+    if (ok && (wide == 2 ? out : beyond || !wide)) return 1;
   }
   return 0;
 }
@@ -534,6 +540,15 @@ static int dw3_pair_cut_case(const TnCrtConv2d *p, const TnCrtQuant *q,
                              const int32_t *bias) {
   const int32_t whole = dw3_pair_whole(p, q, bias);
   return whole % 2 == 1 && p->pad_left + whole < p->out_w;
+}
+
+/* Whether a group of four that the DSP form requantizes by dw3_q (as
+ * dw3_fast_group asks) has a channel whose bias lies beyond 2^30 less
+ * nine taps of 255 * 128 either way, whose sums the form does not double
+ * (dw3_doubled). */
+static int dw3_undoubled_case(const TnCrtConv2d *p, const TnCrtQuant *q,
+                              const int32_t *bias) {
+  return !dw_mve_case(p, q) && dw3_fast_group(p, q, bias, 2);
 }
 
 /* Whether the depthwise 3x3 DSP form unrolls a border window somewhere in
@@ -804,6 +819,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (dw3_wide_case(p, q, bias)) fw_str(" dw3-wide");
   if (dw3_pair_case(p, q, bias)) fw_str(" dw3-pair");
   if (dw3_pair_cut_case(p, q, bias)) fw_str(" dw3-pair-cut");
+  if (dw3_undoubled_case(p, q, bias)) fw_str(" dw3-undoubled");
   if (dw3_cut_case(p, q)) fw_str(" dw3-cut");
   if (dw_mve_same_case(p, q)) fw_str(" dw-mve-same");
 
@@ -861,6 +877,7 @@ static int32_t n_dw3, n_dw3_inplace; /* cases of the depthwise 3x3 form */
 static int32_t n_dw3_wide; /* of those, with a group requantized wide */
 static int32_t n_dw3_pair; /* of those, with two pixels a pass */
 static int32_t n_dw3_pair_cut; /* of those, with such a pair cut */
+static int32_t n_dw3_undoubled; /* of those, a dw3_q group's sums undoubled */
 static int32_t n_dw3_cut; /* of those, with border windows unrolled */
 static int32_t n_pw; /* cases of the matrix product, with its scratch */
 static int32_t n_pw_fast; /* of those, its fused assembly's */
@@ -1131,6 +1148,7 @@ static void check_conv(int32_t index) {
   n_dw3_wide += dw3_wide_case(&p, &q, bias);
   n_dw3_pair += dw3_pair_case(&p, &q, bias);
   n_dw3_pair_cut += dw3_pair_cut_case(&p, &q, bias);
+  n_dw3_undoubled += dw3_undoubled_case(&p, &q, bias);
   n_dw3_cut += dw3_cut_case(&p, &q);
   n_dw_mve += dw_mve_case(&p, &q);
   n_dw_mve_asm += dw_mve_asm_case(&p, &q);
@@ -1672,6 +1690,7 @@ int main(void) {
   kv(" dw3 ", n_dw3), kv(" dw3_inplace ", n_dw3_inplace);
   kv(" dw3_wide ", n_dw3_wide), kv(" dw3_pair ", n_dw3_pair);
   kv(" dw3_cut ", n_dw3_cut), kv(" dw3_pair_cut ", n_dw3_pair_cut);
+  kv(" dw3_undoubled ", n_dw3_undoubled);
   kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
   kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);
   kv(" pw_gather_cut ", n_pw_gather_cut);

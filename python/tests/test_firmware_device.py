@@ -617,6 +617,41 @@ def test_kernels_check_catches_a_broken_depthwise_3x3_ring_flush(tmp_path: Any) 
     assert bad and all(m.split()[3] == "conv-inplace" for m in bad), bad
 
 
+@pytest.mark.parametrize("opt", ["-O2", "-Os"])
+def test_depthwise_3x3_undoubled_sums_kernels_match_reference_on_device(
+        tmp_path: Any, objects: str, opt: str) -> None:
+    """The depthwise 3x3 DSP form doubles a dw3_q group's weights and
+    biases so that its requantization needs no QADD (dw3_doubled), but
+    keeps a channel's sums as they are where its bias lies beyond the
+    bound that doubling needs: kernels_check's cases with such a group
+    (biases near +-2^30 and anywhere in the int32s, "dw3-undoubled") are
+    reached at both optimisation levels and every output byte equals the
+    reference's."""
+    kc = _load_kernels_check()
+    res = kc.check(str(tmp_path), opt=opt, cases=400, seed=4, cache=objects)
+    assert res["failures"] == 0, "\n".join(res["mismatches"][:20])
+    assert res["ok"] and res["exit_code"] == 0
+    assert res["cases"]["dw3_undoubled"] > 0, res["cases"]
+
+
+def test_kernels_check_catches_a_broken_depthwise_3x3_doubling(tmp_path: Any) -> None:
+    """The same for the form's doubled sums (dw3_doubled): a copy whose
+    group leaves the weights of channels 1 and 3 undoubled fails, and
+    only in the form's cases."""
+    _check_broken_form(tmp_path, "dw3x3_s8_dsp.h",
+                       "__sadd16(w13, (int32_t)((uint32_t)w13 & dbl13))", "w13", "dw3")
+
+
+def test_kernels_check_catches_a_broken_depthwise_3x3_undoubled_channel(
+        tmp_path: Any) -> None:
+    """And for the channels it keeps undoubled: a copy that doubles every
+    channel's sums, a bias beyond the bound too, fails, and only in the
+    cases the check marks as having such a channel ("dw3-undoubled")."""
+    _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", "  return b >= -lim && b < lim;\n",
+                       "  return b >= -lim || b < lim;\n", "dw3", marked="dw3-undoubled",
+                       cases=400)
+
+
 def _kernels_check_without_dw3_any(tmp_path: Any, broken: bool = False) -> Dict[str, Any]:
     """kernels_check (-Os, 300 cases) on a copy of the crt built with every
     convolution form but the depthwise 3x3 form's other rows (isa.h's

@@ -20,7 +20,8 @@
  * inside the input. A border pixel takes the rows and columns of its
  * window that lie inside (the padding is skipped, so it contributes
  * nothing, as in TFLite). Then the four sums are requantized as the
- * matrix product's assembly does (dw3_q, six instructions, where each of
+ * matrix product's assembly does (dw3_q, five instructions, the sums
+ * doubled by the group's weights and bias, dw3_doubled, where each of
  * the group's four channels meets tn__crt_requant_s8's conditions,
  * pw_quant_ok, or has its sums bounded and a shift down to -31,
  * dw3_wide_ok; else tn_crt_multiply_by_quantized_multiplier's
@@ -106,8 +107,8 @@ typedef struct {
  * Whether channel ch (bias b) takes dw3_q beyond pw_quant_ok's shifts: a
  * multiplier of 0, or above 0 with a shift in [-31, -1], and sums that
  * stay in [-2^30, 2^30) whatever the inputs (nine taps of (x + io) * w,
- * each at most 255 * 128 from 0), so that QADD doubles them without
- * saturating: SMMULR's (2 acc m + 2^31) >> 32 is then
+ * each at most 255 * 128 from 0), so that their double (dw3_doubled)
+ * fits an int32: SMMULR's (2 acc m + 2^31) >> 32 is then
  * SaturatingRoundingDoublingHighMul's floor((acc m + 2^30) / 2^31) for
  * any m in [0, 2^31) (pw_out), and dw3_q's shift by r - 1 (up to 30) and
  * SSAT's by 1 are RoundingDivideByPOT for any r in [1, 31] (TN__PW_RQ2);
@@ -121,8 +122,31 @@ static int dw3_wide_ok(const TnCrtQuant *q, int32_t ch, int32_t b) {
   return (m == 0 || (m > 0 && s <= -1 && s >= -31)) && b >= -lim && b < lim;
 }
 
-static void dw3_group(Dw3Group *g, const Conv *c, const TnCrtQuant *q,
-                      const int32_t *bias, int32_t c0, int32_t len, int act) {
+/*
+ * Whether a channel of a group that dw3_q requantizes (bias b) has its
+ * sums doubled: its weights (2 w in [-256, 254], still a halfword) and
+ * its bias taken twice, so that the taps give 2 acc itself and dw3_q
+ * needs no QADD, a cycle a channel a pixel. That is exact where 2 acc
+ * fits an int32, where QADD would not have saturated: a bias in [-lim,
+ * lim) (nine taps add at most 255 * 128 either way), as every layer of
+ * the benchmarks has. A bias beyond it, which only a pw_quant_ok channel
+ * can have in such a group (dw3_wide_ok bounds its own), keeps its sums
+ * as TFLite has them, acc, wrapped or not; their |acc| is then at least
+ * 2^30 - 2 * 9 * 255 * 128, and dw3_q's SMMULR of acc, not 2 acc, gives
+ * an h beyond 2^28 - 2^18 of acc's sign (m >= 2^30), which the shift by
+ * r - 1 <= 19 leaves beyond 2^9 - 1 and SSAT takes to 127 or -128, as it
+ * does QADD's sum; a multiplier of 0 gives h = 0 either way.
+ */
+static int dw3_doubled(int32_t b) {
+  const int32_t lim = (INT32_C(1) << 30) - 9 * 255 * 128;
+  return b >= -lim && b < lim;
+}
+
+/* A group's set-up (not inlined: its frame is off the stack while the
+ * group's rows run) */
+static NOINLINE void dw3_group(Dw3Group *g, const Conv *c,
+                               const TnCrtQuant *q, const int32_t *bias,
+                               int32_t c0, int32_t len, int act) {
   const TnCrtConv2d *p = c->p;
   g->len = len;
   /* dw3_q where each of the group's four channels meets
@@ -133,6 +157,7 @@ static void dw3_group(Dw3Group *g, const Conv *c, const TnCrtQuant *q,
                     dw3_wide_ok(q, c0 + j, bias ? bias[c0 + j] : 0));
   g->how = !fast ? DW3_ANY : act ? DW3_FAST_ACT : DW3_FAST;
   g->off = q->output_offset, g->off2 = 2 * q->output_offset + 1;
+  uint32_t dbl02 = 0, dbl13 = 0; /* the halfwords doubled of the pairs */
   for (int32_t j = 0; j < 4; j++) {
     const int32_t ch = c0 + (j < len ? j : 0);
     const int32_t k = q->per_channel ? ch : 0;
@@ -141,6 +166,14 @@ static void dw3_group(Dw3Group *g, const Conv *c, const TnCrtQuant *q,
     if (g->how == DW3_ANY) {
       g->u.any.m[j] = m, g->u.any.s[j] = sh;
       continue;
+    }
+    if (dw3_doubled(g->bias[j])) { /* and its weights' halfword, below */
+      g->bias[j] *= 2;
+      const uint32_t half = j < 2 ? UINT32_C(0xffff) : UINT32_C(0xffff0000);
+      if (j & 1)
+        dbl13 |= half;
+      else
+        dbl02 |= half;
     }
     /* r - 1 for a shift in [-31, -1] (any for a multiplier of 0) */
     g->u.rq[j][0] = m;
@@ -151,8 +184,10 @@ static void dw3_group(Dw3Group *g, const Conv *c, const TnCrtQuant *q,
     const uint32_t v = tn__crt_load4(c->w + c0 +
                                      (ptrdiff_t)(t / 3) * p->w_strides[0] +
                                      (ptrdiff_t)(t % 3) * p->w_strides[1]);
-    g->w[2 * t] = __sxtb16((int32_t)v);
-    g->w[2 * t + 1] = tn__crt_sxtb16_ror8(v);
+    const int32_t w02 = __sxtb16((int32_t)v), w13 = tn__crt_sxtb16_ror8(v);
+    /* dw3_doubled's channels' halfwords taken twice */
+    g->w[2 * t] = __sadd16(w02, (int32_t)((uint32_t)w02 & dbl02));
+    g->w[2 * t + 1] = __sadd16(w13, (int32_t)((uint32_t)w13 & dbl13));
   }
 }
 
@@ -418,7 +453,8 @@ static int32_t dw3_sum1(const Conv *c, const Dw3Group *g, int32_t j,
 }
 
 
-/* Channel j's output for the sum v (how != DW3_ANY): pw_pairs_fast's
+/* Channel j's output for the sum v = 2 acc (how != DW3_ANY; acc itself
+ * for a bias beyond dw3_doubled's bound): pw_pairs_fast's
  * requantization (TN__PW_RQ2), tn__crt_requant_s8's (h - [h < 0] + 2^(r-1)
  * + off * 2^r) >> r as ((h - [h < 0]) >> (r - 1)) + 2 * off + 1 halved by
  * SSAT's shift, which needs no rounding term that a shift beyond 20 would
@@ -426,7 +462,7 @@ static int32_t dw3_sum1(const Conv *c, const Dw3Group *g, int32_t j,
 BLOCK_INLINE int8_t dw3_q(int32_t v, const int32_t *rq, int32_t off2, int how,
                           int32_t lo,
                           int32_t hi) {
-  const int32_t h = tn__crt_smmulr(__qadd(v, v), rq[0]);
+  const int32_t h = tn__crt_smmulr(v, rq[0]); /* dw3_doubled */
   v = __ssat((((h + (h >> 31)) >> rq[1]) + off2) >> 1, 8);
   if (how == DW3_FAST_ACT) {
     v = v < lo ? lo : v;
