@@ -375,6 +375,16 @@ static int dw_any_mve_inplace(const TnCrtConv2d *p, const TnCrtQuant *q) {
          p->in_strides[2] == p->out_strides[2];
 }
 
+/* Whether that form runs some sixteen channels of a case in its column
+ * layers' assembly (mve_dw_col_ok and mve_dw_col16: one tap across, no
+ * padding across, the last output column's input inside, at least
+ * sixteen channels): marked " dw-mve-col" before " dw-any-mve",
+ * dw_mve_col counting those. */
+static int dw_mve_col_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  return dw_any_mve_case(p, q) && p->k_w == 1 && p->pad_left == 0 &&
+         (int64_t)(p->out_w - 1) * p->stride_w < p->in_w && p->out_c >= 16;
+}
+
 /* Whether a depthwise 3x3 case has a group of four channels that the
  * form requantizes with a shift below -20 (arm_dsp/dw3x3_s8_dsp.h:
  * dw3_group, dw3_wide_ok): TFLite's output offset, every channel of the
@@ -840,6 +850,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (pw_inside_case(p, q)) fw_str(" pw-inside");
   if (pw_tail_case(p, q)) fw_str(" pw-tail");
   if (pw_case(p, q)) fw_str(" pw");
+  if (dw_mve_col_case(p, q)) fw_str(" dw-mve-col");
   if (dw_any_mve_case(p, q)) fw_str(" dw-any-mve");
   fw_endl();
 }
@@ -913,6 +924,9 @@ static int32_t n_dw_any_mve;
 /* and of the in-place calls, those it ran in place (a column layer, no
  * padding on top: dw_any_mve_inplace) */
 static int32_t n_dw_any_mve_inplace;
+/* and of the dw_any_mve cases, those with sixteen channels in the column
+ * layers' assembly (dw_mve_col_case) */
+static int32_t n_dw_mve_col;
 static int32_t n_dense_folded; /* dense cases with offsets 0 */
 /* [N, K] dense cases run again packed (tn_crt_dense_s8_pack4), and those
  * of them the DSP form's loop takes (offsets 0, four rows or more) */
@@ -1157,6 +1171,7 @@ static void check_conv(int32_t index) {
   n_dw_mve_edge += dw_mve_edge_case(&p, &q);
   n_dw_mve_edge_pair += dw_mve_edge_pair_case(&p, &q);
   n_dw_any_mve += dw_any_mve_case(&p, &q);
+  n_dw_mve_col += dw_mve_col_case(&p, &q);
 
   /* With the scratch the compiler plans for the DSP forms (their buffers
    * there; the call above, with none, takes the unpacked forms), from an
@@ -1708,6 +1723,7 @@ int main(void) {
   kv(" dw_mve_edge_pair ", n_dw_mve_edge_pair);
   kv(" dw_any_mve ", n_dw_any_mve);
   kv(" dw_any_mve_inplace ", n_dw_any_mve_inplace);
+  kv(" dw_mve_col ", n_dw_mve_col);
   kv(" dense_folded ", n_dense_folded);
   kv(" dense_p4 ", n_dense_p4), kv(" dense_p4_dsp ", n_dense_p4_dsp);
   kv(" dense_p4_mve ", n_dense_p4_mve);

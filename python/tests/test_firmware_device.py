@@ -514,6 +514,12 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
         assert ran["dw_mve_edge_pair"] == 0, ran
         assert ran["dense_p4_mve"] == 0 and ran["dw_any_mve"] == 0, ran
         assert ran["qadd_mve"] == 0, ran
+    # the depthwise column layers' sixteen channels a pass in assembly
+    # (the wake word's): on the M55 only
+    if mve:
+        assert 0 < ran["dw_mve_col"] <= ran["dw_any_mve"], ran
+    else:
+        assert ran["dw_mve_col"] == 0, ran
     # the ADD's cases, and on the cores without MVE its table loop's (on
     # the M55 the MVE form takes the runs whose parameters it takes)
     assert ran["qadd"] > 0, ran
@@ -848,9 +854,11 @@ def test_kernels_check_catches_a_broken_mve_dense_form(tmp_path: Any, old: str,
     # sixteen channels a pass: the last four multiply the third four's input
     ("      a3 = vaddq_s32(a3, vmulq_s32(x3, mve_dw_ld4(wt + 12, pr[3], full)));\n",
      "      a3 = vaddq_s32(a3, vmulq_s32(x2, mve_dw_ld4(wt + 12, pr[3], full)));\n"),
-    # the last channels: the input offset off by one
-    ("            mve_dw_taps(a, x, wc, ny, nx, ys, xs, wy, wx, pr, io, 1, 0);\n",
-     "            mve_dw_taps(a, x, wc, ny, nx, ys, xs, wy, wx, pr, io + 1, 1, 0);\n"),
+    # a column layer's last channels (mve_dw_col_run's; kernels_check's
+    # other cases rarely reach the general walk's): the input offset off
+    # by one
+    ("      mve_dw_taps(a, x + whole, wr + whole, ny, 1, ys, ys, wy, 0, pr, io, 1,\n",
+     "      mve_dw_taps(a, x + whole, wr + whole, ny, 1, ys, ys, wy, 0, pr, io + 1, 1,\n"),
 ], ids=["whole-pass-input", "tail-offset"])
 def test_kernels_check_catches_a_broken_mve_depthwise_form(tmp_path: Any, old: str,
                                                            new: str) -> None:
@@ -862,6 +870,32 @@ def test_kernels_check_catches_a_broken_mve_depthwise_form(tmp_path: Any, old: s
     (" dw-any-mve")."""
     _check_broken_form(tmp_path, "dw_s8_mve.h", old, new, "dw-any-mve", cases=400,
                        folder="arm_mve", target="m55")
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+@pytest.mark.parametrize("old,new", [
+    # a tap's third four channels computed from the second four's input
+    # and weights
+    ('MVE_DW_COL_TAP("a2", "q4", "q5", "8")', 'MVE_DW_COL_TAP("a2", "q4", "q5", "4")'),
+    # the input offset left out of the taps
+    ('"vadd.i32 " X ", " X ", %[io]\\n\\t"', '""'),
+    # the per-channel requantization: the clamp's high end left as the
+    # rounding's scratch
+    ('"vldrw.32 q6, [%[lh], #16]\\n\\t"', '""'),
+    # and the last four channels stored over the third four
+    ('MVE_DW_COL_RQ("a3", "12")', 'MVE_DW_COL_RQ("a3", "8")'),
+], ids=["tap-weights", "tap-offset", "requant-clamp", "requant-store"])
+def test_kernels_check_catches_a_broken_mve_depthwise_column_form(tmp_path: Any, old: str,
+                                                                  new: str) -> None:
+    """On the M55 the check reaches the column layers' assembly of the MVE
+    depthwise form (arm_mve/dw_s8_mve.h: mve_dw_col16, the wake word's
+    layers) and fails when it is wrong: copies of the crt whose taps take
+    the wrong weights or leave out the input offset, or whose
+    requantization clamps wrongly or stores to the wrong channels, give
+    mismatches, and only in the cases the check marks as that form's
+    (" dw-mve-col", then " dw-any-mve")."""
+    _check_broken_form(tmp_path, "dw_s8_mve.h", old, new, "dw-any-mve", marked="dw-mve-col",
+                       cases=400, folder="arm_mve", target="m55")
 
 
 @pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
