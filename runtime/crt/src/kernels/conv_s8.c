@@ -1363,8 +1363,12 @@ static void packed_rows(const TnCrtConv2d *p, const TnCrtQuant *q,
  * outside), the packed blocks of 16 channels read where they lie, two a
  * pass, the bias as it is (it holds the correction the per-call packing
  * computes: nothing is packed per call); the rest of the channels, and
- * every channel elsewhere, unpacked into scratch (the weights as HWIO,
- * the correction taken out of the bias) for tn_crt_conv2d_s8.
+ * every channel elsewhere, unpacked a chunk of channels at a time (the
+ * weights as HWIO, the correction taken out of the bias) into a buffer
+ * on the stack, or where one channel's window is larger than that, all
+ * of them into scratch, for tn_crt_conv2d_s8. Only host archives pack
+ * larger windows (codegen.PACK_WINDOW_WEIGHTS), so no firmware stack
+ * holds the buffer.
  */
 static int32_t kxk_k(const TnCrtConv2d *p) {
   return p->k_h * p->k_w * p->in_c;
@@ -1374,64 +1378,100 @@ size_t tn_crt_conv2d_s8_packed_scratch_size(const TnCrtConv2d *p) {
   if (p == NULL || geom_check(p) != TN_CRT_OK ||
       (p->k_h == 1 && p->k_w == 1))
     return tn_crt_conv2d_s8_inplace_scratch_size(p);
+  if (kxk_k(p) <= TN_CRT_CONV_PACKED_STACK) return 0; /* the stack's */
   /* the int32 bias (4-aligned within), then the int8 weights */
   return 3 + (size_t)p->out_c * (4 + (size_t)kxk_k(p));
 }
 
-/* Channels [co0, out_c) of the packed layer, unpacked into scratch. */
+/* Channels [j0, j1) of a block of len channels in tn_crt_dense_s8_pack's
+ * layout (wb, kk inputs: a group of four inputs is len channels by kb
+ * bytes) as HWIO rows (input k's channels at wu + k * ws), read in the
+ * block's order; each channel's weight sum into sums[0 .. j1 - j0). */
+static void unpack_block(const int8_t *wb, int32_t kk, int32_t len,
+                         int32_t j0, int32_t j1, int8_t *wu, ptrdiff_t ws,
+                         int32_t *sums) {
+  int32_t k_done = 0;
+  for (int32_t j = j0; j < j1; j++) sums[j - j0] = 0;
+#if TN_CRT_HAVE_AVX2
+  if (len == 16 && j0 == 0 && j1 == 16 && tn__crt_avx2()) {
+    tn__crt_conv_unpack16(wb, kk, wu, ws, sums);
+    k_done = kk / 4 * 4;
+  }
+#endif
+  for (int32_t k0 = k_done; k0 < kk; k0 += 4) {
+    const int32_t kb = kk - k0 < 4 ? kk - k0 : 4;
+    const int8_t *const grp = wb + (ptrdiff_t)k0 * len;
+    for (int32_t j = j0; j < j1; j++) {
+      int32_t s = 0;
+      for (int32_t t = 0; t < kb; t++) {
+        const int8_t v = grp[j * kb + t];
+        wu[(ptrdiff_t)(k0 + t) * ws + (j - j0)] = v; /* HWIO */
+        s += v;
+      }
+      sums[j - j0] += s;
+    }
+  }
+}
+
+/* Channels [c0, c1) of the packed layer by tn_crt_conv2d_s8 on their
+ * weights unpacked (wu, HWIO) and sums (b), the bias taken from b. */
+static TnCrtStatus kxk_chunk(const TnCrtConv2d *p, const TnCrtQuant *q,
+                             const int8_t *in, const int8_t *wu, int32_t *b,
+                             const int32_t *bias, int8_t *out, int32_t c0,
+                             int32_t c1) {
+  const int32_t n = c1 - c0;
+  const uint32_t m = (uint32_t)q->input_offset - 128u;
+  for (int32_t j = 0; j < n; j++)
+    b[j] = (int32_t)((bias ? (uint32_t)bias[c0 + j] : 0u) - m * (uint32_t)b[j]);
+  /* HWIO: the output channels contiguous, as BCAST's forms read them */
+  TnCrtConv2d g = *p;
+  g.out_c = n;
+  g.w_strides[0] = p->k_w * p->in_c * n, g.w_strides[1] = p->in_c * n;
+  g.w_strides[2] = n, g.w_strides[3] = 1;
+  const TnCrtQuant qs = quant_from(q, c0);
+  return tn_crt_conv2d_s8(&g, &qs, in, wu, b,
+                          out + (ptrdiff_t)c0 * p->out_strides[3], NULL, 0);
+}
+
+/* Channels [co0, out_c) of the packed layer, unpacked: into the stack a
+ * chunk of up to 16 channels (a block's, or fewer where a block's window
+ * is too large for the buffer), else all of them into scratch. */
 static TnCrtStatus kxk_unpacked(const TnCrtConv2d *p, const TnCrtQuant *q,
                                 const int8_t *in, const int8_t *w,
                                 const int32_t *bias, int8_t *out,
                                 int32_t co0, void *scratch,
                                 size_t scratch_size) {
-  const int32_t kk = kxk_k(p), nn = p->out_c, rem = nn - co0;
-  if (scratch == NULL || scratch_size < tn_crt_conv2d_s8_packed_scratch_size(p))
-    return scratch == NULL ? TN_CRT_INVALID_ARGUMENT : TN_CRT_SCRATCH_TOO_SMALL;
-  int32_t *const b = (int32_t *)(((uintptr_t)scratch + 3) & ~(uintptr_t)3);
-  int8_t *const wu = (int8_t *)(b + rem);
-  const uint32_t m = (uint32_t)q->input_offset - 128u;
-  /* tn_crt_dense_s8_pack: a block of len channels from n0 at n0 * K, its
-   * inputs in groups of four, a group's len rows of kb bytes; read in
-   * that order (each block's bytes once, in sequence), written as HWIO
-   * rows of the block's channels, the weights' sums kept in b */
-  for (int32_t j = 0; j < rem; j++) b[j] = 0;
-  for (int32_t n0 = co0 / 16 * 16; n0 < nn; n0 += 16) {
-    const int32_t len = nn - n0 < 16 ? nn - n0 : 16;
-    const int32_t o0 = n0 > co0 ? n0 : co0; /* the block's first channel kept */
-    const int8_t *const wb = w + (ptrdiff_t)n0 * kk;
-    int32_t k_done = 0;
-#if TN_CRT_HAVE_AVX2
-    if (len == 16 && o0 == n0 && tn__crt_avx2()) {
-      tn__crt_conv_unpack16(wb, kk, wu + (n0 - co0), rem, b + (n0 - co0));
-      k_done = kk / 4 * 4;
+  const int32_t kk = kxk_k(p), nn = p->out_c;
+  if (kk > TN_CRT_CONV_PACKED_STACK) {
+    if (scratch == NULL ||
+        scratch_size < tn_crt_conv2d_s8_packed_scratch_size(p))
+      return scratch == NULL ? TN_CRT_INVALID_ARGUMENT
+                             : TN_CRT_SCRATCH_TOO_SMALL;
+    const int32_t rem = nn - co0;
+    int32_t *const b = (int32_t *)(((uintptr_t)scratch + 3) & ~(uintptr_t)3);
+    int8_t *const wu = (int8_t *)(b + rem);
+    for (int32_t n0 = co0 / 16 * 16; n0 < nn; n0 += 16) {
+      const int32_t len = nn - n0 < 16 ? nn - n0 : 16;
+      const int32_t o0 = n0 > co0 ? n0 : co0; /* the block's first kept */
+      unpack_block(w + (ptrdiff_t)n0 * kk, kk, len, o0 - n0, len,
+                   wu + (o0 - co0), rem, b + (o0 - co0));
     }
-#endif
-    for (int32_t k0 = k_done; k0 < kk; k0 += 4) {
-      const int32_t kb = kk - k0 < 4 ? kk - k0 : 4;
-      const int8_t *const grp = wb + (ptrdiff_t)k0 * len;
-      for (int32_t o = o0; o < n0 + len; o++) {
-        const int32_t j = o - co0;
-        int32_t s = 0;
-        for (int32_t t = 0; t < kb; t++) {
-          const int8_t v = grp[(o - n0) * kb + t];
-          wu[(ptrdiff_t)(k0 + t) * rem + j] = v; /* HWIO */
-          s += v;
-        }
-        b[j] += s;
-      }
-    }
+    return kxk_chunk(p, q, in, wu, b, bias, out, co0, nn);
   }
-  for (int32_t j = 0; j < rem; j++)
-    b[j] = (int32_t)((bias ? (uint32_t)bias[co0 + j] : 0u) -
-                     m * (uint32_t)b[j]);
-  /* HWIO: the output channels contiguous, as BCAST's forms read them */
-  TnCrtConv2d g = *p;
-  g.out_c = rem;
-  g.w_strides[0] = p->k_w * p->in_c * rem, g.w_strides[1] = p->in_c * rem;
-  g.w_strides[2] = rem, g.w_strides[3] = 1;
-  const TnCrtQuant qs = quant_from(q, co0);
-  return tn_crt_conv2d_s8(&g, &qs, in, wu, b,
-                          out + (ptrdiff_t)co0 * p->out_strides[3], NULL, 0);
+  int8_t wu[TN_CRT_CONV_PACKED_STACK] __attribute__((aligned(32)));
+  int32_t b[16];
+  const int32_t per = kk * 16 <= TN_CRT_CONV_PACKED_STACK
+                          ? 16 : TN_CRT_CONV_PACKED_STACK / kk;
+  for (int32_t c0 = co0; c0 < nn;) {
+    const int32_t n0 = c0 / 16 * 16, len = nn - n0 < 16 ? nn - n0 : 16;
+    const int32_t c1 = n0 + len < c0 + per ? n0 + len : c0 + per;
+    unpack_block(w + (ptrdiff_t)n0 * kk, kk, len, c0 - n0, c1 - n0, wu,
+                 c1 - c0, b);
+    const TnCrtStatus st = kxk_chunk(p, q, in, wu, b, bias, out, c0, c1);
+    if (st != TN_CRT_OK) return st;
+    c0 = c1;
+  }
+  return TN_CRT_OK;
 }
 
 #if TN_CRT_HAVE_AVX2
