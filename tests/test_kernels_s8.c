@@ -888,6 +888,36 @@ START_TEST(test_conv_ic_broken_is_caught) {
 }
 END_TEST
 
+/* Below AVX-512 VNNI, the row forms on a packed larger window (kind 40's
+ * packed layers: blocks of 16 channels read where they lie), broken on
+ * purpose (each window's last row left out): capped at AVX2 with AVX-VNNI
+ * (tn__crt_conv_avx2_fault 4) and at AVX2 alone (tn__crt_conv_vnni_fault
+ * 8), the outputs differ, and nothing does with the forms put right. */
+START_TEST(test_conv_packed_rows_broken_is_caught) {
+#if HAVE_AVX2_FORMS
+  const int cpu = tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+  if ((cpu & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX2) return;
+  for (int vex = (cpu & TN_CRT_ISA_AVXVNNI) != 0; vex >= 0; vex--) {
+    tn_crt_isa_limit(TN_CRT_ISA_AVX2 | (vex ? TN_CRT_ISA_AVXVNNI : 0));
+    int n[2] = {0, 0};
+    for (int broken = 1; broken >= 0; broken--) {
+      conv_count = &n[broken];
+      if (vex)
+        tn__crt_conv_avx2_fault(broken ? 4 : 0);
+      else
+        tn__crt_conv_vnni_fault(broken ? 8 : 0);
+      conv_random(47, 60, 40);
+    }
+    conv_count = NULL;
+    ck_assert_msg(n[1] > 0, "packed row form (AVX-VNNI %d) broken, not seen",
+                  vex);
+    ck_assert_int_eq(n[0], 0);
+  }
+  tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+#endif
+}
+END_TEST
+
 START_TEST(test_conv_random_wide_portable) {
   tn_crt_isa_limit(TN_CRT_ISA_PORTABLE);
   ck_assert_int_eq(tn_crt_isa(), TN_CRT_ISA_PORTABLE);
@@ -3445,6 +3475,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_rows8_broken_is_caught);
   tcase_add_test(tc, test_conv_ic_random);
   tcase_add_test(tc, test_conv_ic_broken_is_caught);
+  tcase_add_test(tc, test_conv_packed_rows_broken_is_caught);
   tcase_add_test(tc, test_conv_packed_wide_windows);
   tcase_add_test(tc, test_conv_saturation);
   tcase_add_test(tc, test_conv_requant_corners);

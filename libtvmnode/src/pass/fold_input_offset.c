@@ -262,9 +262,9 @@ TnObject *tn__fold_input_offset_module(TnObject *mod, TnObject *ctx) {
  * says the bytes are the matrix's packed), the requantize's axis the
  * channels'; and so is a larger window of one group, NHWC, any padding
  * and stride, with filter zero point 0, 16 input and output channels or
- * more, rows of taps in whole groups of four inputs and k_h * k_w * in at
- * most TN_CRT_CONV_PACKED_STACK (unpacked on the stack where the CPU has
- * no AVX-512 VNNI, no scratch in the plan): its [out, k_h * k_w * in]
+ * more, rows of taps in whole groups of four inputs and 16 * k_h * k_w *
+ * in at most TN_CRT_CONV_PACKED_STACK (a block unpacked on the stack where
+ * the CPU has no AVX-512 VNNI, no scratch in the plan): its [out, k_h * k_w * in]
  * matrix, the input zero point kept (the padding's value) and (io - 128)
  * * sum(w) folded into the bias as above, so that the VNNI row form reads
  * the blocks where they lie instead of packing them on every call
@@ -342,12 +342,14 @@ static bool conv_packable(const TnIrCall *base, DLTensor *wt, int ax[4],
   const int64_t ci = wt->shape[ax[1]], kw = wt->shape[ax[3]];
   *kxk = wt->shape[ax[2]] != 1 || kw != 1;
   /* a larger window where packing pays: 16 input channels or more (not
-   * KWS's 10x4 first layer of one), and a window that the kernel unpacks
-   * on the stack where the CPU has no VNNI (no scratch in the plan) */
+   * KWS's 10x4 first layer of one), and a window whose blocks of 16
+   * channels the kernel unpacks on the stack where the CPU has no VNNI
+   * (no scratch in the plan; narrower chunks leave the AVX2 form: the
+   * large ResNet 7.9x slower capped at AVX2, BENCHMARKS.md) */
   if (*kxk)
     return wt->shape[ax[0]] >= 16 && ci >= 16 &&
            (dil[1] == 1 ? kw * ci : ci) % 4 == 0 &&
-           wt->shape[ax[2]] * kw * ci <= TN_CRT_CONV_PACKED_STACK;
+           wt->shape[ax[2]] * kw * ci * 16 <= TN_CRT_CONV_PACKED_STACK;
   int oa;
   return layer_ok(base, false, wt, &oa) && st[0] == 1 && st[1] == 1;
 }

@@ -1475,10 +1475,25 @@ static TnCrtStatus kxk_unpacked(const TnCrtConv2d *p, const TnCrtQuant *q,
 }
 
 #if TN_CRT_HAVE_AVX2
-/* The blocks of 16 channels the VNNI row form takes from 0 on, run on
- * the packed weight; how many channels that is (0: none). (Not inlined:
- * its AvxBcast leaves the stack before tn_crt_conv2d_s8 puts its own.) */
-static NOINLINE int32_t kxk_vnni(const Conv *c, const TnCrtQuant *q,
+/* Below AVX-512 VNNI, the k_h (dilated) input rows of an output row's
+ * windows from the padded copy x (as it is, -io outside the input), n
+ * bytes from x, into k->w as the row forms read them: with AVX-VNNI
+ * x ^ 0x80, else int16 x + 128 (x + 128 either way: the packed bias
+ * holds the rest of the input offset). */
+static void kxk_prep(AvxBcast *k, const int8_t *x, int64_t n, int vex) {
+  if (vex) {
+    uint8_t *const d = (uint8_t *)k->w;
+    for (int64_t i = 0; i < n; i++) d[i] = (uint8_t)(x[i] ^ 0x80);
+  } else {
+    for (int64_t i = 0; i < n; i++) k->w[i] = (int16_t)(x[i] + 128);
+  }
+}
+
+/* The blocks of 16 channels the row forms take from 0 on, run on the
+ * packed weight where it lies (AVX-512 VNNI, AVX-VNNI or AVX2); how many
+ * channels that is (0: none). (Not inlined: its AvxBcast leaves the
+ * stack before tn_crt_conv2d_s8 puts its own.) */
+static NOINLINE int32_t kxk_rows(const Conv *c, const TnCrtQuant *q,
                                  int32_t lo, int32_t hi, const int32_t *bias,
                                  int8_t *out) {
   const TnCrtConv2d *p = c->p;
@@ -1486,43 +1501,74 @@ static NOINLINE int32_t kxk_vnni(const Conv *c, const TnCrtQuant *q,
   if (nn < 16 || p->out_strides[3] != 1) return 0;
   AVX_DECL(avx);
   AvxBcast *const k = avx;
-  if (k == NULL || !tn__crt_conv_vnni_rows_packed(k, c)) return 0;
-  /* the whole image's copy where it fits, else a window's rows a row */
+  if (k == NULL || !tn__crt_conv_rows_packed(k, c)) return 0;
+  const int vnni = tn__crt_avx512vnni(), vex = !vnni && tn__crt_avxvnni();
+  /* the whole image's copy where it fits, else a window's rows a row;
+   * below VNNI the copy as it is (tn__crt_conv_xor80 is AVX-512's), a
+   * row's window rows then prepared into k->w (n bytes of the copy) */
   const int32_t img = pad_slot(k, c, 1);
   const int32_t slot = img ? img : pad_slot(k, c, 0);
   if (slot == 0) return 0;
+  const int64_t n =
+      (int64_t)k->po[k->rows - 1] + (int64_t)(p->out_w - 1) * p->stride_w *
+      p->in_c + k->run;
+  if (!vnni && n > (vex ? 2 : 1) * (int64_t)AVX_PACK) return 0;
   /* the channels whose requantization takes the fast form, from 0: the
-   * blocks of 16, and a last block of 8 (tn_crt_dense_s8_pack's 8 rows
-   * of 4 bytes a group) in rq8 */
+   * blocks of 16, and with VNNI a last block of 8 (tn_crt_dense_s8_pack's
+   * 8 rows of 4 bytes a group) in rq8; AVX-VNNI's requantizes exactly */
   int32_t done = 0;
   Requant rq8;
   while (nn - done >= 16) {
     requant_init(&rq8, q, lo, hi, bias, done, 16);
-    if (!rq8.fast) break;
+    if (!(vex ? rq8.vec : rq8.fast)) break;
     done += 16;
   }
   const int32_t whole = done;
-  if (nn - done == 8) {
+  if (vnni && nn - done == 8) {
     requant_init(&rq8, q, lo, hi, bias, done, 8);
     if (rq8.fast) done += 8;
   }
   if (done == 0) return 0;
   const ptrdiff_t xp = (ptrdiff_t)p->stride_w * p->in_c;
-  for (int32_t n = 0; n < p->batch; n++) {
-    const int8_t *const xn = c->in + (ptrdiff_t)n * p->in_strides[0];
+  for (int32_t b = 0; b < p->batch; b++) {
+    const int8_t *const xn = c->in + (ptrdiff_t)b * p->in_strides[0];
     if (img)
-      pad_fill(k->img, c, xn, -(int64_t)p->pad_top, pad_rows(p), 1, img, 1);
+      pad_fill(k->img, c, xn, -(int64_t)p->pad_top, pad_rows(p), 1, img,
+               vnni);
     for (int32_t oy = 0; oy < p->out_h; oy++) {
       const int8_t *x;
       if (img) {
         x = k->img + (ptrdiff_t)oy * p->stride_h * img;
       } else {
         pad_fill(k->tmp, c, xn, (int64_t)oy * p->stride_h - p->pad_top,
-                 p->k_h, p->dilation_h, slot, 1);
+                 p->k_h, p->dilation_h, slot, vnni);
         x = k->tmp;
       }
-      int8_t *const row = out + (ptrdiff_t)n * p->out_strides[0] +
+      int8_t *const row = out + (ptrdiff_t)b * p->out_strides[0] +
                           (ptrdiff_t)oy * p->out_strides[1];
+      if (!vnni) {
+        /* every block of 16 a pass (the copy prepared once a row) */
+        const Requant *rrq[AVX_RQ];
+        int32_t co0 = 0;
+        kxk_prep(k, x, n, vex);
+        while (co0 < whole) {
+          const int32_t nb = (whole - co0) / 16 < AVX_RQ
+                                 ? (whole - co0) / 16 : AVX_RQ;
+          k->rq_n = 0;
+          for (int32_t i = 0; i < nb; i++)
+            rrq[i] = gemm_requant(k, q, lo, hi, bias, co0 + 16 * i);
+          if (vex)
+            tn__crt_conv_row_packed_avxvnni(
+                k, c->w + (ptrdiff_t)co0 * kk, nb, (const uint8_t *)k->w, xp,
+                p->out_w, rrq, row + co0, p->out_strides[2]);
+          else
+            tn__crt_conv_row_packed_avx2(k, c->w + (ptrdiff_t)co0 * kk, nb,
+                                         k->w, xp, p->out_w, rrq, row + co0,
+                                         p->out_strides[2]);
+          co0 += 16 * nb;
+        }
+        continue;
+      }
       if (done > whole) {
         const Requant *r8 = &rq8;
         tn__crt_conv_vnni_row_packed(k, c->w + (ptrdiff_t)whole * kk, 0, x,
@@ -1533,8 +1579,8 @@ static NOINLINE int32_t kxk_vnni(const Conv *c, const TnCrtQuant *q,
         const int nb = whole - co0 >= 32 ? 2 : 1;
         if (k->rq_n + nb > AVX_RQ) k->rq_n = 0; /* room for both */
         const Requant *rrq[2];
-        for (int b = 0; b < nb; b++)
-          rrq[b] = gemm_requant(k, q, lo, hi, bias, co0 + 16 * b);
+        for (int i = 0; i < nb; i++)
+          rrq[i] = gemm_requant(k, q, lo, hi, bias, co0 + 16 * i);
         tn__crt_conv_vnni_row_packed(k, c->w + (ptrdiff_t)co0 * kk, nb, x, xp,
                                      p->out_w, rrq, row + co0,
                                      p->out_strides[2]);
@@ -1568,7 +1614,7 @@ static TnCrtStatus kxk_packed(const TnCrtConv2d *p, const TnCrtQuant *q,
   Conv c;
   TnCrtStatus st = conv_init(&c, &g, q->input_offset, 0, in, w, out);
   if (st != TN_CRT_OK) return st;
-  if (tn__crt_avx512vnni()) co0 = kxk_vnni(&c, q, lo, hi, bias, out);
+  if (tn__crt_avx2()) co0 = kxk_rows(&c, q, lo, hi, bias, out);
 #endif
   return co0 == p->out_c ? TN_CRT_OK
                          : kxk_unpacked(p, q, in, w, bias, out, co0, scratch,
