@@ -892,7 +892,9 @@ END_TEST
  * packed layers: blocks of 16 channels read where they lie), broken on
  * purpose (each window's last row left out): capped at AVX2 with AVX-VNNI
  * (tn__crt_conv_avx2_fault 4) and at AVX2 alone (tn__crt_conv_vnni_fault
- * 8), the outputs differ, and nothing does with the forms put right. */
+ * 8: tn__crt_conv_pairs16, which turns the blocks into the AVX2 row form's
+ * pairs, swaps each group's two), the outputs differ, and nothing does
+ * with the forms put right. */
 START_TEST(test_conv_packed_rows_broken_is_caught) {
 #if HAVE_AVX2_FORMS
   const int cpu = tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);

@@ -1475,24 +1475,49 @@ static TnCrtStatus kxk_unpacked(const TnCrtConv2d *p, const TnCrtQuant *q,
 }
 
 #if TN_CRT_HAVE_AVX2
-/* Below AVX-512 VNNI, the k_h (dilated) input rows of an output row's
- * windows from the padded copy x (as it is, -io outside the input), n
- * bytes from x, into k->w as the row forms read them: with AVX-VNNI
- * x ^ 0x80, else int16 x + 128 (x + 128 either way: the packed bias
- * holds the rest of the input offset). */
-static void kxk_prep(AvxBcast *k, const int8_t *x, int64_t n, int vex) {
-  if (vex) {
-    uint8_t *const d = (uint8_t *)k->w;
-    for (int64_t i = 0; i < n; i++) d[i] = (uint8_t)(x[i] ^ 0x80);
-  } else {
-    for (int64_t i = 0; i < n; i++) k->w[i] = (int16_t)(x[i] + 128);
+/* With AVX-VNNI, the k_h (dilated) input rows of an output row's windows
+ * from the padded copy x (as it is, -io outside the input), n bytes from
+ * x, into k->w as x ^ 0x80 (x + 128: the packed bias holds the rest of
+ * the input offset). */
+static void kxk_flip(AvxBcast *k, const int8_t *x, int64_t n) {
+  uint8_t *const d = (uint8_t *)k->w;
+  for (int64_t i = 0; i < n; i++) d[i] = (uint8_t)(x[i] ^ 0x80);
+}
+
+/* With AVX2 alone, the blocks of 16 channels below `whole` one at a time:
+ * each turned into the AVX2 row form's pairs once (tn__crt_conv_pairs16),
+ * then every output row through tn__crt_conv_avx2_rows over the padded
+ * copy of its window rows, with 128 for the input offset (x + 128; the
+ * bias holds the rest), as the unpacked layer runs at AVX2. */
+static void kxk_avx2(AvxBcast *k, const Conv *c, const TnCrtQuant *q,
+                     int32_t lo, int32_t hi, const int32_t *bias,
+                     int8_t *out, int32_t whole, int32_t slot) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t kk = kxk_k(p);
+  const ptrdiff_t xp = (ptrdiff_t)p->stride_w * p->in_c;
+  for (int32_t co0 = 0; co0 < whole; co0 += 16) {
+    tn__crt_conv_pairs16(k, c->w + (ptrdiff_t)co0 * kk, kk);
+    if (k->rq_n == AVX_RQ) k->rq_n = 0;
+    const Requant *const rq = gemm_requant(k, q, lo, hi, bias, co0);
+    for (int32_t b = 0; b < p->batch; b++) {
+      const int8_t *const xn = c->in + (ptrdiff_t)b * p->in_strides[0];
+      for (int32_t oy = 0; oy < p->out_h; oy++) {
+        pad_fill(k->tmp, c, xn, (int64_t)oy * p->stride_h - p->pad_top,
+                 p->k_h, p->dilation_h, slot, 0);
+        tn__crt_conv_avx2_rows(k, k->po, 128, k->tmp, p->k_h * slot, xp,
+                               p->out_w, rq,
+                               out + (ptrdiff_t)b * p->out_strides[0] +
+                                   (ptrdiff_t)oy * p->out_strides[1] + co0,
+                               p->out_strides[2]);
+      }
+    }
   }
 }
 
 /* The blocks of 16 channels the row forms take from 0 on, run on the
- * packed weight where it lies (AVX-512 VNNI, AVX-VNNI or AVX2); how many
- * channels that is (0: none). (Not inlined: its AvxBcast leaves the
- * stack before tn_crt_conv2d_s8 puts its own.) */
+ * packed weight (where it lies with AVX-512 VNNI and AVX-VNNI; with AVX2
+ * alone, kxk_avx2); how many channels that is (0: none). (Not inlined:
+ * its AvxBcast leaves the stack before tn_crt_conv2d_s8 puts its own.) */
 static NOINLINE int32_t kxk_rows(const Conv *c, const TnCrtQuant *q,
                                  int32_t lo, int32_t hi, const int32_t *bias,
                                  int8_t *out) {
@@ -1506,21 +1531,24 @@ static NOINLINE int32_t kxk_rows(const Conv *c, const TnCrtQuant *q,
   /* the whole image's copy where it fits, else a window's rows a row;
    * below VNNI the copy as it is (tn__crt_conv_xor80 is AVX-512's), a
    * row's window rows then prepared into k->w (n bytes of the copy) */
-  const int32_t img = pad_slot(k, c, 1);
+  const int32_t img = vnni || vex ? pad_slot(k, c, 1) : 0;
   const int32_t slot = img ? img : pad_slot(k, c, 0);
   if (slot == 0) return 0;
   const int64_t n =
       (int64_t)k->po[k->rows - 1] + (int64_t)(p->out_w - 1) * p->stride_w *
       p->in_c + k->run;
-  if (!vnni && n > (vex ? 2 : 1) * (int64_t)AVX_PACK) return 0;
+  /* AVX-VNNI: the flipped rows in k->w; AVX2: a block's pairs there */
+  if (vex ? n > 2 * (int64_t)AVX_PACK
+          : !vnni && 16 * (int64_t)kk > AVX_PACK)
+    return 0;
   /* the channels whose requantization takes the fast form, from 0: the
    * blocks of 16, and with VNNI a last block of 8 (tn_crt_dense_s8_pack's
-   * 8 rows of 4 bytes a group) in rq8; AVX-VNNI's requantizes exactly */
+   * 8 rows of 4 bytes a group) in rq8; below it, exactly */
   int32_t done = 0;
   Requant rq8;
   while (nn - done >= 16) {
     requant_init(&rq8, q, lo, hi, bias, done, 16);
-    if (!(vex ? rq8.vec : rq8.fast)) break;
+    if (!(vnni ? rq8.fast : rq8.vec)) break;
     done += 16;
   }
   const int32_t whole = done;
@@ -1529,6 +1557,10 @@ static NOINLINE int32_t kxk_rows(const Conv *c, const TnCrtQuant *q,
     if (rq8.fast) done += 8;
   }
   if (done == 0) return 0;
+  if (!vnni && !vex) {
+    kxk_avx2(k, c, q, lo, hi, bias, out, whole, slot);
+    return whole;
+  }
   const ptrdiff_t xp = (ptrdiff_t)p->stride_w * p->in_c;
   for (int32_t b = 0; b < p->batch; b++) {
     const int8_t *const xn = c->in + (ptrdiff_t)b * p->in_strides[0];
@@ -1546,25 +1578,19 @@ static NOINLINE int32_t kxk_rows(const Conv *c, const TnCrtQuant *q,
       }
       int8_t *const row = out + (ptrdiff_t)b * p->out_strides[0] +
                           (ptrdiff_t)oy * p->out_strides[1];
-      if (!vnni) {
-        /* every block of 16 a pass (the copy prepared once a row) */
+      if (vex) {
+        /* every block of 16 a pass (the copy flipped once a row) */
         const Requant *rrq[AVX_RQ];
-        int32_t co0 = 0;
-        kxk_prep(k, x, n, vex);
-        while (co0 < whole) {
+        kxk_flip(k, x, n);
+        for (int32_t co0 = 0; co0 < whole;) {
           const int32_t nb = (whole - co0) / 16 < AVX_RQ
                                  ? (whole - co0) / 16 : AVX_RQ;
-          k->rq_n = 0;
+          if (k->rq_n + nb > AVX_RQ) k->rq_n = 0;
           for (int32_t i = 0; i < nb; i++)
             rrq[i] = gemm_requant(k, q, lo, hi, bias, co0 + 16 * i);
-          if (vex)
-            tn__crt_conv_row_packed_avxvnni(
-                k, c->w + (ptrdiff_t)co0 * kk, nb, (const uint8_t *)k->w, xp,
-                p->out_w, rrq, row + co0, p->out_strides[2]);
-          else
-            tn__crt_conv_row_packed_avx2(k, c->w + (ptrdiff_t)co0 * kk, nb,
-                                         k->w, xp, p->out_w, rrq, row + co0,
-                                         p->out_strides[2]);
+          tn__crt_conv_row_packed_avxvnni(
+              k, c->w + (ptrdiff_t)co0 * kk, nb, (const uint8_t *)k->w, xp,
+              p->out_w, rrq, row + co0, p->out_strides[2]);
           co0 += 16 * nb;
         }
         continue;

@@ -217,8 +217,8 @@ typedef struct {
  * copies of the input (tn__crt_conv_xor80) their last byte not flipped,
  * 7 the VNNI row form on weights packed at compile time its second
  * block's weights one group early (a last block of 8: its own
- * one group early), 8 the AVX2 row form on weights packed at compile
- * time each window's last row,
+ * one group early), 8 tn__crt_conv_pairs16 each group's two pairs
+ * swapped,
  * 0 puts them right again. */
 void tn__crt_conv_vnni_fault(int how);
 
@@ -282,12 +282,13 @@ void tn__crt_conv_vnni_row2(const AvxBcast *k, const int32_t *off,
  * fit k); then tn__crt_conv_vnni_row_packed runs nb (1 or 2) blocks of 16
  * channels (nb == 0: the layer's last block, of 8) whose weights start at
  * w, as tn__crt_conv_vnni_row2 over the padded copy (k->po), the bias
- * rq[b]->bias as it is. Below AVX-512 VNNI the same blocks are read where
- * they lie too, nblk blocks of 16 channels from w over a copy of a row's
- * window rows (row r of pixel i's window at x + i * xp + k->po[r]):
- * tn__crt_conv_row_packed_avxvnni with AVX-VNNI (x as x ^ 0x80, each
- * rq[b]->vec), tn__crt_conv_row_packed_avx2 with AVX2 (x as int16 x +
- * 128, each rq[b]->fast), so that no ISA unpacks the weight per call.
+ * rq[b]->bias as it is. With AVX-VNNI the same blocks are read where
+ * they lie too: tn__crt_conv_row_packed_avxvnni, nblk blocks of 16
+ * channels from w over a copy of a row's window rows as x ^ 0x80 (row r of
+ * pixel i's window at x + i * xp + k->po[r]), each rq[b]->vec. With AVX2
+ * alone, tn__crt_conv_pairs16 turns a block of 16 (wb, kk inputs) into
+ * the pairs that tn__crt_conv_avx2_rows reads, in k->w (as
+ * tn__crt_conv_avx2_pack does from the unpacked weight, and no more work).
  */
 int tn__crt_conv_rows_packed(AvxBcast *k, const Conv *c);
 void tn__crt_conv_vnni_row_packed(const AvxBcast *k, const int8_t *w,
@@ -299,11 +300,7 @@ void tn__crt_conv_row_packed_avxvnni(const AvxBcast *k, const int8_t *w,
                                      ptrdiff_t xp, int32_t npx,
                                      const Requant *const *rq, int8_t *out,
                                      ptrdiff_t os);
-void tn__crt_conv_row_packed_avx2(const AvxBcast *k, const int8_t *w,
-                                  int32_t nblk, const int16_t *xq,
-                                  ptrdiff_t xp, int32_t npx,
-                                  const Requant *const *rq, int8_t *out,
-                                  ptrdiff_t os);
+void tn__crt_conv_pairs16(AvxBcast *k, const int8_t *wb, int32_t kk);
 /*
  * The 1x1 GEMM form: a 1x1 unpadded convolution of one group with
  * channels-last input and output reads each pixel's input channels as

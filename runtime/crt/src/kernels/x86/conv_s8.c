@@ -530,6 +530,39 @@ void tn__crt_conv_vnni_fault(int how) {
   __atomic_store_n(&conv_vnni_fault, how, __ATOMIC_RELAXED);
 }
 
+/* A whole block of 16 channels in tn_crt_dense_s8_pack's layout (wb, kk
+ * inputs, a multiple of 4) as the AVX2 row form reads a block of 16
+ * channels (AvxBcast, not VNNI: per pair of inputs the 16 channels' two
+ * weights as int16), into k->w from 0, which k then describes (its cache
+ * emptied). A group's four quarters of 4 channels by 4 inputs are split
+ * into each channel's first and second pair (vpshufb), the quarters'
+ * halves joined by channel (vpunpck[lh]qdq) and widened (vpmovsxbw). */
+AVX2 void tn__crt_conv_pairs16(AvxBcast *k, const int8_t *wb, int32_t kk) {
+  const __m128i by_pair = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6,
+                                        7, 10, 11, 14, 15);
+  /* (how == 8 swaps each group's two pairs: a broken form for the
+   * tests) */
+  const int swap = __atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 8;
+  int16_t *o = k->w;
+  for (int32_t k0 = 0; k0 < kk; k0 += 4, wb += 64, o += 64) {
+    __m128i q[4];
+    for (int i = 0; i < 4; i++)
+      q[i] = _mm_shuffle_epi8(
+          _mm_loadu_si128((const __m128i *)(const void *)(wb + 16 * i)),
+          by_pair);
+    int16_t *const o0 = o + (swap ? 32 : 0), *const o1 = o + (swap ? 0 : 32);
+    _mm256_store_si256((__m256i *)(void *)o0,
+                       _mm256_cvtepi8_epi16(_mm_unpacklo_epi64(q[0], q[1])));
+    _mm256_store_si256((__m256i *)(void *)(o0 + 16),
+                       _mm256_cvtepi8_epi16(_mm_unpacklo_epi64(q[2], q[3])));
+    _mm256_store_si256((__m256i *)(void *)o1,
+                       _mm256_cvtepi8_epi16(_mm_unpackhi_epi64(q[0], q[1])));
+    _mm256_store_si256((__m256i *)(void *)(o1 + 16),
+                       _mm256_cvtepi8_epi16(_mm_unpackhi_epi64(q[2], q[3])));
+  }
+  k->cur = 0, k->u = 2, k->vnni = 0, k->blocks = 0, k->used = 0;
+}
+
 /* The block's weights as the VNNI form reads them (conv_s8.h), then the
  * per-channel corrections: per group of four inputs, their four rows of
  * 16 channels (the lanes of one zmm) transposed to 16 channels of four
@@ -1456,15 +1489,14 @@ AVX2 static inline __m256i bcast_madd(__m256i acc, const int16_t *p,
 }
 
 AVX2 static inline __attribute__((always_inline)) void
-packed_avx2_tile(const int8_t *w, int32_t rows, const ptrdiff_t *ro,
-                 int32_t full, int np, const int16_t *xq, ptrdiff_t xs,
-                 ptrdiff_t x2, const Requant *rq, int8_t *out,
+packed_avx2_tile(const int8_t *w, int32_t full, int np, const int16_t *xq,
+                 ptrdiff_t xs, ptrdiff_t x2, const Requant *rq, int8_t *out,
                  ptrdiff_t os) {
   __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
   __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
   __m256i c0 = a0, c1 = a0, c2 = a0, c3 = a0;
 #define W16(i) _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + (i))))
-#define MADD(acc, o, v) acc = bcast_madd(acc, e + (o), v)
+#define MADD(acc, o, v) acc = bcast_madd(acc, xq + (o), v)
   /* quarter i of the group into the pixels' accumulators A, B and C */
 #define QUARTER(i, A, B, C)        \
   do {                             \
@@ -1473,16 +1505,11 @@ packed_avx2_tile(const int8_t *w, int32_t rows, const ptrdiff_t *ro,
     if (np > 1) MADD(B, xs, q);    \
     if (np > 2) MADD(C, x2, q);    \
   } while (0)
-  /* a window's rows (ro: their offsets from xq; a 1x1 layer's one row
-   * of K inputs), each of full groups */
-  for (int32_t r = 0; r < rows; r++) {
-    const int16_t *e = xq + ro[r];
-    for (int32_t g = 0; g < full; g++, w += 64, e += 4) {
-      QUARTER(0, a0, b0, c0);
-      QUARTER(1, a1, b1, c1);
-      QUARTER(2, a2, b2, c2);
-      QUARTER(3, a3, b3, c3);
-    }
+  for (int32_t g = 0; g < full; g++, w += 64, xq += 4) {
+    QUARTER(0, a0, b0, c0);
+    QUARTER(1, a1, b1, c1);
+    QUARTER(2, a2, b2, c2);
+    QUARTER(3, a3, b3, c3);
   }
 #undef QUARTER
 #undef W16
@@ -1527,7 +1554,6 @@ AVX2 void tn__crt_conv_gemm_packed_avx2(const int8_t *w, int32_t kk,
    * for the tests) */
   const ptrdiff_t x2 = how == 6 ? kk : 2 * (ptrdiff_t)kk;
   int16_t xq[PACKED_XQ];
-  static const ptrdiff_t one_row[1] = {0};
   const int32_t chunk = PACKED_XQ / kk;
   for (int32_t p0 = 0; p0 < npx; p0 += chunk) {
     const int32_t n = npx - p0 < chunk ? npx - p0 : chunk;
@@ -1537,44 +1563,15 @@ AVX2 void tn__crt_conv_gemm_packed_avx2(const int8_t *w, int32_t kk,
       int8_t *ob = out + (ptrdiff_t)p0 * os + 16 * b;
       int32_t i = 0;
       for (; i + 3 <= n; i += 3)
-        packed_avx2_tile(wb, 1, one_row, full, 3, xq + (ptrdiff_t)i * kk, kk,
-                         x2, rq[b], ob + i * os, os);
+        packed_avx2_tile(wb, full, 3, xq + (ptrdiff_t)i * kk, kk, x2, rq[b],
+                         ob + i * os, os);
       if (n - i == 2)
-        packed_avx2_tile(wb, 1, one_row, full, 2, xq + (ptrdiff_t)i * kk, kk,
-                         x2, rq[b], ob + i * os, os);
+        packed_avx2_tile(wb, full, 2, xq + (ptrdiff_t)i * kk, kk, x2, rq[b],
+                         ob + i * os, os);
       else if (n - i == 1)
-        packed_avx2_tile(wb, 1, one_row, full, 1, xq + (ptrdiff_t)i * kk, kk,
-                         x2, rq[b], ob + i * os, os);
+        packed_avx2_tile(wb, full, 1, xq + (ptrdiff_t)i * kk, kk, x2, rq[b],
+                         ob + i * os, os);
     }
-  }
-}
-
-/* The packed larger window's AVX2 row form (conv_s8.h): each block of
- * 16 channels read where it lies, tiles of three pixels of packed_avx2_tile
- * over the window's rows (k->po) of the int16 copy xq. (how == 8 leaves
- * out each window's last row: a broken form for the tests.) */
-AVX2 void tn__crt_conv_row_packed_avx2(const AvxBcast *k, const int8_t *w,
-                                       int32_t nblk, const int16_t *xq,
-                                       ptrdiff_t xp, int32_t npx,
-                                       const Requant *const *rq, int8_t *out,
-                                       ptrdiff_t os) {
-  const int32_t rows =
-      k->rows - (__atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 8);
-  const int32_t full = k->run / 4;
-  const ptrdiff_t kk = (ptrdiff_t)k->rows * k->run;
-  for (int32_t b = 0; b < nblk; b++) {
-    const int8_t *wb = w + 16 * b * kk;
-    int8_t *ob = out + 16 * b;
-    int32_t i = 0;
-    for (; i + 3 <= npx; i += 3)
-      packed_avx2_tile(wb, rows, k->po, full, 3, xq + i * xp, xp, 2 * xp,
-                       rq[b], ob + i * os, os);
-    if (npx - i == 2)
-      packed_avx2_tile(wb, rows, k->po, full, 2, xq + i * xp, xp, 2 * xp,
-                       rq[b], ob + i * os, os);
-    else if (npx - i == 1)
-      packed_avx2_tile(wb, rows, k->po, full, 1, xq + i * xp, xp, 2 * xp,
-                       rq[b], ob + i * os, os);
   }
 }
 
