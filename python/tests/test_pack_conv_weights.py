@@ -226,7 +226,7 @@ def _no_target(name: str, targets: Tuple[str, ...] = ()) -> Iterator[None]:
 
 
 def _windows_packed() -> Any:
-    """codegen.PACK_WINDOW_WEIGHTS holding "host" (opt-in) for the duration."""
+    """codegen.PACK_WINDOW_WEIGHTS holding "host" (the default) for the duration."""
     return _no_target("PACK_WINDOW_WEIGHTS", ("host",))
 
 
@@ -285,13 +285,14 @@ def test_the_option_conv_0_packs_the_dense_layers_alone() -> None:
 
 def test_the_option_conv_1_packs_the_1x1_layers_alone() -> None:
     """PackDenseWeights.conv = 1 (codegen.PACK_WINDOW_WEIGHTS without the
-    target, the default): for a runtime whose kernels read a packed 1x1 layer but not a
+    target): for a runtime whose kernels read a packed 1x1 layer but not a
     packed larger window; the same outputs either way."""
     mod, shape, _ = _layer("conv", k=3, cin=16, cout=32, padding=[1, 1, 1, 1], zx=7)
     with transform.PassContext(config={"PackDenseWeights.conv": 1}):
         assert _packed_count(_pack(mod)) == (0, 1)
     assert _packed_count(_pack(mod)) == (1, 1)
-    host1 = codegen.compile(mod, name="m")  # the default: 1x1 layers alone
+    with _no_target("PACK_WINDOW_WEIGHTS"):  # 1x1 layers alone
+        host1 = codegen.compile(mod, name="m")
     with _windows_packed():
         host = codegen.compile(mod, name="m")
     assert _packed_count(host1.module) == (0, 1) and _packed_count(host.module) == (1, 1)
