@@ -71,11 +71,20 @@ def _window_matrix(w: np.ndarray, layout: str) -> np.ndarray:
     return np.ascontiguousarray(ohwi.reshape(ohwi.shape[0], -1))
 
 
+@pytest.mark.parametrize("k,cin,cout", [(3, 4, 40), (2, 8, 48), (3, 120, 16)])
+def test_a_window_where_packing_does_not_pay_is_left_alone(k: int, cin: int, cout: int) -> None:
+    """Fewer than 16 input channels (KWS's 10x4 first layer has one), or a
+    block of 16 channels too large for the kernel's stack buffer
+    (TN_CRT_CONV_PACKED_STACK, 16,384 B: 3x3x120 needs 17,280): unpacked."""
+    mod, _, _ = _layer("conv", k=k, cin=cin, cout=cout, padding=[1, 1, 1, 1])
+    assert _packed_count(_pack(mod)) == (0, 1)
+
+
 @pytest.mark.parametrize("zx", [-128, 5, 127])
 @pytest.mark.parametrize("layout", ["HWIO", "OHWI", "OIHW"])
 @pytest.mark.parametrize("k,cin,cout,padding", [
-    (3, 16, 32, [1, 1, 1, 1]), (3, 32, 16, [0, 0, 0, 0]), (3, 4, 40, [1, 1, 1, 1]),
-    (2, 8, 48, [1, 0, 0, 1]), (3, 64, 24, [1, 1, 1, 1])])
+    (3, 16, 32, [1, 1, 1, 1]), (3, 32, 16, [0, 0, 0, 0]), (3, 20, 40, [1, 1, 1, 1]),
+    (2, 24, 48, [1, 0, 0, 1]), (3, 64, 24, [1, 1, 1, 1])])
 def test_a_larger_window_is_packed_and_gives_the_same_outputs(
         k: int, cin: int, cout: int, padding: List[int], layout: str, zx: int) -> None:
     # its input zero point is kept (the padding's value) and (io - 128) *
@@ -217,7 +226,7 @@ def _no_target(name: str, targets: Tuple[str, ...] = ()) -> Iterator[None]:
 
 
 def _windows_packed() -> Any:
-    """codegen.PACK_WINDOW_WEIGHTS holding "host" (opt-in) for the duration."""
+    """codegen.PACK_WINDOW_WEIGHTS holding "host" (the default) for the duration."""
     return _no_target("PACK_WINDOW_WEIGHTS", ("host",))
 
 
@@ -276,13 +285,14 @@ def test_the_option_conv_0_packs_the_dense_layers_alone() -> None:
 
 def test_the_option_conv_1_packs_the_1x1_layers_alone() -> None:
     """PackDenseWeights.conv = 1 (codegen.PACK_WINDOW_WEIGHTS without the
-    target, the default): for a runtime whose kernels read a packed 1x1 layer but not a
+    target): for a runtime whose kernels read a packed 1x1 layer but not a
     packed larger window; the same outputs either way."""
     mod, shape, _ = _layer("conv", k=3, cin=16, cout=32, padding=[1, 1, 1, 1], zx=7)
     with transform.PassContext(config={"PackDenseWeights.conv": 1}):
         assert _packed_count(_pack(mod)) == (0, 1)
     assert _packed_count(_pack(mod)) == (1, 1)
-    host1 = codegen.compile(mod, name="m")  # the default: 1x1 layers alone
+    with _no_target("PACK_WINDOW_WEIGHTS"):  # 1x1 layers alone
+        host1 = codegen.compile(mod, name="m")
     with _windows_packed():
         host = codegen.compile(mod, name="m")
     assert _packed_count(host1.module) == (0, 1) and _packed_count(host.module) == (1, 1)

@@ -85,13 +85,13 @@ PACK_CONV_WEIGHTS: Tuple[str, ...] = ("host",)
 #: taps in whole groups of four inputs, 16 output channels or more) are
 #: packed too (option "PackDenseWeights.conv" 2): their [out, k_h * k_w *
 #: in] matrix, the input zero point kept and (io - 128) * sum(w) in the
-#: bias, which the AVX-512 VNNI row form reads where it lies instead of
-#: packing it on every call. None by default: a CPU without VNNI unpacks
-#: such a layer into scratch on every call, which the plan must hold
-#: whatever CPU runs the archive (KWS's host pool 9,024 -> 10,832 B), and
-#: PatchStages cannot cut a packed layer; ("host",) for archives that run
-#: where AVX-512 VNNI is (IC 1.01x -> 0.97x XNNPACK on a Xeon, BENCHMARKS.md)
-PACK_WINDOW_WEIGHTS: Tuple[str, ...] = ()
+#: bias, which the row forms (AVX-512 VNNI, AVX-VNNI and AVX2) read where
+#: it lies instead of packing it on every call; what they do not take
+#: (and a CPU below AVX2) is unpacked up to 16 channels at a time on the
+#: stack, so no plan holds scratch for it. Only windows of 16 input
+#: channels or more are packed (not KWS's first layer), and none with
+#: PatchStages, which cannot cut a packed layer
+PACK_WINDOW_WEIGHTS: Tuple[str, ...] = ("host",)
 #: the targets whose archives call their large convolutions and dense
 #: layers through the crt's tn_crt_call_split (codegen option "parallel"),
 #: so that a runtime Module given threads (Module.set_threads) can run

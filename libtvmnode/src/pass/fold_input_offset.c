@@ -29,6 +29,7 @@
 #include <inttypes.h>
 
 #include "ir/ops_nn.h"
+#include "tvmnode/crt/kernels.h"
 
 /* A constant's dense data of dtype (code, bits) with `numel` elements, or
  * NULL. */
@@ -260,11 +261,14 @@ TnObject *tn__fold_input_offset_module(TnObject *mod, TnObject *ctx) {
  * (the weight keeps its shape and kernel_layout; weight_layout "N16K4"
  * says the bytes are the matrix's packed), the requantize's axis the
  * channels'; and so is a larger window of one group, NHWC, any padding
- * and stride, with filter zero point 0, 16 output channels or more and
- * rows of taps in whole groups of four inputs: its [out, k_h * k_w * in]
- * matrix, the input zero point kept (the padding's value) and (io - 128)
- * * sum(w) folded into the bias as above, so that the VNNI row form reads
- * the blocks where they lie instead of packing them on every call
+ * and stride, with filter zero point 0, 16 input and output channels or
+ * more, rows of taps in whole groups of four inputs and 16 * k_h * k_w *
+ * in at most TN_CRT_CONV_PACKED_STACK (what the row forms do not take,
+ * and a CPU below AVX2, unpack a block on the stack: no scratch in the
+ * plan): its [out, k_h * k_w * in] matrix, the input zero point kept (the
+ * padding's value) and (io - 128) * sum(w) folded into the bias as above,
+ * so that the row forms (AVX-512 VNNI, AVX-VNNI, AVX2) read the blocks
+ * where they lie instead of packing them on every call
  * (tn_crt_conv2d_s8_packed); unless the option "PackDenseWeights.conv"
  * (default 2) is 1 (the 1x1 layers alone) or 0 (no convolution: for a
  * runtime whose kernels read packed dense weights only). codegen.compile
@@ -338,8 +342,15 @@ static bool conv_packable(const TnIrCall *base, DLTensor *wt, int ax[4],
   }
   const int64_t ci = wt->shape[ax[1]], kw = wt->shape[ax[3]];
   *kxk = wt->shape[ax[2]] != 1 || kw != 1;
+  /* a larger window where packing pays: 16 input channels or more (not
+   * KWS's 10x4 first layer of one), and a window whose blocks of 16
+   * channels the kernel unpacks on the stack where the row forms do not
+   * take them (no scratch in the plan; narrower chunks leave the AVX2
+   * form: the large ResNet 7.9x slower capped at AVX2, BENCHMARKS.md) */
   if (*kxk)
-    return wt->shape[ax[0]] >= 16 && (dil[1] == 1 ? kw * ci : ci) % 4 == 0;
+    return wt->shape[ax[0]] >= 16 && ci >= 16 &&
+           (dil[1] == 1 ? kw * ci : ci) % 4 == 0 &&
+           wt->shape[ax[2]] * kw * ci * 16 <= TN_CRT_CONV_PACKED_STACK;
   int oa;
   return layer_ok(base, false, wt, &oa) && st[0] == 1 && st[1] == 1;
 }

@@ -1363,8 +1363,12 @@ static void packed_rows(const TnCrtConv2d *p, const TnCrtQuant *q,
  * outside), the packed blocks of 16 channels read where they lie, two a
  * pass, the bias as it is (it holds the correction the per-call packing
  * computes: nothing is packed per call); the rest of the channels, and
- * every channel elsewhere, unpacked into scratch (the weights as HWIO,
- * the correction taken out of the bias) for tn_crt_conv2d_s8.
+ * every channel elsewhere, unpacked a chunk of channels at a time (the
+ * weights as HWIO, the correction taken out of the bias) into a buffer
+ * on the stack, or where one channel's window is larger than that, all
+ * of them into scratch, for tn_crt_conv2d_s8. Only host archives pack
+ * larger windows (codegen.PACK_WINDOW_WEIGHTS), so no firmware stack
+ * holds the buffer.
  */
 static int32_t kxk_k(const TnCrtConv2d *p) {
   return p->k_h * p->k_w * p->in_c;
@@ -1374,71 +1378,147 @@ size_t tn_crt_conv2d_s8_packed_scratch_size(const TnCrtConv2d *p) {
   if (p == NULL || geom_check(p) != TN_CRT_OK ||
       (p->k_h == 1 && p->k_w == 1))
     return tn_crt_conv2d_s8_inplace_scratch_size(p);
+  if (kxk_k(p) <= TN_CRT_CONV_PACKED_STACK) return 0; /* the stack's */
   /* the int32 bias (4-aligned within), then the int8 weights */
   return 3 + (size_t)p->out_c * (4 + (size_t)kxk_k(p));
 }
 
-/* Channels [co0, out_c) of the packed layer, unpacked into scratch. */
+/* Channels [j0, j1) of a block of len channels in tn_crt_dense_s8_pack's
+ * layout (wb, kk inputs: a group of four inputs is len channels by kb
+ * bytes) as HWIO rows (input k's channels at wu + k * ws), read in the
+ * block's order; each channel's weight sum into sums[0 .. j1 - j0). */
+static void unpack_block(const int8_t *wb, int32_t kk, int32_t len,
+                         int32_t j0, int32_t j1, int8_t *wu, ptrdiff_t ws,
+                         int32_t *sums) {
+  int32_t k_done = 0;
+  for (int32_t j = j0; j < j1; j++) sums[j - j0] = 0;
+#if TN_CRT_HAVE_AVX2
+  if (len == 16 && j0 == 0 && j1 == 16 && tn__crt_avx2()) {
+    tn__crt_conv_unpack16(wb, kk, wu, ws, sums);
+    k_done = kk / 4 * 4;
+  }
+#endif
+  for (int32_t k0 = k_done; k0 < kk; k0 += 4) {
+    const int32_t kb = kk - k0 < 4 ? kk - k0 : 4;
+    const int8_t *const grp = wb + (ptrdiff_t)k0 * len;
+    for (int32_t j = j0; j < j1; j++) {
+      int32_t s = 0;
+      for (int32_t t = 0; t < kb; t++) {
+        const int8_t v = grp[j * kb + t];
+        wu[(ptrdiff_t)(k0 + t) * ws + (j - j0)] = v; /* HWIO */
+        s += v;
+      }
+      sums[j - j0] += s;
+    }
+  }
+}
+
+/* Channels [c0, c1) of the packed layer by tn_crt_conv2d_s8 on their
+ * weights unpacked (wu, HWIO) and sums (b), the bias taken from b. */
+static TnCrtStatus kxk_chunk(const TnCrtConv2d *p, const TnCrtQuant *q,
+                             const int8_t *in, const int8_t *wu, int32_t *b,
+                             const int32_t *bias, int8_t *out, int32_t c0,
+                             int32_t c1) {
+  const int32_t n = c1 - c0;
+  const uint32_t m = (uint32_t)q->input_offset - 128u;
+  for (int32_t j = 0; j < n; j++)
+    b[j] = (int32_t)((bias ? (uint32_t)bias[c0 + j] : 0u) - m * (uint32_t)b[j]);
+  /* HWIO: the output channels contiguous, as BCAST's forms read them */
+  TnCrtConv2d g = *p;
+  g.out_c = n;
+  g.w_strides[0] = p->k_w * p->in_c * n, g.w_strides[1] = p->in_c * n;
+  g.w_strides[2] = n, g.w_strides[3] = 1;
+  const TnCrtQuant qs = quant_from(q, c0);
+  return tn_crt_conv2d_s8(&g, &qs, in, wu, b,
+                          out + (ptrdiff_t)c0 * p->out_strides[3], NULL, 0);
+}
+
+/* Channels [co0, out_c) of the packed layer, unpacked: into the stack a
+ * chunk of up to 16 channels (a block's, or fewer where a block's window
+ * is too large for the buffer), else all of them into scratch. */
 static TnCrtStatus kxk_unpacked(const TnCrtConv2d *p, const TnCrtQuant *q,
                                 const int8_t *in, const int8_t *w,
                                 const int32_t *bias, int8_t *out,
                                 int32_t co0, void *scratch,
                                 size_t scratch_size) {
-  const int32_t kk = kxk_k(p), nn = p->out_c, rem = nn - co0;
-  if (scratch == NULL || scratch_size < tn_crt_conv2d_s8_packed_scratch_size(p))
-    return scratch == NULL ? TN_CRT_INVALID_ARGUMENT : TN_CRT_SCRATCH_TOO_SMALL;
-  int32_t *const b = (int32_t *)(((uintptr_t)scratch + 3) & ~(uintptr_t)3);
-  int8_t *const wu = (int8_t *)(b + rem);
-  const uint32_t m = (uint32_t)q->input_offset - 128u;
-  /* tn_crt_dense_s8_pack: a block of len channels from n0 at n0 * K, its
-   * inputs in groups of four, a group's len rows of kb bytes; read in
-   * that order (each block's bytes once, in sequence), written as HWIO
-   * rows of the block's channels, the weights' sums kept in b */
-  for (int32_t j = 0; j < rem; j++) b[j] = 0;
-  for (int32_t n0 = co0 / 16 * 16; n0 < nn; n0 += 16) {
-    const int32_t len = nn - n0 < 16 ? nn - n0 : 16;
-    const int32_t o0 = n0 > co0 ? n0 : co0; /* the block's first channel kept */
-    const int8_t *const wb = w + (ptrdiff_t)n0 * kk;
-    int32_t k_done = 0;
-#if TN_CRT_HAVE_AVX2
-    if (len == 16 && o0 == n0 && tn__crt_avx2()) {
-      tn__crt_conv_unpack16(wb, kk, wu + (n0 - co0), rem, b + (n0 - co0));
-      k_done = kk / 4 * 4;
+  const int32_t kk = kxk_k(p), nn = p->out_c;
+  if (kk > TN_CRT_CONV_PACKED_STACK) {
+    if (scratch == NULL ||
+        scratch_size < tn_crt_conv2d_s8_packed_scratch_size(p))
+      return scratch == NULL ? TN_CRT_INVALID_ARGUMENT
+                             : TN_CRT_SCRATCH_TOO_SMALL;
+    const int32_t rem = nn - co0;
+    int32_t *const b = (int32_t *)(((uintptr_t)scratch + 3) & ~(uintptr_t)3);
+    int8_t *const wu = (int8_t *)(b + rem);
+    for (int32_t n0 = co0 / 16 * 16; n0 < nn; n0 += 16) {
+      const int32_t len = nn - n0 < 16 ? nn - n0 : 16;
+      const int32_t o0 = n0 > co0 ? n0 : co0; /* the block's first kept */
+      unpack_block(w + (ptrdiff_t)n0 * kk, kk, len, o0 - n0, len,
+                   wu + (o0 - co0), rem, b + (o0 - co0));
     }
-#endif
-    for (int32_t k0 = k_done; k0 < kk; k0 += 4) {
-      const int32_t kb = kk - k0 < 4 ? kk - k0 : 4;
-      const int8_t *const grp = wb + (ptrdiff_t)k0 * len;
-      for (int32_t o = o0; o < n0 + len; o++) {
-        const int32_t j = o - co0;
-        int32_t s = 0;
-        for (int32_t t = 0; t < kb; t++) {
-          const int8_t v = grp[(o - n0) * kb + t];
-          wu[(ptrdiff_t)(k0 + t) * rem + j] = v; /* HWIO */
-          s += v;
-        }
-        b[j] += s;
-      }
-    }
+    return kxk_chunk(p, q, in, wu, b, bias, out, co0, nn);
   }
-  for (int32_t j = 0; j < rem; j++)
-    b[j] = (int32_t)((bias ? (uint32_t)bias[co0 + j] : 0u) -
-                     m * (uint32_t)b[j]);
-  /* HWIO: the output channels contiguous, as BCAST's forms read them */
-  TnCrtConv2d g = *p;
-  g.out_c = rem;
-  g.w_strides[0] = p->k_w * p->in_c * rem, g.w_strides[1] = p->in_c * rem;
-  g.w_strides[2] = rem, g.w_strides[3] = 1;
-  const TnCrtQuant qs = quant_from(q, co0);
-  return tn_crt_conv2d_s8(&g, &qs, in, wu, b,
-                          out + (ptrdiff_t)co0 * p->out_strides[3], NULL, 0);
+  int8_t wu[TN_CRT_CONV_PACKED_STACK] __attribute__((aligned(32)));
+  int32_t b[16];
+  const int32_t per = kk * 16 <= TN_CRT_CONV_PACKED_STACK
+                          ? 16 : TN_CRT_CONV_PACKED_STACK / kk;
+  for (int32_t c0 = co0; c0 < nn;) {
+    const int32_t n0 = c0 / 16 * 16, len = nn - n0 < 16 ? nn - n0 : 16;
+    const int32_t c1 = n0 + len < c0 + per ? n0 + len : c0 + per;
+    unpack_block(w + (ptrdiff_t)n0 * kk, kk, len, c0 - n0, c1 - n0, wu,
+                 c1 - c0, b);
+    const TnCrtStatus st = kxk_chunk(p, q, in, wu, b, bias, out, c0, c1);
+    if (st != TN_CRT_OK) return st;
+    c0 = c1;
+  }
+  return TN_CRT_OK;
 }
 
 #if TN_CRT_HAVE_AVX2
-/* The blocks of 16 channels the VNNI row form takes from 0 on, run on
- * the packed weight; how many channels that is (0: none). (Not inlined:
+/* With AVX-VNNI, the k_h (dilated) input rows of an output row's windows
+ * from the padded copy x (as it is, -io outside the input), n bytes from
+ * x, into k->w as x ^ 0x80 (x + 128: the packed bias holds the rest of
+ * the input offset). */
+static void kxk_flip(AvxBcast *k, const int8_t *x, int64_t n) {
+  uint8_t *const d = (uint8_t *)k->w;
+  for (int64_t i = 0; i < n; i++) d[i] = (uint8_t)(x[i] ^ 0x80);
+}
+
+/* With AVX2 alone, the blocks of 16 channels below `whole` one at a time:
+ * each turned into the AVX2 row form's pairs once (tn__crt_conv_pairs16),
+ * then every output row through tn__crt_conv_avx2_rows over the padded
+ * copy of its window rows, with 128 for the input offset (x + 128; the
+ * bias holds the rest), as the unpacked layer runs at AVX2. */
+static void kxk_avx2(AvxBcast *k, const Conv *c, const TnCrtQuant *q,
+                     int32_t lo, int32_t hi, const int32_t *bias,
+                     int8_t *out, int32_t whole, int32_t slot) {
+  const TnCrtConv2d *p = c->p;
+  const int32_t kk = kxk_k(p);
+  const ptrdiff_t xp = (ptrdiff_t)p->stride_w * p->in_c;
+  for (int32_t co0 = 0; co0 < whole; co0 += 16) {
+    tn__crt_conv_pairs16(k, c->w + (ptrdiff_t)co0 * kk, kk);
+    if (k->rq_n == AVX_RQ) k->rq_n = 0;
+    const Requant *const rq = gemm_requant(k, q, lo, hi, bias, co0);
+    for (int32_t b = 0; b < p->batch; b++) {
+      const int8_t *const xn = c->in + (ptrdiff_t)b * p->in_strides[0];
+      for (int32_t oy = 0; oy < p->out_h; oy++) {
+        pad_fill(k->tmp, c, xn, (int64_t)oy * p->stride_h - p->pad_top,
+                 p->k_h, p->dilation_h, slot, 0);
+        tn__crt_conv_avx2_rows(k, k->po, 128, k->tmp, p->k_h * slot, xp,
+                               p->out_w, rq,
+                               out + (ptrdiff_t)b * p->out_strides[0] +
+                                   (ptrdiff_t)oy * p->out_strides[1] + co0,
+                               p->out_strides[2]);
+      }
+    }
+  }
+}
+
+/* The blocks of 16 channels the row forms take from 0 on, run on the
+ * packed weight (where it lies with AVX-512 VNNI and AVX-VNNI; with AVX2
+ * alone, kxk_avx2); how many channels that is (0: none). (Not inlined:
  * its AvxBcast leaves the stack before tn_crt_conv2d_s8 puts its own.) */
-static NOINLINE int32_t kxk_vnni(const Conv *c, const TnCrtQuant *q,
+static NOINLINE int32_t kxk_rows(const Conv *c, const TnCrtQuant *q,
                                  int32_t lo, int32_t hi, const int32_t *bias,
                                  int8_t *out) {
   const TnCrtConv2d *p = c->p;
@@ -1446,43 +1526,75 @@ static NOINLINE int32_t kxk_vnni(const Conv *c, const TnCrtQuant *q,
   if (nn < 16 || p->out_strides[3] != 1) return 0;
   AVX_DECL(avx);
   AvxBcast *const k = avx;
-  if (k == NULL || !tn__crt_conv_vnni_rows_packed(k, c)) return 0;
-  /* the whole image's copy where it fits, else a window's rows a row */
-  const int32_t img = pad_slot(k, c, 1);
+  if (k == NULL || !tn__crt_conv_rows_packed(k, c)) return 0;
+  const int vnni = tn__crt_avx512vnni(), vex = !vnni && tn__crt_avxvnni();
+  /* the whole image's copy where it fits, else a window's rows a row;
+   * below VNNI the copy as it is (tn__crt_conv_xor80 is AVX-512's), a
+   * row's window rows then prepared into k->w (n bytes of the copy) */
+  const int32_t img = vnni || vex ? pad_slot(k, c, 1) : 0;
   const int32_t slot = img ? img : pad_slot(k, c, 0);
   if (slot == 0) return 0;
+  const int64_t n =
+      (int64_t)k->po[k->rows - 1] + (int64_t)(p->out_w - 1) * p->stride_w *
+      p->in_c + k->run;
+  /* AVX-VNNI: the flipped rows in k->w; AVX2: a block's pairs there */
+  if (vex ? n > 2 * (int64_t)AVX_PACK
+          : !vnni && 16 * (int64_t)kk > AVX_PACK)
+    return 0;
   /* the channels whose requantization takes the fast form, from 0: the
-   * blocks of 16, and a last block of 8 (tn_crt_dense_s8_pack's 8 rows
-   * of 4 bytes a group) in rq8 */
+   * blocks of 16, and with VNNI a last block of 8 (tn_crt_dense_s8_pack's
+   * 8 rows of 4 bytes a group) in rq8; below it, exactly */
   int32_t done = 0;
   Requant rq8;
   while (nn - done >= 16) {
     requant_init(&rq8, q, lo, hi, bias, done, 16);
-    if (!rq8.fast) break;
+    if (!(vnni ? rq8.fast : rq8.vec)) break;
     done += 16;
   }
   const int32_t whole = done;
-  if (nn - done == 8) {
+  if (vnni && nn - done == 8) {
     requant_init(&rq8, q, lo, hi, bias, done, 8);
     if (rq8.fast) done += 8;
   }
   if (done == 0) return 0;
+  if (!vnni && !vex) {
+    kxk_avx2(k, c, q, lo, hi, bias, out, whole, slot);
+    return whole;
+  }
   const ptrdiff_t xp = (ptrdiff_t)p->stride_w * p->in_c;
-  for (int32_t n = 0; n < p->batch; n++) {
-    const int8_t *const xn = c->in + (ptrdiff_t)n * p->in_strides[0];
+  for (int32_t b = 0; b < p->batch; b++) {
+    const int8_t *const xn = c->in + (ptrdiff_t)b * p->in_strides[0];
     if (img)
-      pad_fill(k->img, c, xn, -(int64_t)p->pad_top, pad_rows(p), 1, img, 1);
+      pad_fill(k->img, c, xn, -(int64_t)p->pad_top, pad_rows(p), 1, img,
+               vnni);
     for (int32_t oy = 0; oy < p->out_h; oy++) {
       const int8_t *x;
       if (img) {
         x = k->img + (ptrdiff_t)oy * p->stride_h * img;
       } else {
         pad_fill(k->tmp, c, xn, (int64_t)oy * p->stride_h - p->pad_top,
-                 p->k_h, p->dilation_h, slot, 1);
+                 p->k_h, p->dilation_h, slot, vnni);
         x = k->tmp;
       }
-      int8_t *const row = out + (ptrdiff_t)n * p->out_strides[0] +
+      int8_t *const row = out + (ptrdiff_t)b * p->out_strides[0] +
                           (ptrdiff_t)oy * p->out_strides[1];
+      if (vex) {
+        /* every block of 16 a pass (the copy flipped once a row) */
+        const Requant *rrq[AVX_RQ];
+        kxk_flip(k, x, n);
+        for (int32_t co0 = 0; co0 < whole;) {
+          const int32_t nb = (whole - co0) / 16 < AVX_RQ
+                                 ? (whole - co0) / 16 : AVX_RQ;
+          if (k->rq_n + nb > AVX_RQ) k->rq_n = 0;
+          for (int32_t i = 0; i < nb; i++)
+            rrq[i] = gemm_requant(k, q, lo, hi, bias, co0 + 16 * i);
+          tn__crt_conv_row_packed_avxvnni(
+              k, c->w + (ptrdiff_t)co0 * kk, nb, (const uint8_t *)k->w, xp,
+              p->out_w, rrq, row + co0, p->out_strides[2]);
+          co0 += 16 * nb;
+        }
+        continue;
+      }
       if (done > whole) {
         const Requant *r8 = &rq8;
         tn__crt_conv_vnni_row_packed(k, c->w + (ptrdiff_t)whole * kk, 0, x,
@@ -1493,8 +1605,8 @@ static NOINLINE int32_t kxk_vnni(const Conv *c, const TnCrtQuant *q,
         const int nb = whole - co0 >= 32 ? 2 : 1;
         if (k->rq_n + nb > AVX_RQ) k->rq_n = 0; /* room for both */
         const Requant *rrq[2];
-        for (int b = 0; b < nb; b++)
-          rrq[b] = gemm_requant(k, q, lo, hi, bias, co0 + 16 * b);
+        for (int i = 0; i < nb; i++)
+          rrq[i] = gemm_requant(k, q, lo, hi, bias, co0 + 16 * i);
         tn__crt_conv_vnni_row_packed(k, c->w + (ptrdiff_t)co0 * kk, nb, x, xp,
                                      p->out_w, rrq, row + co0,
                                      p->out_strides[2]);
@@ -1528,7 +1640,7 @@ static TnCrtStatus kxk_packed(const TnCrtConv2d *p, const TnCrtQuant *q,
   Conv c;
   TnCrtStatus st = conv_init(&c, &g, q->input_offset, 0, in, w, out);
   if (st != TN_CRT_OK) return st;
-  if (tn__crt_avx512vnni()) co0 = kxk_vnni(&c, q, lo, hi, bias, out);
+  if (tn__crt_avx2()) co0 = kxk_rows(&c, q, lo, hi, bias, out);
 #endif
   return co0 == p->out_c ? TN_CRT_OK
                          : kxk_unpacked(p, q, in, w, bias, out, co0, scratch,

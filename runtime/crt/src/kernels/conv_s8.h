@@ -217,7 +217,8 @@ typedef struct {
  * copies of the input (tn__crt_conv_xor80) their last byte not flipped,
  * 7 the VNNI row form on weights packed at compile time its second
  * block's weights one group early (a last block of 8: its own
- * one group early),
+ * one group early), 8 tn__crt_conv_pairs16 each group's two pairs
+ * swapped,
  * 0 puts them right again. */
 void tn__crt_conv_vnni_fault(int how);
 
@@ -276,19 +277,30 @@ void tn__crt_conv_vnni_row2(const AvxBcast *k, const int32_t *off,
  * The VNNI row form on a weight packed at compile time
  * (tn_crt_conv2d_s8_packed of a layer other than 1x1: tn_crt_dense_s8_pack's
  * layout of the [out_c, k_h * k_w * in_c] matrix, its bias holding
- * (io - 128) * sum(w)): tn__crt_conv_vnni_rows_packed sets k's window
- * rows for it, 0 where the CPU has no AVX-512 VNNI or the window's rows
- * are not whole groups of four (nor fit k); then
- * tn__crt_conv_vnni_row_packed runs nb (1 or 2) blocks of 16 channels
- * (nb == 0: the layer's last block, of 8) whose weights start at w, as
- * tn__crt_conv_vnni_row2 over the padded copy (k->po), the bias
- * rq[b]->bias as it is.
+ * (io - 128) * sum(w)): tn__crt_conv_rows_packed sets k's window rows
+ * for it, 0 where the window's rows are not whole groups of four (nor
+ * fit k); then tn__crt_conv_vnni_row_packed runs nb (1 or 2) blocks of 16
+ * channels (nb == 0: the layer's last block, of 8) whose weights start at
+ * w, as tn__crt_conv_vnni_row2 over the padded copy (k->po), the bias
+ * rq[b]->bias as it is. With AVX-VNNI the same blocks are read where
+ * they lie too: tn__crt_conv_row_packed_avxvnni, nblk blocks of 16
+ * channels from w over a copy of a row's window rows as x ^ 0x80 (row r of
+ * pixel i's window at x + i * xp + k->po[r]), each rq[b]->vec. With AVX2
+ * alone, tn__crt_conv_pairs16 turns a block of 16 (wb, kk inputs) into
+ * the pairs that tn__crt_conv_avx2_rows reads, in k->w (as
+ * tn__crt_conv_avx2_pack does from the unpacked weight, and no more work).
  */
-int tn__crt_conv_vnni_rows_packed(AvxBcast *k, const Conv *c);
+int tn__crt_conv_rows_packed(AvxBcast *k, const Conv *c);
 void tn__crt_conv_vnni_row_packed(const AvxBcast *k, const int8_t *w,
                                   int nb, const int8_t *x, ptrdiff_t xp,
                                   int32_t npx, const Requant *const *rq,
                                   int8_t *out, ptrdiff_t os);
+void tn__crt_conv_row_packed_avxvnni(const AvxBcast *k, const int8_t *w,
+                                     int32_t nblk, const uint8_t *x,
+                                     ptrdiff_t xp, int32_t npx,
+                                     const Requant *const *rq, int8_t *out,
+                                     ptrdiff_t os);
+void tn__crt_conv_pairs16(AvxBcast *k, const int8_t *wb, int32_t kk);
 /*
  * The 1x1 GEMM form: a 1x1 unpadded convolution of one group with
  * channels-last input and output reads each pixel's input channels as
@@ -371,7 +383,8 @@ void tn__crt_conv_avx2_rows(const AvxBcast *k, const ptrdiff_t *xo,
                             int8_t *out, ptrdiff_t os);
 /* For the tests: 1 leaves io * sum(w) out of channel 31 in the AVX2 DW
  * layer form, 2 each window's last row in the AVX2 row form, 3 the last
- * group of inputs in the AVX-VNNI GEMM form, 0 puts them right again. */
+ * group of inputs in the AVX-VNNI GEMM form, 4 each window's last row in
+ * the AVX-VNNI row form on a packed weight, 0 puts them right again. */
 void tn__crt_conv_avx2_fault(int how);
 #endif
 

@@ -472,10 +472,15 @@ size_t tn_crt_conv2d_s8_inplace_scratch_size(const TnCrtConv2d *p);
  * (mod 2^32; io the input offset, which still names the padding's value):
  * each output is the bias plus the sum over its window of (x + 128) * w,
  * x = -io at a tap outside the input; the same bytes as tn_crt_conv2d_s8
- * with the unpacked weight and bias. With AVX-512 VNNI the row form reads
- * the packed blocks of 16 channels where they lie; other channels and
- * other CPUs unpack into scratch (tn_crt_conv2d_s8_packed_scratch_size).
- * Another geometry: TN_CRT_INVALID_ARGUMENT. */
+ * with the unpacked weight and bias. With AVX-512 VNNI, AVX-VNNI or AVX2
+ * the row forms read the packed blocks of 16 channels where they lie;
+ * other channels (and blocks whose requantization the forms do not take)
+ * and other CPUs unpack up to 16 channels at a time into a buffer of
+ * TN_CRT_CONV_PACKED_STACK bytes on the stack (no scratch), or, where
+ * k_h * k_w * in_c exceeds it, all of them into scratch
+ * (tn_crt_conv2d_s8_packed_scratch_size). Another geometry:
+ * TN_CRT_INVALID_ARGUMENT. */
+#define TN_CRT_CONV_PACKED_STACK 16384
 size_t tn_crt_conv2d_s8_packed_scratch_size(const TnCrtConv2d *p);
 TnCrtStatus tn_crt_conv2d_s8_packed(const TnCrtConv2d *p, const TnCrtQuant *q,
                                     const int8_t *in, const int8_t *w,

@@ -491,27 +491,63 @@ AVXVNNI static inline __m256i gemm_dp(__m256i acc, __m256i u, __m256i s) {
 }
 
 AVXVNNI static inline __attribute__((always_inline)) void
-gemm_vex_tile(const int8_t *w, int32_t full, int np, const uint8_t *x,
-              ptrdiff_t xs, const Requant *rq, int8_t *out, ptrdiff_t os) {
+gemm_vex_tile(const int8_t *w, int32_t rows, const ptrdiff_t *ro,
+              int32_t full, int np, const uint8_t *x, ptrdiff_t xs,
+              const Requant *rq, int8_t *out, ptrdiff_t os) {
   const __m256i b0 = _mm256_loadu_si256((const __m256i *)rq->bias);
   const __m256i b1 = _mm256_loadu_si256((const __m256i *)(rq->bias + 8));
   __m256i c0[GEMM_NP], c1[GEMM_NP];
 #pragma GCC unroll 6
   for (int i = 0; i < np; i++) c0[i] = b0, c1[i] = b1;
-  for (int32_t g = 0; g < full; g++, w += 64, x += 4) {
-    const __m256i w0 = _mm256_loadu_si256((const __m256i *)w);
-    const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 32));
+  /* a window's rows (ro: their offsets from x; a 1x1 layer's one row of
+   * K inputs), each of full groups */
+  for (int32_t r = 0; r < rows; r++) {
+    const uint8_t *e = x + ro[r];
+    for (int32_t g = 0; g < full; g++, w += 64, e += 4) {
+      const __m256i w0 = _mm256_loadu_si256((const __m256i *)w);
+      const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + 32));
 #pragma GCC unroll 6
-    for (int i = 0; i < np; i++) {
-      int32_t m;
-      memcpy(&m, x + i * xs, 4);
-      const __m256i v = _mm256_set1_epi32(m);
-      c0[i] = gemm_dp(c0[i], v, w0);
-      c1[i] = gemm_dp(c1[i], v, w1);
+      for (int i = 0; i < np; i++) {
+        int32_t m;
+        memcpy(&m, e + i * xs, 4);
+        const __m256i v = _mm256_set1_epi32(m);
+        c0[i] = gemm_dp(c0[i], v, w0);
+        c1[i] = gemm_dp(c1[i], v, w1);
+      }
     }
   }
 #pragma GCC unroll 6
   for (int i = 0; i < np; i++) row_store(rq, 2, c0[i], c1[i], out + i * os);
+}
+
+/* nb blocks of 16 channels (kk weights a channel, from w) at n pixels
+ * (x, the next xs on), tiles of GEMM_NP and a last one of 1 to 5. */
+AVXVNNI static void gemm_vex_blocks(const int8_t *w, int32_t kk, int nb,
+                                    int32_t rows, const ptrdiff_t *ro,
+                                    int32_t full, const uint8_t *x,
+                                    ptrdiff_t xs, int32_t n,
+                                    const Requant *const *rq, int8_t *out,
+                                    ptrdiff_t os) {
+  for (int b = 0; b < nb; b++) {
+    const int8_t *wb = w + (ptrdiff_t)16 * b * kk;
+    int8_t *ob = out + 16 * b;
+    int32_t i = 0;
+    for (; i + GEMM_NP <= n; i += GEMM_NP)
+      gemm_vex_tile(wb, rows, ro, full, GEMM_NP, x + i * xs, xs, rq[b],
+                    ob + i * os, os);
+    const uint8_t *xt = x + i * xs;
+    int8_t *ot = ob + i * os;
+#define TAIL(np) gemm_vex_tile(wb, rows, ro, full, np, xt, xs, rq[b], ot, os)
+    switch (n - i) {
+      case 5: TAIL(5); break;
+      case 4: TAIL(4); break;
+      case 3: TAIL(3); break;
+      case 2: TAIL(2); break;
+      case 1: TAIL(1); break;
+      default: break;
+    }
+#undef TAIL
+  }
 }
 
 AVXVNNI void tn__crt_conv_gemm_packed_avxvnni(const int8_t *w, int32_t kk,
@@ -536,25 +572,26 @@ AVXVNNI void tn__crt_conv_gemm_packed_avxvnni(const int8_t *w, int32_t kk,
           _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(xc + j)),
                            flip));
     for (; j < all; j++) xb[j] = (uint8_t)(xc[j] ^ 0x80);
-    for (int b = 0; b < nb; b++) {
-      const int8_t *wb = w + (ptrdiff_t)16 * b * kk;
-      int8_t *ob = out + (ptrdiff_t)p0 * os + 16 * b;
-      int32_t i = 0;
-      for (; i + GEMM_NP <= n; i += GEMM_NP)
-        gemm_vex_tile(wb, full, GEMM_NP, xb + (ptrdiff_t)i * kk, kk, rq[b],
-                      ob + i * os, os);
-      const uint8_t *xt = xb + (ptrdiff_t)i * kk;
-      int8_t *ot = ob + i * os;
-      switch (n - i) {
-        case 5: gemm_vex_tile(wb, full, 5, xt, kk, rq[b], ot, os); break;
-        case 4: gemm_vex_tile(wb, full, 4, xt, kk, rq[b], ot, os); break;
-        case 3: gemm_vex_tile(wb, full, 3, xt, kk, rq[b], ot, os); break;
-        case 2: gemm_vex_tile(wb, full, 2, xt, kk, rq[b], ot, os); break;
-        case 1: gemm_vex_tile(wb, full, 1, xt, kk, rq[b], ot, os); break;
-        default: break;
-      }
-    }
+    static const ptrdiff_t one_row[1] = {0};
+    gemm_vex_blocks(w, kk, nb, 1, one_row, full, xb, kk, n, rq,
+                    out + (ptrdiff_t)p0 * os, os);
   }
+}
+
+/* The packed larger window with AVX-VNNI (conv_s8.h): the 1x1 GEMM's
+ * tiles over the window's rows (k->po) of the copy x (x ^ 0x80), each
+ * block of 16 channels read where it lies. (how == 4 leaves out each
+ * window's last row: a broken form for the tests.) */
+AVXVNNI void tn__crt_conv_row_packed_avxvnni(const AvxBcast *k,
+                                             const int8_t *w, int32_t nblk,
+                                             const uint8_t *x, ptrdiff_t xp,
+                                             int32_t npx,
+                                             const Requant *const *rq,
+                                             int8_t *out, ptrdiff_t os) {
+  const int32_t rows =
+      k->rows - (__atomic_load_n(&dw2_fault, __ATOMIC_RELAXED) == 4);
+  gemm_vex_blocks(w, (int32_t)k->rows * k->run, nblk, rows, k->po,
+                  k->run / 4, x, xp, npx, rq, out, os);
 }
 #else
 typedef int tn__crt_unused_x86_conv_avx2_s8; /* no AVX2: nothing here */

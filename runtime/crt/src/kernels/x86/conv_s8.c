@@ -530,6 +530,39 @@ void tn__crt_conv_vnni_fault(int how) {
   __atomic_store_n(&conv_vnni_fault, how, __ATOMIC_RELAXED);
 }
 
+/* A whole block of 16 channels in tn_crt_dense_s8_pack's layout (wb, kk
+ * inputs, a multiple of 4) as the AVX2 row form reads a block of 16
+ * channels (AvxBcast, not VNNI: per pair of inputs the 16 channels' two
+ * weights as int16), into k->w from 0, which k then describes (its cache
+ * emptied). A group's four quarters of 4 channels by 4 inputs are split
+ * into each channel's first and second pair (vpshufb), the quarters'
+ * halves joined by channel (vpunpck[lh]qdq) and widened (vpmovsxbw). */
+AVX2 void tn__crt_conv_pairs16(AvxBcast *k, const int8_t *wb, int32_t kk) {
+  const __m128i by_pair = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6,
+                                        7, 10, 11, 14, 15);
+  /* (how == 8 swaps each group's two pairs: a broken form for the
+   * tests) */
+  const int swap = __atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 8;
+  int16_t *o = k->w;
+  for (int32_t k0 = 0; k0 < kk; k0 += 4, wb += 64, o += 64) {
+    __m128i q[4];
+    for (int i = 0; i < 4; i++)
+      q[i] = _mm_shuffle_epi8(
+          _mm_loadu_si128((const __m128i *)(const void *)(wb + 16 * i)),
+          by_pair);
+    int16_t *const o0 = o + (swap ? 32 : 0), *const o1 = o + (swap ? 0 : 32);
+    _mm256_store_si256((__m256i *)(void *)o0,
+                       _mm256_cvtepi8_epi16(_mm_unpacklo_epi64(q[0], q[1])));
+    _mm256_store_si256((__m256i *)(void *)(o0 + 16),
+                       _mm256_cvtepi8_epi16(_mm_unpacklo_epi64(q[2], q[3])));
+    _mm256_store_si256((__m256i *)(void *)o1,
+                       _mm256_cvtepi8_epi16(_mm_unpackhi_epi64(q[0], q[1])));
+    _mm256_store_si256((__m256i *)(void *)(o1 + 16),
+                       _mm256_cvtepi8_epi16(_mm_unpackhi_epi64(q[2], q[3])));
+  }
+  k->cur = 0, k->u = 2, k->vnni = 0, k->blocks = 0, k->used = 0;
+}
+
 /* The block's weights as the VNNI form reads them (conv_s8.h), then the
  * per-channel corrections: per group of four inputs, their four rows of
  * 16 channels (the lanes of one zmm) transposed to 16 channels of four
@@ -608,8 +641,8 @@ static int window_rows(AvxBcast *k, const Conv *c, int u, int vnni) {
   return (int)size;
 }
 
-int tn__crt_conv_vnni_rows_packed(AvxBcast *k, const Conv *c) {
-  return tn__crt_avx512vnni() && window_rows(k, c, 2, 1) && k->run % 4 == 0;
+int tn__crt_conv_rows_packed(AvxBcast *k, const Conv *c) {
+  return window_rows(k, c, 2, 1) && k->run % 4 == 0;
 }
 
 int tn__crt_conv_avx2_pack(AvxBcast *k, const Conv *c, int32_t co0, int u) {
