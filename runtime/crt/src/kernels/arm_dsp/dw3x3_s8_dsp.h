@@ -315,8 +315,8 @@ BLOCK_INLINE void dw3_whole4(int32_t s[4], const Dw3Group *g, const int8_t *x,
  * or stands before one, so that most are pipelined. Eleven registers:
  * the four sums, x, is2, w, the input offset and three temporaries.
  */
-#define DW3_ROW2_HEAD_ASM(ROR)                                               \
-  "ldr %[wv], [%[w]]\n\t"                                                    \
+#define DW3_ROW2_HEAD_ASM(ROR, W0, W1, W2)                                   \
+  "ldr %[wv], [%[w], #" W0 "]\n\t"                                           \
   "ldr %[t], [%[x]]\n\t"                                                     \
   "ldr %[v], [%[x], %[is2]]\n\t"                                             \
   "add %[x], %[x], %[is2], lsl #1\n\t"                                       \
@@ -326,16 +326,16 @@ BLOCK_INLINE void dw3_whole4(int32_t s[4], const Dw3Group *g, const int8_t *x,
   "smlatt %[a2], %[t], %[wv], %[a2]\n\t"                                     \
   "smlabb %[b0], %[v], %[wv], %[b0]\n\t"                                     \
   "smlatt %[b2], %[v], %[wv], %[b2]\n\t"                                     \
-  "ldr %[wv], [%[w], #8]\n\t"                                                \
+  "ldr %[wv], [%[w], #" W1 "]\n\t"                                           \
   "ldr %[t], [%[x]]\n\t"                                                     \
   "sxtab16 %[t], %[io2], %[t]" ROR "\n\t"                                    \
   "smlabb %[a0], %[v], %[wv], %[a0]\n\t"                                     \
   "smlatt %[a2], %[v], %[wv], %[a2]\n\t"                                     \
   "smlabb %[b0], %[t], %[wv], %[b0]\n\t"                                     \
   "smlatt %[b2], %[t], %[wv], %[b2]\n\t"                                     \
-  "ldr %[wv], [%[w], #16]\n\t"
-#define DW3_ROW2_ASM(ROR)                                                    \
-  DW3_ROW2_HEAD_ASM(ROR)                                                     \
+  "ldr %[wv], [%[w], #" W2 "]\n\t"
+#define DW3_ROW2_ASM(ROR, W0, W1, W2)                                        \
+  DW3_ROW2_HEAD_ASM(ROR, W0, W1, W2)                                         \
   "ldr %[v], [%[x], %[is2]]\n\t"                                             \
   "sxtab16 %[v], %[io2], %[v]" ROR "\n\t"                                    \
   "smlabb %[a0], %[t], %[wv], %[a0]\n\t"                                     \
@@ -346,27 +346,38 @@ BLOCK_INLINE void dw3_whole4(int32_t s[4], const Dw3Group *g, const int8_t *x,
 /* The same where the second pixel's window has lost its third column to
  * the padding (the last whole window of a row and the cut one after it):
  * its third column is neither loaded nor summed. */
-#define DW3_ROW2_CUT_ASM(ROR)                                                \
-  DW3_ROW2_HEAD_ASM(ROR)                                                     \
+#define DW3_ROW2_CUT_ASM(ROR, W0, W1, W2)                                    \
+  DW3_ROW2_HEAD_ASM(ROR, W0, W1, W2)                                         \
   "smlabb %[a0], %[t], %[wv], %[a0]\n\t"                                     \
   "smlatt %[a2], %[t], %[wv], %[a2]\n\t"
 
-#define DW3_ROW2(name, ASM, ROR)                                             \
+#define DW3_ROW2(name, ASM, ROR, W0, W1, W2)                                 \
   BLOCK_INLINE void name(int32_t *a0, int32_t *a2, int32_t *b0, int32_t *b2, \
                          const int8_t *x, ptrdiff_t is2, const int32_t *w,   \
                          int32_t io2) {                                      \
     uint32_t t, v, wv;                                                       \
-    __asm__(ASM(ROR)                                                         \
+    __asm__(ASM(ROR, W0, W1, W2)                                             \
             : [a0] "+r"(*a0), [a2] "+r"(*a2), [b0] "+r"(*b0),                \
               [b2] "+r"(*b2), [x] "+r"(x), [t] "=&r"(t), [v] "=&r"(v),       \
               [wv] "=&r"(wv)                                                 \
             : [is2] "r"(is2), [w] "r"(w), [io2] "r"(io2)                     \
             : "memory");                                                     \
   }
-DW3_ROW2(dw3_row2_02, DW3_ROW2_ASM, "")
-DW3_ROW2(dw3_row2_13, DW3_ROW2_ASM, ", ror #8")
-DW3_ROW2(dw3_row2c_02, DW3_ROW2_CUT_ASM, "")
-DW3_ROW2(dw3_row2c_13, DW3_ROW2_CUT_ASM, ", ror #8")
+/* w at the group's first pair (Dw3Group.w), the row's and the half's
+ * offsets in the instructions (bytes: 24 a row, 4 for channels 1 and 3),
+ * so that one pointer serves the six rows of a pair of windows */
+DW3_ROW2(dw3_row2_02_0, DW3_ROW2_ASM, "", "0", "8", "16")
+DW3_ROW2(dw3_row2_02_1, DW3_ROW2_ASM, "", "24", "32", "40")
+DW3_ROW2(dw3_row2_02_2, DW3_ROW2_ASM, "", "48", "56", "64")
+DW3_ROW2(dw3_row2_13_0, DW3_ROW2_ASM, ", ror #8", "4", "12", "20")
+DW3_ROW2(dw3_row2_13_1, DW3_ROW2_ASM, ", ror #8", "28", "36", "44")
+DW3_ROW2(dw3_row2_13_2, DW3_ROW2_ASM, ", ror #8", "52", "60", "68")
+DW3_ROW2(dw3_row2c_02_0, DW3_ROW2_CUT_ASM, "", "0", "8", "16")
+DW3_ROW2(dw3_row2c_02_1, DW3_ROW2_CUT_ASM, "", "24", "32", "40")
+DW3_ROW2(dw3_row2c_02_2, DW3_ROW2_CUT_ASM, "", "48", "56", "64")
+DW3_ROW2(dw3_row2c_13_0, DW3_ROW2_CUT_ASM, ", ror #8", "4", "12", "20")
+DW3_ROW2(dw3_row2c_13_1, DW3_ROW2_CUT_ASM, ", ror #8", "28", "36", "44")
+DW3_ROW2(dw3_row2c_13_2, DW3_ROW2_CUT_ASM, ", ror #8", "52", "60", "68")
 #undef DW3_ROW2
 #undef DW3_ROW2_CUT_ASM
 #undef DW3_ROW2_ASM
@@ -507,27 +518,33 @@ BLOCK_INLINE void dw3_q2(int8_t *o, int8_t *o2, int32_t v, int32_t u,
  * was stored, gcc kept half of them and the row pointers on the stack
  * (VWW: about 70 instructions a pair besides the taps and stores). With
  * cut (a constant where it is called), the second window is the first
- * cut by the right padding, its third column outside (dw3_row2c_02). */
+ * cut by the right padding, its third column outside (dw3_row2c_02_0). */
 BLOCK_INLINE void dw3_whole4x2(int8_t *o, int8_t *o2, const Dw3Group *g,
                                const int8_t *x, ptrdiff_t is1, ptrdiff_t is2,
                                int32_t io2, int32_t lo, int32_t hi, int cut) {
-  void (*const row02)(int32_t *, int32_t *, int32_t *, int32_t *,
-                      const int8_t *, ptrdiff_t, const int32_t *, int32_t) =
-      cut ? dw3_row2c_02 : dw3_row2_02;
-  void (*const row13)(int32_t *, int32_t *, int32_t *, int32_t *,
-                      const int8_t *, ptrdiff_t, const int32_t *, int32_t) =
-      cut ? dw3_row2c_13 : dw3_row2_13;
   const int32_t off2 = g->off2;
   int32_t a0 = g->bias[0], a2 = g->bias[2], b0 = a0, b2 = a2;
-  row02(&a0, &a2, &b0, &b2, x, is2, g->w, io2);
-  row02(&a0, &a2, &b0, &b2, x + is1, is2, g->w + 6, io2);
-  row02(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w + 12, io2);
+  if (cut) {
+    dw3_row2c_02_0(&a0, &a2, &b0, &b2, x, is2, g->w, io2);
+    dw3_row2c_02_1(&a0, &a2, &b0, &b2, x + is1, is2, g->w, io2);
+    dw3_row2c_02_2(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w, io2);
+  } else {
+    dw3_row2_02_0(&a0, &a2, &b0, &b2, x, is2, g->w, io2);
+    dw3_row2_02_1(&a0, &a2, &b0, &b2, x + is1, is2, g->w, io2);
+    dw3_row2_02_2(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w, io2);
+  }
   dw3_q2(o, o2, a0, b0, g->u.rq[0], off2, DW3_FAST, lo, hi);
   dw3_q2(o + 2, o2 + 2, a2, b2, g->u.rq[2], off2, DW3_FAST, lo, hi);
   a0 = b0 = g->bias[1], a2 = b2 = g->bias[3];
-  row13(&a0, &a2, &b0, &b2, x, is2, g->w + 1, io2);
-  row13(&a0, &a2, &b0, &b2, x + is1, is2, g->w + 7, io2);
-  row13(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w + 13, io2);
+  if (cut) {
+    dw3_row2c_13_0(&a0, &a2, &b0, &b2, x, is2, g->w, io2);
+    dw3_row2c_13_1(&a0, &a2, &b0, &b2, x + is1, is2, g->w, io2);
+    dw3_row2c_13_2(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w, io2);
+  } else {
+    dw3_row2_13_0(&a0, &a2, &b0, &b2, x, is2, g->w, io2);
+    dw3_row2_13_1(&a0, &a2, &b0, &b2, x + is1, is2, g->w, io2);
+    dw3_row2_13_2(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w, io2);
+  }
   dw3_q2(o + 1, o2 + 1, a0, b0, g->u.rq[1], off2, DW3_FAST, lo, hi);
   dw3_q2(o + 3, o2 + 3, a2, b2, g->u.rq[3], off2, DW3_FAST, lo, hi);
 }
