@@ -65,7 +65,8 @@
  * runs two output pixels a pass in the case, dw3_pair counting those;
  * " dw3-pair-cut" before " dw3" when it runs a row's last whole window
  * and the next, cut by the padding, as such a pair, dw3_pair_cut counting
- * those;
+ * those; " dw3-vrows" before " dw3" when it runs two output rows a pass
+ * (a SAME layer at stride 1), dw3_vrows counting those;
  * " dw3-undoubled" before " dw3" when a group of the form that
  * requantizes by dw3_q has a bias beyond the bound of its doubled sums
  * (dw3_doubled), whose channel keeps its sums undoubled, dw3_undoubled
@@ -515,11 +516,15 @@ static int dw3_wide_case(const TnCrtConv2d *p, const TnCrtQuant *q,
  * requantized by dw3_q (DW3_FAST) and an output row whose window rows all
  * lie inside the input; then the count of a row's output columns whose
  * windows do too, else 0. */
+static int dw3_vrows_case(const TnCrtConv2d *p, const TnCrtQuant *q,
+                          const int32_t *bias);
+
 static int32_t dw3_pair_whole(const TnCrtConv2d *p, const TnCrtQuant *q,
                               const int32_t *bias) {
 #if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__)
   if (p->stride_w != 1 || q->act_min > -128 || q->act_max < 127 ||
-      dw_mve_case(p, q) || !dw3_fast_group(p, q, bias, 0))
+      dw_mve_case(p, q) || !dw3_fast_group(p, q, bias, 0) ||
+      dw3_vrows_case(p, q, bias))
     return 0;
   int row = 0;
   for (int32_t oy = 0; oy < p->out_h; oy++) {
@@ -530,6 +535,28 @@ static int32_t dw3_pair_whole(const TnCrtConv2d *p, const TnCrtQuant *q,
   for (int32_t ox = 0; ox < p->out_w; ox++)
     whole += ox >= p->pad_left && ox - p->pad_left + 3 <= p->in_w;
   return row ? whole : 0;
+#else
+  (void)p, (void)q, (void)bias;
+  return 0;
+#endif
+}
+
+/* Whether the depthwise 3x3 form runs two output rows a pass in the
+ * case (dw3x3_s8_dsp.h: dw3_vrows_ok, dw3_vrows; optimised for speed,
+ * not -Os): no activation's clamp, a group of four channels requantized
+ * by dw3_q (DW3_FAST), a SAME layer at stride 1 (a pad of 1 on top and
+ * on the left, the output as large as the input), at least two columns,
+ * three rows and six channels; not on a core with MVE. Its layers' rows
+ * take no pair side by side (dw3_pair_whole). */
+static int dw3_vrows_case(const TnCrtConv2d *p, const TnCrtQuant *q,
+                          const int32_t *bias) {
+#if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__) && \
+    !defined(__ARM_FEATURE_MVE)
+  return p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 1 &&
+         p->pad_left == 1 && p->out_h == p->in_h && p->out_w == p->in_w &&
+         p->in_w >= 2 && p->in_h >= 3 && p->out_c >= 6 &&
+         q->act_min <= -128 && q->act_max >= 127 && !dw_mve_case(p, q) &&
+         dw3_fast_group(p, q, bias, 0);
 #else
   (void)p, (void)q, (void)bias;
   return 0;
@@ -829,6 +856,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (dw3_wide_case(p, q, bias)) fw_str(" dw3-wide");
   if (dw3_pair_case(p, q, bias)) fw_str(" dw3-pair");
   if (dw3_pair_cut_case(p, q, bias)) fw_str(" dw3-pair-cut");
+  if (dw3_vrows_case(p, q, bias)) fw_str(" dw3-vrows");
   if (dw3_undoubled_case(p, q, bias)) fw_str(" dw3-undoubled");
   if (dw3_cut_case(p, q)) fw_str(" dw3-cut");
   if (dw_mve_same_case(p, q)) fw_str(" dw-mve-same");
@@ -888,6 +916,7 @@ static int32_t n_dw3, n_dw3_inplace; /* cases of the depthwise 3x3 form */
 static int32_t n_dw3_wide; /* of those, with a group requantized wide */
 static int32_t n_dw3_pair; /* of those, with two pixels a pass */
 static int32_t n_dw3_pair_cut; /* of those, with such a pair cut */
+static int32_t n_dw3_vrows; /* of those, with two rows a pass */
 static int32_t n_dw3_undoubled; /* of those, a dw3_q group's sums undoubled */
 static int32_t n_dw3_cut; /* of those, with border windows unrolled */
 static int32_t n_pw; /* cases of the matrix product, with its scratch */
@@ -1162,6 +1191,7 @@ static void check_conv(int32_t index) {
   n_dw3_wide += dw3_wide_case(&p, &q, bias);
   n_dw3_pair += dw3_pair_case(&p, &q, bias);
   n_dw3_pair_cut += dw3_pair_cut_case(&p, &q, bias);
+  n_dw3_vrows += dw3_vrows_case(&p, &q, bias);
   n_dw3_undoubled += dw3_undoubled_case(&p, &q, bias);
   n_dw3_cut += dw3_cut_case(&p, &q);
   n_dw_mve += dw_mve_case(&p, &q);
@@ -1705,6 +1735,7 @@ int main(void) {
   kv(" dw3 ", n_dw3), kv(" dw3_inplace ", n_dw3_inplace);
   kv(" dw3_wide ", n_dw3_wide), kv(" dw3_pair ", n_dw3_pair);
   kv(" dw3_cut ", n_dw3_cut), kv(" dw3_pair_cut ", n_dw3_pair_cut);
+  kv(" dw3_vrows ", n_dw3_vrows);
   kv(" dw3_undoubled ", n_dw3_undoubled);
   kv(" pw ", n_pw), kv(" pw_fast ", n_pw_fast), kv(" pw_wide ", n_pw_wide);
   kv(" pw_unit ", n_pw_unit), kv(" pw_gather ", n_pw_gather);

@@ -482,6 +482,8 @@ def test_int8_kernels_match_reference_on_device(tmp_path: Any, objects: str, tar
         assert (ran["dw3_cut"] > 0) == (opt != "-Os"), ran
         # and its pair whose second window is cut, in builds for speed only
         assert (ran["dw3_pair_cut"] > 0) == (opt != "-Os"), ran
+        # and its two rows a pass, in builds for speed only
+        assert (ran["dw3_vrows"] > 0) == (opt != "-Os"), ran
     # the M55 runs the matrix product's cases in its MVE form, and the
     # depthwise 3x3 ones whose shifts are right shifts; the others all in
     # the DSP ones
@@ -599,6 +601,37 @@ def test_kernels_check_catches_a_broken_depthwise_3x3_cut_pair(tmp_path: Any) ->
     last = '  "smlatt %[a2], %[t], %[wv], %[a2]\\n\\t"\n\n'
     _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", last, '  ""\n\n', "dw3",
                        marked="dw3-pair-cut", cases=400)
+
+
+def test_kernels_check_catches_a_broken_depthwise_3x3_row_pair(tmp_path: Any) -> None:
+    """The same for the form's two output rows a pass (dw3_vrows, in
+    builds for speed): a copy whose column of two windows leaves out the
+    lower one's last tap of channels 2 and 3 fails, and only in the cases
+    the check counts as running two rows a pass ("dw3-vrows")."""
+    last = '  "smlatt %[d2], %[f], %[q], %[d2]\\n\\t"\n'
+    _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", last, '  ""\n', "dw3",
+                       marked="dw3-vrows", cases=400)
+
+
+def test_kernels_check_catches_a_broken_depthwise_3x3_row_pair_cut(
+        tmp_path: Any) -> None:
+    """And for its last pass of an odd count of rows, the lower window cut
+    by the padding: a copy that leaves out the upper one's last tap of
+    channels 2 and 3 there fails, in the "dw3-vrows" cases alone."""
+    last = '  "smlatt %[u2], %[e], %[q], %[u2]\\n\\t"\n#define DW3_COL2('
+    _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", last, '  ""\n#define DW3_COL2(',
+                       "dw3", marked="dw3-vrows", cases=400)
+
+
+def test_kernels_check_catches_a_broken_depthwise_3x3_row_pair_ring(
+        tmp_path: Any) -> None:
+    """And for its ring in place, three rows of a group: a copy that lets
+    the pass's lower row be overwritten before it goes out fails, only in
+    the "dw3-vrows" cases, and only in their calls in place."""
+    res = _check_broken_form(tmp_path, "dw3x3_s8_dsp.h", "      wait = s2;\n",
+                             "      wait = s1;\n", "dw3", marked="dw3-vrows", cases=400)
+    bad = [m for m in res["mismatches"] if m.startswith("mismatch case")]
+    assert bad and all(m.split()[3] == "conv-inplace" for m in bad), bad
 
 
 def test_kernels_check_catches_a_broken_depthwise_3x3_border(tmp_path: Any) -> None:

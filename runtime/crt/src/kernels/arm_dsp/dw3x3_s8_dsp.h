@@ -550,6 +550,170 @@ BLOCK_INLINE void dw3_whole4x2(int8_t *o, int8_t *o2, const Dw3Group *g,
 }
 #endif
 
+#if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__) && \
+    !defined(__ARM_FEATURE_MVE)
+/*
+ * Two output rows a pass (dw3_vrows, builds for speed, not on a core with
+ * MVE, where the MVE form takes most depthwise 3x3 layers and this would
+ * be 6 KB of KWS's flash run by none): one column of the windows of two
+ * pixels one above the other (x at the upper's tap (0, kx), input rows
+ * is1 apart), half a group as dw3_row2_02 has it, w at the group's first
+ * pair and the column's and half's offsets in the instructions. The two windows share two of their four input rows and
+ * the column's three weight pairs: seven loads and four SXTAB16 for
+ * twelve multiply-adds, as a row of a pair side by side. With CUT, the
+ * lower window has lost its third row to the padding (a layer's last
+ * row).
+ */
+#define DW3_COL2_HEAD_ASM(ROR, W0, W1, W2)                                   \
+  "ldr %[q], [%[w], #" W0 "]\n\t"                                            \
+  "ldr %[e], [%[x]]\n\t"                                                     \
+  "ldr %[f], [%[x], %[is1]]\n\t"                                             \
+  "add %[x], %[x], %[is1], lsl #1\n\t"                                       \
+  "sxtab16 %[e], %[io2], %[e]" ROR "\n\t"                                    \
+  "sxtab16 %[f], %[io2], %[f]" ROR "\n\t"                                    \
+  "smlabb %[u0], %[e], %[q], %[u0]\n\t"                                      \
+  "smlatt %[u2], %[e], %[q], %[u2]\n\t"                                      \
+  "smlabb %[d0], %[f], %[q], %[d0]\n\t"                                      \
+  "smlatt %[d2], %[f], %[q], %[d2]\n\t"                                      \
+  "ldr %[q], [%[w], #" W1 "]\n\t"                                            \
+  "ldr %[e], [%[x]]\n\t"                                                     \
+  "sxtab16 %[e], %[io2], %[e]" ROR "\n\t"                                    \
+  "smlabb %[u0], %[f], %[q], %[u0]\n\t"                                      \
+  "smlatt %[u2], %[f], %[q], %[u2]\n\t"                                      \
+  "smlabb %[d0], %[e], %[q], %[d0]\n\t"                                      \
+  "smlatt %[d2], %[e], %[q], %[d2]\n\t"                                      \
+  "ldr %[q], [%[w], #" W2 "]\n\t"
+#define DW3_COL2_ASM(ROR, W0, W1, W2)                                        \
+  DW3_COL2_HEAD_ASM(ROR, W0, W1, W2)                                         \
+  "ldr %[f], [%[x], %[is1]]\n\t"                                             \
+  "sxtab16 %[f], %[io2], %[f]" ROR "\n\t"                                    \
+  "smlabb %[u0], %[e], %[q], %[u0]\n\t"                                      \
+  "smlatt %[u2], %[e], %[q], %[u2]\n\t"                                      \
+  "smlabb %[d0], %[f], %[q], %[d0]\n\t"                                      \
+  "smlatt %[d2], %[f], %[q], %[d2]\n\t"
+#define DW3_COL2_CUT_ASM(ROR, W0, W1, W2)                                    \
+  DW3_COL2_HEAD_ASM(ROR, W0, W1, W2)                                         \
+  "smlabb %[u0], %[e], %[q], %[u0]\n\t"                                      \
+  "smlatt %[u2], %[e], %[q], %[u2]\n\t"
+#define DW3_COL2(name, ASM, ROR, W0, W1, W2)                                 \
+  BLOCK_INLINE void name(int32_t *u0, int32_t *u2, int32_t *d0, int32_t *d2, \
+                         const int8_t *x, ptrdiff_t is1, const int32_t *w,   \
+                         int32_t io2) {                                      \
+    uint32_t e, f, q;                                                        \
+    __asm__(ASM(ROR, W0, W1, W2)                                             \
+            : [u0] "+r"(*u0), [u2] "+r"(*u2), [d0] "+r"(*d0),                \
+              [d2] "+r"(*d2), [x] "+r"(x), [e] "=&r"(e), [f] "=&r"(f),       \
+              [q] "=&r"(q)                                                   \
+            : [is1] "r"(is1), [w] "r"(w), [io2] "r"(io2)                     \
+            : "memory");                                                     \
+  }
+DW3_COL2(dw3_col2_02_0, DW3_COL2_ASM, "", "0", "24", "48")
+DW3_COL2(dw3_col2_02_1, DW3_COL2_ASM, "", "8", "32", "56")
+DW3_COL2(dw3_col2_02_2, DW3_COL2_ASM, "", "16", "40", "64")
+DW3_COL2(dw3_col2_13_0, DW3_COL2_ASM, ", ror #8", "4", "28", "52")
+DW3_COL2(dw3_col2_13_1, DW3_COL2_ASM, ", ror #8", "12", "36", "60")
+DW3_COL2(dw3_col2_13_2, DW3_COL2_ASM, ", ror #8", "20", "44", "68")
+DW3_COL2(dw3_col2c_02_0, DW3_COL2_CUT_ASM, "", "0", "24", "48")
+DW3_COL2(dw3_col2c_02_1, DW3_COL2_CUT_ASM, "", "8", "32", "56")
+DW3_COL2(dw3_col2c_02_2, DW3_COL2_CUT_ASM, "", "16", "40", "64")
+DW3_COL2(dw3_col2c_13_0, DW3_COL2_CUT_ASM, ", ror #8", "4", "28", "52")
+DW3_COL2(dw3_col2c_13_1, DW3_COL2_CUT_ASM, ", ror #8", "12", "36", "60")
+DW3_COL2(dw3_col2c_13_2, DW3_COL2_CUT_ASM, ", ror #8", "20", "44", "68")
+#undef DW3_COL2
+#undef DW3_COL2_CUT_ASM
+#undef DW3_COL2_ASM
+#undef DW3_COL2_HEAD_ASM
+
+/* Column kx (a constant where it is called) of one half (h13: channels 1
+ * and 3) of a vertical pair of windows, cut or not. */
+#define DW3_COL2_CALL(F) F(u0, u2, d0, d2, x, is1, w, io2)
+BLOCK_INLINE void dw3_col2(int32_t *u0, int32_t *u2, int32_t *d0,
+                           int32_t *d2, const int8_t *x, ptrdiff_t is1,
+                           const int32_t *w, int32_t io2, int kx, int h13,
+                           int cut) {
+  if (!cut && !h13) {
+    if (kx == 0)
+      DW3_COL2_CALL(dw3_col2_02_0);
+    else if (kx == 1)
+      DW3_COL2_CALL(dw3_col2_02_1);
+    else
+      DW3_COL2_CALL(dw3_col2_02_2);
+  } else if (!cut) {
+    if (kx == 0)
+      DW3_COL2_CALL(dw3_col2_13_0);
+    else if (kx == 1)
+      DW3_COL2_CALL(dw3_col2_13_1);
+    else
+      DW3_COL2_CALL(dw3_col2_13_2);
+  } else if (!h13) {
+    if (kx == 0)
+      DW3_COL2_CALL(dw3_col2c_02_0);
+    else if (kx == 1)
+      DW3_COL2_CALL(dw3_col2c_02_1);
+    else
+      DW3_COL2_CALL(dw3_col2c_02_2);
+  } else {
+    if (kx == 0)
+      DW3_COL2_CALL(dw3_col2c_13_0);
+    else if (kx == 1)
+      DW3_COL2_CALL(dw3_col2c_13_1);
+    else
+      DW3_COL2_CALL(dw3_col2c_13_2);
+  }
+}
+#undef DW3_COL2_CALL
+
+/* Half h (channels h and h + 2) of two windows one above the other
+ * (DW3_FAST; the upper's pixel o, the lower's o2), their columns [k0,
+ * k1) inside the input (x at the upper's tap (0, k0)): summed,
+ * requantized and stored. k0, k1, h and cut are constants where it is
+ * called. */
+BLOCK_INLINE void dw3_vhalf(int8_t *o, int8_t *o2, const Dw3Group *g,
+                            const int8_t *x, ptrdiff_t is1, ptrdiff_t is2,
+                            int32_t io2, int k0, int k1, int h, int cut) {
+  int32_t a0 = g->bias[h], a2 = g->bias[h + 2], b0 = a0, b2 = a2;
+  if (k0 == 0) dw3_col2(&a0, &a2, &b0, &b2, x, is1, g->w, io2, 0, h, cut);
+  dw3_col2(&a0, &a2, &b0, &b2, x + (1 - k0) * is2, is1, g->w, io2, 1, h,
+           cut);
+  if (k1 == 3)
+    dw3_col2(&a0, &a2, &b0, &b2, x + (2 - k0) * is2, is1, g->w, io2, 2, h,
+             cut);
+  const int32_t off2 = g->off2;
+  dw3_q2(o + h, o2 + h, a0, b0, g->u.rq[h], off2, DW3_FAST, 0, 0);
+  dw3_q2(o + h + 2, o2 + h + 2, a2, b2, g->u.rq[h + 2], off2, DW3_FAST, 0,
+         0);
+}
+
+/* Both halves: channels 0 and 2 are summed, requantized and stored, then
+ * 1 and 3, as dw3_whole4x2 does. */
+BLOCK_INLINE void dw3_vpair4(int8_t *o, int8_t *o2, const Dw3Group *g,
+                             const int8_t *x, ptrdiff_t is1, ptrdiff_t is2,
+                             int32_t io2, int k0, int k1, int cut) {
+  dw3_vhalf(o, o2, g, x, is1, is2, io2, k0, k1, 0, cut);
+  dw3_vhalf(o, o2, g, x, is1, is2, io2, k0, k1, 1, cut);
+}
+
+/* A pass of two output rows (x at the upper's input row above, column 0;
+ * pixels ps2 apart in both outputs), the layer SAME at stride 1
+ * (dw3_vrows_ok): column 0 has lost its window's first column to the
+ * padding and the last column its third. */
+BLOCK_INLINE void dw3_vpass(const Dw3Group *g, const int8_t *x,
+                            ptrdiff_t is1, ptrdiff_t is2, int32_t w,
+                            int8_t *o, int8_t *o2, ptrdiff_t ps2,
+                            int32_t io2, int cut) {
+  dw3_vpair4(o, o2, g, x, is1, is2, io2, 1, 3, cut);
+  o += ps2, o2 += ps2;
+  const int8_t *const end = x + (ptrdiff_t)(w - 2) * is2;
+  for (; x < end; x += is2, o += ps2, o2 += ps2)
+    dw3_vpair4(o, o2, g, x, is1, is2, io2, 0, 3, cut);
+  dw3_vpair4(o, o2, g, x, is1, is2, io2, 0, 2, cut);
+}
+
+#define TN__DW3_VROWS 1
+#else
+#define TN__DW3_VROWS 0
+#endif
+
 /* One output row of a group of four into o (pixels ps2 apart): the
  * columns [fx0, fx1) with whole windows, the others cut. */
 BLOCK_INLINE void dw3_out_row(const Conv *c, const Dw3Group *g,
@@ -700,6 +864,77 @@ BLOCK_INLINE int8_t *dw3_row_at(const TnCrtConv2d *p, int8_t *ring,
               : out_n + (ptrdiff_t)oy * p->out_strides[1];
 }
 
+#if TN__DW3_VROWS
+/* Whether a layer's groups of four requantized by dw3_q without a clamp
+ * (DW3_FAST) have their rows two a pass (dw3_vrows): a 3x3 SAME layer at
+ * stride 1 (a
+ * pad of 1 on top and on the left, the output as large as the input) at
+ * least two columns wide and three rows high, and six channels or more:
+ * in place, the ring's scratch (two rows of up to 16 channels) then holds
+ * three rows of the group (the pass's two and the row before them, which
+ * still waits). */
+static int dw3_vrows_ok(const TnCrtConv2d *p, const int8_t *ring) {
+  return p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 1 &&
+         p->pad_left == 1 && p->out_h == p->in_h && p->out_w == p->in_w &&
+         p->in_w >= 2 && p->in_h >= 3 && p->out_c >= 6 &&
+         (!ring || 3 * 4 <= ring_rows(p) * (p->out_c < BLK ? p->out_c : BLK));
+}
+
+/* The group's rows of batch n two a pass (dw3_vrows_ok holds): the first
+ * row (its window's first row in the padding) by dw3_out_row, then pairs
+ * of rows, the last pair's lower row cut by the padding, and a last row
+ * left alone by dw3_out_row. In place, three slots of the ring: a pass
+ * fills the two after the waiting row's, which then goes out with the
+ * pass's upper row (whose input no later row reads). */
+static NOINLINE void dw3_vrows(const Conv *c, const Dw3Group *g, int32_t c0,
+                               int32_t n, int8_t *out, int8_t *ring) {
+  const TnCrtConv2d *p = c->p;
+  const ptrdiff_t is1 = p->in_strides[1], is2 = p->in_strides[2];
+  const ptrdiff_t os1 = p->out_strides[1], os2 = p->out_strides[2];
+  /* dw3_walk's, without its call: SAME at stride 1 has the whole windows
+   * of the output columns [1, out_w - 1) */
+  const int8_t *const xn = c->in + (ptrdiff_t)n * p->in_strides[0] + c0;
+  int8_t *const out_n = out + (ptrdiff_t)n * p->out_strides[0] + c0;
+  const ptrdiff_t ss = (ptrdiff_t)p->out_w * 4, ps2 = ring ? 4 : os2;
+  const int32_t io2 = tn__crt_pair(c->io, c->io), h = p->out_h;
+  const int32_t fx0 = 1, fx1 = p->out_w - 1;
+  int32_t wait = 0; /* in place, the slot of the row that waits */
+  dw3_out_row(c, g, xn, -1, 1, 3, fx0, fx1, ring ? ring : out_n, ps2,
+              DW3_FAST, g->off, -128, 127);
+  int32_t oy = 1;
+  for (; oy + 1 < h; oy += 2) {
+    const int32_t s1 = wait == 2 ? 0 : wait + 1, s2 = s1 == 2 ? 0 : s1 + 1;
+    int8_t *const o = ring ? ring + s1 * ss : out_n + oy * os1;
+    int8_t *const o2 = ring ? ring + s2 * ss : o + os1;
+    const int8_t *const x = xn + (ptrdiff_t)(oy - 1) * is1;
+    if (oy + 2 == h)
+      dw3_vpass(g, x, is1, is2, p->out_w, o, o2, ps2, io2, 1);
+    else
+      dw3_vpass(g, x, is1, is2, p->out_w, o, o2, ps2, io2, 0);
+    if (ring) {
+      dw3_flush4(out_n + (ptrdiff_t)(oy - 1) * os1, ring + wait * ss,
+                 ring + wait * ss + ss, os2);
+      dw3_flush4(out_n + (ptrdiff_t)oy * os1, o, o + ss, os2);
+      wait = s2;
+    }
+  }
+  if (oy < h) { /* the last row, its window's third row in the padding */
+    const int32_t s1 = wait == 2 ? 0 : wait + 1;
+    dw3_out_row(c, g, xn, oy - 1, 0, 2, fx0, fx1,
+                ring ? ring + s1 * ss : out_n + oy * os1, ps2, DW3_FAST,
+                g->off, -128, 127);
+    if (ring) {
+      dw3_flush4(out_n + (ptrdiff_t)(oy - 1) * os1, ring + wait * ss,
+                 ring + wait * ss + ss, os2);
+      wait = s1;
+    }
+  }
+  if (ring)
+    dw3_flush4(out_n + (ptrdiff_t)(h - 1) * os1, ring + wait * ss,
+               ring + wait * ss + ss, os2);
+}
+#endif
+
 /* The group's rows of output for batch n: into out (rows os1 apart) or,
  * in place, through the ring (rows of out_w * len bytes in scratch). */
 static NOINLINE void dw3_rows(const Conv *c, const Dw3Group *g, int32_t c0,
@@ -771,11 +1006,19 @@ static NOINLINE void dsp_dw3(const Conv *c, const TnCrtQuant *q, int32_t lo,
   const TnCrtConv2d *p = c->p;
   const int act = lo > -128 || hi < 127;
   Dw3Group g;
+#if TN__DW3_VROWS
+  const int vrows = dw3_vrows_ok(p, ring);
+#endif
   for (int32_t c0 = 0, len; c0 < p->out_c; c0 += len) {
     len = p->out_c - c0 < 4 ? p->out_c - c0 : 4;
     dw3_group(&g, c, q, bias, c0, len, act);
     for (int32_t n = 0; n < p->batch; n++)
-      dw3_rows(c, &g, c0, n, lo, hi, out, ring);
+#if TN__DW3_VROWS /* (called from here: its frame beside dw3_rows') */
+      if (vrows && g.len == 4 && g.how == DW3_FAST)
+        dw3_vrows(c, &g, c0, n, out, ring);
+      else
+#endif
+        dw3_rows(c, &g, c0, n, lo, hi, out, ring);
   }
 }
 
