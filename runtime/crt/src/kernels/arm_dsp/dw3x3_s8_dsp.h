@@ -37,6 +37,14 @@
  * summed; a row's last whole window, when one is left, goes with the
  * next, cut by the padding (KWS's 5-wide rows: pixels 3 and 4 a pass, not
  * one and then one cut: its depthwise layers 0.92x the estimated cycles).
+ * A SAME layer at stride 1 (KWS's, and VWW's at stride 1), in those
+ * builds on a core without MVE, goes two output rows a pass instead
+ * (dw3_vrows): a column of the two windows shares two of their four input
+ * rows and the column's weight pairs, the first and last columns lose a
+ * column of taps rather than taking a single window each, and a row's
+ * bookkeeping is paid once for two (KWS's depthwise layers: 0.67x the
+ * estimated cycles of the pairs side by side; VWW's at stride 1: 0.70x to
+ * 0.88x).
  * In those builds too a row of two or three taps is one assembly
  * statement (dw3_taps3, dw3_taps2), and a border window of two or three
  * rows and columns is unrolled with its shape a constant (dw3_cut4):
@@ -511,6 +519,17 @@ BLOCK_INLINE void dw3_q2(int8_t *o, int8_t *o2, int32_t v, int32_t u,
 }
 
 #if defined(__OPTIMIZE__)
+/* Row r's statement of a pair and its weight pointer: one pointer for the
+ * six rows, the row in the statement's offsets; on a core with MVE, one
+ * pointer a row and row 0's offsets (with the frame pointer kept, gcc
+ * finds no registers for the shared pointer at -O2 on the M55). */
+#if defined(__ARM_FEATURE_MVE)
+#define DW3_ROW2_AT(name, r) name##_0
+#define DW3_ROW2_W(r) (g->w + 6 * (r))
+#else
+#define DW3_ROW2_AT(name, r) name##_##r
+#define DW3_ROW2_W(r) (g->w)
+#endif
 /* The outputs of two whole windows at stride 1 (DW3_FAST; x at the
  * first's tap (0, 0), its pixel o, the next's o2): channels 0 and 2 over
  * the three rows, requantized and stored, then 1 and 3 the same way, so
@@ -525,29 +544,43 @@ BLOCK_INLINE void dw3_whole4x2(int8_t *o, int8_t *o2, const Dw3Group *g,
   const int32_t off2 = g->off2;
   int32_t a0 = g->bias[0], a2 = g->bias[2], b0 = a0, b2 = a2;
   if (cut) {
-    dw3_row2c_02_0(&a0, &a2, &b0, &b2, x, is2, g->w, io2);
-    dw3_row2c_02_1(&a0, &a2, &b0, &b2, x + is1, is2, g->w, io2);
-    dw3_row2c_02_2(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w, io2);
+    DW3_ROW2_AT(dw3_row2c_02, 0)(&a0, &a2, &b0, &b2, x, is2,
+                                 DW3_ROW2_W(0), io2);
+    DW3_ROW2_AT(dw3_row2c_02, 1)(&a0, &a2, &b0, &b2, x + is1, is2,
+                                 DW3_ROW2_W(1), io2);
+    DW3_ROW2_AT(dw3_row2c_02, 2)(&a0, &a2, &b0, &b2, x + 2 * is1, is2,
+                                 DW3_ROW2_W(2), io2);
   } else {
-    dw3_row2_02_0(&a0, &a2, &b0, &b2, x, is2, g->w, io2);
-    dw3_row2_02_1(&a0, &a2, &b0, &b2, x + is1, is2, g->w, io2);
-    dw3_row2_02_2(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w, io2);
+    DW3_ROW2_AT(dw3_row2_02, 0)(&a0, &a2, &b0, &b2, x, is2,
+                                DW3_ROW2_W(0), io2);
+    DW3_ROW2_AT(dw3_row2_02, 1)(&a0, &a2, &b0, &b2, x + is1, is2,
+                                DW3_ROW2_W(1), io2);
+    DW3_ROW2_AT(dw3_row2_02, 2)(&a0, &a2, &b0, &b2, x + 2 * is1, is2,
+                                DW3_ROW2_W(2), io2);
   }
   dw3_q2(o, o2, a0, b0, g->u.rq[0], off2, DW3_FAST, lo, hi);
   dw3_q2(o + 2, o2 + 2, a2, b2, g->u.rq[2], off2, DW3_FAST, lo, hi);
   a0 = b0 = g->bias[1], a2 = b2 = g->bias[3];
   if (cut) {
-    dw3_row2c_13_0(&a0, &a2, &b0, &b2, x, is2, g->w, io2);
-    dw3_row2c_13_1(&a0, &a2, &b0, &b2, x + is1, is2, g->w, io2);
-    dw3_row2c_13_2(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w, io2);
+    DW3_ROW2_AT(dw3_row2c_13, 0)(&a0, &a2, &b0, &b2, x, is2,
+                                 DW3_ROW2_W(0), io2);
+    DW3_ROW2_AT(dw3_row2c_13, 1)(&a0, &a2, &b0, &b2, x + is1, is2,
+                                 DW3_ROW2_W(1), io2);
+    DW3_ROW2_AT(dw3_row2c_13, 2)(&a0, &a2, &b0, &b2, x + 2 * is1, is2,
+                                 DW3_ROW2_W(2), io2);
   } else {
-    dw3_row2_13_0(&a0, &a2, &b0, &b2, x, is2, g->w, io2);
-    dw3_row2_13_1(&a0, &a2, &b0, &b2, x + is1, is2, g->w, io2);
-    dw3_row2_13_2(&a0, &a2, &b0, &b2, x + 2 * is1, is2, g->w, io2);
+    DW3_ROW2_AT(dw3_row2_13, 0)(&a0, &a2, &b0, &b2, x, is2,
+                                DW3_ROW2_W(0), io2);
+    DW3_ROW2_AT(dw3_row2_13, 1)(&a0, &a2, &b0, &b2, x + is1, is2,
+                                DW3_ROW2_W(1), io2);
+    DW3_ROW2_AT(dw3_row2_13, 2)(&a0, &a2, &b0, &b2, x + 2 * is1, is2,
+                                DW3_ROW2_W(2), io2);
   }
   dw3_q2(o + 1, o2 + 1, a0, b0, g->u.rq[1], off2, DW3_FAST, lo, hi);
   dw3_q2(o + 3, o2 + 3, a2, b2, g->u.rq[3], off2, DW3_FAST, lo, hi);
 }
+#undef DW3_ROW2_W
+#undef DW3_ROW2_AT
 #endif
 
 #if defined(__OPTIMIZE__) && !defined(__OPTIMIZE_SIZE__) && \
@@ -558,11 +591,11 @@ BLOCK_INLINE void dw3_whole4x2(int8_t *o, int8_t *o2, const Dw3Group *g,
  * be 6 KB of KWS's flash run by none): one column of the windows of two
  * pixels one above the other (x at the upper's tap (0, kx), input rows
  * is1 apart), half a group as dw3_row2_02 has it, w at the group's first
- * pair and the column's and half's offsets in the instructions. The two windows share two of their four input rows and
- * the column's three weight pairs: seven loads and four SXTAB16 for
- * twelve multiply-adds, as a row of a pair side by side. With CUT, the
- * lower window has lost its third row to the padding (a layer's last
- * row).
+ * pair and the column's and half's offsets in the instructions. The two
+ * windows share two of their four input rows and the column's three
+ * weight pairs: seven loads and four SXTAB16 for twelve multiply-adds,
+ * as a row of a pair side by side. With CUT, the lower window has lost
+ * its third row to the padding (a layer's last row).
  */
 #define DW3_COL2_HEAD_ASM(ROR, W0, W1, W2)                                   \
   "ldr %[q], [%[w], #" W0 "]\n\t"                                            \
