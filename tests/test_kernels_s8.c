@@ -2081,11 +2081,14 @@ START_TEST(test_conv_packed_big_random) {
 END_TEST
 
 /* Capped at AVX2 (no AVX-VNNI), larger packed 1x1 layers (seed 51, as
- * test_conv_packed_big_random's: tiles of 3 pixels and their last 1 or
- * 2, blocks of 1 to 4 by 16 channels, copies of the inputs in several
- * chunks) byte for byte against the reference; the AVX2 tile dropping
- * its last group of inputs (tn__crt_conv_vnni_fault 4), or its third
- * pixel reading the second's inputs (6), is caught. */
+ * test_conv_packed_big_random's: up to 256 inputs, the int16 pairs'
+ * tiles of 3 pixels by 32 channels and of 6 by 16 for an odd last block,
+ * and their last 1 to 5 pixels; more, the tiles of 3 pixels by 16 and
+ * their last 1 or 2; blocks of 1 to 4 by 16 channels, copies of the
+ * inputs in several chunks) byte for byte against the reference; the
+ * AVX2 tiles dropping their last group of inputs (tn__crt_conv_vnni_fault
+ * 4), or their third pixel reading the second's inputs (6), or the int16
+ * pairs of each group swapped (9), are caught. */
 START_TEST(test_conv_packed_avx2_random) {
 #if HAVE_AVX2_FORMS
   if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) < TN_CRT_ISA_AVX2) return;
@@ -2094,11 +2097,13 @@ START_TEST(test_conv_packed_avx2_random) {
   const int clean = conv_packed_random(51, 0, 0);
   const int dropped = conv_packed_random(51, 4, 0);
   const int third = conv_packed_random(51, 6, 0);
+  const int swapped = conv_packed_random(51, 9, 0);
   tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
   packed_big = 0;
   ck_assert_int_eq(clean, 0);
   ck_assert_int_gt(dropped, 0);
   ck_assert_int_gt(third, 0);
+  ck_assert_int_gt(swapped, 0);
 #endif
 }
 END_TEST

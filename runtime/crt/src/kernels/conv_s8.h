@@ -218,7 +218,8 @@ typedef struct {
  * 7 the VNNI row form on weights packed at compile time its second
  * block's weights one group early (a last block of 8: its own
  * one group early), 8 tn__crt_conv_pairs16 each group's two pairs
- * swapped,
+ * swapped, 9 the AVX2 packed GEMM's int16 pairs (rows of at most 256
+ * inputs) each group's two pairs swapped,
  * 0 puts them right again. */
 void tn__crt_conv_vnni_fault(int how);
 
@@ -334,7 +335,9 @@ void tn__crt_conv_gemm_packed(const int8_t *w, int32_t kk, int nb,
                               ptrdiff_t os);
 /* The same with AVX2 for the nb (1 to 4) blocks of 16 channels at w
  * (each rq[b]->fast), the pixels contiguous (xs = kk), in chunks of
- * PACKED_XQ / kk pixels (kk <= PACKED_XQ), three pixels at a time. */
+ * PACKED_XQ / kk pixels (kk <= PACKED_XQ): up to 256 inputs, the weights
+ * made int16 pairs once a call, tiles of 3 pixels by 32 channels (6 by 16
+ * for an odd last block); more, three pixels by 16 channels. */
 enum { PACKED_XQ = 4096 }; /* int16 inputs a chunk, on the stack */
 void tn__crt_conv_gemm_packed_avx2(const int8_t *w, int32_t kk,
                                    const int8_t *x, int32_t npx,

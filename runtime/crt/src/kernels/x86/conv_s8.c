@@ -1543,6 +1543,189 @@ AVX2 static void widen_inputs(const int8_t *x, int32_t kk, int32_t n,
   for (; i < all; i++) xq[i] = (int16_t)(x[i] + 128);
 }
 
+/* The packed GEMM form with AVX2 on rows of at most PAIRS_K inputs: each
+ * block's weights turned once a call into int16 pairs (wq; per pair of
+ * inputs, the channels' two weights, channel order), so that a pixel's
+ * pair of inputs + 128 (one vpbroadcastd from xq) times a vector of 8
+ * channels (a vpmaddwd from memory) adds both products into the channel's
+ * own lane: no widening of the weights per tile and no vphaddd. Tiles of
+ * 3 pixels by 32 channels (two blocks, 12 accumulators), a layer's odd
+ * last block of 16 in tiles of 6 pixels; the accumulators start from the
+ * bias. The broadcast, the product and its sum are asm, each accumulator
+ * a "+x" operand (as bcast_madd, for gcc 12's register allocation). */
+enum { PAIRS_K = 256 }; /* inputs a row at most: wq is 16 KiB */
+
+/* acc[0 .. nv) += vpmaddwd(the pair at p, w[0 .. nv)), nv 2 or 4 */
+#define PAIRS_MADD2(a0, a1, p, w)                                          \
+  do {                                                                     \
+    __m256i v_, t_;                                                        \
+    __asm__("vpbroadcastd %4, %2\n\t"                                      \
+            "vpmaddwd %5, %2, %3\n\t"                                      \
+            "vpaddd %3, %0, %0\n\t"                                        \
+            "vpmaddwd %6, %2, %3\n\t"                                      \
+            "vpaddd %3, %1, %1"                                            \
+            : "+x"(a0), "+x"(a1), "=&x"(v_), "=&x"(t_)                     \
+            : "m"(*(const int32_t *)(p)), "m"(*(const __m256i *)(w)),      \
+              "m"(*(const __m256i *)((w) + 16)));                          \
+  } while (0)
+#define PAIRS_MADD4(a0, a1, a2, a3, p, w)                                  \
+  do {                                                                     \
+    __m256i v_, t_;                                                        \
+    __asm__("vpbroadcastd %6, %4\n\t"                                      \
+            "vpmaddwd %7, %4, %5\n\t"                                      \
+            "vpaddd %5, %0, %0\n\t"                                        \
+            "vpmaddwd %8, %4, %5\n\t"                                      \
+            "vpaddd %5, %1, %1\n\t"                                        \
+            "vpmaddwd %9, %4, %5\n\t"                                      \
+            "vpaddd %5, %2, %2\n\t"                                        \
+            "vpmaddwd %10, %4, %5\n\t"                                     \
+            "vpaddd %5, %3, %3"                                            \
+            : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "=&x"(v_), "=&x"(t_) \
+            : "m"(*(const int32_t *)(p)), "m"(*(const __m256i *)(w)),      \
+              "m"(*(const __m256i *)((w) + 16)),                           \
+              "m"(*(const __m256i *)((w) + 32)),                           \
+              "m"(*(const __m256i *)((w) + 48)));                          \
+  } while (0)
+
+/* nbk (1 or 2) blocks of 16 channels of the packed layout at w (kk
+ * inputs, groups of four, channel j's four weights at 4j) into wq: per
+ * pair of inputs, 16 * nbk int32 lanes, channel j's two weights in lane
+ * j. (how == 9 swaps each group's two pairs: a broken form for the
+ * tests.) */
+AVX2 static void widen_pairs(const int8_t *w, int32_t kk, int nbk,
+                             int16_t *wq) {
+  const int swap = __atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 9;
+  const __m256i idx = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  const ptrdiff_t sp = 32 * nbk; /* int16 a pair */
+  /* where a group's first and second pair go */
+  const ptrdiff_t o0 = swap ? sp : 0, o1 = swap ? 0 : sp;
+  for (int b = 0; b < nbk; b++) {
+    const int8_t *wb = w + (ptrdiff_t)16 * b * kk;
+    int16_t *d = wq + 32 * b;
+    for (int32_t g = 0; g < kk / 4; g++, wb += 64, d += 2 * sp) {
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; h++) {
+        /* channels 8h .. 8h + 3 and 8h + 4 .. 8h + 7: their two pairs */
+        const __m256i a = _mm256_permutevar8x32_epi32(
+            _mm256_cvtepi8_epi16(
+                _mm_loadu_si128((const __m128i *)(wb + 32 * h))),
+            idx);
+        const __m256i c = _mm256_permutevar8x32_epi32(
+            _mm256_cvtepi8_epi16(
+                _mm_loadu_si128((const __m128i *)(wb + 32 * h + 16))),
+            idx);
+        const __m256i p0 = _mm256_permute2x128_si256(a, c, 0x20);
+        const __m256i p1 = _mm256_permute2x128_si256(a, c, 0x31);
+        _mm256_store_si256((__m256i *)(d + o0 + 16 * h), p0);
+        _mm256_store_si256((__m256i *)(d + o1 + 16 * h), p1);
+      }
+    }
+  }
+}
+
+/* np (1 to 3) pixels (xq, the next xs and x2 on) by 32 channels (wq: two
+ * blocks, rq0 and rq1), full groups of four inputs. */
+AVX2 static inline __attribute__((always_inline)) void
+pairs_tile32(const int16_t *wq, int32_t full, int np, const int16_t *xq,
+             ptrdiff_t xs, ptrdiff_t x2, const Requant *rq0,
+             const Requant *rq1, int8_t *out, ptrdiff_t os) {
+  __m256i a0 = _mm256_loadu_si256((const __m256i *)rq0->bias);
+  __m256i a1 = _mm256_loadu_si256((const __m256i *)(rq0->bias + 8));
+  __m256i a2 = _mm256_loadu_si256((const __m256i *)rq1->bias);
+  __m256i a3 = _mm256_loadu_si256((const __m256i *)(rq1->bias + 8));
+  __m256i b0 = a0, b1 = a1, b2 = a2, b3 = a3;
+  __m256i c0 = a0, c1 = a1, c2 = a2, c3 = a3;
+  for (int32_t g = 0; g < full; g++, wq += 128, xq += 4) {
+    PAIRS_MADD4(a0, a1, a2, a3, xq, wq);
+    if (np > 1) PAIRS_MADD4(b0, b1, b2, b3, xq + xs, wq);
+    if (np > 2) PAIRS_MADD4(c0, c1, c2, c3, xq + x2, wq);
+    PAIRS_MADD4(a0, a1, a2, a3, xq + 2, wq + 64);
+    if (np > 1) PAIRS_MADD4(b0, b1, b2, b3, xq + xs + 2, wq + 64);
+    if (np > 2) PAIRS_MADD4(c0, c1, c2, c3, xq + x2 + 2, wq + 64);
+  }
+  avx_requant_store(rq0, 2, a0, a1, out);
+  avx_requant_store(rq1, 2, a2, a3, out + 16);
+  if (np > 1) {
+    avx_requant_store(rq0, 2, b0, b1, out + os);
+    avx_requant_store(rq1, 2, b2, b3, out + os + 16);
+  }
+  if (np > 2) {
+    avx_requant_store(rq0, 2, c0, c1, out + 2 * os);
+    avx_requant_store(rq1, 2, c2, c3, out + 2 * os + 16);
+  }
+}
+
+/* np (1 to 6) pixels (xq, xs apart; the third at x2) by 16 channels (wq:
+ * one block, rq), full groups of four inputs. */
+AVX2 static inline __attribute__((always_inline)) void
+pairs_tile16(const int16_t *wq, int32_t full, int np, const int16_t *xq,
+             ptrdiff_t xs, ptrdiff_t x2, const Requant *rq, int8_t *out,
+             ptrdiff_t os) {
+  const __m256i bl = _mm256_loadu_si256((const __m256i *)rq->bias);
+  const __m256i bh = _mm256_loadu_si256((const __m256i *)(rq->bias + 8));
+  __m256i c0[6], c1[6];
+  const ptrdiff_t o[6] = {0, xs, x2, 3 * xs, 4 * xs, 5 * xs};
+#pragma GCC unroll 6
+  for (int i = 0; i < np; i++) c0[i] = bl, c1[i] = bh;
+  for (int32_t g = 0; g < full; g++, wq += 64, xq += 4) {
+#pragma GCC unroll 6
+    for (int i = 0; i < np; i++) PAIRS_MADD2(c0[i], c1[i], xq + o[i], wq);
+#pragma GCC unroll 6
+    for (int i = 0; i < np; i++)
+      PAIRS_MADD2(c0[i], c1[i], xq + o[i] + 2, wq + 32);
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < np; i++)
+    avx_requant_store(rq, 2, c0[i], c1[i], out + i * os);
+}
+
+/* tn__crt_conv_gemm_packed_avx2 for kk <= PAIRS_K (full groups; x2: the
+ * third pixel's offset; xq: the caller's PACKED_XQ int16 for the inputs). */
+AVX2 static void gemm_pairs_avx2(const int8_t *w, int32_t kk, int32_t full,
+                                 ptrdiff_t x2, const int8_t *x, int32_t npx,
+                                 const Requant *const *rq, int nb,
+                                 int8_t *out, ptrdiff_t os, int16_t *xq) {
+  int16_t wq[32 * PAIRS_K] __attribute__((aligned(32)));
+  const int32_t chunk = PACKED_XQ / kk;
+  const int once = npx <= chunk; /* the inputs widened once for all */
+  if (once) widen_inputs(x, kk, npx, xq);
+  for (int b = 0; b < nb; b += 2) {
+    const int two = nb - b >= 2;
+    widen_pairs(w + (ptrdiff_t)16 * b * kk, kk, two ? 2 : 1, wq);
+    for (int32_t p0 = 0; p0 < npx; p0 += chunk) {
+      const int32_t n = npx - p0 < chunk ? npx - p0 : chunk;
+      if (!once) widen_inputs(x + (ptrdiff_t)p0 * kk, kk, n, xq);
+      int8_t *ob = out + (ptrdiff_t)p0 * os + 16 * b;
+      int32_t i = 0;
+      if (two) {
+        for (; i + 3 <= n; i += 3)
+          pairs_tile32(wq, full, 3, xq + (ptrdiff_t)i * kk, kk, x2, rq[b],
+                       rq[b + 1], ob + i * os, os);
+        if (n - i == 2)
+          pairs_tile32(wq, full, 2, xq + (ptrdiff_t)i * kk, kk, x2, rq[b],
+                       rq[b + 1], ob + i * os, os);
+        else if (n - i == 1)
+          pairs_tile32(wq, full, 1, xq + (ptrdiff_t)i * kk, kk, x2, rq[b],
+                       rq[b + 1], ob + i * os, os);
+        continue;
+      }
+      for (; i + 6 <= n; i += 6)
+        pairs_tile16(wq, full, 6, xq + (ptrdiff_t)i * kk, kk, x2, rq[b],
+                     ob + i * os, os);
+      const int16_t *xt = xq + (ptrdiff_t)i * kk;
+      int8_t *ot = ob + i * os;
+      switch (n - i) {
+        case 5: pairs_tile16(wq, full, 5, xt, kk, x2, rq[b], ot, os); break;
+        case 4: pairs_tile16(wq, full, 4, xt, kk, x2, rq[b], ot, os); break;
+        case 3: pairs_tile16(wq, full, 3, xt, kk, x2, rq[b], ot, os); break;
+        case 2: pairs_tile16(wq, full, 2, xt, kk, x2, rq[b], ot, os); break;
+        case 1: pairs_tile16(wq, full, 1, xt, kk, x2, rq[b], ot, os); break;
+        default: break;
+      }
+    }
+  }
+}
+
 AVX2 void tn__crt_conv_gemm_packed_avx2(const int8_t *w, int32_t kk,
                                         const int8_t *x, int32_t npx,
                                         const Requant *const *rq, int nb,
@@ -1554,6 +1737,10 @@ AVX2 void tn__crt_conv_gemm_packed_avx2(const int8_t *w, int32_t kk,
    * for the tests) */
   const ptrdiff_t x2 = how == 6 ? kk : 2 * (ptrdiff_t)kk;
   int16_t xq[PACKED_XQ];
+  if (kk <= PAIRS_K) {
+    gemm_pairs_avx2(w, kk, full, x2, x, npx, rq, nb, out, os, xq);
+    return;
+  }
   const int32_t chunk = PACKED_XQ / kk;
   for (int32_t p0 = 0; p0 < npx; p0 += chunk) {
     const int32_t n = npx - p0 < chunk ? npx - p0 : chunk;
