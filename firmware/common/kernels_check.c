@@ -101,6 +101,12 @@
  * marked " pw-mve-run" before " pw", and pw_mve_run_tensor of those the
  * ones with one multiplier and shift (its per-tensor form), marked
  * " pw-mve-run-tensor" before that;
+ * pw_mve_64, of the pw_mve_run cases the 1x1 layers over 64 input
+ * channels whose pixels pair off with no window walk
+ * (arm_mve/conv_s8_mve.h: mve_pw64), marked " pw-mve-64" before
+ * " pw-mve-run-tensor" (after every other case, KC_PW64 more convolution
+ * cases, 1x1 layers of 64 input channels, which the main draws rarely
+ * give);
  * qadd_mve_checked, int8 ADD cases (KC_QADD_MVE after those, through
  * tn_crt_qadd_s8, check_qadd_mve: runs with tails, rows with the rhs
  * broadcast, in place, parameters from tn_crt_qadd_params and drawn
@@ -141,6 +147,9 @@
 #endif
 #ifndef KC_QADD
 #define KC_QADD (KC_CASES / 8)
+#endif
+#ifndef KC_PW64
+#define KC_PW64 (KC_CASES / 8)
 #endif
 
 enum {
@@ -763,6 +772,22 @@ static int pw_mve_run_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
   return pw_mve_run_case_of(p, q, 0);
 }
 
+/* Whether the MVE matrix product takes the case's pixel pairs by its 1x1
+ * block of 64 taps (arm_mve/conv_s8_mve.h: mve_pw64_ok): a pw_mve_run
+ * case, 1x1, stride 1, no padding, 64 input channels, out_c a multiple of
+ * 4, OHWI weights, and both tensors NHWC with no gaps. */
+static int pw_mve_64_case(const TnCrtConv2d *p, const TnCrtQuant *q) {
+  const int32_t *is = p->in_strides, *os = p->out_strides;
+  const int32_t oc = p->out_c;
+  return pw_mve_run_case(p, q) && p->k_h == 1 && p->k_w == 1 &&
+         p->in_c == 64 && oc % 4 == 0 && p->w_strides[2] == 1 &&
+         p->w_strides[3] == 64 && p->stride_h == 1 && p->stride_w == 1 &&
+         p->pad_top == 0 && p->pad_left == 0 && p->out_h == p->in_h &&
+         p->out_w == p->in_w && is[3] == 1 && is[2] == 64 &&
+         is[1] == 64 * p->in_w && is[0] == is[1] * p->in_h && os[2] == oc &&
+         os[1] == oc * p->out_w && os[0] == os[1] * p->out_h;
+}
+
 /* Whether the matrix product's case takes its fused assembly's first
  * form (arm_dsp/conv_s8_dsp.h: pw_pairs_fast): per-channel multipliers
  * and shifts, every channel's in tn__crt_requant_s8's range (pw_mode's
@@ -873,6 +898,7 @@ static void describe_conv(int32_t index, const TnCrtConv2d *p,
   if (pw_gather_case(p, q)) fw_str(" pw-gather");
   if (pw_gather_cut_case(p, q)) fw_str(" pw-gather-cut");
   if (pw_mve_inside_case(p, q)) fw_str(" pw-mve-inside");
+  if (pw_mve_64_case(p, q)) fw_str(" pw-mve-64");
   if (pw_mve_run_case_of(p, q, 1)) fw_str(" pw-mve-run-tensor");
   if (pw_mve_run_case(p, q)) fw_str(" pw-mve-run");
   if (pw_inside_case(p, q)) fw_str(" pw-inside");
@@ -937,7 +963,7 @@ static int32_t n_pw_mve, n_dw_mve;
 static int32_t n_pw_mve_inside;
 /* of n_pw_mve, those whose whole turns run in mve_run's assembly, and of
  * those the ones with one multiplier and shift */
-static int32_t n_pw_mve_run, n_pw_mve_run_tensor;
+static int32_t n_pw_mve_run, n_pw_mve_run_tensor, n_pw_mve_64;
 /* of n_dw_mve, those with windows run in its assembly (dw_mve_asm_case) */
 static int32_t n_dw_mve_asm;
 /* of those, with rows run by its SAME row (dw_mve_same_case) */
@@ -1025,11 +1051,17 @@ enum {
  * layers of one column of taps (the wake word's), which the main draws
  * rarely reach. */
 static int kc_column;
+/* Set for the last extra cases: 1x1 layers of 64 input channels, out_c
+ * often a multiple of 4, OHWI weights four times in five (the MVE
+ * matrix product's 1x1 block, mve_pw64). */
+static int kc_pw64;
 
 static int random_conv(TnCrtConv2d *p) {
   for (;;) {
     memset(p, 0, sizeof *p);
-    const int kind = kc_column ? DEPTHWISE : (int)(rnd() % KINDS);
+    const int kind = kc_column ? DEPTHWISE
+                     : kc_pw64 ? POINTWISE
+                               : (int)(rnd() % KINDS);
     int same = 0; /* DEPTHWISE3: a SAME stride-1 layer, which runs in place */
     p->batch = chance(85) ? 1 : 2;
     p->in_h = between(1, 9), p->in_w = between(1, 9);
@@ -1042,6 +1074,10 @@ static int random_conv(TnCrtConv2d *p) {
       case POINTWISE:
         p->k_h = p->k_w = 1, p->dilation_h = p->dilation_w = 1;
         p->in_c = between(1, 72), p->out_c = between(1, 72);
+        if (kc_pw64) {
+          p->in_c = 64;
+          if (chance(80)) p->out_c = 4 * between(1, 18);
+        }
         break;
       case DEPTHWISE:
         p->in_c = p->out_c = p->groups = between(1, 70);
@@ -1099,7 +1135,7 @@ static int random_conv(TnCrtConv2d *p) {
     /* one-group layers from TFLite come with each output channel's taps
      * in a row (the DSP matrix-product form) */
     const int rows = kind == POINTWISE || kind == REGULAR || kind == FIRST;
-    const int layout = rows && chance(50)                ? 1
+    const int layout = rows && chance(kc_pw64 ? 80 : 50) ? 1
                        : chance(kind == DEPTHWISE3 ? 95 : 75) ? 0
                        : chance(60)                           ? 1
                                                               : 2;
@@ -1140,7 +1176,7 @@ static void check_conv(int32_t index) {
   /* one convolution case in four a layer of the matrix product's with
    * VWW's quantization (wide_quant), its biases often near +-2^30 as
    * VWW's channels of near-zero weights have them */
-  const int wide = !kc_column && index % 8 == 1;
+  const int wide = (!kc_column && index % 8 == 1) || (kc_pw64 && chance(50));
   int kind = random_conv(&p);
   while (wide && !pw_geometry(&p)) kind = random_conv(&p);
   random_quant(&q, p.out_c);
@@ -1233,6 +1269,7 @@ static void check_conv(int32_t index) {
     n_pw_mve_inside += pw_mve_inside_case(&p, &q);
     n_pw_mve_run += pw_mve_run_case(&p, &q);
     n_pw_mve_run_tensor += pw_mve_run_case_of(&p, &q, 1);
+    n_pw_mve_64 += pw_mve_64_case(&p, &q);
   }
 
   /* With one of the smaller scratches a plan may give the call where the
@@ -1725,6 +1762,9 @@ int main(void) {
     check_qadd_mve(KC_CASES + KC_DENSE_P4 + KC_DW_COLUMN + i);
   for (int32_t i = 0; i < KC_QADD; i++)
     check_qadd(KC_CASES + KC_DENSE_P4 + KC_DW_COLUMN + i);
+  kc_column = 0, kc_pw64 = 1;
+  for (int32_t i = 0; i < KC_PW64; i++)
+    check_conv(KC_CASES + KC_DENSE_P4 + KC_DW_COLUMN + KC_QADD + i);
   kv("cases ", KC_CASES);
   kv(" conv ", n_conv), kv(" conv_scratch ", n_scratch);
   kv(" conv_less ", n_less);
@@ -1749,6 +1789,7 @@ int main(void) {
   kv(" dw_mve_same ", n_dw_mve_same);
   kv(" pw_mve_run ", n_pw_mve_run);
   kv(" pw_mve_run_tensor ", n_pw_mve_run_tensor);
+  kv(" pw_mve_64 ", n_pw_mve_64);
 
   kv(" dw_mve_edge ", n_dw_mve_edge);
   kv(" dw_mve_edge_pair ", n_dw_mve_edge_pair);

@@ -823,6 +823,8 @@ def test_kernels_check_reaches_the_mve_pointwise_run(tmp_path: Any, objects: str
     assert res["ok"] and res["exit_code"] == 0
     ran = res["cases"]
     assert 0 < ran["pw_mve_run_tensor"] < ran["pw_mve_run"] <= ran["pw_mve"], ran
+    # the 1x1 block of 64 taps (mve_pw64): the last extra cases reach it
+    assert 0 < ran["pw_mve_64"] < ran["pw_mve_run"], ran
 
 
 @pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
@@ -846,6 +848,32 @@ def test_kernels_check_catches_a_broken_mve_pointwise_run(tmp_path: Any, old: st
     give mismatches, and only in the cases the check counts as that
     form's."""
     _check_broken_form(tmp_path, "conv_s8_mve.h", old, new, "pw", marked=marked,
+                       cases=200, folder="arm_mve", target="m55")
+
+
+@pytest.mark.skipif("m55" not in TARGETS, reason="no m55 row in firmware/targets.txt")
+@pytest.mark.parametrize("old,new", [
+    # the second pixel's sum of channel 3 takes the first pixel's taps
+    ('  OP ".s8 lr, q1, q5\\n\\t"', '  OP ".s8 lr, q0, q5\\n\\t"'),
+    # the third run of 16 taps multiplied by the second run's weights
+    ('      MVE_PW64_RUN("vmladava", "32", "96", "32", "96")',
+     '      MVE_PW64_RUN("vmladava", "32", "96", "16", "80")'),
+    # in place: the second pixel's taps not copied before the pair's
+    # outputs overwrite them
+    ("      mve_copy(cols, x, 128);\n", "      mve_copy(cols, x, 64);\n"),
+    # the last of an odd count: its second copy left out
+    ("      mve_copy(cols, x, 64), mve_copy(cols + 64, x, 64);\n",
+     "      mve_copy(cols, x, 64);\n"),
+], ids=["pixel", "run-weights", "in-place-copy", "odd-last"])
+def test_kernels_check_catches_a_broken_mve_pointwise_64(tmp_path: Any, old: str,
+                                                         new: str) -> None:
+    """On the M55 the check fails when the MVE matrix product's 1x1 block of
+    64 taps (arm_mve/conv_s8_mve.h: mve_pw64) is wrong: copies of the crt
+    whose second pixel takes the first's taps, whose third run of taps
+    takes the second run's weights, whose pairs in place lose a pixel's
+    taps, or whose last pixel of an odd count reads stale taps, give
+    mismatches, and only in the cases the check counts as that block's."""
+    _check_broken_form(tmp_path, "conv_s8_mve.h", old, new, "pw", marked="pw-mve-64",
                        cases=200, folder="arm_mve", target="m55")
 
 

@@ -17,11 +17,13 @@
  * (mve_store4, TFLite's arithmetic exactly) where the layer's mode allows,
  * else one at a time by the DSP form's pw_out, so the bytes are the
  * portable kernel's; where the mode allows the vector, a pixel pair's
- * whole turns of four channels run in one assembly block (mve_run). conv_s8.c includes this header after
- * arm_dsp/conv_s8_dsp.h (whose helpers it uses) where isa.h says MVE is
- * there (TN_CRT_HAVE_ARM_MVE), and calls mve_pointwise in
- * dsp_pointwise's place (conv_run, and tn_crt_conv2d_s8 in place), with
- * the same scratch.
+ * whole turns of four channels run in one assembly block (mve_run), and
+ * 1x1 layers over 64 input channels with packed pixels take their pixel
+ * pairs in order, each turn's 64 taps with no loop (mve_pw64).
+ * conv_s8.c includes this header after arm_dsp/conv_s8_dsp.h (whose
+ * helpers it uses) where isa.h says MVE is there (TN_CRT_HAVE_ARM_MVE),
+ * and calls mve_pointwise in dsp_pointwise's place (conv_run, and
+ * tn_crt_conv2d_s8 in place), with the same scratch.
  */
 #ifndef TVMNODE_CRT_ARM_MVE_CONV_S8_MVE_H_
 #define TVMNODE_CRT_ARM_MVE_CONV_S8_MVE_H_
@@ -459,6 +461,171 @@ static NOINLINE void mve_channels(const Conv *c, const TnCrtQuant *q,
     mve_turns(c, q, lo, hi, corr, o0, o1, x0, x1, 0);
 }
 
+/*
+ * The 1x1 layers over 64 input channels whose pixels lie one after the
+ * other (mve_pw64_ok: a pixel's window is the 64 bytes at p * 64 of the
+ * input, its outputs at p * out_c), a pixel pair's whole turns in one
+ * assembly block with no loop over the taps: the pair's 128 taps are
+ * the 128 bytes at x (pixel 1's at x + 64), a turn's four weight rows
+ * the 256 bytes at w, and each of the window's four runs of 16 taps is
+ * two loads of taps, four of weights and eight VMLADAV(A) into eight
+ * sums (r0 r2 r4 r6: pixel 0's channels 0-3, r8 r10 r12 lr: pixel 1's),
+ * all at fixed offsets. The sums go to their lanes by VMOV, take the
+ * corrections by one vector load and add, and are requantized and stored
+ * as in MVE_RUN_ASM. r11 holds the MvePw64's address; r7 is left to a
+ * frame pointer; q6 q7 hold lo and hi.
+ */
+typedef struct {
+  const int8_t *x;            /* 0 */
+  int8_t *o0, *o1;            /* 4, 8 */
+  uintptr_t m, sh;            /* 12, 16: addresses, or per tensor values */
+  const int8_t *w;            /* 20 */
+  const uint32_t *k, *kend;   /* 24, 28 */
+  int32_t off, lo, hi;        /* 32, 36, 40 */
+} MvePw64;
+_Static_assert(offsetof(MvePw64, o0) == 4 && offsetof(MvePw64, m) == 12 &&
+                   offsetof(MvePw64, w) == 20 && offsetof(MvePw64, k) == 24 &&
+                   offsetof(MvePw64, kend) == 28 &&
+                   offsetof(MvePw64, off) == 32 && offsetof(MvePw64, lo) == 36,
+               "MvePw64's offsets are the assembly's");
+
+/* One run of 16 taps: X and W the offsets (bytes) of its taps and of its
+ * weights in row 0 (rows 1 and 3 64 further, rows 2 and 3 from r9), OP
+ * vmladav (the first run) or vmladava. */
+#define MVE_PW64_RUN(OP, X, X1, W, W1)                                      \
+  "vldrb.8 q0, [r1, #" X "]\n\t"                                            \
+  "vldrb.8 q1, [r1, #" X1 "]\n\t"                                           \
+  "vldrb.8 q2, [r5, #" W "]\n\t"                                            \
+  "vldrb.8 q3, [r5, #" W1 "]\n\t"                                           \
+  "vldrb.8 q4, [r9, #" W "]\n\t"                                            \
+  "vldrb.8 q5, [r9, #" W1 "]\n\t"                                           \
+  OP ".s8 r0, q0, q2\n\t"                                                   \
+  OP ".s8 r2, q0, q3\n\t"                                                   \
+  OP ".s8 r4, q0, q4\n\t"                                                   \
+  OP ".s8 r6, q0, q5\n\t"                                                   \
+  OP ".s8 r8, q1, q2\n\t"                                                   \
+  OP ".s8 r10, q1, q3\n\t"                                                  \
+  OP ".s8 r12, q1, q4\n\t"                                                  \
+  OP ".s8 lr, q1, q5\n\t"
+
+/* The block, MUL and SHIFT the requantization's multiply and shift (per
+ * channel or per tensor; MVE_RUN_ASM's, the struct's m and sh at 12). */
+#define MVE_PW64_ASM(R, MUL, SHIFT)                                         \
+  __asm__ volatile(                                                         \
+      "ldrd r0, r2, [r11, #36]\n\t"                                         \
+      "vdup.32 q6, r0\n\t"                                                  \
+      "vdup.32 q7, r2\n\t"                                                  \
+      "ldr r1, [r11]\n\t"                                                   \
+      "ldrd r5, r3, [r11, #20]\n\t"                                         \
+      "add r9, r5, #128\n"                                                  \
+      "1:\n\t"                                                              \
+      MVE_PW64_RUN("vmladav", "0", "64", "0", "64")                         \
+      MVE_PW64_RUN("vmladava", "16", "80", "16", "80")                      \
+      MVE_PW64_RUN("vmladava", "32", "96", "32", "96")                      \
+      MVE_PW64_RUN("vmladava", "48", "112", "48", "112")                    \
+      "add r5, r5, #256\n\t"                                                \
+      "add r9, r9, #256\n\t"                                                \
+      "vmov q3[2], q3[0], r0, r4\n\t"                                       \
+      "vmov q3[3], q3[1], r2, r6\n\t"                                       \
+      "vmov q4[2], q4[0], r8, r12\n\t"                                      \
+      "vmov q4[3], q4[1], r10, lr\n\t"                                      \
+      "vldrw.u32 q0, [r3], #16\n\t"                                         \
+      "vadd.i32 q3, q3, q0\n\t"                                             \
+      "vadd.i32 q4, q4, q0\n\t" MUL                                         \
+      "vshr.s32 q2, q3, #31\n\t"                                            \
+      "vqadd.s32 q3, q3, q2\n\t"                                            \
+      "vshr.s32 q2, q4, #31\n\t"                                            \
+      "vqadd.s32 q4, q4, q2\n\t" SHIFT                                      \
+      "ldr r0, [r11, #32]\n\t"                                              \
+      "vadd.i32 q3, q3, r0\n\t"                                             \
+      "vadd.i32 q4, q4, r0\n\t"                                             \
+      "vmax.s32 q3, q3, q6\n\t"                                             \
+      "vmax.s32 q4, q4, q6\n\t"                                             \
+      "vmin.s32 q3, q3, q7\n\t"                                             \
+      "vmin.s32 q4, q4, q7\n\t"                                             \
+      "ldrd r0, r2, [r11, #4]\n\t"                                          \
+      "vstrb.32 q3, [r0], #4\n\t"                                           \
+      "vstrb.32 q4, [r2], #4\n\t"                                           \
+      "strd r0, r2, [r11, #4]\n\t"                                          \
+      "ldr r0, [r11, #28]\n\t"                                              \
+      "cmp r3, r0\n\t"                                                      \
+      "bne 1b"                                                              \
+      :                                                                     \
+      : "r"(R)                                                              \
+      : "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r8", "r9", "r10", "r12", \
+        "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory",      \
+        "cc")
+
+#define MVE_PW64_MUL_PC                                                     \
+  "ldrd r0, r2, [r11, #12]\n\t"                                             \
+  "vldrw.u32 q0, [r0], #16\n\t"                                             \
+  "vldrw.u32 q1, [r2], #16\n\t"                                             \
+  "strd r0, r2, [r11, #12]\n\t"                                             \
+  "vqrdmulh.s32 q3, q3, q0\n\t"                                             \
+  "vqrdmulh.s32 q4, q4, q0\n\t"
+#define MVE_PW64_MUL_PT                                                     \
+  "ldrd r0, r2, [r11, #12]\n\t"                                             \
+  "vqrdmulh.s32 q3, q3, r0\n\t"                                             \
+  "vqrdmulh.s32 q4, q4, r0\n\t"
+#define MVE_PW64_SHIFT_PT                                                   \
+  "vrshl.s32 q3, r2\n\t"                                                    \
+  "vrshl.s32 q4, r2\n\t"
+
+/* Whether mve_pw_run takes the layer's pixel pairs by mve_pw64: 1x1,
+ * stride 1, no padding, 64 input channels (a window of 64 taps, the
+ * weight rows 64 apart), out_c a multiple of 4, and the input's and
+ * output's pixels packed one after the other (NHWC with no gaps). */
+static int mve_pw64_ok(const TnCrtConv2d *p) {
+  const int32_t *is = p->in_strides, *os = p->out_strides;
+  const int32_t oc = p->out_c;
+  return p->k_h == 1 && p->k_w == 1 && p->in_c == 64 && oc >= 4 &&
+         (oc & 3) == 0 && p->w_strides[2] == 1 && p->w_strides[3] == 64 &&
+         p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
+         p->pad_left == 0 && p->out_h == p->in_h && p->out_w == p->in_w &&
+         is[3] == 1 && is[2] == 64 && is[1] == 64 * p->in_w &&
+         is[0] == is[1] * p->in_h && os[2] == oc &&
+         os[1] == oc * p->out_w && os[0] == os[1] * p->out_h;
+}
+
+/* mve_pw64_ok's layer's pixels in pairs (0 where the layer is not one),
+ * `any` 0 (the run's requantization conditions); the last of an odd
+ * count twice, from two copies of its taps in cols, its outputs written
+ * twice. In place (out == the input) a pair's 128 taps are copied to
+ * cols first: its outputs end where the next pair's taps start. */
+static NOINLINE int mve_pw64(const Conv *c, const TnCrtQuant *q, int32_t lo,
+                             int32_t hi, const uint32_t *corr, int8_t *out,
+                             int8_t *cols) {
+  const TnCrtConv2d *p = c->p;
+  if (!mve_pw64_ok(p)) return 0;
+  const int32_t oc = p->out_c;
+  const int direct = (const void *)c->in != (const void *)out;
+  const int8_t *x = c->in;
+  int8_t *o = out;
+  MvePw64 r = {.w = c->w, .kend = corr + oc, .off = q->output_offset,
+               .lo = lo, .hi = hi};
+  register MvePw64 *rp __asm__("r11") = &r;
+  for (int64_t left = (int64_t)p->batch * p->out_h * p->out_w; left > 0;
+       left -= 2, x += 128, o += 2 * oc) {
+    r.x = x, r.o0 = o, r.o1 = o + oc, r.k = corr;
+    if (left == 1) { /* the last of an odd count: its taps twice */
+      mve_copy(cols, x, 64), mve_copy(cols + 64, x, 64);
+      r.x = cols, r.o1 = o;
+    } else if (!direct) {
+      mve_copy(cols, x, 128);
+      r.x = cols;
+    }
+    if (q->per_channel) {
+      r.m = (uintptr_t)q->multiplier, r.sh = (uintptr_t)q->shift;
+      MVE_PW64_ASM(rp, MVE_PW64_MUL_PC, MVE_RUN_SHIFT_PC);
+    } else {
+      r.m = (uint32_t)q->multiplier[0], r.sh = (uint32_t)q->shift[0];
+      MVE_PW64_ASM(rp, MVE_PW64_MUL_PT, MVE_PW64_SHIFT_PT);
+    }
+    if (left == 1) break;
+  }
+  return 1;
+}
+
 /* The requantization mode mve_channels takes for a layer of pw_mode
  * `mode`: its own where TN_CRT_CONV_S8_FORMS keeps its loop, else the
  * any-mode one where that is kept (pw_taken), else -1 (none runs). */
@@ -484,6 +651,9 @@ static NOINLINE void mve_pw_run(const Conv *c, const TnCrtQuant *q,
   const int32_t pitch = pw_cols(p);
   const int direct = (const void *)c->in != (const void *)out;
   const int kept = mve_kept(mode);
+  if (p->in_c == 64 && p->k_w == 1 && kept >= 0 && kept != PW_ANY &&
+      mve_pw64(c, q, lo, hi, corr, out, cols))
+    return;
   MveInside in;
   mve_inside_init(&in, p);
   PwPixels it = {.p = p, .out = out};
