@@ -251,6 +251,39 @@ def test_device_hooks_must_exist_to_link(tmp_path: Any) -> None:
                               cflags=["-O1", "-Wl,-z,defs"])
 
 
+def test_build_library_takes_a_launcher_and_names_the_source_that_failed(
+        tmp_path: Any) -> None:
+    """build_library compiles each source on its own from inside the
+    archive: cc may be a command line (a compiler cache or `env` before
+    the compiler), the library it gives runs the model as the plain
+    compiler's does, and a source that does not compile is named, with
+    the compiler's message, as is a library that does not link."""
+    arch = codegen.compile(model("ad01_int8.tflite"), name="ad")
+    d = arch.export(str(tmp_path / "ad"))
+    plain = codegen.build_library(d, str(tmp_path / "plain.so"))
+    launched = codegen.build_library(d, str(tmp_path / "launched.so"), cc="env LC_ALL=C cc")
+    xs = [np.random.default_rng(3).integers(-128, 128, i["shape"]).astype(np.int8)
+          for i in arch.info["inputs"]]
+    outs = []
+    for so in (plain, launched):
+        with runtime.load_module(so) as m:
+            outs.append(m.run(*xs)[0])
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0], expected(arch, xs)[0])
+    broken = os.path.join(d, "codegen", "host", "src", "zz_broken.c")
+    with open(broken, "w") as f:
+        f.write("int tvmnode_test_broken(void) { return undeclared_name; }\n")
+    with pytest.raises(RuntimeError, match=r"(?s)build_library: .*failed on "
+                       r"codegen/host/src/zz_broken\.c:.*undeclared_name"):
+        codegen.build_library(d, str(tmp_path / "broken.so"))
+    os.remove(broken)
+    with pytest.raises(RuntimeError, match=r"(?s)build_library: linking .*nolink\.so.*tn_no_such_lib"):
+        codegen.build_library(d, str(tmp_path / "nolink.so"),
+                              cflags=["-O1", "-ltn_no_such_lib"])
+    with pytest.raises(ValueError, match="build_library: argument cc"):
+        codegen.build_library(d, str(tmp_path / "x.so"), cc=" ")
+
+
 class TensorInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32),
                 ("shape", ctypes.POINTER(ctypes.c_int32)), ("nbytes", ctypes.c_uint32),

@@ -268,33 +268,63 @@ def build_library(archive: str, output: str, *, cc: Optional[str] = None,
                   cflags: Sequence[str] = ("-O2",)) -> str:
     """Compile an exported archive (a directory: the generated C and the
     runtime sources it carries) into a shared library with the system C
-    compiler ($CC or cc). Besides the model's C interface the library
-    exports `tvmnode_module_models`, the list of its model descriptors, so
-    that tvmnode.runtime.load_module can open it. Returns `output`."""
+    compiler ($CC or cc; a command line, so "ccache cc" works). Besides the
+    model's C interface the library exports `tvmnode_module_models`, the
+    list of its model descriptors, so that tvmnode.runtime.load_module can
+    open it. Returns `output`.
+
+    Each source is compiled on its own, as many at once as the machine has
+    cores, from inside the archive by paths relative to it, then the
+    objects are linked: a compiler cache (ccache, named in $CC or first on
+    PATH as /usr/lib/ccache) keys the runtime's sources the same in every
+    archive and compiles them once."""
+    import concurrent.futures
+    import shlex
     import subprocess
     import tempfile
 
-    cc = cc or os.environ.get("CC", "cc")
-    srcs = sorted(os.path.join(archive, "codegen", "host", "src", f)
-                  for f in os.listdir(os.path.join(archive, "codegen", "host", "src"))
+    cc_cmd = shlex.split(cc or os.environ.get("CC", "") or "cc")
+    if not cc_cmd:
+        raise ValueError("build_library: argument cc: expected a compiler command, got %r" % cc)
+    archive = os.path.abspath(archive)
+    output = os.path.abspath(output)
+    gen = os.path.join("codegen", "host", "src")
+    srcs = sorted(os.path.join(gen, f) for f in os.listdir(os.path.join(archive, gen))
                   if f.endswith(".c"))
-    rt = os.path.join(archive, "runtime", "src")
-    for root, _, names in os.walk(rt):
-        srcs += sorted(os.path.join(root, n) for n in names if n.endswith(".c"))
+    rt = os.path.join("runtime", "src")
+    for root, _, names in os.walk(os.path.join(archive, rt)):
+        rel = os.path.relpath(root, archive)
+        srcs += sorted(os.path.join(rel, n) for n in names if n.endswith(".c"))
     # only the model's interface is exported (the caller's cflags come
     # last and may say otherwise): two libraries, or a library and
     # libtvmnode, never bind each other's kernels
-    cmd = [cc, "-std=c99", "-I" + os.path.join(archive, "codegen", "host", "include"),
-           "-I" + os.path.join(archive, "runtime", "include"), "-shared", "-fPIC",
-           "-fvisibility=hidden", *cflags]
+    compile_cmd = cc_cmd + ["-std=c99", "-I" + os.path.join("codegen", "host", "include"),
+                            "-I" + os.path.join("runtime", "include"), "-fPIC",
+                            "-fvisibility=hidden", *cflags, "-c"]
     with tempfile.TemporaryDirectory(prefix="tvmnode-build-") as tmp:
         models = os.path.join(tmp, "tvmnode_module_models.c")
         with open(models, "w", encoding="utf-8") as f:
             f.write(module_list_source(archive))
-        proc = subprocess.run(cmd + srcs + [models, "-o", output, "-lm"],
+
+        def one(i_src: Tuple[int, str]) -> Tuple[str, "subprocess.CompletedProcess[str]"]:
+            i, src = i_src
+            obj = os.path.join(tmp, "%d_%s.o" % (i, os.path.splitext(os.path.basename(src))[0]))
+            return obj, subprocess.run(compile_cmd + [src, "-o", obj], cwd=archive,
+                                       capture_output=True, text=True)
+
+        jobs = list(enumerate(srcs + [models]))
+        with concurrent.futures.ThreadPoolExecutor(min(len(jobs), os.cpu_count() or 1)) as pool:
+            done = list(pool.map(one, jobs))
+        for (_, src), (_, proc) in zip(jobs, done):
+            if proc.returncode != 0:
+                raise RuntimeError("build_library: %s failed on %s:\n%s"
+                                   % (" ".join(cc_cmd + ["-c"]), src, proc.stderr))
+        proc = subprocess.run(cc_cmd + ["-shared", "-fPIC", *cflags]
+                              + [obj for obj, _ in done] + ["-o", output, "-lm"],
                               capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError("build_library: %s failed:\n%s" % (" ".join(cmd[:3]), proc.stderr))
+        raise RuntimeError("build_library: linking %s with %s failed:\n%s"
+                           % (output, " ".join(cc_cmd), proc.stderr))
     return output
 
 
