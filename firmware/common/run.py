@@ -49,6 +49,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import threading
 from fractions import Fraction
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -281,29 +282,33 @@ def _run(cmd: Sequence[str], what: str, timeout: Optional[float] = None) -> str:
     return text
 
 
-def _header_digest(include_dirs: Sequence[str]) -> str:
+def _included_digest(src: str, cmd_flags: Sequence[str]) -> str:
+    """A digest of the headers src includes, directly or not (the
+    compiler's own -MM list, in its order; the toolchain's headers left
+    out), each by its name and text: the same for a source of a copy of
+    the crt whose changed header it does not include."""
+    rule = _run([GCC] + list(cmd_flags) + ["-MM", src], "listing the headers of " + src)
+    # "obj.o: src.c a.h \\\n b.h": the rule's prerequisites after the
+    # source, blanks in names escaped by a backslash
+    deps = re.findall(r"(?:\\.|[^\s\\])+", rule.replace("\\\n", " ").split(": ", 1)[-1])
     h = hashlib.sha256()
-    for d in include_dirs:
-        for root, _, names in sorted(os.walk(d)):
-            for n in sorted(names):
-                if n.endswith(".h"):
-                    path = os.path.join(root, n)
-                    h.update(os.path.relpath(path, d).encode() + b"\0")
-                    with open(path, "rb") as f:
-                        h.update(f.read())
+    for d in deps[1:]:
+        path = d.replace("\\ ", " ")
+        h.update(os.path.basename(path).encode() + b"\0")
+        with open(path, "rb") as f:
+            h.update(f.read() + b"\0")
     return h.hexdigest()
 
 
 def _compile_all(sources: Sequence[str], flags: Sequence[str], include_dirs: Sequence[str],
                  objdir: str, cache: Optional[str]) -> List[str]:
     """Compile each source into objdir (in parallel). With a cache folder, an
-    object is reused when the source, every header in include_dirs and the
-    flags are what they were."""
+    object is reused when the source, every header it includes (as the
+    compiler lists them) and the flags are what they were."""
     os.makedirs(objdir, exist_ok=True)
     if cache:
         os.makedirs(cache, exist_ok=True)
     cmd_flags = list(flags) + ["-I" + d for d in include_dirs]
-    headers = _header_digest(include_dirs) if cache else ""
 
     # Objects are named by their path below the sources' common folder
     # (kernels/x86/conv_s8.c -> kernels__x86__conv_s8.o): an ISA form has
@@ -318,15 +323,15 @@ def _compile_all(sources: Sequence[str], flags: Sequence[str], include_dirs: Seq
         cached = None
         if cache:
             with open(src, "rb") as f:
-                key = hashlib.sha256(f.read() + b"\0" + headers.encode() + b"\0"
-                                     + "\0".join(flags).encode()).hexdigest()
+                key = hashlib.sha256(f.read() + b"\0" + _included_digest(src, cmd_flags).encode()
+                                     + b"\0" + "\0".join(flags).encode()).hexdigest()
             cached = os.path.join(cache, "%s-%s.o" % (base, key[:24]))
             if os.path.exists(cached):
                 shutil.copyfile(cached, obj)
                 return obj
         _run([GCC] + cmd_flags + ["-c", src, "-o", obj], "compiling " + src)
         if cached:
-            tmp = "%s.%d.tmp" % (cached, os.getpid())
+            tmp = "%s.%d.%d.tmp" % (cached, os.getpid(), threading.get_ident())
             shutil.copyfile(obj, tmp)
             os.replace(tmp, cached)
         return obj
@@ -719,7 +724,7 @@ def build_program(sources: Sequence[str], workdir: str, *, target: str = DEFAULT
     own += [os.path.join(HERE, s) for s in ("startup.c", "semihost.c", "measure.c")
             if s not in sources]
     objs = _compile_all(own, tflags + harness_defines(t) + list(flags), [HERE] + inc,
-                        os.path.join(workdir, "obj", "harness"), None) + objs
+                        os.path.join(workdir, "obj", "harness"), cache) + objs
     return link(t, objs, os.path.join(workdir, elf_name), stack_size, opt)
 
 

@@ -415,6 +415,41 @@ def test_interfaces_the_harness_refuses(tmp_path: Any, prepared: Any) -> None:
     assert fw.read_metadata(str(tmp_path), "ad")["interface"]["io_in_pool"] is True
 
 
+def test_object_cache_keys_each_source_by_the_headers_it_includes(tmp_path: Any) -> None:
+    """run.py's object cache: a source compiles again when a header it
+    includes (directly or through another) changes, and only then; a
+    changed flag or source text compiles it again too."""
+    src = tmp_path / "src"
+    (src / "inc").mkdir(parents=True)
+    (src / "inc" / "x.h").write_text("#include \"deep.h\"\n#define X (DEEP + 1)\n")
+    (src / "inc" / "deep.h").write_text("#define DEEP 1\n")
+    (src / "inc" / "y.h").write_text("#define Y 2\n")
+    (src / "a.c").write_text("#include \"x.h\"\nint a(void) { return X; }\n")
+    (src / "b.c").write_text("#include \"y.h\"\nint b(void) { return Y; }\n")
+    cache = tmp_path / "cache"
+    flags = fw.target_flags(fw.get_target(DEFAULT), "-O2")
+
+    def build(extra: Tuple[str, ...] = ()) -> List[str]:
+        fw._compile_all([str(src / "a.c"), str(src / "b.c")], flags + list(extra),
+                        [str(src / "inc")], str(tmp_path / "obj"), str(cache))
+        return sorted(os.listdir(cache))
+
+    first = build()
+    assert len(first) == 2 and build() == first
+    (src / "inc" / "y.h").write_text("#define Y 3\n")
+    second = build()
+    assert len(second) == 3 and set(first) < set(second)
+    assert [n for n in second if n not in first][0].startswith("b-")
+    (src / "inc" / "deep.h").write_text("#define DEEP 5\n")
+    third = build()
+    assert len(third) == 4 and [n for n in third if n not in second][0].startswith("a-")
+    assert len(build(("-DZ=1",))) == 6
+    (src / "a.c").write_text("#include \"x.h\"\nint a(void) { return X + 1; }\n")
+    assert len(build()) == 7
+    sizes = fw.section_sizes(str(tmp_path / "obj" / "a.o"))
+    assert sizes["text"] > 0
+
+
 def _load_kernels_check() -> Any:
     """firmware/common/kernels_check.py, beside run.py."""
     mod = types.ModuleType("firmware_common_kernels_check")
@@ -549,6 +584,14 @@ def test_kernels_check_reports_a_mismatch(tmp_path: Any) -> None:
     assert any(m.startswith("mismatch case") for m in res["mismatches"])
 
 
+def _copies_cache(tmp_path: Any) -> str:
+    """The object cache of the checks on copies of the crt with one header
+    changed, shared by the tests of a worker: a source's object is keyed by
+    the headers it includes, so only the sources that include the changed
+    one compile again."""
+    return str(tmp_path.parent / "fw-copies-objects")
+
+
 def _check_broken_form(tmp_path: Any, header_name: str, old: str, new: str,
                        tag: str, kind: bool = False, marked: str = "",
                        cases: int = 120, folder: str = "arm_dsp",
@@ -567,7 +610,7 @@ def _check_broken_form(tmp_path: Any, header_name: str, old: str, new: str,
     assert text.count(old) == 1
     header.write_text(text.replace(old, new))
     elf = kc.build(str(tmp_path / "fw"), opt="-O2", cases=cases, seed=1, crt=str(crt),
-                   target=target)
+                   target=target, cache=_copies_cache(tmp_path))
     res = kc.run_elf(elf, timeout=300, target=target)
     assert res["exit_code"] == 1 and res["failures"] > 0 and not res["ok"]
     described = [m for m in res["mismatches"] if m.startswith("case ")]
@@ -717,7 +760,8 @@ def _kernels_check_without_dw3_any(tmp_path: Any, broken: bool = False) -> Dict[
             assert text.count(test) == 1
             text = text.replace(test, none)
         dw3.write_text(text)
-    elf = kc.build(str(tmp_path / "fw"), opt="-Os", cases=300, seed=4, crt=str(crt))
+    elf = kc.build(str(tmp_path / "fw"), opt="-Os", cases=300, seed=4, crt=str(crt),
+                   cache=_copies_cache(tmp_path))
     res: Dict[str, Any] = kc.run_elf(elf, timeout=300)
     return res
 
