@@ -1876,8 +1876,10 @@ START_TEST(test_dense_packed_random) {
      * quarter for its last (6) */
     ck_assert_int_gt(dense_packed_random(5, 6, 0), 0);
     /* and its requantization from the registers (whole groups of four
-     * inputs) leaving the bias out of each block's outputs 8-15 (7) */
+     * inputs) leaving the bias out of each block's outputs 8-15 (7), and
+     * its inputs widened once a call missing their last group (8) */
     ck_assert_int_gt(dense_packed_random(5, 7, 0), 0);
+    ck_assert_int_gt(dense_packed_random(5, 8, 0), 0);
   }
   tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 #endif

@@ -115,7 +115,8 @@ void tn__crt_dense_packed_avxvnni(const Dense *d, const int8_t *x,
  * 0x80; 4 makes the AVX2 packed form read its second block's third
  * quarter for its fourth, 6 the last-block form its first quarter for
  * its last, 7 the AVX2 form's requantization in registers the bias of
- * each block's outputs 8-15. */
+ * each block's outputs 8-15, 8 the AVX2 form's inputs widened once a
+ * call their last group of four. */
 void tn__crt_dense_vnni_fault(int how);
 #endif
 

@@ -169,12 +169,15 @@ AVX2 static inline __attribute__((always_inline)) unsigned finish8x2(
   return 1;
 }
 
-/* nb (1 or 2) blocks, bs bytes apart, sharing each group's inputs; fo0:
+/* nb (1 or 2) blocks, bs bytes apart, sharing each group's inputs (with
+ * xw, the row's whole groups as int16 x + io, widened once a call: each
+ * group's four one vpbroadcastq from memory; else widened here); fo0:
  * the filter offset is 0 (no add); requantized by finish8x2 (the blocks
  * first and first + 1 of rq's span). */
 AVX2 static inline __attribute__((always_inline)) unsigned packed_avx2(
-    const Dense *d, const int8_t *x, const int8_t *w, ptrdiff_t bs, int nb,
-    int fo0, uint32_t *a, const DenseRqSpan *rq, int first) {
+    const Dense *d, const int8_t *x, const int16_t *xw, const int8_t *w,
+    ptrdiff_t bs, int nb, int fo0, uint32_t *a, const DenseRqSpan *rq,
+    int first) {
   const int32_t whole = d->p->in_features & ~3;
   const __m128i io = _mm_set1_epi16((int16_t)d->io);
   const __m256i fo = _mm256_set1_epi16((int16_t)d->fo);
@@ -185,10 +188,15 @@ AVX2 static inline __attribute__((always_inline)) unsigned packed_avx2(
   const ptrdiff_t b3q = bs + (__atomic_load_n(&vnni_fault, __ATOMIC_RELAXED)
                               == 4 ? 32 : 48);
   for (int32_t k = 0; k < whole; k += 4, w += 64) {
-    int32_t x4;
-    memcpy(&x4, x + k, 4);
-    const __m256i xv = _mm256_broadcastq_epi64(
-        _mm_add_epi16(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(x4)), io));
+    __m256i xv;
+    if (xw) {
+      xv = _mm256_broadcastq_epi64(_mm_loadl_epi64((const __m128i *)(xw + k)));
+    } else {
+      int32_t x4;
+      memcpy(&x4, x + k, 4);
+      xv = _mm256_broadcastq_epi64(
+          _mm_add_epi16(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(x4)), io));
+    }
     a0 = acc_add(a0, qmadd(xv, w, fo, fo0));
     a1 = acc_add(a1, qmadd(xv, w + 16, fo, fo0));
     a2 = acc_add(a2, qmadd(xv, w + 32, fo, fo0));
@@ -261,22 +269,55 @@ AVX2 __attribute__((noinline)) void tn__crt_dense_packed_part_avx2(
   }
 }
 
+/* xw[k] = x[k] + io for the n inputs at x. */
+AVX2 static void widen_row(const int8_t *x, int32_t n, int32_t io,
+                           int16_t *xw) {
+  const __m256i iov = _mm256_set1_epi16((int16_t)io);
+  int32_t k = 0;
+  for (; k + 16 <= n; k += 16)
+    _mm256_store_si256(
+        (__m256i *)(xw + k),
+        _mm256_add_epi16(
+            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(x + k))),
+            iov));
+  for (; k < n; k++) xw[k] = (int16_t)(x[k] + io);
+}
+
+enum { DENSE_XW = 2048 }; /* inputs widened once a call, on the stack */
+
 AVX2 __attribute__((noinline)) unsigned tn__crt_dense_packed_avx2(
     const Dense *d, const int8_t *x, const int8_t *w, int32_t nb,
     uint32_t *a, const DenseRqSpan *rq) {
   const ptrdiff_t bs = 16 * (ptrdiff_t)d->p->in_features; /* block bytes */
+  const int32_t whole = d->p->in_features & ~3;
+  /* the row's inputs widened once a call, not once a pair of blocks,
+   * where the stack's buffer holds them (how == 8 leaves the last group
+   * out of it: a broken form for the tests) */
+  int16_t buf[DENSE_XW] __attribute__((aligned(32)));
+  const int16_t *xw = NULL;
+  if (whole <= DENSE_XW) {
+    const int cut = __atomic_load_n(&vnni_fault, __ATOMIC_RELAXED) == 8;
+    widen_row(x, whole - 4 * cut, d->io, buf);
+    if (cut) memset(buf + whole - 4, 0, 8);
+    xw = buf;
+  }
   unsigned left = 0;
   for (int32_t b = 0; b < nb; b += 2, w += 2 * bs) {
     const int two = nb - b >= 2;
-    if (d->fo == 0) {
+    if (xw && d->fo == 0) {
       if (two)
-        left |= packed_avx2(d, x, w, bs, 2, 1, a, rq, b);
+        left |= packed_avx2(d, x, xw, w, bs, 2, 1, a, rq, b);
       else
-        left |= packed_avx2(d, x, w, bs, 1, 1, a, rq, b);
+        left |= packed_avx2(d, x, xw, w, bs, 1, 1, a, rq, b);
+    } else if (xw) {
+      if (two)
+        left |= packed_avx2(d, x, xw, w, bs, 2, 0, a, rq, b);
+      else
+        left |= packed_avx2(d, x, xw, w, bs, 1, 0, a, rq, b);
     } else if (two) {
-      left |= packed_avx2(d, x, w, bs, 2, 0, a, rq, b);
+      left |= packed_avx2(d, x, NULL, w, bs, 2, 0, a, rq, b);
     } else {
-      left |= packed_avx2(d, x, w, bs, 1, 0, a, rq, b);
+      left |= packed_avx2(d, x, NULL, w, bs, 1, 0, a, rq, b);
     }
   }
   return left;
