@@ -778,6 +778,27 @@ START_TEST(test_conv_dw_avx2_broken_is_caught) {
 }
 END_TEST
 
+/* Depthwise layers not in place take all their rows in one call; the
+ * last row given the window of the row above. */
+START_TEST(test_conv_dw_avx2_rows_broken_is_caught) {
+  avx2_broken_is_caught(5, 23, 150, 6);
+}
+END_TEST
+
+/* The layer form's float requantization keeping the float results of the
+ * lanes it is not certain of (the exact one skipped). */
+START_TEST(test_conv_dw_avx2_float_broken_is_caught) {
+  avx2_broken_is_caught(6, 23, 150, 6);
+}
+END_TEST
+
+/* Its passes of 8 channels, two pixels at once, the second reading the
+ * first one's inputs. */
+START_TEST(test_conv_dw_avx2_pairs_broken_is_caught) {
+  avx2_broken_is_caught(7, 23, 150, 6);
+}
+END_TEST
+
 /* ResNet-like layers of one group take the row form over the padded copy
  * of their rows; each window's last row left out. */
 START_TEST(test_conv_rows_avx2_broken_is_caught) {
@@ -1854,6 +1875,11 @@ START_TEST(test_dense_packed_random) {
     /* and its form of a last block of 8 or 12 outputs reading its first
      * quarter for its last (6) */
     ck_assert_int_gt(dense_packed_random(5, 6, 0), 0);
+    /* and its requantization from the registers (whole groups of four
+     * inputs) leaving the bias out of each block's outputs 8-15 (7), and
+     * its inputs widened once a call missing their last group (8) */
+    ck_assert_int_gt(dense_packed_random(5, 7, 0), 0);
+    ck_assert_int_gt(dense_packed_random(5, 8, 0), 0);
   }
   tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
 #endif
@@ -1952,6 +1978,7 @@ END_TEST
  * the packed call). */
 static int packed_avx2_fault; /* tn__crt_conv_avx2_fault for the call */
 static int packed_big;        /* larger layers (conv_packed_random) */
+static int packed_whole;      /* in place, out_c whole blocks of 16 */
 
 static int conv_packed_random(uint64_t seed, int fault, int tiles) {
   KtRng r = kt_rng(seed);
@@ -1974,7 +2001,13 @@ static int conv_packed_random(uint64_t seed, int fault, int tiles) {
       p.in_c = 4 * kt_int(&r, 1, 80);
       p.out_c = it % 2 ? 16 * kt_int(&r, 4, 6) : kt_int(&r, 60, 96);
     }
-    const int in_place = it % 4 == 3 && p.out_c <= p.in_c;
+    if (packed_whole) { /* mostly all pixels' inputs in PACKED_XQ int16 */
+      p.in_c = 16 + 4 * kt_int(&r, 0, 60);
+      p.out_c = 16 * kt_int(&r, 1, p.in_c / 16 < 6 ? p.in_c / 16 : 6);
+      const int32_t fit = 4096 / (p.in_c * p.batch * p.in_h);
+      p.in_w = p.out_w = kt_int(&r, 1, it % 5 == 4 || fit < 1 ? 12 : fit);
+    }
+    const int in_place = (packed_whole || it % 4 == 3) && p.out_c <= p.in_c;
     int32_t di[4] = {p.batch, p.in_h, p.in_w, p.in_c};
     int32_t dw[4] = {1, 1, p.in_c, p.out_c};
     int32_t dout[4] = {p.batch, p.out_h, p.out_w, p.out_c};
@@ -1995,8 +2028,8 @@ static int conv_packed_random(uint64_t seed, int fault, int tiles) {
     q.channels = q.per_channel ? p.out_c : 1;
     if (kind == 5 && q.per_channel)
       mult[kt_int(&r, 0, p.out_c - 1)] *= -1;
-    if (it % 3 != 2) q.input_offset = 128;
-    if (it % 7 != 6) q.filter_offset = 0;
+    if (it % 3 != 2 || packed_whole) q.input_offset = 128;
+    if (it % 7 != 6 || packed_whole) q.filter_offset = 0;
     KT_CHECK_OK(tn_crt_dense_s8_pack(p.out_c, p.in_c, w, wp));
     int8_t *got = xalloc((size_t)(no > ni ? no : ni));
     int8_t *want = xalloc((size_t)no);
@@ -2105,6 +2138,33 @@ START_TEST(test_conv_packed_avx2_random) {
   ck_assert_int_gt(third, 0);
   ck_assert_int_gt(swapped, 0);
 #endif
+}
+END_TEST
+
+/* Capped at AVX2 (no AVX-VNNI), packed 1x1 layers in place whose
+ * channels are whole blocks of 16 (16 to 256 inputs, up to 96 outputs),
+ * most of them with every pixel's inputs in the GEMM's int16 copy: those
+ * take all their blocks in one call, with no copy to scratch; a fifth
+ * are larger and take the chunks. Byte for byte against the reference at every level;
+ * the one call widening the inputs again for each pair of blocks, so
+ * reading outputs already written over them (tn__crt_conv_vnni_fault
+ * 10), is caught. */
+START_TEST(test_conv_packed_whole_in_place) {
+  int differ = 0;
+  packed_whole = 1;
+  EACH_ISA(differ += conv_packed_random(53, 0, 0));
+  ck_assert_int_eq(differ, 0);
+#if HAVE_AVX2_FORMS
+  if ((tn_crt_isa() & TN_CRT_ISA_LEVEL_MASK) >= TN_CRT_ISA_AVX2) {
+    tn_crt_isa_limit(TN_CRT_ISA_AVX2);
+    const int clean = conv_packed_random(53, 0, 0);
+    const int again = conv_packed_random(53, 10, 0);
+    tn_crt_isa_limit(TN_CRT_ISA_AVX512VNNI);
+    ck_assert_int_eq(clean, 0);
+    ck_assert_int_gt(again, 0);
+  }
+#endif
+  packed_whole = 0;
 }
 END_TEST
 
@@ -3479,6 +3539,9 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_rows_random);
   tcase_add_test(tc, test_conv_rows_broken_is_caught);
   tcase_add_test(tc, test_conv_dw_avx2_broken_is_caught);
+  tcase_add_test(tc, test_conv_dw_avx2_rows_broken_is_caught);
+  tcase_add_test(tc, test_conv_dw_avx2_float_broken_is_caught);
+  tcase_add_test(tc, test_conv_dw_avx2_pairs_broken_is_caught);
   tcase_add_test(tc, test_conv_rows_avx2_broken_is_caught);
   tcase_add_test(tc, test_conv_rows8_random);
   tcase_add_test(tc, test_conv_dw_narrow_random);
@@ -3505,6 +3568,7 @@ static Suite *make_suite(void) {
   tcase_add_test(tc, test_conv_packed_random);
   tcase_add_test(tc, test_conv_packed_big_random);
   tcase_add_test(tc, test_conv_packed_avx2_random);
+  tcase_add_test(tc, test_conv_packed_whole_in_place);
   tcase_add_test(tc, test_conv_packed_tiles_random);
   tcase_add_test(tc, test_conv_packed_args);
   tcase_add_test(tc, test_dense_packed4_random);

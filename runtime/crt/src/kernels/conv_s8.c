@@ -1647,6 +1647,40 @@ static TnCrtStatus kxk_packed(const TnCrtConv2d *p, const TnCrtQuant *q,
                                         scratch_size);
 }
 
+#if TN_CRT_HAVE_AVX2
+/* In place with AVX2 alone (not the AVX-512 VNNI or AVX-VNNI forms): a
+ * layer whose channels are whole blocks of 16, all fast, and whose every
+ * input fits the AVX2 GEMM's int16 copy (npx * in_c <= PACKED_XQ, in_c <=
+ * PACKED_PAIRS_K) in one call of tn__crt_conv_gemm_packed_avx2 on all the
+ * blocks: that call widens every input before it writes any output, so
+ * no copy to scratch and no chunks are needed, and each block's weights
+ * are made int16 pairs, and its constants set up, once a layer instead of
+ * once a chunk (the wake word's in-place layers took three chunks and
+ * two). 1 if done. */
+static int packed_whole_in_place(const TnCrtConv2d *p, const TnCrtQuant *q,
+                                 int32_t lo, int32_t hi, int8_t *x,
+                                 int32_t npx, const int8_t *w,
+                                 const int32_t *bias) {
+  enum { MAX_NB = PACKED_PAIRS_K / 16 };
+  const int32_t kk = p->in_c, nn = p->out_c;
+  if (kk % 4 != 0 || nn % 16 != 0 || nn > kk || kk > PACKED_PAIRS_K ||
+      (int64_t)npx * kk > PACKED_XQ || q->input_offset != 128 ||
+      q->filter_offset != 0 || q->scale != NULL || !tn__crt_avx2() ||
+      tn__crt_avx512vnni() || tn__crt_avxvnni())
+    return 0;
+  const int nb = (int)(nn / 16);
+  Requant rq[MAX_NB];
+  const Requant *grq[MAX_NB];
+  for (int b = 0; b < nb; b++) {
+    requant_init(&rq[b], q, lo, hi, bias, 16 * b, 16);
+    if (!rq[b].fast) return 0; /* nothing written yet */
+    grq[b] = &rq[b];
+  }
+  tn__crt_conv_gemm_packed_avx2(w, kk, x, npx, grq, nb, x, nn);
+  return 1;
+}
+#endif
+
 TnCrtStatus tn_crt_conv2d_s8_packed(const TnCrtConv2d *p, const TnCrtQuant *q,
                                     const int8_t *in, const int8_t *w,
                                     const int32_t *bias, int8_t *out,
@@ -1679,6 +1713,10 @@ TnCrtStatus tn_crt_conv2d_s8_packed(const TnCrtConv2d *p, const TnCrtQuant *q,
   if (scratch_size < tn_crt_conv2d_s8_inplace_scratch_size(p))
     return TN_CRT_SCRATCH_TOO_SMALL;
   if (scratch == NULL) return TN_CRT_INVALID_ARGUMENT;
+#if TN_CRT_HAVE_AVX2
+  if (packed_whole_in_place(p, q, lo, hi, out, (int32_t)all, w, bias))
+    return TN_CRT_OK;
+#endif
   /* PIXELS' chunks, as many as the scratch holds: a chunk's output
    * overwrites only inputs read */
   const size_t fit = scratch_size / (size_t)p->in_c;

@@ -219,7 +219,9 @@ typedef struct {
  * block's weights one group early (a last block of 8: its own
  * one group early), 8 tn__crt_conv_pairs16 each group's two pairs
  * swapped, 9 the AVX2 packed GEMM's int16 pairs (rows of at most 256
- * inputs) each group's two pairs swapped,
+ * inputs) each group's two pairs swapped, 10 the same GEMM, its inputs
+ * widened once for all pixels, widening them again for each pair of
+ * blocks (in place, reading outputs already written over them),
  * 0 puts them right again. */
 void tn__crt_conv_vnni_fault(int how);
 
@@ -333,12 +335,16 @@ void tn__crt_conv_gemm_packed(const int8_t *w, int32_t kk, int nb,
                               const int8_t *x, ptrdiff_t xs, int32_t npx,
                               const Requant *const *rq, int8_t *out,
                               ptrdiff_t os);
-/* The same with AVX2 for the nb (1 to 4) blocks of 16 channels at w
- * (each rq[b]->fast), the pixels contiguous (xs = kk), in chunks of
- * PACKED_XQ / kk pixels (kk <= PACKED_XQ): up to 256 inputs, the weights
+/* The same with AVX2 for the nb blocks of 16 channels at w (each
+ * rq[b]->fast), the pixels contiguous (xs = kk), in chunks of PACKED_XQ /
+ * kk pixels (kk <= PACKED_XQ): up to PACKED_PAIRS_K inputs, the weights
  * made int16 pairs once a call, tiles of 3 pixels by 32 channels (6 by 16
- * for an odd last block); more, three pixels by 16 channels. */
-enum { PACKED_XQ = 4096 }; /* int16 inputs a chunk, on the stack */
+ * for an odd last block); more, three pixels by 16 channels. Up to
+ * PACKED_PAIRS_K inputs and npx * kk <= PACKED_XQ, every input is read
+ * (widened once) before any output is written, so out may be x (in
+ * place). */
+enum { PACKED_XQ = 4096 };    /* int16 inputs a chunk, on the stack */
+enum { PACKED_PAIRS_K = 256 }; /* inputs a row for the int16 pairs */
 void tn__crt_conv_gemm_packed_avx2(const int8_t *w, int32_t kk,
                                    const int8_t *x, int32_t npx,
                                    const Requant *const *rq, int nb,
@@ -387,7 +393,11 @@ void tn__crt_conv_avx2_rows(const AvxBcast *k, const ptrdiff_t *xo,
 /* For the tests: 1 leaves io * sum(w) out of channel 31 in the AVX2 DW
  * layer form, 2 each window's last row in the AVX2 row form, 3 the last
  * group of inputs in the AVX-VNNI GEMM form, 4 each window's last row in
- * the AVX-VNNI row form on a packed weight, 0 puts them right again. */
+ * the AVX-VNNI row form on a packed weight, 5 the last row of the AVX2 DW
+ * layer form (not in place) the window of the row above, 6 that form's
+ * float requantization keeping the lanes it is not certain of, 7 its
+ * pairs of pixels of a pass of 8 channels the second reading the first's
+ * inputs, 0 puts them right again. */
 void tn__crt_conv_avx2_fault(int how);
 #endif
 

@@ -295,7 +295,14 @@ static int32_t accumulate_packed(const Dense *d, const int8_t *x, int32_t n0,
     tn__crt_dense_packed_avxvnni(d, x, w, nb, a);
     from = whole;
   } else if (d->avx2 && d->narrow && len == BLK && whole > 0) {
-    tn__crt_dense_packed_avx2(d, x, w, nb, a);
+    if (rq && whole == kk) { /* no groups after: requantized there */
+      rq->bias = rq->bias ? rq->bias + n0 : NULL;
+      rq->mult += rq->pc ? n0 : 0, rq->shift += rq->pc ? n0 : 0;
+      rq->out += n0;
+      *todo = tn__crt_dense_packed_avx2(d, x, w, nb, a, rq);
+      return nb * len;
+    }
+    tn__crt_dense_packed_avx2(d, x, w, nb, a, NULL);
     from = whole;
   } else if (d->avx2 && d->narrow && (len & 3) == 0 && whole > 0) {
     tn__crt_dense_packed_part_avx2(d, x, w, len, a); /* a last block */

@@ -95,9 +95,12 @@ unsigned tn__crt_dense_packed_vnni(const Dense *d, const int8_t *x,
                                    const int8_t *w, int32_t nb, int32_t len,
                                    uint32_t *a, const DenseRqSpan *rq);
 /* The same for nb full blocks (len 16) with AVX2, when d->narrow and
- * d->avx2 (vpmaddwd on the int16 x + io and w + fo). */
-void tn__crt_dense_packed_avx2(const Dense *d, const int8_t *x,
-                               const int8_t *w, int32_t nb, uint32_t *a);
+ * d->avx2 (vpmaddwd on the int16 x + io and w + fo); with rq, each block
+ * requantized from the registers as the VNNI form does (the blocks left
+ * to the caller: the bits returned, their sums in a). */
+unsigned tn__crt_dense_packed_avx2(const Dense *d, const int8_t *x,
+                                   const int8_t *w, int32_t nb, uint32_t *a,
+                                   const DenseRqSpan *rq);
 /* The same for the last block of a layer, len outputs where len is 4, 8
  * or 12 (its groups len * 4 bytes: a 16-byte quarter a four outputs, as a
  * whole block's), with AVX2, when d->narrow and d->avx2. */
@@ -111,7 +114,9 @@ void tn__crt_dense_packed_avxvnni(const Dense *d, const int8_t *x,
  * packed VNNI and AVX-VNNI forms read their input bytes without the XOR
  * 0x80; 4 makes the AVX2 packed form read its second block's third
  * quarter for its fourth, 6 the last-block form its first quarter for
- * its last. */
+ * its last, 7 the AVX2 form's requantization in registers the bias of
+ * each block's outputs 8-15, 8 the AVX2 form's inputs widened once a
+ * call their last group of four. */
 void tn__crt_dense_vnni_fault(int how);
 #endif
 

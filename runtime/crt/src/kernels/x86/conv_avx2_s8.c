@@ -10,8 +10,9 @@
  * wrapping as the portable uint32 ones. Both requantize as TFLite does,
  * exactly, 8 lanes at a time (requant8: conv_s8.h's requant_exact for
  * M >= 0 and a shift in [-31, 0]; h = (|x| * M + 2^30 - [x < 0]) >> 31 in
- * 64 bits, vpmuludq on the even lanes, then the odd ones), no lane
- * redone.
+ * 64 bits, vpmuludq on the even lanes, then the odd ones); DW first
+ * estimates the 8 lanes in float and takes requant8 only for a vector
+ * with a lane the estimate leaves in doubt (dw2_q8).
  *
  * DW: the block forms of x86/conv_s8.c took 16 channels a pass, two
  * pixels a call, set each block up again, and requantized in float with
@@ -30,6 +31,9 @@
  *    last tap pairs with zero weights).
  *  - A layer whose channels are not a multiple of 8 (the last pass reads
  *    8 or 16 bytes a tap) takes the other forms.
+ * A pass of 8 channels holds them twice, and takes two pixels at once
+ * where both windows are inside the input (one in the lanes of channels
+ * 0-7, the other in those of 8-15).
  * In place (a ROWS layer: out is the input), each output row of a pass
  * waits in a ring on the stack until its input row has been read for the
  * last time, as conv_s8.c's ring does it. Set-up per pass: the weights of
@@ -57,10 +61,16 @@ typedef struct {
   int32_t corr[DW2] __attribute__((aligned(32))); /* bias + io * sum(w) */
   uint32_t m[DW2] __attribute__((aligned(32)));
   uint32_t r[DW2] __attribute__((aligned(32)));
+  /* dw2_q8's float constants: M / 2^(31 + r), and the distance from an
+   * integer within which the float result is certain (-1: never) */
+  float scale[DW2] __attribute__((aligned(32)));
+  float tol[DW2] __attribute__((aligned(32)));
   int8_t pad[DW2]; /* -io */
   ptrdiff_t xo[2 * DW2_PAIRS];
   int32_t ky[2 * DW2_PAIRS], kx[2 * DW2_PAIRS];
   int32_t off, lo, hi, pairs, taps;
+  int fast;       /* dw2_q8's float form applies: |off| <= 512 */
+  float flo, fhi; /* lo - off, hi - off */
 } Dw2;
 
 static int dw2_fault; /* tn__crt_conv_avx2_fault */
@@ -69,15 +79,30 @@ void tn__crt_conv_avx2_fault(int how) {
 }
 
 /* q's multipliers are all ones requant8 takes (M >= 0, a shift in
- * [-31, 0], no float scales): the number of those that are not. */
-static int32_t dw2_bad_multipliers(const TnCrtQuant *q, int32_t out_c) {
+ * [-31, 0], no float scales): 0 if so. Eight channels a compare (a
+ * layer's check ran on every call, one channel at a time, and cost the
+ * wake word's depthwise layers a tenth of their time). */
+AVX2 static int dw2_bad_multipliers(const TnCrtQuant *q, int32_t out_c) {
   if (q == NULL || q->scale != NULL || q->multiplier == NULL ||
       q->shift == NULL)
     return 1;
-  int32_t bad = 0;
-  for (int32_t j = 0; j < (q->per_channel ? out_c : 1); j++)
-    bad += q->multiplier[j] < 0 || 0u - (uint32_t)q->shift[j] > 31u;
-  return bad;
+  const int32_t n = q->per_channel ? out_c : 1;
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i m31 = _mm256_set1_epi32(-31);
+  __m256i bad = zero;
+  int32_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256i m = _mm256_loadu_si256((const __m256i *)(q->multiplier + j));
+    const __m256i s = _mm256_loadu_si256((const __m256i *)(q->shift + j));
+    /* sign bits: M < 0, a shift > 0 or < -31 */
+    bad = _mm256_or_si256(
+        bad, _mm256_or_si256(m, _mm256_or_si256(_mm256_cmpgt_epi32(s, zero),
+                                                _mm256_cmpgt_epi32(m31, s))));
+  }
+  int32_t worse = _mm256_movemask_ps(_mm256_castsi256_ps(bad));
+  for (; j < n; j++)
+    worse |= q->multiplier[j] < 0 || 0u - (uint32_t)q->shift[j] > 31u;
+  return worse != 0;
 }
 
 /* requant_exact of the 8 lanes of x (x86/requant_lanes.h). */
@@ -94,6 +119,43 @@ AVX2 static inline __m256i dw2_requant8(const Dw2 *k, int32_t j0, __m256i x) {
                   _mm256_load_si256((const __m256i *)(k->r + j0)),
                   _mm256_set1_epi32(k->off), _mm256_set1_epi32(k->lo),
                   _mm256_set1_epi32(k->hi));
+}
+
+/* dw2_requant8's result, by the float estimate of x86/conv_s8.c's
+ * requant_sse (see there: y = x * M / 2^(31+r) in float, clamped to
+ * [lo - off, hi - off], rounded by adding 1.5 * 2^23; certain where it
+ * lies within tol of that integer) for the 8 lanes at once, where
+ * k->fast; if any lane is not certain (about 2^-r of them: for r = 7 one
+ * vector in fifteen), the 8 lanes again by dw2_requant8, exactly. About
+ * half the instructions of dw2_requant8. lanes: the bits of the lanes
+ * whose results are stored (the others are not tested).
+ * (tn__crt_conv_avx2_fault 6 keeps the float results of lanes that are
+ * not certain: a broken form for the tests.) */
+AVX2 static __attribute__((noinline)) __m256i
+dw2_exact8(const Dw2 *k, int32_t j0, __m256i x) {
+  return dw2_requant8(k, j0, x);
+}
+
+AVX2 static inline __attribute__((always_inline)) __m256i
+dw2_q8(const Dw2 *k, int32_t j0, __m256i x, int lanes) {
+  if (k->fast) {
+    const __m256 magic = _mm256_set1_ps(12582912.0f);
+    __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(x),
+                             _mm256_load_ps(k->scale + j0));
+    y = _mm256_min_ps(_mm256_max_ps(y, _mm256_set1_ps(k->flo)),
+                      _mm256_set1_ps(k->fhi));
+    const __m256 t = _mm256_add_ps(y, magic);
+    const __m256 d = _mm256_and_ps(
+        _mm256_sub_ps(y, _mm256_sub_ps(t, magic)),
+        _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MAX)));
+    if ((_mm256_movemask_ps(_mm256_cmp_ps(d, _mm256_load_ps(k->tol + j0),
+                                          _CMP_GT_OQ)) & lanes) == 0 ||
+        __atomic_load_n(&dw2_fault, __ATOMIC_RELAXED) == 6)
+      return _mm256_sub_epi32(
+          _mm256_castps_si256(t),
+          _mm256_set1_epi32((int32_t)(0x4b400000u - (uint32_t)k->off)));
+  }
+  return dw2_exact8(k, j0, x);
 }
 
 /* The 16 (b16) or 8 bytes of a block at e, sign-extended to int16. */
@@ -126,6 +188,32 @@ AVX2 static inline void dw2_lanes(const int32_t *v, int pc, int32_t len,
   *hi = _mm256_permute2x128_si256(c0, c1, 0x31);
 }
 
+/* dw2_q8's constants of lanes j .. j + 7 (multipliers m, right shifts
+ * r in [0, 31]): as x86/conv_s8.c's sse_consts4, the same operations. */
+AVX2 static inline void dw2_consts(Dw2 *k, int32_t j, __m256i m, __m256i r) {
+  const __m256 pot = _mm256_castsi256_ps(
+      _mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(127), r), 23));
+  const __m256 half = _mm256_set1_ps(0.5f);
+  _mm256_store_ps(
+      k->scale + j,
+      _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(m),
+                                  _mm256_set1_ps(1.0f / 2147483648.0f)),
+                    pot));
+  const __m256 tol =
+      _mm256_sub_ps(_mm256_sub_ps(half, _mm256_mul_ps(half, pot)),
+                    _mm256_set1_ps(1.0f / 2048.0f));
+  /* r = 0: never certain (a sum near the int32 range wraps with off);
+   * M = 0 (the lanes past a pass's channels): always, y = 0 exactly */
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256 t = _mm256_blendv_ps(
+      _mm256_set1_ps(-1.0f), tol,
+      _mm256_castsi256_ps(_mm256_cmpgt_epi32(r, zero)));
+  _mm256_store_ps(k->tol + j,
+                  _mm256_blendv_ps(t, _mm256_set1_ps(1.0f),
+                                   _mm256_castsi256_ps(
+                                       _mm256_cmpeq_epi32(m, zero))));
+}
+
 /* The pass of len channels at co0: pair i's weights as the pixels'
  * inputs are interleaved (the same loads and unpacks; 0 past len and
  * past the last tap), sum(w) per lane by vpmaddwd with ones, then the
@@ -135,6 +223,9 @@ AVX2 static void dw2_pack(Dw2 *k, const Conv *c, const TnCrtQuant *q,
   const TnCrtConv2d *p = c->p;
   const int pc = q->per_channel != 0;
   const __m256i ones = _mm256_set1_epi16(1), zero = _mm256_setzero_si256();
+  /* a pass of 8 channels holds them twice (lanes of channels 8-15 as
+   * those of 0-7), so that dw2_pixel can take two pixels at once */
+  const int dup = len == 8;
   __m256i sum[4] = {zero, zero, zero, zero};
   for (int32_t i = 0; i < k->pairs; i++) {
     __m256i *w = (__m256i *)k->w[i];
@@ -143,11 +234,16 @@ AVX2 static void dw2_pack(Dw2 *k, const Conv *c, const TnCrtQuant *q,
       __m256i t[2] = {zero, zero};
       for (int32_t h = 0; h < 2 && n > 0; h++) {
         const int32_t tap = 2 * i + h;
-        if (tap < k->taps)
-          t[h] = dw2_load(c->w + (ptrdiff_t)k->ky[tap] * p->w_strides[0] +
-                              (ptrdiff_t)k->kx[tap] * p->w_strides[1] + co0 +
-                              16 * b,
-                          n >= 16);
+        if (tap >= k->taps) continue;
+        const int8_t *const wt = c->w + (ptrdiff_t)k->ky[tap] * p->w_strides[0] +
+                                 (ptrdiff_t)k->kx[tap] * p->w_strides[1] + co0 +
+                                 16 * b;
+        if (dup) {
+          const __m128i e = _mm_loadl_epi64((const __m128i *)wt);
+          t[h] = _mm256_cvtepi8_epi16(_mm_unpacklo_epi64(e, e));
+        } else {
+          t[h] = dw2_load(wt, n >= 16);
+        }
       }
       const __m256i lo = _mm256_unpacklo_epi16(t[0], t[1]);
       const __m256i hi = _mm256_unpackhi_epi16(t[0], t[1]);
@@ -165,6 +261,11 @@ AVX2 static void dw2_pack(Dw2 *k, const Conv *c, const TnCrtQuant *q,
     dw2_lanes(bias ? bias + co0 : NULL, 1, len, b, &b0, &b1);
     dw2_lanes(q->multiplier + j, pc, len, b, &m0, &m1);
     dw2_lanes(q->shift + j, pc, len, b, &s0, &s1);
+    if (dup) { /* lanes 4-7 of each: those of 0-3 */
+#define DUP(v) v = _mm256_permute2x128_si256(v, v, 0x00)
+      DUP(b0), DUP(b1), DUP(m0), DUP(m1), DUP(s0), DUP(s1);
+#undef DUP
+    }
     __m256i *const corr = (__m256i *)k->corr, *const m = (__m256i *)k->m;
     __m256i *const r = (__m256i *)k->r;
     _mm256_store_si256(corr + 2 * b, _mm256_add_epi32(
@@ -175,6 +276,8 @@ AVX2 static void dw2_pack(Dw2 *k, const Conv *c, const TnCrtQuant *q,
     _mm256_store_si256(m + 2 * b, m0), _mm256_store_si256(m + 2 * b + 1, m1);
     _mm256_store_si256(r + 2 * b, _mm256_sub_epi32(zero, s0));
     _mm256_store_si256(r + 2 * b + 1, _mm256_sub_epi32(zero, s1));
+    dw2_consts(k, 16 * b, m0, _mm256_sub_epi32(zero, s0));
+    dw2_consts(k, 16 * b + 8, m1, _mm256_sub_epi32(zero, s1));
   }
   /* (how == 1 leaves io * sum(w) out of channel 31's accumulator: a
    * broken form for the tests) */
@@ -182,43 +285,68 @@ AVX2 static void dw2_pack(Dw2 *k, const Conv *c, const TnCrtQuant *q,
     k->corr[31] = bias ? bias[co0 + 31] : 0; /* lane 31: channel 31 */
 }
 
+/* Pair i of a pixel's taps (inputs at p0 and p1) into its accumulators. */
+#define DW2_PAIR(i, p0, p1)                                                  \
+  do {                                                                       \
+    const __m256i *w_ = (const __m256i *)k->w[i];                            \
+    const __m256i x0_ =                                                      \
+        two ? dw2_load2(p0, xq) : dw2_load(p0, nb == 2 || b16);              \
+    const __m256i x1_ =                                                      \
+        two ? dw2_load2(p1, xq) : dw2_load(p1, nb == 2 || b16);              \
+    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0_, x1_), \
+                                                _mm256_load_si256(w_)));     \
+    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0_, x1_), \
+                                                _mm256_load_si256(w_ + 1))); \
+    if (nb == 2) {                                                           \
+      const __m256i y0_ = dw2_load((p0) + 16, b16);                          \
+      const __m256i y1_ = dw2_load((p1) + 16, b16);                          \
+      a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_unpacklo_epi16(y0_, y1_), \
+                                                  _mm256_load_si256(w_ + 2))); \
+      a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_unpackhi_epi16(y0_, y1_), \
+                                                  _mm256_load_si256(w_ + 3))); \
+    }                                                                        \
+  } while (0)
+
+/* The 8 bytes at e and the 8 at e + xq, sign-extended to int16. */
+AVX2 static inline __m256i dw2_load2(const int8_t *e, ptrdiff_t xq) {
+  return _mm256_cvtepi8_epi16(
+      _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)e),
+                         _mm_loadl_epi64((const __m128i *)(e + xq))));
+}
+
 /* One pixel of a pass of nb blocks (1 or 2), the last one 16 (b16) or 8
  * channels: the taps' inputs at base + xo[t] for a window wholly inside
- * the input (full), else at tp[t], requantized into out. */
+ * the input (full), else at tp[t], requantized into out. np: the pairs
+ * of taps when the caller knows them (5, a 3x3 window: the loop
+ * unrolled, no counter), else 0 (k->pairs). two (a pass of 8 channels,
+ * dw2_pack's lanes twice; full windows): two pixels at once, the second
+ * one's inputs xq bytes on and its output at out + ostep, in the lanes
+ * of channels 8-15. */
 AVX2 static inline __attribute__((always_inline)) void
-dw2_pixel(const Dw2 *k, int nb, int b16, int full, const int8_t *base,
-          const int8_t *const *tp, int8_t *out) {
+dw2_pixel(const Dw2 *k, int nb, int b16, int np, int full,
+          const int8_t *base, const int8_t *const *tp, int8_t *out,
+          int two, ptrdiff_t xq, ptrdiff_t ostep) {
   __m256i a0 = _mm256_load_si256((const __m256i *)k->corr);
   __m256i a1 = _mm256_load_si256((const __m256i *)(k->corr + 8));
   __m256i a2 = _mm256_load_si256((const __m256i *)(k->corr + 16));
   __m256i a3 = _mm256_load_si256((const __m256i *)(k->corr + 24));
-  for (int32_t i = 0; i < k->pairs; i++) {
-    const int8_t *p0 = full ? base + k->xo[2 * i] : tp[2 * i];
-    const int8_t *p1 = full ? base + k->xo[2 * i + 1] : tp[2 * i + 1];
-    const __m256i *w = (const __m256i *)k->w[i];
-    const __m256i x0 = dw2_load(p0, nb == 2 || b16);
-    const __m256i x1 = dw2_load(p1, nb == 2 || b16);
-    a0 = _mm256_add_epi32(
-        a0, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
-                              _mm256_load_si256(w)));
-    a1 = _mm256_add_epi32(
-        a1, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
-                              _mm256_load_si256(w + 1)));
-    if (nb == 2) {
-      const __m256i y0 = dw2_load(p0 + 16, b16), y1 = dw2_load(p1 + 16, b16);
-      a2 = _mm256_add_epi32(
-          a2, _mm256_madd_epi16(_mm256_unpacklo_epi16(y0, y1),
-                                _mm256_load_si256(w + 2)));
-      a3 = _mm256_add_epi32(
-          a3, _mm256_madd_epi16(_mm256_unpackhi_epi16(y0, y1),
-                                _mm256_load_si256(w + 3)));
-    }
+  if (np > 0) {
+#pragma GCC unroll 8
+    for (int32_t i = 0; i < np; i++)
+      DW2_PAIR(i, full ? base + k->xo[2 * i] : tp[2 * i],
+               full ? base + k->xo[2 * i + 1] : tp[2 * i + 1]);
+  } else {
+    for (int32_t i = 0; i < k->pairs; i++)
+      DW2_PAIR(i, full ? base + k->xo[2 * i] : tp[2 * i],
+               full ? base + k->xo[2 * i + 1] : tp[2 * i + 1]);
   }
   /* within [lo, hi] of int8: the saturating packs only narrow */
-  const __m256i s0 = _mm256_packs_epi32(dw2_requant8(k, 0, a0),
-                                        dw2_requant8(k, 8, a1));
-  const __m256i s1 = nb == 2 ? _mm256_packs_epi32(dw2_requant8(k, 16, a2),
-                                                  dw2_requant8(k, 24, a3))
+  /* the lanes stored: in a pass of 8 channels, one pixel's are 0-3 */
+  const int ls = nb == 1 && !b16 && !two ? 0x0f : 0xff;
+  const __m256i s0 =
+      _mm256_packs_epi32(dw2_q8(k, 0, a0, ls), dw2_q8(k, 8, a1, ls));
+  const __m256i s1 = nb == 2 ? _mm256_packs_epi32(dw2_q8(k, 16, a2, 0xff),
+                                                  dw2_q8(k, 24, a3, 0xff))
                              : s0;
   const __m256i v = _mm256_permute4x64_epi64(_mm256_packs_epi16(s0, s1), 0xd8);
   if (nb == 2 && b16) {
@@ -227,17 +355,24 @@ dw2_pixel(const Dw2 *k, int nb, int b16, int full, const int8_t *base,
     _mm_storeu_si128((__m128i *)out, _mm256_castsi256_si128(v));
     if (nb == 2)
       _mm_storel_epi64((__m128i *)(out + 16), _mm256_extracti128_si256(v, 1));
+  } else if (two) {
+    const __m128i v2 = _mm256_castsi256_si128(v);
+    _mm_storel_epi64((__m128i *)out, v2);
+    _mm_storeh_pd((double *)(out + ostep), _mm_castsi128_pd(v2));
   } else {
     _mm_storel_epi64((__m128i *)out, _mm256_castsi256_si128(v));
   }
 }
+#undef DW2_PAIR
 
 /* One output row of a pass: out_w pixels from the window origins of row
  * iy0 (kernel rows [ky0, ky1) inside the input), pixel ox at
- * orow + ox * ostep; x: the batch's input at the pass's channels. */
+ * orow + ox * ostep; x: the batch's input at the pass's channels; np as
+ * dw2_pixel's. A window cut by the input's edges reads its taps outside
+ * at k->pad: a kernel row inside takes the columns [kx0, kx1). */
 AVX2 static inline __attribute__((always_inline)) void
-dw2_row(const Dw2 *k, const TnCrtConv2d *p, int nb, int b16, const int8_t *x,
-        int32_t iy0, int32_t ky0, int32_t ky1, int8_t *orow,
+dw2_row(const Dw2 *k, const TnCrtConv2d *p, int nb, int b16, int np,
+        const int8_t *x, int32_t iy0, int32_t ky0, int32_t ky1, int8_t *orow,
         ptrdiff_t ostep) {
   const int rows_in = ky0 == 0 && ky1 == p->k_h;
   const ptrdiff_t o_row = (ptrdiff_t)iy0 * p->in_strides[1];
@@ -248,40 +383,125 @@ dw2_row(const Dw2 *k, const TnCrtConv2d *p, int nb, int b16, const int8_t *x,
     const ptrdiff_t o = o_row + (ptrdiff_t)ix0 * p->in_strides[2];
     int8_t *const po = orow + (ptrdiff_t)ox * ostep;
     if (rows_in && kx0 == 0 && kx1 == p->k_w) {
-      dw2_pixel(k, nb, b16, 1, x + o, NULL, po);
+      /* a pass of 8 channels: with the next pixel, if its window is
+       * inside too (how == 7 reads the first pixel's inputs for the
+       * second: a broken form for the tests) */
+      const ptrdiff_t xq = (ptrdiff_t)p->stride_w * p->in_strides[2];
+      if (nb == 1 && !b16 && ox + 1 < p->out_w &&
+          ix0 + p->stride_w + (p->k_w - 1) * p->dilation_w < p->in_w) {
+        dw2_pixel(k, nb, b16, np, 1, x + o, NULL, po, 1,
+                  __atomic_load_n(&dw2_fault, __ATOMIC_RELAXED) == 7 ? 0 : xq,
+                  ostep);
+        ox++;
+        continue;
+      }
+      dw2_pixel(k, nb, b16, np, 1, x + o, NULL, po, 0, 0, 0);
       continue;
     }
     const int8_t *tp[2 * DW2_PAIRS];
-    for (int32_t t = 0; t < 2 * k->pairs; t++) {
-      const int in = t < k->taps &&
-                     (uint32_t)(k->ky[t] - ky0) < (uint32_t)(ky1 - ky0) &&
-                     (uint32_t)(k->kx[t] - kx0) < (uint32_t)(kx1 - kx0);
-      tp[t] = in ? x + (o + k->xo[t]) : k->pad;
+    const int8_t *const xt = x + o;
+    int32_t t = 0;
+    for (int32_t ky = 0; ky < p->k_h; ky++) {
+      if ((uint32_t)(ky - ky0) >= (uint32_t)(ky1 - ky0)) {
+        for (int32_t kx = 0; kx < p->k_w; kx++) tp[t++] = k->pad;
+        continue;
+      }
+      for (int32_t kx = 0; kx < p->k_w; kx++, t++)
+        tp[t] = (uint32_t)(kx - kx0) < (uint32_t)(kx1 - kx0) ? xt + k->xo[t]
+                                                             : k->pad;
     }
-    dw2_pixel(k, nb, b16, 0, NULL, tp, po);
+    if (t < 2 * k->pairs) tp[t] = k->pad; /* an odd last tap's pair */
+    dw2_pixel(k, nb, b16, np, 0, NULL, tp, po, 0, 0, 0);
   }
 }
 
-/* dw2_row for the pass's shape (len 32, 24, 16 or 8 channels). */
+/* dw2_row for the pass's shape (len 32, 24, 16 or 8 channels; a 3x3
+ * window's 5 pairs of taps, or any). */
 AVX2 static void dw2_row_any(const Dw2 *k, const TnCrtConv2d *p, int32_t len,
                              const int8_t *x, int32_t iy0, int32_t ky0,
                              int32_t ky1, int8_t *orow, ptrdiff_t ostep) {
-  switch (len) {
-    case 32: dw2_row(k, p, 2, 1, x, iy0, ky0, ky1, orow, ostep); return;
-    case 24: dw2_row(k, p, 2, 0, x, iy0, ky0, ky1, orow, ostep); return;
-    case 16: dw2_row(k, p, 1, 1, x, iy0, ky0, ky1, orow, ostep); return;
-    default: dw2_row(k, p, 1, 0, x, iy0, ky0, ky1, orow, ostep); return;
+  const int nine = k->taps == 9;
+  switch (len + nine) {
+    case 33: dw2_row(k, p, 2, 1, 5, x, iy0, ky0, ky1, orow, ostep); return;
+    case 32: dw2_row(k, p, 2, 1, 0, x, iy0, ky0, ky1, orow, ostep); return;
+    case 25: dw2_row(k, p, 2, 0, 5, x, iy0, ky0, ky1, orow, ostep); return;
+    case 24: dw2_row(k, p, 2, 0, 0, x, iy0, ky0, ky1, orow, ostep); return;
+    case 17: dw2_row(k, p, 1, 1, 5, x, iy0, ky0, ky1, orow, ostep); return;
+    case 16: dw2_row(k, p, 1, 1, 0, x, iy0, ky0, ky1, orow, ostep); return;
+    case 9: dw2_row(k, p, 1, 0, 5, x, iy0, ky0, ky1, orow, ostep); return;
+    default: dw2_row(k, p, 1, 0, 0, x, iy0, ky0, ky1, orow, ostep); return;
+  }
+}
+
+/* Every output row of a pass (not in place: out_n, the batch's output at
+ * the pass's channels), in one call: the rows' loop inside the form of
+ * the pass's shape, so that a row costs no call and no switch (the wake
+ * word's images are one pixel wide: a row is a pixel). (how == 5 gives
+ * the last row the window of the row above: a broken form for the
+ * tests.) */
+AVX2 static inline __attribute__((always_inline)) void
+dw2_rows(const Dw2 *k, const TnCrtConv2d *p, int nb, int b16, int np,
+         const int8_t *x, int8_t *out_n) {
+  const int32_t last =
+      p->out_h - 1 - (__atomic_load_n(&dw2_fault, __ATOMIC_RELAXED) == 5 &&
+                      p->out_h > 1);
+  for (int32_t oy = 0; oy < p->out_h; oy++) {
+    const int32_t iy0 = (oy < last ? oy : last) * p->stride_h - p->pad_top;
+    int32_t ky0, ky1;
+    taps(iy0, p->k_h, p->dilation_h, p->in_h, &ky0, &ky1);
+    dw2_row(k, p, nb, b16, np, x, iy0, ky0, ky1,
+            out_n + (ptrdiff_t)oy * p->out_strides[1], p->out_strides[2]);
+  }
+}
+
+AVX2 static void dw2_rows_any(const Dw2 *k, const TnCrtConv2d *p,
+                              int32_t len, const int8_t *x, int8_t *out_n) {
+  const int nine = k->taps == 9;
+  switch (len + nine) {
+    case 33: dw2_rows(k, p, 2, 1, 5, x, out_n); return;
+    case 32: dw2_rows(k, p, 2, 1, 0, x, out_n); return;
+    case 25: dw2_rows(k, p, 2, 0, 5, x, out_n); return;
+    case 24: dw2_rows(k, p, 2, 0, 0, x, out_n); return;
+    case 17: dw2_rows(k, p, 1, 1, 5, x, out_n); return;
+    case 16: dw2_rows(k, p, 1, 1, 0, x, out_n); return;
+    case 9: dw2_rows(k, p, 1, 0, 5, x, out_n); return;
+    default: dw2_rows(k, p, 1, 0, 0, x, out_n); return;
   }
 }
 
 /* In place: output row r of the pass (len channels at out_n), held in
- * slot r % rows of the ring (pixels DW2 apart), to its place. */
-static void dw2_flush(const TnCrtConv2d *p, const int8_t *ring,
-                      int32_t rows, int32_t len, int32_t r, int8_t *out_n) {
+ * slot r % rows of the ring (pixels DW2 apart), to its place: a pixel's
+ * 32, 24, 16 or 8 bytes by one or two vector moves (memcpy of a length
+ * not known to the compiler was a call a pixel). */
+AVX2 static void dw2_flush(const TnCrtConv2d *p, const int8_t *ring,
+                           int32_t rows, int32_t len, int32_t r,
+                           int8_t *out_n) {
   const int8_t *src = ring + (ptrdiff_t)(r % rows) * p->out_w * DW2;
   int8_t *dst = out_n + (ptrdiff_t)r * p->out_strides[1];
-  for (int32_t x = 0; x < p->out_w; x++, src += DW2)
-    memcpy(dst + (ptrdiff_t)x * p->out_strides[2], src, (size_t)len);
+  const ptrdiff_t os = p->out_strides[2];
+  switch (len) {
+    case 32:
+      for (int32_t x = 0; x < p->out_w; x++, src += DW2, dst += os)
+        _mm256_storeu_si256((__m256i *)dst,
+                            _mm256_load_si256((const __m256i *)src));
+      return;
+    case 24:
+      for (int32_t x = 0; x < p->out_w; x++, src += DW2, dst += os) {
+        _mm_storeu_si128((__m128i *)dst, _mm_load_si128((const __m128i *)src));
+        _mm_storel_epi64((__m128i *)(dst + 16),
+                         _mm_loadl_epi64((const __m128i *)(src + 16)));
+      }
+      return;
+    case 16:
+      for (int32_t x = 0; x < p->out_w; x++, src += DW2, dst += os)
+        _mm_storeu_si128((__m128i *)dst, _mm_load_si128((const __m128i *)src));
+      return;
+    default:
+      for (int32_t x = 0; x < p->out_w; x++, src += DW2, dst += os)
+        _mm_storel_epi64((__m128i *)dst,
+                         _mm_loadl_epi64((const __m128i *)src));
+      return;
+  }
 }
 
 int tn__crt_conv_dw_avx2_layer(const Conv *c, const TnCrtQuant *q,
@@ -298,8 +518,10 @@ int tn__crt_conv_dw_avx2_layer(const Conv *c, const TnCrtQuant *q,
       dw2_bad_multipliers(q, p->out_c) != 0)
     return 0;
   Dw2 k;
-  int8_t ring[DW2_RING];
+  int8_t ring[DW2_RING] __attribute__((aligned(32)));
   k.off = q->output_offset, k.lo = lo, k.hi = hi;
+  k.fast = k.off >= -512 && k.off <= 512;
+  k.flo = (float)(lo - k.off), k.fhi = (float)(hi - k.off);
   k.taps = ntaps, k.pairs = (ntaps + 1) / 2;
   memset(k.pad, -c->io, sizeof k.pad); /* io in [-127, 128] */
   for (int32_t t = 0; t < 2 * k.pairs; t++) {
@@ -315,20 +537,23 @@ int tn__crt_conv_dw_avx2_layer(const Conv *c, const TnCrtQuant *q,
     for (int32_t n = 0; n < p->batch; n++) {
       const int8_t *x = c->in + (ptrdiff_t)n * p->in_strides[0] + co0;
       int8_t *const out_n = out + (ptrdiff_t)n * p->out_strides[0] + co0;
+      if (!in_place) {
+        dw2_rows_any(&k, p, len, x, out_n);
+        continue;
+      }
+      /* in place: each row into the ring */
       for (int32_t oy = 0; oy < p->out_h; oy++) {
         const int32_t iy0 = oy * p->stride_h - p->pad_top;
         int32_t ky0, ky1;
         taps(iy0, p->k_h, p->dilation_h, p->in_h, &ky0, &ky1);
         dw2_row_any(&k, p, len, x, iy0, ky0, ky1,
-                    in_place ? ring + (ptrdiff_t)(oy % rows) * p->out_w * DW2
-                             : out_n + (ptrdiff_t)oy * p->out_strides[1],
-                    in_place ? DW2 : p->out_strides[2]);
-        /* in place: input row oy - pad_top has had its last reader, and
-         * its output row leaves the ring */
-        if (in_place && oy >= p->pad_top)
+                    ring + (ptrdiff_t)(oy % rows) * p->out_w * DW2, DW2);
+        /* input row oy - pad_top has had its last reader, and its output
+         * row leaves the ring */
+        if (oy >= p->pad_top)
           dw2_flush(p, ring, rows, len, oy - p->pad_top, out_n);
       }
-      for (int32_t r = p->out_h - p->pad_top; in_place && r < p->out_h; r++)
+      for (int32_t r = p->out_h - p->pad_top; r < p->out_h; r++)
         if (r >= 0) dw2_flush(p, ring, rows, len, r, out_n);
     }
   }

@@ -1553,7 +1553,7 @@ AVX2 static void widen_inputs(const int8_t *x, int32_t kk, int32_t n,
  * last block of 16 in tiles of 6 pixels; the accumulators start from the
  * bias. The broadcast, the product and its sum are asm, each accumulator
  * a "+x" operand (as bcast_madd, for gcc 12's register allocation). */
-enum { PAIRS_K = 256 }; /* inputs a row at most: wq is 16 KiB */
+enum { PAIRS_K = PACKED_PAIRS_K }; /* inputs a row at most: wq is 16 KiB */
 
 /* acc[0 .. nv) += vpmaddwd(the pair at p, w[0 .. nv)), nv 2 or 4 */
 #define PAIRS_MADD2(a0, a1, p, w)                                          \
@@ -1687,11 +1687,17 @@ AVX2 static void gemm_pairs_avx2(const int8_t *w, int32_t kk, int32_t full,
                                  int8_t *out, ptrdiff_t os, int16_t *xq) {
   int16_t wq[32 * PAIRS_K] __attribute__((aligned(32)));
   const int32_t chunk = PACKED_XQ / kk;
-  const int once = npx <= chunk; /* the inputs widened once for all */
+  /* the inputs widened once for all, before any output is written (in
+   * place, x is out); how == 10 widens them again for each pair of
+   * blocks, reading outputs in place: a broken form for the tests */
+  const int once = npx <= chunk;
+  const int again =
+      __atomic_load_n(&conv_vnni_fault, __ATOMIC_RELAXED) == 10 && once;
   if (once) widen_inputs(x, kk, npx, xq);
   for (int b = 0; b < nb; b += 2) {
     const int two = nb - b >= 2;
     widen_pairs(w + (ptrdiff_t)16 * b * kk, kk, two ? 2 : 1, wq);
+    if (again && b > 0) widen_inputs(x, kk, npx, xq);
     for (int32_t p0 = 0; p0 < npx; p0 += chunk) {
       const int32_t n = npx - p0 < chunk ? npx - p0 : chunk;
       if (!once) widen_inputs(x + (ptrdiff_t)p0 * kk, kk, n, xq);

@@ -101,11 +101,83 @@ AVX2 static inline __m256i acc_add(__m256i acc, __m256i p) {
   return acc;
 }
 
-/* nb (1 or 2) blocks, bs bytes apart, sharing each group's inputs; fo0:
- * the filter offset is 0 (no add). */
-AVX2 static inline __attribute__((always_inline)) void packed_avx2(
-    const Dense *d, const int8_t *x, const int8_t *w, ptrdiff_t bs, int nb,
-    int fo0, uint32_t *a) {
+/* requant_exact of eight lanes (x86/requant_lanes.h) */
+#define BLEND8(e, o) _mm256_blend_epi32(e, o, 0xaa)
+AVX2 static inline __m256i requant8(__m256i x, __m256i m, __m256i r,
+                                    __m256i off, __m256i lo, __m256i hi) {
+  REQUANT_LANES(__m256i, _mm256_, si256, set1_epi64x, BLEND8);
+}
+#undef BLEND8
+
+/* Block b's sums (lo: its outputs 0-7, hi: 8-15, in order), requantized
+ * from the registers into rq's outputs where rq is not NULL and the
+ * block's multipliers and shifts allow, 0; otherwise stored into
+ * a + 16 * b for the caller (finish_block), 1. As finish16 does for the
+ * VNNI form: the sums are not stored and read again, and a whole block
+ * needs no masks. (tn__crt_dense_vnni_fault 7 leaves the bias out of
+ * outputs 8-15: a broken form for the tests.) */
+AVX2 static inline __attribute__((always_inline)) unsigned finish8x2(
+    __m256i lo, __m256i hi, int b, const DenseRqSpan *rq, uint32_t *a) {
+  if (rq != NULL) {
+    const __m256i zero = _mm256_setzero_si256();
+    const int32_t o = 16 * b;
+    __m256i m0, m1, s0, s1;
+    if (rq->pc) {
+      m0 = _mm256_loadu_si256((const __m256i *)(rq->mult + o));
+      m1 = _mm256_loadu_si256((const __m256i *)(rq->mult + o + 8));
+      s0 = _mm256_loadu_si256((const __m256i *)(rq->shift + o));
+      s1 = _mm256_loadu_si256((const __m256i *)(rq->shift + o + 8));
+    } else {
+      m0 = m1 = _mm256_set1_epi32(rq->mult[0]);
+      s0 = s1 = _mm256_set1_epi32(rq->shift[0]);
+    }
+    /* sign bits: M < 0, a shift > 0 or < -31 */
+    const __m256i m31 = _mm256_set1_epi32(-31);
+    const __m256i bad = _mm256_or_si256(
+        _mm256_or_si256(m0, m1),
+        _mm256_or_si256(
+            _mm256_or_si256(_mm256_cmpgt_epi32(s0, zero),
+                            _mm256_cmpgt_epi32(s1, zero)),
+            _mm256_or_si256(_mm256_cmpgt_epi32(m31, s0),
+                            _mm256_cmpgt_epi32(m31, s1))));
+    if (_mm256_movemask_ps(_mm256_castsi256_ps(bad)) == 0) {
+      if (rq->bias) {
+        lo = _mm256_add_epi32(
+            lo, _mm256_loadu_si256((const __m256i *)(rq->bias + o)));
+        if (__atomic_load_n(&vnni_fault, __ATOMIC_RELAXED) != 7)
+          hi = _mm256_add_epi32(
+              hi, _mm256_loadu_si256((const __m256i *)(rq->bias + o + 8)));
+      }
+      const __m256i off = _mm256_set1_epi32(rq->off);
+      const __m256i vlo = _mm256_set1_epi32(rq->lo);
+      const __m256i vhi = _mm256_set1_epi32(rq->hi);
+      const __m256i q0 =
+          requant8(lo, m0, _mm256_sub_epi32(zero, s0), off, vlo, vhi);
+      const __m256i q1 =
+          requant8(hi, m1, _mm256_sub_epi32(zero, s1), off, vlo, vhi);
+      /* within [lo, hi] of int8: the saturating packs only narrow */
+      const __m256i p =
+          _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8);
+      _mm_storeu_si128((__m128i *)(rq->out + o),
+                       _mm_packs_epi16(_mm256_castsi256_si128(p),
+                                       _mm256_extracti128_si256(p, 1)));
+      return 0;
+    }
+  }
+  _mm256_storeu_si256((__m256i *)(a + 16 * b), lo);
+  _mm256_storeu_si256((__m256i *)(a + 16 * b + 8), hi);
+  return 1;
+}
+
+/* nb (1 or 2) blocks, bs bytes apart, sharing each group's inputs (with
+ * xw, the row's whole groups as int16 x + io, widened once a call: each
+ * group's four one vpbroadcastq from memory; else widened here); fo0:
+ * the filter offset is 0 (no add); requantized by finish8x2 (the blocks
+ * first and first + 1 of rq's span). */
+AVX2 static inline __attribute__((always_inline)) unsigned packed_avx2(
+    const Dense *d, const int8_t *x, const int16_t *xw, const int8_t *w,
+    ptrdiff_t bs, int nb, int fo0, uint32_t *a, const DenseRqSpan *rq,
+    int first) {
   const int32_t whole = d->p->in_features & ~3;
   const __m128i io = _mm_set1_epi16((int16_t)d->io);
   const __m256i fo = _mm256_set1_epi16((int16_t)d->fo);
@@ -116,10 +188,15 @@ AVX2 static inline __attribute__((always_inline)) void packed_avx2(
   const ptrdiff_t b3q = bs + (__atomic_load_n(&vnni_fault, __ATOMIC_RELAXED)
                               == 4 ? 32 : 48);
   for (int32_t k = 0; k < whole; k += 4, w += 64) {
-    int32_t x4;
-    memcpy(&x4, x + k, 4);
-    const __m256i xv = _mm256_broadcastq_epi64(
-        _mm_add_epi16(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(x4)), io));
+    __m256i xv;
+    if (xw) {
+      xv = _mm256_broadcastq_epi64(_mm_loadl_epi64((const __m128i *)(xw + k)));
+    } else {
+      int32_t x4;
+      memcpy(&x4, x + k, 4);
+      xv = _mm256_broadcastq_epi64(
+          _mm_add_epi16(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(x4)), io));
+    }
     a0 = acc_add(a0, qmadd(xv, w, fo, fo0));
     a1 = acc_add(a1, qmadd(xv, w + 16, fo, fo0));
     a2 = acc_add(a2, qmadd(xv, w + 32, fo, fo0));
@@ -133,13 +210,11 @@ AVX2 static inline __attribute__((always_inline)) void packed_avx2(
   }
   /* hadd: [f0 f1 f4 f5 | f2 f3 f6 f7]; the quarters (0, 2, 1, 3) */
 #define PAIRS(p, q) _mm256_permute4x64_epi64(_mm256_hadd_epi32(p, q), 0xd8)
-  _mm256_storeu_si256((__m256i *)a, PAIRS(a0, a1));
-  _mm256_storeu_si256((__m256i *)(a + 8), PAIRS(a2, a3));
-  if (nb > 1) {
-    _mm256_storeu_si256((__m256i *)(a + 16), PAIRS(b0, b1));
-    _mm256_storeu_si256((__m256i *)(a + 24), PAIRS(b2, b3));
-  }
+  unsigned left = finish8x2(PAIRS(a0, a1), PAIRS(a2, a3), first, rq, a);
+  if (nb > 1)
+    left |= finish8x2(PAIRS(b0, b1), PAIRS(b2, b3), first + 1, rq, a) << 1;
 #undef PAIRS
+  return left << first;
 }
 
 /* A last block of q (1 to 3) quarters: four outputs each, its groups
@@ -194,23 +269,58 @@ AVX2 __attribute__((noinline)) void tn__crt_dense_packed_part_avx2(
   }
 }
 
-AVX2 __attribute__((noinline)) void tn__crt_dense_packed_avx2(
+/* xw[k] = x[k] + io for the n inputs at x. */
+AVX2 static void widen_row(const int8_t *x, int32_t n, int32_t io,
+                           int16_t *xw) {
+  const __m256i iov = _mm256_set1_epi16((int16_t)io);
+  int32_t k = 0;
+  for (; k + 16 <= n; k += 16)
+    _mm256_store_si256(
+        (__m256i *)(xw + k),
+        _mm256_add_epi16(
+            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(x + k))),
+            iov));
+  for (; k < n; k++) xw[k] = (int16_t)(x[k] + io);
+}
+
+enum { DENSE_XW = 2048 }; /* inputs widened once a call, on the stack */
+
+AVX2 __attribute__((noinline)) unsigned tn__crt_dense_packed_avx2(
     const Dense *d, const int8_t *x, const int8_t *w, int32_t nb,
-    uint32_t *a) {
+    uint32_t *a, const DenseRqSpan *rq) {
   const ptrdiff_t bs = 16 * (ptrdiff_t)d->p->in_features; /* block bytes */
-  for (int32_t b = 0; b < nb; b += 2, w += 2 * bs, a += 32) {
+  const int32_t whole = d->p->in_features & ~3;
+  /* the row's inputs widened once a call, not once a pair of blocks,
+   * where the stack's buffer holds them (how == 8 leaves the last group
+   * out of it: a broken form for the tests) */
+  int16_t buf[DENSE_XW] __attribute__((aligned(32)));
+  const int16_t *xw = NULL;
+  if (whole <= DENSE_XW) {
+    const int cut = __atomic_load_n(&vnni_fault, __ATOMIC_RELAXED) == 8;
+    widen_row(x, whole - 4 * cut, d->io, buf);
+    if (cut) memset(buf + whole - 4, 0, 8);
+    xw = buf;
+  }
+  unsigned left = 0;
+  for (int32_t b = 0; b < nb; b += 2, w += 2 * bs) {
     const int two = nb - b >= 2;
-    if (d->fo == 0) {
+    if (xw && d->fo == 0) {
       if (two)
-        packed_avx2(d, x, w, bs, 2, 1, a);
+        left |= packed_avx2(d, x, xw, w, bs, 2, 1, a, rq, b);
       else
-        packed_avx2(d, x, w, bs, 1, 1, a);
+        left |= packed_avx2(d, x, xw, w, bs, 1, 1, a, rq, b);
+    } else if (xw) {
+      if (two)
+        left |= packed_avx2(d, x, xw, w, bs, 2, 0, a, rq, b);
+      else
+        left |= packed_avx2(d, x, xw, w, bs, 1, 0, a, rq, b);
     } else if (two) {
-      packed_avx2(d, x, w, bs, 2, 0, a);
+      left |= packed_avx2(d, x, NULL, w, bs, 2, 0, a, rq, b);
     } else {
-      packed_avx2(d, x, w, bs, 1, 0, a);
+      left |= packed_avx2(d, x, NULL, w, bs, 1, 0, a, rq, b);
     }
   }
+  return left;
 }
 
 /* ---- the requantization of a block -----------------------------------------
@@ -223,13 +333,7 @@ AVX2 __attribute__((noinline)) void tn__crt_dense_packed_avx2(
  * integers as the scalar call; eight lanes in about as many instructions
  * as one scalar call takes, which was a quarter of the anomaly detector's
  * time (its layers have 128 outputs for 128 inputs). */
-/* REQUANT_LANES: x86/requant_lanes.h */
-#define BLEND8(e, o) _mm256_blend_epi32(e, o, 0xaa)
-AVX2 static inline __m256i requant8(__m256i x, __m256i m, __m256i r,
-                                    __m256i off, __m256i lo, __m256i hi) {
-  REQUANT_LANES(__m256i, _mm256_, si256, set1_epi64x, BLEND8);
-}
-#undef BLEND8
+/* requant8: above, with the packed form */
 
 /* Eight lanes of a block (a, bias, mult and shift at the half's first),
  * cnt of them in use (the rest masked to 0: x 0, M 0, r 0), requantized;
