@@ -1,6 +1,7 @@
 """ResNet-8's (IC's) int8 convolution layers alone (--layers ic), the
 pointwise layers of KWS, the wake word and VWW (--layers pw), or the 3x3
-depthwise layers of KWS and VWW (--layers dw), on process CPU time,
+depthwise layers of KWS and VWW (--layers dw), or the large ResNet's
+convolutions (--layers resnet-l), on process CPU time,
 with the crt of this tree ("new") and of --base-src ("base") in one run,
 at the CPU's best ISA level and capped at AVX2 (tn_crt_isa_limit; with
 --avxvnni, this tree's also at AVX2 with AVX-VNNI): the time and GMAC/s
@@ -81,8 +82,19 @@ DW_LAYERS = [("DW KWS 25x5x64", 25, 5, 64, 64, 3, 1),
              ("DW VWW 6x6x128", 6, 6, 128, 128, 3, 1),
              ("DW VWW 6x6x128 s2", 6, 6, 128, 128, 3, 2),
              ("DW VWW 3x3x256", 3, 3, 256, 256, 3, 1)]
+# the large ResNet's (mlcommons/tiny's pretrainedResnet_large_int8)
+# convolutions in order, one line a shape (its two 32x32 40 -> 40 layers
+# one shape)
+RESNET_L_LAYERS = [("L conv 32x32 3->40", 32, 32, 3, 40, 3, 1),
+                   ("L conv 32x32 40->40", 32, 32, 40, 40, 3, 1),
+                   ("L conv 32x32 40->80 s2", 32, 32, 40, 80, 3, 2),
+                   ("L conv 16x16 80->80", 16, 16, 80, 80, 3, 1),
+                   ("L 1x1 32x32 40->80 s2", 32, 32, 40, 80, 1, 2),
+                   ("L conv 16x16 80->160 s2", 16, 16, 80, 160, 3, 2),
+                   ("L conv 8x8 160->160", 8, 8, 160, 160, 3, 1),
+                   ("L 1x1 16x16 80->160 s2", 16, 16, 80, 160, 1, 2)]
 LAYER_SETS = {"ic": LAYERS, "pw": PW_LAYERS, "dw": DW_LAYERS,
-              "all": LAYERS + PW_LAYERS}
+              "resnet-l": RESNET_L_LAYERS, "all": LAYERS + PW_LAYERS}
 
 DRIVER_C = r"""
 #define _POSIX_C_SOURCE 199309L
@@ -208,7 +220,7 @@ def main() -> None:
     ap.add_argument("--avxvnni", action="store_true",
                     help="the new side capped at AVX2 with AVX-VNNI (avxvnni) too")
     ap.add_argument("--layers", choices=sorted(LAYER_SETS), default="ic",
-                    help="IC's convolutions, KWS's and the wake word's pointwise ones, KWS's and VWW's depthwise ones, or IC and pointwise")
+                    help="IC's convolutions, KWS's and the wake word's pointwise ones, KWS's and VWW's depthwise ones, the large ResNet's convolutions, or IC and pointwise")
     args = ap.parse_args()
     layers = LAYER_SETS[args.layers]
     arch = codegen.compile(frontend.load_model(

@@ -619,6 +619,23 @@ static void pad_fill(int8_t *d0, const Conv *c, const int8_t *x, int64_t iy0,
    * weights are 0), set all the same */
   if (pre) memset(d0 + (ptrdiff_t)n_rows * slot, 0, 3);
 }
+
+/* The rows of the image's copy that an output row's windows span. */
+static int32_t avx_img_rows(const TnCrtConv2d *p) {
+  return (p->k_h - 1) * p->dilation_h + 1;
+}
+
+/* pad_slot for the copy of the whole image (k->img), or 0 where it does
+ * not fit: for the VNNI forms (vnni) where the image fits, for the AVX2
+ * row form also where a row's window rows fit its int16 widening
+ * (tn__crt_conv_avx2_rows: AVX_TMP inputs at most). */
+static int32_t pad_avx_img(AvxBcast *k, const Conv *c, int vnni) {
+  const int32_t slot = pad_slot(k, c, 1);
+  if (slot && !vnni &&
+      (int64_t)avx_img_rows(c->p) * slot + 3 > AVX_TMP)
+    return 0;
+  return slot;
+}
 #endif
 
 /* Every output pixel, block by block; the block's accumulators (which
@@ -813,12 +830,12 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
      * whole windows, requantized in registers */
     const int avx_row = avx && avx_buf->vnni && p->in_strides[3] == 1 &&
                         out8 && !ring && ps3 == 1 && rq->fast;
-    /* it, or the AVX2 form's tiles, over whole rows, through a padded
-     * copy of their input rows; for the VNNI form a copy of the whole
-     * image where it fits, made once for all the blocks (img_n) */
+    /* it, or the AVX2 form's tiles, over whole rows, through a copy of
+     * the whole image where it fits, made once for all the blocks
+     * (img_n), else a padded copy of each row's input rows */
     const int avx_whole = avx && out8 && !ring && ps3 == 1 && rq->fast;
     const int32_t avx_img =
-        avx_whole && avx_buf->vnni ? pad_slot(avx_buf, c, 1) : 0;
+        avx_whole ? pad_avx_img(avx_buf, c, avx_buf->vnni) : 0;
     const int32_t avx_slot =
         avx_img ? avx_img : avx_whole ? pad_slot(avx_buf, c, 0) : 0;
 #endif
@@ -837,13 +854,19 @@ static NOINLINE void conv_blocks(const Conv *c, const TnCrtQuant *q,
         if (avx_img) {
           if (img_n != n) {
             pad_fill(avx_buf->img, c, wn.x, -(int64_t)p->pad_top,
-                     pad_rows(p), 1, avx_img, 1);
+                     pad_rows(p), 1, avx_img, avx_buf->vnni);
             img_n = n;
           }
-          tn__crt_conv_vnni_row(
-              avx_buf, avx_buf->po, 1,
-              avx_buf->img + (ptrdiff_t)oy * p->stride_h * avx_img,
-              (ptrdiff_t)p->stride_w * p->in_c, p->out_w, rq, row8, ps2);
+          const int8_t *const xi =
+              avx_buf->img + (ptrdiff_t)oy * p->stride_h * avx_img;
+          const ptrdiff_t xp = (ptrdiff_t)p->stride_w * p->in_c;
+          if (avx_buf->vnni)
+            tn__crt_conv_vnni_row(avx_buf, avx_buf->po, 1, xi, xp, p->out_w,
+                                  rq, row8, ps2);
+          else
+            tn__crt_conv_avx2_rows(avx_buf, avx_buf->po, c->io, xi,
+                                   avx_img_rows(p) * avx_img, xp, p->out_w,
+                                   rq, row8, ps2);
           continue; /* (no ring) */
         }
         if (avx_slot) {
@@ -1486,26 +1509,38 @@ static void kxk_flip(AvxBcast *k, const int8_t *x, int64_t n) {
 
 /* With AVX2 alone, the blocks of 16 channels below `whole` one at a time:
  * each turned into the AVX2 row form's pairs once (tn__crt_conv_pairs16),
- * then every output row through tn__crt_conv_avx2_rows over the padded
- * copy of its window rows, with 128 for the input offset (x + 128; the
- * bias holds the rest), as the unpacked layer runs at AVX2. */
+ * then every output row through tn__crt_conv_avx2_rows over its window
+ * rows, with 128 for the input offset (x + 128; the bias holds the rest),
+ * as the unpacked layer runs at AVX2. The window rows are those of the
+ * copy of the whole image (img: its slot) where it fits, made once a
+ * batch, else a padded copy of each output row's own (slot). */
 static void kxk_avx2(AvxBcast *k, const Conv *c, const TnCrtQuant *q,
                      int32_t lo, int32_t hi, const int32_t *bias,
-                     int8_t *out, int32_t whole, int32_t slot) {
+                     int8_t *out, int32_t whole, int32_t slot, int img) {
   const TnCrtConv2d *p = c->p;
   const int32_t kk = kxk_k(p);
   const ptrdiff_t xp = (ptrdiff_t)p->stride_w * p->in_c;
+  const int32_t ext = img ? avx_img_rows(p) * slot : p->k_h * slot;
+  int32_t filled = -1; /* the batch whose image k->img holds */
   for (int32_t co0 = 0; co0 < whole; co0 += 16) {
     tn__crt_conv_pairs16(k, c->w + (ptrdiff_t)co0 * kk, kk);
     if (k->rq_n == AVX_RQ) k->rq_n = 0;
     const Requant *const rq = gemm_requant(k, q, lo, hi, bias, co0);
     for (int32_t b = 0; b < p->batch; b++) {
       const int8_t *const xn = c->in + (ptrdiff_t)b * p->in_strides[0];
+      if (img && filled != b) {
+        pad_fill(k->img, c, xn, -(int64_t)p->pad_top, pad_rows(p), 1, slot,
+                 0);
+        filled = b;
+      }
       for (int32_t oy = 0; oy < p->out_h; oy++) {
-        pad_fill(k->tmp, c, xn, (int64_t)oy * p->stride_h - p->pad_top,
-                 p->k_h, p->dilation_h, slot, 0);
-        tn__crt_conv_avx2_rows(k, k->po, 128, k->tmp, p->k_h * slot, xp,
-                               p->out_w, rq,
+        const int8_t *x = k->tmp;
+        if (img)
+          x = k->img + (ptrdiff_t)oy * p->stride_h * slot;
+        else
+          pad_fill(k->tmp, c, xn, (int64_t)oy * p->stride_h - p->pad_top,
+                   p->k_h, p->dilation_h, slot, 0);
+        tn__crt_conv_avx2_rows(k, k->po, 128, x, ext, xp, p->out_w, rq,
                                out + (ptrdiff_t)b * p->out_strides[0] +
                                    (ptrdiff_t)oy * p->out_strides[1] + co0,
                                p->out_strides[2]);
@@ -1531,7 +1566,7 @@ static NOINLINE int32_t kxk_rows(const Conv *c, const TnCrtQuant *q,
   /* the whole image's copy where it fits, else a window's rows a row;
    * below VNNI the copy as it is (tn__crt_conv_xor80 is AVX-512's), a
    * row's window rows then prepared into k->w (n bytes of the copy) */
-  const int32_t img = vnni || vex ? pad_slot(k, c, 1) : 0;
+  const int32_t img = pad_avx_img(k, c, vnni || vex);
   const int32_t slot = img ? img : pad_slot(k, c, 0);
   if (slot == 0) return 0;
   const int64_t n =
@@ -1558,7 +1593,7 @@ static NOINLINE int32_t kxk_rows(const Conv *c, const TnCrtQuant *q,
   }
   if (done == 0) return 0;
   if (!vnni && !vex) {
-    kxk_avx2(k, c, q, lo, hi, bias, out, whole, slot);
+    kxk_avx2(k, c, q, lo, hi, bias, out, whole, slot, img != 0);
     return whole;
   }
   const ptrdiff_t xp = (ptrdiff_t)p->stride_w * p->in_c;

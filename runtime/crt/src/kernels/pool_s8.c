@@ -23,11 +23,17 @@
 #include <stdint.h>
 
 #include "call.h"
+#include "isa.h"
 #include "tvmnode/crt/kernels.h"
 #include "reduce_walk.h"
 
 /* Channels per chunk: 256 bytes of int32 accumulators on the stack. */
 enum { CHUNK = 64 };
+
+/* Whether the average's sums take a loop of their own for whole chunks:
+ * where the ISA forms are (the host), not on a firmware, whose flash the
+ * second loop would cost and whose compiler does not vectorise it. */
+#define POOL_WHOLE_CHUNKS TN_CRT_HAVE_SSE2
 
 static TnCrtStatus check_pool(const TnCrtPool2d *p, const int8_t *in,
                               const int8_t *out, int32_t act_min,
@@ -100,6 +106,10 @@ pool(const TnCrtPool2d *p, const int8_t *in, int32_t act_min,
               } else if (is_max) {
                 for (int32_t c = 0; c < len; c++)
                   acc[c] = px[c * cs] > acc[c] ? px[c * cs] : acc[c];
+              } else if (cs == 1 && POOL_WHOLE_CHUNKS && len == CHUNK) {
+                /* a whole chunk: a constant count, which the compiler
+                 * vectorises at -O2 */
+                for (int32_t c = 0; c < CHUNK; c++) acc[c] += px[c];
               } else if (cs == 1) {
                 for (int32_t c = 0; c < len; c++) acc[c] += px[c];
               } else {
