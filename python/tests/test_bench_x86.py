@@ -344,3 +344,37 @@ def test_emulated_table() -> None:
                         "| 1 |")
     assert "qemu-x86_64 -cpu Haswell, 10 calls counted a side" in lines[4]
     assert "ISA level there: 3 (3 = AVX2)" in lines[4]
+
+
+def test_ops_times_every_operator_and_pairs_the_layers(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench_x86_ops: every operator call of the generated entry point is
+    timed, once a call, and the model's outputs are those of the untimed
+    build; the compute layers pair in order, the rest summed."""
+    path = MODELS / "ad01_int8.tflite"
+    if not path.exists():
+        pytest.skip("%s not found (TVMNODE_MODELS)" % path)
+    import bench_x86_ops as ops
+    from tvmnode import codegen, frontend
+
+    arch = codegen.compile(frontend.load_model(str(path)), name="ad")
+    x = np.random.default_rng(1).integers(-128, 128, (1, 640), dtype=np.int8)
+    o = ops.ours(arch, x, 0.02, 5, str(tmp_path))
+    kinds = [d["op"] for d in o["ops"]]
+    assert kinds.count("dense_s8") == 10 and all(d["us"] > 0 for d in o["ops"])
+    assert o["whole_us"] > 0 and o["macs"] == int(arch.info["macs"])
+    plain = np.fromfile(tmp_path / "plain" / "ad.out0", np.int8)
+    timed = np.fromfile(tmp_path / "timed" / "ad.out0", np.int8)
+    assert plain.size == 640 and np.array_equal(plain, timed)
+    p = {"ops": [{"op": "QLinearMatMul", "us": 2.0}, {"op": "QuantizeLinear", "us": 1.0}]}
+    rows = ops.pair(o, p)
+    assert rows[0][0] == "dense_s8" and rows[0][2:] == ("QLinearMatMul", 2.0)
+    assert rows[1][2] == "—" and rows[-1][0] == "the rest" and rows[-1][3] == 1.0
+    text = ops.table("ad", o, p | {"whole_us": 3.0})
+    assert "| 1 | dense_s8 |" in text and "the rest" in text
+    # a generated file without operator calls is refused, naming the folder
+    empty = tmp_path / "empty" / "codegen" / "host" / "src"
+    empty.mkdir(parents=True)
+    (empty / "a.c").write_text("int x;\n")
+    with pytest.raises(ValueError, match="no operator call in .*empty"):
+        ops.instrument(str(tmp_path / "empty"))
