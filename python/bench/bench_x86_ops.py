@@ -47,10 +47,11 @@ from tvmnode import codegen, frontend  # noqa: E402
 
 DEFAULT = ["kws_ref_model.tflite", "vww_96_int8.tflite",
            "pretrainedResnet_large_int8.tflite"]
-# our operators and onnxruntime's nodes that are compute layers
-OURS_LAYERS = ("conv2d_s8", "dense_s8", "add_s8", "qadd_s8")
-ORT_LAYERS = ("QLinearConv", "Conv", "QLinearMatMul", "MatMulInteger", "ConvInteger",
-              "QLinearAdd", "Gemm", "MatMul", "FusedConv", "QGemm")
+# the compute layers: our operators and onnxruntime's nodes (the ADDs and
+# the rest of each side are summed)
+OURS_LAYERS = ("conv2d_s8", "dense_s8")
+ORT_LAYERS = ("QLinearConv", "Conv", "ConvInteger", "FusedConv", "QLinearMatMul",
+              "MatMulInteger", "MatMul", "Gemm", "QGemm")
 
 CALL = re.compile(r"st = (tvmgen_\w+?_op(\d+)_(\w+))\(in, out, scratch\);")
 
@@ -102,6 +103,73 @@ def instrument(archive: str) -> List[Tuple[int, str]]:
     raise ValueError("bench_x86_ops: no operator call in %s" % gen)
 
 
+GEOM = re.compile(r"static const \w+ (tvmgen_\w+?_params(\d+)) = \{\s*\.g = \{(.*?)\}", re.S)
+USES = re.compile(r"int32_t tvmgen_\w+?_op(\d+)_\w+\(const void \*const \*in, void \*out, "
+                  r"void \*scratch\) \{\s*return [^;]*?&tvmgen_\w+?_params(\d+)\b")
+
+
+def signature(h: int, w: int, c: int, kh: int, kw: int, cin: int, dw: bool,
+              ih: int) -> str:
+    """A convolution layer's label: window, output size, channels, stride."""
+    s = round(ih / h) if h else 1
+    return "%dx%d %dx%d %d->%d%s%s" % (kh, kw, h, w, cin, c, " dw" if dw else "",
+                                      " s%d" % s if s > 1 else "")
+
+
+def our_layers(archive: str) -> Dict[int, str]:
+    """Operator index -> the label of its convolution (signature), from the
+    geometry the generated code passes it."""
+    gen = os.path.join(archive, "codegen", "host", "src")
+    text = "".join(open(os.path.join(gen, f)).read() for f in sorted(os.listdir(gen))
+                   if f.endswith(".c"))
+    geo: Dict[int, Dict[str, int]] = {}
+    for _, k, body in GEOM.findall(text):
+        geo[int(k)] = {m.group(1): int(m.group(2))
+                       for m in re.finditer(r"\.(\w+) = (-?\d+),", body)}
+    out: Dict[int, str] = {}
+    for op, k in USES.findall(text):
+        g = geo.get(int(k))
+        if g and "out_c" in g:
+            out[int(op)] = signature(g["out_h"], g["out_w"], g["out_c"], g["k_h"], g["k_w"],
+                                     g["in_c"], g["groups"] > 1, g["in_h"])
+    return out
+
+
+def ort_layer(args: Dict[str, Any]) -> str:
+    """An onnxruntime convolution node's label from its shapes, "" for
+    another node. A Conv lists its weight (OIHW; NCHW data). A QLinearConv
+    of the NHWC layout onnxruntime makes on x86 does not (it packed the
+    weight at load): its window reads "?x?", its output channels come
+    from its per-channel scale or its bias, and depthwise is not told."""
+    try:
+        ins = [list(d.values())[0] for d in args.get("input_type_shape", [])]
+        out = list(args["output_type_shape"][0].values())[0]
+    except (KeyError, IndexError, AttributeError):
+        return ""
+    op = args.get("op_name")
+    if len(out) != 4 or not ins or len(ins[0]) != 4:
+        return ""
+    x = ins[0]
+    if op == "QLinearConv" and (len(ins) < 4 or len(ins[3]) != 4):
+        m = next((v[0] for v in (ins[3:4] + ins[8:9]) if len(v) == 1), None)
+        if m is None or out[3] != m:
+            return ""
+        return "?x?" + signature(out[1], out[2], m, 0, 0, x[3], False, x[1])[3:]
+    wi = 3 if op == "QLinearConv" else 1
+    if len(ins) <= wi or len(ins[wi]) != 4:
+        return ""
+    m, cg, kh, kw = ins[wi]
+    return signature(out[2], out[3], m, kh, kw, x[1], cg == 1 and x[1] == m and m > 1, x[2])
+
+
+def same_layer(ours_label: str, ort_label: str) -> bool:
+    """Whether an onnxruntime label names our layer (a window of "?x?"
+    matches any, and then depthwise is not told)."""
+    if ort_label.startswith("?x? "):
+        return ours_label.split(" ", 1)[-1].replace(" dw", "") == ort_label[4:]
+    return ours_label == ort_label
+
+
 def ours(arch: codegen.Archive, x: np.ndarray, seconds: float, level: int, workdir: str
          ) -> Dict[str, Any]:
     pdir, tdir = os.path.join(workdir, "plain"), os.path.join(workdir, "timed")
@@ -109,6 +177,7 @@ def ours(arch: codegen.Archive, x: np.ndarray, seconds: float, level: int, workd
     plain = Driver(build_driver(hp, pdir), hp, [x], pdir)
     hm = HostModel(arch, tdir, cflags=("-O2",))
     ops = instrument(hm.dir)
+    labels = our_layers(hm.dir)
     exe = build_driver(hm, tdir)
     timed = Driver(exe, hm, [x], tdir)
     env = dict(os.environ, TN_BENCH_ISA=str(level))
@@ -123,7 +192,9 @@ def ours(arch: codegen.Archive, x: np.ndarray, seconds: float, level: int, workd
     for line in proc.stderr.splitlines():
         f = line.split()
         if len(f) == 5 and f[0] == "TNOP":
-            per.append({"op": f[2], "us": float(f[3]) / max(int(f[4]), 1) * 1e-3})
+            k = ops[len(per)][0]
+            per.append({"op": f[2], "layer": labels.get(k, ""),
+                        "us": float(f[3]) / max(int(f[4]), 1) * 1e-3})
     if len(per) != len(ops):
         raise RuntimeError("bench_x86_ops: %d operator times for %d operators"
                            % (len(per), len(ops)))
@@ -153,6 +224,7 @@ def ort(path: Path, x: np.ndarray, runs: int, workdir: str) -> Dict[str, Any]:
     events = json.load(open(sess.end_profiling()))
     order: List[Tuple[str, str]] = []
     durs: Dict[Tuple[str, str], List[float]] = {}
+    shapes: Dict[Tuple[str, str], str] = {}
     for e in events:
         if e.get("cat") != "Node" or not e.get("name", "").endswith("_kernel_time"):
             continue
@@ -160,8 +232,10 @@ def ort(path: Path, x: np.ndarray, runs: int, workdir: str) -> Dict[str, Any]:
         if key not in durs:
             durs[key] = []
             order.append(key)
+            shapes[key] = ort_layer(e.get("args", {}))
         durs[key].append(float(e["dur"]))
-    nodes = [{"op": op, "node": n, "us": statistics.median(durs[(n, op)])} for n, op in order]
+    nodes = [{"op": op, "node": n, "layer": shapes[(n, op)],
+              "us": statistics.median(durs[(n, op)])} for n, op in order]
     return {"whole_us": statistics.median(whole) * 1e6, "ops": nodes, "version": rt.__version__}
 
 
@@ -177,14 +251,27 @@ def _time(r: Any) -> float:
 
 
 def pair(o: Dict[str, Any], p: Dict[str, Any]) -> List[Tuple[str, float, str, float]]:
-    """The compute layers of both sides in order, then the rest summed."""
-    a = [(d["op"], d["us"]) for d in o["ops"] if d["op"] in OURS_LAYERS]
-    b = [(d["op"], d["us"]) for d in p.get("ops", []) if d["op"] in ORT_LAYERS]
+    """Our compute layers in order, each beside onnxruntime's first
+    unpaired node of the same label (its convolutions by shape; a dense
+    layer beside the next matrix product); onnxruntime's unpaired ones
+    after them; then the rest of each side summed."""
+    a = [d for d in o["ops"] if d["op"] in OURS_LAYERS]
+    b = [d for d in p.get("ops", []) if d["op"] in ORT_LAYERS]
+    used = [False] * len(b)
     rows: List[Tuple[str, float, str, float]] = []
-    for i in range(max(len(a), len(b))):
-        x = a[i] if i < len(a) else ("—", float("nan"))
-        y = b[i] if i < len(b) else ("—", float("nan"))
-        rows.append((x[0], x[1], y[0], y[1]))
+    for d in a:
+        j = next((i for i, e in enumerate(b) if not used[i] and (
+            same_layer(d["layer"], e.get("layer", "")) if d.get("layer")
+            else not e.get("layer"))), None)
+        name = "%s %s" % (d["op"], d.get("layer", "")) if d.get("layer") else d["op"]
+        if j is None:
+            rows.append((name, d["us"], "—", float("nan")))
+        else:
+            used[j] = True
+            rows.append((name, d["us"], b[j]["op"], b[j]["us"]))
+    for i, e in enumerate(b):
+        if not used[i]:
+            rows.append(("—", float("nan"), "%s %s" % (e["op"], e.get("layer", "")), e["us"]))
     rest_a = sum(d["us"] for d in o["ops"] if d["op"] not in OURS_LAYERS)
     rest_b = sum(d["us"] for d in p.get("ops", []) if d["op"] not in ORT_LAYERS)
     rows.append(("the rest", rest_a, "the rest", rest_b))

@@ -362,6 +362,7 @@ def test_ops_times_every_operator_and_pairs_the_layers(tmp_path: Path,
     o = ops.ours(arch, x, 0.02, 5, str(tmp_path))
     kinds = [d["op"] for d in o["ops"]]
     assert kinds.count("dense_s8") == 10 and all(d["us"] > 0 for d in o["ops"])
+    assert all(d["layer"] == "" for d in o["ops"])  # no convolution
     assert o["whole_us"] > 0 and o["macs"] == int(arch.info["macs"])
     plain = np.fromfile(tmp_path / "plain" / "ad.out0", np.int8)
     timed = np.fromfile(tmp_path / "timed" / "ad.out0", np.int8)
@@ -372,6 +373,23 @@ def test_ops_times_every_operator_and_pairs_the_layers(tmp_path: Path,
     assert rows[1][2] == "—" and rows[-1][0] == "the rest" and rows[-1][3] == 1.0
     text = ops.table("ad", o, p | {"whole_us": 3.0})
     assert "| 1 | dense_s8 |" in text and "the rest" in text
+    # onnxruntime's layers labelled from its shapes: a float Conv's weight
+    # tells its window; its NHWC QLinearConv's does not (packed at load)
+    conv = {"op_name": "Conv", "input_type_shape": [{"float": [1, 1, 49, 10]},
+                                                    {"float": [64, 1, 10, 4]}, {"float": [64]}],
+            "output_type_shape": [{"float": [1, 64, 25, 5]}]}
+    assert ops.ort_layer(conv) == "10x4 25x5 1->64 s2"
+    q = {"op_name": "QLinearConv",
+         "input_type_shape": [{"uint8": [1, 25, 5, 64]}, {"float": []}, {"uint8": []},
+                              {"float": [64]}, {"int8": [64]}, {"float": []}, {"uint8": []},
+                              {"int32": [64]}],
+         "output_type_shape": [{"uint8": [1, 25, 5, 64]}]}
+    assert ops.ort_layer(q) == "?x? 25x5 64->64"
+    assert ops.ort_layer({"op_name": "Transpose"}) == ""
+    assert ops.same_layer("3x3 25x5 64->64 dw", "?x? 25x5 64->64")
+    assert ops.same_layer("1x1 25x5 64->64", "?x? 25x5 64->64")
+    assert not ops.same_layer("1x1 25x5 64->32", "?x? 25x5 64->64")
+    assert ops.same_layer("10x4 25x5 1->64 s2", ops.ort_layer(conv))
     # a generated file without operator calls is refused, naming the folder
     empty = tmp_path / "empty" / "codegen" / "host" / "src"
     empty.mkdir(parents=True)
