@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE))
 import x86_peers  # noqa: E402
 from bench_aot import Driver, HostModel, build_driver, make_input  # noqa: E402
 from bench_models import DEFAULT_MODELS  # noqa: E402
-from bench_x86 import ISA_NAMES, cpu_name  # noqa: E402
+from bench_x86 import ISA_NAMES, cpu_name, cpu_per_call  # noqa: E402
 
 from tvmnode import codegen, frontend  # noqa: E402
 
@@ -209,9 +209,7 @@ def ort(path: Path, x: np.ndarray, runs: int, workdir: str) -> Dict[str, Any]:
     if onnx_path is None:
         return {"skipped": why}
     r = x86_peers.OrtRunner(onnx_path, x)
-    whole = []
-    for _ in range(5):
-        whole.append(min(_time(r) for _ in range(3)))
+    whole = [cpu_per_call(r, 0.05) for _ in range(5)]
     so = rt.SessionOptions()
     so.intra_op_num_threads = so.inter_op_num_threads = 1
     so.enable_profiling = True
@@ -237,17 +235,6 @@ def ort(path: Path, x: np.ndarray, runs: int, workdir: str) -> Dict[str, Any]:
     nodes = [{"op": op, "node": n, "layer": shapes[(n, op)],
               "us": statistics.median(durs[(n, op)])} for n, op in order]
     return {"whole_us": statistics.median(whole) * 1e6, "ops": nodes, "version": rt.__version__}
-
-
-def _time(r: Any) -> float:
-    import time
-    r()
-    t0 = time.process_time()
-    n = 0
-    while time.process_time() - t0 < 0.05:
-        r()
-        n += 1
-    return (time.process_time() - t0) / n
 
 
 def pair(o: Dict[str, Any], p: Dict[str, Any]) -> List[Tuple[str, float, str, float]]:
