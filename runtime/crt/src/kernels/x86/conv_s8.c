@@ -382,7 +382,12 @@ static inline void sse_consts4(Requant *restrict rq, int32_t i, v4i32 m,
   const v4i32 pos = r > 0;
   const v4i32 tol = (v4i32)(half - half * pot - eps);
   memcpy(rq->scale + i, &scale, sizeof scale);
-  const v4i32 t = (pos & tol) | (~pos & minus1);
+  /* r = 0: never certain; M = 0 (the lanes past a block's channels, which
+   * are not stored): always, y = 0 exactly. Unsure lanes past the
+   * channels sent a last block of 8 to requant_exact at every pixel. */
+  const v4i32 one = (v4i32)(v4f32){1.0f, 1.0f, 1.0f, 1.0f};
+  const v4i32 zm = m == 0;
+  const v4i32 t = (pos & tol) | (~pos & ((zm & one) | (~zm & minus1)));
   memcpy(rq->tol + i, &t, sizeof t);
 }
 

@@ -243,7 +243,11 @@ VNNI static inline void pack_consts(Wide *k, const Conv *c,
     _mm512_store_si512(k->half + 16 * i,
                        _mm512_sllv_epi32(one, _mm512_sub_epi32(r, one)));
     /* wide_guess16's: M / 2^(31+r) (2^-r from its exponent bits), and
-     * tol = 1/2 - 2^-(r+1) - 2^-11, -1 for r = 0 */
+     * tol = 1/2 - 2^-(r+1) - 2^-11, -1 for r = 0 (every value unsure),
+     * 1 for M = 0 (y = 0 exactly): the lanes past len, which are not
+     * stored, are never unsure (one unsure lane sent all sixteen to
+     * wide_requant16 at every pixel, as in the large ResNet's
+     * 40-channel first layer) */
     const __m512 pot = _mm512_castsi512_ps(
         _mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(127), r), 23));
     _mm512_store_ps(k->scale + 16 * i,
@@ -253,10 +257,13 @@ VNNI static inline void pack_consts(Wide *k, const Conv *c,
     const __m512 half = _mm512_set1_ps(0.5f);
     const __m512 tol = _mm512_sub_ps(
         _mm512_sub_ps(half, _mm512_mul_ps(half, pot)), _mm512_set1_ps(0x1p-11f));
+    const __m512 t = _mm512_mask_blend_ps(
+        _mm512_cmpgt_epi32_mask(r, _mm512_setzero_si512()),
+        _mm512_set1_ps(-1.0f), tol);
     _mm512_store_ps(k->tol + 16 * i,
                     _mm512_mask_blend_ps(
-                        _mm512_cmpgt_epi32_mask(r, _mm512_setzero_si512()),
-                        _mm512_set1_ps(-1.0f), tol));
+                        _mm512_cmpeq_epi32_mask(m[i], _mm512_setzero_si512()),
+                        t, _mm512_set1_ps(1.0f)));
   }
 }
 
