@@ -71,11 +71,11 @@ def _window_matrix(w: np.ndarray, layout: str) -> np.ndarray:
     return np.ascontiguousarray(ohwi.reshape(ohwi.shape[0], -1))
 
 
-@pytest.mark.parametrize("k,cin,cout", [(3, 4, 40), (2, 8, 48), (3, 120, 16)])
+@pytest.mark.parametrize("k,cin,cout", [(3, 4, 40), (2, 8, 48), (3, 1824, 16)])
 def test_a_window_where_packing_does_not_pay_is_left_alone(k: int, cin: int, cout: int) -> None:
     """Fewer than 16 input channels (KWS's 10x4 first layer has one), or a
-    block of 16 channels too large for the kernel's stack buffer
-    (TN_CRT_CONV_PACKED_STACK, 16,384 B: 3x3x120 needs 17,280): unpacked."""
+    window too large for the kernel's stack buffer (TN_CRT_CONV_PACKED_STACK,
+    16,384 B: 3x3x1824 needs 16,416): unpacked."""
     mod, _, _ = _layer("conv", k=k, cin=cin, cout=cout, padding=[1, 1, 1, 1])
     assert _packed_count(_pack(mod)) == (0, 1)
 
@@ -84,12 +84,13 @@ def test_a_window_where_packing_does_not_pay_is_left_alone(k: int, cin: int, cou
 @pytest.mark.parametrize("layout", ["HWIO", "OHWI", "OIHW"])
 @pytest.mark.parametrize("k,cin,cout,padding", [
     (3, 16, 32, [1, 1, 1, 1]), (3, 32, 16, [0, 0, 0, 0]), (3, 20, 40, [1, 1, 1, 1]),
-    (2, 24, 48, [1, 0, 0, 1]), (3, 64, 24, [1, 1, 1, 1])])
+    (2, 24, 48, [1, 0, 0, 1]), (3, 64, 24, [1, 1, 1, 1]), (3, 120, 24, [1, 1, 1, 1])])
 def test_a_larger_window_is_packed_and_gives_the_same_outputs(
         k: int, cin: int, cout: int, padding: List[int], layout: str, zx: int) -> None:
     # its input zero point is kept (the padding's value) and (io - 128) *
     # sum(w) goes into the bias; at AVX-512 VNNI its blocks of 16 channels
-    # are read where they lie, the rest (and every other CPU) unpacked
+    # are read where they lie, the rest (and every other CPU) unpacked (a
+    # 3x3x120 window: 15 channels a chunk, 16 windows being 17,280 bytes)
     mod, shape, b = _layer("conv", k=k, cin=cin, cout=cout, zx=zx, layout=layout,
                            padding=padding, per_channel=zx == 5, seed=k * cin + cout)
     out, before, after, w = packed_layer(mod, _conv_calls)

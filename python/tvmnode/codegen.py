@@ -88,7 +88,8 @@ PACK_CONV_WEIGHTS: Tuple[str, ...] = ("host",)
 #: bias, which the row forms (AVX-512 VNNI, AVX-VNNI and AVX2) read where
 #: it lies instead of packing it on every call; what they do not take
 #: (and a CPU below AVX2) is unpacked up to 16 channels at a time on the
-#: stack, so no plan holds scratch for it. Only windows of 16 input
+#: stack (fewer where 16 windows do not fit its buffer), so no plan holds
+#: scratch for it. Only windows of 16 input
 #: channels or more are packed (not KWS's first layer), and none with
 #: PatchStages, which cannot cut a packed layer
 PACK_WINDOW_WEIGHTS: Tuple[str, ...] = ("host",)

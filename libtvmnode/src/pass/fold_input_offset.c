@@ -262,10 +262,10 @@ TnObject *tn__fold_input_offset_module(TnObject *mod, TnObject *ctx) {
  * says the bytes are the matrix's packed), the requantize's axis the
  * channels'; and so is a larger window of one group, NHWC, any padding
  * and stride, with filter zero point 0, 16 input and output channels or
- * more, rows of taps in whole groups of four inputs and 16 * k_h * k_w *
- * in at most TN_CRT_CONV_PACKED_STACK (what the row forms do not take,
- * and a CPU below AVX2, unpack a block on the stack: no scratch in the
- * plan): its [out, k_h * k_w * in] matrix, the input zero point kept (the
+ * more, rows of taps in whole groups of four inputs and k_h * k_w * in
+ * at most TN_CRT_CONV_PACKED_STACK (what the row forms do not take, and a
+ * CPU below AVX2, unpack a block, or as many channels as fit, on the
+ * stack: no scratch in the plan): its [out, k_h * k_w * in] matrix, the input zero point kept (the
  * padding's value) and (io - 128) * sum(w) folded into the bias as above,
  * so that the row forms (AVX-512 VNNI, AVX-VNNI, AVX2) read the blocks
  * where they lie instead of packing them on every call
@@ -343,14 +343,15 @@ static bool conv_packable(const TnIrCall *base, DLTensor *wt, int ax[4],
   const int64_t ci = wt->shape[ax[1]], kw = wt->shape[ax[3]];
   *kxk = wt->shape[ax[2]] != 1 || kw != 1;
   /* a larger window where packing pays: 16 input channels or more (not
-   * KWS's 10x4 first layer of one), and a window whose blocks of 16
-   * channels the kernel unpacks on the stack where the row forms do not
-   * take them (no scratch in the plan; narrower chunks leave the AVX2
-   * form: the large ResNet 7.9x slower capped at AVX2, BENCHMARKS.md) */
+   * KWS's 10x4 first layer of one), and a window the kernel can unpack
+   * on the stack where the row forms do not take its channels (no scratch
+   * in the plan): blocks of 16 channels where 16 windows fit, fewer a
+   * chunk where they do not (the large ResNet's 3x3 160 -> 160, whose
+   * blocks the row forms of AVX2 and up take where they lie) */
   if (*kxk)
     return wt->shape[ax[0]] >= 16 && ci >= 16 &&
            (dil[1] == 1 ? kw * ci : ci) % 4 == 0 &&
-           wt->shape[ax[2]] * kw * ci * 16 <= TN_CRT_CONV_PACKED_STACK;
+           wt->shape[ax[2]] * kw * ci <= TN_CRT_CONV_PACKED_STACK;
   int oa;
   return layer_ok(base, false, wt, &oa) && st[0] == 1 && st[1] == 1;
 }
